@@ -1,0 +1,101 @@
+// The Mechanism Lab: run any mechanism of the catalogue on two sentences with model-free embeddings and
+// seeded random weights. Pure engine code: the GUI and attnscope-cli both call run_lab().
+#pragma once
+
+#include "attn/error.h"
+#include "attn/mechanisms/attention.h"
+#include "attn/mechanisms/pooling.h"
+#include "attn/trace.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::lab {
+
+enum class Mechanism {
+  Global,
+  LocalMonotonic,
+  LocalPredictive,
+  Location,
+  HardArgmax,
+  HardSample,
+  GatedSoft,
+  SelfAttention,
+  MultiHead,
+  Pooling,
+  MultiHeadPooling,
+  MultiHop,
+  Hierarchical,
+  AttentionOverAttention,
+  Capsule,
+};
+
+struct MechanismInfo {
+  Mechanism id;
+  std::string_view key;      // command-line name, e.g. "local-p"
+  std::string_view name;     // shown in the UI
+  std::string_view formula;  // one line
+  std::string_view paper;
+  bool uses_query;   // needs the query sentence
+  bool uses_score;   // the score function is selectable
+  bool uses_window;  // D and sigma
+  bool uses_heads;
+  bool uses_hops;
+  bool uses_causal;
+  bool uses_classes;
+  bool uses_positions;
+};
+std::span<const MechanismInfo> mechanisms();
+const MechanismInfo& info(Mechanism m);
+// Looks a mechanism up by its key ("additive" is accepted for Global with the additive score).
+const MechanismInfo* find_mechanism(std::string_view key);
+// Score kinds by command-line name: dot, scaled-dot, general, concat, additive, cosine.
+std::span<const ScoreKind> score_kinds();
+std::string_view score_key(ScoreKind kind);
+const ScoreKind* find_score(std::string_view key);
+
+struct LabParams {
+  Mechanism mechanism = Mechanism::Global;
+  ScoreKind score = ScoreKind::ScaledDot;
+  Normaliser normaliser = Normaliser::Softmax;
+  float temperature = 1.0f;
+  int window = 2;         // D
+  float sigma = -1.0f;    // <= 0: D / 2
+  int heads = 4;
+  int hops = 3;
+  int classes = 3;
+  bool causal = false;
+  PositionKind positions = PositionKind::None;
+  std::uint64_t seed = 42;
+  int dim = 64;           // embedding and model size
+  friend bool operator==(const LabParams&, const LabParams&) = default;
+};
+
+struct LabRequest {
+  std::string query;
+  std::string source;
+  LabParams params;
+};
+
+inline constexpr int kMaxTokens = 2048;  // per sentence; longer input is refused with a message
+
+struct LabResult {
+  AttentionTrace trace;       // every map the mechanism produced, axes labelled with tokens
+  Labels query_tokens;
+  Labels source_tokens;
+  std::vector<std::string> notes;  // facts about the run shown beside the map (gates, probabilities, p_t)
+  double elapsed_ms = 0.0;    // engine time of the run
+};
+
+// Validates both sentences (UTF-8, not empty when used, at most kMaxTokens tokens) and runs the mechanism.
+Result<LabResult> run_lab(const LabRequest& request);
+
+// Example sentences the lab opens with.
+inline constexpr std::string_view kDefaultQuery = "she ate the apples in the garden";
+inline constexpr std::string_view kDefaultSource =
+    "The apple fell from the tree. She picked it up in the garden and ate it.";
+
+}  // namespace attn::lab

@@ -1,0 +1,77 @@
+// Mechanisms built from attention steps: multi-hop (Sukhbaatar et al. 2015), hierarchical
+// (Yang et al. 2016), attention-over-attention (Cui et al. 2017), capsule attention (one query per class).
+#pragma once
+
+#include "attn/core.h"
+#include "attn/mechanisms/attention.h"
+#include "attn/mechanisms/pooling.h"
+#include "attn/trace.h"
+
+#include <vector>
+
+namespace attn {
+
+// ---- Multi-hop: q(s+1) = transform(q(s), c(s)), S hops, every hop's weights kept.
+enum class HopUpdate {
+  Add,     // q + c                      (end-to-end memory networks, adjacent weight tying)
+  Linear,  // tanh(W [q; c])             W: d x 2d
+};
+struct MultiHopParams {
+  int hops = 3;
+  HopUpdate update = HopUpdate::Add;
+  GlobalParams attention;
+};
+struct MultiHopResult {
+  std::vector<Matrix> hop_weights;  // hops x (n x m)
+  std::vector<Matrix> queries;      // hops + 1 queries: q(0) .. q(S)
+  Matrix context;                   // c(S-1), n x d
+};
+MultiHopResult multi_hop_attention(const MatrixCRef& q, const MatrixCRef& memory, const ScoreWeights& score_weights,
+                                   const Matrix& update_W, const MultiHopParams& params, const TraceTag& tag = {});
+
+// ---- Hierarchical attention: word attention inside each sentence, then sentence attention.
+struct HierarchicalWeights {
+  PoolingWeights word;      // single head
+  PoolingWeights sentence;  // single head
+};
+HierarchicalWeights random_hierarchical_weights(Index d, Index da, std::uint64_t seed);
+struct HierarchicalResult {
+  std::vector<RowVector> word_weights;  // one per sentence, length = its words
+  RowVector sentence_weights;           // one per sentence
+  Matrix sentence_vectors;              // sentences x d
+  RowVector document;                   // d
+};
+// `sentences` holds each sentence's word vectors (words x d); empty sentences are skipped with weight 0.
+HierarchicalResult hierarchical_attention(const std::vector<Matrix>& sentences, const HierarchicalWeights& w,
+                                          const PoolingParams& params, const TraceTag& tag = {});
+
+// ---- Attention-over-attention: M = D Q^T, alpha = column softmax, beta = row softmax,
+// beta_avg = mean of beta over document positions, s = alpha beta_avg^T.
+struct AoAResult {
+  Matrix M;         // |D| x |Q|
+  Matrix alpha;     // |D| x |Q|, each column sums to 1 (query-to-document)
+  Matrix beta;      // |D| x |Q|, each row sums to 1 (document-to-query)
+  RowVector beta_avg;  // |Q|
+  Vector s;         // |D|, sums to 1
+};
+AoAResult attention_over_attention(const MatrixCRef& doc, const MatrixCRef& query, const TraceTag& tag = {});
+
+// ---- Capsule attention: one query per class; c_c = sum_i a_ci x_i; p_c = sigmoid(w_c . c_c + b_c);
+// r_c = p_c c_c.
+struct CapsuleWeights {
+  Matrix queries;  // C x d
+  Matrix w;        // C x d
+  Vector b;        // C
+};
+CapsuleWeights random_capsule_weights(Index classes, Index d, std::uint64_t seed);
+struct CapsuleResult {
+  Matrix weights;   // C x n
+  Matrix contexts;  // C x d
+  Vector probabilities;  // C
+  Matrix capsules;  // C x d
+};
+// params.score must be parameter-free (dot, scaled dot, cosine): the class queries are the only weights.
+CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, const GlobalParams& params,
+                                const TraceTag& tag = {});
+
+}  // namespace attn

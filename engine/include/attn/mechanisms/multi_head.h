@@ -1,0 +1,50 @@
+// Multi-head attention (Vaswani et al. 2017, sec. 3.2.2): per-head Q/K/V projections, scaled dot
+// product, concatenation, output projection W_O. Weight layout follows torch.nn.MultiheadAttention /
+// Hugging Face Linear: W is [out, in], y = x W^T + b.
+#pragma once
+
+#include "attn/core.h"
+#include "attn/mechanisms/normalise.h"
+#include "attn/trace.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+
+struct MultiHeadWeights {
+  int heads = 1;
+  Matrix Wq, Wk, Wv;  // E x E each; rows [h*dh, (h+1)*dh) are head h's projection
+  Vector bq, bk, bv;  // E (may be empty: no bias)
+  Matrix Wo;          // E x E
+  Vector bo;          // E (may be empty)
+  Index model_dim() const { return Wq.cols(); }
+  Index head_dim() const { return heads > 0 ? Wq.rows() / heads : 0; }
+};
+MultiHeadWeights random_multi_head_weights(Index model_dim, int heads, std::uint64_t seed);
+
+struct MultiHeadParams {
+  bool causal = false;
+  float temperature = 1.0f;  // divides the scaled scores
+  Normaliser normaliser = Normaliser::Softmax;
+  bool keep_weights = true;  // keep each head's n x m weights in the result (and the trace)
+};
+
+struct MultiHeadResult {
+  std::vector<Matrix> head_weights;  // heads x (n x m), empty unless keep_weights
+  Matrix context;                    // n x E, the heads' outputs concatenated, before W_O
+  Matrix output;                     // n x E, after W_O
+};
+
+// Queries from xq (n x E), keys and values from xkv (m x E). `mask` is an optional n x m additive mask,
+// combined with the causal mask when params.causal.
+MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv, const MultiHeadWeights& w,
+                                     const MultiHeadParams& params, const Matrix& mask = {},
+                                     const TraceTag& tag = {});
+
+inline MultiHeadResult self_attention(const MatrixCRef& x, const MultiHeadWeights& w, const MultiHeadParams& params,
+                                      const Matrix& mask = {}, const TraceTag& tag = {}) {
+  return multi_head_attention(x, x, w, params, mask, tag);
+}
+
+}  // namespace attn

@@ -1,0 +1,71 @@
+// AttentionTrace: every attention map a run produced, labelled by stage, layer and head.
+// The UI only ever draws traces; mechanisms record into them through a TraceTag.
+#pragma once
+
+#include "attn/core.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+enum class Stage { Encoder, Decoder, Cross, Glimpse, Pool, Mechanism };
+std::string_view to_string(Stage stage);
+
+// Byte span [begin, end) of the input a row or column came from.
+struct Span {
+  std::int32_t begin = 0;
+  std::int32_t end = 0;
+  friend bool operator==(const Span&, const Span&) = default;
+};
+
+struct AttentionMap {
+  Stage stage = Stage::Mechanism;
+  int layer = 0;
+  int head = -1;      // -1: the map is not one head of several
+  std::string name;   // what the map is, e.g. "weights", "hop 2", "alpha (column softmax)"
+  Matrix weights;     // rows = queries, columns = keys
+  Labels row_labels;  // size rows() or empty
+  Labels col_labels;  // size cols() or empty
+  std::vector<Span> row_spans;
+  std::vector<Span> col_spans;
+
+  // "name · layer 1 · head 3" as shown in selectors.
+  std::string title() const;
+};
+
+class AttentionTrace {
+ public:
+  AttentionMap& add(AttentionMap map);
+  const std::vector<AttentionMap>& maps() const { return maps_; }
+  std::vector<AttentionMap>& maps() { return maps_; }
+  std::size_t size() const { return maps_.size(); }
+  bool empty() const { return maps_.empty(); }
+  void clear() { maps_.clear(); }
+  // First map with this stage/layer/head (and name, when given).
+  const AttentionMap* find(Stage stage, int layer, int head, std::string_view name = {}) const;
+
+ private:
+  std::vector<AttentionMap> maps_;
+};
+
+// Where a mechanism records its weights. A default TraceTag records nothing.
+struct TraceTag {
+  AttentionTrace* trace = nullptr;
+  Stage stage = Stage::Mechanism;
+  int layer = 0;
+  std::string name = "weights";
+  const Labels* rows = nullptr;  // optional axis labels copied into recorded maps
+  const Labels* cols = nullptr;
+
+  bool enabled() const { return trace != nullptr; }
+  // Records `weights` as head `head` (-1 for none) with the name `name` + suffix (when non-empty).
+  void record(const Matrix& weights, int head = -1, std::string_view suffix = {}) const;
+  // A copy of this tag with another name (keeps trace, stage, layer and labels).
+  TraceTag named(std::string new_name) const;
+  TraceTag with_labels(const Labels* new_rows, const Labels* new_cols) const;
+};
+
+}  // namespace attn

@@ -1,0 +1,343 @@
+#include "attn/lab/lab.h"
+
+#include "attn/mechanisms/blocks.h"
+#include "attn/mechanisms/composite.h"
+#include "attn/mechanisms/multi_head.h"
+#include "attn/random.h"
+#include "attn/text/ngram_embedding.h"
+#include "attn/text/words.h"
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace attn::lab {
+
+namespace {
+
+// id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions
+constexpr std::array kCatalogue = {
+    MechanismInfo{Mechanism::Global, "global", "Global (soft)", "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s",
+                  "Luong et al. 2015; Bahdanau et al. 2015", true, true, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::LocalMonotonic, "local-m", "Local-m (monotonic)",
+                  "p_t = t;  a = softmax over s in [p_t - D, p_t + D]", "Luong et al. 2015, sec. 3.2", true, true, true,
+                  false, false, false, false, false},
+    MechanismInfo{Mechanism::LocalPredictive, "local-p", "Local-p (predictive)",
+                  "p_t = S sigmoid(v_p^T tanh(W_p h_t));  a = softmax(window) * exp(-(s - p_t)^2 / 2 sigma^2)",
+                  "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false},
+    MechanismInfo{Mechanism::Location, "location", "Location-based", "a_t = softmax(W_a h_t)",
+                  "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::HardArgmax, "hard-argmax", "Hard (argmax)", "s_t = argmax_s a_ts;  c_t = v_{s_t}",
+                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)", "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}",
+                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::GatedSoft, "gated", "Soft with gate beta",
+                  "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true, true,
+                  false, false, false, false, false, false},
+    MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention",
+                  "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v", "Vaswani et al. 2017", false, false, false, false, false,
+                  true, false, false},
+    MechanismInfo{Mechanism::MultiHead, "multi-head", "Multi-head self-attention",
+                  "concat_h softmax(Q_h K_h^T / sqrt(d_h)) V_h  W_O", "Vaswani et al. 2017, sec. 3.2.2", false, false,
+                  false, true, false, true, false, false},
+    MechanismInfo{Mechanism::Pooling, "pooling", "Attention pooling (no query)",
+                  "s_i = w^T tanh(W x_i + b);  a = softmax(s);  c = sum_i a_i x_i", "Yang et al. 2016", false, false,
+                  false, false, false, false, false, true},
+    MechanismInfo{Mechanism::MultiHeadPooling, "multi-head-pooling", "Multi-head pooling",
+                  "A = softmax(W_2 tanh(W_1 X^T));  c = concat rows of A X", "Lin et al. 2017", false, false, false,
+                  true, false, false, false, true},
+    MechanismInfo{Mechanism::MultiHop, "multi-hop", "Multi-hop", "q(s+1) = q(s) + c(s),  s = 1..S",
+                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false},
+    MechanismInfo{Mechanism::Hierarchical, "hierarchical", "Hierarchical (word -> sentence)",
+                  "words: a_it = softmax(u_w^T tanh(W_w h_it + b_w));  sentences: the same over s_i",
+                  "Yang et al. 2016", false, false, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::AttentionOverAttention, "aoa", "Attention-over-attention",
+                  "M = D Q^T;  alpha = col-softmax(M);  beta = row-softmax(M);  s = alpha mean_t(beta)",
+                  "Cui et al. 2017", true, false, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::Capsule, "capsule", "Capsule attention",
+                  "c_c = sum_i softmax(q_c . x_i) x_i;  p_c = sigmoid(w_c . c_c + b_c);  r_c = p_c c_c",
+                  "one query per class", false, false, false, false, false, false, true, false},
+};
+
+constexpr std::array kScores = {ScoreKind::Dot,    ScoreKind::ScaledDot, ScoreKind::General,
+                                ScoreKind::Concat, ScoreKind::Additive,  ScoreKind::Cosine};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+Labels texts(const std::vector<WordToken>& words) {
+  Labels out;
+  out.reserve(words.size());
+  for (const auto& w : words) out.push_back(w.text);
+  return out;
+}
+
+std::vector<std::string_view> views(const std::vector<WordToken>& words) {
+  std::vector<std::string_view> out;
+  out.reserve(words.size());
+  for (const auto& w : words) out.emplace_back(w.text);
+  return out;
+}
+
+std::vector<Span> spans(const std::vector<WordToken>& words) {
+  std::vector<Span> out;
+  for (const auto& w : words) out.push_back(w.span);
+  return out;
+}
+
+// Near-identity projections plus seeded noise: heads see different coordinates of the embedding, so the
+// lab's model-free self-attention still links similar words while every head looks different.
+MultiHeadWeights lab_projections(Index d, int heads, std::uint64_t seed) {
+  MultiHeadWeights w = random_multi_head_weights(d, heads, seed);
+  const Matrix eye = Matrix::Identity(d, d);
+  w.Wq = eye + 0.5f * w.Wq;
+  w.Wk = eye + 0.5f * w.Wk;
+  w.Wv = eye + 0.5f * w.Wv;
+  w.Wo = eye + 0.5f * w.Wo;
+  return w;
+}
+
+Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_view what) {
+  auto words = split_words(text, what);
+  if (!words) return std::unexpected(words.error());
+  if (words->empty()) return fail("is empty: type a sentence", std::string(what));
+  if (static_cast<int>(words->size()) > kMaxTokens) {
+    return fail("has " + std::to_string(words->size()) + " tokens; the lab takes at most " +
+                    std::to_string(kMaxTokens) + " (the Transformer workbench is for long inputs)",
+                std::string(what), (*words)[static_cast<std::size_t>(kMaxTokens)].span.begin);
+  }
+  return words;
+}
+
+Result<void> check(const LabParams& p) {
+  if (!(p.temperature > 0.0f) || !std::isfinite(p.temperature)) return fail("temperature must be a positive number");
+  if (p.window < 0 || p.window > 4096) return fail("window D must be between 0 and 4096");
+  if (!std::isfinite(p.sigma)) return fail("sigma must be a number");
+  if (p.dim < 2 || p.dim > 1024) return fail("dimension must be between 2 and 1024");
+  if (p.heads < 1 || p.heads > 64) return fail("heads must be between 1 and 64");
+  if (p.hops < 1 || p.hops > 32) return fail("hops must be between 1 and 32");
+  if (p.classes < 1 || p.classes > 64) return fail("classes must be between 1 and 64");
+  const auto& mi = info(p.mechanism);
+  if (mi.uses_heads && p.dim % p.heads != 0 && p.mechanism == Mechanism::MultiHead) {
+    return fail("dimension " + std::to_string(p.dim) + " is not divisible by " + std::to_string(p.heads) + " heads");
+  }
+  return {};
+}
+
+std::string short_sentence(const std::vector<WordToken>& words, std::size_t index) {
+  std::string s = "S" + std::to_string(index + 1) + ":";
+  for (std::size_t i = 0; i < words.size() && i < 3; ++i) s += " " + words[i].text;
+  if (words.size() > 3) s += " …";
+  return s;
+}
+
+}  // namespace
+
+std::span<const MechanismInfo> mechanisms() { return kCatalogue; }
+
+const MechanismInfo& info(Mechanism m) {
+  for (const auto& mi : kCatalogue) {
+    if (mi.id == m) return mi;
+  }
+  return kCatalogue.front();
+}
+
+const MechanismInfo* find_mechanism(std::string_view key) {
+  if (key == "additive" || key == "concat" || key == "soft") return &kCatalogue.front();
+  for (const auto& mi : kCatalogue) {
+    if (mi.key == key) return &mi;
+  }
+  return nullptr;
+}
+
+std::span<const ScoreKind> score_kinds() { return kScores; }
+
+std::string_view score_key(ScoreKind kind) {
+  switch (kind) {
+    case ScoreKind::Dot: return "dot";
+    case ScoreKind::ScaledDot: return "scaled-dot";
+    case ScoreKind::General: return "general";
+    case ScoreKind::Concat: return "concat";
+    case ScoreKind::Additive: return "additive";
+    case ScoreKind::Cosine: return "cosine";
+  }
+  return "scaled-dot";
+}
+
+const ScoreKind* find_score(std::string_view key) {
+  for (const auto& k : kScores) {
+    if (score_key(k) == key) return &k;
+  }
+  return nullptr;
+}
+
+Result<LabResult> run_lab(const LabRequest& request) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const LabParams& p = request.params;
+  if (auto ok = check(p); !ok) return std::unexpected(ok.error());
+  const MechanismInfo& mi = info(p.mechanism);
+
+  auto source = tokens_of(request.source, "source");
+  if (!source) return std::unexpected(source.error());
+  std::vector<WordToken> query;
+  if (mi.uses_query) {
+    auto q = tokens_of(request.query, "query");
+    if (!q) return std::unexpected(q.error());
+    query = std::move(*q);
+  }
+
+  LabResult r;
+  r.source_tokens = texts(*source);
+  r.query_tokens = texts(query);
+  const Index d = p.dim;
+  const NgramEmbedding embedding({.dim = d, .seed = mix_seed(p.seed, 1)});
+  const Matrix xs = embedding.embed(views(*source));
+  const Matrix xq = query.empty() ? Matrix() : embedding.embed(views(query));
+  const std::uint64_t seed = mix_seed(p.seed, 2);
+  const GlobalParams gp{p.score, p.normaliser, p.temperature};
+  const auto score_weights = [&] { return random_score_weights(p.score, d, d, d, seed); };
+  TraceTag tag{.trace = &r.trace, .rows = &r.query_tokens, .cols = &r.source_tokens};
+  const TraceTag self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens);
+
+  switch (p.mechanism) {
+    case Mechanism::Global:
+      global_attention(xq, xs, xs, score_weights(), gp, {}, tag);
+      break;
+    case Mechanism::LocalMonotonic:
+    case Mechanism::LocalPredictive: {
+      const LocalKind kind = p.mechanism == Mechanism::LocalMonotonic ? LocalKind::Monotonic : LocalKind::Predictive;
+      LocalParams lp = local_defaults(kind);
+      lp.score = p.score;
+      lp.temperature = p.temperature;
+      lp.window = p.window;
+      lp.sigma = p.sigma;
+      const LocalResult lr = local_attention(xq, xs, xs, score_weights(), random_local_weights(d, d, seed), lp, tag);
+      std::string pos = "p_t:";
+      for (Index t = 0; t < lr.positions.size(); ++t) pos += " " + fmt("%.2f", lr.positions(t));
+      r.notes.push_back(pos);
+      r.notes.push_back("sigma = " + fmt("%.3g", lp.sigma > 0 ? lp.sigma : p.window / 2.0) +
+                        (lp.gaussian ? " (Gaussian applied)" : " (window only, as in the paper)"));
+      break;
+    }
+    case Mechanism::Location: {
+      // W_a has one row per source position: this mechanism cannot look at the source's content.
+      const Matrix Wa = random_normal(xs.rows(), d, seed, 1.0f / std::sqrt(static_cast<float>(d)));
+      location_attention(xq, xs, Wa, gp, tag);
+      r.notes.emplace_back("location scores ignore the source words: only their positions matter");
+      break;
+    }
+    case Mechanism::HardArgmax:
+    case Mechanism::HardSample: {
+      const HardMode mode = p.mechanism == Mechanism::HardArgmax ? HardMode::Argmax : HardMode::Sample;
+      hard_attention(xq, xs, xs, score_weights(), gp, mode, mix_seed(p.seed, 3), tag);
+      break;
+    }
+    case Mechanism::GatedSoft: {
+      const GateWeights gate{random_normal(d, 1, mix_seed(seed, 4), 1.0f / std::sqrt(static_cast<float>(d))).col(0),
+                             0.0f};
+      const GatedResult g = gated_attention(xq, xs, xs, score_weights(), gp, gate, tag);
+      std::string betas = "beta:";
+      for (Index t = 0; t < g.beta.size(); ++t) betas += " " + r.query_tokens[static_cast<std::size_t>(t)] + "=" + fmt("%.2f", g.beta(t));
+      r.notes.push_back(betas);
+      break;
+    }
+    case Mechanism::SelfAttention:
+    case Mechanism::MultiHead: {
+      const int heads = p.mechanism == Mechanism::SelfAttention ? 1 : p.heads;
+      const MultiHeadWeights w = lab_projections(d, heads, seed);
+      MultiHeadParams mp;
+      mp.causal = p.causal;
+      mp.temperature = p.temperature;
+      mp.normaliser = p.normaliser;
+      TraceTag t = self_tag;
+      if (heads == 1) t.name = "self-attention";
+      const auto res = multi_head_attention(xs, xs, w, mp, {}, t);
+      if (heads == 1) r.trace.maps().back().head = -1;
+      break;
+    }
+    case Mechanism::Pooling:
+    case Mechanism::MultiHeadPooling: {
+      const int heads = p.mechanism == Mechanism::Pooling ? 1 : p.heads;
+      const PoolingWeights w = random_pooling_weights(d, d, heads, xs.rows(), seed);
+      const PoolingParams pp{p.positions, p.temperature, p.normaliser};
+      Labels rows;
+      for (int h = 0; h < heads; ++h) rows.push_back(heads == 1 ? "pool" : "head " + std::to_string(h + 1));
+      r.query_tokens = rows;
+      attention_pooling(xs, w, pp, tag.named("pooling weights"));
+      break;
+    }
+    case Mechanism::MultiHop: {
+      MultiHopParams mp;
+      mp.hops = p.hops;
+      mp.attention = gp;
+      const auto res = multi_hop_attention(xq, xs, score_weights(), {}, mp, tag);
+      (void)res;
+      break;
+    }
+    case Mechanism::Hierarchical: {
+      const auto sentences = split_sentences(*source, request.source);
+      std::vector<Matrix> xsent;
+      for (const auto& s : sentences) xsent.push_back(embedding.embed(views(s)));
+      const PoolingParams pp{PositionKind::None, p.temperature, p.normaliser};
+      const auto res = hierarchical_attention(xsent, random_hierarchical_weights(d, d, seed), pp, tag);
+      // The engine recorded one map per sentence, then the sentence map: give them their axes.
+      auto& maps = r.trace.maps();
+      Labels sentence_labels;
+      std::size_t m = 0;
+      for (std::size_t i = 0; i < sentences.size(); ++i) {
+        sentence_labels.push_back(short_sentence(sentences[i], i));
+        maps[m].row_labels = {"sentence " + std::to_string(i + 1)};
+        maps[m].col_labels = texts(sentences[i]);
+        maps[m].col_spans = spans(sentences[i]);
+        ++m;
+      }
+      maps[m].row_labels = {"document"};
+      maps[m].col_labels = sentence_labels;
+      std::string sw = "sentence weights:";
+      for (Index i = 0; i < res.sentence_weights.size(); ++i) sw += " " + fmt("%.3f", res.sentence_weights(i));
+      r.notes.push_back(sw);
+      break;
+    }
+    case Mechanism::AttentionOverAttention: {
+      const TraceTag t = tag.with_labels(&r.source_tokens, &r.query_tokens);
+      const AoAResult res = attention_over_attention(xs, xq, t);
+      r.trace.maps().back().row_labels = {"s"};
+      r.trace.maps().back().col_labels = r.source_tokens;
+      Index best = 0;
+      res.s.maxCoeff(&best);
+      r.notes.push_back("highest s: \"" + r.source_tokens[static_cast<std::size_t>(best)] + "\" (" +
+                        fmt("%.3f", res.s(best)) + ")");
+      break;
+    }
+    case Mechanism::Capsule: {
+      Labels rows;
+      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c + 1));
+      r.query_tokens = rows;
+      const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
+      const CapsuleResult res = capsule_attention(xs, random_capsule_weights(p.classes, d, seed), cp,
+                                                  tag.named("class attention"));
+      std::string probs = "p_c:";
+      for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
+      r.notes.push_back(probs);
+      break;
+    }
+  }
+
+  // Spans for every map whose axes are the sentences' tokens.
+  const auto source_spans = spans(*source);
+  const auto query_spans = spans(query);
+  for (auto& m : r.trace.maps()) {
+    if (m.col_spans.empty() && m.col_labels == r.source_tokens) m.col_spans = source_spans;
+    if (m.row_spans.empty() && !query.empty() && m.row_labels == r.query_tokens) m.row_spans = query_spans;
+    if (m.row_spans.empty() && m.row_labels == r.source_tokens) m.row_spans = source_spans;
+  }
+  r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace attn::lab

@@ -1,0 +1,130 @@
+#include "attn/mechanisms/composite.h"
+
+#include "attn/random.h"
+
+#include <cassert>
+#include <cmath>
+#include <string>
+
+namespace attn {
+
+MultiHopResult multi_hop_attention(const MatrixCRef& q0, const MatrixCRef& memory, const ScoreWeights& score_weights,
+                                   const Matrix& update_W, const MultiHopParams& params, const TraceTag& tag) {
+  MultiHopResult r;
+  r.queries.emplace_back(q0);
+  for (int hop = 0; hop < params.hops; ++hop) {
+    const Matrix& q = r.queries.back();
+    AttentionResult a = global_attention(q, memory, memory, score_weights, params.attention, {},
+                                         tag.named("hop " + std::to_string(hop + 1)));
+    Matrix next;
+    if (params.update == HopUpdate::Add) {
+      next = q + a.context;
+    } else {
+      assert(update_W.rows() == q.cols() && update_W.cols() == q.cols() + a.context.cols());
+      Matrix qc(q.rows(), q.cols() + a.context.cols());
+      qc << q, a.context;
+      next = (qc * update_W.transpose()).array().tanh().matrix();
+    }
+    r.hop_weights.push_back(std::move(a.weights));
+    r.context = std::move(a.context);
+    r.queries.push_back(std::move(next));
+  }
+  return r;
+}
+
+HierarchicalWeights random_hierarchical_weights(Index d, Index da, std::uint64_t seed) {
+  return {random_pooling_weights(d, da, 1, 1, mix_seed(seed, 41)),
+          random_pooling_weights(d, da, 1, 1, mix_seed(seed, 42))};
+}
+
+HierarchicalResult hierarchical_attention(const std::vector<Matrix>& sentences, const HierarchicalWeights& w,
+                                          const PoolingParams& params, const TraceTag& tag) {
+  const Index d = w.word.W.cols();
+  HierarchicalResult r;
+  r.sentence_vectors = Matrix::Zero(static_cast<Index>(sentences.size()), d);
+  r.sentence_weights = RowVector::Zero(static_cast<Index>(sentences.size()));
+  r.document = RowVector::Zero(d);
+  std::vector<Index> present;
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    if (sentences[i].rows() == 0) {
+      r.word_weights.emplace_back();
+      continue;
+    }
+    // Word-level positions restart in every sentence: no positions at this level.
+    PoolingParams word_params = params;
+    word_params.positions = PositionKind::None;
+    PoolingResult pw = attention_pooling(sentences[i], w.word, word_params, {});
+    r.word_weights.emplace_back(pw.weights.row(0));
+    r.sentence_vectors.row(static_cast<Index>(i)) = pw.context.row(0);
+    present.push_back(static_cast<Index>(i));
+  }
+  if (!present.empty()) {
+    Matrix sv(static_cast<Index>(present.size()), d);
+    for (std::size_t j = 0; j < present.size(); ++j) sv.row(static_cast<Index>(j)) = r.sentence_vectors.row(present[j]);
+    PoolingParams sentence_params = params;
+    sentence_params.positions = PositionKind::None;
+    PoolingResult ps = attention_pooling(sv, w.sentence, sentence_params, {});
+    for (std::size_t j = 0; j < present.size(); ++j) r.sentence_weights(present[j]) = ps.weights(0, static_cast<Index>(j));
+    r.document = ps.context.row(0);
+  }
+  if (tag.enabled()) {
+    // One 1 x words map per sentence, then the 1 x sentences map; the caller labels their axes.
+    for (std::size_t i = 0; i < r.word_weights.size(); ++i) {
+      if (r.word_weights[i].size() == 0) continue;
+      TraceTag t = tag.named("word attention · sentence " + std::to_string(i + 1));
+      t.rows = nullptr;
+      t.cols = nullptr;
+      t.record(Matrix(r.word_weights[i]));
+    }
+    TraceTag t = tag.named("sentence attention");
+    t.rows = nullptr;
+    t.cols = nullptr;
+    t.record(Matrix(r.sentence_weights));
+  }
+  return r;
+}
+
+AoAResult attention_over_attention(const MatrixCRef& doc, const MatrixCRef& query, const TraceTag& tag) {
+  AoAResult r;
+  r.M.resize(doc.rows(), query.rows());
+  r.M.noalias() = doc * query.transpose();
+  r.alpha = softmax_cols(r.M);
+  r.beta = softmax_rows(r.M);
+  r.beta_avg = r.beta.colwise().mean();
+  r.s = r.alpha * r.beta_avg.transpose();
+  if (tag.enabled()) {
+    tag.named("alpha (query-to-document, column softmax)").record(r.alpha);
+    tag.named("beta (document-to-query, row softmax)").record(r.beta);
+    TraceTag t = tag.named("s = alpha · mean(beta)");
+    t.rows = nullptr;
+    t.record(Matrix(r.s.transpose()));
+  }
+  return r;
+}
+
+CapsuleWeights random_capsule_weights(Index classes, Index d, std::uint64_t seed) {
+  CapsuleWeights w;
+  w.queries = random_normal(classes, d, mix_seed(seed, 51), 1.0f / std::sqrt(static_cast<float>(d)));
+  w.w = random_normal(classes, d, mix_seed(seed, 52), 1.0f);
+  w.b = Vector::Zero(classes);
+  return w;
+}
+
+CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, const GlobalParams& params,
+                                const TraceTag& tag) {
+  assert(w.queries.cols() == x.cols() && w.w.rows() == w.queries.rows() && w.b.size() == w.queries.rows());
+  AttentionResult a = global_attention(w.queries, x, x, ScoreWeights{}, params, {}, tag);
+  CapsuleResult r;
+  r.weights = std::move(a.weights);
+  r.contexts = std::move(a.context);
+  r.probabilities.resize(w.queries.rows());
+  r.capsules.resize(r.contexts.rows(), r.contexts.cols());
+  for (Index c = 0; c < r.contexts.rows(); ++c) {
+    const float z = w.w.row(c).dot(r.contexts.row(c)) + w.b(c);
+    r.probabilities(c) = 1.0f / (1.0f + std::exp(-z));
+    r.capsules.row(c) = r.probabilities(c) * r.contexts.row(c);
+  }
+  return r;
+}
+
+}  // namespace attn

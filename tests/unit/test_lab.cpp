@@ -1,0 +1,137 @@
+#include "attn/lab/lab.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace attn;
+using namespace attn::lab;
+
+namespace {
+LabRequest request(Mechanism m, std::string q = std::string(kDefaultQuery), std::string s = std::string(kDefaultSource)) {
+  LabRequest r{std::move(q), std::move(s), {}};
+  r.params.mechanism = m;
+  return r;
+}
+Index col_of(const AttentionMap& map, std::string_view label) {
+  for (std::size_t j = 0; j < map.col_labels.size(); ++j)
+    if (map.col_labels[j] == label) return static_cast<Index>(j);
+  return -1;
+}
+}  // namespace
+
+class EveryMechanism : public ::testing::TestWithParam<MechanismInfo> {};
+
+TEST_P(EveryMechanism, RunsOnTheDefaultsAndLabelsItsMaps) {
+  const MechanismInfo& mi = GetParam();
+  auto r = run_lab(request(mi.id));
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_FALSE(r->trace.empty());
+  for (const AttentionMap& m : r->trace.maps()) {
+    EXPECT_TRUE(m.weights.allFinite()) << m.title();
+    EXPECT_EQ(static_cast<Index>(m.row_labels.size()), m.weights.rows()) << m.title();
+    EXPECT_EQ(static_cast<Index>(m.col_labels.size()), m.weights.cols()) << m.title();
+    EXPECT_GE(m.weights.minCoeff(), 0.0f);
+  }
+  EXPECT_GT(r->elapsed_ms, 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lab, EveryMechanism, ::testing::ValuesIn(mechanisms().begin(), mechanisms().end()),
+                         [](const auto& info) {
+                           std::string s(info.param.key);
+                           for (char& c : s) if (c == '-') c = '_';
+                           return s;
+                         });
+
+TEST(Lab, DotAttentionLinksApplesToApple) {
+  LabRequest req = request(Mechanism::Global);
+  req.params.score = ScoreKind::ScaledDot;
+  auto r = run_lab(req);
+  ASSERT_TRUE(r);
+  const AttentionMap& m = r->trace.maps()[0];
+  ASSERT_EQ(m.row_labels[3], "apples");
+  Index best = 0;
+  m.weights.row(3).maxCoeff(&best);
+  EXPECT_EQ(m.col_labels[static_cast<std::size_t>(best)], "apple");
+  EXPECT_EQ(m.col_spans[static_cast<std::size_t>(best)].begin, 4);
+}
+
+TEST(Lab, MultiHeadGivesOneMapPerHeadAndTheSeedMatters) {
+  LabRequest req = request(Mechanism::MultiHead);
+  req.params.heads = 4;
+  auto a = run_lab(req);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->trace.size(), 4u);
+  EXPECT_EQ(a->trace.maps()[3].head, 3);
+  auto same = run_lab(req);
+  EXPECT_EQ(same->trace.maps()[0].weights, a->trace.maps()[0].weights);
+  req.params.seed = 43;
+  auto other = run_lab(req);
+  EXPECT_NE(other->trace.maps()[0].weights, a->trace.maps()[0].weights);
+}
+
+TEST(Lab, CompositeMechanismsShowEachOfTheirMaps) {
+  LabRequest hop = request(Mechanism::MultiHop);
+  hop.params.hops = 4;
+  EXPECT_EQ(run_lab(hop)->trace.size(), 4u);
+  auto h = run_lab(request(Mechanism::Hierarchical));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->trace.size(), 3u);  // two sentences + the sentence map
+  EXPECT_EQ(h->trace.maps()[2].col_labels.size(), 2u);
+  auto aoa = run_lab(request(Mechanism::AttentionOverAttention));
+  EXPECT_EQ(aoa->trace.size(), 3u);
+  EXPECT_GE(col_of(aoa->trace.maps()[2], "apple"), 0);
+}
+
+TEST(Lab, LocalWindowShowsInTheMapAndNotes) {
+  LabRequest req = request(Mechanism::LocalMonotonic);
+  req.params.window = 1;
+  auto r = run_lab(req);
+  ASSERT_TRUE(r);
+  const Matrix& w = r->trace.maps()[0].weights;
+  EXPECT_EQ(w(0, 5), 0.0f);
+  EXPECT_GT(w(0, 0), 0.0f);
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_EQ(r->notes[0].rfind("p_t:", 0), 0u);
+}
+
+TEST(Lab, BadInputIsAClearError) {
+  auto empty = run_lab(request(Mechanism::Global, "   ", "source"));
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().file, "query");
+  EXPECT_NE(empty.error().message().find("empty"), std::string::npos);
+
+  auto bad = run_lab(request(Mechanism::Global, "ok", "fine \xFF here"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().offset, 5);
+  EXPECT_EQ(bad.error().file, "source");
+
+  std::string huge;
+  for (int i = 0; i < 5000; ++i) huge += "word ";
+  auto big = run_lab(request(Mechanism::Global, "q", huge));
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message().find("5000 tokens"), std::string::npos);
+
+  LabRequest heads = request(Mechanism::MultiHead);
+  heads.params.heads = 5;
+  EXPECT_FALSE(run_lab(heads));
+  LabRequest temp = request(Mechanism::Global);
+  temp.params.temperature = 0.0f;
+  EXPECT_FALSE(run_lab(temp));
+}
+
+TEST(Lab, SelfAttentionIgnoresTheQueryAndEmojiCjkWork) {
+  auto r = run_lab(request(Mechanism::SelfAttention, "", "猫 が 好き 😀 👍🏽"));
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->trace.maps()[0].weights.rows(), 6);  // 猫 が 好 き 😀 👍🏽: kana and ideographs split
+  EXPECT_EQ(r->trace.maps()[0].head, -1);
+}
+
+TEST(Lab, CatalogueLookups) {
+  EXPECT_EQ(find_mechanism("local-p")->id, Mechanism::LocalPredictive);
+  EXPECT_EQ(find_mechanism("additive")->id, Mechanism::Global);
+  EXPECT_EQ(find_mechanism("nope"), nullptr);
+  EXPECT_EQ(*find_score("concat"), ScoreKind::Concat);
+  for (ScoreKind k : score_kinds()) EXPECT_EQ(*find_score(score_key(k)), k);
+  EXPECT_EQ(mechanisms().size(), 15u);
+}

@@ -1,0 +1,92 @@
+#include "attn/mechanisms/multi_head.h"
+
+#include "attn/mechanisms/blocks.h"
+#include "test_util.h"
+
+#include <cmath>
+
+using namespace attn;
+using attn::test::expect_near;
+using attn::test::expect_rows_sum_to_one;
+
+namespace {
+// The formula, head by head, with no blocking: the reference for the blocked kernel.
+MultiHeadResult naive(const Matrix& xq, const Matrix& xkv, const MultiHeadWeights& w, bool causal) {
+  const Matrix q = linear(xq, w.Wq, w.bq), k = linear(xkv, w.Wk, w.bk), v = linear(xkv, w.Wv, w.bv);
+  const Index dh = w.head_dim();
+  MultiHeadResult r;
+  r.context.resize(xq.rows(), w.model_dim());
+  for (int h = 0; h < w.heads; ++h) {
+    Matrix s = q.middleCols(h * dh, dh) * k.middleCols(h * dh, dh).transpose() / std::sqrt(float(dh));
+    Matrix a = softmax_rows(s, 1.0f, causal ? causal_mask(xq.rows(), xkv.rows()) : Matrix());
+    r.context.middleCols(h * dh, dh) = a * v.middleCols(h * dh, dh);
+    r.head_weights.push_back(a);
+  }
+  r.output = linear(r.context, w.Wo, w.bo);
+  return r;
+}
+}  // namespace
+
+TEST(MultiHead, MatchesThePerHeadFormulaAcrossRowBlocks) {
+  // 70 queries span three of the kernel's 32-row blocks, the last one partial.
+  const MultiHeadWeights w = random_multi_head_weights(24, 3, 5);
+  const Matrix xq = Matrix::Random(70, 24), xkv = Matrix::Random(45, 24);
+  const MultiHeadResult got = multi_head_attention(xq, xkv, w, {});
+  const MultiHeadResult want = naive(xq, xkv, w, false);
+  ASSERT_EQ(got.head_weights.size(), 3u);
+  for (int h = 0; h < 3; ++h) expect_near(got.head_weights[h], want.head_weights[h]);
+  expect_near(got.context, want.context, 1e-4f);
+  expect_near(got.output, want.output, 1e-4f);
+}
+
+TEST(MultiHead, CausalSelfAttentionSeesNoFuture) {
+  const MultiHeadWeights w = random_multi_head_weights(16, 4, 9);
+  const Matrix x = Matrix::Random(40, 16);
+  MultiHeadParams p;
+  p.causal = true;
+  AttentionTrace trace;
+  const MultiHeadResult r = self_attention(x, w, p, {}, {.trace = &trace});
+  ASSERT_EQ(trace.size(), 4u);
+  for (int h = 0; h < 4; ++h) {
+    expect_rows_sum_to_one(r.head_weights[h]);
+    EXPECT_EQ(trace.maps()[h].head, h);
+    for (Index i = 0; i < 40; ++i)
+      for (Index j = i + 1; j < 40; ++j) ASSERT_EQ(r.head_weights[h](i, j), 0.0f);
+  }
+  expect_near(r.output, naive(x, x, w, true).output, 1e-4f);
+}
+
+TEST(MultiHead, ChangingAFutureTokenDoesNotChangeCausalOutputsBeforeIt) {
+  const MultiHeadWeights w = random_multi_head_weights(16, 2, 1);
+  Matrix x = Matrix::Random(10, 16);
+  MultiHeadParams p;
+  p.causal = true;
+  const Matrix before = self_attention(x, w, p).output;
+  x.row(9).setRandom();
+  const Matrix after = self_attention(x, w, p).output;
+  expect_near(after.topRows(9), before.topRows(9), 1e-6f);
+  EXPECT_GT((after.row(9) - before.row(9)).norm(), 1e-3f);
+}
+
+TEST(MultiHead, WithoutKeptWeightsTheOutputIsTheSame) {
+  const MultiHeadWeights w = random_multi_head_weights(32, 4, 2);
+  const Matrix x = Matrix::Random(50, 32);
+  MultiHeadParams p;
+  const Matrix kept = self_attention(x, w, p).output;
+  p.keep_weights = false;
+  const MultiHeadResult r = self_attention(x, w, p);
+  EXPECT_TRUE(r.head_weights.empty());
+  expect_near(r.output, kept, 1e-6f);
+}
+
+TEST(MultiHead, PaddingMaskAndSparsemaxAreRespected) {
+  const MultiHeadWeights w = random_multi_head_weights(8, 2, 3);
+  const Matrix x = Matrix::Random(6, 8);
+  MultiHeadParams p;
+  p.normaliser = Normaliser::Sparsemax;
+  const MultiHeadResult r = self_attention(x, w, p, padding_mask(6, 6, 4));
+  for (const Matrix& a : r.head_weights) {
+    expect_rows_sum_to_one(a);
+    EXPECT_EQ(a.rightCols(2).cwiseAbs().sum(), 0.0f);
+  }
+}
