@@ -57,9 +57,12 @@ void softmax_rows_inplace(Eigen::Ref<Matrix> s, float temperature) {
       row.setZero();
       continue;
     }
-    // Eigen's vectorised exp clamps -inf to about 1e-39; a masked key must get exactly 0.
-    row = (row == kNegInf).select(0.0f, ((row - mx) * inv_t).exp());
-    row /= row.sum();
+    // Eigen's vectorised exp turns -inf into a subnormal (about 1e-39), and a masked key must get exactly
+    // 0. max(FLT_MIN) - FLT_MIN flushes everything below FLT_MIN to 0 and leaves every normal value as it
+    // was to within rounding; unlike select() it vectorises (select() made this loop 5x slower).
+    constexpr float tiny = std::numeric_limits<float>::min();
+    row = ((row - mx) * inv_t).exp().max(tiny) - tiny;
+    row *= 1.0f / row.sum();
   }
 }
 
