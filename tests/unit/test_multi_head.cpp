@@ -90,3 +90,31 @@ TEST(MultiHead, PaddingMaskAndSparsemaxAreRespected) {
     EXPECT_EQ(a.rightCols(2).cwiseAbs().sum(), 0.0f);
   }
 }
+
+TEST(MultiHead, IntoReusesItsBuffersAndMatchesAFreshRun) {
+  const MultiHeadWeights w = random_multi_head_weights(16, 2, 4);
+  MultiHeadResult out;
+  multi_head_attention_into(out, Matrix::Random(20, 16), Matrix::Random(20, 16), w, {});
+  const float* weights_before = out.head_weights[1].data();
+  const float* keys_before = out.keys.data();
+  const Matrix x = Matrix::Random(20, 16);
+  multi_head_attention_into(out, x, x, w, {});
+  EXPECT_EQ(out.head_weights[1].data(), weights_before);
+  EXPECT_EQ(out.keys.data(), keys_before);
+  const MultiHeadResult fresh = self_attention(x, w, {});
+  expect_near(out.head_weights[1], fresh.head_weights[1], 0.0f);
+  expect_near(out.output, fresh.output, 0.0f);
+}
+
+TEST(MultiHead, CausalWithMoreKeysThanQueriesMatchesTheExplicitMask) {
+  // Three new queries after five cached keys: the kernel's in-place mask must equal causal_mask(3, 8).
+  const MultiHeadWeights w = random_multi_head_weights(8, 2, 6);
+  const Matrix xq = Matrix::Random(3, 8), xkv = Matrix::Random(8, 8);
+  MultiHeadParams causal;
+  causal.causal = true;
+  const MultiHeadResult a = multi_head_attention(xq, xkv, w, causal);
+  const MultiHeadResult b = multi_head_attention(xq, xkv, w, {}, causal_mask(3, 8));
+  for (int h = 0; h < 2; ++h) expect_near(a.head_weights[h], b.head_weights[h], 0.0f);
+  EXPECT_EQ(a.head_weights[0](0, 6), 0.0f);
+  EXPECT_GT(a.head_weights[0](0, 5), 0.0f);
+}

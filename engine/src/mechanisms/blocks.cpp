@@ -42,14 +42,19 @@ Matrix gelu(const MatrixCRef& x, GeluForm form) {
   return y;
 }
 
-Matrix linear(const MatrixCRef& x, const MatrixCRef& W, const VectorCRef& b) {
+void linear_into(Matrix& y, const MatrixCRef& x, const MatrixCRef& W, const VectorCRef& b) {
   assert(W.cols() == x.cols());
-  Matrix y(x.rows(), W.rows());
+  y.resize(x.rows(), W.rows());
   y.noalias() = x * W.transpose();
   if (b.size() != 0) {
     assert(b.size() == W.rows());
     y.rowwise() += b.transpose();
   }
+}
+
+Matrix linear(const MatrixCRef& x, const MatrixCRef& W, const VectorCRef& b) {
+  Matrix y;
+  linear_into(y, x, W, b);
   return y;
 }
 

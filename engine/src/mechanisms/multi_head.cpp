@@ -37,8 +37,9 @@ constexpr Index kRowBlock = 128;
 
 }  // namespace
 
-MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv, const MultiHeadWeights& w,
-                                     const MultiHeadParams& params, const Matrix& mask, const TraceTag& tag) {
+void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const MatrixCRef& xkv,
+                               const MultiHeadWeights& w, const MultiHeadParams& params, const Matrix& mask,
+                               const TraceTag& tag) {
   const Index E = w.model_dim();
   const int H = w.heads;
   const Index dh = w.head_dim();
@@ -47,20 +48,24 @@ MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv
   assert(H > 0 && dh * H == w.Wq.rows() && xq.cols() == E && xkv.cols() == E);
   assert(mask.size() == 0 || (mask.rows() == n && mask.cols() == m));
 
-  // Projections: three large GEMMs (Eigen threads them itself).
-  const Matrix q = linear(xq, w.Wq, w.bq);
-  const Matrix k = linear(xkv, w.Wk, w.bk);
-  const Matrix v = linear(xkv, w.Wv, w.bv);
+  // Projections: three large GEMMs (OpenBLAS or Eigen threads them itself).
+  linear_into(r.queries, xq, w.Wq, w.bq);
+  linear_into(r.keys, xkv, w.Wk, w.bk);
+  linear_into(r.values, xkv, w.Wv, w.bv);
+  const Matrix& q = r.queries;
+  const Matrix& k = r.keys;
+  const Matrix& v = r.values;
 
   const bool sparse = params.normaliser == Normaliser::Sparsemax;
-  const Matrix full_mask = params.causal ? combine_masks(causal_mask(n, m), mask) : mask;
   const float scale = 1.0f / (std::sqrt(static_cast<float>(dh)) * params.temperature);
+  const Index causal_shift = m - n;  // query i sees keys j <= i + shift, as causal_mask()
 
-  MultiHeadResult r;
   r.context.resize(n, E);
   if (params.keep_weights) {
-    r.head_weights.resize(H);
-    for (auto& hw : r.head_weights) hw.resize(n, m);
+    r.head_weights.resize(static_cast<std::size_t>(H));
+    for (auto& hw : r.head_weights) hw.resize(n, m);  // a no-op when the shape is unchanged
+  } else {
+    r.head_weights.clear();
   }
 
   const Index blocks = (n + kRowBlock - 1) / kRowBlock;
@@ -71,7 +76,7 @@ MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv
 #pragma omp parallel
   {
     Matrix scratch;
-    if (!params.keep_weights) scratch.resize(kRowBlock, m);
+    if (!params.keep_weights) scratch.resize(std::min(kRowBlock, n), m);
 #pragma omp for schedule(dynamic)
     for (Index task = 0; task < tasks; ++task) {
       const int h = static_cast<int>(task % H);
@@ -80,10 +85,16 @@ MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv
       ConstBlockMap qh(q.data() + r0 * E + h * dh, rows, dh, Strided(E));
       ConstBlockMap kh(k.data() + h * dh, m, dh, Strided(E));
       ConstBlockMap vh(v.data() + h * dh, m, dh, Strided(E));
-      float* sdata = params.keep_weights ? r.head_weights[h].data() + r0 * m : scratch.data();
+      float* sdata = params.keep_weights ? r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m : scratch.data();
       BlockMap s(sdata, rows, m, Strided(m));
       s.noalias() = (qh * scale) * kh.transpose();
-      if (full_mask.size() != 0) s += full_mask.middleRows(r0, rows);
+      if (mask.size() != 0) s += mask.middleRows(r0, rows);
+      if (params.causal) {
+        for (Index i = 0; i < rows; ++i) {
+          const Index first_hidden = std::max<Index>(0, r0 + i + causal_shift + 1);
+          if (first_hidden < m) s.row(i).tail(m - first_hidden).setConstant(-std::numeric_limits<float>::infinity());
+        }
+      }
       if (sparse) {
         s = sparsemax_rows(s, 1.0f);
       } else {
@@ -94,10 +105,16 @@ MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv
     }
   }
 
-  r.output = linear(r.context, w.Wo, w.bo);
+  linear_into(r.output, r.context, w.Wo, w.bo);
   if (tag.enabled() && params.keep_weights) {
-    for (int h = 0; h < H; ++h) tag.record(r.head_weights[h], h);
+    for (int h = 0; h < H; ++h) tag.record(r.head_weights[static_cast<std::size_t>(h)], h);
   }
+}
+
+MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv, const MultiHeadWeights& w,
+                                     const MultiHeadParams& params, const Matrix& mask, const TraceTag& tag) {
+  MultiHeadResult r;
+  multi_head_attention_into(r, xq, xkv, w, params, mask, tag);
   return r;
 }
 

@@ -24,5 +24,7 @@ Matrix sinusoidal_positions(Index n, Index d);
 
 // x W^T + b for [out, in] weights; b may be empty.
 Matrix linear(const MatrixCRef& x, const MatrixCRef& W, const VectorCRef& b);
+// The same into y, reusing its storage when the shape is unchanged.
+void linear_into(Matrix& y, const MatrixCRef& x, const MatrixCRef& W, const VectorCRef& b);
 
 }  // namespace attn
