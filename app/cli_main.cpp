@@ -1,0 +1,283 @@
+// attnscope-cli: the lab without a window. Parses arguments and hands them to attn_ui's headless
+// renderer, which draws with the GUI's own HeatmapView and exporters.
+//
+// Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
+#include "app/headless.h"
+#include "app/versions.h"
+#include "attn/lab/lab.h"
+#include "workbenches/lab_workbench.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFile>
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+constexpr int kExitInput = 1;
+constexpr int kExitUsage = 2;
+
+void print(FILE* stream, const QString& text) { std::fputs(text.toLocal8Bit().constData(), stream); }
+
+int usageError(const QString& message) {
+  print(stderr, u"attnscope-cli: "_s + message + u"\nTry 'attnscope-cli --help'.\n"_s);
+  return kExitUsage;
+}
+
+// The value of --name as raw bytes: QCoreApplication::arguments() would turn invalid UTF-8 into U+FFFD,
+// and the engine must see the bytes to report where the bad one is.
+std::optional<std::string> rawOption(int argc, char** argv, const char* name) {
+  const std::string flag = std::string("--") + name;
+  std::optional<std::string> value;
+  for (int i = 1; i < argc; ++i) {
+    if (flag == argv[i] && i + 1 < argc) {
+      value = argv[++i];
+    } else if (std::strncmp(argv[i], (flag + "=").c_str(), flag.size() + 1) == 0) {
+      value = argv[i] + flag.size() + 1;
+    }
+  }
+  return value;
+}
+
+struct Options {
+  QCommandLineOption mechanism{u"mechanism"_s, u"Mechanism key or score name (default: global). See --list."_s, u"key"_s};
+  QCommandLineOption query{u"query"_s, u"Query sentence (default: the lab's example)."_s, u"text"_s};
+  QCommandLineOption source{u"source"_s, u"Source sentence (default: the lab's example)."_s, u"text"_s};
+  QCommandLineOption input{u"input"_s, u"Read query and source from a text file: first non-empty line = query, rest = source."_s,
+                           u"file"_s};
+  QCommandLineOption score{u"score"_s, u"Score function: dot, scaled-dot, general, concat, additive, cosine."_s, u"name"_s};
+  QCommandLineOption normaliser{u"normaliser"_s, u"softmax or sparsemax."_s, u"name"_s};
+  QCommandLineOption temperature{u"temperature"_s, u"Softmax temperature T > 0."_s, u"T"_s};
+  QCommandLineOption window{u"window"_s, u"Local attention half-width D."_s, u"D"_s};
+  QCommandLineOption sigma{u"sigma"_s, u"Gaussian width of local-p; <= 0 means D/2."_s, u"sigma"_s};
+  QCommandLineOption heads{u"heads"_s, u"Number of heads."_s, u"n"_s};
+  QCommandLineOption hops{u"hops"_s, u"Number of hops."_s, u"n"_s};
+  QCommandLineOption classes{u"classes"_s, u"Capsule classes."_s, u"n"_s};
+  QCommandLineOption causal{u"causal"_s, u"Causal mask: tokens attend only to earlier tokens."_s};
+  QCommandLineOption positions{u"positions"_s, u"Positions added to embeddings: none, sinusoidal, learned."_s, u"kind"_s};
+  QCommandLineOption seed{u"seed"_s, u"Seed of the random weights."_s, u"n"_s};
+  QCommandLineOption dim{u"dim"_s, u"Embedding and model size."_s, u"n"_s};
+  QCommandLineOption map{u"map"_s, u"Which map: 0-based index, a map's title, or 'all' for the grid of every map."_s, u"N|name|all"_s};
+  QCommandLineOption out{u"out"_s, u"Image to write: .png, .svg or .pdf."_s, u"file"_s};
+  QCommandLineOption csv{u"csv"_s, u"Also write the map's matrix as CSV."_s, u"file"_s};
+  QCommandLineOption width{u"width"_s, u"Image width in pixels (default 900)."_s, u"px"_s};
+  QCommandLineOption height{u"height"_s, u"Image height in pixels (default 700)."_s, u"px"_s};
+  QCommandLineOption colormap{u"colormap"_s, u"viridis, magma, inferno, plasma, cividis or greys."_s, u"name"_s};
+  QCommandLineOption list{u"list"_s, u"List the mechanisms with their formulas and papers."_s};
+  QCommandLineOption outDir{u"out-dir"_s, u"Directory for the demo images."_s, u"dir"_s};
+};
+
+template <class T>
+bool parseNumber(const QCommandLineParser& parser, const QCommandLineOption& option, T& target, QString& error) {
+  if (!parser.isSet(option)) return true;
+  const QString text = parser.value(option);
+  bool ok = false;
+  if constexpr (std::is_same_v<T, float>) {
+    target = text.toFloat(&ok);
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+    target = text.toULongLong(&ok);
+  } else {
+    target = text.toInt(&ok);
+  }
+  if (!ok) error = u"--%1: '%2' is not a number"_s.arg(option.names().front(), text);
+  return ok;
+}
+
+int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+  if (parser.isSet(o.list)) {
+    print(stdout, attn::ui::mechanismListing());
+    return 0;
+  }
+  attn::ui::RenderJob job;
+  auto& request = job.request;
+  request.query = std::string(attn::lab::kDefaultQuery);
+  request.source = std::string(attn::lab::kDefaultSource);
+  auto& p = request.params;
+
+  if (parser.isSet(o.input)) {
+    QFile file(parser.value(o.input));
+    if (!file.open(QIODevice::ReadOnly)) {
+      print(stderr, u"attnscope-cli: %1: %2\n"_s.arg(parser.value(o.input), file.errorString()));
+      return kExitInput;
+    }
+    auto [query, source] = attn::ui::splitQuerySource(file.readAll());
+    request.query = std::move(query);
+    request.source = std::move(source);
+  }
+  if (parser.isSet(o.query)) request.query = rawOption(argc, argv, "query").value_or(parser.value(o.query).toStdString());
+  if (parser.isSet(o.source)) request.source = rawOption(argc, argv, "source").value_or(parser.value(o.source).toStdString());
+
+  if (parser.isSet(o.mechanism)) {
+    const std::string key = parser.value(o.mechanism).toStdString();
+    const auto* info = attn::lab::find_mechanism(key);
+    const auto* score = attn::lab::find_score(key);
+    if (!info && !score) {
+      return usageError(u"--mechanism: unknown mechanism '%1' (--list shows them)"_s.arg(parser.value(o.mechanism)));
+    }
+    // A score name on its own means global attention with that score ("additive" = Bahdanau).
+    p.mechanism = info ? info->id : attn::lab::Mechanism::Global;
+    if (score && p.mechanism == attn::lab::Mechanism::Global) p.score = *score;
+  }
+  if (parser.isSet(o.score)) {
+    const auto* score = attn::lab::find_score(parser.value(o.score).toStdString());
+    if (!score) return usageError(u"--score: unknown score '%1'"_s.arg(parser.value(o.score)));
+    p.score = *score;
+  }
+  if (parser.isSet(o.normaliser)) {
+    const QString name = parser.value(o.normaliser);
+    if (name == u"softmax"_s) {
+      p.normaliser = attn::Normaliser::Softmax;
+    } else if (name == u"sparsemax"_s) {
+      p.normaliser = attn::Normaliser::Sparsemax;
+    } else {
+      return usageError(u"--normaliser: expected softmax or sparsemax, got '%1'"_s.arg(name));
+    }
+  }
+  if (parser.isSet(o.positions)) {
+    const QString name = parser.value(o.positions);
+    if (name == u"none"_s) {
+      p.positions = attn::PositionKind::None;
+    } else if (name == u"sinusoidal"_s) {
+      p.positions = attn::PositionKind::Sinusoidal;
+    } else if (name == u"learned"_s) {
+      p.positions = attn::PositionKind::Learned;
+    } else {
+      return usageError(u"--positions: expected none, sinusoidal or learned, got '%1'"_s.arg(name));
+    }
+  }
+  if (parser.isSet(o.colormap)) {
+    const auto map = attn::ui::render::findColormap(parser.value(o.colormap));
+    if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
+    job.colormap = *map;
+  }
+  p.causal = parser.isSet(o.causal);
+  int width = 900;
+  int height = 700;
+  QString error;
+  if (!parseNumber(parser, o.temperature, p.temperature, error) || !parseNumber(parser, o.window, p.window, error) ||
+      !parseNumber(parser, o.sigma, p.sigma, error) || !parseNumber(parser, o.heads, p.heads, error) ||
+      !parseNumber(parser, o.hops, p.hops, error) || !parseNumber(parser, o.classes, p.classes, error) ||
+      !parseNumber(parser, o.seed, p.seed, error) || !parseNumber(parser, o.dim, p.dim, error) ||
+      !parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) {
+    return usageError(error);
+  }
+  job.size = QSize(width, height);
+  job.map = parser.value(o.map);
+  job.imagePath = parser.value(o.out);
+  job.csvPath = parser.value(o.csv);
+  if (job.imagePath.isEmpty() && job.csvPath.isEmpty()) return usageError(u"lab: give --out FILE and/or --csv FILE"_s);
+
+  const auto report = attn::ui::renderLab(job);
+  if (!report) {
+    print(stderr, u"attnscope-cli: "_s + report.error().message + u'\n');
+    return report.error().kind == attn::ui::RenderFailure::Kind::Usage ? kExitUsage : kExitInput;
+  }
+  print(stdout, report->summary + u'\n');
+  for (const auto& note : report->notes) print(stdout, u"  "_s + note + u'\n');
+  for (const auto& path : report->written) print(stdout, u"wrote "_s + path + u'\n');
+  return 0;
+}
+
+int runDemo(QCommandLineParser& parser, const Options& o) {
+  if (!parser.isSet(o.outDir)) return usageError(u"demo: give --out-dir DIR"_s);
+  const QString dir = parser.value(o.outDir);
+  if (!QDir().mkpath(dir)) {
+    print(stderr, u"attnscope-cli: %1: cannot create the directory\n"_s.arg(dir));
+    return kExitInput;
+  }
+  int failures = 0;
+  for (const auto& demo : attn::ui::demoViews()) {
+    attn::ui::RenderJob job;
+    job.request = demo.request;
+    job.map = demo.map;
+    job.imagePath = QDir(dir).filePath(demo.file);
+    if (demo.map == u"all"_s) job.size = QSize(1100, 900);
+    const auto report = attn::ui::renderLab(job);
+    if (!report) {
+      print(stderr, u"attnscope-cli: %1: %2\n"_s.arg(demo.file, report.error().message));
+      ++failures;
+      continue;
+    }
+    print(stdout, job.imagePath + u"  ("_s + demo.description + u")\n"_s);
+  }
+  return failures == 0 ? 0 : kExitInput;
+}
+
+// Qt's platform chatter on a headless machine ("XDG_RUNTIME_DIR not set", notes of the offscreen
+// plugin) would read as problems with the user's command. ATTNSCOPE_DEBUG=1 shows it again.
+void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+  if (type == QtDebugMsg || type == QtInfoMsg || type == QtWarningMsg) return;
+  print(stderr, qFormatLogMessage(type, context, message) + u'\n');
+}
+
+QString commandsHelp() {
+  return u"Commands:\n"
+         "  lab    Run a mechanism of the Mechanism Lab and write its view (--out) and matrix (--csv).\n"
+         "         attnscope-cli lab --mechanism additive --query \"...\" --source \"...\" --out map.png [--csv m.csv]\n"
+         "         attnscope-cli lab --list\n"
+         "  demo   Render the bundled demo views to PNG files: attnscope-cli demo --out-dir DIR\n"
+         "Run 'attnscope-cli lab --help' for the lab's options.\n"_s;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  if (qEnvironmentVariableIsEmpty("ATTNSCOPE_DEBUG")) qInstallMessageHandler(quietMessageHandler);
+  attn::ui::useOffscreenPlatformWithoutDisplay();
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(u"attnscope-cli"_s);
+  QApplication::setApplicationVersion(attn::ui::appVersion());
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(u"AttnScope without a window: renders attention views to files."_s);
+  const QCommandLineOption helpOption = parser.addHelpOption();
+  const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
+  parser.addOption(versionOption);
+  parser.addPositionalArgument(u"command"_s, u"lab or demo"_s, u"<command>"_s);
+  // First pass: find the command; its own options are added below and checked in the second pass.
+  parser.parse(QApplication::arguments());
+  const QStringList positional = parser.positionalArguments();
+  const QString command = positional.isEmpty() ? QString() : positional.front();
+
+  if (command.isEmpty()) {
+    if (parser.isSet(versionOption)) {
+      print(stdout, attn::ui::versionReport(u"attnscope-cli"_s));
+      return 0;
+    }
+    if (parser.isSet(helpOption)) {
+      print(stdout, parser.helpText() + u'\n' + commandsHelp());
+      return 0;
+    }
+    return usageError(u"no command given (lab or demo)"_s);
+  }
+
+  Options o;
+  parser.clearPositionalArguments();
+  if (command == u"lab"_s) {
+    parser.addPositionalArgument(u"lab"_s, u"Run a mechanism and write its view."_s, u"lab [options]"_s);
+    parser.addOptions({o.mechanism, o.query, o.source, o.input, o.score, o.normaliser, o.temperature, o.window,
+                       o.sigma, o.heads, o.hops, o.classes, o.causal, o.positions, o.seed, o.dim, o.map, o.out,
+                       o.csv, o.width, o.height, o.colormap, o.list});
+  } else if (command == u"demo"_s) {
+    parser.addPositionalArgument(u"demo"_s, u"Render the bundled demo views to PNG files."_s, u"demo [options]"_s);
+    parser.addOption(o.outDir);
+  } else {
+    return usageError(u"unknown command '%1' (lab or demo)"_s.arg(command));
+  }
+  if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
+  if (parser.isSet(helpOption)) {
+    print(stdout, parser.helpText());
+    return 0;
+  }
+  if (parser.positionalArguments().size() > 1) {
+    return usageError(u"unexpected argument '%1'"_s.arg(parser.positionalArguments().at(1)));
+  }
+  return command == u"lab"_s ? runLab(parser, o, argc, argv) : runDemo(parser, o);
+}

@@ -1,0 +1,141 @@
+// The lab's recompute + repaint for 64 x 64 tokens, the budget being one 60 Hz frame (16 ms):
+// run_lab on a 64-token query and source, HeatmapView::setMap, an immediate replot, and a grab of the
+// view at 900 x 700 (what reaches the screen). Runs on the offscreen platform unless told otherwise.
+#include "app/headless.h"
+#include "attn/lab/lab.h"
+#include "views/heatmap_view.h"
+
+#include <benchmark/benchmark.h>
+
+#include <QApplication>
+#include <QImage>
+
+#include <cstdio>
+#include <unistd.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr double kFrameBudgetMs = 16.0;
+
+std::string sentence(int tokens, int salt) {
+  static const char* const kWords[] = {"the", "apple", "fell", "from", "tree", "she", "picked", "it", "up",
+                                       "in", "garden", "and", "ate", "quietly", "while", "birds", "sang"};
+  std::string text;
+  for (int i = 0; i < tokens; ++i) {
+    if (i > 0) text += ' ';
+    text += kWords[(i * 7 + salt) % 17];
+  }
+  return text;
+}
+
+attn::lab::LabRequest request64(attn::lab::Mechanism mechanism) {
+  attn::lab::LabRequest request;
+  request.query = sentence(64, 3);
+  request.source = sentence(64, 11);
+  request.params.mechanism = mechanism;
+  if (mechanism == attn::lab::Mechanism::Global) request.params.score = attn::ScoreKind::Additive;
+  return request;
+}
+
+attn::ui::HeatmapView& view() {
+  static std::unique_ptr<attn::ui::HeatmapView> instance = [] {
+    auto v = std::make_unique<attn::ui::HeatmapView>();
+    v->setAttribute(Qt::WA_DontShowOnScreen);
+    v->resize(900, 700);
+    v->show();
+    return v;
+  }();
+  return *instance;
+}
+
+void BM_LabRecomputeRepaint(benchmark::State& state) {
+  const auto mechanism = attn::lab::Mechanism(state.range(0));
+  state.SetLabel(std::string(attn::lab::info(mechanism).key));
+  auto request = request64(mechanism);
+  auto& heatmap = view();
+  std::uint64_t seed = 1;
+  for (auto _ : state) {
+    request.params.seed = seed++;  // a new map every time, as when a slider moves
+    auto result = attn::lab::run_lab(request);
+    if (!result) {
+      state.SkipWithError(result.error().message().c_str());
+      return;
+    }
+    auto owner = std::make_shared<const attn::lab::LabResult>(std::move(*result));
+    heatmap.setMap(std::shared_ptr<const attn::AttentionMap>(owner, &owner->trace.maps().front()));
+    heatmap.replotNow();
+    QImage frame = heatmap.grab().toImage();
+    benchmark::DoNotOptimize(frame.constBits());
+  }
+}
+
+void BM_RepaintOnly(benchmark::State& state) {
+  auto request = request64(attn::lab::Mechanism::Global);
+  auto result = attn::lab::run_lab(request);
+  if (!result) {
+    state.SkipWithError(result.error().message().c_str());
+    return;
+  }
+  auto owner = std::make_shared<const attn::lab::LabResult>(std::move(*result));
+  auto& heatmap = view();
+  for (auto _ : state) {
+    heatmap.setMap(std::shared_ptr<const attn::AttentionMap>(owner, &owner->trace.maps().front()));
+    heatmap.replotNow();
+    QImage frame = heatmap.grab().toImage();
+    benchmark::DoNotOptimize(frame.constBits());
+  }
+}
+
+using attn::lab::Mechanism;
+BENCHMARK(BM_LabRecomputeRepaint)
+    ->Arg(int(Mechanism::Global))
+    ->Arg(int(Mechanism::LocalPredictive))
+    ->Arg(int(Mechanism::SelfAttention))
+    ->Arg(int(Mechanism::MultiHead))
+    ->Arg(int(Mechanism::AttentionOverAttention))
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK(BM_RepaintOnly)->Unit(benchmark::kMillisecond)->MinTime(0.5);
+
+// Prints the budget verdict under the usual console table.
+class BudgetReporter : public benchmark::ConsoleReporter {
+ public:
+  // Colours only on a terminal: logs of CI runs stay readable.
+  BudgetReporter() : ConsoleReporter(isatty(fileno(stdout)) ? OO_ColorTabular : OO_Tabular) {}
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& run : runs) {
+      if (run.error_occurred || run.iterations == 0) continue;
+      // GetAdjustedRealTime() is in run.time_unit; the multiplier converts seconds into that unit.
+      const double ms = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e3;
+      verdicts_.push_back(run.benchmark_name() + (run.report_label.empty() ? "" : " [" + run.report_label + "]") +
+                          ": " + std::to_string(ms) + " ms " +
+                          (ms < kFrameBudgetMs ? "(under 16 ms: yes)" : "(under 16 ms: NO)"));
+    }
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nRecompute + repaint budget, 64 x 64 tokens, view 900 x 700:\n");
+    for (const auto& line : verdicts_) std::printf("  %s\n", line.c_str());
+  }
+
+ private:
+  std::vector<std::string> verdicts_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  attn::ui::useOffscreenPlatformWithoutDisplay();
+  QApplication app(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  BudgetReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

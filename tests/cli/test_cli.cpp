@@ -1,0 +1,224 @@
+// attnscope-cli as a user runs it: PNG and CSV written and read back, rows of softmax maps sum to 1,
+// bad input exits non-zero with a message naming the input.
+#include "attn/lab/lab.h"
+
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QString out;
+  QString err;
+};
+
+Run runCli(const QStringList& arguments) {
+  QProcess process;
+  process.start(QStringLiteral(ATTNSCOPE_CLI), arguments);
+  Run run;
+  if (!process.waitForFinished(120000)) return run;
+  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+  run.out = QString::fromLocal8Bit(process.readAllStandardOutput());
+  run.err = QString::fromLocal8Bit(process.readAllStandardError());
+  return run;
+}
+
+QList<QStringList> readCsv(const QString& path) {
+  QFile file(path);
+  QList<QStringList> rows;
+  if (!file.open(QIODevice::ReadOnly)) return rows;
+  // Tokens of the default sentences hold no commas or quotes, so a plain split is enough here; the
+  // quoting itself is tested in tests/ui/test_export.
+  for (const QByteArray& line : file.readAll().split('\n')) {
+    const QByteArray trimmed = line.endsWith('\r') ? line.chopped(1) : line;
+    if (!trimmed.isEmpty()) rows.append(QString::fromUtf8(trimmed).split(u','));
+  }
+  return rows;
+}
+
+bool notBlank(const QImage& image) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 2) {
+    for (int x = 0; x < image.width(); x += 2) colours.insert(image.pixel(x, y));
+  }
+  return colours.size() >= 12;
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+
+ private slots:
+  void rendersPngAndCsv() {
+    const QString png = dir_.filePath(u"map.png"_s);
+    const QString csv = dir_.filePath(u"m.csv"_s);
+    const Run run = runCli({u"lab"_s, u"--mechanism"_s, u"additive"_s, u"--query"_s, u"she ate the apples"_s,
+                            u"--source"_s, u"the apple fell from the tree"_s, u"--out"_s, png, u"--csv"_s, csv,
+                            u"--width"_s, u"640"_s, u"--height"_s, u"480"_s});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY(run.out.startsWith(u"lab: additive"_s));
+    QImage image;
+    QVERIFY(image.load(png));
+    QCOMPARE(image.size(), QSize(640, 480));
+    QVERIFY(notBlank(image));
+
+    attn::lab::LabRequest request{"she ate the apples", "the apple fell from the tree", {}};
+    request.params.score = attn::ScoreKind::Additive;
+    const auto expected = attn::lab::run_lab(request);
+    QVERIFY(expected);
+    const auto& map = expected->trace.maps().front();
+    const auto rows = readCsv(csv);
+    QCOMPARE(rows.size(), int(map.weights.rows()) + 1);
+    for (const auto& row : rows) QCOMPARE(row.size(), int(map.weights.cols()) + 1);
+    for (int r = 0; r < map.weights.rows(); ++r) {
+      for (int c = 0; c < map.weights.cols(); ++c) QCOMPARE(rows[r + 1][c + 1].toFloat(), map.weights(r, c));
+    }
+  }
+
+  void softmaxRowsSumToOne_data() {
+    QTest::addColumn<QString>("mechanism");
+    QTest::addColumn<QStringList>("extra");
+    QTest::newRow("additive") << u"additive"_s << QStringList();
+    QTest::newRow("scaled-dot") << u"scaled-dot"_s << QStringList();
+    QTest::newRow("general T=0.5") << u"general"_s << QStringList{u"--temperature"_s, u"0.5"_s};
+    QTest::newRow("self causal") << u"self"_s << QStringList{u"--causal"_s};
+    QTest::newRow("multi-head head 2") << u"multi-head"_s << QStringList{u"--heads"_s, u"4"_s, u"--map"_s, u"2"_s};
+    QTest::newRow("location") << u"location"_s << QStringList();
+    QTest::newRow("pooling") << u"pooling"_s << QStringList();
+    QTest::newRow("sparsemax") << u"global"_s << QStringList{u"--normaliser"_s, u"sparsemax"_s};
+  }
+  void softmaxRowsSumToOne() {
+    QFETCH(QString, mechanism);
+    QFETCH(QStringList, extra);
+    const QString csv = dir_.filePath(mechanism + u".csv"_s);
+    const Run run = runCli(QStringList{u"lab"_s, u"--mechanism"_s, mechanism, u"--csv"_s, csv} + extra);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const auto rows = readCsv(csv);
+    QVERIFY(rows.size() >= 2);
+    for (int r = 1; r < rows.size(); ++r) {
+      double sum = 0.0;
+      for (int c = 1; c < rows[r].size(); ++c) sum += rows[r][c].toDouble();
+      QVERIFY2(std::abs(sum - 1.0) < 1e-5, qPrintable(u"row %1 sums to %2"_s.arg(r).arg(sum, 0, 'g', 9)));
+    }
+  }
+
+  void vectorFormats_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QByteArray>("magic");
+    QTest::newRow("svg") << u"map.svg"_s << QByteArray("<?xml");
+    QTest::newRow("pdf") << u"map.pdf"_s << QByteArray("%PDF-");
+  }
+  void vectorFormats() {
+    QFETCH(QString, name);
+    QFETCH(QByteArray, magic);
+    const QString path = dir_.filePath(name);
+    const Run run = runCli({u"lab"_s, u"--mechanism"_s, u"local-p"_s, u"--out"_s, path});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.read(5).startsWith(magic));
+  }
+
+  void gridOfEveryMap() {
+    const QString png = dir_.filePath(u"grid.png"_s);
+    const QString csv = dir_.filePath(u"hops.csv"_s);
+    const Run run = runCli({u"lab"_s, u"--mechanism"_s, u"multi-hop"_s, u"--hops"_s, u"3"_s, u"--map"_s, u"all"_s,
+                            u"--out"_s, png, u"--csv"_s, csv});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QImage image;
+    QVERIFY(image.load(png));
+    QVERIFY(notBlank(image));
+    for (int i = 0; i < 3; ++i) QVERIFY(QFile::exists(dir_.filePath(u"hops-%1.csv"_s.arg(i))));
+  }
+
+  void badInputFails_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message");
+    const QString out = dir_.filePath(u"never.png"_s);
+    QTest::newRow("empty source") << QStringList{u"lab"_s, u"--source"_s, QString(), u"--out"_s, out} << 1 << u"source"_s;
+    QTest::newRow("too many words")
+        << QStringList{u"lab"_s, u"--source"_s, QString(u"word "_s).repeated(attn::lab::kMaxTokens + 10), u"--out"_s, out}
+        << 1 << u"source"_s;
+    QTest::newRow("unknown mechanism") << QStringList{u"lab"_s, u"--mechanism"_s, u"telepathy"_s, u"--out"_s, out} << 2
+                                       << u"telepathy"_s;
+    QTest::newRow("no output") << QStringList{u"lab"_s} << 2 << u"--out"_s;
+    QTest::newRow("bad extension") << QStringList{u"lab"_s, u"--out"_s, dir_.filePath(u"x.gif"_s)} << 2 << u".png"_s;
+    QTest::newRow("not a number") << QStringList{u"lab"_s, u"--heads"_s, u"four"_s, u"--out"_s, out} << 2 << u"--heads"_s;
+    QTest::newRow("unknown option") << QStringList{u"lab"_s, u"--bogus"_s} << 2 << u"bogus"_s;
+    QTest::newRow("unknown command") << QStringList{u"paint"_s} << 2 << u"paint"_s;
+    QTest::newRow("map out of range") << QStringList{u"lab"_s, u"--map"_s, u"99"_s, u"--out"_s, out} << 2 << u"99"_s;
+  }
+  void badInputFails() {
+    QFETCH(QStringList, arguments);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    const Run run = runCli(arguments);
+    QCOMPARE(run.exitCode, exitCode);
+    QVERIFY2(run.err.contains(message), qPrintable(run.err));
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+  }
+
+  void invalidUtf8NamesTheOffset() {
+    // QProcess would re-encode a QString argument, so a shell passes the raw byte.
+    QProcess process;
+    process.start(u"/bin/sh"_s, {u"-c"_s, u"exec \"$0\" lab --query \"$(printf 'she \\377 ate')\" --out \"$1\""_s,
+                                 QStringLiteral(ATTNSCOPE_CLI), dir_.filePath(u"utf8.png"_s)});
+    QVERIFY(process.waitForFinished(60000));
+    QCOMPARE(process.exitCode(), 1);
+    const QString err = QString::fromLocal8Bit(process.readAllStandardError());
+    QVERIFY2(err.contains(u"query"_s) && err.contains(u"byte 4"_s), qPrintable(err));
+  }
+
+  void helpVersionAndList() {
+    const Run help = runCli({u"--help"_s});
+    QCOMPARE(help.exitCode, 0);
+    QVERIFY(help.out.contains(u"lab"_s) && help.out.contains(u"demo"_s));
+    const Run labHelp = runCli({u"lab"_s, u"--help"_s});
+    QCOMPARE(labHelp.exitCode, 0);
+    for (const char* option : {"--mechanism", "--temperature", "--sigma", "--heads", "--causal", "--map", "--csv"}) {
+      QVERIFY2(labHelp.out.contains(QLatin1String(option)), option);
+    }
+    const Run version = runCli({u"--version"_s});
+    QCOMPARE(version.exitCode, 0);
+    QVERIFY(version.out.contains(u"Qt"_s) && version.out.contains(u"Eigen"_s) && version.out.contains(u"OpenCV"_s));
+    const Run list = runCli({u"lab"_s, u"--list"_s});
+    QCOMPARE(list.exitCode, 0);
+    for (const auto& info : attn::lab::mechanisms()) {
+      QVERIFY2(list.out.contains(QString::fromUtf8(info.key.data(), qsizetype(info.key.size()))), info.key.data());
+      QVERIFY(list.out.contains(QString::fromUtf8(info.formula.data(), qsizetype(info.formula.size()))));
+    }
+  }
+
+  void demoRendersEveryView() {
+    const QString out = dir_.filePath(u"demo"_s);
+    const Run run = runCli({u"demo"_s, u"--out-dir"_s, out});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const QStringList lines = run.out.split(u'\n', Qt::SkipEmptyParts);
+    QVERIFY(lines.size() >= 5);
+    for (const QString& line : lines) {
+      const QString path = line.section(u"  ("_s, 0, 0);
+      QImage image;
+      QVERIFY2(image.load(path), qPrintable(path));
+      QVERIFY2(notBlank(image), qPrintable(path));
+    }
+    QCOMPARE(QDir(out).entryList({u"*.png"_s}).size(), lines.size());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,304 @@
+// The Mechanism Lab: typing recomputes off the GUI thread, the newest request wins, the view holds the
+// engine's matrix, bad input keeps the previous view, every mechanism of the catalogue draws.
+#include "render/qcustomplot.h"
+#include "ui_test_support.h"
+#include "views/heatmap_view.h"
+#include "views/map_grid_view.h"
+#include "workbenches/lab_workbench.h"
+#include "workbenches/lab_worker.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+#include <QThread>
+
+using namespace attn::ui;
+using namespace Qt::StringLiterals;
+
+namespace {
+
+bool settle(LabWorkbench& lab, int timeoutMs = 20000) {
+  return QTest::qWaitFor([&] { return lab.settled() == lab.submitted(); }, timeoutMs);
+}
+
+std::string words(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i) text += "word" + std::to_string(i % 97) + (i % 13 == 12 ? ". " : " ");
+  return text;
+}
+
+}  // namespace
+
+class TestLabWorkbench : public QObject {
+  Q_OBJECT
+
+ private:
+  std::unique_ptr<LabWorkbench> lab_;
+
+  // The main view must show exactly what run_lab returns for the widgets' request.
+  void verifyViewMatchesEngine() {
+    const auto* outcome = lab_->outcome();
+    QVERIFY(outcome && outcome->ok());
+    const auto expected = testing::runOrNull(lab_->request());
+    QVERIFY2(expected, "run_lab refused the request the lab shows");
+    const int index = lab_->currentMapIndex();
+    QVERIFY(index >= 0 && index < int(expected->trace.size()));
+    const auto& map = expected->trace.maps()[std::size_t(index)];
+    auto* data = lab_->heatmap()->colorMap()->data();
+    QCOMPARE(data->keySize(), int(map.weights.cols()));
+    QCOMPARE(data->valueSize(), int(map.weights.rows()));
+    for (int r = 0; r < map.weights.rows(); ++r) {
+      for (int c = 0; c < map.weights.cols(); ++c) {
+        if (std::abs(data->cell(c, r) - double(map.weights(r, c))) > 1e-6) {
+          QFAIL(qPrintable(u"cell (%1, %2): view %3, engine %4"_s.arg(r).arg(c).arg(data->cell(c, r)).arg(map.weights(r, c))));
+        }
+      }
+    }
+    QCOMPARE(lab_->heatmap()->map()->row_labels, map.row_labels);
+    QCOMPARE(lab_->heatmap()->map()->col_labels, map.col_labels);
+  }
+
+ private slots:
+  void initTestCase() {
+    lab_ = std::make_unique<LabWorkbench>();
+    lab_->resize(1200, 800);
+    lab_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(lab_.get()));
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+  }
+
+  void startsWithTheDefaultSentences() {
+    QCOMPARE(lab_->queryEdit()->text().toStdString(), std::string(attn::lab::kDefaultQuery));
+    QCOMPARE(lab_->sourceEdit()->toPlainText().toStdString(), std::string(attn::lab::kDefaultSource));
+    QVERIFY(lab_->outcome() && lab_->outcome()->ok());
+    QVERIFY(lab_->runSummary().startsWith(u"lab: "_s));
+    QVERIFY(lab_->runSummary().endsWith(u" ms"_s));
+  }
+
+  void typingRecomputesAndTheHeatmapHoldsTheEnginesMatrix() {
+    lab_->queryEdit()->setFocus();
+    lab_->queryEdit()->end(false);
+    QTest::keyClicks(lab_->queryEdit(), u" today"_s);
+    QVERIFY(settle(*lab_));
+    QVERIFY(lab_->request().query.ends_with("today"));
+    QCOMPARE(lab_->heatmap()->map()->row_labels.back(), std::string("today"));
+    verifyViewMatchesEngine();
+    lab_->heatmap()->replotNow();
+    QVERIFY(testing::looksDrawn(lab_->heatmap()->grab().toImage()));
+  }
+
+  void manyQuickEditsEndOnTheLastOne() {
+    // A long source makes each run take a while, so the edits pile up behind it and coalesce.
+    lab_->sourceEdit()->setPlainText(QString::fromStdString(words(1500)));
+    const int runsBefore = lab_->workerRuns();
+    constexpr int kEdits = 40;
+    for (int i = 0; i < kEdits; ++i) lab_->queryEdit()->setText(u"edit number %1 of the query"_s.arg(i));
+    QVERIFY(settle(*lab_, 60000));
+    const int runs = lab_->workerRuns() - runsBefore;
+    QVERIFY2(runs < kEdits, qPrintable(u"%1 runs for %2 edits"_s.arg(runs).arg(kEdits)));
+    QCOMPARE(lab_->shown(), lab_->submitted());
+    QCOMPARE(lab_->outcome()->request.query, std::string("edit number 39 of the query"));
+    QCOMPARE(lab_->heatmap()->map()->row_labels.at(2), std::string("39"));
+    verifyViewMatchesEngine();
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+  }
+
+  void badInputKeepsThePreviousView_data() {
+    QTest::addColumn<QByteArray>("query");
+    QTest::addColumn<QByteArray>("source");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("empty source") << QByteArray("she ate") << QByteArray("") << u"source"_s;
+    QTest::newRow("blank query") << QByteArray("   ") << QByteArray("the apple fell") << u"query"_s;
+    QTest::newRow("5000-word paste") << QByteArray("she ate") << QByteArray::fromStdString(words(5000)) << u"2048"_s;
+    QTest::newRow("invalid UTF-8") << QByteArray("she \xff ate") << QByteArray("the apple") << u"byte"_s;
+  }
+  void badInputKeepsThePreviousView() {
+    QFETCH(QByteArray, query);
+    QFETCH(QByteArray, source);
+    QFETCH(QString, mentions);
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+    const quint64 shownBefore = lab_->shown();
+    const attn::AttentionMap* mapBefore = lab_->heatmap()->map();
+    QVERIFY(mapBefore);
+    const attn::Matrix weightsBefore = mapBefore->weights;
+
+    auto request = lab_->request();
+    request.query = query.toStdString();
+    request.source = source.toStdString();
+    lab_->submitRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(!lab_->lastError().isEmpty(), "the engine accepted bad input");
+    QVERIFY2(lab_->lastError().contains(mentions, Qt::CaseInsensitive), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->shown(), shownBefore);
+    QCOMPARE(lab_->heatmap()->map(), mapBefore);
+    QCOMPARE(lab_->heatmap()->map()->weights, weightsBefore);
+    QVERIFY(lab_->findChild<QLabel*>(u"inputError"_s)->isVisibleTo(lab_.get()));
+  }
+
+  void invalidUtf8FromAFileNamesTheByte() {
+    QSignalSpy messages(lab_.get(), &LabWorkbench::statusMessage);
+    const quint64 shownBefore = lab_->shown();
+    QVERIFY(!lab_->loadText(QByteArray("\n  she \xc3\x28 ate\nthe apple fell\n"), u"bad.txt"_s));
+    QVERIFY(settle(*lab_));
+    QCOMPARE(lab_->shown(), shownBefore);
+    QVERIFY2(lab_->lastError().startsWith(u"bad.txt: "_s), qPrintable(lab_->lastError()));
+    QVERIFY(lab_->lastError().contains(u"byte"_s));
+    QTRY_VERIFY(!messages.isEmpty());
+    QVERIFY(messages.last().front().toString().contains(u"bad.txt"_s));
+    // The editors never received the bad bytes.
+    QCOMPARE(lab_->queryEdit()->text().toStdString(), std::string(attn::lab::kDefaultQuery));
+  }
+
+  void emojiAndCjkJustWork() {
+    auto request = testing::defaultRequest();
+    request.query = "\xe5\xa5\xb9 ate the \xf0\x9f\x8d\x8e";  // 她 ate the 🍎
+    request.source = "\xe8\x8b\xb9\xe6\x9e\x9c fell \xf0\x9f\x8c\xb3 in the garden";
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    const auto& rows = lab_->heatmap()->map()->row_labels;
+    QVERIFY(std::find(rows.begin(), rows.end(), std::string("\xf0\x9f\x8d\x8e")) != rows.end());
+    verifyViewMatchesEngine();
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+  }
+
+  void goodInputAfterBadClearsTheError() {
+    auto request = lab_->request();
+    request.source.clear();
+    lab_->submitRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY(!lab_->lastError().isEmpty());
+    lab_->sourceEdit()->setPlainText(u"the apple fell from the tree"_s);
+    QVERIFY(settle(*lab_));
+    QVERIFY(lab_->lastError().isEmpty());
+    QVERIFY(!lab_->findChild<QLabel*>(u"inputError"_s)->isVisibleTo(lab_.get()));
+    verifyViewMatchesEngine();
+  }
+
+  void everyMechanismDraws_data() {
+    QTest::addColumn<int>("index");
+    const auto catalogue = attn::lab::mechanisms();
+    for (std::size_t i = 0; i < catalogue.size(); ++i) {
+      QTest::newRow(std::string(catalogue[i].key).c_str()) << int(i);
+    }
+  }
+  void everyMechanismDraws() {
+    QFETCH(int, index);
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+    lab_->mechanismBox()->setCurrentIndex(index);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    const auto& info = attn::lab::mechanisms()[std::size_t(index)];
+    QCOMPARE(lab_->outcome()->request.params.mechanism, info.id);
+    verifyViewMatchesEngine();
+    lab_->heatmap()->replotNow();
+    QVERIFY2(testing::looksDrawn(lab_->heatmap()->grab().toImage()), "the heatmap is blank");
+
+    // Only the controls the mechanism uses are shown.
+    QCOMPARE(lab_->findChild<QWidget*>(u"heads"_s)->isVisibleTo(lab_.get()), info.uses_heads);
+    QCOMPARE(lab_->findChild<QWidget*>(u"hops"_s)->isVisibleTo(lab_.get()), info.uses_hops);
+    QCOMPARE(lab_->findChild<QWidget*>(u"window"_s)->isVisibleTo(lab_.get()), info.uses_window);
+    QCOMPARE(lab_->findChild<QWidget*>(u"classes"_s)->isVisibleTo(lab_.get()), info.uses_classes);
+    QCOMPARE(lab_->findChild<QWidget*>(u"causal"_s)->isVisibleTo(lab_.get()), info.uses_causal);
+    QCOMPARE(lab_->findChild<QWidget*>(u"score"_s)->isVisibleTo(lab_.get()), info.uses_score);
+    QCOMPARE(lab_->queryEdit()->isEnabled(), info.uses_query);
+    QCOMPARE(lab_->findChild<QLabel*>(u"formula"_s)->text().toStdString(), std::string(info.formula));
+
+    // Several maps: a selector with every title and a tile per map.
+    const auto& trace = lab_->outcome()->result->trace;
+    if (trace.size() > 1) {
+      QCOMPARE(lab_->mapBox()->count(), int(trace.size()));
+      for (int i = 0; i < int(trace.size()); ++i) {
+        QCOMPARE(lab_->mapBox()->itemText(i).toStdString(), trace.maps()[std::size_t(i)].title());
+      }
+      QCOMPARE(lab_->grid()->count(), std::min(int(trace.size()), MapGrid::kMaxTiles));
+      QVERIFY(lab_->mapBox()->isVisibleTo(lab_.get()));
+    } else {
+      QVERIFY(!lab_->mapBox()->isVisibleTo(lab_.get()));
+    }
+  }
+
+  void clickingATileShowsItsMap() {
+    auto request = testing::defaultRequest(attn::lab::Mechanism::MultiHead);
+    request.params.heads = 4;
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->grid()->count(), 4);
+    auto* tile = lab_->grid()->tile(2);
+    QTest::mouseClick(tile->plot(), Qt::LeftButton, {}, tile->plot()->rect().center());
+    QCOMPARE(lab_->currentMapIndex(), 2);
+    QCOMPARE(lab_->mapBox()->currentIndex(), 2);
+    QCOMPARE(lab_->heatmap()->map(), &lab_->outcome()->result->trace.maps()[2]);
+    verifyViewMatchesEngine();
+    // The selector works the other way round.
+    lab_->mapBox()->setCurrentIndex(1);
+    QCOMPARE(lab_->currentMapIndex(), 1);
+    QCOMPARE(lab_->grid()->current(), 1);
+    // A parameter change keeps the chosen head.
+    lab_->findChild<QSpinBox*>(u"seed"_s)->setValue(7);
+    QVERIFY(settle(*lab_));
+    QCOMPARE(lab_->currentMapIndex(), 1);
+    verifyViewMatchesEngine();
+  }
+
+  void workerCoalescesPendingRequests() {
+    // With its thread not yet running, every submit replaces the pending request: exactly one run,
+    // the newest, happens once the thread starts.
+    LabWorker worker;
+    QThread thread;
+    worker.moveToThread(&thread);
+    QList<LabOutcome> outcomes;
+    connect(&worker, &LabWorker::finished, this, [&](const LabOutcome& outcome) { outcomes.append(outcome); },
+            Qt::QueuedConnection);
+    for (quint64 g = 1; g <= 25; ++g) {
+      auto request = testing::defaultRequest();
+      request.query = "request " + std::to_string(g);
+      worker.submit(g, request);
+    }
+    thread.start();
+    QTRY_COMPARE(outcomes.size(), 1);
+    QTest::qWait(50);
+    QCOMPARE(outcomes.size(), 1);
+    QCOMPARE(worker.runs(), 1);
+    QCOMPARE(outcomes.front().generation, quint64(25));
+    QCOMPARE(outcomes.front().request.query, std::string("request 25"));
+    QVERIFY(outcomes.front().ok());
+    thread.quit();
+    thread.wait();
+  }
+
+  void colormapAndRangeReachEveryView() {
+    QSignalSpy changed(lab_.get(), &LabWorkbench::colormapChanged);
+    lab_->setColormap(render::Colormap::Inferno);
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(lab_->heatmap()->colormap(), render::Colormap::Inferno);
+    for (int i = 0; i < lab_->grid()->count(); ++i) QCOMPARE(lab_->grid()->tile(i)->colormap(), render::Colormap::Inferno);
+    QCOMPARE(lab_->findChild<QComboBox*>(u"colormap"_s)->currentData().toInt(), int(render::Colormap::Inferno));
+    lab_->setRangeMode(render::RangeMode::Unit);
+    QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
+    lab_->setRangeMode(render::RangeMode::Data);
+    lab_->setColormap(render::Colormap::Viridis);
+  }
+
+  void shutsDownCleanlyWhileBusy() {
+    auto lab = std::make_unique<LabWorkbench>();
+    lab->sourceEdit()->setPlainText(QString::fromStdString(words(2000)));
+    for (int i = 0; i < 5; ++i) lab->queryEdit()->setText(u"busy %1"_s.arg(i));
+    lab.reset();  // must not hang or crash with a run in flight
+  }
+
+  void cleanupTestCase() { lab_.reset(); }
+};
+
+QTEST_MAIN(TestLabWorkbench)
+#include "test_lab_workbench.moc"

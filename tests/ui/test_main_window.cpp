@@ -1,0 +1,176 @@
+// The main window: one tab, menus and shortcuts, status bar messages, open / drop / recent files,
+// exports, and geometry kept across sessions.
+#include "app/main_window.h"
+#include "render/qcustomplot.h"
+#include "ui_test_support.h"
+#include "views/heatmap_view.h"
+#include "workbenches/lab_workbench.h"
+
+#include <QAction>
+#include <QDropEvent>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTest>
+
+using namespace attn::ui;
+using namespace Qt::StringLiterals;
+
+namespace {
+
+bool settle(LabWorkbench& lab) {
+  return QTest::qWaitFor([&] { return lab.settled() == lab.submitted(); }, 20000);
+}
+
+QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
+  const QString path = dir.filePath(name);
+  QFile file(path);
+  if (file.open(QIODevice::WriteOnly)) file.write(bytes);
+  return path;
+}
+
+QAction* actionWithShortcut(QWidget& window, const QKeySequence& keys) {
+  for (auto* action : window.findChildren<QAction*>()) {
+    if (action->shortcuts().contains(keys)) return action;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir settingsDir_;
+  QTemporaryDir files_;
+  std::unique_ptr<MainWindow> window_;
+
+ private slots:
+  void initTestCase() {
+    testing::isolateSettings(settingsDir_.path());
+    window_ = std::make_unique<MainWindow>();
+    window_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    QVERIFY(settle(*window_->lab()));
+  }
+
+  void oneTabForTheLabOnly() {
+    auto* tabs = window_->findChild<QTabWidget*>();
+    QVERIFY(tabs);
+    QCOMPARE(tabs->count(), 1);
+    QCOMPARE(tabs->widget(0), window_->lab());
+  }
+
+  void standardShortcuts_data() {
+    QTest::addColumn<QKeySequence>("keys");
+    const auto standardOr = [](QKeySequence::StandardKey key, QKeySequence fallback) {
+      const QKeySequence standard(key);
+      return standard.isEmpty() ? fallback : standard;
+    };
+    QTest::newRow("open") << QKeySequence(QKeySequence::Open);
+    QTest::newRow("save/export") << QKeySequence(QKeySequence::Save);
+    QTest::newRow("quit") << standardOr(QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q));
+    QTest::newRow("full screen") << standardOr(QKeySequence::FullScreen, QKeySequence(Qt::Key_F11));
+  }
+  void standardShortcuts() {
+    QFETCH(QKeySequence, keys);
+    QVERIFY(!keys.isEmpty());
+    QVERIFY(actionWithShortcut(*window_, keys));
+  }
+
+  void statusBarShowsTheLastRun() {
+    QTRY_VERIFY(window_->runLabel()->text().startsWith(u"lab: "_s));
+    QVERIFY(window_->runLabel()->text().contains(u" ms"_s));
+    QVERIFY(window_->runLabel()->text().contains(u" x "_s));
+  }
+
+  void badInputShowsAStatusMessageAndKeepsTheView() {
+    auto* lab = window_->lab();
+    const auto* before = lab->heatmap()->map();
+    lab->sourceEdit()->clear();
+    QVERIFY(settle(*lab));
+    QTRY_VERIFY(window_->statusBar()->currentMessage().contains(u"source"_s));
+    QCOMPARE(lab->heatmap()->map(), before);
+    lab->sourceEdit()->setPlainText(QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
+    QVERIFY(settle(*lab));
+    QVERIFY(lab->lastError().isEmpty());
+  }
+
+  void openingATextFileFillsTheLab() {
+    const QString path = writeFile(files_, u"pair.txt"_s, "\n\n  the cat sat  \nle chat \xc3\xa9tait assis\nsur le tapis\n");
+    QVERIFY(window_->openFile(path));
+    auto* lab = window_->lab();
+    QCOMPARE(lab->queryEdit()->text(), u"the cat sat"_s);
+    QCOMPARE(lab->sourceEdit()->toPlainText(), u"le chat \u00e9tait assis\nsur le tapis"_s);
+    QVERIFY(settle(*lab));
+    QVERIFY(lab->lastError().isEmpty());
+    QCOMPARE(lab->heatmap()->map()->row_labels.front(), std::string("the"));
+    QCOMPARE(window_->recentFiles().front(), QFileInfo(path).absoluteFilePath());
+  }
+
+  void droppingAFileOpensIt() {
+    const QString path = writeFile(files_, u"dropped.txt"_s, "a dog barked\nthe dog barked at the cat\n");
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    const QPoint centre = window_->rect().center();
+    QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window_.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window_.get(), &drop);
+    QCOMPARE(window_->lab()->queryEdit()->text(), u"a dog barked"_s);
+    QVERIFY(settle(*window_->lab()));
+  }
+
+  void recentFilesKeepEightAndDropMissingOnes() {
+    QStringList paths;
+    for (int i = 0; i < 10; ++i) {
+      paths.append(writeFile(files_, u"recent-%1.txt"_s.arg(i), "query " + QByteArray::number(i) + "\nsource words here\n"));
+      QVERIFY(window_->openFile(paths.back()));
+    }
+    QVERIFY(settle(*window_->lab()));
+    QCOMPARE(window_->recentFiles().size(), MainWindow::kMaxRecentFiles);
+    QCOMPARE(window_->recentFiles().front(), QFileInfo(paths.back()).absoluteFilePath());
+    QVERIFY(QFile::remove(paths[9]));
+    QVERIFY(!window_->openFile(paths[9]));
+    QVERIFY(!window_->recentFiles().contains(QFileInfo(paths[9]).absoluteFilePath()));
+    QVERIFY(window_->statusBar()->currentMessage().contains(u"recent"_s));
+  }
+
+  void exportWritesEveryFormat_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("png") << u"out.png"_s;
+    QTest::newRow("svg") << u"out.svg"_s;
+    QTest::newRow("pdf") << u"out.pdf"_s;
+    QTest::newRow("csv") << u"out.csv"_s;
+  }
+  void exportWritesEveryFormat() {
+    QFETCH(QString, name);
+    const QString path = files_.filePath(name);
+    QVERIFY(window_->exportTo(path));
+    QVERIFY(QFileInfo(path).size() > 100);
+    QVERIFY(window_->statusBar()->currentMessage().contains(u"Exported"_s));
+  }
+
+  void geometryIsRemembered() {
+    window_->resize(1111, 777);
+    QVERIFY(window_->close());
+    window_.reset();
+    QVERIFY(QSettings().contains(u"window/geometry"_s));
+    window_ = std::make_unique<MainWindow>();
+    QCOMPARE(window_->size(), QSize(1111, 777));
+    QVERIFY(settle(*window_->lab()));
+  }
+
+  void cleanupTestCase() { window_.reset(); }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

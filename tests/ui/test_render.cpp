@@ -1,0 +1,147 @@
+// ui/render: the pure functions behind every heatmap.
+#include "render/colormap.h"
+#include "render/heatmap_render.h"
+#include "render/qcustomplot.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace attn::ui;
+using namespace Qt::StringLiterals;
+
+class TestRender : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void colormapEnds_data() {
+    QTest::addColumn<int>("map");
+    QTest::addColumn<QRgb>("low");
+    QTest::addColumn<QRgb>("high");
+    QTest::newRow("viridis") << int(render::Colormap::Viridis) << QRgb(0xff440154) << QRgb(0xfffde725);
+    QTest::newRow("magma") << int(render::Colormap::Magma) << QRgb(0xff000004) << QRgb(0xfffcfdbf);
+    QTest::newRow("greys") << int(render::Colormap::Greys) << QRgb(0xffffffff) << QRgb(0xff111111);
+  }
+  void colormapEnds() {
+    QFETCH(int, map);
+    QFETCH(QRgb, low);
+    QFETCH(QRgb, high);
+    QCOMPARE(render::sample(render::Colormap(map), 0.0), low);
+    QCOMPARE(render::sample(render::Colormap(map), 1.0), high);
+    QCOMPARE(render::sample(render::Colormap(map), -3.0), low);  // clamped
+    QCOMPARE(render::sample(render::Colormap(map), 7.0), high);
+    // The QCustomPlot gradient uses the same stops.
+    auto gradient = render::gradient(render::Colormap(map));
+    QCOMPARE(gradient.color(0.0, QCPRange(0, 1)), low);
+    QCOMPARE(gradient.color(1.0, QCPRange(0, 1)), high);
+  }
+
+  void everyColormapIsFindableAndMonotoneInLightness() {
+    for (const auto& info : render::colormaps()) {
+      QCOMPARE(render::findColormap(QString::fromLatin1(info.key)), std::optional(info.id));
+      const auto stops = render::colorStops(info.id);
+      QVERIFY(stops.size() >= 2);
+      if (info.id == render::Colormap::Greys) continue;
+      // Perceptually uniform maps get lighter from one end to the other.
+      QVERIFY2(QColor(stops.front()).lightness() < QColor(stops.back()).lightness(), info.key);
+    }
+    QCOMPARE(render::findColormap(u"VIRIDIS"_s), std::optional(render::Colormap::Viridis));
+    QCOMPARE(render::findColormap(u"jet"_s), std::nullopt);
+  }
+
+  void valueRangeAnchorsWeightsAtZero() {
+    attn::Matrix m(2, 2);
+    m << 0.25f, 0.75f, 0.5f, 0.5f;
+    QCOMPARE(render::valueRange(m, render::RangeMode::Data), (render::ValueRange{0.0, 0.75}));
+    QCOMPARE(render::valueRange(m, render::RangeMode::Unit), (render::ValueRange{0.0, 1.0}));
+    m << -2.0f, 1.0f, 0.0f, std::numeric_limits<float>::quiet_NaN();
+    QCOMPARE(render::valueRange(m, render::RangeMode::Data), (render::ValueRange{-2.0, 1.0}));
+    m.setZero();
+    const auto flat = render::valueRange(m, render::RangeMode::Data);
+    QVERIFY(flat.upper > flat.lower);
+  }
+
+  void colorMapDataIsTheMatrix() {
+    attn::Matrix m(3, 5);
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 5; ++c) m(r, c) = float(r * 10 + c) / 100.0f;
+    }
+    QCPColorMapData data(1, 1, QCPRange(0, 1), QCPRange(0, 1));
+    render::fillColorMapData(data, m);
+    QCOMPARE(data.keySize(), 5);
+    QCOMPARE(data.valueSize(), 3);
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 5; ++c) QCOMPARE(float(data.cell(c, r)), m(r, c));
+    }
+    // Cell centres sit on integer coordinates, so axis coordinate = token index.
+    double key = 0;
+    double value = 0;
+    data.cellToCoord(4, 2, &key, &value);
+    QCOMPARE(key, 4.0);
+    QCOMPARE(value, 2.0);
+  }
+
+  void singleCellAxesStillHaveExtent() {
+    attn::Matrix m(1, 4);
+    m << 0.1f, 0.2f, 0.3f, 0.4f;
+    QCPColorMapData data(1, 1, QCPRange(0, 1), QCPRange(0, 1));
+    render::fillColorMapData(data, m);
+    QVERIFY(data.valueRange().size() > 0.0);  // a zero-height row would not be drawn
+  }
+
+  void matrixImageHasRowZeroOnTop() {
+    attn::Matrix m(2, 3);
+    m << 0.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f;
+    const QImage image = render::matrixImage(m, render::Colormap::Viridis, {0.0, 1.0});
+    QCOMPARE(image.size(), QSize(3, 2));
+    QCOMPARE(image.pixel(0, 0), render::sample(render::Colormap::Viridis, 0.0));
+    QCOMPARE(image.pixel(2, 1), render::sample(render::Colormap::Viridis, 1.0));
+  }
+
+  void labelStride_data() {
+    QTest::addColumn<double>("pixelsPerCell");
+    QTest::addColumn<double>("minPixels");
+    QTest::addColumn<int>("stride");
+    QTest::newRow("roomy") << 40.0 << 14.0 << 1;
+    QTest::newRow("exact") << 14.0 << 14.0 << 1;
+    QTest::newRow("half") << 7.0 << 14.0 << 2;
+    QTest::newRow("tiny") << 0.5 << 14.0 << 28;
+  }
+  void labelStride() {
+    QFETCH(double, pixelsPerCell);
+    QFETCH(double, minPixels);
+    QFETCH(int, stride);
+    QCOMPARE(render::labelStride(pixelsPerCell, minPixels), stride);
+  }
+
+  void tokenLabels_data() {
+    QTest::addColumn<QByteArray>("token");
+    QTest::addColumn<QString>("label");
+    QTest::newRow("word") << QByteArray("apple") << u"apple"_s;
+    QTest::newRow("cjk") << QByteArray("\xe8\x8b\xb9\xe6\x9e\x9c") << u"\u82f9\u679c"_s;
+    QTest::newRow("emoji") << QByteArray("\xf0\x9f\x8d\x8e") << u"\U0001F34E"_s;
+    QTest::newRow("empty") << QByteArray() << u"\u2205"_s;
+    QTest::newRow("inner space") << QByteArray("sentence 1") << u"sentence 1"_s;
+    QTest::newRow("only a space") << QByteArray(" ") << u"\u2423"_s;
+    QTest::newRow("newline") << QByteArray("\n") << u"\u21b5"_s;
+    QTest::newRow("long") << QByteArray("internationalisation-ready") << u"internationalisat\u2026"_s;
+  }
+  void tokenLabels() {
+    QFETCH(QByteArray, token);
+    QFETCH(QString, label);
+    QCOMPARE(render::tokenLabel(token.toStdString()), label);
+  }
+
+  void exactValuesReadBack() {
+    for (float v : {0.1f, 1.0f / 3.0f, 0.0f, 1e-8f, 0.99999994f}) {
+      const QString text = render::exactValue(v);
+      bool ok = false;
+      QCOMPARE(text.toFloat(&ok), v);
+      QVERIFY(ok);
+    }
+  }
+};
+
+QTEST_MAIN(TestRender)
+#include "test_render.moc"

@@ -1,0 +1,80 @@
+// Helpers shared by the UI tests: "is this image a drawing or a blank", settings kept out of the user's
+// home, and a fresh lab result to compare views against.
+#pragma once
+
+#include "attn/lab/lab.h"
+
+#include <QCoreApplication>
+#include <QImage>
+#include <QSet>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <memory>
+
+namespace attn::ui::testing {
+
+struct ImageStats {
+  int distinctColours = 0;
+  double nonBackgroundFraction = 0.0;  // pixels that differ from the top-left pixel
+};
+
+inline ImageStats imageStats(const QImage& source) {
+  const QImage image = source.convertToFormat(QImage::Format_ARGB32);
+  ImageStats stats;
+  if (image.isNull()) return stats;
+  QSet<QRgb> colours;
+  const QRgb background = image.pixel(0, 0);
+  qint64 different = 0;
+  for (int y = 0; y < image.height(); ++y) {
+    const auto* line = reinterpret_cast<const QRgb*>(image.constScanLine(y));
+    for (int x = 0; x < image.width(); ++x) {
+      colours.insert(line[x]);
+      if (line[x] != background) ++different;
+    }
+  }
+  stats.distinctColours = int(colours.size());
+  stats.nonBackgroundFraction = double(different) / double(qint64(image.width()) * image.height());
+  return stats;
+}
+
+// A heatmap with tokens and a colour bar has many colours and covers a good part of its area.
+inline bool looksDrawn(const QImage& image) {
+  const auto stats = imageStats(image);
+  return stats.distinctColours >= 12 && stats.nonBackgroundFraction >= 0.10;
+}
+
+// Keeps QSettings (window geometry, recent files) of test runs out of the user's configuration.
+inline void isolateSettings(const QString& directory) {
+  QStandardPaths::setTestModeEnabled(true);
+  QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTests"));
+  QCoreApplication::setApplicationName(QStringLiteral("AttnScopeTests"));
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, directory);
+  QSettings().clear();
+}
+
+inline attn::lab::LabRequest defaultRequest(attn::lab::Mechanism mechanism = attn::lab::Mechanism::Global) {
+  attn::lab::LabRequest request;
+  request.query = std::string(attn::lab::kDefaultQuery);
+  request.source = std::string(attn::lab::kDefaultSource);
+  request.params.mechanism = mechanism;
+  return request;
+}
+
+inline std::shared_ptr<const attn::lab::LabResult> runOrNull(const attn::lab::LabRequest& request) {
+  auto result = attn::lab::run_lab(request);
+  if (!result) return nullptr;
+  return std::make_shared<const attn::lab::LabResult>(std::move(*result));
+}
+
+// Largest absolute difference between two matrices, or infinity when the shapes differ.
+inline double maxDifference(const attn::Matrix& a, const attn::Matrix& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  if (a.size() == 0) return 0.0;
+  return double((a - b).cwiseAbs().maxCoeff());
+}
+
+}  // namespace attn::ui::testing

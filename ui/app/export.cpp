@@ -1,0 +1,162 @@
+#include "app/export.h"
+
+#include "views/heatmap_view.h"
+
+#include "render/qcustomplot.h"
+
+#include <QFileInfo>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QWidget>
+
+#include <cstdio>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+attn::Error exportError(const QString& path, const QString& reason) {
+  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
+}
+
+}  // namespace
+
+std::optional<ExportFormat> exportFormatFor(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == u"png"_s) return ExportFormat::Png;
+  if (suffix == u"svg"_s) return ExportFormat::Svg;
+  if (suffix == u"pdf"_s) return ExportFormat::Pdf;
+  if (suffix == u"csv"_s) return ExportFormat::Csv;
+  return std::nullopt;
+}
+
+QString exportFilters() {
+  return QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv)");
+}
+
+attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
+  const auto format = exportFormatFor(path);
+  if (!format || *format == ExportFormat::Csv) {
+    return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
+  }
+  QCustomPlot* plot = view.plot();
+  const int width = plot->width();
+  const int height = plot->height();
+  bool ok = false;
+  switch (*format) {
+    case ExportFormat::Png: ok = plot->savePng(path, width, height); break;
+    case ExportFormat::Pdf:
+      ok = plot->savePdf(path, width, height, QCP::epNoCosmetic, u"AttnScope"_s,
+                         view.map() ? QString::fromStdString(view.map()->title()) : QString());
+      break;
+    case ExportFormat::Svg: {
+      QSvgGenerator generator;
+      generator.setFileName(path);
+      generator.setSize(QSize(width, height));
+      generator.setViewBox(QRect(0, 0, width, height));
+      generator.setResolution(96);  // CSS pixels: browsers show the drawing at the view's size
+      generator.setTitle(view.map() ? QString::fromStdString(view.map()->title()) : u"AttnScope"_s);
+      generator.setDescription(QObject::tr("Attention map exported by AttnScope"));
+      QCPPainter painter;
+      if (!painter.begin(&generator)) break;
+      plot->toPainter(&painter, width, height);
+      ok = painter.end();
+      break;
+    }
+    case ExportFormat::Csv: break;
+  }
+  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  return {};
+}
+
+attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
+  const auto format = exportFormatFor(path);
+  if (!format || *format == ExportFormat::Csv) {
+    return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
+  }
+  const QSize size = widget.size();
+  bool ok = false;
+  switch (*format) {
+    case ExportFormat::Png: ok = widget.grab().save(path, "PNG"); break;
+    case ExportFormat::Svg: {
+      QSvgGenerator generator;
+      generator.setFileName(path);
+      generator.setSize(size);
+      generator.setViewBox(QRect(QPoint(), size));
+      generator.setResolution(96);
+      QPainter painter;
+      if (!painter.begin(&generator)) break;
+      widget.render(&painter);
+      ok = painter.end();
+      break;
+    }
+    case ExportFormat::Pdf: {
+      QPdfWriter writer(path);
+      writer.setCreator(u"AttnScope"_s);
+      writer.setResolution(96);
+      writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+      writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+      QPainter painter;
+      if (!painter.begin(&writer)) break;
+      // PDF points are 1/72 inch, the writer paints at 96 dpi: scale the widget to fill the page.
+      const double scale = double(writer.width()) / double(std::max(1, size.width()));
+      painter.scale(scale, scale);
+      widget.render(&painter);
+      ok = painter.end();
+      break;
+    }
+    case ExportFormat::Csv: break;
+  }
+  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  return {};
+}
+
+QByteArray csvField(std::string_view text) {
+  const bool quote = text.find_first_of(",\"\r\n") != std::string_view::npos;
+  QByteArray out;
+  out.reserve(qsizetype(text.size()) + 2);
+  if (quote) out.append('"');
+  for (char c : text) {
+    if (c == '"') out.append('"');
+    out.append(c);
+  }
+  if (quote) out.append('"');
+  return out;
+}
+
+QByteArray matrixCsv(const attn::AttentionMap& map) {
+  const auto& m = map.weights;
+  const auto label = [](const attn::Labels& labels, Index i) -> QByteArray {
+    if (std::size_t(i) < labels.size()) return csvField(labels[std::size_t(i)]);
+    return QByteArray::number(qlonglong(i));
+  };
+  QByteArray out;
+  for (Index c = 0; c < m.cols(); ++c) {
+    out.append(',');
+    out.append(label(map.col_labels, c));
+  }
+  out.append("\r\n");
+  char number[32];
+  for (Index r = 0; r < m.rows(); ++r) {
+    out.append(label(map.row_labels, r));
+    for (Index c = 0; c < m.cols(); ++c) {
+      const int n = std::snprintf(number, sizeof number, "%.9g", double(m(r, c)));
+      out.append(',');
+      out.append(number, n);
+    }
+    out.append("\r\n");
+  }
+  return out;
+}
+
+attn::Result<void> writeMatrixCsv(const attn::AttentionMap& map, const QString& path) {
+  QSaveFile file(path);  // atomic: a failed export never leaves half a file behind
+  if (!file.open(QIODevice::WriteOnly)) return std::unexpected(exportError(path, file.errorString()));
+  file.write(matrixCsv(map));
+  if (!file.commit()) return std::unexpected(exportError(path, file.errorString()));
+  return {};
+}
+
+}  // namespace attn::ui

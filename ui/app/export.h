@@ -1,0 +1,39 @@
+// Exports shared by File > Export and attnscope-cli: a view as PNG/SVG/PDF (chosen by the file's
+// extension) and a map's matrix as CSV.
+#pragma once
+
+#include "attn/error.h"
+#include "attn/trace.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <optional>
+#include <string_view>
+
+class QWidget;
+
+namespace attn::ui {
+
+class HeatmapView;
+
+enum class ExportFormat { Png, Svg, Pdf, Csv };
+
+// By extension, case-insensitive; nullopt for anything else.
+std::optional<ExportFormat> exportFormatFor(const QString& path);
+// "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv)"
+QString exportFilters();
+
+// The heatmap exactly as drawn, at its current widget size (PNG, SVG or PDF by extension).
+attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path);
+// Any widget (the small-multiples grid) as PNG, SVG or PDF, at its current size.
+attn::Result<void> exportWidget(QWidget& widget, const QString& path);
+
+// RFC 4180 CSV: a header row of column tokens (first cell empty), then one row per query token, values
+// written with %.9g so every float reads back exactly.
+QByteArray matrixCsv(const attn::AttentionMap& map);
+attn::Result<void> writeMatrixCsv(const attn::AttentionMap& map, const QString& path);
+// One field, quoted when it holds a comma, a quote, a CR or an LF (quotes doubled).
+QByteArray csvField(std::string_view text);
+
+}  // namespace attn::ui

@@ -1,0 +1,56 @@
+// Headless rendering for attnscope-cli: run the lab and write the same HeatmapView (or small-multiples
+// grid) the GUI shows, without a window. Also the bundled demo views and the mechanism listing.
+#pragma once
+
+#include "attn/lab/lab.h"
+#include "render/colormap.h"
+
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+#include <expected>
+#include <vector>
+
+namespace attn::ui {
+
+// Selects the offscreen platform when there is no display and QT_QPA_PLATFORM is unset. Call before
+// the QApplication is constructed.
+void useOffscreenPlatformWithoutDisplay();
+
+struct RenderJob {
+  attn::lab::LabRequest request;
+  // Which map of the trace: empty = the first, a 0-based index, a map's title or name, or "all" for the
+  // small-multiples grid of every map.
+  QString map;
+  QSize size{900, 700};
+  QString imagePath;  // .png, .svg or .pdf; may be empty
+  QString csvPath;    // may be empty; with map "all", one file per map: name-0.csv, name-1.csv, ...
+  render::Colormap colormap = render::Colormap::Viridis;
+};
+
+struct RenderReport {
+  QString summary;      // "lab: additive · 7 x 15 · 0.21 ms"
+  QStringList notes;    // LabResult::notes
+  QStringList written;  // paths of the files written
+};
+
+struct RenderFailure {
+  enum class Kind { Usage, Input, Output } kind;
+  QString message;
+};
+
+std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job);
+
+struct DemoView {
+  QString file;         // e.g. "global-additive.png"
+  QString description;  // one line
+  attn::lab::LabRequest request;
+  QString map;          // as RenderJob::map
+};
+std::vector<DemoView> demoViews();
+
+// The catalogue for `lab --list`: key, name, formula and paper of every mechanism, and the score names.
+QString mechanismListing();
+
+}  // namespace attn::ui

@@ -1,0 +1,83 @@
+#include "render/heatmap_render.h"
+
+#include "render/qcustomplot.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace attn::ui::render {
+
+ValueRange valueRange(const attn::Matrix& m, RangeMode mode) {
+  if (mode == RangeMode::Unit || m.size() == 0) return {0.0, 1.0};
+  double lo = 0.0;
+  double hi = 0.0;
+  bool any = false;
+  // NaN cells are drawn transparent; they must not poison the range.
+  for (Index i = 0; i < m.size(); ++i) {
+    const float v = m.data()[i];
+    if (!std::isfinite(v)) continue;
+    lo = any ? std::min(lo, double(v)) : double(v);
+    hi = any ? std::max(hi, double(v)) : double(v);
+    any = true;
+  }
+  if (!any) return {0.0, 1.0};
+  if (lo >= 0.0) lo = 0.0;  // weights: anchor the dark end at zero so colours mean the same across maps
+  if (hi <= lo) hi = lo + 1.0;
+  return {lo, hi};
+}
+
+QCPRange cellCentreRange(int cells) {
+  if (cells <= 1) return QCPRange(-0.5, 0.5);
+  return QCPRange(0.0, double(cells - 1));
+}
+
+QCPRange cellAxisRange(int cells) { return QCPRange(-0.5, double(std::max(cells, 1)) - 0.5); }
+
+void fillColorMapData(QCPColorMapData& data, const attn::Matrix& m) {
+  const int rows = int(m.rows());
+  const int cols = int(m.cols());
+  data.setSize(cols, rows);
+  data.setRange(cellCentreRange(cols), cellCentreRange(rows));
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) data.setCell(c, r, double(m(r, c)));
+  }
+}
+
+QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range) {
+  QImage image(int(m.cols()), int(m.rows()), QImage::Format_ARGB32);
+  const double span = range.upper - range.lower;
+  for (int r = 0; r < image.height(); ++r) {
+    auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
+    for (int c = 0; c < image.width(); ++c) line[c] = sample(map, (double(m(r, c)) - range.lower) / span);
+  }
+  return image;
+}
+
+int labelStride(double pixelsPerCell, double minPixels) {
+  if (!(pixelsPerCell > 0.0)) return 1 << 20;
+  return std::max(1, int(std::ceil(minPixels / pixelsPerCell - 1e-9)));
+}
+
+QString tokenLabel(const std::string& token, int maxChars) {
+  QString text = QString::fromUtf8(token.data(), qsizetype(token.size()));
+  if (text.isEmpty()) return QStringLiteral("\u2205");
+  text.replace(QLatin1Char('\n'), QStringLiteral("\u21b5"));
+  text.replace(QLatin1Char('\t'), QStringLiteral("\u21e5"));
+  // Spaces inside a label ("sentence 1") read normally; a token that is only whitespace (or carries it at
+  // an end, as byte-level BPE tokens do) shows it, or it would look like an empty label.
+  if (text.trimmed().isEmpty() || text.front().isSpace() || text.back().isSpace()) {
+    text.replace(QLatin1Char(' '), QStringLiteral("\u2423"));
+  }
+  if (text.size() > maxChars) text = text.left(maxChars - 1) + QStringLiteral("\u2026");
+  return text;
+}
+
+QString exactValue(float value) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  if (ec != std::errc()) return QString::number(double(value), 'g', 9);
+  return QString::fromLatin1(buffer, end - buffer);
+}
+
+}  // namespace attn::ui::render

@@ -1,0 +1,54 @@
+// Pure drawing helpers: an attention matrix + colour map + value range -> QCustomPlot data or a QImage,
+// plus the small numeric decisions of drawing (value range, label thinning, label text). No widgets here,
+// so the GUI, the CLI and the tests draw with the same code.
+#pragma once
+
+#include "attn/core.h"
+#include "render/colormap.h"
+
+#include <QImage>
+#include <QString>
+
+#include <string>
+
+class QCPColorMapData;
+class QCPRange;
+
+namespace attn::ui::render {
+
+struct ValueRange {
+  double lower = 0.0;
+  double upper = 1.0;
+  friend bool operator==(const ValueRange&, const ValueRange&) = default;
+};
+
+enum class RangeMode {
+  Data,  // 0 .. max for non-negative maps (attention weights), min .. max otherwise
+  Unit,  // 0 .. 1: compare maps by absolute weight
+};
+
+// The colour range for `m`; never empty (a constant matrix gets a unit-wide range).
+ValueRange valueRange(const attn::Matrix& m, RangeMode mode);
+
+// Cell centres along an axis of `cells` cells: 0 .. cells - 1, or -0.5 .. 0.5 for a single cell (a
+// QCPColorMap with one cell and a zero-width range would draw nothing).
+QCPRange cellCentreRange(int cells);
+// The visible axis range that shows every cell completely: -0.5 .. cells - 0.5.
+QCPRange cellAxisRange(int cells);
+
+// Resizes `data` to m's shape and copies it: key (x) = column, value (y) = row, cell(c, r) = m(r, c).
+void fillColorMapData(QCPColorMapData& data, const attn::Matrix& m);
+
+// One pixel per cell, row 0 at the top; scale it with Qt::FastTransformation to keep cells crisp.
+QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range);
+
+// Label every `stride`-th cell so neighbouring labels stay at least `minPixels` apart.
+int labelStride(double pixelsPerCell, double minPixels);
+
+// A token as an axis label: control characters made visible, long tokens elided.
+QString tokenLabel(const std::string& token, int maxChars = 18);
+
+// Shortest text that reads back as exactly the same float.
+QString exactValue(float value);
+
+}  // namespace attn::ui::render

@@ -1,0 +1,415 @@
+#include "views/heatmap_view.h"
+
+#include "render/qcustomplot.h"
+
+#include <QFontMetricsF>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+
+// Places one tick per cell centre, labelled with its token, keeping every stride-th one so labels never
+// overlap; QCustomPlot's numeric tickers would put ticks between cells.
+class TokenTicker : public QCPAxisTicker {
+ public:
+  void setLabels(QStringList labels) { labels_ = std::move(labels); }
+  const QStringList& labels() const { return labels_; }
+  void setStride(int stride) { stride_ = std::max(1, stride); }
+  int stride() const { return stride_; }
+
+  void generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks,
+                QVector<double>* subTicks, QVector<QString>* tickLabels) override {
+    ticks.clear();
+    if (subTicks) subTicks->clear();
+    if (tickLabels) tickLabels->clear();
+    const auto n = int(labels_.size());
+    if (n == 0) return;
+    const int first = std::clamp(int(std::ceil(range.lower - 1e-9)), 0, n - 1);
+    const int last = std::clamp(int(std::floor(range.upper + 1e-9)), 0, n - 1);
+    // Align to multiples of the stride so labels do not jump while panning.
+    for (int i = (first + stride_ - 1) / stride_ * stride_; i <= last; i += stride_) {
+      ticks.append(double(i));
+      if (tickLabels) tickLabels->append(labels_[i]);
+    }
+  }
+
+ private:
+  QStringList labels_;
+  int stride_ = 1;
+};
+
+// QCustomPlot lays out axes from tick labels generated before the layout; the label stride depends on
+// the cell size that layout produces. Re-running the layout once when the stride changes makes every
+// replot and every export (which lays out at the export size) settle on the right labels.
+class TokenPlot : public QCustomPlot {
+ public:
+  using QCustomPlot::QCustomPlot;
+  std::function<bool()> syncTicks;
+
+ protected:
+  void updateLayout() override {
+    QCustomPlot::updateLayout();
+    if (syncTicks && syncTicks()) QCustomPlot::updateLayout();
+  }
+};
+
+namespace {
+
+constexpr int kCompactLabelMinHeight = 280;
+
+QStringList labelsFor(const attn::Labels& labels, Index count) {
+  QStringList out;
+  out.reserve(qsizetype(count));
+  for (Index i = 0; i < count; ++i) {
+    out.append(std::size_t(i) < labels.size() ? render::tokenLabel(labels[std::size_t(i)])
+                                              : QString::number(i));
+  }
+  return out;
+}
+
+QString quotedToken(const attn::Labels& labels, int index) {
+  if (index < 0 || std::size_t(index) >= labels.size()) return {};
+  const auto& token = labels[std::size_t(index)];
+  return u" \u201c"_s + QString::fromUtf8(token.data(), qsizetype(token.size())) + u"\u201d"_s;
+}
+
+}  // namespace
+
+HeatmapView::HeatmapView(Style style, QWidget* parent)
+    : QWidget(parent), style_(style), rowNoun_(u"row"_s), columnNoun_(u"column"_s) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  plot_ = new TokenPlot(this);
+  layout->addWidget(plot_);
+  plot_->setNoAntialiasingOnDrag(true);
+  plot_->setPlottingHint(QCP::phCacheLabels, true);
+  plot_->setToolTipDuration(-1);
+
+  const bool compact = style_ == Style::Compact;
+  QFont tickFont = font();
+  if (compact) tickFont.setPointSizeF(std::max(6.0, tickFont.pointSizeF() - 2.0));
+
+  auto* rect = plot_->axisRect();
+  // Keys along the top (like a table header), queries down the left; the bottom and right axes only
+  // close the frame.
+  auto* top = plot_->xAxis2;
+  auto* left = plot_->yAxis;
+  top->setVisible(true);
+  plot_->xAxis->setVisible(false);
+  plot_->yAxis2->setVisible(false);
+  rowTicker_ = QSharedPointer<TokenTicker>::create();
+  columnTicker_ = QSharedPointer<TokenTicker>::create();
+  left->setTicker(rowTicker_);
+  top->setTicker(columnTicker_);
+  left->setRangeReversed(true);  // row 0 on top, as in the matrix
+  const QColor ink = palette().color(QPalette::WindowText);
+  for (QCPAxis* axis : {top, left}) {
+    axis->setTickLabelFont(tickFont);
+    axis->setTickLabelColor(ink);
+    axis->setSubTicks(false);
+    axis->setTickLengthIn(0);
+    axis->setTickLengthOut(compact ? 2 : 4);
+    axis->setBasePen(QPen(palette().color(QPalette::Mid)));
+    axis->setTickPen(QPen(palette().color(QPalette::Mid)));
+    axis->grid()->setVisible(false);
+    axis->setLabelColor(palette().color(QPalette::PlaceholderText));
+  }
+  top->setTickLabelRotation(-90);
+  top->setTickLabelPadding(compact ? 2 : 4);
+  left->setTickLabelPadding(compact ? 2 : 4);
+  plot_->setBackground(palette().brush(QPalette::Base));
+  rect->setBackground(palette().brush(QPalette::Base));
+
+  colorMap_ = new QCPColorMap(top, left);
+  colorMap_->setInterpolate(false);  // one flat colour per cell: weights are discrete
+  colorMap_->setTightBoundary(false);
+  colorMap_->setAntialiased(false);
+
+  if (compact) {
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    title_ = new QCPTextElement(plot_, QString(), titleFont);
+    title_->setTextColor(ink);
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, title_);
+    plot_->plotLayout()->setRowSpacing(0);
+    rect->setAutoMargins(QCP::msLeft | QCP::msTop);
+    rect->setMargins(QMargins(0, 0, 4, 4));
+  } else {
+    colorScale_ = new QCPColorScale(plot_);
+    plot_->plotLayout()->addElement(0, 1, colorScale_);
+    colorScale_->setType(QCPAxis::atRight);
+    colorScale_->setBarWidth(12);
+    colorScale_->axis()->setTickLabelFont(tickFont);
+    colorScale_->axis()->setTickLabelColor(ink);
+    colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
+    colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
+    colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
+    colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
+    colorScale_->setLabel(tr("weight"));
+    colorScale_->setRangeDrag(false);
+    colorScale_->setRangeZoom(false);
+    colorMap_->setColorScale(colorScale_);
+    // Keep the colour bar exactly as tall as the heatmap.
+    auto* group = new QCPMarginGroup(plot_);
+    rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    // Automatic margins on every side so the margin group can align the colour bar with the cells; the
+    // minimum keeps the bottom row off the widget's edge (no axis there to make room).
+    rect->setAutoMargins(QCP::msAll);
+    rect->setMinimumMargins(QMargins(0, 0, 12, 14));
+    colorScale_->setMinimumMargins(QMargins(0, 0, 0, 14));
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    rect->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    rect->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+    rect->setRangeDragAxes(top, left);
+    rect->setRangeZoomAxes(top, left);
+    connect(top, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
+    connect(left, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
+  }
+
+  // The hover outline lives on its own buffered layer so moving the mouse repaints only that layer.
+  plot_->addLayer(u"hover"_s, nullptr, QCustomPlot::limAbove);
+  plot_->layer(u"hover"_s)->setMode(QCPLayer::lmBuffered);
+  hover_ = new QCPItemRect(plot_);
+  hover_->setLayer(u"hover"_s);
+  hover_->setClipAxisRect(rect);
+  for (auto* position : {hover_->topLeft, hover_->bottomRight}) position->setAxes(top, left);
+  hover_->setPen(QPen(QColor(255, 255, 255), compact ? 1.0 : 2.0));
+  hover_->setBrush(Qt::NoBrush);
+  hover_->setSelectable(false);
+  hover_->setVisible(false);
+
+  plot_->syncTicks = [this] { return syncTickStrides(); };
+  connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+  connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, &HeatmapView::onDoubleClick);
+  plot_->setMouseTracking(true);
+  plot_->installEventFilter(this);
+  setAxisTitles(tr("queries"), tr("keys"));
+  updateColors();
+  if (compact) setCursor(Qt::PointingHandCursor);
+}
+
+HeatmapView::~HeatmapView() = default;
+
+QCustomPlot* HeatmapView::plot() const { return plot_; }
+
+QSize HeatmapView::sizeHint() const {
+  return style_ == Style::Compact ? QSize(220, 200) : QSize(720, 560);
+}
+
+QSize HeatmapView::minimumSizeHint() const {
+  return style_ == Style::Compact ? QSize(140, 130) : QSize(240, 200);
+}
+
+void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
+  map_ = std::move(map);
+  setHover(std::nullopt);
+  if (!map_ || map_->weights.size() == 0) {
+    clear();
+    return;
+  }
+  render::fillColorMapData(*colorMap_->data(), map_->weights);
+  rowTicker_->setLabels(labelsFor(map_->row_labels, map_->weights.rows()));
+  columnTicker_->setLabels(labelsFor(map_->col_labels, map_->weights.cols()));
+  colorMap_->setVisible(true);
+  updateColors();
+  resetRanges();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::clear() {
+  map_.reset();
+  setHover(std::nullopt);
+  colorMap_->data()->clear();
+  colorMap_->setVisible(false);
+  rowTicker_->setLabels({});
+  columnTicker_->setLabels({});
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setColormap(render::Colormap map) {
+  colormap_ = map;
+  updateColors();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setRangeMode(render::RangeMode mode) {
+  rangeMode_ = mode;
+  updateColors();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setAxisTitles(const QString& rows, const QString& columns) {
+  if (style_ == Style::Full) {
+    plot_->yAxis->setLabel(rows);
+    plot_->xAxis2->setLabel(columns);
+  }
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setTitle(const QString& title) {
+  if (title_) title_->setText(title);
+  plot_->setToolTip(style_ == Style::Compact ? title + tr("\nClick to show it in the main view.") : QString());
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setHighlighted(bool on) {
+  highlighted_ = on;
+  if (style_ != Style::Compact) return;
+  QColor background = palette().color(QPalette::Base);
+  if (on) {
+    QColor tint = palette().color(QPalette::Highlight);
+    tint.setAlpha(70);
+    QPixmap swatch(1, 1);
+    swatch.fill(background);
+    QPainter painter(&swatch);
+    painter.fillRect(0, 0, 1, 1, tint);
+    painter.end();
+    background = swatch.toImage().pixelColor(0, 0);
+  }
+  plot_->setBackground(background);
+  if (title_) title_->setTextColor(on ? palette().color(QPalette::Highlight).darker(130)
+                                      : palette().color(QPalette::WindowText));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::updateColors() {
+  const auto range = map_ ? render::valueRange(map_->weights, rangeMode_) : render::ValueRange{};
+  const auto gradient = render::gradient(colormap_);
+  colorMap_->setGradient(gradient);
+  colorMap_->setDataRange(QCPRange(range.lower, range.upper));
+  // Outline the hovered cell in a colour that contrasts with the bright end of the map.
+  hover_->setPen(QPen(colormap_ == render::Colormap::Greys ? QColor(220, 40, 40) : QColor(255, 64, 64),
+                      style_ == Style::Compact ? 1.0 : 2.0));
+}
+
+void HeatmapView::resetRanges() {
+  const int rows = map_ ? int(map_->weights.rows()) : 1;
+  const int cols = map_ ? int(map_->weights.cols()) : 1;
+  clamping_ = true;
+  plot_->xAxis2->setRange(render::cellAxisRange(cols));
+  plot_->yAxis->setRange(render::cellAxisRange(rows));
+  clamping_ = false;
+}
+
+void HeatmapView::clampRanges() {
+  if (clamping_ || !map_) return;
+  clamping_ = true;
+  // Zooming out past the matrix or dragging it off screen shows nothing useful.
+  for (auto [axis, cells] : {std::pair{plot_->xAxis2, int(map_->weights.cols())},
+                             std::pair{plot_->yAxis, int(map_->weights.rows())}}) {
+    const QCPRange full = render::cellAxisRange(cells);
+    QCPRange r = axis->range();
+    if (r.size() >= full.size()) {
+      r = full;
+    } else if (r.lower < full.lower) {
+      r = QCPRange(full.lower, full.lower + r.size());
+    } else if (r.upper > full.upper) {
+      r = QCPRange(full.upper - r.size(), full.upper);
+    }
+    if (r.size() < 1.0) r = QCPRange(r.center() - 0.5, r.center() + 0.5);
+    axis->setRange(r);
+  }
+  clamping_ = false;
+}
+
+bool HeatmapView::syncTickStrides() {
+  const QRect area = plot_->axisRect()->rect();
+  const double lineHeight = QFontMetricsF(plot_->yAxis->tickLabelFont()).height();
+  const auto stride = [&](QCPAxis* axis, int pixels) {
+    const double cellsShown = std::max(axis->range().size(), 1e-9);
+    return render::labelStride(double(pixels) / cellsShown, lineHeight * 1.1);
+  };
+  const int rowStride = stride(plot_->yAxis, area.height());
+  const int columnStride = stride(plot_->xAxis2, area.width());
+  bool changed = rowStride != rowTicker_->stride() || columnStride != columnTicker_->stride();
+  if (style_ == Style::Compact) {
+    // A small tile is a thumbnail: token labels would take more room than the cells (hovering still
+    // names the tokens). Larger tiles, as in exported grids, keep them.
+    const bool labels = plot_->height() >= kCompactLabelMinHeight;
+    if (labels != plot_->yAxis->tickLabels()) {
+      plot_->yAxis->setTickLabels(labels);
+      plot_->xAxis2->setTickLabels(labels);
+      changed = true;
+    }
+  }
+  rowTicker_->setStride(rowStride);
+  columnTicker_->setStride(columnStride);
+  return changed;
+}
+
+int HeatmapView::rowLabelStride() const { return rowTicker_->stride(); }
+int HeatmapView::columnLabelStride() const { return columnTicker_->stride(); }
+
+void HeatmapView::replotNow() { plot_->replot(QCustomPlot::rpImmediateRefresh); }
+
+std::optional<QPoint> HeatmapView::cellAt(QPointF plotPos) const {
+  if (!map_ || !plot_->axisRect()->rect().contains(plotPos.toPoint())) return std::nullopt;
+  const double x = plot_->xAxis2->pixelToCoord(plotPos.x());
+  const double y = plot_->yAxis->pixelToCoord(plotPos.y());
+  const int col = int(std::floor(x + 0.5));
+  const int row = int(std::floor(y + 0.5));
+  if (row < 0 || col < 0 || row >= map_->weights.rows() || col >= map_->weights.cols()) return std::nullopt;
+  return QPoint(col, row);
+}
+
+QString HeatmapView::cellToolTip(int row, int column) const {
+  if (!map_ || row < 0 || column < 0 || row >= map_->weights.rows() || column >= map_->weights.cols()) return {};
+  return tr("%1 %2%3 \u2192 %4 %5%6\nweight %7")
+      .arg(rowNoun_)
+      .arg(row)
+      .arg(quotedToken(map_->row_labels, row), columnNoun_)
+      .arg(column)
+      .arg(quotedToken(map_->col_labels, column), render::exactValue(map_->weights(row, column)));
+}
+
+void HeatmapView::setHover(std::optional<QPoint> cell) {
+  if (cell == hoverCell_) return;
+  hoverCell_ = cell;
+  hover_->setVisible(cell.has_value());
+  if (cell) {
+    hover_->topLeft->setCoords(cell->x() - 0.5, cell->y() - 0.5);
+    hover_->bottomRight->setCoords(cell->x() + 0.5, cell->y() + 0.5);
+  }
+  plot_->layer(u"hover"_s)->replot();
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+  const auto cell = cellAt(event->position());
+  if (cell != hoverCell_) {
+    setHover(cell);
+    if (cell) {
+      emit cellHovered(cell->y(), cell->x());
+      QToolTip::showText(event->globalPosition().toPoint(), cellToolTip(cell->y(), cell->x()), plot_);
+    } else if (style_ == Style::Full) {
+      QToolTip::hideText();
+    }
+  }
+}
+
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == plot_ && event->type() == QEvent::Leave) setHover(std::nullopt);
+  return QWidget::eventFilter(watched, event);
+}
+
+void HeatmapView::onMousePress(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) emit clicked();
+}
+
+void HeatmapView::onDoubleClick(QMouseEvent*) {
+  if (style_ == Style::Full) {
+    resetRanges();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,108 @@
+// HeatmapView: one attention map as a QCPColorMap with token labels on both axes (thinned when cells get
+// small), a colour bar, row 0 on top, crisp cells, and the exact value with its two tokens on hover.
+#pragma once
+
+#include "attn/trace.h"
+#include "render/colormap.h"
+#include "render/heatmap_render.h"
+
+#include <QPoint>
+#include <QSharedPointer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPItemRect;
+class QCPTextElement;
+class QMouseEvent;
+
+namespace attn::ui {
+
+class TokenTicker;
+class TokenPlot;
+
+class HeatmapView : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Style {
+    Full,     // axis titles, colour bar, zoom and drag
+    Compact,  // a tile of the small-multiples grid: title on top, small labels, click to activate
+  };
+
+  explicit HeatmapView(Style style = Style::Full, QWidget* parent = nullptr);
+  ~HeatmapView() override;
+
+  // The view shares the map with whoever produced it (often an aliasing pointer into a LabResult).
+  void setMap(std::shared_ptr<const attn::AttentionMap> map);
+  void clear();
+  const attn::AttentionMap* map() const { return map_.get(); }
+
+  void setColormap(render::Colormap map);
+  render::Colormap colormap() const { return colormap_; }
+  void setRangeMode(render::RangeMode mode);
+  render::RangeMode rangeMode() const { return rangeMode_; }
+  // Axis titles (Full style) and the nouns used in the tooltip.
+  void setAxisTitles(const QString& rows, const QString& columns);
+  void setTitle(const QString& title);  // shown above Compact tiles
+  void setHighlighted(bool on);         // Compact: marks the tile shown in the main view
+  bool isHighlighted() const { return highlighted_; }
+
+  QCustomPlot* plot() const;
+  QCPColorMap* colorMap() const { return colorMap_; }
+  QCPColorScale* colorScale() const { return colorScale_; }
+
+  // The cell under a point in plot-widget coordinates: x = column, y = row.
+  std::optional<QPoint> cellAt(QPointF plotPos) const;
+  // "row 2 “ate” → column 4 “apple”\nweight 0.23456789" for the current map.
+  QString cellToolTip(int row, int column) const;
+
+  // Replots now (exports, tests, benchmarks); the GUI path queues replots instead.
+  void replotNow();
+  // Label strides chosen by the last layout (1 = every token labelled).
+  int rowLabelStride() const;
+  int columnLabelStride() const;
+
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void clicked();
+  void cellHovered(int row, int column);
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void onMouseMove(QMouseEvent* event);
+  void onMousePress(QMouseEvent* event);
+  void onDoubleClick(QMouseEvent* event);
+  void resetRanges();
+  void clampRanges();
+  void updateColors();
+  bool syncTickStrides();
+  void setHover(std::optional<QPoint> cell);
+
+  Style style_;
+  TokenPlot* plot_ = nullptr;  // child widget
+  QCPColorMap* colorMap_ = nullptr;  // owned by plot_
+  QCPColorScale* colorScale_ = nullptr;  // owned by plot_'s layout (Full style only)
+  QCPTextElement* title_ = nullptr;  // owned by plot_'s layout (Compact style only)
+  QCPItemRect* hover_ = nullptr;  // owned by plot_
+  QSharedPointer<TokenTicker> rowTicker_;
+  QSharedPointer<TokenTicker> columnTicker_;
+  std::shared_ptr<const attn::AttentionMap> map_;
+  std::optional<QPoint> hoverCell_;
+  render::Colormap colormap_ = render::Colormap::Viridis;
+  render::RangeMode rangeMode_ = render::RangeMode::Data;
+  QString rowNoun_;
+  QString columnNoun_;
+  bool highlighted_ = false;
+  bool clamping_ = false;
+};
+
+}  // namespace attn::ui

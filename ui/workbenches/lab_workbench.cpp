@@ -1,0 +1,657 @@
+#include "workbenches/lab_workbench.h"
+
+#include "views/heatmap_view.h"
+#include "views/map_grid_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStringDecoder>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <climits>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+using attn::lab::LabParams;
+using attn::lab::Mechanism;
+using attn::lab::MechanismInfo;
+
+QString fromView(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
+
+// A source editor that leaves file drops to the main window (which opens them) instead of pasting the
+// file's URL into the sentence.
+class SentenceEdit : public QPlainTextEdit {
+ public:
+  using QPlainTextEdit::QPlainTextEdit;
+
+ protected:
+  bool canInsertFromMimeData(const QMimeData* source) const override {
+    return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
+  }
+};
+
+}  // namespace
+
+std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes) {
+  qsizetype pos = 0;
+  while (pos < bytes.size()) {
+    qsizetype end = bytes.indexOf('\n', pos);
+    if (end < 0) end = bytes.size();
+    const QByteArray line = bytes.mid(pos, end - pos).trimmed();
+    pos = end + 1;
+    if (!line.isEmpty()) {
+      const QByteArray rest = pos < bytes.size() ? bytes.mid(pos).trimmed() : QByteArray();
+      return {line.toStdString(), rest.toStdString()};
+    }
+  }
+  return {};
+}
+
+LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<LabWorker>()) {
+  setObjectName(u"labWorkbench"_s);
+  thread_.setObjectName(u"lab worker"_s);
+  worker_->moveToThread(&thread_);
+  connect(worker_.get(), &LabWorker::finished, this, &LabWorkbench::onFinished, Qt::QueuedConnection);
+  thread_.start();
+
+  // Bursts of results (a held-down key) are drawn once per timer period, not once each.
+  replotTimer_.setSingleShot(true);
+  replotTimer_.setInterval(12);
+  connect(&replotTimer_, &QTimer::timeout, this, &LabWorkbench::applyPending);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  splitter_ = new QSplitter(Qt::Horizontal, this);
+  splitter_->setChildrenCollapsible(false);
+  layout->addWidget(splitter_);
+
+  sideScroll_ = new QScrollArea(splitter_);
+  sideScroll_->setWidgetResizable(true);
+  sideScroll_->setFrameShape(QFrame::NoFrame);
+  sideScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* panel = new QWidget(sideScroll_);
+  panel->setObjectName(u"labSidePanel"_s);
+  buildSidePanel(panel);
+  sideScroll_->setWidget(panel);
+  sideScroll_->setMinimumWidth(std::max(panel->sizeHint().width() + 12, 320));
+
+  auto* area = new QWidget(splitter_);
+  buildMainArea(area);
+  splitter_->addWidget(sideScroll_);
+  splitter_->addWidget(area);
+  splitter_->setStretchFactor(0, 0);
+  splitter_->setStretchFactor(1, 1);
+
+  setParamsToWidgets(LabParams{});
+  queryEdit_->setText(fromView(attn::lab::kDefaultQuery));
+  sourceEdit_->setPlainText(fromView(attn::lab::kDefaultSource));
+  updateMechanismControls();
+
+  // Every edit posts a request; the worker coalesces them.
+  connect(queryEdit_, &QLineEdit::textChanged, this, &LabWorkbench::post);
+  connect(sourceEdit_, &QPlainTextEdit::textChanged, this, &LabWorkbench::post);
+  connect(mechanismBox_, &QComboBox::currentIndexChanged, this, [this] {
+    updateMechanismControls();
+    post();
+  });
+  for (auto* box : {scoreBox_, normaliserBox_, positionsBox_}) {
+    connect(box, &QComboBox::currentIndexChanged, this, &LabWorkbench::post);
+  }
+  for (auto* spin : {temperatureSpin_, sigmaSpin_}) {
+    connect(spin, &QDoubleSpinBox::valueChanged, this, &LabWorkbench::post);
+  }
+  for (auto* spin : {windowSpin_, headsSpin_, hopsSpin_, classesSpin_, seedSpin_, dimSpin_}) {
+    connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
+  }
+  connect(causalCheck_, &QCheckBox::toggled, this, &LabWorkbench::post);
+  connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
+  });
+  connect(unitRangeCheck_, &QCheckBox::toggled, this,
+          [this](bool on) { setRangeMode(on ? render::RangeMode::Unit : render::RangeMode::Data); });
+  connect(mapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index >= 0 && index != currentMap_) showMap(index);
+  });
+  connect(grid_, &MapGrid::mapActivated, this, [this](int index) { setCurrentMapIndex(index); });
+
+  post();
+}
+
+LabWorkbench::~LabWorkbench() {
+  replotTimer_.stop();
+  thread_.quit();
+  thread_.wait();
+  // The thread has finished: no event of the worker can run any more, so deleting it here is safe.
+  worker_.reset();
+}
+
+void LabWorkbench::buildSidePanel(QWidget* panel) {
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(8, 8, 8, 8);
+
+  auto* mechanismGroup = new QGroupBox(tr("Mechanism"), panel);
+  auto* mechanismLayout = new QVBoxLayout(mechanismGroup);
+  mechanismBox_ = new QComboBox(mechanismGroup);
+  mechanismBox_->setObjectName(u"mechanism"_s);
+  mechanismBox_->setToolTip(tr("The attention mechanism to run (Ctrl+M)"));
+  const auto catalogue = attn::lab::mechanisms();
+  for (std::size_t i = 0; i < catalogue.size(); ++i) {
+    const auto& info = catalogue[i];
+    mechanismBox_->addItem(fromView(info.name), int(i));
+    mechanismBox_->setItemData(int(i), fromView(info.formula) + u"\n"_s + fromView(info.paper), Qt::ToolTipRole);
+  }
+  mechanismLayout->addWidget(mechanismBox_);
+  formulaLabel_ = new QLabel(mechanismGroup);
+  formulaLabel_->setObjectName(u"formula"_s);
+  formulaLabel_->setWordWrap(true);
+  formulaLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  formulaLabel_->setTextFormat(Qt::PlainText);
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  formulaLabel_->setFont(mono);
+  formulaLabel_->setFrameShape(QFrame::StyledPanel);
+  formulaLabel_->setMargin(6);
+  formulaLabel_->setBackgroundRole(QPalette::Base);
+  formulaLabel_->setAutoFillBackground(true);
+  mechanismLayout->addWidget(formulaLabel_);
+  paperLabel_ = new QLabel(mechanismGroup);
+  paperLabel_->setObjectName(u"paper"_s);
+  paperLabel_->setWordWrap(true);
+  paperLabel_->setTextFormat(Qt::PlainText);
+  paperLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QFont italic = paperLabel_->font();
+  italic.setItalic(true);
+  paperLabel_->setFont(italic);
+  paperLabel_->setForegroundRole(QPalette::PlaceholderText);
+  mechanismLayout->addWidget(paperLabel_);
+  layout->addWidget(mechanismGroup);
+
+  auto* paramsGroup = new QGroupBox(tr("Parameters"), panel);
+  paramsForm_ = new QFormLayout(paramsGroup);
+  paramsForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+  scoreBox_ = new QComboBox(paramsGroup);
+  scoreBox_->setObjectName(u"score"_s);
+  for (auto kind : attn::lab::score_kinds()) scoreBox_->addItem(fromView(attn::lab::score_key(kind)), int(kind));
+  scoreBox_->setToolTip(tr("score(q, k): how a query is compared with each key"));
+  paramsForm_->addRow(tr("Sc&ore:"), scoreBox_);
+
+  normaliserBox_ = new QComboBox(paramsGroup);
+  normaliserBox_->setObjectName(u"normaliser"_s);
+  normaliserBox_->addItem(tr("softmax"), int(attn::Normaliser::Softmax));
+  normaliserBox_->addItem(tr("sparsemax"), int(attn::Normaliser::Sparsemax));
+  normaliserBox_->setToolTip(tr("Turns scores into weights; sparsemax can give exact zeros"));
+  paramsForm_->addRow(tr("&Normaliser:"), normaliserBox_);
+
+  temperatureSpin_ = new QDoubleSpinBox(paramsGroup);
+  temperatureSpin_->setObjectName(u"temperature"_s);
+  temperatureSpin_->setRange(0.01, 100.0);
+  temperatureSpin_->setDecimals(2);
+  temperatureSpin_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+  temperatureSpin_->setToolTip(tr("Scores are divided by T before normalising: small T sharpens, large T flattens"));
+  paramsForm_->addRow(tr("&Temperature:"), temperatureSpin_);
+
+  windowSpin_ = new QSpinBox(paramsGroup);
+  windowSpin_->setObjectName(u"window"_s);
+  windowSpin_->setRange(0, 256);
+  windowSpin_->setToolTip(tr("D: keys within D positions of p_t are visible (Luong et al. 2015)"));
+  paramsForm_->addRow(tr("Window &D:"), windowSpin_);
+
+  sigmaSpin_ = new QDoubleSpinBox(paramsGroup);
+  sigmaSpin_->setObjectName(u"sigma"_s);
+  sigmaSpin_->setRange(0.0, 256.0);
+  sigmaSpin_->setDecimals(2);
+  sigmaSpin_->setSingleStep(0.25);
+  sigmaSpin_->setSpecialValueText(tr("auto (D/2)"));
+  sigmaSpin_->setToolTip(tr("Width of the Gaussian around p_t; 0 uses D/2 as in the paper"));
+  paramsForm_->addRow(tr("Si&gma:"), sigmaSpin_);
+
+  headsSpin_ = new QSpinBox(paramsGroup);
+  headsSpin_->setObjectName(u"heads"_s);
+  headsSpin_->setRange(1, 16);
+  headsSpin_->setToolTip(tr("Number of heads; each gets its own map"));
+  paramsForm_->addRow(tr("&Heads:"), headsSpin_);
+
+  hopsSpin_ = new QSpinBox(paramsGroup);
+  hopsSpin_->setObjectName(u"hops"_s);
+  hopsSpin_->setRange(1, 12);
+  hopsSpin_->setToolTip(tr("Attention hops over the memory; each hop gets its own map"));
+  paramsForm_->addRow(tr("Ho&ps:"), hopsSpin_);
+
+  classesSpin_ = new QSpinBox(paramsGroup);
+  classesSpin_->setObjectName(u"classes"_s);
+  classesSpin_->setRange(1, 32);
+  classesSpin_->setToolTip(tr("Capsules: one query per class"));
+  paramsForm_->addRow(tr("C&lasses:"), classesSpin_);
+
+  causalCheck_ = new QCheckBox(tr("&Causal mask"), paramsGroup);
+  causalCheck_->setObjectName(u"causal"_s);
+  causalCheck_->setToolTip(tr("A token may only attend to itself and earlier tokens"));
+  paramsForm_->addRow(QString(), causalCheck_);
+
+  positionsBox_ = new QComboBox(paramsGroup);
+  positionsBox_->setObjectName(u"positions"_s);
+  positionsBox_->addItem(tr("none"), int(attn::PositionKind::None));
+  positionsBox_->addItem(tr("sinusoidal"), int(attn::PositionKind::Sinusoidal));
+  positionsBox_->addItem(tr("learned"), int(attn::PositionKind::Learned));
+  positionsBox_->setToolTip(tr("Position information added to the token embeddings"));
+  paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
+
+  seedSpin_ = new QSpinBox(paramsGroup);
+  seedSpin_->setObjectName(u"seed"_s);
+  seedSpin_->setRange(0, INT_MAX);
+  seedSpin_->setToolTip(tr("Seed of the random weights and of sampling: same seed, same map"));
+  paramsForm_->addRow(tr("S&eed:"), seedSpin_);
+
+  dimSpin_ = new QSpinBox(paramsGroup);
+  dimSpin_->setObjectName(u"dim"_s);
+  dimSpin_->setRange(4, 1024);
+  dimSpin_->setSingleStep(8);
+  dimSpin_->setToolTip(tr("Size of the token embeddings and of the model"));
+  paramsForm_->addRow(tr("D&imension:"), dimSpin_);
+
+  auto* reset = new QPushButton(tr("&Reset Parameters"), paramsGroup);
+  reset->setToolTip(tr("Back to the lab's default parameters (the sentences stay)"));
+  connect(reset, &QPushButton::clicked, this, &LabWorkbench::resetParameters);
+  paramsForm_->addRow(QString(), reset);
+  layout->addWidget(paramsGroup);
+
+  auto* displayGroup = new QGroupBox(tr("Display"), panel);
+  auto* displayForm = new QFormLayout(displayGroup);
+  colormapBox_ = new QComboBox(displayGroup);
+  colormapBox_->setObjectName(u"colormap"_s);
+  for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
+  colormapBox_->setToolTip(tr("Colour map of the heatmaps"));
+  displayForm->addRow(tr("Colour &map:"), colormapBox_);
+  unitRangeCheck_ = new QCheckBox(tr("Fi&xed range 0\u20131"), displayGroup);
+  unitRangeCheck_->setToolTip(tr("Colour weights on the absolute 0\u20131 scale instead of 0 to the largest weight"));
+  displayForm->addRow(QString(), unitRangeCheck_);
+  layout->addWidget(displayGroup);
+  layout->addStretch(1);
+}
+
+void LabWorkbench::buildMainArea(QWidget* area) {
+  auto* layout = new QVBoxLayout(area);
+  layout->setContentsMargins(6, 8, 8, 4);
+
+  auto* inputs = new QFormLayout();
+  inputs->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  queryEdit_ = new QLineEdit(area);
+  queryEdit_->setObjectName(u"query"_s);
+  queryEdit_->setMaxLength(1 << 24);  // the default 32767 would silently cut a long paste
+  queryEdit_->setClearButtonEnabled(true);
+  queryEdit_->setPlaceholderText(tr("The sentence that asks: one query per token"));
+  queryEdit_->setToolTip(tr("Query sentence: each of its tokens attends over the source (rows of the map)"));
+  queryEdit_->setAcceptDrops(false);  // dropped files go to the window, which opens them
+  auto* queryRow = new QVBoxLayout();
+  queryRow->setSpacing(2);
+  queryRow->addWidget(queryEdit_);
+  queryNote_ = new QLabel(tr("Not used: this mechanism attends within the source."), area);
+  queryNote_->setForegroundRole(QPalette::PlaceholderText);
+  queryRow->addWidget(queryNote_);
+  auto* queryLabel = new QLabel(tr("&Query:"), area);
+  queryLabel->setBuddy(queryEdit_);
+  inputs->addRow(queryLabel, queryRow);
+
+  sourceEdit_ = new SentenceEdit(area);
+  sourceEdit_->setObjectName(u"source"_s);
+  sourceEdit_->setTabChangesFocus(true);
+  sourceEdit_->setPlaceholderText(tr("The sentence attended over: one key per token"));
+  sourceEdit_->setToolTip(tr("Source sentence: its tokens are the keys (columns of the map)"));
+  const int lineHeight = sourceEdit_->fontMetrics().lineSpacing();
+  sourceEdit_->setFixedHeight(lineHeight * 3 + 14);
+  auto* sourceLabel = new QLabel(tr("&Source:"), area);
+  sourceLabel->setBuddy(sourceEdit_);
+  inputs->addRow(sourceLabel, sourceEdit_);
+  layout->addLayout(inputs);
+
+  inputError_ = new QLabel(area);
+  inputError_->setObjectName(u"inputError"_s);
+  inputError_->setWordWrap(true);
+  inputError_->setTextFormat(Qt::PlainText);
+  QPalette errorPalette = inputError_->palette();
+  errorPalette.setColor(QPalette::WindowText, QColor(190, 30, 30));
+  inputError_->setPalette(errorPalette);
+  inputError_->setVisible(false);
+  layout->addWidget(inputError_);
+
+  auto* mapRow = new QHBoxLayout();
+  mapLabel_ = new QLabel(tr("M&ap:"), area);
+  mapBox_ = new QComboBox(area);
+  mapBox_->setObjectName(u"map"_s);
+  mapBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  mapBox_->setToolTip(tr("Which of the run's attention maps the main view shows"));
+  mapLabel_->setBuddy(mapBox_);
+  mapRow->addWidget(mapLabel_);
+  mapRow->addWidget(mapBox_);
+  mapRow->addStretch(1);
+  shapeLabel_ = new QLabel(area);
+  shapeLabel_->setForegroundRole(QPalette::PlaceholderText);
+  mapRow->addWidget(shapeLabel_);
+  layout->addLayout(mapRow);
+
+  auto* views = new QSplitter(Qt::Vertical, area);
+  views->setChildrenCollapsible(false);
+  heatmap_ = new HeatmapView(HeatmapView::Style::Full, views);
+  heatmap_->setObjectName(u"heatmap"_s);
+  gridScroll_ = new QScrollArea(views);
+  gridScroll_->setWidgetResizable(true);
+  gridScroll_->setFrameShape(QFrame::StyledPanel);
+  grid_ = new MapGrid(gridScroll_);
+  grid_->setObjectName(u"mapGrid"_s);
+  grid_->setToolTip(tr("Every map of this run; click one (or use the arrow keys) to show it above"));
+  gridScroll_->setWidget(grid_);
+  gridScroll_->setMinimumHeight(150);
+  views->addWidget(heatmap_);
+  views->addWidget(gridScroll_);
+  views->setStretchFactor(0, 3);
+  views->setStretchFactor(1, 1);
+  layout->addWidget(views, 1);
+
+  notesLabel_ = new QLabel(area);
+  notesLabel_->setObjectName(u"notes"_s);
+  notesLabel_->setWordWrap(true);
+  notesLabel_->setTextFormat(Qt::PlainText);
+  notesLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  notesLabel_->setForegroundRole(QPalette::PlaceholderText);
+  layout->addWidget(notesLabel_);
+
+  mapLabel_->setVisible(false);
+  mapBox_->setVisible(false);
+  gridScroll_->setVisible(false);
+}
+
+const MechanismInfo& LabWorkbench::currentInfo() const {
+  const auto catalogue = attn::lab::mechanisms();
+  const int index = std::clamp(mechanismBox_->currentData().toInt(), 0, int(catalogue.size()) - 1);
+  return catalogue[std::size_t(index)];
+}
+
+attn::lab::LabRequest LabWorkbench::request() const {
+  attn::lab::LabRequest r;
+  r.query = queryEdit_->text().toStdString();
+  r.source = sourceEdit_->toPlainText().toStdString();
+  LabParams& p = r.params;
+  p.mechanism = currentInfo().id;
+  p.score = attn::ScoreKind(scoreBox_->currentData().toInt());
+  p.normaliser = attn::Normaliser(normaliserBox_->currentData().toInt());
+  p.temperature = float(temperatureSpin_->value());
+  p.window = windowSpin_->value();
+  p.sigma = sigmaSpin_->value() <= 0.0 ? -1.0f : float(sigmaSpin_->value());
+  p.heads = headsSpin_->value();
+  p.hops = hopsSpin_->value();
+  p.classes = classesSpin_->value();
+  p.causal = causalCheck_->isChecked();
+  p.positions = attn::PositionKind(positionsBox_->currentData().toInt());
+  p.seed = std::uint64_t(seedSpin_->value());
+  p.dim = dimSpin_->value();
+  return r;
+}
+
+void LabWorkbench::setParamsToWidgets(const LabParams& p) {
+  // One request for the whole change, not one per widget.
+  const QList<QWidget*> widgets = {mechanismBox_, scoreBox_,    normaliserBox_, temperatureSpin_, windowSpin_,
+                                   sigmaSpin_,    headsSpin_,   hopsSpin_,      classesSpin_,     causalCheck_,
+                                   positionsBox_, seedSpin_,    dimSpin_};
+  std::vector<std::unique_ptr<QSignalBlocker>> blockers;
+  for (auto* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
+  const auto catalogue = attn::lab::mechanisms();
+  for (std::size_t i = 0; i < catalogue.size(); ++i) {
+    if (catalogue[i].id == p.mechanism) mechanismBox_->setCurrentIndex(int(i));
+  }
+  scoreBox_->setCurrentIndex(std::max(0, scoreBox_->findData(int(p.score))));
+  normaliserBox_->setCurrentIndex(std::max(0, normaliserBox_->findData(int(p.normaliser))));
+  temperatureSpin_->setValue(double(p.temperature));
+  windowSpin_->setValue(p.window);
+  sigmaSpin_->setValue(p.sigma <= 0.0f ? 0.0 : double(p.sigma));
+  headsSpin_->setValue(p.heads);
+  hopsSpin_->setValue(p.hops);
+  classesSpin_->setValue(p.classes);
+  causalCheck_->setChecked(p.causal);
+  positionsBox_->setCurrentIndex(std::max(0, positionsBox_->findData(int(p.positions))));
+  seedSpin_->setValue(int(std::min<std::uint64_t>(p.seed, INT_MAX)));
+  dimSpin_->setValue(p.dim);
+}
+
+void LabWorkbench::updateMechanismControls() {
+  const auto& info = currentInfo();
+  formulaLabel_->setText(fromView(info.formula));
+  paperLabel_->setText(fromView(info.paper));
+  paramsForm_->setRowVisible(scoreBox_, info.uses_score);
+  paramsForm_->setRowVisible(windowSpin_, info.uses_window);
+  paramsForm_->setRowVisible(sigmaSpin_, info.uses_window);
+  paramsForm_->setRowVisible(headsSpin_, info.uses_heads);
+  paramsForm_->setRowVisible(hopsSpin_, info.uses_hops);
+  paramsForm_->setRowVisible(classesSpin_, info.uses_classes);
+  paramsForm_->setRowVisible(causalCheck_, info.uses_causal);
+  paramsForm_->setRowVisible(positionsBox_, info.uses_positions);
+  queryEdit_->setEnabled(info.uses_query);
+  queryNote_->setVisible(!info.uses_query);
+  mapLabel_->setText(info.uses_heads ? tr("He&ad:") : tr("M&ap:"));
+}
+
+void LabWorkbench::resetParameters() {
+  LabParams defaults;
+  defaults.mechanism = currentInfo().id;  // a reset keeps the mechanism being looked at
+  setParamsToWidgets(defaults);
+  updateMechanismControls();
+  post();
+}
+
+void LabWorkbench::setRequest(const attn::lab::LabRequest& request) {
+  {
+    const QSignalBlocker blockQuery(queryEdit_);
+    const QSignalBlocker blockSource(sourceEdit_);
+    queryEdit_->setText(QString::fromStdString(request.query));
+    sourceEdit_->setPlainText(QString::fromStdString(request.source));
+  }
+  setParamsToWidgets(request.params);
+  updateMechanismControls();
+  post();
+}
+
+void LabWorkbench::post() { submitRequest(request()); }
+
+void LabWorkbench::submitRequest(attn::lab::LabRequest request, const QString& origin) {
+  ++submitted_;
+  if (!origin.isEmpty()) {
+    originGeneration_ = submitted_;
+    origin_ = origin;
+  }
+  worker_->submit(submitted_, std::move(request));
+}
+
+bool LabWorkbench::loadText(const QByteArray& bytes, const QString& origin) {
+  auto [query, source] = splitQuerySource(bytes);
+  if (query.empty()) {
+    emit statusMessage(tr("%1: the file holds no text; the lab is unchanged").arg(origin), 8000);
+    return false;
+  }
+  QStringDecoder decoder(QStringConverter::Utf8);
+  const QString queryText = decoder.decode(QByteArrayView(query.data(), qsizetype(query.size())));
+  const QString sourceText = decoder.decode(QByteArrayView(source.data(), qsizetype(source.size())));
+  if (decoder.hasError()) {
+    // Let the engine name the offending byte: the editors cannot hold invalid UTF-8 anyway.
+    auto raw = request();
+    raw.query = std::move(query);
+    if (!source.empty()) raw.source = std::move(source);
+    submitRequest(std::move(raw), origin);
+    return false;
+  }
+  {
+    const QSignalBlocker blockQuery(queryEdit_);
+    const QSignalBlocker blockSource(sourceEdit_);
+    queryEdit_->setText(queryText);
+    if (!sourceText.isEmpty()) sourceEdit_->setPlainText(sourceText);
+  }
+  submitRequest(request(), origin);
+  emit statusMessage(sourceText.isEmpty()
+                         ? tr("Opened %1: one line, used as the query (the source is unchanged)").arg(origin)
+                         : tr("Opened %1").arg(origin),
+                     5000);
+  return true;
+}
+
+int LabWorkbench::workerRuns() const { return worker_->runs(); }
+
+void LabWorkbench::onFinished(LabOutcome outcome) {
+  if (outcome.generation <= shown_) return;  // older than what is on screen
+  if (!outcome.ok()) {
+    // A refusal that a newer request already superseded would only flash by; the newer one reports.
+    if (outcome.generation != submitted_) return;
+    settled_ = outcome.generation;
+    QString message = QString::fromStdString(outcome.error ? outcome.error->message() : std::string());
+    if (outcome.generation == originGeneration_ && !origin_.isEmpty()) message = origin_ + u": "_s + message;
+    lastError_ = message;
+    setInputError(message);
+    emit statusMessage(tr("Input refused: %1. The previous view stays.").arg(message), 0);
+    return;
+  }
+  pending_ = std::make_shared<const LabOutcome>(std::move(outcome));
+  if (!replotTimer_.isActive()) replotTimer_.start();
+}
+
+void LabWorkbench::applyPending() {
+  if (!pending_) return;
+  const bool sameShape = outcome_ && outcome_->request.params.mechanism == pending_->request.params.mechanism &&
+                         outcome_->result->trace.size() == pending_->result->trace.size();
+  outcome_ = std::move(pending_);
+  pending_.reset();
+  shown_ = outcome_->generation;
+  settled_ = std::max(settled_, shown_);
+  if (shown_ == submitted_) {
+    lastError_.clear();
+    setInputError({});
+  }
+
+  const auto& trace = outcome_->result->trace;
+  const int count = int(trace.size());
+  const int keep = sameShape && currentMap_ >= 0 && currentMap_ < count ? currentMap_ : 0;
+  {
+    const QSignalBlocker block(mapBox_);
+    mapBox_->clear();
+    for (const auto& map : trace.maps()) mapBox_->addItem(QString::fromStdString(map.title()));
+  }
+  mapLabel_->setVisible(count > 1);
+  mapBox_->setVisible(count > 1);
+  gridScroll_->setVisible(count > 1);
+  if (count > 1) {
+    std::vector<std::shared_ptr<const attn::AttentionMap>> maps;
+    maps.reserve(std::size_t(count));
+    const std::shared_ptr<const attn::lab::LabResult> owner = outcome_->result;
+    for (const auto& map : trace.maps()) maps.emplace_back(owner, &map);  // aliasing: keeps the result alive
+    grid_->setMaps(std::move(maps));
+  } else {
+    grid_->setMaps({});
+  }
+
+  QStringList notes;
+  const auto& rawNotes = outcome_->result->notes;
+  constexpr std::size_t kMaxNotes = 12;
+  for (std::size_t i = 0; i < std::min(rawNotes.size(), kMaxNotes); ++i) {
+    notes.append(QString::fromStdString(rawNotes[i]));
+  }
+  if (rawNotes.size() > kMaxNotes) notes.append(tr("\u2026 and %1 more").arg(rawNotes.size() - kMaxNotes));
+  notesLabel_->setText(notes.join(u"\n"_s));
+  notesLabel_->setVisible(!notes.isEmpty());
+
+  currentMap_ = -1;
+  if (count == 0) {
+    heatmap_->clear();
+    emit statusMessage(tr("The mechanism produced no attention map"), 5000);
+  } else {
+    showMap(keep);
+  }
+  emit resultShown(shown_);
+}
+
+void LabWorkbench::showMap(int index) {
+  if (!outcome_ || !outcome_->ok()) return;
+  const auto& maps = outcome_->result->trace.maps();
+  if (index < 0 || index >= int(maps.size())) return;
+  currentMap_ = index;
+  const auto& map = maps[std::size_t(index)];
+  heatmap_->setMap(std::shared_ptr<const attn::AttentionMap>(outcome_->result, &map));
+  {
+    const QSignalBlocker block(mapBox_);
+    mapBox_->setCurrentIndex(index);
+  }
+  grid_->setCurrent(index);
+  shapeLabel_->setText(tr("%1 \u00d7 %2").arg(map.weights.rows()).arg(map.weights.cols()));
+  runSummary_ = summary(*outcome_, map);
+  emit runSummaryChanged(runSummary_);
+  emit currentMapChanged(index);
+}
+
+void LabWorkbench::setCurrentMapIndex(int index) { showMap(index); }
+
+const attn::AttentionMap* LabWorkbench::currentMap() const {
+  if (!outcome_ || !outcome_->ok() || currentMap_ < 0) return nullptr;
+  const auto& maps = outcome_->result->trace.maps();
+  return currentMap_ < int(maps.size()) ? &maps[std::size_t(currentMap_)] : nullptr;
+}
+
+QString LabWorkbench::summary(const LabOutcome& outcome, const attn::AttentionMap& map) {
+  const auto& params = outcome.request.params;
+  const auto& info = attn::lab::info(params.mechanism);
+  // Global attention is named by its score ("additive" is Bahdanau attention), as on the command line.
+  QString name = params.mechanism == attn::lab::Mechanism::Global ? fromView(attn::lab::score_key(params.score))
+                                                                   : fromView(info.key);
+  if (params.mechanism != attn::lab::Mechanism::Global && info.uses_score) {
+    name += u" ("_s + fromView(attn::lab::score_key(params.score)) + u")"_s;
+  }
+  const double ms = outcome.result ? outcome.result->elapsed_ms : 0.0;
+  return tr("lab: %1 \u00b7 %2 x %3 \u00b7 %4 ms")
+      .arg(name)
+      .arg(map.weights.rows())
+      .arg(map.weights.cols())
+      .arg(QString::number(ms, 'f', ms < 10.0 ? 2 : 1));
+}
+
+void LabWorkbench::setInputError(const QString& message) {
+  inputError_->setText(message);
+  inputError_->setVisible(!message.isEmpty());
+}
+
+void LabWorkbench::setColormap(render::Colormap map) {
+  if (map == colormap_ && colormapBox_->currentData().toInt() == int(map)) return;
+  colormap_ = map;
+  {
+    const QSignalBlocker block(colormapBox_);
+    colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(map))));
+  }
+  heatmap_->setColormap(map);
+  grid_->setColormap(map);
+  emit colormapChanged(map);
+}
+
+void LabWorkbench::setRangeMode(render::RangeMode mode) {
+  rangeMode_ = mode;
+  {
+    const QSignalBlocker block(unitRangeCheck_);
+    unitRangeCheck_->setChecked(mode == render::RangeMode::Unit);
+  }
+  heatmap_->setRangeMode(mode);
+  grid_->setRangeMode(mode);
+}
+
+void LabWorkbench::setSidePanelVisible(bool visible) { sideScroll_->setVisible(visible); }
+
+bool LabWorkbench::isSidePanelVisible() const { return !sideScroll_->isHidden(); }
+
+}  // namespace attn::ui

@@ -1,0 +1,162 @@
+// The Mechanism Lab tab: two sentences, a side panel with the mechanism and its parameters, and the
+// trace drawn as a heatmap plus small multiples. Every edit posts a request to a LabWorker on its own
+// thread; the newest request wins and a short single-shot timer applies the latest result, so typing
+// never waits for the engine.
+#pragma once
+
+#include "attn/lab/lab.h"
+#include "render/colormap.h"
+#include "render/heatmap_render.h"
+#include "workbenches/lab_worker.h"
+
+#include <QString>
+#include <QThread>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QScrollArea;
+class QSpinBox;
+class QSplitter;
+
+namespace attn::ui {
+
+class HeatmapView;
+class MapGrid;
+
+// Splits a text file's bytes at its first non-empty line: {query, source}, both trimmed. Bytes stay
+// untouched so invalid UTF-8 reaches the engine, which names the offending offset. Empty when blank.
+std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes);
+
+class LabWorkbench : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LabWorkbench(QWidget* parent = nullptr);
+  ~LabWorkbench() override;  // stops the worker thread: quit + wait
+
+  // The request the widgets describe now.
+  attn::lab::LabRequest request() const;
+  // Sets every widget from `request` and runs it once.
+  void setRequest(const attn::lab::LabRequest& request);
+  // Runs `request` as given (bytes untouched, so the engine reports bad UTF-8 with its offset); the
+  // widgets are not changed. `origin` prefixes error messages (a file name), may be empty.
+  void submitRequest(attn::lab::LabRequest request, const QString& origin = {});
+  // A text file's content: the first non-empty line is the query, the rest the source. Returns false
+  // (and reports on the status bar) when the text cannot go into the editors.
+  bool loadText(const QByteArray& bytes, const QString& origin);
+
+  // Generations: every request posted gets the next number. settled() reaches submitted() once the
+  // newest request has been shown or refused.
+  quint64 submitted() const { return submitted_; }
+  quint64 shown() const { return shown_; }
+  quint64 settled() const { return settled_; }
+  int workerRuns() const;
+  const LabOutcome* outcome() const { return outcome_.get(); }
+  QString lastError() const { return lastError_; }
+  QString runSummary() const { return runSummary_; }
+
+  const attn::AttentionMap* currentMap() const;
+  int currentMapIndex() const { return currentMap_; }
+  void setCurrentMapIndex(int index);
+
+  void setColormap(render::Colormap map);
+  render::Colormap colormap() const { return colormap_; }
+  void setRangeMode(render::RangeMode mode);
+  render::RangeMode rangeMode() const { return rangeMode_; }
+  void setSidePanelVisible(bool visible);
+  bool isSidePanelVisible() const;
+  void resetParameters();
+
+  HeatmapView* heatmap() const { return heatmap_; }
+  MapGrid* grid() const { return grid_; }
+  QLineEdit* queryEdit() const { return queryEdit_; }
+  QPlainTextEdit* sourceEdit() const { return sourceEdit_; }
+  QComboBox* mechanismBox() const { return mechanismBox_; }
+  QComboBox* mapBox() const { return mapBox_; }
+
+  // "lab: additive · 7 x 15 · 0.21 ms"
+  static QString summary(const LabOutcome& outcome, const attn::AttentionMap& map);
+
+ signals:
+  void statusMessage(const QString& text, int timeoutMs);
+  void runSummaryChanged(const QString& summary);
+  void resultShown(quint64 generation);
+  void colormapChanged(attn::ui::render::Colormap map);
+  void currentMapChanged(int index);
+
+ private:
+  void buildSidePanel(QWidget* panel);
+  void buildMainArea(QWidget* area);
+  void setParamsToWidgets(const attn::lab::LabParams& params);
+  void updateMechanismControls();
+  void post();
+  void onFinished(LabOutcome outcome);
+  void applyPending();
+  void showMap(int index);
+  void setInputError(const QString& message);
+  const attn::lab::MechanismInfo& currentInfo() const;
+
+  // Worker and thread: the worker lives on thread_ and is deleted after the thread has stopped.
+  QThread thread_;
+  std::unique_ptr<LabWorker> worker_;
+  QTimer replotTimer_;
+
+  quint64 submitted_ = 0;
+  quint64 shown_ = 0;
+  quint64 settled_ = 0;
+  quint64 originGeneration_ = 0;
+  QString origin_;
+  std::shared_ptr<const LabOutcome> pending_;
+  std::shared_ptr<const LabOutcome> outcome_;
+  int currentMap_ = -1;
+  QString lastError_;
+  QString runSummary_;
+  render::Colormap colormap_ = render::Colormap::Viridis;
+  render::RangeMode rangeMode_ = render::RangeMode::Data;
+
+  QSplitter* splitter_ = nullptr;
+  QScrollArea* sideScroll_ = nullptr;
+  QComboBox* mechanismBox_ = nullptr;
+  QLabel* formulaLabel_ = nullptr;
+  QLabel* paperLabel_ = nullptr;
+  QFormLayout* paramsForm_ = nullptr;
+  QComboBox* scoreBox_ = nullptr;
+  QComboBox* normaliserBox_ = nullptr;
+  QDoubleSpinBox* temperatureSpin_ = nullptr;
+  QSpinBox* windowSpin_ = nullptr;
+  QDoubleSpinBox* sigmaSpin_ = nullptr;
+  QSpinBox* headsSpin_ = nullptr;
+  QSpinBox* hopsSpin_ = nullptr;
+  QSpinBox* classesSpin_ = nullptr;
+  QCheckBox* causalCheck_ = nullptr;
+  QComboBox* positionsBox_ = nullptr;
+  QSpinBox* seedSpin_ = nullptr;
+  QSpinBox* dimSpin_ = nullptr;
+  QComboBox* colormapBox_ = nullptr;
+  QCheckBox* unitRangeCheck_ = nullptr;
+
+  QLineEdit* queryEdit_ = nullptr;
+  QLabel* queryNote_ = nullptr;
+  QPlainTextEdit* sourceEdit_ = nullptr;
+  QLabel* inputError_ = nullptr;
+  QLabel* mapLabel_ = nullptr;
+  QComboBox* mapBox_ = nullptr;
+  QLabel* shapeLabel_ = nullptr;
+  HeatmapView* heatmap_ = nullptr;
+  QScrollArea* gridScroll_ = nullptr;
+  MapGrid* grid_ = nullptr;
+  QLabel* notesLabel_ = nullptr;
+};
+
+}  // namespace attn::ui
