@@ -28,7 +28,7 @@ MultiHeadResult naive(const Matrix& xq, const Matrix& xkv, const MultiHeadWeight
 }  // namespace
 
 TEST(MultiHead, MatchesThePerHeadFormulaAcrossRowBlocks) {
-  // 300 queries span three of the kernel's 128-row blocks, the last one partial.
+  // 300 queries span two of the kernel's 256-row blocks, the second one partial.
   const MultiHeadWeights w = random_multi_head_weights(24, 3, 5);
   const Matrix xq = Matrix::Random(300, 24), xkv = Matrix::Random(45, 24);
   const MultiHeadResult got = multi_head_attention(xq, xkv, w, {});
@@ -41,7 +41,7 @@ TEST(MultiHead, MatchesThePerHeadFormulaAcrossRowBlocks) {
 
 TEST(MultiHead, CausalSelfAttentionSeesNoFuture) {
   const MultiHeadWeights w = random_multi_head_weights(16, 4, 9);
-  const Matrix x = Matrix::Random(200, 16);  // two row blocks: the mask must follow the block offset
+  const Matrix x = Matrix::Random(300, 16);  // two row blocks: the mask must follow the block offset
   MultiHeadParams p;
   p.causal = true;
   AttentionTrace trace;
@@ -50,8 +50,8 @@ TEST(MultiHead, CausalSelfAttentionSeesNoFuture) {
   for (int h = 0; h < 4; ++h) {
     expect_rows_sum_to_one(r.head_weights[h]);
     EXPECT_EQ(trace.maps()[h].head, h);
-    for (Index i = 0; i < 200; ++i)
-      for (Index j = i + 1; j < 200; ++j) ASSERT_EQ(r.head_weights[h](i, j), 0.0f);
+    for (Index i = 0; i < 300; ++i)
+      for (Index j = i + 1; j < 300; ++j) ASSERT_EQ(r.head_weights[h](i, j), 0.0f);
   }
   expect_near(r.output, naive(x, x, w, true).output, 1e-4f);
 }

@@ -100,3 +100,24 @@ TEST(Softmax, ColumnSoftmaxNormalisesColumns) {
   const Matrix w = softmax_cols(Matrix::Random(4, 3));
   for (Index j = 0; j < 3; ++j) EXPECT_NEAR(w.col(j).sum(), 1.0f, 1e-6f);
 }
+
+TEST(Softmax, MatchesADoublePrecisionReferenceOnOddLengthsAndWideRanges) {
+  // Lengths that leave a scalar tail after the 8-wide vector body; scores from -80 to +80 so that many
+  // exponentials underflow, which must give finite non-negative weights, never NaN.
+  for (Index cols : {1, 7, 8, 9, 31, 1031}) {
+    const Matrix s = Matrix::Random(13, cols) * 80.0f;
+    for (float t : {0.5f, 1.0f, 3.0f}) {
+      const Matrix w = softmax_rows(s, t);
+      for (Index i = 0; i < s.rows(); ++i) {
+        const double mx = s.row(i).cast<double>().maxCoeff();
+        double sum = 0.0;
+        for (Index j = 0; j < cols; ++j) sum += std::exp((s(i, j) - mx) / t);
+        for (Index j = 0; j < cols; ++j) {
+          const double want = std::exp((s(i, j) - mx) / t) / sum;
+          ASSERT_NEAR(w(i, j), want, 2e-7 + 2e-6 * want) << cols << " cols, T " << t << " at " << i << "," << j;
+          ASSERT_TRUE(std::isfinite(w(i, j)) && w(i, j) >= 0.0f);
+        }
+      }
+    }
+  }
+}

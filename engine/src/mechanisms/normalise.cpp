@@ -1,5 +1,7 @@
 #include "attn/mechanisms/normalise.h"
 
+#include "exp_kernel.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -51,18 +53,15 @@ Matrix combine_masks(const Matrix& a, const Matrix& b) {
 void softmax_rows_inplace(Eigen::Ref<Matrix> s, float temperature) {
   const float inv_t = 1.0f / temperature;
   for (Index i = 0; i < s.rows(); ++i) {
-    auto row = s.row(i).array();
+    auto row = s.row(i);
     const float mx = row.maxCoeff();
     if (!std::isfinite(mx)) {  // every key masked (or +inf/NaN scores): nothing to attend to
       row.setZero();
       continue;
     }
-    // Eigen's vectorised exp turns -inf into a subnormal (about 1e-39), and a masked key must get exactly
-    // 0. max(FLT_MIN) - FLT_MIN flushes everything below FLT_MIN to 0 and leaves every normal value as it
-    // was to within rounding; unlike select() it vectorises (select() made this loop 5x slower).
-    constexpr float tiny = std::numeric_limits<float>::min();
-    row = ((row - mx) * inv_t).exp().max(tiny) - tiny;
-    row *= 1.0f / row.sum();
+    // Rows of a row-major Ref are contiguous.
+    const float sum = detail::exp_shifted_sum(row.data(), row.size(), mx, inv_t);
+    row *= 1.0f / sum;
   }
 }
 
