@@ -118,3 +118,19 @@ TEST(MultiHead, CausalWithMoreKeysThanQueriesMatchesTheExplicitMask) {
   EXPECT_EQ(a.head_weights[0](0, 6), 0.0f);
   EXPECT_GT(a.head_weights[0](0, 5), 0.0f);
 }
+
+TEST(MultiHead, KernelEdgesMatchTheFormula) {
+  // 37 queries: whole 32-row blocks plus a 5-row remainder tile; 19 keys: a partial 16-key panel;
+  // d_h = 8: a value panel only half full; with and without the causal mask.
+  const MultiHeadWeights w = random_multi_head_weights(40, 5, 8);
+  const Matrix xq = Matrix::Random(37, 40), xkv = Matrix::Random(19, 40);
+  for (bool causal : {false, true}) {
+    MultiHeadParams p;
+    p.causal = causal;
+    const MultiHeadResult got = multi_head_attention(xq, xkv, w, p);
+    const MultiHeadResult want = naive(xq, xkv, w, causal);
+    for (int h = 0; h < 5; ++h) expect_near(got.head_weights[h], want.head_weights[h]);
+    expect_near(got.context, want.context, 1e-5f);
+    expect_near(got.output, want.output, 1e-5f);
+  }
+}

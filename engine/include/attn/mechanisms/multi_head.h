@@ -37,6 +37,9 @@ struct MultiHeadResult {
   Matrix values;                     // m x E
   Matrix context;                    // n x E, the heads' outputs concatenated, before W_O
   Matrix output;                     // n x E, after W_O
+  // Workspace, not a result: every head's keys and values packed for the attention kernel. Kept here so
+  // that multi_head_attention_into() reuses it.
+  std::vector<float, Eigen::aligned_allocator<float>> packed;
 };
 
 // Queries from xq (n x E), keys and values from xkv (m x E). `mask` is an optional n x m additive mask;
