@@ -130,7 +130,8 @@ Result<void> check(const LabParams& p) {
 }
 
 std::string short_sentence(const std::vector<WordToken>& words, std::size_t index) {
-  std::string s = "S" + std::to_string(index + 1) + ":";
+  std::string s(1, 'S');  // built by appending: GCC 12 reports a false -Wrestrict for "S" + std::string
+  s.append(std::to_string(index + 1)).append(1, ':');
   for (std::size_t i = 0; i < words.size() && i < 3; ++i) s += " " + words[i].text;
   if (words.size() > 3) s += " …";
   return s;
@@ -254,9 +255,8 @@ Result<LabResult> run_lab(const LabRequest& request) {
       mp.causal = p.causal;
       mp.temperature = p.temperature;
       mp.normaliser = p.normaliser;
-      TraceTag t = self_tag;
-      if (heads == 1) t.name = "self-attention";
-      const auto res = multi_head_attention(xs, xs, w, mp, {}, t);
+      const TraceTag t = self_tag.named("self-attention");
+      multi_head_attention(xs, xs, w, mp, {}, t);
       if (heads == 1) r.trace.maps().back().head = -1;
       break;
     }
@@ -275,8 +275,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       MultiHopParams mp;
       mp.hops = p.hops;
       mp.attention = gp;
-      const auto res = multi_hop_attention(xq, xs, score_weights(), {}, mp, tag);
-      (void)res;
+      multi_hop_attention(xq, xs, score_weights(), {}, mp, tag);
       break;
     }
     case Mechanism::Hierarchical: {

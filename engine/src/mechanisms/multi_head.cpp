@@ -56,9 +56,10 @@ Index padded(Index n) { return (n + kPanel - 1) / kPanel * kPanel; }
 
 #if defined(__AVX2__) && defined(__FMA__)
 
-// Packs `cols` columns of a rows x cols matrix (row stride `stride`) times `scale` into panels of kPanel
-// columns: panel p holds `rows` rows of kPanel floats, zero past the last column, so that a kernel reads
-// it sequentially. For K this packs keys as columns (the transposed operand of Q K^T): pass K^T's shape.
+// Packing for the tile kernel: the right-hand operand in panels of kPanel columns, each panel `inner`
+// rows of kPanel floats, zero past the last column, so the kernel reads it sequentially. For Q K^T the
+// columns are keys (K^T: d_h x m, scaled by 1/(sqrt(d_h) T) once here); for weights x V they are V's d_h
+// columns (V: m x d_h). `stride` is the row stride of K and V inside the all-heads projections.
 void pack_keys(const float* k, Index m, Index dh, Index stride, float scale, float* out) {
   for (Index p = 0; p < padded(m) / kPanel; ++p) {
     float* dst = out + p * dh * kPanel;
