@@ -10,10 +10,31 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <cstdlib>
 
 using namespace Qt::StringLiterals;
 
+namespace {
+
+// Qt aborts with a message about its "xcb" plugin when there is no display; say what to do instead.
+bool noDisplay() {
+  const auto unset = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v == nullptr || *v == '\0';
+  };
+  return unset("DISPLAY") && unset("WAYLAND_DISPLAY") && unset("QT_QPA_PLATFORM");
+}
+
+}  // namespace
+
 int main(int argc, char* argv[]) {
+  if (noDisplay()) {
+    std::fputs("attnscope: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+               "Render views without one with attnscope-cli (attnscope-cli --help), run under xvfb-run,\n"
+               "or set QT_QPA_PLATFORM=offscreen.\n",
+               stderr);
+    return 1;
+  }
   QApplication app(argc, argv);
   QApplication::setOrganizationName(u"AttnScope"_s);
   QApplication::setApplicationName(u"AttnScope"_s);
