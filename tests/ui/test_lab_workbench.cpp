@@ -290,6 +290,25 @@ class TestLabWorkbench : public QObject {
     lab_->setColormap(render::Colormap::Viridis);
   }
 
+  void showsComputingWhileALongRunIsInFlight() {
+    // A ~1,900-token additive run takes about 0.25 s here; with no delay the busy timer must fire first.
+    auto lab = std::make_unique<LabWorkbench>();
+    QSignalSpy shown(lab.get(), &LabWorkbench::resultShown);
+    QTRY_VERIFY(!shown.isEmpty());
+    lab->setBusyDelay(0);
+    auto request = lab->request();
+    request.params.mechanism = attn::lab::Mechanism::Global;
+    request.params.score = attn::ScoreKind::Additive;
+    request.query = words(1800);  // 1,800 words and 138 full stops: 1,938 tokens, under the limit
+    request.source = words(1800);
+    lab->setRequest(request);
+    QTRY_VERIFY_WITH_TIMEOUT(lab->isBusy(), 2000);
+    QVERIFY(lab->heatmap()->cursor().shape() == Qt::BusyCursor);
+    QTRY_VERIFY_WITH_TIMEOUT(!lab->isBusy(), 20000);  // generous: sanitizer builds are slow
+    QCOMPARE(lab->heatmap()->colorMap()->data()->keySize(), 1938);
+    QVERIFY(lab->heatmap()->cursor().shape() != Qt::BusyCursor);
+  }
+
   void shutsDownCleanlyWhileBusy() {
     auto lab = std::make_unique<LabWorkbench>();
     lab->sourceEdit()->setPlainText(QString::fromStdString(words(2000)));

@@ -74,6 +74,15 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
   replotTimer_.setSingleShot(true);
   replotTimer_.setInterval(12);
   connect(&replotTimer_, &QTimer::timeout, this, &LabWorkbench::applyPending);
+  busyTimer_.setSingleShot(true);
+  busyTimer_.setInterval(150);
+  connect(&busyTimer_, &QTimer::timeout, this, [this] {
+    if (settled_ >= submitted_ || busy_) return;
+    busy_ = true;
+    idleShapeText_ = shapeLabel_->text();
+    shapeLabel_->setText(tr("computing\u2026"));
+    heatmap_->setCursor(Qt::BusyCursor);
+  });
 
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -474,6 +483,15 @@ void LabWorkbench::submitRequest(attn::lab::LabRequest request, const QString& o
     origin_ = origin;
   }
   worker_->submit(submitted_, std::move(request));
+  busyTimer_.start();
+}
+
+void LabWorkbench::endBusy() {
+  busyTimer_.stop();
+  if (!busy_) return;
+  busy_ = false;
+  shapeLabel_->setText(idleShapeText_);
+  heatmap_->unsetCursor();
 }
 
 bool LabWorkbench::loadText(const QByteArray& bytes, const QString& origin) {
@@ -515,6 +533,7 @@ void LabWorkbench::onFinished(LabOutcome outcome) {
     // A refusal that a newer request already superseded would only flash by; the newer one reports.
     if (outcome.generation != submitted_) return;
     settled_ = outcome.generation;
+    endBusy();
     QString message = QString::fromStdString(outcome.error ? outcome.error->message() : std::string());
     if (outcome.generation == originGeneration_ && !origin_.isEmpty()) message = origin_ + u": "_s + message;
     lastError_ = message;
@@ -535,6 +554,7 @@ void LabWorkbench::applyPending() {
   shown_ = outcome_->generation;
   settled_ = std::max(settled_, shown_);
   if (shown_ == submitted_) {
+    endBusy();
     lastError_.clear();
     setInputError({});
   }

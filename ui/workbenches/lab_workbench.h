@@ -62,6 +62,9 @@ class LabWorkbench : public QWidget {
   quint64 shown() const { return shown_; }
   quint64 settled() const { return settled_; }
   int workerRuns() const;
+  // True while "computing…" is shown for a request that has not come back yet.
+  bool isBusy() const { return busy_; }
+  void setBusyDelay(int ms) { busyTimer_.setInterval(ms); }
   const LabOutcome* outcome() const { return outcome_.get(); }
   QString lastError() const { return lastError_; }
   QString runSummary() const { return runSummary_; }
@@ -103,6 +106,7 @@ class LabWorkbench : public QWidget {
   void post();
   void onFinished(LabOutcome outcome);
   void applyPending();
+  void endBusy();
   void showMap(int index);
   void setInputError(const QString& message);
   const attn::lab::MechanismInfo& currentInfo() const;
@@ -111,6 +115,11 @@ class LabWorkbench : public QWidget {
   QThread thread_;
   std::unique_ptr<LabWorker> worker_;
   QTimer replotTimer_;
+  // Shows "computing…" when the newest request has not come back within 150 ms (setBusyDelay): a
+  // 2,048-token additive run takes about 0.3 s, long enough to look frozen, too short for a progress bar.
+  QTimer busyTimer_;
+  bool busy_ = false;
+  QString idleShapeText_;
 
   quint64 submitted_ = 0;
   quint64 shown_ = 0;
