@@ -135,3 +135,14 @@ TEST(Lab, CatalogueLookups) {
   for (ScoreKind k : score_kinds()) EXPECT_EQ(*find_score(score_key(k)), k);
   EXPECT_EQ(mechanisms().size(), 15u);
 }
+
+TEST(Lab, MapsNameTheirAxes) {
+  EXPECT_EQ(run_lab(request(Mechanism::Global))->trace.maps()[0].row_axis, "queries");
+  const auto aoa = run_lab(request(Mechanism::AttentionOverAttention));
+  EXPECT_EQ(aoa->trace.maps()[0].row_axis, "document");
+  EXPECT_EQ(aoa->trace.maps()[0].col_axis, "query");
+  EXPECT_EQ(aoa->trace.maps()[2].col_axis, "document");
+  EXPECT_EQ(run_lab(request(Mechanism::MultiHeadPooling))->trace.maps()[0].row_axis, "heads");
+  EXPECT_EQ(run_lab(request(Mechanism::Capsule))->trace.maps()[0].row_axis, "classes");
+  EXPECT_EQ(run_lab(request(Mechanism::MultiHead))->trace.maps()[0].col_axis, "tokens");
+}

@@ -218,6 +218,7 @@ void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
     return;
   }
   render::fillColorMapData(*colorMap_->data(), map_->weights);
+  setAxisTitles(QString::fromStdString(map_->row_axis), QString::fromStdString(map_->col_axis));
   rowTicker_->setLabels(labelsFor(map_->row_labels, map_->weights.rows()));
   columnTicker_->setLabels(labelsFor(map_->col_labels, map_->weights.cols()));
   colorMap_->setVisible(true);

@@ -29,6 +29,8 @@ struct AttentionMap {
   Matrix weights;     // rows = queries, columns = keys
   Labels row_labels;  // size rows() or empty
   Labels col_labels;  // size cols() or empty
+  std::string row_axis = "queries";  // what the rows are ("document", "heads", "classes", ...)
+  std::string col_axis = "keys";
   std::vector<Span> row_spans;
   std::vector<Span> col_spans;
 
@@ -59,6 +61,8 @@ struct TraceTag {
   std::string name = "weights";
   const Labels* rows = nullptr;  // optional axis labels copied into recorded maps
   const Labels* cols = nullptr;
+  std::string row_axis = "queries";  // axis titles copied into recorded maps
+  std::string col_axis = "keys";
 
   bool enabled() const { return trace != nullptr; }
   // Records `weights` as head `head` (-1 for none) with the name `name` + suffix (when non-empty).
@@ -66,6 +70,7 @@ struct TraceTag {
   // A copy of this tag with another name (keeps trace, stage, layer and labels).
   TraceTag named(std::string new_name) const;
   TraceTag with_labels(const Labels* new_rows, const Labels* new_cols) const;
+  TraceTag with_axes(std::string new_row_axis, std::string new_col_axis) const;
 };
 
 }  // namespace attn

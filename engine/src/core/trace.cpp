@@ -38,6 +38,8 @@ void TraceTag::record(const Matrix& weights, int head, std::string_view suffix) 
   map.head = head;
   map.name = suffix.empty() ? name : name + " " + std::string(suffix);
   map.weights = weights;
+  map.row_axis = row_axis;
+  map.col_axis = col_axis;
   if (rows && static_cast<Index>(rows->size()) == weights.rows()) map.row_labels = *rows;
   if (cols && static_cast<Index>(cols->size()) == weights.cols()) map.col_labels = *cols;
   trace->add(std::move(map));
@@ -53,6 +55,13 @@ TraceTag TraceTag::with_labels(const Labels* new_rows, const Labels* new_cols) c
   TraceTag t = *this;
   t.rows = new_rows;
   t.cols = new_cols;
+  return t;
+}
+
+TraceTag TraceTag::with_axes(std::string new_row_axis, std::string new_col_axis) const {
+  TraceTag t = *this;
+  t.row_axis = std::move(new_row_axis);
+  t.col_axis = std::move(new_col_axis);
   return t;
 }
 

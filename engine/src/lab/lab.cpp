@@ -203,7 +203,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
   const GlobalParams gp{p.score, p.normaliser, p.temperature};
   const auto score_weights = [&] { return random_score_weights(p.score, d, d, d, seed); };
   TraceTag tag{.trace = &r.trace, .rows = &r.query_tokens, .cols = &r.source_tokens};
-  const TraceTag self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens);
+  const TraceTag self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens");
 
   switch (p.mechanism) {
     case Mechanism::Global:
@@ -268,7 +268,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       Labels rows;
       for (int h = 0; h < heads; ++h) rows.push_back(heads == 1 ? "pool" : "head " + std::to_string(h + 1));
       r.query_tokens = rows;
-      attention_pooling(xs, w, pp, tag.named("pooling weights"));
+      attention_pooling(xs, w, pp, tag.named("pooling weights").with_axes("heads", "tokens"));
       break;
     }
     case Mechanism::MultiHop: {
@@ -292,21 +292,27 @@ Result<LabResult> run_lab(const LabRequest& request) {
         sentence_labels.push_back(short_sentence(sentences[i], i));
         maps[m].row_labels = {"sentence " + std::to_string(i + 1)};
         maps[m].col_labels = texts(sentences[i]);
+        maps[m].row_axis = "";
+        maps[m].col_axis = "words";
         maps[m].col_spans = spans(sentences[i]);
         ++m;
       }
       maps[m].row_labels = {"document"};
       maps[m].col_labels = sentence_labels;
+      maps[m].row_axis = "";
+      maps[m].col_axis = "sentences";
       std::string sw = "sentence weights:";
       for (Index i = 0; i < res.sentence_weights.size(); ++i) sw += " " + fmt("%.3f", res.sentence_weights(i));
       r.notes.push_back(sw);
       break;
     }
     case Mechanism::AttentionOverAttention: {
-      const TraceTag t = tag.with_labels(&r.source_tokens, &r.query_tokens);
+      const TraceTag t = tag.with_labels(&r.source_tokens, &r.query_tokens).with_axes("document", "query");
       const AoAResult res = attention_over_attention(xs, xq, t);
       r.trace.maps().back().row_labels = {"s"};
       r.trace.maps().back().col_labels = r.source_tokens;
+      r.trace.maps().back().row_axis = "";
+      r.trace.maps().back().col_axis = "document";
       Index best = 0;
       res.s.maxCoeff(&best);
       r.notes.push_back("highest s: \"" + r.source_tokens[static_cast<std::size_t>(best)] + "\" (" +
@@ -319,7 +325,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       r.query_tokens = rows;
       const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
       const CapsuleResult res = capsule_attention(xs, random_capsule_weights(p.classes, d, seed), cp,
-                                                  tag.named("class attention"));
+                                                  tag.named("class attention").with_axes("classes", "tokens"));
       std::string probs = "p_c:";
       for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
       r.notes.push_back(probs);
