@@ -169,6 +169,32 @@ class TestMainWindow : public QObject {
     QVERIFY(settle(*window_->lab()));
   }
 
+  void labIsRememberedAcrossSessions() {
+    auto request = window_->lab()->request();
+    request.query = "remember this query";
+    request.params.mechanism = attn::lab::Mechanism::Capsule;
+    request.params.classes = 5;
+    request.params.seed = 777;
+    window_->lab()->setRequest(request);
+    QVERIFY(window_->close());
+    window_.reset();
+    window_ = std::make_unique<MainWindow>();
+    const auto back = window_->lab()->request();
+    QCOMPARE(back.query, std::string("remember this query"));
+    QVERIFY(back.params == request.params);
+    QVERIFY(settle(*window_->lab()));
+  }
+
+  void corruptLabSettingsFallBackToDefaultsWithAMessage() {
+    QVERIFY(window_->close());
+    window_.reset();
+    QSettings().setValue(u"lab/request"_s, u"{\"mechanism\": \"teleport\"}"_s);
+    window_ = std::make_unique<MainWindow>();
+    QVERIFY(window_->statusBar()->currentMessage().contains(u"teleport"_s));
+    QCOMPARE(window_->lab()->request().params.mechanism, attn::lab::LabParams{}.mechanism);
+    QVERIFY(settle(*window_->lab()));
+  }
+
   void cleanupTestCase() { window_.reset(); }
 };
 

@@ -146,3 +146,37 @@ TEST(Lab, MapsNameTheirAxes) {
   EXPECT_EQ(run_lab(request(Mechanism::Capsule))->trace.maps()[0].row_axis, "classes");
   EXPECT_EQ(run_lab(request(Mechanism::MultiHead))->trace.maps()[0].col_axis, "tokens");
 }
+
+TEST(LabJson, RoundTripsEveryParameter) {
+  LabRequest r = request(Mechanism::LocalPredictive, "ünïcode query 猫", "a source.");
+  r.params.score = ScoreKind::Concat;
+  r.params.normaliser = Normaliser::Sparsemax;
+  r.params.temperature = 0.25f;
+  r.params.window = 5;
+  r.params.sigma = 1.5f;
+  r.params.heads = 8;
+  r.params.hops = 6;
+  r.params.classes = 7;
+  r.params.causal = true;
+  r.params.positions = PositionKind::Learned;
+  r.params.seed = 123456789012345ULL;
+  r.params.dim = 96;
+  auto back = lab_request_from_json(to_json(r));
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->query, r.query);
+  EXPECT_EQ(back->source, r.source);
+  EXPECT_EQ(back->params, r.params);
+}
+
+TEST(LabJson, RefusesBadInputWithAReasonAndKeepsDefaultsForMissingFields) {
+  EXPECT_NE(lab_request_from_json("{not json").error().message().find("not valid JSON"), std::string::npos);
+  EXPECT_NE(lab_request_from_json("[1]").error().message().find("not a JSON object"), std::string::npos);
+  EXPECT_NE(lab_request_from_json(R"({"mechanism": "teleport"})").error().message().find("teleport"), std::string::npos);
+  EXPECT_NE(lab_request_from_json(R"({"heads": "four"})").error().message().find("\"heads\""), std::string::npos);
+  auto partial = lab_request_from_json(R"({"mechanism": "aoa", "temperature": 2})");
+  ASSERT_TRUE(partial);
+  EXPECT_EQ(partial->params.mechanism, Mechanism::AttentionOverAttention);
+  EXPECT_EQ(partial->params.temperature, 2.0f);
+  EXPECT_EQ(partial->params.heads, LabParams{}.heads);
+  EXPECT_EQ(partial->query, kDefaultQuery);
+}

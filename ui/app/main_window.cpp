@@ -67,9 +67,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   createActions();
   createMenus();
-  restoreSettings();
   lab_->queryEdit()->setFocus();  // the first thing to do is usually to type
   statusBar()->showMessage(tr("Edit the sentences or the parameters: the map follows every change"), 6000);
+  restoreSettings();  // after the greeting, so that a problem with the saved settings is what shows
 }
 
 MainWindow::~MainWindow() = default;
@@ -178,6 +178,17 @@ void MainWindow::restoreSettings() {
   const bool side = settings.value(u"view/sidePanel"_s, true).toBool();
   sidePanelAction_->setChecked(side);
   lab_->setSidePanelVisible(side);
+  // The lab comes back as it was left: sentences and every parameter.
+  const QString labJson = settings.value(u"lab/request"_s).toString();
+  if (!labJson.isEmpty()) {
+    auto request = attn::lab::lab_request_from_json(labJson.toStdString(), "the saved lab settings");
+    if (request) {
+      lab_->setRequest(*request);
+    } else {
+      statusBar()->showMessage(
+          tr("%1; the lab starts with its defaults").arg(QString::fromStdString(request.error().message())), 8000);
+    }
+  }
 }
 
 void MainWindow::saveSettings() const {
@@ -186,6 +197,7 @@ void MainWindow::saveSettings() const {
   settings.setValue(u"window/state"_s, saveState());
   settings.setValue(u"view/colormap"_s, QString::fromLatin1(render::colormapInfo(lab_->colormap()).key));
   settings.setValue(u"view/sidePanel"_s, sidePanelAction_->isChecked());
+  settings.setValue(u"lab/request"_s, QString::fromStdString(attn::lab::to_json(lab_->request())));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -93,6 +93,12 @@ struct LabResult {
 // Validates both sentences (UTF-8, not empty when used, at most kMaxTokens tokens) and runs the mechanism.
 Result<LabResult> run_lab(const LabRequest& request);
 
+// The request as JSON (sentences and every parameter, mechanisms and scores by their command-line keys),
+// for settings and session files; and back, refusing unknown keys' values with a reason. Fields that
+// are absent keep their defaults, so files from older versions still load.
+std::string to_json(const LabRequest& request);
+Result<LabRequest> lab_request_from_json(std::string_view json, std::string_view what = "lab settings");
+
 // Example sentences the lab opens with.
 inline constexpr std::string_view kDefaultQuery = "she ate the apples in the garden";
 inline constexpr std::string_view kDefaultSource =
