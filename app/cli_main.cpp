@@ -131,26 +131,19 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
     p.score = *score;
   }
   if (parser.isSet(o.normaliser)) {
-    const QString name = parser.value(o.normaliser);
-    if (name == u"softmax"_s) {
-      p.normaliser = attn::Normaliser::Softmax;
-    } else if (name == u"sparsemax"_s) {
-      p.normaliser = attn::Normaliser::Sparsemax;
-    } else {
-      return usageError(u"--normaliser: expected softmax or sparsemax, got '%1'"_s.arg(name));
+    const auto* normaliser = attn::lab::find_normaliser(parser.value(o.normaliser).toStdString());
+    if (!normaliser) {
+      return usageError(u"--normaliser: expected softmax or sparsemax, got '%1'"_s.arg(parser.value(o.normaliser)));
     }
+    p.normaliser = *normaliser;
   }
   if (parser.isSet(o.positions)) {
-    const QString name = parser.value(o.positions);
-    if (name == u"none"_s) {
-      p.positions = attn::PositionKind::None;
-    } else if (name == u"sinusoidal"_s) {
-      p.positions = attn::PositionKind::Sinusoidal;
-    } else if (name == u"learned"_s) {
-      p.positions = attn::PositionKind::Learned;
-    } else {
-      return usageError(u"--positions: expected none, sinusoidal or learned, got '%1'"_s.arg(name));
+    const auto* positions = attn::lab::find_positions(parser.value(o.positions).toStdString());
+    if (!positions) {
+      return usageError(
+          u"--positions: expected none, sinusoidal or learned, got '%1'"_s.arg(parser.value(o.positions)));
     }
+    p.positions = *positions;
   }
   if (parser.isSet(o.colormap)) {
     const auto map = attn::ui::render::findColormap(parser.value(o.colormap));

@@ -180,3 +180,12 @@ TEST(LabJson, RefusesBadInputWithAReasonAndKeepsDefaultsForMissingFields) {
   EXPECT_EQ(partial->params.heads, LabParams{}.heads);
   EXPECT_EQ(partial->query, kDefaultQuery);
 }
+
+TEST(Lab, NormaliserAndPositionNamesRoundTrip) {
+  EXPECT_EQ(*find_normaliser(normaliser_key(Normaliser::Sparsemax)), Normaliser::Sparsemax);
+  EXPECT_EQ(*find_normaliser("softmax"), Normaliser::Softmax);
+  EXPECT_EQ(find_normaliser("softer"), nullptr);
+  for (PositionKind k : {PositionKind::None, PositionKind::Sinusoidal, PositionKind::Learned})
+    EXPECT_EQ(*find_positions(positions_key(k)), k);
+  EXPECT_EQ(find_positions("rotary"), nullptr);
+}

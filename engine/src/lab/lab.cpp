@@ -61,6 +61,9 @@ constexpr std::array kCatalogue = {
                   "one query per class", false, false, false, false, false, false, true, false},
 };
 
+constexpr std::array kNormalisers = {Normaliser::Softmax, Normaliser::Sparsemax};
+constexpr std::array kPositions = {PositionKind::None, PositionKind::Sinusoidal, PositionKind::Learned};
+
 constexpr std::array kScores = {ScoreKind::Dot,    ScoreKind::ScaledDot, ScoreKind::General,
                                 ScoreKind::Concat, ScoreKind::Additive,  ScoreKind::Cosine};
 
@@ -173,6 +176,31 @@ std::string_view score_key(ScoreKind kind) {
 const ScoreKind* find_score(std::string_view key) {
   for (const auto& k : kScores) {
     if (score_key(k) == key) return &k;
+  }
+  return nullptr;
+}
+
+std::string_view normaliser_key(Normaliser kind) { return to_string(kind); }
+
+const Normaliser* find_normaliser(std::string_view key) {
+  for (const auto& k : kNormalisers) {
+    if (normaliser_key(k) == key) return &k;
+  }
+  return nullptr;
+}
+
+std::string_view positions_key(PositionKind kind) {
+  switch (kind) {
+    case PositionKind::Sinusoidal: return "sinusoidal";
+    case PositionKind::Learned: return "learned";
+    case PositionKind::None: break;
+  }
+  return "none";
+}
+
+const PositionKind* find_positions(std::string_view key) {
+  for (const auto& k : kPositions) {
+    if (positions_key(k) == key) return &k;
   }
   return nullptr;
 }

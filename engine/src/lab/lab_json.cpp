@@ -6,20 +6,6 @@
 
 namespace attn::lab {
 
-namespace {
-
-std::string_view normaliser_key(Normaliser n) { return n == Normaliser::Sparsemax ? "sparsemax" : "softmax"; }
-std::string_view positions_key(PositionKind p) {
-  switch (p) {
-    case PositionKind::Sinusoidal: return "sinusoidal";
-    case PositionKind::Learned: return "learned";
-    case PositionKind::None: break;
-  }
-  return "none";
-}
-
-}  // namespace
-
 std::string to_json(const LabRequest& request) {
   const LabParams& p = request.params;
   const nlohmann::json j = {
@@ -93,20 +79,14 @@ Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view
     p.score = *s;
   }
   if (!normaliser.empty()) {
-    if (normaliser != "softmax" && normaliser != "sparsemax")
-      return fail("unknown normaliser \"" + normaliser + "\"", std::string(what));
-    p.normaliser = normaliser == "sparsemax" ? Normaliser::Sparsemax : Normaliser::Softmax;
+    const Normaliser* n = find_normaliser(normaliser);
+    if (!n) return fail("unknown normaliser \"" + normaliser + "\"", std::string(what));
+    p.normaliser = *n;
   }
   if (!positions.empty()) {
-    if (positions == "none") {
-      p.positions = PositionKind::None;
-    } else if (positions == "sinusoidal") {
-      p.positions = PositionKind::Sinusoidal;
-    } else if (positions == "learned") {
-      p.positions = PositionKind::Learned;
-    } else {
-      return fail("unknown positions \"" + positions + "\"", std::string(what));
-    }
+    const PositionKind* k = find_positions(positions);
+    if (!k) return fail("unknown positions \"" + positions + "\"", std::string(what));
+    p.positions = *k;
   }
   return r;
 }

@@ -56,6 +56,11 @@ const MechanismInfo* find_mechanism(std::string_view key);
 std::span<const ScoreKind> score_kinds();
 std::string_view score_key(ScoreKind kind);
 const ScoreKind* find_score(std::string_view key);
+// Normalisers (softmax, sparsemax) and positions (none, sinusoidal, learned) by command-line name.
+std::string_view normaliser_key(Normaliser kind);
+const Normaliser* find_normaliser(std::string_view key);
+std::string_view positions_key(PositionKind kind);
+const PositionKind* find_positions(std::string_view key);
 
 struct LabParams {
   Mechanism mechanism = Mechanism::Global;
