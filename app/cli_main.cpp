@@ -115,15 +115,9 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
   if (parser.isSet(o.source)) request.source = rawOption(argc, argv, "source").value_or(parser.value(o.source).toStdString());
 
   if (parser.isSet(o.mechanism)) {
-    const std::string key = parser.value(o.mechanism).toStdString();
-    const auto* info = attn::lab::find_mechanism(key);
-    const auto* score = attn::lab::find_score(key);
-    if (!info && !score) {
+    if (!attn::lab::select_mechanism(p, parser.value(o.mechanism).toStdString())) {
       return usageError(u"--mechanism: unknown mechanism '%1' (--list shows them)"_s.arg(parser.value(o.mechanism)));
     }
-    // A score name on its own means global attention with that score ("additive" = Bahdanau).
-    p.mechanism = info ? info->id : attn::lab::Mechanism::Global;
-    if (score && p.mechanism == attn::lab::Mechanism::Global) p.score = *score;
   }
   if (parser.isSet(o.score)) {
     const auto* score = attn::lab::find_score(parser.value(o.score).toStdString());

@@ -64,16 +64,11 @@ int main(int argc, char* argv[]) {
   auto* lab = window.lab();
   if (parser.isSet(mechanismOption)) {
     const std::string key = parser.value(mechanismOption).toStdString();
-    const auto* info = attn::lab::find_mechanism(key);
-    const auto* score = attn::lab::find_score(key);
-    if (!info && !score) {
+    auto request = lab->request();
+    if (!attn::lab::select_mechanism(request.params, key)) {
       std::fprintf(stderr, "attnscope: unknown mechanism '%s' (attnscope-cli lab --list shows them)\n", key.c_str());
       return 2;
     }
-    auto request = lab->request();
-    // A score name on its own means global attention with that score ("additive" = Bahdanau).
-    request.params.mechanism = info ? info->id : attn::lab::Mechanism::Global;
-    if (score && request.params.mechanism == attn::lab::Mechanism::Global) request.params.score = *score;
     lab->setRequest(request);
   }
   window.show();

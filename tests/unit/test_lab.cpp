@@ -189,3 +189,17 @@ TEST(Lab, NormaliserAndPositionNamesRoundTrip) {
     EXPECT_EQ(*find_positions(positions_key(k)), k);
   EXPECT_EQ(find_positions("rotary"), nullptr);
 }
+
+TEST(Lab, SelectMechanismTakesMechanismKeysAndScoreNames) {
+  LabParams p;
+  ASSERT_TRUE(select_mechanism(p, "local-p"));
+  EXPECT_EQ(p.mechanism, Mechanism::LocalPredictive);
+  ASSERT_TRUE(select_mechanism(p, "cosine"));  // a score alone: global attention with that score
+  EXPECT_EQ(p.mechanism, Mechanism::Global);
+  EXPECT_EQ(p.score, ScoreKind::Cosine);
+  const LabParams before = p;
+  EXPECT_FALSE(select_mechanism(p, "teleport"));
+  EXPECT_EQ(p, before);
+  EXPECT_EQ(normalisers().size(), 2u);
+  EXPECT_EQ(position_kinds().size(), 3u);
+}

@@ -202,8 +202,7 @@ void LabWorkbench::buildSidePanel(QWidget* panel) {
 
   normaliserBox_ = new QComboBox(paramsGroup);
   normaliserBox_->setObjectName(u"normaliser"_s);
-  normaliserBox_->addItem(tr("softmax"), int(attn::Normaliser::Softmax));
-  normaliserBox_->addItem(tr("sparsemax"), int(attn::Normaliser::Sparsemax));
+  for (auto kind : attn::lab::normalisers()) normaliserBox_->addItem(fromView(attn::lab::normaliser_key(kind)), int(kind));
   normaliserBox_->setToolTip(tr("Turns scores into weights; sparsemax can give exact zeros"));
   paramsForm_->addRow(tr("&Normaliser:"), normaliserBox_);
 
@@ -255,9 +254,7 @@ void LabWorkbench::buildSidePanel(QWidget* panel) {
 
   positionsBox_ = new QComboBox(paramsGroup);
   positionsBox_->setObjectName(u"positions"_s);
-  positionsBox_->addItem(tr("none"), int(attn::PositionKind::None));
-  positionsBox_->addItem(tr("sinusoidal"), int(attn::PositionKind::Sinusoidal));
-  positionsBox_->addItem(tr("learned"), int(attn::PositionKind::Learned));
+  for (auto kind : attn::lab::position_kinds()) positionsBox_->addItem(fromView(attn::lab::positions_key(kind)), int(kind));
   positionsBox_->setToolTip(tr("Position information added to the token embeddings"));
   paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
 

@@ -180,10 +180,22 @@ const ScoreKind* find_score(std::string_view key) {
   return nullptr;
 }
 
+std::span<const Normaliser> normalisers() { return kNormalisers; }
+std::span<const PositionKind> position_kinds() { return kPositions; }
+
+bool select_mechanism(LabParams& params, std::string_view key) {
+  const MechanismInfo* mechanism = find_mechanism(key);
+  const ScoreKind* score = find_score(key);
+  if (!mechanism && !score) return false;
+  params.mechanism = mechanism ? mechanism->id : Mechanism::Global;
+  if (score && params.mechanism == Mechanism::Global) params.score = *score;
+  return true;
+}
+
 std::string_view normaliser_key(Normaliser kind) { return to_string(kind); }
 
 const Normaliser* find_normaliser(std::string_view key) {
-  for (const auto& k : kNormalisers) {
+  for (const auto& k : normalisers()) {
     if (normaliser_key(k) == key) return &k;
   }
   return nullptr;
@@ -199,7 +211,7 @@ std::string_view positions_key(PositionKind kind) {
 }
 
 const PositionKind* find_positions(std::string_view key) {
-  for (const auto& k : kPositions) {
+  for (const auto& k : position_kinds()) {
     if (positions_key(k) == key) return &k;
   }
   return nullptr;

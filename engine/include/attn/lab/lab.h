@@ -57,6 +57,8 @@ std::span<const ScoreKind> score_kinds();
 std::string_view score_key(ScoreKind kind);
 const ScoreKind* find_score(std::string_view key);
 // Normalisers (softmax, sparsemax) and positions (none, sinusoidal, learned) by command-line name.
+std::span<const Normaliser> normalisers();
+std::span<const PositionKind> position_kinds();
 std::string_view normaliser_key(Normaliser kind);
 const Normaliser* find_normaliser(std::string_view key);
 std::string_view positions_key(PositionKind kind);
@@ -78,6 +80,10 @@ struct LabParams {
   int dim = 64;           // embedding and model size
   friend bool operator==(const LabParams&, const LabParams&) = default;
 };
+
+// Sets params.mechanism from a mechanism key; a score name on its own ("dot", "additive", ...) means
+// global attention with that score. False, and params unchanged, when the key names neither.
+bool select_mechanism(LabParams& params, std::string_view key);
 
 struct LabRequest {
   std::string query;
