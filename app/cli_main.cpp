@@ -1,7 +1,8 @@
-// attnscope-cli: the lab without a window. Parses arguments and hands them to attn_ui's headless
-// renderer, which draws with the GUI's own HeatmapView and exporters.
+// attnscope-cli: the lab and the glimpse workbench without a window. Parses arguments and hands them to
+// attn_ui's headless renderers, which draw with the GUI's own views, exporters and engine calls.
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
+#include "app/glimpse_cli.h"
 #include "app/headless.h"
 #include "app/versions.h"
 #include "attn/lab/lab.h"
@@ -72,6 +73,30 @@ struct Options {
   QCommandLineOption colormap{u"colormap"_s, u"viridis, magma, inferno, plasma, cividis or greys."_s, u"name"_s};
   QCommandLineOption list{u"list"_s, u"List the mechanisms with their formulas and papers."_s};
   QCommandLineOption outDir{u"out-dir"_s, u"Directory for the demo images."_s, u"dir"_s};
+  // glimpse
+  QCommandLineOption image{u"image"_s, u"Photo to read: PNG, JPEG, BMP, TIFF or WebP (told by its bytes, not its name)."_s,
+                           u"file"_s};
+  QCommandLineOption gaussian{
+      u"gaussian"_s,
+      u"A DRAW Gaussian glimpse, as comma-separated key=value (pixels, 0-based): cx, cy (window centre) or u, ux, uy "
+      "(first filter's centre); d, dx, dy (stride); s, sx, sy (sigma); N, Nx, Ny (filters per axis); gamma. Or the "
+      "paper's gx~, gy~, logsigma2, logdelta~, loggamma (all five) with N. Unset values: 12 x 12 filters centred on "
+      "the image over half its shorter side, sigma half the stride, gamma 1."_s,
+      u"spec"_s};
+  QCommandLineOption stn{
+      u"stn"_s,
+      u"A spatial-transformer glimpse, as comma-separated key=value: family=no-shear (sx, sy, tx, ty; the default), "
+      "similarity (scale, rotation in radians or e.g. 30deg, tx, ty), translation-scale (scale, tx, ty) or affine "
+      "(theta=a;b;c;d;e;f); w, h (output size, default 64 x 64); sampling=bilinear|nearest; padding=zeros|border. "
+      "Scales and shifts are normalised: scale 1 and shift 0 cover the whole image."_s,
+      u"spec"_s};
+  QCommandLineOption glimpseOut{u"out"_s, u"Image to write, magnified: .png (or .jpg, .bmp, .tif, .webp)."_s, u"file"_s};
+  QCommandLineOption json{u"json"_s, u"Also write the glimpse's settings as JSON (the workbench's Export parameters)."_s,
+                          u"file"_s};
+  QCommandLineOption scale{u"scale"_s,
+                           u"Magnify each glimpse pixel to K x K (default: the smallest K that makes the longer side "
+                           "at least 256 px)."_s,
+                           u"K"_s};
 };
 
 template <class T>
@@ -197,6 +222,38 @@ int runDemo(QCommandLineParser& parser, const Options& o) {
   return failures == 0 ? 0 : kExitInput;
 }
 
+int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+  if (!parser.isSet(o.image)) return usageError(u"glimpse: give --image FILE"_s);
+  const bool gaussian = parser.isSet(o.gaussian);
+  if (gaussian == parser.isSet(o.stn)) {
+    return usageError(gaussian ? u"glimpse: give --gaussian or --stn, not both"_s
+                               : u"glimpse: give --gaussian SPEC or --stn SPEC"_s);
+  }
+  if (!parser.isSet(o.glimpseOut)) return usageError(u"glimpse: give --out FILE"_s);
+  attn::ui::GlimpseJob job;
+  job.imagePath = parser.value(o.image);
+  job.kind = gaussian ? attn::ui::GlimpseJob::Kind::Gaussian : attn::ui::GlimpseJob::Kind::Stn;
+  const char* specOption = gaussian ? "gaussian" : "stn";
+  job.spec = rawOption(argc, argv, specOption).value_or(parser.value(gaussian ? o.gaussian : o.stn).toStdString());
+  job.outPath = parser.value(o.glimpseOut);
+  job.jsonPath = parser.value(o.json);
+  QString error;
+  if (!parseNumber(parser, o.scale, job.scale, error)) return usageError(error);
+  if (parser.isSet(o.scale) && (job.scale < 1 || job.scale > 256)) {
+    return usageError(u"--scale: expected a whole number from 1 to 256, got '%1'"_s.arg(parser.value(o.scale)));
+  }
+
+  const auto report = attn::ui::renderGlimpse(job);
+  if (!report) {
+    print(stderr, u"attnscope-cli: "_s + report.error().message + u'\n');
+    return report.error().kind == attn::ui::RenderFailure::Kind::Usage ? kExitUsage : kExitInput;
+  }
+  print(stdout, report->summary + u'\n');
+  for (const auto& note : report->notes) print(stdout, u"  "_s + note + u'\n');
+  for (const auto& path : report->written) print(stdout, u"wrote "_s + path + u'\n');
+  return 0;
+}
+
 // Qt's platform chatter on a headless machine ("XDG_RUNTIME_DIR not set", notes of the offscreen
 // plugin) would read as problems with the user's command. ATTNSCOPE_DEBUG=1 shows it again.
 void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
@@ -206,11 +263,14 @@ void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, cons
 
 QString commandsHelp() {
   return u"Commands:\n"
-         "  lab    Run a mechanism of the Mechanism Lab and write its view (--out) and matrix (--csv).\n"
-         "         attnscope-cli lab --mechanism additive --query \"...\" --source \"...\" --out map.png [--csv m.csv]\n"
-         "         attnscope-cli lab --list\n"
-         "  demo   Render the bundled demo views to PNG files: attnscope-cli demo --out-dir DIR\n"
-         "Run 'attnscope-cli lab --help' for the lab's options.\n"_s;
+         "  lab      Run a mechanism of the Mechanism Lab and write its view (--out) and matrix (--csv).\n"
+         "           attnscope-cli lab --mechanism additive --query \"...\" --source \"...\" --out map.png [--csv m.csv]\n"
+         "           attnscope-cli lab --list\n"
+         "  demo     Render the bundled demo views to PNG files: attnscope-cli demo --out-dir DIR\n"
+         "  glimpse  Read one glimpse of a photo and write it magnified (--out) and its settings (--json).\n"
+         "           attnscope-cli glimpse --image photo.jpg --gaussian cx=200,cy=150,d=4,s=2,N=12 --out g.png\n"
+         "           attnscope-cli glimpse --image photo.jpg --stn family=similarity,scale=0.5,rotation=30deg --out s.png\n"
+         "Run 'attnscope-cli <command> --help' for a command's options.\n"_s;
 }
 
 }  // namespace
@@ -227,7 +287,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab or demo"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo or glimpse"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -242,7 +302,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab or demo)"_s);
+    return usageError(u"no command given (lab, demo or glimpse)"_s);
   }
 
   Options o;
@@ -255,8 +315,12 @@ int main(int argc, char* argv[]) {
   } else if (command == u"demo"_s) {
     parser.addPositionalArgument(u"demo"_s, u"Render the bundled demo views to PNG files."_s, u"demo [options]"_s);
     parser.addOption(o.outDir);
+  } else if (command == u"glimpse"_s) {
+    parser.addPositionalArgument(u"glimpse"_s, u"Read one glimpse of a photo and write it magnified."_s,
+                                 u"glimpse [options]"_s);
+    parser.addOptions({o.image, o.gaussian, o.stn, o.glimpseOut, o.json, o.scale});
   } else {
-    return usageError(u"unknown command '%1' (lab or demo)"_s.arg(command));
+    return usageError(u"unknown command '%1' (lab, demo or glimpse)"_s.arg(command));
   }
   if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -266,5 +330,6 @@ int main(int argc, char* argv[]) {
   if (parser.positionalArguments().size() > 1) {
     return usageError(u"unexpected argument '%1'"_s.arg(parser.positionalArguments().at(1)));
   }
+  if (command == u"glimpse"_s) return runGlimpse(parser, o, argc, argv);
   return command == u"lab"_s ? runLab(parser, o, argc, argv) : runDemo(parser, o);
 }

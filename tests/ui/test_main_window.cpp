@@ -4,6 +4,7 @@
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
+#include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 
 #include <QAction>
@@ -61,11 +62,13 @@ class TestMainWindow : public QObject {
     QVERIFY(settle(*window_->lab()));
   }
 
-  void oneTabForTheLabOnly() {
+  void labTabFirstThenGlimpse() {
     auto* tabs = window_->findChild<QTabWidget*>();
     QVERIFY(tabs);
-    QCOMPARE(tabs->count(), 1);
+    QCOMPARE(tabs->count(), 2);
     QCOMPARE(tabs->widget(0), window_->lab());
+    QCOMPARE(tabs->widget(1), static_cast<QWidget*>(window_->glimpse()));
+    QCOMPARE(tabs->currentWidget(), window_->lab());
   }
 
   void standardShortcuts_data() {

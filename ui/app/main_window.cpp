@@ -4,7 +4,9 @@
 #include "app/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
+#include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "attn/glimpse/settings.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -36,6 +38,8 @@ namespace {
 constexpr qint64 kMaxTextFileBytes = 16 * 1024 * 1024;
 
 QString keyRecentFiles() { return u"recentFiles"_s; }
+QString keyRecentImages() { return u"recentImages"_s; }
+QString defaultSample() { return u"astronaut"_s; }
 
 }  // namespace
 
@@ -50,6 +54,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   lab_ = new LabWorkbench(tabs_);
   tabs_->addTab(lab_, tr("Mechanism &Lab"));
   tabs_->setTabToolTip(0, tr("Run any attention mechanism on two sentences"));
+  glimpse_ = new GlimpseWorkbench(tabs_);
+  tabs_->addTab(glimpse_, tr("&Glimpse"));
+  tabs_->setTabToolTip(1, tr("DRAW's Gaussian glimpse and the spatial transformer's over any image"));
   setCentralWidget(tabs_);
 
   runLabel_ = new QLabel(this);
@@ -57,7 +64,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   runLabel_->setToolTip(tr("Last run: mechanism, map shape and engine time"));
   statusBar()->addPermanentWidget(runLabel_);
   connect(lab_, &LabWorkbench::statusMessage, statusBar(), &QStatusBar::showMessage);
-  connect(lab_, &LabWorkbench::runSummaryChanged, runLabel_, &QLabel::setText);
+  connect(lab_, &LabWorkbench::runSummaryChanged, this, [this](const QString& summary) {
+    labSummary_ = summary;
+    if (tabs_->currentWidget() == lab_) runLabel_->setText(summary);
+  });
+  connect(glimpse_, &GlimpseWorkbench::runSummaryChanged, this, [this](const QString& summary) {
+    glimpseSummary_ = summary;
+    if (tabs_->currentWidget() == glimpse_) runLabel_->setText(summary);
+  });
+  // The glimpse tab's progress notes only while it is shown; a failed open always (the user asked for it).
+  connect(glimpse_, &GlimpseWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
+    if (tabs_->currentWidget() == glimpse_) statusBar()->showMessage(text, timeout);
+  });
+  connect(glimpse_, &GlimpseWorkbench::imageFailed, this, [this](const QString& message) {
+    statusBar()->showMessage(tr("Cannot open the image: %1. The previous image and parameters stay.").arg(message), 0);
+  });
+  connect(glimpse_, &GlimpseWorkbench::imageLoaded, this, [this](const QString& path) {
+    if (!path.startsWith(u':')) addRecentImage(path);
+  });
+  connect(glimpse_, &GlimpseWorkbench::openRequested, this, &MainWindow::openImageDialog);
+  connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateForTab);
   connect(lab_, &LabWorkbench::resultShown, this, [this] {
     // A good result replaces a refusal that is still on the status bar.
     if (lab_->lastError().isEmpty() && statusBar()->currentMessage().startsWith(tr("Input refused"))) {
@@ -79,6 +105,21 @@ void MainWindow::createActions() {
   openAction_->setShortcut(QKeySequence::Open);
   openAction_->setStatusTip(tr("Open a .txt file into the lab: first non-empty line = query, the rest = source"));
   connect(openAction_, &QAction::triggered, this, &MainWindow::openDialog);
+
+  openImageAction_ = new QAction(QIcon::fromTheme(u"image-x-generic"_s), tr("Open &Image\u2026"), this);
+  openImageAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  openImageAction_->setStatusTip(tr("Open a PNG, JPEG, BMP, TIFF or WebP image into the Glimpse tab"));
+  connect(openImageAction_, &QAction::triggered, this, &MainWindow::openImageDialog);
+
+  exportGlimpseAction_ = new QAction(tr("Export &Glimpse as PNG\u2026"), this);
+  exportGlimpseAction_->setStatusTip(tr("Save the Gaussian glimpse at its own size, one pixel per filter"));
+  connect(exportGlimpseAction_, &QAction::triggered, this, &MainWindow::exportGlimpseDialog);
+  exportAnnotatedAction_ = new QAction(tr("Export &Annotated Image\u2026"), this);
+  exportAnnotatedAction_->setStatusTip(tr("Save the photo with the glimpse drawn on it as PNG, SVG or PDF"));
+  connect(exportAnnotatedAction_, &QAction::triggered, this, &MainWindow::exportAnnotatedDialog);
+  exportParametersAction_ = new QAction(tr("Export Glimpse &Parameters (JSON)\u2026"), this);
+  exportParametersAction_->setStatusTip(tr("Save every glimpse parameter as JSON (attnscope-cli reads it back)"));
+  connect(exportParametersAction_, &QAction::triggered, this, &MainWindow::exportGlimpseParametersDialog);
 
   exportAction_ = new QAction(QIcon::fromTheme(u"document-save-as"_s), tr("&Export View\u2026"), this);
   exportAction_->setShortcut(QKeySequence::Save);
@@ -111,6 +152,7 @@ void MainWindow::createActions() {
   sidePanelAction_->setChecked(true);
   sidePanelAction_->setStatusTip(tr("Show or hide the mechanism and parameter panel"));
   connect(sidePanelAction_, &QAction::toggled, lab_, &LabWorkbench::setSidePanelVisible);
+  connect(sidePanelAction_, &QAction::toggled, glimpse_, &GlimpseWorkbench::setSidePanelVisible);
 
   unitRangeAction_ = new QAction(tr("Fixed Colour &Range 0\u20131"), this);
   unitRangeAction_->setCheckable(true);
@@ -150,9 +192,23 @@ void MainWindow::createMenus() {
   file->addAction(openAction_);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+  file->addAction(openImageAction_);
+  recentImagesMenu_ = file->addMenu(tr("Open Recent I&mage"));
+  connect(recentImagesMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentImagesMenu);
+  QMenu* samples = file->addMenu(tr("Open &Sample Photo"));
+  for (const auto& sample : GlimpseWorkbench::samples()) {
+    const QString key = sample.key;
+    samples->addAction(sample.name, this, [this, key] {
+      showGlimpse();
+      glimpse_->openSample(key);
+    });
+  }
   file->addSeparator();
   file->addAction(exportAction_);
   file->addAction(exportCsvAction_);
+  file->addAction(exportGlimpseAction_);
+  file->addAction(exportAnnotatedAction_);
+  file->addAction(exportParametersAction_);
   file->addSeparator();
   file->addAction(quitAction_);
 
@@ -168,6 +224,8 @@ void MainWindow::createMenus() {
   help->addAction(aboutAction_);
   help->addAction(aboutQtAction_);
   rebuildRecentMenu();
+  rebuildRecentImagesMenu();
+  updateForTab();
 }
 
 void MainWindow::restoreSettings() {
@@ -180,15 +238,42 @@ void MainWindow::restoreSettings() {
   lab_->setSidePanelVisible(side);
   // The lab comes back as it was left: sentences and every parameter.
   const QString labJson = settings.value(u"lab/request"_s).toString();
+  QString labProblem;
   if (!labJson.isEmpty()) {
     auto request = attn::lab::lab_request_from_json(labJson.toStdString(), "the saved lab settings");
     if (request) {
       lab_->setRequest(*request);
     } else {
-      statusBar()->showMessage(
-          tr("%1; the lab starts with its defaults").arg(QString::fromStdString(request.error().message())), 8000);
+      labProblem = tr("%1; the lab starts with its defaults").arg(QString::fromStdString(request.error().message()));
     }
   }
+  // The glimpse tab: the image it showed (a file or a bundled sample) and its parameters. Pixel numbers
+  // refer to that image, so they are applied only when that same image opens again.
+  QString imagePath = settings.value(u"glimpse/image"_s).toString();
+  const bool imageThere = !imagePath.isEmpty() && (imagePath.startsWith(u":/"_s) || QFileInfo::exists(imagePath));
+  const QString glimpseJson = settings.value(u"glimpse/settings"_s).toString();
+  QString glimpseProblem;
+  std::optional<attn::glimpse::GlimpseSettings> glimpseSettings;
+  if (!glimpseJson.isEmpty()) {
+    auto restored = attn::glimpse::glimpse_settings_from_json(glimpseJson.toStdString(), "the saved glimpse settings");
+    if (restored) {
+      glimpseSettings = *restored;
+    } else {
+      glimpseProblem = tr("%1; the glimpse tab starts with its defaults")
+                           .arg(QString::fromStdString(restored.error().message()));
+    }
+  }
+  if (imageThere && glimpseSettings) {
+    glimpse_->openWithSettings(imagePath, *glimpseSettings);
+  } else if (imageThere) {
+    glimpse_->openFile(imagePath);
+  } else {
+    glimpse_->openSample(defaultSample());
+  }
+  if (settings.value(u"view/tab"_s).toString() == u"glimpse"_s) showGlimpse();
+  const QString problem = !labProblem.isEmpty() && !glimpseProblem.isEmpty() ? labProblem + u" \u00b7 "_s + glimpseProblem
+                                                                             : labProblem + glimpseProblem;
+  if (!problem.isEmpty()) statusBar()->showMessage(problem, 8000);
 }
 
 void MainWindow::saveSettings() const {
@@ -198,6 +283,11 @@ void MainWindow::saveSettings() const {
   settings.setValue(u"view/colormap"_s, QString::fromLatin1(render::colormapInfo(lab_->colormap()).key));
   settings.setValue(u"view/sidePanel"_s, sidePanelAction_->isChecked());
   settings.setValue(u"lab/request"_s, QString::fromStdString(attn::lab::to_json(lab_->request())));
+  settings.setValue(u"view/tab"_s, tabs_->currentWidget() == glimpse_ ? u"glimpse"_s : u"lab"_s);
+  if (glimpse_->image()) {
+    settings.setValue(u"glimpse/image"_s, glimpse_->imagePath());
+    settings.setValue(u"glimpse/settings"_s, QString::fromStdString(glimpse_->parametersJson()));
+  }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -279,6 +369,7 @@ bool MainWindow::openFile(const QString& path) {
     return false;
   }
   const QByteArray bytes = file.readAll();
+  showLab();
   addRecentFile(path);
   rebuildRecentMenu();
   return lab_->loadText(bytes, name);
@@ -296,6 +387,10 @@ void MainWindow::openDialog() {
 }
 
 bool MainWindow::exportTo(const QString& path) {
+  if (tabs_->currentWidget() == glimpse_) {
+    if (QFileInfo(path).suffix().toLower() == u"json"_s) return exportGlimpseParameters(path);
+    return exportAnnotated(path);
+  }
   const auto format = exportFormatFor(path);
   if (!format) {
     statusBar()->showMessage(tr("Choose a .png, .svg, .pdf or .csv file name"), 8000);
@@ -316,6 +411,10 @@ bool MainWindow::exportTo(const QString& path) {
 }
 
 void MainWindow::exportViewDialog() {
+  if (tabs_->currentWidget() == glimpse_) {
+    exportAnnotatedDialog();
+    return;
+  }
   QSettings settings;
   const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
   QString filter;
@@ -364,8 +463,167 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const auto urls = event->mimeData()->urls();
   if (urls.isEmpty() || !urls.front().isLocalFile()) return;
   event->acceptProposedAction();
-  openFile(urls.front().toLocalFile());
+  // Images (by name: a text file called .png goes to the glimpse tab too, which names the problem).
+  const QString path = urls.front().toLocalFile();
+  if (GlimpseWorkbench::isImageFileName(path)) {
+    openImage(path);
+  } else {
+    openFile(path);
+  }
   if (urls.size() > 1) statusBar()->showMessage(tr("Opened the first of %1 dropped files").arg(urls.size()), 6000);
+}
+
+}  // namespace attn::ui
+
+namespace attn::ui {
+
+void MainWindow::showGlimpse() { tabs_->setCurrentWidget(glimpse_); }
+
+void MainWindow::showLab() { tabs_->setCurrentWidget(lab_); }
+
+void MainWindow::updateForTab() {
+  const bool glimpse = tabs_->currentWidget() == glimpse_;
+  runLabel_->setText(glimpse ? glimpseSummary_ : labSummary_);
+  runLabel_->setToolTip(glimpse ? tr("Last glimpse: grid, preview or exact, read time and path, frame time")
+                                : tr("Last run: mechanism, map shape and engine time"));
+  exportCsvAction_->setEnabled(!glimpse);
+  exportAction_->setText(glimpse ? tr("&Export Annotated Image\u2026") : tr("&Export View\u2026"));
+  unitRangeAction_->setEnabled(!glimpse);
+}
+
+QStringList MainWindow::recentImages() const { return QSettings().value(keyRecentImages()).toStringList(); }
+
+void MainWindow::setRecentImages(const QStringList& files) {
+  QSettings().setValue(keyRecentImages(), QStringList(files.mid(0, kMaxRecentFiles)));
+}
+
+void MainWindow::addRecentImage(const QString& path) {
+  QStringList files = recentImages();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  files.removeAll(absolute);
+  files.prepend(absolute);
+  setRecentImages(files);
+  rebuildRecentImagesMenu();
+}
+
+void MainWindow::rebuildRecentImagesMenu() {
+  recentImagesMenu_->clear();
+  QStringList files = recentImages();
+  const qsizetype before = files.size();
+  files.removeIf([](const QString& file) { return !QFileInfo::exists(file); });
+  if (files.size() != before) setRecentImages(files);
+  for (int i = 0; i < files.size(); ++i) {
+    const QString file = files[i];
+    auto* action = recentImagesMenu_->addAction(u"&%1 %2"_s.arg(i + 1).arg(QFileInfo(file).fileName()));
+    action->setToolTip(file);
+    action->setStatusTip(file);
+    connect(action, &QAction::triggered, this, [this, file] { openImage(file); });
+  }
+  recentImagesMenu_->setEnabled(!files.isEmpty());
+  if (!files.isEmpty()) {
+    recentImagesMenu_->addSeparator();
+    recentImagesMenu_->addAction(tr("&Clear List"), this, [this] {
+      setRecentImages({});
+      rebuildRecentImagesMenu();
+    });
+  }
+}
+
+bool MainWindow::openImage(const QString& path) {
+  showGlimpse();
+  const QFileInfo info(path);
+  if (!path.startsWith(u':') && !info.exists()) {
+    QStringList files = recentImages();
+    if (files.removeAll(info.absoluteFilePath()) > 0) {
+      setRecentImages(files);
+      rebuildRecentImagesMenu();
+      statusBar()->showMessage(tr("%1 no longer exists; removed it from the recent images").arg(path), 8000);
+    } else {
+      statusBar()->showMessage(tr("%1 does not exist").arg(path), 8000);
+    }
+    return false;
+  }
+  statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  glimpse_->openFile(path);
+  return true;
+}
+
+void MainWindow::openImageDialog() {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/openImage"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Image into the Glimpse Tab"), dir,
+      tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;PNG (*.png);;JPEG (*.jpg *.jpeg);;"
+         "BMP (*.bmp);;TIFF (*.tif *.tiff);;WebP (*.webp);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openImage"_s, QFileInfo(path).absolutePath());
+  openImage(path);
+}
+
+bool MainWindow::exportGlimpse(const QString& path) {
+  const auto written = glimpse_->exportGlimpse(path);
+  if (!written) {
+    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+    return false;
+  }
+  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+  return true;
+}
+
+bool MainWindow::exportAnnotated(const QString& path) {
+  const auto written = glimpse_->exportAnnotated(path);
+  if (!written) {
+    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+    return false;
+  }
+  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+  return true;
+}
+
+bool MainWindow::exportGlimpseParameters(const QString& path) {
+  const auto written = glimpse_->exportParameters(path);
+  if (!written) {
+    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+    return false;
+  }
+  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+  return true;
+}
+
+namespace {
+// A save dialog that adds the extension of the chosen filter when the name has none.
+QString savePath(QWidget* parent, const QString& title, const QString& name, const QString& filters,
+                 const QStringList& suffixes) {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  QString filter;
+  QString path = QFileDialog::getSaveFileName(parent, title, QDir(dir).filePath(name), filters, &filter);
+  if (path.isEmpty()) return {};
+  if (!suffixes.contains(QFileInfo(path).suffix().toLower())) {
+    const qsizetype star = filter.indexOf(u"*."_s);
+    path += star >= 0 ? filter.mid(star + 1, filter.indexOf(u')', star) - star - 1).section(u' ', 0, 0)
+                      : u"."_s + suffixes.front();
+  }
+  settings.setValue(u"paths/export"_s, QFileInfo(path).absolutePath());
+  return path;
+}
+}  // namespace
+
+void MainWindow::exportGlimpseDialog() {
+  const QString path = savePath(this, tr("Export Glimpse"), u"glimpse.png"_s, tr("PNG image (*.png)"), {u"png"_s});
+  if (!path.isEmpty()) exportGlimpse(path);
+}
+
+void MainWindow::exportAnnotatedDialog() {
+  const QString path = savePath(this, tr("Export Annotated Image"), u"glimpse-annotated.png"_s,
+                                tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
+                                {u"png"_s, u"svg"_s, u"pdf"_s});
+  if (!path.isEmpty()) exportAnnotated(path);
+}
+
+void MainWindow::exportGlimpseParametersDialog() {
+  const QString path = savePath(this, tr("Export Glimpse Parameters"), u"glimpse.json"_s, tr("JSON (*.json)"), {u"json"_s});
+  if (!path.isEmpty()) exportGlimpseParameters(path);
 }
 
 }  // namespace attn::ui

@@ -1,0 +1,278 @@
+// The Glimpse tab: DRAW's Gaussian glimpse and the spatial transformer's over any photo. The canvas in
+// the middle shows the photo with the glimpse and its handles; the right column the glimpses themselves
+// (magnified, crisp pixels), their difference in same-window mode, the write canvas and the filterbanks
+// Fx and Fy; the left panel every parameter in both parameterisations, presets and the clamps the engine
+// applied. A GlimpseWorker on its own thread decodes photos and computes every frame (newest request
+// wins); during a drag it may answer with a labelled pyramid preview and the exact glimpse follows on
+// release.
+#pragma once
+
+#include "attn/error.h"
+#include "attn/glimpse/settings.h"
+#include "workbenches/glimpse_worker.h"
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QString>
+#include <QThread>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QButtonGroup;
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QDoubleSpinBox;
+class QGroupBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QRadioButton;
+class QScrollArea;
+class QSplitter;
+class QStackedWidget;
+class QTabWidget;
+class QToolButton;
+
+namespace attn::ui {
+
+class GlimpseCanvas;
+class ParamEdit;
+class PixelView;
+
+struct GlimpseSample {
+  QString key;       // "astronaut"
+  QString name;      // "Astronaut"
+  QString resource;  // ":/attnscope/samples/images/astronaut.png"
+};
+
+class GlimpseWorkbench : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Preset { WholeImage, CentreQuarter, Fine64, DrawDefault };
+
+  explicit GlimpseWorkbench(QWidget* parent = nullptr);
+  ~GlimpseWorkbench() override;  // stops the worker thread: quit + wait
+
+  // ---- images (all asynchronous: imageLoaded or imageFailed follows) ----
+  static QList<GlimpseSample> samples();
+  static QString sampleResource(const QString& key);  // empty for an unknown key
+  static bool isImageFileName(const QString& path);   // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp
+  // A bundled photo by key ("astronaut", "chelsea", "coffee", "rocket"). False for an unknown key.
+  bool openSample(const QString& key);
+  // A file (any format OpenCV decodes; the engine checks the header first). A bad file leaves the previous
+  // image and parameters as they were and reports the file and the reason.
+  void openFile(const QString& path);
+  // Loads `path` (a file or a ":/" resource) and then applies `settings` as they are (no rescaling).
+  void openWithSettings(const QString& path, const attn::glimpse::GlimpseSettings& settings);
+  void setImageLimits(const attn::ImageLimits& limits) { limits_ = limits; }
+  bool isLoading() const { return loadRequested_ > loadSettled_; }
+  quint64 loadsSettled() const { return loadSettled_; }
+  const GlimpseImage* image() const { return image_.get(); }
+  std::shared_ptr<const GlimpseImage> sharedImage() const { return image_; }
+  QString imagePath() const;  // a file path or a ":/" resource; empty before the first image
+  QString lastError() const { return lastError_; }
+
+  // ---- parameters ----
+  const attn::glimpse::GlimpseSettings& settings() const { return settings_; }
+  // Sets the panel and the canvas and runs once.
+  void setSettings(const attn::glimpse::GlimpseSettings& settings);
+  // The settings of a preset for an image of width x height.
+  static attn::glimpse::GlimpseSettings presetSettings(Preset preset, int width, int height,
+                                                       const attn::glimpse::GlimpseSettings& base = {});
+  void applyPreset(Preset preset);
+  // The settings attnscope-cli's --gaussian / --stn specs describe for the open image, starting from the
+  // paper's default (the STN from that Gaussian's window unless --stn says otherwise). Errors name the key.
+  attn::Result<attn::glimpse::GlimpseSettings> settingsFromSpecs(const QString& gaussianSpec, const QString& stnSpec,
+                                                                 bool sameWindow) const;
+  // The DRAW paper's default 12 x 12 glimpse over the whole image; the STN back to the identity.
+  void resetParameters();
+  void setSameWindow(bool on);
+  void setWriteMode(bool on);
+  bool writeMode() const { return writeMode_; }
+  void clearCanvas();
+  // Which glimpse the canvas handles edit.
+  void setEditStn(bool stn);
+
+  // ---- results ----
+  quint64 submitted() const { return submitted_; }
+  quint64 shown() const { return shown_; }
+  quint64 settled() const { return settled_; }
+  const GlimpseOutcome* outcome() const { return outcome_.get(); }
+  std::shared_ptr<const GlimpseOutcome> sharedOutcome() const { return outcome_; }
+  bool isBusy() const { return busy_; }
+  void setBusyDelay(int ms) { busyTimer_.setInterval(ms); }
+  int workerRuns() const { return worker_->runs(); }
+  GlimpseWorker* worker() const { return worker_.get(); }
+  // Benchmarks: compute each request on the GUI thread and show it at once (no thread hop, no queue).
+  void setSynchronous(bool on) { synchronous_ = on; }
+  bool isSynchronous() const { return synchronous_; }
+  // Time from posting a request to showing its result, for the newest shown result (ms).
+  double lastFrameMs() const { return lastFrameMs_; }
+  QString runSummary() const { return runSummary_; }
+  // The clamp notes the panel shows now (empty when nothing was clamped).
+  QStringList clampNotes() const { return clampNotes_; }
+  QString clampText() const;
+
+  // ---- exports ----
+  // The Gaussian glimpse at its own size (Nx x Ny pixels), PNG.
+  attn::Result<void> exportGlimpse(const QString& path) const;
+  // The photo with the glimpse drawn on it: PNG at the photo's resolution (longer side at most 4096), or
+  // SVG / PDF of the canvas as shown.
+  attn::Result<void> exportAnnotated(const QString& path) const;
+  // to_json of the settings, with the image's size and path.
+  attn::Result<void> exportParameters(const QString& path) const;
+  std::string parametersJson() const;
+
+  // ---- widgets (tests, exports, screenshots) ----
+  GlimpseCanvas* canvas() const { return canvas_; }
+  PixelView* glimpseView() const { return glimpseView_; }
+  PixelView* stnView() const { return stnView_; }
+  PixelView* differenceView() const { return differenceView_; }
+  PixelView* writeView() const { return writeView_; }
+  QCustomPlot* fxPlot() const { return fxPlot_; }
+  QCustomPlot* fyPlot() const { return fyPlot_; }
+  QCustomPlot* bankMapPlot() const { return bankMapPlot_; }
+  QLabel* clampLabel() const { return clampLabel_; }
+  QLabel* drawExactLabel() const { return drawExactLabel_; }
+  QLabel* errorBanner() const { return errorBanner_; }
+  QComboBox* sampleBox() const { return sampleBox_; }
+  QCheckBox* sameWindowCheck() const { return sameWindowCheck_; }
+  void setSidePanelVisible(bool visible);
+  bool isSidePanelVisible() const;
+
+ signals:
+  void statusMessage(const QString& text, int timeoutMs);
+  void runSummaryChanged(const QString& summary);
+  void resultShown(quint64 generation);
+  void imageLoaded(const QString& path);
+  void imageFailed(const QString& message);
+  void settingsChanged();
+  // The Open… button: the main window shows its file dialog (and keeps the recent images).
+  void openRequested();
+
+ private:
+  void buildSidePanel(QWidget* panel);
+  void buildRightColumn(QWidget* column);
+  QWidget* buildGaussianPage();
+  QWidget* buildStnPage();
+  void startLoad(GlimpseSource source);
+  void onLoaded(std::shared_ptr<const GlimpseImage> image);
+  void onLoadFailed(quint64 serial, const QString& message);
+  void onFinished(std::shared_ptr<const GlimpseOutcome> outcome);
+  void applyPending();
+  void applyPlots(const GlimpseOutcome& outcome);
+  void endBusy();
+  void post();
+  // The single path of every edit: canvas, panel and worker follow `settings`.
+  void edit(const attn::glimpse::GlimpseSettings& settings, bool dragging, bool fromCanvas = false);
+  void syncPanel();
+  void updateSliderRanges();
+  void updateStnControls();
+  void showClamps(const GlimpseOutcome& outcome);
+  void showError(const QString& message);
+  attn::glimpse::GlimpseSettings rescaled(const attn::glimpse::GlimpseSettings& settings, int fromW, int fromH, int toW,
+                                          int toH) const;
+
+  // Panel edits.
+  void editGaussianAxis(int axis, int field, double value, bool dragging);
+  void editDraw(int field, double value, bool dragging);
+  void editStn(int field, double value, bool dragging);
+
+  QThread thread_;
+  std::unique_ptr<GlimpseWorker> worker_;
+  QTimer applyTimer_;
+  QTimer busyTimer_;
+  QTimer plotTimer_;
+  bool busy_ = false;
+
+  attn::ImageLimits limits_;
+  std::shared_ptr<const GlimpseImage> image_;
+  quint64 loadRequested_ = 0;
+  quint64 loadSettled_ = 0;
+  QString loadingName_;
+  // Settings to apply as they are when load number `first` succeeds (openWithSettings).
+  std::optional<std::pair<quint64, attn::glimpse::GlimpseSettings>> settingsForLoad_;
+  QString lastError_;
+
+  attn::glimpse::GlimpseSettings settings_;
+  bool dragging_ = false;
+  bool writeMode_ = false;
+  bool syncing_ = false;
+  bool synchronous_ = false;
+
+  quint64 submitted_ = 0;
+  quint64 shown_ = 0;
+  quint64 settled_ = 0;
+  QElapsedTimer clock_;
+  std::vector<std::pair<quint64, qint64>> postTimes_;  // generation -> clock_ ns, recent only
+  double lastFrameMs_ = 0.0;
+  std::shared_ptr<const GlimpseOutcome> pending_;
+  std::shared_ptr<const GlimpseOutcome> outcome_;
+  std::shared_ptr<const GlimpseOutcome> plotPending_;
+  qint64 lastPlotNs_ = 0;
+  QString runSummary_;
+  QStringList clampNotes_;
+
+  // Layout.
+  QSplitter* splitter_ = nullptr;
+  QScrollArea* sideScroll_ = nullptr;
+  GlimpseCanvas* canvas_ = nullptr;
+  QLabel* errorBanner_ = nullptr;
+  QLabel* busyLabel_ = nullptr;
+
+  // Image group.
+  QComboBox* sampleBox_ = nullptr;
+  QPushButton* openButton_ = nullptr;
+  QLabel* imageInfo_ = nullptr;
+  QProgressBar* loadProgress_ = nullptr;
+
+  // Glimpse group.
+  QComboBox* presetBox_ = nullptr;
+  QCheckBox* sameWindowCheck_ = nullptr;
+  QRadioButton* editGaussianRadio_ = nullptr;
+  QRadioButton* editStnRadio_ = nullptr;
+  QCheckBox* writeCheck_ = nullptr;
+  QPushButton* clearCanvasButton_ = nullptr;
+  QLabel* clampLabel_ = nullptr;
+  QTabWidget* paramTabs_ = nullptr;
+
+  // Gaussian page: [axis][field] with field 0 centre, 1 first u, 2 stride, 3 sigma, 4 N.
+  ParamEdit* gaussianEdits_[2][5] = {};
+  ParamEdit* gammaEdit_ = nullptr;
+  QCheckBox* linkAxesCheck_ = nullptr;
+  // DRAW: 0 g~x, 1 g~y, 2 log sigma^2, 3 log delta~, 4 log gamma.
+  ParamEdit* drawEdits_[5] = {};
+  QLabel* drawExactLabel_ = nullptr;
+
+  // STN page.
+  QComboBox* familyBox_ = nullptr;
+  QLabel* familyNote_ = nullptr;
+  QStackedWidget* familyStack_ = nullptr;
+  // fields: no-shear 0..3 (scale x, scale y, shift x, shift y), similarity 4..7 (scale, rotation deg,
+  // shift x, shift y), translation-scale 8..10 (scale, shift x, shift y), affine 11..16 (theta 0..5),
+  // output 17 (w), 18 (h).
+  std::vector<ParamEdit*> stnEdits_;
+  QComboBox* samplingBox_ = nullptr;
+  QComboBox* paddingBox_ = nullptr;
+  QLabel* thetaLabel_ = nullptr;
+
+  // Right column.
+  PixelView* glimpseView_ = nullptr;
+  PixelView* stnView_ = nullptr;
+  PixelView* differenceView_ = nullptr;
+  PixelView* writeView_ = nullptr;
+  QLabel* errorSummary_ = nullptr;
+  QTabWidget* plotTabs_ = nullptr;
+  QCustomPlot* fxPlot_ = nullptr;
+  QCustomPlot* fyPlot_ = nullptr;
+  QCustomPlot* bankMapPlot_ = nullptr;
+  QLabel* plotNote_ = nullptr;
+};
+
+}  // namespace attn::ui

@@ -1,0 +1,282 @@
+#include "workbenches/glimpse_worker.h"
+
+#include "render/glimpse_render.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QMutexLocker>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+using attn::glimpse::GaussianGlimpse;
+
+double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
+
+// Reads below this many multiply-adds are too short to time reliably.
+constexpr double kMinTimedMacs = 2.0e5;
+constexpr double kMinRate = 5.0e4;   // MACs per ms: a very slow machine still gets a preview level
+constexpr double kMaxRate = 1.0e8;
+constexpr double kSingleThreadCost = 2.0e7;
+
+}  // namespace
+
+GlimpseWorker::GlimpseWorker() : defaultThreads_(std::max(1, omp_get_max_threads())) {
+  qRegisterMetaType<std::shared_ptr<const attn::ui::GlimpseImage>>();
+  qRegisterMetaType<std::shared_ptr<const attn::ui::GlimpseOutcome>>();
+}
+
+std::shared_ptr<const GlimpseOutcome> GlimpseWorker::computeNow(quint64 generation, quint64 imageSerial,
+                                                               const GlimpseRequest& request) {
+  if (!image_ || image_->serial != imageSerial) return nullptr;
+  auto outcome = compute(generation, imageSerial, request);
+  runs_.fetch_add(1);
+  return outcome;
+}
+
+void GlimpseWorker::setMacsPerMs(double rate, bool fixed) {
+  if (rate > 0.0) macsPerMs_.store(std::clamp(rate, kMinRate, kMaxRate));
+  rateFixed_.store(fixed && rate > 0.0);
+}
+
+void GlimpseWorker::load(quint64 serial, GlimpseSource source) {
+  QMutexLocker lock(&mutex_);
+  pendingLoad_ = PendingLoad{serial, std::move(source)};
+  if (drainQueued_) return;
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &GlimpseWorker::drain, Qt::QueuedConnection);
+}
+
+void GlimpseWorker::submit(quint64 generation, quint64 imageSerial, GlimpseRequest request) {
+  QMutexLocker lock(&mutex_);
+  pendingCompute_ = PendingCompute{generation, imageSerial, std::move(request)};
+  if (drainQueued_) return;  // the queued drain will pick the newest request up
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &GlimpseWorker::drain, Qt::QueuedConnection);
+}
+
+void GlimpseWorker::clearCanvas() {
+  QMutexLocker lock(&mutex_);
+  clearCanvas_ = true;
+}
+
+void GlimpseWorker::drain() {
+  for (;;) {
+    std::optional<PendingLoad> load;
+    std::optional<PendingCompute> job;
+    {
+      QMutexLocker lock(&mutex_);
+      // A load goes first: requests posted before it finishes refer to the new image anyway.
+      if (pendingLoad_) {
+        load = std::move(pendingLoad_);
+        pendingLoad_.reset();
+      } else if (pendingCompute_) {
+        job = std::move(pendingCompute_);
+        pendingCompute_.reset();
+      } else {
+        drainQueued_ = false;
+        return;
+      }
+      if (clearCanvas_) {
+        clearCanvas_ = false;
+        std::fill(canvas_.data.begin(), canvas_.data.end(), 0.0f);
+        canvasWrites_ = 0;
+        canvasDirty_ = true;
+      }
+    }
+    if (load) {
+      runLoad(load->serial, std::move(load->source));
+      continue;
+    }
+    if (!image_ || job->imageSerial != image_->serial) continue;  // settings for another image
+    auto outcome = compute(job->generation, job->imageSerial, job->request);
+    runs_.fetch_add(1);
+    emit finished(std::move(outcome));
+  }
+}
+
+void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
+  QElapsedTimer timer;
+  timer.start();
+  emit loadProgress(serial, 5, tr("decoding %1").arg(source.name));
+  attn::Result<attn::Image> decoded = attn::fail("nothing to decode", source.name.toStdString());
+  if (source.bytes.isEmpty() && source.path.startsWith(u':')) {
+    QFile resource(source.path);
+    if (!resource.open(QIODevice::ReadOnly)) {
+      emit loadFailed(serial, tr("%1: cannot read the bundled image (%2)").arg(source.name, resource.errorString()));
+      return;
+    }
+    source.bytes = resource.readAll();
+  }
+  if (!source.bytes.isEmpty()) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(source.bytes.constData());
+    decoded = attn::decode_image(std::span<const std::uint8_t>(data, std::size_t(source.bytes.size())),
+                                 source.name.toStdString(), source.limits);
+  } else {
+    decoded = attn::load_image(std::filesystem::path(source.path.toStdString()), source.limits);
+  }
+  if (!decoded) {
+    emit loadFailed(serial, QString::fromStdString(decoded.error().message()));
+    return;
+  }
+  if (decoded->empty()) {
+    emit loadFailed(serial, tr("%1: the image has no pixels").arg(source.name));
+    return;
+  }
+  emit loadProgress(serial, 50, tr("building the pyramid"));
+  auto base = std::make_shared<const attn::Image>(std::move(*decoded));
+  auto pyramid = std::make_shared<const attn::ImagePyramid>(base);
+  emit loadProgress(serial, 70, tr("packing for the sampler"));
+  auto packed = std::make_shared<const attn::glimpse::PackedImage>(attn::glimpse::pack(*base));
+  emit loadProgress(serial, 80, tr("preparing the display"));
+  auto image = std::make_shared<GlimpseImage>();
+  image->serial = serial;
+  image->name = source.name;
+  image->path = source.path;
+  image->width = base->width;
+  image->height = base->height;
+  image->pyramid = pyramid;
+  image->packed = std::move(packed);
+  image->display.reserve(std::size_t(pyramid->levels()));
+  for (int level = 0; level < pyramid->levels(); ++level) image->display.push_back(render::toQImage(pyramid->level(level)));
+
+  // A new image gets a new, empty write canvas at a level small enough to add to every frame.
+  canvasLevel_ = 0;
+  while (canvasLevel_ + 1 < pyramid->levels() &&
+         std::max(pyramid->level(canvasLevel_).width, pyramid->level(canvasLevel_).height) > kCanvasMaxSide) {
+    ++canvasLevel_;
+  }
+  const auto& canvasShape = pyramid->level(canvasLevel_);
+  canvas_ = attn::Image(canvasShape.width, canvasShape.height, canvasShape.channels, 0.0f);
+  canvasWrites_ = 0;
+  canvasDirty_ = true;
+  lastWritten_.reset();
+  workspace_ = {};
+
+  image->loadMs = msSince(timer);
+  image_ = image;
+  emit loadProgress(serial, 100, tr("ready"));
+  emit loaded(std::move(image));
+}
+
+std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation, quint64 imageSerial,
+                                                            const GlimpseRequest& request) {
+  QElapsedTimer total;
+  total.start();
+  auto out = std::make_shared<GlimpseOutcome>();
+  out->generation = generation;
+  out->imageSerial = imageSerial;
+  out->request = request;
+  const attn::ImagePyramid& pyramid = *image_->pyramid;
+  const attn::Image& base = pyramid.base();
+  const int width = base.width;
+  const int height = base.height;
+  out->imageWidth = width;
+  out->imageHeight = height;
+  const auto& settings = request.settings;
+
+  // Gaussian read: exact, or a preview level when a drag frame cannot afford the exact one.
+  out->sanitised = attn::glimpse::sanitise(settings.gaussian, width, height);
+  const GaussianGlimpse& glimpse = out->sanitised.glimpse;
+  out->budgetMacs = budgetMacs();
+  // A drag frame's read is small and latency-bound: one thread. An OpenMP team on a busy machine waits
+  // for its second thread to be scheduled at every parallel region (measured: a 3 M-MAC preview read took
+  // 70-120 ms with two threads under load, 2 ms with one). The exact read gets the process's default.
+  // Small exact reads stay on one thread too: below ~20 M cost units (a few ms) a team costs more than it
+  // saves.
+  const bool small = attn::glimpse::estimate_read(glimpse, width, height, base.channels).cost < kSingleThreadCost;
+  omp_set_num_threads(request.dragging || small ? 1 : defaultThreads_);
+  out->plan = request.dragging ? attn::glimpse::plan_read(glimpse, pyramid, out->budgetMacs)
+                               : attn::glimpse::ReadPlan{0, 0.0};
+  {
+    QElapsedTimer timer;
+    timer.start();
+    auto read = std::make_shared<attn::Image>(attn::glimpse::read_planned(pyramid, glimpse, out->plan, &out->stats, &workspace_));
+    out->readMs = msSince(timer);
+    const double cost = out->stats.cost > 0.0 ? out->stats.cost : out->stats.macs;
+    if (!rateFixed_.load() && cost >= kMinTimedMacs && out->readMs > 0.05) {
+      const double rate = std::clamp(cost / out->readMs, kMinRate, kMaxRate);
+      // The first measurement replaces the guess; later ones are averaged so one slow frame (another
+      // process on the core) does not swing the budget.
+      macsPerMs_.store(rateMeasured_ ? 0.7 * macsPerMs_.load() + 0.3 * rate : rate);
+      rateMeasured_ = true;
+    }
+    out->gaussianImage = render::toQImage(*read);
+    out->gaussian = std::move(read);
+  }
+  if (!out->plan.preview()) {
+    out->fx = std::make_shared<const attn::glimpse::FilterBank>(attn::glimpse::make_filterbank(glimpse.x, width));
+    out->fy = std::make_shared<const attn::glimpse::FilterBank>(attn::glimpse::make_filterbank(glimpse.y, height));
+  }
+
+  // STN glimpse, always on the full-resolution image: its cost is the output size, not the window's.
+  {
+    QElapsedTimer timer;
+    timer.start();
+    if (settings.same_window) {
+      out->theta = attn::glimpse::theta_of(attn::glimpse::stn_of(glimpse, width, height));
+      out->stnWidth = glimpse.x.n;
+      out->stnHeight = glimpse.y.n;
+    } else {
+      out->theta = settings.stn.theta(width, height);
+      out->stnWidth = std::clamp(settings.stn.out_w, 1, kMaxStnSide);
+      out->stnHeight = std::clamp(settings.stn.out_h, 1, kMaxStnSide);
+    }
+    bool finite = true;
+    for (double t : out->theta) finite = finite && std::isfinite(t);
+    if (!finite) out->theta = attn::glimpse::kIdentityTheta;
+    auto stn = std::make_shared<attn::Image>();
+    if (image_->packed && !image_->packed->empty()) {
+      attn::glimpse::stn_glimpse_into(*image_->packed, out->theta, out->stnWidth, out->stnHeight, settings.stn.sampler,
+                                      *stn);
+    } else {
+      attn::glimpse::stn_glimpse_into(base, out->theta, out->stnWidth, out->stnHeight, settings.stn.sampler, *stn);
+    }
+    out->stnMs = msSince(timer);
+    out->stnImage = render::toQImage(*stn);
+    out->stn = std::move(stn);
+  }
+
+  if (settings.same_window && out->gaussian->width == out->stn->width && out->gaussian->height == out->stn->height &&
+      out->gaussian->channels == out->stn->channels) {
+    const auto difference = attn::glimpse::compare(*out->gaussian, *out->stn);
+    out->compared = true;
+    out->maxError = difference.max_abs;
+    out->rmsError = difference.rms;
+    out->differenceImage = render::differenceImage(difference.difference, render::Colormap::Magma);
+  }
+
+  if (request.writeMode && !out->plan.preview() && !canvas_.empty()) {
+    if (!lastWritten_ || !(*lastWritten_ == glimpse)) {
+      if (canvas_.channels == out->gaussian->channels) {
+        attn::glimpse::write_add(canvas_, *out->gaussian, attn::glimpse::at_level(glimpse, canvasLevel_));
+        ++canvasWrites_;
+        canvasDirty_ = true;
+      }
+      lastWritten_ = glimpse;
+    }
+  }
+  if (request.writeMode) {
+    out->hasCanvas = true;
+    out->canvasLevel = canvasLevel_;
+    out->canvasWrites = canvasWrites_;
+    if (canvasDirty_) {  // drag frames do not write: reuse the last conversion
+      canvasImage_ = render::toQImageNormalised(canvas_, &canvasPeak_);
+      canvasDirty_ = false;
+    }
+    out->canvasImage = canvasImage_;
+    out->canvasPeak = canvasPeak_;
+  }
+  out->computeMs = msSince(total);
+  return out;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,190 @@
+// GlimpseWorker: the Glimpse workbench's engine thread. It owns the image pyramid (decoded and built here,
+// never on the GUI thread) and the write canvas, and answers requests the LabWorker way: only the newest
+// pending request runs, every outcome carries its request's generation and is an immutable value sent
+// over a queued signal.
+//
+// While a glimpse is dragged, the Gaussian read has a frame budget in multiply-adds: attn::glimpse::
+// plan_read picks the finest pyramid level that fits and the outcome is labelled a preview. The budget
+// follows the speed the reads actually reach on this machine (a running average of MACs per ms), so a
+// slow or busy machine previews sooner instead of dropping frames. The exact read runs when the drag
+// ends.
+#pragma once
+
+#include "attn/glimpse/convert.h"
+#include "attn/glimpse/gaussian.h"
+#include "attn/glimpse/preview.h"
+#include "attn/glimpse/settings.h"
+#include "attn/glimpse/stn.h"
+#include "attn/vision/image.h"
+#include "attn/vision/pyramid.h"
+
+#include <QByteArray>
+#include <QImage>
+#include <QMetaType>
+#include <QMutex>
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace attn::ui {
+
+// Where an image comes from: a file path (decoded with attn::load_image) or bytes already in memory,
+// such as a Qt resource (attn::decode_image). `name` is what messages call it.
+struct GlimpseSource {
+  QString name;
+  QString path;      // a file, or a ":/..." resource (read on the worker)
+  QByteArray bytes;  // when not empty, decoded instead of `path`
+  attn::ImageLimits limits;
+};
+
+// A decoded image with everything the GUI needs to show it. Immutable once sent.
+struct GlimpseImage {
+  quint64 serial = 0;
+  QString name;
+  QString path;
+  int width = 0;
+  int height = 0;
+  std::shared_ptr<const attn::ImagePyramid> pyramid;
+  // Level 0 interleaved for the STN sampler (attn::glimpse::pack; empty beyond four channels).
+  std::shared_ptr<const attn::glimpse::PackedImage> packed;
+  // The pyramid's levels as RGB32 images, level 0 = full resolution: the canvas scales the level closest
+  // to its display size instead of the whole photo.
+  std::vector<QImage> display;
+  double loadMs = 0.0;
+};
+
+struct GlimpseRequest {
+  attn::glimpse::GlimpseSettings settings;
+  bool dragging = false;   // a preview level is allowed when the exact read does not fit the frame budget
+  bool writeMode = false;  // exact Gaussian reads are also written (added) to the canvas
+};
+
+struct GlimpseOutcome {
+  quint64 generation = 0;
+  quint64 imageSerial = 0;
+  GlimpseRequest request;
+  int imageWidth = 0;
+  int imageHeight = 0;
+
+  // Gaussian read.
+  attn::glimpse::Sanitised sanitised;  // the glimpse used and what was clamped
+  attn::glimpse::ReadPlan plan;        // level > 0: a preview
+  attn::glimpse::ReadStats stats;
+  std::shared_ptr<const attn::Image> gaussian;  // channels x Ny x Nx
+  QImage gaussianImage;
+  // Filterbanks of the exact glimpse (null for previews: the plots keep the last exact ones).
+  std::shared_ptr<const attn::glimpse::FilterBank> fx;
+  std::shared_ptr<const attn::glimpse::FilterBank> fy;
+
+  // STN glimpse: the settings' STN, or in same-window mode the no-shear STN of the Gaussian's window.
+  attn::glimpse::Theta theta = attn::glimpse::kIdentityTheta;
+  int stnWidth = 0;
+  int stnHeight = 0;
+  std::shared_ptr<const attn::Image> stn;
+  QImage stnImage;
+
+  // Same-window mode: |gaussian - stn|.
+  bool compared = false;
+  double maxError = 0.0;
+  double rmsError = 0.0;
+  QImage differenceImage;
+
+  // Write mode: the canvas (at pyramid level canvasLevel), normalised to its peak for display.
+  bool hasCanvas = false;
+  QImage canvasImage;
+  int canvasLevel = 0;
+  double canvasPeak = 0.0;
+  int canvasWrites = 0;
+
+  double readMs = 0.0;
+  double stnMs = 0.0;
+  double computeMs = 0.0;  // everything on the worker, conversions included
+  double budgetMacs = 0.0;
+};
+
+class GlimpseWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  // The share of a 16 ms frame the Gaussian read may take while dragging; the rest is the STN, the
+  // conversions, the hop between threads and the paint.
+  static constexpr double kReadBudgetMs = 6.0;
+  // The budget is in the planner's cost units (ReadStats::cost: banded-loop multiply-add equivalents);
+  // the worker learns how many of them a millisecond holds from the exact and preview reads it runs.
+  // The write canvas is kept at the first pyramid level whose longer side is at most this.
+  static constexpr int kCanvasMaxSide = 1024;
+  // The STN's output size is clamped to 1 .. this per side (as attnscope-cli's --stn w=, h= allow).
+  static constexpr int kMaxStnSide = 4096;
+
+  GlimpseWorker();
+
+  // Thread-safe. Replaces a load that has not started yet; a compute request for an older image is dropped.
+  void load(quint64 serial, GlimpseSource source);
+  // Thread-safe. Replaces any request that has not started yet. `imageSerial` says which image the
+  // settings' pixel numbers refer to.
+  void submit(quint64 generation, quint64 imageSerial, GlimpseRequest request);
+  // Thread-safe. Zeroes the write canvas before the next request runs.
+  void clearCanvas();
+
+  int runs() const { return runs_.load(); }
+  double macsPerMs() const { return macsPerMs_.load(); }
+  // The read budget (cost units) a drag frame gets now.
+  double budgetMacs() const { return kReadBudgetMs * macsPerMs(); }
+  // For tests and benchmarks: pretend reads run at this speed (<= 0: measure again).
+  void setMacsPerMs(double rate, bool fixed);
+  // Computes `request` on the calling thread and returns the outcome without emitting it. Only while the
+  // worker thread has nothing queued or running (the workbench's synchronous mode, for benchmarks that
+  // time compute + repaint without the hop between threads).
+  std::shared_ptr<const GlimpseOutcome> computeNow(quint64 generation, quint64 imageSerial, const GlimpseRequest& request);
+
+ signals:
+  void loadProgress(quint64 serial, int percent, const QString& stage);
+  void loaded(std::shared_ptr<const attn::ui::GlimpseImage> image);
+  void loadFailed(quint64 serial, const QString& message);
+  void finished(std::shared_ptr<const attn::ui::GlimpseOutcome> outcome);
+
+ private:
+  void drain();  // on the worker thread
+  void runLoad(quint64 serial, GlimpseSource source);
+  std::shared_ptr<const GlimpseOutcome> compute(quint64 generation, quint64 imageSerial, const GlimpseRequest& request);
+
+  struct PendingCompute {
+    quint64 generation = 0;
+    quint64 imageSerial = 0;
+    GlimpseRequest request;
+  };
+  struct PendingLoad {
+    quint64 serial = 0;
+    GlimpseSource source;
+  };
+  QMutex mutex_;
+  std::optional<PendingLoad> pendingLoad_;        // guarded by mutex_
+  std::optional<PendingCompute> pendingCompute_;  // guarded by mutex_
+  bool clearCanvas_ = false;                      // guarded by mutex_
+  bool drainQueued_ = false;                      // guarded by mutex_
+  std::atomic<int> runs_{0};
+  std::atomic<double> macsPerMs_{1.0e6};
+  std::atomic<bool> rateFixed_{false};
+  bool rateMeasured_ = false;  // worker thread only
+  int defaultThreads_ = 1;     // OpenMP threads for exact reads (the process's default)
+
+  // Worker-thread state.
+  std::shared_ptr<const GlimpseImage> image_;
+  attn::glimpse::ReadWorkspace workspace_;
+  attn::Image canvas_;
+  int canvasLevel_ = 0;
+  int canvasWrites_ = 0;
+  bool canvasDirty_ = true;
+  QImage canvasImage_;
+  double canvasPeak_ = 0.0;
+  std::optional<attn::glimpse::GaussianGlimpse> lastWritten_;
+};
+
+}  // namespace attn::ui
+
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::GlimpseImage>)
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::GlimpseOutcome>)
