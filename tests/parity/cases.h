@@ -30,11 +30,29 @@ inline const std::vector<std::string> kLayerNormCases = {"layer_norm_default", "
 inline const std::vector<std::string> kGeluCases = {"gelu_erf", "gelu_tanh"};
 inline const std::vector<std::string> kSinusoidalCases = {"sinusoidal_even", "sinusoidal_odd"};
 inline const std::vector<std::string> kFeedForwardCases = {"ffn_relu", "ffn_gelu_erf", "ffn_gelu_tanh"};
+// Glimpses (tools/parity/make_glimpse_fixtures.py): STN against torch's affine_grid + grid_sample, grid_sample
+// on explicit grids, DRAW's Gaussian attention against the paper's formulas.
+inline const std::vector<std::string> kStnCases = {
+    "glimpse_stn_affine_shear", "glimpse_stn_affine_outside_zeros", "glimpse_stn_affine_outside_border",
+    "glimpse_stn_no_shear_down", "glimpse_stn_no_shear_up_border", "glimpse_stn_similarity_rotated",
+    "glimpse_stn_similarity_outside_border", "glimpse_stn_translation_scale",
+    "glimpse_stn_translation_scale_zoom_out", "glimpse_stn_nearest_affine", "glimpse_stn_nearest_half_even_zeros",
+    "glimpse_stn_nearest_half_even_border",
+};
+inline const std::vector<std::string> kGridSampleCases = {"glimpse_grid_nearest_half", "glimpse_grid_bilinear_random"};
+inline const std::vector<std::string> kDrawCases = {
+    "glimpse_draw_pixel_basic", "glimpse_draw_pixel_overlap", "glimpse_draw_pixel_tiny_sigma",
+    "glimpse_draw_pixel_large_sigma", "glimpse_draw_pixel_partly_outside", "glimpse_draw_pixel_outside_faint",
+    "glimpse_draw_pixel_outside_normalised", "glimpse_draw_pixel_n1", "glimpse_draw_paper_basic",
+    "glimpse_draw_paper_wide", "glimpse_draw_paper_tiny_sigma", "glimpse_draw_paper_outside",
+    "glimpse_draw_paper_n1",
+};
 
 inline std::vector<std::string> all_cases() {
   std::vector<std::string> all;
   for (const auto* list : {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases,
-                           &kLayerNormCases, &kGeluCases, &kSinusoidalCases, &kFeedForwardCases}) {
+                           &kLayerNormCases, &kGeluCases, &kSinusoidalCases, &kFeedForwardCases, &kStnCases,
+                           &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

@@ -84,7 +84,9 @@ Fixture Fixture::load_file(const std::filesystem::path& path, std::string_view e
   f.path_ = path;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    f.fail("cannot open the fixture (regenerate with /usr/bin/python3 tools/parity/make_fixtures.py)");
+    f.fail(
+        "cannot open the fixture (regenerate with /usr/bin/python3 tools/parity/make_fixtures.py, or "
+        "tools/parity/make_glimpse_fixtures.py for glimpse_*)");
   }
   try {
     f.json_ = json::parse(in);
@@ -168,6 +170,10 @@ std::string Fixture::text(std::string_view key) const {
 
 bool Fixture::has_input(std::string_view key) const { return json_["inputs"].contains(std::string(key)); }
 
+bool Fixture::has_expected(std::string_view key) const {
+  return json_["expected"].contains(std::string(key));
+}
+
 const nlohmann::json& Fixture::tensor(std::string_view section, std::string_view key) const {
   const json& s = json_[std::string(section)];
   const auto it = s.find(std::string(key));
@@ -241,16 +247,27 @@ BoolMatrix Fixture::input_keep(std::string_view key, Index rows, Index cols) con
   return keep;
 }
 
-std::vector<Matrix> Fixture::expected_stack(std::string_view key, Index count, Index rows, Index cols) const {
-  const std::string what = "expected." + std::string(key);
-  Flat f = read_tensor(tensor("expected", key), Leaf::Float, 3, {count, rows, cols}, what,
-                       path_);
+namespace {
+
+std::vector<Matrix> planes(const Flat& f) {
   std::vector<Matrix> out;
   const Index plane = f.shape[1] * f.shape[2];
   for (Index i = 0; i < f.shape[0]; ++i) {
     out.emplace_back(Eigen::Map<const Matrix>(f.floats.data() + i * plane, f.shape[1], f.shape[2]));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Matrix> Fixture::input_stack(std::string_view key, Index count, Index rows, Index cols) const {
+  const std::string what = "inputs." + std::string(key);
+  return planes(read_tensor(tensor("inputs", key), Leaf::Float, 3, {count, rows, cols}, what, path_));
+}
+
+std::vector<Matrix> Fixture::expected_stack(std::string_view key, Index count, Index rows, Index cols) const {
+  const std::string what = "expected." + std::string(key);
+  return planes(read_tensor(tensor("expected", key), Leaf::Float, 3, {count, rows, cols}, what, path_));
 }
 
 namespace {

@@ -20,6 +20,9 @@ namespace attn::parity {
 
 // The parity tolerance: max absolute error per element.
 inline constexpr double kTolerance = 1e-5;
+// The glimpse issue's tolerance (STN and DRAW glimpses against torch and the paper's formulas): pixel values
+// are in [0, 1] and a glimpse sums dozens of float32 products, so 1e-4 absolute.
+inline constexpr double kGlimpseTolerance = 1e-4;
 // Pass for "any size" in a shape check.
 inline constexpr Index kAny = -1;
 
@@ -51,6 +54,7 @@ class Fixture {
   std::string text(std::string_view key) const;
 
   bool has_input(std::string_view key) const;
+  bool has_expected(std::string_view key) const;
   // 2-D float arrays from "inputs" / "expected", checked against rows x cols (kAny to accept any).
   Matrix input(std::string_view key, Index rows = kAny, Index cols = kAny) const;
   Matrix expected(std::string_view key, Index rows = kAny, Index cols = kAny) const;
@@ -58,6 +62,9 @@ class Fixture {
   Vector input_vector(std::string_view key, Index size = kAny) const;
   // 2-D boolean array from "inputs" (mask keep patterns).
   BoolMatrix input_keep(std::string_view key, Index rows = kAny, Index cols = kAny) const;
+  // 3-D float array from "inputs" as `count` matrices of rows x cols (e.g. an image's [C, H, W] planes).
+  std::vector<Matrix> input_stack(std::string_view key, Index count = kAny, Index rows = kAny,
+                                  Index cols = kAny) const;
   // 3-D float array from "expected" as `count` matrices of rows x cols (e.g. per-head weights).
   std::vector<Matrix> expected_stack(std::string_view key, Index count = kAny, Index rows = kAny,
                                      Index cols = kAny) const;
