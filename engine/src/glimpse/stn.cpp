@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kMaxOutputSide = 8192;
 // Below this many output pixels the sampler stays on one thread.
-constexpr int kParallelPixels = 16384;
+constexpr int kParallelPixels = 2048;
 constexpr int kPrefetchAhead = 8;
 
 bool finite(const Theta& t) {

@@ -32,7 +32,7 @@
 namespace attn::glimpse {
 
 inline constexpr double kFilterEps = 1e-8;
-inline constexpr double kBandTolerance = 1e-7;  // relative weight below which a filter's tail is cut
+inline constexpr double kBandTolerance = 1e-6;  // relative weight below which a filter's tail is cut
 inline constexpr int kMaxFilters = 1024;        // per axis
 inline constexpr double kMinSigma = 0.05;       // pixels
 inline constexpr double kMinStride = 0.01;      // pixels
