@@ -20,6 +20,26 @@ QImage toQImage(const attn::Image& image) {
   return rgbx;
 }
 
+QImage toQImageByCoverage(const attn::Image& canvas, const attn::Image& coverage, double* peak) {
+  if (canvas.empty() || coverage.width != canvas.width || coverage.height != canvas.height || coverage.channels != 1)
+    return toQImageNormalised(canvas, peak);
+  double top = 0.0;
+  for (float v : coverage.data)
+    if (std::isfinite(v)) top = std::max(top, double(v));
+  if (peak) *peak = top;
+  attn::Image shown(canvas.width, canvas.height, canvas.channels, 0.0f);
+  if (top > 0.0) {
+    const float floor = float(1e-3 * top);
+    const float* w = coverage.plane(0);
+    for (int c = 0; c < canvas.channels; ++c) {
+      const float* src = canvas.plane(c);
+      float* dst = shown.plane(c);
+      for (std::size_t i = 0; i < canvas.plane_size(); ++i) dst[i] = w[i] > floor ? src[i] / w[i] : 0.0f;
+    }
+  }
+  return toQImage(shown);
+}
+
 QImage toQImageNormalised(const attn::Image& image, double* peak) {
   double top = 0.0;
   for (float v : image.data) {

@@ -25,6 +25,11 @@ QImage toQImage(const attn::Image& image);
 
 // The same, scaled so that the largest value maps to 1 (a write canvas accumulates glimpses and leaves
 // [0, 1]). `peak` receives that largest value (0 for an all-zero image, which is drawn black).
+// DRAW's write canvas as a picture: each pixel is the sum of the writes divided by the weight it received
+// (`coverage`: the same writes of a patch of gamma, one channel), so a written region shows the glimpse
+// as the write puts it back, whatever its sigma; pixels with under 1e-3 of the largest weight are black.
+// `peak` receives the largest weight.
+QImage toQImageByCoverage(const attn::Image& canvas, const attn::Image& coverage, double* peak = nullptr);
 QImage toQImageNormalised(const attn::Image& image, double* peak = nullptr);
 
 // |a - b| per channel as a colour-mapped image: the largest channel difference of each pixel over

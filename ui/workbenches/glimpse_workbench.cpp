@@ -1278,8 +1278,9 @@ void GlimpseWorkbench::applyPending() {
   if (o.hasCanvas) {
     writeView_->setImage(o.canvasImage, o.generation);
     writeView_->setCaption(o.canvasWrites == 1 ? tr("Write canvas \u00b7 1 write") : tr("Write canvas \u00b7 %1 writes").arg(o.canvasWrites));
-    writeView_->setToolTip(tr("The sum of the writes (1/\u03b3) Fy\u1d40 P Fx at pyramid level %1, shown scaled so that "
-                              "its peak (%2) is white")
+    writeView_->setToolTip(tr("The sum of the writes (1/\u03b3) Fy\u1d40 P Fx at pyramid level %1, divided at each pixel "
+                              "by the weight the writes gave it (largest %2), so every written region shows its "
+                              "glimpse as the write puts it back; black: nothing written")
                                .arg(o.canvasLevel)
                                .arg(render::shortNumber(o.canvasPeak, 3)));
   }
@@ -1373,6 +1374,11 @@ void GlimpseWorkbench::applyPlots(const GlimpseOutcome& o) {
       graph->setData(curve.keys, curve.values, true);
       const double t = bank.n > 1 ? double(curve.filter) / (bank.n - 1) : 0.5;
       graph->setPen(QPen(QColor::fromRgb(render::sample(render::Colormap::Viridis, 0.05 + 0.85 * t)), 1.3));
+      // A filter narrower than a pixel has one or two samples: draw them as stems so they show.
+      if (curve.keys.size() <= 2) {
+        graph->setLineStyle(QCPGraph::lsImpulse);
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+      }
     }
     const double pad = std::max(1.0, 0.02 * (curves.upper - curves.lower));
     plot->xAxis->setRange(curves.lower - pad, curves.upper + pad);

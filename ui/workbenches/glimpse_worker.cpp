@@ -88,6 +88,7 @@ void GlimpseWorker::drain() {
       if (clearCanvas_) {
         clearCanvas_ = false;
         std::fill(canvas_.data.begin(), canvas_.data.end(), 0.0f);
+        std::fill(coverage_.data.begin(), coverage_.data.end(), 0.0f);
         canvasWrites_ = 0;
         canvasDirty_ = true;
       }
@@ -156,6 +157,7 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   }
   const auto& canvasShape = pyramid->level(canvasLevel_);
   canvas_ = attn::Image(canvasShape.width, canvasShape.height, canvasShape.channels, 0.0f);
+  coverage_ = attn::Image(canvasShape.width, canvasShape.height, 1, 0.0f);
   canvasWrites_ = 0;
   canvasDirty_ = true;
   lastWritten_.reset();
@@ -257,7 +259,10 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
   if (request.writeMode && !out->plan.preview() && !canvas_.empty()) {
     if (!lastWritten_ || !(*lastWritten_ == glimpse)) {
       if (canvas_.channels == out->gaussian->channels) {
-        attn::glimpse::write_add(canvas_, *out->gaussian, attn::glimpse::at_level(glimpse, canvasLevel_));
+        const auto atLevel = attn::glimpse::at_level(glimpse, canvasLevel_);
+        attn::glimpse::write_add(canvas_, *out->gaussian, atLevel);
+        const attn::Image ones(out->gaussian->width, out->gaussian->height, 1, static_cast<float>(atLevel.gamma));
+        attn::glimpse::write_add(coverage_, ones, atLevel);
         ++canvasWrites_;
         canvasDirty_ = true;
       }
@@ -269,7 +274,7 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
     out->canvasLevel = canvasLevel_;
     out->canvasWrites = canvasWrites_;
     if (canvasDirty_) {  // drag frames do not write: reuse the last conversion
-      canvasImage_ = render::toQImageNormalised(canvas_, &canvasPeak_);
+      canvasImage_ = render::toQImageByCoverage(canvas_, coverage_, &canvasPeak_);
       canvasDirty_ = false;
     }
     out->canvasImage = canvasImage_;

@@ -176,6 +176,7 @@ class GlimpseWorker : public QObject {
   std::shared_ptr<const GlimpseImage> image_;
   attn::glimpse::ReadWorkspace workspace_;
   attn::Image canvas_;
+  attn::Image coverage_;  // the same writes of a patch of gamma: the weight each canvas pixel received
   int canvasLevel_ = 0;
   int canvasWrites_ = 0;
   bool canvasDirty_ = true;
