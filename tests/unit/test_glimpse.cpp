@@ -87,9 +87,9 @@ TEST(GaussianFilterbank, BandsAreNarrowForNarrowFilters) {
     EXPECT_LE(fb.length[static_cast<std::size_t>(i)], 2 * 12 + 1) << "filter " << i;
     EXPECT_LE(fb.begin[static_cast<std::size_t>(i)], static_cast<int>(100 + 8 * i));
   }
-  // Reach sqrt(2 sigma^2 ln 1e7) = 11.35 px: ceil(100 - 11.35) = 89, floor(220 + 11.35) + 1 = 232.
-  EXPECT_EQ(fb.touched_begin(), 89);
-  EXPECT_EQ(fb.touched_end(), 232);
+  // Reach sqrt(2 sigma^2 ln 1e6) = 10.51 px: ceil(100 - 10.51) = 90, floor(220 + 10.51) + 1 = 231.
+  EXPECT_EQ(fb.touched_begin(), 90);
+  EXPECT_EQ(fb.touched_end(), 231);
 }
 
 TEST(GaussianRead, BandedReadMatchesDenseInEveryPath) {
