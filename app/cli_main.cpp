@@ -115,6 +115,18 @@ bool parseNumber(const QCommandLineParser& parser, const QCommandLineOption& opt
   return ok;
 }
 
+// Prints what a render wrote (or why it failed) and gives the exit code.
+int reportRender(const std::expected<attn::ui::RenderReport, attn::ui::RenderFailure>& report) {
+  if (!report) {
+    print(stderr, u"attnscope-cli: "_s + report.error().message + u'\n');
+    return report.error().kind == attn::ui::RenderFailure::Kind::Usage ? kExitUsage : kExitInput;
+  }
+  print(stdout, report->summary + u'\n');
+  for (const auto& note : report->notes) print(stdout, u"  "_s + note + u'\n');
+  for (const auto& path : report->written) print(stdout, u"wrote "_s + path + u'\n');
+  return 0;
+}
+
 int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
   if (parser.isSet(o.list)) {
     print(stdout, attn::ui::mechanismListing());
@@ -186,15 +198,7 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
   job.csvPath = parser.value(o.csv);
   if (job.imagePath.isEmpty() && job.csvPath.isEmpty()) return usageError(u"lab: give --out FILE and/or --csv FILE"_s);
 
-  const auto report = attn::ui::renderLab(job);
-  if (!report) {
-    print(stderr, u"attnscope-cli: "_s + report.error().message + u'\n');
-    return report.error().kind == attn::ui::RenderFailure::Kind::Usage ? kExitUsage : kExitInput;
-  }
-  print(stdout, report->summary + u'\n');
-  for (const auto& note : report->notes) print(stdout, u"  "_s + note + u'\n');
-  for (const auto& path : report->written) print(stdout, u"wrote "_s + path + u'\n');
-  return 0;
+  return reportRender(attn::ui::renderLab(job));
 }
 
 int runDemo(QCommandLineParser& parser, const Options& o) {
@@ -243,15 +247,7 @@ int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** ar
     return usageError(u"--scale: expected a whole number from 1 to 256, got '%1'"_s.arg(parser.value(o.scale)));
   }
 
-  const auto report = attn::ui::renderGlimpse(job);
-  if (!report) {
-    print(stderr, u"attnscope-cli: "_s + report.error().message + u'\n');
-    return report.error().kind == attn::ui::RenderFailure::Kind::Usage ? kExitUsage : kExitInput;
-  }
-  print(stdout, report->summary + u'\n');
-  for (const auto& note : report->notes) print(stdout, u"  "_s + note + u'\n');
-  for (const auto& path : report->written) print(stdout, u"wrote "_s + path + u'\n');
-  return 0;
+  return reportRender(attn::ui::renderGlimpse(job));
 }
 
 // Qt's platform chatter on a headless machine ("XDG_RUNTIME_DIR not set", notes of the offscreen

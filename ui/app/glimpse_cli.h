@@ -27,11 +27,9 @@ struct GlimpseJob {
   int scale = 0;      // magnification; 0 = the smallest that makes the longer side at least 256 px
 };
 
-struct GlimpseReport {
-  QString summary;      // "glimpse: Gaussian 12 x 12 on 451 x 300 ... -> 264 x 264 px (x22)"
-  QStringList notes;    // parameters the engine clamped, a window outside the image
-  QStringList written;  // paths of the files written
-};
+// summary: "glimpse: Gaussian 12 x 12 on 451 x 300 ... -> 264 x 264 px (x22)"; notes: parameters the engine
+// clamped, a window outside the image; written: the files.
+using GlimpseReport = RenderReport;
 
 std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job);
 

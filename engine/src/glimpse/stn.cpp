@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -23,7 +24,7 @@ bool finite(const Theta& t) {
 // One output pixel from input pixel coordinates (ix, iy), every channel, with torch's grid_sample rules.
 // `out` points at channel 0's output pixel; channels are `out_plane` apart.
 template <Sampling S, Padding P>
-inline void sample_one(const Image& image, double ix, double iy, float* out, std::size_t out_plane) {
+inline void sample_pixel(const Image& image, double ix, double iy, float* out, std::size_t out_plane) {
   const int W = image.width, H = image.height, C = image.channels;
   const std::size_t plane = image.plane_size();
   const float* src = image.data.data();
@@ -79,15 +80,15 @@ using SampleFn = void (*)(const Image&, double, double, float*, std::size_t);
 
 SampleFn sampler_for(SamplerOptions o) {
   if (o.sampling == Sampling::Nearest)
-    return o.padding == Padding::Border ? &sample_one<Sampling::Nearest, Padding::Border>
-                                        : &sample_one<Sampling::Nearest, Padding::Zeros>;
-  return o.padding == Padding::Border ? &sample_one<Sampling::Bilinear, Padding::Border>
-                                      : &sample_one<Sampling::Bilinear, Padding::Zeros>;
+    return o.padding == Padding::Border ? &sample_pixel<Sampling::Nearest, Padding::Border>
+                                        : &sample_pixel<Sampling::Nearest, Padding::Zeros>;
+  return o.padding == Padding::Border ? &sample_pixel<Sampling::Bilinear, Padding::Border>
+                                      : &sample_pixel<Sampling::Bilinear, Padding::Zeros>;
 }
 
 // The packed sampler: four floats per pixel, so a tap is one 16-byte load.
 template <Sampling S, Padding P>
-inline void sample_packed(const PackedImage& image, double ix, double iy, float* out, std::size_t out_plane) {
+inline void sample_pixel(const PackedImage& image, double ix, double iy, float* out, std::size_t out_plane) {
   const int W = image.width, H = image.height, C = image.channels;
   const float* src = image.data.data();
   if constexpr (P == Padding::Border) {
@@ -158,8 +159,10 @@ PixelMap pixel_map(const Theta& t, int W_in, int H_in, int Wo, int Ho) {
           hx * t[0] * 2.0 / Wo, hx * t[1] * 2.0 / Ho, hy * t[3] * 2.0 / Wo, hy * t[4] * 2.0 / Ho};
 }
 
-template <Sampling S, Padding P>
-void fused_packed(const PackedImage& image, const Theta& t, Image& out) {
+// Every output pixel of the glimpse. For the packed layout, whose taps miss the cache on a large photo,
+// the taps a few samples ahead are requested early.
+template <Sampling S, Padding P, class Source>
+void fused(const Source& image, const Theta& t, Image& out) {
   const int Wo = out.width, Ho = out.height;
   const PixelMap m = pixel_map(t, image.width, image.height, Wo, Ho);
   const std::size_t out_plane = out.plane_size();
@@ -168,29 +171,38 @@ void fused_packed(const PackedImage& image, const Theta& t, Image& out) {
     float* row = out.data.data() + static_cast<std::size_t>(i) * Wo;
     const double xi = m.x00 + i * m.dx_di, yi = m.y00 + i * m.dy_di;
     for (int j = 0; j < Wo; ++j) {
-      // Large photos do not fit in cache and every tap is a miss: ask for the taps a few samples ahead.
-      const double px = xi + (j + kPrefetchAhead) * m.dx_dj, py = yi + (j + kPrefetchAhead) * m.dy_dj;
-      if (px >= 0.0 && py >= 0.0 && px < image.width - 1 && py < image.height - 1) {
-        const float* p = image.data.data() +
-                         (static_cast<std::size_t>(py) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(px)) * 4;
-        __builtin_prefetch(p);
-        __builtin_prefetch(p + static_cast<std::size_t>(image.width) * 4);
+      if constexpr (std::is_same_v<Source, PackedImage>) {
+        const double px = xi + (j + kPrefetchAhead) * m.dx_dj, py = yi + (j + kPrefetchAhead) * m.dy_dj;
+        if (px >= 0.0 && py >= 0.0 && px < image.width - 1 && py < image.height - 1) {
+          const float* p = image.data.data() + (static_cast<std::size_t>(py) * static_cast<std::size_t>(image.width) +
+                                                static_cast<std::size_t>(px)) * 4;
+          __builtin_prefetch(p);
+          __builtin_prefetch(p + static_cast<std::size_t>(image.width) * 4);
+        }
       }
-      sample_packed<S, P>(image, xi + j * m.dx_dj, yi + j * m.dy_dj, row + j, out_plane);
+      sample_pixel<S, P>(image, xi + j * m.dx_dj, yi + j * m.dy_dj, row + j, out_plane);
     }
   }
 }
 
-template <Sampling S, Padding P>
-void fused(const Image& image, const Theta& t, Image& out) {
-  const int Wo = out.width, Ho = out.height;
-  const PixelMap m = pixel_map(t, image.width, image.height, Wo, Ho);
-  const std::size_t out_plane = out.plane_size();
-#pragma omp parallel for schedule(dynamic, 8) if (Wo * Ho >= kParallelPixels)
-  for (int i = 0; i < Ho; ++i) {
-    float* row = out.data.data() + static_cast<std::size_t>(i) * Wo;
-    const double xi = m.x00 + i * m.dx_di, yi = m.y00 + i * m.dy_di;
-    for (int j = 0; j < Wo; ++j) sample_one<S, P>(image, xi + j * m.dx_dj, yi + j * m.dy_dj, row + j, out_plane);
+// Shapes `out`, then samples: zeros for an empty image or a theta that is not finite.
+template <class Source>
+void glimpse_into(const Source& image, const Theta& theta, int out_w, int out_h, SamplerOptions o, Image& out) {
+  out_w = std::clamp(out_w, 0, kMaxOutputSide);
+  out_h = std::clamp(out_h, 0, kMaxOutputSide);
+  const int channels = std::max(image.channels, 0);
+  if (out.width != out_w || out.height != out_h || out.channels != channels) out = Image(out_w, out_h, channels);
+  if (out.empty()) return;
+  if (image.empty() || !finite(theta)) {
+    std::fill(out.data.begin(), out.data.end(), 0.0f);
+    return;
+  }
+  if (o.sampling == Sampling::Nearest) {
+    if (o.padding == Padding::Border) fused<Sampling::Nearest, Padding::Border>(image, theta, out);
+    else fused<Sampling::Nearest, Padding::Zeros>(image, theta, out);
+  } else {
+    if (o.padding == Padding::Border) fused<Sampling::Bilinear, Padding::Border>(image, theta, out);
+    else fused<Sampling::Bilinear, Padding::Zeros>(image, theta, out);
   }
 }
 
@@ -266,22 +278,7 @@ Image grid_sample(const Image& image, const Matrix& grid, int out_w, int out_h, 
 }
 
 void stn_glimpse_into(const Image& image, const Theta& theta, int out_w, int out_h, SamplerOptions o, Image& out) {
-  out_w = std::clamp(out_w, 0, kMaxOutputSide);
-  out_h = std::clamp(out_h, 0, kMaxOutputSide);
-  const int channels = std::max(image.channels, 0);
-  if (out.width != out_w || out.height != out_h || out.channels != channels) out = Image(out_w, out_h, channels);
-  if (out.empty()) return;
-  if (image.empty() || !finite(theta)) {
-    std::fill(out.data.begin(), out.data.end(), 0.0f);
-    return;
-  }
-  if (o.sampling == Sampling::Nearest) {
-    if (o.padding == Padding::Border) fused<Sampling::Nearest, Padding::Border>(image, theta, out);
-    else fused<Sampling::Nearest, Padding::Zeros>(image, theta, out);
-  } else {
-    if (o.padding == Padding::Border) fused<Sampling::Bilinear, Padding::Border>(image, theta, out);
-    else fused<Sampling::Bilinear, Padding::Zeros>(image, theta, out);
-  }
+  glimpse_into(image, theta, out_w, out_h, o, out);
 }
 
 PackedImage pack(const Image& image) {
@@ -300,22 +297,7 @@ PackedImage pack(const Image& image) {
 
 void stn_glimpse_into(const PackedImage& image, const Theta& theta, int out_w, int out_h, SamplerOptions o,
                       Image& out) {
-  out_w = std::clamp(out_w, 0, kMaxOutputSide);
-  out_h = std::clamp(out_h, 0, kMaxOutputSide);
-  const int channels = std::max(image.channels, 0);
-  if (out.width != out_w || out.height != out_h || out.channels != channels) out = Image(out_w, out_h, channels);
-  if (out.empty()) return;
-  if (image.empty() || !finite(theta)) {
-    std::fill(out.data.begin(), out.data.end(), 0.0f);
-    return;
-  }
-  if (o.sampling == Sampling::Nearest) {
-    if (o.padding == Padding::Border) fused_packed<Sampling::Nearest, Padding::Border>(image, theta, out);
-    else fused_packed<Sampling::Nearest, Padding::Zeros>(image, theta, out);
-  } else {
-    if (o.padding == Padding::Border) fused_packed<Sampling::Bilinear, Padding::Border>(image, theta, out);
-    else fused_packed<Sampling::Bilinear, Padding::Zeros>(image, theta, out);
-  }
+  glimpse_into(image, theta, out_w, out_h, o, out);
 }
 
 Image stn_glimpse(const Image& image, const Theta& theta, int out_w, int out_h, SamplerOptions options) {
