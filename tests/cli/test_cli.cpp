@@ -10,28 +10,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cli_run.h"
+
 #include <cmath>
 
 using namespace Qt::StringLiterals;
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out;
-  QString err;
-};
-
-Run runCli(const QStringList& arguments) {
-  QProcess process;
-  process.start(QStringLiteral(ATTNSCOPE_CLI), arguments);
-  Run run;
-  if (!process.waitForFinished(120000)) return run;
-  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-  run.out = QString::fromLocal8Bit(process.readAllStandardOutput());
-  run.err = QString::fromLocal8Bit(process.readAllStandardError());
-  return run;
-}
 
 QList<QStringList> readCsv(const QString& path) {
   QFile file(path);

@@ -12,29 +12,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cli_run.h"
+
 #include <algorithm>
 #include <cmath>
 
 using namespace Qt::StringLiterals;
 
 namespace {
-
-struct Run {
-  int exitCode = -1;
-  QString out;
-  QString err;
-};
-
-Run runCli(const QStringList& arguments) {
-  QProcess process;
-  process.start(QStringLiteral(ATTNSCOPE_CLI), arguments);
-  Run run;
-  if (!process.waitForFinished(120000)) return run;
-  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-  run.out = QString::fromLocal8Bit(process.readAllStandardOutput());
-  run.err = QString::fromLocal8Bit(process.readAllStandardError());
-  return run;
-}
 
 QString dataFile(const char* name) { return QStringLiteral(ATTN_TEST_DATA_DIR "/images/") + QLatin1String(name); }
 
