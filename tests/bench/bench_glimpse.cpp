@@ -19,6 +19,8 @@
 #include "attn/glimpse/stn.h"
 #include "attn/vision/image.h"
 
+#include "bench_threads.h"
+
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #include <opencv2/core.hpp>
@@ -323,51 +325,14 @@ std::string opencv_parallel_framework() {
   return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
-bool parse_threads(std::string_view text, int& out) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size() || v < 1) return false;
-  out = v;
-  return true;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2;
-  std::string source = "default";
-  if (const char* env = std::getenv("ATTN_THREADS"); env != nullptr && *env != '\0') {
-    if (!parse_threads(env, threads)) {
-      std::fprintf(stderr, "bench_glimpse: ATTN_THREADS=%s is not a positive integer\n", env);
-      return 2;
-    }
-    source = "ATTN_THREADS";
-  }
-  // Take --threads=N / --threads N out of argv before Google Benchmark sees it.
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    std::string_view value;
-    bool is_threads = false;
-    if (arg.starts_with("--threads=")) {
-      value = arg.substr(std::strlen("--threads="));
-      is_threads = true;
-    } else if (arg == "--threads" && i + 1 < argc) {
-      value = argv[++i];
-      is_threads = true;
-    }
-    if (is_threads) {
-      if (!parse_threads(value, threads)) {
-        std::fprintf(stderr, "bench_glimpse: --threads needs a positive integer, got '%.*s'\n",
-                     static_cast<int>(value.size()), value.data());
-        return 2;
-      }
-      source = "--threads";
-      continue;
-    }
-    argv[kept++] = argv[i];
-  }
-  argc = kept;
+  const auto parsed = attn::bench::take_threads(argc, argv, "bench_glimpse");
+  if (!parsed) return 2;
+  const int threads = parsed->count;
+  const std::string& source = parsed->source;
 
   omp_set_num_threads(threads);
   cv::setNumThreads(threads);
