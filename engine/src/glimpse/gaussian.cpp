@@ -103,8 +103,8 @@ Plan plan_of(const GaussianAxis& x, const GaussianAxis& y, int width, int height
   const double nx = x.n, ny = y.n;
   const double w = width, h = height;
   const double wx = p.ex.end - p.ex.begin, hy = p.ey.end - p.ey.begin;
-  // Banded: T[i, x] = sum over Fy band of I[y, x] for the touched columns, then the same over Fx on T.
-  const double banded = c * (static_cast<double>(p.ey.nonzeros) * wx + static_cast<double>(p.ex.nonzeros) * ny);
+  // Banded, columns first: a dot over each Fx band for every touched row, then sums over the Fy bands.
+  const double banded = c * (hy * static_cast<double>(p.ex.nonzeros) + static_cast<double>(p.ey.nonzeros) * nx);
   // Products over the touched window, cheaper association first.
   const double windowed = c * std::min(ny * hy * wx + ny * wx * nx, hy * wx * nx + ny * hy * nx);
   p.stats.dense_macs = c * std::min(ny * h * w + ny * w * nx, h * w * nx + ny * h * nx);
@@ -319,55 +319,66 @@ inline void axpy(float alpha, const float* x, float* y, int n) {
   for (int k = 0; k < n; ++k) y[k] += alpha * x[k];
 }
 
-// out[i][0, cols) = scale * sum_a bank_i[a] * A[a - row0][0, cols) for every filter i of `bank`: the one
-// kernel of the banded read. The columns are cut into tiles (the unit of parallel work); within a tile the
-// filters run in order, each adding the rows of its band to its output row. Neighbouring filters share
-// most of their rows, so the tile's rows are read from memory once and then come from L1/L2.
-// (A register-blocked variant, several filters per load of a row, measured no faster here and wastes
-// multiply-adds on the union of several bands.)
-void banded_rows(const float* A, std::size_t lda, int row0, int cols, const FilterBank& bank, float scale,
-                 float* out, std::size_t ldo, bool parallel) {
-  constexpr int kTile = 256;
-  const int tiles = (cols + kTile - 1) / kTile;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && tiles > 1)
-  for (int t = 0; t < tiles; ++t) {
-    const int x = t * kTile;
-    const int n = std::min(kTile, cols - x);
-    for (int i = 0; i < bank.n; ++i) {
-      const auto ui = static_cast<std::size_t>(i);
-      float* o = out + ui * ldo + x;
-      std::fill_n(o, n, 0.0f);
-      const float* f = bank.values.data() + bank.offset[ui];
-      for (int k = 0; k < bank.length[ui]; ++k) {
-        const float* a =
-            A + static_cast<std::ptrdiff_t>(bank.begin[ui] + k - row0) * static_cast<std::ptrdiff_t>(lda) + x;
-        axpy(scale * f[k], a, o, n);
-      }
-    }
-  }
-}
-
-// The banded read: T = Fy I over the touched columns [x0, x1), transposed, then out^T = Fx T^T.
-void read_banded(const Image& image, const Plan& plan,
-                 const FilterBank& fx, const FilterBank& fy, float gamma, std::vector<float>& temp, Image& out,
-                 bool parallel) {
-  const int x0 = plan.ex.begin, wx = plan.ex.end - plan.ex.begin;
-  const int NY = fy.n, NX = fx.n;
-  if (wx <= 0) {
+// The banded read, columns first: T[c][y - y0][j] = sum over Fx_j's band of I[c][y][x] for the touched
+// rows [y0, y1), then out[c][i] = gamma * sum over Fy_i's band of T[c][y]. The first pass reads every
+// image row once, contiguously, and takes four rows per pass over a filter's weights, so each weight load
+// feeds four multiply-adds; the second pass works on the small T.
+// (Measured against rows-first variants, which stream image rows through an accumulator per filter or
+// use register or BLAS blocks over several filters: this was 1.1-3.8x faster on every benchmark window,
+// because those re-read each image row once per overlapping filter.)
+void read_banded(const Image& image, const FilterBank& fx, const FilterBank& fy, float gamma,
+                 std::vector<float>& temp, Image& out, bool parallel) {
+  const int y0 = fy.touched_begin(), y1 = fy.touched_end();
+  const int hy = y1 - y0;
+  const int C = image.channels, NY = fy.n, NX = fx.n;
+  if (hy <= 0) {
     std::fill(out.data.begin(), out.data.end(), 0.0f);
     return;
   }
-  const std::size_t t_size = static_cast<std::size_t>(NY) * wx;
-  temp.resize(2 * t_size + static_cast<std::size_t>(NX) * NY);
-  float* t = temp.data();
-  float* tt = t + t_size;
-  float* ot = tt + t_size;
-  for (int c = 0; c < image.channels; ++c) {
-    banded_rows(image.plane(c) + x0, static_cast<std::size_t>(image.width), 0, wx, fy, 1.0f, t,
-                static_cast<std::size_t>(wx), parallel);
-    Eigen::Map<Matrix>(tt, wx, NY).noalias() = Eigen::Map<const Matrix>(t, NY, wx).transpose();
-    banded_rows(tt, static_cast<std::size_t>(NY), x0, NY, fx, gamma, ot, static_cast<std::size_t>(NY), parallel);
-    out.channel(c).noalias() = Eigen::Map<const Matrix>(ot, NX, NY).transpose();
+  temp.resize(static_cast<std::size_t>(C) * hy * NX);
+  const int groups = (hy + 3) / 4;
+  const std::size_t width = static_cast<std::size_t>(image.width);
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+  for (int c = 0; c < C; ++c) {
+    for (int q = 0; q < groups; ++q) {
+      const int ya = y0 + 4 * q;
+      const int rows = std::min(4, y1 - ya);
+      const float* r0 = image.plane(c) + static_cast<std::size_t>(ya) * width;
+      // A short last group reads row 0 of the group again instead of rows past the touched range.
+      const float* r1 = rows > 1 ? r0 + width : r0;
+      const float* r2 = rows > 2 ? r0 + 2 * width : r0;
+      const float* r3 = rows > 3 ? r0 + 3 * width : r0;
+      float* t = temp.data() + (static_cast<std::size_t>(c) * hy + static_cast<std::size_t>(ya - y0)) * NX;
+      for (int j = 0; j < NX; ++j) {
+        const auto uj = static_cast<std::size_t>(j);
+        const float* f = fx.values.data() + fx.offset[uj];
+        const int b = fx.begin[uj], n = fx.length[uj];
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int k = 0; k < n; ++k) {
+          const float w = f[k];
+          s0 += w * r0[b + k];
+          s1 += w * r1[b + k];
+          s2 += w * r2[b + k];
+          s3 += w * r3[b + k];
+        }
+        const float sums[4] = {s0, s1, s2, s3};
+        for (int r = 0; r < rows; ++r) t[static_cast<std::size_t>(r) * NX + uj] = sums[r];
+      }
+    }
+  }
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+  for (int c = 0; c < C; ++c) {
+    for (int i = 0; i < NY; ++i) {
+      const auto ui = static_cast<std::size_t>(i);
+      float* o = out.plane(c) + ui * NX;
+      std::fill(o, o + NX, 0.0f);
+      const float* f = fy.values.data() + fy.offset[ui];
+      for (int k = 0; k < fy.length[ui]; ++k) {
+        const float* t = temp.data() + (static_cast<std::size_t>(c) * hy + static_cast<std::size_t>(fy.begin[ui] + k - y0)) * NX;
+        axpy(gamma * f[k], t, o, NX);
+      }
+    }
   }
 }
 
@@ -391,17 +402,23 @@ void read_windowed(const Image& image, const FilterBank& fx, const FilterBank& f
   }
   const double ny = fy.n, nx = fx.n;
   const bool rows_first = ny * hy * wx + ny * wx * nx <= hy * wx * nx + ny * hy * nx;
-  for (int c = 0; c < image.channels; ++c) {
-    Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> window(
-        image.plane(c) + static_cast<std::size_t>(ey.begin) * image.width + ex.begin, hy, wx,
-        Eigen::OuterStride<>(image.width));
-    auto o = out.channel(c);
+  auto product = [&](const auto& window, Eigen::Map<Matrix> o) {
     if (rows_first) {
       Matrix t = Fy * window;
       o.noalias() = gamma * (t * Fx.transpose());
     } else {
       Matrix t = window * Fx.transpose();
       o.noalias() = gamma * (Fy * t);
+    }
+  };
+  for (int c = 0; c < image.channels; ++c) {
+    const float* first = image.plane(c) + static_cast<std::size_t>(ey.begin) * image.width + ex.begin;
+    if (wx == image.width) {
+      // Whole rows: a plain matrix, which Eigen hands to BLAS as it does for read_dense.
+      product(Eigen::Map<const Matrix>(first, hy, wx), out.channel(c));
+    } else {
+      product(Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>(first, hy, wx, Eigen::OuterStride<>(image.width)),
+              out.channel(c));
     }
   }
 }
@@ -425,7 +442,7 @@ Image read(const Image& image, const GaussianGlimpse& raw, ReadStats* stats, Rea
   if (plan.stats.path == ReadPath::Windowed) {
     read_windowed(image, ws.fx, ws.fy, plan.ex, plan.ey, gamma, out);
   } else {
-    read_banded(image, plan, ws.fx, ws.fy, gamma, ws.temp, out, parallel);
+    read_banded(image, ws.fx, ws.fy, gamma, ws.temp, out, parallel);
   }
   if (stats) {
     *stats = plan.stats;
