@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_mha_peer import REFERENCE_BLAS_DIR, loaded_blas, openblas_info, time_calls  # noqa: E402
+from torch_mha_peer import check_torch_blas, openblas_info, time_calls  # noqa: E402
 
 SIDE = 2048
 CHANNELS = 3
@@ -75,24 +75,9 @@ def main():
     import torch  # after argument parsing: --help works without torch
     import torch.nn.functional as F
 
-    torch.set_num_threads(args.threads)
-    torch.ones(64, 64) @ torch.ones(64, 64)  # map a lazily loaded BLAS before looking
-    blas = loaded_blas()
-    if not blas:
-        print("torch_glimpse_peer: cannot tell which BLAS torch loaded; refusing to report ratios against an "
-              "unknown BLAS", file=sys.stderr)
-        return 3
-    reference = [p for p in blas if os.path.realpath(p).startswith(REFERENCE_BLAS_DIR) or
-                 p.startswith(REFERENCE_BLAS_DIR)]
-    if reference:
-        print(f"torch_glimpse_peer: torch loaded the reference BLAS ({', '.join(reference)}); timings against it "
-              "mean nothing. Select OpenBLAS: update-alternatives --config libblas.so.3-x86_64-linux-gnu",
-              file=sys.stderr)
-        return 3
-    if torch.get_num_threads() != args.threads:
-        print(f"torch_glimpse_peer: torch.get_num_threads() = {torch.get_num_threads()}, asked for {args.threads}",
-              file=sys.stderr)
-        return 2
+    blas, status = check_torch_blas(torch, args.threads, "torch_glimpse_peer")
+    if status:
+        return status
 
     def measure(call):
         end = time.perf_counter() + args.min_time  # warm-up

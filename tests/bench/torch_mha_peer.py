@@ -71,6 +71,33 @@ def openblas_info(path):
     return info or None
 
 
+def check_torch_blas(torch, threads, program):
+    """Sets torch's threads and checks what it runs on, as every torch peer must before it times anything.
+
+    Returns (loaded BLAS paths, 0), or (paths, exit status) after printing why ratios against this torch
+    would mean nothing: an unknown BLAS (3), Debian's reference BLAS (3), or another thread count (2)."""
+    torch.set_num_threads(threads)
+    # Touch BLAS once so that a lazily loaded library is mapped before we look.
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    blas = loaded_blas()
+    if not blas:
+        print(f"{program}: cannot tell which BLAS torch loaded (no libblas/libopenblas/libmkl in "
+              "/proc/self/maps); refusing to report ratios against an unknown BLAS", file=sys.stderr)
+        return blas, 3
+    reference = [p for p in blas if os.path.realpath(p).startswith(REFERENCE_BLAS_DIR) or
+                 p.startswith(REFERENCE_BLAS_DIR)]
+    if reference:
+        print(f"{program}: torch loaded the reference BLAS ({', '.join(reference)}); timings against it "
+              "mean nothing. Select OpenBLAS: update-alternatives --config libblas.so.3-x86_64-linux-gnu",
+              file=sys.stderr)
+        return blas, 3
+    if torch.get_num_threads() != threads:
+        print(f"{program}: torch.get_num_threads() = {torch.get_num_threads()}, asked for {threads}",
+              file=sys.stderr)
+        return blas, 2
+    return blas, 0
+
+
 def time_calls(fn, min_time):
     """Mean seconds per call over enough calls to last min_time."""
     start = time.perf_counter()
@@ -94,26 +121,10 @@ def main():
 
     import torch  # after argument parsing: --help works without torch
 
-    torch.set_num_threads(args.threads)
-    # Touch BLAS once so that a lazily loaded library is mapped before we look.
-    torch.ones(64, 64) @ torch.ones(64, 64)
-    blas = loaded_blas()
-    if not blas:
-        print("torch_mha_peer: cannot tell which BLAS torch loaded (no libblas/libopenblas/libmkl in "
-              "/proc/self/maps); refusing to report ratios against an unknown BLAS", file=sys.stderr)
-        return 3
-    reference = [p for p in blas if os.path.realpath(p).startswith(REFERENCE_BLAS_DIR) or
-                 p.startswith(REFERENCE_BLAS_DIR)]
-    if reference:
-        print(f"torch_mha_peer: torch loaded the reference BLAS ({', '.join(reference)}); timings against it "
-              "mean nothing. Select OpenBLAS: update-alternatives --config libblas.so.3-x86_64-linux-gnu",
-              file=sys.stderr)
-        return 3
+    blas, status = check_torch_blas(torch, args.threads, "torch_mha_peer")
+    if status:
+        return status
     blas_info = {p: openblas_info(p) for p in blas}
-    if torch.get_num_threads() != args.threads:
-        print(f"torch_mha_peer: torch.get_num_threads() = {torch.get_num_threads()}, asked for {args.threads}",
-              file=sys.stderr)
-        return 2
 
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(E, HEADS, batch_first=True).eval()
