@@ -1,4 +1,5 @@
 #include "workbenches/glimpse_workbench.h"
+#include "workbenches/side_panel.h"
 
 #include "app/export.h"
 #include "attn/glimpse/convert.h"
@@ -272,20 +273,9 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
     if (auto pending = std::move(plotPending_)) applyPlots(*pending);
   });
 
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  splitter_ = new QSplitter(Qt::Horizontal, this);
-  splitter_->setChildrenCollapsible(false);
-  layout->addWidget(splitter_);
-
-  sideScroll_ = new QScrollArea(splitter_);
-  sideScroll_->setWidgetResizable(true);
-  sideScroll_->setFrameShape(QFrame::NoFrame);
-  sideScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  auto* panel = new QWidget(sideScroll_);
-  panel->setObjectName(u"glimpseSidePanel"_s);
-  buildSidePanel(panel);
-  sideScroll_->setWidget(panel);
+  const SidePanelFrame frame = makeSidePanelFrame(this, u"glimpseSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  splitter_ = frame.splitter;
+  sideScroll_ = frame.scroll;
   sideScroll_->setMinimumWidth(340);
 
   auto* centre = new QWidget(splitter_);

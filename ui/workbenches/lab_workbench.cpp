@@ -1,4 +1,5 @@
 #include "workbenches/lab_workbench.h"
+#include "workbenches/side_panel.h"
 
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
@@ -84,20 +85,10 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
     heatmap_->setCursor(Qt::BusyCursor);
   });
 
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  splitter_ = new QSplitter(Qt::Horizontal, this);
-  splitter_->setChildrenCollapsible(false);
-  layout->addWidget(splitter_);
-
-  sideScroll_ = new QScrollArea(splitter_);
-  sideScroll_->setWidgetResizable(true);
-  sideScroll_->setFrameShape(QFrame::NoFrame);
-  sideScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  auto* panel = new QWidget(sideScroll_);
-  panel->setObjectName(u"labSidePanel"_s);
-  buildSidePanel(panel);
-  sideScroll_->setWidget(panel);
+  const SidePanelFrame frame = makeSidePanelFrame(this, u"labSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  splitter_ = frame.splitter;
+  sideScroll_ = frame.scroll;
+  QWidget* panel = frame.panel;
   sideScroll_->setMinimumWidth(std::max(panel->sizeHint().width() + 12, 320));
 
   auto* area = new QWidget(splitter_);
