@@ -1,24 +1,22 @@
 #include "attn/vision/image.h"
 
+#include "../core/atomic_write.h"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <new>
 #include <optional>
 #include <system_error>
-#include <thread>
 
 namespace attn {
 
@@ -728,34 +726,7 @@ Result<void> save_image(const Image& image, const fs::path& path) {
 
   // Write beside the target and rename over it, so a reader never sees half a file and a failed write
   // leaves the old file in place.
-  static std::atomic<unsigned> counter{0};
-  const auto unique = std::hash<std::thread::id>{}(std::this_thread::get_id()) ^
-                      static_cast<std::size_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  fs::path temp = path;
-  temp.replace_filename("." + path.filename().string() + ".tmp-" + std::to_string(unique % 1000000007u) + "-" +
-                        std::to_string(counter++));
-  {
-    errno = 0;
-    File file(std::fopen(temp.c_str(), "wb"), &std::fclose);
-    if (!file) return fail("cannot write the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
-    const bool written = std::fwrite(encoded.data(), 1, encoded.size(), file.get()) == encoded.size() &&
-                         std::fflush(file.get()) == 0;
-    const int error = errno;
-    if (std::fclose(file.release()) != 0 || !written) {
-      const int e = error ? error : (errno ? errno : EIO);
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      return fail("cannot write the file: " + std::string(std::strerror(e)), name);
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    return fail("cannot write the file: " + ec.message(), name);
-  }
-  return {};
+  return detail::write_file_atomically(path, name, encoded);
 }
 
 }  // namespace attn

@@ -1,0 +1,48 @@
+// Analysis of a layered trace: pure functions.
+//   Attention rollout (Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers"), with the
+//   options of vit-explain (jacobgil): heads fused by mean, max or min; a discard ratio that zeroes the
+//   lowest fused weights of each layer (never the class token's own row-0 column-0 weight); the residual
+//   connection as A' = (1 - r) A + r I with r = 0.5 in the paper; rows renormalised to sum 1; layers
+//   multiplied from the first: R_l = A'_l R_{l-1}.
+//   Head statistics: entropy of each row (nats) averaged over rows, mean attention distance |i - j|
+//   weighted by attention (tokens; ViT: patch-grid Euclidean distance when given a grid), the largest
+//   weight, and the mass on special positions ([CLS]/BOS, [SEP]) averaged over rows.
+#pragma once
+
+#include "attn/error.h"
+#include "attn/layered_trace.h"
+
+#include <vector>
+
+namespace attn::analysis {
+
+enum class HeadFusion { Mean, Max, Min };
+
+struct RolloutOptions {
+  HeadFusion fusion = HeadFusion::Mean;
+  float discard_ratio = 0.0f;   // in [0, 1)
+  float residual = 0.5f;        // r in [0, 1]
+  int first_layer = 0;          // layers [first_layer, last_layer] of `stage` are rolled out
+  int last_layer = -1;          // -1: the last layer
+  Stage stage = Stage::Encoder;
+};
+// [tokens, tokens]; row i is how much token i's final representation draws on each input token.
+Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options = {});
+
+struct HeadStats {
+  int layer = 0, head = 0;
+  float entropy = 0;          // mean row entropy, nats
+  float max_entropy = 0;      // log(cols): the entropy of a uniform row, for scale
+  float mean_distance = 0;    // attention-weighted |i - j| (tokens) or grid distance (patches)
+  float max_weight = 0;       // largest single weight
+  float first_mass = 0;       // mean mass on position 0 ([CLS] / BOS / class token)
+  float special_mass = 0;     // mean mass on the other special positions ([SEP])
+};
+struct StatsOptions {
+  Stage stage = Stage::Encoder;
+  std::vector<int> special_positions;  // positions counted in special_mass (0 is always first_mass)
+  int grid_rows = 0, grid_cols = 0;    // > 0: tokens 1.. are a patch grid (ViT)
+};
+std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOptions& options = {});
+
+}  // namespace attn::analysis

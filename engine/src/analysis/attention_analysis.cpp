@@ -1,0 +1,167 @@
+#include "attn/analysis/attention_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+namespace attn::analysis {
+
+namespace {
+
+// Heads fused into one [rows, cols] matrix.
+Matrix fuse(const HeadStack& stack, HeadFusion fusion) {
+  if (fusion == HeadFusion::Mean) return stack.mean();
+  Matrix out = stack.head(0);
+  for (int h = 1; h < stack.heads(); ++h) {
+    const Matrix m = stack.head(h);
+    out = fusion == HeadFusion::Max ? out.cwiseMax(m).eval() : out.cwiseMin(m).eval();
+  }
+  return out;
+}
+
+// Zeroes the k = floor(ratio x size) smallest weights of the layer (ties broken by position), except the
+// first entry (the class token's attention to itself), as vit-explain does.
+void discard_lowest(Matrix& a, float ratio) {
+  const Index size = a.size();
+  const auto k = static_cast<Index>(std::floor(static_cast<double>(ratio) * static_cast<double>(size)));
+  if (k <= 0) return;
+  std::vector<Index> order(static_cast<std::size_t>(size));
+  std::iota(order.begin(), order.end(), Index{0});
+  float* v = a.data();
+  const auto less = [v](Index x, Index y) { return v[x] < v[y] || (v[x] == v[y] && x < y); };
+  std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), less);
+  for (Index i = 0; i < k; ++i) {
+    if (order[static_cast<std::size_t>(i)] != 0) v[order[static_cast<std::size_t>(i)]] = 0.0f;
+  }
+}
+
+}  // namespace
+
+Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options) {
+  if (!(options.discard_ratio >= 0.0f && options.discard_ratio < 1.0f)) {
+    return fail("rollout: the discard ratio must be in [0, 1), not " + std::to_string(options.discard_ratio));
+  }
+  if (!(options.residual >= 0.0f && options.residual <= 1.0f)) {
+    return fail("rollout: the residual weight must be in [0, 1], not " + std::to_string(options.residual));
+  }
+  const int count = trace.layer_count(options.stage);
+  if (count == 0) return fail("rollout: the trace has no " + std::string(to_string(options.stage)) + " layers");
+  const int last = options.last_layer < 0 ? count - 1 : options.last_layer;
+  if (options.first_layer < 0 || options.first_layer > last || last >= count) {
+    return fail("rollout: layers " + std::to_string(options.first_layer + 1) + " to " + std::to_string(last + 1) +
+                " are not within the trace's " + std::to_string(count));
+  }
+  Matrix result;
+  for (int l = options.first_layer; l <= last; ++l) {
+    const LayerAttention* layer = trace.find(options.stage, l);
+    if (!layer || layer->maps.empty()) return fail("rollout: layer " + std::to_string(l + 1) + " is missing");
+    const HeadStack& stack = layer->maps;
+    if (stack.rows() != stack.cols()) {
+      return fail("rollout: layer " + std::to_string(l + 1) + " is " + std::to_string(stack.rows()) + " x " +
+                  std::to_string(stack.cols()) + "; rollout needs self-attention (square maps)");
+    }
+    if (result.size() != 0 && result.rows() != stack.rows()) {
+      return fail("rollout: layer " + std::to_string(l + 1) + " has " + std::to_string(stack.rows()) +
+                  " tokens where the layers before it have " + std::to_string(result.rows()));
+    }
+    Matrix a = fuse(stack, options.fusion);
+    discard_lowest(a, options.discard_ratio);
+    a *= 1.0f - options.residual;
+    a.diagonal().array() += options.residual;
+    // Each row renormalised to sum 1 (vit-explain divides by a.sum(dim=-1) without keepdim, which scales
+    // columns instead). A row left with no weight at all (r = 0, everything discarded) keeps the token
+    // on itself rather than dividing by zero.
+    for (Index i = 0; i < a.rows(); ++i) {
+      const float sum = a.row(i).sum();
+      if (sum > 0.0f) {
+        a.row(i) /= sum;
+      } else {
+        a.row(i).setZero();
+        a(i, i) = 1.0f;
+      }
+    }
+    if (result.size() == 0) {
+      result = std::move(a);
+    } else {
+      Matrix next(a.rows(), result.cols());
+      next.noalias() = a * result;
+      result = std::move(next);
+    }
+  }
+  return result;
+}
+
+std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOptions& options) {
+  struct Job {
+    const LayerAttention* layer;
+    int head;
+  };
+  std::vector<Job> jobs;
+  for (const auto& layer : trace.layers) {
+    if (layer.stage != options.stage) continue;
+    for (int h = 0; h < layer.maps.heads(); ++h) jobs.push_back({&layer, h});
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.layer->layer != b.layer->layer ? a.layer->layer < b.layer->layer : a.head < b.head;
+  });
+  std::vector<HeadStats> out(jobs.size());
+  const bool grid = options.grid_rows > 0 && options.grid_cols > 0;
+  std::vector<int> specials;
+  for (int p : options.special_positions) {
+    if (p > 0) specials.push_back(p);  // position 0 is first_mass
+  }
+  std::sort(specials.begin(), specials.end());
+  specials.erase(std::unique(specials.begin(), specials.end()), specials.end());
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const Job& job = jobs[k];
+    const Matrix m = job.layer->maps.head(job.head);
+    HeadStats s;
+    s.layer = job.layer->layer;
+    s.head = job.head;
+    const Index rows = m.rows(), cols = m.cols();
+    s.max_entropy = cols > 0 ? std::log(static_cast<float>(cols)) : 0.0f;
+    double entropy = 0, distance = 0, first = 0, special = 0;
+    Index distance_rows = 0;
+    for (Index i = 0; i < rows; ++i) {
+      double h = 0, d = 0, patch_mass = 0;
+      for (Index j = 0; j < cols; ++j) {
+        const double p = m(i, j);
+        if (p > 0) h -= p * std::log(p);
+        if (!grid) {
+          d += p * static_cast<double>(std::abs(i - j));
+        } else if (i > 0 && j > 0) {
+          const Index ri = (i - 1) / options.grid_cols, ci = (i - 1) % options.grid_cols;
+          const Index rj = (j - 1) / options.grid_cols, cj = (j - 1) % options.grid_cols;
+          d += p * std::hypot(static_cast<double>(ri - rj), static_cast<double>(ci - cj));
+          patch_mass += p;
+        }
+      }
+      entropy += h;
+      if (!grid) {
+        distance += d;
+        ++distance_rows;
+      } else if (i > 0 && patch_mass > 0) {
+        // ViT's mean attention distance is over patches: the class token is neither a query nor a key.
+        distance += d / patch_mass;
+        ++distance_rows;
+      }
+      if (cols > 0) first += m(i, 0);
+      for (int p : specials) {
+        if (p < cols) special += m(i, p);
+      }
+    }
+    if (rows > 0) {
+      s.entropy = static_cast<float>(entropy / static_cast<double>(rows));
+      s.first_mass = static_cast<float>(first / static_cast<double>(rows));
+      s.special_mass = static_cast<float>(special / static_cast<double>(rows));
+      s.max_weight = m.maxCoeff();
+    }
+    if (distance_rows > 0) s.mean_distance = static_cast<float>(distance / static_cast<double>(distance_rows));
+    out[k] = s;
+  }
+  return out;
+}
+
+}  // namespace attn::analysis

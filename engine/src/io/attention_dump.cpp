@@ -1,0 +1,307 @@
+#include "attn/io/attention_dump.h"
+
+#include "attn/io/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace attn::io {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kFormat = "attnscope.attn";
+constexpr std::string_view kVersion = "1";
+constexpr std::string_view kPrefix = "attn.";
+constexpr std::int64_t kHeaderOffset = 8;  // metadata errors point at the header
+
+std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::optional<Stage> dump_stage(std::string_view s) {
+  if (s == "encoder") return Stage::Encoder;
+  if (s == "decoder") return Stage::Decoder;
+  if (s == "cross") return Stage::Cross;
+  return std::nullopt;
+}
+
+int stage_order(Stage s) { return s == Stage::Encoder ? 0 : s == Stage::Decoder ? 1 : 2; }
+
+std::string tensor_name(Stage stage, int layer) {
+  return std::string(kPrefix) + std::string(to_string(stage)) + "." + std::to_string(layer);
+}
+
+// A canonical non-negative decimal ("0", "12"; not "012", "+1", "1e2").
+std::optional<int> layer_number(std::string_view s) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return std::nullopt;
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+Result<Labels> string_list(const std::map<std::string, std::string>& metadata, const std::string& key,
+                           const std::string& file) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end()) return Labels{};
+  json value;
+  try {
+    value = json::parse(it->second);
+  } catch (const json::exception&) {
+    return fail("metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
+  }
+  if (!value.is_array()) return fail("metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
+  Labels out;
+  out.reserve(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) {
+      return fail("metadata " + quote(key) + " entry " + std::to_string(i) + " is " + value[i].type_name() +
+                      ", not a string",
+                  file, kHeaderOffset);
+    }
+    out.push_back(value[i].get<std::string>());
+  }
+  return out;
+}
+
+Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& metadata, std::size_t tokens,
+                                    const std::string& file) {
+  const auto it = metadata.find("spans");
+  if (it == metadata.end()) return std::vector<Span>{};
+  const auto bad = [&](const std::string& why) {
+    return fail("metadata \"spans\" " + why + "; it is a JSON array of [begin, end] byte spans, one per token", file,
+                kHeaderOffset);
+  };
+  json value;
+  try {
+    value = json::parse(it->second);
+  } catch (const json::exception&) {
+    return bad("is not JSON");
+  }
+  if (!value.is_array()) return bad("is not an array");
+  if (value.size() != tokens) {
+    return bad("has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
+  }
+  std::vector<Span> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const json& s = value[i];
+    const auto fits = [](const json& v) {
+      return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= INT32_MAX;
+    };
+    if (!s.is_array() || s.size() != 2 || !fits(s[0]) || !fits(s[1]) || s[0].get<std::int64_t>() > s[1].get<std::int64_t>()) {
+      return bad("entry " + std::to_string(i) + " is " + s.dump());
+    }
+    out.push_back(Span{static_cast<std::int32_t>(s[0].get<std::int64_t>()), static_cast<std::int32_t>(s[1].get<std::int64_t>())});
+  }
+  return out;
+}
+
+// The first missing layer when the layers of a stage are not numbered 0, 1, ... without gaps.
+std::optional<std::string> missing_layer(const std::vector<LayerAttention>& layers) {
+  std::map<int, std::pair<Stage, std::set<int>>> by_stage;
+  for (const auto& l : layers) {
+    auto& [stage, numbers] = by_stage[stage_order(l.stage)];
+    stage = l.stage;
+    numbers.insert(l.layer);
+  }
+  for (const auto& [order, entry] : by_stage) {
+    const auto& [stage, numbers] = entry;
+    int expected = 0;
+    for (const int n : numbers) {
+      if (n != expected) {
+        std::string found;
+        for (const int m : numbers) found += (found.empty() ? "" : ", ") + std::to_string(m);
+        return tensor_name(stage, expected) + " is missing: the layers of a stage are numbered from 0 without gaps "
+               "(found " + found + ")";
+      }
+      ++expected;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_attention_dump_name(const std::filesystem::path& path) {
+  std::string name = path.filename().string();
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name.ends_with(".attn.safetensors");
+}
+
+Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
+  auto st = SafeTensors::open(path);
+  if (!st) return std::unexpected(st.error());
+  const std::string file = path.string();
+  const auto& metadata = st->metadata();
+
+  if (const auto it = metadata.find("format"); it != metadata.end() && it->second != kFormat) {
+    return fail("metadata \"format\" is " + quote(it->second) + ", not " + quote(kFormat) + ": not an attention dump",
+                file, kHeaderOffset);
+  }
+  if (const auto it = metadata.find("version"); it != metadata.end() && it->second != kVersion) {
+    return fail("attention dump version " + quote(it->second) + "; this AttnScope reads version " +
+                    std::string(kVersion),
+                file, kHeaderOffset);
+  }
+  if (!metadata.contains("tokens")) {
+    return fail("no \"tokens\" in the metadata: an attention dump lists its tokens in __metadata__ as a JSON array "
+                "of strings",
+                file, kHeaderOffset);
+  }
+  AttentionDump dump;
+  LayeredTrace& trace = dump.trace;
+  auto tokens = string_list(metadata, "tokens", file);
+  if (!tokens) return std::unexpected(tokens.error());
+  if (tokens->empty()) return fail("metadata \"tokens\" is empty", file, kHeaderOffset);
+  trace.tokens = std::move(*tokens);
+  auto cross_rows = string_list(metadata, "cross_rows", file);
+  if (!cross_rows) return std::unexpected(cross_rows.error());
+  trace.cross_rows = std::move(*cross_rows);
+  auto spans = span_list(metadata, trace.tokens.size(), file);
+  if (!spans) return std::unexpected(spans.error());
+  trace.spans = std::move(*spans);
+  if (const auto it = metadata.find("model"); it != metadata.end()) dump.model = it->second;
+
+  const auto n_tokens = static_cast<std::int64_t>(trace.tokens.size());
+  const auto n_cross = static_cast<std::int64_t>(trace.cross_rows.size());
+  for (const TensorInfo& t : st->tensors()) {
+    if (!t.name.starts_with(kPrefix)) continue;  // other tensors may ride along (e.g. logits)
+    const auto bad = [&](const std::string& why) { return std::unexpected(st->error(t, "tensor " + quote(t.name) + ": " + why)); };
+    const std::string_view rest = std::string_view(t.name).substr(kPrefix.size());
+    const auto dot = rest.find('.');
+    const auto stage = dot == std::string_view::npos ? std::nullopt : dump_stage(rest.substr(0, dot));
+    const auto layer = dot == std::string_view::npos ? std::nullopt : layer_number(rest.substr(dot + 1));
+    if (!stage || !layer) {
+      return bad("an attention map is named attn.<stage>.<layer>, stage encoder, decoder or cross and layer 0, 1, ...");
+    }
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64) {
+      return bad("dtype " + std::string(to_string(t.dtype)) + "; attention maps are F32, F16, BF16 or F64");
+    }
+    const auto& s = t.shape;
+    std::int64_t heads = 1, rows = 0, cols = 0;
+    if (s.size() == 2) {
+      rows = s[0];
+      cols = s[1];
+    } else if (s.size() == 3 || (s.size() == 4 && s[0] == 1)) {
+      heads = s[s.size() - 3];
+      rows = s[s.size() - 2];
+      cols = s[s.size() - 1];
+    } else {
+      std::string shape;
+      for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      return bad("shape [" + shape + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
+    }
+    if (heads < 1 || heads > INT_MAX) return bad(std::to_string(heads) + " heads");
+    const bool cross = *stage == Stage::Cross;
+    if (cross && trace.cross_rows.empty()) {
+      return bad("cross attention needs its rows' tokens in the metadata as \"cross_rows\"");
+    }
+    const std::int64_t want_rows = cross ? n_cross : n_tokens;
+    if (rows != want_rows || cols != n_tokens) {
+      return bad("maps of " + std::to_string(rows) + " x " + std::to_string(cols) + " but the metadata lists " +
+                 std::to_string(want_rows) + (cross ? " cross_rows" : " tokens") + " x " + std::to_string(n_tokens) +
+                 " tokens");
+    }
+
+    LayerAttention layer_maps;
+    layer_maps.stage = *stage;
+    layer_maps.layer = *layer;
+    const auto bytes = st->bytes(t);
+    try {
+      if (t.dtype == DType::F16) {
+        layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F16);
+        if (!bytes.empty()) std::memcpy(layer_maps.maps.f16(0), bytes.data(), bytes.size());
+      } else {
+        layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F32);
+        const auto n = static_cast<std::size_t>(heads * rows * cols);
+        if (!convert_to_float(t.dtype, bytes, std::span<float>(layer_maps.maps.f32(0), n))) {
+          return bad("could not convert the data");
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      return bad("not enough memory for " + std::to_string(heads) + " maps of " + std::to_string(rows) + " x " +
+                 std::to_string(cols));
+    }
+    trace.layers.push_back(std::move(layer_maps));
+  }
+  if (trace.layers.empty()) {
+    return fail("holds no attention maps (tensors named attn.<stage>.<layer>)", file, kHeaderOffset);
+  }
+  if (const auto missing = missing_layer(trace.layers)) return fail(*missing, file, kHeaderOffset);
+  std::sort(trace.layers.begin(), trace.layers.end(), [](const LayerAttention& a, const LayerAttention& b) {
+    return stage_order(a.stage) != stage_order(b.stage) ? stage_order(a.stage) < stage_order(b.stage)
+                                                        : a.layer < b.layer;
+  });
+  return dump;
+}
+
+Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
+                                  const std::string& model) {
+  const std::string file = path.string();
+  if (trace.tokens.empty()) return fail("nothing to write: the trace has no tokens", file);
+  if (trace.layers.empty()) return fail("nothing to write: the trace has no attention maps", file);
+  if (!trace.spans.empty() && trace.spans.size() != trace.tokens.size()) {
+    return fail("the trace has " + std::to_string(trace.spans.size()) + " spans for " +
+                    std::to_string(trace.tokens.size()) + " tokens",
+                file);
+  }
+  const auto n_tokens = static_cast<Index>(trace.tokens.size());
+  std::vector<TensorData> tensors;
+  for (const LayerAttention& l : trace.layers) {
+    const std::string name = tensor_name(l.stage, l.layer);
+    if (!dump_stage(to_string(l.stage))) {
+      return fail("a " + std::string(to_string(l.stage)) +
+                      " map cannot go into an attention dump, which holds encoder, decoder and cross attention",
+                  file);
+    }
+    if (l.layer < 0) return fail("layer " + std::to_string(l.layer) + " of the " + std::string(to_string(l.stage)) + " is negative", file);
+    const HeadStack& m = l.maps;
+    const bool cross = l.stage == Stage::Cross;
+    const auto want_rows = static_cast<Index>(cross ? trace.cross_rows.size() : trace.tokens.size());
+    if (m.empty() || m.rows() != want_rows || m.cols() != n_tokens) {
+      return fail(name + ": " + std::to_string(m.heads()) + " maps of " + std::to_string(m.rows()) + " x " +
+                      std::to_string(m.cols()) + " but the trace has " + std::to_string(want_rows) +
+                      (cross ? " cross rows" : " tokens") + " x " + std::to_string(n_tokens) + " tokens",
+                  file);
+    }
+    const auto n = static_cast<std::size_t>(m.heads()) * static_cast<std::size_t>(m.rows()) *
+                   static_cast<std::size_t>(m.cols());
+    TensorData t;
+    t.name = name;
+    t.shape = {m.heads(), m.rows(), m.cols()};
+    if (m.precision() == Precision::F16) {
+      t.dtype = DType::F16;
+      t.data = std::as_bytes(std::span<const Eigen::half>(m.f16(0), n));
+    } else {
+      t.dtype = DType::F32;
+      t.data = std::as_bytes(std::span<const float>(m.f32(0), n));
+    }
+    tensors.push_back(std::move(t));
+  }
+  if (const auto missing = missing_layer(trace.layers)) return fail(*missing, file);
+
+  std::map<std::string, std::string> metadata{{"format", std::string(kFormat)}, {"version", std::string(kVersion)}};
+  try {
+    metadata["tokens"] = json(trace.tokens).dump();
+    if (!trace.cross_rows.empty()) metadata["cross_rows"] = json(trace.cross_rows).dump();
+    if (!trace.spans.empty()) {
+      json spans = json::array();
+      for (const Span& s : trace.spans) spans.push_back({s.begin, s.end});
+      metadata["spans"] = spans.dump();
+    }
+  } catch (const json::exception&) {
+    return fail("a token is not valid UTF-8", file);
+  }
+  if (!model.empty()) metadata["model"] = model;
+  return write_safetensors(path, tensors, metadata);
+}
+
+}  // namespace attn::io

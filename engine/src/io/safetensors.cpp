@@ -1,0 +1,724 @@
+#include "attn/io/safetensors.h"
+
+#include "../core/atomic_write.h"
+#include "../core/json_keys.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace attn::io {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::uint64_t kMaxHeader = 100'000'000;  // the reference's MAX_HEADER_SIZE
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;
+  std::size_t size;
+};
+
+// In the order of the reference's Dtype enum, which "MUST be in increasing alignment order": its
+// serialize sorts by that order, largest first.
+constexpr std::array<DTypeInfo, 15> kDTypes{{
+    {DType::BOOL, "BOOL", 1},
+    {DType::U8, "U8", 1},
+    {DType::I8, "I8", 1},
+    {DType::F8_E5M2, "F8_E5M2", 1},
+    {DType::F8_E4M3, "F8_E4M3", 1},
+    {DType::I16, "I16", 2},
+    {DType::U16, "U16", 2},
+    {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},
+    {DType::I32, "I32", 4},
+    {DType::U32, "U32", 4},
+    {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},
+    {DType::I64, "I64", 8},
+    {DType::U64, "U64", 8},
+}};
+
+std::size_t alignment_rank(DType dtype) {
+  for (std::size_t i = 0; i < kDTypes.size(); ++i) {
+    if (kDTypes[i].dtype == dtype) return i;
+  }
+  return 0;
+}
+
+std::optional<DType> dtype_named(std::string_view name) {
+  for (const auto& d : kDTypes) {
+    if (d.name == name) return d.dtype;
+  }
+  return std::nullopt;
+}
+
+std::string known_dtypes() {
+  std::string out;
+  for (const auto& d : kDTypes) out += (out.empty() ? "" : ", ") + std::string(d.name);
+  return out;
+}
+
+bool is_float(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F64;
+}
+
+std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::string offsets_string(std::int64_t begin, std::int64_t end) {
+  return "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+}
+
+// Product of the shape, or nullopt when it does not fit in 63 bits.
+std::optional<std::int64_t> element_count(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<std::int64_t> byte_count(const std::vector<std::int64_t>& shape, DType dtype) {
+  const auto n = element_count(shape);
+  std::int64_t bytes = 0;
+  if (!n || __builtin_mul_overflow(*n, static_cast<std::int64_t>(dtype_size(dtype)), &bytes)) return std::nullopt;
+  return bytes;
+}
+
+// data_start + relative, saturating: offsets from a hostile header may be near 2^63.
+std::int64_t file_offset(std::int64_t data_start, std::int64_t relative) {
+  return relative > kMaxInt64 - data_start ? kMaxInt64 : data_start + relative;
+}
+
+// Index of the first byte that is not well-formed UTF-8 as Rust's str::from_utf8 (the reference's check)
+// judges it: no overlong forms, no surrogates, nothing above U+10FFFF; npos when all are.
+std::size_t invalid_utf8_at(std::string_view text) {
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned c = b[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > n || b[i + 1] < lo || b[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < length; ++k) {
+      if ((b[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// nlohmann's message without its "[json.exception...] parse error at line 1, column 7: " prefix: the
+// offset says where.
+std::string json_reason(const json::exception& e) {
+  const std::string what = e.what();
+  const auto column = what.find("column ");
+  if (column != std::string::npos) {
+    const auto colon = what.find(": ", column);
+    if (colon != std::string::npos) return what.substr(colon + 2);
+  }
+  const auto bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
+// A whole number in [0, 2^63) from a JSON value, or why not.
+std::optional<std::string> non_negative(const json& v, std::int64_t& out) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(kMaxInt64)) return std::to_string(u) + " is too large";
+    out = static_cast<std::int64_t>(u);
+    return std::nullopt;
+  }
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>()) + " is negative";
+  return v.dump() + " is not a whole number";
+}
+
+struct Layout {
+  std::vector<TensorInfo> tensors;  // in data order
+  std::map<std::string, std::string> metadata;
+  std::int64_t data_start = 0;
+};
+
+Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::string& file, std::int64_t at) {
+  const auto bad = [&](const std::string& why) { return fail("tensor " + quote(key) + ": " + why, file, at); };
+  if (!v.is_object()) {
+    return bad("the entry is " + std::string(v.type_name()) + ", not an object with dtype, shape and data_offsets");
+  }
+  TensorInfo info;
+  info.name = key;
+
+  const auto dtype = v.find("dtype");
+  if (dtype == v.end()) return bad("no \"dtype\"");
+  if (!dtype->is_string()) return bad("\"dtype\" is " + std::string(dtype->type_name()) + ", not a string");
+  const auto known = dtype_named(dtype->get_ref<const std::string&>());
+  if (!known) return bad("unknown dtype " + dtype->dump() + " (known: " + known_dtypes() + ")");
+  info.dtype = *known;
+
+  const auto shape = v.find("shape");
+  if (shape == v.end()) return bad("no \"shape\"");
+  if (!shape->is_array()) return bad("\"shape\" is " + std::string(shape->type_name()) + ", not an array");
+  for (const json& d : *shape) {
+    std::int64_t n = 0;
+    if (auto why = non_negative(d, n)) return bad("\"shape\" " + shape->dump() + ": dimension " + *why);
+    info.shape.push_back(n);
+  }
+
+  const auto offsets = v.find("data_offsets");
+  if (offsets == v.end()) return bad("no \"data_offsets\"");
+  if (!offsets->is_array() || offsets->size() != 2) {
+    return bad("\"data_offsets\" is " + offsets->dump() + ", not an array [begin, end]");
+  }
+  if (auto why = non_negative((*offsets)[0], info.begin)) return bad("\"data_offsets\" begin " + *why);
+  if (auto why = non_negative((*offsets)[1], info.end)) return bad("\"data_offsets\" end " + *why);
+  if (info.end < info.begin) return bad(offsets_string(info.begin, info.end) + " end before they begin");
+
+  const auto needed = byte_count(info.shape, info.dtype);
+  if (!needed) {
+    return bad("shape " + shape_string(info.shape) + " of " + std::string(to_string(info.dtype)) +
+               " holds more bytes than fit in 63 bits");
+  }
+  if (info.end - info.begin != *needed) {
+    return bad(offsets_string(info.begin, info.end) + " hold " + std::to_string(info.end - info.begin) +
+               " bytes but shape " + shape_string(info.shape) + " of " + std::string(to_string(info.dtype)) +
+               " needs " + std::to_string(*needed));
+  }
+  return info;
+}
+
+// The reference's read_metadata and Metadata::validate, with every refusal naming its byte.
+Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
+  const auto total = static_cast<std::int64_t>(size);
+  if (size == 0) return fail("the file is empty; a safetensors file begins with an 8-byte header length", file, 0);
+  if (size < 8) {
+    return fail("the file ends at byte " + std::to_string(size) + ", inside the 8-byte header length", file, total);
+  }
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | data[i];
+  if (n > kMaxHeader) {
+    return fail("header length " + std::to_string(n) + " is over the limit of " + std::to_string(kMaxHeader) +
+                    " bytes",
+                file, 0);
+  }
+  if (8 + n > size) {
+    return fail("header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) +
+                    " bytes)",
+                file, 0);
+  }
+  Layout layout;
+  layout.data_start = 8 + static_cast<std::int64_t>(n);
+  const std::string_view text(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(n));
+  if (const auto bad = invalid_utf8_at(text); bad != std::string_view::npos) {
+    return fail("the header is not valid UTF-8 (byte value " + std::to_string(static_cast<unsigned char>(text[bad])) +
+                    ")",
+                file, 8 + static_cast<std::int64_t>(bad));
+  }
+
+  json header;
+  try {
+    header = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte counts the characters read, the offending one included.
+    const auto at = std::min<std::int64_t>(e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : 0,
+                                           static_cast<std::int64_t>(n));
+    return fail("the header is not valid JSON: " + json_reason(e), file, 8 + at);
+  } catch (const json::exception& e) {
+    return fail("the header is not valid JSON: " + json_reason(e), file, 8);
+  } catch (const std::bad_alloc&) {
+    return fail("not enough memory to parse the " + std::to_string(n) + "-byte header", file, 8);
+  }
+  if (!header.is_object()) {
+    return fail("the header is " + std::string(header.type_name()) + ", not a JSON object", file, 8);
+  }
+
+  // nlohmann keeps the last of two equal keys; the reference's map would too, silently. Refused here.
+  const auto keys = detail::top_level_keys(text);
+  std::unordered_map<std::string_view, std::int64_t> first_at;
+  for (const auto& key : keys) {
+    const std::int64_t at = 8 + key.offset;
+    const auto [seen, inserted] = first_at.emplace(key.name, at);
+    if (!inserted) {
+      const std::string what = key.name == "__metadata__" ? quote(key.name) : "tensor " + quote(key.name);
+      return fail(what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file,
+                  at);
+    }
+  }
+
+  for (const auto& key : keys) {
+    const std::int64_t at = 8 + key.offset;
+    const auto found = header.find(key.name);
+    if (found == header.end()) continue;  // cannot happen: the scan and the parser agree on valid JSON
+    if (key.name == "__metadata__") {
+      if (found->is_null()) continue;  // as the reference's Option
+      if (!found->is_object()) {
+        return fail("\"__metadata__\" is " + std::string(found->type_name()) + ", not an object of strings", file, at);
+      }
+      for (const auto& [k, v] : found->items()) {
+        if (!v.is_string()) {
+          return fail("\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) +
+                          ", not a string",
+                      file, at);
+        }
+        layout.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    auto info = read_entry(key.name, *found, file, at);
+    if (!info) return std::unexpected(info.error());
+    layout.tensors.push_back(std::move(*info));
+  }
+  if (layout.tensors.size() + (first_at.contains("__metadata__") ? 1 : 0) != header.size()) {
+    return fail("the header's keys could not all be located", file, 8);  // defensive: scanner and parser disagree
+  }
+
+  // Sorted by offsets (as the reference sorts), the tensors must tile the data section from 0.
+  auto& tensors = layout.tensors;
+  std::stable_sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::int64_t expected = 0;
+  const TensorInfo* previous = nullptr;
+  for (const TensorInfo& t : tensors) {
+    if (t.begin != expected) {
+      std::string why;
+      if (!previous) {
+        why = " leave bytes 0 to " + std::to_string(t.begin) +
+              " of the data section to no tensor: the first tensor's data must begin at 0";
+      } else if (t.begin > expected) {
+        why = " leave a gap: bytes " + std::to_string(expected) + " to " + std::to_string(t.begin) +
+              " of the data section belong to no tensor (the previous tensor, " + quote(previous->name) +
+              ", ends at " + std::to_string(expected) + ")";
+      } else {
+        why = " overlap tensor " + quote(previous->name) + " (" + offsets_string(previous->begin, previous->end) +
+              ")";
+      }
+      return fail("tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) + why, file,
+                  file_offset(layout.data_start, t.begin));
+    }
+    expected = t.end;
+    previous = &t;
+  }
+
+  const std::int64_t data_size = total - layout.data_start;
+  if (expected > data_size) {
+    for (const TensorInfo& t : tensors) {
+      if (t.end > data_size) {
+        return fail("tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) +
+                        " run past the end of the file: its data section holds " + std::to_string(data_size) +
+                        " bytes (the file is " + std::to_string(total) + " bytes)",
+                    file, file_offset(layout.data_start, t.begin));
+      }
+    }
+  }
+  if (expected < data_size) {
+    const std::string extra = std::to_string(data_size - expected) + " bytes";
+    if (!previous) {
+      return fail(extra + " follow a header that describes no tensors; the file must end with the header", file,
+                  layout.data_start);
+    }
+    return fail("tensor " + quote(previous->name) + ": its data is the last and ends at byte " +
+                    std::to_string(layout.data_start + expected) + ", but " + extra + " follow it",
+                file, layout.data_start + expected);
+  }
+  return layout;
+}
+
+// IEEE binary16 to binary32, exactly: every half is a float.
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exponent = (h >> 10) & 0x1Fu;
+  const std::uint32_t mantissa = h & 0x3FFu;
+  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | mantissa << 13);  // inf, NaN payload kept
+  if (exponent != 0) return std::bit_cast<float>(sign | (exponent + 112) << 23 | mantissa << 13);
+  // Zero and subnormals: mantissa x 2^-24, exact in float.
+  const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+  return std::bit_cast<float>(sign | std::bit_cast<std::uint32_t>(magnitude));
+}
+
+std::uint16_t u16_at(const std::byte* p) {
+  return static_cast<std::uint16_t>(static_cast<unsigned>(p[0]) | static_cast<unsigned>(p[1]) << 8);
+}
+
+}  // namespace
+
+std::string_view to_string(DType dtype) {
+  for (const auto& d : kDTypes) {
+    if (d.dtype == dtype) return d.name;
+  }
+  return "unknown";
+}
+
+std::size_t dtype_size(DType dtype) {
+  for (const auto& d : kDTypes) {
+    if (d.dtype == dtype) return d.size;
+  }
+  return 1;
+}
+
+std::int64_t TensorInfo::elements() const { return element_count(shape).value_or(kMaxInt64); }
+
+bool convert_to_float(DType dtype, std::span<const std::byte> bytes, std::span<float> out) {
+  if (!is_float(dtype) || bytes.size() != out.size() * dtype_size(dtype)) return false;
+  const std::byte* p = bytes.data();
+  float* o = out.data();
+  const std::size_t n = out.size();
+  static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+  switch (dtype) {
+    case DType::F32:
+      if (n) std::memcpy(o, p, n * sizeof(float));  // the data may sit at any alignment
+      break;
+    case DType::F16:
+      for (std::size_t i = 0; i < n; ++i) o[i] = half_to_float(u16_at(p + 2 * i));
+      break;
+    case DType::BF16:
+      for (std::size_t i = 0; i < n; ++i) o[i] = std::bit_cast<float>(static_cast<std::uint32_t>(u16_at(p + 2 * i)) << 16);
+      break;
+    case DType::F64:
+      for (std::size_t i = 0; i < n; ++i) {
+        double d = 0.0;
+        std::memcpy(&d, p + 8 * i, sizeof d);
+        o[i] = static_cast<float>(d);
+      }
+      break;
+    default: return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+struct SafeTensors::Storage {
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage() {
+    if (mapping) ::munmap(mapping, mapped);
+  }
+
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  std::vector<std::uint8_t> owned;  // parse()
+  void* mapping = nullptr;          // open()
+  std::size_t mapped = 0;
+  std::unordered_map<std::string, std::size_t> index;  // name -> position in tensors_
+};
+
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string errno_text(int e) { return std::strerror(e ? e : EIO); }
+
+}  // namespace
+
+Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
+  std::string name = path.string();
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return fail("no such file", name);
+    return fail("cannot open the file: " + errno_text(e), name);
+  }
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) return fail("cannot read the file: " + errno_text(errno), name);
+  if (S_ISDIR(st.st_mode)) return fail("is a directory, not a safetensors file", name);
+  if (!S_ISREG(st.st_mode)) return fail("is not a regular file", name);
+
+  auto storage = std::make_shared<Storage>();
+  storage->size = static_cast<std::size_t>(st.st_size);
+  if (storage->size > 0) {
+    void* p = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+    if (p == MAP_FAILED) return fail("cannot map the file into memory: " + errno_text(errno), name);
+    storage->mapping = p;
+    storage->mapped = storage->size;
+    storage->data = static_cast<const std::uint8_t*>(p);
+  }
+  auto layout = read_layout(storage->data, storage->size, name);
+  if (!layout) return std::unexpected(layout.error());
+
+  SafeTensors st_out;
+  st_out.name_ = std::move(name);
+  st_out.tensors_ = std::move(layout->tensors);
+  st_out.metadata_ = std::move(layout->metadata);
+  st_out.data_start_ = layout->data_start;
+  for (std::size_t i = 0; i < st_out.tensors_.size(); ++i) storage->index.emplace(st_out.tensors_[i].name, i);
+  st_out.storage_ = std::move(storage);
+  return st_out;
+}
+
+Result<SafeTensors> SafeTensors::parse(std::vector<std::uint8_t> bytes, std::string name) {
+  auto storage = std::make_shared<Storage>();
+  storage->owned = std::move(bytes);
+  storage->data = storage->owned.data();
+  storage->size = storage->owned.size();
+  auto layout = read_layout(storage->data, storage->size, name);
+  if (!layout) return std::unexpected(layout.error());
+
+  SafeTensors out;
+  out.name_ = std::move(name);
+  out.tensors_ = std::move(layout->tensors);
+  out.metadata_ = std::move(layout->metadata);
+  out.data_start_ = layout->data_start;
+  for (std::size_t i = 0; i < out.tensors_.size(); ++i) storage->index.emplace(out.tensors_[i].name, i);
+  out.storage_ = std::move(storage);
+  return out;
+}
+
+const TensorInfo* SafeTensors::find(std::string_view tensor) const {
+  if (!storage_) return nullptr;
+  const auto it = storage_->index.find(std::string(tensor));
+  return it == storage_->index.end() ? nullptr : &tensors_[it->second];
+}
+
+std::span<const std::byte> SafeTensors::bytes(const TensorInfo& tensor) const {
+  if (!storage_ || tensor.begin < 0 || tensor.end < tensor.begin) return {};
+  const auto data_size = static_cast<std::int64_t>(storage_->size) - data_start_;
+  if (tensor.end > data_size) return {};  // not a tensor of this file
+  const auto* p = reinterpret_cast<const std::byte*>(storage_->data) + data_start_ + tensor.begin;
+  return {p, static_cast<std::size_t>(tensor.end - tensor.begin)};
+}
+
+Error SafeTensors::error(const TensorInfo& tensor, std::string reason) const {
+  return Error{name_, file_offset(data_start_, tensor.begin), -1, std::move(reason)};
+}
+
+Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const {
+  if (!is_float(tensor.dtype)) {
+    return std::unexpected(error(tensor, "tensor " + quote(tensor.name) + " is " + std::string(io::to_string(tensor.dtype)) +
+                                             "; only F32, F16, BF16 and F64 convert to float32"));
+  }
+  std::vector<float> out;
+  try {
+    out.resize(static_cast<std::size_t>(tensor.elements()));
+  } catch (const std::exception&) {
+    return std::unexpected(error(tensor, "not enough memory for the " + std::to_string(tensor.elements()) +
+                                             " values of tensor " + quote(tensor.name)));
+  }
+  if (!convert_to_float(tensor.dtype, bytes(tensor), out)) {
+    return std::unexpected(error(tensor, "tensor " + quote(tensor.name) + " is not a tensor of this file"));
+  }
+  return out;
+}
+
+Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols) const {
+  const TensorInfo* t = find(name);
+  if (!t) return fail("no tensor " + quote(name) + " in the file", name_);
+  const auto& s = t->shape;
+  const bool fits = (s.size() == 2 && s[0] == rows && s[1] == cols) || (s.size() == 1 && rows == 1 && s[0] == cols);
+  if (!fits) {
+    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_string(s) + " but [" +
+                                         std::to_string(rows) + ", " + std::to_string(cols) + "] is expected"));
+  }
+  if (!is_float(t->dtype)) {
+    return std::unexpected(error(*t, "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
+                                         "; only F32, F16, BF16 and F64 convert to float32"));
+  }
+  Matrix m;
+  try {
+    m.resize(rows, cols);
+  } catch (const std::bad_alloc&) {
+    return std::unexpected(error(*t, "not enough memory for tensor " + quote(name)));
+  }
+  if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(m.data(), static_cast<std::size_t>(m.size())))) {
+    return std::unexpected(error(*t, "tensor " + quote(name) + " is not a tensor of this file"));
+  }
+  return m;
+}
+
+Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
+  const TensorInfo* t = find(name);
+  if (!t) return fail("no tensor " + quote(name) + " in the file", name_);
+  if (t->shape.size() != 1 || t->shape[0] != n) {
+    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_string(t->shape) + " but [" +
+                                         std::to_string(n) + "] is expected"));
+  }
+  if (!is_float(t->dtype)) {
+    return std::unexpected(error(*t, "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
+                                         "; only F32, F16, BF16 and F64 convert to float32"));
+  }
+  Vector v;
+  try {
+    v.resize(n);
+  } catch (const std::bad_alloc&) {
+    return std::unexpected(error(*t, "not enough memory for tensor " + quote(name)));
+  }
+  if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(v.data(), static_cast<std::size_t>(v.size())))) {
+    return std::unexpected(error(*t, "tensor " + quote(name) + " is not a tensor of this file"));
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing
+
+TensorData f32_tensor(std::string name, std::vector<std::int64_t> shape, std::span<const float> values) {
+  return TensorData{std::move(name), DType::F32, std::move(shape), std::as_bytes(values)};
+}
+
+namespace {
+
+struct Prepared {
+  std::string header;                   // the JSON, padded
+  std::vector<const TensorData*> order;  // data order
+  std::uint64_t data_size = 0;
+};
+
+// The reference's prepare(): sort, lay out the offsets, write the header JSON compactly with
+// "__metadata__" first and the tensors in data order, pad with spaces to a multiple of 8.
+Result<Prepared> prepare(const std::vector<TensorData>& tensors, const std::map<std::string, std::string>& metadata,
+                         const std::string& file) {
+  Prepared out;
+  std::unordered_set<std::string_view> names;
+  for (const TensorData& t : tensors) {
+    if (t.name == "__metadata__") return fail("a tensor cannot be called \"__metadata__\"", file);
+    if (!names.insert(t.name).second) return fail("tensor " + quote(t.name) + " is given twice", file);
+    const auto needed = byte_count(t.shape, t.dtype);
+    if (!needed) {
+      return fail("tensor " + quote(t.name) + ": shape " + shape_string(t.shape) + " of " +
+                      std::string(to_string(t.dtype)) + " has a negative dimension or too many bytes",
+                  file);
+    }
+    if (static_cast<std::uint64_t>(*needed) != t.data.size()) {
+      return fail("tensor " + quote(t.name) + ": " + std::to_string(t.data.size()) + " bytes of data but shape " +
+                      shape_string(t.shape) + " of " + std::string(to_string(t.dtype)) + " needs " +
+                      std::to_string(*needed),
+                  file);
+    }
+    out.order.push_back(&t);
+  }
+  // As the reference: largest dtype alignment first (its Dtype enum order, reversed), then by name, so
+  // every tensor's data is aligned to its element size when the data section is.
+  std::stable_sort(out.order.begin(), out.order.end(), [](const TensorData* a, const TensorData* b) {
+    const auto ra = alignment_rank(a->dtype), rb = alignment_rank(b->dtype);
+    return ra != rb ? ra > rb : a->name < b->name;
+  });
+
+  std::string& h = out.header;
+  try {
+    h = "{";
+    if (!metadata.empty()) {
+      h += "\"__metadata__\":{";
+      bool first = true;
+      for (const auto& [k, v] : metadata) {
+        if (!first) h += ',';
+        first = false;
+        h += json(k).dump() + ":" + json(v).dump();
+      }
+      h += '}';
+    }
+    std::uint64_t offset = 0;
+    for (const TensorData* t : out.order) {
+      if (h.size() > 1) h += ',';
+      h += json(t->name).dump() + ":{\"dtype\":\"" + std::string(to_string(t->dtype)) + "\",\"shape\":[";
+      for (std::size_t i = 0; i < t->shape.size(); ++i) h += (i ? "," : "") + std::to_string(t->shape[i]);
+      h += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + t->data.size()) + "]}";
+      offset += t->data.size();
+    }
+    h += '}';
+    out.data_size = offset;
+  } catch (const json::exception& e) {
+    return fail("a tensor name or metadata entry is not valid UTF-8: " + json_reason(e), file);
+  }
+  h.append((8 - h.size() % 8) % 8, ' ');
+  if (h.size() > kMaxHeader) {
+    return fail("the header would be " + std::to_string(h.size()) + " bytes, over the limit of " +
+                    std::to_string(kMaxHeader),
+                file);
+  }
+  return out;
+}
+
+std::array<std::uint8_t, 8> le64(std::uint64_t v) {
+  std::array<std::uint8_t, 8> b{};
+  for (std::size_t i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  return b;
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> serialize_safetensors(const std::vector<TensorData>& tensors,
+                                                        const std::map<std::string, std::string>& metadata) {
+  auto prepared = prepare(tensors, metadata, {});
+  if (!prepared) return std::unexpected(prepared.error());
+  std::vector<std::uint8_t> out;
+  try {
+    out.reserve(8 + prepared->header.size() + prepared->data_size);
+  } catch (const std::exception&) {
+    return fail("not enough memory to serialise " + std::to_string(prepared->data_size) + " bytes of tensors");
+  }
+  const auto length = le64(prepared->header.size());
+  out.insert(out.end(), length.begin(), length.end());
+  out.insert(out.end(), prepared->header.begin(), prepared->header.end());
+  for (const TensorData* t : prepared->order) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(t->data.data());
+    out.insert(out.end(), p, p + t->data.size());
+  }
+  return out;
+}
+
+Result<void> write_safetensors(const std::filesystem::path& path, const std::vector<TensorData>& tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  const std::string name = path.string();
+  auto prepared = prepare(tensors, metadata, name);
+  if (!prepared) return std::unexpected(prepared.error());
+  // Streamed, so a large dump is never held twice in memory.
+  return detail::write_file_atomically(path, name, [&](std::FILE* file) {
+    const auto length = le64(prepared->header.size());
+    if (std::fwrite(length.data(), 1, 8, file) != 8) return false;
+    if (std::fwrite(prepared->header.data(), 1, prepared->header.size(), file) != prepared->header.size()) return false;
+    for (const TensorData* t : prepared->order) {
+      if (t->data.empty()) continue;
+      if (std::fwrite(t->data.data(), 1, t->data.size(), file) != t->data.size()) return false;
+    }
+    return true;
+  });
+}
+
+}  // namespace attn::io

@@ -1,0 +1,450 @@
+#include "attn/models/config.h"
+
+#include "../core/json_keys.h"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <system_error>
+
+namespace attn::models {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kMaxSize = 1 << 20;  // any size of a config above this is a broken file
+constexpr std::int64_t kMaxFileBytes = 16 << 20;
+constexpr std::string_view kSupported =
+    "AttnScope runs bert, distilbert, gpt2 and vit (model_type \"bert\", \"distilbert\", \"gpt2\" or \"vit\")";
+
+std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string number_text(double v) { return json(v).dump(); }
+
+// nlohmann's message without its "[json.exception...] parse error at line 1, column 7: " prefix.
+std::string json_reason(const json::exception& e) {
+  const std::string what = e.what();
+  const auto column = what.find("column ");
+  if (column != std::string::npos) {
+    const auto colon = what.find(": ", column);
+    if (colon != std::string::npos) return what.substr(colon + 2);
+  }
+  const auto bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
+Result<json> parse_object(std::string_view text, const std::string& file) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte counts the characters read, the offending one included.
+    const auto at = std::min<std::int64_t>(e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : 0,
+                                           static_cast<std::int64_t>(text.size()));
+    return fail("not valid JSON: " + json_reason(e), file, at, detail::line_of(text, at));
+  } catch (const json::exception& e) {
+    return fail("not valid JSON: " + json_reason(e), file);
+  }
+  if (!root.is_object()) return fail("the file holds a JSON " + std::string(root.type_name()) + ", not an object", file);
+  return root;
+}
+
+// Reads the keys of one JSON object, naming the line of a bad key in errors.
+class Keys {
+ public:
+  Keys(const json& root, std::string_view text, const std::string& file)
+      : root_(root), text_(text), file_(file), positions_(detail::top_level_keys(text)) {}
+
+  std::unexpected<Error> error(std::string_view key, std::string reason) const {
+    std::int64_t line = -1;
+    // The last occurrence: nlohmann keeps the last of two equal keys.
+    for (const auto& k : positions_) {
+      if (k.name == key) line = detail::line_of(text_, k.offset);
+    }
+    return std::unexpected(Error{file_, -1, line, std::move(reason)});
+  }
+  std::unexpected<Error> error(std::string reason) const { return fail(std::move(reason), file_); }
+
+  // The first of `names` present with a non-null value, and which one it was.
+  std::pair<std::string_view, const json*> find(std::initializer_list<std::string_view> names) const {
+    for (const std::string_view name : names) {
+      const auto it = root_.find(std::string(name));
+      if (it != root_.end() && !it->is_null()) return {name, &*it};
+    }
+    return {*names.begin(), nullptr};
+  }
+
+  // A whole number in [lo, hi], or `fallback` when absent. `key_used` says which alias was read.
+  Result<int> whole(std::initializer_list<std::string_view> names, int fallback, std::int64_t lo = 1,
+                    std::int64_t hi = kMaxSize, std::string_view* key_used = nullptr) const {
+    const auto [key, value] = find(names);
+    if (key_used) *key_used = key;
+    if (!value) return fallback;
+    std::int64_t v = 0;
+    if (value->is_number_unsigned()) {
+      const auto u = value->get<std::uint64_t>();
+      v = u > static_cast<std::uint64_t>(kMaxSize) * 2 ? kMaxSize * 2 : static_cast<std::int64_t>(u);
+    } else if (value->is_number_integer()) {
+      v = value->get<std::int64_t>();
+    } else {
+      return error(key, std::string(key) + " must be a whole number, got " + value->dump());
+    }
+    if (v < lo || v > hi) {
+      return error(key, std::string(key) + " is " + value->dump() + "; it must be from " + std::to_string(lo) +
+                            " to " + std::to_string(hi));
+    }
+    return static_cast<int>(v);
+  }
+
+  Result<bool> boolean(std::string_view key, bool fallback) const {
+    const auto [name, value] = find({key});
+    if (!value) return fallback;
+    if (!value->is_boolean()) return error(key, std::string(key) + " must be true or false, got " + value->dump());
+    return value->get<bool>();
+  }
+
+  Result<float> epsilon(std::initializer_list<std::string_view> names, float fallback) const {
+    const auto [key, value] = find(names);
+    if (!value) return fallback;
+    if (!value->is_number()) return error(key, std::string(key) + " must be a number, got " + value->dump());
+    const double v = value->get<double>();
+    if (!(v > 0.0 && v < 1.0)) {
+      return error(key, std::string(key) + " is " + number_text(v) + "; a layer-norm epsilon is above 0 and below 1");
+    }
+    return static_cast<float>(v);
+  }
+
+  Result<Activation> activation(std::string_view key, std::string_view fallback) const {
+    const auto [name, value] = find({key});
+    std::string act(fallback);
+    if (value) {
+      if (!value->is_string()) return error(key, std::string(key) + " must be a string, got " + value->dump());
+      act = value->get<std::string>();
+    }
+    if (act == "gelu" || act == "gelu_python") return Activation::GeluErf;
+    if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") return Activation::GeluTanh;
+    if (act == "relu") return Activation::Relu;
+    return error(key, std::string(key) + " " + quote(act) +
+                          " is not supported; use \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"gelu_fast\" or "
+                          "\"relu\"");
+  }
+
+  const json& root() const { return root_; }
+
+ private:
+  const json& root_;
+  std::string_view text_;
+  const std::string& file_;
+  std::vector<detail::JsonKey> positions_;
+};
+
+std::optional<Family> family_of_model_type(std::string_view t) {
+  if (t == "bert") return Family::Bert;
+  if (t == "distilbert") return Family::DistilBert;
+  if (t == "gpt2") return Family::Gpt2;
+  if (t == "vit") return Family::Vit;
+  return std::nullopt;
+}
+
+std::optional<Family> family_of_architecture(std::string_view a) {
+  // DistilBert... before Bert...: one name is a prefix of the other only in this order.
+  if (a.starts_with("DistilBert")) return Family::DistilBert;
+  if (a.starts_with("Bert")) return Family::Bert;
+  if (a.starts_with("GPT2")) return Family::Gpt2;
+  if (a.starts_with("ViT")) return Family::Vit;
+  return std::nullopt;
+}
+
+Result<Family> read_family(const Keys& keys, TransformerConfig& c) {
+  const json& root = keys.root();
+  const auto architectures = root.find("architectures");
+  if (architectures != root.end() && !architectures->is_null()) {
+    if (!architectures->is_array() || architectures->empty() || !(*architectures)[0].is_string()) {
+      return keys.error("architectures",
+                        "architectures must be a list of class names, got " + architectures->dump());
+    }
+    c.architecture = (*architectures)[0].get<std::string>();
+  }
+  const auto model_type = root.find("model_type");
+  if (model_type != root.end() && !model_type->is_null()) {
+    if (!model_type->is_string()) {
+      return keys.error("model_type", "model_type must be a string, got " + model_type->dump());
+    }
+    if (const auto f = family_of_model_type(model_type->get<std::string>())) return *f;
+    return keys.error("model_type", "model_type " + model_type->dump() + " is not supported; " + std::string(kSupported));
+  }
+  if (!c.architecture.empty()) {
+    if (const auto f = family_of_architecture(c.architecture)) return *f;
+    return keys.error("architectures",
+                      "architectures " + architectures->dump() + " is not supported; " + std::string(kSupported));
+  }
+  return keys.error("names neither model_type nor architectures; " + std::string(kSupported));
+}
+
+Result<std::vector<std::string>> read_labels(const Keys& keys) {
+  const auto [key, value] = keys.find({"id2label"});
+  std::vector<std::string> labels;
+  if (!value) return labels;
+  if (!value->is_object()) return keys.error(key, "id2label must be an object {\"0\": \"label\", ...}, got " + value->dump());
+  std::vector<std::optional<std::string>> by_id;
+  for (const auto& [id_text, label] : value->items()) {
+    std::int64_t id = -1;
+    const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+    if (ec != std::errc() || end != id_text.data() + id_text.size() || id < 0 || id >= kMaxSize) {
+      return keys.error(key, "id2label key " + quote(id_text) + " is not a class id (a whole number from 0)");
+    }
+    if (!label.is_string()) {
+      return keys.error(key, "id2label[" + quote(id_text) + "] must be a string, got " + label.dump());
+    }
+    if (static_cast<std::size_t>(id) >= by_id.size()) by_id.resize(static_cast<std::size_t>(id) + 1);
+    by_id[static_cast<std::size_t>(id)] = label.get<std::string>();
+  }
+  for (std::size_t i = 0; i < by_id.size(); ++i) {
+    labels.push_back(by_id[i] ? *by_id[i] : "LABEL_" + std::to_string(i));  // transformers' own default name
+  }
+  return labels;
+}
+
+Result<TransformerConfig> read_config(const Keys& k) {
+  TransformerConfig c;
+  auto family = read_family(k, c);
+  if (!family) return std::unexpected(family.error());
+  c.family = *family;
+
+  // Which key each family calls each size; aliases are transformers' attribute_map.
+  std::string_view hidden_key, heads_key;
+#define ATTN_TAKE(expr, field)                            \
+  do {                                                     \
+    auto taken_ = (expr);                                  \
+    if (!taken_) return std::unexpected(taken_.error());   \
+    (field) = *taken_;                                     \
+  } while (false)
+
+  switch (c.family) {
+    case Family::Bert:
+    case Family::Vit: {
+      const bool vit = c.family == Family::Vit;
+      ATTN_TAKE(k.whole({"hidden_size"}, 768, 1, kMaxSize, &hidden_key), c.hidden);
+      ATTN_TAKE(k.whole({"num_attention_heads"}, 12, 0, kMaxSize, &heads_key), c.heads);
+      ATTN_TAKE(k.whole({"num_hidden_layers"}, 12), c.layers);
+      ATTN_TAKE(k.whole({"intermediate_size"}, 3072), c.intermediate);
+      ATTN_TAKE(k.epsilon({"layer_norm_eps"}, 1e-12f), c.layer_norm_eps);
+      ATTN_TAKE(k.activation("hidden_act", "gelu"), c.activation);
+      if (!vit) {
+        ATTN_TAKE(k.whole({"vocab_size"}, 30522), c.vocab_size);
+        ATTN_TAKE(k.whole({"type_vocab_size"}, 2), c.type_vocab_size);
+        ATTN_TAKE(k.whole({"max_position_embeddings"}, 512), c.max_positions);
+        ATTN_TAKE(k.whole({"pad_token_id"}, 0, 0), c.pad_token_id);
+      } else {
+        c.vocab_size = 0;
+        c.type_vocab_size = 0;
+        std::string_view patch_key;
+        ATTN_TAKE(k.whole({"image_size"}, 224), c.image_size);
+        ATTN_TAKE(k.whole({"patch_size"}, 16, 1, kMaxSize, &patch_key), c.patch_size);
+        ATTN_TAKE(k.whole({"num_channels"}, 3, 1, 64), c.num_channels);
+        ATTN_TAKE(k.boolean("qkv_bias", true), c.qkv_bias);
+        if (c.patch_size > c.image_size) {
+          return k.error(patch_key, "patch_size " + std::to_string(c.patch_size) + " is larger than image_size " +
+                                        std::to_string(c.image_size));
+        }
+        const std::int64_t side = c.image_size / c.patch_size;
+        if (side * side + 1 > kMaxSize) {
+          return k.error(patch_key, "image_size / patch_size gives " + std::to_string(side * side) +
+                                        " patches; at most " + std::to_string(kMaxSize - 1) + " are supported");
+        }
+        c.max_positions = static_cast<int>(side * side + 1);  // the patches and the [CLS] token
+        c.image_mean.assign(static_cast<std::size_t>(c.num_channels), 0.5f);
+        c.image_std.assign(static_cast<std::size_t>(c.num_channels), 0.5f);
+      }
+      break;
+    }
+    case Family::DistilBert:
+      ATTN_TAKE(k.whole({"dim", "hidden_size"}, 768, 1, kMaxSize, &hidden_key), c.hidden);
+      ATTN_TAKE(k.whole({"n_heads", "num_attention_heads"}, 12, 0, kMaxSize, &heads_key), c.heads);
+      ATTN_TAKE(k.whole({"n_layers", "num_hidden_layers"}, 6), c.layers);
+      ATTN_TAKE(k.whole({"hidden_dim"}, 3072), c.intermediate);
+      ATTN_TAKE(k.whole({"vocab_size"}, 30522), c.vocab_size);
+      ATTN_TAKE(k.whole({"max_position_embeddings"}, 512), c.max_positions);
+      ATTN_TAKE(k.whole({"pad_token_id"}, 0, 0), c.pad_token_id);
+      ATTN_TAKE(k.activation("activation", "gelu"), c.activation);
+      ATTN_TAKE(k.boolean("sinusoidal_pos_embds", false), c.sinusoidal_positions);
+      c.type_vocab_size = 0;
+      c.layer_norm_eps = 1e-12f;  // hard-coded in transformers' modeling_distilbert.py
+      break;
+    case Family::Gpt2: {
+      ATTN_TAKE(k.whole({"n_embd", "hidden_size"}, 768, 1, kMaxSize, &hidden_key), c.hidden);
+      ATTN_TAKE(k.whole({"n_head", "num_attention_heads"}, 12, 0, kMaxSize, &heads_key), c.heads);
+      ATTN_TAKE(k.whole({"n_layer", "num_hidden_layers"}, 12), c.layers);
+      ATTN_TAKE(k.whole({"n_positions", "max_position_embeddings"}, 1024), c.max_positions);
+      ATTN_TAKE(k.whole({"vocab_size"}, 50257), c.vocab_size);
+      ATTN_TAKE(k.epsilon({"layer_norm_epsilon"}, 1e-5f), c.layer_norm_eps);
+      ATTN_TAKE(k.activation("activation_function", "gelu_new"), c.activation);
+      ATTN_TAKE(k.whole({"pad_token_id"}, 0, 0), c.pad_token_id);
+      c.type_vocab_size = 0;
+      ATTN_TAKE(k.whole({"n_inner"}, 4 * c.hidden), c.intermediate);  // null: 4 x n_embd
+      break;
+    }
+  }
+#undef ATTN_TAKE
+
+  if (c.heads == 0) {
+    return k.error(heads_key, std::string(heads_key) + " is 0: a transformer needs at least one head");
+  }
+  if (c.hidden % c.heads != 0) {
+    return k.error(heads_key, std::string(hidden_key) + " " + std::to_string(c.hidden) + " is not divisible by " +
+                                  std::string(heads_key) + " " + std::to_string(c.heads) +
+                                  ": every head needs the same number of dimensions");
+  }
+  auto labels = read_labels(k);
+  if (!labels) return std::unexpected(labels.error());
+  c.labels = std::move(*labels);
+  return c;
+}
+
+Result<std::string> read_text(const fs::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return fail("no such file", name);
+  if (!fs::is_regular_file(status)) return fail("is not a regular file", name);
+  const auto size = fs::file_size(path, ec);
+  if (ec) return fail("cannot read the file: " + ec.message(), name);
+  if (size > static_cast<std::uintmax_t>(kMaxFileBytes)) {
+    return fail("is " + std::to_string(size) + " bytes; a config file is at most " + std::to_string(kMaxFileBytes),
+                name);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot open the file", name);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return fail("cannot read the file", name);
+  return text;
+}
+
+Result<std::vector<float>> read_channels(const Keys& keys, std::string_view key, int channels, bool positive) {
+  const auto [name, value] = keys.find({key});
+  std::vector<float> out;
+  if (value->is_number()) {
+    out.assign(static_cast<std::size_t>(channels), value->get<float>());
+  } else if (value->is_array() && value->size() == static_cast<std::size_t>(channels)) {
+    for (const json& v : *value) {
+      if (!v.is_number()) break;
+      out.push_back(v.get<float>());
+    }
+  }
+  if (out.size() != static_cast<std::size_t>(channels)) {
+    return keys.error(key, std::string(key) + " must be " + std::to_string(channels) + " numbers (one per channel), got " +
+                               value->dump());
+  }
+  for (const float v : out) {
+    if (!std::isfinite(v) || (positive && v <= 0.0f)) {
+      return keys.error(key, std::string(key) + " " + value->dump() + " holds " + number_text(v) +
+                                 (positive ? "; every value must be above 0" : "; every value must be finite"));
+    }
+  }
+  return out;
+}
+
+// preprocessor_config.json of a ViT: normalisation, and a check that it resizes to the model's image size.
+Result<void> read_preprocessor(std::string_view text, const std::string& file, TransformerConfig& c) {
+  auto root = parse_object(text, file);
+  if (!root) return std::unexpected(root.error());
+  const Keys keys(*root, text, file);
+  bool normalise = true;
+  if (auto b = keys.boolean("do_normalize", true)) {
+    normalise = *b;
+  } else {
+    return std::unexpected(b.error());
+  }
+  if (!normalise) {
+    c.image_mean.assign(static_cast<std::size_t>(c.num_channels), 0.0f);
+    c.image_std.assign(static_cast<std::size_t>(c.num_channels), 1.0f);
+  } else {
+    if (keys.find({"image_mean"}).second) {
+      auto mean = read_channels(keys, "image_mean", c.num_channels, false);
+      if (!mean) return std::unexpected(mean.error());
+      c.image_mean = std::move(*mean);
+    }
+    if (keys.find({"image_std"}).second) {
+      auto stdev = read_channels(keys, "image_std", c.num_channels, true);
+      if (!stdev) return std::unexpected(stdev.error());
+      c.image_std = std::move(*stdev);
+    }
+  }
+  const auto [key, size] = keys.find({"size"});
+  if (!size) return {};
+  std::optional<std::int64_t> height, width;
+  if (size->is_number_integer()) {
+    height = width = size->get<std::int64_t>();
+  } else if (size->is_object() && size->contains("height") && size->contains("width")) {
+    const json& h = (*size)["height"];
+    const json& w = (*size)["width"];
+    if (!h.is_number_integer() || !w.is_number_integer()) {
+      return keys.error(key, "size " + size->dump() + ": height and width must be whole numbers");
+    }
+    height = h.get<std::int64_t>();
+    width = w.get<std::int64_t>();
+  } else if (size->is_object()) {
+    return {};  // {"shortest_edge": ...}: resized then cropped; the crop is the model's business
+  } else {
+    return keys.error(key, "size must be a whole number or {\"height\": h, \"width\": w}, got " + size->dump());
+  }
+  if (*height != c.image_size || *width != c.image_size) {
+    return keys.error(key, "size " + size->dump() + " does not match the model's image_size " +
+                               std::to_string(c.image_size) + " in config.json");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view to_string(Family family) {
+  switch (family) {
+    case Family::Bert: return "bert";
+    case Family::DistilBert: return "distilbert";
+    case Family::Gpt2: return "gpt2";
+    case Family::Vit: return "vit";
+  }
+  return "unknown";
+}
+
+Result<TransformerConfig> parse_config(std::string_view text, const std::string& file) {
+  auto root = parse_object(text, file);
+  if (!root) return std::unexpected(root.error());
+  try {
+    return read_config(Keys(*root, text, file));
+  } catch (const json::exception& e) {  // defensive: every access above is type-checked first
+    return fail("unexpected JSON: " + json_reason(e), file);
+  }
+}
+
+Result<TransformerConfig> load_config(const fs::path& folder) {
+  const fs::path config_path = folder / "config.json";
+  auto text = read_text(config_path);
+  if (!text) return std::unexpected(text.error());
+  auto config = parse_config(*text, config_path.string());
+  if (!config) return config;
+  const fs::path pre_path = folder / "preprocessor_config.json";
+  std::error_code ec;
+  if (config->family == Family::Vit && fs::exists(pre_path, ec)) {
+    auto pre_text = read_text(pre_path);
+    if (!pre_text) return std::unexpected(pre_text.error());
+    try {
+      if (auto done = read_preprocessor(*pre_text, pre_path.string(), *config); !done) {
+        return std::unexpected(done.error());
+      }
+    } catch (const json::exception& e) {
+      return fail("unexpected JSON: " + json_reason(e), pre_path.string());
+    }
+  }
+  return config;
+}
+
+}  // namespace attn::models

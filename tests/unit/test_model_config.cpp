@@ -1,0 +1,332 @@
+// config.json of the four transformer families: the transformers library's defaults per family, the
+// aliases of its attribute_map, refusals naming the key and its line, and preprocessor_config.json.
+#include "attn/models/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace attn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("attn-config-" + std::string(info->name()) + "-" + std::to_string(std::random_device{}()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path write(const char* name, const std::string& text) const {
+    std::ofstream(path_ / name, std::ios::binary) << text;
+    return path_ / name;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TransformerConfig parse_ok(const std::string& json) {
+  auto c = parse_config(json, "config.json");
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message());
+  return c ? *c : TransformerConfig{};
+}
+
+Error parse_error(const std::string& json) {
+  auto c = parse_config(json, "config.json");
+  EXPECT_FALSE(c.has_value()) << json;
+  return c ? Error{} : c.error();
+}
+
+// bert-base-uncased's config.json as the Hub serves it.
+constexpr const char* kBertBase = R"({
+  "architectures": ["BertForMaskedLM"],
+  "attention_probs_dropout_prob": 0.1,
+  "gradient_checkpointing": false,
+  "hidden_act": "gelu",
+  "hidden_dropout_prob": 0.1,
+  "hidden_size": 768,
+  "initializer_range": 0.02,
+  "intermediate_size": 3072,
+  "layer_norm_eps": 1e-12,
+  "max_position_embeddings": 512,
+  "model_type": "bert",
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "pad_token_id": 0,
+  "position_embedding_type": "absolute",
+  "transformers_version": "4.6.0.dev0",
+  "type_vocab_size": 2,
+  "use_cache": true,
+  "vocab_size": 30522
+})";
+
+TEST(ModelConfig, BertBase) {
+  const auto c = parse_ok(kBertBase);
+  EXPECT_EQ(c.family, Family::Bert);
+  EXPECT_EQ(c.architecture, "BertForMaskedLM");
+  EXPECT_EQ(c.hidden, 768);
+  EXPECT_EQ(c.heads, 12);
+  EXPECT_EQ(c.head_dim(), 64);
+  EXPECT_EQ(c.layers, 12);
+  EXPECT_EQ(c.intermediate, 3072);
+  EXPECT_EQ(c.max_positions, 512);
+  EXPECT_EQ(c.vocab_size, 30522);
+  EXPECT_EQ(c.type_vocab_size, 2);
+  EXPECT_EQ(c.layer_norm_eps, 1e-12f);
+  EXPECT_EQ(c.activation, Activation::GeluErf);
+  EXPECT_TRUE(c.labels.empty());
+}
+
+TEST(ModelConfig, BertDefaultsAndSmallSizes) {
+  const auto d = parse_ok(R"({"model_type": "bert"})");
+  EXPECT_EQ(d.hidden, 768);
+  EXPECT_EQ(d.heads, 12);
+  EXPECT_EQ(d.layers, 12);
+  EXPECT_EQ(d.intermediate, 3072);
+  EXPECT_EQ(d.max_positions, 512);
+  EXPECT_EQ(d.vocab_size, 30522);
+  EXPECT_EQ(d.type_vocab_size, 2);
+  EXPECT_EQ(d.pad_token_id, 0);
+  EXPECT_EQ(d.activation, Activation::GeluErf);
+
+  const auto tiny = parse_ok(R"({"architectures": ["BertModel"], "hidden_size": 32, "num_attention_heads": 4,
+    "num_hidden_layers": 2, "intermediate_size": 37, "vocab_size": 99, "hidden_act": "relu", "layer_norm_eps": 1e-5})");
+  EXPECT_EQ(tiny.family, Family::Bert);
+  EXPECT_EQ(tiny.head_dim(), 8);
+  EXPECT_EQ(tiny.layers, 2);
+  EXPECT_EQ(tiny.intermediate, 37);
+  EXPECT_EQ(tiny.vocab_size, 99);
+  EXPECT_EQ(tiny.activation, Activation::Relu);
+  EXPECT_EQ(tiny.layer_norm_eps, 1e-5f);
+}
+
+TEST(ModelConfig, DistilBert) {
+  const auto c = parse_ok(R"({"activation": "gelu", "architectures": ["DistilBertForMaskedLM"],
+    "attention_dropout": 0.1, "dim": 768, "dropout": 0.1, "hidden_dim": 3072, "initializer_range": 0.02,
+    "max_position_embeddings": 512, "model_type": "distilbert", "n_heads": 12, "n_layers": 6, "pad_token_id": 0,
+    "qa_dropout": 0.1, "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": false, "tie_weights_": true,
+    "vocab_size": 30522})");
+  EXPECT_EQ(c.family, Family::DistilBert);
+  EXPECT_EQ(c.hidden, 768);
+  EXPECT_EQ(c.layers, 6);
+  EXPECT_EQ(c.intermediate, 3072);
+  EXPECT_EQ(c.layer_norm_eps, 1e-12f);
+  EXPECT_EQ(c.type_vocab_size, 0);
+  EXPECT_FALSE(c.sinusoidal_positions);
+
+  // Defaults, the family from architectures alone, and the hidden_size alias of DistilBertConfig.
+  const auto d = parse_ok(R"({"architectures": ["DistilBertModel"], "hidden_size": 96, "sinusoidal_pos_embds": true,
+    "layer_norm_eps": 0.5})");
+  EXPECT_EQ(d.family, Family::DistilBert);
+  EXPECT_EQ(d.hidden, 96);
+  EXPECT_EQ(d.heads, 12);
+  EXPECT_EQ(d.layers, 6);
+  EXPECT_EQ(d.intermediate, 3072);
+  EXPECT_EQ(d.max_positions, 512);
+  EXPECT_EQ(d.layer_norm_eps, 1e-12f);  // DistilBERT ignores the key: transformers hard-codes 1e-12
+  EXPECT_EQ(d.activation, Activation::GeluErf);
+  EXPECT_TRUE(d.sinusoidal_positions);
+}
+
+TEST(ModelConfig, Gpt2) {
+  const auto c = parse_ok(R"({"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+    "attn_pdrop": 0.1, "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02,
+    "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
+    "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "vocab_size": 50257})");
+  EXPECT_EQ(c.family, Family::Gpt2);
+  EXPECT_EQ(c.architecture, "GPT2LMHeadModel");
+  EXPECT_EQ(c.hidden, 768);
+  EXPECT_EQ(c.layers, 12);
+  EXPECT_EQ(c.intermediate, 3072);
+  EXPECT_EQ(c.max_positions, 1024);
+  EXPECT_EQ(c.vocab_size, 50257);
+  EXPECT_EQ(c.type_vocab_size, 0);
+  EXPECT_EQ(c.layer_norm_eps, 1e-5f);
+  EXPECT_EQ(c.activation, Activation::GeluTanh);
+
+  const auto d = parse_ok(R"({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_inner": null})");
+  EXPECT_EQ(d.intermediate, 256);  // null: 4 x n_embd
+  EXPECT_EQ(d.layers, 12);
+  EXPECT_EQ(d.max_positions, 1024);
+  EXPECT_EQ(d.vocab_size, 50257);
+  EXPECT_EQ(d.layer_norm_eps, 1e-5f);
+  EXPECT_EQ(d.activation, Activation::GeluTanh);
+  EXPECT_EQ(parse_ok(R"({"model_type": "gpt2", "n_inner": 100})").intermediate, 100);
+  EXPECT_EQ(parse_ok(R"({"model_type": "gpt2", "activation_function": "gelu_pytorch_tanh"})").activation,
+            Activation::GeluTanh);
+  EXPECT_EQ(parse_ok(R"({"model_type": "gpt2", "activation_function": "gelu"})").activation, Activation::GeluErf);
+  // GPT2Config's attribute_map: hidden_size etc. stand for n_embd etc.
+  const auto alias = parse_ok(R"({"model_type": "gpt2", "hidden_size": 128, "num_attention_heads": 2,
+    "num_hidden_layers": 3, "max_position_embeddings": 64})");
+  EXPECT_EQ(alias.hidden, 128);
+  EXPECT_EQ(alias.heads, 2);
+  EXPECT_EQ(alias.layers, 3);
+  EXPECT_EQ(alias.max_positions, 64);
+  EXPECT_EQ(alias.intermediate, 512);
+}
+
+TEST(ModelConfig, Vit) {
+  const auto c = parse_ok(R"({"architectures": ["ViTForImageClassification"], "attention_probs_dropout_prob": 0.0,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.0, "hidden_size": 768,
+    "id2label": {"0": "tench, Tinca tinca", "2": "great white shark", "1": "goldfish"},
+    "image_size": 224, "initializer_range": 0.02, "intermediate_size": 3072, "layer_norm_eps": 1e-12,
+    "model_type": "vit", "num_attention_heads": 12, "num_channels": 3, "num_hidden_layers": 12, "patch_size": 16,
+    "qkv_bias": true})");
+  EXPECT_EQ(c.family, Family::Vit);
+  EXPECT_EQ(c.max_positions, 197);  // 14 x 14 patches + [CLS]
+  EXPECT_EQ(c.vocab_size, 0);
+  EXPECT_EQ(c.image_size, 224);
+  EXPECT_EQ(c.patch_size, 16);
+  EXPECT_EQ(c.num_channels, 3);
+  EXPECT_TRUE(c.qkv_bias);
+  EXPECT_EQ(c.labels, (std::vector<std::string>{"tench, Tinca tinca", "goldfish", "great white shark"}));
+  EXPECT_EQ(c.image_mean, (std::vector<float>{0.5f, 0.5f, 0.5f}));
+
+  const auto d = parse_ok(R"({"model_type": "vit", "image_size": 32, "patch_size": 8, "qkv_bias": false,
+    "id2label": {"1": "b"}})");
+  EXPECT_EQ(d.max_positions, 17);
+  EXPECT_EQ(d.hidden, 768);
+  EXPECT_EQ(d.layer_norm_eps, 1e-12f);
+  EXPECT_FALSE(d.qkv_bias);
+  EXPECT_EQ(d.labels, (std::vector<std::string>{"LABEL_0", "b"}));
+}
+
+TEST(ModelConfig, ZeroHeads) {
+  const auto e = parse_error("{\n  \"model_type\": \"bert\",\n  \"num_attention_heads\": 0\n}");
+  EXPECT_EQ(e.file, "config.json");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.reason, "num_attention_heads is 0: a transformer needs at least one head");
+  EXPECT_EQ(e.message(), "config.json:3: num_attention_heads is 0: a transformer needs at least one head");
+  EXPECT_EQ(parse_error(R"({"model_type": "gpt2", "n_head": 0})").reason,
+            "n_head is 0: a transformer needs at least one head");
+}
+
+TEST(ModelConfig, HiddenNotDivisibleByHeads) {
+  EXPECT_EQ(parse_error(R"({"model_type": "bert", "hidden_size": 100})").reason,
+            "hidden_size 100 is not divisible by num_attention_heads 12: every head needs the same number of "
+            "dimensions");
+  EXPECT_EQ(parse_error(R"({"model_type": "distilbert", "dim": 64, "n_heads": 5})").reason,
+            "dim 64 is not divisible by n_heads 5: every head needs the same number of dimensions");
+}
+
+TEST(ModelConfig, UnknownFamily) {
+  const std::string supported =
+      "AttnScope runs bert, distilbert, gpt2 and vit (model_type \"bert\", \"distilbert\", \"gpt2\" or \"vit\")";
+  const auto arch = parse_error("{\n\"architectures\": [\"RobertaForMaskedLM\"]}");
+  EXPECT_EQ(arch.reason, "architectures [\"RobertaForMaskedLM\"] is not supported; " + supported);
+  EXPECT_EQ(arch.line, 2);
+  EXPECT_EQ(parse_error(R"({"model_type": "t5", "architectures": ["BertModel"]})").reason,
+            "model_type \"t5\" is not supported; " + supported);
+  EXPECT_EQ(parse_error(R"({"hidden_size": 768})").reason, "names neither model_type nor architectures; " + supported);
+}
+
+TEST(ModelConfig, BadActivation) {
+  const auto e = parse_error("{\"model_type\": \"bert\",\n\n \"hidden_act\": \"swish\"}");
+  EXPECT_EQ(e.reason,
+            "hidden_act \"swish\" is not supported; use \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"gelu_fast\" "
+            "or \"relu\"");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(parse_error(R"({"model_type": "distilbert", "activation": 3})").reason,
+            "activation must be a string, got 3");
+}
+
+TEST(ModelConfig, BadValues) {
+  EXPECT_EQ(parse_error(R"({"model_type": "bert", "hidden_size": "768"})").reason,
+            "hidden_size must be a whole number, got \"768\"");
+  EXPECT_EQ(parse_error(R"({"model_type": "bert", "num_hidden_layers": -1})").reason,
+            "num_hidden_layers is -1; it must be from 1 to 1048576");
+  EXPECT_EQ(parse_error(R"({"model_type": "bert", "vocab_size": 99999999999})").reason,
+            "vocab_size is 99999999999; it must be from 1 to 1048576");
+  EXPECT_EQ(parse_error(R"({"model_type": "bert", "layer_norm_eps": 0})").reason,
+            "layer_norm_eps is 0.0; a layer-norm epsilon is above 0 and below 1");
+  EXPECT_EQ(parse_error(R"({"model_type": "vit", "image_size": 8, "patch_size": 16})").reason,
+            "patch_size 16 is larger than image_size 8");
+  EXPECT_EQ(parse_error(R"({"model_type": "vit", "qkv_bias": 1})").reason, "qkv_bias must be true or false, got 1");
+  EXPECT_EQ(parse_error(R"({"model_type": "vit", "id2label": {"x": "a"}})").reason,
+            "id2label key \"x\" is not a class id (a whole number from 0)");
+  EXPECT_EQ(parse_error(R"(["bert"])").reason, "the file holds a JSON array, not an object");
+}
+
+TEST(ModelConfig, ParseErrorHasOffsetAndLine) {
+  const auto e = parse_error("{\n  \"model_type\": \"bert\",\n  oops\n}");
+  EXPECT_EQ(e.offset, 28);  // the 'o' of oops
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.reason.rfind("not valid JSON: ", 0), 0u) << e.reason;
+}
+
+TEST(ModelConfig, PreprocessorConfig) {
+  TempDir dir;
+  dir.write("config.json", R"({"model_type": "vit", "image_size": 224, "patch_size": 16})");
+  // Without preprocessor_config.json: transformers' ViTImageProcessor defaults.
+  auto plain = load_config(dir.path());
+  ASSERT_TRUE(plain.has_value()) << plain.error().message();
+  EXPECT_EQ(plain->image_mean, (std::vector<float>{0.5f, 0.5f, 0.5f}));
+
+  dir.write("preprocessor_config.json", R"({"do_normalize": true, "image_mean": [0.485, 0.456, 0.406],
+    "image_std": [0.229, 0.224, 0.225], "size": {"height": 224, "width": 224}})");
+  auto c = load_config(dir.path());
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->image_mean, (std::vector<float>{0.485f, 0.456f, 0.406f}));
+  EXPECT_EQ(c->image_std, (std::vector<float>{0.229f, 0.224f, 0.225f}));
+
+  dir.write("preprocessor_config.json", R"({"image_mean": 0.25, "size": 224})");
+  c = load_config(dir.path());
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->image_mean, (std::vector<float>{0.25f, 0.25f, 0.25f}));
+  EXPECT_EQ(c->image_std, (std::vector<float>{0.5f, 0.5f, 0.5f}));
+
+  dir.write("preprocessor_config.json", R"({"do_normalize": false})");
+  c = load_config(dir.path());
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->image_mean, (std::vector<float>{0.0f, 0.0f, 0.0f}));
+  EXPECT_EQ(c->image_std, (std::vector<float>{1.0f, 1.0f, 1.0f}));
+
+  const auto pre_name = (dir.path() / "preprocessor_config.json").string();
+  dir.write("preprocessor_config.json", "{\"size\": {\"height\": 384, \"width\": 384}}");
+  c = load_config(dir.path());
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().file, pre_name);
+  EXPECT_EQ(c.error().line, 1);
+  EXPECT_EQ(c.error().reason,
+            "size {\"height\":384,\"width\":384} does not match the model's image_size 224 in config.json");
+
+  dir.write("preprocessor_config.json", "{\n\"image_std\": [0.5, 0, 0.5]}");
+  c = load_config(dir.path());
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().line, 2);
+  EXPECT_EQ(c.error().reason, "image_std [0.5,0,0.5] holds 0.0; every value must be above 0");
+
+  dir.write("preprocessor_config.json", R"({"image_mean": [0.5, 0.5]})");
+  c = load_config(dir.path());
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().reason, "image_mean must be 3 numbers (one per channel), got [0.5,0.5]");
+}
+
+TEST(ModelConfig, LoadConfigNamesTheFile) {
+  TempDir dir;
+  const auto missing = load_config(dir.path());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().file, (dir.path() / "config.json").string());
+  EXPECT_EQ(missing.error().reason, "no such file");
+
+  dir.write("config.json", kBertBase);
+  dir.write("preprocessor_config.json", "not read for a text model");
+  const auto bert = load_config(dir.path());
+  ASSERT_TRUE(bert.has_value()) << bert.error().message();
+  EXPECT_EQ(bert->family, Family::Bert);
+  EXPECT_EQ(to_string(bert->family), "bert");
+}
+
+}  // namespace
+}  // namespace attn::models
