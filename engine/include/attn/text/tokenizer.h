@@ -1,0 +1,111 @@
+// Subword tokenizers with character offsets, as Hugging Face's tokenizers produce them:
+//   - BERT: the basic tokenizer (clean text: drop NUL, U+FFFD and control characters, whitespace to
+//     space; put spaces around CJK ideographs; optional lower case + accent strip (NFD, drop Mn); split
+//     on whitespace and on punctuation, where punctuation is ASCII 33-47, 58-64, 91-96, 123-126 or any
+//     Unicode P* category) followed by WordPiece (greedy longest match first, continuation pieces prefixed
+//     "##", words longer than 100 characters become [UNK], a word with any unmatched remainder becomes
+//     [UNK] as a whole);
+//   - GPT-2: byte-level BPE (the bytes-to-unicode map, the pre-tokenisation pattern
+//     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ , ranked merges).
+// Loaded from vocab.txt (WordPiece), vocab.json + merges.txt (BPE), or a tokenizer.json of either kind.
+// Offsets are byte spans into the UTF-8 input; special tokens added by `encode_for_model` get an empty
+// span {0, 0}. Invalid UTF-8 input is an error naming the byte offset.
+#pragma once
+
+#include "attn/error.h"
+#include "attn/trace.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace attn::text {
+
+struct Token {
+  int id = 0;
+  std::string text;  // the vocabulary entry ("##ing"; GPT-2's byte-level form "Ġworld")
+  Span span;         // bytes of the input it came from
+  friend bool operator==(const Token&, const Token&) = default;
+};
+
+enum class TokenizerKind { WordPiece, ByteLevelBpe };
+
+struct SpecialTokens {
+  std::optional<int> unk, cls, sep, pad, mask, bos, eos;
+};
+
+// A vocabulary entry matched as a whole string in the input before the model runs (Hugging Face's
+// added_tokens: [CLS], <|endoftext|>). lstrip/rstrip let the match take the white space on that side into
+// its span; single_word refuses a match with a letter, digit or '_' right beside it.
+struct AddedToken {
+  std::string content;
+  int id = 0;
+  bool special = true;
+  bool single_word = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  friend bool operator==(const AddedToken&, const AddedToken&) = default;
+};
+
+struct WordPieceOptions {
+  bool lower_case = true;
+  std::optional<bool> strip_accents;  // unset: follows lower_case, as BERT's tokenizer does
+  bool tokenize_chinese_chars = true;
+  bool clean_text = true;  // drop NUL, U+FFFD and control characters (BertNormalizer's clean_text)
+  std::string unk_token = "[UNK]";
+  std::string continuation_prefix = "##";
+  int max_input_chars_per_word = 100;
+  // Unset: whichever of [UNK] [CLS] [SEP] [PAD] [MASK] the vocabulary has are matched in the text, as
+  // Hugging Face's BertTokenizer does. Set: exactly these (empty: none, like torchtext's BERTTokenizer).
+  std::optional<std::vector<AddedToken>> added_tokens;
+};
+
+struct ByteLevelBpeOptions {
+  bool add_prefix_space = false;  // a space before text that does not start with one (RoBERTa-style)
+  std::optional<std::string> unk_token;  // for bytes missing from the vocabulary (dropped when unset)
+  // Unset: "<|endoftext|>" when the vocabulary has it, as GPT-2's tokenizer does. Set: exactly these.
+  std::optional<std::vector<AddedToken>> added_tokens;
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual TokenizerKind kind() const = 0;
+  // The tokens of `text`, no special tokens added.
+  virtual Result<std::vector<Token>> encode(std::string_view text) const = 0;
+  virtual int vocab_size() const = 0;
+  // The vocabulary entry of `id` ("" when out of range) and the id of an entry.
+  virtual std::string_view token(int id) const = 0;
+  virtual std::optional<int> id(std::string_view token) const = 0;
+  // Readable text of one token: "##ing" -> "ing", "Ġworld" -> " world" (bytes decoded).
+  virtual std::string display(int id) const = 0;
+  virtual const SpecialTokens& specials() const = 0;
+};
+
+// vocab.txt: one token per line, line i (0-based) is id i. The vocabulary must contain the unknown token.
+Result<std::unique_ptr<Tokenizer>> load_wordpiece(const std::filesystem::path& vocab_txt,
+                                                  const WordPieceOptions& options = {});
+Result<std::unique_ptr<Tokenizer>> wordpiece_from_vocab(std::vector<std::string> vocab,
+                                                        const WordPieceOptions& options = {});
+// vocab.json ({token: id}) + merges.txt (optional "#version" line, then "a b" per line, rank = order).
+Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const std::filesystem::path& vocab_json,
+                                                       const std::filesystem::path& merges_txt);
+Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const std::filesystem::path& vocab_json,
+                                                       const std::filesystem::path& merges_txt,
+                                                       const ByteLevelBpeOptions& options);
+// From parts already in memory: {token, id} pairs and merges in rank order. Both halves of every merge
+// and their concatenation must be in the vocabulary; an error's `line` is the 1-based merge number.
+Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(
+    std::vector<std::pair<std::string, int>> vocab, std::vector<std::pair<std::string, std::string>> merges,
+    const ByteLevelBpeOptions& options = {});
+// tokenizer.json with model.type WordPiece or BPE (byte-level); normalizer and added tokens honoured.
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::filesystem::path& tokenizer_json);
+// A model folder: tokenizer.json if present, else vocab.txt, else vocab.json + merges.txt.
+// tokenizer_config.json's do_lower_case is honoured for vocab.txt.
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const std::filesystem::path& folder);
+
+}  // namespace attn::text

@@ -1,0 +1,654 @@
+// Tokenizer files as Hugging Face ships them: vocab.txt (+ tokenizer_config.json), vocab.json + merges.txt,
+// or a tokenizer.json of either model. Every error names the file and, where there is one, the line,
+// byte offset or JSON path.
+#include "attn/text/tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <system_error>
+
+namespace attn::text {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Result<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fail("no such file", path.string());
+  if (fs::is_directory(path, ec)) return fail("is a folder, not a file", path.string());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot be opened", path.string());
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return fail("cannot be read", path.string());
+  text.resize(static_cast<std::size_t>(size));
+  in.seekg(0, std::ios::beg);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in) return fail("cannot be read", path.string());
+  return text;
+}
+
+// The text after nlohmann's "[json.exception.parse_error.101] " tag.
+std::string json_reason(const std::exception& e) {
+  std::string_view what = e.what();
+  if (what.starts_with('[')) {
+    const auto close = what.find("] ");
+    if (close != std::string_view::npos) what.remove_prefix(close + 2);
+  }
+  return std::string(what);
+}
+
+// Accepts any JSON and remembers where it is not JSON.
+class JsonProblem : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    offset = static_cast<std::int64_t>(position);
+    reason = "is not valid JSON: " + json_reason(e);
+    return false;
+  }
+  std::int64_t offset = -1;
+  std::string reason = "is not valid JSON";
+};
+
+Result<json> parse_json(const std::string& text, const fs::path& path) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_discarded()) return j;
+  JsonProblem problem;
+  json::sax_parse(text, &problem);
+  return fail(problem.reason, path.string(), problem.offset);
+}
+
+// vocab.json, read as a stream of events: 50k entries without building a JSON tree.
+class VocabReader : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return value_is("null"); }
+  bool boolean(bool) override { return value_is("true or false"); }
+  bool number_integer(number_integer_t v) override { return add(v); }
+  bool number_unsigned(number_unsigned_t v) override {
+    return add(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<number_integer_t>(v));
+  }
+  bool number_float(number_float_t, const string_t&) override { return value_is("not a whole number"); }
+  bool string(string_t&) override { return value_is("a string"); }
+  bool binary(binary_t&) override { return value_is("binary"); }
+  bool start_object(std::size_t) override {
+    if (depth_ > 0) return value_is("an object");
+    ++depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return value_is("an array"); }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    if (reason.empty()) {
+      offset = static_cast<std::int64_t>(position);
+      reason = "is not valid JSON: " + json_reason(e);
+    }
+    return false;
+  }
+
+  std::vector<std::pair<std::string, int>> entries;
+  std::string reason;
+  std::int64_t offset = -1;
+
+ private:
+  bool add(number_integer_t v) {
+    if (depth_ != 1) return value_is("a number");
+    if (v < 0 || v > INT32_MAX) {
+      reason = "the id of \"" + key_ + "\" is out of range";
+      return false;
+    }
+    entries.emplace_back(std::move(key_), static_cast<int>(v));
+    return true;
+  }
+  bool value_is(const char* what) {
+    reason = depth_ == 0 ? std::string("is not a JSON object of token: id")
+                         : "the id of \"" + key_ + "\" is " + what + ", not a whole number";
+    return false;
+  }
+  int depth_ = 0;
+  std::string key_;
+};
+
+// tokenizer.json as a stream of events: model.vocab and model.merges (tens of thousands of entries) go
+// straight into vectors, everything else into a small JSON tree. Several times faster than a full tree.
+class TokenizerJsonReader : public nlohmann::json_sax<json> {
+ public:
+  json root;
+  std::optional<std::vector<std::pair<std::string, int>>> vocab;
+  std::optional<std::vector<std::pair<std::string, std::string>>> merges;
+  std::string reason;  // what is wrong, when parsing stopped
+  std::int64_t offset = -1;
+
+  bool null() override { return value(json(nullptr), "null"); }
+  bool boolean(bool v) override { return value(json(v), "true or false"); }
+  bool number_integer(number_integer_t v) override {
+    if (mode_ == Mode::Vocab) return id(v);
+    return value(json(v), "a number");
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (mode_ == Mode::Vocab) return id(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<number_integer_t>(v));
+    return value(json(v), "a number");
+  }
+  bool number_float(number_float_t v, const string_t&) override { return value(json(v), "a number"); }
+  bool binary(binary_t&) override { return refuse("binary data is not JSON"); }
+  bool string(string_t& v) override {
+    if (mode_ == Mode::Merges) {  // "a b"
+      const auto space = v.find(' ');
+      if (space == std::string::npos || v.find(' ', space + 1) != std::string::npos) {
+        return refuse(merge_name() + " must be two symbols separated by one space, got \"" + v + "\"");
+      }
+      merges->emplace_back(v.substr(0, space), v.substr(space + 1));
+      return true;
+    }
+    if (mode_ == Mode::MergePair) {  // ["a", "b"]
+      pair_.push_back(std::move(v));
+      return true;
+    }
+    return value(json(std::move(v)), "a string");
+  }
+  bool start_object(std::size_t) override {
+    if (mode_ != Mode::Tree) return value(json(), "an object");
+    if (stack_.empty()) {
+      root = json::object();
+      stack_.push_back(&root);
+      return true;
+    }
+    if (in_model() && key_ == "vocab") {
+      mode_ = Mode::Vocab;
+      vocab.emplace();
+      return true;
+    }
+    stack_.push_back(insert(json::object()));
+    path_.push_back(key_);
+    return true;
+  }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() override {
+    if (mode_ == Mode::Vocab) {
+      mode_ = Mode::Tree;
+      return true;
+    }
+    pop();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (mode_ == Mode::Merges) {
+      mode_ = Mode::MergePair;
+      pair_.clear();
+      return true;
+    }
+    if (mode_ != Mode::Tree) return value(json(), "an array");
+    if (stack_.empty()) return refuse("is not a JSON object");
+    if (in_model() && key_ == "merges") {
+      mode_ = Mode::Merges;
+      merges.emplace();
+      return true;
+    }
+    stack_.push_back(insert(json::array()));
+    path_.push_back(key_);
+    return true;
+  }
+  bool end_array() override {
+    if (mode_ == Mode::MergePair) {
+      if (pair_.size() != 2) return refuse(merge_name() + " must be \"a b\" or [\"a\", \"b\"]");
+      merges->emplace_back(std::move(pair_[0]), std::move(pair_[1]));
+      mode_ = Mode::Merges;
+      return true;
+    }
+    if (mode_ == Mode::Merges) {
+      mode_ = Mode::Tree;
+      return true;
+    }
+    pop();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    if (reason.empty()) {
+      offset = static_cast<std::int64_t>(position);
+      reason = "is not valid JSON: " + json_reason(e);
+    }
+    return false;
+  }
+
+ private:
+  enum class Mode { Tree, Vocab, Merges, MergePair };
+
+  bool in_model() const { return stack_.size() == 2 && path_.size() == 1 && path_[0] == "model"; }
+  std::string merge_name() const { return "model.merges[" + std::to_string(merges->size()) + "]"; }
+
+  bool refuse(std::string why) {
+    if (reason.empty()) reason = std::move(why);
+    return false;
+  }
+  bool id(number_integer_t v) {
+    if (v < 0 || v > INT32_MAX) return refuse("model.vocab[\"" + key_ + "\"] is out of range");
+    vocab->emplace_back(std::move(key_), static_cast<int>(v));
+    return true;
+  }
+  bool value(json v, const char* what) {
+    switch (mode_) {
+      case Mode::Vocab: return refuse("model.vocab[\"" + key_ + "\"] is " + what + ", not a whole number");
+      case Mode::Merges:
+      case Mode::MergePair: return refuse(merge_name() + " must be \"a b\" or [\"a\", \"b\"]");
+      case Mode::Tree: break;
+    }
+    if (stack_.empty()) return refuse("is not a JSON object");
+    insert(std::move(v));
+    return true;
+  }
+  // Adds `v` to the innermost open object (under the last key) or array. The open containers stay put:
+  // a parent gets no new element while a child is open.
+  json* insert(json v) {
+    json& parent = *stack_.back();
+    if (parent.is_object()) {
+      json& slot = parent[key_];
+      slot = std::move(v);
+      return &slot;
+    }
+    parent.push_back(std::move(v));
+    return &parent.back();
+  }
+  void pop() {
+    if (!stack_.empty()) stack_.pop_back();
+    if (!path_.empty()) path_.pop_back();
+  }
+
+  Mode mode_ = Mode::Tree;
+  std::vector<json*> stack_;
+  std::vector<std::string> path_;  // keys of the open containers below the root
+  std::string key_;
+  std::vector<std::string> pair_;
+};
+
+// Lines of a text file without their "\n" or "\r\n"; a final newline ends the last line.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+Error in_file(Error e, const fs::path& path) {
+  e.file = path.string();
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// tokenizer.json fields, checked before they are read (nlohmann's get<> throws on a wrong type).
+
+struct JsonReader {
+  const fs::path& path;
+
+  std::unexpected<Error> bad(const std::string& where, const std::string& what) const {
+    return fail(where + " " + what, path.string());
+  }
+  static std::string name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+  Result<std::string> text(const json& parent, const char* key, const std::string& where, std::string fallback) const {
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return fallback;
+    if (!it->is_string()) return bad(name(where, key), "must be a string");
+    return it->get<std::string>();
+  }
+  Result<std::optional<std::string>> optional_text(const json& parent, const char* key, const std::string& where) const {
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return std::optional<std::string>();
+    if (!it->is_string()) return bad(name(where, key), "must be a string or null");
+    return std::optional<std::string>(it->get<std::string>());
+  }
+  Result<bool> flag(const json& parent, const char* key, const std::string& where, bool fallback) const {
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) return bad(name(where, key), "must be true or false");
+    return it->get<bool>();
+  }
+  Result<std::optional<bool>> optional_flag(const json& parent, const char* key, const std::string& where) const {
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return std::optional<bool>();
+    if (!it->is_boolean()) return bad(name(where, key), "must be true, false or null");
+    return std::optional<bool>(it->get<bool>());
+  }
+  Result<int> whole(const json& value, const std::string& where) const {
+    if (!value.is_number_integer()) return bad(where, "must be a whole number");
+    const auto v = value.get<std::int64_t>();
+    if (v < 0 || v > INT32_MAX) return bad(where, "is out of range");
+    return static_cast<int>(v);
+  }
+
+  Result<std::vector<AddedToken>> added_tokens(const json& root) const {
+    std::vector<AddedToken> tokens;
+    const auto it = root.find("added_tokens");
+    if (it == root.end() || it->is_null()) return tokens;
+    if (!it->is_array()) return bad("added_tokens", "must be an array");
+    for (std::size_t k = 0; k < it->size(); ++k) {
+      const json& entry = (*it)[k];
+      const std::string where = "added_tokens[" + std::to_string(k) + "]";
+      if (!entry.is_object()) return bad(where, "must be an object");
+      AddedToken token;
+      const auto id = entry.find("id");
+      if (id == entry.end()) return bad(where, "has no id");
+      auto value = whole(*id, where + ".id");
+      if (!value) return std::unexpected(std::move(value.error()));
+      token.id = *value;
+      auto content = text(entry, "content", where, "");
+      if (!content) return std::unexpected(std::move(content.error()));
+      if (content->empty()) return bad(where + ".content", "must be a non-empty string");
+      token.content = std::move(*content);
+      for (auto [key, field] : {std::pair{"special", &token.special}, std::pair{"single_word", &token.single_word},
+                                std::pair{"lstrip", &token.lstrip}, std::pair{"rstrip", &token.rstrip}}) {
+        auto f = flag(entry, key, where, false);
+        if (!f) return std::unexpected(std::move(f.error()));
+        *field = *f;
+      }
+      tokens.push_back(std::move(token));
+    }
+    return tokens;
+  }
+};
+
+std::string type_of(const json& node) {
+  const auto it = node.find("type");
+  return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file, const json& model, const fs::path& path) {
+  const json& root = file.root;
+  const JsonReader read{path};
+  WordPieceOptions options;
+  auto unk = read.text(model, "unk_token", "model", "[UNK]");
+  if (!unk) return std::unexpected(std::move(unk.error()));
+  options.unk_token = std::move(*unk);
+  auto prefix = read.text(model, "continuing_subword_prefix", "model", "##");
+  if (!prefix) return std::unexpected(std::move(prefix.error()));
+  options.continuation_prefix = std::move(*prefix);
+  if (const auto it = model.find("max_input_chars_per_word"); it != model.end() && !it->is_null()) {
+    auto most = read.whole(*it, "model.max_input_chars_per_word");
+    if (!most) return std::unexpected(std::move(most.error()));
+    options.max_input_chars_per_word = *most;
+  }
+
+  const auto normalizer = root.find("normalizer");
+  if (normalizer == root.end() || normalizer->is_null()) {
+    options.lower_case = false;
+    options.strip_accents = false;
+    options.tokenize_chinese_chars = false;
+    options.clean_text = false;
+  } else if (type_of(*normalizer) == "BertNormalizer") {
+    auto clean = read.flag(*normalizer, "clean_text", "normalizer", true);
+    auto chinese = read.flag(*normalizer, "handle_chinese_chars", "normalizer", true);
+    auto lower = read.flag(*normalizer, "lowercase", "normalizer", true);
+    auto strip = read.optional_flag(*normalizer, "strip_accents", "normalizer");
+    for (const auto* r : {&clean, &chinese, &lower}) {
+      if (!*r) return std::unexpected(r->error());
+    }
+    if (!strip) return std::unexpected(std::move(strip.error()));
+    options.clean_text = *clean;
+    options.tokenize_chinese_chars = *chinese;
+    options.lower_case = *lower;
+    options.strip_accents = *strip;
+  } else {
+    return fail("normalizer \"" + type_of(*normalizer) + "\" is not supported with WordPiece (BertNormalizer or null)",
+                path.string());
+  }
+  const auto pre = root.find("pre_tokenizer");
+  if (pre == root.end() || pre->is_null() || type_of(*pre) != "BertPreTokenizer") {
+    const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
+    return fail("pre_tokenizer \"" + name + "\" is not supported with WordPiece (BertPreTokenizer)", path.string());
+  }
+
+  if (!file.vocab) return fail("model.vocab must be an object of token: id", path.string());
+  std::vector<std::pair<std::string, int>>& entries = *file.vocab;
+  auto added = read.added_tokens(root);
+  if (!added) return std::unexpected(std::move(added.error()));
+
+  // Line up the entries by id; added tokens may extend the vocabulary past the model's entries.
+  std::vector<std::string> vocab(entries.size());
+  std::vector<bool> taken(entries.size(), false);
+  for (auto& [token, id] : entries) {
+    if (static_cast<std::size_t>(id) >= vocab.size()) {
+      return fail("model.vocab: \"" + token + "\" has id " + std::to_string(id) + ", but there are only " +
+                      std::to_string(vocab.size()) + " entries",
+                  path.string());
+    }
+    if (taken[static_cast<std::size_t>(id)]) {
+      return fail("model.vocab: \"" + token + "\" and \"" + vocab[static_cast<std::size_t>(id)] + "\" both have id " +
+                      std::to_string(id),
+                  path.string());
+    }
+    vocab[static_cast<std::size_t>(id)] = std::move(token);
+    taken[static_cast<std::size_t>(id)] = true;
+  }
+  for (const AddedToken& token : *added) {
+    const auto at = static_cast<std::size_t>(token.id);
+    if (at < vocab.size() && taken[at]) {
+      if (vocab[at] != token.content) {
+        return fail("added token \"" + token.content + "\" has id " + std::to_string(token.id) + ", which model.vocab gives to \"" +
+                        vocab[at] + "\"",
+                    path.string());
+      }
+      continue;
+    }
+    if (at >= vocab.size()) {
+      if (at > vocab.size() + added->size()) {
+        return fail("added token \"" + token.content + "\" has id " + std::to_string(token.id) + ", far past the vocabulary",
+                    path.string());
+      }
+      vocab.resize(at + 1);
+      taken.resize(at + 1, false);
+    }
+    vocab[at] = token.content;
+    taken[at] = true;
+  }
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (!taken[i]) return fail("no token has id " + std::to_string(i), path.string());
+  }
+  options.added_tokens = std::move(*added);
+  auto tokenizer = wordpiece_from_vocab(std::move(vocab), options);
+  if (!tokenizer) return std::unexpected(in_file(std::move(tokenizer.error()), path));
+  return tokenizer;
+}
+
+Result<std::unique_ptr<Tokenizer>> bpe_from_json(TokenizerJsonReader& file, const json& model, const fs::path& path) {
+  const json& root = file.root;
+  const JsonReader read{path};
+  ByteLevelBpeOptions options;
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    auto affix = read.optional_text(model, key, "model");
+    if (!affix) return std::unexpected(std::move(affix.error()));
+    if (*affix && !(*affix)->empty()) {
+      return fail(std::string("model.") + key + " is not supported (byte-level BPE has none)", path.string());
+    }
+  }
+  auto byte_fallback = read.flag(model, "byte_fallback", "model", false);
+  if (!byte_fallback) return std::unexpected(std::move(byte_fallback.error()));
+  if (*byte_fallback) return fail("model.byte_fallback is not supported (byte-level BPE needs none)", path.string());
+  auto unk = read.optional_text(model, "unk_token", "model");
+  if (!unk) return std::unexpected(std::move(unk.error()));
+  options.unk_token = std::move(*unk);
+
+  const auto normalizer = root.find("normalizer");
+  if (normalizer != root.end() && !normalizer->is_null()) {
+    return fail("normalizer \"" + type_of(*normalizer) + "\" is not supported with byte-level BPE (null)", path.string());
+  }
+  const auto pre = root.find("pre_tokenizer");
+  if (pre == root.end() || pre->is_null() || type_of(*pre) != "ByteLevel") {
+    const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
+    return fail("pre_tokenizer \"" + name + "\" is not supported with BPE (ByteLevel)", path.string());
+  }
+  auto prefix_space = read.flag(*pre, "add_prefix_space", "pre_tokenizer", true);
+  if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
+  options.add_prefix_space = *prefix_space;
+  auto use_regex = read.flag(*pre, "use_regex", "pre_tokenizer", true);
+  if (!use_regex) return std::unexpected(std::move(use_regex.error()));
+  if (!*use_regex) return fail("pre_tokenizer.use_regex false is not supported", path.string());
+
+  if (!file.vocab) return fail("model.vocab must be an object of token: id", path.string());
+  if (!file.merges) return fail("model.merges must be an array", path.string());
+  auto added = read.added_tokens(root);
+  if (!added) return std::unexpected(std::move(added.error()));
+  options.added_tokens = std::move(*added);
+
+  auto tokenizer = byte_level_bpe_from_parts(std::move(*file.vocab), std::move(*file.merges), options);
+  if (!tokenizer) {
+    Error e = std::move(tokenizer.error());
+    if (e.line > 0) e.reason = "model.merges[" + std::to_string(e.line - 1) + "]: " + e.reason;
+    e.line = -1;
+    return std::unexpected(in_file(std::move(e), path));
+  }
+  return tokenizer;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> load_wordpiece(const fs::path& vocab_txt, const WordPieceOptions& options) {
+  auto text = read_file(vocab_txt);
+  if (!text) return std::unexpected(std::move(text.error()));
+  std::vector<std::string> vocab;
+  for (const std::string_view line : lines_of(*text)) vocab.emplace_back(line);
+  auto tokenizer = wordpiece_from_vocab(std::move(vocab), options);
+  if (!tokenizer) return std::unexpected(in_file(std::move(tokenizer.error()), vocab_txt));
+  return tokenizer;
+}
+
+Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const fs::path& vocab_json, const fs::path& merges_txt) {
+  return load_byte_level_bpe(vocab_json, merges_txt, ByteLevelBpeOptions{});
+}
+
+Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const fs::path& vocab_json, const fs::path& merges_txt,
+                                                       const ByteLevelBpeOptions& options) {
+  auto vocab_text = read_file(vocab_json);
+  if (!vocab_text) return std::unexpected(std::move(vocab_text.error()));
+  auto merges_text = read_file(merges_txt);
+  if (!merges_text) return std::unexpected(std::move(merges_text.error()));
+
+  VocabReader reader;
+  if (!json::sax_parse(*vocab_text, &reader) || !reader.reason.empty()) {
+    return fail(reader.reason.empty() ? "is not valid JSON" : reader.reason, vocab_json.string(), reader.offset);
+  }
+
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<std::int64_t> line_of;  // line in merges.txt of each merge
+  const std::vector<std::string_view> lines = lines_of(*merges_text);
+  merges.reserve(lines.size());
+  line_of.reserve(lines.size());
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    const std::string_view line = lines[k];
+    const auto number = static_cast<std::int64_t>(k) + 1;
+    if (line.empty() || line.starts_with("#version")) continue;
+    const auto space = line.find(' ');
+    if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
+      return fail("expected two symbols separated by one space, got \"" + std::string(line) + "\"", merges_txt.string(), -1,
+                  number);
+    }
+    merges.emplace_back(std::string(line.substr(0, space)), std::string(line.substr(space + 1)));
+    line_of.push_back(number);
+  }
+
+  auto tokenizer = byte_level_bpe_from_parts(std::move(reader.entries), std::move(merges), options);
+  if (!tokenizer) {
+    Error e = std::move(tokenizer.error());
+    if (e.line > 0) {
+      e.line = line_of[static_cast<std::size_t>(e.line - 1)];
+      return std::unexpected(in_file(std::move(e), merges_txt));
+    }
+    return std::unexpected(in_file(std::move(e), vocab_json));
+  }
+  return tokenizer;
+}
+
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const fs::path& tokenizer_json) {
+  auto text = read_file(tokenizer_json);
+  if (!text) return std::unexpected(std::move(text.error()));
+  TokenizerJsonReader file;
+  if (!json::sax_parse(*text, &file) || !file.reason.empty()) {
+    return fail(file.reason.empty() ? "is not valid JSON" : file.reason, tokenizer_json.string(), file.offset);
+  }
+  const json& root = file.root;
+  const auto model = root.find("model");
+  if (model == root.end() || !model->is_object()) return fail("has no \"model\" object", tokenizer_json.string());
+  std::string type = type_of(*model);
+  if (type.empty()) {  // files from before "type" was written: tell the models apart by their fields
+    type = file.merges ? "BPE" : model->contains("max_input_chars_per_word") ? "WordPiece" : "";
+  }
+  if (type == "WordPiece") return wordpiece_from_json(file, *model, tokenizer_json);
+  if (type == "BPE") return bpe_from_json(file, *model, tokenizer_json);
+  return fail("model type \"" + type + "\" is not supported (WordPiece or BPE)", tokenizer_json.string());
+}
+
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return fail("no such folder", folder.string());
+  const auto has = [&](const char* name) { return fs::exists(folder / name, ec); };
+  if (has("tokenizer.json")) return load_tokenizer_json(folder / "tokenizer.json");
+
+  // tokenizer_config.json, when present, says how the slow tokenizer was configured.
+  json config = json::object();
+  if (has("tokenizer_config.json")) {
+    const fs::path path = folder / "tokenizer_config.json";
+    auto text = read_file(path);
+    if (!text) return std::unexpected(std::move(text.error()));
+    auto parsed = parse_json(*text, path);
+    if (!parsed) return std::unexpected(std::move(parsed.error()));
+    if (!parsed->is_object()) return fail("is not a JSON object", path.string());
+    config = std::move(*parsed);
+  }
+  const fs::path config_path = folder / "tokenizer_config.json";
+  const JsonReader read{config_path};
+
+  if (has("vocab.txt")) {
+    WordPieceOptions options;
+    auto lower = read.flag(config, "do_lower_case", "", true);
+    auto chinese = read.flag(config, "tokenize_chinese_chars", "", true);
+    auto strip = read.optional_flag(config, "strip_accents", "");
+    if (!lower) return std::unexpected(std::move(lower.error()));
+    if (!chinese) return std::unexpected(std::move(chinese.error()));
+    if (!strip) return std::unexpected(std::move(strip.error()));
+    options.lower_case = *lower;
+    options.tokenize_chinese_chars = *chinese;
+    options.strip_accents = *strip;
+    return load_wordpiece(folder / "vocab.txt", options);
+  }
+  if (has("vocab.json") || has("merges.txt")) {
+    if (!has("vocab.json")) return fail("no such file (merges.txt is there)", (folder / "vocab.json").string());
+    if (!has("merges.txt")) return fail("no such file (vocab.json is there)", (folder / "merges.txt").string());
+    ByteLevelBpeOptions options;
+    auto prefix_space = read.flag(config, "add_prefix_space", "", false);
+    if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
+    options.add_prefix_space = *prefix_space;
+    return load_byte_level_bpe(folder / "vocab.json", folder / "merges.txt", options);
+  }
+  return fail("has no tokenizer.json, vocab.txt, or vocab.json + merges.txt", folder.string());
+}
+
+}  // namespace attn::text
