@@ -1,41 +1,88 @@
 #include "attn/layered_trace.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 namespace attn {
 
+namespace detail {
+
 namespace {
-std::size_t head_size(Index rows, Index cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
 }  // namespace
 
-HeadStack::HeadStack(int heads, Index rows, Index cols, Precision precision)
-    : heads_(std::max(heads, 0)), rows_(std::max<Index>(rows, 0)), cols_(std::max<Index>(cols, 0)),
-      precision_(precision) {
-  const std::size_t n = static_cast<std::size_t>(heads_) * head_size(rows_, cols_);
-  if (precision_ == Precision::F32) {
-    f32_.assign(n, 0.0f);
+MapBuffer::MapBuffer(std::size_t bytes, bool zeroed) : bytes_(bytes) {
+  if (bytes == 0) return;
+  if (bytes >= kHugeFrom) {
+    const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    data_ = std::aligned_alloc(kHugePage, rounded);
+    // Advice only: where transparent huge pages are off this does nothing and costs nothing.
+    if (data_) ::madvise(data_, rounded, MADV_HUGEPAGE);
   } else {
-    f16_.assign(n, Eigen::half(0.0f));
+    data_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   }
+  if (!data_) throw std::bad_alloc();
+  if (zeroed) std::memset(data_, 0, bytes);
 }
 
-std::size_t HeadStack::bytes() const { return f32_.size() * sizeof(float) + f16_.size() * sizeof(Eigen::half); }
+MapBuffer::MapBuffer(const MapBuffer& other) : MapBuffer(other.bytes_, false) {
+  if (bytes_) std::memcpy(data_, other.data_, bytes_);
+}
 
-float* HeadStack::f32(int head) { return f32_.data() + static_cast<std::size_t>(head) * head_size(rows_, cols_); }
+MapBuffer& MapBuffer::operator=(const MapBuffer& other) {
+  if (this != &other) *this = MapBuffer(other);
+  return *this;
+}
+
+MapBuffer::MapBuffer(MapBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_) {
+  other.data_ = nullptr;
+  other.bytes_ = 0;
+}
+
+MapBuffer& MapBuffer::operator=(MapBuffer&& other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(bytes_, other.bytes_);
+  return *this;
+}
+
+MapBuffer::~MapBuffer() { std::free(data_); }
+
+}  // namespace detail
+
+namespace {
+std::size_t head_size(Index rows, Index cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+std::size_t element_size(Precision p) { return p == Precision::F32 ? sizeof(float) : sizeof(Eigen::half); }
+}  // namespace
+
+HeadStack::HeadStack(int heads, Index rows, Index cols, Precision precision, Init init)
+    : heads_(std::max(heads, 0)), rows_(std::max<Index>(rows, 0)), cols_(std::max<Index>(cols, 0)),
+      precision_(precision),
+      storage_(static_cast<std::size_t>(heads_) * head_size(rows_, cols_) * element_size(precision),
+               init == Init::Zero) {}
+
+std::size_t HeadStack::bytes() const { return storage_.size(); }
+
+float* HeadStack::f32(int head) {
+  return static_cast<float*>(storage_.data()) + static_cast<std::size_t>(head) * head_size(rows_, cols_);
+}
 const float* HeadStack::f32(int head) const {
-  return f32_.data() + static_cast<std::size_t>(head) * head_size(rows_, cols_);
+  return static_cast<const float*>(storage_.data()) + static_cast<std::size_t>(head) * head_size(rows_, cols_);
 }
 Eigen::half* HeadStack::f16(int head) {
-  return f16_.data() + static_cast<std::size_t>(head) * head_size(rows_, cols_);
+  return static_cast<Eigen::half*>(storage_.data()) + static_cast<std::size_t>(head) * head_size(rows_, cols_);
 }
 const Eigen::half* HeadStack::f16(int head) const {
-  return f16_.data() + static_cast<std::size_t>(head) * head_size(rows_, cols_);
+  return static_cast<const Eigen::half*>(storage_.data()) + static_cast<std::size_t>(head) * head_size(rows_, cols_);
 }
 
 float HeadStack::at(int head, Index row, Index col) const {
-  const std::size_t i = static_cast<std::size_t>(head) * head_size(rows_, cols_) +
-                        static_cast<std::size_t>(row) * static_cast<std::size_t>(cols_) + static_cast<std::size_t>(col);
-  return precision_ == Precision::F32 ? f32_[i] : static_cast<float>(f16_[i]);
+  const std::size_t i = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols_) + static_cast<std::size_t>(col);
+  return precision_ == Precision::F32 ? f32(head)[i] : static_cast<float>(f16(head)[i]);
 }
 
 Matrix HeadStack::head(int h) const {

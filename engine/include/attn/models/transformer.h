@@ -1,0 +1,128 @@
+// Transformer families loaded from Hugging Face checkpoints (config.json + *.safetensors + tokenizer):
+//   BERT (post-LN, erf GELU, padding mask, token types), DistilBERT (post-LN, no token types),
+//   GPT-2 (pre-LN, tanh GELU, causal; Conv1D weights stored [in, out]), ViT (patch embedding, class
+//   token, pre-LN). Every layer's per-head attention probabilities land in the run's LayeredTrace.
+//
+// TransformerModel is immutable once loaded and may be shared by any number of Sessions and threads;
+// a Session owns scratch buffers and the last run, so re-running on every keystroke allocates nothing
+// new once the buffers have grown.
+//
+// Tensor names are the ones Hugging Face writes, with or without the `bert.`, `distilbert.`,
+// `transformer.`, `vit.` prefixes; old `LayerNorm.gamma/beta` names are accepted; GPT-2's `attn.bias` /
+// `attn.masked_bias` buffers are ignored; tied output embeddings may be absent. Missing or mis-shaped
+// tensors are errors naming the file, the tensor and its byte offset. Pickled checkpoints
+// (pytorch_model.bin, *.pt, *.ckpt) are refused: unpickling runs code; the message says how to convert.
+#pragma once
+
+#include "attn/error.h"
+#include "attn/layered_trace.h"
+#include "attn/models/config.h"
+#include "attn/text/tokenizer.h"
+#include "attn/vision/image.h"
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::io {
+class SafeTensors;
+}
+
+namespace attn::models {
+
+// Reports progress in [0, 1] with a short description; returning false cancels (the load then fails
+// with reason "cancelled").
+using Progress = std::function<bool(double fraction, const std::string& what)>;
+
+struct Prediction {
+  int position = 0;   // token index the prediction is for ([MASK] position; GPT-2: the last token)
+  struct Candidate {
+    int id = 0;
+    std::string text;  // display form
+    float probability = 0;
+  };
+  std::vector<Candidate> top;  // best first
+};
+
+struct RunOptions {
+  Precision precision = Precision::F32;  // storage of the captured maps
+  bool hidden_states = false;             // capture the embeddings and every layer's output
+  int top_k = 5;                          // predictions per position when the head is in the file
+  std::optional<int> max_tokens;          // truncate earlier than the model's positions
+  // run_ids on BERT/DistilBERT: 1 = a real token, 0 = padding (masked out as a key, as transformers'
+  // attention_mask); empty = every token is real. Ignored by GPT-2 (causal) and ViT.
+  std::vector<int> attention_mask;
+};
+
+struct TransformerRun {
+  LayeredTrace attention;              // one Encoder (BERT, DistilBERT, ViT) or Decoder (GPT-2) stack per layer
+  std::vector<int> ids;                // token ids (ViT: empty)
+  std::vector<int> type_ids;           // BERT segment ids
+  std::vector<Matrix> hidden_states;   // layers + 1 matrices [tokens, hidden] when asked
+  std::vector<Prediction> predictions; // masked-token (BERT/DistilBERT) or next-token (GPT-2)
+  std::vector<std::string> labels;     // ViT: top classes "label (p)" when a classifier head is loaded
+  std::vector<int> special_positions;  // [CLS]/[SEP]/BOS/class-token positions, for head statistics
+  std::vector<std::string> warnings;   // e.g. "text truncated to 512 tokens (the model's positions)"
+  int grid_rows = 0, grid_cols = 0;    // ViT: patch grid (token 0 is the class token)
+};
+
+class TransformerModel {
+ public:
+  // A folder with config.json, one or more *.safetensors (model.safetensors or a sharded index) and
+  // tokenizer files (none needed for ViT).
+  static Result<std::shared_ptr<const TransformerModel>> load(const std::filesystem::path& folder,
+                                                              const Progress& progress = {});
+  // From parts already in memory (tests, benchmarks); tokenizer may be null (ids-only runs, ViT).
+  static Result<std::shared_ptr<const TransformerModel>> from_parts(
+      TransformerConfig config, const io::SafeTensors& weights,
+      std::shared_ptr<const text::Tokenizer> tokenizer, const Progress& progress = {});
+
+  ~TransformerModel();
+  const TransformerConfig& config() const;
+  const text::Tokenizer* tokenizer() const;  // null for ViT or when absent
+  bool has_prediction_head() const;          // MLM head (BERT/DistilBERT), LM head (GPT-2), classifier (ViT)
+  std::string description() const;           // "BERT · 12 layers · 12 heads · d 768 · 110 M parameters"
+  std::vector<std::string> warnings() const; // load-time notes, e.g. unused tensors
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit TransformerModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Session {
+ public:
+  explicit Session(std::shared_ptr<const TransformerModel> model);
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  const TransformerModel& model() const { return *model_; }
+
+  // Text models: tokenises with the model's tokenizer and adds the family's special tokens
+  // (BERT: [CLS] a [SEP] b [SEP] with type ids; GPT-2: none). Text beyond the model's positions is
+  // truncated with a warning in the run.
+  Result<TransformerRun> run_text(std::string_view text, std::string_view pair = {},
+                                  const RunOptions& options = {});
+  // Ids as given (special tokens included by the caller); type_ids may be empty (all 0).
+  Result<TransformerRun> run_ids(const std::vector<int>& ids, const std::vector<int>& type_ids = {},
+                                 const RunOptions& options = {});
+  // ViT: resizes (bilinear, OpenCV) to image_size, normalises with image_mean/std, patchifies.
+  Result<TransformerRun> run_image(const Image& image, const RunOptions& options = {});
+
+ private:
+  std::shared_ptr<const TransformerModel> model_;
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+// "pytorch_model.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl": refused with how to convert them.
+bool is_pickled_checkpoint(const std::filesystem::path& path);
+std::string pickled_checkpoint_message(const std::filesystem::path& path);
+
+}  // namespace attn::models

@@ -1,0 +1,525 @@
+// Loading: Hugging Face tensor names -> the fused, pre-transposed layout of transformer_impl.h.
+#include "attn/io/safetensors.h"
+#include "attn/models/transformer.h"
+#include "transformer_impl.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace attn::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// One or more safetensors files seen as one name space; remembers which tensors were read.
+class TensorReader {
+ public:
+  explicit TensorReader(std::vector<const io::SafeTensors*> shards) : shards_(std::move(shards)) {}
+
+  struct Found {
+    const io::SafeTensors* file = nullptr;
+    const io::TensorInfo* info = nullptr;
+  };
+  Found find(std::string_view name) const {
+    for (const auto* s : shards_) {
+      if (const auto* t = s->find(name)) return {s, t};
+    }
+    return {};
+  }
+  bool has(std::string_view name) const { return find(name).info != nullptr; }
+  std::string file_name() const { return shards_.empty() ? std::string() : shards_.front()->name(); }
+
+  // The tensor as floats, its shape checked against `shape` (leading 1s of the file's shape are allowed
+  // to be absent from `shape`, as [1, 1, d] class tokens and [1, n, d] position tables have them).
+  Result<std::vector<float>> read(const std::string& name, std::vector<std::int64_t> shape) {
+    const Found f = find(name);
+    if (!f.info) return fail("missing tensor '" + name + "'", file_name());
+    std::vector<std::int64_t> have = f.info->shape;
+    while (have.size() > shape.size() && have.front() == 1) have.erase(have.begin());
+    if (have != shape) {
+      return std::unexpected(f.file->error(*f.info, "tensor '" + name + "' has shape " + shape_text(f.info->shape) +
+                                                        ", the config implies " + shape_text(shape)));
+    }
+    auto values = f.file->to_float(*f.info);
+    if (!values) return std::unexpected(values.error());
+    used_.insert(name);
+    parameters_ += f.info->elements();
+    return values;
+  }
+  Result<Matrix> matrix(const std::string& name, Index rows, Index cols) {
+    auto v = read(name, {rows, cols});
+    if (!v) return std::unexpected(v.error());
+    return Matrix(Eigen::Map<const Matrix>(v->data(), rows, cols));
+  }
+  // A [out, in] nn.Linear weight as [in, out].
+  Result<Matrix> linear_t(const std::string& name, Index out, Index in) {
+    auto v = read(name, {out, in});
+    if (!v) return std::unexpected(v.error());
+    return Matrix(Eigen::Map<const Matrix>(v->data(), out, in).transpose());
+  }
+  Result<RowVector> vector(const std::string& name, Index n) {
+    auto v = read(name, {n});
+    if (!v) return std::unexpected(v.error());
+    return RowVector(Eigen::Map<const RowVector>(v->data(), n));
+  }
+  // A layer norm under either naming: `.weight`/`.bias` or the old `.gamma`/`.beta`.
+  Result<void> layer_norm(const std::string& base, Index n, RowVector& gamma, RowVector& beta) {
+    const std::string g = has(base + ".gamma") && !has(base + ".weight") ? base + ".gamma" : base + ".weight";
+    const std::string b = has(base + ".beta") && !has(base + ".bias") ? base + ".beta" : base + ".bias";
+    auto gv = vector(g, n);
+    if (!gv) return std::unexpected(gv.error());
+    auto bv = vector(b, n);
+    if (!bv) return std::unexpected(bv.error());
+    gamma = std::move(*gv);
+    beta = std::move(*bv);
+    return {};
+  }
+  void mark_used(const std::string& name) { used_.insert(name); }
+  void uncount(std::int64_t elements) { parameters_ -= elements; }
+
+  std::vector<std::string> unused(const std::vector<std::string>& ignorable_fragments) const {
+    std::vector<std::string> out;
+    for (const auto* s : shards_) {
+      for (const auto& t : s->tensors()) {
+        if (used_.count(t.name)) continue;
+        bool ignore = false;
+        for (const auto& frag : ignorable_fragments) ignore = ignore || t.name.find(frag) != std::string::npos;
+        if (!ignore) out.push_back(t.name);
+      }
+    }
+    return out;
+  }
+  std::int64_t parameters() const { return parameters_; }
+
+ private:
+  std::vector<const io::SafeTensors*> shards_;
+  std::set<std::string, std::less<>> used_;
+  std::int64_t parameters_ = 0;
+};
+
+#define ATTN_TRY(expr)                                 \
+  do {                                                 \
+    auto attn_try_result_ = (expr);                    \
+    if (!attn_try_result_) return std::unexpected(attn_try_result_.error()); \
+  } while (false)
+#define ATTN_ASSIGN(lhs, expr)                         \
+  do {                                                 \
+    auto attn_assign_result_ = (expr);                 \
+    if (!attn_assign_result_) return std::unexpected(attn_assign_result_.error()); \
+    lhs = std::move(*attn_assign_result_);             \
+  } while (false)
+
+// Q, K, V ([out, in] each, or GPT-2's fused [in, 3 out]) -> one [d, 3d] matrix, Q scaled.
+struct QkvParts {
+  Matrix q, k, v;  // [in, out]
+  RowVector qb, kb, vb;
+};
+void fuse_qkv(LayerWeights& w, QkvParts& p, Index d, float scale) {
+  w.qkv.resize(d, 3 * d);
+  w.qkv.leftCols(d) = p.q * scale;
+  w.qkv.middleCols(d, d) = p.k;
+  w.qkv.rightCols(d) = p.v;
+  w.qkv_bias.resize(3 * d);
+  w.qkv_bias.head(d) = p.qb * scale;
+  w.qkv_bias.segment(d, d) = p.kb;
+  w.qkv_bias.tail(d) = p.vb;
+}
+
+std::string pick_prefix(const TensorReader& r, std::initializer_list<const char*> prefixes, const std::string& marker) {
+  for (const char* p : prefixes) {
+    if (r.has(std::string(p) + marker)) return p;
+  }
+  return *prefixes.begin();
+}
+
+Result<void> check_config(const TransformerConfig& c) {
+  if (c.hidden <= 0 || c.heads <= 0 || c.layers <= 0 || c.intermediate <= 0 || c.max_positions <= 0)
+    return fail("config: hidden size, heads, layers, intermediate size and positions must be positive");
+  if (c.hidden % c.heads != 0) return fail("config: hidden size " + std::to_string(c.hidden) + " is not divisible by " +
+                                           std::to_string(c.heads) + " heads");
+  if (c.family != Family::Vit && c.vocab_size <= 0) return fail("config: vocab_size must be positive");
+  if (c.family == Family::Vit && (c.patch_size <= 0 || c.image_size < c.patch_size || c.num_channels <= 0))
+    return fail("config: image_size, patch_size and num_channels must be positive");
+  return {};
+}
+
+class Loader {
+ public:
+  Loader(TransformerModel::Impl& m, TensorReader& r, const Progress& progress) : m_(m), r_(r), progress_(progress) {}
+
+  Result<void> run() {
+    const auto& c = m_.config;
+    ATTN_TRY(check_config(c));
+    if (!report(0.0, "embeddings")) return fail("cancelled");
+    switch (c.family) {
+      case Family::Bert: ATTN_TRY(bert()); break;
+      case Family::DistilBert: ATTN_TRY(distilbert()); break;
+      case Family::Gpt2: ATTN_TRY(gpt2()); break;
+      case Family::Vit: ATTN_TRY(vit()); break;
+    }
+    if (!report(1.0, "done")) return fail("cancelled");
+    const auto unused = r_.unused({"position_ids", "attn.bias", "attn.masked_bias", "pooler.", "seq_relationship"});
+    if (!unused.empty()) {
+      std::string w = std::to_string(unused.size()) + " tensor" + (unused.size() == 1 ? "" : "s") + " not used: ";
+      for (std::size_t i = 0; i < unused.size() && i < 8; ++i) w += (i ? ", " : "") + unused[i];
+      if (unused.size() > 8) w += ", ...";
+      m_.warnings.push_back(std::move(w));
+    }
+    m_.parameters = r_.parameters();
+    return {};
+  }
+
+ private:
+  bool report(double f, const std::string& what) { return !progress_ || progress_(f, what); }
+  Result<void> layer_progress(int i) {
+    if (!report((i + 1.0) / (m_.config.layers + 1.0), "layer " + std::to_string(i + 1) + " of " +
+                                                          std::to_string(m_.config.layers)))
+      return fail("cancelled");
+    return {};
+  }
+  float q_scale() const { return 1.0f / std::sqrt(static_cast<float>(m_.config.head_dim())); }
+
+  Result<void> linear_qkv(LayerWeights& w, const std::string& q, const std::string& k, const std::string& v,
+                          bool bias) {
+    const Index d = m_.config.hidden;
+    QkvParts p;
+    ATTN_ASSIGN(p.q, r_.linear_t(q + ".weight", d, d));
+    ATTN_ASSIGN(p.k, r_.linear_t(k + ".weight", d, d));
+    ATTN_ASSIGN(p.v, r_.linear_t(v + ".weight", d, d));
+    if (bias) {
+      ATTN_ASSIGN(p.qb, r_.vector(q + ".bias", d));
+      ATTN_ASSIGN(p.kb, r_.vector(k + ".bias", d));
+      ATTN_ASSIGN(p.vb, r_.vector(v + ".bias", d));
+    } else {
+      p.qb = p.kb = p.vb = RowVector::Zero(d);
+    }
+    fuse_qkv(w, p, d, q_scale());
+    return {};
+  }
+  Result<void> linear(const std::string& base, Index out, Index in, Matrix& w, RowVector& b) {
+    ATTN_ASSIGN(w, r_.linear_t(base + ".weight", out, in));
+    ATTN_ASSIGN(b, r_.vector(base + ".bias", out));
+    return {};
+  }
+  // Output embedding: absent or equal to the input embedding => tied (kept once).
+  Result<void> output_embedding(const std::string& name) {
+    if (!r_.has(name)) return {};
+    Matrix dec;
+    ATTN_ASSIGN(dec, r_.matrix(name, m_.config.vocab_size, m_.config.hidden));
+    if (dec != m_.word) {
+      m_.decoder = std::move(dec);
+    } else {
+      r_.uncount(dec.size());  // tied: counted once, as transformers counts it
+    }
+    return {};
+  }
+
+  Result<void> bert() {
+    const auto& c = m_.config;
+    const Index d = c.hidden, f = c.intermediate;
+    const std::string p = pick_prefix(r_, {"bert.", ""}, "embeddings.word_embeddings.weight");
+    ATTN_ASSIGN(m_.word, r_.matrix(p + "embeddings.word_embeddings.weight", c.vocab_size, d));
+    ATTN_ASSIGN(m_.positions, r_.matrix(p + "embeddings.position_embeddings.weight", c.max_positions, d));
+    ATTN_ASSIGN(m_.types, r_.matrix(p + "embeddings.token_type_embeddings.weight", c.type_vocab_size, d));
+    ATTN_TRY(r_.layer_norm(p + "embeddings.LayerNorm", d, m_.embed_gamma, m_.embed_beta));
+    m_.layers.resize(static_cast<std::size_t>(c.layers));
+    for (int i = 0; i < c.layers; ++i) {
+      auto& w = m_.layers[static_cast<std::size_t>(i)];
+      const std::string L = p + "encoder.layer." + std::to_string(i) + ".";
+      ATTN_TRY(linear_qkv(w, L + "attention.self.query", L + "attention.self.key", L + "attention.self.value", true));
+      ATTN_TRY(linear(L + "attention.output.dense", d, d, w.out, w.out_bias));
+      ATTN_TRY(r_.layer_norm(L + "attention.output.LayerNorm", d, w.norm1_gamma, w.norm1_beta));
+      ATTN_TRY(linear(L + "intermediate.dense", f, d, w.fc1, w.fc1_bias));
+      ATTN_TRY(linear(L + "output.dense", d, f, w.fc2, w.fc2_bias));
+      ATTN_TRY(r_.layer_norm(L + "output.LayerNorm", d, w.norm2_gamma, w.norm2_beta));
+      ATTN_TRY(layer_progress(i));
+    }
+    if (r_.has("cls.predictions.transform.dense.weight")) {
+      ATTN_TRY(linear("cls.predictions.transform.dense", d, d, m_.head_dense, m_.head_dense_bias));
+      ATTN_TRY(r_.layer_norm("cls.predictions.transform.LayerNorm", d, m_.head_gamma, m_.head_beta));
+      ATTN_TRY(output_embedding("cls.predictions.decoder.weight"));
+      const std::string bias = r_.has("cls.predictions.bias") ? "cls.predictions.bias" : "cls.predictions.decoder.bias";
+      ATTN_ASSIGN(m_.decoder_bias, r_.vector(bias, c.vocab_size));
+      if (r_.has("cls.predictions.decoder.bias")) r_.mark_used("cls.predictions.decoder.bias");
+      m_.has_head = true;
+    }
+    return {};
+  }
+
+  Result<void> distilbert() {
+    const auto& c = m_.config;
+    const Index d = c.hidden, f = c.intermediate;
+    const std::string p = pick_prefix(r_, {"distilbert.", ""}, "embeddings.word_embeddings.weight");
+    ATTN_ASSIGN(m_.word, r_.matrix(p + "embeddings.word_embeddings.weight", c.vocab_size, d));
+    const std::string pos = p + "embeddings.position_embeddings.weight";
+    if (c.sinusoidal_positions && !r_.has(pos)) {
+      // transformers' create_sinusoidal_embeddings: sin on even columns, cos on odd, 10000^(2 (j / 2) / d).
+      m_.positions = sinusoidal_positions(c.max_positions, d);
+    } else {
+      ATTN_ASSIGN(m_.positions, r_.matrix(pos, c.max_positions, d));
+    }
+    ATTN_TRY(r_.layer_norm(p + "embeddings.LayerNorm", d, m_.embed_gamma, m_.embed_beta));
+    m_.layers.resize(static_cast<std::size_t>(c.layers));
+    for (int i = 0; i < c.layers; ++i) {
+      auto& w = m_.layers[static_cast<std::size_t>(i)];
+      const std::string L = p + "transformer.layer." + std::to_string(i) + ".";
+      ATTN_TRY(linear_qkv(w, L + "attention.q_lin", L + "attention.k_lin", L + "attention.v_lin", true));
+      ATTN_TRY(linear(L + "attention.out_lin", d, d, w.out, w.out_bias));
+      ATTN_TRY(r_.layer_norm(L + "sa_layer_norm", d, w.norm1_gamma, w.norm1_beta));
+      ATTN_TRY(linear(L + "ffn.lin1", f, d, w.fc1, w.fc1_bias));
+      ATTN_TRY(linear(L + "ffn.lin2", d, f, w.fc2, w.fc2_bias));
+      ATTN_TRY(r_.layer_norm(L + "output_layer_norm", d, w.norm2_gamma, w.norm2_beta));
+      ATTN_TRY(layer_progress(i));
+    }
+    if (r_.has("vocab_transform.weight")) {
+      ATTN_TRY(linear("vocab_transform", d, d, m_.head_dense, m_.head_dense_bias));
+      ATTN_TRY(r_.layer_norm("vocab_layer_norm", d, m_.head_gamma, m_.head_beta));
+      ATTN_TRY(output_embedding("vocab_projector.weight"));
+      ATTN_ASSIGN(m_.decoder_bias, r_.vector("vocab_projector.bias", c.vocab_size));
+      m_.has_head = true;
+    }
+    return {};
+  }
+
+  Result<void> gpt2() {
+    const auto& c = m_.config;
+    const Index d = c.hidden, f = c.intermediate;
+    const std::string p = pick_prefix(r_, {"transformer.", ""}, "wte.weight");
+    ATTN_ASSIGN(m_.word, r_.matrix(p + "wte.weight", c.vocab_size, d));
+    ATTN_ASSIGN(m_.positions, r_.matrix(p + "wpe.weight", c.max_positions, d));
+    m_.layers.resize(static_cast<std::size_t>(c.layers));
+    for (int i = 0; i < c.layers; ++i) {
+      auto& w = m_.layers[static_cast<std::size_t>(i)];
+      const std::string L = p + "h." + std::to_string(i) + ".";
+      ATTN_TRY(r_.layer_norm(L + "ln_1", d, w.norm1_gamma, w.norm1_beta));
+      // Conv1D stores [in, out]: c_attn is already the fused [d, 3d] layout.
+      ATTN_ASSIGN(w.qkv, r_.matrix(L + "attn.c_attn.weight", d, 3 * d));
+      ATTN_ASSIGN(w.qkv_bias, r_.vector(L + "attn.c_attn.bias", 3 * d));
+      w.qkv.leftCols(d) *= q_scale();
+      w.qkv_bias.head(d) *= q_scale();
+      ATTN_ASSIGN(w.out, r_.matrix(L + "attn.c_proj.weight", d, d));
+      ATTN_ASSIGN(w.out_bias, r_.vector(L + "attn.c_proj.bias", d));
+      ATTN_TRY(r_.layer_norm(L + "ln_2", d, w.norm2_gamma, w.norm2_beta));
+      ATTN_ASSIGN(w.fc1, r_.matrix(L + "mlp.c_fc.weight", d, f));
+      ATTN_ASSIGN(w.fc1_bias, r_.vector(L + "mlp.c_fc.bias", f));
+      ATTN_ASSIGN(w.fc2, r_.matrix(L + "mlp.c_proj.weight", f, d));
+      ATTN_ASSIGN(w.fc2_bias, r_.vector(L + "mlp.c_proj.bias", d));
+      ATTN_TRY(layer_progress(i));
+    }
+    ATTN_TRY(r_.layer_norm(p + "ln_f", d, m_.final_gamma, m_.final_beta));
+    ATTN_TRY(output_embedding("lm_head.weight"));
+    m_.has_head = true;  // the LM head is tied to wte
+    return {};
+  }
+
+  Result<void> vit() {
+    const auto& c = m_.config;
+    const Index d = c.hidden, f = c.intermediate;
+    const Index grid = c.image_size / c.patch_size;
+    const Index tokens = grid * grid + 1;
+    const std::string p = pick_prefix(r_, {"vit.", ""}, "embeddings.cls_token");
+    ATTN_ASSIGN(m_.class_token, r_.vector(p + "embeddings.cls_token", d));
+    ATTN_ASSIGN(m_.positions, r_.matrix(p + "embeddings.position_embeddings", tokens, d));
+    {
+      const std::string name = p + "embeddings.patch_embeddings.projection.weight";
+      const Index pp = c.patch_size;
+      auto v = r_.read(name, {d, c.num_channels, pp, pp});
+      if (!v) return std::unexpected(v.error());
+      m_.patch = Eigen::Map<const Matrix>(v->data(), d, c.num_channels * pp * pp).transpose();
+      ATTN_ASSIGN(m_.patch_bias, r_.vector(p + "embeddings.patch_embeddings.projection.bias", d));
+    }
+    m_.layers.resize(static_cast<std::size_t>(c.layers));
+    for (int i = 0; i < c.layers; ++i) {
+      auto& w = m_.layers[static_cast<std::size_t>(i)];
+      const std::string L = p + "encoder.layer." + std::to_string(i) + ".";
+      ATTN_TRY(r_.layer_norm(L + "layernorm_before", d, w.norm1_gamma, w.norm1_beta));
+      const std::string A = L + "attention.attention.";
+      ATTN_TRY(linear_qkv(w, A + "query", A + "key", A + "value", c.qkv_bias || r_.has(A + "query.bias")));
+      ATTN_TRY(linear(L + "attention.output.dense", d, d, w.out, w.out_bias));
+      ATTN_TRY(r_.layer_norm(L + "layernorm_after", d, w.norm2_gamma, w.norm2_beta));
+      ATTN_TRY(linear(L + "intermediate.dense", f, d, w.fc1, w.fc1_bias));
+      ATTN_TRY(linear(L + "output.dense", d, f, w.fc2, w.fc2_bias));
+      ATTN_TRY(layer_progress(i));
+    }
+    ATTN_TRY(r_.layer_norm(p + "layernorm", d, m_.final_gamma, m_.final_beta));
+    if (const auto found = r_.find("classifier.weight"); found.info && found.info->shape.size() == 2) {
+      const Index labels = found.info->shape[0];
+      ATTN_ASSIGN(m_.classifier, r_.linear_t("classifier.weight", labels, d));
+      ATTN_ASSIGN(m_.classifier_bias, r_.vector("classifier.bias", labels));
+      m_.has_head = true;
+    }
+    return {};
+  }
+
+  TransformerModel::Impl& m_;
+  TensorReader& r_;
+  const Progress& progress_;
+};
+
+Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
+                                                      std::vector<const io::SafeTensors*> shards,
+                                                      std::shared_ptr<const text::Tokenizer> tokenizer,
+                                                      const Progress& progress, std::vector<std::string> warnings) {
+  auto impl = std::make_unique<TransformerModel::Impl>();
+  impl->config = std::move(config);
+  impl->tokenizer = std::move(tokenizer);
+  impl->warnings = std::move(warnings);
+  TensorReader reader(std::move(shards));
+  Loader loader(*impl, reader, progress);
+  // On failure `impl` is dropped here: nothing half-built survives.
+  if (auto ok = loader.run(); !ok) return std::unexpected(ok.error());
+  return impl;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TransformerModel::TransformerModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TransformerModel::~TransformerModel() = default;
+const TransformerConfig& TransformerModel::config() const { return impl_->config; }
+const text::Tokenizer* TransformerModel::tokenizer() const { return impl_->tokenizer.get(); }
+bool TransformerModel::has_prediction_head() const { return impl_->has_head; }
+std::vector<std::string> TransformerModel::warnings() const { return impl_->warnings; }
+
+std::string TransformerModel::description() const {
+  const auto& c = impl_->config;
+  std::string family;
+  switch (c.family) {
+    case Family::Bert: family = "BERT"; break;
+    case Family::DistilBert: family = "DistilBERT"; break;
+    case Family::Gpt2: family = "GPT-2"; break;
+    case Family::Vit: family = "ViT"; break;
+  }
+  const double millions = static_cast<double>(impl_->parameters) / 1e6;
+  const std::string params = millions >= 1.0 ? std::to_string(static_cast<long long>(std::lround(millions))) + " M"
+                                             : std::to_string(impl_->parameters);
+  return family + " \xC2\xB7 " + std::to_string(c.layers) + " layers \xC2\xB7 " + std::to_string(c.heads) +
+         " heads \xC2\xB7 d " + std::to_string(c.hidden) + " \xC2\xB7 " + params + " parameters";
+}
+
+Result<std::shared_ptr<const TransformerModel>> TransformerModel::from_parts(
+    TransformerConfig config, const io::SafeTensors& weights, std::shared_ptr<const text::Tokenizer> tokenizer,
+    const Progress& progress) {
+  try {
+    auto impl = build(std::move(config), {&weights}, std::move(tokenizer), progress, {});
+    if (!impl) return std::unexpected(impl.error());
+    return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while loading the model", weights.name());
+  }
+}
+
+Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs::path& folder,
+                                                                       const Progress& progress) {
+  try {
+    std::error_code ec;
+    if (fs::is_regular_file(folder, ec)) {
+      if (is_pickled_checkpoint(folder)) return fail(pickled_checkpoint_message(folder), folder.string());
+      return fail("expected a model folder (config.json + model.safetensors), got a file", folder.string());
+    }
+    if (!fs::is_directory(folder, ec)) return fail("no such folder", folder.string());
+
+    // The weights: a sharded index, model.safetensors, or the folder's only *.safetensors.
+    std::vector<fs::path> files;
+    const fs::path index = folder / "model.safetensors.index.json";
+    if (fs::exists(index, ec)) {
+      const auto json = nlohmann::json::parse(read_file(index), nullptr, false);
+      if (json.is_discarded() || !json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object())
+        return fail("not a safetensors index: expected an object with a \"weight_map\"", index.string());
+      std::set<std::string> names;
+      for (const auto& [tensor, file] : json["weight_map"].items()) {
+        if (!file.is_string()) return fail("weight_map[\"" + tensor + "\"] is not a file name", index.string());
+        const std::string f = file.get<std::string>();
+        if (f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "..")
+          return fail("weight_map names a file outside the folder: " + f, index.string());
+        names.insert(f);
+      }
+      for (const auto& n : names) files.push_back(folder / n);
+    } else if (fs::exists(folder / "model.safetensors", ec)) {
+      files.push_back(folder / "model.safetensors");
+    } else {
+      for (const auto& e : fs::directory_iterator(folder, ec)) {
+        if (is_pickled_checkpoint(e.path())) return fail(pickled_checkpoint_message(e.path()), e.path().string());
+      }
+      return fail("no model.safetensors (or model.safetensors.index.json) in the folder", folder.string());
+    }
+
+    auto config = load_config(folder);
+    if (!config) return std::unexpected(config.error());
+
+    std::vector<std::string> warnings;
+    std::shared_ptr<const text::Tokenizer> tokenizer;
+    if (config->family != Family::Vit) {
+      auto tok = text::load_tokenizer_dir(folder);
+      if (tok) {
+        tokenizer = std::shared_ptr<const text::Tokenizer>(std::move(*tok));
+      } else {
+        warnings.push_back("no tokenizer (" + tok.error().message() + "): only token ids can be run");
+      }
+    }
+
+    std::vector<io::SafeTensors> shards;
+    shards.reserve(files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (progress && !progress(0.0, "opening " + files[i].filename().string())) return fail("cancelled");
+      auto st = io::SafeTensors::open(files[i]);
+      if (!st) return std::unexpected(st.error());
+      shards.push_back(std::move(*st));
+    }
+    std::vector<const io::SafeTensors*> ptrs;
+    for (const auto& s : shards) ptrs.push_back(&s);
+
+    auto impl = build(std::move(*config), std::move(ptrs), std::move(tokenizer), progress, std::move(warnings));
+    if (!impl) return std::unexpected(impl.error());
+    return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while loading the model", folder.string());
+  } catch (const std::exception& e) {
+    return fail(std::string("could not load the model: ") + e.what(), folder.string());
+  }
+}
+
+bool is_pickled_checkpoint(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (ext == ".pt" || ext == ".pth" || ext == ".ckpt" || ext == ".pkl" || ext == ".pickle") return true;
+  return ext == ".bin" && starts_with(path.filename().string(), "pytorch_model");
+}
+
+std::string pickled_checkpoint_message(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return name +
+         " is a pickled PyTorch checkpoint; AttnScope loads only safetensors because unpickling runs code. "
+         "Convert it (only if you trust the file) with: python3 -c \"import torch; from safetensors.torch import "
+         "save_file; sd = torch.load('" +
+         name +
+         "', map_location='cpu', weights_only=True); save_file({k: v.contiguous().clone() for k, v in sd.items()}, "
+         "'model.safetensors', metadata={'format': 'pt'})\" (the clone() un-ties shared weights, which save_file "
+         "refuses), or with transformers: model = <ModelClass>.from_pretrained(folder); "
+         "model.save_pretrained(folder, safe_serialization=True)";
+}
+
+}  // namespace attn::models

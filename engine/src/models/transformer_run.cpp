@@ -1,0 +1,620 @@
+// The forward passes. One layer is four large GEMMs (fused QKV, output projection, FFN in and out),
+// each a single sgemm over all tokens handed to OpenBLAS with its threads, plus per-head attention run
+// as parallel (head, row block) tasks whose scores are written straight into the run's HeadStack and
+// normalised there (no copy for float32 maps). Everything between the GEMMs (biases, GELU, residuals,
+// layer norms) is one fused pass over the rows, parallel for long inputs.
+#include "attn/models/transformer.h"
+#include "transformer_impl.h"
+
+#include "../mechanisms/exp_kernel.h"
+#include "attention_tiles.h"
+
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+namespace attn::models {
+
+namespace {
+
+using Strided = Eigen::OuterStride<>;
+using StridedMap = Eigen::Map<Matrix, 0, Strided>;
+using ConstStridedMap = Eigen::Map<const Matrix, 0, Strided>;
+using MatrixMapW = Eigen::Map<Matrix>;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+
+// Rows at which the elementwise passes start to share rows between threads: below it, waking the
+// second thread costs more than the pass.
+constexpr Index kParallelRows = 256;
+// Query rows per attention task: 32 rows of scores (64 KiB at 512 keys, 256 KiB at 2,048) stay in L2
+// from the Q K^T tile through the softmax to the weights x V tile.
+constexpr Index kRowBlock = 32;
+
+// A float buffer whose capacity only grows: a session re-running shorter inputs allocates nothing.
+struct Buffer {
+  std::vector<float, Eigen::aligned_allocator<float>> data;  // 32-byte aligned for the packed panels
+  float* get(std::size_t n) {
+    if (data.size() < n) data.resize(n);
+    return data.data();
+  }
+};
+
+template <class F>
+void for_rows(Index n, const F& f) {
+#pragma omp parallel for schedule(static) if (n >= kParallelRows)
+  for (Index i = 0; i < n; ++i) f(i);
+}
+
+void layer_norm_row(const float* in, float* out, const RowVector& g, const RowVector& b, Index d, float eps) {
+  ConstArrayMap x(in, d);
+  const float mean = x.sum() / static_cast<float>(d);
+  const float var = (x - mean).square().sum() / static_cast<float>(d);
+  const float inv = 1.0f / std::sqrt(var + eps);
+  ArrayMap(out, d) = (x - mean) * inv * g.transpose().array() + b.transpose().array();
+}
+
+void to_half(const float* src, Eigen::half* dst, Index n) {
+  Index j = 0;
+#if defined(__AVX2__) && defined(__F16C__)
+  auto* out = reinterpret_cast<std::uint16_t*>(dst);
+  for (; j + 8 <= n; j += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), h);
+  }
+#endif
+  for (; j < n; ++j) dst[j] = Eigen::half(src[j]);
+}
+
+// act(row + bias) in place.
+void bias_activation(float* row, const RowVector& bias, Index f, Activation act) {
+  ArrayMap h(row, f);
+  h += bias.transpose().array();
+  switch (act) {
+    case Activation::GeluErf: h = 0.5f * h * (1.0f + (h * 0.70710678118654752f).erf()); break;
+    case Activation::GeluTanh: {
+      constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+      h = 0.5f * h * (1.0f + (k * (h + 0.044715f * h.cube())).tanh());
+      break;
+    }
+    case Activation::Relu: h = h.max(0.0f); break;
+  }
+}
+
+std::string format_probability(float p) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 3);
+  return std::string(buf, r.ptr);
+}
+
+struct RunBuffers {
+  Buffer x, xn, qkv, ctx, proj, ffn, packed;
+  std::vector<Buffer> scores;  // per thread: one row block of scores for F16 maps
+  std::vector<float> key_bias; // 0 or -inf per key (padding)
+};
+
+}  // namespace
+
+struct Session::Scratch : RunBuffers {};
+
+Session::Session(std::shared_ptr<const TransformerModel> model)
+    : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+namespace {
+
+struct Forward {
+  const TransformerModel::Impl& m;
+  RunBuffers& s;
+  const RunOptions& options;
+  TransformerRun& run;
+  Index n = 0;
+
+  Index d() const { return m.config.hidden; }
+
+  // One row block of one head: scores S (rows x keys, row stride ld) -> softmax in place (key bias,
+  // causal limit; masked and future keys exactly 0).
+  static void softmax_block(float* S, Index ld, Index rows, Index r0, Index keys, bool causal, const float* key_bias) {
+    for (Index i = 0; i < rows; ++i) {
+      float* row = S + i * ld;
+      const Index valid = causal ? r0 + i + 1 : keys;
+      if (key_bias) ArrayMap(row, valid) += ConstArrayMap(key_bias, valid);
+      const float shift = ConstArrayMap(row, valid).maxCoeff();
+      const float sum = detail::exp_shifted_sum(row, valid, shift, 1.0f);
+      if (sum > 0.0f) {
+        ArrayMap(row, valid) *= 1.0f / sum;
+      } else {
+        ArrayMap(row, valid).setConstant(1.0f / static_cast<float>(valid));  // every key masked: as torch
+      }
+      if (valid < keys) ArrayMap(row + valid, keys - valid).setZero();  // the future: exactly 0
+    }
+  }
+
+  // softmax(Q_h K_h^T + key bias) for every head, into the run's maps; context = P V_h into ctx.
+  // Tasks are (head, block of query rows), head-major so that consecutive tasks reuse one head's packed
+  // keys and values from L2. Causal blocks only compute keys up to their last row.
+  void attention(const float* qkv, float* ctx, HeadStack& maps, bool causal, const float* key_bias) {
+    const Index D = d();
+    const int H = m.config.heads;
+    const Index dh = D / H;
+    const Index blocks = (n + kRowBlock - 1) / kRowBlock;
+    const Index tasks = blocks * H;
+    const bool f16 = maps.precision() == Precision::F16;
+    const int threads = omp_get_max_threads();
+    if (f16) {
+      s.scores.resize(static_cast<std::size_t>(threads));
+      for (auto& b : s.scores) b.get(static_cast<std::size_t>(kRowBlock * n));
+    }
+    // Waking the second thread costs more than a tiny problem.
+    const bool parallel = tasks > 1 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(D) > 5.0e5;
+#ifdef ATTN_ATTENTION_TILES
+    const Index packed_k = tiles::padded(n) * dh, packed_v = n * tiles::padded(dh);
+    float* packed = s.packed.get(static_cast<std::size_t>((packed_k + packed_v) * H));
+#endif
+#pragma omp parallel if (parallel)
+    {
+#ifdef ATTN_ATTENTION_TILES
+#pragma omp for schedule(static)
+      for (int h = 0; h < H; ++h) {
+        float* base = packed + h * (packed_k + packed_v);
+        tiles::pack_keys(qkv + D + h * dh, n, dh, 3 * D, base);
+        tiles::pack_values(qkv + 2 * D + h * dh, n, dh, 3 * D, base + packed_k);
+      }
+#endif
+#pragma omp for schedule(dynamic)
+      for (Index task = 0; task < tasks; ++task) {
+        const int h = static_cast<int>(task / blocks);
+        // Causal blocks grow with the row: the largest of each head first, so the schedule ends even.
+        const Index b = causal ? blocks - 1 - task % blocks : task % blocks;
+        const Index r0 = b * kRowBlock;
+        const Index rows = std::min(kRowBlock, n - r0);
+        const Index keys = causal ? r0 + rows : n;
+        float* S;
+        Index ld;
+        if (f16) {
+          S = s.scores[static_cast<std::size_t>(omp_get_thread_num())].data.data();
+          ld = keys;
+        } else {
+          S = maps.f32(h) + r0 * n;  // straight into the run's map: no copy
+          ld = n;
+        }
+        // 1/sqrt(d_h) is folded into Q's weights.
+#ifdef ATTN_ATTENTION_TILES
+        const float* base = packed + h * (packed_k + packed_v);
+        tiles::tile_block(qkv + r0 * 3 * D + h * dh, 3 * D, rows, base, dh * tiles::kPanel, dh, keys, S, ld);
+        softmax_block(S, ld, rows, r0, keys, causal, key_bias);
+        tiles::tile_block(S, ld, rows, base + packed_k, n * tiles::kPanel, keys, dh, ctx + r0 * D + h * dh, D);
+#else
+        StridedMap scores(S, rows, keys, Strided(ld));
+        ConstStridedMap q(qkv + r0 * 3 * D + h * dh, rows, dh, Strided(3 * D));
+        ConstStridedMap k(qkv + D + h * dh, keys, dh, Strided(3 * D));
+        ConstStridedMap v(qkv + 2 * D + h * dh, keys, dh, Strided(3 * D));
+        scores.noalias() = q * k.transpose();
+        softmax_block(S, ld, rows, r0, keys, causal, key_bias);
+        StridedMap c(ctx + r0 * D + h * dh, rows, dh, Strided(D));
+        c.noalias() = scores * v;
+#endif
+        // The stack is uninitialised: columns beyond `keys` (the causal future of the block) are set here.
+        if (f16) {
+          for (Index i = 0; i < rows; ++i) {
+            Eigen::half* out = maps.f16(h) + (r0 + i) * n;
+            to_half(S + i * ld, out, keys);
+            std::fill(out + keys, out + n, Eigen::half(0.0f));
+          }
+        } else if (keys < n) {
+          for (Index i = 0; i < rows; ++i) ArrayMap(S + i * ld + keys, n - keys).setZero();
+        }
+      }
+    }
+  }
+
+  // x [n, d] holds the embeddings (already normalised for post-LN families).
+  void layers(float* x) {
+    const auto& c = m.config;
+    const Index D = d(), F = c.intermediate;
+    const bool post = m.post_ln();
+    const float eps = c.layer_norm_eps;
+    const bool causal = c.family == Family::Gpt2;
+    float* xn = post ? x : s.xn.get(static_cast<std::size_t>(n * D));
+    float* qkv = s.qkv.get(static_cast<std::size_t>(n * 3 * D));
+    float* ctx = s.ctx.get(static_cast<std::size_t>(n * D));
+    float* proj = s.proj.get(static_cast<std::size_t>(n * D));
+    float* ffn = s.ffn.get(static_cast<std::size_t>(n * F));
+    MatrixMapW X(x, n, D), XN(xn, n, D), QKV(qkv, n, 3 * D), CTX(ctx, n, D), P(proj, n, D), FFN(ffn, n, F);
+    const float* key_bias = s.key_bias.empty() ? nullptr : s.key_bias.data();
+    const Stage stage = causal ? Stage::Decoder : Stage::Encoder;
+
+    if (!post) {
+      const auto& w0 = m.layers.front();
+      for_rows(n, [&](Index i) { layer_norm_row(x + i * D, xn + i * D, w0.norm1_gamma, w0.norm1_beta, D, eps); });
+    }
+    if (options.hidden_states) run.hidden_states.emplace_back(X);
+
+    for (int l = 0; l < c.layers; ++l) {
+      const auto& w = m.layers[static_cast<std::size_t>(l)];
+      // Q, K, V: one GEMM; the bias is the initial value of the accumulation (Eigen zeroes the
+      // destination of `=` anyway).
+      QKV.rowwise() = w.qkv_bias;
+      QKV.noalias() += XN * w.qkv;
+
+      LayerAttention layer;
+      layer.stage = stage;
+      layer.layer = l;
+      layer.maps = HeadStack(c.heads, n, n, options.precision, HeadStack::Init::Uninitialised);
+      attention(qkv, ctx, layer.maps, causal, key_bias);
+      run.attention.layers.push_back(std::move(layer));
+
+      P.noalias() = CTX * w.out;
+      if (post) {
+        for_rows(n, [&](Index i) {
+          ArrayMap r(x + i * D, D);
+          r += ConstArrayMap(proj + i * D, D) + w.out_bias.transpose().array();
+          layer_norm_row(x + i * D, x + i * D, w.norm1_gamma, w.norm1_beta, D, eps);
+        });
+      } else {
+        for_rows(n, [&](Index i) {
+          ArrayMap r(x + i * D, D);
+          r += ConstArrayMap(proj + i * D, D) + w.out_bias.transpose().array();
+          layer_norm_row(x + i * D, xn + i * D, w.norm2_gamma, w.norm2_beta, D, eps);
+        });
+      }
+
+      FFN.noalias() = XN * w.fc1;
+      for_rows(n, [&](Index i) { bias_activation(ffn + i * F, w.fc1_bias, F, c.activation); });
+      P.noalias() = FFN * w.fc2;
+      const LayerWeights* next = l + 1 < c.layers ? &m.layers[static_cast<std::size_t>(l + 1)] : nullptr;
+      for_rows(n, [&](Index i) {
+        ArrayMap r(x + i * D, D);
+        r += ConstArrayMap(proj + i * D, D) + w.fc2_bias.transpose().array();
+        if (post) {
+          layer_norm_row(x + i * D, x + i * D, w.norm2_gamma, w.norm2_beta, D, eps);
+        } else if (next) {
+          layer_norm_row(x + i * D, xn + i * D, next->norm1_gamma, next->norm1_beta, D, eps);
+        }
+      });
+      if (options.hidden_states) run.hidden_states.emplace_back(X);
+    }
+  }
+};
+
+// Probabilities of logits (double sums) and the k best, best first.
+std::vector<Prediction::Candidate> top_k(const RowVector& logits, int k, const text::Tokenizer* tok,
+                                         const std::vector<std::string>* labels) {
+  const Index v = logits.size();
+  const float mx = logits.maxCoeff();
+  double sum = 0;
+  for (Index i = 0; i < v; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
+  std::vector<int> idx(static_cast<std::size_t>(v));
+  std::iota(idx.begin(), idx.end(), 0);
+  const auto kk = static_cast<std::size_t>(std::clamp<Index>(k, 0, v));
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(kk), idx.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::vector<Prediction::Candidate> out;
+  for (std::size_t i = 0; i < kk; ++i) {
+    Prediction::Candidate cand;
+    cand.id = idx[i];
+    cand.probability = static_cast<float>(std::exp(static_cast<double>(logits[idx[i]] - mx)) / sum);
+    if (tok) {
+      cand.text = tok->display(cand.id);
+    } else if (labels && static_cast<std::size_t>(cand.id) < labels->size()) {
+      cand.text = (*labels)[static_cast<std::size_t>(cand.id)];
+    } else if (labels) {
+      cand.text = "LABEL_" + std::to_string(cand.id);
+    } else {
+      cand.text = std::to_string(cand.id);
+    }
+    out.push_back(std::move(cand));
+  }
+  return out;
+}
+
+std::string token_label(const text::Tokenizer* tok, int id) {
+  if (!tok) return std::to_string(id);
+  // WordPiece keeps the vocabulary entry ("##ing" shows it continues a word); byte-level BPE decodes
+  // its bytes ("Ġworld" -> " world").
+  if (tok->kind() == text::TokenizerKind::WordPiece) return std::string(tok->token(id));
+  return tok->display(id);
+}
+
+Index token_limit(const TransformerConfig& c, const RunOptions& o) {
+  Index limit = c.max_positions;
+  if (o.max_tokens && *o.max_tokens > 0) limit = std::min<Index>(limit, *o.max_tokens);
+  return limit;
+}
+
+// Bilinear resize with pixel centres at half-integers (cv::resize INTER_LINEAR's convention).
+Image resize_bilinear(const Image& in, int width, int height) {
+  Image out(width, height, in.channels);
+  const float sx = static_cast<float>(in.width) / static_cast<float>(width);
+  const float sy = static_cast<float>(in.height) / static_cast<float>(height);
+  for (int y = 0; y < height; ++y) {
+    const float fy = std::max(0.0f, (static_cast<float>(y) + 0.5f) * sy - 0.5f);
+    const int y0 = std::min(static_cast<int>(fy), in.height - 1);
+    const int y1 = std::min(y0 + 1, in.height - 1);
+    const float ay = fy - static_cast<float>(y0);
+    for (int x = 0; x < width; ++x) {
+      const float fx = std::max(0.0f, (static_cast<float>(x) + 0.5f) * sx - 0.5f);
+      const int x0 = std::min(static_cast<int>(fx), in.width - 1);
+      const int x1 = std::min(x0 + 1, in.width - 1);
+      const float ax = fx - static_cast<float>(x0);
+      for (int ch = 0; ch < in.channels; ++ch) {
+        const float top = in.at(ch, y0, x0) * (1 - ax) + in.at(ch, y0, x1) * ax;
+        const float bottom = in.at(ch, y1, x0) * (1 - ax) + in.at(ch, y1, x1) * ax;
+        out.at(ch, y, x) = top * (1 - ay) + bottom * ay;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
+                                        const RunOptions& options) {
+  try {
+    const auto& m = model_->impl();
+    const auto& c = m.config;
+    if (c.family == Family::Vit) return fail("run_ids: a ViT model takes an image (run_image)");
+    if (ids_in.empty()) return fail("run_ids: no tokens");
+    if (!type_ids_in.empty() && type_ids_in.size() != ids_in.size())
+      return fail("run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
+                  std::to_string(ids_in.size()) + " tokens");
+    if (!options.attention_mask.empty() && options.attention_mask.size() != ids_in.size())
+      return fail("run_ids: attention mask of " + std::to_string(options.attention_mask.size()) + " for " +
+                  std::to_string(ids_in.size()) + " tokens");
+    TransformerRun run;
+    const Index limit = token_limit(c, options);
+    const Index n = std::min<Index>(static_cast<Index>(ids_in.size()), limit);
+    if (n < static_cast<Index>(ids_in.size())) {
+      run.warnings.push_back("input truncated to " + std::to_string(n) + " tokens (of " +
+                             std::to_string(ids_in.size()) + ")" +
+                             (n == c.max_positions ? " (the model's positions)" : ""));
+    }
+    run.ids.assign(ids_in.begin(), ids_in.begin() + n);
+    if (!type_ids_in.empty()) run.type_ids.assign(type_ids_in.begin(), type_ids_in.begin() + n);
+    for (Index i = 0; i < n; ++i) {
+      const int id = run.ids[static_cast<std::size_t>(i)];
+      if (id < 0 || id >= c.vocab_size)
+        return fail("token id " + std::to_string(id) + " at position " + std::to_string(i) + " is outside the vocabulary (" +
+                    std::to_string(c.vocab_size) + ")");
+      if (!run.type_ids.empty()) {
+        const int t = run.type_ids[static_cast<std::size_t>(i)];
+        if (c.family == Family::Bert && (t < 0 || t >= c.type_vocab_size))
+          return fail("type id " + std::to_string(t) + " at position " + std::to_string(i) + " is outside 0.." +
+                      std::to_string(c.type_vocab_size - 1));
+      }
+    }
+    const text::Tokenizer* tok = m.tokenizer.get();
+    if (run.attention.tokens.empty()) {
+      for (Index i = 0; i < n; ++i) run.attention.tokens.push_back(token_label(tok, run.ids[static_cast<std::size_t>(i)]));
+      run.attention.spans.assign(static_cast<std::size_t>(n), Span{});
+    }
+    if (tok) {
+      const auto& sp = tok->specials();
+      for (Index i = 0; i < n; ++i) {
+        const int id = run.ids[static_cast<std::size_t>(i)];
+        if (id == sp.cls || id == sp.sep || id == sp.bos || id == sp.eos) run.special_positions.push_back(static_cast<int>(i));
+      }
+    }
+
+    // Embeddings.
+    const Index D = c.hidden;
+    auto& s = *scratch_;
+    float* x = s.x.get(static_cast<std::size_t>(n * D));
+    s.key_bias.clear();
+    if (!options.attention_mask.empty() && c.family != Family::Gpt2) {
+      s.key_bias.assign(static_cast<std::size_t>(n), 0.0f);
+      for (Index j = 0; j < n; ++j)
+        if (options.attention_mask[static_cast<std::size_t>(j)] == 0)
+          s.key_bias[static_cast<std::size_t>(j)] = -std::numeric_limits<float>::infinity();
+    }
+    for_rows(n, [&](Index i) {
+      ArrayMap r(x + i * D, D);
+      r = m.word.row(run.ids[static_cast<std::size_t>(i)]).transpose().array() + m.positions.row(i).transpose().array();
+      if (c.family == Family::Bert) {
+        const int t = run.type_ids.empty() ? 0 : run.type_ids[static_cast<std::size_t>(i)];
+        r += m.types.row(t).transpose().array();
+      }
+      if (m.post_ln()) layer_norm_row(x + i * D, x + i * D, m.embed_gamma, m.embed_beta, D, c.layer_norm_eps);
+    });
+
+    Forward f{m, s, options, run, n};
+    f.layers(x);
+    MatrixMapW X(x, n, D);
+
+    if (c.family == Family::Gpt2) {
+      // ln_f: on every row only when the hidden states are asked for (transformers reports the last
+      // hidden state after ln_f); the prediction needs the last row alone.
+      RowVector last(D);
+      layer_norm_row(x + (n - 1) * D, last.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+      if (options.hidden_states) {
+        Matrix& h = run.hidden_states.back();
+        for (Index i = 0; i < n; ++i) layer_norm_row(x + i * D, h.row(i).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+      }
+      if (m.has_head && options.top_k > 0) {
+        RowVector logits = last * m.output_embedding().transpose();
+        if (m.decoder_bias.size() == logits.size()) logits += m.decoder_bias;
+        Prediction p;
+        p.position = static_cast<int>(n - 1);
+        p.top = top_k(logits, options.top_k, tok, nullptr);
+        run.predictions.push_back(std::move(p));
+      }
+    } else if (m.has_head && options.top_k > 0 && tok && tok->specials().mask) {
+      const int mask = *tok->specials().mask;
+      for (Index i = 0; i < n; ++i) {
+        if (run.ids[static_cast<std::size_t>(i)] != mask) continue;
+        RowVector t = X.row(i) * m.head_dense;
+        t += m.head_dense_bias;
+        bias_activation(t.data(), RowVector::Zero(D), D, c.activation);
+        layer_norm_row(t.data(), t.data(), m.head_gamma, m.head_beta, D, c.layer_norm_eps);
+        RowVector logits = t * m.output_embedding().transpose();
+        logits += m.decoder_bias;
+        Prediction p;
+        p.position = static_cast<int>(i);
+        p.top = top_k(logits, options.top_k, tok, nullptr);
+        run.predictions.push_back(std::move(p));
+      }
+    }
+    return run;
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: the input is too long for this machine (try float16 maps or fewer tokens)");
+  }
+}
+
+Result<TransformerRun> Session::run_text(std::string_view text, std::string_view pair, const RunOptions& options) {
+  const auto& m = model_->impl();
+  const auto& c = m.config;
+  const text::Tokenizer* tok = m.tokenizer.get();
+  if (c.family == Family::Vit) return fail("run_text: a ViT model takes an image (run_image)");
+  if (!tok) return fail("run_text: the model has no tokenizer (vocab.txt, vocab.json + merges.txt or tokenizer.json)");
+  auto a = tok->encode(text);
+  if (!a) return std::unexpected(a.error());
+  std::vector<text::Token> b;
+  if (!pair.empty()) {
+    auto eb = tok->encode(pair);
+    if (!eb) return std::unexpected(eb.error());
+    b = std::move(*eb);
+  }
+  const Index limit = token_limit(c, options);
+  std::string warning;
+  const auto& sp = tok->specials();
+
+  std::vector<int> ids, types;
+  Labels labels;
+  std::vector<Span> spans;
+  auto push = [&](int id, Span span, int type, std::string label) {
+    ids.push_back(id);
+    types.push_back(type);
+    labels.push_back(std::move(label));
+    spans.push_back(span);
+  };
+  const std::size_t given = a->size() + b.size();
+  if (c.family == Family::Gpt2) {
+    if (!b.empty()) {
+      a->insert(a->end(), b.begin(), b.end());  // GPT-2 has no segments: the pair simply follows
+      b.clear();
+    }
+    if (static_cast<Index>(a->size()) > limit) a->resize(static_cast<std::size_t>(limit));
+    for (const auto& t : *a) push(t.id, t.span, 0, token_label(tok, t.id));
+  } else {
+    if (!sp.cls || !sp.sep) return fail("run_text: the vocabulary has no [CLS] or [SEP] token");
+    const Index specials = b.empty() ? 2 : 3;
+    if (limit <= specials) return fail("run_text: max_tokens leaves no room for text");
+    // Longest first, as transformers' default truncation strategy.
+    while (static_cast<Index>(a->size() + b.size()) > limit - specials) {
+      if (a->size() >= b.size()) {
+        a->pop_back();
+      } else {
+        b.pop_back();
+      }
+    }
+    const int segment_b = c.family == Family::Bert ? 1 : 0;
+    push(*sp.cls, {}, 0, token_label(tok, *sp.cls));
+    for (const auto& t : *a) push(t.id, t.span, 0, token_label(tok, t.id));
+    push(*sp.sep, {}, 0, token_label(tok, *sp.sep));
+    if (!pair.empty()) {
+      for (const auto& t : b) push(t.id, t.span, segment_b, token_label(tok, t.id));
+      push(*sp.sep, {}, segment_b, token_label(tok, *sp.sep));
+    }
+  }
+  const std::size_t kept = a->size() + b.size();
+  if (kept < given) {
+    warning = "text truncated to " + std::to_string(ids.size()) + " tokens (" + std::to_string(given - kept) +
+              " dropped; " + (limit == c.max_positions ? "the model's positions" : "the token limit") + ")";
+  }
+  auto run = run_ids(ids, c.family == Family::Bert ? types : std::vector<int>{}, options);
+  if (!run) return run;
+  run->attention.tokens = std::move(labels);
+  run->attention.spans = std::move(spans);
+  if (c.family == Family::Bert) run->type_ids = std::move(types);
+  if (!warning.empty()) run->warnings.insert(run->warnings.begin(), warning);
+  return run;
+}
+
+Result<TransformerRun> Session::run_image(const Image& image_in, const RunOptions& options) {
+  try {
+    const auto& m = model_->impl();
+    const auto& c = m.config;
+    if (c.family != Family::Vit) return fail("run_image: the model takes text, not an image");
+    if (image_in.empty()) return fail("run_image: empty image");
+    const int C = c.num_channels, size = c.image_size, p = c.patch_size;
+    // Channels: grey is replicated, alpha dropped.
+    Image image;
+    if (image_in.channels == C) {
+      image = image_in;
+    } else if (image_in.channels == 1 || image_in.channels >= C) {
+      image = Image(image_in.width, image_in.height, C);
+      for (int ch = 0; ch < C; ++ch)
+        std::copy_n(image_in.plane(image_in.channels == 1 ? 0 : ch), image_in.plane_size(), image.plane(ch));
+    } else {
+      return fail("run_image: the image has " + std::to_string(image_in.channels) + " channels, the model wants " +
+                  std::to_string(C));
+    }
+    if (image.width != size || image.height != size) image = resize_bilinear(image, size, size);
+    for (int ch = 0; ch < C; ++ch) {
+      const float mean = ch < static_cast<int>(c.image_mean.size()) ? c.image_mean[static_cast<std::size_t>(ch)] : 0.5f;
+      const float sd = ch < static_cast<int>(c.image_std.size()) ? c.image_std[static_cast<std::size_t>(ch)] : 0.5f;
+      image.channel(ch).array() = (image.channel(ch).array() - mean) / sd;
+    }
+    const int grid = size / p;
+    const Index patches = static_cast<Index>(grid) * grid;
+    const Index n = patches + 1, D = c.hidden, K = static_cast<Index>(C) * p * p;
+
+    // Patch embedding: the stride-p convolution as one product over the flattened patches.
+    Matrix flat(patches, K);
+    for (int gy = 0; gy < grid; ++gy)
+      for (int gx = 0; gx < grid; ++gx) {
+        float* dst = flat.row(gy * grid + gx).data();
+        for (int ch = 0; ch < C; ++ch)
+          for (int y = 0; y < p; ++y)
+            for (int x = 0; x < p; ++x) *dst++ = image.at(ch, gy * p + y, gx * p + x);
+      }
+    auto& s = *scratch_;
+    float* x = s.x.get(static_cast<std::size_t>(n * D));
+    MatrixMapW X(x, n, D);
+    X.row(0) = m.class_token;
+    X.bottomRows(patches).rowwise() = m.patch_bias;
+    X.bottomRows(patches).noalias() += flat * m.patch;
+    X += m.positions;
+    s.key_bias.clear();
+
+    TransformerRun run;
+    run.grid_rows = run.grid_cols = grid;
+    run.special_positions = {0};
+    run.attention.tokens.push_back("[CLS]");
+    for (int gy = 0; gy < grid; ++gy)
+      for (int gx = 0; gx < grid; ++gx) run.attention.tokens.push_back(std::to_string(gy) + "," + std::to_string(gx));
+    run.attention.spans.assign(static_cast<std::size_t>(n), Span{});
+
+    Forward f{m, s, options, run, n};
+    f.layers(x);
+    if (m.has_head && options.top_k > 0) {
+      RowVector cls(D);
+      layer_norm_row(x, cls.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+      RowVector logits = cls * m.classifier;
+      logits += m.classifier_bias;
+      Prediction pred;
+      pred.position = 0;
+      pred.top = top_k(logits, options.top_k, nullptr, &c.labels);
+      for (const auto& cand : pred.top) run.labels.push_back(cand.text + " (" + format_probability(cand.probability) + ")");
+      run.predictions.push_back(std::move(pred));
+    }
+    return run;
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while running the model");
+  }
+}
+
+}  // namespace attn::models

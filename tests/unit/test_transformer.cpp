@@ -1,0 +1,385 @@
+// TransformerModel / Session: loader errors, pickled checkpoints, sharded weights, truncation, masks,
+// precision, session reuse and cancellation. The model folders are the parity fixtures
+// (tests/data/transformers, written by tools/parity/make_transformer_fixtures.py).
+#include "attn/io/safetensors.h"
+#include "attn/models/transformer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace attn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fixture(const std::string& name) { return fs::path(ATTN_TEST_DATA_DIR) / "transformers" / name; }
+
+// A scratch folder removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() /
+           ("attn_transformer_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void copy_folder(const fs::path& from, const fs::path& to, bool with_weights = true) {
+  for (const auto& e : fs::directory_iterator(from)) {
+    const auto name = e.path().filename().string();
+    if (!with_weights && name == "model.safetensors") continue;
+    fs::copy_file(e.path(), to / name, fs::copy_options::overwrite_existing);
+  }
+}
+
+std::shared_ptr<const TransformerModel> load_fixture(const std::string& name) {
+  auto m = TransformerModel::load(fixture(name));
+  EXPECT_TRUE(m) << (m ? "" : m.error().message());
+  return m ? *m : nullptr;
+}
+
+// The fixture's weights with `edit` applied to the list of tensors, as an in-memory SafeTensors.
+template <class Edit>
+Result<io::SafeTensors> edited_weights(const std::string& name, Edit edit, std::vector<float>* keep_alive) {
+  auto st = io::SafeTensors::open(fixture(name) / "model.safetensors");
+  if (!st) return std::unexpected(st.error());
+  std::vector<io::TensorData> tensors;
+  for (const auto& t : st->tensors()) tensors.push_back({t.name, t.dtype, t.shape, st->bytes(t)});
+  edit(tensors, keep_alive);
+  auto bytes = io::serialize_safetensors(tensors, {});
+  if (!bytes) return std::unexpected(bytes.error());
+  return io::SafeTensors::parse(std::move(*bytes), "edited.safetensors");
+}
+
+TEST(TransformerLoad, LoadsEveryFixtureFolder) {
+  for (const char* name : {"bert", "bert_legacy", "bert_bare", "distilbert", "gpt2", "vit"}) {
+    auto m = TransformerModel::load(fixture(name));
+    ASSERT_TRUE(m) << name << ": " << m.error().message();
+    EXPECT_EQ((*m)->config().layers, 2) << name;
+    EXPECT_NE((*m)->description().find("2 layers"), std::string::npos) << (*m)->description();
+    // Pooler, seq_relationship and GPT-2's attn.bias buffers are known and ignored without a warning.
+    EXPECT_TRUE((*m)->warnings().empty()) << name << ": " << (*m)->warnings().front();
+    EXPECT_EQ((*m)->has_prediction_head(), std::string(name) != "bert_bare") << name;
+    EXPECT_EQ((*m)->tokenizer() == nullptr, std::string(name) == "vit") << name;
+  }
+}
+
+TEST(TransformerLoad, MissingTensorNamesFileAndTensor) {
+  auto config = load_config(fixture("gpt2"));
+  ASSERT_TRUE(config) << config.error().message();
+  std::vector<float> keep;
+  auto weights = edited_weights(
+      "gpt2",
+      [](auto& t, auto*) { std::erase_if(t, [](const io::TensorData& d) { return d.name == "h.1.mlp.c_fc.weight"; }); },
+      &keep);
+  ASSERT_TRUE(weights) << weights.error().message();
+  auto m = TransformerModel::from_parts(*config, *weights, nullptr);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().file, "edited.safetensors");
+  EXPECT_NE(m.error().reason.find("h.1.mlp.c_fc.weight"), std::string::npos) << m.error().message();
+  EXPECT_NE(m.error().reason.find("missing"), std::string::npos) << m.error().message();
+}
+
+TEST(TransformerLoad, WrongShapeNamesTensorShapeAndOffset) {
+  auto config = load_config(fixture("bert"));
+  ASSERT_TRUE(config) << config.error().message();
+  std::vector<float> keep(64 * 63, 0.5f);
+  auto weights = edited_weights(
+      "bert",
+      [](auto& t, auto* values) {
+        for (auto& d : t) {
+          if (d.name == "bert.encoder.layer.1.attention.self.key.weight") {
+            d.dtype = io::DType::F32;
+            d.shape = {64, 63};
+            d.data = std::as_bytes(std::span<const float>(*values));
+          }
+        }
+      },
+      &keep);
+  ASSERT_TRUE(weights) << weights.error().message();
+  auto m = TransformerModel::from_parts(*config, *weights, nullptr);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().file, "edited.safetensors");
+  EXPECT_NE(m.error().reason.find("bert.encoder.layer.1.attention.self.key.weight"), std::string::npos)
+      << m.error().message();
+  EXPECT_NE(m.error().reason.find("[64, 63]"), std::string::npos) << m.error().message();
+  EXPECT_NE(m.error().reason.find("[64, 64]"), std::string::npos) << m.error().message();
+  EXPECT_GT(m.error().offset, 0) << m.error().message();
+}
+
+TEST(TransformerLoad, UnusedTensorIsAWarningNotAnError) {
+  auto config = load_config(fixture("distilbert"));
+  ASSERT_TRUE(config) << config.error().message();
+  std::vector<float> keep(3, 1.0f);
+  auto weights = edited_weights(
+      "distilbert",
+      [](auto& t, auto* values) {
+        t.push_back({"pre_classifier.weight", io::DType::F32, {3}, std::as_bytes(std::span<const float>(*values))});
+      },
+      &keep);
+  ASSERT_TRUE(weights) << weights.error().message();
+  auto m = TransformerModel::from_parts(*config, *weights, nullptr);
+  ASSERT_TRUE(m) << m.error().message();
+  ASSERT_EQ((*m)->warnings().size(), 1u);
+  EXPECT_NE((*m)->warnings()[0].find("pre_classifier.weight"), std::string::npos) << (*m)->warnings()[0];
+}
+
+TEST(TransformerLoad, PickledCheckpointIsRefusedWithHowToConvert) {
+  EXPECT_TRUE(is_pickled_checkpoint("pytorch_model.bin"));
+  EXPECT_TRUE(is_pickled_checkpoint("pytorch_model-00001-of-00002.bin"));
+  EXPECT_TRUE(is_pickled_checkpoint("weights.pt"));
+  EXPECT_TRUE(is_pickled_checkpoint("model.PTH"));
+  EXPECT_TRUE(is_pickled_checkpoint("last.ckpt"));
+  EXPECT_TRUE(is_pickled_checkpoint("x.pkl"));
+  EXPECT_FALSE(is_pickled_checkpoint("model.safetensors"));
+  EXPECT_FALSE(is_pickled_checkpoint("vocab.txt"));
+
+  TempDir dir;
+  copy_folder(fixture("bert"), dir.path, false);
+  { std::ofstream(dir.path / "pytorch_model.bin") << "\x80\x02pickle"; }
+  for (const fs::path& p : {dir.path, dir.path / "pytorch_model.bin"}) {
+    auto m = TransformerModel::load(p);
+    ASSERT_FALSE(m);
+    const std::string msg = m.error().message();
+    EXPECT_NE(msg.find("pytorch_model.bin is a pickled PyTorch checkpoint"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("unpickling runs code"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("from safetensors.torch import save_file"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("torch.load('pytorch_model.bin'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("save_pretrained(folder, safe_serialization=True)"), std::string::npos) << msg;
+  }
+}
+
+TEST(TransformerLoad, ShardedIndexLoadsTheSameModel) {
+  TempDir dir;
+  copy_folder(fixture("bert"), dir.path, false);
+  auto st = io::SafeTensors::open(fixture("bert") / "model.safetensors");
+  ASSERT_TRUE(st) << st.error().message();
+  std::vector<io::TensorData> first, second;
+  nlohmann::json index;
+  for (const auto& t : st->tensors()) {
+    const bool a = t.name.find("layer.1.") == std::string::npos;
+    (a ? first : second).push_back({t.name, t.dtype, t.shape, st->bytes(t)});
+    index["weight_map"][t.name] = a ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  ASSERT_TRUE(io::write_safetensors(dir.path / "model-00001-of-00002.safetensors", first));
+  ASSERT_TRUE(io::write_safetensors(dir.path / "model-00002-of-00002.safetensors", second));
+  std::ofstream(dir.path / "model.safetensors.index.json") << index.dump();
+
+  auto sharded = TransformerModel::load(dir.path);
+  ASSERT_TRUE(sharded) << sharded.error().message();
+  auto whole = load_fixture("bert");
+  ASSERT_TRUE(whole);
+  Session a(*sharded), b(whole);
+  auto ra = a.run_ids({2, 10, 13, 4, 3});
+  auto rb = b.run_ids({2, 10, 13, 4, 3});
+  ASSERT_TRUE(ra && rb);
+  for (int l = 0; l < 2; ++l) EXPECT_EQ(ra->attention.layers[l].maps.head(3), rb->attention.layers[l].maps.head(3));
+}
+
+TEST(TransformerLoad, CancelDuringLoadKeepsNothing) {
+  int calls = 0;
+  std::vector<double> fractions;
+  auto m = TransformerModel::load(fixture("bert"), [&](double f, const std::string&) {
+    fractions.push_back(f);
+    return ++calls < 3;
+  });
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().reason, "cancelled");
+  EXPECT_EQ(calls, 3);
+  // A full load reports increasing fractions ending at 1.
+  fractions.clear();
+  auto ok = TransformerModel::load(fixture("bert"), [&](double f, const std::string&) {
+    fractions.push_back(f);
+    return true;
+  });
+  ASSERT_TRUE(ok);
+  ASSERT_GE(fractions.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+  EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
+}
+
+TEST(TransformerRun, GptTwoIsCausalAndRowsSumToOne) {
+  auto m = load_fixture("gpt2");
+  ASSERT_TRUE(m);
+  Session s(m);
+  auto run = s.run_text("the cat sat on the mat. the dog was happy");
+  ASSERT_TRUE(run) << run.error().message();
+  const Index n = static_cast<Index>(run->ids.size());
+  ASSERT_GT(n, 5);
+  for (const auto& layer : run->attention.layers) {
+    EXPECT_EQ(layer.stage, Stage::Decoder);
+    for (int h = 0; h < layer.maps.heads(); ++h) {
+      const Matrix w = layer.maps.head(h);
+      for (Index i = 0; i < n; ++i) {
+        EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-5f);
+        for (Index j = i + 1; j < n; ++j) ASSERT_EQ(w(i, j), 0.0f) << "future key " << j << " of row " << i;
+      }
+    }
+  }
+  ASSERT_EQ(run->predictions.size(), 1u);
+  EXPECT_EQ(run->predictions[0].position, n - 1);
+  EXPECT_EQ(run->predictions[0].top.size(), 5u);
+  EXPECT_EQ(run->attention.tokens[1], " cat");
+}
+
+TEST(TransformerRun, EncoderRowsSumToOneAndLabelsAreTokens) {
+  auto m = load_fixture("bert");
+  ASSERT_TRUE(m);
+  Session s(m);
+  auto run = s.run_text("the cat is playing", "it was happy");
+  ASSERT_TRUE(run) << run.error().message();
+  ASSERT_EQ(run->attention.tokens.size(), run->ids.size());
+  EXPECT_EQ(run->attention.tokens.front(), "[CLS]");
+  EXPECT_EQ(run->attention.tokens.back(), "[SEP]");
+  EXPECT_NE(std::find(run->attention.tokens.begin(), run->attention.tokens.end(), "##ing"), run->attention.tokens.end());
+  EXPECT_EQ(run->special_positions.front(), 0);
+  EXPECT_EQ(run->special_positions.size(), 3u);
+  EXPECT_EQ(run->type_ids.back(), 1);
+  for (const auto& layer : run->attention.layers) {
+    EXPECT_EQ(layer.stage, Stage::Encoder);
+    for (int h = 0; h < layer.maps.heads(); ++h) {
+      const Matrix w = layer.maps.head(h);
+      for (Index i = 0; i < w.rows(); ++i) EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-5f);
+    }
+  }
+}
+
+TEST(TransformerRun, PaddingKeysGetExactlyZero) {
+  auto m = load_fixture("distilbert");
+  ASSERT_TRUE(m);
+  Session s(m);
+  RunOptions o;
+  o.attention_mask = {1, 1, 1, 1, 0, 0};
+  auto run = s.run_ids({2, 10, 13, 3, 0, 0}, {}, o);
+  ASSERT_TRUE(run) << run.error().message();
+  for (const auto& layer : run->attention.layers)
+    for (int h = 0; h < layer.maps.heads(); ++h) {
+      const Matrix w = layer.maps.head(h);
+      EXPECT_EQ(w.rightCols(2).cwiseAbs().maxCoeff(), 0.0f);
+      for (Index i = 0; i < w.rows(); ++i) EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-5f);
+    }
+  o.attention_mask = {1, 1};
+  EXPECT_FALSE(s.run_ids({2, 10, 13, 3, 0, 0}, {}, o));
+}
+
+TEST(TransformerRun, LongTextIsTruncatedWithAWarning) {
+  auto m = load_fixture("gpt2");
+  ASSERT_TRUE(m);
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "the cat sat on the mat. ";
+  Session s(m);
+  auto run = s.run_text(text);
+  ASSERT_TRUE(run) << run.error().message();
+  EXPECT_EQ(static_cast<int>(run->ids.size()), m->config().max_positions);
+  ASSERT_FALSE(run->warnings.empty());
+  EXPECT_NE(run->warnings[0].find("truncated"), std::string::npos) << run->warnings[0];
+
+  auto bert = load_fixture("bert");
+  ASSERT_TRUE(bert);
+  Session sb(bert);
+  RunOptions o;
+  o.max_tokens = 6;
+  auto rb = sb.run_text("the cat sat on the mat", "hello world", o);
+  ASSERT_TRUE(rb) << rb.error().message();
+  EXPECT_EQ(rb->ids.size(), 6u);
+  EXPECT_EQ(rb->attention.tokens.back(), "[SEP]");
+  ASSERT_FALSE(rb->warnings.empty());
+  EXPECT_NE(rb->warnings[0].find("truncated"), std::string::npos);
+  auto ids = sb.run_ids(std::vector<int>(40, 10));
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(ids->ids.size(), 32u);
+  EXPECT_FALSE(ids->warnings.empty());
+}
+
+TEST(TransformerRun, BadIdsAreErrors) {
+  auto m = load_fixture("bert");
+  ASSERT_TRUE(m);
+  Session s(m);
+  EXPECT_FALSE(s.run_ids({}));
+  EXPECT_FALSE(s.run_ids({2, 100000}));
+  EXPECT_FALSE(s.run_ids({2, -1}));
+  EXPECT_FALSE(s.run_ids({2, 3}, {0, 5}));
+  EXPECT_FALSE(s.run_ids({2, 3}, {0}));
+  EXPECT_FALSE(s.run_image(Image(8, 8, 3)));
+}
+
+TEST(TransformerRun, FloatSixteenIsWithinOneThousandthOfFloatThirtyTwo) {
+  for (const char* name : {"bert", "gpt2"}) {
+    auto m = load_fixture(name);
+    ASSERT_TRUE(m);
+    Session s(m);
+    RunOptions o32, o16;
+    o16.precision = Precision::F16;
+    std::vector<int> ids;
+    for (int i = 0; i < 30; ++i) ids.push_back(5 + (i * 7) % 40);
+    auto a = s.run_ids(ids, {}, o32);
+    auto b = s.run_ids(ids, {}, o16);
+    ASSERT_TRUE(a && b);
+    for (std::size_t l = 0; l < a->attention.layers.size(); ++l) {
+      EXPECT_EQ(b->attention.layers[l].maps.precision(), Precision::F16);
+      for (int h = 0; h < a->attention.layers[l].maps.heads(); ++h) {
+        const Matrix d = a->attention.layers[l].maps.head(h) - b->attention.layers[l].maps.head(h);
+        EXPECT_LE(d.cwiseAbs().maxCoeff(), 1e-3f) << name << " layer " << l << " head " << h;
+      }
+    }
+  }
+}
+
+TEST(TransformerRun, SessionReuseGivesIdenticalResults) {
+  auto m = load_fixture("bert");
+  ASSERT_TRUE(m);
+  Session s(m);
+  RunOptions o;
+  o.hidden_states = true;
+  const std::vector<int> longer{2, 10, 13, 21, 46, 92, 19, 10, 4, 5, 3, 24, 22, 58, 5, 3};
+  auto first = s.run_ids(longer, {}, o);
+  auto shorter = s.run_ids({2, 11, 4, 3}, {}, o);
+  auto again = s.run_ids(longer, {}, o);
+  ASSERT_TRUE(first && shorter && again);
+  for (std::size_t l = 0; l < first->attention.layers.size(); ++l)
+    for (int h = 0; h < first->attention.layers[l].maps.heads(); ++h)
+      EXPECT_EQ(first->attention.layers[l].maps.head(h), again->attention.layers[l].maps.head(h));
+  ASSERT_EQ(first->hidden_states.size(), 3u);
+  EXPECT_EQ(first->hidden_states.back(), again->hidden_states.back());
+  ASSERT_EQ(first->predictions.size(), again->predictions.size());
+  EXPECT_EQ(first->predictions[0].top[0].id, again->predictions[0].top[0].id);
+  EXPECT_EQ(first->predictions[0].top[0].probability, again->predictions[0].top[0].probability);
+  // A fresh session on the same model agrees too (the model is shared, immutable).
+  Session other(m);
+  auto fresh = other.run_ids(longer, {}, o);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->attention.layers[1].maps.head(2), first->attention.layers[1].maps.head(2));
+}
+
+TEST(TransformerRun, VitLabelsPatchesAndClasses) {
+  auto m = load_fixture("vit");
+  ASSERT_TRUE(m);
+  Session s(m);
+  Image img(48, 40, 3, 0.25f);  // resized to 32 x 32
+  auto run = s.run_image(img);
+  ASSERT_TRUE(run) << run.error().message();
+  EXPECT_EQ(run->grid_rows, 4);
+  EXPECT_EQ(run->attention.tokens.size(), 17u);
+  EXPECT_EQ(run->attention.tokens[5], "1,0");
+  EXPECT_EQ(run->special_positions, std::vector<int>{0});
+  EXPECT_FALSE(run->labels.empty());
+  EXPECT_TRUE(run->ids.empty());
+  EXPECT_FALSE(s.run_text("hello"));
+}
+
+}  // namespace
+}  // namespace attn::models
