@@ -1,9 +1,10 @@
-// attnscope-cli: the lab and the glimpse workbench without a window. Parses arguments and hands them to
+// attnscope-cli: the lab, the glimpse workbench and the transformer tab without a window. Parses arguments and hands them to
 // attn_ui's headless renderers, which draw with the GUI's own views, exporters and engine calls.
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
 #include "app/glimpse_cli.h"
 #include "app/headless.h"
+#include "app/transformer_cli.h"
 #include "app/versions.h"
 #include "attn/lab/lab.h"
 #include "workbenches/lab_workbench.h"
@@ -97,6 +98,20 @@ struct Options {
                            u"Magnify each glimpse pixel to K x K (default: the smallest K that makes the longer side "
                            "at least 256 px)."_s,
                            u"K"_s};
+  // run
+  QCommandLineOption model{u"model"_s, u"A transformer folder: config.json + *.safetensors (+ tokenizer files)."_s, u"dir"_s};
+  QCommandLineOption dumpIn{u"dump-in"_s, u"Render an attention dump (*.attn.safetensors) instead of running a model."_s,
+                            u"file"_s};
+  QCommandLineOption text{u"text"_s, u"The text for a text model (BERT, DistilBERT, GPT-2)."_s, u"text"_s};
+  QCommandLineOption pair{u"pair"_s, u"BERT's second sentence (token type 1)."_s, u"text"_s};
+  QCommandLineOption runImage{u"image"_s, u"The photo for a vision transformer (ViT)."_s, u"file"_s};
+  QCommandLineOption dump{u"dump"_s, u"Write the run's attention as an attention dump (*.attn.safetensors)."_s, u"file"_s};
+  QCommandLineOption render{u"render"_s,
+                            u"Which map to draw: layer=L,head=H or layer=L,head=mean (0-based), or rollout."_s,
+                            u"spec"_s};
+  QCommandLineOption view{u"view"_s, u"matrix (default), head (BertViz lines), model (every layer x head) or overlay (ViT)."_s,
+                          u"name"_s};
+  QCommandLineOption runOut{u"out"_s, u"Image to write: .png (the matrix also .svg or .pdf)."_s, u"file"_s};
 };
 
 template <class T>
@@ -250,6 +265,44 @@ int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** ar
   return reportRender(attn::ui::renderGlimpse(job));
 }
 
+int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+  attn::ui::TransformerJob job;
+  if (parser.isSet(o.model) == parser.isSet(o.dumpIn)) {
+    return usageError(parser.isSet(o.model) ? u"run: give --model or --dump-in, not both"_s
+                                            : u"run: give --model DIR or --dump-in FILE"_s);
+  }
+  job.modelDir = parser.value(o.model);
+  job.dumpIn = parser.value(o.dumpIn);
+  if (parser.isSet(o.text)) {
+    job.text = rawOption(argc, argv, "text").value_or(parser.value(o.text).toStdString());
+    job.hasText = true;
+  }
+  if (parser.isSet(o.pair)) job.pair = rawOption(argc, argv, "pair").value_or(parser.value(o.pair).toStdString());
+  if (parser.isSet(o.text) && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
+  job.imagePath = parser.value(o.runImage);
+  job.dumpOut = parser.value(o.dump);
+  if (parser.isSet(o.render)) job.render = rawOption(argc, argv, "render").value_or(parser.value(o.render).toStdString());
+  if (parser.isSet(o.render) && job.render.empty()) job.render = " ";  // reported as an empty spec
+  if (parser.isSet(o.view)) {
+    const auto view = attn::ui::findTransformerView(parser.value(o.view));
+    if (!view) return usageError(u"--view: expected matrix, head, model or overlay, got '%1'"_s.arg(parser.value(o.view)));
+    job.view = *view;
+  }
+  if (parser.isSet(o.colormap)) {
+    const auto map = attn::ui::render::findColormap(parser.value(o.colormap));
+    if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
+    job.colormap = *map;
+  }
+  job.outPath = parser.value(o.runOut);
+  int width = 900;
+  int height = 700;
+  QString error;
+  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) return usageError(error);
+  job.size = QSize(width, height);
+  if (job.dumpOut.isEmpty() && job.render.empty()) return usageError(u"run: give --dump FILE and/or --render SPEC --out FILE"_s);
+  return reportRender(attn::ui::runTransformer(job));
+}
+
 // Qt's platform chatter on a headless machine ("XDG_RUNTIME_DIR not set", notes of the offscreen
 // plugin) would read as problems with the user's command. ATTNSCOPE_DEBUG=1 shows it again.
 void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
@@ -266,6 +319,11 @@ QString commandsHelp() {
          "  glimpse  Read one glimpse of a photo and write it magnified (--out) and its settings (--json).\n"
          "           attnscope-cli glimpse --image photo.jpg --gaussian cx=200,cy=150,d=4,s=2,N=12 --out g.png\n"
          "           attnscope-cli glimpse --image photo.jpg --stn family=similarity,scale=0.5,rotation=30deg --out s.png\n"
+         "  run      Run a transformer (or read an attention dump), write its attention (--dump) and draw a view.\n"
+         "           attnscope-cli run --model DIR --text \"The cat sat.\" --render layer=1,head=2 --view head --out h.png\n"
+         "           attnscope-cli run --model vit-dir --image photo.jpg --render rollout --view overlay --out r.png\n"
+         "           attnscope-cli run --model DIR --text \"...\" --dump run.attn.safetensors\n"
+         "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
          "Run 'attnscope-cli <command> --help' for a command's options.\n"_s;
 }
 
@@ -283,7 +341,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo or glimpse"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse or run"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -298,7 +356,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo or glimpse)"_s);
+    return usageError(u"no command given (lab, demo, glimpse or run)"_s);
   }
 
   Options o;
@@ -315,8 +373,13 @@ int main(int argc, char* argv[]) {
     parser.addPositionalArgument(u"glimpse"_s, u"Read one glimpse of a photo and write it magnified."_s,
                                  u"glimpse [options]"_s);
     parser.addOptions({o.image, o.gaussian, o.stn, o.glimpseOut, o.json, o.scale});
+  } else if (command == u"run"_s) {
+    parser.addPositionalArgument(u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s,
+                                 u"run [options]"_s);
+    parser.addOptions({o.model, o.dumpIn, o.text, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut, o.width,
+                       o.height, o.colormap});
   } else {
-    return usageError(u"unknown command '%1' (lab, demo or glimpse)"_s.arg(command));
+    return usageError(u"unknown command '%1' (lab, demo, glimpse or run)"_s.arg(command));
   }
   if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -327,5 +390,6 @@ int main(int argc, char* argv[]) {
     return usageError(u"unexpected argument '%1'"_s.arg(parser.positionalArguments().at(1)));
   }
   if (command == u"glimpse"_s) return runGlimpse(parser, o, argc, argv);
+  if (command == u"run"_s) return runModel(parser, o, argc, argv);
   return command == u"lab"_s ? runLab(parser, o, argc, argv) : runDemo(parser, o);
 }

@@ -4,6 +4,7 @@
 #include "attn/lab/lab.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/transformer_workbench.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -12,6 +13,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 
 using namespace Qt::StringLiterals;
 
@@ -49,11 +52,13 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption mechanismOption(u"mechanism"_s, u"Start the lab with this mechanism (see attnscope-cli lab --list)."_s,
                                            u"key"_s);
   parser.addOption(mechanismOption);
-  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: lab or glimpse."_s, u"name"_s);
+  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: lab, glimpse or transformer."_s, u"name"_s);
   parser.addOption(tabOption);
-  const QCommandLineOption imageOption(u"image"_s,
-                                       u"Open this image in the Glimpse tab (a file, or sample:astronaut|chelsea|coffee|rocket)."_s,
-                                       u"path"_s);
+  const QCommandLineOption imageOption(
+      u"image"_s,
+      u"Open this image in the Glimpse tab, or with --tab transformer as the ViT's input (a file, or "
+      "sample:astronaut|chelsea|coffee|rocket)."_s,
+      u"path"_s);
   parser.addOption(imageOption);
   const QCommandLineOption gaussianOption(
       u"gaussian"_s, u"Gaussian glimpse as k=v,... (attnscope-cli's --gaussian keys), from the paper's default."_s,
@@ -67,6 +72,17 @@ int main(int argc, char* argv[]) {
   parser.addOption(editStnOption);
   const QCommandLineOption writeOption(u"write"_s, u"Turn on the Glimpse tab's write mode."_s);
   parser.addOption(writeOption);
+  const QCommandLineOption modelOption(u"model"_s, u"Open this model folder or *.attn.safetensors dump in the Transformer tab."_s,
+                                       u"dir"_s);
+  parser.addOption(modelOption);
+  const QCommandLineOption textOption(u"text"_s, u"The Transformer tab's text."_s, u"text"_s);
+  parser.addOption(textOption);
+  const QCommandLineOption viewOption(u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay or stats."_s,
+                                      u"name"_s);
+  parser.addOption(viewOption);
+  const QCommandLineOption headOption(u"head"_s, u"The Transformer tab's selected head as layer,head (0-based)."_s,
+                                      u"L,H"_s);
+  parser.addOption(headOption);
   // For the README and the visual checks: grab the window once the first result is drawn, then quit.
   QCommandLineOption screenshotOption(u"screenshot"_s, u"Save a screenshot of the window and quit."_s, u"file"_s);
   screenshotOption.setFlags(QCommandLineOption::HiddenFromHelp);
@@ -91,13 +107,66 @@ int main(int argc, char* argv[]) {
     lab->setRequest(request);
   }
   auto* glimpse = window.glimpse();
-  const bool glimpseTab = parser.value(tabOption) == u"glimpse"_s || parser.isSet(imageOption) ||
-                          parser.isSet(gaussianOption) || parser.isSet(stnOption) || parser.isSet(sameWindowOption);
-  if (parser.isSet(tabOption) && parser.value(tabOption) != u"glimpse"_s && parser.value(tabOption) != u"lab"_s) {
-    std::fprintf(stderr, "attnscope: unknown tab '%s' (lab or glimpse)\n", parser.value(tabOption).toLocal8Bit().constData());
+  auto* transformer = window.transformer();
+  const bool transformerTab = parser.value(tabOption) == u"transformer"_s || parser.isSet(modelOption);
+  const bool glimpseTab = !transformerTab && (parser.value(tabOption) == u"glimpse"_s || parser.isSet(imageOption) ||
+                                              parser.isSet(gaussianOption) || parser.isSet(stnOption) ||
+                                              parser.isSet(sameWindowOption));
+  if (parser.isSet(tabOption) && parser.value(tabOption) != u"glimpse"_s && parser.value(tabOption) != u"lab"_s &&
+      parser.value(tabOption) != u"transformer"_s) {
+    std::fprintf(stderr, "attnscope: unknown tab '%s' (lab, glimpse or transformer)\n",
+                 parser.value(tabOption).toLocal8Bit().constData());
     return 2;
   }
-  if (glimpseTab) {
+  if (transformerTab) {
+    window.showTransformer();
+    if (parser.isSet(textOption)) transformer->setText(parser.value(textOption));
+    if (parser.isSet(viewOption)) {
+      using View = attn::ui::TransformerWorkbench::View;
+      const QString name = parser.value(viewOption);
+      const std::optional<View> view = name == u"head"_s      ? std::optional(View::Head)
+                                       : name == u"model"_s   ? std::optional(View::Model)
+                                       : name == u"matrix"_s  ? std::optional(View::Matrix)
+                                       : name == u"overlay"_s ? std::optional(View::Overlay)
+                                       : name == u"stats"_s   ? std::optional(View::Statistics)
+                                                              : std::nullopt;
+      if (!view) {
+        std::fprintf(stderr, "attnscope: unknown view '%s' (head, model, matrix, overlay or stats)\n",
+                     name.toLocal8Bit().constData());
+        return 2;
+      }
+      transformer->setView(*view);
+    }
+    if (parser.isSet(imageOption)) {
+      const QString path = parser.value(imageOption);
+      if (path.startsWith(u"sample:"_s)) {
+        if (!transformer->openSample(path.mid(7))) {
+          std::fprintf(stderr, "attnscope: unknown sample (astronaut, chelsea, coffee, rocket)\n");
+          return 2;
+        }
+      } else {
+        transformer->openImage(path);
+      }
+    }
+    if (parser.isSet(headOption)) {
+      const QStringList parts = parser.value(headOption).split(u',');
+      bool okLayer = false, okHead = false;
+      const int layer = parts.value(0).toInt(&okLayer);
+      const int head = parts.value(1).toInt(&okHead);
+      if (parts.size() != 2 || !okLayer || !okHead) {
+        std::fprintf(stderr, "attnscope: --head expects layer,head (0-based numbers)\n");
+        return 2;
+      }
+      // Applied with the first result (the model's shape is known then).
+      auto applied = std::make_shared<bool>(false);
+      QObject::connect(transformer, &attn::ui::TransformerWorkbench::resultShown, transformer, [transformer, layer, head, applied] {
+        if (*applied) return;
+        *applied = true;
+        transformer->openHead(layer, head);
+      });
+    }
+    if (parser.isSet(modelOption)) window.openModel(parser.value(modelOption));
+  } else if (glimpseTab) {
     window.showGlimpse();
   } else if (parser.value(tabOption) == u"lab"_s) {
     window.showLab();
@@ -106,7 +175,7 @@ int main(int argc, char* argv[]) {
   const bool glimpseSettings = parser.isSet(gaussianOption) || parser.isSet(stnOption) || parser.isSet(sameWindowOption);
   bool glimpseReady = !glimpseSettings && !parser.isSet(imageOption);
   QString wantedImage;
-  if (parser.isSet(imageOption)) {
+  if (parser.isSet(imageOption) && !transformerTab) {
     QString path = parser.value(imageOption);
     if (path.startsWith(u"sample:"_s)) {
       path = attn::ui::GlimpseWorkbench::sampleResource(path.mid(7));
@@ -136,11 +205,31 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(editStnOption)) glimpse->setEditStn(true);
   if (parser.isSet(writeOption)) glimpse->setWriteMode(true);
   window.show();
-  if (!wantedImage.isEmpty()) glimpse->openFile(wantedImage);
+  if (!wantedImage.isEmpty() && !transformerTab) glimpse->openFile(wantedImage);
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.openFile(files.front());
 
-  if (parser.isSet(screenshotOption) && glimpseTab) {
+  if (parser.isSet(screenshotOption) && transformerTab) {
+    const QString path = parser.value(screenshotOption);
+    QObject::connect(transformer, &attn::ui::TransformerWorkbench::sourceFailed, &window, [](const QString& message) {
+      std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
+      QApplication::exit(1);
+    });
+    QObject::connect(transformer, &attn::ui::TransformerWorkbench::resultShown, &window,
+                     [&window, path, transformer](quint64 generation) {
+      if (transformer->isLoading() || generation != transformer->submitted()) return;
+      QTimer::singleShot(800, &window, [&window, path] {
+        const bool saved = window.grab().save(path);
+        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
+                     path.toLocal8Bit().constData());
+        QApplication::exit(saved ? 0 : 1);
+      });
+    });
+    QTimer::singleShot(60000, &window, [] {
+      std::fputs("attnscope: no transformer run within 60 s, no screenshot\n", stderr);
+      QApplication::exit(1);
+    });
+  } else if (parser.isSet(screenshotOption) && glimpseTab) {
     const QString path = parser.value(screenshotOption);
     QObject::connect(glimpse, &attn::ui::GlimpseWorkbench::imageFailed, &window, [](const QString& message) {
       std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());

@@ -6,9 +6,12 @@
 #include "views/heatmap_view.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/transformer_workbench.h"
 
 #include <QAction>
 #include <QDropEvent>
+#include <QFileInfo>
+#include <QSignalSpy>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -65,9 +68,10 @@ class TestMainWindow : public QObject {
   void labTabFirstThenGlimpse() {
     auto* tabs = window_->findChild<QTabWidget*>();
     QVERIFY(tabs);
-    QCOMPARE(tabs->count(), 2);
+    QCOMPARE(tabs->count(), 3);
     QCOMPARE(tabs->widget(0), window_->lab());
     QCOMPARE(tabs->widget(1), static_cast<QWidget*>(window_->glimpse()));
+    QCOMPARE(tabs->widget(2), static_cast<QWidget*>(window_->transformer()));
     QCOMPARE(tabs->currentWidget(), window_->lab());
   }
 
@@ -81,6 +85,7 @@ class TestMainWindow : public QObject {
     QTest::newRow("save/export") << QKeySequence(QKeySequence::Save);
     QTest::newRow("quit") << standardOr(QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q));
     QTest::newRow("full screen") << standardOr(QKeySequence::FullScreen, QKeySequence(Qt::Key_F11));
+    QTest::newRow("open model") << QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M);
   }
   void standardShortcuts() {
     QFETCH(QKeySequence, keys);
@@ -130,6 +135,25 @@ class TestMainWindow : public QObject {
     QApplication::sendEvent(window_.get(), &drop);
     QCOMPARE(window_->lab()->queryEdit()->text(), u"a dog barked"_s);
     QVERIFY(settle(*window_->lab()));
+  }
+
+  void droppingAModelFolderOpensTheTransformerTab() {
+    const QString folder = QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/distilbert");
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(folder)});
+    const QPoint centre = window_->rect().center();
+    QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window_.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QSignalSpy loaded(window_->transformer(), &TransformerWorkbench::sourceLoaded);
+    QDropEvent drop(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window_.get(), &drop);
+    QCOMPARE(window_->tabs()->currentWidget(), static_cast<QWidget*>(window_->transformer()));
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(window_->runLabel()->text().startsWith(u"transformer: "_s), 20000);
+    QCOMPARE(window_->recentModels().value(0), QFileInfo(folder).absoluteFilePath());
+    QVERIFY(!window_->openModel(files_.filePath(u"no-such-model"_s)));
+    window_->showLab();
   }
 
   void recentFilesKeepEightAndDropMissingOnes() {

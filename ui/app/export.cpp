@@ -11,6 +11,7 @@
 #include <QWidget>
 
 #include <cstdio>
+#include <cstring>
 
 using namespace Qt::StringLiterals;
 
@@ -29,16 +30,17 @@ std::optional<ExportFormat> exportFormatFor(const QString& path) {
   if (suffix == u"svg"_s) return ExportFormat::Svg;
   if (suffix == u"pdf"_s) return ExportFormat::Pdf;
   if (suffix == u"csv"_s) return ExportFormat::Csv;
+  if (suffix == u"npy"_s) return ExportFormat::Npy;
   return std::nullopt;
 }
 
 QString exportFilters() {
-  return QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv)");
+  return QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv);;NumPy matrix (*.npy)");
 }
 
 attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
   const auto format = exportFormatFor(path);
-  if (!format || *format == ExportFormat::Csv) {
+  if (!format || isMatrixFormat(*format)) {
     return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
   }
   QCustomPlot* plot = view.plot();
@@ -65,7 +67,8 @@ attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
       ok = painter.end();
       break;
     }
-    case ExportFormat::Csv: break;
+    case ExportFormat::Csv:
+    case ExportFormat::Npy: break;
   }
   if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
   return {};
@@ -73,7 +76,7 @@ attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
 
 attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
   const auto format = exportFormatFor(path);
-  if (!format || *format == ExportFormat::Csv) {
+  if (!format || isMatrixFormat(*format)) {
     return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
   }
   const QSize size = widget.size();
@@ -107,9 +110,46 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
       ok = painter.end();
       break;
     }
-    case ExportFormat::Csv: break;
+    case ExportFormat::Csv:
+    case ExportFormat::Npy: break;
   }
   if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  return {};
+}
+
+bool isMatrixFormat(ExportFormat format) { return format == ExportFormat::Csv || format == ExportFormat::Npy; }
+
+QByteArray matrixNpy(const attn::Matrix& m) {
+  QByteArray header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  header += QByteArray::number(qlonglong(m.rows())) + ", " + QByteArray::number(qlonglong(m.cols())) + "), }";
+  // magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64.
+  const qsizetype unpadded = 10 + header.size() + 1;
+  header += QByteArray((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  QByteArray out("\x93NUMPY\x01\x00", 8);
+  const auto length = quint16(header.size());
+  out.append(char(length & 0xff));
+  out.append(char(length >> 8));
+  out += header;
+  const qsizetype start = out.size();
+  out.resize(start + qsizetype(m.size()) * 4);
+  char* data = out.data() + start;
+  for (Index r = 0; r < m.rows(); ++r) {
+    for (Index c = 0; c < m.cols(); ++c) {
+      quint32 bits;
+      const float v = m(r, c);
+      std::memcpy(&bits, &v, 4);
+      for (int b = 0; b < 4; ++b) *data++ = char((bits >> (8 * b)) & 0xff);  // little-endian on any host
+    }
+  }
+  return out;
+}
+
+attn::Result<void> writeMatrixNpy(const attn::Matrix& m, const QString& path) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return std::unexpected(exportError(path, file.errorString()));
+  file.write(matrixNpy(m));
+  if (!file.commit()) return std::unexpected(exportError(path, file.errorString()));
   return {};
 }
 

@@ -1,5 +1,5 @@
 // Exports shared by File > Export and attnscope-cli: a view as PNG/SVG/PDF (chosen by the file's
-// extension) and a map's matrix as CSV.
+// extension) and a map's matrix as CSV or NumPy .npy.
 #pragma once
 
 #include "attn/error.h"
@@ -17,11 +17,11 @@ namespace attn::ui {
 
 class HeatmapView;
 
-enum class ExportFormat { Png, Svg, Pdf, Csv };
+enum class ExportFormat { Png, Svg, Pdf, Csv, Npy };
 
 // By extension, case-insensitive; nullopt for anything else.
 std::optional<ExportFormat> exportFormatFor(const QString& path);
-// "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv)"
+// "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv);;NumPy matrix (*.npy)"
 QString exportFilters();
 
 // The heatmap exactly as drawn, at its current widget size (PNG, SVG or PDF by extension).
@@ -33,6 +33,15 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path);
 // written with %.9g so every float reads back exactly.
 QByteArray matrixCsv(const attn::AttentionMap& map);
 attn::Result<void> writeMatrixCsv(const attn::AttentionMap& map, const QString& path);
+// NumPy .npy format version 1.0 (numpy.lib.format): the magic "\x93NUMPY", version 1 0, a little-endian
+// uint16 header length, the header dict {'descr': '<f4', 'fortran_order': False, 'shape': (rows, cols), }
+// padded with spaces and a final '\n' so the data starts at a multiple of 64 bytes, then the float32
+// values in C (row-major) order. numpy.load reads it back exactly.
+QByteArray matrixNpy(const attn::Matrix& m);
+attn::Result<void> writeMatrixNpy(const attn::Matrix& m, const QString& path);
+// True for the two matrix formats (.csv, .npy).
+bool isMatrixFormat(ExportFormat format);
+
 // One field, quoted when it holds a comma, a quote, a CR or an LF (quotes doubled).
 QByteArray csvField(std::string_view text);
 

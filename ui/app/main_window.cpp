@@ -6,6 +6,7 @@
 #include "views/map_grid_view.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/transformer_workbench.h"
 #include "attn/glimpse/settings.h"
 
 #include <QAction>
@@ -39,6 +40,7 @@ constexpr qint64 kMaxTextFileBytes = 16 * 1024 * 1024;
 
 QString keyRecentFiles() { return u"recentFiles"_s; }
 QString keyRecentImages() { return u"recentImages"_s; }
+QString keyRecentModels() { return u"recentModels"_s; }
 QString defaultSample() { return u"astronaut"_s; }
 
 }  // namespace
@@ -57,6 +59,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   glimpse_ = new GlimpseWorkbench(tabs_);
   tabs_->addTab(glimpse_, tr("&Glimpse"));
   tabs_->setTabToolTip(1, tr("DRAW's Gaussian glimpse and the spatial transformer's over any image"));
+  transformer_ = new TransformerWorkbench(tabs_);
+  tabs_->addTab(transformer_, tr("&Transformer"));
+  tabs_->setTabToolTip(2, tr("BERT, GPT-2, DistilBERT and ViT attention, live, or any model's attention dump"));
   setCentralWidget(tabs_);
 
   runLabel_ = new QLabel(this);
@@ -83,6 +88,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (!path.startsWith(u':')) addRecentImage(path);
   });
   connect(glimpse_, &GlimpseWorkbench::openRequested, this, &MainWindow::openImageDialog);
+  connect(transformer_, &TransformerWorkbench::runSummaryChanged, this, [this](const QString& summary) {
+    transformerSummary_ = summary;
+    if (tabs_->currentWidget() == transformer_) runLabel_->setText(summary);
+  });
+  connect(transformer_, &TransformerWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
+    if (tabs_->currentWidget() == transformer_) statusBar()->showMessage(text, timeout);
+  });
+  connect(transformer_, &TransformerWorkbench::sourceLoaded, this, [this](const QString& path) { addRecentModel(path); });
+  connect(transformer_, &TransformerWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
+  connect(transformer_, &TransformerWorkbench::openDumpRequested, this, &MainWindow::openDumpDialog);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateForTab);
   connect(lab_, &LabWorkbench::resultShown, this, [this] {
     // A good result replaces a refusal that is still on the status bar.
@@ -121,14 +136,25 @@ void MainWindow::createActions() {
   exportParametersAction_->setStatusTip(tr("Save every glimpse parameter as JSON (attnscope-cli reads it back)"));
   connect(exportParametersAction_, &QAction::triggered, this, &MainWindow::exportGlimpseParametersDialog);
 
+  openModelAction_ = new QAction(tr("Open &Model\u2026"), this);
+  openModelAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
+  openModelAction_->setStatusTip(tr("Open a transformer folder (config.json + *.safetensors + tokenizer) into the Transformer tab"));
+  connect(openModelAction_, &QAction::triggered, this, &MainWindow::openModelDialog);
+  openDumpAction_ = new QAction(tr("Open Attention &Dump\u2026"), this);
+  openDumpAction_->setStatusTip(tr("Open any model's attention saved as *.attn.safetensors into the Transformer tab"));
+  connect(openDumpAction_, &QAction::triggered, this, &MainWindow::openDumpDialog);
+  exportLayerAction_ = new QAction(tr("Export &Layer\u2026"), this);
+  exportLayerAction_->setStatusTip(tr("Write every head of the current layer as PNG and CSV into a folder"));
+  connect(exportLayerAction_, &QAction::triggered, this, &MainWindow::exportLayerDialog);
+
   exportAction_ = new QAction(QIcon::fromTheme(u"document-save-as"_s), tr("&Export View\u2026"), this);
   exportAction_->setShortcut(QKeySequence::Save);
   exportAction_->setStatusTip(tr("Save the heatmap as PNG, SVG or PDF, or its matrix as CSV"));
   connect(exportAction_, &QAction::triggered, this, &MainWindow::exportViewDialog);
 
-  exportCsvAction_ = new QAction(tr("Export &Matrix as CSV\u2026"), this);
+  exportCsvAction_ = new QAction(tr("Export &Matrix (CSV, NumPy)\u2026"), this);
   exportCsvAction_->setShortcut(QKeySequence::SaveAs);
-  exportCsvAction_->setStatusTip(tr("Save the shown map's weights with its tokens as CSV"));
+  exportCsvAction_->setStatusTip(tr("Save the shown map's weights as CSV (with its tokens) or as a NumPy .npy"));
   connect(exportCsvAction_, &QAction::triggered, this, &MainWindow::exportCsvDialog);
 
   quitAction_ = new QAction(QIcon::fromTheme(u"application-exit"_s), tr("&Quit"), this);
@@ -153,6 +179,7 @@ void MainWindow::createActions() {
   sidePanelAction_->setStatusTip(tr("Show or hide the mechanism and parameter panel"));
   connect(sidePanelAction_, &QAction::toggled, lab_, &LabWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, glimpse_, &GlimpseWorkbench::setSidePanelVisible);
+  connect(sidePanelAction_, &QAction::toggled, transformer_, &TransformerWorkbench::setSidePanelVisible);
 
   unitRangeAction_ = new QAction(tr("Fixed Colour &Range 0\u20131"), this);
   unitRangeAction_->setCheckable(true);
@@ -168,7 +195,10 @@ void MainWindow::createActions() {
     action->setChecked(info.id == lab_->colormap());
   }
   connect(colormapGroup_, &QActionGroup::triggered, this,
-          [this](QAction* action) { lab_->setColormap(render::Colormap(action->data().toInt())); });
+          [this](QAction* action) {
+            lab_->setColormap(render::Colormap(action->data().toInt()));
+            transformer_->setColormap(render::Colormap(action->data().toInt()));
+          });
   connect(lab_, &LabWorkbench::colormapChanged, this, [this](render::Colormap map) {
     for (auto* action : colormapGroup_->actions()) action->setChecked(action->data().toInt() == int(map));
   });
@@ -204,8 +234,14 @@ void MainWindow::createMenus() {
     });
   }
   file->addSeparator();
+  file->addAction(openModelAction_);
+  file->addAction(openDumpAction_);
+  recentModelsMenu_ = file->addMenu(tr("Open Recent Mo&del"));
+  connect(recentModelsMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentModelsMenu);
+  file->addSeparator();
   file->addAction(exportAction_);
   file->addAction(exportCsvAction_);
+  file->addAction(exportLayerAction_);
   file->addAction(exportGlimpseAction_);
   file->addAction(exportAnnotatedAction_);
   file->addAction(exportParametersAction_);
@@ -225,6 +261,7 @@ void MainWindow::createMenus() {
   help->addAction(aboutQtAction_);
   rebuildRecentMenu();
   rebuildRecentImagesMenu();
+  rebuildRecentModelsMenu();
   updateForTab();
 }
 
@@ -271,6 +308,7 @@ void MainWindow::restoreSettings() {
     glimpse_->openSample(defaultSample());
   }
   if (settings.value(u"view/tab"_s).toString() == u"glimpse"_s) showGlimpse();
+  if (settings.value(u"view/tab"_s).toString() == u"transformer"_s) showTransformer();
   const QString problem = !labProblem.isEmpty() && !glimpseProblem.isEmpty() ? labProblem + u" \u00b7 "_s + glimpseProblem
                                                                              : labProblem + glimpseProblem;
   if (!problem.isEmpty()) statusBar()->showMessage(problem, 8000);
@@ -283,7 +321,9 @@ void MainWindow::saveSettings() const {
   settings.setValue(u"view/colormap"_s, QString::fromLatin1(render::colormapInfo(lab_->colormap()).key));
   settings.setValue(u"view/sidePanel"_s, sidePanelAction_->isChecked());
   settings.setValue(u"lab/request"_s, QString::fromStdString(attn::lab::to_json(lab_->request())));
-  settings.setValue(u"view/tab"_s, tabs_->currentWidget() == glimpse_ ? u"glimpse"_s : u"lab"_s);
+  settings.setValue(u"view/tab"_s, tabs_->currentWidget() == glimpse_       ? u"glimpse"_s
+                                   : tabs_->currentWidget() == transformer_ ? u"transformer"_s
+                                                                            : u"lab"_s);
   if (glimpse_->image()) {
     settings.setValue(u"glimpse/image"_s, glimpse_->imagePath());
     settings.setValue(u"glimpse/settings"_s, QString::fromStdString(glimpse_->parametersJson()));
@@ -391,9 +431,20 @@ bool MainWindow::exportTo(const QString& path) {
     if (QFileInfo(path).suffix().toLower() == u"json"_s) return exportGlimpseParameters(path);
     return exportAnnotated(path);
   }
+  if (tabs_->currentWidget() == transformer_) {
+    const auto format = exportFormatFor(path);
+    const auto written = format && isMatrixFormat(*format) ? transformer_->exportMatrix(path)
+                                                           : transformer_->exportView(path, transformer_->currentView());
+    if (!written) {
+      statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+      return false;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+    return true;
+  }
   const auto format = exportFormatFor(path);
   if (!format) {
-    statusBar()->showMessage(tr("Choose a .png, .svg, .pdf or .csv file name"), 8000);
+    statusBar()->showMessage(tr("Choose a .png, .svg, .pdf, .csv or .npy file name"), 8000);
     return false;
   }
   const attn::AttentionMap* map = lab_->currentMap();
@@ -401,7 +452,9 @@ bool MainWindow::exportTo(const QString& path) {
     statusBar()->showMessage(tr("Nothing to export yet: the lab has no result"), 8000);
     return false;
   }
-  const auto written = *format == ExportFormat::Csv ? writeMatrixCsv(*map, path) : exportHeatmap(*lab_->heatmap(), path);
+  const auto written = *format == ExportFormat::Csv   ? writeMatrixCsv(*map, path)
+                       : *format == ExportFormat::Npy ? writeMatrixNpy(map->weights, path)
+                                                      : exportHeatmap(*lab_->heatmap(), path);
   if (!written) {
     statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
     return false;
@@ -433,10 +486,13 @@ void MainWindow::exportViewDialog() {
 void MainWindow::exportCsvDialog() {
   QSettings settings;
   const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
-  QString path = QFileDialog::getSaveFileName(this, tr("Export Matrix as CSV"), QDir(dir).filePath(u"attention.csv"_s),
-                                              tr("CSV matrix (*.csv)"));
+  QString filter;
+  QString path = QFileDialog::getSaveFileName(this, tr("Export Matrix"), QDir(dir).filePath(u"attention.csv"_s),
+                                              tr("CSV matrix (*.csv);;NumPy matrix (*.npy)"), &filter);
   if (path.isEmpty()) return;
-  if (exportFormatFor(path) != ExportFormat::Csv) path += u".csv"_s;
+  if (const auto format = exportFormatFor(path); !format || !isMatrixFormat(*format)) {
+    path += filter.contains(u"npy"_s) ? u".npy"_s : u".csv"_s;
+  }
   settings.setValue(u"paths/export"_s, QFileInfo(path).absolutePath());
   exportTo(path);
 }
@@ -465,7 +521,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
   event->acceptProposedAction();
   // Images (by name: a text file called .png goes to the glimpse tab too, which names the problem).
   const QString path = urls.front().toLocalFile();
-  if (GlimpseWorkbench::isImageFileName(path)) {
+  if (TransformerWorkbench::isModelOrDumpPath(path)) {
+    openModel(path);
+  } else if (GlimpseWorkbench::isImageFileName(path)) {
     openImage(path);
   } else {
     openFile(path);
@@ -481,14 +539,19 @@ void MainWindow::showGlimpse() { tabs_->setCurrentWidget(glimpse_); }
 
 void MainWindow::showLab() { tabs_->setCurrentWidget(lab_); }
 
+void MainWindow::showTransformer() { tabs_->setCurrentWidget(transformer_); }
+
 void MainWindow::updateForTab() {
   const bool glimpse = tabs_->currentWidget() == glimpse_;
-  runLabel_->setText(glimpse ? glimpseSummary_ : labSummary_);
-  runLabel_->setToolTip(glimpse ? tr("Last glimpse: grid, preview or exact, read time and path, frame time")
-                                : tr("Last run: mechanism, map shape and engine time"));
+  const bool transformer = tabs_->currentWidget() == transformer_;
+  runLabel_->setText(glimpse ? glimpseSummary_ : (transformer ? transformerSummary_ : labSummary_));
+  runLabel_->setToolTip(glimpse       ? tr("Last glimpse: grid, preview or exact, read time and path, frame time")
+                        : transformer ? tr("Last run: model, tokens, layers x heads and engine time")
+                                      : tr("Last run: mechanism, map shape and engine time"));
   exportCsvAction_->setEnabled(!glimpse);
+  exportLayerAction_->setEnabled(transformer);
   exportAction_->setText(glimpse ? tr("&Export Annotated Image\u2026") : tr("&Export View\u2026"));
-  unitRangeAction_->setEnabled(!glimpse);
+  unitRangeAction_->setEnabled(!glimpse && !transformer);
 }
 
 QStringList MainWindow::recentImages() const { return QSettings().value(keyRecentImages()).toStringList(); }
@@ -624,6 +687,103 @@ void MainWindow::exportAnnotatedDialog() {
 void MainWindow::exportGlimpseParametersDialog() {
   const QString path = savePath(this, tr("Export Glimpse Parameters"), u"glimpse.json"_s, tr("JSON (*.json)"), {u"json"_s});
   if (!path.isEmpty()) exportGlimpseParameters(path);
+}
+
+// ---- the Transformer tab ----
+
+QStringList MainWindow::recentModels() const { return QSettings().value(keyRecentModels()).toStringList(); }
+
+void MainWindow::setRecentModels(const QStringList& paths) {
+  QSettings().setValue(keyRecentModels(), QStringList(paths.mid(0, kMaxRecentFiles)));
+}
+
+void MainWindow::addRecentModel(const QString& path) {
+  QStringList paths = recentModels();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  paths.removeAll(absolute);
+  paths.prepend(absolute);
+  setRecentModels(paths);
+  rebuildRecentModelsMenu();
+}
+
+void MainWindow::rebuildRecentModelsMenu() {
+  recentModelsMenu_->clear();
+  QStringList paths = recentModels();
+  const qsizetype before = paths.size();
+  paths.removeIf([](const QString& path) { return !QFileInfo::exists(path); });
+  if (paths.size() != before) setRecentModels(paths);
+  for (int i = 0; i < paths.size(); ++i) {
+    const QString path = paths[i];
+    auto* action = recentModelsMenu_->addAction(u"&%1 %2"_s.arg(i + 1).arg(QFileInfo(path).fileName()));
+    action->setToolTip(path);
+    action->setStatusTip(path);
+    connect(action, &QAction::triggered, this, [this, path] { openModel(path); });
+  }
+  recentModelsMenu_->setEnabled(!paths.isEmpty());
+  if (!paths.isEmpty()) {
+    recentModelsMenu_->addSeparator();
+    recentModelsMenu_->addAction(tr("&Clear List"), this, [this] {
+      setRecentModels({});
+      rebuildRecentModelsMenu();
+    });
+  }
+}
+
+bool MainWindow::openModel(const QString& path) {
+  showTransformer();
+  const QFileInfo info(path);
+  if (!info.exists()) {
+    QStringList paths = recentModels();
+    if (paths.removeAll(info.absoluteFilePath()) > 0) {
+      setRecentModels(paths);
+      rebuildRecentModelsMenu();
+      statusBar()->showMessage(tr("%1 no longer exists; removed it from the recent models").arg(path), 8000);
+    } else {
+      statusBar()->showMessage(tr("%1 does not exist").arg(path), 8000);
+    }
+    return false;
+  }
+  statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  transformer_->openPath(path);
+  return true;
+}
+
+void MainWindow::openModelDialog() {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/openModel"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString path = QFileDialog::getExistingDirectory(this, tr("Open Model Folder (config.json + *.safetensors)"), dir);
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openModel"_s, QFileInfo(path).absolutePath());
+  openModel(path);
+}
+
+void MainWindow::openDumpDialog() {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/openDump"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Attention Dump"), dir,
+                                                    tr("Attention dumps (*.attn.safetensors);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openDump"_s, QFileInfo(path).absolutePath());
+  openModel(path);
+}
+
+bool MainWindow::exportTransformerLayer(const QString& folder) {
+  const auto written = transformer_->exportLayer(folder);
+  if (!written) {
+    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+    return false;
+  }
+  statusBar()->showMessage(tr("Exported %1 files into %2").arg(written->size()).arg(QDir::toNativeSeparators(folder)), 6000);
+  return true;
+}
+
+void MainWindow::exportLayerDialog() {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Export Every Head of the Layer into"), dir);
+  if (folder.isEmpty()) return;
+  settings.setValue(u"paths/export"_s, folder);
+  exportTransformerLayer(folder);
 }
 
 }  // namespace attn::ui

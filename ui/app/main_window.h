@@ -1,8 +1,10 @@
-// The main window: one tab per workbench (the Mechanism Lab and the Glimpse workbench), File / View / Help
-// menus, a status bar with the current tab's last run, drag-and-drop (image files go to the Glimpse tab,
-// anything else to the lab), and geometry and both workbenches' parameters kept in QSettings.
-// Recent files are two lists: text files for the lab ("recentFiles") and images for the Glimpse tab
-// ("recentImages"), each in its own submenu, because the two open into different tabs.
+// The main window: one tab per workbench (the Mechanism Lab, the Glimpse workbench and the Transformer
+// tab), File / View / Help menus, a status bar with the current tab's last run, drag-and-drop (image
+// files go to the Glimpse tab, model folders and *.attn.safetensors dumps to the Transformer tab,
+// anything else to the lab), and geometry and the workbenches' parameters kept in QSettings.
+// Recent files are three lists: text files for the lab ("recentFiles"), images for the Glimpse tab
+// ("recentImages") and model folders or dumps for the Transformer tab ("recentModels"), each in its own
+// submenu, because they open into different tabs.
 #pragma once
 
 #include <QMainWindow>
@@ -18,6 +20,7 @@ namespace attn::ui {
 
 class GlimpseWorkbench;
 class LabWorkbench;
+class TransformerWorkbench;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -30,9 +33,11 @@ class MainWindow : public QMainWindow {
 
   LabWorkbench* lab() const { return lab_; }
   GlimpseWorkbench* glimpse() const { return glimpse_; }
+  TransformerWorkbench* transformer() const { return transformer_; }
   QTabWidget* tabs() const { return tabs_; }
   void showGlimpse();
   void showLab();
+  void showTransformer();
   QLabel* runLabel() const { return runLabel_; }
 
   // Opens a text file into the lab (first non-empty line = query, the rest = source).
@@ -49,6 +54,13 @@ class MainWindow : public QMainWindow {
   bool exportGlimpse(const QString& path);
   bool exportAnnotated(const QString& path);
   bool exportGlimpseParameters(const QString& path);
+  // Opens a model folder or an attention dump into the Transformer tab (asynchronous: the tab reports
+  // success, or the file and the reason it failed while the previous model stays). False when the path
+  // does not exist.
+  bool openModel(const QString& path);
+  QStringList recentModels() const;
+  // Every head of the Transformer tab's current layer as PNG + CSV into `folder`.
+  bool exportTransformerLayer(const QString& folder);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -66,6 +78,12 @@ class MainWindow : public QMainWindow {
   void addRecentImage(const QString& path);
   void setRecentImages(const QStringList& files);
   void rebuildRecentImagesMenu();
+  void addRecentModel(const QString& path);
+  void setRecentModels(const QStringList& paths);
+  void rebuildRecentModelsMenu();
+  void openModelDialog();
+  void openDumpDialog();
+  void exportLayerDialog();
   void openDialog();
   void openImageDialog();
   void exportGlimpseDialog();
@@ -80,7 +98,13 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_ = nullptr;
   LabWorkbench* lab_ = nullptr;
   GlimpseWorkbench* glimpse_ = nullptr;
+  TransformerWorkbench* transformer_ = nullptr;
   QLabel* runLabel_ = nullptr;
+  QString transformerSummary_;
+  QMenu* recentModelsMenu_ = nullptr;
+  QAction* openModelAction_ = nullptr;
+  QAction* openDumpAction_ = nullptr;
+  QAction* exportLayerAction_ = nullptr;
   QString labSummary_;
   QString glimpseSummary_;
   QMenu* recentMenu_ = nullptr;

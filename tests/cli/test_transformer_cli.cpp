@@ -1,0 +1,133 @@
+// attnscope-cli run as a user runs it: --dump writes a dump the engine reads back with the run's shape,
+// --render writes a PNG of the asked size, --dump-in renders a dump, and bad inputs exit 1 with the
+// reason (a bad --render spec names the byte offset).
+#include "attn/io/attention_dump.h"
+
+#include <QImage>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "cli_run.h"
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QString model(const char* name) { return QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/") + QLatin1String(name); }
+
+}  // namespace
+
+class TestTransformerCli : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+
+ private slots:
+  void dumpReadsBack() {
+    const QString dump = dir_.filePath(u"bert.attn.safetensors"_s);
+    const Run run = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"The cat sat on the [MASK]."_s,
+                            u"--dump"_s, dump});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY(run.out.contains(u"wrote "_s + dump));
+    const auto read = attn::io::read_attention_dump(dump.toStdString());
+    QVERIFY2(read, read ? "" : read.error().message().c_str());
+    QCOMPARE(read->trace.layer_count(attn::Stage::Encoder), 2);
+    const auto* layer = read->trace.find(attn::Stage::Encoder, 1);
+    QVERIFY(layer);
+    QCOMPARE(layer->maps.heads(), 4);
+    QCOMPARE(layer->maps.rows(), attn::Index(read->trace.tokens.size()));
+    QCOMPARE(read->trace.tokens.front(), std::string("[CLS]"));
+    // Rows of attention sum to 1.
+    const attn::Matrix head = layer->maps.head(2);
+    for (attn::Index r = 0; r < head.rows(); ++r) QVERIFY(std::abs(head.row(r).sum() - 1.0f) < 1e-4f);
+
+    // And renders again from the dump alone.
+    const QString png = dir_.filePath(u"from-dump.png"_s);
+    const Run again = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=mean"_s, u"--out"_s, png,
+                              u"--width"_s, u"640"_s, u"--height"_s, u"480"_s});
+    QVERIFY2(again.exitCode == 0, qPrintable(again.err));
+    QCOMPARE(QImage(png).size(), QSize(640, 480));
+  }
+
+  void renderWritesThePictureAtItsSize_data() {
+    QTest::addColumn<QString>("modelName");
+    QTest::addColumn<QStringList>("input");
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("view");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<int>("height");  // 0: the view's own height
+    const QStringList text{u"--text"_s, u"The cat sat on the [MASK] because it was tired."_s};
+    QTest::newRow("matrix head") << u"bert"_s << text << u"layer=1,head=3"_s << u"matrix"_s << 700 << 500;
+    QTest::newRow("matrix rollout") << u"distilbert"_s << text << u"rollout"_s << u"matrix"_s << 600 << 600;
+    QTest::newRow("head view") << u"gpt2"_s << QStringList{u"--text"_s, u"The quick brown fox"_s} << u"layer=0,head=mean"_s
+                               << u"head"_s << 800 << 0;
+    QTest::newRow("model view") << u"bert"_s << text << u"layer=0,head=1"_s << u"model"_s << 900 << 0;
+    QTest::newRow("vit overlay") << u"vit"_s
+                                 << QStringList{u"--image"_s, QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/vit/image.png")}
+                                 << u"rollout"_s << u"overlay"_s << 300 << 300;
+  }
+  void renderWritesThePictureAtItsSize() {
+    QFETCH(QString, modelName);
+    QFETCH(QStringList, input);
+    QFETCH(QString, spec);
+    QFETCH(QString, view);
+    QFETCH(int, width);
+    QFETCH(int, height);
+    const QString png = dir_.filePath(u"%1-%2.png"_s.arg(modelName, view));
+    QStringList args{u"run"_s, u"--model"_s, model(modelName.toLatin1().constData())};
+    args << input << u"--render"_s << spec << u"--view"_s << view << u"--out"_s << png << u"--width"_s
+         << QString::number(width) << u"--height"_s << QString::number(std::max(height, 300));
+    const Run run = runCli(args);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const QImage image(png);
+    QVERIFY(!image.isNull());
+    if (view == u"overlay"_s) {
+      QVERIFY(image.width() <= width && image.height() <= height);
+      QVERIFY(image.width() == width || image.height() == height);
+    } else {
+      QCOMPARE(image.width(), width);
+      if (height > 0) QCOMPARE(image.height(), height);
+    }
+  }
+
+  void badInputsExitOneWithTheReason_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString out = dir_.filePath(u"never.png"_s);
+    const QStringList bert{u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"hello"_s};
+    QTest::newRow("unknown key") << (bert + QStringList{u"--render"_s, u"layer=1,hed=2"_s, u"--out"_s, out})
+                                 << u"--render: byte 8: unknown key 'hed'"_s;
+    QTest::newRow("bad head") << (bert + QStringList{u"--render"_s, u"layer=1,head=x"_s, u"--out"_s, out})
+                              << u"--render: byte 13: head: expected"_s;
+    QTest::newRow("layer too deep") << (bert + QStringList{u"--render"_s, u"layer=9,head=0"_s, u"--out"_s, out})
+                                    << u"--render: byte 6: layer 9 is beyond the run's 2 layers"_s;
+    QTest::newRow("no such folder") << QStringList{u"run"_s, u"--model"_s, dir_.filePath(u"nothing"_s), u"--text"_s,
+                                                   u"hi"_s, u"--dump"_s, dir_.filePath(u"x.attn.safetensors"_s)}
+                                    << u"no such folder"_s;
+    QTest::newRow("not a dump") << QStringList{u"run"_s, u"--dump-in"_s, model("bert") + u"/config.json"_s, u"--render"_s,
+                                               u"rollout"_s, u"--out"_s, out}
+                                << u"config.json"_s;
+  }
+  void badInputsExitOneWithTheReason() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    const Run run = runCli(args);
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(expected), qPrintable(run.err));
+    QCOMPARE(run.err.trimmed().count(u'\n'), 0);  // one line
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+  }
+
+  void usageErrorsExitTwo() {
+    QCOMPARE(runCli({u"run"_s, u"--text"_s, u"hi"_s, u"--dump"_s, dir_.filePath(u"a.attn.safetensors"_s)}).exitCode, 2);
+    QCOMPARE(runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"hi"_s}).exitCode, 2);
+    QCOMPARE(runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"hi"_s, u"--render"_s, u"rollout"_s,
+                     u"--view"_s, u"nope"_s, u"--out"_s, dir_.filePath(u"a.png"_s)})
+                 .exitCode,
+             2);
+  }
+};
+
+QTEST_MAIN(TestTransformerCli)
+#include "test_transformer_cli.moc"

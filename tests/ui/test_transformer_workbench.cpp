@@ -1,0 +1,680 @@
+// The Transformer tab: its renderers and views over synthetic layered traces (head view hover isolation
+// and head toggles, model-view clicks, the statistics table under QAbstractItemModelTester, the ViT
+// overlay), and the workbench end to end over attention dumps and the tiny fixture models in
+// tests/data/transformers (load, type -> run, a bad folder keeps the previous model, cancel).
+#include "attn/analysis/attention_analysis.h"
+#include "attn/layered_trace.h"
+#include "models/head_stats_model.h"
+#include "render/head_grid_render.h"
+#include "render/overlay_render.h"
+#include "render/token_lines_render.h"
+#include "ui_test_support.h"
+#include "views/head_grid_view.h"
+#include "views/heatmap_view.h"
+#include "views/image_overlay_view.h"
+#include "views/token_lines_view.h"
+#include "workbenches/transformer_workbench.h"
+#include "app/export.h"
+#include "attn/io/attention_dump.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableView>
+#include <QTabWidget>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTest>
+
+#include <cstring>
+#include <random>
+
+using namespace attn::ui;
+using namespace Qt::StringLiterals;
+using render::TokenHit;
+using render::TokenSide;
+
+namespace {
+
+// Four heads with known patterns, in every layer: 0 = self, 1 = previous token (token 0: itself),
+// 2 = uniform, 3 = all on token 0.
+std::shared_ptr<attn::LayeredTrace> syntheticTrace(int layers = 3, int tokens = 8, int heads = 4) {
+  auto trace = std::make_shared<attn::LayeredTrace>();
+  for (int t = 0; t < tokens; ++t) trace->tokens.push_back(t == 0 ? std::string("[CLS]") : "tok" + std::to_string(t));
+  for (int l = 0; l < layers; ++l) {
+    attn::LayerAttention layer;
+    layer.stage = attn::Stage::Encoder;
+    layer.layer = l;
+    layer.maps = attn::HeadStack(heads, tokens, tokens);
+    for (int h = 0; h < heads; ++h) {
+      attn::Matrix m = attn::Matrix::Zero(tokens, tokens);
+      for (int r = 0; r < tokens; ++r) {
+        switch (h % 4) {
+          case 0: m(r, r) = 1.0f; break;
+          case 1: m(r, std::max(0, r - 1)) = 1.0f; break;
+          case 2: m.row(r).setConstant(1.0f / float(tokens)); break;
+          default: m(r, 0) = 1.0f; break;
+        }
+      }
+      layer.maps.set_head(h, m);
+    }
+    trace->layers.push_back(std::move(layer));
+  }
+  return trace;
+}
+
+// Softmax rows of random scores: a realistic long input.
+std::shared_ptr<attn::LayeredTrace> randomTrace(int layers, int tokens, int heads, float sharpness) {
+  auto trace = std::make_shared<attn::LayeredTrace>();
+  for (int t = 0; t < tokens; ++t) trace->tokens.push_back("w" + std::to_string(t));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  for (int l = 0; l < layers; ++l) {
+    attn::LayerAttention layer;
+    layer.layer = l;
+    layer.maps = attn::HeadStack(heads, tokens, tokens);
+    for (int h = 0; h < heads; ++h) {
+      attn::Matrix m(tokens, tokens);
+      for (int r = 0; r < tokens; ++r) {
+        for (int c = 0; c < tokens; ++c) m(r, c) = std::exp(sharpness * normal(rng));
+        m.row(r) /= m.row(r).sum();
+      }
+      layer.maps.set_head(h, m);
+    }
+    trace->layers.push_back(std::move(layer));
+  }
+  return trace;
+}
+
+// Lines a scene should draw: weights >= threshold of the given heads (and focus).
+qint64 expectedLines(const attn::HeadStack& stack, const std::vector<int>& heads, float threshold,
+                     std::optional<TokenHit> focus = {}) {
+  qint64 n = 0;
+  for (int h : heads) {
+    for (int r = 0; r < stack.rows(); ++r) {
+      for (int c = 0; c < stack.cols(); ++c) {
+        if (focus && focus->side == TokenSide::Query && r != focus->index) continue;
+        if (focus && focus->side == TokenSide::Key && c != focus->index) continue;
+        if (stack.at(h, r, c) >= threshold) ++n;
+      }
+    }
+  }
+  return n;
+}
+
+bool isColour(QRgb pixel, const QColor& colour, int tolerance = 40) {
+  return std::abs(qRed(pixel) - colour.red()) + std::abs(qGreen(pixel) - colour.green()) +
+             std::abs(qBlue(pixel) - colour.blue()) <=
+         tolerance;
+}
+
+QString fixture(const char* name) { return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/") + QLatin1String(name); }
+
+// Waits until the workbench has shown (or refused) its newest request.
+bool settle(TransformerWorkbench& wb, int ms = 30000) {
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < ms) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (wb.isIdle() && wb.submitted() > 0 && wb.outcome()) return true;
+    QTest::qWait(10);
+  }
+  return false;
+}
+
+}  // namespace
+
+class TestTransformerWorkbench : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { testing::isolateSettings(settingsDir_.path()); }
+
+  // ---- renderers ----
+
+  void tokenLinesDrawOneColourPerHeadAndSkipFaintWeights() {
+    const auto trace = syntheticTrace();
+    const auto& stack = trace->layers[0].maps;
+    render::TokenLinesScene scene;
+    scene.stack = &stack;
+    scene.rowTokens = &trace->tokens;
+    scene.heads = {0};  // self attention: horizontal lines
+    const QImage image = render::tokenLinesImage(scene, 600, u"self"_s);
+    render::TokenLinesLayout layout;
+    // A horizontal line of head 0's colour halfway across, at some token's row, and none of head 1.
+    int headZero = 0;
+    for (int y = 0; y < image.height(); ++y) {
+      if (isColour(image.pixel(300, y), render::headColor(0))) ++headZero;
+    }
+    QVERIFY2(headZero >= 8, qPrintable(u"%1 rows of head 0's colour"_s.arg(headZero)));
+
+    // Threshold above the uniform head's 1/8: nothing drawn for it.
+    QImage canvas(600, 400, QImage::Format_ARGB32_Premultiplied);
+    canvas.fill(Qt::white);
+    QPainter painter(&canvas);
+    render::TokenLinesLayout l;
+    l.rows = l.cols = 8;
+    l.width = 600;
+    scene.heads = {2};
+    scene.threshold = 0.2f;
+    auto stats = render::paintTokenLines(painter, scene, l, QRectF(0, 0, 600, 400));
+    QCOMPARE(stats.drawn, 0);
+    QCOMPARE(stats.considered, 64);
+    scene.threshold = 0.1f;
+    stats = render::paintTokenLines(painter, scene, l, QRectF(0, 0, 600, 400));
+    QCOMPARE(stats.drawn, 64);
+    // Culling: a clip around the first two rows keeps only lines that touch it.
+    stats = render::paintTokenLines(painter, scene, l, QRectF(0, 0, 600, l.rowHeight * 2 - 1));
+    QVERIFY(stats.drawn < 64);
+    QVERIFY(stats.drawn > 0);
+  }
+
+  void tokenLinesStayFastAt512Tokens() {
+    const auto trace = randomTrace(1, 512, 12, 1.5f);
+    const auto& stack = trace->layers[0].maps;
+    render::TokenLinesScene scene;
+    scene.stack = &stack;
+    scene.rowTokens = &trace->tokens;
+    for (int h = 0; h < 12; ++h) scene.heads.push_back(h);
+    render::TokenLinesLayout layout;
+    layout.rows = layout.cols = 512;
+    layout.width = 700;
+    // A visible window of the scrolled view (about 40 rows).
+    QImage canvas(700, 760, QImage::Format_ARGB32_Premultiplied);
+    canvas.fill(Qt::white);
+    QPainter painter(&canvas);
+    QElapsedTimer timer;
+    timer.start();
+    const auto stats = render::paintTokenLines(painter, scene, layout, QRectF(0, 2000, 700, 760));
+    const double ms = double(timer.nsecsElapsed()) / 1e6;
+    qInfo("512 tokens x 12 heads: %lld of %lld weights drawn in %.1f ms", stats.drawn, stats.considered, ms);
+    QVERIFY(stats.drawn > 0);
+    QVERIFY(stats.drawn < stats.considered);  // faint weights skipped
+    QVERIFY2(ms < 1500.0, qPrintable(u"%1 ms"_s.arg(ms)));
+  }
+
+  void poolingAveragesBlocks() {
+    attn::Matrix m(4, 4);
+    m << 1, 3, 0, 0,  //
+        5, 7, 0, 0,   //
+        0, 0, 2, 2,   //
+        0, 0, 2, 6;
+    const attn::Matrix p = render::poolMatrix(m, 2, 2);
+    QCOMPARE(p.rows(), 2);
+    QCOMPARE(p.cols(), 2);
+    QCOMPARE(p(0, 0), 4.0f);
+    QCOMPARE(p(0, 1), 0.0f);
+    QCOMPARE(p(1, 1), 3.0f);
+    // A map that already fits is copied as it is.
+    QCOMPARE(render::poolMatrix(m, 8, 8), m);
+    const auto trace = randomTrace(2, 300, 3, 1.0f);
+    const auto thumbs = render::makeThumbnails(*trace, attn::Stage::Encoder, 64);
+    QCOMPARE(thumbs.layers, 2);
+    QCOMPARE(thumbs.heads, 3);
+    QCOMPARE(thumbs.at(1, 2)->rows(), 64);
+    // Mean pooling keeps each row's mass spread: every pooled row sums to about cols/pooled cols * 1/...
+    QVERIFY(std::abs(thumbs.at(0, 0)->mean() - 1.0f / 300.0f) < 1e-5f);
+  }
+
+  void overlayFollowsTheClassTokenRow() {
+    // 1 class token + a 2 x 2 grid; the class token looks at patch (1, 1) (bottom right).
+    attn::Matrix map = attn::Matrix::Zero(5, 5);
+    map(0, 4) = 1.0f;
+    QVERIFY(!render::classTokenGrid(map, 3, 3));  // wrong grid
+    const auto grid = render::classTokenGrid(map, 2, 2);
+    QVERIFY(grid);
+    QCOMPARE((*grid)(1, 1), 1.0f);
+    QCOMPARE((*grid)(0, 0), 0.0f);
+    const attn::Matrix up = render::upsampleBilinear(*grid, 64, 64);
+    QCOMPARE(up.rows(), 64);
+    QVERIFY(up(63, 63) > 0.99f);
+    QVERIFY(up(0, 0) < 0.01f);
+    QVERIFY(up(32, 32) > 0.1f && up(32, 32) < 0.9f);  // smooth, not blocky
+    QImage photo(64, 64, QImage::Format_RGB32);
+    photo.fill(QColor(128, 128, 128));
+    render::OverlayOptions options;
+    options.alpha = 0.0;
+    QCOMPARE(render::overlayImage(photo, *grid, options).pixel(10, 10), photo.pixel(10, 10));
+    options.alpha = 1.0;
+    options.valueAlpha = false;
+    options.colormap = render::Colormap::Greys;  // white for low, dark for high
+    const QImage out = render::overlayImage(photo, *grid, options);
+    QVERIFY(qGray(out.pixel(60, 60)) < 40);
+    QVERIFY(qGray(out.pixel(3, 3)) > 215);
+  }
+
+  // ---- views ----
+
+  void headViewHoverIsolatesAToken() {
+    const auto trace = syntheticTrace();
+    TokenLinesView view;
+    view.resize(700, 500);
+    view.show();
+    view.setTrace(trace, attn::Stage::Encoder);
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const auto& stack = trace->layers[0].maps;
+    const QImage all = view.canvas()->grab().toImage();
+    QCOMPARE(view.lastStats().drawn, expectedLines(stack, {0, 1, 2, 3}, view.threshold()));
+    // Halfway across at token 7's row: head 0's line 7 -> 7 (and others) before isolation.
+    const int y7 = int(view.canvasLayout().rowY(7));
+    const QColor base = view.canvas()->palette().color(QPalette::Base);
+    QVERIFY(!isColour(all.pixel(view.canvas()->width() / 2, y7), base, 10));
+
+    QSignalSpy hovered(&view, &TokenLinesView::tokenHovered);
+    const QPoint at = view.tokenRect(TokenSide::Query, 3).center().toPoint();
+    QTest::mouseMove(view.canvas(), at);
+    QTRY_VERIFY(view.focus().has_value());
+    QCOMPARE(*view.focus(), (TokenHit{TokenSide::Query, 3}));
+    QVERIFY(!hovered.isEmpty());
+    QCOMPARE(hovered.last().at(1).toInt(), 3);
+    const QImage isolated = view.canvas()->grab().toImage();
+    QCOMPARE(view.lastStats().drawn, expectedLines(stack, {0, 1, 2, 3}, view.threshold(), TokenHit{TokenSide::Query, 3}));
+    // Token 3's lines pass the middle above token 5's row at most: token 7's row is background there now.
+    QVERIFY(isColour(isolated.pixel(view.canvas()->width() / 2, y7), base, 10));
+
+    // A key on the right isolates the lines into it.
+    QTest::mouseMove(view.canvas(), view.tokenRect(TokenSide::Key, 0).center().toPoint());
+    QTRY_COMPARE(*view.focus(), (TokenHit{TokenSide::Key, 0}));
+    view.canvas()->grab();
+    QCOMPARE(view.lastStats().drawn, expectedLines(stack, {0, 1, 2, 3}, view.threshold(), TokenHit{TokenSide::Key, 0}));
+
+    // Click pins the token; moving off the tokens keeps the pinned one isolated.
+    QSignalSpy selected(&view, &TokenLinesView::tokenSelected);
+    QTest::mouseClick(view.canvas(), Qt::LeftButton, {}, view.tokenRect(TokenSide::Query, 2).center().toPoint());
+    QCOMPARE(selected.size(), 1);
+    QCOMPARE(view.selectedToken(), std::optional(TokenHit{TokenSide::Query, 2}));
+    QTest::mouseMove(view.canvas(), QPoint(view.canvas()->width() / 2, 3));
+    QTRY_VERIFY(!view.hoverToken());
+    QCOMPARE(view.focus(), std::optional(TokenHit{TokenSide::Query, 2}));
+  }
+
+  void headViewSwatchesToggleAndSoloHeads() {
+    const auto trace = syntheticTrace();
+    TokenLinesView view;
+    view.resize(700, 500);
+    view.show();
+    view.setTrace(trace, attn::Stage::Encoder);
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QCOMPARE(view.headCount(), 4);
+    QSignalSpy changed(&view, &TokenLinesView::headsChanged);
+    QTest::mouseClick(view.swatchBar(), Qt::LeftButton, {}, view.swatchRect(2).center());
+    QVERIFY(!view.isHeadEnabled(2));
+    QCOMPARE(view.enabledHeads(), (std::vector<int>{0, 1, 3}));
+    QCOMPARE(changed.size(), 1);
+    view.canvas()->grab();
+    QCOMPARE(view.lastStats().drawn, expectedLines(trace->layers[0].maps, {0, 1, 3}, view.threshold()));
+    QTest::mouseClick(view.swatchBar(), Qt::LeftButton, {}, view.swatchRect(2).center());
+    QVERIFY(view.isHeadEnabled(2));
+    QSignalSpy soloed(&view, &TokenLinesView::headSoloed);
+    QTest::mouseDClick(view.swatchBar(), Qt::LeftButton, {}, view.swatchRect(1).center());
+    QCOMPARE(view.enabledHeads(), (std::vector<int>{1}));
+    QCOMPARE(soloed.size(), 1);
+    QCOMPARE(soloed.front().front().toInt(), 1);
+    // Layers: the selector follows the trace.
+    QCOMPARE(view.layerBox()->count(), 3);
+    QSignalSpy layer(&view, &TokenLinesView::layerChanged);
+    view.layerBox()->setCurrentIndex(2);
+    QCOMPARE(view.layer(), 2);
+    QCOMPARE(layer.size(), 1);
+  }
+
+  void headViewScrollsLongInputs() {
+    const auto trace = randomTrace(1, 512, 12, 1.5f);
+    TokenLinesView view;
+    view.resize(700, 600);
+    view.show();
+    view.setTrace(trace, attn::Stage::Encoder);
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(view.canvas()->height() >= 512 * view.canvasLayout().rowHeight);
+    QElapsedTimer timer;
+    timer.start();
+    view.canvas()->repaint();
+    qInfo("head view repaint at 512 tokens: %.1f ms (%lld lines)", view.lastPaintMs(), view.lastStats().drawn);
+    QVERIFY(view.lastStats().drawn > 0);
+    QVERIFY2(view.lastPaintMs() < 1500.0, qPrintable(u"%1 ms"_s.arg(view.lastPaintMs())));
+  }
+
+  void modelViewClickAndEnterOpenAHead() {
+    const auto trace = syntheticTrace(3, 8, 4);
+    auto thumbs = std::make_shared<render::HeadThumbnails>(render::makeThumbnails(*trace, attn::Stage::Encoder));
+    HeadGridView grid;
+    grid.resize(600, 400);
+    grid.show();
+    grid.setThumbnails(thumbs);
+    QVERIFY(QTest::qWaitForWindowExposed(&grid));
+    QCOMPARE(grid.layers(), 3);
+    QCOMPARE(grid.heads(), 4);
+    QCOMPARE(int(grid.tileImages().size()), 12);
+    // Head 0 (self): a bright diagonal in its thumbnail.
+    const QImage& self = grid.tileImages()[0];
+    QCOMPARE(self.size(), QSize(8, 8));
+    QVERIFY(qGray(self.pixel(3, 3)) > qGray(self.pixel(4, 3)) + 50);
+
+    QSignalSpy activated(&grid, &HeadGridView::headActivated);
+    QTest::mouseClick(&grid, Qt::LeftButton, {}, grid.tileRect(2, 1).center());
+    QCOMPARE(activated.size(), 1);
+    QCOMPARE(activated.front().at(0).toInt(), 2);
+    QCOMPARE(activated.front().at(1).toInt(), 1);
+    QCOMPARE(grid.selected(), std::optional(QPoint(1, 2)));
+    QTest::keyClick(&grid, Qt::Key_Right);
+    QTest::keyClick(&grid, Qt::Key_Up);
+    QCOMPARE(activated.size(), 1);
+    QTest::keyClick(&grid, Qt::Key_Return);
+    QCOMPARE(activated.size(), 2);
+    QCOMPARE(activated.last().at(0).toInt(), 1);
+    QCOMPARE(activated.last().at(1).toInt(), 2);
+    // Hover highlights a tile; a gap highlights none.
+    QTest::mouseMove(&grid, grid.tileRect(0, 3).center());
+    QTRY_COMPARE(grid.hovered(), std::optional(QPoint(3, 0)));
+    const QImage shot = grid.grab().toImage();
+    QVERIFY(testing::looksDrawn(shot));
+    const QImage picture = grid.renderImage(700, u"model view"_s);
+    QCOMPARE(picture.width(), 700);
+    QVERIFY(testing::looksDrawn(picture));
+  }
+
+  void statisticsTableModelAndSorting() {
+    const auto trace = syntheticTrace(3, 8, 4);
+    attn::analysis::StatsOptions options;
+    options.special_positions = {0};
+    auto stats = attn::analysis::head_statistics(*trace, options);
+    QCOMPARE(int(stats.size()), 12);
+    HeadStatsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(HeadStatsModel::SortRole);
+    QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setStatistics(stats);
+    QCOMPARE(model.rowCount(), 12);
+    QCOMPARE(model.columnCount(), int(HeadStatsModel::ColumnCount));
+    QCOMPARE(model.rowOf(2, 3), 11);
+    QCOMPARE(model.data(model.index(11, HeadStatsModel::Layer)).toInt(), 2);
+    // Entropy descending: the uniform head (2) first, log(8) nats; ascending: a one-hot head (0 nats).
+    proxy.sort(HeadStatsModel::Entropy, Qt::DescendingOrder);
+    const auto* top = model.at(proxy.mapToSource(proxy.index(0, 0)).row());
+    QCOMPARE(top->head, 2);
+    QVERIFY(std::abs(top->entropy - std::log(8.0f)) < 1e-4f);
+    proxy.sort(HeadStatsModel::Entropy, Qt::AscendingOrder);
+    QVERIFY(model.at(proxy.mapToSource(proxy.index(0, 0)).row())->entropy < 1e-5f);
+    // Sorting is numeric, not by text ("10" after "9").
+    proxy.sort(HeadStatsModel::FirstMass, Qt::DescendingOrder);
+    const auto* first = model.at(proxy.mapToSource(proxy.index(0, 0)).row());
+    QCOMPARE(first->head, 3);  // everything on token 0
+    QVERIFY(std::abs(first->first_mass - 1.0f) < 1e-5f);
+    model.setStatistics({});
+    QCOMPARE(proxy.rowCount(), 0);
+  }
+
+
+  // ---- the workbench ----
+
+  void loadsBertAndRunsAsYouType() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    QSignalSpy loaded(&wb, &TransformerWorkbench::sourceLoaded);
+    wb.openPath(fixture("bert"));
+    QVERIFY(wb.isLoading());
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(loaded.size(), 1);
+    QVERIFY(wb.source()->model);
+    QVERIFY(wb.modelLabel()->text().contains(u"2 layers"_s));
+    const auto* outcome = wb.outcome();
+    QVERIFY(outcome->ok());
+    QCOMPARE(wb.tokenLines()->layerCount(), 2);
+    QCOMPARE(wb.tokenLines()->headCount(), 4);
+    QCOMPARE(wb.headGrid()->layers(), 2);
+    QCOMPARE(wb.headGrid()->heads(), 4);
+    QCOMPARE(wb.statsModel()->rowCount(), 8);
+    QVERIFY(wb.currentMatrix());
+    QCOMPARE(wb.currentMatrix()->weights.rows(), attn::Index(outcome->run->attention.tokens.size()));
+    QVERIFY(wb.predictions()->count() > 1);  // the default text has a [MASK]
+    QVERIFY(!wb.progressBar()->isVisible());
+
+    // Typing: a burst of edits ends in one run of the last text; the GUI never waits for it.
+    const quint64 before = wb.shown();
+    const int runsBefore = wb.modelRuns();
+    for (const QString& text : {u"a"_s, u"a dog"_s, u"a dog ran [MASK]"_s}) wb.setText(text);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.shown() > before);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"a dog ran [MASK]"_s);
+    QVERIFY(wb.modelRuns() - runsBefore <= 3);
+    QCOMPARE(wb.outcome()->run->attention.tokens.front(), std::string("[CLS]"));
+
+    // Sentence pair: [CLS] a [SEP] b [SEP].
+    wb.setPair(u"the cat"_s);
+    QVERIFY(settle(wb));
+    const auto& tokens = wb.outcome()->run->attention.tokens;
+    QCOMPARE(std::count(tokens.begin(), tokens.end(), std::string("[SEP]")), 2);
+
+    // A text beyond the model's 32 positions: truncated, and the strip says so.
+    QString longText;
+    for (int i = 0; i < 60; ++i) longText += u"the cat "_s;
+    wb.setText(longText);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.warningStrip()->isVisible());
+    QVERIFY2(wb.warningStrip()->text().contains(u"truncat"_s, Qt::CaseInsensitive), qPrintable(wb.warningStrip()->text()));
+    wb.setText(u"short again"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(!wb.warningStrip()->isVisible());
+
+    // Rollout: only the analysis runs again, not the model.
+    const int runs = wb.modelRuns();
+    wb.setMatrixMode(TransformerWorkbench::MatrixMode::Rollout);
+    auto options = wb.rolloutOptions();
+    options.discard_ratio = 0.5f;
+    wb.setRolloutOptions(options);
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome()->request.rollout.discard_ratio == 0.5f);
+    QVERIFY(wb.outcome()->reusedRun);
+    QCOMPARE(wb.modelRuns(), runs);
+    QCOMPARE(wb.currentMatrix()->name, std::string("rollout"));
+    QVERIFY(testing::maxDifference(wb.currentMatrix()->weights, *wb.outcome()->rollout) == 0.0);
+  }
+
+  void selectionIsLinkedAcrossViews() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setView(TransformerWorkbench::View::Model);
+    QTest::qWait(50);
+    QSignalSpy selection(&wb, &TransformerWorkbench::selectionChanged);
+    // A click in the model view opens the head in the head view (alone) and the matrix.
+    auto* grid = wb.headGrid();
+    QTest::mouseClick(grid, Qt::LeftButton, {}, grid->tileRect(1, 2).center());
+    QCOMPARE(wb.layer(), 1);
+    QCOMPARE(wb.head(), 2);
+    QVERIFY(!selection.isEmpty());
+    QCOMPARE(wb.tokenLines()->layer(), 1);
+    QCOMPARE(wb.tokenLines()->enabledHeads(), (std::vector<int>{2}));
+    const auto expected = wb.outcome()->trace->map(wb.outcome()->stage, 1, 2);
+    QCOMPARE(testing::maxDifference(wb.currentMatrix()->weights, expected->weights), 0.0);
+    const QModelIndex current = wb.statsTable()->selectionModel()->currentIndex();
+    const auto* row = wb.statsModel()->at(wb.statsProxy()->mapToSource(current).row());
+    QVERIFY(row);
+    QCOMPARE(row->layer, 1);
+    QCOMPARE(row->head, 2);
+
+    // Selecting a row of the (sorted) table selects that head everywhere.
+    wb.statsTable()->sortByColumn(HeadStatsModel::Entropy, Qt::DescendingOrder);
+    const QModelIndex top = wb.statsProxy()->index(0, 0);
+    const auto* best = wb.statsModel()->at(wb.statsProxy()->mapToSource(top).row());
+    wb.statsTable()->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QCOMPARE(wb.layer(), best->layer);
+    QCOMPARE(wb.head(), best->head);
+    QCOMPARE(wb.headGrid()->selected(), std::optional(QPoint(best->head, best->layer)));
+
+    // The head view's layer selector moves the selection's layer.
+    wb.tokenLines()->layerBox()->setCurrentIndex(1 - best->layer);
+    QCOMPARE(wb.layer(), 1 - best->layer);
+
+    // Hovering a matrix row isolates that token in the head view.
+    emit wb.heatmap()->cellHovered(3, 1);
+    QCOMPARE(wb.tokenLines()->hoverToken(), std::optional(TokenHit{TokenSide::Query, 3}));
+  }
+
+  void aBadFolderKeepsThePreviousModel() {
+    TransformerWorkbench wb;
+    wb.show();
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const QString path = wb.source()->path;
+    const quint64 shown = wb.shown();
+
+    QTemporaryDir dir;
+    QFile config(dir.filePath(u"config.json"_s));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write("{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_attention_heads\": 5}");
+    config.close();
+    QFile weights(dir.filePath(u"model.safetensors"_s));
+    QVERIFY(weights.open(QIODevice::WriteOnly));
+    weights.write("not a safetensors file");
+    weights.close();
+    QSignalSpy failed(&wb, &TransformerWorkbench::sourceFailed);
+    wb.openPath(dir.path());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 20000);
+    QVERIFY(!wb.isLoading());
+    QVERIFY(wb.errorBanner()->isVisible());
+    const QString banner = wb.errorBanner()->text();
+    QVERIFY2(banner.contains(QDir(dir.path()).dirName()), qPrintable(banner));
+    QVERIFY2(banner.contains(u"stays loaded"_s), qPrintable(banner));
+    QCOMPARE(wb.source()->path, path);
+    QCOMPARE(wb.shown(), shown);
+    QVERIFY(wb.outcome());
+
+    // A pickled checkpoint: the engine's refusal, word for word.
+    QTemporaryDir pickled;
+    QFile::copy(fixture("bert") + u"/config.json"_s, pickled.filePath(u"config.json"_s));
+    QFile bin(pickled.filePath(u"pytorch_model.bin"_s));
+    QVERIFY(bin.open(QIODevice::WriteOnly));
+    bin.write("\x80\x02}q\x00.");
+    bin.close();
+    wb.openPath(pickled.path());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 2, 20000);
+    QVERIFY2(wb.errorBanner()->text().contains(u"pickled"_s), qPrintable(wb.errorBanner()->text()));
+    QCOMPARE(wb.source()->path, path);
+
+    // Still running: typing goes on with the old model.
+    wb.setText(u"still here"_s);
+    QVERIFY(settle(wb));
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"still here"_s);
+  }
+
+  void cancelKeepsThePreviousModel() {
+    TransformerWorkbench wb;
+    wb.show();
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const QString path = wb.source()->path;
+    QSignalSpy failed(&wb, &TransformerWorkbench::sourceFailed);
+    QSignalSpy loaded(&wb, &TransformerWorkbench::sourceLoaded);
+    wb.openPath(fixture("gpt2"));
+    QVERIFY(wb.cancelButton()->isVisibleTo(&wb));
+    wb.cancelButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!wb.isLoading(), 20000);
+    // The tiny model may have finished before the click; when the cancel won, the old model stays.
+    if (loaded.isEmpty()) {
+      QCOMPARE(failed.size(), 1);
+      QCOMPARE(failed.front().front().toString(), u"cancelled"_s);
+      QCOMPARE(wb.source()->path, path);
+      QVERIFY(!wb.errorBanner()->isVisible());
+    } else {
+      QVERIFY(wb.source()->path.endsWith(u"gpt2"_s));
+    }
+    QVERIFY(!wb.progressBar()->isVisible());
+  }
+
+  void vitDrawsTheRolloutOverThePhoto() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(fixture("vit"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->isVision());
+    QVERIFY(wb.image());  // a bundled photo was opened for it
+    const auto& run = *wb.outcome()->run;
+    QCOMPARE(run.grid_rows, 4);
+    QCOMPARE(int(run.attention.tokens.size()), 17);
+    wb.setView(TransformerWorkbench::View::Overlay);
+    const QImage rollout = wb.overlay()->image();
+    QVERIFY(!rollout.isNull());
+    QCOMPARE(rollout.size(), wb.image()->display.size());
+    QVERIFY(testing::looksDrawn(rollout));
+    QVERIFY(rollout != wb.image()->display.convertToFormat(rollout.format()));
+    wb.setOverlaySource(TransformerWorkbench::OverlaySource::Head);
+    QVERIFY(wb.overlay()->image() != rollout);
+    wb.setOverlayAlpha(0.0);
+    QCOMPARE(wb.overlay()->image(), wb.image()->display.convertToFormat(QImage::Format_RGB32));
+    QVERIFY(wb.predictions()->count() >= 1);  // the classifier's top classes
+  }
+
+  void dumpsOpenAndExportsWrite() {
+    QTemporaryDir dir;
+    const auto trace = syntheticTrace(3, 8, 4);
+    const QString dumpPath = dir.filePath(u"synthetic.attn.safetensors"_s);
+    QVERIFY(attn::io::write_attention_dump(dumpPath.toStdString(), *trace, "synthetic"));
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(dumpPath);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->dump);
+    QVERIFY(!wb.textEdit()->isEnabled());
+    QCOMPARE(wb.outcome()->run->attention.tokens, trace->tokens);
+    QCOMPARE(wb.headGrid()->layers(), 3);
+    wb.openHead(2, 3);
+    QCOMPARE(testing::maxDifference(wb.currentMatrix()->weights, trace->layers[2].maps.head(3)), 0.0);
+
+    // .npy of the shown matrix reads back: header and values.
+    const QString npy = dir.filePath(u"m.npy"_s);
+    QVERIFY(wb.exportMatrix(npy));
+    QFile file(npy);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    QVERIFY(bytes.startsWith(QByteArray("\x93NUMPY\x01\x00", 8)));
+    const int headerLength = quint8(bytes[8]) | (quint8(bytes[9]) << 8);
+    QCOMPARE((10 + headerLength) % 64, 0);
+    QVERIFY(bytes.mid(10, headerLength).contains("'shape': (8, 8)"));
+    QCOMPARE(bytes.size(), 10 + headerLength + 64 * 4);
+    float first = 0;
+    std::memcpy(&first, bytes.constData() + 10 + headerLength, 4);
+    QCOMPARE(first, 1.0f);  // head 3: everything on token 0
+
+    // Export layer: every head of layer 2 as PNG + CSV.
+    const QString layerDir = dir.filePath(u"layer"_s);
+    const auto written = wb.exportLayer(layerDir);
+    QVERIFY(written);
+    QCOMPARE(written->size(), 8);
+    QVERIFY(QFile::exists(layerDir + u"/layer2-head0.png"_s));
+    QVERIFY(testing::looksDrawn(QImage(layerDir + u"/layer2-head1.png"_s)));
+    QVERIFY(QFile::exists(layerDir + u"/layer2-head3.csv"_s));
+
+    // Views as PNG.
+    for (auto view : {TransformerWorkbench::View::Head, TransformerWorkbench::View::Model, TransformerWorkbench::View::Matrix}) {
+      const QString png = dir.filePath(u"view-%1.png"_s.arg(int(view)));
+      const auto ok = wb.exportView(png, view);
+      QVERIFY2(ok, ok ? "" : ok.error().message().c_str());
+      const auto stats = testing::imageStats(QImage(png));
+      QVERIFY2(stats.distinctColours >= 12 && stats.nonBackgroundFraction > 0.02,
+               qPrintable(u"%1: %2 colours, %3 drawn"_s.arg(png).arg(stats.distinctColours).arg(stats.nonBackgroundFraction)));
+    }
+    QVERIFY(!wb.exportView(dir.filePath(u"x.csv"_s), TransformerWorkbench::View::Head));
+  }
+ private:
+  QTemporaryDir settingsDir_;
+};
+
+QTEST_MAIN(TestTransformerWorkbench)
+#include "test_transformer_workbench.moc"

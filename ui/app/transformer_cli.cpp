@@ -1,0 +1,292 @@
+#include "app/transformer_cli.h"
+
+#include "app/export.h"
+#include "attn/analysis/attention_analysis.h"
+#include "attn/io/attention_dump.h"
+#include "attn/models/transformer.h"
+#include "attn/vision/image.h"
+#include "render/head_grid_render.h"
+#include "render/overlay_render.h"
+#include "render/token_lines_render.h"
+#include "views/heatmap_view.h"
+#include "workbenches/transformer_worker.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+
+#include <charconv>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+QString fromStd(const std::string& text) { return QString::fromStdString(text); }
+
+RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
+RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
+
+std::optional<int> parseInt(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+std::string trimmed(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return std::string(s);
+}
+
+}  // namespace
+
+attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
+  const std::string file = "--render";
+  if (trimmed(spec) == "rollout") return RenderSpec{RenderSpec::Kind::Rollout, 0, 0};
+  if (trimmed(spec).empty()) return attn::fail("empty; expected layer=L,head=H, layer=L,head=mean or rollout", file, 0);
+  RenderSpec out;
+  bool haveLayer = false, haveHead = false;
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', pos), spec.size());
+    const std::string_view item = spec.substr(pos, comma - pos);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return attn::fail("expected key=value, got '" + std::string(item) + "' (keys: layer, head; or 'rollout' alone)",
+                        file, std::int64_t(pos));
+    }
+    const std::string key = trimmed(item.substr(0, eq));
+    const std::string value = trimmed(item.substr(eq + 1));
+    const auto valuePos = std::int64_t(pos + eq + 1);
+    if (key == "layer") {
+      const auto n = parseInt(value);
+      if (!n) return attn::fail("layer: expected a 0-based layer number, got '" + value + "'", file, valuePos);
+      out.layer = *n;
+      haveLayer = true;
+    } else if (key == "head") {
+      if (value == "mean") {
+        out.kind = RenderSpec::Kind::Mean;
+      } else if (const auto n = parseInt(value)) {
+        out.kind = RenderSpec::Kind::Head;
+        out.head = *n;
+      } else {
+        return attn::fail("head: expected a 0-based head number or 'mean', got '" + value + "'", file, valuePos);
+      }
+      haveHead = true;
+    } else {
+      return attn::fail("unknown key '" + key + "' (layer, head; or 'rollout' alone)", file, std::int64_t(pos));
+    }
+    pos = comma + 1;
+  }
+  if (!haveLayer) return attn::fail("give layer=L (0-based)", file, std::int64_t(spec.size()));
+  if (!haveHead) return attn::fail("give head=H (0-based) or head=mean", file, std::int64_t(spec.size()));
+  return out;
+}
+
+std::optional<TransformerView> findTransformerView(const QString& name) {
+  if (name == u"matrix"_s) return TransformerView::Matrix;
+  if (name == u"head"_s) return TransformerView::Head;
+  if (name == u"model"_s) return TransformerView::Model;
+  if (name == u"overlay"_s) return TransformerView::Overlay;
+  return std::nullopt;
+}
+
+std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job) {
+  // Check everything that needs no engine first.
+  std::optional<RenderSpec> spec;
+  if (!job.render.empty()) {
+    auto parsed = parseRenderSpec(job.render);
+    if (!parsed) return std::unexpected(inputFailure(fromStd(parsed.error().message())));
+    spec = *parsed;
+    const auto format = exportFormatFor(job.outPath);
+    if (job.outPath.isEmpty()) return std::unexpected(usageFailure(QObject::tr("--render needs --out FILE")));
+    if (!format || isMatrixFormat(*format)) {
+      return std::unexpected(usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
+    }
+    if (job.view != TransformerView::Matrix && *format != ExportFormat::Png) {
+      return std::unexpected(usageFailure(QObject::tr("--out %1: the head, model and overlay views are written as .png").arg(job.outPath)));
+    }
+    if (job.view == TransformerView::Head && spec->kind == RenderSpec::Kind::Rollout) {
+      return std::unexpected(usageFailure(QObject::tr("--view head draws one layer: give --render layer=L,head=H or layer=L,head=mean")));
+    }
+  } else if (!job.outPath.isEmpty()) {
+    return std::unexpected(usageFailure(QObject::tr("--out needs --render SPEC (layer=L,head=H | layer=L,head=mean | rollout)")));
+  }
+  if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
+      job.size.height() > 16384) {
+    return std::unexpected(usageFailure(QObject::tr("the image size must be between 64 and 16384 pixels a side")));
+  }
+
+  QElapsedTimer timer;
+  timer.start();
+  RenderReport report;
+  auto run = std::make_shared<attn::models::TransformerRun>();
+  QString what;
+  std::string modelName;
+  QImage photo;
+  if (!job.dumpIn.isEmpty()) {
+    auto dump = attn::io::read_attention_dump(std::filesystem::path(job.dumpIn.toStdString()));
+    if (!dump) return std::unexpected(inputFailure(fromStd(dump.error().message())));
+    run->attention = std::move(dump->trace);
+    run->special_positions = TransformerWorker::specialPositions(run->attention.tokens);
+    what = QObject::tr("dump");
+    modelName = dump->model;
+  } else {
+    auto model = attn::models::TransformerModel::load(std::filesystem::path(job.modelDir.toStdString()));
+    if (!model) return std::unexpected(inputFailure(fromStd(model.error().message())));
+    const auto& config = (*model)->config();
+    what = fromStd(std::string(attn::models::to_string(config.family)));
+    modelName = (*model)->description();
+    for (const auto& w : (*model)->warnings()) report.notes.append(fromStd(w));
+    attn::models::Session session(*model);
+    attn::Result<attn::models::TransformerRun> result = attn::fail("no input");
+    if (config.family == attn::models::Family::Vit) {
+      if (job.imagePath.isEmpty()) {
+        return std::unexpected(usageFailure(QObject::tr("this is a vision transformer: give --image FILE")));
+      }
+      auto image = attn::load_image(std::filesystem::path(job.imagePath.toStdString()));
+      if (!image) return std::unexpected(inputFailure(fromStd(image.error().message())));
+      QImage display(image->width, image->height, QImage::Format_RGBX8888);
+      attn::image_to_u8(*image, display.bits(), display.bytesPerLine(), 4);
+      photo = display.convertToFormat(QImage::Format_RGB32);
+      result = session.run_image(*image);
+    } else {
+      if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\"")));
+      result = session.run_text(job.text, job.pair);
+    }
+    if (!result) return std::unexpected(inputFailure(fromStd(result.error().message())));
+    *run = std::move(*result);
+  }
+  const auto& trace = run->attention;
+  if (trace.layers.empty()) return std::unexpected(inputFailure(QObject::tr("the run holds no attention maps")));
+  const attn::Stage stage = trace.layers.front().stage;
+  const int layers = trace.layer_count(stage);
+  const int heads = trace.find(stage, 0) ? trace.find(stage, 0)->maps.heads() : 0;
+  report.summary = QObject::tr("run: %1 \u00b7 %2 tokens \u00b7 %3 layers x %4 heads \u00b7 %5 ms")
+                       .arg(what)
+                       .arg(trace.tokens.size())
+                       .arg(layers)
+                       .arg(heads)
+                       .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 1);
+  for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
+  for (const auto& p : run->predictions) {
+    if (!run->labels.empty()) break;  // ViT: the classes below say the same
+    QStringList top;
+    for (const auto& c : p.top) top.append(u"%1 (%2)"_s.arg(fromStd(c.text)).arg(double(c.probability), 0, 'f', 3));
+    report.notes.append(QObject::tr("prediction at %1: %2").arg(p.position).arg(top.join(u", "_s)));
+  }
+  for (const auto& label : run->labels) report.notes.append(QObject::tr("class: %1").arg(fromStd(label)));
+
+  if (!job.dumpOut.isEmpty()) {
+    if (auto written = attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
+        !written) {
+      return std::unexpected(RenderFailure{RenderFailure::Kind::Output, fromStd(written.error().message())});
+    }
+    report.written.append(job.dumpOut);
+  }
+  if (!spec) return report;
+
+  // The map the spec names.
+  if (spec->kind != RenderSpec::Kind::Rollout) {
+    const std::int64_t layerAt = std::int64_t(job.render.find("layer=")) + 6;
+    if (spec->layer >= layers) {
+      return std::unexpected(inputFailure(fromStd(attn::Error{"--render", layerAt, -1,
+                                                              "layer " + std::to_string(spec->layer) + " is beyond the run's " +
+                                                                  std::to_string(layers) + " layers (0-based)"}
+                                                      .message())));
+    }
+    if (spec->kind == RenderSpec::Kind::Head && spec->head >= heads) {
+      const std::int64_t headAt = std::int64_t(job.render.find("head=")) + 5;
+      return std::unexpected(inputFailure(fromStd(attn::Error{"--render", headAt, -1,
+                                                              "head " + std::to_string(spec->head) + " is beyond the layer's " +
+                                                                  std::to_string(heads) + " heads (0-based)"}
+                                                      .message())));
+    }
+  }
+  std::shared_ptr<const attn::AttentionMap> map;
+  if (spec->kind == RenderSpec::Kind::Rollout) {
+    attn::analysis::RolloutOptions options;
+    options.stage = stage;
+    auto rollout = attn::analysis::rollout(trace, options);
+    if (!rollout) return std::unexpected(inputFailure(fromStd(rollout.error().message())));
+    auto m = std::make_shared<attn::AttentionMap>();
+    m->stage = stage;
+    m->name = "rollout";
+    m->weights = std::move(*rollout);
+    m->row_labels = trace.tokens;
+    m->col_labels = trace.tokens;
+    m->row_axis = "output tokens";
+    m->col_axis = "input tokens";
+    map = std::move(m);
+  } else {
+    map = trace.map(stage, spec->layer, spec->kind == RenderSpec::Kind::Head ? spec->head : -1);
+  }
+  if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
+
+  const auto savePng = [&job](const QImage& image) -> std::expected<void, RenderFailure> {
+    if (image.isNull() || !image.save(job.outPath, "PNG")) {
+      return std::unexpected(RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not write the file").arg(job.outPath)});
+    }
+    return {};
+  };
+  std::expected<void, RenderFailure> saved;
+  switch (job.view) {
+    case TransformerView::Matrix: {
+      HeatmapView view(HeatmapView::Style::Full);
+      view.setAttribute(Qt::WA_DontShowOnScreen);
+      view.setColormap(job.colormap);
+      view.resize(job.size);
+      view.show();
+      view.setMap(map);
+      view.replotNow();
+      if (auto written = exportHeatmap(view, job.outPath); !written) {
+        return std::unexpected(RenderFailure{RenderFailure::Kind::Output, fromStd(written.error().message())});
+      }
+      break;
+    }
+    case TransformerView::Head: {
+      const auto* layer = trace.find(stage, spec->layer);
+      render::TokenLinesScene scene;
+      scene.stack = &layer->maps;
+      scene.rowTokens = &trace.tokens;
+      if (spec->kind == RenderSpec::Kind::Head) {
+        scene.heads = {spec->head};
+      } else {
+        for (int h = 0; h < layer->maps.heads(); ++h) scene.heads.push_back(h);
+      }
+      saved = savePng(render::tokenLinesImage(
+          scene, job.size.width(),
+          QObject::tr("Head view \u00b7 layer %1 \u00b7 %2").arg(spec->layer).arg(spec->kind == RenderSpec::Kind::Head ? QObject::tr("head %1").arg(spec->head) : QObject::tr("all heads"))));
+      break;
+    }
+    case TransformerView::Model: {
+      const auto thumbs = render::makeThumbnails(trace, stage, TransformerWorker::kThumbnailSide);
+      std::vector<QImage> tiles;
+      for (const auto& pooled : thumbs.pooled) tiles.push_back(render::thumbnailImage(pooled, job.colormap));
+      render::HeadGridScene scene;
+      scene.tiles = &tiles;
+      if (spec->kind == RenderSpec::Kind::Head) scene.selected = QPoint(spec->head, spec->layer);
+      saved = savePng(render::headGridImage(scene, thumbs.layers, thumbs.heads, job.size.width(),
+                                            QObject::tr("Model view \u00b7 %1 layers x %2 heads").arg(thumbs.layers).arg(thumbs.heads)));
+      break;
+    }
+    case TransformerView::Overlay: {
+      if (run->grid_rows <= 0 || photo.isNull()) {
+        return std::unexpected(usageFailure(QObject::tr("--view overlay is for vision transformers run on --image")));
+      }
+      const auto grid = render::classTokenGrid(map->weights, run->grid_rows, run->grid_cols);
+      if (!grid) return std::unexpected(inputFailure(QObject::tr("the map is not class token + %1 x %2 patches").arg(run->grid_rows).arg(run->grid_cols)));
+      QImage base = photo.scaled(job.size, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+      render::OverlayOptions options;
+      options.colormap = job.colormap == render::Colormap::Viridis ? render::Colormap::Inferno : job.colormap;
+      saved = savePng(render::overlayImage(base, *grid, options));
+      break;
+    }
+  }
+  if (!saved) return std::unexpected(saved.error());
+  report.written.append(job.outPath);
+  return report;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,53 @@
+// `attnscope-cli run`: a transformer (or an attention dump) without a window. Runs the model on --text
+// [--pair] or --image, optionally writes the run's attention as a dump (--dump), and renders one view
+// with the GUI's own renderers: the matrix (HeatmapView), the head view (render::tokenLinesImage), the
+// model view (render::headGridImage) or the ViT overlay (render::overlayImage).
+#pragma once
+
+#include "app/headless.h"
+#include "attn/error.h"
+#include "render/colormap.h"
+
+#include <QSize>
+#include <QString>
+
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attn::ui {
+
+// --render: "layer=3,head=5", "layer=3,head=mean" or "rollout" (layers and heads 0-based).
+struct RenderSpec {
+  enum class Kind { Head, Mean, Rollout };
+  Kind kind = Kind::Mean;
+  int layer = 0;
+  int head = 0;
+};
+// Errors name the byte offset in the spec of the key or value at fault (file "--render").
+attn::Result<RenderSpec> parseRenderSpec(std::string_view spec);
+
+enum class TransformerView { Matrix, Head, Model, Overlay };
+std::optional<TransformerView> findTransformerView(const QString& name);
+
+struct TransformerJob {
+  QString modelDir;           // a model folder, or
+  QString dumpIn;             // an attention dump to render
+  std::string text;           // text models (raw bytes, as the engine's offsets refer to them)
+  std::string pair;           // BERT's second sentence
+  bool hasText = false;
+  QString imagePath;          // ViT
+  QString dumpOut;            // write the run's attention here (*.attn.safetensors)
+  std::string render;         // a RenderSpec; empty: no image
+  TransformerView view = TransformerView::Matrix;
+  QString outPath;            // .png (.svg, .pdf for the matrix view)
+  QSize size{900, 700};       // the matrix exactly; the width of the head and model views
+  render::Colormap colormap = render::Colormap::Viridis;
+};
+
+// summary: "run: BERT · 12 tokens · 2 layers x 4 heads · 3.1 ms"; notes: warnings and predictions;
+// written: the files.
+std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job);
+
+}  // namespace attn::ui

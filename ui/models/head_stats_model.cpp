@@ -1,0 +1,97 @@
+#include "models/head_stats_model.h"
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+
+HeadStatsModel::HeadStatsModel(QObject* parent)
+    : QAbstractTableModel(parent), firstName_(u"[CLS]/BOS"_s), specialName_(u"[SEP]"_s) {}
+
+void HeadStatsModel::setStatistics(std::vector<attn::analysis::HeadStats> stats) {
+  beginResetModel();
+  stats_ = std::move(stats);
+  endResetModel();
+}
+
+void HeadStatsModel::setSpecialNames(const QString& first, const QString& special) {
+  firstName_ = first;
+  specialName_ = special;
+  emit headerDataChanged(Qt::Horizontal, FirstMass, SpecialMass);
+}
+
+int HeadStatsModel::rowOf(int layer, int head) const {
+  for (std::size_t i = 0; i < stats_.size(); ++i) {
+    if (stats_[i].layer == layer && stats_[i].head == head) return int(i);
+  }
+  return -1;
+}
+
+const attn::analysis::HeadStats* HeadStatsModel::at(int row) const {
+  return row >= 0 && row < int(stats_.size()) ? &stats_[std::size_t(row)] : nullptr;
+}
+
+int HeadStatsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(stats_.size()); }
+
+int HeadStatsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant HeadStatsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const auto& s = stats_[std::size_t(index.row())];
+  const auto number = [&](int column) -> double {
+    switch (column) {
+      case Layer: return s.layer;
+      case Head: return s.head;
+      case Entropy: return s.entropy;
+      case MeanDistance: return s.mean_distance;
+      case MaxWeight: return s.max_weight;
+      case FirstMass: return s.first_mass;
+      case SpecialMass: return s.special_mass;
+      default: return 0.0;
+    }
+  };
+  switch (role) {
+    case Qt::DisplayRole:
+      if (index.column() == Layer || index.column() == Head) return int(number(index.column()));
+      if (index.column() == Entropy && s.max_entropy > 0) {
+        return u"%1 (%2%)"_s.arg(double(s.entropy), 0, 'f', 3).arg(100.0 * s.entropy / s.max_entropy, 0, 'f', 0);
+      }
+      return QString::number(number(index.column()), 'f', index.column() == MeanDistance ? 2 : 3);
+    case SortRole: return number(index.column());
+    case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::ToolTipRole:
+      if (index.column() == Entropy) {
+        return tr("Mean row entropy %1 nats; a uniform row has %2").arg(double(s.entropy), 0, 'f', 4).arg(double(s.max_entropy), 0, 'f', 4);
+      }
+      return {};
+    default: return {};
+  }
+}
+
+QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal) return QAbstractTableModel::headerData(section, orientation, role);
+  if (role == Qt::DisplayRole) {
+    switch (section) {
+      case Layer: return tr("Layer");
+      case Head: return tr("Head");
+      case Entropy: return tr("Entropy");
+      case MeanDistance: return tr("Mean distance");
+      case MaxWeight: return tr("Max weight");
+      case FirstMass: return tr("Mass on %1").arg(firstName_);
+      case SpecialMass: return tr("Mass on %1").arg(specialName_);
+      default: return {};
+    }
+  }
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case Entropy: return tr("Mean entropy of the attention rows (nats); low = focused heads");
+      case MeanDistance: return tr("Attention-weighted mean distance between query and key (tokens, or patches for ViT)");
+      case MaxWeight: return tr("The largest single weight of the head");
+      case FirstMass: return tr("Mean attention mass on position 0 (%1)").arg(firstName_);
+      case SpecialMass: return tr("Mean attention mass on the other special positions (%1)").arg(specialName_);
+      default: return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,178 @@
+#include "render/head_grid_render.h"
+
+#include "render/heatmap_render.h"
+
+#include <QFontMetrics>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn::ui::render {
+namespace {
+
+// Cell boundaries of `n` source cells pooled into `m` bins: bin k covers [start(k), start(k + 1)).
+Index binStart(Index k, Index n, Index m) { return (k * n) / m; }
+
+template <class Get>
+attn::Matrix pool(Index rows, Index cols, int maxRows, int maxCols, Get get) {
+  const Index outRows = std::max<Index>(1, std::min<Index>(rows, maxRows));
+  const Index outCols = std::max<Index>(1, std::min<Index>(cols, maxCols));
+  attn::Matrix out = attn::Matrix::Zero(outRows, outCols);
+  if (rows == 0 || cols == 0) return attn::Matrix();
+  for (Index i = 0; i < outRows; ++i) {
+    const Index r0 = binStart(i, rows, outRows), r1 = std::max(r0 + 1, binStart(i + 1, rows, outRows));
+    for (Index j = 0; j < outCols; ++j) {
+      const Index c0 = binStart(j, cols, outCols), c1 = std::max(c0 + 1, binStart(j + 1, cols, outCols));
+      double sum = 0.0;
+      for (Index r = r0; r < r1; ++r) {
+        for (Index c = c0; c < c1; ++c) sum += double(get(r, c));
+      }
+      out(i, j) = float(sum / double((r1 - r0) * (c1 - c0)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+attn::Matrix poolMatrix(const attn::Matrix& m, int maxRows, int maxCols) {
+  if (m.rows() <= maxRows && m.cols() <= maxCols) return m;
+  return pool(m.rows(), m.cols(), maxRows, maxCols, [&m](Index r, Index c) { return m(r, c); });
+}
+
+attn::Matrix poolHead(const attn::HeadStack& stack, int head, int maxSide) {
+  if (stack.empty()) return {};
+  if (head < 0) return poolMatrix(stack.mean(), maxSide, maxSide);
+  if (stack.precision() == attn::Precision::F32) {
+    const float* data = stack.f32(head);
+    const Index cols = stack.cols();
+    return pool(stack.rows(), cols, maxSide, maxSide, [data, cols](Index r, Index c) { return data[r * cols + c]; });
+  }
+  const Eigen::half* data = stack.f16(head);
+  const Index cols = stack.cols();
+  return pool(stack.rows(), cols, maxSide, maxSide,
+              [data, cols](Index r, Index c) { return float(data[r * cols + c]); });
+}
+
+const attn::Matrix* HeadThumbnails::at(int layer, int head) const {
+  if (layer < 0 || head < 0 || layer >= layers || head >= heads) return nullptr;
+  return &pooled[std::size_t(layer) * std::size_t(heads) + std::size_t(head)];
+}
+
+HeadThumbnails makeThumbnails(const attn::LayeredTrace& trace, attn::Stage stage, int maxSide) {
+  HeadThumbnails out;
+  out.layers = trace.layer_count(stage);
+  for (int l = 0; l < out.layers; ++l) {
+    if (const auto* layer = trace.find(stage, l)) out.heads = std::max(out.heads, layer->maps.heads());
+  }
+  out.pooled.resize(std::size_t(out.layers) * std::size_t(out.heads));
+  for (int l = 0; l < out.layers; ++l) {
+    const auto* layer = trace.find(stage, l);
+    if (!layer) continue;
+    for (int h = 0; h < layer->maps.heads(); ++h) {
+      out.pooled[std::size_t(l) * std::size_t(out.heads) + std::size_t(h)] = poolHead(layer->maps, h, maxSide);
+    }
+  }
+  return out;
+}
+
+QImage thumbnailImage(const attn::Matrix& pooled, Colormap map) {
+  if (pooled.size() == 0) return {};
+  return matrixImage(pooled, map, valueRange(pooled, RangeMode::Data));
+}
+
+QRect HeadGridLayout::tileRect(int layer, int head) const {
+  return QRect(left + head * (tile + gap), top + layer * (tile + gap), tile, tile);
+}
+
+QSize HeadGridLayout::size() const {
+  return QSize(left + heads * (tile + gap), top + layers * (tile + gap));
+}
+
+std::optional<QPoint> HeadGridLayout::tileAt(QPoint point) const {
+  if (point.x() < left || point.y() < top) return std::nullopt;
+  const int head = (point.x() - left) / (tile + gap);
+  const int layer = (point.y() - top) / (tile + gap);
+  if (head >= heads || layer >= layers) return std::nullopt;
+  if (!tileRect(layer, head).contains(point)) return std::nullopt;  // in a gap
+  return QPoint(head, layer);
+}
+
+HeadGridLayout HeadGridLayout::fit(int layers, int heads, int width, int minTile, int maxTile, int left, int top) {
+  HeadGridLayout layout;
+  layout.left = left;
+  layout.top = top;
+  layout.layers = layers;
+  layout.heads = heads;
+  const int available = width - layout.left - 4;
+  const int tile = heads > 0 ? available / heads - layout.gap : maxTile;
+  layout.tile = std::clamp(tile, minTile, maxTile);
+  return layout;
+}
+
+void paintHeadGrid(QPainter& painter, const HeadGridScene& scene, const HeadGridLayout& layout, const QRect& clip) {
+  painter.save();
+  const QFontMetrics metrics(painter.font());
+  painter.setPen(scene.text);
+  // Column labels: "0" .. once tiles are narrow, "head 0" when there is room.
+  for (int h = 0; h < layout.heads; ++h) {
+    const QRect r = layout.tileRect(0, h);
+    const QString text = metrics.horizontalAdvance(QStringLiteral("head 00")) <= layout.tile
+                             ? QStringLiteral("head %1").arg(h)
+                             : QString::number(h);
+    painter.drawText(QRect(r.left(), 0, r.width(), layout.top - 2), Qt::AlignHCenter | Qt::AlignBottom, text);
+  }
+  for (int l = 0; l < layout.layers; ++l) {
+    const QRect row = layout.tileRect(l, 0);
+    if (row.bottom() + layout.gap < clip.top() || row.top() > clip.bottom()) continue;
+    painter.setPen(scene.text);
+    painter.drawText(QRect(0, row.top(), layout.left - 8, row.height()), Qt::AlignRight | Qt::AlignVCenter,
+                     QStringLiteral("layer %1").arg(l));
+    for (int h = 0; h < layout.heads; ++h) {
+      const QRect r = layout.tileRect(l, h);
+      const std::size_t index = std::size_t(l) * std::size_t(layout.heads) + std::size_t(h);
+      if (scene.tiles && index < scene.tiles->size() && !(*scene.tiles)[index].isNull()) {
+        painter.drawImage(r, (*scene.tiles)[index]);  // small images scale up crisp (no smoothing hint)
+      } else {
+        painter.fillRect(r, QColor(200, 200, 200));
+      }
+    }
+  }
+  const auto frame = [&](const std::optional<QPoint>& at, const QColor& colour, double width) {
+    if (!at) return;
+    const QRect r = layout.tileRect(at->y(), at->x());
+    painter.setPen(QPen(colour, width));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(r).adjusted(-width / 2 - 1, -width / 2 - 1, width / 2 + 1, width / 2 + 1));
+  };
+  frame(scene.hovered, scene.hover, 2.0);
+  frame(scene.selected, scene.selection, 3.0);
+  painter.restore();
+}
+
+QImage headGridImage(const HeadGridScene& scene, int layers, int heads, int width, const QString& title,
+                     const QFont& font) {
+  const QFontMetrics metrics(font);
+  HeadGridLayout layout = HeadGridLayout::fit(layers, heads, width - 8, 16, 160);
+  const int titleHeight = metrics.height() + 10;
+  layout.top = titleHeight + metrics.height() + 6;
+  const QSize size = layout.size() + QSize(8, 8);
+  QImage image(std::max(width, size.width()), size.height(), QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::white);
+  QPainter painter(&image);
+  painter.setFont(font);
+  painter.setPen(scene.text);
+  painter.drawText(QRect(8, 2, image.width() - 16, titleHeight), Qt::AlignLeft | Qt::AlignVCenter, title);
+  // paintHeadGrid draws the column labels in [0, top): shift them under the title.
+  painter.save();
+  HeadGridLayout shifted = layout;
+  shifted.top = layout.top - titleHeight;
+  painter.translate(0, titleHeight);
+  paintHeadGrid(painter, scene, shifted, QRect(0, 0, image.width(), image.height()));
+  painter.restore();
+  painter.end();
+  return image;
+}
+
+}  // namespace attn::ui::render

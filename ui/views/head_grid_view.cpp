@@ -1,0 +1,136 @@
+#include "views/head_grid_view.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+
+HeadGridView::HeadGridView(QWidget* parent) : QWidget(parent) {
+  setObjectName(u"headGrid"_s);
+  setMouseTracking(true);
+  setFocusPolicy(Qt::StrongFocus);
+  setToolTip(tr("Every layer and head: click a tile (or press Enter) to open it in the head view and the matrix"));
+}
+
+void HeadGridView::setThumbnails(std::shared_ptr<const render::HeadThumbnails> thumbnails) {
+  thumbnails_ = std::move(thumbnails);
+  if (selected_ && (selected_->y() >= layers() || selected_->x() >= heads())) selected_.reset();
+  hovered_.reset();
+  rebuildImages();
+  updateHeight();
+  update();
+}
+
+void HeadGridView::setColormap(render::Colormap map) {
+  if (map == colormap_) return;
+  colormap_ = map;
+  rebuildImages();
+  update();
+}
+
+void HeadGridView::rebuildImages() {
+  images_.clear();
+  if (!thumbnails_) return;
+  images_.reserve(thumbnails_->pooled.size());
+  for (const auto& pooled : thumbnails_->pooled) images_.push_back(render::thumbnailImage(pooled, colormap_));
+}
+
+void HeadGridView::setSelected(int layer, int head) {
+  std::optional<QPoint> next;
+  if (layer >= 0 && head >= 0 && layer < layers() && head < heads()) next = QPoint(head, layer);
+  if (next == selected_) return;
+  selected_ = next;
+  update();
+}
+
+render::HeadGridLayout HeadGridView::gridLayout() const {
+  return render::HeadGridLayout::fit(layers(), heads(), width(), 28, 120,
+                                     fontMetrics().horizontalAdvance(u"layer 00"_s) + 12, fontMetrics().height() + 6);
+}
+
+void HeadGridView::updateHeight() {
+  const auto layout = gridLayout();
+  setMinimumHeight(thumbnails_ ? layout.size().height() + 4 : 0);
+}
+
+QSize HeadGridView::sizeHint() const { return QSize(640, 480); }
+QSize HeadGridView::minimumSizeHint() const { return QSize(200, 120); }
+
+void HeadGridView::paintEvent(QPaintEvent* event) {
+  QPainter painter(this);
+  painter.fillRect(event->rect(), palette().base());
+  if (!thumbnails_ || images_.empty()) {
+    painter.setPen(palette().color(QPalette::PlaceholderText));
+    painter.drawText(rect(), Qt::AlignCenter, tr("No attention yet: open a model or an attention dump"));
+    return;
+  }
+  render::HeadGridScene scene;
+  scene.tiles = &images_;
+  scene.selected = selected_;
+  scene.hovered = hovered_;
+  scene.text = palette().color(QPalette::Text);
+  render::paintHeadGrid(painter, scene, gridLayout(), event->rect());
+}
+
+void HeadGridView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  updateHeight();
+}
+
+void HeadGridView::setHovered(std::optional<QPoint> tile) {
+  if (tile == hovered_) return;
+  hovered_ = tile;
+  update();
+  emit headHovered(tile ? tile->y() : -1, tile ? tile->x() : -1);
+}
+
+void HeadGridView::mouseMoveEvent(QMouseEvent* event) { setHovered(gridLayout().tileAt(event->position().toPoint())); }
+
+void HeadGridView::leaveEvent(QEvent*) { setHovered(std::nullopt); }
+
+void HeadGridView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return;
+  const auto tile = gridLayout().tileAt(event->position().toPoint());
+  if (!tile) return;
+  setFocus(Qt::MouseFocusReason);
+  selected_ = tile;
+  update();
+  emit headActivated(tile->y(), tile->x());
+}
+
+void HeadGridView::keyPressEvent(QKeyEvent* event) {
+  if (!thumbnails_ || layers() == 0 || heads() == 0) {
+    QWidget::keyPressEvent(event);
+    return;
+  }
+  QPoint at = selected_.value_or(QPoint(0, 0));
+  switch (event->key()) {
+    case Qt::Key_Left: at.rx() = std::max(0, at.x() - 1); break;
+    case Qt::Key_Right: at.rx() = std::min(heads() - 1, at.x() + 1); break;
+    case Qt::Key_Up: at.ry() = std::max(0, at.y() - 1); break;
+    case Qt::Key_Down: at.ry() = std::min(layers() - 1, at.y() + 1); break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+      selected_ = at;
+      update();
+      emit headActivated(at.y(), at.x());
+      return;
+    default: QWidget::keyPressEvent(event); return;
+  }
+  selected_ = at;
+  update();
+}
+
+QImage HeadGridView::renderImage(int width, const QString& title) const {
+  render::HeadGridScene scene;
+  scene.tiles = &images_;
+  scene.selected = selected_;
+  return render::headGridImage(scene, layers(), heads(), width, title, font());
+}
+
+}  // namespace attn::ui

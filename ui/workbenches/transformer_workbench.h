@@ -1,0 +1,249 @@
+// The Transformer tab: a model folder (BERT, DistilBERT, GPT-2, ViT from Hugging Face safetensors) or an
+// attention dump of any model, run as you type. The side panel holds the model, the input (text, a
+// sentence pair for BERT, a photo for ViT), the predictions and the matrix and display options; the main
+// area a warning strip and, linked by selection (layer, head, token) and hover:
+//   the head view (TokenLinesView, BertViz-style), the model view (HeadGridView, every layer x head),
+//   the head statistics table (HeadStatsModel behind a sort proxy), the ViT overlay (ImageOverlayView),
+//   and next to them the matrix (HeatmapView: one head, the layer's head mean, or the rollout).
+// A TransformerWorker on its own thread loads (progress, Cancel), decodes photos and runs (newest wins,
+// 30 ms debounce while typing); a failed load names the file and the reason and keeps the previous model.
+#pragma once
+
+#include "attn/analysis/attention_analysis.h"
+#include "attn/error.h"
+#include "render/colormap.h"
+#include "workbenches/transformer_worker.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QThread>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QScrollArea;
+class QSlider;
+class QSortFilterProxyModel;
+class QSplitter;
+class QTabWidget;
+class QTableView;
+
+namespace attn::ui {
+
+class HeadGridView;
+class HeadStatsModel;
+class HeatmapView;
+class ImageOverlayView;
+class TokenLinesView;
+
+class TransformerWorkbench : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class View { Head, Model, Statistics, Overlay, Matrix };
+  enum class MatrixMode { Head, LayerMean, Rollout };
+  enum class OverlaySource { Rollout, Head };
+
+  explicit TransformerWorkbench(QWidget* parent = nullptr);
+  ~TransformerWorkbench() override;  // stops the worker thread: quit + wait
+
+  // ---- sources (asynchronous: sourceLoaded or sourceFailed follows) ----
+  // A model folder (or a file in one) or a *.attn.safetensors dump, told apart by name.
+  void openPath(const QString& path);
+  static bool isDumpFileName(const QString& path);
+  // True for what openPath takes: a folder, or a .attn.safetensors file.
+  static bool isModelOrDumpPath(const QString& path);
+  void cancelLoad();
+  bool isLoading() const { return loadRequested_ > loadSettled_; }
+  quint64 loadsSettled() const { return loadSettled_; }
+  const TransformerSource* source() const { return source_.get(); }
+  QString lastError() const { return lastError_; }
+
+  // ---- input ----
+  void setText(const QString& text);
+  QString text() const;
+  void setPair(const QString& pair);
+  // ViT photos: a bundled sample by key (GlimpseWorkbench::samples()) or a file.
+  bool openSample(const QString& key);
+  void openImage(const QString& path);
+  const VisionInput* image() const { return image_.get(); }
+
+  // ---- selection and views ----
+  void selectHead(int layer, int head);
+  // selectHead, and the head view shows that head alone (a click in the model view or the table).
+  void openHead(int layer, int head);
+  int layer() const { return layer_; }
+  int head() const { return head_; }
+  void setMatrixMode(MatrixMode mode);
+  MatrixMode matrixMode() const;
+  void setRolloutOptions(const attn::analysis::RolloutOptions& options);
+  attn::analysis::RolloutOptions rolloutOptions() const;
+  void setOverlaySource(OverlaySource source);
+  void setOverlayAlpha(double alpha);
+  void setView(View view);
+  View currentView() const;
+  void setColormap(render::Colormap map);
+  render::Colormap colormap() const { return colormap_; }
+  void setSidePanelVisible(bool visible);
+  bool isSidePanelVisible() const;
+
+  // ---- results ----
+  quint64 submitted() const { return submitted_; }
+  quint64 shown() const { return shown_; }
+  quint64 settled() const { return settled_; }
+  // Nothing loading, debouncing, running or waiting to be shown.
+  bool isIdle() const;
+  const TransformerOutcome* outcome() const { return outcome_.get(); }
+  int workerRuns() const { return worker_->runs(); }
+  int modelRuns() const { return worker_->modelRuns(); }
+  QString runSummary() const { return runSummary_; }
+  // The map the matrix view shows now (null before a run).
+  const attn::AttentionMap* currentMatrix() const { return matrixMap_.get(); }
+  QStringList warnings() const;
+
+  // ---- exports ----
+  // A view as PNG/SVG/PDF (the head and model views as their standalone pictures for PNG).
+  attn::Result<void> exportView(const QString& path, View view) const;
+  // The current matrix as .csv or .npy.
+  attn::Result<void> exportMatrix(const QString& path) const;
+  // Every head of the current layer: layer<L>-head<H>.png and .csv into `folder`. Returns the files.
+  attn::Result<QStringList> exportLayer(const QString& folder) const;
+
+  // ---- widgets (tests, screenshots) ----
+  QPlainTextEdit* textEdit() const { return textEdit_; }
+  QLineEdit* pairEdit() const { return pairEdit_; }
+  TokenLinesView* tokenLines() const { return tokenLines_; }
+  HeadGridView* headGrid() const { return headGrid_; }
+  HeatmapView* heatmap() const { return heatmap_; }
+  QTableView* statsTable() const { return statsTable_; }
+  HeadStatsModel* statsModel() const { return statsModel_; }
+  QSortFilterProxyModel* statsProxy() const { return statsProxy_; }
+  ImageOverlayView* overlay() const { return overlay_; }
+  QLabel* warningStrip() const { return warningStrip_; }
+  QLabel* errorBanner() const { return errorBanner_; }
+  QProgressBar* progressBar() const { return loadProgress_; }
+  QPushButton* cancelButton() const { return cancelButton_; }
+  QListWidget* predictions() const { return predictions_; }
+  QComboBox* matrixModeBox() const { return matrixModeBox_; }
+  QTabWidget* viewTabs() const { return viewTabs_; }
+  QLabel* modelLabel() const { return modelLabel_; }
+
+ signals:
+  void statusMessage(const QString& text, int timeoutMs);
+  void runSummaryChanged(const QString& summary);
+  void resultShown(quint64 generation);
+  void sourceLoaded(const QString& path);
+  void sourceFailed(const QString& message);
+  void loadingChanged(bool loading);
+  void selectionChanged(int layer, int head);
+  void openModelRequested();
+  void openDumpRequested();
+  void openImageRequested();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void buildSidePanel(QWidget* panel);
+  void buildMainArea(QWidget* area);
+  void onLoadProgress(quint64 serial, int percent, const QString& what);
+  void onLoaded(std::shared_ptr<const TransformerSource> source);
+  void onLoadFailed(quint64 serial, const QString& message, bool cancelled);
+  void onImageLoaded(std::shared_ptr<const VisionInput> image);
+  void onImageFailed(quint64 serial, const QString& message);
+  void onFinished(std::shared_ptr<const TransformerOutcome> outcome);
+  void applyPending();
+  void post();
+  void schedule();  // debounced post
+  void updateInputControls();
+  void updateMatrix();
+  void updateOverlay();
+  void updatePredictions();
+  void updateWarnings();
+  void updateSelectionLabel();
+  void selectStatsRow();
+  void showError(const QString& message);
+  void setLoadingUi(bool loading);
+
+  QThread thread_;
+  std::unique_ptr<TransformerWorker> worker_;
+  QTimer debounce_;
+  QTimer applyTimer_;
+
+  std::shared_ptr<const TransformerSource> source_;
+  quint64 loadRequested_ = 0;
+  quint64 loadSettled_ = 0;
+  QString loadingPath_;
+  std::shared_ptr<const VisionInput> image_;
+  quint64 imageRequested_ = 0;
+  QString lastError_;
+
+  quint64 submitted_ = 0;
+  quint64 shown_ = 0;
+  quint64 settled_ = 0;
+  std::shared_ptr<const TransformerOutcome> pending_;
+  std::shared_ptr<const TransformerOutcome> outcome_;
+  std::shared_ptr<const attn::AttentionMap> matrixMap_;
+  QString runSummary_;
+  int layer_ = 0;
+  int head_ = 0;
+  bool selecting_ = false;
+  bool matrixActive_ = false;  // the last view used was the matrix (File > Export View)
+  render::Colormap colormap_ = render::Colormap::Viridis;
+
+  // Side panel.
+  QSplitter* splitter_ = nullptr;
+  QScrollArea* sideScroll_ = nullptr;
+  QLabel* modelLabel_ = nullptr;
+  QProgressBar* loadProgress_ = nullptr;
+  QPushButton* cancelButton_ = nullptr;
+  QLabel* loadNote_ = nullptr;
+  QGroupBox* inputGroup_ = nullptr;
+  QPlainTextEdit* textEdit_ = nullptr;
+  QLabel* textLabel_ = nullptr;
+  QLabel* pairLabel_ = nullptr;
+  QLineEdit* pairEdit_ = nullptr;
+  QWidget* imageRow_ = nullptr;
+  QComboBox* sampleBox_ = nullptr;
+  QLabel* imageInfo_ = nullptr;
+  QLabel* inputNote_ = nullptr;
+  QListWidget* predictions_ = nullptr;
+  QComboBox* matrixModeBox_ = nullptr;
+  QComboBox* fusionBox_ = nullptr;
+  QDoubleSpinBox* discardSpin_ = nullptr;
+  QDoubleSpinBox* residualSpin_ = nullptr;
+  QComboBox* colormapBox_ = nullptr;
+  QDoubleSpinBox* thresholdSpin_ = nullptr;
+  QComboBox* overlaySourceBox_ = nullptr;
+  QSlider* alphaSlider_ = nullptr;
+
+  // Main area.
+  QLabel* errorBanner_ = nullptr;
+  QLabel* warningStrip_ = nullptr;
+  QLabel* selectionLabel_ = nullptr;
+  QTabWidget* viewTabs_ = nullptr;
+  TokenLinesView* tokenLines_ = nullptr;
+  QScrollArea* gridScroll_ = nullptr;
+  HeadGridView* headGrid_ = nullptr;
+  QTableView* statsTable_ = nullptr;
+  HeadStatsModel* statsModel_ = nullptr;
+  QSortFilterProxyModel* statsProxy_ = nullptr;
+  ImageOverlayView* overlay_ = nullptr;
+  QLabel* matrixTitle_ = nullptr;
+  HeatmapView* heatmap_ = nullptr;
+};
+
+}  // namespace attn::ui

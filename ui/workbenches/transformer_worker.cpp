@@ -1,0 +1,311 @@
+#include "workbenches/transformer_worker.h"
+
+#include "attn/io/attention_dump.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QMutexLocker>
+
+#include <algorithm>
+#include <filesystem>
+#include <span>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
+
+QString fromStd(const std::string& text) { return QString::fromStdString(text); }
+
+QImage displayImage(const attn::Image& image, int maxSide) {
+  QImage out(image.width, image.height, QImage::Format_RGBX8888);  // image_to_u8 writes R, G, B, X bytes
+  attn::image_to_u8(image, out.bits(), out.bytesPerLine(), 4);
+  if (std::max(out.width(), out.height()) > maxSide) {
+    out = out.scaled(maxSide, maxSide, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+  }
+  return out.convertToFormat(QImage::Format_RGB32);
+}
+
+bool sameImage(const std::shared_ptr<const VisionInput>& a, const std::shared_ptr<const VisionInput>& b) {
+  if (!a || !b) return a == b;
+  return a->serial == b->serial;
+}
+
+bool sameRollout(const attn::analysis::RolloutOptions& a, const attn::analysis::RolloutOptions& b) {
+  return a.fusion == b.fusion && a.discard_ratio == b.discard_ratio && a.residual == b.residual &&
+         a.first_layer == b.first_layer && a.last_layer == b.last_layer;
+}
+
+}  // namespace
+
+attn::models::Family TransformerSource::family() const {
+  return model ? model->config().family : attn::models::Family::Bert;
+}
+bool TransformerSource::isVision() const { return model && model->config().family == attn::models::Family::Vit; }
+bool TransformerSource::takesPair() const { return model && model->config().family == attn::models::Family::Bert; }
+
+TransformerWorker::TransformerWorker() {
+  qRegisterMetaType<std::shared_ptr<const attn::ui::TransformerSource>>();
+  qRegisterMetaType<std::shared_ptr<const attn::ui::VisionInput>>();
+  qRegisterMetaType<std::shared_ptr<const attn::ui::TransformerOutcome>>();
+}
+
+std::vector<int> TransformerWorker::specialPositions(const attn::Labels& tokens) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const auto& t = tokens[i];
+    if (t == "[CLS]" || t == "[SEP]" || t == "<s>" || t == "</s>" || t == "<|endoftext|>" || t == "[CLASS]" ||
+        t == "<cls>") {
+      out.push_back(int(i));
+    }
+  }
+  return out;
+}
+
+void TransformerWorker::load(quint64 serial, QString path) {
+  QMutexLocker lock(&mutex_);
+  pendingLoad_ = PendingLoad{serial, std::move(path)};
+  cancel_.store(true);  // a load still running gives way to the newer one
+  if (drainQueued_) return;
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
+}
+
+void TransformerWorker::cancelLoad() {
+  std::optional<PendingLoad> dropped;
+  {
+    QMutexLocker lock(&mutex_);
+    cancel_.store(true);
+    dropped = std::move(pendingLoad_);
+    pendingLoad_.reset();
+  }
+  // A load that has not started is cancelled here; a running one at its next progress report.
+  if (dropped) emit loadFailed(dropped->serial, tr("%1: cancelled").arg(dropped->path), true);
+}
+
+void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
+  QMutexLocker lock(&mutex_);
+  pendingImage_ = PendingImage{serial, std::move(path), std::move(name)};
+  if (drainQueued_) return;
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
+}
+
+void TransformerWorker::submit(quint64 generation, quint64 sourceSerial, TransformerRequest request) {
+  QMutexLocker lock(&mutex_);
+  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request)};
+  if (drainQueued_) return;
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
+}
+
+void TransformerWorker::drain() {
+  for (;;) {
+    std::optional<PendingLoad> load;
+    std::optional<PendingImage> image;
+    std::optional<PendingRun> run;
+    {
+      QMutexLocker lock(&mutex_);
+      if (pendingLoad_) {
+        load = std::move(pendingLoad_);
+        pendingLoad_.reset();
+        cancel_.store(false);  // under the lock: a cancel for this load can only come after this point
+      } else if (pendingImage_) {
+        image = std::move(pendingImage_);
+        pendingImage_.reset();
+      } else if (pendingRun_) {
+        run = std::move(pendingRun_);
+        pendingRun_.reset();
+      } else {
+        drainQueued_ = false;
+        return;
+      }
+    }
+    if (load) {
+      runLoad(load->serial, load->path);
+    } else if (image) {
+      runImage(image->serial, image->path, image->name);
+    } else if (run) {
+      if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
+      auto outcome = compute(run->generation, run->sourceSerial, run->request);
+      runs_.fetch_add(1);
+      emit finished(std::move(outcome));
+    }
+  }
+}
+
+void TransformerWorker::runLoad(quint64 serial, const QString& path) {
+  QElapsedTimer timer;
+  timer.start();
+  const std::filesystem::path fsPath(path.toStdString());
+  const QFileInfo info(path);
+  auto source = std::make_shared<TransformerSource>();
+  source->serial = serial;
+  source->path = info.absoluteFilePath();
+  source->name = info.fileName();
+  if (attn::io::is_attention_dump_name(fsPath)) {
+    emit loadProgress(serial, 10, tr("reading %1").arg(info.fileName()));
+    auto dump = attn::io::read_attention_dump(fsPath);
+    if (!dump) {
+      emit loadFailed(serial, fromStd(dump.error().message()), false);
+      return;
+    }
+    if (dump->trace.layers.empty()) {
+      emit loadFailed(serial, tr("%1: the dump holds no attention maps").arg(path), false);
+      return;
+    }
+    source->kind = TransformerSource::Kind::Dump;
+    source->dumpSpecial = specialPositions(dump->trace.tokens);
+    const auto& first = dump->trace.layers.front();
+    const int layers = dump->trace.layer_count(first.stage);
+    source->description = tr("attention dump \u00b7 %1%2 layers \u00b7 %3 heads \u00b7 %4 tokens")
+                              .arg(dump->model.empty() ? QString() : fromStd(dump->model) + u" \u00b7 "_s)
+                              .arg(layers)
+                              .arg(first.maps.heads())
+                              .arg(dump->trace.tokens.size());
+    source->dump = std::make_shared<const attn::LayeredTrace>(std::move(dump->trace));
+  } else {
+    // A file inside a model folder (config.json, model.safetensors) stands for its folder; anything else
+    // (a pickled checkpoint, a stray file) goes to the engine, which names the problem.
+    std::filesystem::path folder = fsPath;
+    if (info.isFile() && (info.fileName() == u"config.json"_s || info.suffix() == u"safetensors"_s)) {
+      folder = fsPath.parent_path();
+      source->path = info.absolutePath();
+      source->name = QFileInfo(info.absolutePath()).fileName();
+    }
+    const auto progress = [this, serial](double fraction, const std::string& what) {
+      emit loadProgress(serial, int(std::clamp(fraction, 0.0, 1.0) * 100.0), fromStd(what));
+      return !cancel_.load();
+    };
+    auto model = attn::models::TransformerModel::load(folder, progress);
+    if (!model) {
+      const bool cancelled = model.error().reason == "cancelled";
+      emit loadFailed(serial, fromStd(model.error().message()), cancelled);
+      return;
+    }
+    source->kind = TransformerSource::Kind::Model;
+    source->model = std::move(*model);
+    source->description = fromStd(source->model->description());
+    for (const auto& w : source->model->warnings()) source->warnings.append(fromStd(w));
+  }
+  source->loadMs = msSince(timer);
+  source_ = source;
+  session_.reset();
+  if (source_->model) session_ = std::make_unique<attn::models::Session>(source_->model);
+  last_.reset();
+  emit loaded(source_);
+}
+
+void TransformerWorker::runImage(quint64 serial, const QString& path, const QString& name) {
+  attn::Result<attn::Image> decoded = attn::fail("nothing to decode", name.toStdString());
+  if (path.startsWith(u':')) {
+    QFile resource(path);
+    if (!resource.open(QIODevice::ReadOnly)) {
+      emit imageFailed(serial, tr("%1: cannot read the bundled image (%2)").arg(name, resource.errorString()));
+      return;
+    }
+    const QByteArray bytes = resource.readAll();
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.constData());
+    decoded = attn::decode_image(std::span<const std::uint8_t>(data, std::size_t(bytes.size())), name.toStdString());
+  } else {
+    decoded = attn::load_image(std::filesystem::path(path.toStdString()));
+  }
+  if (!decoded) {
+    emit imageFailed(serial, fromStd(decoded.error().message()));
+    return;
+  }
+  if (decoded->empty()) {
+    emit imageFailed(serial, tr("%1: the image has no pixels").arg(name));
+    return;
+  }
+  auto input = std::make_shared<VisionInput>();
+  input->serial = serial;
+  input->name = name;
+  input->path = path;
+  input->display = displayImage(*decoded, kDisplaySide);
+  input->image = std::make_shared<const attn::Image>(std::move(*decoded));
+  emit imageLoaded(std::move(input));
+}
+
+std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 generation, quint64 sourceSerial,
+                                                                     const TransformerRequest& request) {
+  auto outcome = std::make_shared<TransformerOutcome>();
+  outcome->generation = generation;
+  outcome->sourceSerial = sourceSerial;
+  outcome->request = request;
+  QElapsedTimer timer;
+  timer.start();
+
+  // The same input as the last run: only the rollout may have changed.
+  const bool sameInput = last_ && last_->sourceSerial == sourceSerial && last_->ok() &&
+                         last_->request.text == request.text && last_->request.pair == request.pair &&
+                         sameImage(last_->request.image, request.image);
+  if (sameInput) {
+    outcome->run = last_->run;
+    outcome->trace = last_->trace;
+    outcome->stage = last_->stage;
+    outcome->stats = last_->stats;
+    outcome->thumbnails = last_->thumbnails;
+    outcome->reusedRun = true;
+    if (sameRollout(last_->request.rollout, request.rollout)) {
+      outcome->rollout = last_->rollout;
+      outcome->rolloutError = last_->rolloutError;
+      last_ = outcome;
+      return outcome;
+    }
+  } else {
+    std::shared_ptr<attn::models::TransformerRun> run;
+    if (source_->dump) {
+      run = std::make_shared<attn::models::TransformerRun>();
+      run->attention = *source_->dump;
+      run->special_positions = source_->dumpSpecial;
+    } else {
+      attn::Result<attn::models::TransformerRun> result = attn::fail("no model loaded");
+      if (source_->isVision()) {
+        if (!request.image || !request.image->image) {
+          outcome->error = attn::Error{{}, -1, -1, "open an image: this is a vision transformer"};
+          return outcome;
+        }
+        result = session_->run_image(*request.image->image, request.run);
+      } else {
+        result = session_->run_text(request.text, request.pair, request.run);
+      }
+      modelRuns_.fetch_add(1);
+      if (!result) {
+        outcome->error = result.error();
+        return outcome;
+      }
+      run = std::make_shared<attn::models::TransformerRun>(std::move(*result));
+    }
+    outcome->runMs = msSince(timer);
+    timer.restart();
+    outcome->run = run;
+    outcome->trace = std::shared_ptr<const attn::LayeredTrace>(outcome->run, &outcome->run->attention);
+    outcome->stage = run->attention.layers.empty() ? attn::Stage::Encoder : run->attention.layers.front().stage;
+    attn::analysis::StatsOptions stats;
+    stats.stage = outcome->stage;
+    stats.special_positions = run->special_positions;
+    stats.grid_rows = run->grid_rows;
+    stats.grid_cols = run->grid_cols;
+    outcome->stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
+        attn::analysis::head_statistics(run->attention, stats));
+    outcome->thumbnails = std::make_shared<const render::HeadThumbnails>(
+        render::makeThumbnails(run->attention, outcome->stage, kThumbnailSide));
+  }
+  auto options = request.rollout;
+  options.stage = outcome->stage;
+  auto rollout = attn::analysis::rollout(outcome->run->attention, options);
+  if (rollout) {
+    outcome->rollout = std::make_shared<const attn::Matrix>(std::move(*rollout));
+  } else {
+    outcome->rolloutError = fromStd(rollout.error().message());
+  }
+  outcome->analysisMs = msSince(timer);
+  last_ = outcome;
+  return outcome;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,159 @@
+// TransformerWorker: the Transformer tab's engine thread. It loads model folders and attention dumps
+// (with progress and a cancel flag the engine's progress callback reads), decodes photos for ViT, runs
+// the model and the analysis (rollout, head statistics, model-view thumbnails) the LabWorker way: only the
+// newest pending request of each kind runs, every outcome carries its request's generation and is an
+// immutable value sent over a queued signal. The Session (scratch buffers) lives here, never on the GUI
+// thread; a rollout-only change re-uses the last run instead of running the model again.
+#pragma once
+
+#include "attn/analysis/attention_analysis.h"
+#include "attn/error.h"
+#include "attn/layered_trace.h"
+#include "attn/models/transformer.h"
+#include "attn/vision/image.h"
+#include "render/head_grid_render.h"
+
+#include <QByteArray>
+#include <QImage>
+#include <QMetaType>
+#include <QMutex>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::ui {
+
+// A loaded model folder or attention dump. Immutable once sent.
+struct TransformerSource {
+  enum class Kind { Model, Dump };
+  quint64 serial = 0;
+  Kind kind = Kind::Model;
+  QString path;
+  QString name;         // folder or file name
+  QString description;  // "BERT · 2 layers · 4 heads · d 64 · ..." or "dump · bert-base · 12 layers"
+  std::shared_ptr<const attn::models::TransformerModel> model;  // Kind::Model
+  std::shared_ptr<const attn::LayeredTrace> dump;               // Kind::Dump
+  std::vector<int> dumpSpecial;                                 // special positions guessed from tokens
+  QStringList warnings;
+  double loadMs = 0.0;
+
+  bool isVision() const;
+  bool takesPair() const;  // BERT: a second sentence with token types
+  attn::models::Family family() const;
+};
+
+// A decoded photo for ViT: the engine's planar image and a display copy (longer side at most 1024).
+struct VisionInput {
+  quint64 serial = 0;
+  QString name;
+  QString path;
+  std::shared_ptr<const attn::Image> image;
+  QImage display;
+};
+
+struct TransformerRequest {
+  std::string text;
+  std::string pair;
+  std::shared_ptr<const VisionInput> image;  // ViT
+  attn::analysis::RolloutOptions rollout;
+  attn::models::RunOptions run;
+};
+
+struct TransformerOutcome {
+  quint64 generation = 0;
+  quint64 sourceSerial = 0;
+  TransformerRequest request;
+  std::shared_ptr<const attn::models::TransformerRun> run;  // a dump's trace is wrapped in a run too
+  std::shared_ptr<const attn::LayeredTrace> trace;          // aliases run->attention
+  attn::Stage stage = attn::Stage::Encoder;
+  std::shared_ptr<const attn::Matrix> rollout;              // null when the rollout failed
+  QString rolloutError;
+  std::shared_ptr<const std::vector<attn::analysis::HeadStats>> stats;
+  std::shared_ptr<const render::HeadThumbnails> thumbnails;
+  std::optional<attn::Error> error;  // the run was refused (nothing else is set)
+  bool reusedRun = false;            // only the rollout was recomputed
+  double runMs = 0.0;
+  double analysisMs = 0.0;
+  bool ok() const { return run != nullptr; }
+};
+
+class TransformerWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  static constexpr int kThumbnailSide = 64;
+  static constexpr int kDisplaySide = 1024;
+
+  TransformerWorker();
+
+  // Thread-safe. A model folder, a file inside one (config.json, *.safetensors) or a *.attn.safetensors
+  // dump. Replaces a load that has not started; cancels the one running.
+  void load(quint64 serial, QString path);
+  // Thread-safe: a pending load is dropped, a running one stops at its next progress report; either
+  // fails with "cancelled".
+  void cancelLoad();
+  // Thread-safe. A file, a ":/" resource or bytes.
+  void loadImage(quint64 serial, QString path, QString name);
+  // Thread-safe. Replaces any run that has not started; runs only against source `sourceSerial`.
+  void submit(quint64 generation, quint64 sourceSerial, TransformerRequest request);
+  int runs() const { return runs_.load(); }
+  int modelRuns() const { return modelRuns_.load(); }
+
+  // Guesses [CLS]/[SEP]/BOS/class-token positions of a dump from its tokens.
+  static std::vector<int> specialPositions(const attn::Labels& tokens);
+
+ signals:
+  void loadProgress(quint64 serial, int percent, const QString& what);
+  void loaded(std::shared_ptr<const attn::ui::TransformerSource> source);
+  void loadFailed(quint64 serial, const QString& message, bool cancelled);
+  void imageLoaded(std::shared_ptr<const attn::ui::VisionInput> image);
+  void imageFailed(quint64 serial, const QString& message);
+  void finished(std::shared_ptr<const attn::ui::TransformerOutcome> outcome);
+
+ private:
+  void drain();
+  void runLoad(quint64 serial, const QString& path);
+  void runImage(quint64 serial, const QString& path, const QString& name);
+  std::shared_ptr<const TransformerOutcome> compute(quint64 generation, quint64 sourceSerial,
+                                                    const TransformerRequest& request);
+
+  struct PendingLoad {
+    quint64 serial = 0;
+    QString path;
+  };
+  struct PendingImage {
+    quint64 serial = 0;
+    QString path;
+    QString name;
+  };
+  struct PendingRun {
+    quint64 generation = 0;
+    quint64 sourceSerial = 0;
+    TransformerRequest request;
+  };
+  QMutex mutex_;
+  std::optional<PendingLoad> pendingLoad_;    // guarded by mutex_
+  std::optional<PendingImage> pendingImage_;  // guarded by mutex_
+  std::optional<PendingRun> pendingRun_;      // guarded by mutex_
+  bool drainQueued_ = false;                  // guarded by mutex_
+  std::atomic<bool> cancel_{false};
+  std::atomic<int> runs_{0};
+  std::atomic<int> modelRuns_{0};
+
+  // Worker-thread state.
+  std::shared_ptr<const TransformerSource> source_;
+  std::unique_ptr<attn::models::Session> session_;
+  std::shared_ptr<const TransformerOutcome> last_;  // for re-use when only the rollout changed
+};
+
+}  // namespace attn::ui
+
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::TransformerSource>)
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::VisionInput>)
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::TransformerOutcome>)
