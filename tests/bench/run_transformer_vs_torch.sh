@@ -7,8 +7,8 @@
 #
 # Builds nothing: <build-dir> must hold tests/bench/bench_transformer. Runs torch, engine, torch, engine,
 # ... (`rounds` times each, default 2) so that drift of the machine hits both sides alike, pools every
-# sample of each side and compares medians. The random checkpoints (about 1 GB) are written once under
-# $ATTN_BENCH_DIR (default /tmp/attnscope-bench) and reused.
+# sample of each side and compares medians. The random checkpoints (about 1 GB) are written under
+# $ATTN_BENCH_DIR (default /tmp/attnscope-bench) by every engine run.
 # Targets (the issue): no slower than torch at every length; >= 170 GFLOP/s at 512 tokens and beyond;
 # peak memory at 2,048 tokens under 3 GB.
 set -euo pipefail

@@ -3,15 +3,13 @@
 #include "attn/mechanisms/blocks.h"
 #include "attn/random.h"
 
+#include "attention_tiles.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cassert>
 #include <cmath>
 #include <limits>
-
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 
 namespace attn {
 
@@ -35,7 +33,9 @@ using Strided = Eigen::OuterStride<>;
 using ConstBlockMap = Eigen::Map<const Matrix, 0, Strided>;
 using BlockMap = Eigen::Map<Matrix, 0, Strided>;
 
-#if defined(__AVX2__) && defined(__FMA__)
+namespace tiles = detail::tiles;
+
+#ifdef ATTN_ATTENTION_TILES
 constexpr bool kAttentionKernel = true;
 #else
 constexpr bool kAttentionKernel = false;
@@ -49,117 +49,8 @@ constexpr Index kBlasRowBlock = 256;
 // Rows per task of the AVX2 kernel: 32 rows of scores (256 KiB at 2048 keys) stay in L2 from the score
 // tile through the softmax and the weights x V tile, and are then streamed to the kept weights once.
 constexpr Index kKernelRowBlock = 32;
-constexpr Index kPanel = 16;    // columns per packed panel: two 8-float registers
-constexpr Index kTileRows = 6;  // rows per register tile: 6 x 16 accumulators use 12 of 16 registers
 
-Index padded(Index n) { return (n + kPanel - 1) / kPanel * kPanel; }
-
-#if defined(__AVX2__) && defined(__FMA__)
-
-// Packing for the tile kernel: the right-hand operand in panels of kPanel columns, each panel `inner`
-// rows of kPanel floats, zero past the last column, so the kernel reads it sequentially. For Q K^T the
-// columns are keys (K^T: d_h x m, scaled by 1/(sqrt(d_h) T) once here); for weights x V they are V's d_h
-// columns (V: m x d_h). `stride` is the row stride of K and V inside the all-heads projections.
-void pack_keys(const float* k, Index m, Index dh, Index stride, float scale, float* out) {
-  for (Index p = 0; p < padded(m) / kPanel; ++p) {
-    float* dst = out + p * dh * kPanel;
-    for (Index j = 0; j < kPanel; ++j) {
-      const Index key = p * kPanel + j;
-      for (Index d = 0; d < dh; ++d) dst[d * kPanel + j] = key < m ? k[key * stride + d] * scale : 0.0f;
-    }
-  }
-}
-void pack_values(const float* v, Index m, Index dh, Index stride, float* out) {
-  for (Index p = 0; p < padded(dh) / kPanel; ++p) {
-    float* dst = out + p * m * kPanel;
-    for (Index j = 0; j < m; ++j) {
-      for (Index c = 0; c < kPanel; ++c) {
-        const Index col = p * kPanel + c;
-        dst[j * kPanel + c] = col < dh ? v[j * stride + col] : 0.0f;
-      }
-    }
-  }
-}
-
-// out[r][c] (+)= sum_i a[r][i] * panel[i][c] for R rows of `a` (row stride `astride`) over `inner` terms
-// and one packed panel, writing n <= kPanel valid columns: the 6 x 16 FMA register tile of an sgemm
-// micro-kernel. Both Q K^T (inner = d_h) and weights x V (inner = keys) have this shape once packed.
-template <int R>
-void tile(const float* a, Index astride, const float* panel, Index inner, Index n, bool accumulate, float* out,
-          Index ostride) {
-  // The row loops must unroll for `acc` to live in registers; GCC left it on the stack under -fPIC
-  // (29 instead of 70 GFLOP/s), so the unrolling is asked for rather than hoped for.
-  __m256 acc[R][2];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (Index i = 0; i < inner; ++i) {
-    const __m256 b0 = _mm256_load_ps(panel + i * kPanel);
-    const __m256 b1 = _mm256_load_ps(panel + i * kPanel + 8);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r * astride + i);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-    }
-  }
-  // The accumulators go to a local tile in one simple loop: any branch on them in the epilogue made GCC
-  // keep `acc` on the stack and store it on every step of the loop above (measured: 27 vs 87 GFLOP/s).
-  alignas(32) float result[R][kPanel];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm256_store_ps(result[r], acc[r][0]);
-    _mm256_store_ps(result[r] + 8, acc[r][1]);
-  }
-  for (int r = 0; r < R; ++r) {
-    float* dst = out + r * ostride;
-    if (n == kPanel) {
-      __m256 lo = _mm256_load_ps(result[r]);
-      __m256 hi = _mm256_load_ps(result[r] + 8);
-      if (accumulate) {
-        lo = _mm256_add_ps(lo, _mm256_loadu_ps(dst));
-        hi = _mm256_add_ps(hi, _mm256_loadu_ps(dst + 8));
-      }
-      _mm256_storeu_ps(dst, lo);
-      _mm256_storeu_ps(dst + 8, hi);
-    } else {
-      for (Index c = 0; c < n; ++c) dst[c] = accumulate ? dst[c] + result[r][c] : result[r][c];
-    }
-  }
-}
-
-template <int R>
-void tile_rows_panel(const float* a, Index astride, Index rows, const float* panel, Index inner, Index n,
-                     bool accumulate, float* out, Index ostride) {
-  Index r = 0;
-  for (; r + R <= rows; r += R) tile<R>(a + r * astride, astride, panel, inner, n, accumulate, out + r * ostride, ostride);
-  const float* ar = a + r * astride;
-  float* orow = out + r * ostride;
-  switch (rows - r) {
-    case 5: tile<5>(ar, astride, panel, inner, n, accumulate, orow, ostride); break;
-    case 4: tile<4>(ar, astride, panel, inner, n, accumulate, orow, ostride); break;
-    case 3: tile<3>(ar, astride, panel, inner, n, accumulate, orow, ostride); break;
-    case 2: tile<2>(ar, astride, panel, inner, n, accumulate, orow, ostride); break;
-    case 1: tile<1>(ar, astride, panel, inner, n, accumulate, orow, ostride); break;
-    default: break;
-  }
-}
-
-// out (rows x cols) = a (rows x inner) * B, B packed in panels of kPanel columns. The loops keep one panel
-// chunk (at most kInnerChunk x 16 floats = 16 KiB) in L1 while every row tile of the block uses it; the
-// inner dimension is cut into chunks that accumulate, so weights x V over 2048 keys stays in L1 too.
-constexpr Index kInnerChunk = 256;
-void tile_block(const float* a, Index astride, Index rows, const float* packed, Index inner, Index cols, float* out,
-                Index ostride) {
-  const Index panels = padded(cols) / kPanel;
-  for (Index i0 = 0; i0 < inner; i0 += kInnerChunk) {
-    const Index ic = std::min(kInnerChunk, inner - i0);
-    for (Index p = 0; p < panels; ++p) {
-      const Index n = std::min(kPanel, cols - p * kPanel);
-      tile_rows_panel<kTileRows>(a + i0, astride, rows, packed + p * inner * kPanel + i0 * kPanel, ic, n, i0 > 0,
-                                 out + p * kPanel, ostride);
-    }
-  }
-}
+#ifdef ATTN_ATTENTION_TILES
 
 // Copies a finished row to the kept weights with non-temporal stores: the 201 MB of weights at 2048 tokens
 // go to memory once, without first being read for ownership or evicting the working set.
@@ -211,8 +102,8 @@ void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const M
   // Waking a second thread costs more than a small lab-sized problem (measured: 3.9 ms instead of 0.4 ms
   // for 64 x 64 tokens on a busy machine), so threads start only when there is real work to share.
   const bool parallel = tasks > 1 && static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(E) > 5.0e5;
-  const Index packed_k = padded(m) * dh;
-  const Index packed_v = m * padded(dh);
+  const Index packed_k = tiles::padded(m) * dh;
+  const Index packed_v = m * tiles::padded(dh);
   if constexpr (kAttentionKernel) r.packed.resize(static_cast<std::size_t>((packed_k + packed_v) * H));
 
   auto mask_and_normalise = [&](BlockMap s, Index r0) {
@@ -235,12 +126,12 @@ void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const M
 #pragma omp parallel if (parallel)
   {
     if constexpr (kAttentionKernel) {
-#if defined(__AVX2__) && defined(__FMA__)
+#ifdef ATTN_ATTENTION_TILES
 #pragma omp for schedule(static)
       for (int h = 0; h < H; ++h) {
         float* base = r.packed.data() + h * (packed_k + packed_v);
-        pack_keys(k.data() + h * dh, m, dh, E, scale, base);
-        pack_values(v.data() + h * dh, m, dh, E, base + packed_k);
+        tiles::pack_keys(k.data() + h * dh, m, dh, E, base, scale);
+        tiles::pack_values(v.data() + h * dh, m, dh, E, base + packed_k);
       }
       Matrix scratch(std::min(row_block, n), m);
 #pragma omp for schedule(dynamic)
@@ -252,9 +143,10 @@ void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const M
         const Index rows = std::min(row_block, n - r0);
         const float* base = r.packed.data() + h * (packed_k + packed_v);
         BlockMap s(scratch.data(), rows, m, Strided(m));
-        tile_block(q.data() + r0 * E + h * dh, E, rows, base, dh, m, scratch.data(), m);
+        tiles::tile_block(q.data() + r0 * E + h * dh, E, rows, base, dh * tiles::kPanel, dh, m, scratch.data(), m);
         mask_and_normalise(s, r0);
-        tile_block(scratch.data(), m, rows, base + packed_k, m, dh, r.context.data() + r0 * E + h * dh, E);
+        tiles::tile_block(scratch.data(), m, rows, base + packed_k, m * tiles::kPanel, m, dh,
+                          r.context.data() + r0 * E + h * dh, E);
         if (params.keep_weights) {
           float* dst = r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m;
           for (Index i = 0; i < rows; ++i) stream_row(scratch.data() + i * m, dst + i * m, m);

@@ -7,7 +7,7 @@
 #include "transformer_impl.h"
 
 #include "../mechanisms/exp_kernel.h"
-#include "attention_tiles.h"
+#include "../mechanisms/attention_tiles.h"
 
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -33,6 +33,7 @@ using ConstStridedMap = Eigen::Map<const Matrix, 0, Strided>;
 using MatrixMapW = Eigen::Map<Matrix>;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+namespace tiles = detail::tiles;
 
 // Rows at which the elementwise passes start to share rows between threads: below it, waking the
 // second thread costs more than the pass.

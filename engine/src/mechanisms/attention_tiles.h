@@ -1,11 +1,10 @@
-// Register-tiled products for per-head attention (AVX2 + FMA): Q_h K_h^T and P V_h for a block of query
-// rows, with K_h and V_h packed once per head into panels of 16 columns. Internal to engine/models.
+// Register-tiled products for per-head attention (AVX2 + FMA): Q_h K_h^T and weights x V_h for a block of
+// query rows, with K_h and V_h packed once per head into panels of 16 columns. Internal to the engine:
+// used by engine/src/mechanisms/multi_head.cpp and engine/src/models/transformer_run.cpp.
 //
 // Why not sgemm per head: the products are thin (inner dimension d_h = 64 for Q K^T, output width 64
-// for P V) and OpenBLAS re-packs K_h and V_h for every row block; measured in a BERT-base forward at 512
-// tokens the per-head sgemm path ran at about half the speed of the layer's large GEMMs. The kernel is
-// the 6 x 16 FMA tile of engine/src/mechanisms/multi_head.cpp (same measurements, same GCC notes), with a
-// separate panel stride so that a causal block can use the first `keys` rows of V's panels.
+// for weights x V) and OpenBLAS re-packs K_h and V_h for every row block; measured in a BERT-base forward
+// at 512 tokens the per-head sgemm path ran at about half the speed of the layer's large GEMMs.
 #pragma once
 
 #include "attn/core.h"
@@ -17,7 +16,7 @@
 #define ATTN_ATTENTION_TILES 1
 #endif
 
-namespace attn::models::tiles {
+namespace attn::detail::tiles {
 
 constexpr Index kPanel = 16;    // columns per packed panel: two 8-float registers
 constexpr Index kTileRows = 6;  // rows per register tile: 6 x 16 accumulators use 12 of 16 registers
@@ -26,14 +25,22 @@ inline Index padded(Index n) { return (n + kPanel - 1) / kPanel * kPanel; }
 
 #ifdef ATTN_ATTENTION_TILES
 
-// K^T (d_h x m) in panels of kPanel keys: panel p holds d_h rows of 16 floats. Size padded(m) * dh.
-inline void pack_keys(const float* k, Index m, Index dh, Index stride, float* out) {
+// Packing for the tile kernel: the right-hand operand in panels of kPanel columns, each panel `inner`
+// rows of kPanel floats, zero past the last column, so the kernel reads it sequentially. For Q K^T the
+// columns are keys (K^T: d_h x m, optionally scaled, e.g. by 1/(sqrt(d_h) T), once here); for weights x V
+// they are V's d_h columns (V: m x d_h). `stride` is the row stride of K and V inside the all-heads
+// projections.
+
+// K^T (d_h x m) in panels of kPanel keys: panel p holds d_h rows of 16 floats, each key times `scale`.
+// Size padded(m) * dh.
+inline void pack_keys(const float* k, Index m, Index dh, Index stride, float* out, float scale = 1.0f) {
   for (Index p = 0; p < padded(m) / kPanel; ++p) {
     float* dst = out + p * dh * kPanel;
     for (Index j = 0; j < kPanel; ++j) {
       const Index key = p * kPanel + j;
       if (key < m) {
-        for (Index d = 0; d < dh; ++d) dst[d * kPanel + j] = k[key * stride + d];
+        // Multiplying by 1 is exact, and the pass is bound by its strided stores, so no branch on scale.
+        for (Index d = 0; d < dh; ++d) dst[d * kPanel + j] = k[key * stride + d] * scale;
       } else {
         for (Index d = 0; d < dh; ++d) dst[d * kPanel + j] = 0.0f;
       }
@@ -53,10 +60,14 @@ inline void pack_values(const float* v, Index m, Index dh, Index stride, float* 
   }
 }
 
-// out[r][c] (+)= sum_i a[r][i] * panel[i][c] for R rows, n <= kPanel valid columns.
+// out[r][c] (+)= sum_i a[r][i] * panel[i][c] for R rows of `a` (row stride `astride`) over `inner` terms
+// and one packed panel, writing n <= kPanel valid columns: the 6 x 16 FMA register tile of an sgemm
+// micro-kernel. Both Q K^T (inner = d_h) and weights x V (inner = keys) have this shape once packed.
 template <int R>
 inline void tile(const float* a, Index astride, const float* panel, Index inner, Index n, bool accumulate, float* out,
                  Index ostride) {
+  // The row loops must unroll for `acc` to live in registers; GCC left it on the stack under -fPIC
+  // (29 instead of 70 GFLOP/s), so the unrolling is asked for rather than hoped for.
   __m256 acc[R][2];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -70,7 +81,8 @@ inline void tile(const float* a, Index astride, const float* panel, Index inner,
       acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
     }
   }
-  // Through a local tile: a branch on `acc` in the epilogue made GCC keep it on the stack.
+  // The accumulators go to a local tile in one simple loop: any branch on them in the epilogue made GCC
+  // keep `acc` on the stack and store it on every step of the loop above (measured: 27 vs 87 GFLOP/s).
   alignas(32) float result[R][kPanel];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -112,8 +124,11 @@ inline void tile_rows_panel(const float* a, Index astride, Index rows, const flo
 }
 
 // out (rows x cols, row stride ostride) = a (rows x inner) * B, B packed in panels of kPanel columns,
-// panel p starting at packed + p * panel_stride with kPanel floats per inner index. The inner dimension
-// is cut into chunks that accumulate so that one panel chunk (16 KiB) stays in L1 for the whole block.
+// panel p starting at packed + p * panel_stride with kPanel floats per inner index. panel_stride is
+// inner * kPanel for a whole packed operand; it is larger when only the first `inner` rows of each panel
+// are used (a causal block reads the first `keys` rows of V's panels). The loops keep one panel chunk (at
+// most kInnerChunk x 16 floats = 16 KiB) in L1 while every row tile of the block uses it; the inner
+// dimension is cut into chunks that accumulate, so weights x V over 2048 keys stays in L1 too.
 constexpr Index kInnerChunk = 256;
 inline void tile_block(const float* a, Index astride, Index rows, const float* packed, Index panel_stride, Index inner,
                        Index cols, float* out, Index ostride) {
@@ -130,4 +145,4 @@ inline void tile_block(const float* a, Index astride, Index rows, const float* p
 
 #endif
 
-}  // namespace attn::models::tiles
+}  // namespace attn::detail::tiles
