@@ -4,28 +4,11 @@
 #include <string>
 
 #include "attn/random.h"
+#include "unicode.h"
 
 namespace attn {
 
 namespace {
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
 
 // Code point boundaries of valid UTF-8 (the lab validates before embedding; a stray byte counts as one).
 std::vector<std::size_t> boundaries(std::string_view s) {
@@ -73,7 +56,7 @@ std::string fold_case(std::string_view word) {
     } else if (c >= 0x100 && c <= 0x17F && c % 2 == 0 && c != 0x130 && c != 0x138) {
       c += 1;
     }
-    append_utf8(out, c);
+    text::unicode::append_utf8(out, c);
   }
   return out;
 }
