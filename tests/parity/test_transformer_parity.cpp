@@ -169,6 +169,23 @@ TEST_P(TextParity, FloatSixteenMapsWithinOneThousandth) {
   compare_run(*c, entry, *run, Precision::F16);
 }
 
+// Without hidden states the last layer computes only the rows its predictions read (none, the last
+// token, the [MASK] positions): the maps and predictions stay those of the full run.
+TEST_P(TextParity, MapsAndPredictionsWithoutHiddenStates) {
+  auto c = load_case(GetParam());
+  ASSERT_TRUE(c);
+  Session session(c->model);
+  for (const auto& entry : c->expected["runs"]) {
+    auto o = options_for(entry);
+    o.hidden_states = false;
+    const auto types = entry.contains("type_ids") ? entry["type_ids"].get<std::vector<int>>() : std::vector<int>{};
+    auto run = session.run_ids(entry["ids"].get<std::vector<int>>(), types, o);
+    ASSERT_TRUE(run) << run.error().message();
+    EXPECT_TRUE(run->hidden_states.empty());
+    compare_run(*c, entry, *run);
+  }
+}
+
 // run_text: the model folder's tokenizer must give the fixture's ids (then the maps are the same run).
 class RunTextParity : public ::testing::TestWithParam<std::string> {};
 
@@ -223,6 +240,14 @@ TEST(VitParity, EveryHeadHiddenStateAndClassMatchTorch) {
   const int best = entry["predictions"][0]["top"][0]["id"];
   EXPECT_EQ(run->labels[0].substr(0, run->labels[0].find(' ')),
             entry["labels"][std::to_string(best)].get<std::string>());
+
+  // Without hidden states the last layer runs for the class token alone; maps and classes are the same.
+  auto maps_only = options_for(entry);
+  maps_only.hidden_states = false;
+  auto lean = session.run_image(raw, maps_only);
+  ASSERT_TRUE(lean) << lean.error().message();
+  EXPECT_TRUE(lean->hidden_states.empty());
+  compare_run(*c, entry, *lean);
 
   // ... and the same picture decoded from the PNG.
   auto png = load_image(case_dir("vit") / "image.png");

@@ -365,6 +365,42 @@ TEST(TransformerRun, SessionReuseGivesIdenticalResults) {
   EXPECT_EQ(fresh->attention.layers[1].maps.head(2), first->attention.layers[1].maps.head(2));
 }
 
+// on_layer sees each layer as soon as its maps are final (what the workbench draws before the run
+// ends), with the tokens already in place; returning false stops the run as "cancelled".
+TEST(TransformerRun, OnLayerSeesEveryLayerFinalAndCanStopTheRun) {
+  for (const std::string name : {"bert", "gpt2"}) {
+    auto m = load_fixture(name);
+    ASSERT_TRUE(m);
+    Session s(m);
+    std::vector<Matrix> seen;  // head 1 of each layer, copied when reported
+    std::vector<std::size_t> sizes;
+    RunOptions o;
+    o.on_layer = [&](const LayeredTrace& so_far) {
+      sizes.push_back(so_far.layers.size());
+      EXPECT_EQ(so_far.tokens.size(), so_far.layers.back().maps.rows());
+      EXPECT_EQ(so_far.layers.back().layer, static_cast<int>(so_far.layers.size()) - 1);
+      seen.push_back(so_far.layers.back().maps.head(1));
+      return true;
+    };
+    auto run = s.run_text("the cat sat on the mat", "", o);
+    ASSERT_TRUE(run) << run.error().message();
+    ASSERT_EQ(sizes, (std::vector<std::size_t>{1, 2})) << name;
+    for (std::size_t l = 0; l < seen.size(); ++l) EXPECT_EQ(seen[l], run->attention.layers[l].maps.head(1)) << name;
+
+    int calls = 0;
+    o.on_layer = [&](const LayeredTrace&) { return ++calls < 1; };
+    auto stopped = s.run_text("the cat sat on the mat", "", o);
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(stopped.error().reason, "cancelled");
+    EXPECT_EQ(calls, 1);
+    // The session is fine afterwards.
+    o.on_layer = {};
+    auto again = s.run_text("the cat sat on the mat", "", o);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->attention.layers[1].maps.head(1), run->attention.layers[1].maps.head(1));
+  }
+}
+
 TEST(TransformerRun, VitLabelsPatchesAndClasses) {
   auto m = load_fixture("vit");
   ASSERT_TRUE(m);

@@ -42,6 +42,12 @@ constexpr Index kParallelRows = 256;
 // from the Q K^T tile through the softmax to the weights x V tile.
 constexpr Index kRowBlock = 32;
 
+// OpenBLAS's sgemm on two threads runs about a third slower when the row count is not a multiple of 16
+// (here: [123 x 768] x [768 x 2304] at 77 GFLOP/s, [128 x 768] at 120). The layer GEMMs therefore run on
+// the token rows rounded up to 16; the extra rows of their inputs are zero and their results unused.
+constexpr Index kGemmRowMultiple = 16;
+Index gemm_rows(Index n) { return (n + kGemmRowMultiple - 1) / kGemmRowMultiple * kGemmRowMultiple; }
+
 // A float buffer whose capacity only grows: a session re-running shorter inputs allocates nothing.
 struct Buffer {
   std::vector<float, Eigen::aligned_allocator<float>> data;  // 32-byte aligned for the packed panels
@@ -99,7 +105,7 @@ std::string format_probability(float p) {
 }
 
 struct RunBuffers {
-  Buffer x, xn, qkv, ctx, proj, ffn, packed;
+  Buffer x, xn, qkv, ctx, proj, ffn, packed, gather;
   std::vector<Buffer> scores;  // per thread: one row block of scores for F16 maps
   std::vector<float> key_bias; // 0 or -inf per key (padding)
 };
@@ -221,19 +227,22 @@ struct Forward {
     }
   }
 
-  // x [n, d] holds the embeddings (already normalised for post-LN families).
-  void layers(float* x) {
+  // x [n, d] holds the embeddings (already normalised for post-LN families). `last_rows`: the rows of
+  // the last layer's output anyone reads (empty: none, only the maps are wanted; nullopt: every row).
+  // Returns false when options.on_layer stopped the run.
+  bool layers(float* x, const std::optional<std::vector<Index>>& last_rows) {
     const auto& c = m.config;
-    const Index D = d(), F = c.intermediate;
+    const Index D = d();
     const bool post = m.post_ln();
     const float eps = c.layer_norm_eps;
     const bool causal = c.family == Family::Gpt2;
-    float* xn = post ? x : s.xn.get(static_cast<std::size_t>(n * D));
-    float* qkv = s.qkv.get(static_cast<std::size_t>(n * 3 * D));
-    float* ctx = s.ctx.get(static_cast<std::size_t>(n * D));
-    float* proj = s.proj.get(static_cast<std::size_t>(n * D));
-    float* ffn = s.ffn.get(static_cast<std::size_t>(n * F));
-    MatrixMapW X(x, n, D), XN(xn, n, D), QKV(qkv, n, 3 * D), CTX(ctx, n, D), P(proj, n, D), FFN(ffn, n, F);
+    const Index g = gemm_rows(n);  // x holds g rows too (the callers allocate them)
+    float* xn = post ? x : s.xn.get(static_cast<std::size_t>(g * D));
+    float* qkv = s.qkv.get(static_cast<std::size_t>(g * 3 * D));
+    float* ctx = s.ctx.get(static_cast<std::size_t>(g * D));
+    std::fill(xn + n * D, xn + g * D, 0.0f);  // the padding rows of the GEMM inputs (see gemm_rows)
+    std::fill(ctx + n * D, ctx + g * D, 0.0f);
+    MatrixMapW QKV(qkv, g, 3 * D), XN(xn, g, D), X(x, n, D);
     const float* key_bias = s.key_bias.empty() ? nullptr : s.key_bias.data();
     const Stage stage = causal ? Stage::Decoder : Stage::Encoder;
 
@@ -256,37 +265,66 @@ struct Forward {
       layer.maps = HeadStack(c.heads, n, n, options.precision, HeadStack::Init::Uninitialised);
       attention(qkv, ctx, layer.maps, causal, key_bias);
       run.attention.layers.push_back(std::move(layer));
+      if (options.on_layer && !options.on_layer(run.attention)) return false;
 
-      P.noalias() = CTX * w.out;
-      if (post) {
-        for_rows(n, [&](Index i) {
-          ArrayMap r(x + i * D, D);
-          r += ConstArrayMap(proj + i * D, D) + w.out_bias.transpose().array();
-          layer_norm_row(x + i * D, x + i * D, w.norm1_gamma, w.norm1_beta, D, eps);
-        });
-      } else {
-        for_rows(n, [&](Index i) {
-          ArrayMap r(x + i * D, D);
-          r += ConstArrayMap(proj + i * D, D) + w.out_bias.transpose().array();
-          layer_norm_row(x + i * D, xn + i * D, w.norm2_gamma, w.norm2_beta, D, eps);
-        });
-      }
-
-      FFN.noalias() = XN * w.fc1;
-      for_rows(n, [&](Index i) { bias_activation(ffn + i * F, w.fc1_bias, F, c.activation); });
-      P.noalias() = FFN * w.fc2;
-      const LayerWeights* next = l + 1 < c.layers ? &m.layers[static_cast<std::size_t>(l + 1)] : nullptr;
-      for_rows(n, [&](Index i) {
-        ArrayMap r(x + i * D, D);
-        r += ConstArrayMap(proj + i * D, D) + w.fc2_bias.transpose().array();
-        if (post) {
-          layer_norm_row(x + i * D, x + i * D, w.norm2_gamma, w.norm2_beta, D, eps);
-        } else if (next) {
-          layer_norm_row(x + i * D, xn + i * D, next->norm1_gamma, next->norm1_beta, D, eps);
+      const bool last = l + 1 == c.layers;
+      const LayerWeights* next = last ? nullptr : &m.layers[static_cast<std::size_t>(l + 1)];
+      if (!last || !last_rows) {
+        finish_layer(x, xn, ctx, n, g, w, next);
+      } else if (!last_rows->empty()) {
+        // The last layer's output projection and FFN for the rows read afterwards only (GPT-2's last
+        // token, ViT's class token, BERT's [MASK] positions), gathered into the front of the scratch.
+        const Index r = static_cast<Index>(last_rows->size());
+        float* gx = s.gather.get(static_cast<std::size_t>(3 * r * D));
+        float* gxn = gx + r * D;
+        float* gctx = gxn + r * D;
+        for (Index k = 0; k < r; ++k) {
+          const Index i = (*last_rows)[static_cast<std::size_t>(k)];
+          std::copy_n(x + i * D, D, gx + k * D);
+          std::copy_n(ctx + i * D, D, gctx + k * D);
         }
-      });
+        finish_layer(gx, gxn, gctx, r, r, w, nullptr);
+        for (Index k = 0; k < r; ++k) std::copy_n(gx + k * D, D, x + (*last_rows)[static_cast<std::size_t>(k)] * D);
+      }
       if (options.hidden_states) run.hidden_states.emplace_back(X);
     }
+    return true;
+  }
+
+  // The rest of a layer after attention, on `rows` rows: output projection, residual and norm, FFN,
+  // residual and norm (post-LN), or the next layer's first norm into xn (pre-LN). The GEMMs run on
+  // `gemm` >= rows rows, whose extra rows of xn (x for post-LN) and ctx are zero.
+  void finish_layer(float* x, float* xn, const float* ctx, Index rows, Index gemm, const LayerWeights& w,
+                    const LayerWeights* next) {
+    const auto& c = m.config;
+    const Index D = d(), F = c.intermediate;
+    const bool post = m.post_ln();
+    const float eps = c.layer_norm_eps;
+    float* proj = s.proj.get(static_cast<std::size_t>(gemm * D));
+    float* ffn = s.ffn.get(static_cast<std::size_t>(gemm * F));
+    Eigen::Map<const Matrix> CTX(ctx, gemm, D);
+    MatrixMapW P(proj, gemm, D), FFN(ffn, gemm, F);
+    // For post-LN families the normalised row is x itself; pre-LN normalises into xn.
+    MatrixMapW XN(post ? x : xn, gemm, D);
+    P.noalias() = CTX * w.out;
+    for_rows(rows, [&](Index i) {
+      ArrayMap r(x + i * D, D);
+      r += ConstArrayMap(proj + i * D, D) + w.out_bias.transpose().array();
+      layer_norm_row(x + i * D, post ? x + i * D : xn + i * D, post ? w.norm1_gamma : w.norm2_gamma,
+                     post ? w.norm1_beta : w.norm2_beta, D, eps);
+    });
+    FFN.noalias() = XN * w.fc1;
+    for_rows(rows, [&](Index i) { bias_activation(ffn + i * F, w.fc1_bias, F, c.activation); });
+    P.noalias() = FFN * w.fc2;
+    for_rows(rows, [&](Index i) {
+      ArrayMap r(x + i * D, D);
+      r += ConstArrayMap(proj + i * D, D) + w.fc2_bias.transpose().array();
+      if (post) {
+        layer_norm_row(x + i * D, x + i * D, w.norm2_gamma, w.norm2_beta, D, eps);
+      } else if (next) {
+        layer_norm_row(x + i * D, xn + i * D, next->norm1_gamma, next->norm1_beta, D, eps);
+      }
+    });
   }
 };
 
@@ -413,7 +451,7 @@ Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const st
     // Embeddings.
     const Index D = c.hidden;
     auto& s = *scratch_;
-    float* x = s.x.get(static_cast<std::size_t>(n * D));
+    float* x = s.x.get(static_cast<std::size_t>(gemm_rows(n) * D));
     s.key_bias.clear();
     if (!options.attention_mask.empty() && c.family != Family::Gpt2) {
       s.key_bias.assign(static_cast<std::size_t>(n), 0.0f);
@@ -431,8 +469,22 @@ Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const st
       if (m.post_ln()) layer_norm_row(x + i * D, x + i * D, m.embed_gamma, m.embed_beta, D, c.layer_norm_eps);
     });
 
+    // The rows of the last layer's output read below: the last token (GPT-2's prediction), the [MASK]
+    // positions (BERT's), every row for hidden states, none for the maps alone.
+    std::optional<std::vector<Index>> last_rows;
+    if (!options.hidden_states) {
+      last_rows.emplace();
+      if (m.has_head && options.top_k > 0) {
+        if (c.family == Family::Gpt2) {
+          last_rows->push_back(n - 1);
+        } else if (tok && tok->specials().mask) {
+          for (Index i = 0; i < n; ++i)
+            if (run.ids[static_cast<std::size_t>(i)] == *tok->specials().mask) last_rows->push_back(i);
+        }
+      }
+    }
     Forward f{m, s, options, run, n};
-    f.layers(x);
+    if (!f.layers(x, last_rows)) return fail("cancelled");
     MatrixMapW X(x, n, D);
 
     if (c.family == Family::Gpt2) {
@@ -583,7 +635,7 @@ Result<TransformerRun> Session::run_image(const Image& image_in, const RunOption
             for (int x = 0; x < p; ++x) *dst++ = image.at(ch, gy * p + y, gx * p + x);
       }
     auto& s = *scratch_;
-    float* x = s.x.get(static_cast<std::size_t>(n * D));
+    float* x = s.x.get(static_cast<std::size_t>(gemm_rows(n) * D));
     MatrixMapW X(x, n, D);
     X.row(0) = m.class_token;
     X.bottomRows(patches).rowwise() = m.patch_bias;
@@ -599,8 +651,14 @@ Result<TransformerRun> Session::run_image(const Image& image_in, const RunOption
       for (int gx = 0; gx < grid; ++gx) run.attention.tokens.push_back(std::to_string(gy) + "," + std::to_string(gx));
     run.attention.spans.assign(static_cast<std::size_t>(n), Span{});
 
+    // The class token is the only row of the last layer's output the classifier reads.
+    std::optional<std::vector<Index>> last_rows;
+    if (!options.hidden_states) {
+      last_rows.emplace();
+      if (m.has_head && options.top_k > 0) last_rows->push_back(0);
+    }
     Forward f{m, s, options, run, n};
-    f.layers(x);
+    if (!f.layers(x, last_rows)) return fail("cancelled");
     if (m.has_head && options.top_k > 0) {
       RowVector cls(D);
       layer_norm_row(x, cls.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);

@@ -55,6 +55,10 @@ struct RunOptions {
   // run_ids on BERT/DistilBERT: 1 = a real token, 0 = padding (masked out as a key, as transformers'
   // attention_mask); empty = every token is real. Ignored by GPT-2 (causal) and ViT.
   std::vector<int> attention_mask;
+  // Called on the running thread as soon as a layer's maps are final, with the trace so far (tokens,
+  // spans and layers 0..l): a viewer can draw the layer in view long before the last layer is done.
+  // Returning false stops the run, which then fails with reason "cancelled".
+  std::function<bool(const LayeredTrace& so_far)> on_layer;
 };
 
 struct TransformerRun {
