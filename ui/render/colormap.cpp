@@ -75,6 +75,23 @@ QRgb sample(Colormap map, double t) {
   return qRgb(mix(qRed(a), qRed(b)), mix(qGreen(a), qGreen(b)), mix(qBlue(a), qBlue(b)));
 }
 
+ColorTable::ColorTable(Colormap map) {
+  for (int i = 0; i < kLevels; ++i) rgb_[std::size_t(i)] = sample(map, double(i) / double(kLevels - 1));
+}
+
+const ColorTable& colorTable(Colormap map) {
+  static const auto tables = [] {
+    std::array<ColorTable, kInfos.size()> out{ColorTable(kInfos[0].id), ColorTable(kInfos[1].id),
+                                              ColorTable(kInfos[2].id), ColorTable(kInfos[3].id),
+                                              ColorTable(kInfos[4].id), ColorTable(kInfos[5].id)};
+    return out;
+  }();
+  for (std::size_t i = 0; i < kInfos.size(); ++i) {
+    if (kInfos[i].id == map) return tables[i];
+  }
+  return tables.front();
+}
+
 QCPColorGradient gradient(Colormap map) {
   QCPColorGradient g;
   g.clearColorStops();

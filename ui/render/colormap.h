@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <span>
 
@@ -31,6 +33,25 @@ std::span<const QRgb> colorStops(Colormap map);
 
 // Colour of t in [0, 1] (clamped; NaN maps to transparent).
 QRgb sample(Colormap map, double t);
+
+// The map tabulated at kLevels evenly spaced values, for colouring every pixel of an image: a multiply and
+// a load per pixel instead of sample()'s interpolation and rounding. Entry i is sample(i / (kLevels - 1)),
+// so a value lands at most half a level (1/2046) from where sample() puts it: well under one 8-bit step
+// of any of the maps. Tables are built once per map, on first use, from any thread.
+class ColorTable {
+ public:
+  static constexpr int kLevels = 1024;
+  explicit ColorTable(Colormap map);
+  QRgb operator()(float t) const {
+    if (!(t == t)) return 0;  // NaN: transparent, as sample()
+    const float c = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    return rgb_[std::size_t(c * float(kLevels - 1) + 0.5f)];
+  }
+
+ private:
+  std::array<QRgb, kLevels> rgb_{};
+};
+const ColorTable& colorTable(Colormap map);
 
 // The same stops for QCustomPlot.
 QCPColorGradient gradient(Colormap map);

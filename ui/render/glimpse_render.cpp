@@ -71,11 +71,12 @@ QImage differenceImage(const attn::Image& difference, Colormap map, double range
     for (float v : worst) top = std::max(top, double(v));
   }
   QImage out(w, h, QImage::Format_RGB32);
+  const ColorTable& table = colorTable(map);
   for (int y = 0; y < h; ++y) {
     auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
     for (int x = 0; x < w; ++x) {
       const double v = worst[std::size_t(y) * std::size_t(w) + std::size_t(x)];
-      line[x] = sample(map, top > 0.0 ? v / top : 0.0) | 0xff000000u;
+      line[x] = table(top > 0.0 ? float(v / top) : 0.0f) | 0xff000000u;
     }
   }
   return out;

@@ -46,10 +46,12 @@ void fillColorMapData(QCPColorMapData& data, const attn::Matrix& m) {
 
 QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range) {
   QImage image(int(m.cols()), int(m.rows()), QImage::Format_ARGB32);
+  const ColorTable& table = colorTable(map);
   const double span = range.upper - range.lower;
+  const float lower = float(range.lower), scale = float(1.0 / span);
   for (int r = 0; r < image.height(); ++r) {
     auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
-    for (int c = 0; c < image.width(); ++c) line[c] = sample(map, (double(m(r, c)) - range.lower) / span);
+    for (int c = 0; c < image.width(); ++c) line[c] = table((m(r, c) - lower) * scale);
   }
   return image;
 }

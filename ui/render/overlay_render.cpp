@@ -56,11 +56,12 @@ QImage overlayImage(const QImage& photo, const attn::Matrix& grid, const Overlay
   const float lo = grid.minCoeff(), hi = grid.maxCoeff();
   const float span = hi > lo ? hi - lo : 1.0f;
   const double alpha = std::clamp(options.alpha, 0.0, 1.0);
+  const ColorTable& table = colorTable(options.colormap);
   for (int y = 0; y < out.height(); ++y) {
     auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
     for (int x = 0; x < out.width(); ++x) {
       const double t = std::clamp(double(values(y, x) - lo) / double(span), 0.0, 1.0);
-      const QRgb c = sample(options.colormap, t);
+      const QRgb c = table(float(t));
       const double a = options.valueAlpha ? alpha * t : alpha;
       const QRgb p = line[x];
       const auto mix = [a](int under, int over) { return int(std::lround(under * (1.0 - a) + over * a)); };
