@@ -14,6 +14,7 @@
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
 #include "workbenches/transformer_workbench.h"
+#include "workbenches/transformer_worker.h"
 #include "app/export.h"
 #include "attn/io/attention_dump.h"
 
@@ -417,6 +418,85 @@ class TestTransformerWorkbench : public QObject {
 
 
   // ---- the workbench ----
+
+  // The layer in view is drawn from the run as soon as its maps are final, before the outcome (the
+  // typing budget at 128 tokens on BERT-base: bench_transformer_typing); the early picture is the
+  // outcome's, tokens and weights alike.
+  void layerInViewIsDrawnBeforeTheRunEnds() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    for (const int layer : {0, 1}) {
+      wb.selectHead(layer, 1);
+      QStringList order;
+      attn::Matrix early;
+      attn::Labels earlyTokens;
+      const auto a = connect(&wb, &TransformerWorkbench::previewShown, this, [&] {
+        order << u"preview"_s;
+        early = wb.currentMatrix()->weights;
+        earlyTokens = wb.tokenLines()->trace()->tokens;
+      });
+      const auto b = connect(&wb, &TransformerWorkbench::resultShown, this, [&] { order << u"result"_s; });
+      const QString text = layer == 0 ? u"the dog ran home"_s : u"a cat sat on the mat today"_s;
+      wb.setText(text);
+      QVERIFY(settle(wb));
+      disconnect(a);
+      disconnect(b);
+      QCOMPARE(order, (QStringList{u"preview"_s, u"result"_s}));
+      QCOMPARE(wb.previewed(), wb.shown());
+      const auto& trace = *wb.outcome()->trace;
+      QCOMPARE(earlyTokens, trace.tokens);
+      QVERIFY(std::find(earlyTokens.begin(), earlyTokens.end(), layer == 0 ? "dog" : "cat") != earlyTokens.end());
+      QCOMPARE(early, trace.layers[std::size_t(layer)].maps.head(1));
+      QCOMPARE(wb.currentMatrix()->weights, early);  // the outcome draws the same matrix again
+    }
+  }
+
+  // A request arriving while a run is going stops it at its next layer, once the layer in view has
+  // been sent: the stopped run reports nothing and the newer text is the one shown.
+  void aNewerRequestStopsTheRunAfterItsLayerInView() {
+    TransformerWorker worker;
+    std::shared_ptr<const TransformerSource> source;
+    connect(&worker, &TransformerWorker::loaded, this, [&](auto s) { source = s; });
+    worker.load(1, fixture("bert"));
+    QTRY_VERIFY_WITH_TIMEOUT(source != nullptr, 30000);
+    std::vector<quint64> previews, finished;
+    std::vector<std::string> texts;
+    connect(&worker, &TransformerWorker::previewReady, this, [&](auto p) {
+      previews.push_back(p->generation);
+      if (p->generation == 1) {  // on the worker's thread, inside run 1 after its layer 0
+        TransformerRequest newer;
+        newer.text = "the newer text";
+        newer.previewLayer = 0;
+        worker.submit(2, source->serial, newer);
+      }
+    }, Qt::DirectConnection);
+    connect(&worker, &TransformerWorker::finished, this, [&](auto o) {
+      finished.push_back(o->generation);
+      texts.push_back(o->request.text);
+    });
+    TransformerRequest first;
+    first.text = "the first text";
+    first.previewLayer = 0;
+    worker.submit(1, source->serial, first);
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.empty(), 30000);
+    QTest::qWait(50);
+    QCOMPARE(previews, (std::vector<quint64>{1, 2}));
+    QCOMPARE(finished, std::vector<quint64>{2});
+    QCOMPARE(texts.front(), std::string("the newer text"));
+    QCOMPARE(worker.modelRuns(), 2);
+    QCOMPARE(worker.runs(), 1);
+
+    // With the last layer in view nothing is left to stop: both runs report.
+    previews.clear();
+    finished.clear();
+    first.previewLayer = 1;
+    worker.submit(3, source->serial, first);
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.empty(), 30000);
+    QCOMPARE(finished, std::vector<quint64>{3});
+  }
 
   void loadsBertAndRunsAsYouType() {
     TransformerWorkbench wb;

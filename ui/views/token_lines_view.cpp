@@ -77,8 +77,15 @@ class HeadSwatchBar : public QWidget {
     const int rows = std::max(1, (view_->headCount() + perRow - 1) / perRow);
     return rows * (kSide + kGap) + 6;
   }
+  // A horizontal layout does not ask for heightForWidth: the bar sets its own height, so the heads that
+  // wrap onto a second row (12 heads beside the layer box) are not cut off.
+  void refit() {
+    const int h = heightForWidth(width());
+    if (h != height()) setFixedHeight(h);
+  }
 
  protected:
+  void resizeEvent(QResizeEvent*) override { refit(); }
   void paintEvent(QPaintEvent*) override {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
@@ -205,6 +212,7 @@ void TokenLinesView::setTrace(std::shared_ptr<const attn::LayeredTrace> trace, a
   if (!valid(pinned_)) pinned_.reset();
   scroll_->setVisible(trace_ != nullptr && layers > 0);
   empty_->setVisible(!scroll_->isVisible());
+  static_cast<HeadSwatchBar*>(swatches_)->refit();
   swatches_->updateGeometry();
   swatches_->update();
   updateCanvasSize();

@@ -86,14 +86,16 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
   connect(worker_.get(), &TransformerWorker::imageFailed, this, &TransformerWorkbench::onImageFailed,
           Qt::QueuedConnection);
   connect(worker_.get(), &TransformerWorker::finished, this, &TransformerWorkbench::onFinished, Qt::QueuedConnection);
+  connect(worker_.get(), &TransformerWorker::previewReady, this, &TransformerWorkbench::onPreview,
+          Qt::QueuedConnection);
   thread_.start();
 
-  // Typing: one run per pause of 30 ms, and the worker drops what a newer request replaced.
-  debounce_.setSingleShot(true);
-  debounce_.setInterval(30);
-  connect(&debounce_, &QTimer::timeout, this, &TransformerWorkbench::post);
+  // Typing: every edit is posted at once. The worker holds one pending request and a newer one replaces
+  // it, so a burst of keystrokes costs the run in flight plus one run of the newest text, with no pause
+  // added. Results are applied on the next turn of the event loop, so a burst of outcomes (a rollout
+  // slider dragged over a finished run) draws the newest once.
   applyTimer_.setSingleShot(true);
-  applyTimer_.setInterval(12);
+  applyTimer_.setInterval(0);
   connect(&applyTimer_, &QTimer::timeout, this, &TransformerWorkbench::applyPending);
 
   const SidePanelFrame frame =
@@ -111,7 +113,6 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
 }
 
 TransformerWorkbench::~TransformerWorkbench() {
-  debounce_.stop();
   applyTimer_.stop();
   worker_->cancelLoad();
   thread_.quit();
@@ -210,8 +211,8 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   inputNote_->setForegroundRole(QPalette::PlaceholderText);
   inputLayout->addWidget(inputNote_);
   layout->addWidget(inputGroup_);
-  connect(textEdit_, &QPlainTextEdit::textChanged, this, &TransformerWorkbench::schedule);
-  connect(pairEdit_, &QLineEdit::textChanged, this, &TransformerWorkbench::schedule);
+  connect(textEdit_, &QPlainTextEdit::textChanged, this, &TransformerWorkbench::post);
+  connect(pairEdit_, &QLineEdit::textChanged, this, &TransformerWorkbench::post);
   connect(sampleBox_, &QComboBox::activated, this, [this](int index) { openSample(sampleBox_->itemData(index).toString()); });
 
   auto* predictionGroup = new QGroupBox(tr("Predictions"), panel);
@@ -259,8 +260,8 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   layout->addWidget(matrixGroup);
   connect(matrixModeBox_, &QComboBox::currentIndexChanged, this, [this] { updateMatrix(); });
   connect(fusionBox_, &QComboBox::currentIndexChanged, this, &TransformerWorkbench::post);
-  connect(discardSpin_, &QDoubleSpinBox::valueChanged, this, &TransformerWorkbench::schedule);
-  connect(residualSpin_, &QDoubleSpinBox::valueChanged, this, &TransformerWorkbench::schedule);
+  connect(discardSpin_, &QDoubleSpinBox::valueChanged, this, &TransformerWorkbench::post);
+  connect(residualSpin_, &QDoubleSpinBox::valueChanged, this, &TransformerWorkbench::post);
 
   auto* displayGroup = new QGroupBox(tr("Display"), panel);
   auto* displayForm = new QFormLayout(displayGroup);
@@ -577,14 +578,12 @@ void TransformerWorkbench::onImageFailed(quint64 serial, const QString& message)
 
 // ---- runs ----
 
-void TransformerWorkbench::schedule() { debounce_.start(); }
 
 bool TransformerWorkbench::isIdle() const {
-  return !isLoading() && !debounce_.isActive() && !applyTimer_.isActive() && settled_ >= submitted_;
+  return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_;
 }
 
 void TransformerWorkbench::post() {
-  debounce_.stop();
   if (!source_) return;
   if (source_->isVision() && !image_) return;
   TransformerRequest request;
@@ -595,6 +594,7 @@ void TransformerWorkbench::post() {
   if (source_->isVision()) request.image = image_;
   request.rollout = rolloutOptions();
   request.run.top_k = 5;
+  request.previewLayer = layer_;
   ++submitted_;
   worker_->submit(submitted_, source_->serial, std::move(request));
 }
@@ -605,6 +605,10 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
   if (!outcome->ok()) {
     if (outcome->generation != submitted_) return;  // a newer request reports for itself
     settled_ = outcome->generation;
+    if (previewed_ == outcome->generation && outcome_) {  // the early layer of a run that then failed
+      tokenLines_->setTrace(outcome_->trace, outcome_->stage);
+      updateMatrix();
+    }
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
     lastError_ = message;
     showError(tr("Input refused: %1. The previous view stays.").arg(message));
@@ -613,6 +617,21 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
   }
   pending_ = std::move(outcome);
   if (!applyTimer_.isActive()) applyTimer_.start();
+}
+
+void TransformerWorkbench::onPreview(std::shared_ptr<const TransformerPreview> preview) {
+  // Only for the newest request, ahead of its outcome, and while its layer is still the one in view.
+  if (!source_ || preview->sourceSerial != source_->serial) return;
+  if (preview->generation != submitted_ || preview->generation <= shown_ || preview->layer != layer_) return;
+  tokenLines_->setTrace(preview->trace, preview->stage);
+  if (const MatrixMode mode = matrixMode(); mode != MatrixMode::Rollout) {
+    if (auto map = preview->trace->map(preview->stage, layer_, mode == MatrixMode::Head ? head_ : -1)) {
+      matrixMap_ = std::move(map);
+      heatmap_->setMap(matrixMap_);
+    }
+  }
+  previewed_ = preview->generation;
+  emit previewShown(preview->generation);
 }
 
 void TransformerWorkbench::applyPending() {

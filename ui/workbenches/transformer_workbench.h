@@ -104,7 +104,8 @@ class TransformerWorkbench : public QWidget {
   quint64 submitted() const { return submitted_; }
   quint64 shown() const { return shown_; }
   quint64 settled() const { return settled_; }
-  // Nothing loading, debouncing, running or waiting to be shown.
+  quint64 previewed() const { return previewed_; }  // newest run whose layer in view was drawn early
+  // Nothing loading, running or waiting to be shown.
   bool isIdle() const;
   const TransformerOutcome* outcome() const { return outcome_.get(); }
   int workerRuns() const { return worker_->runs(); }
@@ -145,6 +146,8 @@ class TransformerWorkbench : public QWidget {
   void statusMessage(const QString& text, int timeoutMs);
   void runSummaryChanged(const QString& summary);
   void resultShown(quint64 generation);
+  // The head view and matrix show the layer in view of run `generation`, ahead of its outcome.
+  void previewShown(quint64 generation);
   void sourceLoaded(const QString& path);
   void sourceFailed(const QString& message);
   void loadingChanged(bool loading);
@@ -165,9 +168,9 @@ class TransformerWorkbench : public QWidget {
   void onImageLoaded(std::shared_ptr<const VisionInput> image);
   void onImageFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const TransformerOutcome> outcome);
+  void onPreview(std::shared_ptr<const TransformerPreview> preview);
   void applyPending();
   void post();
-  void schedule();  // debounced post
   void updateInputControls();
   void updateMatrix();
   void updateOverlay();
@@ -180,7 +183,6 @@ class TransformerWorkbench : public QWidget {
 
   QThread thread_;
   std::unique_ptr<TransformerWorker> worker_;
-  QTimer debounce_;
   QTimer applyTimer_;
 
   std::shared_ptr<const TransformerSource> source_;
@@ -194,6 +196,7 @@ class TransformerWorkbench : public QWidget {
   quint64 submitted_ = 0;
   quint64 shown_ = 0;
   quint64 settled_ = 0;
+  quint64 previewed_ = 0;
   std::shared_ptr<const TransformerOutcome> pending_;
   std::shared_ptr<const TransformerOutcome> outcome_;
   std::shared_ptr<const attn::AttentionMap> matrixMap_;

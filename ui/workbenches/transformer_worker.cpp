@@ -51,6 +51,7 @@ TransformerWorker::TransformerWorker() {
   qRegisterMetaType<std::shared_ptr<const attn::ui::TransformerSource>>();
   qRegisterMetaType<std::shared_ptr<const attn::ui::VisionInput>>();
   qRegisterMetaType<std::shared_ptr<const attn::ui::TransformerOutcome>>();
+  qRegisterMetaType<std::shared_ptr<const attn::ui::TransformerPreview>>();
 }
 
 std::vector<int> TransformerWorker::specialPositions(const attn::Labels& tokens) {
@@ -97,6 +98,7 @@ void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
 void TransformerWorker::submit(quint64 generation, quint64 sourceSerial, TransformerRequest request) {
   QMutexLocker lock(&mutex_);
   pendingRun_ = PendingRun{generation, sourceSerial, std::move(request)};
+  runWaiting_.store(true);
   if (drainQueued_) return;
   drainQueued_ = true;
   QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
@@ -119,6 +121,7 @@ void TransformerWorker::drain() {
       } else if (pendingRun_) {
         run = std::move(pendingRun_);
         pendingRun_.reset();
+        runWaiting_.store(false);
       } else {
         drainQueued_ = false;
         return;
@@ -131,6 +134,7 @@ void TransformerWorker::drain() {
     } else if (run) {
       if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
       auto outcome = compute(run->generation, run->sourceSerial, run->request);
+      if (!outcome) continue;  // superseded mid-run: the newer request is next
       runs_.fetch_add(1);
       emit finished(std::move(outcome));
     }
@@ -264,16 +268,48 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       run->special_positions = source_->dumpSpecial;
     } else {
       attn::Result<attn::models::TransformerRun> result = attn::fail("no model loaded");
+      auto options = request.run;
+      const int layers = source_->model->config().layers;
+      const bool preview = request.previewLayer >= 0 && request.previewLayer < layers;
+      bool superseded = false;
+      options.on_layer = [&](const attn::LayeredTrace& so_far) {
+        const auto& done = so_far.layers.back();
+        if (done.layer > request.previewLayer && runWaiting_.load()) {
+          superseded = true;  // its layer in view is out; the newer text matters more than the rest
+          return false;
+        }
+        if (preview && done.layer == request.previewLayer) {
+          auto early = std::make_shared<TransformerPreview>();
+          early->generation = generation;
+          early->sourceSerial = sourceSerial;
+          early->layer = done.layer;
+          early->stage = done.stage;
+          auto trace = std::make_shared<attn::LayeredTrace>();
+          trace->tokens = so_far.tokens;
+          trace->spans = so_far.spans;
+          trace->cross_rows = so_far.cross_rows;
+          trace->layers.resize(static_cast<std::size_t>(layers));
+          for (int l = 0; l < layers; ++l) {
+            trace->layers[static_cast<std::size_t>(l)].stage = done.stage;
+            trace->layers[static_cast<std::size_t>(l)].layer = l;
+          }
+          trace->layers[static_cast<std::size_t>(done.layer)].maps = done.maps;  // a copy: the run goes on
+          early->trace = std::move(trace);
+          emit previewReady(std::move(early));
+        }
+        return true;
+      };
       if (source_->isVision()) {
         if (!request.image || !request.image->image) {
           outcome->error = attn::Error{{}, -1, -1, "open an image: this is a vision transformer"};
           return outcome;
         }
-        result = session_->run_image(*request.image->image, request.run);
+        result = session_->run_image(*request.image->image, options);
       } else {
-        result = session_->run_text(request.text, request.pair, request.run);
+        result = session_->run_text(request.text, request.pair, options);
       }
       modelRuns_.fetch_add(1);
+      if (superseded) return nullptr;
       if (!result) {
         outcome->error = result.error();
         return outcome;

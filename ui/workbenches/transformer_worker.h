@@ -2,7 +2,7 @@
 // (with progress and a cancel flag the engine's progress callback reads), decodes photos for ViT, runs
 // the model and the analysis (rollout, head statistics, model-view thumbnails) the LabWorker way: only the
 // newest pending request of each kind runs, every outcome carries its request's generation and is an
-// immutable value sent over a queued signal. The Session (scratch buffers) lives here, never on the GUI
+// immutable value sent over a queued signal. The layer in view is sent ahead as soon as it is computed. The Session (scratch buffers) lives here, never on the GUI
 // thread; a rollout-only change re-uses the last run instead of running the model again.
 #pragma once
 
@@ -63,6 +63,18 @@ struct TransformerRequest {
   std::shared_ptr<const VisionInput> image;  // ViT
   attn::analysis::RolloutOptions rollout;
   attn::models::RunOptions run;
+  int previewLayer = -1;  // the layer in view: sent as a TransformerPreview the moment its maps are final
+};
+
+// The layer in view of a run still going: the new tokens and that layer's maps, every other layer an
+// empty stack. The views of one layer (head view, matrix) draw it at once; the model view, statistics
+// and rollout wait for the outcome.
+struct TransformerPreview {
+  quint64 generation = 0;
+  quint64 sourceSerial = 0;
+  int layer = 0;
+  attn::Stage stage = attn::Stage::Encoder;
+  std::shared_ptr<const attn::LayeredTrace> trace;
 };
 
 struct TransformerOutcome {
@@ -100,7 +112,9 @@ class TransformerWorker : public QObject {
   void cancelLoad();
   // Thread-safe. A file, a ":/" resource or bytes.
   void loadImage(quint64 serial, QString path, QString name);
-  // Thread-safe. Replaces any run that has not started; runs only against source `sourceSerial`.
+  // Thread-safe. Replaces any run that has not started; runs only against source `sourceSerial`. A run
+  // in progress gives way at its next layer once its layer in view has been sent (so typing faster
+  // than the model runs still updates that layer with every keystroke).
   void submit(quint64 generation, quint64 sourceSerial, TransformerRequest request);
   int runs() const { return runs_.load(); }
   int modelRuns() const { return modelRuns_.load(); }
@@ -115,11 +129,13 @@ class TransformerWorker : public QObject {
   void imageLoaded(std::shared_ptr<const attn::ui::VisionInput> image);
   void imageFailed(quint64 serial, const QString& message);
   void finished(std::shared_ptr<const attn::ui::TransformerOutcome> outcome);
+  void previewReady(std::shared_ptr<const attn::ui::TransformerPreview> preview);
 
  private:
   void drain();
   void runLoad(quint64 serial, const QString& path);
   void runImage(quint64 serial, const QString& path, const QString& name);
+  // Null when a newer request stopped the run.
   std::shared_ptr<const TransformerOutcome> compute(quint64 generation, quint64 sourceSerial,
                                                     const TransformerRequest& request);
 
@@ -143,6 +159,7 @@ class TransformerWorker : public QObject {
   std::optional<PendingRun> pendingRun_;      // guarded by mutex_
   bool drainQueued_ = false;                  // guarded by mutex_
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> runWaiting_{false};  // a newer run request is pending
   std::atomic<int> runs_{0};
   std::atomic<int> modelRuns_{0};
 
@@ -157,3 +174,4 @@ class TransformerWorker : public QObject {
 Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::TransformerSource>)
 Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::VisionInput>)
 Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::TransformerOutcome>)
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::TransformerPreview>)
