@@ -32,6 +32,9 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import transformer_torch as tt  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from safetensors_io import write_safetensors  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "data", "transformers")
 
@@ -39,29 +42,6 @@ SMALL = dict(hidden=64, heads=4, layers=2, intermediate=128)
 POSITIONS = 32
 
 # ---------------------------------------------------------------- files
-
-_DT = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("int32"): "I32"}
-
-
-def write_safetensors(path, tensors, metadata=None):
-    """safetensors by hand: u64 LE header length, JSON header (sorted names, space padded to 8), data."""
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name])
-        raw = a.tobytes()
-        header[name] = {"dtype": _DT[a.dtype], "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    if metadata:
-        header["__metadata__"] = metadata
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
 
 def write_png(path, rgb):
     """8-bit RGB PNG (no filter) with zlib: rgb is [h, w, 3] uint8."""

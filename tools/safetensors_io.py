@@ -1,0 +1,48 @@
+"""safetensors by hand (Debian has no Python package for it): the training scripts and the parity
+fixture generators write and read model files with these two functions.
+
+Format: u64 little-endian header length, a JSON header (tensor name -> dtype, shape, data_offsets;
+optional "__metadata__" of strings), then the tensors' bytes back to back. Names are written sorted,
+the header is space padded to a multiple of 8, as the reference implementation's serialize() does.
+"""
+import json
+import struct
+
+import numpy as np
+
+_DT = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("int32"): "I32", np.dtype("int64"): "I64"}
+_NP = {v: k for k, v in _DT.items()}
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: name -> numpy array (or anything np.asarray takes, e.g. a CPU torch tensor's .numpy())."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name])
+        raw = a.tobytes()
+        header[name] = {"dtype": _DT[a.dtype], "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def read_safetensors(path):
+    """name -> numpy array (a copy), and the metadata dict (empty when absent)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    out = {}
+    for name, info in header.items():
+        a, b = info["data_offsets"]
+        out[name] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=_NP[info["dtype"]]).reshape(info["shape"]).copy()
+    return out, metadata
