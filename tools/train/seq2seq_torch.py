@@ -1,0 +1,372 @@
+"""Torch implementation of the character seq2seq models of tools/train/MODELS.md section 1.
+
+Used by train_dates.py (batched teacher-forced training), report_dates.py (evaluation) and
+tools/parity/make_seq2seq_fixtures.py (the C++ engine's parity fixtures). Nothing here is run directly.
+
+  Seq2Seq(config)                  the module; its state_dict() names are exactly the tensor names of MODELS.md
+  model(src, lengths, tgt_in)      teacher-forced forward: logits [B, T, Vt], attention [B, T, S], p_t [B, T]
+  save_model(model, folder)        config.json + model.safetensors (float32)
+  load_model(folder, dtype)        the reverse (strict: every tensor present with its MODELS.md shape)
+  greedy(model, ids)               single-example decoding as MODELS.md "Decoding" says ...
+  beam_search(model, ids, k)       ... each returning Hypothesis objects (ids, text, log_prob, finished,
+                                   attention rows, positions)
+
+Decoding runs in the model's dtype; the fixtures and the report load the model with dtype=torch.float64
+(the float32 weights of the folder, widened), so every number they write is a float64 computation.
+
+Tensor names: torch's own. The encoder is one `nn.GRU(e, h, batch_first=True, bidirectional=True)`, so its
+names are encoder.gru.{weight_ih,weight_hh,bias_ih,bias_hh}_l0 and the same with the suffix _reverse;
+the decoder is an `nn.GRUCell`: decoder.gru.{weight_ih,weight_hh,bias_ih,bias_hh}. expected_shapes(config)
+lists every name with its shape.
+
+Beam search (MODELS.md "Decoding", made precise):
+  alive = [<s> with score 0]; ended = []
+  each step: every alive hypothesis is extended by every target id (log-softmax of its logits added);
+    the k best extensions are kept (ranking: higher score first, ties by the id sequences compared
+    lexicographically, i.e. lower token id first); an extension ending in </s> or holding
+    max_target_length ids has ended and moves to `ended`, the others are the new `alive`;
+  stop when the k best of ended + alive (same ranking) have all ended, or nothing is alive;
+  the result is the best min(k, len(ended)) ended hypotheses, best first.
+Greedy is the same with k = 1 (argmax, ties to the lower id). A hypothesis never holds more than
+max_target_length ids (</s> included); it is `finished` when its last id is </s>.
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+
+PAD, UNK = 0, 1          # source ids
+BOS, EOS = 1, 2          # target ids (<pad> is 0 there too)
+
+VARIANTS = {
+    "bahdanau": {"attention": "bahdanau", "score": "additive"},
+    "luong-dot": {"attention": "luong", "score": "dot"},
+    "luong-general": {"attention": "luong", "score": "general"},
+    "luong-concat": {"attention": "luong", "score": "concat"},
+    "luong-local-p": {"attention": "luong", "score": "general", "local": True},
+}
+
+
+def make_config(variant, source_vocab, target_vocab, e, h, d, a, max_source_length, max_target_length,
+                window=None, task="date normalisation"):
+    v = VARIANTS[variant]
+    c = {"architectures": ["AttnScopeSeq2Seq"], "task": task, "attention": v["attention"], "score": v["score"]}
+    if v.get("local"):
+        c["local"] = {"kind": "predictive", "window": int(window)}
+    c.update({"source_vocab": list(source_vocab), "target_vocab": list(target_vocab),
+              "embedding_size": e, "encoder_hidden": h, "decoder_hidden": d, "attention_size": a,
+              "max_source_length": max_source_length, "max_target_length": max_target_length})
+    if c["score"] == "dot" and d != 2 * h:
+        raise ValueError("dot score needs decoder_hidden = 2 * encoder_hidden")
+    return c
+
+
+def variant_of(config):
+    if config["attention"] == "bahdanau":
+        return "bahdanau"
+    if config.get("local"):
+        return "luong-local-p"
+    return "luong-" + config["score"]
+
+
+def expected_shapes(config):
+    """Every tensor of MODELS.md section 1 for this config: name -> shape."""
+    c = config
+    vs, vt = len(c["source_vocab"]), len(c["target_vocab"])
+    e, h, d, a = c["embedding_size"], c["encoder_hidden"], c["decoder_hidden"], c["attention_size"]
+    s = {"encoder.embedding.weight": [vs, e], "decoder.embedding.weight": [vt, e],
+         "decoder.init.weight": [d, 2 * h], "decoder.init.bias": [d]}
+    for sfx in ("_l0", "_l0_reverse"):
+        s.update({f"encoder.gru.weight_ih{sfx}": [3 * h, e], f"encoder.gru.weight_hh{sfx}": [3 * h, h],
+                  f"encoder.gru.bias_ih{sfx}": [3 * h], f"encoder.gru.bias_hh{sfx}": [3 * h]})
+    gin = e + 2 * h if c["attention"] == "bahdanau" else e + d
+    s.update({"decoder.gru.weight_ih": [3 * d, gin], "decoder.gru.weight_hh": [3 * d, d],
+              "decoder.gru.bias_ih": [3 * d], "decoder.gru.bias_hh": [3 * d]})
+    if c["attention"] == "bahdanau":
+        s.update({"attention.W.weight": [a, d], "attention.U.weight": [a, 2 * h], "attention.v.weight": [1, a],
+                  "decoder.out.weight": [vt, d + 2 * h + e], "decoder.out.bias": [vt]})
+    else:
+        s.update({"decoder.combine.weight": [d, 2 * h + d], "decoder.out.weight": [vt, d], "decoder.out.bias": [vt]})
+        if c["score"] == "general":
+            s["attention.W.weight"] = [d, 2 * h]
+        elif c["score"] == "concat":
+            s.update({"attention.W.weight": [a, d + 2 * h], "attention.v.weight": [1, a]})
+        if c.get("local"):
+            s.update({"local.W.weight": [a, d], "local.v.weight": [1, a]})
+    return s
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        c = self.config = dict(config)
+        vs, vt = len(c["source_vocab"]), len(c["target_vocab"])
+        e, h, d, a = c["embedding_size"], c["encoder_hidden"], c["decoder_hidden"], c["attention_size"]
+        self.bahdanau = c["attention"] == "bahdanau"
+        self.score = c["score"]
+        self.window = c["local"]["window"] if c.get("local") else None
+        self.d = d
+        self.encoder = nn.Module()
+        self.encoder.embedding = nn.Embedding(vs, e)
+        self.encoder.gru = nn.GRU(e, h, batch_first=True, bidirectional=True)
+        self.decoder = nn.Module()
+        self.decoder.init = nn.Linear(2 * h, d)
+        self.decoder.embedding = nn.Embedding(vt, e)
+        if self.bahdanau:
+            self.decoder.gru = nn.GRUCell(e + 2 * h, d)
+            self.decoder.out = nn.Linear(d + 2 * h + e, vt)
+            self.attention = nn.Module()
+            self.attention.W = nn.Linear(d, a, bias=False)
+            self.attention.U = nn.Linear(2 * h, a, bias=False)
+            self.attention.v = nn.Linear(a, 1, bias=False)
+        else:
+            self.decoder.gru = nn.GRUCell(e + d, d)
+            self.decoder.combine = nn.Linear(2 * h + d, d, bias=False)
+            self.decoder.out = nn.Linear(d, vt)
+            if self.score == "dot":
+                assert d == 2 * h, "dot score needs d = 2h"
+            elif self.score == "general":
+                self.attention = nn.Module()
+                self.attention.W = nn.Linear(2 * h, d, bias=False)
+            elif self.score == "concat":
+                self.attention = nn.Module()
+                self.attention.W = nn.Linear(d + 2 * h, a, bias=False)
+                self.attention.v = nn.Linear(a, 1, bias=False)
+            else:
+                raise ValueError(f"unknown Luong score {self.score!r}")
+            if self.window is not None:
+                assert self.score == "general", "local-p uses the general score"
+                self.local = nn.Module()
+                self.local.W = nn.Linear(d, a, bias=False)
+                self.local.v = nn.Linear(a, 1, bias=False)
+        shapes = expected_shapes(c)
+        got = {k: list(v.shape) for k, v in self.state_dict().items()}
+        assert got == shapes, (got, shapes)
+
+    # ------------------------------------------------------------ encoder
+
+    def encode(self, src, lengths):
+        """src [B, S] ids (padded with 0), lengths [B] -> dict with H [B, S, 2h], s0 [B, d], the valid mask,
+        the per-example source length and the step-independent part of the score."""
+        emb = self.encoder.embedding(src)
+        n = src.shape[1]
+        if bool((lengths == n).all()):
+            out, hn = self.encoder.gru(emb)
+        else:
+            packed = pack_padded_sequence(emb, lengths.cpu(), batch_first=True, enforce_sorted=False)
+            out, hn = self.encoder.gru(packed)
+            out, _ = pad_packed_sequence(out, batch_first=True, total_length=n)
+        s0 = torch.tanh(self.decoder.init(torch.cat([hn[0], hn[1]], dim=-1)))
+        mask = torch.arange(n, device=src.device)[None, :] < lengths[:, None]
+        enc = {"H": out, "s0": s0, "mask": mask, "S": lengths.to(out.dtype)}
+        if self.bahdanau:
+            enc["keys"] = self.attention.U(out)                                   # U H_j        [B, S, a]
+        elif self.score == "general":
+            enc["keys"] = self.attention.W(out)                                   # W H_j        [B, S, d]
+        elif self.score == "concat":
+            enc["keys"] = out @ self.attention.W.weight[:, self.d:].t()          # W_[H] H_j    [B, S, a]
+        else:
+            enc["keys"] = out
+        return enc
+
+    def initial_feed(self, enc):
+        return None if self.bahdanau else enc["H"].new_zeros(enc["H"].shape[0], self.d)
+
+    # ------------------------------------------------------------ one decoder step
+
+    def step(self, y_prev, s_prev, feed, enc):
+        """y_prev [B] ids, s_prev [B, d], feed [B, d] (Luong's h~_{t-1}; None for Bahdanau)
+        -> logits [B, Vt], s_t, feed_t, alpha [B, S], p_t [B] (local-p) or None."""
+        H, mask = enc["H"], enc["mask"]
+        emb = self.decoder.embedding(y_prev)
+        p = None
+        if self.bahdanau:
+            q = self.attention.W(s_prev)
+            e = self.attention.v(torch.tanh(q[:, None, :] + enc["keys"])).squeeze(-1)
+            alpha = torch.softmax(e.masked_fill(~mask, float("-inf")), dim=-1)
+            c = torch.bmm(alpha[:, None, :], H).squeeze(1)
+            s = self.decoder.gru(torch.cat([emb, c], dim=-1), s_prev)
+            logits = self.decoder.out(torch.cat([s, c, emb], dim=-1))
+            return logits, s, None, alpha, None
+        s = self.decoder.gru(torch.cat([emb, feed], dim=-1), s_prev)
+        if self.score == "concat":
+            q = s @ self.attention.W.weight[:, :self.d].t()
+            score = self.attention.v(torch.tanh(q[:, None, :] + enc["keys"])).squeeze(-1)
+        else:  # dot, general (and local-p): s_t . keys_j
+            score = torch.bmm(enc["keys"], s[:, :, None]).squeeze(-1)
+        if self.window is None:
+            alpha = torch.softmax(score.masked_fill(~mask, float("-inf")), dim=-1)
+        else:
+            D = float(self.window)
+            sigma = D / 2.0
+            p = enc["S"] * torch.sigmoid(self.local.v(torch.tanh(self.local.W(s))).squeeze(-1))
+            j = torch.arange(score.shape[1], device=score.device, dtype=score.dtype)
+            dist = j[None, :] - p[:, None]
+            visible = (dist.abs() <= D) & mask
+            alpha = torch.softmax(score.masked_fill(~visible, float("-inf")), dim=-1)
+            alpha = alpha * torch.exp(-dist * dist / (2.0 * sigma * sigma))
+        c = torch.bmm(alpha[:, None, :], H).squeeze(1)
+        ht = torch.tanh(self.decoder.combine(torch.cat([c, s], dim=-1)))
+        logits = self.decoder.out(ht)
+        return logits, s, ht, alpha, p
+
+    # ------------------------------------------------------------ teacher forcing
+
+    def forward(self, src, lengths, tgt_in):
+        """tgt_in [B, T] starts with <s>: logits [B, T, Vt], attention [B, T, S], p_t [B, T] (or None)."""
+        enc = self.encode(src, lengths)
+        s, feed = enc["s0"], self.initial_feed(enc)
+        logits, alphas, ps = [], [], []
+        for t in range(tgt_in.shape[1]):
+            lg, s, feed, alpha, p = self.step(tgt_in[:, t], s, feed, enc)
+            logits.append(lg)
+            alphas.append(alpha)
+            ps.append(p)
+        pos = torch.stack(ps, 1) if self.window is not None else None
+        return torch.stack(logits, 1), torch.stack(alphas, 1), pos
+
+    @torch.no_grad()
+    def greedy_batch(self, src, lengths, steps):
+        """Batched greedy decoding (training-time evaluation): ids [B, steps], attention [B, steps, S]."""
+        enc = self.encode(src, lengths)
+        s, feed = enc["s0"], self.initial_feed(enc)
+        y = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
+        out, alphas = [], []
+        for _ in range(steps):
+            lg, s, feed, alpha, _ = self.step(y, s, feed, enc)
+            y = lg.argmax(-1)
+            out.append(y)
+            alphas.append(alpha)
+        return torch.stack(out, 1), torch.stack(alphas, 1)
+
+
+# ---------------------------------------------------------------- text <-> ids
+
+def source_ids(text, config):
+    """One id per code point (<unk> when not in the vocabulary), truncated to max_source_length."""
+    index = {ch: i for i, ch in enumerate(config["source_vocab"]) if i >= 2}
+    return [index.get(ch, UNK) for ch in text[:config["max_source_length"]]]
+
+
+def target_text(ids, config):
+    """The characters of target ids, without </s> (a <pad> or <s> would appear as its vocabulary string)."""
+    voc = config["target_vocab"]
+    return "".join(voc[i] for i in ids if i != EOS)
+
+
+def target_ids(text, config):
+    index = {ch: i for i, ch in enumerate(config["target_vocab"]) if i >= 3}
+    return [index[ch] for ch in text] + [EOS]
+
+
+# ---------------------------------------------------------------- files
+
+def save_model(model, folder):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(model.config, f, indent=1, ensure_ascii=True)
+        f.write("\n")
+    tensors = {k: v.detach().cpu().float().numpy() for k, v in model.state_dict().items()}
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, {"format": "pt"})
+
+
+def load_model(folder, dtype=torch.float32):
+    with open(os.path.join(folder, "config.json")) as f:
+        config = json.load(f)
+    tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
+    shapes = expected_shapes(config)
+    for name, shape in shapes.items():
+        if name not in tensors:
+            raise ValueError(f"{folder}: tensor {name} missing")
+        if list(tensors[name].shape) != shape or tensors[name].dtype != np.float32:
+            raise ValueError(f"{folder}: tensor {name} is {tensors[name].dtype} {list(tensors[name].shape)}, "
+                             f"expected float32 {shape}")
+    extra = set(tensors) - set(shapes)
+    if extra:
+        raise ValueError(f"{folder}: unexpected tensors {sorted(extra)}")
+    model = Seq2Seq(config)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()}, strict=True)
+    return model.to(dtype).eval()
+
+
+# ---------------------------------------------------------------- single-example decoding
+
+class Hypothesis:
+    __slots__ = ("ids", "log_prob", "attention", "positions", "s", "feed", "finished")
+
+    def __init__(self, ids, log_prob, attention, positions, s, feed, finished=False):
+        self.ids, self.log_prob, self.attention, self.positions = ids, log_prob, attention, positions
+        self.s, self.feed, self.finished = s, feed, finished
+
+    def key(self):
+        return (-self.log_prob, self.ids)
+
+    def as_dict(self, config):
+        return {"ids": list(self.ids), "text": target_text(self.ids, config), "log_prob": self.log_prob,
+                "finished": self.finished, "attention": [list(r) for r in self.attention],
+                "positions": list(self.positions)}
+
+
+@torch.no_grad()
+def beam_search(model, ids, k, max_steps=None, trace=None):
+    """Single example: ids are the source ids (already truncated). Returns up to k ended Hypothesis objects,
+    best first. `trace`, when a list, receives per step the sorted candidate scores (for margin checks)."""
+    if not ids:
+        raise ValueError("nothing to decode")
+    cfg = model.config
+    max_t = max_steps if max_steps is not None else cfg["max_target_length"]
+    dev = next(model.parameters()).device
+    src = torch.tensor([ids], dtype=torch.long, device=dev)
+    enc1 = model.encode(src, torch.tensor([len(ids)], dtype=torch.long, device=dev))
+    feed0 = model.initial_feed(enc1)
+    alive = [Hypothesis([], 0.0, [], [], enc1["s0"][0], None if feed0 is None else feed0[0])]
+    ended = []
+    while alive:
+        n = len(alive)
+        enc = {key: v.expand(n, *v.shape[1:]) for key, v in enc1.items()}
+        y = torch.tensor([h.ids[-1] if h.ids else BOS for h in alive], dtype=torch.long, device=dev)
+        s = torch.stack([h.s for h in alive])
+        feed = None if model.bahdanau else torch.stack([h.feed for h in alive])
+        logits, s, feed, alpha, p = model.step(y, s, feed, enc)
+        logp = torch.log_softmax(logits, dim=-1).tolist()
+        cands = []
+        for i, h in enumerate(alive):
+            for tok, lp in enumerate(logp[i]):
+                cands.append((-(h.log_prob + lp), h.ids + [tok], i))
+        cands.sort(key=lambda c: (c[0], c[1]))
+        if trace is not None:
+            trace.append([-c[0] for c in cands[:k + 1]])
+        new_alive = []
+        for neg, new_ids, i in cands[:k]:
+            h = alive[i]
+            row = alpha[i].tolist()
+            hyp = Hypothesis(new_ids, -neg, h.attention + [row],
+                             h.positions + ([float(p[i])] if p is not None else []),
+                             s[i], None if feed is None else feed[i])
+            if new_ids[-1] == EOS or len(new_ids) >= max_t:
+                hyp.finished = new_ids[-1] == EOS
+                hyp.s = hyp.feed = None
+                ended.append(hyp)
+            else:
+                new_alive.append(hyp)
+        alive = new_alive
+        ended.sort(key=Hypothesis.key)
+        ranked = sorted(ended[:k] + alive, key=Hypothesis.key)[:k]
+        if len(ended) >= k and all(h.s is None for h in ranked):  # the k best have all ended
+            break
+    ended.sort(key=Hypothesis.key)
+    return ended[:k]
+
+
+def greedy(model, ids, max_steps=None, trace=None):
+    return beam_search(model, ids, 1, max_steps, trace)[0]
