@@ -1,0 +1,301 @@
+#!/usr/bin/python3
+"""The attention-pooling text classifiers of tools/train/MODELS.md section 2, in torch.
+
+  FlatClassifier          embedding -> BiGRU -> attention pooling (r heads) -> linear
+  HierarchicalClassifier  per sentence: embedding -> word BiGRU -> word pooling (r heads);
+                          sentence vectors -> sentence BiGRU -> sentence pooling (1 head) -> linear
+
+plus the section's tokenizer (split_words, from reviews_data.py), the model folder format (config.json +
+model.safetensors, float32, the section's tensor names) and a single-text inference, analyse(), that
+returns what the engine's ClassifierSession::run returns (tokens, byte spans, ids, per-head word
+weights, sentence weights, probabilities).
+
+Truncation (as the engine does it, with a warning): flat: the first max_words tokens; hierarchical: the
+first max_sentences sentences and the first max_words tokens of each.
+
+GRU tensor names: MODELS.md names a bidirectional GRU's tensors `<prefix>.gru.weight_ih`, `weight_hh`,
+`bias_ih`, `bias_hh` and the same four with the suffix `_reverse`. torch's nn.GRU calls them
+`weight_ih_l0` ... `weight_ih_l0_reverse`; save_model() writes the contract's names (drops `_l0`) and
+load_model() reads either.
+
+A library: train_sentiment.py trains, tools/parity/make_classifier_fixtures.py writes fixtures.
+"""
+
+import json
+import os
+import re
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from reviews_data import split_words  # noqa: E402,F401  (re-exported: the section's tokenizer)
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+
+PAD, UNK = 0, 1
+ARCHITECTURE = "AttnScopeClassifier"
+
+
+# ---------------------------------------------------------------- configuration
+
+def make_config(vocab_words, hierarchical, heads, embedding_size, hidden, attention_size, max_words,
+                max_sentences=None, task="review sentiment", labels=("negative", "positive")):
+    """config.json as MODELS.md section 2 lists it. vocab_words: the words after <pad>, <unk>."""
+    c = {"architectures": [ARCHITECTURE], "task": task, "labels": list(labels),
+         "vocab": ["<pad>", "<unk>"] + [w for w in vocab_words if w not in ("<pad>", "<unk>")],
+         "hierarchical": bool(hierarchical), "heads": int(heads), "embedding_size": int(embedding_size),
+         "hidden": int(hidden), "attention_size": int(attention_size), "max_words": int(max_words)}
+    if hierarchical:
+        c["max_sentences"] = int(max_sentences)
+    return c
+
+
+# ---------------------------------------------------------------- modules
+
+class Pooling(nn.Module):
+    """s_i^(k) = w_k . tanh(W x_i + b); alpha^(k) = softmax_i; pooled = [c^(1); ...; c^(r)]."""
+
+    def __init__(self, d_in, attention_size, heads):
+        super().__init__()
+        self.W = nn.Linear(d_in, attention_size)
+        self.w = nn.Linear(attention_size, heads, bias=False)
+
+    def forward(self, x, mask):
+        """x [B, n, d], mask [B, n] (True = a real row) -> pooled [B, r*d], alpha [B, r, n]."""
+        s = self.w(torch.tanh(self.W(x)))                        # [B, n, r]
+        s = s.masked_fill(~mask[:, :, None], float("-inf"))
+        alpha = torch.softmax(s, dim=1)
+        pooled = torch.einsum("bnr,bnd->brd", alpha, x).reshape(x.shape[0], -1)
+        return pooled, alpha.transpose(1, 2)
+
+
+class BiGRU(nn.Module):
+    """A one-layer bidirectional GRU over padded batches (packed, so padding never enters a state)."""
+
+    def __init__(self, d_in, hidden):
+        super().__init__()
+        self.gru = nn.GRU(d_in, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.gru(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return out
+
+
+class FlatClassifier(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.embedding = nn.Embedding(len(c["vocab"]), c["embedding_size"])
+        self.encoder = BiGRU(c["embedding_size"], c["hidden"])
+        self.pool = Pooling(2 * c["hidden"], c["attention_size"], c["heads"])
+        self.classifier = nn.Linear(c["heads"] * 2 * c["hidden"], len(c["labels"]))
+
+    def forward(self, ids, lengths):
+        """ids [B, n] (0-padded), lengths [B] -> logits [B, labels], word alpha [B, r, n]."""
+        mask = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+        x = self.encoder(self.embedding(ids), lengths)
+        pooled, alpha = self.pool(x, mask)
+        return self.classifier(pooled), alpha
+
+
+class _WordLevel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embedding = nn.Embedding(len(c["vocab"]), c["embedding_size"])
+        self.gru = BiGRU(c["embedding_size"], c["hidden"]).gru
+        self.pool = Pooling(2 * c["hidden"], c["attention_size"], c["heads"])
+
+
+class _SentenceLevel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.gru = BiGRU(c["heads"] * 2 * c["hidden"], c["hidden"]).gru
+        self.pool = Pooling(2 * c["hidden"], c["attention_size"], 1)
+
+
+def _run_gru(gru, x, lengths):
+    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    out, _ = gru(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+    return out
+
+
+class HierarchicalClassifier(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.word = _WordLevel(c)
+        self.sentence = _SentenceLevel(c)
+        self.classifier = nn.Linear(2 * c["hidden"], len(c["labels"]))
+
+    def forward(self, ids, word_lengths, sentence_lengths):
+        """ids [B, S, W] (0-padded), word_lengths [B, S] (0 for absent sentences), sentence_lengths [B]
+        -> logits [B, labels], word alpha [B, S, r, W], sentence alpha [B, S]."""
+        B, S, W = ids.shape
+        flat_ids, flat_len = ids.reshape(B * S, W), word_lengths.reshape(B * S)
+        real = flat_len > 0
+        sid, slen = flat_ids[real], flat_len[real]
+        wmask = torch.arange(W)[None, :] < slen[:, None]
+        x = _run_gru(self.word.gru, self.word.embedding(sid), slen)
+        vec, walpha = self.word.pool(x, wmask)                      # [M, r*2h], [M, r, W]
+        vectors = vec.new_zeros(B * S, vec.shape[1])
+        vectors[real] = vec
+        alphas = walpha.new_zeros(B * S, walpha.shape[1], W)
+        alphas[real] = walpha
+        vectors = vectors.reshape(B, S, -1)
+        smask = torch.arange(S)[None, :] < sentence_lengths[:, None]
+        y = _run_gru(self.sentence.gru, vectors, sentence_lengths)
+        doc, salpha = self.sentence.pool(y, smask)
+        return self.classifier(doc), alphas.reshape(B, S, -1, W), salpha[:, 0]
+
+
+def build(c):
+    return HierarchicalClassifier(c) if c["hierarchical"] else FlatClassifier(c)
+
+
+# ---------------------------------------------------------------- folders
+
+def contract_name(torch_name):
+    """encoder.gru.weight_ih_l0_reverse -> encoder.gru.weight_ih_reverse (MODELS.md's names)."""
+    return re.sub(r"_l0(_reverse)?$", r"\1", torch_name)
+
+
+def weights(model):
+    """The model's tensors by MODELS.md name, float32 numpy."""
+    return {contract_name(k): v.detach().cpu().float().numpy().astype(np.float32)
+            for k, v in model.state_dict().items()}
+
+
+def save_model(folder, model, config):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+        f.write("\n")
+    write_safetensors(os.path.join(folder, "model.safetensors"), weights(model), {"format": "pt"})
+
+
+def load_model(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        config = json.load(f)
+    model = build(config)
+    tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
+    by_contract = {contract_name(k): k for k in model.state_dict()}
+    state = {}
+    for name, a in tensors.items():
+        key = by_contract.get(name, name)
+        state[key] = torch.from_numpy(a)
+    model.load_state_dict(state)
+    return model.eval(), config
+
+
+# ---------------------------------------------------------------- text -> ids
+
+def word_ids(config, tokens, _cache={}):
+    key = id(config["vocab"])
+    index = _cache.get(key)
+    if index is None or index[0] is not config["vocab"]:
+        index = (config["vocab"], {w: i for i, w in enumerate(config["vocab"])})
+        _cache[key] = index
+    return [index[1].get(t, UNK) for t in tokens]
+
+
+def prepare(config, text):
+    """The truncated split of text: dict(tokens, spans, sentence, ids, unknown, warnings)."""
+    tokens, spans, sentence = split_words(text)
+    warnings = []
+    if not tokens:
+        raise ValueError("the text has no word")
+    keep = list(range(len(tokens)))
+    mw = config["max_words"]
+    if not config["hierarchical"]:
+        if len(keep) > mw:
+            warnings.append(f"input truncated to {mw} words (of {len(keep)})")
+            keep = keep[:mw]
+    else:
+        ms = config["max_sentences"]
+        n_sent = sentence[-1] + 1
+        if n_sent > ms:
+            warnings.append(f"input truncated to {ms} sentences (of {n_sent})")
+        out = []
+        for s in range(min(n_sent, ms)):
+            idx = [i for i in keep if sentence[i] == s]
+            if len(idx) > mw:
+                warnings.append(f"sentence {s + 1} truncated to {mw} words (of {len(idx)})")
+            out += idx[:mw]
+        keep = out
+    tokens = [tokens[i] for i in keep]
+    spans = [spans[i] for i in keep]
+    sentence = [sentence[i] for i in keep]
+    ids = word_ids(config, tokens)
+    return {"tokens": tokens, "spans": spans, "sentence": sentence, "ids": ids,
+            "unknown": [i == UNK for i in ids], "warnings": warnings}
+
+
+def batch_flat(id_lists):
+    n = max(len(x) for x in id_lists)
+    ids = torch.zeros(len(id_lists), n, dtype=torch.long)
+    for b, x in enumerate(id_lists):
+        ids[b, :len(x)] = torch.tensor(x)
+    return ids, torch.tensor([len(x) for x in id_lists])
+
+
+def sentences_of(ids, sentence):
+    out = []
+    for i, s in zip(ids, sentence):
+        if s == len(out):
+            out.append([])
+        out[s].append(i)
+    return out
+
+
+def batch_hierarchical(docs):
+    """docs: per document, a list of sentences, each a list of ids."""
+    S = max(len(d) for d in docs)
+    W = max(len(s) for d in docs for s in d)
+    ids = torch.zeros(len(docs), S, W, dtype=torch.long)
+    wl = torch.zeros(len(docs), S, dtype=torch.long)
+    for b, d in enumerate(docs):
+        for s, sent in enumerate(d):
+            ids[b, s, :len(sent)] = torch.tensor(sent)
+            wl[b, s] = len(sent)
+    return ids, wl, torch.tensor([len(d) for d in docs])
+
+
+# ---------------------------------------------------------------- one text
+
+def analyse(model, config, text, double=True):
+    """What the engine's ClassifierSession::run returns, computed by torch (float64 by default):
+    dict(tokens, spans, sentence_of_token, ids, unknown, word_attention [heads][tokens],
+    sentence_attention (hierarchical, else []), probabilities, predicted, warnings)."""
+    p = prepare(config, text)
+    m = model
+    if double:
+        import copy
+        m = copy.deepcopy(model).double()
+    m.eval()
+    with torch.no_grad():
+        if not config["hierarchical"]:
+            ids, lengths = batch_flat([p["ids"]])
+            logits, alpha = m(ids, lengths)
+            word = alpha[0].double().numpy()                                   # [r, n]
+            sent = np.zeros(0)
+        else:
+            sents = sentences_of(p["ids"], p["sentence"])
+            ids, wl, sl = batch_hierarchical([sents])
+            logits, walpha, salpha = m(ids, wl, sl)
+            word = np.concatenate([walpha[0, s, :, :len(x)].double().numpy() for s, x in enumerate(sents)], axis=1)
+            sent = salpha[0].double().numpy()
+        prob = torch.softmax(logits[0].double(), dim=-1).numpy()
+    return {"tokens": p["tokens"], "spans": [list(s) for s in p["spans"]], "sentence_of_token": p["sentence"],
+            "ids": p["ids"], "unknown": p["unknown"], "word_attention": word, "sentence_attention": sent,
+            "probabilities": prob, "predicted": int(np.argmax(prob)), "warnings": p["warnings"]}
+
+
+def parameter_count(model):
+    return sum(p.numel() for p in model.parameters())
