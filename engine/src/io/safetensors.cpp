@@ -1,6 +1,7 @@
 #include "attn/io/safetensors.h"
 
 #include "../core/atomic_write.h"
+#include "../core/json_config.h"
 #include "../core/json_keys.h"
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,8 @@ namespace attn::io {
 namespace {
 
 using json = nlohmann::json;
+using detail::json_reason;
+using detail::quote;
 
 constexpr std::uint64_t kMaxHeader = 100'000'000;  // the reference's MAX_HEADER_SIZE
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
@@ -79,14 +82,6 @@ std::string known_dtypes() {
 
 bool is_float(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F64;
-}
-
-std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
 }
 
 std::string offsets_string(std::int64_t begin, std::int64_t end) {
@@ -150,19 +145,6 @@ std::size_t invalid_utf8_at(std::string_view text) {
   return std::string_view::npos;
 }
 
-// nlohmann's message without its "[json.exception...] parse error at line 1, column 7: " prefix: the
-// offset says where.
-std::string json_reason(const json::exception& e) {
-  const std::string what = e.what();
-  const auto column = what.find("column ");
-  if (column != std::string::npos) {
-    const auto colon = what.find(": ", column);
-    if (colon != std::string::npos) return what.substr(colon + 2);
-  }
-  const auto bracket = what.find("] ");
-  return bracket == std::string::npos ? what : what.substr(bracket + 2);
-}
-
 // A whole number in [0, 2^63) from a JSON value, or why not.
 std::optional<std::string> non_negative(const json& v, std::int64_t& out) {
   if (v.is_number_unsigned()) {
@@ -216,12 +198,12 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
 
   const auto needed = byte_count(info.shape, info.dtype);
   if (!needed) {
-    return bad("shape " + shape_string(info.shape) + " of " + std::string(to_string(info.dtype)) +
+    return bad("shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
                " holds more bytes than fit in 63 bits");
   }
   if (info.end - info.begin != *needed) {
     return bad(offsets_string(info.begin, info.end) + " hold " + std::to_string(info.end - info.begin) +
-               " bytes but shape " + shape_string(info.shape) + " of " + std::string(to_string(info.dtype)) +
+               " bytes but shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
                " needs " + std::to_string(*needed));
   }
   return info;
@@ -259,10 +241,7 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   try {
     header = json::parse(text);
   } catch (const json::parse_error& e) {
-    // e.byte counts the characters read, the offending one included.
-    const auto at = std::min<std::int64_t>(e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : 0,
-                                           static_cast<std::int64_t>(n));
-    return fail("the header is not valid JSON: " + json_reason(e), file, 8 + at);
+    return fail("the header is not valid JSON: " + json_reason(e), file, 8 + detail::parse_error_offset(e, text));
   } catch (const json::exception& e) {
     return fail("the header is not valid JSON: " + json_reason(e), file, 8);
   } catch (const std::bad_alloc&) {
@@ -397,6 +376,12 @@ std::size_t dtype_size(DType dtype) {
 }
 
 std::int64_t TensorInfo::elements() const { return element_count(shape).value_or(kMaxInt64); }
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
 
 bool convert_to_float(DType dtype, std::span<const std::byte> bytes, std::span<float> out) {
   if (!is_float(dtype) || bytes.size() != out.size() * dtype_size(dtype)) return false;
@@ -553,7 +538,7 @@ Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols
   const auto& s = t->shape;
   const bool fits = (s.size() == 2 && s[0] == rows && s[1] == cols) || (s.size() == 1 && rows == 1 && s[0] == cols);
   if (!fits) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_string(s) + " but [" +
+    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_text(s) + " but [" +
                                          std::to_string(rows) + ", " + std::to_string(cols) + "] is expected"));
   }
   if (!is_float(t->dtype)) {
@@ -576,7 +561,7 @@ Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
   const TensorInfo* t = find(name);
   if (!t) return fail("no tensor " + quote(name) + " in the file", name_);
   if (t->shape.size() != 1 || t->shape[0] != n) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_string(t->shape) + " but [" +
+    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_text(t->shape) + " but [" +
                                          std::to_string(n) + "] is expected"));
   }
   if (!is_float(t->dtype)) {
@@ -621,13 +606,13 @@ Result<Prepared> prepare(const std::vector<TensorData>& tensors, const std::map<
     if (!names.insert(t.name).second) return fail("tensor " + quote(t.name) + " is given twice", file);
     const auto needed = byte_count(t.shape, t.dtype);
     if (!needed) {
-      return fail("tensor " + quote(t.name) + ": shape " + shape_string(t.shape) + " of " +
+      return fail("tensor " + quote(t.name) + ": shape " + shape_text(t.shape) + " of " +
                       std::string(to_string(t.dtype)) + " has a negative dimension or too many bytes",
                   file);
     }
     if (static_cast<std::uint64_t>(*needed) != t.data.size()) {
       return fail("tensor " + quote(t.name) + ": " + std::to_string(t.data.size()) + " bytes of data but shape " +
-                      shape_string(t.shape) + " of " + std::string(to_string(t.dtype)) + " needs " +
+                      shape_text(t.shape) + " of " + std::string(to_string(t.dtype)) + " needs " +
                       std::to_string(*needed),
                   file);
     }

@@ -1,15 +1,14 @@
 #include "attn/models/config.h"
 
-#include "../core/json_keys.h"
+#include "../core/json_config.h"
+#include "../core/try.h"
 
 #include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <optional>
 #include <system_error>
 
@@ -20,99 +19,36 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kMaxSize = 1 << 20;  // any size of a config above this is a broken file
-constexpr std::int64_t kMaxFileBytes = 16 << 20;
+using detail::kMaxConfigSize;
+using detail::quote;
 constexpr std::string_view kSupported =
     "AttnScope runs bert, distilbert, gpt2 and vit (model_type \"bert\", \"distilbert\", \"gpt2\" or \"vit\")";
 
-std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 std::string number_text(double v) { return json(v).dump(); }
 
-// nlohmann's message without its "[json.exception...] parse error at line 1, column 7: " prefix.
-std::string json_reason(const json::exception& e) {
-  const std::string what = e.what();
-  const auto column = what.find("column ");
-  if (column != std::string::npos) {
-    const auto colon = what.find(": ", column);
-    if (colon != std::string::npos) return what.substr(colon + 2);
-  }
-  const auto bracket = what.find("] ");
-  return bracket == std::string::npos ? what : what.substr(bracket + 2);
-}
-
-Result<json> parse_object(std::string_view text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte counts the characters read, the offending one included.
-    const auto at = std::min<std::int64_t>(e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : 0,
-                                           static_cast<std::int64_t>(text.size()));
-    return fail("not valid JSON: " + json_reason(e), file, at, detail::line_of(text, at));
-  } catch (const json::exception& e) {
-    return fail("not valid JSON: " + json_reason(e), file);
-  }
-  if (!root.is_object()) return fail("the file holds a JSON " + std::string(root.type_name()) + ", not an object", file);
-  return root;
-}
-
-// Reads the keys of one JSON object, naming the line of a bad key in errors.
-class Keys {
+// The keys of one JSON object, read under transformers' aliases (the first alias present wins).
+class Keys : public detail::JsonKeys {
  public:
-  Keys(const json& root, std::string_view text, const std::string& file)
-      : root_(root), text_(text), file_(file), positions_(detail::top_level_keys(text)) {}
-
-  std::unexpected<Error> error(std::string_view key, std::string reason) const {
-    std::int64_t line = -1;
-    // The last occurrence: nlohmann keeps the last of two equal keys.
-    for (const auto& k : positions_) {
-      if (k.name == key) line = detail::line_of(text_, k.offset);
-    }
-    return std::unexpected(Error{file_, -1, line, std::move(reason)});
-  }
-  std::unexpected<Error> error(std::string reason) const { return fail(std::move(reason), file_); }
+  using JsonKeys::JsonKeys;
 
   // The first of `names` present with a non-null value, and which one it was.
-  std::pair<std::string_view, const json*> find(std::initializer_list<std::string_view> names) const {
+  std::pair<std::string_view, const json*> find_any(std::initializer_list<std::string_view> names) const {
     for (const std::string_view name : names) {
-      const auto it = root_.find(std::string(name));
-      if (it != root_.end() && !it->is_null()) return {name, &*it};
+      if (const json* value = find(name)) return {name, value};
     }
     return {*names.begin(), nullptr};
   }
 
   // A whole number in [lo, hi], or `fallback` when absent. `key_used` says which alias was read.
   Result<int> whole(std::initializer_list<std::string_view> names, int fallback, std::int64_t lo = 1,
-                    std::int64_t hi = kMaxSize, std::string_view* key_used = nullptr) const {
-    const auto [key, value] = find(names);
+                    std::int64_t hi = kMaxConfigSize, std::string_view* key_used = nullptr) const {
+    const std::string_view key = find_any(names).first;
     if (key_used) *key_used = key;
-    if (!value) return fallback;
-    std::int64_t v = 0;
-    if (value->is_number_unsigned()) {
-      const auto u = value->get<std::uint64_t>();
-      v = u > static_cast<std::uint64_t>(kMaxSize) * 2 ? kMaxSize * 2 : static_cast<std::int64_t>(u);
-    } else if (value->is_number_integer()) {
-      v = value->get<std::int64_t>();
-    } else {
-      return error(key, std::string(key) + " must be a whole number, got " + value->dump());
-    }
-    if (v < lo || v > hi) {
-      return error(key, std::string(key) + " is " + value->dump() + "; it must be from " + std::to_string(lo) +
-                            " to " + std::to_string(hi));
-    }
-    return static_cast<int>(v);
-  }
-
-  Result<bool> boolean(std::string_view key, bool fallback) const {
-    const auto [name, value] = find({key});
-    if (!value) return fallback;
-    if (!value->is_boolean()) return error(key, std::string(key) + " must be true or false, got " + value->dump());
-    return value->get<bool>();
+    return whole_or(key, fallback, lo, hi);
   }
 
   Result<float> epsilon(std::initializer_list<std::string_view> names, float fallback) const {
-    const auto [key, value] = find(names);
+    const auto [key, value] = find_any(names);
     if (!value) return fallback;
     if (!value->is_number()) return error(key, std::string(key) + " must be a number, got " + value->dump());
     const double v = value->get<double>();
@@ -123,12 +59,8 @@ class Keys {
   }
 
   Result<Activation> activation(std::string_view key, std::string_view fallback) const {
-    const auto [name, value] = find({key});
-    std::string act(fallback);
-    if (value) {
-      if (!value->is_string()) return error(key, std::string(key) + " must be a string, got " + value->dump());
-      act = value->get<std::string>();
-    }
+    std::string act;
+    ATTN_ASSIGN(act, text_or(key, std::string(fallback)));
     if (act == "gelu" || act == "gelu_python") return Activation::GeluErf;
     if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") return Activation::GeluTanh;
     if (act == "relu") return Activation::Relu;
@@ -136,14 +68,6 @@ class Keys {
                           " is not supported; use \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"gelu_fast\" or "
                           "\"relu\"");
   }
-
-  const json& root() const { return root_; }
-
- private:
-  const json& root_;
-  std::string_view text_;
-  const std::string& file_;
-  std::vector<detail::JsonKey> positions_;
 };
 
 std::optional<Family> family_of_model_type(std::string_view t) {
@@ -190,7 +114,8 @@ Result<Family> read_family(const Keys& keys, TransformerConfig& c) {
 }
 
 Result<std::vector<std::string>> read_labels(const Keys& keys) {
-  const auto [key, value] = keys.find({"id2label"});
+  constexpr std::string_view key = "id2label";
+  const json* value = keys.find(key);
   std::vector<std::string> labels;
   if (!value) return labels;
   if (!value->is_object()) return keys.error(key, "id2label must be an object {\"0\": \"label\", ...}, got " + value->dump());
@@ -198,7 +123,7 @@ Result<std::vector<std::string>> read_labels(const Keys& keys) {
   for (const auto& [id_text, label] : value->items()) {
     std::int64_t id = -1;
     const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (ec != std::errc() || end != id_text.data() + id_text.size() || id < 0 || id >= kMaxSize) {
+    if (ec != std::errc() || end != id_text.data() + id_text.size() || id < 0 || id >= kMaxConfigSize) {
       return keys.error(key, "id2label key " + quote(id_text) + " is not a class id (a whole number from 0)");
     }
     if (!label.is_string()) {
@@ -221,44 +146,37 @@ Result<TransformerConfig> read_config(const Keys& k) {
 
   // Which key each family calls each size; aliases are transformers' attribute_map.
   std::string_view hidden_key, heads_key;
-#define ATTN_TAKE(expr, field)                            \
-  do {                                                     \
-    auto taken_ = (expr);                                  \
-    if (!taken_) return std::unexpected(taken_.error());   \
-    (field) = *taken_;                                     \
-  } while (false)
-
   switch (c.family) {
     case Family::Bert:
     case Family::Vit: {
       const bool vit = c.family == Family::Vit;
-      ATTN_TAKE(k.whole({"hidden_size"}, 768, 1, kMaxSize, &hidden_key), c.hidden);
-      ATTN_TAKE(k.whole({"num_attention_heads"}, 12, 0, kMaxSize, &heads_key), c.heads);
-      ATTN_TAKE(k.whole({"num_hidden_layers"}, 12), c.layers);
-      ATTN_TAKE(k.whole({"intermediate_size"}, 3072), c.intermediate);
-      ATTN_TAKE(k.epsilon({"layer_norm_eps"}, 1e-12f), c.layer_norm_eps);
-      ATTN_TAKE(k.activation("hidden_act", "gelu"), c.activation);
+      ATTN_ASSIGN(c.hidden, k.whole({"hidden_size"}, 768, 1, kMaxConfigSize, &hidden_key));
+      ATTN_ASSIGN(c.heads, k.whole({"num_attention_heads"}, 12, 0, kMaxConfigSize, &heads_key));
+      ATTN_ASSIGN(c.layers, k.whole({"num_hidden_layers"}, 12));
+      ATTN_ASSIGN(c.intermediate, k.whole({"intermediate_size"}, 3072));
+      ATTN_ASSIGN(c.layer_norm_eps, k.epsilon({"layer_norm_eps"}, 1e-12f));
+      ATTN_ASSIGN(c.activation, k.activation("hidden_act", "gelu"));
       if (!vit) {
-        ATTN_TAKE(k.whole({"vocab_size"}, 30522), c.vocab_size);
-        ATTN_TAKE(k.whole({"type_vocab_size"}, 2), c.type_vocab_size);
-        ATTN_TAKE(k.whole({"max_position_embeddings"}, 512), c.max_positions);
-        ATTN_TAKE(k.whole({"pad_token_id"}, 0, 0), c.pad_token_id);
+        ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 30522));
+        ATTN_ASSIGN(c.type_vocab_size, k.whole({"type_vocab_size"}, 2));
+        ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 512));
+        ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
       } else {
         c.vocab_size = 0;
         c.type_vocab_size = 0;
         std::string_view patch_key;
-        ATTN_TAKE(k.whole({"image_size"}, 224), c.image_size);
-        ATTN_TAKE(k.whole({"patch_size"}, 16, 1, kMaxSize, &patch_key), c.patch_size);
-        ATTN_TAKE(k.whole({"num_channels"}, 3, 1, 64), c.num_channels);
-        ATTN_TAKE(k.boolean("qkv_bias", true), c.qkv_bias);
+        ATTN_ASSIGN(c.image_size, k.whole({"image_size"}, 224));
+        ATTN_ASSIGN(c.patch_size, k.whole({"patch_size"}, 16, 1, kMaxConfigSize, &patch_key));
+        ATTN_ASSIGN(c.num_channels, k.whole({"num_channels"}, 3, 1, 64));
+        ATTN_ASSIGN(c.qkv_bias, k.boolean_or("qkv_bias", true));
         if (c.patch_size > c.image_size) {
           return k.error(patch_key, "patch_size " + std::to_string(c.patch_size) + " is larger than image_size " +
                                         std::to_string(c.image_size));
         }
         const std::int64_t side = c.image_size / c.patch_size;
-        if (side * side + 1 > kMaxSize) {
+        if (side * side + 1 > kMaxConfigSize) {
           return k.error(patch_key, "image_size / patch_size gives " + std::to_string(side * side) +
-                                        " patches; at most " + std::to_string(kMaxSize - 1) + " are supported");
+                                        " patches; at most " + std::to_string(kMaxConfigSize - 1) + " are supported");
         }
         c.max_positions = static_cast<int>(side * side + 1);  // the patches and the [CLS] token
         c.image_mean.assign(static_cast<std::size_t>(c.num_channels), 0.5f);
@@ -267,33 +185,32 @@ Result<TransformerConfig> read_config(const Keys& k) {
       break;
     }
     case Family::DistilBert:
-      ATTN_TAKE(k.whole({"dim", "hidden_size"}, 768, 1, kMaxSize, &hidden_key), c.hidden);
-      ATTN_TAKE(k.whole({"n_heads", "num_attention_heads"}, 12, 0, kMaxSize, &heads_key), c.heads);
-      ATTN_TAKE(k.whole({"n_layers", "num_hidden_layers"}, 6), c.layers);
-      ATTN_TAKE(k.whole({"hidden_dim"}, 3072), c.intermediate);
-      ATTN_TAKE(k.whole({"vocab_size"}, 30522), c.vocab_size);
-      ATTN_TAKE(k.whole({"max_position_embeddings"}, 512), c.max_positions);
-      ATTN_TAKE(k.whole({"pad_token_id"}, 0, 0), c.pad_token_id);
-      ATTN_TAKE(k.activation("activation", "gelu"), c.activation);
-      ATTN_TAKE(k.boolean("sinusoidal_pos_embds", false), c.sinusoidal_positions);
+      ATTN_ASSIGN(c.hidden, k.whole({"dim", "hidden_size"}, 768, 1, kMaxConfigSize, &hidden_key));
+      ATTN_ASSIGN(c.heads, k.whole({"n_heads", "num_attention_heads"}, 12, 0, kMaxConfigSize, &heads_key));
+      ATTN_ASSIGN(c.layers, k.whole({"n_layers", "num_hidden_layers"}, 6));
+      ATTN_ASSIGN(c.intermediate, k.whole({"hidden_dim"}, 3072));
+      ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 30522));
+      ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 512));
+      ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
+      ATTN_ASSIGN(c.activation, k.activation("activation", "gelu"));
+      ATTN_ASSIGN(c.sinusoidal_positions, k.boolean_or("sinusoidal_pos_embds", false));
       c.type_vocab_size = 0;
       c.layer_norm_eps = 1e-12f;  // hard-coded in transformers' modeling_distilbert.py
       break;
     case Family::Gpt2: {
-      ATTN_TAKE(k.whole({"n_embd", "hidden_size"}, 768, 1, kMaxSize, &hidden_key), c.hidden);
-      ATTN_TAKE(k.whole({"n_head", "num_attention_heads"}, 12, 0, kMaxSize, &heads_key), c.heads);
-      ATTN_TAKE(k.whole({"n_layer", "num_hidden_layers"}, 12), c.layers);
-      ATTN_TAKE(k.whole({"n_positions", "max_position_embeddings"}, 1024), c.max_positions);
-      ATTN_TAKE(k.whole({"vocab_size"}, 50257), c.vocab_size);
-      ATTN_TAKE(k.epsilon({"layer_norm_epsilon"}, 1e-5f), c.layer_norm_eps);
-      ATTN_TAKE(k.activation("activation_function", "gelu_new"), c.activation);
-      ATTN_TAKE(k.whole({"pad_token_id"}, 0, 0), c.pad_token_id);
+      ATTN_ASSIGN(c.hidden, k.whole({"n_embd", "hidden_size"}, 768, 1, kMaxConfigSize, &hidden_key));
+      ATTN_ASSIGN(c.heads, k.whole({"n_head", "num_attention_heads"}, 12, 0, kMaxConfigSize, &heads_key));
+      ATTN_ASSIGN(c.layers, k.whole({"n_layer", "num_hidden_layers"}, 12));
+      ATTN_ASSIGN(c.max_positions, k.whole({"n_positions", "max_position_embeddings"}, 1024));
+      ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 50257));
+      ATTN_ASSIGN(c.layer_norm_eps, k.epsilon({"layer_norm_epsilon"}, 1e-5f));
+      ATTN_ASSIGN(c.activation, k.activation("activation_function", "gelu_new"));
+      ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
       c.type_vocab_size = 0;
-      ATTN_TAKE(k.whole({"n_inner"}, 4 * c.hidden), c.intermediate);  // null: 4 x n_embd
+      ATTN_ASSIGN(c.intermediate, k.whole({"n_inner"}, 4 * c.hidden));  // null: 4 x n_embd
       break;
     }
   }
-#undef ATTN_TAKE
 
   if (c.heads == 0) {
     return k.error(heads_key, std::string(heads_key) + " is 0: a transformer needs at least one head");
@@ -309,27 +226,8 @@ Result<TransformerConfig> read_config(const Keys& k) {
   return c;
 }
 
-Result<std::string> read_text(const fs::path& path) {
-  const std::string name = path.string();
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) return fail("no such file", name);
-  if (!fs::is_regular_file(status)) return fail("is not a regular file", name);
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fail("cannot read the file: " + ec.message(), name);
-  if (size > static_cast<std::uintmax_t>(kMaxFileBytes)) {
-    return fail("is " + std::to_string(size) + " bytes; a config file is at most " + std::to_string(kMaxFileBytes),
-                name);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot open the file", name);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail("cannot read the file", name);
-  return text;
-}
-
 Result<std::vector<float>> read_channels(const Keys& keys, std::string_view key, int channels, bool positive) {
-  const auto [name, value] = keys.find({key});
+  const json* value = keys.find(key);
   std::vector<float> out;
   if (value->is_number()) {
     out.assign(static_cast<std::size_t>(channels), value->get<float>());
@@ -353,12 +251,9 @@ Result<std::vector<float>> read_channels(const Keys& keys, std::string_view key,
 }
 
 // preprocessor_config.json of a ViT: normalisation, and a check that it resizes to the model's image size.
-Result<void> read_preprocessor(std::string_view text, const std::string& file, TransformerConfig& c) {
-  auto root = parse_object(text, file);
-  if (!root) return std::unexpected(root.error());
-  const Keys keys(*root, text, file);
+Result<void> read_preprocessor(const Keys& keys, TransformerConfig& c) {
   bool normalise = true;
-  if (auto b = keys.boolean("do_normalize", true)) {
+  if (auto b = keys.boolean_or("do_normalize", true)) {
     normalise = *b;
   } else {
     return std::unexpected(b.error());
@@ -367,18 +262,19 @@ Result<void> read_preprocessor(std::string_view text, const std::string& file, T
     c.image_mean.assign(static_cast<std::size_t>(c.num_channels), 0.0f);
     c.image_std.assign(static_cast<std::size_t>(c.num_channels), 1.0f);
   } else {
-    if (keys.find({"image_mean"}).second) {
+    if (keys.find("image_mean")) {
       auto mean = read_channels(keys, "image_mean", c.num_channels, false);
       if (!mean) return std::unexpected(mean.error());
       c.image_mean = std::move(*mean);
     }
-    if (keys.find({"image_std"}).second) {
+    if (keys.find("image_std")) {
       auto stdev = read_channels(keys, "image_std", c.num_channels, true);
       if (!stdev) return std::unexpected(stdev.error());
       c.image_std = std::move(*stdev);
     }
   }
-  const auto [key, size] = keys.find({"size"});
+  constexpr std::string_view key = "size";
+  const json* size = keys.find(key);
   if (!size) return {};
   std::optional<std::int64_t> height, width;
   if (size->is_number_integer()) {
@@ -416,33 +312,22 @@ std::string_view to_string(Family family) {
 }
 
 Result<TransformerConfig> parse_config(std::string_view text, const std::string& file) {
-  auto root = parse_object(text, file);
-  if (!root) return std::unexpected(root.error());
-  try {
-    return read_config(Keys(*root, text, file));
-  } catch (const json::exception& e) {  // defensive: every access above is type-checked first
-    return fail("unexpected JSON: " + json_reason(e), file);
-  }
+  return detail::read_json_config<Keys>(text, file, [](const Keys& k) { return read_config(k); });
 }
 
 Result<TransformerConfig> load_config(const fs::path& folder) {
   const fs::path config_path = folder / "config.json";
-  auto text = read_text(config_path);
+  auto text = detail::read_config_text(config_path);
   if (!text) return std::unexpected(text.error());
   auto config = parse_config(*text, config_path.string());
   if (!config) return config;
   const fs::path pre_path = folder / "preprocessor_config.json";
   std::error_code ec;
   if (config->family == Family::Vit && fs::exists(pre_path, ec)) {
-    auto pre_text = read_text(pre_path);
+    auto pre_text = detail::read_config_text(pre_path);
     if (!pre_text) return std::unexpected(pre_text.error());
-    try {
-      if (auto done = read_preprocessor(*pre_text, pre_path.string(), *config); !done) {
-        return std::unexpected(done.error());
-      }
-    } catch (const json::exception& e) {
-      return fail("unexpected JSON: " + json_reason(e), pre_path.string());
-    }
+    ATTN_TRY(detail::read_json_config<Keys>(*pre_text, pre_path.string(),
+                                            [&](const Keys& k) { return read_preprocessor(k, *config); }));
   }
   return config;
 }

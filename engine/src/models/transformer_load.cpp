@@ -2,6 +2,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "../core/try.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,14 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
+using io::shape_text;
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -113,18 +107,6 @@ class TensorReader {
   std::set<std::string, std::less<>> used_;
   std::int64_t parameters_ = 0;
 };
-
-#define ATTN_TRY(expr)                                 \
-  do {                                                 \
-    auto attn_try_result_ = (expr);                    \
-    if (!attn_try_result_) return std::unexpected(attn_try_result_.error()); \
-  } while (false)
-#define ATTN_ASSIGN(lhs, expr)                         \
-  do {                                                 \
-    auto attn_assign_result_ = (expr);                 \
-    if (!attn_assign_result_) return std::unexpected(attn_assign_result_.error()); \
-    lhs = std::move(*attn_assign_result_);             \
-  } while (false)
 
 // Q, K, V ([out, in] each, or GPT-2's fused [in, 3 out]) -> one [d, 3d] matrix, Q scaled.
 struct QkvParts {

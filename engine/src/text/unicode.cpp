@@ -142,6 +142,26 @@ std::string repair_utf8(std::string_view bytes) {
   return out;
 }
 
+std::vector<CodePoint> code_points(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::vector<CodePoint> out;
+  out.reserve(n);
+  std::size_t i = 0;
+  while (i < n) {
+    const auto at = static_cast<std::int32_t>(i);
+    const int len = scan(s, n, i, nullptr);
+    if (len > 0) {
+      const char32_t c = next_code_point(text, i);  // moves i past the `len` bytes
+      out.push_back({c, {at, static_cast<std::int32_t>(i)}, true});
+    } else {
+      i += static_cast<std::size_t>(-len);
+      out.push_back({U'\uFFFD', {at, static_cast<std::int32_t>(i)}, false});
+    }
+  }
+  return out;
+}
+
 Span widen_to_code_points(std::string_view text, Span span) {
   const auto continuation = [&](std::int32_t i) {
     return (static_cast<unsigned char>(text[static_cast<std::size_t>(i)]) & 0xC0) == 0x80;

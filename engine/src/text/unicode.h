@@ -27,6 +27,16 @@ std::string repair_utf8(std::string_view bytes);
 // Widens [begin, end) of valid UTF-8 to whole code points.
 Span widen_to_code_points(std::string_view text, Span span);
 
+// One character of text that may not be valid UTF-8.
+struct CodePoint {
+  char32_t value = 0;  // U+FFFD for an ill-formed sequence
+  Span span;           // its bytes in the text
+  bool valid = true;   // false: the bytes were not UTF-8 (one U+FFFD per maximal ill-formed subpart)
+};
+// The text's code points; ill-formed bytes become U+FFFD as repair_utf8 (and Python's
+// decode(errors="replace")) replaces them.
+std::vector<CodePoint> code_points(std::string_view text);
+
 // General category as in the Unicode database ("Lu", "Mn", ...), from libutf8proc.
 bool is_letter(char32_t c);              // L*
 bool is_number(char32_t c);              // N*

@@ -43,6 +43,9 @@ struct TensorInfo {
   std::int64_t elements() const;
 };
 
+// "[3, 4]": a shape as the engine's error messages write it.
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 class SafeTensors {
  public:
   // Maps the file read-only. The mapping lives as long as any copy of this object.

@@ -1,0 +1,122 @@
+// Character-level seq2seq with attention: a bidirectional GRU encoder and a GRU decoder with Bahdanau
+// (additive) or Luong (dot, general, concat; global or local-p) attention, as tools/train/MODELS.md
+// section 1 specifies and tools/train/seq2seq_torch.py trains. Greedy and beam-search decoding keep
+// every step's attention row (and, for local-p, its predicted position p_t) for every hypothesis.
+#pragma once
+
+#include "attn/core.h"
+#include "attn/error.h"
+#include "attn/trace.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::io {
+class SafeTensors;
+}
+
+namespace attn::models {
+
+enum class Seq2SeqAttention { Bahdanau, Luong };
+enum class Seq2SeqScore { Additive, Dot, General, Concat };
+
+struct Seq2SeqConfig {
+  std::string task;                       // "date normalisation"
+  Seq2SeqAttention attention = Seq2SeqAttention::Bahdanau;
+  Seq2SeqScore score = Seq2SeqScore::Additive;
+  bool local = false;                     // Luong local-p (general score)
+  int window = 0;                         // local-p: D
+  std::vector<std::string> source_vocab;  // id -> character ("<pad>" 0, "<unk>" 1)
+  std::vector<std::string> target_vocab;  // id -> character ("<pad>" 0, "<s>" 1, "</s>" 2)
+  int embedding_size = 0, encoder_hidden = 0, decoder_hidden = 0, attention_size = 0;
+  int max_source_length = 0, max_target_length = 0;
+
+  // Parses config.json; every error names the file and the key.
+  static Result<Seq2SeqConfig> parse(std::string_view json, const std::string& file);
+  std::string variant_name() const;  // "Bahdanau (additive)", "Luong global (general)", "Luong local-p (D = 4)"
+};
+
+// Decoding as tools/train/seq2seq_torch.py's beam_search makes MODELS.md precise: each step keeps the k
+// best extensions of the alive hypotheses (ties: the id sequences compared, lower id first); those that
+// emit </s> or reach max_steps ids leave the beam for the ended list; the search stops when the k best of
+// ended + alive have all ended and returns the k best ended ones.
+struct DecodeOptions {
+  int beam = 1;                    // 1: greedy (from 1 to 256)
+  std::optional<int> max_steps;    // default: the config's max_target_length
+};
+
+struct Hypothesis {
+  std::vector<int> ids;            // target ids, without <s>; ends with </s> when the model emitted it
+  std::string text;                // the characters, without </s>
+  float log_prob = 0.0f;           // sum of log-softmax over the emitted ids
+  bool finished = false;           // emitted </s>
+  Matrix attention;                // [ids.size(), source length]: the row of the step that emitted each id
+  std::vector<float> positions;    // local-p: p_t per step; empty otherwise
+  Labels labels;                   // one per id: its character, "</s>" for the end (the alignment's rows)
+};
+
+struct Seq2SeqRun {
+  Labels source;                   // one label per source character (as typed; "<unk>" characters too)
+  std::vector<Span> spans;         // byte span of each source character in the input text
+  std::vector<int> source_ids;
+  std::vector<bool> unknown;       // source character not in the vocabulary (decoded as <unk>)
+  std::vector<Hypothesis> hypotheses;  // best first; greedy: one
+  std::vector<std::string> warnings;   // e.g. "input truncated to 64 characters (of 10000)"
+
+  // The best hypothesis' alignment as a map for the generic views: rows = output characters
+  // ("</s>" for the end), columns = source characters.
+  std::shared_ptr<const AttentionMap> alignment(std::size_t hypothesis = 0) const;
+};
+
+class Seq2SeqModel {
+ public:
+  // A folder with config.json ("architectures": ["AttnScopeSeq2Seq"]) and model.safetensors. Every
+  // missing or mis-shaped tensor is an error naming the file, the tensor, the expected and found shape.
+  static Result<std::shared_ptr<const Seq2SeqModel>> load(const std::filesystem::path& folder);
+  static Result<std::shared_ptr<const Seq2SeqModel>> from_parts(Seq2SeqConfig config, const io::SafeTensors& weights);
+
+  ~Seq2SeqModel();
+  const Seq2SeqConfig& config() const;
+  std::string description() const;  // "date normalisation · Luong global (general) · 412 k parameters"
+  std::int64_t parameters() const;  // elements of every tensor the model uses
+  std::vector<std::string> warnings() const;  // load-time notes: tensors of the file the model does not use
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Seq2SeqModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Seq2SeqSession {
+ public:
+  explicit Seq2SeqSession(std::shared_ptr<const Seq2SeqModel> model);
+  ~Seq2SeqSession();
+  Seq2SeqSession(Seq2SeqSession&&) noexcept;
+  Seq2SeqSession& operator=(Seq2SeqSession&&) noexcept;
+
+  const Seq2SeqModel& model() const { return *model_; }
+
+  // Empty text is an error ("nothing to decode"); text longer than max_source_length is truncated with
+  // a warning; characters outside the vocabulary are decoded as <unk> and flagged in `unknown`.
+  Result<Seq2SeqRun> run(std::string_view text, const DecodeOptions& options = {});
+  // Source ids as given (tests, parity).
+  Result<Seq2SeqRun> run_ids(const std::vector<int>& source_ids, const DecodeOptions& options = {});
+
+ private:
+  std::shared_ptr<const Seq2SeqModel> model_;
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+// "architectures" of a config.json, to tell the bundled families apart before loading
+// ("AttnScopeSeq2Seq", "AttnScopeClassifier", or a transformers name); empty when absent or unreadable.
+std::string config_architecture(const std::filesystem::path& folder);
+
+}  // namespace attn::models

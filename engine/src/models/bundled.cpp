@@ -1,0 +1,246 @@
+#include "bundled.h"
+
+#include <cmath>
+
+namespace attn::models::bundled {
+
+using detail::quote;
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------------------
+// config.json
+
+Result<void> ConfigKeys::architecture(std::string_view expected) const {
+  const json* a = find("architectures");
+  if (!a) return error("architectures is missing; expected [" + quote(expected) + "]");
+  if (!a->is_array() || a->empty() || !(*a)[0].is_string()) {
+    return error("architectures", "architectures must be a list of class names, got " + a->dump());
+  }
+  if ((*a)[0].get<std::string>() != expected) {
+    return error("architectures", "architectures " + a->dump() + " is not [" + quote(expected) + "]");
+  }
+  return {};
+}
+
+Result<int> ConfigKeys::whole(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+  if (!find(key)) return error(std::string(key) + " is missing");
+  return whole_or(key, 0, lo, hi);
+}
+
+Result<std::vector<std::string>> ConfigKeys::vocabulary(std::string_view key,
+                                                        std::initializer_list<std::string_view> required,
+                                                        std::size_t min_size) const {
+  const json* value = find(key);
+  if (!value) return error(std::string(key) + " is missing");
+  if (!value->is_array()) return error(key, std::string(key) + " must be a list of strings, got a JSON " +
+                                                std::string(value->type_name()));
+  if (value->empty()) return error(key, std::string(key) + " is empty");
+  if (value->size() > static_cast<std::size_t>(detail::kMaxConfigSize)) {
+    return error(key, std::string(key) + " has " + std::to_string(value->size()) + " entries; at most " +
+                          std::to_string(detail::kMaxConfigSize) + " are supported");
+  }
+  std::vector<std::string> out;
+  out.reserve(value->size());
+  VocabMap seen;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const json& entry = (*value)[i];
+    if (!entry.is_string()) {
+      return error(key, std::string(key) + "[" + std::to_string(i) + "] must be a string, got " + entry.dump());
+    }
+    std::string s = entry.get<std::string>();
+    if (s.empty()) return error(key, std::string(key) + "[" + std::to_string(i) + "] is an empty string");
+    const auto [it, inserted] = seen.emplace(s, static_cast<int>(i));
+    if (!inserted) {
+      return error(key, std::string(key) + " holds " + entry.dump() + " twice (ids " + std::to_string(it->second) +
+                            " and " + std::to_string(i) + ")");
+    }
+    out.push_back(std::move(s));
+  }
+  std::size_t id = 0;
+  for (const std::string_view want : required) {
+    if (id >= out.size() || out[id] != want) {
+      return error(key, std::string(key) + "[" + std::to_string(id) + "] must be " + quote(want) + ", got " +
+                            (id < out.size() ? json(out[id]).dump() : std::string("nothing")));
+    }
+    ++id;
+  }
+  if (out.size() < min_size) {
+    return error(key, std::string(key) + " has " + std::to_string(out.size()) + " entries; it needs at least " +
+                          std::to_string(min_size) + " (the special entries and one more)");
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Weights
+
+Result<std::vector<float>> TensorReader::read(const std::string& name, const std::vector<std::int64_t>& shape) {
+  const io::TensorInfo* info = file_.find(name);
+  if (!info) return fail("missing tensor '" + name + "' (expected shape " + io::shape_text(shape) + ")", file_.name());
+  if (info->shape != shape) {
+    return std::unexpected(file_.error(*info, "tensor '" + name + "' has shape " + io::shape_text(info->shape) +
+                                                  ", the config implies " + io::shape_text(shape)));
+  }
+  auto values = file_.to_float(*info);
+  if (!values) return std::unexpected(values.error());
+  used_.insert(name);
+  parameters_ += info->elements();
+  return values;
+}
+
+Result<Matrix> TensorReader::matrix(const std::string& name, Index rows, Index cols) {
+  auto v = read(name, {rows, cols});
+  if (!v) return std::unexpected(v.error());
+  return Matrix(Eigen::Map<const Matrix>(v->data(), rows, cols));
+}
+
+Result<RowVector> TensorReader::vector(const std::string& name, Index n) {
+  auto v = read(name, {n});
+  if (!v) return std::unexpected(v.error());
+  return RowVector(Eigen::Map<const RowVector>(v->data(), n));
+}
+
+Result<Matrix> TensorReader::linear_t(const std::string& name, Index out, Index in) {
+  auto v = read(name, {out, in});
+  if (!v) return std::unexpected(v.error());
+  return Matrix(Eigen::Map<const Matrix>(v->data(), out, in).transpose());
+}
+
+std::vector<std::string> TensorReader::unused() const {
+  std::vector<std::string> out;
+  for (const auto& t : file_.tensors()) {
+    if (!used_.count(t.name)) out.push_back(t.name);
+  }
+  return out;
+}
+
+std::optional<std::string> TensorReader::unused_warning(std::string_view model) const {
+  const auto names = unused();
+  if (names.empty()) return std::nullopt;
+  std::string w = std::to_string(names.size()) + " tensor" + (names.size() == 1 ? "" : "s") +
+                  " of the file not used by " + std::string(model) + ": ";
+  for (std::size_t i = 0; i < names.size() && i < 8; ++i) w += (i ? ", " : "") + names[i];
+  if (names.size() > 8) w += ", ...";
+  return w;
+}
+
+std::string parameter_text(std::int64_t parameters) {
+  if (parameters >= 1'000'000) {
+    const double tenths = std::round(static_cast<double>(parameters) / 1e5);
+    const auto whole = static_cast<long long>(tenths) / 10, frac = static_cast<long long>(tenths) % 10;
+    return std::to_string(whole) + (frac ? "." + std::to_string(frac) : std::string()) + " M";
+  }
+  if (parameters >= 1000) return std::to_string(std::llround(static_cast<double>(parameters) / 1e3)) + " k";
+  return std::to_string(parameters);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Small products
+
+void multiply(Eigen::Ref<Matrix> out, const MatrixCRef& a, const MatrixCRef& w, bool accumulate) {
+  constexpr Index C = 64;  // 8 AVX packets: independent accumulators that stay in registers
+  using Chunk = Eigen::Matrix<float, 1, C>;
+  const Index B = a.rows(), K = a.cols(), N = w.cols();
+  for (Index i = 0; i < B; ++i) {
+    const auto ai = a.row(i);
+    Index j = 0;
+    for (; j + C <= N; j += C) {
+      Chunk acc = accumulate ? Chunk(out.row(i).segment<C>(j)) : Chunk(Chunk::Zero());
+      for (Index k = 0; k < K; ++k) acc.noalias() += ai(k) * w.row(k).segment<C>(j);
+      out.row(i).segment<C>(j) = acc;
+    }
+    if (const Index rest = N - j; rest > 0) {
+      Chunk acc;
+      if (accumulate) {
+        acc.head(rest) = out.row(i).segment(j, rest);
+      } else {
+        acc.head(rest).setZero();
+      }
+      for (Index k = 0; k < K; ++k) acc.head(rest).noalias() += ai(k) * w.row(k).segment(j, rest);
+      out.row(i).segment(j, rest) = acc.head(rest);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// GRU
+
+Result<GruWeights> read_gru_cell(TensorReader& r, const std::string& base, Index input, Index hidden) {
+  GruWeights g;
+  ATTN_ASSIGN(g.w_ih_t, r.linear_t(base + ".weight_ih", 3 * hidden, input));
+  ATTN_ASSIGN(g.w_hh_t, r.linear_t(base + ".weight_hh", 3 * hidden, hidden));
+  ATTN_ASSIGN(g.b_ih, r.vector(base + ".bias_ih", 3 * hidden));
+  ATTN_ASSIGN(g.b_hh, r.vector(base + ".bias_hh", 3 * hidden));
+  return g;
+}
+
+namespace {
+Result<GruWeights> read_gru_direction(TensorReader& r, const std::string& base, const std::string& layer,
+                                      const std::string& suffix, Index input, Index hidden) {
+  GruWeights g;
+  ATTN_ASSIGN(g.w_ih_t, r.linear_t(base + ".weight_ih" + layer + suffix, 3 * hidden, input));
+  ATTN_ASSIGN(g.w_hh_t, r.linear_t(base + ".weight_hh" + layer + suffix, 3 * hidden, hidden));
+  ATTN_ASSIGN(g.b_ih, r.vector(base + ".bias_ih" + layer + suffix, 3 * hidden));
+  ATTN_ASSIGN(g.b_hh, r.vector(base + ".bias_hh" + layer + suffix, 3 * hidden));
+  return g;
+}
+}  // namespace
+
+Result<BiGruWeights> read_bigru(TensorReader& r, const std::string& base, Index input, Index hidden) {
+  // torch's state_dict names the layer (`_l0`); without it only when the file has no `_l0` name at all.
+  const std::string layer = !r.has(base + ".weight_ih_l0") && r.has(base + ".weight_ih") ? "" : "_l0";
+  BiGruWeights w;
+  ATTN_ASSIGN(w.forward, read_gru_direction(r, base, layer, "", input, hidden));
+  ATTN_ASSIGN(w.backward, read_gru_direction(r, base, layer, "_reverse", input, hidden));
+  return w;
+}
+
+void gru_gates(Eigen::Ref<Matrix> gi, const MatrixCRef& gh, const MatrixCRef& h, Eigen::Ref<Matrix> h_out) {
+  const Index H = h.cols();
+  // r and z: the sigmoid of both halves' sums, in place over gi's first 2H columns.
+  gi.leftCols(2 * H).array() = (1.0f + (-(gi.leftCols(2 * H).array() + gh.leftCols(2 * H).array())).exp()).inverse();
+  // n = tanh(gi_n + r * gh_n): the reset gate scales only the recurrent half (torch's GRU).
+  gi.rightCols(H).array() = (gi.rightCols(H).array() + gi.leftCols(H).array() * gh.rightCols(H).array()).tanh();
+  h_out.array() = (1.0f - gi.middleCols(H, H).array()) * gi.rightCols(H).array() +
+                  gi.middleCols(H, H).array() * h.array();
+}
+
+void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& s) {
+  const Index S = x.rows(), H = w.forward.hidden();
+  out.resize(S, 2 * H);
+  // The input halves of every step at once: one product per direction instead of one per step (as many
+  // multiply-adds as the recurrence's, so no BLAS call either: see multiply()).
+  s.gi_forward.resize(S, 3 * H);
+  multiply(s.gi_forward, x, w.forward.w_ih_t);
+  s.gi_forward.rowwise() += w.forward.b_ih;
+  s.gi_backward.resize(S, 3 * H);
+  multiply(s.gi_backward, x, w.backward.w_ih_t);
+  s.gi_backward.rowwise() += w.backward.b_ih;
+  s.gh.resize(1, 3 * H);
+  s.h = Matrix::Zero(1, H);
+  for (Index j = 0; j < S; ++j) {
+    multiply(s.gh, s.h, w.forward.w_hh_t);
+    s.gh += w.forward.b_hh;
+    gru_gates(s.gi_forward.row(j), s.gh, s.h, s.h);
+    out.row(j).head(H) = s.h;
+  }
+  s.h.setZero();
+  for (Index j = S - 1; j >= 0; --j) {
+    multiply(s.gh, s.h, w.backward.w_hh_t);
+    s.gh += w.backward.b_hh;
+    gru_gates(s.gi_backward.row(j), s.gh, s.h, s.h);
+    out.row(j).tail(H) = s.h;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Vocabularies
+
+VocabMap index_vocabulary(const std::vector<std::string>& vocab) {
+  VocabMap m;
+  m.reserve(vocab.size());
+  for (std::size_t i = 0; i < vocab.size(); ++i) m.emplace(vocab[i], static_cast<int>(i));
+  return m;
+}
+
+}  // namespace attn::models::bundled

@@ -1,0 +1,774 @@
+// The character seq2seq models of tools/train/MODELS.md section 1: config, strict loading, the
+// bidirectional GRU encoder, the Bahdanau and Luong decoders, greedy and beam-search decoding.
+//
+// Speed: a decode is a few dozen small steps, so everything that does not depend on the step is done
+// once. At load time the decoder GRU's embedding half and (Bahdanau) the output layer's embedding part
+// become per-token tables; per input the encoder-side projections (U H, W H, the concat key half) are
+// computed once; per step all live hypotheses of the beam go through every product as the rows of one
+// matrix. No product is a BLAS call (bundled::multiply says why).
+#include "attn/models/seq2seq.h"
+
+#include "attn/io/safetensors.h"
+#include "attn/mechanisms/attention.h"
+#include "attn/mechanisms/normalise.h"
+#include "../text/unicode.h"
+#include "bundled.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace attn::models {
+
+namespace fs = std::filesystem;
+namespace unicode = text::unicode;
+using nlohmann::json;
+using detail::quote;
+
+namespace {
+
+constexpr int kUnk = 1;            // source side
+constexpr int kStart = 1;          // target side
+constexpr int kEnd = 2;
+constexpr int kMaxBeam = 256;      // far beyond any use; keeps a typo from reserving gigabytes
+
+// Every vocabulary entry after the special ones must be one code point: the source is split into code
+// points, so a longer entry could never be looked up, and the target side is the same contract.
+Result<void> check_characters(const bundled::ConfigKeys& keys, std::string_view key,
+                              const std::vector<std::string>& vocab, std::size_t specials) {
+  for (std::size_t i = specials; i < vocab.size(); ++i) {
+    const auto cps = unicode::code_points(vocab[i]);
+    if (cps.size() != 1 || !cps[0].valid) {
+      return keys.error(key, std::string(key) + "[" + std::to_string(i) + "] is " + json(vocab[i]).dump() +
+                                 "; after the special entries every entry is one character");
+    }
+  }
+  return {};
+}
+
+Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
+  Seq2SeqConfig c;
+  ATTN_TRY(k.architecture("AttnScopeSeq2Seq"));
+  ATTN_ASSIGN(c.task, k.text_or("task", ""));
+
+  const json* attention = k.find("attention");
+  if (!attention) return k.error("attention is missing; use \"bahdanau\" or \"luong\"");
+  if (!attention->is_string()) return k.error("attention", "attention must be a string, got " + attention->dump());
+  const std::string kind = attention->get<std::string>();
+  if (kind == "bahdanau") {
+    c.attention = Seq2SeqAttention::Bahdanau;
+  } else if (kind == "luong") {
+    c.attention = Seq2SeqAttention::Luong;
+  } else {
+    return k.error("attention", "attention " + attention->dump() + " is not supported; use \"bahdanau\" or \"luong\"");
+  }
+
+  std::string score;
+  ATTN_ASSIGN(score, k.text_or("score", ""));
+  if (c.attention == Seq2SeqAttention::Bahdanau) {
+    if (!score.empty() && score != "additive") {
+      return k.error("score", "score " + quote(score) + " does not go with bahdanau attention, whose score is \"additive\"");
+    }
+    c.score = Seq2SeqScore::Additive;
+  } else if (score == "dot") {
+    c.score = Seq2SeqScore::Dot;
+  } else if (score == "general") {
+    c.score = Seq2SeqScore::General;
+  } else if (score == "concat") {
+    c.score = Seq2SeqScore::Concat;
+  } else if (score.empty()) {
+    return k.error("score is missing; luong attention takes \"dot\", \"general\" or \"concat\"");
+  } else {
+    return k.error("score", "score " + quote(score) + " does not go with luong attention; use \"dot\", \"general\" or \"concat\"");
+  }
+
+  if (const json* local = k.find("local")) {
+    if (c.attention != Seq2SeqAttention::Luong) {
+      return k.error("local", "local attention is Luong's; it needs \"attention\": \"luong\"");
+    }
+    if (!local->is_object()) {
+      return k.error("local", "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " + local->dump());
+    }
+    const auto kind_it = local->find("kind");
+    if (kind_it == local->end() || !kind_it->is_string() || kind_it->get<std::string>() != "predictive") {
+      return k.error("local", "local kind " + (kind_it == local->end() ? std::string("(missing)") : kind_it->dump()) +
+                                  " is not supported; the models use local-p: {\"kind\": \"predictive\", \"window\": D}");
+    }
+    const auto window = local->find("window");
+    if (window == local->end() || !window->is_number_integer() || window->get<std::int64_t>() < 1 ||
+        window->get<std::int64_t>() > detail::kMaxConfigSize) {
+      return k.error("local", "local window must be a whole number from 1 to " + std::to_string(detail::kMaxConfigSize) +
+                                  ", got " + (window == local->end() ? std::string("nothing") : window->dump()));
+    }
+    if (c.score != Seq2SeqScore::General) {
+      return k.error("local", "local-p attention scores with \"general\"; score is " + quote(score));
+    }
+    c.local = true;
+    c.window = static_cast<int>(window->get<std::int64_t>());
+  }
+
+  ATTN_ASSIGN(c.source_vocab, k.vocabulary("source_vocab", {"<pad>", "<unk>"}, 3));
+  ATTN_TRY(check_characters(k, "source_vocab", c.source_vocab, 2));
+  ATTN_ASSIGN(c.target_vocab, k.vocabulary("target_vocab", {"<pad>", "<s>", "</s>"}, 4));
+  ATTN_TRY(check_characters(k, "target_vocab", c.target_vocab, 3));
+
+  ATTN_ASSIGN(c.embedding_size, k.whole("embedding_size"));
+  ATTN_ASSIGN(c.encoder_hidden, k.whole("encoder_hidden"));
+  ATTN_ASSIGN(c.decoder_hidden, k.whole("decoder_hidden"));
+  const bool uses_attention_size = c.score == Seq2SeqScore::Additive || c.score == Seq2SeqScore::Concat || c.local;
+  if (uses_attention_size) {
+    ATTN_ASSIGN(c.attention_size, k.whole("attention_size"));
+  } else {
+    ATTN_ASSIGN(c.attention_size, k.whole_or("attention_size", 0, 0));
+  }
+  ATTN_ASSIGN(c.max_source_length, k.whole("max_source_length"));
+  ATTN_ASSIGN(c.max_target_length, k.whole("max_target_length"));
+  if (c.score == Seq2SeqScore::Dot && c.decoder_hidden != 2 * c.encoder_hidden) {
+    return k.error("decoder_hidden", "the dot score compares the decoder state with the annotations: decoder_hidden "
+                                     "must be 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
+                                         ", got " + std::to_string(c.decoder_hidden));
+  }
+  return c;
+}
+
+// The same rules for a config built in code (from_parts), without lines to name.
+Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
+  const auto bad = [&](const std::string& why) { return fail("config: " + why, file); };
+  if (c.embedding_size < 1 || c.encoder_hidden < 1 || c.decoder_hidden < 1) {
+    return bad("embedding_size, encoder_hidden and decoder_hidden must be at least 1");
+  }
+  if (c.max_source_length < 1 || c.max_target_length < 1) {
+    return bad("max_source_length and max_target_length must be at least 1");
+  }
+  if (c.source_vocab.empty()) return bad("source_vocab is empty");
+  if (c.target_vocab.empty()) return bad("target_vocab is empty");
+  if (c.source_vocab.size() < 3 || c.source_vocab[0] != "<pad>" || c.source_vocab[1] != "<unk>") {
+    return bad("source_vocab must start with \"<pad>\", \"<unk>\" and hold at least one character");
+  }
+  if (c.target_vocab.size() < 4 || c.target_vocab[0] != "<pad>" || c.target_vocab[1] != "<s>" ||
+      c.target_vocab[2] != "</s>") {
+    return bad("target_vocab must start with \"<pad>\", \"<s>\", \"</s>\" and hold at least one character");
+  }
+  const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
+  if (bahdanau != (c.score == Seq2SeqScore::Additive)) {
+    return bad("bahdanau attention scores with \"additive\", luong with \"dot\", \"general\" or \"concat\"");
+  }
+  if (c.local && (c.score != Seq2SeqScore::General || c.window < 1)) {
+    return bad("local-p needs the general score and a window of at least 1");
+  }
+  if ((c.score == Seq2SeqScore::Additive || c.score == Seq2SeqScore::Concat || c.local) && c.attention_size < 1) {
+    return bad("attention_size must be at least 1");
+  }
+  if (c.score == Seq2SeqScore::Dot && c.decoder_hidden != 2 * c.encoder_hidden) {
+    return bad("the dot score needs decoder_hidden = 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
+               ", got " + std::to_string(c.decoder_hidden));
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// Config
+
+Result<Seq2SeqConfig> Seq2SeqConfig::parse(std::string_view text, const std::string& file) {
+  return detail::read_json_config<bundled::ConfigKeys>(text, file,
+                                                       [](const bundled::ConfigKeys& k) { return read_config(k); });
+}
+
+std::string Seq2SeqConfig::variant_name() const {
+  if (attention == Seq2SeqAttention::Bahdanau) return "Bahdanau (additive)";
+  if (local) return "Luong local-p (D = " + std::to_string(window) + ")";
+  switch (score) {
+    case Seq2SeqScore::Dot: return "Luong global (dot)";
+    case Seq2SeqScore::General: return "Luong global (general)";
+    case Seq2SeqScore::Concat: return "Luong global (concat)";
+    case Seq2SeqScore::Additive: break;
+  }
+  return "Luong global (additive)";
+}
+
+std::string config_architecture(const fs::path& folder) {
+  auto text = detail::read_config_text(folder / "config.json");
+  if (!text) return {};
+  const json root = json::parse(*text, nullptr, false);
+  if (root.is_discarded() || !root.is_object()) return {};
+  const auto it = root.find("architectures");
+  if (it == root.end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return {};
+  return (*it)[0].get<std::string>();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Model
+
+struct Seq2SeqModel::Impl {
+  Seq2SeqConfig config;
+  bundled::VocabMap source_index;
+  std::int64_t parameters = 0;
+  std::vector<std::string> warnings;
+
+  // Encoder.
+  Matrix source_embedding;  // [Vs, e]
+  bundled::BiGruWeights encoder;
+  Matrix init_t;            // [2h, d]
+  RowVector init_b;         // [d]
+
+  // Decoder GRU cell. Its input is [emb(y) ; c_t] (Bahdanau) or [emb(y) ; h~_{t-1}] (Luong): the
+  // embedding half of x W_ih^T + b_ih is a per-token table, the other half a product per step.
+  bundled::GruWeights cell;
+  Matrix embedding_gates;  // [Vt, 3d]
+  Matrix feed_gates_t;     // [2h, 3d] (Bahdanau: c_t) or [d, 3d] (Luong: h~)
+
+  // Attention.
+  Matrix query_t;          // additive: W^T [d, a]; concat: the s_t columns of W, transposed [d, a]
+  Matrix key_t;            // additive: U^T [2h, a]; concat: the H_j columns of W, transposed [2h, a];
+                           // general: W^T [2h, d] (keys W H_j, so score_j = s_t . (W H_j))
+  RowVector v;             // [a] (additive, concat)
+  LocalWeights local;      // Wp [a, d], vp [a]
+
+  // Luong: h~ = tanh(W_c [c ; s]).
+  Matrix combine_c_t;      // [2h, d]
+  Matrix combine_s_t;      // [d, d]
+
+  // Output layer. Bahdanau: logits = s W_s + c W_c + table[y]; Luong: logits = h~ W + b.
+  Matrix out_state_t;      // [d, Vt] (Luong: h~)
+  Matrix out_context_t;    // [2h, Vt] (Bahdanau)
+  Matrix out_embedding;    // [Vt, Vt] (Bahdanau: emb(y) W_e^T + b for each previous token y)
+  RowVector out_b;         // [Vt] (Luong)
+};
+
+namespace {
+
+Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io::SafeTensors& weights) {
+  ATTN_TRY(check_config(config, weights.name()));
+  auto m = std::make_unique<Seq2SeqModel::Impl>();
+  m->config = std::move(config);
+  const auto& c = m->config;
+  const Index e = c.embedding_size, h2 = 2 * static_cast<Index>(c.encoder_hidden), d = c.decoder_hidden,
+              a = c.attention_size;
+  const Index vs = static_cast<Index>(c.source_vocab.size()), vt = static_cast<Index>(c.target_vocab.size());
+  const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
+
+  bundled::TensorReader r(weights);
+  ATTN_ASSIGN(m->source_embedding, r.matrix("encoder.embedding.weight", vs, e));
+  ATTN_ASSIGN(m->encoder, bundled::read_bigru(r, "encoder.gru", e, c.encoder_hidden));
+  ATTN_ASSIGN(m->init_t, r.linear_t("decoder.init.weight", d, h2));
+  ATTN_ASSIGN(m->init_b, r.vector("decoder.init.bias", d));
+
+  Matrix target_embedding;
+  ATTN_ASSIGN(target_embedding, r.matrix("decoder.embedding.weight", vt, e));
+  const Index feed = bahdanau ? h2 : d;
+  ATTN_ASSIGN(m->cell, bundled::read_gru_cell(r, "decoder.gru", e + feed, d));
+  m->embedding_gates.resize(vt, 3 * d);
+  m->embedding_gates.noalias() = target_embedding * m->cell.w_ih_t.topRows(e);
+  m->embedding_gates.rowwise() += m->cell.b_ih;
+  m->feed_gates_t = m->cell.w_ih_t.bottomRows(feed);
+
+  if (bahdanau) {
+    ATTN_ASSIGN(m->query_t, r.linear_t("attention.W.weight", a, d));
+    ATTN_ASSIGN(m->key_t, r.linear_t("attention.U.weight", a, h2));
+    ATTN_ASSIGN(m->v, r.matrix("attention.v.weight", 1, a));
+    Matrix out_t;
+    ATTN_ASSIGN(out_t, r.linear_t("decoder.out.weight", vt, d + h2 + e));
+    RowVector bias;
+    ATTN_ASSIGN(bias, r.vector("decoder.out.bias", vt));
+    m->out_state_t = out_t.topRows(d);
+    m->out_context_t = out_t.middleRows(d, h2);
+    m->out_embedding.resize(vt, vt);
+    m->out_embedding.noalias() = target_embedding * out_t.bottomRows(e);
+    m->out_embedding.rowwise() += bias;
+  } else {
+    if (c.score == Seq2SeqScore::General) {
+      Matrix W;
+      ATTN_ASSIGN(W, r.matrix("attention.W.weight", d, h2));
+      m->key_t = W.transpose();
+    } else if (c.score == Seq2SeqScore::Concat) {
+      Matrix w_t;
+      ATTN_ASSIGN(w_t, r.linear_t("attention.W.weight", a, d + h2));
+      m->query_t = w_t.topRows(d);
+      m->key_t = w_t.bottomRows(h2);
+      ATTN_ASSIGN(m->v, r.matrix("attention.v.weight", 1, a));
+    }
+    if (c.local) {
+      ATTN_ASSIGN(m->local.Wp, r.matrix("local.W.weight", a, d));
+      Matrix vp;
+      ATTN_ASSIGN(vp, r.matrix("local.v.weight", 1, a));
+      m->local.vp = vp.row(0).transpose();
+    }
+    Matrix combine_t;
+    ATTN_ASSIGN(combine_t, r.linear_t("decoder.combine.weight", d, h2 + d));
+    m->combine_c_t = combine_t.topRows(h2);
+    m->combine_s_t = combine_t.bottomRows(d);
+    ATTN_ASSIGN(m->out_state_t, r.linear_t("decoder.out.weight", vt, d));
+    ATTN_ASSIGN(m->out_b, r.vector("decoder.out.bias", vt));
+  }
+
+  if (auto w = r.unused_warning("a " + c.variant_name() + " model")) m->warnings.push_back(std::move(*w));
+  m->parameters = r.parameters();
+  m->source_index = bundled::index_vocabulary(c.source_vocab);
+  return m;
+}
+
+}  // namespace
+
+Seq2SeqModel::Seq2SeqModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Seq2SeqModel::~Seq2SeqModel() = default;
+const Seq2SeqConfig& Seq2SeqModel::config() const { return impl_->config; }
+std::vector<std::string> Seq2SeqModel::warnings() const { return impl_->warnings; }
+std::int64_t Seq2SeqModel::parameters() const { return impl_->parameters; }
+
+std::string Seq2SeqModel::description() const {
+  const auto& c = impl_->config;
+  std::string out = c.task.empty() ? std::string() : c.task + " \xC2\xB7 ";
+  return out + c.variant_name() + " \xC2\xB7 " + bundled::parameter_text(impl_->parameters) + " parameters";
+}
+
+Result<std::shared_ptr<const Seq2SeqModel>> Seq2SeqModel::from_parts(Seq2SeqConfig config,
+                                                                     const io::SafeTensors& weights) {
+  try {
+    auto impl = build(std::move(config), weights);
+    if (!impl) return std::unexpected(impl.error());
+    return std::shared_ptr<const Seq2SeqModel>(new Seq2SeqModel(std::move(*impl)));
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while loading the model", weights.name());
+  }
+}
+
+Result<std::shared_ptr<const Seq2SeqModel>> Seq2SeqModel::load(const fs::path& folder) {
+  return bundled::load_folder<Seq2SeqModel, Seq2SeqConfig>(folder);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Run
+
+std::shared_ptr<const AttentionMap> Seq2SeqRun::alignment(std::size_t hypothesis) const {
+  if (hypothesis >= hypotheses.size()) return nullptr;
+  const Hypothesis& h = hypotheses[hypothesis];
+  auto map = std::make_shared<AttentionMap>();
+  map->stage = Stage::Cross;
+  map->name = "alignment";
+  map->weights = h.attention;
+  map->row_axis = "output";
+  map->col_axis = "source";
+  map->row_labels = h.labels;
+  map->col_labels = source;
+  map->col_spans = spans;
+  return map;
+}
+
+namespace {
+// The per-session buffers; Seq2SeqSession::Scratch is this (a private name the helpers below cannot use).
+struct DecodeBuffers {
+  bundled::GruScratch gru;
+  Matrix embedded;   // [S, e]
+  Matrix H;          // [S, 2h] annotations
+  Matrix keys;       // U H [S, a], the concat key half [S, a], or W H [S, d]
+
+  // Live hypotheses, one row each; *_next are the rows being gathered for the next step.
+  Matrix state, state_next;  // s [k, d]
+  Matrix feed, feed_next;    // Luong h~ [k, d]
+  std::vector<int> tokens, tokens_next;
+
+  Matrix query;      // [k, a]
+  Matrix tanh_rows;  // [S, a]
+  Matrix alpha;      // [k, S]
+  Matrix context;    // [k, 2h]
+  Matrix gi, gh;     // [k, 3d]
+  Matrix logits;     // [k, Vt] -> log-softmax
+  Vector positions;  // local-p: [k]
+
+  // The search tree: one node per emitted id, with the attention row (and p_t) of the step that emitted it.
+  struct Node {
+    int parent = -1;
+    int token = 0;
+  };
+  std::vector<Node> nodes;
+  std::vector<float> rows;       // nodes x S
+  std::vector<float> node_positions;
+
+  struct Hyp {
+    int node = -1;          // last node (-1: the root, nothing emitted yet)
+    double log_prob = 0.0;  // summed in double, as the reference sums Python floats
+    int length = 0;         // ids emitted
+  };
+  std::vector<Hyp> alive, alive_next, ended;
+  std::vector<int> lex_rank;   // alive hypotheses' places in the lexicographic order of their ids
+  std::vector<int> order;
+  std::vector<int> path_a, path_b;
+
+  struct Candidate {
+    double score = 0.0;
+    int token = 0;
+    int parent = 0;  // index into alive
+  };
+  std::vector<Candidate> candidates;
+};
+}  // namespace
+
+struct Seq2SeqSession::Scratch : DecodeBuffers {};
+
+Seq2SeqSession::Seq2SeqSession(std::shared_ptr<const Seq2SeqModel> model)
+    : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
+Seq2SeqSession::~Seq2SeqSession() = default;
+Seq2SeqSession::Seq2SeqSession(Seq2SeqSession&&) noexcept = default;
+Seq2SeqSession& Seq2SeqSession::operator=(Seq2SeqSession&&) noexcept = default;
+
+namespace {
+
+using Impl = Seq2SeqModel::Impl;
+using Scratch = DecodeBuffers;
+
+// The encoder and everything per input that the steps share: H, s_0, the key projections.
+void encode(const Impl& m, Scratch& s, const std::vector<int>& ids) {
+  const auto& c = m.config;
+  const Index S = static_cast<Index>(ids.size()), e = c.embedding_size, h = c.encoder_hidden;
+  s.embedded.resize(S, e);
+  for (Index j = 0; j < S; ++j) s.embedded.row(j) = m.source_embedding.row(ids[static_cast<std::size_t>(j)]);
+  bundled::bigru(m.encoder, s.embedded, s.H, s.gru);
+
+  // s_0 = tanh(W_init [fwd_{S-1} ; bwd_0] + b).
+  RowVector last(2 * h);
+  last.head(h) = s.H.row(S - 1).head(h);
+  last.tail(h) = s.H.row(0).tail(h);
+  s.state.resize(1, c.decoder_hidden);
+  bundled::multiply(s.state, last, m.init_t);
+  s.state = (s.state + m.init_b).array().tanh().matrix();
+
+  switch (c.score) {
+    case Seq2SeqScore::Additive:
+    case Seq2SeqScore::Concat:
+      s.keys.resize(S, c.attention_size);
+      bundled::multiply(s.keys, s.H, m.key_t);
+      break;
+    case Seq2SeqScore::General:
+      s.keys.resize(S, c.decoder_hidden);
+      bundled::multiply(s.keys, s.H, m.key_t);
+      break;
+    case Seq2SeqScore::Dot: break;
+  }
+}
+
+// scores(b, j) = v . tanh(q_b + k_j) over the precomputed key projections.
+void tanh_scores(const Matrix& query, const Matrix& keys, const RowVector& v, Index rows, Matrix& tanh_rows,
+                 Matrix& out) {
+  tanh_rows.resize(keys.rows(), keys.cols());
+  for (Index b = 0; b < rows; ++b) {
+    tanh_rows = (keys.rowwise() + query.row(b)).array().tanh().matrix();
+    out.row(b) = tanh_rows.lazyProduct(v.transpose()).transpose();
+  }
+}
+
+// One decoder step for the first B rows of s.state (and s.feed, s.tokens): leaves the step's attention
+// rows in s.alpha, p_t in s.positions (local-p), the new states in s.state / s.feed and the logits in
+// s.logits.
+void step(const Impl& m, Scratch& s, Index B) {
+  const auto& c = m.config;
+  auto state = s.state.topRows(B);
+  auto alpha = s.alpha.topRows(B);
+  auto context = s.context.topRows(B);
+  auto gi = s.gi.topRows(B);
+  auto gh = s.gh.topRows(B);
+  auto logits = s.logits.topRows(B);
+
+  const auto gates_from_tokens = [&] {
+    for (Index b = 0; b < B; ++b) gi.row(b) = m.embedding_gates.row(s.tokens[static_cast<std::size_t>(b)]);
+  };
+  const auto recurrent = [&] {
+    bundled::multiply(gh, state, m.cell.w_hh_t);
+    gh.rowwise() += m.cell.b_hh;
+  };
+
+  if (c.attention == Seq2SeqAttention::Bahdanau) {
+    // e_j = v . tanh(W s_{t-1} + U H_j): the query is the previous state.
+    bundled::multiply(s.query.topRows(B), state, m.query_t);
+    tanh_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
+    softmax_rows_inplace(alpha);
+    bundled::multiply(context, alpha, s.H);
+    // s_t = GRUCell([emb(y) ; c_t], s_{t-1}).
+    gates_from_tokens();
+    bundled::multiply(gi, context, m.feed_gates_t, true);
+    recurrent();
+    bundled::gru_gates(gi, gh, state, state);
+    // logits = W_out [s_t ; c_t ; emb(y)] + b.
+    bundled::multiply(logits, state, m.out_state_t);
+    bundled::multiply(logits, context, m.out_context_t, true);
+    for (Index b = 0; b < B; ++b) logits.row(b) += m.out_embedding.row(s.tokens[static_cast<std::size_t>(b)]);
+  } else {
+    // s_t = GRUCell([emb(y) ; h~_{t-1}], s_{t-1}) (input feeding); the query is the new state.
+    gates_from_tokens();
+    bundled::multiply(gi, s.feed.topRows(B), m.feed_gates_t, true);
+    recurrent();
+    bundled::gru_gates(gi, gh, state, state);
+    if (c.local) {
+      // The general score s_t . (W H_j) is the dot score against the keys W H_j computed once per input
+      // (as the reference computes it), so local_attention gets those keys and the dot score.
+      LocalParams p = local_defaults(LocalKind::Predictive);
+      p.score = ScoreKind::Dot;
+      p.window = c.window;
+      const LocalResult r = local_attention(state, s.keys, s.H, ScoreWeights{}, m.local, p);
+      alpha = r.weights;
+      context = r.context;
+      s.positions.head(B) = r.positions;
+    } else {
+      switch (c.score) {
+        case Seq2SeqScore::Dot: alpha = state.lazyProduct(s.H.transpose()); break;
+        case Seq2SeqScore::General: alpha = state.lazyProduct(s.keys.transpose()); break;
+        case Seq2SeqScore::Concat:
+          bundled::multiply(s.query.topRows(B), state, m.query_t);
+          tanh_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
+          break;
+        case Seq2SeqScore::Additive: break;  // not a Luong score (refused at load)
+      }
+      softmax_rows_inplace(alpha);
+      bundled::multiply(context, alpha, s.H);
+    }
+    // h~_t = tanh(W_c [c_t ; s_t]); logits = W_out h~_t + b.
+    auto feed = s.feed.topRows(B);
+    bundled::multiply(feed, context, m.combine_c_t);
+    bundled::multiply(feed, state, m.combine_s_t, true);
+    feed = feed.array().tanh().matrix();
+    bundled::multiply(logits, feed, m.out_state_t);
+    logits.rowwise() += m.out_b;
+  }
+}
+
+// Row-wise log-softmax in place.
+void log_softmax_rows(Eigen::Ref<Matrix> x) {
+  for (Index b = 0; b < x.rows(); ++b) {
+    auto row = x.row(b);
+    const float mx = row.maxCoeff();
+    const float lse = mx + std::log((row.array() - mx).exp().sum());
+    row.array() -= lse;
+  }
+}
+
+// The ids of the hypothesis ending at `node` (root first) into `out`.
+void ids_of(const Scratch& s, int node, std::vector<int>& out) {
+  out.clear();
+  for (int n = node; n >= 0; n = s.nodes[static_cast<std::size_t>(n)].parent) {
+    out.push_back(s.nodes[static_cast<std::size_t>(n)].token);
+  }
+  std::reverse(out.begin(), out.end());
+}
+
+// Python's list comparison of the two hypotheses' ids (a prefix first). Only ties of the score reach it.
+bool ids_less(Scratch& s, int a, int b) {
+  ids_of(s, a, s.path_a);
+  ids_of(s, b, s.path_b);
+  return std::lexicographical_compare(s.path_a.begin(), s.path_a.end(), s.path_b.begin(), s.path_b.end());
+}
+
+// The reference's ranking key (-log_prob, ids): true when x ranks before y.
+bool ranks_before(Scratch& s, const Scratch::Hyp& x, const Scratch::Hyp& y) {
+  if (x.log_prob != y.log_prob) return x.log_prob > y.log_prob;
+  return ids_less(s, x.node, y.node);
+}
+
+// Truncates to max_source_length with a warning.
+void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
+  const std::size_t n = run.source_ids.size(), keep = static_cast<std::size_t>(c.max_source_length);
+  if (n <= keep) return;
+  run.warnings.push_back("input truncated to " + std::to_string(keep) + " characters (of " + std::to_string(n) + ")");
+  run.source_ids.resize(keep);
+  run.source.resize(keep);
+  run.spans.resize(keep);
+  run.unknown.resize(keep);
+}
+
+// The source truncated to max_source_length, then beam search exactly as tools/train/seq2seq_torch.py's
+// beam_search makes MODELS.md "Decoding" precise: every alive hypothesis is extended by every target id;
+// the k best extensions are kept (ties: the id sequences compared lexicographically, i.e. lower token id
+// first); those ending in </s> or holding max_steps ids move to `ended`, the rest stay alive; the search
+// stops when the k best of ended + alive have all ended (or nothing is alive) and returns the k best
+// ended. Greedy is k = 1.
+Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const DecodeOptions& options) {
+  const auto& c = m.config;
+  truncate_source(c, run);
+  const int k = options.beam;
+  const int max_steps = options.max_steps.value_or(c.max_target_length);
+  if (k < 1 || k > kMaxBeam) {
+    return fail("beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
+  }
+  if (max_steps < 1) return fail("max_steps is " + std::to_string(max_steps) + "; at least one step is needed");
+
+  const auto& ids = run.source_ids;
+  const Index S = static_cast<Index>(ids.size()), d = c.decoder_hidden, vt = static_cast<Index>(c.target_vocab.size());
+  encode(m, s, ids);
+
+  // Buffers for k rows (the state's first row is s_0 from encode()).
+  const RowVector s0 = s.state.row(0);
+  s.state.resize(k, d);
+  s.state.row(0) = s0;
+  s.state_next.resize(k, d);
+  s.feed = Matrix::Zero(k, d);  // h~_0 = 0
+  s.feed_next.resize(k, d);
+  s.tokens.assign(static_cast<std::size_t>(k), kStart);
+  s.tokens_next.assign(static_cast<std::size_t>(k), kStart);
+  s.query.resize(k, std::max<Index>(1, c.attention_size));
+  s.alpha.resize(k, S);
+  s.context.resize(k, s.H.cols());
+  s.gi.resize(k, 3 * d);
+  s.gh.resize(k, 3 * d);
+  s.logits.resize(k, vt);
+  s.positions = Vector::Zero(k);
+  s.nodes.clear();
+  s.rows.clear();
+  s.node_positions.clear();
+  s.ended.clear();
+  s.alive.assign(1, Scratch::Hyp{-1, 0.0, 0});
+
+  while (!s.alive.empty()) {
+    // Alive hypothesis i is row i of state / feed / tokens.
+    const Index B = static_cast<Index>(s.alive.size());
+    step(m, s, B);
+    log_softmax_rows(s.logits.topRows(B));
+
+    // The alive hypotheses all hold t ids, so a candidate's ids compare as (parent's ids, token).
+    s.order.resize(static_cast<std::size_t>(B));
+    std::iota(s.order.begin(), s.order.end(), 0);
+    if (B > 1) {
+      std::sort(s.order.begin(), s.order.end(), [&](int x, int y) {
+        return ids_less(s, s.alive[static_cast<std::size_t>(x)].node, s.alive[static_cast<std::size_t>(y)].node);
+      });
+    }
+    s.lex_rank.resize(static_cast<std::size_t>(B));
+    for (std::size_t i = 0; i < s.order.size(); ++i) s.lex_rank[static_cast<std::size_t>(s.order[i])] = static_cast<int>(i);
+
+    s.candidates.clear();
+    for (Index i = 0; i < B; ++i) {
+      const double base = s.alive[static_cast<std::size_t>(i)].log_prob;
+      for (Index v = 0; v < vt; ++v) {
+        s.candidates.push_back({base + static_cast<double>(s.logits(i, v)), static_cast<int>(v), static_cast<int>(i)});
+      }
+    }
+    const auto keep = std::min<std::size_t>(static_cast<std::size_t>(k), s.candidates.size());
+    std::partial_sort(s.candidates.begin(), s.candidates.begin() + static_cast<std::ptrdiff_t>(keep),
+                      s.candidates.end(), [&](const Scratch::Candidate& x, const Scratch::Candidate& y) {
+                        if (x.score != y.score) return x.score > y.score;
+                        const int px = s.lex_rank[static_cast<std::size_t>(x.parent)];
+                        const int py = s.lex_rank[static_cast<std::size_t>(y.parent)];
+                        return px != py ? px < py : x.token < y.token;
+                      });
+
+    // The kept extensions: ended ones join `ended` (kept sorted), the others gather their rows.
+    s.alive_next.clear();
+    for (std::size_t ci = 0; ci < keep; ++ci) {
+      const auto& cand = s.candidates[ci];
+      const auto& parent = s.alive[static_cast<std::size_t>(cand.parent)];
+      const Scratch::Hyp hyp{static_cast<int>(s.nodes.size()), cand.score, parent.length + 1};
+      s.nodes.push_back({parent.node, cand.token});
+      const float* row = s.alpha.row(cand.parent).data();
+      s.rows.insert(s.rows.end(), row, row + S);
+      s.node_positions.push_back(s.positions(cand.parent));
+      if (cand.token == kEnd || hyp.length >= max_steps) {
+        const auto at = std::upper_bound(s.ended.begin(), s.ended.end(), hyp,
+                                         [&](const Scratch::Hyp& x, const Scratch::Hyp& y) { return ranks_before(s, x, y); });
+        s.ended.insert(at, hyp);
+        continue;
+      }
+      const Index r = static_cast<Index>(s.alive_next.size());
+      s.state_next.row(r) = s.state.row(cand.parent);
+      s.feed_next.row(r) = s.feed.row(cand.parent);
+      s.tokens_next[static_cast<std::size_t>(r)] = cand.token;
+      s.alive_next.push_back(hyp);
+    }
+    std::swap(s.alive, s.alive_next);
+    std::swap(s.state, s.state_next);
+    std::swap(s.feed, s.feed_next);
+    std::swap(s.tokens, s.tokens_next);
+
+    // Stop when the k best of ended + alive have all ended: every alive one ranks after the k-th ended.
+    if (s.ended.size() >= static_cast<std::size_t>(k)) {
+      const auto& kth = s.ended[static_cast<std::size_t>(k - 1)];
+      const bool done = std::none_of(s.alive.begin(), s.alive.end(),
+                                     [&](const Scratch::Hyp& h) { return ranks_before(s, h, kth); });
+      if (done) break;
+    }
+  }
+
+  // The k best ended hypotheses, best first, from the tree.
+  const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(k), s.ended.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& hyp = s.ended[i];
+    Hypothesis h;
+    ids_of(s, hyp.node, h.ids);
+    h.attention.resize(static_cast<Index>(h.ids.size()), S);
+    std::size_t n = static_cast<std::size_t>(hyp.node);
+    for (Index row = static_cast<Index>(h.ids.size()) - 1; row >= 0; --row) {
+      h.attention.row(row) = Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(S), S);
+      if (c.local) h.positions.push_back(s.node_positions[n]);
+      n = static_cast<std::size_t>(s.nodes[n].parent);
+    }
+    std::reverse(h.positions.begin(), h.positions.end());
+    for (const int id : h.ids) {
+      const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
+      // The reference's target_text: every id but </s> as its vocabulary string.
+      if (id != kEnd) h.text += label;
+      h.labels.push_back(label);
+    }
+    h.log_prob = static_cast<float>(hyp.log_prob);
+    h.finished = h.ids.back() == kEnd;
+    run.hypotheses.push_back(std::move(h));
+  }
+  return run;
+}
+
+}  // namespace
+
+Result<Seq2SeqRun> Seq2SeqSession::run(std::string_view text, const DecodeOptions& options) {
+  try {
+    const Impl& m = model_->impl();
+    if (text.empty()) return fail("nothing to decode: the text is empty", "text");
+    Seq2SeqRun run;
+    const auto cps = unicode::code_points(text);
+    run.source.reserve(cps.size());
+    for (const auto& cp : cps) {
+      std::string label;
+      unicode::append_utf8(label, cp.value);
+      int id = kUnk;
+      if (cp.valid) {
+        // An invalid byte is U+FFFD but never the vocabulary's U+FFFD: it was not that character.
+        if (const auto it = m.source_index.find(label); it != m.source_index.end()) id = it->second;
+      }
+      run.source.push_back(std::move(label));
+      run.spans.push_back(cp.span);
+      run.source_ids.push_back(id);
+      run.unknown.push_back(id == kUnk);
+    }
+    return decode(m, *scratch_, std::move(run), options);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while decoding", "text");
+  }
+}
+
+Result<Seq2SeqRun> Seq2SeqSession::run_ids(const std::vector<int>& source_ids, const DecodeOptions& options) {
+  try {
+    const Impl& m = model_->impl();
+    const auto& vocab = m.config.source_vocab;
+    if (source_ids.empty()) return fail("nothing to decode: no source ids", "source ids");
+    Seq2SeqRun run;
+    std::int32_t offset = 0;
+    for (std::size_t i = 0; i < source_ids.size(); ++i) {
+      const int id = source_ids[i];
+      if (id < 0 || static_cast<std::size_t>(id) >= vocab.size()) {
+        return fail("source id " + std::to_string(id) + " at position " + std::to_string(i) +
+                        " is outside the vocabulary (0 to " + std::to_string(vocab.size() - 1) + ")",
+                    "source ids");
+      }
+      const std::string& label = vocab[static_cast<std::size_t>(id)];
+      // Spans index the labels written one after the other: there is no typed text.
+      const auto length = static_cast<std::int32_t>(label.size());
+      run.spans.push_back({offset, offset + length});
+      offset += length;
+      run.source.push_back(label);
+      run.source_ids.push_back(id);
+      run.unknown.push_back(id == kUnk);
+    }
+    return decode(m, *scratch_, std::move(run), options);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while decoding", "source ids");
+  }
+}
+
+}  // namespace attn::models

@@ -1,0 +1,79 @@
+// The attention-pooling classifiers against torch: every folder of tests/data/classifier holds an
+// expected.json written by tools/parity/make_classifier_fixtures.py (tools/train/classifier_torch.py's
+// analyse() in float64, cross-checked there by a numpy implementation) whose "model" names the model
+// folder. Cases are discovered by listing the directory; an empty or missing directory fails. Tokens,
+// spans, sentence ids, ids and the prediction must match exactly, every number within 1e-4.
+#include "attn/models/classifier.h"
+#include "bundled_cases.h"
+#include "fixture.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::models {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr double kTolerance = 1e-4;
+
+fs::path cases_dir() { return parity::bundled_cases_dir("classifier"); }
+
+TEST(ClassifierParityCases, TheFixtureDirectoryHoldsBothRandomModels) {
+  parity::expect_cases(cases_dir(), {"random-pooling", "random-hierarchical"});
+}
+
+class ClassifierParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ClassifierParity, WordsWeightsAndProbabilitiesMatchTorch) {
+  json expected;
+  ASSERT_TRUE(parity::read_expected(cases_dir() / GetParam(), expected));
+  std::shared_ptr<const ClassifierModel> model;
+  ASSERT_TRUE(parity::load_case_model(expected, model));
+  const bool hierarchical = model->config().hierarchical;
+  ClassifierSession session(model);
+  for (const auto& entry : expected["runs"]) {
+    const std::string text = entry.at("text");
+    SCOPED_TRACE("text \"" + text + "\"");
+    auto run = session.run(text);
+    ASSERT_TRUE(run.has_value()) << run.error().message();
+    EXPECT_EQ(run->input.words, entry.at("tokens").get<std::vector<std::string>>());
+    const auto spans = entry.at("spans").get<std::vector<std::vector<int>>>();
+    ASSERT_EQ(run->input.spans.size(), spans.size());
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      ASSERT_EQ(spans[i].size(), 2u);
+      EXPECT_EQ(run->input.spans[i], (Span{spans[i][0], spans[i][1]})) << "span of token " << i;
+    }
+    EXPECT_EQ(run->input.sentence, entry.at("sentence_of_token").get<std::vector<int>>());
+    EXPECT_EQ(run->ids, entry.at("ids").get<std::vector<int>>());
+    EXPECT_TRUE(parity::all_near(parity::rows_matrix(entry.at("word_attention"), parity::kAny, "word attention"),
+                                 run->word_attention, kTolerance))
+        << "word attention";
+    const auto sentence = entry.at("sentence_attention").get<std::vector<double>>();
+    ASSERT_EQ(static_cast<std::size_t>(run->sentence_attention.size()), sentence.size()) << "sentence attention";
+    EXPECT_EQ(sentence.empty(), !hierarchical);
+    for (std::size_t i = 0; i < sentence.size(); ++i) {
+      EXPECT_NEAR(run->sentence_attention(static_cast<Index>(i)), sentence[i], kTolerance) << "sentence " << i;
+    }
+    const auto probabilities = entry.at("probabilities").get<std::vector<double>>();
+    ASSERT_EQ(run->probabilities.size(), probabilities.size());
+    for (std::size_t i = 0; i < probabilities.size(); ++i) {
+      EXPECT_NEAR(run->probabilities[i], probabilities[i], kTolerance) << "probability of label " << i;
+    }
+    EXPECT_EQ(run->predicted, entry.at("predicted").get<int>());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ClassifierParity, ::testing::ValuesIn(parity::discover_cases(cases_dir())),
+                         parity::case_test_name);
+// An empty directory instantiates nothing; ClassifierParityCases fails then.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ClassifierParity);
+
+}  // namespace
+}  // namespace attn::models
