@@ -1,12 +1,15 @@
-// attnscope-cli: the lab, the glimpse workbench and the transformer tab without a window. Parses arguments and hands them to
-// attn_ui's headless renderers, which draw with the GUI's own views, exporters and engine calls.
+// attnscope-cli: the lab, the glimpse workbench, the transformer tab and the alignment tab without a window.
+// Parses arguments and hands them to attn_ui's headless renderers, which draw with the GUI's own views,
+// exporters and engine calls.
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
+#include "app/align_cli.h"
 #include "app/glimpse_cli.h"
 #include "app/headless.h"
 #include "app/transformer_cli.h"
 #include "app/versions.h"
 #include "attn/lab/lab.h"
+#include "workbenches/alignment_models.h"
 #include "workbenches/lab_workbench.h"
 
 #include <QApplication>
@@ -112,6 +115,25 @@ struct Options {
   QCommandLineOption view{u"view"_s, u"matrix (default), head (BertViz lines), model (every layer x head) or overlay (ViT)."_s,
                           u"name"_s};
   QCommandLineOption runOut{u"out"_s, u"Image to write: .png (the matrix also .svg or .pdf)."_s, u"file"_s};
+  // align
+  QCommandLineOption alignModel{u"model"_s,
+                                u"A bundled model by name (attnscope-cli align --list) or a model folder (config.json + "
+                                "model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model)."_s,
+                                u"name|dir"_s};
+  QCommandLineOption alignText{u"text"_s, u"The input: a date in any form, or a review."_s, u"text"_s};
+  QCommandLineOption beam{u"beam"_s, u"Beam width, 1 (greedy, the default) to 16."_s, u"K"_s};
+  QCommandLineOption hypothesis{u"hypothesis"_s, u"Which hypothesis to draw, 1 = the best (default)."_s, u"N"_s};
+  QCommandLineOption step{u"step"_s, u"Outline this output step in the heatmap (1 = the first); the shading view "
+                                     "shades the source by it."_s,
+                          u"N"_s};
+  QCommandLineOption alignView{u"view"_s, u"heatmap (the alignment, the default for date models) or shading (the "
+                                          "source characters shaded by the step's attention). Classifiers always "
+                                          "write their word shading."_s,
+                               u"name"_s};
+  QCommandLineOption alignOut{u"out"_s, u"Picture to write: .png, .svg or .pdf."_s, u"file"_s};
+  QCommandLineOption alignCsv{u"csv"_s, u"Also write the matrix as CSV (the alignment; a classifier's heads x words)."_s,
+                              u"file"_s};
+  QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
 };
 
 template <class T>
@@ -303,6 +325,48 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
   return reportRender(attn::ui::runTransformer(job));
 }
 
+int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+  if (parser.isSet(o.alignList)) {
+    const auto models = attn::ui::bundledModels();
+    if (models.empty()) print(stdout, u"This build bundles no models.\n"_s);
+    for (const auto& model : models) print(stdout, u"%1  %2\n"_s.arg(model.key, -24).arg(model.name));
+    return 0;
+  }
+  attn::ui::AlignJob job;
+  job.model = parser.value(o.alignModel);
+  if (parser.isSet(o.alignText)) {
+    job.text = rawOption(argc, argv, "text").value_or(parser.value(o.alignText).toStdString());
+    job.hasText = true;
+  }
+  QString error;
+  if (!parseNumber(parser, o.beam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
+      !parseNumber(parser, o.step, job.step, error)) {
+    return usageError(error);
+  }
+  job.beamSet = parser.isSet(o.beam);
+  job.hypothesisSet = parser.isSet(o.hypothesis);
+  if (parser.isSet(o.alignView)) {
+    const QString name = parser.value(o.alignView);
+    if (name != u"heatmap"_s && name != u"shading"_s) {
+      return usageError(u"--view: expected heatmap or shading, got '%1'"_s.arg(name));
+    }
+    job.view = name == u"heatmap"_s ? attn::ui::AlignJob::View::Heatmap : attn::ui::AlignJob::View::Shading;
+    job.viewSet = true;
+  }
+  if (parser.isSet(o.colormap)) {
+    const auto map = attn::ui::render::findColormap(parser.value(o.colormap));
+    if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
+    job.colormap = *map;
+  }
+  job.outPath = parser.value(o.alignOut);
+  job.csvPath = parser.value(o.alignCsv);
+  int width = 900;
+  int height = 700;
+  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) return usageError(error);
+  job.size = QSize(width, height);
+  return reportRender(attn::ui::runAlign(job));
+}
+
 // Qt's platform chatter on a headless machine ("XDG_RUNTIME_DIR not set", notes of the offscreen
 // plugin) would read as problems with the user's command. ATTNSCOPE_DEBUG=1 shows it again.
 void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
@@ -324,6 +388,11 @@ QString commandsHelp() {
          "           attnscope-cli run --model vit-dir --image photo.jpg --render rollout --view overlay --out r.png\n"
          "           attnscope-cli run --model DIR --text \"...\" --dump run.attn.safetensors\n"
          "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
+         "  align    Run a bundled date or review model (or a model folder) and write its alignment or word shading.\n"
+         "           attnscope-cli align --model date-bahdanau --text \"21 Nov 2026\" --out a.png [--csv a.csv]\n"
+         "           attnscope-cli align --model date-luong-local-p --text \"Nov 21st 2026\" --beam 4 --hypothesis 2 --out h.png\n"
+         "           attnscope-cli align --model sentiment-hierarchical --text \"The food was not good. We paid 80 euros.\" --out r.png\n"
+         "           attnscope-cli align --list\n"
          "Run 'attnscope-cli <command> --help' for a command's options.\n"_s;
 }
 
@@ -341,7 +410,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse or run"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run or align"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -356,7 +425,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo, glimpse or run)"_s);
+    return usageError(u"no command given (lab, demo, glimpse, run or align)"_s);
   }
 
   Options o;
@@ -378,8 +447,13 @@ int main(int argc, char* argv[]) {
                                  u"run [options]"_s);
     parser.addOptions({o.model, o.dumpIn, o.text, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut, o.width,
                        o.height, o.colormap});
+  } else if (command == u"align"_s) {
+    parser.addPositionalArgument(u"align"_s, u"Run a seq2seq date model or a review classifier; write its alignment."_s,
+                                 u"align [options]"_s);
+    parser.addOptions({o.alignModel, o.alignText, o.beam, o.hypothesis, o.step, o.alignView, o.alignOut, o.alignCsv,
+                       o.width, o.height, o.colormap, o.alignList});
   } else {
-    return usageError(u"unknown command '%1' (lab, demo, glimpse or run)"_s.arg(command));
+    return usageError(u"unknown command '%1' (lab, demo, glimpse, run or align)"_s.arg(command));
   }
   if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -391,5 +465,6 @@ int main(int argc, char* argv[]) {
   }
   if (command == u"glimpse"_s) return runGlimpse(parser, o, argc, argv);
   if (command == u"run"_s) return runModel(parser, o, argc, argv);
+  if (command == u"align"_s) return runAlignCommand(parser, o, argc, argv);
   return command == u"lab"_s ? runLab(parser, o, argc, argv) : runDemo(parser, o);
 }

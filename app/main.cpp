@@ -2,6 +2,8 @@
 #include "app/main_window.h"
 #include "app/versions.h"
 #include "attn/lab/lab.h"
+#include "workbenches/alignment_models.h"
+#include "workbenches/alignment_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
@@ -9,6 +11,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
@@ -52,7 +55,8 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption mechanismOption(u"mechanism"_s, u"Start the lab with this mechanism (see attnscope-cli lab --list)."_s,
                                            u"key"_s);
   parser.addOption(mechanismOption);
-  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: lab, glimpse or transformer."_s, u"name"_s);
+  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: alignment (the default), lab, glimpse or transformer."_s,
+                                     u"name"_s);
   parser.addOption(tabOption);
   const QCommandLineOption imageOption(
       u"image"_s,
@@ -72,11 +76,18 @@ int main(int argc, char* argv[]) {
   parser.addOption(editStnOption);
   const QCommandLineOption writeOption(u"write"_s, u"Turn on the Glimpse tab's write mode."_s);
   parser.addOption(writeOption);
-  const QCommandLineOption modelOption(u"model"_s, u"Open this model folder or *.attn.safetensors dump in the Transformer tab."_s,
-                                       u"dir"_s);
+  const QCommandLineOption modelOption(
+      u"model"_s,
+      u"Open a model: a bundled one by name (date-bahdanau, ..., sentiment-hierarchical) or a seq2seq or classifier "
+      "folder in the Alignment tab; a transformer folder or *.attn.safetensors dump in the Transformer tab."_s,
+      u"name|dir"_s);
   parser.addOption(modelOption);
-  const QCommandLineOption textOption(u"text"_s, u"The Transformer tab's text."_s, u"text"_s);
+  const QCommandLineOption textOption(u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s);
   parser.addOption(textOption);
+  const QCommandLineOption beamOption(u"beam"_s, u"The Alignment tab's beam width (1 = greedy)."_s, u"K"_s);
+  parser.addOption(beamOption);
+  const QCommandLineOption stepOption(u"step"_s, u"The Alignment tab's output step in view (1 = the first)."_s, u"N"_s);
+  parser.addOption(stepOption);
   const QCommandLineOption viewOption(u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay or stats."_s,
                                       u"name"_s);
   parser.addOption(viewOption);
@@ -108,15 +119,66 @@ int main(int argc, char* argv[]) {
   }
   auto* glimpse = window.glimpse();
   auto* transformer = window.transformer();
-  const bool transformerTab = parser.value(tabOption) == u"transformer"_s || parser.isSet(modelOption);
-  const bool glimpseTab = !transformerTab && (parser.value(tabOption) == u"glimpse"_s || parser.isSet(imageOption) ||
-                                              parser.isSet(gaussianOption) || parser.isSet(stnOption) ||
-                                              parser.isSet(sameWindowOption));
-  if (parser.isSet(tabOption) && parser.value(tabOption) != u"glimpse"_s && parser.value(tabOption) != u"lab"_s &&
-      parser.value(tabOption) != u"transformer"_s) {
-    std::fprintf(stderr, "attnscope: unknown tab '%s' (lab, glimpse or transformer)\n",
-                 parser.value(tabOption).toLocal8Bit().constData());
+  auto* alignment = window.alignment();
+  const QString tabName = parser.value(tabOption);
+  if (parser.isSet(tabOption) && tabName != u"alignment"_s && tabName != u"glimpse"_s && tabName != u"lab"_s &&
+      tabName != u"transformer"_s) {
+    std::fprintf(stderr, "attnscope: unknown tab '%s' (alignment, lab, glimpse or transformer)\n",
+                 tabName.toLocal8Bit().constData());
     return 2;
+  }
+  // --model without --tab: a bundled name or an AttnScope seq2seq/classifier folder is for the Alignment tab,
+  // anything else for the Transformer tab.
+  const QString modelArg = parser.value(modelOption);
+  const bool alignmentModel = parser.isSet(modelOption) &&
+                              ((!modelArg.contains(u'/') && attn::ui::findBundledModel(modelArg)) ||
+                               attn::ui::isAlignmentArchitecture(attn::ui::folderArchitecture(modelArg)));
+  const bool alignmentTab =
+      tabName == u"alignment"_s || (!parser.isSet(tabOption) && (alignmentModel || parser.isSet(beamOption) ||
+                                                                  parser.isSet(stepOption)));
+  const bool transformerTab = !alignmentTab && (tabName == u"transformer"_s || parser.isSet(modelOption));
+  const bool glimpseTab = !alignmentTab && !transformerTab &&
+                          (tabName == u"glimpse"_s || parser.isSet(imageOption) || parser.isSet(gaussianOption) ||
+                           parser.isSet(stnOption) || parser.isSet(sameWindowOption));
+  // A mechanism or a text file to open means the lab.
+  const QStringList files = parser.positionalArguments();
+  const bool labTab = !alignmentTab && !transformerTab && !glimpseTab &&
+                      (tabName == u"lab"_s || parser.isSet(mechanismOption) || !files.isEmpty());
+  if (alignmentTab) {
+    window.showAlignment();
+    if (parser.isSet(textOption)) alignment->setText(parser.value(textOption));
+    if (parser.isSet(beamOption)) {
+      bool ok = false;
+      const int beam = parser.value(beamOption).toInt(&ok);
+      if (!ok || beam < 1 || beam > attn::ui::AlignmentWorkbench::kMaxBeam) {
+        std::fprintf(stderr, "attnscope: --beam expects a width from 1 (greedy) to %d\n",
+                     attn::ui::AlignmentWorkbench::kMaxBeam);
+        return 2;
+      }
+      alignment->setBeam(beam);
+    }
+    if (parser.isSet(stepOption)) {
+      bool ok = false;
+      const int step = parser.value(stepOption).toInt(&ok);
+      if (!ok || step < 1) {
+        std::fprintf(stderr, "attnscope: --step expects an output step, 1 = the first\n");
+        return 2;
+      }
+      // Applied once a result has that many steps (the model's output is known then); later the slider is
+      // the user's.
+      auto applied = std::make_shared<bool>(false);
+      QObject::connect(alignment, &attn::ui::AlignmentWorkbench::resultShown, alignment, [alignment, step, applied] {
+        if (*applied || alignment->stepCount() < step) return;
+        *applied = true;
+        alignment->setStep(step - 1);
+      });
+    }
+    if (parser.isSet(modelOption)) {
+      // A bundled name first; a name that is neither a bundled model nor a folder gets the engine's answer,
+      // which lists the bundled models.
+      const bool bundled = !modelArg.contains(u'/') && attn::ui::findBundledModel(modelArg);
+      alignment->openModel(bundled || !QFileInfo::exists(modelArg) ? modelArg : QFileInfo(modelArg).absoluteFilePath());
+    }
   }
   if (transformerTab) {
     window.showTransformer();
@@ -168,7 +230,7 @@ int main(int argc, char* argv[]) {
     if (parser.isSet(modelOption)) window.openModel(parser.value(modelOption));
   } else if (glimpseTab) {
     window.showGlimpse();
-  } else if (parser.value(tabOption) == u"lab"_s) {
+  } else if (labTab) {
     window.showLab();
   }
   // Glimpse settings from the command line apply once the image they refer to is open.
@@ -206,10 +268,33 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(writeOption)) glimpse->setWriteMode(true);
   window.show();
   if (!wantedImage.isEmpty() && !transformerTab) glimpse->openFile(wantedImage);
-  const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.openFile(files.front());
 
-  if (parser.isSet(screenshotOption) && transformerTab) {
+  // Without a tab chosen the screenshot is of the tab in view (the Alignment tab, or the one left open last
+  // time).
+  const bool alignmentShot = alignmentTab || (!transformerTab && !glimpseTab && !labTab &&
+                                              window.tabs()->currentWidget() == alignment);
+  if (parser.isSet(screenshotOption) && alignmentShot) {
+    const QString path = parser.value(screenshotOption);
+    QObject::connect(alignment, &attn::ui::AlignmentWorkbench::sourceFailed, &window, [](const QString& message) {
+      std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
+      QApplication::exit(1);
+    });
+    QObject::connect(alignment, &attn::ui::AlignmentWorkbench::resultShown, &window,
+                     [&window, path, alignment](quint64 generation) {
+      if (alignment->isLoading() || generation != alignment->submitted()) return;
+      QTimer::singleShot(800, &window, [&window, path] {
+        const bool saved = window.grab().save(path);
+        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
+                     path.toLocal8Bit().constData());
+        QApplication::exit(saved ? 0 : 1);
+      });
+    });
+    QTimer::singleShot(60000, &window, [] {
+      std::fputs("attnscope: no alignment within 60 s, no screenshot\n", stderr);
+      QApplication::exit(1);
+    });
+  } else if (parser.isSet(screenshotOption) && transformerTab) {
     const QString path = parser.value(screenshotOption);
     QObject::connect(transformer, &attn::ui::TransformerWorkbench::sourceFailed, &window, [](const QString& message) {
       std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());

@@ -14,6 +14,7 @@
 #include "ui_test_support.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
+#include "workbenches/alignment_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/glimpse_worker.h"
 #include "workbenches/lab_workbench.h"
@@ -595,7 +596,8 @@ class TestGlimpseWorkbench : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
     auto* glimpse = window->glimpse();
     QVERIFY(settle(*glimpse));
-    QCOMPARE(window->tabs()->currentWidget(), static_cast<QWidget*>(window->lab()));
+    // A first start shows the Alignment tab.
+    QCOMPARE(window->tabs()->currentWidget(), static_cast<QWidget*>(window->alignment()));
     // Dropping an image opens it in the glimpse tab.
     const QString photo = files_.filePath(u"dropped.png"_s);
     QVERIFY(QFile::copy(u":/attnscope/samples/images/chelsea.png"_s, photo));

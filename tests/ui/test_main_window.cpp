@@ -1,9 +1,12 @@
-// The main window: one tab, menus and shortcuts, status bar messages, open / drop / recent files,
+// The main window: its tabs (the Alignment tab first and in view on the first start), menus and shortcuts,
+// status bar messages, open / drop / recent files (model folders routed to the tab of their family),
 // exports, and geometry kept across sessions.
 #include "app/main_window.h"
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
+#include "workbenches/alignment_models.h"
+#include "workbenches/alignment_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
@@ -65,14 +68,24 @@ class TestMainWindow : public QObject {
     QVERIFY(settle(*window_->lab()));
   }
 
-  void labTabFirstThenGlimpse() {
+  void alignmentTabFirstThenLabGlimpseTransformer() {
     auto* tabs = window_->findChild<QTabWidget*>();
     QVERIFY(tabs);
-    QCOMPARE(tabs->count(), 3);
-    QCOMPARE(tabs->widget(0), window_->lab());
-    QCOMPARE(tabs->widget(1), static_cast<QWidget*>(window_->glimpse()));
-    QCOMPARE(tabs->widget(2), static_cast<QWidget*>(window_->transformer()));
-    QCOMPARE(tabs->currentWidget(), window_->lab());
+    QCOMPARE(tabs->count(), 4);
+    QCOMPARE(tabs->widget(0), static_cast<QWidget*>(window_->alignment()));
+    QCOMPARE(tabs->widget(1), window_->lab());
+    QCOMPARE(tabs->widget(2), static_cast<QWidget*>(window_->glimpse()));
+    QCOMPARE(tabs->widget(3), static_cast<QWidget*>(window_->transformer()));
+    // A first start lands on the Alignment tab with the bundled Bahdanau model and a date.
+    QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(window_->alignment()));
+    QCOMPARE(window_->alignment()->text(), defaultDateText());
+    if (findBundledModel(defaultAlignmentModel())) {
+      QTRY_VERIFY_WITH_TIMEOUT(window_->alignment()->outcome() != nullptr, 20000);
+      QCOMPARE(window_->alignment()->source()->model.key, defaultAlignmentModel());
+      QTRY_VERIFY(window_->runLabel()->text().startsWith(u"alignment: "_s));
+    }
+    // The rest of this suite is about the lab.
+    window_->showLab();
   }
 
   void standardShortcuts_data() {
@@ -153,6 +166,28 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(window_->runLabel()->text().startsWith(u"transformer: "_s), 20000);
     QCOMPARE(window_->recentModels().value(0), QFileInfo(folder).absoluteFilePath());
     QVERIFY(!window_->openModel(files_.filePath(u"no-such-model"_s)));
+    window_->showLab();
+  }
+
+  void alignmentModelFoldersOpenInTheAlignmentTab() {
+    const QString folder = QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-bahdanau");
+    auto* alignment = window_->alignment();
+    QSignalSpy loaded(alignment, &AlignmentWorkbench::sourceLoaded);
+    QVERIFY(window_->openModel(folder));
+    QCOMPARE(window_->tabs()->currentWidget(), static_cast<QWidget*>(alignment));
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+    QCOMPARE(alignment->source()->model.path, QFileInfo(folder).absoluteFilePath());
+    QCOMPARE(window_->recentModels().value(0), QFileInfo(folder).absoluteFilePath());
+    QTRY_VERIFY_WITH_TIMEOUT(alignment->outcome() != nullptr, 20000);
+    // Export View writes the alignment heatmap; Export Matrix its CSV.
+    const QString png = files_.filePath(u"alignment.png"_s);
+    QVERIFY(window_->exportTo(png));
+    QVERIFY(QFileInfo(png).size() > 100);
+    QVERIFY(window_->exportTo(files_.filePath(u"alignment.csv"_s)));
+    // A transformer folder still goes to the Transformer tab.
+    QVERIFY(window_->openModel(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/gpt2")));
+    QCOMPARE(window_->tabs()->currentWidget(), static_cast<QWidget*>(window_->transformer()));
+    QTRY_VERIFY_WITH_TIMEOUT(!window_->transformer()->isLoading(), 20000);
     window_->showLab();
   }
 

@@ -5,11 +5,13 @@
 #include "render/qcustomplot.h"
 
 #include <QFileInfo>
+#include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -112,6 +114,57 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
     }
     case ExportFormat::Csv:
     case ExportFormat::Npy: break;
+  }
+  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  return {};
+}
+
+attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path) {
+  const auto format = exportFormatFor(path);
+  if (!format || isMatrixFormat(*format)) {
+    return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
+  }
+  constexpr int kMargin = 16;
+  const render::FigureStyle style;  // paper colours, whatever the desktop theme
+  bool ok = false;
+  if (*format == ExportFormat::Png) {
+    ok = render::figureImage(figure, font, width, style).save(path, "PNG");
+  } else {
+    const render::FigureLayout layout = render::layoutFigure(figure, font, double(width - 2 * kMargin));
+    const QSize size(width, int(layout.height) + 2 * kMargin);
+    const auto paint = [&](QPainter& painter) {
+      painter.fillRect(QRect(QPoint(), size), style.background);
+      painter.translate(kMargin, kMargin);
+      render::paintFigure(painter, figure, layout, style);
+    };
+    if (*format == ExportFormat::Svg) {
+      QSvgGenerator generator;
+      generator.setFileName(path);
+      generator.setSize(size);
+      generator.setViewBox(QRect(QPoint(), size));
+      generator.setResolution(96);
+      generator.setTitle(figure.heading.isEmpty() ? u"AttnScope"_s : figure.heading);
+      generator.setDescription(QObject::tr("Text shaded by attention, exported by AttnScope"));
+      QPainter painter;
+      if (painter.begin(&generator)) {
+        paint(painter);
+        ok = painter.end();
+      }
+    } else {
+      QPdfWriter writer(path);
+      writer.setCreator(u"AttnScope"_s);
+      writer.setResolution(96);
+      writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+      writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+      QPainter painter;
+      if (painter.begin(&writer)) {
+        // As exportWidget: points on the page, 96 dpi in the painter.
+        const double scale = double(writer.width()) / double(std::max(1, size.width()));
+        painter.scale(scale, scale);
+        paint(painter);
+        ok = painter.end();
+      }
+    }
   }
   if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
   return {};

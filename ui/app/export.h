@@ -4,6 +4,7 @@
 
 #include "attn/error.h"
 #include "attn/trace.h"
+#include "render/text_figure.h"
 
 #include <QByteArray>
 #include <QString>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+class QFont;
 class QWidget;
 
 namespace attn::ui {
@@ -28,6 +30,10 @@ QString exportFilters();
 attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path);
 // Any widget (the small-multiples grid) as PNG, SVG or PDF, at its current size.
 attn::Result<void> exportWidget(QWidget& widget, const QString& path);
+
+// A figure of shaded text (render::TextFigure: the Alignment tab's word shading) at `width` pixels and its
+// own height, on a white background, as PNG, SVG or PDF; the same drawing in every format.
+attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path);
 
 // RFC 4180 CSV: a header row of column tokens (first cell empty), then one row per query token, values
 // written with %.9g so every float reads back exactly.

@@ -4,6 +4,8 @@
 #include "app/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
+#include "workbenches/alignment_models.h"
+#include "workbenches/alignment_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
@@ -26,6 +28,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -53,15 +56,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
+  // The Alignment tab comes first: a trained model's alignment of a date is the quickest way to see what
+  // attention does.
+  alignment_ = new AlignmentWorkbench(tabs_);
+  tabs_->setTabToolTip(tabs_->addTab(alignment_, tr("&Alignment")),
+                       tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p) and word attention of review "
+                          "classifiers, live as you type"));
   lab_ = new LabWorkbench(tabs_);
-  tabs_->addTab(lab_, tr("Mechanism &Lab"));
-  tabs_->setTabToolTip(0, tr("Run any attention mechanism on two sentences"));
+  tabs_->setTabToolTip(tabs_->addTab(lab_, tr("Mechanism &Lab")), tr("Run any attention mechanism on two sentences"));
   glimpse_ = new GlimpseWorkbench(tabs_);
-  tabs_->addTab(glimpse_, tr("&Glimpse"));
-  tabs_->setTabToolTip(1, tr("DRAW's Gaussian glimpse and the spatial transformer's over any image"));
+  tabs_->setTabToolTip(tabs_->addTab(glimpse_, tr("&Glimpse")),
+                       tr("DRAW's Gaussian glimpse and the spatial transformer's over any image"));
   transformer_ = new TransformerWorkbench(tabs_);
-  tabs_->addTab(transformer_, tr("&Transformer"));
-  tabs_->setTabToolTip(2, tr("BERT, GPT-2, DistilBERT and ViT attention, live, or any model's attention dump"));
+  tabs_->setTabToolTip(tabs_->addTab(transformer_, tr("&Transformer")),
+                       tr("BERT, GPT-2, DistilBERT and ViT attention, live, or any model's attention dump"));
   setCentralWidget(tabs_);
 
   runLabel_ = new QLabel(this);
@@ -88,6 +96,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (!path.startsWith(u':')) addRecentImage(path);
   });
   connect(glimpse_, &GlimpseWorkbench::openRequested, this, &MainWindow::openImageDialog);
+  connect(alignment_, &AlignmentWorkbench::runSummaryChanged, this, [this](const QString& summary) {
+    alignmentSummary_ = summary;
+    if (tabs_->currentWidget() == alignment_) runLabel_->setText(summary);
+  });
+  connect(alignment_, &AlignmentWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
+    if (tabs_->currentWidget() == alignment_) statusBar()->showMessage(text, timeout);
+  });
+  // Bundled models live in the binary (":/models/..."): only folders go to the recent models.
+  connect(alignment_, &AlignmentWorkbench::sourceLoaded, this, [this](const QString& path) {
+    if (!path.startsWith(u':')) addRecentModel(path);
+  });
+  connect(alignment_, &AlignmentWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
   connect(transformer_, &TransformerWorkbench::runSummaryChanged, this, [this](const QString& summary) {
     transformerSummary_ = summary;
     if (tabs_->currentWidget() == transformer_) runLabel_->setText(summary);
@@ -108,8 +128,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   createActions();
   createMenus();
-  lab_->queryEdit()->setFocus();  // the first thing to do is usually to type
-  statusBar()->showMessage(tr("Edit the sentences or the parameters: the map follows every change"), 6000);
+  // What a new user sees in the first second: a bundled date model's alignment of a date. The command
+  // line may open another model right after; the newer load wins.
+  if (findBundledModel(defaultAlignmentModel())) alignment_->openModel(defaultAlignmentModel(), false);
+  alignment_->textEdit()->setFocus();  // the first thing to do is usually to type
+  statusBar()->showMessage(greeting(alignment_), 6000);
   restoreSettings();  // after the greeting, so that a problem with the saved settings is what shows
 }
 
@@ -138,7 +161,9 @@ void MainWindow::createActions() {
 
   openModelAction_ = new QAction(tr("Open &Model\u2026"), this);
   openModelAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
-  openModelAction_->setStatusTip(tr("Open a transformer folder (config.json + *.safetensors + tokenizer) into the Transformer tab"));
+  openModelAction_->setStatusTip(tr("Open a model folder: an AttnScope seq2seq or review classifier into the Alignment "
+                                    "tab, a transformer (config.json + *.safetensors + tokenizer) into the Transformer "
+                                    "tab"));
   connect(openModelAction_, &QAction::triggered, this, &MainWindow::openModelDialog);
   openDumpAction_ = new QAction(tr("Open Attention &Dump\u2026"), this);
   openDumpAction_->setStatusTip(tr("Open any model's attention saved as *.attn.safetensors into the Transformer tab"));
@@ -177,6 +202,7 @@ void MainWindow::createActions() {
   sidePanelAction_->setCheckable(true);
   sidePanelAction_->setChecked(true);
   sidePanelAction_->setStatusTip(tr("Show or hide the mechanism and parameter panel"));
+  connect(sidePanelAction_, &QAction::toggled, alignment_, &AlignmentWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, lab_, &LabWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, glimpse_, &GlimpseWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, transformer_, &TransformerWorkbench::setSidePanelVisible);
@@ -198,6 +224,7 @@ void MainWindow::createActions() {
           [this](QAction* action) {
             lab_->setColormap(render::Colormap(action->data().toInt()));
             transformer_->setColormap(render::Colormap(action->data().toInt()));
+            alignment_->setColormap(render::Colormap(action->data().toInt()));
           });
   connect(lab_, &LabWorkbench::colormapChanged, this, [this](render::Colormap map) {
     for (auto* action : colormapGroup_->actions()) action->setChecked(action->data().toInt() == int(map));
@@ -269,7 +296,10 @@ void MainWindow::restoreSettings() {
   QSettings settings;
   if (!restoreGeometry(settings.value(u"window/geometry"_s).toByteArray())) resize(1320, 860);
   restoreState(settings.value(u"window/state"_s).toByteArray());
-  if (auto map = render::findColormap(settings.value(u"view/colormap"_s).toString())) lab_->setColormap(*map);
+  if (auto map = render::findColormap(settings.value(u"view/colormap"_s).toString())) {
+    lab_->setColormap(*map);
+    alignment_->setColormap(*map);
+  }
   const bool side = settings.value(u"view/sidePanel"_s, true).toBool();
   sidePanelAction_->setChecked(side);
   lab_->setSidePanelVisible(side);
@@ -307,8 +337,11 @@ void MainWindow::restoreSettings() {
   } else {
     glimpse_->openSample(defaultSample());
   }
-  if (settings.value(u"view/tab"_s).toString() == u"glimpse"_s) showGlimpse();
-  if (settings.value(u"view/tab"_s).toString() == u"transformer"_s) showTransformer();
+  // The tab that was in view when the window closed; the Alignment tab the first time.
+  const QString tab = settings.value(u"view/tab"_s, u"alignment"_s).toString();
+  if (tab == u"lab"_s) showLab();
+  if (tab == u"glimpse"_s) showGlimpse();
+  if (tab == u"transformer"_s) showTransformer();
   const QString problem = !labProblem.isEmpty() && !glimpseProblem.isEmpty() ? labProblem + u" \u00b7 "_s + glimpseProblem
                                                                              : labProblem + glimpseProblem;
   if (!problem.isEmpty()) statusBar()->showMessage(problem, 8000);
@@ -323,6 +356,7 @@ void MainWindow::saveSettings() const {
   settings.setValue(u"lab/request"_s, QString::fromStdString(attn::lab::to_json(lab_->request())));
   settings.setValue(u"view/tab"_s, tabs_->currentWidget() == glimpse_       ? u"glimpse"_s
                                    : tabs_->currentWidget() == transformer_ ? u"transformer"_s
+                                   : tabs_->currentWidget() == alignment_   ? u"alignment"_s
                                                                             : u"lab"_s);
   if (glimpse_->image()) {
     settings.setValue(u"glimpse/image"_s, glimpse_->imagePath());
@@ -430,6 +464,17 @@ bool MainWindow::exportTo(const QString& path) {
   if (tabs_->currentWidget() == glimpse_) {
     if (QFileInfo(path).suffix().toLower() == u"json"_s) return exportGlimpseParameters(path);
     return exportAnnotated(path);
+  }
+  if (tabs_->currentWidget() == alignment_) {
+    const auto format = exportFormatFor(path);
+    const auto written = format && isMatrixFormat(*format) ? alignment_->exportMatrix(path)
+                                                           : alignment_->exportView(path, alignment_->currentView());
+    if (!written) {
+      statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+      return false;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+    return true;
   }
   if (tabs_->currentWidget() == transformer_) {
     const auto format = exportFormatFor(path);
@@ -541,17 +586,38 @@ void MainWindow::showLab() { tabs_->setCurrentWidget(lab_); }
 
 void MainWindow::showTransformer() { tabs_->setCurrentWidget(transformer_); }
 
+void MainWindow::showAlignment() { tabs_->setCurrentWidget(alignment_); }
+
+QString MainWindow::greeting(const QWidget* tab) const {
+  if (tab == alignment_) return tr("Type a date in any form: the alignment follows every keystroke");
+  if (tab == lab_) return tr("Edit the sentences or the parameters: the map follows every change");
+  return {};
+}
+
 void MainWindow::updateForTab() {
+  // A greeting fits the tab it was written for; a tab switch (the command line's, the saved one) swaps it.
+  const QString shown = statusBar()->currentMessage();
+  if (!shown.isEmpty() && (shown == greeting(alignment_) || shown == greeting(lab_))) {
+    const QString next = greeting(tabs_->currentWidget());
+    if (next.isEmpty()) {
+      statusBar()->clearMessage();
+    } else if (next != shown) {
+      statusBar()->showMessage(next, 6000);
+    }
+  }
   const bool glimpse = tabs_->currentWidget() == glimpse_;
   const bool transformer = tabs_->currentWidget() == transformer_;
-  runLabel_->setText(glimpse ? glimpseSummary_ : (transformer ? transformerSummary_ : labSummary_));
+  const bool alignment = tabs_->currentWidget() == alignment_;
+  runLabel_->setText(glimpse ? glimpseSummary_
+                             : (transformer ? transformerSummary_ : (alignment ? alignmentSummary_ : labSummary_)));
   runLabel_->setToolTip(glimpse       ? tr("Last glimpse: grid, preview or exact, read time and path, frame time")
                         : transformer ? tr("Last run: model, tokens, layers x heads and engine time")
+                        : alignment   ? tr("Last run: model, input length, output or label, beam width and engine time")
                                       : tr("Last run: mechanism, map shape and engine time"));
   exportCsvAction_->setEnabled(!glimpse);
   exportLayerAction_->setEnabled(transformer);
   exportAction_->setText(glimpse ? tr("&Export Annotated Image\u2026") : tr("&Export View\u2026"));
-  unitRangeAction_->setEnabled(!glimpse && !transformer);
+  unitRangeAction_->setEnabled(!glimpse && !transformer && !alignment);
 }
 
 QStringList MainWindow::recentImages() const { return QSettings().value(keyRecentImages()).toStringList(); }
@@ -730,8 +796,18 @@ void MainWindow::rebuildRecentModelsMenu() {
 }
 
 bool MainWindow::openModel(const QString& path) {
-  showTransformer();
   const QFileInfo info(path);
+  const QString architecture = info.exists() ? folderArchitecture(path) : QString();
+  const bool alignment = isAlignmentArchitecture(architecture) ||
+                         (architecture.isEmpty() && tabs_->currentWidget() == alignment_ &&
+                          !TransformerWorkbench::isDumpFileName(path));
+  if (alignment && info.exists()) {
+    showAlignment();
+    statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+    alignment_->openModel(info.absoluteFilePath());
+    return true;
+  }
+  showTransformer();
   if (!info.exists()) {
     QStringList paths = recentModels();
     if (paths.removeAll(info.absoluteFilePath()) > 0) {

@@ -1,7 +1,9 @@
-// The main window: one tab per workbench (the Mechanism Lab, the Glimpse workbench and the Transformer
-// tab), File / View / Help menus, a status bar with the current tab's last run, drag-and-drop (image
-// files go to the Glimpse tab, model folders and *.attn.safetensors dumps to the Transformer tab,
-// anything else to the lab), and geometry and the workbenches' parameters kept in QSettings.
+// The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date
+// model's alignment; the Mechanism Lab, the Glimpse workbench and the Transformer tab), File / View / Help
+// menus, a status bar with the current tab's last run, drag-and-drop (image files go to the Glimpse tab,
+// AttnScope seq2seq and classifier folders to the Alignment tab, other model folders and *.attn.safetensors
+// dumps to the Transformer tab, anything else to the lab), and geometry and the workbenches' parameters
+// kept in QSettings.
 // Recent files are three lists: text files for the lab ("recentFiles"), images for the Glimpse tab
 // ("recentImages") and model folders or dumps for the Transformer tab ("recentModels"), each in its own
 // submenu, because they open into different tabs.
@@ -18,6 +20,7 @@ class QTabWidget;
 
 namespace attn::ui {
 
+class AlignmentWorkbench;
 class GlimpseWorkbench;
 class LabWorkbench;
 class TransformerWorkbench;
@@ -31,10 +34,12 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  AlignmentWorkbench* alignment() const { return alignment_; }
   LabWorkbench* lab() const { return lab_; }
   GlimpseWorkbench* glimpse() const { return glimpse_; }
   TransformerWorkbench* transformer() const { return transformer_; }
   QTabWidget* tabs() const { return tabs_; }
+  void showAlignment();
   void showGlimpse();
   void showLab();
   void showTransformer();
@@ -54,9 +59,11 @@ class MainWindow : public QMainWindow {
   bool exportGlimpse(const QString& path);
   bool exportAnnotated(const QString& path);
   bool exportGlimpseParameters(const QString& path);
-  // Opens a model folder or an attention dump into the Transformer tab (asynchronous: the tab reports
-  // success, or the file and the reason it failed while the previous model stays). False when the path
-  // does not exist.
+  // Opens a model folder or an attention dump (asynchronous: the tab reports success, or the file and the
+  // reason it failed while the previous model stays): a folder whose config.json names AttnScopeSeq2Seq or
+  // AttnScopeClassifier into the Alignment tab, anything else into the Transformer tab (a folder without a
+  // readable config goes to the Alignment tab when that is the tab in view, so its error shows where the
+  // user is). False when the path does not exist.
   bool openModel(const QString& path);
   QStringList recentModels() const;
   // Every head of the Transformer tab's current layer as PNG + CSV into `folder`.
@@ -90,12 +97,16 @@ class MainWindow : public QMainWindow {
   void exportAnnotatedDialog();
   void exportGlimpseParametersDialog();
   void updateForTab();
+  // The first status message for a tab ("type a date ..."), empty for tabs that have none.
+  QString greeting(const QWidget* tab) const;
   void exportViewDialog();
   void exportCsvDialog();
   void showAbout();
   void toggleFullScreen(bool on);
 
   QTabWidget* tabs_ = nullptr;
+  AlignmentWorkbench* alignment_ = nullptr;
+  QString alignmentSummary_;
   LabWorkbench* lab_ = nullptr;
   GlimpseWorkbench* glimpse_ = nullptr;
   TransformerWorkbench* transformer_ = nullptr;

@@ -60,6 +60,31 @@ class TokenPlot : public QCustomPlot {
   }
 };
 
+// Paints render::paintAlignmentOverlay in the plot's cell coordinates. The axes are linear, so two points
+// per axis give the transform; the layer clips it to the axis rect like the cells.
+class AlignmentOverlayItem : public QCPAbstractItem {
+ public:
+  AlignmentOverlayItem(QCustomPlot* plot, QCPAxis* columns, QCPAxis* rows)
+      : QCPAbstractItem(plot), columns_(columns), rows_(rows) {
+    setSelectable(false);
+  }
+  render::AlignmentOverlay overlay;
+
+  double selectTest(const QPointF&, bool, QVariant*) const override { return -1.0; }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    if (overlay.empty()) return;
+    const double x0 = columns_->coordToPixel(0.0), x1 = columns_->coordToPixel(1.0);
+    const double y0 = rows_->coordToPixel(0.0), y1 = rows_->coordToPixel(1.0);
+    render::paintAlignmentOverlay(*painter, overlay, QTransform(x1 - x0, 0.0, 0.0, y1 - y0, x0, y0));
+  }
+
+ private:
+  QCPAxis* columns_;
+  QCPAxis* rows_;
+};
+
 namespace {
 
 constexpr int kCompactLabelMinHeight = 280;
@@ -175,6 +200,9 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
     connect(left, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
   }
 
+  overlay_ = new AlignmentOverlayItem(plot_, top, left);
+  overlay_->setClipAxisRect(rect);
+
   // The hover outline lives on its own buffered layer so moving the mouse repaints only that layer.
   plot_->addLayer(u"hover"_s, nullptr, QCustomPlot::limAbove);
   plot_->layer(u"hover"_s)->setMode(QCPLayer::lmBuffered);
@@ -229,6 +257,7 @@ void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
 
 void HeatmapView::clear() {
   map_.reset();
+  overlay_->overlay = {};
   setHover(std::nullopt);
   colorMap_->data()->clear();
   colorMap_->setVisible(false);
@@ -236,6 +265,14 @@ void HeatmapView::clear() {
   columnTicker_->setLabels({});
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
+
+void HeatmapView::setOverlay(const render::AlignmentOverlay& overlay) {
+  if (overlay == overlay_->overlay) return;
+  overlay_->overlay = overlay;
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+const render::AlignmentOverlay& HeatmapView::overlay() const { return overlay_->overlay; }
 
 void HeatmapView::setColormap(render::Colormap map) {
   colormap_ = map;
@@ -403,7 +440,9 @@ bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
 }
 
 void HeatmapView::onMousePress(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton) emit clicked();
+  if (event->button() != Qt::LeftButton) return;
+  emit clicked();
+  if (const auto cell = cellAt(event->position())) emit cellClicked(cell->y(), cell->x());
 }
 
 void HeatmapView::onDoubleClick(QMouseEvent*) {

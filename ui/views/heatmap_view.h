@@ -3,6 +3,7 @@
 #pragma once
 
 #include "attn/trace.h"
+#include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
 
@@ -22,6 +23,7 @@ class QMouseEvent;
 
 namespace attn::ui {
 
+class AlignmentOverlayItem;
 class TokenTicker;
 class TokenPlot;
 
@@ -50,6 +52,10 @@ class HeatmapView : public QWidget {
   void setAxisTitles(const QString& rows, const QString& columns);
   void setTitle(const QString& title);  // shown above Compact tiles
   void setHighlighted(bool on);         // Compact: marks the tile shown in the main view
+  // Drawn over the cells, and exported with them: the Alignment tab's decoding step in view and local-p's
+  // windows (render::paintAlignmentOverlay). An empty overlay draws nothing; setMap keeps it, clear drops it.
+  void setOverlay(const render::AlignmentOverlay& overlay);
+  const render::AlignmentOverlay& overlay() const;
   bool isHighlighted() const { return highlighted_; }
 
   QCustomPlot* plot() const;
@@ -73,6 +79,7 @@ class HeatmapView : public QWidget {
  signals:
   void clicked();
   void cellHovered(int row, int column);
+  void cellClicked(int row, int column);  // a left click on a cell
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
@@ -93,6 +100,7 @@ class HeatmapView : public QWidget {
   QCPColorScale* colorScale_ = nullptr;  // owned by plot_'s layout (Full style only)
   QCPTextElement* title_ = nullptr;  // owned by plot_'s layout (Compact style only)
   QCPItemRect* hover_ = nullptr;  // owned by plot_
+  AlignmentOverlayItem* overlay_ = nullptr;  // owned by plot_
   QSharedPointer<TokenTicker> rowTicker_;
   QSharedPointer<TokenTicker> columnTicker_;
   std::shared_ptr<const attn::AttentionMap> map_;

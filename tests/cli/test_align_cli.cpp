@@ -1,0 +1,188 @@
+// attnscope-cli align as a user runs it, over the random fixture models of tests/data/seq2seq and
+// tests/data/classifier (and the bundled models when the build has them): the heatmap and the CSV of a
+// hypothesis, beam hypotheses, local-p's shading view, a classifier's word shading, and bad inputs that
+// exit with the reason (an unknown model name lists the bundled ones).
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "cli_run.h"
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QString seq2seq(const char* variant) { return QStringLiteral(ATTN_TEST_DATA_DIR "/seq2seq/random-") + QLatin1String(variant); }
+QString classifier(const char* variant) {
+  return QStringLiteral(ATTN_TEST_DATA_DIR "/classifier/random-") + QLatin1String(variant);
+}
+
+QList<QByteArray> csvLines(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  QList<QByteArray> lines = file.readAll().split('\n');
+  while (!lines.isEmpty() && lines.back().trimmed().isEmpty()) lines.removeLast();
+  return lines;
+}
+
+}  // namespace
+
+class TestAlignCli : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+
+ private slots:
+  void writesTheHeatmapAndTheMatrix() {
+    const QString png = dir_.filePath(u"a.png"_s);
+    const QString csv = dir_.filePath(u"a.csv"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"21 Nov 2026"_s, u"--out"_s, png,
+                            u"--csv"_s, csv});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.startsWith(u"align: random-bahdanau"_s), qPrintable(run.out));
+    QVERIFY(run.out.contains(u"11 characters"_s));
+    QVERIFY(run.out.contains(u"hypothesis 1: "_s));
+    QVERIFY(run.out.contains(u"wrote "_s + png));
+    QVERIFY(run.out.contains(u"wrote "_s + csv));
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(900, 700));
+    // Header of the 11 source characters, then one row per output step.
+    const auto lines = csvLines(csv);
+    QVERIFY(lines.size() >= 2);
+    QCOMPARE(lines.front().count(','), 11);
+    QVERIFY(lines.front().startsWith(",2,1,"));
+    QVERIFY(lines.back().startsWith("</s>,") || lines.size() == 13);  // ends with </s> or at the length limit
+  }
+
+  void beamHypothesesAreListedAndOneIsDrawn() {
+    const QString csv = dir_.filePath(u"beam.csv"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("luong-concat"), u"--text"_s, u"21 Nov 2026"_s,
+                            u"--beam"_s, u"5"_s, u"--hypothesis"_s, u"2"_s, u"--csv"_s, csv});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY(run.out.contains(u"beam 5"_s));
+    QVERIFY2(run.out.contains(u"hypothesis 2: "_s), qPrintable(run.out));
+    QVERIFY(!csvLines(csv).isEmpty());
+    // Beyond the hypotheses the search ended with.
+    const Run beyond = runCli({u"align"_s, u"--model"_s, seq2seq("luong-concat"), u"--text"_s, u"21 Nov 2026"_s,
+                               u"--hypothesis"_s, u"3"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(beyond.exitCode, 1);
+    QVERIFY2(beyond.err.contains(u"--hypothesis 3"_s), qPrintable(beyond.err));
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.csv"_s)));
+  }
+
+  void localPShadingAndSvg() {
+    const QString png = dir_.filePath(u"local.png"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("luong-local-p"), u"--text"_s, u"Nov 21st 2026"_s,
+                            u"--view"_s, u"shading"_s, u"--step"_s, u"2"_s, u"--out"_s, png, u"--width"_s, u"700"_s});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const QImage image(png);
+    QCOMPARE(image.width(), 700);
+    QVERIFY(image.height() > 60);
+    const QString svg = dir_.filePath(u"local.svg"_s);
+    const Run heatmap = runCli({u"align"_s, u"--model"_s, seq2seq("luong-local-p"), u"--text"_s, u"Nov 21st 2026"_s,
+                                u"--step"_s, u"1"_s, u"--out"_s, svg});
+    QVERIFY2(heatmap.exitCode == 0, qPrintable(heatmap.err));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("<svg"));
+  }
+
+  void classifiersWriteTheirWordShading() {
+    const QString png = dir_.filePath(u"review.png"_s);
+    const QString csv = dir_.filePath(u"review.csv"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, classifier("hierarchical"), u"--text"_s,
+                            u"The film was great. The food was bad!"_s, u"--out"_s, png, u"--csv"_s, csv});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY(run.out.contains(u"10 words"_s));
+    QVERIFY(run.out.contains(u"probabilities: negative "_s));
+    QVERIFY(run.out.contains(u"sentence 2: weight "_s));
+    const QImage image(png);
+    QCOMPARE(image.width(), 900);
+    QVERIFY(image.height() > 150);
+    const auto lines = csvLines(csv);
+    QCOMPARE(lines.size(), 3);  // header + two heads
+    QCOMPARE(lines.front().count(','), 10);
+    // Decoding options make no sense for a classifier.
+    const Run beam = runCli({u"align"_s, u"--model"_s, classifier("pooling"), u"--text"_s, u"great film"_s, u"--beam"_s,
+                             u"3"_s, u"--out"_s, dir_.filePath(u"never.png"_s)});
+    QCOMPARE(beam.exitCode, 2);
+    QVERIFY2(beam.err.contains(u"--beam"_s), qPrintable(beam.err));
+  }
+
+  void badInputsExitWithTheReason_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("expected");
+    const QString out = dir_.filePath(u"never.png"_s);
+    QTest::newRow("unknown name") << QStringList{u"align"_s, u"--model"_s, u"no-such-model"_s, u"--text"_s, u"1 May 2020"_s,
+                                                 u"--out"_s, out}
+                                  << 1 << u"no-such-model: no such bundled model or folder"_s;
+    QTest::newRow("empty text") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, QString(),
+                                               u"--out"_s, out}
+                                << 1 << u"nothing to decode"_s;
+    QTest::newRow("no text") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--out"_s, out} << 2
+                             << u"--text"_s;
+    QTest::newRow("no such folder") << QStringList{u"align"_s, u"--model"_s, dir_.filePath(u"nothing"_s), u"--text"_s,
+                                                   u"1 May 2020"_s, u"--out"_s, out}
+                                    << 1 << u"no such folder"_s;
+    QTest::newRow("no config") << QStringList{u"align"_s, u"--model"_s, dir_.path(), u"--text"_s, u"1 May 2020"_s,
+                                              u"--out"_s, out}
+                               << 1 << u"config.json: missing"_s;
+    QTest::newRow("a transformer") << QStringList{u"align"_s, u"--model"_s,
+                                                  QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/bert"), u"--text"_s,
+                                                  u"1 May 2020"_s, u"--out"_s, out}
+                                   << 1 << u"Transformer tab"_s;
+    QTest::newRow("no output") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s} << 2
+                               << u"--out FILE and/or --csv FILE"_s;
+    QTest::newRow("bad format") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
+                                               u"--out"_s, dir_.filePath(u"a.txt"_s)}
+                                << 2 << u".png, .svg or .pdf"_s;
+    QTest::newRow("beam too wide") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
+                                                  u"--beam"_s, u"40"_s, u"--out"_s, out}
+                                   << 2 << u"--beam"_s;
+    QTest::newRow("step beyond") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
+                                                u"--step"_s, u"99"_s, u"--out"_s, out}
+                                 << 1 << u"--step 99"_s;
+  }
+  void badInputsExitWithTheReason() {
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, expected);
+    const Run run = runCli(args);
+    QCOMPARE(run.exitCode, code);
+    QVERIFY2(run.err.contains(expected), qPrintable(run.err));
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+  }
+
+  void aMismatchedFolderNamesTheFile() {
+    QTemporaryDir folder;
+    QVERIFY(QFile::copy(seq2seq("luong-dot") + u"/config.json"_s, folder.filePath(u"config.json"_s)));
+    QVERIFY(QFile::copy(seq2seq("bahdanau") + u"/model.safetensors"_s, folder.filePath(u"model.safetensors"_s)));
+    const Run run = runCli({u"align"_s, u"--model"_s, folder.path(), u"--text"_s, u"1 May 2020"_s, u"--csv"_s,
+                            dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(u"model.safetensors"_s), qPrintable(run.err));
+    QCOMPARE(run.err.trimmed().count(u'\n'), 0);  // one line
+  }
+
+  void bundledModelsByName() {
+    const Run list = runCli({u"align"_s, u"--list"_s});
+    QCOMPARE(list.exitCode, 0);
+    if (!list.out.contains(u"date-bahdanau"_s)) QSKIP("this build bundles no date-bahdanau model");
+    QVERIFY(list.out.contains(u"Dates \u00b7 Bahdanau (additive)"_s));
+    const QString png = dir_.filePath(u"bundled.png"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, u"date-bahdanau"_s, u"--text"_s, u"21 Nov 2026"_s, u"--out"_s, png});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY(run.out.startsWith(u"align: Dates \u00b7 Bahdanau (additive)"_s));
+    QVERIFY(!QImage(png).isNull());
+    // The unknown-name error lists what is bundled.
+    const Run unknown = runCli({u"align"_s, u"--model"_s, u"date-bahdanou"_s, u"--text"_s, u"1 May"_s, u"--out"_s, png});
+    QCOMPARE(unknown.exitCode, 1);
+    QVERIFY2(unknown.err.contains(u"date-bahdanau, "_s), qPrintable(unknown.err));
+  }
+};
+
+QTEST_MAIN(TestAlignCli)
+#include "test_align_cli.moc"

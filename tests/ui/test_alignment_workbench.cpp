@@ -1,0 +1,670 @@
+// The Alignment tab: its pure renderers (local-p windows and the step outline over a matrix, text shaded by
+// weight with unknown characters flagged), and the workbench end to end over the random fixture models of
+// tests/data/seq2seq and tests/data/classifier (and the bundled models when the build has them): load,
+// type -> run, the step slider and its row, beam hypotheses, local-p bands, unknown characters, an empty
+// and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports.
+#include "app/export.h"
+#include "render/alignment_overlay.h"
+#include "render/alignment_render.h"
+#include "render/qcustomplot.h"
+#include "render/text_figure.h"
+#include "ui_test_support.h"
+#include "views/heatmap_view.h"
+#include "views/text_figure_view.h"
+#include "workbenches/alignment_models.h"
+#include "workbenches/alignment_workbench.h"
+
+#include <QComboBox>
+#include <QDialog>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+#include <QTreeWidget>
+
+#include <variant>
+
+using namespace attn::ui;
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QString seq2seqFixture(const char* variant) {
+  return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-") + QLatin1String(variant);
+}
+QString classifierFixture(const char* variant) {
+  return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/classifier/random-") + QLatin1String(variant);
+}
+
+// Waits until the workbench has shown (or refused) its newest request.
+bool settle(AlignmentWorkbench& wb, int ms = 30000) {
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < ms) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (wb.isIdle() && wb.source() && wb.submitted() > 0 && (wb.outcome() || !wb.lastError().isEmpty())) return true;
+    QTest::qWait(10);
+  }
+  return false;
+}
+
+bool near(QRgb pixel, const QColor& colour, int tolerance = 40) {
+  return std::abs(qRed(pixel) - colour.red()) + std::abs(qGreen(pixel) - colour.green()) +
+             std::abs(qBlue(pixel) - colour.blue()) <=
+         tolerance;
+}
+
+const render::ShadedText* shadedElement(const render::TextFigure& figure, int index) {
+  int seen = 0;
+  for (const auto& element : figure.elements) {
+    if (const auto* text = std::get_if<render::ShadedText>(&element)) {
+      if (seen++ == index) return text;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<const render::BarChart*> charts(const render::TextFigure& figure) {
+  std::vector<const render::BarChart*> out;
+  for (const auto& element : figure.elements) {
+    if (const auto* chart = std::get_if<render::BarChart>(&element)) out.push_back(chart);
+  }
+  return out;
+}
+
+// A figure of shaded text is mostly paper: many colours and a fair share of ink, not a blank.
+bool looksInked(const QImage& image) {
+  const auto stats = testing::imageStats(image);
+  return stats.distinctColours >= 12 && stats.nonBackgroundFraction >= 0.02;
+}
+
+int shadedCount(const render::TextFigure& figure) {
+  return int(std::count_if(figure.elements.begin(), figure.elements.end(),
+                           [](const auto& e) { return std::holds_alternative<render::ShadedText>(e); }));
+}
+
+}  // namespace
+
+class TestAlignmentWorkbench : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir settingsDir_;
+
+ private slots:
+  void initTestCase() { testing::isolateSettings(settingsDir_.path()); }
+
+  // ---- renderers ----
+
+  void localWindowBandsAreClippedToTheSource() {
+    const std::vector<float> positions{0.4f, 5.0f, 9.6f};
+    const auto bands = render::localWindowBands(positions, 2, 10);
+    QCOMPARE(bands.size(), std::size_t(3));
+    QCOMPARE(bands[0].row, 0);
+    QCOMPARE(bands[0].centre, double(0.4f));
+    QCOMPARE(bands[0].lower, -0.5);  // 0.4 - 2, clipped to the first cell's edge
+    QCOMPARE(bands[0].upper, double(0.4f) + 2.0);
+    QCOMPARE(bands[1].lower, 3.0);
+    QCOMPARE(bands[1].upper, 7.0);
+    QCOMPARE(bands[2].upper, 9.5);  // the last cell's edge
+    QVERIFY(render::localWindowBands(positions, 2, 0).empty());
+  }
+
+  void overlayPaintsTheBandTheMarkerAndTheStep() {
+    // A dark matrix: every cell at the low end of the map, so what the overlay adds stands out.
+    const attn::Matrix weights = attn::Matrix::Constant(4, 12, 0.0f);
+    render::AlignmentOverlay overlay;
+    overlay.rows = 4;
+    overlay.columns = 12;
+    overlay.bands = render::localWindowBands(std::vector<float>{2.0f, 4.0f, 6.0f, 8.0f}, 2, 12);
+    overlay.focusRow = 2;
+    constexpr int cell = 20;
+    const render::OverlayStyle style;
+    const QImage plain = render::alignmentImage(weights, render::Colormap::Viridis, {}, cell);
+    const QImage image = render::alignmentImage(weights, render::Colormap::Viridis, overlay, cell);
+    QCOMPARE(image.size(), QSize(12 * cell, 4 * cell));
+    const auto centre = [&](double x, double y) {
+      const QPointF p = render::cellTransform(cell).map(QPointF(x, y));
+      return QPoint(int(p.x()), int(p.y()));
+    };
+    // Row 0: inside the window [0, 4] the band lightens the cell; outside it the cell is untouched.
+    const QPoint inside = centre(3.4, 0.0);
+    const QPoint outside = centre(9.0, 0.0);
+    QVERIFY(qGray(image.pixel(inside)) > qGray(plain.pixel(inside)) + 10);
+    QCOMPARE(image.pixel(outside), plain.pixel(outside));
+    // p_t's marker sits on (p_t, row).
+    QVERIFY2(near(image.pixel(centre(4.0, 1.0)), style.marker), "no marker at p_1 = 4");
+    // The step in view is outlined along its top edge, across the whole row.
+    const int top = 2 * cell + 1;
+    QVERIFY(near(image.pixel(centre(10.5, 2.0).x(), top), style.focus));
+    QVERIFY(!near(image.pixel(centre(10.5, 0.0).x(), 1), style.focus));
+  }
+
+  void textIsShadedByWeightAndUnknownCharactersAreRed() {
+    // UTF-8 byte offsets map to QString indices (é is two bytes, one QChar; 😀 four bytes, two QChars).
+    const auto utf = render::toUtf16("a\xc3\xa9" "b\xf0\x9f\x98\x80" "c");
+    QCOMPARE(utf.text, u"a\u00e9b\U0001F600c"_s);
+    QCOMPARE(utf.offsets[1], 1);
+    QCOMPARE(utf.offsets[3], 2);
+    QCOMPARE(utf.offsets[4], 3);
+    QCOMPARE(utf.offsets[8], 5);
+    QCOMPARE(utf.offsets.back(), 6);
+    QCOMPARE(render::toUtf16("x\xffy").text, u"x\ufffdy"_s);
+
+    render::TextFigure figure;
+    render::ShadedText text;
+    text.text = u"WWWW  WWWW  WWWW"_s;
+    text.colormap = render::Colormap::Viridis;
+    text.ranges = {{0, 4, 1.0f, false, false, false, {}}, {6, 10, 0.0f, false, false, false, {}},
+                   {12, 16, 0.5f, true, false, false, {}}};
+    figure.elements.emplace_back(text);
+    QFont font;
+    font.setPixelSize(20);
+    const render::FigureStyle style;
+    const auto layout = render::layoutFigure(figure, font, 600);
+    QCOMPARE(layout.blocks.size(), std::size_t(1));
+    QCOMPARE(layout.blocks[0].ranges.size(), std::size_t(3));
+    const QRectF heavy = layout.blocks[0].ranges[0].front();
+    const QRectF none = layout.blocks[0].ranges[1].front();
+    const QRectF unknown = layout.blocks[0].ranges[2].front();
+    QVERIFY(heavy.right() <= none.left() && none.right() <= unknown.left());
+    const QImage image = render::figureImage(figure, font, 640, style);
+    const QPointF origin(16, 16);  // figureImage's margin
+    const auto corner = [&](const QRectF& r) { return (origin + r.topLeft() + QPointF(1.5, 1.5)).toPoint(); };
+    // The heaviest range in the map's top colour, the zero one left on the background.
+    QVERIFY(near(image.pixel(corner(heavy)), QColor::fromRgb(render::sample(render::Colormap::Viridis, 1.0)), 12));
+    QVERIFY(near(image.pixel(corner(none)), style.background, 6));
+    QCOMPARE(render::rangeFill(text, 1.0f, style).rgb(), render::sample(render::Colormap::Viridis, 1.0));
+    // Out-of-vocabulary characters: red glyphs on their range.
+    int red = 0;
+    const QRect area = unknown.translated(origin).toRect();
+    for (int y = area.top(); y <= area.bottom(); ++y) {
+      for (int x = area.left(); x <= area.right(); ++x) red += near(image.pixel(x, y), style.unknown, 60) ? 1 : 0;
+    }
+    QVERIFY2(red > 20, qPrintable(u"%1 red pixels"_s.arg(red)));
+    // The hit test names the range under the point.
+    const auto hit = render::hitTest(layout, heavy.center());
+    QVERIFY(hit);
+    QCOMPARE(hit->index, 0);
+  }
+
+  void longWordsWrapAndBarsFillTheirShare() {
+    render::TextFigure figure;
+    render::ShadedText text;
+    text.text = QString(200, u'x');
+    figure.elements.emplace_back(text);
+    render::BarChart chart;
+    chart.bars = {{u"first"_s, 0.25f, {}, false, Qt::black, {}}, {u"second"_s, 1.0f, {}, true, Qt::black, {}}};
+    figure.elements.emplace_back(chart);
+    const auto layout = render::layoutFigure(figure, QFont(), 300);
+    const auto& pieces = layout.blocks[0].pieces;
+    QVERIFY(pieces.size() > 1);  // a word wider than the line is cut
+    for (const auto& piece : pieces) QVERIFY(piece.width <= 300.0 + 1e-6);
+    const auto& bars = layout.blocks[1].barRects;
+    QCOMPARE(bars.size(), std::size_t(2));
+    QVERIFY(std::abs(bars[0].width() * 4.0 - bars[1].width()) < 1.0);
+  }
+
+  // ---- the workbench ----
+
+  void loadsASeq2SeqModelAndDecodesAsYouType() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    QSignalSpy loaded(&wb, &AlignmentWorkbench::sourceLoaded);
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(wb.isLoading());
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(loaded.size(), 1);
+    QVERIFY(wb.source()->isSeq2Seq());
+    QVERIFY2(wb.modelLabel()->text().contains(u"Bahdanau"_s), qPrintable(wb.modelLabel()->text()));
+    QVERIFY(wb.modelBox()->currentText().contains(u"random-bahdanau"_s));
+    const auto* outcome = wb.outcome();
+    QVERIFY(outcome && outcome->ok());
+    QCOMPARE(QString::fromStdString(outcome->request.text), defaultDateText());
+    const auto& run = *outcome->seq2seq;
+    QCOMPARE(int(run.source.size()), int(defaultDateText().size()));
+    QVERIFY(wb.currentMap());
+    QCOMPARE(wb.currentMap()->weights.rows(), attn::Index(run.hypotheses.front().ids.size()));
+    QCOMPARE(wb.currentMap()->weights.cols(), attn::Index(run.source.size()));
+    QCOMPARE(wb.heatmap()->map(), wb.currentMap());
+    QVERIFY(wb.runSummary().contains(u" ms"_s));
+    QCOMPARE(wb.hypothesisList()->topLevelItemCount(), 1);  // greedy
+
+    // A burst of keystrokes ends in one run of the last text; the GUI never waits for it.
+    const quint64 before = wb.shown();
+    const int runsBefore = wb.workerRuns();
+    for (const QString& text : {u"2"_s, u"21"_s, u"21 N"_s, u"21 Nov"_s, u"21 Nov 2026"_s}) wb.setText(text);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.shown() > before);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"21 Nov 2026"_s);
+    QVERIFY(wb.workerRuns() - runsBefore <= 5);
+    QCOMPARE(wb.currentMap()->weights.cols(), attn::Index(11));
+    QCOMPARE(wb.currentMap()->col_labels[2], std::string(" "));
+
+    // Switching among the seq2seq variants keeps the input.
+    wb.openModel(seq2seqFixture("luong-general"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->model.path.endsWith(u"random-luong-general"_s));
+    QCOMPARE(wb.text(), u"21 Nov 2026"_s);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"21 Nov 2026"_s);
+  }
+
+  void theStepSliderHighlightsARowAndShadesTheSource() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("bahdanau"));  // its random weights spell out 12 characters for the default date
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const int steps = wb.stepCount();
+    QVERIFY(steps >= 2);
+    QCOMPARE(wb.stepSlider()->maximum(), steps - 1);
+    QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(0));
+
+    QSignalSpy stepped(&wb, &AlignmentWorkbench::stepChanged);
+    wb.stepSlider()->setFocus();
+    QTest::keyClick(wb.stepSlider(), Qt::Key_Right);
+    QCOMPARE(wb.step(), 1);
+    QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(1));
+    QCOMPARE(stepped.size(), 1);
+    QTest::keyClick(wb.stepSlider(), Qt::Key_End);
+    QCOMPARE(wb.step(), steps - 1);
+    QTest::keyClick(wb.stepSlider(), Qt::Key_Left);
+    QCOMPARE(wb.step(), steps - 2);
+
+    // The source is shaded by exactly that row of the alignment.
+    const auto* source = shadedElement(wb.currentFigure(), 1);
+    QVERIFY(source);
+    QCOMPARE(int(source->ranges.size()), int(wb.currentMap()->weights.cols()));
+    for (std::size_t j = 0; j < source->ranges.size(); ++j) {
+      QCOMPARE(source->ranges[j].weight, wb.currentMap()->weights(wb.step(), attn::Index(j)));
+    }
+    QVERIFY(source->caption.contains(u"step %1 of %2"_s.arg(steps - 1).arg(steps)));
+    // The output outlines the character of the step.
+    const auto* output = shadedElement(wb.currentFigure(), 0);
+    QVERIFY(output);
+    QCOMPARE(int(output->ranges.size()), steps);
+    QVERIFY(output->ranges[std::size_t(wb.step())].focus);
+    QCOMPARE(std::count_if(output->ranges.begin(), output->ranges.end(), [](const auto& r) { return r.focus; }), 1);
+
+    // A click on a heatmap row goes to that step.
+    emit wb.heatmap()->cellClicked(0, 3);
+    QCOMPARE(wb.step(), 0);
+    QCOMPARE(wb.stepSlider()->value(), 0);
+    // The drawn heatmap carries the outline: exported, it differs from the same map without it.
+    wb.heatmap()->replotNow();
+    const QImage with = wb.heatmap()->plot()->toPixmap().toImage();
+    const auto overlay = wb.heatmap()->overlay();
+    wb.heatmap()->setOverlay({});
+    wb.heatmap()->replotNow();
+    QVERIFY(wb.heatmap()->plot()->toPixmap().toImage() != with);
+    wb.heatmap()->setOverlay(overlay);
+  }
+
+  void beamHypothesesAreListedBestFirstAndEachHasItsAlignment() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("luong-concat"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"21 Nov 2026"_s);
+    wb.setBeam(5);
+    QVERIFY(settle(wb));
+    QCOMPARE(wb.outcome()->request.beam, 5);
+    const auto& run = *wb.outcome()->seq2seq;
+    QVERIFY2(run.hypotheses.size() > 1, "a beam of 5 over random weights ends with several hypotheses");
+    auto* list = wb.hypothesisList();
+    QCOMPARE(list->topLevelItemCount(), int(run.hypotheses.size()));
+    double previous = 1.0;
+    for (int i = 0; i < list->topLevelItemCount(); ++i) {
+      const double score = list->topLevelItem(i)->text(1).toDouble();
+      QVERIFY(score <= previous + 1e-9);  // best first
+      previous = score;
+      QCOMPARE(list->topLevelItem(i)->text(2).remove(u" \u2026"_s), QString::fromStdString(run.hypotheses[std::size_t(i)].text));
+    }
+    QCOMPARE(list->currentItem(), list->topLevelItem(0));
+
+    // Selecting a hypothesis shows its own alignment, its steps and its output.
+    const int last = list->topLevelItemCount() - 1;
+    list->setCurrentItem(list->topLevelItem(last));
+    QCOMPARE(wb.hypothesis(), last);
+    const auto& hyp = run.hypotheses[std::size_t(last)];
+    QCOMPARE(wb.currentMap(), wb.outcome()->alignments[std::size_t(last)].get());
+    QCOMPARE(wb.heatmap()->map(), wb.currentMap());
+    QCOMPARE(testing::maxDifference(wb.currentMap()->weights, hyp.attention), 0.0);
+    QCOMPARE(wb.stepCount(), int(hyp.ids.size()));
+    QCOMPARE(wb.stepSlider()->maximum(), int(hyp.ids.size()) - 1);
+    const auto* output = shadedElement(wb.currentFigure(), 0);
+    QVERIFY(output->text.startsWith(QString::fromStdString(hyp.text)));
+    QVERIFY(output->caption.contains(u"hypothesis %1 of %2"_s.arg(last + 1).arg(run.hypotheses.size())));
+
+    // Back to greedy: one hypothesis.
+    wb.setBeam(1);
+    QVERIFY(settle(wb));
+    QCOMPARE(list->topLevelItemCount(), 1);
+    QCOMPARE(wb.hypothesis(), 0);
+  }
+
+  void localPDrawsEachStepsWindow() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("luong-local-p"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const auto& config = wb.source()->model.seq2seq->config();
+    QVERIFY(config.local);
+    const auto& hyp = wb.outcome()->seq2seq->hypotheses.front();
+    QCOMPARE(hyp.positions.size(), hyp.ids.size());
+    const auto& overlay = wb.heatmap()->overlay();
+    QCOMPARE(overlay.bands.size(), hyp.positions.size());
+    const int columns = int(wb.currentMap()->weights.cols());
+    for (std::size_t t = 0; t < overlay.bands.size(); ++t) {
+      const double p = double(hyp.positions[t]);
+      QCOMPARE(overlay.bands[t].centre, p);
+      QCOMPARE(overlay.bands[t].lower, std::max(p - config.window, -0.5));
+      QCOMPARE(overlay.bands[t].upper, std::min(p + config.window, columns - 0.5));
+    }
+    // The source characters inside the step's window carry the window's bar; weights outside it are 0.
+    const auto* source = shadedElement(wb.currentFigure(), 1);
+    const double p = double(hyp.positions[std::size_t(wb.step())]);
+    for (std::size_t j = 0; j < source->ranges.size(); ++j) {
+      const bool inside = std::abs(double(j) - p) <= config.window;
+      QCOMPARE(source->ranges[j].marked, inside);
+      if (!inside) QCOMPARE(source->ranges[j].weight, 0.0f);
+    }
+    QVERIFY(source->caption.contains(u"D = %1"_s.arg(config.window)));
+    // A global model draws no band.
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(settle(wb));
+    QVERIFY(wb.heatmap()->overlay().bands.empty());
+  }
+
+  void unknownCharactersAreFlaggedAndStillDecoded() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"21\u00b711\u00b72026 \u00e9t\u00e9"_s);  // middle dots and accents are outside printable ASCII
+    QVERIFY(settle(wb));
+    QVERIFY(wb.lastError().isEmpty());
+    const auto& run = *wb.outcome()->seq2seq;
+    QCOMPARE(int(run.source.size()), 14);
+    QCOMPARE(std::count(run.unknown.begin(), run.unknown.end(), true), 4);
+    QVERIFY(!run.hypotheses.empty());  // still decoded
+    QCOMPARE(wb.currentMap()->col_labels[2], std::string("\u00b7 (unk)"));
+    QCOMPARE(wb.currentMap()->col_labels[0], std::string("2"));
+    const auto* source = shadedElement(wb.currentFigure(), 1);
+    QCOMPARE(int(std::count_if(source->ranges.begin(), source->ranges.end(), [](const auto& r) { return r.unknown; })), 4);
+    QVERIFY(source->ranges[2].unknown);
+    QCOMPARE(source->text.mid(source->ranges[2].begin, source->ranges[2].end - source->ranges[2].begin), u"\u00b7"_s);
+    QVERIFY(source->ranges[2].toolTip.contains(u"<unk>"_s));
+    QVERIFY2(wb.inputNote()->text().contains(u"not in the vocabulary"_s), qPrintable(wb.inputNote()->text()));
+    const auto& notes = wb.currentFigure().elements;
+    QVERIFY(std::any_of(notes.begin(), notes.end(), [](const auto& e) {
+      const auto* note = std::get_if<render::FigureNote>(&e);
+      return note && note->warning && note->text.contains(u"4 characters"_s);
+    }));
+  }
+
+  void anEmptyInputKeepsThePreviousViewWithAMessage() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const auto* before = wb.outcome();
+    const auto* map = wb.heatmap()->map();
+    QSignalSpy shown(&wb, &AlignmentWorkbench::resultShown);
+    wb.setText(u"3"_s);  // a run on its way when the input empties must not replace the message
+    wb.setText(QString());
+    QVERIFY(wb.isIdle());
+    QTest::qWait(200);
+    QCOMPARE(shown.size(), 0);
+    QCOMPARE(wb.outcome(), before);
+    QCOMPARE(wb.heatmap()->map(), map);
+    QVERIFY(wb.inputMessage().contains(u"empty"_s));
+    QVERIFY(wb.warningStrip()->isVisible());
+    QVERIFY2(wb.warningStrip()->text().contains(u"The input is empty"_s), qPrintable(wb.warningStrip()->text()));
+    QVERIFY(wb.inputNote()->text().contains(u"empty"_s));
+    QVERIFY(!wb.errorBanner()->isVisible());
+
+    wb.setText(u"1 May 2020"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.inputMessage().isEmpty());
+    QVERIFY(!wb.warningStrip()->isVisible());
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"1 May 2020"_s);
+  }
+
+  void aLongInputIsTruncatedWithAVisibleWarning() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("luong-general"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const int limit = wb.source()->model.seq2seq->config().max_source_length;
+    QString text;
+    while (text.size() < 10000) text += u"21 November 2026, "_s;
+    text.truncate(10000);
+    QElapsedTimer timer;
+    timer.start();
+    wb.setText(text);
+    QVERIFY(timer.elapsed() < 2000);  // the GUI does not run the model
+    QVERIFY(settle(wb));
+    const auto& run = *wb.outcome()->seq2seq;
+    QCOMPARE(int(run.source.size()), limit);
+    QVERIFY(wb.warningStrip()->isVisible());
+    QVERIFY2(wb.warningStrip()->text().contains(u"truncat"_s, Qt::CaseInsensitive), qPrintable(wb.warningStrip()->text()));
+    const auto* source = shadedElement(wb.currentFigure(), 1);
+    QCOMPARE(int(source->text.size()), limit);
+    QVERIFY2(source->tail.contains(QString::number(10000 - limit)), qPrintable(source->tail));
+    QCOMPARE(wb.currentMap()->weights.cols(), attn::Index(limit));
+
+    wb.setText(u"21 Nov 2026"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(!wb.warningStrip()->isVisible());
+  }
+
+  void aBadFolderKeepsThePreviousModel() {
+    AlignmentWorkbench wb;
+    wb.show();
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const QString path = wb.source()->model.path;
+    const quint64 shown = wb.shown();
+    QSignalSpy failed(&wb, &AlignmentWorkbench::sourceFailed);
+
+    // The dot model's config over the Bahdanau weights: the tensors do not match the config.
+    QTemporaryDir mismatched;
+    QVERIFY(QFile::copy(seq2seqFixture("luong-dot") + u"/config.json"_s, mismatched.filePath(u"config.json"_s)));
+    QVERIFY(QFile::copy(seq2seqFixture("bahdanau") + u"/model.safetensors"_s, mismatched.filePath(u"model.safetensors"_s)));
+    wb.openModel(mismatched.path());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 20000);
+    QVERIFY(!wb.isLoading());
+    QVERIFY(wb.errorBanner()->isVisible());
+    QString banner = wb.errorBanner()->text();
+    QVERIFY2(banner.contains(u"model.safetensors"_s), qPrintable(banner));
+    QVERIFY2(banner.contains(u"stays loaded"_s), qPrintable(banner));
+    QCOMPARE(wb.source()->model.path, path);
+    QCOMPARE(wb.shown(), shown);
+    QVERIFY(wb.modelBox()->currentText().contains(u"random-bahdanau"_s));
+
+    // No config.json at all; a transformer's config.
+    QTemporaryDir empty;
+    wb.openModel(empty.path());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 2, 20000);
+    QVERIFY2(wb.errorBanner()->text().contains(u"config.json"_s), qPrintable(wb.errorBanner()->text()));
+    QTemporaryDir bert;
+    QVERIFY(QFile::copy(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/bert/config.json"),
+                        bert.filePath(u"config.json"_s)));
+    wb.openModel(bert.path());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 3, 20000);
+    QVERIFY2(wb.errorBanner()->text().contains(u"Transformer tab"_s), qPrintable(wb.errorBanner()->text()));
+    QCOMPARE(wb.source()->model.path, path);
+
+    // Still running: typing goes on with the old model, and a good result clears the banner.
+    wb.setText(u"still here"_s);
+    QVERIFY(settle(wb));
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"still here"_s);
+    QVERIFY(!wb.errorBanner()->isVisible());
+  }
+
+  void reviewsShadeWordsPerHeadWithSentenceBars() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(classifierFixture("hierarchical"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(!wb.source()->isSeq2Seq());
+    // The date example gave way to a review.
+    QCOMPARE(wb.text(), defaultReviewText());
+    QVERIFY(wb.reviewView()->isVisible());
+    QVERIFY(!wb.decodingView()->isVisible());
+    QVERIFY(!wb.beamSpin()->isVisible());
+
+    wb.setText(u"The film was great. The zebra was not bad!"_s);
+    QVERIFY(settle(wb));
+    const auto& run = *wb.outcome()->classifier;
+    const auto& config = wb.source()->model.classifier->config();
+    QCOMPARE(run.input.sentences, 2);
+    const auto& figure = wb.currentFigure();
+    QVERIFY(figure.heading.startsWith(u"Predicted: "_s));
+    QVERIFY(figure.heading.contains(QString::fromStdString(config.labels[std::size_t(run.predicted)])));
+    QCOMPARE(shadedCount(figure), config.heads);  // one shading per head
+    for (int h = 0; h < config.heads; ++h) {
+      const auto* shaded = shadedElement(figure, h);
+      QCOMPARE(int(shaded->ranges.size()), int(run.input.words.size()));
+      for (std::size_t w = 0; w < shaded->ranges.size(); ++w) {
+        QCOMPARE(shaded->ranges[w].weight, run.word_attention(h, attn::Index(w)));
+        QCOMPARE(shaded->text.mid(shaded->ranges[w].begin, shaded->ranges[w].end - shaded->ranges[w].begin).toLower(),
+                 QString::fromStdString(run.input.words[w]));
+      }
+    }
+    QVERIFY(shadedElement(figure, 0)->tint != shadedElement(figure, 1)->tint);  // one hue per head
+    const auto bars = charts(figure);
+    QCOMPARE(bars.size(), std::size_t(2));  // the class probabilities, the sentences
+    QCOMPARE(bars[0]->bars.size(), config.labels.size());
+    QVERIFY(bars[0]->bars[std::size_t(run.predicted)].strong);
+    QCOMPARE(bars[1]->bars.size(), std::size_t(2));
+    QCOMPARE(bars[1]->bars[0].value, run.sentence_attention(0));
+    QVERIFY(bars[1]->bars[1].label.contains(u"zebra"_s));
+    // "zebra" is not in the fixture's vocabulary.
+    QVERIFY(std::any_of(shadedElement(figure, 0)->ranges.begin(), shadedElement(figure, 0)->ranges.end(),
+                        [](const auto& r) { return r.unknown; }));
+    QVERIFY(looksInked(wb.reviewView()->grab().toImage()));
+
+    // More sentences than the model reads: truncated with a warning, the rest as a grey tail.
+    wb.setText(u"The film was great. It was bad. I was not. The food was bad. A film."_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.warningStrip()->isVisible());
+    QVERIFY(!shadedElement(wb.currentFigure(), 0)->tail.isEmpty());
+
+    // The flat pooling model: two heads, no sentence bars.
+    wb.openModel(classifierFixture("pooling"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(shadedCount(wb.currentFigure()), 2);
+    QCOMPARE(charts(wb.currentFigure()).size(), std::size_t(1));
+    QCOMPARE(wb.currentMap()->weights.rows(), attn::Index(2));  // heads x words
+
+    // Back to a date model: the review example gives way to the date.
+    wb.setText(defaultReviewText());
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(settle(wb));
+    QCOMPARE(wb.text(), defaultDateText());
+    QVERIFY(wb.decodingView()->isVisible());
+  }
+
+  void exportsWriteTheHeatmapTheShadingAndTheMatrix() {
+    QTemporaryDir dir;
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("luong-local-p"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.currentView(), AlignmentWorkbench::View::Heatmap);
+    for (const QString& name : {u"a.png"_s, u"a.svg"_s, u"a.pdf"_s}) {
+      const QString path = dir.filePath(name);
+      QVERIFY2(wb.exportView(path, AlignmentWorkbench::View::Heatmap), qPrintable(path));
+      QVERIFY(QFileInfo(path).size() > 100);
+      const QString shading = dir.filePath(u"s-"_s + name);
+      QVERIFY2(wb.exportView(shading, AlignmentWorkbench::View::Shading), qPrintable(shading));
+      QVERIFY(QFileInfo(shading).size() > 100);
+    }
+    QVERIFY(testing::looksDrawn(QImage(dir.filePath(u"a.png"_s))));
+    QVERIFY(QImage(dir.filePath(u"s-a.png"_s)).width() >= 900);
+    const QString csv = dir.filePath(u"a.csv"_s);
+    QVERIFY(wb.exportMatrix(csv));
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), matrixCsv(*wb.currentMap()));
+    QCOMPARE(int(matrixCsv(*wb.currentMap()).count("\r\n")), int(wb.currentMap()->weights.rows()) + 1);
+    QVERIFY(!wb.exportMatrix(dir.filePath(u"a.png"_s)));
+    QVERIFY(!wb.exportView(dir.filePath(u"a.csv"_s), AlignmentWorkbench::View::Heatmap));
+
+    wb.openModel(classifierFixture("pooling"));
+    QVERIFY(settle(wb));
+    QCOMPARE(wb.currentView(), AlignmentWorkbench::View::Shading);
+    QVERIFY(wb.exportView(dir.filePath(u"r.svg"_s), wb.currentView()));
+    QVERIFY(wb.exportView(dir.filePath(u"r.png"_s), wb.currentView()));
+    QVERIFY(looksInked(QImage(dir.filePath(u"r.png"_s))));
+  }
+
+  void bundledModelsAreListedByNameAndOpenFromMemory() {
+    const auto models = bundledModels();
+    if (models.empty()) QSKIP("this build bundles no models (resources/models was empty at configure time)");
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    QStringList names;
+    for (int i = 0; i < wb.modelBox()->count(); ++i) names.append(wb.modelBox()->itemText(i));
+    for (const auto& model : models) {
+      QVERIFY2(names.contains(model.name), qPrintable(model.name));
+      QVERIFY(model.name != model.key);  // readable names, not folder names
+    }
+    QVERIFY(findBundledModel(defaultAlignmentModel()));
+    wb.openModel(defaultAlignmentModel());
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.source()->model.key, defaultAlignmentModel());
+    QVERIFY(wb.source()->model.path.startsWith(u":/models/"_s));
+    QCOMPARE(wb.modelBox()->currentData().toString(), defaultAlignmentModel());
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), defaultDateText());
+    QVERIFY(!wb.outcome()->seq2seq->hypotheses.front().text.empty());
+    QCOMPARE(wb.aboutButton()->isEnabled(), !wb.source()->model.modelCard.isEmpty());
+    if (wb.aboutButton()->isEnabled()) {
+      // About This Model shows the bundled model card.
+      wb.aboutButton()->click();
+      auto* dialog = wb.findChild<QDialog*>();
+      QVERIFY(dialog);
+      QVERIFY(dialog->isVisible());
+      auto* browser = dialog->findChild<QTextBrowser*>();
+      QVERIFY(browser);
+      QVERIFY(!browser->toPlainText().trimmed().isEmpty());
+      dialog->close();
+    }
+    // Every bundled model opens.
+    for (const auto& model : models) {
+      auto loaded = loadAlignmentModel(model.key);
+      QVERIFY2(loaded, loaded ? "" : loaded.error().message().c_str());
+      QVERIFY(!loaded->description.isEmpty());
+    }
+  }
+
+  void unknownModelNamesListTheBundledOnes() {
+    const auto result = loadAlignmentModel(u"no-such-model"_s);
+    QVERIFY(!result);
+    const QString message = QString::fromStdString(result.error().message());
+    QVERIFY2(message.contains(u"no-such-model"_s), qPrintable(message));
+    for (const auto& key : bundledModelKeys()) QVERIFY2(message.contains(key), qPrintable(message));
+  }
+};
+
+QTEST_MAIN(TestAlignmentWorkbench)
+#include "test_alignment_workbench.moc"

@@ -1,0 +1,205 @@
+#include "app/align_cli.h"
+
+#include "app/export.h"
+#include "render/alignment_overlay.h"
+#include "render/alignment_render.h"
+#include "views/heatmap_view.h"
+#include "workbenches/alignment_models.h"
+#include "workbenches/alignment_worker.h"
+
+#include <QElapsedTimer>
+#include <QFont>
+#include <QGuiApplication>
+
+#include <algorithm>
+
+#include <omp.h>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+QString fromStd(const std::string& text) { return QString::fromStdString(text); }
+
+RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
+RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
+RenderFailure outputFailure(const attn::Error& error) {
+  return RenderFailure{RenderFailure::Kind::Output, fromStd(error.message())};
+}
+
+QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
+
+}  // namespace
+
+std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
+  // Everything that needs no model first.
+  if (job.model.isEmpty()) return std::unexpected(usageFailure(QObject::tr("align: give --model NAME|DIR")));
+  if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("align: give --text \"...\"")));
+  if (job.outPath.isEmpty() && job.csvPath.isEmpty()) {
+    return std::unexpected(usageFailure(QObject::tr("align: give --out FILE and/or --csv FILE")));
+  }
+  if (!job.outPath.isEmpty()) {
+    const auto format = exportFormatFor(job.outPath);
+    if (!format || isMatrixFormat(*format)) {
+      return std::unexpected(usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
+    }
+  }
+  if (!job.csvPath.isEmpty() && exportFormatFor(job.csvPath) != ExportFormat::Csv) {
+    return std::unexpected(usageFailure(QObject::tr("--csv %1: use a .csv file name").arg(job.csvPath)));
+  }
+  if (job.beam < 1 || job.beam > 16) {
+    return std::unexpected(usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 16, got %1").arg(job.beam)));
+  }
+  if (job.hypothesis < 1) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 1 is the best hypothesis")));
+  if (job.step < 0) return std::unexpected(usageFailure(QObject::tr("--step: 1 is the first output step")));
+  if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
+      job.size.height() > 16384) {
+    return std::unexpected(usageFailure(QObject::tr("the image size must be between 64 and 16384 pixels a side")));
+  }
+  if (job.text.empty()) {
+    return std::unexpected(inputFailure(QObject::tr("--text: empty: nothing to decode; give a date in any form or a review")));
+  }
+
+  // One thread, as in the tab's worker: for these small models a team of threads costs more than it saves.
+  omp_set_num_threads(1);
+  QElapsedTimer timer;
+  timer.start();
+  auto model = loadAlignmentModel(job.model);
+  if (!model) return std::unexpected(inputFailure(fromStd(model.error().message())));
+  RenderReport report;
+  const QFont font = QGuiApplication::font();
+
+  if (model->seq2seq) {
+    attn::models::Seq2SeqSession session(model->seq2seq);
+    attn::models::DecodeOptions options;
+    options.beam = job.beam;
+    auto run = session.run(job.text, options);
+    if (!run) return std::unexpected(inputFailure(fromStd(run.error().message())));
+    const double ms = double(timer.nsecsElapsed()) / 1e6;
+    if (run->hypotheses.empty()) return std::unexpected(inputFailure(QObject::tr("the decoder returned no hypothesis")));
+    if (std::size_t(job.hypothesis) > run->hypotheses.size()) {
+      return std::unexpected(inputFailure(QObject::tr("--hypothesis %1: the search ended with %2 (beam %3)")
+                                              .arg(job.hypothesis)
+                                              .arg(run->hypotheses.size())
+                                              .arg(job.beam)));
+    }
+    const std::size_t h = std::size_t(job.hypothesis - 1);
+    const auto& hyp = run->hypotheses[h];
+    if (job.step > int(hyp.ids.size())) {
+      return std::unexpected(inputFailure(
+          QObject::tr("--step %1: hypothesis %2 has %3 output steps").arg(job.step).arg(job.hypothesis).arg(hyp.ids.size())));
+    }
+    report.summary = QObject::tr("align: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+                         .arg(model->name)
+                         .arg(run->source.size())
+                         .arg(quoted(fromStd(run->hypotheses.front().text)))
+                         .arg(job.beam)
+                         .arg(ms, 0, 'f', 1);
+    for (std::size_t i = 0; i < run->hypotheses.size(); ++i) {
+      const auto& one = run->hypotheses[i];
+      report.notes.append(QObject::tr("hypothesis %1: %2 (log p %3%4)")
+                              .arg(i + 1)
+                              .arg(quoted(fromStd(one.text)))
+                              .arg(double(one.log_prob), 0, 'f', 4)
+                              .arg(one.finished ? QString() : QObject::tr(", no </s>")));
+    }
+    const auto unknown = std::count(run->unknown.begin(), run->unknown.end(), true);
+    if (unknown > 0) {
+      QStringList which;
+      for (std::size_t j = 0; j < run->unknown.size(); ++j) {
+        if (run->unknown[j]) which.append(u"%1 at %2"_s.arg(quoted(fromStd(run->source[j]))).arg(j));
+      }
+      report.notes.append(QObject::tr("not in the vocabulary (read as <unk>): %1").arg(which.join(u", "_s)));
+    }
+    for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
+
+    const auto map = alignmentMap(*run, h);
+    if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no alignment")));
+    const auto& config = model->seq2seq->config();
+    if (!job.outPath.isEmpty()) {
+      if (job.view == AlignJob::View::Heatmap) {
+        HeatmapView view(HeatmapView::Style::Full);
+        view.setAttribute(Qt::WA_DontShowOnScreen);
+        view.setColormap(job.colormap);
+        view.resize(job.size);
+        view.show();
+        view.setMap(map);
+        render::AlignmentOverlay overlay;
+        overlay.rows = int(map->weights.rows());
+        overlay.columns = int(map->weights.cols());
+        if (job.step > 0) overlay.focusRow = job.step - 1;
+        if (config.local) overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
+        view.setOverlay(overlay);
+        view.replotNow();
+        if (auto written = exportHeatmap(view, job.outPath); !written) return std::unexpected(outputFailure(written.error()));
+      } else {
+        render::DecodingFigureOptions options;
+        options.colormap = job.colormap;
+        options.window = config.local ? config.window : 0;
+        const auto figure = render::decodingFigure(*run, h, std::max(0, job.step - 1), job.text, options);
+        if (auto written = exportFigure(figure, font, job.size.width(), job.outPath); !written) {
+          return std::unexpected(outputFailure(written.error()));
+        }
+      }
+      report.written.append(job.outPath);
+    }
+    if (!job.csvPath.isEmpty()) {
+      if (auto written = writeMatrixCsv(*map, job.csvPath); !written) return std::unexpected(outputFailure(written.error()));
+      report.written.append(job.csvPath);
+    }
+    return report;
+  }
+
+  // A review classifier.
+  if (job.beamSet || job.hypothesisSet || job.step > 0) {
+    return std::unexpected(usageFailure(QObject::tr("--beam, --hypothesis and --step are for the date (seq2seq) "
+                                                    "models; %1 is a classifier").arg(model->name)));
+  }
+  if (job.viewSet && job.view == AlignJob::View::Heatmap) {
+    return std::unexpected(usageFailure(QObject::tr("--view heatmap is for the date (seq2seq) models; a classifier "
+                                                    "writes its word shading")));
+  }
+  attn::models::ClassifierSession session(model->classifier);
+  auto run = session.run(job.text);
+  if (!run) return std::unexpected(inputFailure(fromStd(run.error().message())));
+  const double ms = double(timer.nsecsElapsed()) / 1e6;
+  const auto& config = model->classifier->config();
+  const auto labelOf = [&config](int i) {
+    return std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)]) : QString::number(i);
+  };
+  const float p = std::size_t(run->predicted) < run->probabilities.size() ? run->probabilities[std::size_t(run->predicted)]
+                                                                          : 0.0f;
+  report.summary = QObject::tr("align: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
+                       .arg(model->name)
+                       .arg(run->input.words.size())
+                       .arg(labelOf(run->predicted), render::percentText(p))
+                       .arg(ms, 0, 'f', 1);
+  QStringList probabilities;
+  for (std::size_t i = 0; i < run->probabilities.size(); ++i) {
+    probabilities.append(u"%1 %2"_s.arg(labelOf(int(i))).arg(double(run->probabilities[i]), 0, 'f', 4));
+  }
+  report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
+  for (Index s = 0; s < run->sentence_attention.size(); ++s) {
+    report.notes.append(QObject::tr("sentence %1: weight %2").arg(s + 1).arg(double(run->sentence_attention(s)), 0, 'f', 4));
+  }
+  const auto unknown = std::count(run->unknown.begin(), run->unknown.end(), true);
+  if (unknown > 0) report.notes.append(QObject::tr("%1 words not in the vocabulary (read as <unk>)").arg(unknown));
+  for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
+  if (!job.outPath.isEmpty()) {
+    const auto figure = render::reviewFigure(*run, config, job.text, job.colormap);
+    if (auto written = exportFigure(figure, font, job.size.width(), job.outPath); !written) {
+      return std::unexpected(outputFailure(written.error()));
+    }
+    report.written.append(job.outPath);
+  }
+  if (!job.csvPath.isEmpty()) {
+    const auto map = wordMap(*run);
+    if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no word attention")));
+    if (auto written = writeMatrixCsv(*map, job.csvPath); !written) return std::unexpected(outputFailure(written.error()));
+    report.written.append(job.csvPath);
+  }
+  return report;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,40 @@
+// `attnscope-cli align`: the Alignment tab without a window. Loads a bundled model by name (or a model
+// folder), runs it on --text and writes what the tab draws with the same renderers: for a seq2seq model the
+// alignment heatmap of one hypothesis (the step in view outlined, local-p's windows drawn) or the decoding
+// figure (--view shading); for a review classifier the word shading with the sentence bars and the class
+// probabilities. --csv writes the matrix (the alignment, or the classifier's heads x words).
+#pragma once
+
+#include "app/headless.h"
+#include "render/colormap.h"
+
+#include <QSize>
+#include <QString>
+
+#include <expected>
+#include <string>
+
+namespace attn::ui {
+
+struct AlignJob {
+  QString model;              // a bundled model's key or a model folder
+  std::string text;           // raw bytes, as the engine's offsets refer to them
+  bool hasText = false;
+  int beam = 1;               // seq2seq: 1 = greedy
+  bool beamSet = false;
+  int hypothesis = 1;         // 1-based, best first
+  bool hypothesisSet = false;
+  int step = 0;               // 1-based output step to outline; 0: none
+  enum class View { Heatmap, Shading } view = View::Heatmap;
+  bool viewSet = false;
+  QString outPath;            // .png, .svg or .pdf
+  QString csvPath;
+  QSize size{900, 700};       // the heatmap exactly; the width of the shading figure
+  render::Colormap colormap = render::Colormap::Viridis;
+};
+
+// summary: "align: Dates · Bahdanau (additive) · 11 characters -> “2026-11-21” · beam 1 · 1.2 ms";
+// notes: hypotheses with their scores, the label and probabilities, warnings; written: the files.
+std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job);
+
+}  // namespace attn::ui

@@ -1,0 +1,272 @@
+#include "render/alignment_render.h"
+
+#include "render/heatmap_render.h"
+#include "render/token_lines_render.h"
+
+#include <QCoreApplication>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui::render {
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("AlignmentRender", text); }
+
+QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
+
+QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
+
+// Code points in `text` (what a user calls characters here: the models read one per code point).
+int codePoints(const QString& text) {
+  int n = 0;
+  for (qsizetype i = 0; i < text.size(); ++i) {
+    if (!text[i].isLowSurrogate()) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+QString percentText(float p) {
+  if (p > 0.9995f && p < 1.0f) return u"> 99.9 %"_s;
+  if (p < 0.0005f && p > 0.0f) return u"< 0.1 %"_s;
+  return QString::number(100.0 * double(p), 'f', 1) + u" %"_s;
+}
+
+QString logProbText(float logProb) {
+  const double v = double(logProb);
+  if (v != 0.0 && std::abs(v) < 0.0005) return QString::number(v, 'g', 2);
+  return QString::number(v, 'f', 3);
+}
+
+attn::Labels sourceColumnLabels(const attn::models::Seq2SeqRun& run) {
+  attn::Labels labels = run.source;
+  for (std::size_t j = 0; j < labels.size() && j < run.unknown.size(); ++j) {
+    if (run.unknown[j]) labels[j] += " (unk)";
+  }
+  return labels;
+}
+
+TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step,
+                          std::string_view input, const DecodingFigureOptions& options) {
+  TextFigure figure;
+  if (hypothesis >= run.hypotheses.size()) return figure;
+  const auto& hyp = run.hypotheses[hypothesis];
+  const int steps = int(hyp.ids.size());
+  step = steps > 0 ? std::clamp(step, 0, steps - 1) : -1;
+
+  // The output: one range per step, "</s>" for the end.
+  ShadedText output;
+  const QString outputText = fromStd(hyp.text);
+  output.large = true;
+  output.caption = run.hypotheses.size() > 1
+                       ? tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
+                             .arg(hypothesis + 1)
+                             .arg(run.hypotheses.size())
+                             .arg(logProbText(hyp.log_prob))
+                       : tr("Output \u00b7 log p %1").arg(logProbText(hyp.log_prob));
+  output.text = outputText;
+  output.colormap = options.colormap;
+  int at = 0;
+  for (int t = 0; t < steps; ++t) {
+    ShadedRange range;
+    const bool end = hyp.finished && t == steps - 1;
+    if (end) {
+      output.text += u" </s>"_s;
+      range.begin = int(output.text.size()) - 4;
+      range.end = int(output.text.size());
+      range.toolTip = tr("step %1: the end of the output (</s>)").arg(t + 1);
+    } else {
+      if (at >= outputText.size()) break;
+      range.begin = at;
+      at += outputText[at].isHighSurrogate() && at + 1 < outputText.size() ? 2 : 1;
+      range.end = at;
+      range.toolTip = tr("step %1: %2").arg(t + 1).arg(quoted(outputText.mid(range.begin, range.end - range.begin)));
+    }
+    range.focus = t == step;
+    output.ranges.push_back(range);
+  }
+  if (!hyp.finished) {
+    output.tail = tr("(no end within %1 characters)").arg(steps);
+  }
+  figure.elements.emplace_back(std::move(output));
+
+  // The source, shaded by the step's row.
+  ShadedText source;
+  source.large = true;
+  source.colormap = options.colormap;
+  const std::size_t shown = run.spans.empty() ? input.size() : std::size_t(std::max(0, run.spans.back().end));
+  const Utf16Text text = toUtf16(input.substr(0, std::min(shown, input.size())));
+  source.text = text.text;
+  const bool haveRow = step >= 0 && step < hyp.attention.rows();
+  // Relative to the step's own largest weight: a step that spreads its attention still shows where it
+  // looks most (the heatmap next to it keeps the absolute scale; the tool tips give the exact weights).
+  source.scale = haveRow && hyp.attention.cols() > 0 ? std::max(hyp.attention.row(step).maxCoeff(), 1e-6f) : 1.0f;
+  const bool local = options.window > 0 && step >= 0 && std::size_t(step) < hyp.positions.size();
+  const double p = local ? double(hyp.positions[std::size_t(step)]) : 0.0;
+  int unknown = 0;
+  for (std::size_t j = 0; j < run.spans.size(); ++j) {
+    const auto& span = run.spans[j];
+    if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
+    ShadedRange range;
+    range.begin = text.offsets[std::size_t(span.begin)];
+    range.end = text.offsets[std::size_t(span.end)];
+    range.weight = haveRow && Index(j) < hyp.attention.cols() ? hyp.attention(step, Index(j)) : 0.0f;
+    range.unknown = j < run.unknown.size() && run.unknown[j];
+    range.marked = local && std::abs(double(j) - p) <= double(options.window);
+    const QString character = tokenLabel(j < run.source.size() ? run.source[j] : std::string());
+    range.toolTip = range.unknown ? tr("%1 (position %2) is not in the vocabulary: read as <unk>\nweight %3")
+                                        .arg(quoted(character))
+                                        .arg(j)
+                                        .arg(exactValue(range.weight))
+                                  : tr("%1 (position %2)\nweight %3").arg(quoted(character)).arg(j).arg(exactValue(range.weight));
+    if (range.unknown) ++unknown;
+    source.ranges.push_back(range);
+  }
+  if (shown < input.size()) {
+    const int rest = codePoints(fromStd(input.substr(shown)));
+    source.tail = rest == 1 ? tr("\u2026 and 1 more character the model does not read")
+                            : tr("\u2026 and %1 more characters the model does not read").arg(rest);
+  }
+  {
+    const auto& out = std::get<ShadedText>(figure.elements.front());
+    QString what;
+    if (step >= 0 && std::size_t(step) < out.ranges.size()) {
+      const auto& r = out.ranges[std::size_t(step)];
+      what = hyp.finished && step == steps - 1 ? u"</s>"_s : quoted(out.text.mid(r.begin, r.end - r.begin));
+    }
+    source.caption = step >= 0 ? tr("Source \u00b7 attention of step %1 of %2 (%3)").arg(step + 1).arg(steps).arg(what)
+                               : tr("Source");
+    if (local) {
+      source.caption += tr(" \u00b7 p = %1 \u00b7 window %2 \u2013 %3 (D = %4)")
+                            .arg(p, 0, 'f', 2)
+                            .arg(p - options.window, 0, 'f', 1)
+                            .arg(p + options.window, 0, 'f', 1)
+                            .arg(options.window);
+    }
+  }
+  figure.elements.emplace_back(std::move(source));
+  if (unknown > 0) {
+    figure.elements.emplace_back(FigureNote{
+        unknown == 1 ? tr("1 character is not in the model's vocabulary (red, underlined): it is read as <unk> and "
+                          "the rest is still decoded.")
+                     : tr("%1 characters are not in the model's vocabulary (red, underlined): they are read as <unk> "
+                          "and the rest is still decoded.")
+                           .arg(unknown),
+        true});
+  }
+  return figure;
+}
+
+TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
+                        std::string_view input, Colormap colormap) {
+  TextFigure figure;
+  const auto labelOf = [&](int i) {
+    return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
+                                                           : tr("class %1").arg(i);
+  };
+  const float top = std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)]
+                                                                          : 0.0f;
+  figure.heading = tr("Predicted: %1 (%2)").arg(labelOf(run.predicted), percentText(top));
+
+  BarChart probabilities;
+  probabilities.caption = tr("Class probabilities");
+  for (std::size_t i = 0; i < run.probabilities.size(); ++i) {
+    Bar bar;
+    bar.label = labelOf(int(i));
+    bar.value = run.probabilities[i];
+    bar.valueText = percentText(run.probabilities[i]);
+    bar.strong = int(i) == run.predicted;
+    // The predicted class stands out; no colour says "good" or "bad" (a label may be either).
+    bar.colour = bar.strong ? QColor(0x3f, 0x6a, 0x9a) : QColor(0xa8, 0xa8, 0xa8);
+    probabilities.bars.push_back(bar);
+  }
+  figure.elements.emplace_back(std::move(probabilities));
+
+  const std::size_t shown = run.input.spans.empty() ? input.size()
+                                                    : std::size_t(std::max(0, run.input.spans.back().end));
+  const Utf16Text text = toUtf16(input.substr(0, std::min(shown, input.size())));
+  const int heads = int(run.word_attention.rows());
+  const int words = int(run.input.words.size());
+  int unknown = 0;
+  for (int w = 0; w < words && std::size_t(w) < run.unknown.size(); ++w) unknown += run.unknown[std::size_t(w)] ? 1 : 0;
+  int restWords = 0;
+  if (shown < input.size()) restWords = int(attn::models::split_words(input.substr(shown)).words.size());
+  for (int h = 0; h < heads; ++h) {
+    ShadedText shaded;
+    shaded.text = text.text;
+    if (heads > 1) {
+      shaded.tint = headColor(h);
+    } else {
+      shaded.colormap = colormap;
+    }
+    shaded.caption = config.hierarchical
+                         ? (heads > 1 ? tr("Word attention within each sentence \u00b7 head %1").arg(h + 1)
+                                      : tr("Word attention within each sentence"))
+                         : (heads > 1 ? tr("Word attention \u00b7 head %1").arg(h + 1) : tr("Word attention"));
+    for (int w = 0; w < words && w < run.word_attention.cols(); ++w) {
+      const auto& span = run.input.spans[std::size_t(w)];
+      if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
+      ShadedRange range;
+      range.begin = text.offsets[std::size_t(span.begin)];
+      range.end = text.offsets[std::size_t(span.end)];
+      range.weight = run.word_attention(h, w);
+      range.unknown = std::size_t(w) < run.unknown.size() && run.unknown[std::size_t(w)];
+      const QString word = fromStd(run.input.words[std::size_t(w)]);
+      QString tip = range.unknown ? tr("%1 is not in the vocabulary: read as <unk>").arg(quoted(word)) : quoted(word);
+      tip += u"\n"_s + tr("weight %1").arg(exactValue(range.weight));
+      if (heads > 1) tip += tr(" (head %1)").arg(h + 1);
+      if (config.hierarchical && std::size_t(w) < run.input.sentence.size()) {
+        tip += tr(" within sentence %1").arg(run.input.sentence[std::size_t(w)] + 1);
+      }
+      range.toolTip = tip;
+      shaded.ranges.push_back(range);
+    }
+    if (restWords > 0) {
+      shaded.tail = restWords == 1 ? tr("\u2026 and 1 more word the model does not read")
+                                   : tr("\u2026 and %1 more words the model does not read").arg(restWords);
+    }
+    figure.elements.emplace_back(std::move(shaded));
+  }
+
+  if (config.hierarchical && run.sentence_attention.size() > 0) {
+    BarChart sentences;
+    sentences.caption = tr("Sentence attention");
+    sentences.maximum = std::max(run.sentence_attention.maxCoeff(), 1e-6f);
+    for (Index s = 0; s < run.sentence_attention.size(); ++s) {
+      int first = -1, last = -1;
+      for (int w = 0; w < words && std::size_t(w) < run.input.sentence.size(); ++w) {
+        if (run.input.sentence[std::size_t(w)] != int(s)) continue;
+        if (first < 0) first = w;
+        last = w;
+      }
+      QString sentence;
+      if (first >= 0) {
+        const int b = text.offsets[std::size_t(run.input.spans[std::size_t(first)].begin)];
+        const int e = text.offsets[std::size_t(run.input.spans[std::size_t(last)].end)];
+        sentence = text.text.mid(b, e - b).simplified();
+      }
+      Bar bar;
+      bar.label = tr("%1. %2").arg(s + 1).arg(sentence);
+      bar.value = run.sentence_attention(s);
+      bar.colour = QColor::fromRgb(sample(colormap, 0.55));
+      bar.toolTip = tr("sentence %1: %2\nweight %3").arg(s + 1).arg(quoted(sentence), exactValue(bar.value));
+      sentences.bars.push_back(bar);
+    }
+    figure.elements.emplace_back(std::move(sentences));
+  }
+  if (unknown > 0) {
+    figure.elements.emplace_back(
+        FigureNote{unknown == 1 ? tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
+                                : tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
+                                     "<unk>.")
+                                      .arg(unknown),
+                   true});
+  }
+  return figure;
+}
+
+}  // namespace attn::ui::render

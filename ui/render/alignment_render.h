@@ -1,0 +1,45 @@
+// The Alignment tab's figures of shaded text, as pure functions of a run: a decoding step's attention over
+// the source characters; a review's words per pooling head, its sentences and its class probabilities.
+// The tab, attnscope-cli align and the tests draw with these (what goes over the heatmap is in
+// render/alignment_overlay.h).
+#pragma once
+
+#include "attn/core.h"
+#include "attn/models/classifier.h"
+#include "attn/models/seq2seq.h"
+#include "render/colormap.h"
+#include "render/text_figure.h"
+
+#include <QString>
+
+#include <string_view>
+
+namespace attn::ui::render {
+
+// A hypothesis' log-probability as listed: three decimals, or two significant digits when it rounds to
+// zero there (a confident model's best hypothesis scores -0.00004, not "-0.000").
+QString logProbText(float logProb);
+
+// A probability in percent with one decimal; one that would round to 100.0 % or 0.0 % without being it
+// reads "> 99.9 %" or "< 0.1 %".
+QString percentText(float probability);
+
+// Column labels of an alignment: the characters as typed, an unknown one marked "(unk)".
+attn::Labels sourceColumnLabels(const attn::models::Seq2SeqRun& run);
+
+struct DecodingFigureOptions {
+  Colormap colormap = Colormap::Viridis;
+  int window = 0;  // local-p's D: the source characters inside the step's window get a bar; 0 for global
+};
+// The output of `hypothesis` with the step in view outlined, and the source text shaded by that step's
+// attention row (the heatmap's colour map, weight / the row's largest weight); unknown characters red and
+// underlined; a truncated input's unread rest as a grey note.
+TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step,
+                          std::string_view input, const DecodingFigureOptions& options);
+
+// A review: the predicted label and the class probabilities, the text shaded by each pooling head's word
+// weights (one hue per head when there are several), the hierarchical model's sentence weights as bars.
+TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
+                        std::string_view input, Colormap colormap);
+
+}  // namespace attn::ui::render

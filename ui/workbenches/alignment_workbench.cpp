@@ -1,0 +1,802 @@
+#include "workbenches/alignment_workbench.h"
+
+#include "app/export.h"
+#include "render/alignment_overlay.h"
+#include "render/alignment_render.h"
+#include "views/heatmap_view.h"
+#include "views/text_figure_view.h"
+#include "workbenches/side_panel.h"
+
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTextBrowser>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+QString fromStd(const std::string& text) { return QString::fromStdString(text); }
+
+QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
+
+// A text editor that leaves file drops to the main window (which opens them).
+class InputEdit : public QPlainTextEdit {
+ public:
+  using QPlainTextEdit::QPlainTextEdit;
+
+ protected:
+  bool canInsertFromMimeData(const QMimeData* source) const override {
+    return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
+  }
+};
+
+attn::Error exportError(const QString& path, const QString& reason) {
+  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
+}
+
+// The label of output step t of a hypothesis: its character, "</s>" for the end.
+QString stepLabel(const attn::AttentionMap& map, int t) {
+  if (t < 0 || std::size_t(t) >= map.row_labels.size()) return {};
+  const auto& label = map.row_labels[std::size_t(t)];
+  return label == "</s>" ? u"</s>"_s : quoted(render::tokenLabel(label));
+}
+
+constexpr int kFigureExportWidth = 900;
+
+}  // namespace
+
+AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
+    : QWidget(parent), worker_(std::make_unique<AlignmentWorker>()) {
+  setObjectName(u"alignmentWorkbench"_s);
+  thread_.setObjectName(u"alignment worker"_s);
+  worker_->moveToThread(&thread_);
+  connect(worker_.get(), &AlignmentWorker::loaded, this, &AlignmentWorkbench::onLoaded, Qt::QueuedConnection);
+  connect(worker_.get(), &AlignmentWorker::loadFailed, this, &AlignmentWorkbench::onLoadFailed, Qt::QueuedConnection);
+  connect(worker_.get(), &AlignmentWorker::finished, this, &AlignmentWorkbench::onFinished, Qt::QueuedConnection);
+  thread_.start();
+
+  // Typing posts every edit at once; the worker keeps only the newest pending request. Outcomes are
+  // applied on the next turn of the event loop, so a burst of them draws the newest once.
+  applyTimer_.setSingleShot(true);
+  applyTimer_.setInterval(0);
+  connect(&applyTimer_, &QTimer::timeout, this, &AlignmentWorkbench::applyPending);
+
+  const SidePanelFrame frame =
+      makeSidePanelFrame(this, u"alignmentSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  sideScroll_ = frame.scroll;
+  sideScroll_->setMinimumWidth(std::max(frame.panel->sizeHint().width() + 12, 320));
+  auto* area = new QWidget(frame.splitter);
+  buildMainArea(area);
+  frame.splitter->addWidget(sideScroll_);
+  frame.splitter->addWidget(area);
+  frame.splitter->setStretchFactor(0, 0);
+  frame.splitter->setStretchFactor(1, 1);
+  updateForSource();
+}
+
+AlignmentWorkbench::~AlignmentWorkbench() {
+  applyTimer_.stop();
+  thread_.quit();
+  thread_.wait();
+  worker_.reset();
+}
+
+void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(8, 8, 8, 8);
+
+  auto* modelGroup = new QGroupBox(tr("Model"), panel);
+  auto* modelLayout = new QVBoxLayout(modelGroup);
+  auto* modelForm = new QFormLayout();
+  modelForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  modelBox_ = new QComboBox(modelGroup);
+  modelBox_->setObjectName(u"alignmentModel"_s);
+  modelBox_->setToolTip(tr("The bundled models: date normalisers with Bahdanau's additive attention and Luong's dot, "
+                           "general, concat and local-p attention, and two review classifiers that pool words with "
+                           "attention. Switching keeps the input."));
+  modelForm->addRow(tr("&Model:"), modelBox_);
+  fillModelBox();  // before the panel's size hint is taken: the longest name sets the panel's width
+  modelLayout->addLayout(modelForm);
+  modelLabel_ = new QLabel(tr("No model open."), modelGroup);
+  modelLabel_->setObjectName(u"alignmentModelDescription"_s);
+  modelLabel_->setWordWrap(true);
+  modelLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  modelLabel_->setForegroundRole(QPalette::PlaceholderText);
+  modelLayout->addWidget(modelLabel_);
+  auto* buttons = new QHBoxLayout();
+  auto* openButton = new QPushButton(tr("Open &Folder\u2026"), modelGroup);
+  openButton->setToolTip(tr("A model folder: config.json + model.safetensors of an AttnScopeSeq2Seq or "
+                            "AttnScopeClassifier model (File > Open Model\u2026, Ctrl+Shift+M)"));
+  connect(openButton, &QPushButton::clicked, this, &AlignmentWorkbench::openModelRequested);
+  aboutButton_ = new QPushButton(tr("A&bout This Model\u2026"), modelGroup);
+  aboutButton_->setObjectName(u"alignmentAbout"_s);
+  aboutButton_->setToolTip(tr("The model card: what the model was trained on, how well it does and where it fails"));
+  aboutButton_->setEnabled(false);
+  connect(aboutButton_, &QPushButton::clicked, this, &AlignmentWorkbench::showAbout);
+  buttons->addWidget(openButton);
+  buttons->addWidget(aboutButton_);
+  modelLayout->addLayout(buttons);
+  layout->addWidget(modelGroup);
+  connect(modelBox_, &QComboBox::activated, this, [this](int index) {
+    const QString target = modelBox_->itemData(index).toString();
+    if (!target.isEmpty() && (!source_ || (target != source_->model.key && target != source_->model.path))) {
+      openModel(target);
+    }
+  });
+
+  auto* inputGroup = new QGroupBox(tr("Input"), panel);
+  auto* inputLayout = new QVBoxLayout(inputGroup);
+  textLabel_ = new QLabel(tr("&Source: a date in any form"), inputGroup);
+  textLabel_->setWordWrap(true);
+  textEdit_ = new InputEdit(inputGroup);
+  textEdit_->setObjectName(u"alignmentText"_s);
+  textEdit_->setTabChangesFocus(true);
+  textEdit_->setFixedHeight(textEdit_->fontMetrics().lineSpacing() * 4 + 14);
+  textEdit_->setPlainText(defaultDateText());
+  textLabel_->setBuddy(textEdit_);
+  inputLayout->addWidget(textLabel_);
+  inputLayout->addWidget(textEdit_);
+  auto* exampleForm = new QFormLayout();
+  exampleForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  exampleBox_ = new QComboBox(inputGroup);
+  exampleBox_->setObjectName(u"alignmentExamples"_s);
+  exampleBox_->setPlaceholderText(tr("Choose an example"));
+  // Reviews are long: the box shows their start, the list the whole text.
+  exampleBox_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  exampleBox_->setMinimumContentsLength(16);
+  exampleBox_->setToolTip(tr("Inputs of the kinds the model was trained on, and one it has to cope with"));
+  exampleForm->addRow(tr("E&xamples:"), exampleBox_);
+  inputLayout->addLayout(exampleForm);
+  inputNote_ = new QLabel(inputGroup);
+  inputNote_->setObjectName(u"alignmentInputNote"_s);
+  inputNote_->setWordWrap(true);
+  inputNote_->setTextFormat(Qt::PlainText);
+  inputNote_->setForegroundRole(QPalette::PlaceholderText);
+  inputLayout->addWidget(inputNote_);
+  layout->addWidget(inputGroup);
+  connect(textEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
+  connect(exampleBox_, &QComboBox::activated, this, [this](int index) {
+    if (index >= 0) setText(exampleBox_->itemText(index));
+  });
+
+  decodingGroup_ = new QGroupBox(tr("Decoding"), panel);
+  auto* decodingLayout = new QVBoxLayout(decodingGroup_);
+  auto* decodingForm = new QFormLayout();
+  decodingForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  beamSpin_ = new QSpinBox(decodingGroup_);
+  beamSpin_->setObjectName(u"alignmentBeam"_s);
+  beamSpin_->setRange(1, kMaxBeam);
+  beamSpin_->setValue(1);
+  beamSpin_->setSpecialValueText(tr("1 (greedy)"));
+  beamSpin_->setToolTip(tr("Beam width: how many hypotheses the search keeps at each step. 1 is greedy decoding: "
+                           "the most likely character at every step."));
+  decodingForm->addRow(tr("Beam &width:"), beamSpin_);
+  decodingLayout->addLayout(decodingForm);
+  auto* hypothesesLabel = new QLabel(tr("&Hypotheses, best first:"), decodingGroup_);
+  hypotheses_ = new QTreeWidget(decodingGroup_);
+  hypotheses_->setObjectName(u"alignmentHypotheses"_s);
+  hypotheses_->setColumnCount(3);
+  hypotheses_->setHeaderLabels({tr("#"), tr("log p"), tr("Output")});
+  hypotheses_->setRootIsDecorated(false);
+  hypotheses_->setUniformRowHeights(true);
+  hypotheses_->setAllColumnsShowFocus(true);
+  hypotheses_->setSelectionMode(QAbstractItemView::SingleSelection);
+  hypotheses_->header()->setStretchLastSection(true);
+  hypotheses_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  hypotheses_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  hypotheses_->setFixedHeight(hypotheses_->fontMetrics().lineSpacing() * 7 + 12);
+  hypotheses_->setToolTip(tr("The hypotheses the beam search ended with, ranked by log-probability (the sum of the "
+                             "log-softmax of their characters, </s> included). Select one to see its own "
+                             "alignment."));
+  hypothesesLabel->setBuddy(hypotheses_);
+  decodingLayout->addWidget(hypothesesLabel);
+  decodingLayout->addWidget(hypotheses_);
+  layout->addWidget(decodingGroup_);
+  connect(beamSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(hypotheses_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* current) {
+    if (updatingHypotheses_ || !current) return;
+    selectHypothesis(hypotheses_->indexOfTopLevelItem(current));
+  });
+
+  auto* displayGroup = new QGroupBox(tr("Display"), panel);
+  auto* displayForm = new QFormLayout(displayGroup);
+  displayForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  colormapBox_ = new QComboBox(displayGroup);
+  for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
+  colormapBox_->setToolTip(tr("Colour map of the heatmap and of the shaded characters"));
+  displayForm->addRow(tr("Colour m&ap:"), colormapBox_);
+  layout->addWidget(displayGroup);
+  connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
+  });
+  layout->addStretch(1);
+}
+
+void AlignmentWorkbench::buildMainArea(QWidget* area) {
+  auto* layout = new QVBoxLayout(area);
+  layout->setContentsMargins(6, 8, 8, 4);
+  errorBanner_ = new QLabel(area);
+  errorBanner_->setObjectName(u"alignmentError"_s);
+  errorBanner_->setWordWrap(true);
+  errorBanner_->setTextFormat(Qt::PlainText);
+  errorBanner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  errorBanner_->setStyleSheet(u"QLabel { background: #fde2e1; color: #8a1111; border: 1px solid #e8a1a0; "
+                              "border-radius: 3px; padding: 4px; }"_s);
+  errorBanner_->setVisible(false);
+  layout->addWidget(errorBanner_);
+  warningStrip_ = new QLabel(area);
+  warningStrip_->setObjectName(u"alignmentWarnings"_s);
+  warningStrip_->setWordWrap(true);
+  warningStrip_->setTextFormat(Qt::PlainText);
+  warningStrip_->setStyleSheet(u"QLabel { background: #fff4cc; color: #5c4500; border: 1px solid #e6cf7a; "
+                               "border-radius: 3px; padding: 4px; }"_s);
+  warningStrip_->setVisible(false);
+  layout->addWidget(warningStrip_);
+
+  pages_ = new QStackedWidget(area);
+  placeholder_ = new QLabel(pages_);
+  placeholder_->setAlignment(Qt::AlignCenter);
+  placeholder_->setWordWrap(true);
+  placeholder_->setForegroundRole(QPalette::PlaceholderText);
+  pages_->addWidget(placeholder_);
+
+  decodingPage_ = new QWidget(pages_);
+  auto* decoding = new QVBoxLayout(decodingPage_);
+  decoding->setContentsMargins(0, 0, 0, 0);
+  decodingView_ = new TextFigureView(decodingPage_);
+  decodingView_->setObjectName(u"alignmentDecoding"_s);
+  decodingView_->setPlaceholder(tr("Decoding\u2026"));
+  decodingView_->setToolTip(QString());
+  decoding->addWidget(decodingView_);
+  auto* stepRow = new QHBoxLayout();
+  auto* stepTitle = new QLabel(tr("S&tep:"), decodingPage_);
+  stepSlider_ = new QSlider(Qt::Horizontal, decodingPage_);
+  stepSlider_->setObjectName(u"alignmentStep"_s);
+  stepSlider_->setRange(0, 0);
+  stepSlider_->setSingleStep(1);
+  stepSlider_->setPageStep(1);
+  stepSlider_->setTickPosition(QSlider::TicksBelow);
+  stepSlider_->setTickInterval(1);
+  stepSlider_->setToolTip(tr("The output step in view (Left/Right, Home/End): its row of the heatmap is outlined "
+                             "and the source characters are shaded by its attention. A click on a heatmap row "
+                             "goes to that step."));
+  stepTitle->setBuddy(stepSlider_);
+  stepLabel_ = new QLabel(decodingPage_);
+  stepLabel_->setObjectName(u"alignmentStepLabel"_s);
+  stepLabel_->setTextFormat(Qt::PlainText);
+  stepLabel_->setMinimumWidth(stepLabel_->fontMetrics().horizontalAdvance(u"step 12 of 12 \u00b7 \u201c0\u201d  "_s));
+  stepRow->addWidget(stepTitle);
+  stepRow->addWidget(stepSlider_, 1);
+  stepRow->addWidget(stepLabel_);
+  decoding->addLayout(stepRow);
+  heatmapTitle_ = new QLabel(decodingPage_);
+  heatmapTitle_->setObjectName(u"alignmentHeatmapTitle"_s);
+  heatmapTitle_->setTextFormat(Qt::PlainText);
+  heatmapTitle_->setWordWrap(true);
+  decoding->addWidget(heatmapTitle_);
+  heatmap_ = new HeatmapView(HeatmapView::Style::Full, decodingPage_);
+  heatmap_->setObjectName(u"alignmentHeatmap"_s);
+  decoding->addWidget(heatmap_, 1);
+  pages_->addWidget(decodingPage_);
+
+  reviewScroll_ = new QScrollArea(pages_);
+  reviewScroll_->setWidgetResizable(true);
+  reviewScroll_->setFrameShape(QFrame::NoFrame);
+  reviewScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  reviewView_ = new TextFigureView(reviewScroll_);
+  reviewView_->setObjectName(u"alignmentReview"_s);
+  reviewView_->setPlaceholder(tr("Classifying\u2026"));
+  reviewScroll_->setWidget(reviewView_);
+  pages_->addWidget(reviewScroll_);
+  layout->addWidget(pages_, 1);
+
+  connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
+  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { setStep(row); });
+}
+
+// ---- models ----
+
+void AlignmentWorkbench::fillModelBox() {
+  const QSignalBlocker block(modelBox_);
+  modelBox_->clear();
+  QString family;
+  for (const auto& model : bundledModels()) {
+    const QString prefix = model.name.section(u" \u00b7 "_s, 0, 0);
+    if (!family.isEmpty() && prefix != family) modelBox_->insertSeparator(modelBox_->count());
+    family = prefix;
+    modelBox_->addItem(model.name, model.key);
+    modelBox_->setItemData(modelBox_->count() - 1, model.key, Qt::ToolTipRole);
+  }
+  if (modelBox_->count() == 0) {
+    modelBox_->addItem(tr("No bundled models in this build"));
+    modelBox_->setEnabled(false);
+  }
+}
+
+void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
+  ++loadRequested_;
+  announceLoad_ = announce;
+  // Messages name a folder by its name (the engine's error gives the whole path of the file at fault).
+  loadingName_ = QFileInfo(nameOrFolder).fileName().isEmpty() ? nameOrFolder : QFileInfo(nameOrFolder).fileName();
+  if (const auto bundled = findBundledModel(nameOrFolder)) loadingName_ = bundled->name;
+  if (!source_) placeholder_->setText(tr("Opening %1\u2026").arg(loadingName_));
+  emit loadingChanged(true);
+  worker_->load(loadRequested_, nameOrFolder);
+}
+
+void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source) {
+  if (source->serial != loadRequested_) return;  // a newer load is on its way
+  loadSettled_ = source->serial;
+  const bool wasSeq2Seq = source_ ? source_->isSeq2Seq() : true;
+  source_ = std::move(source);
+  errorBanner_->setVisible(false);
+  lastError_.clear();
+  const auto& model = source_->model;
+
+  // The selector shows what is open: a bundled entry, or the folder as an entry of its own.
+  {
+    const QSignalBlocker block(modelBox_);
+    int index = model.key.isEmpty() ? -1 : modelBox_->findData(model.key);
+    if (index < 0) {
+      index = modelBox_->findData(model.path);
+      if (index < 0) {
+        if (!modelBox_->isEnabled()) {
+          modelBox_->clear();
+          modelBox_->setEnabled(true);
+        } else {
+          modelBox_->insertSeparator(modelBox_->count());
+        }
+        modelBox_->addItem(tr("%1 (folder)").arg(model.name), model.path);
+        index = modelBox_->count() - 1;
+        modelBox_->setItemData(index, QDir::toNativeSeparators(model.path), Qt::ToolTipRole);
+      }
+    }
+    modelBox_->setCurrentIndex(index);
+  }
+  modelLabel_->setText(model.key.isEmpty() ? model.description + u"\n"_s + QDir::toNativeSeparators(model.path)
+                                           : model.description);
+  modelLabel_->setToolTip(model.key.isEmpty() ? model.path : tr("Bundled with AttnScope (%1)").arg(model.key));
+  aboutButton_->setEnabled(!model.modelCard.isEmpty());
+
+  // Keep what the user typed; swap the other task's examples for this task's default.
+  const QString current = textEdit_->toPlainText();
+  const QStringList others = source_->isSeq2Seq() ? reviewExamples() : dateExamples();
+  if (current.isEmpty() || (wasSeq2Seq != source_->isSeq2Seq() && others.contains(current))) {
+    const QSignalBlocker block(textEdit_);
+    textEdit_->setPlainText(source_->isSeq2Seq() ? defaultDateText() : defaultReviewText());
+  }
+  outcome_.reset();
+  pending_.reset();
+  hypothesis_ = 0;
+  updateForSource();
+  emit loadingChanged(false);
+  emit sourceLoaded(model.path);
+  if (announceLoad_) emit statusMessage(tr("Opened %1 (%2 ms)").arg(model.name).arg(source_->loadMs, 0, 'f', 0), 6000);
+  post();
+}
+
+void AlignmentWorkbench::onLoadFailed(quint64 serial, const QString& message) {
+  if (serial != loadRequested_) return;
+  loadSettled_ = serial;
+  lastError_ = message;
+  showError(source_ ? tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.")
+                          .arg(loadingName_, message, source_->model.name)
+                    : tr("Cannot open %1: %2").arg(loadingName_, message));
+  if (source_) {
+    // The selector goes back to the model that is still open.
+    const QSignalBlocker block(modelBox_);
+    const int index = modelBox_->findData(source_->model.key.isEmpty() ? source_->model.path : source_->model.key);
+    if (index >= 0) modelBox_->setCurrentIndex(index);
+  } else {
+    placeholder_->setText(tr("No model open. Choose a bundled model in the side panel or open a model folder "
+                             "(File > Open Model\u2026, Ctrl+Shift+M)."));
+  }
+  emit loadingChanged(false);
+  emit statusMessage(tr("Cannot open %1: %2").arg(loadingName_, message), 0);
+  emit sourceFailed(message);
+}
+
+void AlignmentWorkbench::showError(const QString& message) {
+  errorBanner_->setText(message);
+  errorBanner_->setVisible(true);
+}
+
+void AlignmentWorkbench::updateForSource() {
+  const bool seq2seq = !source_ || source_->isSeq2Seq();
+  decodingGroup_->setVisible(seq2seq);
+  textLabel_->setText(seq2seq ? tr("&Source: a date in any form") : tr("&Review: a few sentences"));
+  textLabel_->setToolTip(seq2seq ? tr("Decoded as you type; the output and the alignment follow every keystroke")
+                                 : tr("Classified as you type; the shading follows every keystroke"));
+  textEdit_->setPlaceholderText(seq2seq ? tr("A date in any form, e.g. 21 Nov 2026") : tr("A review of a few sentences"));
+  {
+    const QSignalBlocker block(exampleBox_);
+    exampleBox_->clear();
+    exampleBox_->addItems(seq2seq ? dateExamples() : reviewExamples());
+    exampleBox_->setCurrentIndex(-1);
+  }
+  if (!source_) {
+    placeholder_->setText(bundledModels().empty()
+                              ? tr("This build bundles no models (resources/models was empty when it was built).\n"
+                                   "Open a model folder: File > Open Model\u2026 (Ctrl+Shift+M).")
+                              : tr("No model open. Choose a bundled model in the side panel or open a model folder "
+                                   "(File > Open Model\u2026, Ctrl+Shift+M)."));
+    pages_->setCurrentWidget(placeholder_);
+    return;
+  }
+  pages_->setCurrentWidget(seq2seq ? decodingPage_ : static_cast<QWidget*>(reviewScroll_));
+  if (seq2seq) {
+    decodingView_->clear();
+    heatmap_->clear();
+    hypotheses_->clear();
+  } else {
+    reviewView_->clear();
+  }
+}
+
+void AlignmentWorkbench::showAbout() {
+  if (!source_ || source_->model.modelCard.isEmpty()) return;
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(tr("About %1").arg(source_->model.name));
+  auto* layout = new QVBoxLayout(dialog);
+  auto* browser = new QTextBrowser(dialog);
+  browser->setOpenExternalLinks(true);
+  browser->setMarkdown(source_->model.modelCard);
+  layout->addWidget(browser);
+  auto* box = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+  connect(box, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+  layout->addWidget(box);
+  dialog->resize(720, 600);
+  dialog->open();
+}
+
+// ---- input ----
+
+void AlignmentWorkbench::setText(const QString& text) { textEdit_->setPlainText(text); }
+QString AlignmentWorkbench::text() const { return textEdit_->toPlainText(); }
+void AlignmentWorkbench::setBeam(int beam) { beamSpin_->setValue(std::clamp(beam, 1, kMaxBeam)); }
+int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
+
+bool AlignmentWorkbench::isIdle() const {
+  return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_;
+}
+
+void AlignmentWorkbench::post() {
+  if (!source_) return;
+  const QString text = textEdit_->toPlainText();
+  if (text.isEmpty()) {
+    // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
+    // shown over the message.
+    inputMessage_ = source_->isSeq2Seq()
+                        ? tr("The input is empty: type a date in any form to see its alignment. The view shows the "
+                             "last input.")
+                        : tr("The input is empty: type a review to see its word attention. The view shows the last "
+                             "input.");
+    stale_ = submitted_;
+    settled_ = submitted_;
+    pending_.reset();
+    if (!outcome_) {
+      // Nothing shown yet (a model opened over an empty input): the views say what to do.
+      decodingView_->setPlaceholder(inputMessage_);
+      reviewView_->setPlaceholder(inputMessage_);
+    }
+    updateWarnings();
+    updateInputNote();
+    emit statusMessage(inputMessage_, 6000);
+    return;
+  }
+  inputMessage_.clear();
+  decodingView_->setPlaceholder(tr("Decoding\u2026"));
+  reviewView_->setPlaceholder(tr("Classifying\u2026"));
+  // An example edited is no longer that example.
+  if (exampleBox_->currentIndex() >= 0 && exampleBox_->currentText() != text) {
+    const QSignalBlocker block(exampleBox_);
+    exampleBox_->setCurrentIndex(-1);
+  }
+  AlignmentRequest request;
+  request.text = text.toStdString();
+  request.beam = beamSpin_->value();
+  ++submitted_;
+  worker_->submit(submitted_, source_->serial, std::move(request));
+  updateWarnings();
+}
+
+void AlignmentWorkbench::onFinished(std::shared_ptr<const AlignmentOutcome> outcome) {
+  if (!source_ || outcome->sourceSerial != source_->serial) return;
+  if (outcome->generation <= shown_ || outcome->generation <= stale_) return;
+  if (!outcome->ok()) {
+    if (outcome->generation != submitted_) return;  // a newer request reports for itself
+    settled_ = outcome->generation;
+    const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
+    lastError_ = message;
+    showError(tr("Input refused: %1. The previous view stays.").arg(message));
+    emit statusMessage(tr("Input refused: %1").arg(message), 0);
+    return;
+  }
+  pending_ = std::move(outcome);
+  if (!applyTimer_.isActive()) applyTimer_.start();
+}
+
+void AlignmentWorkbench::applyPending() {
+  auto next = std::move(pending_);
+  pending_.reset();
+  if (!next || next->generation <= shown_ || next->generation <= stale_) return;
+  outcome_ = next;
+  shown_ = next->generation;
+  settled_ = std::max(settled_, shown_);
+  errorBanner_->setVisible(false);
+  lastError_.clear();
+
+  const QString name = source_ ? source_->model.name : QString();
+  if (outcome_->seq2seq) {
+    hypothesis_ = 0;
+    updateHypotheses();
+    updateHeatmap();
+    updateStepViews();
+    const auto& run = *outcome_->seq2seq;
+    const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
+    runSummary_ = tr("alignment: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+                      .arg(name)
+                      .arg(run.source.size())
+                      .arg(quoted(best))
+                      .arg(outcome_->request.beam)
+                      .arg(outcome_->runMs, 0, 'f', 1);
+  } else {
+    updateReview();
+    const auto& run = *outcome_->classifier;
+    const auto& config = source_->model.classifier->config();
+    const QString label = std::size_t(run.predicted) < config.labels.size()
+                              ? fromStd(config.labels[std::size_t(run.predicted)])
+                              : QString::number(run.predicted);
+    const float p = std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)]
+                                                                          : 0.0f;
+    runSummary_ = tr("alignment: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
+                      .arg(name)
+                      .arg(run.input.words.size())
+                      .arg(label, render::percentText(p))
+                      .arg(outcome_->runMs, 0, 'f', 1);
+  }
+  updateWarnings();
+  updateInputNote();
+  emit runSummaryChanged(runSummary_);
+  emit resultShown(next->generation);
+}
+
+QStringList AlignmentWorkbench::warnings() const { return outcome_ ? outcome_->warnings() : QStringList(); }
+
+void AlignmentWorkbench::updateWarnings() {
+  QStringList lines;
+  if (!inputMessage_.isEmpty()) lines.append(inputMessage_);
+  lines += warnings();
+  warningStrip_->setText(u"\u26a0 "_s + lines.join(u"\n\u26a0 "_s));
+  warningStrip_->setVisible(!lines.isEmpty());
+}
+
+void AlignmentWorkbench::updateInputNote() {
+  if (!inputMessage_.isEmpty()) {
+    inputNote_->setText(inputMessage_);
+    inputNote_->setForegroundRole(QPalette::WindowText);
+    return;
+  }
+  inputNote_->setForegroundRole(QPalette::PlaceholderText);
+  if (!outcome_) {
+    inputNote_->clear();
+    return;
+  }
+  if (outcome_->seq2seq) {
+    const auto& run = *outcome_->seq2seq;
+    const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
+    QString note = tr("%1 characters read").arg(run.source.size());
+    if (unknown > 0) note += tr(" \u00b7 %1 not in the vocabulary (red), read as <unk>").arg(unknown);
+    inputNote_->setText(note);
+  } else {
+    const auto& run = *outcome_->classifier;
+    const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
+    QString note = tr("%1 words").arg(run.input.words.size());
+    if (run.input.sentences > 1) note += tr(" in %1 sentences").arg(run.input.sentences);
+    if (unknown > 0) note += tr(" \u00b7 %1 not in the vocabulary (red), read as <unk>").arg(unknown);
+    inputNote_->setText(note);
+  }
+}
+
+// ---- hypotheses and steps ----
+
+void AlignmentWorkbench::updateHypotheses() {
+  updatingHypotheses_ = true;
+  hypotheses_->clear();
+  if (outcome_ && outcome_->seq2seq) {
+    const auto& run = *outcome_->seq2seq;
+    for (std::size_t h = 0; h < run.hypotheses.size(); ++h) {
+      const auto& hyp = run.hypotheses[h];
+      auto* item = new QTreeWidgetItem(hypotheses_);
+      item->setText(0, QString::number(h + 1));
+      item->setText(1, render::logProbText(hyp.log_prob));
+      item->setText(2, fromStd(hyp.text) + (hyp.finished ? QString() : u" \u2026"_s));
+      item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+      item->setToolTip(2, hyp.finished ? tr("ended with </s> after %1 characters").arg(hyp.text.size())
+                                       : tr("stopped at the length limit without </s>"));
+    }
+    if (hypotheses_->topLevelItemCount() > 0) {
+      hypotheses_->setCurrentItem(hypotheses_->topLevelItem(std::clamp(hypothesis_, 0, hypotheses_->topLevelItemCount() - 1)));
+    }
+  }
+  updatingHypotheses_ = false;
+}
+
+void AlignmentWorkbench::selectHypothesis(int index) {
+  if (!outcome_ || !outcome_->seq2seq || outcome_->alignments.empty()) return;
+  index = std::clamp(index, 0, int(outcome_->alignments.size()) - 1);
+  hypothesis_ = index;
+  if (hypotheses_->currentItem() != hypotheses_->topLevelItem(index)) {
+    updatingHypotheses_ = true;
+    hypotheses_->setCurrentItem(hypotheses_->topLevelItem(index));
+    updatingHypotheses_ = false;
+  }
+  updateHeatmap();
+  updateStepViews();
+}
+
+int AlignmentWorkbench::hypothesisSteps() const {
+  if (!outcome_ || !outcome_->seq2seq || std::size_t(hypothesis_) >= outcome_->seq2seq->hypotheses.size()) return 0;
+  return int(outcome_->seq2seq->hypotheses[std::size_t(hypothesis_)].ids.size());
+}
+
+int AlignmentWorkbench::stepCount() const { return hypothesisSteps(); }
+int AlignmentWorkbench::step() const { return step_; }
+
+void AlignmentWorkbench::setStep(int step) {
+  const int steps = hypothesisSteps();
+  const int clamped = steps > 0 ? std::clamp(step, 0, steps - 1) : std::max(0, step);
+  if (clamped == step_) return;
+  step_ = clamped;
+  updateStepViews();
+}
+
+const attn::AttentionMap* AlignmentWorkbench::currentMap() const {
+  if (!outcome_) return nullptr;
+  if (outcome_->seq2seq) {
+    return std::size_t(hypothesis_) < outcome_->alignments.size() ? outcome_->alignments[std::size_t(hypothesis_)].get()
+                                                                   : nullptr;
+  }
+  return outcome_->wordMap.get();
+}
+
+const render::TextFigure& AlignmentWorkbench::currentFigure() const {
+  return outcome_ && outcome_->classifier ? reviewFigure_ : decodingFigure_;
+}
+
+void AlignmentWorkbench::updateHeatmap() {
+  const attn::AttentionMap* map = currentMap();
+  if (!outcome_ || !outcome_->seq2seq || !map) {
+    heatmap_->clear();
+    heatmapTitle_->clear();
+    return;
+  }
+  heatmap_->setMap(outcome_->alignments[std::size_t(hypothesis_)]);
+  const auto& run = *outcome_->seq2seq;
+  const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
+  heatmapTitle_->setText(
+      run.hypotheses.size() > 1
+          ? tr("Alignment of hypothesis %1 of %2 (log p %3) \u00b7 %4 output \u00d7 %5 source characters")
+                .arg(hypothesis_ + 1)
+                .arg(run.hypotheses.size())
+                .arg(render::logProbText(hyp.log_prob))
+                .arg(map->weights.rows())
+                .arg(map->weights.cols())
+          : tr("Alignment \u00b7 %1 output \u00d7 %2 source characters \u00b7 each row is one decoding step's "
+               "attention over the source")
+                .arg(map->weights.rows())
+                .arg(map->weights.cols()));
+  const QSignalBlocker block(stepSlider_);
+  stepSlider_->setRange(0, std::max(0, int(map->weights.rows()) - 1));
+}
+
+void AlignmentWorkbench::updateStepViews() {
+  if (!outcome_ || !outcome_->seq2seq || !source_ || !source_->model.seq2seq) return;
+  const auto& run = *outcome_->seq2seq;
+  const int steps = hypothesisSteps();
+  step_ = steps > 0 ? std::clamp(step_, 0, steps - 1) : 0;
+  {
+    const QSignalBlocker block(stepSlider_);
+    stepSlider_->setValue(step_);
+  }
+  const auto& config = source_->model.seq2seq->config();
+  const attn::AttentionMap* map = currentMap();
+  render::AlignmentOverlay overlay;
+  if (map) {
+    overlay.rows = int(map->weights.rows());
+    overlay.columns = int(map->weights.cols());
+    if (steps > 0) overlay.focusRow = step_;
+    const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
+    if (config.local && !hyp.positions.empty()) {
+      overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
+    }
+  }
+  heatmap_->setOverlay(overlay);
+  render::DecodingFigureOptions options;
+  options.colormap = colormap_;
+  options.window = config.local ? config.window : 0;
+  decodingFigure_ = render::decodingFigure(run, std::size_t(hypothesis_), step_, outcome_->request.text, options);
+  decodingView_->setFigure(decodingFigure_);
+  QString label = steps > 0 && map ? tr("step %1 of %2 \u00b7 %3").arg(step_ + 1).arg(steps).arg(stepLabel(*map, step_))
+                                   : tr("no output");
+  const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
+  if (config.local && std::size_t(step_) < hyp.positions.size()) {
+    label += tr(" \u00b7 p = %1").arg(double(hyp.positions[std::size_t(step_)]), 0, 'f', 2);
+  }
+  stepLabel_->setText(label);
+  emit stepChanged(step_);
+}
+
+void AlignmentWorkbench::updateReview() {
+  if (!outcome_ || !outcome_->classifier || !source_ || !source_->model.classifier) return;
+  reviewFigure_ = render::reviewFigure(*outcome_->classifier, source_->model.classifier->config(),
+                                       outcome_->request.text, colormap_);
+  reviewView_->setFigure(reviewFigure_);
+}
+
+// ---- display ----
+
+void AlignmentWorkbench::setColormap(render::Colormap map) {
+  colormap_ = map;
+  {
+    const QSignalBlocker block(colormapBox_);
+    colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(map))));
+  }
+  heatmap_->setColormap(map);
+  if (outcome_ && outcome_->seq2seq) updateStepViews();
+  if (outcome_ && outcome_->classifier) updateReview();
+}
+
+void AlignmentWorkbench::setSidePanelVisible(bool visible) { sideScroll_->setVisible(visible); }
+bool AlignmentWorkbench::isSidePanelVisible() const { return sideScroll_->isVisibleTo(this); }
+
+// ---- exports ----
+
+AlignmentWorkbench::View AlignmentWorkbench::currentView() const {
+  return outcome_ && outcome_->classifier ? View::Shading : View::Heatmap;
+}
+
+attn::Result<void> AlignmentWorkbench::exportView(const QString& path, View view) const {
+  const auto format = exportFormatFor(path);
+  if (!format || isMatrixFormat(*format)) {
+    return std::unexpected(exportError(path, tr("a view can be saved as .png, .svg or .pdf")));
+  }
+  if (!outcome_) return std::unexpected(exportError(path, tr("nothing to export yet: no run has finished")));
+  if (view == View::Heatmap && outcome_->seq2seq) return exportHeatmap(*heatmap_, path);
+  const TextFigureView* shown = outcome_->classifier ? reviewView_ : decodingView_;
+  return exportFigure(currentFigure(), shown->font(), std::max(kFigureExportWidth, shown->width()), path);
+}
+
+attn::Result<void> AlignmentWorkbench::exportMatrix(const QString& path) const {
+  const auto format = exportFormatFor(path);
+  if (!format || !isMatrixFormat(*format)) {
+    return std::unexpected(exportError(path, tr("a matrix can be saved as .csv or .npy")));
+  }
+  const attn::AttentionMap* map = currentMap();
+  if (!map) return std::unexpected(exportError(path, tr("nothing to export yet: no run has finished")));
+  return *format == ExportFormat::Csv ? writeMatrixCsv(*map, path) : writeMatrixNpy(map->weights, path);
+}
+
+}  // namespace attn::ui

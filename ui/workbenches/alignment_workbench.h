@@ -1,0 +1,203 @@
+// The Alignment tab: the bundled seq2seq date models (Bahdanau; Luong dot, general, concat; Luong local-p)
+// and review classifiers (attention pooling, hierarchical), or any such model folder, run as you type.
+// The side panel holds the model (the bundled models by name, Open Model…, About This Model), the input
+// (examples), decoding (beam width, the hypotheses with their log-probabilities, best first) and display
+// options. The main area shows, for a date model, the output with the step in view outlined, the source
+// characters shaded by that step's attention, a slider over the output steps (Left/Right) and the
+// alignment heatmap with that row outlined and, for local-p, each step's p_t and window; for a review, the
+// predicted label and probabilities, the text shaded per pooling head and the sentence weights.
+// An AlignmentWorker on its own thread loads and runs (newest request wins); a failed load names the file
+// and the reason and keeps the previous model; an empty input keeps the previous view with a message.
+#pragma once
+
+#include "attn/error.h"
+#include "render/colormap.h"
+#include "render/text_figure.h"
+#include "workbenches/alignment_worker.h"
+
+#include <QString>
+#include <QStringList>
+#include <QThread>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QGroupBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QScrollArea;
+class QSlider;
+class QSpinBox;
+class QSplitter;
+class QStackedWidget;
+class QTreeWidget;
+
+namespace attn::ui {
+
+class HeatmapView;
+class TextFigureView;
+
+class AlignmentWorkbench : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class View { Heatmap, Shading };
+  static constexpr int kMaxBeam = 16;
+
+  explicit AlignmentWorkbench(QWidget* parent = nullptr);
+  ~AlignmentWorkbench() override;  // stops the worker thread: quit + wait
+
+  // ---- models (asynchronous: sourceLoaded or sourceFailed follows) ----
+  // A bundled model's key ("date-bahdanau") or a model folder. `announce`: report "Opened …" on the status
+  // bar when it has loaded (the window's first model leaves the status bar to its greeting).
+  void openModel(const QString& nameOrFolder, bool announce = true);
+  bool isLoading() const { return loadRequested_ > loadSettled_; }
+  const AlignmentSource* source() const { return source_.get(); }
+  QString lastError() const { return lastError_; }
+
+  // ---- input ----
+  void setText(const QString& text);
+  QString text() const;
+  void setBeam(int beam);
+  int beam() const;
+
+  // ---- steps and hypotheses (seq2seq) ----
+  // The output step in view (0-based; "</s>" is the last step of a finished hypothesis).
+  void setStep(int step);
+  int step() const;
+  int stepCount() const;
+  void selectHypothesis(int index);
+  int hypothesis() const { return hypothesis_; }
+
+  // ---- results ----
+  quint64 submitted() const { return submitted_; }
+  quint64 shown() const { return shown_; }
+  quint64 settled() const { return settled_; }
+  bool isIdle() const;  // nothing loading, running or waiting to be shown
+  const AlignmentOutcome* outcome() const { return outcome_.get(); }
+  int workerRuns() const { return worker_->runs(); }
+  QString runSummary() const { return runSummary_; }
+  QStringList warnings() const;
+  // Why the input is not run (empty input), shown above the view; empty otherwise.
+  QString inputMessage() const { return inputMessage_; }
+  // The heatmap's map (seq2seq: the selected hypothesis' alignment; classifier: heads x words).
+  const attn::AttentionMap* currentMap() const;
+  // What the shading view shows (the decoding step's figure or the review's).
+  const render::TextFigure& currentFigure() const;
+
+  // ---- exports ----
+  // The heatmap (with the step and local-p windows drawn on it) or the text shading as PNG/SVG/PDF.
+  attn::Result<void> exportView(const QString& path, View view) const;
+  View currentView() const;  // the heatmap for date models, the shading for reviews
+  // The current map as .csv or .npy.
+  attn::Result<void> exportMatrix(const QString& path) const;
+
+  void setColormap(render::Colormap map);
+  render::Colormap colormap() const { return colormap_; }
+  void setSidePanelVisible(bool visible);
+  bool isSidePanelVisible() const;
+
+  // ---- widgets (tests, screenshots) ----
+  QComboBox* modelBox() const { return modelBox_; }
+  QPlainTextEdit* textEdit() const { return textEdit_; }
+  QSpinBox* beamSpin() const { return beamSpin_; }
+  QSlider* stepSlider() const { return stepSlider_; }
+  QTreeWidget* hypothesisList() const { return hypotheses_; }
+  HeatmapView* heatmap() const { return heatmap_; }
+  TextFigureView* decodingView() const { return decodingView_; }
+  TextFigureView* reviewView() const { return reviewView_; }
+  QLabel* warningStrip() const { return warningStrip_; }
+  QLabel* errorBanner() const { return errorBanner_; }
+  QLabel* inputNote() const { return inputNote_; }
+  QLabel* modelLabel() const { return modelLabel_; }
+  QPushButton* aboutButton() const { return aboutButton_; }
+
+ signals:
+  void statusMessage(const QString& text, int timeoutMs);
+  void runSummaryChanged(const QString& summary);
+  void resultShown(quint64 generation);
+  void sourceLoaded(const QString& path);
+  void sourceFailed(const QString& message);
+  void loadingChanged(bool loading);
+  void stepChanged(int step);
+  void openModelRequested();
+
+ private:
+  void buildSidePanel(QWidget* panel);
+  void buildMainArea(QWidget* area);
+  void onLoaded(std::shared_ptr<const AlignmentSource> source);
+  void onLoadFailed(quint64 serial, const QString& message);
+  void onFinished(std::shared_ptr<const AlignmentOutcome> outcome);
+  void applyPending();
+  void post();
+  void fillModelBox();
+  void updateForSource();
+  void updateHypotheses();
+  void updateStepViews();
+  void updateHeatmap();
+  void updateReview();
+  void updateWarnings();
+  void updateInputNote();
+  void showError(const QString& message);
+  void showAbout();
+  int hypothesisSteps() const;
+
+  QThread thread_;
+  std::unique_ptr<AlignmentWorker> worker_;
+  QTimer applyTimer_;
+
+  std::shared_ptr<const AlignmentSource> source_;
+  quint64 loadRequested_ = 0;
+  quint64 loadSettled_ = 0;
+  QString loadingName_;
+  bool announceLoad_ = true;
+  QString lastError_;
+
+  quint64 submitted_ = 0;
+  quint64 shown_ = 0;
+  quint64 settled_ = 0;
+  quint64 stale_ = 0;  // outcomes up to this generation are for an input that is gone (emptied)
+  std::shared_ptr<const AlignmentOutcome> pending_;
+  std::shared_ptr<const AlignmentOutcome> outcome_;
+  int hypothesis_ = 0;
+  int step_ = 0;
+  QString runSummary_;
+  QString inputMessage_;
+  render::Colormap colormap_ = render::Colormap::Viridis;
+  render::TextFigure decodingFigure_;
+  render::TextFigure reviewFigure_;
+  bool updatingHypotheses_ = false;
+
+  // Side panel.
+  QScrollArea* sideScroll_ = nullptr;
+  QComboBox* modelBox_ = nullptr;
+  QLabel* modelLabel_ = nullptr;
+  QPushButton* aboutButton_ = nullptr;
+  QPlainTextEdit* textEdit_ = nullptr;
+  QLabel* textLabel_ = nullptr;
+  QComboBox* exampleBox_ = nullptr;
+  QLabel* inputNote_ = nullptr;
+  QGroupBox* decodingGroup_ = nullptr;
+  QSpinBox* beamSpin_ = nullptr;
+  QTreeWidget* hypotheses_ = nullptr;
+  QComboBox* colormapBox_ = nullptr;
+
+  // Main area.
+  QLabel* errorBanner_ = nullptr;
+  QLabel* warningStrip_ = nullptr;
+  QStackedWidget* pages_ = nullptr;
+  QWidget* decodingPage_ = nullptr;
+  TextFigureView* decodingView_ = nullptr;
+  QSlider* stepSlider_ = nullptr;
+  QLabel* stepLabel_ = nullptr;
+  QLabel* heatmapTitle_ = nullptr;
+  HeatmapView* heatmap_ = nullptr;
+  QScrollArea* reviewScroll_ = nullptr;
+  TextFigureView* reviewView_ = nullptr;
+  QLabel* placeholder_ = nullptr;
+};
+
+}  // namespace attn::ui

@@ -1,0 +1,158 @@
+#include "workbenches/alignment_worker.h"
+
+#include "render/alignment_render.h"
+
+#include <QElapsedTimer>
+#include <QMutexLocker>
+
+#include <omp.h>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
+
+}  // namespace
+
+QStringList AlignmentOutcome::warnings() const {
+  QStringList out;
+  const std::vector<std::string>* list = seq2seq ? &seq2seq->warnings : (classifier ? &classifier->warnings : nullptr);
+  if (list) {
+    for (const auto& w : *list) out.append(QString::fromStdString(w));
+  }
+  return out;
+}
+
+std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h) {
+  auto base = run.alignment(h);
+  if (!base) return nullptr;
+  auto map = std::make_shared<attn::AttentionMap>(*base);
+  map->col_labels = render::sourceColumnLabels(run);
+  map->row_axis = "output characters";
+  map->col_axis = "source characters";
+  return map;
+}
+
+std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::ClassifierRun& run) {
+  auto base = run.word_map();
+  if (!base) return nullptr;
+  auto map = std::make_shared<attn::AttentionMap>(*base);
+  for (std::size_t w = 0; w < map->col_labels.size() && w < run.unknown.size(); ++w) {
+    if (run.unknown[w]) map->col_labels[w] += " (unk)";
+  }
+  return map;
+}
+
+AlignmentWorker::AlignmentWorker() {
+  qRegisterMetaType<std::shared_ptr<const attn::ui::AlignmentSource>>();
+  qRegisterMetaType<std::shared_ptr<const attn::ui::AlignmentOutcome>>();
+}
+
+void AlignmentWorker::load(quint64 serial, QString nameOrFolder) {
+  QMutexLocker lock(&mutex_);
+  pendingLoad_ = PendingLoad{serial, std::move(nameOrFolder)};
+  if (drainQueued_) return;
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &AlignmentWorker::drain, Qt::QueuedConnection);
+}
+
+void AlignmentWorker::submit(quint64 generation, quint64 sourceSerial, AlignmentRequest request) {
+  QMutexLocker lock(&mutex_);
+  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request)};
+  if (drainQueued_) return;
+  drainQueued_ = true;
+  QMetaObject::invokeMethod(this, &AlignmentWorker::drain, Qt::QueuedConnection);
+}
+
+void AlignmentWorker::drain() {
+  // The models are small (a few hundred thousand parameters): their matrix products take microseconds, and
+  // a team of OpenMP threads (Eigen's and the BLAS's products use one) costs more to assemble than it
+  // saves; on a busy machine a run took 0.5 s instead of 5 ms. This thread's products stay on it.
+  omp_set_num_threads(1);
+  for (;;) {
+    std::optional<PendingLoad> load;
+    std::optional<PendingRun> run;
+    {
+      QMutexLocker lock(&mutex_);
+      if (pendingLoad_) {
+        load = std::move(pendingLoad_);
+        pendingLoad_.reset();
+      } else if (pendingRun_) {
+        run = std::move(pendingRun_);
+        pendingRun_.reset();
+      } else {
+        drainQueued_ = false;
+        return;
+      }
+    }
+    if (load) {
+      runLoad(load->serial, load->nameOrFolder);
+    } else if (run) {
+      if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
+      auto outcome = compute(run->generation, run->sourceSerial, run->request);
+      runs_.fetch_add(1);
+      emit finished(std::move(outcome));
+    }
+  }
+}
+
+void AlignmentWorker::runLoad(quint64 serial, const QString& nameOrFolder) {
+  QElapsedTimer timer;
+  timer.start();
+  auto model = loadAlignmentModel(nameOrFolder);
+  if (!model) {
+    emit loadFailed(serial, QString::fromStdString(model.error().message()));
+    return;
+  }
+  auto source = std::make_shared<AlignmentSource>();
+  source->serial = serial;
+  source->model = std::move(*model);
+  source->loadMs = msSince(timer);
+  source_ = source;
+  seq2seqSession_.reset();
+  classifierSession_.reset();
+  if (source_->model.seq2seq) seq2seqSession_ = std::make_unique<attn::models::Seq2SeqSession>(source_->model.seq2seq);
+  if (source_->model.classifier) {
+    classifierSession_ = std::make_unique<attn::models::ClassifierSession>(source_->model.classifier);
+  }
+  emit loaded(source_);
+}
+
+std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generation, quint64 sourceSerial,
+                                                                 const AlignmentRequest& request) {
+  auto outcome = std::make_shared<AlignmentOutcome>();
+  outcome->generation = generation;
+  outcome->sourceSerial = sourceSerial;
+  outcome->request = request;
+  QElapsedTimer timer;
+  timer.start();
+  if (seq2seqSession_) {
+    attn::models::DecodeOptions options;
+    options.beam = std::max(1, request.beam);
+    auto run = seq2seqSession_->run(request.text, options);
+    if (!run) {
+      outcome->error = run.error();
+      return outcome;
+    }
+    auto shared = std::make_shared<const attn::models::Seq2SeqRun>(std::move(*run));
+    for (std::size_t h = 0; h < shared->hypotheses.size(); ++h) outcome->alignments.push_back(alignmentMap(*shared, h));
+    outcome->seq2seq = std::move(shared);
+  } else if (classifierSession_) {
+    auto run = classifierSession_->run(request.text);
+    if (!run) {
+      outcome->error = run.error();
+      return outcome;
+    }
+    auto shared = std::make_shared<const attn::models::ClassifierRun>(std::move(*run));
+    outcome->wordMap = wordMap(*shared);
+    outcome->classifier = std::move(shared);
+  } else {
+    outcome->error = attn::Error{{}, -1, -1, "no model loaded"};
+  }
+  outcome->runMs = msSince(timer);
+  return outcome;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,110 @@
+// AlignmentWorker: the Alignment tab's engine thread. It loads models (a bundled one from the binary's
+// resources or a folder) and runs them (seq2seq: greedy or beam decoding; classifier: attention pooling)
+// the TransformerWorker way: only the newest pending request runs, every outcome carries its request's
+// generation and is an immutable value sent over a queued signal. The sessions (scratch buffers) live
+// here, never on the GUI thread. The models are small: a run takes milliseconds, so a run in progress is
+// never interrupted; a burst of keystrokes costs the run in flight plus one run of the newest text.
+#pragma once
+
+#include "attn/error.h"
+#include "attn/models/classifier.h"
+#include "attn/models/seq2seq.h"
+#include "attn/trace.h"
+#include "workbenches/alignment_models.h"
+
+#include <QMetaType>
+#include <QMutex>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::ui {
+
+// A loaded model. Immutable once sent.
+struct AlignmentSource {
+  quint64 serial = 0;
+  AlignmentModel model;
+  double loadMs = 0.0;
+  bool isSeq2Seq() const { return model.isSeq2Seq(); }
+};
+
+struct AlignmentRequest {
+  std::string text;  // UTF-8, as typed
+  int beam = 1;      // seq2seq: 1 = greedy
+};
+
+struct AlignmentOutcome {
+  quint64 generation = 0;
+  quint64 sourceSerial = 0;
+  AlignmentRequest request;
+  std::shared_ptr<const attn::models::Seq2SeqRun> seq2seq;
+  // Each hypothesis' alignment (rows: output characters, "</s>" for the end; columns: source characters,
+  // an unknown one marked "(unk)"), in the run's order (best first).
+  std::vector<std::shared_ptr<const attn::AttentionMap>> alignments;
+  std::shared_ptr<const attn::models::ClassifierRun> classifier;
+  std::shared_ptr<const attn::AttentionMap> wordMap;  // classifier: heads x words
+  std::optional<attn::Error> error;                   // the run was refused (nothing else is set)
+  double runMs = 0.0;
+  bool ok() const { return seq2seq != nullptr || classifier != nullptr; }
+  QStringList warnings() const;
+};
+
+// The alignment of hypothesis `h` of a run as the heatmap shows it (unknown source characters marked).
+std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h);
+// The word map of a classifier run with unknown words marked.
+std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::ClassifierRun& run);
+
+class AlignmentWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  AlignmentWorker();
+
+  // Thread-safe. A bundled model's key or a folder; replaces a load that has not started.
+  void load(quint64 serial, QString nameOrFolder);
+  // Thread-safe. Replaces any run that has not started; runs only against source `sourceSerial`.
+  void submit(quint64 generation, quint64 sourceSerial, AlignmentRequest request);
+  int runs() const { return runs_.load(); }
+
+ signals:
+  void loaded(std::shared_ptr<const attn::ui::AlignmentSource> source);
+  void loadFailed(quint64 serial, const QString& message);
+  void finished(std::shared_ptr<const attn::ui::AlignmentOutcome> outcome);
+
+ private:
+  void drain();
+  void runLoad(quint64 serial, const QString& nameOrFolder);
+  std::shared_ptr<const AlignmentOutcome> compute(quint64 generation, quint64 sourceSerial,
+                                                  const AlignmentRequest& request);
+
+  struct PendingLoad {
+    quint64 serial = 0;
+    QString nameOrFolder;
+  };
+  struct PendingRun {
+    quint64 generation = 0;
+    quint64 sourceSerial = 0;
+    AlignmentRequest request;
+  };
+  QMutex mutex_;
+  std::optional<PendingLoad> pendingLoad_;  // guarded by mutex_
+  std::optional<PendingRun> pendingRun_;    // guarded by mutex_
+  bool drainQueued_ = false;                // guarded by mutex_
+  std::atomic<int> runs_{0};
+
+  // Worker-thread state.
+  std::shared_ptr<const AlignmentSource> source_;
+  std::unique_ptr<attn::models::Seq2SeqSession> seq2seqSession_;
+  std::unique_ptr<attn::models::ClassifierSession> classifierSession_;
+};
+
+}  // namespace attn::ui
+
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::AlignmentSource>)
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::ui::AlignmentOutcome>)
