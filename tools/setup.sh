@@ -62,10 +62,12 @@ cmake --preset "$preset"
 cmake --build --preset "$preset" -j "$jobs" --target attnscope attnscope-cli
 bin="$top/build/$preset/app"
 if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
-  echo "== starting AttnScope on the bundled demo"
-  exec "$bin/attnscope"
+  echo "== starting AttnScope on the bundled demo: the date model's alignment of \"Saturday, 21 November 2026\""
+  exec "$bin/attnscope" --tab alignment --model date-bahdanau --text "Saturday, 21 November 2026"
 fi
 out="$top/demo-out"
 echo "== no display (DISPLAY and WAYLAND_DISPLAY are unset): rendering the demo views to PNG with attnscope-cli"
 QT_QPA_PLATFORM=offscreen "$bin/attnscope-cli" demo --out-dir "$out"
+QT_QPA_PLATFORM=offscreen "$bin/attnscope-cli" align --model date-bahdanau --text "Saturday, 21 November 2026" \
+  --out "$out/alignment-date-bahdanau.png"
 echo "== open the PNG files in $out, or run tools/setup.sh run again from a desktop session"
