@@ -40,20 +40,6 @@ QString fromStd(const std::string& text) { return QString::fromStdString(text); 
 
 QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
-// A text editor that leaves file drops to the main window (which opens them).
-class InputEdit : public QPlainTextEdit {
- public:
-  using QPlainTextEdit::QPlainTextEdit;
-
- protected:
-  bool canInsertFromMimeData(const QMimeData* source) const override {
-    return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
-  }
-};
-
-attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
-}
 
 // The label of output step t of a hypothesis: its character, "</s>" for the end.
 QString stepLabel(const attn::AttentionMap& map, int t) {
@@ -236,22 +222,9 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
 void AlignmentWorkbench::buildMainArea(QWidget* area) {
   auto* layout = new QVBoxLayout(area);
   layout->setContentsMargins(6, 8, 8, 4);
-  errorBanner_ = new QLabel(area);
-  errorBanner_->setObjectName(u"alignmentError"_s);
-  errorBanner_->setWordWrap(true);
-  errorBanner_->setTextFormat(Qt::PlainText);
-  errorBanner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  errorBanner_->setStyleSheet(u"QLabel { background: #fde2e1; color: #8a1111; border: 1px solid #e8a1a0; "
-                              "border-radius: 3px; padding: 4px; }"_s);
-  errorBanner_->setVisible(false);
+  errorBanner_ = makeMessageStrip(area, u"alignmentError"_s, MessageStrip::Error);
   layout->addWidget(errorBanner_);
-  warningStrip_ = new QLabel(area);
-  warningStrip_->setObjectName(u"alignmentWarnings"_s);
-  warningStrip_->setWordWrap(true);
-  warningStrip_->setTextFormat(Qt::PlainText);
-  warningStrip_->setStyleSheet(u"QLabel { background: #fff4cc; color: #5c4500; border: 1px solid #e6cf7a; "
-                               "border-radius: 3px; padding: 4px; }"_s);
-  warningStrip_->setVisible(false);
+  warningStrip_ = makeMessageStrip(area, u"alignmentWarnings"_s, MessageStrip::Warning);
   layout->addWidget(warningStrip_);
 
   pages_ = new QStackedWidget(area);

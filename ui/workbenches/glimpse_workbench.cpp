@@ -1405,11 +1405,6 @@ void GlimpseWorkbench::applyPlots(const GlimpseOutcome& o) {
 
 // ---- exports ------------------------------------------------------------------------------------------
 
-namespace {
-attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
-}
-}  // namespace
 
 attn::Result<void> GlimpseWorkbench::exportGlimpse(const QString& path) const {
   if (!outcome_ || outcome_->gaussianImage.isNull()) {

@@ -1,5 +1,8 @@
 #include "workbenches/side_panel.h"
 
+#include <QLabel>
+#include <QMimeData>
+
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QScrollArea>
@@ -25,6 +28,29 @@ SidePanelFrame makeSidePanelFrame(QWidget* owner, const QString& panelName,
   build(f.panel);
   f.scroll->setWidget(f.panel);
   return f;
+}
+
+bool InputEdit::canInsertFromMimeData(const QMimeData* source) const {
+  return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
+}
+
+attn::Error exportError(const QString& path, const QString& reason) {
+  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
+}
+
+QLabel* makeMessageStrip(QWidget* parent, const QString& objectName, MessageStrip kind) {
+  auto* label = new QLabel(parent);
+  label->setObjectName(objectName);
+  label->setWordWrap(true);
+  label->setTextFormat(Qt::PlainText);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  label->setStyleSheet(kind == MessageStrip::Error
+                           ? QStringLiteral("QLabel { background: #fde2e1; color: #8a1111; border: 1px solid #e8a1a0; "
+                                            "border-radius: 3px; padding: 4px; }")
+                           : QStringLiteral("QLabel { background: #fff4cc; color: #5c4500; border: 1px solid #e6cf7a; "
+                                            "border-radius: 3px; padding: 4px; }"));
+  label->setVisible(false);
+  return label;
 }
 
 }  // namespace attn::ui

@@ -54,21 +54,6 @@ QString defaultText(Family family) {
   }
 }
 
-// A text editor that leaves file drops to the main window (which opens them).
-class InputEdit : public QPlainTextEdit {
- public:
-  using QPlainTextEdit::QPlainTextEdit;
-
- protected:
-  bool canInsertFromMimeData(const QMimeData* source) const override {
-    return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
-  }
-};
-
-attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
-}
-
 }  // namespace
 
 TransformerWorkbench::TransformerWorkbench(QWidget* parent)
@@ -303,22 +288,9 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
 void TransformerWorkbench::buildMainArea(QWidget* area) {
   auto* layout = new QVBoxLayout(area);
   layout->setContentsMargins(6, 8, 8, 4);
-  errorBanner_ = new QLabel(area);
-  errorBanner_->setObjectName(u"transformerError"_s);
-  errorBanner_->setWordWrap(true);
-  errorBanner_->setTextFormat(Qt::PlainText);
-  errorBanner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  errorBanner_->setStyleSheet(u"QLabel { background: #fde2e1; color: #8a1111; border: 1px solid #e8a1a0; "
-                              "border-radius: 3px; padding: 4px; }"_s);
-  errorBanner_->setVisible(false);
+  errorBanner_ = makeMessageStrip(area, u"transformerError"_s, MessageStrip::Error);
   layout->addWidget(errorBanner_);
-  warningStrip_ = new QLabel(area);
-  warningStrip_->setObjectName(u"transformerWarnings"_s);
-  warningStrip_->setWordWrap(true);
-  warningStrip_->setTextFormat(Qt::PlainText);
-  warningStrip_->setStyleSheet(u"QLabel { background: #fff4cc; color: #5c4500; border: 1px solid #e6cf7a; "
-                               "border-radius: 3px; padding: 4px; }"_s);
-  warningStrip_->setVisible(false);
+  warningStrip_ = makeMessageStrip(area, u"transformerWarnings"_s, MessageStrip::Warning);
   layout->addWidget(warningStrip_);
   selectionLabel_ = new QLabel(area);
   selectionLabel_->setObjectName(u"transformerSelection"_s);
