@@ -10,7 +10,7 @@ built with transformer_torch.py, whose parameter names are Hugging Face's:
   expected.safetensors   <run>.attn.<layer> [heads, n, n], <run>.hidden.<i> [n, d] (float32; computed in
                          float64 by torch), ViT: image.pixels [3, 32, 32] (the PNG's bytes / 255)
 
-Cases: bert (BertForMaskedLM names, tied decoder absent), bert_legacy (`bert.` prefix, LayerNorm.gamma/beta,
+Cases: induction-gpt2 (the shipped resources/models/induction-gpt2: expectations only, "model" names the folder), bert (BertForMaskedLM names, tied decoder absent), bert_legacy (`bert.` prefix, LayerNorm.gamma/beta,
 untied copy of the decoder, pooler + seq_relationship present, float16 storage), bert_bare (BertModel
 without prefix, pooler), distilbert (DistilBertForMaskedLM, sinusoidal positions), gpt2 (hub layout: no
 prefix, attn.bias / attn.masked_bias buffers, lm_head absent), vit (ViTForImageClassification, id2label).
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import transformer_torch as tt  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "data", "transformers")
@@ -78,21 +78,7 @@ def wp_ids(tokens):
     return [WORDPIECE.index(t) for t in tokens]
 
 
-def bytes_to_unicode():
-    """GPT-2's byte -> printable character map."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
-        list(range(ord("\xae"), ord("\xff") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
-B2U = bytes_to_unicode()
+B2U = tt.bytes_to_unicode()
 MERGES = [("Ġ", "t"), ("h", "e"), ("a", "t"), ("Ġt", "he"), ("Ġ", "c"), ("Ġc", "at"), ("Ġ", "s"), ("Ġs", "at"),
           ("Ġ", "o"), ("Ġo", "n"), ("Ġ", "m"), ("Ġm", "at"), ("t", "he"), ("Ġ", "d"), ("o", "g"), ("Ġd", "og"),
           ("Ġ", "w"), ("a", "s"), ("Ġw", "as"), ("Ġ", "h"), ("a", "p"), ("p", "y"), ("Ġh", "ap"), ("Ġhap", "py"),
@@ -330,6 +316,33 @@ def make_gpt2():
     save_case("gpt2", files, weights, runs, tensors)
 
 
+def make_induction():
+    """The shipped resources/models/induction-gpt2 (tools/train/train_induction.py): expectations only; the
+    weights stay in resources/models and expected.json names that folder ("model", relative to the source
+    tree)."""
+    folder = os.path.join(ROOT, "resources", "models", "induction-gpt2")
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    model = tt.GPT2LMHeadModel(tt.Config(cfg))
+    weights, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
+    state_dict = {k: torch.from_numpy(v) for k, v in weights.items()}
+    state_dict["lm_head.weight"] = state_dict["transformer.wte.weight"]
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    assert not unexpected and all(k.endswith((".attn.bias", ".attn.masked_bias")) for k in missing), missing
+    runs, tensors = [], {}
+    for name, text in (("twice", "qwhdkeiaplzmxncbvrtsu" * 2), ("separated", "attention|attention|atten")):
+        kw = {"input_ids": ids_tensor(list(text.encode()))}
+        runs.append(text_entry(kw, dict(expected_run(model, name, tensors, kw, "gpt2"), text=text)))
+    d = os.path.join(OUT, "induction-gpt2")
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    write_safetensors(os.path.join(d, "expected.safetensors"), tensors)
+    write_json(os.path.join(d, "expected.json"),
+               {"format": "attnscope-transformer-fixture-1", "case": "induction-gpt2", "weights": "F32",
+                "model": "resources/models/induction-gpt2", "runs": runs})
+
+
 def make_vit():
     labels = {"0": "cat", "1": "dog", "2": "bird", "3": "fish"}
     cfg = tt.config("vit", image_size=32, patch_size=8, id2label=labels,
@@ -365,6 +378,7 @@ def main():
     make_bert_bare()
     make_distilbert()
     make_gpt2()
+    make_induction()
     make_vit()
     total = 0
     for root, _, files in os.walk(OUT):

@@ -28,6 +28,20 @@ __all__ = ["BertForMaskedLM", "BertModel", "DistilBertForMaskedLM", "GPT2LMHeadM
            "ViTForImageClassification", "build", "gelu_new"]
 
 
+def bytes_to_unicode():
+    """GPT-2's byte -> printable character map (its byte-level BPE's alphabet)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
+        list(range(ord("\xae"), ord("\xff") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
 def gelu_new(x):
     """GPT-2's tanh approximation (transformers' NewGELUActivation)."""
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
