@@ -25,7 +25,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,8 +39,7 @@ static_assert(kDate.size() == 30);
 constexpr int kBeam = 5;
 constexpr double kTargetMs = 5.0;
 
-std::string g_model_arg;
-bool g_random = false;
+attn::bench::ModelArgs g_model_args;
 std::string g_model_name;
 
 std::string json_list(const std::vector<std::string>& items) {
@@ -73,66 +71,42 @@ fs::path make_random_date_bahdanau() {
                               json_list(source) + ", \"target_vocab\": " + json_list(target) +
                               ", \"embedding_size\": 32, \"encoder_hidden\": 64, \"decoder_hidden\": 128, "
                               "\"attention_size\": 64, \"max_source_length\": 40, \"max_target_length\": 12}");
-  attn::SplitMix64 rng(20261122);
-  std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> store;
-  const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, float bound) {
-    std::int64_t n = 1;
-    for (const auto s : shape) n *= s;
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (float& x : v) x = bound > 0.0f ? bound * (2.0f * rng.uniform() - 1.0f) : rng.normal();
-    store[name] = {std::move(shape), std::move(v)};
-  };
+  attn::bench::WeightWriter w(20261122);
   const auto inv_sqrt = [](std::int64_t fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); };
-  add("encoder.embedding.weight", {vs, e}, 0.0f);
+  w.standard_normal("encoder.embedding.weight", {vs, e});
   for (const std::string sfx : {"_l0", "_l0_reverse"}) {
-    add("encoder.gru.weight_ih" + sfx, {3 * h, e}, inv_sqrt(h));
-    add("encoder.gru.weight_hh" + sfx, {3 * h, h}, inv_sqrt(h));
-    add("encoder.gru.bias_ih" + sfx, {3 * h}, inv_sqrt(h));
-    add("encoder.gru.bias_hh" + sfx, {3 * h}, inv_sqrt(h));
+    w.uniform("encoder.gru.weight_ih" + sfx, {3 * h, e}, inv_sqrt(h));
+    w.uniform("encoder.gru.weight_hh" + sfx, {3 * h, h}, inv_sqrt(h));
+    w.uniform("encoder.gru.bias_ih" + sfx, {3 * h}, inv_sqrt(h));
+    w.uniform("encoder.gru.bias_hh" + sfx, {3 * h}, inv_sqrt(h));
   }
-  add("decoder.init.weight", {d, 2 * h}, inv_sqrt(2 * h));
-  add("decoder.init.bias", {d}, inv_sqrt(2 * h));
-  add("decoder.embedding.weight", {vt, e}, 0.0f);
-  add("decoder.gru.weight_ih", {3 * d, e + 2 * h}, inv_sqrt(d));
-  add("decoder.gru.weight_hh", {3 * d, d}, inv_sqrt(d));
-  add("decoder.gru.bias_ih", {3 * d}, inv_sqrt(d));
-  add("decoder.gru.bias_hh", {3 * d}, inv_sqrt(d));
-  add("attention.W.weight", {a, d}, inv_sqrt(d));
-  add("attention.U.weight", {a, 2 * h}, inv_sqrt(2 * h));
-  add("attention.v.weight", {1, a}, inv_sqrt(a));
-  add("decoder.out.weight", {vt, d + 2 * h + e}, inv_sqrt(d + 2 * h + e));
-  add("decoder.out.bias", {vt}, inv_sqrt(d + 2 * h + e));
-  store["decoder.out.bias"].second[2] = -30.0f;  // </s> never wins: every hypothesis runs all 12 steps
-  std::vector<attn::io::TensorData> tensors;
-  for (const auto& [name, t] : store) tensors.push_back(attn::io::f32_tensor(name, t.first, t.second));
-  if (auto ok = attn::io::write_safetensors(dir / "model.safetensors", tensors); !ok) {
-    std::fprintf(stderr, "bench_seq2seq: %s\n", ok.error().message().c_str());
-    std::exit(1);
-  }
+  w.uniform("decoder.init.weight", {d, 2 * h}, inv_sqrt(2 * h));
+  w.uniform("decoder.init.bias", {d}, inv_sqrt(2 * h));
+  w.standard_normal("decoder.embedding.weight", {vt, e});
+  w.uniform("decoder.gru.weight_ih", {3 * d, e + 2 * h}, inv_sqrt(d));
+  w.uniform("decoder.gru.weight_hh", {3 * d, d}, inv_sqrt(d));
+  w.uniform("decoder.gru.bias_ih", {3 * d}, inv_sqrt(d));
+  w.uniform("decoder.gru.bias_hh", {3 * d}, inv_sqrt(d));
+  w.uniform("attention.W.weight", {a, d}, inv_sqrt(d));
+  w.uniform("attention.U.weight", {a, 2 * h}, inv_sqrt(2 * h));
+  w.uniform("attention.v.weight", {1, a}, inv_sqrt(a));
+  w.uniform("decoder.out.weight", {vt, d + 2 * h + e}, inv_sqrt(d + 2 * h + e));
+  w.uniform("decoder.out.bias", {vt}, inv_sqrt(d + 2 * h + e));
+  w.set("decoder.out.bias", 2, -30.0f);  // </s> never wins: every hypothesis runs all 12 steps
+  w.write_or_exit(dir / "model.safetensors", "bench_seq2seq");
   return dir;
 }
 
 std::shared_ptr<const attn::models::Seq2SeqModel> model() {
   static std::shared_ptr<const attn::models::Seq2SeqModel> cached;
   if (cached) return cached;
-  fs::path dir;
-  if (!g_model_arg.empty()) {
-    dir = g_model_arg;
-  } else if (g_random) {
-    dir = make_random_date_bahdanau();
-  } else if (const fs::path shipped = fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "date-bahdanau";
-             fs::exists(shipped / "model.safetensors")) {
-    dir = shipped;
-  } else {
-    dir = make_random_date_bahdanau();
-  }
-  auto loaded = attn::models::Seq2SeqModel::load(dir);
-  if (!loaded) {
-    std::fprintf(stderr, "bench_seq2seq: %s\n", loaded.error().message().c_str());
-    std::exit(1);
-  }
-  g_model_name = dir.string() + " (" + (*loaded)->description() + ")";
-  return cached = *loaded;
+  bool random = false;
+  const fs::path dir = attn::bench::model_folder(
+      g_model_args, fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "date-bahdanau", make_random_date_bahdanau,
+      random);
+  cached = attn::bench::load_or_exit<attn::models::Seq2SeqModel>(dir, "bench_seq2seq");
+  g_model_name = dir.string() + " (" + cached->description() + ")";
+  return cached;
 }
 
 void BM_DateBeam5(benchmark::State& state) {
@@ -201,20 +175,7 @@ int main(int argc, char** argv) {
   const auto threads = attn::bench::take_threads(argc, argv, "bench_seq2seq");
   if (!threads) return 2;
   omp_set_num_threads(threads->count);
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.starts_with("--model=")) {
-      g_model_arg = std::string(arg.substr(8));
-      continue;
-    }
-    if (arg == "--random") {
-      g_random = true;
-      continue;
-    }
-    argv[kept++] = argv[i];
-  }
-  argc = kept;
+  g_model_args = attn::bench::take_model_args(argc, argv);
   benchmark::AddCustomContext("attn_threads", std::to_string(threads->count));
   benchmark::AddCustomContext("attn_threads_source", threads->source);
   benchmark::Initialize(&argc, argv);

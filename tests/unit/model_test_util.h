@@ -1,6 +1,6 @@
-// What the unit tests of the demo models (test_seq2seq.cpp, test_classifier.cpp) share: tiny models'
-// tensors built in memory under their torch names, loading them through Model::from_parts, and config.json
-// texts patched key by key.
+// What the unit tests of the demo models (test_seq2seq.cpp, test_classifier.cpp, test_captioner.cpp)
+// share: tiny models' tensors built in memory under their torch names, loading them through
+// Model::from_parts, config.json texts patched key by key, and the check of a config error.
 #pragma once
 
 #include "attn/io/safetensors.h"
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace attn::test {
 
@@ -90,6 +93,26 @@ std::string load_error(const Config& config, const TensorStore& tensors) {
   return model ? std::string() : model.error().message();
 }
 
+// Model::from_parts with one tensor `extra` more than the model reads: it loads, and its one warning names
+// that tensor.
+template <class Model, class Config>
+void expect_unused_warning(const Config& config, TensorStore tensors, const std::string& extra) {
+  tensors.set(extra, {1});
+  auto model = Model::from_parts(config, tensors.build());
+  ASSERT_TRUE(model.has_value()) << model.error().message();
+  ASSERT_EQ((*model)->warnings().size(), 1u);
+  EXPECT_NE((*model)->warnings()[0].find(extra), std::string::npos) << (*model)->warnings()[0];
+}
+
+// An empty folder of this process's own under the temporary directory, for a test that writes a model
+// folder (the test removes it).
+inline std::filesystem::path fresh_dir(const std::string& stem) {
+  const auto dir = std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 // `config` with `patch` merged over its keys (a null value removes the key), pretty-printed as config.json.
 inline std::string patched_json(nlohmann::json config, const nlohmann::json& patch) {
   for (const auto& [k, v] : patch.items()) {
@@ -100,6 +123,33 @@ inline std::string patched_json(nlohmann::json config, const nlohmann::json& pat
     }
   }
   return config.dump(2);
+}
+
+// A config.json that must not parse: `patch` merged over a valid config, the key the error must name and
+// what it must say. Rows of a TEST_P (its name the test's).
+struct ConfigErrorCase {
+  const char* name;
+  nlohmann::json patch;
+  const char* key;
+  const char* reason;
+};
+inline std::string config_case_name(const ::testing::TestParamInfo<ConfigErrorCase>& info) { return info.param.name; }
+
+// Config::parse(text, "models/x/config.json") fails naming that file, the key and the reason, on the line
+// of the key when the patch sets it (`text` pretty-printed, as patched_json writes it).
+template <class Config>
+void expect_config_error(const std::string& text, const ConfigErrorCase& p) {
+  auto c = Config::parse(text, "models/x/config.json");
+  ASSERT_FALSE(c.has_value());
+  const std::string message = c.error().message();
+  EXPECT_EQ(c.error().file, "models/x/config.json");
+  EXPECT_NE(message.find(p.key), std::string::npos) << message;
+  EXPECT_NE(message.find(p.reason), std::string::npos) << message;
+  if (p.patch.contains(p.key) && !p.patch[p.key].is_null()) {
+    const auto at = text.find("\"" + std::string(p.key) + "\"");
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    EXPECT_EQ(c.error().line, line) << message;
+  }
 }
 
 }  // namespace attn::test

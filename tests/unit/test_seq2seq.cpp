@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 namespace attn::models {
 namespace {
@@ -468,30 +467,12 @@ TEST(Seq2SeqConfigParse, ReadsAValidConfig) {
   EXPECT_EQ(c->variant_name(), "Luong local-p (D = 3)");
 }
 
-struct ConfigErrorCase {
-  const char* name;
-  json patch;
-  const char* key;     // the message names it
-  const char* reason;  // and says this
-};
+using test::ConfigErrorCase;
 
 class Seq2SeqConfigError : public ::testing::TestWithParam<ConfigErrorCase> {};
 
 TEST_P(Seq2SeqConfigError, NamesTheFileKeyAndLine) {
-  const auto& p = GetParam();
-  const std::string text = config_json(p.patch);
-  auto c = Seq2SeqConfig::parse(text, "models/x/config.json");
-  ASSERT_FALSE(c.has_value());
-  const std::string message = c.error().message();
-  EXPECT_EQ(c.error().file, "models/x/config.json");
-  EXPECT_NE(message.find(p.key), std::string::npos) << message;
-  EXPECT_NE(message.find(p.reason), std::string::npos) << message;
-  if (p.patch.contains(p.key) && !p.patch[p.key].is_null()) {
-    // The line of the key in the (pretty-printed) text.
-    const auto at = text.find("\"" + std::string(p.key) + "\"");
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    EXPECT_EQ(c.error().line, line) << message;
-  }
+  test::expect_config_error<Seq2SeqConfig>(config_json(GetParam().patch), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -519,7 +500,7 @@ INSTANTIATE_TEST_SUITE_P(
         ConfigErrorCase{"local_no_window", {{"local", {{"kind", "predictive"}}}}, "local", "window"},
         ConfigErrorCase{"local_with_dot", {{"score", "dot"}, {"decoder_hidden", 6}, {"local", {{"kind", "predictive"}, {"window", 2}}}},
                         "local", "general"}),
-    [](const ::testing::TestParamInfo<ConfigErrorCase>& info) { return std::string(info.param.name); });
+    test::config_case_name);
 
 TEST(Seq2SeqConfigParse, BadJsonNamesTheByteAndLine) {
   auto c = Seq2SeqConfig::parse("{\n  \"attention\": \"luong\",\n  oops\n}", "cfg.json");
@@ -582,18 +563,12 @@ TEST(Seq2SeqTensors, ConfigBuiltInCodeIsChecked) {
 }
 
 TEST(Seq2SeqTensors, UnusedTensorsAreAWarning) {
-  auto chain = markov_chain();
-  chain.tensors.set("attention.W.bias", {1});
-  auto model = Seq2SeqModel::from_parts(chain.config, chain.tensors.build());
-  ASSERT_TRUE(model.has_value());
-  ASSERT_EQ((*model)->warnings().size(), 1u);
-  EXPECT_NE((*model)->warnings()[0].find("attention.W.bias"), std::string::npos);
+  const auto chain = markov_chain();
+  test::expect_unused_warning<Seq2SeqModel>(chain.config, chain.tensors, "attention.W.bias");
 }
 
 TEST(Seq2SeqLoad, FolderRoundTripAndErrorsNamePaths) {
-  const fs::path dir = fs::temp_directory_path() / ("attn-seq2seq-test-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = test::fresh_dir("attn-seq2seq-test");
   auto chain = markov_chain();
   json cfg = {{"architectures", {"AttnScopeSeq2Seq"}},
               {"task", "test"},

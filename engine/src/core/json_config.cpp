@@ -3,6 +3,7 @@
 #include "json_keys.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <system_error>
@@ -119,6 +120,31 @@ Result<std::string> JsonKeys::text_or(std::string_view key, std::string fallback
   if (!value) return fallback;
   if (!value->is_string()) return error(key, std::string(key) + " must be a string, got " + value->dump());
   return value->get<std::string>();
+}
+
+Result<std::vector<float>> JsonKeys::per_channel(std::string_view key, int channels, bool positive) const {
+  const json* value = find(key);
+  if (!value) return error(std::string(key) + " is missing");
+  std::vector<float> out;
+  if (value->is_number()) {
+    out.assign(static_cast<std::size_t>(channels), value->get<float>());
+  } else if (value->is_array() && value->size() == static_cast<std::size_t>(channels)) {
+    for (const json& v : *value) {
+      if (!v.is_number()) break;
+      out.push_back(v.get<float>());
+    }
+  }
+  if (out.size() != static_cast<std::size_t>(channels)) {
+    return error(key, std::string(key) + " must be " + std::to_string(channels) + " numbers (one per channel), got " +
+                          value->dump());
+  }
+  for (const float v : out) {
+    if (!std::isfinite(v) || (positive && v <= 0.0f)) {
+      return error(key, std::string(key) + " " + value->dump() + " holds " + json(v).dump() +
+                            (positive ? "; every value must be above 0" : "; every value must be finite"));
+    }
+  }
+  return out;
 }
 
 }  // namespace attn::detail

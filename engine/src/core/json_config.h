@@ -54,6 +54,9 @@ class JsonKeys {
                        std::int64_t hi = kMaxConfigSize) const;
   Result<bool> boolean_or(std::string_view key, bool fallback) const;
   Result<std::string> text_or(std::string_view key, std::string fallback) const;
+  // One number per image channel (a ViT's image_mean, a captioner's std): a list of `channels` finite
+  // numbers, or one number for all; `positive` refuses values <= 0. The key must be there.
+  Result<std::vector<float>> per_channel(std::string_view key, int channels, bool positive) const;
 
   const nlohmann::json& root() const { return root_; }
   const std::string& file() const { return file_; }

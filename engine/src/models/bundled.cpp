@@ -1,5 +1,6 @@
 #include "bundled.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn::models::bundled {
@@ -106,6 +107,14 @@ Result<Matrix> TensorReader::linear_t(const std::string& name, Index out, Index 
   return Matrix(Eigen::Map<const Matrix>(v->data(), out, in).transpose());
 }
 
+Result<Matrix> TensorReader::flattened(const std::string& name, const std::vector<std::int64_t>& shape) {
+  auto v = read(name, shape);
+  if (!v) return std::unexpected(v.error());
+  const Index rows = shape.empty() ? 1 : shape.front();
+  const Index cols = rows > 0 ? static_cast<Index>(v->size()) / rows : 0;
+  return Matrix(Eigen::Map<const Matrix>(v->data(), rows, cols));
+}
+
 std::vector<std::string> TensorReader::unused() const {
   std::vector<std::string> out;
   for (const auto& t : file_.tensors()) {
@@ -134,6 +143,13 @@ std::string parameter_text(std::int64_t parameters) {
   return std::to_string(parameters);
 }
 
+std::string describe(const std::string& task, std::initializer_list<std::string> parts, std::int64_t parameters) {
+  const std::string dot = " \xC2\xB7 ";
+  std::string out = task;
+  for (const auto& part : parts) out += (out.empty() ? "" : dot) + part;
+  return out + (out.empty() ? "" : dot) + parameter_text(parameters) + " parameters";
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Small products
 
@@ -159,6 +175,15 @@ void multiply(Eigen::Ref<Matrix> out, const MatrixCRef& a, const MatrixCRef& w, 
       for (Index k = 0; k < K; ++k) acc.head(rest).noalias() += ai(k) * w.row(k).segment(j, rest);
       out.row(i).segment(j, rest) = acc.head(rest);
     }
+  }
+}
+
+void additive_scores(const MatrixCRef& query, const MatrixCRef& keys, const RowVector& v, Index rows,
+                     Matrix& tanh_rows, Eigen::Ref<Matrix> out) {
+  tanh_rows.resize(keys.rows(), keys.cols());
+  for (Index b = 0; b < rows; ++b) {
+    tanh_rows = (keys.rowwise() + query.row(b)).array().tanh().matrix();
+    out.row(b) = tanh_rows.lazyProduct(v.transpose()).transpose();
   }
 }
 
@@ -230,6 +255,76 @@ void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& 
     s.gh += w.backward.b_hh;
     gru_gates(s.gi_backward.row(j), s.gh, s.h, s.h);
     out.row(j).tail(H) = s.h;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// LSTM
+
+void lstm_gates(const MatrixCRef& gates, Eigen::Ref<Matrix> c, Eigen::Ref<Matrix> h) {
+  const Index H = h.cols();
+  const auto sigmoid = [](const auto& v) { return (1.0f + (-v).exp()).inverse(); };
+  c.array() = sigmoid(gates.middleCols(H, H).array()) * c.array() +
+              sigmoid(gates.leftCols(H).array()) * gates.middleCols(2 * H, H).array().tanh();
+  h.array() = sigmoid(gates.rightCols(H).array()) * c.array().tanh();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Convolution
+
+namespace {
+
+// im2col of a 3x3 convolution with zero padding 1: row (ci, ky, kx) of `columns` is plane ci shifted by
+// (ky - 1, kx - 1), zero outside.
+void im2col3x3(const Matrix& planes, Index side, Matrix& columns) {
+  const Index C = planes.rows();
+  columns.resize(9 * C, side * side);
+  for (Index ci = 0; ci < C; ++ci) {
+    const float* src = planes.row(ci).data();
+    for (Index ky = 0; ky < 3; ++ky) {
+      for (Index kx = 0; kx < 3; ++kx) {
+        float* dst = columns.row(ci * 9 + ky * 3 + kx).data();
+        const Index dx = kx - 1;
+        // out[x] = in[x + dx] where 0 <= x + dx < side.
+        const Index x0 = std::max<Index>(0, -dx), x1 = std::min(side, side - dx);
+        for (Index y = 0; y < side; ++y) {
+          float* out = dst + y * side;
+          const Index sy = y + ky - 1;
+          if (sy < 0 || sy >= side) {
+            std::fill(out, out + side, 0.0f);
+            continue;
+          }
+          const float* in = src + sy * side;
+          std::fill(out, out + x0, 0.0f);
+          std::copy(in + x0 + dx, in + x1 + dx, out + x0);
+          std::fill(out + x1, out + side, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void conv3x3_relu_pool(const Matrix& weight, const Vector& bias, Index side, Matrix& planes, ConvScratch& s) {
+  im2col3x3(planes, side, s.columns);
+  s.conv.resize(weight.rows(), side * side);
+  multiply(s.conv, weight, s.columns);
+  // ReLU then the pooling's maximum is the maximum then ReLU: applied once per pooled cell, with the bias.
+  const Index C = s.conv.rows(), half = side / 2;
+  planes.resize(C, half * half);
+  for (Index ch = 0; ch < C; ++ch) {
+    const float* in = s.conv.row(ch).data();
+    float* out = planes.row(ch).data();
+    const float b = bias(ch);
+    for (Index y = 0; y < half; ++y) {
+      const float* r0 = in + (2 * y) * side;
+      const float* r1 = r0 + side;
+      for (Index x = 0; x < half; ++x) {
+        const float m = std::max(std::max(r0[2 * x], r0[2 * x + 1]), std::max(r1[2 * x], r1[2 * x + 1]));
+        out[y * half + x] = std::max(m + b, 0.0f);
+      }
+    }
   }
 }
 

@@ -194,22 +194,17 @@ std::vector<std::string> ClassifierModel::warnings() const { return impl_->warni
 
 std::string ClassifierModel::description() const {
   const auto& c = impl_->config;
-  const std::string dot = " \xC2\xB7 ";
-  std::string out = c.task.empty() ? std::string() : c.task + dot;
-  out += c.hierarchical ? "hierarchical attention" : "attention pooling";
-  out += dot + std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads");
-  return out + dot + bundled::parameter_text(impl_->parameters) + " parameters";
+  return bundled::describe(c.task,
+                           {c.hierarchical ? "hierarchical attention" : "attention pooling",
+                            std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads")},
+                           impl_->parameters);
 }
 
 Result<std::shared_ptr<const ClassifierModel>> ClassifierModel::from_parts(ClassifierConfig config,
                                                                            const io::SafeTensors& weights) {
-  try {
-    auto impl = build(std::move(config), weights);
-    if (!impl) return std::unexpected(impl.error());
-    return std::shared_ptr<const ClassifierModel>(new ClassifierModel(std::move(*impl)));
-  } catch (const std::bad_alloc&) {
-    return fail("out of memory while loading the model", weights.name());
-  }
+  return bundled::build_model<ClassifierModel>(
+      weights, [&] { return build(std::move(config), weights); },
+      [](std::unique_ptr<Impl> impl) { return new ClassifierModel(std::move(impl)); });
 }
 
 Result<std::shared_ptr<const ClassifierModel>> ClassifierModel::load(const fs::path& folder) {

@@ -226,30 +226,6 @@ Result<TransformerConfig> read_config(const Keys& k) {
   return c;
 }
 
-Result<std::vector<float>> read_channels(const Keys& keys, std::string_view key, int channels, bool positive) {
-  const json* value = keys.find(key);
-  std::vector<float> out;
-  if (value->is_number()) {
-    out.assign(static_cast<std::size_t>(channels), value->get<float>());
-  } else if (value->is_array() && value->size() == static_cast<std::size_t>(channels)) {
-    for (const json& v : *value) {
-      if (!v.is_number()) break;
-      out.push_back(v.get<float>());
-    }
-  }
-  if (out.size() != static_cast<std::size_t>(channels)) {
-    return keys.error(key, std::string(key) + " must be " + std::to_string(channels) + " numbers (one per channel), got " +
-                               value->dump());
-  }
-  for (const float v : out) {
-    if (!std::isfinite(v) || (positive && v <= 0.0f)) {
-      return keys.error(key, std::string(key) + " " + value->dump() + " holds " + number_text(v) +
-                                 (positive ? "; every value must be above 0" : "; every value must be finite"));
-    }
-  }
-  return out;
-}
-
 // preprocessor_config.json of a ViT: normalisation, and a check that it resizes to the model's image size.
 Result<void> read_preprocessor(const Keys& keys, TransformerConfig& c) {
   bool normalise = true;
@@ -263,12 +239,12 @@ Result<void> read_preprocessor(const Keys& keys, TransformerConfig& c) {
     c.image_std.assign(static_cast<std::size_t>(c.num_channels), 1.0f);
   } else {
     if (keys.find("image_mean")) {
-      auto mean = read_channels(keys, "image_mean", c.num_channels, false);
+      auto mean = keys.per_channel("image_mean", c.num_channels, false);
       if (!mean) return std::unexpected(mean.error());
       c.image_mean = std::move(*mean);
     }
     if (keys.find("image_std")) {
-      auto stdev = read_channels(keys, "image_std", c.num_channels, true);
+      auto stdev = keys.per_channel("image_std", c.num_channels, true);
       if (!stdev) return std::unexpected(stdev.error());
       c.image_std = std::move(*stdev);
     }

@@ -12,12 +12,11 @@
 #include "attn/mechanisms/attention.h"
 #include "attn/mechanisms/normalise.h"
 #include "../text/unicode.h"
+#include "beam_search.h"
 #include "bundled.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <numeric>
 
 namespace attn::models {
 
@@ -320,19 +319,14 @@ std::int64_t Seq2SeqModel::parameters() const { return impl_->parameters; }
 
 std::string Seq2SeqModel::description() const {
   const auto& c = impl_->config;
-  std::string out = c.task.empty() ? std::string() : c.task + " \xC2\xB7 ";
-  return out + c.variant_name() + " \xC2\xB7 " + bundled::parameter_text(impl_->parameters) + " parameters";
+  return bundled::describe(c.task, {c.variant_name()}, impl_->parameters);
 }
 
 Result<std::shared_ptr<const Seq2SeqModel>> Seq2SeqModel::from_parts(Seq2SeqConfig config,
                                                                      const io::SafeTensors& weights) {
-  try {
-    auto impl = build(std::move(config), weights);
-    if (!impl) return std::unexpected(impl.error());
-    return std::shared_ptr<const Seq2SeqModel>(new Seq2SeqModel(std::move(*impl)));
-  } catch (const std::bad_alloc&) {
-    return fail("out of memory while loading the model", weights.name());
-  }
+  return bundled::build_model<Seq2SeqModel>(
+      weights, [&] { return build(std::move(config), weights); },
+      [](std::unique_ptr<Impl> impl) { return new Seq2SeqModel(std::move(impl)); });
 }
 
 Result<std::shared_ptr<const Seq2SeqModel>> Seq2SeqModel::load(const fs::path& folder) {
@@ -368,7 +362,6 @@ struct DecodeBuffers {
   // Live hypotheses, one row each; *_next are the rows being gathered for the next step.
   Matrix state, state_next;  // s [k, d]
   Matrix feed, feed_next;    // Luong h~ [k, d]
-  std::vector<int> tokens, tokens_next;
 
   Matrix query;      // [k, a]
   Matrix tanh_rows;  // [S, a]
@@ -378,31 +371,11 @@ struct DecodeBuffers {
   Matrix logits;     // [k, Vt] -> log-softmax
   Vector positions;  // local-p: [k]
 
-  // The search tree: one node per emitted id, with the attention row (and p_t) of the step that emitted it.
-  struct Node {
-    int parent = -1;
-    int token = 0;
-  };
-  std::vector<Node> nodes;
+  // The search, and per node of its tree the attention row (and p_t) of the step that emitted it.
+  bundled::BeamSearch search;
   std::vector<float> rows;       // nodes x S
   std::vector<float> node_positions;
-
-  struct Hyp {
-    int node = -1;          // last node (-1: the root, nothing emitted yet)
-    double log_prob = 0.0;  // summed in double, as the reference sums Python floats
-    int length = 0;         // ids emitted
-  };
-  std::vector<Hyp> alive, alive_next, ended;
-  std::vector<int> lex_rank;   // alive hypotheses' places in the lexicographic order of their ids
-  std::vector<int> order;
-  std::vector<int> path_a, path_b;
-
-  struct Candidate {
-    double score = 0.0;
-    int token = 0;
-    int parent = 0;  // index into alive
-  };
-  std::vector<Candidate> candidates;
+  std::vector<int> path;
 };
 }  // namespace
 
@@ -449,17 +422,7 @@ void encode(const Impl& m, Scratch& s, const std::vector<int>& ids) {
   }
 }
 
-// scores(b, j) = v . tanh(q_b + k_j) over the precomputed key projections.
-void tanh_scores(const Matrix& query, const Matrix& keys, const RowVector& v, Index rows, Matrix& tanh_rows,
-                 Matrix& out) {
-  tanh_rows.resize(keys.rows(), keys.cols());
-  for (Index b = 0; b < rows; ++b) {
-    tanh_rows = (keys.rowwise() + query.row(b)).array().tanh().matrix();
-    out.row(b) = tanh_rows.lazyProduct(v.transpose()).transpose();
-  }
-}
-
-// One decoder step for the first B rows of s.state (and s.feed, s.tokens): leaves the step's attention
+// One decoder step for the first B rows of s.state (and s.feed, the search's tokens): leaves the step's attention
 // rows in s.alpha, p_t in s.positions (local-p), the new states in s.state / s.feed and the logits in
 // s.logits.
 void step(const Impl& m, Scratch& s, Index B) {
@@ -471,8 +434,9 @@ void step(const Impl& m, Scratch& s, Index B) {
   auto gh = s.gh.topRows(B);
   auto logits = s.logits.topRows(B);
 
+  const auto& tokens = s.search.tokens();
   const auto gates_from_tokens = [&] {
-    for (Index b = 0; b < B; ++b) gi.row(b) = m.embedding_gates.row(s.tokens[static_cast<std::size_t>(b)]);
+    for (Index b = 0; b < B; ++b) gi.row(b) = m.embedding_gates.row(tokens[static_cast<std::size_t>(b)]);
   };
   const auto recurrent = [&] {
     bundled::multiply(gh, state, m.cell.w_hh_t);
@@ -482,7 +446,7 @@ void step(const Impl& m, Scratch& s, Index B) {
   if (c.attention == Seq2SeqAttention::Bahdanau) {
     // e_j = v . tanh(W s_{t-1} + U H_j): the query is the previous state.
     bundled::multiply(s.query.topRows(B), state, m.query_t);
-    tanh_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
+    bundled::additive_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
     softmax_rows_inplace(alpha);
     bundled::multiply(context, alpha, s.H);
     // s_t = GRUCell([emb(y) ; c_t], s_{t-1}).
@@ -493,7 +457,7 @@ void step(const Impl& m, Scratch& s, Index B) {
     // logits = W_out [s_t ; c_t ; emb(y)] + b.
     bundled::multiply(logits, state, m.out_state_t);
     bundled::multiply(logits, context, m.out_context_t, true);
-    for (Index b = 0; b < B; ++b) logits.row(b) += m.out_embedding.row(s.tokens[static_cast<std::size_t>(b)]);
+    for (Index b = 0; b < B; ++b) logits.row(b) += m.out_embedding.row(tokens[static_cast<std::size_t>(b)]);
   } else {
     // s_t = GRUCell([emb(y) ; h~_{t-1}], s_{t-1}) (input feeding); the query is the new state.
     gates_from_tokens();
@@ -516,7 +480,7 @@ void step(const Impl& m, Scratch& s, Index B) {
         case Seq2SeqScore::General: alpha = state.lazyProduct(s.keys.transpose()); break;
         case Seq2SeqScore::Concat:
           bundled::multiply(s.query.topRows(B), state, m.query_t);
-          tanh_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
+          bundled::additive_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
           break;
         case Seq2SeqScore::Additive: break;  // not a Luong score (refused at load)
       }
@@ -533,38 +497,6 @@ void step(const Impl& m, Scratch& s, Index B) {
   }
 }
 
-// Row-wise log-softmax in place.
-void log_softmax_rows(Eigen::Ref<Matrix> x) {
-  for (Index b = 0; b < x.rows(); ++b) {
-    auto row = x.row(b);
-    const float mx = row.maxCoeff();
-    const float lse = mx + std::log((row.array() - mx).exp().sum());
-    row.array() -= lse;
-  }
-}
-
-// The ids of the hypothesis ending at `node` (root first) into `out`.
-void ids_of(const Scratch& s, int node, std::vector<int>& out) {
-  out.clear();
-  for (int n = node; n >= 0; n = s.nodes[static_cast<std::size_t>(n)].parent) {
-    out.push_back(s.nodes[static_cast<std::size_t>(n)].token);
-  }
-  std::reverse(out.begin(), out.end());
-}
-
-// Python's list comparison of the two hypotheses' ids (a prefix first). Only ties of the score reach it.
-bool ids_less(Scratch& s, int a, int b) {
-  ids_of(s, a, s.path_a);
-  ids_of(s, b, s.path_b);
-  return std::lexicographical_compare(s.path_a.begin(), s.path_a.end(), s.path_b.begin(), s.path_b.end());
-}
-
-// The reference's ranking key (-log_prob, ids): true when x ranks before y.
-bool ranks_before(Scratch& s, const Scratch::Hyp& x, const Scratch::Hyp& y) {
-  if (x.log_prob != y.log_prob) return x.log_prob > y.log_prob;
-  return ids_less(s, x.node, y.node);
-}
-
 // Truncates to max_source_length with a warning.
 void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
   const std::size_t n = run.source_ids.size(), keep = static_cast<std::size_t>(c.max_source_length);
@@ -576,12 +508,8 @@ void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
   run.unknown.resize(keep);
 }
 
-// The source truncated to max_source_length, then beam search exactly as tools/train/seq2seq_torch.py's
-// beam_search makes MODELS.md "Decoding" precise: every alive hypothesis is extended by every target id;
-// the k best extensions are kept (ties: the id sequences compared lexicographically, i.e. lower token id
-// first); those ending in </s> or holding max_steps ids move to `ended`, the rest stay alive; the search
-// stops when the k best of ended + alive have all ended (or nothing is alive) and returns the k best
-// ended. Greedy is k = 1.
+// The source truncated to max_source_length, then bundled::BeamSearch (greedy is a beam of 1), every
+// node keeping its step's attention row and p_t.
 Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const DecodeOptions& options) {
   const auto& c = m.config;
   truncate_source(c, run);
@@ -603,8 +531,6 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
   s.state_next.resize(k, d);
   s.feed = Matrix::Zero(k, d);  // h~_0 = 0
   s.feed_next.resize(k, d);
-  s.tokens.assign(static_cast<std::size_t>(k), kStart);
-  s.tokens_next.assign(static_cast<std::size_t>(k), kStart);
   s.query.resize(k, std::max<Index>(1, c.attention_size));
   s.alpha.resize(k, S);
   s.context.resize(k, s.H.cols());
@@ -612,102 +538,48 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
   s.gh.resize(k, 3 * d);
   s.logits.resize(k, vt);
   s.positions = Vector::Zero(k);
-  s.nodes.clear();
   s.rows.clear();
   s.node_positions.clear();
-  s.ended.clear();
-  s.alive.assign(1, Scratch::Hyp{-1, 0.0, 0});
+  s.search.start(k, max_steps, kStart, kEnd);
 
-  while (!s.alive.empty()) {
-    // Alive hypothesis i is row i of state / feed / tokens.
-    const Index B = static_cast<Index>(s.alive.size());
+  for (bool more = true; more;) {
+    // Alive hypothesis i is row i of state / feed.
+    const Index B = s.search.alive();
     step(m, s, B);
-    log_softmax_rows(s.logits.topRows(B));
-
-    // The alive hypotheses all hold t ids, so a candidate's ids compare as (parent's ids, token).
-    s.order.resize(static_cast<std::size_t>(B));
-    std::iota(s.order.begin(), s.order.end(), 0);
-    if (B > 1) {
-      std::sort(s.order.begin(), s.order.end(), [&](int x, int y) {
-        return ids_less(s, s.alive[static_cast<std::size_t>(x)].node, s.alive[static_cast<std::size_t>(y)].node);
-      });
-    }
-    s.lex_rank.resize(static_cast<std::size_t>(B));
-    for (std::size_t i = 0; i < s.order.size(); ++i) s.lex_rank[static_cast<std::size_t>(s.order[i])] = static_cast<int>(i);
-
-    s.candidates.clear();
-    for (Index i = 0; i < B; ++i) {
-      const double base = s.alive[static_cast<std::size_t>(i)].log_prob;
-      for (Index v = 0; v < vt; ++v) {
-        s.candidates.push_back({base + static_cast<double>(s.logits(i, v)), static_cast<int>(v), static_cast<int>(i)});
-      }
-    }
-    const auto keep = std::min<std::size_t>(static_cast<std::size_t>(k), s.candidates.size());
-    std::partial_sort(s.candidates.begin(), s.candidates.begin() + static_cast<std::ptrdiff_t>(keep),
-                      s.candidates.end(), [&](const Scratch::Candidate& x, const Scratch::Candidate& y) {
-                        if (x.score != y.score) return x.score > y.score;
-                        const int px = s.lex_rank[static_cast<std::size_t>(x.parent)];
-                        const int py = s.lex_rank[static_cast<std::size_t>(y.parent)];
-                        return px != py ? px < py : x.token < y.token;
-                      });
-
-    // The kept extensions: ended ones join `ended` (kept sorted), the others gather their rows.
-    s.alive_next.clear();
-    for (std::size_t ci = 0; ci < keep; ++ci) {
-      const auto& cand = s.candidates[ci];
-      const auto& parent = s.alive[static_cast<std::size_t>(cand.parent)];
-      const Scratch::Hyp hyp{static_cast<int>(s.nodes.size()), cand.score, parent.length + 1};
-      s.nodes.push_back({parent.node, cand.token});
-      const float* row = s.alpha.row(cand.parent).data();
+    bundled::log_softmax_rows(s.logits.topRows(B));
+    more = s.search.advance(s.logits.topRows(B));
+    for (const auto& kept : s.search.kept()) {
+      const float* row = s.alpha.row(kept.row).data();
       s.rows.insert(s.rows.end(), row, row + S);
-      s.node_positions.push_back(s.positions(cand.parent));
-      if (cand.token == kEnd || hyp.length >= max_steps) {
-        const auto at = std::upper_bound(s.ended.begin(), s.ended.end(), hyp,
-                                         [&](const Scratch::Hyp& x, const Scratch::Hyp& y) { return ranks_before(s, x, y); });
-        s.ended.insert(at, hyp);
-        continue;
-      }
-      const Index r = static_cast<Index>(s.alive_next.size());
-      s.state_next.row(r) = s.state.row(cand.parent);
-      s.feed_next.row(r) = s.feed.row(cand.parent);
-      s.tokens_next[static_cast<std::size_t>(r)] = cand.token;
-      s.alive_next.push_back(hyp);
+      s.node_positions.push_back(s.positions(kept.row));
     }
-    std::swap(s.alive, s.alive_next);
+    const auto& parents = s.search.parents();
+    for (std::size_t r = 0; r < parents.size(); ++r) {
+      s.state_next.row(static_cast<Index>(r)) = s.state.row(parents[r]);
+      s.feed_next.row(static_cast<Index>(r)) = s.feed.row(parents[r]);
+    }
     std::swap(s.state, s.state_next);
     std::swap(s.feed, s.feed_next);
-    std::swap(s.tokens, s.tokens_next);
-
-    // Stop when the k best of ended + alive have all ended: every alive one ranks after the k-th ended.
-    if (s.ended.size() >= static_cast<std::size_t>(k)) {
-      const auto& kth = s.ended[static_cast<std::size_t>(k - 1)];
-      const bool done = std::none_of(s.alive.begin(), s.alive.end(),
-                                     [&](const Scratch::Hyp& h) { return ranks_before(s, h, kth); });
-      if (done) break;
-    }
   }
 
   // The k best ended hypotheses, best first, from the tree.
-  const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(k), s.ended.size());
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto& hyp = s.ended[i];
+  for (std::size_t i = 0; i < s.search.results(); ++i) {
+    s.search.path(i, s.path);
     Hypothesis h;
-    ids_of(s, hyp.node, h.ids);
-    h.attention.resize(static_cast<Index>(h.ids.size()), S);
-    std::size_t n = static_cast<std::size_t>(hyp.node);
-    for (Index row = static_cast<Index>(h.ids.size()) - 1; row >= 0; --row) {
-      h.attention.row(row) = Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(S), S);
+    h.attention.resize(static_cast<Index>(s.path.size()), S);
+    for (std::size_t j = 0; j < s.path.size(); ++j) {
+      const auto n = static_cast<std::size_t>(s.path[j]);
+      h.ids.push_back(s.search.token(s.path[j]));
+      h.attention.row(static_cast<Index>(j)) = Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(S), S);
       if (c.local) h.positions.push_back(s.node_positions[n]);
-      n = static_cast<std::size_t>(s.nodes[n].parent);
     }
-    std::reverse(h.positions.begin(), h.positions.end());
     for (const int id : h.ids) {
       const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
       // The reference's target_text: every id but </s> as its vocabulary string.
       if (id != kEnd) h.text += label;
       h.labels.push_back(label);
     }
-    h.log_prob = static_cast<float>(hyp.log_prob);
+    h.log_prob = static_cast<float>(s.search.log_prob(i));
     h.finished = h.ids.back() == kEnd;
     run.hypotheses.push_back(std::move(h));
   }

@@ -116,7 +116,8 @@ class Seq2SeqSession {
 };
 
 // "architectures" of a config.json, to tell the bundled families apart before loading
-// ("AttnScopeSeq2Seq", "AttnScopeClassifier", or a transformers name); empty when absent or unreadable.
+// ("AttnScopeSeq2Seq", "AttnScopeClassifier", "AttnScopeCaptioner", or a transformers name); empty when
+// absent or unreadable.
 std::string config_architecture(const std::filesystem::path& folder);
 
 }  // namespace attn::models
