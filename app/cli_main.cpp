@@ -1,15 +1,17 @@
-// attnscope-cli: the lab, the glimpse workbench, the transformer tab and the alignment tab without a window.
+// attnscope-cli: the lab, the glimpse workbench, the transformer, alignment and captioning tabs without a window.
 // Parses arguments and hands them to attn_ui's headless renderers, which draw with the GUI's own views,
 // exporters and engine calls.
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
 #include "app/align_cli.h"
+#include "app/caption_cli.h"
 #include "app/glimpse_cli.h"
 #include "app/headless.h"
 #include "app/transformer_cli.h"
 #include "app/versions.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
+#include "workbenches/caption_models.h"
 #include "workbenches/lab_workbench.h"
 
 #include <QApplication>
@@ -134,6 +136,30 @@ struct Options {
   QCommandLineOption alignCsv{u"csv"_s, u"Also write the matrix as CSV (the alignment; a classifier's heads x words)."_s,
                               u"file"_s};
   QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
+  // caption
+  QCommandLineOption captionModel{u"model"_s,
+                                  u"A bundled captioner by name (caption-soft, the default, or caption-hard; see --list) "
+                                  "or a model folder (config.json + model.safetensors of an AttnScopeCaptioner)."_s,
+                                  u"name|dir"_s};
+  QCommandLineOption captionImage{u"image"_s,
+                                  u"The image: PNG, JPEG, BMP, TIFF or WebP (told by its bytes), or "
+                                  "sample:astronaut|chelsea|coffee|rocket. It is resized to the model's square input."_s,
+                                  u"file"_s};
+  QCommandLineOption scene{u"scene"_s, u"Caption a generated scene of this seed instead of an image."_s, u"seed"_s};
+  QCommandLineOption captionBeam{u"beam"_s, u"Beam width, 1 (greedy, the default) to 10."_s, u"K"_s};
+  QCommandLineOption perRow{u"per-row"_s, u"Pictures per row of the grid (default 5)."_s, u"N"_s};
+  QCommandLineOption captionSigma{u"sigma"_s,
+                                  u"Smoothing of the upsampled attention in pixels at 24 pixels per grid cell (default 8, "
+                                  "the tutorial's; 0 = bilinear only)."_s,
+                                  u"sigma"_s};
+  QCommandLineOption opacity{u"opacity"_s, u"Opacity of the overlay at the most attended pixels, 0 to 1 (default 0.8)."_s, u"a"_s};
+  QCommandLineOption threshold{u"threshold"_s,
+                               u"Leave values below this fraction of each word's maximum transparent (default 0.15)."_s,
+                               u"f"_s};
+  // (Not --style: QApplication takes that one for its widget style.)
+  QCommandLineOption lightMask{u"light-mask"_s, u"Dim the image where attention is low (the paper's figures) instead "
+                                                "of drawing a colour map over it."_s};
+  QCommandLineOption captionOut{u"out"_s, u"The grid to write: .png, .svg or .pdf."_s, u"file"_s};
 };
 
 template <class T>
@@ -367,6 +393,45 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char
   return reportRender(attn::ui::runAlign(job));
 }
 
+int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
+  if (parser.isSet(o.alignList)) {
+    const auto models = attn::ui::bundledCaptionModels();
+    if (models.empty()) print(stdout, u"This build bundles no captioners.\n"_s);
+    for (const auto& model : models) print(stdout, u"%1  %2\n"_s.arg(model.key, -24).arg(model.name));
+    return 0;
+  }
+  attn::ui::CaptionJob job;
+  if (parser.isSet(o.captionModel)) job.model = parser.value(o.captionModel);
+  job.imagePath = parser.value(o.captionImage);
+  if (parser.isSet(o.captionImage) && job.imagePath.isEmpty()) return usageError(u"--image: give a file name"_s);
+  if (parser.isSet(o.scene)) {
+    bool ok = false;
+    const std::uint64_t seed = parser.value(o.scene).toULongLong(&ok);
+    if (!ok) return usageError(u"--scene: '%1' is not a seed (a whole number from 0)"_s.arg(parser.value(o.scene)));
+    job.scene = seed;
+  }
+  QString error;
+  float sigma = float(job.overlay.sigma), opacity = float(job.overlay.opacity), threshold = float(job.overlay.threshold);
+  if (!parseNumber(parser, o.captionBeam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
+      !parseNumber(parser, o.perRow, job.perRow, error) || !parseNumber(parser, o.captionSigma, sigma, error) ||
+      !parseNumber(parser, o.opacity, opacity, error) || !parseNumber(parser, o.threshold, threshold, error)) {
+    return usageError(error);
+  }
+  if (!(opacity >= 0.0f && opacity <= 1.0f)) return usageError(u"--opacity: expected 0 to 1"_s);
+  if (!(threshold >= 0.0f && threshold < 1.0f)) return usageError(u"--threshold: expected 0 to below 1"_s);
+  job.overlay.sigma = sigma;
+  job.overlay.opacity = opacity;
+  job.overlay.threshold = threshold;
+  if (parser.isSet(o.lightMask)) job.overlay.mode = attn::ui::render::CaptionOverlayMode::LightMask;
+  if (parser.isSet(o.colormap)) {
+    const auto map = attn::ui::render::findColormap(parser.value(o.colormap));
+    if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
+    job.overlay.colormap = *map;
+  }
+  job.outPath = parser.value(o.captionOut);
+  return reportRender(attn::ui::runCaption(job));
+}
+
 // Qt's platform chatter on a headless machine ("XDG_RUNTIME_DIR not set", notes of the offscreen
 // plugin) would read as problems with the user's command. ATTNSCOPE_DEBUG=1 shows it again.
 void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
@@ -393,6 +458,10 @@ QString commandsHelp() {
          "           attnscope-cli align --model date-luong-local-p --text \"Nov 21st 2026\" --beam 4 --hypothesis 2 --out h.png\n"
          "           attnscope-cli align --model sentiment-hierarchical --text \"The food was not good. We paid 80 euros.\" --out r.png\n"
          "           attnscope-cli align --list\n"
+         "  caption  Caption an image or a generated scene (Show, Attend and Tell) and write the grid of its words'\n"
+         "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
+         "           attnscope-cli caption --image photo.jpg --per-row 4 --sigma 8 --light-mask --out grid.pdf\n"
+         "           attnscope-cli caption --list\n"
          "Run 'attnscope-cli <command> --help' for a command's options.\n"_s;
 }
 
@@ -410,7 +479,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run or align"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align or caption"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -425,7 +494,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo, glimpse, run or align)"_s);
+    return usageError(u"no command given (lab, demo, glimpse, run, align or caption)"_s);
   }
 
   Options o;
@@ -452,8 +521,13 @@ int main(int argc, char* argv[]) {
                                  u"align [options]"_s);
     parser.addOptions({o.alignModel, o.alignText, o.beam, o.hypothesis, o.step, o.alignView, o.alignOut, o.alignCsv,
                        o.width, o.height, o.colormap, o.alignList});
+  } else if (command == u"caption"_s) {
+    parser.addPositionalArgument(u"caption"_s, u"Caption an image or a scene; write the grid of each word's attention."_s,
+                                 u"caption [options]"_s);
+    parser.addOptions({o.captionModel, o.captionImage, o.scene, o.captionBeam, o.hypothesis, o.perRow, o.captionSigma,
+                       o.opacity, o.threshold, o.lightMask, o.colormap, o.captionOut, o.alignList});
   } else {
-    return usageError(u"unknown command '%1' (lab, demo, glimpse, run or align)"_s.arg(command));
+    return usageError(u"unknown command '%1' (lab, demo, glimpse, run, align or caption)"_s.arg(command));
   }
   if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -466,5 +540,6 @@ int main(int argc, char* argv[]) {
   if (command == u"glimpse"_s) return runGlimpse(parser, o, argc, argv);
   if (command == u"run"_s) return runModel(parser, o, argc, argv);
   if (command == u"align"_s) return runAlignCommand(parser, o, argc, argv);
+  if (command == u"caption"_s) return runCaptionCommand(parser, o);
   return command == u"lab"_s ? runLab(parser, o, argc, argv) : runDemo(parser, o);
 }

@@ -4,6 +4,8 @@
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
+#include "workbenches/caption_models.h"
+#include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
@@ -14,6 +16,7 @@
 #include <QFileInfo>
 #include <QTimer>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -30,6 +33,33 @@ bool noDisplay() {
     return v == nullptr || *v == '\0';
   };
   return unset("DISPLAY") && unset("WAYLAND_DISPLAY") && unset("QT_QPA_PLATFORM");
+}
+
+// --screenshot: once `workbench` shows the result `ready` accepts, wait `settleMs` for queued replots and
+// the layout, grab the window and quit (0 saved, 1 not). A failure signal, or nothing within `timeoutMs`,
+// quits with 1 and a message.
+template <typename Workbench, typename Failed, typename Shown, typename Ready>
+void armScreenshot(QWidget& window, const QString& path, Workbench* workbench, Failed failed, Shown shown,
+                   Ready ready, int settleMs, int timeoutMs, const char* nothing) {
+  if (failed != nullptr) {
+    QObject::connect(workbench, failed, &window, [](const QString& message) {
+      std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
+      QApplication::exit(1);
+    });
+  }
+  QObject::connect(workbench, shown, &window, [&window, path, ready, settleMs](quint64 generation) {
+    if (!ready(generation)) return;
+    QTimer::singleShot(settleMs, &window, [&window, path] {
+      const bool saved = window.grab().save(path);
+      std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
+                   path.toLocal8Bit().constData());
+      QApplication::exit(saved ? 0 : 1);
+    });
+  });
+  QTimer::singleShot(timeoutMs, &window, [nothing, timeoutMs] {
+    std::fprintf(stderr, "attnscope: %s within %d s, no screenshot\n", nothing, timeoutMs / 1000);
+    QApplication::exit(1);
+  });
 }
 
 }  // namespace
@@ -55,13 +85,13 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption mechanismOption(u"mechanism"_s, u"Start the lab with this mechanism (see attnscope-cli lab --list)."_s,
                                            u"key"_s);
   parser.addOption(mechanismOption);
-  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: alignment (the default), lab, glimpse or transformer."_s,
+  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: alignment (the default), caption, lab, glimpse or transformer."_s,
                                      u"name"_s);
   parser.addOption(tabOption);
   const QCommandLineOption imageOption(
       u"image"_s,
-      u"Open this image in the Glimpse tab, or with --tab transformer as the ViT's input (a file, or "
-      "sample:astronaut|chelsea|coffee|rocket)."_s,
+      u"Open this image in the Glimpse tab, or with --tab transformer as the ViT's input, or with --tab caption as "
+      "the captioner's (a file, or sample:astronaut|chelsea|coffee|rocket)."_s,
       u"path"_s);
   parser.addOption(imageOption);
   const QCommandLineOption gaussianOption(
@@ -79,12 +109,21 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption modelOption(
       u"model"_s,
       u"Open a model: a bundled one by name (date-bahdanau, ..., sentiment-hierarchical) or a seq2seq or classifier "
-      "folder in the Alignment tab; a transformer folder or *.attn.safetensors dump in the Transformer tab."_s,
+      "folder in the Alignment tab; caption-soft, caption-hard or a captioner folder in the Captioning tab; "
+      "induction-gpt2 (the bundled demo), a transformer folder or *.attn.safetensors dump in the Transformer tab."_s,
       u"name|dir"_s);
   parser.addOption(modelOption);
+  const QCommandLineOption sceneOption(u"scene"_s, u"The Captioning tab's input: the generated scene of this seed."_s,
+                                       u"seed"_s);
+  parser.addOption(sceneOption);
+  const QCommandLineOption wordOption(u"word"_s, u"The Captioning tab's word in view (1 = the first)."_s, u"N"_s);
+  parser.addOption(wordOption);
+  const QCommandLineOption lightMaskOption(
+      u"light-mask"_s, u"The Captioning tab's overlays dim the image where attention is low (the paper's figures)."_s);
+  parser.addOption(lightMaskOption);
   const QCommandLineOption textOption(u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s);
   parser.addOption(textOption);
-  const QCommandLineOption beamOption(u"beam"_s, u"The Alignment tab's beam width (1 = greedy)."_s, u"K"_s);
+  const QCommandLineOption beamOption(u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s, u"K"_s);
   parser.addOption(beamOption);
   const QCommandLineOption stepOption(u"step"_s, u"The Alignment tab's output step in view (1 = the first)."_s, u"N"_s);
   parser.addOption(stepOption);
@@ -120,10 +159,11 @@ int main(int argc, char* argv[]) {
   auto* glimpse = window.glimpse();
   auto* transformer = window.transformer();
   auto* alignment = window.alignment();
+  auto* caption = window.caption();
   const QString tabName = parser.value(tabOption);
-  if (parser.isSet(tabOption) && tabName != u"alignment"_s && tabName != u"glimpse"_s && tabName != u"lab"_s &&
-      tabName != u"transformer"_s) {
-    std::fprintf(stderr, "attnscope: unknown tab '%s' (alignment, lab, glimpse or transformer)\n",
+  if (parser.isSet(tabOption) && tabName != u"alignment"_s && tabName != u"caption"_s && tabName != u"glimpse"_s &&
+      tabName != u"lab"_s && tabName != u"transformer"_s) {
+    std::fprintf(stderr, "attnscope: unknown tab '%s' (alignment, caption, lab, glimpse or transformer)\n",
                  tabName.toLocal8Bit().constData());
     return 2;
   }
@@ -133,16 +173,24 @@ int main(int argc, char* argv[]) {
   const bool alignmentModel = parser.isSet(modelOption) &&
                               ((!modelArg.contains(u'/') && attn::ui::findBundledModel(modelArg)) ||
                                attn::ui::isAlignmentArchitecture(attn::ui::folderArchitecture(modelArg)));
+  const bool captionModel = parser.isSet(modelOption) &&
+                            ((!modelArg.contains(u'/') && attn::ui::bundledCaptionModelKeys().contains(modelArg)) ||
+                             attn::ui::isCaptionArchitecture(attn::ui::folderArchitecture(modelArg)));
+  const bool captionTab = tabName == u"caption"_s ||
+                          (!parser.isSet(tabOption) &&
+                           (captionModel || parser.isSet(sceneOption) || parser.isSet(wordOption) ||
+                            parser.isSet(lightMaskOption)));
   const bool alignmentTab =
-      tabName == u"alignment"_s || (!parser.isSet(tabOption) && (alignmentModel || parser.isSet(beamOption) ||
-                                                                  parser.isSet(stepOption)));
-  const bool transformerTab = !alignmentTab && (tabName == u"transformer"_s || parser.isSet(modelOption));
-  const bool glimpseTab = !alignmentTab && !transformerTab &&
+      !captionTab && (tabName == u"alignment"_s ||
+                      (!parser.isSet(tabOption) && (alignmentModel || parser.isSet(beamOption) || parser.isSet(stepOption))));
+  const bool transformerTab =
+      !alignmentTab && !captionTab && (tabName == u"transformer"_s || parser.isSet(modelOption));
+  const bool glimpseTab = !alignmentTab && !captionTab && !transformerTab &&
                           (tabName == u"glimpse"_s || parser.isSet(imageOption) || parser.isSet(gaussianOption) ||
                            parser.isSet(stnOption) || parser.isSet(sameWindowOption));
   // A mechanism or a text file to open means the lab.
   const QStringList files = parser.positionalArguments();
-  const bool labTab = !alignmentTab && !transformerTab && !glimpseTab &&
+  const bool labTab = !alignmentTab && !captionTab && !transformerTab && !glimpseTab &&
                       (tabName == u"lab"_s || parser.isSet(mechanismOption) || !files.isEmpty());
   if (alignmentTab) {
     window.showAlignment();
@@ -178,6 +226,63 @@ int main(int argc, char* argv[]) {
       // which lists the bundled models.
       const bool bundled = !modelArg.contains(u'/') && attn::ui::findBundledModel(modelArg);
       alignment->openModel(bundled || !QFileInfo::exists(modelArg) ? modelArg : QFileInfo(modelArg).absoluteFilePath());
+    }
+  }
+  if (captionTab) {
+    window.showCaption();
+    if (parser.isSet(lightMaskOption)) caption->setOverlayMode(attn::ui::render::CaptionOverlayMode::LightMask);
+    if (parser.isSet(beamOption)) {
+      bool ok = false;
+      const int beam = parser.value(beamOption).toInt(&ok);
+      if (!ok || beam < 1 || beam > attn::ui::CaptionWorkbench::kMaxBeam) {
+        std::fprintf(stderr, "attnscope: --beam expects a width from 1 (greedy) to %d\n",
+                     attn::ui::CaptionWorkbench::kMaxBeam);
+        return 2;
+      }
+      caption->setBeam(beam);
+    }
+    if (parser.isSet(sceneOption) && parser.isSet(imageOption)) {
+      std::fprintf(stderr, "attnscope: give --scene or --image, not both\n");
+      return 2;
+    }
+    if (parser.isSet(sceneOption)) {
+      bool ok = false;
+      const std::uint64_t seed = parser.value(sceneOption).toULongLong(&ok);
+      if (!ok) {
+        std::fprintf(stderr, "attnscope: --scene expects a seed (a whole number from 0)\n");
+        return 2;
+      }
+      caption->openScene(seed);
+    }
+    if (parser.isSet(imageOption)) {
+      const QString path = parser.value(imageOption);
+      if (path.startsWith(u"sample:"_s)) {
+        if (!caption->openSample(path.mid(7))) {
+          std::fprintf(stderr, "attnscope: unknown sample (astronaut, chelsea, coffee, rocket)\n");
+          return 2;
+        }
+      } else {
+        caption->openFile(QFileInfo(path).absoluteFilePath());
+      }
+    }
+    if (parser.isSet(wordOption)) {
+      bool ok = false;
+      const int word = parser.value(wordOption).toInt(&ok);
+      if (!ok || word < 1) {
+        std::fprintf(stderr, "attnscope: --word expects a word of the caption, 1 = the first\n");
+        return 2;
+      }
+      // Applied to the first caption with that many words; later the strip is the user's.
+      auto applied = std::make_shared<bool>(false);
+      QObject::connect(caption, &attn::ui::CaptionWorkbench::resultShown, caption, [caption, word, applied] {
+        if (*applied || caption->wordCount() < word) return;
+        *applied = true;
+        caption->setWord(word - 1);
+      });
+    }
+    if (parser.isSet(modelOption)) {
+      const bool bundled = !modelArg.contains(u'/') && attn::ui::bundledCaptionModelKeys().contains(modelArg);
+      caption->openModel(bundled || !QFileInfo::exists(modelArg) ? modelArg : QFileInfo(modelArg).absoluteFilePath());
     }
   }
   if (transformerTab) {
@@ -237,7 +342,7 @@ int main(int argc, char* argv[]) {
   const bool glimpseSettings = parser.isSet(gaussianOption) || parser.isSet(stnOption) || parser.isSet(sameWindowOption);
   bool glimpseReady = !glimpseSettings && !parser.isSet(imageOption);
   QString wantedImage;
-  if (parser.isSet(imageOption) && !transformerTab) {
+  if (parser.isSet(imageOption) && !transformerTab && !captionTab) {
     QString path = parser.value(imageOption);
     if (path.startsWith(u"sample:"_s)) {
       path = attn::ui::GlimpseWorkbench::sampleResource(path.mid(7));
@@ -267,89 +372,51 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(editStnOption)) glimpse->setEditStn(true);
   if (parser.isSet(writeOption)) glimpse->setWriteMode(true);
   window.show();
-  if (!wantedImage.isEmpty() && !transformerTab) glimpse->openFile(wantedImage);
+  if (!wantedImage.isEmpty() && !transformerTab && !captionTab) glimpse->openFile(wantedImage);
   if (!files.isEmpty()) window.openFile(files.front());
 
   // Without a tab chosen the screenshot is of the tab in view (the Alignment tab, or the one left open last
   // time).
-  const bool alignmentShot = alignmentTab || (!transformerTab && !glimpseTab && !labTab &&
+  const bool alignmentShot = alignmentTab || (!transformerTab && !glimpseTab && !labTab && !captionTab &&
                                               window.tabs()->currentWidget() == alignment);
-  if (parser.isSet(screenshotOption) && alignmentShot) {
+  const bool captionShot = captionTab || (!transformerTab && !glimpseTab && !labTab && !alignmentTab &&
+                                          window.tabs()->currentWidget() == caption);
+  if (parser.isSet(screenshotOption)) {
     const QString path = parser.value(screenshotOption);
-    QObject::connect(alignment, &attn::ui::AlignmentWorkbench::sourceFailed, &window, [](const QString& message) {
-      std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
-      QApplication::exit(1);
-    });
-    QObject::connect(alignment, &attn::ui::AlignmentWorkbench::resultShown, &window,
-                     [&window, path, alignment](quint64 generation) {
-      if (alignment->isLoading() || generation != alignment->submitted()) return;
-      QTimer::singleShot(800, &window, [&window, path] {
-        const bool saved = window.grab().save(path);
-        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
-                     path.toLocal8Bit().constData());
-        QApplication::exit(saved ? 0 : 1);
+    if (captionShot) {
+      // The whole caption at once: a screenshot does not wait for the word-by-word reveal.
+      caption->setRevealInterval(0);
+      armScreenshot(window, path, caption, &attn::ui::CaptionWorkbench::sourceFailed,
+                    &attn::ui::CaptionWorkbench::resultShown,
+                    [caption](quint64 g) { return !caption->isLoading() && g == caption->submitted(); }, 800, 60000,
+                    "no caption");
+      QObject::connect(caption, &attn::ui::CaptionWorkbench::imageFailed, &window, [](const QString& message) {
+        std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
+        QApplication::exit(1);
       });
-    });
-    QTimer::singleShot(60000, &window, [] {
-      std::fputs("attnscope: no alignment within 60 s, no screenshot\n", stderr);
-      QApplication::exit(1);
-    });
-  } else if (parser.isSet(screenshotOption) && transformerTab) {
-    const QString path = parser.value(screenshotOption);
-    QObject::connect(transformer, &attn::ui::TransformerWorkbench::sourceFailed, &window, [](const QString& message) {
-      std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
-      QApplication::exit(1);
-    });
-    QObject::connect(transformer, &attn::ui::TransformerWorkbench::resultShown, &window,
-                     [&window, path, transformer](quint64 generation) {
-      if (transformer->isLoading() || generation != transformer->submitted()) return;
-      QTimer::singleShot(800, &window, [&window, path] {
-        const bool saved = window.grab().save(path);
-        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
-                     path.toLocal8Bit().constData());
-        QApplication::exit(saved ? 0 : 1);
-      });
-    });
-    QTimer::singleShot(60000, &window, [] {
-      std::fputs("attnscope: no transformer run within 60 s, no screenshot\n", stderr);
-      QApplication::exit(1);
-    });
-  } else if (parser.isSet(screenshotOption) && glimpseTab) {
-    const QString path = parser.value(screenshotOption);
-    QObject::connect(glimpse, &attn::ui::GlimpseWorkbench::imageFailed, &window, [](const QString& message) {
-      std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
-      QApplication::exit(1);
-    });
-    QObject::connect(glimpse, &attn::ui::GlimpseWorkbench::resultShown, &window,
-                     [&window, path, glimpse, &glimpseReady](quint64 generation) {
-      if (!glimpseReady || glimpse->isLoading() || generation != glimpse->submitted()) return;
-      QTimer::singleShot(600, &window, [&window, path] {
-        const bool saved = window.grab().save(path);
-        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
-                     path.toLocal8Bit().constData());
-        QApplication::exit(saved ? 0 : 1);
-      });
-    });
-    QTimer::singleShot(30000, &window, [] {
-      std::fputs("attnscope: no glimpse within 30 s, no screenshot\n", stderr);
-      QApplication::exit(1);
-    });
-  } else if (parser.isSet(screenshotOption)) {
-    const QString path = parser.value(screenshotOption);
-    QObject::connect(lab, &attn::ui::LabWorkbench::resultShown, &window, [&window, path, lab](quint64 generation) {
-      if (generation != lab->submitted()) return;  // wait for the newest request
-      // Let the queued replots and the layout settle before grabbing.
-      QTimer::singleShot(400, &window, [&window, path] {
-        const bool saved = window.grab().save(path);
-        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
-                     path.toLocal8Bit().constData());
-        QApplication::exit(saved ? 0 : 1);
-      });
-    });
-    QTimer::singleShot(30000, &window, [] {
-      std::fputs("attnscope: no result within 30 s, no screenshot\n", stderr);
-      QApplication::exit(1);
-    });
+    } else if (alignmentShot) {
+      armScreenshot(window, path, alignment, &attn::ui::AlignmentWorkbench::sourceFailed,
+                    &attn::ui::AlignmentWorkbench::resultShown,
+                    [alignment](quint64 g) { return !alignment->isLoading() && g == alignment->submitted(); },
+                    800, 60000, "no alignment");
+    } else if (transformerTab) {
+      armScreenshot(window, path, transformer, &attn::ui::TransformerWorkbench::sourceFailed,
+                    &attn::ui::TransformerWorkbench::resultShown,
+                    [transformer](quint64 g) { return !transformer->isLoading() && g == transformer->submitted(); },
+                    800, 60000, "no transformer run");
+    } else if (glimpseTab) {
+      armScreenshot(window, path, glimpse, &attn::ui::GlimpseWorkbench::imageFailed,
+                    &attn::ui::GlimpseWorkbench::resultShown,
+                    [glimpse, &glimpseReady](quint64 g) {
+                      return glimpseReady && !glimpse->isLoading() && g == glimpse->submitted();
+                    },
+                    600, 30000, "no glimpse");
+    } else {
+      // The lab has no failure signal: bad input shows in its own message line.
+      armScreenshot(window, path, lab, static_cast<void (attn::ui::LabWorkbench::*)(const QString&)>(nullptr),
+                    &attn::ui::LabWorkbench::resultShown, [lab](quint64 g) { return g == lab->submitted(); }, 400,
+                    30000, "no result");
+    }
   }
   return app.exec();
 }

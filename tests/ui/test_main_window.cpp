@@ -7,6 +7,7 @@
 #include "views/heatmap_view.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
+#include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
@@ -68,14 +69,15 @@ class TestMainWindow : public QObject {
     QVERIFY(settle(*window_->lab()));
   }
 
-  void alignmentTabFirstThenLabGlimpseTransformer() {
+  void alignmentTabFirstThenCaptionLabGlimpseTransformer() {
     auto* tabs = window_->findChild<QTabWidget*>();
     QVERIFY(tabs);
-    QCOMPARE(tabs->count(), 4);
+    QCOMPARE(tabs->count(), 5);
     QCOMPARE(tabs->widget(0), static_cast<QWidget*>(window_->alignment()));
-    QCOMPARE(tabs->widget(1), window_->lab());
-    QCOMPARE(tabs->widget(2), static_cast<QWidget*>(window_->glimpse()));
-    QCOMPARE(tabs->widget(3), static_cast<QWidget*>(window_->transformer()));
+    QCOMPARE(tabs->widget(1), static_cast<QWidget*>(window_->caption()));
+    QCOMPARE(tabs->widget(2), window_->lab());
+    QCOMPARE(tabs->widget(3), static_cast<QWidget*>(window_->glimpse()));
+    QCOMPARE(tabs->widget(4), static_cast<QWidget*>(window_->transformer()));
     // A first start lands on the Alignment tab with the bundled Bahdanau model and a date.
     QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(window_->alignment()));
     QCOMPARE(window_->alignment()->text(), defaultDateText());

@@ -676,6 +676,37 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY(!wb.progressBar()->isVisible());
   }
 
+  // The bundled demo model opens from the binary's resources and continues the repeated string: its
+  // layer-1 heads look from the second copy into the first (the model card's copying heads).
+  void demoModelOpensAndCopies() {
+    TransformerWorkbench wb;
+    wb.show();
+    auto* button = wb.findChild<QPushButton*>(u"openDemo"_s);
+    QVERIFY(button);
+    button->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->path.endsWith(TransformerWorkbench::demoModelKey()));
+    QCOMPARE(wb.text(), TransformerWorkbench::demoText());
+    const auto& run = *wb.outcome()->run;
+    const int n = int(run.ids.size());
+    QCOMPARE(n, int(TransformerWorkbench::demoText().size()));  // one token per byte
+    const int length = n / 2;
+    // Next letter after the second copy: the third copy's first letter, with high probability.
+    QVERIFY(!run.predictions.empty());
+    QCOMPARE(run.predictions.back().top.front().id, int(TransformerWorkbench::demoText().at(0).toLatin1()));
+    // Layer 1, head 1 (the card's strongest copying head): from position length + i to i + 2.
+    const auto* layer = run.attention.find(attn::Stage::Decoder, 1);
+    QVERIFY(layer);
+    double mass = 0.0;
+    for (int i = 0; i + 2 < length; ++i) mass += layer->maps.at(1, length + i, i + 2);
+    QVERIFY2(mass / (length - 2) > 0.6, qPrintable(QString::number(mass / (length - 2))));
+    // A second click reuses the written folder.
+    const QString path = wb.source()->path;
+    button->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.source()->path, path);
+  }
+
   void vitDrawsTheRolloutOverThePhoto() {
     TransformerWorkbench wb;
     wb.resize(1300, 800);

@@ -77,12 +77,9 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     auto run = session.run(job.text, options);
     if (!run) return std::unexpected(inputFailure(fromStd(run.error().message())));
     const double ms = double(timer.nsecsElapsed()) / 1e6;
-    if (run->hypotheses.empty()) return std::unexpected(inputFailure(QObject::tr("the decoder returned no hypothesis")));
-    if (std::size_t(job.hypothesis) > run->hypotheses.size()) {
-      return std::unexpected(inputFailure(QObject::tr("--hypothesis %1: the search ended with %2 (beam %3)")
-                                              .arg(job.hypothesis)
-                                              .arg(run->hypotheses.size())
-                                              .arg(job.beam)));
+    if (const QString problem = hypothesisChoiceProblem(run->hypotheses.size(), job.hypothesis, job.beam);
+        !problem.isEmpty()) {
+      return std::unexpected(inputFailure(problem));
     }
     const std::size_t h = std::size_t(job.hypothesis - 1);
     const auto& hyp = run->hypotheses[h];
@@ -96,14 +93,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
                          .arg(quoted(fromStd(run->hypotheses.front().text)))
                          .arg(job.beam)
                          .arg(ms, 0, 'f', 1);
-    for (std::size_t i = 0; i < run->hypotheses.size(); ++i) {
-      const auto& one = run->hypotheses[i];
-      report.notes.append(QObject::tr("hypothesis %1: %2 (log p %3%4)")
-                              .arg(i + 1)
-                              .arg(quoted(fromStd(one.text)))
-                              .arg(double(one.log_prob), 0, 'f', 4)
-                              .arg(one.finished ? QString() : QObject::tr(", no </s>")));
-    }
+    report.notes += hypothesisNotes(run->hypotheses, u"</s>"_s);
     const auto unknown = std::count(run->unknown.begin(), run->unknown.end(), true);
     if (unknown > 0) {
       QStringList which;

@@ -5,6 +5,7 @@
 #include "render/qcustomplot.h"
 
 #include <QFileInfo>
+#include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
@@ -12,6 +13,7 @@
 #include <QWidget>
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <cstring>
 
@@ -119,6 +121,53 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
   return {};
 }
 
+attn::Result<void> exportDrawing(const QString& path, QSize size, const QString& title, const QString& description,
+                                 const std::function<void(QPainter&)>& paint) {
+  const auto format = exportFormatFor(path);
+  if (!format || isMatrixFormat(*format)) {
+    return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
+  }
+  bool ok = false;
+  if (*format == ExportFormat::Png) {
+    QImage image(size, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    paint(painter);
+    painter.end();
+    ok = image.save(path, "PNG");
+  } else if (*format == ExportFormat::Svg) {
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(size);
+    generator.setViewBox(QRect(QPoint(), size));
+    generator.setResolution(96);
+    generator.setTitle(title.isEmpty() ? u"AttnScope"_s : title);
+    generator.setDescription(description);
+    QPainter painter;
+    if (painter.begin(&generator)) {
+      paint(painter);
+      ok = painter.end();
+    }
+  } else {
+    QPdfWriter writer(path);
+    writer.setCreator(u"AttnScope"_s);
+    writer.setTitle(title);
+    writer.setResolution(96);
+    writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    QPainter painter;
+    if (painter.begin(&writer)) {
+      // As exportWidget: points on the page, 96 dpi in the painter.
+      const double scale = double(writer.width()) / double(std::max(1, size.width()));
+      painter.scale(scale, scale);
+      paint(painter);
+      ok = painter.end();
+    }
+  }
+  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  return {};
+}
+
 attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path) {
   const auto format = exportFormatFor(path);
   if (!format || isMatrixFormat(*format)) {
@@ -126,48 +175,26 @@ attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& f
   }
   constexpr int kMargin = 16;
   const render::FigureStyle style;  // paper colours, whatever the desktop theme
-  bool ok = false;
   if (*format == ExportFormat::Png) {
-    ok = render::figureImage(figure, font, width, style).save(path, "PNG");
-  } else {
-    const render::FigureLayout layout = render::layoutFigure(figure, font, double(width - 2 * kMargin));
-    const QSize size(width, int(layout.height) + 2 * kMargin);
-    const auto paint = [&](QPainter& painter) {
-      painter.fillRect(QRect(QPoint(), size), style.background);
-      painter.translate(kMargin, kMargin);
-      render::paintFigure(painter, figure, layout, style);
-    };
-    if (*format == ExportFormat::Svg) {
-      QSvgGenerator generator;
-      generator.setFileName(path);
-      generator.setSize(size);
-      generator.setViewBox(QRect(QPoint(), size));
-      generator.setResolution(96);
-      generator.setTitle(figure.heading.isEmpty() ? u"AttnScope"_s : figure.heading);
-      generator.setDescription(QObject::tr("Text shaded by attention, exported by AttnScope"));
-      QPainter painter;
-      if (painter.begin(&generator)) {
-        paint(painter);
-        ok = painter.end();
-      }
-    } else {
-      QPdfWriter writer(path);
-      writer.setCreator(u"AttnScope"_s);
-      writer.setResolution(96);
-      writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-      writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-      QPainter painter;
-      if (painter.begin(&writer)) {
-        // As exportWidget: points on the page, 96 dpi in the painter.
-        const double scale = double(writer.width()) / double(std::max(1, size.width()));
-        painter.scale(scale, scale);
-        paint(painter);
-        ok = painter.end();
-      }
+    if (!render::figureImage(figure, font, width, style).save(path, "PNG")) {
+      return std::unexpected(exportError(path, QObject::tr("could not write the file")));
     }
+    return {};
   }
-  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
-  return {};
+  const render::FigureLayout layout = render::layoutFigure(figure, font, double(width - 2 * kMargin));
+  const QSize size(width, int(layout.height) + 2 * kMargin);
+  return exportDrawing(path, size, figure.heading, QObject::tr("Text shaded by attention, exported by AttnScope"),
+                       [&](QPainter& painter) {
+                         painter.fillRect(QRect(QPoint(), size), style.background);
+                         painter.translate(kMargin, kMargin);
+                         render::paintFigure(painter, figure, layout, style);
+                       });
+}
+
+attn::Result<void> exportCaptionGrid(const render::CaptionGridFigure& figure, const QFont& font, const QString& path) {
+  return exportDrawing(path, render::captionGridSize(figure, font), figure.heading,
+                       QObject::tr("Show, Attend and Tell: each word's attention over the image, exported by AttnScope"),
+                       [&](QPainter& painter) { render::paintCaptionGrid(painter, figure, font); });
 }
 
 bool isMatrixFormat(ExportFormat format) { return format == ExportFormat::Csv || format == ExportFormat::Npy; }

@@ -4,15 +4,19 @@
 
 #include "attn/error.h"
 #include "attn/trace.h"
+#include "render/caption_render.h"
 #include "render/text_figure.h"
 
 #include <QByteArray>
+#include <QSize>
 #include <QString>
 
+#include <functional>
 #include <optional>
 #include <string_view>
 
 class QFont;
+class QPainter;
 class QWidget;
 
 namespace attn::ui {
@@ -34,6 +38,14 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path);
 // A figure of shaded text (render::TextFigure: the Alignment tab's word shading) at `width` pixels and its
 // own height, on a white background, as PNG, SVG or PDF; the same drawing in every format.
 attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path);
+
+// Any drawing of `size` pixels, painted by `paint` from (0, 0) on white: PNG, SVG or PDF by extension. The
+// figure exports below and the caption grid share it.
+attn::Result<void> exportDrawing(const QString& path, QSize size, const QString& title, const QString& description,
+                                 const std::function<void(QPainter&)>& paint);
+
+// Show, Attend and Tell's grid (render::paintCaptionGrid) as PNG, SVG or PDF.
+attn::Result<void> exportCaptionGrid(const render::CaptionGridFigure& figure, const QFont& font, const QString& path);
 
 // RFC 4180 CSV: a header row of column tokens (first cell empty), then one row per query token, values
 // written with %.9g so every float reads back exactly.

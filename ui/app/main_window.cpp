@@ -6,6 +6,8 @@
 #include "views/map_grid_view.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
+#include "workbenches/caption_models.h"
+#include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
@@ -62,6 +64,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->setTabToolTip(tabs_->addTab(alignment_, tr("&Alignment")),
                        tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p) and word attention of review "
                           "classifiers, live as you type"));
+  caption_ = new CaptionWorkbench(tabs_);
+  tabs_->setTabToolTip(tabs_->addTab(caption_, tr("&Captioning")),
+                       tr("Show, Attend and Tell: where a captioner looks for each word, soft and hard attention"));
   lab_ = new LabWorkbench(tabs_);
   tabs_->setTabToolTip(tabs_->addTab(lab_, tr("Mechanism &Lab")), tr("Run any attention mechanism on two sentences"));
   glimpse_ = new GlimpseWorkbench(tabs_);
@@ -108,6 +113,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (!path.startsWith(u':')) addRecentModel(path);
   });
   connect(alignment_, &AlignmentWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
+  connect(caption_, &CaptionWorkbench::runSummaryChanged, this, [this](const QString& summary) {
+    captionSummary_ = summary;
+    if (tabs_->currentWidget() == caption_) runLabel_->setText(summary);
+  });
+  connect(caption_, &CaptionWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
+    if (tabs_->currentWidget() == caption_) statusBar()->showMessage(text, timeout);
+  });
+  connect(caption_, &CaptionWorkbench::sourceLoaded, this, [this](const QString& path) {
+    if (!path.startsWith(u':')) addRecentModel(path);
+  });
+  connect(caption_, &CaptionWorkbench::imageLoaded, this, [this](const QString& path) {
+    if (!path.startsWith(u':') && !path.startsWith(u"scene:"_s)) addRecentImage(path);
+  });
+  connect(caption_, &CaptionWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
+  connect(caption_, &CaptionWorkbench::openImageRequested, this, &MainWindow::openImageDialog);
+  connect(caption_, &CaptionWorkbench::exportGridRequested, this, &MainWindow::exportCaptionGridDialog);
+  connect(caption_, &CaptionWorkbench::exportOverlayRequested, this, &MainWindow::exportCaptionOverlayDialog);
   connect(transformer_, &TransformerWorkbench::runSummaryChanged, this, [this](const QString& summary) {
     transformerSummary_ = summary;
     if (tabs_->currentWidget() == transformer_) runLabel_->setText(summary);
@@ -203,6 +225,7 @@ void MainWindow::createActions() {
   sidePanelAction_->setChecked(true);
   sidePanelAction_->setStatusTip(tr("Show or hide the mechanism and parameter panel"));
   connect(sidePanelAction_, &QAction::toggled, alignment_, &AlignmentWorkbench::setSidePanelVisible);
+  connect(sidePanelAction_, &QAction::toggled, caption_, &CaptionWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, lab_, &LabWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, glimpse_, &GlimpseWorkbench::setSidePanelVisible);
   connect(sidePanelAction_, &QAction::toggled, transformer_, &TransformerWorkbench::setSidePanelVisible);
@@ -256,6 +279,10 @@ void MainWindow::createMenus() {
   for (const auto& sample : GlimpseWorkbench::samples()) {
     const QString key = sample.key;
     samples->addAction(sample.name, this, [this, key] {
+      if (tabs_->currentWidget() == caption_) {
+        caption_->openSample(key);
+        return;
+      }
       showGlimpse();
       glimpse_->openSample(key);
     });
@@ -337,8 +364,11 @@ void MainWindow::restoreSettings() {
   } else {
     glimpse_->openSample(defaultSample());
   }
+  // The Captioning tab's model, input and overlay settings, opened when the tab is first shown.
+  caption_->restoreSettings(settings);
   // The tab that was in view when the window closed; the Alignment tab the first time.
   const QString tab = settings.value(u"view/tab"_s, u"alignment"_s).toString();
+  if (tab == u"caption"_s) showCaption();
   if (tab == u"lab"_s) showLab();
   if (tab == u"glimpse"_s) showGlimpse();
   if (tab == u"transformer"_s) showTransformer();
@@ -357,7 +387,9 @@ void MainWindow::saveSettings() const {
   settings.setValue(u"view/tab"_s, tabs_->currentWidget() == glimpse_       ? u"glimpse"_s
                                    : tabs_->currentWidget() == transformer_ ? u"transformer"_s
                                    : tabs_->currentWidget() == alignment_   ? u"alignment"_s
+                                   : tabs_->currentWidget() == caption_     ? u"caption"_s
                                                                             : u"lab"_s);
+  caption_->saveSettings(settings);
   if (glimpse_->image()) {
     settings.setValue(u"glimpse/image"_s, glimpse_->imagePath());
     settings.setValue(u"glimpse/settings"_s, QString::fromStdString(glimpse_->parametersJson()));
@@ -467,25 +499,20 @@ bool MainWindow::exportTo(const QString& path) {
   }
   if (tabs_->currentWidget() == alignment_) {
     const auto format = exportFormatFor(path);
-    const auto written = format && isMatrixFormat(*format) ? alignment_->exportMatrix(path)
-                                                           : alignment_->exportView(path, alignment_->currentView());
-    if (!written) {
-      statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
-      return false;
-    }
-    statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
-    return true;
+    return reportExport(format && isMatrixFormat(*format) ? alignment_->exportMatrix(path)
+                                                          : alignment_->exportView(path, alignment_->currentView()),
+                        path);
+  }
+  if (tabs_->currentWidget() == caption_) {
+    const auto format = exportFormatFor(path);
+    return format && isMatrixFormat(*format) ? reportExport(caption_->exportMatrix(path), path)
+                                             : exportCaptionGrid(path);
   }
   if (tabs_->currentWidget() == transformer_) {
     const auto format = exportFormatFor(path);
-    const auto written = format && isMatrixFormat(*format) ? transformer_->exportMatrix(path)
-                                                           : transformer_->exportView(path, transformer_->currentView());
-    if (!written) {
-      statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
-      return false;
-    }
-    statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
-    return true;
+    return reportExport(format && isMatrixFormat(*format) ? transformer_->exportMatrix(path)
+                                                          : transformer_->exportView(path, transformer_->currentView()),
+                        path);
   }
   const auto format = exportFormatFor(path);
   if (!format) {
@@ -497,20 +524,19 @@ bool MainWindow::exportTo(const QString& path) {
     statusBar()->showMessage(tr("Nothing to export yet: the lab has no result"), 8000);
     return false;
   }
-  const auto written = *format == ExportFormat::Csv   ? writeMatrixCsv(*map, path)
-                       : *format == ExportFormat::Npy ? writeMatrixNpy(map->weights, path)
-                                                      : exportHeatmap(*lab_->heatmap(), path);
-  if (!written) {
-    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
-    return false;
-  }
-  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
-  return true;
+  return reportExport(*format == ExportFormat::Csv   ? writeMatrixCsv(*map, path)
+                      : *format == ExportFormat::Npy ? writeMatrixNpy(map->weights, path)
+                                                     : exportHeatmap(*lab_->heatmap(), path),
+                      path);
 }
 
 void MainWindow::exportViewDialog() {
   if (tabs_->currentWidget() == glimpse_) {
     exportAnnotatedDialog();
+    return;
+  }
+  if (tabs_->currentWidget() == caption_) {
+    exportCaptionGridDialog();
     return;
   }
   QSettings settings;
@@ -588,16 +614,19 @@ void MainWindow::showTransformer() { tabs_->setCurrentWidget(transformer_); }
 
 void MainWindow::showAlignment() { tabs_->setCurrentWidget(alignment_); }
 
+void MainWindow::showCaption() { tabs_->setCurrentWidget(caption_); }
+
 QString MainWindow::greeting(const QWidget* tab) const {
   if (tab == alignment_) return tr("Type a date in any form: the alignment follows every keystroke");
   if (tab == lab_) return tr("Edit the sentences or the parameters: the map follows every change");
+  if (tab == caption_) return tr("Click or drag across the caption's words: each shows where the model looked");
   return {};
 }
 
 void MainWindow::updateForTab() {
   // A greeting fits the tab it was written for; a tab switch (the command line's, the saved one) swaps it.
   const QString shown = statusBar()->currentMessage();
-  if (!shown.isEmpty() && (shown == greeting(alignment_) || shown == greeting(lab_))) {
+  if (!shown.isEmpty() && (shown == greeting(alignment_) || shown == greeting(lab_) || shown == greeting(caption_))) {
     const QString next = greeting(tabs_->currentWidget());
     if (next.isEmpty()) {
       statusBar()->clearMessage();
@@ -608,16 +637,23 @@ void MainWindow::updateForTab() {
   const bool glimpse = tabs_->currentWidget() == glimpse_;
   const bool transformer = tabs_->currentWidget() == transformer_;
   const bool alignment = tabs_->currentWidget() == alignment_;
-  runLabel_->setText(glimpse ? glimpseSummary_
-                             : (transformer ? transformerSummary_ : (alignment ? alignmentSummary_ : labSummary_)));
+  const bool caption = tabs_->currentWidget() == caption_;
+  runLabel_->setText(glimpse       ? glimpseSummary_
+                     : transformer ? transformerSummary_
+                     : alignment   ? alignmentSummary_
+                     : caption     ? captionSummary_
+                                   : labSummary_);
   runLabel_->setToolTip(glimpse       ? tr("Last glimpse: grid, preview or exact, read time and path, frame time")
                         : transformer ? tr("Last run: model, tokens, layers x heads and engine time")
                         : alignment   ? tr("Last run: model, input length, output or label, beam width and engine time")
+                        : caption     ? tr("Last caption: model, image, best caption, beam width and engine time")
                                       : tr("Last run: mechanism, map shape and engine time"));
   exportCsvAction_->setEnabled(!glimpse);
   exportLayerAction_->setEnabled(transformer);
-  exportAction_->setText(glimpse ? tr("&Export Annotated Image\u2026") : tr("&Export View\u2026"));
-  unitRangeAction_->setEnabled(!glimpse && !transformer && !alignment);
+  exportAction_->setText(glimpse   ? tr("&Export Annotated Image\u2026")
+                         : caption ? tr("&Export Grid\u2026")
+                                   : tr("&Export View\u2026"));
+  unitRangeAction_->setEnabled(!glimpse && !transformer && !alignment && !caption);
 }
 
 QStringList MainWindow::recentImages() const { return QSettings().value(keyRecentImages()).toStringList(); }
@@ -659,7 +695,8 @@ void MainWindow::rebuildRecentImagesMenu() {
 }
 
 bool MainWindow::openImage(const QString& path) {
-  showGlimpse();
+  const bool caption = tabs_->currentWidget() == caption_;
+  if (!caption) showGlimpse();
   const QFileInfo info(path);
   if (!path.startsWith(u':') && !info.exists()) {
     QStringList files = recentImages();
@@ -673,7 +710,11 @@ bool MainWindow::openImage(const QString& path) {
     return false;
   }
   statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
-  glimpse_->openFile(path);
+  if (caption) {
+    caption_->openFile(path);
+  } else {
+    glimpse_->openFile(path);
+  }
   return true;
 }
 
@@ -681,7 +722,9 @@ void MainWindow::openImageDialog() {
   QSettings settings;
   const QString dir = settings.value(u"paths/openImage"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
   const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open Image into the Glimpse Tab"), dir,
+      this,
+      tabs_->currentWidget() == caption_ ? tr("Open Image into the Captioning Tab") : tr("Open Image into the Glimpse Tab"),
+      dir,
       tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;PNG (*.png);;JPEG (*.jpg *.jpeg);;"
          "BMP (*.bmp);;TIFF (*.tif *.tiff);;WebP (*.webp);;All files (*)"));
   if (path.isEmpty()) return;
@@ -689,8 +732,7 @@ void MainWindow::openImageDialog() {
   openImage(path);
 }
 
-bool MainWindow::exportGlimpse(const QString& path) {
-  const auto written = glimpse_->exportGlimpse(path);
+bool MainWindow::reportExport(const attn::Result<void>& written, const QString& path) {
   if (!written) {
     statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
     return false;
@@ -699,24 +741,12 @@ bool MainWindow::exportGlimpse(const QString& path) {
   return true;
 }
 
-bool MainWindow::exportAnnotated(const QString& path) {
-  const auto written = glimpse_->exportAnnotated(path);
-  if (!written) {
-    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
-    return false;
-  }
-  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
-  return true;
-}
+bool MainWindow::exportGlimpse(const QString& path) { return reportExport(glimpse_->exportGlimpse(path), path); }
+
+bool MainWindow::exportAnnotated(const QString& path) { return reportExport(glimpse_->exportAnnotated(path), path); }
 
 bool MainWindow::exportGlimpseParameters(const QString& path) {
-  const auto written = glimpse_->exportParameters(path);
-  if (!written) {
-    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
-    return false;
-  }
-  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
-  return true;
+  return reportExport(glimpse_->exportParameters(path), path);
 }
 
 namespace {
@@ -748,6 +778,22 @@ void MainWindow::exportAnnotatedDialog() {
                                 tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
                                 {u"png"_s, u"svg"_s, u"pdf"_s});
   if (!path.isEmpty()) exportAnnotated(path);
+}
+
+bool MainWindow::exportCaptionGrid(const QString& path) { return reportExport(caption_->exportGrid(path), path); }
+
+bool MainWindow::exportCaptionOverlay(const QString& path) { return reportExport(caption_->exportOverlay(path), path); }
+
+void MainWindow::exportCaptionGridDialog() {
+  const QString path = savePath(this, tr("Export Caption Grid"), u"caption-grid.png"_s,
+                                tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
+                                {u"png"_s, u"svg"_s, u"pdf"_s});
+  if (!path.isEmpty()) exportCaptionGrid(path);
+}
+
+void MainWindow::exportCaptionOverlayDialog() {
+  const QString path = savePath(this, tr("Export Word Overlay"), u"caption-word.png"_s, tr("PNG image (*.png)"), {u"png"_s});
+  if (!path.isEmpty()) exportCaptionOverlay(path);
 }
 
 void MainWindow::exportGlimpseParametersDialog() {
@@ -798,6 +844,15 @@ void MainWindow::rebuildRecentModelsMenu() {
 bool MainWindow::openModel(const QString& path) {
   const QFileInfo info(path);
   const QString architecture = info.exists() ? folderArchitecture(path) : QString();
+  const bool captioner = isCaptionArchitecture(architecture) ||
+                         (architecture.isEmpty() && tabs_->currentWidget() == caption_ &&
+                          !TransformerWorkbench::isDumpFileName(path));
+  if (captioner && info.exists()) {
+    showCaption();
+    statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+    caption_->openModel(info.absoluteFilePath());
+    return true;
+  }
   const bool alignment = isAlignmentArchitecture(architecture) ||
                          (architecture.isEmpty() && tabs_->currentWidget() == alignment_ &&
                           !TransformerWorkbench::isDumpFileName(path));
@@ -808,6 +863,9 @@ bool MainWindow::openModel(const QString& path) {
     return true;
   }
   showTransformer();
+  if (!info.exists() && path == TransformerWorkbench::demoModelKey()) {  // the bundled demo, by name
+    if (transformer_->openDemo()) return true;
+  }
   if (!info.exists()) {
     QStringList paths = recentModels();
     if (paths.removeAll(info.absoluteFilePath()) > 0) {

@@ -1,13 +1,16 @@
 // The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date
-// model's alignment; the Mechanism Lab, the Glimpse workbench and the Transformer tab), File / View / Help
-// menus, a status bar with the current tab's last run, drag-and-drop (image files go to the Glimpse tab,
-// AttnScope seq2seq and classifier folders to the Alignment tab, other model folders and *.attn.safetensors
-// dumps to the Transformer tab, anything else to the lab), and geometry and the workbenches' parameters
-// kept in QSettings.
+// model's alignment; the Captioning tab, the Mechanism Lab, the Glimpse workbench and the Transformer tab),
+// File / View / Help menus, a status bar with the current tab's last run, drag-and-drop (image files go to
+// the Captioning tab when it is in view and to the Glimpse tab otherwise, AttnScope seq2seq and classifier
+// folders to the Alignment tab, captioner folders to the Captioning tab, other model folders and
+// *.attn.safetensors dumps to the Transformer tab, anything else to the lab), and geometry and the
+// workbenches' parameters kept in QSettings.
 // Recent files are three lists: text files for the lab ("recentFiles"), images for the Glimpse tab
 // ("recentImages") and model folders or dumps for the Transformer tab ("recentModels"), each in its own
 // submenu, because they open into different tabs.
 #pragma once
+
+#include "attn/error.h"
 
 #include <QMainWindow>
 #include <QStringList>
@@ -21,6 +24,7 @@ class QTabWidget;
 namespace attn::ui {
 
 class AlignmentWorkbench;
+class CaptionWorkbench;
 class GlimpseWorkbench;
 class LabWorkbench;
 class TransformerWorkbench;
@@ -35,11 +39,13 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   AlignmentWorkbench* alignment() const { return alignment_; }
+  CaptionWorkbench* caption() const { return caption_; }
   LabWorkbench* lab() const { return lab_; }
   GlimpseWorkbench* glimpse() const { return glimpse_; }
   TransformerWorkbench* transformer() const { return transformer_; }
   QTabWidget* tabs() const { return tabs_; }
   void showAlignment();
+  void showCaption();
   void showGlimpse();
   void showLab();
   void showTransformer();
@@ -51,8 +57,9 @@ class MainWindow : public QMainWindow {
   // In the Glimpse tab: the annotated image (.png/.svg/.pdf) or the parameters (.json).
   bool exportTo(const QString& path);
   QStringList recentFiles() const;
-  // Opens an image into the Glimpse tab (asynchronous: the tab reports success or the reason it failed
-  // and keeps its previous image). False when the file does not exist.
+  // Opens an image into the Captioning tab when it is in view, else into the Glimpse tab (asynchronous: the
+  // tab reports success or the reason it failed and keeps its previous image). False when the file does not
+  // exist.
   bool openImage(const QString& path);
   QStringList recentImages() const;
   // The Glimpse tab's exports, each reporting on the status bar.
@@ -61,13 +68,17 @@ class MainWindow : public QMainWindow {
   bool exportGlimpseParameters(const QString& path);
   // Opens a model folder or an attention dump (asynchronous: the tab reports success, or the file and the
   // reason it failed while the previous model stays): a folder whose config.json names AttnScopeSeq2Seq or
-  // AttnScopeClassifier into the Alignment tab, anything else into the Transformer tab (a folder without a
+  // AttnScopeClassifier into the Alignment tab, AttnScopeCaptioner into the Captioning tab, anything else
+  // into the Transformer tab (a folder without a
   // readable config goes to the Alignment tab when that is the tab in view, so its error shows where the
   // user is). False when the path does not exist.
   bool openModel(const QString& path);
   QStringList recentModels() const;
   // Every head of the Transformer tab's current layer as PNG + CSV into `folder`.
   bool exportTransformerLayer(const QString& folder);
+  // The Captioning tab's exports: the grid (.png/.svg/.pdf) and the word in view (.png).
+  bool exportCaptionGrid(const QString& path);
+  bool exportCaptionOverlay(const QString& path);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -91,6 +102,10 @@ class MainWindow : public QMainWindow {
   void openModelDialog();
   void openDumpDialog();
   void exportLayerDialog();
+  void exportCaptionGridDialog();
+  void exportCaptionOverlayDialog();
+  // Reports an export's outcome on the status bar.
+  bool reportExport(const attn::Result<void>& written, const QString& path);
   void openDialog();
   void openImageDialog();
   void exportGlimpseDialog();
@@ -107,6 +122,8 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_ = nullptr;
   AlignmentWorkbench* alignment_ = nullptr;
   QString alignmentSummary_;
+  CaptionWorkbench* caption_ = nullptr;
+  QString captionSummary_;
   LabWorkbench* lab_ = nullptr;
   GlimpseWorkbench* glimpse_ = nullptr;
   TransformerWorkbench* transformer_ = nullptr;

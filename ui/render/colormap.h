@@ -47,6 +47,8 @@ class ColorTable {
     const float c = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
     return rgb_[std::size_t(c * float(kLevels - 1) + 0.5f)];
   }
+  // The kLevels entries (the engine's attn::ColorBlend takes them as its colours).
+  std::span<const QRgb> entries() const { return rgb_; }
 
  private:
   std::array<QRgb, kLevels> rgb_{};

@@ -16,7 +16,8 @@ namespace attn::ui::render {
 // gridCols matrix. nullopt when the shapes do not match.
 std::optional<attn::Matrix> classTokenGrid(const attn::Matrix& map, int gridRows, int gridCols, int row = 0);
 
-// Bilinear upsampling of a coarse grid to width x height (sample centres, edges clamped).
+// Bilinear upsampling of a coarse grid to width x height (sample centres, edges clamped): the engine's
+// attn::upsample_bilinear.
 attn::Matrix upsampleBilinear(const attn::Matrix& grid, int width, int height);
 
 struct OverlayOptions {
@@ -27,8 +28,8 @@ struct OverlayOptions {
   bool valueAlpha = true;
 };
 
-// The photo with the grid blended over it, at the photo's size (scale the photo down first for speed). The
-// colours span the grid's own minimum to maximum.
+// The photo with the grid blended over it (attn::color_blend), at the photo's size (scale the photo down
+// first for speed). The colours span the grid's own minimum to maximum.
 QImage overlayImage(const QImage& photo, const attn::Matrix& grid, const OverlayOptions& options = {});
 
 }  // namespace attn::ui::render

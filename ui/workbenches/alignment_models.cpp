@@ -1,18 +1,12 @@
 #include "workbenches/alignment_models.h"
 
-#include "attn/io/safetensors.h"
+#include "workbenches/model_files.h"
 
 #include <QCoreApplication>
 #include <QDir>
-#include <QFile>
-#include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <filesystem>
 
 using namespace Qt::StringLiterals;
@@ -25,13 +19,9 @@ QString tr(const char* text) { return QCoreApplication::translate("AlignmentMode
 constexpr auto kSeq2Seq = "AttnScopeSeq2Seq";
 constexpr auto kClassifier = "AttnScopeClassifier";
 
-struct KnownModel {
-  const char* key;
-  const char* name;
-};
 // The names say what a model is in the words of its papers; the order walks from Bahdanau to Luong's
 // scores and the local window, then the two review classifiers.
-constexpr std::array<KnownModel, 7> kKnown = {{
+constexpr std::array<KnownModelName, 7> kKnown = {{
     {"date-bahdanau", "Dates \u00b7 Bahdanau (additive)"},
     {"date-luong-dot", "Dates \u00b7 Luong global (dot)"},
     {"date-luong-general", "Dates \u00b7 Luong global (general)"},
@@ -41,54 +31,19 @@ constexpr std::array<KnownModel, 7> kKnown = {{
     {"sentiment-hierarchical", "Reviews \u00b7 hierarchical"},
 }};
 
-QString resourceRoot() { return u":/models"_s; }
-
 QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-
-attn::Error errorAbout(const QString& file, const QString& reason, std::int64_t offset = -1) {
-  return attn::Error{file.toStdString(), offset, -1, reason.toStdString()};
-}
-
-// config.json's object and its "architectures"[0]; errors name the file and the byte.
-struct ConfigJson {
-  QByteArray bytes;
-  QString architecture;
-};
-attn::Result<ConfigJson> readConfig(const QString& path, const QString& shownAs) {
-  QFile file(path);
-  if (!file.exists()) {
-    return std::unexpected(errorAbout(shownAs, tr("missing: a model folder holds config.json and model.safetensors")));
-  }
-  if (!file.open(QIODevice::ReadOnly)) return std::unexpected(errorAbout(shownAs, file.errorString()));
-  ConfigJson out;
-  out.bytes = file.readAll();
-  QJsonParseError parseError;
-  const QJsonDocument doc = QJsonDocument::fromJson(out.bytes, &parseError);
-  if (parseError.error != QJsonParseError::NoError) {
-    return std::unexpected(errorAbout(shownAs, tr("not valid JSON (%1)").arg(parseError.errorString()), parseError.offset));
-  }
-  if (!doc.isObject()) return std::unexpected(errorAbout(shownAs, tr("expected a JSON object")));
-  const QJsonValue architectures = doc.object().value(u"architectures"_s);
-  if (architectures.isArray() && !architectures.toArray().isEmpty()) {
-    out.architecture = architectures.toArray().first().toString();
-  }
-  return out;
-}
 
 attn::Error unsupported(const QString& shownAs, const QString& architecture) {
   if (architecture.isEmpty()) {
-    return errorAbout(shownAs, tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
-                                  "[\"AttnScopeClassifier\"] models"));
+    return modelFileError(shownAs, tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
+                                      "[\"AttnScopeClassifier\"] models"));
   }
-  return errorAbout(shownAs, tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
-                                "AttnScopeClassifier models (transformers open in the Transformer tab)")
-                                 .arg(architecture));
-}
-
-QString readText(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll());
+  return modelFileError(shownAs, tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
+                                    "AttnScopeClassifier models (%2)")
+                                     .arg(architecture,
+                                          architecture == u"AttnScopeCaptioner"_s
+                                              ? tr("captioners open in the Captioning tab")
+                                              : tr("transformers open in the Transformer tab")));
 }
 
 void describe(AlignmentModel& model) {
@@ -98,24 +53,16 @@ void describe(AlignmentModel& model) {
 
 attn::Result<AlignmentModel> loadBundled(const BundledModel& bundled) {
   const QString configPath = bundled.resource + u"/config.json"_s;
-  auto config = readConfig(configPath, configPath);
+  auto config = readModelConfig(configPath);
   if (!config) return std::unexpected(config.error());
-  const QString weightsPath = bundled.resource + u"/model.safetensors"_s;
-  QFile weightsFile(weightsPath);
-  if (!weightsFile.open(QIODevice::ReadOnly)) {
-    return std::unexpected(errorAbout(weightsPath, tr("missing from the build: %1").arg(weightsFile.errorString())));
-  }
-  const QByteArray raw = weightsFile.readAll();
-  std::vector<std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(raw.constData()),
-                                  reinterpret_cast<const std::uint8_t*>(raw.constData()) + raw.size());
-  auto weights = attn::io::SafeTensors::parse(std::move(bytes), weightsPath.toStdString());
+  auto weights = readWeightsInMemory(bundled.resource + u"/model.safetensors"_s);
   if (!weights) return std::unexpected(weights.error());
 
   AlignmentModel model;
   model.key = bundled.key;
   model.path = bundled.resource;
   model.name = bundled.name;
-  model.modelCard = readText(bundled.resource + u"/MODEL_CARD.md"_s);
+  model.modelCard = readModelCard(bundled.resource);
   const std::string json = config->bytes.toStdString();
   if (config->architecture == QLatin1String(kSeq2Seq)) {
     auto parsed = attn::models::Seq2SeqConfig::parse(json, configPath.toStdString());
@@ -136,40 +83,27 @@ attn::Result<AlignmentModel> loadBundled(const BundledModel& bundled) {
   return model;
 }
 
-// A file inside a model folder stands for its folder.
-QString folderOf(const QString& path) {
-  const QFileInfo info(path);
-  if (info.isFile() && (info.fileName() == u"config.json"_s || info.suffix() == u"safetensors"_s)) {
-    return info.absolutePath();
-  }
-  return info.absoluteFilePath();
-}
-
 attn::Result<AlignmentModel> loadFolder(const QString& path) {
-  const QString folder = folderOf(path);
-  const QFileInfo info(folder);
-  if (!info.exists()) return std::unexpected(errorAbout(path, tr("no such folder")));
-  if (!info.isDir()) {
-    return std::unexpected(errorAbout(path, tr("not a model folder (config.json and model.safetensors)")));
-  }
-  const QString configPath = QDir(folder).filePath(u"config.json"_s);
-  auto config = readConfig(configPath, configPath);
-  if (!config) return std::unexpected(config.error());
+  auto opened = openModelFolder(path);
+  if (!opened) return std::unexpected(opened.error());
+  const auto& config = opened->config;
+  const QString& folder = opened->folder;
+  const QString& configPath = opened->configPath;
   AlignmentModel model;
   model.path = folder;
-  model.name = info.fileName();
-  model.modelCard = readText(QDir(folder).filePath(u"MODEL_CARD.md"_s));
+  model.name = opened->name;
+  model.modelCard = readModelCard(folder);
   const std::filesystem::path fsFolder(folder.toStdString());
-  if (config->architecture == QLatin1String(kSeq2Seq)) {
+  if (config.architecture == QLatin1String(kSeq2Seq)) {
     auto loaded = attn::models::Seq2SeqModel::load(fsFolder);
     if (!loaded) return std::unexpected(loaded.error());
     model.seq2seq = std::move(*loaded);
-  } else if (config->architecture == QLatin1String(kClassifier)) {
+  } else if (config.architecture == QLatin1String(kClassifier)) {
     auto loaded = attn::models::ClassifierModel::load(fsFolder);
     if (!loaded) return std::unexpected(loaded.error());
     model.classifier = std::move(*loaded);
   } else {
-    return std::unexpected(unsupported(configPath, config->architecture));
+    return std::unexpected(unsupported(configPath, config.architecture));
   }
   describe(model);
   return model;
@@ -178,31 +112,8 @@ attn::Result<AlignmentModel> loadFolder(const QString& path) {
 }  // namespace
 
 std::vector<BundledModel> bundledModels() {
-  std::vector<BundledModel> out;
-  const QDir root(resourceRoot());
-  QStringList keys = root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
-  // A folder counts once both of its model files are in (a model being trained has neither yet).
-  keys.removeIf([&root](const QString& key) {
-    return !QFile::exists(root.filePath(key + u"/config.json"_s)) ||
-           !QFile::exists(root.filePath(key + u"/model.safetensors"_s));
-  });
-  for (const auto& known : kKnown) {
-    const QString key = QString::fromLatin1(known.key);
-    if (!keys.contains(key)) continue;
-    out.push_back({key, QString::fromUtf8(known.name), root.filePath(key)});
-    keys.removeAll(key);
-  }
-  for (const QString& key : std::as_const(keys)) {
-    // A model added later: its task and folder name until it gets a name above.
-    QString name = key;
-    QFile config(root.filePath(key + u"/config.json"_s));
-    if (config.open(QIODevice::ReadOnly)) {
-      const QString task = QJsonDocument::fromJson(config.readAll()).object().value(u"task"_s).toString();
-      if (!task.isEmpty()) name = task.left(1).toUpper() + task.mid(1) + u" \u00b7 "_s + key;
-    }
-    out.push_back({key, name, root.filePath(key)});
-  }
-  return out;
+  // Only this tab's families: the captioners are bundled too, for the Captioning tab.
+  return bundledModelsOf(kKnown, isAlignmentArchitecture);
 }
 
 std::optional<BundledModel> findBundledModel(const QString& key) {
@@ -241,23 +152,14 @@ QStringList reviewExamples() {
 }
 
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
-  if (nameOrFolder.trimmed().isEmpty()) return std::unexpected(errorAbout(QString(), tr("no model given")));
-  if (!nameOrFolder.contains(u'/') && !nameOrFolder.contains(u'\\')) {
-    if (const auto bundled = findBundledModel(nameOrFolder)) return loadBundled(*bundled);
-    if (!QFileInfo::exists(nameOrFolder)) {
-      const QStringList keys = bundledModelKeys();
-      return std::unexpected(errorAbout(
-          nameOrFolder, keys.isEmpty() ? tr("no such bundled model or folder (this build bundles no models)")
-                                       : tr("no such bundled model or folder; the bundled models are %1")
-                                             .arg(keys.join(u", "_s))));
-    }
-  }
-  return loadFolder(nameOrFolder);
+  auto bundled = resolveModelName(nameOrFolder, bundledModels());
+  if (!bundled) return std::unexpected(bundled.error());
+  return *bundled ? loadBundled(**bundled) : loadFolder(nameOrFolder);
 }
 
 QString folderArchitecture(const QString& path) {
-  const QString configPath = QDir(folderOf(path)).filePath(u"config.json"_s);
-  auto config = readConfig(configPath, configPath);
+  const QString configPath = QDir(modelFolderOf(path)).filePath(u"config.json"_s);
+  auto config = readModelConfig(configPath);
   return config ? config->architecture : QString();
 }
 

@@ -9,6 +9,7 @@
 #include "attn/error.h"
 #include "attn/models/classifier.h"
 #include "attn/models/seq2seq.h"
+#include "workbenches/model_files.h"
 
 #include <QString>
 #include <QStringList>
@@ -18,12 +19,6 @@
 #include <vector>
 
 namespace attn::ui {
-
-struct BundledModel {
-  QString key;       // the folder's name, e.g. "date-bahdanau"
-  QString name;      // as listed, e.g. "Dates · Bahdanau (additive)"
-  QString resource;  // ":/models/date-bahdanau"
-};
 
 // What this build embeds, in menu order: the dates models, then the reviews models, then any other folder
 // that was bundled (by name). Empty when the build found none.

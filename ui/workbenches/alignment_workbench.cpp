@@ -8,14 +8,11 @@
 #include "workbenches/side_panel.h"
 
 #include <QComboBox>
-#include <QDialog>
-#include <QDialogButtonBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -25,7 +22,6 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
-#include <QTextBrowser>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -92,38 +88,21 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   auto* layout = new QVBoxLayout(panel);
   layout->setContentsMargins(8, 8, 8, 8);
 
-  auto* modelGroup = new QGroupBox(tr("Model"), panel);
-  auto* modelLayout = new QVBoxLayout(modelGroup);
-  auto* modelForm = new QFormLayout();
-  modelForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  modelBox_ = new QComboBox(modelGroup);
-  modelBox_->setObjectName(u"alignmentModel"_s);
-  modelBox_->setToolTip(tr("The bundled models: date normalisers with Bahdanau's additive attention and Luong's dot, "
-                           "general, concat and local-p attention, and two review classifiers that pool words with "
-                           "attention. Switching keeps the input."));
-  modelForm->addRow(tr("&Model:"), modelBox_);
+  modelGroup_ = makeModelGroup(
+      panel, u"alignment"_s,
+      tr("The bundled models: date normalisers with Bahdanau's additive attention and Luong's dot, general, concat "
+         "and local-p attention, and two review classifiers that pool words with attention. Switching keeps the "
+         "input."),
+      tr("A model folder: config.json + model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model "
+         "(File > Open Model\u2026, Ctrl+Shift+M)"),
+      tr("The model card: what the model was trained on, how well it does and where it fails"));
+  modelBox_ = modelGroup_.box;
+  modelLabel_ = modelGroup_.description;
+  aboutButton_ = modelGroup_.about;
   fillModelBox();  // before the panel's size hint is taken: the longest name sets the panel's width
-  modelLayout->addLayout(modelForm);
-  modelLabel_ = new QLabel(tr("No model open."), modelGroup);
-  modelLabel_->setObjectName(u"alignmentModelDescription"_s);
-  modelLabel_->setWordWrap(true);
-  modelLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  modelLabel_->setForegroundRole(QPalette::PlaceholderText);
-  modelLayout->addWidget(modelLabel_);
-  auto* buttons = new QHBoxLayout();
-  auto* openButton = new QPushButton(tr("Open &Folder\u2026"), modelGroup);
-  openButton->setToolTip(tr("A model folder: config.json + model.safetensors of an AttnScopeSeq2Seq or "
-                            "AttnScopeClassifier model (File > Open Model\u2026, Ctrl+Shift+M)"));
-  connect(openButton, &QPushButton::clicked, this, &AlignmentWorkbench::openModelRequested);
-  aboutButton_ = new QPushButton(tr("A&bout This Model\u2026"), modelGroup);
-  aboutButton_->setObjectName(u"alignmentAbout"_s);
-  aboutButton_->setToolTip(tr("The model card: what the model was trained on, how well it does and where it fails"));
-  aboutButton_->setEnabled(false);
+  connect(modelGroup_.openFolder, &QPushButton::clicked, this, &AlignmentWorkbench::openModelRequested);
   connect(aboutButton_, &QPushButton::clicked, this, &AlignmentWorkbench::showAbout);
-  buttons->addWidget(openButton);
-  buttons->addWidget(aboutButton_);
-  modelLayout->addLayout(buttons);
-  layout->addWidget(modelGroup);
+  layout->addWidget(modelGroup_.group);
   connect(modelBox_, &QComboBox::activated, this, [this](int index) {
     const QString target = modelBox_->itemData(index).toString();
     if (!target.isEmpty() && (!source_ || (target != source_->model.key && target != source_->model.path))) {
@@ -166,43 +145,20 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
     if (index >= 0) setText(exampleBox_->itemText(index));
   });
 
-  decodingGroup_ = new QGroupBox(tr("Decoding"), panel);
-  auto* decodingLayout = new QVBoxLayout(decodingGroup_);
-  auto* decodingForm = new QFormLayout();
-  decodingForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  beamSpin_ = new QSpinBox(decodingGroup_);
-  beamSpin_->setObjectName(u"alignmentBeam"_s);
-  beamSpin_->setRange(1, kMaxBeam);
-  beamSpin_->setValue(1);
-  beamSpin_->setSpecialValueText(tr("1 (greedy)"));
-  beamSpin_->setToolTip(tr("Beam width: how many hypotheses the search keeps at each step. 1 is greedy decoding: "
-                           "the most likely character at every step."));
-  decodingForm->addRow(tr("Beam &width:"), beamSpin_);
-  decodingLayout->addLayout(decodingForm);
-  auto* hypothesesLabel = new QLabel(tr("&Hypotheses, best first:"), decodingGroup_);
-  hypotheses_ = new QTreeWidget(decodingGroup_);
-  hypotheses_->setObjectName(u"alignmentHypotheses"_s);
-  hypotheses_->setColumnCount(3);
-  hypotheses_->setHeaderLabels({tr("#"), tr("log p"), tr("Output")});
-  hypotheses_->setRootIsDecorated(false);
-  hypotheses_->setUniformRowHeights(true);
-  hypotheses_->setAllColumnsShowFocus(true);
-  hypotheses_->setSelectionMode(QAbstractItemView::SingleSelection);
-  hypotheses_->header()->setStretchLastSection(true);
-  hypotheses_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-  hypotheses_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-  hypotheses_->setFixedHeight(hypotheses_->fontMetrics().lineSpacing() * 7 + 12);
-  hypotheses_->setToolTip(tr("The hypotheses the beam search ended with, ranked by log-probability (the sum of the "
-                             "log-softmax of their characters, </s> included). Select one to see its own "
-                             "alignment."));
-  hypothesesLabel->setBuddy(hypotheses_);
-  decodingLayout->addWidget(hypothesesLabel);
-  decodingLayout->addWidget(hypotheses_);
+  const DecodingGroup decoding = makeDecodingGroup(
+      panel, u"alignment"_s, kMaxBeam,
+      tr("Beam width: how many hypotheses the search keeps at each step. 1 is greedy decoding: the most likely "
+         "character at every step."),
+      tr("Output"),
+      tr("The hypotheses the beam search ended with, ranked by log-probability (the sum of the log-softmax of their "
+         "characters, </s> included). Select one to see its own alignment."));
+  decodingGroup_ = decoding.group;
+  beamSpin_ = decoding.beam;
+  hypotheses_ = decoding.hypotheses;
   layout->addWidget(decodingGroup_);
   connect(beamSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
   connect(hypotheses_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* current) {
-    if (updatingHypotheses_ || !current) return;
-    selectHypothesis(hypotheses_->indexOfTopLevelItem(current));
+    if (current) selectHypothesis(hypotheses_->indexOfTopLevelItem(current));
   });
 
   auto* displayGroup = new QGroupBox(tr("Display"), panel);
@@ -291,20 +247,7 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
 // ---- models ----
 
 void AlignmentWorkbench::fillModelBox() {
-  const QSignalBlocker block(modelBox_);
-  modelBox_->clear();
-  QString family;
-  for (const auto& model : bundledModels()) {
-    const QString prefix = model.name.section(u" \u00b7 "_s, 0, 0);
-    if (!family.isEmpty() && prefix != family) modelBox_->insertSeparator(modelBox_->count());
-    family = prefix;
-    modelBox_->addItem(model.name, model.key);
-    modelBox_->setItemData(modelBox_->count() - 1, model.key, Qt::ToolTipRole);
-  }
-  if (modelBox_->count() == 0) {
-    modelBox_->addItem(tr("No bundled models in this build"));
-    modelBox_->setEnabled(false);
-  }
+  attn::ui::fillModelBox(modelBox_, bundledModels(), tr("No bundled models in this build"));
 }
 
 void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
@@ -328,29 +271,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   const auto& model = source_->model;
 
   // The selector shows what is open: a bundled entry, or the folder as an entry of its own.
-  {
-    const QSignalBlocker block(modelBox_);
-    int index = model.key.isEmpty() ? -1 : modelBox_->findData(model.key);
-    if (index < 0) {
-      index = modelBox_->findData(model.path);
-      if (index < 0) {
-        if (!modelBox_->isEnabled()) {
-          modelBox_->clear();
-          modelBox_->setEnabled(true);
-        } else {
-          modelBox_->insertSeparator(modelBox_->count());
-        }
-        modelBox_->addItem(tr("%1 (folder)").arg(model.name), model.path);
-        index = modelBox_->count() - 1;
-        modelBox_->setItemData(index, QDir::toNativeSeparators(model.path), Qt::ToolTipRole);
-      }
-    }
-    modelBox_->setCurrentIndex(index);
-  }
-  modelLabel_->setText(model.key.isEmpty() ? model.description + u"\n"_s + QDir::toNativeSeparators(model.path)
-                                           : model.description);
-  modelLabel_->setToolTip(model.key.isEmpty() ? model.path : tr("Bundled with AttnScope (%1)").arg(model.key));
-  aboutButton_->setEnabled(!model.modelCard.isEmpty());
+  showOpenModel(modelGroup_, model.key, model.path, model.name, model.description, !model.modelCard.isEmpty());
 
   // Keep what the user typed; swap the other task's examples for this task's default.
   const QString current = textEdit_->toPlainText();
@@ -373,14 +294,9 @@ void AlignmentWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   if (serial != loadRequested_) return;
   loadSettled_ = serial;
   lastError_ = message;
-  showError(source_ ? tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.")
-                          .arg(loadingName_, message, source_->model.name)
-                    : tr("Cannot open %1: %2").arg(loadingName_, message));
+  showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
   if (source_) {
-    // The selector goes back to the model that is still open.
-    const QSignalBlocker block(modelBox_);
-    const int index = modelBox_->findData(source_->model.key.isEmpty() ? source_->model.path : source_->model.key);
-    if (index >= 0) modelBox_->setCurrentIndex(index);
+    reselectOpenModel(modelBox_, source_->model.key, source_->model.path);
   } else {
     placeholder_->setText(tr("No model open. Choose a bundled model in the side panel or open a model folder "
                              "(File > Open Model\u2026, Ctrl+Shift+M)."));
@@ -428,20 +344,7 @@ void AlignmentWorkbench::updateForSource() {
 }
 
 void AlignmentWorkbench::showAbout() {
-  if (!source_ || source_->model.modelCard.isEmpty()) return;
-  auto* dialog = new QDialog(this);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->setWindowTitle(tr("About %1").arg(source_->model.name));
-  auto* layout = new QVBoxLayout(dialog);
-  auto* browser = new QTextBrowser(dialog);
-  browser->setOpenExternalLinks(true);
-  browser->setMarkdown(source_->model.modelCard);
-  layout->addWidget(browser);
-  auto* box = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
-  connect(box, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-  layout->addWidget(box);
-  dialog->resize(720, 600);
-  dialog->open();
+  if (source_ && !source_->model.modelCard.isEmpty()) showModelCard(this, source_->model.name, source_->model.modelCard);
 }
 
 // ---- input ----
@@ -596,36 +499,22 @@ void AlignmentWorkbench::updateInputNote() {
 // ---- hypotheses and steps ----
 
 void AlignmentWorkbench::updateHypotheses() {
-  updatingHypotheses_ = true;
-  hypotheses_->clear();
+  std::vector<HypothesisRow> rows;
   if (outcome_ && outcome_->seq2seq) {
-    const auto& run = *outcome_->seq2seq;
-    for (std::size_t h = 0; h < run.hypotheses.size(); ++h) {
-      const auto& hyp = run.hypotheses[h];
-      auto* item = new QTreeWidgetItem(hypotheses_);
-      item->setText(0, QString::number(h + 1));
-      item->setText(1, render::logProbText(hyp.log_prob));
-      item->setText(2, fromStd(hyp.text) + (hyp.finished ? QString() : u" \u2026"_s));
-      item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
-      item->setToolTip(2, hyp.finished ? tr("ended with </s> after %1 characters").arg(hyp.text.size())
-                                       : tr("stopped at the length limit without </s>"));
-    }
-    if (hypotheses_->topLevelItemCount() > 0) {
-      hypotheses_->setCurrentItem(hypotheses_->topLevelItem(std::clamp(hypothesis_, 0, hypotheses_->topLevelItemCount() - 1)));
+    for (const auto& hyp : outcome_->seq2seq->hypotheses) {
+      rows.push_back({hyp.log_prob, fromStd(hyp.text), hyp.finished,
+                      hyp.finished ? tr("ended with </s> after %1 characters").arg(hyp.text.size())
+                                   : tr("stopped at the length limit without </s>")});
     }
   }
-  updatingHypotheses_ = false;
+  fillHypothesisList(hypotheses_, rows, hypothesis_);
 }
 
 void AlignmentWorkbench::selectHypothesis(int index) {
   if (!outcome_ || !outcome_->seq2seq || outcome_->alignments.empty()) return;
   index = std::clamp(index, 0, int(outcome_->alignments.size()) - 1);
   hypothesis_ = index;
-  if (hypotheses_->currentItem() != hypotheses_->topLevelItem(index)) {
-    updatingHypotheses_ = true;
-    hypotheses_->setCurrentItem(hypotheses_->topLevelItem(index));
-    updatingHypotheses_ = false;
-  }
+  setCurrentHypothesis(hypotheses_, index);
   updateHeatmap();
   updateStepViews();
 }

@@ -12,6 +12,7 @@
 
 #include "attn/error.h"
 #include "render/colormap.h"
+#include "workbenches/side_panel.h"
 #include "render/text_figure.h"
 #include "workbenches/alignment_worker.h"
 
@@ -169,10 +170,10 @@ class AlignmentWorkbench : public QWidget {
   render::Colormap colormap_ = render::Colormap::Viridis;
   render::TextFigure decodingFigure_;
   render::TextFigure reviewFigure_;
-  bool updatingHypotheses_ = false;
 
   // Side panel.
   QScrollArea* sideScroll_ = nullptr;
+  ModelGroup modelGroup_;
   QComboBox* modelBox_ = nullptr;
   QLabel* modelLabel_ = nullptr;
   QPushButton* aboutButton_ = nullptr;

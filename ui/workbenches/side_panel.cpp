@@ -1,14 +1,37 @@
 #include "workbenches/side_panel.h"
 
+#include "render/alignment_render.h"
+
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFormLayout>
+#include <QFrame>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMimeData>
-
-#include <QFrame>
-#include <QHBoxLayout>
+#include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QSplitter>
+#include <QTextBrowser>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
 
 namespace attn::ui {
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("SidePanel", text); }
+
+}  // namespace
 
 SidePanelFrame makeSidePanelFrame(QWidget* owner, const QString& panelName,
                                   const std::function<void(QWidget*)>& build) {
@@ -51,6 +74,168 @@ QLabel* makeMessageStrip(QWidget* parent, const QString& objectName, MessageStri
                                             "border-radius: 3px; padding: 4px; }"));
   label->setVisible(false);
   return label;
+}
+
+ModelGroup makeModelGroup(QWidget* parent, const QString& prefix, const QString& boxToolTip,
+                          const QString& folderToolTip, const QString& aboutToolTip) {
+  ModelGroup g;
+  g.group = new QGroupBox(tr("Model"), parent);
+  auto* layout = new QVBoxLayout(g.group);
+  auto* form = new QFormLayout();
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  g.box = new QComboBox(g.group);
+  g.box->setObjectName(prefix + u"Model"_s);
+  g.box->setToolTip(boxToolTip);
+  form->addRow(tr("&Model:"), g.box);
+  layout->addLayout(form);
+  g.description = new QLabel(tr("No model open."), g.group);
+  g.description->setObjectName(prefix + u"ModelDescription"_s);
+  g.description->setWordWrap(true);
+  g.description->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  g.description->setForegroundRole(QPalette::PlaceholderText);
+  layout->addWidget(g.description);
+  auto* buttons = new QHBoxLayout();
+  g.openFolder = new QPushButton(tr("Open &Folder\u2026"), g.group);
+  g.openFolder->setToolTip(folderToolTip);
+  g.about = new QPushButton(tr("A&bout This Model\u2026"), g.group);
+  g.about->setObjectName(prefix + u"About"_s);
+  g.about->setToolTip(aboutToolTip);
+  g.about->setEnabled(false);
+  buttons->addWidget(g.openFolder);
+  buttons->addWidget(g.about);
+  layout->addLayout(buttons);
+  return g;
+}
+
+void selectOpenModel(QComboBox* box, const QString& key, const QString& path, const QString& name) {
+  const QSignalBlocker block(box);
+  int index = key.isEmpty() ? -1 : box->findData(key);
+  if (index < 0) {
+    index = box->findData(path);
+    if (index < 0) {
+      if (!box->isEnabled()) {  // it only said that the build bundles no models
+        box->clear();
+        box->setEnabled(true);
+      } else {
+        box->insertSeparator(box->count());
+      }
+      box->addItem(tr("%1 (folder)").arg(name), path);
+      index = box->count() - 1;
+      box->setItemData(index, QDir::toNativeSeparators(path), Qt::ToolTipRole);
+    }
+  }
+  box->setCurrentIndex(index);
+}
+
+void showOpenModel(const ModelGroup& group, const QString& key, const QString& path, const QString& name,
+                   const QString& description, bool hasCard) {
+  selectOpenModel(group.box, key, path, name);
+  group.description->setText(key.isEmpty() ? description + u"\n"_s + QDir::toNativeSeparators(path) : description);
+  group.description->setToolTip(key.isEmpty() ? path : tr("Bundled with AttnScope (%1)").arg(key));
+  group.about->setEnabled(hasCard);
+}
+
+void reselectOpenModel(QComboBox* box, const QString& key, const QString& path) {
+  const QSignalBlocker block(box);
+  const int index = box->findData(key.isEmpty() ? path : key);
+  if (index >= 0) box->setCurrentIndex(index);
+}
+
+QString openFailedMessage(const QString& what, const QString& reason, const QString& previousModel) {
+  return previousModel.isEmpty() ? tr("Cannot open %1: %2").arg(what, reason)
+                                 : tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.")
+                                       .arg(what, reason, previousModel);
+}
+
+void showModelCard(QWidget* parent, const QString& name, const QString& markdown) {
+  auto* dialog = new QDialog(parent);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(tr("About %1").arg(name));
+  auto* layout = new QVBoxLayout(dialog);
+  auto* browser = new QTextBrowser(dialog);
+  browser->setOpenExternalLinks(true);
+  browser->setMarkdown(markdown);
+  layout->addWidget(browser);
+  auto* box = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+  QObject::connect(box, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+  layout->addWidget(box);
+  dialog->resize(720, 600);
+  dialog->open();
+}
+
+void fillModelBox(QComboBox* box, const std::vector<BundledModel>& models, const QString& noneText) {
+  const QSignalBlocker block(box);
+  box->clear();
+  QString family;
+  for (const auto& model : models) {
+    const QString prefix = model.name.section(u" \u00b7 "_s, 0, 0);
+    if (!family.isEmpty() && prefix != family) box->insertSeparator(box->count());
+    family = prefix;
+    box->addItem(model.name, model.key);
+    box->setItemData(box->count() - 1, model.key, Qt::ToolTipRole);
+  }
+  if (box->count() == 0) {
+    box->addItem(noneText);
+    box->setEnabled(false);
+  }
+}
+
+DecodingGroup makeDecodingGroup(QWidget* parent, const QString& prefix, int maxBeam, const QString& beamToolTip,
+                                const QString& outputHeader, const QString& listToolTip) {
+  DecodingGroup g;
+  g.group = new QGroupBox(tr("Decoding"), parent);
+  auto* layout = new QVBoxLayout(g.group);
+  auto* form = new QFormLayout();
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  g.beam = new QSpinBox(g.group);
+  g.beam->setObjectName(prefix + u"Beam"_s);
+  g.beam->setRange(1, maxBeam);
+  g.beam->setValue(1);
+  g.beam->setSpecialValueText(tr("1 (greedy)"));
+  g.beam->setToolTip(beamToolTip);
+  form->addRow(tr("Beam &width:"), g.beam);
+  layout->addLayout(form);
+  auto* label = new QLabel(tr("&Hypotheses, best first:"), g.group);
+  auto* list = new QTreeWidget(g.group);
+  list->setObjectName(prefix + u"Hypotheses"_s);
+  list->setColumnCount(3);
+  list->setHeaderLabels({tr("#"), tr("log p"), outputHeader});
+  list->setRootIsDecorated(false);
+  list->setUniformRowHeights(true);
+  list->setAllColumnsShowFocus(true);
+  list->setSelectionMode(QAbstractItemView::SingleSelection);
+  list->header()->setStretchLastSection(true);
+  list->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  list->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  list->setFixedHeight(list->fontMetrics().lineSpacing() * 7 + 12);
+  list->setToolTip(listToolTip);
+  label->setBuddy(list);
+  layout->addWidget(label);
+  layout->addWidget(list);
+  g.hypotheses = list;
+  return g;
+}
+
+void fillHypothesisList(QTreeWidget* list, const std::vector<HypothesisRow>& rows, int current) {
+  const QSignalBlocker block(list);
+  list->clear();
+  for (std::size_t h = 0; h < rows.size(); ++h) {
+    auto* item = new QTreeWidgetItem(list);
+    item->setText(0, QString::number(h + 1));
+    item->setText(1, render::logProbText(rows[h].logProb));
+    item->setText(2, rows[h].text + (rows[h].finished ? QString() : u" \u2026"_s));
+    item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    item->setToolTip(2, rows[h].toolTip);
+  }
+  if (list->topLevelItemCount() > 0) {
+    list->setCurrentItem(list->topLevelItem(std::clamp(current, 0, list->topLevelItemCount() - 1)));
+  }
+}
+
+void setCurrentHypothesis(QTreeWidget* list, int index) {
+  if (list->currentItem() == list->topLevelItem(index)) return;
+  const QSignalBlocker block(list);
+  list->setCurrentItem(list->topLevelItem(index));
 }
 
 }  // namespace attn::ui

@@ -14,6 +14,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -34,6 +35,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -52,6 +54,12 @@ QString defaultText(Family family) {
     case Family::Gpt2: return u"The quick brown fox jumps over the lazy dog because it"_s;
     default: return u"The cat sat on the [MASK] because it was tired."_s;
   }
+}
+
+// The texts the tab puts in the box itself (replaced by the next model's example; anything else was typed).
+bool isExampleText(const QString& text) {
+  return text.isEmpty() || text == defaultText(Family::Bert) || text == defaultText(Family::Gpt2) ||
+         text == TransformerWorkbench::demoText();
 }
 
 }  // namespace
@@ -128,6 +136,12 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   buttons->addWidget(openModel);
   buttons->addWidget(openDump);
   modelLayout->addLayout(buttons);
+  auto* demo = new QPushButton(tr("Open the &Demo Model"), modelGroup);
+  demo->setObjectName(u"openDemo"_s);
+  demo->setToolTip(tr("induction-gpt2: a 2-layer character GPT-2 trained by AttnScope to continue repeated text; "
+                      "type a random string twice and look at its previous-token and copying heads"));
+  connect(demo, &QPushButton::clicked, this, [this] { openDemo(); });
+  modelLayout->addWidget(demo);
   auto* progressRow = new QHBoxLayout();
   loadProgress_ = new QProgressBar(modelGroup);
   loadProgress_->setObjectName(u"loadProgress"_s);
@@ -408,6 +422,37 @@ void TransformerWorkbench::openPath(const QString& path) {
   worker_->load(loadRequested_, path);
 }
 
+bool TransformerWorkbench::openDemo() {
+  const QString resource = u":/models/"_s + demoModelKey();
+  const QStringList files{u"config.json"_s, u"model.safetensors"_s, u"vocab.json"_s, u"merges.txt"_s,
+                          u"MODEL_CARD.md"_s};
+  if (!QFileInfo::exists(resource + u"/config.json"_s)) return false;
+  if (!demoDir_) {
+    auto dir = std::make_unique<QTemporaryDir>();
+    if (!dir->isValid()) {
+      emit sourceFailed(tr("Could not make a temporary folder for the demo model: %1").arg(dir->errorString()));
+      return false;
+    }
+    // A folder named as the model, so that the tab and its title bar say "induction-gpt2".
+    const QString folder = dir->filePath(demoModelKey());
+    if (!QDir().mkpath(folder)) {
+      emit sourceFailed(tr("Could not make a temporary folder for the demo model in %1").arg(dir->path()));
+      return false;
+    }
+    for (const QString& name : files) {
+      const QString target = folder + u'/' + name;
+      if (!QFile::copy(resource + u'/' + name, target)) {
+        emit sourceFailed(tr("Could not write the demo model's %1 into %2").arg(name, dir->path()));
+        return false;
+      }
+      QFile::setPermissions(target, QFile::ReadOwner | QFile::WriteOwner);
+    }
+    demoDir_ = std::move(dir);
+  }
+  openPath(demoDir_->filePath(demoModelKey()));  // the example text follows with the model
+  return true;
+}
+
 void TransformerWorkbench::cancelLoad() {
   if (!isLoading()) return;
   worker_->cancelLoad();
@@ -441,9 +486,10 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
   // Keep what the user typed; swap one example for the family's own.
   if (source_->model && !source_->isVision()) {
     const QString current = textEdit_->toPlainText();
-    if (current.isEmpty() || current == defaultText(Family::Bert) || current == defaultText(Family::Gpt2)) {
+    if (isExampleText(current)) {
       const QSignalBlocker block(textEdit_);
-      textEdit_->setPlainText(defaultText(source_->family()));
+      const bool demo = demoDir_ && source_->path == demoDir_->filePath(demoModelKey());
+      textEdit_->setPlainText(demo ? demoText() : defaultText(source_->family()));
     }
   }
   updateInputControls();

@@ -24,6 +24,8 @@
 #include <memory>
 #include <optional>
 
+class QTemporaryDir;
+
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -63,6 +65,13 @@ class TransformerWorkbench : public QWidget {
   // ---- sources (asynchronous: sourceLoaded or sourceFailed follows) ----
   // A model folder (or a file in one) or a *.attn.safetensors dump, told apart by name.
   void openPath(const QString& path);
+  // The bundled demo transformer (resources/models/induction-gpt2, embedded in the binary): its files are
+  // written once into a private temporary folder, which then opens like any model folder; the text box,
+  // unless it holds typed text, gets the demo's example (a random string typed twice). False when this
+  // build does not embed it.
+  bool openDemo();
+  static QString demoModelKey() { return QStringLiteral("induction-gpt2"); }
+  static QString demoText() { return QStringLiteral("qwhdkeiaplzmxncbvrtsuqwhdkeiaplzmxncbvrtsu"); }
   static bool isDumpFileName(const QString& path);
   // True for what openPath takes: a folder, or a .attn.safetensors file.
   static bool isModelOrDumpPath(const QString& path);
@@ -247,6 +256,7 @@ class TransformerWorkbench : public QWidget {
   ImageOverlayView* overlay_ = nullptr;
   QLabel* matrixTitle_ = nullptr;
   HeatmapView* heatmap_ = nullptr;
+  std::unique_ptr<QTemporaryDir> demoDir_;  // the demo model's files, written on first use
 };
 
 }  // namespace attn::ui

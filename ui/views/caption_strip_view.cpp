@@ -1,0 +1,250 @@
+#include "views/caption_strip_view.h"
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+constexpr double kMargin = 6.0;    // around the strip
+constexpr double kGap = 6.0;       // between chips
+constexpr double kPadX = 9.0;      // inside a chip, left and right of the word
+constexpr double kBarHeight = 5.0;
+constexpr double kBarGap = 4.0;
+constexpr double kGutter = 18.0;   // the "β" and "H" labels left of the first chip of a line
+
+const QColor kBetaColour(0x1f, 0x77, 0xb4);
+const QColor kEntropyColour(0xe6, 0x7e, 0x22);
+
+}  // namespace
+
+CaptionStripView::CaptionStripView(QWidget* parent) : QWidget(parent) {
+  setObjectName(u"captionStrip"_s);
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(false);
+  QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  policy.setHeightForWidth(true);
+  setSizePolicy(policy);
+}
+
+QFont CaptionStripView::wordFont() const {
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() > 0 ? f.pointSizeF() * 1.35 : 13.0);
+  return f;
+}
+
+void CaptionStripView::setWords(std::vector<CaptionWord> words, double maxEntropy) {
+  words_ = std::move(words);
+  maxEntropy_ = maxEntropy > 0.0 ? maxEntropy : 1.0;
+  current_ = words_.empty() ? 0 : std::clamp(current_, 0, int(words_.size()) - 1);
+  revealed_ = int(words_.size());
+  relayout();
+}
+
+void CaptionStripView::setCurrent(int index) {
+  if (words_.empty()) return;
+  index = std::clamp(index, 0, int(words_.size()) - 1);
+  if (index == current_) return;
+  current_ = index;
+  update();
+  emit currentChanged(current_);
+}
+
+void CaptionStripView::setRevealed(int count) {
+  revealed_ = std::clamp(count, 0, int(words_.size()));
+  update();
+}
+
+void CaptionStripView::setPlaceholder(const QString& text) {
+  placeholder_ = text;
+  update();
+}
+
+std::vector<QRectF> CaptionStripView::layout(int width) const {
+  std::vector<QRectF> out;
+  out.reserve(words_.size());
+  const QFontMetricsF metrics(wordFont());
+  const double chipHeight = metrics.height() + 8.0 + 2.0 * (kBarHeight + kBarGap);
+  double x = kMargin + kGutter;
+  double y = kMargin;
+  for (const auto& word : words_) {
+    const double w = std::max(metrics.horizontalAdvance(word.text) + 2.0 * kPadX, 34.0);
+    if (x > kMargin + kGutter && x + w > width - kMargin) {
+      x = kMargin + kGutter;
+      y += chipHeight + kGap;
+    }
+    out.emplace_back(x, y, w, chipHeight);
+    x += w + kGap;
+  }
+  return out;
+}
+
+void CaptionStripView::relayout() {
+  rects_ = layout(width());
+  updateGeometry();
+  update();
+}
+
+int CaptionStripView::heightForWidth(int width) const {
+  const auto rects = layout(width);
+  const double chipHeight = QFontMetricsF(wordFont()).height() + 8.0 + 2.0 * (kBarHeight + kBarGap);
+  const double bottom = rects.empty() ? kMargin + chipHeight : rects.back().bottom();
+  return int(std::ceil(bottom + kMargin));
+}
+
+QSize CaptionStripView::sizeHint() const { return QSize(480, heightForWidth(480)); }
+QSize CaptionStripView::minimumSizeHint() const { return QSize(160, heightForWidth(160)); }
+
+void CaptionStripView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  rects_ = layout(width());
+}
+
+QRectF CaptionStripView::wordRect(int index) const {
+  return index >= 0 && std::size_t(index) < rects_.size() ? rects_[std::size_t(index)] : QRectF();
+}
+
+int CaptionStripView::wordAt(QPointF point) const {
+  for (int i = 0; i < std::min<int>(revealed_, int(rects_.size())); ++i) {
+    if (rects_[std::size_t(i)].adjusted(-kGap / 2, -kGap / 2, kGap / 2, kGap / 2).contains(point)) return i;
+  }
+  return -1;
+}
+
+void CaptionStripView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.fillRect(rect(), palette().base());
+  if (words_.empty()) {
+    painter.setPen(palette().color(QPalette::PlaceholderText));
+    painter.drawText(rect().adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft | Qt::TextWordWrap, placeholder_);
+    return;
+  }
+  const QFont big = wordFont();
+  const QFontMetricsF metrics(big);
+  QFont small = font();
+  small.setPointSizeF(std::max(7.0, font().pointSizeF() * 0.8));
+  const QColor text = palette().color(QPalette::Text);
+  const QColor muted = palette().color(QPalette::PlaceholderText);
+  const QColor highlight = palette().color(QPalette::Highlight);
+  double lineTop = -1.0;
+  for (int i = 0; i < std::min<int>(revealed_, int(rects_.size())); ++i) {
+    const QRectF r = rects_[std::size_t(i)];
+    const auto& word = words_[std::size_t(i)];
+    const QRectF textRect(r.left(), r.top(), r.width(), metrics.height() + 6.0);
+    const double barTop = textRect.bottom() + kBarGap;
+    if (r.top() != lineTop) {  // the first chip of a line: the bars' labels in the gutter
+      lineTop = r.top();
+      painter.setFont(small);
+      painter.setPen(muted);
+      const double labelHeight = QFontMetricsF(small).height();
+      const auto label = [&](double barY, const QString& text) {
+        painter.drawText(QRectF(kMargin, barY + kBarHeight / 2 - labelHeight / 2, kGutter - 3, labelHeight),
+                         Qt::AlignRight | Qt::AlignVCenter, text);
+      };
+      label(barTop, u"\u03b2"_s);
+      label(barTop + kBarHeight + kBarGap, u"H"_s);
+    }
+    if (i == current_) {
+      QColor fill = highlight;
+      fill.setAlpha(60);
+      painter.setBrush(fill);
+      painter.setPen(QPen(highlight, 2.0));
+      painter.drawRoundedRect(r.adjusted(1, 1, -1, -1), 4, 4);
+    } else {
+      painter.setBrush(Qt::NoBrush);
+      painter.setPen(QPen(palette().color(QPalette::Mid), 1.0));
+      painter.drawRoundedRect(r.adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);
+    }
+    painter.setFont(big);
+    painter.setPen(word.end ? muted : text);
+    painter.drawText(textRect, Qt::AlignCenter, word.text);
+    const double barWidth = r.width() - 2.0 * kPadX + 6.0;
+    const double left = r.left() + kPadX - 3.0;
+    const auto bar = [&](double top, double value, const QColor& colour) {
+      painter.setPen(Qt::NoPen);
+      painter.setBrush(palette().color(QPalette::Midlight));
+      painter.drawRect(QRectF(left, top, barWidth, kBarHeight));
+      painter.setBrush(colour);
+      painter.drawRect(QRectF(left, top, barWidth * std::clamp(value, 0.0, 1.0), kBarHeight));
+    };
+    bar(barTop, double(word.beta), kBetaColour);
+    bar(barTop + kBarHeight + kBarGap, double(word.entropy) / maxEntropy_, kEntropyColour);
+  }
+  if (hasFocus() && current_ < revealed_) {
+    painter.setBrush(Qt::NoBrush);
+    painter.setPen(QPen(highlight, 1.0, Qt::DotLine));
+    painter.drawRoundedRect(wordRect(current_).adjusted(-3, -3, 3, 3), 5, 5);
+  }
+}
+
+void CaptionStripView::mousePressEvent(QMouseEvent* event) {
+  setFocus(Qt::MouseFocusReason);
+  const int index = wordAt(event->position());
+  if (index >= 0) setCurrent(index);
+}
+
+void CaptionStripView::mouseMoveEvent(QMouseEvent* event) {
+  if (!(event->buttons() & Qt::LeftButton)) return;
+  // Scrubbing: the word under the pointer, or the nearest one on its line when between two.
+  int index = wordAt(event->position());
+  if (index < 0) {
+    double best = 1e300;
+    for (int i = 0; i < std::min<int>(revealed_, int(rects_.size())); ++i) {
+      const QRectF r = rects_[std::size_t(i)];
+      if (event->position().y() < r.top() - kGap || event->position().y() > r.bottom() + kGap) continue;
+      const double d = std::abs(r.center().x() - event->position().x());
+      if (d < best) {
+        best = d;
+        index = i;
+      }
+    }
+  }
+  if (index >= 0) setCurrent(index);
+}
+
+void CaptionStripView::keyPressEvent(QKeyEvent* event) {
+  const int last = std::max(0, std::min<int>(revealed_, count()) - 1);
+  switch (event->key()) {
+    case Qt::Key_Left: setCurrent(std::max(0, current_ - 1)); break;
+    case Qt::Key_Right: setCurrent(std::min(last, current_ + 1)); break;
+    case Qt::Key_Home: setCurrent(0); break;
+    case Qt::Key_End: setCurrent(last); break;
+    default: QWidget::keyPressEvent(event); return;
+  }
+  event->accept();
+}
+
+bool CaptionStripView::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const int index = wordAt(help->pos());
+    if (index < 0) {
+      QToolTip::hideText();
+      event->ignore();
+      return true;
+    }
+    const auto& word = words_[std::size_t(index)];
+    QToolTip::showText(help->globalPos(),
+                       tr("%1 \u00b7 word %2 of %3\n\u03b2 (gate) %4\nH(\u03b1) %5 nats of %6 (uniform)")
+                           .arg(word.text)
+                           .arg(index + 1)
+                           .arg(count())
+                           .arg(double(word.beta), 0, 'f', 3)
+                           .arg(double(word.entropy), 0, 'f', 2)
+                           .arg(maxEntropy_, 0, 'f', 2),
+                       this, wordRect(index).toRect());
+    return true;
+  }
+  return QWidget::event(event);
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,145 @@
+#include "workbenches/model_files.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStringList>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("ModelFiles", text); }
+
+}  // namespace
+
+attn::Error modelFileError(const QString& file, const QString& reason, std::int64_t offset) {
+  return attn::Error{file.toStdString(), offset, -1, reason.toStdString()};
+}
+
+attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
+  QFile file(path);
+  if (!file.exists()) {
+    return std::unexpected(modelFileError(path, tr("missing: a model folder holds config.json and model.safetensors")));
+  }
+  if (!file.open(QIODevice::ReadOnly)) return std::unexpected(modelFileError(path, file.errorString()));
+  ModelConfigFile out;
+  out.bytes = file.readAll();
+  QJsonParseError parseError;
+  const QJsonDocument doc = QJsonDocument::fromJson(out.bytes, &parseError);
+  if (parseError.error != QJsonParseError::NoError) {
+    return std::unexpected(
+        modelFileError(path, tr("not valid JSON (%1)").arg(parseError.errorString()), parseError.offset));
+  }
+  if (!doc.isObject()) return std::unexpected(modelFileError(path, tr("expected a JSON object")));
+  const QJsonObject object = doc.object();
+  const QJsonValue architectures = object.value(u"architectures"_s);
+  if (architectures.isArray() && !architectures.toArray().isEmpty()) {
+    out.architecture = architectures.toArray().first().toString();
+  }
+  out.task = object.value(u"task"_s).toString();
+  return out;
+}
+
+attn::Result<attn::io::SafeTensors> readWeightsInMemory(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    return std::unexpected(modelFileError(path, tr("missing from the build: %1").arg(file.errorString())));
+  }
+  const QByteArray raw = file.readAll();
+  std::vector<std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(raw.constData()),
+                                  reinterpret_cast<const std::uint8_t*>(raw.constData()) + raw.size());
+  return attn::io::SafeTensors::parse(std::move(bytes), path.toStdString());
+}
+
+QString readModelCard(const QString& folder) {
+  QFile file(QDir(folder).filePath(u"MODEL_CARD.md"_s));
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(file.readAll());
+}
+
+QString modelFolderOf(const QString& path) {
+  const QFileInfo info(path);
+  if (info.isFile() && (info.fileName() == u"config.json"_s || info.suffix() == u"safetensors"_s)) {
+    return info.absolutePath();
+  }
+  return info.absoluteFilePath();
+}
+
+attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOrFolder,
+                                                           const std::vector<BundledModel>& bundled) {
+  if (nameOrFolder.trimmed().isEmpty()) return std::unexpected(modelFileError(QString(), tr("no model given")));
+  if (nameOrFolder.contains(u'/') || nameOrFolder.contains(u'\\')) return std::optional<BundledModel>();
+  for (const auto& model : bundled) {
+    if (model.key == nameOrFolder) return std::optional<BundledModel>(model);
+  }
+  if (QFileInfo::exists(nameOrFolder)) return std::optional<BundledModel>();
+  QStringList keys;
+  for (const auto& model : bundled) keys.append(model.key);
+  return std::unexpected(modelFileError(
+      nameOrFolder, keys.isEmpty() ? tr("no such bundled model or folder (this build bundles no models)")
+                                   : tr("no such bundled model or folder; the bundled models are %1")
+                                         .arg(keys.join(u", "_s))));
+}
+
+attn::Result<ModelFolder> openModelFolder(const QString& path) {
+  ModelFolder out;
+  out.folder = modelFolderOf(path);
+  const QFileInfo info(out.folder);
+  if (!info.exists()) return std::unexpected(modelFileError(path, tr("no such folder")));
+  if (!info.isDir()) {
+    return std::unexpected(modelFileError(path, tr("not a model folder (config.json and model.safetensors)")));
+  }
+  out.name = info.fileName();
+  out.configPath = QDir(out.folder).filePath(u"config.json"_s);
+  auto config = readModelConfig(out.configPath);
+  if (!config) return std::unexpected(config.error());
+  out.config = std::move(*config);
+  return out;
+}
+
+std::vector<BundledFolder> bundledFolders() {
+  std::vector<BundledFolder> out;
+  const QDir root(u":/models"_s);
+  for (const QString& key : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+    const QString resource = root.filePath(key);
+    if (!QFile::exists(resource + u"/config.json"_s) || !QFile::exists(resource + u"/model.safetensors"_s)) continue;
+    BundledFolder folder{key, resource, {}, {}};
+    if (auto config = readModelConfig(resource + u"/config.json"_s)) {
+      folder.architecture = config->architecture;
+      folder.task = config->task;
+    }
+    out.push_back(std::move(folder));
+  }
+  return out;
+}
+
+std::vector<BundledModel> bundledModelsOf(std::span<const KnownModelName> known,
+                                          const std::function<bool(const QString&)>& accepts) {
+  std::vector<BundledFolder> folders = bundledFolders();
+  std::erase_if(folders, [&accepts](const BundledFolder& f) { return !accepts(f.architecture); });
+  std::vector<BundledModel> out;
+  for (const auto& entry : known) {
+    const auto it = std::find_if(folders.begin(), folders.end(),
+                                 [&entry](const BundledFolder& f) { return f.key == QLatin1String(entry.key); });
+    if (it == folders.end()) continue;
+    out.push_back({it->key, QString::fromUtf8(entry.name), it->resource});
+    folders.erase(it);
+  }
+  for (const auto& folder : folders) {
+    const QString name = folder.task.isEmpty()
+                             ? folder.key
+                             : folder.task.left(1).toUpper() + folder.task.mid(1) + u" \u00b7 "_s + folder.key;
+    out.push_back({folder.key, name, folder.resource});
+  }
+  return out;
+}
+
+}  // namespace attn::ui
