@@ -17,7 +17,6 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QDropEvent>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -386,22 +385,6 @@ class TestCaptionWorkbench : public QObject {
     sendMouse(strip, QEvent::MouseMove, strip->wordRect(2).center(), Qt::LeftButton);
     QCOMPARE(wb().word(), 2);
     sendMouse(strip, QEvent::MouseButtonRelease, strip->wordRect(2).center(), Qt::NoButton);
-  }
-
-  void switchingWordsRepaintsWithinAFrame() {
-    showScene(7);
-    const int count = wb().wordCount();
-    QElapsedTimer timer;
-    double worst = 0.0;
-    for (int round = 0; round < 2; ++round) {
-      for (int t = 0; t < count; ++t) {
-        timer.start();
-        wb().setWord(t);
-        wb().overlayView()->repaint();
-        worst = std::max(worst, double(timer.nsecsElapsed()) / 1e6);
-      }
-    }
-    QVERIFY2(worst < 16.0, qPrintable(u"%1 ms"_s.arg(worst)));
   }
 
   void playingWalksThroughTheWords() {
