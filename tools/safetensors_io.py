@@ -1,11 +1,12 @@
 """safetensors by hand (Debian has no Python package for it): the training scripts and the parity
-fixture generators write and read model files with these two functions.
+fixture generators write and read model files with these functions.
 
 Format: u64 little-endian header length, a JSON header (tensor name -> dtype, shape, data_offsets;
 optional "__metadata__" of strings), then the tensors' bytes back to back. Names are written sorted,
 the header is space padded to a multiple of 8, as the reference implementation's serialize() does.
 """
 import json
+import os
 import struct
 
 import numpy as np
@@ -46,3 +47,33 @@ def read_safetensors(path):
         a, b = info["data_offsets"]
         out[name] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=_NP[info["dtype"]]).reshape(info["shape"]).copy()
     return out, metadata
+
+
+def write_model_folder(folder, config, tensors):
+    """A bundled model's folder (created if needed): config.json (indent 1, ASCII) and model.safetensors
+    (tensors: name -> float32 array, with the metadata {"format": "pt"} that Hugging Face files carry)."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=1, ensure_ascii=True)
+        f.write("\n")
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, {"format": "pt"})
+
+
+def read_model_folder(folder, shapes_of=None):
+    """(config, tensors) of a model folder. With shapes_of (config -> {name: shape}) every tensor must be
+    float32 of exactly that shape and there must be no others; otherwise ValueError naming the folder."""
+    with open(os.path.join(folder, "config.json")) as f:
+        config = json.load(f)
+    tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
+    if shapes_of is not None:
+        shapes = shapes_of(config)
+        for name, shape in shapes.items():
+            if name not in tensors:
+                raise ValueError(f"{folder}: tensor {name} missing")
+            if list(tensors[name].shape) != shape or tensors[name].dtype != np.float32:
+                raise ValueError(f"{folder}: tensor {name} is {tensors[name].dtype} {list(tensors[name].shape)}, "
+                                 f"expected float32 {shape}")
+        extra = set(tensors) - set(shapes)
+        if extra:
+            raise ValueError(f"{folder}: unexpected tensors {sorted(extra)}")
+    return config, tensors

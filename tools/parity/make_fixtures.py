@@ -107,7 +107,7 @@ def write_case(name, kind, description, params, inputs, expected):
         f'  "case": {json.dumps(name)},',
         f'  "kind": {json.dumps(kind)},',
         f'  "description": {json.dumps(description)},',
-        f'  "generator": "tools/parity/make_fixtures.py",',
+        '  "generator": "tools/parity/make_fixtures.py",',
         f'  "params": {json.dumps(params, sort_keys=True)},',
     ]
     for section, tensors in (("inputs", inputs), ("expected", expected)):

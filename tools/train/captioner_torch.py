@@ -29,7 +29,6 @@ Beam search (MODELS.md "Decoding", the same rules as seq2seq_torch.beam_search):
 Greedy is the same with k = 1.
 """
 
-import json
 import os
 import sys
 
@@ -39,7 +38,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
 
 PAD, START, END, UNK = 0, 1, 2, 3
 
@@ -229,28 +228,12 @@ def ids_to_text(ids, config):
 # ---------------------------------------------------------------- files
 
 def save_model(model, folder):
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(model.config, f, indent=1, ensure_ascii=True)
-        f.write("\n")
-    tensors = {k: v.detach().cpu().float().numpy() for k, v in model.state_dict().items()}
-    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, {"format": "pt"})
+    write_model_folder(folder, model.config,
+                       {k: v.detach().cpu().float().numpy() for k, v in model.state_dict().items()})
 
 
 def load_model(folder, dtype=torch.float32):
-    with open(os.path.join(folder, "config.json")) as f:
-        config = json.load(f)
-    tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
-    shapes = expected_shapes(config)
-    for name, shape in shapes.items():
-        if name not in tensors:
-            raise ValueError(f"{folder}: tensor {name} missing")
-        if list(tensors[name].shape) != shape or tensors[name].dtype != np.float32:
-            raise ValueError(f"{folder}: tensor {name} is {tensors[name].dtype} {list(tensors[name].shape)}, "
-                             f"expected float32 {shape}")
-    extra = set(tensors) - set(shapes)
-    if extra:
-        raise ValueError(f"{folder}: unexpected tensors {sorted(extra)}")
+    config, tensors = read_model_folder(folder, expected_shapes)
     model = Captioner(config)
     model.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()}, strict=True)
     return model.to(dtype).eval()

@@ -21,7 +21,6 @@ load_model() reads either.
 A library: train_sentiment.py trains, tools/parity/make_classifier_fixtures.py writes fixtures.
 """
 
-import json
 import os
 import re
 import sys
@@ -34,7 +33,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from reviews_data import split_words  # noqa: E402,F401  (re-exported: the section's tokenizer)
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
 
 PAD, UNK = 0, 1
 ARCHITECTURE = "AttnScopeClassifier"
@@ -173,18 +172,12 @@ def weights(model):
 
 
 def save_model(folder, model, config):
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(config, f, indent=1)
-        f.write("\n")
-    write_safetensors(os.path.join(folder, "model.safetensors"), weights(model), {"format": "pt"})
+    write_model_folder(folder, config, weights(model))
 
 
 def load_model(folder):
-    with open(os.path.join(folder, "config.json")) as f:
-        config = json.load(f)
+    config, tensors = read_model_folder(folder)
     model = build(config)
-    tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
     by_contract = {contract_name(k): k for k in model.state_dict()}
     state = {}
     for name, a in tensors.items():

@@ -2,7 +2,7 @@
 """Trains one bundled Show, Attend and Tell captioner (MODELS.md section 4) and writes its folder.
 
     /usr/bin/python3 tools/train/train_captioner.py --variant {soft,hard} [--out DIR] [--threads N]
-                                                    [--seed S] [--steps N] [--batch B]
+                                                    [--seed S] [--steps N (3000)] [--batch B]
 
 Output: DIR (default resources/models/caption-<variant>/) with config.json, model.safetensors and MODEL_CARD.md
 (its metrics section is filled in by tools/train/report_captioner.py).
@@ -20,14 +20,17 @@ once on training scenes 0 .. 1999 and fixed here).
 Training (fixed number of steps, so a run is reproducible: torch seed = --seed, the same scenes every run):
   soft: cross-entropy over the words and <end> (padding ignored) + lambda * sum_i (1 - sum_t alpha_ti)^2
         (the doubly stochastic regulariser, summed over the L cells and averaged over the batch; lambda
-        --lam, default 0.02)
-  hard: Xu et al.'s hard attention: per image, with probability 0.5 the expected context (as soft) is used,
+        --lam, default 0.002)
+  hard: first --soft-steps steps (default half of --steps) with the expected context only (as soft: a hard
+        model trained from scratch stayed at chance, exact match 0 after 1000 steps); then
+        Xu et al.'s hard attention: per image, with probability 0.5 the expected context (as soft) is used,
         otherwise one location per step is sampled from alpha_t; the cross-entropy as above; for the sampled
-        images REINFORCE: - (R - b) * sum_t log alpha_t[s_t] with R = the caption's log-likelihood
-        (detached) and b a moving average of R (b <- 0.9 b + 0.1 mean(R)); plus an entropy bonus
+        images REINFORCE: - (R - b) * sum_t log alpha_t[s_t] (averaged per word over the sampled images)
+        with R = the caption's log-likelihood (detached) and b a moving average of R over the sampled
+        images only (b <- 0.9 b + 0.1 mean(R)); plus an entropy bonus
         - --entropy * sum_t H(alpha_t) (default 0.002, decayed linearly to 0), and the same regulariser.
 Adam, lr --lr (default 2e-3) with a linear warm-up over 100 steps and a cosine decay to 5 % at the last step,
-gradient norm clipped at 5, batches of --batch (default 32). Every --eval-every steps the batched greedy
+gradient norm clipped at 5, batches of --batch (default 32). Every --eval-every (500) steps the batched greedy
 decoder is scored on 500 validation scenes (seeds 10,500,000 ..) for the log only.
 Threads: torch.set_num_threads(--threads), default 2, with OMP_WAIT_POLICY=PASSIVE (set here unless already
 set); one worker process draws the scenes a few batches ahead.
@@ -48,7 +51,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -152,13 +154,16 @@ def main():
     ap.add_argument("--steps", type=int)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--lam", type=float, default=0.02)
+    ap.add_argument("--lam", type=float, default=0.002)
     ap.add_argument("--entropy", type=float, default=0.002)
-    ap.add_argument("--eval-every", type=int, default=250)
+    ap.add_argument("--soft-steps", type=int)
+    ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--max-minutes", type=float, default=29.0)
     args = ap.parse_args()
     if args.steps is None:
-        args.steps = 1600 if args.variant == "soft" else 1600
+        args.steps = 3000
+    if args.soft_steps is None:
+        args.soft_steps = args.steps // 2 if args.variant == "hard" else 0
     out = args.out or os.path.join(ROOT, "resources", "models", f"caption-{args.variant}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -203,7 +208,9 @@ def main():
             g["lr"] = lr_at(step)
         _, images, ids_in, tgt = batch_of(None, config, next_batch(step))
         hard = args.variant == "hard"
-        o = model(images, ids_in, sample=hard, soft_share=0.5 if hard else 0.0, generator=gen)
+        soft_phase = step < args.soft_steps   # hard: the first steps train the expected context only
+        o = model(images, ids_in, sample=hard, soft_share=(1.0 if soft_phase else 0.5) if hard else 0.0,
+                  generator=gen)
         valid = (tgt != ct.PAD).to(o["alpha"].dtype)                       # [B, T]
         logp = torch.log_softmax(o["logits"], -1)
         tok_lp = logp.gather(-1, tgt.clamp(min=0)[..., None]).squeeze(-1) * valid   # [B, T]
@@ -211,13 +218,18 @@ def main():
         cover = (o["alpha"] * valid[..., None]).sum(1)                     # [B, L]
         reg = ((1.0 - cover) ** 2).sum(1).mean()
         loss = ce + args.lam * reg
-        if hard:
+        if hard and not soft_phase:
             R = tok_lp.sum(1).detach()                                     # caption log-likelihood
             sampled = (~o["soft_rows"]).to(R.dtype)
-            mR = float(R.mean())
-            baseline = mR if baseline is None else 0.9 * baseline + 0.1 * mR
+            # The baseline follows the sampled images only: the expected-context ones score higher, and a
+            # baseline over both made every sampled location look bad (attention fled the objects).
+            if float(sampled.sum()) > 0:
+                mR = float((R * sampled).sum() / sampled.sum())
+                baseline = mR if baseline is None else 0.9 * baseline + 0.1 * mR
             lp_loc = (o["log_p_loc"] * valid).sum(1)
-            reinforce = -((R - baseline) * lp_loc * sampled).sum() / max(1.0, float(sampled.sum()))
+            # per word, as the cross-entropy is: summed over a caption it outweighed the cross-entropy ~12 to 1
+            words = max(1.0, float((valid.sum(1) * sampled).sum()))
+            reinforce = -((R - (baseline or 0.0)) * lp_loc * sampled).sum() / words
             ent = (o["entropy"] * valid).sum(1).mean()
             loss = loss + reinforce - args.entropy * (1 - step / args.steps) * ent
         opt.zero_grad()
@@ -249,18 +261,23 @@ def write_card(out, args, config, params, steps, seconds, cpu, exact, ground, re
     v = args.variant
     last_seed = training_seeds(steps * args.batch)[-1]
     size = os.path.getsize(os.path.join(out, "model.safetensors"))
-    defaults = {"seed": 1, "batch": 32, "lr": 2e-3, "lam": 0.02, "entropy": 0.002, "threads": 2}
+    defaults = {"seed": 1, "batch": 32, "lr": 2e-3, "lam": 0.002, "entropy": 0.002, "threads": 2}
     extra = "".join(f" --{k} {getattr(args, k):g}" for k, d in defaults.items() if getattr(args, k) != d)
-    if args.steps != 1600:
+    if args.steps != 3000:
         extra += f" --steps {args.steps}"
+    if args.soft_steps != (args.steps // 2 if v == "hard" else 0):
+        extra += f" --soft-steps {args.soft_steps}"
     attention = ("soft: z_t = beta_t * sum_i alpha_ti a_i" if v == "soft" else
                  "hard: z_t = beta_t * a_s, s = argmax_i alpha_ti at inference (trained with sampled "
                  "locations and REINFORCE)")
     training = (f"cross-entropy + lambda {args.lam:g} * sum_i (1 - sum_t alpha_ti)^2" if v == "soft" else
+                f"the first {args.soft_steps} steps with the expected (soft) context only (trained from scratch, "
+                f"the hard model stayed at chance: exact match 0 after 1000 steps); then "
                 f"per image with probability 0.5 the expected (soft) context, otherwise one location per step "
                 f"sampled from alpha_t; cross-entropy + lambda {args.lam:g} * sum_i (1 - sum_t alpha_ti)^2 + "
-                f"REINFORCE on the sampled images (reward = the caption's log-likelihood, baseline a moving "
-                f"average with decay 0.9) - {args.entropy:g} (decayed linearly to 0) * the attention entropy")
+                f"REINFORCE on the sampled images (reward = the caption's log-likelihood, baseline its moving "
+                f"average over the sampled images with decay 0.9, averaged per word) - {args.entropy:g} (decayed "
+                f"linearly to 0) * the attention entropy")
     status = "" if reached else " **The time limit stopped the run early: these weights are not reproducible.**"
     text = f"""# caption-{v}: Show, Attend and Tell on synthetic scenes ({v} attention)
 
