@@ -158,23 +158,32 @@ class Captioner(nn.Module):
 
     # ------------------------------------------------------------ teacher forcing (training)
 
-    def forward(self, images, ids_in, sample=False, soft_share=0.0, generator=None):
+    def forward(self, images, ids_in, sample=False, soft_share=0.0, generator=None, argmax_share=0.0):
         """ids_in [B, T] starts with <start>. sample (hard only): locations drawn from alpha (else argmax);
-        soft_share: per image, with this probability the expected context is used instead of a sample."""
+        soft_share: per image, with this probability the expected context is used instead of a sample;
+        argmax_share: per image (of the others), with this probability the argmax location (what inference
+        reads) instead of a sample. "soft_rows" in the result marks the images that did not sample."""
         feats = self.encode(images)
         keys = self.decoder.attention.encoder(feats)
         h, c = self.init_state(feats)
         B, T = ids_in.shape
         rows = torch.arange(B)
         use_soft = None
+        use_argmax = None
         if self.hard and sample and soft_share > 0:
             use_soft = torch.rand(B, generator=generator) < soft_share
+        if self.hard and sample and argmax_share > 0:
+            use_argmax = torch.rand(B, generator=generator) < argmax_share
+            if use_soft is not None:
+                use_argmax &= ~use_soft
         out = {"logits": [], "alpha": [], "beta": [], "locations": [], "log_p_loc": [], "entropy": []}
         for t in range(T):
             alpha, beta = self.attend(keys, h)
             if self.hard:
                 if sample:
                     loc = torch.multinomial(alpha.detach(), 1, generator=generator).squeeze(1)
+                    if use_argmax is not None:
+                        loc = torch.where(use_argmax, alpha.detach().argmax(-1), loc)
                 else:
                     loc = alpha.argmax(-1)
                 ctx = feats[rows, loc]
@@ -190,8 +199,9 @@ class Captioner(nn.Module):
             out["alpha"].append(alpha)
             out["beta"].append(beta)
         res = {k: torch.stack(v, 1) for k, v in out.items() if v}
-        if use_soft is not None:
-            res["soft_rows"] = use_soft
+        fixed = use_soft if use_argmax is None else (use_argmax if use_soft is None else use_soft | use_argmax)
+        if fixed is not None:
+            res["soft_rows"] = fixed
         return res
 
     @torch.no_grad()
