@@ -181,9 +181,11 @@ bool parseNumber(const QCommandLineParser& parser, const QCommandLineOption& opt
 // Prints what a render wrote (or why it failed) and gives the exit code.
 int reportRender(const std::expected<attn::ui::RenderReport, attn::ui::RenderFailure>& report) {
   if (!report) {
-    print(stderr, u"attnscope-cli: "_s + report.error().message + u'\n');
+    print(stderr, u"attnscope-cli: "_s + attn::ui::failureText(report.error()) + u'\n');
     return report.error().kind == attn::ui::RenderFailure::Kind::Usage ? kExitUsage : kExitInput;
   }
+  // On stderr, so that a model with NaN weights cannot pass for a good one in a script that reads stdout.
+  for (const auto& warning : report->warnings) print(stderr, u"attnscope-cli: warning: "_s + warning + u'\n');
   print(stdout, report->summary + u'\n');
   for (const auto& note : report->notes) print(stdout, u"  "_s + note + u'\n');
   for (const auto& path : report->written) print(stdout, u"wrote "_s + path + u'\n');
@@ -280,7 +282,7 @@ int runDemo(QCommandLineParser& parser, const Options& o) {
     if (demo.map == u"all"_s) job.size = QSize(1100, 900);
     const auto report = attn::ui::renderLab(job);
     if (!report) {
-      print(stderr, u"attnscope-cli: %1: %2\n"_s.arg(demo.file, report.error().message));
+      print(stderr, u"attnscope-cli: %1: %2\n"_s.arg(demo.file, attn::ui::failureText(report.error())));
       ++failures;
       continue;
     }

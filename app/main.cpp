@@ -14,6 +14,7 @@
 #include <QCommandLineParser>
 #include <QComboBox>
 #include <QFileInfo>
+#include <QStatusBar>
 #include <QTimer>
 
 #include <cstdint>
@@ -85,6 +86,11 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption mechanismOption(u"mechanism"_s, u"Start the lab with this mechanism (see attnscope-cli lab --list)."_s,
                                            u"key"_s);
   parser.addOption(mechanismOption);
+  const QCommandLineOption sessionOption(
+      u"session"_s,
+      u"Open this session file (*.attnscope.json): every tab as it was saved. The other options apply on top of it."_s,
+      u"file"_s);
+  parser.addOption(sessionOption);
   const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: alignment (the default), caption, lab, glimpse or transformer."_s,
                                      u"name"_s);
   parser.addOption(tabOption);
@@ -137,7 +143,9 @@ int main(int argc, char* argv[]) {
   QCommandLineOption screenshotOption(u"screenshot"_s, u"Save a screenshot of the window and quit."_s, u"file"_s);
   screenshotOption.setFlags(QCommandLineOption::HiddenFromHelp);
   parser.addOption(screenshotOption);
-  parser.addPositionalArgument(u"file"_s, u"A text file to open in the lab: first non-empty line = query, rest = source."_s,
+  parser.addPositionalArgument(u"file"_s,
+                               u"A text file to open in the lab (first non-empty line = query, rest = source), or a "
+                               "session (*.attnscope.json)."_s,
                                u"[file]"_s);
   parser.process(app);
   if (parser.isSet(versionOption)) {
@@ -146,6 +154,11 @@ int main(int argc, char* argv[]) {
   }
 
   attn::ui::MainWindow window;
+  // The session first: the options below change what it opened.
+  if (parser.isSet(sessionOption) && !window.openSession(parser.value(sessionOption))) {
+    std::fprintf(stderr, "attnscope: %s\n", window.statusBar()->currentMessage().toLocal8Bit().constData());
+    return 2;
+  }
   auto* lab = window.lab();
   if (parser.isSet(mechanismOption)) {
     const std::string key = parser.value(mechanismOption).toStdString();

@@ -638,12 +638,16 @@ class TestGlimpseWorkbench : public QObject {
     QVERIFY(settle(*window->glimpse()));
     QCOMPARE(window->glimpse()->imagePath(), photo);
     QVERIFY(window->glimpse()->settings() == s);
-    // A corrupt saved value: defaults and a message naming the problem.
+    // A corrupt autosave: defaults and a message naming the file.
     QVERIFY(window->close());
     window.reset();
-    QSettings().setValue(u"glimpse/settings"_s, u"{\"format\": \"attnscope.glimpse\", \"version\": 99}"_s);
+    {
+      QFile autosave(MainWindow::autosaveFile());
+      QVERIFY(autosave.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      autosave.write(R"({"format": "attnscope.session", "version": 1, "tabs": {"glimpse": {"settings": 7}}})");
+    }
     window = std::make_unique<MainWindow>();
-    QVERIFY2(window->statusBar()->currentMessage().contains(u"glimpse"_s),
+    QVERIFY2(window->statusBar()->currentMessage().contains(u"autosave.attnscope.json"_s),
              qPrintable(window->statusBar()->currentMessage()));
     window->show();
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));

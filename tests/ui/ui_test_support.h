@@ -2,6 +2,7 @@
 // home, and a fresh lab result to compare views against.
 #pragma once
 
+#include "app/main_window.h"
 #include "attn/lab/lab.h"
 
 #include <QCoreApplication>
@@ -46,8 +47,10 @@ inline bool looksDrawn(const QImage& image) {
   return stats.distinctColours >= 12 && stats.nonBackgroundFraction >= 0.10;
 }
 
-// Keeps QSettings (window geometry, recent files) of test runs out of the user's configuration.
+// Keeps QSettings (window geometry, recent files) and the session autosave of test runs out of the user's
+// configuration, and apart from other test programs running at the same time.
 inline void isolateSettings(const QString& directory) {
+  MainWindow::setAutosaveFile(directory + QStringLiteral("/autosave.attnscope.json"));
   QStandardPaths::setTestModeEnabled(true);
   QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTests"));
   QCoreApplication::setApplicationName(QStringLiteral("AttnScopeTests"));

@@ -245,7 +245,7 @@ TEST(ModelConfig, BadValues) {
   EXPECT_EQ(parse_error(R"({"model_type": "bert", "hidden_size": "768"})").reason,
             "hidden_size must be a whole number, got \"768\"");
   EXPECT_EQ(parse_error(R"({"model_type": "bert", "num_hidden_layers": -1})").reason,
-            "num_hidden_layers is -1; it must be from 1 to 1048576");
+            "num_hidden_layers is -1; it must be from 1 to 1024");
   EXPECT_EQ(parse_error(R"({"model_type": "bert", "vocab_size": 99999999999})").reason,
             "vocab_size is 99999999999; it must be from 1 to 1048576");
   EXPECT_EQ(parse_error(R"({"model_type": "bert", "layer_norm_eps": 0})").reason,

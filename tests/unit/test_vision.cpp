@@ -480,7 +480,9 @@ TEST(ProbeBytes, UnknownAndEmpty) {
   EXPECT_EQ(e.offset, 0);
   EXPECT_EQ(e.file, "input");
   e = error_of(probe(bytes_of("GIF89a....")));
-  EXPECT_EQ(e.reason, "not an image: starts with bytes 47 49 46 38 (\"GIF8\")");
+  EXPECT_EQ(e.reason,
+            "a GIF image, which AttnScope does not read (it reads PNG, JPEG, BMP, TIFF and WebP); save it as a PNG");
+  EXPECT_EQ(e.kind, ErrorKind::Unsupported);
   e = error_of(probe(Bytes{0x00, 0x01, 'a', 0x7f, 'b'}));
   EXPECT_EQ(e.reason, "not an image: starts with bytes 00 01 61 7f (\"..a.\")");
   e = error_of(probe(bytes_of("RIFF\x10\0\0\0WAVEfmt "sv)));  // RIFF, but not WebP

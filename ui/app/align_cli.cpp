@@ -24,9 +24,7 @@ QString fromStd(const std::string& text) { return QString::fromStdString(text); 
 
 RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
 RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
-RenderFailure outputFailure(const attn::Error& error) {
-  return RenderFailure{RenderFailure::Kind::Output, fromStd(error.message())};
-}
+RenderFailure outputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Output, error); }
 
 QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
@@ -66,8 +64,11 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   QElapsedTimer timer;
   timer.start();
   auto model = loadAlignmentModel(job.model);
-  if (!model) return std::unexpected(inputFailure(fromStd(model.error().message())));
+  if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
   RenderReport report;
+  for (const auto& w : model->isSeq2Seq() ? model->seq2seq->warnings() : model->classifier->warnings()) {
+    report.warnings.append(fromStd(w));
+  }
   const QFont font = QGuiApplication::font();
 
   if (model->seq2seq) {
@@ -75,7 +76,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     attn::models::DecodeOptions options;
     options.beam = job.beam;
     auto run = session.run(job.text, options);
-    if (!run) return std::unexpected(inputFailure(fromStd(run.error().message())));
+    if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
     const double ms = double(timer.nsecsElapsed()) / 1e6;
     if (const QString problem = hypothesisChoiceProblem(run->hypotheses.size(), job.hypothesis, job.beam);
         !problem.isEmpty()) {
@@ -152,7 +153,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   }
   attn::models::ClassifierSession session(model->classifier);
   auto run = session.run(job.text);
-  if (!run) return std::unexpected(inputFailure(fromStd(run.error().message())));
+  if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
   const double ms = double(timer.nsecsElapsed()) / 1e6;
   const auto& config = model->classifier->config();
   const auto labelOf = [&config](int i) {

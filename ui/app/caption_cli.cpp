@@ -67,9 +67,9 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
   // One thread, as in the tab's worker: for this small model a team of threads costs more than it saves.
   omp_set_num_threads(1);
   auto model = loadCaptionModel(job.model);
-  if (!model) return std::unexpected(inputFailure(fromStd(model.error().message())));
+  if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
   auto image = readCaptionInput(input);
-  if (!image) return std::unexpected(inputFailure(fromStd(image.error().message())));
+  if (!image) return std::unexpected(engineFailure(RenderFailure::Kind::Input, image.error()));
 
   QElapsedTimer timer;
   timer.start();
@@ -77,7 +77,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
   attn::models::CaptionOptions options;
   options.beam = job.beam;
   auto run = session.run(*image->image, options);
-  if (!run) return std::unexpected(inputFailure(fromStd(run.error().message())));
+  if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
   const double ms = double(timer.nsecsElapsed()) / 1e6;
   if (const QString problem = hypothesisChoiceProblem(run->hypotheses.size(), job.hypothesis, job.beam);
       !problem.isEmpty()) {
@@ -85,6 +85,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
   }
 
   RenderReport report;
+  for (const auto& w : model->model->warnings()) report.warnings.append(fromStd(w));
   report.summary = QObject::tr("caption: %1 \u00b7 %2 \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
                        .arg(model->name, image->name, quoted(fromStd(run->hypotheses.front().text)))
                        .arg(job.beam)
@@ -107,7 +108,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
                               .arg(quoted(fromStd(hyp.text)), model->name, image->name, render::logProbText(hyp.log_prob));
   const auto figure = captionGridFigure(image->display, *run, *maps, job.overlay, job.perRow, heading);
   if (auto written = exportCaptionGrid(figure, QGuiApplication::font(), job.outPath); !written) {
-    return std::unexpected(RenderFailure{RenderFailure::Kind::Output, fromStd(written.error().message())});
+    return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   }
   report.written.append(job.outPath);
   return report;

@@ -23,7 +23,7 @@ namespace attn::ui {
 namespace {
 
 attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
+  return attn::Error{path.toStdString(), -1, -1, reason.toStdString(), attn::ErrorKind::Io};
 }
 
 }  // namespace

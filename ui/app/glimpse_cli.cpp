@@ -17,9 +17,7 @@ namespace {
 namespace g = attn::glimpse;
 
 RenderFailure failure(RenderFailure::Kind kind, const QString& message) { return {kind, message}; }
-RenderFailure inputFailure(const attn::Error& error) {
-  return {RenderFailure::Kind::Input, QString::fromStdString(error.message())};
-}
+RenderFailure inputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Input, error); }
 
 // Paths are bytes on Linux: encode as the file system does, not as UTF-8 by assumption.
 std::filesystem::path toPath(const QString& path) { return {QFile::encodeName(path).toStdString()}; }
@@ -126,7 +124,7 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
   }
   const attn::Image big = magnify(glimpse, factor);
   if (auto saved = attn::save_image(big, toPath(job.outPath)); !saved) {
-    return std::unexpected(failure(RenderFailure::Kind::Output, QString::fromStdString(saved.error().message())));
+    return std::unexpected(engineFailure(RenderFailure::Kind::Output, saved.error()));
   }
   report.written.append(job.outPath);
 

@@ -17,9 +17,7 @@ namespace {
 
 QString fromView(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
 
-RenderFailure outputFailure(const attn::Error& error) {
-  return {RenderFailure::Kind::Output, QString::fromStdString(error.message())};
-}
+RenderFailure outputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Output, error); }
 
 // Resolves RenderJob::map against the trace; -1 means "all".
 std::expected<int, RenderFailure> pickMap(const attn::AttentionTrace& trace, const QString& selector) {
@@ -62,6 +60,15 @@ void useOffscreenPlatformWithoutDisplay() {
   }
 }
 
+RenderFailure engineFailure(RenderFailure::Kind kind, const attn::Error& error) {
+  return {kind, QString::fromStdString(error.message()), error.kind};
+}
+
+QString failureText(const RenderFailure& failure) {
+  if (!failure.error) return failure.message;
+  return u"error (%1): %2"_s.arg(fromView(attn::to_string(*failure.error)), failure.message);
+}
+
 std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
   if (!job.imagePath.isEmpty()) {
     const auto format = exportFormatFor(job.imagePath);
@@ -78,7 +85,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
 
   auto result = attn::lab::run_lab(job.request);
   if (!result) {
-    return std::unexpected(RenderFailure{RenderFailure::Kind::Input, QString::fromStdString(result.error().message())});
+    return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
   }
   const auto owner = std::make_shared<const attn::lab::LabResult>(std::move(*result));
   const auto& trace = owner->trace;

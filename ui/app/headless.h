@@ -2,6 +2,7 @@
 // grid) the GUI shows, without a window. Also the bundled demo views and the mechanism listing.
 #pragma once
 
+#include "attn/error.h"
 #include "attn/lab/lab.h"
 #include "render/colormap.h"
 
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <expected>
+#include <optional>
 #include <vector>
 
 namespace attn::ui {
@@ -35,12 +37,21 @@ struct RenderReport {
   QString summary;      // "lab: additive · 7 x 15 · 0.21 ms"
   QStringList notes;    // LabResult::notes
   QStringList written;  // paths of the files written
+  QStringList warnings; // load-time warnings of a model (non-finite weights, unused tensors): printed to stderr
 };
 
 struct RenderFailure {
   enum class Kind { Usage, Input, Output } kind;
   QString message;
+  // What the engine said went wrong, when the failure is an engine error (failureText prints it).
+  std::optional<attn::ErrorKind> error = std::nullopt;
 };
+
+// A failure from an engine error: its message (file, byte or line, reason) and its kind.
+RenderFailure engineFailure(RenderFailure::Kind kind, const attn::Error& error);
+// What attnscope-cli prints after "attnscope-cli: " for a failure, in one place for every subcommand:
+// "error (truncated): model.safetensors: byte 8: reason" for an engine error, the message alone otherwise.
+QString failureText(const RenderFailure& failure);
 
 std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job);
 

@@ -18,6 +18,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -36,6 +37,8 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include <filesystem>
+
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
@@ -47,6 +50,20 @@ QString keyRecentFiles() { return u"recentFiles"_s; }
 QString keyRecentImages() { return u"recentImages"_s; }
 QString keyRecentModels() { return u"recentModels"_s; }
 QString defaultSample() { return u"astronaut"_s; }
+
+// The per-tab keys of versions before sessions (restoreLegacySettings reads them once).
+const QStringList& legacyKeys() {
+  static const QStringList keys{u"lab"_s, u"glimpse"_s, u"caption"_s, u"view/tab"_s};
+  return keys;
+}
+
+QString& autosaveOverride() {
+  static QString path;
+  return path;
+}
+
+// A path as the engine opens it: the file system's own bytes.
+std::filesystem::path toPath(const QString& path) { return std::filesystem::path(QFile::encodeName(path).toStdString()); }
 
 }  // namespace
 
@@ -156,6 +173,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   alignment_->textEdit()->setFocus();  // the first thing to do is usually to type
   statusBar()->showMessage(greeting(alignment_), 6000);
   restoreSettings();  // after the greeting, so that a problem with the saved settings is what shows
+  // Every two minutes, when something changed; and on quit (closeEvent).
+  autosaveTimer_.setInterval(kAutosaveMs);
+  connect(&autosaveTimer_, &QTimer::timeout, this, [this] { autosave(); });
+  autosaveTimer_.start();
 }
 
 MainWindow::~MainWindow() = default;
@@ -195,14 +216,27 @@ void MainWindow::createActions() {
   connect(exportLayerAction_, &QAction::triggered, this, &MainWindow::exportLayerDialog);
 
   exportAction_ = new QAction(QIcon::fromTheme(u"document-save-as"_s), tr("&Export View\u2026"), this);
-  exportAction_->setShortcut(QKeySequence::Save);
+  // Ctrl+S saves the session; exports have E.
+  exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   exportAction_->setStatusTip(tr("Save the heatmap as PNG, SVG or PDF, or its matrix as CSV"));
   connect(exportAction_, &QAction::triggered, this, &MainWindow::exportViewDialog);
 
   exportCsvAction_ = new QAction(tr("Export &Matrix (CSV, NumPy)\u2026"), this);
-  exportCsvAction_->setShortcut(QKeySequence::SaveAs);
+  exportCsvAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
   exportCsvAction_->setStatusTip(tr("Save the shown map's weights as CSV (with its tokens) or as a NumPy .npy"));
   connect(exportCsvAction_, &QAction::triggered, this, &MainWindow::exportCsvDialog);
+
+  openSessionAction_ = new QAction(tr("Open Sessio&n\u2026"), this);
+  openSessionAction_->setStatusTip(tr("Open an AttnScope session (*.attnscope.json): every tab as it was saved"));
+  connect(openSessionAction_, &QAction::triggered, this, &MainWindow::openSessionDialog);
+  saveSessionAction_ = new QAction(QIcon::fromTheme(u"document-save"_s), tr("&Save Session"), this);
+  saveSessionAction_->setShortcut(QKeySequence::Save);
+  saveSessionAction_->setStatusTip(tr("Save every tab's model, input and parameters into the session file"));
+  connect(saveSessionAction_, &QAction::triggered, this, &MainWindow::saveSessionToCurrent);
+  saveSessionAsAction_ = new QAction(QIcon::fromTheme(u"document-save-as"_s), tr("Save Session &As\u2026"), this);
+  saveSessionAsAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  saveSessionAsAction_->setStatusTip(tr("Save every tab's model, input and parameters into a new session file"));
+  connect(saveSessionAsAction_, &QAction::triggered, this, &MainWindow::saveSessionAsDialog);
 
   quitAction_ = new QAction(QIcon::fromTheme(u"application-exit"_s), tr("&Quit"), this);
   // Some platforms (Windows, bare X11) define no Quit key; Ctrl+Q is what users of those expect.
@@ -293,6 +327,10 @@ void MainWindow::createMenus() {
   recentModelsMenu_ = file->addMenu(tr("Open Recent Mo&del"));
   connect(recentModelsMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentModelsMenu);
   file->addSeparator();
+  file->addAction(openSessionAction_);
+  file->addAction(saveSessionAction_);
+  file->addAction(saveSessionAsAction_);
+  file->addSeparator();
   file->addAction(exportAction_);
   file->addAction(exportCsvAction_);
   file->addAction(exportLayerAction_);
@@ -330,6 +368,33 @@ void MainWindow::restoreSettings() {
   const bool side = settings.value(u"view/sidePanel"_s, true).toBool();
   sidePanelAction_->setChecked(side);
   lab_->setSidePanelVisible(side);
+  // Every tab as it was left: the autosave of the last run. Without one (a first start, or the first start
+  // after an upgrade) the per-tab keys of older versions, once.
+  const QString autosavePath = autosaveFile();
+  if (!QFileInfo::exists(autosavePath)) {
+    restoreLegacySettings();
+    return;
+  }
+  auto session = attn::io::load_session(toPath(autosavePath));
+  if (!session) {
+    // Set aside, not overwritten by the next autosave: it may be worth a look.
+    const QString aside = autosavePath + u".bad"_s;
+    QFile::remove(aside);
+    QFile::rename(autosavePath, aside);
+    glimpse_->openSample(defaultSample());
+    statusBar()->showMessage(tr("The last session could not be restored: %1. It was kept as %2; the tabs start with "
+                                "their defaults.")
+                                 .arg(QString::fromStdString(session.error().message()), QDir::toNativeSeparators(aside)),
+                             0);
+    return;
+  }
+  const QStringList problems = applySession(*session, tr("The last session"));
+  autosaved_ = std::move(*session);
+  if (!problems.isEmpty()) statusBar()->showMessage(problems.join(u" \u00b7 "_s), 0);
+}
+
+void MainWindow::restoreLegacySettings() {
+  QSettings settings;
   // The lab comes back as it was left: sentences and every parameter.
   const QString labJson = settings.value(u"lab/request"_s).toString();
   QString labProblem;
@@ -383,22 +448,222 @@ void MainWindow::saveSettings() const {
   settings.setValue(u"window/state"_s, saveState());
   settings.setValue(u"view/colormap"_s, QString::fromLatin1(render::colormapInfo(lab_->colormap()).key));
   settings.setValue(u"view/sidePanel"_s, sidePanelAction_->isChecked());
-  settings.setValue(u"lab/request"_s, QString::fromStdString(attn::lab::to_json(lab_->request())));
-  settings.setValue(u"view/tab"_s, tabs_->currentWidget() == glimpse_       ? u"glimpse"_s
-                                   : tabs_->currentWidget() == transformer_ ? u"transformer"_s
-                                   : tabs_->currentWidget() == alignment_   ? u"alignment"_s
-                                   : tabs_->currentWidget() == caption_     ? u"caption"_s
-                                                                            : u"lab"_s);
-  caption_->saveSettings(settings);
-  if (glimpse_->image()) {
-    settings.setValue(u"glimpse/image"_s, glimpse_->imagePath());
-    settings.setValue(u"glimpse/settings"_s, QString::fromStdString(glimpse_->parametersJson()));
-  }
+  // The tabs themselves are in the session (autosave), not here.
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   saveSettings();
+  closing_ = true;
+  autosave();
+  closing_ = false;
   event->accept();
+}
+
+// ---- sessions ----
+
+bool MainWindow::isSessionFileName(const QString& path) {
+  return path.endsWith(u".attnscope.json"_s, Qt::CaseInsensitive);
+}
+
+QString MainWindow::autosaveFile() {
+  if (!autosaveOverride().isEmpty()) return autosaveOverride();
+  return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(u"autosave.attnscope.json"_s);
+}
+
+void MainWindow::setAutosaveFile(const QString& path) { autosaveOverride() = path; }
+
+attn::io::Session MainWindow::session() const {
+  attn::io::Session s;
+  s.alignment = alignment_->state();
+  s.caption = caption_->state();
+  s.lab = lab_->state();
+  s.glimpse = glimpse_->state();
+  s.transformer = transformer_->state();
+  const QWidget* tab = tabs_->currentWidget();
+  s.tab = tab == caption_       ? attn::io::SessionTab::Caption
+          : tab == lab_         ? attn::io::SessionTab::Lab
+          : tab == glimpse_     ? attn::io::SessionTab::Glimpse
+          : tab == transformer_ ? attn::io::SessionTab::Transformer
+                                : attn::io::SessionTab::Alignment;
+  return s;
+}
+
+QStringList MainWindow::applySession(const attn::io::Session& session, const QString& origin) {
+  using namespace attn::io;
+  QStringList problems;
+  for (const auto& warning : session.warnings) problems.append(QString::fromStdString(warning.message()));
+  const auto fromStd = [](const std::string& s) { return QString::fromStdString(s); };
+  // A file named in the session that is gone: the tab falls back to its default there, and says so.
+  const auto gone = [&problems, &origin](const QString& file, const QString& tab) {
+    problems.append(tr("%1: %2 no longer exists; %3 falls back to its default").arg(origin, QDir::toNativeSeparators(file), tab));
+  };
+
+  AlignmentSection alignment = session.alignment.value_or(AlignmentSection{});
+  if (const QString model = fromStd(alignment.model); !findBundledModel(model) && !QFileInfo::exists(model)) {
+    gone(model, tr("the Alignment tab"));
+    alignment = AlignmentSection{};
+    alignment.model = defaultAlignmentModel().toStdString();
+  }
+  alignment_->applyState(alignment);
+
+  CaptionSection caption = session.caption.value_or(CaptionSection{});
+  if (const QString model = fromStd(caption.model);
+      !bundledCaptionModelKeys().contains(model) && !QFileInfo(model).isDir()) {
+    gone(model, tr("the Captioning tab"));
+    caption.model = defaultCaptionModel().toStdString();
+  }
+  const bool sampleMissing = caption.input == CaptionSection::Input::Sample &&
+                             GlimpseWorkbench::sampleResource(fromStd(caption.image)).isEmpty();
+  if (sampleMissing || (caption.input == CaptionSection::Input::File && !QFileInfo(fromStd(caption.image)).isFile())) {
+    gone(fromStd(caption.image), tr("the Captioning tab"));
+    caption.input = CaptionSection{}.input;
+    caption.seed = CaptionSection{}.seed;
+    caption.image.clear();
+  }
+  caption_->applyState(caption);
+
+  const LabSection lab = session.lab.value_or(LabSection{});
+  lab_->applyState(lab);
+  {
+    const QSignalBlocker block(unitRangeAction_);
+    unitRangeAction_->setChecked(lab.unit_range);
+  }
+
+  // Pixel numbers refer to the image: without it the glimpse starts over on the default photo.
+  const auto imageThere = [&fromStd](const ImageRef& image) {
+    return image.kind == ImageRef::Kind::Sample ? !GlimpseWorkbench::sampleResource(fromStd(image.value)).isEmpty()
+                                                : QFileInfo(fromStd(image.value)).isFile();
+  };
+  if (session.glimpse && imageThere(session.glimpse->image)) {
+    glimpse_->applyState(*session.glimpse);
+  } else {
+    if (session.glimpse) gone(fromStd(session.glimpse->image.value), tr("the Glimpse tab"));
+    glimpse_->setWriteMode(false);
+    glimpse_->setEditStn(false);
+    glimpse_->openSample(defaultSample());
+  }
+
+  // The Transformer tab has nothing to fall back to: without its section it keeps what it has.
+  if (session.transformer) {
+    TransformerSection transformer = *session.transformer;
+    if (const QString source = fromStd(transformer.source);
+        !source.isEmpty() && source != TransformerWorkbench::demoModelKey() && !QFileInfo::exists(source)) {
+      gone(source, tr("the Transformer tab"));
+      transformer.source.clear();
+    }
+    if (!imageThere(transformer.image)) {
+      gone(fromStd(transformer.image.value), tr("the Transformer tab's photo"));
+      transformer.image = ImageRef{};
+    }
+    transformer_->applyState(transformer);
+  }
+
+  switch (session.tab) {
+    case SessionTab::Alignment: showAlignment(); break;
+    case SessionTab::Caption: showCaption(); break;
+    case SessionTab::Lab: showLab(); break;
+    case SessionTab::Glimpse: showGlimpse(); break;
+    case SessionTab::Transformer: showTransformer(); break;
+  }
+  return problems;
+}
+
+bool MainWindow::openSession(const QString& path) {
+  auto session = attn::io::load_session(toPath(path));
+  if (!session) {
+    reportSessionFailure(tr("Cannot open the session; nothing was changed"), session.error(), false);
+    return false;
+  }
+  const QStringList problems = applySession(*session, QFileInfo(path).fileName());
+  sessionFile_ = QFileInfo(path).absoluteFilePath();
+  statusBar()->showMessage(problems.isEmpty() ? tr("Opened the session %1").arg(QDir::toNativeSeparators(path))
+                                              : problems.join(u" \u00b7 "_s),
+                           problems.isEmpty() ? 6000 : 0);
+  return true;
+}
+
+bool MainWindow::saveSession(const QString& path) {
+  const auto written = attn::io::save_session(toPath(path), session());
+  if (!written) {
+    reportSessionFailure(tr("The session was not saved"), written.error(), false);
+    return false;
+  }
+  sessionFile_ = QFileInfo(path).absoluteFilePath();
+  statusBar()->showMessage(tr("Saved the session to %1").arg(QDir::toNativeSeparators(path)), 6000);
+  return true;
+}
+
+bool MainWindow::autosave(bool always) {
+  attn::io::Session now = session();
+  if (!always && autosaved_ && *autosaved_ == now && QFileInfo::exists(autosaveFile())) return true;
+  const QString path = autosaveFile();
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  const auto written = attn::io::save_session(toPath(path), now);
+  if (!written) {
+    // The message box once per run of failures (a box every two minutes would be worse than the problem);
+    // the status bar every time. On quit the box waits, so the message is read before the window goes.
+    const bool quitting = closing_;
+    if (!autosaveFailed_ || quitting) {
+      reportSessionFailure(tr("The autosave failed"), written.error(), quitting);
+    } else {
+      statusBar()->showMessage(tr("The autosave failed: %1").arg(QString::fromStdString(written.error().message())), 0);
+    }
+    autosaveFailed_ = true;
+    return false;
+  }
+  autosaveFailed_ = false;
+  autosaved_ = std::move(now);
+  // The tabs' state now lives in the session: the keys of older versions have been read for the last time.
+  QSettings settings;
+  for (const QString& key : legacyKeys()) settings.remove(key);
+  return true;
+}
+
+void MainWindow::reportSessionFailure(const QString& what, const attn::Error& error, bool blocking) {
+  const QString message = QString::fromStdString(error.message());
+  statusBar()->showMessage(tr("%1: %2").arg(what, message), 0);
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), what + u'.', QMessageBox::Ok, this);
+  box->setObjectName(u"sessionMessage"_s);
+  box->setInformativeText(message);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  if (blocking) {
+    box->exec();
+  } else {
+    box->open();
+  }
+}
+
+void MainWindow::openSessionDialog() {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/session"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), dir,
+                                                    tr("AttnScope sessions (*.attnscope.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/session"_s, QFileInfo(path).absolutePath());
+  openSession(path);
+}
+
+void MainWindow::saveSessionToCurrent() {
+  if (sessionFile_.isEmpty()) {
+    saveSessionAsDialog();
+  } else {
+    saveSession(sessionFile_);
+  }
+}
+
+void MainWindow::saveSessionAsDialog() {
+  QSettings settings;
+  const QString dir = settings.value(u"paths/session"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString suggested = sessionFile_.isEmpty() ? QDir(dir).filePath(u"session.attnscope.json"_s) : sessionFile_;
+  QString path = QFileDialog::getSaveFileName(this, tr("Save Session As"), suggested,
+                                              tr("AttnScope sessions (*.attnscope.json)"));
+  if (path.isEmpty()) return;
+  if (!isSessionFileName(path)) {
+    if (path.endsWith(u".json"_s, Qt::CaseInsensitive)) path.chop(5);
+    path += u".attnscope.json"_s;
+  }
+  settings.setValue(u"paths/session"_s, QFileInfo(path).absolutePath());
+  saveSession(path);
 }
 
 QStringList MainWindow::recentFiles() const { return QSettings().value(keyRecentFiles()).toStringList(); }
@@ -449,6 +714,7 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 bool MainWindow::openFile(const QString& path) {
+  if (isSessionFileName(path) && QFileInfo(path).isFile()) return openSession(path);
   const QFileInfo info(path);
   const QString name = info.fileName();
   if (!info.exists()) {
@@ -486,7 +752,8 @@ void MainWindow::openDialog() {
   const QString dir = settings.value(u"paths/open"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open Text into the Lab"), dir,
-      tr("Text: first non-empty line = query, rest = source (*.txt);;All files (*)"));
+      tr("Text: first non-empty line = query, rest = source (*.txt);;AttnScope sessions (*.attnscope.json);;"
+         "All files (*)"));
   if (path.isEmpty()) return;
   settings.setValue(u"paths/open"_s, QFileInfo(path).absolutePath());
   openFile(path);
@@ -592,7 +859,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
   event->acceptProposedAction();
   // Images (by name: a text file called .png goes to the glimpse tab too, which names the problem).
   const QString path = urls.front().toLocalFile();
-  if (TransformerWorkbench::isModelOrDumpPath(path)) {
+  if (isSessionFileName(path)) {
+    openSession(path);
+  } else if (TransformerWorkbench::isModelOrDumpPath(path)) {
     openModel(path);
   } else if (GlimpseWorkbench::isImageFileName(path)) {
     openImage(path);

@@ -5,15 +5,24 @@
 // folders to the Alignment tab, captioner folders to the Captioning tab, other model folders and
 // *.attn.safetensors dumps to the Transformer tab, anything else to the lab), and geometry and the
 // workbenches' parameters kept in QSettings.
+// The session (every tab's state: attn::io::Session) is the window's memory: File > Open Session… (Ctrl+O on a
+// *.attnscope.json, or a drop), Save Session (Ctrl+S) and Save Session As… (Ctrl+Shift+S), an autosave every
+// two minutes when something changed and on quit into autosaveFile(), restored at start. QSettings keeps only
+// the window's geometry, the recent files and the dialogs' folders (and, once, the per-tab keys of versions
+// before sessions, read when there is no autosave yet).
 // Recent files are three lists: text files for the lab ("recentFiles"), images for the Glimpse tab
 // ("recentImages") and model folders or dumps for the Transformer tab ("recentModels"), each in its own
 // submenu, because they open into different tabs.
 #pragma once
 
 #include "attn/error.h"
+#include "attn/io/session.h"
 
 #include <QMainWindow>
 #include <QStringList>
+#include <QTimer>
+
+#include <optional>
 
 class QAction;
 class QActionGroup;
@@ -80,6 +89,30 @@ class MainWindow : public QMainWindow {
   bool exportCaptionGrid(const QString& path);
   bool exportCaptionOverlay(const QString& path);
 
+  // ---- sessions ----
+  static constexpr int kAutosaveMs = 2 * 60 * 1000;
+  static bool isSessionFileName(const QString& path);  // *.attnscope.json
+  // <AppDataLocation>/autosave.attnscope.json, unless setAutosaveFile chose another (tests keep theirs apart).
+  static QString autosaveFile();
+  static void setAutosaveFile(const QString& path);
+  // Every tab's state now, and the tab in view.
+  attn::io::Session session() const;
+  // Sets every tab from `session`. A section that is absent, or names a file that no longer exists, leaves
+  // that tab (or that file's part of it) at its defaults. Returns what the status bar should say: the
+  // reader's warnings and each missing file, named with `origin`; empty when all is well.
+  QStringList applySession(const attn::io::Session& session, const QString& origin);
+  // Reads `path` and applies it; a file that cannot be read opens nothing, keeps what is open and says why
+  // (the file, the byte, the reason) on the status bar and in a message box.
+  bool openSession(const QString& path);
+  // Writes session() to `path` atomically; a failure is reported on the status bar and in a message box.
+  bool saveSession(const QString& path);
+  // The file Save Session writes (the last one opened or saved), empty before there is one.
+  QString sessionFile() const { return sessionFile_; }
+  // Writes the autosave when the session differs from the one last autosaved (or `always`). False when the
+  // write failed (reported as saveSession's failures are).
+  bool autosave(bool always = false);
+  QTimer* autosaveTimer() { return &autosaveTimer_; }
+
  protected:
   void closeEvent(QCloseEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -89,7 +122,14 @@ class MainWindow : public QMainWindow {
   void createActions();
   void createMenus();
   void restoreSettings();
+  // The per-tab QSettings keys of versions before sessions, read once when there is no autosave yet.
+  void restoreLegacySettings();
   void saveSettings() const;
+  void openSessionDialog();
+  void saveSessionToCurrent();
+  void saveSessionAsDialog();
+  // Status bar and a message box: a session that was not saved is never silent.
+  void reportSessionFailure(const QString& what, const attn::Error& error, bool blocking);
   void addRecentFile(const QString& path);
   void setRecentFiles(const QStringList& files);
   void rebuildRecentMenu();
@@ -151,6 +191,14 @@ class MainWindow : public QMainWindow {
   QActionGroup* colormapGroup_ = nullptr;
   QAction* aboutAction_ = nullptr;
   QAction* aboutQtAction_ = nullptr;
+  QAction* openSessionAction_ = nullptr;
+  QAction* saveSessionAction_ = nullptr;
+  QAction* saveSessionAsAction_ = nullptr;
+  QString sessionFile_;
+  QTimer autosaveTimer_;
+  std::optional<attn::io::Session> autosaved_;  // what the autosave file holds, as last written or read
+  bool autosaveFailed_ = false;                 // the last autosave failed (its message box was shown)
+  bool closing_ = false;                        // in closeEvent: a failed autosave's message box waits
 };
 
 }  // namespace attn::ui

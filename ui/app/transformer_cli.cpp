@@ -44,7 +44,10 @@ std::string trimmed(std::string_view s) {
 attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
   const std::string file = "--render";
   if (trimmed(spec) == "rollout") return RenderSpec{RenderSpec::Kind::Rollout, 0, 0};
-  if (trimmed(spec).empty()) return attn::fail("empty; expected layer=L,head=H, layer=L,head=mean or rollout", file, 0);
+  if (trimmed(spec).empty()) {
+    return attn::fail(attn::ErrorKind::Malformed,
+                      "empty; expected layer=L,head=H, layer=L,head=mean or rollout", file, 0);
+  }
   RenderSpec out;
   bool haveLayer = false, haveHead = false;
   std::size_t pos = 0;
@@ -53,7 +56,8 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
     const std::string_view item = spec.substr(pos, comma - pos);
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      return attn::fail("expected key=value, got '" + std::string(item) + "' (keys: layer, head; or 'rollout' alone)",
+      return attn::fail(attn::ErrorKind::Malformed,
+                        "expected key=value, got '" + std::string(item) + "' (keys: layer, head; or 'rollout' alone)",
                         file, std::int64_t(pos));
     }
     const std::string key = trimmed(item.substr(0, eq));
@@ -61,7 +65,10 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
     const auto valuePos = std::int64_t(pos + eq + 1);
     if (key == "layer") {
       const auto n = parseInt(value);
-      if (!n) return attn::fail("layer: expected a 0-based layer number, got '" + value + "'", file, valuePos);
+      if (!n) {
+        return attn::fail(attn::ErrorKind::Malformed,
+                          "layer: expected a 0-based layer number, got '" + value + "'", file, valuePos);
+      }
       out.layer = *n;
       haveLayer = true;
     } else if (key == "head") {
@@ -71,16 +78,23 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
         out.kind = RenderSpec::Kind::Head;
         out.head = *n;
       } else {
-        return attn::fail("head: expected a 0-based head number or 'mean', got '" + value + "'", file, valuePos);
+        return attn::fail(attn::ErrorKind::Malformed,
+                          "head: expected a 0-based head number or 'mean', got '" + value + "'", file, valuePos);
       }
       haveHead = true;
     } else {
-      return attn::fail("unknown key '" + key + "' (layer, head; or 'rollout' alone)", file, std::int64_t(pos));
+      return attn::fail(attn::ErrorKind::Malformed,
+                        "unknown key '" + key + "' (layer, head; or 'rollout' alone)", file, std::int64_t(pos));
     }
     pos = comma + 1;
   }
-  if (!haveLayer) return attn::fail("give layer=L (0-based)", file, std::int64_t(spec.size()));
-  if (!haveHead) return attn::fail("give head=H (0-based) or head=mean", file, std::int64_t(spec.size()));
+  if (!haveLayer) {
+    return attn::fail(attn::ErrorKind::Malformed, "give layer=L (0-based)", file, std::int64_t(spec.size()));
+  }
+  if (!haveHead) {
+    return attn::fail(attn::ErrorKind::Malformed,
+                      "give head=H (0-based) or head=mean", file, std::int64_t(spec.size()));
+  }
   return out;
 }
 
@@ -97,7 +111,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   std::optional<RenderSpec> spec;
   if (!job.render.empty()) {
     auto parsed = parseRenderSpec(job.render);
-    if (!parsed) return std::unexpected(inputFailure(fromStd(parsed.error().message())));
+    if (!parsed) return std::unexpected(engineFailure(RenderFailure::Kind::Input, parsed.error()));
     spec = *parsed;
     const auto format = exportFormatFor(job.outPath);
     if (job.outPath.isEmpty()) return std::unexpected(usageFailure(QObject::tr("--render needs --out FILE")));
@@ -127,26 +141,27 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   QImage photo;
   if (!job.dumpIn.isEmpty()) {
     auto dump = attn::io::read_attention_dump(std::filesystem::path(job.dumpIn.toStdString()));
-    if (!dump) return std::unexpected(inputFailure(fromStd(dump.error().message())));
+    if (!dump) return std::unexpected(engineFailure(RenderFailure::Kind::Input, dump.error()));
+    for (const auto& w : dump->warnings) report.warnings.append(fromStd(w));
     run->attention = std::move(dump->trace);
     run->special_positions = TransformerWorker::specialPositions(run->attention.tokens);
     what = QObject::tr("dump");
     modelName = dump->model;
   } else {
     auto model = attn::models::TransformerModel::load(std::filesystem::path(job.modelDir.toStdString()));
-    if (!model) return std::unexpected(inputFailure(fromStd(model.error().message())));
+    if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
     const auto& config = (*model)->config();
     what = fromStd(std::string(attn::models::to_string(config.family)));
     modelName = (*model)->description();
-    for (const auto& w : (*model)->warnings()) report.notes.append(fromStd(w));
+    for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
     attn::models::Session session(*model);
-    attn::Result<attn::models::TransformerRun> result = attn::fail("no input");
+    attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
     if (config.family == attn::models::Family::Vit) {
       if (job.imagePath.isEmpty()) {
         return std::unexpected(usageFailure(QObject::tr("this is a vision transformer: give --image FILE")));
       }
       auto image = attn::load_image(std::filesystem::path(job.imagePath.toStdString()));
-      if (!image) return std::unexpected(inputFailure(fromStd(image.error().message())));
+      if (!image) return std::unexpected(engineFailure(RenderFailure::Kind::Input, image.error()));
       QImage display(image->width, image->height, QImage::Format_RGBX8888);
       attn::image_to_u8(*image, display.bits(), display.bytesPerLine(), 4);
       photo = display.convertToFormat(QImage::Format_RGB32);
@@ -155,7 +170,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
       if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\"")));
       result = session.run_text(job.text, job.pair);
     }
-    if (!result) return std::unexpected(inputFailure(fromStd(result.error().message())));
+    if (!result) return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
     *run = std::move(*result);
   }
   const auto& trace = run->attention;
@@ -181,7 +196,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   if (!job.dumpOut.isEmpty()) {
     if (auto written = attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
         !written) {
-      return std::unexpected(RenderFailure{RenderFailure::Kind::Output, fromStd(written.error().message())});
+      return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
     }
     report.written.append(job.dumpOut);
   }
@@ -191,17 +206,19 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   if (spec->kind != RenderSpec::Kind::Rollout) {
     const std::int64_t layerAt = std::int64_t(job.render.find("layer=")) + 6;
     if (spec->layer >= layers) {
-      return std::unexpected(inputFailure(fromStd(attn::Error{"--render", layerAt, -1,
-                                                              "layer " + std::to_string(spec->layer) + " is beyond the run's " +
-                                                                  std::to_string(layers) + " layers (0-based)"}
-                                                      .message())));
+      return std::unexpected(engineFailure(RenderFailure::Kind::Input,
+                                           attn::Error{"--render", layerAt, -1,
+                                                       "layer " + std::to_string(spec->layer) + " is beyond the run's " +
+                                                           std::to_string(layers) + " layers (0-based)",
+                                                       attn::ErrorKind::OutOfRange}));
     }
     if (spec->kind == RenderSpec::Kind::Head && spec->head >= heads) {
       const std::int64_t headAt = std::int64_t(job.render.find("head=")) + 5;
-      return std::unexpected(inputFailure(fromStd(attn::Error{"--render", headAt, -1,
-                                                              "head " + std::to_string(spec->head) + " is beyond the layer's " +
-                                                                  std::to_string(heads) + " heads (0-based)"}
-                                                      .message())));
+      return std::unexpected(engineFailure(RenderFailure::Kind::Input,
+                                           attn::Error{"--render", headAt, -1,
+                                                       "head " + std::to_string(spec->head) + " is beyond the layer's " +
+                                                           std::to_string(heads) + " heads (0-based)",
+                                                       attn::ErrorKind::OutOfRange}));
     }
   }
   std::shared_ptr<const attn::AttentionMap> map;
@@ -209,7 +226,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
     attn::analysis::RolloutOptions options;
     options.stage = stage;
     auto rollout = attn::analysis::rollout(trace, options);
-    if (!rollout) return std::unexpected(inputFailure(fromStd(rollout.error().message())));
+    if (!rollout) return std::unexpected(engineFailure(RenderFailure::Kind::Input, rollout.error()));
     auto m = std::make_shared<attn::AttentionMap>();
     m->stage = stage;
     m->name = "rollout";
@@ -241,7 +258,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
       view.setMap(map);
       view.replotNow();
       if (auto written = exportHeatmap(view, job.outPath); !written) {
-        return std::unexpected(RenderFailure{RenderFailure::Kind::Output, fromStd(written.error().message())});
+        return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
       }
       break;
     }

@@ -35,15 +35,16 @@ QString fromStd(const std::string& text) { return QString::fromStdString(text); 
 
 attn::Error unsupported(const QString& shownAs, const QString& architecture) {
   if (architecture.isEmpty()) {
-    return modelFileError(shownAs, tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
-                                      "[\"AttnScopeClassifier\"] models"));
+    return modelFileError(attn::ErrorKind::Unsupported, shownAs,
+                          tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
+                             "[\"AttnScopeClassifier\"] models"));
   }
-  return modelFileError(shownAs, tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
-                                    "AttnScopeClassifier models (%2)")
-                                     .arg(architecture,
-                                          architecture == u"AttnScopeCaptioner"_s
-                                              ? tr("captioners open in the Captioning tab")
-                                              : tr("transformers open in the Transformer tab")));
+  return modelFileError(attn::ErrorKind::Unsupported, shownAs,
+                        tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
+                           "AttnScopeClassifier models (%2)")
+                            .arg(architecture, architecture == u"AttnScopeCaptioner"_s
+                                                   ? tr("captioners open in the Captioning tab")
+                                                   : tr("transformers open in the Transformer tab")));
 }
 
 void describe(AlignmentModel& model) {

@@ -64,16 +64,10 @@ AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
   applyTimer_.setInterval(0);
   connect(&applyTimer_, &QTimer::timeout, this, &AlignmentWorkbench::applyPending);
 
-  const SidePanelFrame frame =
-      makeSidePanelFrame(this, u"alignmentSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  const SidePanelFrame frame = makeWorkbenchFrame(
+      this, u"alignmentSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); },
+      [this](QWidget* area) { buildMainArea(area); });
   sideScroll_ = frame.scroll;
-  sideScroll_->setMinimumWidth(std::max(frame.panel->sizeHint().width() + 12, 320));
-  auto* area = new QWidget(frame.splitter);
-  buildMainArea(area);
-  frame.splitter->addWidget(sideScroll_);
-  frame.splitter->addWidget(area);
-  frame.splitter->setStretchFactor(0, 0);
-  frame.splitter->setStretchFactor(1, 1);
   updateForSource();
 }
 
@@ -252,6 +246,7 @@ void AlignmentWorkbench::fillModelBox() {
 
 void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
   ++loadRequested_;
+  requestedModel_ = nameOrFolder;
   announceLoad_ = announce;
   // Messages name a folder by its name (the engine's error gives the whole path of the file at fault).
   loadingName_ = QFileInfo(nameOrFolder).fileName().isEmpty() ? nameOrFolder : QFileInfo(nameOrFolder).fileName();
@@ -266,6 +261,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   loadSettled_ = source->serial;
   const bool wasSeq2Seq = source_ ? source_->isSeq2Seq() : true;
   source_ = std::move(source);
+  requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
   errorBanner_->setVisible(false);
   lastError_.clear();
   const auto& model = source_->model;
@@ -295,6 +291,9 @@ void AlignmentWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   loadSettled_ = serial;
   lastError_ = message;
   showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
+  requestedModel_ = !source_ ? QString()
+                    : source_->model.path.startsWith(u':') ? source_->model.key
+                                                          : source_->model.path;
   if (source_) {
     reselectOpenModel(modelBox_, source_->model.key, source_->model.path);
   } else {
@@ -351,6 +350,31 @@ void AlignmentWorkbench::showAbout() {
 
 void AlignmentWorkbench::setText(const QString& text) { textEdit_->setPlainText(text); }
 QString AlignmentWorkbench::text() const { return textEdit_->toPlainText(); }
+attn::io::AlignmentSection AlignmentWorkbench::state() const {
+  attn::io::AlignmentSection s;
+  if (!requestedModel_.isEmpty()) s.model = requestedModel_.toStdString();
+  s.text = text().toStdString();
+  s.beam = beam();
+  s.hypothesis = pendingHypothesis_ >= 0 ? pendingHypothesis_ : hypothesis_;
+  s.step = pendingStep_ >= 0 ? pendingStep_ : step_;
+  s.colormap = render::colormapInfo(colormap_).key;
+  return s;
+}
+
+void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
+  if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
+  pendingHypothesis_ = state.hypothesis;
+  pendingStep_ = state.step;
+  setText(QString::fromStdString(state.text));
+  setBeam(state.beam);
+  const QString model = QString::fromStdString(state.model);
+  if (model != requestedModel_) {
+    openModel(model, false);  // runs when loaded
+  } else {
+    post();  // a fresh result even when nothing changed, for the hypothesis and the step
+  }
+}
+
 void AlignmentWorkbench::setBeam(int beam) { beamSpin_->setValue(std::clamp(beam, 1, kMaxBeam)); }
 int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 
@@ -430,6 +454,13 @@ void AlignmentWorkbench::applyPending() {
     updateHypotheses();
     updateHeatmap();
     updateStepViews();
+    // The hypothesis and the step of applyState, on the first result of what it set.
+    if ((pendingHypothesis_ >= 0 || pendingStep_ >= 0) && next->generation == submitted_ && !isLoading()) {
+      const int step = pendingStep_;
+      if (pendingHypothesis_ >= 0) selectHypothesis(pendingHypothesis_);
+      pendingHypothesis_ = pendingStep_ = -1;
+      if (step >= 0) setStep(step);
+    }
     const auto& run = *outcome_->seq2seq;
     const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
     runSummary_ = tr("alignment: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
@@ -439,6 +470,7 @@ void AlignmentWorkbench::applyPending() {
                       .arg(outcome_->request.beam)
                       .arg(outcome_->runMs, 0, 'f', 1);
   } else {
+    if (next->generation == submitted_ && !isLoading()) pendingHypothesis_ = pendingStep_ = -1;  // no steps
     updateReview();
     const auto& run = *outcome_->classifier;
     const auto& config = source_->model.classifier->config();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "attn/error.h"
+#include "attn/io/session.h"
 #include "render/colormap.h"
 #include "workbenches/side_panel.h"
 #include "render/text_figure.h"
@@ -72,6 +73,13 @@ class AlignmentWorkbench : public QWidget {
   int stepCount() const;
   void selectHypothesis(int index);
   int hypothesis() const { return hypothesis_; }
+
+  // ---- the session file ----
+  // The model (open or opening), the input, the beam, the hypothesis and step in view, the colour map.
+  attn::io::AlignmentSection state() const;
+  // Sets the widgets, opens the model when it is not the one open, and runs; the hypothesis and the step
+  // follow with the first result of that run.
+  void applyState(const attn::io::AlignmentSection& state);
 
   // ---- results ----
   quint64 submitted() const { return submitted_; }
@@ -165,6 +173,9 @@ class AlignmentWorkbench : public QWidget {
   std::shared_ptr<const AlignmentOutcome> outcome_;
   int hypothesis_ = 0;
   int step_ = 0;
+  QString requestedModel_;  // the model open or opening: a bundled key or a folder
+  int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
+  int pendingStep_ = -1;
   QString runSummary_;
   QString inputMessage_;
   render::Colormap colormap_ = render::Colormap::Viridis;

@@ -17,7 +17,7 @@ double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed())
 }  // namespace
 
 QStringList AlignmentOutcome::warnings() const {
-  QStringList out;
+  QStringList out = modelWarnings;
   const std::vector<std::string>* list = seq2seq ? &seq2seq->warnings : (classifier ? &classifier->warnings : nullptr);
   if (list) {
     for (const auto& w : *list) out.append(QString::fromStdString(w));
@@ -126,6 +126,13 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
   outcome->generation = generation;
   outcome->sourceSerial = sourceSerial;
   outcome->request = request;
+  if (source_) {
+    const auto& model = source_->model;
+    for (const auto& w : model.seq2seq ? model.seq2seq->warnings()
+                                       : model.classifier ? model.classifier->warnings() : std::vector<std::string>()) {
+      outcome->modelWarnings.append(QString::fromStdString(w));
+    }
+  }
   QElapsedTimer timer;
   timer.start();
   if (seq2seqSession_) {
@@ -149,7 +156,7 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
     outcome->wordMap = wordMap(*shared);
     outcome->classifier = std::move(shared);
   } else {
-    outcome->error = attn::Error{{}, -1, -1, "no model loaded"};
+    outcome->error = attn::Error{{}, -1, -1, "no model loaded", attn::ErrorKind::OutOfRange};
   }
   outcome->runMs = msSince(timer);
   return outcome;

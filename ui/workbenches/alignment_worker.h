@@ -50,9 +50,10 @@ struct AlignmentOutcome {
   std::shared_ptr<const attn::models::ClassifierRun> classifier;
   std::shared_ptr<const attn::AttentionMap> wordMap;  // classifier: heads x words
   std::optional<attn::Error> error;                   // the run was refused (nothing else is set)
+  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
   double runMs = 0.0;
   bool ok() const { return seq2seq != nullptr || classifier != nullptr; }
-  QStringList warnings() const;
+  QStringList warnings() const;  // the model's, then the run's
 };
 
 // The alignment of hypothesis `h` of a run as the heatmap shows it (unknown source characters marked).

@@ -64,16 +64,10 @@ CaptionWorkbench::CaptionWorkbench(QWidget* parent) : QWidget(parent), worker_(s
   playTimer_.setInterval(kPlayMs);
   connect(&playTimer_, &QTimer::timeout, this, &CaptionWorkbench::playNext);
 
-  const SidePanelFrame frame =
-      makeSidePanelFrame(this, u"captionSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  const SidePanelFrame frame = makeWorkbenchFrame(
+      this, u"captionSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); },
+      [this](QWidget* area) { buildMainArea(area); });
   sideScroll_ = frame.scroll;
-  sideScroll_->setMinimumWidth(std::max(frame.panel->sizeHint().width() + 12, 320));
-  auto* area = new QWidget(frame.splitter);
-  buildMainArea(area);
-  frame.splitter->addWidget(sideScroll_);
-  frame.splitter->addWidget(area);
-  frame.splitter->setStretchFactor(0, 0);
-  frame.splitter->setStretchFactor(1, 1);
   updateInputNote();
 }
 
@@ -313,6 +307,7 @@ void CaptionWorkbench::fillModelBox() {
 
 void CaptionWorkbench::openModel(const QString& nameOrFolder, bool announce) {
   ++loadRequested_;
+  requestedModel_ = nameOrFolder;
   announceLoad_ = announce;
   loadingName_ = QFileInfo(nameOrFolder).fileName().isEmpty() ? nameOrFolder : QFileInfo(nameOrFolder).fileName();
   for (const auto& model : bundledCaptionModels()) {
@@ -325,6 +320,7 @@ void CaptionWorkbench::onLoaded(std::shared_ptr<const CaptionSource> source) {
   if (source->serial != loadRequested_) return;
   loadSettled_ = source->serial;
   source_ = std::move(source);
+  requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
   errorBanner_->setVisible(false);
   lastError_.clear();
   const auto& model = source_->model;
@@ -340,6 +336,9 @@ void CaptionWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   lastError_ = message;
   showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
   if (source_) reselectOpenModel(modelBox_, source_->model.key, source_->model.path);
+  requestedModel_ = !source_ ? QString()
+                    : source_->model.path.startsWith(u':') ? source_->model.key
+                                                          : source_->model.path;
   emit statusMessage(tr("Cannot open %1: %2").arg(loadingName_, message), 0);
   emit sourceFailed(message);
 }
@@ -397,6 +396,7 @@ void CaptionWorkbench::showEvent(QShowEvent* event) {
 
 void CaptionWorkbench::openInput(CaptionInput input) {
   input.limits = limits_;
+  requestedInput_ = input;
   ++openRequested_;
   openingName_ = input.name();
   worker_->open(openRequested_, std::move(input));
@@ -474,6 +474,7 @@ void CaptionWorkbench::onOpenFailed(quint64 serial, const QString& message) {
   lastError_ = message;
   showError(image_ ? tr("Cannot open %1: %2\nThe previous image (%3) stays.").arg(openingName_, message, image_->name)
                    : tr("Cannot open %1: %2").arg(openingName_, message));
+  if (image_) requestedInput_ = image_->input;
   emit statusMessage(tr("Cannot open %1: %2").arg(openingName_, message), 0);
   emit imageFailed(message);
 }
@@ -540,6 +541,13 @@ void CaptionWorkbench::applyPending() {
     revealNext();
   } else {
     updateOverlays();
+  }
+  // The hypothesis and the word of applyState, on the first caption of what it opened.
+  if ((pendingHypothesis_ >= 0 || pendingWord_ >= 0) && next->generation == submitted_ && !isLoading()) {
+    const int word = pendingWord_;
+    if (pendingHypothesis_ >= 0) selectHypothesis(pendingHypothesis_);
+    pendingHypothesis_ = pendingWord_ = -1;
+    if (word >= 0) setWord(word);
   }
   const auto& run = *outcome_->run;
   const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
@@ -901,6 +909,104 @@ attn::Result<void> CaptionWorkbench::exportMatrix(const QString& path) const {
 }
 
 // ---- settings ----
+
+namespace {
+
+// The input as the session file names it: a scene's seed, a bundled photo's key, or a file.
+void inputToState(const CaptionInput& input, attn::io::CaptionSection& s) {
+  s.input = attn::io::CaptionSection::Input::Scene;
+  s.seed = input.kind == CaptionInput::Kind::Scene ? input.seed : attn::io::CaptionSection{}.seed;
+  s.image.clear();
+  if (input.kind == CaptionInput::Kind::Scene) return;
+  s.input = attn::io::CaptionSection::Input::File;
+  s.image = input.path.toStdString();
+  for (const auto& sample : GlimpseWorkbench::samples()) {
+    if (sample.resource == input.path) {
+      s.input = attn::io::CaptionSection::Input::Sample;
+      s.image = sample.key.toStdString();
+    }
+  }
+}
+
+// The same as restoreSettings' and start()'s input string: "scene:<seed>", a ":/" resource or a path.
+QString inputKey(const attn::io::CaptionSection& s) {
+  switch (s.input) {
+    case attn::io::CaptionSection::Input::Scene: return u"scene:%1"_s.arg(s.seed);
+    case attn::io::CaptionSection::Input::Sample: return GlimpseWorkbench::sampleResource(QString::fromStdString(s.image));
+    case attn::io::CaptionSection::Input::File: return QString::fromStdString(s.image);
+  }
+  return {};
+}
+
+}  // namespace
+
+attn::io::CaptionSection CaptionWorkbench::state() const {
+  attn::io::CaptionSection s;
+  if (!started_) {
+    // Not shown yet: what start() will open.
+    s.model = (pendingModel_.isEmpty() ? defaultCaptionModel() : pendingModel_).toStdString();
+    bool ok = false;
+    const std::uint64_t seed = pendingInput_.startsWith(u"scene:"_s) ? pendingInput_.mid(6).toULongLong(&ok) : 0;
+    CaptionInput input;
+    if (ok || pendingInput_.isEmpty()) {
+      input.seed = ok ? seed : std::uint64_t(seedSpin_->value());
+    } else {
+      input.kind = pendingInput_.startsWith(u":/"_s) ? CaptionInput::Kind::Resource : CaptionInput::Kind::File;
+      input.path = pendingInput_;
+    }
+    inputToState(input, s);
+  } else {
+    if (!requestedModel_.isEmpty()) s.model = requestedModel_.toStdString();
+    inputToState(requestedInput_, s);
+  }
+  s.beam = beam();
+  s.hypothesis = pendingHypothesis_ >= 0 ? pendingHypothesis_ : hypothesis_;
+  s.word = pendingWord_ >= 0 ? pendingWord_ : word_;
+  s.sigma = options_.sigma;
+  s.opacity = options_.opacity;
+  s.colormap = render::colormapInfo(options_.colormap).key;
+  s.threshold = options_.threshold;
+  s.style = options_.mode == render::CaptionOverlayMode::LightMask ? attn::io::CaptionSection::Style::LightMask
+                                                                   : attn::io::CaptionSection::Style::Colour;
+  s.per_row = perRow();
+  return s;
+}
+
+void CaptionWorkbench::applyState(const attn::io::CaptionSection& state) {
+  render::CaptionOverlayOptions options = options_;
+  options.sigma = state.sigma;
+  options.opacity = state.opacity;
+  if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) options.colormap = *map;
+  options.threshold = state.threshold;
+  options.mode = state.style == attn::io::CaptionSection::Style::LightMask ? render::CaptionOverlayMode::LightMask
+                                                                          : render::CaptionOverlayMode::Colour;
+  setOverlayOptions(options);
+  setPerRow(state.per_row);
+  {
+    const QSignalBlocker block(beamSpin_);  // one run below, not one per setting
+    beamSpin_->setValue(std::clamp(state.beam, 1, kMaxBeam));
+  }
+  pendingHypothesis_ = state.hypothesis;
+  pendingWord_ = state.word;
+  const QString model = QString::fromStdString(state.model);
+  const QString input = inputKey(state);
+  if (!started_) {
+    pendingModel_ = model;
+    pendingInput_ = input;
+    return;
+  }
+  if (model != requestedModel_) openModel(model, false);
+  attn::io::CaptionSection open;
+  inputToState(requestedInput_, open);
+  if (inputKey(open) != input) {
+    switch (state.input) {
+      case attn::io::CaptionSection::Input::Scene: openScene(state.seed); break;
+      case attn::io::CaptionSection::Input::Sample: openSample(QString::fromStdString(state.image)); break;
+      case attn::io::CaptionSection::Input::File: openFile(input); break;
+    }
+  }
+  post();
+}
 
 void CaptionWorkbench::saveSettings(QSettings& settings) const {
   settings.beginGroup(u"caption"_s);

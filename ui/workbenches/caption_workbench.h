@@ -12,6 +12,7 @@
 #pragma once
 
 #include "attn/error.h"
+#include "attn/io/session.h"
 #include "render/caption_render.h"
 #include "workbenches/side_panel.h"
 #include "workbenches/caption_worker.h"
@@ -120,6 +121,14 @@ class CaptionWorkbench : public QWidget {
   // The selected hypothesis' α (rows: words, columns: grid cells "row,column") as .csv or .npy.
   attn::Result<void> exportMatrix(const QString& path) const;
 
+  // ---- the session file ----
+  // The model, the input, decoding, the word in view and every overlay setting, as asked for: a model or an
+  // input still opening is reported as what it will be.
+  attn::io::CaptionSection state() const;
+  // Sets the widgets and opens the model and the input when they differ from what is open (when the tab
+  // has not been shown yet, start() opens them); the hypothesis and the word follow with the first caption.
+  void applyState(const attn::io::CaptionSection& state);
+
   // ---- settings (model, beam, overlay, grid, input) ----
   void saveSettings(QSettings& settings) const;
   void restoreSettings(const QSettings& settings);
@@ -211,6 +220,10 @@ class CaptionWorkbench : public QWidget {
   bool started_ = false;
   QString pendingModel_;  // restored settings, opened by start()
   QString pendingInput_;
+  QString requestedModel_;  // the model open or opening (a bundled key or a folder)
+  CaptionInput requestedInput_;  // the input open or opening
+  int pendingHypothesis_ = -1;  // applyState's, applied with the first caption after it
+  int pendingWord_ = -1;
   QString lastError_;
 
   quint64 submitted_ = 0;

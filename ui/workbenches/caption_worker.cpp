@@ -42,7 +42,7 @@ QString CaptionInput::name() const {
 }
 
 QStringList CaptionOutcome::warnings() const {
-  QStringList out;
+  QStringList out = modelWarnings;
   if (run) {
     for (const auto& w : run->warnings) out.append(QString::fromStdString(w));
   }
@@ -106,11 +106,13 @@ attn::Result<CaptionImage> readCaptionInput(const CaptionInput& input) {
     image = scene.image();
     out.sceneCaption = QString::fromStdString(scene.caption);
   } else {
-    attn::Result<attn::Image> decoded = attn::fail("nothing to decode", out.name.toStdString());
+    attn::Result<attn::Image> decoded =
+        attn::fail(attn::ErrorKind::OutOfRange, "nothing to decode", out.name.toStdString());
     if (input.kind == CaptionInput::Kind::Resource) {
       QFile resource(input.path);
       if (!resource.open(QIODevice::ReadOnly)) {
-        return attn::fail(tr("cannot read the bundled image (%1)").arg(resource.errorString()).toStdString(),
+        return attn::fail(attn::ErrorKind::Io,
+                          tr("cannot read the bundled image (%1)").arg(resource.errorString()).toStdString(),
                           out.name.toStdString());
       }
       const QByteArray bytes = resource.readAll();
@@ -123,7 +125,9 @@ attn::Result<CaptionImage> readCaptionInput(const CaptionInput& input) {
     if (!decoded) return std::unexpected(decoded.error());
     image = std::move(*decoded);
   }
-  if (image.empty()) return attn::fail(tr("the image has no pixels").toStdString(), out.name.toStdString());
+  if (image.empty()) {
+    return attn::fail(attn::ErrorKind::OutOfRange, tr("the image has no pixels").toStdString(), out.name.toStdString());
+  }
   out.width = image.width;
   out.height = image.height;
   out.display = displayOf(image);
@@ -206,6 +210,7 @@ void CaptionWorker::drain() {
       outcome->sourceSerial = run->sourceSerial;
       outcome->imageSerial = run->imageSerial;
       outcome->request = run->request;
+      for (const auto& w : source_->model.model->warnings()) outcome->modelWarnings.append(QString::fromStdString(w));
       QElapsedTimer timer;
       timer.start();
       attn::models::CaptionOptions options;

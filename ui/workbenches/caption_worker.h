@@ -77,9 +77,10 @@ struct CaptionOutcome {
   std::shared_ptr<const attn::models::CaptionRun> run;
   std::shared_ptr<const CaptionMaps> maps;  // the best hypothesis' at the request's sigma
   std::optional<attn::Error> error;         // the run was refused (nothing else is set)
+  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
   double runMs = 0.0;
   bool ok() const { return run != nullptr; }
-  QStringList warnings() const;
+  QStringList warnings() const;  // the model's, then the run's
 };
 
 // The maps of hypothesis `h` of a run (pure; the worker and attnscope-cli caption call it).

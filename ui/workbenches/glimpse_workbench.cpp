@@ -811,6 +811,37 @@ void GlimpseWorkbench::startLoad(GlimpseSource source) {
 
 QString GlimpseWorkbench::imagePath() const { return image_ ? image_->path : QString(); }
 
+attn::io::GlimpseSection GlimpseWorkbench::state() const {
+  attn::io::GlimpseSection s;
+  if (pendingState_) s = *pendingState_;
+  s.write_mode = writeMode_;
+  s.edit_stn = editStnRadio_->isChecked();
+  if (pendingState_ || !image_) return s;
+  s.settings = settings_;
+  s.image = {attn::io::ImageRef::Kind::File, image_->path.toStdString()};
+  for (const auto& sample : samples()) {
+    if (sample.resource == image_->path) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
+  }
+  s.image_width = image_->width;
+  s.image_height = image_->height;
+  return s;
+}
+
+void GlimpseWorkbench::applyState(const attn::io::GlimpseSection& state) {
+  setWriteMode(state.write_mode);
+  setEditStn(state.edit_stn);
+  const QString path = state.image.kind == attn::io::ImageRef::Kind::Sample
+                           ? sampleResource(QString::fromStdString(state.image.value))
+                           : QString::fromStdString(state.image.value);
+  if (path.isEmpty()) return;
+  if (image_ && image_->path == path && !isLoading()) {
+    setSettings(state.settings);
+    return;
+  }
+  openWithSettings(path, state.settings);
+  pendingState_ = state;
+}
+
 GlimpseSettings GlimpseWorkbench::rescaled(const GlimpseSettings& settings, int fromW, int fromH, int toW, int toH) const {
   GlimpseSettings out = settings;
   if (fromW <= 0 || fromH <= 0) return out;
@@ -828,6 +859,7 @@ GlimpseSettings GlimpseWorkbench::rescaled(const GlimpseSettings& settings, int 
 void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
   if (!image || image->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = image->serial;
+  pendingState_.reset();
   loadProgress_->setVisible(false);
   const auto previous = image_;
   image_ = std::move(image);
@@ -870,6 +902,7 @@ void GlimpseWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   loadSettled_ = serial;
   loadProgress_->setVisible(false);
   settingsForLoad_.reset();
+  pendingState_.reset();
   showError(message);
   emit imageFailed(message);
 }

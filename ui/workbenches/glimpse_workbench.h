@@ -9,6 +9,7 @@
 
 #include "attn/error.h"
 #include "attn/glimpse/settings.h"
+#include "attn/io/session.h"
 #include "workbenches/glimpse_worker.h"
 
 #include <QElapsedTimer>
@@ -98,6 +99,14 @@ class GlimpseWorkbench : public QWidget {
   void clearCanvas();
   // Which glimpse the canvas handles edit.
   void setEditStn(bool stn);
+
+  // ---- the session file ----
+  // The image (a sample by key, or a file) with its size, every glimpse parameter, write mode and which
+  // glimpse the handles edit. While applyState's image opens, what it asked for.
+  attn::io::GlimpseSection state() const;
+  // Opens the image with the settings as they are (pixel numbers refer to that image), or sets the settings
+  // when that image is already open. An unknown sample's key changes nothing but the two switches.
+  void applyState(const attn::io::GlimpseSection& state);
 
   // ---- results ----
   quint64 submitted() const { return submitted_; }
@@ -198,6 +207,8 @@ class GlimpseWorkbench : public QWidget {
   QString loadingName_;
   // Settings to apply as they are when load number `first` succeeds (openWithSettings).
   std::optional<std::pair<quint64, attn::glimpse::GlimpseSettings>> settingsForLoad_;
+  // applyState's, while its image opens (state() reports it until the load settles).
+  std::optional<attn::io::GlimpseSection> pendingState_;
   QString lastError_;
 
   attn::glimpse::GlimpseSettings settings_;

@@ -108,7 +108,8 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   QElapsedTimer timer;
   timer.start();
   emit loadProgress(serial, 5, tr("decoding %1").arg(source.name));
-  attn::Result<attn::Image> decoded = attn::fail("nothing to decode", source.name.toStdString());
+  attn::Result<attn::Image> decoded =
+      attn::fail(attn::ErrorKind::OutOfRange, "nothing to decode", source.name.toStdString());
   if (source.bytes.isEmpty() && source.path.startsWith(u':')) {
     QFile resource(source.path);
     if (!resource.open(QIODevice::ReadOnly)) {

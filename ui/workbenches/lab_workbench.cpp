@@ -85,18 +85,11 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
     heatmap_->setCursor(Qt::BusyCursor);
   });
 
-  const SidePanelFrame frame = makeSidePanelFrame(this, u"labSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  const SidePanelFrame frame = makeWorkbenchFrame(
+      this, u"labSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); },
+      [this](QWidget* area) { buildMainArea(area); });
   splitter_ = frame.splitter;
   sideScroll_ = frame.scroll;
-  QWidget* panel = frame.panel;
-  sideScroll_->setMinimumWidth(std::max(panel->sizeHint().width() + 12, 320));
-
-  auto* area = new QWidget(splitter_);
-  buildMainArea(area);
-  splitter_->addWidget(sideScroll_);
-  splitter_->addWidget(area);
-  splitter_->setStretchFactor(0, 0);
-  splitter_->setStretchFactor(1, 1);
 
   setParamsToWidgets(LabParams{});
   queryEdit_->setText(fromView(attn::lab::kDefaultQuery));
@@ -462,6 +455,22 @@ void LabWorkbench::setRequest(const attn::lab::LabRequest& request) {
   post();
 }
 
+attn::io::LabSection LabWorkbench::state() const {
+  attn::io::LabSection s;
+  s.request = request();
+  s.colormap = render::colormapInfo(colormap_).key;
+  s.unit_range = rangeMode_ == render::RangeMode::Unit;
+  s.map = pendingMap_ >= 0 ? pendingMap_ : std::max(0, currentMap_);
+  return s;
+}
+
+void LabWorkbench::applyState(const attn::io::LabSection& state) {
+  if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
+  setRangeMode(state.unit_range ? render::RangeMode::Unit : render::RangeMode::Data);
+  pendingMap_ = state.map;
+  setRequest(state.request);
+}
+
 void LabWorkbench::post() { submitRequest(request()); }
 
 void LabWorkbench::submitRequest(attn::lab::LabRequest request, const QString& origin) {
@@ -549,7 +558,11 @@ void LabWorkbench::applyPending() {
 
   const auto& trace = outcome_->result->trace;
   const int count = int(trace.size());
-  const int keep = sameShape && currentMap_ >= 0 && currentMap_ < count ? currentMap_ : 0;
+  int keep = sameShape && currentMap_ >= 0 && currentMap_ < count ? currentMap_ : 0;
+  if (pendingMap_ >= 0 && shown_ == submitted_) {  // the result of applyState's request
+    if (pendingMap_ < count) keep = pendingMap_;
+    pendingMap_ = -1;
+  }
   {
     const QSignalBlocker block(mapBox_);
     mapBox_->clear();

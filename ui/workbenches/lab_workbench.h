@@ -4,6 +4,7 @@
 // never waits for the engine.
 #pragma once
 
+#include "attn/io/session.h"
 #include "attn/lab/lab.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
@@ -49,6 +50,10 @@ class LabWorkbench : public QWidget {
   attn::lab::LabRequest request() const;
   // Sets every widget from `request` and runs it once.
   void setRequest(const attn::lab::LabRequest& request);
+  // The tab as a session file keeps it: the request, the colour map, the range and the map in view.
+  attn::io::LabSection state() const;
+  // Sets every widget from `state` and runs it; the map in view follows when that run's maps are shown.
+  void applyState(const attn::io::LabSection& state);
   // Runs `request` as given (bytes untouched, so the engine reports bad UTF-8 with its offset); the
   // widgets are not changed. `origin` prefixes error messages (a file name), may be empty.
   void submitRequest(attn::lab::LabRequest request, const QString& origin = {});
@@ -129,6 +134,7 @@ class LabWorkbench : public QWidget {
   std::shared_ptr<const LabOutcome> pending_;
   std::shared_ptr<const LabOutcome> outcome_;
   int currentMap_ = -1;
+  int pendingMap_ = -1;  // applyState's map, shown with the result of the request it set
   QString lastError_;
   QString runSummary_;
   render::Colormap colormap_ = render::Colormap::Viridis;

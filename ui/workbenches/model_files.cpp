@@ -20,25 +20,32 @@ QString tr(const char* text) { return QCoreApplication::translate("ModelFiles", 
 
 }  // namespace
 
-attn::Error modelFileError(const QString& file, const QString& reason, std::int64_t offset) {
-  return attn::Error{file.toStdString(), offset, -1, reason.toStdString()};
+attn::Error modelFileError(attn::ErrorKind kind, const QString& file, const QString& reason, std::int64_t offset) {
+  return attn::Error{file.toStdString(), offset, -1, reason.toStdString(), kind};
 }
 
 attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
   QFile file(path);
   if (!file.exists()) {
-    return std::unexpected(modelFileError(path, tr("missing: a model folder holds config.json and model.safetensors")));
+    return std::unexpected(
+        modelFileError(attn::ErrorKind::Io, path,
+                       tr("missing: a model folder holds config.json and model.safetensors")));
   }
-  if (!file.open(QIODevice::ReadOnly)) return std::unexpected(modelFileError(path, file.errorString()));
+  if (!file.open(QIODevice::ReadOnly)) {
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, path, file.errorString()));
+  }
   ModelConfigFile out;
   out.bytes = file.readAll();
   QJsonParseError parseError;
   const QJsonDocument doc = QJsonDocument::fromJson(out.bytes, &parseError);
   if (parseError.error != QJsonParseError::NoError) {
     return std::unexpected(
-        modelFileError(path, tr("not valid JSON (%1)").arg(parseError.errorString()), parseError.offset));
+        modelFileError(attn::ErrorKind::Malformed, path, tr("not valid JSON (%1)").arg(parseError.errorString()),
+                       parseError.offset));
   }
-  if (!doc.isObject()) return std::unexpected(modelFileError(path, tr("expected a JSON object")));
+  if (!doc.isObject()) {
+    return std::unexpected(modelFileError(attn::ErrorKind::Malformed, path, tr("expected a JSON object")));
+  }
   const QJsonObject object = doc.object();
   const QJsonValue architectures = object.value(u"architectures"_s);
   if (architectures.isArray() && !architectures.toArray().isEmpty()) {
@@ -51,7 +58,8 @@ attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
 attn::Result<attn::io::SafeTensors> readWeightsInMemory(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) {
-    return std::unexpected(modelFileError(path, tr("missing from the build: %1").arg(file.errorString())));
+    return std::unexpected(
+        modelFileError(attn::ErrorKind::Io, path, tr("missing from the build: %1").arg(file.errorString())));
   }
   const QByteArray raw = file.readAll();
   std::vector<std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(raw.constData()),
@@ -75,7 +83,9 @@ QString modelFolderOf(const QString& path) {
 
 attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOrFolder,
                                                            const std::vector<BundledModel>& bundled) {
-  if (nameOrFolder.trimmed().isEmpty()) return std::unexpected(modelFileError(QString(), tr("no model given")));
+  if (nameOrFolder.trimmed().isEmpty()) {
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, QString(), tr("no model given")));
+  }
   if (nameOrFolder.contains(u'/') || nameOrFolder.contains(u'\\')) return std::optional<BundledModel>();
   for (const auto& model : bundled) {
     if (model.key == nameOrFolder) return std::optional<BundledModel>(model);
@@ -84,18 +94,19 @@ attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOr
   QStringList keys;
   for (const auto& model : bundled) keys.append(model.key);
   return std::unexpected(modelFileError(
-      nameOrFolder, keys.isEmpty() ? tr("no such bundled model or folder (this build bundles no models)")
-                                   : tr("no such bundled model or folder; the bundled models are %1")
-                                         .arg(keys.join(u", "_s))));
+      attn::ErrorKind::Io, nameOrFolder,
+      keys.isEmpty() ? tr("no such bundled model or folder (this build bundles no models)")
+                     : tr("no such bundled model or folder; the bundled models are %1").arg(keys.join(u", "_s))));
 }
 
 attn::Result<ModelFolder> openModelFolder(const QString& path) {
   ModelFolder out;
   out.folder = modelFolderOf(path);
   const QFileInfo info(out.folder);
-  if (!info.exists()) return std::unexpected(modelFileError(path, tr("no such folder")));
+  if (!info.exists()) return std::unexpected(modelFileError(attn::ErrorKind::Io, path, tr("no such folder")));
   if (!info.isDir()) {
-    return std::unexpected(modelFileError(path, tr("not a model folder (config.json and model.safetensors)")));
+    return std::unexpected(
+        modelFileError(attn::ErrorKind::Io, path, tr("not a model folder (config.json and model.safetensors)")));
   }
   out.name = info.fileName();
   out.configPath = QDir(out.folder).filePath(u"config.json"_s);

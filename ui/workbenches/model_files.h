@@ -19,7 +19,7 @@
 
 namespace attn::ui {
 
-attn::Error modelFileError(const QString& file, const QString& reason, std::int64_t offset = -1);
+attn::Error modelFileError(attn::ErrorKind kind, const QString& file, const QString& reason, std::int64_t offset = -1);
 
 struct ModelConfigFile {
   QByteArray bytes;      // the whole file, for the engine's own parser

@@ -53,12 +53,26 @@ SidePanelFrame makeSidePanelFrame(QWidget* owner, const QString& panelName,
   return f;
 }
 
+SidePanelFrame makeWorkbenchFrame(QWidget* owner, const QString& panelName,
+                                  const std::function<void(QWidget*)>& buildPanel,
+                                  const std::function<void(QWidget*)>& buildArea) {
+  SidePanelFrame f = makeSidePanelFrame(owner, panelName, buildPanel);
+  f.scroll->setMinimumWidth(std::max(f.panel->sizeHint().width() + 12, 320));
+  auto* area = new QWidget(f.splitter);
+  buildArea(area);
+  f.splitter->addWidget(f.scroll);
+  f.splitter->addWidget(area);
+  f.splitter->setStretchFactor(0, 0);
+  f.splitter->setStretchFactor(1, 1);
+  return f;
+}
+
 bool InputEdit::canInsertFromMimeData(const QMimeData* source) const {
   return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
 }
 
 attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString()};
+  return attn::Error{path.toStdString(), -1, -1, reason.toStdString(), attn::ErrorKind::Io};
 }
 
 QLabel* makeMessageStrip(QWidget* parent, const QString& objectName, MessageStrip kind) {

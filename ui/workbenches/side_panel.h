@@ -33,6 +33,12 @@ struct SidePanelFrame {
 SidePanelFrame makeSidePanelFrame(QWidget* owner, const QString& panelName,
                                   const std::function<void(QWidget*)>& build);
 
+// The usual workbench: the side panel on the left (as wide as its contents ask, at least 320 px) and, filled
+// by `buildArea`, the main area on the right taking every extra pixel.
+SidePanelFrame makeWorkbenchFrame(QWidget* owner, const QString& panelName,
+                                  const std::function<void(QWidget*)>& buildPanel,
+                                  const std::function<void(QWidget*)>& buildArea);
+
 // A text box for a workbench's input that leaves file drops to the main window (which opens them).
 class InputEdit : public QPlainTextEdit {
  public:

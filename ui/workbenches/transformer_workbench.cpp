@@ -91,17 +91,11 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
   applyTimer_.setInterval(0);
   connect(&applyTimer_, &QTimer::timeout, this, &TransformerWorkbench::applyPending);
 
-  const SidePanelFrame frame =
-      makeSidePanelFrame(this, u"transformerSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  const SidePanelFrame frame = makeWorkbenchFrame(
+      this, u"transformerSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); },
+      [this](QWidget* area) { buildMainArea(area); });
   splitter_ = frame.splitter;
   sideScroll_ = frame.scroll;
-  sideScroll_->setMinimumWidth(std::max(frame.panel->sizeHint().width() + 12, 320));
-  auto* area = new QWidget(splitter_);
-  buildMainArea(area);
-  splitter_->addWidget(sideScroll_);
-  splitter_->addWidget(area);
-  splitter_->setStretchFactor(0, 0);
-  splitter_->setStretchFactor(1, 1);
   updateInputControls();
 }
 
@@ -416,6 +410,7 @@ bool TransformerWorkbench::isModelOrDumpPath(const QString& path) {
 
 void TransformerWorkbench::openPath(const QString& path) {
   ++loadRequested_;
+  requestedSource_ = path;
   loadingPath_ = path;
   setLoadingUi(true);
   loadNote_->setText(tr("Opening %1\u2026").arg(QFileInfo(path).fileName()));
@@ -450,6 +445,7 @@ bool TransformerWorkbench::openDemo() {
     demoDir_ = std::move(dir);
   }
   openPath(demoDir_->filePath(demoModelKey()));  // the example text follows with the model
+  requestedSource_ = demoModelKey();
   return true;
 }
 
@@ -511,6 +507,9 @@ void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, 
   if (cancelled) {
     loadNote_->setText(source_ ? tr("Loading %1 cancelled; %2 stays open.").arg(name, source_->name)
                                : tr("Loading %1 cancelled.").arg(name));
+    requestedSource_ = !source_ ? QString()
+                       : demoDir_ && source_->path == demoDir_->filePath(demoModelKey()) ? demoModelKey()
+                                                                                          : source_->path;
     setLoadingUi(false);
     emit statusMessage(loadNote_->text(), 6000);
     emit sourceFailed(tr("cancelled"));
@@ -519,6 +518,9 @@ void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, 
   loadNote_->clear();
   setLoadingUi(false);
   lastError_ = message;
+  requestedSource_ = !source_ ? QString()
+                     : demoDir_ && source_->path == demoDir_->filePath(demoModelKey()) ? demoModelKey()
+                                                                                        : source_->path;
   showError(source_ ? tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.").arg(name, message, source_->name)
                     : tr("Cannot open %1: %2").arg(name, message));
   emit statusMessage(tr("Cannot open %1: %2").arg(name, message), 0);
@@ -566,6 +568,7 @@ bool TransformerWorkbench::openSample(const QString& key) {
   if (resource.isEmpty()) return false;
   const int index = sampleBox_->findData(key);
   if (index >= 0) sampleBox_->setCurrentIndex(index);
+  requestedImage_ = resource;
   ++imageRequested_;
   worker_->loadImage(imageRequested_, resource, QFileInfo(resource).fileName());
   return true;
@@ -573,6 +576,7 @@ bool TransformerWorkbench::openSample(const QString& key) {
 
 void TransformerWorkbench::openImage(const QString& path) {
   ++imageRequested_;
+  requestedImage_ = path;
   worker_->loadImage(imageRequested_, path, QFileInfo(path).fileName());
 }
 
@@ -590,6 +594,7 @@ void TransformerWorkbench::onImageLoaded(std::shared_ptr<const VisionInput> imag
 void TransformerWorkbench::onImageFailed(quint64 serial, const QString& message) {
   if (serial != imageRequested_) return;
   lastError_ = message;
+  requestedImage_ = image_ ? image_->path : QString();
   showError(tr("Cannot open the image: %1. The previous image stays.").arg(message));
   emit statusMessage(tr("Cannot open the image: %1").arg(message), 0);
 }
@@ -677,6 +682,11 @@ void TransformerWorkbench::applyPending() {
   const auto* layer = next->trace->find(next->stage, std::clamp(layer_, 0, std::max(0, layers - 1)));
   const int heads = layer ? layer->maps.heads() : 0;
   selectHead(std::clamp(layer_, 0, std::max(0, layers - 1)), std::clamp(head_, 0, std::max(0, heads - 1)));
+  // The selection of applyState, on the first result of what it set.
+  if (pendingLayer_ >= 0 && next->generation == submitted_ && !isLoading()) {
+    selectHead(pendingLayer_, pendingHead_);
+    pendingLayer_ = pendingHead_ = -1;
+  }
   updateMatrix();
   updateOverlay();
   updatePredictions();
@@ -812,6 +822,98 @@ void TransformerWorkbench::updateSelectionLabel() {
     text += tr(" \u00b7 entropy %1 \u00b7 mean distance %2").arg(double(s->entropy), 0, 'f', 3).arg(double(s->mean_distance), 0, 'f', 2);
   }
   selectionLabel_->setText(text);
+}
+
+attn::io::TransformerSection TransformerWorkbench::state() const {
+  using Section = attn::io::TransformerSection;
+  Section s;
+  s.source = requestedSource_.toStdString();
+  s.text = text().toStdString();
+  s.pair = pairEdit_->text().toStdString();
+  const QString image = requestedImage_.isEmpty() ? GlimpseWorkbench::sampleResource(sampleBox_->currentData().toString())
+                                                  : requestedImage_;
+  s.image = {attn::io::ImageRef::Kind::File, image.toStdString()};
+  for (const auto& sample : GlimpseWorkbench::samples()) {
+    if (sample.resource == image) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
+  }
+  s.layer = pendingLayer_ >= 0 ? pendingLayer_ : layer_;
+  s.head = pendingLayer_ >= 0 ? pendingHead_ : head_;
+  switch (currentView()) {
+    case View::Head: s.view = Section::View::Head; break;
+    case View::Model: s.view = Section::View::Model; break;
+    case View::Statistics: s.view = Section::View::Statistics; break;
+    case View::Overlay: s.view = Section::View::Overlay; break;
+    case View::Matrix: s.view = Section::View::Matrix; break;
+  }
+  switch (matrixMode()) {
+    case MatrixMode::Head: s.matrix = Section::Matrix::Head; break;
+    case MatrixMode::LayerMean: s.matrix = Section::Matrix::LayerMean; break;
+    case MatrixMode::Rollout: s.matrix = Section::Matrix::Rollout; break;
+  }
+  switch (attn::analysis::HeadFusion(fusionBox_->currentData().toInt())) {
+    case attn::analysis::HeadFusion::Mean: s.fusion = Section::Fusion::Mean; break;
+    case attn::analysis::HeadFusion::Max: s.fusion = Section::Fusion::Max; break;
+    case attn::analysis::HeadFusion::Min: s.fusion = Section::Fusion::Min; break;
+  }
+  // The spin boxes' own values: a float on the way would turn 0.3 into 0.30000001.
+  s.discard_ratio = discardSpin_->value();
+  s.residual = residualSpin_->value();
+  s.overlay = OverlaySource(overlaySourceBox_->currentData().toInt()) == OverlaySource::Head ? Section::Overlay::Head
+                                                                                             : Section::Overlay::Rollout;
+  s.overlay_alpha = alphaSlider_->value() / 100.0;
+  s.line_threshold = thresholdSpin_->value();
+  s.colormap = render::colormapInfo(colormap_).key;
+  return s;
+}
+
+void TransformerWorkbench::applyState(const attn::io::TransformerSection& state) {
+  using Section = attn::io::TransformerSection;
+  if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
+  setMatrixMode(state.matrix == Section::Matrix::Rollout     ? MatrixMode::Rollout
+                : state.matrix == Section::Matrix::LayerMean ? MatrixMode::LayerMean
+                                                             : MatrixMode::Head);
+  setOverlaySource(state.overlay == Section::Overlay::Head ? OverlaySource::Head : OverlaySource::Rollout);
+  setOverlayAlpha(state.overlay_alpha);
+  thresholdSpin_->setValue(state.line_threshold);
+  {
+    const QSignalBlocker a(fusionBox_), b(discardSpin_), c(residualSpin_), d(textEdit_), e(pairEdit_);
+    const auto fusion = state.fusion == Section::Fusion::Max   ? attn::analysis::HeadFusion::Max
+                        : state.fusion == Section::Fusion::Min ? attn::analysis::HeadFusion::Min
+                                                               : attn::analysis::HeadFusion::Mean;
+    fusionBox_->setCurrentIndex(std::max(0, fusionBox_->findData(int(fusion))));
+    discardSpin_->setValue(state.discard_ratio);
+    residualSpin_->setValue(state.residual);
+    textEdit_->setPlainText(QString::fromStdString(state.text));
+    pairEdit_->setText(QString::fromStdString(state.pair));
+  }
+  switch (state.view) {
+    case Section::View::Head: setView(View::Head); break;
+    case Section::View::Model: setView(View::Model); break;
+    case Section::View::Statistics: setView(View::Statistics); break;
+    case Section::View::Overlay: setView(View::Overlay); break;
+    case Section::View::Matrix: setView(View::Matrix); break;
+  }
+  pendingLayer_ = state.layer;
+  pendingHead_ = state.head;
+  const QString image = state.image.kind == attn::io::ImageRef::Kind::Sample
+                            ? GlimpseWorkbench::sampleResource(QString::fromStdString(state.image.value))
+                            : QString::fromStdString(state.image.value);
+  if (!image.isEmpty() && image != requestedImage_) {
+    if (state.image.kind == attn::io::ImageRef::Kind::Sample) {
+      openSample(QString::fromStdString(state.image.value));
+    } else {
+      openImage(image);
+    }
+  }
+  const QString source = QString::fromStdString(state.source);
+  if (!source.isEmpty() && source != requestedSource_) {
+    if (source == demoModelKey()) {
+      openDemo();
+    } else {
+      openPath(source);
+    }
+  }
+  post();  // a fresh result for the selection; a source still loading runs when it is in
 }
 
 void TransformerWorkbench::setMatrixMode(MatrixMode mode) {

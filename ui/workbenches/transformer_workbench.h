@@ -11,6 +11,7 @@
 
 #include "attn/analysis/attention_analysis.h"
 #include "attn/error.h"
+#include "attn/io/session.h"
 #include "render/colormap.h"
 #include "workbenches/transformer_worker.h"
 
@@ -108,6 +109,14 @@ class TransformerWorkbench : public QWidget {
   render::Colormap colormap() const { return colormap_; }
   void setSidePanelVisible(bool visible);
   bool isSidePanelVisible() const;
+
+  // ---- the session file ----
+  // The model or dump (open or opening; the demo by its key), the input, the photo, the selection, the view
+  // and every matrix and display option.
+  attn::io::TransformerSection state() const;
+  // Sets the widgets, opens the source and the photo when they differ from what is open, and runs; the
+  // layer and head follow with the first result of that run. An empty source leaves the open one open.
+  void applyState(const attn::io::TransformerSection& state);
 
   // ---- results ----
   quint64 submitted() const { return submitted_; }
@@ -212,6 +221,10 @@ class TransformerWorkbench : public QWidget {
   QString runSummary_;
   int layer_ = 0;
   int head_ = 0;
+  QString requestedSource_;  // the source open or opening: a folder, a dump or demoModelKey()
+  QString requestedImage_;   // the photo open or opening: a file or a ":/" resource
+  int pendingLayer_ = -1;    // applyState's selection, applied with the first result after it
+  int pendingHead_ = -1;
   bool selecting_ = false;
   bool matrixActive_ = false;  // the last view used was the matrix (File > Export View)
   render::Colormap colormap_ = render::Colormap::Viridis;

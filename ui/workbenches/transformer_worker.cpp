@@ -170,6 +170,7 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
                               .arg(layers)
                               .arg(first.maps.heads())
                               .arg(dump->trace.tokens.size());
+    for (const auto& w : dump->warnings) source->warnings.append(fromStd(w));
     source->dump = std::make_shared<const attn::LayeredTrace>(std::move(dump->trace));
   } else {
     // A file inside a model folder (config.json, model.safetensors) stands for its folder; anything else
@@ -204,7 +205,7 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
 }
 
 void TransformerWorker::runImage(quint64 serial, const QString& path, const QString& name) {
-  attn::Result<attn::Image> decoded = attn::fail("nothing to decode", name.toStdString());
+  attn::Result<attn::Image> decoded = attn::fail(attn::ErrorKind::OutOfRange, "nothing to decode", name.toStdString());
   if (path.startsWith(u':')) {
     QFile resource(path);
     if (!resource.open(QIODevice::ReadOnly)) {
@@ -267,7 +268,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       run->attention = *source_->dump;
       run->special_positions = source_->dumpSpecial;
     } else {
-      attn::Result<attn::models::TransformerRun> result = attn::fail("no model loaded");
+      attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no model loaded");
       auto options = request.run;
       const int layers = source_->model->config().layers;
       const bool preview = request.previewLayer >= 0 && request.previewLayer < layers;
@@ -301,7 +302,8 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       };
       if (source_->isVision()) {
         if (!request.image || !request.image->image) {
-          outcome->error = attn::Error{{}, -1, -1, "open an image: this is a vision transformer"};
+          outcome->error =
+              attn::Error{{}, -1, -1, "open an image: this is a vision transformer", attn::ErrorKind::Mismatch};
           return outcome;
         }
         result = session_->run_image(*request.image->image, options);

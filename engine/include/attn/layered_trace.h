@@ -67,6 +67,9 @@ class HeadStack {
   Matrix mean() const;
   // Stores m (rows x cols) as head `head`, converting to the stack's precision.
   void set_head(int head, const MatrixCRef& m);
+  // How many weights of every head are NaN or infinite (from non-finite model weights, or a dump that holds
+  // them): the views say so rather than draw such a map as if it were fine.
+  std::int64_t nonfinite() const;
 
  private:
   int heads_ = 0;

@@ -40,30 +40,39 @@ void discard_lowest(Matrix& a, float ratio) {
 
 Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options) {
   if (!(options.discard_ratio >= 0.0f && options.discard_ratio < 1.0f)) {
-    return fail("rollout: the discard ratio must be in [0, 1), not " + std::to_string(options.discard_ratio));
+    return fail(ErrorKind::OutOfRange,
+                "rollout: the discard ratio must be in [0, 1), not " + std::to_string(options.discard_ratio));
   }
   if (!(options.residual >= 0.0f && options.residual <= 1.0f)) {
-    return fail("rollout: the residual weight must be in [0, 1], not " + std::to_string(options.residual));
+    return fail(ErrorKind::OutOfRange,
+                "rollout: the residual weight must be in [0, 1], not " + std::to_string(options.residual));
   }
   const int count = trace.layer_count(options.stage);
-  if (count == 0) return fail("rollout: the trace has no " + std::string(to_string(options.stage)) + " layers");
+  if (count == 0) {
+    return fail(ErrorKind::Mismatch, "rollout: the trace has no " + std::string(to_string(options.stage)) + " layers");
+  }
   const int last = options.last_layer < 0 ? count - 1 : options.last_layer;
   if (options.first_layer < 0 || options.first_layer > last || last >= count) {
-    return fail("rollout: layers " + std::to_string(options.first_layer + 1) + " to " + std::to_string(last + 1) +
-                " are not within the trace's " + std::to_string(count));
+    return fail(ErrorKind::OutOfRange,
+                "rollout: layers " + std::to_string(options.first_layer + 1) + " to " + std::to_string(last + 1) +
+                    " are not within the trace's " + std::to_string(count));
   }
   Matrix result;
   for (int l = options.first_layer; l <= last; ++l) {
     const LayerAttention* layer = trace.find(options.stage, l);
-    if (!layer || layer->maps.empty()) return fail("rollout: layer " + std::to_string(l + 1) + " is missing");
+    if (!layer || layer->maps.empty()) {
+      return fail(ErrorKind::Mismatch, "rollout: layer " + std::to_string(l + 1) + " is missing");
+    }
     const HeadStack& stack = layer->maps;
     if (stack.rows() != stack.cols()) {
-      return fail("rollout: layer " + std::to_string(l + 1) + " is " + std::to_string(stack.rows()) + " x " +
-                  std::to_string(stack.cols()) + "; rollout needs self-attention (square maps)");
+      return fail(ErrorKind::Mismatch,
+                  "rollout: layer " + std::to_string(l + 1) + " is " + std::to_string(stack.rows()) + " x " +
+                      std::to_string(stack.cols()) + "; rollout needs self-attention (square maps)");
     }
     if (result.size() != 0 && result.rows() != stack.rows()) {
-      return fail("rollout: layer " + std::to_string(l + 1) + " has " + std::to_string(stack.rows()) +
-                  " tokens where the layers before it have " + std::to_string(result.rows()));
+      return fail(ErrorKind::Mismatch,
+                  "rollout: layer " + std::to_string(l + 1) + " has " + std::to_string(stack.rows()) +
+                      " tokens where the layers before it have " + std::to_string(result.rows()));
     }
     Matrix a = fuse(stack, options.fusion);
     discard_lowest(a, options.discard_ratio);

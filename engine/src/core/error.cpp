@@ -2,6 +2,21 @@
 
 namespace attn {
 
+std::string_view to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Malformed: return "malformed";
+    case ErrorKind::Io: return "io";
+    case ErrorKind::Truncated: return "truncated";
+    case ErrorKind::Encoding: return "encoding";
+    case ErrorKind::Unsupported: return "unsupported";
+    case ErrorKind::TooLarge: return "too-large";
+    case ErrorKind::OutOfRange: return "out-of-range";
+    case ErrorKind::Mismatch: return "mismatch";
+    case ErrorKind::Cancelled: return "cancelled";
+  }
+  return "malformed";
+}
+
 std::string Error::message() const {
   std::string out;
   if (!file.empty()) out += file;

@@ -28,6 +28,10 @@ std::string quote(std::string_view s);
 // error's own offset and line say where).
 std::string json_reason(const nlohmann::json::exception& e);
 
+// Encoding when nlohmann refused the text for its UTF-8 (an ill-formed byte, a lone surrogate escape),
+// Malformed for everything else.
+ErrorKind json_error_kind(const nlohmann::json::exception& e);
+
 // The byte of `text` a parse error is at (e.byte counts the characters read, the offending one included).
 std::int64_t parse_error_offset(const nlohmann::json::parse_error& e, std::string_view text);
 
@@ -44,12 +48,12 @@ class JsonKeys {
  public:
   JsonKeys(const nlohmann::json& root, std::string_view text, std::string file);
 
-  std::unexpected<Error> error(std::string_view key, std::string reason) const;
-  std::unexpected<Error> error(std::string reason) const;
+  std::unexpected<Error> error(ErrorKind kind, std::string_view key, std::string reason) const;
+  std::unexpected<Error> error(ErrorKind kind, std::string reason) const;
   // The value, or null when the key is absent or null.
   const nlohmann::json* find(std::string_view key) const;
 
-  // A whole number in [lo, hi].
+  // A whole number in [lo, hi]: below lo is OutOfRange, above hi TooLarge.
   Result<int> whole_or(std::string_view key, int fallback, std::int64_t lo = 1,
                        std::int64_t hi = kMaxConfigSize) const;
   Result<bool> boolean_or(std::string_view key, bool fallback) const;
@@ -78,7 +82,7 @@ auto read_json_config(std::string_view text, const std::string& file, Read&& rea
   try {
     return read(Keys(*root, text, file));
   } catch (const nlohmann::json::exception& e) {
-    return fail("unexpected JSON: " + json_reason(e), file);
+    return fail(ErrorKind::Malformed, "unexpected JSON: " + json_reason(e), file);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -90,6 +91,21 @@ Matrix HeadStack::head(int h) const {
   return Eigen::Map<const Eigen::Matrix<Eigen::half, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(f16(h), rows_,
                                                                                                       cols_)
       .cast<float>();
+}
+
+std::int64_t HeadStack::nonfinite() const {
+  const std::size_t n = static_cast<std::size_t>(rows_) * static_cast<std::size_t>(cols_);
+  std::int64_t count = 0;
+  for (int h = 0; h < heads_; ++h) {
+    if (precision_ == Precision::F32) {
+      const float* p = f32(h);
+      for (std::size_t i = 0; i < n; ++i) count += std::isfinite(p[i]) ? 0 : 1;
+    } else {
+      const Eigen::half* p = f16(h);
+      for (std::size_t i = 0; i < n; ++i) count += (Eigen::numext::isfinite)(p[i]) ? 0 : 1;
+    }
+  }
+  return count;
 }
 
 Matrix HeadStack::mean() const {

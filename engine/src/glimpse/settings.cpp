@@ -1,5 +1,7 @@
 #include "attn/glimpse/settings.h"
 
+#include "../core/json_config.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -58,16 +60,24 @@ Result<std::vector<Item>> split_spec(std::string_view spec, const std::string& w
     if (!item.empty()) {  // empty items (a trailing comma, ",,") are skipped
       const std::size_t eq = spec.find('=', item_at);
       if (eq == std::string_view::npos || eq >= end) {
-        return fail("expected key=value, got " + in_quotes(item), what, static_cast<std::int64_t>(item_at));
+        return fail(ErrorKind::Malformed,
+                    "expected key=value, got " + in_quotes(item), what, static_cast<std::int64_t>(item_at));
       }
       std::size_t key_at = item_at;
       const std::string_view key = trimmed(spec, key_at, eq);
-      if (key.empty()) return fail("a value has no key before '='", what, static_cast<std::int64_t>(item_at));
+      if (key.empty()) {
+        return fail(ErrorKind::Malformed, "a value has no key before '='", what, static_cast<std::int64_t>(item_at));
+      }
       std::size_t value_at = eq + 1;
       const std::string_view value = trimmed(spec, value_at, end);
-      if (value.empty()) return fail(in_quotes(key) + " has no value", what, static_cast<std::int64_t>(eq + 1));
+      if (value.empty()) {
+        return fail(ErrorKind::Malformed, in_quotes(key) + " has no value", what, static_cast<std::int64_t>(eq + 1));
+      }
       for (const Item& seen : items) {
-        if (seen.key == key) return fail(in_quotes(key) + " is given twice", what, static_cast<std::int64_t>(key_at));
+        if (seen.key == key) {
+          return fail(ErrorKind::Malformed,
+                      in_quotes(key) + " is given twice", what, static_cast<std::int64_t>(key_at));
+        }
       }
       items.push_back({key, value, static_cast<std::int64_t>(key_at), static_cast<std::int64_t>(value_at)});
     }
@@ -86,13 +96,15 @@ std::optional<double> to_number(std::string_view text) {
 
 Result<double> number(const Item& item, const std::string& what) {
   if (const auto v = to_number(item.value)) return *v;
-  return fail(in_quotes(item.key) + " needs a number, got " + in_quotes(item.value), what, item.value_at);
+  return fail(ErrorKind::Malformed,
+              in_quotes(item.key) + " needs a number, got " + in_quotes(item.value), what, item.value_at);
 }
 
 Result<int> whole(const Item& item, int lo, int hi, const std::string& what) {
   const auto v = to_number(item.value);
   if (!v || *v != std::floor(*v) || *v < lo || *v > hi) {
-    return fail(in_quotes(item.key) + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+    return fail(ErrorKind::OutOfRange,
+                in_quotes(item.key) + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
                     ", got " + in_quotes(item.value),
                 what, item.value_at);
   }
@@ -110,7 +122,8 @@ template <class T>
 std::optional<Error> set(Slot<T>& slot, T value, const Item& item, std::string_view what_it_is, const std::string& what) {
   if (slot.by) {
     return Error{what, item.key_at, -1,
-                 in_quotes(item.key) + " and " + in_quotes(slot.by->key) + " both set " + std::string(what_it_is)};
+                 in_quotes(item.key) + " and " + in_quotes(slot.by->key) + " both set " + std::string(what_it_is),
+                 ErrorKind::Malformed};
   }
   slot.value = value;
   slot.by = &item;
@@ -159,8 +172,9 @@ Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, in
     }
     if (is_paper) {
       if (first_pixel) {
-        return fail(in_quotes(k) + " belongs to the paper's parameterisation and cannot be mixed with the pixel one's " +
-                        in_quotes(first_pixel->key),
+        return fail(ErrorKind::Mismatch,
+                    in_quotes(k) + " belongs to the paper's parameterisation and cannot be mixed with the pixel " +
+                        "one's " + in_quotes(first_pixel->key),
                     what, item.key_at);
       }
       if (!first_paper) first_paper = &item;
@@ -191,11 +205,13 @@ Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, in
     }};
     const auto target = std::find_if(kTargets.begin(), kTargets.end(), [&](const Target& t) { return t.key == k; });
     if (target == kTargets.end() && k != "gamma") {
-      return fail("unknown key " + in_quotes(k) + " (Gaussian keys: " + std::string(kGaussianKeys) + ")", what,
+      return fail(ErrorKind::Malformed,
+                  "unknown key " + in_quotes(k) + " (Gaussian keys: " + std::string(kGaussianKeys) + ")", what,
                   item.key_at);
     }
     if (first_paper) {
-      return fail(in_quotes(k) + " belongs to the pixel parameterisation and cannot be mixed with the paper's " +
+      return fail(ErrorKind::Mismatch,
+                  in_quotes(k) + " belongs to the pixel parameterisation and cannot be mixed with the paper's " +
                       in_quotes(first_paper->key),
                   what, item.key_at);
     }
@@ -214,7 +230,9 @@ Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, in
       const bool position = target->slot == &AxisSlots::first || target->slot == &AxisSlots::centre;
       Slot<double>& other = target->slot == &AxisSlots::first ? axis->centre : axis->first;
       if (position && other.by) {
-        return fail(in_quotes(k) + " and " + in_quotes(other.by->key) + " both place the window along " + (is_x ? "x" : "y"),
+        return fail(ErrorKind::Mismatch,
+                    in_quotes(k) + " and " + in_quotes(other.by->key) + " both place the window along " +
+                        (is_x ? "x" : "y"),
                     what, item.key_at);
       }
       if (auto e = set(axis->*(target->slot), *v, item, quantity, what)) return std::unexpected(*e);
@@ -224,7 +242,8 @@ Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, in
   if (first_paper) {
     for (std::size_t i = 0; i < kPaperKeys.size(); ++i) {
       if (!paper[i]) {
-        return fail("the paper's parameterisation needs all five of gx~, gy~, logsigma2, logdelta~, loggamma; " +
+        return fail(ErrorKind::Malformed,
+                    "the paper's parameterisation needs all five of gx~, gy~, logsigma2, logdelta~, loggamma; " +
                         in_quotes(kPaperKeys[i]) + " is missing",
                     what, first_paper->key_at);
       }
@@ -296,7 +315,8 @@ Result<double> angle(const Item& item, const std::string& what) {
     unit = std::numbers::pi / 180.0;
   }
   if (const auto v = to_number(text)) return *v * unit;
-  return fail(in_quotes(item.key) + " needs an angle in radians or with a \"deg\" suffix, got " + in_quotes(item.value),
+  return fail(ErrorKind::Malformed,
+              in_quotes(item.key) + " needs an angle in radians or with a \"deg\" suffix, got " + in_quotes(item.value),
               what, item.value_at);
 }
 
@@ -311,15 +331,19 @@ Result<Theta> theta_list(const Item& item, const std::string& what) {
     const std::string_view part = trimmed(v, at, end);
     const auto offset = item.value_at + static_cast<std::int64_t>(at);
     if (count == theta.size()) {
-      return fail("\"theta\" needs six numbers a;b;c;d;e;f, got more", what, offset);
+      return fail(ErrorKind::Malformed, "\"theta\" needs six numbers a;b;c;d;e;f, got more", what, offset);
     }
     const auto number = to_number(part);
-    if (!number) return fail("\"theta\" needs six numbers a;b;c;d;e;f; " + in_quotes(part) + " is not one", what, offset);
+    if (!number) {
+      return fail(ErrorKind::Malformed,
+                  "\"theta\" needs six numbers a;b;c;d;e;f; " + in_quotes(part) + " is not one", what, offset);
+    }
     theta[count++] = *number;
     start = end + 1;
   }
   if (count != theta.size()) {
-    return fail("\"theta\" needs six numbers a;b;c;d;e;f, got " + std::to_string(count), what, item.value_at);
+    return fail(ErrorKind::Malformed,
+                "\"theta\" needs six numbers a;b;c;d;e;f, got " + std::to_string(count), what, item.value_at);
   }
   return theta;
 }
@@ -337,7 +361,9 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
     if (item.key != "family") continue;
     const auto f = family_named(item.value);
     if (!f) {
-      return fail("\"family\" is " + in_quotes(item.value) + "; expected affine, no-shear, similarity or translation-scale",
+      return fail(ErrorKind::Unsupported,
+                  "\"family\" is " + in_quotes(item.value) +
+                      "; expected affine, no-shear, similarity or translation-scale",
                   what, item.value_at);
     }
     s.family = *f;
@@ -359,8 +385,9 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
             break;
           }
         }
-        return fail(in_quotes(k) + " is not a parameter of the " + std::string(to_string(s.family)) + " family (" + hint +
-                        ")",
+        return fail(ErrorKind::Mismatch,
+                    in_quotes(k) + " is not a parameter of the " + std::string(to_string(s.family)) + " family (" +
+                        hint + ")",
                     what, item.key_at);
       }
       const auto v = k == "rotation" ? angle(item, what) : number(item, what);
@@ -388,7 +415,8 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
       }
     } else if (k == "theta") {
       if (s.family != Family::Affine) {
-        return fail("\"theta\" is a parameter of the affine family only (set family=affine)", what, item.key_at);
+        return fail(ErrorKind::Mismatch,
+                    "\"theta\" is a parameter of the affine family only (set family=affine)", what, item.key_at);
       }
       const auto theta = theta_list(item, what);
       if (!theta) return std::unexpected(theta.error());
@@ -399,16 +427,19 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
       (k == "w" ? s.out_w : s.out_h) = *side;
     } else if (k == "sampling") {
       if (item.value != "bilinear" && item.value != "nearest") {
-        return fail("\"sampling\" is " + in_quotes(item.value) + "; expected bilinear or nearest", what, item.value_at);
+        return fail(ErrorKind::Unsupported,
+                    "\"sampling\" is " + in_quotes(item.value) + "; expected bilinear or nearest", what, item.value_at);
       }
       s.sampler.sampling = item.value == "nearest" ? Sampling::Nearest : Sampling::Bilinear;
     } else if (k == "padding") {
       if (item.value != "zeros" && item.value != "border") {
-        return fail("\"padding\" is " + in_quotes(item.value) + "; expected zeros or border", what, item.value_at);
+        return fail(ErrorKind::Unsupported,
+                    "\"padding\" is " + in_quotes(item.value) + "; expected zeros or border", what, item.value_at);
       }
       s.sampler.padding = item.value == "border" ? Padding::Border : Padding::Zeros;
     } else {
-      return fail("unknown key " + in_quotes(k) +
+      return fail(ErrorKind::Malformed,
+                  "unknown key " + in_quotes(k) +
                       " (STN keys: family, sx, sy, tx, ty, scale, rotation, theta, w, h, sampling, padding)",
                   what, item.key_at);
     }
@@ -439,14 +470,14 @@ class Reader {
 
   const nlohmann::json* object(const nlohmann::json& parent, const std::string& path, const char* key) {
     const nlohmann::json* j = field(parent, path, key);
-    if (j && !j->is_object()) return wrong(path, key, "an object");
+    if (j && !j->is_object()) return wrong(ErrorKind::Malformed, path, key, "an object");
     return j;
   }
   void number(const nlohmann::json& parent, const std::string& path, const char* key, double& out) {
     const nlohmann::json* j = field(parent, path, key);
     if (!j) return;
     if (!j->is_number()) {
-      wrong(path, key, "a number");
+      wrong(ErrorKind::Malformed, path, key, "a number");
       return;
     }
     out = j->get<double>();
@@ -455,7 +486,10 @@ class Reader {
     const nlohmann::json* j = field(parent, path, key);
     if (!j) return;
     if (!j->is_number_integer() || j->get<std::int64_t>() < lo || j->get<std::int64_t>() > hi) {
-      wrong(path, key, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+      const ErrorKind kind = !j->is_number_integer()      ? ErrorKind::Malformed
+                             : j->get<std::int64_t>() < lo ? ErrorKind::OutOfRange
+                                                           : ErrorKind::TooLarge;
+      wrong(kind, path, key, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
       return;
     }
     out = static_cast<int>(j->get<std::int64_t>());
@@ -464,7 +498,7 @@ class Reader {
     const nlohmann::json* j = field(parent, path, key);
     if (!j) return;
     if (!j->is_boolean()) {
-      wrong(path, key, "true or false");
+      wrong(ErrorKind::Malformed, path, key, "true or false");
       return;
     }
     out = j->get<bool>();
@@ -473,7 +507,7 @@ class Reader {
     const nlohmann::json* j = field(parent, path, key);
     if (!j) return std::nullopt;
     if (!j->is_string()) {
-      wrong(path, key, "a string");
+      wrong(ErrorKind::Malformed, path, key, "a string");
       return std::nullopt;
     }
     return j->get<std::string>();
@@ -483,7 +517,7 @@ class Reader {
     if (!j) return;
     if (!j->is_array() || j->size() != out.size() ||
         !std::all_of(j->begin(), j->end(), [](const nlohmann::json& v) { return v.is_number(); })) {
-      wrong(path, key, "an array of six numbers");
+      wrong(ErrorKind::Malformed, path, key, "an array of six numbers");
       return;
     }
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = (*j)[i].get<double>();
@@ -497,8 +531,8 @@ class Reader {
       integer(*a, p, "n", 1, kMaxFilters, out.n);
     }
   }
-  void problem(std::string reason) {
-    if (!error_) error_ = Error{source_, -1, -1, std::move(reason)};
+  void problem(ErrorKind kind, std::string reason) {
+    if (!error_) error_ = Error{source_, -1, -1, std::move(reason), kind};
   }
   const std::optional<Error>& error() const { return error_; }
 
@@ -511,13 +545,13 @@ class Reader {
     if (error_) return nullptr;
     const auto it = parent.find(key);
     if (it == parent.end()) {
-      problem("field \"" + dotted(path, key) + "\" is missing");
+      problem(ErrorKind::Malformed, "field \"" + dotted(path, key) + "\" is missing");
       return nullptr;
     }
     return &*it;
   }
-  const nlohmann::json* wrong(const std::string& path, const char* key, const std::string& expected) {
-    problem("field \"" + dotted(path, key) + "\" must be " + expected);
+  const nlohmann::json* wrong(ErrorKind kind, const std::string& path, const char* key, const std::string& expected) {
+    problem(kind, "field \"" + dotted(path, key) + "\" must be " + expected);
     return nullptr;
   }
 
@@ -590,21 +624,24 @@ Result<GlimpseSettings> glimpse_settings_from_json(std::string_view json, std::s
     j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::parse_error& e) {
     const auto at = e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : -1;
-    return fail("not valid JSON: " + parse_problem(e.what()), what, std::min<std::int64_t>(at, std::ssize(json)));
+    return fail(detail::json_error_kind(e), "not valid JSON: " + parse_problem(e.what()), what,
+                std::min<std::int64_t>(at, std::ssize(json)));
   } catch (const std::exception& e) {
-    return fail(std::string("not valid JSON: ") + e.what(), what);
+    return fail(ErrorKind::Malformed, std::string("not valid JSON: ") + e.what(), what);
   }
-  if (!j.is_object()) return fail("not a JSON object", what);
+  if (!j.is_object()) return fail(ErrorKind::Malformed, "not a JSON object", what);
 
   Reader r(what);
   GlimpseSettings out;
   if (const auto format = r.string(j, "", "format"); format && *format != kFormat) {
-    r.problem("field \"format\" is " + in_quotes(*format) + ", not \"" + std::string(kFormat) + "\"");
+    r.problem(ErrorKind::Unsupported,
+              "field \"format\" is " + in_quotes(*format) + ", not \"" + std::string(kFormat) + "\"");
   }
   if (const auto it = j.find("version"); it == j.end()) {
-    r.problem("field \"version\" is missing");
+    r.problem(ErrorKind::Malformed, "field \"version\" is missing");
   } else if (*it != kVersion) {
-    r.problem("field \"version\" is " + it->dump() + "; this program reads version " + std::to_string(kVersion));
+    r.problem(ErrorKind::Unsupported,
+              "field \"version\" is " + it->dump() + "; this program reads version " + std::to_string(kVersion));
   }
 
   // "image", "draw" and "stn.theta" are written for the reader of the file; they follow from the rest.
@@ -619,8 +656,9 @@ Result<GlimpseSettings> glimpse_settings_from_json(std::string_view json, std::s
       if (const auto f = family_named(*family)) {
         stn.family = *f;
       } else {
-        r.problem("field \"stn.family\" is " + in_quotes(*family) +
-                  "; expected affine, no-shear, similarity or translation-scale");
+        r.problem(ErrorKind::Unsupported,
+                  "field \"stn.family\" is " + in_quotes(*family) +
+                      "; expected affine, no-shear, similarity or translation-scale");
       }
     }
     if (const nlohmann::json* p = r.object(*s, "stn", "no_shear")) {
@@ -647,14 +685,16 @@ Result<GlimpseSettings> glimpse_settings_from_json(std::string_view json, std::s
       if (*sampling == "bilinear" || *sampling == "nearest") {
         stn.sampler.sampling = *sampling == "nearest" ? Sampling::Nearest : Sampling::Bilinear;
       } else {
-        r.problem("field \"stn.sampling\" is " + in_quotes(*sampling) + "; expected bilinear or nearest");
+        r.problem(ErrorKind::Unsupported,
+                  "field \"stn.sampling\" is " + in_quotes(*sampling) + "; expected bilinear or nearest");
       }
     }
     if (const auto padding = r.string(*s, "stn", "padding")) {
       if (*padding == "zeros" || *padding == "border") {
         stn.sampler.padding = *padding == "border" ? Padding::Border : Padding::Zeros;
       } else {
-        r.problem("field \"stn.padding\" is " + in_quotes(*padding) + "; expected zeros or border");
+        r.problem(ErrorKind::Unsupported,
+                  "field \"stn.padding\" is " + in_quotes(*padding) + "; expected zeros or border");
       }
     }
   }

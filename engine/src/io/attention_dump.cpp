@@ -2,6 +2,8 @@
 
 #include "attn/io/safetensors.h"
 
+#include "../core/json_config.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -23,6 +25,8 @@ constexpr std::string_view kFormat = "attnscope.attn";
 constexpr std::string_view kVersion = "1";
 constexpr std::string_view kPrefix = "attn.";
 constexpr std::int64_t kHeaderOffset = 8;  // metadata errors point at the header
+// More heads than any published model has; the maps' sizes themselves are bounded by the file's bytes.
+constexpr std::int64_t kMaxHeads = 4096;
 
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -55,15 +59,20 @@ Result<Labels> string_list(const std::map<std::string, std::string>& metadata, c
   json value;
   try {
     value = json::parse(it->second);
-  } catch (const json::exception&) {
-    return fail("metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
+  } catch (const json::exception& e) {
+    return fail(detail::json_error_kind(e), "metadata " + quote(key) + " is not a JSON array of strings", file,
+                kHeaderOffset);
   }
-  if (!value.is_array()) return fail("metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
+  if (!value.is_array()) {
+    return fail(ErrorKind::Malformed,
+                "metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
+  }
   Labels out;
   out.reserve(value.size());
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (!value[i].is_string()) {
-      return fail("metadata " + quote(key) + " entry " + std::to_string(i) + " is " + value[i].type_name() +
+      return fail(ErrorKind::Malformed,
+                  "metadata " + quote(key) + " entry " + std::to_string(i) + " is " + value[i].type_name() +
                       ", not a string",
                   file, kHeaderOffset);
     }
@@ -76,19 +85,20 @@ Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& me
                                     const std::string& file) {
   const auto it = metadata.find("spans");
   if (it == metadata.end()) return std::vector<Span>{};
-  const auto bad = [&](const std::string& why) {
-    return fail("metadata \"spans\" " + why + "; it is a JSON array of [begin, end] byte spans, one per token", file,
-                kHeaderOffset);
+  const auto bad = [&](ErrorKind kind, const std::string& why) {
+    return fail(kind, "metadata \"spans\" " + why + "; it is a JSON array of [begin, end] byte spans, one per token",
+                file, kHeaderOffset);
   };
   json value;
   try {
     value = json::parse(it->second);
-  } catch (const json::exception&) {
-    return bad("is not JSON");
+  } catch (const json::exception& e) {
+    return bad(detail::json_error_kind(e), "is not JSON");
   }
-  if (!value.is_array()) return bad("is not an array");
+  if (!value.is_array()) return bad(ErrorKind::Malformed, "is not an array");
   if (value.size() != tokens) {
-    return bad("has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
+    return bad(ErrorKind::Mismatch,
+               "has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
   }
   std::vector<Span> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
@@ -97,7 +107,7 @@ Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& me
       return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= INT32_MAX;
     };
     if (!s.is_array() || s.size() != 2 || !fits(s[0]) || !fits(s[1]) || s[0].get<std::int64_t>() > s[1].get<std::int64_t>()) {
-      return bad("entry " + std::to_string(i) + " is " + s.dump());
+      return bad(ErrorKind::Malformed, "entry " + std::to_string(i) + " is " + s.dump());
     }
     out.push_back(Span{static_cast<std::int32_t>(s[0].get<std::int64_t>()), static_cast<std::int32_t>(s[1].get<std::int64_t>())});
   }
@@ -136,23 +146,28 @@ bool is_attention_dump_name(const std::filesystem::path& path) {
   return name.ends_with(".attn.safetensors");
 }
 
-Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
-  auto st = SafeTensors::open(path);
-  if (!st) return std::unexpected(st.error());
-  const std::string file = path.string();
-  const auto& metadata = st->metadata();
+namespace {
+
+// Everything after the container's own checks: the metadata, the names and shapes of the maps. The file and
+// the in-memory reader share it, so fuzzing the one tests the other.
+Result<AttentionDump> dump_from(const SafeTensors& st) {
+  const std::string& file = st.name();
+  const auto& metadata = st.metadata();
 
   if (const auto it = metadata.find("format"); it != metadata.end() && it->second != kFormat) {
-    return fail("metadata \"format\" is " + quote(it->second) + ", not " + quote(kFormat) + ": not an attention dump",
+    return fail(ErrorKind::Unsupported,
+                "metadata \"format\" is " + quote(it->second) + ", not " + quote(kFormat) + ": not an attention dump",
                 file, kHeaderOffset);
   }
   if (const auto it = metadata.find("version"); it != metadata.end() && it->second != kVersion) {
-    return fail("attention dump version " + quote(it->second) + "; this AttnScope reads version " +
+    return fail(ErrorKind::Unsupported,
+                "attention dump version " + quote(it->second) + "; this AttnScope reads version " +
                     std::string(kVersion),
                 file, kHeaderOffset);
   }
   if (!metadata.contains("tokens")) {
-    return fail("no \"tokens\" in the metadata: an attention dump lists its tokens in __metadata__ as a JSON array "
+    return fail(ErrorKind::Malformed,
+                "no \"tokens\" in the metadata: an attention dump lists its tokens in __metadata__ as a JSON array "
                 "of strings",
                 file, kHeaderOffset);
   }
@@ -160,7 +175,7 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
   LayeredTrace& trace = dump.trace;
   auto tokens = string_list(metadata, "tokens", file);
   if (!tokens) return std::unexpected(tokens.error());
-  if (tokens->empty()) return fail("metadata \"tokens\" is empty", file, kHeaderOffset);
+  if (tokens->empty()) return fail(ErrorKind::Malformed, "metadata \"tokens\" is empty", file, kHeaderOffset);
   trace.tokens = std::move(*tokens);
   auto cross_rows = string_list(metadata, "cross_rows", file);
   if (!cross_rows) return std::unexpected(cross_rows.error());
@@ -172,18 +187,22 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
 
   const auto n_tokens = static_cast<std::int64_t>(trace.tokens.size());
   const auto n_cross = static_cast<std::int64_t>(trace.cross_rows.size());
-  for (const TensorInfo& t : st->tensors()) {
+  for (const TensorInfo& t : st.tensors()) {
     if (!t.name.starts_with(kPrefix)) continue;  // other tensors may ride along (e.g. logits)
-    const auto bad = [&](const std::string& why) { return std::unexpected(st->error(t, "tensor " + quote(t.name) + ": " + why)); };
+    const auto bad = [&](ErrorKind kind, const std::string& why) {
+      return std::unexpected(st.error(t, kind, "tensor " + quote(t.name) + ": " + why));
+    };
     const std::string_view rest = std::string_view(t.name).substr(kPrefix.size());
     const auto dot = rest.find('.');
     const auto stage = dot == std::string_view::npos ? std::nullopt : dump_stage(rest.substr(0, dot));
     const auto layer = dot == std::string_view::npos ? std::nullopt : layer_number(rest.substr(dot + 1));
     if (!stage || !layer) {
-      return bad("an attention map is named attn.<stage>.<layer>, stage encoder, decoder or cross and layer 0, 1, ...");
+      return bad(ErrorKind::Malformed,
+                 "an attention map is named attn.<stage>.<layer>, stage encoder, decoder or cross and layer 0, 1, ...");
     }
     if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64) {
-      return bad("dtype " + std::string(to_string(t.dtype)) + "; attention maps are F32, F16, BF16 or F64");
+      return bad(ErrorKind::Unsupported,
+                 "dtype " + std::string(to_string(t.dtype)) + "; attention maps are F32, F16, BF16 or F64");
     }
     const auto& s = t.shape;
     std::int64_t heads = 1, rows = 0, cols = 0;
@@ -197,16 +216,22 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
     } else {
       std::string shape;
       for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      return bad("shape [" + shape + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
+      return bad(ErrorKind::Malformed,
+                 "shape [" + shape + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
     }
-    if (heads < 1 || heads > INT_MAX) return bad(std::to_string(heads) + " heads");
+    if (heads < 1) return bad(ErrorKind::OutOfRange, std::to_string(heads) + " heads");
+    if (heads > kMaxHeads) {
+      return bad(ErrorKind::TooLarge,
+                 std::to_string(heads) + " heads; at most " + std::to_string(kMaxHeads) + " are read");
+    }
     const bool cross = *stage == Stage::Cross;
     if (cross && trace.cross_rows.empty()) {
-      return bad("cross attention needs its rows' tokens in the metadata as \"cross_rows\"");
+      return bad(ErrorKind::Malformed, "cross attention needs its rows' tokens in the metadata as \"cross_rows\"");
     }
     const std::int64_t want_rows = cross ? n_cross : n_tokens;
     if (rows != want_rows || cols != n_tokens) {
-      return bad("maps of " + std::to_string(rows) + " x " + std::to_string(cols) + " but the metadata lists " +
+      return bad(ErrorKind::Mismatch,
+                 "maps of " + std::to_string(rows) + " x " + std::to_string(cols) + " but the metadata lists " +
                  std::to_string(want_rows) + (cross ? " cross_rows" : " tokens") + " x " + std::to_string(n_tokens) +
                  " tokens");
     }
@@ -214,7 +239,7 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
     LayerAttention layer_maps;
     layer_maps.stage = *stage;
     layer_maps.layer = *layer;
-    const auto bytes = st->bytes(t);
+    const auto bytes = st.bytes(t);
     try {
       if (t.dtype == DType::F16) {
         layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F16);
@@ -223,19 +248,28 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
         layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F32);
         const auto n = static_cast<std::size_t>(heads * rows * cols);
         if (!convert_to_float(t.dtype, bytes, std::span<float>(layer_maps.maps.f32(0), n))) {
-          return bad("could not convert the data");
+          return bad(ErrorKind::Mismatch, "could not convert the data");
         }
       }
     } catch (const std::bad_alloc&) {
-      return bad("not enough memory for " + std::to_string(heads) + " maps of " + std::to_string(rows) + " x " +
-                 std::to_string(cols));
+      return bad(ErrorKind::TooLarge,
+                 "not enough memory for " + std::to_string(heads) + " maps of " + std::to_string(rows) + " x " +
+                     std::to_string(cols));
+    }
+    if (const std::int64_t bad = layer_maps.maps.nonfinite(); bad > 0) {
+      dump.warnings.push_back(file + ": " + t.name + " holds " + std::to_string(bad) + " non-finite weight" +
+                              (bad == 1 ? "" : "s") + " (NaN or infinite) of " + std::to_string(heads * rows * cols) +
+                              "; its maps are marked as not finite");
     }
     trace.layers.push_back(std::move(layer_maps));
   }
   if (trace.layers.empty()) {
-    return fail("holds no attention maps (tensors named attn.<stage>.<layer>)", file, kHeaderOffset);
+    return fail(ErrorKind::Malformed, "holds no attention maps (tensors named attn.<stage>.<layer>)", file,
+                kHeaderOffset);
   }
-  if (const auto missing = missing_layer(trace.layers)) return fail(*missing, file, kHeaderOffset);
+  if (const auto missing = missing_layer(trace.layers)) {
+    return fail(ErrorKind::Malformed, *missing, file, kHeaderOffset);
+  }
   std::sort(trace.layers.begin(), trace.layers.end(), [](const LayerAttention& a, const LayerAttention& b) {
     return stage_order(a.stage) != stage_order(b.stage) ? stage_order(a.stage) < stage_order(b.stage)
                                                         : a.layer < b.layer;
@@ -243,13 +277,30 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
   return dump;
 }
 
+}  // namespace
+
+Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
+  auto st = SafeTensors::open(path);
+  if (!st) return std::unexpected(st.error());
+  return dump_from(*st);
+}
+
+Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std::string name) {
+  auto st = SafeTensors::parse(std::move(bytes), std::move(name));
+  if (!st) return std::unexpected(st.error());
+  return dump_from(*st);
+}
+
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
                                   const std::string& model) {
   const std::string file = path.string();
-  if (trace.tokens.empty()) return fail("nothing to write: the trace has no tokens", file);
-  if (trace.layers.empty()) return fail("nothing to write: the trace has no attention maps", file);
+  if (trace.tokens.empty()) return fail(ErrorKind::OutOfRange, "nothing to write: the trace has no tokens", file);
+  if (trace.layers.empty()) {
+    return fail(ErrorKind::OutOfRange, "nothing to write: the trace has no attention maps", file);
+  }
   if (!trace.spans.empty() && trace.spans.size() != trace.tokens.size()) {
-    return fail("the trace has " + std::to_string(trace.spans.size()) + " spans for " +
+    return fail(ErrorKind::Mismatch,
+                "the trace has " + std::to_string(trace.spans.size()) + " spans for " +
                     std::to_string(trace.tokens.size()) + " tokens",
                 file);
   }
@@ -258,16 +309,22 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
   for (const LayerAttention& l : trace.layers) {
     const std::string name = tensor_name(l.stage, l.layer);
     if (!dump_stage(to_string(l.stage))) {
-      return fail("a " + std::string(to_string(l.stage)) +
+      return fail(ErrorKind::Unsupported,
+                  "a " + std::string(to_string(l.stage)) +
                       " map cannot go into an attention dump, which holds encoder, decoder and cross attention",
                   file);
     }
-    if (l.layer < 0) return fail("layer " + std::to_string(l.layer) + " of the " + std::string(to_string(l.stage)) + " is negative", file);
+    if (l.layer < 0) {
+      return fail(ErrorKind::OutOfRange,
+                  "layer " + std::to_string(l.layer) + " of the " + std::string(to_string(l.stage)) + " is negative",
+                  file);
+    }
     const HeadStack& m = l.maps;
     const bool cross = l.stage == Stage::Cross;
     const auto want_rows = static_cast<Index>(cross ? trace.cross_rows.size() : trace.tokens.size());
     if (m.empty() || m.rows() != want_rows || m.cols() != n_tokens) {
-      return fail(name + ": " + std::to_string(m.heads()) + " maps of " + std::to_string(m.rows()) + " x " +
+      return fail(ErrorKind::Mismatch,
+                  name + ": " + std::to_string(m.heads()) + " maps of " + std::to_string(m.rows()) + " x " +
                       std::to_string(m.cols()) + " but the trace has " + std::to_string(want_rows) +
                       (cross ? " cross rows" : " tokens") + " x " + std::to_string(n_tokens) + " tokens",
                   file);
@@ -286,7 +343,7 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
     }
     tensors.push_back(std::move(t));
   }
-  if (const auto missing = missing_layer(trace.layers)) return fail(*missing, file);
+  if (const auto missing = missing_layer(trace.layers)) return fail(ErrorKind::Malformed, *missing, file);
 
   std::map<std::string, std::string> metadata{{"format", std::string(kFormat)}, {"version", std::string(kVersion)}};
   try {
@@ -298,7 +355,7 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
       metadata["spans"] = spans.dump();
     }
   } catch (const json::exception&) {
-    return fail("a token is not valid UTF-8", file);
+    return fail(ErrorKind::Encoding, "a token is not valid UTF-8", file);
   }
   if (!model.empty()) metadata["model"] = model;
   return write_safetensors(path, tensors, metadata);

@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -145,16 +146,21 @@ std::size_t invalid_utf8_at(std::string_view text) {
   return std::string_view::npos;
 }
 
+struct Why {
+  ErrorKind kind;
+  std::string text;
+};
+
 // A whole number in [0, 2^63) from a JSON value, or why not.
-std::optional<std::string> non_negative(const json& v, std::int64_t& out) {
+std::optional<Why> non_negative(const json& v, std::int64_t& out) {
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(kMaxInt64)) return std::to_string(u) + " is too large";
+    if (u > static_cast<std::uint64_t>(kMaxInt64)) return Why{ErrorKind::TooLarge, std::to_string(u) + " is too large"};
     out = static_cast<std::int64_t>(u);
     return std::nullopt;
   }
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>()) + " is negative";
-  return v.dump() + " is not a whole number";
+  if (v.is_number_integer()) return Why{ErrorKind::OutOfRange, std::to_string(v.get<std::int64_t>()) + " is negative"};
+  return Why{ErrorKind::Malformed, v.dump() + " is not a whole number"};
 }
 
 struct Layout {
@@ -164,47 +170,58 @@ struct Layout {
 };
 
 Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::string& file, std::int64_t at) {
-  const auto bad = [&](const std::string& why) { return fail("tensor " + quote(key) + ": " + why, file, at); };
+  const auto bad = [&](ErrorKind kind, const std::string& why) {
+    return fail(kind, "tensor " + quote(key) + ": " + why, file, at);
+  };
   if (!v.is_object()) {
-    return bad("the entry is " + std::string(v.type_name()) + ", not an object with dtype, shape and data_offsets");
+    return bad(ErrorKind::Malformed,
+               "the entry is " + std::string(v.type_name()) + ", not an object with dtype, shape and data_offsets");
   }
   TensorInfo info;
   info.name = key;
 
   const auto dtype = v.find("dtype");
-  if (dtype == v.end()) return bad("no \"dtype\"");
-  if (!dtype->is_string()) return bad("\"dtype\" is " + std::string(dtype->type_name()) + ", not a string");
+  if (dtype == v.end()) return bad(ErrorKind::Malformed, "no \"dtype\"");
+  if (!dtype->is_string()) {
+    return bad(ErrorKind::Malformed, "\"dtype\" is " + std::string(dtype->type_name()) + ", not a string");
+  }
   const auto known = dtype_named(dtype->get_ref<const std::string&>());
-  if (!known) return bad("unknown dtype " + dtype->dump() + " (known: " + known_dtypes() + ")");
+  if (!known) return bad(ErrorKind::Unsupported, "unknown dtype " + dtype->dump() + " (known: " + known_dtypes() + ")");
   info.dtype = *known;
 
   const auto shape = v.find("shape");
-  if (shape == v.end()) return bad("no \"shape\"");
-  if (!shape->is_array()) return bad("\"shape\" is " + std::string(shape->type_name()) + ", not an array");
+  if (shape == v.end()) return bad(ErrorKind::Malformed, "no \"shape\"");
+  if (!shape->is_array()) {
+    return bad(ErrorKind::Malformed, "\"shape\" is " + std::string(shape->type_name()) + ", not an array");
+  }
   for (const json& d : *shape) {
     std::int64_t n = 0;
-    if (auto why = non_negative(d, n)) return bad("\"shape\" " + shape->dump() + ": dimension " + *why);
+    if (auto why = non_negative(d, n)) return bad(why->kind, "\"shape\" " + shape->dump() + ": dimension " + why->text);
     info.shape.push_back(n);
   }
 
   const auto offsets = v.find("data_offsets");
-  if (offsets == v.end()) return bad("no \"data_offsets\"");
+  if (offsets == v.end()) return bad(ErrorKind::Malformed, "no \"data_offsets\"");
   if (!offsets->is_array() || offsets->size() != 2) {
-    return bad("\"data_offsets\" is " + offsets->dump() + ", not an array [begin, end]");
+    return bad(ErrorKind::Malformed, "\"data_offsets\" is " + offsets->dump() + ", not an array [begin, end]");
   }
-  if (auto why = non_negative((*offsets)[0], info.begin)) return bad("\"data_offsets\" begin " + *why);
-  if (auto why = non_negative((*offsets)[1], info.end)) return bad("\"data_offsets\" end " + *why);
-  if (info.end < info.begin) return bad(offsets_string(info.begin, info.end) + " end before they begin");
+  if (auto why = non_negative((*offsets)[0], info.begin)) return bad(why->kind, "\"data_offsets\" begin " + why->text);
+  if (auto why = non_negative((*offsets)[1], info.end)) return bad(why->kind, "\"data_offsets\" end " + why->text);
+  if (info.end < info.begin) {
+    return bad(ErrorKind::Malformed, offsets_string(info.begin, info.end) + " end before they begin");
+  }
 
   const auto needed = byte_count(info.shape, info.dtype);
   if (!needed) {
-    return bad("shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
-               " holds more bytes than fit in 63 bits");
+    return bad(ErrorKind::TooLarge,
+               "shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
+                   " holds more bytes than fit in 63 bits");
   }
   if (info.end - info.begin != *needed) {
-    return bad(offsets_string(info.begin, info.end) + " hold " + std::to_string(info.end - info.begin) +
-               " bytes but shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
-               " needs " + std::to_string(*needed));
+    return bad(ErrorKind::Mismatch,
+               offsets_string(info.begin, info.end) + " hold " + std::to_string(info.end - info.begin) +
+                   " bytes but shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
+                   " needs " + std::to_string(*needed));
   }
   return info;
 }
@@ -212,19 +229,25 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
 // The reference's read_metadata and Metadata::validate, with every refusal naming its byte.
 Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
   const auto total = static_cast<std::int64_t>(size);
-  if (size == 0) return fail("the file is empty; a safetensors file begins with an 8-byte header length", file, 0);
+  if (size == 0) {
+    return fail(ErrorKind::Truncated,
+                "the file is empty; a safetensors file begins with an 8-byte header length", file, 0);
+  }
   if (size < 8) {
-    return fail("the file ends at byte " + std::to_string(size) + ", inside the 8-byte header length", file, total);
+    return fail(ErrorKind::Truncated,
+                "the file ends at byte " + std::to_string(size) + ", inside the 8-byte header length", file, total);
   }
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = n << 8 | data[i];
   if (n > kMaxHeader) {
-    return fail("header length " + std::to_string(n) + " is over the limit of " + std::to_string(kMaxHeader) +
+    return fail(ErrorKind::TooLarge,
+                "header length " + std::to_string(n) + " is over the limit of " + std::to_string(kMaxHeader) +
                     " bytes",
                 file, 0);
   }
   if (8 + n > size) {
-    return fail("header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) +
+    return fail(ErrorKind::Truncated,
+                "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) +
                     " bytes)",
                 file, 0);
   }
@@ -232,7 +255,8 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   layout.data_start = 8 + static_cast<std::int64_t>(n);
   const std::string_view text(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(n));
   if (const auto bad = invalid_utf8_at(text); bad != std::string_view::npos) {
-    return fail("the header is not valid UTF-8 (byte value " + std::to_string(static_cast<unsigned char>(text[bad])) +
+    return fail(ErrorKind::Encoding,
+                "the header is not valid UTF-8 (byte value " + std::to_string(static_cast<unsigned char>(text[bad])) +
                     ")",
                 file, 8 + static_cast<std::int64_t>(bad));
   }
@@ -241,14 +265,16 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   try {
     header = json::parse(text);
   } catch (const json::parse_error& e) {
-    return fail("the header is not valid JSON: " + json_reason(e), file, 8 + detail::parse_error_offset(e, text));
+    return fail(ErrorKind::Malformed,
+                "the header is not valid JSON: " + json_reason(e), file, 8 + detail::parse_error_offset(e, text));
   } catch (const json::exception& e) {
-    return fail("the header is not valid JSON: " + json_reason(e), file, 8);
+    return fail(ErrorKind::Malformed, "the header is not valid JSON: " + json_reason(e), file, 8);
   } catch (const std::bad_alloc&) {
-    return fail("not enough memory to parse the " + std::to_string(n) + "-byte header", file, 8);
+    return fail(ErrorKind::TooLarge, "not enough memory to parse the " + std::to_string(n) + "-byte header", file, 8);
   }
   if (!header.is_object()) {
-    return fail("the header is " + std::string(header.type_name()) + ", not a JSON object", file, 8);
+    return fail(ErrorKind::Malformed,
+                "the header is " + std::string(header.type_name()) + ", not a JSON object", file, 8);
   }
 
   // nlohmann keeps the last of two equal keys; the reference's map would too, silently. Refused here.
@@ -259,7 +285,8 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     const auto [seen, inserted] = first_at.emplace(key.name, at);
     if (!inserted) {
       const std::string what = key.name == "__metadata__" ? quote(key.name) : "tensor " + quote(key.name);
-      return fail(what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file,
+      return fail(ErrorKind::Malformed,
+                  what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file,
                   at);
     }
   }
@@ -271,11 +298,13 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     if (key.name == "__metadata__") {
       if (found->is_null()) continue;  // as the reference's Option
       if (!found->is_object()) {
-        return fail("\"__metadata__\" is " + std::string(found->type_name()) + ", not an object of strings", file, at);
+        return fail(ErrorKind::Malformed,
+                    "\"__metadata__\" is " + std::string(found->type_name()) + ", not an object of strings", file, at);
       }
       for (const auto& [k, v] : found->items()) {
         if (!v.is_string()) {
-          return fail("\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) +
+          return fail(ErrorKind::Malformed,
+                      "\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) +
                           ", not a string",
                       file, at);
         }
@@ -288,7 +317,8 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     layout.tensors.push_back(std::move(*info));
   }
   if (layout.tensors.size() + (first_at.contains("__metadata__") ? 1 : 0) != header.size()) {
-    return fail("the header's keys could not all be located", file, 8);  // defensive: scanner and parser disagree
+    return fail(ErrorKind::Malformed,
+                "the header's keys could not all be located", file, 8);  // defensive: scanner and parser disagree
   }
 
   // Sorted by offsets (as the reference sorts), the tensors must tile the data section from 0.
@@ -312,7 +342,7 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
         why = " overlap tensor " + quote(previous->name) + " (" + offsets_string(previous->begin, previous->end) +
               ")";
       }
-      return fail("tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) + why, file,
+      return fail(ErrorKind::Malformed, "tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) + why, file,
                   file_offset(layout.data_start, t.begin));
     }
     expected = t.end;
@@ -323,7 +353,8 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   if (expected > data_size) {
     for (const TensorInfo& t : tensors) {
       if (t.end > data_size) {
-        return fail("tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) +
+        return fail(ErrorKind::Truncated,
+                    "tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) +
                         " run past the end of the file: its data section holds " + std::to_string(data_size) +
                         " bytes (the file is " + std::to_string(total) + " bytes)",
                     file, file_offset(layout.data_start, t.begin));
@@ -333,10 +364,12 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   if (expected < data_size) {
     const std::string extra = std::to_string(data_size - expected) + " bytes";
     if (!previous) {
-      return fail(extra + " follow a header that describes no tensors; the file must end with the header", file,
+      return fail(ErrorKind::Malformed,
+                  extra + " follow a header that describes no tensors; the file must end with the header", file,
                   layout.data_start);
     }
-    return fail("tensor " + quote(previous->name) + ": its data is the last and ends at byte " +
+    return fail(ErrorKind::Malformed,
+                "tensor " + quote(previous->name) + ": its data is the last and ends at byte " +
                     std::to_string(layout.data_start + expected) + ", but " + extra + " follow it",
                 file, layout.data_start + expected);
   }
@@ -448,19 +481,19 @@ Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) {
     const int e = errno;
-    if (e == ENOENT) return fail("no such file", name);
-    return fail("cannot open the file: " + errno_text(e), name);
+    if (e == ENOENT) return fail(ErrorKind::Io, "no such file", name);
+    return fail(ErrorKind::Io, "cannot open the file: " + errno_text(e), name);
   }
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0) return fail("cannot read the file: " + errno_text(errno), name);
-  if (S_ISDIR(st.st_mode)) return fail("is a directory, not a safetensors file", name);
-  if (!S_ISREG(st.st_mode)) return fail("is not a regular file", name);
+  if (::fstat(file.fd, &st) != 0) return fail(ErrorKind::Io, "cannot read the file: " + errno_text(errno), name);
+  if (S_ISDIR(st.st_mode)) return fail(ErrorKind::Io, "is a directory, not a safetensors file", name);
+  if (!S_ISREG(st.st_mode)) return fail(ErrorKind::Io, "is not a regular file", name);
 
   auto storage = std::make_shared<Storage>();
   storage->size = static_cast<std::size_t>(st.st_size);
   if (storage->size > 0) {
     void* p = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, file.fd, 0);
-    if (p == MAP_FAILED) return fail("cannot map the file into memory: " + errno_text(errno), name);
+    if (p == MAP_FAILED) return fail(ErrorKind::Io, "cannot map the file into memory: " + errno_text(errno), name);
     storage->mapping = p;
     storage->mapped = storage->size;
     storage->data = static_cast<const std::uint8_t*>(p);
@@ -510,74 +543,97 @@ std::span<const std::byte> SafeTensors::bytes(const TensorInfo& tensor) const {
   return {p, static_cast<std::size_t>(tensor.end - tensor.begin)};
 }
 
-Error SafeTensors::error(const TensorInfo& tensor, std::string reason) const {
-  return Error{name_, file_offset(data_start_, tensor.begin), -1, std::move(reason)};
+Error SafeTensors::error(const TensorInfo& tensor, ErrorKind kind, std::string reason) const {
+  return Error{name_, file_offset(data_start_, tensor.begin), -1, std::move(reason), kind};
 }
 
 Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const {
   if (!is_float(tensor.dtype)) {
-    return std::unexpected(error(tensor, "tensor " + quote(tensor.name) + " is " + std::string(io::to_string(tensor.dtype)) +
-                                             "; only F32, F16, BF16 and F64 convert to float32"));
+    return std::unexpected(error(tensor, ErrorKind::Unsupported,
+                                 "tensor " + quote(tensor.name) + " is " + std::string(io::to_string(tensor.dtype)) +
+                                     "; only F32, F16, BF16 and F64 convert to float32"));
   }
   std::vector<float> out;
   try {
     out.resize(static_cast<std::size_t>(tensor.elements()));
   } catch (const std::exception&) {
-    return std::unexpected(error(tensor, "not enough memory for the " + std::to_string(tensor.elements()) +
-                                             " values of tensor " + quote(tensor.name)));
+    return std::unexpected(error(tensor, ErrorKind::TooLarge,
+                                 "not enough memory for the " + std::to_string(tensor.elements()) +
+                                     " values of tensor " + quote(tensor.name)));
   }
   if (!convert_to_float(tensor.dtype, bytes(tensor), out)) {
-    return std::unexpected(error(tensor, "tensor " + quote(tensor.name) + " is not a tensor of this file"));
+    return std::unexpected(error(tensor, ErrorKind::Mismatch,
+                                 "tensor " + quote(tensor.name) + " is not a tensor of this file"));
   }
   return out;
 }
 
 Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols) const {
   const TensorInfo* t = find(name);
-  if (!t) return fail("no tensor " + quote(name) + " in the file", name_);
+  if (!t) return fail(ErrorKind::Mismatch, "no tensor " + quote(name) + " in the file", name_);
   const auto& s = t->shape;
   const bool fits = (s.size() == 2 && s[0] == rows && s[1] == cols) || (s.size() == 1 && rows == 1 && s[0] == cols);
   if (!fits) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_text(s) + " but [" +
-                                         std::to_string(rows) + ", " + std::to_string(cols) + "] is expected"));
+    return std::unexpected(error(*t, ErrorKind::Mismatch,
+                                 "tensor " + quote(name) + " has shape " + shape_text(s) + " but [" +
+                                     std::to_string(rows) + ", " + std::to_string(cols) + "] is expected"));
   }
   if (!is_float(t->dtype)) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
-                                         "; only F32, F16, BF16 and F64 convert to float32"));
+    return std::unexpected(error(*t, ErrorKind::Unsupported,
+                                 "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
+                                     "; only F32, F16, BF16 and F64 convert to float32"));
   }
   Matrix m;
   try {
     m.resize(rows, cols);
   } catch (const std::bad_alloc&) {
-    return std::unexpected(error(*t, "not enough memory for tensor " + quote(name)));
+    return std::unexpected(error(*t, ErrorKind::TooLarge, "not enough memory for tensor " + quote(name)));
   }
   if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(m.data(), static_cast<std::size_t>(m.size())))) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " is not a tensor of this file"));
+    return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
   return m;
 }
 
 Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
   const TensorInfo* t = find(name);
-  if (!t) return fail("no tensor " + quote(name) + " in the file", name_);
+  if (!t) return fail(ErrorKind::Mismatch, "no tensor " + quote(name) + " in the file", name_);
   if (t->shape.size() != 1 || t->shape[0] != n) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " has shape " + shape_text(t->shape) + " but [" +
-                                         std::to_string(n) + "] is expected"));
+    return std::unexpected(error(*t, ErrorKind::Mismatch,
+                                 "tensor " + quote(name) + " has shape " + shape_text(t->shape) + " but [" +
+                                     std::to_string(n) + "] is expected"));
   }
   if (!is_float(t->dtype)) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
-                                         "; only F32, F16, BF16 and F64 convert to float32"));
+    return std::unexpected(error(*t, ErrorKind::Unsupported,
+                                 "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
+                                     "; only F32, F16, BF16 and F64 convert to float32"));
   }
   Vector v;
   try {
     v.resize(n);
   } catch (const std::bad_alloc&) {
-    return std::unexpected(error(*t, "not enough memory for tensor " + quote(name)));
+    return std::unexpected(error(*t, ErrorKind::TooLarge, "not enough memory for tensor " + quote(name)));
   }
   if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(v.data(), static_cast<std::size_t>(v.size())))) {
-    return std::unexpected(error(*t, "tensor " + quote(name) + " is not a tensor of this file"));
+    return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
   return v;
+}
+
+std::optional<std::string> nonfinite_warning(const SafeTensors& file, const TensorInfo& tensor,
+                                             std::span<const float> values) {
+  std::int64_t nan = 0, inf = 0;
+  for (const float v : values) {
+    nan += std::isnan(v) ? 1 : 0;
+    inf += std::isinf(v) ? 1 : 0;
+  }
+  if (nan + inf == 0) return std::nullopt;
+  std::string what;
+  if (nan) what += std::to_string(nan) + " NaN";
+  if (inf) what += std::string(nan ? ", " : "") + std::to_string(inf) + " infinite";
+  return file.name() + ": tensor " + quote(tensor.name) + " holds " + std::to_string(nan + inf) +
+         " non-finite value" + (nan + inf == 1 ? "" : "s") + " (" + what + ") of " + std::to_string(values.size()) +
+         "; attention and outputs computed from it are not meaningful";
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -602,16 +658,20 @@ Result<Prepared> prepare(const std::vector<TensorData>& tensors, const std::map<
   Prepared out;
   std::unordered_set<std::string_view> names;
   for (const TensorData& t : tensors) {
-    if (t.name == "__metadata__") return fail("a tensor cannot be called \"__metadata__\"", file);
-    if (!names.insert(t.name).second) return fail("tensor " + quote(t.name) + " is given twice", file);
+    if (t.name == "__metadata__") return fail(ErrorKind::Malformed, "a tensor cannot be called \"__metadata__\"", file);
+    if (!names.insert(t.name).second) {
+      return fail(ErrorKind::Malformed, "tensor " + quote(t.name) + " is given twice", file);
+    }
     const auto needed = byte_count(t.shape, t.dtype);
     if (!needed) {
-      return fail("tensor " + quote(t.name) + ": shape " + shape_text(t.shape) + " of " +
+      return fail(ErrorKind::OutOfRange,
+                  "tensor " + quote(t.name) + ": shape " + shape_text(t.shape) + " of " +
                       std::string(to_string(t.dtype)) + " has a negative dimension or too many bytes",
                   file);
     }
     if (static_cast<std::uint64_t>(*needed) != t.data.size()) {
-      return fail("tensor " + quote(t.name) + ": " + std::to_string(t.data.size()) + " bytes of data but shape " +
+      return fail(ErrorKind::Mismatch,
+                  "tensor " + quote(t.name) + ": " + std::to_string(t.data.size()) + " bytes of data but shape " +
                       shape_text(t.shape) + " of " + std::string(to_string(t.dtype)) + " needs " +
                       std::to_string(*needed),
                   file);
@@ -649,11 +709,12 @@ Result<Prepared> prepare(const std::vector<TensorData>& tensors, const std::map<
     h += '}';
     out.data_size = offset;
   } catch (const json::exception& e) {
-    return fail("a tensor name or metadata entry is not valid UTF-8: " + json_reason(e), file);
+    return fail(ErrorKind::Encoding, "a tensor name or metadata entry is not valid UTF-8: " + json_reason(e), file);
   }
   h.append((8 - h.size() % 8) % 8, ' ');
   if (h.size() > kMaxHeader) {
-    return fail("the header would be " + std::to_string(h.size()) + " bytes, over the limit of " +
+    return fail(ErrorKind::TooLarge,
+                "the header would be " + std::to_string(h.size()) + " bytes, over the limit of " +
                     std::to_string(kMaxHeader),
                 file);
   }
@@ -676,7 +737,8 @@ Result<std::vector<std::uint8_t>> serialize_safetensors(const std::vector<Tensor
   try {
     out.reserve(8 + prepared->header.size() + prepared->data_size);
   } catch (const std::exception&) {
-    return fail("not enough memory to serialise " + std::to_string(prepared->data_size) + " bytes of tensors");
+    return fail(ErrorKind::TooLarge,
+                "not enough memory to serialise " + std::to_string(prepared->data_size) + " bytes of tensors");
   }
   const auto length = le64(prepared->header.size());
   out.insert(out.end(), length.begin(), length.end());

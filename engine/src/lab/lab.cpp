@@ -108,9 +108,10 @@ MultiHeadWeights lab_projections(Index d, int heads, std::uint64_t seed) {
 Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_view what) {
   auto words = split_words(text, what);
   if (!words) return std::unexpected(words.error());
-  if (words->empty()) return fail("is empty: type a sentence", std::string(what));
+  if (words->empty()) return fail(ErrorKind::OutOfRange, "is empty: type a sentence", std::string(what));
   if (static_cast<int>(words->size()) > kMaxTokens) {
-    return fail("has " + std::to_string(words->size()) + " tokens; the lab takes at most " +
+    return fail(ErrorKind::TooLarge,
+                "has " + std::to_string(words->size()) + " tokens; the lab takes at most " +
                     std::to_string(kMaxTokens) + " (the Transformer workbench is for long inputs)",
                 std::string(what), (*words)[static_cast<std::size_t>(kMaxTokens)].span.begin);
   }
@@ -118,16 +119,19 @@ Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_vi
 }
 
 Result<void> check(const LabParams& p) {
-  if (!(p.temperature > 0.0f) || !std::isfinite(p.temperature)) return fail("temperature must be a positive number");
-  if (p.window < 0 || p.window > 4096) return fail("window D must be between 0 and 4096");
-  if (!std::isfinite(p.sigma)) return fail("sigma must be a number");
-  if (p.dim < 2 || p.dim > 1024) return fail("dimension must be between 2 and 1024");
-  if (p.heads < 1 || p.heads > 64) return fail("heads must be between 1 and 64");
-  if (p.hops < 1 || p.hops > 32) return fail("hops must be between 1 and 32");
-  if (p.classes < 1 || p.classes > 64) return fail("classes must be between 1 and 64");
+  if (!(p.temperature > 0.0f) || !std::isfinite(p.temperature)) {
+    return fail(ErrorKind::OutOfRange, "temperature must be a positive number");
+  }
+  if (p.window < 0 || p.window > 4096) return fail(ErrorKind::OutOfRange, "window D must be between 0 and 4096");
+  if (!std::isfinite(p.sigma)) return fail(ErrorKind::OutOfRange, "sigma must be a number");
+  if (p.dim < 2 || p.dim > 1024) return fail(ErrorKind::OutOfRange, "dimension must be between 2 and 1024");
+  if (p.heads < 1 || p.heads > 64) return fail(ErrorKind::OutOfRange, "heads must be between 1 and 64");
+  if (p.hops < 1 || p.hops > 32) return fail(ErrorKind::OutOfRange, "hops must be between 1 and 32");
+  if (p.classes < 1 || p.classes > 64) return fail(ErrorKind::OutOfRange, "classes must be between 1 and 64");
   const auto& mi = info(p.mechanism);
   if (mi.uses_heads && p.dim % p.heads != 0 && p.mechanism == Mechanism::MultiHead) {
-    return fail("dimension " + std::to_string(p.dim) + " is not divisible by " + std::to_string(p.heads) + " heads");
+    return fail(ErrorKind::Mismatch,
+                "dimension " + std::to_string(p.dim) + " is not divisible by " + std::to_string(p.heads) + " heads");
   }
   return {};
 }

@@ -1,8 +1,15 @@
 #include "attn/lab/lab.h"
 
+#include "../text/unicode.h"
+
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace attn::lab {
 
@@ -30,24 +37,51 @@ std::string to_json(const LabRequest& request) {
 }
 
 Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view what) {
+  if (auto bad = text::unicode::check_utf8(text, std::string(what))) return std::unexpected(std::move(*bad));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail("is not valid JSON", std::string(what));
-  if (!j.is_object()) return fail("is not a JSON object", std::string(what));
+  if (j.is_discarded()) return fail(ErrorKind::Malformed, "is not valid JSON", std::string(what));
+  if (!j.is_object()) return fail(ErrorKind::Malformed, "is not a JSON object", std::string(what));
   LabRequest r;
   r.query = std::string(kDefaultQuery);
   r.source = std::string(kDefaultSource);
   LabParams& p = r.params;
   std::string problem;
+  ErrorKind problem_kind = ErrorKind::Malformed;
+  // A number is checked against its field's type before it is converted: get<int>() of 1e10 is a float-to-int
+  // conversion out of range (undefined), and get<float>() of 1e300 an infinity that to_json cannot write back.
   auto read = [&](const char* key, auto& target) {
     const auto it = j.find(key);
     if (it == j.end() || !problem.empty()) return;
     using T = std::decay_t<decltype(target)>;
-    const bool fits = std::is_same_v<T, std::string> ? it->is_string()
-                      : std::is_same_v<T, bool>      ? it->is_boolean()
-                                                     : it->is_number();
-    if (!fits) {
-      problem = std::string("field \"") + key + "\" has the wrong type";
-      return;
+    const auto refuse = [&](ErrorKind kind, const std::string& why) {
+      problem = std::string("field \"") + key + "\" " + why;
+      problem_kind = kind;
+    };
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!it->is_string()) return refuse(ErrorKind::Malformed, "has the wrong type");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!it->is_boolean()) return refuse(ErrorKind::Malformed, "has the wrong type");
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (!it->is_number()) return refuse(ErrorKind::Malformed, "has the wrong type");
+      if (!(std::abs(it->template get<double>()) <= std::numeric_limits<T>::max())) {
+        return refuse(ErrorKind::OutOfRange, "is " + it->dump() + ", beyond the range of a float");
+      }
+    } else {
+      if (!it->is_number()) return refuse(ErrorKind::Malformed, "has the wrong type");
+      if (it->is_number_float()) {  // 4.0 or 1e10: a whole number written as a float, compared as a double
+        const double v = it->template get<double>();
+        if (std::trunc(v) != v) return refuse(ErrorKind::Malformed, "is " + it->dump() + ", not a whole number");
+        const double limit = std::ldexp(1.0, std::numeric_limits<T>::digits);  // 2^31 for int, 2^64 for uint64
+        if (!(v < limit && v >= (std::is_signed_v<T> ? -limit : 0.0))) {
+          return refuse(ErrorKind::OutOfRange, "is " + it->dump() + ", out of range");
+        }
+        target = static_cast<T>(v);
+        return;
+      }
+      const bool fits = it->is_number_unsigned()
+                            ? std::cmp_less_equal(it->template get<std::uint64_t>(), std::numeric_limits<T>::max())
+                            : std::in_range<T>(it->template get<std::int64_t>());
+      if (!fits) return refuse(ErrorKind::OutOfRange, "is " + it->dump() + ", out of range");
     }
     target = it->template get<T>();
   };
@@ -67,25 +101,25 @@ Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view
   read("positions", positions);
   read("seed", p.seed);
   read("dim", p.dim);
-  if (!problem.empty()) return fail(problem, std::string(what));
+  if (!problem.empty()) return fail(problem_kind, problem, std::string(what));
   if (!mechanism.empty()) {
     const MechanismInfo* m = find_mechanism(mechanism);
-    if (!m) return fail("unknown mechanism \"" + mechanism + "\"", std::string(what));
+    if (!m) return fail(ErrorKind::Unsupported, "unknown mechanism \"" + mechanism + "\"", std::string(what));
     p.mechanism = m->id;
   }
   if (!score.empty()) {
     const ScoreKind* s = find_score(score);
-    if (!s) return fail("unknown score \"" + score + "\"", std::string(what));
+    if (!s) return fail(ErrorKind::Unsupported, "unknown score \"" + score + "\"", std::string(what));
     p.score = *s;
   }
   if (!normaliser.empty()) {
     const Normaliser* n = find_normaliser(normaliser);
-    if (!n) return fail("unknown normaliser \"" + normaliser + "\"", std::string(what));
+    if (!n) return fail(ErrorKind::Unsupported, "unknown normaliser \"" + normaliser + "\"", std::string(what));
     p.normaliser = *n;
   }
   if (!positions.empty()) {
     const PositionKind* k = find_positions(positions);
-    if (!k) return fail("unknown positions \"" + positions + "\"", std::string(what));
+    if (!k) return fail(ErrorKind::Unsupported, "unknown positions \"" + positions + "\"", std::string(what));
     p.positions = *k;
   }
   return r;

@@ -13,18 +13,20 @@ using nlohmann::json;
 
 Result<void> ConfigKeys::architecture(std::string_view expected) const {
   const json* a = find("architectures");
-  if (!a) return error("architectures is missing; expected [" + quote(expected) + "]");
+  if (!a) return error(ErrorKind::Malformed, "architectures is missing; expected [" + quote(expected) + "]");
   if (!a->is_array() || a->empty() || !(*a)[0].is_string()) {
-    return error("architectures", "architectures must be a list of class names, got " + a->dump());
+    return error(ErrorKind::Malformed, "architectures",
+                 "architectures must be a list of class names, got " + a->dump());
   }
   if ((*a)[0].get<std::string>() != expected) {
-    return error("architectures", "architectures " + a->dump() + " is not [" + quote(expected) + "]");
+    return error(ErrorKind::Unsupported, "architectures",
+                 "architectures " + a->dump() + " is not [" + quote(expected) + "]");
   }
   return {};
 }
 
 Result<int> ConfigKeys::whole(std::string_view key, std::int64_t lo, std::int64_t hi) const {
-  if (!find(key)) return error(std::string(key) + " is missing");
+  if (!find(key)) return error(ErrorKind::Malformed, std::string(key) + " is missing");
   return whole_or(key, 0, lo, hi);
 }
 
@@ -32,13 +34,17 @@ Result<std::vector<std::string>> ConfigKeys::vocabulary(std::string_view key,
                                                         std::initializer_list<std::string_view> required,
                                                         std::size_t min_size) const {
   const json* value = find(key);
-  if (!value) return error(std::string(key) + " is missing");
-  if (!value->is_array()) return error(key, std::string(key) + " must be a list of strings, got a JSON " +
-                                                std::string(value->type_name()));
-  if (value->empty()) return error(key, std::string(key) + " is empty");
+  if (!value) return error(ErrorKind::Malformed, std::string(key) + " is missing");
+  if (!value->is_array()) {
+    return error(ErrorKind::Malformed, key,
+                 std::string(key) + " must be a list of strings, got a JSON " +
+                     std::string(value->type_name()));
+  }
+  if (value->empty()) return error(ErrorKind::OutOfRange, key, std::string(key) + " is empty");
   if (value->size() > static_cast<std::size_t>(detail::kMaxConfigSize)) {
-    return error(key, std::string(key) + " has " + std::to_string(value->size()) + " entries; at most " +
-                          std::to_string(detail::kMaxConfigSize) + " are supported");
+    return error(ErrorKind::TooLarge, key,
+                 std::string(key) + " has " + std::to_string(value->size()) + " entries; at most " +
+                     std::to_string(detail::kMaxConfigSize) + " are supported");
   }
   std::vector<std::string> out;
   out.reserve(value->size());
@@ -46,28 +52,34 @@ Result<std::vector<std::string>> ConfigKeys::vocabulary(std::string_view key,
   for (std::size_t i = 0; i < value->size(); ++i) {
     const json& entry = (*value)[i];
     if (!entry.is_string()) {
-      return error(key, std::string(key) + "[" + std::to_string(i) + "] must be a string, got " + entry.dump());
+      return error(ErrorKind::Malformed, key,
+                   std::string(key) + "[" + std::to_string(i) + "] must be a string, got " + entry.dump());
     }
     std::string s = entry.get<std::string>();
-    if (s.empty()) return error(key, std::string(key) + "[" + std::to_string(i) + "] is an empty string");
+    if (s.empty()) {
+      return error(ErrorKind::Malformed, key, std::string(key) + "[" + std::to_string(i) + "] is an empty string");
+    }
     const auto [it, inserted] = seen.emplace(s, static_cast<int>(i));
     if (!inserted) {
-      return error(key, std::string(key) + " holds " + entry.dump() + " twice (ids " + std::to_string(it->second) +
-                            " and " + std::to_string(i) + ")");
+      return error(ErrorKind::Malformed, key,
+                   std::string(key) + " holds " + entry.dump() + " twice (ids " + std::to_string(it->second) +
+                       " and " + std::to_string(i) + ")");
     }
     out.push_back(std::move(s));
   }
   std::size_t id = 0;
   for (const std::string_view want : required) {
     if (id >= out.size() || out[id] != want) {
-      return error(key, std::string(key) + "[" + std::to_string(id) + "] must be " + quote(want) + ", got " +
-                            (id < out.size() ? json(out[id]).dump() : std::string("nothing")));
+      return error(ErrorKind::Malformed, key,
+                   std::string(key) + "[" + std::to_string(id) + "] must be " + quote(want) + ", got " +
+                       (id < out.size() ? json(out[id]).dump() : std::string("nothing")));
     }
     ++id;
   }
   if (out.size() < min_size) {
-    return error(key, std::string(key) + " has " + std::to_string(out.size()) + " entries; it needs at least " +
-                          std::to_string(min_size) + " (the special entries and one more)");
+    return error(ErrorKind::OutOfRange, key,
+                 std::string(key) + " has " + std::to_string(out.size()) + " entries; it needs at least " +
+                     std::to_string(min_size) + " (the special entries and one more)");
   }
   return out;
 }
@@ -77,13 +89,18 @@ Result<std::vector<std::string>> ConfigKeys::vocabulary(std::string_view key,
 
 Result<std::vector<float>> TensorReader::read(const std::string& name, const std::vector<std::int64_t>& shape) {
   const io::TensorInfo* info = file_.find(name);
-  if (!info) return fail("missing tensor '" + name + "' (expected shape " + io::shape_text(shape) + ")", file_.name());
+  if (!info) {
+    return fail(ErrorKind::Mismatch, "missing tensor '" + name + "' (expected shape " + io::shape_text(shape) + ")",
+                file_.name());
+  }
   if (info->shape != shape) {
-    return std::unexpected(file_.error(*info, "tensor '" + name + "' has shape " + io::shape_text(info->shape) +
-                                                  ", the config implies " + io::shape_text(shape)));
+    return std::unexpected(file_.error(*info, ErrorKind::Mismatch,
+                                       "tensor '" + name + "' has shape " + io::shape_text(info->shape) +
+                                           ", the config implies " + io::shape_text(shape)));
   }
   auto values = file_.to_float(*info);
   if (!values) return std::unexpected(values.error());
+  if (auto note = io::nonfinite_warning(file_, *info, *values)) nonfinite_.push_back(std::move(*note));
   used_.insert(name);
   parameters_ += info->elements();
   return values;

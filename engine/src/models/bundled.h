@@ -75,11 +75,14 @@ class TensorReader {
   // named), or nothing when every tensor was read.
   std::optional<std::string> unused_warning(std::string_view model) const;
   const std::string& file_name() const { return file_.name(); }
+  // One warning per tensor read that holds NaN or infinite values (io::nonfinite_warning).
+  const std::vector<std::string>& nonfinite() const { return nonfinite_; }
 
  private:
   Result<std::vector<float>> read(const std::string& name, const std::vector<std::int64_t>& shape);
 
   const io::SafeTensors& file_;
+  std::vector<std::string> nonfinite_;
   std::set<std::string, std::less<>> used_;
   std::int64_t parameters_ = 0;
 };
@@ -188,7 +191,7 @@ Result<std::shared_ptr<const Model>> build_model(const io::SafeTensors& weights,
     if (!impl) return std::unexpected(impl.error());
     return std::shared_ptr<const Model>(wrap(std::move(*impl)));
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while loading the model", weights.name());
+    return fail(ErrorKind::TooLarge, "out of memory while loading the model", weights.name());
   }
 }
 
@@ -201,7 +204,8 @@ Result<std::shared_ptr<const Model>> load_folder(const std::filesystem::path& fo
   try {
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) {
-      return fail(fs::exists(folder, ec) ? "expected a model folder (config.json + model.safetensors), got a file"
+      return fail(ErrorKind::Io,
+                  fs::exists(folder, ec) ? "expected a model folder (config.json + model.safetensors), got a file"
                                          : "no such folder",
                   folder.string());
     }
@@ -214,9 +218,9 @@ Result<std::shared_ptr<const Model>> load_folder(const std::filesystem::path& fo
     if (!weights) return std::unexpected(weights.error());
     return Model::from_parts(std::move(*config), *weights);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while loading the model", folder.string());
+    return fail(ErrorKind::TooLarge, "out of memory while loading the model", folder.string());
   } catch (const std::exception& e) {
-    return fail(std::string("cannot load the model: ") + e.what(), folder.string());
+    return fail(ErrorKind::Malformed, std::string("cannot load the model: ") + e.what(), folder.string());
   }
 }
 

@@ -13,6 +13,7 @@
 #include "attn/mechanisms/normalise.h"
 #include "beam_search.h"
 #include "bundled.h"
+#include "../core/nonfinite.h"
 
 #include <opencv2/imgproc.hpp>
 
@@ -44,8 +45,9 @@ constexpr std::int64_t kMaxGrid = 64;                            // G: L = G^2 c
 constexpr std::int64_t kMaxGridProduct = std::int64_t{1} << 24;  // L x A
 constexpr std::int64_t kMaxKept = std::int64_t{1} << 27;         // floats a search keeps (beam x words x (L + V))
 
-// A failed rule of the config: the key it is about and why.
+// A failed rule of the config: what kind, the key it is about and why.
 struct ConfigProblem {
+  ErrorKind kind;
   std::string key;
   std::string reason;
 };
@@ -53,12 +55,13 @@ struct ConfigProblem {
 // Every rule a config must meet, for parse() (which names the key's line) and from_parts() alike. The
 // sizes are checked in an order that keeps every product below from overflowing.
 std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
-  const auto problem = [](std::string key, std::string reason) {
-    return std::optional<ConfigProblem>(ConfigProblem{std::move(key), std::move(reason)});
+  const auto problem = [](ErrorKind kind, std::string key, std::string reason) {
+    return std::optional<ConfigProblem>(ConfigProblem{kind, std::move(key), std::move(reason)});
   };
   const auto range = [&](const char* key, std::int64_t v, std::int64_t hi) -> std::optional<ConfigProblem> {
     if (v < 1 || v > hi) {
-      return problem(key, std::string(key) + " is " + std::to_string(v) + "; it must be from 1 to " + std::to_string(hi));
+      return problem(v < 1 ? ErrorKind::OutOfRange : ErrorKind::TooLarge, key,
+                     std::string(key) + " is " + std::to_string(v) + "; it must be from 1 to " + std::to_string(hi));
     }
     return std::nullopt;
   };
@@ -68,82 +71,103 @@ std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
   if (auto p = range("attention_size", c.attention_size, kMaxWidth)) return p;
   if (auto p = range("max_caption_length", c.max_caption_length, kMaxCaptionLength)) return p;
   for (int i = 0; i < 3; ++i) {
-    if (!std::isfinite(c.mean[i])) return problem("mean", "mean holds a value that is not finite");
-    if (!std::isfinite(c.std[i]) || c.std[i] <= 0.0f) return problem("std", "std must be 3 finite numbers above 0");
+    if (!std::isfinite(c.mean[i])) {
+      return problem(ErrorKind::OutOfRange, "mean", "mean holds a value that is not finite");
+    }
+    if (!std::isfinite(c.std[i]) || c.std[i] <= 0.0f) {
+      return problem(ErrorKind::OutOfRange, "std", "std must be 3 finite numbers above 0");
+    }
   }
 
   const auto K = static_cast<std::int64_t>(c.channels.size());
   if (K < 1 || K > kMaxLayers) {
-    return problem("channels", "channels holds " + std::to_string(K) + " widths; from 1 to " +
-                                   std::to_string(kMaxLayers) + " convolution layers are supported");
+    return problem(K < 1 ? ErrorKind::OutOfRange : ErrorKind::TooLarge, "channels",
+                   "channels holds " + std::to_string(K) + " widths; from 1 to " +
+                       std::to_string(kMaxLayers) + " convolution layers are supported");
   }
   for (std::size_t k = 0; k < c.channels.size(); ++k) {
     if (c.channels[k] < 1 || c.channels[k] > kMaxChannels) {
-      return problem("channels", "channels[" + std::to_string(k) + "] is " + std::to_string(c.channels[k]) +
-                                     "; every width must be from 1 to " + std::to_string(kMaxChannels));
+      return problem(c.channels[k] < 1 ? ErrorKind::OutOfRange : ErrorKind::TooLarge, "channels",
+                     "channels[" + std::to_string(k) + "] is " + std::to_string(c.channels[k]) +
+                         "; every width must be from 1 to " + std::to_string(kMaxChannels));
     }
   }
   const std::int64_t pooling = std::int64_t{1} << K;
   if (c.image_size % pooling != 0) {
-    return problem("image_size", "image_size " + std::to_string(c.image_size) + " is not divisible by 2^" +
-                                     std::to_string(K) + " = " + std::to_string(pooling) + " (one 2x2 pooling per layer of channels)");
+    return problem(ErrorKind::OutOfRange, "image_size",
+                   "image_size " + std::to_string(c.image_size) + " is not divisible by 2^" +
+                       std::to_string(K) + " = " + std::to_string(pooling) +
+                       " (one 2x2 pooling per layer of channels)");
   }
   std::int64_t side = c.image_size, in = 3;
   for (std::size_t k = 0; k < c.channels.size(); ++k) {
     const std::int64_t elements = side * side * std::max<std::int64_t>(9 * in, c.channels[k]);
     if (elements > kMaxActivation) {
-      return problem("image_size", "layer " + std::to_string(k) + " would hold " + std::to_string(elements) +
-                                       " values at image_size " + std::to_string(c.image_size) + "; at most " +
-                                       std::to_string(kMaxActivation) + " are supported");
+      return problem(ErrorKind::TooLarge, "image_size",
+                     "layer " + std::to_string(k) + " would hold " + std::to_string(elements) +
+                         " values at image_size " + std::to_string(c.image_size) + "; at most " +
+                         std::to_string(kMaxActivation) + " are supported");
     }
     in = c.channels[k];
     side /= 2;
   }
   const std::int64_t G = side, L = G * G;
   if (G > kMaxGrid) {
-    return problem("image_size", "image_size " + std::to_string(c.image_size) + " over " + std::to_string(K) +
-                                     " poolings gives a " + std::to_string(G) + " x " + std::to_string(G) +
-                                     " grid; at most " + std::to_string(kMaxGrid) + " x " + std::to_string(kMaxGrid) +
-                                     " is supported");
+    return problem(ErrorKind::TooLarge, "image_size",
+                   "image_size " + std::to_string(c.image_size) + " over " + std::to_string(K) +
+                       " poolings gives a " + std::to_string(G) + " x " + std::to_string(G) +
+                       " grid; at most " + std::to_string(kMaxGrid) + " x " + std::to_string(kMaxGrid) +
+                       " is supported");
   }
   // (L x D is bounded already: the last layer's output holds 4 L D values.)
   if (L * c.attention_size > kMaxGridProduct) {
-    return problem("attention_size", "attention_size " + std::to_string(c.attention_size) + " times the " +
-                                         std::to_string(L) + " grid cells exceeds " + std::to_string(kMaxGridProduct) +
-                                         " values");
+    return problem(ErrorKind::TooLarge, "attention_size",
+                   "attention_size " + std::to_string(c.attention_size) + " times the " +
+                       std::to_string(L) + " grid cells exceeds " + std::to_string(kMaxGridProduct) +
+                       " values");
   }
 
   if (c.vocab.size() > static_cast<std::size_t>(kMaxVocabulary)) {
-    return problem("vocab", "vocab has " + std::to_string(c.vocab.size()) + " entries; at most " +
-                                std::to_string(kMaxVocabulary) + " are supported");
+    return problem(ErrorKind::TooLarge,
+                   "vocab", "vocab has " + std::to_string(c.vocab.size()) + " entries; at most " +
+                       std::to_string(kMaxVocabulary) + " are supported");
   }
   static constexpr const char* kSpecial[] = {"<pad>", "<start>", "<end>", "<unk>"};
   for (std::size_t i = 0; i < 4; ++i) {
     if (i >= c.vocab.size() || c.vocab[i] != kSpecial[i]) {
-      return problem("vocab", "vocab[" + std::to_string(i) + "] must be " + quote(kSpecial[i]) + ", got " +
-                                  (i < c.vocab.size() ? json(c.vocab[i]).dump() : std::string("nothing")));
+      return problem(ErrorKind::Malformed, "vocab",
+                     "vocab[" + std::to_string(i) + "] must be " + quote(kSpecial[i]) + ", got " +
+                         (i < c.vocab.size() ? json(c.vocab[i]).dump() : std::string("nothing")));
     }
   }
-  if (c.vocab.size() < 5) return problem("vocab", "vocab holds only the special words; it needs at least one more");
+  if (c.vocab.size() < 5) {
+    return problem(ErrorKind::OutOfRange, "vocab", "vocab holds only the special words; it needs at least one more");
+  }
   return std::nullopt;
 }
 
 // `key`: a list of whole numbers.
 Result<std::vector<int>> read_widths(const bundled::ConfigKeys& k, std::string_view key) {
   const json* value = k.find(key);
-  if (!value) return k.error(std::string(key) + " is missing");
+  if (!value) return k.error(ErrorKind::Malformed, std::string(key) + " is missing");
   if (!value->is_array() || value->empty()) {
-    return k.error(key, std::string(key) + " must be a non-empty list of whole numbers, got " + value->dump());
+    return k.error(ErrorKind::Malformed, key,
+                   std::string(key) + " must be a non-empty list of whole numbers, got " + value->dump());
   }
   if (value->size() > static_cast<std::size_t>(kMaxLayers)) {
-    return k.error(key, std::string(key) + " holds " + std::to_string(value->size()) + " widths; from 1 to " +
-                            std::to_string(kMaxLayers) + " convolution layers are supported");
+    return k.error(ErrorKind::TooLarge, key,
+                   std::string(key) + " holds " + std::to_string(value->size()) + " widths; from 1 to " +
+                       std::to_string(kMaxLayers) + " convolution layers are supported");
   }
   std::vector<int> out;
   for (const json& v : *value) {
     if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMaxChannels) {
-      return k.error(key, std::string(key) + " " + value->dump() + " holds " + v.dump() +
-                              "; every width must be a whole number from 1 to " + std::to_string(kMaxChannels));
+      const ErrorKind kind = !v.is_number_integer()      ? ErrorKind::Malformed
+                             : v.get<std::int64_t>() < 1 ? ErrorKind::OutOfRange
+                                                         : ErrorKind::TooLarge;
+      return k.error(kind, key,
+                     std::string(key) + " " + value->dump() + " holds " + v.dump() +
+                         "; every width must be a whole number from 1 to " + std::to_string(kMaxChannels));
     }
     out.push_back(static_cast<int>(v.get<std::int64_t>()));
   }
@@ -156,15 +180,18 @@ Result<CaptionerConfig> read_config(const bundled::ConfigKeys& k) {
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
 
   const json* attention = k.find("attention");
-  if (!attention) return k.error("attention is missing; use \"soft\" or \"hard\"");
-  if (!attention->is_string()) return k.error("attention", "attention must be a string, got " + attention->dump());
+  if (!attention) return k.error(ErrorKind::Malformed, "attention is missing; use \"soft\" or \"hard\"");
+  if (!attention->is_string()) {
+    return k.error(ErrorKind::Malformed, "attention", "attention must be a string, got " + attention->dump());
+  }
   const std::string kind = attention->get<std::string>();
   if (kind == "soft") {
     c.attention = CaptionAttention::Soft;
   } else if (kind == "hard") {
     c.attention = CaptionAttention::Hard;
   } else {
-    return k.error("attention", "attention " + attention->dump() + " is not supported; use \"soft\" or \"hard\"");
+    return k.error(ErrorKind::Unsupported, "attention",
+                   "attention " + attention->dump() + " is not supported; use \"soft\" or \"hard\"");
   }
 
   ATTN_ASSIGN(c.image_size, k.whole("image_size", 1, kMaxImageSize));
@@ -179,7 +206,7 @@ Result<CaptionerConfig> read_config(const bundled::ConfigKeys& k) {
   ATTN_ASSIGN(c.hidden, k.whole("hidden", 1, kMaxWidth));
   ATTN_ASSIGN(c.attention_size, k.whole("attention_size", 1, kMaxWidth));
   ATTN_ASSIGN(c.max_caption_length, k.whole("max_caption_length", 1, kMaxCaptionLength));
-  if (auto p = check_rules(c)) return k.error(p->key, p->reason);
+  if (auto p = check_rules(c)) return k.error(p->kind, p->key, p->reason);
   return c;
 }
 
@@ -235,7 +262,7 @@ struct CaptionerModel::Impl {
 namespace {
 
 Result<std::unique_ptr<CaptionerModel::Impl>> build(CaptionerConfig config, const io::SafeTensors& weights) {
-  if (auto p = check_rules(config)) return fail("config: " + p->reason, weights.name());
+  if (auto p = check_rules(config)) return fail(p->kind, "config: " + p->reason, weights.name());
   auto m = std::make_unique<CaptionerModel::Impl>();
   m->config = std::move(config);
   const auto& c = m->config;
@@ -280,6 +307,7 @@ Result<std::unique_ptr<CaptionerModel::Impl>> build(CaptionerConfig config, cons
   ATTN_ASSIGN(m->out_b, r.vector("decoder.out.bias", V));
 
   if (auto w = r.unused_warning("a captioner")) m->warnings.push_back(std::move(*w));
+  for (const std::string& note : r.nonfinite()) m->warnings.push_back(note);
   m->parameters = r.parameters();
   return m;
 }
@@ -503,7 +531,8 @@ Result<void> start_run(const Impl& m, Scratch& s, const Image& input, CaptionRun
   const int S = m.config.image_size;
   if (input.channels != 3 || input.width != S || input.height != S ||
       input.data.size() < 3 * input.plane_size()) {
-    return fail("the model input must be " + std::to_string(S) + " x " + std::to_string(S) + " with 3 channels, got " +
+    return fail(ErrorKind::Mismatch,
+                "the model input must be " + std::to_string(S) + " x " + std::to_string(S) + " with 3 channels, got " +
                     std::to_string(input.width) + " x " + std::to_string(input.height) + " with " +
                     std::to_string(input.channels),
                 "image");
@@ -516,21 +545,37 @@ Result<void> start_run(const Impl& m, Scratch& s, const Image& input, CaptionRun
 }
 
 // Greedy (k = 1) and beam search (bundled::BeamSearch), every node keeping its step's alpha, beta and location.
+// Non-finite weights make non-finite alphas: the run says so (core/nonfinite.h).
+void warn_nonfinite(CaptionRun& run) {
+  std::int64_t bad = 0, total = 0;
+  for (const CaptionHypothesis& h : run.hypotheses) {
+    bad += detail::count_nonfinite(h.alpha);
+    total += h.alpha.size();
+  }
+  if (auto w = detail::nonfinite_attention_warning(bad, total)) run.warnings.push_back(std::move(*w));
+}
+
 Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const CaptionOptions& options) {
   const auto& c = m.config;
   const int k = options.beam;
   const int max_words = options.max_words.value_or(c.max_caption_length);
-  if (k < 1 || k > kMaxBeam) return fail("beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
+  if (k < 1 || k > kMaxBeam) {
+    return fail(ErrorKind::OutOfRange,
+                "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
+  }
   if (max_words < 1 || max_words > kMaxCaptionLength) {
-    return fail("max_words is " + std::to_string(max_words) + "; it must be from 1 to " + std::to_string(kMaxCaptionLength));
+    return fail(ErrorKind::OutOfRange,
+                "max_words is " + std::to_string(max_words) + "; it must be from 1 to " +
+                    std::to_string(kMaxCaptionLength));
   }
   // Every node of the search keeps its alpha row and its log-softmax row: bounded before any is kept.
   const std::int64_t cells = std::int64_t{c.grid()} * c.grid(), kept = std::int64_t{k} * max_words *
                                                                         (cells + static_cast<std::int64_t>(c.vocab.size()));
   if (kept > kMaxKept) {
-    return fail("beam " + std::to_string(k) + " over " + std::to_string(max_words) + " words would keep " +
-                std::to_string(kept) + " values for this model; at most " + std::to_string(kMaxKept) +
-                " are supported (a narrower beam or fewer words)");
+    return fail(ErrorKind::TooLarge,
+                "beam " + std::to_string(k) + " over " + std::to_string(max_words) + " words would keep " +
+                    std::to_string(kept) + " values for this model; at most " + std::to_string(kMaxKept) +
+                    " are supported (a narrower beam or fewer words)");
   }
   CaptionRun run;
   ATTN_TRY(start_run(m, s, input, run));
@@ -583,16 +628,18 @@ Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const C
     label(c, h);
     run.hypotheses.push_back(std::move(h));
   }
+  warn_nonfinite(run);
   return run;
 }
 
 // Teacher forcing: step t is fed ids[t - 1] (<start> first) and its alpha row is the one predicting ids[t].
 Result<CaptionRun> forced(const Impl& m, Scratch& s, const Image& input, const std::vector<int>& ids) {
   const auto& c = m.config;
-  if (ids.empty()) return fail("nothing to score: no word ids", "word ids");
+  if (ids.empty()) return fail(ErrorKind::OutOfRange, "nothing to score: no word ids", "word ids");
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= c.vocab.size()) {
-      return fail("word id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+      return fail(ErrorKind::OutOfRange,
+                  "word id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                       " is outside the vocabulary (0 to " + std::to_string(c.vocab.size() - 1) + ")",
                   "word ids");
     }
@@ -620,6 +667,7 @@ Result<CaptionRun> forced(const Impl& m, Scratch& s, const Image& input, const s
   h.log_prob = static_cast<float>(log_prob);
   label(c, h);
   run.hypotheses.push_back(std::move(h));
+  warn_nonfinite(run);
   return run;
 }
 
@@ -629,7 +677,7 @@ Result<CaptionRun> CaptionerSession::run(const Image& image, const CaptionOption
   try {
     const int S = model_->config().image_size;
     if (image.empty() || image.data.size() < static_cast<std::size_t>(image.channels) * image.plane_size()) {
-      return fail("nothing to caption: the image is empty", "image");
+      return fail(ErrorKind::OutOfRange, "nothing to caption: the image is empty", "image");
     }
     const Image input = caption_input(image, S);
     auto run = decode(model_->impl(), *scratch_, input, options);
@@ -639,7 +687,7 @@ Result<CaptionRun> CaptionerSession::run(const Image& image, const CaptionOption
     }
     return run;
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while captioning", "image");
+    return fail(ErrorKind::TooLarge, "out of memory while captioning", "image");
   }
 }
 
@@ -647,7 +695,7 @@ Result<CaptionRun> CaptionerSession::run_resized(const Image& input, const Capti
   try {
     return decode(model_->impl(), *scratch_, input, options);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while captioning", "image");
+    return fail(ErrorKind::TooLarge, "out of memory while captioning", "image");
   }
 }
 
@@ -655,7 +703,7 @@ Result<CaptionRun> CaptionerSession::run_forced(const Image& input, const std::v
   try {
     return forced(model_->impl(), *scratch_, input, ids);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while captioning", "image");
+    return fail(ErrorKind::TooLarge, "out of memory while captioning", "image");
   }
 }
 

@@ -7,6 +7,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/pooling.h"
 #include "bundled.h"
+#include "../core/nonfinite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,16 +23,22 @@ constexpr int kUnk = 1;
 
 Result<std::vector<std::string>> read_labels(const bundled::ConfigKeys& k) {
   const json* value = k.find("labels");
-  if (!value) return k.error("labels is missing");
-  if (!value->is_array()) return k.error("labels", "labels must be a list of class names, got " + value->dump());
+  if (!value) return k.error(ErrorKind::Malformed, "labels is missing");
+  if (!value->is_array()) {
+    return k.error(ErrorKind::Malformed, "labels", "labels must be a list of class names, got " + value->dump());
+  }
   if (value->size() < 2) {
-    return k.error("labels", "labels holds " + std::to_string(value->size()) + " class" +
-                                 (value->size() == 1 ? "" : "es") + "; a classifier needs at least 2");
+    return k.error(ErrorKind::OutOfRange, "labels",
+                   "labels holds " + std::to_string(value->size()) + " class" + (value->size() == 1 ? "" : "es") +
+                       "; a classifier needs at least 2");
   }
   std::vector<std::string> labels;
   for (std::size_t i = 0; i < value->size(); ++i) {
     const json& l = (*value)[i];
-    if (!l.is_string()) return k.error("labels", "labels[" + std::to_string(i) + "] must be a string, got " + l.dump());
+    if (!l.is_string()) {
+      return k.error(ErrorKind::Malformed, "labels",
+                     "labels[" + std::to_string(i) + "] must be a string, got " + l.dump());
+    }
     labels.push_back(l.get<std::string>());
   }
   return labels;
@@ -58,16 +65,18 @@ Result<ClassifierConfig> read_config(const bundled::ConfigKeys& k) {
 }
 
 Result<void> check_config(const ClassifierConfig& c, const std::string& file) {
-  const auto bad = [&](const std::string& why) { return fail("config: " + why, file); };
-  if (c.labels.size() < 2) return bad("labels must name at least 2 classes");
-  if (c.vocab.empty()) return bad("vocab is empty");
+  const auto bad = [&](ErrorKind kind, const std::string& why) { return fail(kind, "config: " + why, file); };
+  if (c.labels.size() < 2) return bad(ErrorKind::OutOfRange, "labels must name at least 2 classes");
+  if (c.vocab.empty()) return bad(ErrorKind::OutOfRange, "vocab is empty");
   if (c.vocab.size() < 3 || c.vocab[0] != "<pad>" || c.vocab[1] != "<unk>") {
-    return bad("vocab must start with \"<pad>\", \"<unk>\" and hold at least one word");
+    return bad(ErrorKind::Malformed, "vocab must start with \"<pad>\", \"<unk>\" and hold at least one word");
   }
   if (c.heads < 1 || c.embedding_size < 1 || c.hidden < 1 || c.attention_size < 1 || c.max_words < 1) {
-    return bad("heads, embedding_size, hidden, attention_size and max_words must be at least 1");
+    return bad(ErrorKind::OutOfRange, "heads, embedding_size, hidden, attention_size and max_words must be at least 1");
   }
-  if (c.hierarchical && c.max_sentences < 1) return bad("a hierarchical model needs max_sentences of at least 1");
+  if (c.hierarchical && c.max_sentences < 1) {
+    return bad(ErrorKind::OutOfRange, "a hierarchical model needs max_sentences of at least 1");
+  }
   return {};
 }
 
@@ -179,6 +188,7 @@ Result<std::unique_ptr<ClassifierModel::Impl>> build(ClassifierConfig config, co
   if (auto w = reader.unused_warning(c.hierarchical ? "a hierarchical classifier" : "a flat classifier")) {
     m->warnings.push_back(std::move(*w));
   }
+  for (const std::string& note : reader.nonfinite()) m->warnings.push_back(note);
   m->parameters = reader.parameters();
   m->index = bundled::index_vocabulary(c.vocab);
   return m;
@@ -303,7 +313,7 @@ Result<ClassifierRun> ClassifierSession::run(std::string_view text) {
     Scratch& s = *scratch_;
     ClassifierRun run;
     WordSplit split = split_words(text);
-    if (split.words.empty()) return fail("nothing to classify: the text has no words", "text");
+    if (split.words.empty()) return fail(ErrorKind::OutOfRange, "nothing to classify: the text has no words", "text");
     run.input = truncate(c, std::move(split), run.warnings);
     const auto& words = run.input.words;
     const Index n = static_cast<Index>(words.size());
@@ -351,9 +361,13 @@ Result<ClassifierRun> ClassifierSession::run(std::string_view text) {
     Index best = 0;
     logits.maxCoeff(&best);
     run.predicted = static_cast<int>(best);
+    const std::int64_t bad = detail::count_nonfinite(run.word_attention) +
+                             (run.sentence_attention.size() ? detail::count_nonfinite(run.sentence_attention) : 0);
+    const std::int64_t total = run.word_attention.size() + run.sentence_attention.size();
+    if (auto w = detail::nonfinite_attention_warning(bad, total)) run.warnings.push_back(std::move(*w));
     return run;
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while classifying", "text");
+    return fail(ErrorKind::TooLarge, "out of memory while classifying", "text");
   }
 }
 

@@ -21,6 +21,19 @@ namespace fs = std::filesystem;
 
 using detail::kMaxConfigSize;
 using detail::quote;
+
+// Sizes a config may ask for, checked before anything is allocated from them (the tensors are then checked
+// against the config, so a small file cannot make the loader reserve gigabytes). Each is far above the
+// published models: BERT-large 1024 hidden, 16 heads, 24 layers; GPT-2 XL 1600, 25, 48; vocabularies of 250k.
+constexpr std::int64_t kMaxHidden = 1 << 16;
+constexpr std::int64_t kMaxHeads = 1024;
+constexpr std::int64_t kMaxLayers = 1024;
+constexpr std::int64_t kMaxIntermediate = 1 << 18;
+constexpr std::int64_t kMaxVocab = 1 << 20;
+constexpr std::int64_t kMaxPositions = 1 << 20;
+constexpr std::int64_t kMaxTypeVocab = 1024;
+constexpr std::int64_t kMaxImageSize = 8192;
+constexpr std::int64_t kMaxLabels = 1 << 16;
 constexpr std::string_view kSupported =
     "AttnScope runs bert, distilbert, gpt2 and vit (model_type \"bert\", \"distilbert\", \"gpt2\" or \"vit\")";
 
@@ -50,10 +63,13 @@ class Keys : public detail::JsonKeys {
   Result<float> epsilon(std::initializer_list<std::string_view> names, float fallback) const {
     const auto [key, value] = find_any(names);
     if (!value) return fallback;
-    if (!value->is_number()) return error(key, std::string(key) + " must be a number, got " + value->dump());
+    if (!value->is_number()) {
+      return error(ErrorKind::Malformed, key, std::string(key) + " must be a number, got " + value->dump());
+    }
     const double v = value->get<double>();
     if (!(v > 0.0 && v < 1.0)) {
-      return error(key, std::string(key) + " is " + number_text(v) + "; a layer-norm epsilon is above 0 and below 1");
+      return error(ErrorKind::OutOfRange, key,
+                   std::string(key) + " is " + number_text(v) + "; a layer-norm epsilon is above 0 and below 1");
     }
     return static_cast<float>(v);
   }
@@ -64,9 +80,10 @@ class Keys : public detail::JsonKeys {
     if (act == "gelu" || act == "gelu_python") return Activation::GeluErf;
     if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") return Activation::GeluTanh;
     if (act == "relu") return Activation::Relu;
-    return error(key, std::string(key) + " " + quote(act) +
-                          " is not supported; use \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"gelu_fast\" or "
-                          "\"relu\"");
+    return error(ErrorKind::Unsupported,
+                 key, std::string(key) + " " + quote(act) +
+                     " is not supported; use \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"gelu_fast\" or "
+                 "\"relu\"");
   }
 };
 
@@ -92,7 +109,7 @@ Result<Family> read_family(const Keys& keys, TransformerConfig& c) {
   const auto architectures = root.find("architectures");
   if (architectures != root.end() && !architectures->is_null()) {
     if (!architectures->is_array() || architectures->empty() || !(*architectures)[0].is_string()) {
-      return keys.error("architectures",
+      return keys.error(ErrorKind::Malformed, "architectures",
                         "architectures must be a list of class names, got " + architectures->dump());
     }
     c.architecture = (*architectures)[0].get<std::string>();
@@ -100,17 +117,18 @@ Result<Family> read_family(const Keys& keys, TransformerConfig& c) {
   const auto model_type = root.find("model_type");
   if (model_type != root.end() && !model_type->is_null()) {
     if (!model_type->is_string()) {
-      return keys.error("model_type", "model_type must be a string, got " + model_type->dump());
+      return keys.error(ErrorKind::Malformed, "model_type", "model_type must be a string, got " + model_type->dump());
     }
     if (const auto f = family_of_model_type(model_type->get<std::string>())) return *f;
-    return keys.error("model_type", "model_type " + model_type->dump() + " is not supported; " + std::string(kSupported));
+    return keys.error(ErrorKind::Unsupported, "model_type",
+                      "model_type " + model_type->dump() + " is not supported; " + std::string(kSupported));
   }
   if (!c.architecture.empty()) {
     if (const auto f = family_of_architecture(c.architecture)) return *f;
-    return keys.error("architectures",
+    return keys.error(ErrorKind::Unsupported, "architectures",
                       "architectures " + architectures->dump() + " is not supported; " + std::string(kSupported));
   }
-  return keys.error("names neither model_type nor architectures; " + std::string(kSupported));
+  return keys.error(ErrorKind::Malformed, "names neither model_type nor architectures; " + std::string(kSupported));
 }
 
 Result<std::vector<std::string>> read_labels(const Keys& keys) {
@@ -118,16 +136,25 @@ Result<std::vector<std::string>> read_labels(const Keys& keys) {
   const json* value = keys.find(key);
   std::vector<std::string> labels;
   if (!value) return labels;
-  if (!value->is_object()) return keys.error(key, "id2label must be an object {\"0\": \"label\", ...}, got " + value->dump());
+  if (!value->is_object()) {
+    return keys.error(ErrorKind::Malformed, key,
+                      "id2label must be an object {\"0\": \"label\", ...}, got " + value->dump());
+  }
   std::vector<std::optional<std::string>> by_id;
   for (const auto& [id_text, label] : value->items()) {
     std::int64_t id = -1;
     const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (ec != std::errc() || end != id_text.data() + id_text.size() || id < 0 || id >= kMaxConfigSize) {
-      return keys.error(key, "id2label key " + quote(id_text) + " is not a class id (a whole number from 0)");
+    if (ec == std::errc() && end == id_text.data() + id_text.size() && id >= kMaxLabels) {
+      return keys.error(ErrorKind::TooLarge, key,
+                        "id2label key " + quote(id_text) + " is over the limit of " + std::to_string(kMaxLabels - 1));
+    }
+    if (ec != std::errc() || end != id_text.data() + id_text.size() || id < 0) {
+      return keys.error(ErrorKind::Malformed, key,
+                        "id2label key " + quote(id_text) + " is not a class id (a whole number from 0)");
     }
     if (!label.is_string()) {
-      return keys.error(key, "id2label[" + quote(id_text) + "] must be a string, got " + label.dump());
+      return keys.error(ErrorKind::Malformed, key,
+                        "id2label[" + quote(id_text) + "] must be a string, got " + label.dump());
     }
     if (static_cast<std::size_t>(id) >= by_id.size()) by_id.resize(static_cast<std::size_t>(id) + 1);
     by_id[static_cast<std::size_t>(id)] = label.get<std::string>();
@@ -150,33 +177,35 @@ Result<TransformerConfig> read_config(const Keys& k) {
     case Family::Bert:
     case Family::Vit: {
       const bool vit = c.family == Family::Vit;
-      ATTN_ASSIGN(c.hidden, k.whole({"hidden_size"}, 768, 1, kMaxConfigSize, &hidden_key));
-      ATTN_ASSIGN(c.heads, k.whole({"num_attention_heads"}, 12, 0, kMaxConfigSize, &heads_key));
-      ATTN_ASSIGN(c.layers, k.whole({"num_hidden_layers"}, 12));
-      ATTN_ASSIGN(c.intermediate, k.whole({"intermediate_size"}, 3072));
+      ATTN_ASSIGN(c.hidden, k.whole({"hidden_size"}, 768, 1, kMaxHidden, &hidden_key));
+      ATTN_ASSIGN(c.heads, k.whole({"num_attention_heads"}, 12, 0, kMaxHeads, &heads_key));
+      ATTN_ASSIGN(c.layers, k.whole({"num_hidden_layers"}, 12, 1, kMaxLayers));
+      ATTN_ASSIGN(c.intermediate, k.whole({"intermediate_size"}, 3072, 1, kMaxIntermediate));
       ATTN_ASSIGN(c.layer_norm_eps, k.epsilon({"layer_norm_eps"}, 1e-12f));
       ATTN_ASSIGN(c.activation, k.activation("hidden_act", "gelu"));
       if (!vit) {
-        ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 30522));
-        ATTN_ASSIGN(c.type_vocab_size, k.whole({"type_vocab_size"}, 2));
-        ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 512));
+        ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 30522, 1, kMaxVocab));
+        ATTN_ASSIGN(c.type_vocab_size, k.whole({"type_vocab_size"}, 2, 1, kMaxTypeVocab));
+        ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 512, 1, kMaxPositions));
         ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
       } else {
         c.vocab_size = 0;
         c.type_vocab_size = 0;
         std::string_view patch_key;
-        ATTN_ASSIGN(c.image_size, k.whole({"image_size"}, 224));
+        ATTN_ASSIGN(c.image_size, k.whole({"image_size"}, 224, 1, kMaxImageSize));
         ATTN_ASSIGN(c.patch_size, k.whole({"patch_size"}, 16, 1, kMaxConfigSize, &patch_key));
         ATTN_ASSIGN(c.num_channels, k.whole({"num_channels"}, 3, 1, 64));
         ATTN_ASSIGN(c.qkv_bias, k.boolean_or("qkv_bias", true));
         if (c.patch_size > c.image_size) {
-          return k.error(patch_key, "patch_size " + std::to_string(c.patch_size) + " is larger than image_size " +
-                                        std::to_string(c.image_size));
+          return k.error(ErrorKind::OutOfRange, patch_key,
+                         "patch_size " + std::to_string(c.patch_size) + " is larger than image_size " +
+                             std::to_string(c.image_size));
         }
         const std::int64_t side = c.image_size / c.patch_size;
         if (side * side + 1 > kMaxConfigSize) {
-          return k.error(patch_key, "image_size / patch_size gives " + std::to_string(side * side) +
-                                        " patches; at most " + std::to_string(kMaxConfigSize - 1) + " are supported");
+          return k.error(ErrorKind::TooLarge, patch_key,
+                         "image_size / patch_size gives " + std::to_string(side * side) +
+                             " patches; at most " + std::to_string(kMaxConfigSize - 1) + " are supported");
         }
         c.max_positions = static_cast<int>(side * side + 1);  // the patches and the [CLS] token
         c.image_mean.assign(static_cast<std::size_t>(c.num_channels), 0.5f);
@@ -185,12 +214,12 @@ Result<TransformerConfig> read_config(const Keys& k) {
       break;
     }
     case Family::DistilBert:
-      ATTN_ASSIGN(c.hidden, k.whole({"dim", "hidden_size"}, 768, 1, kMaxConfigSize, &hidden_key));
-      ATTN_ASSIGN(c.heads, k.whole({"n_heads", "num_attention_heads"}, 12, 0, kMaxConfigSize, &heads_key));
-      ATTN_ASSIGN(c.layers, k.whole({"n_layers", "num_hidden_layers"}, 6));
-      ATTN_ASSIGN(c.intermediate, k.whole({"hidden_dim"}, 3072));
-      ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 30522));
-      ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 512));
+      ATTN_ASSIGN(c.hidden, k.whole({"dim", "hidden_size"}, 768, 1, kMaxHidden, &hidden_key));
+      ATTN_ASSIGN(c.heads, k.whole({"n_heads", "num_attention_heads"}, 12, 0, kMaxHeads, &heads_key));
+      ATTN_ASSIGN(c.layers, k.whole({"n_layers", "num_hidden_layers"}, 6, 1, kMaxLayers));
+      ATTN_ASSIGN(c.intermediate, k.whole({"hidden_dim"}, 3072, 1, kMaxIntermediate));
+      ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 30522, 1, kMaxVocab));
+      ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 512, 1, kMaxPositions));
       ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
       ATTN_ASSIGN(c.activation, k.activation("activation", "gelu"));
       ATTN_ASSIGN(c.sinusoidal_positions, k.boolean_or("sinusoidal_pos_embds", false));
@@ -198,27 +227,29 @@ Result<TransformerConfig> read_config(const Keys& k) {
       c.layer_norm_eps = 1e-12f;  // hard-coded in transformers' modeling_distilbert.py
       break;
     case Family::Gpt2: {
-      ATTN_ASSIGN(c.hidden, k.whole({"n_embd", "hidden_size"}, 768, 1, kMaxConfigSize, &hidden_key));
-      ATTN_ASSIGN(c.heads, k.whole({"n_head", "num_attention_heads"}, 12, 0, kMaxConfigSize, &heads_key));
-      ATTN_ASSIGN(c.layers, k.whole({"n_layer", "num_hidden_layers"}, 12));
-      ATTN_ASSIGN(c.max_positions, k.whole({"n_positions", "max_position_embeddings"}, 1024));
-      ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 50257));
+      ATTN_ASSIGN(c.hidden, k.whole({"n_embd", "hidden_size"}, 768, 1, kMaxHidden, &hidden_key));
+      ATTN_ASSIGN(c.heads, k.whole({"n_head", "num_attention_heads"}, 12, 0, kMaxHeads, &heads_key));
+      ATTN_ASSIGN(c.layers, k.whole({"n_layer", "num_hidden_layers"}, 12, 1, kMaxLayers));
+      ATTN_ASSIGN(c.max_positions, k.whole({"n_positions", "max_position_embeddings"}, 1024, 1, kMaxPositions));
+      ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 50257, 1, kMaxVocab));
       ATTN_ASSIGN(c.layer_norm_eps, k.epsilon({"layer_norm_epsilon"}, 1e-5f));
       ATTN_ASSIGN(c.activation, k.activation("activation_function", "gelu_new"));
       ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
       c.type_vocab_size = 0;
-      ATTN_ASSIGN(c.intermediate, k.whole({"n_inner"}, 4 * c.hidden));  // null: 4 x n_embd
+      ATTN_ASSIGN(c.intermediate, k.whole({"n_inner"}, 4 * c.hidden, 1, kMaxIntermediate));  // null: 4 x n_embd
       break;
     }
   }
 
   if (c.heads == 0) {
-    return k.error(heads_key, std::string(heads_key) + " is 0: a transformer needs at least one head");
+    return k.error(ErrorKind::OutOfRange, heads_key,
+                   std::string(heads_key) + " is 0: a transformer needs at least one head");
   }
   if (c.hidden % c.heads != 0) {
-    return k.error(heads_key, std::string(hidden_key) + " " + std::to_string(c.hidden) + " is not divisible by " +
-                                  std::string(heads_key) + " " + std::to_string(c.heads) +
-                                  ": every head needs the same number of dimensions");
+    return k.error(ErrorKind::Mismatch, heads_key,
+                   std::string(hidden_key) + " " + std::to_string(c.hidden) + " is not divisible by " +
+                       std::string(heads_key) + " " + std::to_string(c.heads) +
+                       ": every head needs the same number of dimensions");
   }
   auto labels = read_labels(k);
   if (!labels) return std::unexpected(labels.error());
@@ -259,18 +290,20 @@ Result<void> read_preprocessor(const Keys& keys, TransformerConfig& c) {
     const json& h = (*size)["height"];
     const json& w = (*size)["width"];
     if (!h.is_number_integer() || !w.is_number_integer()) {
-      return keys.error(key, "size " + size->dump() + ": height and width must be whole numbers");
+      return keys.error(ErrorKind::Malformed, key, "size " + size->dump() + ": height and width must be whole numbers");
     }
     height = h.get<std::int64_t>();
     width = w.get<std::int64_t>();
   } else if (size->is_object()) {
     return {};  // {"shortest_edge": ...}: resized then cropped; the crop is the model's business
   } else {
-    return keys.error(key, "size must be a whole number or {\"height\": h, \"width\": w}, got " + size->dump());
+    return keys.error(ErrorKind::Malformed, key,
+                      "size must be a whole number or {\"height\": h, \"width\": w}, got " + size->dump());
   }
   if (*height != c.image_size || *width != c.image_size) {
-    return keys.error(key, "size " + size->dump() + " does not match the model's image_size " +
-                               std::to_string(c.image_size) + " in config.json");
+    return keys.error(ErrorKind::Mismatch,
+                      key, "size " + size->dump() + " does not match the model's image_size " +
+                          std::to_string(c.image_size) + " in config.json");
   }
   return {};
 }

@@ -14,6 +14,7 @@
 #include "../text/unicode.h"
 #include "beam_search.h"
 #include "bundled.h"
+#include "../core/nonfinite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,8 +40,9 @@ Result<void> check_characters(const bundled::ConfigKeys& keys, std::string_view 
   for (std::size_t i = specials; i < vocab.size(); ++i) {
     const auto cps = unicode::code_points(vocab[i]);
     if (cps.size() != 1 || !cps[0].valid) {
-      return keys.error(key, std::string(key) + "[" + std::to_string(i) + "] is " + json(vocab[i]).dump() +
-                                 "; after the special entries every entry is one character");
+      return keys.error(ErrorKind::Malformed, key,
+                        std::string(key) + "[" + std::to_string(i) + "] is " + json(vocab[i]).dump() +
+                            "; after the special entries every entry is one character");
     }
   }
   return {};
@@ -52,22 +54,27 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
 
   const json* attention = k.find("attention");
-  if (!attention) return k.error("attention is missing; use \"bahdanau\" or \"luong\"");
-  if (!attention->is_string()) return k.error("attention", "attention must be a string, got " + attention->dump());
+  if (!attention) return k.error(ErrorKind::Malformed, "attention is missing; use \"bahdanau\" or \"luong\"");
+  if (!attention->is_string()) {
+    return k.error(ErrorKind::Malformed, "attention", "attention must be a string, got " + attention->dump());
+  }
   const std::string kind = attention->get<std::string>();
   if (kind == "bahdanau") {
     c.attention = Seq2SeqAttention::Bahdanau;
   } else if (kind == "luong") {
     c.attention = Seq2SeqAttention::Luong;
   } else {
-    return k.error("attention", "attention " + attention->dump() + " is not supported; use \"bahdanau\" or \"luong\"");
+    return k.error(ErrorKind::Unsupported, "attention",
+                   "attention " + attention->dump() + " is not supported; use \"bahdanau\" or \"luong\"");
   }
 
   std::string score;
   ATTN_ASSIGN(score, k.text_or("score", ""));
   if (c.attention == Seq2SeqAttention::Bahdanau) {
     if (!score.empty() && score != "additive") {
-      return k.error("score", "score " + quote(score) + " does not go with bahdanau attention, whose score is \"additive\"");
+      return k.error(ErrorKind::Mismatch, "score",
+                     "score " + quote(score) +
+                         " does not go with bahdanau attention, whose score is \"additive\"");
     }
     c.score = Seq2SeqScore::Additive;
   } else if (score == "dot") {
@@ -77,31 +84,39 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   } else if (score == "concat") {
     c.score = Seq2SeqScore::Concat;
   } else if (score.empty()) {
-    return k.error("score is missing; luong attention takes \"dot\", \"general\" or \"concat\"");
+    return k.error(ErrorKind::Malformed, "score is missing; luong attention takes \"dot\", \"general\" or \"concat\"");
   } else {
-    return k.error("score", "score " + quote(score) + " does not go with luong attention; use \"dot\", \"general\" or \"concat\"");
+    return k.error(ErrorKind::Mismatch, "score",
+                   "score " + quote(score) +
+                       " does not go with luong attention; use \"dot\", \"general\" or \"concat\"");
   }
 
   if (const json* local = k.find("local")) {
     if (c.attention != Seq2SeqAttention::Luong) {
-      return k.error("local", "local attention is Luong's; it needs \"attention\": \"luong\"");
+      return k.error(ErrorKind::Mismatch, "local", "local attention is Luong's; it needs \"attention\": \"luong\"");
     }
     if (!local->is_object()) {
-      return k.error("local", "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " + local->dump());
+      return k.error(ErrorKind::Malformed, "local",
+                     "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " +
+                         local->dump());
     }
     const auto kind_it = local->find("kind");
     if (kind_it == local->end() || !kind_it->is_string() || kind_it->get<std::string>() != "predictive") {
-      return k.error("local", "local kind " + (kind_it == local->end() ? std::string("(missing)") : kind_it->dump()) +
-                                  " is not supported; the models use local-p: {\"kind\": \"predictive\", \"window\": D}");
+      return k.error(ErrorKind::Unsupported, "local",
+                     "local kind " + (kind_it == local->end() ? std::string("(missing)") : kind_it->dump()) +
+                         " is not supported; the models use local-p: {\"kind\": \"predictive\", \"window\": D}");
     }
     const auto window = local->find("window");
     if (window == local->end() || !window->is_number_integer() || window->get<std::int64_t>() < 1 ||
         window->get<std::int64_t>() > detail::kMaxConfigSize) {
-      return k.error("local", "local window must be a whole number from 1 to " + std::to_string(detail::kMaxConfigSize) +
-                                  ", got " + (window == local->end() ? std::string("nothing") : window->dump()));
+      return k.error(ErrorKind::OutOfRange, "local",
+                     "local window must be a whole number from 1 to " +
+                         std::to_string(detail::kMaxConfigSize) +
+                         ", got " + (window == local->end() ? std::string("nothing") : window->dump()));
     }
     if (c.score != Seq2SeqScore::General) {
-      return k.error("local", "local-p attention scores with \"general\"; score is " + quote(score));
+      return k.error(ErrorKind::Mismatch, "local",
+                     "local-p attention scores with \"general\"; score is " + quote(score));
     }
     c.local = true;
     c.window = static_cast<int>(window->get<std::int64_t>());
@@ -124,44 +139,49 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   ATTN_ASSIGN(c.max_source_length, k.whole("max_source_length"));
   ATTN_ASSIGN(c.max_target_length, k.whole("max_target_length"));
   if (c.score == Seq2SeqScore::Dot && c.decoder_hidden != 2 * c.encoder_hidden) {
-    return k.error("decoder_hidden", "the dot score compares the decoder state with the annotations: decoder_hidden "
-                                     "must be 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
-                                         ", got " + std::to_string(c.decoder_hidden));
+    return k.error(ErrorKind::Mismatch, "decoder_hidden",
+                   "the dot score compares the decoder state with the annotations: decoder_hidden "
+                   "must be 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
+                       ", got " + std::to_string(c.decoder_hidden));
   }
   return c;
 }
 
 // The same rules for a config built in code (from_parts), without lines to name.
 Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
-  const auto bad = [&](const std::string& why) { return fail("config: " + why, file); };
+  const auto bad = [&](ErrorKind kind, const std::string& why) { return fail(kind, "config: " + why, file); };
   if (c.embedding_size < 1 || c.encoder_hidden < 1 || c.decoder_hidden < 1) {
-    return bad("embedding_size, encoder_hidden and decoder_hidden must be at least 1");
+    return bad(ErrorKind::OutOfRange, "embedding_size, encoder_hidden and decoder_hidden must be at least 1");
   }
   if (c.max_source_length < 1 || c.max_target_length < 1) {
-    return bad("max_source_length and max_target_length must be at least 1");
+    return bad(ErrorKind::OutOfRange, "max_source_length and max_target_length must be at least 1");
   }
-  if (c.source_vocab.empty()) return bad("source_vocab is empty");
-  if (c.target_vocab.empty()) return bad("target_vocab is empty");
+  if (c.source_vocab.empty()) return bad(ErrorKind::OutOfRange, "source_vocab is empty");
+  if (c.target_vocab.empty()) return bad(ErrorKind::OutOfRange, "target_vocab is empty");
   if (c.source_vocab.size() < 3 || c.source_vocab[0] != "<pad>" || c.source_vocab[1] != "<unk>") {
-    return bad("source_vocab must start with \"<pad>\", \"<unk>\" and hold at least one character");
+    return bad(ErrorKind::Malformed,
+               "source_vocab must start with \"<pad>\", \"<unk>\" and hold at least one character");
   }
   if (c.target_vocab.size() < 4 || c.target_vocab[0] != "<pad>" || c.target_vocab[1] != "<s>" ||
       c.target_vocab[2] != "</s>") {
-    return bad("target_vocab must start with \"<pad>\", \"<s>\", \"</s>\" and hold at least one character");
+    return bad(ErrorKind::Malformed,
+               "target_vocab must start with \"<pad>\", \"<s>\", \"</s>\" and hold at least one character");
   }
   const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
   if (bahdanau != (c.score == Seq2SeqScore::Additive)) {
-    return bad("bahdanau attention scores with \"additive\", luong with \"dot\", \"general\" or \"concat\"");
+    return bad(ErrorKind::Mismatch,
+               "bahdanau attention scores with \"additive\", luong with \"dot\", \"general\" or \"concat\"");
   }
   if (c.local && (c.score != Seq2SeqScore::General || c.window < 1)) {
-    return bad("local-p needs the general score and a window of at least 1");
+    return bad(ErrorKind::Mismatch, "local-p needs the general score and a window of at least 1");
   }
   if ((c.score == Seq2SeqScore::Additive || c.score == Seq2SeqScore::Concat || c.local) && c.attention_size < 1) {
-    return bad("attention_size must be at least 1");
+    return bad(ErrorKind::OutOfRange, "attention_size must be at least 1");
   }
   if (c.score == Seq2SeqScore::Dot && c.decoder_hidden != 2 * c.encoder_hidden) {
-    return bad("the dot score needs decoder_hidden = 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
-               ", got " + std::to_string(c.decoder_hidden));
+    return bad(ErrorKind::Mismatch,
+               "the dot score needs decoder_hidden = 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
+                   ", got " + std::to_string(c.decoder_hidden));
   }
   return {};
 }
@@ -304,6 +324,7 @@ Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io
   }
 
   if (auto w = r.unused_warning("a " + c.variant_name() + " model")) m->warnings.push_back(std::move(*w));
+  for (const std::string& note : r.nonfinite()) m->warnings.push_back(note);
   m->parameters = r.parameters();
   m->source_index = bundled::index_vocabulary(c.source_vocab);
   return m;
@@ -516,9 +537,12 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
   const int k = options.beam;
   const int max_steps = options.max_steps.value_or(c.max_target_length);
   if (k < 1 || k > kMaxBeam) {
-    return fail("beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
+    return fail(ErrorKind::OutOfRange,
+                "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
   }
-  if (max_steps < 1) return fail("max_steps is " + std::to_string(max_steps) + "; at least one step is needed");
+  if (max_steps < 1) {
+    return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) + "; at least one step is needed");
+  }
 
   const auto& ids = run.source_ids;
   const Index S = static_cast<Index>(ids.size()), d = c.decoder_hidden, vt = static_cast<Index>(c.target_vocab.size());
@@ -583,6 +607,12 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
     h.finished = h.ids.back() == kEnd;
     run.hypotheses.push_back(std::move(h));
   }
+  std::int64_t bad = 0, total = 0;
+  for (const Hypothesis& h : run.hypotheses) {
+    bad += detail::count_nonfinite(h.attention);
+    total += h.attention.size();
+  }
+  if (auto w = detail::nonfinite_attention_warning(bad, total)) run.warnings.push_back(std::move(*w));
   return run;
 }
 
@@ -591,7 +621,7 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
 Result<Seq2SeqRun> Seq2SeqSession::run(std::string_view text, const DecodeOptions& options) {
   try {
     const Impl& m = model_->impl();
-    if (text.empty()) return fail("nothing to decode: the text is empty", "text");
+    if (text.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: the text is empty", "text");
     Seq2SeqRun run;
     const auto cps = unicode::code_points(text);
     run.source.reserve(cps.size());
@@ -610,7 +640,7 @@ Result<Seq2SeqRun> Seq2SeqSession::run(std::string_view text, const DecodeOption
     }
     return decode(m, *scratch_, std::move(run), options);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while decoding", "text");
+    return fail(ErrorKind::TooLarge, "out of memory while decoding", "text");
   }
 }
 
@@ -618,13 +648,14 @@ Result<Seq2SeqRun> Seq2SeqSession::run_ids(const std::vector<int>& source_ids, c
   try {
     const Impl& m = model_->impl();
     const auto& vocab = m.config.source_vocab;
-    if (source_ids.empty()) return fail("nothing to decode: no source ids", "source ids");
+    if (source_ids.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: no source ids", "source ids");
     Seq2SeqRun run;
     std::int32_t offset = 0;
     for (std::size_t i = 0; i < source_ids.size(); ++i) {
       const int id = source_ids[i];
       if (id < 0 || static_cast<std::size_t>(id) >= vocab.size()) {
-        return fail("source id " + std::to_string(id) + " at position " + std::to_string(i) +
+        return fail(ErrorKind::OutOfRange,
+                    "source id " + std::to_string(id) + " at position " + std::to_string(i) +
                         " is outside the vocabulary (0 to " + std::to_string(vocab.size() - 1) + ")",
                     "source ids");
       }
@@ -639,7 +670,7 @@ Result<Seq2SeqRun> Seq2SeqSession::run_ids(const std::vector<int>& source_ids, c
     }
     return decode(m, *scratch_, std::move(run), options);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while decoding", "source ids");
+    return fail(ErrorKind::TooLarge, "out of memory while decoding", "source ids");
   }
 }
 

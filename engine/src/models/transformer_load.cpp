@@ -2,15 +2,14 @@
 #include "attn/io/safetensors.h"
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "../core/json_config.h"
 #include "../core/try.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace attn::models {
 
@@ -44,15 +43,17 @@ class TensorReader {
   // to be absent from `shape`, as [1, 1, d] class tokens and [1, n, d] position tables have them).
   Result<std::vector<float>> read(const std::string& name, std::vector<std::int64_t> shape) {
     const Found f = find(name);
-    if (!f.info) return fail("missing tensor '" + name + "'", file_name());
+    if (!f.info) return fail(ErrorKind::Mismatch, "missing tensor '" + name + "'", file_name());
     std::vector<std::int64_t> have = f.info->shape;
     while (have.size() > shape.size() && have.front() == 1) have.erase(have.begin());
     if (have != shape) {
-      return std::unexpected(f.file->error(*f.info, "tensor '" + name + "' has shape " + shape_text(f.info->shape) +
-                                                        ", the config implies " + shape_text(shape)));
+      return std::unexpected(f.file->error(*f.info, ErrorKind::Mismatch,
+                                           "tensor '" + name + "' has shape " + shape_text(f.info->shape) +
+                                               ", the config implies " + shape_text(shape)));
     }
     auto values = f.file->to_float(*f.info);
     if (!values) return std::unexpected(values.error());
+    if (auto note = io::nonfinite_warning(*f.file, *f.info, *values)) nonfinite_.push_back(std::move(*note));
     used_.insert(name);
     parameters_ += f.info->elements();
     return values;
@@ -101,9 +102,12 @@ class TensorReader {
     return out;
   }
   std::int64_t parameters() const { return parameters_; }
+  // One warning per tensor that holds NaN or infinite values.
+  const std::vector<std::string>& nonfinite() const { return nonfinite_; }
 
  private:
   std::vector<const io::SafeTensors*> shards_;
+  std::vector<std::string> nonfinite_;
   std::set<std::string, std::less<>> used_;
   std::int64_t parameters_ = 0;
 };
@@ -131,14 +135,27 @@ std::string pick_prefix(const TensorReader& r, std::initializer_list<const char*
   return *prefixes.begin();
 }
 
+// A position table computed rather than read (DistilBERT's sinusoidal one) is the one size the file does not
+// vouch for: capped at 32 MiB of floats (DistilBERT's is 512 x 768).
+constexpr std::int64_t kMaxComputedPositionValues = std::int64_t{1} << 23;
+
+// parse_config() has checked every size against its limit; this is for configs built in code (from_parts).
 Result<void> check_config(const TransformerConfig& c) {
-  if (c.hidden <= 0 || c.heads <= 0 || c.layers <= 0 || c.intermediate <= 0 || c.max_positions <= 0)
-    return fail("config: hidden size, heads, layers, intermediate size and positions must be positive");
-  if (c.hidden % c.heads != 0) return fail("config: hidden size " + std::to_string(c.hidden) + " is not divisible by " +
-                                           std::to_string(c.heads) + " heads");
-  if (c.family != Family::Vit && c.vocab_size <= 0) return fail("config: vocab_size must be positive");
-  if (c.family == Family::Vit && (c.patch_size <= 0 || c.image_size < c.patch_size || c.num_channels <= 0))
-    return fail("config: image_size, patch_size and num_channels must be positive");
+  if (c.hidden <= 0 || c.heads <= 0 || c.layers <= 0 || c.intermediate <= 0 || c.max_positions <= 0) {
+    return fail(ErrorKind::OutOfRange,
+                "config: hidden size, heads, layers, intermediate size and positions must be positive");
+  }
+  if (c.hidden % c.heads != 0) {
+    return fail(ErrorKind::Mismatch,
+                "config: hidden size " + std::to_string(c.hidden) + " is not divisible by " +
+                    std::to_string(c.heads) + " heads");
+  }
+  if (c.family != Family::Vit && c.vocab_size <= 0) {
+    return fail(ErrorKind::OutOfRange, "config: vocab_size must be positive");
+  }
+  if (c.family == Family::Vit && (c.patch_size <= 0 || c.image_size < c.patch_size || c.num_channels <= 0)) {
+    return fail(ErrorKind::OutOfRange, "config: image_size, patch_size and num_channels must be positive");
+  }
   return {};
 }
 
@@ -149,14 +166,15 @@ class Loader {
   Result<void> run() {
     const auto& c = m_.config;
     ATTN_TRY(check_config(c));
-    if (!report(0.0, "embeddings")) return fail("cancelled");
+    if (!report(0.0, "embeddings")) return fail(ErrorKind::Cancelled, "cancelled");
     switch (c.family) {
       case Family::Bert: ATTN_TRY(bert()); break;
       case Family::DistilBert: ATTN_TRY(distilbert()); break;
       case Family::Gpt2: ATTN_TRY(gpt2()); break;
       case Family::Vit: ATTN_TRY(vit()); break;
     }
-    if (!report(1.0, "done")) return fail("cancelled");
+    if (!report(1.0, "done")) return fail(ErrorKind::Cancelled, "cancelled");
+    for (const std::string& note : r_.nonfinite()) m_.warnings.push_back(note);
     const auto unused = r_.unused({"position_ids", "attn.bias", "attn.masked_bias", "pooler.", "seq_relationship"});
     if (!unused.empty()) {
       std::string w = std::to_string(unused.size()) + " tensor" + (unused.size() == 1 ? "" : "s") + " not used: ";
@@ -173,7 +191,7 @@ class Loader {
   Result<void> layer_progress(int i) {
     if (!report((i + 1.0) / (m_.config.layers + 1.0), "layer " + std::to_string(i + 1) + " of " +
                                                           std::to_string(m_.config.layers)))
-      return fail("cancelled");
+      return fail(ErrorKind::Cancelled, "cancelled");
     return {};
   }
   float q_scale() const { return 1.0f / std::sqrt(static_cast<float>(m_.config.head_dim())); }
@@ -252,6 +270,13 @@ class Loader {
     ATTN_ASSIGN(m_.word, r_.matrix(p + "embeddings.word_embeddings.weight", c.vocab_size, d));
     const std::string pos = p + "embeddings.position_embeddings.weight";
     if (c.sinusoidal_positions && !r_.has(pos)) {
+      if (static_cast<std::int64_t>(c.max_positions) * d > kMaxComputedPositionValues) {
+        return fail(ErrorKind::TooLarge,
+                    "config: " + std::to_string(c.max_positions) + " sinusoidal positions x " + std::to_string(d) +
+                        " dimensions is over the limit of " + std::to_string(kMaxComputedPositionValues) +
+                        " values for a position table not in the file",
+                    r_.file_name());
+      }
       // transformers' create_sinusoidal_embeddings: sin on even columns, cos on odd, 10000^(2 (j / 2) / d).
       m_.positions = sinusoidal_positions(c.max_positions, d);
     } else {
@@ -370,13 +395,6 @@ Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
   return impl;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 TransformerModel::TransformerModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -410,7 +428,7 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::from_parts(
     if (!impl) return std::unexpected(impl.error());
     return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while loading the model", weights.name());
+    return fail(ErrorKind::TooLarge, "out of memory while loading the model", weights.name());
   }
 }
 
@@ -419,24 +437,34 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
   try {
     std::error_code ec;
     if (fs::is_regular_file(folder, ec)) {
-      if (is_pickled_checkpoint(folder)) return fail(pickled_checkpoint_message(folder), folder.string());
-      return fail("expected a model folder (config.json + model.safetensors), got a file", folder.string());
+      if (is_pickled_checkpoint(folder)) {
+        return fail(ErrorKind::Unsupported, pickled_checkpoint_message(folder), folder.string());
+      }
+      return fail(ErrorKind::Io, "expected a model folder (config.json + model.safetensors), got a file",
+                  folder.string());
     }
-    if (!fs::is_directory(folder, ec)) return fail("no such folder", folder.string());
+    if (!fs::is_directory(folder, ec)) return fail(ErrorKind::Io, "no such folder", folder.string());
 
     // The weights: a sharded index, model.safetensors, or the folder's only *.safetensors.
     std::vector<fs::path> files;
     const fs::path index = folder / "model.safetensors.index.json";
     if (fs::exists(index, ec)) {
-      const auto json = nlohmann::json::parse(read_file(index), nullptr, false);
-      if (json.is_discarded() || !json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object())
-        return fail("not a safetensors index: expected an object with a \"weight_map\"", index.string());
+      auto text = detail::read_config_text(index);
+      if (!text) return std::unexpected(text.error());
+      const auto json = nlohmann::json::parse(*text, nullptr, false);
+      if (json.is_discarded() || !json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
+        return fail(ErrorKind::Malformed, "not a safetensors index: expected an object with a \"weight_map\"",
+                    index.string());
+      }
       std::set<std::string> names;
       for (const auto& [tensor, file] : json["weight_map"].items()) {
-        if (!file.is_string()) return fail("weight_map[\"" + tensor + "\"] is not a file name", index.string());
+        if (!file.is_string()) {
+          return fail(ErrorKind::Malformed, "weight_map[\"" + tensor + "\"] is not a file name", index.string());
+        }
         const std::string f = file.get<std::string>();
-        if (f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "..")
-          return fail("weight_map names a file outside the folder: " + f, index.string());
+        if (f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "..") {
+          return fail(ErrorKind::Malformed, "weight_map names a file outside the folder: " + f, index.string());
+        }
         names.insert(f);
       }
       for (const auto& n : names) files.push_back(folder / n);
@@ -444,9 +472,12 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
       files.push_back(folder / "model.safetensors");
     } else {
       for (const auto& e : fs::directory_iterator(folder, ec)) {
-        if (is_pickled_checkpoint(e.path())) return fail(pickled_checkpoint_message(e.path()), e.path().string());
+        if (is_pickled_checkpoint(e.path())) {
+          return fail(ErrorKind::Unsupported, pickled_checkpoint_message(e.path()), e.path().string());
+        }
       }
-      return fail("no model.safetensors (or model.safetensors.index.json) in the folder", folder.string());
+      return fail(ErrorKind::Io, "no model.safetensors (or model.safetensors.index.json) in the folder",
+                  folder.string());
     }
 
     auto config = load_config(folder);
@@ -466,7 +497,9 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     std::vector<io::SafeTensors> shards;
     shards.reserve(files.size());
     for (std::size_t i = 0; i < files.size(); ++i) {
-      if (progress && !progress(0.0, "opening " + files[i].filename().string())) return fail("cancelled");
+      if (progress && !progress(0.0, "opening " + files[i].filename().string())) {
+        return fail(ErrorKind::Cancelled, "cancelled");
+      }
       auto st = io::SafeTensors::open(files[i]);
       if (!st) return std::unexpected(st.error());
       shards.push_back(std::move(*st));
@@ -478,9 +511,9 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     if (!impl) return std::unexpected(impl.error());
     return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while loading the model", folder.string());
+    return fail(ErrorKind::TooLarge, "out of memory while loading the model", folder.string());
   } catch (const std::exception& e) {
-    return fail(std::string("could not load the model: ") + e.what(), folder.string());
+    return fail(ErrorKind::Malformed, std::string("could not load the model: ") + e.what(), folder.string());
   }
 }
 

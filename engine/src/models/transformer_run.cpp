@@ -5,6 +5,7 @@
 // layer norms) is one fused pass over the rows, parallel for long inputs.
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "../core/nonfinite.h"
 
 #include "../mechanisms/exp_kernel.h"
 #include "../mechanisms/attention_tiles.h"
@@ -338,8 +339,10 @@ std::vector<Prediction::Candidate> top_k(const RowVector& logits, int k, const t
   std::vector<int> idx(static_cast<std::size_t>(v));
   std::iota(idx.begin(), idx.end(), 0);
   const auto kk = static_cast<std::size_t>(std::clamp<Index>(k, 0, v));
+  // NaN (from non-finite weights) ranks last, so that the order stays a strict weak ordering.
+  const auto score = [&](int i) { return std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i]; };
   std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(kk), idx.end(),
-                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+                    [&](int a, int b) { return score(a) > score(b) || (score(a) == score(b) && a < b); });
   std::vector<Prediction::Candidate> out;
   for (std::size_t i = 0; i < kk; ++i) {
     Prediction::Candidate cand;
@@ -400,19 +403,35 @@ Image resize_bilinear(const Image& in, int width, int height) {
 
 }  // namespace
 
+namespace {
+
+// Non-finite weights make non-finite maps: the run says so (core/nonfinite.h).
+void warn_nonfinite(TransformerRun& run) {
+  std::int64_t bad = 0, total = 0;
+  for (const LayerAttention& l : run.attention.layers) {
+    bad += l.maps.nonfinite();
+    total += static_cast<std::int64_t>(l.maps.heads()) * l.maps.rows() * l.maps.cols();
+  }
+  if (auto w = detail::nonfinite_attention_warning(bad, total)) run.warnings.push_back(std::move(*w));
+}
+
+}  // namespace
+
 Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
                                         const RunOptions& options) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    if (c.family == Family::Vit) return fail("run_ids: a ViT model takes an image (run_image)");
-    if (ids_in.empty()) return fail("run_ids: no tokens");
+    if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_ids: a ViT model takes an image (run_image)");
+    if (ids_in.empty()) return fail(ErrorKind::OutOfRange, "run_ids: no tokens");
     if (!type_ids_in.empty() && type_ids_in.size() != ids_in.size())
-      return fail("run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
-                  std::to_string(ids_in.size()) + " tokens");
+      return fail(ErrorKind::Mismatch,
+                  "run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
+                      std::to_string(ids_in.size()) + " tokens");
     if (!options.attention_mask.empty() && options.attention_mask.size() != ids_in.size())
-      return fail("run_ids: attention mask of " + std::to_string(options.attention_mask.size()) + " for " +
-                  std::to_string(ids_in.size()) + " tokens");
+      return fail(ErrorKind::Mismatch,
+                  "run_ids: attention mask of " + std::to_string(options.attention_mask.size()) + " for " +
+                      std::to_string(ids_in.size()) + " tokens");
     TransformerRun run;
     const Index limit = token_limit(c, options);
     const Index n = std::min<Index>(static_cast<Index>(ids_in.size()), limit);
@@ -426,13 +445,15 @@ Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const st
     for (Index i = 0; i < n; ++i) {
       const int id = run.ids[static_cast<std::size_t>(i)];
       if (id < 0 || id >= c.vocab_size)
-        return fail("token id " + std::to_string(id) + " at position " + std::to_string(i) + " is outside the vocabulary (" +
-                    std::to_string(c.vocab_size) + ")");
+        return fail(ErrorKind::OutOfRange,
+                    "token id " + std::to_string(id) + " at position " + std::to_string(i) +
+                        " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
       if (!run.type_ids.empty()) {
         const int t = run.type_ids[static_cast<std::size_t>(i)];
         if (c.family == Family::Bert && (t < 0 || t >= c.type_vocab_size))
-          return fail("type id " + std::to_string(t) + " at position " + std::to_string(i) + " is outside 0.." +
-                      std::to_string(c.type_vocab_size - 1));
+          return fail(ErrorKind::OutOfRange,
+                      "type id " + std::to_string(t) + " at position " + std::to_string(i) + " is outside 0.." +
+                          std::to_string(c.type_vocab_size - 1));
       }
     }
     const text::Tokenizer* tok = m.tokenizer.get();
@@ -484,7 +505,7 @@ Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const st
       }
     }
     Forward f{m, s, options, run, n};
-    if (!f.layers(x, last_rows)) return fail("cancelled");
+    if (!f.layers(x, last_rows)) return fail(ErrorKind::Cancelled, "cancelled");
     MatrixMapW X(x, n, D);
 
     if (c.family == Family::Gpt2) {
@@ -520,9 +541,11 @@ Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const st
         run.predictions.push_back(std::move(p));
       }
     }
+    warn_nonfinite(run);
     return run;
   } catch (const std::bad_alloc&) {
-    return fail("out of memory: the input is too long for this machine (try float16 maps or fewer tokens)");
+    return fail(ErrorKind::TooLarge,
+                "out of memory: the input is too long for this machine (try float16 maps or fewer tokens)");
   }
 }
 
@@ -530,8 +553,11 @@ Result<TransformerRun> Session::run_text(std::string_view text, std::string_view
   const auto& m = model_->impl();
   const auto& c = m.config;
   const text::Tokenizer* tok = m.tokenizer.get();
-  if (c.family == Family::Vit) return fail("run_text: a ViT model takes an image (run_image)");
-  if (!tok) return fail("run_text: the model has no tokenizer (vocab.txt, vocab.json + merges.txt or tokenizer.json)");
+  if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_text: a ViT model takes an image (run_image)");
+  if (!tok) {
+    return fail(ErrorKind::Unsupported,
+                "run_text: the model has no tokenizer (vocab.txt, vocab.json + merges.txt or tokenizer.json)");
+  }
   auto a = tok->encode(text);
   if (!a) return std::unexpected(a.error());
   std::vector<text::Token> b;
@@ -562,9 +588,9 @@ Result<TransformerRun> Session::run_text(std::string_view text, std::string_view
     if (static_cast<Index>(a->size()) > limit) a->resize(static_cast<std::size_t>(limit));
     for (const auto& t : *a) push(t.id, t.span, 0, token_label(tok, t.id));
   } else {
-    if (!sp.cls || !sp.sep) return fail("run_text: the vocabulary has no [CLS] or [SEP] token");
+    if (!sp.cls || !sp.sep) return fail(ErrorKind::Unsupported, "run_text: the vocabulary has no [CLS] or [SEP] token");
     const Index specials = b.empty() ? 2 : 3;
-    if (limit <= specials) return fail("run_text: max_tokens leaves no room for text");
+    if (limit <= specials) return fail(ErrorKind::OutOfRange, "run_text: max_tokens leaves no room for text");
     // Longest first, as transformers' default truncation strategy.
     while (static_cast<Index>(a->size() + b.size()) > limit - specials) {
       if (a->size() >= b.size()) {
@@ -600,8 +626,8 @@ Result<TransformerRun> Session::run_image(const Image& image_in, const RunOption
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    if (c.family != Family::Vit) return fail("run_image: the model takes text, not an image");
-    if (image_in.empty()) return fail("run_image: empty image");
+    if (c.family != Family::Vit) return fail(ErrorKind::Unsupported, "run_image: the model takes text, not an image");
+    if (image_in.empty()) return fail(ErrorKind::OutOfRange, "run_image: empty image");
     const int C = c.num_channels, size = c.image_size, p = c.patch_size;
     // Channels: grey is replicated, alpha dropped.
     Image image;
@@ -612,8 +638,9 @@ Result<TransformerRun> Session::run_image(const Image& image_in, const RunOption
       for (int ch = 0; ch < C; ++ch)
         std::copy_n(image_in.plane(image_in.channels == 1 ? 0 : ch), image_in.plane_size(), image.plane(ch));
     } else {
-      return fail("run_image: the image has " + std::to_string(image_in.channels) + " channels, the model wants " +
-                  std::to_string(C));
+      return fail(ErrorKind::Mismatch,
+                  "run_image: the image has " + std::to_string(image_in.channels) + " channels, the model wants " +
+                      std::to_string(C));
     }
     if (image.width != size || image.height != size) image = resize_bilinear(image, size, size);
     for (int ch = 0; ch < C; ++ch) {
@@ -658,7 +685,7 @@ Result<TransformerRun> Session::run_image(const Image& image_in, const RunOption
       if (m.has_head && options.top_k > 0) last_rows->push_back(0);
     }
     Forward f{m, s, options, run, n};
-    if (!f.layers(x, last_rows)) return fail("cancelled");
+    if (!f.layers(x, last_rows)) return fail(ErrorKind::Cancelled, "cancelled");
     if (m.has_head && options.top_k > 0) {
       RowVector cls(D);
       layer_norm_row(x, cls.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
@@ -670,9 +697,10 @@ Result<TransformerRun> Session::run_image(const Image& image_in, const RunOption
       for (const auto& cand : pred.top) run.labels.push_back(cand.text + " (" + format_probability(cand.probability) + ")");
       run.predictions.push_back(std::move(pred));
     }
+    warn_nonfinite(run);
     return run;
   } catch (const std::bad_alloc&) {
-    return fail("out of memory while running the model");
+    return fail(ErrorKind::TooLarge, "out of memory while running the model");
   }
 }
 

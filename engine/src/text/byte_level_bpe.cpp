@@ -111,7 +111,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
                      std::vector<std::pair<std::string, std::string>> merges) {
     int largest = -1;
     for (const auto& [entry, id] : vocab) {
-      if (id < 0) return fail("\"" + entry + "\" has a negative id", "vocab");
+      if (id < 0) return fail(ErrorKind::OutOfRange, "\"" + entry + "\" has a negative id", "vocab");
       largest = std::max(largest, id);
     }
     std::vector<AddedToken> added;
@@ -123,13 +123,17 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
       }
     }
     for (const AddedToken& token : added) {
-      if (token.id < 0) return fail("added token \"" + token.content + "\" has a negative id", "vocab");
+      if (token.id < 0) {
+        return fail(ErrorKind::OutOfRange, "added token \"" + token.content + "\" has a negative id", "vocab");
+      }
       largest = std::max(largest, token.id);
     }
     // Ids may leave gaps, but not so many that a stray huge id allocates gigabytes.
     const std::size_t entries = vocab.size() + added.size();
     if (static_cast<std::size_t>(largest) > 2 * entries + 1024) {
-      return fail("ids run up to " + std::to_string(largest) + " for only " + std::to_string(entries) + " entries", "vocab");
+      return fail(ErrorKind::TooLarge,
+                  "ids run up to " + std::to_string(largest) + " for only " + std::to_string(entries) + " entries",
+                  "vocab");
     }
     vocab_.assign(static_cast<std::size_t>(largest + 1), std::string());
     std::vector<bool> taken(vocab_.size(), false);
@@ -137,7 +141,8 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
       const auto at = static_cast<std::size_t>(id);
       if (taken[at]) {
         if (added_token && vocab_[at] == entry) return {};
-        return fail("\"" + entry + "\" and \"" + vocab_[at] + "\" both have id " + std::to_string(id), "vocab");
+        return fail(ErrorKind::Malformed,
+                    "\"" + entry + "\" and \"" + vocab_[at] + "\" both have id " + std::to_string(id), "vocab");
       }
       vocab_[at] = std::move(entry);
       taken[at] = true;
@@ -153,7 +158,8 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
     for (std::size_t i = 0; i < vocab_.size(); ++i) {
       if (!taken[i]) continue;
       if (const int before = ids_.insert(vocab_[i], static_cast<int>(i)); before >= 0) {
-        return fail("\"" + vocab_[i] + "\" is in the vocabulary twice (ids " + std::to_string(before) + " and " +
+        return fail(ErrorKind::Malformed,
+                    "\"" + vocab_[i] + "\" is in the vocabulary twice (ids " + std::to_string(before) + " and " +
                         std::to_string(i) + ")",
                     "vocab");
       }
@@ -165,13 +171,25 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
       const auto& [a, b] = merges[k];
       const auto line = static_cast<std::int64_t>(k) + 1;
       const int ia = ids_.find(a);
-      if (ia < 0) return fail("the merge \"" + a + " " + b + "\" uses \"" + a + "\", which is not in the vocabulary", "merges", -1, line);
+      if (ia < 0) {
+        return fail(ErrorKind::Mismatch,
+                    "the merge \"" + a + " " + b + "\" uses \"" + a + "\", which is not in the vocabulary", "merges",
+                    -1, line);
+      }
       const int ib = ids_.find(b);
-      if (ib < 0) return fail("the merge \"" + a + " " + b + "\" uses \"" + b + "\", which is not in the vocabulary", "merges", -1, line);
+      if (ib < 0) {
+        return fail(ErrorKind::Mismatch,
+                    "the merge \"" + a + " " + b + "\" uses \"" + b + "\", which is not in the vocabulary", "merges",
+                    -1, line);
+      }
       joined.assign(a);
       joined.append(b);
       const int merged = ids_.find(joined);
-      if (merged < 0) return fail("the merge \"" + a + " " + b + "\" makes \"" + joined + "\", which is not in the vocabulary", "merges", -1, line);
+      if (merged < 0) {
+        return fail(ErrorKind::Mismatch,
+                    "the merge \"" + a + " " + b + "\" makes \"" + joined + "\", which is not in the vocabulary",
+                    "merges", -1, line);
+      }
       merges_[pair_key(ia, ib)] = Merge{static_cast<int>(k), merged};  // a repeated pair takes the later rank, as in tokenizers
     }
 
@@ -183,7 +201,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
     }
     if (options_.unk_token) {
       const auto unk = id(*options_.unk_token);
-      if (!unk) return fail("the vocabulary has no " + *options_.unk_token + " token", "vocab");
+      if (!unk) return fail(ErrorKind::Malformed, "the vocabulary has no " + *options_.unk_token + " token", "vocab");
       unk_ = *unk;
     }
 
@@ -239,7 +257,9 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   }
 
   Result<std::vector<Token>> encode(std::string_view text) const override {
-    if (text.size() > static_cast<std::size_t>(INT32_MAX) - 1) return fail("the text is larger than 2 GiB", "text");
+    if (text.size() > static_cast<std::size_t>(INT32_MAX) - 1) {
+      return fail(ErrorKind::TooLarge, "the text is larger than 2 GiB", "text");
+    }
     if (auto error = unicode::check_utf8(text)) return std::unexpected(std::move(*error));
     std::vector<Token> out;
     Scratch scratch;
@@ -420,7 +440,7 @@ Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(std::vector<std::pa
                                                              std::vector<std::pair<std::string, std::string>> merges,
                                                              const ByteLevelBpeOptions& options) {
   if (vocab.size() > static_cast<std::size_t>(INT_MAX) || merges.size() > static_cast<std::size_t>(INT_MAX)) {
-    return fail("the vocabulary is too large", "vocab");
+    return fail(ErrorKind::TooLarge, "the vocabulary is too large", "vocab");
   }
   auto tokenizer = std::make_unique<ByteLevelBpeTokenizer>(options);
   if (auto built = tokenizer->build(std::move(vocab), std::move(merges)); !built) {

@@ -3,8 +3,12 @@
 // byte offset or JSON path.
 #include "attn/text/tokenizer.h"
 
+#include "../core/json_config.h"
+#include "unicode.h"
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -17,20 +21,29 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Far above any published tokenizer (a 250k-entry tokenizer.json is about 20 MB); refused before reading.
+constexpr std::streamoff kMaxTokenizerFile = 512 << 20;
+
 Result<std::string> read_file(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return fail("no such file", path.string());
-  if (fs::is_directory(path, ec)) return fail("is a folder, not a file", path.string());
+  if (!fs::exists(path, ec)) return fail(ErrorKind::Io, "no such file", path.string());
+  if (fs::is_directory(path, ec)) return fail(ErrorKind::Io, "is a folder, not a file", path.string());
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot be opened", path.string());
+  if (!in) return fail(ErrorKind::Io, "cannot be opened", path.string());
   std::string text;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
-  if (size < 0) return fail("cannot be read", path.string());
+  if (size < 0) return fail(ErrorKind::Io, "cannot be read", path.string());
+  if (size > kMaxTokenizerFile) {
+    return fail(ErrorKind::TooLarge,
+                "is " + std::to_string(size) + " bytes; a tokenizer file is at most " +
+                    std::to_string(kMaxTokenizerFile),
+                path.string());
+  }
   text.resize(static_cast<std::size_t>(size));
   in.seekg(0, std::ios::beg);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) return fail("cannot be read", path.string());
+  if (!in) return fail(ErrorKind::Io, "cannot be read", path.string());
   return text;
 }
 
@@ -62,10 +75,12 @@ class JsonProblem : public nlohmann::json_sax<json> {
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
     offset = static_cast<std::int64_t>(position);
     reason = "is not valid JSON: " + json_reason(e);
+    kind = detail::json_error_kind(e);
     return false;
   }
   std::int64_t offset = -1;
   std::string reason = "is not valid JSON";
+  ErrorKind kind = ErrorKind::Malformed;
 };
 
 Result<json> parse_json(const std::string& text, const fs::path& path) {
@@ -73,7 +88,7 @@ Result<json> parse_json(const std::string& text, const fs::path& path) {
   if (!j.is_discarded()) return j;
   JsonProblem problem;
   json::sax_parse(text, &problem);
-  return fail(problem.reason, path.string(), problem.offset);
+  return fail(problem.kind, problem.reason, path.string(), problem.offset);
 }
 
 // vocab.json, read as a stream of events: 50k entries without building a JSON tree.
@@ -104,6 +119,7 @@ class VocabReader : public nlohmann::json_sax<json> {
     if (reason.empty()) {
       offset = static_cast<std::int64_t>(position);
       reason = "is not valid JSON: " + json_reason(e);
+      kind = detail::json_error_kind(e);
     }
     return false;
   }
@@ -111,12 +127,14 @@ class VocabReader : public nlohmann::json_sax<json> {
   std::vector<std::pair<std::string, int>> entries;
   std::string reason;
   std::int64_t offset = -1;
+  ErrorKind kind = ErrorKind::Malformed;
 
  private:
   bool add(number_integer_t v) {
     if (depth_ != 1) return value_is("a number");
     if (v < 0 || v > INT32_MAX) {
       reason = "the id of \"" + key_ + "\" is out of range";
+      kind = ErrorKind::OutOfRange;
       return false;
     }
     entries.emplace_back(std::move(key_), static_cast<int>(v));
@@ -140,6 +158,7 @@ class TokenizerJsonReader : public nlohmann::json_sax<json> {
   std::optional<std::vector<std::pair<std::string, std::string>>> merges;
   std::string reason;  // what is wrong, when parsing stopped
   std::int64_t offset = -1;
+  ErrorKind kind = ErrorKind::Malformed;
 
   bool null() override { return value(json(nullptr), "null"); }
   bool boolean(bool v) override { return value(json(v), "true or false"); }
@@ -231,6 +250,7 @@ class TokenizerJsonReader : public nlohmann::json_sax<json> {
     if (reason.empty()) {
       offset = static_cast<std::int64_t>(position);
       reason = "is not valid JSON: " + json_reason(e);
+      kind = detail::json_error_kind(e);
     }
     return false;
   }
@@ -246,7 +266,10 @@ class TokenizerJsonReader : public nlohmann::json_sax<json> {
     return false;
   }
   bool id(number_integer_t v) {
-    if (v < 0 || v > INT32_MAX) return refuse("model.vocab[\"" + key_ + "\"] is out of range");
+    if (v < 0 || v > INT32_MAX) {
+      kind = ErrorKind::OutOfRange;
+      return refuse("model.vocab[\"" + key_ + "\"] is out of range");
+    }
     vocab->emplace_back(std::move(key_), static_cast<int>(v));
     return true;
   }
@@ -300,6 +323,12 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return lines;
 }
 
+// The 1-based line of byte `offset`.
+std::int64_t line_at(std::string_view text, std::int64_t offset) {
+  const auto end = text.begin() + std::min<std::int64_t>(offset, static_cast<std::int64_t>(text.size()));
+  return 1 + std::count(text.begin(), end, '\n');
+}
+
 Error in_file(Error e, const fs::path& path) {
   e.file = path.string();
   return e;
@@ -311,38 +340,38 @@ Error in_file(Error e, const fs::path& path) {
 struct JsonReader {
   const fs::path& path;
 
-  std::unexpected<Error> bad(const std::string& where, const std::string& what) const {
-    return fail(where + " " + what, path.string());
+  std::unexpected<Error> bad(ErrorKind kind, const std::string& where, const std::string& what) const {
+    return fail(kind, where + " " + what, path.string());
   }
   static std::string name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
   Result<std::string> text(const json& parent, const char* key, const std::string& where, std::string fallback) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return fallback;
-    if (!it->is_string()) return bad(name(where, key), "must be a string");
+    if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string");
     return it->get<std::string>();
   }
   Result<std::optional<std::string>> optional_text(const json& parent, const char* key, const std::string& where) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return std::optional<std::string>();
-    if (!it->is_string()) return bad(name(where, key), "must be a string or null");
+    if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string or null");
     return std::optional<std::string>(it->get<std::string>());
   }
   Result<bool> flag(const json& parent, const char* key, const std::string& where, bool fallback) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) return bad(name(where, key), "must be true or false");
+    if (!it->is_boolean()) return bad(ErrorKind::Malformed, name(where, key), "must be true or false");
     return it->get<bool>();
   }
   Result<std::optional<bool>> optional_flag(const json& parent, const char* key, const std::string& where) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return std::optional<bool>();
-    if (!it->is_boolean()) return bad(name(where, key), "must be true, false or null");
+    if (!it->is_boolean()) return bad(ErrorKind::Malformed, name(where, key), "must be true, false or null");
     return std::optional<bool>(it->get<bool>());
   }
   Result<int> whole(const json& value, const std::string& where) const {
-    if (!value.is_number_integer()) return bad(where, "must be a whole number");
+    if (!value.is_number_integer()) return bad(ErrorKind::Malformed, where, "must be a whole number");
     const auto v = value.get<std::int64_t>();
-    if (v < 0 || v > INT32_MAX) return bad(where, "is out of range");
+    if (v < 0 || v > INT32_MAX) return bad(ErrorKind::OutOfRange, where, "is out of range");
     return static_cast<int>(v);
   }
 
@@ -350,20 +379,20 @@ struct JsonReader {
     std::vector<AddedToken> tokens;
     const auto it = root.find("added_tokens");
     if (it == root.end() || it->is_null()) return tokens;
-    if (!it->is_array()) return bad("added_tokens", "must be an array");
+    if (!it->is_array()) return bad(ErrorKind::Malformed, "added_tokens", "must be an array");
     for (std::size_t k = 0; k < it->size(); ++k) {
       const json& entry = (*it)[k];
       const std::string where = "added_tokens[" + std::to_string(k) + "]";
-      if (!entry.is_object()) return bad(where, "must be an object");
+      if (!entry.is_object()) return bad(ErrorKind::Malformed, where, "must be an object");
       AddedToken token;
       const auto id = entry.find("id");
-      if (id == entry.end()) return bad(where, "has no id");
+      if (id == entry.end()) return bad(ErrorKind::Malformed, where, "has no id");
       auto value = whole(*id, where + ".id");
       if (!value) return std::unexpected(std::move(value.error()));
       token.id = *value;
       auto content = text(entry, "content", where, "");
       if (!content) return std::unexpected(std::move(content.error()));
-      if (content->empty()) return bad(where + ".content", "must be a non-empty string");
+      if (content->empty()) return bad(ErrorKind::Malformed, where + ".content", "must be a non-empty string");
       token.content = std::move(*content);
       for (auto [key, field] : {std::pair{"special", &token.special}, std::pair{"single_word", &token.single_word},
                                 std::pair{"lstrip", &token.lstrip}, std::pair{"rstrip", &token.rstrip}}) {
@@ -418,16 +447,18 @@ Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file
     options.lower_case = *lower;
     options.strip_accents = *strip;
   } else {
-    return fail("normalizer \"" + type_of(*normalizer) + "\" is not supported with WordPiece (BertNormalizer or null)",
+    return fail(ErrorKind::Unsupported,
+                "normalizer \"" + type_of(*normalizer) + "\" is not supported with WordPiece (BertNormalizer or null)",
                 path.string());
   }
   const auto pre = root.find("pre_tokenizer");
   if (pre == root.end() || pre->is_null() || type_of(*pre) != "BertPreTokenizer") {
     const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
-    return fail("pre_tokenizer \"" + name + "\" is not supported with WordPiece (BertPreTokenizer)", path.string());
+    return fail(ErrorKind::Unsupported,
+                "pre_tokenizer \"" + name + "\" is not supported with WordPiece (BertPreTokenizer)", path.string());
   }
 
-  if (!file.vocab) return fail("model.vocab must be an object of token: id", path.string());
+  if (!file.vocab) return fail(ErrorKind::Malformed, "model.vocab must be an object of token: id", path.string());
   std::vector<std::pair<std::string, int>>& entries = *file.vocab;
   auto added = read.added_tokens(root);
   if (!added) return std::unexpected(std::move(added.error()));
@@ -437,12 +468,14 @@ Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file
   std::vector<bool> taken(entries.size(), false);
   for (auto& [token, id] : entries) {
     if (static_cast<std::size_t>(id) >= vocab.size()) {
-      return fail("model.vocab: \"" + token + "\" has id " + std::to_string(id) + ", but there are only " +
+      return fail(ErrorKind::Mismatch,
+                  "model.vocab: \"" + token + "\" has id " + std::to_string(id) + ", but there are only " +
                       std::to_string(vocab.size()) + " entries",
                   path.string());
     }
     if (taken[static_cast<std::size_t>(id)]) {
-      return fail("model.vocab: \"" + token + "\" and \"" + vocab[static_cast<std::size_t>(id)] + "\" both have id " +
+      return fail(ErrorKind::Malformed,
+                  "model.vocab: \"" + token + "\" and \"" + vocab[static_cast<std::size_t>(id)] + "\" both have id " +
                       std::to_string(id),
                   path.string());
     }
@@ -453,15 +486,18 @@ Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file
     const auto at = static_cast<std::size_t>(token.id);
     if (at < vocab.size() && taken[at]) {
       if (vocab[at] != token.content) {
-        return fail("added token \"" + token.content + "\" has id " + std::to_string(token.id) + ", which model.vocab gives to \"" +
-                        vocab[at] + "\"",
+        return fail(ErrorKind::Mismatch,
+                    "added token \"" + token.content + "\" has id " + std::to_string(token.id) +
+                        ", which model.vocab gives to \"" + vocab[at] + "\"",
                     path.string());
       }
       continue;
     }
     if (at >= vocab.size()) {
       if (at > vocab.size() + added->size()) {
-        return fail("added token \"" + token.content + "\" has id " + std::to_string(token.id) + ", far past the vocabulary",
+        return fail(ErrorKind::OutOfRange,
+                    "added token \"" + token.content + "\" has id " + std::to_string(token.id) +
+                        ", far past the vocabulary",
                     path.string());
       }
       vocab.resize(at + 1);
@@ -471,7 +507,7 @@ Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file
     taken[at] = true;
   }
   for (std::size_t i = 0; i < taken.size(); ++i) {
-    if (!taken[i]) return fail("no token has id " + std::to_string(i), path.string());
+    if (!taken[i]) return fail(ErrorKind::Malformed, "no token has id " + std::to_string(i), path.string());
   }
   options.added_tokens = std::move(*added);
   auto tokenizer = wordpiece_from_vocab(std::move(vocab), options);
@@ -487,34 +523,41 @@ Result<std::unique_ptr<Tokenizer>> bpe_from_json(TokenizerJsonReader& file, cons
     auto affix = read.optional_text(model, key, "model");
     if (!affix) return std::unexpected(std::move(affix.error()));
     if (*affix && !(*affix)->empty()) {
-      return fail(std::string("model.") + key + " is not supported (byte-level BPE has none)", path.string());
+      return fail(ErrorKind::Unsupported,
+                  std::string("model.") + key + " is not supported (byte-level BPE has none)", path.string());
     }
   }
   auto byte_fallback = read.flag(model, "byte_fallback", "model", false);
   if (!byte_fallback) return std::unexpected(std::move(byte_fallback.error()));
-  if (*byte_fallback) return fail("model.byte_fallback is not supported (byte-level BPE needs none)", path.string());
+  if (*byte_fallback) {
+    return fail(ErrorKind::Unsupported,
+                "model.byte_fallback is not supported (byte-level BPE needs none)", path.string());
+  }
   auto unk = read.optional_text(model, "unk_token", "model");
   if (!unk) return std::unexpected(std::move(unk.error()));
   options.unk_token = std::move(*unk);
 
   const auto normalizer = root.find("normalizer");
   if (normalizer != root.end() && !normalizer->is_null()) {
-    return fail("normalizer \"" + type_of(*normalizer) + "\" is not supported with byte-level BPE (null)", path.string());
+    return fail(ErrorKind::Unsupported,
+                "normalizer \"" + type_of(*normalizer) + "\" is not supported with byte-level BPE (null)",
+                path.string());
   }
   const auto pre = root.find("pre_tokenizer");
   if (pre == root.end() || pre->is_null() || type_of(*pre) != "ByteLevel") {
     const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
-    return fail("pre_tokenizer \"" + name + "\" is not supported with BPE (ByteLevel)", path.string());
+    return fail(ErrorKind::Unsupported,
+                "pre_tokenizer \"" + name + "\" is not supported with BPE (ByteLevel)", path.string());
   }
   auto prefix_space = read.flag(*pre, "add_prefix_space", "pre_tokenizer", true);
   if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
   options.add_prefix_space = *prefix_space;
   auto use_regex = read.flag(*pre, "use_regex", "pre_tokenizer", true);
   if (!use_regex) return std::unexpected(std::move(use_regex.error()));
-  if (!*use_regex) return fail("pre_tokenizer.use_regex false is not supported", path.string());
+  if (!*use_regex) return fail(ErrorKind::Unsupported, "pre_tokenizer.use_regex false is not supported", path.string());
 
-  if (!file.vocab) return fail("model.vocab must be an object of token: id", path.string());
-  if (!file.merges) return fail("model.merges must be an array", path.string());
+  if (!file.vocab) return fail(ErrorKind::Malformed, "model.vocab must be an object of token: id", path.string());
+  if (!file.merges) return fail(ErrorKind::Malformed, "model.merges must be an array", path.string());
   auto added = read.added_tokens(root);
   if (!added) return std::unexpected(std::move(added.error()));
   options.added_tokens = std::move(*added);
@@ -534,10 +577,21 @@ Result<std::unique_ptr<Tokenizer>> bpe_from_json(TokenizerJsonReader& file, cons
 Result<std::unique_ptr<Tokenizer>> load_wordpiece(const fs::path& vocab_txt, const WordPieceOptions& options) {
   auto text = read_file(vocab_txt);
   if (!text) return std::unexpected(std::move(text.error()));
+  return parse_wordpiece(*text, vocab_txt.string(), options);
+}
+
+Result<std::unique_ptr<Tokenizer>> parse_wordpiece(std::string_view vocab_txt, const std::string& name,
+                                                   const WordPieceOptions& options) {
+  // A vocabulary entry that is not UTF-8 could never match text (which is checked) and would be drawn as
+  // garbage: the file is refused, naming the line and byte.
+  if (auto bad = unicode::check_utf8(vocab_txt, name)) {
+    bad->line = line_at(vocab_txt, bad->offset);
+    return std::unexpected(std::move(*bad));
+  }
   std::vector<std::string> vocab;
-  for (const std::string_view line : lines_of(*text)) vocab.emplace_back(line);
+  for (const std::string_view line : lines_of(vocab_txt)) vocab.emplace_back(line);
   auto tokenizer = wordpiece_from_vocab(std::move(vocab), options);
-  if (!tokenizer) return std::unexpected(in_file(std::move(tokenizer.error()), vocab_txt));
+  if (!tokenizer) return std::unexpected(in_file(std::move(tokenizer.error()), name));
   return tokenizer;
 }
 
@@ -551,15 +605,27 @@ Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const fs::path& vocab_jso
   if (!vocab_text) return std::unexpected(std::move(vocab_text.error()));
   auto merges_text = read_file(merges_txt);
   if (!merges_text) return std::unexpected(std::move(merges_text.error()));
+  return parse_byte_level_bpe(*vocab_text, *merges_text, vocab_json.string(), merges_txt.string(), options);
+}
 
+Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_text, std::string_view merges_text,
+                                                        const std::string& vocab_name, const std::string& merges_name,
+                                                        const ByteLevelBpeOptions& options) {
+  const fs::path vocab_json(vocab_name), merges_txt(merges_name);  // what the errors below name
   VocabReader reader;
-  if (!json::sax_parse(*vocab_text, &reader) || !reader.reason.empty()) {
-    return fail(reader.reason.empty() ? "is not valid JSON" : reader.reason, vocab_json.string(), reader.offset);
+  if (!json::sax_parse(vocab_text, &reader) || !reader.reason.empty()) {
+    return fail(reader.kind, reader.reason.empty() ? "is not valid JSON" : reader.reason, vocab_json.string(),
+                reader.offset);
+  }
+  // Every merge names vocabulary entries, so text that is not UTF-8 cannot be one of them: refused with its line.
+  if (auto bad = unicode::check_utf8(merges_text, merges_txt.string())) {
+    bad->line = line_at(merges_text, bad->offset);
+    return std::unexpected(std::move(*bad));
   }
 
   std::vector<std::pair<std::string, std::string>> merges;
   std::vector<std::int64_t> line_of;  // line in merges.txt of each merge
-  const std::vector<std::string_view> lines = lines_of(*merges_text);
+  const std::vector<std::string_view> lines = lines_of(merges_text);
   merges.reserve(lines.size());
   line_of.reserve(lines.size());
   for (std::size_t k = 0; k < lines.size(); ++k) {
@@ -568,8 +634,9 @@ Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const fs::path& vocab_jso
     if (line.empty() || line.starts_with("#version")) continue;
     const auto space = line.find(' ');
     if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
-      return fail("expected two symbols separated by one space, got \"" + std::string(line) + "\"", merges_txt.string(), -1,
-                  number);
+      return fail(ErrorKind::Malformed,
+                  "expected two symbols separated by one space, got \"" + std::string(line) + "\"",
+                  merges_txt.string(), -1, number);
     }
     merges.emplace_back(std::string(line.substr(0, space)), std::string(line.substr(space + 1)));
     line_of.push_back(number);
@@ -590,25 +657,34 @@ Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const fs::path& vocab_jso
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const fs::path& tokenizer_json) {
   auto text = read_file(tokenizer_json);
   if (!text) return std::unexpected(std::move(text.error()));
+  return parse_tokenizer_json(*text, tokenizer_json.string());
+}
+
+Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name) {
+  const fs::path tokenizer_json(name);  // what the readers below name in their errors
   TokenizerJsonReader file;
-  if (!json::sax_parse(*text, &file) || !file.reason.empty()) {
-    return fail(file.reason.empty() ? "is not valid JSON" : file.reason, tokenizer_json.string(), file.offset);
+  if (!json::sax_parse(text, &file) || !file.reason.empty()) {
+    return fail(file.kind, file.reason.empty() ? "is not valid JSON" : file.reason, tokenizer_json.string(),
+                file.offset);
   }
   const json& root = file.root;
   const auto model = root.find("model");
-  if (model == root.end() || !model->is_object()) return fail("has no \"model\" object", tokenizer_json.string());
+  if (model == root.end() || !model->is_object()) {
+    return fail(ErrorKind::Malformed, "has no \"model\" object", tokenizer_json.string());
+  }
   std::string type = type_of(*model);
   if (type.empty()) {  // files from before "type" was written: tell the models apart by their fields
     type = file.merges ? "BPE" : model->contains("max_input_chars_per_word") ? "WordPiece" : "";
   }
   if (type == "WordPiece") return wordpiece_from_json(file, *model, tokenizer_json);
   if (type == "BPE") return bpe_from_json(file, *model, tokenizer_json);
-  return fail("model type \"" + type + "\" is not supported (WordPiece or BPE)", tokenizer_json.string());
+  return fail(ErrorKind::Unsupported,
+              "model type \"" + type + "\" is not supported (WordPiece or BPE)", tokenizer_json.string());
 }
 
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
   std::error_code ec;
-  if (!fs::is_directory(folder, ec)) return fail("no such folder", folder.string());
+  if (!fs::is_directory(folder, ec)) return fail(ErrorKind::Io, "no such folder", folder.string());
   const auto has = [&](const char* name) { return fs::exists(folder / name, ec); };
   if (has("tokenizer.json")) return load_tokenizer_json(folder / "tokenizer.json");
 
@@ -620,7 +696,7 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
     if (!text) return std::unexpected(std::move(text.error()));
     auto parsed = parse_json(*text, path);
     if (!parsed) return std::unexpected(std::move(parsed.error()));
-    if (!parsed->is_object()) return fail("is not a JSON object", path.string());
+    if (!parsed->is_object()) return fail(ErrorKind::Malformed, "is not a JSON object", path.string());
     config = std::move(*parsed);
   }
   const fs::path config_path = folder / "tokenizer_config.json";
@@ -640,15 +716,19 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
     return load_wordpiece(folder / "vocab.txt", options);
   }
   if (has("vocab.json") || has("merges.txt")) {
-    if (!has("vocab.json")) return fail("no such file (merges.txt is there)", (folder / "vocab.json").string());
-    if (!has("merges.txt")) return fail("no such file (vocab.json is there)", (folder / "merges.txt").string());
+    if (!has("vocab.json")) {
+      return fail(ErrorKind::Io, "no such file (merges.txt is there)", (folder / "vocab.json").string());
+    }
+    if (!has("merges.txt")) {
+      return fail(ErrorKind::Io, "no such file (vocab.json is there)", (folder / "merges.txt").string());
+    }
     ByteLevelBpeOptions options;
     auto prefix_space = read.flag(config, "add_prefix_space", "", false);
     if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
     options.add_prefix_space = *prefix_space;
     return load_byte_level_bpe(folder / "vocab.json", folder / "merges.txt", options);
   }
-  return fail("has no tokenizer.json, vocab.txt, or vocab.json + merges.txt", folder.string());
+  return fail(ErrorKind::Io, "has no tokenizer.json, vocab.txt, or vocab.json + merges.txt", folder.string());
 }
 
 }  // namespace attn::text

@@ -86,7 +86,7 @@ std::optional<Error> check_utf8(std::string_view text, const std::string& what) 
     }
     std::string why;
     const int len = scan(s, n, i, &why);
-    if (len < 0) return Error{what, static_cast<std::int64_t>(i), -1, std::move(why)};
+    if (len < 0) return Error{what, static_cast<std::int64_t>(i), -1, std::move(why), ErrorKind::Encoding};
     i += static_cast<std::size_t>(len);
   }
   return std::nullopt;

@@ -47,7 +47,8 @@ class WordPieceTokenizer final : public Tokenizer {
     for (std::size_t i = 0; i < vocab_.size(); ++i) {
       const std::string_view entry = vocab_[i];
       if (const int before = ids_.insert(entry, static_cast<int>(i)); before >= 0) {
-        return fail("\"" + vocab_[i] + "\" is in the vocabulary twice (ids " + std::to_string(before) + " and " +
+        return fail(ErrorKind::Malformed,
+                    "\"" + vocab_[i] + "\" is in the vocabulary twice (ids " + std::to_string(before) + " and " +
                         std::to_string(i) + ")",
                     "vocab", -1, static_cast<std::int64_t>(i) + 1);
       }
@@ -57,7 +58,7 @@ class WordPieceTokenizer final : public Tokenizer {
       }
     }
     const auto unk = id(options_.unk_token);
-    if (!unk) return fail("the vocabulary has no " + options_.unk_token + " token", "vocab");
+    if (!unk) return fail(ErrorKind::Malformed, "the vocabulary has no " + options_.unk_token + " token", "vocab");
     unk_ = *unk;
     specials_.unk = unk_;
     specials_.cls = id("[CLS]");
@@ -70,7 +71,8 @@ class WordPieceTokenizer final : public Tokenizer {
       added = *options_.added_tokens;
       for (const AddedToken& token : added) {
         if (token.id < 0 || token.id >= vocab_size()) {
-          return fail("added token \"" + token.content + "\" has id " + std::to_string(token.id) +
+          return fail(ErrorKind::Mismatch,
+                      "added token \"" + token.content + "\" has id " + std::to_string(token.id) +
                           ", outside the vocabulary of " + std::to_string(vocab_size()),
                       "vocab");
         }
@@ -111,7 +113,9 @@ class WordPieceTokenizer final : public Tokenizer {
   }
 
   Result<std::vector<Token>> encode(std::string_view text) const override {
-    if (text.size() > static_cast<std::size_t>(INT32_MAX)) return fail("the text is larger than 2 GiB", "text");
+    if (text.size() > static_cast<std::size_t>(INT32_MAX)) {
+      return fail(ErrorKind::TooLarge, "the text is larger than 2 GiB", "text");
+    }
     if (auto error = unicode::check_utf8(text)) return std::unexpected(std::move(*error));
     std::vector<Token> out;
     Scratch scratch;
@@ -260,7 +264,9 @@ class WordPieceTokenizer final : public Tokenizer {
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> wordpiece_from_vocab(std::vector<std::string> vocab, const WordPieceOptions& options) {
-  if (vocab.size() > static_cast<std::size_t>(INT_MAX)) return fail("the vocabulary is too large", "vocab");
+  if (vocab.size() > static_cast<std::size_t>(INT_MAX)) {
+    return fail(ErrorKind::TooLarge, "the vocabulary is too large", "vocab");
+  }
   auto tokenizer = std::make_unique<WordPieceTokenizer>(std::move(vocab), options);
   if (auto indexed = tokenizer->index(); !indexed) return std::unexpected(std::move(indexed.error()));
   return tokenizer;

@@ -85,7 +85,8 @@ Result<std::vector<WordToken>> split_words(std::string_view text, std::string_vi
   if (const auto bad = first_invalid_utf8(text); bad >= 0) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[static_cast<std::size_t>(bad)]));
-    return fail("invalid UTF-8 (byte " + std::string(hex) + " does not start a valid sequence)", std::string(what),
+    return fail(ErrorKind::Encoding,
+                "invalid UTF-8 (byte " + std::string(hex) + " does not start a valid sequence)", std::string(what),
                 bad);
   }
   std::vector<WordToken> out;

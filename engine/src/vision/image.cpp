@@ -150,15 +150,17 @@ struct ProbeInput {
   bool ran_out = false;    // set when a check failed only because `bytes` is a prefix of the input
   bool hit_end = false;    // set when a check failed because the bytes ended
 
-  std::unexpected<Error> error(std::string reason, std::int64_t offset) const {
-    return fail(std::move(reason), name, offset);
+  std::unexpected<Error> error(ErrorKind kind, std::string reason, std::int64_t offset) const {
+    return fail(kind, std::move(reason), name, offset);
   }
   // The header goes on past the bytes at hand.
   std::unexpected<Error> truncated(ImageFormat format) {
     hit_end = true;
     if (static_cast<std::int64_t>(bytes.size()) < total) ran_out = true;
     const auto end = static_cast<std::int64_t>(bytes.size());
-    return error(std::string(to_string(format)) + " header truncated at byte " + std::to_string(end), end);
+    return error(ErrorKind::Truncated,
+                 std::string(to_string(format)) + " header truncated at byte " + std::to_string(end),
+                 end);
   }
   bool has(std::size_t need) const { return bytes.size() >= need; }
 };
@@ -167,9 +169,12 @@ Result<ImageInfo> checked_size(ProbeInput& in, ImageFormat format, std::int64_t 
                                std::int64_t offset) {
   const ImageLimits& limits = *in.limits;
   const std::string size = std::to_string(width) + " x " + std::to_string(height) + " pixels";
-  if (width <= 0 || height <= 0) return in.error("image is " + size + ", which holds no pixels", offset);
+  if (width <= 0 || height <= 0) {
+    return in.error(ErrorKind::OutOfRange, "image is " + size + ", which holds no pixels", offset);
+  }
   if (width > limits.max_side || height > limits.max_side || width * height > limits.max_pixels) {
-    return in.error("image is " + size + "; the limit is " + std::to_string(limits.max_side) + " per side and " +
+    return in.error(ErrorKind::TooLarge,
+                    "image is " + size + "; the limit is " + std::to_string(limits.max_side) + " per side and " +
                         std::to_string(limits.max_pixels) + " pixels",
                     offset);
   }
@@ -181,9 +186,11 @@ Result<ImageInfo> probe_png(ProbeInput& in) {
   // Signature (8), IHDR length (4) and type (4), width (4), height (4).
   if (!in.has(24)) return in.truncated(ImageFormat::Png);
   if (!starts_with(b, "IHDR", 12)) {
-    return in.error("PNG's first chunk is \"" + fourcc(b, 12) + "\", not IHDR", 12);
+    return in.error(ErrorKind::Malformed, "PNG's first chunk is \"" + fourcc(b, 12) + "\", not IHDR", 12);
   }
-  if (be32(b, 8) != 13) return in.error("PNG's IHDR chunk has length " + std::to_string(be32(b, 8)) + ", not 13", 8);
+  if (be32(b, 8) != 13) {
+    return in.error(ErrorKind::Malformed, "PNG's IHDR chunk has length " + std::to_string(be32(b, 8)) + ", not 13", 8);
+  }
   return checked_size(in, ImageFormat::Png, be32(b, 16), be32(b, 20), 16);
 }
 
@@ -208,7 +215,8 @@ Result<JpegLayout> walk_jpeg(ProbeInput& in, bool to_scan) {
   for (;;) {
     if (i >= n) return in.truncated(ImageFormat::Jpeg);
     if (b[i] != 0xFF) {
-      return in.error("JPEG: expected a marker (ff xx) at byte " + std::to_string(i) + ", found " + hex_byte(b[i]),
+      return in.error(ErrorKind::Malformed,
+                      "JPEG: expected a marker (ff xx) at byte " + std::to_string(i) + ", found " + hex_byte(b[i]),
                       static_cast<std::int64_t>(i));
     }
     while (i + 1 < n && b[i + 1] == 0xFF) ++i;  // fill bytes
@@ -219,28 +227,35 @@ Result<JpegLayout> walk_jpeg(ProbeInput& in, bool to_scan) {
       i += 2;
       continue;
     }
-    if (m == 0x00 || m == 0xD8) return in.error("JPEG: unexpected marker ff " + hex_byte(m), at);
+    if (m == 0x00 || m == 0xD8) return in.error(ErrorKind::Malformed, "JPEG: unexpected marker ff " + hex_byte(m), at);
     if (m == 0xD9) {
-      return in.error(layout.sof < 0 ? "JPEG ends (end-of-image marker) before its frame header"
+      return in.error(ErrorKind::Malformed,
+                      layout.sof < 0 ? "JPEG ends (end-of-image marker) before its frame header"
                                      : "JPEG ends (end-of-image marker) before its first scan",
                       at);
     }
     if (i + 4 > n) return in.truncated(ImageFormat::Jpeg);
     const std::uint32_t length = be16(b, i + 2);
     if (length < 2) {
-      return in.error("JPEG segment ff " + hex_byte(m) + " has length " + std::to_string(length) +
+      return in.error(ErrorKind::Malformed,
+                      "JPEG segment ff " + hex_byte(m) + " has length " + std::to_string(length) +
                           " (at least 2)",
                       at + 2);
     }
     if (is_sof(m) && layout.sof < 0) {
-      if (length < 8) return in.error("JPEG frame header is " + std::to_string(length) + " bytes, too short", at + 2);
+      if (length < 8) {
+        return in.error(ErrorKind::Malformed, "JPEG frame header is " + std::to_string(length) + " bytes, too short",
+                        at + 2);
+      }
       if (i + 9 > n) return in.truncated(ImageFormat::Jpeg);
       layout.sof = at;
       layout.height = be16(b, i + 5);
       layout.width = be16(b, i + 7);
       if (!to_scan) return layout;
     } else if (m == 0xDA) {
-      if (layout.sof < 0) return in.error("JPEG scan (SOS) comes before any frame header (SOF)", at);
+      if (layout.sof < 0) {
+        return in.error(ErrorKind::Malformed, "JPEG scan (SOS) comes before any frame header (SOF)", at);
+      }
       if (i + 2 + length > n) return in.truncated(ImageFormat::Jpeg);
       layout.scan_data = static_cast<std::int64_t>(i + 2 + length);
       return layout;
@@ -269,10 +284,10 @@ Result<ImageInfo> probe_bmp(ProbeInput& in) {
     if (!in.has(26)) return in.truncated(ImageFormat::Bmp);
     width = static_cast<std::int32_t>(le32(b, 18));
     height = static_cast<std::int32_t>(le32(b, 22));
-    if (width < 0) return in.error("BMP width is negative (" + std::to_string(width) + ")", 18);
+    if (width < 0) return in.error(ErrorKind::OutOfRange, "BMP width is negative (" + std::to_string(width) + ")", 18);
     if (height < 0) height = -height;  // top-down rows
   } else {
-    return in.error("BMP header of unknown size " + std::to_string(header), 14);
+    return in.error(ErrorKind::Unsupported, "BMP header of unknown size " + std::to_string(header), 14);
   }
   return checked_size(in, ImageFormat::Bmp, width, height, 18);
 }
@@ -284,14 +299,17 @@ Result<ImageInfo> probe_tiff(ProbeInput& in) {
   const auto u16 = [&](std::size_t i) { return big ? be16(b, i) : le16(b, i); };
   const auto u32 = [&](std::size_t i) { return big ? be32(b, i) : le32(b, i); };
   const std::uint32_t ifd = u32(4);
-  if (ifd < 8) return in.error("TIFF's first directory offset " + std::to_string(ifd) + " is invalid", 4);
+  if (ifd < 8) {
+    return in.error(ErrorKind::Malformed, "TIFF's first directory offset " + std::to_string(ifd) + " is invalid", 4);
+  }
   const auto past_end = [&](std::uint64_t end) -> std::optional<std::unexpected<Error>> {
     if (end <= b.size()) return std::nullopt;
     if (static_cast<std::int64_t>(b.size()) < in.total) {
       in.ran_out = true;
       return in.truncated(ImageFormat::Tiff);
     }
-    return in.error("TIFF's first directory at byte " + std::to_string(ifd) + " lies past the end of the file (" +
+    return in.error(ErrorKind::Truncated,
+                    "TIFF's first directory at byte " + std::to_string(ifd) + " lies past the end of the file (" +
                         std::to_string(in.total) + " bytes)",
                     4);
   };
@@ -310,7 +328,8 @@ Result<ImageInfo> probe_tiff(ProbeInput& in) {
     } else if (type == 4) {
       value = u32(e + 8);
     } else {
-      return in.error("TIFF tag " + std::to_string(tag) + (tag == 256 ? " (width)" : " (height)") + " has type " +
+      return in.error(ErrorKind::Malformed,
+                      "TIFF tag " + std::to_string(tag) + (tag == 256 ? " (width)" : " (height)") + " has type " +
                           std::to_string(type) + "; expected SHORT (3) or LONG (4)",
                       static_cast<std::int64_t>(e));
     }
@@ -321,8 +340,8 @@ Result<ImageInfo> probe_tiff(ProbeInput& in) {
       height = value;
     }
   }
-  if (width < 0) return in.error("TIFF's first directory has no image width (tag 256)", ifd);
-  if (height < 0) return in.error("TIFF's first directory has no image height (tag 257)", ifd);
+  if (width < 0) return in.error(ErrorKind::Malformed, "TIFF's first directory has no image width (tag 256)", ifd);
+  if (height < 0) return in.error(ErrorKind::Malformed, "TIFF's first directory has no image height (tag 257)", ifd);
   return checked_size(in, ImageFormat::Tiff, width, height, width_at);
 }
 
@@ -331,20 +350,28 @@ Result<ImageInfo> probe_webp(ProbeInput& in) {
   if (!in.has(20)) return in.truncated(ImageFormat::WebP);
   if (starts_with(b, "VP8 ", 12)) {  // lossy: frame tag (3), start code 9d 01 2a, 14-bit sides
     if (!in.has(30)) return in.truncated(ImageFormat::WebP);
-    if (b[23] != 0x9D || b[24] != 0x01 || b[25] != 0x2A) return in.error("WebP's VP8 data lacks its start code", 23);
+    if (b[23] != 0x9D || b[24] != 0x01 || b[25] != 0x2A) {
+      return in.error(ErrorKind::Malformed, "WebP's VP8 data lacks its start code", 23);
+    }
     return checked_size(in, ImageFormat::WebP, le16(b, 26) & 0x3FFF, le16(b, 28) & 0x3FFF, 26);
   }
   if (starts_with(b, "VP8L", 12)) {  // lossless: signature 2f, then 14 bits each of width - 1, height - 1
     if (!in.has(25)) return in.truncated(ImageFormat::WebP);
-    if (b[20] != 0x2F) return in.error("WebP's VP8L data lacks its signature byte 2f", 20);
+    if (b[20] != 0x2F) return in.error(ErrorKind::Malformed, "WebP's VP8L data lacks its signature byte 2f", 20);
     const std::uint32_t bits = le32(b, 21);
     return checked_size(in, ImageFormat::WebP, (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1, 21);
   }
   if (starts_with(b, "VP8X", 12)) {  // extended: flags (4), 24 bits each of canvas width - 1, height - 1
     if (!in.has(30)) return in.truncated(ImageFormat::WebP);
+    // Flag bit 1 marks an animation, which OpenCV's decoder (libwebp without its demuxer) cannot read:
+    // refused here with a reason rather than as a decoder failure.
+    if (b[20] & 0x02) {
+      return in.error(ErrorKind::Unsupported,
+                      "an animated WebP: AttnScope reads still images; save the frame to look at as a PNG", 20);
+    }
     return checked_size(in, ImageFormat::WebP, std::int64_t(le24(b, 24)) + 1, std::int64_t(le24(b, 27)) + 1, 24);
   }
-  return in.error("WebP's first chunk is \"" + fourcc(b, 12) + "\", not VP8, VP8L or VP8X", 12);
+  return in.error(ErrorKind::Unsupported, "WebP's first chunk is \"" + fourcc(b, 12) + "\", not VP8, VP8L or VP8X", 12);
 }
 
 struct Signature {
@@ -382,6 +409,9 @@ ImageFormat format_of_short(Bytes b) {
 }
 
 std::string not_an_image(Bytes b) {
+  if (starts_with(b, "GIF87a") || starts_with(b, "GIF89a")) {
+    return "a GIF image, which AttnScope does not read (it reads PNG, JPEG, BMP, TIFF and WebP); save it as a PNG";
+  }
   std::string hex, text;
   for (std::size_t i = 0; i < std::min<std::size_t>(4, b.size()); ++i) {
     if (i) hex += ' ';
@@ -392,14 +422,15 @@ std::string not_an_image(Bytes b) {
 }
 
 std::unexpected<Error> too_large(std::int64_t bytes, const ImageLimits& limits, const std::string& name) {
-  return fail("file is " + std::to_string(bytes) + " bytes; the limit is " + std::to_string(limits.max_file_bytes) +
+  return fail(ErrorKind::TooLarge,
+              "file is " + std::to_string(bytes) + " bytes; the limit is " + std::to_string(limits.max_file_bytes) +
                   " bytes",
               name);
 }
 
 Result<ImageInfo> probe(ProbeInput& in) {
   const Bytes b = in.bytes;
-  if (in.total == 0) return in.error("empty file (0 bytes)", 0);
+  if (in.total == 0) return in.error(ErrorKind::Truncated, "empty file (0 bytes)", 0);
   if (in.total > in.limits->max_file_bytes) return too_large(in.total, *in.limits, in.name);
   switch (format_of(b)) {
     case ImageFormat::Png: return probe_png(in);
@@ -410,7 +441,7 @@ Result<ImageInfo> probe(ProbeInput& in) {
     case ImageFormat::Unknown: break;
   }
   if (const ImageFormat f = format_of_short(b); f != ImageFormat::Unknown) return in.truncated(f);
-  return in.error(not_an_image(b), 0);
+  return in.error(ErrorKind::Unsupported, not_an_image(b), 0);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -426,7 +457,9 @@ std::optional<Error> check_jpeg_complete(ProbeInput& in) {
   const Bytes b = in.bytes;
   const auto end = static_cast<std::int64_t>(b.size());
   const auto truncated = [&] {
-    return Error{in.name, end, -1, "truncated JPEG: no end-of-image marker (file ends at byte " + std::to_string(end) + ")"};
+    return Error{in.name, end, -1,
+                 "truncated JPEG: no end-of-image marker (file ends at byte " + std::to_string(end) + ")",
+                 ErrorKind::Truncated};
   };
   in.hit_end = false;
   auto layout = walk_jpeg(in, true);
@@ -446,13 +479,14 @@ std::optional<Error> check_png_complete(const ProbeInput& in) {
     const std::uint64_t length = be32(b, i);
     if (length > 0x7FFFFFFFu) {
       return Error{in.name, static_cast<std::int64_t>(i), -1,
-                   "PNG chunk \"" + fourcc(b, i + 4) + "\" has an invalid length " + std::to_string(length)};
+                   "PNG chunk \"" + fourcc(b, i + 4) + "\" has an invalid length " + std::to_string(length),
+                   ErrorKind::Malformed};
     }
     if (starts_with(b, "IEND", i + 4)) return std::nullopt;
     i += 12 + length;
   }
   return Error{in.name, static_cast<std::int64_t>(n), -1,
-               "truncated PNG: no IEND chunk (file ends at byte " + std::to_string(n) + ")"};
+               "truncated PNG: no IEND chunk (file ends at byte " + std::to_string(n) + ")", ErrorKind::Truncated};
 }
 
 // [begin, end) of the first chunk of this type, if any (the file has been checked to have an IEND).
@@ -489,7 +523,8 @@ std::optional<Error> check_bmp_complete(const ProbeInput& in, const ImageInfo& i
   if (have >= need) return std::nullopt;
   return Error{in.name, have, -1,
                "truncated BMP: the pixel data needs " + std::to_string(need) + " bytes, the file has " +
-                   std::to_string(have)};
+                   std::to_string(have),
+               ErrorKind::Truncated};
 }
 
 std::optional<Error> check_webp_complete(const ProbeInput& in) {
@@ -499,14 +534,16 @@ std::optional<Error> check_webp_complete(const ProbeInput& in) {
   if (have >= need) return std::nullopt;
   return Error{in.name, have, -1,
                "truncated WebP: the RIFF header says " + std::to_string(need) + " bytes, the file has " +
-                   std::to_string(have)};
+                   std::to_string(have),
+               ErrorKind::Truncated};
 }
 
 // OpenCV's BGR (8, 16 or 32-bit) to planar RGB float. Alpha was already dropped by IMREAD_COLOR, as PIL's
 // Image.convert("RGB") drops it, so the pixels are the ones a torchvision pipeline would see.
 Result<Image> planar_rgb(const cv::Mat& m, const std::string& name, ImageFormat format) {
   if (m.dims != 2 || (m.channels() != 3 && m.channels() != 1)) {
-    return fail("could not decode the " + std::string(to_string(format)) + " data: unexpected " +
+    return fail(ErrorKind::Unsupported,
+                "could not decode the " + std::string(to_string(format)) + " data: unexpected " +
                     std::to_string(m.channels()) + "-channel result",
                 name);
   }
@@ -538,7 +575,8 @@ Result<Image> planar_rgb(const cv::Mat& m, const std::string& name, ImageFormat 
         fill(m.ptr<double>(y), [](double v) { return std::isfinite(v) ? static_cast<float>(v) : 0.0f; });
         break;
       default:
-        return fail("could not decode the " + std::string(to_string(format)) +
+        return fail(ErrorKind::Unsupported,
+                    "could not decode the " + std::string(to_string(format)) +
                         " data: its sample type is not supported (only 8-bit, 16-bit and float samples are)",
                     name);
     }
@@ -568,6 +606,17 @@ Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view
     case ImageFormat::Unknown: break;
   }
   if (incomplete) return std::unexpected(std::move(*incomplete));
+  // libpng decodes an animated PNG's default image and ignores the other frames; rather than show one frame
+  // of an animation as if it were the picture, the file is refused (tests/data/bad/MANIFEST.tsv lists it).
+  if (info->format == ImageFormat::Png) {
+    if (const auto actl = find_png_chunk(bytes, "acTL"); actl && actl->second - actl->first >= 16) {
+      const std::uint32_t frames = be32(bytes, actl->first + 8);
+      return fail(ErrorKind::Unsupported,
+                  "an animated PNG (APNG, " + std::to_string(frames) +
+                      " frames): AttnScope reads still images; save the frame to look at as a PNG",
+                  std::string(name), static_cast<std::int64_t>(actl->first));
+    }
+  }
 
   const std::string what = std::string(to_string(info->format));
   if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {  // cv::Mat's int columns
@@ -592,16 +641,17 @@ Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view
     // IMREAD_COLOR: 3 channels, grey replicated, alpha dropped, EXIF orientation applied; ANYDEPTH keeps
     // 16-bit and float samples instead of cutting them to 8 bits.
     const cv::Mat decoded = cv::imdecode(buffer, cv::IMREAD_COLOR | cv::IMREAD_ANYDEPTH);
-    if (decoded.empty()) return fail("could not decode the " + what + " data", std::string(name));
+    if (decoded.empty()) return fail(ErrorKind::Malformed, "could not decode the " + what + " data", std::string(name));
     return planar_rgb(decoded, std::string(name), info->format);
   } catch (const cv::Exception& e) {
-    return fail("could not decode the " + what + " data: " + e.err, std::string(name));
+    return fail(ErrorKind::Malformed, "could not decode the " + what + " data: " + e.err, std::string(name));
   } catch (const std::bad_alloc&) {
-    return fail("not enough memory to decode a " + std::to_string(info->width) + " x " + std::to_string(info->height) +
+    return fail(ErrorKind::TooLarge,
+                "not enough memory to decode a " + std::to_string(info->width) + " x " + std::to_string(info->height) +
                     " image",
                 std::string(name));
   } catch (const std::exception& e) {
-    return fail("could not decode the " + what + " data: " + e.what(), std::string(name));
+    return fail(ErrorKind::Malformed, "could not decode the " + what + " data: " + e.what(), std::string(name));
   }
 }
 
@@ -619,13 +669,15 @@ Result<std::int64_t> regular_file_size(const fs::path& path, const ImageLimits& 
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (ec || !fs::exists(status)) {
-    if (ec && ec != std::errc::no_such_file_or_directory) return fail("cannot read the file: " + ec.message(), name);
-    return fail("no such file", name);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return fail(ErrorKind::Io, "cannot read the file: " + ec.message(), name);
+    }
+    return fail(ErrorKind::Io, "no such file", name);
   }
-  if (fs::is_directory(status)) return fail("is a directory, not an image file", name);
-  if (!fs::is_regular_file(status)) return fail("is not a regular file", name);
+  if (fs::is_directory(status)) return fail(ErrorKind::Io, "is a directory, not an image file", name);
+  if (!fs::is_regular_file(status)) return fail(ErrorKind::Io, "is not a regular file", name);
   const auto size = fs::file_size(path, ec);
-  if (ec) return fail("cannot read the file: " + ec.message(), name);
+  if (ec) return fail(ErrorKind::Io, "cannot read the file: " + ec.message(), name);
   const auto bytes = static_cast<std::int64_t>(size);
   if (bytes > limits.max_file_bytes) return too_large(bytes, limits, name);
   return bytes;
@@ -635,16 +687,18 @@ Result<std::int64_t> regular_file_size(const fs::path& path, const ImageLimits& 
 Result<std::vector<std::uint8_t>> read_bytes(const fs::path& path, std::int64_t limit, const std::string& name) {
   errno = 0;
   File file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) return fail("cannot open the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
+  if (!file) {
+    return fail(ErrorKind::Io, "cannot open the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
+  }
   std::vector<std::uint8_t> bytes;
   try {
     bytes.resize(static_cast<std::size_t>(limit));
   } catch (const std::bad_alloc&) {
-    return fail("not enough memory to read " + std::to_string(limit) + " bytes", name);
+    return fail(ErrorKind::TooLarge, "not enough memory to read " + std::to_string(limit) + " bytes", name);
   }
   const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), file.get());
   if (got < bytes.size() && std::ferror(file.get())) {
-    return fail("cannot read the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
+    return fail(ErrorKind::Io, "cannot read the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
   }
   bytes.resize(got);  // the file may have shrunk since it was measured
   return bytes;
@@ -682,13 +736,14 @@ Result<Image> load_image(const fs::path& path, const ImageLimits& limits) {
 Result<void> save_image(const Image& image, const fs::path& path) {
   const std::string name = path.string();
   if (image.empty() || image.data.size() < static_cast<std::size_t>(image.channels) * image.plane_size()) {
-    return fail("nothing to save: the image is empty", name);
+    return fail(ErrorKind::OutOfRange, "nothing to save: the image is empty", name);
   }
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext != ".png" && ext != ".jpg" && ext != ".jpeg" && ext != ".bmp" && ext != ".tif" && ext != ".tiff" &&
       ext != ".webp") {
-    return fail("cannot tell the image format from the extension \"" + path.extension().string() +
+    return fail(ErrorKind::Unsupported,
+                "cannot tell the image format from the extension \"" + path.extension().string() +
                     "\" (use .png, .jpg, .bmp, .tif or .webp)",
                 name);
   }
@@ -717,11 +772,13 @@ Result<void> save_image(const Image& image, const fs::path& path) {
     std::vector<int> params;
     if (ext == ".jpg" || ext == ".jpeg") params = {cv::IMWRITE_JPEG_QUALITY, 95};
     if (ext == ".webp") params = {cv::IMWRITE_WEBP_QUALITY, 101};  // above 100: lossless
-    if (!cv::imencode(ext, pixels, encoded, params)) return fail("could not encode the image as " + ext, name);
+    if (!cv::imencode(ext, pixels, encoded, params)) {
+      return fail(ErrorKind::Io, "could not encode the image as " + ext, name);
+    }
   } catch (const cv::Exception& e) {
-    return fail("could not encode the image as " + ext + ": " + e.err, name);
+    return fail(ErrorKind::Io, "could not encode the image as " + ext + ": " + e.err, name);
   } catch (const std::bad_alloc&) {
-    return fail("not enough memory to encode the image", name);
+    return fail(ErrorKind::TooLarge, "not enough memory to encode the image", name);
   }
 
   // Write beside the target and rename over it, so a reader never sees half a file and a failed write

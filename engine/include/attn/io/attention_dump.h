@@ -13,17 +13,24 @@
 #include "attn/error.h"
 #include "attn/layered_trace.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace attn::io {
 
 struct AttentionDump {
   LayeredTrace trace;
   std::string model;  // the "model" metadata entry, when present
+  // Non-fatal problems, each naming the file and the map: a map holding NaN or infinite weights loads (the
+  // user may want to see it) with a warning here, and the views mark it.
+  std::vector<std::string> warnings;
 };
 
 Result<AttentionDump> read_attention_dump(const std::filesystem::path& path);
+// The same checks over bytes in memory (tests, fuzzing); `name` stands for the file in errors.
+Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std::string name);
 // Maps are written in their stack's precision (F32 or F16).
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
                                   const std::string& model = {});

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,7 +69,7 @@ class SafeTensors {
   Result<Matrix> matrix(std::string_view tensor, Index rows, Index cols) const;
   Result<Vector> vector(std::string_view tensor, Index n) const;
   // An Error about `tensor` with the file name and the tensor's file offset filled in.
-  Error error(const TensorInfo& tensor, std::string reason) const;
+  Error error(const TensorInfo& tensor, ErrorKind kind, std::string reason) const;
 
  private:
   struct Storage;
@@ -78,6 +79,13 @@ class SafeTensors {
   std::map<std::string, std::string> metadata_;
   std::int64_t data_start_ = 0;
 };
+
+// The load-time warning for a tensor whose float32 `values` hold NaN or infinite values, naming the file,
+// the tensor and how many: "model.safetensors: tensor "w" holds 3 non-finite values (2 NaN, 1 infinite) of
+// 768 ...". Such weights load (the user may want to look), but nothing computed from them is drawn as if it
+// were fine. nullopt when every value is finite.
+std::optional<std::string> nonfinite_warning(const SafeTensors& file, const TensorInfo& tensor,
+                                             std::span<const float> values);
 
 // A tensor to write: `data` holds element count x dtype size little-endian bytes.
 struct TensorData {

@@ -91,12 +91,19 @@ Result<std::unique_ptr<Tokenizer>> load_wordpiece(const std::filesystem::path& v
                                                   const WordPieceOptions& options = {});
 Result<std::unique_ptr<Tokenizer>> wordpiece_from_vocab(std::vector<std::string> vocab,
                                                         const WordPieceOptions& options = {});
+// vocab.txt's text already in memory (tests, fuzzing); `name` stands for the file in errors.
+Result<std::unique_ptr<Tokenizer>> parse_wordpiece(std::string_view vocab_txt, const std::string& name,
+                                                   const WordPieceOptions& options = {});
 // vocab.json ({token: id}) + merges.txt (optional "#version" line, then "a b" per line, rank = order).
 Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const std::filesystem::path& vocab_json,
                                                        const std::filesystem::path& merges_txt);
 Result<std::unique_ptr<Tokenizer>> load_byte_level_bpe(const std::filesystem::path& vocab_json,
                                                        const std::filesystem::path& merges_txt,
                                                        const ByteLevelBpeOptions& options);
+// The two files' text already in memory, through the same checks; the names stand for the files in errors.
+Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_json, std::string_view merges_txt,
+                                                        const std::string& vocab_name, const std::string& merges_name,
+                                                        const ByteLevelBpeOptions& options = {});
 // From parts already in memory: {token, id} pairs and merges in rank order. Both halves of every merge
 // and their concatenation must be in the vocabulary; an error's `line` is the 1-based merge number.
 Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(
@@ -104,6 +111,7 @@ Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(
     const ByteLevelBpeOptions& options = {});
 // tokenizer.json with model.type WordPiece or BPE (byte-level); normalizer and added tokens honoured.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::filesystem::path& tokenizer_json);
+Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name);
 // A model folder: tokenizer.json if present, else vocab.txt, else vocab.json + merges.txt.
 // tokenizer_config.json's do_lower_case is honoured for vocab.txt.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const std::filesystem::path& folder);

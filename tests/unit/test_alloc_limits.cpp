@@ -1,0 +1,123 @@
+// "No 100 GB malloc from a 2 KB file": every input of tests/data/bad is loaded while this program records the
+// largest single allocation, which must stay below 64 MiB, and each refusal must come with its listed kind.
+//
+// The record is taken at malloc itself (and calloc, realloc and the aligned allocators), which this program
+// interposes: operator new reaches it through libstdc++, Eigen's matrices and OpenCV's buffers call it
+// directly, so no allocation path is missed. The request is recorded before it is attempted, so a
+// refused 100 GB request (a std::bad_alloc the loader turns into an error) is still seen. Its own program
+// because it replaces the allocator for the whole process; not built with the sanitizers, which bring theirs.
+#include "bad_corpus.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* p, std::size_t size);
+void* __libc_memalign(std::size_t alignment, std::size_t size);
+}
+
+namespace {
+
+std::atomic<std::size_t> g_largest{0};
+
+// Keeps the compiler from eliding an allocation whose memory it can see is never observed.
+void keep(const void* p) { asm volatile("" : : "r"(p) : "memory"); }
+
+void record(std::size_t bytes) {
+  std::size_t seen = g_largest.load(std::memory_order_relaxed);
+  while (bytes > seen && !g_largest.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void* malloc(std::size_t size) {
+  record(size);
+  return __libc_malloc(size);
+}
+
+void* calloc(std::size_t count, std::size_t size) {
+  std::size_t bytes = 0;
+  record(__builtin_mul_overflow(count, size, &bytes) ? SIZE_MAX : bytes);
+  return __libc_calloc(count, size);
+}
+
+void* realloc(void* p, std::size_t size) {
+  record(size);
+  return __libc_realloc(p, size);
+}
+
+int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+  record(size);
+  void* p = __libc_memalign(alignment, size);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void* aligned_alloc(std::size_t alignment, std::size_t size) {
+  record(size);
+  return __libc_memalign(alignment, size);
+}
+
+void* memalign(std::size_t alignment, std::size_t size) {
+  record(size);
+  return __libc_memalign(alignment, size);
+}
+
+}  // extern "C"
+
+namespace attn {
+namespace {
+
+constexpr std::size_t kLimit = std::size_t{64} << 20;
+
+// The recorder sees what it must: a 100 MB vector and an Eigen matrix of 80 MB (Eigen calls malloc itself).
+TEST(AllocLimits, RecorderSeesLargeRequests) {
+  g_largest = 0;
+  {
+    std::vector<char> big(100'000'000);
+    keep(big.data());
+    big[12345] = 1;
+    EXPECT_EQ(big[12345], 1);
+  }
+  EXPECT_GE(g_largest.load(), 100'000'000u);
+  g_largest = 0;
+  {
+    Matrix m(4000, 5000);
+    keep(m.data());
+    m(1, 2) = 3.0f;
+    EXPECT_EQ(m(1, 2), 3.0f);
+  }
+  EXPECT_GE(g_largest.load(), 80'000'000u);
+}
+
+TEST(AllocLimits, NoHostileInputAllocatesMoreThan64MiB) {
+  const auto inputs = test::read_bad_manifest();
+  ASSERT_GT(inputs.size(), 60u);
+  for (const auto& input : inputs) {
+    SCOPED_TRACE(input.path + ": " + input.what);
+    g_largest = 0;
+    const test::LoadOutcome outcome = test::run_loader(input);
+    const std::size_t largest = g_largest.load();
+    ASSERT_TRUE(outcome.ran);
+    EXPECT_LT(largest, kLimit) << input.path << " made a single allocation of " << largest << " bytes";
+    if (input.expect != "ok" && input.expect != "warning") {
+      ASSERT_TRUE(outcome.error) << input.path << " loaded";
+      EXPECT_EQ(to_string(outcome.error->kind), input.expect) << outcome.error->message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,55 @@
+// Inputs the fuzz targets (tests/fuzz) found, each fed to the loader exactly as found: what went wrong then,
+// and what must happen instead. The inputs are tests/data/fuzz-regressions/<target>/; a new finding gets its
+// file and its test here before its fix.
+#include "attn/lab/lab.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace attn {
+namespace {
+
+std::string regression(const std::string& target, const std::string& file) {
+  const std::string path = std::string(ATTN_TEST_DATA_DIR) + "/fuzz-regressions/" + target + "/" + file;
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot open " << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// fuzz_lab_request, UBSan: {"window": 1e10} was converted to int by nlohmann's get<int>(), a float-to-int
+// conversion out of range (undefined behaviour; in practice INT_MIN). A whole-number field must hold a whole
+// number that fits.
+TEST(FuzzRegression, LabRequestRefusesAWindowBeyondInt) {
+  const auto request = lab::lab_request_from_json(regression("lab_request", "window-1e10.json"), "lab.json");
+  ASSERT_FALSE(request) << "accepted window " << request->params.window;
+  EXPECT_EQ(request.error().kind, ErrorKind::OutOfRange);
+  EXPECT_EQ(request.error().file, "lab.json");
+  EXPECT_NE(request.error().reason.find("\"window\""), std::string::npos) << request.error().reason;
+}
+
+TEST(FuzzRegression, LabRequestRefusesAFractionalCount) {
+  const auto request = lab::lab_request_from_json(R"({"heads": 2.5})", "lab.json");
+  ASSERT_FALSE(request) << "accepted heads " << request->params.heads;
+  EXPECT_NE(request.error().reason.find("\"heads\""), std::string::npos) << request.error().reason;
+}
+
+// fuzz_lab_request, round trip: {"temperature": 1e300} became an infinite float, which to_json writes as
+// null, so the saved request no longer loaded. A number a float cannot hold is refused when read.
+TEST(FuzzRegression, LabRequestRefusesATemperatureBeyondFloat) {
+  const auto request = lab::lab_request_from_json(regression("lab_request", "temperature-1e300.json"), "lab.json");
+  ASSERT_FALSE(request) << "accepted temperature " << request->params.temperature;
+  EXPECT_EQ(request.error().kind, ErrorKind::OutOfRange);
+  EXPECT_NE(request.error().reason.find("\"temperature\""), std::string::npos) << request.error().reason;
+  // The largest float still loads, and saves and loads again as itself.
+  const auto largest = lab::lab_request_from_json(R"({"temperature": 3.4028234663852886e38})", "lab.json");
+  ASSERT_TRUE(largest) << largest.error().message();
+  const auto again = lab::lab_request_from_json(lab::to_json(*largest), "saved");
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_EQ(again->params, largest->params);
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,557 @@
+#!/usr/bin/python3
+"""Writes tests/data/bad/: the bad-input corpus every loader and attnscope-cli are run against, and its
+MANIFEST.tsv (one line per input: path, loader, expected kind, the file the message must name, what is
+wrong with it).
+
+Every byte is written here (numpy for float data, struct and zlib for the containers, a baseline JPEG
+encoder for the flat-coloured JPEGs), and nothing depends on the date, the machine or a random state that is
+not seeded, so running it again rewrites the same files. The expected kind is ErrorKind's name as
+attn::to_string spells it ("truncated", "too-large", ...), "warning" for inputs that load with a warning
+(NaN and infinite weights), or "ok" for inputs that are odd but valid and must decode to the values the
+unit test checks (tests/unit/test_bad_corpus.cpp).
+
+    /usr/bin/python3 tools/bad/make_bad_corpus.py [OUT_DIR]   (default: tests/data/bad of this repo)
+"""
+import json
+import pathlib
+import shutil
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------------------
+# safetensors, by hand
+
+
+def st_header(header, pad=True) -> bytes:
+    text = header if isinstance(header, (bytes, bytearray)) else json.dumps(
+        header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if pad:
+        text += b" " * ((8 - len(text) % 8) % 8)
+    return bytes(text)
+
+
+def st_container(header, data: bytes = b"", pad=True, length=None) -> bytes:
+    h = st_header(header, pad)
+    return struct.pack("<Q", len(h) if length is None else length) + h + data
+
+
+def st_entry(dtype, shape, begin, end):
+    return {"dtype": dtype, "shape": shape, "data_offsets": [begin, end]}
+
+
+def st_file(tensors: dict, metadata=None) -> bytes:
+    """name -> float32 array, in the reference layout (sorted names, header padded to 8)."""
+    header, blobs, offset = {}, [], 0
+    if metadata:
+        header["__metadata__"] = metadata
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype=np.float32)
+        raw = a.tobytes()
+        header[name] = st_entry("F32", list(a.shape), offset, offset + len(raw))
+        blobs.append(raw)
+        offset += len(raw)
+    return st_container(header, b"".join(blobs))
+
+
+def safetensors_cases():
+    """(name, bytes, kind, what)"""
+    rng = np.random.default_rng(7)
+    good = st_file({"weight": rng.standard_normal((4, 4)).astype(np.float32), "bias": np.arange(4, dtype=np.float32)})
+    n = struct.unpack("<Q", good[:8])[0]
+    out = []
+    out.append(("truncated.safetensors", good[:len(good) - 20], "truncated",
+                "a valid file cut 20 bytes before its end: the last tensor's data runs past the end"))
+    out.append(("truncated-header.safetensors", good[:8 + n // 2], "truncated",
+                "cut in the middle of its JSON header: the header length runs past the end of the file"))
+
+    def flipped(data: bytes, at: int, bit: int) -> bytes:
+        b = bytearray(data)
+        b[at] ^= 1 << bit
+        return bytes(b)
+
+    out.append(("bitflip-length.safetensors", flipped(good, 5, 0), "too-large",
+                "bit 0 of byte 5 flipped: the header length becomes 2^40 + N, over the 100,000,000-byte limit"))
+    out.append(("bitflip-brace.safetensors", flipped(good, 8, 0), "malformed",
+                "bit 0 of byte 8 flipped: the header's opening '{' becomes 'z', which is not JSON"))
+    name_at = good.index(b'"bias"') + 1
+    out.append(("bitflip-name.safetensors", flipped(good, name_at, 7), "encoding",
+                "bit 7 of the first byte of the name \"bias\" flipped: 0xE2 starts a UTF-8 sequence the next byte "
+                "does not continue"))
+    shape_at = good.index(b'"shape":[4]') + len(b'"shape":[')
+    out.append(("bitflip-shape.safetensors", flipped(good, shape_at, 0), "mismatch",
+                "bit 0 of the digit in \"shape\":[4] flipped to [5]: 5 F32 values need 20 bytes, data_offsets give 16"))
+
+    out.append(("empty.safetensors", b"", "truncated", "0 bytes: not even the 8-byte header length"))
+    out.append(("seven-bytes.safetensors", struct.pack("<Q", 2)[:7], "truncated",
+                "7 bytes: the file ends inside the 8-byte header length"))
+    out.append(("header-length-0.safetensors", struct.pack("<Q", 0), "malformed",
+                "header length 0: an empty header is not a JSON object"))
+    out.append(("header-length-7.safetensors", st_container(b"{}     ", pad=False), "ok",
+                "header length 7 (\"{}\" and 5 spaces, not a multiple of 8): a valid file with no tensors, as the "
+                "reference reads it"))
+    out.append(("header-length-8.safetensors", st_container(b"{}      ", pad=False), "ok",
+                "header length 8 (\"{}\" and 6 spaces): a valid file with no tensors"))
+    # Data "@@@@@@@@" (two floats of 3.00390625): printable, so the refusal is the JSON parser's, at the first
+    # byte after the object (a NUL there would read as the end of the text).
+    two = b"@" * 8
+    h = st_header({"x": st_entry("F32", [2], 0, 8)})
+    out.append(("header-length-whole-file.safetensors", struct.pack("<Q", len(h) + len(two)) + h + two, "malformed",
+                "header length = the whole rest of the file: the tensor bytes are read as part of the JSON"))
+    out.append(("header-length-past-end.safetensors", struct.pack("<Q", len(h) + len(two) + 1) + h + two,
+                "truncated", "header length one byte past the end of the file"))
+    out.append(("header-length-max.safetensors", struct.pack("<Q", 2**64 - 1) + h + two, "too-large",
+                "header length 2^64 - 1"))
+
+    a = np.arange(4, dtype=np.float32).tobytes()
+    out.append(("overlap.safetensors",
+                st_container({"a": st_entry("F32", [2], 0, 8), "b": st_entry("F32", [2], 4, 12)}, a[:12]),
+                "malformed", "tensor b's data_offsets [4, 12] overlap tensor a's [0, 8]"))
+    out.append(("gap.safetensors",
+                st_container({"a": st_entry("F32", [1], 0, 4), "b": st_entry("F32", [1], 8, 12)}, a[:12]),
+                "malformed", "bytes 4 to 8 of the data belong to no tensor"))
+    out.append(("dtype-lies.safetensors", st_container({"w": st_entry("F16", [4], 0, 16)}, a), "mismatch",
+                "dtype F16 for 4 values (8 bytes) but data_offsets hold 16 bytes: the F32 data of a file that "
+                "says F16"))
+    out.append(("unknown-dtype.safetensors", st_container({"w": st_entry("F4", [2], 0, 1)}, b"\x00"),
+                "unsupported", "dtype \"F4\", which is not a safetensors dtype AttnScope knows"))
+    out.append(("negative-dim.safetensors", st_container({"w": st_entry("F32", [-1], 0, 4)}, a[:4]),
+                "out-of-range", "shape [-1]"))
+    out.append(("huge-shape.safetensors",
+                st_container({"w": st_entry("F32", [10**12, 10**12], 0, 4)}, a[:4]), "too-large",
+                "shape [10^12, 10^12]: more bytes than fit in 63 bits, refused before anything is allocated"))
+    out.append(("trailing-bytes.safetensors", good + b"\x00" * 8, "malformed",
+                "8 bytes follow the last tensor's data"))
+    out.append(("integer-tensor.safetensors", st_container({"ids": st_entry("I32", [2], 0, 8)}, a[:8]),
+                "unsupported", "an I32 tensor: a valid file, but only float tensors convert to float32"))
+    nan = np.arange(6, dtype=np.float32)
+    nan[[1, 4]] = np.nan
+    out.append(("nan.safetensors", st_file({"weight": nan.reshape(2, 3)}), "warning",
+                "tensor \"weight\" holds 2 NaN values of 6: loads, with a warning naming the file and the tensor"))
+    inf = np.arange(4, dtype=np.float32)
+    inf[0], inf[3] = np.inf, -np.inf
+    out.append(("inf.safetensors", st_file({"weight": inf}), "warning",
+                "tensor \"weight\" holds +inf and -inf: loads, with a warning naming the file and the tensor"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# PNG, BMP, GIF, WebP and a baseline JPEG, by hand
+
+
+def png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def png(width, height, bit_depth, colour_type, rows, extra_before_idat=b"", extra_after_idat=b"") -> bytes:
+    ihdr = struct.pack(">IIBBBBB", width, height, bit_depth, colour_type, 0, 0, 0)
+    raw = b"".join(b"\x00" + row for row in rows)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + extra_before_idat +
+            png_chunk(b"IDAT", zlib.compress(raw, 9)) + extra_after_idat + png_chunk(b"IEND", b""))
+
+
+def png_header_only(width, height) -> bytes:
+    """A PNG whose IHDR claims a size; the probe refuses it before any pixel is read."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IEND", b"")
+
+
+GREY16 = [[0, 65535, 32768], [1000, 50000, 257]]
+
+
+def apng() -> bytes:
+    """A 2 x 1 APNG of two frames (red, then blue): acTL, an fcTL per frame, IDAT for the first, fdAT for the
+    second."""
+    def fctl(seq, delay):
+        return png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", seq, 2, 1, 0, 0, delay, 10, 0, 0))
+    red = [bytes([255, 0, 0, 255, 0, 0])]
+    blue = b"\x00" + bytes([0, 0, 255, 0, 0, 255])
+    fdat = png_chunk(b"fdAT", struct.pack(">I", 2) + zlib.compress(blue, 9))
+    return png(2, 1, 8, 2, red, extra_before_idat=png_chunk(b"acTL", struct.pack(">II", 2, 0)) + fctl(0, 1),
+               extra_after_idat=fctl(1, 1) + fdat)
+
+
+def bmp24(width, height, pixel) -> bytes:
+    row = bytes(pixel[::-1]) * width
+    row += b"\x00" * ((4 - len(row) % 4) % 4)
+    data = row * height
+    header = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, len(data), 2835, 2835, 0, 0)
+    return b"BM" + struct.pack("<IHHI", 14 + 40 + len(data), 0, 0, 54) + header + data
+
+
+def animated_gif() -> bytes:
+    """A 1 x 1 GIF89a of two frames (black, white) that loops: the NETSCAPE2.0 extension and two images."""
+    out = b"GIF89a" + struct.pack("<HHBBB", 1, 1, 0x80, 0, 0) + b"\x00\x00\x00\xff\xff\xff"
+    out += b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"
+    for colour in (0, 1):
+        out += b"\x21\xf9\x04\x04\x0a\x00\x00\x00"  # graphic control: 0.1 s
+        out += b"\x2c" + struct.pack("<HHHHB", 0, 0, 1, 1, 0)
+        # LZW, minimum code size 2: clear (4), the pixel, end (5) in 3-bit codes, least significant bit first.
+        codes = 4 | colour << 3 | 5 << 6
+        out += b"\x02\x02" + struct.pack("<H", codes) + b"\x00"
+    return out + b"\x3b"
+
+
+def animated_webp() -> bytes:
+    """RIFF/WEBP with a VP8X chunk whose flags mark an animation (bit 1), an ANIM chunk and one ANMF frame
+    header (its frame bitstream left empty: the header alone makes it an animation)."""
+    vp8x = b"VP8X" + struct.pack("<I", 10) + bytes([0x02, 0, 0, 0]) + (0).to_bytes(3, "little") * 2
+    anim = b"ANIM" + struct.pack("<I", 6) + b"\x00\x00\x00\x00" + struct.pack("<H", 0)
+    anmf_payload = (0).to_bytes(3, "little") * 2 + (0).to_bytes(3, "little") * 2 + (100).to_bytes(3, "little") + b"\x00"
+    anmf = b"ANMF" + struct.pack("<I", len(anmf_payload)) + anmf_payload
+    body = b"WEBP" + vp8x + anim + anmf
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+# Baseline JPEG (ITU T.81 annex K tables), for flat-coloured pictures: each 8 x 8 block holds one value
+# per component, so every block's DCT is its DC term alone and the encoder needs no AC coefficients.
+DC_BITS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+DC_VALUES = list(range(12))
+AC_BITS = [0, 2, 1, 3, 3, 2, 4, 3, 5, 5, 4, 4, 0, 0, 1, 0x7D]
+AC_VALUES = [
+    0x01, 0x02, 0x03, 0x00, 0x04, 0x11, 0x05, 0x12, 0x21, 0x31, 0x41, 0x06, 0x13, 0x51, 0x61, 0x07, 0x22, 0x71,
+    0x14, 0x32, 0x81, 0x91, 0xA1, 0x08, 0x23, 0x42, 0xB1, 0xC1, 0x15, 0x52, 0xD1, 0xF0, 0x24, 0x33, 0x62, 0x72,
+    0x82, 0x09, 0x0A, 0x16, 0x17, 0x18, 0x19, 0x1A, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x34, 0x35, 0x36, 0x37,
+    0x38, 0x39, 0x3A, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4A, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x59,
+    0x5A, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6A, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78, 0x79, 0x7A, 0x83,
+    0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8A, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97, 0x98, 0x99, 0x9A, 0xA2, 0xA3,
+    0xA4, 0xA5, 0xA6, 0xA7, 0xA8, 0xA9, 0xAA, 0xB2, 0xB3, 0xB4, 0xB5, 0xB6, 0xB7, 0xB8, 0xB9, 0xBA, 0xC2, 0xC3,
+    0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9, 0xCA, 0xD2, 0xD3, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8, 0xD9, 0xDA, 0xE1, 0xE2,
+    0xE3, 0xE4, 0xE5, 0xE6, 0xE7, 0xE8, 0xE9, 0xEA, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7, 0xF8, 0xF9, 0xFA]
+
+
+def huffman_codes(bits, values):
+    codes, code, k = {}, 0, 0
+    for length in range(1, 17):
+        for _ in range(bits[length - 1]):
+            codes[values[k]] = (code, length)
+            code += 1
+            k += 1
+        code <<= 1
+    return codes
+
+
+class BitWriter:
+    def __init__(self):
+        self.out, self.acc, self.n = bytearray(), 0, 0
+
+    def put(self, value, length):
+        for i in range(length - 1, -1, -1):
+            self.acc = self.acc << 1 | (value >> i & 1)
+            self.n += 1
+            if self.n == 8:
+                self.out.append(self.acc)
+                if self.acc == 0xFF:
+                    self.out.append(0)  # byte stuffing
+                self.acc, self.n = 0, 0
+
+    def flush(self):
+        if self.n:
+            self.put((1 << (8 - self.n)) - 1, 8 - self.n)  # pad with 1 bits
+        return bytes(self.out)
+
+
+def jpeg_flat(blocks, adobe_cmyk=False) -> bytes:
+    """blocks: rows of 8 x 8 blocks, each a tuple of component values 0..255 (1, 3 or 4 components, no
+    colour transform: the values are stored as given). Quantisation 1, so each value comes back exactly."""
+    rows, cols, comps = len(blocks), len(blocks[0]), len(blocks[0][0])
+    seg = lambda marker, data: b"\xff" + bytes([marker]) + struct.pack(">H", len(data) + 2) + data
+    out = b"\xff\xd8"
+    if adobe_cmyk:  # APP14 "Adobe", version 100, transform 0: the four components are CMYK as stored
+        out += seg(0xEE, b"Adobe" + struct.pack(">HHHB", 100, 0, 0, 0))
+    else:  # JFIF 1.01: one component is grey, three are YCbCr
+        out += seg(0xE0, b"JFIF\x00" + struct.pack(">BBBHHBB", 1, 1, 0, 1, 1, 0, 0))
+    out += seg(0xDB, b"\x00" + bytes([1] * 64))
+    sof = struct.pack(">BHHB", 8, rows * 8, cols * 8, comps)
+    for c in range(comps):
+        sof += bytes([c + 1, 0x11, 0])
+    out += seg(0xC0, sof)
+    out += seg(0xC4, b"\x00" + bytes(DC_BITS) + bytes(DC_VALUES))
+    out += seg(0xC4, b"\x10" + bytes(AC_BITS) + bytes(AC_VALUES))
+    sos = bytes([comps]) + b"".join(bytes([c + 1, 0x00]) for c in range(comps)) + b"\x00\x3f\x00"
+    out += seg(0xDA, sos)
+    dc, ac = huffman_codes(DC_BITS, DC_VALUES), huffman_codes(AC_BITS, AC_VALUES)
+    w = BitWriter()
+    previous = [0] * comps
+    for r in range(rows):
+        for c in range(cols):
+            for k in range(comps):
+                value = 8 * (blocks[r][c][k] - 128)  # the DC term of a flat block after the level shift
+                diff = value - previous[k]
+                previous[k] = value
+                size = 0 if diff == 0 else int(abs(diff)).bit_length()
+                w.put(*dc[size])
+                if size:
+                    w.put(diff if diff > 0 else diff + (1 << size) - 1, size)
+                w.put(*ac[0x00])  # end of block: every AC coefficient is 0
+    return out + w.flush() + b"\xff\xd9"
+
+
+def image_cases():
+    """(name, bytes, kind, what)"""
+    out = []
+    rgb = [bytes([255, 0, 0, 0, 255, 0, 0, 0, 255]), bytes([255, 255, 255, 128, 64, 32, 0, 0, 0])]
+    good_png = png(3, 2, 8, 2, rgb)
+    out.append(("empty.png", b"", "truncated", "0 bytes"))
+    out.append(("truncated.png", good_png[:len(good_png) - 20], "truncated",
+                "a 3 x 2 PNG cut 20 bytes before its end: no IEND chunk"))
+    out.append(("zero-size.png", png_header_only(0, 0), "out-of-range", "IHDR claims 0 x 0 pixels"))
+    out.append(("tall-1x100000.png", png_header_only(1, 100000), "too-large",
+                "IHDR claims 1 x 100,000 pixels: only 100,000 pixels, but 100,000 rows is over the limit of 16,384 "
+                "per side (ImageLimits::max_side), so it is refused from the header, before any decoding"))
+    grey16 = [b"".join(struct.pack(">H", v) for v in row) for row in GREY16]
+    out.append(("grey16.png", png(3, 2, 16, 0, grey16), "ok",
+                "a 16-bit greyscale PNG: loads with all 16 bits (0, 65535, 32768 / 1000, 50000, 257 over 65535)"))
+    out.append(("animated.png", apng(), "unsupported",
+                "an animated PNG (acTL: 2 frames): refused as unsupported, not shown as its first frame"))
+    out.append(("animated.gif", animated_gif(), "unsupported",
+                "an animated GIF (2 frames): GIF is not a format AttnScope reads"))
+    out.append(("animated.webp", animated_webp(), "unsupported",
+                "a WebP whose VP8X flags mark an animation: refused from the header"))
+    out.append(("text.png", b"this is a text file named .png\n", "unsupported",
+                "text with an image's extension: the format comes from the bytes, not the name"))
+    good_bmp = bmp24(4, 4, (10, 20, 30))
+    out.append(("truncated.bmp", good_bmp[:len(good_bmp) - 10], "truncated",
+                "a 4 x 4 24-bit BMP cut 10 bytes into its last row"))
+    flat = [[(200, 40, 40), (40, 200, 40)], [(40, 40, 200), (128, 128, 128)]]
+    good_jpg = jpeg_flat(flat)
+    out.append(("truncated.jpg", good_jpg[:len(good_jpg) - 6], "truncated",
+                "a 16 x 16 baseline JPEG cut 6 bytes before its end: no end-of-image marker"))
+    # Adobe CMYK as Photoshop writes it: the stored values are 255 - ink. Left block: no cyan, full magenta
+    # and yellow, no black = red; right block: no colour, half black = grey 128.
+    out.append(("cmyk.jpg", jpeg_flat([[(255, 0, 0, 255), (255, 255, 255, 128)]], adobe_cmyk=True), "ok",
+                "a 16 x 8 CMYK JPEG (Adobe APP14, inverted CMYK): loads as RGB, red on the left, grey 128 on the right"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Text: tokenizers, configs
+
+
+def text_cases():
+    """(name, bytes, loader, kind, what) for single files."""
+    out = []
+    out.append(("vocab-duplicate.txt", b"[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\nhello\n", "wordpiece", "malformed",
+                "vocab.txt lists \"hello\" twice (lines 5 and 7)"))
+    out.append(("vocab-invalid-utf8.txt", b"[PAD]\n[UNK]\ncaf\xe9\nworld\n", "wordpiece", "encoding",
+                "line 3 is \"caf\" and byte 0xE9 (Latin-1, not UTF-8)"))
+    wp = {"model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                    "max_input_chars_per_word": 100, "vocab": None},
+          "normalizer": None, "pre_tokenizer": {"type": "BertPreTokenizer"}}
+    text = json.dumps(wp).replace('"vocab": null', '"vocab": {"[UNK]": 0, "caf\xe9": 1}')
+    out.append(("tokenizer-invalid-utf8.json", text.encode("latin-1"), "tokenizer_json", "encoding",
+                "tokenizer.json with the vocabulary entry \"caf\" + byte 0xE9"))
+    text = json.dumps(wp).replace('"vocab": null', '"vocab": {"[UNK]": 0, "hello": 1, "world": 1}')
+    out.append(("tokenizer-duplicate-id.json", text.encode(), "tokenizer_json", "malformed",
+                "tokenizer.json gives \"hello\" and \"world\" the same id 1"))
+    bert = {"model_type": "bert", "vocab_size": 8, "hidden_size": 4, "num_attention_heads": 2,
+            "num_hidden_layers": 1, "intermediate_size": 8, "max_position_embeddings": 8}
+
+    def config(name, what, kind, **changes):
+        c = dict(bert)
+        c.update(changes)
+        out.append((name, json.dumps(c, indent=2).encode(), "config", kind, what))
+    config("config-hidden-0.json", "hidden_size 0", "out-of-range", hidden_size=0)
+    config("config-layers-negative.json", "num_hidden_layers -1", "out-of-range", num_hidden_layers=-1)
+    config("config-vocab-1e12.json", "vocab_size 10^12: over the limit, refused before anything is allocated",
+           "too-large", vocab_size=10**12)
+    config("config-positions-1e12.json", "max_position_embeddings 10^12", "too-large",
+           max_position_embeddings=10**12)
+    config("config-heads-0.json", "num_attention_heads 0", "out-of-range", num_attention_heads=0)
+    config("config-heads-not-dividing.json", "hidden_size 4 with 3 heads", "mismatch", num_attention_heads=3)
+    config("config-model-type.json", "model_type \"llama\"", "unsupported", model_type="llama")
+    text = json.dumps(bert, indent=2).replace('"bert"', '"b\xe9rt"').encode("latin-1")
+    out.append(("config-invalid-utf8.json", text, "config", "encoding",
+                "model_type \"b\" + byte 0xE9 + \"rt\": not UTF-8"))
+    out.append(("config-not-json.json", b'{"model_type": "bert",\n "hidden_size": 4,,\n}\n', "config", "malformed",
+                "two commas in a row on line 2"))
+    return out
+
+
+BPE_BASE = {"a": 0, "b": 1, "ab": 2}
+
+
+def bpe_cases():
+    """(folder, {file: bytes}, kind, names, what)"""
+    out = []
+    vocab = json.dumps(BPE_BASE).encode()
+    merges = b"#version: 0.2\na b\n"
+    out.append(("bpe-vocab-duplicate", {"vocab.json": b'{"a": 0, "b": 1, "ab": 2, "a": 3}', "merges.txt": merges},
+                "malformed", "vocab.json", "vocab.json lists \"a\" twice (ids 0 and 3)"))
+    out.append(("bpe-vocab-invalid-utf8", {"vocab.json": b'{"a": 0, "b": 1, "ab": 2, "\xff": 3}', "merges.txt": merges},
+                "encoding", "vocab.json", "vocab.json has a key that is the byte 0xFF"))
+    out.append(("bpe-merges-invalid-utf8", {"vocab.json": vocab, "merges.txt": b"#version: 0.2\na b\n\xc3 b\n"},
+                "encoding", "merges.txt", "line 3 of merges.txt starts with 0xC3 and no continuation byte"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Attention dumps
+
+
+def dump_cases():
+    """(name, bytes, kind, what)"""
+    out = []
+    maps = np.full((1, 2, 2), 0.5, dtype=np.float32)
+    meta = {"format": "attnscope.attn", "version": "1", "tokens": json.dumps(["a", "b"])}
+
+    def dump(tensors, metadata):
+        return st_file(tensors, metadata)
+    raw = dump({"attn.encoder.0": maps}, meta)
+    # The tokens' JSON sits in the header as a string; put a raw invalid byte in it.
+    bad = raw.replace(b'\\"a\\"', b'\\"\xff\\"', 1)
+    assert bad != raw
+    out.append(("tokens-invalid-utf8.attn.safetensors", bad, "encoding",
+                "metadata \"tokens\" holds the byte 0xFF: the header is not UTF-8"))
+    m = dict(meta)
+    m["tokens"] = '["\\udc80", "b"]'
+    out.append(("tokens-lone-surrogate.attn.safetensors", dump({"attn.encoder.0": maps}, m), "encoding",
+                "metadata \"tokens\" is the JSON [\"\\udc80\", \"b\"]: a lone low surrogate, which no UTF-8 "
+                "text can hold"))
+    out.append(("shape-mismatch.attn.safetensors",
+                dump({"attn.encoder.0": np.full((1, 3, 3), 1 / 3, dtype=np.float32)}, meta), "mismatch",
+                "maps of 3 x 3 for 2 tokens"))
+    out.append(("heads-zero.attn.safetensors", dump({"attn.encoder.0": np.zeros((0, 2, 2), np.float32)}, meta),
+                "out-of-range", "a map stack of 0 heads"))
+    m = dict(meta)
+    m["format"] = "something.else"
+    out.append(("not-a-dump.attn.safetensors", dump({"attn.encoder.0": maps}, m), "unsupported",
+                "metadata \"format\" is \"something.else\""))
+    nan = maps.copy()
+    nan[0, 1, 0] = np.nan
+    out.append(("nan.attn.safetensors", dump({"attn.encoder.0": nan}, meta), "warning",
+                "one attention weight is NaN: loads with a warning, and the view says the map holds non-finite "
+                "values"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Model folders
+
+
+def gpt2_tensors(rng, d=4, vocab=8, positions=8, layers=1):
+    t = {"wte.weight": rng.standard_normal((vocab, d)), "wpe.weight": rng.standard_normal((positions, d)),
+         "ln_f.weight": np.ones(d), "ln_f.bias": np.zeros(d)}
+    for i in range(layers):
+        p = f"h.{i}."
+        t.update({p + "ln_1.weight": np.ones(d), p + "ln_1.bias": np.zeros(d),
+                  p + "attn.c_attn.weight": 0.5 * rng.standard_normal((d, 3 * d)), p + "attn.c_attn.bias": np.zeros(3 * d),
+                  p + "attn.c_proj.weight": 0.5 * rng.standard_normal((d, d)), p + "attn.c_proj.bias": np.zeros(d),
+                  p + "ln_2.weight": np.ones(d), p + "ln_2.bias": np.zeros(d),
+                  p + "mlp.c_fc.weight": 0.5 * rng.standard_normal((d, 4 * d)), p + "mlp.c_fc.bias": np.zeros(4 * d),
+                  p + "mlp.c_proj.weight": 0.5 * rng.standard_normal((4 * d, d)), p + "mlp.c_proj.bias": np.zeros(d)})
+    return {k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
+
+
+GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 4, "n_head": 2, "n_layer": 1,
+        "n_positions": 8, "vocab_size": 8}
+VOCAB_TXT = b"[UNK]\nthe\ncat\nsat\non\nmat\na\ndog\n"
+
+
+def model_cases():
+    """(folder, {file: bytes}, kind, names, what)"""
+    rng = np.random.default_rng(11)
+    out = []
+
+    def gpt2(folder, config_changes, tensors, kind, names, what, tokenizer=True):
+        c = dict(GPT2)
+        c.update(config_changes)
+        files = {"config.json": json.dumps(c, indent=2).encode(), "model.safetensors": st_file(tensors)}
+        if tokenizer:
+            files["vocab.txt"] = VOCAB_TXT
+        out.append((folder, files, kind, names, what))
+
+    base = gpt2_tensors(rng)
+    # The config asks for sizes within every limit whose tables would need 2^36 floats (256 GiB): the file's
+    # 2 KB of tensors disagree, and the loader must say so before allocating anything from the config.
+    gpt2("gpt2-config-256gib", {"n_embd": 65536, "n_head": 1, "vocab_size": 1 << 20}, base, "mismatch",
+         "model.safetensors", "config.json asks for n_embd 65536 and vocab_size 2^20 (a 256 GiB embedding); "
+         "model.safetensors holds a 4-wide model of 8 tokens")
+    gpt2("gpt2-layers-3", {"n_layer": 3}, base, "mismatch", "model.safetensors",
+         "config.json says 3 layers, model.safetensors holds 1")
+    gpt2("gpt2-layers-1e6", {"n_layer": 10**6}, base, "too-large", "config.json",
+         "config.json says 10^6 layers, over the limit of 1024")
+    gpt2("gpt2-hidden-0", {"n_embd": 0}, base, "out-of-range", "config.json", "config.json says n_embd 0")
+    nan = {k: v.copy() for k, v in base.items()}
+    nan["h.0.attn.c_attn.weight"][0, :3] = [np.nan, np.inf, -np.inf]
+    gpt2("gpt2-nan", {}, nan, "warning", "model.safetensors",
+         "h.0.attn.c_attn.weight holds a NaN, +inf and -inf: the model loads with a warning naming the file and the "
+         "tensor, and its attention maps are flagged as not finite")
+    # A demo captioner's config with a width of 10^12 (tools/train/MODELS.md section 4).
+    cap = {"architectures": ["AttnScopeCaptioner"], "attention": "soft", "image_size": 32, "mean": 0.5, "std": 0.25,
+           "channels": [4, 8], "vocab": ["<pad>", "<start>", "<end>", "<unk>", "red"], "embedding_size": 8,
+           "hidden": 10**12, "attention_size": 8, "max_caption_length": 8}
+    out.append(("captioner-hidden-1e12", {"config.json": json.dumps(cap, indent=2).encode(),
+                                          "model.safetensors": st_file({})},
+                "too-large", "config.json", "a captioner's hidden 10^12"))
+    cls = {"architectures": ["AttnScopeClassifier"], "labels": ["neg", "pos"],
+           "vocab": ["<pad>", "<unk>", "good", "bad", "good"], "embedding_size": 4, "hidden": 4, "attention_size": 4,
+           "max_words": 16}
+    out.append(("classifier-vocab-duplicate", {"config.json": json.dumps(cls, indent=2).encode(),
+                                               "model.safetensors": st_file({})},
+                "malformed", "config.json", "a classifier's vocab lists \"good\" twice"))
+    s2s = {"architectures": ["AttnScopeSeq2Seq"], "attention": "bahdanau", "score": "additive",
+           "source_vocab": ["<pad>", "<unk>", "1", "2"], "target_vocab": ["<pad>", "<s>", "</s>", "1"],
+           "embedding_size": 0, "encoder_hidden": 4, "decoder_hidden": 4, "attention_size": 4,
+           "max_source_length": 8, "max_target_length": 8}
+    out.append(("seq2seq-embedding-0", {"config.json": json.dumps(s2s, indent=2).encode(),
+                                        "model.safetensors": st_file({})},
+                "out-of-range", "config.json", "a seq2seq model's embedding_size 0"))
+    out.append(("pickled-checkpoint", {"config.json": json.dumps(GPT2, indent=2).encode(),
+                                       "pytorch_model.bin": b"PK\x03\x04 a pickled torch checkpoint stands here"},
+                "unsupported", "pytorch_model.bin",
+                "only pytorch_model.bin: AttnScope does not unpickle (unpickling runs code)"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def main():
+    root = pathlib.Path(__file__).resolve().parents[2]
+    out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else root / "tests" / "data" / "bad"
+    if out.exists():
+        shutil.rmtree(out)
+    rows = []
+
+    def write(rel, data):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    for name, data, kind, what in safetensors_cases():
+        write("safetensors/" + name, data)
+        rows.append(("safetensors/" + name, "safetensors", kind, "safetensors/" + name, what))
+    for name, data, kind, what in image_cases():
+        write("images/" + name, data)
+        rows.append(("images/" + name, "image", kind, "images/" + name, what))
+    for name, data, loader, kind, what in text_cases():
+        folder = "configs/" if loader == "config" else "tokenizers/"
+        write(folder + name, data)
+        rows.append((folder + name, loader, kind, folder + name, what))
+    for folder, files, kind, names, what in bpe_cases():
+        for name, data in files.items():
+            write(f"tokenizers/{folder}/{name}", data)
+        rows.append((f"tokenizers/{folder}", "bpe", kind, f"tokenizers/{folder}/{names}", what))
+    for name, data, kind, what in dump_cases():
+        write("dumps/" + name, data)
+        rows.append(("dumps/" + name, "dump", kind, "dumps/" + name, what))
+    for folder, files, kind, names, what in model_cases():
+        for name, data in files.items():
+            write(f"models/{folder}/{name}", data)
+        rows.append((f"models/{folder}", "model", kind, f"models/{folder}/{names}", what))
+
+    lines = ["# tests/data/bad: written by tools/bad/make_bad_corpus.py; do not edit by hand.",
+             "# path\tloader\texpect\tnames\twhat"]
+    for row in rows:
+        assert all("\t" not in f and "\n" not in f for f in row), row
+        lines.append("\t".join(row))
+    (out / "MANIFEST.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"wrote {len(rows)} inputs, {total} bytes, to {out}")
+
+
+if __name__ == "__main__":
+    main()
