@@ -158,12 +158,17 @@ class Captioner(nn.Module):
 
     # ------------------------------------------------------------ teacher forcing (training)
 
-    def forward(self, images, ids_in, sample=False, soft_share=0.0, generator=None, argmax_share=0.0):
+    def forward(self, images, ids_in, sample=False, soft_share=0.0, generator=None, argmax_share=0.0, repeat=1):
         """ids_in [B, T] starts with <start>. sample (hard only): locations drawn from alpha (else argmax);
         soft_share: per image, with this probability the expected context is used instead of a sample;
         argmax_share: per image (of the others), with this probability the argmax location (what inference
-        reads) instead of a sample. "soft_rows" in the result marks the images that did not sample."""
+        reads) instead of a sample. "soft_rows" in the result marks the images that did not sample.
+        repeat: each image is encoded once and decoded `repeat` times (rows b * repeat .. b * repeat + repeat - 1
+        of the result; with sample=True each row draws its own locations)."""
         feats = self.encode(images)
+        if repeat > 1:
+            feats = feats.repeat_interleave(repeat, 0)
+            ids_in = ids_in.repeat_interleave(repeat, 0)
         keys = self.decoder.attention.encoder(feats)
         h, c = self.init_state(feats)
         B, T = ids_in.shape

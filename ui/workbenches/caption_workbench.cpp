@@ -86,8 +86,8 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
 
   modelGroup_ = makeModelGroup(
       panel, u"caption"_s,
-      tr("The bundled captioner: a CNN encoder and an LSTM decoder with soft attention (a weighted mean of the "
-         "grid's annotations). A hard-attention folder (one cell per word) opens here too."),
+      tr("The bundled captioners: the same encoder and LSTM decoder trained with soft attention (a weighted mean of "
+         "the grid's annotations) and with hard attention (one cell per word, trained with REINFORCE)"),
       tr("A model folder: config.json + model.safetensors of an AttnScopeCaptioner model (File > Open Model\u2026, "
          "Ctrl+Shift+M)"),
       tr("The model card: the data, the training and how well the attention lands on the objects"));
