@@ -36,6 +36,7 @@
 #include <QSortFilterProxyModel>
 #include <QTest>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -470,7 +471,7 @@ class TestTransformerWorkbench : public QObject {
         TransformerRequest newer;
         newer.text = "the newer text";
         newer.previewLayer = 0;
-        worker.submit(2, source->serial, newer);
+        worker.submit(2, source, newer);
       }
     }, Qt::DirectConnection);
     connect(&worker, &TransformerWorker::finished, this, [&](auto o) {
@@ -480,7 +481,7 @@ class TestTransformerWorkbench : public QObject {
     TransformerRequest first;
     first.text = "the first text";
     first.previewLayer = 0;
-    worker.submit(1, source->serial, first);
+    worker.submit(1, source, first);
     QTRY_VERIFY_WITH_TIMEOUT(!finished.empty(), 30000);
     QTest::qWait(50);
     QCOMPARE(previews, (std::vector<quint64>{1, 2}));
@@ -493,7 +494,7 @@ class TestTransformerWorkbench : public QObject {
     previews.clear();
     finished.clear();
     first.previewLayer = 1;
-    worker.submit(3, source->serial, first);
+    worker.submit(3, source, first);
     QTRY_VERIFY_WITH_TIMEOUT(!finished.empty(), 30000);
     QCOMPARE(finished, std::vector<quint64>{3});
   }
@@ -650,6 +651,44 @@ class TestTransformerWorkbench : public QObject {
     wb.setText(u"still here"_s);
     QVERIFY(settle(wb));
     QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"still here"_s);
+  }
+
+  // tests/data/bad: a GPT-2 whose c_attn weight holds a NaN and two infinities, and a dump with one NaN
+  // weight. Both open; the strip names the file, the tensor and the counts, and says the maps are not finite;
+  // the heatmap leaves the non-finite cells blank instead of drawing them as attention.
+  void nonFiniteWeightsAreNamedInTheWarningStrip() {
+    const QString bad = QStringLiteral(ATTN_SOURCE_DIR "/tests/data/bad/");
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(bad + u"models/gpt2-nan"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.warningStrip()->isVisible());
+    const QString strip = wb.warningStrip()->text();
+    QVERIFY2(strip.contains(u"models/gpt2-nan/model.safetensors"_s), qPrintable(strip));
+    QVERIFY2(strip.contains(u"\"h.0.attn.c_attn.weight\""_s), qPrintable(strip));
+    QVERIFY2(strip.contains(u"3 non-finite values (1 NaN, 2 infinite) of 48"_s), qPrintable(strip));
+    QVERIFY2(strip.contains(u"the attention weights hold"_s), qPrintable(strip));
+    QVERIFY2(strip.contains(u"left blank"_s), qPrintable(strip));
+
+    // A model with finite weights clears it (the strip may still say other things, e.g. that the text was cut
+    // to the tiny model's positions).
+    wb.openPath(fixture("gpt2"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QTRY_VERIFY2(!wb.warningStrip()->isVisible() || !wb.warningStrip()->text().contains(u"non-finite"_s),
+                 qPrintable(wb.warningStrip()->text()));
+
+    // The dump: one NaN of 2 x 2 weights, which the matrix keeps as NaN (not as 0) for the renderer to skip.
+    wb.openPath(bad + u"dumps/nan.attn.safetensors"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QTRY_VERIFY(wb.warningStrip()->isVisible());
+    QVERIFY2(wb.warningStrip()->text().contains(u"dumps/nan.attn.safetensors"_s), qPrintable(wb.warningStrip()->text()));
+    QVERIFY2(wb.warningStrip()->text().contains(u"1 non-finite weight"_s), qPrintable(wb.warningStrip()->text()));
+    wb.openHead(0, 0);
+    const auto& weights = wb.currentMatrix()->weights;
+    QCOMPARE(weights.rows(), attn::Index(2));
+    QVERIFY(std::isnan(weights(1, 0)));
+    QVERIFY(std::isfinite(weights(0, 0)));
   }
 
   void cancelKeepsThePreviousModel() {

@@ -153,6 +153,18 @@ TEST(BadCorpus, NonFiniteWarningsNameTheTensorAndCount) {
            w.find("3 non-finite values (1 NaN, 2 infinite) of 48") != std::string::npos;
   });
   EXPECT_TRUE(named) << (model.warnings.empty() ? std::string("no warnings") : model.warnings.front());
+  // Its runs: the NaN and infinities reach every score, so the maps are NaN (not a uniform row, which the
+  // softmax used to make of a NaN sum), the run says so and the cells are counted.
+  auto gpt2 = models::TransformerModel::load(kBadDir / "models/gpt2-nan");
+  ASSERT_TRUE(gpt2) << gpt2.error().message();
+  models::Session session(*gpt2);
+  const auto run = session.run_text("the cat sat");
+  ASSERT_TRUE(run) << run.error().message();
+  EXPECT_GT(run->attention.layers.at(0).maps.nonfinite(), 0);
+  const bool warned = std::any_of(run->warnings.begin(), run->warnings.end(), [](const std::string& w) {
+    return w.find("the attention weights hold") != std::string::npos && w.find("left blank") != std::string::npos;
+  });
+  EXPECT_TRUE(warned) << (run->warnings.empty() ? std::string("no run warnings") : run->warnings.front());
   const auto dump = load("dumps/nan.attn.safetensors");
   ASSERT_EQ(dump.warnings.size(), 1u);
   EXPECT_NE(dump.warnings[0].find("attn.encoder.0 holds 1 non-finite weight"), std::string::npos) << dump.warnings[0];

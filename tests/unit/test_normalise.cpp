@@ -24,6 +24,15 @@ TEST(Softmax, IsStableForHugeScores) {
   expect_near(w, mat({{0.5f, 0.5f}, {0.0f, 1.0f}}));
 }
 
+// Non-finite scores: NaN stays NaN (the models count it and warn; a uniform or zero row would pass it off as
+// attention), +inf scores share the weight equally (the limit as they grow), a fully masked row is zero.
+TEST(Softmax, NonFiniteScoresAreNotPassedOffAsAttention) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Matrix w = softmax_rows(mat({{0, nan, 1}, {kInf, 0, kInf}, {-kInf, -kInf, -kInf}, {1, 1, 1}}));
+  for (Index j = 0; j < 3; ++j) EXPECT_TRUE(std::isnan(w(0, j))) << j;
+  expect_near(Matrix(w.bottomRows(3)), mat({{0.5f, 0.0f, 0.5f}, {0, 0, 0}, {1.f / 3, 1.f / 3, 1.f / 3}}));
+}
+
 TEST(Softmax, TemperatureSharpensAndFlattens) {
   const Matrix s = mat({{1, 2, 3}});
   const Matrix cold = softmax_rows(s, 0.1f);

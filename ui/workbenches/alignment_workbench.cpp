@@ -418,7 +418,7 @@ void AlignmentWorkbench::post() {
   request.text = text.toStdString();
   request.beam = beamSpin_->value();
   ++submitted_;
-  worker_->submit(submitted_, source_->serial, std::move(request));
+  worker_->submit(submitted_, source_, std::move(request));
   updateWarnings();
 }
 

@@ -58,9 +58,11 @@ void AlignmentWorker::load(quint64 serial, QString nameOrFolder) {
   QMetaObject::invokeMethod(this, &AlignmentWorker::drain, Qt::QueuedConnection);
 }
 
-void AlignmentWorker::submit(quint64 generation, quint64 sourceSerial, AlignmentRequest request) {
+void AlignmentWorker::submit(quint64 generation, std::shared_ptr<const AlignmentSource> source,
+                             AlignmentRequest request) {
+  const quint64 sourceSerial = source ? source->serial : 0;
   QMutexLocker lock(&mutex_);
-  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request)};
+  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request), std::move(source)};
   if (drainQueued_) return;
   drainQueued_ = true;
   QMetaObject::invokeMethod(this, &AlignmentWorker::drain, Qt::QueuedConnection);
@@ -90,6 +92,7 @@ void AlignmentWorker::drain() {
     if (load) {
       runLoad(load->serial, load->nameOrFolder);
     } else if (run) {
+      if (run->source && run->source != source_) use(run->source);  // the tab kept another model
       if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
       auto outcome = compute(run->generation, run->sourceSerial, run->request);
       runs_.fetch_add(1);
@@ -110,14 +113,18 @@ void AlignmentWorker::runLoad(quint64 serial, const QString& nameOrFolder) {
   source->serial = serial;
   source->model = std::move(*model);
   source->loadMs = msSince(timer);
-  source_ = source;
+  use(source);
+  emit loaded(source_);
+}
+
+void AlignmentWorker::use(std::shared_ptr<const AlignmentSource> source) {
+  source_ = std::move(source);
   seq2seqSession_.reset();
   classifierSession_.reset();
   if (source_->model.seq2seq) seq2seqSession_ = std::make_unique<attn::models::Seq2SeqSession>(source_->model.seq2seq);
   if (source_->model.classifier) {
     classifierSession_ = std::make_unique<attn::models::ClassifierSession>(source_->model.classifier);
   }
-  emit loaded(source_);
 }
 
 std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generation, quint64 sourceSerial,

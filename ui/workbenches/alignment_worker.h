@@ -69,8 +69,10 @@ class AlignmentWorker : public QObject {
 
   // Thread-safe. A bundled model's key or a folder; replaces a load that has not started.
   void load(quint64 serial, QString nameOrFolder);
-  // Thread-safe. Replaces any run that has not started; runs only against source `sourceSerial`.
-  void submit(quint64 generation, quint64 sourceSerial, AlignmentRequest request);
+  // Thread-safe. Replaces any run that has not started; runs against `source`, the model the tab has open: the
+  // worker switches to it when its own differs (a load the tab had superseded may have finished here after the
+  // tab's newer load failed).
+  void submit(quint64 generation, std::shared_ptr<const AlignmentSource> source, AlignmentRequest request);
   int runs() const { return runs_.load(); }
 
  signals:
@@ -81,6 +83,7 @@ class AlignmentWorker : public QObject {
  private:
   void drain();
   void runLoad(quint64 serial, const QString& nameOrFolder);
+  void use(std::shared_ptr<const AlignmentSource> source);  // runs go against `source` from now on
   std::shared_ptr<const AlignmentOutcome> compute(quint64 generation, quint64 sourceSerial,
                                                   const AlignmentRequest& request);
 
@@ -92,6 +95,7 @@ class AlignmentWorker : public QObject {
     quint64 generation = 0;
     quint64 sourceSerial = 0;
     AlignmentRequest request;
+    std::shared_ptr<const AlignmentSource> source;  // the tab's; null: the last one loaded here
   };
   QMutex mutex_;
   std::optional<PendingLoad> pendingLoad_;  // guarded by mutex_

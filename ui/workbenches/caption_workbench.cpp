@@ -493,7 +493,7 @@ void CaptionWorkbench::post() {
   CaptionRequest request;
   request.beam = beamSpin_->value();
   ++submitted_;
-  worker_->submit(submitted_, source_->serial, image_->serial, request, options_.sigma);
+  worker_->submit(submitted_, source_, image_, request, options_.sigma);
 }
 
 void CaptionWorkbench::onFinished(std::shared_ptr<const CaptionOutcome> outcome) {

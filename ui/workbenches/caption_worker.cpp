@@ -161,10 +161,11 @@ void CaptionWorker::open(quint64 serial, CaptionInput input) {
   queueDrain();
 }
 
-void CaptionWorker::submit(quint64 generation, quint64 sourceSerial, quint64 imageSerial, CaptionRequest request,
-                           double sigma) {
+void CaptionWorker::submit(quint64 generation, std::shared_ptr<const CaptionSource> source,
+                           std::shared_ptr<const CaptionImage> image, CaptionRequest request, double sigma) {
+  const quint64 sourceSerial = source ? source->serial : 0, imageSerial = image ? image->serial : 0;
   QMutexLocker lock(&mutex_);
-  pendingRun_ = PendingRun{generation, sourceSerial, imageSerial, request, sigma};
+  pendingRun_ = PendingRun{generation, sourceSerial, imageSerial, request, sigma, std::move(source), std::move(image)};
   queueDrain();
 }
 
@@ -203,6 +204,12 @@ void CaptionWorker::drain() {
     } else if (open) {
       runOpen(open->serial, open->input);
     } else if (run) {
+      // The tab kept another model or image than the last ones loaded here.
+      if (run->source && run->source != source_) {
+        source_ = run->source;
+        session_ = std::make_unique<attn::models::CaptionerSession>(source_->model.model);
+      }
+      if (run->image) image_ = run->image;
       // For a model or an image no longer current: a newer request follows.
       if (!source_ || !image_ || run->sourceSerial != source_->serial || run->imageSerial != image_->serial) continue;
       auto outcome = std::make_shared<CaptionOutcome>();

@@ -105,8 +105,10 @@ class CaptionWorker : public QObject {
   // Thread-safe, each replacing a request of its kind that has not started.
   void load(quint64 serial, QString nameOrFolder);
   void open(quint64 serial, CaptionInput input);
-  // Runs only against model `sourceSerial` and image `imageSerial`.
-  void submit(quint64 generation, quint64 sourceSerial, quint64 imageSerial, CaptionRequest request, double sigma);
+  // Runs against the model and image the tab has open: the worker switches to them when its own differ (a load
+  // or an open the tab had superseded may have finished here after the tab's newer one failed).
+  void submit(quint64 generation, std::shared_ptr<const CaptionSource> source,
+              std::shared_ptr<const CaptionImage> image, CaptionRequest request, double sigma);
   // The maps of hypothesis `h` of `run` (the outcome `generation` on screen) for `sigma`.
   void smooth(quint64 generation, std::shared_ptr<const attn::models::CaptionRun> run, int h, double sigma);
   int runs() const { return runs_.load(); }        // captions computed
@@ -140,6 +142,8 @@ class CaptionWorker : public QObject {
     quint64 imageSerial = 0;
     CaptionRequest request;
     double sigma = 0.0;
+    std::shared_ptr<const CaptionSource> source;  // the tab's; null: the last ones loaded here
+    std::shared_ptr<const CaptionImage> image;
   };
   struct PendingSmooth {
     quint64 generation = 0;

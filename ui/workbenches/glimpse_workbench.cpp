@@ -1238,7 +1238,7 @@ void GlimpseWorkbench::post() {
     applyPending();
     return;
   }
-  worker_->submit(submitted_, image_->serial, std::move(request));
+  worker_->submit(submitted_, image_, std::move(request));
   if (!busyTimer_.isActive()) busyTimer_.start();
 }
 

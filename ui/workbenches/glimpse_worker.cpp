@@ -55,9 +55,10 @@ void GlimpseWorker::load(quint64 serial, GlimpseSource source) {
   QMetaObject::invokeMethod(this, &GlimpseWorker::drain, Qt::QueuedConnection);
 }
 
-void GlimpseWorker::submit(quint64 generation, quint64 imageSerial, GlimpseRequest request) {
+void GlimpseWorker::submit(quint64 generation, std::shared_ptr<const GlimpseImage> image, GlimpseRequest request) {
+  const quint64 imageSerial = image ? image->serial : 0;
   QMutexLocker lock(&mutex_);
-  pendingCompute_ = PendingCompute{generation, imageSerial, std::move(request)};
+  pendingCompute_ = PendingCompute{generation, imageSerial, std::move(request), std::move(image)};
   if (drainQueued_) return;  // the queued drain will pick the newest request up
   drainQueued_ = true;
   QMetaObject::invokeMethod(this, &GlimpseWorker::drain, Qt::QueuedConnection);
@@ -97,6 +98,7 @@ void GlimpseWorker::drain() {
       runLoad(load->serial, std::move(load->source));
       continue;
     }
+    if (job->image && job->image != image_) use(job->image);  // the tab kept another image
     if (!image_ || job->imageSerial != image_->serial) continue;  // settings for another image
     auto outcome = compute(job->generation, job->imageSerial, job->request);
     runs_.fetch_add(1);
@@ -149,7 +151,14 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   image->packed = std::move(packed);
   image->display.reserve(std::size_t(pyramid->levels()));
   for (int level = 0; level < pyramid->levels(); ++level) image->display.push_back(render::toQImage(pyramid->level(level)));
+  image->loadMs = msSince(timer);
+  use(image);
+  emit loadProgress(serial, 100, tr("ready"));
+  emit loaded(std::move(image));
+}
 
+void GlimpseWorker::use(std::shared_ptr<const GlimpseImage> image) {
+  const auto& pyramid = image->pyramid;
   // A new image gets a new, empty write canvas at a level small enough to add to every frame.
   canvasLevel_ = 0;
   while (canvasLevel_ + 1 < pyramid->levels() &&
@@ -163,11 +172,7 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   canvasDirty_ = true;
   lastWritten_.reset();
   workspace_ = {};
-
-  image->loadMs = msSince(timer);
-  image_ = image;
-  emit loadProgress(serial, 100, tr("ready"));
-  emit loaded(std::move(image));
+  image_ = std::move(image);
 }
 
 std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation, quint64 imageSerial,

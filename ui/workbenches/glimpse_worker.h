@@ -124,9 +124,10 @@ class GlimpseWorker : public QObject {
 
   // Thread-safe. Replaces a load that has not started yet; a compute request for an older image is dropped.
   void load(quint64 serial, GlimpseSource source);
-  // Thread-safe. Replaces any request that has not started yet. `imageSerial` says which image the
-  // settings' pixel numbers refer to.
-  void submit(quint64 generation, quint64 imageSerial, GlimpseRequest request);
+  // Thread-safe. Replaces any request that has not started yet. `image` is the one the tab has open, which the
+  // settings' pixel numbers refer to: the worker switches to it (with a new write canvas) when its own differs
+  // (a load the tab had superseded may have finished here after the tab's newer load failed).
+  void submit(quint64 generation, std::shared_ptr<const GlimpseImage> image, GlimpseRequest request);
   // Thread-safe. Zeroes the write canvas before the next request runs.
   void clearCanvas();
 
@@ -150,12 +151,14 @@ class GlimpseWorker : public QObject {
  private:
   void drain();  // on the worker thread
   void runLoad(quint64 serial, GlimpseSource source);
+  void use(std::shared_ptr<const GlimpseImage> image);  // requests go against `image`, on a new canvas
   std::shared_ptr<const GlimpseOutcome> compute(quint64 generation, quint64 imageSerial, const GlimpseRequest& request);
 
   struct PendingCompute {
     quint64 generation = 0;
     quint64 imageSerial = 0;
     GlimpseRequest request;
+    std::shared_ptr<const GlimpseImage> image;  // the tab's; null: the last one loaded here
   };
   struct PendingLoad {
     quint64 serial = 0;

@@ -619,7 +619,7 @@ void TransformerWorkbench::post() {
   request.run.top_k = 5;
   request.previewLayer = layer_;
   ++submitted_;
-  worker_->submit(submitted_, source_->serial, std::move(request));
+  worker_->submit(submitted_, source_, std::move(request));
 }
 
 void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> outcome) {

@@ -95,9 +95,11 @@ void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
   QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
 }
 
-void TransformerWorker::submit(quint64 generation, quint64 sourceSerial, TransformerRequest request) {
+void TransformerWorker::submit(quint64 generation, std::shared_ptr<const TransformerSource> source,
+                               TransformerRequest request) {
+  const quint64 sourceSerial = source ? source->serial : 0;
   QMutexLocker lock(&mutex_);
-  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request)};
+  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request), std::move(source)};
   runWaiting_.store(true);
   if (drainQueued_) return;
   drainQueued_ = true;
@@ -132,6 +134,7 @@ void TransformerWorker::drain() {
     } else if (image) {
       runImage(image->serial, image->path, image->name);
     } else if (run) {
+      if (run->source && run->source != source_) use(run->source);  // the tab kept another model
       if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
       auto outcome = compute(run->generation, run->sourceSerial, run->request);
       if (!outcome) continue;  // superseded mid-run: the newer request is next
@@ -197,11 +200,15 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
     for (const auto& w : source->model->warnings()) source->warnings.append(fromStd(w));
   }
   source->loadMs = msSince(timer);
-  source_ = source;
+  use(source);
+  emit loaded(source_);
+}
+
+void TransformerWorker::use(std::shared_ptr<const TransformerSource> source) {
+  source_ = std::move(source);
   session_.reset();
   if (source_->model) session_ = std::make_unique<attn::models::Session>(source_->model);
   last_.reset();
-  emit loaded(source_);
 }
 
 void TransformerWorker::runImage(quint64 serial, const QString& path, const QString& name) {

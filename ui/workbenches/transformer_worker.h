@@ -112,10 +112,12 @@ class TransformerWorker : public QObject {
   void cancelLoad();
   // Thread-safe. A file, a ":/" resource or bytes.
   void loadImage(quint64 serial, QString path, QString name);
-  // Thread-safe. Replaces any run that has not started; runs only against source `sourceSerial`. A run
-  // in progress gives way at its next layer once its layer in view has been sent (so typing faster
-  // than the model runs still updates that layer with every keystroke).
-  void submit(quint64 generation, quint64 sourceSerial, TransformerRequest request);
+  // Thread-safe. Replaces any run that has not started. A run in progress gives way at its next layer once
+  // its layer in view has been sent (so typing faster than the model runs still updates that layer with every
+  // keystroke). Runs against `source`, the one the tab has open: the worker switches to it when its own differs
+  // (a load the tab had superseded may have finished here after the tab's newer load failed or was cancelled;
+  // its runs would otherwise be dropped and the tab would wait for them forever).
+  void submit(quint64 generation, std::shared_ptr<const TransformerSource> source, TransformerRequest request);
   int runs() const { return runs_.load(); }
   int modelRuns() const { return modelRuns_.load(); }
 
@@ -134,6 +136,7 @@ class TransformerWorker : public QObject {
  private:
   void drain();
   void runLoad(quint64 serial, const QString& path);
+  void use(std::shared_ptr<const TransformerSource> source);  // runs go against `source` from now on
   void runImage(quint64 serial, const QString& path, const QString& name);
   // Null when a newer request stopped the run.
   std::shared_ptr<const TransformerOutcome> compute(quint64 generation, quint64 sourceSerial,
@@ -152,6 +155,7 @@ class TransformerWorker : public QObject {
     quint64 generation = 0;
     quint64 sourceSerial = 0;
     TransformerRequest request;
+    std::shared_ptr<const TransformerSource> source;  // the tab's; null: the last one loaded here
   };
   QMutex mutex_;
   std::optional<PendingLoad> pendingLoad_;    // guarded by mutex_

@@ -85,7 +85,7 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options)
       const float sum = a.row(i).sum();
       if (sum > 0.0f) {
         a.row(i) /= sum;
-      } else {
+      } else if (!std::isnan(sum)) {  // NaN (non-finite maps) stays NaN: the run's warning covers it
         a.row(i).setZero();
         a(i, i) = 1.0f;
       }

@@ -54,9 +54,18 @@ void softmax_rows_inplace(Eigen::Ref<Matrix> s, float temperature) {
   const float inv_t = 1.0f / temperature;
   for (Index i = 0; i < s.rows(); ++i) {
     auto row = s.row(i);
+    if (row.hasNaN()) {  // NaN scores (from non-finite weights): NaN weights, which callers count and report
+      row.setConstant(std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
     const float mx = row.maxCoeff();
-    if (!std::isfinite(mx)) {  // every key masked (or +inf/NaN scores): nothing to attend to
+    if (mx == -std::numeric_limits<float>::infinity()) {  // every key masked: nothing to attend to
       row.setZero();
+      continue;
+    }
+    if (!std::isfinite(mx)) {  // +inf scores (an overflow): the limit, equal weight on each of them
+      const auto top = (row.array() == mx).cast<float>().eval();
+      row = top / top.sum();
       continue;
     }
     // Rows of a row-major Ref are contiguous.

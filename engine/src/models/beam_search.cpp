@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace attn::models::bundled {
@@ -68,8 +69,10 @@ bool BeamSearch::advance(const MatrixCRef& logp) {
   for (std::size_t i = 0; i < B; ++i) {
     const double base = alive_[i].log_prob;
     for (Index v = 0; v < V; ++v) {
-      candidates_.push_back({base + static_cast<double>(logp(static_cast<Index>(i), v)), static_cast<int>(v),
-                             static_cast<int>(i)});
+      const double score = base + static_cast<double>(logp(static_cast<Index>(i), v));
+      // A NaN score (non-finite weights) ranks last, as -inf: the sorts below need a strict weak ordering.
+      candidates_.push_back({std::isnan(score) ? -std::numeric_limits<double>::infinity() : score,
+                             static_cast<int>(v), static_cast<int>(i)});
     }
   }
   const auto keep = std::min<std::size_t>(static_cast<std::size_t>(width_), candidates_.size());

@@ -139,7 +139,15 @@ struct Forward {
       float* row = S + i * ld;
       const Index valid = causal ? r0 + i + 1 : keys;
       if (key_bias) ArrayMap(row, valid) += ConstArrayMap(key_bias, valid);
-      const float shift = ConstArrayMap(row, valid).maxCoeff();
+      // PropagateNaN: the max is NaN when a score is, in the same pass.
+      const float shift = ConstArrayMap(row, valid).maxCoeff<Eigen::PropagateNaN>();
+      if (std::isnan(shift) || shift == std::numeric_limits<float>::infinity()) {
+        // Non-finite scores (from non-finite weights): the row is NaN, so the run warns and the views leave
+        // it blank. (The exponential pass would make 0 of a NaN, and the row would pass for a uniform one.)
+        ArrayMap(row, valid).setConstant(std::numeric_limits<float>::quiet_NaN());
+        if (valid < keys) ArrayMap(row + valid, keys - valid).setZero();
+        continue;
+      }
       const float sum = detail::exp_shifted_sum(row, valid, shift, 1.0f);
       if (sum > 0.0f) {
         ArrayMap(row, valid) *= 1.0f / sum;
