@@ -25,9 +25,10 @@ def header_bytes(header, pad=True) -> bytes:
     return bytes(text)
 
 
-def container(header, data: bytes = b"", pad=True) -> bytes:
+def container(header, data: bytes = b"", pad=True, length=None) -> bytes:
+    """The file: the header's length (or `length`, to lie about it), the header, the data."""
     h = header_bytes(header, pad)
-    return struct.pack("<Q", len(h)) + h + data
+    return struct.pack("<Q", len(h) if length is None else length) + h + data
 
 
 def f32(*values) -> bytes:

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # AttnScope set-up on Debian 12: installs what is missing, configures, builds, then either starts the app
-# on the bundled demo (`run`) or runs the whole test suite (`test`). Idempotent; rebuilds incrementally.
+# on the bundled demo (`run`), runs the whole test suite (`test`) or runs it again under the sanitizers
+# (`sanitize`). Idempotent; rebuilds incrementally.
 #
-#   tools/setup.sh run    # GUI on the demo; without a display, renders the demo views to PNG instead
-#   tools/setup.sh test   # every test, with ctest (what .ci/run calls)
+#   tools/setup.sh run       # GUI on the demo; without a display, renders the demo views to PNG instead
+#   tools/setup.sh test      # every test, with ctest (what .ci/run calls first)
+#   tools/setup.sh sanitize  # every test built with ASan + UBSan, then the UI tests with TSan (.ci/run's
+#                            # second step; each in its own build tree, build/asan and build/tsan)
 #
 # Run it as root or as a user with sudo: only the package installation needs root.
 set -euo pipefail
 
 mode=${1:-}
 case "$mode" in
-  run|test) ;;
-  *) echo "usage: tools/setup.sh run|test" >&2; exit 2 ;;
+  run|test|sanitize) ;;
+  *) echo "usage: tools/setup.sh run|test|sanitize" >&2; exit 2 ;;
 esac
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,24 +29,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$p")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "== installing ${#missing[@]} Debian packages: ${missing[*]}"
-  as_root=()
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-    as_root=(sudo)
-  fi
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-  echo "== all ${#packages[@]} Debian packages present"
-fi
+. "$top/tools/install_missing.sh"
+install_missing "${packages[@]}"
 
 # Two cores everywhere: more compile jobs only thrash memory and cache.
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -54,6 +41,29 @@ if [ "$mode" = test ]; then
   cmake --build --preset "$preset" -j "$jobs"
   export QT_QPA_PLATFORM=offscreen
   ctest --preset "$preset" -j "$jobs"
+  exit 0
+fi
+
+if [ "$mode" = sanitize ]; then
+  export QT_QPA_PLATFORM=offscreen
+  # The engine's OpenMP loops run on one thread here: GCC's libgomp is not built with TSan, so its barriers
+  # look like races to it. The threads under test are ours (the tabs' QThread workers), which this keeps.
+  export OMP_NUM_THREADS=1
+  stage() { echo "== $1: $(( $(date +%s) - started )) s"; }
+  started=$(date +%s)
+  cmake --preset asan
+  cmake --build --preset asan -j "$jobs"
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer build"
+  ctest --preset asan -j "$jobs"
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite passed"
+  cmake --preset tsan
+  # Only the UI tests (ctest's "ui" label without the command-line ones, "cli") and what they link.
+  mapfile -t ui_tests < <(ctest --test-dir build/tsan -N -L ui -LE cli | sed -n 's/^ *Test *#[0-9]*: *//p')
+  ((${#ui_tests[@]})) || { echo "no UI tests found in build/tsan" >&2; exit 1; }
+  cmake --build --preset tsan -j "$jobs" --target "${ui_tests[@]}"
+  stage "ThreadSanitizer build of ${#ui_tests[@]} UI tests"
+  ctest --preset tsan -L ui -LE cli -j "$jobs"
+  stage "ThreadSanitizer: the UI tests passed"
   exit 0
 fi
 

@@ -3,6 +3,7 @@
 # runs each for SECONDS, two at a time, then prints what each did and found.
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]     # e.g. tests/fuzz/run.sh 60, tests/fuzz/run.sh 600 image bpe
+#   FUZZ_JOBS=1 tests/fuzz/run.sh 600         # one target at a time (default 2), leaving a core free
 #
 # Targets are the tests/fuzz/fuzz_<target>.cpp files (all of them when none is named). Each starts from its
 # committed seeds, tests/fuzz/corpus/<target>/, copied into build/fuzz/corpus/<target>/, which grows from run
@@ -19,6 +20,8 @@ usage() { echo "usage: tests/fuzz/run.sh SECONDS [TARGET...]" >&2; exit 2; }
 [[ $# -ge 1 && $1 =~ ^[0-9]+$ && $1 -gt 0 ]] || usage
 seconds=$1
 shift
+parallel=${FUZZ_JOBS:-2}
+[[ $parallel =~ ^[1-9][0-9]*$ ]] || { echo "FUZZ_JOBS must be a positive number, not \"$parallel\"" >&2; exit 2; }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 fuzz_src="$top/tests/fuzz"
@@ -35,21 +38,8 @@ for t in "${targets[@]}"; do
   [[ " ${all[*]} " == *" $t "* ]] || { echo "no fuzz target \"$t\" (there are: ${all[*]})" >&2; exit 2; }
 done
 
-packages=(clang-16 libclang-rt-16-dev libomp-16-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "== installing ${missing[*]}"
-  as_root=()
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-    as_root=(sudo)
-  fi
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+. "$top/tools/install_missing.sh"
+install_missing clang-16 libclang-rt-16-dev libomp-16-dev
 
 echo "== configuring and building $build (clang 16, ASan + UBSan + libFuzzer)"
 # OpenBLAS off: every matrix product is Eigen's, compiled here and so instrumented.
@@ -70,7 +60,7 @@ dict_for() {
 # Leaks are reported (LeakSanitizer at exit of each input); UBSan stops at the first report with a trace.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-export OMP_NUM_THREADS=1  # one core per target: two run at once
+export OMP_NUM_THREADS=1  # one core per target
 
 run_one() {
   local t=$1
@@ -84,10 +74,10 @@ run_one() {
   echo "$rc" >"$build/logs/$t.rc"
 }
 
-echo "== fuzzing ${#targets[@]} target(s) for $seconds s each, two at a time; logs in $build/logs"
+echo "== fuzzing ${#targets[@]} target(s) for $seconds s each, $parallel at a time; logs in $build/logs"
 for t in "${targets[@]}"; do
   rm -f "$build/logs/$t.rc"
-  while (($(jobs -rp | wc -l) >= 2)); do wait -n || true; done
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
   echo "   $(date -u +%H:%M:%S) $t"
   run_one "$t" &
 done

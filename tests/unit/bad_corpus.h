@@ -6,6 +6,7 @@
 #include "attn/error.h"
 #include "attn/io/attention_dump.h"
 #include "attn/io/safetensors.h"
+#include "attn/io/session.h"
 #include "attn/models/captioner.h"
 #include "attn/models/classifier.h"
 #include "attn/models/config.h"
@@ -28,7 +29,7 @@ inline const std::filesystem::path kBadDir = std::filesystem::path(ATTN_TEST_DAT
 
 struct BadInput {
   std::string path;    // relative to tests/data/bad
-  std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, config, dump, model
+  std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, config, dump, session, model
   std::string expect;  // an ErrorKind as to_string spells it, "warning" or "ok"
   std::string names;   // the file (relative to tests/data/bad) the message or the warning must name
   std::string what;    // what is wrong with it, in words
@@ -105,6 +106,8 @@ inline LoadOutcome run_loader(const BadInput& input) {
     auto dump = io::read_attention_dump(path);
     take(dump);
     if (dump) out.warnings = dump->warnings;
+  } else if (input.loader == "session") {
+    take(io::load_session(path));
   } else if (input.loader == "model") {
     // Which loader: the one the folder's config.json names, as the app's model pickers decide.
     const std::string config = slurp(path / "config.json");

@@ -237,7 +237,8 @@ TEST(Session, MissingAndUnknownSectionsFallBackWithAWarning) {
 }
 
 TEST(Session, RefusesWhatIsNotASessionFile) {
-  refusal("", ErrorKind::Malformed, {});
+  refusal("", ErrorKind::Truncated, {});
+  refusal(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3)", ErrorKind::Truncated, {});
   refusal("{\"format\": \"attnscope.session\", \"version\": 1,,}", ErrorKind::Malformed, {});
   EXPECT_EQ(read_session("{\"a\": [1, 2,, 3]}", "s").error().offset, 12);
   refusal("[1, 2]", ErrorKind::Malformed, {});

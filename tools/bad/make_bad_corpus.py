@@ -21,25 +21,12 @@ import zlib
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+# The container, written byte by byte, is shared with tests/data/safetensors' generator.
+from make_bad_safetensors import container as st_container, entry as st_entry, header_bytes as st_header  # noqa: E402
+
 # ---------------------------------------------------------------------------------------------------------
 # safetensors, by hand
-
-
-def st_header(header, pad=True) -> bytes:
-    text = header if isinstance(header, (bytes, bytearray)) else json.dumps(
-        header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    if pad:
-        text += b" " * ((8 - len(text) % 8) % 8)
-    return bytes(text)
-
-
-def st_container(header, data: bytes = b"", pad=True, length=None) -> bytes:
-    h = st_header(header, pad)
-    return struct.pack("<Q", len(h) if length is None else length) + h + data
-
-
-def st_entry(dtype, shape, begin, end):
-    return {"dtype": dtype, "shape": shape, "data_offsets": [begin, end]}
 
 
 def st_file(tensors: dict, metadata=None) -> bytes:
@@ -507,6 +494,46 @@ def model_cases():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Session files (*.attnscope.json, engine/include/attn/io/session.h)
+
+
+def session_cases():
+    """(name, bytes, kind, what)"""
+    good = {"format": "attnscope.session", "version": 1, "tab": "alignment",
+            "tabs": {"alignment": {"model": "date-bahdanau", "text": "Saturday, 21 November 2026", "beam": 3}}}
+
+    def text(changes=None, top=None):
+        s = json.loads(json.dumps(good))
+        s["tabs"]["alignment"].update(changes or {})
+        s.update(top or {})
+        return json.dumps(s, indent=2, ensure_ascii=False).encode("utf-8")
+
+    whole = text()
+    out = [("empty.attnscope.json", b"", "truncated", "0 bytes: a session file created but never written"),
+           ("truncated.attnscope.json", whole[:len(whole) // 2], "truncated",
+            "a valid session cut in the middle (what a save without an atomic rename leaves after a crash)"),
+           ("invalid-utf8.attnscope.json", text({"text": "caf\u00e9"}).replace("caf\u00e9".encode(), b"caf\xe9"),
+            "encoding", "the alignment text holds \"caf\" + byte 0xE9 (Latin-1, not UTF-8)"),
+           ("lone-surrogate.attnscope.json", text({"text": "LONE"}).replace(b"LONE", b"\\udc80"), "encoding",
+            "the alignment text is the JSON escape \"\\udc80\": a lone low surrogate, which no UTF-8 text can hold"),
+           ("duplicate-key.attnscope.json", text().replace(b'"beam": 3', b'"beam": 3,\n      "beam": 4'), "malformed",
+            "the alignment section names \"beam\" twice (which one would count is not the reader's to guess)"),
+           ("deep-nesting.attnscope.json",
+            text().replace(b'"beam": 3', b'"beam": ' + b"[" * 10000 + b"]" * 10000), "too-large",
+            "\"beam\" is 10,000 nested arrays: refused from a scan of the bytes, before any recursive parse"),
+           ("newer-version.attnscope.json", text(top={"version": 2}), "unsupported",
+            "version 2: a session from a newer AttnScope"),
+           ("not-a-session.attnscope.json", json.dumps({"format": "attnscope.glimpse", "version": 1}).encode(),
+            "unsupported", "a glimpse settings file renamed to a session"),
+           ("beam-zero.attnscope.json", text({"beam": 0}), "out-of-range", "beam width 0"),
+           ("beam-huge.attnscope.json", text({"beam": 18446744073709551615}), "out-of-range",
+            "beam width 2^64 - 1"),
+           ("beam-string.attnscope.json", text({"beam": "3"}), "malformed", "beam width \"3\", a string"),
+           ("not-an-object.attnscope.json", b"[1, 2, 3]\n", "malformed", "a JSON array, not an object")]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
 
 
 def main():
@@ -521,27 +548,30 @@ def main():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
 
-    for name, data, kind, what in safetensors_cases():
-        write("safetensors/" + name, data)
-        rows.append(("safetensors/" + name, "safetensors", kind, "safetensors/" + name, what))
-    for name, data, kind, what in image_cases():
-        write("images/" + name, data)
-        rows.append(("images/" + name, "image", kind, "images/" + name, what))
+    def single(folder, loader, name, data, kind, what):
+        rel = f"{folder}/{name}"
+        write(rel, data)
+        rows.append((rel, loader, kind, rel, what))
+
+    def several(folder, loader, name, files, kind, names, what):
+        for file, data in files.items():
+            write(f"{folder}/{name}/{file}", data)
+        rows.append((f"{folder}/{name}", loader, kind, f"{folder}/{name}/{names}", what))
+
+    for case in safetensors_cases():
+        single("safetensors", "safetensors", *case)
+    for case in image_cases():
+        single("images", "image", *case)
     for name, data, loader, kind, what in text_cases():
-        folder = "configs/" if loader == "config" else "tokenizers/"
-        write(folder + name, data)
-        rows.append((folder + name, loader, kind, folder + name, what))
-    for folder, files, kind, names, what in bpe_cases():
-        for name, data in files.items():
-            write(f"tokenizers/{folder}/{name}", data)
-        rows.append((f"tokenizers/{folder}", "bpe", kind, f"tokenizers/{folder}/{names}", what))
-    for name, data, kind, what in dump_cases():
-        write("dumps/" + name, data)
-        rows.append(("dumps/" + name, "dump", kind, "dumps/" + name, what))
-    for folder, files, kind, names, what in model_cases():
-        for name, data in files.items():
-            write(f"models/{folder}/{name}", data)
-        rows.append((f"models/{folder}", "model", kind, f"models/{folder}/{names}", what))
+        single("configs" if loader == "config" else "tokenizers", loader, name, data, kind, what)
+    for case in bpe_cases():
+        several("tokenizers", "bpe", *case)
+    for case in dump_cases():
+        single("dumps", "dump", *case)
+    for case in session_cases():
+        single("sessions", "session", *case)
+    for case in model_cases():
+        several("models", "model", *case)
 
     lines = ["# tests/data/bad: written by tools/bad/make_bad_corpus.py; do not edit by hand.",
              "# path\tloader\texpect\tnames\twhat"]

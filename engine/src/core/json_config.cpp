@@ -29,7 +29,9 @@ std::string json_reason(const json::exception& e) {
 ErrorKind json_error_kind(const json::exception& e) {
   const std::string_view what = e.what();
   const bool utf8 = what.find("UTF-8") != std::string_view::npos || what.find("surrogate") != std::string_view::npos;
-  return utf8 ? ErrorKind::Encoding : ErrorKind::Malformed;
+  if (utf8) return ErrorKind::Encoding;
+  // The text stops before its value is complete: a file cut short (an interrupted copy or write).
+  return what.find("unexpected end of input") != std::string_view::npos ? ErrorKind::Truncated : ErrorKind::Malformed;
 }
 
 std::int64_t parse_error_offset(const json::parse_error& e, std::string_view text) {

@@ -29,7 +29,8 @@ std::string quote(std::string_view s);
 std::string json_reason(const nlohmann::json::exception& e);
 
 // Encoding when nlohmann refused the text for its UTF-8 (an ill-formed byte, a lone surrogate escape),
-// Malformed for everything else.
+// Truncated when the text ends before its value does (an empty file, a copy cut short), Malformed for
+// everything else.
 ErrorKind json_error_kind(const nlohmann::json::exception& e);
 
 // The byte of `text` a parse error is at (e.byte counts the characters read, the offending one included).
