@@ -2,6 +2,7 @@
 // and what must happen instead. The inputs are tests/data/fuzz-regressions/<target>/; a new finding gets its
 // file and its test here before its fix.
 #include "attn/lab/lab.h"
+#include "attn/vision/image.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,21 @@ std::string regression(const std::string& target, const std::string& file) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in) << "cannot open " << path;
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// fuzz_image, abort: 135 bytes that our probe takes for a WebP (RIFF, WEBP, a VP8 chunk) but libwebp's quick
+// check does not, with "DICM" at byte 128. OpenCV then offers them to the next decoder whose signature matches,
+// its DICOM reader (GDCM), which asserts on the malformed stream and aborts the process. DICOM is not a format
+// AttnScope reads: a file with that signature is refused before OpenCV sees it.
+TEST(FuzzRegression, ImageWithADicomSignatureIsRefusedNotAborted) {
+  const std::string bytes = regression("image", "webp-dicm-at-128.webp");
+  ASSERT_EQ(bytes.size(), 135u);
+  const auto image = decode_image(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                                  "webp-dicm-at-128.webp");
+  ASSERT_FALSE(image) << "decoded a " << image->width << " x " << image->height << " image";
+  EXPECT_EQ(image.error().kind, ErrorKind::Unsupported) << image.error().message();
+  EXPECT_EQ(image.error().offset, 128);
+  EXPECT_NE(image.error().reason.find("DICOM"), std::string::npos) << image.error().reason;
 }
 
 // fuzz_lab_request, UBSan: {"window": 1e10} was converted to int by nlohmann's get<int>(), a float-to-int

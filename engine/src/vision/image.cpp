@@ -618,6 +618,18 @@ Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view
     }
   }
 
+  // cv::imdecode picks the first of its decoders whose signature matches, not the format found above. When
+  // that format's own check fails (libwebp's is stricter than the probe), a file with "DICM" at byte 128 goes
+  // to OpenCV's DICOM reader, GDCM, which asserts on a malformed stream and aborts the process
+  // (tests/data/fuzz-regressions/image). Such a file is refused; for an image that merely holds those 4
+  // bytes there, the chance is 1 in 2^32.
+  if (bytes.size() >= 132 && std::equal(bytes.begin() + 128, bytes.begin() + 132, "DICM")) {
+    return fail(ErrorKind::Unsupported,
+                "holds the DICOM signature \"DICM\" at byte 128: AttnScope does not read DICOM (it reads PNG, JPEG, "
+                "BMP, TIFF and WebP), and OpenCV's DICOM reader aborts on damaged files",
+                std::string(name), 128);
+  }
+
   const std::string what = std::string(to_string(info->format));
   if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {  // cv::Mat's int columns
     return too_large(static_cast<std::int64_t>(bytes.size()),
