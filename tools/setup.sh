@@ -29,6 +29,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
+# The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/worker_thread.cpp).
+[ "$mode" = sanitize ] && packages+=(qt6-base-private-dev)
+
 . "$top/tools/install_missing.sh"
 install_missing "${packages[@]}"
 

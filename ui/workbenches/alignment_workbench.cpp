@@ -51,12 +51,10 @@ constexpr int kFigureExportWidth = 900;
 AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
     : QWidget(parent), worker_(std::make_unique<AlignmentWorker>()) {
   setObjectName(u"alignmentWorkbench"_s);
-  thread_.setObjectName(u"alignment worker"_s);
-  worker_->moveToThread(&thread_);
   connect(worker_.get(), &AlignmentWorker::loaded, this, &AlignmentWorkbench::onLoaded, Qt::QueuedConnection);
   connect(worker_.get(), &AlignmentWorker::loadFailed, this, &AlignmentWorkbench::onLoadFailed, Qt::QueuedConnection);
   connect(worker_.get(), &AlignmentWorker::finished, this, &AlignmentWorkbench::onFinished, Qt::QueuedConnection);
-  thread_.start();
+  thread_.host(worker_.get(), u"alignment worker"_s);
 
   // Typing posts every edit at once; the worker keeps only the newest pending request. Outcomes are
   // applied on the next turn of the event loop, so a burst of them draws the newest once.
@@ -73,8 +71,7 @@ AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
 
 AlignmentWorkbench::~AlignmentWorkbench() {
   applyTimer_.stop();
-  thread_.quit();
-  thread_.wait();
+  thread_.stop();
   worker_.reset();
 }
 

@@ -16,10 +16,10 @@
 #include "workbenches/side_panel.h"
 #include "render/text_figure.h"
 #include "workbenches/alignment_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QString>
 #include <QStringList>
-#include <QThread>
 #include <QTimer>
 #include <QWidget>
 
@@ -154,7 +154,7 @@ class AlignmentWorkbench : public QWidget {
   void showAbout();
   int hypothesisSteps() const;
 
-  QThread thread_;
+  WorkerThread thread_;
   std::unique_ptr<AlignmentWorker> worker_;
   QTimer applyTimer_;
 

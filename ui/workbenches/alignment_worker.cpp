@@ -1,6 +1,7 @@
 #include "workbenches/alignment_worker.h"
 
 #include "render/alignment_render.h"
+#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
 #include <QMutexLocker>
@@ -55,7 +56,7 @@ void AlignmentWorker::load(quint64 serial, QString nameOrFolder) {
   pendingLoad_ = PendingLoad{serial, std::move(nameOrFolder)};
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &AlignmentWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void AlignmentWorker::submit(quint64 generation, std::shared_ptr<const AlignmentSource> source,
@@ -65,7 +66,7 @@ void AlignmentWorker::submit(quint64 generation, std::shared_ptr<const Alignment
   pendingRun_ = PendingRun{generation, sourceSerial, std::move(request), std::move(source)};
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &AlignmentWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void AlignmentWorker::drain() {

@@ -81,7 +81,7 @@ class AlignmentWorker : public QObject {
   void finished(std::shared_ptr<const attn::ui::AlignmentOutcome> outcome);
 
  private:
-  void drain();
+  Q_INVOKABLE void drain();
   void runLoad(quint64 serial, const QString& nameOrFolder);
   void use(std::shared_ptr<const AlignmentSource> source);  // runs go against `source` from now on
   std::shared_ptr<const AlignmentOutcome> compute(quint64 generation, quint64 sourceSerial,

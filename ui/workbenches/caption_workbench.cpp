@@ -46,15 +46,13 @@ constexpr int kMaxSeed = 2'000'000'000;  // a spin box holds an int; the generat
 
 CaptionWorkbench::CaptionWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<CaptionWorker>()) {
   setObjectName(u"captionWorkbench"_s);
-  thread_.setObjectName(u"caption worker"_s);
-  worker_->moveToThread(&thread_);
   connect(worker_.get(), &CaptionWorker::loaded, this, &CaptionWorkbench::onLoaded, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::loadFailed, this, &CaptionWorkbench::onLoadFailed, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::opened, this, &CaptionWorkbench::onOpened, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::openFailed, this, &CaptionWorkbench::onOpenFailed, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::finished, this, &CaptionWorkbench::onFinished, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::smoothed, this, &CaptionWorkbench::onSmoothed, Qt::QueuedConnection);
-  thread_.start();
+  thread_.host(worker_.get(), u"caption worker"_s);
 
   applyTimer_.setSingleShot(true);
   applyTimer_.setInterval(0);
@@ -75,8 +73,7 @@ CaptionWorkbench::~CaptionWorkbench() {
   applyTimer_.stop();
   revealTimer_.stop();
   playTimer_.stop();
-  thread_.quit();
-  thread_.wait();
+  thread_.stop();
   worker_.reset();
 }
 

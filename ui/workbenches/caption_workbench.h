@@ -16,12 +16,12 @@
 #include "render/caption_render.h"
 #include "workbenches/side_panel.h"
 #include "workbenches/caption_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QHash>
 #include <QImage>
 #include <QString>
 #include <QStringList>
-#include <QThread>
 #include <QTimer>
 #include <QWidget>
 
@@ -201,7 +201,7 @@ class CaptionWorkbench : public QWidget {
   const CaptionMaps* currentMaps() const;
   const attn::models::CaptionHypothesis* currentHypothesis() const;
 
-  QThread thread_;
+  WorkerThread thread_;
   std::unique_ptr<CaptionWorker> worker_;
   QTimer applyTimer_;
   QTimer revealTimer_;

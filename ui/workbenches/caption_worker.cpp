@@ -4,6 +4,7 @@
 #include "attn/vision/scenes.h"
 #include "render/caption_render.h"
 #include "render/glimpse_render.h"
+#include "workbenches/worker_thread.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -146,7 +147,7 @@ CaptionWorker::CaptionWorker() {
 void CaptionWorker::queueDrain() {
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &CaptionWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void CaptionWorker::load(quint64 serial, QString nameOrFolder) {

@@ -124,7 +124,7 @@ class CaptionWorker : public QObject {
 
  private:
   void queueDrain();  // with mutex_ held
-  void drain();
+  Q_INVOKABLE void drain();
   void runLoad(quint64 serial, const QString& nameOrFolder);
   void runOpen(quint64 serial, const CaptionInput& input);
 

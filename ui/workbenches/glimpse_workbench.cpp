@@ -240,8 +240,6 @@ void setupPlot(QCustomPlot* plot, const QString& title, const QString& xLabel) {
 GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<GlimpseWorker>()) {
   setObjectName(u"glimpseWorkbench"_s);
   clock_.start();
-  thread_.setObjectName(u"glimpse worker"_s);
-  worker_->moveToThread(&thread_);
   connect(worker_.get(), &GlimpseWorker::finished, this, &GlimpseWorkbench::onFinished, Qt::QueuedConnection);
   connect(worker_.get(), &GlimpseWorker::loaded, this, &GlimpseWorkbench::onLoaded, Qt::QueuedConnection);
   connect(worker_.get(), &GlimpseWorker::loadFailed, this, &GlimpseWorkbench::onLoadFailed, Qt::QueuedConnection);
@@ -253,7 +251,7 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
         loadProgress_->setFormat(stage + u" \u2014 %p%"_s);
       },
       Qt::QueuedConnection);
-  thread_.start();
+  thread_.host(worker_.get(), u"glimpse worker"_s);
 
   // Results are shown on the next pass of the event loop: a burst that queued several is drawn once.
   applyTimer_.setSingleShot(true);
@@ -316,8 +314,7 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
 
 GlimpseWorkbench::~GlimpseWorkbench() {
   applyTimer_.stop();
-  thread_.quit();
-  thread_.wait();
+  thread_.stop();
   worker_.reset();  // the thread has finished: none of the worker's events can run any more
 }
 

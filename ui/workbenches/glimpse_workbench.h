@@ -11,11 +11,11 @@
 #include "attn/glimpse/settings.h"
 #include "attn/io/session.h"
 #include "workbenches/glimpse_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
 #include <QList>
 #include <QString>
-#include <QThread>
 #include <QTimer>
 #include <QWidget>
 
@@ -193,7 +193,7 @@ class GlimpseWorkbench : public QWidget {
   void editDraw(int field, double value, bool dragging);
   void editStn(int field, double value, bool dragging);
 
-  QThread thread_;
+  WorkerThread thread_;
   std::unique_ptr<GlimpseWorker> worker_;
   QTimer applyTimer_;
   QTimer busyTimer_;

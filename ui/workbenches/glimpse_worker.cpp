@@ -1,6 +1,7 @@
 #include "workbenches/glimpse_worker.h"
 
 #include "render/glimpse_render.h"
+#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -52,7 +53,7 @@ void GlimpseWorker::load(quint64 serial, GlimpseSource source) {
   pendingLoad_ = PendingLoad{serial, std::move(source)};
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &GlimpseWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void GlimpseWorker::submit(quint64 generation, std::shared_ptr<const GlimpseImage> image, GlimpseRequest request) {
@@ -61,7 +62,7 @@ void GlimpseWorker::submit(quint64 generation, std::shared_ptr<const GlimpseImag
   pendingCompute_ = PendingCompute{generation, imageSerial, std::move(request), std::move(image)};
   if (drainQueued_) return;  // the queued drain will pick the newest request up
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &GlimpseWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void GlimpseWorker::clearCanvas() {

@@ -149,7 +149,7 @@ class GlimpseWorker : public QObject {
   void finished(std::shared_ptr<const attn::ui::GlimpseOutcome> outcome);
 
  private:
-  void drain();  // on the worker thread
+  Q_INVOKABLE void drain();  // on the worker thread
   void runLoad(quint64 serial, GlimpseSource source);
   void use(std::shared_ptr<const GlimpseImage> image);  // requests go against `image`, on a new canvas
   std::shared_ptr<const GlimpseOutcome> compute(quint64 generation, quint64 imageSerial, const GlimpseRequest& request);

@@ -66,10 +66,8 @@ std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes) {
 
 LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<LabWorker>()) {
   setObjectName(u"labWorkbench"_s);
-  thread_.setObjectName(u"lab worker"_s);
-  worker_->moveToThread(&thread_);
   connect(worker_.get(), &LabWorker::finished, this, &LabWorkbench::onFinished, Qt::QueuedConnection);
-  thread_.start();
+  thread_.host(worker_.get(), u"lab worker"_s);
 
   // Bursts of results (a held-down key) are drawn once per timer period, not once each.
   replotTimer_.setSingleShot(true);
@@ -128,8 +126,7 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
 
 LabWorkbench::~LabWorkbench() {
   replotTimer_.stop();
-  thread_.quit();
-  thread_.wait();
+  thread_.stop();
   // The thread has finished: no event of the worker can run any more, so deleting it here is safe.
   worker_.reset();
 }

@@ -9,9 +9,9 @@
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
 #include "workbenches/lab_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QString>
-#include <QThread>
 #include <QTimer>
 #include <QWidget>
 
@@ -117,7 +117,7 @@ class LabWorkbench : public QWidget {
   const attn::lab::MechanismInfo& currentInfo() const;
 
   // Worker and thread: the worker lives on thread_ and is deleted after the thread has stopped.
-  QThread thread_;
+  WorkerThread thread_;
   std::unique_ptr<LabWorker> worker_;
   QTimer replotTimer_;
   // Shows "computing…" when the newest request has not come back within 150 ms (setBusyDelay): a

@@ -1,5 +1,7 @@
 #include "workbenches/lab_worker.h"
 
+#include "workbenches/worker_thread.h"
+
 #include <QMutexLocker>
 
 namespace attn::ui {
@@ -11,7 +13,7 @@ void LabWorker::submit(quint64 generation, attn::lab::LabRequest request) {
   pending_ = Pending{generation, std::move(request)};
   if (drainQueued_) return;  // the queued drain will pick the newest request up
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &LabWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void LabWorker::drain() {

@@ -40,7 +40,7 @@ class LabWorker : public QObject {
   void finished(attn::ui::LabOutcome outcome);
 
  private:
-  void drain();  // on the worker thread
+  Q_INVOKABLE void drain();  // on the worker thread
 
   struct Pending {
     quint64 generation;

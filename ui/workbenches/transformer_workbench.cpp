@@ -67,8 +67,6 @@ bool isExampleText(const QString& text) {
 TransformerWorkbench::TransformerWorkbench(QWidget* parent)
     : QWidget(parent), worker_(std::make_unique<TransformerWorker>()) {
   setObjectName(u"transformerWorkbench"_s);
-  thread_.setObjectName(u"transformer worker"_s);
-  worker_->moveToThread(&thread_);
   connect(worker_.get(), &TransformerWorker::loadProgress, this, &TransformerWorkbench::onLoadProgress,
           Qt::QueuedConnection);
   connect(worker_.get(), &TransformerWorker::loaded, this, &TransformerWorkbench::onLoaded, Qt::QueuedConnection);
@@ -81,7 +79,7 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
   connect(worker_.get(), &TransformerWorker::finished, this, &TransformerWorkbench::onFinished, Qt::QueuedConnection);
   connect(worker_.get(), &TransformerWorker::previewReady, this, &TransformerWorkbench::onPreview,
           Qt::QueuedConnection);
-  thread_.start();
+  thread_.host(worker_.get(), u"transformer worker"_s);
 
   // Typing: every edit is posted at once. The worker holds one pending request and a newer one replaces
   // it, so a burst of keystrokes costs the run in flight plus one run of the newest text, with no pause
@@ -102,8 +100,7 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
 TransformerWorkbench::~TransformerWorkbench() {
   applyTimer_.stop();
   worker_->cancelLoad();
-  thread_.quit();
-  thread_.wait();
+  thread_.stop();
   worker_.reset();
 }
 

@@ -14,11 +14,11 @@
 #include "attn/io/session.h"
 #include "render/colormap.h"
 #include "workbenches/transformer_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QList>
 #include <QString>
 #include <QStringList>
-#include <QThread>
 #include <QTimer>
 #include <QWidget>
 
@@ -199,7 +199,7 @@ class TransformerWorkbench : public QWidget {
   void showError(const QString& message);
   void setLoadingUi(bool loading);
 
-  QThread thread_;
+  WorkerThread thread_;
   std::unique_ptr<TransformerWorker> worker_;
   QTimer applyTimer_;
 

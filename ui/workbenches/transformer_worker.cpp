@@ -1,6 +1,7 @@
 #include "workbenches/transformer_worker.h"
 
 #include "attn/io/attention_dump.h"
+#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -72,7 +73,7 @@ void TransformerWorker::load(quint64 serial, QString path) {
   cancel_.store(true);  // a load still running gives way to the newer one
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void TransformerWorker::cancelLoad() {
@@ -92,7 +93,7 @@ void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
   pendingImage_ = PendingImage{serial, std::move(path), std::move(name)};
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void TransformerWorker::submit(quint64 generation, std::shared_ptr<const TransformerSource> source,
@@ -103,7 +104,7 @@ void TransformerWorker::submit(quint64 generation, std::shared_ptr<const Transfo
   runWaiting_.store(true);
   if (drainQueued_) return;
   drainQueued_ = true;
-  QMetaObject::invokeMethod(this, &TransformerWorker::drain, Qt::QueuedConnection);
+  queueCall(this, "drain");
 }
 
 void TransformerWorker::drain() {

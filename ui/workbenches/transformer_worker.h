@@ -134,7 +134,7 @@ class TransformerWorker : public QObject {
   void previewReady(std::shared_ptr<const attn::ui::TransformerPreview> preview);
 
  private:
-  void drain();
+  Q_INVOKABLE void drain();
   void runLoad(quint64 serial, const QString& path);
   void use(std::shared_ptr<const TransformerSource> source);  // runs go against `source` from now on
   void runImage(quint64 serial, const QString& path, const QString& name);
