@@ -6,6 +6,7 @@
 #include "views/map_grid_view.h"
 #include "workbenches/lab_workbench.h"
 #include "workbenches/lab_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QComboBox>
 #include <QLabel>
@@ -14,7 +15,6 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
-#include <QThread>
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
@@ -253,10 +253,9 @@ class TestLabWorkbench : public QObject {
 
   void workerCoalescesPendingRequests() {
     // With its thread not yet running, every submit replaces the pending request: exactly one run,
-    // the newest, happens once the thread starts.
+    // the newest, happens once the thread starts (host() moves the queued drain along with the worker).
     LabWorker worker;
-    QThread thread;
-    worker.moveToThread(&thread);
+    WorkerThread thread;  // after the worker: stopped before the worker goes, even when a check fails
     QList<LabOutcome> outcomes;
     connect(&worker, &LabWorker::finished, this, [&](const LabOutcome& outcome) { outcomes.append(outcome); },
             Qt::QueuedConnection);
@@ -265,7 +264,7 @@ class TestLabWorkbench : public QObject {
       request.query = "request " + std::to_string(g);
       worker.submit(g, request);
     }
-    thread.start();
+    thread.host(&worker, u"coalescing lab worker"_s);
     QTRY_COMPARE(outcomes.size(), 1);
     QTest::qWait(50);
     QCOMPARE(outcomes.size(), 1);
@@ -273,8 +272,7 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(outcomes.front().generation, quint64(25));
     QCOMPARE(outcomes.front().request.query, std::string("request 25"));
     QVERIFY(outcomes.front().ok());
-    thread.quit();
-    thread.wait();
+    thread.stop();
   }
 
   void colormapAndRangeReachEveryView() {

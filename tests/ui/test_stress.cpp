@@ -17,6 +17,7 @@
 #include "workbenches/lab_workbench.h"
 #include "workbenches/transformer_workbench.h"
 #include "workbenches/transformer_worker.h"
+#include "workbenches/worker_thread.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -634,10 +635,9 @@ class TestStress : public QObject {
   // The worker itself, where the serials are visible: each load ends with exactly one `loaded` or
   // `loadFailed`, a cancelled one within kStopMs of the cancel and never followed by a `loaded`.
   void cancelWorkerLoads(int count) {
-    QThread thread;
     TransformerWorker worker;
-    worker.moveToThread(&thread);
-    thread.start();
+    WorkerThread thread;  // after the worker: stopped before the worker goes, even when a check fails
+    thread.host(&worker, u"stress transformer worker"_s);
     std::map<quint64, QStringList> ends;  // serial -> "loaded" / "failed" / "cancelled", in order
     QObject context;
     connect(&worker, &TransformerWorker::loaded, &context,
@@ -673,8 +673,7 @@ class TestStress : public QObject {
       cancelled += ends[serial].front() == u"cancelled"_s;
     }
     QTest::qWait(kLateMs);
-    thread.quit();
-    thread.wait();
+    thread.stop();
     QTest::qWait(0);
     for (const auto& [serial, what] : ends) {
       QVERIFY2(what.size() == 1, qPrintable(u"serial %1 ended %2 times: %3"_s.arg(serial).arg(what.size()).arg(what.join(u", "_s))));

@@ -5,14 +5,15 @@
 // inside libQt6Core: QThread::wait() and the posted-event queue synchronise through Qt's own futex mutex.
 // To TSan, the worker's last writes and the workbench deleting the worker after wait() looked unordered,
 // and so did a signal's arguments, copied on the worker thread, and the slot reading them on the GUI
-// thread. Two things make those orderings visible, without hiding any race in our own code:
+// thread. Two things make those orderings visible, rather than suppressing reports:
 //   - the thread publishes its end through an std::atomic (release at the end of run(), acquire in
 //     stop()), which costs nothing in a release build;
 //   - in a TSan build only, host() installs a model of Qt's event queue (worker_thread.cpp): emitting a
 //     signal releases the sender, and delivering a queued call acquires its sender (or, for a call queued
 //     without a signal, its receiver; queueCall() releases that). These are the orderings Qt's queue
-//     provides, per sender, not one global lock. tests/ui/tsan_canary.cpp checks that a race across the
-//     worker thread is still reported.
+//     provides, per sender, not one global lock. On a worker thread it leaves an emission's own memory
+//     accesses (the argument copies) unchecked, as Qt publishes them at a point that cannot be hooked.
+//     tests/ui/tsan_canary.cpp checks that a race across the worker thread is still reported.
 // The tsan test preset (CMakePresets.json) adds ignore_noninstrumented_modules=1: the allocations and
 // copies that uninstrumented libraries (Qt, GLib) make through intercepted calls are not checked, as the
 // orderings around them are as invisible; their own pooled threads (QImage scaling) were reported.
