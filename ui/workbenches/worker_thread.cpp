@@ -1,11 +1,11 @@
 #include "workbenches/worker_thread.h"
 
-#include <QCoreApplication>
 #include <QMetaObject>
 #include <QString>
 #include <QtGlobal>
 
 #if defined(__SANITIZE_THREAD__)
+#include <QCoreApplication>
 #include <QtCore/private/qobject_p.h>  // QAbstractMetaCallEvent, the signal-spy hook (qt6-base-private-dev)
 
 #include <sanitizer/tsan_interface.h>
