@@ -20,6 +20,22 @@ esac
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 
+# "== stage: NAME: N s" after each step (.ci/run gathers these lines into its table).
+stage_started=$(date +%s)
+stage() {
+  local now
+  now=$(date +%s)
+  echo "== stage: $1: $((now - stage_started)) s"
+  stage_started=$now
+}
+
+# `run` says first, before installing or building anything, whether it can start the app.
+display=yes
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  display=no
+  [ "$mode" = run ] && echo "== no display (DISPLAY and WAYLAND_DISPLAY are unset): the demo views will be rendered to PNG with attnscope-cli"
+fi
+
 packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev libgl-dev fonts-dejavu-core fonts-wqy-microhei fonts-noto-color-emoji
@@ -34,6 +50,7 @@ packages=(
 
 . "$top/tools/install_missing.sh"
 install_missing "${packages[@]}"
+stage "packages"
 
 # Two cores everywhere: more compile jobs only thrash memory and cache.
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -42,8 +59,10 @@ if [ "$mode" = test ]; then
   preset=ci
   cmake --preset "$preset"
   cmake --build --preset "$preset" -j "$jobs"
+  stage "build (ci preset: Release, warnings as errors)"
   export QT_QPA_PLATFORM=offscreen
   ctest --preset "$preset" -j "$jobs"
+  stage "the whole suite (ci)"
   exit 0
 fi
 
@@ -52,34 +71,36 @@ if [ "$mode" = sanitize ]; then
   # The engine's OpenMP loops run on one thread here: GCC's libgomp is not built with TSan, so its barriers
   # look like races to it. The threads under test are ours (the tabs' QThread workers), which this keeps.
   export OMP_NUM_THREADS=1
-  stage() { echo "== $1: $(( $(date +%s) - started )) s"; }
-  started=$(date +%s)
   cmake --preset asan
   cmake --build --preset asan -j "$jobs"
-  stage "AddressSanitizer + UndefinedBehaviorSanitizer build"
+  stage "ASan + UBSan build (every target but the benchmarks)"
   ctest --preset asan -j "$jobs"
-  stage "AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite passed"
+  stage "ASan + UBSan: the whole suite"
   cmake --preset tsan
   # Only the UI tests (ctest's "ui" label without the command-line ones, "cli") and what they link.
   mapfile -t ui_tests < <(ctest --test-dir build/tsan -N -L ui -LE cli | sed -n 's/^ *Test *#[0-9]*: *//p')
   ((${#ui_tests[@]})) || { echo "no UI tests found in build/tsan" >&2; exit 1; }
   cmake --build --preset tsan -j "$jobs" --target "${ui_tests[@]}"
-  stage "ThreadSanitizer build of ${#ui_tests[@]} UI tests"
+  stage "TSan build of the ${#ui_tests[@]} UI tests"
   ctest --preset tsan -L ui -LE cli -j "$jobs"
-  stage "ThreadSanitizer: the UI tests passed"
+  stage "TSan: the UI tests"
   exit 0
 fi
 
+# `run`: reuse a tree that is already configured (build/dev, or
+# build/ci after `tools/setup.sh test`) and build only the two programs in it; build/dev when there is none.
 preset=dev
+if [ ! -f build/dev/build.ninja ] && [ -f build/ci/build.ninja ]; then preset=ci; fi
+echo "== building attnscope and attnscope-cli in build/$preset"
 cmake --preset "$preset"
 cmake --build --preset "$preset" -j "$jobs" --target attnscope attnscope-cli
 bin="$top/build/$preset/app"
-if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+if [ "$display" = yes ]; then
   echo "== starting AttnScope on the bundled demo: the date model's alignment of \"Saturday, 21 November 2026\""
   exec "$bin/attnscope" --tab alignment --model date-bahdanau --text "Saturday, 21 November 2026"
 fi
-out="$top/demo-out"
-echo "== no display (DISPLAY and WAYLAND_DISPLAY are unset): rendering the demo views to PNG with attnscope-cli"
+# ATTN_DEMO_OUT: where the PNG files go (demo-out/ by default; the test of this script writes elsewhere).
+out="${ATTN_DEMO_OUT:-$top/demo-out}"
 QT_QPA_PLATFORM=offscreen "$bin/attnscope-cli" demo --out-dir "$out"
 QT_QPA_PLATFORM=offscreen "$bin/attnscope-cli" align --model date-bahdanau --text "Saturday, 21 November 2026" \
   --out "$out/alignment-date-bahdanau.png"
