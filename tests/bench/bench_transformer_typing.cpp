@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
   }
   omp_set_num_threads(threads->count);
-  const fs::path vocab = fs::path(ATTN_SOURCE_DIR) / ".." / "shared" / "data" / "tokenizers" / "bert_base_uncased_vocab.txt";
+  const fs::path vocab = fs::path(ATTN_SOURCE_DIR) / "tests" / "data" / "tokenizers" / "bert_base_uncased_vocab.txt";
   if (!fs::exists(vocab)) {
     std::fprintf(stderr, "bench_transformer_typing: needs the real BERT vocabulary at %s\n", vocab.c_str());
     return 2;

@@ -46,15 +46,13 @@ std::vector<Token> encode_ok(const Tokenizer& tokenizer, std::string_view text) 
   return tokens ? *tokens : std::vector<Token>{};
 }
 
-// The real vocabularies (see shared/data/tokenizers/SOURCES.md), next to the project folder.
-fs::path reference_dir() {
-  return (fs::path(ATTN_TEST_DATA_DIR) / "../../../shared/data/tokenizers").lexically_normal();
-}
+// The real vocabularies, committed under tests/data/tokenizers (SOURCES.md there says where they come from).
+fs::path reference_dir() { return fs::path(ATTN_TEST_DATA_DIR) / "tokenizers"; }
 
-#define REQUIRE_REFERENCE_FILES()                                                                              \
-  if (!fs::exists(reference_dir() / "bert_base_uncased_vocab.txt") ||                                          \
-      !fs::exists(reference_dir() / "gpt2_bpe_encoder.json") || !fs::exists(reference_dir() / "gpt2_bpe_vocab.bpe")) \
-  GTEST_SKIP() << "the reference vocabularies are not in " << reference_dir().string()
+// They are part of the repository, so a missing one fails the test instead of skipping it.
+#define REQUIRE_REFERENCE_FILES()                                                                  \
+  for (const char* name : {"bert_base_uncased_vocab.txt", "gpt2_bpe_encoder.json", "gpt2_bpe_vocab.bpe"}) \
+  ASSERT_TRUE(fs::exists(reference_dir() / name)) << (reference_dir() / name).string() << " is missing"
 
 const Tokenizer& bert_uncased() {
   static const std::unique_ptr<Tokenizer> tokenizer = [] {
