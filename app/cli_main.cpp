@@ -349,7 +349,11 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
   QString error;
   if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) return usageError(error);
   job.size = QSize(width, height);
-  if (job.dumpOut.isEmpty() && job.render.empty()) return usageError(u"run: give --dump FILE and/or --render SPEC --out FILE"_s);
+  // The model view draws every map, so --view model --out FILE is enough; other views need --render SPEC.
+  const bool modelView = job.view == attn::ui::TransformerView::Model && !job.outPath.isEmpty();
+  if (job.dumpOut.isEmpty() && job.render.empty() && !modelView) {
+    return usageError(u"run: give --dump FILE and/or --render SPEC --out FILE (or --view model --out FILE)"_s);
+  }
   return reportRender(attn::ui::runTransformer(job));
 }
 

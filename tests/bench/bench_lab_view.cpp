@@ -40,16 +40,11 @@ attn::lab::LabRequest request64(attn::lab::Mechanism mechanism) {
   return request;
 }
 
-attn::ui::HeatmapView& view() {
-  static std::unique_ptr<attn::ui::HeatmapView> instance = [] {
-    auto v = std::make_unique<attn::ui::HeatmapView>();
-    v->setAttribute(Qt::WA_DontShowOnScreen);
-    v->resize(900, 700);
-    v->show();
-    return v;
-  }();
-  return *instance;
-}
+// The view every benchmark draws into. main() owns it and declares it after the QApplication, so it is
+// destroyed first: a function-local static outlived the application and crashed the program at exit.
+attn::ui::HeatmapView* g_view = nullptr;
+
+attn::ui::HeatmapView& view() { return *g_view; }
 
 void BM_LabRecomputeRepaint(benchmark::State& state) {
   const auto mechanism = attn::lab::Mechanism(state.range(0));
@@ -132,6 +127,11 @@ class BudgetReporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   attn::ui::useOffscreenPlatformWithoutDisplay();
   QApplication app(argc, argv);
+  attn::ui::HeatmapView heatmap;
+  heatmap.setAttribute(Qt::WA_DontShowOnScreen);
+  heatmap.resize(900, 700);
+  heatmap.show();
+  g_view = &heatmap;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   BudgetReporter reporter;

@@ -3,6 +3,7 @@
 // reason (a bad --render spec names the byte offset).
 #include "attn/io/attention_dump.h"
 
+#include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
@@ -89,6 +90,34 @@ class TestTransformerCli : public QObject {
       QCOMPARE(image.width(), width);
       if (height > 0) QCOMPARE(image.height(), height);
     }
+  }
+
+  // The README's example: the model view draws every layer and head, so --out needs no --render with it.
+  void modelViewNeedsNoRenderSpec() {
+    const QString png = dir_.filePath(u"model-view-alone.png"_s);
+    const Run run = runCli({u"run"_s, u"--model"_s, model("gpt2"), u"--text"_s, u"abcabc"_s, u"--view"_s, u"model"_s,
+                            u"--out"_s, png});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY(!QImage(png).isNull());
+    // Any other view still needs to be told which map to draw.
+    QCOMPARE(runCli({u"run"_s, u"--model"_s, model("gpt2"), u"--text"_s, u"abc"_s, u"--view"_s, u"matrix"_s, u"--out"_s,
+                     dir_.filePath(u"matrix-alone.png"_s)})
+                 .exitCode,
+             2);
+  }
+
+  // A text file given as a dump: the message says it is not a safetensors file, not "header length 10^18".
+  void textFileAsDumpIsNamedForWhatItIs() {
+    const QString notes = dir_.filePath(u"notes.txt"_s);
+    QFile file(notes);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("These are my notes about attention.\n");
+    file.close();
+    const Run run = runCli({u"run"_s, u"--dump-in"_s, notes, u"--render"_s, u"rollout"_s, u"--out"_s,
+                            dir_.filePath(u"never.png"_s)});
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(notes + u": byte 0: not a safetensors file: it begins with text"_s), qPrintable(run.err));
+    QVERIFY2(!run.err.contains(u"over the limit"_s), qPrintable(run.err));
   }
 
   void badInputsExitOneWithTheReason_data() {

@@ -108,6 +108,20 @@ const BadFile kBadFiles[] = {
     {"trailing_bytes", 120, "tensor " + q + ": its data is the last and ends at byte 120, but 4 bytes follow it"},
 };
 
+// A text file given as a safetensors file (`attnscope-cli run --dump-in notes.txt`): its first eight bytes,
+// read as a header length, are some 10^18; the error names the likely cause instead of that number.
+TEST(Safetensors, TextFileIsNamedNotSafetensors) {
+  const std::string text = "AttnScope notes\nline two\n";
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
+  const auto parsed = SafeTensors::parse(bytes, "notes.txt");
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().kind, attn::ErrorKind::Malformed);
+  EXPECT_EQ(parsed.error().offset, 0);
+  EXPECT_EQ(parsed.error().reason,
+            "not a safetensors file: it begins with text (\"AttnScope notes\\n\"), where a safetensors file begins "
+            "with an 8-byte header length and a JSON header");
+}
+
 class SafetensorsBadFile : public ::testing::TestWithParam<BadFile> {};
 
 TEST_P(SafetensorsBadFile, IsRefusedWithReasonAndOffset) {

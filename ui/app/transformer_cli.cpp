@@ -109,10 +109,16 @@ std::optional<TransformerView> findTransformerView(const QString& name) {
 std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job) {
   // Check everything that needs no engine first.
   std::optional<RenderSpec> spec;
-  if (!job.render.empty()) {
-    auto parsed = parseRenderSpec(job.render);
-    if (!parsed) return std::unexpected(engineFailure(RenderFailure::Kind::Input, parsed.error()));
-    spec = *parsed;
+  // The model view draws every layer and head, so it needs no --render; its spec (a head) only outlines one.
+  const bool modelViewAlone = job.render.empty() && job.view == TransformerView::Model && !job.outPath.isEmpty();
+  if (!job.render.empty() || modelViewAlone) {
+    if (!job.render.empty()) {
+      auto parsed = parseRenderSpec(job.render);
+      if (!parsed) return std::unexpected(engineFailure(RenderFailure::Kind::Input, parsed.error()));
+      spec = *parsed;
+    } else {
+      spec = RenderSpec{};  // layer 0's mean: a map every run has, outlined nowhere in the model view
+    }
     const auto format = exportFormatFor(job.outPath);
     if (job.outPath.isEmpty()) return std::unexpected(usageFailure(QObject::tr("--render needs --out FILE")));
     if (!format || isMatrixFormat(*format)) {
@@ -125,7 +131,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
       return std::unexpected(usageFailure(QObject::tr("--view head draws one layer: give --render layer=L,head=H or layer=L,head=mean")));
     }
   } else if (!job.outPath.isEmpty()) {
-    return std::unexpected(usageFailure(QObject::tr("--out needs --render SPEC (layer=L,head=H | layer=L,head=mean | rollout)")));
+    return std::unexpected(usageFailure(QObject::tr("--out needs --render SPEC (layer=L,head=H | layer=L,head=mean | rollout), or --view model")));
   }
   if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
       job.size.height() > 16384) {

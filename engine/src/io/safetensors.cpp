@@ -239,6 +239,20 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   }
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = n << 8 | data[i];
+  // Eight bytes of text can never be a header length under the limit (its high bytes would be zero), so a
+  // file that begins with text is most likely not a safetensors file at all: say that, not the number.
+  const auto is_text = [](std::uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r'; };
+  if (std::all_of(data, data + 8, is_text)) {
+    std::string start;
+    for (std::size_t i = 0; i < std::min<std::size_t>(size, 16) && is_text(data[i]); ++i) {
+      start += data[i] == '\n' ? std::string("\\n") : data[i] == '\r' ? std::string("\\r")
+               : data[i] == '\t' ? std::string("\\t") : std::string(1, char(data[i]));
+    }
+    return fail(ErrorKind::Malformed,
+                "not a safetensors file: it begins with text (\"" + start +
+                    "\"), where a safetensors file begins with an 8-byte header length and a JSON header",
+                file, 0);
+  }
   if (n > kMaxHeader) {
     return fail(ErrorKind::TooLarge,
                 "header length " + std::to_string(n) + " is over the limit of " + std::to_string(kMaxHeader) +
