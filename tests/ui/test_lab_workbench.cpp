@@ -115,7 +115,6 @@ class TestLabWorkbench : public QObject {
     QTest::addColumn<QString>("mentions");
     QTest::newRow("empty source") << QByteArray("she ate") << QByteArray("") << u"source"_s;
     QTest::newRow("blank query") << QByteArray("   ") << QByteArray("the apple fell") << u"query"_s;
-    QTest::newRow("5000-word paste") << QByteArray("she ate") << QByteArray::fromStdString(words(5000)) << u"2048"_s;
     QTest::newRow("invalid UTF-8") << QByteArray("she \xff ate") << QByteArray("the apple") << u"byte"_s;
   }
   void badInputKeepsThePreviousView() {
@@ -140,6 +139,26 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(lab_->heatmap()->map(), mapBefore);
     QCOMPARE(lab_->heatmap()->map()->weights, weightsBefore);
     QVERIFY(lab_->findChild<QLabel*>(u"inputError"_s)->isVisibleTo(lab_.get()));
+  }
+
+  // A paste longer than the lab takes is cut to kMaxTokens and run, with the warning the other tabs give
+  // (it used to be refused whole: "byte 8569: has 12707 tokens").
+  void longPasteIsTruncatedWithAWarning() {
+    auto request = testing::defaultRequest();
+    request.source = words(5000);
+    lab_->submitRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->shown(), lab_->submitted());
+    QCOMPARE(lab_->heatmap()->map()->weights.cols(), attn::Index(attn::lab::kMaxTokens));
+    const auto* strip = lab_->findChild<QLabel*>(u"labWarnings"_s);
+    QVERIFY(strip);
+    QVERIFY(strip->isVisibleTo(lab_.get()));
+    QVERIFY2(strip->text().contains(u"source truncated to 2048 tokens (of "_s), qPrintable(strip->text()));
+    // A short input again: the warning goes.
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+    QVERIFY(!strip->isVisibleTo(lab_.get()));
   }
 
   void invalidUtf8FromAFileNamesTheByte() {
@@ -249,6 +268,42 @@ class TestLabWorkbench : public QObject {
     QVERIFY(settle(*lab_));
     QCOMPARE(lab_->currentMapIndex(), 1);
     verifyViewMatchesEngine();
+  }
+
+  // Multi-head self-attention splits the dimension among the heads: the heads box offers only divisors of
+  // it (it used to accept 5 heads of d = 64 and then refuse the run), and follows a new dimension.
+  void headsOfferOnlyDivisorsOfTheDimension() {
+    auto request = testing::defaultRequest(attn::lab::Mechanism::MultiHead);
+    request.params.dim = 64;
+    request.params.heads = 4;
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    auto* heads = lab_->findChild<QSpinBox*>(u"heads"_s);
+    auto* dim = lab_->findChild<QSpinBox*>(u"dim"_s);
+    QVERIFY(heads && dim);
+    heads->stepBy(1);
+    QCOMPARE(heads->value(), 8);  // not 5, 6 or 7
+    heads->stepBy(-2);
+    QCOMPARE(heads->value(), 2);
+    // Typing a value that does not divide 64 is not acceptable input.
+    QString typed = u"5"_s;
+    int pos = 1;
+    QCOMPARE(static_cast<QAbstractSpinBox*>(heads)->validate(typed, pos), QValidator::Intermediate);
+    typed = u"16"_s;
+    pos = 2;
+    QCOMPARE(static_cast<QAbstractSpinBox*>(heads)->validate(typed, pos), QValidator::Acceptable);
+    // A dimension the heads no longer divide moves them to the nearest divisor, and the run goes through.
+    heads->setValue(16);
+    QVERIFY(settle(*lab_));
+    dim->setValue(40);
+    QVERIFY(settle(*lab_));
+    QCOMPARE(heads->value(), 10);  // 40's divisors near 16: 10 (distance 6), 20 is over the box's range
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->outcome()->request.params.heads, 10);
+    QCOMPARE(lab_->outcome()->request.params.dim, 40);
+    // Other mechanisms with heads do not split the dimension: any count is offered.
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
   }
 
   void workerCoalescesPendingRequests() {

@@ -56,6 +56,29 @@ TEST(Lab, DotAttentionLinksApplesToApple) {
   EXPECT_EQ(m.col_spans[static_cast<std::size_t>(best)].begin, 4);
 }
 
+// Past kMaxTokens a sentence is cut, and the run says so in the words the other tabs use; the map is of
+// the first kMaxTokens tokens, the same as for the cut text itself.
+TEST(Lab, LongSentencesAreTruncatedWithAWarning) {
+  std::string longSource;
+  for (int i = 0; i < kMaxTokens + 5; ++i) longSource += "w" + std::to_string(i) + " ";
+  LabRequest req = request(Mechanism::Global);
+  req.source = longSource;
+  auto r = run_lab(req);
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0], "source truncated to 2048 tokens (of 2053)");
+  ASSERT_EQ(r->source_tokens.size(), std::size_t(kMaxTokens));
+  EXPECT_EQ(r->source_tokens.back(), "w2047");
+
+  std::string cut;
+  for (int i = 0; i < kMaxTokens; ++i) cut += "w" + std::to_string(i) + " ";
+  req.source = cut;
+  auto same = run_lab(req);
+  ASSERT_TRUE(same);
+  EXPECT_TRUE(same->warnings.empty());
+  EXPECT_TRUE(same->trace.maps()[0].weights.isApprox(r->trace.maps()[0].weights, 0.0f));
+}
+
 TEST(Lab, MultiHeadGivesOneMapPerHeadAndTheSeedMatters) {
   LabRequest req = request(Mechanism::MultiHead);
   req.params.heads = 4;
@@ -108,9 +131,11 @@ TEST(Lab, BadInputIsAClearError) {
 
   std::string huge;
   for (int i = 0; i < 5000; ++i) huge += "word ";
+  // Too long is not an error: the sentence is truncated, with a warning (LongSentencesAreTruncatedWithAWarning).
   auto big = run_lab(request(Mechanism::Global, "q", huge));
-  ASSERT_FALSE(big);
-  EXPECT_NE(big.error().message().find("5000 tokens"), std::string::npos);
+  ASSERT_TRUE(big);
+  ASSERT_EQ(big->warnings.size(), 1u);
+  EXPECT_NE(big->warnings[0].find("(of 5000)"), std::string::npos);
 
   LabRequest heads = request(Mechanism::MultiHead);
   heads.params.heads = 5;

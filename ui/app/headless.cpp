@@ -102,6 +102,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
   outcome.result = owner;
   report.summary = LabWorkbench::summary(outcome, trace.maps()[std::size_t(std::max(index, 0))]);
   for (const auto& note : owner->notes) report.notes.append(QString::fromStdString(note));
+  for (const auto& warning : owner->warnings) report.warnings.append(QString::fromStdString(warning));
 
   if (!job.imagePath.isEmpty()) {
     if (index >= 0) {

@@ -107,7 +107,16 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
   for (auto* spin : {temperatureSpin_, sigmaSpin_}) {
     connect(spin, &QDoubleSpinBox::valueChanged, this, &LabWorkbench::post);
   }
-  for (auto* spin : {windowSpin_, headsSpin_, hopsSpin_, classesSpin_, seedSpin_, dimSpin_}) {
+  // A new dimension that the heads no longer divide moves the heads to the nearest divisor first, quietly, so
+  // that the one request the dimension posts (connected below) already has them.
+  connect(dimSpin_, &QSpinBox::valueChanged, this, [this] {
+    updateHeadsDividend();
+    if (!headsSpin_->allows(headsSpin_->value())) {
+      const QSignalBlocker quiet(headsSpin_);
+      headsSpin_->setValue(headsSpin_->nearestAllowed(headsSpin_->value()));
+    }
+  });
+  for (QSpinBox* spin : {windowSpin_, static_cast<QSpinBox*>(headsSpin_), hopsSpin_, classesSpin_, seedSpin_, dimSpin_}) {
     connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
   }
   connect(causalCheck_, &QCheckBox::toggled, this, &LabWorkbench::post);
@@ -210,10 +219,11 @@ void LabWorkbench::buildSidePanel(QWidget* panel) {
   sigmaSpin_->setToolTip(tr("Width of the Gaussian around p_t; 0 uses D/2 as in the paper"));
   paramsForm_->addRow(tr("Si&gma:"), sigmaSpin_);
 
-  headsSpin_ = new QSpinBox(paramsGroup);
+  headsSpin_ = new DivisorSpinBox(paramsGroup);
   headsSpin_->setObjectName(u"heads"_s);
   headsSpin_->setRange(1, 16);
-  headsSpin_->setToolTip(tr("Number of heads; each gets its own map"));
+  headsSpin_->setToolTip(tr("Number of heads; each gets its own map. Multi-head self-attention splits the "
+                            "dimension among them, so it offers only the divisors of the dimension"));
   paramsForm_->addRow(tr("&Heads:"), headsSpin_);
 
   hopsSpin_ = new QSpinBox(paramsGroup);
@@ -350,6 +360,10 @@ void LabWorkbench::buildMainArea(QWidget* area) {
   views->setStretchFactor(1, 1);
   layout->addWidget(views, 1);
 
+  // What the run changed of the input (a paste cut to kMaxTokens), worded and styled as in the other tabs.
+  warningStrip_ = makeMessageStrip(area, u"labWarnings"_s, MessageStrip::Warning);
+  layout->addWidget(warningStrip_);
+
   notesLabel_ = new QLabel(area);
   notesLabel_->setObjectName(u"notes"_s);
   notesLabel_->setWordWrap(true);
@@ -413,10 +427,17 @@ void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   positionsBox_->setCurrentIndex(std::max(0, positionsBox_->findData(int(p.positions))));
   seedSpin_->setValue(int(std::min<std::uint64_t>(p.seed, INT_MAX)));
   dimSpin_->setValue(p.dim);
+  updateHeadsDividend();
+}
+
+void LabWorkbench::updateHeadsDividend() {
+  // Only multi-head self-attention splits the dimension among its heads (attn::lab's check says the same).
+  headsSpin_->setDividend(currentInfo().id == attn::lab::Mechanism::MultiHead ? dimSpin_->value() : 0);
 }
 
 void LabWorkbench::updateMechanismControls() {
   const auto& info = currentInfo();
+  updateHeadsDividend();
   formulaLabel_->setText(fromView(info.formula));
   paperLabel_->setText(fromView(info.paper));
   paramsForm_->setRowVisible(scoreBox_, info.uses_score);
@@ -577,6 +598,11 @@ void LabWorkbench::applyPending() {
   } else {
     grid_->setMaps({});
   }
+
+  QStringList warnings;
+  for (const auto& w : outcome_->result->warnings) warnings.append(QString::fromStdString(w));
+  warningStrip_->setText(u"\u26a0 "_s + warnings.join(u"\n\u26a0 "_s));
+  warningStrip_->setVisible(!warnings.isEmpty());
 
   QStringList notes;
   const auto& rawNotes = outcome_->result->notes;

@@ -32,6 +32,7 @@ class QSplitter;
 
 namespace attn::ui {
 
+class DivisorSpinBox;
 class HeatmapView;
 class MapGrid;
 
@@ -108,6 +109,7 @@ class LabWorkbench : public QWidget {
   void buildMainArea(QWidget* area);
   void setParamsToWidgets(const attn::lab::LabParams& params);
   void updateMechanismControls();
+  void updateHeadsDividend();
   void post();
   void onFinished(LabOutcome outcome);
   void applyPending();
@@ -151,7 +153,7 @@ class LabWorkbench : public QWidget {
   QDoubleSpinBox* temperatureSpin_ = nullptr;
   QSpinBox* windowSpin_ = nullptr;
   QDoubleSpinBox* sigmaSpin_ = nullptr;
-  QSpinBox* headsSpin_ = nullptr;
+  DivisorSpinBox* headsSpin_ = nullptr;
   QSpinBox* hopsSpin_ = nullptr;
   QSpinBox* classesSpin_ = nullptr;
   QCheckBox* causalCheck_ = nullptr;
@@ -172,6 +174,7 @@ class LabWorkbench : public QWidget {
   QScrollArea* gridScroll_ = nullptr;
   MapGrid* grid_ = nullptr;
   QLabel* notesLabel_ = nullptr;
+  QLabel* warningStrip_ = nullptr;  // the run's warnings (input truncated); hidden when there are none
 };
 
 }  // namespace attn::ui

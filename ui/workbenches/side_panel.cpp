@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace Qt::StringLiterals;
 
@@ -250,6 +251,51 @@ void setCurrentHypothesis(QTreeWidget* list, int index) {
   if (list->currentItem() == list->topLevelItem(index)) return;
   const QSignalBlocker block(list);
   list->setCurrentItem(list->topLevelItem(index));
+}
+
+void DivisorSpinBox::setDividend(int dividend) { dividend_ = std::max(0, dividend); }
+
+int DivisorSpinBox::nearestAllowed(int value) const {
+  for (int distance = 0; distance <= maximum() - minimum(); ++distance) {
+    if (value - distance >= minimum() && value - distance <= maximum() && allows(value - distance)) return value - distance;
+    if (value + distance >= minimum() && value + distance <= maximum() && allows(value + distance)) return value + distance;
+  }
+  return value;
+}
+
+void DivisorSpinBox::stepBy(int steps) {
+  int v = value();
+  const int direction = steps > 0 ? 1 : -1;
+  for (int left = std::abs(steps); left > 0; --left) {
+    int next = v + direction;
+    while (next >= minimum() && next <= maximum() && !allows(next)) next += direction;
+    if (next < minimum() || next > maximum()) break;
+    v = next;
+  }
+  setValue(v);
+}
+
+QValidator::State DivisorSpinBox::validate(QString& input, int& pos) const {
+  const QValidator::State state = QSpinBox::validate(input, pos);
+  if (state != QValidator::Acceptable) return state;
+  return allows(valueFromText(input)) ? QValidator::Acceptable : QValidator::Intermediate;
+}
+
+void DivisorSpinBox::fixup(QString& input) const {
+  bool ok = false;
+  const int typed = input.toInt(&ok);
+  input = textFromValue(nearestAllowed(ok ? typed : value()));
+}
+
+QAbstractSpinBox::StepEnabled DivisorSpinBox::stepEnabled() const {
+  StepEnabled enabled = StepNone;
+  for (int v = value() + 1; v <= maximum(); ++v) {
+    if (allows(v)) { enabled |= StepUpEnabled; break; }
+  }
+  for (int v = value() - 1; v >= minimum(); --v) {
+    if (allows(v)) { enabled |= StepDownEnabled; break; }
+  }
+  return enabled;
 }
 
 }  // namespace attn::ui

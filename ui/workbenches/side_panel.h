@@ -6,6 +6,7 @@
 #include "workbenches/model_files.h"
 
 #include <QPlainTextEdit>
+#include <QSpinBox>
 #include <QString>
 
 #include <functional>
@@ -46,6 +47,29 @@ class InputEdit : public QPlainTextEdit {
 
  protected:
   bool canInsertFromMimeData(const QMimeData* source) const override;
+};
+
+// A spin box that offers only the divisors of a number (the heads of a model of dimension d): the arrows and
+// Page Up/Down step from one divisor to the next, typing another value is not accepted, and on leaving the
+// field it becomes the nearest divisor. Dividend 0 lifts the restriction. setValue() itself is not checked,
+// so a session or file naming an invalid value still reaches the engine, which says what is wrong.
+class DivisorSpinBox : public QSpinBox {
+ public:
+  using QSpinBox::QSpinBox;
+  void setDividend(int dividend);
+  int dividend() const { return dividend_; }
+  bool allows(int value) const { return dividend_ <= 0 || (value > 0 && dividend_ % value == 0); }
+  // The allowed value nearest `value` within the range (the smaller one on a tie).
+  int nearestAllowed(int value) const;
+  void stepBy(int steps) override;
+
+ protected:
+  QValidator::State validate(QString& input, int& pos) const override;
+  void fixup(QString& input) const override;
+  StepEnabled stepEnabled() const override;
+
+ private:
+  int dividend_ = 0;
 };
 
 // An export refused: the file and the reason, as the exporters' own errors read.

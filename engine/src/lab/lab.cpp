@@ -105,15 +105,16 @@ MultiHeadWeights lab_projections(Index d, int heads, std::uint64_t seed) {
   return w;
 }
 
-Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_view what) {
+// The sentence's tokens; past kMaxTokens they are cut off, with a warning worded as the other tabs word it.
+Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_view what,
+                                         std::vector<std::string>& warnings) {
   auto words = split_words(text, what);
   if (!words) return std::unexpected(words.error());
   if (words->empty()) return fail(ErrorKind::OutOfRange, "is empty: type a sentence", std::string(what));
-  if (static_cast<int>(words->size()) > kMaxTokens) {
-    return fail(ErrorKind::TooLarge,
-                "has " + std::to_string(words->size()) + " tokens; the lab takes at most " +
-                    std::to_string(kMaxTokens) + " (the Transformer workbench is for long inputs)",
-                std::string(what), (*words)[static_cast<std::size_t>(kMaxTokens)].span.begin);
+  if (words->size() > static_cast<std::size_t>(kMaxTokens)) {
+    warnings.push_back(std::string(what) + " truncated to " + std::to_string(kMaxTokens) + " tokens (of " +
+                       std::to_string(words->size()) + ")");
+    words->resize(static_cast<std::size_t>(kMaxTokens));
   }
   return words;
 }
@@ -227,16 +228,18 @@ Result<LabResult> run_lab(const LabRequest& request) {
   if (auto ok = check(p); !ok) return std::unexpected(ok.error());
   const MechanismInfo& mi = info(p.mechanism);
 
-  auto source = tokens_of(request.source, "source");
+  std::vector<std::string> warnings;
+  auto source = tokens_of(request.source, "source", warnings);
   if (!source) return std::unexpected(source.error());
   std::vector<WordToken> query;
   if (mi.uses_query) {
-    auto q = tokens_of(request.query, "query");
+    auto q = tokens_of(request.query, "query", warnings);
     if (!q) return std::unexpected(q.error());
     query = std::move(*q);
   }
 
   LabResult r;
+  r.warnings = std::move(warnings);
   r.source_tokens = texts(*source);
   r.query_tokens = texts(query);
   const Index d = p.dim;

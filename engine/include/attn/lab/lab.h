@@ -91,17 +91,19 @@ struct LabRequest {
   LabParams params;
 };
 
-inline constexpr int kMaxTokens = 2048;  // per sentence; longer input is refused with a message
+inline constexpr int kMaxTokens = 2048;  // per sentence; longer input is truncated, with a warning
 
 struct LabResult {
   AttentionTrace trace;       // every map the mechanism produced, axes labelled with tokens
   Labels query_tokens;
   Labels source_tokens;
   std::vector<std::string> notes;  // facts about the run shown beside the map (gates, probabilities, p_t)
+  std::vector<std::string> warnings;  // "source truncated to 2048 tokens (of 12707)"
   double elapsed_ms = 0.0;    // engine time of the run
 };
 
-// Validates both sentences (UTF-8, not empty when used, at most kMaxTokens tokens) and runs the mechanism.
+// Validates both sentences (UTF-8, not empty when used; past kMaxTokens tokens truncated with a warning) and
+// runs the mechanism.
 Result<LabResult> run_lab(const LabRequest& request);
 
 // The request as JSON (sentences and every parameter, mechanisms and scores by their command-line keys),
