@@ -2,6 +2,7 @@
 // status bar messages, open / drop / recent files (model folders routed to the tab of their family),
 // exports, and geometry kept across sessions.
 #include "app/main_window.h"
+#include "app/status_line.h"
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
@@ -124,6 +125,39 @@ class TestMainWindow : public QObject {
     lab->sourceEdit()->setPlainText(QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
     QVERIFY(settle(*lab));
     QVERIFY(lab->lastError().isEmpty());
+  }
+
+  // A message belongs to its tab: the lab's refusal is not shown on the Transformer tab, and is back on the
+  // lab. A long one is cut at a word's end, the whole text in the tooltip, clear of the run label.
+  void statusMessagesBelongToTheirTab() {
+    auto* lab = window_->lab();
+    window_->showLab();
+    lab->sourceEdit()->clear();
+    QVERIFY(settle(*lab));
+    QTRY_VERIFY(window_->statusBar()->currentMessage().contains(u"source"_s));
+    const QString refusal = window_->statusBar()->currentMessage();
+    window_->showTransformer();
+    QVERIFY2(window_->statusBar()->currentMessage() != refusal, qPrintable(window_->statusBar()->currentMessage()));
+    window_->showLab();
+    QCOMPARE(window_->statusBar()->currentMessage(), refusal);
+    lab->sourceEdit()->setPlainText(QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
+    QVERIFY(settle(*lab));
+    QVERIFY(!window_->statusBar()->currentMessage().contains(u"Input refused"_s));
+
+    QStringList words;
+    for (int i = 0; i < 120; ++i) words << u"message%1"_s.arg(i);
+    const QString longText = words.join(u' ');
+    emit lab->statusMessage(longText, 0);
+    auto* line = window_->findChild<ElidedLabel*>(u"statusLine"_s);
+    QVERIFY(line);
+    QTRY_VERIFY(line->isElided());
+    QCOMPARE(line->toolTip(), longText);
+    QVERIFY(line->text().endsWith(u"\u2026"_s));
+    const QString kept = line->text().chopped(1);
+    QVERIFY2(longText.startsWith(kept) && longText.at(kept.size()) == u' ', qPrintable(line->text()));  // a whole word
+    QVERIFY(line->fontMetrics().horizontalAdvance(line->text()) <= line->contentsRect().width());
+    QVERIFY(line->geometry().right() < window_->runLabel()->geometry().left());
+    lab->statusMessage(QString(), 1);
   }
 
   void openingATextFileFillsTheLab() {

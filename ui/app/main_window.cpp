@@ -2,6 +2,7 @@
 
 #include "app/about_dialog.h"
 #include "app/export.h"
+#include "app/status_line.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
 #include "workbenches/alignment_models.h"
@@ -94,11 +95,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                        tr("BERT, GPT-2, DistilBERT and ViT attention, live, or any model's attention dump"));
   setCentralWidget(tabs_);
 
+  // The status line first: messages belong to their tab (app/status_line.h), the run label is to its right.
+  messages_ = new TabMessages(statusBar(), tabs_);
   runLabel_ = new QLabel(this);
   runLabel_->setObjectName(u"runLabel"_s);
   runLabel_->setToolTip(tr("Last run: mechanism, map shape and engine time"));
   statusBar()->addPermanentWidget(runLabel_);
-  connect(lab_, &LabWorkbench::statusMessage, statusBar(), &QStatusBar::showMessage);
+  connect(lab_, &LabWorkbench::statusMessage, this,
+          [this](const QString& text, int timeout) { messages_->show(lab_, text, timeout); });
   connect(lab_, &LabWorkbench::runSummaryChanged, this, [this](const QString& summary) {
     labSummary_ = summary;
     if (tabs_->currentWidget() == lab_) runLabel_->setText(summary);
@@ -109,10 +113,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   // The glimpse tab's progress notes only while it is shown; a failed open always (the user asked for it).
   connect(glimpse_, &GlimpseWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    if (tabs_->currentWidget() == glimpse_) statusBar()->showMessage(text, timeout);
+    messages_->show(glimpse_, text, timeout);
   });
   connect(glimpse_, &GlimpseWorkbench::imageFailed, this, [this](const QString& message) {
-    statusBar()->showMessage(tr("Cannot open the image: %1. The previous image and parameters stay.").arg(message), 0);
+    messages_->show(glimpse_, tr("Cannot open the image: %1. The previous image and parameters stay.").arg(message), 0);
   });
   connect(glimpse_, &GlimpseWorkbench::imageLoaded, this, [this](const QString& path) {
     if (!path.startsWith(u':')) addRecentImage(path);
@@ -123,7 +127,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (tabs_->currentWidget() == alignment_) runLabel_->setText(summary);
   });
   connect(alignment_, &AlignmentWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    if (tabs_->currentWidget() == alignment_) statusBar()->showMessage(text, timeout);
+    messages_->show(alignment_, text, timeout);
   });
   // Bundled models live in the binary (":/models/..."): only folders go to the recent models.
   connect(alignment_, &AlignmentWorkbench::sourceLoaded, this, [this](const QString& path) {
@@ -135,7 +139,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (tabs_->currentWidget() == caption_) runLabel_->setText(summary);
   });
   connect(caption_, &CaptionWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    if (tabs_->currentWidget() == caption_) statusBar()->showMessage(text, timeout);
+    messages_->show(caption_, text, timeout);
   });
   connect(caption_, &CaptionWorkbench::sourceLoaded, this, [this](const QString& path) {
     if (!path.startsWith(u':')) addRecentModel(path);
@@ -152,7 +156,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (tabs_->currentWidget() == transformer_) runLabel_->setText(summary);
   });
   connect(transformer_, &TransformerWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    if (tabs_->currentWidget() == transformer_) statusBar()->showMessage(text, timeout);
+    messages_->show(transformer_, text, timeout);
   });
   connect(transformer_, &TransformerWorkbench::sourceLoaded, this, [this](const QString& path) { addRecentModel(path); });
   connect(transformer_, &TransformerWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
@@ -160,9 +164,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateForTab);
   connect(lab_, &LabWorkbench::resultShown, this, [this] {
     // A good result replaces a refusal that is still on the status bar.
-    if (lab_->lastError().isEmpty() && statusBar()->currentMessage().startsWith(tr("Input refused"))) {
-      statusBar()->clearMessage();
-    }
+    if (lab_->lastError().isEmpty() && messages_->messageOf(lab_).startsWith(tr("Input refused"))) messages_->clear(lab_);
   });
 
   createActions();
@@ -171,7 +173,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // line may open another model right after; the newer load wins.
   if (findBundledModel(defaultAlignmentModel())) alignment_->openModel(defaultAlignmentModel(), false);
   alignment_->textEdit()->setFocus();  // the first thing to do is usually to type
-  statusBar()->showMessage(greeting(alignment_), 6000);
+  messages_->show(alignment_, greeting(alignment_), 6000);
   restoreSettings();  // after the greeting, so that a problem with the saved settings is what shows
   // Every two minutes, when something changed; and on quit (closeEvent).
   autosaveTimer_.setInterval(kAutosaveMs);
@@ -382,7 +384,7 @@ void MainWindow::restoreSettings() {
     QFile::remove(aside);
     QFile::rename(autosavePath, aside);
     glimpse_->openSample(defaultSample());
-    statusBar()->showMessage(tr("The last session could not be restored: %1. It was kept as %2; the tabs start with "
+    messages_->show(nullptr, tr("The last session could not be restored: %1. It was kept as %2; the tabs start with "
                                 "their defaults.")
                                  .arg(QString::fromStdString(session.error().message()), QDir::toNativeSeparators(aside)),
                              0);
@@ -390,7 +392,7 @@ void MainWindow::restoreSettings() {
   }
   const QStringList problems = applySession(*session, tr("The last session"));
   autosaved_ = std::move(*session);
-  if (!problems.isEmpty()) statusBar()->showMessage(problems.join(u" \u00b7 "_s), 0);
+  if (!problems.isEmpty()) messages_->show(nullptr, problems.join(u" \u00b7 "_s), 0);
 }
 
 void MainWindow::restoreLegacySettings() {
@@ -439,7 +441,7 @@ void MainWindow::restoreLegacySettings() {
   if (tab == u"transformer"_s) showTransformer();
   const QString problem = !labProblem.isEmpty() && !glimpseProblem.isEmpty() ? labProblem + u" \u00b7 "_s + glimpseProblem
                                                                              : labProblem + glimpseProblem;
-  if (!problem.isEmpty()) statusBar()->showMessage(problem, 8000);
+  if (!problem.isEmpty()) messages_->show(nullptr, problem, 8000);
 }
 
 void MainWindow::saveSettings() const {
@@ -576,7 +578,7 @@ bool MainWindow::openSession(const QString& path) {
   }
   const QStringList problems = applySession(*session, QFileInfo(path).fileName());
   sessionFile_ = QFileInfo(path).absoluteFilePath();
-  statusBar()->showMessage(problems.isEmpty() ? tr("Opened the session %1").arg(QDir::toNativeSeparators(path))
+  messages_->show(nullptr, problems.isEmpty() ? tr("Opened the session %1").arg(QDir::toNativeSeparators(path))
                                               : problems.join(u" \u00b7 "_s),
                            problems.isEmpty() ? 6000 : 0);
   return true;
@@ -589,7 +591,7 @@ bool MainWindow::saveSession(const QString& path) {
     return false;
   }
   sessionFile_ = QFileInfo(path).absoluteFilePath();
-  statusBar()->showMessage(tr("Saved the session to %1").arg(QDir::toNativeSeparators(path)), 6000);
+  messages_->show(nullptr, tr("Saved the session to %1").arg(QDir::toNativeSeparators(path)), 6000);
   return true;
 }
 
@@ -606,7 +608,7 @@ bool MainWindow::autosave(bool always) {
     if (!autosaveFailed_ || quitting) {
       reportSessionFailure(tr("The autosave failed"), written.error(), quitting);
     } else {
-      statusBar()->showMessage(tr("The autosave failed: %1").arg(QString::fromStdString(written.error().message())), 0);
+      messages_->show(nullptr, tr("The autosave failed: %1").arg(QString::fromStdString(written.error().message())), 0);
     }
     autosaveFailed_ = true;
     return false;
@@ -621,7 +623,7 @@ bool MainWindow::autosave(bool always) {
 
 void MainWindow::reportSessionFailure(const QString& what, const attn::Error& error, bool blocking) {
   const QString message = QString::fromStdString(error.message());
-  statusBar()->showMessage(tr("%1: %2").arg(what, message), 0);
+  messages_->show(nullptr, tr("%1: %2").arg(what, message), 0);
   auto* box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), what + u'.', QMessageBox::Ok, this);
   box->setObjectName(u"sessionMessage"_s);
   box->setInformativeText(message);
@@ -690,7 +692,7 @@ void MainWindow::rebuildRecentMenu() {
   if (!missing.isEmpty()) {
     for (const auto& file : std::as_const(missing)) files.removeAll(file);
     setRecentFiles(files);
-    statusBar()->showMessage(missing.size() == 1
+    messages_->show(nullptr, missing.size() == 1
                                  ? tr("Removed %1 from the recent files: it no longer exists").arg(missing.front())
                                  : tr("Removed %1 missing files from the recent files").arg(missing.size()),
                              8000);
@@ -722,14 +724,14 @@ bool MainWindow::openFile(const QString& path) {
     if (files.removeAll(info.absoluteFilePath()) > 0) {
       setRecentFiles(files);
       rebuildRecentMenu();
-      statusBar()->showMessage(tr("%1 no longer exists; removed it from the recent files").arg(path), 8000);
+      messages_->show(nullptr, tr("%1 no longer exists; removed it from the recent files").arg(path), 8000);
     } else {
-      statusBar()->showMessage(tr("%1 does not exist").arg(path), 8000);
+      messages_->show(nullptr, tr("%1 does not exist").arg(path), 8000);
     }
     return false;
   }
   if (info.size() > kMaxTextFileBytes) {
-    statusBar()->showMessage(tr("%1 is %2 MB; the lab opens text files up to 16 MB")
+    messages_->show(nullptr, tr("%1 is %2 MB; the lab opens text files up to 16 MB")
                                  .arg(name)
                                  .arg(double(info.size()) / (1024.0 * 1024.0), 0, 'f', 1),
                              8000);
@@ -737,7 +739,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) {
-    statusBar()->showMessage(tr("Cannot open %1: %2").arg(name, file.errorString()), 8000);
+    messages_->show(nullptr, tr("Cannot open %1: %2").arg(name, file.errorString()), 8000);
     return false;
   }
   const QByteArray bytes = file.readAll();
@@ -783,12 +785,12 @@ bool MainWindow::exportTo(const QString& path) {
   }
   const auto format = exportFormatFor(path);
   if (!format) {
-    statusBar()->showMessage(tr("Choose a .png, .svg, .pdf, .csv or .npy file name"), 8000);
+    messages_->show(nullptr, tr("Choose a .png, .svg, .pdf, .csv or .npy file name"), 8000);
     return false;
   }
   const attn::AttentionMap* map = lab_->currentMap();
   if (!map) {
-    statusBar()->showMessage(tr("Nothing to export yet: the lab has no result"), 8000);
+    messages_->show(nullptr, tr("Nothing to export yet: the lab has no result"), 8000);
     return false;
   }
   return reportExport(*format == ExportFormat::Csv   ? writeMatrixCsv(*map, path)
@@ -868,7 +870,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   } else {
     openFile(path);
   }
-  if (urls.size() > 1) statusBar()->showMessage(tr("Opened the first of %1 dropped files").arg(urls.size()), 6000);
+  if (urls.size() > 1) messages_->show(nullptr, tr("Opened the first of %1 dropped files").arg(urls.size()), 6000);
 }
 
 }  // namespace attn::ui
@@ -894,14 +896,14 @@ QString MainWindow::greeting(const QWidget* tab) const {
 
 void MainWindow::updateForTab() {
   // A greeting fits the tab it was written for; a tab switch (the command line's, the saved one) swaps it.
+  // The tab's own message comes back (or none: another tab's never shows here).
   const QString shown = statusBar()->currentMessage();
-  if (!shown.isEmpty() && (shown == greeting(alignment_) || shown == greeting(lab_) || shown == greeting(caption_))) {
+  const bool greetingShown =
+      !shown.isEmpty() && (shown == greeting(alignment_) || shown == greeting(lab_) || shown == greeting(caption_));
+  messages_->showTab(tabs_->currentWidget());
+  if (greetingShown && statusBar()->currentMessage().isEmpty()) {
     const QString next = greeting(tabs_->currentWidget());
-    if (next.isEmpty()) {
-      statusBar()->clearMessage();
-    } else if (next != shown) {
-      statusBar()->showMessage(next, 6000);
-    }
+    if (!next.isEmpty()) messages_->show(tabs_->currentWidget(), next, 6000);
   }
   const bool glimpse = tabs_->currentWidget() == glimpse_;
   const bool transformer = tabs_->currentWidget() == transformer_;
@@ -972,13 +974,13 @@ bool MainWindow::openImage(const QString& path) {
     if (files.removeAll(info.absoluteFilePath()) > 0) {
       setRecentImages(files);
       rebuildRecentImagesMenu();
-      statusBar()->showMessage(tr("%1 no longer exists; removed it from the recent images").arg(path), 8000);
+      messages_->show(nullptr, tr("%1 no longer exists; removed it from the recent images").arg(path), 8000);
     } else {
-      statusBar()->showMessage(tr("%1 does not exist").arg(path), 8000);
+      messages_->show(nullptr, tr("%1 does not exist").arg(path), 8000);
     }
     return false;
   }
-  statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
   if (caption) {
     caption_->openFile(path);
   } else {
@@ -1003,10 +1005,10 @@ void MainWindow::openImageDialog() {
 
 bool MainWindow::reportExport(const attn::Result<void>& written, const QString& path) {
   if (!written) {
-    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+    messages_->show(nullptr, tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
     return false;
   }
-  statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+  messages_->show(nullptr, tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
   return true;
 }
 
@@ -1118,7 +1120,7 @@ bool MainWindow::openModel(const QString& path) {
                           !TransformerWorkbench::isDumpFileName(path));
   if (captioner && info.exists()) {
     showCaption();
-    statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+    messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
     caption_->openModel(info.absoluteFilePath());
     return true;
   }
@@ -1127,7 +1129,7 @@ bool MainWindow::openModel(const QString& path) {
                           !TransformerWorkbench::isDumpFileName(path));
   if (alignment && info.exists()) {
     showAlignment();
-    statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+    messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
     alignment_->openModel(info.absoluteFilePath());
     return true;
   }
@@ -1140,13 +1142,13 @@ bool MainWindow::openModel(const QString& path) {
     if (paths.removeAll(info.absoluteFilePath()) > 0) {
       setRecentModels(paths);
       rebuildRecentModelsMenu();
-      statusBar()->showMessage(tr("%1 no longer exists; removed it from the recent models").arg(path), 8000);
+      messages_->show(nullptr, tr("%1 no longer exists; removed it from the recent models").arg(path), 8000);
     } else {
-      statusBar()->showMessage(tr("%1 does not exist").arg(path), 8000);
+      messages_->show(nullptr, tr("%1 does not exist").arg(path), 8000);
     }
     return false;
   }
-  statusBar()->showMessage(tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
   transformer_->openPath(path);
   return true;
 }
@@ -1173,10 +1175,10 @@ void MainWindow::openDumpDialog() {
 bool MainWindow::exportTransformerLayer(const QString& folder) {
   const auto written = transformer_->exportLayer(folder);
   if (!written) {
-    statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
+    messages_->show(nullptr, tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
     return false;
   }
-  statusBar()->showMessage(tr("Exported %1 files into %2").arg(written->size()).arg(QDir::toNativeSeparators(folder)), 6000);
+  messages_->show(nullptr, tr("Exported %1 files into %2").arg(written->size()).arg(QDir::toNativeSeparators(folder)), 6000);
   return true;
 }
 

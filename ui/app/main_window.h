@@ -38,6 +38,8 @@ class GlimpseWorkbench;
 class LabWorkbench;
 class TransformerWorkbench;
 
+class TabMessages;
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
@@ -168,6 +170,7 @@ class MainWindow : public QMainWindow {
   GlimpseWorkbench* glimpse_ = nullptr;
   TransformerWorkbench* transformer_ = nullptr;
   QLabel* runLabel_ = nullptr;
+  TabMessages* messages_ = nullptr;  // the status line: each tab's own message
   QString transformerSummary_;
   QMenu* recentModelsMenu_ = nullptr;
   QAction* openModelAction_ = nullptr;
