@@ -1,10 +1,8 @@
 #include "workbenches/alignment_worker.h"
 
 #include "render/alignment_render.h"
-#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
-#include <QMutexLocker>
 
 #include <omp.h>
 
@@ -52,21 +50,13 @@ AlignmentWorker::AlignmentWorker() {
 }
 
 void AlignmentWorker::load(quint64 serial, QString nameOrFolder) {
-  QMutexLocker lock(&mutex_);
-  pendingLoad_ = PendingLoad{serial, std::move(nameOrFolder)};
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] { pendingLoad_.put(PendingLoad{serial, std::move(nameOrFolder)}); });
 }
 
 void AlignmentWorker::submit(quint64 generation, std::shared_ptr<const AlignmentSource> source,
                              AlignmentRequest request) {
   const quint64 sourceSerial = source ? source->serial : 0;
-  QMutexLocker lock(&mutex_);
-  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request), std::move(source)};
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] { pendingRun_.put(PendingRun{generation, sourceSerial, std::move(request), std::move(source)}); });
 }
 
 void AlignmentWorker::drain() {
@@ -74,22 +64,14 @@ void AlignmentWorker::drain() {
   // a team of OpenMP threads (Eigen's and the BLAS's products use one) costs more to assemble than it
   // saves; on a busy machine a run took 0.5 s instead of 5 ms. This thread's products stay on it.
   omp_set_num_threads(1);
-  for (;;) {
-    std::optional<PendingLoad> load;
-    std::optional<PendingRun> run;
-    {
-      QMutexLocker lock(&mutex_);
-      if (pendingLoad_) {
-        load = std::move(pendingLoad_);
-        pendingLoad_.reset();
-      } else if (pendingRun_) {
-        run = std::move(pendingRun_);
-        pendingRun_.reset();
-      } else {
-        drainQueued_ = false;
-        return;
-      }
-    }
+  std::optional<PendingLoad> load;
+  std::optional<PendingRun> run;
+  // A load before a run: the run may be for the model being loaded.
+  while (mailbox_.next([&] {
+    load = pendingLoad_.take();
+    run = load ? std::nullopt : pendingRun_.take();
+    return load || run;
+  })) {
     if (load) {
       runLoad(load->serial, load->nameOrFolder);
     } else if (run) {
@@ -122,9 +104,9 @@ void AlignmentWorker::use(std::shared_ptr<const AlignmentSource> source) {
   source_ = std::move(source);
   seq2seqSession_.reset();
   classifierSession_.reset();
-  if (source_->model.seq2seq) seq2seqSession_ = std::make_unique<attn::models::Seq2SeqSession>(source_->model.seq2seq);
+  if (source_->model.seq2seq) seq2seqSession_ = std::make_unique<attn::models::Seq2SeqRunner>(source_->model.seq2seq);
   if (source_->model.classifier) {
-    classifierSession_ = std::make_unique<attn::models::ClassifierSession>(source_->model.classifier);
+    classifierSession_ = std::make_unique<attn::models::ClassifierRunner>(source_->model.classifier);
   }
 }
 

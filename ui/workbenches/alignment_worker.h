@@ -11,9 +11,9 @@
 #include "attn/models/seq2seq.h"
 #include "attn/trace.h"
 #include "workbenches/alignment_models.h"
+#include "workbenches/mailbox.h"
 
 #include <QMetaType>
-#include <QMutex>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -97,16 +97,15 @@ class AlignmentWorker : public QObject {
     AlignmentRequest request;
     std::shared_ptr<const AlignmentSource> source;  // the tab's; null: the last one loaded here
   };
-  QMutex mutex_;
-  std::optional<PendingLoad> pendingLoad_;  // guarded by mutex_
-  std::optional<PendingRun> pendingRun_;    // guarded by mutex_
-  bool drainQueued_ = false;                // guarded by mutex_
+  Mailbox mailbox_{this};
+  Latest<PendingLoad> pendingLoad_;  // guarded by mailbox_
+  Latest<PendingRun> pendingRun_;    // guarded by mailbox_
   std::atomic<int> runs_{0};
 
   // Worker-thread state.
   std::shared_ptr<const AlignmentSource> source_;
-  std::unique_ptr<attn::models::Seq2SeqSession> seq2seqSession_;
-  std::unique_ptr<attn::models::ClassifierSession> classifierSession_;
+  std::unique_ptr<attn::models::Seq2SeqRunner> seq2seqSession_;
+  std::unique_ptr<attn::models::ClassifierRunner> classifierSession_;
 };
 
 }  // namespace attn::ui

@@ -4,13 +4,11 @@
 #include "attn/vision/scenes.h"
 #include "render/caption_render.h"
 #include "render/glimpse_render.h"
-#include "workbenches/worker_thread.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QMutexLocker>
 
 #include <omp.h>
 
@@ -144,62 +142,45 @@ CaptionWorker::CaptionWorker() {
   qRegisterMetaType<std::shared_ptr<const attn::ui::CaptionMaps>>();
 }
 
-void CaptionWorker::queueDrain() {
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
-}
-
 void CaptionWorker::load(quint64 serial, QString nameOrFolder) {
-  QMutexLocker lock(&mutex_);
-  pendingLoad_ = PendingLoad{serial, std::move(nameOrFolder)};
-  queueDrain();
+  mailbox_.post([&] { pendingLoad_.put(PendingLoad{serial, std::move(nameOrFolder)}); });
 }
 
 void CaptionWorker::open(quint64 serial, CaptionInput input) {
-  QMutexLocker lock(&mutex_);
-  pendingOpen_ = PendingOpen{serial, std::move(input)};
-  queueDrain();
+  mailbox_.post([&] { pendingOpen_.put(PendingOpen{serial, std::move(input)}); });
 }
 
 void CaptionWorker::submit(quint64 generation, std::shared_ptr<const CaptionSource> source,
                            std::shared_ptr<const CaptionImage> image, CaptionRequest request, double sigma) {
   const quint64 sourceSerial = source ? source->serial : 0, imageSerial = image ? image->serial : 0;
-  QMutexLocker lock(&mutex_);
-  pendingRun_ = PendingRun{generation, sourceSerial, imageSerial, request, sigma, std::move(source), std::move(image)};
-  queueDrain();
+  mailbox_.post([&] {
+    pendingRun_.put(PendingRun{generation, sourceSerial, imageSerial, request, sigma, std::move(source), std::move(image)});
+  });
 }
 
 void CaptionWorker::smooth(quint64 generation, std::shared_ptr<const attn::models::CaptionRun> run, int h,
                            double sigma) {
-  QMutexLocker lock(&mutex_);
-  pendingSmooth_ = PendingSmooth{generation, std::move(run), h, sigma};
-  queueDrain();
+  mailbox_.post([&] { pendingSmooth_.put(PendingSmooth{generation, std::move(run), h, sigma}); });
 }
 
 void CaptionWorker::drain() {
   // As AlignmentWorker::drain: the model is small, a team of OpenMP threads costs more than it saves.
   omp_set_num_threads(1);
-  for (;;) {
-    std::optional<PendingLoad> load;
-    std::optional<PendingOpen> open;
-    std::optional<PendingRun> run;
-    std::optional<PendingSmooth> smooth;
-    {
-      QMutexLocker lock(&mutex_);
-      if (pendingLoad_) {
-        load.swap(pendingLoad_);
-      } else if (pendingOpen_) {
-        open.swap(pendingOpen_);
-      } else if (pendingRun_) {
-        run.swap(pendingRun_);
-      } else if (pendingSmooth_) {
-        smooth.swap(pendingSmooth_);
-      } else {
-        drainQueued_ = false;
-        return;
-      }
-    }
+  std::optional<PendingLoad> load;
+  std::optional<PendingOpen> open;
+  std::optional<PendingRun> run;
+  std::optional<PendingSmooth> smooth;
+  // One request at a time, in this order: a model, an image, a run (which may need both), a smoothing.
+  while (mailbox_.next([&] {
+    load.reset();
+    open.reset();
+    run.reset();
+    smooth.reset();
+    if ((load = pendingLoad_.take())) return true;
+    if ((open = pendingOpen_.take())) return true;
+    if ((run = pendingRun_.take())) return true;
+    return (smooth = pendingSmooth_.take()).has_value();
+  })) {
     if (load) {
       runLoad(load->serial, load->nameOrFolder);
     } else if (open) {
@@ -208,7 +189,7 @@ void CaptionWorker::drain() {
       // The tab kept another model or image than the last ones loaded here.
       if (run->source && run->source != source_) {
         source_ = run->source;
-        session_ = std::make_unique<attn::models::CaptionerSession>(source_->model.model);
+        runner_ = std::make_unique<attn::models::CaptionerRunner>(source_->model.model);
       }
       if (run->image) image_ = run->image;
       // For a model or an image no longer current: a newer request follows.
@@ -223,7 +204,7 @@ void CaptionWorker::drain() {
       timer.start();
       attn::models::CaptionOptions options;
       options.beam = std::max(1, run->request.beam);
-      auto result = session_->run(*image_->image, options);
+      auto result = runner_->run(*image_->image, options);
       outcome->runMs = msSince(timer);
       if (result) {
         auto shared = std::make_shared<const attn::models::CaptionRun>(std::move(*result));
@@ -255,7 +236,7 @@ void CaptionWorker::runLoad(quint64 serial, const QString& nameOrFolder) {
   source->model = std::move(*model);
   source->loadMs = msSince(timer);
   source_ = source;
-  session_ = std::make_unique<attn::models::CaptionerSession>(source_->model.model);
+  runner_ = std::make_unique<attn::models::CaptionerRunner>(source_->model.model);
   emit loaded(source_);
 }
 

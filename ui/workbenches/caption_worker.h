@@ -11,10 +11,10 @@
 #include "attn/vision/image.h"
 #include "render/caption_render.h"
 #include "workbenches/caption_models.h"
+#include "workbenches/mailbox.h"
 
 #include <QImage>
 #include <QMetaType>
-#include <QMutex>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -123,7 +123,6 @@ class CaptionWorker : public QObject {
   void smoothed(quint64 generation, std::shared_ptr<const attn::ui::CaptionMaps> maps);
 
  private:
-  void queueDrain();  // with mutex_ held
   Q_INVOKABLE void drain();
   void runLoad(quint64 serial, const QString& nameOrFolder);
   void runOpen(quint64 serial, const CaptionInput& input);
@@ -151,19 +150,18 @@ class CaptionWorker : public QObject {
     int hypothesis = 0;
     double sigma = 0.0;
   };
-  QMutex mutex_;
-  std::optional<PendingLoad> pendingLoad_;      // guarded by mutex_
-  std::optional<PendingOpen> pendingOpen_;      // guarded by mutex_
-  std::optional<PendingRun> pendingRun_;        // guarded by mutex_
-  std::optional<PendingSmooth> pendingSmooth_;  // guarded by mutex_
-  bool drainQueued_ = false;                    // guarded by mutex_
+  Mailbox mailbox_{this};
+  Latest<PendingLoad> pendingLoad_;      // guarded by mailbox_
+  Latest<PendingOpen> pendingOpen_;      // guarded by mailbox_
+  Latest<PendingRun> pendingRun_;        // guarded by mailbox_
+  Latest<PendingSmooth> pendingSmooth_;  // guarded by mailbox_
   std::atomic<int> runs_{0};
   std::atomic<int> smooths_{0};
 
   // Worker-thread state.
   std::shared_ptr<const CaptionSource> source_;
   std::shared_ptr<const CaptionImage> image_;
-  std::unique_ptr<attn::models::CaptionerSession> session_;
+  std::unique_ptr<attn::models::CaptionerRunner> runner_;
 };
 
 }  // namespace attn::ui

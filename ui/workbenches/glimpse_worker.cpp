@@ -1,11 +1,9 @@
 #include "workbenches/glimpse_worker.h"
 
 #include "render/glimpse_render.h"
-#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
 #include <QFile>
-#include <QMutexLocker>
 
 #include <omp.h>
 
@@ -49,51 +47,36 @@ void GlimpseWorker::setMacsPerMs(double rate, bool fixed) {
 }
 
 void GlimpseWorker::load(quint64 serial, GlimpseSource source) {
-  QMutexLocker lock(&mutex_);
-  pendingLoad_ = PendingLoad{serial, std::move(source)};
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] { pendingLoad_.put(PendingLoad{serial, std::move(source)}); });
 }
 
 void GlimpseWorker::submit(quint64 generation, std::shared_ptr<const GlimpseImage> image, GlimpseRequest request) {
   const quint64 imageSerial = image ? image->serial : 0;
-  QMutexLocker lock(&mutex_);
-  pendingCompute_ = PendingCompute{generation, imageSerial, std::move(request), std::move(image)};
-  if (drainQueued_) return;  // the queued drain will pick the newest request up
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] { pendingCompute_.put(PendingCompute{generation, imageSerial, std::move(request), std::move(image)}); });
 }
 
 void GlimpseWorker::clearCanvas() {
-  QMutexLocker lock(&mutex_);
-  clearCanvas_ = true;
+  mailbox_.locked([this] { clearCanvas_ = true; });
 }
 
 void GlimpseWorker::drain() {
-  for (;;) {
-    std::optional<PendingLoad> load;
-    std::optional<PendingCompute> job;
-    {
-      QMutexLocker lock(&mutex_);
-      // A load goes first: requests posted before it finishes refer to the new image anyway.
-      if (pendingLoad_) {
-        load = std::move(pendingLoad_);
-        pendingLoad_.reset();
-      } else if (pendingCompute_) {
-        job = std::move(pendingCompute_);
-        pendingCompute_.reset();
-      } else {
-        drainQueued_ = false;
-        return;
-      }
-      if (clearCanvas_) {
-        clearCanvas_ = false;
-        std::fill(canvas_.data.begin(), canvas_.data.end(), 0.0f);
-        std::fill(coverage_.data.begin(), coverage_.data.end(), 0.0f);
-        canvasWrites_ = 0;
-        canvasDirty_ = true;
-      }
+  std::optional<PendingLoad> load;
+  std::optional<PendingCompute> job;
+  bool clear = false;
+  // A load goes first: requests posted before it finishes refer to the new image anyway. A cleared canvas
+  // is zeroed before the next request that runs.
+  while (mailbox_.next([&] {
+    load = pendingLoad_.take();
+    job = load ? std::nullopt : pendingCompute_.take();
+    if (!load && !job) return false;
+    clear = std::exchange(clearCanvas_, false);
+    return true;
+  })) {
+    if (clear) {  // the canvas is this thread's
+      std::fill(canvas_.data.begin(), canvas_.data.end(), 0.0f);
+      std::fill(coverage_.data.begin(), coverage_.data.end(), 0.0f);
+      canvasWrites_ = 0;
+      canvasDirty_ = true;
     }
     if (load) {
       runLoad(load->serial, std::move(load->source));
@@ -236,8 +219,8 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
       out->stnHeight = glimpse.y.n;
     } else {
       out->theta = settings.stn.theta(width, height);
-      out->stnWidth = std::clamp(settings.stn.out_w, 1, kMaxStnSide);
-      out->stnHeight = std::clamp(settings.stn.out_h, 1, kMaxStnSide);
+      out->stnWidth = settings.stn.output_width();
+      out->stnHeight = settings.stn.output_height();
     }
     bool finite = true;
     for (double t : out->theta) finite = finite && std::isfinite(t);

@@ -17,11 +17,12 @@
 #include "attn/glimpse/stn.h"
 #include "attn/vision/image.h"
 #include "attn/vision/pyramid.h"
+#include "views/glimpse_image.h"
+#include "workbenches/mailbox.h"
 
 #include <QByteArray>
 #include <QImage>
 #include <QMetaType>
-#include <QMutex>
 #include <QObject>
 #include <QString>
 
@@ -39,22 +40,6 @@ struct GlimpseSource {
   QString path;      // a file, or a ":/..." resource (read on the worker)
   QByteArray bytes;  // when not empty, decoded instead of `path`
   attn::ImageLimits limits;
-};
-
-// A decoded image with everything the GUI needs to show it. Immutable once sent.
-struct GlimpseImage {
-  quint64 serial = 0;
-  QString name;
-  QString path;
-  int width = 0;
-  int height = 0;
-  std::shared_ptr<const attn::ImagePyramid> pyramid;
-  // Level 0 interleaved for the STN sampler (attn::glimpse::pack; empty beyond four channels).
-  std::shared_ptr<const attn::glimpse::PackedImage> packed;
-  // The pyramid's levels as RGB32 images, level 0 = full resolution: the canvas scales the level closest
-  // to its display size instead of the whole photo.
-  std::vector<QImage> display;
-  double loadMs = 0.0;
 };
 
 struct GlimpseRequest {
@@ -118,7 +103,6 @@ class GlimpseWorker : public QObject {
   // The write canvas is kept at the first pyramid level whose longer side is at most this.
   static constexpr int kCanvasMaxSide = 1024;
   // The STN's output size is clamped to 1 .. this per side (as attnscope-cli's --stn w=, h= allow).
-  static constexpr int kMaxStnSide = 4096;
 
   GlimpseWorker();
 
@@ -164,11 +148,10 @@ class GlimpseWorker : public QObject {
     quint64 serial = 0;
     GlimpseSource source;
   };
-  QMutex mutex_;
-  std::optional<PendingLoad> pendingLoad_;        // guarded by mutex_
-  std::optional<PendingCompute> pendingCompute_;  // guarded by mutex_
-  bool clearCanvas_ = false;                      // guarded by mutex_
-  bool drainQueued_ = false;                      // guarded by mutex_
+  Mailbox mailbox_{this};
+  Latest<PendingLoad> pendingLoad_;        // guarded by mailbox_
+  Latest<PendingCompute> pendingCompute_;  // guarded by mailbox_
+  bool clearCanvas_ = false;               // guarded by mailbox_
   std::atomic<int> runs_{0};
   std::atomic<double> macsPerMs_{1.0e6};
   std::atomic<bool> rateFixed_{false};

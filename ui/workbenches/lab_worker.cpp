@@ -1,33 +1,18 @@
 #include "workbenches/lab_worker.h"
 
-#include "workbenches/worker_thread.h"
-
-#include <QMutexLocker>
 
 namespace attn::ui {
 
 LabWorker::LabWorker() { qRegisterMetaType<attn::ui::LabOutcome>(); }
 
 void LabWorker::submit(quint64 generation, attn::lab::LabRequest request) {
-  QMutexLocker lock(&mutex_);
-  pending_ = Pending{generation, std::move(request)};
-  if (drainQueued_) return;  // the queued drain will pick the newest request up
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] { pending_.put(Pending{generation, std::move(request)}); });
 }
 
 void LabWorker::drain() {
-  for (;;) {
-    Pending job;
-    {
-      QMutexLocker lock(&mutex_);
-      if (!pending_) {
-        drainQueued_ = false;
-        return;
-      }
-      job = std::move(*pending_);
-      pending_.reset();
-    }
+  std::optional<Pending> next;
+  while (mailbox_.next([&] { return (next = pending_.take()).has_value(); })) {
+    Pending job = std::move(*next);
     LabOutcome outcome;
     outcome.generation = job.generation;
     auto result = attn::lab::run_lab(job.request);

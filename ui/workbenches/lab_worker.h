@@ -4,9 +4,9 @@
 #pragma once
 
 #include "attn/lab/lab.h"
+#include "workbenches/mailbox.h"
 
 #include <QMetaType>
-#include <QMutex>
 #include <QObject>
 #include <QString>
 
@@ -46,9 +46,8 @@ class LabWorker : public QObject {
     quint64 generation;
     attn::lab::LabRequest request;
   };
-  QMutex mutex_;
-  std::optional<Pending> pending_;  // guarded by mutex_
-  bool drainQueued_ = false;        // guarded by mutex_
+  Mailbox mailbox_{this};
+  Latest<Pending> pending_;  // guarded by mailbox_
   std::atomic<int> runs_{0};
 };
 

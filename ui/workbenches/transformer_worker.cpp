@@ -1,12 +1,10 @@
 #include "workbenches/transformer_worker.h"
 
 #include "attn/io/attention_dump.h"
-#include "workbenches/worker_thread.h"
 
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QMutexLocker>
 
 #include <algorithm>
 #include <filesystem>
@@ -68,68 +66,53 @@ std::vector<int> TransformerWorker::specialPositions(const attn::Labels& tokens)
 }
 
 void TransformerWorker::load(quint64 serial, QString path) {
-  QMutexLocker lock(&mutex_);
-  pendingLoad_ = PendingLoad{serial, std::move(path)};
-  cancel_.store(true);  // a load still running gives way to the newer one
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] {
+    pendingLoad_.put(PendingLoad{serial, std::move(path)});
+    cancel_.store(true);  // a load still running gives way to the newer one
+  });
 }
 
 void TransformerWorker::cancelLoad() {
-  std::optional<PendingLoad> dropped;
-  {
-    QMutexLocker lock(&mutex_);
+  const std::optional<PendingLoad> dropped = mailbox_.locked([this] {
     cancel_.store(true);
-    dropped = std::move(pendingLoad_);
-    pendingLoad_.reset();
-  }
+    return pendingLoad_.take();
+  });
   // A load that has not started is cancelled here; a running one at its next progress report.
   if (dropped) emit loadFailed(dropped->serial, tr("%1: cancelled").arg(dropped->path), true);
 }
 
 void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
-  QMutexLocker lock(&mutex_);
-  pendingImage_ = PendingImage{serial, std::move(path), std::move(name)};
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] { pendingImage_.put(PendingImage{serial, std::move(path), std::move(name)}); });
 }
 
 void TransformerWorker::submit(quint64 generation, std::shared_ptr<const TransformerSource> source,
                                TransformerRequest request) {
   const quint64 sourceSerial = source ? source->serial : 0;
-  QMutexLocker lock(&mutex_);
-  pendingRun_ = PendingRun{generation, sourceSerial, std::move(request), std::move(source)};
-  runWaiting_.store(true);
-  if (drainQueued_) return;
-  drainQueued_ = true;
-  queueCall(this, "drain");
+  mailbox_.post([&] {
+    pendingRun_.put(PendingRun{generation, sourceSerial, std::move(request), std::move(source)});
+    runWaiting_.store(true);
+  });
 }
 
 void TransformerWorker::drain() {
-  for (;;) {
-    std::optional<PendingLoad> load;
-    std::optional<PendingImage> image;
-    std::optional<PendingRun> run;
-    {
-      QMutexLocker lock(&mutex_);
-      if (pendingLoad_) {
-        load = std::move(pendingLoad_);
-        pendingLoad_.reset();
-        cancel_.store(false);  // under the lock: a cancel for this load can only come after this point
-      } else if (pendingImage_) {
-        image = std::move(pendingImage_);
-        pendingImage_.reset();
-      } else if (pendingRun_) {
-        run = std::move(pendingRun_);
-        pendingRun_.reset();
-        runWaiting_.store(false);
-      } else {
-        drainQueued_ = false;
-        return;
-      }
+  std::optional<PendingLoad> load;
+  std::optional<PendingImage> image;
+  std::optional<PendingRun> run;
+  // A model, then a photo, then a run.
+  while (mailbox_.next([&] {
+    image.reset();
+    run.reset();
+    if ((load = pendingLoad_.take())) {
+      cancel_.store(false);  // under the lock: a cancel for this load can only come after this point
+      return true;
     }
+    if ((image = pendingImage_.take())) return true;
+    if ((run = pendingRun_.take())) {
+      runWaiting_.store(false);
+      return true;
+    }
+    return false;
+  })) {
     if (load) {
       runLoad(load->serial, load->path);
     } else if (image) {
@@ -207,8 +190,8 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
 
 void TransformerWorker::use(std::shared_ptr<const TransformerSource> source) {
   source_ = std::move(source);
-  session_.reset();
-  if (source_->model) session_ = std::make_unique<attn::models::Session>(source_->model);
+  runner_.reset();
+  if (source_->model) runner_ = std::make_unique<attn::models::TransformerRunner>(source_->model);
   last_.reset();
 }
 
@@ -314,9 +297,9 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
               attn::Error{{}, -1, -1, "open an image: this is a vision transformer", attn::ErrorKind::Mismatch};
           return outcome;
         }
-        result = session_->run_image(*request.image->image, options);
+        result = runner_->run_image(*request.image->image, options);
       } else {
-        result = session_->run_text(request.text, request.pair, options);
+        result = runner_->run_text(request.text, request.pair, options);
       }
       modelRuns_.fetch_add(1);
       if (superseded) return nullptr;

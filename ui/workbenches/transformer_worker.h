@@ -2,7 +2,7 @@
 // (with progress and a cancel flag the engine's progress callback reads), decodes photos for ViT, runs
 // the model and the analysis (rollout, head statistics, model-view thumbnails) the LabWorker way: only the
 // newest pending request of each kind runs, every outcome carries its request's generation and is an
-// immutable value sent over a queued signal. The layer in view is sent ahead as soon as it is computed. The Session (scratch buffers) lives here, never on the GUI
+// immutable value sent over a queued signal. The layer in view is sent ahead as soon as it is computed. The TransformerRunner (scratch buffers) lives here, never on the GUI
 // thread; a rollout-only change re-uses the last run instead of running the model again.
 #pragma once
 
@@ -12,11 +12,11 @@
 #include "attn/models/transformer.h"
 #include "attn/vision/image.h"
 #include "render/head_grid_render.h"
+#include "workbenches/mailbox.h"
 
 #include <QByteArray>
 #include <QImage>
 #include <QMetaType>
-#include <QMutex>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -157,11 +157,10 @@ class TransformerWorker : public QObject {
     TransformerRequest request;
     std::shared_ptr<const TransformerSource> source;  // the tab's; null: the last one loaded here
   };
-  QMutex mutex_;
-  std::optional<PendingLoad> pendingLoad_;    // guarded by mutex_
-  std::optional<PendingImage> pendingImage_;  // guarded by mutex_
-  std::optional<PendingRun> pendingRun_;      // guarded by mutex_
-  bool drainQueued_ = false;                  // guarded by mutex_
+  Mailbox mailbox_{this};
+  Latest<PendingLoad> pendingLoad_;    // guarded by mailbox_
+  Latest<PendingImage> pendingImage_;  // guarded by mailbox_
+  Latest<PendingRun> pendingRun_;      // guarded by mailbox_
   std::atomic<bool> cancel_{false};
   std::atomic<bool> runWaiting_{false};  // a newer run request is pending
   std::atomic<int> runs_{0};
@@ -169,7 +168,7 @@ class TransformerWorker : public QObject {
 
   // Worker-thread state.
   std::shared_ptr<const TransformerSource> source_;
-  std::unique_ptr<attn::models::Session> session_;
+  std::unique_ptr<attn::models::TransformerRunner> runner_;
   std::shared_ptr<const TransformerOutcome> last_;  // for re-use when only the rollout changed
 };
 
