@@ -18,7 +18,7 @@
 #include "attn/random.h"
 #include "attn/vision/overlay.h"
 #include "attn/vision/scenes.h"
-#include "models/bundled.h"
+#include "models/layers.h"
 
 #include "bench_models.h"
 #include "bench_threads.h"
@@ -171,7 +171,7 @@ void render_word(const attn::GridUpsampler& smooth, const attn::Matrix& alpha, E
 }
 
 // The whole workload: caption with beam 3, then every word of the best caption drawn.
-std::size_t caption_and_draw(attn::models::CaptionerSession& session, std::vector<std::uint8_t>& out) {
+std::size_t caption_and_draw(attn::models::CaptionerRunner& session, std::vector<std::uint8_t>& out) {
   attn::models::CaptionOptions options;
   options.beam = kBeam;
   auto run = session.run(picture(), options);
@@ -183,7 +183,7 @@ std::size_t caption_and_draw(attn::models::CaptionerSession& session, std::vecto
 }
 
 void BM_CaptionBeam3AndOverlays(benchmark::State& state) {
-  attn::models::CaptionerSession session(model());
+  attn::models::CaptionerRunner session(model());
   std::vector<std::uint8_t> out;
   const std::size_t words = caption_and_draw(session, out);
   if (words == 0) {
@@ -196,7 +196,7 @@ void BM_CaptionBeam3AndOverlays(benchmark::State& state) {
 BENCHMARK(BM_CaptionBeam3AndOverlays)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CaptionBeam3(benchmark::State& state) {
-  attn::models::CaptionerSession session(model());
+  attn::models::CaptionerRunner session(model());
   attn::models::CaptionOptions options;
   options.beam = kBeam;
   for (auto _ : state) {
@@ -207,7 +207,7 @@ void BM_CaptionBeam3(benchmark::State& state) {
 BENCHMARK(BM_CaptionBeam3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_OverlaySwitch(benchmark::State& state) {
-  attn::models::CaptionerSession session(model());
+  attn::models::CaptionerRunner session(model());
   auto run = session.run(picture());
   if (!run) {
     state.SkipWithError(run.error().message().c_str());
@@ -328,7 +328,7 @@ std::vector<double> time_ms(int warm, int runs, F&& f) {
 
 // The verdict: medians after warm-up runs.
 void verdict() {
-  attn::models::CaptionerSession session(model());
+  attn::models::CaptionerRunner session(model());
   std::vector<std::uint8_t> out;
   std::size_t words = 0;
   const auto total = time_ms(5, 50, [&] { words = caption_and_draw(session, out); });

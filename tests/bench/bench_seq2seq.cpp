@@ -110,7 +110,7 @@ std::shared_ptr<const attn::models::Seq2SeqModel> model() {
 }
 
 void BM_DateBeam5(benchmark::State& state) {
-  attn::models::Seq2SeqSession session(model());
+  attn::models::Seq2SeqRunner session(model());
   attn::models::DecodeOptions options;
   options.beam = kBeam;
   // One checked run: k hypotheses, each with one attention row per id, every row a distribution.
@@ -138,7 +138,7 @@ void BM_DateBeam5(benchmark::State& state) {
 BENCHMARK(BM_DateBeam5)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_DateGreedy(benchmark::State& state) {
-  attn::models::Seq2SeqSession session(model());
+  attn::models::Seq2SeqRunner session(model());
   for (auto _ : state) {
     auto r = session.run(kDate);
     benchmark::DoNotOptimize(r);
@@ -148,7 +148,7 @@ BENCHMARK(BM_DateGreedy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The verdict: the median of 200 timed decodes after 20 warm-up ones.
 void verdict() {
-  attn::models::Seq2SeqSession session(model());
+  attn::models::Seq2SeqRunner session(model());
   attn::models::DecodeOptions options;
   options.beam = kBeam;
   for (int i = 0; i < 20; ++i) benchmark::DoNotOptimize(session.run(kDate, options));

@@ -70,7 +70,7 @@ std::vector<int> ids_of(Index n, int vocab) {
 void run_family(benchmark::State& state, std::string_view family) {
   const Index n = state.range(0);
   auto m = model(family);
-  attn::models::Session session(m);
+  attn::models::TransformerRunner session(m);
   const auto ids = ids_of(n, family == "bert" ? kBertVocab : kGpt2Vocab);
   // One checked run: every layer's maps, every row a distribution, causal maps with an empty upper triangle.
   {
@@ -142,7 +142,7 @@ long status_kib(const char* key) {
 int memory_run(int tokens) {
   auto m = model("bert", tokens);
   const long after_load = status_kib("VmHWM:");
-  attn::models::Session session(m);
+  attn::models::TransformerRunner session(m);
   attn::models::RunOptions options;
   options.precision = attn::Precision::F16;
   auto run = session.run_ids(ids_of(tokens, kBertVocab), {}, options);

@@ -126,7 +126,7 @@ TEST_P(CaptionerParity, FeaturesGreedyBeamAndTeacherForcingMatchTorch) {
   ASSERT_EQ(model->config().attention == CaptionAttention::Hard, hard);
   ASSERT_EQ(model->config().grid(), expected.at("grid").get<int>());
   const int side = model->config().image_size;
-  CaptionerSession session(model);
+  CaptionerRunner session(model);
   for (const auto& entry : expected.at("runs")) {
     const std::string name = entry.at("name");
     SCOPED_TRACE(name);

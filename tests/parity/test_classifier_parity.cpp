@@ -37,7 +37,7 @@ TEST_P(ClassifierParity, WordsWeightsAndProbabilitiesMatchTorch) {
   std::shared_ptr<const ClassifierModel> model;
   ASSERT_TRUE(parity::load_case_model(expected, model));
   const bool hierarchical = model->config().hierarchical;
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   for (const auto& entry : expected["runs"]) {
     const std::string text = entry.at("text");
     SCOPED_TRACE("text \"" + text + "\"");

@@ -60,7 +60,7 @@ TEST_P(Seq2SeqParity, GreedyAndBeamMatchTorch) {
   ASSERT_TRUE(parity::read_expected(cases_dir() / GetParam(), expected));
   std::shared_ptr<const Seq2SeqModel> model;
   ASSERT_TRUE(parity::load_case_model(expected, model));
-  Seq2SeqSession session(model);
+  Seq2SeqRunner session(model);
   for (const auto& entry : expected["runs"]) {
     const std::string text = entry.at("text");
     SCOPED_TRACE("text \"" + text + "\"");

@@ -148,7 +148,7 @@ class TextParity : public ::testing::TestWithParam<std::string> {};
 TEST_P(TextParity, EveryHeadHiddenStateAndPredictionMatchTorch) {
   auto c = load_case(GetParam());
   ASSERT_TRUE(c);
-  Session session(c->model);
+  TransformerRunner session(c->model);
   for (const auto& entry : c->expected["runs"]) {
     const auto ids = entry["ids"].get<std::vector<int>>();
     const auto types = entry.contains("type_ids") ? entry["type_ids"].get<std::vector<int>>() : std::vector<int>{};
@@ -162,7 +162,7 @@ TEST_P(TextParity, EveryHeadHiddenStateAndPredictionMatchTorch) {
 TEST_P(TextParity, FloatSixteenMapsWithinOneThousandth) {
   auto c = load_case(GetParam());
   ASSERT_TRUE(c);
-  Session session(c->model);
+  TransformerRunner session(c->model);
   const auto& entry = c->expected["runs"][0];
   auto o = options_for(entry);
   o.precision = Precision::F16;
@@ -178,7 +178,7 @@ TEST_P(TextParity, FloatSixteenMapsWithinOneThousandth) {
 TEST_P(TextParity, MapsAndPredictionsWithoutHiddenStates) {
   auto c = load_case(GetParam());
   ASSERT_TRUE(c);
-  Session session(c->model);
+  TransformerRunner session(c->model);
   for (const auto& entry : c->expected["runs"]) {
     auto o = options_for(entry);
     o.hidden_states = false;
@@ -196,7 +196,7 @@ class RunTextParity : public ::testing::TestWithParam<std::string> {};
 TEST_P(RunTextParity, TokenisesAsTheFixture) {
   auto c = load_case(GetParam());
   ASSERT_TRUE(c);
-  Session session(c->model);
+  TransformerRunner session(c->model);
   int checked = 0;
   for (const auto& entry : c->expected["runs"]) {
     if (!entry.contains("text")) continue;
@@ -232,7 +232,7 @@ TEST(VitParity, EveryHeadHiddenStateAndClassMatchTorch) {
   ASSERT_TRUE(pixels);
   Image raw(static_cast<int>(info->shape[2]), static_cast<int>(info->shape[1]), static_cast<int>(info->shape[0]));
   raw.data = *pixels;
-  Session session(c->model);
+  TransformerRunner session(c->model);
   auto run = session.run_image(raw, options_for(entry));
   ASSERT_TRUE(run) << run.error().message();
   compare_run(*c, entry, *run);

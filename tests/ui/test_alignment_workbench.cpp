@@ -3,12 +3,12 @@
 // tests/data/seq2seq and tests/data/classifier (and the bundled models when the build has them): load,
 // type -> run, the step slider and its row, beam hypotheses, local-p bands, unknown characters, an empty
 // and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports.
-#include "app/export.h"
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
 #include "render/qcustomplot.h"
 #include "render/text_figure.h"
 #include "ui_test_support.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/text_figure_view.h"
 #include "workbenches/alignment_models.h"
@@ -655,6 +655,39 @@ class TestAlignmentWorkbench : public QObject {
       QVERIFY2(loaded, loaded ? "" : loaded.error().message().c_str());
       QVERIFY(!loaded->description.isEmpty());
     }
+  }
+
+  // The bundled models say what they were trained on, and the input note how much of the input they have
+  // never seen: README text typed into the review model is mostly <unk>, and the tab says its answer means
+  // little (it used to answer as confidently as on a review).
+  void bundledModelsSayWhatTheyWereTrainedOnAndHowMuchIsUnknown() {
+    if (bundledModels().empty()) QSKIP("this build bundles no models (resources/models was empty at configure time)");
+    for (const auto& model : bundledModels()) {
+      auto loaded = loadAlignmentModel(model.key);
+      QVERIFY2(loaded, loaded ? "" : loaded.error().message().c_str());
+      QVERIFY2(!loaded->trainedOn.isEmpty(), qPrintable(model.key));
+    }
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(u"sentiment-pooling"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto* description = wb.findChild<QLabel*>(u"alignmentModelDescription"_s);
+    QVERIFY(description);
+    QVERIFY2(description->text().contains(u"Trained on: short generated reviews"_s), qPrintable(description->text()));
+    wb.setText(u"Every command the README shows must run as written, extracted by a test."_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.lastError().isEmpty());
+    const auto& run = *wb.outcome()->classifier;
+    const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
+    QVERIFY(2 * unknown > std::int64_t(run.unknown.size()));
+    const QString note = wb.inputNote()->text();
+    QVERIFY2(note.contains(u"%1 of %2 ("_s.arg(unknown).arg(run.unknown.size())), qPrintable(note));
+    QVERIFY2(note.contains(u"unlike the model's training data"_s), qPrintable(note));
+    // A review in its own words: no such warning.
+    wb.setText(u"The film was great. I loved it."_s);
+    QVERIFY(settle(wb));
+    QVERIFY2(!wb.inputNote()->text().contains(u"unlike"_s), qPrintable(wb.inputNote()->text()));
   }
 
   void unknownModelNamesListTheBundledOnes() {

@@ -157,7 +157,7 @@ TEST(BadCorpus, NonFiniteWarningsNameTheTensorAndCount) {
   // softmax used to make of a NaN sum), the run says so and the cells are counted.
   auto gpt2 = models::TransformerModel::load(kBadDir / "models/gpt2-nan");
   ASSERT_TRUE(gpt2) << gpt2.error().message();
-  models::Session session(*gpt2);
+  models::TransformerRunner session(*gpt2);
   const auto run = session.run_text("the cat sat");
   ASSERT_TRUE(run) << run.error().message();
   EXPECT_GT(run->attention.layers.at(0).maps.nonfinite(), 0);

@@ -6,7 +6,7 @@
 #include "attn/models/captioner.h"
 #include "attn/models/seq2seq.h"
 #include "model_test_util.h"
-#include "models/bundled.h"
+#include "models/layers.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -109,10 +109,10 @@ Tiny markov_chain(std::map<int, std::map<int, double>> transitions = {}) {
   return m;
 }
 
-std::optional<CaptionerSession> session_of(const Tiny& m) {
+std::optional<CaptionerRunner> session_of(const Tiny& m) {
   auto model = test::load_model<CaptionerModel>(m.config, m.tensors);
   if (!model) return std::nullopt;
-  return CaptionerSession(model);
+  return CaptionerRunner(model);
 }
 
 std::string error_of(const Tiny& m) { return test::load_error<CaptionerModel>(m.config, m.tensors); }
@@ -710,7 +710,7 @@ TEST(CaptionerLoad, FolderRoundTripAndArchitecture) {
   EXPECT_EQ(config_architecture(dir), "AttnScopeCaptioner");
   auto model = CaptionerModel::load(dir);
   ASSERT_TRUE(model.has_value()) << model.error().message();
-  CaptionerSession session(*model);
+  CaptionerRunner session(*model);
   auto run = session.run_resized(grey_input(4));
   ASSERT_TRUE(run);
   EXPECT_EQ(run->hypotheses[0].text, "a");

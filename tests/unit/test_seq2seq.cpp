@@ -5,7 +5,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/models/seq2seq.h"
 #include "model_test_util.h"
-#include "models/bundled.h"
+#include "models/layers.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -101,10 +101,10 @@ std::shared_ptr<const Seq2SeqModel> load_chain(const Chain& m) {
 std::string error_of(const Chain& m) { return test::load_error<Seq2SeqModel>(m.config, m.tensors); }
 
 // A session on `chain`; nothing (and a test failure) when it does not load.
-std::optional<Seq2SeqSession> chain_session(const Chain& chain = markov_chain()) {
+std::optional<Seq2SeqRunner> chain_session(const Chain& chain = markov_chain()) {
   auto model = load_chain(chain);
   if (!model) return std::nullopt;
-  return Seq2SeqSession(model);
+  return Seq2SeqRunner(model);
 }
 
 // Beam search of width k (1: greedy).
@@ -336,7 +336,7 @@ TEST(Seq2SeqDecode, LocalPredictiveWindowAndGaussian) {
   auto model = Seq2SeqModel::from_parts(c, t.build());
   ASSERT_TRUE(model.has_value()) << model.error().message();
   EXPECT_EQ((*model)->config().variant_name(), "Luong local-p (D = 1)");
-  Seq2SeqSession session(*model);
+  Seq2SeqRunner session(*model);
   auto run = session.run("xxxx");
   ASSERT_TRUE(run.has_value()) << run.error().message();
   const auto& h = run->hypotheses[0];
@@ -588,7 +588,7 @@ TEST(Seq2SeqLoad, FolderRoundTripAndErrorsNamePaths) {
   EXPECT_EQ(config_architecture(dir / "nowhere"), "");
   auto model = Seq2SeqModel::load(dir);
   ASSERT_TRUE(model.has_value()) << model.error().message();
-  Seq2SeqSession session(*model);
+  Seq2SeqRunner session(*model);
   auto run = session.run("xy");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->hypotheses[0].text, "a");

@@ -1,4 +1,4 @@
-// TransformerModel / Session: loader errors, pickled checkpoints, sharded weights, truncation, masks,
+// TransformerModel / TransformerRunner: loader errors, pickled checkpoints, sharded weights, truncation, masks,
 // precision, session reuse and cancellation. The model folders are the parity fixtures
 // (tests/data/transformers, written by tools/parity/make_transformer_fixtures.py).
 #include "attn/io/safetensors.h"
@@ -183,7 +183,7 @@ TEST(TransformerLoad, ShardedIndexLoadsTheSameModel) {
   ASSERT_TRUE(sharded) << sharded.error().message();
   auto whole = load_fixture("bert");
   ASSERT_TRUE(whole);
-  Session a(*sharded), b(whole);
+  TransformerRunner a(*sharded), b(whole);
   auto ra = a.run_ids({2, 10, 13, 4, 3});
   auto rb = b.run_ids({2, 10, 13, 4, 3});
   ASSERT_TRUE(ra && rb);
@@ -215,7 +215,7 @@ TEST(TransformerLoad, CancelDuringLoadKeepsNothing) {
 TEST(TransformerRun, GptTwoIsCausalAndRowsSumToOne) {
   auto m = load_fixture("gpt2");
   ASSERT_TRUE(m);
-  Session s(m);
+  TransformerRunner s(m);
   auto run = s.run_text("the cat sat on the mat. the dog was happy");
   ASSERT_TRUE(run) << run.error().message();
   const Index n = static_cast<Index>(run->ids.size());
@@ -239,7 +239,7 @@ TEST(TransformerRun, GptTwoIsCausalAndRowsSumToOne) {
 TEST(TransformerRun, EncoderRowsSumToOneAndLabelsAreTokens) {
   auto m = load_fixture("bert");
   ASSERT_TRUE(m);
-  Session s(m);
+  TransformerRunner s(m);
   auto run = s.run_text("the cat is playing", "it was happy");
   ASSERT_TRUE(run) << run.error().message();
   ASSERT_EQ(run->attention.tokens.size(), run->ids.size());
@@ -261,7 +261,7 @@ TEST(TransformerRun, EncoderRowsSumToOneAndLabelsAreTokens) {
 TEST(TransformerRun, PaddingKeysGetExactlyZero) {
   auto m = load_fixture("distilbert");
   ASSERT_TRUE(m);
-  Session s(m);
+  TransformerRunner s(m);
   RunOptions o;
   o.attention_mask = {1, 1, 1, 1, 0, 0};
   auto run = s.run_ids({2, 10, 13, 3, 0, 0}, {}, o);
@@ -281,7 +281,7 @@ TEST(TransformerRun, LongTextIsTruncatedWithAWarning) {
   ASSERT_TRUE(m);
   std::string text;
   for (int i = 0; i < 20; ++i) text += "the cat sat on the mat. ";
-  Session s(m);
+  TransformerRunner s(m);
   auto run = s.run_text(text);
   ASSERT_TRUE(run) << run.error().message();
   EXPECT_EQ(static_cast<int>(run->ids.size()), m->config().max_positions);
@@ -290,7 +290,7 @@ TEST(TransformerRun, LongTextIsTruncatedWithAWarning) {
 
   auto bert = load_fixture("bert");
   ASSERT_TRUE(bert);
-  Session sb(bert);
+  TransformerRunner sb(bert);
   RunOptions o;
   o.max_tokens = 6;
   auto rb = sb.run_text("the cat sat on the mat", "hello world", o);
@@ -308,7 +308,7 @@ TEST(TransformerRun, LongTextIsTruncatedWithAWarning) {
 TEST(TransformerRun, BadIdsAreErrors) {
   auto m = load_fixture("bert");
   ASSERT_TRUE(m);
-  Session s(m);
+  TransformerRunner s(m);
   EXPECT_FALSE(s.run_ids({}));
   EXPECT_FALSE(s.run_ids({2, 100000}));
   EXPECT_FALSE(s.run_ids({2, -1}));
@@ -321,7 +321,7 @@ TEST(TransformerRun, FloatSixteenIsWithinOneThousandthOfFloatThirtyTwo) {
   for (const char* name : {"bert", "gpt2"}) {
     auto m = load_fixture(name);
     ASSERT_TRUE(m);
-    Session s(m);
+    TransformerRunner s(m);
     RunOptions o32, o16;
     o16.precision = Precision::F16;
     std::vector<int> ids;
@@ -342,7 +342,7 @@ TEST(TransformerRun, FloatSixteenIsWithinOneThousandthOfFloatThirtyTwo) {
 TEST(TransformerRun, SessionReuseGivesIdenticalResults) {
   auto m = load_fixture("bert");
   ASSERT_TRUE(m);
-  Session s(m);
+  TransformerRunner s(m);
   RunOptions o;
   o.hidden_states = true;
   const std::vector<int> longer{2, 10, 13, 21, 46, 92, 19, 10, 4, 5, 3, 24, 22, 58, 5, 3};
@@ -359,7 +359,7 @@ TEST(TransformerRun, SessionReuseGivesIdenticalResults) {
   EXPECT_EQ(first->predictions[0].top[0].id, again->predictions[0].top[0].id);
   EXPECT_EQ(first->predictions[0].top[0].probability, again->predictions[0].top[0].probability);
   // A fresh session on the same model agrees too (the model is shared, immutable).
-  Session other(m);
+  TransformerRunner other(m);
   auto fresh = other.run_ids(longer, {}, o);
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->attention.layers[1].maps.head(2), first->attention.layers[1].maps.head(2));
@@ -371,7 +371,7 @@ TEST(TransformerRun, OnLayerSeesEveryLayerFinalAndCanStopTheRun) {
   for (const std::string name : {"bert", "gpt2"}) {
     auto m = load_fixture(name);
     ASSERT_TRUE(m);
-    Session s(m);
+    TransformerRunner s(m);
     std::vector<Matrix> seen;  // head 1 of each layer, copied when reported
     std::vector<std::size_t> sizes;
     RunOptions o;
@@ -404,7 +404,7 @@ TEST(TransformerRun, OnLayerSeesEveryLayerFinalAndCanStopTheRun) {
 TEST(TransformerRun, VitLabelsPatchesAndClasses) {
   auto m = load_fixture("vit");
   ASSERT_TRUE(m);
-  Session s(m);
+  TransformerRunner s(m);
   Image img(48, 40, 3, 0.25f);  // resized to 32 x 32
   auto run = s.run_image(img);
   ASSERT_TRUE(run) << run.error().message();

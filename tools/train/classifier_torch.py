@@ -41,10 +41,14 @@ ARCHITECTURE = "AttnScopeClassifier"
 
 # ---------------------------------------------------------------- configuration
 
+# config.json's "trained_on": shown in the Alignment tab beside the model.
+TRAINED_ON = ("short generated reviews of films, restaurants, products, hotels, books and games (a 437-word vocabulary; tools/train/reviews_data.py); other words are read as <unk>")
+
 def make_config(vocab_words, hierarchical, heads, embedding_size, hidden, attention_size, max_words,
-                max_sentences=None, task="review sentiment", labels=("negative", "positive")):
+                max_sentences=None, task="review sentiment", labels=("negative", "positive"),
+                trained_on=TRAINED_ON):
     """config.json as MODELS.md section 2 lists it. vocab_words: the words after <pad>, <unk>."""
-    c = {"architectures": [ARCHITECTURE], "task": task, "labels": list(labels),
+    c = {"architectures": [ARCHITECTURE], "task": task, "trained_on": trained_on, "labels": list(labels),
          "vocab": ["<pad>", "<unk>"] + [w for w in vocab_words if w not in ("<pad>", "<unk>")],
          "hierarchical": bool(hierarchical), "heads": int(heads), "embedding_size": int(embedding_size),
          "hidden": int(hidden), "attention_size": int(attention_size), "max_words": int(max_words)}

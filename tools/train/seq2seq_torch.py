@@ -44,6 +44,10 @@ from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
 PAD, UNK = 0, 1          # source ids
 BOS, EOS = 1, 2          # target ids (<pad> is 0 there too)
 
+# config.json's "trained_on": the Alignment tab shows it beside the model, so that nobody mistakes an answer
+# to unlike input for knowledge.
+TRAINED_ON = ("one date from 1900 to 2099 in any of 21 written forms (numbers, English month and weekday names; tools/train/dates_data.py); any other text is still read as a date")
+
 VARIANTS = {
     "bahdanau": {"attention": "bahdanau", "score": "additive"},
     "luong-dot": {"attention": "luong", "score": "dot"},
@@ -54,9 +58,10 @@ VARIANTS = {
 
 
 def make_config(variant, source_vocab, target_vocab, e, h, d, a, max_source_length, max_target_length,
-                window=None, task="date normalisation"):
+                window=None, task="date normalisation", trained_on=TRAINED_ON):
     v = VARIANTS[variant]
-    c = {"architectures": ["AttnScopeSeq2Seq"], "task": task, "attention": v["attention"], "score": v["score"]}
+    c = {"architectures": ["AttnScopeSeq2Seq"], "task": task, "trained_on": trained_on, "attention": v["attention"],
+         "score": v["score"]}
     if v.get("local"):
         c["local"] = {"kind": "predictive", "window": int(window)}
     c.update({"source_vocab": list(source_vocab), "target_vocab": list(target_vocab),

@@ -1,8 +1,8 @@
 #include "app/align_cli.h"
 
-#include "app/export.h"
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_worker.h"
@@ -72,7 +72,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   const QFont font = QGuiApplication::font();
 
   if (model->seq2seq) {
-    attn::models::Seq2SeqSession session(model->seq2seq);
+    attn::models::Seq2SeqRunner session(model->seq2seq);
     attn::models::DecodeOptions options;
     options.beam = job.beam;
     auto run = session.run(job.text, options);
@@ -151,7 +151,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     return std::unexpected(usageFailure(QObject::tr("--view heatmap is for the date (seq2seq) models; a classifier "
                                                     "writes its word shading")));
   }
-  attn::models::ClassifierSession session(model->classifier);
+  attn::models::ClassifierRunner session(model->classifier);
   auto run = session.run(job.text);
   if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
   const double ms = double(timer.nsecsElapsed()) / 1e6;

@@ -1,6 +1,5 @@
 #include "app/transformer_cli.h"
 
-#include "app/export.h"
 #include "attn/analysis/attention_analysis.h"
 #include "attn/io/attention_dump.h"
 #include "attn/models/transformer.h"
@@ -8,6 +7,7 @@
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
 #include "render/token_lines_render.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "workbenches/transformer_worker.h"
 
@@ -160,7 +160,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
     what = fromStd(std::string(attn::models::to_string(config.family)));
     modelName = (*model)->description();
     for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
-    attn::models::Session session(*model);
+    attn::models::TransformerRunner session(*model);
     attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
     if (config.family == attn::models::Family::Vit) {
       if (job.imagePath.isEmpty()) {

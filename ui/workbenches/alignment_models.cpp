@@ -48,8 +48,14 @@ attn::Error unsupported(const QString& shownAs, const QString& architecture) {
 }
 
 void describe(AlignmentModel& model) {
-  if (model.seq2seq) model.description = fromStd(model.seq2seq->description());
-  if (model.classifier) model.description = fromStd(model.classifier->description());
+  if (model.seq2seq) {
+    model.description = fromStd(model.seq2seq->description());
+    model.trainedOn = fromStd(model.seq2seq->config().trained_on);
+  }
+  if (model.classifier) {
+    model.description = fromStd(model.classifier->description());
+    model.trainedOn = fromStd(model.classifier->config().trained_on);
+  }
 }
 
 attn::Result<AlignmentModel> loadBundled(const BundledModel& bundled) {

@@ -39,6 +39,7 @@ struct AlignmentModel {
   QString path;         // the folder, or ":/models/<key>"
   QString name;         // the bundled model's name, or the folder's
   QString description;  // the engine's one line: task, variant, parameters
+  QString trainedOn;    // config.json's "trained_on": the training data in a sentence; may be empty
   QString modelCard;    // MODEL_CARD.md (Markdown), empty when there is none
   std::shared_ptr<const attn::models::Seq2SeqModel> seq2seq;
   std::shared_ptr<const attn::models::ClassifierModel> classifier;

@@ -1,6 +1,6 @@
+#include "views/export.h"
 #include "workbenches/alignment_workbench.h"
 
-#include "app/export.h"
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
 #include "views/heatmap_view.h"
@@ -264,7 +264,10 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   const auto& model = source_->model;
 
   // The selector shows what is open: a bundled entry, or the folder as an entry of its own.
-  showOpenModel(modelGroup_, model.key, model.path, model.name, model.description, !model.modelCard.isEmpty());
+  // What the model was trained on, under its description: small models answer confidently on anything.
+  const QString description =
+      model.trainedOn.isEmpty() ? model.description : model.description + u'\n' + tr("Trained on: %1").arg(model.trainedOn);
+  showOpenModel(modelGroup_, model.key, model.path, model.name, description, !model.modelCard.isEmpty());
 
   // Keep what the user typed; swap the other task's examples for this task's default.
   const QString current = textEdit_->toPlainText();
@@ -509,18 +512,32 @@ void AlignmentWorkbench::updateInputNote() {
     inputNote_->clear();
     return;
   }
+  // How much of the input the model has never seen: "3 of 40 (8%) not in the vocabulary"; when that is most
+  // of it, the note says plainly that the answer means little.
+  const auto unknownNote = [this](std::int64_t unknown, std::int64_t total) {
+    if (unknown <= 0 || total <= 0) return QString();
+    QString note = tr(" \u00b7 %1 of %2 (%3%) not in the vocabulary (red), read as <unk>")
+                       .arg(unknown)
+                       .arg(total)
+                       .arg(qRound(100.0 * double(unknown) / double(total)));
+    if (2 * unknown > total) {
+      note += tr(" \u00b7 most of this input is unlike the model's training data: its answer means little");
+      inputNote_->setForegroundRole(QPalette::WindowText);
+    }
+    return note;
+  };
   if (outcome_->seq2seq) {
     const auto& run = *outcome_->seq2seq;
     const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
     QString note = tr("%1 characters read").arg(run.source.size());
-    if (unknown > 0) note += tr(" \u00b7 %1 not in the vocabulary (red), read as <unk>").arg(unknown);
+    note += unknownNote(unknown, std::int64_t(run.unknown.size()));
     inputNote_->setText(note);
   } else {
     const auto& run = *outcome_->classifier;
     const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
     QString note = tr("%1 words").arg(run.input.words.size());
     if (run.input.sentences > 1) note += tr(" in %1 sentences").arg(run.input.sentences);
-    if (unknown > 0) note += tr(" \u00b7 %1 not in the vocabulary (red), read as <unk>").arg(unknown);
+    note += unknownNote(unknown, std::int64_t(run.unknown.size()));
     inputNote_->setText(note);
   }
 }

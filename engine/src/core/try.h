@@ -1,5 +1,5 @@
 // Unwrapping a Result inside a function that itself returns a Result: an error is returned as it is.
-// Used by the model loaders (transformer_load.cpp, config.cpp, bundled.cpp and the demo models). Not part
+// Used by the model loaders (transformer_load.cpp, config.cpp, layers.cpp and the demo models). Not part
 // of the public API.
 #pragma once
 

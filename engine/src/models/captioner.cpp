@@ -12,7 +12,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/normalise.h"
 #include "beam_search.h"
-#include "bundled.h"
+#include "layers.h"
 #include "../core/nonfinite.h"
 
 #include <opencv2/imgproc.hpp>
@@ -360,7 +360,7 @@ std::shared_ptr<const AttentionMap> CaptionRun::alpha_map(std::size_t hypothesis
 }
 
 namespace {
-// The per-session buffers; CaptionerSession::Scratch is this (a private name the helpers below cannot use).
+// The runner's buffers; CaptionerRunner::Scratch is this (a private name the helpers below cannot use).
 struct CaptionBuffers {
   // Encoder: a layer's input planes [C, side^2] (bundled::conv3x3_relu_pool).
   Matrix planes;
@@ -390,13 +390,13 @@ struct CaptionBuffers {
 };
 }  // namespace
 
-struct CaptionerSession::Scratch : CaptionBuffers {};
+struct CaptionerRunner::Scratch : CaptionBuffers {};
 
-CaptionerSession::CaptionerSession(std::shared_ptr<const CaptionerModel> model)
+CaptionerRunner::CaptionerRunner(std::shared_ptr<const CaptionerModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
-CaptionerSession::~CaptionerSession() = default;
-CaptionerSession::CaptionerSession(CaptionerSession&&) noexcept = default;
-CaptionerSession& CaptionerSession::operator=(CaptionerSession&&) noexcept = default;
+CaptionerRunner::~CaptionerRunner() = default;
+CaptionerRunner::CaptionerRunner(CaptionerRunner&&) noexcept = default;
+CaptionerRunner& CaptionerRunner::operator=(CaptionerRunner&&) noexcept = default;
 
 namespace {
 
@@ -673,7 +673,7 @@ Result<CaptionRun> forced(const Impl& m, Scratch& s, const Image& input, const s
 
 }  // namespace
 
-Result<CaptionRun> CaptionerSession::run(const Image& image, const CaptionOptions& options) {
+Result<CaptionRun> CaptionerRunner::run(const Image& image, const CaptionOptions& options) {
   try {
     const int S = model_->config().image_size;
     if (image.empty() || image.data.size() < static_cast<std::size_t>(image.channels) * image.plane_size()) {
@@ -691,7 +691,7 @@ Result<CaptionRun> CaptionerSession::run(const Image& image, const CaptionOption
   }
 }
 
-Result<CaptionRun> CaptionerSession::run_resized(const Image& input, const CaptionOptions& options) {
+Result<CaptionRun> CaptionerRunner::run_resized(const Image& input, const CaptionOptions& options) {
   try {
     return decode(model_->impl(), *scratch_, input, options);
   } catch (const std::bad_alloc&) {
@@ -699,7 +699,7 @@ Result<CaptionRun> CaptionerSession::run_resized(const Image& input, const Capti
   }
 }
 
-Result<CaptionRun> CaptionerSession::run_forced(const Image& input, const std::vector<int>& ids) {
+Result<CaptionRun> CaptionerRunner::run_forced(const Image& input, const std::vector<int>& ids) {
   try {
     return forced(model_->impl(), *scratch_, input, ids);
   } catch (const std::bad_alloc&) {

@@ -6,7 +6,7 @@
 
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/pooling.h"
-#include "bundled.h"
+#include "layers.h"
 #include "../core/nonfinite.h"
 
 #include <algorithm>
@@ -48,6 +48,7 @@ Result<ClassifierConfig> read_config(const bundled::ConfigKeys& k) {
   ClassifierConfig c;
   ATTN_TRY(k.architecture("AttnScopeClassifier"));
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
+  ATTN_ASSIGN(c.trained_on, k.text_or("trained_on", ""));
   ATTN_ASSIGN(c.labels, read_labels(k));
   ATTN_ASSIGN(c.vocab, k.vocabulary("vocab", {"<pad>", "<unk>"}, 3));
   ATTN_ASSIGN(c.hierarchical, k.boolean_or("hierarchical", false));
@@ -237,7 +238,7 @@ std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
   return map;
 }
 
-struct ClassifierSession::Scratch {
+struct ClassifierRunner::Scratch {
   bundled::GruScratch gru;
   Matrix embedded;   // [n, e]
   Matrix encoded;    // [n, 2h]
@@ -245,11 +246,11 @@ struct ClassifierSession::Scratch {
   Matrix sentence_encoded;  // hierarchical: [sentences, 2h]
 };
 
-ClassifierSession::ClassifierSession(std::shared_ptr<const ClassifierModel> model)
+ClassifierRunner::ClassifierRunner(std::shared_ptr<const ClassifierModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
-ClassifierSession::~ClassifierSession() = default;
-ClassifierSession::ClassifierSession(ClassifierSession&&) noexcept = default;
-ClassifierSession& ClassifierSession::operator=(ClassifierSession&&) noexcept = default;
+ClassifierRunner::~ClassifierRunner() = default;
+ClassifierRunner::ClassifierRunner(ClassifierRunner&&) noexcept = default;
+ClassifierRunner& ClassifierRunner::operator=(ClassifierRunner&&) noexcept = default;
 
 namespace {
 
@@ -306,7 +307,7 @@ void softmax_into(const RowVector& logits, std::vector<float>& out) {
 
 }  // namespace
 
-Result<ClassifierRun> ClassifierSession::run(std::string_view text) {
+Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;

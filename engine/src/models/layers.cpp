@@ -1,4 +1,4 @@
-#include "bundled.h"
+#include "layers.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,6 @@
-// What the project's own demo models (seq2seq.cpp, classifier.cpp, captioner.cpp; tools/train/MODELS.md)
-// share and the transformer loader does not: config.json keys they read alike (on top of
+// The layers of the project's own demo models (seq2seq.cpp, classifier.cpp, captioner.cpp;
+// tools/train/MODELS.md), in namespace attn::models::bundled: what they share and the transformer loader
+// does not. config.json keys they read alike (on top of
 // core/json_config.h's), a strict tensor reader whose shapes come from the config alone, small products,
 // the torch GRU (gate order r, z, n) run over a sequence in both directions, the LSTM cell, the
 // captioner's convolution layer, and loading a model folder. Not public API.

@@ -13,7 +13,7 @@
 #include "attn/mechanisms/normalise.h"
 #include "../text/unicode.h"
 #include "beam_search.h"
-#include "bundled.h"
+#include "layers.h"
 #include "../core/nonfinite.h"
 
 #include <algorithm>
@@ -52,6 +52,7 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   Seq2SeqConfig c;
   ATTN_TRY(k.architecture("AttnScopeSeq2Seq"));
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
+  ATTN_ASSIGN(c.trained_on, k.text_or("trained_on", ""));
 
   const json* attention = k.find("attention");
   if (!attention) return k.error(ErrorKind::Malformed, "attention is missing; use \"bahdanau\" or \"luong\"");
@@ -373,7 +374,7 @@ std::shared_ptr<const AttentionMap> Seq2SeqRun::alignment(std::size_t hypothesis
 }
 
 namespace {
-// The per-session buffers; Seq2SeqSession::Scratch is this (a private name the helpers below cannot use).
+// The runner's buffers; Seq2SeqRunner::Scratch is this (a private name the helpers below cannot use).
 struct DecodeBuffers {
   bundled::GruScratch gru;
   Matrix embedded;   // [S, e]
@@ -400,13 +401,13 @@ struct DecodeBuffers {
 };
 }  // namespace
 
-struct Seq2SeqSession::Scratch : DecodeBuffers {};
+struct Seq2SeqRunner::Scratch : DecodeBuffers {};
 
-Seq2SeqSession::Seq2SeqSession(std::shared_ptr<const Seq2SeqModel> model)
+Seq2SeqRunner::Seq2SeqRunner(std::shared_ptr<const Seq2SeqModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
-Seq2SeqSession::~Seq2SeqSession() = default;
-Seq2SeqSession::Seq2SeqSession(Seq2SeqSession&&) noexcept = default;
-Seq2SeqSession& Seq2SeqSession::operator=(Seq2SeqSession&&) noexcept = default;
+Seq2SeqRunner::~Seq2SeqRunner() = default;
+Seq2SeqRunner::Seq2SeqRunner(Seq2SeqRunner&&) noexcept = default;
+Seq2SeqRunner& Seq2SeqRunner::operator=(Seq2SeqRunner&&) noexcept = default;
 
 namespace {
 
@@ -618,7 +619,7 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
 
 }  // namespace
 
-Result<Seq2SeqRun> Seq2SeqSession::run(std::string_view text, const DecodeOptions& options) {
+Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions& options) {
   try {
     const Impl& m = model_->impl();
     if (text.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: the text is empty", "text");
@@ -644,7 +645,7 @@ Result<Seq2SeqRun> Seq2SeqSession::run(std::string_view text, const DecodeOption
   }
 }
 
-Result<Seq2SeqRun> Seq2SeqSession::run_ids(const std::vector<int>& source_ids, const DecodeOptions& options) {
+Result<Seq2SeqRun> Seq2SeqRunner::run_ids(const std::vector<int>& source_ids, const DecodeOptions& options) {
   try {
     const Impl& m = model_->impl();
     const auto& vocab = m.config.source_vocab;

@@ -113,13 +113,13 @@ struct RunBuffers {
 
 }  // namespace
 
-struct Session::Scratch : RunBuffers {};
+struct TransformerRunner::Scratch : RunBuffers {};
 
-Session::Session(std::shared_ptr<const TransformerModel> model)
+TransformerRunner::TransformerRunner(std::shared_ptr<const TransformerModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
-Session::~Session() = default;
-Session::Session(Session&&) noexcept = default;
-Session& Session::operator=(Session&&) noexcept = default;
+TransformerRunner::~TransformerRunner() = default;
+TransformerRunner::TransformerRunner(TransformerRunner&&) noexcept = default;
+TransformerRunner& TransformerRunner::operator=(TransformerRunner&&) noexcept = default;
 
 namespace {
 
@@ -425,7 +425,7 @@ void warn_nonfinite(TransformerRun& run) {
 
 }  // namespace
 
-Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
+Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
                                         const RunOptions& options) {
   try {
     const auto& m = model_->impl();
@@ -557,7 +557,7 @@ Result<TransformerRun> Session::run_ids(const std::vector<int>& ids_in, const st
   }
 }
 
-Result<TransformerRun> Session::run_text(std::string_view text, std::string_view pair, const RunOptions& options) {
+Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::string_view pair, const RunOptions& options) {
   const auto& m = model_->impl();
   const auto& c = m.config;
   const text::Tokenizer* tok = m.tokenizer.get();
@@ -630,7 +630,7 @@ Result<TransformerRun> Session::run_text(std::string_view text, std::string_view
   return run;
 }
 
-Result<TransformerRun> Session::run_image(const Image& image_in, const RunOptions& options) {
+Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const RunOptions& options) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;

@@ -96,12 +96,12 @@ class CaptionerModel {
   std::unique_ptr<Impl> impl_;
 };
 
-class CaptionerSession {
+class CaptionerRunner {
  public:
-  explicit CaptionerSession(std::shared_ptr<const CaptionerModel> model);
-  ~CaptionerSession();
-  CaptionerSession(CaptionerSession&&) noexcept;
-  CaptionerSession& operator=(CaptionerSession&&) noexcept;
+  explicit CaptionerRunner(std::shared_ptr<const CaptionerModel> model);
+  ~CaptionerRunner();
+  CaptionerRunner(CaptionerRunner&&) noexcept;
+  CaptionerRunner& operator=(CaptionerRunner&&) noexcept;
 
   const CaptionerModel& model() const { return *model_; }
 

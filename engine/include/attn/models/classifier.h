@@ -22,6 +22,7 @@ namespace attn::models {
 
 struct ClassifierConfig {
   std::string task;                  // "review sentiment"
+  std::string trained_on;            // what the training data was, in a sentence (optional)
   std::vector<std::string> labels;   // class names, by id
   std::vector<std::string> vocab;    // id -> word ("<pad>" 0, "<unk>" 1)
   bool hierarchical = false;
@@ -79,12 +80,12 @@ class ClassifierModel {
   std::unique_ptr<Impl> impl_;
 };
 
-class ClassifierSession {
+class ClassifierRunner {
  public:
-  explicit ClassifierSession(std::shared_ptr<const ClassifierModel> model);
-  ~ClassifierSession();
-  ClassifierSession(ClassifierSession&&) noexcept;
-  ClassifierSession& operator=(ClassifierSession&&) noexcept;
+  explicit ClassifierRunner(std::shared_ptr<const ClassifierModel> model);
+  ~ClassifierRunner();
+  ClassifierRunner(ClassifierRunner&&) noexcept;
+  ClassifierRunner& operator=(ClassifierRunner&&) noexcept;
 
   // Empty text (no word) is an error; more words (or sentences) than the config allows are truncated
   // with a warning.

@@ -27,6 +27,7 @@ enum class Seq2SeqScore { Additive, Dot, General, Concat };
 
 struct Seq2SeqConfig {
   std::string task;                       // "date normalisation"
+  std::string trained_on;                 // what the training data was, in a sentence (optional)
   Seq2SeqAttention attention = Seq2SeqAttention::Bahdanau;
   Seq2SeqScore score = Seq2SeqScore::Additive;
   bool local = false;                     // Luong local-p (general score)
@@ -94,12 +95,12 @@ class Seq2SeqModel {
   std::unique_ptr<Impl> impl_;
 };
 
-class Seq2SeqSession {
+class Seq2SeqRunner {
  public:
-  explicit Seq2SeqSession(std::shared_ptr<const Seq2SeqModel> model);
-  ~Seq2SeqSession();
-  Seq2SeqSession(Seq2SeqSession&&) noexcept;
-  Seq2SeqSession& operator=(Seq2SeqSession&&) noexcept;
+  explicit Seq2SeqRunner(std::shared_ptr<const Seq2SeqModel> model);
+  ~Seq2SeqRunner();
+  Seq2SeqRunner(Seq2SeqRunner&&) noexcept;
+  Seq2SeqRunner& operator=(Seq2SeqRunner&&) noexcept;
 
   const Seq2SeqModel& model() const { return *model_; }
 

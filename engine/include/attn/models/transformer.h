@@ -4,7 +4,7 @@
 //   token, pre-LN). Every layer's per-head attention probabilities land in the run's LayeredTrace.
 //
 // TransformerModel is immutable once loaded and may be shared by any number of Sessions and threads;
-// a Session owns scratch buffers and the last run, so re-running on every keystroke allocates nothing
+// a TransformerRunner owns scratch buffers and the last run, so re-running on every keystroke allocates nothing
 // new once the buffers have grown.
 //
 // Tensor names are the ones Hugging Face writes, with or without the `bert.`, `distilbert.`,
@@ -99,12 +99,12 @@ class TransformerModel {
   std::unique_ptr<Impl> impl_;
 };
 
-class Session {
+class TransformerRunner {
  public:
-  explicit Session(std::shared_ptr<const TransformerModel> model);
-  ~Session();
-  Session(Session&&) noexcept;
-  Session& operator=(Session&&) noexcept;
+  explicit TransformerRunner(std::shared_ptr<const TransformerModel> model);
+  ~TransformerRunner();
+  TransformerRunner(TransformerRunner&&) noexcept;
+  TransformerRunner& operator=(TransformerRunner&&) noexcept;
 
   const TransformerModel& model() const { return *model_; }
 
