@@ -8,6 +8,7 @@
 #include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/transformer_workbench.h"
 
 #include <QApplication>
@@ -358,7 +359,7 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(imageOption) && !transformerTab && !captionTab) {
     QString path = parser.value(imageOption);
     if (path.startsWith(u"sample:"_s)) {
-      path = attn::ui::GlimpseWorkbench::sampleResource(path.mid(7));
+      path = attn::ui::sampleImageResource(path.mid(7));
       if (path.isEmpty()) {
         std::fprintf(stderr, "attnscope: unknown sample (astronaut, chelsea, coffee, rocket)\n");
         return 2;

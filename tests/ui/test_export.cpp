@@ -1,7 +1,7 @@
 // Exports: PNG, SVG and PDF of the view and the matrix as CSV, each read back.
-#include "app/export.h"
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 
 #include <QFile>

@@ -5,11 +5,13 @@
 #include "app/main_window.h"
 #include "attn/io/session.h"
 #include "ui_test_support.h"
+#include "views/heatmap_view.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
 #include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/transformer_workbench.h"
 
 #include <QApplication>
@@ -307,9 +309,67 @@ class TestSession : public QObject {
     QVERIFY(w.openSession(path));
     QVERIFY2(w.statusBar()->currentMessage().contains(u"gone.png"_s), qPrintable(w.statusBar()->currentMessage()));
     QVERIFY(settleAll(w));
-    QCOMPARE(w.glimpse()->imagePath(), GlimpseWorkbench::sampleResource(u"astronaut"_s));
+    QCOMPARE(w.glimpse()->imagePath(), sampleImageResource(u"astronaut"_s));
     QCOMPARE(w.lab()->request().query, std::string("the rest still opens"));
     QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.lab()));
+  }
+
+  // After a restore, what is drawn is what the panels say. The Lab restored attention-over-attention over a
+  // 50,000-character source and drew the default map of the default sentences (the source was refused);
+  // a long source is now truncated and run, and a request the engine refuses leaves no map behind at all.
+  void aRestoredLabDrawsWhatItsPanelSays() {
+    std::string longSource;
+    while (longSource.size() < 50000) longSource += "the apple fell from the tree and she ate it ";
+    io::Session s = io::default_session();
+    s.lab->request.params.mechanism = attn::lab::Mechanism::AttentionOverAttention;
+    s.lab->request.source = longSource;
+    s.tab = io::SessionTab::Lab;
+    const QString path = files_.filePath(u"long lab.attnscope.json"_s);
+    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    {
+      MainWindow w;
+      w.show();
+      QVERIFY(w.openSession(path));
+      QVERIFY(settleAll(w));
+      QVERIFY2(w.lab()->lastError().isEmpty(), qPrintable(w.lab()->lastError()));
+      QCOMPARE(w.lab()->outcome()->request.params.mechanism, attn::lab::Mechanism::AttentionOverAttention);
+      QCOMPARE(w.lab()->outcome()->request.source, longSource);
+      QCOMPARE(w.lab()->heatmap()->map(), w.lab()->currentMap());
+      QCOMPARE(w.lab()->outcome()->result->source_tokens.size(), std::size_t(attn::lab::kMaxTokens));
+    }
+    // A request the session file allows but the engine refuses (5 heads do not divide d = 64).
+    s.lab->request.params.mechanism = attn::lab::Mechanism::MultiHead;
+    s.lab->request.params.dim = 64;
+    s.lab->request.params.heads = 5;
+    s.lab->request.source = "the apple fell";
+    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openSession(path));
+    QVERIFY(settleAll(w));
+    QVERIFY2(w.lab()->lastError().contains(u"not divisible"_s), qPrintable(w.lab()->lastError()));
+    QVERIFY(!w.lab()->heatmap()->map());
+    QVERIFY(w.lab()->heatmap()->isShowingEmptyText());
+    QVERIFY2(w.lab()->heatmap()->emptyText().contains(u"not divisible"_s), qPrintable(w.lab()->heatmap()->emptyText()));
+  }
+
+  // `attnscope --image /nonexistent.png` over a restored session: the session's photo was still opening
+  // and the bad file replaced that load, so the status bar's "the previous image stays" was untrue. The
+  // photo it replaced now opens after all, with the session's parameters.
+  void aBadImageOverARestoredSessionKeepsTheSessionsPhoto() {
+    io::Session s = io::default_session();
+    s.glimpse->image = {io::ImageRef::Kind::Sample, "chelsea"};
+    s.tab = io::SessionTab::Glimpse;
+    const QString path = files_.filePath(u"photo.attnscope.json"_s);
+    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openSession(path));
+    w.glimpse()->openFile(files_.filePath(u"nonexistent.png"_s));
+    QVERIFY(settleAll(w));
+    QVERIFY2(w.glimpse()->lastError().contains(u"nonexistent.png"_s), qPrintable(w.glimpse()->lastError()));
+    QCOMPARE(w.glimpse()->imagePath(), sampleImageResource(u"chelsea"_s));
+    QVERIFY(w.glimpse()->settings() == s.glimpse->settings);
   }
 
   void aFailedSaveIsReported() {

@@ -15,6 +15,7 @@
 #include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/transformer_workbench.h"
 #include "workbenches/transformer_worker.h"
 #include "workbenches/worker_thread.h"
@@ -267,7 +268,7 @@ class TestStress : public QObject {
   }
   static QStringList images() {
     QStringList out;
-    for (const auto& sample : GlimpseWorkbench::samples()) out.append(sample.resource);
+    for (const auto& sample : sampleImages()) out.append(sample.resource);
     for (const char* name : {"pattern-64x48.png", "rgb-3x2.png", "rgba-3x2.png", "grey16-3x2.png", "rgb-3x2.bmp"}) {
       out.append(source(u"tests/data/images/"_s + QLatin1String(name)));
     }
@@ -301,7 +302,7 @@ class TestStress : public QObject {
     switch (pick(3)) {
       case 0: input.kind = CaptionInput::Kind::Scene; input.seed = 1 + rng_() % 1000; w().caption()->openScene(input.seed); break;
       case 1: {
-        const auto& sample = pick(GlimpseWorkbench::samples());
+        const auto& sample = pick(sampleImages());
         input.kind = CaptionInput::Kind::Resource;
         input.path = sample.resource;
         QVERIFY(w().caption()->openSample(sample.key));
@@ -309,7 +310,7 @@ class TestStress : public QObject {
       }
       default:
         input.kind = CaptionInput::Kind::File;
-        input.path = files[int(GlimpseWorkbench::samples().size()) + pick(int(files.size() - GlimpseWorkbench::samples().size()))];
+        input.path = files[int(sampleImages().size()) + pick(int(files.size() - sampleImages().size()))];
         w().caption()->openFile(input.path);
     }
     captionInput_ = input;
@@ -317,7 +318,7 @@ class TestStress : public QObject {
   void openGlimpse(const QString& path) {
     glimpsePath_ = path;
     if (path.startsWith(u':')) {
-      for (const auto& sample : GlimpseWorkbench::samples()) {
+      for (const auto& sample : sampleImages()) {
         if (sample.resource == path) QVERIFY(w().glimpse()->openSample(sample.key));
       }
     } else {
@@ -355,7 +356,7 @@ class TestStress : public QObject {
       case BadFile::Tab::Glimpse: {
         auto* wb = w().glimpse();
         const auto* before = wb->image();
-        first([&] { wb->openSample(pick(GlimpseWorkbench::samples()).key); });
+        first([&] { wb->openSample(pick(sampleImages()).key); });
         message = refused(wb, &GlimpseWorkbench::imageFailed, [&] { wb->openFile(bad.path); });
         QCOMPARE(wb->image(), before);
         glimpsePath_ = wb->imagePath();
@@ -478,7 +479,7 @@ class TestStress : public QObject {
   void dragGlimpse(int durationMs) {
     w().showGlimpse();
     auto* wb = w().glimpse();
-    openGlimpse(GlimpseWorkbench::sampleResource(u"astronaut"_s));
+    openGlimpse(sampleImageResource(u"astronaut"_s));
     wb->setEditStn(false);
     wb->applyPreset(GlimpseWorkbench::Preset::CentreQuarter);
     QVERIFY(QTest::qWaitFor([&] { return idle(*wb); }, kSettleMs));

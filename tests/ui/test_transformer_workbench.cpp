@@ -5,17 +5,18 @@
 #include "attn/analysis/attention_analysis.h"
 #include "attn/layered_trace.h"
 #include "models/head_stats_model.h"
+#include "render/qcustomplot.h"
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
 #include "render/token_lines_render.h"
 #include "ui_test_support.h"
+#include "views/export.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
 #include "workbenches/transformer_workbench.h"
 #include "workbenches/transformer_worker.h"
-#include "app/export.h"
 #include "attn/io/attention_dump.h"
 
 #include <QAbstractItemModelTester>
@@ -419,6 +420,24 @@ class TestTransformerWorkbench : public QObject {
 
 
   // ---- the workbench ----
+
+  // Before a model is open the matrix says what to do (it used to be one solid square with a colour bar);
+  // once a model is open and has run, the map is drawn and the text goes.
+  void matrixSaysWhatToDoBeforeAModelIsOpen() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    QVERIFY(!wb.heatmap()->map());
+    QVERIFY(wb.heatmap()->isShowingEmptyText());
+    QVERIFY2(wb.heatmap()->emptyText().contains(u"Open Model"_s), qPrintable(wb.heatmap()->emptyText()));
+    QVERIFY(!wb.heatmap()->colorMap()->visible());
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.heatmap()->map());
+    QVERIFY(!wb.heatmap()->isShowingEmptyText());
+    QVERIFY(wb.heatmap()->colorMap()->visible());
+  }
 
   // The layer in view is drawn from the run as soon as its maps are final, before the outcome (the
   // typing budget at 128 tokens on BERT-base: bench_transformer_typing); the early picture is the

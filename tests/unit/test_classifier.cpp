@@ -139,7 +139,7 @@ TEST(ClassifierRunFlat, DistributionsIdsAndUnknownWords) {
   auto model = load(tiny(false));
   ASSERT_TRUE(model);
   EXPECT_EQ(model->description(), "review sentiment \xC2\xB7 attention pooling \xC2\xB7 2 heads \xC2\xB7 151 parameters");
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   auto run = session.run("Good film, boring plot!");
   ASSERT_TRUE(run.has_value()) << run.error().message();
   EXPECT_EQ(run->input.words, (Labels{"good", "film", "boring", "plot", "!"}));
@@ -168,7 +168,7 @@ TEST(ClassifierRunFlat, OneWordGetsAllTheWeightAndTheBiasDecides) {
   m.tensors.set("classifier.bias", {2}, {0.0f, std::log(3.0f)});
   auto model = load(m);
   ASSERT_TRUE(model);
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   auto run = session.run("GOOD");
   ASSERT_TRUE(run.has_value());
   EXPECT_NEAR(run->word_attention(0, 0), 1.0f, 1e-6f);
@@ -180,7 +180,7 @@ TEST(ClassifierRunFlat, OneWordGetsAllTheWeightAndTheBiasDecides) {
 TEST(ClassifierRunFlat, TruncatesWithAWarning) {
   auto model = load(tiny(false));
   ASSERT_TRUE(model);
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   auto run = session.run("good bad film good bad film good bad");  // 8 words, max_words 6
   ASSERT_TRUE(run.has_value());
   ASSERT_EQ(run->warnings.size(), 1u);
@@ -192,7 +192,7 @@ TEST(ClassifierRunFlat, TruncatesWithAWarning) {
 TEST(ClassifierRunFlat, EmptyInputIsAnError) {
   auto model = load(tiny(false));
   ASSERT_TRUE(model);
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   for (const char* text : {"", " -- "}) {
     auto run = session.run(text);
     ASSERT_FALSE(run.has_value());
@@ -204,7 +204,7 @@ TEST(ClassifierRunHierarchical, WordWeightsPerSentenceAndSentenceWeights) {
   auto model = load(tiny(true));
   ASSERT_TRUE(model);
   EXPECT_NE(model->description().find("hierarchical attention"), std::string::npos);
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   auto run = session.run("Good film. Bad! good");
   ASSERT_TRUE(run.has_value()) << run.error().message();
   EXPECT_EQ(run->input.sentence, (std::vector<int>{0, 0, 0, 1, 1, 2}));
@@ -225,7 +225,7 @@ TEST(ClassifierRunHierarchical, WordWeightsPerSentenceAndSentenceWeights) {
 TEST(ClassifierRunHierarchical, TruncatesSentencesAndWordsWithWarnings) {
   auto model = load(tiny(true));
   ASSERT_TRUE(model);
-  ClassifierSession session(model);
+  ClassifierRunner session(model);
   // 4 sentences (max 3); the second has 8 words (max 6).
   auto run = session.run("good. bad bad bad bad bad bad bad film. good! film.");
   ASSERT_TRUE(run.has_value()) << run.error().message();

@@ -1,10 +1,10 @@
 #include "app/caption_cli.h"
 
-#include "app/export.h"
 #include "render/alignment_render.h"
+#include "views/export.h"
 #include "workbenches/caption_models.h"
 #include "workbenches/caption_worker.h"
-#include "workbenches/glimpse_workbench.h"
+#include "workbenches/sample_images.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -54,7 +54,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
     input.seed = *job.scene;
   } else if (job.imagePath.startsWith(u"sample:"_s)) {
     input.kind = CaptionInput::Kind::Resource;
-    input.path = GlimpseWorkbench::sampleResource(job.imagePath.mid(7));
+    input.path = sampleImageResource(job.imagePath.mid(7));
     if (input.path.isEmpty()) {
       return std::unexpected(usageFailure(QObject::tr("--image %1: unknown sample (astronaut, chelsea, coffee, rocket)")
                                               .arg(job.imagePath)));
@@ -73,7 +73,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
 
   QElapsedTimer timer;
   timer.start();
-  attn::models::CaptionerSession session(model->model);
+  attn::models::CaptionerRunner session(model->model);
   attn::models::CaptionOptions options;
   options.beam = job.beam;
   auto run = session.run(*image->image, options);

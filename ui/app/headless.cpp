@@ -1,6 +1,6 @@
 #include "app/headless.h"
 
-#include "app/export.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
 #include "workbenches/lab_workbench.h"

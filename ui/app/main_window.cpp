@@ -1,8 +1,8 @@
 #include "app/main_window.h"
 
 #include "app/about_dialog.h"
-#include "app/export.h"
 #include "app/status_line.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
 #include "workbenches/alignment_models.h"
@@ -11,6 +11,7 @@
 #include "workbenches/caption_workbench.h"
 #include "workbenches/glimpse_workbench.h"
 #include "workbenches/lab_workbench.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/transformer_workbench.h"
 #include "attn/glimpse/settings.h"
 
@@ -312,7 +313,7 @@ void MainWindow::createMenus() {
   recentImagesMenu_ = file->addMenu(tr("Open Recent I&mage"));
   connect(recentImagesMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentImagesMenu);
   QMenu* samples = file->addMenu(tr("Open &Sample Photo"));
-  for (const auto& sample : GlimpseWorkbench::samples()) {
+  for (const auto& sample : sampleImages()) {
     const QString key = sample.key;
     samples->addAction(sample.name, this, [this, key] {
       if (tabs_->currentWidget() == caption_) {
@@ -515,7 +516,7 @@ QStringList MainWindow::applySession(const attn::io::Session& session, const QSt
     caption.model = defaultCaptionModel().toStdString();
   }
   const bool sampleMissing = caption.input == CaptionSection::Input::Sample &&
-                             GlimpseWorkbench::sampleResource(fromStd(caption.image)).isEmpty();
+                             sampleImageResource(fromStd(caption.image)).isEmpty();
   if (sampleMissing || (caption.input == CaptionSection::Input::File && !QFileInfo(fromStd(caption.image)).isFile())) {
     gone(fromStd(caption.image), tr("the Captioning tab"));
     caption.input = CaptionSection{}.input;
@@ -533,7 +534,7 @@ QStringList MainWindow::applySession(const attn::io::Session& session, const QSt
 
   // Pixel numbers refer to the image: without it the glimpse starts over on the default photo.
   const auto imageThere = [&fromStd](const ImageRef& image) {
-    return image.kind == ImageRef::Kind::Sample ? !GlimpseWorkbench::sampleResource(fromStd(image.value)).isEmpty()
+    return image.kind == ImageRef::Kind::Sample ? !sampleImageResource(fromStd(image.value)).isEmpty()
                                                 : QFileInfo(fromStd(image.value)).isFile();
   };
   if (session.glimpse && imageThere(session.glimpse->image)) {

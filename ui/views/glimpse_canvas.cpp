@@ -1,7 +1,7 @@
 #include "views/glimpse_canvas.h"
 
 #include "attn/glimpse/convert.h"
-#include "workbenches/glimpse_worker.h"
+#include "views/glimpse_image.h"
 
 #include <QElapsedTimer>
 #include <QFocusEvent>
@@ -513,12 +513,12 @@ Theta GlimpseCanvas::currentTheta() const {
 
 int GlimpseCanvas::stnOutWidth() const {
   if (settings_.same_window) return std::clamp(settings_.gaussian.x.n, 1, attn::glimpse::kMaxFilters);
-  return std::clamp(settings_.stn.out_w, 1, GlimpseWorker::kMaxStnSide);
+  return settings_.stn.output_width();
 }
 
 int GlimpseCanvas::stnOutHeight() const {
   if (settings_.same_window) return std::clamp(settings_.gaussian.y.n, 1, attn::glimpse::kMaxFilters);
-  return std::clamp(settings_.stn.out_h, 1, GlimpseWorker::kMaxStnSide);
+  return settings_.stn.output_height();
 }
 
 void GlimpseCanvas::paintStn(QPainter& painter, const Mapping& m, PixelOverlay* fast, bool active) const {

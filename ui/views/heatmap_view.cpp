@@ -3,6 +3,7 @@
 #include "render/qcustomplot.h"
 
 #include <QFontMetricsF>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -224,6 +225,40 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   setAxisTitles(tr("queries"), tr("keys"));
   updateColors();
   if (compact) setCursor(Qt::PointingHandCursor);
+
+  emptyLabel_ = new QLabel(this);
+  emptyLabel_->setObjectName(u"emptyState"_s);
+  emptyLabel_->setAlignment(Qt::AlignCenter);
+  emptyLabel_->setWordWrap(true);
+  emptyLabel_->setTextFormat(Qt::PlainText);
+  emptyLabel_->setMargin(24);
+  emptyLabel_->setAutoFillBackground(true);
+  emptyLabel_->setBackgroundRole(QPalette::Base);
+  emptyLabel_->setForegroundRole(QPalette::PlaceholderText);
+  emptyLabel_->hide();
+  // No map yet: no cells (QCPColorMap's default data would draw one flat square in the lowest colour).
+  colorMap_->setVisible(false);
+}
+
+void HeatmapView::setEmptyText(const QString& text) {
+  emptyLabel_->setText(text);
+  updateEmptyState();
+}
+
+QString HeatmapView::emptyText() const { return emptyLabel_->text(); }
+
+bool HeatmapView::isShowingEmptyText() const { return !emptyLabel_->isHidden(); }
+
+void HeatmapView::updateEmptyState() {
+  const bool show = !map_ && !emptyLabel_->text().isEmpty();
+  emptyLabel_->setGeometry(rect());
+  emptyLabel_->setVisible(show);
+  if (show) emptyLabel_->raise();
+}
+
+void HeatmapView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  emptyLabel_->setGeometry(rect());
 }
 
 HeatmapView::~HeatmapView() = default;
@@ -252,6 +287,7 @@ void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
   colorMap_->setVisible(true);
   updateColors();
   resetRanges();
+  updateEmptyState();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -263,6 +299,7 @@ void HeatmapView::clear() {
   colorMap_->setVisible(false);
   rowTicker_->setLabels({});
   columnTicker_->setLabels({});
+  updateEmptyState();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -19,7 +19,9 @@ class QCPColorMap;
 class QCPColorScale;
 class QCPItemRect;
 class QCPTextElement;
+class QLabel;
 class QMouseEvent;
+class QResizeEvent;
 
 namespace attn::ui {
 
@@ -51,6 +53,11 @@ class HeatmapView : public QWidget {
   // Axis titles (Full style) and the nouns used in the tooltip.
   void setAxisTitles(const QString& rows, const QString& columns);
   void setTitle(const QString& title);  // shown above Compact tiles
+  // What the view says while it has no map (what to do to get one), centred in place of the plot; empty
+  // (the default) shows the empty plot.
+  void setEmptyText(const QString& text);
+  QString emptyText() const;
+  bool isShowingEmptyText() const;
   void setHighlighted(bool on);         // Compact: marks the tile shown in the main view
   // Drawn over the cells, and exported with them: the Alignment tab's decoding step in view and local-p's
   // windows (render::paintAlignmentOverlay). An empty overlay draws nothing; setMap keeps it, clear drops it.
@@ -83,6 +90,7 @@ class HeatmapView : public QWidget {
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void onMouseMove(QMouseEvent* event);
@@ -93,6 +101,7 @@ class HeatmapView : public QWidget {
   void updateColors();
   bool syncTickStrides();
   void setHover(std::optional<QPoint> cell);
+  void updateEmptyState();
 
   Style style_;
   TokenPlot* plot_ = nullptr;  // child widget
@@ -101,6 +110,7 @@ class HeatmapView : public QWidget {
   QCPTextElement* title_ = nullptr;  // owned by plot_'s layout (Compact style only)
   QCPItemRect* hover_ = nullptr;  // owned by plot_
   AlignmentOverlayItem* overlay_ = nullptr;  // owned by plot_
+  QLabel* emptyLabel_ = nullptr;  // child, over the plot while there is no map and an empty text is set
   QSharedPointer<TokenTicker> rowTicker_;
   QSharedPointer<TokenTicker> columnTicker_;
   std::shared_ptr<const attn::AttentionMap> map_;

@@ -1,10 +1,10 @@
+#include "views/export.h"
 #include "workbenches/caption_workbench.h"
 
-#include "app/export.h"
 #include "render/alignment_render.h"
 #include "views/caption_strip_view.h"
 #include "views/image_overlay_view.h"
-#include "workbenches/glimpse_workbench.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/side_panel.h"
 
 #include <QComboBox>
@@ -129,7 +129,7 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
   sampleBox_ = new QComboBox(imageGroup);
   sampleBox_->setObjectName(u"captionSample"_s);
   sampleBox_->setPlaceholderText(tr("Choose a photo"));
-  for (const auto& sample : GlimpseWorkbench::samples()) sampleBox_->addItem(sample.name, sample.key);
+  for (const auto& sample : sampleImages()) sampleBox_->addItem(sample.name, sample.key);
   sampleBox_->setCurrentIndex(-1);
   sampleBox_->setToolTip(tr("The bundled photos: the models have only seen scenes of shapes, so a photo gets a "
                             "caption of shapes"));
@@ -407,7 +407,7 @@ void CaptionWorkbench::openFile(const QString& path) {
 }
 
 bool CaptionWorkbench::openSample(const QString& key) {
-  const QString resource = GlimpseWorkbench::sampleResource(key);
+  const QString resource = sampleImageResource(key);
   if (resource.isEmpty()) {
     emit statusMessage(tr("There is no sample called %1").arg(key), 6000);
     return false;
@@ -446,7 +446,7 @@ void CaptionWorkbench::onOpened(std::shared_ptr<const CaptionImage> image) {
     const QSignalBlocker block(sampleBox_);
     int index = -1;
     for (int i = 0; i < sampleBox_->count(); ++i) {
-      if (GlimpseWorkbench::sampleResource(sampleBox_->itemData(i).toString()) == image_->input.path) index = i;
+      if (sampleImageResource(sampleBox_->itemData(i).toString()) == image_->input.path) index = i;
     }
     sampleBox_->setCurrentIndex(image_->input.kind == CaptionInput::Kind::Resource ? index : -1);
   }
@@ -917,7 +917,7 @@ void inputToState(const CaptionInput& input, attn::io::CaptionSection& s) {
   if (input.kind == CaptionInput::Kind::Scene) return;
   s.input = attn::io::CaptionSection::Input::File;
   s.image = input.path.toStdString();
-  for (const auto& sample : GlimpseWorkbench::samples()) {
+  for (const auto& sample : sampleImages()) {
     if (sample.resource == input.path) {
       s.input = attn::io::CaptionSection::Input::Sample;
       s.image = sample.key.toStdString();
@@ -929,7 +929,7 @@ void inputToState(const CaptionInput& input, attn::io::CaptionSection& s) {
 QString inputKey(const attn::io::CaptionSection& s) {
   switch (s.input) {
     case attn::io::CaptionSection::Input::Scene: return u"scene:%1"_s.arg(s.seed);
-    case attn::io::CaptionSection::Input::Sample: return GlimpseWorkbench::sampleResource(QString::fromStdString(s.image));
+    case attn::io::CaptionSection::Input::Sample: return sampleImageResource(QString::fromStdString(s.image));
     case attn::io::CaptionSection::Input::File: return QString::fromStdString(s.image);
   }
   return {};

@@ -66,7 +66,7 @@ class CaptionWorkbench : public QWidget {
 
   // ---- inputs (asynchronous: imageLoaded or imageFailed follows) ----
   void openFile(const QString& path);
-  bool openSample(const QString& key);  // a bundled photo (GlimpseWorkbench::samples()); false if unknown
+  bool openSample(const QString& key);  // a bundled photo (sampleImages()); false if unknown
   void openScene(std::uint64_t seed);
   void newScene();                      // the next seed
   const CaptionImage* image() const { return image_.get(); }

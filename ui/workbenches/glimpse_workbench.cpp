@@ -1,7 +1,8 @@
+#include "views/export.h"
 #include "workbenches/glimpse_workbench.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/side_panel.h"
 
-#include "app/export.h"
 #include "attn/glimpse/convert.h"
 #include "render/colormap.h"
 #include "render/glimpse_render.h"
@@ -329,7 +330,7 @@ void GlimpseWorkbench::buildSidePanel(QWidget* panel) {
   sampleBox_ = new QComboBox(imageGroup);
   sampleBox_->setObjectName(u"sample"_s);
   sampleBox_->setPlaceholderText(tr("Sample photo\u2026"));
-  for (const auto& sample : samples()) sampleBox_->addItem(sample.name, sample.key);
+  for (const auto& sample : sampleImages()) sampleBox_->addItem(sample.name, sample.key);
   sampleBox_->setCurrentIndex(-1);
   sampleBox_->setToolTip(tr("Bundled public-domain / CC0 photos (resources/samples/images/SOURCES.md)"));
   connect(sampleBox_, &QComboBox::activated, this, [this](int index) {
@@ -587,7 +588,7 @@ QWidget* GlimpseWorkbench::buildStnPage() {
   for (auto [field, key, label] : {std::tuple{int(kOutW), u"stn.out_w"_s, tr("Width")},
                                    std::tuple{int(kOutH), u"stn.out_h"_s, tr("Height")}}) {
     auto* edit = new ParamEdit(key, outputGroup);
-    edit->configure(1, 256, false, 1, GlimpseWorker::kMaxStnSide, 0, 1.0);
+    edit->configure(1, 256, false, 1, attn::glimpse::kMaxStnSide, 0, 1.0);
     edit->setSuffix(u" px"_s);
     edit->onEdited = [this, f = field](double value, bool dragging) { editStn(f, value, dragging); };
     stnEdits_[std::size_t(field)] = edit;
@@ -744,22 +745,6 @@ void GlimpseWorkbench::buildRightColumn(QWidget* column) {
 
 // ---- samples and loading ------------------------------------------------------------------------------
 
-QList<GlimpseSample> GlimpseWorkbench::samples() {
-  return {
-      {u"astronaut"_s, tr("Astronaut (512 \u00d7 512)"), u":/attnscope/samples/images/astronaut.png"_s},
-      {u"chelsea"_s, tr("Chelsea the cat (451 \u00d7 300)"), u":/attnscope/samples/images/chelsea.png"_s},
-      {u"coffee"_s, tr("Coffee (600 \u00d7 400)"), u":/attnscope/samples/images/coffee.png"_s},
-      {u"rocket"_s, tr("Rocket launch (640 \u00d7 427)"), u":/attnscope/samples/images/rocket.jpg"_s},
-  };
-}
-
-QString GlimpseWorkbench::sampleResource(const QString& key) {
-  for (const auto& sample : samples()) {
-    if (sample.key == key) return sample.resource;
-  }
-  return {};
-}
-
 bool GlimpseWorkbench::isImageFileName(const QString& path) {
   static const QStringList suffixes = {u"png"_s, u"jpg"_s, u"jpeg"_s, u"jpe"_s, u"bmp"_s, u"dib"_s,
                                        u"tif"_s, u"tiff"_s, u"webp"_s};
@@ -767,7 +752,7 @@ bool GlimpseWorkbench::isImageFileName(const QString& path) {
 }
 
 bool GlimpseWorkbench::openSample(const QString& key) {
-  const QString resource = sampleResource(key);
+  const QString resource = sampleImageResource(key);
   if (resource.isEmpty()) {
     emit statusMessage(tr("There is no sample called %1").arg(key), 6000);
     return false;
@@ -798,6 +783,18 @@ void GlimpseWorkbench::openWithSettings(const QString& path, const GlimpseSettin
 }
 
 void GlimpseWorkbench::startLoad(GlimpseSource source) {
+  // A load that has not finished yet is dropped by the worker for this one. Keep it (with the settings and
+  // session state that were to come with it): if this one fails, that one is what "the previous image"
+  // means, so it is opened after all (`attnscope --image bad.png` over a restored session's photo).
+  if (currentLoad_ && loadSettled_ < loadRequested_) {
+    superseded_ = SupersededLoad{*currentLoad_,
+                                 settingsForLoad_ && settingsForLoad_->first == loadRequested_
+                                     ? std::optional(settingsForLoad_->second)
+                                     : std::nullopt,
+                                 pendingState_};
+  }
+  settingsForLoad_.reset();
+  currentLoad_ = source;
   ++loadRequested_;
   loadingName_ = source.name;
   loadProgress_->setValue(0);
@@ -816,7 +813,7 @@ attn::io::GlimpseSection GlimpseWorkbench::state() const {
   if (pendingState_ || !image_) return s;
   s.settings = settings_;
   s.image = {attn::io::ImageRef::Kind::File, image_->path.toStdString()};
-  for (const auto& sample : samples()) {
+  for (const auto& sample : sampleImages()) {
     if (sample.resource == image_->path) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
   }
   s.image_width = image_->width;
@@ -828,7 +825,7 @@ void GlimpseWorkbench::applyState(const attn::io::GlimpseSection& state) {
   setWriteMode(state.write_mode);
   setEditStn(state.edit_stn);
   const QString path = state.image.kind == attn::io::ImageRef::Kind::Sample
-                           ? sampleResource(QString::fromStdString(state.image.value))
+                           ? sampleImageResource(QString::fromStdString(state.image.value))
                            : QString::fromStdString(state.image.value);
   if (path.isEmpty()) return;
   if (image_ && image_->path == path && !isLoading()) {
@@ -856,6 +853,8 @@ GlimpseSettings GlimpseWorkbench::rescaled(const GlimpseSettings& settings, int 
 void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
   if (!image || image->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = image->serial;
+  superseded_.reset();
+  const bool fallback = image->serial == fallbackLoad_;  // after a failed load: its error stays in view
   pendingState_.reset();
   loadProgress_->setVisible(false);
   const auto previous = image_;
@@ -869,8 +868,10 @@ void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
   } else {
     next = presetSettings(Preset::DrawDefault, image_->width, image_->height, settings_);
   }
-  lastError_.clear();
-  errorBanner_->setVisible(false);
+  if (!fallback) {
+    lastError_.clear();
+    errorBanner_->setVisible(false);
+  }
   canvas_->setImage(image_);
   imageInfo_->setText(tr("%1 \u00b7 %2 \u00d7 %3 px \u00b7 %4 channels \u00b7 %5 pyramid levels \u00b7 opened in %6 ms")
                           .arg(image_->name)
@@ -884,13 +885,15 @@ void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
     const QSignalBlocker block(sampleBox_);
     int index = -1;
     for (int i = 0; i < sampleBox_->count(); ++i) {
-      if (sampleResource(sampleBox_->itemData(i).toString()) == image_->path) index = i;
+      if (sampleImageResource(sampleBox_->itemData(i).toString()) == image_->path) index = i;
     }
     sampleBox_->setCurrentIndex(index);
   }
   updateSliderRanges();
   setSettings(next);
-  emit statusMessage(tr("Opened %1 (%2 \u00d7 %3)").arg(image_->name).arg(image_->width).arg(image_->height), 5000);
+  if (!fallback) {
+    emit statusMessage(tr("Opened %1 (%2 \u00d7 %3)").arg(image_->name).arg(image_->width).arg(image_->height), 5000);
+  }
   emit imageLoaded(image_->path);
 }
 
@@ -900,14 +903,28 @@ void GlimpseWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   loadProgress_->setVisible(false);
   settingsForLoad_.reset();
   pendingState_.reset();
-  showError(message);
+  if (!superseded_) {
+    showError(message);
+    emit imageFailed(message);
+    return;
+  }
+  // The image this one replaced before it had opened is the previous image: it opens now, and the error
+  // stays in view while it does (and after: onLoaded leaves it for a fallback).
+  SupersededLoad back = std::move(*superseded_);
+  superseded_.reset();
+  showError(message, back.source.name);
   emit imageFailed(message);
+  startLoad(back.source);
+  fallbackLoad_ = loadRequested_;
+  if (back.settings) settingsForLoad_ = std::pair{loadRequested_, *back.settings};
+  pendingState_ = back.state;
 }
 
-void GlimpseWorkbench::showError(const QString& message) {
+void GlimpseWorkbench::showError(const QString& message, const QString& previousName) {
   lastError_ = message;
-  const QString kept = image_ ? tr("The previous image (%1) and its parameters stay.").arg(image_->name)
-                              : tr("No image is open.");
+  const QString previous = !previousName.isEmpty() ? previousName : image_ ? image_->name : QString();
+  const QString kept = !previous.isEmpty() ? tr("The previous image (%1) and its parameters stay.").arg(previous)
+                                           : tr("No image is open.");
   errorBanner_->setText(tr("Cannot open the image: %1\n%2").arg(message, kept));
   errorBanner_->setVisible(true);
   emit statusMessage(tr("Cannot open the image: %1. %2").arg(message, kept), 0);
@@ -964,8 +981,8 @@ attn::Result<GlimpseSettings> GlimpseWorkbench::settingsFromSpecs(const QString&
     if (!parsed) return std::unexpected(parsed.error());
     settings.gaussian = *parsed;
     settings.stn.no_shear = attn::glimpse::stn_of(attn::glimpse::sanitise(settings.gaussian, w, h).glimpse, w, h);
-    settings.stn.out_w = std::clamp(settings.gaussian.x.n, 1, GlimpseWorker::kMaxStnSide);
-    settings.stn.out_h = std::clamp(settings.gaussian.y.n, 1, GlimpseWorker::kMaxStnSide);
+    settings.stn.out_w = std::clamp(settings.gaussian.x.n, 1, attn::glimpse::kMaxStnSide);
+    settings.stn.out_h = std::clamp(settings.gaussian.y.n, 1, attn::glimpse::kMaxStnSide);
   }
   if (!stnSpec.isEmpty()) {
     auto parsed = attn::glimpse::parse_stn_spec(stnSpec.toStdString(), settings.stn);

@@ -45,12 +45,6 @@ class GlimpseCanvas;
 class ParamEdit;
 class PixelView;
 
-struct GlimpseSample {
-  QString key;       // "astronaut"
-  QString name;      // "Astronaut"
-  QString resource;  // ":/attnscope/samples/images/astronaut.png"
-};
-
 class GlimpseWorkbench : public QWidget {
   Q_OBJECT
 
@@ -61,8 +55,6 @@ class GlimpseWorkbench : public QWidget {
   ~GlimpseWorkbench() override;  // stops the worker thread: quit + wait
 
   // ---- images (all asynchronous: imageLoaded or imageFailed follows) ----
-  static QList<GlimpseSample> samples();
-  static QString sampleResource(const QString& key);  // empty for an unknown key
   static bool isImageFileName(const QString& path);   // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp
   // A bundled photo by key ("astronaut", "chelsea", "coffee", "rocket"). False for an unknown key.
   bool openSample(const QString& key);
@@ -184,7 +176,8 @@ class GlimpseWorkbench : public QWidget {
   void updateSliderRanges();
   void updateStnControls();
   void showClamps(const GlimpseOutcome& outcome);
-  void showError(const QString& message);
+  // The error banner and status message; `previousName` names the image that stays (default: the open one).
+  void showError(const QString& message, const QString& previousName = {});
   attn::glimpse::GlimpseSettings rescaled(const attn::glimpse::GlimpseSettings& settings, int fromW, int fromH, int toW,
                                           int toH) const;
 
@@ -209,6 +202,16 @@ class GlimpseWorkbench : public QWidget {
   std::optional<std::pair<quint64, attn::glimpse::GlimpseSettings>> settingsForLoad_;
   // applyState's, while its image opens (state() reports it until the load settles).
   std::optional<attn::io::GlimpseSection> pendingState_;
+  // The source of the newest load, and a load it replaced before that one had finished (reopened if the
+  // newer one fails, so that "the previous image stays" holds).
+  struct SupersededLoad {
+    GlimpseSource source;
+    std::optional<attn::glimpse::GlimpseSettings> settings;
+    std::optional<attn::io::GlimpseSection> state;
+  };
+  std::optional<GlimpseSource> currentLoad_;
+  std::optional<SupersededLoad> superseded_;
+  quint64 fallbackLoad_ = 0;  // the load that reopens a superseded one after a failure
   QString lastError_;
 
   attn::glimpse::GlimpseSettings settings_;

@@ -487,6 +487,7 @@ void LabWorkbench::applyState(const attn::io::LabSection& state) {
   setRangeMode(state.unit_range ? render::RangeMode::Unit : render::RangeMode::Data);
   pendingMap_ = state.map;
   setRequest(state.request);
+  restoreGeneration_ = submitted_;  // if the engine refuses it, the old map must not pass for it
 }
 
 void LabWorkbench::post() { submitRequest(request()); }
@@ -553,11 +554,34 @@ void LabWorkbench::onFinished(LabOutcome outcome) {
     if (outcome.generation == originGeneration_ && !origin_.isEmpty()) message = origin_ + u": "_s + message;
     lastError_ = message;
     setInputError(message);
+    if (outcome.generation == restoreGeneration_) {
+      // A restored session's request: the map on screen belongs to another request, and the panels now
+      // describe this one. Draw nothing rather than a map that does not match them.
+      showNothing(tr("The restored request was refused: %1").arg(message));
+      emit statusMessage(tr("Input refused: %1").arg(message), 0);
+      return;
+    }
     emit statusMessage(tr("Input refused: %1. The previous view stays.").arg(message), 0);
     return;
   }
   pending_ = std::make_shared<const LabOutcome>(std::move(outcome));
   if (!replotTimer_.isActive()) replotTimer_.start();
+}
+
+void LabWorkbench::showNothing(const QString& why) {
+  outcome_.reset();
+  pending_.reset();
+  currentMap_ = -1;
+  pendingMap_ = -1;
+  heatmap_->setEmptyText(why);
+  heatmap_->clear();
+  grid_->setMaps({});
+  gridScroll_->setVisible(false);
+  mapLabel_->setVisible(false);
+  mapBox_->setVisible(false);
+  notesLabel_->clear();
+  notesLabel_->setVisible(false);
+  warningStrip_->setVisible(false);
 }
 
 void LabWorkbench::applyPending() {

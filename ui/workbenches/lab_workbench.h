@@ -113,6 +113,7 @@ class LabWorkbench : public QWidget {
   void post();
   void onFinished(LabOutcome outcome);
   void applyPending();
+  void showNothing(const QString& why);  // no map: the views empty, `why` in the heatmap's place
   void endBusy();
   void showMap(int index);
   void setInputError(const QString& message);
@@ -137,6 +138,7 @@ class LabWorkbench : public QWidget {
   std::shared_ptr<const LabOutcome> outcome_;
   int currentMap_ = -1;
   int pendingMap_ = -1;  // applyState's map, shown with the result of the request it set
+  quint64 restoreGeneration_ = 0;  // applyState's request: refused, it empties the views
   QString lastError_;
   QString runSummary_;
   render::Colormap colormap_ = render::Colormap::Viridis;

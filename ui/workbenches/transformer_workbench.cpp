@@ -1,13 +1,13 @@
+#include "views/export.h"
+#include "workbenches/sample_images.h"
 #include "workbenches/transformer_workbench.h"
 
-#include "app/export.h"
 #include "models/head_stats_model.h"
 #include "render/overlay_render.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
-#include "workbenches/glimpse_workbench.h"
 #include "workbenches/side_panel.h"
 
 #include "render/qcustomplot.h"
@@ -180,7 +180,7 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   auto* imageButtons = new QHBoxLayout();
   sampleBox_ = new QComboBox(imageRow_);
   sampleBox_->setObjectName(u"transformerSample"_s);
-  for (const auto& sample : GlimpseWorkbench::samples()) sampleBox_->addItem(sample.name, sample.key);
+  for (const auto& sample : sampleImages()) sampleBox_->addItem(sample.name, sample.key);
   sampleBox_->setToolTip(tr("A bundled photo for the vision transformer"));
   auto* openImageButton = new QPushButton(tr("Open &Image\u2026"), imageRow_);
   connect(openImageButton, &QPushButton::clicked, this, [this] {
@@ -346,6 +346,7 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   matrixLayout->addWidget(matrixTitle_);
   heatmap_ = new HeatmapView(HeatmapView::Style::Full, matrixPane);
   heatmap_->setObjectName(u"transformerHeatmap"_s);
+  heatmap_->setEmptyText(emptyMatrixText());
   matrixLayout->addWidget(heatmap_, 1);
   views->addWidget(viewTabs_);
   views->addWidget(matrixPane);
@@ -488,6 +489,7 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
   updateInputControls();
   outcome_.reset();
   pending_.reset();
+  heatmap_->setEmptyText(emptyMatrixText());
   emit sourceLoaded(source_->path);
   emit statusMessage(tr("Opened %1 (%2 ms)").arg(source_->name).arg(source_->loadMs, 0, 'f', 0), 6000);
   if (source_->isVision() && !image_) {
@@ -561,7 +563,7 @@ QString TransformerWorkbench::text() const { return textEdit_->toPlainText(); }
 void TransformerWorkbench::setPair(const QString& pair) { pairEdit_->setText(pair); }
 
 bool TransformerWorkbench::openSample(const QString& key) {
-  const QString resource = GlimpseWorkbench::sampleResource(key);
+  const QString resource = sampleImageResource(key);
   if (resource.isEmpty()) return false;
   const int index = sampleBox_->findData(key);
   if (index >= 0) sampleBox_->setCurrentIndex(index);
@@ -827,10 +829,10 @@ attn::io::TransformerSection TransformerWorkbench::state() const {
   s.source = requestedSource_.toStdString();
   s.text = text().toStdString();
   s.pair = pairEdit_->text().toStdString();
-  const QString image = requestedImage_.isEmpty() ? GlimpseWorkbench::sampleResource(sampleBox_->currentData().toString())
+  const QString image = requestedImage_.isEmpty() ? sampleImageResource(sampleBox_->currentData().toString())
                                                   : requestedImage_;
   s.image = {attn::io::ImageRef::Kind::File, image.toStdString()};
-  for (const auto& sample : GlimpseWorkbench::samples()) {
+  for (const auto& sample : sampleImages()) {
     if (sample.resource == image) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
   }
   s.layer = pendingLayer_ >= 0 ? pendingLayer_ : layer_;
@@ -893,7 +895,7 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
   pendingLayer_ = state.layer;
   pendingHead_ = state.head;
   const QString image = state.image.kind == attn::io::ImageRef::Kind::Sample
-                            ? GlimpseWorkbench::sampleResource(QString::fromStdString(state.image.value))
+                            ? sampleImageResource(QString::fromStdString(state.image.value))
                             : QString::fromStdString(state.image.value);
   if (!image.isEmpty() && image != requestedImage_) {
     if (state.image.kind == attn::io::ImageRef::Kind::Sample) {
@@ -939,9 +941,17 @@ void TransformerWorkbench::setRolloutOptions(const attn::analysis::RolloutOption
   post();
 }
 
+QString TransformerWorkbench::emptyMatrixText() const {
+  if (source_) return tr("Type a text: the attention of every layer and head of %1 shows here.").arg(source_->name);
+  return tr("No model yet.\n\nOpen a model folder (File > Open Model\u2026, Ctrl+Shift+M) or an attention dump "
+            "(File > Open Attention Dump\u2026), drop either on the window, or press Open the Demo Model; then type "
+            "a text. Every layer and head of its attention shows here.");
+}
+
 void TransformerWorkbench::updateMatrix() {
   matrixMap_.reset();
   if (!outcome_) {
+    heatmap_->setEmptyText(emptyMatrixText());
     heatmap_->clear();
     matrixTitle_->setText(tr("Matrix"));
     return;
@@ -981,6 +991,7 @@ void TransformerWorkbench::updateMatrix() {
   if (matrixMap_) {
     heatmap_->setMap(matrixMap_);
   } else {
+    heatmap_->setEmptyText(matrixTitle_->text());  // why there is nothing to draw
     heatmap_->clear();
   }
 }

@@ -86,7 +86,7 @@ class TransformerWorkbench : public QWidget {
   void setText(const QString& text);
   QString text() const;
   void setPair(const QString& pair);
-  // ViT photos: a bundled sample by key (GlimpseWorkbench::samples()) or a file.
+  // ViT photos: a bundled sample by key (sampleImages()) or a file.
   bool openSample(const QString& key);
   void openImage(const QString& path);
   const VisionInput* image() const { return image_.get(); }
@@ -191,6 +191,7 @@ class TransformerWorkbench : public QWidget {
   void post();
   void updateInputControls();
   void updateMatrix();
+  QString emptyMatrixText() const;  // what the matrix says before it has a map
   void updateOverlay();
   void updatePredictions();
   void updateWarnings();

@@ -14,6 +14,10 @@
 
 namespace attn::glimpse {
 
+int StnSettings::output_width() const { return std::clamp(out_w, 1, kMaxStnSide); }
+
+int StnSettings::output_height() const { return std::clamp(out_h, 1, kMaxStnSide); }
+
 Theta StnSettings::theta(int width, int height) const {
   switch (family) {
     case Family::Affine: return affine;
@@ -25,8 +29,6 @@ Theta StnSettings::theta(int width, int height) const {
 }
 
 namespace {
-
-constexpr int kMaxStnSide = 4096;  // output pixels per side of an STN glimpse
 
 // ---------------------------------------------------------------------------------------------------------
 // key=value,... with byte offsets

@@ -11,6 +11,9 @@
 
 namespace attn::glimpse {
 
+// The largest STN glimpse side sampled (a 4096 x 4096 glimpse of floats is 64 MiB a channel).
+inline constexpr int kMaxStnSide = 4096;
+
 struct StnSettings {
   Family family = Family::NoShear;
   NoShear no_shear;
@@ -22,6 +25,9 @@ struct StnSettings {
   SamplerOptions sampler;
   // The theta the family's parameters give for an image of width x height.
   Theta theta(int width, int height) const;
+  // The output size as sampled: out_w and out_h each clamped to 1..kMaxStnSide.
+  int output_width() const;
+  int output_height() const;
   friend bool operator==(const StnSettings&, const StnSettings&) = default;
 };
 
