@@ -54,12 +54,14 @@ std::optional<std::string> rawOption(int argc, char** argv, const char* name) {
 }
 
 struct Options {
-  QCommandLineOption mechanism{u"mechanism"_s, u"Mechanism key or score name (default: global). See --list."_s, u"key"_s};
+  QCommandLineOption mechanism{u"mechanism"_s, u"Mechanism key or score name (default: global). See --list."_s,
+                               u"key"_s};
   QCommandLineOption query{u"query"_s, u"Query sentence (default: the lab's example)."_s, u"text"_s};
   QCommandLineOption source{u"source"_s, u"Source sentence (default: the lab's example)."_s, u"text"_s};
-  QCommandLineOption input{u"input"_s, u"Read query and source from a text file: first non-empty line = query, rest = source."_s,
-                           u"file"_s};
-  QCommandLineOption score{u"score"_s, u"Score function: dot, scaled-dot, general, concat, additive, cosine."_s, u"name"_s};
+  QCommandLineOption input{
+      u"input"_s, u"Read query and source from a text file: first non-empty line = query, rest = source."_s, u"file"_s};
+  QCommandLineOption score{u"score"_s, u"Score function: dot, scaled-dot, general, concat, additive, cosine."_s,
+                           u"name"_s};
   QCommandLineOption normaliser{u"normaliser"_s, u"softmax or sparsemax."_s, u"name"_s};
   QCommandLineOption temperature{u"temperature"_s, u"Softmax temperature T > 0."_s, u"T"_s};
   QCommandLineOption window{u"window"_s, u"Local attention half-width D."_s, u"D"_s};
@@ -68,10 +70,12 @@ struct Options {
   QCommandLineOption hops{u"hops"_s, u"Number of hops."_s, u"n"_s};
   QCommandLineOption classes{u"classes"_s, u"Capsule classes."_s, u"n"_s};
   QCommandLineOption causal{u"causal"_s, u"Causal mask: tokens attend only to earlier tokens."_s};
-  QCommandLineOption positions{u"positions"_s, u"Positions added to embeddings: none, sinusoidal, learned."_s, u"kind"_s};
+  QCommandLineOption positions{u"positions"_s, u"Positions added to embeddings: none, sinusoidal, learned."_s,
+                               u"kind"_s};
   QCommandLineOption seed{u"seed"_s, u"Seed of the random weights."_s, u"n"_s};
   QCommandLineOption dim{u"dim"_s, u"Embedding and model size."_s, u"n"_s};
-  QCommandLineOption map{u"map"_s, u"Which map: 0-based index, a map's title, or 'all' for the grid of every map."_s, u"N|name|all"_s};
+  QCommandLineOption map{u"map"_s, u"Which map: 0-based index, a map's title, or 'all' for the grid of every map."_s,
+                         u"N|name|all"_s};
   QCommandLineOption out{u"out"_s, u"Image to write: .png, .svg or .pdf."_s, u"file"_s};
   QCommandLineOption csv{u"csv"_s, u"Also write the map's matrix as CSV."_s, u"file"_s};
   QCommandLineOption width{u"width"_s, u"Image width in pixels (default 900)."_s, u"px"_s};
@@ -80,8 +84,8 @@ struct Options {
   QCommandLineOption list{u"list"_s, u"List the mechanisms with their formulas and papers."_s};
   QCommandLineOption outDir{u"out-dir"_s, u"Directory for the demo images."_s, u"dir"_s};
   // glimpse
-  QCommandLineOption image{u"image"_s, u"Photo to read: PNG, JPEG, BMP, TIFF or WebP (told by its bytes, not its name)."_s,
-                           u"file"_s};
+  QCommandLineOption image{
+      u"image"_s, u"Photo to read: PNG, JPEG, BMP, TIFF or WebP (told by its bytes, not its name)."_s, u"file"_s};
   QCommandLineOption gaussian{
       u"gaussian"_s,
       u"A DRAW Gaussian glimpse, as comma-separated key=value (pixels, 0-based): cx, cy (window centre) or u, ux, uy "
@@ -96,69 +100,78 @@ struct Options {
       "(theta=a;b;c;d;e;f); w, h (output size, default 64 x 64); sampling=bilinear|nearest; padding=zeros|border. "
       "Scales and shifts are normalised: scale 1 and shift 0 cover the whole image."_s,
       u"spec"_s};
-  QCommandLineOption glimpseOut{u"out"_s, u"Image to write, magnified: .png (or .jpg, .bmp, .tif, .webp)."_s, u"file"_s};
-  QCommandLineOption json{u"json"_s, u"Also write the glimpse's settings as JSON (the workbench's Export parameters)."_s,
-                          u"file"_s};
+  QCommandLineOption glimpseOut{u"out"_s, u"Image to write, magnified: .png (or .jpg, .bmp, .tif, .webp)."_s,
+                                u"file"_s};
+  QCommandLineOption json{
+      u"json"_s, u"Also write the glimpse's settings as JSON (the workbench's Export parameters)."_s, u"file"_s};
   QCommandLineOption scale{u"scale"_s,
                            u"Magnify each glimpse pixel to K x K (default: the smallest K that makes the longer side "
                            "at least 256 px)."_s,
                            u"K"_s};
   // run
-  QCommandLineOption model{u"model"_s, u"A transformer folder: config.json + *.safetensors (+ tokenizer files)."_s, u"dir"_s};
-  QCommandLineOption dumpIn{u"dump-in"_s, u"Render an attention dump (*.attn.safetensors) instead of running a model."_s,
-                            u"file"_s};
+  QCommandLineOption model{u"model"_s, u"A transformer folder: config.json + *.safetensors (+ tokenizer files)."_s,
+                           u"dir"_s};
+  QCommandLineOption dumpIn{u"dump-in"_s,
+                            u"Render an attention dump (*.attn.safetensors) instead of running a model."_s, u"file"_s};
   QCommandLineOption text{u"text"_s, u"The text for a text model (BERT, DistilBERT, GPT-2)."_s, u"text"_s};
   QCommandLineOption pair{u"pair"_s, u"BERT's second sentence (token type 1)."_s, u"text"_s};
   QCommandLineOption runImage{u"image"_s, u"The photo for a vision transformer (ViT)."_s, u"file"_s};
-  QCommandLineOption dump{u"dump"_s, u"Write the run's attention as an attention dump (*.attn.safetensors)."_s, u"file"_s};
-  QCommandLineOption render{u"render"_s,
-                            u"Which map to draw: layer=L,head=H or layer=L,head=mean (0-based), or rollout."_s,
-                            u"spec"_s};
-  QCommandLineOption view{u"view"_s, u"matrix (default), head (BertViz lines), model (every layer x head) or overlay (ViT)."_s,
-                          u"name"_s};
+  QCommandLineOption dump{u"dump"_s, u"Write the run's attention as an attention dump (*.attn.safetensors)."_s,
+                          u"file"_s};
+  QCommandLineOption render{
+      u"render"_s, u"Which map to draw: layer=L,head=H or layer=L,head=mean (0-based), or rollout."_s, u"spec"_s};
+  QCommandLineOption view{
+      u"view"_s, u"matrix (default), head (BertViz lines), model (every layer x head) or overlay (ViT)."_s, u"name"_s};
   QCommandLineOption runOut{u"out"_s, u"Image to write: .png (the matrix also .svg or .pdf)."_s, u"file"_s};
   // align
-  QCommandLineOption alignModel{u"model"_s,
-                                u"A bundled model by name (attnscope-cli align --list) or a model folder (config.json + "
-                                "model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model)."_s,
-                                u"name|dir"_s};
+  QCommandLineOption alignModel{
+      u"model"_s,
+      u"A bundled model by name (attnscope-cli align --list) or a model folder (config.json + "
+      "model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model)."_s,
+      u"name|dir"_s};
   QCommandLineOption alignText{u"text"_s, u"The input: a date in any form, or a review."_s, u"text"_s};
   QCommandLineOption beam{u"beam"_s, u"Beam width, 1 (greedy, the default) to 16."_s, u"K"_s};
   QCommandLineOption hypothesis{u"hypothesis"_s, u"Which hypothesis to draw, 1 = the best (default)."_s, u"N"_s};
-  QCommandLineOption step{u"step"_s, u"Outline this output step in the heatmap (1 = the first); the shading view "
-                                     "shades the source by it."_s,
+  QCommandLineOption step{u"step"_s,
+                          u"Outline this output step in the heatmap (1 = the first); the shading view "
+                          "shades the source by it."_s,
                           u"N"_s};
-  QCommandLineOption alignView{u"view"_s, u"heatmap (the alignment, the default for date models) or shading (the "
-                                          "source characters shaded by the step's attention). Classifiers always "
-                                          "write their word shading."_s,
+  QCommandLineOption alignView{u"view"_s,
+                               u"heatmap (the alignment, the default for date models) or shading (the "
+                               "source characters shaded by the step's attention). Classifiers always "
+                               "write their word shading."_s,
                                u"name"_s};
   QCommandLineOption alignOut{u"out"_s, u"Picture to write: .png, .svg or .pdf."_s, u"file"_s};
-  QCommandLineOption alignCsv{u"csv"_s, u"Also write the matrix as CSV (the alignment; a classifier's heads x words)."_s,
-                              u"file"_s};
+  QCommandLineOption alignCsv{
+      u"csv"_s, u"Also write the matrix as CSV (the alignment; a classifier's heads x words)."_s, u"file"_s};
   QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
   // caption
-  QCommandLineOption captionModel{u"model"_s,
-                                  u"A bundled captioner by name (caption-soft, the default, or caption-hard; see --list) "
-                                  "or a model folder (config.json + model.safetensors of an AttnScopeCaptioner)."_s,
-                                  u"name|dir"_s};
-  QCommandLineOption captionImage{u"image"_s,
-                                  u"The image: PNG, JPEG, BMP, TIFF or WebP (told by its bytes), or "
-                                  "sample:astronaut|chelsea|coffee|rocket. It is resized to the model's square input."_s,
-                                  u"file"_s};
+  QCommandLineOption captionModel{
+      u"model"_s,
+      u"A bundled captioner by name (caption-soft, the default, or caption-hard; see --list) "
+      "or a model folder (config.json + model.safetensors of an AttnScopeCaptioner)."_s,
+      u"name|dir"_s};
+  QCommandLineOption captionImage{
+      u"image"_s,
+      u"The image: PNG, JPEG, BMP, TIFF or WebP (told by its bytes), or "
+      "sample:astronaut|chelsea|coffee|rocket. It is resized to the model's square input."_s,
+      u"file"_s};
   QCommandLineOption scene{u"scene"_s, u"Caption a generated scene of this seed instead of an image."_s, u"seed"_s};
   QCommandLineOption captionBeam{u"beam"_s, u"Beam width, 1 (greedy, the default) to 10."_s, u"K"_s};
   QCommandLineOption perRow{u"per-row"_s, u"Pictures per row of the grid (default 5)."_s, u"N"_s};
-  QCommandLineOption captionSigma{u"sigma"_s,
-                                  u"Smoothing of the upsampled attention in pixels at 24 pixels per grid cell (default 8, "
-                                  "the tutorial's; 0 = bilinear only)."_s,
-                                  u"sigma"_s};
-  QCommandLineOption opacity{u"opacity"_s, u"Opacity of the overlay at the most attended pixels, 0 to 1 (default 0.8)."_s, u"a"_s};
-  QCommandLineOption threshold{u"threshold"_s,
-                               u"Leave values below this fraction of each word's maximum transparent (default 0.15)."_s,
-                               u"f"_s};
+  QCommandLineOption captionSigma{
+      u"sigma"_s,
+      u"Smoothing of the upsampled attention in pixels at 24 pixels per grid cell (default 8, "
+      "the tutorial's; 0 = bilinear only)."_s,
+      u"sigma"_s};
+  QCommandLineOption opacity{u"opacity"_s,
+                             u"Opacity of the overlay at the most attended pixels, 0 to 1 (default 0.8)."_s, u"a"_s};
+  QCommandLineOption threshold{
+      u"threshold"_s, u"Leave values below this fraction of each word's maximum transparent (default 0.15)."_s, u"f"_s};
   // (Not --style: QApplication takes that one for its widget style.)
-  QCommandLineOption lightMask{u"light-mask"_s, u"Dim the image where attention is low (the paper's figures) instead "
-                                                "of drawing a colour map over it."_s};
+  QCommandLineOption lightMask{u"light-mask"_s,
+                               u"Dim the image where attention is low (the paper's figures) instead "
+                               "of drawing a colour map over it."_s};
   QCommandLineOption captionOut{u"out"_s, u"The grid to write: .png, .svg or .pdf."_s, u"file"_s};
 };
 
@@ -213,8 +226,10 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
     request.query = std::move(query);
     request.source = std::move(source);
   }
-  if (parser.isSet(o.query)) request.query = rawOption(argc, argv, "query").value_or(parser.value(o.query).toStdString());
-  if (parser.isSet(o.source)) request.source = rawOption(argc, argv, "source").value_or(parser.value(o.source).toStdString());
+  if (parser.isSet(o.query))
+    request.query = rawOption(argc, argv, "query").value_or(parser.value(o.query).toStdString());
+  if (parser.isSet(o.source))
+    request.source = rawOption(argc, argv, "source").value_or(parser.value(o.source).toStdString());
 
   if (parser.isSet(o.mechanism)) {
     if (!attn::lab::select_mechanism(p, parser.value(o.mechanism).toStdString())) {
@@ -331,11 +346,13 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
   if (parser.isSet(o.text) && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
   job.imagePath = parser.value(o.runImage);
   job.dumpOut = parser.value(o.dump);
-  if (parser.isSet(o.render)) job.render = rawOption(argc, argv, "render").value_or(parser.value(o.render).toStdString());
+  if (parser.isSet(o.render))
+    job.render = rawOption(argc, argv, "render").value_or(parser.value(o.render).toStdString());
   if (parser.isSet(o.render) && job.render.empty()) job.render = " ";  // reported as an empty spec
   if (parser.isSet(o.view)) {
     const auto view = attn::ui::findTransformerView(parser.value(o.view));
-    if (!view) return usageError(u"--view: expected matrix, head, model or overlay, got '%1'"_s.arg(parser.value(o.view)));
+    if (!view)
+      return usageError(u"--view: expected matrix, head, model or overlay, got '%1'"_s.arg(parser.value(o.view)));
     job.view = *view;
   }
   if (parser.isSet(o.colormap)) {
@@ -347,7 +364,8 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
   int width = 900;
   int height = 700;
   QString error;
-  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) return usageError(error);
+  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
+    return usageError(error);
   job.size = QSize(width, height);
   // The model view draws every map, so --view model --out FILE is enough; other views need --render SPEC.
   const bool modelView = job.view == attn::ui::TransformerView::Model && !job.outPath.isEmpty();
@@ -394,7 +412,8 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char
   job.csvPath = parser.value(o.alignCsv);
   int width = 900;
   int height = 700;
-  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) return usageError(error);
+  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
+    return usageError(error);
   job.size = QSize(width, height);
   return reportRender(attn::ui::runAlign(job));
 }
@@ -417,10 +436,12 @@ int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
     job.scene = seed;
   }
   QString error;
-  float sigma = float(job.overlay.sigma), opacity = float(job.overlay.opacity), threshold = float(job.overlay.threshold);
-  if (!parseNumber(parser, o.captionBeam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
-      !parseNumber(parser, o.perRow, job.perRow, error) || !parseNumber(parser, o.captionSigma, sigma, error) ||
-      !parseNumber(parser, o.opacity, opacity, error) || !parseNumber(parser, o.threshold, threshold, error)) {
+  float sigma = float(job.overlay.sigma), opacity = float(job.overlay.opacity),
+        threshold = float(job.overlay.threshold);
+  if (!parseNumber(parser, o.captionBeam, job.beam, error) ||
+      !parseNumber(parser, o.hypothesis, job.hypothesis, error) || !parseNumber(parser, o.perRow, job.perRow, error) ||
+      !parseNumber(parser, o.captionSigma, sigma, error) || !parseNumber(parser, o.opacity, opacity, error) ||
+      !parseNumber(parser, o.threshold, threshold, error)) {
     return usageError(error);
   }
   if (!(opacity >= 0.0f && opacity <= 1.0f)) return usageError(u"--opacity: expected 0 to 1"_s);
@@ -448,21 +469,26 @@ void quietMessageHandler(QtMsgType type, const QMessageLogContext& context, cons
 QString commandsHelp() {
   return u"Commands:\n"
          "  lab      Run a mechanism of the Mechanism Lab and write its view (--out) and matrix (--csv).\n"
-         "           attnscope-cli lab --mechanism additive --query \"...\" --source \"...\" --out map.png [--csv m.csv]\n"
+         "           attnscope-cli lab --mechanism additive --query \"...\" --source \"...\" --out map.png [--csv "
+         "m.csv]\n"
          "           attnscope-cli lab --list\n"
          "  demo     Render the bundled demo views to PNG files: attnscope-cli demo --out-dir DIR\n"
          "  glimpse  Read one glimpse of a photo and write it magnified (--out) and its settings (--json).\n"
          "           attnscope-cli glimpse --image photo.jpg --gaussian cx=200,cy=150,d=4,s=2,N=12 --out g.png\n"
-         "           attnscope-cli glimpse --image photo.jpg --stn family=similarity,scale=0.5,rotation=30deg --out s.png\n"
+         "           attnscope-cli glimpse --image photo.jpg --stn family=similarity,scale=0.5,rotation=30deg --out "
+         "s.png\n"
          "  run      Run a transformer (or read an attention dump), write its attention (--dump) and draw a view.\n"
-         "           attnscope-cli run --model DIR --text \"The cat sat.\" --render layer=1,head=2 --view head --out h.png\n"
+         "           attnscope-cli run --model DIR --text \"The cat sat.\" --render layer=1,head=2 --view head --out "
+         "h.png\n"
          "           attnscope-cli run --model vit-dir --image photo.jpg --render rollout --view overlay --out r.png\n"
          "           attnscope-cli run --model DIR --text \"...\" --dump run.attn.safetensors\n"
          "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
          "  align    Run a bundled date or review model (or a model folder) and write its alignment or word shading.\n"
          "           attnscope-cli align --model date-bahdanau --text \"21 Nov 2026\" --out a.png [--csv a.csv]\n"
-         "           attnscope-cli align --model date-luong-local-p --text \"Nov 21st 2026\" --beam 4 --hypothesis 2 --out h.png\n"
-         "           attnscope-cli align --model sentiment-hierarchical --text \"The food was not good. We paid 80 euros.\" --out r.png\n"
+         "           attnscope-cli align --model date-luong-local-p --text \"Nov 21st 2026\" --beam 4 --hypothesis 2 "
+         "--out h.png\n"
+         "           attnscope-cli align --model sentiment-hierarchical --text \"The food was not good. We paid 80 "
+         "euros.\" --out r.png\n"
          "           attnscope-cli align --list\n"
          "  caption  Caption an image or a generated scene (Show, Attend and Tell) and write the grid of its words'\n"
          "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
@@ -507,9 +533,9 @@ int main(int argc, char* argv[]) {
   parser.clearPositionalArguments();
   if (command == u"lab"_s) {
     parser.addPositionalArgument(u"lab"_s, u"Run a mechanism and write its view."_s, u"lab [options]"_s);
-    parser.addOptions({o.mechanism, o.query, o.source, o.input, o.score, o.normaliser, o.temperature, o.window,
-                       o.sigma, o.heads, o.hops, o.classes, o.causal, o.positions, o.seed, o.dim, o.map, o.out,
-                       o.csv, o.width, o.height, o.colormap, o.list});
+    parser.addOptions({o.mechanism, o.query, o.source, o.input,   o.score,  o.normaliser, o.temperature, o.window,
+                       o.sigma,     o.heads, o.hops,   o.classes, o.causal, o.positions,  o.seed,        o.dim,
+                       o.map,       o.out,   o.csv,    o.width,   o.height, o.colormap,   o.list});
   } else if (command == u"demo"_s) {
     parser.addPositionalArgument(u"demo"_s, u"Render the bundled demo views to PNG files."_s, u"demo [options]"_s);
     parser.addOption(o.outDir);
@@ -518,8 +544,8 @@ int main(int argc, char* argv[]) {
                                  u"glimpse [options]"_s);
     parser.addOptions({o.image, o.gaussian, o.stn, o.glimpseOut, o.json, o.scale});
   } else if (command == u"run"_s) {
-    parser.addPositionalArgument(u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s,
-                                 u"run [options]"_s);
+    parser.addPositionalArgument(
+        u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s, u"run [options]"_s);
     parser.addOptions({o.model, o.dumpIn, o.text, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut, o.width,
                        o.height, o.colormap});
   } else if (command == u"align"_s) {
@@ -528,7 +554,8 @@ int main(int argc, char* argv[]) {
     parser.addOptions({o.alignModel, o.alignText, o.beam, o.hypothesis, o.step, o.alignView, o.alignOut, o.alignCsv,
                        o.width, o.height, o.colormap, o.alignList});
   } else if (command == u"caption"_s) {
-    parser.addPositionalArgument(u"caption"_s, u"Caption an image or a scene; write the grid of each word's attention."_s,
+    parser.addPositionalArgument(u"caption"_s,
+                                 u"Caption an image or a scene; write the grid of each word's attention."_s,
                                  u"caption [options]"_s);
     parser.addOptions({o.captionModel, o.captionImage, o.scene, o.captionBeam, o.hypothesis, o.perRow, o.captionSigma,
                        o.opacity, o.threshold, o.lightMask, o.colormap, o.captionOut, o.alignList});

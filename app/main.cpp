@@ -41,8 +41,8 @@ bool noDisplay() {
 // the layout, grab the window and quit (0 saved, 1 not). A failure signal, or nothing within `timeoutMs`,
 // quits with 1 and a message.
 template <typename Workbench, typename Failed, typename Shown, typename Ready>
-void armScreenshot(QWidget& window, const QString& path, Workbench* workbench, Failed failed, Shown shown,
-                   Ready ready, int settleMs, int timeoutMs, const char* nothing) {
+void armScreenshot(QWidget& window, const QString& path, Workbench* workbench, Failed failed, Shown shown, Ready ready,
+                   int settleMs, int timeoutMs, const char* nothing) {
   if (failed != nullptr) {
     QObject::connect(workbench, failed, &window, [](const QString& message) {
       std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
@@ -68,10 +68,11 @@ void armScreenshot(QWidget& window, const QString& path, Workbench* workbench, F
 
 int main(int argc, char* argv[]) {
   if (noDisplay()) {
-    std::fputs("attnscope: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
-               "Render views without one with attnscope-cli (attnscope-cli --help), run under xvfb-run,\n"
-               "or set QT_QPA_PLATFORM=offscreen.\n",
-               stderr);
+    std::fputs(
+        "attnscope: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+        "Render views without one with attnscope-cli (attnscope-cli --help), run under xvfb-run,\n"
+        "or set QT_QPA_PLATFORM=offscreen.\n",
+        stderr);
     return 1;
   }
   QApplication app(argc, argv);
@@ -84,16 +85,16 @@ int main(int argc, char* argv[]) {
   parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  const QCommandLineOption mechanismOption(u"mechanism"_s, u"Start the lab with this mechanism (see attnscope-cli lab --list)."_s,
-                                           u"key"_s);
+  const QCommandLineOption mechanismOption(
+      u"mechanism"_s, u"Start the lab with this mechanism (see attnscope-cli lab --list)."_s, u"key"_s);
   parser.addOption(mechanismOption);
   const QCommandLineOption sessionOption(
       u"session"_s,
       u"Open this session file (*.attnscope.json): every tab as it was saved. The other options apply on top of it."_s,
       u"file"_s);
   parser.addOption(sessionOption);
-  const QCommandLineOption tabOption(u"tab"_s, u"Start on this tab: alignment (the default), caption, lab, glimpse or transformer."_s,
-                                     u"name"_s);
+  const QCommandLineOption tabOption(
+      u"tab"_s, u"Start on this tab: alignment (the default), caption, lab, glimpse or transformer."_s, u"name"_s);
   parser.addOption(tabOption);
   const QCommandLineOption imageOption(
       u"image"_s,
@@ -107,7 +108,8 @@ int main(int argc, char* argv[]) {
   parser.addOption(gaussianOption);
   const QCommandLineOption stnOption(u"stn"_s, u"STN glimpse as k=v,... (attnscope-cli's --stn keys)."_s, u"spec"_s);
   parser.addOption(stnOption);
-  const QCommandLineOption sameWindowOption(u"same-window"_s, u"Compare the Gaussian and the STN glimpse of one window."_s);
+  const QCommandLineOption sameWindowOption(u"same-window"_s,
+                                            u"Compare the Gaussian and the STN glimpse of one window."_s);
   parser.addOption(sameWindowOption);
   const QCommandLineOption editStnOption(u"edit-stn"_s, u"The canvas handles edit the STN glimpse."_s);
   parser.addOption(editStnOption);
@@ -130,12 +132,13 @@ int main(int argc, char* argv[]) {
   parser.addOption(lightMaskOption);
   const QCommandLineOption textOption(u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s);
   parser.addOption(textOption);
-  const QCommandLineOption beamOption(u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s, u"K"_s);
+  const QCommandLineOption beamOption(u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s,
+                                      u"K"_s);
   parser.addOption(beamOption);
   const QCommandLineOption stepOption(u"step"_s, u"The Alignment tab's output step in view (1 = the first)."_s, u"N"_s);
   parser.addOption(stepOption);
-  const QCommandLineOption viewOption(u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay or stats."_s,
-                                      u"name"_s);
+  const QCommandLineOption viewOption(
+      u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay or stats."_s, u"name"_s);
   parser.addOption(viewOption);
   const QCommandLineOption headOption(u"head"_s, u"The Transformer tab's selected head as layer,head (0-based)."_s,
                                       u"L,H"_s);
@@ -184,19 +187,19 @@ int main(int argc, char* argv[]) {
   // --model without --tab: a bundled name or an AttnScope seq2seq/classifier folder is for the Alignment tab,
   // anything else for the Transformer tab.
   const QString modelArg = parser.value(modelOption);
-  const bool alignmentModel = parser.isSet(modelOption) &&
-                              ((!modelArg.contains(u'/') && attn::ui::findBundledModel(modelArg)) ||
-                               attn::ui::isAlignmentArchitecture(attn::ui::folderArchitecture(modelArg)));
+  const bool alignmentModel =
+      parser.isSet(modelOption) && ((!modelArg.contains(u'/') && attn::ui::findBundledModel(modelArg)) ||
+                                    attn::ui::isAlignmentArchitecture(attn::ui::folderArchitecture(modelArg)));
   const bool captionModel = parser.isSet(modelOption) &&
                             ((!modelArg.contains(u'/') && attn::ui::bundledCaptionModelKeys().contains(modelArg)) ||
                              attn::ui::isCaptionArchitecture(attn::ui::folderArchitecture(modelArg)));
   const bool captionTab = tabName == u"caption"_s ||
-                          (!parser.isSet(tabOption) &&
-                           (captionModel || parser.isSet(sceneOption) || parser.isSet(wordOption) ||
-                            parser.isSet(lightMaskOption)));
+                          (!parser.isSet(tabOption) && (captionModel || parser.isSet(sceneOption) ||
+                                                        parser.isSet(wordOption) || parser.isSet(lightMaskOption)));
   const bool alignmentTab =
-      !captionTab && (tabName == u"alignment"_s ||
-                      (!parser.isSet(tabOption) && (alignmentModel || parser.isSet(beamOption) || parser.isSet(stepOption))));
+      !captionTab &&
+      (tabName == u"alignment"_s ||
+       (!parser.isSet(tabOption) && (alignmentModel || parser.isSet(beamOption) || parser.isSet(stepOption))));
   const bool transformerTab =
       !alignmentTab && !captionTab && (tabName == u"transformer"_s || parser.isSet(modelOption));
   const bool glimpseTab = !alignmentTab && !captionTab && !transformerTab &&
@@ -340,11 +343,12 @@ int main(int argc, char* argv[]) {
       }
       // Applied with the first result (the model's shape is known then).
       auto applied = std::make_shared<bool>(false);
-      QObject::connect(transformer, &attn::ui::TransformerWorkbench::resultShown, transformer, [transformer, layer, head, applied] {
-        if (*applied) return;
-        *applied = true;
-        transformer->openHead(layer, head);
-      });
+      QObject::connect(transformer, &attn::ui::TransformerWorkbench::resultShown, transformer,
+                       [transformer, layer, head, applied] {
+                         if (*applied) return;
+                         *applied = true;
+                         transformer->openHead(layer, head);
+                       });
     }
     if (parser.isSet(modelOption)) window.openModel(parser.value(modelOption));
   } else if (glimpseTab) {
@@ -353,7 +357,8 @@ int main(int argc, char* argv[]) {
     window.showLab();
   }
   // Glimpse settings from the command line apply once the image they refer to is open.
-  const bool glimpseSettings = parser.isSet(gaussianOption) || parser.isSet(stnOption) || parser.isSet(sameWindowOption);
+  const bool glimpseSettings =
+      parser.isSet(gaussianOption) || parser.isSet(stnOption) || parser.isSet(sameWindowOption);
   bool glimpseReady = !glimpseSettings && !parser.isSet(imageOption);
   QString wantedImage;
   if (parser.isSet(imageOption) && !transformerTab && !captionTab) {
@@ -370,19 +375,20 @@ int main(int argc, char* argv[]) {
   const QString gaussianSpec = parser.value(gaussianOption);
   const QString stnSpec = parser.value(stnOption);
   const bool sameWindow = parser.isSet(sameWindowOption);
-  QObject::connect(glimpse, &attn::ui::GlimpseWorkbench::imageLoaded, glimpse,
-                   [glimpse, wantedImage, gaussianSpec, stnSpec, sameWindow, glimpseSettings, &glimpseReady](const QString& path) {
-    if (glimpseReady || (!wantedImage.isEmpty() && path != wantedImage)) return;
-    glimpseReady = true;
-    if (!glimpseSettings) return;
-    auto settings = glimpse->settingsFromSpecs(gaussianSpec, stnSpec, sameWindow);
-    if (!settings) {
-      std::fprintf(stderr, "attnscope: %s\n", settings.error().message().c_str());
-      QApplication::exit(2);
-      return;
-    }
-    glimpse->setSettings(*settings);
-  });
+  QObject::connect(
+      glimpse, &attn::ui::GlimpseWorkbench::imageLoaded, glimpse,
+      [glimpse, wantedImage, gaussianSpec, stnSpec, sameWindow, glimpseSettings, &glimpseReady](const QString& path) {
+        if (glimpseReady || (!wantedImage.isEmpty() && path != wantedImage)) return;
+        glimpseReady = true;
+        if (!glimpseSettings) return;
+        auto settings = glimpse->settingsFromSpecs(gaussianSpec, stnSpec, sameWindow);
+        if (!settings) {
+          std::fprintf(stderr, "attnscope: %s\n", settings.error().message().c_str());
+          QApplication::exit(2);
+          return;
+        }
+        glimpse->setSettings(*settings);
+      });
   if (parser.isSet(editStnOption)) glimpse->setEditStn(true);
   if (parser.isSet(writeOption)) glimpse->setWriteMode(true);
   window.show();
@@ -400,36 +406,39 @@ int main(int argc, char* argv[]) {
     if (captionShot) {
       // The whole caption at once: a screenshot does not wait for the word-by-word reveal.
       caption->setRevealInterval(0);
-      armScreenshot(window, path, caption, &attn::ui::CaptionWorkbench::sourceFailed,
-                    &attn::ui::CaptionWorkbench::resultShown,
-                    [caption](quint64 g) { return !caption->isLoading() && g == caption->submitted(); }, 800, 60000,
-                    "no caption");
+      armScreenshot(
+          window, path, caption, &attn::ui::CaptionWorkbench::sourceFailed, &attn::ui::CaptionWorkbench::resultShown,
+          [caption](quint64 g) { return !caption->isLoading() && g == caption->submitted(); }, 800, 60000,
+          "no caption");
       QObject::connect(caption, &attn::ui::CaptionWorkbench::imageFailed, &window, [](const QString& message) {
         std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
         QApplication::exit(1);
       });
     } else if (alignmentShot) {
-      armScreenshot(window, path, alignment, &attn::ui::AlignmentWorkbench::sourceFailed,
-                    &attn::ui::AlignmentWorkbench::resultShown,
-                    [alignment](quint64 g) { return !alignment->isLoading() && g == alignment->submitted(); },
-                    800, 60000, "no alignment");
+      armScreenshot(
+          window, path, alignment, &attn::ui::AlignmentWorkbench::sourceFailed,
+          &attn::ui::AlignmentWorkbench::resultShown,
+          [alignment](quint64 g) { return !alignment->isLoading() && g == alignment->submitted(); }, 800, 60000,
+          "no alignment");
     } else if (transformerTab) {
-      armScreenshot(window, path, transformer, &attn::ui::TransformerWorkbench::sourceFailed,
-                    &attn::ui::TransformerWorkbench::resultShown,
-                    [transformer](quint64 g) { return !transformer->isLoading() && g == transformer->submitted(); },
-                    800, 60000, "no transformer run");
+      armScreenshot(
+          window, path, transformer, &attn::ui::TransformerWorkbench::sourceFailed,
+          &attn::ui::TransformerWorkbench::resultShown,
+          [transformer](quint64 g) { return !transformer->isLoading() && g == transformer->submitted(); }, 800, 60000,
+          "no transformer run");
     } else if (glimpseTab) {
-      armScreenshot(window, path, glimpse, &attn::ui::GlimpseWorkbench::imageFailed,
-                    &attn::ui::GlimpseWorkbench::resultShown,
-                    [glimpse, &glimpseReady](quint64 g) {
-                      return glimpseReady && !glimpse->isLoading() && g == glimpse->submitted();
-                    },
-                    600, 30000, "no glimpse");
+      armScreenshot(
+          window, path, glimpse, &attn::ui::GlimpseWorkbench::imageFailed, &attn::ui::GlimpseWorkbench::resultShown,
+          [glimpse, &glimpseReady](quint64 g) {
+            return glimpseReady && !glimpse->isLoading() && g == glimpse->submitted();
+          },
+          600, 30000, "no glimpse");
     } else {
       // The lab has no failure signal: bad input shows in its own message line.
-      armScreenshot(window, path, lab, static_cast<void (attn::ui::LabWorkbench::*)(const QString&)>(nullptr),
-                    &attn::ui::LabWorkbench::resultShown, [lab](quint64 g) { return g == lab->submitted(); }, 400,
-                    30000, "no result");
+      armScreenshot(
+          window, path, lab, static_cast<void (attn::ui::LabWorkbench::*)(const QString&)>(nullptr),
+          &attn::ui::LabWorkbench::resultShown, [lab](quint64 g) { return g == lab->submitted(); }, 400, 30000,
+          "no result");
     }
   }
   return app.exec();

@@ -58,12 +58,14 @@ fs::path make_random_caption_soft() {
   const auto& vocab = attn::scene_vocabulary();
   std::string words;
   for (std::size_t i = 0; i < vocab.size(); ++i) words += (i ? ", \"" : "\"") + vocab[i] + "\"";
-  attn::bench::write_text(dir / "config.json",
-                          "{\"architectures\": [\"AttnScopeCaptioner\"], \"task\": \"synthetic scene captions (random)\", "
-                          "\"attention\": \"soft\", \"image_size\": 128, \"mean\": [0.491, 0.4871, 0.4866], "
-                          "\"std\": [0.1144, 0.1068, 0.1135], \"channels\": [8, 16, 32, 128], \"vocab\": [" +
-                              words + "], \"embedding_size\": 64, \"hidden\": 256, \"attention_size\": 128, "
-                              "\"max_caption_length\": 24}");
+  attn::bench::write_text(
+      dir / "config.json",
+      "{\"architectures\": [\"AttnScopeCaptioner\"], \"task\": \"synthetic scene captions (random)\", "
+      "\"attention\": \"soft\", \"image_size\": 128, \"mean\": [0.491, 0.4871, 0.4866], "
+      "\"std\": [0.1144, 0.1068, 0.1135], \"channels\": [8, 16, 32, 128], \"vocab\": [" +
+          words +
+          "], \"embedding_size\": 64, \"hidden\": 256, \"attention_size\": 128, "
+          "\"max_caption_length\": 24}");
   const std::int64_t V = static_cast<std::int64_t>(vocab.size()), E = 64, H = 256, A = 128, D = 128;
   attn::bench::WeightWriter w(20261122);
   const auto linear = [&](const std::string& name, std::vector<std::int64_t> shape, std::int64_t fan_in) {
@@ -105,9 +107,9 @@ std::shared_ptr<const attn::models::CaptionerModel> model() {
   static std::shared_ptr<const attn::models::CaptionerModel> cached;
   if (cached) return cached;
   bool random = false;
-  const fs::path dir = attn::bench::model_folder(
-      g_model_args, fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "caption-soft", make_random_caption_soft,
-      random);
+  const fs::path dir =
+      attn::bench::model_folder(g_model_args, fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "caption-soft",
+                                make_random_caption_soft, random);
   cached = attn::bench::load_or_exit<attn::models::CaptionerModel>(dir, "bench_caption");
   g_model_name = dir.string() + " (" + cached->description() +
                  (random ? "; RANDOM weights of caption-soft's sizes, every caption 24 words" : "") + ")";
@@ -227,7 +229,7 @@ BENCHMARK(BM_OverlaySwitch)->Unit(benchmark::kMillisecond)->UseRealTime();
 struct Layers {
   std::vector<attn::Matrix> weights;  // [C_out, 9 C_in]
   std::vector<attn::Vector> biases;
-  attn::Matrix input;                 // [3, 128^2]
+  attn::Matrix input;  // [3, 128^2]
 };
 
 const Layers& layers() {
@@ -305,7 +307,8 @@ void BM_EncoderDirect(benchmark::State& state) {
   for (auto _ : state) {
     planes = l.input;
     attn::Index side = 128;
-    for (std::size_t k = 0; k < l.weights.size(); ++k, side /= 2) conv_direct(l.weights[k], l.biases[k], side, planes, conv);
+    for (std::size_t k = 0; k < l.weights.size(); ++k, side /= 2)
+      conv_direct(l.weights[k], l.biases[k], side, planes, conv);
     benchmark::DoNotOptimize(planes.data());
   }
 }
@@ -336,8 +339,9 @@ void verdict() {
   const auto one = time_ms(10, 200, [&] { render_word(smoother(run->grid), run->hypotheses[0].alpha, 0, out); });
   const double median = total[total.size() / 2], p95 = total[total.size() * 95 / 100];
   const double switch_median = one[one.size() / 2];
-  std::printf("\ncaptioning a %d x %d picture (held-out scene %llu enlarged), beam %d, every word's overlay at %d x %d\n",
-              kSide, kSide, static_cast<unsigned long long>(kSceneSeed), kBeam, kSide, kSide);
+  std::printf(
+      "\ncaptioning a %d x %d picture (held-out scene %llu enlarged), beam %d, every word's overlay at %d x %d\n",
+      kSide, kSide, static_cast<unsigned long long>(kSceneSeed), kBeam, kSide, kSide);
   std::printf("  model:   %s\n", g_model_name.c_str());
   std::printf("  threads: %d\n", g_threads);
   std::printf("  caption + %zu overlays: median %.2f ms, p95 %.2f ms, min %.2f ms (50 runs); target < %.0f ms: %s\n",

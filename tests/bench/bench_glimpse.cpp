@@ -96,9 +96,11 @@ g::Theta stn_theta() { return g::theta_of(kStnWindow, kSide, kSide); }
 // ix = ((xs + 1) W - 1) / 2 with xs = t0 x + t1 y + t2 and x = (2j + 1) / Wo - 1, y = (2i + 1) / Ho - 1.
 cv::Matx23d opencv_matrix(const g::Theta& t, int W, int H, int Wo, int Ho) {
   const double hx = W / 2.0, hy = H / 2.0;
-  return {hx * t[0] * 2.0 / Wo, hx * t[1] * 2.0 / Ho,
+  return {hx * t[0] * 2.0 / Wo,
+          hx * t[1] * 2.0 / Ho,
           hx * (t[0] * (1.0 / Wo - 1.0) + t[1] * (1.0 / Ho - 1.0) + t[2] + 1.0) - 0.5,
-          hy * t[3] * 2.0 / Wo, hy * t[4] * 2.0 / Ho,
+          hy * t[3] * 2.0 / Wo,
+          hy * t[4] * 2.0 / Ho,
           hy * (t[3] * (1.0 / Wo - 1.0) + t[4] * (1.0 / Ho - 1.0) + t[5] + 1.0) - 0.5};
 }
 
@@ -324,7 +326,6 @@ std::string opencv_parallel_framework() {
   const auto end = info.find('\n', begin);
   return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
-
 
 }  // namespace
 

@@ -59,14 +59,22 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : "0"; };
-    if (arg == "--steps") o.steps = std::max(2, std::atoi(next()));
-    else if (arg == "--stride") o.stride = std::atof(next());
-    else if (arg == "--sigma") o.sigma = std::atof(next());
-    else if (arg == "--n") o.n = std::max(1, std::atoi(next()));
-    else if (arg == "--size") o.size = std::max(64, std::atoi(next()));
-    else if (arg == "--keep") o.keep = true;
-    else if (arg == "--sync-only") o.syncOnly = true;
-    else if (arg == "--csv") o.csv = next();
+    if (arg == "--steps")
+      o.steps = std::max(2, std::atoi(next()));
+    else if (arg == "--stride")
+      o.stride = std::atof(next());
+    else if (arg == "--sigma")
+      o.sigma = std::atof(next());
+    else if (arg == "--n")
+      o.n = std::max(1, std::atoi(next()));
+    else if (arg == "--size")
+      o.size = std::max(64, std::atoi(next()));
+    else if (arg == "--keep")
+      o.keep = true;
+    else if (arg == "--sync-only")
+      o.syncOnly = true;
+    else if (arg == "--csv")
+      o.csv = next();
     else if (arg == "--help" || arg == "-h") {
       std::puts("bench_glimpse_drag [--steps N] [--stride D] [--sigma S] [--n N] [--size PX] [--keep] [--csv FILE]");
       std::exit(0);
@@ -186,19 +194,22 @@ void report(const char* title, const DragResult& r, const GlimpseWorkbench& wb) 
     ++paths[std::clamp(int(f.path), 0, 2)];
   }
   std::printf("\n== %s ==\n", title);
-  std::printf("Frame time, mouse-move event -> canvas and glimpse view painted with that frame's result (%zu frames):\n",
-              r.frames.size());
+  std::printf(
+      "Frame time, mouse-move event -> canvas and glimpse view painted with that frame's result (%zu frames):\n",
+      r.frames.size());
   std::printf("  min %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms;  over %.0f ms: %d\n", percentile(totals, 0),
               percentile(totals, 50), percentile(totals, 90), percentile(totals, 99), percentile(totals, 100),
               kFrameBudgetMs, over);
   std::printf("  event handled (canvas, panel, request posted) after p50 %.2f ms; result applied after p50 %.2f ms\n",
               percentile(events, 50), percentile(shown, 50));
-  std::printf("  worker compute per frame: p50 %.2f  p90 %.2f  max %.2f ms; of which the Gaussian read p50 %.2f  "
-              "p90 %.2f  max %.2f ms\n",
-              percentile(computes, 50), percentile(computes, 90), percentile(computes, 100), percentile(reads, 50),
-              percentile(reads, 90), percentile(reads, 100));
-  std::printf("  paint: canvas p50 %.2f  max %.2f ms; glimpse view p50 %.2f  max %.2f ms\n", percentile(canvasPaints, 50),
-              percentile(canvasPaints, 100), percentile(viewPaints, 50), percentile(viewPaints, 100));
+  std::printf(
+      "  worker compute per frame: p50 %.2f  p90 %.2f  max %.2f ms; of which the Gaussian read p50 %.2f  "
+      "p90 %.2f  max %.2f ms\n",
+      percentile(computes, 50), percentile(computes, 90), percentile(computes, 100), percentile(reads, 50),
+      percentile(reads, 90), percentile(reads, 100));
+  std::printf("  paint: canvas p50 %.2f  max %.2f ms; glimpse view p50 %.2f  max %.2f ms\n",
+              percentile(canvasPaints, 50), percentile(canvasPaints, 100), percentile(viewPaints, 50),
+              percentile(viewPaints, 100));
   std::printf("  read budget %.1f ms = %.1f M cost units (learnt: %.2f M units/ms); planner cost p50 %.2f M units\n",
               attn::ui::GlimpseWorker::kReadBudgetMs, wb.worker()->budgetMacs() / 1e6, wb.worker()->macsPerMs() / 1e6,
               percentile(costs, 50));
@@ -235,9 +246,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   const QByteArray bytes = sample.readAll();
-  auto small = attn::decode_image(
-      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.constData()), std::size_t(bytes.size())),
-      "astronaut.png");
+  auto small =
+      attn::decode_image(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.constData()),
+                                                       std::size_t(bytes.size())),
+                         "astronaut.png");
   if (!small) {
     std::fprintf(stderr, "bench_glimpse_drag: %s\n", small.error().message().c_str());
     return 1;
@@ -263,14 +275,16 @@ int main(int argc, char** argv) {
   wb.openFile(path);
   if (!waitFor([&] { return !wb.isLoading() && wb.image() && wb.settled() == wb.submitted(); }, 120000) ||
       !wb.lastError().isEmpty()) {
-    std::fprintf(stderr, "bench_glimpse_drag: could not open the photo: %s\n", wb.lastError().toLocal8Bit().constData());
+    std::fprintf(stderr, "bench_glimpse_drag: could not open the photo: %s\n",
+                 wb.lastError().toLocal8Bit().constData());
     return 1;
   }
   const double loadMs = double(loadTimer.nsecsElapsed()) / 1e6;
   const int size = wb.image()->width;
 
   auto settings = wb.settings();
-  settings.gaussian = attn::glimpse::centred_glimpse(0.25 * size, 0.25 * size, options.n, options.stride, options.sigma);
+  settings.gaussian =
+      attn::glimpse::centred_glimpse(0.25 * size, 0.25 * size, options.n, options.stride, options.sigma);
   wb.setSettings(settings);
   QElapsedTimer firstExact;
   firstExact.start();
@@ -278,10 +292,11 @@ int main(int argc, char** argv) {
   const double firstExactMs = double(firstExact.nsecsElapsed()) / 1e6;
   waitFor([] { return false; }, 300);  // let the first replots settle
 
-  std::printf("bench_glimpse_drag: %d x %d photo (astronaut.png upscaled, made in %.0f ms, opened in %.0f ms), "
-              "Gaussian N = %d x %d, stride %.3g px, sigma %.3g px (window %.0f px), canvas %d x %d, zoom %.3f\n",
-              size, size, makeMs, loadMs, options.n, options.n, options.stride, options.sigma,
-              options.n * options.stride, canvas->width(), canvas->height(), canvas->zoom());
+  std::printf(
+      "bench_glimpse_drag: %d x %d photo (astronaut.png upscaled, made in %.0f ms, opened in %.0f ms), "
+      "Gaussian N = %d x %d, stride %.3g px, sigma %.3g px (window %.0f px), canvas %d x %d, zoom %.3f\n",
+      size, size, makeMs, loadMs, options.n, options.n, options.stride, options.sigma, options.n * options.stride,
+      canvas->width(), canvas->height(), canvas->zoom());
   std::printf("  first exact read after setting N: %.1f ms (worker read %.1f ms, %s, %.1f M MACs)\n", firstExactMs,
               wb.outcome()->readMs, wb.outcome()->stats.path == attn::glimpse::ReadPath::Banded ? "banded" : "dense",
               wb.outcome()->stats.macs / 1e6);
@@ -318,9 +333,8 @@ int main(int argc, char** argv) {
           10000);
       const double ms = double(timer.nsecsElapsed()) / 1e6;
       const auto* o = wb.outcome();
-      result.frames.push_back({ms, eventMs, shownMs, o ? o->computeMs : 0.0, o ? o->readMs : 0.0,
-                               canvas->lastPaintMs(), view->lastPaintMs(),
-                               o ? o->plan.level : -1, ok && o && o->generation == generation,
+      result.frames.push_back({ms, eventMs, shownMs, o ? o->computeMs : 0.0, o ? o->readMs : 0.0, canvas->lastPaintMs(),
+                               view->lastPaintMs(), o ? o->plan.level : -1, ok && o && o->generation == generation,
                                o ? o->stats.path : attn::glimpse::ReadPath::Banded, o ? o->stats.cost : 0.0});
     }
     result.pixmapBuilds = canvas->pixmapBuilds() - buildsBefore;

@@ -21,8 +21,8 @@ namespace {
 constexpr double kFrameBudgetMs = 16.0;
 
 std::string sentence(int tokens, int salt) {
-  static const char* const kWords[] = {"the", "apple", "fell", "from", "tree", "she", "picked", "it", "up",
-                                       "in", "garden", "and", "ate", "quietly", "while", "birds", "sang"};
+  static const char* const kWords[] = {"the", "apple",  "fell", "from", "tree",    "she",   "picked", "it",  "up",
+                                       "in",  "garden", "and",  "ate",  "quietly", "while", "birds",  "sang"};
   std::string text;
   for (int i = 0; i < tokens; ++i) {
     if (i > 0) text += ' ';

@@ -98,7 +98,6 @@ BENCHMARK(BM_SelfAttentionKeepWeights)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();  // wall time: the CPU time of a multi-threaded run is the sum over threads
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,9 +108,8 @@ int main(int argc, char** argv) {
 
   omp_set_num_threads(threads);
   const int effective = omp_get_max_threads();
-  std::fprintf(stderr, "bench_mha: threads = %d (from %s), omp_get_max_threads() = %d, OMP_NUM_THREADS=%s\n",
-               threads, source.c_str(), effective,
-               std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
+  std::fprintf(stderr, "bench_mha: threads = %d (from %s), omp_get_max_threads() = %d, OMP_NUM_THREADS=%s\n", threads,
+               source.c_str(), effective, std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
   if (effective != threads) {
     std::fprintf(stderr, "bench_mha: OpenMP did not accept %d threads\n", threads);
     return 2;

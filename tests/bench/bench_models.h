@@ -114,7 +114,8 @@ inline fs::path make_bert(const fs::path& dir, int positions) {
   w.write_or_exit(dir / "model.safetensors", "bench_transformer");
   write_text(dir / "config.json", R"({"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 768,
  "num_attention_heads": 12, "num_hidden_layers": 12, "intermediate_size": 3072,
- "max_position_embeddings": )" + std::to_string(positions) + R"(, "vocab_size": 30522, "hidden_act": "gelu"})");
+ "max_position_embeddings": )" + std::to_string(positions) +
+                                      R"(, "vocab_size": 30522, "hidden_act": "gelu"})");
   return dir;
 }
 

@@ -101,9 +101,9 @@ std::shared_ptr<const attn::models::Seq2SeqModel> model() {
   static std::shared_ptr<const attn::models::Seq2SeqModel> cached;
   if (cached) return cached;
   bool random = false;
-  const fs::path dir = attn::bench::model_folder(
-      g_model_args, fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "date-bahdanau", make_random_date_bahdanau,
-      random);
+  const fs::path dir =
+      attn::bench::model_folder(g_model_args, fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "date-bahdanau",
+                                make_random_date_bahdanau, random);
   cached = attn::bench::load_or_exit<attn::models::Seq2SeqModel>(dir, "bench_seq2seq");
   g_model_name = dir.string() + " (" + cached->description() + ")";
   return cached;

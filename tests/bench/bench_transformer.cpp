@@ -44,7 +44,6 @@ double model_flops(double n) {
   return kLayers * (2.0 * n * (4.0 * d * d + 2.0 * d * f) + 4.0 * n * n * d);
 }
 
-
 // Models are written once per process and shared by every benchmark of their family.
 std::shared_ptr<const attn::models::TransformerModel> model(std::string_view family, int positions = 512) {
   static std::map<std::string, std::shared_ptr<const attn::models::TransformerModel>> cache;
@@ -105,8 +104,8 @@ void run_family(benchmark::State& state, std::string_view family) {
     auto run = session.run_ids(ids);
     benchmark::DoNotOptimize(run);
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(model_flops(static_cast<double>(n)) * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(model_flops(static_cast<double>(n)) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The ceiling: one plain [n, 768] x [768, 3072] product (sgemm through Eigen and OpenBLAS), the shape of

@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  const auto worst = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
   const QString typed = QStringLiteral(" and more");
   const int layers = w.outcome() ? w.outcome()->trace->layer_count(w.outcome()->stage) : 0;
   bool met = true;
@@ -150,11 +152,12 @@ int main(int argc, char** argv) {
     }
     const auto over = std::count_if(view_ms.begin(), view_ms.end(), [](double v) { return v > 150.0; });
     met = met && over == 0;
-    std::printf("layer %2d in view, %zu tokens, %d keystrokes: its head view and matrix p50 %.1f ms (max %.1f, %ld over "
-                "150 ms); every view p50 %.1f ms (max %.1f); worker p50: forward pass %.1f ms, statistics + "
-                "thumbnails + rollout %.1f ms; head view paint %.1f ms (%lld lines)\n",
-                layer, tokens, keys, median(view_ms), worst(view_ms), static_cast<long>(over), median(all_ms),
-                worst(all_ms), median(run_ms), median(analysis_ms), median(paint_ms), static_cast<long long>(lines));
+    std::printf(
+        "layer %2d in view, %zu tokens, %d keystrokes: its head view and matrix p50 %.1f ms (max %.1f, %ld over "
+        "150 ms); every view p50 %.1f ms (max %.1f); worker p50: forward pass %.1f ms, statistics + "
+        "thumbnails + rollout %.1f ms; head view paint %.1f ms (%lld lines)\n",
+        layer, tokens, keys, median(view_ms), worst(view_ms), static_cast<long>(over), median(all_ms), worst(all_ms),
+        median(run_ms), median(analysis_ms), median(paint_ms), static_cast<long long>(lines));
   }
   std::printf("target: the view in sight within 150 ms of every keystroke, at every layer: %s\n",
               met ? "MET" : "NOT MET");

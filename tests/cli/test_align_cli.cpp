@@ -13,7 +13,9 @@ using namespace Qt::StringLiterals;
 
 namespace {
 
-QString seq2seq(const char* variant) { return QStringLiteral(ATTN_TEST_DATA_DIR "/seq2seq/random-") + QLatin1String(variant); }
+QString seq2seq(const char* variant) {
+  return QStringLiteral(ATTN_TEST_DATA_DIR "/seq2seq/random-") + QLatin1String(variant);
+}
 QString classifier(const char* variant) {
   return QStringLiteral(ATTN_TEST_DATA_DIR "/classifier/random-") + QLatin1String(variant);
 }
@@ -38,8 +40,8 @@ class TestAlignCli : public QObject {
   void writesTheHeatmapAndTheMatrix() {
     const QString png = dir_.filePath(u"a.png"_s);
     const QString csv = dir_.filePath(u"a.csv"_s);
-    const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"21 Nov 2026"_s, u"--out"_s, png,
-                            u"--csv"_s, csv});
+    const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"21 Nov 2026"_s, u"--out"_s,
+                            png, u"--csv"_s, csv});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.out.startsWith(u"align: random-bahdanau"_s), qPrintable(run.out));
     QVERIFY(run.out.contains(u"11 characters"_s));
@@ -116,34 +118,38 @@ class TestAlignCli : public QObject {
     QTest::addColumn<int>("code");
     QTest::addColumn<QString>("expected");
     const QString out = dir_.filePath(u"never.png"_s);
-    QTest::newRow("unknown name") << QStringList{u"align"_s, u"--model"_s, u"no-such-model"_s, u"--text"_s, u"1 May 2020"_s,
-                                                 u"--out"_s, out}
+    QTest::newRow("unknown name") << QStringList{u"align"_s,  u"--model"_s,    u"no-such-model"_s,
+                                                 u"--text"_s, u"1 May 2020"_s, u"--out"_s,
+                                                 out}
                                   << 1 << u"no-such-model: no such bundled model or folder"_s;
     QTest::newRow("empty text") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, QString(),
                                                u"--out"_s, out}
                                 << 1 << u"nothing to decode"_s;
     QTest::newRow("no text") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--out"_s, out} << 2
                              << u"--text"_s;
-    QTest::newRow("no such folder") << QStringList{u"align"_s, u"--model"_s, dir_.filePath(u"nothing"_s), u"--text"_s,
-                                                   u"1 May 2020"_s, u"--out"_s, out}
+    QTest::newRow("no such folder") << QStringList{u"align"_s,  u"--model"_s,    dir_.filePath(u"nothing"_s),
+                                                   u"--text"_s, u"1 May 2020"_s, u"--out"_s,
+                                                   out}
                                     << 1 << u"no such folder"_s;
-    QTest::newRow("no config") << QStringList{u"align"_s, u"--model"_s, dir_.path(), u"--text"_s, u"1 May 2020"_s,
-                                              u"--out"_s, out}
+    QTest::newRow("no config") << QStringList{u"align"_s,      u"--model"_s, dir_.path(), u"--text"_s,
+                                              u"1 May 2020"_s, u"--out"_s,   out}
                                << 1 << u"config.json: missing"_s;
-    QTest::newRow("a transformer") << QStringList{u"align"_s, u"--model"_s,
-                                                  QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/bert"), u"--text"_s,
-                                                  u"1 May 2020"_s, u"--out"_s, out}
-                                   << 1 << u"Transformer tab"_s;
-    QTest::newRow("no output") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s} << 2
-                               << u"--out FILE and/or --csv FILE"_s;
-    QTest::newRow("bad format") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
-                                               u"--out"_s, dir_.filePath(u"a.txt"_s)}
+    QTest::newRow("a transformer")
+        << QStringList{u"align"_s,  u"--model"_s,    QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/bert"),
+                       u"--text"_s, u"1 May 2020"_s, u"--out"_s,
+                       out}
+        << 1 << u"Transformer tab"_s;
+    QTest::newRow("no output") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s}
+                               << 2 << u"--out FILE and/or --csv FILE"_s;
+    QTest::newRow("bad format") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"),      u"--text"_s,
+                                               u"1 May"_s, u"--out"_s,   dir_.filePath(u"a.txt"_s)}
                                 << 2 << u".png, .svg or .pdf"_s;
-    QTest::newRow("beam too wide") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
-                                                  u"--beam"_s, u"40"_s, u"--out"_s, out}
+    QTest::newRow("beam too wide") << QStringList{u"align"_s,  u"--model"_s, seq2seq("bahdanau"),
+                                                  u"--text"_s, u"1 May"_s,   u"--beam"_s,
+                                                  u"40"_s,     u"--out"_s,   out}
                                    << 2 << u"--beam"_s;
-    QTest::newRow("step beyond") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
-                                                u"--step"_s, u"99"_s, u"--out"_s, out}
+    QTest::newRow("step beyond") << QStringList{u"align"_s,  u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May"_s,
+                                                u"--step"_s, u"99"_s,      u"--out"_s,          out}
                                  << 1 << u"--step 99"_s;
   }
   void badInputsExitWithTheReason() {
@@ -173,12 +179,14 @@ class TestAlignCli : public QObject {
     if (!list.out.contains(u"date-bahdanau"_s)) QSKIP("this build bundles no date-bahdanau model");
     QVERIFY(list.out.contains(u"Dates \u00b7 Bahdanau (additive)"_s));
     const QString png = dir_.filePath(u"bundled.png"_s);
-    const Run run = runCli({u"align"_s, u"--model"_s, u"date-bahdanau"_s, u"--text"_s, u"21 Nov 2026"_s, u"--out"_s, png});
+    const Run run =
+        runCli({u"align"_s, u"--model"_s, u"date-bahdanau"_s, u"--text"_s, u"21 Nov 2026"_s, u"--out"_s, png});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.startsWith(u"align: Dates \u00b7 Bahdanau (additive)"_s));
     QVERIFY(!QImage(png).isNull());
     // The unknown-name error lists what is bundled.
-    const Run unknown = runCli({u"align"_s, u"--model"_s, u"date-bahdanou"_s, u"--text"_s, u"1 May"_s, u"--out"_s, png});
+    const Run unknown =
+        runCli({u"align"_s, u"--model"_s, u"date-bahdanou"_s, u"--text"_s, u"1 May"_s, u"--out"_s, png});
     QCOMPARE(unknown.exitCode, 1);
     QVERIFY2(unknown.err.contains(u"date-bahdanau, "_s), qPrintable(unknown.err));
   }

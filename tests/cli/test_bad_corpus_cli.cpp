@@ -48,8 +48,8 @@ QStringList command(const Row& row, const QString& out) {
   if (text.contains("AttnScopeClassifier") || text.contains("AttnScopeSeq2Seq")) {
     return {u"align"_s, u"--model"_s, path, u"--text"_s, u"12 may 2020"_s, u"--out"_s, out};
   }
-  return {u"run"_s, u"--model"_s, path, u"--text"_s, u"the cat sat"_s, u"--render"_s, u"layer=0,head=0"_s,
-          u"--out"_s, out};
+  return {u"run"_s,      u"--model"_s,        path,       u"--text"_s, u"the cat sat"_s,
+          u"--render"_s, u"layer=0,head=0"_s, u"--out"_s, out};
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ class TestCaptionCli : public QObject {
 
   void writesTheGridOfAScene() {
     const QString png = dir_.filePath(u"grid.png"_s);
-    const Run run = runCli({u"caption"_s, u"--model"_s, soft_, u"--scene"_s, u"7"_s, u"--per-row"_s, u"4"_s, u"--out"_s, png});
+    const Run run =
+        runCli({u"caption"_s, u"--model"_s, soft_, u"--scene"_s, u"7"_s, u"--per-row"_s, u"4"_s, u"--out"_s, png});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.out.startsWith(u"caption: "_s), qPrintable(run.out));
     QVERIFY(run.out.contains(u"scene 7 \u2192 \u201c"_s));
@@ -56,8 +57,8 @@ class TestCaptionCli : public QObject {
     QVERIFY(grid.width() > 4 * 224);  // four pictures a row: the image and at least three words
     // Two a row: narrower and taller.
     const QString narrow = dir_.filePath(u"narrow.png"_s);
-    const Run two = runCli({u"caption"_s, u"--model"_s, soft_, u"--scene"_s, u"7"_s, u"--per-row"_s, u"2"_s, u"--sigma"_s, u"0"_s,
-                            u"--light-mask"_s, u"--out"_s, narrow});
+    const Run two = runCli({u"caption"_s, u"--model"_s, soft_, u"--scene"_s, u"7"_s, u"--per-row"_s, u"2"_s,
+                            u"--sigma"_s, u"0"_s, u"--light-mask"_s, u"--out"_s, narrow});
     QVERIFY2(two.exitCode == 0, qPrintable(two.err));
     const QImage tall(narrow);
     QVERIFY(tall.width() < grid.width());
@@ -66,8 +67,8 @@ class TestCaptionCli : public QObject {
 
   void svgPdfTheHardModelAndBeams() {
     const QString svg = dir_.filePath(u"grid.svg"_s);
-    const Run run = runCli({u"caption"_s, u"--model"_s, soft_, u"--scene"_s, u"10000003"_s, u"--beam"_s, u"3"_s, u"--hypothesis"_s, u"2"_s,
-                            u"--out"_s, svg});
+    const Run run = runCli({u"caption"_s, u"--model"_s, soft_, u"--scene"_s, u"10000003"_s, u"--beam"_s, u"3"_s,
+                            u"--hypothesis"_s, u"2"_s, u"--out"_s, svg});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.contains(u"beam 3"_s));
     QVERIFY(run.out.contains(u"hypothesis 2: "_s));
@@ -100,43 +101,50 @@ class TestCaptionCli : public QObject {
     QTest::addColumn<int>("code");
     QTest::addColumn<QString>("expected");
     const QString out = dir_.filePath(u"never.png"_s);
-    QTest::newRow("corrupt image") << QStringList{u"caption"_s, u"--image"_s, dataImage("truncated.png"), u"--out"_s, out}
+    QTest::newRow("corrupt image") << QStringList{u"caption"_s, u"--image"_s, dataImage("truncated.png"), u"--out"_s,
+                                                  out}
                                    << 1 << u"truncated.png"_s;
     QTest::newRow("not an image") << QStringList{u"caption"_s, u"--image"_s, dataImage("text.png"), u"--out"_s, out}
                                   << 1 << u"text.png"_s;
-    QTest::newRow("huge image") << QStringList{u"caption"_s, u"--image"_s, dataImage("huge-header.png"), u"--out"_s, out}
+    QTest::newRow("huge image") << QStringList{u"caption"_s, u"--image"_s, dataImage("huge-header.png"), u"--out"_s,
+                                               out}
                                 << 1 << u"huge-header.png"_s;
-    QTest::newRow("missing image") << QStringList{u"caption"_s, u"--image"_s, dir_.filePath(u"none.png"_s), u"--out"_s, out}
+    QTest::newRow("missing image") << QStringList{u"caption"_s, u"--image"_s, dir_.filePath(u"none.png"_s), u"--out"_s,
+                                                  out}
                                    << 1 << u"none.png"_s;
     QTest::newRow("unknown model") << QStringList{u"caption"_s, u"--model"_s, u"caption-sfot"_s, u"--scene"_s, u"1"_s,
-                                                  u"--out"_s, out}
+                                                  u"--out"_s,   out}
                                    << 1 << u"caption-sfot: no such bundled model or folder"_s;
-    QTest::newRow("a date model") << QStringList{u"caption"_s, u"--model"_s,
-                                                 QStringLiteral(ATTN_TEST_DATA_DIR "/seq2seq/random-bahdanau"),
-                                                 u"--scene"_s, u"1"_s, u"--out"_s, out}
-                                  << 1 << u"AttnScopeCaptioner"_s;
-    QTest::newRow("no input") << QStringList{u"caption"_s, u"--out"_s, out} << 2 << u"--image FILE or --scene SEED"_s
-                             ;
-    QTest::newRow("both inputs") << QStringList{u"caption"_s, u"--image"_s, dataImage("rgb-3x2.png"), u"--scene"_s,
-                                                u"1"_s, u"--out"_s, out}
+    QTest::newRow("a date model")
+        << QStringList{u"caption"_s, u"--model"_s, QStringLiteral(ATTN_TEST_DATA_DIR "/seq2seq/random-bahdanau"),
+                       u"--scene"_s, u"1"_s,       u"--out"_s,
+                       out}
+        << 1 << u"AttnScopeCaptioner"_s;
+    QTest::newRow("no input") << QStringList{u"caption"_s, u"--out"_s, out} << 2 << u"--image FILE or --scene SEED"_s;
+    QTest::newRow("both inputs") << QStringList{u"caption"_s, u"--image"_s, dataImage("rgb-3x2.png"),
+                                                u"--scene"_s, u"1"_s,       u"--out"_s,
+                                                out}
                                  << 2 << u"not both"_s;
     QTest::newRow("no output") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s} << 2 << u"--out FILE"_s;
-    QTest::newRow("bad format") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--out"_s, dir_.filePath(u"g.csv"_s)}
+    QTest::newRow("bad format") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--out"_s,
+                                               dir_.filePath(u"g.csv"_s)}
                                 << 2 << u".png, .svg or .pdf"_s;
     QTest::newRow("bad seed") << QStringList{u"caption"_s, u"--scene"_s, u"seven"_s, u"--out"_s, out} << 2
                               << u"--scene"_s;
-    QTest::newRow("beam too wide") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--beam"_s, u"40"_s, u"--out"_s,
-                                                  out}
+    QTest::newRow("beam too wide") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--beam"_s,
+                                                  u"40"_s,      u"--out"_s,   out}
                                    << 2 << u"--beam"_s;
-    QTest::newRow("negative sigma") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--sigma"_s, u"-1"_s, u"--out"_s,
-                                                   out}
+    QTest::newRow("negative sigma") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--sigma"_s,
+                                                   u"-1"_s,      u"--out"_s,   out}
                                     << 2 << u"--sigma"_s;
-    QTest::newRow("per row 0") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--per-row"_s, u"0"_s, u"--out"_s, out}
+    QTest::newRow("per row 0") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--per-row"_s,
+                                              u"0"_s,       u"--out"_s,   out}
                                << 2 << u"--per-row"_s;
-    QTest::newRow("bad opacity") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--opacity"_s, u"2"_s, u"--out"_s, out}
+    QTest::newRow("bad opacity") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--opacity"_s,
+                                                u"2"_s,       u"--out"_s,   out}
                                  << 2 << u"--opacity"_s;
-    QTest::newRow("hypothesis beyond") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--hypothesis"_s, u"3"_s,
-                                                      u"--out"_s, out}
+    QTest::newRow("hypothesis beyond") << QStringList{u"caption"_s, u"--scene"_s, u"1"_s, u"--hypothesis"_s,
+                                                      u"3"_s,       u"--out"_s,   out}
                                        << 1 << u"--hypothesis 3"_s;
   }
   void badInputsExitWithTheReason() {

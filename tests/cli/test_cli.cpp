@@ -133,8 +133,8 @@ class TestCli : public QObject {
   // More words than the lab takes: the map is drawn from the first kMaxTokens, and stderr says so.
   void tooManyWordsAreTruncatedWithAWarning() {
     const QString out = dir_.filePath(u"long.png"_s);
-    const Run run = runCli(
-        {u"lab"_s, u"--source"_s, QString(u"word "_s).repeated(attn::lab::kMaxTokens + 10), u"--out"_s, out});
+    const Run run =
+        runCli({u"lab"_s, u"--source"_s, QString(u"word "_s).repeated(attn::lab::kMaxTokens + 10), u"--out"_s, out});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.err.contains(u"warning: source truncated to 2048 tokens (of 2058)"_s), qPrintable(run.err));
     QVERIFY(QFile::exists(out));
@@ -145,12 +145,14 @@ class TestCli : public QObject {
     QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
     const QString out = dir_.filePath(u"never.png"_s);
-    QTest::newRow("empty source") << QStringList{u"lab"_s, u"--source"_s, QString(), u"--out"_s, out} << 1 << u"source"_s;
+    QTest::newRow("empty source") << QStringList{u"lab"_s, u"--source"_s, QString(), u"--out"_s, out} << 1
+                                  << u"source"_s;
     QTest::newRow("unknown mechanism") << QStringList{u"lab"_s, u"--mechanism"_s, u"telepathy"_s, u"--out"_s, out} << 2
                                        << u"telepathy"_s;
     QTest::newRow("no output") << QStringList{u"lab"_s} << 2 << u"--out"_s;
     QTest::newRow("bad extension") << QStringList{u"lab"_s, u"--out"_s, dir_.filePath(u"x.gif"_s)} << 2 << u".png"_s;
-    QTest::newRow("not a number") << QStringList{u"lab"_s, u"--heads"_s, u"four"_s, u"--out"_s, out} << 2 << u"--heads"_s;
+    QTest::newRow("not a number") << QStringList{u"lab"_s, u"--heads"_s, u"four"_s, u"--out"_s, out} << 2
+                                  << u"--heads"_s;
     QTest::newRow("unknown option") << QStringList{u"lab"_s, u"--bogus"_s} << 2 << u"bogus"_s;
     QTest::newRow("unknown command") << QStringList{u"paint"_s} << 2 << u"paint"_s;
     QTest::newRow("map out of range") << QStringList{u"lab"_s, u"--map"_s, u"99"_s, u"--out"_s, out} << 2 << u"99"_s;

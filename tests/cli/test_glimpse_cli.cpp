@@ -96,16 +96,15 @@ class TestGlimpseCli : public QObject {
   void stnGlimpseHonoursSizeAndScale() {
     const QString png = dir_.filePath(u"stn.png"_s);
     const QString spec = u"family=similarity,scale=0.5,rotation=30deg,tx=0.1,w=32,h=24"_s;
-    const Run run = runCli({u"glimpse"_s, u"--image"_s, dataFile("pattern-64x48.png"), u"--stn"_s, spec,
-                            u"--scale"_s, u"3"_s, u"--out"_s, png});
+    const Run run = runCli({u"glimpse"_s, u"--image"_s, dataFile("pattern-64x48.png"), u"--stn"_s, spec, u"--scale"_s,
+                            u"3"_s, u"--out"_s, png});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.out.startsWith(u"glimpse: STN similarity 32 x 24"_s), qPrintable(run.out));
     const auto photo = attn::load_image(QFile::encodeName(dataFile("pattern-64x48.png")).toStdString());
     QVERIFY(photo);
     const auto settings = attn::glimpse::parse_stn_spec(spec.toStdString());
     QVERIFY(settings);
-    const attn::Image expected =
-        attn::glimpse::stn_glimpse(*photo, settings->theta(64, 48), 32, 24, settings->sampler);
+    const attn::Image expected = attn::glimpse::stn_glimpse(*photo, settings->theta(64, 48), 32, 24, settings->sampler);
     QImage image;
     QVERIFY(image.load(png));
     QCOMPARE(image.size(), QSize(96, 72));
@@ -121,8 +120,8 @@ class TestGlimpseCli : public QObject {
     QVERIFY(image.load(png));
     QCOMPARE(image.size(), QSize(256, 256));  // 64 x 64 by 4
 
-    run = runCli({u"glimpse"_s, u"--image"_s, dataFile("pattern-64x48.png"), u"--gaussian"_s, u"N=5"_s, u"--out"_s,
-                  png});
+    run =
+        runCli({u"glimpse"_s, u"--image"_s, dataFile("pattern-64x48.png"), u"--gaussian"_s, u"N=5"_s, u"--out"_s, png});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(image.load(png));
     QCOMPARE(image.size(), QSize(260, 260));  // 5 x 5 by 52
@@ -168,9 +167,9 @@ class TestGlimpseCli : public QObject {
     QTest::newRow("unknown gaussian key")
         << QStringList{u"glimpse"_s, u"--image"_s, image, u"--gaussian"_s, u"d=3,foo=1"_s, u"--out"_s, out} << 1
         << u"--gaussian: byte 4: unknown key \"foo\""_s;
-    QTest::newRow("not a number")
-        << QStringList{u"glimpse"_s, u"--image"_s, image, u"--gaussian"_s, u"s=wide"_s, u"--out"_s, out} << 1
-        << u"--gaussian: byte 2: \"s\" needs a number, got \"wide\""_s;
+    QTest::newRow("not a number") << QStringList{u"glimpse"_s, u"--image"_s, image, u"--gaussian"_s,
+                                                 u"s=wide"_s,  u"--out"_s,   out}
+                                  << 1 << u"--gaussian: byte 2: \"s\" needs a number, got \"wide\""_s;
     QTest::newRow("wrong family")
         << QStringList{u"glimpse"_s, u"--image"_s, image, u"--stn"_s, u"rotation=1"_s, u"--out"_s, out} << 1
         << u"--stn: byte 0: \"rotation\" is not a parameter of the no-shear family (set family=similarity)"_s;
@@ -178,24 +177,24 @@ class TestGlimpseCli : public QObject {
                               << u"--image"_s;
     QTest::newRow("no glimpse") << QStringList{u"glimpse"_s, u"--image"_s, image, u"--out"_s, out} << 2
                                 << u"--gaussian SPEC or --stn SPEC"_s;
-    QTest::newRow("both glimpses")
-        << QStringList{u"glimpse"_s, u"--image"_s, image, u"--gaussian"_s, QString(), u"--stn"_s, QString(), u"--out"_s,
-                       out}
-        << 2 << u"not both"_s;
+    QTest::newRow("both glimpses") << QStringList{u"glimpse"_s,    u"--image"_s, image,
+                                                  u"--gaussian"_s, QString(),    u"--stn"_s,
+                                                  QString(),       u"--out"_s,   out}
+                                   << 2 << u"not both"_s;
     QTest::newRow("no output") << QStringList{u"glimpse"_s, u"--image"_s, image, u"--stn"_s, QString()} << 2
                                << u"--out"_s;
     QTest::newRow("bad extension")
         << QStringList{u"glimpse"_s, u"--image"_s, image, u"--stn"_s, QString(), u"--out"_s, dir_.filePath(u"g.gif"_s)}
         << 2 << u".png"_s;
-    QTest::newRow("scale zero")
-        << QStringList{u"glimpse"_s, u"--image"_s, image, u"--stn"_s, QString(), u"--scale"_s, u"0"_s, u"--out"_s, out}
-        << 2 << u"--scale"_s;
-    QTest::newRow("scale not a number")
-        << QStringList{u"glimpse"_s, u"--image"_s, image, u"--stn"_s, QString(), u"--scale"_s, u"big"_s, u"--out"_s, out}
-        << 2 << u"--scale"_s;
-    QTest::newRow("scale too large")
-        << QStringList{u"glimpse"_s, u"--image"_s, image, u"--stn"_s, u"w=4096"_s, u"--scale"_s, u"5"_s, u"--out"_s, out}
-        << 2 << u"16384"_s;
+    QTest::newRow("scale zero") << QStringList{u"glimpse"_s, u"--image"_s, image,      u"--stn"_s, QString(),
+                                               u"--scale"_s, u"0"_s,       u"--out"_s, out}
+                                << 2 << u"--scale"_s;
+    QTest::newRow("scale not a number") << QStringList{u"glimpse"_s, u"--image"_s, image,      u"--stn"_s, QString(),
+                                                       u"--scale"_s, u"big"_s,     u"--out"_s, out}
+                                        << 2 << u"--scale"_s;
+    QTest::newRow("scale too large") << QStringList{u"glimpse"_s, u"--image"_s, image,      u"--stn"_s, u"w=4096"_s,
+                                                    u"--scale"_s, u"5"_s,       u"--out"_s, out}
+                                     << 2 << u"16384"_s;
     QTest::newRow("lab option") << QStringList{u"glimpse"_s, u"--mechanism"_s, u"additive"_s} << 2 << u"mechanism"_s;
   }
   void badSpecsAndUsage() {

@@ -27,8 +27,8 @@ class TestTransformerCli : public QObject {
  private slots:
   void dumpReadsBack() {
     const QString dump = dir_.filePath(u"bert.attn.safetensors"_s);
-    const Run run = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"The cat sat on the [MASK]."_s,
-                            u"--dump"_s, dump});
+    const Run run = runCli(
+        {u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"The cat sat on the [MASK]."_s, u"--dump"_s, dump});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.contains(u"wrote "_s + dump));
     const auto read = attn::io::read_attention_dump(dump.toStdString());
@@ -61,11 +61,12 @@ class TestTransformerCli : public QObject {
     const QStringList text{u"--text"_s, u"The cat sat on the [MASK] because it was tired."_s};
     QTest::newRow("matrix head") << u"bert"_s << text << u"layer=1,head=3"_s << u"matrix"_s << 700 << 500;
     QTest::newRow("matrix rollout") << u"distilbert"_s << text << u"rollout"_s << u"matrix"_s << 600 << 600;
-    QTest::newRow("head view") << u"gpt2"_s << QStringList{u"--text"_s, u"The quick brown fox"_s} << u"layer=0,head=mean"_s
-                               << u"head"_s << 800 << 0;
+    QTest::newRow("head view") << u"gpt2"_s << QStringList{u"--text"_s, u"The quick brown fox"_s}
+                               << u"layer=0,head=mean"_s << u"head"_s << 800 << 0;
     QTest::newRow("model view") << u"bert"_s << text << u"layer=0,head=1"_s << u"model"_s << 900 << 0;
     QTest::newRow("vit overlay") << u"vit"_s
-                                 << QStringList{u"--image"_s, QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/vit/image.png")}
+                                 << QStringList{u"--image"_s,
+                                                QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/vit/image.png")}
                                  << u"rollout"_s << u"overlay"_s << 300 << 300;
   }
   void renderWritesThePictureAtItsSize() {
@@ -95,8 +96,8 @@ class TestTransformerCli : public QObject {
   // The README's example: the model view draws every layer and head, so --out needs no --render with it.
   void modelViewNeedsNoRenderSpec() {
     const QString png = dir_.filePath(u"model-view-alone.png"_s);
-    const Run run = runCli({u"run"_s, u"--model"_s, model("gpt2"), u"--text"_s, u"abcabc"_s, u"--view"_s, u"model"_s,
-                            u"--out"_s, png});
+    const Run run = runCli(
+        {u"run"_s, u"--model"_s, model("gpt2"), u"--text"_s, u"abcabc"_s, u"--view"_s, u"model"_s, u"--out"_s, png});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(!QImage(png).isNull());
     // Any other view still needs to be told which map to draw.
@@ -113,8 +114,8 @@ class TestTransformerCli : public QObject {
     QVERIFY(file.open(QIODevice::WriteOnly));
     file.write("These are my notes about attention.\n");
     file.close();
-    const Run run = runCli({u"run"_s, u"--dump-in"_s, notes, u"--render"_s, u"rollout"_s, u"--out"_s,
-                            dir_.filePath(u"never.png"_s)});
+    const Run run = runCli(
+        {u"run"_s, u"--dump-in"_s, notes, u"--render"_s, u"rollout"_s, u"--out"_s, dir_.filePath(u"never.png"_s)});
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.err.contains(notes + u": byte 0: not a safetensors file: it begins with text"_s), qPrintable(run.err));
     QVERIFY2(!run.err.contains(u"over the limit"_s), qPrintable(run.err));
@@ -131,11 +132,17 @@ class TestTransformerCli : public QObject {
                               << u"--render: byte 13: head: expected"_s;
     QTest::newRow("layer too deep") << (bert + QStringList{u"--render"_s, u"layer=9,head=0"_s, u"--out"_s, out})
                                     << u"--render: byte 6: layer 9 is beyond the run's 2 layers"_s;
-    QTest::newRow("no such folder") << QStringList{u"run"_s, u"--model"_s, dir_.filePath(u"nothing"_s), u"--text"_s,
-                                                   u"hi"_s, u"--dump"_s, dir_.filePath(u"x.attn.safetensors"_s)}
-                                    << u"no such folder"_s;
-    QTest::newRow("not a dump") << QStringList{u"run"_s, u"--dump-in"_s, model("bert") + u"/config.json"_s, u"--render"_s,
-                                               u"rollout"_s, u"--out"_s, out}
+    QTest::newRow("no such folder")
+        << QStringList{u"run"_s, u"--model"_s, dir_.filePath(u"nothing"_s),           u"--text"_s,
+                       u"hi"_s,  u"--dump"_s,  dir_.filePath(u"x.attn.safetensors"_s)}
+        << u"no such folder"_s;
+    QTest::newRow("not a dump") << QStringList{u"run"_s,
+                                               u"--dump-in"_s,
+                                               model("bert") + u"/config.json"_s,
+                                               u"--render"_s,
+                                               u"rollout"_s,
+                                               u"--out"_s,
+                                               out}
                                 << u"config.json"_s;
   }
   void badInputsExitOneWithTheReason() {

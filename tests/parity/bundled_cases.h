@@ -98,7 +98,8 @@ inline Matrix rows_matrix(const nlohmann::json& rows, Index cols, std::string_vi
 // Case folder names as test names ('-' is not allowed there).
 inline std::string case_test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return name;
 }
 

@@ -10,21 +10,24 @@
 namespace attn::parity {
 
 inline const std::vector<std::string> kNormaliseCases = {
-    "softmax_plain",  "softmax_temperature_low", "softmax_temperature_high", "softmax_causal_square",
-    "softmax_causal_rect", "softmax_padding", "softmax_boolean", "softmax_large_scores",
-    "sparsemax_plain", "sparsemax_temperature", "sparsemax_boolean", "sparsemax_causal",
+    "softmax_plain",       "softmax_temperature_low", "softmax_temperature_high", "softmax_causal_square",
+    "softmax_causal_rect", "softmax_padding",         "softmax_boolean",          "softmax_large_scores",
+    "sparsemax_plain",     "sparsemax_temperature",   "sparsemax_boolean",        "sparsemax_causal",
 };
 inline const std::vector<std::string> kScoreCases = {
-    "score_dot", "score_scaled_dot", "score_general", "score_additive", "score_concat", "score_cosine",
-    "score_location",
+    "score_dot",    "score_scaled_dot", "score_general",  "score_additive",
+    "score_concat", "score_cosine",     "score_location",
 };
 inline const std::vector<std::string> kGlobalAttentionCases = {
-    "attention_additive", "attention_concat", "attention_general_temperature", "attention_scaled_dot_causal",
+    "attention_additive",
+    "attention_concat",
+    "attention_general_temperature",
+    "attention_scaled_dot_causal",
     "attention_scaled_dot_sparsemax",
 };
 inline const std::vector<std::string> kMultiHeadCases = {
-    "mha_self", "mha_self_causal", "mha_cross", "mha_cross_causal", "mha_self_padding", "mha_self_temperature",
-    "mha_cross_nobias",
+    "mha_self",         "mha_self_causal",      "mha_cross",        "mha_cross_causal",
+    "mha_self_padding", "mha_self_temperature", "mha_cross_nobias",
 };
 inline const std::vector<std::string> kLayerNormCases = {"layer_norm_default", "layer_norm_offset"};
 inline const std::vector<std::string> kGeluCases = {"gelu_erf", "gelu_tanh"};
@@ -33,26 +36,41 @@ inline const std::vector<std::string> kFeedForwardCases = {"ffn_relu", "ffn_gelu
 // Glimpses (tools/parity/make_glimpse_fixtures.py): STN against torch's affine_grid + grid_sample, grid_sample
 // on explicit grids, DRAW's Gaussian attention against the paper's formulas.
 inline const std::vector<std::string> kStnCases = {
-    "glimpse_stn_affine_shear", "glimpse_stn_affine_outside_zeros", "glimpse_stn_affine_outside_border",
-    "glimpse_stn_no_shear_down", "glimpse_stn_no_shear_up_border", "glimpse_stn_similarity_rotated",
-    "glimpse_stn_similarity_outside_border", "glimpse_stn_translation_scale",
-    "glimpse_stn_translation_scale_zoom_out", "glimpse_stn_nearest_affine", "glimpse_stn_nearest_half_even_zeros",
+    "glimpse_stn_affine_shear",
+    "glimpse_stn_affine_outside_zeros",
+    "glimpse_stn_affine_outside_border",
+    "glimpse_stn_no_shear_down",
+    "glimpse_stn_no_shear_up_border",
+    "glimpse_stn_similarity_rotated",
+    "glimpse_stn_similarity_outside_border",
+    "glimpse_stn_translation_scale",
+    "glimpse_stn_translation_scale_zoom_out",
+    "glimpse_stn_nearest_affine",
+    "glimpse_stn_nearest_half_even_zeros",
     "glimpse_stn_nearest_half_even_border",
 };
 inline const std::vector<std::string> kGridSampleCases = {"glimpse_grid_nearest_half", "glimpse_grid_bilinear_random"};
 inline const std::vector<std::string> kDrawCases = {
-    "glimpse_draw_pixel_basic", "glimpse_draw_pixel_overlap", "glimpse_draw_pixel_tiny_sigma",
-    "glimpse_draw_pixel_large_sigma", "glimpse_draw_pixel_partly_outside", "glimpse_draw_pixel_outside_faint",
-    "glimpse_draw_pixel_outside_normalised", "glimpse_draw_pixel_n1", "glimpse_draw_paper_basic",
-    "glimpse_draw_paper_wide", "glimpse_draw_paper_tiny_sigma", "glimpse_draw_paper_outside",
+    "glimpse_draw_pixel_basic",
+    "glimpse_draw_pixel_overlap",
+    "glimpse_draw_pixel_tiny_sigma",
+    "glimpse_draw_pixel_large_sigma",
+    "glimpse_draw_pixel_partly_outside",
+    "glimpse_draw_pixel_outside_faint",
+    "glimpse_draw_pixel_outside_normalised",
+    "glimpse_draw_pixel_n1",
+    "glimpse_draw_paper_basic",
+    "glimpse_draw_paper_wide",
+    "glimpse_draw_paper_tiny_sigma",
+    "glimpse_draw_paper_outside",
     "glimpse_draw_paper_n1",
 };
 
 inline std::vector<std::string> all_cases() {
   std::vector<std::string> all;
-  for (const auto* list : {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases,
-                           &kLayerNormCases, &kGeluCases, &kSinusoidalCases, &kFeedForwardCases, &kStnCases,
-                           &kGridSampleCases, &kDrawCases}) {
+  for (const auto* list :
+       {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases, &kGeluCases,
+        &kSinusoidalCases, &kFeedForwardCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

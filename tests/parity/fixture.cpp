@@ -75,9 +75,7 @@ struct Flat {
 
 std::filesystem::path fixture_dir() { return std::filesystem::path(ATTN_PARITY_DIR); }
 
-Fixture Fixture::load(std::string_view name) {
-  return load_file(fixture_dir() / (std::string(name) + ".json"), name);
-}
+Fixture Fixture::load(std::string_view name) { return load_file(fixture_dir() / (std::string(name) + ".json"), name); }
 
 Fixture Fixture::load_file(const std::filesystem::path& path, std::string_view expected_case) {
   Fixture f;
@@ -170,9 +168,7 @@ std::string Fixture::text(std::string_view key) const {
 
 bool Fixture::has_input(std::string_view key) const { return json_["inputs"].contains(std::string(key)); }
 
-bool Fixture::has_expected(std::string_view key) const {
-  return json_["expected"].contains(std::string(key));
-}
+bool Fixture::has_expected(std::string_view key) const { return json_["expected"].contains(std::string(key)); }
 
 const nlohmann::json& Fixture::tensor(std::string_view section, std::string_view key) const {
   const json& s = json_[std::string(section)];
@@ -189,8 +185,8 @@ const nlohmann::json& Fixture::tensor(std::string_view section, std::string_view
 
 namespace {
 
-Flat read_tensor(const json& t, Leaf leaf, std::size_t rank, const std::vector<Index>& want,
-                 const std::string& what, const std::filesystem::path& path) {
+Flat read_tensor(const json& t, Leaf leaf, std::size_t rank, const std::vector<Index>& want, const std::string& what,
+                 const std::filesystem::path& path) {
   const auto fail = [&path](const std::string& m) { throw_at(path, m); };
   Flat flat;
   for (const json& d : t["shape"]) {
@@ -205,8 +201,7 @@ Flat read_tensor(const json& t, Leaf leaf, std::size_t rank, const std::vector<I
   }
   for (std::size_t i = 0; i < rank; ++i) {
     if (want[i] != kAny && want[i] != flat.shape[i]) {
-      fail(what + ": shape " + shape_text(flat.shape) + ", the test needs " + shape_text(want) +
-           " (-1 = any)");
+      fail(what + ": shape " + shape_text(flat.shape) + ", the test needs " + shape_text(want) + " (-1 = any)");
     }
   }
   if (std::string err = flatten(t["data"], flat.shape, 0, leaf, flat.floats, flat.bools); !err.empty()) {

@@ -63,8 +63,7 @@ class Fixture {
   // 2-D boolean array from "inputs" (mask keep patterns).
   BoolMatrix input_keep(std::string_view key, Index rows = kAny, Index cols = kAny) const;
   // 3-D float array from "inputs" as `count` matrices of rows x cols (e.g. an image's [C, H, W] planes).
-  std::vector<Matrix> input_stack(std::string_view key, Index count = kAny, Index rows = kAny,
-                                  Index cols = kAny) const;
+  std::vector<Matrix> input_stack(std::string_view key, Index count = kAny, Index rows = kAny, Index cols = kAny) const;
   // 3-D float array from "expected" as `count` matrices of rows x cols (e.g. per-head weights).
   std::vector<Matrix> expected_stack(std::string_view key, Index count = kAny, Index rows = kAny,
                                      Index cols = kAny) const;

@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 class TempFile {
  public:
   explicit TempFile(const std::string& text) {
-    path_ = fs::temp_directory_path() / ("attn_parity_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(counter_++) + ".json");
+    path_ = fs::temp_directory_path() /
+            ("attn_parity_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++) + ".json");
     std::ofstream(path_) << text;
   }
   ~TempFile() {
@@ -62,15 +62,13 @@ TEST(ParityFixture, ReadsAWellFormedFixture) {
   EXPECT_EQ(s[1](0, 1), 4.0f);
 }
 
-TEST(ParityFixture, MissingFileThrows) {
-  EXPECT_THROW(Fixture::load("no_such_case_exists"), FixtureError);
-}
+TEST(ParityFixture, MissingFileThrows) { EXPECT_THROW(Fixture::load("no_such_case_exists"), FixtureError); }
 
 TEST(ParityFixture, CorruptFilesThrow) {
   const std::string cases[] = {
-      "",                                                   // empty
-      R"({"format": 1, "case": "tiny", "kind": "demo")",    // truncated
-      R"([1, 2, 3])",                                       // not an object
+      "",                                                 // empty
+      R"({"format": 1, "case": "tiny", "kind": "demo")",  // truncated
+      R"([1, 2, 3])",                                     // not an object
       R"({"format": 2, "case": "tiny", "kind": "demo", "params": {}, "inputs": {}, "expected": {"x": 1}})",
       R"({"format": 1, "kind": "demo", "params": {}, "inputs": {}, "expected": {"x": 1}})",
       R"({"format": 1, "case": "other", "kind": "demo", "params": {}, "inputs": {}, "expected": {"x": 1}})",
@@ -85,13 +83,13 @@ TEST(ParityFixture, CorruptFilesThrow) {
 TEST(ParityFixture, ShapeAndTypeProblemsThrow) {
   TempFile f(kGood);
   const Fixture fx = Fixture::load_file(f.path());
-  EXPECT_THROW((void)fx.input("a", 3, 2), FixtureError);      // wrong shape asked
+  EXPECT_THROW((void)fx.input("a", 3, 2), FixtureError);  // wrong shape asked
   EXPECT_THROW((void)fx.input("a", 2, 4), FixtureError);
-  EXPECT_THROW((void)fx.input("v"), FixtureError);            // rank 1 read as a matrix
+  EXPECT_THROW((void)fx.input("v"), FixtureError);  // rank 1 read as a matrix
   EXPECT_THROW((void)fx.input("missing"), FixtureError);
-  EXPECT_THROW((void)fx.expected("a"), FixtureError);         // wrong section
-  EXPECT_THROW((void)fx.input_keep("a"), FixtureError);       // numbers read as booleans
-  EXPECT_THROW((void)fx.input("keep"), FixtureError);         // booleans read as numbers
+  EXPECT_THROW((void)fx.expected("a"), FixtureError);    // wrong section
+  EXPECT_THROW((void)fx.input_keep("a"), FixtureError);  // numbers read as booleans
+  EXPECT_THROW((void)fx.input("keep"), FixtureError);    // booleans read as numbers
   EXPECT_THROW((void)fx.number("missing"), FixtureError);
   EXPECT_THROW((void)fx.flag("t"), FixtureError);
   EXPECT_THROW((void)fx.integer("t"), FixtureError);
@@ -105,7 +103,7 @@ TEST(ParityFixture, ShapeAndTypeProblemsThrow) {
   const Fixture bad = Fixture::load_file(ragged.path());
   EXPECT_THROW((void)bad.input("r"), FixtureError);
   EXPECT_THROW((void)bad.input("s"), FixtureError);
-  EXPECT_THROW((void)bad.input("b"), FixtureError);  // outside float range
+  EXPECT_THROW((void)bad.input("b"), FixtureError);         // outside float range
   EXPECT_THROW((void)bad.input_vector("e"), FixtureError);  // a tensor with an unknown field
 }
 

@@ -112,8 +112,10 @@ TEST_P(StnParity, MatchesTorch) {
     }
   } else {
     if (family == "no_shear") {
-      const NoShear p{.scale_x = fx.number("scale_x"), .shift_x = fx.number("shift_x"),
-                      .scale_y = fx.number("scale_y"), .shift_y = fx.number("shift_y")};
+      const NoShear p{.scale_x = fx.number("scale_x"),
+                      .shift_x = fx.number("shift_x"),
+                      .scale_y = fx.number("scale_y"),
+                      .shift_y = fx.number("shift_y")};
       theta = theta_of(p);
       const NoShear back = no_shear_of(theta);
       EXPECT_NEAR(back.scale_x, p.scale_x, 1e-9);
@@ -121,8 +123,10 @@ TEST_P(StnParity, MatchesTorch) {
       EXPECT_NEAR(back.scale_y, p.scale_y, 1e-9);
       EXPECT_NEAR(back.shift_y, p.shift_y, 1e-9);
     } else if (family == "similarity") {
-      const Similarity p{.scale = fx.number("scale"), .rotation = fx.number("rotation"),
-                         .shift_x = fx.number("shift_x"), .shift_y = fx.number("shift_y")};
+      const Similarity p{.scale = fx.number("scale"),
+                         .rotation = fx.number("rotation"),
+                         .shift_x = fx.number("shift_x"),
+                         .shift_y = fx.number("shift_y")};
       theta = theta_of(p, W, H);
       const Similarity back = similarity_of(theta, W, H);
       EXPECT_NEAR(back.scale, p.scale, 1e-9);
@@ -130,8 +134,8 @@ TEST_P(StnParity, MatchesTorch) {
       EXPECT_NEAR(back.shift_x, p.shift_x, 1e-9);
       EXPECT_NEAR(back.shift_y, p.shift_y, 1e-9);
     } else if (family == "translation_scale") {
-      const TranslationScale p{.scale = fx.number("scale"), .shift_x = fx.number("shift_x"),
-                               .shift_y = fx.number("shift_y")};
+      const TranslationScale p{
+          .scale = fx.number("scale"), .shift_x = fx.number("shift_x"), .shift_y = fx.number("shift_y")};
       theta = theta_of(p);
       const TranslationScale back = translation_scale_of(theta);
       EXPECT_NEAR(back.scale, p.scale, 1e-9);
@@ -198,9 +202,13 @@ GaussianGlimpse glimpse_of(const Fixture& fx, int W, int H) {
     return g;
   }
   if (form == "paper") {
-    const DrawParams p{.gx_tilde = fx.number("gx_tilde"), .gy_tilde = fx.number("gy_tilde"),
-                       .log_sigma2 = fx.number("log_sigma2"), .log_delta_tilde = fx.number("log_delta_tilde"),
-                       .log_gamma = fx.number("log_gamma"), .nx = fx.integer("nx"), .ny = fx.integer("ny")};
+    const DrawParams p{.gx_tilde = fx.number("gx_tilde"),
+                       .gy_tilde = fx.number("gy_tilde"),
+                       .log_sigma2 = fx.number("log_sigma2"),
+                       .log_delta_tilde = fx.number("log_delta_tilde"),
+                       .log_gamma = fx.number("log_gamma"),
+                       .nx = fx.integer("nx"),
+                       .ny = fx.integer("ny")};
     return from_draw(p, W, H);
   }
   throw FixtureError(fx.path().string() + ": unknown form " + form);
@@ -226,9 +234,9 @@ TEST_P(DrawParity, MatchesFormulas) {
     // y.sigma, gamma] in 0-based pixels. A one-filter axis has no stride (the fixture stores 0).
     const Matrix want = fx.expected("glimpse", 1, 7);
     Matrix got(1, 7);
-    got << static_cast<float>(g.x.first), static_cast<float>(nx > 1 ? g.x.stride : 0.0),
-        static_cast<float>(g.x.sigma), static_cast<float>(g.y.first), static_cast<float>(ny > 1 ? g.y.stride : 0.0),
-        static_cast<float>(g.y.sigma), static_cast<float>(g.gamma);
+    got << static_cast<float>(g.x.first), static_cast<float>(nx > 1 ? g.x.stride : 0.0), static_cast<float>(g.x.sigma),
+        static_cast<float>(g.y.first), static_cast<float>(ny > 1 ? g.y.stride : 0.0), static_cast<float>(g.y.sigma),
+        static_cast<float>(g.gamma);
     EXPECT_TRUE(all_near(want, got, kGlimpseTolerance)) << "from_draw (first, stride, sigma per axis; gamma)";
   }
 
@@ -243,11 +251,10 @@ TEST_P(DrawParity, MatchesFormulas) {
   ReadStats stats;
   EXPECT_TRUE(image_near(want_read, read(image, g, &stats))) << "read (banded or its dense fallback)";
   // gaussian.h: the banded read is exact up to error_bound * gamma * max|I|, which must be under the tolerance.
-  const float max_abs = image.data.empty() ? 0.0f
-                                           : std::abs(*std::max_element(image.data.begin(), image.data.end(),
-                                                                        [](float a, float b) {
-                                                                          return std::abs(a) < std::abs(b);
-                                                                        }));
+  const float max_abs = image.data.empty()
+                            ? 0.0f
+                            : std::abs(*std::max_element(image.data.begin(), image.data.end(),
+                                                         [](float a, float b) { return std::abs(a) < std::abs(b); }));
   EXPECT_LE(stats.error_bound * g.gamma * max_abs, kGlimpseTolerance) << "ReadStats::error_bound";
   ReadWorkspace workspace;
   EXPECT_TRUE(image_near(want_read, read(image, g, nullptr, &workspace))) << "read with a workspace";

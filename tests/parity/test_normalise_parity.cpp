@@ -51,8 +51,8 @@ TEST_P(NormaliseParity, MaskMatchesKeepPattern) {
       if (keep(r, c)) {
         EXPECT_EQ(mask(r, c), 0.0f) << "(" << r << ", " << c << ") should be kept";
       } else {
-        EXPECT_TRUE(std::isinf(mask(r, c)) && mask(r, c) < 0) << "(" << r << ", " << c << ") should be -inf, is "
-                                                              << mask(r, c);
+        EXPECT_TRUE(std::isinf(mask(r, c)) && mask(r, c) < 0)
+            << "(" << r << ", " << c << ") should be -inf, is " << mask(r, c);
       }
     }
   }
@@ -69,8 +69,8 @@ TEST_P(NormaliseParity, MatchesTorch) {
   ASSERT_TRUE(normaliser == "softmax" || normaliser == "sparsemax") << normaliser;
   const Normaliser kind = normaliser == "softmax" ? Normaliser::Softmax : Normaliser::Sparsemax;
 
-  const Matrix direct = kind == Normaliser::Softmax ? softmax_rows(scores, temperature, mask)
-                                                    : sparsemax_rows(scores, temperature, mask);
+  const Matrix direct =
+      kind == Normaliser::Softmax ? softmax_rows(scores, temperature, mask) : sparsemax_rows(scores, temperature, mask);
   EXPECT_TRUE(all_near(expected, direct)) << (kind == Normaliser::Softmax ? "softmax_rows" : "sparsemax_rows");
   EXPECT_TRUE(all_near(expected, normalise_rows(kind, scores, temperature, mask))) << "normalise_rows";
 

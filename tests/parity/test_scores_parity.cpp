@@ -33,9 +33,7 @@ ScoreWeights score_weights(const Fixture& fx, std::optional<ScoreKind> kind, Ind
     return w;
   }
   switch (*kind) {
-    case ScoreKind::General:
-      w.W = fx.input("W", dq, dk);
-      break;
+    case ScoreKind::General: w.W = fx.input("W", dq, dk); break;
     case ScoreKind::Additive:
       w.W = fx.input("W", da, dq);
       w.U = fx.input("U", da, dk);
@@ -47,8 +45,7 @@ ScoreWeights score_weights(const Fixture& fx, std::optional<ScoreKind> kind, Ind
       break;
     case ScoreKind::Dot:
     case ScoreKind::ScaledDot:
-    case ScoreKind::Cosine:
-      break;
+    case ScoreKind::Cosine: break;
   }
   return w;
 }

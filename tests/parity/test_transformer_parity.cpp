@@ -218,8 +218,7 @@ INSTANTIATE_TEST_SUITE_P(Transformers, RunTextParity,
                          ::testing::Values("bert", "distilbert", "gpt2", "induction-gpt2"));
 
 INSTANTIATE_TEST_SUITE_P(Transformers, TextParity,
-                         ::testing::Values("bert", "bert_legacy", "bert_bare", "distilbert", "gpt2",
-                                           "induction-gpt2"));
+                         ::testing::Values("bert", "bert_legacy", "bert_bare", "distilbert", "gpt2", "induction-gpt2"));
 
 TEST(VitParity, EveryHeadHiddenStateAndClassMatchTorch) {
   auto c = load_case("vit");

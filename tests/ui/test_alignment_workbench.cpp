@@ -150,7 +150,10 @@ class TestAlignmentWorkbench : public QObject {
 
   void textIsShadedByWeightAndUnknownCharactersAreRed() {
     // UTF-8 byte offsets map to QString indices (é is two bytes, one QChar; 😀 four bytes, two QChars).
-    const auto utf = render::toUtf16("a\xc3\xa9" "b\xf0\x9f\x98\x80" "c");
+    const auto utf = render::toUtf16(
+        "a\xc3\xa9"
+        "b\xf0\x9f\x98\x80"
+        "c");
     QCOMPARE(utf.text, u"a\u00e9b\U0001F600c"_s);
     QCOMPARE(utf.offsets[1], 1);
     QCOMPARE(utf.offsets[3], 2);
@@ -163,7 +166,8 @@ class TestAlignmentWorkbench : public QObject {
     render::ShadedText text;
     text.text = u"WWWW  WWWW  WWWW"_s;
     text.colormap = render::Colormap::Viridis;
-    text.ranges = {{0, 4, 1.0f, false, false, false, {}}, {6, 10, 0.0f, false, false, false, {}},
+    text.ranges = {{0, 4, 1.0f, false, false, false, {}},
+                   {6, 10, 0.0f, false, false, false, {}},
                    {12, 16, 0.5f, true, false, false, {}}};
     figure.elements.emplace_back(text);
     QFont font;
@@ -328,7 +332,8 @@ class TestAlignmentWorkbench : public QObject {
       const double score = list->topLevelItem(i)->text(1).toDouble();
       QVERIFY(score <= previous + 1e-9);  // best first
       previous = score;
-      QCOMPARE(list->topLevelItem(i)->text(2).remove(u" \u2026"_s), QString::fromStdString(run.hypotheses[std::size_t(i)].text));
+      QCOMPARE(list->topLevelItem(i)->text(2).remove(u" \u2026"_s),
+               QString::fromStdString(run.hypotheses[std::size_t(i)].text));
     }
     QCOMPARE(list->currentItem(), list->topLevelItem(0));
 
@@ -403,7 +408,8 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(wb.currentMap()->col_labels[2], std::string("\u00b7 (unk)"));
     QCOMPARE(wb.currentMap()->col_labels[0], std::string("2"));
     const auto* source = shadedElement(wb.currentFigure(), 1);
-    QCOMPARE(int(std::count_if(source->ranges.begin(), source->ranges.end(), [](const auto& r) { return r.unknown; })), 4);
+    QCOMPARE(int(std::count_if(source->ranges.begin(), source->ranges.end(), [](const auto& r) { return r.unknown; })),
+             4);
     QVERIFY(source->ranges[2].unknown);
     QCOMPARE(source->text.mid(source->ranges[2].begin, source->ranges[2].end - source->ranges[2].begin), u"\u00b7"_s);
     QVERIFY(source->ranges[2].toolTip.contains(u"<unk>"_s));
@@ -462,7 +468,8 @@ class TestAlignmentWorkbench : public QObject {
     const auto& run = *wb.outcome()->seq2seq;
     QCOMPARE(int(run.source.size()), limit);
     QVERIFY(wb.warningStrip()->isVisible());
-    QVERIFY2(wb.warningStrip()->text().contains(u"truncat"_s, Qt::CaseInsensitive), qPrintable(wb.warningStrip()->text()));
+    QVERIFY2(wb.warningStrip()->text().contains(u"truncat"_s, Qt::CaseInsensitive),
+             qPrintable(wb.warningStrip()->text()));
     const auto* source = shadedElement(wb.currentFigure(), 1);
     QCOMPARE(int(source->text.size()), limit);
     QVERIFY2(source->tail.contains(QString::number(10000 - limit)), qPrintable(source->tail));
@@ -485,7 +492,8 @@ class TestAlignmentWorkbench : public QObject {
     // The dot model's config over the Bahdanau weights: the tensors do not match the config.
     QTemporaryDir mismatched;
     QVERIFY(QFile::copy(seq2seqFixture("luong-dot") + u"/config.json"_s, mismatched.filePath(u"config.json"_s)));
-    QVERIFY(QFile::copy(seq2seqFixture("bahdanau") + u"/model.safetensors"_s, mismatched.filePath(u"model.safetensors"_s)));
+    QVERIFY(
+        QFile::copy(seq2seqFixture("bahdanau") + u"/model.safetensors"_s, mismatched.filePath(u"model.safetensors"_s)));
     wb.openModel(mismatched.path());
     QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 20000);
     QVERIFY(!wb.isLoading());

@@ -71,7 +71,8 @@ QByteArray safetensors(const std::vector<Tensor>& tensors, unsigned seed) {
       const float v = t.scale * uniform(random);
       data.append(reinterpret_cast<const char*>(&v), 4);
     }
-    header.insert(t.name, QJsonObject{{u"dtype"_s, u"F32"_s}, {u"shape"_s, shape},
+    header.insert(t.name, QJsonObject{{u"dtype"_s, u"F32"_s},
+                                      {u"shape"_s, shape},
                                       {u"data_offsets"_s, QJsonArray{begin, qint64(data.size())}}});
   }
   QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
@@ -83,10 +84,10 @@ QByteArray safetensors(const std::vector<Tensor>& tensors, unsigned seed) {
 }
 
 bool writeRandomCaptioner(const QString& folder, bool hard) {
-  const QStringList vocab = {u"<pad>"_s, u"<start>"_s, u"<end>"_s, u"<unk>"_s,    u"a"_s,     u"small"_s,
-                             u"large"_s, u"red"_s,     u"green"_s, u"blue"_s,     u"yellow"_s, u"purple"_s,
-                             u"circle"_s, u"square"_s, u"triangle"_s, u"cross"_s, u"above"_s, u"below"_s,
-                             u"left"_s,  u"right"_s,   u"of"_s,    u"and"_s};
+  const QStringList vocab = {u"<pad>"_s,  u"<start>"_s, u"<end>"_s,    u"<unk>"_s, u"a"_s,      u"small"_s,
+                             u"large"_s,  u"red"_s,     u"green"_s,    u"blue"_s,  u"yellow"_s, u"purple"_s,
+                             u"circle"_s, u"square"_s,  u"triangle"_s, u"cross"_s, u"above"_s,  u"below"_s,
+                             u"left"_s,   u"right"_s,   u"of"_s,       u"and"_s};
   const int V = int(vocab.size()), E = 8, H = 16, A = 8, D = 8;
   const std::vector<int> channels = {4, 8, 8};  // 64 / 2^3 = an 8 x 8 grid
   QJsonObject config{{u"architectures"_s, QJsonArray{u"AttnScopeCaptioner"_s}},
@@ -137,8 +138,9 @@ bool writeRandomCaptioner(const QString& folder, bool hard) {
 
 // Waits until the workbench has shown (or refused) its newest request and smoothed its maps.
 bool settle(CaptionWorkbench& wb, int ms = 30000) {
-  return QTest::qWaitFor([&] { return wb.isIdle() && wb.source() && wb.submitted() > 0 && (wb.outcome() || !wb.lastError().isEmpty()); },
-                         ms);
+  return QTest::qWaitFor(
+      [&] { return wb.isIdle() && wb.source() && wb.submitted() > 0 && (wb.outcome() || !wb.lastError().isEmpty()); },
+      ms);
 }
 
 bool sameImage(const QImage& a, const QImage& b) {
@@ -181,7 +183,8 @@ class TestCaptionWorkbench : public QObject {
   // The workbench on `model` showing scene `seed`, settled, the caption shown at once.
   void showScene(std::uint64_t seed, const QString& model = {}) {
     const QString wanted = model.isEmpty() ? softModel_ : model;
-    if (!wb().source() || (wb().source()->model.key != wanted && wb().source()->model.path != QFileInfo(wanted).absoluteFilePath())) {
+    if (!wb().source() ||
+        (wb().source()->model.key != wanted && wb().source()->model.path != QFileInfo(wanted).absoluteFilePath())) {
       wb().openModel(wanted);
     }
     wb().openScene(seed);
@@ -263,10 +266,11 @@ class TestCaptionWorkbench : public QObject {
     options.colormap = render::Colormap::Viridis;
     const QImage colour = render::alphaLayer(map, options);
     QCOMPARE(colour.size(), QSize(3, 1));
-    QCOMPARE(qAlpha(colour.pixel(0, 0)), 0);  // below the threshold: the image shows through
+    QCOMPARE(qAlpha(colour.pixel(0, 0)), 0);                   // below the threshold: the image shows through
     QVERIFY(std::abs(qAlpha(colour.pixel(2, 0)) - 128) <= 1);  // the opacity at the maximum
     QVERIFY(std::abs(qAlpha(colour.pixel(1, 0)) - 64) <= 1);   // and less where α is less
-    QVERIFY(near(qUnpremultiply(colour.pixel(2, 0)), QColor::fromRgb(render::sample(render::Colormap::Viridis, 1.0)), 12));
+    QVERIFY(
+        near(qUnpremultiply(colour.pixel(2, 0)), QColor::fromRgb(render::sample(render::Colormap::Viridis, 1.0)), 12));
     // The light mask: dark where α is low, clear at the peak.
     options.mode = render::CaptionOverlayMode::LightMask;
     const QImage mask = render::alphaLayer(map, options);
@@ -542,7 +546,8 @@ class TestCaptionWorkbench : public QObject {
     QFETCH(int, format);
     QImage image(size, QImage::Format(format));
     for (int y = 0; y < size.height(); ++y) {
-      for (int x = 0; x < size.width(); ++x) image.setPixel(x, y, qRgba((x * 37) % 256, (y * 19) % 256, 90, (x + y) % 256));
+      for (int x = 0; x < size.width(); ++x)
+        image.setPixel(x, y, qRgba((x * 37) % 256, (y * 19) % 256, 90, (x + y) % 256));
     }
     const QString path = files_.filePath(u"odd-%1x%2.png"_s.arg(size.width()).arg(size.height()));
     QVERIFY(image.save(path));
@@ -641,7 +646,8 @@ class TestCaptionWorkbench : public QObject {
     QSignalSpy failed(&wb(), &CaptionWorkbench::sourceFailed);
     wb().openModel(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-bahdanau"));
     QVERIFY(failed.wait(20000));
-    QVERIFY2(failed.front().front().toString().contains(u"AttnScopeCaptioner"_s), qPrintable(failed.front().front().toString()));
+    QVERIFY2(failed.front().front().toString().contains(u"AttnScopeCaptioner"_s),
+             qPrintable(failed.front().front().toString()));
     QCOMPARE(wb().source(), source);
     QVERIFY(wb().errorBanner()->text().contains(u"stays loaded"_s));
     wb().openModel(u"no-such-captioner"_s);
@@ -689,7 +695,7 @@ class TestCaptionWorkbench : public QObject {
     caption->setRevealInterval(0);
     window.showCaption();
     QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(caption));
-    if (softModel_.contains(u'/')) caption->openModel(softModel_);  // nothing bundled to start with
+    if (softModel_.contains(u'/')) caption->openModel(softModel_);                   // nothing bundled to start with
     QVERIFY(QTest::qWaitFor([&] { return caption->outcome() != nullptr; }, 30000));  // shown: started
     // A dropped image goes to the tab in view.
     const QString photo = files_.filePath(u"dropped.png"_s);
@@ -703,7 +709,8 @@ class TestCaptionWorkbench : public QObject {
     QDropEvent drop(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(&window, &drop);
     QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(caption));
-    QVERIFY(QTest::qWaitFor([&] { return caption->shownImage() && caption->shownImage()->input.path == photo; }, 20000));
+    QVERIFY(
+        QTest::qWaitFor([&] { return caption->shownImage() && caption->shownImage()->input.path == photo; }, 20000));
     QVERIFY(window.runLabel()->text().startsWith(u"caption: "_s));
     // A captioner folder opens here from any tab.
     if (softModel_.contains(u'/')) {

@@ -159,7 +159,8 @@ class TestGlimpseWorkbench : public QObject {
              qPrintable(QString::number(maxAbsDifference(*o->gaussian, expected))));
     // The STN glimpse is the engine's too.
     const auto& stn = wb().settings().stn;
-    const attn::Image stnExpected = attn::glimpse::stn_glimpse(base, stn.theta(512, 512), stn.out_w, stn.out_h, stn.sampler);
+    const attn::Image stnExpected =
+        attn::glimpse::stn_glimpse(base, stn.theta(512, 512), stn.out_w, stn.out_h, stn.sampler);
     QVERIFY(maxAbsDifference(*o->stn, stnExpected) <= 1e-6);
     // And the view shows those pixels.
     QImage shown = wb().glimpseView()->image();
@@ -254,7 +255,8 @@ class TestGlimpseWorkbench : public QObject {
 
   void commandLineSpecsGiveSettings() {
     resetTo(GlimpseWorkbench::Preset::CentreQuarter);
-    auto good = wb().settingsFromSpecs(u"cx=100,cy=120,d=4,s=2,N=16"_s, u"family=similarity,scale=0.5,rotation=30deg"_s, true);
+    auto good =
+        wb().settingsFromSpecs(u"cx=100,cy=120,d=4,s=2,N=16"_s, u"family=similarity,scale=0.5,rotation=30deg"_s, true);
     QVERIFY(good);
     QVERIFY(std::abs(good->gaussian.x.centre() - 100.0) < 1e-9);
     QCOMPARE(good->gaussian.y.n, 16);
@@ -521,7 +523,8 @@ class TestGlimpseWorkbench : public QObject {
       QTest::mouseMove(canvas, (centre + radius * QPointF(std::cos(a), std::sin(a))).toPoint(), 5);
     }
     const double a1 = a0 + std::numbers::pi / 2;
-    QTest::mouseRelease(canvas, Qt::LeftButton, Qt::NoModifier, (centre + radius * QPointF(std::cos(a1), std::sin(a1))).toPoint(), 5);
+    QTest::mouseRelease(canvas, Qt::LeftButton, Qt::NoModifier,
+                        (centre + radius * QPointF(std::cos(a1), std::sin(a1))).toPoint(), 5);
     QVERIFY2(std::abs(std::abs(wb().settings().stn.similarity.rotation) - std::numbers::pi / 2) < 0.05,
              qPrintable(QString::number(wb().settings().stn.similarity.rotation)));
     // The handle followed the mouse.

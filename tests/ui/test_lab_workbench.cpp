@@ -54,7 +54,8 @@ class TestLabWorkbench : public QObject {
     for (int r = 0; r < map.weights.rows(); ++r) {
       for (int c = 0; c < map.weights.cols(); ++c) {
         if (std::abs(data->cell(c, r) - double(map.weights(r, c))) > 1e-6) {
-          QFAIL(qPrintable(u"cell (%1, %2): view %3, engine %4"_s.arg(r).arg(c).arg(data->cell(c, r)).arg(map.weights(r, c))));
+          QFAIL(qPrintable(
+              u"cell (%1, %2): view %3, engine %4"_s.arg(r).arg(c).arg(data->cell(c, r)).arg(map.weights(r, c))));
         }
       }
     }
@@ -312,8 +313,9 @@ class TestLabWorkbench : public QObject {
     LabWorker worker;
     WorkerThread thread;  // after the worker: stopped before the worker goes, even when a check fails
     QList<LabOutcome> outcomes;
-    connect(&worker, &LabWorker::finished, this, [&](const LabOutcome& outcome) { outcomes.append(outcome); },
-            Qt::QueuedConnection);
+    connect(
+        &worker, &LabWorker::finished, this, [&](const LabOutcome& outcome) { outcomes.append(outcome); },
+        Qt::QueuedConnection);
     for (quint64 g = 1; g <= 25; ++g) {
       auto request = testing::defaultRequest();
       request.query = "request " + std::to_string(g);
@@ -335,7 +337,8 @@ class TestLabWorkbench : public QObject {
     lab_->setColormap(render::Colormap::Inferno);
     QCOMPARE(changed.size(), 1);
     QCOMPARE(lab_->heatmap()->colormap(), render::Colormap::Inferno);
-    for (int i = 0; i < lab_->grid()->count(); ++i) QCOMPARE(lab_->grid()->tile(i)->colormap(), render::Colormap::Inferno);
+    for (int i = 0; i < lab_->grid()->count(); ++i)
+      QCOMPARE(lab_->grid()->tile(i)->colormap(), render::Colormap::Inferno);
     QCOMPARE(lab_->findChild<QComboBox*>(u"colormap"_s)->currentData().toInt(), int(render::Colormap::Inferno));
     lab_->setRangeMode(render::RangeMode::Unit);
     QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));

@@ -122,7 +122,8 @@ class TestMainWindow : public QObject {
     QVERIFY(settle(*lab));
     QTRY_VERIFY(window_->statusBar()->currentMessage().contains(u"source"_s));
     QCOMPARE(lab->heatmap()->map(), before);
-    lab->sourceEdit()->setPlainText(QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
+    lab->sourceEdit()->setPlainText(
+        QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
     QVERIFY(settle(*lab));
     QVERIFY(lab->lastError().isEmpty());
   }
@@ -140,7 +141,8 @@ class TestMainWindow : public QObject {
     QVERIFY2(window_->statusBar()->currentMessage() != refusal, qPrintable(window_->statusBar()->currentMessage()));
     window_->showLab();
     QCOMPARE(window_->statusBar()->currentMessage(), refusal);
-    lab->sourceEdit()->setPlainText(QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
+    lab->sourceEdit()->setPlainText(
+        QString::fromUtf8(attn::lab::kDefaultSource.data(), attn::lab::kDefaultSource.size()));
     QVERIFY(settle(*lab));
     QVERIFY(!window_->statusBar()->currentMessage().contains(u"Input refused"_s));
 
@@ -161,7 +163,8 @@ class TestMainWindow : public QObject {
   }
 
   void openingATextFileFillsTheLab() {
-    const QString path = writeFile(files_, u"pair.txt"_s, "\n\n  the cat sat  \nle chat \xc3\xa9tait assis\nsur le tapis\n");
+    const QString path =
+        writeFile(files_, u"pair.txt"_s, "\n\n  the cat sat  \nle chat \xc3\xa9tait assis\nsur le tapis\n");
     QVERIFY(window_->openFile(path));
     auto* lab = window_->lab();
     QCOMPARE(lab->queryEdit()->text(), u"the cat sat"_s);
@@ -230,7 +233,8 @@ class TestMainWindow : public QObject {
   void recentFilesKeepEightAndDropMissingOnes() {
     QStringList paths;
     for (int i = 0; i < 10; ++i) {
-      paths.append(writeFile(files_, u"recent-%1.txt"_s.arg(i), "query " + QByteArray::number(i) + "\nsource words here\n"));
+      paths.append(
+          writeFile(files_, u"recent-%1.txt"_s.arg(i), "query " + QByteArray::number(i) + "\nsource words here\n"));
       QVERIFY(window_->openFile(paths.back()));
     }
     QVERIFY(settle(*window_->lab()));

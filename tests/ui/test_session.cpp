@@ -43,8 +43,7 @@ bool settleAll(MainWindow& w) {
   return QTest::qWaitFor(
       [&w] {
         return w.alignment()->isIdle() && w.lab()->settled() == w.lab()->submitted() && !w.glimpse()->isLoading() &&
-               w.glimpse()->settled() == w.glimpse()->submitted() && w.transformer()->isIdle() &&
-               w.caption()->isIdle();
+               w.glimpse()->settled() == w.glimpse()->submitted() && w.transformer()->isIdle() && w.caption()->isIdle();
       },
       kTimeoutMs);
 }

@@ -46,15 +46,15 @@ using namespace Qt::StringLiterals;
 
 namespace {
 
-constexpr int kInputs = 200;         // inputs opened back to back
-constexpr int kDragMs = 30'000;      // wall time of the glimpse drag (the requirement: 30 s)
-constexpr int kMoveEveryMs = 8;      // a mouse move at most this often, events processed in between
-constexpr int kSwitchRounds = 6;     // model switches while a run is in flight, per tab
-constexpr int kCancels = 24;         // model loads cancelled at random points (at least 20)
-constexpr int kLargeLayers = 48;     // the synthetic model's layers (151 MB): a load of 60-300 ms here
-constexpr int kStopMs = 2000;        // a cancelled load must be over within this
-constexpr int kLateMs = 300;         // how long we watch for a late `loaded` after a cancel
-constexpr int kSettleMs = 120'000;   // generous: the sanitizer builds are several times slower
+constexpr int kInputs = 200;        // inputs opened back to back
+constexpr int kDragMs = 30'000;     // wall time of the glimpse drag (the requirement: 30 s)
+constexpr int kMoveEveryMs = 8;     // a mouse move at most this often, events processed in between
+constexpr int kSwitchRounds = 6;    // model switches while a run is in flight, per tab
+constexpr int kCancels = 24;        // model loads cancelled at random points (at least 20)
+constexpr int kLargeLayers = 48;    // the synthetic model's layers (151 MB): a load of 60-300 ms here
+constexpr int kStopMs = 2000;       // a cancelled load must be over within this
+constexpr int kLateMs = 300;        // how long we watch for a late `loaded` after a cancel
+constexpr int kSettleMs = 120'000;  // generous: the sanitizer builds are several times slower
 constexpr std::uint32_t kSeed = 20261122;
 // RSS growth allowed over the scripted run, after a warm-up round, with malloc_trim(0) before each reading
 // so that glibc's arenas give back what was freed. Measured (Release, offscreen, 2 busy cores): 168 -> 179,
@@ -202,11 +202,12 @@ bool idle(const AlignmentWorkbench& wb) {
   return wb.isIdle() && wb.source() && wb.outcome() && wb.outcome()->sourceSerial == wb.source()->serial;
 }
 bool idle(const CaptionWorkbench& wb) {
-  return wb.isIdle() && wb.source() && wb.image() && wb.outcome() && wb.outcome()->sourceSerial == wb.source()->serial &&
-         wb.outcome()->imageSerial == wb.image()->serial;
+  return wb.isIdle() && wb.source() && wb.image() && wb.outcome() &&
+         wb.outcome()->sourceSerial == wb.source()->serial && wb.outcome()->imageSerial == wb.image()->serial;
 }
 bool idle(GlimpseWorkbench& wb) {
-  return !wb.isLoading() && wb.image() && wb.outcome() && wb.settled() == wb.submitted() && !wb.canvas()->isInteracting();
+  return !wb.isLoading() && wb.image() && wb.outcome() && wb.settled() == wb.submitted() &&
+         !wb.canvas()->isInteracting();
 }
 bool idle(const LabWorkbench& wb) { return wb.outcome() && wb.settled() == wb.submitted(); }
 
@@ -238,7 +239,9 @@ class TestStress : public QObject {
   MainWindow& w() { return *window_; }
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   template <typename T>
-  T pick(const QList<T>& list) { return list[pick(int(list.size()))]; }
+  T pick(const QList<T>& list) {
+    return list[pick(int(list.size()))];
+  }
 
   bool allIdle() {
     return idle(*w().transformer()) && idle(*w().alignment()) && idle(*w().caption()) && idle(*w().glimpse()) &&
@@ -275,7 +278,8 @@ class TestStress : public QObject {
     return out;
   }
   static QString randomText(std::mt19937& rng) {
-    static const QStringList words{u"the"_s, u"cat"_s, u"sat"_s, u"on"_s, u"a"_s, u"mat"_s, u"while"_s, u"rain"_s, u"fell"_s};
+    static const QStringList words{u"the"_s, u"cat"_s,   u"sat"_s,  u"on"_s,  u"a"_s,
+                                   u"mat"_s, u"while"_s, u"rain"_s, u"fell"_s};
     QStringList out;
     const int n = 3 + int(rng() % 8);
     for (int i = 0; i < n; ++i) out.append(words[int(rng() % words.size())]);
@@ -300,7 +304,11 @@ class TestStress : public QObject {
     const QStringList files = images();
     CaptionInput input;
     switch (pick(3)) {
-      case 0: input.kind = CaptionInput::Kind::Scene; input.seed = 1 + rng_() % 1000; w().caption()->openScene(input.seed); break;
+      case 0:
+        input.kind = CaptionInput::Kind::Scene;
+        input.seed = 1 + rng_() % 1000;
+        w().caption()->openScene(input.seed);
+        break;
       case 1: {
         const auto& sample = pick(sampleImages());
         input.kind = CaptionInput::Kind::Resource;
@@ -326,9 +334,9 @@ class TestStress : public QObject {
     }
   }
   void openLab() {
-    static const attn::lab::Mechanism mechanisms[] = {attn::lab::Mechanism::Global, attn::lab::Mechanism::LocalMonotonic,
-                                                     attn::lab::Mechanism::LocalPredictive, attn::lab::Mechanism::MultiHead,
-                                                     attn::lab::Mechanism::SelfAttention};
+    static const attn::lab::Mechanism mechanisms[] = {
+        attn::lab::Mechanism::Global, attn::lab::Mechanism::LocalMonotonic, attn::lab::Mechanism::LocalPredictive,
+        attn::lab::Mechanism::MultiHead, attn::lab::Mechanism::SelfAttention};
     auto request = testing::defaultRequest(mechanisms[pick(5)]);
     request.query = randomText(rng_).toStdString();
     labQuery_ = request.query;
@@ -537,13 +545,15 @@ class TestStress : public QObject {
       a->setText(pick(dateExamples()));
       inFlight += a->shown() < a->submitted();
       QTest::qWait(pick(15));
-      openAlignment(aligners[(aligners.indexOf(alignmentModel_) + 1 + pick(int(aligners.size()) - 1)) % aligners.size()]);
+      openAlignment(
+          aligners[(aligners.indexOf(alignmentModel_) + 1 + pick(int(aligners.size()) - 1)) % aligners.size()]);
 
       auto* c = w().caption();
       w().showCaption();
       openCaptionInput();
       QTest::qWait(pick(15));
-      openCaptionModel(captioners[(captioners.indexOf(captionModel_) + 1 + pick(int(captioners.size()) - 1)) % captioners.size()]);
+      openCaptionModel(
+          captioners[(captioners.indexOf(captionModel_) + 1 + pick(int(captioners.size()) - 1)) % captioners.size()]);
 
       auto* t = w().transformer();
       w().showTransformer();
@@ -677,7 +687,8 @@ class TestStress : public QObject {
     thread.stop();
     QTest::qWait(0);
     for (const auto& [serial, what] : ends) {
-      QVERIFY2(what.size() == 1, qPrintable(u"serial %1 ended %2 times: %3"_s.arg(serial).arg(what.size()).arg(what.join(u", "_s))));
+      QVERIFY2(what.size() == 1,
+               qPrintable(u"serial %1 ended %2 times: %3"_s.arg(serial).arg(what.size()).arg(what.join(u", "_s))));
       QVERIFY(what.front() == u"cancelled"_s || what.front() == u"loaded"_s);
     }
     QCOMPARE(int(ends.size()), count);

@@ -120,7 +120,9 @@ bool isColour(QRgb pixel, const QColor& colour, int tolerance = 40) {
          tolerance;
 }
 
-QString fixture(const char* name) { return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/") + QLatin1String(name); }
+QString fixture(const char* name) {
+  return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/") + QLatin1String(name);
+}
 
 // Waits until the workbench has shown (or refused) its newest request.
 bool settle(TransformerWorkbench& wb, int ms = 30000) {
@@ -280,7 +282,8 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY(!hovered.isEmpty());
     QCOMPARE(hovered.last().at(1).toInt(), 3);
     const QImage isolated = view.canvas()->grab().toImage();
-    QCOMPARE(view.lastStats().drawn, expectedLines(stack, {0, 1, 2, 3}, view.threshold(), TokenHit{TokenSide::Query, 3}));
+    QCOMPARE(view.lastStats().drawn,
+             expectedLines(stack, {0, 1, 2, 3}, view.threshold(), TokenHit{TokenSide::Query, 3}));
     // Token 3's lines pass the middle above token 5's row at most: token 7's row is background there now.
     QVERIFY(isColour(isolated.pixel(view.canvas()->width() / 2, y7), base, 10));
 
@@ -418,7 +421,6 @@ class TestTransformerWorkbench : public QObject {
     QCOMPARE(proxy.rowCount(), 0);
   }
 
-
   // ---- the workbench ----
 
   // Before a model is open the matrix says what to do (it used to be one solid square with a colour bar);
@@ -484,15 +486,18 @@ class TestTransformerWorkbench : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(source != nullptr, 30000);
     std::vector<quint64> previews, finished;
     std::vector<std::string> texts;
-    connect(&worker, &TransformerWorker::previewReady, this, [&](auto p) {
-      previews.push_back(p->generation);
-      if (p->generation == 1) {  // on the worker's thread, inside run 1 after its layer 0
-        TransformerRequest newer;
-        newer.text = "the newer text";
-        newer.previewLayer = 0;
-        worker.submit(2, source, newer);
-      }
-    }, Qt::DirectConnection);
+    connect(
+        &worker, &TransformerWorker::previewReady, this,
+        [&](auto p) {
+          previews.push_back(p->generation);
+          if (p->generation == 1) {  // on the worker's thread, inside run 1 after its layer 0
+            TransformerRequest newer;
+            newer.text = "the newer text";
+            newer.previewLayer = 0;
+            worker.submit(2, source, newer);
+          }
+        },
+        Qt::DirectConnection);
     connect(&worker, &TransformerWorker::finished, this, [&](auto o) {
       finished.push_back(o->generation);
       texts.push_back(o->request.text);
@@ -563,7 +568,8 @@ class TestTransformerWorkbench : public QObject {
     wb.setText(longText);
     QVERIFY(settle(wb));
     QVERIFY(wb.warningStrip()->isVisible());
-    QVERIFY2(wb.warningStrip()->text().contains(u"truncat"_s, Qt::CaseInsensitive), qPrintable(wb.warningStrip()->text()));
+    QVERIFY2(wb.warningStrip()->text().contains(u"truncat"_s, Qt::CaseInsensitive),
+             qPrintable(wb.warningStrip()->text()));
     wb.setText(u"short again"_s);
     QVERIFY(settle(wb));
     QVERIFY(!wb.warningStrip()->isVisible());
@@ -611,7 +617,8 @@ class TestTransformerWorkbench : public QObject {
     wb.statsTable()->sortByColumn(HeadStatsModel::Entropy, Qt::DescendingOrder);
     const QModelIndex top = wb.statsProxy()->index(0, 0);
     const auto* best = wb.statsModel()->at(wb.statsProxy()->mapToSource(top).row());
-    wb.statsTable()->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    wb.statsTable()->selectionModel()->setCurrentIndex(top,
+                                                       QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     QCOMPARE(wb.layer(), best->layer);
     QCOMPARE(wb.head(), best->head);
     QCOMPARE(wb.headGrid()->selected(), std::optional(QPoint(best->head, best->layer)));
@@ -701,7 +708,8 @@ class TestTransformerWorkbench : public QObject {
     wb.openPath(bad + u"dumps/nan.attn.safetensors"_s);
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QTRY_VERIFY(wb.warningStrip()->isVisible());
-    QVERIFY2(wb.warningStrip()->text().contains(u"dumps/nan.attn.safetensors"_s), qPrintable(wb.warningStrip()->text()));
+    QVERIFY2(wb.warningStrip()->text().contains(u"dumps/nan.attn.safetensors"_s),
+             qPrintable(wb.warningStrip()->text()));
     QVERIFY2(wb.warningStrip()->text().contains(u"1 non-finite weight"_s), qPrintable(wb.warningStrip()->text()));
     wb.openHead(0, 0);
     const auto& weights = wb.currentMatrix()->weights;
@@ -831,16 +839,19 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY(QFile::exists(layerDir + u"/layer2-head3.csv"_s));
 
     // Views as PNG.
-    for (auto view : {TransformerWorkbench::View::Head, TransformerWorkbench::View::Model, TransformerWorkbench::View::Matrix}) {
+    for (auto view :
+         {TransformerWorkbench::View::Head, TransformerWorkbench::View::Model, TransformerWorkbench::View::Matrix}) {
       const QString png = dir.filePath(u"view-%1.png"_s.arg(int(view)));
       const auto ok = wb.exportView(png, view);
       QVERIFY2(ok, ok ? "" : ok.error().message().c_str());
       const auto stats = testing::imageStats(QImage(png));
       QVERIFY2(stats.distinctColours >= 12 && stats.nonBackgroundFraction > 0.02,
-               qPrintable(u"%1: %2 colours, %3 drawn"_s.arg(png).arg(stats.distinctColours).arg(stats.nonBackgroundFraction)));
+               qPrintable(
+                   u"%1: %2 colours, %3 drawn"_s.arg(png).arg(stats.distinctColours).arg(stats.nonBackgroundFraction)));
     }
     QVERIFY(!wb.exportView(dir.filePath(u"x.csv"_s), TransformerWorkbench::View::Head));
   }
+
  private:
   QTemporaryDir settingsDir_;
 };

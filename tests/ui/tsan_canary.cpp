@@ -15,8 +15,8 @@
 
 namespace {
 
-int unguarded = 0;                  // written on the worker thread, read on the main thread: no ordering
-std::atomic<bool> written{false};   // relaxed only, so it orders nothing
+int unguarded = 0;                 // written on the worker thread, read on the main thread: no ordering
+std::atomic<bool> written{false};  // relaxed only, so it orders nothing
 
 }  // namespace
 

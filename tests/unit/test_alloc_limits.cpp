@@ -33,8 +33,7 @@ void keep(const void* p) { asm volatile("" : : "r"(p) : "memory"); }
 
 void record(std::size_t bytes) {
   std::size_t seen = g_largest.load(std::memory_order_relaxed);
-  while (bytes > seen && !g_largest.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
-  }
+  while (bytes > seen && !g_largest.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {}
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ TEST(HeadStatistics, IdentityAndUniformHeads) {
 // patches, each with a fifth of the weight, out of the 0.8 that lands on patches.
 TEST(HeadStatistics, PatchGridDistance) {
   const auto t = trace_of({{Matrix::Constant(5, 5, 0.2f)}});
-  const auto stats = head_statistics(t, {.stage = Stage::Encoder, .special_positions = {}, .grid_rows = 2, .grid_cols = 2});
+  const auto stats =
+      head_statistics(t, {.stage = Stage::Encoder, .special_positions = {}, .grid_rows = 2, .grid_cols = 2});
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_NEAR(stats[0].mean_distance, (2.0f + std::sqrt(2.0f)) / 4.0f, 1e-6f);
 }

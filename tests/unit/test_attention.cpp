@@ -32,7 +32,8 @@ TEST(Global, RecordsItsWeightsWithLabels) {
   AttentionTrace trace;
   Labels rows{"a", "b", "c", "d"};
   Labels cols(9, "x");
-  const AttentionResult r = global_attention(f.q, f.k, f.v, {}, {}, {}, {.trace = &trace, .name = "w", .rows = &rows, .cols = &cols});
+  const AttentionResult r =
+      global_attention(f.q, f.k, f.v, {}, {}, {}, {.trace = &trace, .name = "w", .rows = &rows, .cols = &cols});
   ASSERT_EQ(trace.size(), 1u);
   expect_near(trace.maps()[0].weights, r.weights);
   EXPECT_EQ(trace.maps()[0].row_labels, rows);

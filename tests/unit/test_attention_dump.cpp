@@ -131,7 +131,8 @@ TEST(AttentionDump, RoundTripFloat16WithCrossAttention) {
 TEST(AttentionDump, ReadsOtherShapesAndDtypes) {
   TempDir dir;
   const float two_by_two[4] = {0.25f, 0.75f, 1.0f, 0.0f};
-  const std::uint16_t bf16[8] = {0x3F80, 0x0000, 0x3F00, 0x3F00, 0x3E80, 0x3F40, 0x0000, 0x3F80};  // 1 0 .5 .5 / .25 .75 0 1
+  const std::uint16_t bf16[8] = {0x3F80, 0x0000, 0x3F00, 0x3F00,
+                                 0x3E80, 0x3F40, 0x0000, 0x3F80};  // 1 0 .5 .5 / .25 .75 0 1
   const double f64[4] = {0.1, 0.9, 0.5, 0.5};
   const float logits[3] = {1, 2, 3};
   const fs::path path = dir / "python.attn.safetensors";
@@ -166,8 +167,7 @@ struct Refusal {
   std::map<std::string, std::string> metadata;
 };
 
-Error refused(const char* what, const Refusal& r, std::int64_t* tensor_offset = nullptr,
-              const char* tensor = nullptr) {
+Error refused(const char* what, const Refusal& r, std::int64_t* tensor_offset = nullptr, const char* tensor = nullptr) {
   TempDir dir;
   const fs::path path = dir / "bad.attn.safetensors";
   EXPECT_TRUE(write_safetensors(path, r.tensors, r.metadata).has_value()) << what;
@@ -189,8 +189,9 @@ TEST(AttentionDump, Refusals) {
   std::int64_t at = -1;
 
   Error e = refused("no tokens", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, {}});
-  EXPECT_EQ(e.reason, "no \"tokens\" in the metadata: an attention dump lists its tokens in __metadata__ as a JSON "
-                      "array of strings");
+  EXPECT_EQ(e.reason,
+            "no \"tokens\" in the metadata: an attention dump lists its tokens in __metadata__ as a JSON "
+            "array of strings");
   EXPECT_EQ(e.offset, 8);
 
   e = refused("tokens not strings", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, {{"tokens", "[1, 2]"}}});
@@ -199,8 +200,9 @@ TEST(AttentionDump, Refusals) {
   EXPECT_EQ(e.reason, "metadata \"tokens\" is not a JSON array of strings");
 
   e = refused("bad name", {{f32_tensor("attn.encoder.x", {2, 2}, f4)}, two_tokens}, &at, "attn.encoder.x");
-  EXPECT_EQ(e.reason, "tensor \"attn.encoder.x\": an attention map is named attn.<stage>.<layer>, stage encoder, "
-                      "decoder or cross and layer 0, 1, ...");
+  EXPECT_EQ(e.reason,
+            "tensor \"attn.encoder.x\": an attention map is named attn.<stage>.<layer>, stage encoder, "
+            "decoder or cross and layer 0, 1, ...");
   EXPECT_EQ(e.offset, at);
   e = refused("glimpse stage", {{f32_tensor("attn.glimpse.0", {2, 2}, f4)}, two_tokens});
   EXPECT_NE(e.reason.find("tensor \"attn.glimpse.0\": an attention map is named"), std::string::npos) << e.reason;
@@ -212,8 +214,9 @@ TEST(AttentionDump, Refusals) {
   EXPECT_EQ(e.offset, at);
 
   e = refused("batch of 2", {{f32_tensor("attn.encoder.0", {2, 1, 2, 2}, f8)}, two_tokens});
-  EXPECT_EQ(e.reason, "tensor \"attn.encoder.0\": shape [2, 1, 2, 2]; an attention map is [heads, rows, cols], "
-                      "[rows, cols] or [1, heads, rows, cols]");
+  EXPECT_EQ(e.reason,
+            "tensor \"attn.encoder.0\": shape [2, 1, 2, 2]; an attention map is [heads, rows, cols], "
+            "[rows, cols] or [1, heads, rows, cols]");
 
   e = refused("zero heads", {{f32_tensor("attn.encoder.0", {0, 2, 2}, {})}, two_tokens});
   EXPECT_EQ(e.reason, "tensor \"attn.encoder.0\": 0 heads");
@@ -223,8 +226,9 @@ TEST(AttentionDump, Refusals) {
   EXPECT_EQ(e.reason, "tensor \"attn.encoder.0\": dtype I32; attention maps are F32, F16, BF16 or F64");
 
   e = refused("cross without rows", {{f32_tensor("attn.cross.0", {2, 2}, f4)}, two_tokens});
-  EXPECT_EQ(e.reason, "tensor \"attn.cross.0\": cross attention needs its rows' tokens in the metadata as "
-                      "\"cross_rows\"");
+  EXPECT_EQ(e.reason,
+            "tensor \"attn.cross.0\": cross attention needs its rows' tokens in the metadata as "
+            "\"cross_rows\"");
   auto with_rows = two_tokens;
   with_rows["cross_rows"] = R"(["x"])";
   e = refused("cross rows", {{f32_tensor("attn.cross.0", {2, 2}, f4)}, with_rows});
@@ -251,8 +255,9 @@ TEST(AttentionDump, Refusals) {
   auto spans = two_tokens;
   spans["spans"] = "[[0, 1]]";
   e = refused("spans", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, spans});
-  EXPECT_EQ(e.reason, "metadata \"spans\" has 1 entries for 2 tokens; it is a JSON array of [begin, end] byte spans, "
-                      "one per token");
+  EXPECT_EQ(e.reason,
+            "metadata \"spans\" has 1 entries for 2 tokens; it is a JSON array of [begin, end] byte spans, "
+            "one per token");
 }
 
 TEST(AttentionDump, WriterRefusals) {

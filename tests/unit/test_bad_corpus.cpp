@@ -60,8 +60,8 @@ TEST_P(BadInputTest, RefusedWithItsKindOrLoadedAsListed) {
       const bool names_file = std::any_of(outcome.warnings.begin(), outcome.warnings.end(), [&](const std::string& w) {
         return w.find(named) != std::string::npos && w.find("non-finite") != std::string::npos;
       });
-      EXPECT_TRUE(names_file) << "no warning names " << named << " and its non-finite values: "
-                              << outcome.warnings.front();
+      EXPECT_TRUE(names_file) << "no warning names " << named
+                              << " and its non-finite values: " << outcome.warnings.front();
     } else {
       EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings.front();
     }

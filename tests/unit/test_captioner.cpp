@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-
 namespace attn::models {
 namespace {
 
@@ -162,8 +161,8 @@ TEST(CaptionerLstm, OneStepMatchesHandWorkedNumbers) {
 TEST(CaptionerLstm, GateQuartersAreIFGO) {
   // Two rows, H = 2: a huge f keeps c, a huge negative i drops g; o = 0 halves tanh(c).
   Matrix gates(2, 8);
-  gates << -40, -40, 40, 40, 5, 5, 0, 0,   // i = 0, f = 1: c' = c, h' = tanh(c) / 2
-      40, 40, -40, -40, 1, -1, 40, 40;     // i = 1, f = 0: c' = tanh(g), h' = tanh(c')
+  gates << -40, -40, 40, 40, 5, 5, 0, 0,  // i = 0, f = 1: c' = c, h' = tanh(c) / 2
+      40, 40, -40, -40, 1, -1, 40, 40;    // i = 1, f = 0: c' = tanh(g), h' = tanh(c')
   Matrix c(2, 2), h(2, 2);
   c << 0.3f, -0.7f, 5.0f, 5.0f;
   bundled::lstm_gates(gates, c, h);
@@ -606,28 +605,38 @@ TEST_P(CaptionerConfigError, NamesTheFileKeyAndLine) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, CaptionerConfigError,
     ::testing::Values(
-        ConfigErrorCase{"wrong_architecture", {{"architectures", {"AttnScopeSeq2Seq"}}}, "architectures", "AttnScopeCaptioner"},
+        ConfigErrorCase{
+            "wrong_architecture", {{"architectures", {"AttnScopeSeq2Seq"}}}, "architectures", "AttnScopeCaptioner"},
         ConfigErrorCase{"missing_attention", {{"attention", nullptr}}, "attention", "is missing"},
         ConfigErrorCase{"unknown_attention", {{"attention", "stochastic"}}, "attention", "is not supported"},
         ConfigErrorCase{"attention_not_string", {{"attention", 1}}, "attention", "must be a string"},
         ConfigErrorCase{"image_size_indivisible", {{"image_size", 100}}, "image_size", "not divisible by 2^4 = 16"},
         ConfigErrorCase{"image_size_zero", {{"image_size", 0}}, "image_size", "must be from 1"},
         ConfigErrorCase{"image_size_huge", {{"image_size", 100000}}, "image_size", "from 1 to 4096"},
-        ConfigErrorCase{"layer_too_big", {{"image_size", 4096}, {"channels", {4096}}}, "image_size", "layer 0 would hold"},
-        ConfigErrorCase{"grid_too_big", {{"image_size", 1024}, {"channels", {4}}}, "image_size", "gives a 512 x 512 grid"},
+        ConfigErrorCase{
+            "layer_too_big", {{"image_size", 4096}, {"channels", {4096}}}, "image_size", "layer 0 would hold"},
+        ConfigErrorCase{
+            "grid_too_big", {{"image_size", 1024}, {"channels", {4}}}, "image_size", "gives a 512 x 512 grid"},
         ConfigErrorCase{"grid_times_attention",
                         {{"image_size", 1024}, {"channels", {4, 4, 4, 4}}, {"attention_size", 16384}},
-                        "attention_size", "attention_size 16384 times the 4096 grid cells"},
+                        "attention_size",
+                        "attention_size 16384 times the 4096 grid cells"},
         ConfigErrorCase{"missing_image_size", {{"image_size", nullptr}}, "image_size", "is missing"},
         ConfigErrorCase{"channels_empty", {{"channels", json::array()}}, "channels", "non-empty list"},
         ConfigErrorCase{"channels_number", {{"channels", 16}}, "channels", "non-empty list"},
         ConfigErrorCase{"channels_zero", {{"channels", {16, 0}}}, "channels", "every width must be"},
         ConfigErrorCase{"channels_fraction", {{"channels", {16, 2.5}}}, "channels", "every width must be"},
-        ConfigErrorCase{"channels_too_many", {{"channels", {1, 1, 1, 1, 1, 1, 1, 1, 1}}}, "channels", "convolution layers"},
+        ConfigErrorCase{
+            "channels_too_many", {{"channels", {1, 1, 1, 1, 1, 1, 1, 1, 1}}}, "channels", "convolution layers"},
         ConfigErrorCase{"channels_missing", {{"channels", nullptr}}, "channels", "is missing"},
-        ConfigErrorCase{"vocab_without_end", {{"vocab", {"<pad>", "<start>", "<unk>", "a"}}}, "vocab", "vocab[2] must be \"<end>\""},
-        ConfigErrorCase{"vocab_repeat", {{"vocab", {"<pad>", "<start>", "<end>", "<unk>", "a", "a"}}}, "vocab", "twice"},
-        ConfigErrorCase{"vocab_only_special", {{"vocab", {"<pad>", "<start>", "<end>", "<unk>"}}}, "vocab", "at least 5"},
+        ConfigErrorCase{"vocab_without_end",
+                        {{"vocab", {"<pad>", "<start>", "<unk>", "a"}}},
+                        "vocab",
+                        "vocab[2] must be \"<end>\""},
+        ConfigErrorCase{
+            "vocab_repeat", {{"vocab", {"<pad>", "<start>", "<end>", "<unk>", "a", "a"}}}, "vocab", "twice"},
+        ConfigErrorCase{
+            "vocab_only_special", {{"vocab", {"<pad>", "<start>", "<end>", "<unk>"}}}, "vocab", "at least 5"},
         ConfigErrorCase{"vocab_empty", {{"vocab", json::array()}}, "vocab", "is empty"},
         ConfigErrorCase{"missing_hidden", {{"hidden", nullptr}}, "hidden", "is missing"},
         ConfigErrorCase{"negative_embedding", {{"embedding_size", -1}}, "embedding_size", "must be from 1"},
@@ -702,9 +711,18 @@ TEST(CaptionerTensors, UnusedTensorsAreAWarning) {
 TEST(CaptionerLoad, FolderRoundTripAndArchitecture) {
   const fs::path dir = test::fresh_dir("attn-captioner-test");
   auto m = markov_chain();
-  json cfg = {{"architectures", {"AttnScopeCaptioner"}}, {"task", "test"}, {"attention", "soft"},
-              {"image_size", 4}, {"mean", {0, 0, 0}}, {"std", {1, 1, 1}}, {"channels", {2}}, {"vocab", kVocab},
-              {"embedding_size", 6}, {"hidden", 1}, {"attention_size", 1}, {"max_caption_length", 5}};
+  json cfg = {{"architectures", {"AttnScopeCaptioner"}},
+              {"task", "test"},
+              {"attention", "soft"},
+              {"image_size", 4},
+              {"mean", {0, 0, 0}},
+              {"std", {1, 1, 1}},
+              {"channels", {2}},
+              {"vocab", kVocab},
+              {"embedding_size", 6},
+              {"hidden", 1},
+              {"attention_size", 1},
+              {"max_caption_length", 5}};
   std::ofstream(dir / "config.json") << cfg.dump(2);
   m.tensors.write(dir / "model.safetensors");
   EXPECT_EQ(config_architecture(dir), "AttnScopeCaptioner");

@@ -52,7 +52,10 @@ TEST(ClassifierWords, EverythingElseSeparates) {
 TEST(ClassifierWords, NonAsciiAlwaysSeparates) {
   // Lower-casing is ASCII only (the reference lower-cases the UTF-8 bytes): é, U+212A KELVIN SIGN and
   // U+0130 are never word characters, and neither is an invalid byte.
-  const std::string text = "Caf\xC3\xA9 au \xE2\x84\xAA" "elvin \xC4\xB0stanbul a\xFF" "b";
+  const std::string text =
+      "Caf\xC3\xA9 au \xE2\x84\xAA"
+      "elvin \xC4\xB0stanbul a\xFF"
+      "b";
   const WordSplit s = split_words(text);
   EXPECT_EQ(s.words, (Labels{"caf", "au", "elvin", "stanbul", "a", "b"}));
   ASSERT_EQ(s.spans.size(), 6u);
@@ -76,7 +79,9 @@ TEST(ClassifierWords, NoWords) {
 // Tiny models
 
 // Deterministic non-trivial values for unset tensors: every output depends on every weight.
-float waves(const std::string& name, std::size_t i) { return 0.3f * std::sin(0.7f * static_cast<float>(i + name.size())); }
+float waves(const std::string& name, std::size_t i) {
+  return 0.3f * std::sin(0.7f * static_cast<float>(i + name.size()));
+}
 
 struct Tensors : test::TensorStore {
   Tensors() : TensorStore("clf.safetensors", waves) {}
@@ -138,7 +143,8 @@ std::string error_of(const Tiny& m) { return test::load_error<ClassifierModel>(m
 TEST(ClassifierRunFlat, DistributionsIdsAndUnknownWords) {
   auto model = load(tiny(false));
   ASSERT_TRUE(model);
-  EXPECT_EQ(model->description(), "review sentiment \xC2\xB7 attention pooling \xC2\xB7 2 heads \xC2\xB7 151 parameters");
+  EXPECT_EQ(model->description(),
+            "review sentiment \xC2\xB7 attention pooling \xC2\xB7 2 heads \xC2\xB7 151 parameters");
   ClassifierRunner session(model);
   auto run = session.run("Good film, boring plot!");
   ASSERT_TRUE(run.has_value()) << run.error().message();
@@ -265,7 +271,8 @@ TEST(ClassifierTensors, WrongShapeNamesBothShapesAndTheOffset) {
   // The sentence-level pooling has one head.
   Tiny h = tiny(true);
   h.tensors.set("sentence.pool.w.weight", {2, 4});
-  EXPECT_NE(error_of(h).find("'sentence.pool.w.weight' has shape [2, 4], the config implies [1, 4]"), std::string::npos);
+  EXPECT_NE(error_of(h).find("'sentence.pool.w.weight' has shape [2, 4], the config implies [1, 4]"),
+            std::string::npos);
 }
 
 std::string classifier_json(const json& patch = json::object()) {
@@ -290,9 +297,8 @@ TEST(ClassifierConfigParse, ReadsAValidConfig) {
   EXPECT_EQ(c->heads, 2);
   EXPECT_EQ(c->labels, (std::vector<std::string>{"negative", "positive"}));
   EXPECT_EQ(c->max_sentences, 5);
-  auto flat = ClassifierConfig::parse(classifier_json({{"hierarchical", false}, {"max_sentences", nullptr},
-                                                       {"heads", nullptr}}),
-                                      "c.json");
+  auto flat = ClassifierConfig::parse(
+      classifier_json({{"hierarchical", false}, {"max_sentences", nullptr}, {"heads", nullptr}}), "c.json");
   ASSERT_TRUE(flat.has_value()) << flat.error().message();
   EXPECT_EQ(flat->heads, 1);
 }

@@ -65,7 +65,7 @@ TEST(GaussianFilterbank, RowsSumToOneAndPeakAtTheirCentres) {
 TEST(GaussianFilterbank, BandedEqualsDenseWithinItsOwnBound) {
   // Ordinary, tiny sigma between pixels, very wide, outside the image on either side, stride < sigma.
   const GaussianAxis axes[] = {
-      {3.0, 4.0, 1.5, 12}, {2.5, 1.0, 0.05, 8}, {0.0, 10.0, 300.0, 6},
+      {3.0, 4.0, 1.5, 12},  {2.5, 1.0, 0.05, 8}, {0.0, 10.0, 300.0, 6},
       {-40.0, 2.0, 3.0, 4}, {90.0, 3.0, 2.0, 5}, {5.0, 0.5, 6.0, 40},
   };
   for (const GaussianAxis& axis : axes) {
@@ -317,7 +317,8 @@ TEST(SpatialTransformer, FamiliesAndTheirInverses) {
   EXPECT_NEAR(back.shift_y, sim.shift_y, 1e-12);
   const Theta ts = theta_of(TranslationScale{0.5, 0.1, -0.2});
   const Theta unrotated = theta_of(Similarity{0.5, 0.0, 0.1, -0.2}, 400, 300);
-  for (int k = 0; k < 6; ++k) EXPECT_NEAR(ts[static_cast<std::size_t>(k)], unrotated[static_cast<std::size_t>(k)], 1e-15);
+  for (int k = 0; k < 6; ++k)
+    EXPECT_NEAR(ts[static_cast<std::size_t>(k)], unrotated[static_cast<std::size_t>(k)], 1e-15);
   const NoShear ns{0.3, 0.1, 0.7, -0.4};
   EXPECT_EQ(no_shear_of(theta_of(ns)), ns);
   EXPECT_EQ(theta_of(ns)[1], 0.0);

@@ -129,10 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
         SpecError{"dy=1,d=2", 5, "\"d\" and \"dy\" both set the stride along y"},
         SpecError{"ux=1,cx=2", 5, "\"cx\" and \"ux\" both place the window along x"},
         SpecError{"cy=1,u=2", 5, "\"u\" and \"cy\" both place the window along y"},
-        SpecError{"d=1,d=2", 4, "\"d\" is given twice"},
-        SpecError{"d=1, d", 5, "expected key=value, got \"d\""},
-        SpecError{"=3", 0, "a value has no key before '='"},
-        SpecError{"s=1,d=", 6, "\"d\" has no value"}));
+        SpecError{"d=1,d=2", 4, "\"d\" is given twice"}, SpecError{"d=1, d", 5, "expected key=value, got \"d\""},
+        SpecError{"=3", 0, "a value has no key before '='"}, SpecError{"s=1,d=", 6, "\"d\" has no value"}));
 
 // ---------------------------------------------------------------------------------------------------------
 // --stn
@@ -205,14 +203,16 @@ TEST_P(StnSpecError, NamesTheKeyAndItsOffset) {
 INSTANTIATE_TEST_SUITE_P(
     Specs, StnSpecError,
     ::testing::Values(
-        SpecError{"w=8,rotation=1", 4, "\"rotation\" is not a parameter of the no-shear family (set family=similarity)"},
+        SpecError{"w=8,rotation=1", 4,
+                  "\"rotation\" is not a parameter of the no-shear family (set family=similarity)"},
         SpecError{"sx=1,family=similarity", 0,
                   "\"sx\" is not a parameter of the similarity family (set family=no-shear)"},
         SpecError{"family=translation-scale,rotation=1", 25,
                   "\"rotation\" is not a parameter of the translation-scale family (set family=similarity)"},
         SpecError{"family=affine,tx=1", 14, "\"tx\" is not a parameter of the affine family (set family=no-shear)"},
         SpecError{"theta=1;0;0;0;1;0", 0, "\"theta\" is a parameter of the affine family only (set family=affine)"},
-        SpecError{"family=cube", 7, "\"family\" is \"cube\"; expected affine, no-shear, similarity or translation-scale"},
+        SpecError{"family=cube", 7,
+                  "\"family\" is \"cube\"; expected affine, no-shear, similarity or translation-scale"},
         SpecError{"family=affine,theta=1;2;3", 20, "\"theta\" needs six numbers a;b;c;d;e;f, got 3"},
         SpecError{"family=affine,theta=1;2;x;4;5;6", 24, "\"theta\" needs six numbers a;b;c;d;e;f; \"x\" is not one"},
         SpecError{"family=affine,theta=1;2;3;4;5;6;7", 32, "\"theta\" needs six numbers a;b;c;d;e;f, got more"},
@@ -395,11 +395,13 @@ TEST(GlimpseJson, ValuesOutOfRangeOrUnknown) {
       {"/gaussian/x/n", 0, "field \"gaussian.x.n\" must be a whole number from 1 to 1024"},
       {"/gaussian/y/n", 2.5, "field \"gaussian.y.n\" must be a whole number from 1 to 1024"},
       {"/stn/out_h", 5000, "field \"stn.out_h\" must be a whole number from 1 to 4096"},
-      {"/stn/family", "cube", "field \"stn.family\" is \"cube\"; expected affine, no-shear, similarity or translation-scale"},
+      {"/stn/family", "cube",
+       "field \"stn.family\" is \"cube\"; expected affine, no-shear, similarity or translation-scale"},
       {"/stn/sampling", "cubic", "field \"stn.sampling\" is \"cubic\"; expected bilinear or nearest"},
       {"/stn/padding", "mirror", "field \"stn.padding\" is \"mirror\"; expected zeros or border"},
       {"/stn/affine", nlohmann::json::array({1, 0, 0, 0, 1}), "field \"stn.affine\" must be an array of six numbers"},
-      {"/stn/affine", nlohmann::json::array({1, 0, 0, 0, 1, "0"}), "field \"stn.affine\" must be an array of six numbers"},
+      {"/stn/affine", nlohmann::json::array({1, 0, 0, 0, 1, "0"}),
+       "field \"stn.affine\" must be an array of six numbers"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = valid;

@@ -8,7 +8,8 @@ using namespace attn;
 using namespace attn::lab;
 
 namespace {
-LabRequest request(Mechanism m, std::string q = std::string(kDefaultQuery), std::string s = std::string(kDefaultSource)) {
+LabRequest request(Mechanism m, std::string q = std::string(kDefaultQuery),
+                   std::string s = std::string(kDefaultSource)) {
   LabRequest r{std::move(q), std::move(s), {}};
   r.params.mechanism = m;
   return r;
@@ -39,7 +40,8 @@ TEST_P(EveryMechanism, RunsOnTheDefaultsAndLabelsItsMaps) {
 INSTANTIATE_TEST_SUITE_P(Lab, EveryMechanism, ::testing::ValuesIn(mechanisms().begin(), mechanisms().end()),
                          [](const auto& info) {
                            std::string s(info.param.key);
-                           for (char& c : s) if (c == '-') c = '_';
+                           for (char& c : s)
+                             if (c == '-') c = '_';
                            return s;
                          });
 
@@ -196,7 +198,8 @@ TEST(LabJson, RoundTripsEveryParameter) {
 TEST(LabJson, RefusesBadInputWithAReasonAndKeepsDefaultsForMissingFields) {
   EXPECT_NE(lab_request_from_json("{not json").error().message().find("not valid JSON"), std::string::npos);
   EXPECT_NE(lab_request_from_json("[1]").error().message().find("not a JSON object"), std::string::npos);
-  EXPECT_NE(lab_request_from_json(R"({"mechanism": "teleport"})").error().message().find("teleport"), std::string::npos);
+  EXPECT_NE(lab_request_from_json(R"({"mechanism": "teleport"})").error().message().find("teleport"),
+            std::string::npos);
   EXPECT_NE(lab_request_from_json(R"({"heads": "four"})").error().message().find("\"heads\""), std::string::npos);
   auto partial = lab_request_from_json(R"({"mechanism": "aoa", "temperature": 2})");
   ASSERT_TRUE(partial);

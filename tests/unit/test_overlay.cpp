@@ -51,13 +51,15 @@ std::vector<double> gaussian_1d(const std::vector<double>& in, double sigma) {
   const int n = static_cast<int>(in.size()), radius = static_cast<int>(4.0 * sigma + 0.5);
   std::vector<double> w(static_cast<std::size_t>(2 * radius + 1));
   double total = 0.0;
-  for (int k = -radius; k <= radius; ++k) total += w[static_cast<std::size_t>(k + radius)] = std::exp(-k * k / (2 * sigma * sigma));
+  for (int k = -radius; k <= radius; ++k)
+    total += w[static_cast<std::size_t>(k + radius)] = std::exp(-k * k / (2 * sigma * sigma));
   std::vector<double> out(in.size(), 0.0);
   for (int i = 0; i < n; ++i) {
     for (int k = -radius; k <= radius; ++k) {
       int j = i + k;
       while (j < 0 || j >= n) j = j < 0 ? -j - 1 : 2 * n - j - 1;
-      out[static_cast<std::size_t>(i)] += w[static_cast<std::size_t>(k + radius)] / total * in[static_cast<std::size_t>(j)];
+      out[static_cast<std::size_t>(i)] +=
+          w[static_cast<std::size_t>(k + radius)] / total * in[static_cast<std::size_t>(j)];
     }
   }
   return out;

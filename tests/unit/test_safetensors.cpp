@@ -21,7 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
 
-fs::path data(const std::string& name) { return fs::path(ATTN_TEST_DATA_DIR) / "safetensors" / (name + ".safetensors"); }
+fs::path data(const std::string& name) {
+  return fs::path(ATTN_TEST_DATA_DIR) / "safetensors" / (name + ".safetensors");
+}
 
 Bytes read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -36,7 +38,8 @@ void write_file(const fs::path& path, const Bytes& bytes) {
 // A header (as given, unpadded) and data, in the container.
 Bytes container(std::string_view header, const Bytes& payload = {}) {
   Bytes out(8 + header.size() + payload.size());
-  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i)
+    out[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
   if (!header.empty()) std::memcpy(out.data() + 8, header.data(), header.size());
   if (!payload.empty()) std::memcpy(out.data() + 8 + header.size(), payload.data(), payload.size());
   return out;
@@ -46,8 +49,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("attn-safetensors-" + std::string(info->name()) + "-" +
-                                         std::to_string(std::random_device{}()));
+    path_ = fs::temp_directory_path() /
+            ("attn-safetensors-" + std::string(info->name()) + "-" + std::to_string(std::random_device{}()));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -91,7 +94,8 @@ const BadFile kBadFiles[] = {
      "F32, F64, I64, U64)"},
     {"offsets_reversed", 9, "tensor \"w\": data_offsets [8, 4] end before they begin"},
     {"negative_dim", 9, "tensor \"w\": \"shape\" [-1,2]: dimension -1 is negative"},
-    {"shape_overflow", 9, "tensor \"w\": shape [1099511627776, 1099511627776] of F32 holds more bytes than fit in 63 bits"},
+    {"shape_overflow", 9,
+     "tensor \"w\": shape [1099511627776, 1099511627776] of F32 holds more bytes than fit in 63 bits"},
     {"duplicate_key", 62, "tensor \"w\" appears twice in the header (first at byte 9)"},
     {"metadata_not_string", 9, "\"__metadata__\" entry \"step\" is number, not a string"},
     {"overlap", 176, "tensor " + q + ": data_offsets [8, 24] overlap tensor \"a\" (data_offsets [0, 16])"},
@@ -100,11 +104,13 @@ const BadFile kBadFiles[] = {
          ": data_offsets [20, 36] leave a gap: bytes 16 to 20 of the data section belong to no tensor (the previous "
          "tensor, \"a\", ends at 16)"},
     {"gap_at_start", 116,
-     "tensor " + q + ": data_offsets [4, 8] leave bytes 0 to 4 of the data section to no tensor: the first tensor's "
-                     "data must begin at 0"},
+     "tensor " + q +
+         ": data_offsets [4, 8] leave bytes 0 to 4 of the data section to no tensor: the first tensor's "
+         "data must begin at 0"},
     {"truncated", 176,
-     "tensor " + q + ": data_offsets [8, 72] run past the end of the file: its data section holds 40 bytes (the file "
-                     "is 208 bytes)"},
+     "tensor " + q +
+         ": data_offsets [8, 72] run past the end of the file: its data section holds 40 bytes (the file "
+         "is 208 bytes)"},
     {"trailing_bytes", 120, "tensor " + q + ": its data is the last and ends at byte 120, but 4 bytes follow it"},
 };
 
@@ -169,7 +175,8 @@ TEST(SafetensorsRead, MissingFileAndDirectory) {
 
 TEST(SafetensorsRead, HeaderEntryErrorsPointAtTheirKey) {
   // The second entry is bad: the offset is its key's, not the header's start.
-  const std::string header = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}, "b":{"dtype":"F32","shape":[2]}})";
+  const std::string header =
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}, "b":{"dtype":"F32","shape":[2]}})";
   const auto r = SafeTensors::parse(container(header, Bytes(4)), "h");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().offset, 8 + static_cast<std::int64_t>(header.find("\"b\"")));
@@ -232,8 +239,14 @@ TEST(SafetensorsRead, F16ConvertsExactly) {
   EXPECT_EQ(st->bytes(*t).size(), 16u);
   const auto v = st->to_float(*t);
   ASSERT_TRUE(v.has_value());
-  const std::vector<float> want{1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24), std::ldexp(1.0f, -14), -0.0f,
-                                std::numeric_limits<float>::infinity(), 0.333251953125f};
+  const std::vector<float> want{1.0f,
+                                -2.0f,
+                                65504.0f,
+                                std::ldexp(1.0f, -24),
+                                std::ldexp(1.0f, -14),
+                                -0.0f,
+                                std::numeric_limits<float>::infinity(),
+                                0.333251953125f};
   ASSERT_EQ(v->size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>((*v)[i]), std::bit_cast<std::uint32_t>(want[i])) << i;
@@ -309,7 +322,8 @@ TEST(SafetensorsRead, UnalignedF32Data) {
 
 TEST(SafetensorsRead, MatrixAndVectorShapeErrors) {
   const float values[6] = {1, 2, 3, 4, 5, 6};
-  const auto bytes = serialize_safetensors({f32_tensor("m", {2, 3}, values), f32_tensor("v", {3}, std::span(values, 3))}, {});
+  const auto bytes =
+      serialize_safetensors({f32_tensor("m", {2, 3}, values), f32_tensor("v", {3}, std::span(values, 3))}, {});
   ASSERT_TRUE(bytes.has_value());
   const auto st = SafeTensors::parse(*bytes, "model.safetensors");
   ASSERT_TRUE(st.has_value()) << st.error().message();
@@ -369,12 +383,12 @@ TEST(SafetensorsWrite, MatchesTheReferenceSerialization) {
   const float values[6] = {0, 1, 2, 3, 4, 5};
   const auto out = serialize_safetensors({f32_tensor("attn.0", {1, 2, 3}, values)}, {});
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(*out, as_vector({64,  0,   0,   0,   0,   0,   0,   0,   123, 34,  97,  116, 116, 110, 46,  48,  34,
-                             58,  123, 34,  100, 116, 121, 112, 101, 34,  58,  34,  70,  51,  50,  34,  44,  34,
-                             115, 104, 97,  112, 101, 34,  58,  91,  49,  44,  50,  44,  51,  93,  44,  34,  100,
-                             97,  116, 97,  95,  111, 102, 102, 115, 101, 116, 115, 34,  58,  91,  48,  44,  50,
-                             52,  93,  125, 125, 0,   0,   0,   0,   0,   0,   128, 63,  0,   0,   0,   64,  0,
-                             0,   64,  64,  0,   0,   128, 64,  0,   0,   160, 64}));
+  EXPECT_EQ(*out,
+            as_vector({64,  0,   0,   0,   0,   0,  0,  0,  123, 34, 97,  116, 116, 110, 46,  48,  34,  58,  123, 34,
+                       100, 116, 121, 112, 101, 34, 58, 34, 70,  51, 50,  34,  44,  34,  115, 104, 97,  112, 101, 34,
+                       58,  91,  49,  44,  50,  44, 51, 93, 44,  34, 100, 97,  116, 97,  95,  111, 102, 102, 115, 101,
+                       116, 115, 34,  58,  91,  48, 44, 50, 52,  93, 125, 125, 0,   0,   0,   0,   0,   0,   128, 63,
+                       0,   0,   0,   64,  0,   0,  64, 64, 0,   0,  128, 64,  0,   0,   160, 64}));
 
   // test_serialization_forced_alignement: "attn0", [1, 1, 2, 3]: the header is padded with 7 spaces.
   const auto padded = serialize_safetensors({f32_tensor("attn0", {1, 1, 2, 3}, values)}, {});
@@ -384,7 +398,8 @@ TEST(SafetensorsWrite, MatchesTheReferenceSerialization) {
   EXPECT_EQ(std::string(padded->begin() + 73, padded->begin() + 80), "       ");
 
   // test_empty.
-  EXPECT_EQ(serialize_safetensors({}, {}).value(), as_vector({8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32}));
+  EXPECT_EQ(serialize_safetensors({}, {}).value(),
+            as_vector({8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32}));
   const std::string with_metadata = R"({"__metadata__":{"framework":"pt"}})";
   Bytes want = as_vector({40, 0, 0, 0, 0, 0, 0, 0});
   want.insert(want.end(), with_metadata.begin(), with_metadata.end());
@@ -407,13 +422,14 @@ TEST(SafetensorsWrite, SortsByAlignmentThenName) {
   std::vector<std::string> order;
   for (const auto& t : st->tensors()) order.push_back(t.name);
   EXPECT_EQ(order, (std::vector<std::string>{"c_double", "b_float", "z_float", "a_half"}));
-  for (const auto& t : st->tensors()) EXPECT_EQ((st->data_start() + t.begin) % static_cast<std::int64_t>(dtype_size(t.dtype)), 0) << t.name;
+  for (const auto& t : st->tensors())
+    EXPECT_EQ((st->data_start() + t.begin) % static_cast<std::int64_t>(dtype_size(t.dtype)), 0) << t.name;
 }
 
 TEST(SafetensorsWrite, RoundTripsEveryFloatDType) {
   TempDir dir;
   const float f32v[4] = {0.5f, -1.25f, 3e-8f, 65504.0f};
-  const std::uint16_t f16v[4] = {0x3C00, 0xBC00, 0x0001, 0x7BFF};  // 1, -1, 2^-24, 65504
+  const std::uint16_t f16v[4] = {0x3C00, 0xBC00, 0x0001, 0x7BFF};   // 1, -1, 2^-24, 65504
   const std::uint16_t bf16v[4] = {0x3F80, 0x4049, 0x8000, 0x7F80};  // 1, 3.140625, -0, inf
   const double f64v[4] = {0.1, -2.0, 1e300, 1.0 / 3.0};
   const std::vector<TensorData> tensors{

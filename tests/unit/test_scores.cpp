@@ -49,7 +49,8 @@ TEST(Scores, AdditiveEqualsConcatWithSplitWeights) {
   const Matrix a = additive_score(q, k, Wq, Uk, v);
   expect_near(a, concat_score(q, k, W, v));
   // One entry by the formula.
-  const float by_hand = (v.transpose() * (Wq * q.row(0).transpose() + Uk * k.row(3).transpose()).array().tanh().matrix())(0);
+  const float by_hand =
+      (v.transpose() * (Wq * q.row(0).transpose() + Uk * k.row(3).transpose()).array().tanh().matrix())(0);
   EXPECT_NEAR(a(0, 3), by_hand, 1e-6f);
 }
 

@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-
 namespace attn::models {
 namespace {
 
@@ -481,25 +480,33 @@ INSTANTIATE_TEST_SUITE_P(
         ConfigErrorCase{"unknown_attention", {{"attention", "monotonic"}}, "attention", "is not supported"},
         ConfigErrorCase{"unknown_score", {{"score", "cosine"}}, "score", "does not go with luong"},
         ConfigErrorCase{"bahdanau_with_dot", {{"attention", "bahdanau"}, {"score", "dot"}}, "score", "additive"},
-        ConfigErrorCase{"dot_needs_2h", {{"score", "dot"}, {"decoder_hidden", 5}}, "decoder_hidden",
-                        "2 x encoder_hidden = 6"},
+        ConfigErrorCase{
+            "dot_needs_2h", {{"score", "dot"}, {"decoder_hidden", 5}}, "decoder_hidden", "2 x encoder_hidden = 6"},
         ConfigErrorCase{"empty_source_vocab", {{"source_vocab", json::array()}}, "source_vocab", "is empty"},
         ConfigErrorCase{"empty_target_vocab", {{"target_vocab", json::array()}}, "target_vocab", "is empty"},
-        ConfigErrorCase{"vocab_without_unk", {{"source_vocab", {"<pad>", "a", "b"}}}, "source_vocab",
+        ConfigErrorCase{"vocab_without_unk",
+                        {{"source_vocab", {"<pad>", "a", "b"}}},
+                        "source_vocab",
                         "source_vocab[1] must be \"<unk>\""},
-        ConfigErrorCase{"vocab_repeat", {{"target_vocab", {"<pad>", "<s>", "</s>", "a", "a"}}}, "target_vocab", "twice"},
+        ConfigErrorCase{
+            "vocab_repeat", {{"target_vocab", {"<pad>", "<s>", "</s>", "a", "a"}}}, "target_vocab", "twice"},
         ConfigErrorCase{"vocab_word", {{"source_vocab", {"<pad>", "<unk>", "ab"}}}, "source_vocab", "one character"},
         ConfigErrorCase{"missing_size", {{"embedding_size", nullptr}}, "embedding_size", "is missing"},
         ConfigErrorCase{"negative_size", {{"encoder_hidden", -3}}, "encoder_hidden", "must be from 1"},
         ConfigErrorCase{"size_not_number", {{"max_source_length", "40"}}, "max_source_length", "whole number"},
         ConfigErrorCase{"wrong_architecture", {{"architectures", {"BertModel"}}}, "architectures", "AttnScopeSeq2Seq"},
-        ConfigErrorCase{"local_with_bahdanau",
-                        {{"attention", "bahdanau"}, {"score", "additive"}, {"local", {{"kind", "predictive"}, {"window", 2}}}},
-                        "local", "Luong's"},
-        ConfigErrorCase{"local_monotonic", {{"local", {{"kind", "monotonic"}, {"window", 2}}}}, "local", "not supported"},
+        ConfigErrorCase{
+            "local_with_bahdanau",
+            {{"attention", "bahdanau"}, {"score", "additive"}, {"local", {{"kind", "predictive"}, {"window", 2}}}},
+            "local",
+            "Luong's"},
+        ConfigErrorCase{
+            "local_monotonic", {{"local", {{"kind", "monotonic"}, {"window", 2}}}}, "local", "not supported"},
         ConfigErrorCase{"local_no_window", {{"local", {{"kind", "predictive"}}}}, "local", "window"},
-        ConfigErrorCase{"local_with_dot", {{"score", "dot"}, {"decoder_hidden", 6}, {"local", {{"kind", "predictive"}, {"window", 2}}}},
-                        "local", "general"}),
+        ConfigErrorCase{"local_with_dot",
+                        {{"score", "dot"}, {"decoder_hidden", 6}, {"local", {{"kind", "predictive"}, {"window", 2}}}},
+                        "local",
+                        "general"}),
     test::config_case_name);
 
 TEST(Seq2SeqConfigParse, BadJsonNamesTheByteAndLine) {

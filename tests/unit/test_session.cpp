@@ -145,8 +145,8 @@ TEST(Session, DefaultsRoundTripAndEveryInputKind) {
   s.caption->seed = kMaxSessionSeed;
   s.caption->input = CaptionSection::Input::Scene;
   s.caption->image.clear();
-  for (const auto tab : {SessionTab::Alignment, SessionTab::Caption, SessionTab::Lab, SessionTab::Glimpse,
-                         SessionTab::Transformer}) {
+  for (const auto tab :
+       {SessionTab::Alignment, SessionTab::Caption, SessionTab::Lab, SessionTab::Glimpse, SessionTab::Transformer}) {
     s.tab = tab;
     const auto back = read_session(to_json(s), "s");
     ASSERT_TRUE(back) << back.error().message();
@@ -229,7 +229,8 @@ TEST(Session, MissingAndUnknownSectionsFallBackWithAWarning) {
   EXPECT_EQ(bare->warnings.size(), 5u);
   EXPECT_FALSE(bare->alignment || bare->caption || bare->lab || bare->glimpse || bare->transformer);
   // Absent fields inside a section keep their defaults.
-  const auto partial = read_session(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3}}})", "s");
+  const auto partial =
+      read_session(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3}}})", "s");
   ASSERT_TRUE(partial) << partial.error().message();
   AlignmentSection want;
   want.beam = 3;
@@ -238,7 +239,8 @@ TEST(Session, MissingAndUnknownSectionsFallBackWithAWarning) {
 
 TEST(Session, RefusesWhatIsNotASessionFile) {
   refusal("", ErrorKind::Truncated, {});
-  refusal(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3)", ErrorKind::Truncated, {});
+  refusal(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3)", ErrorKind::Truncated,
+          {});
   refusal("{\"format\": \"attnscope.session\", \"version\": 1,,}", ErrorKind::Malformed, {});
   EXPECT_EQ(read_session("{\"a\": [1, 2,, 3]}", "s").error().offset, 12);
   refusal("[1, 2]", ErrorKind::Malformed, {});
@@ -247,8 +249,7 @@ TEST(Session, RefusesWhatIsNotASessionFile) {
   refusal(R"({"format": 7, "version": 1})", ErrorKind::Malformed, "\"format\"");
   refusal(R"({"format": "attnscope.session"})", ErrorKind::Malformed, {});
   refusal(R"({"format": "attnscope.session", "version": 2})", ErrorKind::Unsupported, "\"version\"");
-  refusal(R"({"format": "attnscope.session", "version": 18446744073709551615})", ErrorKind::Unsupported,
-          "\"version\"");
+  refusal(R"({"format": "attnscope.session", "version": 18446744073709551615})", ErrorKind::Unsupported, "\"version\"");
   refusal(R"({"format": "attnscope.session", "version": 0})", ErrorKind::OutOfRange, "\"version\"");
   refusal(R"({"format": "attnscope.session", "version": "1"})", ErrorKind::Malformed, "\"version\"");
   refusal(R"({"format": "attnscope.session", "version": 1, "tab": "timeline"})", ErrorKind::OutOfRange, "\"tab\"");
@@ -257,7 +258,8 @@ TEST(Session, RefusesWhatIsNotASessionFile) {
 }
 
 TEST(Session, RefusesDuplicateKeysAtTheSecond) {
-  const std::string text = R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 2, "beam": 3}}})";
+  const std::string text =
+      R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 2, "beam": 3}}})";
   refusal(text, ErrorKind::Malformed, "\"beam\"", "2,");
   const std::string top = R"({"format": "attnscope.session", "version": 1, "version": 1})";
   refusal(top, ErrorKind::Malformed, "\"version\"", "1,");
@@ -312,8 +314,8 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        "\"alignment\""},
       {"beam 2.5", [](ojson& j) { j["tabs"]["alignment"]["beam"] = 2.5; }, ErrorKind::Malformed, "\"beam\"",
        "\"alignment\""},
-      {"beam huge", [](ojson& j) { j["tabs"]["alignment"]["beam"] = 18446744073709551615ull; },
-       ErrorKind::OutOfRange, "\"beam\"", "\"alignment\""},
+      {"beam huge", [](ojson& j) { j["tabs"]["alignment"]["beam"] = 18446744073709551615ull; }, ErrorKind::OutOfRange,
+       "\"beam\"", "\"alignment\""},
       {"step negative", [](ojson& j) { j["tabs"]["alignment"]["step"] = -1; }, ErrorKind::OutOfRange, "\"step\"",
        "\"alignment\""},
       {"hypothesis 16", [](ojson& j) { j["tabs"]["alignment"]["hypothesis"] = 16; }, ErrorKind::OutOfRange,
@@ -322,18 +324,33 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        "\"colormap\"", "\"alignment\""},
       {"text not a string", [](ojson& j) { j["tabs"]["alignment"]["text"] = ojson::array(); }, ErrorKind::Malformed,
        "\"text\"", "\"alignment\""},
-      {"caption input two kinds", [](ojson& j) { j["tabs"]["caption"]["input"] = {{"scene", 1}, {"sample", "x"}}; },
+      {"caption input two kinds",
+       [](ojson& j) {
+         j["tabs"]["caption"]["input"] = {{"scene", 1}, {"sample", "x"}};
+       },
        ErrorKind::Malformed, "\"input\"", "\"caption\""},
       {"caption input empty", [](ojson& j) { j["tabs"]["caption"]["input"] = ojson::object(); }, ErrorKind::Malformed,
        "\"input\"", "\"caption\""},
-      {"caption scene negative", [](ojson& j) { j["tabs"]["caption"]["input"] = {{"scene", -4}}; },
+      {"caption scene negative",
+       [](ojson& j) {
+         j["tabs"]["caption"]["input"] = {{"scene", -4}};
+       },
        ErrorKind::OutOfRange, "\"scene\"", "\"caption\""},
-      {"caption scene over 2^53", [](ojson& j) { j["tabs"]["caption"]["input"] = {{"scene", 1ull << 60}}; },
+      {"caption scene over 2^53",
+       [](ojson& j) {
+         j["tabs"]["caption"]["input"] = {{"scene", 1ull << 60}};
+       },
        ErrorKind::OutOfRange, "\"scene\"", "\"caption\""},
-      {"caption sample bad name", [](ojson& j) { j["tabs"]["caption"]["input"] = {{"sample", "../etc"}}; },
+      {"caption sample bad name",
+       [](ojson& j) {
+         j["tabs"]["caption"]["input"] = {{"sample", "../etc"}};
+       },
        ErrorKind::OutOfRange, "\"sample\"", "\"caption\""},
-      {"caption file empty", [](ojson& j) { j["tabs"]["caption"]["input"] = {{"file", ""}}; }, ErrorKind::OutOfRange,
-       "\"file\"", "\"caption\""},
+      {"caption file empty",
+       [](ojson& j) {
+         j["tabs"]["caption"]["input"] = {{"file", ""}};
+       },
+       ErrorKind::OutOfRange, "\"file\"", "\"caption\""},
       {"caption sigma 25", [](ojson& j) { j["tabs"]["caption"]["overlay"]["sigma"] = 25; }, ErrorKind::OutOfRange,
        "\"sigma\"", "\"caption\""},
       {"caption opacity string", [](ojson& j) { j["tabs"]["caption"]["overlay"]["opacity"] = "high"; },
@@ -344,12 +361,12 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        "\"style\"", "\"caption\""},
       {"caption overlay not an object", [](ojson& j) { j["tabs"]["caption"]["overlay"] = 1; }, ErrorKind::Malformed,
        "\"overlay\"", "\"caption\""},
-      {"caption per_row 0", [](ojson& j) { j["tabs"]["caption"]["per_row"] = 0; }, ErrorKind::OutOfRange,
-       "\"per_row\"", "\"caption\""},
-      {"caption word huge", [](ojson& j) { j["tabs"]["caption"]["word"] = 1 << 21; }, ErrorKind::OutOfRange,
-       "\"word\"", "\"caption\""},
-      {"lab mechanism", [](ojson& j) { j["tabs"]["lab"]["request"]["mechanism"] = "telepathy"; },
-       ErrorKind::OutOfRange, "\"mechanism\"", "\"lab\""},
+      {"caption per_row 0", [](ojson& j) { j["tabs"]["caption"]["per_row"] = 0; }, ErrorKind::OutOfRange, "\"per_row\"",
+       "\"caption\""},
+      {"caption word huge", [](ojson& j) { j["tabs"]["caption"]["word"] = 1 << 21; }, ErrorKind::OutOfRange, "\"word\"",
+       "\"caption\""},
+      {"lab mechanism", [](ojson& j) { j["tabs"]["lab"]["request"]["mechanism"] = "telepathy"; }, ErrorKind::OutOfRange,
+       "\"mechanism\"", "\"lab\""},
       {"lab score", [](ojson& j) { j["tabs"]["lab"]["request"]["score"] = "vibes"; }, ErrorKind::OutOfRange,
        "\"score\"", "\"lab\""},
       {"lab normaliser", [](ojson& j) { j["tabs"]["lab"]["request"]["normaliser"] = 1; }, ErrorKind::Malformed,
@@ -362,8 +379,8 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        ErrorKind::OutOfRange, "\"temperature\"", "\"lab\""},
       {"lab window 1e20", [](ojson& j) { j["tabs"]["lab"]["request"]["window"] = 1e20; }, ErrorKind::Malformed,
        "\"window\"", "\"lab\""},
-      {"lab heads 17", [](ojson& j) { j["tabs"]["lab"]["request"]["heads"] = 17; }, ErrorKind::OutOfRange,
-       "\"heads\"", "\"lab\""},
+      {"lab heads 17", [](ojson& j) { j["tabs"]["lab"]["request"]["heads"] = 17; }, ErrorKind::OutOfRange, "\"heads\"",
+       "\"lab\""},
       {"lab hops 0", [](ojson& j) { j["tabs"]["lab"]["request"]["hops"] = 0; }, ErrorKind::OutOfRange, "\"hops\"",
        "\"lab\""},
       {"lab classes 33", [](ojson& j) { j["tabs"]["lab"]["request"]["classes"] = 33; }, ErrorKind::OutOfRange,
@@ -374,26 +391,31 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        "\"seed\"", "\"lab\""},
       {"lab dim 2", [](ojson& j) { j["tabs"]["lab"]["request"]["dim"] = 2; }, ErrorKind::OutOfRange, "\"dim\"",
        "\"lab\""},
-      {"lab sigma -2", [](ojson& j) { j["tabs"]["lab"]["request"]["sigma"] = -2; }, ErrorKind::OutOfRange,
-       "\"sigma\"", "\"lab\""},
+      {"lab sigma -2", [](ojson& j) { j["tabs"]["lab"]["request"]["sigma"] = -2; }, ErrorKind::OutOfRange, "\"sigma\"",
+       "\"lab\""},
       {"lab query type", [](ojson& j) { j["tabs"]["lab"]["request"]["query"] = nullptr; }, ErrorKind::Malformed,
        "\"query\"", "\"lab\""},
       {"lab request not an object", [](ojson& j) { j["tabs"]["lab"]["request"] = "x"; }, ErrorKind::Malformed,
        "\"request\"", "\"lab\""},
       {"lab unit_range", [](ojson& j) { j["tabs"]["lab"]["unit_range"] = "yes"; }, ErrorKind::Malformed,
        "\"unit_range\"", "\"lab\""},
-      {"lab map negative", [](ojson& j) { j["tabs"]["lab"]["map"] = -1; }, ErrorKind::OutOfRange, "\"map\"",
-       "\"lab\""},
-      {"glimpse image both", [](ojson& j) { j["tabs"]["glimpse"]["image"] = {{"sample", "a"}, {"file", "b"}}; },
+      {"lab map negative", [](ojson& j) { j["tabs"]["lab"]["map"] = -1; }, ErrorKind::OutOfRange, "\"map\"", "\"lab\""},
+      {"glimpse image both",
+       [](ojson& j) {
+         j["tabs"]["glimpse"]["image"] = {{"sample", "a"}, {"file", "b"}};
+       },
        ErrorKind::Malformed, "\"image\"", "\"glimpse\""},
-      {"glimpse image file number", [](ojson& j) { j["tabs"]["glimpse"]["image"] = {{"file", 3}}; },
+      {"glimpse image file number",
+       [](ojson& j) {
+         j["tabs"]["glimpse"]["image"] = {{"file", 3}};
+       },
        ErrorKind::Malformed, "\"file\"", "\"glimpse\""},
       {"glimpse width negative", [](ojson& j) { j["tabs"]["glimpse"]["image_width"] = -640; }, ErrorKind::OutOfRange,
        "\"image_width\"", "\"glimpse\""},
       {"glimpse write", [](ojson& j) { j["tabs"]["glimpse"]["write"] = 0; }, ErrorKind::Malformed, "\"write\"",
        "\"glimpse\""},
-      {"transformer view", [](ojson& j) { j["tabs"]["transformer"]["view"] = "3d"; }, ErrorKind::OutOfRange,
-       "\"view\"", "\"transformer\""},
+      {"transformer view", [](ojson& j) { j["tabs"]["transformer"]["view"] = "3d"; }, ErrorKind::OutOfRange, "\"view\"",
+       "\"transformer\""},
       {"transformer matrix", [](ojson& j) { j["tabs"]["transformer"]["matrix"] = 0; }, ErrorKind::Malformed,
        "\"matrix\"", "\"transformer\""},
       {"transformer fusion", [](ojson& j) { j["tabs"]["transformer"]["rollout"]["fusion"] = "median"; },
@@ -402,19 +424,22 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        ErrorKind::OutOfRange, "\"discard_ratio\"", "\"transformer\""},
       {"transformer residual -0.1", [](ojson& j) { j["tabs"]["transformer"]["rollout"]["residual"] = -0.1; },
        ErrorKind::OutOfRange, "\"residual\"", "\"transformer\""},
-      {"transformer alpha 2", [](ojson& j) { j["tabs"]["transformer"]["overlay"]["alpha"] = 2; },
-       ErrorKind::OutOfRange, "\"alpha\"", "\"transformer\""},
+      {"transformer alpha 2", [](ojson& j) { j["tabs"]["transformer"]["overlay"]["alpha"] = 2; }, ErrorKind::OutOfRange,
+       "\"alpha\"", "\"transformer\""},
       {"transformer overlay source", [](ojson& j) { j["tabs"]["transformer"]["overlay"]["source"] = "gradcam"; },
        ErrorKind::OutOfRange, "\"source\"", "\"residual\""},
       {"transformer threshold 0.6", [](ojson& j) { j["tabs"]["transformer"]["line_threshold"] = 0.6; },
        ErrorKind::OutOfRange, "\"line_threshold\"", "\"transformer\""},
       {"transformer layer", [](ojson& j) { j["tabs"]["transformer"]["layer"] = -3; }, ErrorKind::OutOfRange,
        "\"layer\"", "\"transformer\""},
-      {"transformer head", [](ojson& j) { j["tabs"]["transformer"]["head"] = true; }, ErrorKind::Malformed,
-       "\"head\"", "\"transformer\""},
+      {"transformer head", [](ojson& j) { j["tabs"]["transformer"]["head"] = true; }, ErrorKind::Malformed, "\"head\"",
+       "\"transformer\""},
       {"transformer pair", [](ojson& j) { j["tabs"]["transformer"]["pair"] = 1; }, ErrorKind::Malformed, "\"pair\"",
        "\"transformer\""},
-      {"transformer image sample", [](ojson& j) { j["tabs"]["transformer"]["image"] = {{"sample", "A B"}}; },
+      {"transformer image sample",
+       [](ojson& j) {
+         j["tabs"]["transformer"]["image"] = {{"sample", "A B"}};
+       },
        ErrorKind::OutOfRange, "\"sample\"", "\"transformer\""},
   };
   for (const auto& c : cases) {

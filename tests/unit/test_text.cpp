@@ -10,7 +10,8 @@ std::vector<std::string> words_of(std::string_view text) {
   auto r = split_words(text);
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
   std::vector<std::string> out;
-  if (r) for (const auto& w : *r) out.push_back(w.text);
+  if (r)
+    for (const auto& w : *r) out.push_back(w.text);
   return out;
 }
 float cosine(const RowVector& a, const RowVector& b) { return a.dot(b) / (a.norm() * b.norm()); }
@@ -31,7 +32,8 @@ TEST(Words, SplitsOnSpacesAndPunctuationWithOffsets) {
 TEST(Words, CjkCharactersAndEmojiAreTokensOfTheirOwn) {
   EXPECT_EQ(words_of("我爱猫"), (std::vector<std::string>{"我", "爱", "猫"}));
   // A ZWJ family and a thumbs-up with a skin tone each stay one token.
-  EXPECT_EQ(words_of("hi 👨‍👩‍👧 👍🏽!"), (std::vector<std::string>{"hi", "👨‍👩‍👧", "👍🏽", "!"}));
+  EXPECT_EQ(words_of("hi 👨‍👩‍👧 👍🏽!"),
+            (std::vector<std::string>{"hi", "👨‍👩‍👧", "👍🏽", "!"}));
   EXPECT_EQ(words_of("café naïve"), (std::vector<std::string>{"café", "naïve"}));
   EXPECT_EQ(words_of("Grüße, Москва"), (std::vector<std::string>{"Grüße", ",", "Москва"}));
 }
@@ -43,9 +45,9 @@ TEST(Words, InvalidUtf8IsRefusedWithTheByteOffset) {
   EXPECT_EQ(r.error().offset, 3);
   EXPECT_EQ(r.error().file, "query");
   EXPECT_NE(r.error().message().find("byte 3"), std::string::npos);
-  EXPECT_EQ(first_invalid_utf8("\xED\xA0\x80"), 0);       // a surrogate
-  EXPECT_EQ(first_invalid_utf8("ab\xC0\xAF"), 2);         // overlong '/'
-  EXPECT_EQ(first_invalid_utf8("abc\xF0\x9F\x98"), 3);    // truncated at the end
+  EXPECT_EQ(first_invalid_utf8("\xED\xA0\x80"), 0);     // a surrogate
+  EXPECT_EQ(first_invalid_utf8("ab\xC0\xAF"), 2);       // overlong '/'
+  EXPECT_EQ(first_invalid_utf8("abc\xF0\x9F\x98"), 3);  // truncated at the end
   EXPECT_EQ(first_invalid_utf8("fine 😀"), -1);
 }
 

@@ -50,7 +50,7 @@ std::vector<Token> encode_ok(const Tokenizer& tokenizer, std::string_view text) 
 fs::path reference_dir() { return fs::path(ATTN_TEST_DATA_DIR) / "tokenizers"; }
 
 // They are part of the repository, so a missing one fails the test instead of skipping it.
-#define REQUIRE_REFERENCE_FILES()                                                                  \
+#define REQUIRE_REFERENCE_FILES()                                                                         \
   for (const char* name : {"bert_base_uncased_vocab.txt", "gpt2_bpe_encoder.json", "gpt2_bpe_vocab.bpe"}) \
   ASSERT_TRUE(fs::exists(reference_dir() / name)) << (reference_dir() / name).string() << " is missing"
 
@@ -130,14 +130,16 @@ TEST(Unicode, InvalidUtf8IsAnErrorAtTheOffendingSequence) {
     std::int64_t offset;
   };
   const std::vector<Case> cases = {
-      {"ab\xFF" "cd", 2},          // a byte that never starts a character
-      {"a\x80", 1},                // a continuation byte without a lead
-      {"h\xC3\x28", 1},            // a lead byte followed by ASCII
-      {"abc\xE2\x82", 3},          // cut off by the end
-      {"\xC0\xAF", 0},             // overlong '/'
-      {"x\xED\xA0\x80", 1},        // a UTF-16 surrogate
-      {"\xF4\x90\x80\x80", 0},     // above U+10FFFF
-      {"\xC3\xA9\xE0\x80\xAF", 2}, // "é" then an overlong three-byte form
+      {"ab\xFF"
+       "cd",
+       2},                          // a byte that never starts a character
+      {"a\x80", 1},                 // a continuation byte without a lead
+      {"h\xC3\x28", 1},             // a lead byte followed by ASCII
+      {"abc\xE2\x82", 3},           // cut off by the end
+      {"\xC0\xAF", 0},              // overlong '/'
+      {"x\xED\xA0\x80", 1},         // a UTF-16 surrogate
+      {"\xF4\x90\x80\x80", 0},      // above U+10FFFF
+      {"\xC3\xA9\xE0\x80\xAF", 2},  // "é" then an overlong three-byte form
   };
   for (const Case& c : cases) {
     const auto result = (*tokenizer)->encode(c.text);
@@ -163,7 +165,8 @@ TEST(Unicode, ValidUtf8OfEveryLengthIsAccepted) {
   const auto tokenizer = wordpiece_from_vocab({"[UNK]"});
   ASSERT_TRUE(tokenizer.has_value());
   // 1, 2, 3 and 4 byte characters, the largest code point, and the edges around the surrogates.
-  const auto tokens = (*tokenizer)->encode("a \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF \xED\x9F\xBF \xEE\x80\x80");
+  const auto tokens =
+      (*tokenizer)->encode("a \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF \xED\x9F\xBF \xEE\x80\x80");
   ASSERT_TRUE(tokens.has_value()) << tokens.error().message();
   // U+10FFFF and U+D7FF (unassigned, Cn) and U+E000 (private use, Co) are dropped by BERT's clean-up.
   EXPECT_EQ(ids_of(*tokens), (std::vector<int>{0, 0, 0, 0}));
@@ -174,13 +177,13 @@ TEST(Unicode, ValidUtf8OfEveryLengthIsAccepted) {
 // WordPiece on a vocabulary small enough to check by hand
 
 std::vector<std::string> small_vocab() {
-  return {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",                  // 0-4
-          "hello", "world", ",", "!", "un",                               // 5-9
-          "##aff", "##able", "don", "'", "t",                             // 10-14
-          "cafe", "##s", "中", "国", "a",                                 // 15-19
-          "##b", "##c", "##a", "i", "##stanbul",                          // 20-24
-          "¿", "café", "Hello", "##llo", "he",                            // 25-29
-          "é", "##é"};                                                    // 30-31
+  return {"[PAD]", "[UNK]",  "[CLS]", "[SEP]", "[MASK]",     // 0-4
+          "hello", "world",  ",",     "!",     "un",         // 5-9
+          "##aff", "##able", "don",   "'",     "t",          // 10-14
+          "cafe",  "##s",    "中",    "国",    "a",          // 15-19
+          "##b",   "##c",    "##a",   "i",     "##stanbul",  // 20-24
+          "¿",     "café",   "Hello", "##llo", "he",         // 25-29
+          "é",     "##é"};                                   // 30-31
 }
 
 TEST(WordPiece, SplitsOnWhitespaceAndPunctuationWithSpans) {
@@ -250,7 +253,10 @@ TEST(WordPiece, ContractionsSplitAtTheApostrophe) {
 TEST(WordPiece, CjkIdeographsStandAloneAndUnicodePunctuationSplits) {
   const auto t = wordpiece_from_vocab(small_vocab());
   ASSERT_TRUE(t.has_value());
-  const auto tokens = encode_ok(**t, "\xE4\xB8\xAD\xE5\x9B\xBD" "abc\xC2\xBF" "a");  // 中国abc¿a
+  const auto tokens = encode_ok(**t,
+                                "\xE4\xB8\xAD\xE5\x9B\xBD"
+                                "abc\xC2\xBF"
+                                "a");  // 中国abc¿a
   EXPECT_EQ(texts_of(tokens), (std::vector<std::string>{"中", "国", "a", "##b", "##c", "¿", "a"}));
   EXPECT_EQ(spans_of(tokens), (std::vector<Span>{{0, 3}, {3, 6}, {6, 7}, {7, 8}, {8, 9}, {9, 11}, {11, 12}}));
 
@@ -376,7 +382,8 @@ TEST(WordPieceBert, PublishedReference) {
   REQUIRE_REFERENCE_FILES();
   const Tokenizer& t = bert_uncased();
   EXPECT_EQ(t.vocab_size(), 30522);
-  EXPECT_EQ(encode_ids(t, "Hello World!, how are you?"), (std::vector<int>{7592, 2088, 999, 1010, 2129, 2024, 2017, 1029}));
+  EXPECT_EQ(encode_ids(t, "Hello World!, how are you?"),
+            (std::vector<int>{7592, 2088, 999, 1010, 2129, 2024, 2017, 1029}));
   EXPECT_EQ(t.specials().cls, 101);
   EXPECT_EQ(t.specials().sep, 102);
   EXPECT_EQ(t.specials().unk, 100);
@@ -390,18 +397,24 @@ TEST(WordPieceBert, PublishedReference) {
 TEST(WordPieceBert, TorchtextReferenceCases) {
   REQUIRE_REFERENCE_FILES();
   const Tokenizer& t = bert_uncased();
-  EXPECT_EQ(encode_ids(t, "H\xC3\xA9ll\xC3\xB3  Wo\xC5\x95l\xE1\xB8\x8A\xC2\xBF"), (std::vector<int>{7592, 2088, 1094}));
+  EXPECT_EQ(encode_ids(t, "H\xC3\xA9ll\xC3\xB3  Wo\xC5\x95l\xE1\xB8\x8A\xC2\xBF"),
+            (std::vector<int>{7592, 2088, 1094}));
   EXPECT_EQ(encode_ids(t, "Respublica superiorem"), (std::vector<int>{24501, 14289, 16558, 5555, 6020, 6633}));
-  EXPECT_EQ(encode_ids(t, "Avdija Vr\xC5\xA1" "aj" "evi\xC4\x87 \xC3\xAEn"),
+  EXPECT_EQ(encode_ids(t,
+                       "Avdija Vr\xC5\xA1"
+                       "aj"
+                       "evi\xC4\x87 \xC3\xAEn"),
             (std::vector<int>{20704, 4305, 3900, 27830, 3736, 26782, 1999}));
 
   WordPieceOptions never_split;  // never_split=["[UNK]", "[CLS]"]
   never_split.added_tokens = std::vector<AddedToken>{{"[UNK]", 100}, {"[CLS]", 101}};
   const auto ns = load_wordpiece(reference_dir() / "bert_base_uncased_vocab.txt", never_split);
   ASSERT_TRUE(ns.has_value());
-  EXPECT_EQ(encode_ids(**ns, " \tHeLLo!how  \n Are yoU? [UNK]"), (std::vector<int>{7592, 999, 2129, 2024, 2017, 1029, 100}));
+  EXPECT_EQ(encode_ids(**ns, " \tHeLLo!how  \n Are yoU? [UNK]"),
+            (std::vector<int>{7592, 999, 2129, 2024, 2017, 1029, 100}));
   EXPECT_EQ(encode_ids(**ns, "hi world [UNK] [CLS]"), (std::vector<int>{7632, 2088, 100, 101}));
-  EXPECT_EQ(encode_ids(**ns, "testing, [UNK] words! [SEP]"), (std::vector<int>{5604, 1010, 100, 2616, 999, 1031, 19802, 1033}));
+  EXPECT_EQ(encode_ids(**ns, "testing, [UNK] words! [SEP]"),
+            (std::vector<int>{5604, 1010, 100, 2616, 999, 1031, 19802, 1033}));
 
   WordPieceOptions plain;  // never_split=None
   plain.added_tokens = std::vector<AddedToken>{};
@@ -409,7 +422,8 @@ TEST(WordPieceBert, TorchtextReferenceCases) {
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(encode_ids(**p, " \tHeLLo!how  \n Are yoU? [UNK]"),
             (std::vector<int>{7592, 999, 2129, 2024, 2017, 1029, 1031, 4895, 2243, 1033}));
-  EXPECT_EQ(encode_ids(**p, "hi world [UNK] [CLS]"), (std::vector<int>{7632, 2088, 1031, 4895, 2243, 1033, 1031, 18856, 2015, 1033}));
+  EXPECT_EQ(encode_ids(**p, "hi world [UNK] [CLS]"),
+            (std::vector<int>{7632, 2088, 1031, 4895, 2243, 1033, 1031, 18856, 2015, 1033}));
   EXPECT_EQ(encode_ids(**p, "testing, [UNK] words! [SEP]"),
             (std::vector<int>{5604, 1010, 1031, 4895, 2243, 1033, 2616, 999, 1031, 19802, 1033}));
 
@@ -432,12 +446,20 @@ TEST(WordPieceBert, MoreCases) {
   const Tokenizer& t = bert_uncased();
   EXPECT_EQ(encode_ids(t, "don't"), (std::vector<int>{2123, 1005, 1056}));
   EXPECT_EQ(encode_ids(t, "Caf\xC3\xA9 CAF\xC3\x89S na\xC3\xAFve"), (std::vector<int>{7668, 23812, 15743}));
-  EXPECT_EQ(encode_ids(t, "\xE4\xB8\xAD\xE5\x9B\xBD" "abc"), (std::vector<int>{1746, 1799, 5925}));
+  EXPECT_EQ(encode_ids(t,
+                       "\xE4\xB8\xAD\xE5\x9B\xBD"
+                       "abc"),
+            (std::vector<int>{1746, 1799, 5925}));
   // 日本語のテキスト: the three kanji stand alone, the kana run is one word.
-  EXPECT_EQ(encode_ids(t, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88"),
-            (std::vector<int>{1864, 1876, 1950, 1671, 30239, 30227, 30233, 30240}));
+  EXPECT_EQ(
+      encode_ids(t, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88"),
+      (std::vector<int>{1864, 1876, 1950, 1671, 30239, 30227, 30233, 30240}));
   EXPECT_EQ(encode_ids(t, "\xC4\xB0stanbul"), (std::vector<int>{9960}));
-  EXPECT_EQ(encode_ids(t, std::string("a\0b\xEF\xBF\xBD" "c\x01" "d", 9)), (std::vector<int>{5925, 2094}));
+  EXPECT_EQ(encode_ids(t, std::string("a\0b\xEF\xBF\xBD"
+                                      "c\x01"
+                                      "d",
+                                      9)),
+            (std::vector<int>{5925, 2094}));
   EXPECT_EQ(encode_ids(t, "x\xE2\x80\xA8y"), (std::vector<int>{1060, 1061}));  // U+2028 separates
   const auto emoji = encode_ok(t, "\xF0\x9F\x98\x80 emoji");
   EXPECT_EQ(ids_of(emoji), (std::vector<int>{100, 7861, 29147, 2072}));
@@ -458,21 +480,21 @@ SmallBpe small_bpe() {
   SmallBpe b;
   for (int i = 0; i < 256; ++i) b.vocab.emplace_back(byte_level(std::string(1, static_cast<char>(i))), i);
   const std::vector<std::pair<std::string, std::string>> merges = {
-      {"b", "c"},     // 256 "bc"   rank 0
-      {"a", "b"},     // 257 "ab"   rank 1
-      {"a", "a"},     // 258 "aa"   rank 2
-      {"Ġ", "t"},     // 259 "Ġt"
-      {"h", "e"},     // 260 "he"
-      {"Ġt", "he"},   // 261 "Ġthe"
-      {"Ġ", "Ġ"},     // 262 "ĠĠ"
-      {"a", "bc"},    // 263 "abc"
-      {"n", "'"},     // 264 "n'"   only made if "don't" were one piece
-      {"'", "t"},     // 265 "'t"
-      {"'", "l"},     // 266 "'l"
-      {"'l", "l"},    // 267 "'ll"
-      {"Ġ", "'"},     // 268 "Ġ'"
-      {"?", "!"},     // 269 "?!"
-      {"Ċ", "Ċ"},     // 270 "ĊĊ"
+      {"b", "c"},    // 256 "bc"   rank 0
+      {"a", "b"},    // 257 "ab"   rank 1
+      {"a", "a"},    // 258 "aa"   rank 2
+      {"Ġ", "t"},    // 259 "Ġt"
+      {"h", "e"},    // 260 "he"
+      {"Ġt", "he"},  // 261 "Ġthe"
+      {"Ġ", "Ġ"},    // 262 "ĠĠ"
+      {"a", "bc"},   // 263 "abc"
+      {"n", "'"},    // 264 "n'"   only made if "don't" were one piece
+      {"'", "t"},    // 265 "'t"
+      {"'", "l"},    // 266 "'l"
+      {"'l", "l"},   // 267 "'ll"
+      {"Ġ", "'"},    // 268 "Ġ'"
+      {"?", "!"},    // 269 "?!"
+      {"Ċ", "Ċ"},    // 270 "ĊĊ"
   };
   int id = 256;
   for (const auto& [l, r] : merges) {
@@ -523,8 +545,9 @@ TEST(Bpe, ContractionsAndPunctuationRuns) {
   // Pieces: "don" "'t" " we" "'ll" " '" "S" "?!" ("'S" is no contraction: the pattern is case-sensitive).
   const auto tokens = encode_ok(**t, "don't we'll 'S?!");
   EXPECT_EQ(texts_of(tokens), (std::vector<std::string>{"d", "o", "n", "'t", "Ġ", "w", "e", "'ll", "Ġ'", "S", "?!"}));
-  EXPECT_EQ(spans_of(tokens), (std::vector<Span>{{0, 1}, {1, 2}, {2, 3}, {3, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 11},
-                                                 {11, 13}, {13, 14}, {14, 16}}));
+  EXPECT_EQ(spans_of(tokens),
+            (std::vector<Span>{
+                {0, 1}, {1, 2}, {2, 3}, {3, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 11}, {11, 13}, {13, 14}, {14, 16}}));
 }
 
 TEST(Bpe, EndOfTextIsMatchedWhole) {
@@ -595,12 +618,19 @@ TEST(BpeGpt2, TorchtextReferenceCases) {
   const Tokenizer& t = gpt2();
   const auto accents = encode_ok(t, "H\xC3\xA9ll\xC3\xB3  Wo\xC5\x95l\xE1\xB8\x8A\xC2\xBF");
   EXPECT_EQ(ids_of(accents), (std::vector<int>{39, 2634, 297, 10205, 220, 22173, 129, 243, 75, 41585, 232, 126, 123}));
-  EXPECT_EQ(texts_of(accents), (std::vector<std::string>{"H", "Ã©", "ll", "Ã³", "Ġ", "ĠWo", "Å", "ķ", "l", "á¸", "Ĭ", "Â", "¿"}));
+  EXPECT_EQ(texts_of(accents),
+            (std::vector<std::string>{"H", "Ã©", "ll", "Ã³", "Ġ", "ĠWo", "Å", "ķ", "l", "á¸", "Ĭ", "Â", "¿"}));
   EXPECT_EQ(encode_ids(t, "Respublica superiorem"), (std::vector<int>{4965, 11377, 64, 2208, 72, 29625}));
-  EXPECT_EQ(encode_ids(t, "Avdija Vr\xC5\xA1" "aj" "evi\xC4\x87 \xC3\xAEn"),
+  EXPECT_EQ(encode_ids(t,
+                       "Avdija Vr\xC5\xA1"
+                       "aj"
+                       "evi\xC4\x87 \xC3\xAEn"),
             (std::vector<int>{7355, 67, 34655, 569, 81, 32790, 1228, 1990, 72, 38325, 6184, 106, 77}));
   EXPECT_EQ(encode_ids(t, "multi      space"), (std::vector<int>{41684, 220, 220, 220, 220, 220, 2272}));
-  EXPECT_EQ(encode_ids(t, "Respublica Vr\xC5\xA1" "aj" "evi\xC4\x87 \xC3\xAEn"),
+  EXPECT_EQ(encode_ids(t,
+                       "Respublica Vr\xC5\xA1"
+                       "aj"
+                       "evi\xC4\x87 \xC3\xAEn"),
             (std::vector<int>{4965, 11377, 64, 569, 81, 32790, 1228, 1990, 72, 38325, 6184, 106, 77}));
   // _gpt2_bpe_decoder, per token: whole characters read back; a token holding part of one ("Å" is the
   // first byte of "ŕ") shows U+FFFD.
@@ -615,7 +645,8 @@ TEST(BpeGpt2, SpacesNewlinesAndContractions) {
   REQUIRE_REFERENCE_FILES();
   const Tokenizer& t = gpt2();
   EXPECT_EQ(encode_ids(t, "don't"), (std::vector<int>{9099, 470}));
-  EXPECT_EQ(encode_ids(t, "I'll we've they're she'd 's"), (std::vector<int>{40, 1183, 356, 1053, 484, 821, 673, 1549, 705, 82}));
+  EXPECT_EQ(encode_ids(t, "I'll we've they're she'd 's"),
+            (std::vector<int>{40, 1183, 356, 1053, 484, 821, 673, 1549, 705, 82}));
   EXPECT_EQ(encode_ids(t, "Don'T 'S"), (std::vector<int>{3987, 6, 51, 705, 50}));
   const auto spaced = encode_ok(t, "a  b\n\n c");
   EXPECT_EQ(ids_of(spaced), (std::vector<int>{64, 220, 275, 628, 269}));
@@ -639,11 +670,13 @@ TEST(BpeGpt2, EmojiSplitInsideACharacterSpanTheWholeCharacter) {
   // 😀 = F0 9F 98 80, then " emoji", then " " + 👍 (F0 9F 91 8D) + 🏽 (F0 9F 8F BD).
   const auto tokens = encode_ok(t, "\xF0\x9F\x98\x80 emoji \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD");
   EXPECT_EQ(ids_of(tokens), (std::vector<int>{47249, 222, 44805, 50169, 235, 8582, 237, 121}));
-  EXPECT_EQ(spans_of(tokens), (std::vector<Span>{{0, 4}, {0, 4}, {4, 10}, {10, 15}, {11, 15}, {15, 19}, {15, 19}, {15, 19}}));
+  EXPECT_EQ(spans_of(tokens),
+            (std::vector<Span>{{0, 4}, {0, 4}, {4, 10}, {10, 15}, {11, 15}, {15, 19}, {15, 19}, {15, 19}}));
   EXPECT_EQ(t.display(47249), "\xEF\xBF\xBD");  // three bytes of a four-byte character
   EXPECT_EQ(t.display(44805), " emoji");
   // Japanese text falls apart into bytes the same way and still decodes back.
-  const std::string japanese = "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88";
+  const std::string japanese =
+      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88";
   EXPECT_EQ(encode_ids(t, japanese), (std::vector<int>{33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302}));
 }
 
@@ -658,7 +691,8 @@ TEST(BpeGpt2, TokensDecodeBackToTheInput) {
   REQUIRE_REFERENCE_FILES();
   const Tokenizer& t = gpt2();
   const std::string text =
-      "It's 3.14\xE2\x80\xA6 \xE2\x80\x94 na\xC3\xAFve caf\xC3\xA9s, \xE4\xB8\xAD\xE6\x96\x87 & \xF0\x9F\x98\x80!\n\n\tEnd  ";
+      "It's 3.14\xE2\x80\xA6 \xE2\x80\x94 na\xC3\xAFve caf\xC3\xA9s, \xE4\xB8\xAD\xE6\x96\x87 & "
+      "\xF0\x9F\x98\x80!\n\n\tEnd  ";
   const auto tokens = encode_ok(t, text);
   std::string bytes;
   for (const Token& tok : tokens) bytes += tok.text;
@@ -684,13 +718,46 @@ TEST(TokenizerLoad, WordPieceTokenizerJson) {
   TempDir dir;
   nlohmann::json j;
   j["version"] = "1.0";
-  j["added_tokens"] = nlohmann::json::array(
-      {{{"id", 0}, {"content", "[PAD]"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}},
-       {{"id", 1}, {"content", "[UNK]"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}},
-       {{"id", 2}, {"content", "[CLS]"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}},
-       {{"id", 3}, {"content", "[SEP]"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}},
-       {{"id", 7}, {"content", "<new>"}, {"single_word", false}, {"lstrip", true}, {"rstrip", false}, {"normalized", false}, {"special", false}}});
-  j["normalizer"] = {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"strip_accents", nullptr}, {"lowercase", false}};
+  j["added_tokens"] = nlohmann::json::array({{{"id", 0},
+                                              {"content", "[PAD]"},
+                                              {"single_word", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"normalized", false},
+                                              {"special", true}},
+                                             {{"id", 1},
+                                              {"content", "[UNK]"},
+                                              {"single_word", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"normalized", false},
+                                              {"special", true}},
+                                             {{"id", 2},
+                                              {"content", "[CLS]"},
+                                              {"single_word", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"normalized", false},
+                                              {"special", true}},
+                                             {{"id", 3},
+                                              {"content", "[SEP]"},
+                                              {"single_word", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"normalized", false},
+                                              {"special", true}},
+                                             {{"id", 7},
+                                              {"content", "<new>"},
+                                              {"single_word", false},
+                                              {"lstrip", true},
+                                              {"rstrip", false},
+                                              {"normalized", false},
+                                              {"special", false}}});
+  j["normalizer"] = {{"type", "BertNormalizer"},
+                     {"clean_text", true},
+                     {"handle_chinese_chars", true},
+                     {"strip_accents", nullptr},
+                     {"lowercase", false}};
   j["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
   j["post_processor"] = nullptr;
   j["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}};
@@ -728,12 +795,25 @@ TEST(TokenizerLoad, ByteLevelBpeTokenizerJsonWithBothMergeSpellings) {
     }
   }
   nlohmann::json j;
-  j["added_tokens"] = nlohmann::json::array(
-      {{{"id", 300}, {"content", "<|endoftext|>"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", true}, {"special", true}}});
+  j["added_tokens"] = nlohmann::json::array({{{"id", 300},
+                                              {"content", "<|endoftext|>"},
+                                              {"single_word", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"normalized", true},
+                                              {"special", true}}});
   j["normalizer"] = nullptr;
-  j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
-  j["model"] = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
-                {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"vocab", vocab}, {"merges", merges}};
+  j["pre_tokenizer"] = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+  j["model"] = {{"type", "BPE"},
+                {"dropout", nullptr},
+                {"unk_token", nullptr},
+                {"continuing_subword_prefix", ""},
+                {"end_of_word_suffix", ""},
+                {"fuse_unk", false},
+                {"byte_fallback", false},
+                {"vocab", vocab},
+                {"merges", merges}};
   const auto t = load_tokenizer_json(dir.write("tokenizer.json", j.dump()));
   ASSERT_TRUE(t.has_value()) << t.error().message();
   EXPECT_EQ((*t)->kind(), TokenizerKind::ByteLevelBpe);
@@ -757,8 +837,13 @@ TEST(TokenizerLoad, Gpt2AsTokenizerJsonMatchesVocabAndMerges) {
     if (!line.empty() && !line.starts_with("#version")) merges.push_back(line);
   }
   nlohmann::json j;
-  j["added_tokens"] = nlohmann::json::array(
-      {{{"id", 50256}, {"content", "<|endoftext|>"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", true}, {"special", true}}});
+  j["added_tokens"] = nlohmann::json::array({{{"id", 50256},
+                                              {"content", "<|endoftext|>"},
+                                              {"single_word", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"normalized", true},
+                                              {"special", true}}});
   j["normalizer"] = nullptr;
   j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}};
   j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}};

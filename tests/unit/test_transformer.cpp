@@ -245,7 +245,8 @@ TEST(TransformerRun, EncoderRowsSumToOneAndLabelsAreTokens) {
   ASSERT_EQ(run->attention.tokens.size(), run->ids.size());
   EXPECT_EQ(run->attention.tokens.front(), "[CLS]");
   EXPECT_EQ(run->attention.tokens.back(), "[SEP]");
-  EXPECT_NE(std::find(run->attention.tokens.begin(), run->attention.tokens.end(), "##ing"), run->attention.tokens.end());
+  EXPECT_NE(std::find(run->attention.tokens.begin(), run->attention.tokens.end(), "##ing"),
+            run->attention.tokens.end());
   EXPECT_EQ(run->special_positions.front(), 0);
   EXPECT_EQ(run->special_positions.size(), 3u);
   EXPECT_EQ(run->type_ids.back(), 1);

@@ -41,9 +41,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("attn-vision-" + std::string(info->test_suite_name()) + "-" + info->name() + "-" +
-             std::to_string(std::random_device{}()));
+    path_ = fs::temp_directory_path() / ("attn-vision-" + std::string(info->test_suite_name()) + "-" + info->name() +
+                                         "-" + std::to_string(std::random_device{}()));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -89,7 +88,9 @@ Error error_of(const Result<ImageInfo>& r) {
   return r ? Error{} : r.error();
 }
 
-Result<ImageInfo> probe(const Bytes& b, const ImageLimits& limits = {}) { return probe_image_bytes(b, "input", limits); }
+Result<ImageInfo> probe(const Bytes& b, const ImageLimits& limits = {}) {
+  return probe_image_bytes(b, "input", limits);
+}
 
 void put_be16(Bytes& b, std::size_t at, unsigned v) {
   b[at] = static_cast<std::uint8_t>(v >> 8);
@@ -404,14 +405,13 @@ TEST_P(BadInput, IsRefusedWithFileOffsetAndReason) {
 
 INSTANTIATE_TEST_SUITE_P(
     Corpus, BadInput,
-    ::testing::Values(
-        BadFile{"empty.png", 0, "empty file (0 bytes)"},
-        BadFile{"text.png", 0, "not an image: starts with bytes 68 65 6c 6c (\"hell\")"},
-        BadFile{"huge-header.png", 16,
-                "image is 30000 x 30000 pixels; the limit is 16384 per side and 100000000 pixels"},
-        BadFile{"truncated.png", 3168, "truncated PNG: no IEND chunk (file ends at byte 3168)"},
-        BadFile{"truncated.jpg", 400, "truncated JPEG: no end-of-image marker (file ends at byte 400)"},
-        BadFile{"truncated.bmp", 71, "truncated BMP: the pixel data needs 78 bytes, the file has 71"}),
+    ::testing::Values(BadFile{"empty.png", 0, "empty file (0 bytes)"},
+                      BadFile{"text.png", 0, "not an image: starts with bytes 68 65 6c 6c (\"hell\")"},
+                      BadFile{"huge-header.png", 16,
+                              "image is 30000 x 30000 pixels; the limit is 16384 per side and 100000000 pixels"},
+                      BadFile{"truncated.png", 3168, "truncated PNG: no IEND chunk (file ends at byte 3168)"},
+                      BadFile{"truncated.jpg", 400, "truncated JPEG: no end-of-image marker (file ends at byte 400)"},
+                      BadFile{"truncated.bmp", 71, "truncated BMP: the pixel data needs 78 bytes, the file has 71"}),
     [](const auto& info) {
       std::string name = info.param.file;
       for (char& ch : name)
@@ -652,8 +652,8 @@ TEST(ProbeBytes, WebPChunks) {
   EXPECT_EQ(info->height, 256);
   // Lossless: signature 2f, then 14 bits each of width - 1 and height - 1.
   const std::uint32_t bits = (99u) | (49u << 14);
-  const Bytes vp8l = riff("VP8L", {0x2F, std::uint8_t(bits), std::uint8_t(bits >> 8), std::uint8_t(bits >> 16),
-                                   std::uint8_t(bits >> 24)});
+  const Bytes vp8l = riff(
+      "VP8L", {0x2F, std::uint8_t(bits), std::uint8_t(bits >> 8), std::uint8_t(bits >> 16), std::uint8_t(bits >> 24)});
   info = probe(vp8l);
   ASSERT_TRUE(info) << info.error().message();
   EXPECT_EQ(info->width, 100);

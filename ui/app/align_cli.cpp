@@ -40,14 +40,16 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   if (!job.outPath.isEmpty()) {
     const auto format = exportFormatFor(job.outPath);
     if (!format || isMatrixFormat(*format)) {
-      return std::unexpected(usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
+      return std::unexpected(
+          usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
     }
   }
   if (!job.csvPath.isEmpty() && exportFormatFor(job.csvPath) != ExportFormat::Csv) {
     return std::unexpected(usageFailure(QObject::tr("--csv %1: use a .csv file name").arg(job.csvPath)));
   }
   if (job.beam < 1 || job.beam > 16) {
-    return std::unexpected(usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 16, got %1").arg(job.beam)));
+    return std::unexpected(
+        usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 16, got %1").arg(job.beam)));
   }
   if (job.hypothesis < 1) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 1 is the best hypothesis")));
   if (job.step < 0) return std::unexpected(usageFailure(QObject::tr("--step: 1 is the first output step")));
@@ -56,7 +58,8 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     return std::unexpected(usageFailure(QObject::tr("the image size must be between 64 and 16384 pixels a side")));
   }
   if (job.text.empty()) {
-    return std::unexpected(inputFailure(QObject::tr("--text: empty: nothing to decode; give a date in any form or a review")));
+    return std::unexpected(
+        inputFailure(QObject::tr("--text: empty: nothing to decode; give a date in any form or a review")));
   }
 
   // One thread, as in the tab's worker: for these small models a team of threads costs more than it saves.
@@ -85,8 +88,10 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     const std::size_t h = std::size_t(job.hypothesis - 1);
     const auto& hyp = run->hypotheses[h];
     if (job.step > int(hyp.ids.size())) {
-      return std::unexpected(inputFailure(
-          QObject::tr("--step %1: hypothesis %2 has %3 output steps").arg(job.step).arg(job.hypothesis).arg(hyp.ids.size())));
+      return std::unexpected(inputFailure(QObject::tr("--step %1: hypothesis %2 has %3 output steps")
+                                              .arg(job.step)
+                                              .arg(job.hypothesis)
+                                              .arg(hyp.ids.size())));
     }
     report.summary = QObject::tr("align: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
                          .arg(model->name)
@@ -123,7 +128,8 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
         if (config.local) overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
         view.setOverlay(overlay);
         view.replotNow();
-        if (auto written = exportHeatmap(view, job.outPath); !written) return std::unexpected(outputFailure(written.error()));
+        if (auto written = exportHeatmap(view, job.outPath); !written)
+          return std::unexpected(outputFailure(written.error()));
       } else {
         render::DecodingFigureOptions options;
         options.colormap = job.colormap;
@@ -136,7 +142,8 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
       report.written.append(job.outPath);
     }
     if (!job.csvPath.isEmpty()) {
-      if (auto written = writeMatrixCsv(*map, job.csvPath); !written) return std::unexpected(outputFailure(written.error()));
+      if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
+        return std::unexpected(outputFailure(written.error()));
       report.written.append(job.csvPath);
     }
     return report;
@@ -145,11 +152,13 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   // A review classifier.
   if (job.beamSet || job.hypothesisSet || job.step > 0) {
     return std::unexpected(usageFailure(QObject::tr("--beam, --hypothesis and --step are for the date (seq2seq) "
-                                                    "models; %1 is a classifier").arg(model->name)));
+                                                    "models; %1 is a classifier")
+                                            .arg(model->name)));
   }
   if (job.viewSet && job.view == AlignJob::View::Heatmap) {
-    return std::unexpected(usageFailure(QObject::tr("--view heatmap is for the date (seq2seq) models; a classifier "
-                                                    "writes its word shading")));
+    return std::unexpected(
+        usageFailure(QObject::tr("--view heatmap is for the date (seq2seq) models; a classifier "
+                                 "writes its word shading")));
   }
   attn::models::ClassifierRunner session(model->classifier);
   auto run = session.run(job.text);
@@ -159,8 +168,8 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   const auto labelOf = [&config](int i) {
     return std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)]) : QString::number(i);
   };
-  const float p = std::size_t(run->predicted) < run->probabilities.size() ? run->probabilities[std::size_t(run->predicted)]
-                                                                          : 0.0f;
+  const float p =
+      std::size_t(run->predicted) < run->probabilities.size() ? run->probabilities[std::size_t(run->predicted)] : 0.0f;
   report.summary = QObject::tr("align: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
                        .arg(model->name)
                        .arg(run->input.words.size())
@@ -172,7 +181,8 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   }
   report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
   for (Index s = 0; s < run->sentence_attention.size(); ++s) {
-    report.notes.append(QObject::tr("sentence %1: weight %2").arg(s + 1).arg(double(run->sentence_attention(s)), 0, 'f', 4));
+    report.notes.append(
+        QObject::tr("sentence %1: weight %2").arg(s + 1).arg(double(run->sentence_attention(s)), 0, 'f', 4));
   }
   const auto unknown = std::count(run->unknown.begin(), run->unknown.end(), true);
   if (unknown > 0) report.notes.append(QObject::tr("%1 words not in the vocabulary (read as <unk>)").arg(unknown));
@@ -187,7 +197,8 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   if (!job.csvPath.isEmpty()) {
     const auto map = wordMap(*run);
     if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no word attention")));
-    if (auto written = writeMatrixCsv(*map, job.csvPath); !written) return std::unexpected(outputFailure(written.error()));
+    if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
+      return std::unexpected(outputFailure(written.error()));
     report.written.append(job.csvPath);
   }
   return report;

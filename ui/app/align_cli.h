@@ -17,19 +17,19 @@
 namespace attn::ui {
 
 struct AlignJob {
-  QString model;              // a bundled model's key or a model folder
-  std::string text;           // raw bytes, as the engine's offsets refer to them
+  QString model;     // a bundled model's key or a model folder
+  std::string text;  // raw bytes, as the engine's offsets refer to them
   bool hasText = false;
-  int beam = 1;               // seq2seq: 1 = greedy
+  int beam = 1;  // seq2seq: 1 = greedy
   bool beamSet = false;
-  int hypothesis = 1;         // 1-based, best first
+  int hypothesis = 1;  // 1-based, best first
   bool hypothesisSet = false;
-  int step = 0;               // 1-based output step to outline; 0: none
+  int step = 0;  // 1-based output step to outline; 0: none
   enum class View { Heatmap, Shading } view = View::Heatmap;
   bool viewSet = false;
-  QString outPath;            // .png, .svg or .pdf
+  QString outPath;  // .png, .svg or .pdf
   QString csvPath;
-  QSize size{900, 700};       // the heatmap exactly; the width of the shading figure
+  QSize size{900, 700};  // the heatmap exactly; the width of the shading figure
   render::Colormap colormap = render::Colormap::Viridis;
 };
 

@@ -37,15 +37,17 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
     return std::unexpected(usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
   }
   if (job.beam < 1 || job.beam > 10) {
-    return std::unexpected(usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 10, got %1").arg(job.beam)));
+    return std::unexpected(
+        usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 10, got %1").arg(job.beam)));
   }
   if (job.hypothesis < 1) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 1 is the best hypothesis")));
   if (job.perRow < 1 || job.perRow > 12) {
-    return std::unexpected(usageFailure(QObject::tr("--per-row: expected 1 to 12 pictures a row, got %1").arg(job.perRow)));
+    return std::unexpected(
+        usageFailure(QObject::tr("--per-row: expected 1 to 12 pictures a row, got %1").arg(job.perRow)));
   }
   if (!(job.overlay.sigma >= 0.0 && job.overlay.sigma <= 24.0)) {
-    return std::unexpected(usageFailure(QObject::tr("--sigma: expected 0 (bilinear only) to 24 pixels, got %1")
-                                            .arg(job.overlay.sigma)));
+    return std::unexpected(
+        usageFailure(QObject::tr("--sigma: expected 0 (bilinear only) to 24 pixels, got %1").arg(job.overlay.sigma)));
   }
 
   CaptionInput input;
@@ -56,8 +58,8 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
     input.kind = CaptionInput::Kind::Resource;
     input.path = sampleImageResource(job.imagePath.mid(7));
     if (input.path.isEmpty()) {
-      return std::unexpected(usageFailure(QObject::tr("--image %1: unknown sample (astronaut, chelsea, coffee, rocket)")
-                                              .arg(job.imagePath)));
+      return std::unexpected(usageFailure(
+          QObject::tr("--image %1: unknown sample (astronaut, chelsea, coffee, rocket)").arg(job.imagePath)));
     }
   } else {
     input.kind = CaptionInput::Kind::File;
@@ -104,8 +106,9 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
   const int h = job.hypothesis - 1;
   const auto maps = captionMaps(*run, h, job.overlay.sigma);
   const auto& hyp = run->hypotheses[std::size_t(h)];
-  const QString heading = QObject::tr("%1 \u00b7 %2 \u00b7 %3 \u00b7 log p %4")
-                              .arg(quoted(fromStd(hyp.text)), model->name, image->name, render::logProbText(hyp.log_prob));
+  const QString heading =
+      QObject::tr("%1 \u00b7 %2 \u00b7 %3 \u00b7 log p %4")
+          .arg(quoted(fromStd(hyp.text)), model->name, image->name, render::logProbText(hyp.log_prob));
   const auto figure = captionGridFigure(image->display, *run, *maps, job.overlay, job.perRow, heading);
   if (auto written = exportCaptionGrid(figure, QGuiApplication::font(), job.outPath); !written) {
     return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));

@@ -17,13 +17,13 @@ namespace attn::ui {
 
 struct CaptionJob {
   QString model = QStringLiteral("caption-soft");  // a bundled captioner's key or a model folder
-  QString imagePath;                  // a file or sample:<key>; or
-  std::optional<std::uint64_t> scene;  // a generated scene's seed
-  int beam = 1;                       // 1 = greedy
-  int hypothesis = 1;                 // 1-based, best first
+  QString imagePath;                               // a file or sample:<key>; or
+  std::optional<std::uint64_t> scene;              // a generated scene's seed
+  int beam = 1;                                    // 1 = greedy
+  int hypothesis = 1;                              // 1-based, best first
   int perRow = 5;
   render::CaptionOverlayOptions overlay;
-  QString outPath;                    // .png, .svg or .pdf
+  QString outPath;  // .png, .svg or .pdf
 };
 
 // summary: "caption: Scenes · soft attention (…) · scene 7 -> “a small red circle” · beam 1 · 2.3 ms";

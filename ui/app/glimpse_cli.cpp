@@ -58,9 +58,9 @@ attn::Image magnify(const attn::Image& image, int factor) {
 std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job) {
   // The cheap checks first: a typo in --out should not wait for a large photo to decode.
   if (!savableExtension(job.outPath)) {
-    return std::unexpected(failure(RenderFailure::Kind::Usage,
-                                   QObject::tr("--out %1: use a .png, .jpg, .bmp, .tif or .webp file name")
-                                       .arg(job.outPath)));
+    return std::unexpected(
+        failure(RenderFailure::Kind::Usage,
+                QObject::tr("--out %1: use a .png, .jpg, .bmp, .tif or .webp file name").arg(job.outPath)));
   }
   auto image = attn::load_image(toPath(job.imagePath));
   if (!image) return std::unexpected(inputFailure(image.error()));
@@ -78,8 +78,8 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
     const g::Sanitised checked = g::sanitise(*parsed, w, h);
     for (const g::Clamp& clamp : checked.clamps) {
       report.notes.append(QObject::tr("%1: %2 -> %3 (%4)")
-                              .arg(QString::fromStdString(clamp.parameter), number(clamp.requested),
-                                   number(clamp.used), QString::fromStdString(clamp.reason)));
+                              .arg(QString::fromStdString(clamp.parameter), number(clamp.requested), number(clamp.used),
+                                   QString::fromStdString(clamp.reason)));
     }
     if (checked.outside) {
       report.notes.append(QObject::tr("the window lies outside the image; DRAW's normalisation reads its edge pixels"));
@@ -97,12 +97,13 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
     settings.stn = *parsed;
     const g::Theta theta = parsed->theta(w, h);
     glimpse = g::stn_glimpse(*image, theta, parsed->out_w, parsed->out_h, parsed->sampler);
-    what = QObject::tr("STN %1 %2 x %3, theta [%4 %5 %6; %7 %8 %9]")
-               .arg(QString::fromUtf8(g::to_string(parsed->family).data(), qsizetype(g::to_string(parsed->family).size())))
-               .arg(parsed->out_w)
-               .arg(parsed->out_h)
-               .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]), number(theta[4]),
-                    number(theta[5]));
+    what =
+        QObject::tr("STN %1 %2 x %3, theta [%4 %5 %6; %7 %8 %9]")
+            .arg(QString::fromUtf8(g::to_string(parsed->family).data(), qsizetype(g::to_string(parsed->family).size())))
+            .arg(parsed->out_w)
+            .arg(parsed->out_h)
+            .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]), number(theta[4]),
+                 number(theta[5]));
   }
   if (glimpse.empty()) {
     return std::unexpected(failure(RenderFailure::Kind::Input, QObject::tr("the glimpse is empty")));
@@ -133,8 +134,8 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
     const std::string json = g::to_json(settings, w, h, QFile::encodeName(job.imagePath).toStdString()) + '\n';
     if (!file.open(QIODevice::WriteOnly) || file.write(json.data(), qint64(json.size())) != qint64(json.size()) ||
         !file.commit()) {
-      return std::unexpected(
-          failure(RenderFailure::Kind::Output, u"%1: cannot write the file: %2"_s.arg(job.jsonPath, file.errorString())));
+      return std::unexpected(failure(RenderFailure::Kind::Output,
+                                     u"%1: cannot write the file: %2"_s.arg(job.jsonPath, file.errorString())));
     }
     report.written.append(job.jsonPath);
   }

@@ -21,10 +21,10 @@ struct GlimpseJob {
   enum class Kind { Gaussian, Stn };
   QString imagePath;
   Kind kind = Kind::Gaussian;
-  std::string spec;   // the spec's raw bytes, which error offsets refer to
-  QString outPath;    // .png (or .jpg, .bmp, .tif, .webp)
-  QString jsonPath;   // may be empty
-  int scale = 0;      // magnification; 0 = the smallest that makes the longer side at least 256 px
+  std::string spec;  // the spec's raw bytes, which error offsets refer to
+  QString outPath;   // .png (or .jpg, .bmp, .tif, .webp)
+  QString jsonPath;  // may be empty
+  int scale = 0;     // magnification; 0 = the smallest that makes the longer side at least 256 px
 };
 
 // summary: "glimpse: Gaussian 12 x 12 on 451 x 300 ... -> 264 x 264 px (x22)"; notes: parameters the engine

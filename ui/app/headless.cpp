@@ -28,11 +28,9 @@ std::expected<int, RenderFailure> pickMap(const attn::AttentionTrace& trace, con
   const int index = selector.toInt(&isNumber);
   if (isNumber) {
     if (index >= 0 && index < count) return index;
-    return std::unexpected(RenderFailure{RenderFailure::Kind::Usage,
-                                         QObject::tr("--map %1: this run has %2 map(s), numbered 0 to %3")
-                                             .arg(selector)
-                                             .arg(count)
-                                             .arg(count - 1)});
+    return std::unexpected(RenderFailure{
+        RenderFailure::Kind::Usage,
+        QObject::tr("--map %1: this run has %2 map(s), numbered 0 to %3").arg(selector).arg(count).arg(count - 1)});
   }
   QStringList titles;
   for (int i = 0; i < count; ++i) {
@@ -41,9 +39,9 @@ std::expected<int, RenderFailure> pickMap(const attn::AttentionTrace& trace, con
     if (selector == title || selector == QString::fromStdString(map.name)) return i;
     titles.append(u"  %1: %2"_s.arg(i).arg(title));
   }
-  return std::unexpected(RenderFailure{
-      RenderFailure::Kind::Usage,
-      QObject::tr("--map %1: no such map; this run has:\n%2").arg(selector, titles.join(u'\n'))});
+  return std::unexpected(
+      RenderFailure{RenderFailure::Kind::Usage,
+                    QObject::tr("--map %1: no such map; this run has:\n%2").arg(selector, titles.join(u'\n'))});
 }
 
 QString csvPathFor(const QString& base, int index) {
@@ -73,8 +71,8 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
   if (!job.imagePath.isEmpty()) {
     const auto format = exportFormatFor(job.imagePath);
     if (!format || *format == ExportFormat::Csv) {
-      return std::unexpected(RenderFailure{RenderFailure::Kind::Usage,
-                                           QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.imagePath)});
+      return std::unexpected(RenderFailure{
+          RenderFailure::Kind::Usage, QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.imagePath)});
     }
   }
   if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
@@ -156,8 +154,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
 
 std::vector<DemoView> demoViews() {
   using attn::lab::Mechanism;
-  const auto make = [](QString file, QString description, Mechanism mechanism, QString map,
-                       auto&& adjust) {
+  const auto make = [](QString file, QString description, Mechanism mechanism, QString map, auto&& adjust) {
     DemoView view{std::move(file), std::move(description), {}, std::move(map)};
     view.request.query = std::string(attn::lab::kDefaultQuery);
     view.request.source = std::string(attn::lab::kDefaultSource);
@@ -170,7 +167,8 @@ std::vector<DemoView> demoViews() {
   views.push_back(make(u"global-additive.png"_s, QObject::tr("global attention with Bahdanau's additive score"),
                        Mechanism::Global, {}, [](attn::lab::LabParams& p) { p.score = attn::ScoreKind::Additive; }));
   views.push_back(make(u"global-sparsemax.png"_s, QObject::tr("global scaled-dot attention normalised by sparsemax"),
-                       Mechanism::Global, {}, [](attn::lab::LabParams& p) { p.normaliser = attn::Normaliser::Sparsemax; }));
+                       Mechanism::Global, {},
+                       [](attn::lab::LabParams& p) { p.normaliser = attn::Normaliser::Sparsemax; }));
   views.push_back(make(u"local-p.png"_s, QObject::tr("local-p: a predicted position with a Gaussian window"),
                        Mechanism::LocalPredictive, {}, keep));
   views.push_back(make(u"self-causal.png"_s, QObject::tr("causal self-attention over the source"),
@@ -183,8 +181,8 @@ std::vector<DemoView> demoViews() {
                        Mechanism::AttentionOverAttention, u"all"_s, keep));
   views.push_back(make(u"hierarchical.png"_s, QObject::tr("hierarchical attention: words, then sentences"),
                        Mechanism::Hierarchical, u"all"_s, keep));
-  views.push_back(make(u"capsule.png"_s, QObject::tr("capsule attention: one query per class"), Mechanism::Capsule,
-                       {}, keep));
+  views.push_back(
+      make(u"capsule.png"_s, QObject::tr("capsule attention: one query per class"), Mechanism::Capsule, {}, keep));
   return views;
 }
 
@@ -197,8 +195,9 @@ QString mechanismListing() {
   QStringList scores;
   for (auto kind : attn::lab::score_kinds()) scores.append(fromView(attn::lab::score_key(kind)));
   out += QObject::tr("Scores (--score NAME): %1\n").arg(scores.join(u", "_s));
-  out += QObject::tr("A score name also works as a mechanism: --mechanism additive is global attention with the "
-                     "additive score.\n");
+  out += QObject::tr(
+      "A score name also works as a mechanism: --mechanism additive is global attention with the "
+      "additive score.\n");
   return out;
 }
 

@@ -34,10 +34,10 @@ struct RenderJob {
 };
 
 struct RenderReport {
-  QString summary;      // "lab: additive · 7 x 15 · 0.21 ms"
-  QStringList notes;    // LabResult::notes
-  QStringList written;  // paths of the files written
-  QStringList warnings; // load-time warnings of a model (non-finite weights, unused tensors): printed to stderr
+  QString summary;       // "lab: additive · 7 x 15 · 0.21 ms"
+  QStringList notes;     // LabResult::notes
+  QStringList written;   // paths of the files written
+  QStringList warnings;  // load-time warnings of a model (non-finite weights, unused tensors): printed to stderr
 };
 
 struct RenderFailure {
@@ -83,7 +83,7 @@ struct DemoView {
   QString file;         // e.g. "global-additive.png"
   QString description;  // one line
   attn::lab::LabRequest request;
-  QString map;          // as RenderJob::map
+  QString map;  // as RenderJob::map
 };
 std::vector<DemoView> demoViews();
 

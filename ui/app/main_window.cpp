@@ -65,7 +65,9 @@ QString& autosaveOverride() {
 }
 
 // A path as the engine opens it: the file system's own bytes.
-std::filesystem::path toPath(const QString& path) { return std::filesystem::path(QFile::encodeName(path).toStdString()); }
+std::filesystem::path toPath(const QString& path) {
+  return std::filesystem::path(QFile::encodeName(path).toStdString());
+}
 
 }  // namespace
 
@@ -113,9 +115,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (tabs_->currentWidget() == glimpse_) runLabel_->setText(summary);
   });
   // The glimpse tab's progress notes only while it is shown; a failed open always (the user asked for it).
-  connect(glimpse_, &GlimpseWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    messages_->show(glimpse_, text, timeout);
-  });
+  connect(glimpse_, &GlimpseWorkbench::statusMessage, this,
+          [this](const QString& text, int timeout) { messages_->show(glimpse_, text, timeout); });
   connect(glimpse_, &GlimpseWorkbench::imageFailed, this, [this](const QString& message) {
     messages_->show(glimpse_, tr("Cannot open the image: %1. The previous image and parameters stay.").arg(message), 0);
   });
@@ -127,9 +128,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     alignmentSummary_ = summary;
     if (tabs_->currentWidget() == alignment_) runLabel_->setText(summary);
   });
-  connect(alignment_, &AlignmentWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    messages_->show(alignment_, text, timeout);
-  });
+  connect(alignment_, &AlignmentWorkbench::statusMessage, this,
+          [this](const QString& text, int timeout) { messages_->show(alignment_, text, timeout); });
   // Bundled models live in the binary (":/models/..."): only folders go to the recent models.
   connect(alignment_, &AlignmentWorkbench::sourceLoaded, this, [this](const QString& path) {
     if (!path.startsWith(u':')) addRecentModel(path);
@@ -139,9 +139,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     captionSummary_ = summary;
     if (tabs_->currentWidget() == caption_) runLabel_->setText(summary);
   });
-  connect(caption_, &CaptionWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    messages_->show(caption_, text, timeout);
-  });
+  connect(caption_, &CaptionWorkbench::statusMessage, this,
+          [this](const QString& text, int timeout) { messages_->show(caption_, text, timeout); });
   connect(caption_, &CaptionWorkbench::sourceLoaded, this, [this](const QString& path) {
     if (!path.startsWith(u':')) addRecentModel(path);
   });
@@ -156,16 +155,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     transformerSummary_ = summary;
     if (tabs_->currentWidget() == transformer_) runLabel_->setText(summary);
   });
-  connect(transformer_, &TransformerWorkbench::statusMessage, this, [this](const QString& text, int timeout) {
-    messages_->show(transformer_, text, timeout);
-  });
-  connect(transformer_, &TransformerWorkbench::sourceLoaded, this, [this](const QString& path) { addRecentModel(path); });
+  connect(transformer_, &TransformerWorkbench::statusMessage, this,
+          [this](const QString& text, int timeout) { messages_->show(transformer_, text, timeout); });
+  connect(transformer_, &TransformerWorkbench::sourceLoaded, this,
+          [this](const QString& path) { addRecentModel(path); });
   connect(transformer_, &TransformerWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
   connect(transformer_, &TransformerWorkbench::openDumpRequested, this, &MainWindow::openDumpDialog);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateForTab);
   connect(lab_, &LabWorkbench::resultShown, this, [this] {
     // A good result replaces a refusal that is still on the status bar.
-    if (lab_->lastError().isEmpty() && messages_->messageOf(lab_).startsWith(tr("Input refused"))) messages_->clear(lab_);
+    if (lab_->lastError().isEmpty() && messages_->messageOf(lab_).startsWith(tr("Input refused")))
+      messages_->clear(lab_);
   });
 
   createActions();
@@ -207,9 +207,10 @@ void MainWindow::createActions() {
 
   openModelAction_ = new QAction(tr("Open &Model\u2026"), this);
   openModelAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
-  openModelAction_->setStatusTip(tr("Open a model folder: an AttnScope seq2seq or review classifier into the Alignment "
-                                    "tab, a transformer (config.json + *.safetensors + tokenizer) into the Transformer "
-                                    "tab"));
+  openModelAction_->setStatusTip(
+      tr("Open a model folder: an AttnScope seq2seq or review classifier into the Alignment "
+         "tab, a transformer (config.json + *.safetensors + tokenizer) into the Transformer "
+         "tab"));
   connect(openModelAction_, &QAction::triggered, this, &MainWindow::openModelDialog);
   openDumpAction_ = new QAction(tr("Open Attention &Dump\u2026"), this);
   openDumpAction_->setStatusTip(tr("Open any model's attention saved as *.attn.safetensors into the Transformer tab"));
@@ -280,12 +281,11 @@ void MainWindow::createActions() {
     action->setData(int(info.id));
     action->setChecked(info.id == lab_->colormap());
   }
-  connect(colormapGroup_, &QActionGroup::triggered, this,
-          [this](QAction* action) {
-            lab_->setColormap(render::Colormap(action->data().toInt()));
-            transformer_->setColormap(render::Colormap(action->data().toInt()));
-            alignment_->setColormap(render::Colormap(action->data().toInt()));
-          });
+  connect(colormapGroup_, &QActionGroup::triggered, this, [this](QAction* action) {
+    lab_->setColormap(render::Colormap(action->data().toInt()));
+    transformer_->setColormap(render::Colormap(action->data().toInt()));
+    alignment_->setColormap(render::Colormap(action->data().toInt()));
+  });
   connect(lab_, &LabWorkbench::colormapChanged, this, [this](render::Colormap map) {
     for (auto* action : colormapGroup_->actions()) action->setChecked(action->data().toInt() == int(map));
   });
@@ -300,7 +300,8 @@ void MainWindow::createActions() {
   // Keyboard routes into the lab's main controls.
   auto* focusMechanism = new QAction(this);
   focusMechanism->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
-  connect(focusMechanism, &QAction::triggered, this, [this] { lab_->mechanismBox()->setFocus(Qt::ShortcutFocusReason); });
+  connect(focusMechanism, &QAction::triggered, this,
+          [this] { lab_->mechanismBox()->setFocus(Qt::ShortcutFocusReason); });
   addAction(focusMechanism);
 }
 
@@ -385,10 +386,11 @@ void MainWindow::restoreSettings() {
     QFile::remove(aside);
     QFile::rename(autosavePath, aside);
     glimpse_->openSample(defaultSample());
-    messages_->show(nullptr, tr("The last session could not be restored: %1. It was kept as %2; the tabs start with "
-                                "their defaults.")
-                                 .arg(QString::fromStdString(session.error().message()), QDir::toNativeSeparators(aside)),
-                             0);
+    messages_->show(nullptr,
+                    tr("The last session could not be restored: %1. It was kept as %2; the tabs start with "
+                       "their defaults.")
+                        .arg(QString::fromStdString(session.error().message()), QDir::toNativeSeparators(aside)),
+                    0);
     return;
   }
   const QStringList problems = applySession(*session, tr("The last session"));
@@ -421,8 +423,8 @@ void MainWindow::restoreLegacySettings() {
     if (restored) {
       glimpseSettings = *restored;
     } else {
-      glimpseProblem = tr("%1; the glimpse tab starts with its defaults")
-                           .arg(QString::fromStdString(restored.error().message()));
+      glimpseProblem =
+          tr("%1; the glimpse tab starts with its defaults").arg(QString::fromStdString(restored.error().message()));
     }
   }
   if (imageThere && glimpseSettings) {
@@ -440,8 +442,9 @@ void MainWindow::restoreLegacySettings() {
   if (tab == u"lab"_s) showLab();
   if (tab == u"glimpse"_s) showGlimpse();
   if (tab == u"transformer"_s) showTransformer();
-  const QString problem = !labProblem.isEmpty() && !glimpseProblem.isEmpty() ? labProblem + u" \u00b7 "_s + glimpseProblem
-                                                                             : labProblem + glimpseProblem;
+  const QString problem = !labProblem.isEmpty() && !glimpseProblem.isEmpty()
+                              ? labProblem + u" \u00b7 "_s + glimpseProblem
+                              : labProblem + glimpseProblem;
   if (!problem.isEmpty()) messages_->show(nullptr, problem, 8000);
 }
 
@@ -498,7 +501,8 @@ QStringList MainWindow::applySession(const attn::io::Session& session, const QSt
   const auto fromStd = [](const std::string& s) { return QString::fromStdString(s); };
   // A file named in the session that is gone: the tab falls back to its default there, and says so.
   const auto gone = [&problems, &origin](const QString& file, const QString& tab) {
-    problems.append(tr("%1: %2 no longer exists; %3 falls back to its default").arg(origin, QDir::toNativeSeparators(file), tab));
+    problems.append(
+        tr("%1: %2 no longer exists; %3 falls back to its default").arg(origin, QDir::toNativeSeparators(file), tab));
   };
 
   AlignmentSection alignment = session.alignment.value_or(AlignmentSection{});
@@ -515,8 +519,8 @@ QStringList MainWindow::applySession(const attn::io::Session& session, const QSt
     gone(model, tr("the Captioning tab"));
     caption.model = defaultCaptionModel().toStdString();
   }
-  const bool sampleMissing = caption.input == CaptionSection::Input::Sample &&
-                             sampleImageResource(fromStd(caption.image)).isEmpty();
+  const bool sampleMissing =
+      caption.input == CaptionSection::Input::Sample && sampleImageResource(fromStd(caption.image)).isEmpty();
   if (sampleMissing || (caption.input == CaptionSection::Input::File && !QFileInfo(fromStd(caption.image)).isFile())) {
     gone(fromStd(caption.image), tr("the Captioning tab"));
     caption.input = CaptionSection{}.input;
@@ -579,9 +583,10 @@ bool MainWindow::openSession(const QString& path) {
   }
   const QStringList problems = applySession(*session, QFileInfo(path).fileName());
   sessionFile_ = QFileInfo(path).absoluteFilePath();
-  messages_->show(nullptr, problems.isEmpty() ? tr("Opened the session %1").arg(QDir::toNativeSeparators(path))
-                                              : problems.join(u" \u00b7 "_s),
-                           problems.isEmpty() ? 6000 : 0);
+  messages_->show(nullptr,
+                  problems.isEmpty() ? tr("Opened the session %1").arg(QDir::toNativeSeparators(path))
+                                     : problems.join(u" \u00b7 "_s),
+                  problems.isEmpty() ? 6000 : 0);
   return true;
 }
 
@@ -638,7 +643,9 @@ void MainWindow::reportSessionFailure(const QString& what, const attn::Error& er
 
 void MainWindow::openSessionDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/session"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/session"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
   const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), dir,
                                                     tr("AttnScope sessions (*.attnscope.json);;All files (*)"));
   if (path.isEmpty()) return;
@@ -656,10 +663,12 @@ void MainWindow::saveSessionToCurrent() {
 
 void MainWindow::saveSessionAsDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/session"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/session"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
   const QString suggested = sessionFile_.isEmpty() ? QDir(dir).filePath(u"session.attnscope.json"_s) : sessionFile_;
-  QString path = QFileDialog::getSaveFileName(this, tr("Save Session As"), suggested,
-                                              tr("AttnScope sessions (*.attnscope.json)"));
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Save Session As"), suggested, tr("AttnScope sessions (*.attnscope.json)"));
   if (path.isEmpty()) return;
   if (!isSessionFileName(path)) {
     if (path.endsWith(u".json"_s, Qt::CaseInsensitive)) path.chop(5);
@@ -693,10 +702,11 @@ void MainWindow::rebuildRecentMenu() {
   if (!missing.isEmpty()) {
     for (const auto& file : std::as_const(missing)) files.removeAll(file);
     setRecentFiles(files);
-    messages_->show(nullptr, missing.size() == 1
-                                 ? tr("Removed %1 from the recent files: it no longer exists").arg(missing.front())
-                                 : tr("Removed %1 missing files from the recent files").arg(missing.size()),
-                             8000);
+    messages_->show(nullptr,
+                    missing.size() == 1
+                        ? tr("Removed %1 from the recent files: it no longer exists").arg(missing.front())
+                        : tr("Removed %1 missing files from the recent files").arg(missing.size()),
+                    8000);
   }
   for (int i = 0; i < files.size(); ++i) {
     const QString& file = files[i];
@@ -732,10 +742,11 @@ bool MainWindow::openFile(const QString& path) {
     return false;
   }
   if (info.size() > kMaxTextFileBytes) {
-    messages_->show(nullptr, tr("%1 is %2 MB; the lab opens text files up to 16 MB")
-                                 .arg(name)
-                                 .arg(double(info.size()) / (1024.0 * 1024.0), 0, 'f', 1),
-                             8000);
+    messages_->show(nullptr,
+                    tr("%1 is %2 MB; the lab opens text files up to 16 MB")
+                        .arg(name)
+                        .arg(double(info.size()) / (1024.0 * 1024.0), 0, 'f', 1),
+                    8000);
     return false;
   }
   QFile file(path);
@@ -752,7 +763,8 @@ bool MainWindow::openFile(const QString& path) {
 
 void MainWindow::openDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/open"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/open"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open Text into the Lab"), dir,
       tr("Text: first non-empty line = query, rest = source (*.txt);;AttnScope sessions (*.attnscope.json);;"
@@ -810,7 +822,8 @@ void MainWindow::exportViewDialog() {
     return;
   }
   QSettings settings;
-  const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
   QString filter;
   QString path = QFileDialog::getSaveFileName(this, tr("Export View"), QDir(dir).filePath(u"attention.png"_s),
                                               exportFilters(), &filter);
@@ -826,7 +839,8 @@ void MainWindow::exportViewDialog() {
 
 void MainWindow::exportCsvDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
   QString filter;
   QString path = QFileDialog::getSaveFileName(this, tr("Export Matrix"), QDir(dir).filePath(u"attention.csv"_s),
                                               tr("CSV matrix (*.csv);;NumPy matrix (*.npy)"), &filter);
@@ -992,10 +1006,13 @@ bool MainWindow::openImage(const QString& path) {
 
 void MainWindow::openImageDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/openImage"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/openImage"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation))
+          .toString();
   const QString path = QFileDialog::getOpenFileName(
       this,
-      tabs_->currentWidget() == caption_ ? tr("Open Image into the Captioning Tab") : tr("Open Image into the Glimpse Tab"),
+      tabs_->currentWidget() == caption_ ? tr("Open Image into the Captioning Tab")
+                                         : tr("Open Image into the Glimpse Tab"),
       dir,
       tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;PNG (*.png);;JPEG (*.jpg *.jpeg);;"
          "BMP (*.bmp);;TIFF (*.tif *.tiff);;WebP (*.webp);;All files (*)"));
@@ -1026,7 +1043,8 @@ namespace {
 QString savePath(QWidget* parent, const QString& title, const QString& name, const QString& filters,
                  const QStringList& suffixes) {
   QSettings settings;
-  const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
   QString filter;
   QString path = QFileDialog::getSaveFileName(parent, title, QDir(dir).filePath(name), filters, &filter);
   if (path.isEmpty()) return {};
@@ -1046,9 +1064,9 @@ void MainWindow::exportGlimpseDialog() {
 }
 
 void MainWindow::exportAnnotatedDialog() {
-  const QString path = savePath(this, tr("Export Annotated Image"), u"glimpse-annotated.png"_s,
-                                tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
-                                {u"png"_s, u"svg"_s, u"pdf"_s});
+  const QString path =
+      savePath(this, tr("Export Annotated Image"), u"glimpse-annotated.png"_s,
+               tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), {u"png"_s, u"svg"_s, u"pdf"_s});
   if (!path.isEmpty()) exportAnnotated(path);
 }
 
@@ -1057,19 +1075,21 @@ bool MainWindow::exportCaptionGrid(const QString& path) { return reportExport(ca
 bool MainWindow::exportCaptionOverlay(const QString& path) { return reportExport(caption_->exportOverlay(path), path); }
 
 void MainWindow::exportCaptionGridDialog() {
-  const QString path = savePath(this, tr("Export Caption Grid"), u"caption-grid.png"_s,
-                                tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
-                                {u"png"_s, u"svg"_s, u"pdf"_s});
+  const QString path =
+      savePath(this, tr("Export Caption Grid"), u"caption-grid.png"_s,
+               tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), {u"png"_s, u"svg"_s, u"pdf"_s});
   if (!path.isEmpty()) exportCaptionGrid(path);
 }
 
 void MainWindow::exportCaptionOverlayDialog() {
-  const QString path = savePath(this, tr("Export Word Overlay"), u"caption-word.png"_s, tr("PNG image (*.png)"), {u"png"_s});
+  const QString path =
+      savePath(this, tr("Export Word Overlay"), u"caption-word.png"_s, tr("PNG image (*.png)"), {u"png"_s});
   if (!path.isEmpty()) exportCaptionOverlay(path);
 }
 
 void MainWindow::exportGlimpseParametersDialog() {
-  const QString path = savePath(this, tr("Export Glimpse Parameters"), u"glimpse.json"_s, tr("JSON (*.json)"), {u"json"_s});
+  const QString path =
+      savePath(this, tr("Export Glimpse Parameters"), u"glimpse.json"_s, tr("JSON (*.json)"), {u"json"_s});
   if (!path.isEmpty()) exportGlimpseParameters(path);
 }
 
@@ -1116,18 +1136,18 @@ void MainWindow::rebuildRecentModelsMenu() {
 bool MainWindow::openModel(const QString& path) {
   const QFileInfo info(path);
   const QString architecture = info.exists() ? folderArchitecture(path) : QString();
-  const bool captioner = isCaptionArchitecture(architecture) ||
-                         (architecture.isEmpty() && tabs_->currentWidget() == caption_ &&
-                          !TransformerWorkbench::isDumpFileName(path));
+  const bool captioner =
+      isCaptionArchitecture(architecture) ||
+      (architecture.isEmpty() && tabs_->currentWidget() == caption_ && !TransformerWorkbench::isDumpFileName(path));
   if (captioner && info.exists()) {
     showCaption();
     messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
     caption_->openModel(info.absoluteFilePath());
     return true;
   }
-  const bool alignment = isAlignmentArchitecture(architecture) ||
-                         (architecture.isEmpty() && tabs_->currentWidget() == alignment_ &&
-                          !TransformerWorkbench::isDumpFileName(path));
+  const bool alignment =
+      isAlignmentArchitecture(architecture) ||
+      (architecture.isEmpty() && tabs_->currentWidget() == alignment_ && !TransformerWorkbench::isDumpFileName(path));
   if (alignment && info.exists()) {
     showAlignment();
     messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
@@ -1156,8 +1176,11 @@ bool MainWindow::openModel(const QString& path) {
 
 void MainWindow::openModelDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/openModel"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
-  const QString path = QFileDialog::getExistingDirectory(this, tr("Open Model Folder (config.json + *.safetensors)"), dir);
+  const QString dir =
+      settings.value(u"paths/openModel"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
+  const QString path =
+      QFileDialog::getExistingDirectory(this, tr("Open Model Folder (config.json + *.safetensors)"), dir);
   if (path.isEmpty()) return;
   settings.setValue(u"paths/openModel"_s, QFileInfo(path).absolutePath());
   openModel(path);
@@ -1165,7 +1188,9 @@ void MainWindow::openModelDialog() {
 
 void MainWindow::openDumpDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/openDump"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/openDump"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
   const QString path = QFileDialog::getOpenFileName(this, tr("Open Attention Dump"), dir,
                                                     tr("Attention dumps (*.attn.safetensors);;All files (*)"));
   if (path.isEmpty()) return;
@@ -1179,13 +1204,15 @@ bool MainWindow::exportTransformerLayer(const QString& folder) {
     messages_->show(nullptr, tr("Export failed: %1").arg(QString::fromStdString(written.error().message())), 10000);
     return false;
   }
-  messages_->show(nullptr, tr("Exported %1 files into %2").arg(written->size()).arg(QDir::toNativeSeparators(folder)), 6000);
+  messages_->show(nullptr, tr("Exported %1 files into %2").arg(written->size()).arg(QDir::toNativeSeparators(folder)),
+                  6000);
   return true;
 }
 
 void MainWindow::exportLayerDialog() {
   QSettings settings;
-  const QString dir = settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString dir =
+      settings.value(u"paths/export"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Export Every Head of the Layer into"), dir);
   if (folder.isEmpty()) return;
   settings.setValue(u"paths/export"_s, folder);

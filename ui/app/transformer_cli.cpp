@@ -45,8 +45,8 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
   const std::string file = "--render";
   if (trimmed(spec) == "rollout") return RenderSpec{RenderSpec::Kind::Rollout, 0, 0};
   if (trimmed(spec).empty()) {
-    return attn::fail(attn::ErrorKind::Malformed,
-                      "empty; expected layer=L,head=H, layer=L,head=mean or rollout", file, 0);
+    return attn::fail(attn::ErrorKind::Malformed, "empty; expected layer=L,head=H, layer=L,head=mean or rollout", file,
+                      0);
   }
   RenderSpec out;
   bool haveLayer = false, haveHead = false;
@@ -66,8 +66,8 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
     if (key == "layer") {
       const auto n = parseInt(value);
       if (!n) {
-        return attn::fail(attn::ErrorKind::Malformed,
-                          "layer: expected a 0-based layer number, got '" + value + "'", file, valuePos);
+        return attn::fail(attn::ErrorKind::Malformed, "layer: expected a 0-based layer number, got '" + value + "'",
+                          file, valuePos);
       }
       out.layer = *n;
       haveLayer = true;
@@ -83,8 +83,8 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
       }
       haveHead = true;
     } else {
-      return attn::fail(attn::ErrorKind::Malformed,
-                        "unknown key '" + key + "' (layer, head; or 'rollout' alone)", file, std::int64_t(pos));
+      return attn::fail(attn::ErrorKind::Malformed, "unknown key '" + key + "' (layer, head; or 'rollout' alone)", file,
+                        std::int64_t(pos));
     }
     pos = comma + 1;
   }
@@ -92,8 +92,8 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
     return attn::fail(attn::ErrorKind::Malformed, "give layer=L (0-based)", file, std::int64_t(spec.size()));
   }
   if (!haveHead) {
-    return attn::fail(attn::ErrorKind::Malformed,
-                      "give head=H (0-based) or head=mean", file, std::int64_t(spec.size()));
+    return attn::fail(attn::ErrorKind::Malformed, "give head=H (0-based) or head=mean", file,
+                      std::int64_t(spec.size()));
   }
   return out;
 }
@@ -122,16 +122,20 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
     const auto format = exportFormatFor(job.outPath);
     if (job.outPath.isEmpty()) return std::unexpected(usageFailure(QObject::tr("--render needs --out FILE")));
     if (!format || isMatrixFormat(*format)) {
-      return std::unexpected(usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
+      return std::unexpected(
+          usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
     }
     if (job.view != TransformerView::Matrix && *format != ExportFormat::Png) {
-      return std::unexpected(usageFailure(QObject::tr("--out %1: the head, model and overlay views are written as .png").arg(job.outPath)));
+      return std::unexpected(usageFailure(
+          QObject::tr("--out %1: the head, model and overlay views are written as .png").arg(job.outPath)));
     }
     if (job.view == TransformerView::Head && spec->kind == RenderSpec::Kind::Rollout) {
-      return std::unexpected(usageFailure(QObject::tr("--view head draws one layer: give --render layer=L,head=H or layer=L,head=mean")));
+      return std::unexpected(
+          usageFailure(QObject::tr("--view head draws one layer: give --render layer=L,head=H or layer=L,head=mean")));
     }
   } else if (!job.outPath.isEmpty()) {
-    return std::unexpected(usageFailure(QObject::tr("--out needs --render SPEC (layer=L,head=H | layer=L,head=mean | rollout), or --view model")));
+    return std::unexpected(usageFailure(
+        QObject::tr("--out needs --render SPEC (layer=L,head=H | layer=L,head=mean | rollout), or --view model")));
   }
   if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
       job.size.height() > 16384) {
@@ -200,7 +204,8 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   for (const auto& label : run->labels) report.notes.append(QObject::tr("class: %1").arg(fromStd(label)));
 
   if (!job.dumpOut.isEmpty()) {
-    if (auto written = attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
+    if (auto written =
+            attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
         !written) {
       return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
     }
@@ -212,19 +217,19 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   if (spec->kind != RenderSpec::Kind::Rollout) {
     const std::int64_t layerAt = std::int64_t(job.render.find("layer=")) + 6;
     if (spec->layer >= layers) {
-      return std::unexpected(engineFailure(RenderFailure::Kind::Input,
-                                           attn::Error{"--render", layerAt, -1,
-                                                       "layer " + std::to_string(spec->layer) + " is beyond the run's " +
-                                                           std::to_string(layers) + " layers (0-based)",
-                                                       attn::ErrorKind::OutOfRange}));
+      return std::unexpected(engineFailure(
+          RenderFailure::Kind::Input, attn::Error{"--render", layerAt, -1,
+                                                  "layer " + std::to_string(spec->layer) + " is beyond the run's " +
+                                                      std::to_string(layers) + " layers (0-based)",
+                                                  attn::ErrorKind::OutOfRange}));
     }
     if (spec->kind == RenderSpec::Kind::Head && spec->head >= heads) {
       const std::int64_t headAt = std::int64_t(job.render.find("head=")) + 5;
-      return std::unexpected(engineFailure(RenderFailure::Kind::Input,
-                                           attn::Error{"--render", headAt, -1,
-                                                       "head " + std::to_string(spec->head) + " is beyond the layer's " +
-                                                           std::to_string(heads) + " heads (0-based)",
-                                                       attn::ErrorKind::OutOfRange}));
+      return std::unexpected(engineFailure(
+          RenderFailure::Kind::Input, attn::Error{"--render", headAt, -1,
+                                                  "head " + std::to_string(spec->head) + " is beyond the layer's " +
+                                                      std::to_string(heads) + " heads (0-based)",
+                                                  attn::ErrorKind::OutOfRange}));
     }
   }
   std::shared_ptr<const attn::AttentionMap> map;
@@ -249,7 +254,8 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
 
   const auto savePng = [&job](const QImage& image) -> std::expected<void, RenderFailure> {
     if (image.isNull() || !image.save(job.outPath, "PNG")) {
-      return std::unexpected(RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not write the file").arg(job.outPath)});
+      return std::unexpected(
+          RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not write the file").arg(job.outPath)});
     }
     return {};
   };
@@ -278,9 +284,12 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
       } else {
         for (int h = 0; h < layer->maps.heads(); ++h) scene.heads.push_back(h);
       }
-      saved = savePng(render::tokenLinesImage(
-          scene, job.size.width(),
-          QObject::tr("Head view \u00b7 layer %1 \u00b7 %2").arg(spec->layer).arg(spec->kind == RenderSpec::Kind::Head ? QObject::tr("head %1").arg(spec->head) : QObject::tr("all heads"))));
+      saved = savePng(
+          render::tokenLinesImage(scene, job.size.width(),
+                                  QObject::tr("Head view \u00b7 layer %1 \u00b7 %2")
+                                      .arg(spec->layer)
+                                      .arg(spec->kind == RenderSpec::Kind::Head ? QObject::tr("head %1").arg(spec->head)
+                                                                                : QObject::tr("all heads"))));
       break;
     }
     case TransformerView::Model: {
@@ -290,8 +299,9 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
       render::HeadGridScene scene;
       scene.tiles = &tiles;
       if (spec->kind == RenderSpec::Kind::Head) scene.selected = QPoint(spec->head, spec->layer);
-      saved = savePng(render::headGridImage(scene, thumbs.layers, thumbs.heads, job.size.width(),
-                                            QObject::tr("Model view \u00b7 %1 layers x %2 heads").arg(thumbs.layers).arg(thumbs.heads)));
+      saved = savePng(render::headGridImage(
+          scene, thumbs.layers, thumbs.heads, job.size.width(),
+          QObject::tr("Model view \u00b7 %1 layers x %2 heads").arg(thumbs.layers).arg(thumbs.heads)));
       break;
     }
     case TransformerView::Overlay: {
@@ -299,7 +309,9 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
         return std::unexpected(usageFailure(QObject::tr("--view overlay is for vision transformers run on --image")));
       }
       const auto grid = render::classTokenGrid(map->weights, run->grid_rows, run->grid_cols);
-      if (!grid) return std::unexpected(inputFailure(QObject::tr("the map is not class token + %1 x %2 patches").arg(run->grid_rows).arg(run->grid_cols)));
+      if (!grid)
+        return std::unexpected(inputFailure(
+            QObject::tr("the map is not class token + %1 x %2 patches").arg(run->grid_rows).arg(run->grid_cols)));
       QImage base = photo.scaled(job.size, Qt::KeepAspectRatio, Qt::SmoothTransformation);
       render::OverlayOptions options;
       options.colormap = job.colormap == render::Colormap::Viridis ? render::Colormap::Inferno : job.colormap;

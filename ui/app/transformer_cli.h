@@ -32,17 +32,17 @@ enum class TransformerView { Matrix, Head, Model, Overlay };
 std::optional<TransformerView> findTransformerView(const QString& name);
 
 struct TransformerJob {
-  QString modelDir;           // a model folder, or
-  QString dumpIn;             // an attention dump to render
-  std::string text;           // text models (raw bytes, as the engine's offsets refer to them)
-  std::string pair;           // BERT's second sentence
+  QString modelDir;  // a model folder, or
+  QString dumpIn;    // an attention dump to render
+  std::string text;  // text models (raw bytes, as the engine's offsets refer to them)
+  std::string pair;  // BERT's second sentence
   bool hasText = false;
-  QString imagePath;          // ViT
-  QString dumpOut;            // write the run's attention here (*.attn.safetensors)
-  std::string render;         // a RenderSpec; empty: no image
+  QString imagePath;   // ViT
+  QString dumpOut;     // write the run's attention here (*.attn.safetensors)
+  std::string render;  // a RenderSpec; empty: no image
   TransformerView view = TransformerView::Matrix;
-  QString outPath;            // .png (.svg, .pdf for the matrix view)
-  QSize size{900, 700};       // the matrix exactly; the width of the head and model views
+  QString outPath;       // .png (.svg, .pdf for the matrix view)
+  QSize size{900, 700};  // the matrix exactly; the width of the head and model views
   render::Colormap colormap = render::Colormap::Viridis;
 };
 

@@ -60,7 +60,9 @@ QVariant HeadStatsModel::data(const QModelIndex& index, int role) const {
     case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ToolTipRole:
       if (index.column() == Entropy) {
-        return tr("Mean row entropy %1 nats; a uniform row has %2").arg(double(s.entropy), 0, 'f', 4).arg(double(s.max_entropy), 0, 'f', 4);
+        return tr("Mean row entropy %1 nats; a uniform row has %2")
+            .arg(double(s.entropy), 0, 'f', 4)
+            .arg(double(s.max_entropy), 0, 'f', 4);
       }
       return {};
     default: return {};
@@ -84,7 +86,8 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, in
   if (role == Qt::ToolTipRole) {
     switch (section) {
       case Entropy: return tr("Mean entropy of the attention rows (nats); low = focused heads");
-      case MeanDistance: return tr("Attention-weighted mean distance between query and key (tokens, or patches for ViT)");
+      case MeanDistance:
+        return tr("Attention-weighted mean distance between query and key (tokens, or patches for ViT)");
       case MaxWeight: return tr("The largest single weight of the head");
       case FirstMass: return tr("Mean attention mass on position 0 (%1)").arg(firstName_);
       case SpecialMass: return tr("Mean attention mass on the other special positions (%1)").arg(specialName_);

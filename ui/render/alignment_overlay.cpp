@@ -79,9 +79,9 @@ QImage alignmentImage(const attn::Matrix& weights, Colormap map, const Alignment
                       const OverlayStyle& style) {
   if (weights.size() == 0 || cellSize <= 0) return {};
   QImage cells = matrixImage(weights, map, valueRange(weights, RangeMode::Data));
-  QImage image = cells.scaled(cells.width() * cellSize, cells.height() * cellSize, Qt::IgnoreAspectRatio,
-                              Qt::FastTransformation)
-                     .convertToFormat(QImage::Format_ARGB32_Premultiplied);
+  QImage image =
+      cells.scaled(cells.width() * cellSize, cells.height() * cellSize, Qt::IgnoreAspectRatio, Qt::FastTransformation)
+          .convertToFormat(QImage::Format_ARGB32_Premultiplied);
   QPainter painter(&image);
   paintAlignmentOverlay(painter, overlay, cellTransform(cellSize), style);
   painter.end();

@@ -34,17 +34,17 @@ std::vector<WindowBand> localWindowBands(std::span<const float> positions, int w
 struct AlignmentOverlay {
   int rows = 0;
   int columns = 0;
-  std::optional<int> focusRow;     // the decoding step in view: outlined
-  std::vector<WindowBand> bands;   // local-p: a translucent band and a marker per step
+  std::optional<int> focusRow;    // the decoding step in view: outlined
+  std::vector<WindowBand> bands;  // local-p: a translucent band and a marker per step
   bool empty() const { return !focusRow && bands.empty(); }
   friend bool operator==(const AlignmentOverlay&, const AlignmentOverlay&) = default;
 };
 
 struct OverlayStyle {
-  QColor focus = QColor(0xff, 0x8f, 0x00);          // the step's outline: reads on every colour map
+  QColor focus = QColor(0xff, 0x8f, 0x00);  // the step's outline: reads on every colour map
   QColor bandFill = QColor(255, 255, 255, 60);
   QColor bandEdge = QColor(255, 255, 255, 230);
-  QColor marker = QColor(0xff, 0x2d, 0x78);          // p_t
+  QColor marker = QColor(0xff, 0x2d, 0x78);  // p_t
   QColor markerOutline = QColor(255, 255, 255);
 };
 

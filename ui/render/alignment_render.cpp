@@ -50,8 +50,8 @@ attn::Labels sourceColumnLabels(const attn::models::Seq2SeqRun& run) {
   return labels;
 }
 
-TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step,
-                          std::string_view input, const DecodingFigureOptions& options) {
+TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, std::string_view input,
+                          const DecodingFigureOptions& options) {
   TextFigure figure;
   if (hypothesis >= run.hypotheses.size()) return figure;
   const auto& hyp = run.hypotheses[hypothesis];
@@ -62,12 +62,11 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
   ShadedText output;
   const QString outputText = fromStd(hyp.text);
   output.large = true;
-  output.caption = run.hypotheses.size() > 1
-                       ? tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
-                             .arg(hypothesis + 1)
-                             .arg(run.hypotheses.size())
-                             .arg(logProbText(hyp.log_prob))
-                       : tr("Output \u00b7 log p %1").arg(logProbText(hyp.log_prob));
+  output.caption = run.hypotheses.size() > 1 ? tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
+                                                   .arg(hypothesis + 1)
+                                                   .arg(run.hypotheses.size())
+                                                   .arg(logProbText(hyp.log_prob))
+                                             : tr("Output \u00b7 log p %1").arg(logProbText(hyp.log_prob));
   output.text = outputText;
   output.colormap = options.colormap;
   int at = 0;
@@ -118,11 +117,12 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
     range.unknown = j < run.unknown.size() && run.unknown[j];
     range.marked = local && std::abs(double(j) - p) <= double(options.window);
     const QString character = tokenLabel(j < run.source.size() ? run.source[j] : std::string());
-    range.toolTip = range.unknown ? tr("%1 (position %2) is not in the vocabulary: read as <unk>\nweight %3")
-                                        .arg(quoted(character))
-                                        .arg(j)
-                                        .arg(exactValue(range.weight))
-                                  : tr("%1 (position %2)\nweight %3").arg(quoted(character)).arg(j).arg(exactValue(range.weight));
+    range.toolTip = range.unknown
+                        ? tr("%1 (position %2) is not in the vocabulary: read as <unk>\nweight %3")
+                              .arg(quoted(character))
+                              .arg(j)
+                              .arg(exactValue(range.weight))
+                        : tr("%1 (position %2)\nweight %3").arg(quoted(character)).arg(j).arg(exactValue(range.weight));
     if (range.unknown) ++unknown;
     source.ranges.push_back(range);
   }
@@ -168,8 +168,8 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
     return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
                                                            : tr("class %1").arg(i);
   };
-  const float top = std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)]
-                                                                          : 0.0f;
+  const float top =
+      std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
   figure.heading = tr("Predicted: %1 (%2)").arg(labelOf(run.predicted), percentText(top));
 
   BarChart probabilities;
@@ -186,8 +186,8 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
   }
   figure.elements.emplace_back(std::move(probabilities));
 
-  const std::size_t shown = run.input.spans.empty() ? input.size()
-                                                    : std::size_t(std::max(0, run.input.spans.back().end));
+  const std::size_t shown =
+      run.input.spans.empty() ? input.size() : std::size_t(std::max(0, run.input.spans.back().end));
   const Utf16Text text = toUtf16(input.substr(0, std::min(shown, input.size())));
   const int heads = int(run.word_attention.rows());
   const int words = int(run.input.words.size());

@@ -34,8 +34,8 @@ struct DecodingFigureOptions {
 // The output of `hypothesis` with the step in view outlined, and the source text shaded by that step's
 // attention row (the heatmap's colour map, weight / the row's largest weight); unknown characters red and
 // underlined; a truncated input's unread rest as a grey note.
-TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step,
-                          std::string_view input, const DecodingFigureOptions& options);
+TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, std::string_view input,
+                          const DecodingFigureOptions& options);
 
 // A review: the predicted label and the class probabilities, the text shaded by each pooling head's word
 // weights (one hue per head when there are several), the hierarchical model's sentence weights as bars.

@@ -137,12 +137,12 @@ GridGeometry gridGeometry(const CaptionGridFigure& figure, const QFont& font) {
   QFont heading = font;
   heading.setBold(true);
   const double width = g.columns * g.cellWidth + (g.columns - 1) * g.kGap;
-  g.headingHeight = figure.heading.isEmpty()
-                        ? 0.0
-                        : QFontMetricsF(heading)
-                                  .boundingRect(QRectF(0, 0, width, 1e6), Qt::AlignLeft | Qt::TextWordWrap, figure.heading)
-                                  .height() +
-                              QFontMetricsF(heading).height() * 0.5;
+  g.headingHeight = figure.heading.isEmpty() ? 0.0
+                                             : QFontMetricsF(heading)
+                                                       .boundingRect(QRectF(0, 0, width, 1e6),
+                                                                     Qt::AlignLeft | Qt::TextWordWrap, figure.heading)
+                                                       .height() +
+                                                   QFontMetricsF(heading).height() * 0.5;
   return g;
 }
 
@@ -151,8 +151,8 @@ GridGeometry gridGeometry(const CaptionGridFigure& figure, const QFont& font) {
 QSize captionGridSize(const CaptionGridFigure& figure, const QFont& font) {
   const GridGeometry g = gridGeometry(figure, font);
   const double width = 2 * g.kMargin + g.columns * g.cellWidth + (g.columns - 1) * g.kGap;
-  const double height = 2 * g.kMargin + g.headingHeight + g.rows * (g.titleHeight + g.imageHeight) +
-                        std::max(0, g.rows - 1) * g.kGap;
+  const double height =
+      2 * g.kMargin + g.headingHeight + g.rows * (g.titleHeight + g.imageHeight) + std::max(0, g.rows - 1) * g.kGap;
   return QSize(int(std::ceil(width)), int(std::ceil(height)));
 }
 
@@ -181,8 +181,7 @@ void paintCaptionGrid(QPainter& painter, const CaptionGridFigure& figure, const 
     const double x = g.kMargin + column * (g.cellWidth + g.kGap);
     const double y = g.kMargin + g.headingHeight + row * (g.titleHeight + g.imageHeight + g.kGap);
     painter.setPen(ink);
-    painter.drawText(QRectF(x, y, g.cellWidth, g.titleHeight), Qt::AlignLeft | Qt::AlignVCenter,
-                     figure.cells[i].title);
+    painter.drawText(QRectF(x, y, g.cellWidth, g.titleHeight), Qt::AlignLeft | Qt::AlignVCenter, figure.cells[i].title);
     const QRectF target(x, y + g.titleHeight, g.cellWidth, g.imageHeight);
     painter.drawImage(target, figure.cells[i].image);
   }

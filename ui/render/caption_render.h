@@ -38,8 +38,8 @@ std::vector<float> alphaEntropy(const attn::Matrix& alpha);
 enum class CaptionOverlayMode { Colour, LightMask };
 
 struct CaptionOverlayOptions {
-  double sigma = 8.0;       // see smoothedAlpha
-  double opacity = 0.8;     // of the colour layer at the maximum (Colour), of the darkest dimming (LightMask)
+  double sigma = 8.0;    // see smoothedAlpha
+  double opacity = 0.8;  // of the colour layer at the maximum (Colour), of the darkest dimming (LightMask)
   Colormap colormap = Colormap::Inferno;
   double threshold = 0.15;  // values below this fraction of the map's maximum: transparent (Colour), dark (LightMask)
   CaptionOverlayMode mode = CaptionOverlayMode::Colour;
@@ -65,7 +65,7 @@ struct CaptionGridCell {
 };
 
 struct CaptionGridFigure {
-  QString heading;  // the caption, model, log p
+  QString heading;                     // the caption, model, log p
   std::vector<CaptionGridCell> cells;  // the image first, then one per word
   int perRow = 5;
   int cellWidth = 224;  // the image's width in a cell; heights follow its aspect

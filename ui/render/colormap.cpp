@@ -13,7 +13,7 @@ namespace {
 constexpr std::array<QRgb, 11> kViridis = {0xff440154, 0xff482475, 0xff414487, 0xff355f8d, 0xff2a788e, 0xff21918c,
                                            0xff22a884, 0xff44bf70, 0xff7ad151, 0xffbddf26, 0xfffde725};
 constexpr std::array<QRgb, 11> kMagma = {0xff000004, 0xff140e36, 0xff3b0f70, 0xff641a80, 0xff8c2981, 0xffb73779,
-                                        0xffde4968, 0xfff7705c, 0xfffe9f6d, 0xfffecf92, 0xfffcfdbf};
+                                         0xffde4968, 0xfff7705c, 0xfffe9f6d, 0xfffecf92, 0xfffcfdbf};
 constexpr std::array<QRgb, 11> kInferno = {0xff000004, 0xff160b39, 0xff420a68, 0xff6a176e, 0xff932667, 0xffbc3754,
                                            0xffdd513a, 0xfff37819, 0xfffca50a, 0xfff6d746, 0xfffcffa4};
 constexpr std::array<QRgb, 11> kPlasma = {0xff0d0887, 0xff41049d, 0xff6a00a8, 0xff8f0da4, 0xffb12a90, 0xffcc4778,

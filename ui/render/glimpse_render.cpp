@@ -105,7 +105,9 @@ FilterCurves filterCurves(const attn::glimpse::FilterBank& bank, int maxCurves) 
   out.subset = int(chosen.size()) < bank.n;
   bool any = false;
   for (int i : chosen) {
-    if (std::size_t(i) >= bank.begin.size() || std::size_t(i) >= bank.length.size() || std::size_t(i) >= bank.offset.size()) break;
+    if (std::size_t(i) >= bank.begin.size() || std::size_t(i) >= bank.length.size() ||
+        std::size_t(i) >= bank.offset.size())
+      break;
     FilterCurve curve;
     curve.filter = i;
     const int begin = bank.begin[std::size_t(i)];

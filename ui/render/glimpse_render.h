@@ -48,11 +48,11 @@ struct FilterCurve {
 };
 struct FilterCurves {
   std::vector<FilterCurve> curves;
-  int filters = 0;       // filters in the bank
-  bool subset = false;   // fewer curves than filters
-  double lower = 0.0;    // pixel range the plotted bands cover
+  int filters = 0;      // filters in the bank
+  bool subset = false;  // fewer curves than filters
+  double lower = 0.0;   // pixel range the plotted bands cover
   double upper = 1.0;
-  double peak = 0.0;     // largest plotted weight
+  double peak = 0.0;  // largest plotted weight
 };
 FilterCurves filterCurves(const attn::glimpse::FilterBank& bank, int maxCurves = 24);
 

@@ -86,9 +86,7 @@ QRect HeadGridLayout::tileRect(int layer, int head) const {
   return QRect(left + head * (tile + gap), top + layer * (tile + gap), tile, tile);
 }
 
-QSize HeadGridLayout::size() const {
-  return QSize(left + heads * (tile + gap), top + layers * (tile + gap));
-}
+QSize HeadGridLayout::size() const { return QSize(left + heads * (tile + gap), top + layers * (tile + gap)); }
 
 std::optional<QPoint> HeadGridLayout::tileAt(QPoint point) const {
   if (point.x() < left || point.y() < top) return std::nullopt;

@@ -43,10 +43,10 @@ QImage thumbnailImage(const attn::Matrix& pooled, Colormap map);
 struct HeadGridLayout {
   int layers = 0;
   int heads = 0;
-  int tile = 64;        // tile side in pixels
+  int tile = 64;  // tile side in pixels
   int gap = 6;
-  int left = 64;        // row labels ("layer 3")
-  int top = 22;         // column labels ("head 5")
+  int left = 64;  // row labels ("layer 3")
+  int top = 22;   // column labels ("head 5")
 
   QRect tileRect(int layer, int head) const;
   QSize size() const;

@@ -55,7 +55,8 @@ float effectiveScale(const ShadedText& text) {
 
 QColor mix(const QColor& a, const QColor& b, double t) {
   t = std::clamp(t, 0.0, 1.0);
-  return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
+  return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t),
+                          float(a.greenF() + (b.greenF() - a.greenF()) * t),
                           float(a.blueF() + (b.blueF() - a.blueF()) * t));
 }
 
@@ -169,7 +170,7 @@ QColor textOn(const QColor& fill, const FigureStyle& style) {
   if (fill.alpha() == 0) return style.text;
   const double l = luminance(fill);
   return std::abs(l - luminance(style.text)) >= std::abs(l - luminance(style.background)) ? style.text
-                                                                                            : style.background;
+                                                                                          : style.background;
 }
 
 FigureLayout layoutFigure(const TextFigure& figure, const QFont& font, double width) {

@@ -41,9 +41,9 @@ struct ShadedRange {
 };
 
 struct ShadedText {
-  QString caption;                   // small type above the text ("Source · attention of step 3")
+  QString caption;  // small type above the text ("Source · attention of step 3")
   QString text;
-  std::vector<ShadedRange> ranges;   // ascending, not overlapping
+  std::vector<ShadedRange> ranges;  // ascending, not overlapping
   // With a colour map a weight w (scaled to 0..1) is the map's colour at w, faded into the background by
   // w, so faint weights stay near the background and the text stays readable; without one, `tint` at
   // opacity w (one hue per pooling head).
@@ -56,9 +56,9 @@ struct ShadedText {
 
 struct Bar {
   QString label;
-  float value = 0.0f;  // drawn as value / BarChart::maximum of the bar area
-  QString valueText;   // right of the bar; empty: the value with three decimals
-  bool strong = false; // bold label (the predicted class)
+  float value = 0.0f;   // drawn as value / BarChart::maximum of the bar area
+  QString valueText;    // right of the bar; empty: the value with three decimals
+  bool strong = false;  // bold label (the predicted class)
   QColor colour = QColor(0x1f, 0x77, 0xb4);
   QString toolTip;
 };
@@ -101,16 +101,16 @@ struct FigureLayout {
   };
   struct Block {
     int element = 0;
-    QRectF rect;                               // the whole element
-    QFont font;                                // ShadedText: the font of its text
-    QString laidOut;                           // ShadedText: text + tail
+    QRectF rect;      // the whole element
+    QFont font;       // ShadedText: the font of its text
+    QString laidOut;  // ShadedText: text + tail
     double lineHeight = 0.0;
     double captionHeight = 0.0;
     std::vector<Piece> pieces;
-    std::vector<std::vector<QRectF>> ranges;   // ShadedText: each range's boxes; BarChart: each bar's row
-    std::vector<QRectF> barRects;              // BarChart: the filled part of each bar
-    double labelWidth = 0.0;                   // BarChart: the label column
-    double barArea = 0.0;                      // BarChart: the width of a full bar
+    std::vector<std::vector<QRectF>> ranges;  // ShadedText: each range's boxes; BarChart: each bar's row
+    std::vector<QRectF> barRects;             // BarChart: the filled part of each bar
+    double labelWidth = 0.0;                  // BarChart: the label column
+    double barArea = 0.0;                     // BarChart: the width of a full bar
   };
   QFont font;
   double width = 0.0;

@@ -13,9 +13,9 @@
 namespace attn::ui::render {
 namespace {
 
-constexpr std::array<QRgb, 16> kHeadColours = {
-    0xff1f77b4, 0xffff7f0e, 0xff2ca02c, 0xffd62728, 0xff9467bd, 0xff8c564b, 0xffe377c2, 0xff7f7f7f,
-    0xffbcbd22, 0xff17becf, 0xff393b79, 0xffad494a, 0xff637939, 0xff7b4173, 0xffe7ba52, 0xff3182bd};
+constexpr std::array<QRgb, 16> kHeadColours = {0xff1f77b4, 0xffff7f0e, 0xff2ca02c, 0xffd62728, 0xff9467bd, 0xff8c564b,
+                                               0xffe377c2, 0xff7f7f7f, 0xffbcbd22, 0xff17becf, 0xff393b79, 0xffad494a,
+                                               0xff637939, 0xff7b4173, 0xffe7ba52, 0xff3182bd};
 
 constexpr int kAlphaBuckets = 32;
 // Above this many lines antialiasing costs more than it shows.
@@ -71,8 +71,8 @@ TokenLinesStats paintTokenLines(QPainter& painter, const TokenLinesScene& scene,
       if (scene.focus && !focused && scene.focus->side == s) text.setAlphaF(0.45f);
       painter.setPen(text);
       const QRectF textRect = rect.adjusted(4, 0, -6, 0);
-      const QString elided = metrics.elidedText(label(side == 0 ? rowTokens : colTokens, i), Qt::ElideRight,
-                                                int(textRect.width()));
+      const QString elided =
+          metrics.elidedText(label(side == 0 ? rowTokens : colTokens, i), Qt::ElideRight, int(textRect.width()));
       painter.drawText(textRect, Qt::AlignVCenter | (side == 0 ? Qt::AlignRight : Qt::AlignLeft), elided);
     }
   }
@@ -148,8 +148,8 @@ TokenLinesStats paintTokenLines(QPainter& painter, const TokenLinesScene& scene,
       tb = std::clamp(std::max(tTop, tBottom), 0.0, 1.0);
     }
     const int bucket = std::clamp(int(k.weight * kAlphaBuckets), 0, kAlphaBuckets - 1);
-    all[std::size_t(k.slot)].buckets[std::size_t(bucket)].emplace_back(
-        x0 + (x1 - x0) * ta, y0 + (y1 - y0) * ta, x0 + (x1 - x0) * tb, y0 + (y1 - y0) * tb);
+    all[std::size_t(k.slot)].buckets[std::size_t(bucket)].emplace_back(x0 + (x1 - x0) * ta, y0 + (y1 - y0) * ta,
+                                                                       x0 + (x1 - x0) * tb, y0 + (y1 - y0) * tb);
   }
   stats.drawn = qint64(candidates.size());
 

@@ -4,8 +4,8 @@
 // tests draw the same picture.
 //
 // Lines below `threshold` are skipped (at alpha 0.01 a line is invisible anyway) and lines outside the
-// clip are culled; beyond a line budget only the strongest are kept; the rest are bucketed by opacity and drawn with one drawLines call per bucket, which
-// keeps 512 tokens x 12 heads interactive.
+// clip are culled; beyond a line budget only the strongest are kept; the rest are bucketed by opacity and drawn with
+// one drawLines call per bucket, which keeps 512 tokens x 12 heads interactive.
 #pragma once
 
 #include "attn/core.h"
@@ -37,15 +37,15 @@ struct TokenHit {
 };
 
 struct TokenLinesLayout {
-  int rows = 0;            // query tokens (left)
-  int cols = 0;            // key tokens (right)
-  int width = 600;         // the drawing's width
-  int top = 0;             // y of the first token row
+  int rows = 0;     // query tokens (left)
+  int cols = 0;     // key tokens (right)
+  int width = 600;  // the drawing's width
+  int top = 0;      // y of the first token row
   int rowHeight = 18;
-  int labelWidth = 120;    // each token column
+  int labelWidth = 120;  // each token column
 
-  double leftEdge() const { return labelWidth; }            // where lines start
-  double rightEdge() const { return width - labelWidth; }   // where lines end
+  double leftEdge() const { return labelWidth; }           // where lines start
+  double rightEdge() const { return width - labelWidth; }  // where lines end
   double rowY(int index) const { return top + (index + 0.5) * rowHeight; }
   QRectF tokenRect(TokenSide side, int index) const;
   int height() const;  // top + the longer column

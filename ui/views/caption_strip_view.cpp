@@ -14,12 +14,12 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-constexpr double kMargin = 6.0;    // around the strip
-constexpr double kGap = 6.0;       // between chips
-constexpr double kPadX = 9.0;      // inside a chip, left and right of the word
+constexpr double kMargin = 6.0;  // around the strip
+constexpr double kGap = 6.0;     // between chips
+constexpr double kPadX = 9.0;    // inside a chip, left and right of the word
 constexpr double kBarHeight = 5.0;
 constexpr double kBarGap = 4.0;
-constexpr double kGutter = 18.0;   // the "β" and "H" labels left of the first chip of a line
+constexpr double kGutter = 18.0;  // the "β" and "H" labels left of the first chip of a line
 
 const QColor kBetaColour(0x1f, 0x77, 0xb4);
 const QColor kEntropyColour(0xe6, 0x7e, 0x22);

@@ -39,7 +39,8 @@ std::optional<ExportFormat> exportFormatFor(const QString& path) {
 }
 
 QString exportFilters() {
-  return QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv);;NumPy matrix (*.npy)");
+  return QObject::tr(
+      "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv);;NumPy matrix (*.npy)");
 }
 
 attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
@@ -74,7 +75,8 @@ attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
     case ExportFormat::Csv:
     case ExportFormat::Npy: break;
   }
-  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  if (!ok || !QFileInfo::exists(path))
+    return std::unexpected(exportError(path, QObject::tr("could not write the file")));
   return {};
 }
 
@@ -117,7 +119,8 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
     case ExportFormat::Csv:
     case ExportFormat::Npy: break;
   }
-  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  if (!ok || !QFileInfo::exists(path))
+    return std::unexpected(exportError(path, QObject::tr("could not write the file")));
   return {};
 }
 
@@ -164,7 +167,8 @@ attn::Result<void> exportDrawing(const QString& path, QSize size, const QString&
       ok = painter.end();
     }
   }
-  if (!ok || !QFileInfo::exists(path)) return std::unexpected(exportError(path, QObject::tr("could not write the file")));
+  if (!ok || !QFileInfo::exists(path))
+    return std::unexpected(exportError(path, QObject::tr("could not write the file")));
   return {};
 }
 
@@ -192,9 +196,10 @@ attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& f
 }
 
 attn::Result<void> exportCaptionGrid(const render::CaptionGridFigure& figure, const QFont& font, const QString& path) {
-  return exportDrawing(path, render::captionGridSize(figure, font), figure.heading,
-                       QObject::tr("Show, Attend and Tell: each word's attention over the image, exported by AttnScope"),
-                       [&](QPainter& painter) { render::paintCaptionGrid(painter, figure, font); });
+  return exportDrawing(
+      path, render::captionGridSize(figure, font), figure.heading,
+      QObject::tr("Show, Attend and Tell: each word's attention over the image, exported by AttnScope"),
+      [&](QPainter& painter) { render::paintCaptionGrid(painter, figure, font); });
 }
 
 bool isMatrixFormat(ExportFormat format) { return format == ExportFormat::Csv || format == ExportFormat::Npy; }

@@ -26,13 +26,13 @@ using attn::glimpse::GaussianGlimpse;
 using attn::glimpse::GlimpseSettings;
 using attn::glimpse::Theta;
 
-constexpr double kMinLineSpacing = 6.0;   // screen pixels between drawn lattice lines
-constexpr double kMinDotSpacing = 5.0;    // screen pixels between centre dots
+constexpr double kMinLineSpacing = 6.0;  // screen pixels between drawn lattice lines
+constexpr double kMinDotSpacing = 5.0;   // screen pixels between centre dots
 constexpr int kMaxDots = 64 * 64;
-constexpr int kMaxSigmaCircles = 16;      // per axis
+constexpr int kMaxSigmaCircles = 16;  // per axis
 constexpr double kHandleRadius = 5.0;
-constexpr double kRotationArm = 24.0;     // screen pixels from the window's top edge to the rotation handle
-constexpr double kStepFactor = 1.1;       // one wheel notch or +/- key
+constexpr double kRotationArm = 24.0;  // screen pixels from the window's top edge to the rotation handle
+constexpr double kStepFactor = 1.1;    // one wheel notch or +/- key
 // Around the fitted photo: room for a window that reaches a little past the edges (the DRAW default's
 // bounding box is half a stride larger than the photo).
 double fitMargin(QSize size) { return std::max(10.0, 0.05 * std::min(size.width(), size.height())); }
@@ -167,9 +167,10 @@ GlimpseCanvas::GlimpseCanvas(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
   setAttribute(Qt::WA_OpaquePaintEvent);
   setCursor(Qt::OpenHandCursor);
-  setToolTip(tr("Drag: move the glimpse \u00b7 wheel: stride / scale \u00b7 Shift+wheel: sigma / rotation\n"
-                "Arrows: nudge 1 px (Shift: 10) \u00b7 + / \u2212: zoom the glimpse \u00b7 [ / ]: sigma\n"
-                "Ctrl+wheel: zoom the view \u00b7 middle or right drag: pan \u00b7 Home: fit \u00b7 double-click: centre here"));
+  setToolTip(tr(
+      "Drag: move the glimpse \u00b7 wheel: stride / scale \u00b7 Shift+wheel: sigma / rotation\n"
+      "Arrows: nudge 1 px (Shift: 10) \u00b7 + / \u2212: zoom the glimpse \u00b7 [ / ]: sigma\n"
+      "Ctrl+wheel: zoom the view \u00b7 middle or right drag: pan \u00b7 Home: fit \u00b7 double-click: centre here"));
   burstTimer_.setSingleShot(true);
   burstTimer_.setInterval(150);
   connect(&burstTimer_, &QTimer::timeout, this, [this] {
@@ -290,8 +291,9 @@ void GlimpseCanvas::rebuildPixmapIfNeeded() {
   // Magnified: crisp pixels; reduced: smooth, from a level at most 2x larger than the screen.
   const bool magnified = scale_ / fx >= 1.0;
   QPainter painter(&background_);
-  painter.drawImage(QPointF(std::round(topLeft.x()), std::round(topLeft.y())),
-                    part.scaled(target, Qt::IgnoreAspectRatio, magnified ? Qt::FastTransformation : Qt::SmoothTransformation));
+  painter.drawImage(
+      QPointF(std::round(topLeft.x()), std::round(topLeft.y())),
+      part.scaled(target, Qt::IgnoreAspectRatio, magnified ? Qt::FastTransformation : Qt::SmoothTransformation));
 }
 
 void GlimpseCanvas::paintEvent(QPaintEvent*) {
@@ -373,8 +375,8 @@ void GlimpseCanvas::paintGaussian(QPainter& painter, const Mapping& m, PixelOver
   const GaussianGlimpse& g = sanitised.glimpse;
   const auto& ax = g.x;
   const auto& ay = g.y;
-  const QColor colour = active ? kGaussianColour : QColor(kGaussianColour.red(), kGaussianColour.green(),
-                                                         kGaussianColour.blue(), 150);
+  const QColor colour =
+      active ? kGaussianColour : QColor(kGaussianColour.red(), kGaussianColour.green(), kGaussianColour.blue(), 150);
   // Bounding box: the filter centres +/- half a stride.
   const QPointF boxTopLeft = m.map(ax.first - 0.5 * ax.stride, ay.first - 0.5 * ay.stride);
   const QPointF boxBottomRight = m.map(ax.last() + 0.5 * ax.stride, ay.last() + 0.5 * ay.stride);
@@ -617,7 +619,8 @@ std::optional<QPointF> GlimpseCanvas::rotationHandle() const {
 QImage GlimpseCanvas::annotatedImage(int maxSide) const {
   if (!image_ || image_->display.empty()) return {};
   const double scale = std::min(1.0, double(maxSide) / std::max(image_->width, image_->height));
-  const QSize size(std::max(1, int(std::lround(image_->width * scale))), std::max(1, int(std::lround(image_->height * scale))));
+  const QSize size(std::max(1, int(std::lround(image_->width * scale))),
+                   std::max(1, int(std::lround(image_->height * scale))));
   int level = 0;
   while (level + 1 < int(image_->display.size()) && std::ldexp(1.0, level + 1) * scale <= 1.0) ++level;
   QImage out = image_->display[std::size_t(level)].scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);

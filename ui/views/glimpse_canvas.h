@@ -11,8 +11,8 @@
 // On top of it, in image pixels mapped to the widget:
 //  - a Gaussian glimpse: the bounding box of its filter centres (+/- half a stride), the +/- 2 sigma extent
 //    (dashed), the centres as dots with sigma circles for small grids or as lattice lines for large ones
-//    (every k-th line when they would be closer than 6 screen pixels, and the canvas says so), and one sigma ellipse at the centre
-//    filter;
+//    (every k-th line when they would be closer than 6 screen pixels, and the canvas says so), and one sigma ellipse at
+//    the centre filter;
 //  - an STN glimpse: the sampled window (attn::glimpse::window_corners) and its warped sampling grid
 //    (attn::glimpse::sample_point), thinned the same way, with a rotation handle for the similarity family.
 // Interaction on the glimpse being edited: left-drag moves it, the wheel changes the stride (Gaussian) or

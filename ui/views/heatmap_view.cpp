@@ -25,8 +25,8 @@ class TokenTicker : public QCPAxisTicker {
   void setStride(int stride) { stride_ = std::max(1, stride); }
   int stride() const { return stride_; }
 
-  void generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks,
-                QVector<double>* subTicks, QVector<QString>* tickLabels) override {
+  void generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks, QVector<double>* subTicks,
+                QVector<QString>* tickLabels) override {
     ticks.clear();
     if (subTicks) subTicks->clear();
     if (tickLabels) tickLabels->clear();
@@ -94,8 +94,7 @@ QStringList labelsFor(const attn::Labels& labels, Index count) {
   QStringList out;
   out.reserve(qsizetype(count));
   for (Index i = 0; i < count; ++i) {
-    out.append(std::size_t(i) < labels.size() ? render::tokenLabel(labels[std::size_t(i)])
-                                              : QString::number(i));
+    out.append(std::size_t(i) < labels.size() ? render::tokenLabel(labels[std::size_t(i)]) : QString::number(i));
   }
   return out;
 }
@@ -265,13 +264,9 @@ HeatmapView::~HeatmapView() = default;
 
 QCustomPlot* HeatmapView::plot() const { return plot_; }
 
-QSize HeatmapView::sizeHint() const {
-  return style_ == Style::Compact ? QSize(220, 200) : QSize(720, 560);
-}
+QSize HeatmapView::sizeHint() const { return style_ == Style::Compact ? QSize(220, 200) : QSize(720, 560); }
 
-QSize HeatmapView::minimumSizeHint() const {
-  return style_ == Style::Compact ? QSize(140, 130) : QSize(240, 200);
-}
+QSize HeatmapView::minimumSizeHint() const { return style_ == Style::Compact ? QSize(140, 130) : QSize(240, 200); }
 
 void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
   map_ = std::move(map);
@@ -352,8 +347,8 @@ void HeatmapView::setHighlighted(bool on) {
     background = swatch.toImage().pixelColor(0, 0);
   }
   plot_->setBackground(background);
-  if (title_) title_->setTextColor(on ? palette().color(QPalette::Highlight).darker(130)
-                                      : palette().color(QPalette::WindowText));
+  if (title_)
+    title_->setTextColor(on ? palette().color(QPalette::Highlight).darker(130) : palette().color(QPalette::WindowText));
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -380,8 +375,8 @@ void HeatmapView::clampRanges() {
   if (clamping_ || !map_) return;
   clamping_ = true;
   // Zooming out past the matrix or dragging it off screen shows nothing useful.
-  for (auto [axis, cells] : {std::pair{plot_->xAxis2, int(map_->weights.cols())},
-                             std::pair{plot_->yAxis, int(map_->weights.rows())}}) {
+  for (auto [axis, cells] :
+       {std::pair{plot_->xAxis2, int(map_->weights.cols())}, std::pair{plot_->yAxis, int(map_->weights.rows())}}) {
     const QCPRange full = render::cellAxisRange(cells);
     QCPRange r = axis->range();
     if (r.size() >= full.size()) {

@@ -58,7 +58,7 @@ class HeatmapView : public QWidget {
   void setEmptyText(const QString& text);
   QString emptyText() const;
   bool isShowingEmptyText() const;
-  void setHighlighted(bool on);         // Compact: marks the tile shown in the main view
+  void setHighlighted(bool on);  // Compact: marks the tile shown in the main view
   // Drawn over the cells, and exported with them: the Alignment tab's decoding step in view and local-p's
   // windows (render::paintAlignmentOverlay). An empty overlay draws nothing; setMap keeps it, clear drops it.
   void setOverlay(const render::AlignmentOverlay& overlay);
@@ -104,13 +104,13 @@ class HeatmapView : public QWidget {
   void updateEmptyState();
 
   Style style_;
-  TokenPlot* plot_ = nullptr;  // child widget
-  QCPColorMap* colorMap_ = nullptr;  // owned by plot_
-  QCPColorScale* colorScale_ = nullptr;  // owned by plot_'s layout (Full style only)
-  QCPTextElement* title_ = nullptr;  // owned by plot_'s layout (Compact style only)
-  QCPItemRect* hover_ = nullptr;  // owned by plot_
+  TokenPlot* plot_ = nullptr;                // child widget
+  QCPColorMap* colorMap_ = nullptr;          // owned by plot_
+  QCPColorScale* colorScale_ = nullptr;      // owned by plot_'s layout (Full style only)
+  QCPTextElement* title_ = nullptr;          // owned by plot_'s layout (Compact style only)
+  QCPItemRect* hover_ = nullptr;             // owned by plot_
   AlignmentOverlayItem* overlay_ = nullptr;  // owned by plot_
-  QLabel* emptyLabel_ = nullptr;  // child, over the plot while there is no map and an empty text is set
+  QLabel* emptyLabel_ = nullptr;             // child, over the plot while there is no map and an empty text is set
   QSharedPointer<TokenTicker> rowTicker_;
   QSharedPointer<TokenTicker> columnTicker_;
   std::shared_ptr<const attn::AttentionMap> map_;

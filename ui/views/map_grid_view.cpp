@@ -58,10 +58,10 @@ void MapGrid::setMaps(std::vector<std::shared_ptr<const attn::AttentionMap>> map
     tiles_[std::size_t(i)]->setTitle(QString::fromStdString(map->title()));
     tiles_[std::size_t(i)]->setMap(map);
   }
-  overflow_->setText(total_ > wanted ? tr("Showing the first %1 of %2 maps; choose the others in the selector.")
-                                           .arg(wanted)
-                                           .arg(total_)
-                                     : QString());
+  overflow_->setText(
+      total_ > wanted
+          ? tr("Showing the first %1 of %2 maps; choose the others in the selector.").arg(wanted).arg(total_)
+          : QString());
   overflow_->setVisible(total_ > wanted);
   if (current_ >= wanted) current_ = -1;
   setCurrent(current_ < 0 && wanted > 0 ? 0 : current_);

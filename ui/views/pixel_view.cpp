@@ -68,7 +68,8 @@ void PixelView::paintEvent(QPaintEvent*) {
                    metrics.elidedText(caption_, Qt::ElideRight, width() - 8));
   if (image_.isNull()) {
     painter.setPen(palette().color(QPalette::PlaceholderText));
-    painter.drawText(rect().adjusted(4, metrics.height() + 6, -4, -4), Qt::AlignCenter | Qt::TextWordWrap, placeholder_);
+    painter.drawText(rect().adjusted(4, metrics.height() + 6, -4, -4), Qt::AlignCenter | Qt::TextWordWrap,
+                     placeholder_);
   } else {
     const QRect target = imageRect();
     painter.fillRect(target.adjusted(-1, -1, 1, 1), QColor(30, 30, 30));

@@ -70,8 +70,8 @@ void TextFigureView::paintEvent(QPaintEvent*) {
   painter.fillRect(rect(), s.background);
   if (figure_.elements.empty() && figure_.heading.isEmpty()) {
     painter.setPen(s.muted);
-    painter.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                     placeholder_);
+    painter.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin),
+                     Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, placeholder_);
     return;
   }
   painter.translate(kMargin, kMargin);

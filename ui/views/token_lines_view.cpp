@@ -338,9 +338,7 @@ render::TokenLinesScene TokenLinesView::scene() const {
   return scene;
 }
 
-void TokenLinesView::updateCanvasSize() {
-  canvas_->setMinimumHeight(trace_ ? canvasLayout().height() + 6 : 0);
-}
+void TokenLinesView::updateCanvasSize() { canvas_->setMinimumHeight(trace_ ? canvasLayout().height() + 6 : 0); }
 
 QRectF TokenLinesView::tokenRect(render::TokenSide side, int index) const {
   return canvasLayout().tokenRect(side, index);
@@ -349,11 +347,9 @@ QRectF TokenLinesView::tokenRect(render::TokenSide side, int index) const {
 QImage TokenLinesView::renderImage(int width) const {
   auto s = scene();
   s.text = QColor(20, 20, 20);
-  return render::tokenLinesImage(s, width, tr("Head view \u00b7 layer %1 \u00b7 %2 of %3 heads")
-                                             .arg(layer_)
-                                             .arg(s.heads.size())
-                                             .arg(headCount()),
-                                 font());
+  return render::tokenLinesImage(
+      s, width, tr("Head view \u00b7 layer %1 \u00b7 %2 of %3 heads").arg(layer_).arg(s.heads.size()).arg(headCount()),
+      font());
 }
 
 }  // namespace attn::ui

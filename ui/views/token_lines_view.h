@@ -57,7 +57,7 @@ class TokenLinesView : public QWidget {
   QWidget* canvas() const;
   QWidget* swatchBar() const;
   QComboBox* layerBox() const { return layerBox_; }
-  QRect swatchRect(int head) const;  // swatchBar() coordinates
+  QRect swatchRect(int head) const;                           // swatchBar() coordinates
   QRectF tokenRect(render::TokenSide side, int index) const;  // canvas() coordinates
   render::TokenLinesLayout canvasLayout() const;
   render::TokenLinesScene scene() const;

@@ -39,12 +39,12 @@ attn::Error unsupported(const QString& shownAs, const QString& architecture) {
                           tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
                              "[\"AttnScopeClassifier\"] models"));
   }
-  return modelFileError(attn::ErrorKind::Unsupported, shownAs,
-                        tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
-                           "AttnScopeClassifier models (%2)")
-                            .arg(architecture, architecture == u"AttnScopeCaptioner"_s
-                                                   ? tr("captioners open in the Captioning tab")
-                                                   : tr("transformers open in the Transformer tab")));
+  return modelFileError(
+      attn::ErrorKind::Unsupported, shownAs,
+      tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
+         "AttnScopeClassifier models (%2)")
+          .arg(architecture, architecture == u"AttnScopeCaptioner"_s ? tr("captioners open in the Captioning tab")
+                                                                     : tr("transformers open in the Transformer tab")));
 }
 
 void describe(AlignmentModel& model) {
@@ -143,19 +143,20 @@ QString defaultReviewText() { return reviewExamples().front(); }
 QStringList dateExamples() {
   // One of each kind of format the models were trained on (tools/train/dates_data.py), and one with
   // characters outside the vocabulary.
-  return {defaultDateText(),     u"21.11.2026"_s,         u"Nov 21st 2026"_s,   u"the 3rd of March, 1999"_s,
-          u"04/07/76"_s,         u"Sat, Nov 21, 2026"_s,  u"15-Aug-1947"_s,     u"2026 Nov 21"_s,
+  return {defaultDateText(),      u"21.11.2026"_s,        u"Nov 21st 2026"_s,       u"the 3rd of March, 1999"_s,
+          u"04/07/76"_s,          u"Sat, Nov 21, 2026"_s, u"15-Aug-1947"_s,         u"2026 Nov 21"_s,
           u"DECEMBER 31, 1999"_s, u"Nov 21 '26"_s,        u"21\u00b711\u00b72026"_s};
 }
 
 QStringList reviewExamples() {
-  return {u"I watched the film on a Sunday evening with my sister. The plot follows a family moving to a small "
-          "town. The acting was truly superb. It runs for about 120 minutes."_s,
-          u"We stayed 3 nights in May with my brother. Our room was on the third floor. The breakfast was not "
-          "good. Check out is at noon."_s,
-          u"I bought the kettle last June from an online shop. It weighs about 900 grams. I hated the lid."_s,
-          u"We went there on a Friday night with my parents. The service was never boring! We paid 80 euros for "
-          "two people."_s};
+  return {
+      u"I watched the film on a Sunday evening with my sister. The plot follows a family moving to a small "
+      "town. The acting was truly superb. It runs for about 120 minutes."_s,
+      u"We stayed 3 nights in May with my brother. Our room was on the third floor. The breakfast was not "
+      "good. Check out is at noon."_s,
+      u"I bought the kettle last June from an online shop. It weighs about 900 grams. I hated the lid."_s,
+      u"We went there on a Friday night with my parents. The service was never boring! We paid 80 euros for "
+      "two people."_s};
 }
 
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {

@@ -36,7 +36,6 @@ QString fromStd(const std::string& text) { return QString::fromStdString(text); 
 
 QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
-
 // The label of output step t of a hypothesis: its character, "</s>" for the end.
 QString stepLabel(const attn::AttentionMap& map, int t) {
   if (t < 0 || std::size_t(t) >= map.row_labels.size()) return {};
@@ -198,9 +197,10 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   stepSlider_->setPageStep(1);
   stepSlider_->setTickPosition(QSlider::TicksBelow);
   stepSlider_->setTickInterval(1);
-  stepSlider_->setToolTip(tr("The output step in view (Left/Right, Home/End): its row of the heatmap is outlined "
-                             "and the source characters are shaded by its attention. A click on a heatmap row "
-                             "goes to that step."));
+  stepSlider_->setToolTip(
+      tr("The output step in view (Left/Right, Home/End): its row of the heatmap is outlined "
+         "and the source characters are shaded by its attention. A click on a heatmap row "
+         "goes to that step."));
   stepTitle->setBuddy(stepSlider_);
   stepLabel_ = new QLabel(decodingPage_);
   stepLabel_->setObjectName(u"alignmentStepLabel"_s);
@@ -265,8 +265,9 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
 
   // The selector shows what is open: a bundled entry, or the folder as an entry of its own.
   // What the model was trained on, under its description: small models answer confidently on anything.
-  const QString description =
-      model.trainedOn.isEmpty() ? model.description : model.description + u'\n' + tr("Trained on: %1").arg(model.trainedOn);
+  const QString description = model.trainedOn.isEmpty()
+                                  ? model.description
+                                  : model.description + u'\n' + tr("Trained on: %1").arg(model.trainedOn);
   showOpenModel(modelGroup_, model.key, model.path, model.name, description, !model.modelCard.isEmpty());
 
   // Keep what the user typed; swap the other task's examples for this task's default.
@@ -291,14 +292,15 @@ void AlignmentWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   loadSettled_ = serial;
   lastError_ = message;
   showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
-  requestedModel_ = !source_ ? QString()
+  requestedModel_ = !source_                               ? QString()
                     : source_->model.path.startsWith(u':') ? source_->model.key
-                                                          : source_->model.path;
+                                                           : source_->model.path;
   if (source_) {
     reselectOpenModel(modelBox_, source_->model.key, source_->model.path);
   } else {
-    placeholder_->setText(tr("No model open. Choose a bundled model in the side panel or open a model folder "
-                             "(File > Open Model\u2026, Ctrl+Shift+M)."));
+    placeholder_->setText(
+        tr("No model open. Choose a bundled model in the side panel or open a model folder "
+           "(File > Open Model\u2026, Ctrl+Shift+M)."));
   }
   emit loadingChanged(false);
   emit statusMessage(tr("Cannot open %1: %2").arg(loadingName_, message), 0);
@@ -316,7 +318,8 @@ void AlignmentWorkbench::updateForSource() {
   textLabel_->setText(seq2seq ? tr("&Source: a date in any form") : tr("&Review: a few sentences"));
   textLabel_->setToolTip(seq2seq ? tr("Decoded as you type; the output and the alignment follow every keystroke")
                                  : tr("Classified as you type; the shading follows every keystroke"));
-  textEdit_->setPlaceholderText(seq2seq ? tr("A date in any form, e.g. 21 Nov 2026") : tr("A review of a few sentences"));
+  textEdit_->setPlaceholderText(seq2seq ? tr("A date in any form, e.g. 21 Nov 2026")
+                                        : tr("A review of a few sentences"));
   {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->clear();
@@ -343,7 +346,8 @@ void AlignmentWorkbench::updateForSource() {
 }
 
 void AlignmentWorkbench::showAbout() {
-  if (source_ && !source_->model.modelCard.isEmpty()) showModelCard(this, source_->model.name, source_->model.modelCard);
+  if (source_ && !source_->model.modelCard.isEmpty())
+    showModelCard(this, source_->model.name, source_->model.modelCard);
 }
 
 // ---- input ----
@@ -378,9 +382,7 @@ void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
 void AlignmentWorkbench::setBeam(int beam) { beamSpin_->setValue(std::clamp(beam, 1, kMaxBeam)); }
 int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 
-bool AlignmentWorkbench::isIdle() const {
-  return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_;
-}
+bool AlignmentWorkbench::isIdle() const { return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_; }
 
 void AlignmentWorkbench::post() {
   if (!source_) return;
@@ -477,8 +479,8 @@ void AlignmentWorkbench::applyPending() {
     const QString label = std::size_t(run.predicted) < config.labels.size()
                               ? fromStd(config.labels[std::size_t(run.predicted)])
                               : QString::number(run.predicted);
-    const float p = std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)]
-                                                                          : 0.0f;
+    const float p =
+        std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
     runSummary_ = tr("alignment: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
                       .arg(name)
                       .arg(run.input.words.size())
@@ -585,7 +587,7 @@ const attn::AttentionMap* AlignmentWorkbench::currentMap() const {
   if (!outcome_) return nullptr;
   if (outcome_->seq2seq) {
     return std::size_t(hypothesis_) < outcome_->alignments.size() ? outcome_->alignments[std::size_t(hypothesis_)].get()
-                                                                   : nullptr;
+                                                                  : nullptr;
   }
   return outcome_->wordMap.get();
 }

@@ -173,7 +173,7 @@ class AlignmentWorkbench : public QWidget {
   std::shared_ptr<const AlignmentOutcome> outcome_;
   int hypothesis_ = 0;
   int step_ = 0;
-  QString requestedModel_;  // the model open or opening: a bundled key or a folder
+  QString requestedModel_;      // the model open or opening: a bundled key or a folder
   int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
   int pendingStep_ = -1;
   QString runSummary_;

@@ -75,7 +75,7 @@ void AlignmentWorker::drain() {
     if (load) {
       runLoad(load->serial, load->nameOrFolder);
     } else if (run) {
-      if (run->source && run->source != source_) use(run->source);  // the tab kept another model
+      if (run->source && run->source != source_) use(run->source);     // the tab kept another model
       if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
       auto outcome = compute(run->generation, run->sourceSerial, run->request);
       runs_.fetch_add(1);
@@ -118,8 +118,9 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
   outcome->request = request;
   if (source_) {
     const auto& model = source_->model;
-    for (const auto& w : model.seq2seq ? model.seq2seq->warnings()
-                                       : model.classifier ? model.classifier->warnings() : std::vector<std::string>()) {
+    for (const auto& w : model.seq2seq      ? model.seq2seq->warnings()
+                         : model.classifier ? model.classifier->warnings()
+                                            : std::vector<std::string>()) {
       outcome->modelWarnings.append(QString::fromStdString(w));
     }
   }

@@ -20,11 +20,11 @@ constexpr std::array<KnownModelName, 2> kKnown = {{
 }};
 
 attn::Error unsupported(const QString& configPath, const QString& architecture) {
-  return modelFileError(attn::ErrorKind::Unsupported, configPath,
-                        architecture.isEmpty()
-                            ? tr("no \"architectures\": the Captioning tab opens [\"AttnScopeCaptioner\"] models")
-                            : tr("\"architectures\" names %1: the Captioning tab opens AttnScopeCaptioner models")
-                                  .arg(architecture));
+  return modelFileError(
+      attn::ErrorKind::Unsupported, configPath,
+      architecture.isEmpty()
+          ? tr("no \"architectures\": the Captioning tab opens [\"AttnScopeCaptioner\"] models")
+          : tr("\"architectures\" names %1: the Captioning tab opens AttnScopeCaptioner models").arg(architecture));
 }
 
 attn::Result<CaptionModel> loadBundled(const BundledModel& bundled) {

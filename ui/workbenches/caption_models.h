@@ -21,7 +21,7 @@ namespace attn::ui {
 // The captioners this build embeds: soft attention first, then hard, then any other captioner folder.
 std::vector<BundledModel> bundledCaptionModels();
 QStringList bundledCaptionModelKeys();
-QString defaultCaptionModel();  // "caption-soft"
+QString defaultCaptionModel();                            // "caption-soft"
 bool isCaptionArchitecture(const QString& architecture);  // "AttnScopeCaptioner"
 
 struct CaptionModel {

@@ -112,8 +112,9 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
   seedSpin_->setRange(0, kMaxSeed);
   seedSpin_->setValue(int(kFirstScene));
   seedSpin_->setKeyboardTracking(false);
-  seedSpin_->setToolTip(tr("The seed of a generated scene (1 to 4 coloured shapes on a textured background, as the "
-                           "models were trained on; seeds from 10,000,000 on were never seen in training)"));
+  seedSpin_->setToolTip(
+      tr("The seed of a generated scene (1 to 4 coloured shapes on a textured background, as the "
+         "models were trained on; seeds from 10,000,000 on were never seen in training)"));
   sceneLabel->setBuddy(seedSpin_);
   auto* newSceneButton = new QPushButton(tr("&New Scene"), imageGroup);
   newSceneButton->setObjectName(u"captionNewScene"_s);
@@ -131,16 +132,18 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
   sampleBox_->setPlaceholderText(tr("Choose a photo"));
   for (const auto& sample : sampleImages()) sampleBox_->addItem(sample.name, sample.key);
   sampleBox_->setCurrentIndex(-1);
-  sampleBox_->setToolTip(tr("The bundled photos: the models have only seen scenes of shapes, so a photo gets a "
-                            "caption of shapes"));
+  sampleBox_->setToolTip(
+      tr("The bundled photos: the models have only seen scenes of shapes, so a photo gets a "
+         "caption of shapes"));
   photoForm->addRow(tr("&Photo:"), sampleBox_);
   imageLayout->addLayout(photoForm);
   connect(sampleBox_, &QComboBox::activated, this, [this](int index) {
     if (index >= 0) openSample(sampleBox_->itemData(index).toString());
   });
   auto* openImageButton = new QPushButton(tr("Open &Image\u2026"), imageGroup);
-  openImageButton->setToolTip(tr("A PNG, JPEG, BMP, TIFF or WebP file (or drop one on the window); it is resized to "
-                                 "the model's square input"));
+  openImageButton->setToolTip(
+      tr("A PNG, JPEG, BMP, TIFF or WebP file (or drop one on the window); it is resized to "
+         "the model's square input"));
   connect(openImageButton, &QPushButton::clicked, this, &CaptionWorkbench::openImageRequested);
   imageLayout->addWidget(openImageButton);
   imageLabel_ = new QLabel(imageGroup);
@@ -173,8 +176,9 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
   modeBox_->setObjectName(u"captionMode"_s);
   modeBox_->addItem(tr("Colour map"), int(render::CaptionOverlayMode::Colour));
   modeBox_->addItem(tr("Light mask"), int(render::CaptionOverlayMode::LightMask));
-  modeBox_->setToolTip(tr("Colour map: α in colour over the image. Light mask: the image dimmed where α is low, as "
-                          "in the paper's figures and the PyTorch tutorial"));
+  modeBox_->setToolTip(
+      tr("Colour map: α in colour over the image. Light mask: the image dimmed where α is low, as "
+         "in the paper's figures and the PyTorch tutorial"));
   overlayForm->addRow(tr("&Style:"), modeBox_);
   sigmaSpin_ = new QDoubleSpinBox(overlayGroup);
   sigmaSpin_->setObjectName(u"captionSigma"_s);
@@ -184,8 +188,9 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
   sigmaSpin_->setValue(options_.sigma);
   sigmaSpin_->setKeyboardTracking(false);
   sigmaSpin_->setSpecialValueText(tr("0 (bilinear only)"));
-  sigmaSpin_->setToolTip(tr("Gaussian smoothing of the upsampled α, in pixels at 24 pixels per grid cell "
-                            "(skimage's pyramid_expand; the tutorial uses upscale 24, sigma 8)"));
+  sigmaSpin_->setToolTip(
+      tr("Gaussian smoothing of the upsampled α, in pixels at 24 pixels per grid cell "
+         "(skimage's pyramid_expand; the tutorial uses upscale 24, sigma 8)"));
   overlayForm->addRow(tr("S&moothing \u03c3:"), sigmaSpin_);
   opacitySlider_ = new QSlider(Qt::Horizontal, overlayGroup);
   opacitySlider_->setObjectName(u"captionOpacity"_s);
@@ -204,8 +209,9 @@ void CaptionWorkbench::buildSidePanel(QWidget* panel) {
   thresholdSpin_->setSingleStep(0.05);
   thresholdSpin_->setDecimals(2);
   thresholdSpin_->setValue(options_.threshold);
-  thresholdSpin_->setToolTip(tr("Values below this fraction of the word's maximum are left transparent (colour map) "
-                                "or fully dimmed (light mask)"));
+  thresholdSpin_->setToolTip(
+      tr("Values below this fraction of the word's maximum are left transparent (colour map) "
+         "or fully dimmed (light mask)"));
   overlayForm->addRow(tr("&Threshold:"), thresholdSpin_);
   perRowSpin_ = new QSpinBox(overlayGroup);
   perRowSpin_->setObjectName(u"captionPerRow"_s);
@@ -254,9 +260,10 @@ void CaptionWorkbench::buildMainArea(QWidget* area) {
   connect(playButton_, &QToolButton::toggled, this, &CaptionWorkbench::setPlaying);
   strip_ = new CaptionStripView(area);
   strip_->setPlaceholder(tr("Captioning\u2026"));
-  strip_->setToolTip(tr("The caption, one word per box (click or drag across them; Left/Right, Home/End). Under each "
-                        "word: \u03b2, the gate on the attended context, and H, the entropy of \u03b1 (full: "
-                        "uniform over the grid)"));
+  strip_->setToolTip(
+      tr("The caption, one word per box (click or drag across them; Left/Right, Home/End). Under each "
+         "word: \u03b2, the gate on the attended context, and H, the entropy of \u03b1 (full: "
+         "uniform over the grid)"));
   connect(strip_, &CaptionStripView::currentChanged, this, [this](int index) {
     if (index != word_) setWord(index);
   });
@@ -280,8 +287,9 @@ void CaptionWorkbench::buildMainArea(QWidget* area) {
   sideLayout->setContentsMargins(0, 0, 0, 0);
   coverageView_ = new ImageOverlayView(side);
   coverageView_->setObjectName(u"captionCoverage"_s);
-  coverageView_->setToolTip(tr("Where the caption as a whole looked: \u03a3 over the words of \u03b1. The paper's "
-                               "doubly stochastic regulariser pushes it towards 1 in every cell"));
+  coverageView_->setToolTip(
+      tr("Where the caption as a whole looked: \u03a3 over the words of \u03b1. The paper's "
+         "doubly stochastic regulariser pushes it towards 1 in every cell"));
   sideLayout->addWidget(coverageView_, 1);
   captionLabel_ = new QLabel(side);
   captionLabel_->setObjectName(u"captionWordLabel"_s);
@@ -333,15 +341,16 @@ void CaptionWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   lastError_ = message;
   showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
   if (source_) reselectOpenModel(modelBox_, source_->model.key, source_->model.path);
-  requestedModel_ = !source_ ? QString()
+  requestedModel_ = !source_                               ? QString()
                     : source_->model.path.startsWith(u':') ? source_->model.key
-                                                          : source_->model.path;
+                                                           : source_->model.path;
   emit statusMessage(tr("Cannot open %1: %2").arg(loadingName_, message), 0);
   emit sourceFailed(message);
 }
 
 void CaptionWorkbench::showAbout() {
-  if (source_ && !source_->model.modelCard.isEmpty()) showModelCard(this, source_->model.name, source_->model.modelCard);
+  if (source_ && !source_->model.modelCard.isEmpty())
+    showModelCard(this, source_->model.name, source_->model.modelCard);
 }
 
 void CaptionWorkbench::showError(const QString& message) {
@@ -356,15 +365,16 @@ void CaptionWorkbench::start() {
   started_ = true;
   if (loadRequested_ == 0) {
     // A saved folder that is gone falls back to the bundled model.
-    const bool saved = !pendingModel_.isEmpty() && (bundledCaptionModelKeys().contains(pendingModel_) ||
-                                                    QFileInfo(pendingModel_).isDir());
+    const bool saved = !pendingModel_.isEmpty() &&
+                       (bundledCaptionModelKeys().contains(pendingModel_) || QFileInfo(pendingModel_).isDir());
     if (saved) {
       openModel(pendingModel_, false);
     } else if (!bundledCaptionModels().empty()) {
       openModel(defaultCaptionModel(), false);
     } else {
-      strip_->setPlaceholder(tr("This build bundles no captioners (resources/models had no caption-soft or "
-                                "caption-hard when it was built). Open a model folder: File > Open Model\u2026"));
+      strip_->setPlaceholder(
+          tr("This build bundles no captioners (resources/models had no caption-soft or "
+             "caption-hard when it was built). Open a model folder: File > Open Model\u2026"));
     }
   }
   if (openRequested_ == 0) {
@@ -431,8 +441,9 @@ void CaptionWorkbench::openScene(std::uint64_t seed) {
 }
 
 void CaptionWorkbench::newScene() {
-  const std::uint64_t current = image_ && image_->input.kind == CaptionInput::Kind::Scene ? image_->input.seed
-                                                                                           : std::uint64_t(seedSpin_->value());
+  const std::uint64_t current = image_ && image_->input.kind == CaptionInput::Kind::Scene
+                                    ? image_->input.seed
+                                    : std::uint64_t(seedSpin_->value());
   openScene(current + 1);
 }
 
@@ -456,7 +467,7 @@ void CaptionWorkbench::onOpened(std::shared_ptr<const CaptionImage> image) {
   }
   imageLabel_->setText(tr("%1 \u00b7 %2 \u00d7 %3").arg(image_->name).arg(image_->width).arg(image_->height));
   emit imageLoaded(image_->input.kind == CaptionInput::Kind::Scene ? u"scene:%1"_s.arg(image_->input.seed)
-                                                                    : image_->input.path);
+                                                                   : image_->input.path);
   if (!source_) {
     // No model yet (or none at all): the image alone.
     overlayView_->setImage(image_->display);
@@ -773,10 +784,11 @@ void CaptionWorkbench::updateOverlays() {
   const auto entropy = render::alphaEntropy(hyp->alpha);
   QString caption = tr("%1 \u00b7 word %2 of %3").arg(quoted(wordText)).arg(word_ + 1).arg(count);
   overlayView_->setCaption(caption);
-  QString details = tr("\u03b2 (gate) %1 \u00b7 H(\u03b1) %2 of %3 nats")
-                        .arg(std::size_t(word_) < hyp->beta.size() ? double(hyp->beta[std::size_t(word_)]) : 0.0, 0, 'f', 2)
-                        .arg(std::size_t(word_) < entropy.size() ? double(entropy[std::size_t(word_)]) : 0.0, 0, 'f', 2)
-                        .arg(maxEntropy, 0, 'f', 2);
+  QString details =
+      tr("\u03b2 (gate) %1 \u00b7 H(\u03b1) %2 of %3 nats")
+          .arg(std::size_t(word_) < hyp->beta.size() ? double(hyp->beta[std::size_t(word_)]) : 0.0, 0, 'f', 2)
+          .arg(std::size_t(word_) < entropy.size() ? double(entropy[std::size_t(word_)]) : 0.0, 0, 'f', 2)
+          .arg(maxEntropy, 0, 'f', 2);
   if (std::size_t(word_) < hyp->location.size() && run.grid > 0) {
     const int cell = hyp->location[std::size_t(word_)];
     details += tr("\nHard attention: read cell (row %1, column %2) of the %3 \u00d7 %3 grid, outlined")
@@ -793,8 +805,8 @@ void CaptionWorkbench::updateOverlays() {
   const qint64 coverageKey = composedKey(hypothesis_, -1);
   auto cov = composed_.find(coverageKey);
   if (cov == composed_.end()) {
-    cov = composed_.insert(coverageKey, render::composeOverlay(shownImage_->display,
-                                                               render::alphaLayer(maps->coverage, options_)));
+    cov = composed_.insert(coverageKey,
+                           render::composeOverlay(shownImage_->display, render::alphaLayer(maps->coverage, options_)));
   }
   coverageView_->setImage(*cov);
   const auto coverage = render::alphaCoverage(hyp->alpha);
@@ -866,9 +878,9 @@ render::CaptionGridFigure CaptionWorkbench::gridFigure() const {
   const auto* hyp = currentHypothesis();
   const CaptionMaps* maps = currentMaps();
   if (!hyp || !maps || !shownImage_ || !source_) return {};
-  const QString heading = tr("%1 \u00b7 %2 \u00b7 %3 \u00b7 log p %4")
-                              .arg(quoted(fromStd(hyp->text)), source_->model.name, shownImage_->name,
-                                   render::logProbText(hyp->log_prob));
+  const QString heading =
+      tr("%1 \u00b7 %2 \u00b7 %3 \u00b7 log p %4")
+          .arg(quoted(fromStd(hyp->text)), source_->model.name, shownImage_->name, render::logProbText(hyp->log_prob));
   return captionGridFigure(shownImage_->display, *outcome_->run, *maps, options_, perRow(), heading);
 }
 
@@ -976,7 +988,7 @@ void CaptionWorkbench::applyState(const attn::io::CaptionSection& state) {
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) options.colormap = *map;
   options.threshold = state.threshold;
   options.mode = state.style == attn::io::CaptionSection::Style::LightMask ? render::CaptionOverlayMode::LightMask
-                                                                          : render::CaptionOverlayMode::Colour;
+                                                                           : render::CaptionOverlayMode::Colour;
   setOverlayOptions(options);
   setPerRow(state.per_row);
   {
@@ -1016,8 +1028,9 @@ void CaptionWorkbench::saveSettings(QSettings& settings) const {
   settings.setValue(u"style"_s, options_.mode == render::CaptionOverlayMode::LightMask ? u"light-mask"_s : u"colour"_s);
   settings.setValue(u"perRow"_s, perRow());
   if (image_) {
-    settings.setValue(u"input"_s, image_->input.kind == CaptionInput::Kind::Scene ? u"scene:%1"_s.arg(image_->input.seed)
-                                                                                   : image_->input.path);
+    settings.setValue(u"input"_s, image_->input.kind == CaptionInput::Kind::Scene
+                                      ? u"scene:%1"_s.arg(image_->input.seed)
+                                      : image_->input.path);
   }
   settings.endGroup();
 }

@@ -68,7 +68,7 @@ class CaptionWorkbench : public QWidget {
   void openFile(const QString& path);
   bool openSample(const QString& key);  // a bundled photo (sampleImages()); false if unknown
   void openScene(std::uint64_t seed);
-  void newScene();                      // the next seed
+  void newScene();  // the next seed
   const CaptionImage* image() const { return image_.get(); }
   void setImageLimits(const attn::ImageLimits& limits) { limits_ = limits; }
   // The bundled soft model and scene 1 unless something was asked for already; the tab calls it when first
@@ -220,9 +220,9 @@ class CaptionWorkbench : public QWidget {
   bool started_ = false;
   QString pendingModel_;  // restored settings, opened by start()
   QString pendingInput_;
-  QString requestedModel_;  // the model open or opening (a bundled key or a folder)
+  QString requestedModel_;       // the model open or opening (a bundled key or a folder)
   CaptionInput requestedInput_;  // the input open or opening
-  int pendingHypothesis_ = -1;  // applyState's, applied with the first caption after it
+  int pendingHypothesis_ = -1;   // applyState's, applied with the first caption after it
   int pendingWord_ = -1;
   QString lastError_;
 
@@ -231,7 +231,7 @@ class CaptionWorkbench : public QWidget {
   quint64 settled_ = 0;
   std::shared_ptr<const CaptionOutcome> pending_;
   std::shared_ptr<const CaptionOutcome> outcome_;
-  std::shared_ptr<const CaptionImage> shownImage_;  // the image outcome_ captions
+  std::shared_ptr<const CaptionImage> shownImage_;          // the image outcome_ captions
   std::map<int, std::shared_ptr<const CaptionMaps>> maps_;  // per hypothesis, at options_.sigma
   bool mapsRequested_ = false;
   mutable QHash<qint64, QImage> composed_;  // (hypothesis, word) -> overlay; cleared when a setting changes

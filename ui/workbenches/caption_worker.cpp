@@ -67,8 +67,8 @@ std::shared_ptr<const CaptionMaps> captionMaps(const attn::models::CaptionRun& r
   return maps;
 }
 
-QImage captionWordOverlay(const QImage& display, const attn::models::CaptionRun& run, const CaptionMaps& maps,
-                          int t, const render::CaptionOverlayOptions& options) {
+QImage captionWordOverlay(const QImage& display, const attn::models::CaptionRun& run, const CaptionMaps& maps, int t,
+                          const render::CaptionOverlayOptions& options) {
   if (t < 0 || std::size_t(t) >= maps.words.size()) return display;
   int cell = -1;
   if (std::size_t(maps.hypothesis) < run.hypotheses.size()) {
@@ -79,8 +79,8 @@ QImage captionWordOverlay(const QImage& display, const attn::models::CaptionRun&
 }
 
 render::CaptionGridFigure captionGridFigure(const QImage& display, const attn::models::CaptionRun& run,
-                                           const CaptionMaps& maps, const render::CaptionOverlayOptions& options,
-                                           int perRow, const QString& heading) {
+                                            const CaptionMaps& maps, const render::CaptionOverlayOptions& options,
+                                            int perRow, const QString& heading) {
   render::CaptionGridFigure figure;
   figure.heading = heading;
   figure.perRow = perRow;
@@ -88,7 +88,8 @@ render::CaptionGridFigure captionGridFigure(const QImage& display, const attn::m
   if (std::size_t(maps.hypothesis) >= run.hypotheses.size()) return figure;
   const auto& hyp = run.hypotheses[std::size_t(maps.hypothesis)];
   for (std::size_t t = 0; t < maps.words.size() && t < hyp.words.size(); ++t) {
-    figure.cells.push_back({QString::fromStdString(hyp.words[t]), captionWordOverlay(display, run, maps, int(t), options)});
+    figure.cells.push_back(
+        {QString::fromStdString(hyp.words[t]), captionWordOverlay(display, run, maps, int(t), options)});
   }
   return figure;
 }
@@ -154,7 +155,8 @@ void CaptionWorker::submit(quint64 generation, std::shared_ptr<const CaptionSour
                            std::shared_ptr<const CaptionImage> image, CaptionRequest request, double sigma) {
   const quint64 sourceSerial = source ? source->serial : 0, imageSerial = image ? image->serial : 0;
   mailbox_.post([&] {
-    pendingRun_.put(PendingRun{generation, sourceSerial, imageSerial, request, sigma, std::move(source), std::move(image)});
+    pendingRun_.put(
+        PendingRun{generation, sourceSerial, imageSerial, request, sigma, std::move(source), std::move(image)});
   });
 }
 

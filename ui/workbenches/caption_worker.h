@@ -51,7 +51,7 @@ struct CaptionImage {
   int width = 0;  // as decoded
   int height = 0;
   std::shared_ptr<const attn::Image> image;  // 3 planes in [0, 1]
-  QImage display;        // render::captionDisplayImage of it
+  QImage display;                            // render::captionDisplayImage of it
   QString sceneCaption;  // a generated scene: the caption its generator wrote (what is really there)
   double loadMs = 0.0;
 };
@@ -77,7 +77,7 @@ struct CaptionOutcome {
   std::shared_ptr<const attn::models::CaptionRun> run;
   std::shared_ptr<const CaptionMaps> maps;  // the best hypothesis' at the request's sigma
   std::optional<attn::Error> error;         // the run was refused (nothing else is set)
-  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
+  QStringList modelWarnings;                // the model's load-time warnings: non-finite weights, tensors not used
   double runMs = 0.0;
   bool ok() const { return run != nullptr; }
   QStringList warnings() const;  // the model's, then the run's
@@ -87,12 +87,12 @@ struct CaptionOutcome {
 std::shared_ptr<const CaptionMaps> captionMaps(const attn::models::CaptionRun& run, int h, double sigma);
 // Word `t` of the maps' hypothesis over `display` as the tab draws it: the layer of render::alphaLayer and,
 // for hard attention, the cell the step read outlined.
-QImage captionWordOverlay(const QImage& display, const attn::models::CaptionRun& run, const CaptionMaps& maps,
-                          int t, const render::CaptionOverlayOptions& options);
+QImage captionWordOverlay(const QImage& display, const attn::models::CaptionRun& run, const CaptionMaps& maps, int t,
+                          const render::CaptionOverlayOptions& options);
 // The grid export: the image, then every word of the maps' hypothesis over its overlay, titled by the word.
 render::CaptionGridFigure captionGridFigure(const QImage& display, const attn::models::CaptionRun& run,
-                                           const CaptionMaps& maps, const render::CaptionOverlayOptions& options,
-                                           int perRow, const QString& heading);
+                                            const CaptionMaps& maps, const render::CaptionOverlayOptions& options,
+                                            int perRow, const QString& heading);
 // A decoded or generated input with its display image; errors name the file and the reason.
 attn::Result<CaptionImage> readCaptionInput(const CaptionInput& input);
 

@@ -170,11 +170,25 @@ constexpr int kMaxPlottedCurves = 24;
 constexpr qint64 kPlotIntervalNs = 100'000'000;  // filterbank plots follow a drag at most 10 times a second
 
 enum StnField {
-  kNsScaleX = 0, kNsScaleY, kNsShiftX, kNsShiftY,
-  kSimScale, kSimRotation, kSimShiftX, kSimShiftY,
-  kTsScale, kTsShiftX, kTsShiftY,
-  kAffine0, kAffine1, kAffine2, kAffine3, kAffine4, kAffine5,
-  kOutW, kOutH,
+  kNsScaleX = 0,
+  kNsScaleY,
+  kNsShiftX,
+  kNsShiftY,
+  kSimScale,
+  kSimRotation,
+  kSimShiftX,
+  kSimShiftY,
+  kTsScale,
+  kTsShiftX,
+  kTsShiftY,
+  kAffine0,
+  kAffine1,
+  kAffine2,
+  kAffine3,
+  kAffine4,
+  kAffine5,
+  kOutW,
+  kOutH,
   kStnFieldCount
 };
 
@@ -188,7 +202,10 @@ QString familyName(Family family) {
   return {};
 }
 
-QString familyKey(Family family) { return QString::fromLatin1(attn::glimpse::to_string(family).data(), qsizetype(attn::glimpse::to_string(family).size())); }
+QString familyKey(Family family) {
+  return QString::fromLatin1(attn::glimpse::to_string(family).data(),
+                             qsizetype(attn::glimpse::to_string(family).size()));
+}
 
 // Labels change on every frame of a drag: touching a style sheet re-polishes the widget and relayouts its
 // window, so text and style are set only when they differ.
@@ -272,7 +289,8 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
     if (auto pending = std::move(plotPending_)) applyPlots(*pending);
   });
 
-  const SidePanelFrame frame = makeSidePanelFrame(this, u"glimpseSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
+  const SidePanelFrame frame =
+      makeSidePanelFrame(this, u"glimpseSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); });
   splitter_ = frame.splitter;
   sideScroll_ = frame.scroll;
   sideScroll_->setMinimumWidth(340);
@@ -286,8 +304,9 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
   errorBanner_->setWordWrap(true);
   errorBanner_->setTextFormat(Qt::PlainText);
   errorBanner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  errorBanner_->setStyleSheet(u"QLabel { background: #fbe3e0; color: #8a1414; border: 1px solid #e0a39c; "
-                              "border-radius: 3px; padding: 4px 6px; }"_s);
+  errorBanner_->setStyleSheet(
+      u"QLabel { background: #fbe3e0; color: #8a1414; border: 1px solid #e0a39c; "
+      "border-radius: 3px; padding: 4px 6px; }"_s);
   errorBanner_->setVisible(false);
   centreLayout->addWidget(errorBanner_);
   canvas_ = new GlimpseCanvas(centre);
@@ -338,7 +357,8 @@ void GlimpseWorkbench::buildSidePanel(QWidget* panel) {
   });
   openButton_ = new QPushButton(tr("Open\u2026"), imageGroup);
   openButton_->setObjectName(u"openImage"_s);
-  openButton_->setToolTip(tr("Open an image file: PNG, JPEG, BMP, TIFF or WebP (File \u25b8 Open Image, Ctrl+Shift+O)"));
+  openButton_->setToolTip(
+      tr("Open an image file: PNG, JPEG, BMP, TIFF or WebP (File \u25b8 Open Image, Ctrl+Shift+O)"));
   connect(openButton_, &QPushButton::clicked, this, &GlimpseWorkbench::openRequested);
   row->addWidget(sampleBox_, 1);
   row->addWidget(openButton_);
@@ -374,15 +394,17 @@ void GlimpseWorkbench::buildSidePanel(QWidget* panel) {
   });
   auto* reset = new QPushButton(tr("&Reset"), glimpseGroup);
   reset->setObjectName(u"resetGlimpse"_s);
-  reset->setToolTip(tr("The DRAW paper's default 12 \u00d7 12 glimpse over the whole image; the STN back to the identity"));
+  reset->setToolTip(
+      tr("The DRAW paper's default 12 \u00d7 12 glimpse over the whole image; the STN back to the identity"));
   connect(reset, &QPushButton::clicked, this, &GlimpseWorkbench::resetParameters);
   glimpseLayout->addWidget(presetBox_, 0, 0, 1, 2);
   glimpseLayout->addWidget(reset, 0, 2);
 
   sameWindowCheck_ = new QCheckBox(tr("&Same window: Gaussian vs STN"), glimpseGroup);
   sameWindowCheck_->setObjectName(u"sameWindow"_s);
-  sameWindowCheck_->setToolTip(tr("The STN samples the Gaussian's filter centres (no-shear, Nx \u00d7 Ny); "
-                                  "both glimpses are shown side by side with their difference"));
+  sameWindowCheck_->setToolTip(
+      tr("The STN samples the Gaussian's filter centres (no-shear, Nx \u00d7 Ny); "
+         "both glimpses are shown side by side with their difference"));
   connect(sameWindowCheck_, &QCheckBox::toggled, this, &GlimpseWorkbench::setSameWindow);
   glimpseLayout->addWidget(sameWindowCheck_, 1, 0, 1, 3);
 
@@ -405,8 +427,9 @@ void GlimpseWorkbench::buildSidePanel(QWidget* panel) {
 
   writeCheck_ = new QCheckBox(tr("&Write mode"), glimpseGroup);
   writeCheck_->setObjectName(u"writeMode"_s);
-  writeCheck_->setToolTip(tr("DRAW's write: each exact glimpse is added back to a canvas, (1/\u03b3) Fy\u1d40 P Fx, "
-                             "as DRAW builds its image"));
+  writeCheck_->setToolTip(
+      tr("DRAW's write: each exact glimpse is added back to a canvas, (1/\u03b3) Fy\u1d40 P Fx, "
+         "as DRAW builds its image"));
   connect(writeCheck_, &QCheckBox::toggled, this, &GlimpseWorkbench::setWriteMode);
   clearCanvasButton_ = new QPushButton(tr("C&lear canvas"), glimpseGroup);
   clearCanvasButton_->setObjectName(u"clearCanvas"_s);
@@ -497,8 +520,10 @@ QWidget* GlimpseWorkbench::buildGaussianPage() {
   auto* drawGroup = new QGroupBox(tr("The paper's parameters (eq. 21\u201324)"), page);
   auto* form = new QFormLayout(drawGroup);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  const QString drawKeys[5] = {u"draw.gx"_s, u"draw.gy"_s, u"draw.log_sigma2"_s, u"draw.log_delta"_s, u"draw.log_gamma"_s};
-  const QString drawLabels[5] = {u"g\u0303x"_s, u"g\u0303y"_s, u"log \u03c3\u00b2"_s, u"log \u03b4\u0303"_s, u"log \u03b3"_s};
+  const QString drawKeys[5] = {u"draw.gx"_s, u"draw.gy"_s, u"draw.log_sigma2"_s, u"draw.log_delta"_s,
+                               u"draw.log_gamma"_s};
+  const QString drawLabels[5] = {u"g\u0303x"_s, u"g\u0303y"_s, u"log \u03c3\u00b2"_s, u"log \u03b4\u0303"_s,
+                                 u"log \u03b3"_s};
   const QString drawTips[5] = {
       tr("gx = (W + 1) / 2 (g\u0303x + 1): \u22121 .. 1 spans the image"),
       tr("gy = (H + 1) / 2 (g\u0303y + 1)"),
@@ -538,8 +563,9 @@ QWidget* GlimpseWorkbench::buildStnPage() {
   for (Family family : {Family::NoShear, Family::Similarity, Family::TranslationScale, Family::Affine}) {
     familyBox_->addItem(familyName(family), int(family));
   }
-  familyBox_->setToolTip(tr("The constrained families of theta (Jaderberg et al. 2015): changing the family keeps "
-                            "the window as close as the new family allows"));
+  familyBox_->setToolTip(
+      tr("The constrained families of theta (Jaderberg et al. 2015): changing the family keeps "
+         "the window as close as the new family allows"));
   familyForm->addRow(tr("&Family:"), familyBox_);
   layout->addLayout(familyForm);
   familyNote_ = smallNote(QString(), page);
@@ -585,8 +611,8 @@ QWidget* GlimpseWorkbench::buildStnPage() {
   auto* outputGroup = new QGroupBox(tr("Output and sampler"), page);
   auto* outputForm = new QFormLayout(outputGroup);
   outputForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  for (auto [field, key, label] : {std::tuple{int(kOutW), u"stn.out_w"_s, tr("Width")},
-                                   std::tuple{int(kOutH), u"stn.out_h"_s, tr("Height")}}) {
+  for (auto [field, key, label] :
+       {std::tuple{int(kOutW), u"stn.out_w"_s, tr("Width")}, std::tuple{int(kOutH), u"stn.out_h"_s, tr("Height")}}) {
     auto* edit = new ParamEdit(key, outputGroup);
     edit->configure(1, 256, false, 1, attn::glimpse::kMaxStnSide, 0, 1.0);
     edit->setSuffix(u" px"_s);
@@ -672,7 +698,8 @@ void GlimpseWorkbench::buildRightColumn(QWidget* column) {
   differenceView_->setObjectName(u"glimpseDifference"_s);
   differenceView_->setCaption(tr("|Gaussian \u2212 STN|"));
   differenceView_->setPlaceholder(tr("Turn on \u201csame window\u201d to compare the two glimpses of one region"));
-  differenceView_->setToolTip(tr("Largest channel difference per pixel, magma colour map, 0 .. the largest difference"));
+  differenceView_->setToolTip(
+      tr("Largest channel difference per pixel, magma colour map, 0 .. the largest difference"));
   writeView_ = new PixelView(views);
   writeView_->setObjectName(u"writeCanvas"_s);
   writeView_->setCaption(tr("Write canvas"));
@@ -746,8 +773,8 @@ void GlimpseWorkbench::buildRightColumn(QWidget* column) {
 // ---- samples and loading ------------------------------------------------------------------------------
 
 bool GlimpseWorkbench::isImageFileName(const QString& path) {
-  static const QStringList suffixes = {u"png"_s, u"jpg"_s, u"jpeg"_s, u"jpe"_s, u"bmp"_s, u"dib"_s,
-                                       u"tif"_s, u"tiff"_s, u"webp"_s};
+  static const QStringList suffixes = {u"png"_s, u"jpg"_s, u"jpeg"_s, u"jpe"_s, u"bmp"_s,
+                                       u"dib"_s, u"tif"_s, u"tiff"_s, u"webp"_s};
   return suffixes.contains(QFileInfo(path).suffix().toLower());
 }
 
@@ -836,7 +863,8 @@ void GlimpseWorkbench::applyState(const attn::io::GlimpseSection& state) {
   pendingState_ = state;
 }
 
-GlimpseSettings GlimpseWorkbench::rescaled(const GlimpseSettings& settings, int fromW, int fromH, int toW, int toH) const {
+GlimpseSettings GlimpseWorkbench::rescaled(const GlimpseSettings& settings, int fromW, int fromH, int toW,
+                                           int toH) const {
   GlimpseSettings out = settings;
   if (fromW <= 0 || fromH <= 0) return out;
   const auto scaleAxis = [](attn::glimpse::GaussianAxis& axis, double k) {
@@ -1156,15 +1184,16 @@ void GlimpseWorkbench::syncPanel() {
   const int h = image_ ? image_->height : 512;
   const auto used = attn::glimpse::sanitise(g, w, h).glimpse;
   const auto fit = attn::glimpse::to_draw(used, w, h);
-  const double values[5] = {fit.params.gx_tilde, fit.params.gy_tilde, fit.params.log_sigma2,
-                            fit.params.log_delta_tilde, fit.params.log_gamma};
+  const double values[5] = {fit.params.gx_tilde, fit.params.gy_tilde, fit.params.log_sigma2, fit.params.log_delta_tilde,
+                            fit.params.log_gamma};
   bool allFinite = true;
   for (int k = 0; k < 5; ++k) {
     drawEdits_[k]->setValue(values[k]);
     allFinite = allFinite && std::isfinite(values[k]);
   }
   if (!allFinite) {
-    setLabel(drawExactLabel_, tr("Not expressible in the paper's form (N = 1 has no \u03b4\u0303)"), u"color: #9a5b00;"_s);
+    setLabel(drawExactLabel_, tr("Not expressible in the paper's form (N = 1 has no \u03b4\u0303)"),
+             u"color: #9a5b00;"_s);
   } else if (fit.exact) {
     setLabel(drawExactLabel_, tr("Exact: the paper's form gives this glimpse"));
   } else {
@@ -1176,12 +1205,25 @@ void GlimpseWorkbench::syncPanel() {
 
   // STN.
   const auto& stn = settings_.stn;
-  const double stnValues[kStnFieldCount] = {
-      stn.no_shear.scale_x, stn.no_shear.scale_y, stn.no_shear.shift_x, stn.no_shear.shift_y,
-      stn.similarity.scale, stn.similarity.rotation * 180.0 / std::numbers::pi, stn.similarity.shift_x,
-      stn.similarity.shift_y, stn.translation_scale.scale, stn.translation_scale.shift_x,
-      stn.translation_scale.shift_y, stn.affine[0], stn.affine[1], stn.affine[2], stn.affine[3], stn.affine[4],
-      stn.affine[5], double(stn.out_w), double(stn.out_h)};
+  const double stnValues[kStnFieldCount] = {stn.no_shear.scale_x,
+                                            stn.no_shear.scale_y,
+                                            stn.no_shear.shift_x,
+                                            stn.no_shear.shift_y,
+                                            stn.similarity.scale,
+                                            stn.similarity.rotation * 180.0 / std::numbers::pi,
+                                            stn.similarity.shift_x,
+                                            stn.similarity.shift_y,
+                                            stn.translation_scale.scale,
+                                            stn.translation_scale.shift_x,
+                                            stn.translation_scale.shift_y,
+                                            stn.affine[0],
+                                            stn.affine[1],
+                                            stn.affine[2],
+                                            stn.affine[3],
+                                            stn.affine[4],
+                                            stn.affine[5],
+                                            double(stn.out_w),
+                                            double(stn.out_h)};
   for (int k = 0; k < kStnFieldCount; ++k) {
     if (stnEdits_[std::size_t(k)]) stnEdits_[std::size_t(k)]->setValue(stnValues[k]);
   }
@@ -1223,20 +1265,21 @@ void GlimpseWorkbench::updateStnControls() {
   attn::glimpse::Theta theta;
   if (same) {
     setLabel(familyNote_, tr("Same window: the STN is the no-shear transform whose %1 \u00d7 %2 samples fall on the "
-                            "Gaussian's filter centres (stn_of). Its own parameters are kept for later.")
-                             .arg(settings_.gaussian.x.n)
-                             .arg(settings_.gaussian.y.n));
-    theta = attn::glimpse::theta_of(attn::glimpse::stn_of(attn::glimpse::sanitise(settings_.gaussian, w, h).glimpse, w, h));
+                             "Gaussian's filter centres (stn_of). Its own parameters are kept for later.")
+                              .arg(settings_.gaussian.x.n)
+                              .arg(settings_.gaussian.y.n));
+    theta =
+        attn::glimpse::theta_of(attn::glimpse::stn_of(attn::glimpse::sanitise(settings_.gaussian, w, h).glimpse, w, h));
   } else {
     setLabel(familyNote_, family == Family::Similarity
-                             ? tr("Drag the round handle on the canvas to rotate; Shift+wheel turns by 5\u00b0.")
-                             : tr("Scale 1 and shift 0 cover the whole image; the wheel scales about the centre."));
+                              ? tr("Drag the round handle on the canvas to rotate; Shift+wheel turns by 5\u00b0.")
+                              : tr("Scale 1 and shift 0 cover the whole image; the wheel scales about the centre."));
     theta = settings_.stn.theta(w, h);
   }
   const auto number = [](double v) { return QString::asprintf("%+8.4f", v); };
   setLabel(thetaLabel_, tr("\u03b8 = [%1 %2 %3]\n    [%4 %5 %6]")
-                           .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]),
-                                number(theta[4]), number(theta[5])));
+                            .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]),
+                                 number(theta[4]), number(theta[5])));
 }
 
 // ---- requests and results -----------------------------------------------------------------------------
@@ -1314,12 +1357,14 @@ void GlimpseWorkbench::applyPending() {
   writeView_->setVisible(o.hasCanvas);
   if (o.hasCanvas) {
     writeView_->setImage(o.canvasImage, o.generation);
-    writeView_->setCaption(o.canvasWrites == 1 ? tr("Write canvas \u00b7 1 write") : tr("Write canvas \u00b7 %1 writes").arg(o.canvasWrites));
-    writeView_->setToolTip(tr("The sum of the writes (1/\u03b3) Fy\u1d40 P Fx at pyramid level %1, divided at each pixel "
-                              "by the weight the writes gave it (largest %2), so every written region shows its "
-                              "glimpse as the write puts it back; black: nothing written")
-                               .arg(o.canvasLevel)
-                               .arg(render::shortNumber(o.canvasPeak, 3)));
+    writeView_->setCaption(o.canvasWrites == 1 ? tr("Write canvas \u00b7 1 write")
+                                               : tr("Write canvas \u00b7 %1 writes").arg(o.canvasWrites));
+    writeView_->setToolTip(
+        tr("The sum of the writes (1/\u03b3) Fy\u1d40 P Fx at pyramid level %1, divided at each pixel "
+           "by the weight the writes gave it (largest %2), so every written region shows its "
+           "glimpse as the write puts it back; black: nothing written")
+            .arg(o.canvasLevel)
+            .arg(render::shortNumber(o.canvasPeak, 3)));
   }
   showClamps(o);
 
@@ -1359,12 +1404,14 @@ void GlimpseWorkbench::showClamps(const GlimpseOutcome& o) {
     const auto& axis = a == 0 ? o.sanitised.glimpse.x : o.sanitised.glimpse.y;
     if (axis.n == 1) {
       notes.append(tr("%1: N = 1, a single filter: the stride has no effect and the paper's δ̃ is taken "
-                      "as for N = 2").arg(a == 0 ? u"x"_s : u"y"_s));
+                      "as for N = 2")
+                       .arg(a == 0 ? u"x"_s : u"y"_s));
     }
   }
   if (o.sanitised.outside) {
-    notes.append(tr("The glimpse lies outside the image: no filter centre is within 3 \u03c3 of it on some axis; "
-                    "DRAW's normalisation then reads the edge pixels, faintly."));
+    notes.append(
+        tr("The glimpse lies outside the image: no filter centre is within 3 \u03c3 of it on some axis; "
+           "DRAW's normalisation then reads the edge pixels, faintly."));
   }
   clampNotes_ = notes;
   // Mark the spin boxes the engine overrode.
@@ -1375,10 +1422,14 @@ void GlimpseWorkbench::showClamps(const GlimpseOutcome& o) {
   for (const auto& clamp : o.sanitised.clamps) {
     const QString parameter = QString::fromStdString(clamp.parameter).toLower();
     const int axis = parameter.startsWith(u"y"_s) ? 1 : 0;
-    if (parameter.contains(u"gamma"_s)) gammaEdit_->setClamped(true);
-    else if (parameter.contains(u"sigma"_s)) gaussianEdits_[axis][3]->setClamped(true);
-    else if (parameter.contains(u"stride"_s)) gaussianEdits_[axis][2]->setClamped(true);
-    else if (parameter.endsWith(u".n"_s) || parameter == u"n"_s) gaussianEdits_[axis][4]->setClamped(true);
+    if (parameter.contains(u"gamma"_s))
+      gammaEdit_->setClamped(true);
+    else if (parameter.contains(u"sigma"_s))
+      gaussianEdits_[axis][3]->setClamped(true);
+    else if (parameter.contains(u"stride"_s))
+      gaussianEdits_[axis][2]->setClamped(true);
+    else if (parameter.endsWith(u".n"_s) || parameter == u"n"_s)
+      gaussianEdits_[axis][4]->setClamped(true);
     else if (parameter.contains(u"first"_s) || parameter.contains(u"centre"_s)) {
       gaussianEdits_[axis][0]->setClamped(true);
       gaussianEdits_[axis][1]->setClamped(true);
@@ -1421,11 +1472,10 @@ void GlimpseWorkbench::applyPlots(const GlimpseOutcome& o) {
     plot->xAxis->setRange(curves.lower - pad, curves.upper + pad);
     plot->yAxis->setRange(0.0, curves.peak > 0.0 ? curves.peak * 1.08 : 1.0);
     if (auto* title = plotTitle(plot)) {
-      title->setText(curves.subset ? tr("%1: %2 of %3 filters plotted (evenly spaced)")
-                                         .arg(names[k])
-                                         .arg(curves.curves.size())
-                                         .arg(bank.n)
-                                   : tr("%1: %2 filters").arg(names[k]).arg(bank.n));
+      title->setText(
+          curves.subset
+              ? tr("%1: %2 of %3 filters plotted (evenly spaced)").arg(names[k]).arg(curves.curves.size()).arg(bank.n)
+              : tr("%1: %2 filters").arg(names[k]).arg(bank.n));
     }
     plot->replot(QCustomPlot::rpQueuedReplot);
     if (curves.subset) notes.append(names[k]);
@@ -1451,7 +1501,6 @@ void GlimpseWorkbench::applyPlots(const GlimpseOutcome& o) {
 }
 
 // ---- exports ------------------------------------------------------------------------------------------
-
 
 attn::Result<void> GlimpseWorkbench::exportGlimpse(const QString& path) const {
   if (!outcome_ || outcome_->gaussianImage.isNull()) {

@@ -55,7 +55,7 @@ class GlimpseWorkbench : public QWidget {
   ~GlimpseWorkbench() override;  // stops the worker thread: quit + wait
 
   // ---- images (all asynchronous: imageLoaded or imageFailed follows) ----
-  static bool isImageFileName(const QString& path);   // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp
+  static bool isImageFileName(const QString& path);  // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp
   // A bundled photo by key ("astronaut", "chelsea", "coffee", "rocket"). False for an unknown key.
   bool openSample(const QString& key);
   // A file (any format OpenCV decodes; the engine checks the header first). A bad file leaves the previous

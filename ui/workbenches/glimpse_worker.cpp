@@ -22,7 +22,7 @@ double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed())
 
 // Reads below this many multiply-adds are too short to time reliably.
 constexpr double kMinTimedMacs = 2.0e5;
-constexpr double kMinRate = 5.0e4;   // MACs per ms: a very slow machine still gets a preview level
+constexpr double kMinRate = 5.0e4;  // MACs per ms: a very slow machine still gets a preview level
 constexpr double kMaxRate = 1.0e8;
 constexpr double kSingleThreadCost = 2.0e7;
 
@@ -34,7 +34,7 @@ GlimpseWorker::GlimpseWorker() : defaultThreads_(std::max(1, omp_get_max_threads
 }
 
 std::shared_ptr<const GlimpseOutcome> GlimpseWorker::computeNow(quint64 generation, quint64 imageSerial,
-                                                               const GlimpseRequest& request) {
+                                                                const GlimpseRequest& request) {
   if (!image_ || image_->serial != imageSerial) return nullptr;
   auto outcome = compute(generation, imageSerial, request);
   runs_.fetch_add(1);
@@ -52,7 +52,9 @@ void GlimpseWorker::load(quint64 serial, GlimpseSource source) {
 
 void GlimpseWorker::submit(quint64 generation, std::shared_ptr<const GlimpseImage> image, GlimpseRequest request) {
   const quint64 imageSerial = image ? image->serial : 0;
-  mailbox_.post([&] { pendingCompute_.put(PendingCompute{generation, imageSerial, std::move(request), std::move(image)}); });
+  mailbox_.post([&] {
+    pendingCompute_.put(PendingCompute{generation, imageSerial, std::move(request), std::move(image)});
+  });
 }
 
 void GlimpseWorker::clearCanvas() {
@@ -82,7 +84,7 @@ void GlimpseWorker::drain() {
       runLoad(load->serial, std::move(load->source));
       continue;
     }
-    if (job->image && job->image != image_) use(job->image);  // the tab kept another image
+    if (job->image && job->image != image_) use(job->image);      // the tab kept another image
     if (!image_ || job->imageSerial != image_->serial) continue;  // settings for another image
     auto outcome = compute(job->generation, job->imageSerial, job->request);
     runs_.fetch_add(1);
@@ -134,7 +136,8 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   image->pyramid = pyramid;
   image->packed = std::move(packed);
   image->display.reserve(std::size_t(pyramid->levels()));
-  for (int level = 0; level < pyramid->levels(); ++level) image->display.push_back(render::toQImage(pyramid->level(level)));
+  for (int level = 0; level < pyramid->levels(); ++level)
+    image->display.push_back(render::toQImage(pyramid->level(level)));
   image->loadMs = msSince(timer);
   use(image);
   emit loadProgress(serial, 100, tr("ready"));
@@ -160,7 +163,7 @@ void GlimpseWorker::use(std::shared_ptr<const GlimpseImage> image) {
 }
 
 std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation, quint64 imageSerial,
-                                                            const GlimpseRequest& request) {
+                                                             const GlimpseRequest& request) {
   QElapsedTimer total;
   total.start();
   auto out = std::make_shared<GlimpseOutcome>();
@@ -186,12 +189,13 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
   // saves.
   const bool small = attn::glimpse::estimate_read(glimpse, width, height, base.channels).cost < kSingleThreadCost;
   omp_set_num_threads(request.dragging || small ? 1 : defaultThreads_);
-  out->plan = request.dragging ? attn::glimpse::plan_read(glimpse, pyramid, out->budgetMacs)
-                               : attn::glimpse::ReadPlan{0, 0.0};
+  out->plan =
+      request.dragging ? attn::glimpse::plan_read(glimpse, pyramid, out->budgetMacs) : attn::glimpse::ReadPlan{0, 0.0};
   {
     QElapsedTimer timer;
     timer.start();
-    auto read = std::make_shared<attn::Image>(attn::glimpse::read_planned(pyramid, glimpse, out->plan, &out->stats, &workspace_));
+    auto read = std::make_shared<attn::Image>(
+        attn::glimpse::read_planned(pyramid, glimpse, out->plan, &out->stats, &workspace_));
     out->readMs = msSince(timer);
     const double cost = out->stats.cost > 0.0 ? out->stats.cost : out->stats.macs;
     if (!rateFixed_.load() && cost >= kMinTimedMacs && out->readMs > 0.05) {

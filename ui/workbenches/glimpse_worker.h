@@ -124,7 +124,8 @@ class GlimpseWorker : public QObject {
   // Computes `request` on the calling thread and returns the outcome without emitting it. Only while the
   // worker thread has nothing queued or running (the workbench's synchronous mode, for benchmarks that
   // time compute + repaint without the hop between threads).
-  std::shared_ptr<const GlimpseOutcome> computeNow(quint64 generation, quint64 imageSerial, const GlimpseRequest& request);
+  std::shared_ptr<const GlimpseOutcome> computeNow(quint64 generation, quint64 imageSerial,
+                                                   const GlimpseRequest& request);
 
  signals:
   void loadProgress(quint64 serial, int percent, const QString& stage);

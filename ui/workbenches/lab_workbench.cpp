@@ -116,7 +116,8 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
       headsSpin_->setValue(headsSpin_->nearestAllowed(headsSpin_->value()));
     }
   });
-  for (QSpinBox* spin : {windowSpin_, static_cast<QSpinBox*>(headsSpin_), hopsSpin_, classesSpin_, seedSpin_, dimSpin_}) {
+  for (QSpinBox* spin :
+       {windowSpin_, static_cast<QSpinBox*>(headsSpin_), hopsSpin_, classesSpin_, seedSpin_, dimSpin_}) {
     connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
   }
   connect(causalCheck_, &QCheckBox::toggled, this, &LabWorkbench::post);
@@ -192,7 +193,8 @@ void LabWorkbench::buildSidePanel(QWidget* panel) {
 
   normaliserBox_ = new QComboBox(paramsGroup);
   normaliserBox_->setObjectName(u"normaliser"_s);
-  for (auto kind : attn::lab::normalisers()) normaliserBox_->addItem(fromView(attn::lab::normaliser_key(kind)), int(kind));
+  for (auto kind : attn::lab::normalisers())
+    normaliserBox_->addItem(fromView(attn::lab::normaliser_key(kind)), int(kind));
   normaliserBox_->setToolTip(tr("Turns scores into weights; sparsemax can give exact zeros"));
   paramsForm_->addRow(tr("&Normaliser:"), normaliserBox_);
 
@@ -222,8 +224,9 @@ void LabWorkbench::buildSidePanel(QWidget* panel) {
   headsSpin_ = new DivisorSpinBox(paramsGroup);
   headsSpin_->setObjectName(u"heads"_s);
   headsSpin_->setRange(1, 16);
-  headsSpin_->setToolTip(tr("Number of heads; each gets its own map. Multi-head self-attention splits the "
-                            "dimension among them, so it offers only the divisors of the dimension"));
+  headsSpin_->setToolTip(
+      tr("Number of heads; each gets its own map. Multi-head self-attention splits the "
+         "dimension among them, so it offers only the divisors of the dimension"));
   paramsForm_->addRow(tr("&Heads:"), headsSpin_);
 
   hopsSpin_ = new QSpinBox(paramsGroup);
@@ -245,7 +248,8 @@ void LabWorkbench::buildSidePanel(QWidget* panel) {
 
   positionsBox_ = new QComboBox(paramsGroup);
   positionsBox_->setObjectName(u"positions"_s);
-  for (auto kind : attn::lab::position_kinds()) positionsBox_->addItem(fromView(attn::lab::positions_key(kind)), int(kind));
+  for (auto kind : attn::lab::position_kinds())
+    positionsBox_->addItem(fromView(attn::lab::positions_key(kind)), int(kind));
   positionsBox_->setToolTip(tr("Position information added to the token embeddings"));
   paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
 
@@ -406,9 +410,9 @@ attn::lab::LabRequest LabWorkbench::request() const {
 
 void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   // One request for the whole change, not one per widget.
-  const QList<QWidget*> widgets = {mechanismBox_, scoreBox_,    normaliserBox_, temperatureSpin_, windowSpin_,
-                                   sigmaSpin_,    headsSpin_,   hopsSpin_,      classesSpin_,     causalCheck_,
-                                   positionsBox_, seedSpin_,    dimSpin_};
+  const QList<QWidget*> widgets = {mechanismBox_, scoreBox_,  normaliserBox_, temperatureSpin_, windowSpin_,
+                                   sigmaSpin_,    headsSpin_, hopsSpin_,      classesSpin_,     causalCheck_,
+                                   positionsBox_, seedSpin_,  dimSpin_};
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (auto* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
   const auto catalogue = attn::lab::mechanisms();
@@ -679,7 +683,7 @@ QString LabWorkbench::summary(const LabOutcome& outcome, const attn::AttentionMa
   const auto& info = attn::lab::info(params.mechanism);
   // Global attention is named by its score ("additive" is Bahdanau attention), as on the command line.
   QString name = params.mechanism == attn::lab::Mechanism::Global ? fromView(attn::lab::score_key(params.score))
-                                                                   : fromView(info.key);
+                                                                  : fromView(info.key);
   if (params.mechanism != attn::lab::Mechanism::Global && info.uses_score) {
     name += u" ("_s + fromView(attn::lab::score_key(params.score)) + u")"_s;
   }

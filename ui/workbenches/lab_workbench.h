@@ -137,7 +137,7 @@ class LabWorkbench : public QWidget {
   std::shared_ptr<const LabOutcome> pending_;
   std::shared_ptr<const LabOutcome> outcome_;
   int currentMap_ = -1;
-  int pendingMap_ = -1;  // applyState's map, shown with the result of the request it set
+  int pendingMap_ = -1;            // applyState's map, shown with the result of the request it set
   quint64 restoreGeneration_ = 0;  // applyState's request: refused, it empties the views
   QString lastError_;
   QString runSummary_;

@@ -1,6 +1,5 @@
 #include "workbenches/lab_worker.h"
 
-
 namespace attn::ui {
 
 LabWorker::LabWorker() { qRegisterMetaType<attn::ui::LabOutcome>(); }

@@ -27,9 +27,8 @@ attn::Error modelFileError(attn::ErrorKind kind, const QString& file, const QStr
 attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
   QFile file(path);
   if (!file.exists()) {
-    return std::unexpected(
-        modelFileError(attn::ErrorKind::Io, path,
-                       tr("missing: a model folder holds config.json and model.safetensors")));
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, path,
+                                          tr("missing: a model folder holds config.json and model.safetensors")));
   }
   if (!file.open(QIODevice::ReadOnly)) {
     return std::unexpected(modelFileError(attn::ErrorKind::Io, path, file.errorString()));
@@ -39,9 +38,8 @@ attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
   QJsonParseError parseError;
   const QJsonDocument doc = QJsonDocument::fromJson(out.bytes, &parseError);
   if (parseError.error != QJsonParseError::NoError) {
-    return std::unexpected(
-        modelFileError(attn::ErrorKind::Malformed, path, tr("not valid JSON (%1)").arg(parseError.errorString()),
-                       parseError.offset));
+    return std::unexpected(modelFileError(attn::ErrorKind::Malformed, path,
+                                          tr("not valid JSON (%1)").arg(parseError.errorString()), parseError.offset));
   }
   if (!doc.isObject()) {
     return std::unexpected(modelFileError(attn::ErrorKind::Malformed, path, tr("expected a JSON object")));

@@ -157,9 +157,9 @@ void reselectOpenModel(QComboBox* box, const QString& key, const QString& path) 
 }
 
 QString openFailedMessage(const QString& what, const QString& reason, const QString& previousModel) {
-  return previousModel.isEmpty() ? tr("Cannot open %1: %2").arg(what, reason)
-                                 : tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.")
-                                       .arg(what, reason, previousModel);
+  return previousModel.isEmpty()
+             ? tr("Cannot open %1: %2").arg(what, reason)
+             : tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.").arg(what, reason, previousModel);
 }
 
 void showModelCard(QWidget* parent, const QString& name, const QString& markdown) {
@@ -257,8 +257,10 @@ void DivisorSpinBox::setDividend(int dividend) { dividend_ = std::max(0, dividen
 
 int DivisorSpinBox::nearestAllowed(int value) const {
   for (int distance = 0; distance <= maximum() - minimum(); ++distance) {
-    if (value - distance >= minimum() && value - distance <= maximum() && allows(value - distance)) return value - distance;
-    if (value + distance >= minimum() && value + distance <= maximum() && allows(value + distance)) return value + distance;
+    if (value - distance >= minimum() && value - distance <= maximum() && allows(value - distance))
+      return value - distance;
+    if (value + distance >= minimum() && value + distance <= maximum() && allows(value + distance))
+      return value + distance;
   }
   return value;
 }
@@ -290,10 +292,16 @@ void DivisorSpinBox::fixup(QString& input) const {
 QAbstractSpinBox::StepEnabled DivisorSpinBox::stepEnabled() const {
   StepEnabled enabled = StepNone;
   for (int v = value() + 1; v <= maximum(); ++v) {
-    if (allows(v)) { enabled |= StepUpEnabled; break; }
+    if (allows(v)) {
+      enabled |= StepUpEnabled;
+      break;
+    }
   }
   for (int v = value() - 1; v >= minimum(); --v) {
-    if (allows(v)) { enabled |= StepDownEnabled; break; }
+    if (allows(v)) {
+      enabled |= StepDownEnabled;
+      break;
+    }
   }
   return enabled;
 }

@@ -31,8 +31,7 @@ struct SidePanelFrame {
 };
 
 // `build` fills the panel before it goes into its scroll area (QScrollArea needs the layout first).
-SidePanelFrame makeSidePanelFrame(QWidget* owner, const QString& panelName,
-                                  const std::function<void(QWidget*)>& build);
+SidePanelFrame makeSidePanelFrame(QWidget* owner, const QString& panelName, const std::function<void(QWidget*)>& build);
 
 // The usual workbench: the side panel on the left (as wide as its contents ask, at least 320 px) and, filled
 // by `buildArea`, the main area on the right taking every extra pixel.

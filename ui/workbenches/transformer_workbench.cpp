@@ -119,7 +119,8 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   modelLayout->addWidget(modelLabel_);
   auto* buttons = new QHBoxLayout();
   auto* openModel = new QPushButton(tr("Open &Model\u2026"), modelGroup);
-  openModel->setToolTip(tr("A Hugging Face model folder: config.json, *.safetensors and tokenizer files (Ctrl+Shift+M)"));
+  openModel->setToolTip(
+      tr("A Hugging Face model folder: config.json, *.safetensors and tokenizer files (Ctrl+Shift+M)"));
   connect(openModel, &QPushButton::clicked, this, &TransformerWorkbench::openModelRequested);
   auto* openDump = new QPushButton(tr("Open &Dump\u2026"), modelGroup);
   openDump->setToolTip(tr("Any model's attention saved as *.attn.safetensors (README: ten lines of Python)"));
@@ -129,8 +130,9 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   modelLayout->addLayout(buttons);
   auto* demo = new QPushButton(tr("Open the &Demo Model"), modelGroup);
   demo->setObjectName(u"openDemo"_s);
-  demo->setToolTip(tr("induction-gpt2: a 2-layer character GPT-2 trained by AttnScope to continue repeated text; "
-                      "type a random string twice and look at its previous-token and copying heads"));
+  demo->setToolTip(
+      tr("induction-gpt2: a 2-layer character GPT-2 trained by AttnScope to continue repeated text; "
+         "type a random string twice and look at its previous-token and copying heads"));
   connect(demo, &QPushButton::clicked, this, [this] { openDemo(); });
   modelLayout->addWidget(demo);
   auto* progressRow = new QHBoxLayout();
@@ -184,9 +186,9 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   sampleBox_->setToolTip(tr("A bundled photo for the vision transformer"));
   auto* openImageButton = new QPushButton(tr("Open &Image\u2026"), imageRow_);
   connect(openImageButton, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open Image for the Vision Transformer"), QString(),
-        tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open Image for the Vision Transformer"), QString(),
+                                     tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;All files (*)"));
     if (!path.isEmpty()) openImage(path);
   });
   imageButtons->addWidget(sampleBox_, 1);
@@ -203,7 +205,8 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   layout->addWidget(inputGroup_);
   connect(textEdit_, &QPlainTextEdit::textChanged, this, &TransformerWorkbench::post);
   connect(pairEdit_, &QLineEdit::textChanged, this, &TransformerWorkbench::post);
-  connect(sampleBox_, &QComboBox::activated, this, [this](int index) { openSample(sampleBox_->itemData(index).toString()); });
+  connect(sampleBox_, &QComboBox::activated, this,
+          [this](int index) { openSample(sampleBox_->itemData(index).toString()); });
 
   auto* predictionGroup = new QGroupBox(tr("Predictions"), panel);
   auto* predictionLayout = new QVBoxLayout(predictionGroup);
@@ -222,8 +225,9 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   matrixModeBox_->addItem(tr("Selected head"), int(MatrixMode::Head));
   matrixModeBox_->addItem(tr("Layer mean (all heads)"), int(MatrixMode::LayerMean));
   matrixModeBox_->addItem(tr("Rollout (all layers)"), int(MatrixMode::Rollout));
-  matrixModeBox_->setToolTip(tr("What the matrix shows: one head, the mean of the layer's heads, or attention "
-                                "rollout (Abnar & Zuidema 2020)"));
+  matrixModeBox_->setToolTip(
+      tr("What the matrix shows: one head, the mean of the layer's heads, or attention "
+         "rollout (Abnar & Zuidema 2020)"));
   matrixForm->addRow(tr("S&how:"), matrixModeBox_);
   fusionBox_ = new QComboBox(matrixGroup);
   fusionBox_->setObjectName(u"rolloutFusion"_s);
@@ -284,7 +288,8 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
   });
-  connect(thresholdSpin_, &QDoubleSpinBox::valueChanged, this, [this](double v) { tokenLines_->setThreshold(float(v)); });
+  connect(thresholdSpin_, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { tokenLines_->setThreshold(float(v)); });
   connect(overlaySourceBox_, &QComboBox::currentIndexChanged, this, [this] { updateOverlay(); });
   connect(alphaSlider_, &QSlider::valueChanged, this, [this] { updateOverlay(); });
   layout->addStretch(1);
@@ -332,8 +337,9 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   statsTable_->setAlternatingRowColors(true);
   viewTabs_->addTab(statsTable_, tr("&Statistics"));
   overlay_ = new ImageOverlayView(viewTabs_);
-  overlay_->setPlaceholder(tr("The image view shows a vision transformer's attention over its photo.\n"
-                              "Open a ViT model folder to use it."));
+  overlay_->setPlaceholder(
+      tr("The image view shows a vision transformer's attention over its photo.\n"
+         "Open a ViT model folder to use it."));
   viewTabs_->addTab(overlay_, tr("&Image"));
 
   auto* matrixPane = new QWidget(views);
@@ -506,9 +512,9 @@ void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, 
   if (cancelled) {
     loadNote_->setText(source_ ? tr("Loading %1 cancelled; %2 stays open.").arg(name, source_->name)
                                : tr("Loading %1 cancelled.").arg(name));
-    requestedSource_ = !source_ ? QString()
+    requestedSource_ = !source_                                                          ? QString()
                        : demoDir_ && source_->path == demoDir_->filePath(demoModelKey()) ? demoModelKey()
-                                                                                          : source_->path;
+                                                                                         : source_->path;
     setLoadingUi(false);
     emit statusMessage(loadNote_->text(), 6000);
     emit sourceFailed(tr("cancelled"));
@@ -517,9 +523,9 @@ void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, 
   loadNote_->clear();
   setLoadingUi(false);
   lastError_ = message;
-  requestedSource_ = !source_ ? QString()
+  requestedSource_ = !source_                                                          ? QString()
                      : demoDir_ && source_->path == demoDir_->filePath(demoModelKey()) ? demoModelKey()
-                                                                                        : source_->path;
+                                                                                       : source_->path;
   showError(source_ ? tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.").arg(name, message, source_->name)
                     : tr("Cannot open %1: %2").arg(name, message));
   emit statusMessage(tr("Cannot open %1: %2").arg(name, message), 0);
@@ -542,15 +548,17 @@ void TransformerWorkbench::updateInputControls() {
   pairEdit_->setVisible(pair);
   imageRow_->setVisible(vision);
   if (!source_) {
-    inputNote_->setText(tr("Open a model: File > Open Model\u2026 (Ctrl+Shift+M), or drop a model folder or a "
-                           ".attn.safetensors file on the window."));
+    inputNote_->setText(
+        tr("Open a model: File > Open Model\u2026 (Ctrl+Shift+M), or drop a model folder or a "
+           ".attn.safetensors file on the window."));
   } else if (dump) {
     inputNote_->setText(tr("An attention dump: its tokens and weights are fixed."));
   } else if (source_->family() == Family::Gpt2) {
     inputNote_->setText(tr("GPT-2 attends causally: each token sees itself and the tokens before it."));
   } else if (vision) {
-    inputNote_->setText(tr("The photo is resized to the model's input and cut into patches; token 0 is the class "
-                           "token."));
+    inputNote_->setText(
+        tr("The photo is resized to the model's input and cut into patches; token 0 is the class "
+           "token."));
   } else {
     inputNote_->setText(tr("Write [MASK] where BERT should guess a word."));
   }
@@ -582,7 +590,8 @@ void TransformerWorkbench::openImage(const QString& path) {
 void TransformerWorkbench::onImageLoaded(std::shared_ptr<const VisionInput> image) {
   if (image->serial != imageRequested_) return;
   image_ = std::move(image);
-  imageInfo_->setText(tr("%1 \u00b7 %2 \u00d7 %3").arg(image_->name).arg(image_->image->width).arg(image_->image->height));
+  imageInfo_->setText(
+      tr("%1 \u00b7 %2 \u00d7 %3").arg(image_->name).arg(image_->image->width).arg(image_->image->height));
   if (!image_->path.startsWith(u':')) {
     const QSignalBlocker block(sampleBox_);
     sampleBox_->setCurrentIndex(-1);
@@ -600,10 +609,7 @@ void TransformerWorkbench::onImageFailed(quint64 serial, const QString& message)
 
 // ---- runs ----
 
-
-bool TransformerWorkbench::isIdle() const {
-  return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_;
-}
+bool TransformerWorkbench::isIdle() const { return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_; }
 
 void TransformerWorkbench::post() {
   if (!source_) return;
@@ -692,10 +698,10 @@ void TransformerWorkbench::applyPending() {
   updateWarnings();
 
   const auto& run = *next->run;
-  const QString what = source_ && source_->kind == TransformerSource::Kind::Dump
-                           ? tr("dump")
-                           : (source_ && source_->model ? fromStd(std::string(attn::models::to_string(source_->family())))
-                                                        : QString());
+  const QString what =
+      source_ && source_->kind == TransformerSource::Kind::Dump
+          ? tr("dump")
+          : (source_ && source_->model ? fromStd(std::string(attn::models::to_string(source_->family()))) : QString());
   runSummary_ = tr("transformer: %1 \u00b7 %2 tokens \u00b7 %3 layers \u00d7 %4 heads \u00b7 %5 ms")
                     .arg(what)
                     .arg(run.attention.tokens.size())
@@ -732,8 +738,8 @@ void TransformerWorkbench::updatePredictions() {
     const QString at = std::size_t(prediction.position) < tokens.size()
                            ? render::tokenLabel(tokens[std::size_t(prediction.position)])
                            : QString::number(prediction.position);
-    auto* header = new QListWidgetItem(tr("after \u201c%1\u201d (position %2):").arg(at).arg(prediction.position),
-                                       predictions_);
+    auto* header =
+        new QListWidgetItem(tr("after \u201c%1\u201d (position %2):").arg(at).arg(prediction.position), predictions_);
     QFont bold = header->font();
     bold.setBold(true);
     header->setFont(bold);
@@ -800,7 +806,8 @@ void TransformerWorkbench::selectStatsRow() {
   const QModelIndex index = statsProxy_->mapFromSource(statsModel_->index(row, 0));
   const bool was = selecting_;
   selecting_ = true;
-  statsTable_->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  statsTable_->selectionModel()->setCurrentIndex(index,
+                                                 QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   statsTable_->scrollTo(index);
   selecting_ = was;
 }
@@ -814,11 +821,15 @@ void TransformerWorkbench::updateSelectionLabel() {
   if (const auto token = tokenLines_->selectedToken()) {
     const auto& tokens = outcome_->trace->tokens;
     if (std::size_t(token->index) < tokens.size()) {
-      text += tr(" \u00b7 token %1 \u201c%2\u201d").arg(token->index).arg(render::tokenLabel(tokens[std::size_t(token->index)]));
+      text += tr(" \u00b7 token %1 \u201c%2\u201d")
+                  .arg(token->index)
+                  .arg(render::tokenLabel(tokens[std::size_t(token->index)]));
     }
   }
   if (const int row = statsModel_->rowOf(layer_, head_); const auto* s = statsModel_->at(row)) {
-    text += tr(" \u00b7 entropy %1 \u00b7 mean distance %2").arg(double(s->entropy), 0, 'f', 3).arg(double(s->mean_distance), 0, 'f', 2);
+    text += tr(" \u00b7 entropy %1 \u00b7 mean distance %2")
+                .arg(double(s->entropy), 0, 'f', 3)
+                .arg(double(s->mean_distance), 0, 'f', 2);
   }
   selectionLabel_->setText(text);
 }
@@ -829,8 +840,8 @@ attn::io::TransformerSection TransformerWorkbench::state() const {
   s.source = requestedSource_.toStdString();
   s.text = text().toStdString();
   s.pair = pairEdit_->text().toStdString();
-  const QString image = requestedImage_.isEmpty() ? sampleImageResource(sampleBox_->currentData().toString())
-                                                  : requestedImage_;
+  const QString image =
+      requestedImage_.isEmpty() ? sampleImageResource(sampleBox_->currentData().toString()) : requestedImage_;
   s.image = {attn::io::ImageRef::Kind::File, image.toStdString()};
   for (const auto& sample : sampleImages()) {
     if (sample.resource == image) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
@@ -857,8 +868,9 @@ attn::io::TransformerSection TransformerWorkbench::state() const {
   // The spin boxes' own values: a float on the way would turn 0.3 into 0.30000001.
   s.discard_ratio = discardSpin_->value();
   s.residual = residualSpin_->value();
-  s.overlay = OverlaySource(overlaySourceBox_->currentData().toInt()) == OverlaySource::Head ? Section::Overlay::Head
-                                                                                             : Section::Overlay::Rollout;
+  s.overlay = OverlaySource(overlaySourceBox_->currentData().toInt()) == OverlaySource::Head
+                  ? Section::Overlay::Head
+                  : Section::Overlay::Rollout;
   s.overlay_alpha = alphaSlider_->value() / 100.0;
   s.line_threshold = thresholdSpin_->value();
   s.colormap = render::colormapInfo(colormap_).key;
@@ -943,9 +955,10 @@ void TransformerWorkbench::setRolloutOptions(const attn::analysis::RolloutOption
 
 QString TransformerWorkbench::emptyMatrixText() const {
   if (source_) return tr("Type a text: the attention of every layer and head of %1 shows here.").arg(source_->name);
-  return tr("No model yet.\n\nOpen a model folder (File > Open Model\u2026, Ctrl+Shift+M) or an attention dump "
-            "(File > Open Attention Dump\u2026), drop either on the window, or press Open the Demo Model; then type "
-            "a text. Every layer and head of its attention shows here.");
+  return tr(
+      "No model yet.\n\nOpen a model folder (File > Open Model\u2026, Ctrl+Shift+M) or an attention dump "
+      "(File > Open Attention Dump\u2026), drop either on the window, or press Open the Demo Model; then type "
+      "a text. Every layer and head of its attention shows here.");
 }
 
 void TransformerWorkbench::updateMatrix() {
@@ -978,11 +991,12 @@ void TransformerWorkbench::updateMatrix() {
         map->col_axis = "input tokens";
         matrixMap_ = std::move(map);
         const auto options = outcome_->request.rollout;
-        matrixTitle_->setText(tr("Matrix \u00b7 rollout over %1 layers \u00b7 %2 fusion \u00b7 discard %3 \u00b7 residual %4")
-                                  .arg(trace.layer_count(outcome_->stage))
-                                  .arg(fusionBox_->itemText(fusionBox_->findData(int(options.fusion))))
-                                  .arg(double(options.discard_ratio), 0, 'f', 2)
-                                  .arg(double(options.residual), 0, 'f', 2));
+        matrixTitle_->setText(
+            tr("Matrix \u00b7 rollout over %1 layers \u00b7 %2 fusion \u00b7 discard %3 \u00b7 residual %4")
+                .arg(trace.layer_count(outcome_->stage))
+                .arg(fusionBox_->itemText(fusionBox_->findData(int(options.fusion))))
+                .arg(double(options.discard_ratio), 0, 'f', 2)
+                .arg(double(options.residual), 0, 'f', 2));
       } else {
         matrixTitle_->setText(tr("Rollout unavailable: %1").arg(outcome_->rolloutError));
       }
@@ -1013,7 +1027,8 @@ void TransformerWorkbench::updateOverlay() {
   QString caption;
   if (OverlaySource(overlaySourceBox_->currentData().toInt()) == OverlaySource::Rollout) {
     if (outcome_->rollout) grid = render::classTokenGrid(*outcome_->rollout, run.grid_rows, run.grid_cols);
-    caption = tr("Rollout: the class token's attention to the %1 \u00d7 %2 patches").arg(run.grid_rows).arg(run.grid_cols);
+    caption =
+        tr("Rollout: the class token's attention to the %1 \u00d7 %2 patches").arg(run.grid_rows).arg(run.grid_cols);
   } else {
     if (const auto map = outcome_->trace->map(outcome_->stage, layer_, head_)) {
       grid = render::classTokenGrid(map->weights, run.grid_rows, run.grid_cols);
@@ -1077,7 +1092,8 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
   }
   if (!outcome_) return std::unexpected(exportError(path, tr("nothing to export yet: no run has finished")));
   const auto savePng = [&path](const QImage& image) -> attn::Result<void> {
-    if (image.isNull() || !image.save(path, "PNG")) return std::unexpected(exportError(path, tr("could not write the file")));
+    if (image.isNull() || !image.save(path, "PNG"))
+      return std::unexpected(exportError(path, tr("could not write the file")));
     return {};
   };
   switch (view) {
@@ -1087,8 +1103,9 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
       return exportWidget(*tokenLines_, path);
     case View::Model:
       if (*format == ExportFormat::Png) {
-        return savePng(headGrid_->renderImage(std::max(600, headGrid_->width()),
-                                              tr("Model view \u00b7 %1 layers \u00d7 %2 heads").arg(headGrid_->layers()).arg(headGrid_->heads())));
+        return savePng(headGrid_->renderImage(
+            std::max(600, headGrid_->width()),
+            tr("Model view \u00b7 %1 layers \u00d7 %2 heads").arg(headGrid_->layers()).arg(headGrid_->heads())));
       }
       return exportWidget(*headGrid_, path);
     case View::Overlay:

@@ -118,7 +118,7 @@ void TransformerWorker::drain() {
     } else if (image) {
       runImage(image->serial, image->path, image->name);
     } else if (run) {
-      if (run->source && run->source != source_) use(run->source);  // the tab kept another model
+      if (run->source && run->source != source_) use(run->source);     // the tab kept another model
       if (!source_ || run->sourceSerial != source_->serial) continue;  // for a model no longer loaded
       auto outcome = compute(run->generation, run->sourceSerial, run->request);
       if (!outcome) continue;  // superseded mid-run: the newer request is next

@@ -2,8 +2,9 @@
 // (with progress and a cancel flag the engine's progress callback reads), decodes photos for ViT, runs
 // the model and the analysis (rollout, head statistics, model-view thumbnails) the LabWorker way: only the
 // newest pending request of each kind runs, every outcome carries its request's generation and is an
-// immutable value sent over a queued signal. The layer in view is sent ahead as soon as it is computed. The TransformerRunner (scratch buffers) lives here, never on the GUI
-// thread; a rollout-only change re-uses the last run instead of running the model again.
+// immutable value sent over a queued signal. The layer in view is sent ahead as soon as it is computed. The
+// TransformerRunner (scratch buffers) lives here, never on the GUI thread; a rollout-only change re-uses the last run
+// instead of running the model again.
 #pragma once
 
 #include "attn/analysis/attention_analysis.h"
@@ -84,7 +85,7 @@ struct TransformerOutcome {
   std::shared_ptr<const attn::models::TransformerRun> run;  // a dump's trace is wrapped in a run too
   std::shared_ptr<const attn::LayeredTrace> trace;          // aliases run->attention
   attn::Stage stage = attn::Stage::Encoder;
-  std::shared_ptr<const attn::Matrix> rollout;              // null when the rollout failed
+  std::shared_ptr<const attn::Matrix> rollout;  // null when the rollout failed
   QString rolloutError;
   std::shared_ptr<const std::vector<attn::analysis::HeadStats>> stats;
   std::shared_ptr<const render::HeadThumbnails> thumbnails;

@@ -41,8 +41,8 @@ template <class T>
 using Result = std::expected<T, Error>;
 
 // Every failure says what kind it is: there is no overload without one.
-inline std::unexpected<Error> fail(ErrorKind kind, std::string reason, std::string file = {},
-                                   std::int64_t offset = -1, std::int64_t line = -1) {
+inline std::unexpected<Error> fail(ErrorKind kind, std::string reason, std::string file = {}, std::int64_t offset = -1,
+                                   std::int64_t line = -1) {
   return std::unexpected(Error{std::move(file), offset, line, std::move(reason), kind});
 }
 

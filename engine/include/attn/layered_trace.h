@@ -87,9 +87,9 @@ struct LayerAttention {
 // Everything a view of a layered model needs. Encoder/decoder self-attention have rows = cols = tokens;
 // cross attention has rows = row_tokens (target) and cols = col_tokens (source).
 struct LayeredTrace {
-  Labels tokens;             // the input tokens (rows and columns of self-attention)
-  std::vector<Span> spans;   // byte span of each token in the input text; {0,0} for special tokens
-  Labels cross_rows;         // only for cross attention; empty otherwise
+  Labels tokens;            // the input tokens (rows and columns of self-attention)
+  std::vector<Span> spans;  // byte span of each token in the input text; {0,0} for special tokens
+  Labels cross_rows;        // only for cross attention; empty otherwise
   std::vector<LayerAttention> layers;
 
   int layer_count(Stage stage = Stage::Encoder) const;

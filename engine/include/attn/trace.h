@@ -24,11 +24,11 @@ struct Span {
 struct AttentionMap {
   Stage stage = Stage::Mechanism;
   int layer = 0;
-  int head = -1;      // -1: the map is not one head of several
-  std::string name;   // what the map is, e.g. "weights", "hop 2", "alpha (column softmax)"
-  Matrix weights;     // rows = queries, columns = keys
-  Labels row_labels;  // size rows() or empty
-  Labels col_labels;  // size cols() or empty
+  int head = -1;                     // -1: the map is not one head of several
+  std::string name;                  // what the map is, e.g. "weights", "hop 2", "alpha (column softmax)"
+  Matrix weights;                    // rows = queries, columns = keys
+  Labels row_labels;                 // size rows() or empty
+  Labels col_labels;                 // size cols() or empty
   std::string row_axis = "queries";  // what the rows are ("document", "heads", "classes", ...)
   std::string col_axis = "keys";
   std::vector<Span> row_spans;

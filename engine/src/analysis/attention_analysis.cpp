@@ -53,9 +53,9 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options)
   }
   const int last = options.last_layer < 0 ? count - 1 : options.last_layer;
   if (options.first_layer < 0 || options.first_layer > last || last >= count) {
-    return fail(ErrorKind::OutOfRange,
-                "rollout: layers " + std::to_string(options.first_layer + 1) + " to " + std::to_string(last + 1) +
-                    " are not within the trace's " + std::to_string(count));
+    return fail(ErrorKind::OutOfRange, "rollout: layers " + std::to_string(options.first_layer + 1) + " to " +
+                                           std::to_string(last + 1) + " are not within the trace's " +
+                                           std::to_string(count));
   }
   Matrix result;
   for (int l = options.first_layer; l <= last; ++l) {
@@ -65,14 +65,14 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options)
     }
     const HeadStack& stack = layer->maps;
     if (stack.rows() != stack.cols()) {
-      return fail(ErrorKind::Mismatch,
-                  "rollout: layer " + std::to_string(l + 1) + " is " + std::to_string(stack.rows()) + " x " +
-                      std::to_string(stack.cols()) + "; rollout needs self-attention (square maps)");
+      return fail(ErrorKind::Mismatch, "rollout: layer " + std::to_string(l + 1) + " is " +
+                                           std::to_string(stack.rows()) + " x " + std::to_string(stack.cols()) +
+                                           "; rollout needs self-attention (square maps)");
     }
     if (result.size() != 0 && result.rows() != stack.rows()) {
-      return fail(ErrorKind::Mismatch,
-                  "rollout: layer " + std::to_string(l + 1) + " has " + std::to_string(stack.rows()) +
-                      " tokens where the layers before it have " + std::to_string(result.rows()));
+      return fail(ErrorKind::Mismatch, "rollout: layer " + std::to_string(l + 1) + " has " +
+                                           std::to_string(stack.rows()) + " tokens where the layers before it have " +
+                                           std::to_string(result.rows()));
     }
     Matrix a = fuse(stack, options.fusion);
     discard_lowest(a, options.discard_ratio);

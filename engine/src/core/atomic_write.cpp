@@ -117,8 +117,7 @@ Result<void> write_file_atomically(const fs::path& path, const std::string& name
   return {};
 }
 
-Result<void> write_file_atomically(const fs::path& path, const std::string& name,
-                                   std::span<const std::uint8_t> bytes) {
+Result<void> write_file_atomically(const fs::path& path, const std::string& name, std::span<const std::uint8_t> bytes) {
   return write_file_atomically(path, name, [bytes](std::FILE* file) {
     return std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
   });

@@ -107,8 +107,9 @@ Result<int> JsonKeys::whole_or(std::string_view key, int fallback, std::int64_t 
   // Below the range is a value that cannot be (a zero or negative size); above it, one over the limit that
   // keeps a 2 KB config from asking for gigabytes.
   const auto out_of_range = [&](ErrorKind kind) {
-    return error(kind, key, std::string(key) + " is " + value->dump() + "; it must be from " + std::to_string(lo) +
-                                " to " + std::to_string(hi));
+    return error(kind, key,
+                 std::string(key) + " is " + value->dump() + "; it must be from " + std::to_string(lo) + " to " +
+                     std::to_string(hi));
   };
   std::int64_t v = 0;
   if (value->is_number_unsigned()) {
@@ -156,9 +157,9 @@ Result<std::vector<float>> JsonKeys::per_channel(std::string_view key, int chann
     }
   }
   if (out.size() != static_cast<std::size_t>(channels)) {
-    return error(ErrorKind::Malformed, key,
-                 std::string(key) + " must be " + std::to_string(channels) + " numbers (one per channel), got " +
-                     value->dump());
+    return error(
+        ErrorKind::Malformed, key,
+        std::string(key) + " must be " + std::to_string(channels) + " numbers (one per channel), got " + value->dump());
   }
   for (const float v : out) {
     if (!std::isfinite(v) || (positive && v <= 0.0f)) {

@@ -55,8 +55,7 @@ class JsonKeys {
   const nlohmann::json* find(std::string_view key) const;
 
   // A whole number in [lo, hi]: below lo is OutOfRange, above hi TooLarge.
-  Result<int> whole_or(std::string_view key, int fallback, std::int64_t lo = 1,
-                       std::int64_t hi = kMaxConfigSize) const;
+  Result<int> whole_or(std::string_view key, int fallback, std::int64_t lo = 1, std::int64_t hi = kMaxConfigSize) const;
   Result<bool> boolean_or(std::string_view key, bool fallback) const;
   Result<std::string> text_or(std::string_view key, std::string fallback) const;
   // One number per image channel (a ViT's image_mean, a captioner's std): a list of `channels` finite

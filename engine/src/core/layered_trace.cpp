@@ -56,7 +56,9 @@ MapBuffer::~MapBuffer() { std::free(data_); }
 }  // namespace detail
 
 namespace {
-std::size_t head_size(Index rows, Index cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+std::size_t head_size(Index rows, Index cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
 std::size_t element_size(Precision p) { return p == Precision::F32 ? sizeof(float) : sizeof(Eigen::half); }
 }  // namespace
 
@@ -89,7 +91,7 @@ float HeadStack::at(int head, Index row, Index col) const {
 Matrix HeadStack::head(int h) const {
   if (precision_ == Precision::F32) return Eigen::Map<const Matrix>(f32(h), rows_, cols_);
   return Eigen::Map<const Eigen::Matrix<Eigen::half, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(f16(h), rows_,
-                                                                                                      cols_)
+                                                                                                       cols_)
       .cast<float>();
 }
 

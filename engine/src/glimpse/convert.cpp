@@ -19,8 +19,8 @@ NoShear stn_of(const GaussianGlimpse& g, int width, int height) {
   return p;
 }
 
-GaussianGlimpse gaussian_of(const NoShear& stn, int out_w, int out_h, int width, int height,
-                            double sigma_per_stride, double gamma) {
+GaussianGlimpse gaussian_of(const NoShear& stn, int out_w, int out_h, int width, int height, double sigma_per_stride,
+                            double gamma) {
   auto axis = [&](double scale, double shift, int n, int size) {
     n = std::max(n, 1);
     const double stride = scale * size / n;

@@ -279,7 +279,8 @@ FilterBank make_filterbank(const GaussianAxis& raw, int size, double tolerance) 
     // the ratio of neighbours is itself geometric, so each pixel costs two multiplications instead of an
     // exp (a wide filter over a 4096-pixel axis has 4096 of them). In double the drift after k steps is
     // about k ulps, far below the float the values are stored in.
-    const int a0 = static_cast<int>(std::clamp(std::nearbyint(mu), static_cast<double>(b.lo), static_cast<double>(b.hi)));
+    const int a0 =
+        static_cast<int>(std::clamp(std::nearbyint(mu), static_cast<double>(b.lo), static_cast<double>(b.hi)));
     const double c = std::exp(-2.0 * inv);
     {
       const double d = a0 - mu;
@@ -294,8 +295,8 @@ FilterBank make_filterbank(const GaussianAxis& raw, int size, double tolerance) 
     double z = 0.0;
     for (int k = 0; k < len; ++k) z += w[static_cast<std::size_t>(k)];
     // The dense filter divides by the full sum, which also holds the dropped tails.
-    const double tails = tail_bound(mu - (b.lo - 1), axis.sigma, b.lo) +
-                         tail_bound((b.hi + 1) - mu, axis.sigma, size - 1 - b.hi);
+    const double tails =
+        tail_bound(mu - (b.lo - 1), axis.sigma, b.lo) + tail_bound((b.hi + 1) - mu, axis.sigma, size - 1 - b.hi);
     // L1 distance between this row and the dense row: the dropped mass plus the renormalisation.
     fb.dropped = std::max(fb.dropped, 2.0 * tails / (z + kFilterEps));
     fb.begin[ui] = b.lo;
@@ -326,8 +327,8 @@ inline void axpy(float alpha, const float* x, float* y, int n) {
 // (Measured against rows-first variants, which stream image rows through an accumulator per filter or
 // use register or BLAS blocks over several filters: this was 1.1-3.8x faster on every benchmark window,
 // because those re-read each image row once per overlapping filter.)
-void read_banded(const Image& image, const FilterBank& fx, const FilterBank& fy, float gamma,
-                 std::vector<float>& temp, Image& out, bool parallel) {
+void read_banded(const Image& image, const FilterBank& fx, const FilterBank& fy, float gamma, std::vector<float>& temp,
+                 Image& out, bool parallel) {
   const int y0 = fy.touched_begin(), y1 = fy.touched_end();
   const int hy = y1 - y0;
   const int C = image.channels, NY = fy.n, NX = fx.n;
@@ -375,7 +376,8 @@ void read_banded(const Image& image, const FilterBank& fx, const FilterBank& fy,
       std::fill(o, o + NX, 0.0f);
       const float* f = fy.values.data() + fy.offset[ui];
       for (int k = 0; k < fy.length[ui]; ++k) {
-        const float* t = temp.data() + (static_cast<std::size_t>(c) * hy + static_cast<std::size_t>(fy.begin[ui] + k - y0)) * NX;
+        const float* t =
+            temp.data() + (static_cast<std::size_t>(c) * hy + static_cast<std::size_t>(fy.begin[ui] + k - y0)) * NX;
         axpy(gamma * f[k], t, o, NX);
       }
     }
@@ -383,8 +385,8 @@ void read_banded(const Image& image, const FilterBank& fx, const FilterBank& fy,
 }
 
 // Dense products over the touched window [y0, y1) x [x0, x1) with the banded filters written densely.
-void read_windowed(const Image& image, const FilterBank& fx, const FilterBank& fy, const Extent& ex,
-                   const Extent& ey, float gamma, Image& out) {
+void read_windowed(const Image& image, const FilterBank& fx, const FilterBank& fy, const Extent& ex, const Extent& ey,
+                   float gamma, Image& out) {
   const int wx = ex.end - ex.begin, hy = ey.end - ey.begin;
   Matrix Fx = Matrix::Zero(fx.n, std::max(wx, 0));
   Matrix Fy = Matrix::Zero(fy.n, std::max(hy, 0));

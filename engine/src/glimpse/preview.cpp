@@ -25,7 +25,8 @@ ReadPlan plan_read(const GaussianGlimpse& g, const ImagePyramid& pyramid, double
   if (pyramid.empty()) return plan;
   // Never coarser than the grid itself: past the level where the stride is one pixel, a preview would
   // only magnify a blur.
-  const double stride = std::min(std::abs(g.x.n > 1 ? g.x.stride : g.y.stride), std::abs(g.y.n > 1 ? g.y.stride : g.x.stride));
+  const double stride =
+      std::min(std::abs(g.x.n > 1 ? g.x.stride : g.y.stride), std::abs(g.y.n > 1 ? g.y.stride : g.x.stride));
   const int finest_useful = stride >= 1.0 ? static_cast<int>(std::floor(std::log2(stride))) : 0;
   const int last = std::clamp(finest_useful, 0, pyramid.levels() - 1);
   for (int level = 0; level <= last; ++level) {

@@ -62,8 +62,8 @@ Result<std::vector<Item>> split_spec(std::string_view spec, const std::string& w
     if (!item.empty()) {  // empty items (a trailing comma, ",,") are skipped
       const std::size_t eq = spec.find('=', item_at);
       if (eq == std::string_view::npos || eq >= end) {
-        return fail(ErrorKind::Malformed,
-                    "expected key=value, got " + in_quotes(item), what, static_cast<std::int64_t>(item_at));
+        return fail(ErrorKind::Malformed, "expected key=value, got " + in_quotes(item), what,
+                    static_cast<std::int64_t>(item_at));
       }
       std::size_t key_at = item_at;
       const std::string_view key = trimmed(spec, key_at, eq);
@@ -77,8 +77,8 @@ Result<std::vector<Item>> split_spec(std::string_view spec, const std::string& w
       }
       for (const Item& seen : items) {
         if (seen.key == key) {
-          return fail(ErrorKind::Malformed,
-                      in_quotes(key) + " is given twice", what, static_cast<std::int64_t>(key_at));
+          return fail(ErrorKind::Malformed, in_quotes(key) + " is given twice", what,
+                      static_cast<std::int64_t>(key_at));
         }
       }
       items.push_back({key, value, static_cast<std::int64_t>(key_at), static_cast<std::int64_t>(value_at)});
@@ -98,8 +98,8 @@ std::optional<double> to_number(std::string_view text) {
 
 Result<double> number(const Item& item, const std::string& what) {
   if (const auto v = to_number(item.value)) return *v;
-  return fail(ErrorKind::Malformed,
-              in_quotes(item.key) + " needs a number, got " + in_quotes(item.value), what, item.value_at);
+  return fail(ErrorKind::Malformed, in_quotes(item.key) + " needs a number, got " + in_quotes(item.value), what,
+              item.value_at);
 }
 
 Result<int> whole(const Item& item, int lo, int hi, const std::string& what) {
@@ -121,7 +121,8 @@ struct Slot {
 };
 
 template <class T>
-std::optional<Error> set(Slot<T>& slot, T value, const Item& item, std::string_view what_it_is, const std::string& what) {
+std::optional<Error> set(Slot<T>& slot, T value, const Item& item, std::string_view what_it_is,
+                         const std::string& what) {
   if (slot.by) {
     return Error{what, item.key_at, -1,
                  in_quotes(item.key) + " and " + in_quotes(slot.by->key) + " both set " + std::string(what_it_is),
@@ -146,8 +147,7 @@ constexpr std::array<std::string_view, 5> kPaperKeys{"gx~", "gy~", "logsigma2", 
 
 }  // namespace
 
-Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, int height,
-                                            const GaussianGlimpse& base) {
+Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, int height, const GaussianGlimpse& base) {
   const std::string what = "--gaussian";
   auto items = split_spec(spec, what);
   if (!items) return std::unexpected(items.error());
@@ -232,10 +232,10 @@ Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, in
       const bool position = target->slot == &AxisSlots::first || target->slot == &AxisSlots::centre;
       Slot<double>& other = target->slot == &AxisSlots::first ? axis->centre : axis->first;
       if (position && other.by) {
-        return fail(ErrorKind::Mismatch,
-                    in_quotes(k) + " and " + in_quotes(other.by->key) + " both place the window along " +
-                        (is_x ? "x" : "y"),
-                    what, item.key_at);
+        return fail(
+            ErrorKind::Mismatch,
+            in_quotes(k) + " and " + in_quotes(other.by->key) + " both place the window along " + (is_x ? "x" : "y"),
+            what, item.key_at);
       }
       if (auto e = set(axis->*(target->slot), *v, item, quantity, what)) return std::unexpected(*e);
     }
@@ -337,15 +337,15 @@ Result<Theta> theta_list(const Item& item, const std::string& what) {
     }
     const auto number = to_number(part);
     if (!number) {
-      return fail(ErrorKind::Malformed,
-                  "\"theta\" needs six numbers a;b;c;d;e;f; " + in_quotes(part) + " is not one", what, offset);
+      return fail(ErrorKind::Malformed, "\"theta\" needs six numbers a;b;c;d;e;f; " + in_quotes(part) + " is not one",
+                  what, offset);
     }
     theta[count++] = *number;
     start = end + 1;
   }
   if (count != theta.size()) {
-    return fail(ErrorKind::Malformed,
-                "\"theta\" needs six numbers a;b;c;d;e;f, got " + std::to_string(count), what, item.value_at);
+    return fail(ErrorKind::Malformed, "\"theta\" needs six numbers a;b;c;d;e;f, got " + std::to_string(count), what,
+                item.value_at);
   }
   return theta;
 }
@@ -363,15 +363,15 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
     if (item.key != "family") continue;
     const auto f = family_named(item.value);
     if (!f) {
-      return fail(ErrorKind::Unsupported,
-                  "\"family\" is " + in_quotes(item.value) +
-                      "; expected affine, no-shear, similarity or translation-scale",
-                  what, item.value_at);
+      return fail(
+          ErrorKind::Unsupported,
+          "\"family\" is " + in_quotes(item.value) + "; expected affine, no-shear, similarity or translation-scale",
+          what, item.value_at);
     }
     s.family = *f;
   }
-  const auto family_index = static_cast<std::size_t>(std::find(kFamilies.begin(), kFamilies.end(), s.family) -
-                                                     kFamilies.begin());
+  const auto family_index =
+      static_cast<std::size_t>(std::find(kFamilies.begin(), kFamilies.end(), s.family) - kFamilies.begin());
 
   for (const Item& item : *items) {
     const std::string_view k = item.key;
@@ -387,10 +387,10 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
             break;
           }
         }
-        return fail(ErrorKind::Mismatch,
-                    in_quotes(k) + " is not a parameter of the " + std::string(to_string(s.family)) + " family (" +
-                        hint + ")",
-                    what, item.key_at);
+        return fail(
+            ErrorKind::Mismatch,
+            in_quotes(k) + " is not a parameter of the " + std::string(to_string(s.family)) + " family (" + hint + ")",
+            what, item.key_at);
       }
       const auto v = k == "rotation" ? angle(item, what) : number(item, what);
       if (!v) return std::unexpected(v.error());
@@ -417,8 +417,8 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
       }
     } else if (k == "theta") {
       if (s.family != Family::Affine) {
-        return fail(ErrorKind::Mismatch,
-                    "\"theta\" is a parameter of the affine family only (set family=affine)", what, item.key_at);
+        return fail(ErrorKind::Mismatch, "\"theta\" is a parameter of the affine family only (set family=affine)", what,
+                    item.key_at);
       }
       const auto theta = theta_list(item, what);
       if (!theta) return std::unexpected(theta.error());
@@ -435,8 +435,8 @@ Result<StnSettings> parse_stn_spec(std::string_view spec, const StnSettings& bas
       s.sampler.sampling = item.value == "nearest" ? Sampling::Nearest : Sampling::Bilinear;
     } else if (k == "padding") {
       if (item.value != "zeros" && item.value != "border") {
-        return fail(ErrorKind::Unsupported,
-                    "\"padding\" is " + in_quotes(item.value) + "; expected zeros or border", what, item.value_at);
+        return fail(ErrorKind::Unsupported, "\"padding\" is " + in_quotes(item.value) + "; expected zeros or border",
+                    what, item.value_at);
       }
       s.sampler.padding = item.value == "border" ? Padding::Border : Padding::Zeros;
     } else {
@@ -488,7 +488,7 @@ class Reader {
     const nlohmann::json* j = field(parent, path, key);
     if (!j) return;
     if (!j->is_number_integer() || j->get<std::int64_t>() < lo || j->get<std::int64_t>() > hi) {
-      const ErrorKind kind = !j->is_number_integer()      ? ErrorKind::Malformed
+      const ErrorKind kind = !j->is_number_integer()       ? ErrorKind::Malformed
                              : j->get<std::int64_t>() < lo ? ErrorKind::OutOfRange
                                                            : ErrorKind::TooLarge;
       wrong(kind, path, key, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
@@ -658,9 +658,8 @@ Result<GlimpseSettings> glimpse_settings_from_json(std::string_view json, std::s
       if (const auto f = family_named(*family)) {
         stn.family = *f;
       } else {
-        r.problem(ErrorKind::Unsupported,
-                  "field \"stn.family\" is " + in_quotes(*family) +
-                      "; expected affine, no-shear, similarity or translation-scale");
+        r.problem(ErrorKind::Unsupported, "field \"stn.family\" is " + in_quotes(*family) +
+                                              "; expected affine, no-shear, similarity or translation-scale");
       }
     }
     if (const nlohmann::json* p = r.object(*s, "stn", "no_shear")) {

@@ -132,10 +132,26 @@ inline void sample_pixel(const PackedImage& image, double ix, double iy, float* 
     int xa = x0, xb = x0 + 1, ya = y0, yb = y0 + 1;
     if (!(x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H)) {
       // A tap outside the image weighs nothing; point it at pixel 0 so the loads below stay in bounds.
-      if (xa < 0 || xa >= W) { w00 = 0.0f; w10 = 0.0f; xa = 0; }
-      if (xb < 0 || xb >= W) { w01 = 0.0f; w11 = 0.0f; xb = 0; }
-      if (ya < 0 || ya >= H) { w00 = 0.0f; w01 = 0.0f; ya = 0; }
-      if (yb < 0 || yb >= H) { w10 = 0.0f; w11 = 0.0f; yb = 0; }
+      if (xa < 0 || xa >= W) {
+        w00 = 0.0f;
+        w10 = 0.0f;
+        xa = 0;
+      }
+      if (xb < 0 || xb >= W) {
+        w01 = 0.0f;
+        w11 = 0.0f;
+        xb = 0;
+      }
+      if (ya < 0 || ya >= H) {
+        w00 = 0.0f;
+        w01 = 0.0f;
+        ya = 0;
+      }
+      if (yb < 0 || yb >= H) {
+        w10 = 0.0f;
+        w11 = 0.0f;
+        yb = 0;
+      }
     }
     const float* p00 = src + (static_cast<std::size_t>(ya) * W + xa) * 4;
     const float* p01 = src + (static_cast<std::size_t>(ya) * W + xb) * 4;
@@ -156,7 +172,10 @@ PixelMap pixel_map(const Theta& t, int W_in, int H_in, int Wo, int Ho) {
   const double hx = W_in / 2.0, hy = H_in / 2.0;
   return {hx * (t[0] * (1.0 / Wo - 1.0) + t[1] * (1.0 / Ho - 1.0) + t[2] + 1.0) - 0.5,
           hy * (t[3] * (1.0 / Wo - 1.0) + t[4] * (1.0 / Ho - 1.0) + t[5] + 1.0) - 0.5,
-          hx * t[0] * 2.0 / Wo, hx * t[1] * 2.0 / Ho, hy * t[3] * 2.0 / Wo, hy * t[4] * 2.0 / Ho};
+          hx * t[0] * 2.0 / Wo,
+          hx * t[1] * 2.0 / Ho,
+          hy * t[3] * 2.0 / Wo,
+          hy * t[4] * 2.0 / Ho};
 }
 
 // Every output pixel of the glimpse. For the packed layout, whose taps miss the cache on a large photo,
@@ -174,8 +193,9 @@ void fused(const Source& image, const Theta& t, Image& out) {
       if constexpr (std::is_same_v<Source, PackedImage>) {
         const double px = xi + (j + kPrefetchAhead) * m.dx_dj, py = yi + (j + kPrefetchAhead) * m.dy_dj;
         if (px >= 0.0 && py >= 0.0 && px < image.width - 1 && py < image.height - 1) {
-          const float* p = image.data.data() + (static_cast<std::size_t>(py) * static_cast<std::size_t>(image.width) +
-                                                static_cast<std::size_t>(px)) * 4;
+          const float* p =
+              image.data.data() +
+              (static_cast<std::size_t>(py) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(px)) * 4;
           __builtin_prefetch(p);
           __builtin_prefetch(p + static_cast<std::size_t>(image.width) * 4);
         }
@@ -198,11 +218,15 @@ void glimpse_into(const Source& image, const Theta& theta, int out_w, int out_h,
     return;
   }
   if (o.sampling == Sampling::Nearest) {
-    if (o.padding == Padding::Border) fused<Sampling::Nearest, Padding::Border>(image, theta, out);
-    else fused<Sampling::Nearest, Padding::Zeros>(image, theta, out);
+    if (o.padding == Padding::Border)
+      fused<Sampling::Nearest, Padding::Border>(image, theta, out);
+    else
+      fused<Sampling::Nearest, Padding::Zeros>(image, theta, out);
   } else {
-    if (o.padding == Padding::Border) fused<Sampling::Bilinear, Padding::Border>(image, theta, out);
-    else fused<Sampling::Bilinear, Padding::Zeros>(image, theta, out);
+    if (o.padding == Padding::Border)
+      fused<Sampling::Bilinear, Padding::Border>(image, theta, out);
+    else
+      fused<Sampling::Bilinear, Padding::Zeros>(image, theta, out);
   }
 }
 
@@ -265,8 +289,7 @@ Image grid_sample(const Image& image, const Matrix& grid, int out_w, int out_h, 
   out_w = std::clamp(out_w, 0, kMaxOutputSide);
   out_h = std::clamp(out_h, 0, kMaxOutputSide);
   Image out(out_w, out_h, std::max(image.channels, 0), 0.0f);
-  if (image.empty() || out.empty() || grid.rows() != static_cast<Index>(out_w) * out_h || grid.cols() != 2)
-    return out;
+  if (image.empty() || out.empty() || grid.rows() != static_cast<Index>(out_w) * out_h || grid.cols() != 2) return out;
   const SampleFn sample = sampler_for(options);
   const double W = image.width, H = image.height;
   for (Index r = 0; r < grid.rows(); ++r) {

@@ -64,17 +64,17 @@ Result<Labels> string_list(const std::map<std::string, std::string>& metadata, c
                 kHeaderOffset);
   }
   if (!value.is_array()) {
-    return fail(ErrorKind::Malformed,
-                "metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
+    return fail(ErrorKind::Malformed, "metadata " + quote(key) + " is not a JSON array of strings", file,
+                kHeaderOffset);
   }
   Labels out;
   out.reserve(value.size());
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (!value[i].is_string()) {
-      return fail(ErrorKind::Malformed,
-                  "metadata " + quote(key) + " entry " + std::to_string(i) + " is " + value[i].type_name() +
-                      ", not a string",
-                  file, kHeaderOffset);
+      return fail(
+          ErrorKind::Malformed,
+          "metadata " + quote(key) + " entry " + std::to_string(i) + " is " + value[i].type_name() + ", not a string",
+          file, kHeaderOffset);
     }
     out.push_back(value[i].get<std::string>());
   }
@@ -106,10 +106,12 @@ Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& me
     const auto fits = [](const json& v) {
       return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= INT32_MAX;
     };
-    if (!s.is_array() || s.size() != 2 || !fits(s[0]) || !fits(s[1]) || s[0].get<std::int64_t>() > s[1].get<std::int64_t>()) {
+    if (!s.is_array() || s.size() != 2 || !fits(s[0]) || !fits(s[1]) ||
+        s[0].get<std::int64_t>() > s[1].get<std::int64_t>()) {
       return bad(ErrorKind::Malformed, "entry " + std::to_string(i) + " is " + s.dump());
     }
-    out.push_back(Span{static_cast<std::int32_t>(s[0].get<std::int64_t>()), static_cast<std::int32_t>(s[1].get<std::int64_t>())});
+    out.push_back(
+        Span{static_cast<std::int32_t>(s[0].get<std::int64_t>()), static_cast<std::int32_t>(s[1].get<std::int64_t>())});
   }
   return out;
 }
@@ -129,8 +131,10 @@ std::optional<std::string> missing_layer(const std::vector<LayerAttention>& laye
       if (n != expected) {
         std::string found;
         for (const int m : numbers) found += (found.empty() ? "" : ", ") + std::to_string(m);
-        return tensor_name(stage, expected) + " is missing: the layers of a stage are numbered from 0 without gaps "
-               "(found " + found + ")";
+        return tensor_name(stage, expected) +
+               " is missing: the layers of a stage are numbered from 0 without gaps "
+               "(found " +
+               found + ")";
       }
       ++expected;
     }
@@ -142,7 +146,8 @@ std::optional<std::string> missing_layer(const std::vector<LayerAttention>& laye
 
 bool is_attention_dump_name(const std::filesystem::path& path) {
   std::string name = path.filename().string();
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return name.ends_with(".attn.safetensors");
 }
 
@@ -160,10 +165,10 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
                 file, kHeaderOffset);
   }
   if (const auto it = metadata.find("version"); it != metadata.end() && it->second != kVersion) {
-    return fail(ErrorKind::Unsupported,
-                "attention dump version " + quote(it->second) + "; this AttnScope reads version " +
-                    std::string(kVersion),
-                file, kHeaderOffset);
+    return fail(
+        ErrorKind::Unsupported,
+        "attention dump version " + quote(it->second) + "; this AttnScope reads version " + std::string(kVersion), file,
+        kHeaderOffset);
   }
   if (!metadata.contains("tokens")) {
     return fail(ErrorKind::Malformed,
@@ -216,8 +221,9 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
     } else {
       std::string shape;
       for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      return bad(ErrorKind::Malformed,
-                 "shape [" + shape + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
+      return bad(
+          ErrorKind::Malformed,
+          "shape [" + shape + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
     }
     if (heads < 1) return bad(ErrorKind::OutOfRange, std::to_string(heads) + " heads");
     if (heads > kMaxHeads) {
@@ -230,10 +236,10 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
     }
     const std::int64_t want_rows = cross ? n_cross : n_tokens;
     if (rows != want_rows || cols != n_tokens) {
-      return bad(ErrorKind::Mismatch,
-                 "maps of " + std::to_string(rows) + " x " + std::to_string(cols) + " but the metadata lists " +
-                 std::to_string(want_rows) + (cross ? " cross_rows" : " tokens") + " x " + std::to_string(n_tokens) +
-                 " tokens");
+      return bad(ErrorKind::Mismatch, "maps of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                          " but the metadata lists " + std::to_string(want_rows) +
+                                          (cross ? " cross_rows" : " tokens") + " x " + std::to_string(n_tokens) +
+                                          " tokens");
     }
 
     LayerAttention layer_maps;
@@ -252,9 +258,8 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
         }
       }
     } catch (const std::bad_alloc&) {
-      return bad(ErrorKind::TooLarge,
-                 "not enough memory for " + std::to_string(heads) + " maps of " + std::to_string(rows) + " x " +
-                     std::to_string(cols));
+      return bad(ErrorKind::TooLarge, "not enough memory for " + std::to_string(heads) + " maps of " +
+                                          std::to_string(rows) + " x " + std::to_string(cols));
     }
     if (const std::int64_t bad = layer_maps.maps.nonfinite(); bad > 0) {
       dump.warnings.push_back(file + ": " + t.name + " holds " + std::to_string(bad) + " non-finite weight" +
@@ -329,8 +334,8 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
                       (cross ? " cross rows" : " tokens") + " x " + std::to_string(n_tokens) + " tokens",
                   file);
     }
-    const auto n = static_cast<std::size_t>(m.heads()) * static_cast<std::size_t>(m.rows()) *
-                   static_cast<std::size_t>(m.cols());
+    const auto n =
+        static_cast<std::size_t>(m.heads()) * static_cast<std::size_t>(m.rows()) * static_cast<std::size_t>(m.cols());
     TensorData t;
     t.name = name;
     t.shape = {m.heads(), m.rows(), m.cols()};

@@ -213,15 +213,14 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
 
   const auto needed = byte_count(info.shape, info.dtype);
   if (!needed) {
-    return bad(ErrorKind::TooLarge,
-               "shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
-                   " holds more bytes than fit in 63 bits");
+    return bad(ErrorKind::TooLarge, "shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
+                                        " holds more bytes than fit in 63 bits");
   }
   if (info.end - info.begin != *needed) {
-    return bad(ErrorKind::Mismatch,
-               offsets_string(info.begin, info.end) + " hold " + std::to_string(info.end - info.begin) +
-                   " bytes but shape " + shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
-                   " needs " + std::to_string(*needed));
+    return bad(ErrorKind::Mismatch, offsets_string(info.begin, info.end) + " hold " +
+                                        std::to_string(info.end - info.begin) + " bytes but shape " +
+                                        shape_text(info.shape) + " of " + std::string(to_string(info.dtype)) +
+                                        " needs " + std::to_string(*needed));
   }
   return info;
 }
@@ -230,8 +229,8 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
 Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
   const auto total = static_cast<std::int64_t>(size);
   if (size == 0) {
-    return fail(ErrorKind::Truncated,
-                "the file is empty; a safetensors file begins with an 8-byte header length", file, 0);
+    return fail(ErrorKind::Truncated, "the file is empty; a safetensors file begins with an 8-byte header length", file,
+                0);
   }
   if (size < 8) {
     return fail(ErrorKind::Truncated,
@@ -245,8 +244,10 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   if (std::all_of(data, data + 8, is_text)) {
     std::string start;
     for (std::size_t i = 0; i < std::min<std::size_t>(size, 16) && is_text(data[i]); ++i) {
-      start += data[i] == '\n' ? std::string("\\n") : data[i] == '\r' ? std::string("\\r")
-               : data[i] == '\t' ? std::string("\\t") : std::string(1, char(data[i]));
+      start += data[i] == '\n'   ? std::string("\\n")
+               : data[i] == '\r' ? std::string("\\r")
+               : data[i] == '\t' ? std::string("\\t")
+                                 : std::string(1, char(data[i]));
     }
     return fail(ErrorKind::Malformed,
                 "not a safetensors file: it begins with text (\"" + start +
@@ -255,40 +256,39 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   }
   if (n > kMaxHeader) {
     return fail(ErrorKind::TooLarge,
-                "header length " + std::to_string(n) + " is over the limit of " + std::to_string(kMaxHeader) +
-                    " bytes",
+                "header length " + std::to_string(n) + " is over the limit of " + std::to_string(kMaxHeader) + " bytes",
                 file, 0);
   }
   if (8 + n > size) {
-    return fail(ErrorKind::Truncated,
-                "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) +
-                    " bytes)",
-                file, 0);
+    return fail(
+        ErrorKind::Truncated,
+        "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) + " bytes)",
+        file, 0);
   }
   Layout layout;
   layout.data_start = 8 + static_cast<std::int64_t>(n);
   const std::string_view text(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(n));
   if (const auto bad = invalid_utf8_at(text); bad != std::string_view::npos) {
-    return fail(ErrorKind::Encoding,
-                "the header is not valid UTF-8 (byte value " + std::to_string(static_cast<unsigned char>(text[bad])) +
-                    ")",
-                file, 8 + static_cast<std::int64_t>(bad));
+    return fail(
+        ErrorKind::Encoding,
+        "the header is not valid UTF-8 (byte value " + std::to_string(static_cast<unsigned char>(text[bad])) + ")",
+        file, 8 + static_cast<std::int64_t>(bad));
   }
 
   json header;
   try {
     header = json::parse(text);
   } catch (const json::parse_error& e) {
-    return fail(ErrorKind::Malformed,
-                "the header is not valid JSON: " + json_reason(e), file, 8 + detail::parse_error_offset(e, text));
+    return fail(ErrorKind::Malformed, "the header is not valid JSON: " + json_reason(e), file,
+                8 + detail::parse_error_offset(e, text));
   } catch (const json::exception& e) {
     return fail(ErrorKind::Malformed, "the header is not valid JSON: " + json_reason(e), file, 8);
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "not enough memory to parse the " + std::to_string(n) + "-byte header", file, 8);
   }
   if (!header.is_object()) {
-    return fail(ErrorKind::Malformed,
-                "the header is " + std::string(header.type_name()) + ", not a JSON object", file, 8);
+    return fail(ErrorKind::Malformed, "the header is " + std::string(header.type_name()) + ", not a JSON object", file,
+                8);
   }
 
   // nlohmann keeps the last of two equal keys; the reference's map would too, silently. Refused here.
@@ -300,8 +300,7 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     if (!inserted) {
       const std::string what = key.name == "__metadata__" ? quote(key.name) : "tensor " + quote(key.name);
       return fail(ErrorKind::Malformed,
-                  what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file,
-                  at);
+                  what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file, at);
     }
   }
 
@@ -318,8 +317,7 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
       for (const auto& [k, v] : found->items()) {
         if (!v.is_string()) {
           return fail(ErrorKind::Malformed,
-                      "\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) +
-                          ", not a string",
+                      "\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) + ", not a string",
                       file, at);
         }
         layout.metadata[k] = v.get<std::string>();
@@ -331,8 +329,8 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     layout.tensors.push_back(std::move(*info));
   }
   if (layout.tensors.size() + (first_at.contains("__metadata__") ? 1 : 0) != header.size()) {
-    return fail(ErrorKind::Malformed,
-                "the header's keys could not all be located", file, 8);  // defensive: scanner and parser disagree
+    return fail(ErrorKind::Malformed, "the header's keys could not all be located", file,
+                8);  // defensive: scanner and parser disagree
   }
 
   // Sorted by offsets (as the reference sorts), the tensors must tile the data section from 0.
@@ -350,11 +348,10 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
               " of the data section to no tensor: the first tensor's data must begin at 0";
       } else if (t.begin > expected) {
         why = " leave a gap: bytes " + std::to_string(expected) + " to " + std::to_string(t.begin) +
-              " of the data section belong to no tensor (the previous tensor, " + quote(previous->name) +
-              ", ends at " + std::to_string(expected) + ")";
+              " of the data section belong to no tensor (the previous tensor, " + quote(previous->name) + ", ends at " +
+              std::to_string(expected) + ")";
       } else {
-        why = " overlap tensor " + quote(previous->name) + " (" + offsets_string(previous->begin, previous->end) +
-              ")";
+        why = " overlap tensor " + quote(previous->name) + " (" + offsets_string(previous->begin, previous->end) + ")";
       }
       return fail(ErrorKind::Malformed, "tensor " + quote(t.name) + ": " + offsets_string(t.begin, t.end) + why, file,
                   file_offset(layout.data_start, t.begin));
@@ -444,7 +441,8 @@ bool convert_to_float(DType dtype, std::span<const std::byte> bytes, std::span<f
       for (std::size_t i = 0; i < n; ++i) o[i] = half_to_float(u16_at(p + 2 * i));
       break;
     case DType::BF16:
-      for (std::size_t i = 0; i < n; ++i) o[i] = std::bit_cast<float>(static_cast<std::uint32_t>(u16_at(p + 2 * i)) << 16);
+      for (std::size_t i = 0; i < n; ++i)
+        o[i] = std::bit_cast<float>(static_cast<std::uint32_t>(u16_at(p + 2 * i)) << 16);
       break;
     case DType::F64:
       for (std::size_t i = 0; i < n; ++i) {
@@ -571,13 +569,13 @@ Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const
   try {
     out.resize(static_cast<std::size_t>(tensor.elements()));
   } catch (const std::exception&) {
-    return std::unexpected(error(tensor, ErrorKind::TooLarge,
-                                 "not enough memory for the " + std::to_string(tensor.elements()) +
-                                     " values of tensor " + quote(tensor.name)));
+    return std::unexpected(error(
+        tensor, ErrorKind::TooLarge,
+        "not enough memory for the " + std::to_string(tensor.elements()) + " values of tensor " + quote(tensor.name)));
   }
   if (!convert_to_float(tensor.dtype, bytes(tensor), out)) {
-    return std::unexpected(error(tensor, ErrorKind::Mismatch,
-                                 "tensor " + quote(tensor.name) + " is not a tensor of this file"));
+    return std::unexpected(
+        error(tensor, ErrorKind::Mismatch, "tensor " + quote(tensor.name) + " is not a tensor of this file"));
   }
   return out;
 }
@@ -645,8 +643,8 @@ std::optional<std::string> nonfinite_warning(const SafeTensors& file, const Tens
   std::string what;
   if (nan) what += std::to_string(nan) + " NaN";
   if (inf) what += std::string(nan ? ", " : "") + std::to_string(inf) + " infinite";
-  return file.name() + ": tensor " + quote(tensor.name) + " holds " + std::to_string(nan + inf) +
-         " non-finite value" + (nan + inf == 1 ? "" : "s") + " (" + what + ") of " + std::to_string(values.size()) +
+  return file.name() + ": tensor " + quote(tensor.name) + " holds " + std::to_string(nan + inf) + " non-finite value" +
+         (nan + inf == 1 ? "" : "s") + " (" + what + ") of " + std::to_string(values.size()) +
          "; attention and outputs computed from it are not meaningful";
 }
 
@@ -660,7 +658,7 @@ TensorData f32_tensor(std::string name, std::vector<std::int64_t> shape, std::sp
 namespace {
 
 struct Prepared {
-  std::string header;                   // the JSON, padded
+  std::string header;                    // the JSON, padded
   std::vector<const TensorData*> order;  // data order
   std::uint64_t data_size = 0;
 };
@@ -727,10 +725,10 @@ Result<Prepared> prepare(const std::vector<TensorData>& tensors, const std::map<
   }
   h.append((8 - h.size() % 8) % 8, ' ');
   if (h.size() > kMaxHeader) {
-    return fail(ErrorKind::TooLarge,
-                "the header would be " + std::to_string(h.size()) + " bytes, over the limit of " +
-                    std::to_string(kMaxHeader),
-                file);
+    return fail(
+        ErrorKind::TooLarge,
+        "the header would be " + std::to_string(h.size()) + " bytes, over the limit of " + std::to_string(kMaxHeader),
+        file);
   }
   return out;
 }

@@ -100,8 +100,8 @@ Positions key_positions(std::string_view text, const std::string& name) {
         }
         const std::string path = frame.path.empty() ? key : frame.path + "." + key;
         if (!frame.seen.insert(key).second && !out.duplicate) {
-          out.duplicate = Error{name, static_cast<std::int64_t>(i), -1,
-                                "key " + detail::quote(path) + " appears twice", ErrorKind::Malformed};
+          out.duplicate = Error{name, static_cast<std::int64_t>(i), -1, "key " + detail::quote(path) + " appears twice",
+                                ErrorKind::Malformed};
         }
         out.keys.emplace(path, static_cast<std::int64_t>(i));
         last_key_path = path;
@@ -111,8 +111,7 @@ Positions key_positions(std::string_view text, const std::string& name) {
     } else if (c == '{' || c == '[') {
       std::string path;
       if (!stack.empty()) {
-        path = stack.back().object ? last_key_path
-                                   : stack.back().path + "[" + std::to_string(stack.back().index) + "]";
+        path = stack.back().object ? last_key_path : stack.back().path + "[" + std::to_string(stack.back().index) + "]";
       }
       stack.push_back({c == '{', std::move(path), c == '{', 0, {}});
     } else if (c == '}' || c == ']') {
@@ -185,7 +184,9 @@ class Members {
   Members(const Reader& reader, const json& object, std::string path)
       : reader_(reader), object_(object), path_(std::move(path)) {}
 
-  std::string path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+  std::string path(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
   const json* find(std::string_view key) {
     known_.insert(std::string(key));
     const auto it = object_.find(std::string(key));
@@ -320,7 +321,6 @@ class Members {
   std::set<std::string, std::less<>> known_;
 };
 
-
 // A bundled sample's key: short, lower case (the UI looks it up and says so when it has no such sample).
 bool is_sample_key(std::string_view key) {
   return !key.empty() && key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
@@ -335,7 +335,8 @@ Result<void> read_image(Members& parent, std::string_view key, ImageRef& out) {
   const bool sample = v->contains("sample");
   const bool file = v->contains("file");
   if (sample == file || v->size() != 1) {
-    return parent.error(ErrorKind::Malformed, key, "must hold one of \"sample\" (a bundled photo) or \"file\" (a path)");
+    return parent.error(ErrorKind::Malformed, key,
+                        "must hold one of \"sample\" (a bundled photo) or \"file\" (a path)");
   }
   ImageRef image;
   image.kind = sample ? ImageRef::Kind::Sample : ImageRef::Kind::File;
@@ -439,7 +440,8 @@ Result<LabSection> read_lab(const Reader& reader, const json& j, std::vector<Err
     key.clear();
     ATTN_TRY(r.text("positions", kMaxSessionName, key));
     if (r.find("positions") && !lab::find_positions(key)) {
-      return r.error(ErrorKind::OutOfRange, "positions", detail::quote(key.substr(0, 64)) + " is not a kind of positions");
+      return r.error(ErrorKind::OutOfRange, "positions",
+                     detail::quote(key.substr(0, 64)) + " is not a kind of positions");
     }
     // The lab's own widget ranges (lab_workbench.cpp).
     ATTN_TRY(r.number("temperature", 0.01, 100.0, p.temperature));
@@ -452,8 +454,8 @@ Result<LabSection> read_lab(const Reader& reader, const json& j, std::vector<Err
     ATTN_TRY(r.whole("seed", 0, static_cast<std::int64_t>(kMaxSessionSeed), p.seed));
     ATTN_TRY(r.whole("dim", 4, 1024, p.dim));
     r.warn_unknown(warnings);
-    auto parsed = lab::lab_request_from_json(request->dump(-1, ' ', false, json::error_handler_t::replace),
-                                             "tabs.lab.request");
+    auto parsed =
+        lab::lab_request_from_json(request->dump(-1, ' ', false, json::error_handler_t::replace), "tabs.lab.request");
     if (!parsed) return m.error(parsed.error().kind, "request", parsed.error().reason);
     s.request = std::move(*parsed);
   }
@@ -557,7 +559,7 @@ Session default_session() {
 std::string to_json(const Session& session) {
   ojson tabs = ojson::object();
   if (const auto& a = session.alignment) {
-    tabs["alignment"] = {{"model", a->model},          {"text", a->text}, {"beam", a->beam},
+    tabs["alignment"] = {{"model", a->model},           {"text", a->text}, {"beam", a->beam},
                          {"hypothesis", a->hypothesis}, {"step", a->step}, {"colormap", a->colormap}};
   }
   if (const auto& c = session.caption) {
@@ -595,23 +597,22 @@ std::string to_json(const Session& session) {
                        {"edit_stn", g->edit_stn}};
   }
   if (const auto& t = session.transformer) {
-    tabs["transformer"] = {{"source", t->source},
-                           {"text", t->text},
-                           {"pair", t->pair},
-                           {"image", image_json(t->image)},
-                           {"layer", t->layer},
-                           {"head", t->head},
-                           {"view", kViews[static_cast<std::size_t>(t->view)]},
-                           {"matrix", kMatrixModes[static_cast<std::size_t>(t->matrix)]},
-                           {"rollout",
-                            {{"fusion", kFusions[static_cast<std::size_t>(t->fusion)]},
-                             {"discard_ratio", t->discard_ratio},
-                             {"residual", t->residual}}},
-                           {"overlay",
-                            {{"source", kOverlaySources[static_cast<std::size_t>(t->overlay)]},
-                             {"alpha", t->overlay_alpha}}},
-                           {"line_threshold", t->line_threshold},
-                           {"colormap", t->colormap}};
+    tabs["transformer"] = {
+        {"source", t->source},
+        {"text", t->text},
+        {"pair", t->pair},
+        {"image", image_json(t->image)},
+        {"layer", t->layer},
+        {"head", t->head},
+        {"view", kViews[static_cast<std::size_t>(t->view)]},
+        {"matrix", kMatrixModes[static_cast<std::size_t>(t->matrix)]},
+        {"rollout",
+         {{"fusion", kFusions[static_cast<std::size_t>(t->fusion)]},
+          {"discard_ratio", t->discard_ratio},
+          {"residual", t->residual}}},
+        {"overlay", {{"source", kOverlaySources[static_cast<std::size_t>(t->overlay)]}, {"alpha", t->overlay_alpha}}},
+        {"line_threshold", t->line_threshold},
+        {"colormap", t->colormap}};
   }
   const ojson j = {{"format", kFormat}, {"version", kVersion}, {"tab", to_string(session.tab)}, {"tabs", tabs}};
   return dump(j) + "\n";
@@ -619,10 +620,10 @@ std::string to_json(const Session& session) {
 
 Result<Session> read_session(std::string_view bytes, const std::string& name) {
   if (std::ssize(bytes) > kMaxSessionBytes) {
-    return fail(ErrorKind::TooLarge,
-                "is " + std::to_string(bytes.size()) + " bytes; a session file has at most " +
-                    std::to_string(kMaxSessionBytes),
-                name);
+    return fail(
+        ErrorKind::TooLarge,
+        "is " + std::to_string(bytes.size()) + " bytes; a session file has at most " + std::to_string(kMaxSessionBytes),
+        name);
   }
   if (auto bad = text::unicode::check_utf8(bytes, name)) {
     bad->kind = ErrorKind::Encoding;
@@ -662,10 +663,11 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
     if (!version->is_number_integer()) {
       return top.error(ErrorKind::Malformed, "version", "is " + Members::type(*version) + ", not a whole number");
     }
-    if (version->is_number_unsigned() ? version->get<std::uint64_t>() > kVersion : version->get<std::int64_t>() > kVersion) {
-      return top.error(ErrorKind::Unsupported, "version",
-                       "is " + version->dump() + "; this AttnScope reads sessions of version " +
-                           std::to_string(kVersion));
+    if (version->is_number_unsigned() ? version->get<std::uint64_t>() > kVersion
+                                      : version->get<std::int64_t>() > kVersion) {
+      return top.error(
+          ErrorKind::Unsupported, "version",
+          "is " + version->dump() + "; this AttnScope reads sessions of version " + std::to_string(kVersion));
     }
     if (version->get<std::int64_t>() < 1) return top.error(ErrorKind::OutOfRange, "version", "is " + version->dump());
 
@@ -674,9 +676,9 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
       ATTN_TRY(top.string_value(*tab, "tab", kMaxSessionName, key, true, false));
       const auto named = session_tab_named(key);
       if (!named) {
-        return top.error(ErrorKind::OutOfRange, "tab",
-                         "is " + detail::quote(key.substr(0, 64)) +
-                             "; expected alignment, caption, lab, glimpse or transformer");
+        return top.error(
+            ErrorKind::OutOfRange, "tab",
+            "is " + detail::quote(key.substr(0, 64)) + "; expected alignment, caption, lab, glimpse or transformer");
       }
       session.tab = *named;
     }
@@ -692,9 +694,10 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
       }
       const std::string path = "tabs." + std::string(key);
       if (!section) {
-        reader.warn(tabs ? "tabs" : "", "no " + detail::quote(key) + " section; " + std::string(tab_title(tab)) +
-                                            " starts with its defaults",
-                    warnings);
+        reader.warn(
+            tabs ? "tabs" : "",
+            "no " + detail::quote(key) + " section; " + std::string(tab_title(tab)) + " starts with its defaults",
+            warnings);
         continue;
       }
       if (!section->is_object()) {
@@ -713,7 +716,8 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
     if (tabs) {
       for (const auto& [key, value] : tabs->items()) {
         if (!session_tab_named(key)) {
-          reader.warn("tabs." + key, "unknown section " + detail::quote(key.substr(0, 64)) + " (a newer version's?); ignored",
+          reader.warn("tabs." + key,
+                      "unknown section " + detail::quote(key.substr(0, 64)) + " (a newer version's?); ignored",
                       warnings);
         }
       }
@@ -754,8 +758,8 @@ Result<void> save_session(const fs::path& path, const Session& session) {
   if (auto back = read_session(bytes, name); !back) {
     return fail(back.error().kind, "not saved: " + back.error().reason, name);
   }
-  return detail::write_file_atomically(
-      path, name, std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  return detail::write_file_atomically(path, name,
+                                       std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 }  // namespace attn::io

@@ -19,8 +19,9 @@ namespace {
 
 // id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions
 constexpr std::array kCatalogue = {
-    MechanismInfo{Mechanism::Global, "global", "Global (soft)", "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s",
-                  "Luong et al. 2015; Bahdanau et al. 2015", true, true, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::Global, "global", "Global (soft)",
+                  "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s", "Luong et al. 2015; Bahdanau et al. 2015",
+                  true, true, false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalMonotonic, "local-m", "Local-m (monotonic)",
                   "p_t = t;  a = softmax over s in [p_t - D, p_t + D]", "Luong et al. 2015, sec. 3.2", true, true, true,
                   false, false, false, false, false},
@@ -31,14 +32,14 @@ constexpr std::array kCatalogue = {
                   "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::HardArgmax, "hard-argmax", "Hard (argmax)", "s_t = argmax_s a_ts;  c_t = v_{s_t}",
                   "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false},
-    MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)", "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}",
-                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)",
+                  "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}", "Xu et al. 2015, sec. 4.1", true, true, false,
+                  false, false, false, false, false},
     MechanismInfo{Mechanism::GatedSoft, "gated", "Soft with gate beta",
-                  "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true, true,
-                  false, false, false, false, false, false},
-    MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention",
-                  "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v", "Vaswani et al. 2017", false, false, false, false, false,
-                  true, false, false},
+                  "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true,
+                  true, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention", "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v",
+                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false},
     MechanismInfo{Mechanism::MultiHead, "multi-head", "Multi-head self-attention",
                   "concat_h softmax(Q_h K_h^T / sqrt(d_h)) V_h  W_O", "Vaswani et al. 2017, sec. 3.2.2", false, false,
                   false, true, false, true, false, false},
@@ -253,9 +254,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
   const TraceTag self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens");
 
   switch (p.mechanism) {
-    case Mechanism::Global:
-      global_attention(xq, xs, xs, score_weights(), gp, {}, tag);
-      break;
+    case Mechanism::Global: global_attention(xq, xs, xs, score_weights(), gp, {}, tag); break;
     case Mechanism::LocalMonotonic:
     case Mechanism::LocalPredictive: {
       const LocalKind kind = p.mechanism == Mechanism::LocalMonotonic ? LocalKind::Monotonic : LocalKind::Predictive;
@@ -290,7 +289,8 @@ Result<LabResult> run_lab(const LabRequest& request) {
                              0.0f};
       const GatedResult g = gated_attention(xq, xs, xs, score_weights(), gp, gate, tag);
       std::string betas = "beta:";
-      for (Index t = 0; t < g.beta.size(); ++t) betas += " " + r.query_tokens[static_cast<std::size_t>(t)] + "=" + fmt("%.2f", g.beta(t));
+      for (Index t = 0; t < g.beta.size(); ++t)
+        betas += " " + r.query_tokens[static_cast<std::size_t>(t)] + "=" + fmt("%.2f", g.beta(t));
       r.notes.push_back(betas);
       break;
     }

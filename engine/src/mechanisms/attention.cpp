@@ -137,8 +137,7 @@ HardResult hard_attention(const MatrixCRef& q, const MatrixCRef& k, const Matrix
                           const ScoreWeights& score_weights, const GlobalParams& params, HardMode mode,
                           std::uint64_t seed, const TraceTag& tag) {
   HardResult r;
-  r.soft_weights =
-      normalise_rows(params.normaliser, score(params.score, q, k, score_weights), params.temperature);
+  r.soft_weights = normalise_rows(params.normaliser, score(params.score, q, k, score_weights), params.temperature);
   r.weights = mode == HardMode::Argmax ? hard_argmax(r.soft_weights) : hard_sample(r.soft_weights, seed);
   r.context = context_of(r.weights, v);
   tag.record(r.weights);

@@ -110,7 +110,8 @@ template <int R>
 inline void tile_rows_panel(const float* a, Index astride, Index rows, const float* panel, Index inner, Index n,
                             bool accumulate, float* out, Index ostride) {
   Index r = 0;
-  for (; r + R <= rows; r += R) tile<R>(a + r * astride, astride, panel, inner, n, accumulate, out + r * ostride, ostride);
+  for (; r + R <= rows; r += R)
+    tile<R>(a + r * astride, astride, panel, inner, n, accumulate, out + r * ostride, ostride);
   const float* ar = a + r * astride;
   float* orow = out + r * ostride;
   switch (rows - r) {

@@ -64,7 +64,8 @@ HierarchicalResult hierarchical_attention(const std::vector<Matrix>& sentences, 
     PoolingParams sentence_params = params;
     sentence_params.positions = PositionKind::None;
     PoolingResult ps = attention_pooling(sv, w.sentence, sentence_params, {});
-    for (std::size_t j = 0; j < present.size(); ++j) r.sentence_weights(present[j]) = ps.weights(0, static_cast<Index>(j));
+    for (std::size_t j = 0; j < present.size(); ++j)
+      r.sentence_weights(present[j]) = ps.weights(0, static_cast<Index>(j));
     r.document = ps.context.row(0);
   }
   if (tag.enabled()) {

@@ -165,7 +165,8 @@ void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const M
         ConstBlockMap qh(q.data() + r0 * E + h * dh, rows, dh, Strided(E));
         ConstBlockMap kh(k.data() + h * dh, m, dh, Strided(E));
         ConstBlockMap vh(v.data() + h * dh, m, dh, Strided(E));
-        float* sdata = params.keep_weights ? r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m : scratch.data();
+        float* sdata =
+            params.keep_weights ? r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m : scratch.data();
         BlockMap s(sdata, rows, m, Strided(m));
         s.noalias() = (qh * scale) * kh.transpose();
         mask_and_normalise(s, r0);

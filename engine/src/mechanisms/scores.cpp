@@ -121,8 +121,7 @@ ScoreWeights random_score_weights(ScoreKind kind, Index dq, Index dk, Index da, 
       break;
     case ScoreKind::Dot:
     case ScoreKind::ScaledDot:
-    case ScoreKind::Cosine:
-      break;
+    case ScoreKind::Cosine: break;
   }
   return w;
 }

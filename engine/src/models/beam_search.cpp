@@ -71,8 +71,8 @@ bool BeamSearch::advance(const MatrixCRef& logp) {
     for (Index v = 0; v < V; ++v) {
       const double score = base + static_cast<double>(logp(static_cast<Index>(i), v));
       // A NaN score (non-finite weights) ranks last, as -inf: the sorts below need a strict weak ordering.
-      candidates_.push_back({std::isnan(score) ? -std::numeric_limits<double>::infinity() : score,
-                             static_cast<int>(v), static_cast<int>(i)});
+      candidates_.push_back({std::isnan(score) ? -std::numeric_limits<double>::infinity() : score, static_cast<int>(v),
+                             static_cast<int>(i)});
     }
   }
   const auto keep = std::min<std::size_t>(static_cast<std::size_t>(width_), candidates_.size());
@@ -117,7 +117,9 @@ bool BeamSearch::advance(const MatrixCRef& logp) {
   return true;
 }
 
-std::size_t BeamSearch::results() const { return std::min<std::size_t>(static_cast<std::size_t>(width_), ended_.size()); }
+std::size_t BeamSearch::results() const {
+  return std::min<std::size_t>(static_cast<std::size_t>(width_), ended_.size());
+}
 
 double BeamSearch::log_prob(std::size_t result) const { return ended_[result].log_prob; }
 

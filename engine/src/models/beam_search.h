@@ -56,9 +56,9 @@ class BeamSearch {
     int token = 0;
   };
   struct Hyp {
-    int node = -1;          // last node (-1: the root, nothing emitted yet)
+    int node = -1;  // last node (-1: the root, nothing emitted yet)
     double log_prob = 0.0;
-    int length = 0;         // ids emitted
+    int length = 0;  // ids emitted
   };
   struct Candidate {
     double score = 0.0;

@@ -23,8 +23,8 @@
 namespace attn::models {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using detail::quote;
+using nlohmann::json;
 
 namespace {
 
@@ -34,13 +34,13 @@ constexpr int kMaxBeam = 64;
 
 // Bounds that keep a small config.json from asking for a huge allocation: every buffer a run makes is
 // bounded by them before anything is read or allocated.
-constexpr int kMaxImageSize = 4096;          // S
-constexpr int kMaxLayers = 8;                // K
-constexpr int kMaxChannels = 4096;           // any C_k
-constexpr int kMaxWidth = 16384;             // E, H, A
+constexpr int kMaxImageSize = 4096;  // S
+constexpr int kMaxLayers = 8;        // K
+constexpr int kMaxChannels = 4096;   // any C_k
+constexpr int kMaxWidth = 16384;     // E, H, A
 constexpr int kMaxVocabulary = 65536;
 constexpr int kMaxCaptionLength = 1024;
-constexpr std::int64_t kMaxActivation = std::int64_t{1} << 26;  // floats of one layer's im2col or output
+constexpr std::int64_t kMaxActivation = std::int64_t{1} << 26;   // floats of one layer's im2col or output
 constexpr std::int64_t kMaxGrid = 64;                            // G: L = G^2 cells
 constexpr std::int64_t kMaxGridProduct = std::int64_t{1} << 24;  // L x A
 constexpr std::int64_t kMaxKept = std::int64_t{1} << 27;         // floats a search keeps (beam x words x (L + V))
@@ -82,8 +82,8 @@ std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
   const auto K = static_cast<std::int64_t>(c.channels.size());
   if (K < 1 || K > kMaxLayers) {
     return problem(K < 1 ? ErrorKind::OutOfRange : ErrorKind::TooLarge, "channels",
-                   "channels holds " + std::to_string(K) + " widths; from 1 to " +
-                       std::to_string(kMaxLayers) + " convolution layers are supported");
+                   "channels holds " + std::to_string(K) + " widths; from 1 to " + std::to_string(kMaxLayers) +
+                       " convolution layers are supported");
   }
   for (std::size_t k = 0; k < c.channels.size(); ++k) {
     if (c.channels[k] < 1 || c.channels[k] > kMaxChannels) {
@@ -95,9 +95,8 @@ std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
   const std::int64_t pooling = std::int64_t{1} << K;
   if (c.image_size % pooling != 0) {
     return problem(ErrorKind::OutOfRange, "image_size",
-                   "image_size " + std::to_string(c.image_size) + " is not divisible by 2^" +
-                       std::to_string(K) + " = " + std::to_string(pooling) +
-                       " (one 2x2 pooling per layer of channels)");
+                   "image_size " + std::to_string(c.image_size) + " is not divisible by 2^" + std::to_string(K) +
+                       " = " + std::to_string(pooling) + " (one 2x2 pooling per layer of channels)");
   }
   std::int64_t side = c.image_size, in = 3;
   for (std::size_t k = 0; k < c.channels.size(); ++k) {
@@ -114,22 +113,20 @@ std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
   const std::int64_t G = side, L = G * G;
   if (G > kMaxGrid) {
     return problem(ErrorKind::TooLarge, "image_size",
-                   "image_size " + std::to_string(c.image_size) + " over " + std::to_string(K) +
-                       " poolings gives a " + std::to_string(G) + " x " + std::to_string(G) +
-                       " grid; at most " + std::to_string(kMaxGrid) + " x " + std::to_string(kMaxGrid) +
-                       " is supported");
+                   "image_size " + std::to_string(c.image_size) + " over " + std::to_string(K) + " poolings gives a " +
+                       std::to_string(G) + " x " + std::to_string(G) + " grid; at most " + std::to_string(kMaxGrid) +
+                       " x " + std::to_string(kMaxGrid) + " is supported");
   }
   // (L x D is bounded already: the last layer's output holds 4 L D values.)
   if (L * c.attention_size > kMaxGridProduct) {
     return problem(ErrorKind::TooLarge, "attention_size",
-                   "attention_size " + std::to_string(c.attention_size) + " times the " +
-                       std::to_string(L) + " grid cells exceeds " + std::to_string(kMaxGridProduct) +
-                       " values");
+                   "attention_size " + std::to_string(c.attention_size) + " times the " + std::to_string(L) +
+                       " grid cells exceeds " + std::to_string(kMaxGridProduct) + " values");
   }
 
   if (c.vocab.size() > static_cast<std::size_t>(kMaxVocabulary)) {
-    return problem(ErrorKind::TooLarge,
-                   "vocab", "vocab has " + std::to_string(c.vocab.size()) + " entries; at most " +
+    return problem(ErrorKind::TooLarge, "vocab",
+                   "vocab has " + std::to_string(c.vocab.size()) + " entries; at most " +
                        std::to_string(kMaxVocabulary) + " are supported");
   }
   static constexpr const char* kSpecial[] = {"<pad>", "<start>", "<end>", "<unk>"};
@@ -243,20 +240,20 @@ struct CaptionerModel::Impl {
   // Decoder, transposed for row-vector products.
   Matrix init_h_t, init_c_t;  // [D, H]
   RowVector init_h_b, init_c_b;
-  Matrix att_encoder_t;       // [D, A]
-  RowVector att_encoder_b;    // [A]
-  Matrix att_decoder_t;       // [H, A]
-  RowVector att_full;         // [A]
-  RowVector gate_w;           // [H]
+  Matrix att_encoder_t;     // [D, A]
+  RowVector att_encoder_b;  // [A]
+  Matrix att_decoder_t;     // [H, A]
+  RowVector att_full;       // [A]
+  RowVector gate_w;         // [H]
   float gate_b = 0.0f;
-  Matrix embedding;           // [V, E]
-  Matrix lstm_ih_t;           // [E + D, 4H]
-  Matrix lstm_hh_t;           // [H, 4H]
-  RowVector lstm_b;           // b_ih + b_hh [4H]
-  Matrix deep_h_t;            // [H, E]
-  Matrix deep_z_t;            // [D, E]
-  Matrix out_t;               // [E, V]
-  RowVector out_b;            // [V]
+  Matrix embedding;  // [V, E]
+  Matrix lstm_ih_t;  // [E + D, 4H]
+  Matrix lstm_hh_t;  // [H, 4H]
+  RowVector lstm_b;  // b_ih + b_hh [4H]
+  Matrix deep_h_t;   // [H, E]
+  Matrix deep_z_t;   // [D, E]
+  Matrix out_t;      // [E, V]
+  RowVector out_b;   // [V]
 };
 
 namespace {
@@ -323,9 +320,9 @@ std::int64_t CaptionerModel::parameters() const { return impl_->parameters; }
 std::string CaptionerModel::description() const {
   const auto& c = impl_->config;
   const std::string g = std::to_string(c.grid());
-  return bundled::describe(c.task, {c.attention == CaptionAttention::Soft ? "soft attention" : "hard attention",
-                                    g + " x " + g + " grid"},
-                           impl_->parameters);
+  return bundled::describe(
+      c.task, {c.attention == CaptionAttention::Soft ? "soft attention" : "hard attention", g + " x " + g + " grid"},
+      impl_->parameters);
 }
 
 Result<std::shared_ptr<const CaptionerModel>> CaptionerModel::from_parts(CaptionerConfig config,
@@ -365,24 +362,24 @@ struct CaptionBuffers {
   // Encoder: a layer's input planes [C, side^2] (bundled::conv3x3_relu_pool).
   Matrix planes;
   bundled::ConvScratch conv;
-  Matrix features;   // [L, D]
-  Matrix keys;       // W_a a_i + b [L, A]
+  Matrix features;  // [L, D]
+  Matrix keys;      // W_a a_i + b [L, A]
 
   // Live hypotheses, one row each; *_next are the rows being gathered for the next step.
   Matrix h, c, h_next, c_next;  // [k, H]
-  Matrix query;      // [k, A]
-  Matrix tanh_rows;  // [L, A]
-  Matrix alpha;      // [k, L]
-  Vector beta;       // [k]
-  std::vector<int> location;  // [k] (hard)
-  Matrix x;          // [k, E + D]: [emb(y) ; z]
-  Matrix gates;      // [k, 4H]
-  Matrix deep;       // [k, E]
-  Matrix logits;     // [k, V]
+  Matrix query;                 // [k, A]
+  Matrix tanh_rows;             // [L, A]
+  Matrix alpha;                 // [k, L]
+  Vector beta;                  // [k]
+  std::vector<int> location;    // [k] (hard)
+  Matrix x;                     // [k, E + D]: [emb(y) ; z]
+  Matrix gates;                 // [k, 4H]
+  Matrix deep;                  // [k, E]
+  Matrix logits;                // [k, V]
 
   // The search, and per node of its tree the alpha row, beta and location of the step that emitted it.
   bundled::BeamSearch search;
-  std::vector<float> rows;  // nodes x L
+  std::vector<float> rows;         // nodes x L
   std::vector<float> log_softmax;  // nodes x V
   std::vector<float> betas;
   std::vector<int> locations;
@@ -529,8 +526,7 @@ void label(const CaptionerConfig& c, CaptionHypothesis& h) {
 // The checks and the encoder every run shares.
 Result<void> start_run(const Impl& m, Scratch& s, const Image& input, CaptionRun& run) {
   const int S = m.config.image_size;
-  if (input.channels != 3 || input.width != S || input.height != S ||
-      input.data.size() < 3 * input.plane_size()) {
+  if (input.channels != 3 || input.width != S || input.height != S || input.data.size() < 3 * input.plane_size()) {
     return fail(ErrorKind::Mismatch,
                 "the model input must be " + std::to_string(S) + " x " + std::to_string(S) + " with 3 channels, got " +
                     std::to_string(input.width) + " x " + std::to_string(input.height) + " with " +
@@ -564,18 +560,17 @@ Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const C
                 "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
   }
   if (max_words < 1 || max_words > kMaxCaptionLength) {
-    return fail(ErrorKind::OutOfRange,
-                "max_words is " + std::to_string(max_words) + "; it must be from 1 to " +
-                    std::to_string(kMaxCaptionLength));
+    return fail(ErrorKind::OutOfRange, "max_words is " + std::to_string(max_words) + "; it must be from 1 to " +
+                                           std::to_string(kMaxCaptionLength));
   }
   // Every node of the search keeps its alpha row and its log-softmax row: bounded before any is kept.
-  const std::int64_t cells = std::int64_t{c.grid()} * c.grid(), kept = std::int64_t{k} * max_words *
-                                                                        (cells + static_cast<std::int64_t>(c.vocab.size()));
+  const std::int64_t cells = std::int64_t{c.grid()} * c.grid(),
+                     kept = std::int64_t{k} * max_words * (cells + static_cast<std::int64_t>(c.vocab.size()));
   if (kept > kMaxKept) {
-    return fail(ErrorKind::TooLarge,
-                "beam " + std::to_string(k) + " over " + std::to_string(max_words) + " words would keep " +
-                    std::to_string(kept) + " values for this model; at most " + std::to_string(kMaxKept) +
-                    " are supported (a narrower beam or fewer words)");
+    return fail(ErrorKind::TooLarge, "beam " + std::to_string(k) + " over " + std::to_string(max_words) +
+                                         " words would keep " + std::to_string(kept) +
+                                         " values for this model; at most " + std::to_string(kMaxKept) +
+                                         " are supported (a narrower beam or fewer words)");
   }
   CaptionRun run;
   ATTN_TRY(start_run(m, s, input, run));
@@ -618,7 +613,8 @@ Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const C
     for (std::size_t j = 0; j < s.path.size(); ++j) {
       const auto n = static_cast<std::size_t>(s.path[j]);
       h.ids.push_back(s.search.token(s.path[j]));
-      h.alpha.row(static_cast<Index>(j)) = Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(L), L);
+      h.alpha.row(static_cast<Index>(j)) =
+          Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(L), L);
       h.log_softmax.row(static_cast<Index>(j)) =
           Eigen::Map<const RowVector>(s.log_softmax.data() + n * static_cast<std::size_t>(V), V);
       h.beta.push_back(s.betas[n]);
@@ -682,8 +678,8 @@ Result<CaptionRun> CaptionerRunner::run(const Image& image, const CaptionOptions
     const Image input = caption_input(image, S);
     auto run = decode(model_->impl(), *scratch_, input, options);
     if (run && (image.width != S || image.height != S)) {
-      run->warnings.push_back("image resized from " + std::to_string(image.width) + " x " + std::to_string(image.height) +
-                              " to " + std::to_string(S) + " x " + std::to_string(S));
+      run->warnings.push_back("image resized from " + std::to_string(image.width) + " x " +
+                              std::to_string(image.height) + " to " + std::to_string(S) + " x " + std::to_string(S));
     }
     return run;
   } catch (const std::bad_alloc&) {

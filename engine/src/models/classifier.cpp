@@ -143,12 +143,12 @@ struct ClassifierModel::Impl {
   std::int64_t parameters = 0;
   std::vector<std::string> warnings;
 
-  Matrix embedding;                   // [V, e]
-  bundled::BiGruWeights words;        // e -> h (flat: the only encoder)
-  PoolingWeights word_pool;           // W [a, 2h], b [a], w [r, a]
-  bundled::BiGruWeights sentences;    // hierarchical: r 2h -> h
-  PoolingWeights sentence_pool;       // hierarchical: w [1, a]
-  Matrix classifier_t;                // [r 2h (flat) or 2h, labels]
+  Matrix embedding;                 // [V, e]
+  bundled::BiGruWeights words;      // e -> h (flat: the only encoder)
+  PoolingWeights word_pool;         // W [a, 2h], b [a], w [r, a]
+  bundled::BiGruWeights sentences;  // hierarchical: r 2h -> h
+  PoolingWeights sentence_pool;     // hierarchical: w [1, a]
+  Matrix classifier_t;              // [r 2h (flat) or 2h, labels]
   RowVector classifier_b;
 };
 
@@ -240,8 +240,8 @@ std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
 
 struct ClassifierRunner::Scratch {
   bundled::GruScratch gru;
-  Matrix embedded;   // [n, e]
-  Matrix encoded;    // [n, 2h]
+  Matrix embedded;          // [n, e]
+  Matrix encoded;           // [n, 2h]
   Matrix sentence_vectors;  // hierarchical: [sentences, r 2h]
   Matrix sentence_encoded;  // hierarchical: [sentences, 2h]
 };
@@ -274,8 +274,9 @@ WordSplit truncate(const ClassifierConfig& c, WordSplit in, std::vector<std::str
   WordSplit out;
   const int kept_sentences = std::min(in.sentences, c.max_sentences);
   if (in.sentences > c.max_sentences) {
-    warnings.push_back("input truncated to " + plural(static_cast<std::size_t>(c.max_sentences), "sentence", "sentences") +
-                       " (of " + std::to_string(in.sentences) + ")");
+    warnings.push_back("input truncated to " +
+                       plural(static_cast<std::size_t>(c.max_sentences), "sentence", "sentences") + " (of " +
+                       std::to_string(in.sentences) + ")");
   }
   for (std::size_t i = 0; i < in.words.size();) {
     const int k = in.sentence[i];

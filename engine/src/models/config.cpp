@@ -80,10 +80,10 @@ class Keys : public detail::JsonKeys {
     if (act == "gelu" || act == "gelu_python") return Activation::GeluErf;
     if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") return Activation::GeluTanh;
     if (act == "relu") return Activation::Relu;
-    return error(ErrorKind::Unsupported,
-                 key, std::string(key) + " " + quote(act) +
+    return error(ErrorKind::Unsupported, key,
+                 std::string(key) + " " + quote(act) +
                      " is not supported; use \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"gelu_fast\" or "
-                 "\"relu\"");
+                     "\"relu\"");
   }
 };
 
@@ -204,8 +204,8 @@ Result<TransformerConfig> read_config(const Keys& k) {
         const std::int64_t side = c.image_size / c.patch_size;
         if (side * side + 1 > kMaxConfigSize) {
           return k.error(ErrorKind::TooLarge, patch_key,
-                         "image_size / patch_size gives " + std::to_string(side * side) +
-                             " patches; at most " + std::to_string(kMaxConfigSize - 1) + " are supported");
+                         "image_size / patch_size gives " + std::to_string(side * side) + " patches; at most " +
+                             std::to_string(kMaxConfigSize - 1) + " are supported");
         }
         c.max_positions = static_cast<int>(side * side + 1);  // the patches and the [CLS] token
         c.image_mean.assign(static_cast<std::size_t>(c.num_channels), 0.5f);
@@ -301,8 +301,8 @@ Result<void> read_preprocessor(const Keys& keys, TransformerConfig& c) {
                       "size must be a whole number or {\"height\": h, \"width\": w}, got " + size->dump());
   }
   if (*height != c.image_size || *width != c.image_size) {
-    return keys.error(ErrorKind::Mismatch,
-                      key, "size " + size->dump() + " does not match the model's image_size " +
+    return keys.error(ErrorKind::Mismatch, key,
+                      "size " + size->dump() + " does not match the model's image_size " +
                           std::to_string(c.image_size) + " in config.json");
   }
   return {};

@@ -37,8 +37,7 @@ Result<std::vector<std::string>> ConfigKeys::vocabulary(std::string_view key,
   if (!value) return error(ErrorKind::Malformed, std::string(key) + " is missing");
   if (!value->is_array()) {
     return error(ErrorKind::Malformed, key,
-                 std::string(key) + " must be a list of strings, got a JSON " +
-                     std::string(value->type_name()));
+                 std::string(key) + " must be a list of strings, got a JSON " + std::string(value->type_name()));
   }
   if (value->empty()) return error(ErrorKind::OutOfRange, key, std::string(key) + " is empty");
   if (value->size() > static_cast<std::size_t>(detail::kMaxConfigSize)) {
@@ -62,8 +61,8 @@ Result<std::vector<std::string>> ConfigKeys::vocabulary(std::string_view key,
     const auto [it, inserted] = seen.emplace(s, static_cast<int>(i));
     if (!inserted) {
       return error(ErrorKind::Malformed, key,
-                   std::string(key) + " holds " + entry.dump() + " twice (ids " + std::to_string(it->second) +
-                       " and " + std::to_string(i) + ")");
+                   std::string(key) + " holds " + entry.dump() + " twice (ids " + std::to_string(it->second) + " and " +
+                       std::to_string(i) + ")");
     }
     out.push_back(std::move(s));
   }
@@ -195,8 +194,8 @@ void multiply(Eigen::Ref<Matrix> out, const MatrixCRef& a, const MatrixCRef& w, 
   }
 }
 
-void additive_scores(const MatrixCRef& query, const MatrixCRef& keys, const RowVector& v, Index rows,
-                     Matrix& tanh_rows, Eigen::Ref<Matrix> out) {
+void additive_scores(const MatrixCRef& query, const MatrixCRef& keys, const RowVector& v, Index rows, Matrix& tanh_rows,
+                     Eigen::Ref<Matrix> out) {
   tanh_rows.resize(keys.rows(), keys.cols());
   for (Index b = 0; b < rows; ++b) {
     tanh_rows = (keys.rowwise() + query.row(b)).array().tanh().matrix();
@@ -243,8 +242,8 @@ void gru_gates(Eigen::Ref<Matrix> gi, const MatrixCRef& gh, const MatrixCRef& h,
   gi.leftCols(2 * H).array() = (1.0f + (-(gi.leftCols(2 * H).array() + gh.leftCols(2 * H).array())).exp()).inverse();
   // n = tanh(gi_n + r * gh_n): the reset gate scales only the recurrent half (torch's GRU).
   gi.rightCols(H).array() = (gi.rightCols(H).array() + gi.leftCols(H).array() * gh.rightCols(H).array()).tanh();
-  h_out.array() = (1.0f - gi.middleCols(H, H).array()) * gi.rightCols(H).array() +
-                  gi.middleCols(H, H).array() * h.array();
+  h_out.array() =
+      (1.0f - gi.middleCols(H, H).array()) * gi.rightCols(H).array() + gi.middleCols(H, H).array() * h.array();
 }
 
 void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& s) {

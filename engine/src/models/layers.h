@@ -110,16 +110,16 @@ void multiply(Eigen::Ref<Matrix> out, const MatrixCRef& a, const MatrixCRef& w, 
 // The additive (MLP) score over precomputed key projections: out(b, j) = v . tanh(query_b + keys_j) for
 // the first `rows` rows of query [.., a] and keys [L, a] (Bahdanau's additive and Luong's concat score,
 // Show, Attend and Tell's attention). `tanh_rows` is scratch [L, a].
-void additive_scores(const MatrixCRef& query, const MatrixCRef& keys, const RowVector& v, Index rows,
-                     Matrix& tanh_rows, Eigen::Ref<Matrix> out);
+void additive_scores(const MatrixCRef& query, const MatrixCRef& keys, const RowVector& v, Index rows, Matrix& tanh_rows,
+                     Eigen::Ref<Matrix> out);
 
 // ---------------------------------------------------------------------------------------------------------
 // GRU (torch nn.GRU / nn.GRUCell, gates r, z, n)
 
 // One direction of nn.GRU or an nn.GRUCell, transposed for row-vector products.
 struct GruWeights {
-  Matrix w_ih_t;  // [in, 3H]
-  Matrix w_hh_t;  // [H, 3H]
+  Matrix w_ih_t;         // [in, 3H]
+  Matrix w_hh_t;         // [H, 3H]
   RowVector b_ih, b_hh;  // [3H]
   Index hidden() const { return w_hh_t.rows(); }
   Index input() const { return w_ih_t.rows(); }

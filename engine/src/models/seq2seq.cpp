@@ -23,15 +23,15 @@ namespace attn::models {
 
 namespace fs = std::filesystem;
 namespace unicode = text::unicode;
-using nlohmann::json;
 using detail::quote;
+using nlohmann::json;
 
 namespace {
 
-constexpr int kUnk = 1;            // source side
-constexpr int kStart = 1;          // target side
+constexpr int kUnk = 1;    // source side
+constexpr int kStart = 1;  // target side
 constexpr int kEnd = 2;
-constexpr int kMaxBeam = 256;      // far beyond any use; keeps a typo from reserving gigabytes
+constexpr int kMaxBeam = 256;  // far beyond any use; keeps a typo from reserving gigabytes
 
 // Every vocabulary entry after the special ones must be one code point: the source is split into code
 // points, so a longer entry could never be looked up, and the target side is the same contract.
@@ -74,8 +74,7 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   if (c.attention == Seq2SeqAttention::Bahdanau) {
     if (!score.empty() && score != "additive") {
       return k.error(ErrorKind::Mismatch, "score",
-                     "score " + quote(score) +
-                         " does not go with bahdanau attention, whose score is \"additive\"");
+                     "score " + quote(score) + " does not go with bahdanau attention, whose score is \"additive\"");
     }
     c.score = Seq2SeqScore::Additive;
   } else if (score == "dot") {
@@ -87,9 +86,9 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   } else if (score.empty()) {
     return k.error(ErrorKind::Malformed, "score is missing; luong attention takes \"dot\", \"general\" or \"concat\"");
   } else {
-    return k.error(ErrorKind::Mismatch, "score",
-                   "score " + quote(score) +
-                       " does not go with luong attention; use \"dot\", \"general\" or \"concat\"");
+    return k.error(
+        ErrorKind::Mismatch, "score",
+        "score " + quote(score) + " does not go with luong attention; use \"dot\", \"general\" or \"concat\"");
   }
 
   if (const json* local = k.find("local")) {
@@ -98,8 +97,7 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
     }
     if (!local->is_object()) {
       return k.error(ErrorKind::Malformed, "local",
-                     "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " +
-                         local->dump());
+                     "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " + local->dump());
     }
     const auto kind_it = local->find("kind");
     if (kind_it == local->end() || !kind_it->is_string() || kind_it->get<std::string>() != "predictive") {
@@ -111,8 +109,7 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
     if (window == local->end() || !window->is_number_integer() || window->get<std::int64_t>() < 1 ||
         window->get<std::int64_t>() > detail::kMaxConfigSize) {
       return k.error(ErrorKind::OutOfRange, "local",
-                     "local window must be a whole number from 1 to " +
-                         std::to_string(detail::kMaxConfigSize) +
+                     "local window must be a whole number from 1 to " + std::to_string(detail::kMaxConfigSize) +
                          ", got " + (window == local->end() ? std::string("nothing") : window->dump()));
     }
     if (c.score != Seq2SeqScore::General) {
@@ -142,8 +139,8 @@ Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
   if (c.score == Seq2SeqScore::Dot && c.decoder_hidden != 2 * c.encoder_hidden) {
     return k.error(ErrorKind::Mismatch, "decoder_hidden",
                    "the dot score compares the decoder state with the annotations: decoder_hidden "
-                   "must be 2 x encoder_hidden = " + std::to_string(2 * c.encoder_hidden) +
-                       ", got " + std::to_string(c.decoder_hidden));
+                   "must be 2 x encoder_hidden = " +
+                       std::to_string(2 * c.encoder_hidden) + ", got " + std::to_string(c.decoder_hidden));
   }
   return c;
 }
@@ -231,8 +228,8 @@ struct Seq2SeqModel::Impl {
   // Encoder.
   Matrix source_embedding;  // [Vs, e]
   bundled::BiGruWeights encoder;
-  Matrix init_t;            // [2h, d]
-  RowVector init_b;         // [d]
+  Matrix init_t;     // [2h, d]
+  RowVector init_b;  // [d]
 
   // Decoder GRU cell. Its input is [emb(y) ; c_t] (Bahdanau) or [emb(y) ; h~_{t-1}] (Luong): the
   // embedding half of x W_ih^T + b_ih is a per-token table, the other half a product per step.
@@ -241,21 +238,21 @@ struct Seq2SeqModel::Impl {
   Matrix feed_gates_t;     // [2h, 3d] (Bahdanau: c_t) or [d, 3d] (Luong: h~)
 
   // Attention.
-  Matrix query_t;          // additive: W^T [d, a]; concat: the s_t columns of W, transposed [d, a]
-  Matrix key_t;            // additive: U^T [2h, a]; concat: the H_j columns of W, transposed [2h, a];
-                           // general: W^T [2h, d] (keys W H_j, so score_j = s_t . (W H_j))
-  RowVector v;             // [a] (additive, concat)
-  LocalWeights local;      // Wp [a, d], vp [a]
+  Matrix query_t;      // additive: W^T [d, a]; concat: the s_t columns of W, transposed [d, a]
+  Matrix key_t;        // additive: U^T [2h, a]; concat: the H_j columns of W, transposed [2h, a];
+                       // general: W^T [2h, d] (keys W H_j, so score_j = s_t . (W H_j))
+  RowVector v;         // [a] (additive, concat)
+  LocalWeights local;  // Wp [a, d], vp [a]
 
   // Luong: h~ = tanh(W_c [c ; s]).
-  Matrix combine_c_t;      // [2h, d]
-  Matrix combine_s_t;      // [d, d]
+  Matrix combine_c_t;  // [2h, d]
+  Matrix combine_s_t;  // [d, d]
 
   // Output layer. Bahdanau: logits = s W_s + c W_c + table[y]; Luong: logits = h~ W + b.
-  Matrix out_state_t;      // [d, Vt] (Luong: h~)
-  Matrix out_context_t;    // [2h, Vt] (Bahdanau)
-  Matrix out_embedding;    // [Vt, Vt] (Bahdanau: emb(y) W_e^T + b for each previous token y)
-  RowVector out_b;         // [Vt] (Luong)
+  Matrix out_state_t;    // [d, Vt] (Luong: h~)
+  Matrix out_context_t;  // [2h, Vt] (Bahdanau)
+  Matrix out_embedding;  // [Vt, Vt] (Bahdanau: emb(y) W_e^T + b for each previous token y)
+  RowVector out_b;       // [Vt] (Luong)
 };
 
 namespace {
@@ -377,9 +374,9 @@ namespace {
 // The runner's buffers; Seq2SeqRunner::Scratch is this (a private name the helpers below cannot use).
 struct DecodeBuffers {
   bundled::GruScratch gru;
-  Matrix embedded;   // [S, e]
-  Matrix H;          // [S, 2h] annotations
-  Matrix keys;       // U H [S, a], the concat key half [S, a], or W H [S, d]
+  Matrix embedded;  // [S, e]
+  Matrix H;         // [S, 2h] annotations
+  Matrix keys;      // U H [S, a], the concat key half [S, a], or W H [S, d]
 
   // Live hypotheses, one row each; *_next are the rows being gathered for the next step.
   Matrix state, state_next;  // s [k, d]
@@ -395,7 +392,7 @@ struct DecodeBuffers {
 
   // The search, and per node of its tree the attention row (and p_t) of the step that emitted it.
   bundled::BeamSearch search;
-  std::vector<float> rows;       // nodes x S
+  std::vector<float> rows;  // nodes x S
   std::vector<float> node_positions;
   std::vector<int> path;
 };
@@ -595,7 +592,8 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
     for (std::size_t j = 0; j < s.path.size(); ++j) {
       const auto n = static_cast<std::size_t>(s.path[j]);
       h.ids.push_back(s.search.token(s.path[j]));
-      h.attention.row(static_cast<Index>(j)) = Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(S), S);
+      h.attention.row(static_cast<Index>(j)) =
+          Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(S), S);
       if (c.local) h.positions.push_back(s.node_positions[n]);
     }
     for (const int id : h.ids) {

@@ -29,9 +29,9 @@ struct TransformerModel::Impl {
   TransformerConfig config;
   std::shared_ptr<const text::Tokenizer> tokenizer;
 
-  Matrix word;       // [vocab, d]; also the tied output embedding
-  Matrix positions;  // [max_positions, d] (ViT: [patches + 1, d])
-  Matrix types;      // [type_vocab, d] (BERT)
+  Matrix word;                        // [vocab, d]; also the tied output embedding
+  Matrix positions;                   // [max_positions, d] (ViT: [patches + 1, d])
+  Matrix types;                       // [type_vocab, d] (BERT)
   RowVector embed_gamma, embed_beta;  // BERT/DistilBERT embedding layer norm
 
   // ViT
@@ -45,7 +45,7 @@ struct TransformerModel::Impl {
   bool has_head = false;
   Matrix head_dense;  // MLM transform [d, d] (BERT: cls.predictions.transform.dense; DistilBERT: vocab_transform)
   RowVector head_dense_bias, head_gamma, head_beta;
-  Matrix decoder;  // [vocab, d] when the file has an untied output embedding; empty: use `word`
+  Matrix decoder;          // [vocab, d] when the file has an untied output embedding; empty: use `word`
   RowVector decoder_bias;  // [vocab] (may be empty: GPT-2)
   Matrix classifier;       // ViT [d, labels]
   RowVector classifier_bias;

@@ -146,9 +146,8 @@ Result<void> check_config(const TransformerConfig& c) {
                 "config: hidden size, heads, layers, intermediate size and positions must be positive");
   }
   if (c.hidden % c.heads != 0) {
-    return fail(ErrorKind::Mismatch,
-                "config: hidden size " + std::to_string(c.hidden) + " is not divisible by " +
-                    std::to_string(c.heads) + " heads");
+    return fail(ErrorKind::Mismatch, "config: hidden size " + std::to_string(c.hidden) + " is not divisible by " +
+                                         std::to_string(c.heads) + " heads");
   }
   if (c.family != Family::Vit && c.vocab_size <= 0) {
     return fail(ErrorKind::OutOfRange, "config: vocab_size must be positive");
@@ -189,8 +188,8 @@ class Loader {
  private:
   bool report(double f, const std::string& what) { return !progress_ || progress_(f, what); }
   Result<void> layer_progress(int i) {
-    if (!report((i + 1.0) / (m_.config.layers + 1.0), "layer " + std::to_string(i + 1) + " of " +
-                                                          std::to_string(m_.config.layers)))
+    if (!report((i + 1.0) / (m_.config.layers + 1.0),
+                "layer " + std::to_string(i + 1) + " of " + std::to_string(m_.config.layers)))
       return fail(ErrorKind::Cancelled, "cancelled");
     return {};
   }
@@ -519,7 +518,8 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
 
 bool is_pickled_checkpoint(const fs::path& path) {
   std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (ext == ".pt" || ext == ".pth" || ext == ".ckpt" || ext == ".pkl" || ext == ".pickle") return true;
   return ext == ".bin" && starts_with(path.filename().string(), "pytorch_model");
 }

@@ -107,8 +107,8 @@ std::string format_probability(float p) {
 
 struct RunBuffers {
   Buffer x, xn, qkv, ctx, proj, ffn, packed, gather;
-  std::vector<Buffer> scores;  // per thread: one row block of scores for F16 maps
-  std::vector<float> key_bias; // 0 or -inf per key (padding)
+  std::vector<Buffer> scores;   // per thread: one row block of scores for F16 maps
+  std::vector<float> key_bias;  // 0 or -inf per key (padding)
 };
 
 }  // namespace
@@ -426,20 +426,18 @@ void warn_nonfinite(TransformerRun& run) {
 }  // namespace
 
 Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
-                                        const RunOptions& options) {
+                                                  const RunOptions& options) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
     if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_ids: a ViT model takes an image (run_image)");
     if (ids_in.empty()) return fail(ErrorKind::OutOfRange, "run_ids: no tokens");
     if (!type_ids_in.empty() && type_ids_in.size() != ids_in.size())
-      return fail(ErrorKind::Mismatch,
-                  "run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
-                      std::to_string(ids_in.size()) + " tokens");
+      return fail(ErrorKind::Mismatch, "run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
+                                           std::to_string(ids_in.size()) + " tokens");
     if (!options.attention_mask.empty() && options.attention_mask.size() != ids_in.size())
-      return fail(ErrorKind::Mismatch,
-                  "run_ids: attention mask of " + std::to_string(options.attention_mask.size()) + " for " +
-                      std::to_string(ids_in.size()) + " tokens");
+      return fail(ErrorKind::Mismatch, "run_ids: attention mask of " + std::to_string(options.attention_mask.size()) +
+                                           " for " + std::to_string(ids_in.size()) + " tokens");
     TransformerRun run;
     const Index limit = token_limit(c, options);
     const Index n = std::min<Index>(static_cast<Index>(ids_in.size()), limit);
@@ -453,27 +451,27 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     for (Index i = 0; i < n; ++i) {
       const int id = run.ids[static_cast<std::size_t>(i)];
       if (id < 0 || id >= c.vocab_size)
-        return fail(ErrorKind::OutOfRange,
-                    "token id " + std::to_string(id) + " at position " + std::to_string(i) +
-                        " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
+        return fail(ErrorKind::OutOfRange, "token id " + std::to_string(id) + " at position " + std::to_string(i) +
+                                               " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
       if (!run.type_ids.empty()) {
         const int t = run.type_ids[static_cast<std::size_t>(i)];
         if (c.family == Family::Bert && (t < 0 || t >= c.type_vocab_size))
-          return fail(ErrorKind::OutOfRange,
-                      "type id " + std::to_string(t) + " at position " + std::to_string(i) + " is outside 0.." +
-                          std::to_string(c.type_vocab_size - 1));
+          return fail(ErrorKind::OutOfRange, "type id " + std::to_string(t) + " at position " + std::to_string(i) +
+                                                 " is outside 0.." + std::to_string(c.type_vocab_size - 1));
       }
     }
     const text::Tokenizer* tok = m.tokenizer.get();
     if (run.attention.tokens.empty()) {
-      for (Index i = 0; i < n; ++i) run.attention.tokens.push_back(token_label(tok, run.ids[static_cast<std::size_t>(i)]));
+      for (Index i = 0; i < n; ++i)
+        run.attention.tokens.push_back(token_label(tok, run.ids[static_cast<std::size_t>(i)]));
       run.attention.spans.assign(static_cast<std::size_t>(n), Span{});
     }
     if (tok) {
       const auto& sp = tok->specials();
       for (Index i = 0; i < n; ++i) {
         const int id = run.ids[static_cast<std::size_t>(i)];
-        if (id == sp.cls || id == sp.sep || id == sp.bos || id == sp.eos) run.special_positions.push_back(static_cast<int>(i));
+        if (id == sp.cls || id == sp.sep || id == sp.bos || id == sp.eos)
+          run.special_positions.push_back(static_cast<int>(i));
       }
     }
 
@@ -523,7 +521,8 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
       layer_norm_row(x + (n - 1) * D, last.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
       if (options.hidden_states) {
         Matrix& h = run.hidden_states.back();
-        for (Index i = 0; i < n; ++i) layer_norm_row(x + i * D, h.row(i).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+        for (Index i = 0; i < n; ++i)
+          layer_norm_row(x + i * D, h.row(i).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
       }
       if (m.has_head && options.top_k > 0) {
         RowVector logits = last * m.output_embedding().transpose();
@@ -557,7 +556,8 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
   }
 }
 
-Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::string_view pair, const RunOptions& options) {
+Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::string_view pair,
+                                                   const RunOptions& options) {
   const auto& m = model_->impl();
   const auto& c = m.config;
   const text::Tokenizer* tok = m.tokenizer.get();
@@ -646,9 +646,8 @@ Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const
       for (int ch = 0; ch < C; ++ch)
         std::copy_n(image_in.plane(image_in.channels == 1 ? 0 : ch), image_in.plane_size(), image.plane(ch));
     } else {
-      return fail(ErrorKind::Mismatch,
-                  "run_image: the image has " + std::to_string(image_in.channels) + " channels, the model wants " +
-                      std::to_string(C));
+      return fail(ErrorKind::Mismatch, "run_image: the image has " + std::to_string(image_in.channels) +
+                                           " channels, the model wants " + std::to_string(C));
     }
     if (image.width != size || image.height != size) image = resize_bilinear(image, size, size);
     for (int ch = 0; ch < C; ++ch) {
@@ -702,7 +701,8 @@ Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const
       Prediction pred;
       pred.position = 0;
       pred.top = top_k(logits, options.top_k, nullptr, &c.labels);
-      for (const auto& cand : pred.top) run.labels.push_back(cand.text + " (" + format_probability(cand.probability) + ")");
+      for (const auto& cand : pred.top)
+        run.labels.push_back(cand.text + " (" + format_probability(cand.probability) + ")");
       run.predictions.push_back(std::move(pred));
     }
     warn_nonfinite(run);

@@ -28,7 +28,9 @@ const ByteMap& byte_map() {
   static const ByteMap map = [] {
     ByteMap m;
     m.to_byte.fill(-1);
-    const auto printable = [](int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); };
+    const auto printable = [](int b) {
+      return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    };
     char32_t next = 256;
     for (int b = 0; b < 256; ++b) {
       const char32_t c = printable(b) ? static_cast<char32_t>(b) : next++;
@@ -190,7 +192,8 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
                     "the merge \"" + a + " " + b + "\" makes \"" + joined + "\", which is not in the vocabulary",
                     "merges", -1, line);
       }
-      merges_[pair_key(ia, ib)] = Merge{static_cast<int>(k), merged};  // a repeated pair takes the later rank, as in tokenizers
+      merges_[pair_key(ia, ib)] =
+          Merge{static_cast<int>(k), merged};  // a repeated pair takes the later rank, as in tokenizers
     }
 
     const ByteMap& map = byte_map();
@@ -309,7 +312,8 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
       const std::size_t j = piece_end(scratch, i);
       const std::int32_t from = scratch.starts[i];
       const std::int32_t to = scratch.starts[j];
-      const std::vector<Part>& parts = bpe(source.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from)), scratch);
+      const std::vector<Part>& parts =
+          bpe(source.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from)), scratch);
       std::int32_t at = from;
       for (const Part& part : parts) {
         const Span span{base + std::max(0, at - shift), base + std::max(0, at + part.bytes - shift)};

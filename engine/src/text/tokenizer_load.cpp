@@ -35,10 +35,10 @@ Result<std::string> read_file(const fs::path& path) {
   const std::streamoff size = in.tellg();
   if (size < 0) return fail(ErrorKind::Io, "cannot be read", path.string());
   if (size > kMaxTokenizerFile) {
-    return fail(ErrorKind::TooLarge,
-                "is " + std::to_string(size) + " bytes; a tokenizer file is at most " +
-                    std::to_string(kMaxTokenizerFile),
-                path.string());
+    return fail(
+        ErrorKind::TooLarge,
+        "is " + std::to_string(size) + " bytes; a tokenizer file is at most " + std::to_string(kMaxTokenizerFile),
+        path.string());
   }
   text.resize(static_cast<std::size_t>(size));
   in.seekg(0, std::ios::beg);
@@ -167,7 +167,8 @@ class TokenizerJsonReader : public nlohmann::json_sax<json> {
     return value(json(v), "a number");
   }
   bool number_unsigned(number_unsigned_t v) override {
-    if (mode_ == Mode::Vocab) return id(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<number_integer_t>(v));
+    if (mode_ == Mode::Vocab)
+      return id(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<number_integer_t>(v));
     return value(json(v), "a number");
   }
   bool number_float(number_float_t v, const string_t&) override { return value(json(v), "a number"); }
@@ -350,7 +351,8 @@ struct JsonReader {
     if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string");
     return it->get<std::string>();
   }
-  Result<std::optional<std::string>> optional_text(const json& parent, const char* key, const std::string& where) const {
+  Result<std::optional<std::string>> optional_text(const json& parent, const char* key,
+                                                   const std::string& where) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return std::optional<std::string>();
     if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string or null");
@@ -411,7 +413,8 @@ std::string type_of(const json& node) {
   return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file, const json& model, const fs::path& path) {
+Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file, const json& model,
+                                                       const fs::path& path) {
   const json& root = file.root;
   const JsonReader read{path};
   WordPieceOptions options;
@@ -495,10 +498,10 @@ Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file
     }
     if (at >= vocab.size()) {
       if (at > vocab.size() + added->size()) {
-        return fail(ErrorKind::OutOfRange,
-                    "added token \"" + token.content + "\" has id " + std::to_string(token.id) +
-                        ", far past the vocabulary",
-                    path.string());
+        return fail(
+            ErrorKind::OutOfRange,
+            "added token \"" + token.content + "\" has id " + std::to_string(token.id) + ", far past the vocabulary",
+            path.string());
       }
       vocab.resize(at + 1);
       taken.resize(at + 1, false);
@@ -523,15 +526,15 @@ Result<std::unique_ptr<Tokenizer>> bpe_from_json(TokenizerJsonReader& file, cons
     auto affix = read.optional_text(model, key, "model");
     if (!affix) return std::unexpected(std::move(affix.error()));
     if (*affix && !(*affix)->empty()) {
-      return fail(ErrorKind::Unsupported,
-                  std::string("model.") + key + " is not supported (byte-level BPE has none)", path.string());
+      return fail(ErrorKind::Unsupported, std::string("model.") + key + " is not supported (byte-level BPE has none)",
+                  path.string());
     }
   }
   auto byte_fallback = read.flag(model, "byte_fallback", "model", false);
   if (!byte_fallback) return std::unexpected(std::move(byte_fallback.error()));
   if (*byte_fallback) {
-    return fail(ErrorKind::Unsupported,
-                "model.byte_fallback is not supported (byte-level BPE needs none)", path.string());
+    return fail(ErrorKind::Unsupported, "model.byte_fallback is not supported (byte-level BPE needs none)",
+                path.string());
   }
   auto unk = read.optional_text(model, "unk_token", "model");
   if (!unk) return std::unexpected(std::move(unk.error()));
@@ -546,8 +549,8 @@ Result<std::unique_ptr<Tokenizer>> bpe_from_json(TokenizerJsonReader& file, cons
   const auto pre = root.find("pre_tokenizer");
   if (pre == root.end() || pre->is_null() || type_of(*pre) != "ByteLevel") {
     const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
-    return fail(ErrorKind::Unsupported,
-                "pre_tokenizer \"" + name + "\" is not supported with BPE (ByteLevel)", path.string());
+    return fail(ErrorKind::Unsupported, "pre_tokenizer \"" + name + "\" is not supported with BPE (ByteLevel)",
+                path.string());
   }
   auto prefix_space = read.flag(*pre, "add_prefix_space", "pre_tokenizer", true);
   if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
@@ -635,8 +638,8 @@ Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_t
     const auto space = line.find(' ');
     if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
       return fail(ErrorKind::Malformed,
-                  "expected two symbols separated by one space, got \"" + std::string(line) + "\"",
-                  merges_txt.string(), -1, number);
+                  "expected two symbols separated by one space, got \"" + std::string(line) + "\"", merges_txt.string(),
+                  -1, number);
     }
     merges.emplace_back(std::string(line.substr(0, space)), std::string(line.substr(space + 1)));
     line_of.push_back(number);
@@ -678,8 +681,8 @@ Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, c
   }
   if (type == "WordPiece") return wordpiece_from_json(file, *model, tokenizer_json);
   if (type == "BPE") return bpe_from_json(file, *model, tokenizer_json);
-  return fail(ErrorKind::Unsupported,
-              "model type \"" + type + "\" is not supported (WordPiece or BPE)", tokenizer_json.string());
+  return fail(ErrorKind::Unsupported, "model type \"" + type + "\" is not supported (WordPiece or BPE)",
+              tokenizer_json.string());
 }
 
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {

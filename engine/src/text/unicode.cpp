@@ -47,14 +47,16 @@ int scan(const unsigned char* s, std::size_t n, std::size_t i, std::string* why)
   }
   for (int k = 1; k <= lead.continuation; ++k) {
     if (i + k >= n) {
-      if (why) *why = "invalid UTF-8: the character starting with " + hex_byte(b) + " is cut off by the end of the text";
+      if (why)
+        *why = "invalid UTF-8: the character starting with " + hex_byte(b) + " is cut off by the end of the text";
       return -k;
     }
     const unsigned char c = s[i + k];
     const unsigned char lo = k == 1 ? lead.lo : 0x80;
     const unsigned char hi = k == 1 ? lead.hi : 0xBF;
     if (c < lo || c > hi) {
-      if (why) *why = "invalid UTF-8: byte " + hex_byte(c) + " cannot continue the character starting with " + hex_byte(b);
+      if (why)
+        *why = "invalid UTF-8: byte " + hex_byte(c) + " cannot continue the character starting with " + hex_byte(b);
       return -k;
     }
   }
@@ -251,14 +253,15 @@ int canonical_decomposition(char32_t c, std::array<char32_t, 8>& out) {
   }
   std::array<utf8proc_int32_t, 8> buffer{};
   int boundclass = 0;
-  const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), buffer.data(),
-                                                     static_cast<utf8proc_ssize_t>(buffer.size()),
-                                                     UTF8PROC_DECOMPOSE, &boundclass);
+  const utf8proc_ssize_t n =
+      utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), buffer.data(),
+                              static_cast<utf8proc_ssize_t>(buffer.size()), UTF8PROC_DECOMPOSE, &boundclass);
   if (n <= 0 || n > static_cast<utf8proc_ssize_t>(buffer.size())) {
     out[0] = c;
     return 1;
   }
-  for (utf8proc_ssize_t k = 0; k < n; ++k) out[static_cast<std::size_t>(k)] = static_cast<char32_t>(buffer[static_cast<std::size_t>(k)]);
+  for (utf8proc_ssize_t k = 0; k < n; ++k)
+    out[static_cast<std::size_t>(k)] = static_cast<char32_t>(buffer[static_cast<std::size_t>(k)]);
   return static_cast<int>(n);
 }
 

@@ -38,20 +38,20 @@ struct CodePoint {
 std::vector<CodePoint> code_points(std::string_view text);
 
 // General category as in the Unicode database ("Lu", "Mn", ...), from libutf8proc.
-bool is_letter(char32_t c);              // L*
-bool is_number(char32_t c);              // N*
-bool is_nonspacing_mark(char32_t c);     // Mn
+bool is_letter(char32_t c);                // L*
+bool is_number(char32_t c);                // N*
+bool is_nonspacing_mark(char32_t c);       // Mn
 bool is_punctuation_category(char32_t c);  // P*
-bool is_other_category(char32_t c);      // C* (Cc, Cf, Cs, Co, Cn)
-bool is_space_separator(char32_t c);     // Zs
+bool is_other_category(char32_t c);        // C* (Cc, Cf, Cs, Co, Cn)
+bool is_space_separator(char32_t c);       // Zs
 
 // Unicode White_Space: what \s matches in GPT-2's pattern (Python's regex module, Rust's regex crate);
 // Python's re module would also match U+001C-U+001F.
 bool is_white_space(char32_t c);
 
 // BERT's classes (transformers' _is_whitespace, _is_control, _is_punctuation, _is_chinese_char).
-bool is_bert_whitespace(char32_t c);  // space, \t, \n, \r or Zs
-bool is_bert_control(char32_t c);     // C* except \t, \n, \r
+bool is_bert_whitespace(char32_t c);   // space, \t, \n, \r or Zs
+bool is_bert_control(char32_t c);      // C* except \t, \n, \r
 bool is_bert_punctuation(char32_t c);  // ASCII 33-47, 58-64, 91-96, 123-126 or P*
 bool is_cjk_ideograph(char32_t c);
 
@@ -83,7 +83,7 @@ class AddedTokenMatcher {
 
  private:
   std::vector<AddedToken> tokens_;
-  std::vector<int> by_length_;        // token indices, longest content first
+  std::vector<int> by_length_;          // token indices, longest content first
   std::array<bool, 256> first_byte_{};  // a token starts with this byte
 };
 

@@ -244,8 +244,10 @@ class WordPieceTokenizer final : public Tokenizer {
       start = end;
     }
     for (const Piece& p : pieces) {
-      out.push_back({p.id, vocab_[static_cast<std::size_t>(p.id)],
-                     {word[static_cast<std::size_t>(p.begin)].span.begin, word[static_cast<std::size_t>(p.end - 1)].span.end}});
+      out.push_back(
+          {p.id,
+           vocab_[static_cast<std::size_t>(p.id)],
+           {word[static_cast<std::size_t>(p.begin)].span.begin, word[static_cast<std::size_t>(p.end - 1)].span.end}});
     }
   }
 
@@ -254,7 +256,7 @@ class WordPieceTokenizer final : public Tokenizer {
   bool strip_accents_ = true;
   unicode::VocabIndex ids_;
   unicode::VocabIndex continuations_;  // "##ing" filed under "ing"
-  std::size_t longest_ = 0;  // bytes of the longest entry: no longer candidate can match
+  std::size_t longest_ = 0;            // bytes of the longest entry: no longer candidate can match
   int unk_ = 0;
   SpecialTokens specials_;
   unicode::AddedTokenMatcher added_;
@@ -263,7 +265,8 @@ class WordPieceTokenizer final : public Tokenizer {
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> wordpiece_from_vocab(std::vector<std::string> vocab, const WordPieceOptions& options) {
+Result<std::unique_ptr<Tokenizer>> wordpiece_from_vocab(std::vector<std::string> vocab,
+                                                        const WordPieceOptions& options) {
   if (vocab.size() > static_cast<std::size_t>(INT_MAX)) {
     return fail(ErrorKind::TooLarge, "the vocabulary is too large", "vocab");
   }

@@ -85,20 +85,20 @@ Result<std::vector<WordToken>> split_words(std::string_view text, std::string_vi
   if (const auto bad = first_invalid_utf8(text); bad >= 0) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[static_cast<std::size_t>(bad)]));
-    return fail(ErrorKind::Encoding,
-                "invalid UTF-8 (byte " + std::string(hex) + " does not start a valid sequence)", std::string(what),
-                bad);
+    return fail(ErrorKind::Encoding, "invalid UTF-8 (byte " + std::string(hex) + " does not start a valid sequence)",
+                std::string(what), bad);
   }
   std::vector<WordToken> out;
-  bool in_word = false;      // the last token is a word still open to more word characters
-  bool after_joiner = false; // a ZWJ asks for the next character to join the last token
+  bool in_word = false;       // the last token is a word still open to more word characters
+  bool after_joiner = false;  // a ZWJ asks for the next character to join the last token
   auto open = [&](std::size_t b, std::size_t e) {
     out.push_back({std::string(text.substr(b, e - b)), {static_cast<std::int32_t>(b), static_cast<std::int32_t>(e)}});
   };
   auto extend = [&](std::size_t e) {
     WordToken& t = out.back();
     t.span.end = static_cast<std::int32_t>(e);
-    t.text = std::string(text.substr(static_cast<std::size_t>(t.span.begin), e - static_cast<std::size_t>(t.span.begin)));
+    t.text =
+        std::string(text.substr(static_cast<std::size_t>(t.span.begin), e - static_cast<std::size_t>(t.span.begin)));
   };
   char32_t cp = 0;
   for (std::size_t i = 0; i < text.size();) {
@@ -122,8 +122,8 @@ Result<std::vector<WordToken>> split_words(std::string_view text, std::string_vi
       after_joiner = false;
     } else {  // Single or a stray modifier/joiner with nothing before it
       // An apostrophe between letters stays inside the word ("don't").
-      const bool apostrophe = cp == '\'' && in_word && end < text.size() &&
-                              std::isalpha(static_cast<unsigned char>(text[end]));
+      const bool apostrophe =
+          cp == '\'' && in_word && end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]));
       if (apostrophe) {
         extend(end);
       } else {

@@ -147,8 +147,8 @@ struct ProbeInput {
   std::int64_t total = 0;  // size of the whole input
   std::string name;
   const ImageLimits* limits = nullptr;
-  bool ran_out = false;    // set when a check failed only because `bytes` is a prefix of the input
-  bool hit_end = false;    // set when a check failed because the bytes ended
+  bool ran_out = false;  // set when a check failed only because `bytes` is a prefix of the input
+  bool hit_end = false;  // set when a check failed because the bytes ended
 
   std::unexpected<Error> error(ErrorKind kind, std::string reason, std::int64_t offset) const {
     return fail(kind, std::move(reason), name, offset);
@@ -159,8 +159,7 @@ struct ProbeInput {
     if (static_cast<std::int64_t>(bytes.size()) < total) ran_out = true;
     const auto end = static_cast<std::int64_t>(bytes.size());
     return error(ErrorKind::Truncated,
-                 std::string(to_string(format)) + " header truncated at byte " + std::to_string(end),
-                 end);
+                 std::string(to_string(format)) + " header truncated at byte " + std::to_string(end), end);
   }
   bool has(std::size_t need) const { return bytes.size() >= need; }
 };
@@ -201,8 +200,8 @@ bool is_sof(std::uint32_t m) {
 
 struct JpegLayout {
   std::int64_t width = 0, height = 0;
-  std::int64_t sof = -1;       // offset of the frame header's marker
-  std::int64_t scan_data = -1; // first byte after the first SOS segment; -1 when not looked for
+  std::int64_t sof = -1;        // offset of the frame header's marker
+  std::int64_t scan_data = -1;  // first byte after the first SOS segment; -1 when not looked for
 };
 
 // Walks the marker segments from SOI to the first frame header (and, with `to_scan`, on to the first
@@ -238,8 +237,7 @@ Result<JpegLayout> walk_jpeg(ProbeInput& in, bool to_scan) {
     const std::uint32_t length = be16(b, i + 2);
     if (length < 2) {
       return in.error(ErrorKind::Malformed,
-                      "JPEG segment ff " + hex_byte(m) + " has length " + std::to_string(length) +
-                          " (at least 2)",
+                      "JPEG segment ff " + hex_byte(m) + " has length " + std::to_string(length) + " (at least 2)",
                       at + 2);
     }
     if (is_sof(m) && layout.sof < 0) {
@@ -422,10 +420,10 @@ std::string not_an_image(Bytes b) {
 }
 
 std::unexpected<Error> too_large(std::int64_t bytes, const ImageLimits& limits, const std::string& name) {
-  return fail(ErrorKind::TooLarge,
-              "file is " + std::to_string(bytes) + " bytes; the limit is " + std::to_string(limits.max_file_bytes) +
-                  " bytes",
-              name);
+  return fail(
+      ErrorKind::TooLarge,
+      "file is " + std::to_string(bytes) + " bytes; the limit is " + std::to_string(limits.max_file_bytes) + " bytes",
+      name);
 }
 
 Result<ImageInfo> probe(ProbeInput& in) {
@@ -521,10 +519,10 @@ std::optional<Error> check_bmp_complete(const ProbeInput& in, const ImageInfo& i
   const std::int64_t need = std::int64_t(le32(b, 10)) + row * info.height;
   const auto have = static_cast<std::int64_t>(b.size());
   if (have >= need) return std::nullopt;
-  return Error{in.name, have, -1,
-               "truncated BMP: the pixel data needs " + std::to_string(need) + " bytes, the file has " +
-                   std::to_string(have),
-               ErrorKind::Truncated};
+  return Error{
+      in.name, have, -1,
+      "truncated BMP: the pixel data needs " + std::to_string(need) + " bytes, the file has " + std::to_string(have),
+      ErrorKind::Truncated};
 }
 
 std::optional<Error> check_webp_complete(const ProbeInput& in) {
@@ -532,10 +530,10 @@ std::optional<Error> check_webp_complete(const ProbeInput& in) {
   const std::int64_t need = std::int64_t(le32(b, 4)) + 8;
   const auto have = static_cast<std::int64_t>(b.size());
   if (have >= need) return std::nullopt;
-  return Error{in.name, have, -1,
-               "truncated WebP: the RIFF header says " + std::to_string(need) + " bytes, the file has " +
-                   std::to_string(have),
-               ErrorKind::Truncated};
+  return Error{
+      in.name, have, -1,
+      "truncated WebP: the RIFF header says " + std::to_string(need) + " bytes, the file has " + std::to_string(have),
+      ErrorKind::Truncated};
 }
 
 // OpenCV's BGR (8, 16 or 32-bit) to planar RGB float. Alpha was already dropped by IMREAD_COLOR, as PIL's
@@ -569,7 +567,9 @@ Result<Image> planar_rgb(const cv::Mat& m, const std::string& name, ImageFormat 
     };
     switch (m.depth()) {
       case CV_8U: fill(m.ptr<std::uint8_t>(y), [&](std::uint8_t v) { return table[v]; }); break;
-      case CV_16U: fill(m.ptr<std::uint16_t>(y), [](std::uint16_t v) { return static_cast<float>(v) / 65535.0f; }); break;
+      case CV_16U:
+        fill(m.ptr<std::uint16_t>(y), [](std::uint16_t v) { return static_cast<float>(v) / 65535.0f; });
+        break;
       case CV_32F: fill(m.ptr<float>(y), [](float v) { return std::isfinite(v) ? v : 0.0f; }); break;
       case CV_64F:
         fill(m.ptr<double>(y), [](double v) { return std::isfinite(v) ? static_cast<float>(v) : 0.0f; });
@@ -644,8 +644,10 @@ Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view
     if (info->format == ImageFormat::Png) {
       if (const auto iccp = find_png_chunk(bytes, "iCCP")) {
         without_profile.reserve(bytes.size() - (iccp->second - iccp->first));
-        without_profile.insert(without_profile.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(iccp->first));
-        without_profile.insert(without_profile.end(), bytes.begin() + static_cast<std::ptrdiff_t>(iccp->second), bytes.end());
+        without_profile.insert(without_profile.end(), bytes.begin(),
+                               bytes.begin() + static_cast<std::ptrdiff_t>(iccp->first));
+        without_profile.insert(without_profile.end(), bytes.begin() + static_cast<std::ptrdiff_t>(iccp->second),
+                               bytes.end());
         input = without_profile;
       }
     }
@@ -751,7 +753,8 @@ Result<void> save_image(const Image& image, const fs::path& path) {
     return fail(ErrorKind::OutOfRange, "nothing to save: the image is empty", name);
   }
   std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext != ".png" && ext != ".jpg" && ext != ".jpeg" && ext != ".bmp" && ext != ".tif" && ext != ".tiff" &&
       ext != ".webp") {
     return fail(ErrorKind::Unsupported,

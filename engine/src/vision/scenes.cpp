@@ -227,7 +227,8 @@ Scene generate_scene(std::uint64_t seed) {
         const auto i = static_cast<std::size_t>(y * S + x);
         if (!covered[i]) {
           o.mask[i] = 1;
-          o.bbox = {std::min(o.bbox[0], x), std::min(o.bbox[1], y), std::max(o.bbox[2], x + 1), std::max(o.bbox[3], y + 1)};
+          o.bbox = {std::min(o.bbox[0], x), std::min(o.bbox[1], y), std::max(o.bbox[2], x + 1),
+                    std::max(o.bbox[3], y + 1)};
         }
         covered[i] = 1;
       }
@@ -249,8 +250,8 @@ Scene generate_scene(std::uint64_t seed) {
 
 const std::vector<std::string>& scene_vocabulary() {
   static const std::vector<std::string> vocab = {
-      "<pad>", "<start>", "<end>",  "<unk>",  "a",     "small", "large", "red",   "green", "blue", "yellow",
-      "purple", "circle", "square", "triangle", "cross", "above", "below", "left", "right", "of",   "and"};
+      "<pad>",  "<start>", "<end>",  "<unk>",    "a",     "small", "large", "red",  "green", "blue", "yellow",
+      "purple", "circle",  "square", "triangle", "cross", "above", "below", "left", "right", "of",   "and"};
   return vocab;
 }
 

@@ -20,10 +20,10 @@ enum class HeadFusion { Mean, Max, Min };
 
 struct RolloutOptions {
   HeadFusion fusion = HeadFusion::Mean;
-  float discard_ratio = 0.0f;   // in [0, 1)
-  float residual = 0.5f;        // r in [0, 1]
-  int first_layer = 0;          // layers [first_layer, last_layer] of `stage` are rolled out
-  int last_layer = -1;          // -1: the last layer
+  float discard_ratio = 0.0f;  // in [0, 1)
+  float residual = 0.5f;       // r in [0, 1]
+  int first_layer = 0;         // layers [first_layer, last_layer] of `stage` are rolled out
+  int last_layer = -1;         // -1: the last layer
   Stage stage = Stage::Encoder;
 };
 // [tokens, tokens]; row i is how much token i's final representation draws on each input token.
@@ -31,12 +31,12 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options 
 
 struct HeadStats {
   int layer = 0, head = 0;
-  float entropy = 0;          // mean row entropy, nats
-  float max_entropy = 0;      // log(cols): the entropy of a uniform row, for scale
-  float mean_distance = 0;    // attention-weighted |i - j| (tokens) or grid distance (patches)
-  float max_weight = 0;       // largest single weight
-  float first_mass = 0;       // mean mass on position 0 ([CLS] / BOS / class token)
-  float special_mass = 0;     // mean mass on the other special positions ([SEP])
+  float entropy = 0;        // mean row entropy, nats
+  float max_entropy = 0;    // log(cols): the entropy of a uniform row, for scale
+  float mean_distance = 0;  // attention-weighted |i - j| (tokens) or grid distance (patches)
+  float max_weight = 0;     // largest single weight
+  float first_mass = 0;     // mean mass on position 0 ([CLS] / BOS / class token)
+  float special_mass = 0;   // mean mass on the other special positions ([SEP])
 };
 struct StatsOptions {
   Stage stage = Stage::Encoder;

@@ -89,7 +89,7 @@ struct Clamp {
   std::string parameter;  // "x.sigma", "y.n", "gamma", ...
   double requested = 0.0;
   double used = 0.0;
-  std::string reason;     // "sigma must be at least 0.05 px"
+  std::string reason;  // "sigma must be at least 0.05 px"
 };
 
 struct Sanitised {

@@ -15,8 +15,8 @@ namespace attn::glimpse {
 GaussianGlimpse at_level(const GaussianGlimpse& glimpse, int level);
 
 struct ReadPlan {
-  int level = 0;       // 0 = exact
-  double macs = 0.0;   // estimated multiply-adds at that level
+  int level = 0;      // 0 = exact
+  double macs = 0.0;  // estimated multiply-adds at that level
   bool preview() const { return level > 0; }
 };
 // The finest level whose estimated cost is within `budget_macs` (level 0 when the exact read fits). Levels

@@ -65,8 +65,7 @@ Matrix affine_grid(const Theta& theta, int out_w, int out_h);
 Image grid_sample(const Image& image, const Matrix& grid, int out_w, int out_h, SamplerOptions options = {});
 // The two fused, without materialising the grid: the fast path the workbench and the bench use. `out`
 // is resized when its shape differs, so a caller that keeps it does not allocate per frame.
-void stn_glimpse_into(const Image& image, const Theta& theta, int out_w, int out_h, SamplerOptions options,
-                      Image& out);
+void stn_glimpse_into(const Image& image, const Theta& theta, int out_w, int out_h, SamplerOptions options, Image& out);
 Image stn_glimpse(const Image& image, const Theta& theta, int out_w, int out_h, SamplerOptions options = {});
 
 // The sampler's own layout: interleaved, four floats per pixel (channels beyond the image's are 0), so one

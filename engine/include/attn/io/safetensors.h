@@ -54,11 +54,11 @@ class SafeTensors {
   // The same validation over bytes in memory (tests, fuzzing); `name` stands for the file in errors.
   static Result<SafeTensors> parse(std::vector<std::uint8_t> bytes, std::string name);
 
-  const std::string& name() const { return name_; }              // the path as given, for messages
+  const std::string& name() const { return name_; }                    // the path as given, for messages
   const std::vector<TensorInfo>& tensors() const { return tensors_; }  // in data order
   const TensorInfo* find(std::string_view tensor) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  std::int64_t data_start() const { return data_start_; }         // 8 + N: file offset of the data section
+  std::int64_t data_start() const { return data_start_; }  // 8 + N: file offset of the data section
 
   // The tensor's raw little-endian bytes.
   std::span<const std::byte> bytes(const TensorInfo& tensor) const;

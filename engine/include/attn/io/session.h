@@ -99,8 +99,8 @@ struct TransformerSection {
   double discard_ratio = 0.0;  // [0, 0.99]
   double residual = 0.5;       // [0, 1]
   Overlay overlay = Overlay::Rollout;
-  double overlay_alpha = 0.65;     // [0, 1]
-  double line_threshold = 0.01;    // [0, 0.5]
+  double overlay_alpha = 0.65;   // [0, 1]
+  double line_threshold = 0.01;  // [0, 0.5]
   std::string colormap = "viridis";
   friend bool operator==(const TransformerSection&, const TransformerSection&) = default;
 };
@@ -115,8 +115,8 @@ struct CaptionSection {
   int beam = 3;
   int hypothesis = 0;
   int word = 0;
-  double sigma = 8.0;      // [0, 24]
-  double opacity = 0.8;    // [0, 1]
+  double sigma = 8.0;    // [0, 24]
+  double opacity = 0.8;  // [0, 1]
   std::string colormap = "inferno";
   double threshold = 0.15;  // [0, 0.95]
   Style style = Style::Colour;

@@ -69,15 +69,15 @@ struct LabParams {
   ScoreKind score = ScoreKind::ScaledDot;
   Normaliser normaliser = Normaliser::Softmax;
   float temperature = 1.0f;
-  int window = 2;         // D
-  float sigma = -1.0f;    // <= 0: D / 2
+  int window = 2;       // D
+  float sigma = -1.0f;  // <= 0: D / 2
   int heads = 4;
   int hops = 3;
   int classes = 3;
   bool causal = false;
   PositionKind positions = PositionKind::None;
   std::uint64_t seed = 42;
-  int dim = 64;           // embedding and model size
+  int dim = 64;  // embedding and model size
   friend bool operator==(const LabParams&, const LabParams&) = default;
 };
 
@@ -94,12 +94,12 @@ struct LabRequest {
 inline constexpr int kMaxTokens = 2048;  // per sentence; longer input is truncated, with a warning
 
 struct LabResult {
-  AttentionTrace trace;       // every map the mechanism produced, axes labelled with tokens
+  AttentionTrace trace;  // every map the mechanism produced, axes labelled with tokens
   Labels query_tokens;
   Labels source_tokens;
-  std::vector<std::string> notes;  // facts about the run shown beside the map (gates, probabilities, p_t)
+  std::vector<std::string> notes;     // facts about the run shown beside the map (gates, probabilities, p_t)
   std::vector<std::string> warnings;  // "source truncated to 2048 tokens (of 12707)"
-  double elapsed_ms = 0.0;    // engine time of the run
+  double elapsed_ms = 0.0;            // engine time of the run
 };
 
 // Validates both sentences (UTF-8, not empty when used; past kMaxTokens tokens truncated with a warning) and

@@ -25,8 +25,8 @@ struct GlobalParams {
 
 // softmax(score(Q, K) / T + mask) V.
 AttentionResult global_attention(const MatrixCRef& q, const MatrixCRef& k, const MatrixCRef& v,
-                                 const ScoreWeights& score_weights, const GlobalParams& params,
-                                 const Matrix& mask = {}, const TraceTag& tag = {});
+                                 const ScoreWeights& score_weights, const GlobalParams& params, const Matrix& mask = {},
+                                 const TraceTag& tag = {});
 
 // Location-based (Luong et al. 2015, eq. 8): a_t = softmax(W_a h_t), scores from the query alone.
 // W: m x d (one row per source position).
@@ -42,8 +42,8 @@ struct LocalParams {
   LocalKind kind = LocalKind::Predictive;
   ScoreKind score = ScoreKind::General;
   float temperature = 1.0f;
-  int window = 2;        // D: keys s with |s - p_t| <= D are visible
-  float sigma = -1.0f;   // Gaussian width; <= 0 means D / 2 as in the paper
+  int window = 2;       // D: keys s with |s - p_t| <= D are visible
+  float sigma = -1.0f;  // Gaussian width; <= 0 means D / 2 as in the paper
   // Multiply the windowed softmax by exp(-(s - p_t)^2 / (2 sigma^2)). The paper does this for local-p
   // (eq. 10) and not for local-m; the default follows the paper (set in local_defaults()).
   bool gaussian = true;
@@ -87,7 +87,7 @@ struct GatedResult : AttentionResult {
   Vector beta;  // one gate per query
 };
 GatedResult gated_attention(const MatrixCRef& q, const MatrixCRef& k, const MatrixCRef& v,
-                            const ScoreWeights& score_weights, const GlobalParams& params,
-                            const GateWeights& gate, const TraceTag& tag = {});
+                            const ScoreWeights& score_weights, const GlobalParams& params, const GateWeights& gate,
+                            const TraceTag& tag = {});
 
 }  // namespace attn

@@ -48,11 +48,11 @@ HierarchicalResult hierarchical_attention(const std::vector<Matrix>& sentences, 
 // ---- Attention-over-attention: M = D Q^T, alpha = column softmax, beta = row softmax,
 // beta_avg = mean of beta over document positions, s = alpha beta_avg^T.
 struct AoAResult {
-  Matrix M;         // |D| x |Q|
-  Matrix alpha;     // |D| x |Q|, each column sums to 1 (query-to-document)
-  Matrix beta;      // |D| x |Q|, each row sums to 1 (document-to-query)
+  Matrix M;            // |D| x |Q|
+  Matrix alpha;        // |D| x |Q|, each column sums to 1 (query-to-document)
+  Matrix beta;         // |D| x |Q|, each row sums to 1 (document-to-query)
   RowVector beta_avg;  // |Q|
-  Vector s;         // |D|, sums to 1
+  Vector s;            // |D|, sums to 1
 };
 AoAResult attention_over_attention(const MatrixCRef& doc, const MatrixCRef& query, const TraceTag& tag = {});
 
@@ -65,10 +65,10 @@ struct CapsuleWeights {
 };
 CapsuleWeights random_capsule_weights(Index classes, Index d, std::uint64_t seed);
 struct CapsuleResult {
-  Matrix weights;   // C x n
-  Matrix contexts;  // C x d
+  Matrix weights;        // C x n
+  Matrix contexts;       // C x d
   Vector probabilities;  // C
-  Matrix capsules;  // C x d
+  Matrix capsules;       // C x d
 };
 // params.score must be parameter-free (dot, scaled dot, cosine): the class queries are the only weights.
 CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, const GlobalParams& params,

@@ -45,8 +45,7 @@ struct MultiHeadResult {
 // Queries from xq (n x E), keys and values from xkv (m x E). `mask` is an optional n x m additive mask;
 // params.causal adds the causal mask (aligned at the end when m > n) without materialising it.
 MultiHeadResult multi_head_attention(const MatrixCRef& xq, const MatrixCRef& xkv, const MultiHeadWeights& w,
-                                     const MultiHeadParams& params, const Matrix& mask = {},
-                                     const TraceTag& tag = {});
+                                     const MultiHeadParams& params, const Matrix& mask = {}, const TraceTag& tag = {});
 
 // The same, writing into `out` and reusing its buffers when the shapes are unchanged. A view that re-runs
 // on every edit keeps one result and allocates nothing after the first run: at 2048 tokens the kept

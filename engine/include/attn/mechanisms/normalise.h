@@ -29,7 +29,6 @@ Matrix softmax_cols(const MatrixCRef& scores);
 // Row-wise sparsemax (Martins & Astudillo 2016): Euclidean projection onto the simplex.
 Matrix sparsemax_rows(const MatrixCRef& scores, float temperature = 1.0f, const Matrix& mask = {});
 
-Matrix normalise_rows(Normaliser kind, const MatrixCRef& scores, float temperature = 1.0f,
-                      const Matrix& mask = {});
+Matrix normalise_rows(Normaliser kind, const MatrixCRef& scores, float temperature = 1.0f, const Matrix& mask = {});
 
 }  // namespace attn

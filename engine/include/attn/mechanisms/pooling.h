@@ -27,8 +27,8 @@ struct PoolingParams {
 };
 
 struct PoolingResult {
-  Matrix weights;  // heads x n
-  Matrix context;  // heads x d, one pooled vector per head
+  Matrix weights;    // heads x n
+  Matrix context;    // heads x d, one pooled vector per head
   RowVector pooled;  // 1 x (heads * d): the contexts concatenated
 };
 

@@ -28,17 +28,17 @@ namespace attn::models {
 enum class CaptionAttention { Soft, Hard };
 
 struct CaptionerConfig {
-  std::string task;                     // "synthetic scene captions"
+  std::string task;  // "synthetic scene captions"
   CaptionAttention attention = CaptionAttention::Soft;
-  int image_size = 0;                   // S: the square input side
+  int image_size = 0;  // S: the square input side
   float mean[3] = {0, 0, 0};
   float std[3] = {1, 1, 1};
-  std::vector<int> channels;            // conv widths; channels.back() = D
-  std::vector<std::string> vocab;       // id -> word ("<pad>" 0, "<start>" 1, "<end>" 2, "<unk>" 3)
+  std::vector<int> channels;       // conv widths; channels.back() = D
+  std::vector<std::string> vocab;  // id -> word ("<pad>" 0, "<start>" 1, "<end>" 2, "<unk>" 3)
   int embedding_size = 0, hidden = 0, attention_size = 0;
   int max_caption_length = 0;
 
-  int grid() const;                     // G = S / 2^K
+  int grid() const;                                                        // G = S / 2^K
   int features() const { return channels.empty() ? 0 : channels.back(); }  // D
 
   // Parses and validates config.json (every size > 0 and bounded, S divisible by 2^K, the special
@@ -47,28 +47,28 @@ struct CaptionerConfig {
 };
 
 struct CaptionOptions {
-  int beam = 1;                         // 1: greedy (1 to 64)
-  std::optional<int> max_words;         // default: the config's max_caption_length
+  int beam = 1;                  // 1: greedy (1 to 64)
+  std::optional<int> max_words;  // default: the config's max_caption_length
 };
 
 struct CaptionHypothesis {
-  std::vector<int> ids;                 // word ids without <start>; ends with <end> when the model emitted it
-  Labels words;                         // one per id: the word, "<end>" for the end
-  std::string text;                     // the words joined by spaces, without <end>
-  float log_prob = 0.0f;                // sum of log-softmax over the emitted ids
-  bool finished = false;                // emitted <end>
-  Matrix alpha;                         // [ids.size(), L]: the alpha of the step that emitted each id
-  std::vector<float> beta;              // per id
-  std::vector<int> location;            // hard attention: the cell (y * G + x) each step read; else empty
-  Matrix log_softmax;                   // [ids.size(), V]: each step's log-softmax over the vocabulary (the
-                                        // runners-up of every word)
+  std::vector<int> ids;       // word ids without <start>; ends with <end> when the model emitted it
+  Labels words;               // one per id: the word, "<end>" for the end
+  std::string text;           // the words joined by spaces, without <end>
+  float log_prob = 0.0f;      // sum of log-softmax over the emitted ids
+  bool finished = false;      // emitted <end>
+  Matrix alpha;               // [ids.size(), L]: the alpha of the step that emitted each id
+  std::vector<float> beta;    // per id
+  std::vector<int> location;  // hard attention: the cell (y * G + x) each step read; else empty
+  Matrix log_softmax;         // [ids.size(), V]: each step's log-softmax over the vocabulary (the
+                              // runners-up of every word)
 };
 
 struct CaptionRun {
-  int grid = 0;                         // G (alpha rows reshape to G x G, row-major)
-  Matrix features;                      // [L, D] annotations
+  int grid = 0;                               // G (alpha rows reshape to G x G, row-major)
+  Matrix features;                            // [L, D] annotations
   std::vector<CaptionHypothesis> hypotheses;  // best first; greedy: one
-  std::vector<std::string> warnings;    // e.g. "image resized from 640 x 480 to 128 x 128"
+  std::vector<std::string> warnings;          // e.g. "image resized from 640 x 480 to 128 x 128"
 
   // A hypothesis' alphas as a map for the generic views: rows = words, columns = grid cells ("r,c").
   std::shared_ptr<const AttentionMap> alpha_map(std::size_t hypothesis = 0) const;
@@ -84,7 +84,7 @@ class CaptionerModel {
 
   ~CaptionerModel();
   const CaptionerConfig& config() const;
-  std::string description() const;      // "synthetic scene captions · soft attention · 8 x 8 grid · 412 k parameters"
+  std::string description() const;  // "synthetic scene captions · soft attention · 8 x 8 grid · 412 k parameters"
   std::int64_t parameters() const;
   std::vector<std::string> warnings() const;  // tensors of the file the model does not use
 

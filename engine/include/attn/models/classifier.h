@@ -21,15 +21,15 @@ class SafeTensors;
 namespace attn::models {
 
 struct ClassifierConfig {
-  std::string task;                  // "review sentiment"
-  std::string trained_on;            // what the training data was, in a sentence (optional)
-  std::vector<std::string> labels;   // class names, by id
-  std::vector<std::string> vocab;    // id -> word ("<pad>" 0, "<unk>" 1)
+  std::string task;                 // "review sentiment"
+  std::string trained_on;           // what the training data was, in a sentence (optional)
+  std::vector<std::string> labels;  // class names, by id
+  std::vector<std::string> vocab;   // id -> word ("<pad>" 0, "<unk>" 1)
   bool hierarchical = false;
-  int heads = 1;                     // pooling heads (the word level when hierarchical)
+  int heads = 1;  // pooling heads (the word level when hierarchical)
   int embedding_size = 0, hidden = 0, attention_size = 0;
-  int max_words = 0;                 // per input; per sentence when hierarchical
-  int max_sentences = 0;             // hierarchical
+  int max_words = 0;      // per input; per sentence when hierarchical
+  int max_sentences = 0;  // hierarchical
 
   static Result<ClassifierConfig> parse(std::string_view json, const std::string& file);
 };
@@ -39,22 +39,22 @@ struct ClassifierConfig {
 struct WordSplit {
   Labels words;
   std::vector<Span> spans;
-  std::vector<int> sentence;           // sentence index of each word
+  std::vector<int> sentence;  // sentence index of each word
   int sentences = 0;
 };
 WordSplit split_words(std::string_view text);
 
 struct ClassifierRun {
-  WordSplit input;                     // after truncation
+  WordSplit input;  // after truncation
   std::vector<int> ids;
-  std::vector<bool> unknown;           // word not in the vocabulary (<unk>)
+  std::vector<bool> unknown;  // word not in the vocabulary (<unk>)
   // [heads, words]: each head's pooling weights. Flat: a distribution over all words per head.
   // Hierarchical: the word-level weights, a distribution within each sentence per head.
   Matrix word_attention;
-  Vector sentence_attention;           // hierarchical: one weight per sentence (sums to 1); else empty
-  std::vector<float> probabilities;    // by label
+  Vector sentence_attention;         // hierarchical: one weight per sentence (sums to 1); else empty
+  std::vector<float> probabilities;  // by label
   int predicted = 0;
-  std::vector<std::string> warnings;   // truncation
+  std::vector<std::string> warnings;  // truncation
 
   // Word attention as a map for the generic views: rows = heads ("head 1", ...), columns = words.
   std::shared_ptr<const AttentionMap> word_map() const;

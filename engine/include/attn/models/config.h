@@ -19,17 +19,17 @@ std::string_view to_string(Family family);
 
 struct TransformerConfig {
   Family family = Family::Bert;
-  std::string architecture;  // architectures[0] when given, e.g. "BertForMaskedLM"
-  int hidden = 768;          // BERT/ViT hidden_size, GPT-2 n_embd, DistilBERT dim
-  int heads = 12;            // num_attention_heads / n_head / n_heads
-  int layers = 12;           // num_hidden_layers / n_layer / n_layers
-  int intermediate = 3072;   // intermediate_size / n_inner (null: 4 x n_embd) / hidden_dim
-  int max_positions = 512;   // max_position_embeddings / n_positions; ViT: patches + 1
-  int vocab_size = 30522;    // 0 for ViT
-  int type_vocab_size = 2;   // BERT only
-  float layer_norm_eps = 1e-12f;  // layer_norm_eps / layer_norm_epsilon (DistilBERT: 1e-12)
+  std::string architecture;                     // architectures[0] when given, e.g. "BertForMaskedLM"
+  int hidden = 768;                             // BERT/ViT hidden_size, GPT-2 n_embd, DistilBERT dim
+  int heads = 12;                               // num_attention_heads / n_head / n_heads
+  int layers = 12;                              // num_hidden_layers / n_layer / n_layers
+  int intermediate = 3072;                      // intermediate_size / n_inner (null: 4 x n_embd) / hidden_dim
+  int max_positions = 512;                      // max_position_embeddings / n_positions; ViT: patches + 1
+  int vocab_size = 30522;                       // 0 for ViT
+  int type_vocab_size = 2;                      // BERT only
+  float layer_norm_eps = 1e-12f;                // layer_norm_eps / layer_norm_epsilon (DistilBERT: 1e-12)
   Activation activation = Activation::GeluErf;  // hidden_act / activation_function / activation
-  bool sinusoidal_positions = false;             // DistilBERT sinusoidal_pos_embds
+  bool sinusoidal_positions = false;            // DistilBERT sinusoidal_pos_embds
   int pad_token_id = 0;
   // ViT
   int image_size = 224, patch_size = 16, num_channels = 3;

@@ -26,8 +26,8 @@ enum class Seq2SeqAttention { Bahdanau, Luong };
 enum class Seq2SeqScore { Additive, Dot, General, Concat };
 
 struct Seq2SeqConfig {
-  std::string task;                       // "date normalisation"
-  std::string trained_on;                 // what the training data was, in a sentence (optional)
+  std::string task;        // "date normalisation"
+  std::string trained_on;  // what the training data was, in a sentence (optional)
   Seq2SeqAttention attention = Seq2SeqAttention::Bahdanau;
   Seq2SeqScore score = Seq2SeqScore::Additive;
   bool local = false;                     // Luong local-p (general score)
@@ -47,25 +47,25 @@ struct Seq2SeqConfig {
 // emit </s> or reach max_steps ids leave the beam for the ended list; the search stops when the k best of
 // ended + alive have all ended and returns the k best ended ones.
 struct DecodeOptions {
-  int beam = 1;                    // 1: greedy (from 1 to 256)
-  std::optional<int> max_steps;    // default: the config's max_target_length
+  int beam = 1;                  // 1: greedy (from 1 to 256)
+  std::optional<int> max_steps;  // default: the config's max_target_length
 };
 
 struct Hypothesis {
-  std::vector<int> ids;            // target ids, without <s>; ends with </s> when the model emitted it
-  std::string text;                // the characters, without </s>
-  float log_prob = 0.0f;           // sum of log-softmax over the emitted ids
-  bool finished = false;           // emitted </s>
-  Matrix attention;                // [ids.size(), source length]: the row of the step that emitted each id
-  std::vector<float> positions;    // local-p: p_t per step; empty otherwise
-  Labels labels;                   // one per id: its character, "</s>" for the end (the alignment's rows)
+  std::vector<int> ids;          // target ids, without <s>; ends with </s> when the model emitted it
+  std::string text;              // the characters, without </s>
+  float log_prob = 0.0f;         // sum of log-softmax over the emitted ids
+  bool finished = false;         // emitted </s>
+  Matrix attention;              // [ids.size(), source length]: the row of the step that emitted each id
+  std::vector<float> positions;  // local-p: p_t per step; empty otherwise
+  Labels labels;                 // one per id: its character, "</s>" for the end (the alignment's rows)
 };
 
 struct Seq2SeqRun {
-  Labels source;                   // one label per source character (as typed; "<unk>" characters too)
-  std::vector<Span> spans;         // byte span of each source character in the input text
+  Labels source;            // one label per source character (as typed; "<unk>" characters too)
+  std::vector<Span> spans;  // byte span of each source character in the input text
   std::vector<int> source_ids;
-  std::vector<bool> unknown;       // source character not in the vocabulary (decoded as <unk>)
+  std::vector<bool> unknown;           // source character not in the vocabulary (decoded as <unk>)
   std::vector<Hypothesis> hypotheses;  // best first; greedy: one
   std::vector<std::string> warnings;   // e.g. "input truncated to 64 characters (of 10000)"
 
@@ -83,8 +83,8 @@ class Seq2SeqModel {
 
   ~Seq2SeqModel();
   const Seq2SeqConfig& config() const;
-  std::string description() const;  // "date normalisation · Luong global (general) · 412 k parameters"
-  std::int64_t parameters() const;  // elements of every tensor the model uses
+  std::string description() const;            // "date normalisation · Luong global (general) · 412 k parameters"
+  std::int64_t parameters() const;            // elements of every tensor the model uses
   std::vector<std::string> warnings() const;  // load-time notes: tensors of the file the model does not use
 
   struct Impl;

@@ -38,7 +38,7 @@ namespace attn::models {
 using Progress = std::function<bool(double fraction, const std::string& what)>;
 
 struct Prediction {
-  int position = 0;   // token index the prediction is for ([MASK] position; GPT-2: the last token)
+  int position = 0;  // token index the prediction is for ([MASK] position; GPT-2: the last token)
   struct Candidate {
     int id = 0;
     std::string text;  // display form
@@ -49,9 +49,9 @@ struct Prediction {
 
 struct RunOptions {
   Precision precision = Precision::F32;  // storage of the captured maps
-  bool hidden_states = false;             // capture the embeddings and every layer's output
-  int top_k = 5;                          // predictions per position when the head is in the file
-  std::optional<int> max_tokens;          // truncate earlier than the model's positions
+  bool hidden_states = false;            // capture the embeddings and every layer's output
+  int top_k = 5;                         // predictions per position when the head is in the file
+  std::optional<int> max_tokens;         // truncate earlier than the model's positions
   // run_ids on BERT/DistilBERT: 1 = a real token, 0 = padding (masked out as a key, as transformers'
   // attention_mask); empty = every token is real. Ignored by GPT-2 (causal) and ViT.
   std::vector<int> attention_mask;
@@ -62,15 +62,15 @@ struct RunOptions {
 };
 
 struct TransformerRun {
-  LayeredTrace attention;              // one Encoder (BERT, DistilBERT, ViT) or Decoder (GPT-2) stack per layer
-  std::vector<int> ids;                // token ids (ViT: empty)
-  std::vector<int> type_ids;           // BERT segment ids
-  std::vector<Matrix> hidden_states;   // layers + 1 matrices [tokens, hidden] when asked
-  std::vector<Prediction> predictions; // masked-token (BERT/DistilBERT) or next-token (GPT-2)
-  std::vector<std::string> labels;     // ViT: top classes "label (p)" when a classifier head is loaded
-  std::vector<int> special_positions;  // [CLS]/[SEP]/BOS/class-token positions, for head statistics
-  std::vector<std::string> warnings;   // e.g. "text truncated to 512 tokens (the model's positions)"
-  int grid_rows = 0, grid_cols = 0;    // ViT: patch grid (token 0 is the class token)
+  LayeredTrace attention;               // one Encoder (BERT, DistilBERT, ViT) or Decoder (GPT-2) stack per layer
+  std::vector<int> ids;                 // token ids (ViT: empty)
+  std::vector<int> type_ids;            // BERT segment ids
+  std::vector<Matrix> hidden_states;    // layers + 1 matrices [tokens, hidden] when asked
+  std::vector<Prediction> predictions;  // masked-token (BERT/DistilBERT) or next-token (GPT-2)
+  std::vector<std::string> labels;      // ViT: top classes "label (p)" when a classifier head is loaded
+  std::vector<int> special_positions;   // [CLS]/[SEP]/BOS/class-token positions, for head statistics
+  std::vector<std::string> warnings;    // e.g. "text truncated to 512 tokens (the model's positions)"
+  int grid_rows = 0, grid_cols = 0;     // ViT: patch grid (token 0 is the class token)
 };
 
 class TransformerModel {
@@ -80,16 +80,17 @@ class TransformerModel {
   static Result<std::shared_ptr<const TransformerModel>> load(const std::filesystem::path& folder,
                                                               const Progress& progress = {});
   // From parts already in memory (tests, benchmarks); tokenizer may be null (ids-only runs, ViT).
-  static Result<std::shared_ptr<const TransformerModel>> from_parts(
-      TransformerConfig config, const io::SafeTensors& weights,
-      std::shared_ptr<const text::Tokenizer> tokenizer, const Progress& progress = {});
+  static Result<std::shared_ptr<const TransformerModel>> from_parts(TransformerConfig config,
+                                                                    const io::SafeTensors& weights,
+                                                                    std::shared_ptr<const text::Tokenizer> tokenizer,
+                                                                    const Progress& progress = {});
 
   ~TransformerModel();
   const TransformerConfig& config() const;
-  const text::Tokenizer* tokenizer() const;  // null for ViT or when absent
-  bool has_prediction_head() const;          // MLM head (BERT/DistilBERT), LM head (GPT-2), classifier (ViT)
-  std::string description() const;           // "BERT · 12 layers · 12 heads · d 768 · 110 M parameters"
-  std::vector<std::string> warnings() const; // load-time notes, e.g. unused tensors
+  const text::Tokenizer* tokenizer() const;   // null for ViT or when absent
+  bool has_prediction_head() const;           // MLM head (BERT/DistilBERT), LM head (GPT-2), classifier (ViT)
+  std::string description() const;            // "BERT · 12 layers · 12 heads · d 768 · 110 M parameters"
+  std::vector<std::string> warnings() const;  // load-time notes, e.g. unused tensors
 
   struct Impl;
   const Impl& impl() const { return *impl_; }
@@ -111,8 +112,7 @@ class TransformerRunner {
   // Text models: tokenises with the model's tokenizer and adds the family's special tokens
   // (BERT: [CLS] a [SEP] b [SEP] with type ids; GPT-2: none). Text beyond the model's positions is
   // truncated with a warning in the run.
-  Result<TransformerRun> run_text(std::string_view text, std::string_view pair = {},
-                                  const RunOptions& options = {});
+  Result<TransformerRun> run_text(std::string_view text, std::string_view pair = {}, const RunOptions& options = {});
   // Ids as given (special tokens included by the caller); type_ids may be empty (all 0).
   Result<TransformerRun> run_ids(const std::vector<int>& ids, const std::vector<int>& type_ids = {},
                                  const RunOptions& options = {});

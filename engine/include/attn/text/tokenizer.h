@@ -65,7 +65,7 @@ struct WordPieceOptions {
 };
 
 struct ByteLevelBpeOptions {
-  bool add_prefix_space = false;  // a space before text that does not start with one (RoBERTa-style)
+  bool add_prefix_space = false;         // a space before text that does not start with one (RoBERTa-style)
   std::optional<std::string> unk_token;  // for bytes missing from the vocabulary (dropped when unset)
   // Unset: "<|endoftext|>" when the vocabulary has it, as GPT-2's tokenizer does. Set: exactly these.
   std::optional<std::vector<AddedToken>> added_tokens;
@@ -106,9 +106,9 @@ Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_j
                                                         const ByteLevelBpeOptions& options = {});
 // From parts already in memory: {token, id} pairs and merges in rank order. Both halves of every merge
 // and their concatenation must be in the vocabulary; an error's `line` is the 1-based merge number.
-Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(
-    std::vector<std::pair<std::string, int>> vocab, std::vector<std::pair<std::string, std::string>> merges,
-    const ByteLevelBpeOptions& options = {});
+Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(std::vector<std::pair<std::string, int>> vocab,
+                                                             std::vector<std::pair<std::string, std::string>> merges,
+                                                             const ByteLevelBpeOptions& options = {});
 // tokenizer.json with model.type WordPiece or BPE (byte-level); normalizer and added tokens honoured.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::filesystem::path& tokenizer_json);
 Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name);

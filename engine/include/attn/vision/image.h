@@ -68,8 +68,7 @@ Result<Image> load_image(const std::filesystem::path& path, const ImageLimits& l
 // call the input.
 Result<ImageInfo> probe_image_bytes(std::span<const std::uint8_t> bytes, std::string_view name,
                                     const ImageLimits& limits = {});
-Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view name,
-                           const ImageLimits& limits = {});
+Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view name, const ImageLimits& limits = {});
 // Writes PNG/JPEG/BMP/TIFF/WebP by extension, atomically (temporary file + rename).
 Result<void> save_image(const Image& image, const std::filesystem::path& path);
 

@@ -69,7 +69,7 @@ std::pair<float, float> alpha_range(const MatrixCRef& values, AlphaScale scale);
 // The "light mask" (the paper's figures: the picture lit where the model looks):
 // out = image * (floor + (1 - floor) * t), t the scaled value at the pixel.
 struct LightMask {
-  float floor = 0.25f;                  // the brightness of the least attended pixels
+  float floor = 0.25f;  // the brightness of the least attended pixels
   AlphaScale scale = AlphaScale::Max;
   std::optional<std::pair<float, float>> range;  // overrides alpha_range(values, scale)
 };

@@ -23,7 +23,7 @@ struct SceneObject {
   int radius = 0;      // r
   int extent = 0;      // E: the half side of its box (r, or r + r / 4 for a triangle)
   std::array<std::uint8_t, 3> rgb{};
-  int cx = 0, cy = 0;  // centre pixel
+  int cx = 0, cy = 0;              // centre pixel
   std::vector<std::uint8_t> mask;  // kSceneSize^2, row-major: 1 where the object is seen
   std::array<int, 4> bbox{};       // the mask's x0, y0, x1, y1 (exclusive ends)
 
@@ -36,9 +36,9 @@ struct Scene {
   std::vector<SceneObject> objects;  // in generation (and painting) order
   std::string caption;               // the words joined by single spaces
   std::vector<std::string> words;
-  std::vector<int> word_objects;     // per word: the object it describes, -1 for "a", "above", "and", ...
-  int restarts = 0;                  // placement restarts the seed needed
-  int prng_calls = 0;                // randint calls it took (a port's first check against the reference)
+  std::vector<int> word_objects;  // per word: the object it describes, -1 for "a", "above", "and", ...
+  int restarts = 0;               // placement restarts the seed needed
+  int prng_calls = 0;             // randint calls it took (a port's first check against the reference)
 
   // The pixels as a planar float image in [0, 1] (pixel / 255).
   Image image() const;
