@@ -18,6 +18,7 @@
 #include "attn/error.h"
 #include "attn/io/session.h"
 
+#include <QList>
 #include <QMainWindow>
 #include <QStringList>
 #include <QTimer>
@@ -36,9 +37,10 @@ class AlignmentWorkbench;
 class CaptionWorkbench;
 class GlimpseWorkbench;
 class LabWorkbench;
-class TransformerWorkbench;
-
+class RecentList;
 class TabMessages;
+class TransformerWorkbench;
+class Workbench;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -49,49 +51,58 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // ---- the tabs ----
+  // Every workbench, in the order of the tabs. Whatever all tabs share (status messages, the run label,
+  // the session, exports, the View menu) goes through this list.
+  const QList<Workbench*>& workbenches() const { return workbenches_; }
+  Workbench* workbench(attn::io::SessionTab tab) const;
+  Workbench* currentWorkbench() const;
+  void showTab(attn::io::SessionTab tab);
   AlignmentWorkbench* alignment() const { return alignment_; }
   CaptionWorkbench* caption() const { return caption_; }
   LabWorkbench* lab() const { return lab_; }
   GlimpseWorkbench* glimpse() const { return glimpse_; }
   TransformerWorkbench* transformer() const { return transformer_; }
   QTabWidget* tabs() const { return tabs_; }
-  void showAlignment();
-  void showCaption();
-  void showGlimpse();
-  void showLab();
-  void showTransformer();
+  void showAlignment() { showTab(attn::io::SessionTab::Alignment); }
+  void showCaption() { showTab(attn::io::SessionTab::Caption); }
+  void showGlimpse() { showTab(attn::io::SessionTab::Glimpse); }
+  void showLab() { showTab(attn::io::SessionTab::Lab); }
+  void showTransformer() { showTab(attn::io::SessionTab::Transformer); }
   QLabel* runLabel() const { return runLabel_; }
 
+  // ---- opening ----
   // Opens a text file into the lab (first non-empty line = query, the rest = source).
   bool openFile(const QString& path);
-  // Writes the current view (.png/.svg/.pdf) or its matrix (.csv); reports on the status bar.
-  // In the Glimpse tab: the annotated image (.png/.svg/.pdf) or the parameters (.json).
-  bool exportTo(const QString& path);
   QStringList recentFiles() const;
   // Opens an image into the Captioning tab when it is in view, else into the Glimpse tab (asynchronous: the
   // tab reports success or the reason it failed and keeps its previous image). False when the file does not
   // exist.
   bool openImage(const QString& path);
   QStringList recentImages() const;
-  // The Glimpse tab's exports, each reporting on the status bar.
-  bool exportGlimpse(const QString& path);
-  bool exportAnnotated(const QString& path);
-  bool exportGlimpseParameters(const QString& path);
   // Opens a model folder or an attention dump (asynchronous: the tab reports success, or the file and the
   // reason it failed while the previous model stays): a folder whose config.json names AttnScopeSeq2Seq or
   // AttnScopeClassifier into the Alignment tab, AttnScopeCaptioner into the Captioning tab, anything else
-  // into the Transformer tab (a folder without a
-  // readable config goes to the Alignment tab when that is the tab in view, so its error shows where the
-  // user is). False when the path does not exist.
+  // into the Transformer tab (a folder without a readable config goes to the Alignment or the Captioning
+  // tab when that is the tab in view, so its error shows where the user is). False when the path does not
+  // exist.
   bool openModel(const QString& path);
   QStringList recentModels() const;
+
+  // ---- exports, each reporting on the status bar ----
+  // File > Export View and Export Matrix of the tab in view, by the file's extension: .png/.svg/.pdf the
+  // view, .csv/.npy its matrix (the Glimpse tab: .json its parameters).
+  bool exportTo(const QString& path);
+  bool exportGlimpse(const QString& path);
+  bool exportAnnotated(const QString& path);
+  bool exportGlimpseParameters(const QString& path);
   // Every head of the Transformer tab's current layer as PNG + CSV into `folder`.
   bool exportTransformerLayer(const QString& folder);
   // The Captioning tab's exports: the grid (.png/.svg/.pdf) and the word in view (.png).
   bool exportCaptionGrid(const QString& path);
   bool exportCaptionOverlay(const QString& path);
 
-  // ---- sessions ----
+  // ---- sessions (main_window_session.cpp) ----
   static constexpr int kAutosaveMs = 2 * 60 * 1000;
   static bool isSessionFileName(const QString& path);  // *.attnscope.json
   // <AppDataLocation>/autosave.attnscope.json, unless setAutosaveFile chose another (tests keep theirs apart).
@@ -121,6 +132,8 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  void addWorkbench(Workbench* workbench);
+  void connectWorkbenches();
   void createActions();
   void createMenus();
   void restoreSettings();
@@ -132,61 +145,51 @@ class MainWindow : public QMainWindow {
   void saveSessionAsDialog();
   // Status bar and a message box: a session that was not saved is never silent.
   void reportSessionFailure(const QString& what, const attn::Error& error, bool blocking);
-  void addRecentFile(const QString& path);
-  void setRecentFiles(const QStringList& files);
-  void rebuildRecentMenu();
-  void addRecentImage(const QString& path);
-  void setRecentImages(const QStringList& files);
-  void rebuildRecentImagesMenu();
-  void addRecentModel(const QString& path);
-  void setRecentModels(const QStringList& paths);
-  void rebuildRecentModelsMenu();
-  void openModelDialog();
-  void openDumpDialog();
-  void exportLayerDialog();
-  void exportCaptionGridDialog();
-  void exportCaptionOverlayDialog();
-  // Reports an export's outcome on the status bar.
-  bool reportExport(const attn::Result<void>& written, const QString& path);
+  // "<path> no longer exists; removed it from the recent <what>" or "<path> does not exist".
+  void reportMissing(RecentList* list, const QString& path, const QString& what);
   void openDialog();
   void openImageDialog();
+  void openModelDialog();
+  void openDumpDialog();
+  void exportViewDialog();
+  void exportCsvDialog();
+  void exportLayerDialog();
   void exportGlimpseDialog();
   void exportAnnotatedDialog();
   void exportGlimpseParametersDialog();
+  void exportCaptionOverlayDialog();
+  // Reports an export's outcome on the status bar.
+  bool reportExport(const attn::Result<void>& written, const QString& path);
   void updateForTab();
-  // The first status message for a tab ("type a date ..."), empty for tabs that have none.
-  QString greeting(const QWidget* tab) const;
-  void exportViewDialog();
-  void exportCsvDialog();
   void showAbout();
   void toggleFullScreen(bool on);
 
   QTabWidget* tabs_ = nullptr;
+  QList<Workbench*> workbenches_;
   AlignmentWorkbench* alignment_ = nullptr;
-  QString alignmentSummary_;
   CaptionWorkbench* caption_ = nullptr;
-  QString captionSummary_;
   LabWorkbench* lab_ = nullptr;
   GlimpseWorkbench* glimpse_ = nullptr;
   TransformerWorkbench* transformer_ = nullptr;
   QLabel* runLabel_ = nullptr;
   TabMessages* messages_ = nullptr;  // the status line: each tab's own message
-  QString transformerSummary_;
-  QMenu* recentModelsMenu_ = nullptr;
-  QAction* openModelAction_ = nullptr;
-  QAction* openDumpAction_ = nullptr;
-  QAction* exportLayerAction_ = nullptr;
-  QString labSummary_;
-  QString glimpseSummary_;
-  QMenu* recentMenu_ = nullptr;
-  QMenu* recentImagesMenu_ = nullptr;
+
+  RecentList* recentFiles_ = nullptr;
+  RecentList* recentImages_ = nullptr;
+  RecentList* recentModels_ = nullptr;
   QAction* openAction_ = nullptr;
   QAction* openImageAction_ = nullptr;
+  QAction* openModelAction_ = nullptr;
+  QAction* openDumpAction_ = nullptr;
+  QAction* exportAction_ = nullptr;
+  QAction* exportCsvAction_ = nullptr;
+  QAction* exportLayerAction_ = nullptr;
   QAction* exportGlimpseAction_ = nullptr;
   QAction* exportAnnotatedAction_ = nullptr;
   QAction* exportParametersAction_ = nullptr;
-  QAction* exportAction_ = nullptr;
-  QAction* exportCsvAction_ = nullptr;
+  QAction* openSessionAction_ = nullptr;
+  QAction* saveSessionAction_ = nullptr;
+  QAction* saveSessionAsAction_ = nullptr;
   QAction* quitAction_ = nullptr;
   QAction* fullScreenAction_ = nullptr;
   QAction* sidePanelAction_ = nullptr;
@@ -194,9 +197,10 @@ class MainWindow : public QMainWindow {
   QActionGroup* colormapGroup_ = nullptr;
   QAction* aboutAction_ = nullptr;
   QAction* aboutQtAction_ = nullptr;
-  QAction* openSessionAction_ = nullptr;
-  QAction* saveSessionAction_ = nullptr;
-  QAction* saveSessionAsAction_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QMenu* recentImagesMenu_ = nullptr;
+  QMenu* recentModelsMenu_ = nullptr;
+
   QString sessionFile_;
   QTimer autosaveTimer_;
   std::optional<attn::io::Session> autosaved_;  // what the autosave file holds, as last written or read

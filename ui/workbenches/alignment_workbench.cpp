@@ -2,6 +2,7 @@
 #include "workbenches/alignment_workbench.h"
 
 #include "render/alignment_overlay.h"
+#include "workbenches/alignment_models.h"
 #include "render/alignment_render.h"
 #include "views/heatmap_view.h"
 #include "views/text_figure_view.h"
@@ -45,21 +46,27 @@ QString stepLabel(const attn::AttentionMap& map, int t) {
 
 constexpr int kFigureExportWidth = 900;
 
+Workbench::Identity alignmentIdentity() {
+  return {attn::io::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
+          AlignmentWorkbench::tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p) and word attention of "
+                                 "review classifiers, live as you type"),
+          AlignmentWorkbench::tr("Type a date in any form: the alignment follows every keystroke"),
+          AlignmentWorkbench::tr("Last run: model, input length, output or label, beam width and engine time")};
+}
+
 }  // namespace
 
 AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
-    : QWidget(parent), worker_(std::make_unique<AlignmentWorker>()) {
+    : Workbench(alignmentIdentity(), 0, parent), worker_(std::make_unique<AlignmentWorker>()) {
   setObjectName(u"alignmentWorkbench"_s);
   connect(worker_.get(), &AlignmentWorker::loaded, this, &AlignmentWorkbench::onLoaded, Qt::QueuedConnection);
   connect(worker_.get(), &AlignmentWorker::loadFailed, this, &AlignmentWorkbench::onLoadFailed, Qt::QueuedConnection);
   connect(worker_.get(), &AlignmentWorker::finished, this, &AlignmentWorkbench::onFinished, Qt::QueuedConnection);
   thread_.host(worker_.get(), u"alignment worker"_s);
+  connect(this, &AlignmentWorkbench::sourceFailed, this, &Workbench::failed);
 
   // Typing posts every edit at once; the worker keeps only the newest pending request. Outcomes are
   // applied on the next turn of the event loop, so a burst of them draws the newest once.
-  applyTimer_.setSingleShot(true);
-  applyTimer_.setInterval(0);
-  connect(&applyTimer_, &QTimer::timeout, this, &AlignmentWorkbench::applyPending);
 
   const SidePanelFrame frame = makeWorkbenchFrame(
       this, u"alignmentSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); },
@@ -69,7 +76,7 @@ AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
 }
 
 AlignmentWorkbench::~AlignmentWorkbench() {
-  applyTimer_.stop();
+  stopApply();
   thread_.stop();
   worker_.reset();
 }
@@ -379,10 +386,23 @@ void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
   }
 }
 
+void AlignmentWorkbench::saveTo(attn::io::Session& session) const { session.alignment = state(); }
+
+QStringList AlignmentWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+  QStringList notes;
+  attn::io::AlignmentSection section = session.alignment.value_or(attn::io::AlignmentSection{});
+  if (const QString model = QString::fromStdString(section.model);
+      !findBundledModel(model) && !QFileInfo::exists(model)) {
+    notes.append(goneNote(origin, model, tr("the Alignment tab")));
+    section = attn::io::AlignmentSection{};
+    section.model = defaultAlignmentModel().toStdString();
+  }
+  applyState(section);
+  return notes;
+}
+
 void AlignmentWorkbench::setBeam(int beam) { beamSpin_->setValue(std::clamp(beam, 1, kMaxBeam)); }
 int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
-
-bool AlignmentWorkbench::isIdle() const { return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_; }
 
 void AlignmentWorkbench::post() {
   if (!source_) return;
@@ -437,7 +457,7 @@ void AlignmentWorkbench::onFinished(std::shared_ptr<const AlignmentOutcome> outc
     return;
   }
   pending_ = std::move(outcome);
-  if (!applyTimer_.isActive()) applyTimer_.start();
+  scheduleApply();
 }
 
 void AlignmentWorkbench::applyPending() {
@@ -451,6 +471,7 @@ void AlignmentWorkbench::applyPending() {
   lastError_.clear();
 
   const QString name = source_ ? source_->model.name : QString();
+  QString summary;
   if (outcome_->seq2seq) {
     hypothesis_ = 0;
     updateHypotheses();
@@ -465,12 +486,12 @@ void AlignmentWorkbench::applyPending() {
     }
     const auto& run = *outcome_->seq2seq;
     const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
-    runSummary_ = tr("alignment: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
-                      .arg(name)
-                      .arg(run.source.size())
-                      .arg(quoted(best))
-                      .arg(outcome_->request.beam)
-                      .arg(outcome_->runMs, 0, 'f', 1);
+    summary = tr("alignment: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+                  .arg(name)
+                  .arg(run.source.size())
+                  .arg(quoted(best))
+                  .arg(outcome_->request.beam)
+                  .arg(outcome_->runMs, 0, 'f', 1);
   } else {
     if (next->generation == submitted_ && !isLoading()) pendingHypothesis_ = pendingStep_ = -1;  // no steps
     updateReview();
@@ -481,15 +502,15 @@ void AlignmentWorkbench::applyPending() {
                               : QString::number(run.predicted);
     const float p =
         std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
-    runSummary_ = tr("alignment: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
-                      .arg(name)
-                      .arg(run.input.words.size())
-                      .arg(label, render::percentText(p))
-                      .arg(outcome_->runMs, 0, 'f', 1);
+    summary = tr("alignment: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
+                  .arg(name)
+                  .arg(run.input.words.size())
+                  .arg(label, render::percentText(p))
+                  .arg(outcome_->runMs, 0, 'f', 1);
   }
   updateWarnings();
   updateInputNote();
-  emit runSummaryChanged(runSummary_);
+  setRunSummary(summary);
   emit resultShown(next->generation);
 }
 
@@ -697,6 +718,10 @@ attn::Result<void> AlignmentWorkbench::exportView(const QString& path, View view
   if (view == View::Heatmap && outcome_->seq2seq) return exportHeatmap(*heatmap_, path);
   const TextFigureView* shown = outcome_->classifier ? reviewView_ : decodingView_;
   return exportFigure(currentFigure(), shown->font(), std::max(kFigureExportWidth, shown->width()), path);
+}
+
+attn::Result<void> AlignmentWorkbench::exportCurrentView(const QString& path) const {
+  return exportView(path, currentView());
 }
 
 attn::Result<void> AlignmentWorkbench::exportMatrix(const QString& path) const {

@@ -17,6 +17,7 @@
 #include "render/text_figure.h"
 #include "workbenches/alignment_worker.h"
 #include "workbenches/worker_thread.h"
+#include "workbenches/workbench.h"
 
 #include <QString>
 #include <QStringList>
@@ -42,7 +43,7 @@ namespace attn::ui {
 class HeatmapView;
 class TextFigureView;
 
-class AlignmentWorkbench : public QWidget {
+class AlignmentWorkbench : public Workbench {
   Q_OBJECT
 
  public:
@@ -56,9 +57,8 @@ class AlignmentWorkbench : public QWidget {
   // A bundled model's key ("date-bahdanau") or a model folder. `announce`: report "Opened …" on the status
   // bar when it has loaded (the window's first model leaves the status bar to its greeting).
   void openModel(const QString& nameOrFolder, bool announce = true);
-  bool isLoading() const { return loadRequested_ > loadSettled_; }
+  bool isLoading() const override { return loadRequested_ > loadSettled_; }
   const AlignmentSource* source() const { return source_.get(); }
-  QString lastError() const { return lastError_; }
 
   // ---- input ----
   void setText(const QString& text);
@@ -82,13 +82,8 @@ class AlignmentWorkbench : public QWidget {
   void applyState(const attn::io::AlignmentSection& state);
 
   // ---- results ----
-  quint64 submitted() const { return submitted_; }
-  quint64 shown() const { return shown_; }
-  quint64 settled() const { return settled_; }
-  bool isIdle() const;  // nothing loading, running or waiting to be shown
   const AlignmentOutcome* outcome() const { return outcome_.get(); }
   int workerRuns() const { return worker_->runs(); }
-  QString runSummary() const { return runSummary_; }
   QStringList warnings() const;
   // Why the input is not run (empty input), shown above the view; empty otherwise.
   QString inputMessage() const { return inputMessage_; }
@@ -102,12 +97,13 @@ class AlignmentWorkbench : public QWidget {
   attn::Result<void> exportView(const QString& path, View view) const;
   View currentView() const;  // the heatmap for date models, the shading for reviews
   // The current map as .csv or .npy.
-  attn::Result<void> exportMatrix(const QString& path) const;
+  attn::Result<void> exportMatrix(const QString& path) const override;
 
-  void setColormap(render::Colormap map);
+  bool takesColormap() const override { return true; }
+  void setColormap(render::Colormap map) override;
   render::Colormap colormap() const { return colormap_; }
-  void setSidePanelVisible(bool visible);
-  bool isSidePanelVisible() const;
+  void setSidePanelVisible(bool visible) override;
+  bool isSidePanelVisible() const override;
 
   // ---- widgets (tests, screenshots) ----
   QComboBox* modelBox() const { return modelBox_; }
@@ -124,10 +120,12 @@ class AlignmentWorkbench : public QWidget {
   QLabel* modelLabel() const { return modelLabel_; }
   QPushButton* aboutButton() const { return aboutButton_; }
 
+  // ---- Workbench ----
+  void saveTo(attn::io::Session& session) const override;
+  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  attn::Result<void> exportCurrentView(const QString& path) const override;
+
  signals:
-  void statusMessage(const QString& text, int timeoutMs);
-  void runSummaryChanged(const QString& summary);
-  void resultShown(quint64 generation);
   void sourceLoaded(const QString& path);
   void sourceFailed(const QString& message);
   void loadingChanged(bool loading);
@@ -140,7 +138,7 @@ class AlignmentWorkbench : public QWidget {
   void onLoaded(std::shared_ptr<const AlignmentSource> source);
   void onLoadFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const AlignmentOutcome> outcome);
-  void applyPending();
+  void applyPending() override;
   void post();
   void fillModelBox();
   void updateForSource();
@@ -156,18 +154,13 @@ class AlignmentWorkbench : public QWidget {
 
   WorkerThread thread_;
   std::unique_ptr<AlignmentWorker> worker_;
-  QTimer applyTimer_;
 
   std::shared_ptr<const AlignmentSource> source_;
   quint64 loadRequested_ = 0;
   quint64 loadSettled_ = 0;
   QString loadingName_;
   bool announceLoad_ = true;
-  QString lastError_;
 
-  quint64 submitted_ = 0;
-  quint64 shown_ = 0;
-  quint64 settled_ = 0;
   quint64 stale_ = 0;  // outcomes up to this generation are for an input that is gone (emptied)
   std::shared_ptr<const AlignmentOutcome> pending_;
   std::shared_ptr<const AlignmentOutcome> outcome_;
@@ -176,7 +169,6 @@ class AlignmentWorkbench : public QWidget {
   QString requestedModel_;      // the model open or opening: a bundled key or a folder
   int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
   int pendingStep_ = -1;
-  QString runSummary_;
   QString inputMessage_;
   render::Colormap colormap_ = render::Colormap::Viridis;
   render::TextFigure decodingFigure_;

@@ -42,9 +42,17 @@ constexpr std::uint64_t kFirstScene = 1;
 constexpr qsizetype kMaxComposed = 48;
 constexpr int kMaxSeed = 2'000'000'000;  // a spin box holds an int; the generator takes any 64-bit seed
 
+Workbench::Identity captionIdentity() {
+  return {attn::io::SessionTab::Caption, CaptionWorkbench::tr("&Captioning"),
+          CaptionWorkbench::tr("Show, Attend and Tell: where a captioner looks for each word, soft and hard attention"),
+          CaptionWorkbench::tr("Click or drag across the caption's words: each shows where the model looked"),
+          CaptionWorkbench::tr("Last caption: model, image, best caption, beam width and engine time")};
+}
+
 }  // namespace
 
-CaptionWorkbench::CaptionWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<CaptionWorker>()) {
+CaptionWorkbench::CaptionWorkbench(QWidget* parent)
+    : Workbench(captionIdentity(), 0, parent), worker_(std::make_unique<CaptionWorker>()) {
   setObjectName(u"captionWorkbench"_s);
   connect(worker_.get(), &CaptionWorker::loaded, this, &CaptionWorkbench::onLoaded, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::loadFailed, this, &CaptionWorkbench::onLoadFailed, Qt::QueuedConnection);
@@ -53,10 +61,9 @@ CaptionWorkbench::CaptionWorkbench(QWidget* parent) : QWidget(parent), worker_(s
   connect(worker_.get(), &CaptionWorker::finished, this, &CaptionWorkbench::onFinished, Qt::QueuedConnection);
   connect(worker_.get(), &CaptionWorker::smoothed, this, &CaptionWorkbench::onSmoothed, Qt::QueuedConnection);
   thread_.host(worker_.get(), u"caption worker"_s);
+  connect(this, &CaptionWorkbench::sourceFailed, this, &Workbench::failed);
+  connect(this, &CaptionWorkbench::imageFailed, this, &Workbench::failed);
 
-  applyTimer_.setSingleShot(true);
-  applyTimer_.setInterval(0);
-  connect(&applyTimer_, &QTimer::timeout, this, &CaptionWorkbench::applyPending);
   revealTimer_.setInterval(kRevealMs);
   connect(&revealTimer_, &QTimer::timeout, this, &CaptionWorkbench::revealNext);
   playTimer_.setInterval(kPlayMs);
@@ -70,7 +77,7 @@ CaptionWorkbench::CaptionWorkbench(QWidget* parent) : QWidget(parent), worker_(s
 }
 
 CaptionWorkbench::~CaptionWorkbench() {
-  applyTimer_.stop();
+  stopApply();
   revealTimer_.stop();
   playTimer_.stop();
   thread_.stop();
@@ -493,7 +500,7 @@ void CaptionWorkbench::setBeam(int beam) { beamSpin_->setValue(std::clamp(beam, 
 int CaptionWorkbench::beam() const { return beamSpin_->value(); }
 
 bool CaptionWorkbench::isIdle() const {
-  return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_ && !mapsRequested_ && !isRevealing();
+  return !isLoading() && !isApplyScheduled() && settled_ >= submitted_ && !mapsRequested_ && !isRevealing();
 }
 
 void CaptionWorkbench::post() {
@@ -517,7 +524,7 @@ void CaptionWorkbench::onFinished(std::shared_ptr<const CaptionOutcome> outcome)
     return;
   }
   pending_ = std::move(outcome);
-  if (!applyTimer_.isActive()) applyTimer_.start();
+  scheduleApply();
 }
 
 void CaptionWorkbench::applyPending() {
@@ -559,13 +566,13 @@ void CaptionWorkbench::applyPending() {
   }
   const auto& run = *outcome_->run;
   const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
-  runSummary_ = tr("caption: %1 \u00b7 %2 \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
-                    .arg(source_->model.name, shownImage_->name, quoted(best))
-                    .arg(outcome_->request.beam)
-                    .arg(outcome_->runMs, 0, 'f', 1);
+  const QString summary = tr("caption: %1 \u00b7 %2 \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+                              .arg(source_->model.name, shownImage_->name, quoted(best))
+                              .arg(outcome_->request.beam)
+                              .arg(outcome_->runMs, 0, 'f', 1);
   updateWarnings();
   updateInputNote();
-  emit runSummaryChanged(runSummary_);
+  setRunSummary(summary);
   emit resultShown(next->generation);
 }
 
@@ -896,6 +903,8 @@ attn::Result<void> CaptionWorkbench::exportGrid(const QString& path) const {
   return exportCaptionGrid(figure, font(), path);
 }
 
+attn::Result<void> CaptionWorkbench::exportCurrentView(const QString& path) const { return exportGrid(path); }
+
 attn::Result<void> CaptionWorkbench::exportOverlay(const QString& path) const {
   if (exportFormatFor(path) != ExportFormat::Png) {
     return std::unexpected(exportError(path, tr("an overlay is saved as .png")));
@@ -1015,6 +1024,29 @@ void CaptionWorkbench::applyState(const attn::io::CaptionSection& state) {
     }
   }
   post();
+}
+
+void CaptionWorkbench::saveTo(attn::io::Session& session) const { session.caption = state(); }
+
+QStringList CaptionWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+  using Section = attn::io::CaptionSection;
+  QStringList notes;
+  Section section = session.caption.value_or(Section{});
+  if (const QString model = QString::fromStdString(section.model);
+      !bundledCaptionModelKeys().contains(model) && !QFileInfo(model).isDir()) {
+    notes.append(goneNote(origin, model, tr("the Captioning tab")));
+    section.model = defaultCaptionModel().toStdString();
+  }
+  const QString image = QString::fromStdString(section.image);
+  const bool sampleGone = section.input == Section::Input::Sample && sampleImageResource(image).isEmpty();
+  if (sampleGone || (section.input == Section::Input::File && !QFileInfo(image).isFile())) {
+    notes.append(goneNote(origin, image, tr("the Captioning tab")));
+    section.input = Section{}.input;
+    section.seed = Section{}.seed;
+    section.image.clear();
+  }
+  applyState(section);
+  return notes;
 }
 
 void CaptionWorkbench::saveSettings(QSettings& settings) const {

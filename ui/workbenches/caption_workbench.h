@@ -17,6 +17,7 @@
 #include "workbenches/side_panel.h"
 #include "workbenches/caption_worker.h"
 #include "workbenches/worker_thread.h"
+#include "workbenches/workbench.h"
 
 #include <QHash>
 #include <QImage>
@@ -48,7 +49,7 @@ namespace attn::ui {
 class CaptionStripView;
 class ImageOverlayView;
 
-class CaptionWorkbench : public QWidget {
+class CaptionWorkbench : public Workbench {
   Q_OBJECT
 
  public:
@@ -62,7 +63,6 @@ class CaptionWorkbench : public QWidget {
   // ---- models (asynchronous: sourceLoaded or sourceFailed follows) ----
   void openModel(const QString& nameOrFolder, bool announce = true);
   const CaptionSource* source() const { return source_.get(); }
-  QString lastError() const { return lastError_; }
 
   // ---- inputs (asynchronous: imageLoaded or imageFailed follows) ----
   void openFile(const QString& path);
@@ -74,7 +74,7 @@ class CaptionWorkbench : public QWidget {
   // The bundled soft model and scene 1 unless something was asked for already; the tab calls it when first
   // shown, so a window that never shows the tab never loads it.
   void start();
-  bool isLoading() const { return loadRequested_ > loadSettled_ || openRequested_ > openSettled_; }
+  bool isLoading() const override { return loadRequested_ > loadSettled_ || openRequested_ > openSettled_; }
 
   // ---- decoding, words, hypotheses ----
   void setBeam(int beam);
@@ -94,22 +94,19 @@ class CaptionWorkbench : public QWidget {
   void setOverlayOptions(const render::CaptionOverlayOptions& options);
   void setSigma(double sigma);
   void setOpacity(double opacity);
-  void setColormap(render::Colormap map);
+  void setColormap(render::Colormap map) override;
   void setThreshold(double fraction);
   void setOverlayMode(render::CaptionOverlayMode mode);
   void setPerRow(int perRow);
   int perRow() const;
 
   // ---- results ----
-  quint64 submitted() const { return submitted_; }
-  quint64 shown() const { return shown_; }
-  bool isIdle() const;  // nothing loading, running, smoothing or waiting to be shown
+  bool isIdle() const override;  // nothing loading, running, smoothing or waiting to be shown
   const CaptionOutcome* outcome() const { return outcome_.get(); }
   const CaptionImage* shownImage() const { return shownImage_.get(); }
   int workerRuns() const { return worker_->runs(); }
   int workerSmooths() const { return worker_->smooths(); }
   QImage currentOverlay() const;  // the image view's picture
-  QString runSummary() const { return runSummary_; }
   QStringList warnings() const;
 
   // ---- exports ----
@@ -119,7 +116,7 @@ class CaptionWorkbench : public QWidget {
   // The word in view over the image, PNG.
   attn::Result<void> exportOverlay(const QString& path) const;
   // The selected hypothesis' α (rows: words, columns: grid cells "row,column") as .csv or .npy.
-  attn::Result<void> exportMatrix(const QString& path) const;
+  attn::Result<void> exportMatrix(const QString& path) const override;
 
   // ---- the session file ----
   // The model, the input, decoding, the word in view and every overlay setting, as asked for: a model or an
@@ -132,8 +129,8 @@ class CaptionWorkbench : public QWidget {
   // ---- settings (model, beam, overlay, grid, input) ----
   void saveSettings(QSettings& settings) const;
   void restoreSettings(const QSettings& settings);
-  void setSidePanelVisible(bool visible);
-  bool isSidePanelVisible() const;
+  void setSidePanelVisible(bool visible) override;
+  bool isSidePanelVisible() const override;
 
   // ---- widgets (tests, screenshots) ----
   QComboBox* modelBox() const { return modelBox_; }
@@ -156,10 +153,15 @@ class CaptionWorkbench : public QWidget {
   QLabel* inputNote() const { return inputNote_; }
   QLabel* modelLabel() const { return modelLabel_; }
 
+  // ---- Workbench ----
+  void saveTo(attn::io::Session& session) const override;
+  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  // The grid (PNG, SVG or PDF).
+  attn::Result<void> exportCurrentView(const QString& path) const override;
+  QString exportViewLabel() const override { return tr("&Export Grid\u2026"); }
+  QString exportViewName() const override { return QStringLiteral("caption-grid.png"); }
+
  signals:
-  void statusMessage(const QString& text, int timeoutMs);
-  void runSummaryChanged(const QString& summary);
-  void resultShown(quint64 generation);
   void sourceLoaded(const QString& path);
   void sourceFailed(const QString& message);
   void imageLoaded(const QString& path);  // a file, a ":/" resource or "scene:<seed>"
@@ -184,7 +186,7 @@ class CaptionWorkbench : public QWidget {
   void onOpenFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const CaptionOutcome> outcome);
   void onSmoothed(quint64 generation, std::shared_ptr<const CaptionMaps> maps);
-  void applyPending();
+  void applyPending() override;
   void post();
   void showError(const QString& message);
   void showAbout();
@@ -203,7 +205,6 @@ class CaptionWorkbench : public QWidget {
 
   WorkerThread thread_;
   std::unique_ptr<CaptionWorker> worker_;
-  QTimer applyTimer_;
   QTimer revealTimer_;
   QTimer playTimer_;
 
@@ -224,11 +225,7 @@ class CaptionWorkbench : public QWidget {
   CaptionInput requestedInput_;  // the input open or opening
   int pendingHypothesis_ = -1;   // applyState's, applied with the first caption after it
   int pendingWord_ = -1;
-  QString lastError_;
 
-  quint64 submitted_ = 0;
-  quint64 shown_ = 0;
-  quint64 settled_ = 0;
   std::shared_ptr<const CaptionOutcome> pending_;
   std::shared_ptr<const CaptionOutcome> outcome_;
   std::shared_ptr<const CaptionImage> shownImage_;          // the image outcome_ captions
@@ -238,7 +235,6 @@ class CaptionWorkbench : public QWidget {
   int hypothesis_ = 0;
   int word_ = 0;
   int revealed_ = 0;
-  QString runSummary_;
   render::CaptionOverlayOptions options_;
 
   // Side panel.

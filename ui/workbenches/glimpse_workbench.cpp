@@ -253,9 +253,20 @@ void setupPlot(QCustomPlot* plot, const QString& title, const QString& xLabel) {
 
 }  // namespace
 
+namespace {
+Workbench::Identity glimpseIdentity() {
+  return {attn::io::SessionTab::Glimpse,
+          GlimpseWorkbench::tr("&Glimpse"),
+          GlimpseWorkbench::tr("DRAW's Gaussian glimpse and the spatial transformer's over any image"),
+          {},
+          GlimpseWorkbench::tr("Last glimpse: grid, preview or exact, read time and path, frame time")};
+}
+}  // namespace
+
 // ---- construction -------------------------------------------------------------------------------------
 
-GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<GlimpseWorker>()) {
+GlimpseWorkbench::GlimpseWorkbench(QWidget* parent)
+    : Workbench(glimpseIdentity(), 0, parent), worker_(std::make_unique<GlimpseWorker>()) {
   setObjectName(u"glimpseWorkbench"_s);
   clock_.start();
   connect(worker_.get(), &GlimpseWorker::finished, this, &GlimpseWorkbench::onFinished, Qt::QueuedConnection);
@@ -270,11 +281,9 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
       },
       Qt::QueuedConnection);
   thread_.host(worker_.get(), u"glimpse worker"_s);
+  connect(this, &GlimpseWorkbench::imageFailed, this, &Workbench::failed);
 
   // Results are shown on the next pass of the event loop: a burst that queued several is drawn once.
-  applyTimer_.setSingleShot(true);
-  applyTimer_.setInterval(0);
-  connect(&applyTimer_, &QTimer::timeout, this, &GlimpseWorkbench::applyPending);
   busyTimer_.setSingleShot(true);
   busyTimer_.setInterval(150);
   connect(&busyTimer_, &QTimer::timeout, this, [this] {
@@ -333,7 +342,7 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent) : QWidget(parent), worker_(s
 }
 
 GlimpseWorkbench::~GlimpseWorkbench() {
-  applyTimer_.stop();
+  stopApply();
   thread_.stop();
   worker_.reset();  // the thread has finished: none of the worker's events can run any more
 }
@@ -848,6 +857,23 @@ attn::io::GlimpseSection GlimpseWorkbench::state() const {
   return s;
 }
 
+void GlimpseWorkbench::saveTo(attn::io::Session& session) const { session.glimpse = state(); }
+
+QStringList GlimpseWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+  // Pixel numbers refer to the image: without it the glimpse starts over on the default photo.
+  if (session.glimpse && imageRefExists(session.glimpse->image)) {
+    applyState(*session.glimpse);
+    return {};
+  }
+  QStringList notes;
+  if (session.glimpse)
+    notes.append(goneNote(origin, QString::fromStdString(session.glimpse->image.value), tr("the Glimpse tab")));
+  setWriteMode(false);
+  setEditStn(false);
+  openSample(defaultSampleKey());
+  return notes;
+}
+
 void GlimpseWorkbench::applyState(const attn::io::GlimpseSection& state) {
   setWriteMode(state.write_mode);
   setEditStn(state.edit_stn);
@@ -1304,7 +1330,7 @@ void GlimpseWorkbench::onFinished(std::shared_ptr<const GlimpseOutcome> outcome)
   if (outcome->generation <= shown_) return;
   if (pending_ && pending_->generation > outcome->generation) return;
   pending_ = std::move(outcome);
-  if (!applyTimer_.isActive()) applyTimer_.start();
+  scheduleApply();
 }
 
 void GlimpseWorkbench::endBusy() {
@@ -1383,15 +1409,15 @@ void GlimpseWorkbench::applyPending() {
 
   const auto pathName = attn::glimpse::to_string(o.stats.path);
   const QString path = QString::fromLatin1(pathName.data(), qsizetype(pathName.size()));
-  runSummary_ = tr("glimpse: %1 \u00d7 %2 \u00b7 %3 \u00b7 read %4 ms (%5, %6 M MACs) \u00b7 frame %7 ms")
-                    .arg(g.x.n)
-                    .arg(g.y.n)
-                    .arg(o.plan.preview() ? tr("preview (level %1)").arg(o.plan.level) : tr("exact"))
-                    .arg(o.readMs, 0, 'f', o.readMs < 10 ? 2 : 1)
-                    .arg(path)
-                    .arg(o.stats.macs / 1e6, 0, 'f', 1)
-                    .arg(lastFrameMs_, 0, 'f', 1);
-  emit runSummaryChanged(runSummary_);
+  const QString summary = tr("glimpse: %1 \u00d7 %2 \u00b7 %3 \u00b7 read %4 ms (%5, %6 M MACs) \u00b7 frame %7 ms")
+                              .arg(g.x.n)
+                              .arg(g.y.n)
+                              .arg(o.plan.preview() ? tr("preview (level %1)").arg(o.plan.level) : tr("exact"))
+                              .arg(o.readMs, 0, 'f', o.readMs < 10 ? 2 : 1)
+                              .arg(path)
+                              .arg(o.stats.macs / 1e6, 0, 'f', 1)
+                              .arg(lastFrameMs_, 0, 'f', 1);
+  setRunSummary(summary);
   emit resultShown(shown_);
 }
 
@@ -1533,6 +1559,11 @@ attn::Result<void> GlimpseWorkbench::exportAnnotated(const QString& path) const 
     return {};
   }
   return exportWidget(*canvas_, path);
+}
+
+attn::Result<void> GlimpseWorkbench::exportCurrentView(const QString& path) const {
+  if (QFileInfo(path).suffix().toLower() == u"json"_s) return exportParameters(path);
+  return exportAnnotated(path);
 }
 
 std::string GlimpseWorkbench::parametersJson() const {

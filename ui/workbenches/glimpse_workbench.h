@@ -12,6 +12,7 @@
 #include "attn/io/session.h"
 #include "workbenches/glimpse_worker.h"
 #include "workbenches/worker_thread.h"
+#include "workbenches/workbench.h"
 
 #include <QElapsedTimer>
 #include <QList>
@@ -45,7 +46,7 @@ class GlimpseCanvas;
 class ParamEdit;
 class PixelView;
 
-class GlimpseWorkbench : public QWidget {
+class GlimpseWorkbench : public Workbench {
   Q_OBJECT
 
  public:
@@ -58,18 +59,18 @@ class GlimpseWorkbench : public QWidget {
   static bool isImageFileName(const QString& path);  // .png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp
   // A bundled photo by key ("astronaut", "chelsea", "coffee", "rocket"). False for an unknown key.
   bool openSample(const QString& key);
+  static QString defaultSampleKey() { return QStringLiteral("astronaut"); }
   // A file (any format OpenCV decodes; the engine checks the header first). A bad file leaves the previous
   // image and parameters as they were and reports the file and the reason.
   void openFile(const QString& path);
   // Loads `path` (a file or a ":/" resource) and then applies `settings` as they are (no rescaling).
   void openWithSettings(const QString& path, const attn::glimpse::GlimpseSettings& settings);
   void setImageLimits(const attn::ImageLimits& limits) { limits_ = limits; }
-  bool isLoading() const { return loadRequested_ > loadSettled_; }
+  bool isLoading() const override { return loadRequested_ > loadSettled_; }
   quint64 loadsSettled() const { return loadSettled_; }
   const GlimpseImage* image() const { return image_.get(); }
   std::shared_ptr<const GlimpseImage> sharedImage() const { return image_; }
   QString imagePath() const;  // a file path or a ":/" resource; empty before the first image
-  QString lastError() const { return lastError_; }
 
   // ---- parameters ----
   const attn::glimpse::GlimpseSettings& settings() const { return settings_; }
@@ -101,9 +102,6 @@ class GlimpseWorkbench : public QWidget {
   void applyState(const attn::io::GlimpseSection& state);
 
   // ---- results ----
-  quint64 submitted() const { return submitted_; }
-  quint64 shown() const { return shown_; }
-  quint64 settled() const { return settled_; }
   const GlimpseOutcome* outcome() const { return outcome_.get(); }
   std::shared_ptr<const GlimpseOutcome> sharedOutcome() const { return outcome_; }
   bool isBusy() const { return busy_; }
@@ -115,7 +113,6 @@ class GlimpseWorkbench : public QWidget {
   bool isSynchronous() const { return synchronous_; }
   // Time from posting a request to showing its result, for the newest shown result (ms).
   double lastFrameMs() const { return lastFrameMs_; }
-  QString runSummary() const { return runSummary_; }
   // The clamp notes the panel shows now (empty when nothing was clamped).
   QStringList clampNotes() const { return clampNotes_; }
   QString clampText() const;
@@ -144,13 +141,19 @@ class GlimpseWorkbench : public QWidget {
   QLabel* errorBanner() const { return errorBanner_; }
   QComboBox* sampleBox() const { return sampleBox_; }
   QCheckBox* sameWindowCheck() const { return sameWindowCheck_; }
-  void setSidePanelVisible(bool visible);
-  bool isSidePanelVisible() const;
+  void setSidePanelVisible(bool visible) override;
+  bool isSidePanelVisible() const override;
+
+  // ---- Workbench ----
+  void saveTo(attn::io::Session& session) const override;
+  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  // The annotated image (.png/.svg/.pdf) or the parameters (.json).
+  attn::Result<void> exportCurrentView(const QString& path) const override;
+  bool hasMatrix() const override { return false; }
+  QString exportViewLabel() const override { return tr("&Export Annotated Image\u2026"); }
+  QString exportViewName() const override { return QStringLiteral("glimpse-annotated.png"); }
 
  signals:
-  void statusMessage(const QString& text, int timeoutMs);
-  void runSummaryChanged(const QString& summary);
-  void resultShown(quint64 generation);
   void imageLoaded(const QString& path);
   void imageFailed(const QString& message);
   void settingsChanged();
@@ -166,7 +169,7 @@ class GlimpseWorkbench : public QWidget {
   void onLoaded(std::shared_ptr<const GlimpseImage> image);
   void onLoadFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const GlimpseOutcome> outcome);
-  void applyPending();
+  void applyPending() override;
   void applyPlots(const GlimpseOutcome& outcome);
   void endBusy();
   void post();
@@ -188,7 +191,6 @@ class GlimpseWorkbench : public QWidget {
 
   WorkerThread thread_;
   std::unique_ptr<GlimpseWorker> worker_;
-  QTimer applyTimer_;
   QTimer busyTimer_;
   QTimer plotTimer_;
   bool busy_ = false;
@@ -212,7 +214,6 @@ class GlimpseWorkbench : public QWidget {
   std::optional<GlimpseSource> currentLoad_;
   std::optional<SupersededLoad> superseded_;
   quint64 fallbackLoad_ = 0;  // the load that reopens a superseded one after a failure
-  QString lastError_;
 
   attn::glimpse::GlimpseSettings settings_;
   bool dragging_ = false;
@@ -220,9 +221,6 @@ class GlimpseWorkbench : public QWidget {
   bool syncing_ = false;
   bool synchronous_ = false;
 
-  quint64 submitted_ = 0;
-  quint64 shown_ = 0;
-  quint64 settled_ = 0;
   QElapsedTimer clock_;
   std::vector<std::pair<quint64, qint64>> postTimes_;  // generation -> clock_ ns, recent only
   double lastFrameMs_ = 0.0;
@@ -230,7 +228,6 @@ class GlimpseWorkbench : public QWidget {
   std::shared_ptr<const GlimpseOutcome> outcome_;
   std::shared_ptr<const GlimpseOutcome> plotPending_;
   qint64 lastPlotNs_ = 0;
-  QString runSummary_;
   QStringList clampNotes_;
 
   // Layout.

@@ -1,6 +1,7 @@
 #include "workbenches/lab_workbench.h"
 #include "workbenches/side_panel.h"
 
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
 
@@ -64,15 +65,22 @@ std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes) {
   return {};
 }
 
-LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make_unique<LabWorker>()) {
+namespace {
+Workbench::Identity labIdentity() {
+  return {attn::io::SessionTab::Lab, LabWorkbench::tr("Mechanism &Lab"),
+          LabWorkbench::tr("Run any attention mechanism on two sentences"),
+          LabWorkbench::tr("Edit the sentences or the parameters: the map follows every change"),
+          LabWorkbench::tr("Last run: mechanism, map shape and engine time")};
+}
+}  // namespace
+
+// Bursts of results (a held-down key) are drawn once per 12 ms apply period, not once each.
+LabWorkbench::LabWorkbench(QWidget* parent)
+    : Workbench(labIdentity(), 12, parent), worker_(std::make_unique<LabWorker>()) {
   setObjectName(u"labWorkbench"_s);
   connect(worker_.get(), &LabWorker::finished, this, &LabWorkbench::onFinished, Qt::QueuedConnection);
   thread_.host(worker_.get(), u"lab worker"_s);
 
-  // Bursts of results (a held-down key) are drawn once per timer period, not once each.
-  replotTimer_.setSingleShot(true);
-  replotTimer_.setInterval(12);
-  connect(&replotTimer_, &QTimer::timeout, this, &LabWorkbench::applyPending);
   busyTimer_.setSingleShot(true);
   busyTimer_.setInterval(150);
   connect(&busyTimer_, &QTimer::timeout, this, [this] {
@@ -135,7 +143,7 @@ LabWorkbench::LabWorkbench(QWidget* parent) : QWidget(parent), worker_(std::make
 }
 
 LabWorkbench::~LabWorkbench() {
-  replotTimer_.stop();
+  stopApply();
   thread_.stop();
   // The thread has finished: no event of the worker can run any more, so deleting it here is safe.
   worker_.reset();
@@ -494,6 +502,25 @@ void LabWorkbench::applyState(const attn::io::LabSection& state) {
   restoreGeneration_ = submitted_;  // if the engine refuses it, the old map must not pass for it
 }
 
+void LabWorkbench::saveTo(attn::io::Session& session) const { session.lab = state(); }
+
+QStringList LabWorkbench::restoreFrom(const attn::io::Session& session, const QString&) {
+  applyState(session.lab.value_or(attn::io::LabSection{}));  // the lab names no files
+  return {};
+}
+
+attn::Result<void> LabWorkbench::exportCurrentView(const QString& path) const {
+  if (!currentMap()) return attn::fail(attn::ErrorKind::Unsupported, "nothing to export yet: the lab has no result");
+  return exportHeatmap(*heatmap_, path);
+}
+
+attn::Result<void> LabWorkbench::exportMatrix(const QString& path) const {
+  const attn::AttentionMap* map = currentMap();
+  if (!map) return attn::fail(attn::ErrorKind::Unsupported, "nothing to export yet: the lab has no result");
+  const auto format = exportFormatFor(path);
+  return format == ExportFormat::Npy ? writeMatrixNpy(map->weights, path) : writeMatrixCsv(*map, path);
+}
+
 void LabWorkbench::post() { submitRequest(request()); }
 
 void LabWorkbench::submitRequest(attn::lab::LabRequest request, const QString& origin) {
@@ -569,7 +596,7 @@ void LabWorkbench::onFinished(LabOutcome outcome) {
     return;
   }
   pending_ = std::make_shared<const LabOutcome>(std::move(outcome));
-  if (!replotTimer_.isActive()) replotTimer_.start();
+  scheduleApply();
 }
 
 void LabWorkbench::showNothing(const QString& why) {
@@ -665,8 +692,7 @@ void LabWorkbench::showMap(int index) {
   }
   grid_->setCurrent(index);
   shapeLabel_->setText(tr("%1 \u00d7 %2").arg(map.weights.rows()).arg(map.weights.cols()));
-  runSummary_ = summary(*outcome_, map);
-  emit runSummaryChanged(runSummary_);
+  setRunSummary(summary(*outcome_, map));
   emit currentMapChanged(index);
 }
 

@@ -9,11 +9,11 @@
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
 #include "workbenches/lab_worker.h"
+#include "workbenches/workbench.h"
 #include "workbenches/worker_thread.h"
 
 #include <QString>
 #include <QTimer>
-#include <QWidget>
 
 #include <memory>
 #include <string>
@@ -40,7 +40,7 @@ class MapGrid;
 // untouched so invalid UTF-8 reaches the engine, which names the offending offset. Empty when blank.
 std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes);
 
-class LabWorkbench : public QWidget {
+class LabWorkbench : public Workbench {
   Q_OBJECT
 
  public:
@@ -62,30 +62,33 @@ class LabWorkbench : public QWidget {
   // (and reports on the status bar) when the text cannot go into the editors.
   bool loadText(const QByteArray& bytes, const QString& origin);
 
-  // Generations: every request posted gets the next number. settled() reaches submitted() once the
-  // newest request has been shown or refused.
-  quint64 submitted() const { return submitted_; }
-  quint64 shown() const { return shown_; }
-  quint64 settled() const { return settled_; }
+  // Generations (Workbench): settled() reaches submitted() once the newest request has been shown or refused.
   int workerRuns() const;
   // True while "computing…" is shown for a request that has not come back yet.
   bool isBusy() const { return busy_; }
   void setBusyDelay(int ms) { busyTimer_.setInterval(ms); }
   const LabOutcome* outcome() const { return outcome_.get(); }
-  QString lastError() const { return lastError_; }
-  QString runSummary() const { return runSummary_; }
 
   const attn::AttentionMap* currentMap() const;
   int currentMapIndex() const { return currentMap_; }
   void setCurrentMapIndex(int index);
 
-  void setColormap(render::Colormap map);
+  bool takesColormap() const override { return true; }
+  void setColormap(render::Colormap map) override;
   render::Colormap colormap() const { return colormap_; }
   void setRangeMode(render::RangeMode mode);
   render::RangeMode rangeMode() const { return rangeMode_; }
-  void setSidePanelVisible(bool visible);
-  bool isSidePanelVisible() const;
+  void setSidePanelVisible(bool visible) override;
+  bool isSidePanelVisible() const override;
   void resetParameters();
+
+  // ---- Workbench ----
+  void saveTo(attn::io::Session& session) const override;
+  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  // The heatmap as drawn (PNG, SVG or PDF).
+  attn::Result<void> exportCurrentView(const QString& path) const override;
+  // The map in view as CSV or NumPy.
+  attn::Result<void> exportMatrix(const QString& path) const override;
 
   HeatmapView* heatmap() const { return heatmap_; }
   MapGrid* grid() const { return grid_; }
@@ -98,9 +101,6 @@ class LabWorkbench : public QWidget {
   static QString summary(const LabOutcome& outcome, const attn::AttentionMap& map);
 
  signals:
-  void statusMessage(const QString& text, int timeoutMs);
-  void runSummaryChanged(const QString& summary);
-  void resultShown(quint64 generation);
   void colormapChanged(attn::ui::render::Colormap map);
   void currentMapChanged(int index);
 
@@ -112,7 +112,7 @@ class LabWorkbench : public QWidget {
   void updateHeadsDividend();
   void post();
   void onFinished(LabOutcome outcome);
-  void applyPending();
+  void applyPending() override;
   void showNothing(const QString& why);  // no map: the views empty, `why` in the heatmap's place
   void endBusy();
   void showMap(int index);
@@ -122,16 +122,12 @@ class LabWorkbench : public QWidget {
   // Worker and thread: the worker lives on thread_ and is deleted after the thread has stopped.
   WorkerThread thread_;
   std::unique_ptr<LabWorker> worker_;
-  QTimer replotTimer_;
   // Shows "computing…" when the newest request has not come back within 150 ms (setBusyDelay): a
   // 2,048-token additive run takes about 0.3 s, long enough to look frozen, too short for a progress bar.
   QTimer busyTimer_;
   bool busy_ = false;
   QString idleShapeText_;
 
-  quint64 submitted_ = 0;
-  quint64 shown_ = 0;
-  quint64 settled_ = 0;
   quint64 originGeneration_ = 0;
   QString origin_;
   std::shared_ptr<const LabOutcome> pending_;
@@ -139,8 +135,6 @@ class LabWorkbench : public QWidget {
   int currentMap_ = -1;
   int pendingMap_ = -1;            // applyState's map, shown with the result of the request it set
   quint64 restoreGeneration_ = 0;  // applyState's request: refused, it empties the views
-  QString lastError_;
-  QString runSummary_;
   render::Colormap colormap_ = render::Colormap::Viridis;
   render::RangeMode rangeMode_ = render::RangeMode::Data;
 

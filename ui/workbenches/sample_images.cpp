@@ -1,6 +1,7 @@
 #include "workbenches/sample_images.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 
 using namespace Qt::StringLiterals;
 
@@ -21,6 +22,12 @@ QString sampleImageResource(const QString& key) {
     if (sample.key == key) return sample.resource;
   }
   return {};
+}
+
+bool imageRefExists(const attn::io::ImageRef& image) {
+  const QString value = QString::fromStdString(image.value);
+  return image.kind == attn::io::ImageRef::Kind::Sample ? !sampleImageResource(value).isEmpty()
+                                                        : QFileInfo(value).isFile();
 }
 
 }  // namespace attn::ui

@@ -62,10 +62,18 @@ bool isExampleText(const QString& text) {
          text == TransformerWorkbench::demoText();
 }
 
+Workbench::Identity transformerIdentity() {
+  return {attn::io::SessionTab::Transformer,
+          TransformerWorkbench::tr("&Transformer"),
+          TransformerWorkbench::tr("BERT, GPT-2, DistilBERT and ViT attention, live, or any model's attention dump"),
+          {},
+          TransformerWorkbench::tr("Last run: model, tokens, layers x heads and engine time")};
+}
+
 }  // namespace
 
 TransformerWorkbench::TransformerWorkbench(QWidget* parent)
-    : QWidget(parent), worker_(std::make_unique<TransformerWorker>()) {
+    : Workbench(transformerIdentity(), 0, parent), worker_(std::make_unique<TransformerWorker>()) {
   setObjectName(u"transformerWorkbench"_s);
   connect(worker_.get(), &TransformerWorker::loadProgress, this, &TransformerWorkbench::onLoadProgress,
           Qt::QueuedConnection);
@@ -80,14 +88,12 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
   connect(worker_.get(), &TransformerWorker::previewReady, this, &TransformerWorkbench::onPreview,
           Qt::QueuedConnection);
   thread_.host(worker_.get(), u"transformer worker"_s);
+  connect(this, &TransformerWorkbench::sourceFailed, this, &Workbench::failed);
 
   // Typing: every edit is posted at once. The worker holds one pending request and a newer one replaces
   // it, so a burst of keystrokes costs the run in flight plus one run of the newest text, with no pause
   // added. Results are applied on the next turn of the event loop, so a burst of outcomes (a rollout
   // slider dragged over a finished run) draws the newest once.
-  applyTimer_.setSingleShot(true);
-  applyTimer_.setInterval(0);
-  connect(&applyTimer_, &QTimer::timeout, this, &TransformerWorkbench::applyPending);
 
   const SidePanelFrame frame = makeWorkbenchFrame(
       this, u"transformerSidePanel"_s, [this](QWidget* p) { buildSidePanel(p); },
@@ -98,7 +104,7 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
 }
 
 TransformerWorkbench::~TransformerWorkbench() {
-  applyTimer_.stop();
+  stopApply();
   worker_->cancelLoad();
   thread_.stop();
   worker_.reset();
@@ -609,8 +615,6 @@ void TransformerWorkbench::onImageFailed(quint64 serial, const QString& message)
 
 // ---- runs ----
 
-bool TransformerWorkbench::isIdle() const { return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_; }
-
 void TransformerWorkbench::post() {
   if (!source_) return;
   if (source_->isVision() && !image_) return;
@@ -644,7 +648,7 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
     return;
   }
   pending_ = std::move(outcome);
-  if (!applyTimer_.isActive()) applyTimer_.start();
+  scheduleApply();
 }
 
 void TransformerWorkbench::onPreview(std::shared_ptr<const TransformerPreview> preview) {
@@ -702,13 +706,13 @@ void TransformerWorkbench::applyPending() {
       source_ && source_->kind == TransformerSource::Kind::Dump
           ? tr("dump")
           : (source_ && source_->model ? fromStd(std::string(attn::models::to_string(source_->family()))) : QString());
-  runSummary_ = tr("transformer: %1 \u00b7 %2 tokens \u00b7 %3 layers \u00d7 %4 heads \u00b7 %5 ms")
-                    .arg(what)
-                    .arg(run.attention.tokens.size())
-                    .arg(layers)
-                    .arg(heads)
-                    .arg(next->runMs + next->analysisMs, 0, 'f', 1);
-  emit runSummaryChanged(runSummary_);
+  const QString summary = tr("transformer: %1 \u00b7 %2 tokens \u00b7 %3 layers \u00d7 %4 heads \u00b7 %5 ms")
+                              .arg(what)
+                              .arg(run.attention.tokens.size())
+                              .arg(layers)
+                              .arg(heads)
+                              .arg(next->runMs + next->analysisMs, 0, 'f', 1);
+  setRunSummary(summary);
   emit resultShown(next->generation);
 }
 
@@ -927,6 +931,26 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
   post();  // a fresh result for the selection; a source still loading runs when it is in
 }
 
+void TransformerWorkbench::saveTo(attn::io::Session& session) const { session.transformer = state(); }
+
+QStringList TransformerWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+  // Nothing to fall back to: without its section the tab keeps what it has.
+  if (!session.transformer) return {};
+  QStringList notes;
+  attn::io::TransformerSection section = *session.transformer;
+  if (const QString source = QString::fromStdString(section.source);
+      !source.isEmpty() && source != demoModelKey() && !QFileInfo::exists(source)) {
+    notes.append(goneNote(origin, source, tr("the Transformer tab")));
+    section.source.clear();
+  }
+  if (!imageRefExists(section.image)) {
+    notes.append(goneNote(origin, QString::fromStdString(section.image.value), tr("the Transformer tab's photo")));
+    section.image = attn::io::ImageRef{};
+  }
+  applyState(section);
+  return notes;
+}
+
 void TransformerWorkbench::setMatrixMode(MatrixMode mode) {
   matrixModeBox_->setCurrentIndex(std::max(0, matrixModeBox_->findData(int(mode))));
 }
@@ -1114,6 +1138,10 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
     case View::Statistics: return exportWidget(*statsTable_, path);
   }
   return std::unexpected(exportError(path, tr("unknown view")));
+}
+
+attn::Result<void> TransformerWorkbench::exportCurrentView(const QString& path) const {
+  return exportView(path, currentView());
 }
 
 attn::Result<void> TransformerWorkbench::exportMatrix(const QString& path) const {

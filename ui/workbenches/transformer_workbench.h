@@ -15,6 +15,7 @@
 #include "render/colormap.h"
 #include "workbenches/transformer_worker.h"
 #include "workbenches/worker_thread.h"
+#include "workbenches/workbench.h"
 
 #include <QList>
 #include <QString>
@@ -52,7 +53,7 @@ class HeatmapView;
 class ImageOverlayView;
 class TokenLinesView;
 
-class TransformerWorkbench : public QWidget {
+class TransformerWorkbench : public Workbench {
   Q_OBJECT
 
  public:
@@ -77,10 +78,9 @@ class TransformerWorkbench : public QWidget {
   // True for what openPath takes: a folder, or a .attn.safetensors file.
   static bool isModelOrDumpPath(const QString& path);
   void cancelLoad();
-  bool isLoading() const { return loadRequested_ > loadSettled_; }
+  bool isLoading() const override { return loadRequested_ > loadSettled_; }
   quint64 loadsSettled() const { return loadSettled_; }
   const TransformerSource* source() const { return source_.get(); }
-  QString lastError() const { return lastError_; }
 
   // ---- input ----
   void setText(const QString& text);
@@ -105,10 +105,11 @@ class TransformerWorkbench : public QWidget {
   void setOverlayAlpha(double alpha);
   void setView(View view);
   View currentView() const;
-  void setColormap(render::Colormap map);
+  bool takesColormap() const override { return true; }
+  void setColormap(render::Colormap map) override;
   render::Colormap colormap() const { return colormap_; }
-  void setSidePanelVisible(bool visible);
-  bool isSidePanelVisible() const;
+  void setSidePanelVisible(bool visible) override;
+  bool isSidePanelVisible() const override;
 
   // ---- the session file ----
   // The model or dump (open or opening; the demo by its key), the input, the photo, the selection, the view
@@ -119,16 +120,10 @@ class TransformerWorkbench : public QWidget {
   void applyState(const attn::io::TransformerSection& state);
 
   // ---- results ----
-  quint64 submitted() const { return submitted_; }
-  quint64 shown() const { return shown_; }
-  quint64 settled() const { return settled_; }
   quint64 previewed() const { return previewed_; }  // newest run whose layer in view was drawn early
-  // Nothing loading, running or waiting to be shown.
-  bool isIdle() const;
   const TransformerOutcome* outcome() const { return outcome_.get(); }
   int workerRuns() const { return worker_->runs(); }
   int modelRuns() const { return worker_->modelRuns(); }
-  QString runSummary() const { return runSummary_; }
   // The map the matrix view shows now (null before a run).
   const attn::AttentionMap* currentMatrix() const { return matrixMap_.get(); }
   QStringList warnings() const;
@@ -137,7 +132,7 @@ class TransformerWorkbench : public QWidget {
   // A view as PNG/SVG/PDF (the head and model views as their standalone pictures for PNG).
   attn::Result<void> exportView(const QString& path, View view) const;
   // The current matrix as .csv or .npy.
-  attn::Result<void> exportMatrix(const QString& path) const;
+  attn::Result<void> exportMatrix(const QString& path) const override;
   // Every head of the current layer: layer<L>-head<H>.png and .csv into `folder`. Returns the files.
   attn::Result<QStringList> exportLayer(const QString& folder) const;
 
@@ -160,10 +155,12 @@ class TransformerWorkbench : public QWidget {
   QTabWidget* viewTabs() const { return viewTabs_; }
   QLabel* modelLabel() const { return modelLabel_; }
 
+  // ---- Workbench ----
+  void saveTo(attn::io::Session& session) const override;
+  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  attn::Result<void> exportCurrentView(const QString& path) const override;
+
  signals:
-  void statusMessage(const QString& text, int timeoutMs);
-  void runSummaryChanged(const QString& summary);
-  void resultShown(quint64 generation);
   // The head view and matrix show the layer in view of run `generation`, ahead of its outcome.
   void previewShown(quint64 generation);
   void sourceLoaded(const QString& path);
@@ -187,7 +184,7 @@ class TransformerWorkbench : public QWidget {
   void onImageFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const TransformerOutcome> outcome);
   void onPreview(std::shared_ptr<const TransformerPreview> preview);
-  void applyPending();
+  void applyPending() override;
   void post();
   void updateInputControls();
   void updateMatrix();
@@ -202,7 +199,6 @@ class TransformerWorkbench : public QWidget {
 
   WorkerThread thread_;
   std::unique_ptr<TransformerWorker> worker_;
-  QTimer applyTimer_;
 
   std::shared_ptr<const TransformerSource> source_;
   quint64 loadRequested_ = 0;
@@ -210,16 +206,11 @@ class TransformerWorkbench : public QWidget {
   QString loadingPath_;
   std::shared_ptr<const VisionInput> image_;
   quint64 imageRequested_ = 0;
-  QString lastError_;
 
-  quint64 submitted_ = 0;
-  quint64 shown_ = 0;
-  quint64 settled_ = 0;
   quint64 previewed_ = 0;
   std::shared_ptr<const TransformerOutcome> pending_;
   std::shared_ptr<const TransformerOutcome> outcome_;
   std::shared_ptr<const attn::AttentionMap> matrixMap_;
-  QString runSummary_;
   int layer_ = 0;
   int head_ = 0;
   QString requestedSource_;  // the source open or opening: a folder, a dump or demoModelKey()

@@ -1,0 +1,174 @@
+// MainWindow's File > Open commands: text files into the lab, images into the Glimpse or the Captioning tab,
+// model folders and dumps into the tab their config.json names, each with its recent list.
+#include "app/main_window.h"
+
+#include "app/recent_files.h"
+#include "app/status_line.h"
+#include "workbenches/alignment_models.h"
+#include "workbenches/alignment_workbench.h"
+#include "workbenches/caption_models.h"
+#include "workbenches/caption_workbench.h"
+#include "workbenches/glimpse_workbench.h"
+#include "workbenches/lab_workbench.h"
+#include "workbenches/transformer_workbench.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QSettings>
+#include <QStandardPaths>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+constexpr qint64 kMaxTextFileBytes = 16 * 1024 * 1024;
+
+}  // namespace
+
+QStringList MainWindow::recentFiles() const { return recentFiles_->paths(); }
+QStringList MainWindow::recentImages() const { return recentImages_->paths(); }
+QStringList MainWindow::recentModels() const { return recentModels_->paths(); }
+
+void MainWindow::reportMissing(RecentList* list, const QString& path, const QString& what) {
+  messages_->show(nullptr,
+                  list->remove(path) ? tr("%1 no longer exists; removed it from the recent %2").arg(path, what)
+                                     : tr("%1 does not exist").arg(path),
+                  8000);
+}
+
+bool MainWindow::openFile(const QString& path) {
+  if (isSessionFileName(path) && QFileInfo(path).isFile()) return openSession(path);
+  const QFileInfo info(path);
+  const QString name = info.fileName();
+  if (!info.exists()) {
+    reportMissing(recentFiles_, path, tr("files"));
+    return false;
+  }
+  if (info.size() > kMaxTextFileBytes) {
+    messages_->show(nullptr,
+                    tr("%1 is %2 MB; the lab opens text files up to 16 MB")
+                        .arg(name)
+                        .arg(double(info.size()) / (1024.0 * 1024.0), 0, 'f', 1),
+                    8000);
+    return false;
+  }
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    messages_->show(nullptr, tr("Cannot open %1: %2").arg(name, file.errorString()), 8000);
+    return false;
+  }
+  const QByteArray bytes = file.readAll();
+  showLab();
+  recentFiles_->add(path);
+  return lab_->loadText(bytes, name);
+}
+
+void MainWindow::openDialog() {
+  QSettings settings;
+  const QString dir =
+      settings.value(u"paths/open"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Text into the Lab"), dir,
+      tr("Text: first non-empty line = query, rest = source (*.txt);;AttnScope sessions (*.attnscope.json);;"
+         "All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/open"_s, QFileInfo(path).absolutePath());
+  openFile(path);
+}
+
+bool MainWindow::openImage(const QString& path) {
+  const bool caption = tabs_->currentWidget() == caption_;
+  if (!caption) showGlimpse();
+  const QFileInfo info(path);
+  if (!path.startsWith(u':') && !info.exists()) {
+    reportMissing(recentImages_, path, tr("images"));
+    return false;
+  }
+  messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  if (caption) {
+    caption_->openFile(path);
+  } else {
+    glimpse_->openFile(path);
+  }
+  return true;
+}
+
+void MainWindow::openImageDialog() {
+  QSettings settings;
+  const QString dir =
+      settings.value(u"paths/openImage"_s, QStandardPaths::writableLocation(QStandardPaths::PicturesLocation))
+          .toString();
+  const QString path = QFileDialog::getOpenFileName(
+      this,
+      tabs_->currentWidget() == caption_ ? tr("Open Image into the Captioning Tab")
+                                         : tr("Open Image into the Glimpse Tab"),
+      dir,
+      tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;PNG (*.png);;JPEG (*.jpg *.jpeg);;"
+         "BMP (*.bmp);;TIFF (*.tif *.tiff);;WebP (*.webp);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openImage"_s, QFileInfo(path).absolutePath());
+  openImage(path);
+}
+
+bool MainWindow::openModel(const QString& path) {
+  const QFileInfo info(path);
+  const QString architecture = info.exists() ? folderArchitecture(path) : QString();
+  const bool captioner =
+      isCaptionArchitecture(architecture) ||
+      (architecture.isEmpty() && tabs_->currentWidget() == caption_ && !TransformerWorkbench::isDumpFileName(path));
+  if (captioner && info.exists()) {
+    showCaption();
+    messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
+    caption_->openModel(info.absoluteFilePath());
+    return true;
+  }
+  const bool alignment =
+      isAlignmentArchitecture(architecture) ||
+      (architecture.isEmpty() && tabs_->currentWidget() == alignment_ && !TransformerWorkbench::isDumpFileName(path));
+  if (alignment && info.exists()) {
+    showAlignment();
+    messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
+    alignment_->openModel(info.absoluteFilePath());
+    return true;
+  }
+  showTransformer();
+  if (!info.exists() && path == TransformerWorkbench::demoModelKey()) {  // the bundled demo, by name
+    if (transformer_->openDemo()) return true;
+  }
+  if (!info.exists()) {
+    reportMissing(recentModels_, path, tr("models"));
+    return false;
+  }
+  messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  transformer_->openPath(path);
+  return true;
+}
+
+void MainWindow::openModelDialog() {
+  QSettings settings;
+  const QString dir =
+      settings.value(u"paths/openModel"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
+  const QString path =
+      QFileDialog::getExistingDirectory(this, tr("Open Model Folder (config.json + *.safetensors)"), dir);
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openModel"_s, QFileInfo(path).absolutePath());
+  openModel(path);
+}
+
+void MainWindow::openDumpDialog() {
+  QSettings settings;
+  const QString dir =
+      settings.value(u"paths/openDump"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Attention Dump"), dir,
+                                                    tr("Attention dumps (*.attn.safetensors);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openDump"_s, QFileInfo(path).absolutePath());
+  openModel(path);
+}
+
+}  // namespace attn::ui
