@@ -28,10 +28,10 @@ RenderFailure outputFailure(const attn::Error& error) { return engineFailure(Ren
 
 QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
-}  // namespace
+using Step = std::expected<void, RenderFailure>;  // a step of the job that may fail
 
-std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
-  // Everything that needs no model first.
+// Everything that needs no model.
+Step checkJob(const AlignJob& job) {
   if (job.model.isEmpty()) return std::unexpected(usageFailure(QObject::tr("align: give --model NAME|DIR")));
   if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("align: give --text \"...\"")));
   if (job.outPath.isEmpty() && job.csvPath.isEmpty()) {
@@ -61,123 +61,132 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     return std::unexpected(
         inputFailure(QObject::tr("--text: empty: nothing to decode; give a date in any form or a review")));
   }
+  return {};
+}
 
-  // One thread, as in the tab's worker: for these small models a team of threads costs more than it saves.
-  omp_set_num_threads(1);
-  QElapsedTimer timer;
-  timer.start();
-  auto model = loadAlignmentModel(job.model);
-  if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
-  RenderReport report;
-  for (const auto& w : model->isSeq2Seq() ? model->seq2seq->warnings() : model->classifier->warnings()) {
-    report.warnings.append(fromStd(w));
+// A seq2seq run's notes: its hypotheses, the source characters outside the vocabulary and its warnings.
+void addSeq2SeqNotes(const attn::models::Seq2SeqRun& run, RenderReport& report) {
+  report.notes += hypothesisNotes(run.hypotheses, u"</s>"_s);
+  const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
+  if (unknown > 0) {
+    QStringList which;
+    for (std::size_t j = 0; j < run.unknown.size(); ++j) {
+      if (run.unknown[j]) which.append(u"%1 at %2"_s.arg(quoted(fromStd(run.source[j]))).arg(j));
+    }
+    report.notes.append(QObject::tr("not in the vocabulary (read as <unk>): %1").arg(which.join(u", "_s)));
   }
-  const QFont font = QGuiApplication::font();
+  for (const auto& w : run.warnings) report.notes.append(u"warning: "_s + fromStd(w));
+}
 
-  if (model->seq2seq) {
-    attn::models::Seq2SeqRunner session(model->seq2seq);
-    attn::models::DecodeOptions options;
-    options.beam = job.beam;
-    auto run = session.run(job.text, options);
-    if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
-    const double ms = double(timer.nsecsElapsed()) / 1e6;
-    if (const QString problem = hypothesisChoiceProblem(run->hypotheses.size(), job.hypothesis, job.beam);
-        !problem.isEmpty()) {
-      return std::unexpected(inputFailure(problem));
+// --out of a seq2seq run: hypothesis `h`'s alignment heatmap (`map`) or its decoding figure.
+Step writeSeq2SeqView(const AlignJob& job, const attn::models::Seq2SeqRun& run, std::size_t h,
+                      const attn::models::Seq2SeqConfig& config, const std::shared_ptr<const attn::AttentionMap>& map,
+                      const QFont& font) {
+  const auto& hyp = run.hypotheses[h];
+  if (job.view == AlignJob::View::Heatmap) {
+    HeatmapView view(HeatmapView::Style::Full);
+    view.setAttribute(Qt::WA_DontShowOnScreen);
+    view.setColormap(job.colormap);
+    view.resize(job.size);
+    view.show();
+    view.setMap(map);
+    render::AlignmentOverlay overlay;
+    overlay.rows = int(map->weights.rows());
+    overlay.columns = int(map->weights.cols());
+    if (job.step > 0) overlay.focusRow = job.step - 1;
+    if (config.local) overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
+    view.setOverlay(overlay);
+    view.replotNow();
+    if (auto written = exportHeatmap(view, job.outPath); !written)
+      return std::unexpected(outputFailure(written.error()));
+  } else {
+    render::DecodingFigureOptions options;
+    options.colormap = job.colormap;
+    options.window = config.local ? config.window : 0;
+    const auto figure = render::decodingFigure(run, h, std::max(0, job.step - 1), job.text, options);
+    if (auto written = exportFigure(figure, font, job.size.width(), job.outPath); !written) {
+      return std::unexpected(outputFailure(written.error()));
     }
-    const std::size_t h = std::size_t(job.hypothesis - 1);
-    const auto& hyp = run->hypotheses[h];
-    if (job.step > int(hyp.ids.size())) {
-      return std::unexpected(inputFailure(QObject::tr("--step %1: hypothesis %2 has %3 output steps")
-                                              .arg(job.step)
-                                              .arg(job.hypothesis)
-                                              .arg(hyp.ids.size())));
-    }
-    report.summary = QObject::tr("align: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
-                         .arg(model->name)
-                         .arg(run->source.size())
-                         .arg(quoted(fromStd(run->hypotheses.front().text)))
-                         .arg(job.beam)
-                         .arg(ms, 0, 'f', 1);
-    report.notes += hypothesisNotes(run->hypotheses, u"</s>"_s);
-    const auto unknown = std::count(run->unknown.begin(), run->unknown.end(), true);
-    if (unknown > 0) {
-      QStringList which;
-      for (std::size_t j = 0; j < run->unknown.size(); ++j) {
-        if (run->unknown[j]) which.append(u"%1 at %2"_s.arg(quoted(fromStd(run->source[j]))).arg(j));
-      }
-      report.notes.append(QObject::tr("not in the vocabulary (read as <unk>): %1").arg(which.join(u", "_s)));
-    }
-    for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
-
-    const auto map = alignmentMap(*run, h);
-    if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no alignment")));
-    const auto& config = model->seq2seq->config();
-    if (!job.outPath.isEmpty()) {
-      if (job.view == AlignJob::View::Heatmap) {
-        HeatmapView view(HeatmapView::Style::Full);
-        view.setAttribute(Qt::WA_DontShowOnScreen);
-        view.setColormap(job.colormap);
-        view.resize(job.size);
-        view.show();
-        view.setMap(map);
-        render::AlignmentOverlay overlay;
-        overlay.rows = int(map->weights.rows());
-        overlay.columns = int(map->weights.cols());
-        if (job.step > 0) overlay.focusRow = job.step - 1;
-        if (config.local) overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
-        view.setOverlay(overlay);
-        view.replotNow();
-        if (auto written = exportHeatmap(view, job.outPath); !written)
-          return std::unexpected(outputFailure(written.error()));
-      } else {
-        render::DecodingFigureOptions options;
-        options.colormap = job.colormap;
-        options.window = config.local ? config.window : 0;
-        const auto figure = render::decodingFigure(*run, h, std::max(0, job.step - 1), job.text, options);
-        if (auto written = exportFigure(figure, font, job.size.width(), job.outPath); !written) {
-          return std::unexpected(outputFailure(written.error()));
-        }
-      }
-      report.written.append(job.outPath);
-    }
-    if (!job.csvPath.isEmpty()) {
-      if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
-        return std::unexpected(outputFailure(written.error()));
-      report.written.append(job.csvPath);
-    }
-    return report;
   }
+  return {};
+}
 
-  // A review classifier.
+// A date (seq2seq) model: decodes, checks the hypothesis and step asked for, writes --out and --csv.
+Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
+                RenderReport& report) {
+  attn::models::Seq2SeqRunner session(model.seq2seq);
+  attn::models::DecodeOptions options;
+  options.beam = job.beam;
+  auto run = session.run(job.text, options);
+  if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
+  const double ms = double(timer.nsecsElapsed()) / 1e6;
+  if (const QString problem = hypothesisChoiceProblem(run->hypotheses.size(), job.hypothesis, job.beam);
+      !problem.isEmpty()) {
+    return std::unexpected(inputFailure(problem));
+  }
+  const std::size_t h = std::size_t(job.hypothesis - 1);
+  const auto& hyp = run->hypotheses[h];
+  if (job.step > int(hyp.ids.size())) {
+    return std::unexpected(inputFailure(QObject::tr("--step %1: hypothesis %2 has %3 output steps")
+                                            .arg(job.step)
+                                            .arg(job.hypothesis)
+                                            .arg(hyp.ids.size())));
+  }
+  report.summary = QObject::tr("align: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+                       .arg(model.name)
+                       .arg(run->source.size())
+                       .arg(quoted(fromStd(run->hypotheses.front().text)))
+                       .arg(job.beam)
+                       .arg(ms, 0, 'f', 1);
+  addSeq2SeqNotes(*run, report);
+
+  const auto map = alignmentMap(*run, h);
+  if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no alignment")));
+  const auto& config = model.seq2seq->config();
+  if (!job.outPath.isEmpty()) {
+    if (auto written = writeSeq2SeqView(job, *run, h, config, map, font); !written) return written;
+    report.written.append(job.outPath);
+  }
+  if (!job.csvPath.isEmpty()) {
+    if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
+      return std::unexpected(outputFailure(written.error()));
+    report.written.append(job.csvPath);
+  }
+  return {};
+}
+
+QString labelOf(const attn::models::ClassifierConfig& config, int i) {
+  return std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)]) : QString::number(i);
+}
+
+// A review classifier: runs, writes the word shading (--out) and the heads x words matrix (--csv).
+Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
+                   RenderReport& report) {
   if (job.beamSet || job.hypothesisSet || job.step > 0) {
     return std::unexpected(usageFailure(QObject::tr("--beam, --hypothesis and --step are for the date (seq2seq) "
                                                     "models; %1 is a classifier")
-                                            .arg(model->name)));
+                                            .arg(model.name)));
   }
   if (job.viewSet && job.view == AlignJob::View::Heatmap) {
     return std::unexpected(
         usageFailure(QObject::tr("--view heatmap is for the date (seq2seq) models; a classifier "
                                  "writes its word shading")));
   }
-  attn::models::ClassifierRunner session(model->classifier);
+  attn::models::ClassifierRunner session(model.classifier);
   auto run = session.run(job.text);
   if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
   const double ms = double(timer.nsecsElapsed()) / 1e6;
-  const auto& config = model->classifier->config();
-  const auto labelOf = [&config](int i) {
-    return std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)]) : QString::number(i);
-  };
+  const auto& config = model.classifier->config();
   const float p =
       std::size_t(run->predicted) < run->probabilities.size() ? run->probabilities[std::size_t(run->predicted)] : 0.0f;
   report.summary = QObject::tr("align: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
-                       .arg(model->name)
+                       .arg(model.name)
                        .arg(run->input.words.size())
-                       .arg(labelOf(run->predicted), render::percentText(p))
+                       .arg(labelOf(config, run->predicted), render::percentText(p))
                        .arg(ms, 0, 'f', 1);
   QStringList probabilities;
   for (std::size_t i = 0; i < run->probabilities.size(); ++i) {
-    probabilities.append(u"%1 %2"_s.arg(labelOf(int(i))).arg(double(run->probabilities[i]), 0, 'f', 4));
+    probabilities.append(u"%1 %2"_s.arg(labelOf(config, int(i))).arg(double(run->probabilities[i]), 0, 'f', 4));
   }
   report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
   for (Index s = 0; s < run->sentence_attention.size(); ++s) {
@@ -201,6 +210,31 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
       return std::unexpected(outputFailure(written.error()));
     report.written.append(job.csvPath);
   }
+  return {};
+}
+
+}  // namespace
+
+std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
+  // Everything that needs no model first.
+  if (auto checked = checkJob(job); !checked) return std::unexpected(checked.error());
+
+  // One thread, as in the tab's worker: for these small models a team of threads costs more than it saves.
+  omp_set_num_threads(1);
+  QElapsedTimer timer;
+  timer.start();
+  auto model = loadAlignmentModel(job.model);
+  if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
+  RenderReport report;
+  for (const auto& w : model->isSeq2Seq() ? model->seq2seq->warnings() : model->classifier->warnings()) {
+    report.warnings.append(fromStd(w));
+  }
+  const QFont font = QGuiApplication::font();
+
+  // A date (seq2seq) model, or a review classifier.
+  const Step ran =
+      model->seq2seq ? runSeq2Seq(job, *model, timer, font, report) : runClassifier(job, *model, timer, font, report);
+  if (!ran) return std::unexpected(ran.error());
   return report;
 }
 

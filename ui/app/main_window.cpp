@@ -191,6 +191,12 @@ void MainWindow::createActions() {
   exportCsvAction_->setStatusTip(tr("Save the shown map's weights as CSV (with its tokens) or as a NumPy .npy"));
   connect(exportCsvAction_, &QAction::triggered, this, &MainWindow::exportCsvDialog);
 
+  createSessionActions();
+  createViewActions();
+}
+
+// File > Open Session, Save Session, Save Session As and Quit.
+void MainWindow::createSessionActions() {
   openSessionAction_ = new QAction(tr("Open Sessio&n\u2026"), this);
   openSessionAction_->setStatusTip(tr("Open an AttnScope session (*.attnscope.json): every tab as it was saved"));
   connect(openSessionAction_, &QAction::triggered, this, &MainWindow::openSessionDialog);
@@ -210,7 +216,10 @@ void MainWindow::createActions() {
                                 : QKeySequence::keyBindings(QKeySequence::Quit));
   quitAction_->setMenuRole(QAction::QuitRole);
   connect(quitAction_, &QAction::triggered, this, &QWidget::close);
+}
 
+// The View and Help menus' actions, and the keyboard routes into the lab.
+void MainWindow::createViewActions() {
   fullScreenAction_ = new QAction(tr("&Full Screen"), this);
   fullScreenAction_->setShortcuts(QKeySequence::keyBindings(QKeySequence::FullScreen).isEmpty()
                                       ? QList<QKeySequence>{QKeySequence(Qt::Key_F11)}

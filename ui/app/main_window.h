@@ -135,6 +135,8 @@ class MainWindow : public QMainWindow {
   void addWorkbench(Workbench* workbench);
   void connectWorkbenches();
   void createActions();
+  void createSessionActions();
+  void createViewActions();
   void createMenus();
   void restoreSettings();
   // The per-tab QSettings keys of versions before sessions, read once when there is no autosave yet.

@@ -106,8 +106,12 @@ std::optional<TransformerView> findTransformerView(const QString& name) {
   return std::nullopt;
 }
 
-std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job) {
-  // Check everything that needs no engine first.
+namespace {
+
+using Step = std::expected<void, RenderFailure>;  // a step of the job that may fail
+
+// The spec to render (none: --out is not asked for), checked with everything else that needs no engine.
+std::expected<std::optional<RenderSpec>, RenderFailure> checkJob(const TransformerJob& job) {
   std::optional<RenderSpec> spec;
   // The model view draws every layer and head, so it needs no --render; its spec (a head) only outlines one.
   const bool modelViewAlone = job.render.empty() && job.view == TransformerView::Model && !job.outPath.isEmpty();
@@ -141,99 +145,109 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
       job.size.height() > 16384) {
     return std::unexpected(usageFailure(QObject::tr("the image size must be between 64 and 16384 pixels a side")));
   }
+  return spec;
+}
 
-  QElapsedTimer timer;
-  timer.start();
-  RenderReport report;
-  auto run = std::make_shared<attn::models::TransformerRun>();
+// A run read from a dump or made by a model: its attention, what made it (for the summary and a dump's
+// header) and the photo a ViT ran on.
+struct JobRun {
+  std::shared_ptr<attn::models::TransformerRun> run = std::make_shared<attn::models::TransformerRun>();
   QString what;
   std::string modelName;
   QImage photo;
-  if (!job.dumpIn.isEmpty()) {
-    auto dump = attn::io::read_attention_dump(std::filesystem::path(job.dumpIn.toStdString()));
-    if (!dump) return std::unexpected(engineFailure(RenderFailure::Kind::Input, dump.error()));
-    for (const auto& w : dump->warnings) report.warnings.append(fromStd(w));
-    run->attention = std::move(dump->trace);
-    run->special_positions = TransformerWorker::specialPositions(run->attention.tokens);
-    what = QObject::tr("dump");
-    modelName = dump->model;
-  } else {
-    auto model = attn::models::TransformerModel::load(std::filesystem::path(job.modelDir.toStdString()));
-    if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
-    const auto& config = (*model)->config();
-    what = fromStd(std::string(attn::models::to_string(config.family)));
-    modelName = (*model)->description();
-    for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
-    attn::models::TransformerRunner session(*model);
-    attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
-    if (config.family == attn::models::Family::Vit) {
-      if (job.imagePath.isEmpty()) {
-        return std::unexpected(usageFailure(QObject::tr("this is a vision transformer: give --image FILE")));
-      }
-      auto image = attn::load_image(std::filesystem::path(job.imagePath.toStdString()));
-      if (!image) return std::unexpected(engineFailure(RenderFailure::Kind::Input, image.error()));
-      QImage display(image->width, image->height, QImage::Format_RGBX8888);
-      attn::image_to_u8(*image, display.bits(), display.bytesPerLine(), 4);
-      photo = display.convertToFormat(QImage::Format_RGB32);
-      result = session.run_image(*image);
-    } else {
-      if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\"")));
-      result = session.run_text(job.text, job.pair);
+};
+
+// --dump-in: the dump's attention as a run; its warnings go into `report`.
+std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderReport& report) {
+  JobRun out;
+  auto dump = attn::io::read_attention_dump(std::filesystem::path(job.dumpIn.toStdString()));
+  if (!dump) return std::unexpected(engineFailure(RenderFailure::Kind::Input, dump.error()));
+  for (const auto& w : dump->warnings) report.warnings.append(fromStd(w));
+  out.run->attention = std::move(dump->trace);
+  out.run->special_positions = TransformerWorker::specialPositions(out.run->attention.tokens);
+  out.what = QObject::tr("dump");
+  out.modelName = dump->model;
+  return out;
+}
+
+// The model folder loaded and run on --text [--pair] or --image; its warnings go into `report`.
+std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderReport& report) {
+  JobRun out;
+  auto model = attn::models::TransformerModel::load(std::filesystem::path(job.modelDir.toStdString()));
+  if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
+  const auto& config = (*model)->config();
+  out.what = fromStd(std::string(attn::models::to_string(config.family)));
+  out.modelName = (*model)->description();
+  for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
+  attn::models::TransformerRunner session(*model);
+  attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
+  if (config.family == attn::models::Family::Vit) {
+    if (job.imagePath.isEmpty()) {
+      return std::unexpected(usageFailure(QObject::tr("this is a vision transformer: give --image FILE")));
     }
-    if (!result) return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
-    *run = std::move(*result);
+    auto image = attn::load_image(std::filesystem::path(job.imagePath.toStdString()));
+    if (!image) return std::unexpected(engineFailure(RenderFailure::Kind::Input, image.error()));
+    QImage display(image->width, image->height, QImage::Format_RGBX8888);
+    attn::image_to_u8(*image, display.bits(), display.bytesPerLine(), 4);
+    out.photo = display.convertToFormat(QImage::Format_RGB32);
+    result = session.run_image(*image);
+  } else {
+    if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\"")));
+    result = session.run_text(job.text, job.pair);
   }
-  const auto& trace = run->attention;
-  if (trace.layers.empty()) return std::unexpected(inputFailure(QObject::tr("the run holds no attention maps")));
-  const attn::Stage stage = trace.layers.front().stage;
-  const int layers = trace.layer_count(stage);
-  const int heads = trace.find(stage, 0) ? trace.find(stage, 0)->maps.heads() : 0;
-  report.summary = QObject::tr("run: %1 \u00b7 %2 tokens \u00b7 %3 layers x %4 heads \u00b7 %5 ms")
-                       .arg(what)
-                       .arg(trace.tokens.size())
-                       .arg(layers)
-                       .arg(heads)
-                       .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 1);
-  for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
-  for (const auto& p : run->predictions) {
-    if (!run->labels.empty()) break;  // ViT: the classes below say the same
+  if (!result) return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
+  *out.run = std::move(*result);
+  return out;
+}
+
+// The run's warnings, predictions and classes as notes.
+void addRunNotes(const attn::models::TransformerRun& run, RenderReport& report) {
+  for (const auto& w : run.warnings) report.notes.append(u"warning: "_s + fromStd(w));
+  for (const auto& p : run.predictions) {
+    if (!run.labels.empty()) break;  // ViT: the classes below say the same
     QStringList top;
     for (const auto& c : p.top) top.append(u"%1 (%2)"_s.arg(fromStd(c.text)).arg(double(c.probability), 0, 'f', 3));
     report.notes.append(QObject::tr("prediction at %1: %2").arg(p.position).arg(top.join(u", "_s)));
   }
-  for (const auto& label : run->labels) report.notes.append(QObject::tr("class: %1").arg(fromStd(label)));
+  for (const auto& label : run.labels) report.notes.append(QObject::tr("class: %1").arg(fromStd(label)));
+}
 
-  if (!job.dumpOut.isEmpty()) {
-    if (auto written =
-            attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
-        !written) {
-      return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
-    }
-    report.written.append(job.dumpOut);
+// --dump: the run's attention written as a dump.
+Step writeDump(const TransformerJob& job, const attn::LayeredTrace& trace, const std::string& modelName,
+               RenderReport& report) {
+  if (auto written = attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
+      !written) {
+    return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   }
-  if (!spec) return report;
+  report.written.append(job.dumpOut);
+  return {};
+}
 
-  // The map the spec names.
-  if (spec->kind != RenderSpec::Kind::Rollout) {
+using MapOrFailure = std::expected<std::shared_ptr<const attn::AttentionMap>, RenderFailure>;
+
+// The map the spec names, its layer and head checked against the run's `layers` and `heads`.
+MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const attn::LayeredTrace& trace,
+                     attn::Stage stage, int layers, int heads) {
+  if (spec.kind != RenderSpec::Kind::Rollout) {
     const std::int64_t layerAt = std::int64_t(job.render.find("layer=")) + 6;
-    if (spec->layer >= layers) {
-      return std::unexpected(engineFailure(
-          RenderFailure::Kind::Input, attn::Error{"--render", layerAt, -1,
-                                                  "layer " + std::to_string(spec->layer) + " is beyond the run's " +
-                                                      std::to_string(layers) + " layers (0-based)",
-                                                  attn::ErrorKind::OutOfRange}));
+    if (spec.layer >= layers) {
+      return std::unexpected(engineFailure(RenderFailure::Kind::Input,
+                                           attn::Error{"--render", layerAt, -1,
+                                                       "layer " + std::to_string(spec.layer) + " is beyond the run's " +
+                                                           std::to_string(layers) + " layers (0-based)",
+                                                       attn::ErrorKind::OutOfRange}));
     }
-    if (spec->kind == RenderSpec::Kind::Head && spec->head >= heads) {
+    if (spec.kind == RenderSpec::Kind::Head && spec.head >= heads) {
       const std::int64_t headAt = std::int64_t(job.render.find("head=")) + 5;
-      return std::unexpected(engineFailure(
-          RenderFailure::Kind::Input, attn::Error{"--render", headAt, -1,
-                                                  "head " + std::to_string(spec->head) + " is beyond the layer's " +
-                                                      std::to_string(heads) + " heads (0-based)",
-                                                  attn::ErrorKind::OutOfRange}));
+      return std::unexpected(engineFailure(RenderFailure::Kind::Input,
+                                           attn::Error{"--render", headAt, -1,
+                                                       "head " + std::to_string(spec.head) + " is beyond the layer's " +
+                                                           std::to_string(heads) + " heads (0-based)",
+                                                       attn::ErrorKind::OutOfRange}));
     }
   }
   std::shared_ptr<const attn::AttentionMap> map;
-  if (spec->kind == RenderSpec::Kind::Rollout) {
+  if (spec.kind == RenderSpec::Kind::Rollout) {
     attn::analysis::RolloutOptions options;
     options.stage = stage;
     auto rollout = attn::analysis::rollout(trace, options);
@@ -248,78 +262,130 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
     m->col_axis = "input tokens";
     map = std::move(m);
   } else {
-    map = trace.map(stage, spec->layer, spec->kind == RenderSpec::Kind::Head ? spec->head : -1);
+    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1);
   }
   if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
+  return map;
+}
 
-  const auto savePng = [&job](const QImage& image) -> std::expected<void, RenderFailure> {
-    if (image.isNull() || !image.save(job.outPath, "PNG")) {
-      return std::unexpected(
-          RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not write the file").arg(job.outPath)});
-    }
-    return {};
-  };
-  std::expected<void, RenderFailure> saved;
-  switch (job.view) {
-    case TransformerView::Matrix: {
-      HeatmapView view(HeatmapView::Style::Full);
-      view.setAttribute(Qt::WA_DontShowOnScreen);
-      view.setColormap(job.colormap);
-      view.resize(job.size);
-      view.show();
-      view.setMap(map);
-      view.replotNow();
-      if (auto written = exportHeatmap(view, job.outPath); !written) {
-        return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
-      }
-      break;
-    }
-    case TransformerView::Head: {
-      const auto* layer = trace.find(stage, spec->layer);
-      render::TokenLinesScene scene;
-      scene.stack = &layer->maps;
-      scene.rowTokens = &trace.tokens;
-      if (spec->kind == RenderSpec::Kind::Head) {
-        scene.heads = {spec->head};
-      } else {
-        for (int h = 0; h < layer->maps.heads(); ++h) scene.heads.push_back(h);
-      }
-      saved = savePng(
-          render::tokenLinesImage(scene, job.size.width(),
-                                  QObject::tr("Head view \u00b7 layer %1 \u00b7 %2")
-                                      .arg(spec->layer)
-                                      .arg(spec->kind == RenderSpec::Kind::Head ? QObject::tr("head %1").arg(spec->head)
-                                                                                : QObject::tr("all heads"))));
-      break;
-    }
-    case TransformerView::Model: {
-      const auto thumbs = render::makeThumbnails(trace, stage, TransformerWorker::kThumbnailSide);
-      std::vector<QImage> tiles;
-      for (const auto& pooled : thumbs.pooled) tiles.push_back(render::thumbnailImage(pooled, job.colormap));
-      render::HeadGridScene scene;
-      scene.tiles = &tiles;
-      if (spec->kind == RenderSpec::Kind::Head) scene.selected = QPoint(spec->head, spec->layer);
-      saved = savePng(render::headGridImage(
-          scene, thumbs.layers, thumbs.heads, job.size.width(),
-          QObject::tr("Model view \u00b7 %1 layers x %2 heads").arg(thumbs.layers).arg(thumbs.heads)));
-      break;
-    }
-    case TransformerView::Overlay: {
-      if (run->grid_rows <= 0 || photo.isNull()) {
-        return std::unexpected(usageFailure(QObject::tr("--view overlay is for vision transformers run on --image")));
-      }
-      const auto grid = render::classTokenGrid(map->weights, run->grid_rows, run->grid_cols);
-      if (!grid)
-        return std::unexpected(inputFailure(
-            QObject::tr("the map is not class token + %1 x %2 patches").arg(run->grid_rows).arg(run->grid_cols)));
-      QImage base = photo.scaled(job.size, Qt::KeepAspectRatio, Qt::SmoothTransformation);
-      render::OverlayOptions options;
-      options.colormap = job.colormap == render::Colormap::Viridis ? render::Colormap::Inferno : job.colormap;
-      saved = savePng(render::overlayImage(base, *grid, options));
-      break;
-    }
+Step savePng(const QImage& image, const QString& path) {
+  if (image.isNull() || !image.save(path, "PNG")) {
+    return std::unexpected(
+        RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not write the file").arg(path)});
   }
-  if (!saved) return std::unexpected(saved.error());
+  return {};
+}
+
+Step renderMatrix(const TransformerJob& job, const std::shared_ptr<const attn::AttentionMap>& map) {
+  HeatmapView view(HeatmapView::Style::Full);
+  view.setAttribute(Qt::WA_DontShowOnScreen);
+  view.setColormap(job.colormap);
+  view.resize(job.size);
+  view.show();
+  view.setMap(map);
+  view.replotNow();
+  if (auto written = exportHeatmap(view, job.outPath); !written) {
+    return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
+  }
+  return {};
+}
+
+Step renderHeadView(const TransformerJob& job, const RenderSpec& spec, const attn::LayeredTrace& trace,
+                    attn::Stage stage) {
+  const auto* layer = trace.find(stage, spec.layer);
+  render::TokenLinesScene scene;
+  scene.stack = &layer->maps;
+  scene.rowTokens = &trace.tokens;
+  if (spec.kind == RenderSpec::Kind::Head) {
+    scene.heads = {spec.head};
+  } else {
+    for (int h = 0; h < layer->maps.heads(); ++h) scene.heads.push_back(h);
+  }
+  return savePng(
+      render::tokenLinesImage(scene, job.size.width(),
+                              QObject::tr("Head view \u00b7 layer %1 \u00b7 %2")
+                                  .arg(spec.layer)
+                                  .arg(spec.kind == RenderSpec::Kind::Head ? QObject::tr("head %1").arg(spec.head)
+                                                                           : QObject::tr("all heads"))),
+      job.outPath);
+}
+
+Step renderModelView(const TransformerJob& job, const RenderSpec& spec, const attn::LayeredTrace& trace,
+                     attn::Stage stage) {
+  const auto thumbs = render::makeThumbnails(trace, stage, TransformerWorker::kThumbnailSide);
+  std::vector<QImage> tiles;
+  for (const auto& pooled : thumbs.pooled) tiles.push_back(render::thumbnailImage(pooled, job.colormap));
+  render::HeadGridScene scene;
+  scene.tiles = &tiles;
+  if (spec.kind == RenderSpec::Kind::Head) scene.selected = QPoint(spec.head, spec.layer);
+  return savePng(
+      render::headGridImage(scene, thumbs.layers, thumbs.heads, job.size.width(),
+                            QObject::tr("Model view \u00b7 %1 layers x %2 heads").arg(thumbs.layers).arg(thumbs.heads)),
+      job.outPath);
+}
+
+Step renderOverlay(const TransformerJob& job, const attn::models::TransformerRun& run, const attn::AttentionMap& map,
+                   const QImage& photo) {
+  if (run.grid_rows <= 0 || photo.isNull()) {
+    return std::unexpected(usageFailure(QObject::tr("--view overlay is for vision transformers run on --image")));
+  }
+  const auto grid = render::classTokenGrid(map.weights, run.grid_rows, run.grid_cols);
+  if (!grid)
+    return std::unexpected(inputFailure(
+        QObject::tr("the map is not class token + %1 x %2 patches").arg(run.grid_rows).arg(run.grid_cols)));
+  QImage base = photo.scaled(job.size, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+  render::OverlayOptions options;
+  options.colormap = job.colormap == render::Colormap::Viridis ? render::Colormap::Inferno : job.colormap;
+  return savePng(render::overlayImage(base, *grid, options), job.outPath);
+}
+
+// --out: the view the job names, of `map` (the matrix, the overlay) or of the spec's layer and head.
+Step renderView(const TransformerJob& job, const RenderSpec& spec, const JobRun& ran, attn::Stage stage,
+                const std::shared_ptr<const attn::AttentionMap>& map) {
+  const auto& trace = ran.run->attention;
+  switch (job.view) {
+    case TransformerView::Matrix: return renderMatrix(job, map);
+    case TransformerView::Head: return renderHeadView(job, spec, trace, stage);
+    case TransformerView::Model: return renderModelView(job, spec, trace, stage);
+    case TransformerView::Overlay: return renderOverlay(job, *ran.run, *map, ran.photo);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job) {
+  // Check everything that needs no engine first.
+  const auto spec = checkJob(job);
+  if (!spec) return std::unexpected(spec.error());
+
+  QElapsedTimer timer;
+  timer.start();
+  RenderReport report;
+  auto ran = job.dumpIn.isEmpty() ? runModel(job, report) : readDump(job, report);
+  if (!ran) return std::unexpected(ran.error());
+  const auto& run = ran->run;
+  const auto& trace = run->attention;
+  if (trace.layers.empty()) return std::unexpected(inputFailure(QObject::tr("the run holds no attention maps")));
+  const attn::Stage stage = trace.layers.front().stage;
+  const int layers = trace.layer_count(stage);
+  const int heads = trace.find(stage, 0) ? trace.find(stage, 0)->maps.heads() : 0;
+  report.summary = QObject::tr("run: %1 \u00b7 %2 tokens \u00b7 %3 layers x %4 heads \u00b7 %5 ms")
+                       .arg(ran->what)
+                       .arg(trace.tokens.size())
+                       .arg(layers)
+                       .arg(heads)
+                       .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 1);
+  addRunNotes(*run, report);
+
+  if (!job.dumpOut.isEmpty()) {
+    if (auto written = writeDump(job, trace, ran->modelName, report); !written) return std::unexpected(written.error());
+  }
+  if (!*spec) return report;
+
+  const auto map = specMap(job, **spec, trace, stage, layers, heads);
+  if (!map) return std::unexpected(map.error());
+  if (auto saved = renderView(job, **spec, *ran, stage, *map); !saved) return std::unexpected(saved.error());
   report.written.append(job.outPath);
   return report;
 }

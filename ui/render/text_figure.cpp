@@ -264,6 +264,106 @@ FigureLayout layoutFigure(const TextFigure& figure, const QFont& font, double wi
   return layout;
 }
 
+namespace {
+
+// A ShadedText element: its caption, the fills behind the characters, the characters in the colour of
+// their fill, then the marks, underlines and focus outlines.
+void paintShadedText(QPainter& painter, const ShadedText& text, const FigureLayout::Block& block,
+                     const FigureLayout& layout, const FigureStyle& style) {
+  if (!text.caption.isEmpty()) {
+    painter.setFont(captionFont(layout.font));
+    painter.setPen(style.muted);
+    painter.drawText(QRectF(0, block.rect.top(), layout.width, block.captionHeight), Qt::AlignLeft | Qt::AlignTop,
+                     text.caption);
+  }
+  const QFontMetricsF fm(block.font);
+  painter.setFont(block.font);
+  // Fills first, so neighbouring characters' boxes never cover each other's text.
+  painter.setPen(Qt::NoPen);
+  for (std::size_t r = 0; r < text.ranges.size(); ++r) {
+    const QColor fill = rangeFill(text, text.ranges[r].weight, style);
+    if (fill.alpha() == 0) continue;
+    for (const auto& box : block.ranges[r]) painter.fillRect(box, fill);
+  }
+  // Which range each character belongs to, for its colour.
+  std::vector<int> rangeOf(std::size_t(block.laidOut.size()), -1);
+  for (std::size_t r = 0; r < text.ranges.size(); ++r) {
+    const auto& range = text.ranges[r];
+    for (int k = std::max(0, range.begin); k < std::min(range.end, int(rangeOf.size())); ++k) {
+      rangeOf[std::size_t(k)] = int(r);
+    }
+  }
+  const auto colourOf = [&](const FigureLayout::Piece& piece, int k) {
+    if (piece.tail) return style.muted;
+    const int r = rangeOf[std::size_t(k)];
+    if (r < 0) return style.text;
+    if (text.ranges[std::size_t(r)].unknown) return style.unknown;
+    return textOn(rangeFill(text, text.ranges[std::size_t(r)].weight, style), style);
+  };
+  for (const auto& piece : block.pieces) {
+    const double baseline = piece.origin.y() + kLinePadding + fm.ascent();
+    int start = piece.begin;
+    while (start < piece.end) {
+      const QColor colour = colourOf(piece, start);
+      int stop = start + 1;
+      while (stop < piece.end && colourOf(piece, stop) == colour) ++stop;
+      const double x = piece.origin.x() + fm.horizontalAdvance(block.laidOut.mid(piece.begin, start - piece.begin));
+      painter.setPen(colour);
+      painter.drawText(QPointF(x, baseline), block.laidOut.mid(start, stop - start));
+      start = stop;
+    }
+  }
+  for (std::size_t r = 0; r < text.ranges.size(); ++r) {
+    const auto& range = text.ranges[r];
+    for (const auto& box : block.ranges[r]) {
+      if (range.marked) painter.fillRect(QRectF(box.left(), box.bottom() - 2.5, box.width(), 2.5), style.focus);
+      if (range.unknown) {
+        const double y = box.top() + kLinePadding + fm.ascent() + std::max(2.0, fm.descent() * 0.6);
+        painter.setPen(QPen(style.unknown, 1.6));
+        painter.drawLine(QPointF(box.left() + 1, y), QPointF(box.right() - 1, y));
+      }
+      if (range.focus) {
+        painter.setPen(QPen(style.focus, 2.4));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRoundedRect(box.adjusted(-1.5, -0.5, 1.5, 0.5), 3, 3);
+      }
+    }
+  }
+}
+
+// A BarChart element: its caption, then per bar the track, the label, the filled part and the value.
+void paintBarChart(QPainter& painter, const BarChart& chart, const FigureLayout::Block& block,
+                   const FigureLayout& layout, const FigureStyle& style) {
+  if (!chart.caption.isEmpty()) {
+    painter.setFont(captionFont(layout.font));
+    painter.setPen(style.muted);
+    painter.drawText(QRectF(0, block.rect.top(), layout.width, block.captionHeight), Qt::AlignLeft | Qt::AlignTop,
+                     chart.caption);
+  }
+  QFont regular = layout.font;
+  QFont bold = layout.font;
+  bold.setBold(true);
+  for (std::size_t b = 0; b < chart.bars.size(); ++b) {
+    const auto& bar = chart.bars[b];
+    const QRectF row = block.ranges[b].front();
+    const QRectF filled = block.barRects[b];
+    painter.fillRect(QRectF(filled.left(), filled.top(), block.barArea, filled.height()), style.barTrack);
+    painter.setFont(bar.strong ? bold : regular);
+    painter.setPen(style.text);
+    const QFontMetricsF fm(painter.font());
+    painter.drawText(QRectF(0, row.top(), block.labelWidth - 8.0, row.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                     fm.elidedText(bar.label, Qt::ElideRight, block.labelWidth - 8.0));
+    painter.fillRect(filled, bar.colour);
+    painter.setFont(regular);
+    painter.setPen(style.muted);
+    const double valueLeft = filled.left() + block.barArea + 6.0;
+    painter.drawText(QRectF(valueLeft, row.top(), layout.width - valueLeft, row.height()),
+                     Qt::AlignLeft | Qt::AlignVCenter, barValueText(bar));
+  }
+}
+
+}  // namespace
+
 void paintFigure(QPainter& painter, const TextFigure& figure, const FigureLayout& layout, const FigureStyle& style) {
   painter.save();
   painter.setRenderHint(QPainter::Antialiasing, true);
@@ -276,92 +376,9 @@ void paintFigure(QPainter& painter, const TextFigure& figure, const FigureLayout
   for (const auto& block : layout.blocks) {
     const auto& element = figure.elements[std::size_t(block.element)];
     if (const auto* text = std::get_if<ShadedText>(&element)) {
-      if (!text->caption.isEmpty()) {
-        painter.setFont(captionFont(layout.font));
-        painter.setPen(style.muted);
-        painter.drawText(QRectF(0, block.rect.top(), layout.width, block.captionHeight), Qt::AlignLeft | Qt::AlignTop,
-                         text->caption);
-      }
-      const QFontMetricsF fm(block.font);
-      painter.setFont(block.font);
-      // Fills first, so neighbouring characters' boxes never cover each other's text.
-      painter.setPen(Qt::NoPen);
-      for (std::size_t r = 0; r < text->ranges.size(); ++r) {
-        const QColor fill = rangeFill(*text, text->ranges[r].weight, style);
-        if (fill.alpha() == 0) continue;
-        for (const auto& box : block.ranges[r]) painter.fillRect(box, fill);
-      }
-      // Which range each character belongs to, for its colour.
-      std::vector<int> rangeOf(std::size_t(block.laidOut.size()), -1);
-      for (std::size_t r = 0; r < text->ranges.size(); ++r) {
-        const auto& range = text->ranges[r];
-        for (int k = std::max(0, range.begin); k < std::min(range.end, int(rangeOf.size())); ++k) {
-          rangeOf[std::size_t(k)] = int(r);
-        }
-      }
-      const auto colourOf = [&](const FigureLayout::Piece& piece, int k) {
-        if (piece.tail) return style.muted;
-        const int r = rangeOf[std::size_t(k)];
-        if (r < 0) return style.text;
-        if (text->ranges[std::size_t(r)].unknown) return style.unknown;
-        return textOn(rangeFill(*text, text->ranges[std::size_t(r)].weight, style), style);
-      };
-      for (const auto& piece : block.pieces) {
-        const double baseline = piece.origin.y() + kLinePadding + fm.ascent();
-        int start = piece.begin;
-        while (start < piece.end) {
-          const QColor colour = colourOf(piece, start);
-          int stop = start + 1;
-          while (stop < piece.end && colourOf(piece, stop) == colour) ++stop;
-          const double x = piece.origin.x() + fm.horizontalAdvance(block.laidOut.mid(piece.begin, start - piece.begin));
-          painter.setPen(colour);
-          painter.drawText(QPointF(x, baseline), block.laidOut.mid(start, stop - start));
-          start = stop;
-        }
-      }
-      for (std::size_t r = 0; r < text->ranges.size(); ++r) {
-        const auto& range = text->ranges[r];
-        for (const auto& box : block.ranges[r]) {
-          if (range.marked) painter.fillRect(QRectF(box.left(), box.bottom() - 2.5, box.width(), 2.5), style.focus);
-          if (range.unknown) {
-            const double y = box.top() + kLinePadding + fm.ascent() + std::max(2.0, fm.descent() * 0.6);
-            painter.setPen(QPen(style.unknown, 1.6));
-            painter.drawLine(QPointF(box.left() + 1, y), QPointF(box.right() - 1, y));
-          }
-          if (range.focus) {
-            painter.setPen(QPen(style.focus, 2.4));
-            painter.setBrush(Qt::NoBrush);
-            painter.drawRoundedRect(box.adjusted(-1.5, -0.5, 1.5, 0.5), 3, 3);
-          }
-        }
-      }
+      paintShadedText(painter, *text, block, layout, style);
     } else if (const auto* chart = std::get_if<BarChart>(&element)) {
-      if (!chart->caption.isEmpty()) {
-        painter.setFont(captionFont(layout.font));
-        painter.setPen(style.muted);
-        painter.drawText(QRectF(0, block.rect.top(), layout.width, block.captionHeight), Qt::AlignLeft | Qt::AlignTop,
-                         chart->caption);
-      }
-      QFont regular = layout.font;
-      QFont bold = layout.font;
-      bold.setBold(true);
-      for (std::size_t b = 0; b < chart->bars.size(); ++b) {
-        const auto& bar = chart->bars[b];
-        const QRectF row = block.ranges[b].front();
-        const QRectF filled = block.barRects[b];
-        painter.fillRect(QRectF(filled.left(), filled.top(), block.barArea, filled.height()), style.barTrack);
-        painter.setFont(bar.strong ? bold : regular);
-        painter.setPen(style.text);
-        const QFontMetricsF fm(painter.font());
-        painter.drawText(QRectF(0, row.top(), block.labelWidth - 8.0, row.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                         fm.elidedText(bar.label, Qt::ElideRight, block.labelWidth - 8.0));
-        painter.fillRect(filled, bar.colour);
-        painter.setFont(regular);
-        painter.setPen(style.muted);
-        const double valueLeft = filled.left() + block.barArea + 6.0;
-        painter.drawText(QRectF(valueLeft, row.top(), layout.width - valueLeft, row.height()),
-                         Qt::AlignLeft | Qt::AlignVCenter, barValueText(bar));
-      }
+      paintBarChart(painter, *chart, block, layout, style);
     } else if (const auto* note = std::get_if<FigureNote>(&element)) {
       painter.setFont(layout.font);
       painter.setPen(note->warning ? style.warning : style.muted);

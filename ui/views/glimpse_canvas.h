@@ -127,6 +127,11 @@ class GlimpseCanvas : public QWidget {
   // `fast` (may be null) writes axis-aligned lines into the frame's pixels; without it, QPainter draws all.
   void paintOverlay(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast) const;
   void paintGaussian(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast, bool active) const;
+  // The active Gaussian's centres: as dots when they are few and far enough apart, else as lattice lines.
+  void paintGaussianDots(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast,
+                         const attn::glimpse::GaussianGlimpse& g) const;
+  void paintGaussianLattice(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast,
+                            const attn::glimpse::GaussianGlimpse& g) const;
   void paintStn(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast, bool active) const;
   attn::glimpse::Theta currentTheta() const;
   int stnOutWidth() const;

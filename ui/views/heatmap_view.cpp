@@ -121,6 +121,54 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   QFont tickFont = font();
   if (compact) tickFont.setPointSizeF(std::max(6.0, tickFont.pointSizeF() - 2.0));
 
+  setUpAxes(tickFont);
+  auto* rect = plot_->axisRect();
+  auto* top = plot_->xAxis2;
+  auto* left = plot_->yAxis;
+
+  colorMap_ = new QCPColorMap(top, left);
+  colorMap_->setInterpolate(false);  // one flat colour per cell: weights are discrete
+  colorMap_->setTightBoundary(false);
+  colorMap_->setAntialiased(false);
+
+  if (compact) {
+    addTitle(rect);
+  } else {
+    addColorScale(tickFont, rect, top, left);
+  }
+
+  overlay_ = new AlignmentOverlayItem(plot_, top, left);
+  overlay_->setClipAxisRect(rect);
+
+  addHoverOutline(rect, top, left);
+
+  plot_->syncTicks = [this] { return syncTickStrides(); };
+  connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+  connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, &HeatmapView::onDoubleClick);
+  plot_->setMouseTracking(true);
+  plot_->installEventFilter(this);
+  setAxisTitles(tr("queries"), tr("keys"));
+  updateColors();
+  if (compact) setCursor(Qt::PointingHandCursor);
+
+  emptyLabel_ = new QLabel(this);
+  emptyLabel_->setObjectName(u"emptyState"_s);
+  emptyLabel_->setAlignment(Qt::AlignCenter);
+  emptyLabel_->setWordWrap(true);
+  emptyLabel_->setTextFormat(Qt::PlainText);
+  emptyLabel_->setMargin(24);
+  emptyLabel_->setAutoFillBackground(true);
+  emptyLabel_->setBackgroundRole(QPalette::Base);
+  emptyLabel_->setForegroundRole(QPalette::PlaceholderText);
+  emptyLabel_->hide();
+  // No map yet: no cells (QCPColorMap's default data would draw one flat square in the lowest colour).
+  colorMap_->setVisible(false);
+}
+
+// The token axes: keys along the top, queries down the left, styled after the palette.
+void HeatmapView::setUpAxes(const QFont& tickFont) {
+  const bool compact = style_ == Style::Compact;
   auto* rect = plot_->axisRect();
   // Keys along the top (like a table header), queries down the left; the bottom and right axes only
   // close the frame.
@@ -151,58 +199,59 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   left->setTickLabelPadding(compact ? 2 : 4);
   plot_->setBackground(palette().brush(QPalette::Base));
   rect->setBackground(palette().brush(QPalette::Base));
+}
 
-  colorMap_ = new QCPColorMap(top, left);
-  colorMap_->setInterpolate(false);  // one flat colour per cell: weights are discrete
-  colorMap_->setTightBoundary(false);
-  colorMap_->setAntialiased(false);
+// Compact tiles: the title above the cells, and tight margins.
+void HeatmapView::addTitle(QCPAxisRect* rect) {
+  const QColor ink = palette().color(QPalette::WindowText);
+  QFont titleFont = font();
+  titleFont.setBold(true);
+  title_ = new QCPTextElement(plot_, QString(), titleFont);
+  title_->setTextColor(ink);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, title_);
+  plot_->plotLayout()->setRowSpacing(0);
+  rect->setAutoMargins(QCP::msLeft | QCP::msTop);
+  rect->setMargins(QMargins(0, 0, 4, 4));
+}
 
-  if (compact) {
-    QFont titleFont = font();
-    titleFont.setBold(true);
-    title_ = new QCPTextElement(plot_, QString(), titleFont);
-    title_->setTextColor(ink);
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, title_);
-    plot_->plotLayout()->setRowSpacing(0);
-    rect->setAutoMargins(QCP::msLeft | QCP::msTop);
-    rect->setMargins(QMargins(0, 0, 4, 4));
-  } else {
-    colorScale_ = new QCPColorScale(plot_);
-    plot_->plotLayout()->addElement(0, 1, colorScale_);
-    colorScale_->setType(QCPAxis::atRight);
-    colorScale_->setBarWidth(12);
-    colorScale_->axis()->setTickLabelFont(tickFont);
-    colorScale_->axis()->setTickLabelColor(ink);
-    colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
-    colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
-    colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
-    colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
-    colorScale_->setLabel(tr("weight"));
-    colorScale_->setRangeDrag(false);
-    colorScale_->setRangeZoom(false);
-    colorMap_->setColorScale(colorScale_);
-    // Keep the colour bar exactly as tall as the heatmap.
-    auto* group = new QCPMarginGroup(plot_);
-    rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-    colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-    // Automatic margins on every side so the margin group can align the colour bar with the cells; the
-    // minimum keeps the bottom row off the widget's edge (no axis there to make room).
-    rect->setAutoMargins(QCP::msAll);
-    rect->setMinimumMargins(QMargins(0, 0, 12, 14));
-    colorScale_->setMinimumMargins(QMargins(0, 0, 0, 14));
-    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    rect->setRangeDrag(Qt::Horizontal | Qt::Vertical);
-    rect->setRangeZoom(Qt::Horizontal | Qt::Vertical);
-    rect->setRangeDragAxes(top, left);
-    rect->setRangeZoomAxes(top, left);
-    connect(top, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
-    connect(left, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
-  }
+// Full views: the colour bar right of the cells, and zoom and drag on both axes.
+void HeatmapView::addColorScale(const QFont& tickFont, QCPAxisRect* rect, QCPAxis* top, QCPAxis* left) {
+  const QColor ink = palette().color(QPalette::WindowText);
+  colorScale_ = new QCPColorScale(plot_);
+  plot_->plotLayout()->addElement(0, 1, colorScale_);
+  colorScale_->setType(QCPAxis::atRight);
+  colorScale_->setBarWidth(12);
+  colorScale_->axis()->setTickLabelFont(tickFont);
+  colorScale_->axis()->setTickLabelColor(ink);
+  colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
+  colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->setLabel(tr("weight"));
+  colorScale_->setRangeDrag(false);
+  colorScale_->setRangeZoom(false);
+  colorMap_->setColorScale(colorScale_);
+  // Keep the colour bar exactly as tall as the heatmap.
+  auto* group = new QCPMarginGroup(plot_);
+  rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  // Automatic margins on every side so the margin group can align the colour bar with the cells; the
+  // minimum keeps the bottom row off the widget's edge (no axis there to make room).
+  rect->setAutoMargins(QCP::msAll);
+  rect->setMinimumMargins(QMargins(0, 0, 12, 14));
+  colorScale_->setMinimumMargins(QMargins(0, 0, 0, 14));
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  rect->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+  rect->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+  rect->setRangeDragAxes(top, left);
+  rect->setRangeZoomAxes(top, left);
+  connect(top, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
+  connect(left, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
+}
 
-  overlay_ = new AlignmentOverlayItem(plot_, top, left);
-  overlay_->setClipAxisRect(rect);
-
+void HeatmapView::addHoverOutline(QCPAxisRect* rect, QCPAxis* top, QCPAxis* left) {
+  const bool compact = style_ == Style::Compact;
   // The hover outline lives on its own buffered layer so moving the mouse repaints only that layer.
   plot_->addLayer(u"hover"_s, nullptr, QCustomPlot::limAbove);
   plot_->layer(u"hover"_s)->setMode(QCPLayer::lmBuffered);
@@ -214,29 +263,6 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   hover_->setBrush(Qt::NoBrush);
   hover_->setSelectable(false);
   hover_->setVisible(false);
-
-  plot_->syncTicks = [this] { return syncTickStrides(); };
-  connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
-  connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
-  connect(plot_, &QCustomPlot::mouseDoubleClick, this, &HeatmapView::onDoubleClick);
-  plot_->setMouseTracking(true);
-  plot_->installEventFilter(this);
-  setAxisTitles(tr("queries"), tr("keys"));
-  updateColors();
-  if (compact) setCursor(Qt::PointingHandCursor);
-
-  emptyLabel_ = new QLabel(this);
-  emptyLabel_->setObjectName(u"emptyState"_s);
-  emptyLabel_->setAlignment(Qt::AlignCenter);
-  emptyLabel_->setWordWrap(true);
-  emptyLabel_->setTextFormat(Qt::PlainText);
-  emptyLabel_->setMargin(24);
-  emptyLabel_->setAutoFillBackground(true);
-  emptyLabel_->setBackgroundRole(QPalette::Base);
-  emptyLabel_->setForegroundRole(QPalette::PlaceholderText);
-  emptyLabel_->hide();
-  // No map yet: no cells (QCPColorMap's default data would draw one flat square in the lowest colour).
-  colorMap_->setVisible(false);
 }
 
 void HeatmapView::setEmptyText(const QString& text) {

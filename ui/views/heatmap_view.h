@@ -15,6 +15,8 @@
 #include <optional>
 
 class QCustomPlot;
+class QCPAxis;
+class QCPAxisRect;
 class QCPColorMap;
 class QCPColorScale;
 class QCPItemRect;
@@ -93,6 +95,13 @@ class HeatmapView : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  // Parts of the constructor: the axes first, then the title (Compact) or the colour bar (Full), then the
+  // hover outline, on the plot's one axis rect and its top and left axes.
+  void setUpAxes(const QFont& tickFont);
+  void addTitle(QCPAxisRect* rect);
+  void addColorScale(const QFont& tickFont, QCPAxisRect* rect, QCPAxis* top, QCPAxis* left);
+  void addHoverOutline(QCPAxisRect* rect, QCPAxis* top, QCPAxis* left);
+
   void onMouseMove(QMouseEvent* event);
   void onMousePress(QMouseEvent* event);
   void onDoubleClick(QMouseEvent* event);

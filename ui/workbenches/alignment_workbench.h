@@ -133,8 +133,10 @@ class AlignmentWorkbench : public Workbench {
   void openModelRequested();
 
  private:
+  // The side panel and the main area (alignment_panel.cpp).
   void buildSidePanel(QWidget* panel);
   void buildMainArea(QWidget* area);
+
   void onLoaded(std::shared_ptr<const AlignmentSource> source);
   void onLoadFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const AlignmentOutcome> outcome);

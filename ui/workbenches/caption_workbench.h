@@ -176,8 +176,14 @@ class CaptionWorkbench : public Workbench {
   void showEvent(QShowEvent* event) override;
 
  private:
+  // The side panel, group by group, and the main area (caption_panel.cpp).
   void buildSidePanel(QWidget* panel);
+  QGroupBox* buildModelGroup(QWidget* panel);
+  QGroupBox* buildImageGroup(QWidget* panel);
+  QGroupBox* buildDecodingGroup(QWidget* panel);
+  QGroupBox* buildOverlayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
+
   void fillModelBox();
   void openInput(CaptionInput input);
   void onLoaded(std::shared_ptr<const CaptionSource> source);

@@ -161,10 +161,15 @@ class GlimpseWorkbench : public Workbench {
   void openRequested();
 
  private:
+  // Construction: the side panel and its parts (glimpse_panel.cpp), the right column (glimpse_results.cpp).
   void buildSidePanel(QWidget* panel);
+  QGroupBox* buildImageGroup(QWidget* panel);
+  QGroupBox* buildGlimpseGroup(QWidget* panel);
   void buildRightColumn(QWidget* column);
   QWidget* buildGaussianPage();
   QWidget* buildStnPage();
+  void buildFamilyStack(QWidget* page);  // familyStack_ and the family pages' stnEdits_
+  QGroupBox* buildStnOutputGroup(QWidget* page);
   void startLoad(GlimpseSource source);
   void onLoaded(std::shared_ptr<const GlimpseImage> image);
   void onLoadFailed(quint64 serial, const QString& message);

@@ -26,6 +26,18 @@ constexpr double kMinRate = 5.0e4;  // MACs per ms: a very slow machine still ge
 constexpr double kMaxRate = 1.0e8;
 constexpr double kSingleThreadCost = 2.0e7;
 
+// Same-window mode: |gaussian - stn| when the two glimpses have the same shape.
+void compareSameWindow(GlimpseOutcome& out) {
+  if (out.request.settings.same_window && out.gaussian->width == out.stn->width &&
+      out.gaussian->height == out.stn->height && out.gaussian->channels == out.stn->channels) {
+    const auto difference = attn::glimpse::compare(*out.gaussian, *out.stn);
+    out.compared = true;
+    out.maxError = difference.max_abs;
+    out.rmsError = difference.rms;
+    out.differenceImage = render::differenceImage(difference.difference, render::Colormap::Magma);
+  }
+}
+
 }  // namespace
 
 GlimpseWorker::GlimpseWorker() : defaultThreads_(std::max(1, omp_get_max_threads())) {
@@ -170,18 +182,28 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
   out->generation = generation;
   out->imageSerial = imageSerial;
   out->request = request;
+  const attn::Image& base = image_->pyramid->base();
+  out->imageWidth = base.width;
+  out->imageHeight = base.height;
+  readGaussian(*out);
+  readStn(*out);
+  compareSameWindow(*out);
+  writeCanvas(*out);
+  out->computeMs = msSince(total);
+  return out;
+}
+
+void GlimpseWorker::readGaussian(GlimpseOutcome& out) {
   const attn::ImagePyramid& pyramid = *image_->pyramid;
   const attn::Image& base = pyramid.base();
   const int width = base.width;
   const int height = base.height;
-  out->imageWidth = width;
-  out->imageHeight = height;
-  const auto& settings = request.settings;
+  const GlimpseRequest& request = out.request;
 
   // Gaussian read: exact, or a preview level when a drag frame cannot afford the exact one.
-  out->sanitised = attn::glimpse::sanitise(settings.gaussian, width, height);
-  const GaussianGlimpse& glimpse = out->sanitised.glimpse;
-  out->budgetMacs = budgetMacs();
+  out.sanitised = attn::glimpse::sanitise(request.settings.gaussian, width, height);
+  const GaussianGlimpse& glimpse = out.sanitised.glimpse;
+  out.budgetMacs = budgetMacs();
   // A drag frame's read is small and latency-bound: one thread. An OpenMP team on a busy machine waits
   // for its second thread to be scheduled at every parallel region (measured: a 3 M-MAC preview read took
   // 70-120 ms with two threads under load, 2 ms with one). The exact read gets the process's default.
@@ -189,73 +211,74 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
   // saves.
   const bool small = attn::glimpse::estimate_read(glimpse, width, height, base.channels).cost < kSingleThreadCost;
   omp_set_num_threads(request.dragging || small ? 1 : defaultThreads_);
-  out->plan =
-      request.dragging ? attn::glimpse::plan_read(glimpse, pyramid, out->budgetMacs) : attn::glimpse::ReadPlan{0, 0.0};
+  out.plan =
+      request.dragging ? attn::glimpse::plan_read(glimpse, pyramid, out.budgetMacs) : attn::glimpse::ReadPlan{0, 0.0};
   {
     QElapsedTimer timer;
     timer.start();
-    auto read = std::make_shared<attn::Image>(
-        attn::glimpse::read_planned(pyramid, glimpse, out->plan, &out->stats, &workspace_));
-    out->readMs = msSince(timer);
-    const double cost = out->stats.cost > 0.0 ? out->stats.cost : out->stats.macs;
-    if (!rateFixed_.load() && cost >= kMinTimedMacs && out->readMs > 0.05) {
-      const double rate = std::clamp(cost / out->readMs, kMinRate, kMaxRate);
+    auto read =
+        std::make_shared<attn::Image>(attn::glimpse::read_planned(pyramid, glimpse, out.plan, &out.stats, &workspace_));
+    out.readMs = msSince(timer);
+    const double cost = out.stats.cost > 0.0 ? out.stats.cost : out.stats.macs;
+    if (!rateFixed_.load() && cost >= kMinTimedMacs && out.readMs > 0.05) {
+      const double rate = std::clamp(cost / out.readMs, kMinRate, kMaxRate);
       // The first measurement replaces the guess; later ones are averaged so one slow frame (another
       // process on the core) does not swing the budget.
       macsPerMs_.store(rateMeasured_ ? 0.7 * macsPerMs_.load() + 0.3 * rate : rate);
       rateMeasured_ = true;
     }
-    out->gaussianImage = render::toQImage(*read);
-    out->gaussian = std::move(read);
+    out.gaussianImage = render::toQImage(*read);
+    out.gaussian = std::move(read);
   }
-  if (!out->plan.preview()) {
-    out->fx = std::make_shared<const attn::glimpse::FilterBank>(attn::glimpse::make_filterbank(glimpse.x, width));
-    out->fy = std::make_shared<const attn::glimpse::FilterBank>(attn::glimpse::make_filterbank(glimpse.y, height));
+  if (!out.plan.preview()) {
+    out.fx = std::make_shared<const attn::glimpse::FilterBank>(attn::glimpse::make_filterbank(glimpse.x, width));
+    out.fy = std::make_shared<const attn::glimpse::FilterBank>(attn::glimpse::make_filterbank(glimpse.y, height));
   }
+}
+
+void GlimpseWorker::readStn(GlimpseOutcome& out) const {
+  const attn::Image& base = image_->pyramid->base();
+  const int width = base.width;
+  const int height = base.height;
+  const auto& settings = out.request.settings;
+  const GaussianGlimpse& glimpse = out.sanitised.glimpse;
 
   // STN glimpse, always on the full-resolution image: its cost is the output size, not the window's.
-  {
-    QElapsedTimer timer;
-    timer.start();
-    if (settings.same_window) {
-      out->theta = attn::glimpse::theta_of(attn::glimpse::stn_of(glimpse, width, height));
-      out->stnWidth = glimpse.x.n;
-      out->stnHeight = glimpse.y.n;
-    } else {
-      out->theta = settings.stn.theta(width, height);
-      out->stnWidth = settings.stn.output_width();
-      out->stnHeight = settings.stn.output_height();
-    }
-    bool finite = true;
-    for (double t : out->theta) finite = finite && std::isfinite(t);
-    if (!finite) out->theta = attn::glimpse::kIdentityTheta;
-    auto stn = std::make_shared<attn::Image>();
-    if (image_->packed && !image_->packed->empty()) {
-      attn::glimpse::stn_glimpse_into(*image_->packed, out->theta, out->stnWidth, out->stnHeight, settings.stn.sampler,
-                                      *stn);
-    } else {
-      attn::glimpse::stn_glimpse_into(base, out->theta, out->stnWidth, out->stnHeight, settings.stn.sampler, *stn);
-    }
-    out->stnMs = msSince(timer);
-    out->stnImage = render::toQImage(*stn);
-    out->stn = std::move(stn);
+  QElapsedTimer timer;
+  timer.start();
+  if (settings.same_window) {
+    out.theta = attn::glimpse::theta_of(attn::glimpse::stn_of(glimpse, width, height));
+    out.stnWidth = glimpse.x.n;
+    out.stnHeight = glimpse.y.n;
+  } else {
+    out.theta = settings.stn.theta(width, height);
+    out.stnWidth = settings.stn.output_width();
+    out.stnHeight = settings.stn.output_height();
   }
-
-  if (settings.same_window && out->gaussian->width == out->stn->width && out->gaussian->height == out->stn->height &&
-      out->gaussian->channels == out->stn->channels) {
-    const auto difference = attn::glimpse::compare(*out->gaussian, *out->stn);
-    out->compared = true;
-    out->maxError = difference.max_abs;
-    out->rmsError = difference.rms;
-    out->differenceImage = render::differenceImage(difference.difference, render::Colormap::Magma);
+  bool finite = true;
+  for (double t : out.theta) finite = finite && std::isfinite(t);
+  if (!finite) out.theta = attn::glimpse::kIdentityTheta;
+  auto stn = std::make_shared<attn::Image>();
+  if (image_->packed && !image_->packed->empty()) {
+    attn::glimpse::stn_glimpse_into(*image_->packed, out.theta, out.stnWidth, out.stnHeight, settings.stn.sampler,
+                                    *stn);
+  } else {
+    attn::glimpse::stn_glimpse_into(base, out.theta, out.stnWidth, out.stnHeight, settings.stn.sampler, *stn);
   }
+  out.stnMs = msSince(timer);
+  out.stnImage = render::toQImage(*stn);
+  out.stn = std::move(stn);
+}
 
-  if (request.writeMode && !out->plan.preview() && !canvas_.empty()) {
+void GlimpseWorker::writeCanvas(GlimpseOutcome& out) {
+  const GlimpseRequest& request = out.request;
+  const GaussianGlimpse& glimpse = out.sanitised.glimpse;
+  if (request.writeMode && !out.plan.preview() && !canvas_.empty()) {
     if (!lastWritten_ || !(*lastWritten_ == glimpse)) {
-      if (canvas_.channels == out->gaussian->channels) {
+      if (canvas_.channels == out.gaussian->channels) {
         const auto atLevel = attn::glimpse::at_level(glimpse, canvasLevel_);
-        attn::glimpse::write_add(canvas_, *out->gaussian, atLevel);
-        const attn::Image ones(out->gaussian->width, out->gaussian->height, 1, static_cast<float>(atLevel.gamma));
+        attn::glimpse::write_add(canvas_, *out.gaussian, atLevel);
+        const attn::Image ones(out.gaussian->width, out.gaussian->height, 1, static_cast<float>(atLevel.gamma));
         attn::glimpse::write_add(coverage_, ones, atLevel);
         ++canvasWrites_;
         canvasDirty_ = true;
@@ -264,18 +287,16 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
     }
   }
   if (request.writeMode) {
-    out->hasCanvas = true;
-    out->canvasLevel = canvasLevel_;
-    out->canvasWrites = canvasWrites_;
+    out.hasCanvas = true;
+    out.canvasLevel = canvasLevel_;
+    out.canvasWrites = canvasWrites_;
     if (canvasDirty_) {  // drag frames do not write: reuse the last conversion
       canvasImage_ = render::toQImageByCoverage(canvas_, coverage_, &canvasPeak_);
       canvasDirty_ = false;
     }
-    out->canvasImage = canvasImage_;
-    out->canvasPeak = canvasPeak_;
+    out.canvasImage = canvasImage_;
+    out.canvasPeak = canvasPeak_;
   }
-  out->computeMs = msSince(total);
-  return out;
 }
 
 }  // namespace attn::ui

@@ -138,6 +138,10 @@ class GlimpseWorker : public QObject {
   void runLoad(quint64 serial, GlimpseSource source);
   void use(std::shared_ptr<const GlimpseImage> image);  // requests go against `image`, on a new canvas
   std::shared_ptr<const GlimpseOutcome> compute(quint64 generation, quint64 imageSerial, const GlimpseRequest& request);
+  // The steps of compute, in order; each fills its part of `out`, whose request and image size are set.
+  void readGaussian(GlimpseOutcome& out);  // the Gaussian read (exact or preview) and its filterbanks
+  void readStn(GlimpseOutcome& out) const;
+  void writeCanvas(GlimpseOutcome& out);  // write mode: adds an exact read to the canvas, converts it
 
   struct PendingCompute {
     quint64 generation = 0;

@@ -4,23 +4,19 @@
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
+#include "workbenches/lab_workbench_parts.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
-#include <QGroupBox>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMimeData>
 #include <QPlainTextEdit>
-#include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStringDecoder>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <climits>
@@ -34,19 +30,7 @@ using attn::lab::LabParams;
 using attn::lab::Mechanism;
 using attn::lab::MechanismInfo;
 
-QString fromView(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
-
-// A source editor that leaves file drops to the main window (which opens them) instead of pasting the
-// file's URL into the sentence.
-class SentenceEdit : public QPlainTextEdit {
- public:
-  using QPlainTextEdit::QPlainTextEdit;
-
- protected:
-  bool canInsertFromMimeData(const QMimeData* source) const override {
-    return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
-  }
-};
+using lab_detail::fromView;
 
 }  // namespace
 
@@ -147,246 +131,6 @@ LabWorkbench::~LabWorkbench() {
   thread_.stop();
   // The thread has finished: no event of the worker can run any more, so deleting it here is safe.
   worker_.reset();
-}
-
-void LabWorkbench::buildSidePanel(QWidget* panel) {
-  auto* layout = new QVBoxLayout(panel);
-  layout->setContentsMargins(8, 8, 8, 8);
-
-  auto* mechanismGroup = new QGroupBox(tr("Mechanism"), panel);
-  auto* mechanismLayout = new QVBoxLayout(mechanismGroup);
-  mechanismBox_ = new QComboBox(mechanismGroup);
-  mechanismBox_->setObjectName(u"mechanism"_s);
-  mechanismBox_->setToolTip(tr("The attention mechanism to run (Ctrl+M)"));
-  const auto catalogue = attn::lab::mechanisms();
-  for (std::size_t i = 0; i < catalogue.size(); ++i) {
-    const auto& info = catalogue[i];
-    mechanismBox_->addItem(fromView(info.name), int(i));
-    mechanismBox_->setItemData(int(i), fromView(info.formula) + u"\n"_s + fromView(info.paper), Qt::ToolTipRole);
-  }
-  mechanismLayout->addWidget(mechanismBox_);
-  formulaLabel_ = new QLabel(mechanismGroup);
-  formulaLabel_->setObjectName(u"formula"_s);
-  formulaLabel_->setWordWrap(true);
-  formulaLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  formulaLabel_->setTextFormat(Qt::PlainText);
-  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  formulaLabel_->setFont(mono);
-  formulaLabel_->setFrameShape(QFrame::StyledPanel);
-  formulaLabel_->setMargin(6);
-  formulaLabel_->setBackgroundRole(QPalette::Base);
-  formulaLabel_->setAutoFillBackground(true);
-  mechanismLayout->addWidget(formulaLabel_);
-  paperLabel_ = new QLabel(mechanismGroup);
-  paperLabel_->setObjectName(u"paper"_s);
-  paperLabel_->setWordWrap(true);
-  paperLabel_->setTextFormat(Qt::PlainText);
-  paperLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  QFont italic = paperLabel_->font();
-  italic.setItalic(true);
-  paperLabel_->setFont(italic);
-  paperLabel_->setForegroundRole(QPalette::PlaceholderText);
-  mechanismLayout->addWidget(paperLabel_);
-  layout->addWidget(mechanismGroup);
-
-  auto* paramsGroup = new QGroupBox(tr("Parameters"), panel);
-  paramsForm_ = new QFormLayout(paramsGroup);
-  paramsForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-
-  scoreBox_ = new QComboBox(paramsGroup);
-  scoreBox_->setObjectName(u"score"_s);
-  for (auto kind : attn::lab::score_kinds()) scoreBox_->addItem(fromView(attn::lab::score_key(kind)), int(kind));
-  scoreBox_->setToolTip(tr("score(q, k): how a query is compared with each key"));
-  paramsForm_->addRow(tr("Sc&ore:"), scoreBox_);
-
-  normaliserBox_ = new QComboBox(paramsGroup);
-  normaliserBox_->setObjectName(u"normaliser"_s);
-  for (auto kind : attn::lab::normalisers())
-    normaliserBox_->addItem(fromView(attn::lab::normaliser_key(kind)), int(kind));
-  normaliserBox_->setToolTip(tr("Turns scores into weights; sparsemax can give exact zeros"));
-  paramsForm_->addRow(tr("&Normaliser:"), normaliserBox_);
-
-  temperatureSpin_ = new QDoubleSpinBox(paramsGroup);
-  temperatureSpin_->setObjectName(u"temperature"_s);
-  temperatureSpin_->setRange(0.01, 100.0);
-  temperatureSpin_->setDecimals(2);
-  temperatureSpin_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-  temperatureSpin_->setToolTip(tr("Scores are divided by T before normalising: small T sharpens, large T flattens"));
-  paramsForm_->addRow(tr("&Temperature:"), temperatureSpin_);
-
-  windowSpin_ = new QSpinBox(paramsGroup);
-  windowSpin_->setObjectName(u"window"_s);
-  windowSpin_->setRange(0, 256);
-  windowSpin_->setToolTip(tr("D: keys within D positions of p_t are visible (Luong et al. 2015)"));
-  paramsForm_->addRow(tr("Window &D:"), windowSpin_);
-
-  sigmaSpin_ = new QDoubleSpinBox(paramsGroup);
-  sigmaSpin_->setObjectName(u"sigma"_s);
-  sigmaSpin_->setRange(0.0, 256.0);
-  sigmaSpin_->setDecimals(2);
-  sigmaSpin_->setSingleStep(0.25);
-  sigmaSpin_->setSpecialValueText(tr("auto (D/2)"));
-  sigmaSpin_->setToolTip(tr("Width of the Gaussian around p_t; 0 uses D/2 as in the paper"));
-  paramsForm_->addRow(tr("Si&gma:"), sigmaSpin_);
-
-  headsSpin_ = new DivisorSpinBox(paramsGroup);
-  headsSpin_->setObjectName(u"heads"_s);
-  headsSpin_->setRange(1, 16);
-  headsSpin_->setToolTip(
-      tr("Number of heads; each gets its own map. Multi-head self-attention splits the "
-         "dimension among them, so it offers only the divisors of the dimension"));
-  paramsForm_->addRow(tr("&Heads:"), headsSpin_);
-
-  hopsSpin_ = new QSpinBox(paramsGroup);
-  hopsSpin_->setObjectName(u"hops"_s);
-  hopsSpin_->setRange(1, 12);
-  hopsSpin_->setToolTip(tr("Attention hops over the memory; each hop gets its own map"));
-  paramsForm_->addRow(tr("Ho&ps:"), hopsSpin_);
-
-  classesSpin_ = new QSpinBox(paramsGroup);
-  classesSpin_->setObjectName(u"classes"_s);
-  classesSpin_->setRange(1, 32);
-  classesSpin_->setToolTip(tr("Capsules: one query per class"));
-  paramsForm_->addRow(tr("C&lasses:"), classesSpin_);
-
-  causalCheck_ = new QCheckBox(tr("&Causal mask"), paramsGroup);
-  causalCheck_->setObjectName(u"causal"_s);
-  causalCheck_->setToolTip(tr("A token may only attend to itself and earlier tokens"));
-  paramsForm_->addRow(QString(), causalCheck_);
-
-  positionsBox_ = new QComboBox(paramsGroup);
-  positionsBox_->setObjectName(u"positions"_s);
-  for (auto kind : attn::lab::position_kinds())
-    positionsBox_->addItem(fromView(attn::lab::positions_key(kind)), int(kind));
-  positionsBox_->setToolTip(tr("Position information added to the token embeddings"));
-  paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
-
-  seedSpin_ = new QSpinBox(paramsGroup);
-  seedSpin_->setObjectName(u"seed"_s);
-  seedSpin_->setRange(0, INT_MAX);
-  seedSpin_->setToolTip(tr("Seed of the random weights and of sampling: same seed, same map"));
-  paramsForm_->addRow(tr("S&eed:"), seedSpin_);
-
-  dimSpin_ = new QSpinBox(paramsGroup);
-  dimSpin_->setObjectName(u"dim"_s);
-  dimSpin_->setRange(4, 1024);
-  dimSpin_->setSingleStep(8);
-  dimSpin_->setToolTip(tr("Size of the token embeddings and of the model"));
-  paramsForm_->addRow(tr("D&imension:"), dimSpin_);
-
-  auto* reset = new QPushButton(tr("&Reset Parameters"), paramsGroup);
-  reset->setToolTip(tr("Back to the lab's default parameters (the sentences stay)"));
-  connect(reset, &QPushButton::clicked, this, &LabWorkbench::resetParameters);
-  paramsForm_->addRow(QString(), reset);
-  layout->addWidget(paramsGroup);
-
-  auto* displayGroup = new QGroupBox(tr("Display"), panel);
-  auto* displayForm = new QFormLayout(displayGroup);
-  colormapBox_ = new QComboBox(displayGroup);
-  colormapBox_->setObjectName(u"colormap"_s);
-  for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
-  colormapBox_->setToolTip(tr("Colour map of the heatmaps"));
-  displayForm->addRow(tr("Colour &map:"), colormapBox_);
-  unitRangeCheck_ = new QCheckBox(tr("Fi&xed range 0\u20131"), displayGroup);
-  unitRangeCheck_->setToolTip(tr("Colour weights on the absolute 0\u20131 scale instead of 0 to the largest weight"));
-  displayForm->addRow(QString(), unitRangeCheck_);
-  layout->addWidget(displayGroup);
-  layout->addStretch(1);
-}
-
-void LabWorkbench::buildMainArea(QWidget* area) {
-  auto* layout = new QVBoxLayout(area);
-  layout->setContentsMargins(6, 8, 8, 4);
-
-  auto* inputs = new QFormLayout();
-  inputs->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  queryEdit_ = new QLineEdit(area);
-  queryEdit_->setObjectName(u"query"_s);
-  queryEdit_->setMaxLength(1 << 24);  // the default 32767 would silently cut a long paste
-  queryEdit_->setClearButtonEnabled(true);
-  queryEdit_->setPlaceholderText(tr("The sentence that asks: one query per token"));
-  queryEdit_->setToolTip(tr("Query sentence: each of its tokens attends over the source (rows of the map)"));
-  queryEdit_->setAcceptDrops(false);  // dropped files go to the window, which opens them
-  auto* queryRow = new QVBoxLayout();
-  queryRow->setSpacing(2);
-  queryRow->addWidget(queryEdit_);
-  queryNote_ = new QLabel(tr("Not used: this mechanism attends within the source."), area);
-  queryNote_->setForegroundRole(QPalette::PlaceholderText);
-  queryRow->addWidget(queryNote_);
-  auto* queryLabel = new QLabel(tr("&Query:"), area);
-  queryLabel->setBuddy(queryEdit_);
-  inputs->addRow(queryLabel, queryRow);
-
-  sourceEdit_ = new SentenceEdit(area);
-  sourceEdit_->setObjectName(u"source"_s);
-  sourceEdit_->setTabChangesFocus(true);
-  sourceEdit_->setPlaceholderText(tr("The sentence attended over: one key per token"));
-  sourceEdit_->setToolTip(tr("Source sentence: its tokens are the keys (columns of the map)"));
-  const int lineHeight = sourceEdit_->fontMetrics().lineSpacing();
-  sourceEdit_->setFixedHeight(lineHeight * 3 + 14);
-  auto* sourceLabel = new QLabel(tr("&Source:"), area);
-  sourceLabel->setBuddy(sourceEdit_);
-  inputs->addRow(sourceLabel, sourceEdit_);
-  layout->addLayout(inputs);
-
-  inputError_ = new QLabel(area);
-  inputError_->setObjectName(u"inputError"_s);
-  inputError_->setWordWrap(true);
-  inputError_->setTextFormat(Qt::PlainText);
-  QPalette errorPalette = inputError_->palette();
-  errorPalette.setColor(QPalette::WindowText, QColor(190, 30, 30));
-  inputError_->setPalette(errorPalette);
-  inputError_->setVisible(false);
-  layout->addWidget(inputError_);
-
-  auto* mapRow = new QHBoxLayout();
-  mapLabel_ = new QLabel(tr("M&ap:"), area);
-  mapBox_ = new QComboBox(area);
-  mapBox_->setObjectName(u"map"_s);
-  mapBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  mapBox_->setToolTip(tr("Which of the run's attention maps the main view shows"));
-  mapLabel_->setBuddy(mapBox_);
-  mapRow->addWidget(mapLabel_);
-  mapRow->addWidget(mapBox_);
-  mapRow->addStretch(1);
-  shapeLabel_ = new QLabel(area);
-  shapeLabel_->setForegroundRole(QPalette::PlaceholderText);
-  mapRow->addWidget(shapeLabel_);
-  layout->addLayout(mapRow);
-
-  auto* views = new QSplitter(Qt::Vertical, area);
-  views->setChildrenCollapsible(false);
-  heatmap_ = new HeatmapView(HeatmapView::Style::Full, views);
-  heatmap_->setObjectName(u"heatmap"_s);
-  gridScroll_ = new QScrollArea(views);
-  gridScroll_->setWidgetResizable(true);
-  gridScroll_->setFrameShape(QFrame::StyledPanel);
-  grid_ = new MapGrid(gridScroll_);
-  grid_->setObjectName(u"mapGrid"_s);
-  grid_->setToolTip(tr("Every map of this run; click one (or use the arrow keys) to show it above"));
-  gridScroll_->setWidget(grid_);
-  gridScroll_->setMinimumHeight(150);
-  views->addWidget(heatmap_);
-  views->addWidget(gridScroll_);
-  views->setStretchFactor(0, 3);
-  views->setStretchFactor(1, 1);
-  layout->addWidget(views, 1);
-
-  // What the run changed of the input (a paste cut to kMaxTokens), worded and styled as in the other tabs.
-  warningStrip_ = makeMessageStrip(area, u"labWarnings"_s, MessageStrip::Warning);
-  layout->addWidget(warningStrip_);
-
-  notesLabel_ = new QLabel(area);
-  notesLabel_->setObjectName(u"notes"_s);
-  notesLabel_->setWordWrap(true);
-  notesLabel_->setTextFormat(Qt::PlainText);
-  notesLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  notesLabel_->setForegroundRole(QPalette::PlaceholderText);
-  layout->addWidget(notesLabel_);
-
-  mapLabel_->setVisible(false);
-  mapBox_->setVisible(false);
-  gridScroll_->setVisible(false);
 }
 
 const MechanismInfo& LabWorkbench::currentInfo() const {

@@ -23,6 +23,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -105,8 +106,13 @@ class LabWorkbench : public Workbench {
   void currentMapChanged(int index);
 
  private:
+  // The side panel, group by group, and the main area (lab_panel.cpp).
   void buildSidePanel(QWidget* panel);
+  QGroupBox* buildMechanismGroup(QWidget* panel);
+  QGroupBox* buildParamsGroup(QWidget* panel);
+  QGroupBox* buildDisplayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
+
   void setParamsToWidgets(const attn::lab::LabParams& params);
   void updateMechanismControls();
   void updateHeadsDividend();

@@ -175,7 +175,13 @@ class TransformerWorkbench : public Workbench {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  // The widgets (transformer_workbench_panel.cpp): the side panel's groups, top to bottom, and the main area.
   void buildSidePanel(QWidget* panel);
+  QGroupBox* buildModelGroup(QWidget* panel);
+  QGroupBox* buildInputGroup(QWidget* panel);
+  QGroupBox* buildPredictionGroup(QWidget* panel);
+  QGroupBox* buildMatrixGroup(QWidget* panel);
+  QGroupBox* buildDisplayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
   void onLoadProgress(quint64 serial, int percent, const QString& what);
   void onLoaded(std::shared_ptr<const TransformerSource> source);

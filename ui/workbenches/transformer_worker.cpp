@@ -38,6 +38,46 @@ bool sameRollout(const attn::analysis::RolloutOptions& a, const attn::analysis::
          a.first_layer == b.first_layer && a.last_layer == b.last_layer;
 }
 
+// The preview of the layer just finished (the last of `so_far`): the tokens so far and that layer's maps,
+// every other of the `layers` layers an empty stack.
+std::shared_ptr<TransformerPreview> layerPreview(quint64 generation, quint64 sourceSerial,
+                                                 const attn::LayeredTrace& so_far, int layers) {
+  const auto& done = so_far.layers.back();
+  auto early = std::make_shared<TransformerPreview>();
+  early->generation = generation;
+  early->sourceSerial = sourceSerial;
+  early->layer = done.layer;
+  early->stage = done.stage;
+  auto trace = std::make_shared<attn::LayeredTrace>();
+  trace->tokens = so_far.tokens;
+  trace->spans = so_far.spans;
+  trace->cross_rows = so_far.cross_rows;
+  trace->layers.resize(static_cast<std::size_t>(layers));
+  for (int l = 0; l < layers; ++l) {
+    trace->layers[static_cast<std::size_t>(l)].stage = done.stage;
+    trace->layers[static_cast<std::size_t>(l)].layer = l;
+  }
+  trace->layers[static_cast<std::size_t>(done.layer)].maps = done.maps;  // a copy: the run goes on
+  early->trace = std::move(trace);
+  return early;
+}
+
+// A new run into `outcome`: its trace and stage, the head statistics and the model view's thumbnails.
+void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<attn::models::TransformerRun>& run) {
+  outcome.run = run;
+  outcome.trace = std::shared_ptr<const attn::LayeredTrace>(outcome.run, &outcome.run->attention);
+  outcome.stage = run->attention.layers.empty() ? attn::Stage::Encoder : run->attention.layers.front().stage;
+  attn::analysis::StatsOptions stats;
+  stats.stage = outcome.stage;
+  stats.special_positions = run->special_positions;
+  stats.grid_rows = run->grid_rows;
+  stats.grid_cols = run->grid_cols;
+  outcome.stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
+      attn::analysis::head_statistics(run->attention, stats));
+  outcome.thumbnails = std::make_shared<const render::HeadThumbnails>(
+      render::makeThumbnails(run->attention, outcome.stage, TransformerWorker::kThumbnailSide));
+}
+
 }  // namespace
 
 attn::models::Family TransformerSource::family() const {
@@ -271,23 +311,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
           return false;
         }
         if (preview && done.layer == request.previewLayer) {
-          auto early = std::make_shared<TransformerPreview>();
-          early->generation = generation;
-          early->sourceSerial = sourceSerial;
-          early->layer = done.layer;
-          early->stage = done.stage;
-          auto trace = std::make_shared<attn::LayeredTrace>();
-          trace->tokens = so_far.tokens;
-          trace->spans = so_far.spans;
-          trace->cross_rows = so_far.cross_rows;
-          trace->layers.resize(static_cast<std::size_t>(layers));
-          for (int l = 0; l < layers; ++l) {
-            trace->layers[static_cast<std::size_t>(l)].stage = done.stage;
-            trace->layers[static_cast<std::size_t>(l)].layer = l;
-          }
-          trace->layers[static_cast<std::size_t>(done.layer)].maps = done.maps;  // a copy: the run goes on
-          early->trace = std::move(trace);
-          emit previewReady(std::move(early));
+          emit previewReady(layerPreview(generation, sourceSerial, so_far, layers));
         }
         return true;
       };
@@ -311,18 +335,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
     }
     outcome->runMs = msSince(timer);
     timer.restart();
-    outcome->run = run;
-    outcome->trace = std::shared_ptr<const attn::LayeredTrace>(outcome->run, &outcome->run->attention);
-    outcome->stage = run->attention.layers.empty() ? attn::Stage::Encoder : run->attention.layers.front().stage;
-    attn::analysis::StatsOptions stats;
-    stats.stage = outcome->stage;
-    stats.special_positions = run->special_positions;
-    stats.grid_rows = run->grid_rows;
-    stats.grid_cols = run->grid_cols;
-    outcome->stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
-        attn::analysis::head_statistics(run->attention, stats));
-    outcome->thumbnails = std::make_shared<const render::HeadThumbnails>(
-        render::makeThumbnails(run->attention, outcome->stage, kThumbnailSide));
+    analyseRun(*outcome, run);
   }
   auto options = request.rollout;
   options.stage = outcome->stage;

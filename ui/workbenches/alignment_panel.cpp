@@ -1,0 +1,189 @@
+// AlignmentWorkbench's widgets: the side panel (model, input, decoding, display) and the main area (the
+// decoding page with its step slider and heatmap, the review page, the placeholder).
+#include "workbenches/alignment_workbench.h"
+
+#include "workbenches/alignment_models.h"
+#include "views/heatmap_view.h"
+#include "views/text_figure_view.h"
+#include "workbenches/side_panel.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+
+void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(8, 8, 8, 8);
+
+  modelGroup_ = makeModelGroup(
+      panel, u"alignment"_s,
+      tr("The bundled models: date normalisers with Bahdanau's additive attention and Luong's dot, general, concat "
+         "and local-p attention, and two review classifiers that pool words with attention. Switching keeps the "
+         "input."),
+      tr("A model folder: config.json + model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model "
+         "(File > Open Model\u2026, Ctrl+Shift+M)"),
+      tr("The model card: what the model was trained on, how well it does and where it fails"));
+  modelBox_ = modelGroup_.box;
+  modelLabel_ = modelGroup_.description;
+  aboutButton_ = modelGroup_.about;
+  fillModelBox();  // before the panel's size hint is taken: the longest name sets the panel's width
+  connect(modelGroup_.openFolder, &QPushButton::clicked, this, &AlignmentWorkbench::openModelRequested);
+  connect(aboutButton_, &QPushButton::clicked, this, &AlignmentWorkbench::showAbout);
+  layout->addWidget(modelGroup_.group);
+  connect(modelBox_, &QComboBox::activated, this, [this](int index) {
+    const QString target = modelBox_->itemData(index).toString();
+    if (!target.isEmpty() && (!source_ || (target != source_->model.key && target != source_->model.path))) {
+      openModel(target);
+    }
+  });
+
+  auto* inputGroup = new QGroupBox(tr("Input"), panel);
+  auto* inputLayout = new QVBoxLayout(inputGroup);
+  textLabel_ = new QLabel(tr("&Source: a date in any form"), inputGroup);
+  textLabel_->setWordWrap(true);
+  textEdit_ = new InputEdit(inputGroup);
+  textEdit_->setObjectName(u"alignmentText"_s);
+  textEdit_->setTabChangesFocus(true);
+  textEdit_->setFixedHeight(textEdit_->fontMetrics().lineSpacing() * 4 + 14);
+  textEdit_->setPlainText(defaultDateText());
+  textLabel_->setBuddy(textEdit_);
+  inputLayout->addWidget(textLabel_);
+  inputLayout->addWidget(textEdit_);
+  auto* exampleForm = new QFormLayout();
+  exampleForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  exampleBox_ = new QComboBox(inputGroup);
+  exampleBox_->setObjectName(u"alignmentExamples"_s);
+  exampleBox_->setPlaceholderText(tr("Choose an example"));
+  // Reviews are long: the box shows their start, the list the whole text.
+  exampleBox_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  exampleBox_->setMinimumContentsLength(16);
+  exampleBox_->setToolTip(tr("Inputs of the kinds the model was trained on, and one it has to cope with"));
+  exampleForm->addRow(tr("E&xamples:"), exampleBox_);
+  inputLayout->addLayout(exampleForm);
+  inputNote_ = new QLabel(inputGroup);
+  inputNote_->setObjectName(u"alignmentInputNote"_s);
+  inputNote_->setWordWrap(true);
+  inputNote_->setTextFormat(Qt::PlainText);
+  inputNote_->setForegroundRole(QPalette::PlaceholderText);
+  inputLayout->addWidget(inputNote_);
+  layout->addWidget(inputGroup);
+  connect(textEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
+  connect(exampleBox_, &QComboBox::activated, this, [this](int index) {
+    if (index >= 0) setText(exampleBox_->itemText(index));
+  });
+
+  const DecodingGroup decoding = makeDecodingGroup(
+      panel, u"alignment"_s, kMaxBeam,
+      tr("Beam width: how many hypotheses the search keeps at each step. 1 is greedy decoding: the most likely "
+         "character at every step."),
+      tr("Output"),
+      tr("The hypotheses the beam search ended with, ranked by log-probability (the sum of the log-softmax of their "
+         "characters, </s> included). Select one to see its own alignment."));
+  decodingGroup_ = decoding.group;
+  beamSpin_ = decoding.beam;
+  hypotheses_ = decoding.hypotheses;
+  layout->addWidget(decodingGroup_);
+  connect(beamSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(hypotheses_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* current) {
+    if (current) selectHypothesis(hypotheses_->indexOfTopLevelItem(current));
+  });
+
+  auto* displayGroup = new QGroupBox(tr("Display"), panel);
+  auto* displayForm = new QFormLayout(displayGroup);
+  displayForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  colormapBox_ = new QComboBox(displayGroup);
+  for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
+  colormapBox_->setToolTip(tr("Colour map of the heatmap and of the shaded characters"));
+  displayForm->addRow(tr("Colour m&ap:"), colormapBox_);
+  layout->addWidget(displayGroup);
+  connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
+  });
+  layout->addStretch(1);
+}
+
+void AlignmentWorkbench::buildMainArea(QWidget* area) {
+  auto* layout = new QVBoxLayout(area);
+  layout->setContentsMargins(6, 8, 8, 4);
+  errorBanner_ = makeMessageStrip(area, u"alignmentError"_s, MessageStrip::Error);
+  layout->addWidget(errorBanner_);
+  warningStrip_ = makeMessageStrip(area, u"alignmentWarnings"_s, MessageStrip::Warning);
+  layout->addWidget(warningStrip_);
+
+  pages_ = new QStackedWidget(area);
+  placeholder_ = new QLabel(pages_);
+  placeholder_->setAlignment(Qt::AlignCenter);
+  placeholder_->setWordWrap(true);
+  placeholder_->setForegroundRole(QPalette::PlaceholderText);
+  pages_->addWidget(placeholder_);
+
+  decodingPage_ = new QWidget(pages_);
+  auto* decoding = new QVBoxLayout(decodingPage_);
+  decoding->setContentsMargins(0, 0, 0, 0);
+  decodingView_ = new TextFigureView(decodingPage_);
+  decodingView_->setObjectName(u"alignmentDecoding"_s);
+  decodingView_->setPlaceholder(tr("Decoding\u2026"));
+  decodingView_->setToolTip(QString());
+  decoding->addWidget(decodingView_);
+  auto* stepRow = new QHBoxLayout();
+  auto* stepTitle = new QLabel(tr("S&tep:"), decodingPage_);
+  stepSlider_ = new QSlider(Qt::Horizontal, decodingPage_);
+  stepSlider_->setObjectName(u"alignmentStep"_s);
+  stepSlider_->setRange(0, 0);
+  stepSlider_->setSingleStep(1);
+  stepSlider_->setPageStep(1);
+  stepSlider_->setTickPosition(QSlider::TicksBelow);
+  stepSlider_->setTickInterval(1);
+  stepSlider_->setToolTip(
+      tr("The output step in view (Left/Right, Home/End): its row of the heatmap is outlined "
+         "and the source characters are shaded by its attention. A click on a heatmap row "
+         "goes to that step."));
+  stepTitle->setBuddy(stepSlider_);
+  stepLabel_ = new QLabel(decodingPage_);
+  stepLabel_->setObjectName(u"alignmentStepLabel"_s);
+  stepLabel_->setTextFormat(Qt::PlainText);
+  stepLabel_->setMinimumWidth(stepLabel_->fontMetrics().horizontalAdvance(u"step 12 of 12 \u00b7 \u201c0\u201d  "_s));
+  stepRow->addWidget(stepTitle);
+  stepRow->addWidget(stepSlider_, 1);
+  stepRow->addWidget(stepLabel_);
+  decoding->addLayout(stepRow);
+  heatmapTitle_ = new QLabel(decodingPage_);
+  heatmapTitle_->setObjectName(u"alignmentHeatmapTitle"_s);
+  heatmapTitle_->setTextFormat(Qt::PlainText);
+  heatmapTitle_->setWordWrap(true);
+  decoding->addWidget(heatmapTitle_);
+  heatmap_ = new HeatmapView(HeatmapView::Style::Full, decodingPage_);
+  heatmap_->setObjectName(u"alignmentHeatmap"_s);
+  decoding->addWidget(heatmap_, 1);
+  pages_->addWidget(decodingPage_);
+
+  reviewScroll_ = new QScrollArea(pages_);
+  reviewScroll_->setWidgetResizable(true);
+  reviewScroll_->setFrameShape(QFrame::NoFrame);
+  reviewScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  reviewView_ = new TextFigureView(reviewScroll_);
+  reviewView_->setObjectName(u"alignmentReview"_s);
+  reviewView_->setPlaceholder(tr("Classifying\u2026"));
+  reviewScroll_->setWidget(reviewView_);
+  pages_->addWidget(reviewScroll_);
+  layout->addWidget(pages_, 1);
+
+  connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
+  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { setStep(row); });
+}
+
+}  // namespace attn::ui
