@@ -131,9 +131,9 @@ struct Options {
       u"name|dir"_s};
   QCommandLineOption alignText{u"text"_s, u"The input: a date in any form, or a review."_s, u"text"_s};
   QCommandLineOption beam{u"beam"_s, u"Beam width, 1 (greedy, the default) to 16."_s, u"K"_s};
-  QCommandLineOption hypothesis{u"hypothesis"_s, u"Which hypothesis to draw, 1 = the best (default)."_s, u"N"_s};
+  QCommandLineOption hypothesis{u"hypothesis"_s, u"Which hypothesis to draw, 0 = the best (the default)."_s, u"N"_s};
   QCommandLineOption step{u"step"_s,
-                          u"Outline this output step in the heatmap (1 = the first); the shading view "
+                          u"Outline this output step in the heatmap (0 = the first); the shading view "
                           "shades the source by it."_s,
                           u"N"_s};
   QCommandLineOption alignView{u"view"_s,
@@ -395,6 +395,7 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char
   }
   job.beamSet = parser.isSet(o.beam);
   job.hypothesisSet = parser.isSet(o.hypothesis);
+  job.stepSet = parser.isSet(o.step);
   if (parser.isSet(o.alignView)) {
     const QString name = parser.value(o.alignView);
     if (name != u"heatmap"_s && name != u"shading"_s) {

@@ -73,12 +73,12 @@ struct Flags {
       "induction-gpt2 (the bundled demo), a transformer folder or *.attn.safetensors dump in the Transformer tab."_s,
       u"name|dir"_s};
   QCommandLineOption scene{u"scene"_s, u"The Captioning tab's input: the generated scene of this seed."_s, u"seed"_s};
-  QCommandLineOption word{u"word"_s, u"The Captioning tab's word in view (1 = the first)."_s, u"N"_s};
+  QCommandLineOption word{u"word"_s, u"The Captioning tab's word in view (0 = the first)."_s, u"N"_s};
   QCommandLineOption lightMask{
       u"light-mask"_s, u"The Captioning tab's overlays dim the image where attention is low (the paper's figures)."_s};
   QCommandLineOption text{u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s};
   QCommandLineOption beam{u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s, u"K"_s};
-  QCommandLineOption step{u"step"_s, u"The Alignment tab's output step in view (1 = the first)."_s, u"N"_s};
+  QCommandLineOption step{u"step"_s, u"The Alignment tab's output step in view (0 = the first)."_s, u"N"_s};
   QCommandLineOption view{u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay or stats."_s,
                           u"name"_s};
   QCommandLineOption head{u"head"_s, u"The Transformer tab's selected head as layer,head (0-based)."_s, u"L,H"_s};
@@ -103,7 +103,7 @@ struct Flags {
 struct AlignmentOptions {
   std::optional<QString> text;
   std::optional<int> beam;
-  std::optional<int> step;  // 1 = the first
+  std::optional<int> step;  // 0 = the first
   std::optional<QString> model;
 };
 struct CaptionOptions {
@@ -112,7 +112,7 @@ struct CaptionOptions {
   std::optional<std::uint64_t> scene;
   std::optional<QString> sample;  // a bundled photo's key
   std::optional<QString> file;
-  std::optional<int> word;  // 1 = the first
+  std::optional<int> word;  // 0 = the first
   std::optional<QString> model;
 };
 struct TransformerOptions {
@@ -204,8 +204,8 @@ Parsed parseCaption(const QCommandLineParser& parser, const Flags& f, Options op
     o.file = QFileInfo(image).absoluteFilePath();
   }
   if (parser.isSet(f.word)) {
-    o.word = parseInt(parser.value(f.word), 1, INT32_MAX);
-    if (!o.word) return bad(u"--word expects a word of the caption, 1 = the first"_s);
+    o.word = parseInt(parser.value(f.word), 0, INT32_MAX);
+    if (!o.word) return bad(u"--word expects a word of the caption, 0 = the first"_s);
   }
   if (const QString model = parser.value(f.model); parser.isSet(f.model)) {
     o.model = modelPath(model, !model.contains(u'/') && attn::ui::bundledCaptionModelKeys().contains(model));
@@ -223,8 +223,8 @@ Parsed parseAlignment(const QCommandLineParser& parser, const Flags& f, Options 
     }
   }
   if (parser.isSet(f.step)) {
-    o.step = parseInt(parser.value(f.step), 1, INT32_MAX);
-    if (!o.step) return bad(u"--step expects an output step, 1 = the first"_s);
+    o.step = parseInt(parser.value(f.step), 0, INT32_MAX);
+    if (!o.step) return bad(u"--step expects an output step, 0 = the first"_s);
   }
   if (const QString model = parser.value(f.model); parser.isSet(f.model)) {
     o.model = modelPath(model, !model.contains(u'/') && attn::ui::findBundledModel(model));
@@ -325,7 +325,7 @@ void applyAlignment(attn::ui::AlignmentWorkbench* tab, const AlignmentOptions& o
   // Applied once a result has that many steps (the model's output is known then).
   if (const auto step = o.step) {
     onFirstResult(
-        tab, [step](auto* t) { return t->stepCount() >= *step; }, [step](auto* t) { t->setStep(*step - 1); });
+        tab, [step](auto* t) { return t->stepCount() > *step; }, [step](auto* t) { t->setStep(*step); });
   }
   if (o.model) tab->openModel(*o.model);
 }
@@ -339,7 +339,7 @@ void applyCaption(attn::ui::CaptionWorkbench* tab, const CaptionOptions& o) {
   // Applied to the first caption with that many words.
   if (const auto word = o.word) {
     onFirstResult(
-        tab, [word](auto* t) { return t->wordCount() >= *word; }, [word](auto* t) { t->setWord(*word - 1); });
+        tab, [word](auto* t) { return t->wordCount() > *word; }, [word](auto* t) { t->setWord(*word); });
   }
   if (o.model) tab->openModel(*o.model);
 }

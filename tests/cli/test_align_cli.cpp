@@ -45,7 +45,7 @@ class TestAlignCli : public QObject {
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.out.startsWith(u"align: random-bahdanau"_s), qPrintable(run.out));
     QVERIFY(run.out.contains(u"11 characters"_s));
-    QVERIFY(run.out.contains(u"hypothesis 1: "_s));
+    QVERIFY(run.out.contains(u"hypothesis 0: "_s));
     QVERIFY(run.out.contains(u"wrote "_s + png));
     QVERIFY(run.out.contains(u"wrote "_s + csv));
     const QImage image(png);
@@ -61,30 +61,35 @@ class TestAlignCli : public QObject {
   void beamHypothesesAreListedAndOneIsDrawn() {
     const QString csv = dir_.filePath(u"beam.csv"_s);
     const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("luong-concat"), u"--text"_s, u"21 Nov 2026"_s,
-                            u"--beam"_s, u"5"_s, u"--hypothesis"_s, u"2"_s, u"--csv"_s, csv});
+                            u"--beam"_s, u"5"_s, u"--hypothesis"_s, u"1"_s, u"--csv"_s, csv});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.contains(u"beam 5"_s));
-    QVERIFY2(run.out.contains(u"hypothesis 2: "_s), qPrintable(run.out));
+    // Indices count from 0 everywhere: the best is hypothesis 0, the fifth hypothesis 4.
+    QVERIFY2(run.out.contains(u"hypothesis 0: "_s) && run.out.contains(u"hypothesis 4: "_s), qPrintable(run.out));
+    QVERIFY(!run.out.contains(u"hypothesis 5: "_s));
     QVERIFY(!csvLines(csv).isEmpty());
-    // Beyond the hypotheses the search ended with.
+    const Run best = runCli({u"align"_s, u"--model"_s, seq2seq("luong-concat"), u"--text"_s, u"21 Nov 2026"_s,
+                             u"--hypothesis"_s, u"0"_s, u"--step"_s, u"0"_s, u"--csv"_s, csv});
+    QVERIFY2(best.exitCode == 0, qPrintable(best.err));
+    // Beyond the hypotheses the search ended with: greedy search ends with hypothesis 0 alone.
     const Run beyond = runCli({u"align"_s, u"--model"_s, seq2seq("luong-concat"), u"--text"_s, u"21 Nov 2026"_s,
-                               u"--hypothesis"_s, u"3"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+                               u"--hypothesis"_s, u"1"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
     QCOMPARE(beyond.exitCode, 1);
-    QVERIFY2(beyond.err.contains(u"--hypothesis 3"_s), qPrintable(beyond.err));
+    QVERIFY2(beyond.err.contains(u"--hypothesis 1: the search ended with hypotheses 0 to 0"_s), qPrintable(beyond.err));
     QVERIFY(!QFile::exists(dir_.filePath(u"never.csv"_s)));
   }
 
   void localPShadingAndSvg() {
     const QString png = dir_.filePath(u"local.png"_s);
     const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("luong-local-p"), u"--text"_s, u"Nov 21st 2026"_s,
-                            u"--view"_s, u"shading"_s, u"--step"_s, u"2"_s, u"--out"_s, png, u"--width"_s, u"700"_s});
+                            u"--view"_s, u"shading"_s, u"--step"_s, u"1"_s, u"--out"_s, png, u"--width"_s, u"700"_s});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     const QImage image(png);
     QCOMPARE(image.width(), 700);
     QVERIFY(image.height() > 60);
     const QString svg = dir_.filePath(u"local.svg"_s);
     const Run heatmap = runCli({u"align"_s, u"--model"_s, seq2seq("luong-local-p"), u"--text"_s, u"Nov 21st 2026"_s,
-                                u"--step"_s, u"1"_s, u"--out"_s, svg});
+                                u"--step"_s, u"0"_s, u"--out"_s, svg});
     QVERIFY2(heatmap.exitCode == 0, qPrintable(heatmap.err));
     QFile file(svg);
     QVERIFY(file.open(QIODevice::ReadOnly));
@@ -99,7 +104,8 @@ class TestAlignCli : public QObject {
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.contains(u"10 words"_s));
     QVERIFY(run.out.contains(u"probabilities: negative "_s));
-    QVERIFY(run.out.contains(u"sentence 2: weight "_s));
+    QVERIFY(run.out.contains(u"sentence 0: weight "_s) && run.out.contains(u"sentence 1: weight "_s));
+    QVERIFY(!run.out.contains(u"sentence 2: weight "_s));
     const QImage image(png);
     QCOMPARE(image.width(), 900);
     QVERIFY(image.height() > 150);

@@ -49,7 +49,7 @@ class TestCaptionCli : public QObject {
       QVERIFY2(byDefault.out.startsWith(u"caption: Scenes \u00b7 soft attention"_s), qPrintable(byDefault.out));
       QVERIFY(byDefault.out.contains(u"scene 7 \u2192 \u201ca "_s));
     }
-    QVERIFY(run.out.contains(u"hypothesis 1: "_s));
+    QVERIFY(run.out.contains(u"hypothesis 0: "_s));
     QVERIFY(run.out.contains(u"the scene's own caption: \u201ca "_s));
     QVERIFY(run.out.contains(u"wrote "_s + png));
     const QImage grid(png);

@@ -254,6 +254,9 @@ class TestLabWorkbench : public QObject {
     QVERIFY(settle(*lab_));
     QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
     QCOMPARE(lab_->grid()->count(), 4);
+    // Heads count from 0, as in the Transformer tab and on the command line: tile 2 is head 2.
+    QVERIFY2(lab_->mapBox()->itemText(0).endsWith(u"head 0"_s), qPrintable(lab_->mapBox()->itemText(0)));
+    QVERIFY2(lab_->mapBox()->itemText(3).endsWith(u"head 3"_s), qPrintable(lab_->mapBox()->itemText(3)));
     auto* tile = lab_->grid()->tile(2);
     QTest::mouseClick(tile->plot(), Qt::LeftButton, {}, tile->plot()->rect().center());
     QCOMPARE(lab_->currentMapIndex(), 2);

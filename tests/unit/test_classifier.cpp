@@ -160,7 +160,7 @@ TEST(ClassifierRunFlat, DistributionsIdsAndUnknownWords) {
   EXPECT_EQ(run->predicted, run->probabilities[1] > run->probabilities[0] ? 1 : 0);
   EXPECT_TRUE(run->warnings.empty());
   const auto map = run->word_map();
-  EXPECT_EQ(map->row_labels, (Labels{"head 1", "head 2"}));
+  EXPECT_EQ(map->row_labels, (Labels{"head 0", "head 1"}));
   EXPECT_EQ(map->col_labels, run->input.words);
   EXPECT_EQ(map->col_spans.size(), 5u);
   EXPECT_EQ(map->stage, Stage::Pool);
@@ -237,7 +237,7 @@ TEST(ClassifierRunHierarchical, TruncatesSentencesAndWordsWithWarnings) {
   ASSERT_TRUE(run.has_value()) << run.error().message();
   ASSERT_EQ(run->warnings.size(), 2u);
   EXPECT_EQ(run->warnings[0], "input truncated to 3 sentences (of 4)");
-  EXPECT_EQ(run->warnings[1], "sentence 2 truncated to 6 words (of 9)");
+  EXPECT_EQ(run->warnings[1], "sentence 1 truncated to 6 words (of 9)");
   EXPECT_EQ(run->input.sentences, 3);
   EXPECT_EQ(run->input.sentence, (std::vector<int>{0, 0, 1, 1, 1, 1, 1, 1, 2, 2}));
   EXPECT_EQ(run->word_attention.cols(), 10);

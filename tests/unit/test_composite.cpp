@@ -20,7 +20,7 @@ TEST(MultiHop, KeepsEveryHopAndAddsContextToTheQuery) {
   ASSERT_EQ(r.hop_weights.size(), 3u);
   ASSERT_EQ(r.queries.size(), 4u);
   ASSERT_EQ(trace.size(), 3u);
-  EXPECT_EQ(trace.maps()[2].name, "hop 3");
+  EXPECT_EQ(trace.maps()[2].name, "hop 2");  // 0-based, as every index
   for (int s = 0; s < 3; ++s) {
     expect_rows_sum_to_one(r.hop_weights[s]);
     const Matrix c = r.hop_weights[s] * mem;

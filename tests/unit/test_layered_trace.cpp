@@ -47,8 +47,8 @@ TEST(LayeredTrace, MapLabelsOneHeadOrTheMean) {
   EXPECT_EQ(t.layer_count(Stage::Decoder), 0);
   auto head = t.map(Stage::Encoder, 1, 0);
   ASSERT_TRUE(head);
-  EXPECT_EQ(head->layer, 2);
-  EXPECT_EQ(head->title(), "attention · encoder layer 2 · head 1");
+  EXPECT_EQ(head->layer, 1);  // layers and heads 0-based, as every index AttnScope shows
+  EXPECT_EQ(head->title(), "attention · encoder layer 1 · head 0");
   EXPECT_EQ(head->row_labels, t.tokens);
   EXPECT_EQ(head->col_spans[1], (Span{0, 2}));
   auto mean = t.map(Stage::Encoder, 0, -1);

@@ -51,8 +51,10 @@ Step checkJob(const AlignJob& job) {
     return std::unexpected(
         usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 16, got %1").arg(job.beam)));
   }
-  if (job.hypothesis < 1) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 1 is the best hypothesis")));
-  if (job.step < 0) return std::unexpected(usageFailure(QObject::tr("--step: 1 is the first output step")));
+  if (job.hypothesis < 0) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 0 is the best hypothesis")));
+  if (job.step < -1 || (job.stepSet && job.step < 0)) {
+    return std::unexpected(usageFailure(QObject::tr("--step: 0 is the first output step")));
+  }
   if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
       job.size.height() > 16384) {
     return std::unexpected(usageFailure(QObject::tr("the image size must be between 64 and 16384 pixels a side")));
@@ -93,7 +95,7 @@ Step writeSeq2SeqView(const AlignJob& job, const attn::models::Seq2SeqRun& run, 
     render::AlignmentOverlay overlay;
     overlay.rows = int(map->weights.rows());
     overlay.columns = int(map->weights.cols());
-    if (job.step > 0) overlay.focusRow = job.step - 1;
+    if (job.step >= 0) overlay.focusRow = job.step;
     if (config.local) overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
     view.setOverlay(overlay);
     view.replotNow();
@@ -103,7 +105,7 @@ Step writeSeq2SeqView(const AlignJob& job, const attn::models::Seq2SeqRun& run, 
     render::DecodingFigureOptions options;
     options.colormap = job.colormap;
     options.window = config.local ? config.window : 0;
-    const auto figure = render::decodingFigure(run, h, std::max(0, job.step - 1), job.text, options);
+    const auto figure = render::decodingFigure(run, h, std::max(0, job.step), job.text, options);
     if (auto written = exportFigure(figure, font, job.size.width(), job.outPath); !written) {
       return std::unexpected(outputFailure(written.error()));
     }
@@ -124,13 +126,13 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
       !problem.isEmpty()) {
     return std::unexpected(inputFailure(problem));
   }
-  const std::size_t h = std::size_t(job.hypothesis - 1);
+  const std::size_t h = std::size_t(job.hypothesis);
   const auto& hyp = run->hypotheses[h];
-  if (job.step > int(hyp.ids.size())) {
-    return std::unexpected(inputFailure(QObject::tr("--step %1: hypothesis %2 has %3 output steps")
+  if (job.step >= int(hyp.ids.size())) {
+    return std::unexpected(inputFailure(QObject::tr("--step %1: hypothesis %2 has the output steps 0 to %3")
                                             .arg(job.step)
                                             .arg(job.hypothesis)
-                                            .arg(hyp.ids.size())));
+                                            .arg(int(hyp.ids.size()) - 1)));
   }
   report.summary = QObject::tr("align: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
                        .arg(model.name)
@@ -162,7 +164,7 @@ QString labelOf(const attn::models::ClassifierConfig& config, int i) {
 // A review classifier: runs, writes the word shading (--out) and the heads x words matrix (--csv).
 Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
                    RenderReport& report) {
-  if (job.beamSet || job.hypothesisSet || job.step > 0) {
+  if (job.beamSet || job.hypothesisSet || job.stepSet) {
     return std::unexpected(usageFailure(QObject::tr("--beam, --hypothesis and --step are for the date (seq2seq) "
                                                     "models; %1 is a classifier")
                                             .arg(model.name)));
@@ -191,7 +193,7 @@ Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElap
   report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
   for (Index s = 0; s < run->sentence_attention.size(); ++s) {
     report.notes.append(
-        QObject::tr("sentence %1: weight %2").arg(s + 1).arg(double(run->sentence_attention(s)), 0, 'f', 4));
+        QObject::tr("sentence %1: weight %2").arg(s).arg(double(run->sentence_attention(s)), 0, 'f', 4));
   }
   const auto unknown = std::count(run->unknown.begin(), run->unknown.end(), true);
   if (unknown > 0) report.notes.append(QObject::tr("%1 words not in the vocabulary (read as <unk>)").arg(unknown));

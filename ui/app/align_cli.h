@@ -22,9 +22,10 @@ struct AlignJob {
   bool hasText = false;
   int beam = 1;  // seq2seq: 1 = greedy
   bool beamSet = false;
-  int hypothesis = 1;  // 1-based, best first
+  int hypothesis = 0;  // 0 = the best
   bool hypothesisSet = false;
-  int step = 0;  // 1-based output step to outline; 0: none
+  bool stepSet = false;
+  int step = -1;  // the output step to outline (0 = the first); -1: none
   enum class View { Heatmap, Shading } view = View::Heatmap;
   bool viewSet = false;
   QString outPath;  // .png, .svg or .pdf

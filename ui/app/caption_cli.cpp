@@ -40,7 +40,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
     return std::unexpected(
         usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 10, got %1").arg(job.beam)));
   }
-  if (job.hypothesis < 1) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 1 is the best hypothesis")));
+  if (job.hypothesis < 0) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 0 is the best hypothesis")));
   if (job.perRow < 1 || job.perRow > 12) {
     return std::unexpected(
         usageFailure(QObject::tr("--per-row: expected 1 to 12 pictures a row, got %1").arg(job.perRow)));
@@ -103,7 +103,7 @@ std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
   }
   for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
 
-  const int h = job.hypothesis - 1;
+  const int h = job.hypothesis;
   const auto maps = captionMaps(*run, h, job.overlay.sigma);
   const auto& hyp = run->hypotheses[std::size_t(h)];
   const QString heading =

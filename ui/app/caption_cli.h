@@ -20,7 +20,7 @@ struct CaptionJob {
   QString imagePath;                               // a file or sample:<key>; or
   std::optional<std::uint64_t> scene;              // a generated scene's seed
   int beam = 1;                                    // 1 = greedy
-  int hypothesis = 1;                              // 1-based, best first
+  int hypothesis = 0;                              // 0 = the best
   int perRow = 5;
   render::CaptionOverlayOptions overlay;
   QString outPath;  // .png, .svg or .pdf

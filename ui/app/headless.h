@@ -57,12 +57,15 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job);
 
 // The notes of a beam search's hypotheses, best first: "hypothesis 2: “…” (log p -1.2345, no </s>)", for
 // any hypotheses with text, log_prob and finished (seq2seq, captioner).
-// Why hypothesis `n` (1-based) of a search that ended with `count` hypotheses cannot be drawn; empty when it
-// can.
+// Why hypothesis `n` (0 = the best) of a search that ended with `count` hypotheses cannot be drawn; empty when
+// it can.
 inline QString hypothesisChoiceProblem(std::size_t count, int n, int beam) {
   if (count == 0) return QObject::tr("the decoder returned no hypothesis");
-  if (n >= 1 && std::size_t(n) <= count) return {};
-  return QObject::tr("--hypothesis %1: the search ended with %2 (beam %3)").arg(n).arg(count).arg(beam);
+  if (n >= 0 && std::size_t(n) < count) return {};
+  return QObject::tr("--hypothesis %1: the search ended with hypotheses 0 to %2 (beam %3)")
+      .arg(n)
+      .arg(count - 1)
+      .arg(beam);
 }
 
 template <class Hypotheses>
@@ -71,7 +74,7 @@ QStringList hypothesisNotes(const Hypotheses& hypotheses, const QString& endToke
   int index = 0;
   for (const auto& one : hypotheses) {
     notes.append(QObject::tr("hypothesis %1: \u201c%2\u201d (log p %3%4)")
-                     .arg(++index)
+                     .arg(index++)
                      .arg(QString::fromStdString(one.text))
                      .arg(double(one.log_prob), 0, 'f', 4)
                      .arg(one.finished ? QString() : QObject::tr(", no %1").arg(endToken)));

@@ -50,25 +50,25 @@ attn::Labels sourceColumnLabels(const attn::models::Seq2SeqRun& run) {
   return labels;
 }
 
-TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, std::string_view input,
-                          const DecodingFigureOptions& options) {
-  TextFigure figure;
-  if (hypothesis >= run.hypotheses.size()) return figure;
+namespace {
+
+// "0–N" (the range of N + 1 indices), for labels such as "step 5 of 0–10".
+QString indexRange(std::size_t count) { return count > 0 ? u"0\u2013%1"_s.arg(count - 1) : u"none"_s; }
+
+// The decoded output: one range per step, "</s>" for the end, the step in view in focus.
+ShadedText outputShading(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, Colormap colormap) {
   const auto& hyp = run.hypotheses[hypothesis];
   const int steps = int(hyp.ids.size());
-  step = steps > 0 ? std::clamp(step, 0, steps - 1) : -1;
-
-  // The output: one range per step, "</s>" for the end.
   ShadedText output;
   const QString outputText = fromStd(hyp.text);
   output.large = true;
   output.caption = run.hypotheses.size() > 1 ? tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
-                                                   .arg(hypothesis + 1)
-                                                   .arg(run.hypotheses.size())
+                                                   .arg(hypothesis)
+                                                   .arg(indexRange(run.hypotheses.size()))
                                                    .arg(logProbText(hyp.log_prob))
                                              : tr("Output \u00b7 log p %1").arg(logProbText(hyp.log_prob));
   output.text = outputText;
-  output.colormap = options.colormap;
+  output.colormap = colormap;
   int at = 0;
   for (int t = 0; t < steps; ++t) {
     ShadedRange range;
@@ -77,23 +77,25 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
       output.text += u" </s>"_s;
       range.begin = int(output.text.size()) - 4;
       range.end = int(output.text.size());
-      range.toolTip = tr("step %1: the end of the output (</s>)").arg(t + 1);
+      range.toolTip = tr("step %1: the end of the output (</s>)").arg(t);
     } else {
       if (at >= outputText.size()) break;
       range.begin = at;
       at += outputText[at].isHighSurrogate() && at + 1 < outputText.size() ? 2 : 1;
       range.end = at;
-      range.toolTip = tr("step %1: %2").arg(t + 1).arg(quoted(outputText.mid(range.begin, range.end - range.begin)));
+      range.toolTip = tr("step %1: %2").arg(t).arg(quoted(outputText.mid(range.begin, range.end - range.begin)));
     }
     range.focus = t == step;
     output.ranges.push_back(range);
   }
-  if (!hyp.finished) {
-    output.tail = tr("(no end within %1 characters)").arg(steps);
-  }
-  figure.elements.emplace_back(std::move(output));
+  if (!hyp.finished) output.tail = tr("(no end within %1 characters)").arg(steps);
+  return output;
+}
 
-  // The source, shaded by the step's row.
+// The source shaded by the step's row of attention; `unknown` counts the characters outside the vocabulary.
+ShadedText sourceShading(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, std::string_view input,
+                         const DecodingFigureOptions& options, int& unknown) {
+  const auto& hyp = run.hypotheses[hypothesis];
   ShadedText source;
   source.large = true;
   source.colormap = options.colormap;
@@ -106,7 +108,7 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
   source.scale = haveRow && hyp.attention.cols() > 0 ? std::max(hyp.attention.row(step).maxCoeff(), 1e-6f) : 1.0f;
   const bool local = options.window > 0 && step >= 0 && std::size_t(step) < hyp.positions.size();
   const double p = local ? double(hyp.positions[std::size_t(step)]) : 0.0;
-  int unknown = 0;
+  unknown = 0;
   for (std::size_t j = 0; j < run.spans.size(); ++j) {
     const auto& span = run.spans[j];
     if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
@@ -131,23 +133,40 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
     source.tail = rest == 1 ? tr("\u2026 and 1 more character the model does not read")
                             : tr("\u2026 and %1 more characters the model does not read").arg(rest);
   }
-  {
-    const auto& out = std::get<ShadedText>(figure.elements.front());
-    QString what;
-    if (step >= 0 && std::size_t(step) < out.ranges.size()) {
-      const auto& r = out.ranges[std::size_t(step)];
-      what = hyp.finished && step == steps - 1 ? u"</s>"_s : quoted(out.text.mid(r.begin, r.end - r.begin));
-    }
-    source.caption = step >= 0 ? tr("Source \u00b7 attention of step %1 of %2 (%3)").arg(step + 1).arg(steps).arg(what)
-                               : tr("Source");
-    if (local) {
-      source.caption += tr(" \u00b7 p = %1 \u00b7 window %2 \u2013 %3 (D = %4)")
-                            .arg(p, 0, 'f', 2)
-                            .arg(p - options.window, 0, 'f', 1)
-                            .arg(p + options.window, 0, 'f', 1)
-                            .arg(options.window);
-    }
+  if (local) {
+    source.caption = tr(" \u00b7 p = %1 \u00b7 window %2 \u2013 %3 (D = %4)")
+                         .arg(p, 0, 'f', 2)
+                         .arg(p - options.window, 0, 'f', 1)
+                         .arg(p + options.window, 0, 'f', 1)
+                         .arg(options.window);
   }
+  return source;
+}
+
+}  // namespace
+
+TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, std::string_view input,
+                          const DecodingFigureOptions& options) {
+  TextFigure figure;
+  if (hypothesis >= run.hypotheses.size()) return figure;
+  const auto& hyp = run.hypotheses[hypothesis];
+  const int steps = int(hyp.ids.size());
+  step = steps > 0 ? std::clamp(step, 0, steps - 1) : -1;
+  ShadedText output = outputShading(run, hypothesis, step, options.colormap);
+  int unknown = 0;
+  ShadedText source = sourceShading(run, hypothesis, step, input, options, unknown);
+  // The caption names the step in view by its output character; sourceShading left the local-p part.
+  QString what;
+  if (step >= 0 && std::size_t(step) < output.ranges.size()) {
+    const auto& r = output.ranges[std::size_t(step)];
+    what = hyp.finished && step == steps - 1 ? u"</s>"_s : quoted(output.text.mid(r.begin, r.end - r.begin));
+  }
+  source.caption =
+      (step >= 0
+           ? tr("Source \u00b7 attention of step %1 of %2 (%3)").arg(step).arg(indexRange(std::size_t(steps))).arg(what)
+           : tr("Source")) +
+      source.caption;
+  figure.elements.emplace_back(std::move(output));
   figure.elements.emplace_back(std::move(source));
   if (unknown > 0) {
     figure.elements.emplace_back(FigureNote{
@@ -161,22 +180,19 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
   return figure;
 }
 
-TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
-                        std::string_view input, Colormap colormap) {
-  TextFigure figure;
-  const auto labelOf = [&](int i) {
-    return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
-                                                           : tr("class %1").arg(i);
-  };
-  const float top =
-      std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
-  figure.heading = tr("Predicted: %1 (%2)").arg(labelOf(run.predicted), percentText(top));
+namespace {
 
+QString classLabel(const attn::models::ClassifierConfig& config, int i) {
+  return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
+                                                         : tr("class %1").arg(i);
+}
+
+BarChart probabilityChart(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config) {
   BarChart probabilities;
   probabilities.caption = tr("Class probabilities");
   for (std::size_t i = 0; i < run.probabilities.size(); ++i) {
     Bar bar;
-    bar.label = labelOf(int(i));
+    bar.label = classLabel(config, int(i));
     bar.value = run.probabilities[i];
     bar.valueText = percentText(run.probabilities[i]);
     bar.strong = int(i) == run.predicted;
@@ -184,79 +200,102 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
     bar.colour = bar.strong ? QColor(0x3f, 0x6a, 0x9a) : QColor(0xa8, 0xa8, 0xa8);
     probabilities.bars.push_back(bar);
   }
-  figure.elements.emplace_back(std::move(probabilities));
+  return probabilities;
+}
+
+// Head `h`'s word attention over the review's text.
+ShadedText wordShading(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
+                       const Utf16Text& text, int h, Colormap colormap) {
+  const int heads = int(run.word_attention.rows());
+  const int words = int(run.input.words.size());
+  ShadedText shaded;
+  shaded.text = text.text;
+  if (heads > 1) {
+    shaded.tint = headColor(h);
+  } else {
+    shaded.colormap = colormap;
+  }
+  shaded.caption = config.hierarchical
+                       ? (heads > 1 ? tr("Word attention within each sentence \u00b7 head %1").arg(h)
+                                    : tr("Word attention within each sentence"))
+                       : (heads > 1 ? tr("Word attention \u00b7 head %1").arg(h) : tr("Word attention"));
+  for (int w = 0; w < words && w < run.word_attention.cols(); ++w) {
+    const auto& span = run.input.spans[std::size_t(w)];
+    if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
+    ShadedRange range;
+    range.begin = text.offsets[std::size_t(span.begin)];
+    range.end = text.offsets[std::size_t(span.end)];
+    range.weight = run.word_attention(h, w);
+    range.unknown = std::size_t(w) < run.unknown.size() && run.unknown[std::size_t(w)];
+    const QString word = fromStd(run.input.words[std::size_t(w)]);
+    QString tip = range.unknown ? tr("%1 is not in the vocabulary: read as <unk>").arg(quoted(word)) : quoted(word);
+    tip += u"\n"_s + tr("weight %1").arg(exactValue(range.weight));
+    if (heads > 1) tip += tr(" (head %1)").arg(h);
+    if (config.hierarchical && std::size_t(w) < run.input.sentence.size()) {
+      tip += tr(" within sentence %1").arg(run.input.sentence[std::size_t(w)]);
+    }
+    range.toolTip = tip;
+    shaded.ranges.push_back(range);
+  }
+  return shaded;
+}
+
+// A hierarchical classifier's attention over its sentences, one bar each.
+BarChart sentenceChart(const attn::models::ClassifierRun& run, const Utf16Text& text, Colormap colormap) {
+  const int words = int(run.input.words.size());
+  BarChart sentences;
+  sentences.caption = tr("Sentence attention");
+  sentences.maximum = std::max(run.sentence_attention.maxCoeff(), 1e-6f);
+  for (Index s = 0; s < run.sentence_attention.size(); ++s) {
+    int first = -1, last = -1;
+    for (int w = 0; w < words && std::size_t(w) < run.input.sentence.size(); ++w) {
+      if (run.input.sentence[std::size_t(w)] != int(s)) continue;
+      if (first < 0) first = w;
+      last = w;
+    }
+    QString sentence;
+    if (first >= 0) {
+      const int b = text.offsets[std::size_t(run.input.spans[std::size_t(first)].begin)];
+      const int e = text.offsets[std::size_t(run.input.spans[std::size_t(last)].end)];
+      sentence = text.text.mid(b, e - b).simplified();
+    }
+    Bar bar;
+    bar.label = tr("%1 \u00b7 %2").arg(s).arg(sentence);
+    bar.value = run.sentence_attention(s);
+    bar.colour = QColor::fromRgb(sample(colormap, 0.55));
+    bar.toolTip = tr("sentence %1: %2\nweight %3").arg(s).arg(quoted(sentence), exactValue(bar.value));
+    sentences.bars.push_back(bar);
+  }
+  return sentences;
+}
+
+}  // namespace
+
+TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
+                        std::string_view input, Colormap colormap) {
+  TextFigure figure;
+  const float top =
+      std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
+  figure.heading = tr("Predicted: %1 (%2)").arg(classLabel(config, run.predicted), percentText(top));
+  figure.elements.emplace_back(probabilityChart(run, config));
 
   const std::size_t shown =
       run.input.spans.empty() ? input.size() : std::size_t(std::max(0, run.input.spans.back().end));
   const Utf16Text text = toUtf16(input.substr(0, std::min(shown, input.size())));
-  const int heads = int(run.word_attention.rows());
-  const int words = int(run.input.words.size());
   int unknown = 0;
-  for (int w = 0; w < words && std::size_t(w) < run.unknown.size(); ++w) unknown += run.unknown[std::size_t(w)] ? 1 : 0;
+  for (std::size_t w = 0; w < run.input.words.size() && w < run.unknown.size(); ++w) unknown += run.unknown[w] ? 1 : 0;
   int restWords = 0;
   if (shown < input.size()) restWords = int(attn::models::split_words(input.substr(shown)).words.size());
-  for (int h = 0; h < heads; ++h) {
-    ShadedText shaded;
-    shaded.text = text.text;
-    if (heads > 1) {
-      shaded.tint = headColor(h);
-    } else {
-      shaded.colormap = colormap;
-    }
-    shaded.caption = config.hierarchical
-                         ? (heads > 1 ? tr("Word attention within each sentence \u00b7 head %1").arg(h + 1)
-                                      : tr("Word attention within each sentence"))
-                         : (heads > 1 ? tr("Word attention \u00b7 head %1").arg(h + 1) : tr("Word attention"));
-    for (int w = 0; w < words && w < run.word_attention.cols(); ++w) {
-      const auto& span = run.input.spans[std::size_t(w)];
-      if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
-      ShadedRange range;
-      range.begin = text.offsets[std::size_t(span.begin)];
-      range.end = text.offsets[std::size_t(span.end)];
-      range.weight = run.word_attention(h, w);
-      range.unknown = std::size_t(w) < run.unknown.size() && run.unknown[std::size_t(w)];
-      const QString word = fromStd(run.input.words[std::size_t(w)]);
-      QString tip = range.unknown ? tr("%1 is not in the vocabulary: read as <unk>").arg(quoted(word)) : quoted(word);
-      tip += u"\n"_s + tr("weight %1").arg(exactValue(range.weight));
-      if (heads > 1) tip += tr(" (head %1)").arg(h + 1);
-      if (config.hierarchical && std::size_t(w) < run.input.sentence.size()) {
-        tip += tr(" within sentence %1").arg(run.input.sentence[std::size_t(w)] + 1);
-      }
-      range.toolTip = tip;
-      shaded.ranges.push_back(range);
-    }
+  for (int h = 0; h < int(run.word_attention.rows()); ++h) {
+    ShadedText shaded = wordShading(run, config, text, h, colormap);
     if (restWords > 0) {
       shaded.tail = restWords == 1 ? tr("\u2026 and 1 more word the model does not read")
                                    : tr("\u2026 and %1 more words the model does not read").arg(restWords);
     }
     figure.elements.emplace_back(std::move(shaded));
   }
-
   if (config.hierarchical && run.sentence_attention.size() > 0) {
-    BarChart sentences;
-    sentences.caption = tr("Sentence attention");
-    sentences.maximum = std::max(run.sentence_attention.maxCoeff(), 1e-6f);
-    for (Index s = 0; s < run.sentence_attention.size(); ++s) {
-      int first = -1, last = -1;
-      for (int w = 0; w < words && std::size_t(w) < run.input.sentence.size(); ++w) {
-        if (run.input.sentence[std::size_t(w)] != int(s)) continue;
-        if (first < 0) first = w;
-        last = w;
-      }
-      QString sentence;
-      if (first >= 0) {
-        const int b = text.offsets[std::size_t(run.input.spans[std::size_t(first)].begin)];
-        const int e = text.offsets[std::size_t(run.input.spans[std::size_t(last)].end)];
-        sentence = text.text.mid(b, e - b).simplified();
-      }
-      Bar bar;
-      bar.label = tr("%1. %2").arg(s + 1).arg(sentence);
-      bar.value = run.sentence_attention(s);
-      bar.colour = QColor::fromRgb(sample(colormap, 0.55));
-      bar.toolTip = tr("sentence %1: %2\nweight %3").arg(s + 1).arg(quoted(sentence), exactValue(bar.value));
-      sentences.bars.push_back(bar);
-    }
-    figure.elements.emplace_back(std::move(sentences));
+    figure.elements.emplace_back(sentenceChart(run, text, colormap));
   }
   if (unknown > 0) {
     figure.elements.emplace_back(

@@ -45,19 +45,17 @@ std::optional<TokenHit> TokenLinesLayout::tokenAt(QPointF point) const {
   return std::nullopt;
 }
 
-TokenLinesStats paintTokenLines(QPainter& painter, const TokenLinesScene& scene, const TokenLinesLayout& layout,
-                                const QRectF& clip) {
-  TokenLinesStats stats;
+namespace {
+
+// The token labels of both columns in the clip, the focused one filled and the others of its side faded.
+void paintTokenLabels(QPainter& painter, const TokenLinesScene& scene, const TokenLinesLayout& layout, int firstVisible,
+                      int lastVisible) {
   const attn::Labels* rowTokens = scene.rowTokens;
   const attn::Labels* colTokens = scene.colTokens ? scene.colTokens : scene.rowTokens;
   const auto label = [](const attn::Labels* labels, int i) {
     if (labels && std::size_t(i) < labels->size()) return tokenLabel((*labels)[std::size_t(i)], 16);
     return QString::number(i);
   };
-  const int firstVisible = std::max(0, int(std::floor((clip.top() - layout.top) / layout.rowHeight)));
-  const int lastVisible = int(std::ceil((clip.bottom() - layout.top) / layout.rowHeight));
-
-  // Labels.
   painter.save();
   const QFontMetrics metrics(painter.font());
   for (int side = 0; side < 2; ++side) {
@@ -77,27 +75,29 @@ TokenLinesStats paintTokenLines(QPainter& painter, const TokenLinesScene& scene,
     }
   }
   painter.restore();
+}
 
+// One head's lines, sorted into alpha buckets so that each bucket is one drawLines call.
+struct HeadLines {
+  QColor colour;
+  std::array<std::vector<QLineF>, kAlphaBuckets> buckets;
+};
+
+// A line that passed the threshold: its weight, its head (index into the HeadLines) and its two tokens.
+struct Candidate {
+  float weight;
+  int slot;
+  int row;
+  int col;
+};
+
+// Every line of the scene's heads that crosses the band [top, bottom] and passes the threshold; `all` gets
+// one entry per head drawn.
+std::vector<Candidate> gatherLines(const TokenLinesScene& scene, const TokenLinesLayout& layout, double top,
+                                   double bottom, std::vector<HeadLines>& all, TokenLinesStats& stats) {
   const attn::HeadStack* stack = scene.stack;
-  if (!stack || stack->empty()) return stats;
   const int rows = int(std::min<Index>(stack->rows(), layout.rows));
   const int cols = int(std::min<Index>(stack->cols(), layout.cols));
-  const double x0 = layout.leftEdge();
-  const double x1 = layout.rightEdge();
-  const double top = clip.top();
-  const double bottom = clip.bottom();
-
-  struct HeadLines {
-    QColor colour;
-    std::array<std::vector<QLineF>, kAlphaBuckets> buckets;
-  };
-  struct Candidate {
-    float weight;
-    int slot;  // index into `all`
-    int row;
-    int col;
-  };
-  std::vector<HeadLines> all;
   all.reserve(scene.heads.size());
   std::vector<Candidate> candidates;
   for (int head : scene.heads) {
@@ -137,6 +137,25 @@ TokenLinesStats paintTokenLines(QPainter& painter, const TokenLinesScene& scene,
     stats.cutoff = nth->weight;
     candidates.erase(nth, candidates.end());
   }
+  return candidates;
+}
+
+}  // namespace
+
+TokenLinesStats paintTokenLines(QPainter& painter, const TokenLinesScene& scene, const TokenLinesLayout& layout,
+                                const QRectF& clip) {
+  TokenLinesStats stats;
+  const int firstVisible = std::max(0, int(std::floor((clip.top() - layout.top) / layout.rowHeight)));
+  const int lastVisible = int(std::ceil((clip.bottom() - layout.top) / layout.rowHeight));
+  paintTokenLabels(painter, scene, layout, firstVisible, lastVisible);
+
+  if (!scene.stack || scene.stack->empty()) return stats;
+  const double x0 = layout.leftEdge();
+  const double x1 = layout.rightEdge();
+  const double top = clip.top();
+  const double bottom = clip.bottom();
+  std::vector<HeadLines> all;
+  const std::vector<Candidate> candidates = gatherLines(scene, layout, top, bottom, all, stats);
   for (const auto& k : candidates) {
     const double y0 = layout.rowY(k.row), y1 = layout.rowY(k.col);
     // Clip to the visible band ourselves: at 512 tokens a line can be thousands of pixels long and the

@@ -463,9 +463,9 @@ void AlignmentWorkbench::updateHeatmap() {
   const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
   heatmapTitle_->setText(
       run.hypotheses.size() > 1
-          ? tr("Alignment of hypothesis %1 of %2 (log p %3) \u00b7 %4 output \u00d7 %5 source characters")
-                .arg(hypothesis_ + 1)
-                .arg(run.hypotheses.size())
+          ? tr("Alignment of hypothesis %1 of 0\u2013%2 (log p %3) \u00b7 %4 output \u00d7 %5 source characters")
+                .arg(hypothesis_)
+                .arg(run.hypotheses.size() - 1)
                 .arg(render::logProbText(hyp.log_prob))
                 .arg(map->weights.rows())
                 .arg(map->weights.cols())
@@ -504,8 +504,9 @@ void AlignmentWorkbench::updateStepViews() {
   options.window = config.local ? config.window : 0;
   decodingFigure_ = render::decodingFigure(run, std::size_t(hypothesis_), step_, outcome_->request.text, options);
   decodingView_->setFigure(decodingFigure_);
-  QString label = steps > 0 && map ? tr("step %1 of %2 \u00b7 %3").arg(step_ + 1).arg(steps).arg(stepLabel(*map, step_))
-                                   : tr("no output");
+  QString label = steps > 0 && map
+                      ? tr("step %1 of 0\u2013%2 \u00b7 %3").arg(step_).arg(steps - 1).arg(stepLabel(*map, step_))
+                      : tr("no output");
   const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
   if (config.local && std::size_t(step_) < hyp.positions.size()) {
     label += tr(" \u00b7 p = %1").arg(double(hyp.positions[std::size_t(step_)]), 0, 'f', 2);

@@ -552,7 +552,7 @@ void CaptionWorkbench::updateOverlays() {
   const QString wordText = count > 0 ? fromStd(hyp->words[std::size_t(word_)]) : QString();
   const double maxEntropy = std::log(std::max<double>(2.0, double(hyp->alpha.cols())));
   const auto entropy = render::alphaEntropy(hyp->alpha);
-  QString caption = tr("%1 \u00b7 word %2 of %3").arg(quoted(wordText)).arg(word_ + 1).arg(count);
+  QString caption = tr("%1 \u00b7 word %2 of 0\u2013%3").arg(quoted(wordText)).arg(word_).arg(count - 1);
   overlayView_->setCaption(caption);
   QString details =
       tr("\u03b2 (gate) %1 \u00b7 H(\u03b1) %2 of %3 nats")
@@ -562,12 +562,12 @@ void CaptionWorkbench::updateOverlays() {
   if (std::size_t(word_) < hyp->location.size() && run.grid > 0) {
     const int cell = hyp->location[std::size_t(word_)];
     details += tr("\nHard attention: read cell (row %1, column %2) of the %3 \u00d7 %3 grid, outlined")
-                   .arg(cell / run.grid + 1)
-                   .arg(cell % run.grid + 1)
+                   .arg(cell / run.grid)
+                   .arg(cell % run.grid)
                    .arg(run.grid);
   }
   details += tr("\nHypothesis %1: %2 (log p %3)")
-                 .arg(hypothesis_ + 1)
+                 .arg(hypothesis_)
                  .arg(quoted(fromStd(hyp->text)))
                  .arg(render::logProbText(hyp->log_prob));
   captionLabel_->setText(details);

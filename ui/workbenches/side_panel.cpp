@@ -236,7 +236,7 @@ void fillHypothesisList(QTreeWidget* list, const std::vector<HypothesisRow>& row
   list->clear();
   for (std::size_t h = 0; h < rows.size(); ++h) {
     auto* item = new QTreeWidgetItem(list);
-    item->setText(0, QString::number(h + 1));
+    item->setText(0, QString::number(h));
     item->setText(1, render::logProbText(rows[h].logProb));
     item->setText(2, rows[h].text + (rows[h].finished ? QString() : u" \u2026"_s));
     item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);

@@ -152,9 +152,7 @@ std::shared_ptr<const AttentionMap> LayeredTrace::map(Stage stage, int layer, in
   if (!l || head >= l->maps.heads() || head < -1) return nullptr;
   auto map = std::make_shared<AttentionMap>();
   map->stage = stage;
-  // AttentionMap::title() prints the layer as stored and the head 1-based; layers here are 0-based, and
-  // people count layers from 1 as they count heads.
-  map->layer = layer + 1;
+  map->layer = layer;  // 0-based, as every index AttnScope shows
   map->head = head;
   map->name = head >= 0 ? "attention" : "head mean";
   map->weights = head >= 0 ? l->maps.head(head) : l->maps.mean();

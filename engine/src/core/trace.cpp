@@ -17,7 +17,7 @@ std::string_view to_string(Stage stage) {
 std::string AttentionMap::title() const {
   std::string out = name;
   if (stage != Stage::Mechanism) out += " · " + std::string(to_string(stage)) + " layer " + std::to_string(layer);
-  if (head >= 0) out += " · head " + std::to_string(head + 1);
+  if (head >= 0) out += " · head " + std::to_string(head);
   return out;
 }
 

@@ -313,7 +313,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       const PoolingWeights w = random_pooling_weights(d, d, heads, xs.rows(), seed);
       const PoolingParams pp{p.positions, p.temperature, p.normaliser};
       Labels rows;
-      for (int h = 0; h < heads; ++h) rows.push_back(heads == 1 ? "pool" : "head " + std::to_string(h + 1));
+      for (int h = 0; h < heads; ++h) rows.push_back(heads == 1 ? "pool" : "head " + std::to_string(h));
       r.query_tokens = rows;
       attention_pooling(xs, w, pp, tag.named("pooling weights").with_axes("heads", "tokens"));
       break;
@@ -337,7 +337,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       std::size_t m = 0;
       for (std::size_t i = 0; i < sentences.size(); ++i) {
         sentence_labels.push_back(short_sentence(sentences[i], i));
-        maps[m].row_labels = {"sentence " + std::to_string(i + 1)};
+        maps[m].row_labels = {"sentence " + std::to_string(i)};
         maps[m].col_labels = texts(sentences[i]);
         maps[m].row_axis = "";
         maps[m].col_axis = "words";

@@ -15,7 +15,7 @@ MultiHopResult multi_hop_attention(const MatrixCRef& q0, const MatrixCRef& memor
   for (int hop = 0; hop < params.hops; ++hop) {
     const Matrix& q = r.queries.back();
     AttentionResult a = global_attention(q, memory, memory, score_weights, params.attention, {},
-                                         tag.named("hop " + std::to_string(hop + 1)));
+                                         tag.named("hop " + std::to_string(hop)));
     Matrix next;
     if (params.update == HopUpdate::Add) {
       next = q + a.context;

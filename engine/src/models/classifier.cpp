@@ -232,7 +232,7 @@ std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
   map->weights = word_attention;
   map->row_axis = "heads";
   map->col_axis = "words";
-  for (Index h = 0; h < word_attention.rows(); ++h) map->row_labels.push_back("head " + std::to_string(h + 1));
+  for (Index h = 0; h < word_attention.rows(); ++h) map->row_labels.push_back("head " + std::to_string(h));
   map->col_labels = input.words;
   map->col_spans = input.spans;
   return map;
@@ -284,7 +284,7 @@ WordSplit truncate(const ClassifierConfig& c, WordSplit in, std::vector<std::str
     while (end < in.words.size() && in.sentence[end] == k) ++end;
     if (k >= kept_sentences) break;
     if (end - i > max_words) {
-      warnings.push_back("sentence " + std::to_string(k + 1) + " truncated to " + plural(max_words, "word", "words") +
+      warnings.push_back("sentence " + std::to_string(k) + " truncated to " + plural(max_words, "word", "words") +
                          " (of " + std::to_string(end - i) + ")");
     }
     for (std::size_t j = i; j < std::min(end, i + max_words); ++j) {

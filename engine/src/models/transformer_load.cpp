@@ -189,7 +189,7 @@ class Loader {
   bool report(double f, const std::string& what) { return !progress_ || progress_(f, what); }
   Result<void> layer_progress(int i) {
     if (!report((i + 1.0) / (m_.config.layers + 1.0),
-                "layer " + std::to_string(i + 1) + " of " + std::to_string(m_.config.layers)))
+                "layers " + std::to_string(i + 1) + " of " + std::to_string(m_.config.layers)))
       return fail(ErrorKind::Cancelled, "cancelled");
     return {};
   }
