@@ -6,7 +6,8 @@
 //   the head statistics table (HeadStatsModel behind a sort proxy), the ViT overlay (ImageOverlayView),
 //   and next to them the matrix (HeatmapView: one head, the layer's head mean, or the rollout).
 // A TransformerWorker on its own thread loads (progress, Cancel), decodes photos and runs (newest wins,
-// 30 ms debounce while typing); a failed load names the file and the reason and keeps the previous model.
+// every edit posted at once, the newest pending request replacing older ones); a failed load names the file and
+// the reason and keeps the previous model.
 #pragma once
 
 #include "attn/analysis/attention_analysis.h"
