@@ -2,6 +2,7 @@
 
 #include "render/qcustomplot.h"
 
+#include <QFontMetrics>
 #include <QFontMetricsF>
 #include <QLabel>
 #include <QMouseEvent>
@@ -52,10 +53,12 @@ class TokenTicker : public QCPAxisTicker {
 class TokenPlot : public QCustomPlot {
  public:
   using QCustomPlot::QCustomPlot;
+  std::function<void()> beforeLayout;
   std::function<bool()> syncTicks;
 
  protected:
   void updateLayout() override {
+    if (beforeLayout) beforeLayout();
     QCustomPlot::updateLayout();
     if (syncTicks && syncTicks()) QCustomPlot::updateLayout();
   }
@@ -215,6 +218,7 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   hover_->setSelectable(false);
   hover_->setVisible(false);
 
+  plot_->beforeLayout = [this] { fitTitle(); };
   plot_->syncTicks = [this] { return syncTickStrides(); };
   connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
   connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
@@ -327,9 +331,36 @@ void HeatmapView::setAxisTitles(const QString& rows, const QString& columns) {
 }
 
 void HeatmapView::setTitle(const QString& title) {
-  if (title_) title_->setText(title);
+  fullTitle_ = title;
+  fitTitle();
   plot_->setToolTip(style_ == Style::Compact ? title + tr("\nClick to show it in the main view.") : QString());
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::fitTitle() {
+  if (!title_) return;
+  // The plot's width less the title's margins and a pixel either side for rounding.
+  const int available = plot_->width() - title_->margins().left() - title_->margins().right() - 2;
+  QFont titleFont = font();
+  titleFont.setBold(true);
+  QString text = fullTitle_;
+  if (available > 0) {
+    // Smaller type first, down to 80% of the tile's font (6 pt at least); then cut in the middle, which keeps
+    // the end of titles such as "self-attention \u00b7 head 8". The tool tip has the whole title.
+    const double base = titleFont.pointSizeF() > 0 ? titleFont.pointSizeF() : 9.0;
+    const double smallest = std::max(6.0, base * 0.8);
+    for (double size = base;; size -= 0.5) {
+      titleFont.setPointSizeF(size);
+      const QFontMetrics metrics(titleFont);
+      if (metrics.horizontalAdvance(fullTitle_) <= available) break;
+      if (size - 0.5 < smallest) {
+        text = metrics.elidedText(fullTitle_, Qt::ElideMiddle, available);
+        break;
+      }
+    }
+  }
+  if (title_->font() != titleFont) title_->setFont(titleFont);
+  if (title_->text() != text) title_->setText(text);
 }
 
 void HeatmapView::setHighlighted(bool on) {

@@ -52,7 +52,10 @@ class HeatmapView : public QWidget {
   render::RangeMode rangeMode() const { return rangeMode_; }
   // Axis titles (Full style) and the nouns used in the tooltip.
   void setAxisTitles(const QString& rows, const QString& columns);
-  void setTitle(const QString& title);  // shown above Compact tiles
+  // Shown above Compact tiles: in smaller type, or cut in the middle, when the tile is narrower than the title
+  // (the tile's tool tip has all of it).
+  void setTitle(const QString& title);
+  QString title() const { return fullTitle_; }
   // What the view says while it has no map (what to do to get one), centred in place of the plot; empty
   // (the default) shows the empty plot.
   void setEmptyText(const QString& text);
@@ -102,6 +105,7 @@ class HeatmapView : public QWidget {
   bool syncTickStrides();
   void setHover(std::optional<QPoint> cell);
   void updateEmptyState();
+  void fitTitle();
 
   Style style_;
   TokenPlot* plot_ = nullptr;                // child widget
@@ -119,6 +123,7 @@ class HeatmapView : public QWidget {
   render::RangeMode rangeMode_ = render::RangeMode::Data;
   QString rowNoun_;
   QString columnNoun_;
+  QString fullTitle_;
   bool highlighted_ = false;
   bool clamping_ = false;
 };
