@@ -29,7 +29,9 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScrollBar>
 #include <QPushButton>
+#include <QHeaderView>
 #include <QTableView>
 #include <QTabWidget>
 #include <QPainter>
@@ -771,6 +773,45 @@ class TestTransformerWorkbench : public QObject {
     button->click();
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QCOMPARE(wb.source()->path, path);
+  }
+
+  // Issue 17: in the tab's own split the statistics table cut its last columns off (a horizontal scroll bar
+  // and half a "Max weight" column). Every column is now at least as wide as its header and its cells ask,
+  // and the last one ends inside the viewport, for the demo (GPT-2) and a BERT model alike.
+  void everyStatisticsColumnIsFullyVisible() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    wb.findChild<QPushButton*>(u"openDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setView(TransformerWorkbench::View::Statistics);
+    for (const QString& model : {QString(), fixture("bert")}) {
+      if (!model.isEmpty()) {
+        wb.openPath(model);
+        QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+        QTRY_VERIFY(wb.source()->path == model);
+      }
+      auto* table = wb.statsTable();
+      QTRY_VERIFY(table->isVisible() && table->model()->rowCount() > 0);
+      QTest::qWait(50);  // the layouts settle after the model reset
+      auto* header = table->horizontalHeader();
+      for (int c = 0; c < header->count(); ++c) {
+        const int needed =
+            std::max(header->sectionSizeHint(c), static_cast<const QAbstractItemView*>(table)->sizeHintForColumn(c));
+        QVERIFY2(table->columnWidth(c) >= needed,
+                 qPrintable(u"column %1 (%2): %3 px of %4"_s.arg(c)
+                                .arg(table->model()->headerData(c, Qt::Horizontal).toString())
+                                .arg(table->columnWidth(c))
+                                .arg(needed)));
+      }
+      const int last = header->count() - 1;
+      const int end = header->sectionViewportPosition(last) + header->sectionSize(last);
+      QVERIFY2(
+          end <= table->viewport()->width(),
+          qPrintable(u"the last column ends at %1, the viewport at %2"_s.arg(end).arg(table->viewport()->width())));
+      QVERIFY(!table->horizontalScrollBar()->isVisible());
+    }
   }
 
   void vitDrawsTheRolloutOverThePhoto() {
