@@ -29,6 +29,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QPushButton>
 #include <QHeaderView>
@@ -812,6 +813,53 @@ class TestTransformerWorkbench : public QObject {
           qPrintable(u"the last column ends at %1, the viewport at %2"_s.arg(end).arg(table->viewport()->width())));
       QVERIFY(!table->horizontalScrollBar()->isVisible());
     }
+  }
+
+  // Issue 17: the model view's thumbnails were 120 px at most, fitted to the pane's width only, and left
+  // most of the pane empty below them. They now follow the viewport in both directions.
+  void modelViewThumbnailsFillThePane() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    wb.findChild<QPushButton*>(u"openDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setView(TransformerWorkbench::View::Model);
+    auto* grid = wb.headGrid();
+    auto* scroll = qobject_cast<QScrollArea*>(grid->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    QTRY_VERIFY(grid->isVisible() && grid->layers() == 2 && grid->heads() == 4);
+    QTest::qWait(50);
+    const QRect viewport = scroll->viewport()->rect();
+    const QRect tiles = grid->tileRect(0, 0).united(grid->tileRect(grid->layers() - 1, grid->heads() - 1));
+    const QRect shown = QRect(grid->mapTo(scroll->viewport(), tiles.topLeft()), tiles.size()).intersected(viewport);
+    const double share = double(shown.width()) * shown.height() / (double(viewport.width()) * viewport.height());
+    QVERIFY2(share >= 0.6, qPrintable(u"the tiles (%1 x %2 px each) cover %3% of the %4 x %5 viewport"_s
+                                          .arg(grid->tileRect(0, 0).width())
+                                          .arg(grid->tileRect(0, 0).height())
+                                          .arg(100.0 * share, 0, 'f', 0)
+                                          .arg(viewport.width())
+                                          .arg(viewport.height())));
+    QVERIFY(!scroll->verticalScrollBar()->isVisible());
+    QVERIFY(!scroll->horizontalScrollBar()->isVisible());
+
+    // A model too big for the pane keeps readable tiles and scrolls instead.
+    const auto trace = syntheticTrace(12, 8, 12);
+    auto thumbs = std::make_shared<render::HeadThumbnails>(render::makeThumbnails(*trace, attn::Stage::Encoder));
+    QScrollArea small;
+    small.setWidgetResizable(true);
+    auto* big = new HeadGridView(&small);
+    small.setWidget(big);
+    small.resize(320, 240);
+    small.show();
+    big->setThumbnails(thumbs);
+    QVERIFY(QTest::qWaitForWindowExposed(&small));
+    QTest::qWait(50);
+    QVERIFY2(big->tileRect(0, 0).width() >= 28 && big->tileRect(0, 0).height() >= 28,
+             qPrintable(u"%1 x %2"_s.arg(big->tileRect(0, 0).width()).arg(big->tileRect(0, 0).height())));
+    QVERIFY(big->rect().contains(big->tileRect(11, 11)));
+    QVERIFY(small.verticalScrollBar()->isVisible());
+    QVERIFY(small.horizontalScrollBar()->isVisible());
   }
 
   void vitDrawsTheRolloutOverThePhoto() {
