@@ -54,13 +54,14 @@ class TokenPlot : public QCustomPlot {
  public:
   using QCustomPlot::QCustomPlot;
   std::function<void()> beforeLayout;
-  std::function<bool()> syncTicks;
+  std::function<bool()> afterLayout;  // true: something changed that needs the layout again
 
  protected:
   void updateLayout() override {
     if (beforeLayout) beforeLayout();
     QCustomPlot::updateLayout();
-    if (syncTicks && syncTicks()) QCustomPlot::updateLayout();
+    // Label strides and square cells depend on each other's outcome; two more passes settle them.
+    for (int pass = 0; pass < 3 && afterLayout && afterLayout(); ++pass) QCustomPlot::updateLayout();
   }
 };
 
@@ -92,6 +93,10 @@ class AlignmentOverlayItem : public QCPAbstractItem {
 namespace {
 
 constexpr int kCompactLabelMinHeight = 280;
+// Below the cells: room for the colour bar's last tick label (there is no bottom axis).
+constexpr int kFullBottomMargin = 14;
+constexpr int kCompactBottomMargin = 4;
+constexpr int kCompactBarBottomMargin = 8;
 
 QStringList labelsFor(const attn::Labels& labels, Index count) {
   QStringList out;
@@ -168,32 +173,18 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, title_);
     plot_->plotLayout()->setRowSpacing(0);
-    rect->setAutoMargins(QCP::msLeft | QCP::msTop);
-    rect->setMargins(QMargins(0, 0, 4, 4));
+    // The bottom margin is automatic (there is no axis, so its minimum) so that a colour bar's margin group
+    // and square cells (setSquareCells) can set it; the right one is fixed.
+    rect->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msBottom);
+    rect->setMargins(QMargins(0, 0, 4, kCompactBottomMargin));
+    rect->setMinimumMargins(QMargins(0, 0, 0, kCompactBottomMargin));
   } else {
-    colorScale_ = new QCPColorScale(plot_);
-    plot_->plotLayout()->addElement(0, 1, colorScale_);
-    colorScale_->setType(QCPAxis::atRight);
-    colorScale_->setBarWidth(12);
-    colorScale_->axis()->setTickLabelFont(tickFont);
-    colorScale_->axis()->setTickLabelColor(ink);
-    colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
-    colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
-    colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
-    colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
+    addColorScale(0, tickFont, 12);
     colorScale_->setLabel(tr("weight"));
-    colorScale_->setRangeDrag(false);
-    colorScale_->setRangeZoom(false);
-    colorMap_->setColorScale(colorScale_);
-    // Keep the colour bar exactly as tall as the heatmap.
-    auto* group = new QCPMarginGroup(plot_);
-    rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-    colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, group);
     // Automatic margins on every side so the margin group can align the colour bar with the cells; the
     // minimum keeps the bottom row off the widget's edge (no axis there to make room).
     rect->setAutoMargins(QCP::msAll);
-    rect->setMinimumMargins(QMargins(0, 0, 12, 14));
-    colorScale_->setMinimumMargins(QMargins(0, 0, 0, 14));
+    rect->setMinimumMargins(QMargins(0, 0, 12, kFullBottomMargin));
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     rect->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     rect->setRangeZoom(Qt::Horizontal | Qt::Vertical);
@@ -219,7 +210,10 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   hover_->setVisible(false);
 
   plot_->beforeLayout = [this] { fitTitle(); };
-  plot_->syncTicks = [this] { return syncTickStrides(); };
+  plot_->afterLayout = [this] {
+    const bool square = squareTheCells();
+    return syncTickStrides() || square;
+  };
   connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
   connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, &HeatmapView::onDoubleClick);
@@ -241,6 +235,91 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   emptyLabel_->hide();
   // No map yet: no cells (QCPColorMap's default data would draw one flat square in the lowest colour).
   colorMap_->setVisible(false);
+}
+
+void HeatmapView::addColorScale(int row, const QFont& tickFont, int barWidth) {
+  colorScale_ = new QCPColorScale(plot_);
+  plot_->plotLayout()->addElement(row, 1, colorScale_);
+  colorScale_->setType(QCPAxis::atRight);
+  colorScale_->setBarWidth(barWidth);
+  colorScale_->axis()->setTickLabelFont(tickFont);
+  colorScale_->axis()->setTickLabelColor(palette().color(QPalette::WindowText));
+  colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
+  colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->setRangeDrag(false);
+  colorScale_->setRangeZoom(false);
+  colorMap_->setColorScale(colorScale_);
+  // Keep the colour bar exactly as tall as the cells.
+  if (!marginGroup_) marginGroup_ = new QCPMarginGroup(plot_);
+  plot_->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup_);
+  colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup_);
+  colorScale_->setMinimumMargins(QMargins(0, 0, 0, bottomMargin()));
+}
+
+void HeatmapView::setColorBarShown(bool on) {
+  if (style_ == Style::Full || on == (colorScale_ != nullptr)) return;
+  if (on) {
+    addColorScale(1, plot_->yAxis->tickLabelFont(), 8);
+  } else {
+    colorMap_->setColorScale(nullptr);
+    plot_->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, nullptr);
+    plot_->plotLayout()->remove(colorScale_);  // deletes it
+    plot_->plotLayout()->simplify();
+    colorScale_ = nullptr;
+  }
+  updateBottomMargin();
+  updateColors();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setSquareCells(bool on) {
+  if (on == squareCells_) return;
+  squareCells_ = on;
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int HeatmapView::bottomMargin() const {
+  if (style_ == Style::Full) return kFullBottomMargin;
+  return colorScale_ ? kCompactBarBottomMargin : kCompactBottomMargin;
+}
+
+void HeatmapView::updateBottomMargin() {
+  const int bottom = bottomMargin() + extraBottom_;
+  // The margins as well as their minimums: an element outside the axis rect (the colour bar) takes its current
+  // margin as its automatic one, so a margin group would otherwise never let the margin shrink again.
+  for (QCPLayoutElement* element :
+       {static_cast<QCPLayoutElement*>(plot_->axisRect()), static_cast<QCPLayoutElement*>(colorScale_)}) {
+    if (!element) continue;
+    QMargins minimum = element->minimumMargins();
+    minimum.setBottom(bottom);
+    element->setMinimumMargins(minimum);
+    QMargins margins = element->margins();
+    margins.setBottom(bottom);
+    element->setMargins(margins);
+  }
+}
+
+bool HeatmapView::squareTheCells() {
+  int extra = 0;
+  if (squareCells_ && map_) {
+    // The cells at the width they get, and no taller: the room below them stays empty.
+    const QRect cells = plot_->axisRect()->rect();
+    const double columns = std::max(plot_->xAxis2->range().size(), 1e-9);
+    const double rows = std::max(plot_->yAxis->range().size(), 1e-9);
+    const double natural = double(cells.height() + extraBottom_);
+    const double square = rows * double(cells.width()) / columns;
+    if (square < natural) extra = int(std::floor(natural - square));
+  }
+  if (extra == extraBottom_) return false;
+  extraBottom_ = extra;
+  updateBottomMargin();
+  return true;
+}
+
+int HeatmapView::contentHeight() const {
+  return std::min(plot_->height(), plot_->axisRect()->rect().bottom() + 1 + bottomMargin());
 }
 
 void HeatmapView::setEmptyText(const QString& text) {
@@ -435,11 +514,23 @@ bool HeatmapView::syncTickStrides() {
   bool changed = rowStride != rowTicker_->stride() || columnStride != columnTicker_->stride();
   if (style_ == Style::Compact) {
     // A small tile is a thumbnail: token labels would take more room than the cells (hovering still
-    // names the tokens). Larger tiles, as in exported grids, keep them.
-    const bool labels = plot_->height() >= kCompactLabelMinHeight;
+    // names the tokens). Larger tiles, as in exported grids, keep them; so do wide ones with square cells,
+    // whose height is only what the cells need.
+    const bool labels =
+        plot_->height() >= kCompactLabelMinHeight || (squareCells_ && plot_->width() >= kCompactLabelMinHeight);
     if (labels != plot_->yAxis->tickLabels()) {
       plot_->yAxis->setTickLabels(labels);
       plot_->xAxis2->setTickLabels(labels);
+      changed = true;
+    }
+  }
+  if (colorScale_) {
+    // As many numbers on the colour bar as fit with a line between them (five at most, QCustomPlot's default).
+    const auto ticker = colorScale_->axis()->ticker();
+    const double barLine = QFontMetricsF(colorScale_->axis()->tickLabelFont()).height();
+    const int ticks = std::clamp(int(double(colorScale_->axis()->axisRect()->rect().height()) / (2.5 * barLine)), 1, 5);
+    if (ticker->tickCount() != ticks) {
+      ticker->setTickCount(ticks);
       changed = true;
     }
   }

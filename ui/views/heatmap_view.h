@@ -17,6 +17,7 @@
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
+class QCPMarginGroup;
 class QCPItemRect;
 class QCPTextElement;
 class QLabel;
@@ -67,6 +68,17 @@ class HeatmapView : public QWidget {
   void setOverlay(const render::AlignmentOverlay& overlay);
   const render::AlignmentOverlay& overlay() const;
   bool isHighlighted() const { return highlighted_; }
+  // Compact tiles: a colour bar beside the cells, as tall as they are (exported grids). Full views always
+  // have one.
+  void setColorBarShown(bool on);
+  // Cells never taller than wide: a map with few rows (a one-row map of a pooling or a hierarchical level)
+  // keeps square cells at the width it gets, and the room below stays empty (exports; the window's views
+  // fill their area).
+  void setSquareCells(bool on);
+  bool squareCells() const { return squareCells_; }
+  // How far down the drawing reaches (cells, and the margin under them) as of the last replot: less than
+  // the height when square cells leave room below.
+  int contentHeight() const;
 
   QCustomPlot* plot() const;
   QCPColorMap* colorMap() const { return colorMap_; }
@@ -106,11 +118,16 @@ class HeatmapView : public QWidget {
   void setHover(std::optional<QPoint> cell);
   void updateEmptyState();
   void fitTitle();
+  void addColorScale(int row, const QFont& tickFont, int barWidth);
+  int bottomMargin() const;
+  void updateBottomMargin();
+  bool squareTheCells();  // true when the margin under the cells changed
 
   Style style_;
   TokenPlot* plot_ = nullptr;                // child widget
   QCPColorMap* colorMap_ = nullptr;          // owned by plot_
-  QCPColorScale* colorScale_ = nullptr;      // owned by plot_'s layout (Full style only)
+  QCPColorScale* colorScale_ = nullptr;      // owned by plot_'s layout (Full style, or setColorBarShown)
+  QCPMarginGroup* marginGroup_ = nullptr;    // owned by plot_: the colour bar's top and bottom
   QCPTextElement* title_ = nullptr;          // owned by plot_'s layout (Compact style only)
   QCPItemRect* hover_ = nullptr;             // owned by plot_
   AlignmentOverlayItem* overlay_ = nullptr;  // owned by plot_
@@ -125,6 +142,8 @@ class HeatmapView : public QWidget {
   QString columnNoun_;
   QString fullTitle_;
   bool highlighted_ = false;
+  bool squareCells_ = false;
+  int extraBottom_ = 0;  // added under the cells to keep them square
   bool clamping_ = false;
 };
 
