@@ -778,7 +778,8 @@ class TestTransformerWorkbench : public QObject {
 
   // Issue 17: in the tab's own split the statistics table cut its last columns off (a horizontal scroll bar
   // and half a "Max weight" column). Every column is now at least as wide as its header and its cells ask,
-  // and the last one ends inside the viewport, for the demo (GPT-2) and a BERT model alike.
+  // and the last one ends inside the viewport, for the demo (GPT-2) and a BERT model alike; the room is
+  // taken from the matrix beside the table, and the window's minimum width stays as it was.
   void everyStatisticsColumnIsFullyVisible() {
     TransformerWorkbench wb;
     wb.resize(1300, 800);
@@ -786,6 +787,7 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&wb));
     wb.findChild<QPushButton*>(u"openDemo"_s)->click();
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const int minimumWidth = wb.minimumSizeHint().width();
     wb.setView(TransformerWorkbench::View::Statistics);
     for (const QString& model : {QString(), fixture("bert")}) {
       if (!model.isEmpty()) {
@@ -812,6 +814,9 @@ class TestTransformerWorkbench : public QObject {
           end <= table->viewport()->width(),
           qPrintable(u"the last column ends at %1, the viewport at %2"_s.arg(end).arg(table->viewport()->width())));
       QVERIFY(!table->horizontalScrollBar()->isVisible());
+      // The room comes from the matrix beside it, not from a wider window.
+      QVERIFY2(wb.minimumSizeHint().width() <= minimumWidth,
+               qPrintable(u"%1 > %2"_s.arg(wb.minimumSizeHint().width()).arg(minimumWidth)));
     }
   }
 

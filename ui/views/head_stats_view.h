@@ -1,7 +1,8 @@
 // HeadStatsView: the head-statistics table (a HeadStatsModel, usually behind a sort proxy). Every column
-// is as wide as its header and its cells ask (the model's long headers are in two lines), the last one also
-// takes any room left, and while the table is shown its minimum width holds all the columns, so the
-// splitter it sits in never cuts the last ones off behind a scroll bar.
+// is as wide as its header and its cells ask (the model's long headers are in two lines), and the last one
+// also takes any room left. Shown, or given new statistics while shown, the table makes room for all its
+// columns in the splitter it sits in, taking the width from its neighbours down to their minimum sizes; it
+// does not raise the window's minimum width (a window too narrow for the columns scrolls them).
 #pragma once
 
 #include <QTableView>
@@ -15,17 +16,19 @@ class HeadStatsView : public QTableView {
   explicit HeadStatsView(QWidget* parent = nullptr);
 
   void setModel(QAbstractItemModel* model) override;
-  // The width every column needs side by side: max(header, cells) each.
+  // The width that shows every column side by side: max(header, cells) each, the frame and room for the
+  // vertical scroll bar (it comes and goes with the window's height).
   int columnsWidth() const;
-
-  // While the table is shown: wide enough for every column. Hidden (another page of its tab widget in view),
-  // it asks for no more than a plain table, so it does not narrow the views beside the tabs.
-  QSize minimumSizeHint() const override;
   QSize sizeHint() const override;
 
  protected:
   void showEvent(QShowEvent* event) override;
-  void hideEvent(QHideEvent* event) override;
+
+ private:
+  void makeRoom();
+  void makeRoomLater();
+
+  bool roomQueued_ = false;
 };
 
 }  // namespace attn::ui
