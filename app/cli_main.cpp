@@ -74,8 +74,11 @@ struct Options {
                                u"kind"_s};
   QCommandLineOption seed{u"seed"_s, u"Seed of the random weights."_s, u"n"_s};
   QCommandLineOption dim{u"dim"_s, u"Embedding and model size."_s, u"n"_s};
-  QCommandLineOption map{u"map"_s, u"Which map: 0-based index, a map's title, or 'all' for the grid of every map."_s,
-                         u"N|name|all"_s};
+  QCommandLineOption map{
+      u"map"_s,
+      u"Which map: 0-based index, a map's title, or 'all' for the grid of every map (each with its colour "
+      "bar; maps of few rows keep square cells, so the grid may be shorter than --height)."_s,
+      u"N|name|all"_s};
   QCommandLineOption out{u"out"_s, u"Image to write: .png, .svg or .pdf."_s, u"file"_s};
   QCommandLineOption csv{u"csv"_s, u"Also write the map's matrix as CSV."_s, u"file"_s};
   QCommandLineOption width{u"width"_s, u"Image width in pixels (default 900)."_s, u"px"_s};

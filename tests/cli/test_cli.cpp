@@ -12,7 +12,10 @@
 
 #include "cli_run.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 using namespace Qt::StringLiterals;
 
@@ -37,6 +40,36 @@ bool notBlank(const QImage& image) {
     for (int x = 0; x < image.width(); x += 2) colours.insert(image.pixel(x, y));
   }
   return colours.size() >= 12;
+}
+
+// Viridis, the CLI's default colour map (matplotlib's stops, as ui/render/colormap.cpp), sampled finely:
+// the t of the nearest sample when `pixel` is within `tolerance` of one (sum of the channel differences).
+std::optional<double> viridisT(QRgb pixel, int tolerance) {
+  static const std::vector<QRgb> table = [] {
+    constexpr QRgb stops[] = {0x440154, 0x482475, 0x414487, 0x355f8d, 0x2a788e, 0x21918c,
+                              0x22a884, 0x44bf70, 0x7ad151, 0xbddf26, 0xfde725};
+    std::vector<QRgb> out;
+    for (int i = 0; i <= 500; ++i) {
+      const double pos = i / 500.0 * 10.0;
+      const int k = std::min(9, int(pos));
+      const double f = pos - k;
+      const auto mix = [f](int a, int b) { return int(std::lround(a + (b - a) * f)); };
+      out.push_back(qRgb(mix(qRed(stops[k]), qRed(stops[k + 1])), mix(qGreen(stops[k]), qGreen(stops[k + 1])),
+                         mix(qBlue(stops[k]), qBlue(stops[k + 1]))));
+    }
+    return out;
+  }();
+  int best = tolerance + 1;
+  std::optional<double> t;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const int d = std::abs(qRed(pixel) - qRed(table[i])) + std::abs(qGreen(pixel) - qGreen(table[i])) +
+                  std::abs(qBlue(pixel) - qBlue(table[i]));
+    if (d < best) {
+      best = d;
+      t = double(i) / double(table.size() - 1);
+    }
+  }
+  return t;
 }
 
 }  // namespace
@@ -196,6 +229,70 @@ class TestCli : public QObject {
       QVERIFY2(list.out.contains(QString::fromUtf8(info.key.data(), qsizetype(info.key.size()))), info.key.data());
       QVERIFY(list.out.contains(QString::fromUtf8(info.formula.data(), qsizetype(info.formula.size()))));
     }
+  }
+
+  // Issue 17: the demo's hierarchical.png drew its one-row maps (each sentence's words, the sentences) as
+  // blocks several times taller than wide, and had no colour bar, unlike the single-map figures. In the
+  // picture itself: every block of one viridis colour is about as tall as it is wide (the cells), and there
+  // is a viridis colour bar (a column whose colours fall from the top of the scale to its bottom) per map.
+  void demoHierarchicalFigureHasSquareCellsAndColourBars() {
+    const QString out = dir_.filePath(u"demo-hierarchical"_s);
+    const Run run = runCli({u"demo"_s, u"--out-dir"_s, out});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QImage image;
+    QVERIFY(image.load(QDir(out).filePath(u"hierarchical.png"_s)));
+    image = image.convertToFormat(QImage::Format_RGB32);
+    int cells = 0;
+    QList<QPoint> bars;  // the top of each colour bar found
+    for (int x = 0; x < image.width(); ++x) {
+      int y = 0;
+      while (y < image.height()) {
+        // A vertical run of one colour: a cell column when it is a viridis colour and 12 px or longer.
+        const QRgb colour = image.pixel(x, y);
+        int end = y + 1;
+        while (end < image.height() && image.pixel(x, end) == colour) ++end;
+        if (end - y >= 12 && viridisT(colour, 3)) {
+          int left = x, right = x;
+          const int middle = (y + end) / 2;
+          while (left > 0 && image.pixel(left - 1, middle) == colour) --left;
+          while (right + 1 < image.width() && image.pixel(right + 1, middle) == colour) ++right;
+          QVERIFY2(end - y <= (right - left + 1) * 5 / 4 + 2,
+                   qPrintable(u"a cell of %1 at (%2, %3) is %4 px tall and %5 px wide"_s.arg(QColor(colour).name())
+                                  .arg(x)
+                                  .arg(y)
+                                  .arg(end - y)
+                                  .arg(right - left + 1)));
+          ++cells;
+        }
+        y = end;
+      }
+      // A colour bar: 30 px or more of viridis colours, each row's t no higher than the row above's, and many
+      // of them.
+      int runStart = -1;
+      double previous = 2.0;
+      QSet<QRgb> colours;
+      for (int yy = 0; yy <= image.height(); ++yy) {
+        const auto t = yy < image.height() ? viridisT(image.pixel(x, yy), 6) : std::nullopt;
+        if (t && *t <= previous + 0.01) {
+          if (runStart < 0) runStart = yy;
+          previous = *t;
+          colours.insert(image.pixel(x, yy));
+          continue;
+        }
+        if (runStart >= 0 && yy - runStart >= 30 && colours.size() >= 20 &&
+            std::none_of(bars.begin(), bars.end(), [&](const QPoint& bar) {
+              return x - bar.x() <= 20 && std::abs(runStart - bar.y()) <= 10;  // the same bar, one column on
+            })) {
+          bars.append(QPoint(x, runStart));
+        }
+        runStart = t ? yy : -1;
+        previous = t ? *t : 2.0;
+        colours.clear();
+        if (t) colours.insert(image.pixel(x, yy));
+      }
+    }
+    QVERIFY2(cells > 0, "no cells found");
+    QVERIFY2(bars.size() >= 3, qPrintable(u"%1 colour bars"_s.arg(bars.size())));
   }
 
   void demoRendersEveryView() {

@@ -7,6 +7,7 @@
 #include "render/alignment_render.h"
 #include "render/qcustomplot.h"
 #include "render/text_figure.h"
+#include "render/token_lines_render.h"
 #include "ui_test_support.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
@@ -198,6 +199,69 @@ class TestAlignmentWorkbench : public QObject {
     const auto hit = render::hitTest(layout, heavy.center());
     QVERIFY(hit);
     QCOMPARE(hit->index, 0);
+  }
+
+  // Issue 17: out-of-vocabulary words were red on any shading: on a review head's blue at full weight
+  // (sentiment-hierarchical, "Great zorblax. Terrible qwerty flimflam.") red on dark blue could not be read.
+  // Their glyphs and underline now keep a WCAG contrast of at least 3 on every fill: each colour map from its
+  // darkest to its brightest end, the shading of every weight, each head's tint, on a light and on a dark
+  // background; and they stay red where red reads.
+  void unknownWordsStayReadableOnEveryShading() {
+    std::vector<std::pair<render::FigureStyle, QString>> styles(2);
+    styles[1].first.background = QColor(0x2b, 0x2b, 0x2b);  // a dark theme's base
+    styles[1].first.text = QColor(0xee, 0xee, 0xee);
+    styles[0].second = u"light"_s;
+    styles[1].second = u"dark"_s;
+    for (const auto& [style, name] : styles) {
+      std::vector<QColor> fills = {style.background};
+      for (const auto& info : render::colormaps()) {
+        render::ShadedText shaded;
+        shaded.colormap = info.id;
+        shaded.scale = 1.0f;
+        for (int i = 0; i <= 20; ++i) {
+          fills.push_back(QColor::fromRgb(render::sample(info.id, i / 20.0)));  // the map itself, end to end
+          fills.push_back(render::rangeFill(shaded, float(i) / 20.0f, style));  // a weight's shading
+        }
+      }
+      for (int head = 0; head < 12; ++head) {
+        render::ShadedText shaded;
+        shaded.tint = render::headColor(head);
+        shaded.scale = 1.0f;
+        for (int i = 1; i <= 10; ++i) fills.push_back(render::rangeFill(shaded, float(i) / 10.0f, style));
+      }
+      for (const QColor& fill : fills) {
+        const QColor ink = render::unknownOn(fill, style);
+        QVERIFY2(render::contrastRatio(ink, fill) >= 3.0,
+                 qPrintable(u"%1 background: %2 on %3, contrast %4"_s.arg(name, ink.name(), fill.name())
+                                .arg(render::contrastRatio(ink, fill), 0, 'f', 2)));
+      }
+      QCOMPARE(render::unknownOn(QColor(0, 0, 0, 0), style) == style.unknown,
+               render::contrastRatio(style.unknown, style.background) >= 3.0);
+    }
+    QCOMPARE(render::unknownOn(Qt::white), render::FigureStyle().unknown);  // red on paper
+    QVERIFY(std::abs(render::contrastRatio(Qt::white, Qt::black) - 21.0) < 1e-9);
+
+    // As painted: an unknown word at full weight in the first head's tint has glyph and underline pixels
+    // that stand out from the tint (red on that blue had none).
+    render::TextFigure figure;
+    render::ShadedText text;
+    text.text = u"good zorblax"_s;
+    text.tint = render::headColor(0);
+    text.ranges = {{0, 4, 0.2f, false, false, false, {}}, {5, 12, 1.0f, true, false, false, {}}};
+    figure.elements.emplace_back(text);
+    QFont font;
+    font.setPixelSize(20);
+    const auto layout = render::layoutFigure(figure, font, 400);
+    const QImage image = render::figureImage(figure, font, 432);
+    const QColor fill = render::rangeFill(text, 1.0f);
+    const QRect area = layout.blocks[0].ranges[1].front().translated(16, 16).toRect().adjusted(1, 1, -1, -1);
+    int readable = 0;
+    for (int y = area.top(); y <= area.bottom(); ++y) {
+      for (int x = area.left(); x <= area.right(); ++x) {
+        readable += render::contrastRatio(QColor::fromRgb(image.pixel(x, y)), fill) >= 3.0 ? 1 : 0;
+      }
+    }
+    QVERIFY2(readable > 60, qPrintable(u"%1 pixels stand out from %2"_s.arg(readable).arg(fill.name())));
   }
 
   void longWordsWrapAndBarsFillTheirShare() {

@@ -312,6 +312,55 @@ class TestCaptionWorkbench : public QObject {
 
   // ---- the workbench ----
 
+  // Issue 17: the \u03b2 and H labels left of each line of words overlapped each other (two lines of small
+  // type centred on bars 9 px apart). No two labels of the strip (the words, \u03b2 and H) overlap, nor a
+  // label and a bar, for any number of words and any width; the chips stay apart too.
+  void captionStripLabelsNeverOverlap() {
+    CaptionStripView strip;
+    strip.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&strip));
+    const QStringList vocabulary = {u"a"_s,  u"small"_s, u"green"_s,  u"cross"_s,  u"left"_s,
+                                    u"of"_s, u"large"_s, u"yellow"_s, u"circle"_s, u"<end>"_s};
+    for (int count : {1, 2, 3, 7, 11, 25, 60}) {
+      std::vector<CaptionWord> words;
+      for (int i = 0; i < count; ++i) {
+        words.push_back({vocabulary[i % vocabulary.size()], float(i % 5) / 4.0f, float(i % 3), i == count - 1});
+      }
+      strip.setWords(words, 4.16);
+      for (int width : {160, 300, 480, 900}) {
+        strip.resize(width, strip.heightForWidth(width));
+        QCoreApplication::processEvents();
+        const auto g = strip.geometry();
+        QVERIFY(g.labels.size() >= std::size_t(count) + 2);
+        const auto where = [&](const QRectF& r) {
+          return u"(%1, %2 %3 x %4)"_s.arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height());
+        };
+        for (std::size_t a = 0; a < g.labels.size(); ++a) {
+          QVERIFY2(strip.rect().toRectF().contains(g.labels[a]),
+                   qPrintable(u"%1 words at %2 px: label %3 %4 outside the strip"_s.arg(count).arg(width).arg(a).arg(
+                       where(g.labels[a]))));
+          for (std::size_t b = a + 1; b < g.labels.size(); ++b) {
+            QVERIFY2(!g.labels[a].intersects(g.labels[b]),
+                     qPrintable(u"%1 words at %2 px: labels %3 %4 and %5 %6 overlap"_s.arg(count)
+                                    .arg(width)
+                                    .arg(a)
+                                    .arg(where(g.labels[a]))
+                                    .arg(b)
+                                    .arg(where(g.labels[b]))));
+          }
+          for (const QRectF& bar : g.bars) {
+            QVERIFY2(!g.labels[a].intersects(bar),
+                     qPrintable(u"%1 words at %2 px: label %3 %4 overlaps a bar %5"_s.arg(count).arg(width).arg(a).arg(
+                         where(g.labels[a]), where(bar))));
+          }
+        }
+        for (int a = 0; a < count; ++a) {
+          for (int b = a + 1; b < count; ++b) QVERIFY(!strip.wordRect(a).intersects(strip.wordRect(b)));
+        }
+      }
+    }
+  }
+
   void theCaptionersAreListedHereOnly() {
     const auto models = bundledCaptionModels();
     for (const auto& model : bundledModels()) QVERIFY2(!model.key.startsWith(u"caption-"_s), qPrintable(model.key));

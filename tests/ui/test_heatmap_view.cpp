@@ -171,6 +171,74 @@ class TestHeatmapView : public QObject {
     QCOMPARE(grid.current(), 3);
     QCOMPARE(activated.last().front().toInt(), 3);
   }
+
+  // Issue 17: the demo's hierarchical.png (attnscope-cli demo) stretched its one-row maps into tall blocks
+  // and, unlike the single-map figures, had no colour bar. An exported grid gives every tile a colour bar as
+  // tall as its cells and keeps one-row maps' cells square, each row of tiles only as tall as it draws; and
+  // the picture shows each cell in its colour where the layout puts it.
+  void exportedGridsKeepSquareCellsAndColourBars() {
+    const auto result = testing::runOrNull(testing::defaultRequest(attn::lab::Mechanism::Hierarchical));
+    QVERIFY(result);
+    std::vector<std::shared_ptr<const attn::AttentionMap>> maps;
+    for (const auto& map : result->trace.maps()) maps.emplace_back(result, &map);
+    QVERIFY(maps.size() >= 3);
+    QVERIFY(std::all_of(maps.begin(), maps.end(), [](const auto& m) { return m->weights.rows() == 1; }));
+    MapGrid grid;
+    grid.setColorBars(true);
+    grid.setSquareCells(true);
+    grid.setColumns(2);
+    grid.setMaps(maps);
+    grid.setCurrent(-1);
+    grid.resize(1100, 900);
+    grid.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&grid));
+    const int height = grid.packRows();
+    QVERIFY2(height < 900 && height == grid.height(), qPrintable(QString::number(height)));
+    const QImage picture = grid.grab().toImage();
+    for (int i = 0; i < grid.count(); ++i) {
+      const HeatmapView* tile = grid.tile(i);
+      const auto& weights = tile->map()->weights;
+      const QRect cells = tile->plot()->axisRect()->rect();
+      const double cellWidth = double(cells.width()) / double(weights.cols());
+      const double cellHeight = double(cells.height()) / double(weights.rows());
+      QVERIFY2(std::abs(cellWidth - cellHeight) <= 1.5,
+               qPrintable(u"tile %1: cells %2 x %3 px"_s.arg(i).arg(cellWidth).arg(cellHeight)));
+      QVERIFY(tile->contentHeight() <= tile->height());
+      QVERIFY2(tile->colorScale() && tile->colorScale()->visible(), qPrintable(u"tile %1 has no colour bar"_s.arg(i)));
+      const QRect bar = tile->colorScale()->axis()->axisRect()->rect();
+      QVERIFY2(std::abs(bar.top() - cells.top()) <= 1 && std::abs(bar.bottom() - cells.bottom()) <= 1,
+               qPrintable(u"tile %1: bar %2..%3, cells %4..%5"_s.arg(i)
+                              .arg(bar.top())
+                              .arg(bar.bottom())
+                              .arg(cells.top())
+                              .arg(cells.bottom())));
+      // Each cell's centre in the grabbed picture has the cell's colour.
+      const QCPRange range = tile->colorMap()->dataRange();
+      for (int c = 0; c < weights.cols(); ++c) {
+        const QPoint centre = tile->plot()->mapTo(
+            &grid, QPointF(cells.left() + (c + 0.5) * cellWidth, cells.top() + cellHeight / 2).toPoint());
+        const QRgb want = tile->colorMap()->gradient().color(double(weights(0, c)), range);
+        const QRgb got = picture.pixel(centre);
+        QVERIFY2(std::abs(qRed(got) - qRed(want)) + std::abs(qGreen(got) - qGreen(want)) +
+                         std::abs(qBlue(got) - qBlue(want)) <=
+                     12,
+                 qPrintable(u"tile %1 cell %2 at (%3, %4): %5, not %6"_s.arg(i)
+                                .arg(c)
+                                .arg(centre.x())
+                                .arg(centre.y())
+                                .arg(QColor(got).name(), QColor(want).name())));
+      }
+    }
+    // The window's grids are unchanged: no colour bars, and cells fill their tiles.
+    MapGrid window;
+    window.setMaps(maps);
+    window.resize(900, 400);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.replotNow();
+    QVERIFY(!window.tile(0)->colorScale());
+    QCOMPARE(window.tile(0)->contentHeight(), window.tile(0)->plot()->height());
+  }
 };
 
 QTEST_MAIN(TestHeatmapView)

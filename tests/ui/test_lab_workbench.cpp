@@ -274,6 +274,47 @@ class TestLabWorkbench : public QObject {
     verifyViewMatchesEngine();
   }
 
+  // Issue 17: with 8 heads the small multiples' titles ("self-attention \u00b7 head 1") were wider than their
+  // tiles and cut off at both ends. Each title now fits its tile (smaller type first, then elided in the
+  // middle so that the head number stays), and an elided title has its whole text in the tile's tool tip.
+  void smallMultipleTitlesFitTheirTiles() {
+    auto request = testing::defaultRequest(attn::lab::Mechanism::MultiHead);
+    request.params.heads = 8;
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->grid()->count(), 8);
+    QTest::qWait(50);
+    lab_->grid()->replotNow();
+    for (int i = 0; i < lab_->grid()->count(); ++i) {
+      auto* tile = lab_->grid()->tile(i);
+      auto* title = qobject_cast<QCPTextElement*>(tile->plot()->plotLayout()->element(0, 0));
+      QVERIFY(title);
+      const QString full = QString::fromStdString(lab_->outcome()->result->trace.maps()[std::size_t(i)].title());
+      const int width = QFontMetrics(title->font()).horizontalAdvance(title->text());
+      QVERIFY2(width <= title->rect().width(), qPrintable(u"tile %1: \u201c%2\u201d is %3 px in a %4 px title"_s.arg(i)
+                                                              .arg(title->text())
+                                                              .arg(width)
+                                                              .arg(title->rect().width())));
+      QVERIFY2(title->text() == full || tile->plot()->toolTip().contains(full), qPrintable(tile->plot()->toolTip()));
+      QVERIFY2(title->text().endsWith(QString::number(i)), qPrintable(title->text()));  // heads from 0
+    }
+    // A title too long even for the smaller type is cut in the middle, and the tool tip has all of it.
+    HeatmapView narrow(HeatmapView::Style::Compact);
+    narrow.resize(150, 140);
+    narrow.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&narrow));
+    const QString longTitle = u"word attention within sentence 12 of the review \u00b7 head 3"_s;
+    narrow.setTitle(longTitle);
+    narrow.replotNow();
+    auto* title = qobject_cast<QCPTextElement*>(narrow.plot()->plotLayout()->element(0, 0));
+    QVERIFY(title);
+    QVERIFY2(title->text().contains(u'\u2026') && title->text().endsWith(u"head 3"_s), qPrintable(title->text()));
+    QVERIFY(QFontMetrics(title->font()).horizontalAdvance(title->text()) <= title->rect().width());
+    QVERIFY(narrow.plot()->toolTip().contains(longTitle));
+    QCOMPARE(narrow.title(), longTitle);
+  }
+
   // Multi-head self-attention splits the dimension among the heads: the heads box offers only divisors of
   // it (it used to accept 5 heads of d = 64 and then refuse the run), and follows a new dimension.
   void headsOfferOnlyDivisorsOfTheDimension() {

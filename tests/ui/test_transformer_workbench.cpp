@@ -29,7 +29,10 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QPushButton>
+#include <QHeaderView>
 #include <QTableView>
 #include <QTabWidget>
 #include <QPainter>
@@ -771,6 +774,97 @@ class TestTransformerWorkbench : public QObject {
     button->click();
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QCOMPARE(wb.source()->path, path);
+  }
+
+  // Issue 17: in the tab's own split the statistics table cut its last columns off (a horizontal scroll bar
+  // and half a "Max weight" column). Every column is now at least as wide as its header and its cells ask,
+  // and the last one ends inside the viewport, for the demo (GPT-2) and a BERT model alike; the room is
+  // taken from the matrix beside the table, and the window's minimum width stays as it was.
+  void everyStatisticsColumnIsFullyVisible() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    wb.findChild<QPushButton*>(u"openDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const int minimumWidth = wb.minimumSizeHint().width();
+    wb.setView(TransformerWorkbench::View::Statistics);
+    for (const QString& model : {QString(), fixture("bert")}) {
+      if (!model.isEmpty()) {
+        wb.openPath(model);
+        QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+        QTRY_VERIFY(wb.source()->path == model);
+      }
+      auto* table = wb.statsTable();
+      QTRY_VERIFY(table->isVisible() && table->model()->rowCount() > 0);
+      QTest::qWait(50);  // the layouts settle after the model reset
+      auto* header = table->horizontalHeader();
+      for (int c = 0; c < header->count(); ++c) {
+        const int needed =
+            std::max(header->sectionSizeHint(c), static_cast<const QAbstractItemView*>(table)->sizeHintForColumn(c));
+        QVERIFY2(table->columnWidth(c) >= needed,
+                 qPrintable(u"column %1 (%2): %3 px of %4"_s.arg(c)
+                                .arg(table->model()->headerData(c, Qt::Horizontal).toString())
+                                .arg(table->columnWidth(c))
+                                .arg(needed)));
+      }
+      const int last = header->count() - 1;
+      const int end = header->sectionViewportPosition(last) + header->sectionSize(last);
+      QVERIFY2(
+          end <= table->viewport()->width(),
+          qPrintable(u"the last column ends at %1, the viewport at %2"_s.arg(end).arg(table->viewport()->width())));
+      QVERIFY(!table->horizontalScrollBar()->isVisible());
+      // The room comes from the matrix beside it, not from a wider window.
+      QVERIFY2(wb.minimumSizeHint().width() <= minimumWidth,
+               qPrintable(u"%1 > %2"_s.arg(wb.minimumSizeHint().width()).arg(minimumWidth)));
+    }
+  }
+
+  // Issue 17: the model view's thumbnails were 120 px at most, fitted to the pane's width only, and left
+  // most of the pane empty below them. They now follow the viewport in both directions.
+  void modelViewThumbnailsFillThePane() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    wb.findChild<QPushButton*>(u"openDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setView(TransformerWorkbench::View::Model);
+    auto* grid = wb.headGrid();
+    auto* scroll = qobject_cast<QScrollArea*>(grid->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    QTRY_VERIFY(grid->isVisible() && grid->layers() == 2 && grid->heads() == 4);
+    QTest::qWait(50);
+    const QRect viewport = scroll->viewport()->rect();
+    const QRect tiles = grid->tileRect(0, 0).united(grid->tileRect(grid->layers() - 1, grid->heads() - 1));
+    const QRect shown = QRect(grid->mapTo(scroll->viewport(), tiles.topLeft()), tiles.size()).intersected(viewport);
+    const double share = double(shown.width()) * shown.height() / (double(viewport.width()) * viewport.height());
+    QVERIFY2(share >= 0.6, qPrintable(u"the tiles (%1 x %2 px each) cover %3% of the %4 x %5 viewport"_s
+                                          .arg(grid->tileRect(0, 0).width())
+                                          .arg(grid->tileRect(0, 0).height())
+                                          .arg(100.0 * share, 0, 'f', 0)
+                                          .arg(viewport.width())
+                                          .arg(viewport.height())));
+    QVERIFY(!scroll->verticalScrollBar()->isVisible());
+    QVERIFY(!scroll->horizontalScrollBar()->isVisible());
+
+    // A model too big for the pane keeps readable tiles and scrolls instead.
+    const auto trace = syntheticTrace(12, 8, 12);
+    auto thumbs = std::make_shared<render::HeadThumbnails>(render::makeThumbnails(*trace, attn::Stage::Encoder));
+    QScrollArea small;
+    small.setWidgetResizable(true);
+    auto* big = new HeadGridView(&small);
+    small.setWidget(big);
+    small.resize(320, 240);
+    small.show();
+    big->setThumbnails(thumbs);
+    QVERIFY(QTest::qWaitForWindowExposed(&small));
+    QTest::qWait(50);
+    QVERIFY2(big->tileRect(0, 0).width() >= 28 && big->tileRect(0, 0).height() >= 28,
+             qPrintable(u"%1 x %2"_s.arg(big->tileRect(0, 0).width()).arg(big->tileRect(0, 0).height())));
+    QVERIFY(big->rect().contains(big->tileRect(11, 11)));
+    QVERIFY(small.verticalScrollBar()->isVisible());
+    QVERIFY(small.horizontalScrollBar()->isVisible());
   }
 
   void vitDrawsTheRolloutOverThePhoto() {

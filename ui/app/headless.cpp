@@ -118,6 +118,10 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
       MapGrid grid;
       grid.setAttribute(Qt::WA_DontShowOnScreen);
       grid.setColormap(job.colormap);
+      // A figure to read on its own: every tile with its colour bar, one-row maps (a hierarchical document's
+      // levels) with square cells rather than stretched into tall blocks, and their rows only as tall as that.
+      grid.setColorBars(true);
+      grid.setSquareCells(true);
       std::vector<std::shared_ptr<const attn::AttentionMap>> maps;
       for (const auto& map : trace.maps()) maps.emplace_back(owner, &map);
       grid.setColumns(int(std::ceil(std::sqrt(double(std::min<std::size_t>(maps.size(), MapGrid::kMaxTiles))))));
@@ -125,7 +129,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
       grid.setCurrent(-1);  // an export marks no tile as selected
       grid.resize(job.size);
       grid.show();
-      grid.replotNow();
+      grid.packRows();
       if (auto written = exportWidget(grid, job.imagePath); !written) {
         return std::unexpected(outputFailure(written.error()));
       }

@@ -83,15 +83,17 @@ QImage thumbnailImage(const attn::Matrix& pooled, Colormap map) {
 }
 
 QRect HeadGridLayout::tileRect(int layer, int head) const {
-  return QRect(left + head * (tile + gap), top + layer * (tile + gap), tile, tile);
+  return QRect(left + head * (tileWidth + gap), top + layer * (tileHeight + gap), tileWidth, tileHeight);
 }
 
-QSize HeadGridLayout::size() const { return QSize(left + heads * (tile + gap), top + layers * (tile + gap)); }
+QSize HeadGridLayout::size() const {
+  return QSize(left + heads * (tileWidth + gap), top + layers * (tileHeight + gap));
+}
 
 std::optional<QPoint> HeadGridLayout::tileAt(QPoint point) const {
   if (point.x() < left || point.y() < top) return std::nullopt;
-  const int head = (point.x() - left) / (tile + gap);
-  const int layer = (point.y() - top) / (tile + gap);
+  const int head = (point.x() - left) / (tileWidth + gap);
+  const int layer = (point.y() - top) / (tileHeight + gap);
   if (head >= heads || layer >= layers) return std::nullopt;
   if (!tileRect(layer, head).contains(point)) return std::nullopt;  // in a gap
   return QPoint(head, layer);
@@ -105,7 +107,24 @@ HeadGridLayout HeadGridLayout::fit(int layers, int heads, int width, int minTile
   layout.heads = heads;
   const int available = width - layout.left - 4;
   const int tile = heads > 0 ? available / heads - layout.gap : maxTile;
-  layout.tile = std::clamp(tile, minTile, maxTile);
+  layout.tileWidth = layout.tileHeight = std::clamp(tile, minTile, maxTile);
+  return layout;
+}
+
+HeadGridLayout HeadGridLayout::fill(int layers, int heads, QSize area, int minTile, double maxAspect, int left,
+                                    int top) {
+  HeadGridLayout layout;
+  layout.left = left;
+  layout.top = top;
+  layout.layers = layers;
+  layout.heads = heads;
+  const int width = heads > 0 ? (area.width() - left - 4) / heads - layout.gap : minTile;
+  const int height = layers > 0 ? (area.height() - top - 4) / layers - layout.gap : minTile;
+  layout.tileWidth = std::max(width, minTile);
+  layout.tileHeight = std::max(height, minTile);
+  const double aspect = std::max(1.0, maxAspect);
+  layout.tileHeight = std::min(layout.tileHeight, int(std::lround(aspect * layout.tileWidth)));
+  layout.tileWidth = std::min(layout.tileWidth, int(std::lround(aspect * layout.tileHeight)));
   return layout;
 }
 
@@ -116,7 +135,7 @@ void paintHeadGrid(QPainter& painter, const HeadGridScene& scene, const HeadGrid
   // Column labels: "0" .. once tiles are narrow, "head 0" when there is room.
   for (int h = 0; h < layout.heads; ++h) {
     const QRect r = layout.tileRect(0, h);
-    const QString text = metrics.horizontalAdvance(QStringLiteral("head 00")) <= layout.tile
+    const QString text = metrics.horizontalAdvance(QStringLiteral("head 00")) <= layout.tileWidth
                              ? QStringLiteral("head %1").arg(h)
                              : QString::number(h);
     painter.drawText(QRect(r.left(), 0, r.width(), layout.top - 2), Qt::AlignHCenter | Qt::AlignBottom, text);

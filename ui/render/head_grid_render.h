@@ -43,7 +43,8 @@ QImage thumbnailImage(const attn::Matrix& pooled, Colormap map);
 struct HeadGridLayout {
   int layers = 0;
   int heads = 0;
-  int tile = 64;  // tile side in pixels
+  int tileWidth = 64;  // pixels
+  int tileHeight = 64;
   int gap = 6;
   int left = 64;  // row labels ("layer 3")
   int top = 22;   // column labels ("head 5")
@@ -51,9 +52,13 @@ struct HeadGridLayout {
   QRect tileRect(int layer, int head) const;
   QSize size() const;
   std::optional<QPoint> tileAt(QPoint point) const;  // x = head, y = layer
-  // The largest tile in [minTile, maxTile] that fits `width` (the grid scrolls vertically).
+  // Square tiles: the largest in [minTile, maxTile] that fits `width` (pictures as tall as they need).
   static HeadGridLayout fit(int layers, int heads, int width, int minTile = 28, int maxTile = 120, int left = 64,
                             int top = 22);
+  // Tiles that fill `area` (the model view's viewport) in both directions, each side at least minTile (a
+  // bigger grid scrolls) and at most maxAspect times the other, so that no map is drawn as a sliver.
+  static HeadGridLayout fill(int layers, int heads, QSize area, int minTile = 28, double maxAspect = 5.0, int left = 64,
+                             int top = 22);
 };
 
 struct HeadGridScene {

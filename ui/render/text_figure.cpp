@@ -173,6 +173,28 @@ QColor textOn(const QColor& fill, const FigureStyle& style) {
                                                                                           : style.background;
 }
 
+double contrastRatio(const QColor& a, const QColor& b) {
+  const auto linear = [](float c) { return c <= 0.04045f ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4); };
+  const auto relative = [&](const QColor& c) {
+    const QColor rgb = c.toRgb();
+    return 0.2126 * linear(rgb.redF()) + 0.7152 * linear(rgb.greenF()) + 0.0722 * linear(rgb.blueF());
+  };
+  const double la = relative(a), lb = relative(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+QColor unknownOn(const QColor& fill, const FigureStyle& style) {
+  // WCAG's minimum for large text and graphics. The style's red where it reaches it (paper, light shading);
+  // otherwise the same red much darker or much paler, whichever stands out more: one of the two reaches 3 on
+  // any fill (the dark one on fills of relative luminance 0.17 and up, the pale one up to 0.25).
+  constexpr double kMinContrast = 3.0;
+  const QColor on = fill.alpha() == 0 ? style.background : fill;
+  if (contrastRatio(style.unknown, on) >= kMinContrast) return style.unknown;
+  const QColor dark(0x5c, 0x00, 0x00);
+  const QColor pale(0xff, 0xeb, 0xee);
+  return contrastRatio(dark, on) >= contrastRatio(pale, on) ? dark : pale;
+}
+
 FigureLayout layoutFigure(const TextFigure& figure, const QFont& font, double width) {
   FigureLayout layout;
   layout.font = font;
@@ -297,7 +319,9 @@ void paintShadedText(QPainter& painter, const ShadedText& text, const FigureLayo
     if (piece.tail) return style.muted;
     const int r = rangeOf[std::size_t(k)];
     if (r < 0) return style.text;
-    if (text.ranges[std::size_t(r)].unknown) return style.unknown;
+    if (text.ranges[std::size_t(r)].unknown) {
+      return unknownOn(rangeFill(text, text.ranges[std::size_t(r)].weight, style), style);
+    }
     return textOn(rangeFill(text, text.ranges[std::size_t(r)].weight, style), style);
   };
   for (const auto& piece : block.pieces) {
@@ -319,7 +343,7 @@ void paintShadedText(QPainter& painter, const ShadedText& text, const FigureLayo
       if (range.marked) painter.fillRect(QRectF(box.left(), box.bottom() - 2.5, box.width(), 2.5), style.focus);
       if (range.unknown) {
         const double y = box.top() + kLinePadding + fm.ascent() + std::max(2.0, fm.descent() * 0.6);
-        painter.setPen(QPen(style.unknown, 1.6));
+        painter.setPen(QPen(unknownOn(rangeFill(text, range.weight, style), style), 1.6));
         painter.drawLine(QPointF(box.left() + 1, y), QPointF(box.right() - 1, y));
       }
       if (range.focus) {

@@ -34,7 +34,7 @@ struct ShadedRange {
   int begin = 0;  // QString indices into ShadedText::text, [begin, end)
   int end = 0;
   float weight = 0.0f;
-  bool unknown = false;  // not in the model's vocabulary: red and underlined
+  bool unknown = false;  // not in the model's vocabulary: red (see unknownOn) and underlined
   bool focus = false;    // outlined (the output character of the step in view)
   bool marked = false;   // a bar underneath (inside local-p's window)
   QString toolTip;
@@ -86,7 +86,7 @@ struct FigureStyle {
   QColor text = QColor(0x20, 0x20, 0x20);
   QColor muted = QColor(0x6b, 0x6b, 0x6b);
   QColor focus = QColor(0xe6, 0x5c, 0x00);    // outline of the focused range, window bars
-  QColor unknown = QColor(0xc6, 0x28, 0x28);  // out-of-vocabulary text and its underline
+  QColor unknown = QColor(0xc6, 0x28, 0x28);  // out-of-vocabulary text and its underline (see unknownOn)
   QColor warning = QColor(0x8a, 0x5a, 0x00);
   QColor barTrack = QColor(0xee, 0xee, 0xee);
 };
@@ -129,6 +129,12 @@ QImage figureImage(const TextFigure& figure, const QFont& font, int width, const
 // characters are drawn in on that fill.
 QColor rangeFill(const ShadedText& text, float weight, const FigureStyle& style = {});
 QColor textOn(const QColor& fill, const FigureStyle& style = {});
+// The colour of an out-of-vocabulary range's characters and underline on `fill` (alpha 0: the background):
+// style.unknown (red) where its contrast with the fill is 3 or more, else a dark or a pale red that has it.
+QColor unknownOn(const QColor& fill, const FigureStyle& style = {});
+// WCAG 2's contrast ratio of two colours (their alpha ignored): (L1 + 0.05) / (L2 + 0.05) of the relative
+// luminances, the lighter over the darker; 1 to 21.
+double contrastRatio(const QColor& a, const QColor& b);
 
 struct FigureHit {
   int element = -1;

@@ -19,10 +19,41 @@ constexpr double kGap = 6.0;     // between chips
 constexpr double kPadX = 9.0;    // inside a chip, left and right of the word
 constexpr double kBarHeight = 5.0;
 constexpr double kBarGap = 4.0;
-constexpr double kGutter = 18.0;  // the "β" and "H" labels left of the first chip of a line
+constexpr double kMinGutter = 18.0;  // the "β" and "H" labels left of the first chip of a line
 
 const QColor kBetaColour(0x1f, 0x77, 0xb4);
 const QColor kEntropyColour(0xe6, 0x7e, 0x22);
+
+QFont labelFontOf(const QFont& base) {
+  QFont small = base;
+  small.setPointSizeF(std::max(7.0, base.pointSizeF() * 0.8));
+  return small;
+}
+
+// The measures every chip shares. The bars are a label's line apart (at least), so the β and H labels, each
+// centred on its bar in the gutter, never overlap, and the chip is tall enough for the H label.
+struct ChipMetrics {
+  double textHeight = 0.0;   // the word's box at the top of the chip
+  double barTop = 0.0;       // the β bar, from the chip's top
+  double barPitch = 0.0;     // from the β bar's top to the H bar's
+  double labelHeight = 0.0;  // a β or H label's line
+  double height = 0.0;       // the chip
+  double gutter = 0.0;       // left of the first chip of a line, for the labels
+};
+
+ChipMetrics chipMetrics(const QFont& wordFont, const QFont& labelFont) {
+  ChipMetrics m;
+  const QFontMetricsF label(labelFont);
+  m.textHeight = QFontMetricsF(wordFont).height() + 6.0;
+  m.labelHeight = label.height();
+  m.barTop = m.textHeight + kBarGap;
+  m.barPitch = std::max(kBarHeight + kBarGap, m.labelHeight + 1.0);
+  const double hBar = m.barTop + m.barPitch;
+  m.height = std::max(hBar + kBarHeight + 4.0, hBar + kBarHeight / 2 + m.labelHeight / 2 + 1.0);
+  m.gutter =
+      std::max(kMinGutter, std::max(label.horizontalAdvance(u"\u03b2"_s), label.horizontalAdvance(u"H"_s)) + 6.0);
+  return m;
+}
 
 }  // namespace
 
@@ -72,16 +103,17 @@ std::vector<QRectF> CaptionStripView::layout(int width) const {
   std::vector<QRectF> out;
   out.reserve(words_.size());
   const QFontMetricsF metrics(wordFont());
-  const double chipHeight = metrics.height() + 8.0 + 2.0 * (kBarHeight + kBarGap);
-  double x = kMargin + kGutter;
+  const ChipMetrics chip = chipMetrics(wordFont(), labelFontOf(font()));
+  const double start = kMargin + chip.gutter;
+  double x = start;
   double y = kMargin;
   for (const auto& word : words_) {
     const double w = std::max(metrics.horizontalAdvance(word.text) + 2.0 * kPadX, 34.0);
-    if (x > kMargin + kGutter && x + w > width - kMargin) {
-      x = kMargin + kGutter;
-      y += chipHeight + kGap;
+    if (x > start && x + w > width - kMargin) {
+      x = start;
+      y += chip.height + kGap;
     }
-    out.emplace_back(x, y, w, chipHeight);
+    out.emplace_back(x, y, w, chip.height);
     x += w + kGap;
   }
   return out;
@@ -95,7 +127,7 @@ void CaptionStripView::relayout() {
 
 int CaptionStripView::heightForWidth(int width) const {
   const auto rects = layout(width);
-  const double chipHeight = QFontMetricsF(wordFont()).height() + 8.0 + 2.0 * (kBarHeight + kBarGap);
+  const double chipHeight = chipMetrics(wordFont(), labelFontOf(font())).height;
   const double bottom = rects.empty() ? kMargin + chipHeight : rects.back().bottom();
   return int(std::ceil(bottom + kMargin));
 }
@@ -110,6 +142,38 @@ void CaptionStripView::resizeEvent(QResizeEvent* event) {
 
 QRectF CaptionStripView::wordRect(int index) const {
   return index >= 0 && std::size_t(index) < rects_.size() ? rects_[std::size_t(index)] : QRectF();
+}
+
+CaptionStripView::Geometry CaptionStripView::geometry() const {
+  Geometry g;
+  const QFontMetricsF metrics(wordFont());
+  const ChipMetrics chip = chipMetrics(wordFont(), labelFontOf(font()));
+  double lineTop = -1.0;
+  for (std::size_t i = 0; i < rects_.size() && i < words_.size(); ++i) {
+    const QRectF r = rects_[i];
+    if (r.top() != lineTop) {
+      lineTop = r.top();
+      for (int bar = 0; bar < 2; ++bar) g.labels.push_back(gutterLabelRect(r.top(), bar));
+    }
+    const QRectF text(r.left(), r.top(), r.width(), chip.textHeight);
+    const double advance = metrics.horizontalAdvance(words_[i].text);
+    g.labels.emplace_back(text.center().x() - advance / 2, text.center().y() - metrics.height() / 2, advance,
+                          metrics.height());
+    for (int bar = 0; bar < 2; ++bar) g.bars.push_back(barRect(r, bar));
+  }
+  return g;
+}
+
+QRectF CaptionStripView::barRect(const QRectF& chip, int bar) const {
+  const ChipMetrics m = chipMetrics(wordFont(), labelFontOf(font()));
+  return QRectF(chip.left() + kPadX - 3.0, chip.top() + m.barTop + bar * m.barPitch, chip.width() - 2.0 * kPadX + 6.0,
+                kBarHeight);
+}
+
+QRectF CaptionStripView::gutterLabelRect(double chipTop, int bar) const {
+  const ChipMetrics m = chipMetrics(wordFont(), labelFontOf(font()));
+  const double centre = chipTop + m.barTop + bar * m.barPitch + kBarHeight / 2;
+  return QRectF(kMargin, centre - m.labelHeight / 2, m.gutter - 3.0, m.labelHeight);
 }
 
 int CaptionStripView::wordAt(QPointF point) const {
@@ -129,9 +193,8 @@ void CaptionStripView::paintEvent(QPaintEvent*) {
     return;
   }
   const QFont big = wordFont();
-  const QFontMetricsF metrics(big);
-  QFont small = font();
-  small.setPointSizeF(std::max(7.0, font().pointSizeF() * 0.8));
+  const QFont small = labelFontOf(font());
+  const ChipMetrics chip = chipMetrics(big, small);
   const QColor text = palette().color(QPalette::Text);
   const QColor muted = palette().color(QPalette::PlaceholderText);
   const QColor highlight = palette().color(QPalette::Highlight);
@@ -139,19 +202,12 @@ void CaptionStripView::paintEvent(QPaintEvent*) {
   for (int i = 0; i < std::min<int>(revealed_, int(rects_.size())); ++i) {
     const QRectF r = rects_[std::size_t(i)];
     const auto& word = words_[std::size_t(i)];
-    const QRectF textRect(r.left(), r.top(), r.width(), metrics.height() + 6.0);
-    const double barTop = textRect.bottom() + kBarGap;
     if (r.top() != lineTop) {  // the first chip of a line: the bars' labels in the gutter
       lineTop = r.top();
       painter.setFont(small);
       painter.setPen(muted);
-      const double labelHeight = QFontMetricsF(small).height();
-      const auto label = [&](double barY, const QString& text) {
-        painter.drawText(QRectF(kMargin, barY + kBarHeight / 2 - labelHeight / 2, kGutter - 3, labelHeight),
-                         Qt::AlignRight | Qt::AlignVCenter, text);
-      };
-      label(barTop, u"\u03b2"_s);
-      label(barTop + kBarHeight + kBarGap, u"H"_s);
+      painter.drawText(gutterLabelRect(r.top(), 0), Qt::AlignRight | Qt::AlignVCenter, u"\u03b2"_s);
+      painter.drawText(gutterLabelRect(r.top(), 1), Qt::AlignRight | Qt::AlignVCenter, u"H"_s);
     }
     if (i == current_) {
       QColor fill = highlight;
@@ -166,18 +222,16 @@ void CaptionStripView::paintEvent(QPaintEvent*) {
     }
     painter.setFont(big);
     painter.setPen(word.end ? muted : text);
-    painter.drawText(textRect, Qt::AlignCenter, word.text);
-    const double barWidth = r.width() - 2.0 * kPadX + 6.0;
-    const double left = r.left() + kPadX - 3.0;
-    const auto bar = [&](double top, double value, const QColor& colour) {
+    painter.drawText(QRectF(r.left(), r.top(), r.width(), chip.textHeight), Qt::AlignCenter, word.text);
+    const auto bar = [&](const QRectF& track, double value, const QColor& colour) {
       painter.setPen(Qt::NoPen);
       painter.setBrush(palette().color(QPalette::Midlight));
-      painter.drawRect(QRectF(left, top, barWidth, kBarHeight));
+      painter.drawRect(track);
       painter.setBrush(colour);
-      painter.drawRect(QRectF(left, top, barWidth * std::clamp(value, 0.0, 1.0), kBarHeight));
+      painter.drawRect(QRectF(track.left(), track.top(), track.width() * std::clamp(value, 0.0, 1.0), track.height()));
     };
-    bar(barTop, double(word.beta), kBetaColour);
-    bar(barTop + kBarHeight + kBarGap, double(word.entropy) / maxEntropy_, kEntropyColour);
+    bar(barRect(r, 0), double(word.beta), kBetaColour);
+    bar(barRect(r, 1), double(word.entropy) / maxEntropy_, kEntropyColour);
   }
   if (hasFocus() && current_ < revealed_) {
     painter.setBrush(Qt::NoBrush);
@@ -234,10 +288,10 @@ bool CaptionStripView::event(QEvent* event) {
     }
     const auto& word = words_[std::size_t(index)];
     QToolTip::showText(help->globalPos(),
-                       tr("%1 \u00b7 word %2 of %3\n\u03b2 (gate) %4\nH(\u03b1) %5 nats of %6 (uniform)")
+                       tr("%1 \u00b7 word %2 of 0\u2013%3\n\u03b2 (gate) %4\nH(\u03b1) %5 nats of %6 (uniform)")
                            .arg(word.text)
-                           .arg(index + 1)
-                           .arg(count())
+                           .arg(index)
+                           .arg(count() - 1)
                            .arg(double(word.beta), 0, 'f', 3)
                            .arg(double(word.entropy), 0, 'f', 2)
                            .arg(maxEntropy_, 0, 'f', 2),

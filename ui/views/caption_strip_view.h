@@ -38,6 +38,13 @@ class CaptionStripView : public QWidget {
 
   // Where word `index` is drawn (its chip with the bars), for tests and tool tips.
   QRectF wordRect(int index) const;
+  // Everything the strip draws at its width, revealed or not: the boxes of the text (each word, and the β
+  // and H labels of each line of words) and of the bars.
+  struct Geometry {
+    std::vector<QRectF> labels;
+    std::vector<QRectF> bars;
+  };
+  Geometry geometry() const;
   int wordAt(QPointF point) const;  // -1 when no revealed word is there
 
   bool hasHeightForWidth() const override { return true; }
@@ -58,6 +65,8 @@ class CaptionStripView : public QWidget {
 
  private:
   std::vector<QRectF> layout(int width) const;
+  QRectF barRect(const QRectF& chip, int bar) const;      // bar 0: β, 1: H
+  QRectF gutterLabelRect(double chipTop, int bar) const;  // the label of a line's bar
   void relayout();
   QFont wordFont() const;
 

@@ -22,7 +22,7 @@ void HeadGridView::setThumbnails(std::shared_ptr<const render::HeadThumbnails> t
   if (selected_ && (selected_->y() >= layers() || selected_->x() >= heads())) selected_.reset();
   hovered_.reset();
   rebuildImages();
-  updateHeight();
+  updateMinimumSize();
   update();
 }
 
@@ -48,14 +48,17 @@ void HeadGridView::setSelected(int layer, int head) {
   update();
 }
 
-render::HeadGridLayout HeadGridView::gridLayout() const {
-  return render::HeadGridLayout::fit(layers(), heads(), width(), 28, 120,
-                                     fontMetrics().horizontalAdvance(u"layer 00"_s) + 12, fontMetrics().height() + 6);
+render::HeadGridLayout HeadGridView::gridLayout() const { return layoutFor(size()); }
+
+render::HeadGridLayout HeadGridView::layoutFor(QSize area) const {
+  return render::HeadGridLayout::fill(layers(), heads(), area, kMinTile, 5.0,
+                                      fontMetrics().horizontalAdvance(u"layer 00"_s) + 12, fontMetrics().height() + 6);
 }
 
-void HeadGridView::updateHeight() {
-  const auto layout = gridLayout();
-  setMinimumHeight(thumbnails_ ? layout.size().height() + 4 : 0);
+void HeadGridView::updateMinimumSize() {
+  // The tiles follow the scroll area's viewport down to kMinTile a side; a model with more layers or heads
+  // than that fits scrolls.
+  setMinimumSize(thumbnails_ ? layoutFor(QSize(0, 0)).size() + QSize(4, 4) : QSize(0, 0));
 }
 
 QSize HeadGridView::sizeHint() const { return QSize(640, 480); }
@@ -79,7 +82,7 @@ void HeadGridView::paintEvent(QPaintEvent* event) {
 
 void HeadGridView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  updateHeight();
+  update();
 }
 
 void HeadGridView::setHovered(std::optional<QPoint> tile) {

@@ -1,8 +1,8 @@
 // HeadGridView: the model view. Every layer x head of a run as a thumbnail heatmap (rows = layers,
 // columns = heads), painted as QImages (render::paintHeadGrid) rather than one plot per tile, so a
 // 12 x 12 model stays one cheap widget. Hovering highlights a tile; a click, or Enter on the keyboard
-// selection (arrow keys), opens that head. The widget grows in height with its tiles: put it in a
-// QScrollArea with widgetResizable.
+// selection (arrow keys), opens that head. The tiles fill the widget (HeadGridLayout::fill), down to a
+// minimum size: put it in a QScrollArea with widgetResizable, and a big model scrolls.
 #pragma once
 
 #include "render/colormap.h"
@@ -56,8 +56,11 @@ class HeadGridView : public QWidget {
   void keyPressEvent(QKeyEvent* event) override;
 
  private:
+  static constexpr int kMinTile = 28;
+
+  render::HeadGridLayout layoutFor(QSize area) const;
   void rebuildImages();
-  void updateHeight();
+  void updateMinimumSize();
   void setHovered(std::optional<QPoint> tile);
 
   std::shared_ptr<const render::HeadThumbnails> thumbnails_;

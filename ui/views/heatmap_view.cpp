@@ -2,6 +2,7 @@
 
 #include "render/qcustomplot.h"
 
+#include <QFontMetrics>
 #include <QFontMetricsF>
 #include <QLabel>
 #include <QMouseEvent>
@@ -52,12 +53,15 @@ class TokenTicker : public QCPAxisTicker {
 class TokenPlot : public QCustomPlot {
  public:
   using QCustomPlot::QCustomPlot;
-  std::function<bool()> syncTicks;
+  std::function<void()> beforeLayout;
+  std::function<bool()> afterLayout;  // true: something changed that needs the layout again
 
  protected:
   void updateLayout() override {
+    if (beforeLayout) beforeLayout();
     QCustomPlot::updateLayout();
-    if (syncTicks && syncTicks()) QCustomPlot::updateLayout();
+    // Label strides and square cells depend on each other's outcome; two more passes settle them.
+    for (int pass = 0; pass < 3 && afterLayout && afterLayout(); ++pass) QCustomPlot::updateLayout();
   }
 };
 
@@ -89,6 +93,10 @@ class AlignmentOverlayItem : public QCPAbstractItem {
 namespace {
 
 constexpr int kCompactLabelMinHeight = 280;
+// Below the cells: room for the colour bar's last tick label (there is no bottom axis).
+constexpr int kFullBottomMargin = 14;
+constexpr int kCompactBottomMargin = 4;
+constexpr int kCompactBarBottomMargin = 8;
 
 QStringList labelsFor(const attn::Labels& labels, Index count) {
   QStringList out;
@@ -121,10 +129,12 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   QFont tickFont = font();
   if (compact) tickFont.setPointSizeF(std::max(6.0, tickFont.pointSizeF() - 2.0));
 
-  setUpAxes(tickFont);
   auto* rect = plot_->axisRect();
+  setUpAxes(tickFont);
+  // Keys along the top (like a table header), queries down the left.
   auto* top = plot_->xAxis2;
   auto* left = plot_->yAxis;
+  const QColor ink = palette().color(QPalette::WindowText);
 
   colorMap_ = new QCPColorMap(top, left);
   colorMap_->setInterpolate(false);  // one flat colour per cell: weights are discrete
@@ -132,17 +142,44 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   colorMap_->setAntialiased(false);
 
   if (compact) {
-    addTitle(rect);
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    title_ = new QCPTextElement(plot_, QString(), titleFont);
+    title_->setTextColor(ink);
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, title_);
+    plot_->plotLayout()->setRowSpacing(0);
+    // The bottom margin is automatic (there is no axis, so its minimum) so that a colour bar's margin group
+    // and square cells (setSquareCells) can set it; the right one is fixed.
+    rect->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msBottom);
+    rect->setMargins(QMargins(0, 0, 4, kCompactBottomMargin));
+    rect->setMinimumMargins(QMargins(0, 0, 0, kCompactBottomMargin));
   } else {
-    addColorScale(tickFont, rect, top, left);
+    addColorScale(0, tickFont, 12);
+    colorScale_->setLabel(tr("weight"));
+    // Automatic margins on every side so the margin group can align the colour bar with the cells; the
+    // minimum keeps the bottom row off the widget's edge (no axis there to make room).
+    rect->setAutoMargins(QCP::msAll);
+    rect->setMinimumMargins(QMargins(0, 0, 12, kFullBottomMargin));
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    rect->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    rect->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+    rect->setRangeDragAxes(top, left);
+    rect->setRangeZoomAxes(top, left);
+    connect(top, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
+    connect(left, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
   }
 
   overlay_ = new AlignmentOverlayItem(plot_, top, left);
   overlay_->setClipAxisRect(rect);
 
-  addHoverOutline(rect, top, left);
+  addHoverOutline();
 
-  plot_->syncTicks = [this] { return syncTickStrides(); };
+  plot_->beforeLayout = [this] { fitTitle(); };
+  plot_->afterLayout = [this] {
+    const bool square = squareTheCells();
+    return syncTickStrides() || square;
+  };
   connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
   connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, &HeatmapView::onDoubleClick);
@@ -166,12 +203,11 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
   colorMap_->setVisible(false);
 }
 
-// The token axes: keys along the top, queries down the left, styled after the palette.
+// Keys along the top (like a table header), queries down the left; the bottom and right axes only close the
+// frame.
 void HeatmapView::setUpAxes(const QFont& tickFont) {
   const bool compact = style_ == Style::Compact;
   auto* rect = plot_->axisRect();
-  // Keys along the top (like a table header), queries down the left; the bottom and right axes only
-  // close the frame.
   auto* top = plot_->xAxis2;
   auto* left = plot_->yAxis;
   top->setVisible(true);
@@ -201,58 +237,12 @@ void HeatmapView::setUpAxes(const QFont& tickFont) {
   rect->setBackground(palette().brush(QPalette::Base));
 }
 
-// Compact tiles: the title above the cells, and tight margins.
-void HeatmapView::addTitle(QCPAxisRect* rect) {
-  const QColor ink = palette().color(QPalette::WindowText);
-  QFont titleFont = font();
-  titleFont.setBold(true);
-  title_ = new QCPTextElement(plot_, QString(), titleFont);
-  title_->setTextColor(ink);
-  plot_->plotLayout()->insertRow(0);
-  plot_->plotLayout()->addElement(0, 0, title_);
-  plot_->plotLayout()->setRowSpacing(0);
-  rect->setAutoMargins(QCP::msLeft | QCP::msTop);
-  rect->setMargins(QMargins(0, 0, 4, 4));
-}
-
-// Full views: the colour bar right of the cells, and zoom and drag on both axes.
-void HeatmapView::addColorScale(const QFont& tickFont, QCPAxisRect* rect, QCPAxis* top, QCPAxis* left) {
-  const QColor ink = palette().color(QPalette::WindowText);
-  colorScale_ = new QCPColorScale(plot_);
-  plot_->plotLayout()->addElement(0, 1, colorScale_);
-  colorScale_->setType(QCPAxis::atRight);
-  colorScale_->setBarWidth(12);
-  colorScale_->axis()->setTickLabelFont(tickFont);
-  colorScale_->axis()->setTickLabelColor(ink);
-  colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
-  colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
-  colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
-  colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
-  colorScale_->setLabel(tr("weight"));
-  colorScale_->setRangeDrag(false);
-  colorScale_->setRangeZoom(false);
-  colorMap_->setColorScale(colorScale_);
-  // Keep the colour bar exactly as tall as the heatmap.
-  auto* group = new QCPMarginGroup(plot_);
-  rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-  colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-  // Automatic margins on every side so the margin group can align the colour bar with the cells; the
-  // minimum keeps the bottom row off the widget's edge (no axis there to make room).
-  rect->setAutoMargins(QCP::msAll);
-  rect->setMinimumMargins(QMargins(0, 0, 12, 14));
-  colorScale_->setMinimumMargins(QMargins(0, 0, 0, 14));
-  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  rect->setRangeDrag(Qt::Horizontal | Qt::Vertical);
-  rect->setRangeZoom(Qt::Horizontal | Qt::Vertical);
-  rect->setRangeDragAxes(top, left);
-  rect->setRangeZoomAxes(top, left);
-  connect(top, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
-  connect(left, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { clampRanges(); });
-}
-
-void HeatmapView::addHoverOutline(QCPAxisRect* rect, QCPAxis* top, QCPAxis* left) {
+// The hover outline lives on its own buffered layer so moving the mouse repaints only that layer.
+void HeatmapView::addHoverOutline() {
   const bool compact = style_ == Style::Compact;
-  // The hover outline lives on its own buffered layer so moving the mouse repaints only that layer.
+  auto* rect = plot_->axisRect();
+  auto* top = plot_->xAxis2;
+  auto* left = plot_->yAxis;
   plot_->addLayer(u"hover"_s, nullptr, QCustomPlot::limAbove);
   plot_->layer(u"hover"_s)->setMode(QCPLayer::lmBuffered);
   hover_ = new QCPItemRect(plot_);
@@ -263,6 +253,91 @@ void HeatmapView::addHoverOutline(QCPAxisRect* rect, QCPAxis* top, QCPAxis* left
   hover_->setBrush(Qt::NoBrush);
   hover_->setSelectable(false);
   hover_->setVisible(false);
+}
+
+void HeatmapView::addColorScale(int row, const QFont& tickFont, int barWidth) {
+  colorScale_ = new QCPColorScale(plot_);
+  plot_->plotLayout()->addElement(row, 1, colorScale_);
+  colorScale_->setType(QCPAxis::atRight);
+  colorScale_->setBarWidth(barWidth);
+  colorScale_->axis()->setTickLabelFont(tickFont);
+  colorScale_->axis()->setTickLabelColor(palette().color(QPalette::WindowText));
+  colorScale_->axis()->setLabelColor(palette().color(QPalette::PlaceholderText));
+  colorScale_->axis()->setBasePen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->axis()->setTickPen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->axis()->setSubTickPen(QPen(palette().color(QPalette::Mid)));
+  colorScale_->setRangeDrag(false);
+  colorScale_->setRangeZoom(false);
+  colorMap_->setColorScale(colorScale_);
+  // Keep the colour bar exactly as tall as the cells.
+  if (!marginGroup_) marginGroup_ = new QCPMarginGroup(plot_);
+  plot_->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup_);
+  colorScale_->setMarginGroup(QCP::msTop | QCP::msBottom, marginGroup_);
+  colorScale_->setMinimumMargins(QMargins(0, 0, 0, bottomMargin()));
+}
+
+void HeatmapView::setColorBarShown(bool on) {
+  if (style_ == Style::Full || on == (colorScale_ != nullptr)) return;
+  if (on) {
+    addColorScale(1, plot_->yAxis->tickLabelFont(), 8);
+  } else {
+    colorMap_->setColorScale(nullptr);
+    plot_->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, nullptr);
+    plot_->plotLayout()->remove(colorScale_);  // deletes it
+    plot_->plotLayout()->simplify();
+    colorScale_ = nullptr;
+  }
+  updateBottomMargin();
+  updateColors();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setSquareCells(bool on) {
+  if (on == squareCells_) return;
+  squareCells_ = on;
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int HeatmapView::bottomMargin() const {
+  if (style_ == Style::Full) return kFullBottomMargin;
+  return colorScale_ ? kCompactBarBottomMargin : kCompactBottomMargin;
+}
+
+void HeatmapView::updateBottomMargin() {
+  const int bottom = bottomMargin() + extraBottom_;
+  // The margins as well as their minimums: an element outside the axis rect (the colour bar) takes its current
+  // margin as its automatic one, so a margin group would otherwise never let the margin shrink again.
+  for (QCPLayoutElement* element :
+       {static_cast<QCPLayoutElement*>(plot_->axisRect()), static_cast<QCPLayoutElement*>(colorScale_)}) {
+    if (!element) continue;
+    QMargins minimum = element->minimumMargins();
+    minimum.setBottom(bottom);
+    element->setMinimumMargins(minimum);
+    QMargins margins = element->margins();
+    margins.setBottom(bottom);
+    element->setMargins(margins);
+  }
+}
+
+bool HeatmapView::squareTheCells() {
+  int extra = 0;
+  if (squareCells_ && map_) {
+    // The cells at the width they get, and no taller: the room below them stays empty.
+    const QRect cells = plot_->axisRect()->rect();
+    const double columns = std::max(plot_->xAxis2->range().size(), 1e-9);
+    const double rows = std::max(plot_->yAxis->range().size(), 1e-9);
+    const double natural = double(cells.height() + extraBottom_);
+    const double square = rows * double(cells.width()) / columns;
+    if (square < natural) extra = int(std::floor(natural - square));
+  }
+  if (extra == extraBottom_) return false;
+  extraBottom_ = extra;
+  updateBottomMargin();
+  return true;
+}
+
+int HeatmapView::contentHeight() const {
+  return std::min(plot_->height(), plot_->axisRect()->rect().bottom() + 1 + bottomMargin());
 }
 
 void HeatmapView::setEmptyText(const QString& text) {
@@ -353,9 +428,36 @@ void HeatmapView::setAxisTitles(const QString& rows, const QString& columns) {
 }
 
 void HeatmapView::setTitle(const QString& title) {
-  if (title_) title_->setText(title);
+  fullTitle_ = title;
+  fitTitle();
   plot_->setToolTip(style_ == Style::Compact ? title + tr("\nClick to show it in the main view.") : QString());
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::fitTitle() {
+  if (!title_) return;
+  // The plot's width less the title's margins and a pixel either side for rounding.
+  const int available = plot_->width() - title_->margins().left() - title_->margins().right() - 2;
+  QFont titleFont = font();
+  titleFont.setBold(true);
+  QString text = fullTitle_;
+  if (available > 0) {
+    // Smaller type first, down to 80% of the tile's font (6 pt at least); then cut in the middle, which keeps
+    // the end of titles such as "self-attention \u00b7 head 8". The tool tip has the whole title.
+    const double base = titleFont.pointSizeF() > 0 ? titleFont.pointSizeF() : 9.0;
+    const double smallest = std::max(6.0, base * 0.8);
+    for (double size = base;; size -= 0.5) {
+      titleFont.setPointSizeF(size);
+      const QFontMetrics metrics(titleFont);
+      if (metrics.horizontalAdvance(fullTitle_) <= available) break;
+      if (size - 0.5 < smallest) {
+        text = metrics.elidedText(fullTitle_, Qt::ElideMiddle, available);
+        break;
+      }
+    }
+  }
+  if (title_->font() != titleFont) title_->setFont(titleFont);
+  if (title_->text() != text) title_->setText(text);
 }
 
 void HeatmapView::setHighlighted(bool on) {
@@ -430,11 +532,23 @@ bool HeatmapView::syncTickStrides() {
   bool changed = rowStride != rowTicker_->stride() || columnStride != columnTicker_->stride();
   if (style_ == Style::Compact) {
     // A small tile is a thumbnail: token labels would take more room than the cells (hovering still
-    // names the tokens). Larger tiles, as in exported grids, keep them.
-    const bool labels = plot_->height() >= kCompactLabelMinHeight;
+    // names the tokens). Larger tiles, as in exported grids, keep them; so do wide ones with square cells,
+    // whose height is only what the cells need.
+    const bool labels =
+        plot_->height() >= kCompactLabelMinHeight || (squareCells_ && plot_->width() >= kCompactLabelMinHeight);
     if (labels != plot_->yAxis->tickLabels()) {
       plot_->yAxis->setTickLabels(labels);
       plot_->xAxis2->setTickLabels(labels);
+      changed = true;
+    }
+  }
+  if (colorScale_) {
+    // As many numbers on the colour bar as fit with a line between them (five at most, QCustomPlot's default).
+    const auto ticker = colorScale_->axis()->ticker();
+    const double barLine = QFontMetricsF(colorScale_->axis()->tickLabelFont()).height();
+    const int ticks = std::clamp(int(double(colorScale_->axis()->axisRect()->rect().height()) / (2.5 * barLine)), 1, 5);
+    if (ticker->tickCount() != ticks) {
+      ticker->setTickCount(ticks);
       changed = true;
     }
   }

@@ -15,10 +15,9 @@
 #include <optional>
 
 class QCustomPlot;
-class QCPAxis;
-class QCPAxisRect;
 class QCPColorMap;
 class QCPColorScale;
+class QCPMarginGroup;
 class QCPItemRect;
 class QCPTextElement;
 class QLabel;
@@ -54,7 +53,10 @@ class HeatmapView : public QWidget {
   render::RangeMode rangeMode() const { return rangeMode_; }
   // Axis titles (Full style) and the nouns used in the tooltip.
   void setAxisTitles(const QString& rows, const QString& columns);
-  void setTitle(const QString& title);  // shown above Compact tiles
+  // Shown above Compact tiles: in smaller type, or cut in the middle, when the tile is narrower than the title
+  // (the tile's tool tip has all of it).
+  void setTitle(const QString& title);
+  QString title() const { return fullTitle_; }
   // What the view says while it has no map (what to do to get one), centred in place of the plot; empty
   // (the default) shows the empty plot.
   void setEmptyText(const QString& text);
@@ -66,6 +68,17 @@ class HeatmapView : public QWidget {
   void setOverlay(const render::AlignmentOverlay& overlay);
   const render::AlignmentOverlay& overlay() const;
   bool isHighlighted() const { return highlighted_; }
+  // Compact tiles: a colour bar beside the cells, as tall as they are (exported grids). Full views always
+  // have one.
+  void setColorBarShown(bool on);
+  // Cells never taller than wide: a map with few rows (a one-row map of a pooling or a hierarchical level)
+  // keeps square cells at the width it gets, and the room below stays empty (exports; the window's views
+  // fill their area).
+  void setSquareCells(bool on);
+  bool squareCells() const { return squareCells_; }
+  // How far down the drawing reaches (cells, and the margin under them) as of the last replot: less than
+  // the height when square cells leave room below.
+  int contentHeight() const;
 
   QCustomPlot* plot() const;
   QCPColorMap* colorMap() const { return colorMap_; }
@@ -95,13 +108,6 @@ class HeatmapView : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
-  // Parts of the constructor: the axes first, then the title (Compact) or the colour bar (Full), then the
-  // hover outline, on the plot's one axis rect and its top and left axes.
-  void setUpAxes(const QFont& tickFont);
-  void addTitle(QCPAxisRect* rect);
-  void addColorScale(const QFont& tickFont, QCPAxisRect* rect, QCPAxis* top, QCPAxis* left);
-  void addHoverOutline(QCPAxisRect* rect, QCPAxis* top, QCPAxis* left);
-
   void onMouseMove(QMouseEvent* event);
   void onMousePress(QMouseEvent* event);
   void onDoubleClick(QMouseEvent* event);
@@ -111,11 +117,19 @@ class HeatmapView : public QWidget {
   bool syncTickStrides();
   void setHover(std::optional<QPoint> cell);
   void updateEmptyState();
+  void fitTitle();
+  void setUpAxes(const QFont& tickFont);
+  void addHoverOutline();
+  void addColorScale(int row, const QFont& tickFont, int barWidth);
+  int bottomMargin() const;
+  void updateBottomMargin();
+  bool squareTheCells();  // true when the margin under the cells changed
 
   Style style_;
   TokenPlot* plot_ = nullptr;                // child widget
   QCPColorMap* colorMap_ = nullptr;          // owned by plot_
-  QCPColorScale* colorScale_ = nullptr;      // owned by plot_'s layout (Full style only)
+  QCPColorScale* colorScale_ = nullptr;      // owned by plot_'s layout (Full style, or setColorBarShown)
+  QCPMarginGroup* marginGroup_ = nullptr;    // owned by plot_: the colour bar's top and bottom
   QCPTextElement* title_ = nullptr;          // owned by plot_'s layout (Compact style only)
   QCPItemRect* hover_ = nullptr;             // owned by plot_
   AlignmentOverlayItem* overlay_ = nullptr;  // owned by plot_
@@ -128,7 +142,10 @@ class HeatmapView : public QWidget {
   render::RangeMode rangeMode_ = render::RangeMode::Data;
   QString rowNoun_;
   QString columnNoun_;
+  QString fullTitle_;
   bool highlighted_ = false;
+  bool squareCells_ = false;
+  int extraBottom_ = 0;  // added under the cells to keep them square
   bool clamping_ = false;
 };
 

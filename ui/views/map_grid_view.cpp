@@ -46,6 +46,8 @@ void MapGrid::setMaps(std::vector<std::shared_ptr<const attn::AttentionMap>> map
     const int index = count();
     view->setColormap(colormap_);
     view->setRangeMode(rangeMode_);
+    view->setColorBarShown(colorBars_);
+    view->setSquareCells(squareCells_);
     connect(view, &HeatmapView::clicked, this, [this, index] {
       setCurrent(index);
       setFocus(Qt::MouseFocusReason);
@@ -55,6 +57,8 @@ void MapGrid::setMaps(std::vector<std::shared_ptr<const attn::AttentionMap>> map
   }
   for (int i = 0; i < wanted; ++i) {
     const auto& map = maps[std::size_t(i)];
+    tiles_[std::size_t(i)]->setMinimumHeight(0);  // undo packRows
+    tiles_[std::size_t(i)]->setMaximumHeight(QWIDGETSIZE_MAX);
     tiles_[std::size_t(i)]->setTitle(QString::fromStdString(map->title()));
     tiles_[std::size_t(i)]->setMap(map);
   }
@@ -93,8 +97,41 @@ void MapGrid::setRangeMode(render::RangeMode mode) {
   for (auto* view : tiles_) view->setRangeMode(mode);
 }
 
+void MapGrid::setColorBars(bool on) {
+  colorBars_ = on;
+  for (auto* view : tiles_) view->setColorBarShown(on);
+}
+
+void MapGrid::setSquareCells(bool on) {
+  squareCells_ = on;
+  for (auto* view : tiles_) view->setSquareCells(on);
+}
+
 void MapGrid::replotNow() {
   for (auto* view : tiles_) view->replotNow();
+}
+
+int MapGrid::packRows() {
+  layout_->activate();
+  replotNow();
+  const int n = count();
+  const int columns = columns_ > 0 ? columns_ : std::max(1, n);
+  const QMargins margins = layout_->contentsMargins();
+  int height = margins.top() + margins.bottom();
+  for (int first = 0; first < n; first += columns) {
+    int row = 0;
+    for (int i = first; i < std::min(n, first + columns); ++i)
+      row = std::max(row, tiles_[std::size_t(i)]->contentHeight());
+    for (int i = first; i < std::min(n, first + columns); ++i) tiles_[std::size_t(i)]->setFixedHeight(row);
+    height += row + (first > 0 ? layout_->verticalSpacing() : 0);
+  }
+  if (overflow_->isVisibleTo(this)) {
+    height += layout_->verticalSpacing() + overflow_->heightForWidth(width() - margins.left() - margins.right());
+  }
+  if (height < this->height()) resize(width(), height);
+  layout_->activate();
+  replotNow();
+  return this->height();
 }
 
 void MapGrid::keyPressEvent(QKeyEvent* event) {

@@ -39,7 +39,14 @@ class MapGrid : public QWidget {
   HeatmapView* tile(int index) const;
   void setColormap(render::Colormap map);
   void setRangeMode(render::RangeMode mode);
+  // Exported grids: a colour bar beside every tile (each tile has its own range), square cells.
+  void setColorBars(bool on);
+  void setSquareCells(bool on);
   void replotNow();
+  // For exports, after the grid has its width: each row of tiles as tall as its tallest tile draws (rows of
+  // one-row maps with square cells need far less than their share), the grid's height shrunk to match.
+  // Returns the new height. The tiles keep their heights until the next setMaps.
+  int packRows();
 
  signals:
   void mapActivated(int index);
@@ -58,6 +65,8 @@ class MapGrid : public QWidget {
   int total_ = 0;
   render::Colormap colormap_ = render::Colormap::Viridis;
   render::RangeMode rangeMode_ = render::RangeMode::Data;
+  bool colorBars_ = false;
+  bool squareCells_ = false;
 };
 
 }  // namespace attn::ui

@@ -3,6 +3,7 @@
 
 #include "models/head_stats_model.h"
 #include "views/head_grid_view.h"
+#include "views/head_stats_view.h"
 #include "views/heatmap_view.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
@@ -283,7 +284,7 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   statsProxy_ = new QSortFilterProxyModel(this);
   statsProxy_->setSourceModel(statsModel_);
   statsProxy_->setSortRole(HeadStatsModel::SortRole);
-  statsTable_ = new QTableView(viewTabs_);
+  statsTable_ = new HeadStatsView(viewTabs_);
   statsTable_->setObjectName(u"headStats"_s);
   statsTable_->setModel(statsProxy_);
   statsTable_->setSortingEnabled(true);
