@@ -3,7 +3,6 @@
 #include "workbenches/glimpse_panel_parts.h"
 #include "workbenches/sample_images.h"
 
-#include "attn/glimpse/convert.h"
 #include "views/glimpse_canvas.h"
 
 #include <QButtonGroup>
@@ -518,10 +517,7 @@ void GlimpseWorkbench::syncPanel() {
   gammaEdit_->setValue(g.gamma);
 
   // The paper's form of what the engine will use (the sanitised glimpse: no NaN from N = 1 or sigma = 0).
-  const int w = image_ ? image_->width : 512;
-  const int h = image_ ? image_->height : 512;
-  const auto used = attn::glimpse::sanitise(g, w, h).glimpse;
-  const auto fit = attn::glimpse::to_draw(used, w, h);
+  const auto fit = attn::glimpse::to_draw(geometry_.gaussian.glimpse, geometry_.image_width, geometry_.image_height);
   const double values[5] = {fit.params.gx_tilde, fit.params.gy_tilde, fit.params.log_sigma2, fit.params.log_delta_tilde,
                             fit.params.log_gamma};
   bool allFinite = true;
@@ -598,26 +594,24 @@ void GlimpseWorkbench::updateStnControls() {
   stnEdits_[kOutH]->setEnabled(!same);
   editStnRadio_->setEnabled(!same);
   if (same && editStnRadio_->isChecked()) setEditStn(false);
-  const int w = image_ ? image_->width : 512;
-  const int h = image_ ? image_->height : 512;
-  attn::glimpse::Theta theta;
   if (same) {
     setLabel(familyNote_, tr("Same window: the STN is the no-shear transform whose %1 \u00d7 %2 samples fall on the "
                              "Gaussian's filter centres (stn_of). Its own parameters are kept for later.")
-                              .arg(settings_.gaussian.x.n)
-                              .arg(settings_.gaussian.y.n));
-    theta =
-        attn::glimpse::theta_of(attn::glimpse::stn_of(attn::glimpse::sanitise(settings_.gaussian, w, h).glimpse, w, h));
+                              .arg(geometry_.stn_width)
+                              .arg(geometry_.stn_height));
   } else {
     setLabel(familyNote_, family == Family::Similarity
                               ? tr("Drag the round handle on the canvas to rotate; Shift+wheel turns by 5\u00b0.")
                               : tr("Scale 1 and shift 0 cover the whole image; the wheel scales about the centre."));
-    theta = settings_.stn.theta(w, h);
   }
+  // The theta the STN samples with (geometry_: the window's in same-window mode).
+  const attn::glimpse::Theta& theta = geometry_.stn_theta;
   const auto number = [](double v) { return QString::asprintf("%+8.4f", v); };
-  setLabel(thetaLabel_, tr("\u03b8 = [%1 %2 %3]\n    [%4 %5 %6]")
-                            .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]),
-                                 number(theta[4]), number(theta[5])));
+  QString text = tr("\u03b8 = [%1 %2 %3]\n    [%4 %5 %6]")
+                     .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]), number(theta[4]),
+                          number(theta[5]));
+  if (geometry_.stn_theta_replaced) text += tr("\n(the family's \u03b8 is not finite: the identity is sampled)");
+  setLabel(thetaLabel_, text);
 }
 
 }  // namespace attn::ui

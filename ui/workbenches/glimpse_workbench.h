@@ -8,6 +8,7 @@
 #pragma once
 
 #include "attn/error.h"
+#include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "attn/io/session.h"
 #include "workbenches/glimpse_worker.h"
@@ -74,6 +75,9 @@ class GlimpseWorkbench : public Workbench {
 
   // ---- parameters ----
   const attn::glimpse::GlimpseSettings& settings() const { return settings_; }
+  // What the settings mean for the open image (attn::glimpse::resolve, computed when they change): the
+  // canvas draws it and the panel shows it.
+  const attn::glimpse::ResolvedGlimpse& geometry() const { return geometry_; }
   // Sets the panel and the canvas and runs once.
   void setSettings(const attn::glimpse::GlimpseSettings& settings);
   // The settings of a preset for an image of width x height.
@@ -179,7 +183,9 @@ class GlimpseWorkbench : public Workbench {
   void endBusy();
   void post();
   // The single path of every edit: canvas, panel and worker follow `settings`.
-  void edit(const attn::glimpse::GlimpseSettings& settings, bool dragging, bool fromCanvas = false);
+  void edit(const attn::glimpse::GlimpseSettings& settings, bool dragging);
+  // Where settings enter: stores them and resolves them for the open image (geometry_).
+  void adopt(const attn::glimpse::GlimpseSettings& settings);
   void syncPanel();
   void updateSliderRanges();
   void updateStnControls();
@@ -221,6 +227,7 @@ class GlimpseWorkbench : public Workbench {
   quint64 fallbackLoad_ = 0;  // the load that reopens a superseded one after a failure
 
   attn::glimpse::GlimpseSettings settings_;
+  attn::glimpse::ResolvedGlimpse geometry_;  // resolve(settings_, the open image's size), set by adopt()
   bool dragging_ = false;
   bool writeMode_ = false;
   bool syncing_ = false;
