@@ -171,6 +171,8 @@ class GlimpseWorkbench : public Workbench {
   QGroupBox* buildGlimpseGroup(QWidget* panel);
   void buildRightColumn(QWidget* column);
   QWidget* buildGaussianPage();
+  QGroupBox* buildPixelGroup(QWidget* page);
+  QGroupBox* buildDrawGroup(QWidget* page);
   QWidget* buildStnPage();
   void buildFamilyStack(QWidget* page);  // familyStack_ and the family pages' stnEdits_
   QGroupBox* buildStnOutputGroup(QWidget* page);
@@ -195,10 +197,45 @@ class GlimpseWorkbench : public Workbench {
   attn::glimpse::GlimpseSettings rescaled(const attn::glimpse::GlimpseSettings& settings, int fromW, int fromH, int toW,
                                           int toH) const;
 
+  // The panel's parameters, named. Each enum's order is the order of its rows and of its edits' array.
+  // A row of the Gaussian page, per axis (0 = x, 1 = y).
+  enum class AxisField { Centre, First, Stride, Sigma, Count /* N */ };
+  static constexpr int kAxisFields = int(AxisField::Count) + 1;
+  // The paper's five parameters (eq. 21-24).
+  enum class DrawField { GxTilde, GyTilde, LogSigma2, LogDeltaTilde, LogGamma };
+  static constexpr int kDrawFields = int(DrawField::LogGamma) + 1;
+  // The STN page: each family's parameters, affine's theta, the output size.
+  enum class StnField {
+    NoShearScaleX,
+    NoShearScaleY,
+    NoShearShiftX,
+    NoShearShiftY,
+    SimilarityScale,
+    SimilarityRotation,  // degrees in the panel, radians in the settings
+    SimilarityShiftX,
+    SimilarityShiftY,
+    TranslationScaleScale,
+    TranslationScaleShiftX,
+    TranslationScaleShiftY,
+    Affine0,
+    Affine1,
+    Affine2,
+    Affine3,
+    Affine4,
+    Affine5,
+    OutW,
+    OutH,
+  };
+  static constexpr int kStnFields = int(StnField::OutH) + 1;
+  ParamEdit* axisEdit(int axis, AxisField field) const { return gaussianEdits_[axis][int(field)]; }
+  ParamEdit* drawEdit(DrawField field) const { return drawEdits_[int(field)]; }
+  ParamEdit* stnEdit(StnField field) const { return stnEdits_[std::size_t(field)]; }
+  static double stnValue(const attn::glimpse::StnSettings& stn, StnField field);  // as shown: rotation in degrees
+
   // Panel edits.
-  void editGaussianAxis(int axis, int field, double value, bool dragging);
-  void editDraw(int field, double value, bool dragging);
-  void editStn(int field, double value, bool dragging);
+  void editGaussianAxis(int axis, AxisField field, double value, bool dragging);
+  void editDraw(DrawField field, double value, bool dragging);
+  void editStn(StnField field, double value, bool dragging);
 
   WorkerThread thread_;
   std::unique_ptr<GlimpseWorker> worker_;
@@ -265,22 +302,18 @@ class GlimpseWorkbench : public Workbench {
   QLabel* clampLabel_ = nullptr;
   QTabWidget* paramTabs_ = nullptr;
 
-  // Gaussian page: [axis][field] with field 0 centre, 1 first u, 2 stride, 3 sigma, 4 N.
-  ParamEdit* gaussianEdits_[2][5] = {};
+  // Gaussian page: [axis][AxisField].
+  ParamEdit* gaussianEdits_[2][kAxisFields] = {};
   ParamEdit* gammaEdit_ = nullptr;
   QCheckBox* linkAxesCheck_ = nullptr;
-  // DRAW: 0 g~x, 1 g~y, 2 log sigma^2, 3 log delta~, 4 log gamma.
-  ParamEdit* drawEdits_[5] = {};
+  ParamEdit* drawEdits_[kDrawFields] = {};  // [DrawField]
   QLabel* drawExactLabel_ = nullptr;
 
   // STN page.
   QComboBox* familyBox_ = nullptr;
   QLabel* familyNote_ = nullptr;
   QStackedWidget* familyStack_ = nullptr;
-  // fields: no-shear 0..3 (scale x, scale y, shift x, shift y), similarity 4..7 (scale, rotation deg,
-  // shift x, shift y), translation-scale 8..10 (scale, shift x, shift y), affine 11..16 (theta 0..5),
-  // output 17 (w), 18 (h).
-  std::vector<ParamEdit*> stnEdits_;
+  std::vector<ParamEdit*> stnEdits_;  // [StnField]
   QComboBox* samplingBox_ = nullptr;
   QComboBox* paddingBox_ = nullptr;
   QLabel* thetaLabel_ = nullptr;
