@@ -2,11 +2,13 @@
 // exactly the dragged amount, the wheel and the keys change stride, sigma and position; the worker's
 // glimpse is the engine's read for the same settings; clamps and a glimpse outside the image are shown
 // without NaN; bad files leave the previous image and parameters; exports write; same-window mode
-// compares the two glimpses; previews during a drag give way to the exact glimpse; the main window routes
-// image drops to the tab and remembers its parameters.
+// compares the two glimpses; the canvas, the panel and the worker use the one geometry the settings resolve
+// to; previews during a drag give way to the exact glimpse; the main window routes image drops to the tab
+// and remembers its parameters.
 #include "app/main_window.h"
 #include "attn/glimpse/convert.h"
 #include "attn/glimpse/gaussian.h"
+#include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "attn/glimpse/stn.h"
 #include "render/glimpse_render.h"
@@ -74,6 +76,19 @@ void wheel(QWidget* widget, int notches, Qt::KeyboardModifiers modifiers = Qt::N
 }
 
 QDoubleSpinBox* spin(QWidget& root, const QString& key) { return root.findChild<QDoubleSpinBox*>(key); }
+
+// Two resolutions of the same settings on the same image (clamps compared by parameter and value used).
+bool sameGeometry(const attn::glimpse::ResolvedGlimpse& a, const attn::glimpse::ResolvedGlimpse& b) {
+  if (a.gaussian.clamps.size() != b.gaussian.clamps.size()) return false;
+  for (std::size_t k = 0; k < a.gaussian.clamps.size(); ++k) {
+    const auto &p = a.gaussian.clamps[k], &q = b.gaussian.clamps[k];
+    if (p.parameter != q.parameter || p.used != q.used) return false;
+  }
+  return a.image_width == b.image_width && a.image_height == b.image_height &&
+         a.gaussian.glimpse == b.gaussian.glimpse && a.gaussian.outside == b.gaussian.outside &&
+         a.stn_theta == b.stn_theta && a.stn_theta_replaced == b.stn_theta_replaced && a.stn_width == b.stn_width &&
+         a.stn_height == b.stn_height;
+}
 
 QString dataImage(const QString& name) { return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/images/") + name; }
 
@@ -466,6 +481,72 @@ class TestGlimpseWorkbench : public QObject {
     QVERIFY(!wb().outcome()->compared);
     QVERIFY(wb().differenceView()->image().isNull());
     QVERIFY(!wb().differenceView()->isVisible());
+  }
+
+  // The workbench resolves the settings where they enter; the canvas draws that geometry, the panel shows its
+  // theta, and the worker's outcome used the same.
+  void geometryIsResolvedOnceForCanvasPanelAndWorker() {
+    const auto agree = [&](const char* step) {
+      const auto expected = attn::glimpse::resolve(wb().settings(), wb().image()->width, wb().image()->height);
+      if (!sameGeometry(wb().geometry(), expected)) return u"%1: the workbench's geometry"_s.arg(QLatin1String(step));
+      if (!sameGeometry(wb().canvas()->geometry(), expected) || !(wb().canvas()->settings() == wb().settings()))
+        return u"%1: the canvas's geometry"_s.arg(QLatin1String(step));
+      if (!settle(wb())) return u"%1: no outcome"_s.arg(QLatin1String(step));
+      const auto* o = wb().outcome();
+      if (!o || !(o->request.settings == wb().settings())) return u"%1: no outcome"_s.arg(QLatin1String(step));
+      if (!(o->sanitised.glimpse == expected.gaussian.glimpse) || o->theta != expected.stn_theta ||
+          o->stnWidth != expected.stn_width || o->stnHeight != expected.stn_height)
+        return u"%1: the worker's geometry"_s.arg(QLatin1String(step));
+      const QString theta = wb().findChild<QLabel*>(u"theta"_s)->text();
+      if (!theta.contains(QString::asprintf("%+8.4f", expected.stn_theta[2])) ||
+          !theta.contains(QString::asprintf("%+8.4f", expected.stn_theta[4])))
+        return u"%1: the panel's theta %2"_s.arg(QLatin1String(step), theta);
+      return QString();
+    };
+    resetTo(GlimpseWorkbench::Preset::CentreQuarter);
+    QString problem = agree("preset");
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+
+    // A canvas drag: the canvas edits its settings and is handed their geometry back.
+    auto* canvas = wb().canvas();
+    const QPoint start = canvas->centreHandle().toPoint();
+    QTest::mousePress(canvas, Qt::LeftButton, Qt::NoModifier, start);
+    QTest::mouseMove(canvas, start + QPoint(25, 10), 5);
+    QVERIFY(sameGeometry(canvas->geometry(),
+                         attn::glimpse::resolve(canvas->settings(), wb().image()->width, wb().image()->height)));
+    QTest::mouseRelease(canvas, Qt::LeftButton, Qt::NoModifier, start + QPoint(25, 10), 5);
+    problem = agree("drag");
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+
+    // Same window with N clamped: the STN samples the sanitised grid, 1 x 7.
+    auto s = wb().settings();
+    s.gaussian.x.n = 0;
+    s.gaussian.y.n = 7;
+    s.same_window = true;
+    wb().setSettings(s);
+    QCOMPARE(wb().geometry().stn_width, 1);
+    QCOMPARE(wb().geometry().stn_height, 7);
+    problem = agree("same window");
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QCOMPARE(wb().outcome()->stnWidth, 1);
+
+    // A similarity STN on its own, then a new photo: the geometry follows the image's aspect.
+    s.same_window = false;
+    s.gaussian.x.n = 12;
+    s.stn.family = attn::glimpse::Family::Similarity;
+    s.stn.similarity = {0.5, 0.4, 0.1, -0.1};
+    wb().setSettings(s);
+    problem = agree("similarity");
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QVERIFY(wb().openSample(u"chelsea"_s));
+    QVERIFY(settle(wb()));
+    QCOMPARE(wb().geometry().image_width, 451);
+    problem = agree("new image");
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QVERIFY(wb().openSample(u"astronaut"_s));
+    QVERIFY(settle(wb()));
+    problem = agree("astronaut again");
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
   }
 
   void dragUsesAPreviewWhenTheBudgetIsTight() {

@@ -1,11 +1,15 @@
-// Glimpse settings: the --gaussian / --stn specs (values and errors with byte offsets) and the JSON file
-// (round trip, the paper's form, and every strict-reading error).
+// Glimpse settings: the --gaussian / --stn specs (values and errors with byte offsets), the JSON file
+// (round trip, the paper's form, and every strict-reading error) and what settings resolve to on an image.
 #include "attn/glimpse/settings.h"
+
+#include "attn/glimpse/convert.h"
+#include "attn/glimpse/resolve.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <ostream>
 #include <string>
@@ -423,6 +427,155 @@ TEST(GlimpseJson, InformationalFieldsAreNotRequired) {
   const auto r = glimpse_settings_from_json(j.dump());
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(*r, unusual_settings());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// resolve: the geometry settings give on an image
+
+TEST(ResolveGlimpse, EachFamilyGivesItsTheta) {
+  GlimpseSettings s;
+  s.stn.no_shear = NoShear{0.5, 0.1, 0.25, -0.2};
+  s.stn.similarity = Similarity{0.75, 0.3, -0.1, 0.2};
+  s.stn.translation_scale = TranslationScale{0.4, 0.3, -0.3};
+  s.stn.affine = Theta{0.9, 0.1, 0.05, -0.2, 1.1, -0.05};
+  s.stn.family = Family::NoShear;
+  EXPECT_EQ(resolve(s, 200, 100).stn_theta, theta_of(s.stn.no_shear));
+  s.stn.family = Family::Similarity;
+  EXPECT_EQ(resolve(s, 200, 100).stn_theta, theta_of(s.stn.similarity, 200, 100));
+  EXPECT_NE(resolve(s, 200, 100).stn_theta, resolve(s, 100, 200).stn_theta);  // corrected for the aspect
+  s.stn.family = Family::TranslationScale;
+  EXPECT_EQ(resolve(s, 200, 100).stn_theta, theta_of(s.stn.translation_scale));
+  s.stn.family = Family::Affine;
+  const ResolvedGlimpse r = resolve(s, 200, 100);
+  EXPECT_EQ(r.stn_theta, s.stn.affine);
+  EXPECT_FALSE(r.stn_theta_replaced);
+  EXPECT_EQ(r.image_width, 200);
+  EXPECT_EQ(r.image_height, 100);
+  EXPECT_EQ(r.stn_width, 64);
+  EXPECT_EQ(r.stn_height, 64);
+}
+
+TEST(ResolveGlimpse, SameWindowSamplesTheSanitisedGaussiansCentres) {
+  const int W = 320, H = 200;
+  GlimpseSettings s;
+  s.gaussian = centred_glimpse(130.25, 77.5, 9, 6.5, -2.0);  // sigma is clamped; the window is not
+  s.gaussian.y.n = 5;
+  s.gaussian.y.stride = 11.0;
+  s.stn.family = Family::Similarity;  // the STN's own parameters are kept but not used
+  s.stn.similarity = Similarity{0.5, 1.0, 0.3, 0.3};
+  s.stn.out_w = 17;
+  s.same_window = true;
+  const ResolvedGlimpse r = resolve(s, W, H);
+  const GaussianGlimpse& used = r.gaussian.glimpse;
+  EXPECT_EQ(r.stn_theta, theta_of(stn_of(used, W, H)));
+  EXPECT_EQ(r.stn_width, 9);
+  EXPECT_EQ(r.stn_height, 5);
+  for (int i = 0; i < r.stn_height; ++i)
+    for (int j = 0; j < r.stn_width; ++j) {
+      const PixelPoint p = sample_point(r.stn_theta, i, j, r.stn_width, r.stn_height, W, H);
+      EXPECT_NEAR(p.x, used.x.first + j * used.x.stride, 1e-9);
+      EXPECT_NEAR(p.y, used.y.first + i * used.y.stride, 1e-9);
+    }
+  // Off again: the family's theta and out_w x out_h.
+  s.same_window = false;
+  EXPECT_EQ(resolve(s, W, H).stn_theta, theta_of(s.stn.similarity, W, H));
+  EXPECT_EQ(resolve(s, W, H).stn_width, 17);
+}
+
+TEST(ResolveGlimpse, SameWindowSizeIsTheSanitisedGrid) {
+  GlimpseSettings s;
+  s.gaussian = centred_glimpse(50, 50, 4, 2.0, 1.0);
+  s.gaussian.x.n = 0;                // clamped to 1
+  s.gaussian.y.n = kMaxFilters + 5;  // clamped to kMaxFilters
+  s.same_window = true;
+  const ResolvedGlimpse r = resolve(s, 100, 100);
+  EXPECT_EQ(r.stn_width, 1);
+  EXPECT_EQ(r.stn_height, kMaxFilters);
+  EXPECT_EQ(r.stn_width, r.gaussian.glimpse.x.n);
+  EXPECT_EQ(r.stn_height, r.gaussian.glimpse.y.n);
+  EXPECT_EQ(r.stn_theta, theta_of(stn_of(sanitise(s.gaussian, 100, 100).glimpse, 100, 100)));
+}
+
+TEST(ResolveGlimpse, OutputSizeIsClampedToOneToTheLargestSide) {
+  GlimpseSettings s;
+  s.stn.out_w = 0;
+  s.stn.out_h = kMaxStnSide + 1;
+  ResolvedGlimpse r = resolve(s, 64, 48);
+  EXPECT_EQ(r.stn_width, 1);
+  EXPECT_EQ(r.stn_height, kMaxStnSide);
+  s.stn.out_w = -7;
+  s.stn.out_h = 33;
+  r = resolve(s, 64, 48);
+  EXPECT_EQ(r.stn_width, 1);
+  EXPECT_EQ(r.stn_height, 33);
+  EXPECT_EQ(r.stn_width, s.stn.output_width());
+  EXPECT_EQ(r.stn_height, s.stn.output_height());
+}
+
+TEST(ResolveGlimpse, TheGaussianIsSanitised) {
+  GlimpseSettings s;
+  s.gaussian = centred_glimpse(10, 10, 0, 0.0, -1.0, 0.0);
+  s.gaussian.y.first = std::numeric_limits<double>::infinity();
+  const ResolvedGlimpse r = resolve(s, 100, 100);
+  const Sanitised expected = sanitise(s.gaussian, 100, 100);
+  EXPECT_EQ(r.gaussian.glimpse, expected.glimpse);
+  EXPECT_EQ(r.gaussian.glimpse.x.n, 1);
+  EXPECT_EQ(r.gaussian.glimpse.x.sigma, kMinSigma);
+  EXPECT_EQ(r.gaussian.glimpse.x.stride, kMinStride);
+  EXPECT_EQ(r.gaussian.glimpse.gamma, kMinGamma);
+  ASSERT_EQ(r.gaussian.clamps.size(), expected.clamps.size());
+  for (std::size_t k = 0; k < expected.clamps.size(); ++k) {
+    EXPECT_EQ(r.gaussian.clamps[k].parameter, expected.clamps[k].parameter);
+    EXPECT_EQ(r.gaussian.clamps[k].used, expected.clamps[k].used);
+    EXPECT_EQ(r.gaussian.clamps[k].reason, expected.clamps[k].reason);
+  }
+  EXPECT_FALSE(r.gaussian.outside);
+  s.gaussian = centred_glimpse(-500, 50, 4, 2, 1);
+  EXPECT_TRUE(resolve(s, 100, 100).gaussian.outside);
+  s.gaussian = centred_glimpse(50, 50, 4, 2, 1);
+  EXPECT_TRUE(resolve(s, 100, 100).gaussian.clamps.empty());
+  EXPECT_EQ(resolve(s, 100, 100).gaussian.glimpse, s.gaussian);
+}
+
+TEST(ResolveGlimpse, ANonFiniteThetaBecomesTheIdentity) {
+  GlimpseSettings s;
+  s.stn.family = Family::Affine;
+  s.stn.affine = Theta{1, 0, std::numeric_limits<double>::quiet_NaN(), 0, 1, 0};
+  ResolvedGlimpse r = resolve(s, 64, 64);
+  EXPECT_EQ(r.stn_theta, kIdentityTheta);
+  EXPECT_TRUE(r.stn_theta_replaced);
+  s.stn.family = Family::Similarity;
+  s.stn.similarity.scale = std::numeric_limits<double>::infinity();
+  r = resolve(s, 64, 64);
+  EXPECT_EQ(r.stn_theta, kIdentityTheta);
+  EXPECT_TRUE(r.stn_theta_replaced);
+}
+
+TEST(ResolveGlimpse, StnOverWindowKeepsTheRestOfTheBase) {
+  StnSettings base;
+  base.family = Family::Affine;
+  base.similarity = Similarity{0.5, 0.2, 0.1, 0.0};
+  base.sampler = SamplerOptions{Sampling::Nearest, Padding::Border};
+  GaussianGlimpse g = centred_glimpse(40, 30, 6, 3.0, 1.5);
+  g.x.sigma = 0.0;  // sanitised first: sigma is not in the STN, but a clamped N or stride would be
+  g.y.n = 0;
+  const StnSettings s = stn_over_window(g, 80, 60, base);
+  const GaussianGlimpse used = sanitise(g, 80, 60).glimpse;
+  EXPECT_EQ(s.family, Family::NoShear);
+  EXPECT_EQ(s.no_shear, stn_of(used, 80, 60));
+  EXPECT_EQ(s.out_w, 6);
+  EXPECT_EQ(s.out_h, 1);
+  EXPECT_EQ(s.similarity, base.similarity);
+  EXPECT_EQ(s.sampler, base.sampler);
+  EXPECT_EQ(s.affine, base.affine);
+  // The same window same-window mode samples.
+  GlimpseSettings settings;
+  settings.gaussian = g;
+  settings.same_window = true;
+  const ResolvedGlimpse r = resolve(settings, 80, 60);
+  EXPECT_EQ(r.stn_theta, s.theta(80, 60));
+  EXPECT_EQ(r.stn_width, s.output_width());
+  EXPECT_EQ(r.stn_height, s.output_height());
 }
 
 }  // namespace

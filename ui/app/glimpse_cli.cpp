@@ -1,5 +1,6 @@
 #include "app/glimpse_cli.h"
 
+#include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 
 #include <QFile>
@@ -75,7 +76,7 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
     const auto parsed = g::parse_gaussian_spec(job.spec, w, h, settings.gaussian);
     if (!parsed) return std::unexpected(inputFailure(parsed.error()));
     settings.gaussian = *parsed;
-    const g::Sanitised checked = g::sanitise(*parsed, w, h);
+    const g::Sanitised checked = g::resolve(settings, w, h).gaussian;
     for (const g::Clamp& clamp : checked.clamps) {
       report.notes.append(QObject::tr("%1: %2 -> %3 (%4)")
                               .arg(QString::fromStdString(clamp.parameter), number(clamp.requested), number(clamp.used),
@@ -84,7 +85,7 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
     if (checked.outside) {
       report.notes.append(QObject::tr("the window lies outside the image; DRAW's normalisation reads its edge pixels"));
     }
-    glimpse = g::read(*image, *parsed);
+    glimpse = g::read(*image, checked.glimpse);
     const g::GaussianGlimpse& used = checked.glimpse;
     what = QObject::tr("Gaussian %1 x %2, centre (%3, %4), stride %5 x %6 px, sigma %7 x %8 px, gamma %9")
                .arg(used.x.n)
@@ -95,13 +96,17 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
     const auto parsed = g::parse_stn_spec(job.spec, settings.stn);
     if (!parsed) return std::unexpected(inputFailure(parsed.error()));
     settings.stn = *parsed;
-    const g::Theta theta = parsed->theta(w, h);
-    glimpse = g::stn_glimpse(*image, theta, parsed->out_w, parsed->out_h, parsed->sampler);
+    const g::ResolvedGlimpse geometry = g::resolve(settings, w, h);
+    const g::Theta& theta = geometry.stn_theta;
+    if (geometry.stn_theta_replaced) {
+      report.notes.append(QObject::tr("the family's theta is not finite; the identity is sampled"));
+    }
+    glimpse = g::stn_glimpse(*image, theta, geometry.stn_width, geometry.stn_height, parsed->sampler);
     what =
         QObject::tr("STN %1 %2 x %3, theta [%4 %5 %6; %7 %8 %9]")
             .arg(QString::fromUtf8(g::to_string(parsed->family).data(), qsizetype(g::to_string(parsed->family).size())))
-            .arg(parsed->out_w)
-            .arg(parsed->out_h)
+            .arg(geometry.stn_width)
+            .arg(geometry.stn_height)
             .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]), number(theta[4]),
                  number(theta[5]));
   }

@@ -1,7 +1,6 @@
 // GlimpseCanvas: the view (fit, zoom, pan), the handles and the edit gestures; painting is in glimpse_canvas_paint.cpp.
 #include "views/glimpse_canvas.h"
 
-#include "attn/glimpse/convert.h"
 #include "views/glimpse_canvas_parts.h"
 #include "views/glimpse_image.h"
 
@@ -73,8 +72,9 @@ void GlimpseCanvas::setImage(std::shared_ptr<const GlimpseImage> image) {
   fitToWindow();
 }
 
-void GlimpseCanvas::setSettings(const GlimpseSettings& settings) {
+void GlimpseCanvas::setSettings(const GlimpseSettings& settings, const attn::glimpse::ResolvedGlimpse& geometry) {
   settings_ = settings;
+  geometry_ = geometry;
   update();
 }
 
@@ -138,17 +138,17 @@ QPointF GlimpseCanvas::centreHandle() const {
   const int w = imageWidth();
   const int h = imageHeight();
   if (effectiveTarget() == Target::Gaussian) {
-    const auto g = attn::glimpse::sanitise(settings_.gaussian, w, h).glimpse;
+    const auto& g = geometry_.gaussian.glimpse;
     return toWidget(g.x.centre(), g.y.centre());
   }
-  const Theta theta = currentTheta();
+  const Theta& theta = geometry_.stn_theta;
   const auto centre = attn::glimpse::to_pixels(theta[2], theta[5], w, h);
   return toWidget(centre.x, centre.y);
 }
 
 std::optional<QPointF> GlimpseCanvas::rotationHandle() const {
   if (!image_ || effectiveTarget() != Target::Stn || settings_.stn.family != Family::Similarity) return std::nullopt;
-  const auto corners = attn::glimpse::window_corners(currentTheta(), imageWidth(), imageHeight());
+  const auto corners = attn::glimpse::window_corners(geometry_.stn_theta, imageWidth(), imageHeight());
   const QPointF a = toWidget(corners[0].x, corners[0].y);
   const QPointF b = toWidget(corners[1].x, corners[1].y);
   const QPointF topMid = (a + b) / 2.0;
@@ -174,13 +174,14 @@ void GlimpseCanvas::burst() {
   emitEdit(true);
 }
 
-void GlimpseCanvas::moveBy(double dx, double dy, const GlimpseSettings& from) {
+void GlimpseCanvas::moveBy(double dx, double dy, const GlimpseSettings& from,
+                           const attn::glimpse::ResolvedGlimpse& fromGeometry) {
   if (!finite(dx) || !finite(dy) || !image_) return;
   settings_ = from;
   if (effectiveTarget() == Target::Gaussian) {
     auto& g = settings_.gaussian;
     // A non-finite position would stay non-finite: start from what the engine uses.
-    if (!finite(g.x.first) || !finite(g.y.first)) g = attn::glimpse::sanitise(g, imageWidth(), imageHeight()).glimpse;
+    if (!finite(g.x.first) || !finite(g.y.first)) g = fromGeometry.gaussian.glimpse;
     g.x.first += dx;
     g.y.first += dy;
     return;
@@ -213,7 +214,7 @@ void GlimpseCanvas::scaleBy(double factor) {
   if (!image_ || !(factor > 0.0)) return;
   if (effectiveTarget() == Target::Gaussian) {
     auto& g = settings_.gaussian;
-    const auto used = attn::glimpse::sanitise(g, imageWidth(), imageHeight()).glimpse;
+    const auto& used = geometry_.gaussian.glimpse;  // start from what the engine uses
     for (auto [axis, base] : {std::pair{&g.x, used.x}, std::pair{&g.y, used.y}}) {
       const double centre = base.centre();
       axis->n = base.n;
@@ -239,7 +240,7 @@ void GlimpseCanvas::scaleBy(double factor) {
 void GlimpseCanvas::sigmaBy(double factor) {
   if (!image_ || !(factor > 0.0)) return;
   auto& g = settings_.gaussian;
-  const auto used = attn::glimpse::sanitise(g, imageWidth(), imageHeight()).glimpse;
+  const auto& used = geometry_.gaussian.glimpse;  // start from what the engine uses
   g.x.sigma = std::max(used.x.sigma * factor, attn::glimpse::kMinSigma);
   g.y.sigma = std::max(used.y.sigma * factor, attn::glimpse::kMinSigma);
 }
@@ -250,9 +251,10 @@ double GlimpseCanvas::rotationSign() const {
   const int w = imageWidth();
   const int h = imageHeight();
   auto stn = settings_.stn;
+  stn.family = Family::Similarity;
   const auto handleAngle = [&](double rotation) {
     stn.similarity.rotation = rotation;
-    const auto theta = attn::glimpse::theta_of(stn.similarity, w, h);
+    const auto theta = stn.theta(w, h);  // a probe of the family's theta, not the settings' geometry
     const auto c = attn::glimpse::window_corners(theta, w, h);
     const auto centre = attn::glimpse::to_pixels(theta[2], theta[5], w, h);
     return std::atan2((c[0].y + c[1].y) / 2.0 - centre.y, (c[0].x + c[1].x) / 2.0 - centre.x);
@@ -275,6 +277,7 @@ void GlimpseCanvas::mousePressEvent(QMouseEvent* event) {
   setFocus(Qt::MouseFocusReason);
   pressPos_ = event->position();
   pressSettings_ = settings_;
+  pressGeometry_ = geometry_;
   if (event->button() == Qt::MiddleButton || event->button() == Qt::RightButton) {
     drag_ = Drag::Pan;
     setCursor(Qt::SizeAllCursor);
@@ -319,7 +322,7 @@ void GlimpseCanvas::mouseMoveEvent(QMouseEvent* event) {
     }
     case Drag::Move: {
       const QPointF delta = (pos - pressPos_) / scale_;
-      moveBy(delta.x(), delta.y(), pressSettings_);
+      moveBy(delta.x(), delta.y(), pressSettings_, pressGeometry_);
       emitEdit(true);
       return;
     }
@@ -354,7 +357,7 @@ void GlimpseCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
   // Centre the glimpse on the point.
   const QPointF target = toImage(event->position());
   const QPointF centre = toImage(centreHandle());
-  moveBy(target.x() - centre.x(), target.y() - centre.y(), settings_);
+  moveBy(target.x() - centre.x(), target.y() - centre.y(), settings_, geometry_);
   drag_ = Drag::None;
   emitEdit(false);
 }
@@ -393,10 +396,10 @@ void GlimpseCanvas::keyPressEvent(QKeyEvent* event) {
   const bool shift = event->modifiers() & Qt::ShiftModifier;
   const double step = shift ? 10.0 : 1.0;
   switch (event->key()) {
-    case Qt::Key_Left: moveBy(-step, 0, settings_); break;
-    case Qt::Key_Right: moveBy(step, 0, settings_); break;
-    case Qt::Key_Up: moveBy(0, -step, settings_); break;
-    case Qt::Key_Down: moveBy(0, step, settings_); break;
+    case Qt::Key_Left: moveBy(-step, 0, settings_, geometry_); break;
+    case Qt::Key_Right: moveBy(step, 0, settings_, geometry_); break;
+    case Qt::Key_Up: moveBy(0, -step, settings_, geometry_); break;
+    case Qt::Key_Down: moveBy(0, step, settings_, geometry_); break;
     case Qt::Key_Plus:
     case Qt::Key_Equal: scaleBy(1.0 / kStepFactor); break;
     case Qt::Key_Minus:

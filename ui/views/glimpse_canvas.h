@@ -20,10 +20,12 @@
 // turns a similarity STN, arrow keys nudge by one image pixel (Shift: 10), +/- change stride or scale,
 // [ / ] sigma, Home fits the view. Every edit emits settingsEdited with `dragging` true while the gesture
 // lasts (a wheel or key burst counts as one until it pauses for 150 ms), then once more with false.
-// All geometry comes from the engine (sanitise, window_corners, sample_point, theta): the canvas does
-// no glimpse maths of its own beyond moving the numbers the user moves.
+// All geometry comes from the engine: the glimpses as the settings resolve (attn::glimpse::resolve, handed
+// in with the settings: the sanitised Gaussian, the STN's theta and output size), window_corners and
+// sample_point. The canvas does no glimpse maths of its own beyond moving the numbers the user moves.
 #pragma once
 
+#include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 
 #include <QImage>
@@ -60,9 +62,11 @@ class GlimpseCanvas : public QWidget {
   int imageWidth() const;
   int imageHeight() const;
 
-  // Sets what is drawn; emits nothing.
-  void setSettings(const attn::glimpse::GlimpseSettings& settings);
+  // Sets what is drawn: the settings and what they resolve to for this image (attn::glimpse::resolve). Emits
+  // nothing. The gestures start from `geometry`, so the owner hands it back after every settingsEdited.
+  void setSettings(const attn::glimpse::GlimpseSettings& settings, const attn::glimpse::ResolvedGlimpse& geometry);
   const attn::glimpse::GlimpseSettings& settings() const { return settings_; }
+  const attn::glimpse::ResolvedGlimpse& geometry() const { return geometry_; }
   // Which glimpse the handles edit (the other is drawn as an outline). Same-window mode edits the Gaussian.
   void setTarget(Target target);
   Target target() const { return target_; }
@@ -133,12 +137,10 @@ class GlimpseCanvas : public QWidget {
   void paintGaussianLattice(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast,
                             const attn::glimpse::GaussianGlimpse& g) const;
   void paintStn(QPainter& painter, const Mapping& m, detail::PixelOverlay* fast, bool active) const;
-  attn::glimpse::Theta currentTheta() const;
-  int stnOutWidth() const;
-  int stnOutHeight() const;
 
-  // Edits: each changes settings_ and emits.
-  void moveBy(double dx, double dy, const attn::glimpse::GlimpseSettings& from);
+  // Edits: each changes settings_ and emits. `from` resolves to `fromGeometry`.
+  void moveBy(double dx, double dy, const attn::glimpse::GlimpseSettings& from,
+              const attn::glimpse::ResolvedGlimpse& fromGeometry);
   void scaleBy(double factor);
   void sigmaBy(double factor);
   void rotateBy(double radians);
@@ -148,6 +150,7 @@ class GlimpseCanvas : public QWidget {
 
   std::shared_ptr<const GlimpseImage> image_;
   attn::glimpse::GlimpseSettings settings_;
+  attn::glimpse::ResolvedGlimpse geometry_;  // what settings_ resolve to (from the owner)
   Target target_ = Target::Gaussian;
 
   bool fitted_ = true;
@@ -168,6 +171,7 @@ class GlimpseCanvas : public QWidget {
   Drag drag_ = Drag::None;
   QPointF pressPos_;
   attn::glimpse::GlimpseSettings pressSettings_;
+  attn::glimpse::ResolvedGlimpse pressGeometry_;
   double lastAngle_ = 0.0;
   double rotationGain_ = 1.0;
   bool interacting_ = false;

@@ -1,7 +1,6 @@
 // GlimpseCanvas's painting: the cached photo, each frame with its overlay (glimpses, grids, handles), PNG export.
 #include "views/glimpse_canvas.h"
 
-#include "attn/glimpse/convert.h"
 #include "views/glimpse_canvas_parts.h"
 #include "views/glimpse_image.h"
 
@@ -257,8 +256,7 @@ void GlimpseCanvas::paintOverlay(QPainter& painter, const Mapping& m, PixelOverl
 }
 
 void GlimpseCanvas::paintGaussian(QPainter& painter, const Mapping& m, PixelOverlay* fast, bool active) const {
-  const auto sanitised = attn::glimpse::sanitise(settings_.gaussian, imageWidth(), imageHeight());
-  const GaussianGlimpse& g = sanitised.glimpse;
+  const GaussianGlimpse& g = geometry_.gaussian.glimpse;  // as the engine reads it
   const auto& ax = g.x;
   const auto& ay = g.y;
   const QColor colour =
@@ -404,36 +402,10 @@ void GlimpseCanvas::paintGaussianLattice(QPainter& painter, const Mapping& m, Pi
   }
 }
 
-Theta GlimpseCanvas::currentTheta() const {
-  const int w = imageWidth();
-  const int h = imageHeight();
-  Theta theta = attn::glimpse::kIdentityTheta;
-  if (settings_.same_window) {
-    const auto sanitised = attn::glimpse::sanitise(settings_.gaussian, w, h);
-    theta = attn::glimpse::theta_of(attn::glimpse::stn_of(sanitised.glimpse, w, h));
-  } else {
-    theta = settings_.stn.theta(w, h);
-  }
-  for (double t : theta) {
-    if (!finite(t)) return attn::glimpse::kIdentityTheta;
-  }
-  return theta;
-}
-
-int GlimpseCanvas::stnOutWidth() const {
-  if (settings_.same_window) return std::clamp(settings_.gaussian.x.n, 1, attn::glimpse::kMaxFilters);
-  return settings_.stn.output_width();
-}
-
-int GlimpseCanvas::stnOutHeight() const {
-  if (settings_.same_window) return std::clamp(settings_.gaussian.y.n, 1, attn::glimpse::kMaxFilters);
-  return settings_.stn.output_height();
-}
-
 void GlimpseCanvas::paintStn(QPainter& painter, const Mapping& m, PixelOverlay* fast, bool active) const {
   const int w = imageWidth();
   const int h = imageHeight();
-  const Theta theta = currentTheta();
+  const Theta& theta = geometry_.stn_theta;  // the window's in same-window mode
   const auto corners = attn::glimpse::window_corners(theta, w, h);
   // window_corners gives the outer edges in input pixel coordinates (pixel a's centre at a).
   QPolygonF window;
@@ -448,8 +420,8 @@ void GlimpseCanvas::paintStn(QPainter& painter, const Mapping& m, PixelOverlay* 
     }
     return;
   }
-  const int ow = stnOutWidth();
-  const int oh = stnOutHeight();
+  const int ow = geometry_.stn_width;
+  const int oh = geometry_.stn_height;
   const auto point = [&](int i, int j) {
     const auto p = attn::glimpse::sample_point(theta, i, j, ow, oh, w, h);
     return m.map(p.x, p.y);

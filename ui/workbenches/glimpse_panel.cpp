@@ -3,7 +3,6 @@
 #include "workbenches/glimpse_panel_parts.h"
 #include "workbenches/sample_images.h"
 
-#include "attn/glimpse/convert.h"
 #include "views/glimpse_canvas.h"
 
 #include <QButtonGroup>
@@ -34,29 +33,6 @@ namespace {
 using attn::glimpse::Family;
 using glimpse_detail::setLabel;
 using glimpse_detail::smallNote;
-
-enum StnField {
-  kNsScaleX = 0,
-  kNsScaleY,
-  kNsShiftX,
-  kNsShiftY,
-  kSimScale,
-  kSimRotation,
-  kSimShiftX,
-  kSimShiftY,
-  kTsScale,
-  kTsShiftX,
-  kTsShiftY,
-  kAffine0,
-  kAffine1,
-  kAffine2,
-  kAffine3,
-  kAffine4,
-  kAffine5,
-  kOutW,
-  kOutH,
-  kStnFieldCount
-};
 
 QString familyName(Family family) {
   switch (family) {
@@ -199,7 +175,17 @@ QWidget* GlimpseWorkbench::buildGaussianPage() {
   auto* page = new QWidget();
   auto* layout = new QVBoxLayout(page);
   layout->setContentsMargins(6, 6, 6, 6);
+  layout->addWidget(buildPixelGroup(page));
+  layout->addWidget(buildDrawGroup(page));
+  layout->addWidget(smallNote(tr("Outline: filter centres \u00b1 d/2. Dashed: \u00b12s around the outer centres. "
+                                 "Filled ellipse: one filter's 1s contour."),
+                              page));
+  layout->addStretch(1);
+  return page;
+}
 
+// The pixel parameters: one row per AxisField with an edit per axis, gamma and the link between the axes.
+QGroupBox* GlimpseWorkbench::buildPixelGroup(QWidget* page) {
   auto* pixelGroup = new QGroupBox(tr("Pixel parameters"), page);
   auto* grid = new QGridLayout(pixelGroup);
   grid->setHorizontalSpacing(6);
@@ -207,35 +193,43 @@ QWidget* GlimpseWorkbench::buildGaussianPage() {
   grid->addWidget(new QLabel(u"<b>x</b>"_s, pixelGroup), 0, 1, Qt::AlignHCenter);
   grid->addWidget(new QLabel(u"<b>y</b>"_s, pixelGroup), 0, 2, Qt::AlignHCenter);
   const QString axisNames[2] = {u"x"_s, u"y"_s};
-  const QString fieldKeys[5] = {u"centre"_s, u"first"_s, u"stride"_s, u"sigma"_s, u"n"_s};
-  const QString fieldLabels[5] = {tr("Centre"), tr("First u"), tr("Stride d"), tr("Sigma s"), tr("N")};
-  const QString fieldTips[5] = {
-      tr("Centre of the grid of filter centres, in pixels (pixel a has its centre at a)"),
-      tr("u: centre of filter 0; mu_i = u + i d"),
-      tr("d: distance between neighbouring filter centres, in pixels"),
-      tr("s: standard deviation of every filter, in pixels"),
-      tr("Filters on this axis (the glimpse is Ny \u00d7 Nx)"),
+  struct Row {
+    AxisField field;
+    QString key, label, tip;
+    double sliderMin, sliderMax;
+    bool logScale;
+    double spinMin, spinMax;
+    int decimals;
+    double step;
   };
-  for (int f = 0; f < 5; ++f) {
-    auto* label = new QLabel(fieldLabels[f], pixelGroup);
-    label->setToolTip(fieldTips[f]);
-    grid->addWidget(label, f + 1, 0);
+  const Row rows[kAxisFields] = {
+      {AxisField::Centre, u"centre"_s, tr("Centre"),
+       tr("Centre of the grid of filter centres, in pixels (pixel a has its centre at a)"), 0, 512, false, -1e6, 1e6, 2,
+       1.0},
+      {AxisField::First, u"first"_s, tr("First u"), tr("u: centre of filter 0; mu_i = u + i d"), 0, 512, false, -1e6,
+       1e6, 2, 1.0},
+      {AxisField::Stride, u"stride"_s, tr("Stride d"), tr("d: distance between neighbouring filter centres, in pixels"),
+       0.05, 512, true, -1e5, 1e5, 3, 0.0},
+      {AxisField::Sigma, u"sigma"_s, tr("Sigma s"), tr("s: standard deviation of every filter, in pixels"), 0.05, 256,
+       true, -1e5, 1e5, 3, 0.0},
+      {AxisField::Count, u"n"_s, tr("N"), tr("Filters on this axis (the glimpse is Ny \u00d7 Nx)"), 1, 256, false, 0,
+       4096, 0, 1.0},
+  };
+  for (const Row& row : rows) {
+    const int line = int(row.field) + 1;
+    auto* label = new QLabel(row.label, pixelGroup);
+    label->setToolTip(row.tip);
+    grid->addWidget(label, line, 0);
     for (int a = 0; a < 2; ++a) {
-      auto* edit = new ParamEdit(axisNames[a] + u"."_s + fieldKeys[f], pixelGroup);
-      edit->setToolTips(fieldTips[f]);
-      switch (f) {
-        case 0: edit->configure(0, 512, false, -1e6, 1e6, 2, 1.0); break;
-        case 1:
-          edit->configure(0, 512, false, -1e6, 1e6, 2, 1.0);
-          edit->setSliderVisible(false);
-          break;
-        case 2: edit->configure(0.05, 512, true, -1e5, 1e5, 3, 0.0); break;
-        case 3: edit->configure(0.05, 256, true, -1e5, 1e5, 3, 0.0); break;
-        case 4: edit->configure(1, 256, false, 0, 4096, 0, 1.0); break;
-      }
-      edit->onEdited = [this, a, f](double value, bool dragging) { editGaussianAxis(a, f, value, dragging); };
-      gaussianEdits_[a][f] = edit;
-      grid->addWidget(edit, f + 1, a + 1);
+      auto* edit = new ParamEdit(axisNames[a] + u"."_s + row.key, pixelGroup);
+      edit->setToolTips(row.tip);
+      edit->configure(row.sliderMin, row.sliderMax, row.logScale, row.spinMin, row.spinMax, row.decimals, row.step);
+      if (row.field == AxisField::First) edit->setSliderVisible(false);
+      edit->onEdited = [this, a, field = row.field](double value, bool dragging) {
+        editGaussianAxis(a, field, value, dragging);
+      };
+      gaussianEdits_[a][int(row.field)] = edit;
+      grid->addWidget(edit, line, a + 1);
     }
   }
   auto* gammaLabel = new QLabel(tr("Gamma \u03b3"), pixelGroup);
@@ -255,47 +249,48 @@ QWidget* GlimpseWorkbench::buildGaussianPage() {
   grid->addWidget(linkAxesCheck_, 7, 0, 1, 3);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(2, 1);
-  layout->addWidget(pixelGroup);
+  return pixelGroup;
+}
 
+// The paper's parameters: one row per DrawField, and whether that form is exact for this glimpse.
+QGroupBox* GlimpseWorkbench::buildDrawGroup(QWidget* page) {
   auto* drawGroup = new QGroupBox(tr("The paper's parameters (eq. 21\u201324)"), page);
   auto* form = new QFormLayout(drawGroup);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  const QString drawKeys[5] = {u"draw.gx"_s, u"draw.gy"_s, u"draw.log_sigma2"_s, u"draw.log_delta"_s,
-                               u"draw.log_gamma"_s};
-  const QString drawLabels[5] = {u"g\u0303x"_s, u"g\u0303y"_s, u"log \u03c3\u00b2"_s, u"log \u03b4\u0303"_s,
-                                 u"log \u03b3"_s};
-  const QString drawTips[5] = {
-      tr("gx = (W + 1) / 2 (g\u0303x + 1): \u22121 .. 1 spans the image"),
-      tr("gy = (H + 1) / 2 (g\u0303y + 1)"),
-      tr("log of the filters' variance, in pixels\u00b2"),
-      tr("\u03b4 = (max(W, H) \u2212 1) / (N \u2212 1) \u03b4\u0303: 0 covers the image"),
-      tr("log of the intensity \u03b3"),
+  struct DrawRow {
+    DrawField field;
+    QString key, label, tip;
+    double sliderMin, sliderMax;
   };
-  const double ranges[5][2] = {{-1.5, 1.5}, {-1.5, 1.5}, {-5.0, 12.0}, {-7.0, 1.0}, {-4.0, 4.0}};
-  for (int k = 0; k < 5; ++k) {
-    auto* edit = new ParamEdit(drawKeys[k], drawGroup);
-    edit->configure(ranges[k][0], ranges[k][1], false, -1e3, 1e3, 4, 0.01);
-    edit->setToolTips(drawTips[k]);
-    edit->onEdited = [this, k](double value, bool dragging) { editDraw(k, value, dragging); };
-    drawEdits_[k] = edit;
-    form->addRow(drawLabels[k], edit);
+  const DrawRow drawRows[kDrawFields] = {
+      {DrawField::GxTilde, u"draw.gx"_s, u"g\u0303x"_s,
+       tr("gx = (W + 1) / 2 (g\u0303x + 1): \u22121 .. 1 spans the image"), -1.5, 1.5},
+      {DrawField::GyTilde, u"draw.gy"_s, u"g\u0303y"_s, tr("gy = (H + 1) / 2 (g\u0303y + 1)"), -1.5, 1.5},
+      {DrawField::LogSigma2, u"draw.log_sigma2"_s, u"log \u03c3\u00b2"_s,
+       tr("log of the filters' variance, in pixels\u00b2"), -5.0, 12.0},
+      {DrawField::LogDeltaTilde, u"draw.log_delta"_s, u"log \u03b4\u0303"_s,
+       tr("\u03b4 = (max(W, H) \u2212 1) / (N \u2212 1) \u03b4\u0303: 0 covers the image"), -7.0, 1.0},
+      {DrawField::LogGamma, u"draw.log_gamma"_s, u"log \u03b3"_s, tr("log of the intensity \u03b3"), -4.0, 4.0},
+  };
+  for (const DrawRow& row : drawRows) {
+    auto* edit = new ParamEdit(row.key, drawGroup);
+    edit->configure(row.sliderMin, row.sliderMax, false, -1e3, 1e3, 4, 0.01);
+    edit->setToolTips(row.tip);
+    edit->onEdited = [this, field = row.field](double value, bool dragging) { editDraw(field, value, dragging); };
+    drawEdits_[int(row.field)] = edit;
+    form->addRow(row.label, edit);
   }
   drawExactLabel_ = smallNote(QString(), drawGroup);
   drawExactLabel_->setObjectName(u"drawExact"_s);
   form->addRow(drawExactLabel_);
-  layout->addWidget(drawGroup);
-  layout->addWidget(smallNote(tr("Outline: filter centres \u00b1 d/2. Dashed: \u00b12s around the outer centres. "
-                                 "Filled ellipse: one filter's 1s contour."),
-                              page));
-  layout->addStretch(1);
-  return page;
+  return drawGroup;
 }
 
 QWidget* GlimpseWorkbench::buildStnPage() {
   auto* page = new QWidget();
   auto* layout = new QVBoxLayout(page);
   layout->setContentsMargins(6, 6, 6, 6);
-  stnEdits_.assign(kStnFieldCount, nullptr);
+  stnEdits_.assign(kStnFields, nullptr);
 
   auto* familyForm = new QFormLayout();
   familyBox_ = new QComboBox(page);
@@ -361,7 +356,7 @@ QWidget* GlimpseWorkbench::buildStnPage() {
 // familyStack_: one page of parameters per family, in familyBox_'s order.
 void GlimpseWorkbench::buildFamilyStack(QWidget* page) {
   familyStack_ = new QStackedWidget(page);
-  const auto makePage = [&](std::initializer_list<std::tuple<int, QString, QString, double, double, bool>> rows) {
+  const auto makePage = [&](std::initializer_list<std::tuple<StnField, QString, QString, double, double, bool>> rows) {
     auto* p = new QWidget(familyStack_);
     auto* form = new QFormLayout(p);
     form->setContentsMargins(0, 0, 0, 0);
@@ -376,25 +371,26 @@ void GlimpseWorkbench::buildFamilyStack(QWidget* page) {
     familyStack_->addWidget(p);
     return p;
   };
-  makePage({{kNsScaleX, u"stn.no_shear.scale_x"_s, tr("Scale x"), 0.01, 2.0, true},
-            {kNsScaleY, u"stn.no_shear.scale_y"_s, tr("Scale y"), 0.01, 2.0, true},
-            {kNsShiftX, u"stn.no_shear.shift_x"_s, tr("Shift x"), -1.5, 1.5, false},
-            {kNsShiftY, u"stn.no_shear.shift_y"_s, tr("Shift y"), -1.5, 1.5, false}});
-  makePage({{kSimScale, u"stn.similarity.scale"_s, tr("Scale"), 0.01, 2.0, true},
-            {kSimRotation, u"stn.similarity.rotation"_s, tr("Rotation"), -180.0, 180.0, false},
-            {kSimShiftX, u"stn.similarity.shift_x"_s, tr("Shift x"), -1.5, 1.5, false},
-            {kSimShiftY, u"stn.similarity.shift_y"_s, tr("Shift y"), -1.5, 1.5, false}});
-  stnEdits_[kSimRotation]->setSuffix(u"\u00b0"_s);
-  stnEdits_[kSimRotation]->configure(-180.0, 180.0, false, -3600.0, 3600.0, 2, 1.0);
-  makePage({{kTsScale, u"stn.translation_scale.scale"_s, tr("Scale"), 0.01, 2.0, true},
-            {kTsShiftX, u"stn.translation_scale.shift_x"_s, tr("Shift x"), -1.5, 1.5, false},
-            {kTsShiftY, u"stn.translation_scale.shift_y"_s, tr("Shift y"), -1.5, 1.5, false}});
-  makePage({{kAffine0, u"stn.theta0"_s, u"\u03b8\u2081\u2081"_s, -2.0, 2.0, false},
-            {kAffine1, u"stn.theta1"_s, u"\u03b8\u2081\u2082"_s, -2.0, 2.0, false},
-            {kAffine2, u"stn.theta2"_s, u"\u03b8\u2081\u2083"_s, -1.5, 1.5, false},
-            {kAffine3, u"stn.theta3"_s, u"\u03b8\u2082\u2081"_s, -2.0, 2.0, false},
-            {kAffine4, u"stn.theta4"_s, u"\u03b8\u2082\u2082"_s, -2.0, 2.0, false},
-            {kAffine5, u"stn.theta5"_s, u"\u03b8\u2082\u2083"_s, -1.5, 1.5, false}});
+  using F = StnField;
+  makePage({{F::NoShearScaleX, u"stn.no_shear.scale_x"_s, tr("Scale x"), 0.01, 2.0, true},
+            {F::NoShearScaleY, u"stn.no_shear.scale_y"_s, tr("Scale y"), 0.01, 2.0, true},
+            {F::NoShearShiftX, u"stn.no_shear.shift_x"_s, tr("Shift x"), -1.5, 1.5, false},
+            {F::NoShearShiftY, u"stn.no_shear.shift_y"_s, tr("Shift y"), -1.5, 1.5, false}});
+  makePage({{F::SimilarityScale, u"stn.similarity.scale"_s, tr("Scale"), 0.01, 2.0, true},
+            {F::SimilarityRotation, u"stn.similarity.rotation"_s, tr("Rotation"), -180.0, 180.0, false},
+            {F::SimilarityShiftX, u"stn.similarity.shift_x"_s, tr("Shift x"), -1.5, 1.5, false},
+            {F::SimilarityShiftY, u"stn.similarity.shift_y"_s, tr("Shift y"), -1.5, 1.5, false}});
+  stnEdit(F::SimilarityRotation)->setSuffix(u"\u00b0"_s);
+  stnEdit(F::SimilarityRotation)->configure(-180.0, 180.0, false, -3600.0, 3600.0, 2, 1.0);
+  makePage({{F::TranslationScaleScale, u"stn.translation_scale.scale"_s, tr("Scale"), 0.01, 2.0, true},
+            {F::TranslationScaleShiftX, u"stn.translation_scale.shift_x"_s, tr("Shift x"), -1.5, 1.5, false},
+            {F::TranslationScaleShiftY, u"stn.translation_scale.shift_y"_s, tr("Shift y"), -1.5, 1.5, false}});
+  makePage({{F::Affine0, u"stn.theta0"_s, u"\u03b8\u2081\u2081"_s, -2.0, 2.0, false},
+            {F::Affine1, u"stn.theta1"_s, u"\u03b8\u2081\u2082"_s, -2.0, 2.0, false},
+            {F::Affine2, u"stn.theta2"_s, u"\u03b8\u2081\u2083"_s, -1.5, 1.5, false},
+            {F::Affine3, u"stn.theta3"_s, u"\u03b8\u2082\u2081"_s, -2.0, 2.0, false},
+            {F::Affine4, u"stn.theta4"_s, u"\u03b8\u2082\u2082"_s, -2.0, 2.0, false},
+            {F::Affine5, u"stn.theta5"_s, u"\u03b8\u2082\u2083"_s, -1.5, 1.5, false}});
 }
 
 // The STN's output size and its sampler (sampling and padding).
@@ -402,8 +398,8 @@ QGroupBox* GlimpseWorkbench::buildStnOutputGroup(QWidget* page) {
   auto* outputGroup = new QGroupBox(tr("Output and sampler"), page);
   auto* outputForm = new QFormLayout(outputGroup);
   outputForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  for (auto [field, key, label] :
-       {std::tuple{int(kOutW), u"stn.out_w"_s, tr("Width")}, std::tuple{int(kOutH), u"stn.out_h"_s, tr("Height")}}) {
+  for (auto [field, key, label] : {std::tuple{StnField::OutW, u"stn.out_w"_s, tr("Width")},
+                                   std::tuple{StnField::OutH, u"stn.out_h"_s, tr("Height")}}) {
     auto* edit = new ParamEdit(key, outputGroup);
     edit->configure(1, 256, false, 1, attn::glimpse::kMaxStnSide, 0, 1.0);
     edit->setSuffix(u" px"_s);
@@ -426,22 +422,23 @@ QGroupBox* GlimpseWorkbench::buildStnOutputGroup(QWidget* page) {
 
 // ---- panel edits and sync -----------------------------------------------------------------------------
 
-void GlimpseWorkbench::editGaussianAxis(int axis, int field, double value, bool dragging) {
+void GlimpseWorkbench::editGaussianAxis(int axis, AxisField field, double value, bool dragging) {
   auto s = settings_;
-  const bool link = linkAxesCheck_->isChecked() && field >= 2;
+  // The link shares the grid's shape (stride, sigma, N), not its position.
+  const bool link = linkAxesCheck_->isChecked() && field != AxisField::Centre && field != AxisField::First;
   for (int a = 0; a < 2; ++a) {
     if (a != axis && !link) continue;
     auto& ax = a == 0 ? s.gaussian.x : s.gaussian.y;
     const double centre = ax.centre();
     switch (field) {
-      case 0: ax.first = value - 0.5 * (ax.n - 1) * ax.stride; break;
-      case 1: ax.first = value; break;
-      case 2:
+      case AxisField::Centre: ax.first = value - 0.5 * (ax.n - 1) * ax.stride; break;
+      case AxisField::First: ax.first = value; break;
+      case AxisField::Stride:
         ax.stride = value;
         if (std::isfinite(centre)) ax.first = centre - 0.5 * (ax.n - 1) * ax.stride;
         break;
-      case 3: ax.sigma = value; break;
-      case 4:
+      case AxisField::Sigma: ax.sigma = value; break;
+      case AxisField::Count:
         ax.n = int(std::lround(value));
         if (std::isfinite(centre)) ax.first = centre - 0.5 * (ax.n - 1) * ax.stride;
         break;
@@ -450,17 +447,22 @@ void GlimpseWorkbench::editGaussianAxis(int axis, int field, double value, bool 
   edit(s, dragging);
 }
 
-void GlimpseWorkbench::editDraw(int field, double value, bool dragging) {
+void GlimpseWorkbench::editDraw(DrawField field, double value, bool dragging) {
   const int w = image_ ? image_->width : 512;
   const int h = image_ ? image_->height : 512;
   attn::glimpse::DrawParams p;
-  p.gx_tilde = drawEdits_[0]->value();
-  p.gy_tilde = drawEdits_[1]->value();
-  p.log_sigma2 = drawEdits_[2]->value();
-  p.log_delta_tilde = drawEdits_[3]->value();
-  p.log_gamma = drawEdits_[4]->value();
-  double* fields[5] = {&p.gx_tilde, &p.gy_tilde, &p.log_sigma2, &p.log_delta_tilde, &p.log_gamma};
-  *fields[field] = value;
+  p.gx_tilde = drawEdit(DrawField::GxTilde)->value();
+  p.gy_tilde = drawEdit(DrawField::GyTilde)->value();
+  p.log_sigma2 = drawEdit(DrawField::LogSigma2)->value();
+  p.log_delta_tilde = drawEdit(DrawField::LogDeltaTilde)->value();
+  p.log_gamma = drawEdit(DrawField::LogGamma)->value();
+  switch (field) {
+    case DrawField::GxTilde: p.gx_tilde = value; break;
+    case DrawField::GyTilde: p.gy_tilde = value; break;
+    case DrawField::LogSigma2: p.log_sigma2 = value; break;
+    case DrawField::LogDeltaTilde: p.log_delta_tilde = value; break;
+    case DrawField::LogGamma: p.log_gamma = value; break;
+  }
   p.nx = settings_.gaussian.x.n;
   p.ny = settings_.gaussian.y.n;
   auto s = settings_;
@@ -468,28 +470,58 @@ void GlimpseWorkbench::editDraw(int field, double value, bool dragging) {
   edit(s, dragging);
 }
 
-void GlimpseWorkbench::editStn(int field, double value, bool dragging) {
+void GlimpseWorkbench::editStn(StnField field, double value, bool dragging) {
   auto s = settings_;
   auto& stn = s.stn;
   switch (field) {
-    case kNsScaleX: stn.no_shear.scale_x = value; break;
-    case kNsScaleY: stn.no_shear.scale_y = value; break;
-    case kNsShiftX: stn.no_shear.shift_x = value; break;
-    case kNsShiftY: stn.no_shear.shift_y = value; break;
-    case kSimScale: stn.similarity.scale = value; break;
-    case kSimRotation: stn.similarity.rotation = value * std::numbers::pi / 180.0; break;
-    case kSimShiftX: stn.similarity.shift_x = value; break;
-    case kSimShiftY: stn.similarity.shift_y = value; break;
-    case kTsScale: stn.translation_scale.scale = value; break;
-    case kTsShiftX: stn.translation_scale.shift_x = value; break;
-    case kTsShiftY: stn.translation_scale.shift_y = value; break;
-    case kOutW: stn.out_w = int(std::lround(value)); break;
-    case kOutH: stn.out_h = int(std::lround(value)); break;
-    default:
-      if (field >= kAffine0 && field <= kAffine5) stn.affine[std::size_t(field - kAffine0)] = value;
-      break;
+    case StnField::NoShearScaleX: stn.no_shear.scale_x = value; break;
+    case StnField::NoShearScaleY: stn.no_shear.scale_y = value; break;
+    case StnField::NoShearShiftX: stn.no_shear.shift_x = value; break;
+    case StnField::NoShearShiftY: stn.no_shear.shift_y = value; break;
+    case StnField::SimilarityScale: stn.similarity.scale = value; break;
+    case StnField::SimilarityRotation: stn.similarity.rotation = value * std::numbers::pi / 180.0; break;
+    case StnField::SimilarityShiftX: stn.similarity.shift_x = value; break;
+    case StnField::SimilarityShiftY: stn.similarity.shift_y = value; break;
+    case StnField::TranslationScaleScale: stn.translation_scale.scale = value; break;
+    case StnField::TranslationScaleShiftX: stn.translation_scale.shift_x = value; break;
+    case StnField::TranslationScaleShiftY: stn.translation_scale.shift_y = value; break;
+    case StnField::Affine0:
+    case StnField::Affine1:
+    case StnField::Affine2:
+    case StnField::Affine3:
+    case StnField::Affine4:
+    case StnField::Affine5: stn.affine[std::size_t(field) - std::size_t(StnField::Affine0)] = value; break;
+    case StnField::OutW: stn.out_w = int(std::lround(value)); break;
+    case StnField::OutH: stn.out_h = int(std::lround(value)); break;
   }
   edit(s, dragging);
+}
+
+// The value the STN page shows for `field` (the rotation in degrees).
+double GlimpseWorkbench::stnValue(const attn::glimpse::StnSettings& stn, StnField field) {
+  using F = StnField;
+  switch (field) {
+    case F::NoShearScaleX: return stn.no_shear.scale_x;
+    case F::NoShearScaleY: return stn.no_shear.scale_y;
+    case F::NoShearShiftX: return stn.no_shear.shift_x;
+    case F::NoShearShiftY: return stn.no_shear.shift_y;
+    case F::SimilarityScale: return stn.similarity.scale;
+    case F::SimilarityRotation: return stn.similarity.rotation * 180.0 / std::numbers::pi;
+    case F::SimilarityShiftX: return stn.similarity.shift_x;
+    case F::SimilarityShiftY: return stn.similarity.shift_y;
+    case F::TranslationScaleScale: return stn.translation_scale.scale;
+    case F::TranslationScaleShiftX: return stn.translation_scale.shift_x;
+    case F::TranslationScaleShiftY: return stn.translation_scale.shift_y;
+    case F::Affine0:
+    case F::Affine1:
+    case F::Affine2:
+    case F::Affine3:
+    case F::Affine4:
+    case F::Affine5: return stn.affine[std::size_t(field) - std::size_t(F::Affine0)];
+    case F::OutW: return double(stn.out_w);
+    case F::OutH: return double(stn.out_h);
+  }
+  return 0.0;
 }
 
 void GlimpseWorkbench::updateSliderRanges() {
@@ -497,10 +529,10 @@ void GlimpseWorkbench::updateSliderRanges() {
   const double h = image_ ? image_->height : 512;
   const double size[2] = {w, h};
   for (int a = 0; a < 2; ++a) {
-    gaussianEdits_[a][0]->setSliderRange(0.0, size[a] - 1.0);
-    gaussianEdits_[a][1]->setSliderRange(-size[a] / 2, size[a]);
-    gaussianEdits_[a][2]->setSliderRange(0.05, std::max(w, h));
-    gaussianEdits_[a][3]->setSliderRange(0.05, std::max(w, h) / 2);
+    axisEdit(a, AxisField::Centre)->setSliderRange(0.0, size[a] - 1.0);
+    axisEdit(a, AxisField::First)->setSliderRange(-size[a] / 2, size[a]);
+    axisEdit(a, AxisField::Stride)->setSliderRange(0.05, std::max(w, h));
+    axisEdit(a, AxisField::Sigma)->setSliderRange(0.05, std::max(w, h) / 2);
   }
 }
 
@@ -509,25 +541,25 @@ void GlimpseWorkbench::syncPanel() {
   const auto& g = settings_.gaussian;
   const attn::glimpse::GaussianAxis* axes[2] = {&g.x, &g.y};
   for (int a = 0; a < 2; ++a) {
-    gaussianEdits_[a][0]->setValue(axes[a]->centre());
-    gaussianEdits_[a][1]->setValue(axes[a]->first);
-    gaussianEdits_[a][2]->setValue(axes[a]->stride);
-    gaussianEdits_[a][3]->setValue(axes[a]->sigma);
-    gaussianEdits_[a][4]->setValue(axes[a]->n);
+    axisEdit(a, AxisField::Centre)->setValue(axes[a]->centre());
+    axisEdit(a, AxisField::First)->setValue(axes[a]->first);
+    axisEdit(a, AxisField::Stride)->setValue(axes[a]->stride);
+    axisEdit(a, AxisField::Sigma)->setValue(axes[a]->sigma);
+    axisEdit(a, AxisField::Count)->setValue(axes[a]->n);
   }
   gammaEdit_->setValue(g.gamma);
 
   // The paper's form of what the engine will use (the sanitised glimpse: no NaN from N = 1 or sigma = 0).
-  const int w = image_ ? image_->width : 512;
-  const int h = image_ ? image_->height : 512;
-  const auto used = attn::glimpse::sanitise(g, w, h).glimpse;
-  const auto fit = attn::glimpse::to_draw(used, w, h);
-  const double values[5] = {fit.params.gx_tilde, fit.params.gy_tilde, fit.params.log_sigma2, fit.params.log_delta_tilde,
-                            fit.params.log_gamma};
+  const auto fit = attn::glimpse::to_draw(geometry_.gaussian.glimpse, geometry_.image_width, geometry_.image_height);
+  const std::pair<DrawField, double> values[kDrawFields] = {{DrawField::GxTilde, fit.params.gx_tilde},
+                                                            {DrawField::GyTilde, fit.params.gy_tilde},
+                                                            {DrawField::LogSigma2, fit.params.log_sigma2},
+                                                            {DrawField::LogDeltaTilde, fit.params.log_delta_tilde},
+                                                            {DrawField::LogGamma, fit.params.log_gamma}};
   bool allFinite = true;
-  for (int k = 0; k < 5; ++k) {
-    drawEdits_[k]->setValue(values[k]);
-    allFinite = allFinite && std::isfinite(values[k]);
+  for (const auto& [field, value] : values) {
+    drawEdit(field)->setValue(value);
+    allFinite = allFinite && std::isfinite(value);
   }
   if (!allFinite) {
     setLabel(drawExactLabel_, tr("Not expressible in the paper's form (N = 1 has no \u03b4\u0303)"),
@@ -543,27 +575,8 @@ void GlimpseWorkbench::syncPanel() {
 
   // STN.
   const auto& stn = settings_.stn;
-  const double stnValues[kStnFieldCount] = {stn.no_shear.scale_x,
-                                            stn.no_shear.scale_y,
-                                            stn.no_shear.shift_x,
-                                            stn.no_shear.shift_y,
-                                            stn.similarity.scale,
-                                            stn.similarity.rotation * 180.0 / std::numbers::pi,
-                                            stn.similarity.shift_x,
-                                            stn.similarity.shift_y,
-                                            stn.translation_scale.scale,
-                                            stn.translation_scale.shift_x,
-                                            stn.translation_scale.shift_y,
-                                            stn.affine[0],
-                                            stn.affine[1],
-                                            stn.affine[2],
-                                            stn.affine[3],
-                                            stn.affine[4],
-                                            stn.affine[5],
-                                            double(stn.out_w),
-                                            double(stn.out_h)};
-  for (int k = 0; k < kStnFieldCount; ++k) {
-    if (stnEdits_[std::size_t(k)]) stnEdits_[std::size_t(k)]->setValue(stnValues[k]);
+  for (int k = 0; k < kStnFields; ++k) {
+    if (stnEdits_[std::size_t(k)]) stnEdits_[std::size_t(k)]->setValue(stnValue(stn, StnField(k)));
   }
   familyBox_->setCurrentIndex(std::max(0, familyBox_->findData(int(stn.family))));
   samplingBox_->setCurrentIndex(std::max(0, samplingBox_->findData(int(stn.sampler.sampling))));
@@ -594,30 +607,28 @@ void GlimpseWorkbench::updateStnControls() {
   familyStack_->adjustSize();
   familyStack_->setEnabled(!same);
   familyBox_->setEnabled(!same);
-  stnEdits_[kOutW]->setEnabled(!same);
-  stnEdits_[kOutH]->setEnabled(!same);
+  stnEdit(StnField::OutW)->setEnabled(!same);
+  stnEdit(StnField::OutH)->setEnabled(!same);
   editStnRadio_->setEnabled(!same);
   if (same && editStnRadio_->isChecked()) setEditStn(false);
-  const int w = image_ ? image_->width : 512;
-  const int h = image_ ? image_->height : 512;
-  attn::glimpse::Theta theta;
   if (same) {
     setLabel(familyNote_, tr("Same window: the STN is the no-shear transform whose %1 \u00d7 %2 samples fall on the "
                              "Gaussian's filter centres (stn_of). Its own parameters are kept for later.")
-                              .arg(settings_.gaussian.x.n)
-                              .arg(settings_.gaussian.y.n));
-    theta =
-        attn::glimpse::theta_of(attn::glimpse::stn_of(attn::glimpse::sanitise(settings_.gaussian, w, h).glimpse, w, h));
+                              .arg(geometry_.stn_width)
+                              .arg(geometry_.stn_height));
   } else {
     setLabel(familyNote_, family == Family::Similarity
                               ? tr("Drag the round handle on the canvas to rotate; Shift+wheel turns by 5\u00b0.")
                               : tr("Scale 1 and shift 0 cover the whole image; the wheel scales about the centre."));
-    theta = settings_.stn.theta(w, h);
   }
+  // The theta the STN samples with (geometry_: the window's in same-window mode).
+  const attn::glimpse::Theta& theta = geometry_.stn_theta;
   const auto number = [](double v) { return QString::asprintf("%+8.4f", v); };
-  setLabel(thetaLabel_, tr("\u03b8 = [%1 %2 %3]\n    [%4 %5 %6]")
-                            .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]),
-                                 number(theta[4]), number(theta[5])));
+  QString text = tr("\u03b8 = [%1 %2 %3]\n    [%4 %5 %6]")
+                     .arg(number(theta[0]), number(theta[1]), number(theta[2]), number(theta[3]), number(theta[4]),
+                          number(theta[5]));
+  if (geometry_.stn_theta_replaced) text += tr("\n(the family's \u03b8 is not finite: the identity is sampled)");
+  setLabel(thetaLabel_, text);
 }
 
 }  // namespace attn::ui

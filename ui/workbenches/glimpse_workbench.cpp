@@ -4,7 +4,7 @@
 #include "workbenches/sample_images.h"
 #include "workbenches/side_panel.h"
 
-#include "attn/glimpse/convert.h"
+#include "attn/glimpse/resolve.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
 
@@ -27,7 +27,6 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-using attn::glimpse::Family;
 using attn::glimpse::GaussianGlimpse;
 using attn::glimpse::GlimpseSettings;
 using glimpse_detail::kPlotIntervalNs;
@@ -112,10 +111,10 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent)
   splitter_->setSizes({350, 620, 430});
 
   connect(canvas_, &GlimpseCanvas::settingsEdited, this,
-          [this](const GlimpseSettings& settings, bool dragging) { edit(settings, dragging, true); });
+          [this](const GlimpseSettings& settings, bool dragging) { edit(settings, dragging); });
 
-  settings_ = presetSettings(Preset::DrawDefault, 512, 512);
-  canvas_->setSettings(settings_);
+  adopt(presetSettings(Preset::DrawDefault, 512, 512));
+  canvas_->setSettings(settings_, geometry_);
   syncPanel();
   updateStnControls();
 }
@@ -365,10 +364,7 @@ GlimpseSettings GlimpseWorkbench::presetSettings(Preset preset, int width, int h
   }
   s.gaussian = g;
   // The STN gets the same window, so switching the handles over shows the same region.
-  s.stn.family = Family::NoShear;
-  s.stn.no_shear = attn::glimpse::stn_of(attn::glimpse::sanitise(g, width, height).glimpse, width, height);
-  s.stn.out_w = std::clamp(g.x.n, 1, attn::glimpse::kMaxFilters);
-  s.stn.out_h = std::clamp(g.y.n, 1, attn::glimpse::kMaxFilters);
+  s.stn = attn::glimpse::stn_over_window(g, width, height, s.stn);
   return s;
 }
 
@@ -381,9 +377,7 @@ attn::Result<GlimpseSettings> GlimpseWorkbench::settingsFromSpecs(const QString&
     auto parsed = attn::glimpse::parse_gaussian_spec(gaussianSpec.toStdString(), w, h, settings.gaussian);
     if (!parsed) return std::unexpected(parsed.error());
     settings.gaussian = *parsed;
-    settings.stn.no_shear = attn::glimpse::stn_of(attn::glimpse::sanitise(settings.gaussian, w, h).glimpse, w, h);
-    settings.stn.out_w = std::clamp(settings.gaussian.x.n, 1, attn::glimpse::kMaxStnSide);
-    settings.stn.out_h = std::clamp(settings.gaussian.y.n, 1, attn::glimpse::kMaxStnSide);
+    settings.stn = attn::glimpse::stn_over_window(settings.gaussian, w, h, settings.stn);
   }
   if (!stnSpec.isEmpty()) {
     auto parsed = attn::glimpse::parse_stn_spec(stnSpec.toStdString(), settings.stn);
@@ -451,10 +445,16 @@ void GlimpseWorkbench::setEditStn(bool stn) {
   if (paramTabs_) paramTabs_->setCurrentIndex(stn ? 1 : 0);
 }
 
-void GlimpseWorkbench::edit(const GlimpseSettings& settings, bool dragging, bool fromCanvas) {
+void GlimpseWorkbench::adopt(const GlimpseSettings& settings) {
   settings_ = settings;
+  geometry_ = attn::glimpse::resolve(settings_, image_ ? image_->width : 512, image_ ? image_->height : 512);
+}
+
+void GlimpseWorkbench::edit(const GlimpseSettings& settings, bool dragging) {
+  adopt(settings);
   dragging_ = dragging;
-  if (!fromCanvas || !(canvas_->settings() == settings_)) canvas_->setSettings(settings_);
+  // Also after the canvas's own edits: its gestures start from the geometry it is handed.
+  canvas_->setSettings(settings_, geometry_);
   syncPanel();
   updateStnControls();
   post();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "attn/error.h"
+#include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "attn/io/session.h"
 #include "workbenches/glimpse_worker.h"
@@ -74,6 +75,9 @@ class GlimpseWorkbench : public Workbench {
 
   // ---- parameters ----
   const attn::glimpse::GlimpseSettings& settings() const { return settings_; }
+  // What the settings mean for the open image (attn::glimpse::resolve, computed when they change): the
+  // canvas draws it and the panel shows it.
+  const attn::glimpse::ResolvedGlimpse& geometry() const { return geometry_; }
   // Sets the panel and the canvas and runs once.
   void setSettings(const attn::glimpse::GlimpseSettings& settings);
   // The settings of a preset for an image of width x height.
@@ -167,6 +171,8 @@ class GlimpseWorkbench : public Workbench {
   QGroupBox* buildGlimpseGroup(QWidget* panel);
   void buildRightColumn(QWidget* column);
   QWidget* buildGaussianPage();
+  QGroupBox* buildPixelGroup(QWidget* page);
+  QGroupBox* buildDrawGroup(QWidget* page);
   QWidget* buildStnPage();
   void buildFamilyStack(QWidget* page);  // familyStack_ and the family pages' stnEdits_
   QGroupBox* buildStnOutputGroup(QWidget* page);
@@ -179,7 +185,9 @@ class GlimpseWorkbench : public Workbench {
   void endBusy();
   void post();
   // The single path of every edit: canvas, panel and worker follow `settings`.
-  void edit(const attn::glimpse::GlimpseSettings& settings, bool dragging, bool fromCanvas = false);
+  void edit(const attn::glimpse::GlimpseSettings& settings, bool dragging);
+  // Where settings enter: stores them and resolves them for the open image (geometry_).
+  void adopt(const attn::glimpse::GlimpseSettings& settings);
   void syncPanel();
   void updateSliderRanges();
   void updateStnControls();
@@ -189,10 +197,45 @@ class GlimpseWorkbench : public Workbench {
   attn::glimpse::GlimpseSettings rescaled(const attn::glimpse::GlimpseSettings& settings, int fromW, int fromH, int toW,
                                           int toH) const;
 
+  // The panel's parameters, named. Each enum's order is the order of its rows and of its edits' array.
+  // A row of the Gaussian page, per axis (0 = x, 1 = y).
+  enum class AxisField { Centre, First, Stride, Sigma, Count /* N */ };
+  static constexpr int kAxisFields = int(AxisField::Count) + 1;
+  // The paper's five parameters (eq. 21-24).
+  enum class DrawField { GxTilde, GyTilde, LogSigma2, LogDeltaTilde, LogGamma };
+  static constexpr int kDrawFields = int(DrawField::LogGamma) + 1;
+  // The STN page: each family's parameters, affine's theta, the output size.
+  enum class StnField {
+    NoShearScaleX,
+    NoShearScaleY,
+    NoShearShiftX,
+    NoShearShiftY,
+    SimilarityScale,
+    SimilarityRotation,  // degrees in the panel, radians in the settings
+    SimilarityShiftX,
+    SimilarityShiftY,
+    TranslationScaleScale,
+    TranslationScaleShiftX,
+    TranslationScaleShiftY,
+    Affine0,
+    Affine1,
+    Affine2,
+    Affine3,
+    Affine4,
+    Affine5,
+    OutW,
+    OutH,
+  };
+  static constexpr int kStnFields = int(StnField::OutH) + 1;
+  ParamEdit* axisEdit(int axis, AxisField field) const { return gaussianEdits_[axis][int(field)]; }
+  ParamEdit* drawEdit(DrawField field) const { return drawEdits_[int(field)]; }
+  ParamEdit* stnEdit(StnField field) const { return stnEdits_[std::size_t(field)]; }
+  static double stnValue(const attn::glimpse::StnSettings& stn, StnField field);  // as shown: rotation in degrees
+
   // Panel edits.
-  void editGaussianAxis(int axis, int field, double value, bool dragging);
-  void editDraw(int field, double value, bool dragging);
-  void editStn(int field, double value, bool dragging);
+  void editGaussianAxis(int axis, AxisField field, double value, bool dragging);
+  void editDraw(DrawField field, double value, bool dragging);
+  void editStn(StnField field, double value, bool dragging);
 
   WorkerThread thread_;
   std::unique_ptr<GlimpseWorker> worker_;
@@ -221,6 +264,7 @@ class GlimpseWorkbench : public Workbench {
   quint64 fallbackLoad_ = 0;  // the load that reopens a superseded one after a failure
 
   attn::glimpse::GlimpseSettings settings_;
+  attn::glimpse::ResolvedGlimpse geometry_;  // resolve(settings_, the open image's size), set by adopt()
   bool dragging_ = false;
   bool writeMode_ = false;
   bool syncing_ = false;
@@ -258,22 +302,18 @@ class GlimpseWorkbench : public Workbench {
   QLabel* clampLabel_ = nullptr;
   QTabWidget* paramTabs_ = nullptr;
 
-  // Gaussian page: [axis][field] with field 0 centre, 1 first u, 2 stride, 3 sigma, 4 N.
-  ParamEdit* gaussianEdits_[2][5] = {};
+  // Gaussian page: [axis][AxisField].
+  ParamEdit* gaussianEdits_[2][kAxisFields] = {};
   ParamEdit* gammaEdit_ = nullptr;
   QCheckBox* linkAxesCheck_ = nullptr;
-  // DRAW: 0 g~x, 1 g~y, 2 log sigma^2, 3 log delta~, 4 log gamma.
-  ParamEdit* drawEdits_[5] = {};
+  ParamEdit* drawEdits_[kDrawFields] = {};  // [DrawField]
   QLabel* drawExactLabel_ = nullptr;
 
   // STN page.
   QComboBox* familyBox_ = nullptr;
   QLabel* familyNote_ = nullptr;
   QStackedWidget* familyStack_ = nullptr;
-  // fields: no-shear 0..3 (scale x, scale y, shift x, shift y), similarity 4..7 (scale, rotation deg,
-  // shift x, shift y), translation-scale 8..10 (scale, shift x, shift y), affine 11..16 (theta 0..5),
-  // output 17 (w), 18 (h).
-  std::vector<ParamEdit*> stnEdits_;
+  std::vector<ParamEdit*> stnEdits_;  // [StnField]
   QComboBox* samplingBox_ = nullptr;
   QComboBox* paddingBox_ = nullptr;
   QLabel* thetaLabel_ = nullptr;

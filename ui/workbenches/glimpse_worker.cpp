@@ -185,6 +185,12 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
   const attn::Image& base = image_->pyramid->base();
   out->imageWidth = base.width;
   out->imageHeight = base.height;
+  // What the settings mean for this image, resolved once for the request: every step below reads it.
+  const auto geometry = attn::glimpse::resolve(request.settings, base.width, base.height);
+  out->sanitised = geometry.gaussian;
+  out->theta = geometry.stn_theta;
+  out->stnWidth = geometry.stn_width;
+  out->stnHeight = geometry.stn_height;
   readGaussian(*out);
   readStn(*out);
   compareSameWindow(*out);
@@ -201,7 +207,6 @@ void GlimpseWorker::readGaussian(GlimpseOutcome& out) {
   const GlimpseRequest& request = out.request;
 
   // Gaussian read: exact, or a preview level when a drag frame cannot afford the exact one.
-  out.sanitised = attn::glimpse::sanitise(request.settings.gaussian, width, height);
   const GaussianGlimpse& glimpse = out.sanitised.glimpse;
   out.budgetMacs = budgetMacs();
   // A drag frame's read is small and latency-bound: one thread. An OpenMP team on a busy machine waits
@@ -238,26 +243,12 @@ void GlimpseWorker::readGaussian(GlimpseOutcome& out) {
 
 void GlimpseWorker::readStn(GlimpseOutcome& out) const {
   const attn::Image& base = image_->pyramid->base();
-  const int width = base.width;
-  const int height = base.height;
   const auto& settings = out.request.settings;
-  const GaussianGlimpse& glimpse = out.sanitised.glimpse;
 
-  // STN glimpse, always on the full-resolution image: its cost is the output size, not the window's.
+  // STN glimpse, always on the full-resolution image: its cost is the output size, not the window's. The
+  // theta and the size are the resolved ones (in same-window mode the Gaussian's window).
   QElapsedTimer timer;
   timer.start();
-  if (settings.same_window) {
-    out.theta = attn::glimpse::theta_of(attn::glimpse::stn_of(glimpse, width, height));
-    out.stnWidth = glimpse.x.n;
-    out.stnHeight = glimpse.y.n;
-  } else {
-    out.theta = settings.stn.theta(width, height);
-    out.stnWidth = settings.stn.output_width();
-    out.stnHeight = settings.stn.output_height();
-  }
-  bool finite = true;
-  for (double t : out.theta) finite = finite && std::isfinite(t);
-  if (!finite) out.theta = attn::glimpse::kIdentityTheta;
   auto stn = std::make_shared<attn::Image>();
   if (image_->packed && !image_->packed->empty()) {
     attn::glimpse::stn_glimpse_into(*image_->packed, out.theta, out.stnWidth, out.stnHeight, settings.stn.sampler,

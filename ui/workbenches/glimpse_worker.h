@@ -13,6 +13,7 @@
 #include "attn/glimpse/convert.h"
 #include "attn/glimpse/gaussian.h"
 #include "attn/glimpse/preview.h"
+#include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "attn/glimpse/stn.h"
 #include "attn/vision/image.h"
@@ -55,7 +56,8 @@ struct GlimpseOutcome {
   int imageWidth = 0;
   int imageHeight = 0;
 
-  // Gaussian read.
+  // Gaussian read. sanitised, theta, stnWidth and stnHeight are what the request's settings resolve to on
+  // this image (attn::glimpse::resolve, once per request).
   attn::glimpse::Sanitised sanitised;  // the glimpse used and what was clamped
   attn::glimpse::ReadPlan plan;        // level > 0: a preview
   attn::glimpse::ReadStats stats;
@@ -65,7 +67,8 @@ struct GlimpseOutcome {
   std::shared_ptr<const attn::glimpse::FilterBank> fx;
   std::shared_ptr<const attn::glimpse::FilterBank> fy;
 
-  // STN glimpse: the settings' STN, or in same-window mode the no-shear STN of the Gaussian's window.
+  // STN glimpse: the settings' STN, or in same-window mode the no-shear STN of the Gaussian's window; a
+  // non-finite theta is sampled as the identity.
   attn::glimpse::Theta theta = attn::glimpse::kIdentityTheta;
   int stnWidth = 0;
   int stnHeight = 0;
@@ -102,7 +105,6 @@ class GlimpseWorker : public QObject {
   // the worker learns how many of them a millisecond holds from the exact and preview reads it runs.
   // The write canvas is kept at the first pyramid level whose longer side is at most this.
   static constexpr int kCanvasMaxSide = 1024;
-  // The STN's output size is clamped to 1 .. this per side (as attnscope-cli's --stn w=, h= allow).
 
   GlimpseWorker();
 
