@@ -787,7 +787,6 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&wb));
     wb.findChild<QPushButton*>(u"openDemo"_s)->click();
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
-    const int minimumWidth = wb.minimumSizeHint().width();
     wb.setView(TransformerWorkbench::View::Statistics);
     for (const QString& model : {QString(), fixture("bert")}) {
       if (!model.isEmpty()) {
@@ -814,9 +813,10 @@ class TestTransformerWorkbench : public QObject {
           end <= table->viewport()->width(),
           qPrintable(u"the last column ends at %1, the viewport at %2"_s.arg(end).arg(table->viewport()->width())));
       QVERIFY(!table->horizontalScrollBar()->isVisible());
-      // The room comes from the matrix beside it, not from a wider window.
-      QVERIFY2(wb.minimumSizeHint().width() <= minimumWidth,
-               qPrintable(u"%1 > %2"_s.arg(wb.minimumSizeHint().width()).arg(minimumWidth)));
+      // The room comes from the matrix beside it, not from a wider window: the tab still fits a 1,024 px
+      // screen (taking it from the window made the minimum 1,221 px). Measured against a fixed width, not the
+      // minimum before the switch, which depends on how far the first layouts had got (805 or 946 px).
+      QVERIFY2(wb.minimumSizeHint().width() <= 1024, qPrintable(u"%1 > 1024"_s.arg(wb.minimumSizeHint().width())));
     }
   }
 
