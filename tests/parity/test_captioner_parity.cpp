@@ -25,7 +25,8 @@
 #include <vector>
 
 namespace attn::models {
-namespace {
+// Named, not anonymous: the unity builds compile several test files as one.
+namespace captioner_parity {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -222,5 +223,5 @@ TEST(ScenesParity, PixelsMasksObjectsAndCaptionsMatchPython) {
   }
 }
 
-}  // namespace
+}  // namespace captioner_parity
 }  // namespace attn::models

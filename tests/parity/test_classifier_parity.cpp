@@ -16,7 +16,8 @@
 #include <vector>
 
 namespace attn::models {
-namespace {
+// Named, not anonymous: the unity builds compile several test files as one.
+namespace classifier_parity {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -75,5 +76,5 @@ INSTANTIATE_TEST_SUITE_P(Cases, ClassifierParity, ::testing::ValuesIn(parity::di
 // An empty directory instantiates nothing; ClassifierParityCases fails then.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ClassifierParity);
 
-}  // namespace
+}  // namespace classifier_parity
 }  // namespace attn::models

@@ -152,13 +152,19 @@ bool writeDump(const QString& path, int layers, int tokens, int heads, unsigned 
   return attn::io::write_attention_dump(path.toStdString(), trace, "stress").has_value();
 }
 
-// A file of tests/data/bad that must be refused: where it goes, and the file its error must name.
+}  // namespace
+
+// A file of tests/data/bad that must be refused: where it goes, and the file its error must name. Outside the
+// anonymous namespace, as TestStress keeps a list of them (a member's type may not have internal linkage when
+// the unity build includes this file).
 struct BadFile {
   enum class Tab { Glimpse, Caption, Transformer, Alignment } tab = Tab::Glimpse;
   bool model = false;  // a model for the Captioning tab, else an image
   QString path;
   QString names;  // the file name the message must contain
 };
+
+namespace {
 
 // Every refused file of tests/data/bad/MANIFEST.tsv that one of the tabs opens.
 std::vector<BadFile> badFiles() {

@@ -12,7 +12,8 @@
 #include <vector>
 
 namespace attn::io {
-namespace {
+// Named, not anonymous: the unity builds compile several test files as one.
+namespace attention_dump_tests {
 
 namespace fs = std::filesystem;
 
@@ -293,5 +294,5 @@ TEST(AttentionDump, FileNames) {
   EXPECT_FALSE(is_attention_dump_name("folder.attn.safetensors/model.safetensors"));
 }
 
-}  // namespace
+}  // namespace attention_dump_tests
 }  // namespace attn::io

@@ -21,7 +21,8 @@
 #include <vector>
 
 namespace attn::models {
-namespace {
+// Named, not anonymous: the unity builds compile several test files as one.
+namespace captioner_tests {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -744,5 +745,5 @@ TEST(CaptionerLoad, FolderRoundTripAndArchitecture) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace captioner_tests
 }  // namespace attn::models

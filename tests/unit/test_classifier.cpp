@@ -14,7 +14,8 @@
 #include <vector>
 
 namespace attn::models {
-namespace {
+// Named, not anonymous: the unity builds compile several test files as one.
+namespace classifier_tests {
 
 using nlohmann::json;
 
@@ -338,5 +339,5 @@ TEST(ClassifierConfigParse, ConfigBuiltInCodeIsChecked) {
   EXPECT_NE(error_of(h).find("max_sentences"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace classifier_tests
 }  // namespace attn::models

@@ -1,4 +1,5 @@
 #include "app/align_cli.h"
+#include "render/strings.h"
 
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
@@ -19,14 +20,6 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 namespace {
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-
-RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
-RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
-RenderFailure outputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Output, error); }
-
-QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
 using Step = std::expected<void, RenderFailure>;  // a step of the job that may fail
 

@@ -1,4 +1,5 @@
 #include "app/caption_cli.h"
+#include "render/strings.h"
 
 #include "render/alignment_render.h"
 #include "views/export.h"
@@ -15,15 +16,7 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
-namespace {
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
-
-RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
-RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
-
-}  // namespace
+namespace {}  // namespace
 
 std::expected<RenderReport, RenderFailure> runCaption(const CaptionJob& job) {
   // Everything that needs no model first.

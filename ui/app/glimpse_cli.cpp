@@ -1,4 +1,5 @@
 #include "app/glimpse_cli.h"
+#include "render/strings.h"
 
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
@@ -18,11 +19,6 @@ namespace {
 namespace g = attn::glimpse;
 
 RenderFailure failure(RenderFailure::Kind kind, const QString& message) { return {kind, message}; }
-RenderFailure inputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Input, error); }
-
-// Paths are bytes on Linux: encode as the file system does, not as UTF-8 by assumption.
-std::filesystem::path toPath(const QString& path) { return {QFile::encodeName(path).toStdString()}; }
-
 bool savableExtension(const QString& path) {
   static const QStringList kExtensions{u"png"_s, u"jpg"_s, u"jpeg"_s, u"bmp"_s, u"tif"_s, u"tiff"_s, u"webp"_s};
   return kExtensions.contains(QFileInfo(path).suffix().toLower());

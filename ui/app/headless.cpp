@@ -17,8 +17,6 @@ namespace {
 
 QString fromView(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
 
-RenderFailure outputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Output, error); }
-
 // Resolves RenderJob::map against the trace; -1 means "all".
 std::expected<int, RenderFailure> pickMap(const attn::AttentionTrace& trace, const QString& selector) {
   const int count = int(trace.size());
@@ -57,6 +55,11 @@ void useOffscreenPlatformWithoutDisplay() {
     qputenv("QT_QPA_PLATFORM", "offscreen");
   }
 }
+
+RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
+RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
+RenderFailure inputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Input, error); }
+RenderFailure outputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Output, error); }
 
 RenderFailure engineFailure(RenderFailure::Kind kind, const attn::Error& error) {
   return {kind, QString::fromStdString(error.message()), error.kind};

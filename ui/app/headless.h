@@ -49,6 +49,11 @@ struct RenderFailure {
 
 // A failure from an engine error: its message (file, byte or line, reason) and its kind.
 RenderFailure engineFailure(RenderFailure::Kind kind, const attn::Error& error);
+// The failures the subcommands build: usage and input from a message, input and output from an engine error.
+RenderFailure usageFailure(const QString& message);
+RenderFailure inputFailure(const QString& message);
+RenderFailure inputFailure(const attn::Error& error);
+RenderFailure outputFailure(const attn::Error& error);
 // What attnscope-cli prints after "attnscope-cli: " for a failure, in one place for every subcommand:
 // "error (truncated): model.safetensors: byte 8: reason" for an engine error, the message alone otherwise.
 QString failureText(const RenderFailure& failure);

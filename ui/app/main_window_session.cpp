@@ -1,6 +1,7 @@
 // MainWindow's memory: the session file (open, save, autosave, restore at start), the window's QSettings and
 // the per-tab keys of versions before sessions.
 #include "app/main_window.h"
+#include "render/strings.h"
 
 #include "app/status_line.h"
 #include "attn/glimpse/settings.h"
@@ -38,10 +39,6 @@ QString& autosaveOverride() {
 }
 
 // A path as the engine opens it: the file system's own bytes.
-std::filesystem::path toPath(const QString& path) {
-  return std::filesystem::path(QFile::encodeName(path).toStdString());
-}
-
 }  // namespace
 
 void MainWindow::restoreSettings() {

@@ -1,4 +1,5 @@
 #include "app/transformer_cli.h"
+#include "render/strings.h"
 
 #include "attn/analysis/attention_analysis.h"
 #include "attn/io/attention_dump.h"
@@ -20,11 +21,6 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 namespace {
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-
-RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
-RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
 
 std::optional<int> parseInt(std::string_view text) {
   int value = 0;

@@ -1,4 +1,5 @@
 #include "render/alignment_render.h"
+#include "render/strings.h"
 
 #include "render/heatmap_render.h"
 #include "render/token_lines_render.h"
@@ -13,11 +14,10 @@ using namespace Qt::StringLiterals;
 namespace attn::ui::render {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("AlignmentRender", text); }
-
-QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
-
-QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
+// This file's texts, under the translation context "AlignmentRender" (Qt's AlignmentRender::tr() outside a QObject).
+struct AlignmentRender {
+  Q_DECLARE_TR_FUNCTIONS(AlignmentRender)
+};
 
 // Code points in `text` (what a user calls characters here: the models read one per code point).
 int codePoints(const QString& text) {
@@ -62,11 +62,12 @@ ShadedText outputShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
   ShadedText output;
   const QString outputText = fromStd(hyp.text);
   output.large = true;
-  output.caption = run.hypotheses.size() > 1 ? tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
-                                                   .arg(hypothesis)
-                                                   .arg(indexRange(run.hypotheses.size()))
-                                                   .arg(logProbText(hyp.log_prob))
-                                             : tr("Output \u00b7 log p %1").arg(logProbText(hyp.log_prob));
+  output.caption = run.hypotheses.size() > 1
+                       ? AlignmentRender::tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
+                             .arg(hypothesis)
+                             .arg(indexRange(run.hypotheses.size()))
+                             .arg(logProbText(hyp.log_prob))
+                       : AlignmentRender::tr("Output \u00b7 log p %1").arg(logProbText(hyp.log_prob));
   output.text = outputText;
   output.colormap = colormap;
   int at = 0;
@@ -77,18 +78,19 @@ ShadedText outputShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
       output.text += u" </s>"_s;
       range.begin = int(output.text.size()) - 4;
       range.end = int(output.text.size());
-      range.toolTip = tr("step %1: the end of the output (</s>)").arg(t);
+      range.toolTip = AlignmentRender::tr("step %1: the end of the output (</s>)").arg(t);
     } else {
       if (at >= outputText.size()) break;
       range.begin = at;
       at += outputText[at].isHighSurrogate() && at + 1 < outputText.size() ? 2 : 1;
       range.end = at;
-      range.toolTip = tr("step %1: %2").arg(t).arg(quoted(outputText.mid(range.begin, range.end - range.begin)));
+      range.toolTip =
+          AlignmentRender::tr("step %1: %2").arg(t).arg(quoted(outputText.mid(range.begin, range.end - range.begin)));
     }
     range.focus = t == step;
     output.ranges.push_back(range);
   }
-  if (!hyp.finished) output.tail = tr("(no end within %1 characters)").arg(steps);
+  if (!hyp.finished) output.tail = AlignmentRender::tr("(no end within %1 characters)").arg(steps);
   return output;
 }
 
@@ -120,21 +122,24 @@ ShadedText sourceShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
     range.marked = local && std::abs(double(j) - p) <= double(options.window);
     const QString character = tokenLabel(j < run.source.size() ? run.source[j] : std::string());
     range.toolTip = range.unknown
-                        ? tr("%1 (position %2) is not in the vocabulary: read as <unk>\nweight %3")
+                        ? AlignmentRender::tr("%1 (position %2) is not in the vocabulary: read as <unk>\nweight %3")
                               .arg(quoted(character))
                               .arg(j)
                               .arg(exactValue(range.weight))
-                        : tr("%1 (position %2)\nweight %3").arg(quoted(character)).arg(j).arg(exactValue(range.weight));
+                        : AlignmentRender::tr("%1 (position %2)\nweight %3")
+                              .arg(quoted(character))
+                              .arg(j)
+                              .arg(exactValue(range.weight));
     if (range.unknown) ++unknown;
     source.ranges.push_back(range);
   }
   if (shown < input.size()) {
     const int rest = codePoints(fromStd(input.substr(shown)));
-    source.tail = rest == 1 ? tr("\u2026 and 1 more character the model does not read")
-                            : tr("\u2026 and %1 more characters the model does not read").arg(rest);
+    source.tail = rest == 1 ? AlignmentRender::tr("\u2026 and 1 more character the model does not read")
+                            : AlignmentRender::tr("\u2026 and %1 more characters the model does not read").arg(rest);
   }
   if (local) {
-    source.caption = tr(" \u00b7 p = %1 \u00b7 window %2 \u2013 %3 (D = %4)")
+    source.caption = AlignmentRender::tr(" \u00b7 p = %1 \u00b7 window %2 \u2013 %3 (D = %4)")
                          .arg(p, 0, 'f', 2)
                          .arg(p - options.window, 0, 'f', 1)
                          .arg(p + options.window, 0, 'f', 1)
@@ -161,19 +166,22 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
     const auto& r = output.ranges[std::size_t(step)];
     what = hyp.finished && step == steps - 1 ? u"</s>"_s : quoted(output.text.mid(r.begin, r.end - r.begin));
   }
-  source.caption =
-      (step >= 0
-           ? tr("Source \u00b7 attention of step %1 of %2 (%3)").arg(step).arg(indexRange(std::size_t(steps))).arg(what)
-           : tr("Source")) +
-      source.caption;
+  source.caption = (step >= 0 ? AlignmentRender::tr("Source \u00b7 attention of step %1 of %2 (%3)")
+                                    .arg(step)
+                                    .arg(indexRange(std::size_t(steps)))
+                                    .arg(what)
+                              : AlignmentRender::tr("Source")) +
+                   source.caption;
   figure.elements.emplace_back(std::move(output));
   figure.elements.emplace_back(std::move(source));
   if (unknown > 0) {
     figure.elements.emplace_back(FigureNote{
-        unknown == 1 ? tr("1 character is not in the model's vocabulary (red, underlined): it is read as <unk> and "
-                          "the rest is still decoded.")
-                     : tr("%1 characters are not in the model's vocabulary (red, underlined): they are read as <unk> "
-                          "and the rest is still decoded.")
+        unknown == 1 ? AlignmentRender::tr(
+                           "1 character is not in the model's vocabulary (red, underlined): it is read as <unk> and "
+                           "the rest is still decoded.")
+                     : AlignmentRender::tr(
+                           "%1 characters are not in the model's vocabulary (red, underlined): they are read as <unk> "
+                           "and the rest is still decoded.")
                            .arg(unknown),
         true});
   }
@@ -184,12 +192,12 @@ namespace {
 
 QString classLabel(const attn::models::ClassifierConfig& config, int i) {
   return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
-                                                         : tr("class %1").arg(i);
+                                                         : AlignmentRender::tr("class %1").arg(i);
 }
 
 BarChart probabilityChart(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config) {
   BarChart probabilities;
-  probabilities.caption = tr("Class probabilities");
+  probabilities.caption = AlignmentRender::tr("Class probabilities");
   for (std::size_t i = 0; i < run.probabilities.size(); ++i) {
     Bar bar;
     bar.label = classLabel(config, int(i));
@@ -216,9 +224,10 @@ ShadedText wordShading(const attn::models::ClassifierRun& run, const attn::model
     shaded.colormap = colormap;
   }
   shaded.caption = config.hierarchical
-                       ? (heads > 1 ? tr("Word attention within each sentence \u00b7 head %1").arg(h)
-                                    : tr("Word attention within each sentence"))
-                       : (heads > 1 ? tr("Word attention \u00b7 head %1").arg(h) : tr("Word attention"));
+                       ? (heads > 1 ? AlignmentRender::tr("Word attention within each sentence \u00b7 head %1").arg(h)
+                                    : AlignmentRender::tr("Word attention within each sentence"))
+                       : (heads > 1 ? AlignmentRender::tr("Word attention \u00b7 head %1").arg(h)
+                                    : AlignmentRender::tr("Word attention"));
   for (int w = 0; w < words && w < run.word_attention.cols(); ++w) {
     const auto& span = run.input.spans[std::size_t(w)];
     if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
@@ -228,11 +237,12 @@ ShadedText wordShading(const attn::models::ClassifierRun& run, const attn::model
     range.weight = run.word_attention(h, w);
     range.unknown = std::size_t(w) < run.unknown.size() && run.unknown[std::size_t(w)];
     const QString word = fromStd(run.input.words[std::size_t(w)]);
-    QString tip = range.unknown ? tr("%1 is not in the vocabulary: read as <unk>").arg(quoted(word)) : quoted(word);
-    tip += u"\n"_s + tr("weight %1").arg(exactValue(range.weight));
-    if (heads > 1) tip += tr(" (head %1)").arg(h);
+    QString tip = range.unknown ? AlignmentRender::tr("%1 is not in the vocabulary: read as <unk>").arg(quoted(word))
+                                : quoted(word);
+    tip += u"\n"_s + AlignmentRender::tr("weight %1").arg(exactValue(range.weight));
+    if (heads > 1) tip += AlignmentRender::tr(" (head %1)").arg(h);
     if (config.hierarchical && std::size_t(w) < run.input.sentence.size()) {
-      tip += tr(" within sentence %1").arg(run.input.sentence[std::size_t(w)]);
+      tip += AlignmentRender::tr(" within sentence %1").arg(run.input.sentence[std::size_t(w)]);
     }
     range.toolTip = tip;
     shaded.ranges.push_back(range);
@@ -244,7 +254,7 @@ ShadedText wordShading(const attn::models::ClassifierRun& run, const attn::model
 BarChart sentenceChart(const attn::models::ClassifierRun& run, const Utf16Text& text, Colormap colormap) {
   const int words = int(run.input.words.size());
   BarChart sentences;
-  sentences.caption = tr("Sentence attention");
+  sentences.caption = AlignmentRender::tr("Sentence attention");
   sentences.maximum = std::max(run.sentence_attention.maxCoeff(), 1e-6f);
   for (Index s = 0; s < run.sentence_attention.size(); ++s) {
     int first = -1, last = -1;
@@ -260,10 +270,10 @@ BarChart sentenceChart(const attn::models::ClassifierRun& run, const Utf16Text& 
       sentence = text.text.mid(b, e - b).simplified();
     }
     Bar bar;
-    bar.label = tr("%1 \u00b7 %2").arg(s).arg(sentence);
+    bar.label = AlignmentRender::tr("%1 \u00b7 %2").arg(s).arg(sentence);
     bar.value = run.sentence_attention(s);
     bar.colour = QColor::fromRgb(sample(colormap, 0.55));
-    bar.toolTip = tr("sentence %1: %2\nweight %3").arg(s).arg(quoted(sentence), exactValue(bar.value));
+    bar.toolTip = AlignmentRender::tr("sentence %1: %2\nweight %3").arg(s).arg(quoted(sentence), exactValue(bar.value));
     sentences.bars.push_back(bar);
   }
   return sentences;
@@ -276,7 +286,7 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
   TextFigure figure;
   const float top =
       std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
-  figure.heading = tr("Predicted: %1 (%2)").arg(classLabel(config, run.predicted), percentText(top));
+  figure.heading = AlignmentRender::tr("Predicted: %1 (%2)").arg(classLabel(config, run.predicted), percentText(top));
   figure.elements.emplace_back(probabilityChart(run, config));
 
   const std::size_t shown =
@@ -289,8 +299,9 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
   for (int h = 0; h < int(run.word_attention.rows()); ++h) {
     ShadedText shaded = wordShading(run, config, text, h, colormap);
     if (restWords > 0) {
-      shaded.tail = restWords == 1 ? tr("\u2026 and 1 more word the model does not read")
-                                   : tr("\u2026 and %1 more words the model does not read").arg(restWords);
+      shaded.tail = restWords == 1
+                        ? AlignmentRender::tr("\u2026 and 1 more word the model does not read")
+                        : AlignmentRender::tr("\u2026 and %1 more words the model does not read").arg(restWords);
     }
     figure.elements.emplace_back(std::move(shaded));
   }
@@ -298,12 +309,13 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
     figure.elements.emplace_back(sentenceChart(run, text, colormap));
   }
   if (unknown > 0) {
-    figure.elements.emplace_back(
-        FigureNote{unknown == 1 ? tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
-                                : tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
-                                     "<unk>.")
-                                      .arg(unknown),
-                   true});
+    figure.elements.emplace_back(FigureNote{
+        unknown == 1
+            ? AlignmentRender::tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
+            : AlignmentRender::tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
+                                  "<unk>.")
+                  .arg(unknown),
+        true});
   }
   return figure;
 }

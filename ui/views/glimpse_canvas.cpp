@@ -18,7 +18,7 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-using attn::glimpse::Family;
+using StnFamily = attn::glimpse::Family;
 using attn::glimpse::GlimpseSettings;
 using attn::glimpse::Theta;
 
@@ -147,7 +147,7 @@ QPointF GlimpseCanvas::centreHandle() const {
 }
 
 std::optional<QPointF> GlimpseCanvas::rotationHandle() const {
-  if (!image_ || effectiveTarget() != Target::Stn || settings_.stn.family != Family::Similarity) return std::nullopt;
+  if (!image_ || effectiveTarget() != Target::Stn || settings_.stn.family != StnFamily::Similarity) return std::nullopt;
   const auto corners = attn::glimpse::window_corners(geometry_.stn_theta, imageWidth(), imageHeight());
   const QPointF a = toWidget(corners[0].x, corners[0].y);
   const QPointF b = toWidget(corners[1].x, corners[1].y);
@@ -191,19 +191,19 @@ void GlimpseCanvas::moveBy(double dx, double dy, const GlimpseSettings& from,
   const double ty = 2.0 * dy / imageHeight();
   auto& stn = settings_.stn;
   switch (stn.family) {
-    case Family::NoShear:
+    case StnFamily::NoShear:
       stn.no_shear.shift_x += tx;
       stn.no_shear.shift_y += ty;
       break;
-    case Family::Similarity:
+    case StnFamily::Similarity:
       stn.similarity.shift_x += tx;
       stn.similarity.shift_y += ty;
       break;
-    case Family::TranslationScale:
+    case StnFamily::TranslationScale:
       stn.translation_scale.shift_x += tx;
       stn.translation_scale.shift_y += ty;
       break;
-    case Family::Affine:
+    case StnFamily::Affine:
       stn.affine[2] += tx;
       stn.affine[5] += ty;
       break;
@@ -225,13 +225,13 @@ void GlimpseCanvas::scaleBy(double factor) {
   }
   auto& stn = settings_.stn;
   switch (stn.family) {
-    case Family::NoShear:
+    case StnFamily::NoShear:
       stn.no_shear.scale_x *= factor;
       stn.no_shear.scale_y *= factor;
       break;
-    case Family::Similarity: stn.similarity.scale *= factor; break;
-    case Family::TranslationScale: stn.translation_scale.scale *= factor; break;
-    case Family::Affine:
+    case StnFamily::Similarity: stn.similarity.scale *= factor; break;
+    case StnFamily::TranslationScale: stn.translation_scale.scale *= factor; break;
+    case StnFamily::Affine:
       for (int k : {0, 1, 3, 4}) stn.affine[std::size_t(k)] *= factor;
       break;
   }
@@ -251,7 +251,7 @@ double GlimpseCanvas::rotationSign() const {
   const int w = imageWidth();
   const int h = imageHeight();
   auto stn = settings_.stn;
-  stn.family = Family::Similarity;
+  stn.family = StnFamily::Similarity;
   const auto handleAngle = [&](double rotation) {
     stn.similarity.rotation = rotation;
     const auto theta = stn.theta(w, h);  // a probe of the family's theta, not the settings' geometry
@@ -267,7 +267,7 @@ double GlimpseCanvas::rotationSign() const {
 }
 
 void GlimpseCanvas::rotateBy(double screenRadians) {
-  if (!image_ || effectiveTarget() != Target::Stn || settings_.stn.family != Family::Similarity) return;
+  if (!image_ || effectiveTarget() != Target::Stn || settings_.stn.family != StnFamily::Similarity) return;
   double& rotation = settings_.stn.similarity.rotation;
   if (!finite(rotation)) rotation = 0.0;
   rotation = wrapAngle(rotation + screenRadians * rotationSign());
@@ -377,7 +377,7 @@ void GlimpseCanvas::wheelEvent(QWheelEvent* event) {
   if (modifiers & Qt::ShiftModifier) {
     if (effectiveTarget() == Target::Gaussian) {
       sigmaBy(std::pow(kStepFactor, -steps));  // up: sharper
-    } else if (settings_.stn.family == Family::Similarity) {
+    } else if (settings_.stn.family == StnFamily::Similarity) {
       rotateBy(steps * 5.0 * std::numbers::pi / 180.0);
     } else {
       return;

@@ -1,4 +1,5 @@
 #include "workbenches/alignment_models.h"
+#include "render/strings.h"
 
 #include "workbenches/model_files.h"
 
@@ -14,7 +15,10 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("AlignmentModels", text); }
+// This file's texts, under the translation context "AlignmentModels" (Qt's AlignmentModels::tr() outside a QObject).
+struct AlignmentModels {
+  Q_DECLARE_TR_FUNCTIONS(AlignmentModels)
+};
 
 constexpr auto kSeq2Seq = "AttnScopeSeq2Seq";
 constexpr auto kClassifier = "AttnScopeClassifier";
@@ -31,20 +35,19 @@ constexpr std::array<KnownModelName, 7> kKnown = {{
     {"sentiment-hierarchical", "Reviews \u00b7 hierarchical"},
 }};
 
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-
 attn::Error unsupported(const QString& shownAs, const QString& architecture) {
   if (architecture.isEmpty()) {
-    return modelFileError(attn::ErrorKind::Unsupported, shownAs,
-                          tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
-                             "[\"AttnScopeClassifier\"] models"));
+    return modelFileError(
+        attn::ErrorKind::Unsupported, shownAs,
+        AlignmentModels::tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
+                            "[\"AttnScopeClassifier\"] models"));
   }
-  return modelFileError(
-      attn::ErrorKind::Unsupported, shownAs,
-      tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
-         "AttnScopeClassifier models (%2)")
-          .arg(architecture, architecture == u"AttnScopeCaptioner"_s ? tr("captioners open in the Captioning tab")
-                                                                     : tr("transformers open in the Transformer tab")));
+  return modelFileError(attn::ErrorKind::Unsupported, shownAs,
+                        AlignmentModels::tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
+                                            "AttnScopeClassifier models (%2)")
+                            .arg(architecture, architecture == u"AttnScopeCaptioner"_s
+                                                   ? AlignmentModels::tr("captioners open in the Captioning tab")
+                                                   : AlignmentModels::tr("transformers open in the Transformer tab")));
 }
 
 void describe(AlignmentModel& model) {

@@ -1,5 +1,6 @@
 #include "views/export.h"
 #include "workbenches/alignment_workbench.h"
+#include "render/strings.h"
 
 #include "render/alignment_overlay.h"
 #include "workbenches/alignment_models.h"
@@ -27,10 +28,6 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 namespace {
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-
-QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
 // The label of output step t of a hypothesis: its character, "</s>" for the end.
 QString stepLabel(const attn::AttentionMap& map, int t) {

@@ -1,4 +1,5 @@
 #include "workbenches/alignment_worker.h"
+#include "render/strings.h"
 
 #include "render/alignment_render.h"
 
@@ -9,11 +10,7 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
-namespace {
-
-double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
-
-}  // namespace
+namespace {}  // namespace
 
 QStringList AlignmentOutcome::warnings() const {
   QStringList out = modelWarnings;

@@ -10,7 +10,10 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("CaptionModels", text); }
+// This file's texts, under the translation context "CaptionModels" (Qt's CaptionModels::tr() outside a QObject).
+struct CaptionModels {
+  Q_DECLARE_TR_FUNCTIONS(CaptionModels)
+};
 
 constexpr auto kCaptioner = "AttnScopeCaptioner";
 
@@ -23,8 +26,9 @@ attn::Error unsupported(const QString& configPath, const QString& architecture) 
   return modelFileError(
       attn::ErrorKind::Unsupported, configPath,
       architecture.isEmpty()
-          ? tr("no \"architectures\": the Captioning tab opens [\"AttnScopeCaptioner\"] models")
-          : tr("\"architectures\" names %1: the Captioning tab opens AttnScopeCaptioner models").arg(architecture));
+          ? CaptionModels::tr("no \"architectures\": the Captioning tab opens [\"AttnScopeCaptioner\"] models")
+          : CaptionModels::tr("\"architectures\" names %1: the Captioning tab opens AttnScopeCaptioner models")
+                .arg(architecture));
 }
 
 attn::Result<CaptionModel> loadBundled(const BundledModel& bundled) {

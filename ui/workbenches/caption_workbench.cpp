@@ -1,5 +1,6 @@
 #include "views/export.h"
 #include "workbenches/caption_workbench.h"
+#include "render/strings.h"
 
 #include "render/alignment_render.h"
 #include "views/caption_strip_view.h"
@@ -23,9 +24,6 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 namespace {
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
-QString quoted(const QString& text) { return u"\u201c"_s + text + u"\u201d"_s; }
 
 qint64 composedKey(int hypothesis, int word) { return (qint64(hypothesis) << 32) | qint64(quint32(word)); }
 

@@ -1,4 +1,5 @@
 #include "workbenches/caption_worker.h"
+#include "render/strings.h"
 
 #include "attn/vision/pyramid.h"
 #include "attn/vision/scenes.h"
@@ -21,10 +22,6 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("CaptionWorker", text); }
-
-double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
-
 // The display image without converting a huge photo to a QImage first: halve it on the engine's pyramid
 // until it is at most twice the display size.
 QImage displayOf(const attn::Image& image) {
@@ -37,7 +34,7 @@ QImage displayOf(const attn::Image& image) {
 }  // namespace
 
 QString CaptionInput::name() const {
-  return kind == Kind::Scene ? tr("scene %1").arg(seed) : QFileInfo(path).fileName();
+  return kind == Kind::Scene ? CaptionWorker::tr("scene %1").arg(seed) : QFileInfo(path).fileName();
 }
 
 QStringList CaptionOutcome::warnings() const {
@@ -84,7 +81,7 @@ render::CaptionGridFigure captionGridFigure(const QImage& display, const attn::m
   render::CaptionGridFigure figure;
   figure.heading = heading;
   figure.perRow = perRow;
-  figure.cells.push_back({tr("image"), display});
+  figure.cells.push_back({CaptionWorker::tr("image"), display});
   if (std::size_t(maps.hypothesis) >= run.hypotheses.size()) return figure;
   const auto& hyp = run.hypotheses[std::size_t(maps.hypothesis)];
   for (std::size_t t = 0; t < maps.words.size() && t < hyp.words.size(); ++t) {
@@ -111,9 +108,10 @@ attn::Result<CaptionImage> readCaptionInput(const CaptionInput& input) {
     if (input.kind == CaptionInput::Kind::Resource) {
       QFile resource(input.path);
       if (!resource.open(QIODevice::ReadOnly)) {
-        return attn::fail(attn::ErrorKind::Io,
-                          tr("cannot read the bundled image (%1)").arg(resource.errorString()).toStdString(),
-                          out.name.toStdString());
+        return attn::fail(
+            attn::ErrorKind::Io,
+            CaptionWorker::tr("cannot read the bundled image (%1)").arg(resource.errorString()).toStdString(),
+            out.name.toStdString());
       }
       const QByteArray bytes = resource.readAll();
       const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.constData());
@@ -126,7 +124,8 @@ attn::Result<CaptionImage> readCaptionInput(const CaptionInput& input) {
     image = std::move(*decoded);
   }
   if (image.empty()) {
-    return attn::fail(attn::ErrorKind::OutOfRange, tr("the image has no pixels").toStdString(), out.name.toStdString());
+    return attn::fail(attn::ErrorKind::OutOfRange, CaptionWorker::tr("the image has no pixels").toStdString(),
+                      out.name.toStdString());
   }
   out.width = image.width;
   out.height = image.height;

@@ -30,16 +30,16 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-using attn::glimpse::Family;
+using StnFamily = attn::glimpse::Family;
 using glimpse_detail::setLabel;
 using glimpse_detail::smallNote;
 
-QString familyName(Family family) {
+QString familyName(StnFamily family) {
   switch (family) {
-    case Family::Affine: return QObject::tr("Affine (6 parameters)");
-    case Family::NoShear: return QObject::tr("No shear (scale + shift per axis)");
-    case Family::Similarity: return QObject::tr("Similarity (scale, rotation, shift)");
-    case Family::TranslationScale: return QObject::tr("Translation + scale");
+    case StnFamily::Affine: return QObject::tr("Affine (6 parameters)");
+    case StnFamily::NoShear: return QObject::tr("No shear (scale + shift per axis)");
+    case StnFamily::Similarity: return QObject::tr("Similarity (scale, rotation, shift)");
+    case StnFamily::TranslationScale: return QObject::tr("Translation + scale");
   }
   return {};
 }
@@ -295,7 +295,7 @@ QWidget* GlimpseWorkbench::buildStnPage() {
   auto* familyForm = new QFormLayout();
   familyBox_ = new QComboBox(page);
   familyBox_->setObjectName(u"family"_s);
-  for (Family family : {Family::NoShear, Family::Similarity, Family::TranslationScale, Family::Affine}) {
+  for (StnFamily family : {StnFamily::NoShear, StnFamily::Similarity, StnFamily::TranslationScale, StnFamily::Affine}) {
     familyBox_->addItem(familyName(family), int(family));
   }
   familyBox_->setToolTip(
@@ -325,15 +325,15 @@ QWidget* GlimpseWorkbench::buildStnPage() {
   connect(familyBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (syncing_ || index < 0) return;
     auto s = settings_;
-    const Family family = Family(familyBox_->itemData(index).toInt());
+    const StnFamily family = StnFamily(familyBox_->itemData(index).toInt());
     const int w = image_ ? image_->width : 512;
     const int h = image_ ? image_->height : 512;
     const auto theta = s.stn.theta(w, h);
     switch (family) {
-      case Family::NoShear: s.stn.no_shear = attn::glimpse::no_shear_of(theta); break;
-      case Family::Similarity: s.stn.similarity = attn::glimpse::similarity_of(theta, w, h); break;
-      case Family::TranslationScale: s.stn.translation_scale = attn::glimpse::translation_scale_of(theta); break;
-      case Family::Affine: s.stn.affine = theta; break;
+      case StnFamily::NoShear: s.stn.no_shear = attn::glimpse::no_shear_of(theta); break;
+      case StnFamily::Similarity: s.stn.similarity = attn::glimpse::similarity_of(theta, w, h); break;
+      case StnFamily::TranslationScale: s.stn.translation_scale = attn::glimpse::translation_scale_of(theta); break;
+      case StnFamily::Affine: s.stn.affine = theta; break;
     }
     s.stn.family = family;
     edit(s, false);
@@ -590,13 +590,13 @@ void GlimpseWorkbench::syncPanel() {
 
 void GlimpseWorkbench::updateStnControls() {
   const bool same = settings_.same_window;
-  const Family family = settings_.stn.family;
+  const StnFamily family = settings_.stn.family;
   int page = 0;
   switch (family) {
-    case Family::NoShear: page = 0; break;
-    case Family::Similarity: page = 1; break;
-    case Family::TranslationScale: page = 2; break;
-    case Family::Affine: page = 3; break;
+    case StnFamily::NoShear: page = 0; break;
+    case StnFamily::Similarity: page = 1; break;
+    case StnFamily::TranslationScale: page = 2; break;
+    case StnFamily::Affine: page = 3; break;
   }
   familyStack_->setCurrentIndex(page);
   // A stacked widget is as tall as its tallest page; let the hidden pages claim no room.
@@ -617,7 +617,7 @@ void GlimpseWorkbench::updateStnControls() {
                               .arg(geometry_.stn_width)
                               .arg(geometry_.stn_height));
   } else {
-    setLabel(familyNote_, family == Family::Similarity
+    setLabel(familyNote_, family == StnFamily::Similarity
                               ? tr("Drag the round handle on the canvas to rotate; Shift+wheel turns by 5\u00b0.")
                               : tr("Scale 1 and shift 0 cover the whole image; the wheel scales about the centre."));
   }

@@ -27,14 +27,14 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-using attn::glimpse::Family;
+using StnFamily = attn::glimpse::Family;
 using glimpse_detail::kPlotIntervalNs;
 using glimpse_detail::setLabel;
 using glimpse_detail::smallNote;
 
 constexpr int kMaxPlottedCurves = 24;
 
-QString familyKey(Family family) {
+QString familyKey(StnFamily family) {
   return QString::fromLatin1(attn::glimpse::to_string(family).data(),
                              qsizetype(attn::glimpse::to_string(family).size()));
 }

@@ -1,4 +1,5 @@
 #include "workbenches/glimpse_worker.h"
+#include "render/strings.h"
 
 #include "render/glimpse_render.h"
 
@@ -17,8 +18,6 @@ namespace attn::ui {
 namespace {
 
 using attn::glimpse::GaussianGlimpse;
-
-double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
 
 // Reads below this many multiply-adds are too short to time reliably.
 constexpr double kMinTimedMacs = 2.0e5;

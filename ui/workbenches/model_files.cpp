@@ -16,7 +16,10 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("ModelFiles", text); }
+// This file's texts, under the translation context "ModelFiles" (Qt's ModelFiles::tr() outside a QObject).
+struct ModelFiles {
+  Q_DECLARE_TR_FUNCTIONS(ModelFiles)
+};
 
 }  // namespace
 
@@ -27,8 +30,8 @@ attn::Error modelFileError(attn::ErrorKind kind, const QString& file, const QStr
 attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
   QFile file(path);
   if (!file.exists()) {
-    return std::unexpected(modelFileError(attn::ErrorKind::Io, path,
-                                          tr("missing: a model folder holds config.json and model.safetensors")));
+    return std::unexpected(modelFileError(
+        attn::ErrorKind::Io, path, ModelFiles::tr("missing: a model folder holds config.json and model.safetensors")));
   }
   if (!file.open(QIODevice::ReadOnly)) {
     return std::unexpected(modelFileError(attn::ErrorKind::Io, path, file.errorString()));
@@ -39,10 +42,11 @@ attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
   const QJsonDocument doc = QJsonDocument::fromJson(out.bytes, &parseError);
   if (parseError.error != QJsonParseError::NoError) {
     return std::unexpected(modelFileError(attn::ErrorKind::Malformed, path,
-                                          tr("not valid JSON (%1)").arg(parseError.errorString()), parseError.offset));
+                                          ModelFiles::tr("not valid JSON (%1)").arg(parseError.errorString()),
+                                          parseError.offset));
   }
   if (!doc.isObject()) {
-    return std::unexpected(modelFileError(attn::ErrorKind::Malformed, path, tr("expected a JSON object")));
+    return std::unexpected(modelFileError(attn::ErrorKind::Malformed, path, ModelFiles::tr("expected a JSON object")));
   }
   const QJsonObject object = doc.object();
   const QJsonValue architectures = object.value(u"architectures"_s);
@@ -56,8 +60,8 @@ attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
 attn::Result<attn::io::SafeTensors> readWeightsInMemory(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) {
-    return std::unexpected(
-        modelFileError(attn::ErrorKind::Io, path, tr("missing from the build: %1").arg(file.errorString())));
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, path,
+                                          ModelFiles::tr("missing from the build: %1").arg(file.errorString())));
   }
   const QByteArray raw = file.readAll();
   std::vector<std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(raw.constData()),
@@ -82,7 +86,7 @@ QString modelFolderOf(const QString& path) {
 attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOrFolder,
                                                            const std::vector<BundledModel>& bundled) {
   if (nameOrFolder.trimmed().isEmpty()) {
-    return std::unexpected(modelFileError(attn::ErrorKind::Io, QString(), tr("no model given")));
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, QString(), ModelFiles::tr("no model given")));
   }
   if (nameOrFolder.contains(u'/') || nameOrFolder.contains(u'\\')) return std::optional<BundledModel>();
   for (const auto& model : bundled) {
@@ -93,18 +97,20 @@ attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOr
   for (const auto& model : bundled) keys.append(model.key);
   return std::unexpected(modelFileError(
       attn::ErrorKind::Io, nameOrFolder,
-      keys.isEmpty() ? tr("no such bundled model or folder (this build bundles no models)")
-                     : tr("no such bundled model or folder; the bundled models are %1").arg(keys.join(u", "_s))));
+      keys.isEmpty()
+          ? ModelFiles::tr("no such bundled model or folder (this build bundles no models)")
+          : ModelFiles::tr("no such bundled model or folder; the bundled models are %1").arg(keys.join(u", "_s))));
 }
 
 attn::Result<ModelFolder> openModelFolder(const QString& path) {
   ModelFolder out;
   out.folder = modelFolderOf(path);
   const QFileInfo info(out.folder);
-  if (!info.exists()) return std::unexpected(modelFileError(attn::ErrorKind::Io, path, tr("no such folder")));
+  if (!info.exists())
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, path, ModelFiles::tr("no such folder")));
   if (!info.isDir()) {
-    return std::unexpected(
-        modelFileError(attn::ErrorKind::Io, path, tr("not a model folder (config.json and model.safetensors)")));
+    return std::unexpected(modelFileError(attn::ErrorKind::Io, path,
+                                          ModelFiles::tr("not a model folder (config.json and model.safetensors)")));
   }
   out.name = info.fileName();
   out.configPath = QDir(out.folder).filePath(u"config.json"_s);

@@ -30,7 +30,10 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("SidePanel", text); }
+// This file's texts, under the translation context "SidePanel" (Qt's SidePanel::tr() outside a QObject).
+struct SidePanel {
+  Q_DECLARE_TR_FUNCTIONS(SidePanel)
+};
 
 }  // namespace
 
@@ -94,25 +97,25 @@ QLabel* makeMessageStrip(QWidget* parent, const QString& objectName, MessageStri
 ModelGroup makeModelGroup(QWidget* parent, const QString& prefix, const QString& boxToolTip,
                           const QString& folderToolTip, const QString& aboutToolTip) {
   ModelGroup g;
-  g.group = new QGroupBox(tr("Model"), parent);
+  g.group = new QGroupBox(SidePanel::tr("Model"), parent);
   auto* layout = new QVBoxLayout(g.group);
   auto* form = new QFormLayout();
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   g.box = new QComboBox(g.group);
   g.box->setObjectName(prefix + u"Model"_s);
   g.box->setToolTip(boxToolTip);
-  form->addRow(tr("&Model:"), g.box);
+  form->addRow(SidePanel::tr("&Model:"), g.box);
   layout->addLayout(form);
-  g.description = new QLabel(tr("No model open."), g.group);
+  g.description = new QLabel(SidePanel::tr("No model open."), g.group);
   g.description->setObjectName(prefix + u"ModelDescription"_s);
   g.description->setWordWrap(true);
   g.description->setTextInteractionFlags(Qt::TextSelectableByMouse);
   g.description->setForegroundRole(QPalette::PlaceholderText);
   layout->addWidget(g.description);
   auto* buttons = new QHBoxLayout();
-  g.openFolder = new QPushButton(tr("Open &Folder\u2026"), g.group);
+  g.openFolder = new QPushButton(SidePanel::tr("Open &Folder\u2026"), g.group);
   g.openFolder->setToolTip(folderToolTip);
-  g.about = new QPushButton(tr("A&bout This Model\u2026"), g.group);
+  g.about = new QPushButton(SidePanel::tr("A&bout This Model\u2026"), g.group);
   g.about->setObjectName(prefix + u"About"_s);
   g.about->setToolTip(aboutToolTip);
   g.about->setEnabled(false);
@@ -134,7 +137,7 @@ void selectOpenModel(QComboBox* box, const QString& key, const QString& path, co
       } else {
         box->insertSeparator(box->count());
       }
-      box->addItem(tr("%1 (folder)").arg(name), path);
+      box->addItem(SidePanel::tr("%1 (folder)").arg(name), path);
       index = box->count() - 1;
       box->setItemData(index, QDir::toNativeSeparators(path), Qt::ToolTipRole);
     }
@@ -146,7 +149,7 @@ void showOpenModel(const ModelGroup& group, const QString& key, const QString& p
                    const QString& description, bool hasCard) {
   selectOpenModel(group.box, key, path, name);
   group.description->setText(key.isEmpty() ? description + u"\n"_s + QDir::toNativeSeparators(path) : description);
-  group.description->setToolTip(key.isEmpty() ? path : tr("Bundled with AttnScope (%1)").arg(key));
+  group.description->setToolTip(key.isEmpty() ? path : SidePanel::tr("Bundled with AttnScope (%1)").arg(key));
   group.about->setEnabled(hasCard);
 }
 
@@ -157,15 +160,15 @@ void reselectOpenModel(QComboBox* box, const QString& key, const QString& path) 
 }
 
 QString openFailedMessage(const QString& what, const QString& reason, const QString& previousModel) {
-  return previousModel.isEmpty()
-             ? tr("Cannot open %1: %2").arg(what, reason)
-             : tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.").arg(what, reason, previousModel);
+  return previousModel.isEmpty() ? SidePanel::tr("Cannot open %1: %2").arg(what, reason)
+                                 : SidePanel::tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.")
+                                       .arg(what, reason, previousModel);
 }
 
 void showModelCard(QWidget* parent, const QString& name, const QString& markdown) {
   auto* dialog = new QDialog(parent);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->setWindowTitle(tr("About %1").arg(name));
+  dialog->setWindowTitle(SidePanel::tr("About %1").arg(name));
   auto* layout = new QVBoxLayout(dialog);
   auto* browser = new QTextBrowser(dialog);
   browser->setOpenExternalLinks(true);
@@ -198,7 +201,7 @@ void fillModelBox(QComboBox* box, const std::vector<BundledModel>& models, const
 DecodingGroup makeDecodingGroup(QWidget* parent, const QString& prefix, int maxBeam, const QString& beamToolTip,
                                 const QString& outputHeader, const QString& listToolTip) {
   DecodingGroup g;
-  g.group = new QGroupBox(tr("Decoding"), parent);
+  g.group = new QGroupBox(SidePanel::tr("Decoding"), parent);
   auto* layout = new QVBoxLayout(g.group);
   auto* form = new QFormLayout();
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -206,15 +209,15 @@ DecodingGroup makeDecodingGroup(QWidget* parent, const QString& prefix, int maxB
   g.beam->setObjectName(prefix + u"Beam"_s);
   g.beam->setRange(1, maxBeam);
   g.beam->setValue(1);
-  g.beam->setSpecialValueText(tr("1 (greedy)"));
+  g.beam->setSpecialValueText(SidePanel::tr("1 (greedy)"));
   g.beam->setToolTip(beamToolTip);
-  form->addRow(tr("Beam &width:"), g.beam);
+  form->addRow(SidePanel::tr("Beam &width:"), g.beam);
   layout->addLayout(form);
-  auto* label = new QLabel(tr("&Hypotheses, best first:"), g.group);
+  auto* label = new QLabel(SidePanel::tr("&Hypotheses, best first:"), g.group);
   auto* list = new QTreeWidget(g.group);
   list->setObjectName(prefix + u"Hypotheses"_s);
   list->setColumnCount(3);
-  list->setHeaderLabels({tr("#"), tr("log p"), outputHeader});
+  list->setHeaderLabels({SidePanel::tr("#"), SidePanel::tr("log p"), outputHeader});
   list->setRootIsDecorated(false);
   list->setUniformRowHeights(true);
   list->setAllColumnsShowFocus(true);

@@ -1,5 +1,6 @@
 // The Transformer tab: its sources and their loading, the input, the runs and what each result changes.
 #include "workbenches/transformer_workbench.h"
+#include "render/strings.h"
 
 #include "models/head_stats_model.h"
 #include "render/heatmap_render.h"
@@ -29,14 +30,12 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-using attn::models::Family;
+using ModelFamily = attn::models::Family;
 using transformer_detail::defaultText;
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
 
 // The texts the tab puts in the box itself (replaced by the next model's example; anything else was typed).
 bool isExampleText(const QString& text) {
-  return text.isEmpty() || text == defaultText(Family::Bert) || text == defaultText(Family::Gpt2) ||
+  return text.isEmpty() || text == defaultText(ModelFamily::Bert) || text == defaultText(ModelFamily::Gpt2) ||
          text == TransformerWorkbench::demoText();
 }
 
@@ -239,7 +238,7 @@ void TransformerWorkbench::updateInputControls() {
            ".attn.safetensors file on the window."));
   } else if (dump) {
     inputNote_->setText(tr("An attention dump: its tokens and weights are fixed."));
-  } else if (source_->family() == Family::Gpt2) {
+  } else if (source_->family() == ModelFamily::Gpt2) {
     inputNote_->setText(tr("GPT-2 attends causally: each token sees itself and the tokens before it."));
   } else if (vision) {
     inputNote_->setText(
@@ -361,7 +360,7 @@ void TransformerWorkbench::applyPending() {
   if (!previous || previous->thumbnails != next->thumbnails) headGrid_->setThumbnails(next->thumbnails);
   if (!previous || previous->stats != next->stats) {
     const bool vision = next->run->grid_rows > 0;
-    const bool gpt = source_ && source_->model && source_->family() == Family::Gpt2;
+    const bool gpt = source_ && source_->model && source_->family() == ModelFamily::Gpt2;
     statsModel_->setSpecialNames(vision ? tr("class token") : (gpt ? tr("first token") : u"[CLS]"_s),
                                  vision || gpt ? tr("others") : u"[SEP]"_s);
     statsModel_->setStatistics(next->stats ? *next->stats : std::vector<attn::analysis::HeadStats>{});
@@ -431,7 +430,7 @@ void TransformerWorkbench::updatePredictions() {
       predictions_->addItem(u"   %1   %2%"_s.arg(render::tokenLabel(candidate.text, 24))
                                 .arg(100.0 * double(candidate.probability), 0, 'f', 1));
     }
-    if (source_ && source_->family() != Family::Gpt2) {
+    if (source_ && source_->family() != ModelFamily::Gpt2) {
       header->setText(tr("[MASK] at position %1:").arg(prediction.position));
     }
   }
@@ -442,7 +441,7 @@ void TransformerWorkbench::updatePredictions() {
       text = tr("A dump holds attention only");
     } else if (source_->model && !source_->model->has_prediction_head()) {
       text = tr("No prediction head in this checkpoint");
-    } else if (source_->model && source_->family() != Family::Gpt2 && !source_->isVision()) {
+    } else if (source_->model && source_->family() != ModelFamily::Gpt2 && !source_->isVision()) {
       text = tr("Write [MASK] to see BERT's guesses");
     }
     auto* none = new QListWidgetItem(text, predictions_);

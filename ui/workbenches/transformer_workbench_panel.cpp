@@ -39,7 +39,7 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-using attn::models::Family;
+using ModelFamily = attn::models::Family;
 using transformer_detail::defaultText;
 
 }  // namespace
@@ -115,7 +115,7 @@ QGroupBox* TransformerWorkbench::buildInputGroup(QWidget* panel) {
   textEdit_->setTabChangesFocus(true);
   textEdit_->setPlaceholderText(tr("Text for the model; [MASK] asks BERT for a word"));
   textEdit_->setFixedHeight(textEdit_->fontMetrics().lineSpacing() * 4 + 14);
-  textEdit_->setPlainText(defaultText(Family::Bert));
+  textEdit_->setPlainText(defaultText(ModelFamily::Bert));
   textLabel_->setBuddy(textEdit_);
   inputLayout->addWidget(textLabel_);
   inputLayout->addWidget(textEdit_);

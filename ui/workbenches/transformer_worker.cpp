@@ -1,4 +1,5 @@
 #include "workbenches/transformer_worker.h"
+#include "render/strings.h"
 
 #include "attn/io/attention_dump.h"
 
@@ -14,10 +15,6 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 namespace {
-
-double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
-
-QString fromStd(const std::string& text) { return QString::fromStdString(text); }
 
 QImage displayImage(const attn::Image& image, int maxSide) {
   QImage out(image.width, image.height, QImage::Format_RGBX8888);  // image_to_u8 writes R, G, B, X bytes

@@ -20,15 +20,14 @@ namespace attn::io {
 namespace {
 
 using json = nlohmann::json;
+using detail::quote;
 
-constexpr std::string_view kFormat = "attnscope.attn";
-constexpr std::string_view kVersion = "1";
+constexpr std::string_view kDumpFormat = "attnscope.attn";
+constexpr std::string_view kDumpVersion = "1";
 constexpr std::string_view kPrefix = "attn.";
 constexpr std::int64_t kHeaderOffset = 8;  // metadata errors point at the header
 // More heads than any published model has; the maps' sizes themselves are bounded by the file's bytes.
 constexpr std::int64_t kMaxHeads = 4096;
-
-std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::optional<Stage> dump_stage(std::string_view s) {
   if (s == "encoder") return Stage::Encoder;
@@ -159,16 +158,17 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
   const std::string& file = st.name();
   const auto& metadata = st.metadata();
 
-  if (const auto it = metadata.find("format"); it != metadata.end() && it->second != kFormat) {
-    return fail(ErrorKind::Unsupported,
-                "metadata \"format\" is " + quote(it->second) + ", not " + quote(kFormat) + ": not an attention dump",
-                file, kHeaderOffset);
-  }
-  if (const auto it = metadata.find("version"); it != metadata.end() && it->second != kVersion) {
+  if (const auto it = metadata.find("format"); it != metadata.end() && it->second != kDumpFormat) {
     return fail(
         ErrorKind::Unsupported,
-        "attention dump version " + quote(it->second) + "; this AttnScope reads version " + std::string(kVersion), file,
+        "metadata \"format\" is " + quote(it->second) + ", not " + quote(kDumpFormat) + ": not an attention dump", file,
         kHeaderOffset);
+  }
+  if (const auto it = metadata.find("version"); it != metadata.end() && it->second != kDumpVersion) {
+    return fail(
+        ErrorKind::Unsupported,
+        "attention dump version " + quote(it->second) + "; this AttnScope reads version " + std::string(kDumpVersion),
+        file, kHeaderOffset);
   }
   if (!metadata.contains("tokens")) {
     return fail(ErrorKind::Malformed,
@@ -350,7 +350,8 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
   }
   if (const auto missing = missing_layer(trace.layers)) return fail(ErrorKind::Malformed, *missing, file);
 
-  std::map<std::string, std::string> metadata{{"format", std::string(kFormat)}, {"version", std::string(kVersion)}};
+  std::map<std::string, std::string> metadata{{"format", std::string(kDumpFormat)},
+                                              {"version", std::string(kDumpVersion)}};
   try {
     metadata["tokens"] = json(trace.tokens).dump();
     if (!trace.cross_rows.empty()) metadata["cross_rows"] = json(trace.cross_rows).dump();

@@ -28,9 +28,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kStart = 1;
-constexpr int kEnd = 2;
-constexpr int kMaxBeam = 64;
+constexpr int kMaxCaptionBeam = 64;
 
 // Bounds that keep a small config.json from asking for a huge allocation: every buffer a run makes is
 // bounded by them before anything is read or allocated.
@@ -171,7 +169,7 @@ Result<std::vector<int>> read_widths(const bundled::ConfigKeys& k, std::string_v
   return out;
 }
 
-Result<CaptionerConfig> read_config(const bundled::ConfigKeys& k) {
+Result<CaptionerConfig> read_captioner_config(const bundled::ConfigKeys& k) {
   CaptionerConfig c;
   ATTN_TRY(k.architecture("AttnScopeCaptioner"));
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
@@ -218,8 +216,8 @@ int CaptionerConfig::grid() const {
 }
 
 Result<CaptionerConfig> CaptionerConfig::parse(std::string_view text, const std::string& file) {
-  return detail::read_json_config<bundled::ConfigKeys>(text, file,
-                                                       [](const bundled::ConfigKeys& k) { return read_config(k); });
+  return detail::read_json_config<bundled::ConfigKeys>(
+      text, file, [](const bundled::ConfigKeys& k) { return read_captioner_config(k); });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -311,7 +309,7 @@ Result<std::unique_ptr<CaptionerModel::Impl>> build(CaptionerConfig config, cons
 
 }  // namespace
 
-CaptionerModel::CaptionerModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CaptionerModel::CaptionerModel(std::unique_ptr<CaptionerModel::Impl> impl) : impl_(std::move(impl)) {}
 CaptionerModel::~CaptionerModel() = default;
 const CaptionerConfig& CaptionerModel::config() const { return impl_->config; }
 std::vector<std::string> CaptionerModel::warnings() const { return impl_->warnings; }
@@ -329,7 +327,7 @@ Result<std::shared_ptr<const CaptionerModel>> CaptionerModel::from_parts(Caption
                                                                          const io::SafeTensors& weights) {
   return bundled::build_model<CaptionerModel>(
       weights, [&] { return build(std::move(config), weights); },
-      [](std::unique_ptr<Impl> impl) { return new CaptionerModel(std::move(impl)); });
+      [](std::unique_ptr<CaptionerModel::Impl> impl) { return new CaptionerModel(std::move(impl)); });
 }
 
 Result<std::shared_ptr<const CaptionerModel>> CaptionerModel::load(const fs::path& folder) {
@@ -356,7 +354,6 @@ std::shared_ptr<const AttentionMap> CaptionRun::alpha_map(std::size_t hypothesis
   return map;
 }
 
-namespace {
 // The runner's buffers; CaptionerRunner::Scratch is this (a private name the helpers below cannot use).
 struct CaptionBuffers {
   // Encoder: a layer's input planes [C, side^2] (bundled::conv3x3_relu_pool).
@@ -385,7 +382,6 @@ struct CaptionBuffers {
   std::vector<int> locations;
   std::vector<int> path;
 };
-}  // namespace
 
 struct CaptionerRunner::Scratch : CaptionBuffers {};
 
@@ -397,11 +393,8 @@ CaptionerRunner& CaptionerRunner::operator=(CaptionerRunner&&) noexcept = defaul
 
 namespace {
 
-using Impl = CaptionerModel::Impl;
-using Scratch = CaptionBuffers;
-
 // The encoder on the normalised S x S input: features [L, D] and the attention's keys W_a a_i + b.
-void encode(const Impl& m, Scratch& s, const Image& input) {
+void encode(const CaptionerModel::Impl& m, CaptionBuffers& s, const Image& input) {
   const auto& c = m.config;
   Index side = c.image_size;
   s.planes.resize(3, side * side);
@@ -420,7 +413,7 @@ void encode(const Impl& m, Scratch& s, const Image& input) {
 }
 
 // h_0, c_0 from the mean annotation, in row 0 of s.h / s.c.
-void initial_state(const Impl& m, Scratch& s) {
+void initial_state(const CaptionerModel::Impl& m, CaptionBuffers& s) {
   const RowVector mean = s.features.colwise().mean();
   s.h.resize(1, m.config.hidden);
   s.c.resize(1, m.config.hidden);
@@ -431,7 +424,7 @@ void initial_state(const Impl& m, Scratch& s) {
 }
 
 // Buffers for up to k rows of hypotheses (h_0 and c_0 kept in row 0).
-void reserve_rows(const Impl& m, Scratch& s, Index k) {
+void reserve_rows(const CaptionerModel::Impl& m, CaptionBuffers& s, Index k) {
   const auto& c = m.config;
   const Index H = c.hidden, E = c.embedding_size, D = c.features(), L = s.features.rows();
   const RowVector h0 = s.h.row(0), c0 = s.c.row(0);
@@ -456,7 +449,7 @@ float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 // One decoder step (MODELS.md section 4) for the first B rows of s.h / s.c fed the ids `tokens`: leaves
 // alpha, beta and (hard) the location in s.alpha / s.beta / s.location, the new state in s.h / s.c and
 // the logits in s.logits.
-void step(const Impl& m, Scratch& s, const std::vector<int>& tokens, Index B) {
+void step(const CaptionerModel::Impl& m, CaptionBuffers& s, const std::vector<int>& tokens, Index B) {
   const auto& c = m.config;
   const Index E = c.embedding_size, D = c.features();
   auto h = s.h.topRows(B);
@@ -508,7 +501,7 @@ void step(const Impl& m, Scratch& s, const std::vector<int>& tokens, Index B) {
 std::string join_words(const CaptionHypothesis& h) {
   std::string text;
   for (std::size_t i = 0; i < h.ids.size(); ++i) {
-    if (h.ids[i] == kEnd) continue;
+    if (h.ids[i] == bundled::kEndId) continue;
     if (!text.empty()) text += ' ';
     text += h.words[i];
   }
@@ -520,11 +513,11 @@ void label(const CaptionerConfig& c, CaptionHypothesis& h) {
   h.words.clear();
   for (const int id : h.ids) h.words.push_back(c.vocab[static_cast<std::size_t>(id)]);
   h.text = join_words(h);
-  h.finished = !h.ids.empty() && h.ids.back() == kEnd;
+  h.finished = !h.ids.empty() && h.ids.back() == bundled::kEndId;
 }
 
 // The checks and the encoder every run shares.
-Result<void> start_run(const Impl& m, Scratch& s, const Image& input, CaptionRun& run) {
+Result<void> start_run(const CaptionerModel::Impl& m, CaptionBuffers& s, const Image& input, CaptionRun& run) {
   const int S = m.config.image_size;
   if (input.channels != 3 || input.width != S || input.height != S || input.data.size() < 3 * input.plane_size()) {
     return fail(ErrorKind::Mismatch,
@@ -551,13 +544,14 @@ void warn_nonfinite(CaptionRun& run) {
   if (auto w = detail::nonfinite_attention_warning(bad, total)) run.warnings.push_back(std::move(*w));
 }
 
-Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const CaptionOptions& options) {
+Result<CaptionRun> decode(const CaptionerModel::Impl& m, CaptionBuffers& s, const Image& input,
+                          const CaptionOptions& options) {
   const auto& c = m.config;
   const int k = options.beam;
   const int max_words = options.max_words.value_or(c.max_caption_length);
-  if (k < 1 || k > kMaxBeam) {
+  if (k < 1 || k > kMaxCaptionBeam) {
     return fail(ErrorKind::OutOfRange,
-                "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
+                "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxCaptionBeam));
   }
   if (max_words < 1 || max_words > kMaxCaptionLength) {
     return fail(ErrorKind::OutOfRange, "max_words is " + std::to_string(max_words) + "; it must be from 1 to " +
@@ -581,7 +575,7 @@ Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const C
   s.log_softmax.clear();
   s.betas.clear();
   s.locations.clear();
-  s.search.start(k, max_words, kStart, kEnd);
+  s.search.start(k, max_words, bundled::kStartId, bundled::kEndId);
 
   for (bool more = true; more;) {
     const Index B = s.search.alive();
@@ -629,7 +623,8 @@ Result<CaptionRun> decode(const Impl& m, Scratch& s, const Image& input, const C
 }
 
 // Teacher forcing: step t is fed ids[t - 1] (<start> first) and its alpha row is the one predicting ids[t].
-Result<CaptionRun> forced(const Impl& m, Scratch& s, const Image& input, const std::vector<int>& ids) {
+Result<CaptionRun> forced(const CaptionerModel::Impl& m, CaptionBuffers& s, const Image& input,
+                          const std::vector<int>& ids) {
   const auto& c = m.config;
   if (ids.empty()) return fail(ErrorKind::OutOfRange, "nothing to score: no word ids", "word ids");
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -649,7 +644,7 @@ Result<CaptionRun> forced(const Impl& m, Scratch& s, const Image& input, const s
   h.alpha.resize(static_cast<Index>(ids.size()), L);
   h.log_softmax.resize(static_cast<Index>(ids.size()), static_cast<Index>(c.vocab.size()));
   double log_prob = 0.0;
-  std::vector<int> token{kStart};
+  std::vector<int> token{bundled::kStartId};
   for (std::size_t t = 0; t < ids.size(); ++t) {
     step(m, s, token, 1);
     bundled::log_softmax_rows(s.logits.topRows(1));

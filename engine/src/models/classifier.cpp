@@ -19,8 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kUnk = 1;
-
 Result<std::vector<std::string>> read_labels(const bundled::ConfigKeys& k) {
   const json* value = k.find("labels");
   if (!value) return k.error(ErrorKind::Malformed, "labels is missing");
@@ -44,7 +42,7 @@ Result<std::vector<std::string>> read_labels(const bundled::ConfigKeys& k) {
   return labels;
 }
 
-Result<ClassifierConfig> read_config(const bundled::ConfigKeys& k) {
+Result<ClassifierConfig> read_classifier_config(const bundled::ConfigKeys& k) {
   ClassifierConfig c;
   ATTN_TRY(k.architecture("AttnScopeClassifier"));
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
@@ -95,8 +93,8 @@ char token_char(unsigned char b) {
 // Config and words
 
 Result<ClassifierConfig> ClassifierConfig::parse(std::string_view text, const std::string& file) {
-  return detail::read_json_config<bundled::ConfigKeys>(text, file,
-                                                       [](const bundled::ConfigKeys& k) { return read_config(k); });
+  return detail::read_json_config<bundled::ConfigKeys>(
+      text, file, [](const bundled::ConfigKeys& k) { return read_classifier_config(k); });
 }
 
 WordSplit split_words(std::string_view text) {
@@ -321,9 +319,9 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
     const Index n = static_cast<Index>(words.size());
     for (const auto& w : words) {
       const auto it = m.index.find(w);
-      const int id = it == m.index.end() ? kUnk : it->second;
+      const int id = it == m.index.end() ? bundled::kUnknownId : it->second;
       run.ids.push_back(id);
-      run.unknown.push_back(id == kUnk);
+      run.unknown.push_back(id == bundled::kUnknownId);
     }
     s.embedded.resize(n, c.embedding_size);
     for (Index i = 0; i < n; ++i) s.embedded.row(i) = m.embedding.row(run.ids[static_cast<std::size_t>(i)]);

@@ -30,6 +30,12 @@
 
 namespace attn::models::bundled {
 
+// The reserved ids of the vocabularies tools/train writes: 0 pads, 1 is an input vocabulary's unknown word,
+// 1 and 2 are an output vocabulary's start and end.
+inline constexpr int kUnknownId = 1;
+inline constexpr int kStartId = 1;
+inline constexpr int kEndId = 2;
+
 // ---------------------------------------------------------------------------------------------------------
 // config.json
 

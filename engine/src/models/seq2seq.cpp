@@ -28,10 +28,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kUnk = 1;    // source side
-constexpr int kStart = 1;  // target side
-constexpr int kEnd = 2;
-constexpr int kMaxBeam = 256;  // far beyond any use; keeps a typo from reserving gigabytes
+constexpr int kMaxSeq2SeqBeam = 256;  // far beyond any use; keeps a typo from reserving gigabytes
 
 // Every vocabulary entry after the special ones must be one code point: the source is split into code
 // points, so a longer entry could never be looked up, and the target side is the same contract.
@@ -48,7 +45,7 @@ Result<void> check_characters(const bundled::ConfigKeys& keys, std::string_view 
   return {};
 }
 
-Result<Seq2SeqConfig> read_config(const bundled::ConfigKeys& k) {
+Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
   Seq2SeqConfig c;
   ATTN_TRY(k.architecture("AttnScopeSeq2Seq"));
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
@@ -190,8 +187,8 @@ Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
 // Config
 
 Result<Seq2SeqConfig> Seq2SeqConfig::parse(std::string_view text, const std::string& file) {
-  return detail::read_json_config<bundled::ConfigKeys>(text, file,
-                                                       [](const bundled::ConfigKeys& k) { return read_config(k); });
+  return detail::read_json_config<bundled::ConfigKeys>(
+      text, file, [](const bundled::ConfigKeys& k) { return read_seq2seq_config(k); });
 }
 
 std::string Seq2SeqConfig::variant_name() const {
@@ -330,7 +327,7 @@ Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io
 
 }  // namespace
 
-Seq2SeqModel::Seq2SeqModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Seq2SeqModel::Seq2SeqModel(std::unique_ptr<Seq2SeqModel::Impl> impl) : impl_(std::move(impl)) {}
 Seq2SeqModel::~Seq2SeqModel() = default;
 const Seq2SeqConfig& Seq2SeqModel::config() const { return impl_->config; }
 std::vector<std::string> Seq2SeqModel::warnings() const { return impl_->warnings; }
@@ -345,7 +342,7 @@ Result<std::shared_ptr<const Seq2SeqModel>> Seq2SeqModel::from_parts(Seq2SeqConf
                                                                      const io::SafeTensors& weights) {
   return bundled::build_model<Seq2SeqModel>(
       weights, [&] { return build(std::move(config), weights); },
-      [](std::unique_ptr<Impl> impl) { return new Seq2SeqModel(std::move(impl)); });
+      [](std::unique_ptr<Seq2SeqModel::Impl> impl) { return new Seq2SeqModel(std::move(impl)); });
 }
 
 Result<std::shared_ptr<const Seq2SeqModel>> Seq2SeqModel::load(const fs::path& folder) {
@@ -370,9 +367,8 @@ std::shared_ptr<const AttentionMap> Seq2SeqRun::alignment(std::size_t hypothesis
   return map;
 }
 
-namespace {
 // The runner's buffers; Seq2SeqRunner::Scratch is this (a private name the helpers below cannot use).
-struct DecodeBuffers {
+struct Seq2SeqBuffers {
   bundled::GruScratch gru;
   Matrix embedded;  // [S, e]
   Matrix H;         // [S, 2h] annotations
@@ -396,9 +392,8 @@ struct DecodeBuffers {
   std::vector<float> node_positions;
   std::vector<int> path;
 };
-}  // namespace
 
-struct Seq2SeqRunner::Scratch : DecodeBuffers {};
+struct Seq2SeqRunner::Scratch : Seq2SeqBuffers {};
 
 Seq2SeqRunner::Seq2SeqRunner(std::shared_ptr<const Seq2SeqModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
@@ -408,11 +403,8 @@ Seq2SeqRunner& Seq2SeqRunner::operator=(Seq2SeqRunner&&) noexcept = default;
 
 namespace {
 
-using Impl = Seq2SeqModel::Impl;
-using Scratch = DecodeBuffers;
-
 // The encoder and everything per input that the steps share: H, s_0, the key projections.
-void encode(const Impl& m, Scratch& s, const std::vector<int>& ids) {
+void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const std::vector<int>& ids) {
   const auto& c = m.config;
   const Index S = static_cast<Index>(ids.size()), e = c.embedding_size, h = c.encoder_hidden;
   s.embedded.resize(S, e);
@@ -444,7 +436,7 @@ void encode(const Impl& m, Scratch& s, const std::vector<int>& ids) {
 // One decoder step for the first B rows of s.state (and s.feed, the search's tokens): leaves the step's attention
 // rows in s.alpha, p_t in s.positions (local-p), the new states in s.state / s.feed and the logits in
 // s.logits.
-void step(const Impl& m, Scratch& s, Index B) {
+void step(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B) {
   const auto& c = m.config;
   auto state = s.state.topRows(B);
   auto alpha = s.alpha.topRows(B);
@@ -529,14 +521,15 @@ void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
 
 // The source truncated to max_source_length, then bundled::BeamSearch (greedy is a beam of 1), every
 // node keeping its step's attention row and p_t.
-Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const DecodeOptions& options) {
+Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2SeqRun run,
+                          const DecodeOptions& options) {
   const auto& c = m.config;
   truncate_source(c, run);
   const int k = options.beam;
   const int max_steps = options.max_steps.value_or(c.max_target_length);
-  if (k < 1 || k > kMaxBeam) {
+  if (k < 1 || k > kMaxSeq2SeqBeam) {
     return fail(ErrorKind::OutOfRange,
-                "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxBeam));
+                "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxSeq2SeqBeam));
   }
   if (max_steps < 1) {
     return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) + "; at least one step is needed");
@@ -562,7 +555,7 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
   s.positions = Vector::Zero(k);
   s.rows.clear();
   s.node_positions.clear();
-  s.search.start(k, max_steps, kStart, kEnd);
+  s.search.start(k, max_steps, bundled::kStartId, bundled::kEndId);
 
   for (bool more = true; more;) {
     // Alive hypothesis i is row i of state / feed.
@@ -599,11 +592,11 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
     for (const int id : h.ids) {
       const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
       // The reference's target_text: every id but </s> as its vocabulary string.
-      if (id != kEnd) h.text += label;
+      if (id != bundled::kEndId) h.text += label;
       h.labels.push_back(label);
     }
     h.log_prob = static_cast<float>(s.search.log_prob(i));
-    h.finished = h.ids.back() == kEnd;
+    h.finished = h.ids.back() == bundled::kEndId;
     run.hypotheses.push_back(std::move(h));
   }
   std::int64_t bad = 0, total = 0;
@@ -619,7 +612,7 @@ Result<Seq2SeqRun> decode(const Impl& m, Scratch& s, Seq2SeqRun run, const Decod
 
 Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions& options) {
   try {
-    const Impl& m = model_->impl();
+    const Seq2SeqModel::Impl& m = model_->impl();
     if (text.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: the text is empty", "text");
     Seq2SeqRun run;
     const auto cps = unicode::code_points(text);
@@ -627,7 +620,7 @@ Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions
     for (const auto& cp : cps) {
       std::string label;
       unicode::append_utf8(label, cp.value);
-      int id = kUnk;
+      int id = bundled::kUnknownId;
       if (cp.valid) {
         // An invalid byte is U+FFFD but never the vocabulary's U+FFFD: it was not that character.
         if (const auto it = m.source_index.find(label); it != m.source_index.end()) id = it->second;
@@ -635,7 +628,7 @@ Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions
       run.source.push_back(std::move(label));
       run.spans.push_back(cp.span);
       run.source_ids.push_back(id);
-      run.unknown.push_back(id == kUnk);
+      run.unknown.push_back(id == bundled::kUnknownId);
     }
     return decode(m, *scratch_, std::move(run), options);
   } catch (const std::bad_alloc&) {
@@ -645,7 +638,7 @@ Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions
 
 Result<Seq2SeqRun> Seq2SeqRunner::run_ids(const std::vector<int>& source_ids, const DecodeOptions& options) {
   try {
-    const Impl& m = model_->impl();
+    const Seq2SeqModel::Impl& m = model_->impl();
     const auto& vocab = m.config.source_vocab;
     if (source_ids.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: no source ids", "source ids");
     Seq2SeqRun run;
@@ -665,7 +658,7 @@ Result<Seq2SeqRun> Seq2SeqRunner::run_ids(const std::vector<int>& source_ids, co
       offset += length;
       run.source.push_back(label);
       run.source_ids.push_back(id);
-      run.unknown.push_back(id == kUnk);
+      run.unknown.push_back(id == bundled::kUnknownId);
     }
     return decode(m, *scratch_, std::move(run), options);
   } catch (const std::bad_alloc&) {

@@ -26,6 +26,15 @@
 
 namespace attn::models {
 
+// A float buffer whose capacity only grows: a session re-running shorter inputs allocates nothing.
+struct GrowingBuffer {
+  std::vector<float, Eigen::aligned_allocator<float>> data;  // 32-byte aligned for the packed panels
+  float* get(std::size_t n) {
+    if (data.size() < n) data.resize(n);
+    return data.data();
+  }
+};
+
 namespace {
 
 using Strided = Eigen::OuterStride<>;
@@ -48,15 +57,6 @@ constexpr Index kRowBlock = 32;
 // the token rows rounded up to 16; the extra rows of their inputs are zero and their results unused.
 constexpr Index kGemmRowMultiple = 16;
 Index gemm_rows(Index n) { return (n + kGemmRowMultiple - 1) / kGemmRowMultiple * kGemmRowMultiple; }
-
-// A float buffer whose capacity only grows: a session re-running shorter inputs allocates nothing.
-struct Buffer {
-  std::vector<float, Eigen::aligned_allocator<float>> data;  // 32-byte aligned for the packed panels
-  float* get(std::size_t n) {
-    if (data.size() < n) data.resize(n);
-    return data.data();
-  }
-};
 
 template <class F>
 void for_rows(Index n, const F& f) {
@@ -105,15 +105,16 @@ std::string format_probability(float p) {
   return std::string(buf, r.ptr);
 }
 
-struct RunBuffers {
-  Buffer x, xn, qkv, ctx, proj, ffn, packed, gather;
-  std::vector<Buffer> scores;   // per thread: one row block of scores for F16 maps
-  std::vector<float> key_bias;  // 0 or -inf per key (padding)
-};
-
 }  // namespace
 
-struct TransformerRunner::Scratch : RunBuffers {};
+// The runner's buffers (TransformerRunner::Scratch is this).
+struct TransformerBuffers {
+  GrowingBuffer x, xn, qkv, ctx, proj, ffn, packed, gather;
+  std::vector<GrowingBuffer> scores;  // per thread: one row block of scores for F16 maps
+  std::vector<float> key_bias;        // 0 or -inf per key (padding)
+};
+
+struct TransformerRunner::Scratch : TransformerBuffers {};
 
 TransformerRunner::TransformerRunner(std::shared_ptr<const TransformerModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
@@ -125,7 +126,7 @@ namespace {
 
 struct Forward {
   const TransformerModel::Impl& m;
-  RunBuffers& s;
+  TransformerBuffers& s;
   const RunOptions& options;
   TransformerRun& run;
   Index n = 0;

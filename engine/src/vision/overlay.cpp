@@ -75,7 +75,7 @@ struct Scaler {
 };
 
 // A value in [0, 255] to a byte, rounding half up.
-std::uint8_t to_byte(float v) { return static_cast<std::uint8_t>(v + 0.5f); }
+std::uint8_t rounded_byte(float v) { return static_cast<std::uint8_t>(v + 0.5f); }
 
 // The colour of t: the nearest of the evenly spaced entries, as 0..255 channels.
 struct Palette {
@@ -153,7 +153,7 @@ bool light_mask(PixelsU8 p, const MatrixCRef& values, const LightMask& options) 
     for (int x = 0; x < p.width; ++x) {
       const float f = floor + (1.0f - floor) * scale(values(y, x));
       std::uint8_t* px = row + static_cast<std::ptrdiff_t>(x) * p.channels;
-      for (int c = 0; c < 3; ++c) px[c] = to_byte(static_cast<float>(px[c]) * f);
+      for (int c = 0; c < 3; ++c) px[c] = rounded_byte(static_cast<float>(px[c]) * f);
     }
   }
   return true;

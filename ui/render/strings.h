@@ -1,0 +1,27 @@
+#pragma once
+// The small conversions every part of ui/ shares, in one place: engine text (UTF-8 std::string) to QString,
+// a name in typographic quotes, a file name as the path the engine opens, a timer in milliseconds.
+#include <QElapsedTimer>
+#include <QFile>
+#include <QString>
+
+#include <filesystem>
+#include <string_view>
+
+namespace attn::ui {
+
+// The engine's strings are UTF-8.
+inline QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
+
+// “text”, as messages and titles quote a token, a file or a value.
+inline QString quoted(const QString& text) { return QChar(0x201C) + text + QChar(0x201D); }
+
+// Paths are bytes on Linux: encoded as the file system does (QFile::encodeName), not as UTF-8 by assumption.
+inline std::filesystem::path toPath(const QString& path) {
+  return std::filesystem::path(QFile::encodeName(path).toStdString());
+}
+
+// Time since `timer` started, in milliseconds with the fraction.
+inline double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
+
+}  // namespace attn::ui
