@@ -78,11 +78,11 @@ if [ "$mode" = sanitize ]; then
   ctest --preset asan -j "$jobs" -LE format  # formatting is checked once, by the suite
   stage "ASan + UBSan: the whole suite"
   cmake --preset tsan
-  # Only the UI tests (ctest's "ui" label without the command-line ones, "cli") and what they link.
+  # Only the UI tests (tests/ui: ctest's "ui" label without the command-line ones, "cli") and what they link.
   mapfile -t ui_tests < <(ctest --test-dir build/tsan -N -L ui -LE cli | sed -n 's/^ *Test *#[0-9]*: *//p')
   ((${#ui_tests[@]})) || { echo "no UI tests found in build/tsan" >&2; exit 1; }
-  cmake --build --preset tsan -j "$jobs" --target "${ui_tests[@]}"
-  stage "TSan build of the ${#ui_tests[@]} UI tests"
+  cmake --build --preset tsan -j "$jobs" --target ui_tests
+  stage "TSan build of the UI tests (${#ui_tests[@]} ctest tests)"
   ctest --preset tsan -L ui -LE cli -j "$jobs"
   stage "TSan: the UI tests"
   exit 0
