@@ -775,6 +775,12 @@ class TestStress : public QObject {
   void cleanup() { qInfo("RSS %.1f MiB", rssMiB()); }
 
   void rssGrowthIsBounded() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // Under a sanitizer RSS measures its allocator, not ours: ASan keeps up to 256 MiB of freed memory in
+    // quarantine (a run grew by 97 MiB with nothing leaked) and TSan adds shadow memory for what is touched.
+    // The bound is checked in the Release (ci) build; LeakSanitizer checks for leaks here.
+    QSKIP("RSS under a sanitizer counts its quarantine and shadow memory; checked in the ci build");
+#endif
     QVERIFY(rssBefore_ > 0.0);
     QVERIFY(QTest::qWaitFor([&] { return allIdle(); }, kSettleMs));
     const double after = rssMiB();

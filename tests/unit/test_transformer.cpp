@@ -17,7 +17,8 @@
 #include <string>
 
 namespace attn::models {
-namespace {
+// Named, not anonymous: the unity builds compile several test files as one.
+namespace transformer_tests {
 
 namespace fs = std::filesystem;
 
@@ -418,5 +419,5 @@ TEST(TransformerRun, VitLabelsPatchesAndClasses) {
   EXPECT_FALSE(s.run_text("hello"));
 }
 
-}  // namespace
+}  // namespace transformer_tests
 }  // namespace attn::models

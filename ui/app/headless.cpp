@@ -1,5 +1,7 @@
 #include "app/headless.h"
 
+#include "render/strings.h"
+
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
@@ -14,8 +16,6 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 namespace {
-
-QString fromView(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
 
 // Resolves RenderJob::map against the trace; -1 means "all".
 std::expected<int, RenderFailure> pickMap(const attn::AttentionTrace& trace, const QString& selector) {
@@ -67,7 +67,7 @@ RenderFailure engineFailure(RenderFailure::Kind kind, const attn::Error& error) 
 
 QString failureText(const RenderFailure& failure) {
   if (!failure.error) return failure.message;
-  return u"error (%1): %2"_s.arg(fromView(attn::to_string(*failure.error)), failure.message);
+  return u"error (%1): %2"_s.arg(fromStd(attn::to_string(*failure.error)), failure.message);
 }
 
 std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
@@ -196,11 +196,11 @@ std::vector<DemoView> demoViews() {
 QString mechanismListing() {
   QString out = QObject::tr("Mechanisms (--mechanism KEY):\n");
   for (const auto& info : attn::lab::mechanisms()) {
-    out += u"  %1  %2\n      %3\n      %4\n"_s.arg(fromView(info.key), -20)
-               .arg(fromView(info.name), fromView(info.formula), fromView(info.paper));
+    out += u"  %1  %2\n      %3\n      %4\n"_s.arg(fromStd(info.key), -20)
+               .arg(fromStd(info.name), fromStd(info.formula), fromStd(info.paper));
   }
   QStringList scores;
-  for (auto kind : attn::lab::score_kinds()) scores.append(fromView(attn::lab::score_key(kind)));
+  for (auto kind : attn::lab::score_kinds()) scores.append(fromStd(attn::lab::score_key(kind)));
   out += QObject::tr("Scores (--score NAME): %1\n").arg(scores.join(u", "_s));
   out += QObject::tr(
       "A score name also works as a mechanism: --mechanism additive is global attention with the "

@@ -20,13 +20,10 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
-namespace {
 
 attn::Error exportError(const QString& path, const QString& reason) {
   return attn::Error{path.toStdString(), -1, -1, reason.toStdString(), attn::ErrorKind::Io};
 }
-
-}  // namespace
 
 std::optional<ExportFormat> exportFormatFor(const QString& path) {
   const QString suffix = QFileInfo(path).suffix().toLower();

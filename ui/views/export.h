@@ -30,6 +30,9 @@ std::optional<ExportFormat> exportFormatFor(const QString& path);
 // "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv);;NumPy matrix (*.npy)"
 QString exportFilters();
 
+// An export refused: the file and the reason, as the exporters' own errors read.
+attn::Error exportError(const QString& path, const QString& reason);
+
 // The heatmap exactly as drawn, at its current widget size (PNG, SVG or PDF by extension).
 attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path);
 // Any widget (the small-multiples grid) as PNG, SVG or PDF, at its current size.

@@ -17,12 +17,12 @@ struct CaptionModels {
 
 constexpr auto kCaptioner = "AttnScopeCaptioner";
 
-constexpr std::array<KnownModelName, 2> kKnown = {{
+constexpr std::array<KnownModelName, 2> kKnownCaptioners = {{
     {"caption-soft", "Scenes \u00b7 soft attention (Show, Attend and Tell)"},
     {"caption-hard", "Scenes \u00b7 hard attention (Show, Attend and Tell)"},
 }};
 
-attn::Error unsupported(const QString& configPath, const QString& architecture) {
+attn::Error unsupportedCaptioner(const QString& configPath, const QString& architecture) {
   return modelFileError(
       attn::ErrorKind::Unsupported, configPath,
       architecture.isEmpty()
@@ -31,12 +31,12 @@ attn::Error unsupported(const QString& configPath, const QString& architecture) 
                 .arg(architecture));
 }
 
-attn::Result<CaptionModel> loadBundled(const BundledModel& bundled) {
+attn::Result<CaptionModel> loadBundledCaptioner(const BundledModel& bundled) {
   const QString configPath = bundled.resource + u"/config.json"_s;
   auto config = readModelConfig(configPath);
   if (!config) return std::unexpected(config.error());
   if (config->architecture != QLatin1String(kCaptioner)) {
-    return std::unexpected(unsupported(configPath, config->architecture));
+    return std::unexpected(unsupportedCaptioner(configPath, config->architecture));
   }
   auto weights = readWeightsInMemory(bundled.resource + u"/model.safetensors"_s);
   if (!weights) return std::unexpected(weights.error());
@@ -54,11 +54,11 @@ attn::Result<CaptionModel> loadBundled(const BundledModel& bundled) {
   return model;
 }
 
-attn::Result<CaptionModel> loadFolder(const QString& path) {
+attn::Result<CaptionModel> loadCaptionerFolder(const QString& path) {
   auto opened = openModelFolder(path);
   if (!opened) return std::unexpected(opened.error());
   if (opened->config.architecture != QLatin1String(kCaptioner)) {
-    return std::unexpected(unsupported(opened->configPath, opened->config.architecture));
+    return std::unexpected(unsupportedCaptioner(opened->configPath, opened->config.architecture));
   }
   auto loaded = attn::models::CaptionerModel::load(std::filesystem::path(opened->folder.toStdString()));
   if (!loaded) return std::unexpected(loaded.error());
@@ -75,7 +75,7 @@ attn::Result<CaptionModel> loadFolder(const QString& path) {
 
 bool isCaptionArchitecture(const QString& architecture) { return architecture == QLatin1String(kCaptioner); }
 
-std::vector<BundledModel> bundledCaptionModels() { return bundledModelsOf(kKnown, isCaptionArchitecture); }
+std::vector<BundledModel> bundledCaptionModels() { return bundledModelsOf(kKnownCaptioners, isCaptionArchitecture); }
 
 QStringList bundledCaptionModelKeys() {
   QStringList keys;
@@ -88,7 +88,7 @@ QString defaultCaptionModel() { return u"caption-soft"_s; }
 attn::Result<CaptionModel> loadCaptionModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledCaptionModels());
   if (!bundled) return std::unexpected(bundled.error());
-  return *bundled ? loadBundled(**bundled) : loadFolder(nameOrFolder);
+  return *bundled ? loadBundledCaptioner(**bundled) : loadCaptionerFolder(nameOrFolder);
 }
 
 }  // namespace attn::ui

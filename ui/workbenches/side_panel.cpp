@@ -75,10 +75,6 @@ bool InputEdit::canInsertFromMimeData(const QMimeData* source) const {
   return !source->hasUrls() && QPlainTextEdit::canInsertFromMimeData(source);
 }
 
-attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString(), attn::ErrorKind::Io};
-}
-
 QLabel* makeMessageStrip(QWidget* parent, const QString& objectName, MessageStrip kind) {
   auto* label = new QLabel(parent);
   label->setObjectName(objectName);

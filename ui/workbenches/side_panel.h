@@ -3,6 +3,7 @@
 #pragma once
 
 #include "attn/error.h"
+#include "views/export.h"
 #include "workbenches/model_files.h"
 
 #include <QPlainTextEdit>
@@ -70,9 +71,6 @@ class DivisorSpinBox : public QSpinBox {
  private:
   int dividend_ = 0;
 };
-
-// An export refused: the file and the reason, as the exporters' own errors read.
-attn::Error exportError(const QString& path, const QString& reason);
 
 // The strips above a workbench's views: a red one for an input or a file refused (the previous view
 // stays), a yellow one for warnings (truncation and the like). Plain, selectable text; hidden until used.

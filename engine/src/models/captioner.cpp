@@ -32,10 +32,10 @@ constexpr int kMaxCaptionBeam = 64;
 
 // Bounds that keep a small config.json from asking for a huge allocation: every buffer a run makes is
 // bounded by them before anything is read or allocated.
-constexpr int kMaxImageSize = 4096;  // S
-constexpr int kMaxLayers = 8;        // K
-constexpr int kMaxChannels = 4096;   // any C_k
-constexpr int kMaxWidth = 16384;     // E, H, A
+constexpr int kMaxCaptionImageSize = 4096;  // S
+constexpr int kMaxCaptionLayers = 8;        // K
+constexpr int kMaxChannels = 4096;          // any C_k
+constexpr int kMaxWidth = 16384;            // E, H, A
 constexpr int kMaxVocabulary = 65536;
 constexpr int kMaxCaptionLength = 1024;
 constexpr std::int64_t kMaxActivation = std::int64_t{1} << 26;   // floats of one layer's im2col or output
@@ -63,7 +63,7 @@ std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
     }
     return std::nullopt;
   };
-  if (auto p = range("image_size", c.image_size, kMaxImageSize)) return p;
+  if (auto p = range("image_size", c.image_size, kMaxCaptionImageSize)) return p;
   if (auto p = range("embedding_size", c.embedding_size, kMaxWidth)) return p;
   if (auto p = range("hidden", c.hidden, kMaxWidth)) return p;
   if (auto p = range("attention_size", c.attention_size, kMaxWidth)) return p;
@@ -78,9 +78,9 @@ std::optional<ConfigProblem> check_rules(const CaptionerConfig& c) {
   }
 
   const auto K = static_cast<std::int64_t>(c.channels.size());
-  if (K < 1 || K > kMaxLayers) {
+  if (K < 1 || K > kMaxCaptionLayers) {
     return problem(K < 1 ? ErrorKind::OutOfRange : ErrorKind::TooLarge, "channels",
-                   "channels holds " + std::to_string(K) + " widths; from 1 to " + std::to_string(kMaxLayers) +
+                   "channels holds " + std::to_string(K) + " widths; from 1 to " + std::to_string(kMaxCaptionLayers) +
                        " convolution layers are supported");
   }
   for (std::size_t k = 0; k < c.channels.size(); ++k) {
@@ -149,10 +149,10 @@ Result<std::vector<int>> read_widths(const bundled::ConfigKeys& k, std::string_v
     return k.error(ErrorKind::Malformed, key,
                    std::string(key) + " must be a non-empty list of whole numbers, got " + value->dump());
   }
-  if (value->size() > static_cast<std::size_t>(kMaxLayers)) {
+  if (value->size() > static_cast<std::size_t>(kMaxCaptionLayers)) {
     return k.error(ErrorKind::TooLarge, key,
                    std::string(key) + " holds " + std::to_string(value->size()) + " widths; from 1 to " +
-                       std::to_string(kMaxLayers) + " convolution layers are supported");
+                       std::to_string(kMaxCaptionLayers) + " convolution layers are supported");
   }
   std::vector<int> out;
   for (const json& v : *value) {
@@ -189,7 +189,7 @@ Result<CaptionerConfig> read_captioner_config(const bundled::ConfigKeys& k) {
                    "attention " + attention->dump() + " is not supported; use \"soft\" or \"hard\"");
   }
 
-  ATTN_ASSIGN(c.image_size, k.whole("image_size", 1, kMaxImageSize));
+  ATTN_ASSIGN(c.image_size, k.whole("image_size", 1, kMaxCaptionImageSize));
   std::vector<float> mean, std;
   ATTN_ASSIGN(mean, k.per_channel("mean", 3, false));
   ATTN_ASSIGN(std, k.per_channel("std", 3, true));

@@ -78,7 +78,7 @@ struct Candidate {
   }
 };
 
-struct Scratch {
+struct BpeScratch {
   std::string prefixed;  // the segment with a space in front (add_prefix_space)
   std::vector<char32_t> values;
   std::vector<CharClass> classes;
@@ -265,7 +265,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
     }
     if (auto error = unicode::check_utf8(text)) return std::unexpected(std::move(*error));
     std::vector<Token> out;
-    Scratch scratch;
+    BpeScratch scratch;
     if (added_.empty()) {
       encode_segment(text, 0, text.size(), scratch, out);
       return out;
@@ -284,7 +284,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   }
 
  private:
-  void encode_segment(std::string_view text, std::size_t begin, std::size_t end, Scratch& scratch,
+  void encode_segment(std::string_view text, std::size_t begin, std::size_t end, BpeScratch& scratch,
                       std::vector<Token>& out) const {
     std::string_view source = text.substr(begin, end - begin);
     std::int32_t shift = 0;  // bytes of `source` that are not in the input (the added space)
@@ -331,7 +331,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
 
   // The end of the match of 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
   // starting at code point i (it always matches at least one code point).
-  static std::size_t piece_end(const Scratch& s, std::size_t i) {
+  static std::size_t piece_end(const BpeScratch& s, std::size_t i) {
     const std::vector<char32_t>& v = s.values;
     const std::vector<CharClass>& k = s.classes;
     const std::size_t n = v.size();
@@ -359,7 +359,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   }
 
   // The BPE parts of one pre-tokenised piece (its raw bytes), from the cache when it has them.
-  const std::vector<Part>& bpe(std::string_view word, Scratch& scratch) const {
+  const std::vector<Part>& bpe(std::string_view word, BpeScratch& scratch) const {
     std::vector<Part>& parts = scratch.parts;
     parts.clear();
     const auto* bytes = reinterpret_cast<const unsigned char*>(word.data());
