@@ -1,11 +1,14 @@
 #include "json_config.h"
 
+#include "file_read.h"
 #include "json_keys.h"
+#include "try.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <system_error>
 
 namespace attn::detail {
@@ -40,36 +43,57 @@ std::int64_t parse_error_offset(const json::parse_error& e, std::string_view tex
 }
 
 Result<std::string> read_config_text(const fs::path& path) {
-  constexpr std::uintmax_t kMaxFileBytes = 16 << 20;
-  const std::string name = path.string();
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) return fail(ErrorKind::Io, "no such file", name);
-  if (!fs::is_regular_file(status)) return fail(ErrorKind::Io, "is not a regular file", name);
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fail(ErrorKind::Io, "cannot read the file: " + ec.message(), name);
-  if (size > kMaxFileBytes) {
-    return fail(ErrorKind::TooLarge,
-                "is " + std::to_string(size) + " bytes; a config file is at most " + std::to_string(kMaxFileBytes),
-                name);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::Io, "cannot open the file", name);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(ErrorKind::Io, "cannot read the file", name);
-  return text;
+  return read_regular_file(path, 16 << 20, "a config file");
 }
 
-Result<json> parse_object(std::string_view text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const std::int64_t at = parse_error_offset(e, text);
-    return fail(json_error_kind(e), "not valid JSON: " + json_reason(e), file, at, line_of(text, at));
-  } catch (const json::exception& e) {
-    return fail(json_error_kind(e), "not valid JSON: " + json_reason(e), file);
+std::int64_t json_too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      // To the closing quote, over escapes; an unterminated string ends the scan (the parser says why).
+      for (++i; i < text.size() && text[i] != '"'; ++i) i += text[i] == '\\';
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return static_cast<std::int64_t>(i);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
   }
+  return -1;
+}
+
+Result<void> check_json_depth(std::string_view text, const std::string& file, std::int64_t base, int max_depth) {
+  if (const std::int64_t at = json_too_deep_at(text, max_depth); at >= 0) {
+    return fail(ErrorKind::TooLarge, "JSON nested deeper than " + std::to_string(max_depth) + " levels", file,
+                base + at);
+  }
+  return {};
+}
+
+template <class Json>
+Result<Json> parse_json(std::string_view text, const std::string& file, std::int64_t base, int max_depth) {
+  ATTN_TRY(check_json_depth(text, file, base, max_depth));
+  try {
+    return Json::parse(text);
+  } catch (const typename Json::parse_error& e) {
+    const std::int64_t at = parse_error_offset(e, text);
+    // A line only where the text is the whole file.
+    return fail(json_error_kind(e), "not valid JSON: " + json_reason(e), file, base + at,
+                base == 0 ? line_of(text, at) : -1);
+  } catch (const typename Json::exception& e) {
+    return fail(json_error_kind(e), "not valid JSON: " + json_reason(e), file);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "not enough memory to parse " + std::to_string(text.size()) + " bytes of JSON",
+                file, base);
+  }
+}
+template Result<json> parse_json(std::string_view, const std::string&, std::int64_t, int);
+template Result<nlohmann::ordered_json> parse_json(std::string_view, const std::string&, std::int64_t, int);
+
+Result<json> parse_object(std::string_view text, const std::string& file) {
+  auto parsed = parse_json(text, file);
+  if (!parsed) return std::unexpected(parsed.error());
+  json root = std::move(*parsed);
   if (!root.is_object()) {
     return fail(ErrorKind::Malformed, "the file holds a JSON " + std::string(root.type_name()) + ", not an object",
                 file);

@@ -39,7 +39,30 @@ std::int64_t parse_error_offset(const nlohmann::json::parse_error& e, std::strin
 // The whole file (at most 16 MiB); errors name the path.
 Result<std::string> read_config_text(const std::filesystem::path& path);
 
-// The text as a JSON object; a syntax error names the byte and line.
+// Deeper than anything the engine reads nests (a session about 8 levels, a tokenizer.json 6): nlohmann's parser,
+// its dump() and its destructor recurse once per level, so text nested deeper is refused before it is parsed.
+inline constexpr int kMaxJsonDepth = 64;
+
+// The byte at which brackets in `text` first nest deeper than `max_depth` (strings skipped), or -1. A linear
+// scan without recursion, safe on any bytes.
+std::int64_t json_too_deep_at(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// The one way the engine parses JSON text: refused (TooLarge, at the byte) when it nests deeper than
+// `max_depth`, then parsed without letting an exception out; a syntax error names the byte and line (Malformed,
+// Truncated or Encoding, json_error_kind). `base` is where the text starts in its file (a safetensors header
+// at byte 8, a key's value inside a header), added to every offset reported. Json is nlohmann::json or
+// nlohmann::ordered_json.
+template <class Json = nlohmann::json>
+Result<Json> parse_json(std::string_view text, const std::string& file, std::int64_t base = 0,
+                        int max_depth = kMaxJsonDepth);
+extern template Result<nlohmann::json> parse_json(std::string_view, const std::string&, std::int64_t, int);
+extern template Result<nlohmann::ordered_json> parse_json(std::string_view, const std::string&, std::int64_t, int);
+
+// The depth check of parse_json alone, for the readers that parse with nlohmann's SAX interface.
+Result<void> check_json_depth(std::string_view text, const std::string& file, std::int64_t base = 0,
+                              int max_depth = kMaxJsonDepth);
+
+// The text as a JSON object (parse_json); a syntax error names the byte and line.
 Result<nlohmann::json> parse_object(std::string_view text, const std::string& file);
 
 // Typed reads of the top-level keys of `root`, parsed from `text`: every error names the file and the

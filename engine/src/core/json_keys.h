@@ -1,4 +1,4 @@
-// Where the keys of a JSON object's top level sit in its text. nlohmann::json keeps no positions and
+// Where the keys of a JSON object sit in its text. nlohmann::json keeps no positions and
 // silently keeps the last of two equal keys; the readers of safetensors headers and config.json use this
 // to name the byte (and line) of a bad entry and to refuse duplicates. Not part of the public API.
 #pragma once
@@ -17,27 +17,30 @@ namespace attn::detail {
 struct JsonKey {
   std::string name;         // decoded
   std::int64_t offset = 0;  // of its opening quote in the text
+  std::int64_t object = 0;  // of the opening brace of the object it belongs to
 };
 
-// The keys of the top-level object of `json`, in text order (duplicates included). `json` must already
-// have parsed as an object; on other text the result is unspecified but the scan stays in bounds.
-inline std::vector<JsonKey> top_level_keys(std::string_view json) {
+// The keys of the objects nested `depth` levels deep in `json` (1: the top-level object's keys, 2: the keys of
+// the objects that are its values, ...), in text order, duplicates included. `json` must already have parsed
+// (so it nests at most kMaxJsonDepth levels); on other text the result is unspecified but the scan stays in
+// bounds.
+inline std::vector<JsonKey> object_keys(std::string_view json, int depth) {
   std::vector<JsonKey> keys;
-  int depth = 0;
+  std::vector<std::size_t> open_at;  // the opening bracket of every level the scan is inside
   const std::size_t n = json.size();
   for (std::size_t i = 0; i < n; ++i) {
     const char c = json[i];
     if (c == '{' || c == '[') {
-      ++depth;
+      open_at.push_back(i);
     } else if (c == '}' || c == ']') {
-      --depth;
+      if (!open_at.empty()) open_at.pop_back();
     } else if (c == '"') {
       const std::size_t open = i;
       for (++i; i < n && json[i] != '"'; ++i) {
         if (json[i] == '\\') ++i;
       }
       if (i >= n) break;
-      if (depth != 1) continue;
+      if (static_cast<int>(open_at.size()) != depth || json[open_at.back()] != '{') continue;
       std::size_t next = i + 1;
       while (next < n && (json[next] == ' ' || json[next] == '\t' || json[next] == '\n' || json[next] == '\r')) ++next;
       if (next >= n || json[next] != ':') continue;  // a string value, not a key
@@ -52,11 +55,14 @@ inline std::vector<JsonKey> top_level_keys(std::string_view json) {
           name = std::string(raw);
         }
       }
-      keys.push_back({std::move(name), static_cast<std::int64_t>(open)});
+      keys.push_back({std::move(name), static_cast<std::int64_t>(open), static_cast<std::int64_t>(open_at.back())});
     }
   }
   return keys;
 }
+
+// The keys of the top-level object of `json`, in text order (duplicates included).
+inline std::vector<JsonKey> top_level_keys(std::string_view json) { return object_keys(json, 1); }
 
 // The 1-based line of byte `offset` of `text`.
 inline std::int64_t line_of(std::string_view text, std::int64_t offset) {

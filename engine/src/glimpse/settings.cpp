@@ -561,14 +561,6 @@ class Reader {
   std::optional<Error> error_;
 };
 
-// "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error while parsing ..." ->
-// "syntax error while parsing ...": the position goes into Error::offset instead.
-std::string parse_problem(const std::string& what) {
-  const auto column = what.find("column ");
-  const auto colon = column == std::string::npos ? what.find(": ") : what.find(": ", column);
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
 }  // namespace
 
 std::string to_json(const GlimpseSettings& settings, int image_width, int image_height, std::string_view image_path) {
@@ -621,16 +613,9 @@ std::string to_json(const GlimpseSettings& settings, int image_width, int image_
 
 Result<GlimpseSettings> glimpse_settings_from_json(std::string_view json, std::string_view source) {
   const std::string what(source);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
-    const auto at = e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : -1;
-    return fail(detail::json_error_kind(e), "not valid JSON: " + parse_problem(e.what()), what,
-                std::min<std::int64_t>(at, std::ssize(json)));
-  } catch (const std::exception& e) {
-    return fail(ErrorKind::Malformed, std::string("not valid JSON: ") + e.what(), what);
-  }
+  const auto parsed = detail::parse_json(json, what);
+  if (!parsed) return std::unexpected(parsed.error());
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return fail(ErrorKind::Malformed, "not a JSON object", what);
 
   Reader r(what);

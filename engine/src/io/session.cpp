@@ -1,6 +1,7 @@
 #include "attn/io/session.h"
 
 #include "../core/atomic_write.h"
+#include "../core/file_read.h"
 #include "../core/json_config.h"
 #include "../core/try.h"
 #include "../text/unicode.h"
@@ -125,23 +126,6 @@ Positions key_positions(std::string_view text, const std::string& name) {
     }
   }
   return out;
-}
-
-// The first byte at which brackets nest deeper than kMaxSessionDepth, or -1. Runs before the parser, on any
-// bytes.
-std::int64_t too_deep_at(std::string_view text) {
-  int depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      i = string_end(text, i);
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxSessionDepth) return static_cast<std::int64_t>(i);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return -1;
 }
 
 // ---- typed reads ----
@@ -630,7 +614,7 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
     bad->reason = "not UTF-8: " + bad->reason;
     return std::unexpected(std::move(*bad));
   }
-  if (const std::int64_t at = too_deep_at(bytes); at >= 0) {
+  if (const std::int64_t at = detail::json_too_deep_at(bytes, kMaxSessionDepth); at >= 0) {
     return fail(ErrorKind::TooLarge, "nests deeper than " + std::to_string(kMaxSessionDepth) + " levels", name, at);
   }
   json root;
@@ -731,24 +715,9 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
 }
 
 Result<Session> load_session(const fs::path& path) {
-  const std::string name = path.string();
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fail(ErrorKind::Io, "cannot read the session: " + ec.message(), name);
-  if (size > static_cast<std::uintmax_t>(kMaxSessionBytes)) {
-    return fail(ErrorKind::TooLarge,
-                "is " + std::to_string(size) + " bytes; a session file has at most " + std::to_string(kMaxSessionBytes),
-                name);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::Io, "cannot open the session for reading", name);
-  std::string bytes;
-  bytes.resize(static_cast<std::size_t>(size));
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (in.gcount() != static_cast<std::streamsize>(bytes.size())) {
-    return fail(ErrorKind::Io, "cannot read the session: it changed while being read", name);
-  }
-  return read_session(bytes, name);
+  auto bytes = detail::read_regular_file(path, kMaxSessionBytes, "a session file");
+  if (!bytes) return std::unexpected(std::move(bytes.error()));
+  return read_session(*bytes, path.string());
 }
 
 Result<void> save_session(const fs::path& path, const Session& session) {

@@ -1,5 +1,6 @@
 #include "attn/lab/lab.h"
 
+#include "../core/json_config.h"
 #include "../text/unicode.h"
 
 #include <nlohmann/json.hpp>
@@ -38,8 +39,9 @@ std::string to_json(const LabRequest& request) {
 
 Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view what) {
   if (auto bad = text::unicode::check_utf8(text, std::string(what))) return std::unexpected(std::move(*bad));
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail(ErrorKind::Malformed, "is not valid JSON", std::string(what));
+  const auto parsed = detail::parse_json(text, std::string(what));
+  if (!parsed) return std::unexpected(parsed.error());
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return fail(ErrorKind::Malformed, "is not a JSON object", std::string(what));
   LabRequest r;
   r.query = std::string(kDefaultQuery);

@@ -206,8 +206,9 @@ std::string Seq2SeqConfig::variant_name() const {
 std::string config_architecture(const fs::path& folder) {
   auto text = detail::read_config_text(folder / "config.json");
   if (!text) return {};
-  const json root = json::parse(*text, nullptr, false);
-  if (root.is_discarded() || !root.is_object()) return {};
+  const auto parsed = detail::parse_json(*text, {});
+  if (!parsed || !parsed->is_object()) return {};
+  const json& root = *parsed;
   const auto it = root.find("architectures");
   if (it == root.end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return {};
   return (*it)[0].get<std::string>();
