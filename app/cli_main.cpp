@@ -9,6 +9,7 @@
 #include "app/headless.h"
 #include "app/transformer_cli.h"
 #include "app/versions.h"
+#include "attn/io/read_file.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/caption_models.h"
@@ -220,12 +221,13 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
   auto& p = request.params;
 
   if (parser.isSet(o.input)) {
-    QFile file(parser.value(o.input));
-    if (!file.open(QIODevice::ReadOnly)) {
-      print(stderr, u"attnscope-cli: %1: %2\n"_s.arg(parser.value(o.input), file.errorString()));
+    const auto text =
+        attn::io::read_file(QFile::encodeName(parser.value(o.input)).toStdString(), attn::io::kMaxTextFileBytes);
+    if (!text) {
+      print(stderr, u"attnscope-cli: %1\n"_s.arg(QString::fromStdString(text.error().message())));
       return kExitInput;
     }
-    auto [query, source] = attn::ui::splitQuerySource(file.readAll());
+    auto [query, source] = attn::ui::splitQuerySource(QByteArray::fromStdString(*text));
     request.query = std::move(query);
     request.source = std::move(source);
   }
@@ -281,7 +283,17 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
   job.csvPath = parser.value(o.csv);
   if (job.imagePath.isEmpty() && job.csvPath.isEmpty()) return usageError(u"lab: give --out FILE and/or --csv FILE"_s);
 
-  return reportRender(attn::ui::renderLab(job));
+  auto report = attn::ui::renderLab(job);
+  // A warning about the query or the source names the file they came from ("notes.txt: source truncated ...").
+  if (report && parser.isSet(o.input)) {
+    for (QString& warning : report->warnings) {
+      if ((warning.startsWith(u"source"_s) && !parser.isSet(o.source)) ||
+          (warning.startsWith(u"query"_s) && !parser.isSet(o.query))) {
+        warning = parser.value(o.input) + u": "_s + warning;
+      }
+    }
+  }
+  return reportRender(report);
 }
 
 int runDemo(QCommandLineParser& parser, const Options& o) {

@@ -3,7 +3,9 @@
 #include "attn/lab/lab.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
 #include <QSet>
@@ -16,6 +18,8 @@
 #include <cmath>
 #include <optional>
 #include <vector>
+
+#include <sys/stat.h>
 
 using namespace Qt::StringLiterals;
 
@@ -173,6 +177,18 @@ class TestCli : public QObject {
     QVERIFY(QFile::exists(out));
   }
 
+  void aLongInputFileIsNamedInItsWarning() {
+    const QString input = dir_.filePath(u"long-notes.txt"_s);
+    QFile file(input);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("the query\n" + QByteArray("word ").repeated(attn::lab::kMaxTokens + 10));
+    file.close();
+    const Run run = runCli({u"lab"_s, u"--input"_s, input, u"--out"_s, dir_.filePath(u"long-input.png"_s)});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.err.contains(u"warning: "_s + input + u": source truncated to 2048 tokens (of 2058)"_s),
+             qPrintable(run.err));
+  }
+
   void badInputFails_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<int>("exitCode");
@@ -189,12 +205,24 @@ class TestCli : public QObject {
     QTest::newRow("unknown option") << QStringList{u"lab"_s, u"--bogus"_s} << 2 << u"bogus"_s;
     QTest::newRow("unknown command") << QStringList{u"paint"_s} << 2 << u"paint"_s;
     QTest::newRow("map out of range") << QStringList{u"lab"_s, u"--map"_s, u"99"_s, u"--out"_s, out} << 2 << u"99"_s;
+    // Not files: refused by name at once, not waited on (a FIFO without a writer) or read without end.
+    const QString fifo = dir_.filePath(u"pipe.txt"_s);
+    QVERIFY(::mkfifo(QFile::encodeName(fifo).constData(), 0600) == 0 || QFileInfo(fifo).exists());
+    QTest::newRow("input is a FIFO") << QStringList{u"lab"_s, u"--input"_s, fifo, u"--out"_s, out} << 1
+                                     << u"pipe.txt: is a FIFO (named pipe), not a text file"_s;
+    QTest::newRow("input is /dev/zero") << QStringList{u"lab"_s, u"--input"_s, u"/dev/zero"_s, u"--out"_s, out} << 1
+                                        << u"/dev/zero: is a character device, not a text file"_s;
+    QTest::newRow("input is a folder") << QStringList{u"lab"_s, u"--input"_s, dir_.path(), u"--out"_s, out} << 1
+                                       << u"is a directory, not a text file"_s;
   }
   void badInputFails() {
     QFETCH(QStringList, arguments);
     QFETCH(int, exitCode);
     QFETCH(QString, message);
+    QElapsedTimer clock;
+    clock.start();
     const Run run = runCli(arguments);
+    QVERIFY2(clock.elapsed() < 30000, "attnscope-cli took more than 30 s to refuse its input");
     QCOMPARE(run.exitCode, exitCode);
     QVERIFY2(run.err.contains(message), qPrintable(run.err));
     QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));

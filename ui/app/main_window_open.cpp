@@ -4,6 +4,8 @@
 
 #include "app/recent_files.h"
 #include "app/status_line.h"
+#include "attn/io/read_file.h"
+#include "render/strings.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
 #include "workbenches/caption_models.h"
@@ -24,7 +26,7 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-constexpr qint64 kMaxTextFileBytes = 16 * 1024 * 1024;
+constexpr qint64 kMaxTextFileBytes = attn::io::kMaxTextFileBytes;
 
 }  // namespace
 
@@ -55,15 +57,15 @@ bool MainWindow::openFile(const QString& path) {
                     8000);
     return false;
   }
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
-    messages_->show(nullptr, tr("Cannot open %1: %2").arg(name, file.errorString()), 8000);
+  // Through the engine's reader: a FIFO or a device is refused by name, not waited on or read without end.
+  const auto text = attn::io::read_file(toPath(path), attn::io::kMaxTextFileBytes);
+  if (!text) {
+    messages_->show(nullptr, tr("Cannot open %1: %2").arg(name, fromStd(text.error().reason)), 8000);
     return false;
   }
-  const QByteArray bytes = file.readAll();
   showLab();
   recentFiles_->add(path);
-  return lab_->loadText(bytes, name);
+  return lab_->loadText(QByteArray::fromStdString(*text), name);
 }
 
 void MainWindow::openDialog() {

@@ -1,5 +1,8 @@
 #include "workbenches/model_files.h"
 
+#include "attn/io/read_file.h"
+#include "render/strings.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -21,6 +24,10 @@ struct ModelFiles {
   Q_DECLARE_TR_FUNCTIONS(ModelFiles)
 };
 
+// The same limit as the engine's config reader; a model card is shown whole, so a smaller one.
+constexpr std::int64_t kMaxConfigBytes = 16 << 20;
+constexpr std::int64_t kMaxModelCardBytes = 1 << 20;
+
 }  // namespace
 
 attn::Error modelFileError(attn::ErrorKind kind, const QString& file, const QString& reason, std::int64_t offset) {
@@ -33,11 +40,17 @@ attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
     return std::unexpected(modelFileError(
         attn::ErrorKind::Io, path, ModelFiles::tr("missing: a model folder holds config.json and model.safetensors")));
   }
-  if (!file.open(QIODevice::ReadOnly)) {
-    return std::unexpected(modelFileError(attn::ErrorKind::Io, path, file.errorString()));
-  }
   ModelConfigFile out;
-  out.bytes = file.readAll();
+  if (path.startsWith(u':')) {  // a bundled model, in the resources
+    if (!file.open(QIODevice::ReadOnly)) {
+      return std::unexpected(modelFileError(attn::ErrorKind::Io, path, file.errorString()));
+    }
+    out.bytes = file.readAll();
+  } else {  // on disk: the engine's reader (a regular file of at most 16 MiB; a FIFO is refused, not waited on)
+    auto text = attn::io::read_file(toPath(path), kMaxConfigBytes, "a config file");
+    if (!text) return std::unexpected(std::move(text.error()));
+    out.bytes = QByteArray::fromStdString(*text);
+  }
   QJsonParseError parseError;
   const QJsonDocument doc = QJsonDocument::fromJson(out.bytes, &parseError);
   if (parseError.error != QJsonParseError::NoError) {
@@ -70,9 +83,13 @@ attn::Result<attn::io::SafeTensors> readWeightsInMemory(const QString& path) {
 }
 
 QString readModelCard(const QString& folder) {
-  QFile file(QDir(folder).filePath(u"MODEL_CARD.md"_s));
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll());
+  const QString path = QDir(folder).filePath(u"MODEL_CARD.md"_s);
+  if (path.startsWith(u':')) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+  }
+  const auto text = attn::io::read_file(toPath(path), kMaxModelCardBytes, "a model card");
+  return text ? fromStd(*text) : QString();
 }
 
 QString modelFolderOf(const QString& path) {

@@ -1,6 +1,7 @@
 #include "attn/vision/image.h"
 
 #include "../core/atomic_write.h"
+#include "../core/file_read.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -17,6 +18,7 @@
 #include <new>
 #include <optional>
 #include <system_error>
+#include <unistd.h>
 
 namespace attn {
 
@@ -592,6 +594,20 @@ Result<ImageInfo> probe_image_bytes(std::span<const std::uint8_t> bytes, std::st
   return probe(in);
 }
 
+namespace {
+
+// OpenCV's default error handler prints "OpenCV(4.6.0) ... error: (-215:Assertion failed) ..." to stderr before
+// it throws; the exception becomes this reader's own message, so the print is only noise before it.
+void quiet_opencv() {
+  static const bool quiet = [] {
+    cv::redirectError([](int, const char*, const char*, const char*, int, void*) { return 0; });
+    return true;
+  }();
+  (void)quiet;
+}
+
+}  // namespace
+
 Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view name, const ImageLimits& limits) {
   ProbeInput in{bytes, static_cast<std::int64_t>(bytes.size()), std::string(name), &limits};
   auto info = probe(in);
@@ -651,6 +667,7 @@ Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view
         input = without_profile;
       }
     }
+    quiet_opencv();
     const cv::Mat buffer(1, static_cast<int>(input.size()), CV_8U, const_cast<std::uint8_t*>(input.data()));
     // IMREAD_COLOR: 3 channels, grey replicated, alpha dropped, EXIF orientation applied; ANYDEPTH keeps
     // 16-bit and float samples instead of cutting them to 8 bits.
@@ -676,8 +693,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
-
 // The checks every reader shares: exists, is a file, within the size limit. Returns the size.
 Result<std::int64_t> regular_file_size(const fs::path& path, const ImageLimits& limits, const std::string& name) {
   std::error_code ec;
@@ -699,20 +714,22 @@ Result<std::int64_t> regular_file_size(const fs::path& path, const ImageLimits& 
 
 // Up to `limit` bytes from the start of the file.
 Result<std::vector<std::uint8_t>> read_bytes(const fs::path& path, std::int64_t limit, const std::string& name) {
-  errno = 0;
-  File file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) {
-    return fail(ErrorKind::Io, "cannot open the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
-  }
+  // Opened as every file is (never blocking on a FIFO swapped in since regular_file_size looked).
+  auto file = detail::open_regular_file(path, "an image file");
+  if (!file) return std::unexpected(std::move(file.error()));
   std::vector<std::uint8_t> bytes;
   try {
     bytes.resize(static_cast<std::size_t>(limit));
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "not enough memory to read " + std::to_string(limit) + " bytes", name);
   }
-  const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), file.get());
-  if (got < bytes.size() && std::ferror(file.get())) {
-    return fail(ErrorKind::Io, "cannot read the file: " + std::string(std::strerror(errno ? errno : EIO)), name);
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ::ssize_t n = ::read(file->fd(), bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(ErrorKind::Io, "cannot read the file: " + std::string(std::strerror(errno)), name);
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
   }
   bytes.resize(got);  // the file may have shrunk since it was measured
   return bytes;
