@@ -238,9 +238,12 @@ TEST(AttentionDump, Refusals) {
   e = refused("gap in layers", {{f32_tensor("attn.encoder.0", {2, 2}, f4), f32_tensor("attn.encoder.2", {2, 2}, f4),
                                  f32_tensor("attn.decoder.0", {2, 2}, f4)},
                                 two_tokens});
-  EXPECT_EQ(e.reason, "attn.encoder.1 is missing: the layers of a stage are numbered from 0 without gaps (found 0, 2)");
+  EXPECT_EQ(
+      e.reason,
+      "attn.encoder.1 is missing: the layers of a stage are numbered from 0 without gaps (found 2 layers: 0 and 2)");
   e = refused("no layer 0", {{f32_tensor("attn.decoder.1", {2, 2}, f4)}, two_tokens});
-  EXPECT_EQ(e.reason, "attn.decoder.0 is missing: the layers of a stage are numbered from 0 without gaps (found 1)");
+  EXPECT_EQ(e.reason,
+            "attn.decoder.0 is missing: the layers of a stage are numbered from 0 without gaps (found 1 layer: 1)");
 
   e = refused("no maps", {{f32_tensor("logits", {4}, f4)}, two_tokens});
   EXPECT_EQ(e.reason, "holds no attention maps (tensors named attn.<stage>.<layer>)");
@@ -278,7 +281,7 @@ TEST(AttentionDump, WriterRefusals) {
 
   trace.layers = {layer(Stage::Encoder, 1, stack(1, 2, 2, Precision::F32, 0))};
   EXPECT_EQ(write_attention_dump(path, trace).error().reason,
-            "attn.encoder.0 is missing: the layers of a stage are numbered from 0 without gaps (found 1)");
+            "attn.encoder.0 is missing: the layers of a stage are numbered from 0 without gaps (found 1 layer: 1)");
 
   trace.layers = {layer(Stage::Encoder, 0, stack(1, 2, 2, Precision::F32, 0)),
                   layer(Stage::Encoder, 0, stack(1, 2, 2, Precision::F32, 0))};

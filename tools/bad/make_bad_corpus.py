@@ -43,6 +43,16 @@ def st_file(tensors: dict, metadata=None) -> bytes:
     return st_container(header, b"".join(blobs))
 
 
+# Far past the 64 levels every JSON reader allows, yet small enough for the corpus to stay under 1 MB; the
+# unit tests (tests/unit/test_hostile_files.cpp) go to 300,000 levels, where the readers that recursed crashed.
+DEEP = 20_000
+
+
+def deep_header_file(header: str) -> bytes:
+    raw = header.encode()
+    return struct.pack("<Q", len(raw)) + raw + b"\x00" * 4
+
+
 def safetensors_cases():
     """(name, bytes, kind, what)"""
     rng = np.random.default_rng(7)
@@ -121,6 +131,20 @@ def safetensors_cases():
     inf[0], inf[3] = np.inf, -np.inf
     out.append(("inf.safetensors", st_file({"weight": inf}), "warning",
                 "tensor \"weight\" holds +inf and -inf: loads, with a warning naming the file and the tensor"))
+    entry = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
+    out.append(("byte-order-mark.safetensors", deep_header_file("\ufeff" + entry), "malformed",
+                "the header starts with a UTF-8 byte-order mark, which the reference reader refuses (nlohmann "
+                "would skip it)"))
+    out.append(("duplicate-field.safetensors",
+                deep_header_file(entry.replace('"dtype": "F32"', '"dtype": "F16", "dtype": "F32"')), "malformed",
+                "tensor \"w\" gives \"dtype\" twice (F16, then F32): the reference refuses a duplicate field, "
+                "nlohmann would keep the last"))
+    for field in ("data_offsets", "shape"):
+        header = ('{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
+                  .replace(f'"{field}": ', f'"{field}": ' + "[" * DEEP + "]" * DEEP + ", \"x\": ", 1))
+        out.append((f"deep-{field.replace('_', '-')}.safetensors", deep_header_file(header), "too-large",
+                    f"\"{field}\" wrapped in {DEEP:,} nested arrays: refused from a scan of the header's bytes "
+                    "(at the bracket that opens level 65), before a recursive parser can run out of stack"))
     return out
 
 
@@ -354,6 +378,12 @@ def text_cases():
                 "model_type \"b\" + byte 0xE9 + \"rt\": not UTF-8"))
     out.append(("config-not-json.json", b'{"model_type": "bert",\n "hidden_size": 4,,\n}\n', "config", "malformed",
                 "two commas in a row on line 2"))
+    text = json.dumps(bert, indent=2).replace('"hidden_size": 4', '"hidden_size": ' + "[" * DEEP + "]" * DEEP)
+    out.append(("config-deep-nesting.json", text.encode(), "config", "too-large",
+                f"hidden_size is {DEEP:,} nested arrays: refused from a scan of the bytes, before parsing"))
+    text = json.dumps(wp).replace('"vocab": null', '"vocab": {"[UNK]": 0}, "added_tokens": ' + "[" * DEEP + "]" * DEEP)
+    out.append(("tokenizer-deep-nesting.json", text.encode(), "tokenizer_json", "too-large",
+                f"tokenizer.json whose added_tokens are {DEEP:,} nested arrays"))
     return out
 
 
@@ -371,6 +401,9 @@ def bpe_cases():
                 "encoding", "vocab.json", "vocab.json has a key that is the byte 0xFF"))
     out.append(("bpe-merges-invalid-utf8", {"vocab.json": vocab, "merges.txt": b"#version: 0.2\na b\n\xc3 b\n"},
                 "encoding", "merges.txt", "line 3 of merges.txt starts with 0xC3 and no continuation byte"))
+    out.append(("bpe-vocab-deep-nesting", {"vocab.json": b'{"a": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+                                           "merges.txt": merges},
+                "too-large", "vocab.json", f"vocab.json whose first id is {DEEP:,} nested arrays"))
     return out
 
 
@@ -406,6 +439,16 @@ def dump_cases():
     m["format"] = "something.else"
     out.append(("not-a-dump.attn.safetensors", dump({"attn.encoder.0": maps}, m), "unsupported",
                 "metadata \"format\" is \"something.else\""))
+    m = dict(meta)
+    m["tokens"] = "[" * DEEP + "]" * DEEP
+    out.append(("tokens-deep-nesting.attn.safetensors", dump({"attn.encoder.0": maps}, m), "too-large",
+                f"metadata \"tokens\" is the JSON text of {DEEP:,} nested arrays (a string in the header, parsed "
+                "again as JSON)"))
+    wild = maps.copy()
+    wild[0, 0, 0], wild[0, 1, 1] = -0.5, 1e30
+    out.append(("weights-outside-unit.attn.safetensors", dump({"attn.encoder.0": wild}, meta), "warning",
+                "weights -0.5 and 10^30: loads, with a warning that these are not attention probabilities "
+                "(drawn as they are, the colour bar would run to 10^30 with nothing said)"))
     nan = maps.copy()
     nan[0, 1, 0] = np.nan
     out.append(("nan.attn.safetensors", dump({"attn.encoder.0": nan}, meta), "warning",

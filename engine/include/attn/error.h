@@ -33,8 +33,11 @@ struct Error {
   std::string reason;
   ErrorKind kind = ErrorKind::Malformed;
 
-  // "file: byte 12: reason" / "file:3: reason" / "reason"
+  // "file: byte 12: reason" / "file:3: reason" / "reason". A reason longer than kMaxReasonBytes (a tensor name of a
+  // megabyte echoed back) is cut there, at a character boundary, with "… (N more bytes)": an error is one line.
+  // The longest reason written on purpose, the how-to for a pickled checkpoint, is about 650 bytes.
   std::string message() const;
+  static constexpr std::size_t kMaxReasonBytes = 720;
 };
 
 template <class T>

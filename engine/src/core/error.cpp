@@ -28,7 +28,15 @@ std::string Error::message() const {
     out += "byte " + std::to_string(offset);
   }
   if (!out.empty()) out += ": ";
-  out += reason;
+  if (reason.size() <= kMaxReasonBytes) {
+    out += reason;
+  } else {
+    // Cut at a character boundary (never inside a UTF-8 sequence), and say how much is left out.
+    std::size_t cut = kMaxReasonBytes;
+    while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) --cut;
+    out.append(reason, 0, cut);
+    out += "\u2026 (" + std::to_string(reason.size() - cut) + " more bytes)";
+  }
   return out;
 }
 

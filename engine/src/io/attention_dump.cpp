@@ -10,6 +10,8 @@
 #include <cctype>
 #include <charconv>
 #include <climits>
+#include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -51,17 +53,51 @@ std::optional<int> layer_number(std::string_view s) {
   return v;
 }
 
+// Finite weights below 0 or above 1 (with a little slack for rounding, more for F16): a softmax never gives
+// them, so the dump holds something else (scores, logits) or is broken.
+struct OutsideUnit {
+  std::int64_t count = 0;
+  float lo = 0.0f, hi = 0.0f;  // the smallest and largest of those weights
+};
+
+OutsideUnit outside_unit(const HeadStack& maps) {
+  const float slack = maps.precision() == Precision::F16 ? 1e-3f : 1e-5f;
+  const auto n = static_cast<std::size_t>(maps.rows()) * static_cast<std::size_t>(maps.cols());
+  OutsideUnit out;
+  const auto check = [&](float v) {
+    if (!std::isfinite(v) || (v >= -slack && v <= 1.0f + slack)) return;
+    out.lo = out.count == 0 ? v : std::min(out.lo, v);
+    out.hi = out.count == 0 ? v : std::max(out.hi, v);
+    ++out.count;
+  };
+  for (int h = 0; h < maps.heads(); ++h) {
+    if (maps.precision() == Precision::F32) {
+      const float* p = maps.f32(h);
+      for (std::size_t i = 0; i < n; ++i) check(p[i]);
+    } else {
+      const Eigen::half* p = maps.f16(h);
+      for (std::size_t i = 0; i < n; ++i) check(static_cast<float>(p[i]));
+    }
+  }
+  return out;
+}
+
+// 4 significant digits: -3.25, 1e+30.
+std::string short_number(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", static_cast<double>(v));
+  return buf;
+}
+
 Result<Labels> string_list(const std::map<std::string, std::string>& metadata, const std::string& key,
                            const std::string& file) {
   const auto it = metadata.find(key);
   if (it == metadata.end()) return Labels{};
-  json value;
-  try {
-    value = json::parse(it->second);
-  } catch (const json::exception& e) {
-    return fail(detail::json_error_kind(e), "metadata " + quote(key) + " is not a JSON array of strings", file,
-                kHeaderOffset);
+  auto parsed = detail::parse_json(it->second, file, kHeaderOffset);
+  if (!parsed) {
+    return fail(parsed.error().kind, "metadata " + quote(key) + " is not a JSON array of strings", file, kHeaderOffset);
   }
+  const json& value = *parsed;
   if (!value.is_array()) {
     return fail(ErrorKind::Malformed, "metadata " + quote(key) + " is not a JSON array of strings", file,
                 kHeaderOffset);
@@ -88,12 +124,10 @@ Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& me
     return fail(kind, "metadata \"spans\" " + why + "; it is a JSON array of [begin, end] byte spans, one per token",
                 file, kHeaderOffset);
   };
-  json value;
-  try {
-    value = json::parse(it->second);
-  } catch (const json::exception& e) {
-    return bad(detail::json_error_kind(e), "is not JSON");
-  }
+  auto parsed = detail::parse_json(it->second, file, kHeaderOffset);
+  if (!parsed)
+    return bad(parsed.error().kind, parsed.error().kind == ErrorKind::TooLarge ? "nests too deep" : "is not JSON");
+  const json& value = *parsed;
   if (!value.is_array()) return bad(ErrorKind::Malformed, "is not an array");
   if (value.size() != tokens) {
     return bad(ErrorKind::Mismatch,
@@ -116,6 +150,39 @@ Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& me
 }
 
 // The first missing layer when the layers of a stage are not numbered 0, 1, ... without gaps.
+// 1234567 -> "1,234,567".
+std::string with_commas(long long n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+// A set of layer numbers as a short line however many there are: "3 layers: 0, 1 and 3", or
+// "100,000 layers: 1 to 100,000", or the first runs and how many more: "..., 8 to 9 and 4,996 more runs".
+std::string number_ranges(const std::set<int>& numbers) {
+  std::vector<std::pair<int, int>> runs;
+  for (const int n : numbers) {
+    if (!runs.empty() && runs.back().second + 1 == n) {
+      runs.back().second = n;
+    } else {
+      runs.emplace_back(n, n);
+    }
+  }
+  constexpr std::size_t kShown = 4;
+  std::string out =
+      with_commas(static_cast<long long>(numbers.size())) + (numbers.size() == 1 ? " layer: " : " layers: ");
+  for (std::size_t i = 0; i < runs.size() && i < kShown; ++i) {
+    if (i > 0) out += i + 1 == runs.size() ? " and " : ", ";
+    const auto [first, last] = runs[i];
+    out += first == last ? with_commas(first) : with_commas(first) + " to " + with_commas(last);
+  }
+  if (runs.size() > kShown) out += " and " + with_commas(static_cast<long long>(runs.size() - kShown)) + " more runs";
+  return out;
+}
+
 std::optional<std::string> missing_layer(const std::vector<LayerAttention>& layers) {
   std::map<int, std::pair<Stage, std::set<int>>> by_stage;
   for (const auto& l : layers) {
@@ -128,12 +195,9 @@ std::optional<std::string> missing_layer(const std::vector<LayerAttention>& laye
     int expected = 0;
     for (const int n : numbers) {
       if (n != expected) {
-        std::string found;
-        for (const int m : numbers) found += (found.empty() ? "" : ", ") + std::to_string(m);
         return tensor_name(stage, expected) +
-               " is missing: the layers of a stage are numbered from 0 without gaps "
-               "(found " +
-               found + ")";
+               " is missing: the layers of a stage are numbered from 0 without gaps (found " + number_ranges(numbers) +
+               ")";
       }
       ++expected;
     }
@@ -260,6 +324,13 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
     } catch (const std::bad_alloc&) {
       return bad(ErrorKind::TooLarge, "not enough memory for " + std::to_string(heads) + " maps of " +
                                           std::to_string(rows) + " x " + std::to_string(cols));
+    }
+    if (const OutsideUnit outside = outside_unit(layer_maps.maps); outside.count > 0) {
+      dump.warnings.push_back(file + ": " + t.name + " holds " + std::to_string(outside.count) + " weight" +
+                              (outside.count == 1 ? "" : "s") + " outside [0, 1] (from " + short_number(outside.lo) +
+                              " to " + short_number(outside.hi) +
+                              "): these are not attention probabilities (scores or logits?), and the colours show "
+                              "their range, not a distribution");
     }
     if (const std::int64_t bad = layer_maps.maps.nonfinite(); bad > 0) {
       dump.warnings.push_back(file + ": " + t.name + " holds " + std::to_string(bad) + " non-finite weight" +

@@ -1,6 +1,7 @@
 #include "attn/io/safetensors.h"
 
 #include "../core/atomic_write.h"
+#include "../core/file_read.h"
 #include "../core/json_config.h"
 #include "../core/json_keys.h"
 
@@ -21,6 +22,7 @@
 #include <new>
 #include <numeric>
 #include <optional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -275,17 +277,22 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
         file, 8 + static_cast<std::int64_t>(bad));
   }
 
-  json header;
-  try {
-    header = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return fail(ErrorKind::Malformed, "the header is not valid JSON: " + json_reason(e), file,
-                8 + detail::parse_error_offset(e, text));
-  } catch (const json::exception& e) {
-    return fail(ErrorKind::Malformed, "the header is not valid JSON: " + json_reason(e), file, 8);
-  } catch (const std::bad_alloc&) {
-    return fail(ErrorKind::TooLarge, "not enough memory to parse the " + std::to_string(n) + "-byte header", file, 8);
+  // nlohmann skips a byte-order mark; the reference reader (serde_json) refuses one, and so does this.
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    return fail(ErrorKind::Malformed,
+                "the header starts with a UTF-8 byte-order mark (EF BB BF); a safetensors header is JSON without one",
+                file, 8);
   }
+  auto parsed = detail::parse_json(text, file, 8);
+  if (!parsed) {
+    Error e = std::move(parsed.error());
+    // Any syntax error of the header is Malformed (its bytes are UTF-8, checked above), at its byte.
+    if (e.kind != ErrorKind::TooLarge) e.kind = ErrorKind::Malformed;
+    if (e.offset < 0) e.offset = 8;
+    e.reason = "the header is " + e.reason;
+    return std::unexpected(std::move(e));
+  }
+  json header = std::move(*parsed);
   if (!header.is_object()) {
     return fail(ErrorKind::Malformed, "the header is " + std::string(header.type_name()) + ", not a JSON object", file,
                 8);
@@ -301,6 +308,26 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
       const std::string what = key.name == "__metadata__" ? quote(key.name) : "tensor " + quote(key.name);
       return fail(ErrorKind::Malformed,
                   what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file, at);
+    }
+  }
+
+  // The same inside each entry ("dtype" given twice: the last would win), as the reference refuses it.
+  {
+    std::map<std::pair<std::int64_t, std::string_view>, std::int64_t> entry_first_at;
+    for (const auto& key : detail::object_keys(text, 2)) {
+      const auto [seen, inserted] =
+          entry_first_at.emplace(std::pair{key.object, std::string_view(key.name)}, key.offset);
+      if (inserted) continue;
+      // The entry is the value of the last top-level key before its opening brace.
+      std::string entry;
+      for (const auto& top : keys) {
+        if (top.offset < key.object) entry = top.name;
+      }
+      const std::string what = entry == "__metadata__" ? quote(entry) : "tensor " + quote(entry);
+      return fail(
+          ErrorKind::Malformed,
+          what + " gives " + quote(key.name) + " twice (first at byte " + std::to_string(8 + seen->second) + ")", file,
+          8 + key.offset);
     }
   }
 
@@ -477,34 +504,19 @@ struct SafeTensors::Storage {
 
 namespace {
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 std::string errno_text(int e) { return std::strerror(e ? e : EIO); }
 
 }  // namespace
 
 Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   std::string name = path.string();
-  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) {
-    const int e = errno;
-    if (e == ENOENT) return fail(ErrorKind::Io, "no such file", name);
-    return fail(ErrorKind::Io, "cannot open the file: " + errno_text(e), name);
-  }
-  struct stat st {};
-  if (::fstat(file.fd, &st) != 0) return fail(ErrorKind::Io, "cannot read the file: " + errno_text(errno), name);
-  if (S_ISDIR(st.st_mode)) return fail(ErrorKind::Io, "is a directory, not a safetensors file", name);
-  if (!S_ISREG(st.st_mode)) return fail(ErrorKind::Io, "is not a regular file", name);
+  auto file = detail::open_regular_file(path, "a safetensors file");
+  if (!file) return std::unexpected(std::move(file.error()));
 
   auto storage = std::make_shared<Storage>();
-  storage->size = static_cast<std::size_t>(st.st_size);
+  storage->size = static_cast<std::size_t>(file->size());
   if (storage->size > 0) {
-    void* p = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+    void* p = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, file->fd(), 0);
     if (p == MAP_FAILED) return fail(ErrorKind::Io, "cannot map the file into memory: " + errno_text(errno), name);
     storage->mapping = p;
     storage->mapped = storage->size;

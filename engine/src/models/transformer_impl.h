@@ -6,6 +6,7 @@
 #include "attn/models/transformer.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct LayerWeights {
 struct TransformerModel::Impl {
   TransformerConfig config;
   std::shared_ptr<const text::Tokenizer> tokenizer;
+  // Why the folder's tokenizer could not be read (the file, the line or byte, the reason), when it could not:
+  // run_text says this instead of only "no tokenizer".
+  std::optional<Error> tokenizer_error;
 
   Matrix word;                        // [vocab, d]; also the tied output embedding
   Matrix positions;                   // [max_positions, d] (ViT: [patches + 1, d])

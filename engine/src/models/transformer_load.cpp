@@ -450,8 +450,10 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     if (fs::exists(index, ec)) {
       auto text = detail::read_config_text(index);
       if (!text) return std::unexpected(text.error());
-      const auto json = nlohmann::json::parse(*text, nullptr, false);
-      if (json.is_discarded() || !json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
+      auto parsed = detail::parse_json(*text, index.string());
+      if (!parsed) return std::unexpected(parsed.error());
+      const auto& json = *parsed;
+      if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
         return fail(ErrorKind::Malformed, "not a safetensors index: expected an object with a \"weight_map\"",
                     index.string());
       }
@@ -484,12 +486,14 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
 
     std::vector<std::string> warnings;
     std::shared_ptr<const text::Tokenizer> tokenizer;
+    std::optional<Error> tokenizer_error;
     if (config->family != Family::Vit) {
       auto tok = text::load_tokenizer_dir(folder);
       if (tok) {
         tokenizer = std::shared_ptr<const text::Tokenizer>(std::move(*tok));
       } else {
         warnings.push_back("no tokenizer (" + tok.error().message() + "): only token ids can be run");
+        tokenizer_error = std::move(tok.error());
       }
     }
 
@@ -508,6 +512,7 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
 
     auto impl = build(std::move(*config), std::move(ptrs), std::move(tokenizer), progress, std::move(warnings));
     if (!impl) return std::unexpected(impl.error());
+    (*impl)->tokenizer_error = std::move(tokenizer_error);
     return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while loading the model", folder.string());

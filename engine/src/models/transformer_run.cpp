@@ -563,6 +563,12 @@ Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::s
   const auto& c = m.config;
   const text::Tokenizer* tok = m.tokenizer.get();
   if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_text: a ViT model takes an image (run_image)");
+  if (!tok && m.tokenizer_error) {
+    // The cause, with its file and place: "vocab.txt:3: ..." rather than only "no tokenizer".
+    Error e = *m.tokenizer_error;
+    e.reason = "the model's tokenizer cannot be read, so only token ids can be run: " + e.reason;
+    return std::unexpected(std::move(e));
+  }
   if (!tok) {
     return fail(ErrorKind::Unsupported,
                 "run_text: the model has no tokenizer (vocab.txt, vocab.json + merges.txt or tokenizer.json)");
@@ -616,6 +622,11 @@ Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::s
       for (const auto& t : b) push(t.id, t.span, segment_b, token_label(tok, t.id));
       push(*sp.sep, {}, segment_b, token_label(tok, *sp.sep));
     }
+  }
+  if (ids.empty()) {
+    return fail(ErrorKind::OutOfRange,
+                "run_text: the text gives no tokens: it is empty, or holds only what the tokenizer drops (white "
+                "space, control characters, combining marks with nothing to combine with)");
   }
   const std::size_t kept = a->size() + b.size();
   if (kept < given) {

@@ -3,7 +3,9 @@
 // byte offset or JSON path.
 #include "attn/text/tokenizer.h"
 
+#include "../core/file_read.h"
 #include "../core/json_config.h"
+#include "../core/try.h"
 #include "unicode.h"
 
 #include <nlohmann/json.hpp>
@@ -22,29 +24,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Far above any published tokenizer (a 250k-entry tokenizer.json is about 20 MB); refused before reading.
-constexpr std::streamoff kMaxTokenizerFile = 512 << 20;
+constexpr std::int64_t kMaxTokenizerFile = 512 << 20;
 
 Result<std::string> read_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return fail(ErrorKind::Io, "no such file", path.string());
-  if (fs::is_directory(path, ec)) return fail(ErrorKind::Io, "is a folder, not a file", path.string());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::Io, "cannot be opened", path.string());
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) return fail(ErrorKind::Io, "cannot be read", path.string());
-  if (size > kMaxTokenizerFile) {
-    return fail(
-        ErrorKind::TooLarge,
-        "is " + std::to_string(size) + " bytes; a tokenizer file is at most " + std::to_string(kMaxTokenizerFile),
-        path.string());
-  }
-  text.resize(static_cast<std::size_t>(size));
-  in.seekg(0, std::ios::beg);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) return fail(ErrorKind::Io, "cannot be read", path.string());
-  return text;
+  return detail::read_regular_file(path, kMaxTokenizerFile, "a tokenizer file");
 }
 
 // The text after nlohmann's "[json.exception.parse_error.101] " tag.
@@ -84,6 +67,7 @@ class JsonProblem : public nlohmann::json_sax<json> {
 };
 
 Result<json> parse_json(const std::string& text, const fs::path& path) {
+  ATTN_TRY(detail::check_json_depth(text, path.string()));
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) return j;
   JsonProblem problem;
@@ -615,6 +599,7 @@ Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_t
                                                         const std::string& vocab_name, const std::string& merges_name,
                                                         const ByteLevelBpeOptions& options) {
   const fs::path vocab_json(vocab_name), merges_txt(merges_name);  // what the errors below name
+  ATTN_TRY(detail::check_json_depth(vocab_text, vocab_json.string()));
   VocabReader reader;
   if (!json::sax_parse(vocab_text, &reader) || !reader.reason.empty()) {
     return fail(reader.kind, reader.reason.empty() ? "is not valid JSON" : reader.reason, vocab_json.string(),
@@ -665,6 +650,7 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const fs::path& tokenizer
 
 Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name) {
   const fs::path tokenizer_json(name);  // what the readers below name in their errors
+  ATTN_TRY(detail::check_json_depth(text, tokenizer_json.string()));
   TokenizerJsonReader file;
   if (!json::sax_parse(text, &file) || !file.reason.empty()) {
     return fail(file.kind, file.reason.empty() ? "is not valid JSON" : file.reason, tokenizer_json.string(),
