@@ -2,6 +2,7 @@
 // other writers (Python) produce, and the refusals, each naming the tensor.
 #include "attn/io/attention_dump.h"
 #include "attn/io/safetensors.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -17,23 +18,7 @@ namespace attention_dump_tests {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("attn-dump-" + std::string(info->name()) + "-" + std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const char* name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 // heads maps of rows x cols with distinct values, each row summing to 1.
 HeadStack stack(int heads, Index rows, Index cols, Precision precision, float seed) {

@@ -16,6 +16,7 @@
 #include "attn/models/transformer.h"
 #include "attn/text/tokenizer.h"
 #include "attn/vision/image.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -39,23 +40,7 @@ namespace hostile_files_tests {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("attn-hostile-" + std::string(info->name()) + "-" + std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 void write(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 

@@ -2,6 +2,7 @@
 // offset), exact F16/BF16 conversion, the writer's byte layout against the reference's own tests, round
 // trips of every float dtype, and the shape checks of matrix() and vector().
 #include "attn/io/safetensors.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -45,24 +46,7 @@ Bytes container(std::string_view header, const Bytes& payload = {}) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("attn-safetensors-" + std::string(info->name()) + "-" + std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const char* name) const { return path_ / name; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 constexpr const char* kQuery = "bert.encoder.layer.0.attention.self.query.weight";
 

@@ -5,9 +5,37 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <initializer_list>
+#include <random>
+#include <string>
+#include <system_error>
 
 namespace attn::test {
+
+// A folder of its own for the running test, removed with everything in it when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("attn-" + std::string(info->test_suite_name()) + "-" + std::string(info->name()) + "-" +
+             std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 inline Matrix mat(std::initializer_list<std::initializer_list<float>> rows) {
   Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
