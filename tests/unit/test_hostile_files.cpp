@@ -260,6 +260,70 @@ TEST(DeepJson, DepthUpToTheLimitStillParses) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Checkpoints are checked against their config from the header, before any tensor data is read
+
+// The peak resident memory of this process since reset_peak_rss(), in MiB (Linux: /proc/self/status VmHWM,
+// reset by writing 5 to /proc/self/clear_refs).
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+long peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("VmHWM:")) return std::stol(line.substr(6)) / 1024;
+  }
+  return -1;
+}
+
+TEST(HeaderFirst, ASparse4GiBCheckpointMissingATensorIsRefusedWithoutReadingIt) {
+  // GPT-2 with n_embd 1024 and 2^20 tokens: wte.weight is 4 GiB of F32, present (the file is sparse: no
+  // disk is used), and wpe.weight is missing. The loader used to convert wte (12 GB, 12 s) before finding
+  // that out; the check from the header refuses at once.
+  TempDir dir;
+  const fs::path folder = dir / "model";
+  fs::create_directories(folder);
+  write(folder / "config.json",
+        R"({"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 1, "vocab_size": 1048576,
+            "n_positions": 32})");
+  const std::int64_t bytes = std::int64_t{1} << 32;
+  std::string header = R"({"wte.weight": {"dtype": "F32", "shape": [1048576, 1024], "data_offsets": [0, )" +
+                       std::to_string(bytes) + "]}}";
+  header += std::string((8 - header.size() % 8) % 8, ' ');
+  write(folder / "model.safetensors", safetensors(header));
+  std::error_code ec;
+  fs::resize_file(folder / "model.safetensors", 8 + header.size() + static_cast<std::uintmax_t>(bytes), ec);
+  if (ec) GTEST_SKIP() << "this file system cannot hold a sparse 4 GiB file: " << ec.message();
+  within(30, [&]() -> std::string {
+    reset_peak_rss();
+    const long before = peak_rss_mib();
+    const std::string problem =
+        refused(models::TransformerModel::load(folder), ErrorKind::Mismatch, "missing tensor 'wpe.weight'");
+    if (!problem.empty()) return problem;
+    const long grew = peak_rss_mib() - before;
+    if (before < 0 || grew > 64) return "peak memory grew by " + std::to_string(grew) + " MiB";
+    return {};
+  });
+}
+
+TEST(HeaderFirst, AnIntegerTensorIsRefusedByNameFromTheHeader) {
+  // The BERT fixture with the last layer's two layer-norm weights stored as I32 (same bytes, another dtype).
+  TempDir dir;
+  const fs::path folder = dir / "model";
+  fs::create_directories(folder);
+  const fs::path fixture = fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "bert";
+  for (const char* name : {"config.json", "vocab.txt", "tokenizer_config.json"})
+    fs::copy(fixture / name, folder / name);
+  const auto file = io::SafeTensors::open(fixture / "model.safetensors");
+  ASSERT_TRUE(file) << file.error().message();
+  std::vector<io::TensorData> tensors;
+  for (const auto& t : file->tensors()) {
+    const bool last_norm = t.name.ends_with("LayerNorm.weight") && t.name.find("layer.1.") != std::string::npos;
+    tensors.push_back({t.name, last_norm ? io::DType::I32 : t.dtype, t.shape, file->bytes(t)});
+  }
+  ASSERT_TRUE(io::write_safetensors(folder / "model.safetensors", tensors));
+  const auto model = models::TransformerModel::load(folder);
+  EXPECT_EQ(refused(model, ErrorKind::Unsupported, "is I32; only F32, F16, BF16 and F64 convert to float32"), "");
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // A tokenizer that cannot be read says why, with its file and line, when text is run
 
 TEST(TokenizerError, RunTextNamesTheFileTheLineAndTheReason) {

@@ -571,12 +571,15 @@ Error SafeTensors::error(const TensorInfo& tensor, ErrorKind kind, std::string r
   return Error{name_, file_offset(data_start_, tensor.begin), -1, std::move(reason), kind};
 }
 
+Result<void> SafeTensors::require_float(const TensorInfo& tensor) const {
+  if (is_float(tensor.dtype)) return {};
+  return std::unexpected(error(tensor, ErrorKind::Unsupported,
+                               "tensor " + quote(tensor.name) + " is " + std::string(io::to_string(tensor.dtype)) +
+                                   "; only F32, F16, BF16 and F64 convert to float32"));
+}
+
 Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const {
-  if (!is_float(tensor.dtype)) {
-    return std::unexpected(error(tensor, ErrorKind::Unsupported,
-                                 "tensor " + quote(tensor.name) + " is " + std::string(io::to_string(tensor.dtype)) +
-                                     "; only F32, F16, BF16 and F64 convert to float32"));
-  }
+  if (auto ok = require_float(tensor); !ok) return std::unexpected(ok.error());
   std::vector<float> out;
   try {
     out.resize(static_cast<std::size_t>(tensor.elements()));
@@ -602,11 +605,7 @@ Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols
                                  "tensor " + quote(name) + " has shape " + shape_text(s) + " but [" +
                                      std::to_string(rows) + ", " + std::to_string(cols) + "] is expected"));
   }
-  if (!is_float(t->dtype)) {
-    return std::unexpected(error(*t, ErrorKind::Unsupported,
-                                 "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
-                                     "; only F32, F16, BF16 and F64 convert to float32"));
-  }
+  if (auto ok = require_float(*t); !ok) return std::unexpected(ok.error());
   Matrix m;
   try {
     m.resize(rows, cols);
@@ -627,11 +626,7 @@ Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
                                  "tensor " + quote(name) + " has shape " + shape_text(t->shape) + " but [" +
                                      std::to_string(n) + "] is expected"));
   }
-  if (!is_float(t->dtype)) {
-    return std::unexpected(error(*t, ErrorKind::Unsupported,
-                                 "tensor " + quote(name) + " is " + std::string(io::to_string(t->dtype)) +
-                                     "; only F32, F16, BF16 and F64 convert to float32"));
-  }
+  if (auto ok = require_float(*t); !ok) return std::unexpected(ok.error());
   Vector v;
   try {
     v.resize(n);

@@ -22,9 +22,15 @@ using io::shape_text;
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // One or more safetensors files seen as one name space; remembers which tensors were read.
+// A checking reader validates every request against the headers alone (present, shape as the config
+// implies, a float dtype) and returns empty values: the loader runs once that way before any tensor
+// byte is read, so a checkpoint whose header already disagrees with its config is refused without
+// touching (or paging in) gigabytes of data.
 class TensorReader {
  public:
-  explicit TensorReader(std::vector<const io::SafeTensors*> shards) : shards_(std::move(shards)) {}
+  TensorReader(std::vector<const io::SafeTensors*> shards, bool checking)
+      : shards_(std::move(shards)), checking_(checking) {}
+  bool checking() const { return checking_; }
 
   struct Found {
     const io::SafeTensors* file = nullptr;
@@ -51,6 +57,11 @@ class TensorReader {
                                            "tensor '" + name + "' has shape " + shape_text(f.info->shape) +
                                                ", the config implies " + shape_text(shape)));
     }
+    if (checking_) {
+      if (auto ok = f.file->require_float(*f.info); !ok) return std::unexpected(ok.error());
+      used_.insert(name);
+      return std::vector<float>();
+    }
     auto values = f.file->to_float(*f.info);
     if (!values) return std::unexpected(values.error());
     if (auto note = io::nonfinite_warning(*f.file, *f.info, *values)) nonfinite_.push_back(std::move(*note));
@@ -61,17 +72,20 @@ class TensorReader {
   Result<Matrix> matrix(const std::string& name, Index rows, Index cols) {
     auto v = read(name, {rows, cols});
     if (!v) return std::unexpected(v.error());
+    if (checking_) return Matrix();
     return Matrix(Eigen::Map<const Matrix>(v->data(), rows, cols));
   }
   // A [out, in] nn.Linear weight as [in, out].
   Result<Matrix> linear_t(const std::string& name, Index out, Index in) {
     auto v = read(name, {out, in});
     if (!v) return std::unexpected(v.error());
+    if (checking_) return Matrix();
     return Matrix(Eigen::Map<const Matrix>(v->data(), out, in).transpose());
   }
   Result<RowVector> vector(const std::string& name, Index n) {
     auto v = read(name, {n});
     if (!v) return std::unexpected(v.error());
+    if (checking_) return RowVector();
     return RowVector(Eigen::Map<const RowVector>(v->data(), n));
   }
   // A layer norm under either naming: `.weight`/`.bias` or the old `.gamma`/`.beta`.
@@ -107,6 +121,7 @@ class TensorReader {
 
  private:
   std::vector<const io::SafeTensors*> shards_;
+  bool checking_ = false;
   std::vector<std::string> nonfinite_;
   std::set<std::string, std::less<>> used_;
   std::int64_t parameters_ = 0;
@@ -173,6 +188,7 @@ class Loader {
       case Family::Vit: ATTN_TRY(vit()); break;
     }
     if (!report(1.0, "done")) return fail(ErrorKind::Cancelled, "cancelled");
+    if (r_.checking()) return {};
     for (const std::string& note : r_.nonfinite()) m_.warnings.push_back(note);
     const auto unused = r_.unused({"position_ids", "attn.bias", "attn.masked_bias", "pooler.", "seq_relationship"});
     if (!unused.empty()) {
@@ -186,7 +202,11 @@ class Loader {
   }
 
  private:
-  bool report(double f, const std::string& what) { return !progress_ || progress_(f, what); }
+  // The checking pass is quick and says nothing; only cancelling it counts.
+  bool report(double f, const std::string& what) {
+    if (r_.checking()) return !progress_ || progress_(0.0, "checking the tensors against the config");
+    return !progress_ || progress_(f, what);
+  }
   Result<void> layer_progress(int i) {
     if (!report((i + 1.0) / (m_.config.layers + 1.0),
                 "layers " + std::to_string(i + 1) + " of " + std::to_string(m_.config.layers)))
@@ -209,7 +229,7 @@ class Loader {
     } else {
       p.qb = p.kb = p.vb = RowVector::Zero(d);
     }
-    fuse_qkv(w, p, d, q_scale());
+    if (!r_.checking()) fuse_qkv(w, p, d, q_scale());
     return {};
   }
   Result<void> linear(const std::string& base, Index out, Index in, Matrix& w, RowVector& b) {
@@ -222,6 +242,7 @@ class Loader {
     if (!r_.has(name)) return {};
     Matrix dec;
     ATTN_ASSIGN(dec, r_.matrix(name, m_.config.vocab_size, m_.config.hidden));
+    if (r_.checking()) return {};
     if (dec != m_.word) {
       m_.decoder = std::move(dec);
     } else {
@@ -318,8 +339,10 @@ class Loader {
       // Conv1D stores [in, out]: c_attn is already the fused [d, 3d] layout.
       ATTN_ASSIGN(w.qkv, r_.matrix(L + "attn.c_attn.weight", d, 3 * d));
       ATTN_ASSIGN(w.qkv_bias, r_.vector(L + "attn.c_attn.bias", 3 * d));
-      w.qkv.leftCols(d) *= q_scale();
-      w.qkv_bias.head(d) *= q_scale();
+      if (!r_.checking()) {
+        w.qkv.leftCols(d) *= q_scale();
+        w.qkv_bias.head(d) *= q_scale();
+      }
       ATTN_ASSIGN(w.out, r_.matrix(L + "attn.c_proj.weight", d, d));
       ATTN_ASSIGN(w.out_bias, r_.vector(L + "attn.c_proj.bias", d));
       ATTN_TRY(r_.layer_norm(L + "ln_2", d, w.norm2_gamma, w.norm2_beta));
@@ -348,7 +371,7 @@ class Loader {
       const Index pp = c.patch_size;
       auto v = r_.read(name, {d, c.num_channels, pp, pp});
       if (!v) return std::unexpected(v.error());
-      m_.patch = Eigen::Map<const Matrix>(v->data(), d, c.num_channels * pp * pp).transpose();
+      if (!r_.checking()) m_.patch = Eigen::Map<const Matrix>(v->data(), d, c.num_channels * pp * pp).transpose();
       ATTN_ASSIGN(m_.patch_bias, r_.vector(p + "embeddings.patch_embeddings.projection.bias", d));
     }
     m_.layers.resize(static_cast<std::size_t>(c.layers));
@@ -387,7 +410,14 @@ Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
   impl->config = std::move(config);
   impl->tokenizer = std::move(tokenizer);
   impl->warnings = std::move(warnings);
-  TensorReader reader(std::move(shards));
+  {
+    // Every name, shape and dtype against the config, from the headers alone, before any data is read.
+    TransformerModel::Impl scratch;
+    scratch.config = impl->config;
+    TensorReader checker(shards, /*checking=*/true);
+    if (auto ok = Loader(scratch, checker, progress).run(); !ok) return std::unexpected(ok.error());
+  }
+  TensorReader reader(std::move(shards), /*checking=*/false);
   Loader loader(*impl, reader, progress);
   // On failure `impl` is dropped here: nothing half-built survives.
   if (auto ok = loader.run(); !ok) return std::unexpected(ok.error());

@@ -62,6 +62,9 @@ class SafeTensors {
 
   // The tensor's raw little-endian bytes.
   std::span<const std::byte> bytes(const TensorInfo& tensor) const;
+  // Whether the tensor converts to float32 (F32, F16, BF16, F64), from the header alone; the error names
+  // the tensor and its dtype.
+  Result<void> require_float(const TensorInfo& tensor) const;
   // The tensor converted to float32 (F32, F16, BF16, F64); other dtypes are an error naming the tensor.
   Result<std::vector<float>> to_float(const TensorInfo& tensor) const;
   // The named tensor as a [rows, cols] matrix (a rank-1 tensor is [1, n]); the shape must match exactly,
