@@ -94,6 +94,13 @@ inline LoadOutcome run_loader(const BadInput& input) {
     auto image = load_image(path);
     take(image);
     if (image) out.image = std::move(*image);
+  } else if (input.loader == "image-224") {
+    // As the Transformer tab reads a photo for ViT: the model's input and a view, from one decode.
+    const ImageSize sizes[] = {{.fit = ImageSize::Fit::Exact, .width = 224, .height = 224},
+                               {.fit = ImageSize::Fit::Within, .max_side = 1024}};
+    auto images = load_image_sizes(path, sizes);
+    take(images);
+    if (images) out.image = std::move(images->front());
   } else if (input.loader == "wordpiece") {
     take(text::load_wordpiece(path, text::WordPieceOptions{}));
   } else if (input.loader == "tokenizer_json") {

@@ -73,6 +73,12 @@ TEST_P(BadInputTest, RefusedWithItsKindOrLoadedAsListed) {
   EXPECT_EQ(to_string(outcome.error->kind), input.expect) << outcome.error->message();
   EXPECT_NE(outcome.error->message().find(named), std::string::npos)
       << "the message does not name " << named << ": " << outcome.error->message();
+  // A tokenizer file that cannot be read says where: the line (vocab.txt, merges.txt) or the byte (JSON).
+  const bool tokenizer = input.loader == "wordpiece" || input.loader == "tokenizer_json" || input.loader == "bpe";
+  if (tokenizer && (input.expect == "malformed" || input.expect == "encoding")) {
+    EXPECT_TRUE(outcome.error->line > 0 || outcome.error->offset >= 0)
+        << "no line or byte in: " << outcome.error->message();
+  }
 }
 
 std::string test_name(const ::testing::TestParamInfo<BadInput>& info) {
@@ -120,6 +126,18 @@ TEST(BadCorpus, SixteenBitPngKeepsItsSixteenBits) {
       }
     }
   }
+}
+
+TEST(BadCorpus, WindowsLineEndingsInVocabTxtAreNotPartOfTheTokens) {
+  for (const auto& input : inputs()) {
+    if (input.path != "tokenizers/vocab-crlf.txt") continue;
+    const auto tokenizer = text::load_wordpiece(kBadDir / input.path, text::WordPieceOptions{});
+    ASSERT_TRUE(tokenizer) << tokenizer.error().message();
+    EXPECT_EQ((*tokenizer)->id("hello"), std::optional<int>(4));
+    EXPECT_EQ((*tokenizer)->id("world"), std::optional<int>(5));
+    return;
+  }
+  ADD_FAILURE() << "tokenizers/vocab-crlf.txt is not in MANIFEST.tsv";
 }
 
 TEST(BadCorpus, CmykJpegLoadsAsRgb) {

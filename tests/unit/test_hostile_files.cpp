@@ -323,6 +323,24 @@ TEST(HeaderFirst, AnIntegerTensorIsRefusedByNameFromTheHeader) {
   EXPECT_EQ(refused(model, ErrorKind::Unsupported, "is I32; only F32, F16, BF16 and F64 convert to float32"), "");
 }
 
+TEST(HeaderFirst, AHugePhotoForViTIsResampledWithoutItsFullSizeFloatImage) {
+  // 10,000 x 10,000 grey pixels in a 100 KB PNG: as floats 1.2 GB (1.5 GB in the glimpse tab, 3.1 GB through
+  // ViT's preprocessing before). Resampled while decoding, only the 8-bit decode (100 MB, one channel) is made.
+  const fs::path file = fs::path(ATTN_TEST_DATA_DIR) / "bad" / "images" / "huge-10000x10000.png";
+  within(120, [&]() -> std::string {
+    reset_peak_rss();
+    const long before = peak_rss_mib();
+    const ImageSize sizes[] = {{.fit = ImageSize::Fit::Exact, .width = 224, .height = 224},
+                               {.fit = ImageSize::Fit::Within, .max_side = 1024}};
+    const auto images = load_image_sizes(file, sizes);
+    if (!images) return images.error().message();
+    if ((*images)[0].width != 224 || (*images)[1].width != 1024 || (*images)[1].height != 1024) return "wrong sizes";
+    const long grew = peak_rss_mib() - before;
+    if (before < 0 || grew > 400) return "peak memory grew by " + std::to_string(grew) + " MiB";
+    return {};
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // A tokenizer that cannot be read says why, with its file and line, when text is run
 

@@ -242,6 +242,52 @@ TEST(DecodeImage, SixteenBitGreyKeepsItsPrecision) {
       for (int c = 0; c < 3; ++c) EXPECT_NEAR(im->at(c, y, x), grey[y][x] / 65535.0, 1e-7) << y << "," << x;
 }
 
+// Resampling while decoding (what ViT's input and the views use for big photos) gives the very numbers of
+// decoding at full size and resampling after: 8-bit RGB, RGBA, 16-bit grey and a real JPEG photo.
+TEST(ImageSizes, ExactIsResizeBilinearOfTheFullDecodeBitForBit) {
+  for (const fs::path& file : {data("pattern-64x48.png"), data("rgba-3x2.png"), data("grey16-3x2.png"),
+                               fs::path(ATTN_SOURCE_DIR) / "resources/samples/images/rocket.jpg"}) {
+    SCOPED_TRACE(file.filename().string());
+    const auto full = load_image(file);
+    ASSERT_TRUE(full) << full.error().message();
+    const ImageSize sizes[] = {{.fit = ImageSize::Fit::Exact, .width = 224, .height = 224},
+                               {.fit = ImageSize::Fit::Exact, .width = 17, .height = 5},
+                               {.fit = ImageSize::Fit::Full}};
+    const auto images = load_image_sizes(file, sizes);
+    ASSERT_TRUE(images) << images.error().message();
+    ASSERT_EQ(images->size(), 3u);
+    EXPECT_EQ((*images)[0].data, resize_bilinear(*full, 224, 224).data);
+    EXPECT_EQ((*images)[1].width, 17);
+    EXPECT_EQ((*images)[1].data, resize_bilinear(*full, 17, 5).data);
+    EXPECT_EQ((*images)[2].data, full->data);
+  }
+}
+
+TEST(ImageSizes, WithinKeepsTheAspectAndNeverEnlarges) {
+  const auto file = data("pattern-64x48.png");
+  const ImageSize sizes[] = {{.fit = ImageSize::Fit::Within, .max_side = 32},
+                             {.fit = ImageSize::Fit::Within, .max_pixels = 300},
+                             {.fit = ImageSize::Fit::Within, .max_side = 1000, .max_pixels = 1 << 20}};
+  const auto images = load_image_sizes(file, sizes);
+  ASSERT_TRUE(images) << images.error().message();
+  EXPECT_EQ((*images)[0].width, 32);
+  EXPECT_EQ((*images)[0].height, 24);
+  EXPECT_EQ((*images)[1].width, 20);  // sqrt(300 / 3072) = 0.3125 of 64 x 48
+  EXPECT_EQ((*images)[1].height, 15);
+  const auto full = load_image(file);
+  ASSERT_TRUE(full);
+  EXPECT_EQ((*images)[2].data, full->data);
+  // Area averaging: the 2 x 2 mean of the full image, to float rounding.
+  for (int c = 0; c < 3; ++c) {
+    const float mean = (full->at(c, 0, 0) + full->at(c, 0, 1) + full->at(c, 1, 0) + full->at(c, 1, 1)) / 4.0f;
+    EXPECT_NEAR((*images)[0].at(c, 0, 0), mean, 1.0f / 255.0f) << c;
+  }
+  const ImageSize empty[] = {{.fit = ImageSize::Fit::Exact, .width = 0, .height = 5}};
+  const auto refused = load_image_sizes(file, empty);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::OutOfRange);
+}
+
 TEST(DecodeImage, AnIccProfileIsIgnoredWithoutLibpngWarnings) {
   ::testing::internal::CaptureStderr();
   const auto im = load_image(data("iccp-3x2.png"));

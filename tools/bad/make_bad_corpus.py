@@ -357,6 +357,11 @@ def text_cases():
     text = json.dumps(wp).replace('"vocab": null', '"vocab": {"[UNK]": 0, "hello": 1, "world": 1}')
     out.append(("tokenizer-duplicate-id.json", text.encode(), "tokenizer_json", "malformed",
                 "tokenizer.json gives \"hello\" and \"world\" the same id 1"))
+    text = json.dumps(wp).replace('"vocab": null', '"vocab": {"[UNK]": 0, "hello": 1}')
+    out.append(("tokenizer-cut.json", text[:len(text) // 2].encode(), "tokenizer_json", "malformed",
+                "tokenizer.json cut in the middle: not JSON, refused with the byte where it ends"))
+    out.append(("vocab-crlf.txt", b"[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nhello\r\nworld\r\n", "wordpiece", "ok",
+                "vocab.txt with Windows line endings: read as Python's text mode reads it, \"hello\" without the CR"))
     bert = {"model_type": "bert", "vocab_size": 8, "hidden_size": 4, "num_attention_heads": 2,
             "num_hidden_layers": 1, "intermediate_size": 8, "max_position_embeddings": 8}
 
@@ -404,7 +409,18 @@ def bpe_cases():
     out.append(("bpe-vocab-deep-nesting", {"vocab.json": b'{"a": ' + b"[" * DEEP + b"]" * DEEP + b"}",
                                            "merges.txt": merges},
                 "too-large", "vocab.json", f"vocab.json whose first id is {DEEP:,} nested arrays"))
+    out.append(("bpe-merges-three-symbols", {"vocab.json": vocab, "merges.txt": b"#version: 0.2\na b\nab b a\n"},
+                "malformed", "merges.txt", "line 3 of merges.txt is \"ab b a\": three symbols, a merge has two"))
     return out
+
+
+def huge_image_cases():
+    """(name, bytes, kind, what), read as ViT reads a photo: resampled to 224 x 224 while decoding."""
+    side = 10000
+    rows = [bytes(side)] * side
+    return [("huge-10000x10000.png", png(side, side, 8, 0, rows), "ok",
+             "a 10,000 x 10,000 grey PNG (100 million pixels, within the limit) of about 100 KB: ViT's 224 x 224 "
+             "input and a 1,024-pixel view are resampled from the 8-bit decode; the 1.2 GB float image is never made")]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -605,6 +621,8 @@ def main():
         single("safetensors", "safetensors", *case)
     for case in image_cases():
         single("images", "image", *case)
+    for case in huge_image_cases():
+        single("images", "image-224", *case)
     for name, data, loader, kind, what in text_cases():
         single("configs" if loader == "config" else "tokenizers", loader, name, data, kind, what)
     for case in bpe_cases():

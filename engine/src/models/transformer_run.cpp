@@ -385,31 +385,6 @@ Index token_limit(const TransformerConfig& c, const RunOptions& o) {
   return limit;
 }
 
-// Bilinear resize with pixel centres at half-integers (cv::resize INTER_LINEAR's convention).
-Image resize_bilinear(const Image& in, int width, int height) {
-  Image out(width, height, in.channels);
-  const float sx = static_cast<float>(in.width) / static_cast<float>(width);
-  const float sy = static_cast<float>(in.height) / static_cast<float>(height);
-  for (int y = 0; y < height; ++y) {
-    const float fy = std::max(0.0f, (static_cast<float>(y) + 0.5f) * sy - 0.5f);
-    const int y0 = std::min(static_cast<int>(fy), in.height - 1);
-    const int y1 = std::min(y0 + 1, in.height - 1);
-    const float ay = fy - static_cast<float>(y0);
-    for (int x = 0; x < width; ++x) {
-      const float fx = std::max(0.0f, (static_cast<float>(x) + 0.5f) * sx - 0.5f);
-      const int x0 = std::min(static_cast<int>(fx), in.width - 1);
-      const int x1 = std::min(x0 + 1, in.width - 1);
-      const float ax = fx - static_cast<float>(x0);
-      for (int ch = 0; ch < in.channels; ++ch) {
-        const float top = in.at(ch, y0, x0) * (1 - ax) + in.at(ch, y0, x1) * ax;
-        const float bottom = in.at(ch, y1, x0) * (1 - ax) + in.at(ch, y1, x1) * ax;
-        out.at(ch, y, x) = top * (1 - ay) + bottom * ay;
-      }
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 namespace {

@@ -5,12 +5,15 @@
 
 #include "../core/file_read.h"
 #include "../core/json_config.h"
+#include "../core/json_keys.h"
 #include "../core/try.h"
 #include "unicode.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <map>
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -312,6 +315,37 @@ std::vector<std::string_view> lines_of(std::string_view text) {
 std::int64_t line_at(std::string_view text, std::int64_t offset) {
   const auto end = text.begin() + std::min<std::int64_t>(offset, static_cast<std::int64_t>(text.size()));
   return 1 + std::count(text.begin(), end, '\n');
+}
+
+// Where a vocabulary's repeated entry is: the byte of the first key, among the objects `depth` levels deep, that
+// repeats an earlier key of its object or its whole-number value. The tokenizers' build() knows ids, not bytes;
+// this scan runs only once such a build has failed, so the message can say where.
+std::optional<std::int64_t> repeated_vocab_entry(std::string_view text, int depth) {
+  std::map<std::int64_t, std::pair<std::map<std::string, int>, std::map<std::int64_t, int>>> seen;  // by object
+  for (const detail::JsonKey& key : detail::object_keys(text, depth)) {
+    auto& [names, ids] = seen[key.object];
+    if (!names.emplace(key.name, 0).second) return key.offset;
+    // The value: past the key's closing quote, the colon and white space.
+    auto i = static_cast<std::size_t>(key.offset) + 1;
+    while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+    i = text.find(':', i);
+    if (i == std::string_view::npos) continue;
+    i = text.find_first_not_of(" \t\r\n", i + 1);
+    if (i == std::string_view::npos) continue;
+    std::int64_t id = 0;
+    const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), id);
+    if (ec != std::errc() || (end < text.data() + text.size() && (*end == '.' || *end == 'e' || *end == 'E'))) continue;
+    if (!ids.emplace(id, 0).second) return key.offset;
+  }
+  return std::nullopt;
+}
+
+// A vocabulary error without a place gets the byte of the repeated entry, when the text has one.
+Error locate_vocab_error(Error e, std::string_view text, int depth) {
+  if (e.kind == ErrorKind::Malformed && e.offset < 0 && e.line < 0) {
+    if (const auto at = repeated_vocab_entry(text, depth)) e.offset = *at;
+  }
+  return e;
 }
 
 Error in_file(Error e, const fs::path& path) {
@@ -637,7 +671,7 @@ Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_t
       e.line = line_of[static_cast<std::size_t>(e.line - 1)];
       return std::unexpected(in_file(std::move(e), merges_txt));
     }
-    return std::unexpected(in_file(std::move(e), vocab_json));
+    return std::unexpected(in_file(locate_vocab_error(std::move(e), vocab_text, 1), vocab_json));
   }
   return tokenizer;
 }
@@ -665,8 +699,13 @@ Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, c
   if (type.empty()) {  // files from before "type" was written: tell the models apart by their fields
     type = file.merges ? "BPE" : model->contains("max_input_chars_per_word") ? "WordPiece" : "";
   }
-  if (type == "WordPiece") return wordpiece_from_json(file, *model, tokenizer_json);
-  if (type == "BPE") return bpe_from_json(file, *model, tokenizer_json);
+  // model.vocab is an object 3 levels deep: {"model": {"vocab": {...}}}.
+  const auto located = [&](Result<std::unique_ptr<Tokenizer>> r) -> Result<std::unique_ptr<Tokenizer>> {
+    if (r) return r;
+    return std::unexpected(locate_vocab_error(std::move(r.error()), text, 3));
+  };
+  if (type == "WordPiece") return located(wordpiece_from_json(file, *model, tokenizer_json));
+  if (type == "BPE") return located(bpe_from_json(file, *model, tokenizer_json));
   return fail(ErrorKind::Unsupported, "model type \"" + type + "\" is not supported (WordPiece or BPE)",
               tokenizer_json.string());
 }

@@ -5,6 +5,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <new>
@@ -31,6 +33,8 @@ Image::Image(int width_, int height_, int channels_, float fill)
 }
 
 namespace {
+
+constexpr ImageSize kFullSize{};
 
 // 0..255 -> [0, 1], exactly as v / 255.0f.
 const std::array<float, 256>& unit_table() {
@@ -538,52 +542,154 @@ std::optional<Error> check_webp_complete(const ProbeInput& in) {
       ErrorKind::Truncated};
 }
 
-// OpenCV's BGR (8, 16 or 32-bit) to planar RGB float. Alpha was already dropped by IMREAD_COLOR, as PIL's
-// Image.convert("RGB") drops it, so the pixels are the ones a torchvision pipeline would see.
-Result<Image> planar_rgb(const cv::Mat& m, const std::string& name, ImageFormat format) {
+// A decoded sample (8, 16 or 32-bit, or double) as float: 8-bit through the table (v / 255), 16-bit as
+// v / 65535, non-finite floats as 0. One definition for the full-size image and the resampled ones, so
+// resampling while decoding gives the very numbers of decoding first and resampling after.
+inline float sample_value(std::uint8_t v) { return unit_table()[v]; }
+inline float sample_value(std::uint16_t v) { return static_cast<float>(v) / 65535.0f; }
+inline float sample_value(float v) { return std::isfinite(v) ? v : 0.0f; }
+inline float sample_value(double v) { return std::isfinite(v) ? static_cast<float>(v) : 0.0f; }
+
+// Channel c of RGB at (y, x): OpenCV's 3-channel results are BGR; a 1-channel result is grey.
+template <class T>
+struct SampleReader {
+  const cv::Mat* m = nullptr;
+  float operator()(int c, int y, int x) const {
+    const int at = m->channels() == 3 ? 3 * x + (2 - c) : x;
+    return sample_value(m->ptr<T>(y)[at]);
+  }
+};
+
+// Calls f(SampleReader<T>) for the decoded matrix's sample type (check_decoded has vetted it).
+template <class F>
+auto with_reader(const cv::Mat& m, F&& f) {
+  switch (m.depth()) {
+    case CV_8U: return f(SampleReader<std::uint8_t>{&m});
+    case CV_16U: return f(SampleReader<std::uint16_t>{&m});
+    case CV_32F: return f(SampleReader<float>{&m});
+    default: return f(SampleReader<double>{&m});
+  }
+}
+
+// The bilinear kernel behind resize_bilinear and ImageSize::Fit::Exact, compiled once: `row(c, y)` gives row y
+// of channel c of the in_w x in_h source as floats. One function, not a template per source, so the compiler
+// cannot contract the arithmetic differently for the two (it did: FMA in one, not the other, 1 ulp apart).
+void bilinear(int in_w, int in_h, const std::function<const float*(int c, int y)>& row, Image& out) {
+  const float sx = static_cast<float>(in_w) / static_cast<float>(out.width);
+  const float sy = static_cast<float>(in_h) / static_cast<float>(out.height);
+  std::vector<int> x0(static_cast<std::size_t>(out.width)), x1(x0.size());
+  std::vector<float> ax(x0.size());
+  for (int x = 0; x < out.width; ++x) {
+    const float fx = std::max(0.0f, (static_cast<float>(x) + 0.5f) * sx - 0.5f);
+    x0[static_cast<std::size_t>(x)] = std::min(static_cast<int>(fx), in_w - 1);
+    x1[static_cast<std::size_t>(x)] = std::min(x0[static_cast<std::size_t>(x)] + 1, in_w - 1);
+    ax[static_cast<std::size_t>(x)] = fx - static_cast<float>(x0[static_cast<std::size_t>(x)]);
+  }
+  for (int ch = 0; ch < out.channels; ++ch) {
+    for (int y = 0; y < out.height; ++y) {
+      const float fy = std::max(0.0f, (static_cast<float>(y) + 0.5f) * sy - 0.5f);
+      const int y0 = std::min(static_cast<int>(fy), in_h - 1);
+      const int y1 = std::min(y0 + 1, in_h - 1);
+      const float ay = fy - static_cast<float>(y0);
+      const float* r0 = row(ch, y0);
+      const float* r1 = row(ch, y1);
+      float* o = out.plane(ch) + static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width);
+      for (std::size_t x = 0; x < x0.size(); ++x) {
+        const float top = r0[x0[x]] * (1 - ax[x]) + r0[x1[x]] * ax[x];
+        const float bottom = r1[x0[x]] * (1 - ax[x]) + r1[x1[x]] * ax[x];
+        o[x] = top * (1 - ay) + bottom * ay;
+      }
+    }
+  }
+}
+
+Result<void> check_decoded(const cv::Mat& m, const std::string& name, ImageFormat format) {
   if (m.dims != 2 || (m.channels() != 3 && m.channels() != 1)) {
     return fail(ErrorKind::Unsupported,
                 "could not decode the " + std::string(to_string(format)) + " data: unexpected " +
                     std::to_string(m.channels()) + "-channel result",
                 name);
   }
-  const int w = m.cols, h = m.rows, ch = m.channels();
-  Image out(w, h, 3);
-  float* planes[3] = {out.plane(0), out.plane(1), out.plane(2)};
-  const auto& table = unit_table();
-  for (int y = 0; y < h; ++y) {
-    const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(w);
-    float* r = planes[0] + o;
-    float* g = planes[1] + o;
-    float* bl = planes[2] + o;
-    const auto fill = [&](auto* row, auto convert) {
-      for (int x = 0; x < w; ++x) {
-        if (ch == 3) {
-          bl[x] = convert(row[3 * x]);
-          g[x] = convert(row[3 * x + 1]);
-          r[x] = convert(row[3 * x + 2]);
-        } else {
-          r[x] = g[x] = bl[x] = convert(row[x]);
-        }
+  const int depth = m.depth();
+  if (depth != CV_8U && depth != CV_16U && depth != CV_32F && depth != CV_64F) {
+    return fail(ErrorKind::Unsupported,
+                "could not decode the " + std::string(to_string(format)) +
+                    " data: its sample type is not supported (only 8-bit, 16-bit and float samples are)",
+                name);
+  }
+  return {};
+}
+
+// OpenCV's BGR (8, 16 or 32-bit) to planar RGB float. Alpha was already dropped by IMREAD_COLOR, as PIL's
+// Image.convert("RGB") drops it, so the pixels are the ones a torchvision pipeline would see.
+Image planar_rgb(const cv::Mat& m) {
+  Image out(m.cols, m.rows, 3);
+  with_reader(m, [&](const auto& at) {
+    for (int c = 0; c < 3; ++c) {
+      for (int y = 0; y < out.height; ++y) {
+        float* row = out.plane(c) + static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width);
+        for (int x = 0; x < out.width; ++x) row[x] = at(c, y, x);
       }
-    };
-    switch (m.depth()) {
-      case CV_8U: fill(m.ptr<std::uint8_t>(y), [&](std::uint8_t v) { return table[v]; }); break;
-      case CV_16U:
-        fill(m.ptr<std::uint16_t>(y), [](std::uint16_t v) { return static_cast<float>(v) / 65535.0f; });
-        break;
-      case CV_32F: fill(m.ptr<float>(y), [](float v) { return std::isfinite(v) ? v : 0.0f; }); break;
-      case CV_64F:
-        fill(m.ptr<double>(y), [](double v) { return std::isfinite(v) ? static_cast<float>(v) : 0.0f; });
-        break;
-      default:
-        return fail(ErrorKind::Unsupported,
-                    "could not decode the " + std::string(to_string(format)) +
-                        " data: its sample type is not supported (only 8-bit, 16-bit and float samples are)",
-                    name);
+    }
+  });
+  return out;
+}
+
+// The output size of ImageSize::Fit::Within: the largest that keeps the aspect and both bounds, never larger
+// than the input.
+cv::Size within(int w, int h, const ImageSize& size) {
+  double scale = 1.0;
+  if (size.max_side > 0) scale = std::min(scale, static_cast<double>(size.max_side) / std::max(w, h));
+  if (size.max_pixels > 0) {
+    scale = std::min(scale, std::sqrt(static_cast<double>(size.max_pixels) / (static_cast<double>(w) * h)));
+  }
+  if (scale >= 1.0) return {w, h};
+  const auto side = [&](int n) { return std::max(1, static_cast<int>(std::floor(n * scale))); };
+  return {side(w), side(h)};
+}
+
+Result<Image> resampled(const cv::Mat& m, const ImageSize& size, const std::string& name) {
+  switch (size.fit) {
+    case ImageSize::Fit::Full: return planar_rgb(m);
+    case ImageSize::Fit::Exact: {
+      if (size.width <= 0 || size.height <= 0) {
+        return fail(ErrorKind::OutOfRange,
+                    "cannot resample to " + std::to_string(size.width) + " x " + std::to_string(size.height), name);
+      }
+      Image out(size.width, size.height, 3);
+      // Rows converted as the kernel asks for them (two per output row and channel; the last two kept).
+      std::vector<float> rows[2] = {std::vector<float>(static_cast<std::size_t>(m.cols)),
+                                    std::vector<float>(static_cast<std::size_t>(m.cols))};
+      int held[2][2] = {{-1, -1}, {-1, -1}};  // (channel, row) in each buffer
+      int last = 1;                           // the buffer returned last, which the kernel may still be reading
+      const auto row = [&](int c, int y) -> const float* {
+        for (int i = 0; i < 2; ++i) {
+          if (held[i][0] == c && held[i][1] == y) {
+            last = i;
+            return rows[i].data();
+          }
+        }
+        const int i = 1 - last;
+        last = i;
+        with_reader(m, [&](const auto& at) {
+          for (int x = 0; x < m.cols; ++x) rows[i][static_cast<std::size_t>(x)] = at(c, y, x);
+        });
+        held[i][0] = c;
+        held[i][1] = y;
+        return rows[i].data();
+      };
+      bilinear(m.cols, m.rows, row, out);
+      return out;
+    }
+    case ImageSize::Fit::Within: {
+      const cv::Size target = within(m.cols, m.rows, size);
+      if (target.width == m.cols && target.height == m.rows) return planar_rgb(m);
+      cv::Mat small;
+      cv::resize(m, small, target, 0, 0, cv::INTER_AREA);
+      return planar_rgb(small);
     }
   }
-  return out;
+  return planar_rgb(m);
 }
 
 }  // namespace
@@ -608,7 +714,8 @@ void quiet_opencv() {
 
 }  // namespace
 
-Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view name, const ImageLimits& limits) {
+Result<std::vector<Image>> decode_image_sizes(std::span<const std::uint8_t> bytes, std::string_view name,
+                                              std::span<const ImageSize> sizes, const ImageLimits& limits) {
   ProbeInput in{bytes, static_cast<std::int64_t>(bytes.size()), std::string(name), &limits};
   auto info = probe(in);
   if (!info) return std::unexpected(info.error());
@@ -669,11 +776,21 @@ Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view
     }
     quiet_opencv();
     const cv::Mat buffer(1, static_cast<int>(input.size()), CV_8U, const_cast<std::uint8_t*>(input.data()));
-    // IMREAD_COLOR: 3 channels, grey replicated, alpha dropped, EXIF orientation applied; ANYDEPTH keeps
-    // 16-bit and float samples instead of cutting them to 8 bits.
-    const cv::Mat decoded = cv::imdecode(buffer, cv::IMREAD_COLOR | cv::IMREAD_ANYDEPTH);
+    // IMREAD_ANYCOLOR: colour as 3 channels, grey as 1 (replicated when read, not stored three times), alpha
+    // dropped, EXIF orientation applied; ANYDEPTH keeps 16-bit and float samples instead of cutting them to 8 bits.
+    cv::Mat decoded = cv::imdecode(buffer, cv::IMREAD_ANYCOLOR | cv::IMREAD_ANYDEPTH);
+    without_profile = {};
     if (decoded.empty()) return fail(ErrorKind::Malformed, "could not decode the " + what + " data", std::string(name));
-    return planar_rgb(decoded, std::string(name), info->format);
+    if (auto ok = check_decoded(decoded, std::string(name), info->format); !ok) return std::unexpected(ok.error());
+    // Each size from the decoded samples (1 to 8 bytes each): the full-size float image (12 bytes a pixel) is
+    // made only when asked for.
+    std::vector<Image> out;
+    for (const ImageSize& size : sizes) {
+      auto image = resampled(decoded, size, std::string(name));
+      if (!image) return std::unexpected(image.error());
+      out.push_back(std::move(*image));
+    }
+    return out;
   } catch (const cv::Exception& e) {
     return fail(ErrorKind::Malformed, "could not decode the " + what + " data: " + e.err, std::string(name));
   } catch (const std::bad_alloc&) {
@@ -755,13 +872,35 @@ Result<ImageInfo> probe_image(const fs::path& path, const ImageLimits& limits) {
   }
 }
 
-Result<Image> load_image(const fs::path& path, const ImageLimits& limits) {
+Result<std::vector<Image>> load_image_sizes(const fs::path& path, std::span<const ImageSize> sizes,
+                                            const ImageLimits& limits) {
   const std::string name = path.string();
   const auto size = regular_file_size(path, limits, name);
   if (!size) return std::unexpected(size.error());
   const auto bytes = read_bytes(path, *size, name);
   if (!bytes) return std::unexpected(bytes.error());
-  return decode_image(*bytes, name, limits);
+  return decode_image_sizes(*bytes, name, sizes, limits);
+}
+
+Result<Image> load_image(const fs::path& path, const ImageLimits& limits) {
+  auto images = load_image_sizes(path, std::span<const ImageSize>(&kFullSize, 1), limits);
+  if (!images) return std::unexpected(images.error());
+  return std::move(images->front());
+}
+
+Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view name, const ImageLimits& limits) {
+  auto images = decode_image_sizes(bytes, name, std::span<const ImageSize>(&kFullSize, 1), limits);
+  if (!images) return std::unexpected(images.error());
+  return std::move(images->front());
+}
+
+Image resize_bilinear(const Image& in, int width, int height) {
+  Image out(width, height, in.channels);
+  bilinear(
+      in.width, in.height,
+      [&](int c, int y) { return in.plane(c) + static_cast<std::size_t>(y) * static_cast<std::size_t>(in.width); },
+      out);
+  return out;
 }
 
 Result<void> save_image(const Image& image, const fs::path& path) {

@@ -69,6 +69,30 @@ Result<Image> load_image(const std::filesystem::path& path, const ImageLimits& l
 Result<ImageInfo> probe_image_bytes(std::span<const std::uint8_t> bytes, std::string_view name,
                                     const ImageLimits& limits = {});
 Result<Image> decode_image(std::span<const std::uint8_t> bytes, std::string_view name, const ImageLimits& limits = {});
+
+// A size to decode a photo to. A big photo's full-size float image (12 bytes a pixel: 1.2 GB for 10,000 x
+// 10,000) is never made unless asked for: each size is resampled straight from the decoded samples (3 bytes a
+// pixel for 8-bit RGB), so a ViT needing 224 x 224 and a view needing 1024 pixels across cost what they keep.
+struct ImageSize {
+  enum class Fit {
+    Full,    // as decoded
+    Exact,   // exactly width x height, bilinear: the numbers of resize_bilinear(decode_image(...)), bit for bit
+    Within,  // shrunk by area averaging, aspect kept, to max_side and max_pixels (0 = no bound); never enlarged
+  } fit = Fit::Full;
+  int width = 0, height = 0;
+  int max_side = 0;
+  std::int64_t max_pixels = 0;
+};
+// One decode, one image per size asked for, in order.
+Result<std::vector<Image>> decode_image_sizes(std::span<const std::uint8_t> bytes, std::string_view name,
+                                              std::span<const ImageSize> sizes, const ImageLimits& limits = {});
+Result<std::vector<Image>> load_image_sizes(const std::filesystem::path& path, std::span<const ImageSize> sizes,
+                                            const ImageLimits& limits = {});
+
+// Bilinear resampling with pixel centres at half-integers (cv::resize INTER_LINEAR's convention, as ViT's
+// preprocessing here has always done it). ImageSize::Fit::Exact runs the same compiled kernel.
+Image resize_bilinear(const Image& in, int width, int height);
+
 // Writes PNG/JPEG/BMP/TIFF/WebP by extension, atomically (temporary file + rename).
 Result<void> save_image(const Image& image, const std::filesystem::path& path);
 
