@@ -105,6 +105,9 @@ std::optional<TransformerView> findTransformerView(const QString& name) {
 namespace {
 
 using Step = std::expected<void, RenderFailure>;  // a step of the job that may fail
+// The photo under a ViT overlay: the longer side at most this many pixels (a 10,000-pixel photo is not drawn
+// at full size).
+constexpr int kOverlayPhotoSide = 2048;
 
 // The spec to render (none: --out is not asked for), checked with everything else that needs no engine.
 std::expected<std::optional<RenderSpec>, RenderFailure> checkJob(const TransformerJob& job) {
@@ -181,12 +184,18 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
     if (job.imagePath.isEmpty()) {
       return std::unexpected(usageFailure(QObject::tr("this is a vision transformer: give --image FILE")));
     }
-    auto image = attn::load_image(std::filesystem::path(job.imagePath.toStdString()));
-    if (!image) return std::unexpected(engineFailure(RenderFailure::Kind::Input, image.error()));
-    QImage display(image->width, image->height, QImage::Format_RGBX8888);
-    attn::image_to_u8(*image, display.bits(), display.bytesPerLine(), 4);
+    // The model's input and the overlay's photo (longer side at most 2048) from one decode: a big photo's
+    // full-size float image is never made (attn::ImageSize).
+    const int side = config.image_size;
+    const attn::ImageSize sizes[] = {{.fit = attn::ImageSize::Fit::Exact, .width = side, .height = side},
+                                     {.fit = attn::ImageSize::Fit::Within, .max_side = kOverlayPhotoSide}};
+    auto images = attn::load_image_sizes(toPath(job.imagePath), sizes);
+    if (!images) return std::unexpected(engineFailure(RenderFailure::Kind::Input, images.error()));
+    const attn::Image& photo = (*images)[1];
+    QImage display(photo.width, photo.height, QImage::Format_RGBX8888);
+    attn::image_to_u8(photo, display.bits(), display.bytesPerLine(), 4);
     out.photo = display.convertToFormat(QImage::Format_RGB32);
-    result = session.run_image(*image);
+    result = session.run_image((*images)[0]);
   } else {
     if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\"")));
     result = session.run_text(job.text, job.pair);

@@ -3,6 +3,7 @@
 // a name in typographic quotes, a file name as the path the engine opens, a timer in milliseconds.
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLocale>
 #include <QString>
 
 #include <filesystem>
@@ -20,6 +21,9 @@ inline QString quoted(const QString& text) { return QChar(0x201C) + text + QChar
 inline std::filesystem::path toPath(const QString& path) {
   return std::filesystem::path(QFile::encodeName(path).toStdString());
 }
+
+// A memory or file size as the user reads it: "3.5 GiB".
+inline QString dataSize(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1); }
 
 // Time since `timer` started, in milliseconds with the fraction.
 inline double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }

@@ -18,8 +18,13 @@ struct GlimpseImage {
   quint64 serial = 0;
   QString name;
   QString path;
-  int width = 0;
+  int width = 0;  // as opened: glimpse coordinates are in these pixels
   int height = 0;
+  // The photo's own size; larger than width x height when it was shrunk to stay within the tab's memory budget.
+  int photoWidth = 0;
+  int photoHeight = 0;
+  qint64 bytes = 0;  // what the opened image takes in the tab (GlimpseWorker::kBytesPerPixel a pixel)
+  bool shrunk() const { return photoWidth != width || photoHeight != height; }
   std::shared_ptr<const attn::ImagePyramid> pyramid;
   // Level 0 interleaved for the STN sampler (attn::glimpse::pack; empty beyond four channels).
   std::shared_ptr<const attn::glimpse::PackedImage> packed;

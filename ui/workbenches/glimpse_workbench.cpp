@@ -273,12 +273,21 @@ void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
     errorBanner_->setVisible(false);
   }
   canvas_->setImage(image_);
-  imageInfo_->setText(tr("%1 \u00b7 %2 \u00d7 %3 px \u00b7 %4 channels \u00b7 %5 pyramid levels \u00b7 opened in %6 ms")
-                          .arg(image_->name)
-                          .arg(image_->width)
-                          .arg(image_->height)
+  // A photo shrunk to the tab's memory budget says so, with what it would have taken.
+  const QString size =
+      image_->shrunk()
+          ? tr("%1 \u00d7 %2 px (shrunk from %3 \u00d7 %4, which would take %5 here)")
+                .arg(image_->width)
+                .arg(image_->height)
+                .arg(image_->photoWidth)
+                .arg(image_->photoHeight)
+                .arg(dataSize(qint64(double(image_->photoWidth) * image_->photoHeight * GlimpseWorker::kBytesPerPixel)))
+          : tr("%1 \u00d7 %2 px").arg(image_->width).arg(image_->height);
+  imageInfo_->setText(tr("%1 \u00b7 %2 \u00b7 %3 channels \u00b7 %4 pyramid levels \u00b7 %5 \u00b7 opened in %6 ms")
+                          .arg(image_->name, size)
                           .arg(image_->pyramid->base().channels)
                           .arg(image_->pyramid->levels())
+                          .arg(dataSize(image_->bytes))
                           .arg(image_->loadMs, 0, 'f', 0));
   imageInfo_->setToolTip(image_->path);
   {
@@ -292,7 +301,17 @@ void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
   updateSliderRanges();
   setSettings(next);
   if (!fallback) {
-    emit statusMessage(tr("Opened %1 (%2 \u00d7 %3)").arg(image_->name).arg(image_->width).arg(image_->height), 5000);
+    emit statusMessage(image_->shrunk()
+                           ? tr("Opened %1 at %2 \u00d7 %3, shrunk from %4 \u00d7 %5 to stay within %6; "
+                                "glimpse coordinates are in the shrunk image's pixels")
+                                 .arg(image_->name)
+                                 .arg(image_->width)
+                                 .arg(image_->height)
+                                 .arg(image_->photoWidth)
+                                 .arg(image_->photoHeight)
+                                 .arg(dataSize(GlimpseWorker::kMemoryBudget))
+                           : tr("Opened %1 (%2 \u00d7 %3)").arg(image_->name).arg(image_->width).arg(image_->height),
+                       image_->shrunk() ? 0 : 5000);
   }
   emit imageLoaded(image_->path);
 }

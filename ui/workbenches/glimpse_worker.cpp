@@ -106,9 +106,6 @@ void GlimpseWorker::drain() {
 void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   QElapsedTimer timer;
   timer.start();
-  emit loadProgress(serial, 5, tr("decoding %1").arg(source.name));
-  attn::Result<attn::Image> decoded =
-      attn::fail(attn::ErrorKind::OutOfRange, "nothing to decode", source.name.toStdString());
   if (source.bytes.isEmpty() && source.path.startsWith(u':')) {
     QFile resource(source.path);
     if (!resource.open(QIODevice::ReadOnly)) {
@@ -117,23 +114,46 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
     }
     source.bytes = resource.readAll();
   }
-  if (!source.bytes.isEmpty()) {
-    const auto* data = reinterpret_cast<const std::uint8_t*>(source.bytes.constData());
-    decoded = attn::decode_image(std::span<const std::uint8_t>(data, std::size_t(source.bytes.size())),
-                                 source.name.toStdString(), source.limits);
-  } else {
-    decoded = attn::load_image(std::filesystem::path(source.path.toStdString()), source.limits);
-  }
-  if (!decoded) {
-    emit loadFailed(serial, QString::fromStdString(decoded.error().message()));
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(source.bytes.constData()),
+                                            std::size_t(source.bytes.size()));
+  // The size first, from the header: a photo that would take more than the budget is decoded shrunk, never whole.
+  const auto info = bytes.empty() ? attn::probe_image(toPath(source.path), source.limits)
+                                  : attn::probe_image_bytes(bytes, source.name.toStdString(), source.limits);
+  if (!info) {
+    emit loadFailed(serial, fromStd(info.error().message()));
     return;
   }
-  if (decoded->empty()) {
+  const auto pixels = qint64(info->width) * info->height;
+  const auto fullBytes = qint64(double(pixels) * kBytesPerPixel);
+  attn::ImageSize size;  // Full
+  if (fullBytes > kMemoryBudget) {
+    size = {.fit = attn::ImageSize::Fit::Within, .max_pixels = qint64(double(kMemoryBudget) / kBytesPerPixel)};
+  }
+  emit loadProgress(serial, 5,
+                    fullBytes > kMemoryBudget
+                        ? tr("decoding %1: %2 \u00d7 %3 would take %4 here; shrinking it to fit %5")
+                              .arg(source.name)
+                              .arg(info->width)
+                              .arg(info->height)
+                              .arg(dataSize(fullBytes), dataSize(kMemoryBudget))
+                        : tr("decoding %1 (%2 \u00d7 %3, %4)")
+                              .arg(source.name)
+                              .arg(info->width)
+                              .arg(info->height)
+                              .arg(dataSize(fullBytes)));
+  const std::span<const attn::ImageSize> sizes(&size, 1);
+  auto decoded = bytes.empty() ? attn::load_image_sizes(toPath(source.path), sizes, source.limits)
+                               : attn::decode_image_sizes(bytes, source.name.toStdString(), sizes, source.limits);
+  if (!decoded) {
+    emit loadFailed(serial, fromStd(decoded.error().message()));
+    return;
+  }
+  if (decoded->front().empty()) {
     emit loadFailed(serial, tr("%1: the image has no pixels").arg(source.name));
     return;
   }
   emit loadProgress(serial, 50, tr("building the pyramid"));
-  auto base = std::make_shared<const attn::Image>(std::move(*decoded));
+  auto base = std::make_shared<const attn::Image>(std::move(decoded->front()));
   auto pyramid = std::make_shared<const attn::ImagePyramid>(base);
   emit loadProgress(serial, 70, tr("packing for the sampler"));
   auto packed = std::make_shared<const attn::glimpse::PackedImage>(attn::glimpse::pack(*base));
@@ -144,6 +164,9 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   image->path = source.path;
   image->width = base->width;
   image->height = base->height;
+  image->photoWidth = info->width;
+  image->photoHeight = info->height;
+  image->bytes = qint64(double(image->width) * image->height * kBytesPerPixel);
   image->pyramid = pyramid;
   image->packed = std::move(packed);
   image->display.reserve(std::size_t(pyramid->levels()));

@@ -105,6 +105,11 @@ class GlimpseWorker : public QObject {
   // the worker learns how many of them a millisecond holds from the exact and preview reads it runs.
   // The write canvas is kept at the first pyramid level whose longer side is at most this.
   static constexpr int kCanvasMaxSide = 1024;
+  // What one pixel of an opened photo costs in this tab: the float image and its pyramid (12 bytes x 4/3), the
+  // sampler's interleaved copy (16 bytes) and the display levels (4 bytes x 4/3).
+  static constexpr double kBytesPerPixel = 12.0 * 4 / 3 + 16.0 + 4.0 * 4 / 3;
+  // A photo that would take more is opened shrunk (area averaging) to the largest size that fits, and says so.
+  static constexpr qint64 kMemoryBudget = qint64{1} << 30;
 
   GlimpseWorker();
 

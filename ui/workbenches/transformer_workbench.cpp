@@ -184,7 +184,9 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
   emit sourceLoaded(source_->path);
   emit statusMessage(tr("Opened %1 (%2 ms)").arg(source_->name).arg(source_->loadMs, 0, 'f', 0), 6000);
   if (source_->isVision() && !image_) {
-    openSample(sampleBox_->currentData().toString());  // runs once the photo is decoded
+    // A photo asked for (--image, File > Open) may still be decoding: it runs when it arrives, and the sample
+    // does not replace it.
+    if (requestedImage_.isEmpty()) openSample(sampleBox_->currentData().toString());  // runs once decoded
     return;
   }
   post();
@@ -275,8 +277,7 @@ void TransformerWorkbench::openImage(const QString& path) {
 void TransformerWorkbench::onImageLoaded(std::shared_ptr<const VisionInput> image) {
   if (image->serial != imageRequested_) return;
   image_ = std::move(image);
-  imageInfo_->setText(
-      tr("%1 \u00b7 %2 \u00d7 %3").arg(image_->name).arg(image_->image->width).arg(image_->image->height));
+  imageInfo_->setText(tr("%1 \u00b7 %2 \u00d7 %3").arg(image_->name).arg(image_->width).arg(image_->height));
   if (!image_->path.startsWith(u':')) {
     const QSignalBlocker block(sampleBox_);
     sampleBox_->setCurrentIndex(-1);

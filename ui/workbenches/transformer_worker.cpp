@@ -16,14 +16,46 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-QImage displayImage(const attn::Image& image, int maxSide) {
+QImage displayImage(const attn::Image& image) {
   QImage out(image.width, image.height, QImage::Format_RGBX8888);  // image_to_u8 writes R, G, B, X bytes
   attn::image_to_u8(image, out.bits(), out.bytesPerLine(), 4);
-  if (std::max(out.width(), out.height()) > maxSide) {
-    out = out.scaled(maxSide, maxSide, Qt::KeepAspectRatio, Qt::SmoothTransformation);
-  }
   return out.convertToFormat(QImage::Format_RGB32);
 }
+
+// The photo at `path` (a file or a ":/" resource) decoded once into each of `sizes`, and its own size from the
+// header: a big photo's full-size float image is never made (attn::ImageSize).
+struct DecodedPhoto {
+  std::vector<attn::Image> images;
+  int width = 0, height = 0;
+};
+attn::Result<DecodedPhoto> decodePhoto(const QString& path, const QString& name,
+                                       std::span<const attn::ImageSize> sizes) {
+  DecodedPhoto out;
+  if (path.startsWith(u':')) {
+    QFile resource(path);
+    if (!resource.open(QIODevice::ReadOnly)) {
+      return attn::fail(attn::ErrorKind::Io,
+                        "cannot read the bundled image (" + resource.errorString().toStdString() + ")",
+                        name.toStdString());
+    }
+    const QByteArray bytes = resource.readAll();
+    const std::span<const std::uint8_t> data(reinterpret_cast<const std::uint8_t*>(bytes.constData()),
+                                             std::size_t(bytes.size()));
+    auto info = attn::probe_image_bytes(data, name.toStdString());
+    if (!info) return std::unexpected(info.error());
+    auto images = attn::decode_image_sizes(data, name.toStdString(), sizes);
+    if (!images) return std::unexpected(images.error());
+    return DecodedPhoto{std::move(*images), info->width, info->height};
+  }
+  const auto file = toPath(path);
+  auto info = attn::probe_image(file);
+  if (!info) return std::unexpected(info.error());
+  auto images = attn::load_image_sizes(file, sizes);
+  if (!images) return std::unexpected(images.error());
+  return DecodedPhoto{std::move(*images), info->width, info->height};
+}
+
+attn::ImageSize modelSize(int side) { return {.fit = attn::ImageSize::Fit::Exact, .width = side, .height = side}; }
 
 bool sameImage(const std::shared_ptr<const VisionInput>& a, const std::shared_ptr<const VisionInput>& b) {
   if (!a || !b) return a == b;
@@ -233,34 +265,35 @@ void TransformerWorker::use(std::shared_ptr<const TransformerSource> source) {
 }
 
 void TransformerWorker::runImage(quint64 serial, const QString& path, const QString& name) {
-  attn::Result<attn::Image> decoded = attn::fail(attn::ErrorKind::OutOfRange, "nothing to decode", name.toStdString());
-  if (path.startsWith(u':')) {
-    QFile resource(path);
-    if (!resource.open(QIODevice::ReadOnly)) {
-      emit imageFailed(serial, tr("%1: cannot read the bundled image (%2)").arg(name, resource.errorString()));
-      return;
-    }
-    const QByteArray bytes = resource.readAll();
-    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.constData());
-    decoded = attn::decode_image(std::span<const std::uint8_t>(data, std::size_t(bytes.size())), name.toStdString());
-  } else {
-    decoded = attn::load_image(std::filesystem::path(path.toStdString()));
-  }
+  // ViT's input at the open model's size (224 until a ViT is open) and the view's copy, from one decode.
+  const int side = source_ && source_->isVision() ? source_->model->config().image_size : 224;
+  const attn::ImageSize sizes[] = {modelSize(side), {.fit = attn::ImageSize::Fit::Within, .max_side = kDisplaySide}};
+  auto decoded = decodePhoto(path, name, sizes);
   if (!decoded) {
     emit imageFailed(serial, fromStd(decoded.error().message()));
-    return;
-  }
-  if (decoded->empty()) {
-    emit imageFailed(serial, tr("%1: the image has no pixels").arg(name));
     return;
   }
   auto input = std::make_shared<VisionInput>();
   input->serial = serial;
   input->name = name;
   input->path = path;
-  input->display = displayImage(*decoded, kDisplaySide);
-  input->image = std::make_shared<const attn::Image>(std::move(*decoded));
+  input->width = decoded->width;
+  input->height = decoded->height;
+  input->display = displayImage(decoded->images[1]);
+  input->image = std::make_shared<const attn::Image>(std::move(decoded->images[0]));
   emit imageLoaded(std::move(input));
+}
+
+attn::Result<std::shared_ptr<const attn::Image>> TransformerWorker::modelInput(const VisionInput& input, int side) {
+  if (input.image && input.image->width == side && input.image->height == side) return input.image;
+  // A ViT of another input size than the one the photo was read for: read it again, once.
+  if (resized_ && resizedSerial_ == input.serial && resized_->width == side) return resized_;
+  const attn::ImageSize sizes[] = {modelSize(side)};
+  auto decoded = decodePhoto(input.path, input.name, sizes);
+  if (!decoded) return std::unexpected(decoded.error());
+  resized_ = std::make_shared<const attn::Image>(std::move(decoded->images[0]));
+  resizedSerial_ = input.serial;
+  return resized_;
 }
 
 std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 generation, quint64 sourceSerial,
@@ -318,7 +351,12 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
               attn::Error{{}, -1, -1, "open an image: this is a vision transformer", attn::ErrorKind::Mismatch};
           return outcome;
         }
-        result = runner_->run_image(*request.image->image, options);
+        auto input = modelInput(*request.image, source_->model->config().image_size);
+        if (!input) {
+          outcome->error = input.error();
+          return outcome;
+        }
+        result = runner_->run_image(**input, options);
       } else {
         result = runner_->run_text(request.text, request.pair, options);
       }

@@ -49,12 +49,14 @@ struct TransformerSource {
   attn::models::Family family() const;
 };
 
-// A decoded photo for ViT: the engine's planar image and a display copy (longer side at most 1024).
+// A photo for ViT, read once into what is used (never its full-size float image): the model's input (resampled
+// exactly as run_image would), a display copy (longer side at most 1024), and the photo's own size.
 struct VisionInput {
   quint64 serial = 0;
   QString name;
   QString path;
-  std::shared_ptr<const attn::Image> image;
+  int width = 0, height = 0;                 // of the photo, in pixels
+  std::shared_ptr<const attn::Image> image;  // image_size x image_size of the ViT open when it was read
   QImage display;
 };
 
@@ -139,6 +141,8 @@ class TransformerWorker : public QObject {
   void runLoad(quint64 serial, const QString& path);
   void use(std::shared_ptr<const TransformerSource> source);  // runs go against `source` from now on
   void runImage(quint64 serial, const QString& path, const QString& name);
+  // The photo at the model's input size: the one read with it, or read again for a ViT of another size.
+  attn::Result<std::shared_ptr<const attn::Image>> modelInput(const VisionInput& input, int side);
   // Null when a newer request stopped the run.
   std::shared_ptr<const TransformerOutcome> compute(quint64 generation, quint64 sourceSerial,
                                                     const TransformerRequest& request);
@@ -171,6 +175,8 @@ class TransformerWorker : public QObject {
   std::shared_ptr<const TransformerSource> source_;
   std::unique_ptr<attn::models::TransformerRunner> runner_;
   std::shared_ptr<const TransformerOutcome> last_;  // for re-use when only the rollout changed
+  std::shared_ptr<const attn::Image> resized_;      // modelInput()'s photo read again for another ViT size
+  quint64 resizedSerial_ = 0;
 };
 
 }  // namespace attn::ui
