@@ -302,6 +302,23 @@ def make_session():
         "caption", caption={"input": {"sample": "chelsea"}}, transformer={"view": "overlay", "text": "x"})))
 
 
+def make_tokenizer_config():
+    for rel in ["transformers/bert/tokenizer_config.json", "transformers/distilbert/tokenizer_config.json"]:
+        put("tokenizer_config", rel.replace("/", "-"), read(DATA, rel))
+    put("tokenizer_config", "every-field.json", json.dumps({
+        "do_lower_case": False, "tokenize_chinese_chars": True, "strip_accents": None, "add_prefix_space": True,
+        "model_max_length": 512, "tokenizer_class": "BertTokenizer", "unk_token": "[UNK]"}, indent=2) + "\n")
+    put("tokenizer_config", "wrong-type.json", '{"do_lower_case": "yes", "strip_accents": 1}\n')
+
+
+def make_sharded_index():
+    weight_map = {f"model.layers.{i}.weight": f"model-{i // 2 + 1:05d}-of-00002.safetensors" for i in range(4)}
+    put("sharded_index", "two-shards.json", json.dumps({"metadata": {"total_size": 4096}, "weight_map": weight_map},
+                                                       indent=2) + "\n")
+    put("sharded_index", "one-shard.json", '{"weight_map": {"a": "real.safetensors", "b": "real.safetensors"}}\n')
+    put("sharded_index", "outside.json", '{"weight_map": {"a": "../elsewhere.safetensors"}}\n')
+
+
 def main():
     keep = {}
     image_dir = os.path.join(OUT, "image")
@@ -310,7 +327,7 @@ def main():
             if name.endswith((".jpg", ".webp")) or name.startswith("opencv-"):
                 keep[name] = read(image_dir, name)
     for target in ["safetensors", "config", "wordpiece", "bpe", "tokenizer_json", "attention_dump", "image",
-                   "glimpse_settings", "lab_request", "session"]:
+                   "glimpse_settings", "lab_request", "session", "tokenizer_config", "sharded_index"]:
         shutil.rmtree(os.path.join(OUT, target), ignore_errors=True)
     make_safetensors()
     make_config()
@@ -324,6 +341,8 @@ def main():
     make_glimpse_settings()
     make_lab_request()
     make_session()
+    make_tokenizer_config()
+    make_sharded_index()
 
 
 if __name__ == "__main__":

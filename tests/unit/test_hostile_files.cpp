@@ -363,6 +363,32 @@ TEST(TokenizerError, RunTextNamesTheFileTheLineAndTheReason) {
   EXPECT_NE(run.error().reason.find("[UNK]"), std::string::npos) << run.error().message();
 }
 
+TEST(TokenizerError, TokenizerConfigAndShardIndexNameTheByteAndRefuseNamesOutsideTheFolder) {
+  const std::string config = "{\n  \"model_max_length\": 512,\n  \"do_lower_case\": \"yes\"\n}\n";
+  const auto c = text::parse_tokenizer_config(config, "tokenizer_config.json");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().kind, ErrorKind::Malformed);
+  EXPECT_EQ(c.error().offset, static_cast<std::int64_t>(config.find("\"do_lower_case\"")));
+  EXPECT_EQ(c.error().line, 3);
+  EXPECT_NE(c.error().reason.find("do_lower_case must be true or false"), std::string::npos) << c.error().reason;
+  const auto ok = text::parse_tokenizer_config(R"({"do_lower_case": false, "add_prefix_space": true})", "t.json");
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_FALSE(ok->wordpiece.lower_case);
+  EXPECT_TRUE(ok->bpe.add_prefix_space);
+
+  for (const char* bad : {"../x.safetensors", "", "..", "a/b.safetensors", R"(a\\b.safetensors)"}) {
+    SCOPED_TRACE(bad);
+    const std::string index = std::string(R"({"weight_map": {"w": ")") + bad + R"("}})";
+    EXPECT_EQ(refused(models::parse_safetensors_index(index, "index.json"), ErrorKind::Malformed,
+                      "weight_map names a file outside the folder"),
+              "");
+  }
+  const auto files = models::parse_safetensors_index(
+      R"({"weight_map": {"a": "2.safetensors", "b": "1.safetensors", "c": "2.safetensors"}})", "index.json");
+  ASSERT_TRUE(files) << files.error().message();
+  EXPECT_EQ(*files, (std::vector<std::string>{"1.safetensors", "2.safetensors"}));
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Error lines stay lines
 

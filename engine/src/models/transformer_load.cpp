@@ -426,6 +426,26 @@ Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
 
 }  // namespace
 
+Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& name) {
+  auto parsed = detail::parse_json(text, name);
+  if (!parsed) return std::unexpected(parsed.error());
+  const auto& json = *parsed;
+  if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
+    return fail(ErrorKind::Malformed, "not a safetensors index: expected an object with a \"weight_map\"", name);
+  }
+  std::set<std::string> names;
+  for (const auto& [tensor, file] : json["weight_map"].items()) {
+    if (!file.is_string()) return fail(ErrorKind::Malformed, "weight_map[\"" + tensor + "\"] is not a file name", name);
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f == "." || f == ".." || f.find('/') != std::string::npos || f.find('\\') != std::string::npos ||
+        f.find('\0') != std::string::npos) {
+      return fail(ErrorKind::Malformed, "weight_map names a file outside the folder: \"" + f + "\"", name);
+    }
+    names.insert(f);
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
 TransformerModel::TransformerModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TransformerModel::~TransformerModel() = default;
 const TransformerConfig& TransformerModel::config() const { return impl_->config; }
@@ -480,24 +500,8 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     if (fs::exists(index, ec)) {
       auto text = detail::read_config_text(index);
       if (!text) return std::unexpected(text.error());
-      auto parsed = detail::parse_json(*text, index.string());
-      if (!parsed) return std::unexpected(parsed.error());
-      const auto& json = *parsed;
-      if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
-        return fail(ErrorKind::Malformed, "not a safetensors index: expected an object with a \"weight_map\"",
-                    index.string());
-      }
-      std::set<std::string> names;
-      for (const auto& [tensor, file] : json["weight_map"].items()) {
-        if (!file.is_string()) {
-          return fail(ErrorKind::Malformed, "weight_map[\"" + tensor + "\"] is not a file name", index.string());
-        }
-        const std::string f = file.get<std::string>();
-        if (f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "..") {
-          return fail(ErrorKind::Malformed, "weight_map names a file outside the folder: " + f, index.string());
-        }
-        names.insert(f);
-      }
+      std::vector<std::string> names;
+      ATTN_ASSIGN(names, parse_safetensors_index(*text, index.string()));
       for (const auto& n : names) files.push_back(folder / n);
     } else if (fs::exists(folder / "model.safetensors", ec)) {
       files.push_back(folder / "model.safetensors");

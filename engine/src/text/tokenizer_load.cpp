@@ -43,41 +43,6 @@ std::string json_reason(const std::exception& e) {
   return std::string(what);
 }
 
-// Accepts any JSON and remembers where it is not JSON.
-class JsonProblem : public nlohmann::json_sax<json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-    offset = static_cast<std::int64_t>(position);
-    reason = "is not valid JSON: " + json_reason(e);
-    kind = detail::json_error_kind(e);
-    return false;
-  }
-  std::int64_t offset = -1;
-  std::string reason = "is not valid JSON";
-  ErrorKind kind = ErrorKind::Malformed;
-};
-
-Result<json> parse_json(const std::string& text, const fs::path& path) {
-  ATTN_TRY(detail::check_json_depth(text, path.string()));
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_discarded()) return j;
-  JsonProblem problem;
-  json::sax_parse(text, &problem);
-  return fail(problem.kind, problem.reason, path.string(), problem.offset);
-}
-
 // vocab.json, read as a stream of events: 50k entries without building a JSON tree.
 class VocabReader : public nlohmann::json_sax<json> {
  public:
@@ -710,6 +675,39 @@ Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, c
               tokenizer_json.string());
 }
 
+Result<TokenizerConfig> parse_tokenizer_config(std::string_view text, const std::string& name) {
+  const fs::path path(name);  // what the readers below name in their errors
+  auto parsed = detail::parse_json(text, name);
+  if (!parsed) return std::unexpected(std::move(parsed.error()));
+  if (!parsed->is_object()) return fail(ErrorKind::Malformed, "is not a JSON object", name);
+  const json& config = *parsed;
+  const JsonReader read{path};
+  // A field of the wrong type is named with its byte (nlohmann keeps no positions: the top-level keys' do).
+  const auto at_key = [&](Error e, const char* key) {
+    for (const detail::JsonKey& k : detail::top_level_keys(text)) {
+      if (k.name == key) {
+        e.offset = k.offset;
+        e.line = detail::line_of(text, k.offset);
+      }
+    }
+    return std::unexpected(std::move(e));
+  };
+  TokenizerConfig out;
+  auto lower = read.flag(config, "do_lower_case", "", true);
+  if (!lower) return at_key(std::move(lower.error()), "do_lower_case");
+  auto chinese = read.flag(config, "tokenize_chinese_chars", "", true);
+  if (!chinese) return at_key(std::move(chinese.error()), "tokenize_chinese_chars");
+  auto strip = read.optional_flag(config, "strip_accents", "");
+  if (!strip) return at_key(std::move(strip.error()), "strip_accents");
+  auto prefix_space = read.flag(config, "add_prefix_space", "", false);
+  if (!prefix_space) return at_key(std::move(prefix_space.error()), "add_prefix_space");
+  out.wordpiece.lower_case = *lower;
+  out.wordpiece.tokenize_chinese_chars = *chinese;
+  out.wordpiece.strip_accents = *strip;
+  out.bpe.add_prefix_space = *prefix_space;
+  return out;
+}
+
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return fail(ErrorKind::Io, "no such folder", folder.string());
@@ -717,32 +715,14 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
   if (has("tokenizer.json")) return load_tokenizer_json(folder / "tokenizer.json");
 
   // tokenizer_config.json, when present, says how the slow tokenizer was configured.
-  json config = json::object();
+  TokenizerConfig config;
   if (has("tokenizer_config.json")) {
     const fs::path path = folder / "tokenizer_config.json";
     auto text = read_file(path);
     if (!text) return std::unexpected(std::move(text.error()));
-    auto parsed = parse_json(*text, path);
-    if (!parsed) return std::unexpected(std::move(parsed.error()));
-    if (!parsed->is_object()) return fail(ErrorKind::Malformed, "is not a JSON object", path.string());
-    config = std::move(*parsed);
+    ATTN_ASSIGN(config, parse_tokenizer_config(*text, path.string()));
   }
-  const fs::path config_path = folder / "tokenizer_config.json";
-  const JsonReader read{config_path};
-
-  if (has("vocab.txt")) {
-    WordPieceOptions options;
-    auto lower = read.flag(config, "do_lower_case", "", true);
-    auto chinese = read.flag(config, "tokenize_chinese_chars", "", true);
-    auto strip = read.optional_flag(config, "strip_accents", "");
-    if (!lower) return std::unexpected(std::move(lower.error()));
-    if (!chinese) return std::unexpected(std::move(chinese.error()));
-    if (!strip) return std::unexpected(std::move(strip.error()));
-    options.lower_case = *lower;
-    options.tokenize_chinese_chars = *chinese;
-    options.strip_accents = *strip;
-    return load_wordpiece(folder / "vocab.txt", options);
-  }
+  if (has("vocab.txt")) return load_wordpiece(folder / "vocab.txt", config.wordpiece);
   if (has("vocab.json") || has("merges.txt")) {
     if (!has("vocab.json")) {
       return fail(ErrorKind::Io, "no such file (merges.txt is there)", (folder / "vocab.json").string());
@@ -750,11 +730,7 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
     if (!has("merges.txt")) {
       return fail(ErrorKind::Io, "no such file (vocab.json is there)", (folder / "merges.txt").string());
     }
-    ByteLevelBpeOptions options;
-    auto prefix_space = read.flag(config, "add_prefix_space", "", false);
-    if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
-    options.add_prefix_space = *prefix_space;
-    return load_byte_level_bpe(folder / "vocab.json", folder / "merges.txt", options);
+    return load_byte_level_bpe(folder / "vocab.json", folder / "merges.txt", config.bpe);
   }
   return fail(ErrorKind::Io, "has no tokenizer.json, vocab.txt, or vocab.json + merges.txt", folder.string());
 }

@@ -125,6 +125,10 @@ class TransformerRunner {
   std::unique_ptr<Scratch> scratch_;
 };
 
+// model.safetensors.index.json: the shard files its weight_map names, each once, sorted. A name that is not a
+// plain file name of the folder (empty, ".", "..", with a slash or a NUL) is refused. `name` stands for the file.
+Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& name);
+
 // "pytorch_model.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl": refused with how to convert them.
 bool is_pickled_checkpoint(const std::filesystem::path& path);
 std::string pickled_checkpoint_message(const std::filesystem::path& path);

@@ -112,6 +112,14 @@ Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(std::vector<std::pa
 // tokenizer.json with model.type WordPiece or BPE (byte-level); normalizer and added tokens honoured.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::filesystem::path& tokenizer_json);
 Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name);
+// tokenizer_config.json: how the slow tokenizers were configured (do_lower_case, tokenize_chinese_chars,
+// strip_accents for vocab.txt; add_prefix_space for vocab.json + merges.txt). Other fields are ignored; one of
+// these of the wrong type is an error naming its byte. `name` stands for the file in errors.
+struct TokenizerConfig {
+  WordPieceOptions wordpiece;
+  ByteLevelBpeOptions bpe;
+};
+Result<TokenizerConfig> parse_tokenizer_config(std::string_view text, const std::string& name);
 // A model folder: tokenizer.json if present, else vocab.txt, else vocab.json + merges.txt.
 // tokenizer_config.json's do_lower_case is honoured for vocab.txt.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const std::filesystem::path& folder);
