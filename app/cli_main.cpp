@@ -9,6 +9,7 @@
 #include "app/headless.h"
 #include "app/transformer_cli.h"
 #include "app/versions.h"
+#include "render/strings.h"
 #include "attn/io/read_file.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
@@ -52,6 +53,21 @@ std::optional<std::string> rawOption(int argc, char** argv, const char* name) {
     }
   }
   return value;
+}
+
+// argv as the process got it (set first thing in main): the bytes behind rawOption and pathValue.
+int g_argc = 0;
+char** g_argv = nullptr;
+
+// The value of a file or folder option with the name's own bytes. QCommandLineParser sees argv through
+// QString::fromLocal8Bit, which turns a name that is not UTF-8 into U+FFFD ("no such file", or an output written
+// under another name); the bytes are taken from argv and kept with pathFromBytes (ui/render/strings.h).
+QString pathValue(const QCommandLineParser& parser, const QCommandLineOption& option) {
+  for (const QString& name : option.names()) {
+    if (name.size() < 2) continue;  // only the long forms (--out FILE, --out=FILE) take files here
+    if (auto raw = rawOption(g_argc, g_argv, name.toUtf8().constData())) return attn::ui::pathFromBytes(*raw);
+  }
+  return parser.value(option);
 }
 
 struct Options {
@@ -221,8 +237,7 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
   auto& p = request.params;
 
   if (parser.isSet(o.input)) {
-    const auto text =
-        attn::io::read_file(QFile::encodeName(parser.value(o.input)).toStdString(), attn::io::kMaxTextFileBytes);
+    const auto text = attn::io::read_file(attn::ui::toPath(pathValue(parser, o.input)), attn::io::kMaxTextFileBytes);
     if (!text) {
       print(stderr, u"attnscope-cli: %1\n"_s.arg(QString::fromStdString(text.error().message())));
       return kExitInput;
@@ -279,8 +294,8 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
   }
   job.size = QSize(width, height);
   job.map = parser.value(o.map);
-  job.imagePath = parser.value(o.out);
-  job.csvPath = parser.value(o.csv);
+  job.imagePath = pathValue(parser, o.out);
+  job.csvPath = pathValue(parser, o.csv);
   if (job.imagePath.isEmpty() && job.csvPath.isEmpty()) return usageError(u"lab: give --out FILE and/or --csv FILE"_s);
 
   auto report = attn::ui::renderLab(job);
@@ -289,7 +304,7 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
     for (QString& warning : report->warnings) {
       if ((warning.startsWith(u"source"_s) && !parser.isSet(o.source)) ||
           (warning.startsWith(u"query"_s) && !parser.isSet(o.query))) {
-        warning = parser.value(o.input) + u": "_s + warning;
+        warning = pathValue(parser, o.input) + u": "_s + warning;
       }
     }
   }
@@ -298,7 +313,7 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
 
 int runDemo(QCommandLineParser& parser, const Options& o) {
   if (!parser.isSet(o.outDir)) return usageError(u"demo: give --out-dir DIR"_s);
-  const QString dir = parser.value(o.outDir);
+  const QString dir = pathValue(parser, o.outDir);
   if (!QDir().mkpath(dir)) {
     print(stderr, u"attnscope-cli: %1: cannot create the directory\n"_s.arg(dir));
     return kExitInput;
@@ -330,12 +345,12 @@ int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** ar
   }
   if (!parser.isSet(o.glimpseOut)) return usageError(u"glimpse: give --out FILE"_s);
   attn::ui::GlimpseJob job;
-  job.imagePath = parser.value(o.image);
+  job.imagePath = pathValue(parser, o.image);
   job.kind = gaussian ? attn::ui::GlimpseJob::Kind::Gaussian : attn::ui::GlimpseJob::Kind::Stn;
   const char* specOption = gaussian ? "gaussian" : "stn";
   job.spec = rawOption(argc, argv, specOption).value_or(parser.value(gaussian ? o.gaussian : o.stn).toStdString());
-  job.outPath = parser.value(o.glimpseOut);
-  job.jsonPath = parser.value(o.json);
+  job.outPath = pathValue(parser, o.glimpseOut);
+  job.jsonPath = pathValue(parser, o.json);
   QString error;
   if (!parseNumber(parser, o.scale, job.scale, error)) return usageError(error);
   if (parser.isSet(o.scale) && (job.scale < 1 || job.scale > 256)) {
@@ -351,16 +366,16 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
     return usageError(parser.isSet(o.model) ? u"run: give --model or --dump-in, not both"_s
                                             : u"run: give --model DIR or --dump-in FILE"_s);
   }
-  job.modelDir = parser.value(o.model);
-  job.dumpIn = parser.value(o.dumpIn);
+  job.modelDir = pathValue(parser, o.model);
+  job.dumpIn = pathValue(parser, o.dumpIn);
   if (parser.isSet(o.text)) {
     job.text = rawOption(argc, argv, "text").value_or(parser.value(o.text).toStdString());
     job.hasText = true;
   }
   if (parser.isSet(o.pair)) job.pair = rawOption(argc, argv, "pair").value_or(parser.value(o.pair).toStdString());
   if (parser.isSet(o.text) && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
-  job.imagePath = parser.value(o.runImage);
-  job.dumpOut = parser.value(o.dump);
+  job.imagePath = pathValue(parser, o.runImage);
+  job.dumpOut = pathValue(parser, o.dump);
   if (parser.isSet(o.render))
     job.render = rawOption(argc, argv, "render").value_or(parser.value(o.render).toStdString());
   if (parser.isSet(o.render) && job.render.empty()) job.render = " ";  // reported as an empty spec
@@ -375,7 +390,7 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
     if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
     job.colormap = *map;
   }
-  job.outPath = parser.value(o.runOut);
+  job.outPath = pathValue(parser, o.runOut);
   int width = 900;
   int height = 700;
   QString error;
@@ -398,7 +413,7 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char
     return 0;
   }
   attn::ui::AlignJob job;
-  job.model = parser.value(o.alignModel);
+  job.model = pathValue(parser, o.alignModel);
   if (parser.isSet(o.alignText)) {
     job.text = rawOption(argc, argv, "text").value_or(parser.value(o.alignText).toStdString());
     job.hasText = true;
@@ -424,8 +439,8 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char
     if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
     job.colormap = *map;
   }
-  job.outPath = parser.value(o.alignOut);
-  job.csvPath = parser.value(o.alignCsv);
+  job.outPath = pathValue(parser, o.alignOut);
+  job.csvPath = pathValue(parser, o.alignCsv);
   int width = 900;
   int height = 700;
   if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
@@ -442,8 +457,8 @@ int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
     return 0;
   }
   attn::ui::CaptionJob job;
-  if (parser.isSet(o.captionModel)) job.model = parser.value(o.captionModel);
-  job.imagePath = parser.value(o.captionImage);
+  if (parser.isSet(o.captionModel)) job.model = pathValue(parser, o.captionModel);
+  job.imagePath = pathValue(parser, o.captionImage);
   if (parser.isSet(o.captionImage) && job.imagePath.isEmpty()) return usageError(u"--image: give a file name"_s);
   if (parser.isSet(o.scene)) {
     bool ok = false;
@@ -471,7 +486,7 @@ int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
     if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
     job.overlay.colormap = *map;
   }
-  job.outPath = parser.value(o.captionOut);
+  job.outPath = pathValue(parser, o.captionOut);
   return reportRender(attn::ui::runCaption(job));
 }
 
@@ -516,6 +531,8 @@ QString commandsHelp() {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  g_argc = argc;
+  g_argv = argv;
   if (qEnvironmentVariableIsEmpty("ATTNSCOPE_DEBUG")) qInstallMessageHandler(quietMessageHandler);
   attn::ui::useOffscreenPlatformWithoutDisplay();
   QApplication app(argc, argv);

@@ -12,6 +12,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <filesystem>
+#include <set>
+#include <string>
+
 #include "cli_run.h"
 
 #include <algorithm>
@@ -237,6 +241,31 @@ class TestCli : public QObject {
     QCOMPARE(process.exitCode(), 1);
     const QString err = QString::fromLocal8Bit(process.readAllStandardError());
     QVERIFY2(err.contains(u"query"_s) && err.contains(u"byte 4"_s), qPrintable(err));
+  }
+
+  void namesThatAreNotUtf8AreUsedAsTheirBytes() {
+    // "caf\xE9.png" (Latin-1): read as given, and every output written under the very name asked for, not under
+    // the "?" or U+FFFD that Qt's own conversions make of the byte. A shell passes the raw bytes.
+    const QString folder = dir_.filePath(u"bytes"_s);
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(QFile::copy(QStringLiteral(ATTN_TEST_DATA_DIR "/images/pattern-64x48.png"), folder + u"/photo.png"_s));
+    const char* script =
+        "cd \"$1\" && mv photo.png \"$(printf 'caf\\351.png')\" && "
+        "\"$0\" glimpse --image \"$(printf 'caf\\351.png')\" --gaussian cx=20,cy=20,d=2,s=1,N=4 "
+        "--out \"$(printf 'g\\351.png')\" --json \"$(printf 'g\\351.json')\" && "
+        "\"$0\" lab --mechanism additive --out \"$(printf 'l\\351.svg')\" --csv \"$(printf 'l\\351.csv')\"";
+    QProcess process;
+    process.start(u"/bin/sh"_s, {u"-c"_s, QString::fromLatin1(script), QStringLiteral(ATTNSCOPE_CLI), folder});
+    QVERIFY(process.waitForFinished(60000));
+    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(QFile::encodeName(folder).toStdString())) {
+      names.insert(entry.path().filename().string());
+    }
+    const std::set<std::string> expected{"caf\xe9.png", "g\xe9.png", "g\xe9.json", "l\xe9.svg", "l\xe9.csv"};
+    // QTemporaryDir cannot remove what Qt cannot name: the folder goes by its bytes.
+    std::filesystem::remove_all(QFile::encodeName(folder).toStdString());
+    QCOMPARE(names, expected);
   }
 
   void helpVersionAndList() {

@@ -3,10 +3,10 @@
 
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
+#include "views/export.h"
 
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 
 #include <algorithm>
 #include <filesystem>
@@ -131,12 +131,9 @@ std::expected<GlimpseReport, RenderFailure> renderGlimpse(const GlimpseJob& job)
   report.written.append(job.outPath);
 
   if (!job.jsonPath.isEmpty()) {
-    QSaveFile file(job.jsonPath);
-    const std::string json = g::to_json(settings, w, h, QFile::encodeName(job.imagePath).toStdString()) + '\n';
-    if (!file.open(QIODevice::WriteOnly) || file.write(json.data(), qint64(json.size())) != qint64(json.size()) ||
-        !file.commit()) {
-      return std::unexpected(failure(RenderFailure::Kind::Output,
-                                     u"%1: cannot write the file: %2"_s.arg(job.jsonPath, file.errorString())));
+    const std::string json = g::to_json(settings, w, h, toPath(job.imagePath).string()) + '\n';
+    if (auto written = writeExport(job.jsonPath, QByteArray::fromStdString(json)); !written) {
+      return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
     }
     report.written.append(job.jsonPath);
   }

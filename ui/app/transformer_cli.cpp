@@ -12,6 +12,7 @@
 #include "views/heatmap_view.h"
 #include "workbenches/transformer_worker.h"
 
+#include <QBuffer>
 #include <QElapsedTimer>
 #include <QFileInfo>
 
@@ -159,7 +160,7 @@ struct JobRun {
 // --dump-in: the dump's attention as a run; its warnings go into `report`.
 std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderReport& report) {
   JobRun out;
-  auto dump = attn::io::read_attention_dump(std::filesystem::path(job.dumpIn.toStdString()));
+  auto dump = attn::io::read_attention_dump(toPath(job.dumpIn));
   if (!dump) return std::unexpected(engineFailure(RenderFailure::Kind::Input, dump.error()));
   for (const auto& w : dump->warnings) report.warnings.append(fromStd(w));
   out.run->attention = std::move(dump->trace);
@@ -172,7 +173,7 @@ std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderR
 // The model folder loaded and run on --text [--pair] or --image; its warnings go into `report`.
 std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderReport& report) {
   JobRun out;
-  auto model = attn::models::TransformerModel::load(std::filesystem::path(job.modelDir.toStdString()));
+  auto model = attn::models::TransformerModel::load(toPath(job.modelDir));
   if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
   const auto& config = (*model)->config();
   out.what = fromStd(std::string(attn::models::to_string(config.family)));
@@ -220,8 +221,7 @@ void addRunNotes(const attn::models::TransformerRun& run, RenderReport& report) 
 // --dump: the run's attention written as a dump.
 Step writeDump(const TransformerJob& job, const attn::LayeredTrace& trace, const std::string& modelName,
                RenderReport& report) {
-  if (auto written = attn::io::write_attention_dump(std::filesystem::path(job.dumpOut.toStdString()), trace, modelName);
-      !written) {
+  if (auto written = attn::io::write_attention_dump(toPath(job.dumpOut), trace, modelName); !written) {
     return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   }
   report.written.append(job.dumpOut);
@@ -274,9 +274,14 @@ MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const at
 }
 
 Step savePng(const QImage& image, const QString& path) {
-  if (image.isNull() || !image.save(path, "PNG")) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG")) {
     return std::unexpected(
-        RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not write the file").arg(path)});
+        RenderFailure{RenderFailure::Kind::Output, QObject::tr("%1: could not draw the image").arg(path)});
+  }
+  if (auto written = writeExport(path, bytes); !written) {
+    return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   }
   return {};
 }

@@ -2,6 +2,8 @@
 // The small conversions every part of ui/ shares, in one place: engine text (UTF-8 std::string) to QString,
 // a name in typographic quotes, a file name as the path the engine opens, a timer in milliseconds.
 #include <QElapsedTimer>
+#include <QByteArray>
+#include <QByteArrayView>
 #include <QFile>
 #include <QLocale>
 #include <QString>
@@ -17,9 +19,49 @@ inline QString fromStd(std::string_view text) { return QString::fromUtf8(text.da
 // “text”, as messages and titles quote a token, a file or a value.
 inline QString quoted(const QString& text) { return QChar(0x201C) + text + QChar(0x201D); }
 
-// Paths are bytes on Linux: encoded as the file system does (QFile::encodeName), not as UTF-8 by assumption.
+// File names are bytes on Linux and need not be UTF-8 ("caf\xE9.png" from a Latin-1 disk). Qt's conversions
+// (QString::fromLocal8Bit, QFile::encodeName) turn such a byte into U+FFFD and back into "?": the file could not
+// be opened, and an output went to another name. A path that comes in as bytes (the command line) keeps them in
+// its QString: each byte of an invalid sequence becomes the lone surrogate U+DC80 + (byte - 0x80), as Python's
+// "surrogateescape" does, and pathBytes()/toPath() give back the very bytes. Valid UTF-8 is unchanged both ways.
+inline QString pathFromBytes(std::string_view bytes) {
+  QString out;
+  out.reserve(qsizetype(bytes.size()));
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const auto lead = static_cast<unsigned char>(bytes[i]);
+    const std::size_t length = lead < 0x80           ? 1
+                               : (lead >> 5) == 0x6  ? 2
+                               : (lead >> 4) == 0xE  ? 3
+                               : (lead >> 3) == 0x1E ? 4
+                                                     : 0;
+    if (length && i + length <= bytes.size() && QByteArrayView(bytes.data() + i, qsizetype(length)).isValidUtf8()) {
+      out += QString::fromUtf8(bytes.data() + i, qsizetype(length));
+      i += length;
+    } else {
+      out += QChar(char16_t(0xDC00 + lead));  // lead >= 0x80 here: ASCII is always valid
+      ++i;
+    }
+  }
+  return out;
+}
+inline QByteArray pathBytes(const QString& path) {
+  QByteArray out;
+  qsizetype start = 0;  // of the run of ordinary text not yet converted
+  for (qsizetype i = 0; i < path.size(); ++i) {
+    const char16_t u = path[i].unicode();
+    const bool paired = i > 0 && path[i - 1].isHighSurrogate();
+    if (u >= 0xDC80 && u <= 0xDCFF && !paired) {
+      out += path.mid(start, i - start).toUtf8();
+      out += char(u - 0xDC00);
+      start = i + 1;
+    }
+  }
+  out += path.mid(start).toUtf8();
+  return out;
+}
 inline std::filesystem::path toPath(const QString& path) {
-  return std::filesystem::path(QFile::encodeName(path).toStdString());
+  return std::filesystem::path(pathBytes(path).toStdString());
 }
 
 // A memory or file size as the user reads it: "3.5 GiB".

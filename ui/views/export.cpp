@@ -3,12 +3,15 @@
 #include "views/heatmap_view.h"
 
 #include "render/qcustomplot.h"
+#include "render/strings.h"
 
+#include "attn/io/read_file.h"
+
+#include <QBuffer>
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
 
@@ -16,13 +19,15 @@
 #include <functional>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <span>
 
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 
 attn::Error exportError(const QString& path, const QString& reason) {
-  return attn::Error{path.toStdString(), -1, -1, reason.toStdString(), attn::ErrorKind::Io};
+  return attn::Error{toPath(path).string(), -1, -1, reason.toStdString(), attn::ErrorKind::Io};
 }
 
 std::optional<ExportFormat> exportFormatFor(const QString& path) {
@@ -40,6 +45,63 @@ QString exportFilters() {
       "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV matrix (*.csv);;NumPy matrix (*.npy)");
 }
 
+attn::Result<void> writeExport(const QString& path, const QByteArray& bytes) {
+  const std::span<const std::uint8_t> data(reinterpret_cast<const std::uint8_t*>(bytes.constData()),
+                                           std::size_t(bytes.size()));
+  if (auto written = attn::io::write_file(toPath(path), data); !written) {
+    return std::unexpected(exportError(path, fromStd(written.error().reason)));
+  }
+  return {};
+}
+
+namespace {
+
+std::optional<QByteArray> pngBytes(const QImage& image) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG")) return std::nullopt;
+  return bytes;
+}
+
+// A drawing of `size` as SVG or PDF bytes. `paint` begins its own painter on the device it is given (QCustomPlot
+// wants its QCPPainter) and returns whether it ended well; `scale` maps the drawing's pixels to the device's.
+std::optional<QByteArray> vectorBytes(ExportFormat format, QSize size, const QString& title, const QString& description,
+                                      const std::function<bool(QPaintDevice& device, double scale)>& paint) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  if (!buffer.open(QIODevice::WriteOnly)) return std::nullopt;
+  bool ok = false;
+  if (format == ExportFormat::Svg) {
+    QSvgGenerator generator;
+    generator.setOutputDevice(&buffer);
+    generator.setSize(size);
+    generator.setViewBox(QRect(QPoint(), size));
+    generator.setResolution(96);  // CSS pixels: browsers show the drawing at the view's size
+    generator.setTitle(title.isEmpty() ? u"AttnScope"_s : title);
+    generator.setDescription(description);
+    ok = paint(generator, 1.0);
+  } else if (format == ExportFormat::Pdf) {
+    QPdfWriter writer(&buffer);
+    writer.setCreator(u"AttnScope"_s);
+    writer.setTitle(title);
+    writer.setResolution(96);
+    writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    // PDF points are 1/72 inch, the writer paints at 96 dpi: the drawing is scaled to fill the page.
+    ok = paint(writer, double(writer.width()) / double(std::max(1, size.width())));
+  }
+  buffer.close();
+  if (!ok || bytes.isEmpty()) return std::nullopt;
+  return bytes;
+}
+
+attn::Result<void> writeOrFail(const QString& path, const std::optional<QByteArray>& bytes) {
+  if (!bytes) return std::unexpected(exportError(path, QObject::tr("could not draw the view")));
+  return writeExport(path, *bytes);
+}
+
+}  // namespace
+
 attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
   const auto format = exportFormatFor(path);
   if (!format || isMatrixFormat(*format)) {
@@ -48,33 +110,21 @@ attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
   QCustomPlot* plot = view.plot();
   const int width = plot->width();
   const int height = plot->height();
-  bool ok = false;
-  switch (*format) {
-    case ExportFormat::Png: ok = plot->savePng(path, width, height); break;
-    case ExportFormat::Pdf:
-      ok = plot->savePdf(path, width, height, QCP::epNoCosmetic, u"AttnScope"_s,
-                         view.map() ? QString::fromStdString(view.map()->title()) : QString());
-      break;
-    case ExportFormat::Svg: {
-      QSvgGenerator generator;
-      generator.setFileName(path);
-      generator.setSize(QSize(width, height));
-      generator.setViewBox(QRect(0, 0, width, height));
-      generator.setResolution(96);  // CSS pixels: browsers show the drawing at the view's size
-      generator.setTitle(view.map() ? QString::fromStdString(view.map()->title()) : u"AttnScope"_s);
-      generator.setDescription(QObject::tr("Attention map exported by AttnScope"));
-      QCPPainter painter;
-      if (!painter.begin(&generator)) break;
-      plot->toPainter(&painter, width, height);
-      ok = painter.end();
-      break;
-    }
-    case ExportFormat::Csv:
-    case ExportFormat::Npy: break;
-  }
-  if (!ok || !QFileInfo::exists(path))
-    return std::unexpected(exportError(path, QObject::tr("could not write the file")));
-  return {};
+  if (*format == ExportFormat::Png) return writeOrFail(path, pngBytes(plot->toPixmap(width, height).toImage()));
+  const QString title = view.map() ? fromStd(view.map()->title()) : u"AttnScope"_s;
+  return writeOrFail(
+      path, vectorBytes(*format, QSize(width, height), title, QObject::tr("Attention map exported by AttnScope"),
+                        [&](QPaintDevice& device, double scale) {
+                          QCPPainter painter;
+                          if (!painter.begin(&device)) return false;
+                          // As QCustomPlot::savePdf with epNoCosmetic: vector output, no cosmetic pens.
+                          painter.setMode(QCPPainter::pmVectorized);
+                          painter.setMode(QCPPainter::pmNoCaching);
+                          painter.setMode(QCPPainter::pmNonCosmetic);
+                          painter.scale(scale, scale);
+                          plot->toPainter(&painter, width, height);
+                          return painter.end();
+                        }));
 }
 
 attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
@@ -82,43 +132,14 @@ attn::Result<void> exportWidget(QWidget& widget, const QString& path) {
   if (!format || isMatrixFormat(*format)) {
     return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
   }
-  const QSize size = widget.size();
-  bool ok = false;
-  switch (*format) {
-    case ExportFormat::Png: ok = widget.grab().save(path, "PNG"); break;
-    case ExportFormat::Svg: {
-      QSvgGenerator generator;
-      generator.setFileName(path);
-      generator.setSize(size);
-      generator.setViewBox(QRect(QPoint(), size));
-      generator.setResolution(96);
-      QPainter painter;
-      if (!painter.begin(&generator)) break;
-      widget.render(&painter);
-      ok = painter.end();
-      break;
-    }
-    case ExportFormat::Pdf: {
-      QPdfWriter writer(path);
-      writer.setCreator(u"AttnScope"_s);
-      writer.setResolution(96);
-      writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-      writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-      QPainter painter;
-      if (!painter.begin(&writer)) break;
-      // PDF points are 1/72 inch, the writer paints at 96 dpi: scale the widget to fill the page.
-      const double scale = double(writer.width()) / double(std::max(1, size.width()));
-      painter.scale(scale, scale);
-      widget.render(&painter);
-      ok = painter.end();
-      break;
-    }
-    case ExportFormat::Csv:
-    case ExportFormat::Npy: break;
-  }
-  if (!ok || !QFileInfo::exists(path))
-    return std::unexpected(exportError(path, QObject::tr("could not write the file")));
-  return {};
+  if (*format == ExportFormat::Png) return writeOrFail(path, pngBytes(widget.grab().toImage()));
+  return writeOrFail(path, vectorBytes(*format, widget.size(), {}, {}, [&](QPaintDevice& device, double scale) {
+                       QPainter painter;
+                       if (!painter.begin(&device)) return false;
+                       painter.scale(scale, scale);
+                       widget.render(&painter);
+                       return painter.end();
+                     }));
 }
 
 attn::Result<void> exportDrawing(const QString& path, QSize size, const QString& title, const QString& description,
@@ -127,46 +148,21 @@ attn::Result<void> exportDrawing(const QString& path, QSize size, const QString&
   if (!format || isMatrixFormat(*format)) {
     return std::unexpected(exportError(path, QObject::tr("the view can be saved as .png, .svg or .pdf")));
   }
-  bool ok = false;
   if (*format == ExportFormat::Png) {
     QImage image(size, QImage::Format_RGB32);
     image.fill(Qt::white);
     QPainter painter(&image);
     paint(painter);
     painter.end();
-    ok = image.save(path, "PNG");
-  } else if (*format == ExportFormat::Svg) {
-    QSvgGenerator generator;
-    generator.setFileName(path);
-    generator.setSize(size);
-    generator.setViewBox(QRect(QPoint(), size));
-    generator.setResolution(96);
-    generator.setTitle(title.isEmpty() ? u"AttnScope"_s : title);
-    generator.setDescription(description);
-    QPainter painter;
-    if (painter.begin(&generator)) {
-      paint(painter);
-      ok = painter.end();
-    }
-  } else {
-    QPdfWriter writer(path);
-    writer.setCreator(u"AttnScope"_s);
-    writer.setTitle(title);
-    writer.setResolution(96);
-    writer.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-    QPainter painter;
-    if (painter.begin(&writer)) {
-      // As exportWidget: points on the page, 96 dpi in the painter.
-      const double scale = double(writer.width()) / double(std::max(1, size.width()));
-      painter.scale(scale, scale);
-      paint(painter);
-      ok = painter.end();
-    }
+    return writeOrFail(path, pngBytes(image));
   }
-  if (!ok || !QFileInfo::exists(path))
-    return std::unexpected(exportError(path, QObject::tr("could not write the file")));
-  return {};
+  return writeOrFail(path, vectorBytes(*format, size, title, description, [&](QPaintDevice& device, double scale) {
+                       QPainter painter;
+                       if (!painter.begin(&device)) return false;
+                       painter.scale(scale, scale);
+                       paint(painter);
+                       return painter.end();
+                     }));
 }
 
 attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path) {
@@ -176,12 +172,7 @@ attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& f
   }
   constexpr int kMargin = 16;
   const render::FigureStyle style;  // paper colours, whatever the desktop theme
-  if (*format == ExportFormat::Png) {
-    if (!render::figureImage(figure, font, width, style).save(path, "PNG")) {
-      return std::unexpected(exportError(path, QObject::tr("could not write the file")));
-    }
-    return {};
-  }
+  if (*format == ExportFormat::Png) return writeOrFail(path, pngBytes(render::figureImage(figure, font, width, style)));
   const render::FigureLayout layout = render::layoutFigure(figure, font, double(width - 2 * kMargin));
   const QSize size(width, int(layout.height) + 2 * kMargin);
   return exportDrawing(path, size, figure.heading, QObject::tr("Text shaded by attention, exported by AttnScope"),
@@ -228,11 +219,7 @@ QByteArray matrixNpy(const attn::Matrix& m) {
 }
 
 attn::Result<void> writeMatrixNpy(const attn::Matrix& m, const QString& path) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) return std::unexpected(exportError(path, file.errorString()));
-  file.write(matrixNpy(m));
-  if (!file.commit()) return std::unexpected(exportError(path, file.errorString()));
-  return {};
+  return writeExport(path, matrixNpy(m));
 }
 
 QByteArray csvField(std::string_view text) {
@@ -274,11 +261,7 @@ QByteArray matrixCsv(const attn::AttentionMap& map) {
 }
 
 attn::Result<void> writeMatrixCsv(const attn::AttentionMap& map, const QString& path) {
-  QSaveFile file(path);  // atomic: a failed export never leaves half a file behind
-  if (!file.open(QIODevice::WriteOnly)) return std::unexpected(exportError(path, file.errorString()));
-  file.write(matrixCsv(map));
-  if (!file.commit()) return std::unexpected(exportError(path, file.errorString()));
-  return {};
+  return writeExport(path, matrixCsv(map));
 }
 
 }  // namespace attn::ui

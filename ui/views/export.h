@@ -34,6 +34,9 @@ QString exportFilters();
 attn::Error exportError(const QString& path, const QString& reason);
 
 // The heatmap exactly as drawn, at its current widget size (PNG, SVG or PDF by extension).
+// Every export is made in memory, then written by writeExport: atomically (a failed export never leaves half a
+// file) and to the path's own bytes (toPath: a name that is not UTF-8 is written as given, not as "?").
+attn::Result<void> writeExport(const QString& path, const QByteArray& bytes);
 attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path);
 // Any widget (the small-multiples grid) as PNG, SVG or PDF, at its current size.
 attn::Result<void> exportWidget(QWidget& widget, const QString& path);

@@ -1,4 +1,5 @@
 #include "workbenches/caption_models.h"
+#include "render/strings.h"
 
 #include <QCoreApplication>
 
@@ -60,7 +61,7 @@ attn::Result<CaptionModel> loadCaptionerFolder(const QString& path) {
   if (opened->config.architecture != QLatin1String(kCaptioner)) {
     return std::unexpected(unsupportedCaptioner(opened->configPath, opened->config.architecture));
   }
-  auto loaded = attn::models::CaptionerModel::load(std::filesystem::path(opened->folder.toStdString()));
+  auto loaded = attn::models::CaptionerModel::load(toPath(opened->folder));
   if (!loaded) return std::unexpected(loaded.error());
   CaptionModel model;
   model.path = opened->folder;

@@ -1,6 +1,7 @@
 #include "file_read.h"
 
 #include "attn/io/read_file.h"
+#include "atomic_write.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -112,6 +113,10 @@ namespace attn::io {
 
 Result<std::string> read_file(const std::filesystem::path& path, std::int64_t max_bytes, std::string_view noun) {
   return detail::read_regular_file(path, max_bytes, noun);
+}
+
+Result<void> write_file(const std::filesystem::path& path, std::span<const std::uint8_t> bytes) {
+  return detail::write_file_atomically(path, path.string(), bytes);
 }
 
 }  // namespace attn::io
