@@ -35,6 +35,23 @@ TEST(FuzzRegression, ImageWithADicomSignatureIsRefusedNotAborted) {
   EXPECT_NE(image.error().reason.find("DICOM"), std::string::npos) << image.error().reason;
 }
 
+// fuzz_image, a broken promise (2026-11-26, within its first second): a TIFF whose first directory gives the
+// image width twice, 8 (SHORT) and then 52 (LONG, a shuffled strip-byte-count entry). The probe read the last,
+// libtiff decodes with the first: the limits were checked on a size other than the one decoded. A size given
+// twice is refused, at the second entry.
+TEST(FuzzRegression, TiffGivingItsWidthTwiceIsRefused) {
+  const std::string bytes = regression("image", "tiff-width-twice.tif");
+  ASSERT_EQ(bytes.size(), 222u);
+  const std::span data(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  const auto info = probe_image_bytes(data, "tiff-width-twice.tif");
+  ASSERT_FALSE(info) << "probed " << info->width << " x " << info->height;
+  EXPECT_EQ(info.error().kind, ErrorKind::Malformed);
+  EXPECT_EQ(info.error().offset, 158);
+  EXPECT_NE(info.error().reason.find("width (tag 256) twice (8, then 52)"), std::string::npos) << info.error().reason;
+  const auto image = decode_image(data, "tiff-width-twice.tif");
+  ASSERT_FALSE(image) << "decoded a " << image->width << " x " << image->height << " image";
+}
+
 // fuzz_lab_request, UBSan: {"window": 1e10} was converted to int by nlohmann's get<int>(), a float-to-int
 // conversion out of range (undefined behaviour; in practice INT_MIN). A whole-number field must hold a whole
 // number that fits.

@@ -337,12 +337,18 @@ Result<ImageInfo> probe_tiff(ProbeInput& in) {
                           std::to_string(type) + "; expected SHORT (3) or LONG (4)",
                       static_cast<std::int64_t>(e));
     }
-    if (tag == 256) {
-      width = value;
-      width_at = static_cast<std::int64_t>(e);
-    } else {
-      height = value;
+    // A size given twice is refused: libtiff keeps the first and ignores the second, so a probe that read the
+    // other would check the limits on a size that is not the one decoded (tests/data/fuzz-regressions/image).
+    std::int64_t& slot = tag == 256 ? width : height;
+    if (slot >= 0) {
+      return in.error(ErrorKind::Malformed,
+                      std::string("TIFF's first directory gives the image ") +
+                          (tag == 256 ? "width (tag 256)" : "height (tag 257)") + " twice (" + std::to_string(slot) +
+                          ", then " + std::to_string(value) + ")",
+                      static_cast<std::int64_t>(e));
     }
+    slot = value;
+    if (tag == 256) width_at = static_cast<std::int64_t>(e);
   }
   if (width < 0) return in.error(ErrorKind::Malformed, "TIFF's first directory has no image width (tag 256)", ifd);
   if (height < 0) return in.error(ErrorKind::Malformed, "TIFF's first directory has no image height (tag 257)", ifd);
