@@ -105,6 +105,19 @@ TEST(HeadStatistics, IdentityAndUniformHeads) {
   EXPECT_FLOAT_EQ(stats[1].first_mass, 0.25f);
 }
 
+// A dump of scores (weights outside [0, 1]) has no entropy or mean distance: NaN, not a huge negative number
+// (the dump of tests/data/bad/dumps/weights-outside-unit gave "entropy -3.45e30"). Rounding past 1 is fine.
+TEST(HeadStatistics, NotDefinedForWeightsOutsideTheUnitInterval) {
+  const auto t = trace_of({{mat2(-0.5f, 1.5f, 1e30f, 0.0f), mat2(1.0f + 1e-6f, 0.0f, 0.5f, 0.5f)}});
+  const auto stats = head_statistics(t);
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_TRUE(std::isnan(stats[0].entropy));
+  EXPECT_TRUE(std::isnan(stats[0].mean_distance));
+  EXPECT_FLOAT_EQ(stats[0].max_weight, 1e30f);  // what the map holds is still reported
+  EXPECT_FALSE(std::isnan(stats[1].entropy));
+  EXPECT_NEAR(stats[1].entropy, std::log(2.0f) / 2, 1e-5f);
+}
+
 // A class token and a 2 x 2 patch grid, uniform: from every patch the others lie at 0, 1, 1 and sqrt 2
 // patches, each with a fifth of the weight, out of the 0.8 that lands on patches.
 TEST(HeadStatistics, PatchGridDistance) {

@@ -1,4 +1,8 @@
 #include "models/head_stats_model.h"
+#include "render/strings.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace Qt::StringLiterals;
 
@@ -52,13 +56,19 @@ QVariant HeadStatsModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       if (index.column() == Layer || index.column() == Head) return int(number(index.column()));
-      if (index.column() == Entropy && s.max_entropy > 0) {
+      if (index.column() == Entropy && s.max_entropy > 0 && std::isfinite(s.entropy)) {
         return u"%1 (%2%)"_s.arg(double(s.entropy), 0, 'f', 3).arg(100.0 * s.entropy / s.max_entropy, 0, 'f', 0);
       }
-      return QString::number(number(index.column()), 'f', index.column() == MeanDistance ? 2 : 3);
-    case SortRole: return number(index.column());
+      return statText(number(index.column()), index.column() == MeanDistance ? 2 : 3);
+    case SortRole: {
+      const double v = number(index.column());  // undefined (NaN) sorts first, and sorts at all
+      return std::isfinite(v) ? v : -std::numeric_limits<double>::infinity();
+    }
     case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ToolTipRole:
+      if ((index.column() == Entropy || index.column() == MeanDistance) && !std::isfinite(number(index.column()))) {
+        return tr("Not defined: this head has weights outside [0, 1], so its rows are not distributions");
+      }
       if (index.column() == Entropy) {
         return tr("Mean row entropy %1 nats; a uniform row has %2")
             .arg(double(s.entropy), 0, 'f', 4)

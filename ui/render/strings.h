@@ -8,6 +8,7 @@
 #include <QLocale>
 #include <QString>
 
+#include <cmath>
 #include <filesystem>
 #include <string_view>
 
@@ -62,6 +63,13 @@ inline QByteArray pathBytes(const QString& path) {
 }
 inline std::filesystem::path toPath(const QString& path) {
   return std::filesystem::path(pathBytes(path).toStdString());
+}
+
+// A statistic with `decimals` decimals (4 significant digits from a million up: a dump of scores may hold 1e30),
+// or an em dash where it is not defined (NaN: the entropy of a map that is not a distribution).
+inline QString statText(double value, int decimals) {
+  if (!std::isfinite(value)) return QStringLiteral("\u2014");
+  return std::abs(value) >= 1e6 ? QString::number(value, 'g', 4) : QString::number(value, 'f', decimals);
 }
 
 // A memory or file size as the user reads it: "3.5 GiB".

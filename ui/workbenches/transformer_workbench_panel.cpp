@@ -1,5 +1,6 @@
 // The Transformer tab's widgets: the side panel's groups, the main area and their links of selection and hover.
 #include "workbenches/transformer_workbench.h"
+#include "render/strings.h"
 
 #include "models/head_stats_model.h"
 #include "views/head_grid_view.h"
@@ -328,9 +329,8 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
     emit statusMessage(tr("layer %1 \u00b7 head %2 \u00b7 entropy %3 \u00b7 mean distance %4 \u00b7 max %5")
                            .arg(layer)
                            .arg(head)
-                           .arg(double(s->entropy), 0, 'f', 3)
-                           .arg(double(s->mean_distance), 0, 'f', 2)
-                           .arg(double(s->max_weight), 0, 'f', 3),
+                           .arg(statText(s->entropy, 3), statText(s->mean_distance, 2))
+                           .arg(statText(s->max_weight, 3)),
                        3000);
   });
   connect(tokenLines_, &TokenLinesView::layerChanged, this, [this](int layer) {

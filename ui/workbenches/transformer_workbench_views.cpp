@@ -1,5 +1,6 @@
 // The Transformer tab's views: linked selection, matrix, ViT overlay, colour map, session section and exports.
 #include "workbenches/transformer_workbench.h"
+#include "render/strings.h"
 
 #include "models/head_stats_model.h"
 #include "render/heatmap_render.h"
@@ -93,9 +94,8 @@ void TransformerWorkbench::updateSelectionLabel() {
     }
   }
   if (const int row = statsModel_->rowOf(layer_, head_); const auto* s = statsModel_->at(row)) {
-    text += tr(" \u00b7 entropy %1 \u00b7 mean distance %2")
-                .arg(double(s->entropy), 0, 'f', 3)
-                .arg(double(s->mean_distance), 0, 'f', 2);
+    text +=
+        tr(" \u00b7 entropy %1 \u00b7 mean distance %2").arg(statText(s->entropy, 3), statText(s->mean_distance, 2));
   }
   selectionLabel_->setText(text);
 }

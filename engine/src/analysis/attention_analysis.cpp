@@ -1,6 +1,7 @@
 #include "attn/analysis/attention_analysis.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -122,6 +123,8 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
   }
   std::sort(specials.begin(), specials.end());
   specials.erase(std::unique(specials.begin(), specials.end()), specials.end());
+  // A weight this far outside [0, 1] is not float rounding of a probability: the map is scores, not a distribution.
+  constexpr double kDistributionSlack = 1e-4;
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     const Job& job = jobs[k];
@@ -133,10 +136,12 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
     s.max_entropy = cols > 0 ? std::log(static_cast<float>(cols)) : 0.0f;
     double entropy = 0, distance = 0, first = 0, special = 0;
     Index distance_rows = 0;
+    bool distribution = true;  // every weight in [0, 1] (to rounding): what entropy and distance are defined on
     for (Index i = 0; i < rows; ++i) {
       double h = 0, d = 0, patch_mass = 0;
       for (Index j = 0; j < cols; ++j) {
         const double p = m(i, j);
+        if (!(p >= -kDistributionSlack && p <= 1.0 + kDistributionSlack)) distribution = false;
         if (p > 0) h -= p * std::log(p);
         if (!grid) {
           d += p * static_cast<double>(std::abs(i - j));
@@ -168,6 +173,7 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
       s.max_weight = m.maxCoeff();
     }
     if (distance_rows > 0) s.mean_distance = static_cast<float>(distance / static_cast<double>(distance_rows));
+    if (!distribution) s.entropy = s.mean_distance = std::numeric_limits<float>::quiet_NaN();
     out[k] = s;
   }
   return out;

@@ -29,6 +29,8 @@ struct RolloutOptions {
 // [tokens, tokens]; row i is how much token i's final representation draws on each input token.
 Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options = {});
 
+// Entropy and mean distance are defined on distributions: a head with a weight outside [0, 1] (an attention dump
+// of scores or logits) has NaN for both, which the views show as "—"; the masses and max are still given.
 struct HeadStats {
   int layer = 0, head = 0;
   float entropy = 0;        // mean row entropy, nats
