@@ -216,14 +216,16 @@ class TestTransformerWorkbench : public QObject {
         5, 7, 0, 0,   //
         0, 0, 2, 2,   //
         0, 0, 2, 6;
-    const attn::Matrix p = render::poolMatrix(m, 2, 2);
+    attn::HeadStack stack(1, 4, 4);
+    stack.set_head(0, m);
+    const attn::Matrix p = render::poolHead(stack, 0, 2);
     QCOMPARE(p.rows(), 2);
     QCOMPARE(p.cols(), 2);
     QCOMPARE(p(0, 0), 4.0f);
     QCOMPARE(p(0, 1), 0.0f);
     QCOMPARE(p(1, 1), 3.0f);
     // A map that already fits is copied as it is.
-    QCOMPARE(render::poolMatrix(m, 8, 8), m);
+    QCOMPARE(render::poolHead(stack, 0, 8), m);
     const auto trace = randomTrace(2, 300, 3, 1.0f);
     const auto thumbs = render::makeThumbnails(*trace, attn::Stage::Encoder, 64);
     QCOMPARE(thumbs.layers, 2);

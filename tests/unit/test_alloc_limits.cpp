@@ -7,6 +7,9 @@
 // refused 100 GB request (a std::bad_alloc the loader turns into an error) is still seen. Its own program
 // because it replaces the allocator for the whole process; not built with the sanitizers, which bring theirs.
 #include "bad_corpus.h"
+#include "test_util.h"
+
+#include "attn/analysis/attention_analysis.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +127,38 @@ TEST(AllocLimits, NoHostileInputAllocatesMoreThan64MiB) {
       EXPECT_EQ(to_string(outcome.error->kind), input.expect) << outcome.error->message();
     }
   }
+}
+
+// "A 1 GiB dump of one 16,384-token map takes 6.2 GB": a dump's maps are views of the mapped file, and
+// what is drawn and counted from them is read row by row. Opening a 2,048-token dump (16 MiB of weights),
+// drawing its map at 256 x 256, its statistics and its (refused or computed) rollout allocate nothing near
+// the map's size.
+TEST(AllocLimits, BigDumpsAreReadWhereTheyLie) {
+  test::TempDir dir;
+  const std::filesystem::path path = dir / "long.attn.safetensors";
+  constexpr Index n = 2048;
+  {
+    LayeredTrace trace;
+    for (Index i = 0; i < n; ++i) trace.tokens.push_back("t" + std::to_string(i));
+    HeadStack maps(1, n, n);
+    for (Index i = 0; i < n; ++i) maps.f32(0)[i * n + (i * 7) % n] = 1.0f;
+    trace.layers.push_back({Stage::Encoder, 0, std::move(maps)});
+    ASSERT_TRUE(io::write_attention_dump(path, trace).has_value());
+  }
+  g_largest = 0;
+  {
+    const auto dump = io::read_attention_dump(path);
+    ASSERT_TRUE(dump.has_value()) << dump.error().message();
+    EXPECT_TRUE(dump->warnings.empty());
+    const auto map = dump->trace.map(Stage::Encoder, 0, 0, 256);
+    ASSERT_TRUE(map && map->pooled);
+    EXPECT_EQ(map->weights.maxCoeff(), 1.0f);  // max pooling keeps every single sharp weight
+    const auto stats = analysis::head_statistics(dump->trace, {});
+    ASSERT_EQ(stats.size(), 1u);
+    EXPECT_NEAR(stats[0].entropy, 0.0f, 1e-6f);
+  }
+  const std::size_t map_bytes = std::size_t(n) * std::size_t(n) * sizeof(float);
+  EXPECT_LT(g_largest.load(), map_bytes / 16) << "a single allocation of " << g_largest.load() << " bytes";
 }
 
 }  // namespace

@@ -87,6 +87,20 @@ TEST(Rollout, RefusesBadOptionsAndMissingLayers) {
   EXPECT_EQ(none.error().reason, "rollout: the trace has no decoder layers");
 }
 
+// A long dump's rollout would be a 4097^3 product per layer: refused with the figures, not left to run.
+TEST(Rollout, RefusesMoreThanItsTokenLimit) {
+  LayeredTrace t;
+  const Index n = kRolloutMaxTokens + 1;
+  t.tokens.assign(static_cast<std::size_t>(n), "t");
+  t.layers.push_back({Stage::Encoder, 0, HeadStack(1, n, n, Precision::F16)});
+  const auto refused = rollout(t);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(refused.error().reason,
+            "rollout: 4,097 tokens; the whole rollout is a 4,097 x 4,097 matrix (64 MiB) costing 4,097^3 "
+            "multiply-adds for each of 1 layer; it is computed up to 4,096 tokens");
+}
+
 TEST(HeadStatistics, IdentityAndUniformHeads) {
   const Matrix uniform = Matrix::Constant(4, 4, 0.25f);
   const auto t = trace_of({{Matrix::Identity(4, 4), uniform}});

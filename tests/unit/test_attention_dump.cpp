@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <bit>
 #include <cstring>
 #include <random>
@@ -146,6 +148,48 @@ TEST(AttentionDump, ReadsOtherShapesAndDtypes) {
   EXPECT_EQ(l2.precision(), Precision::F32);
   EXPECT_EQ(l2.at(0, 0, 0), 0.1f);
   EXPECT_TRUE(dump->model.empty());
+}
+
+// F32 and F16 maps at aligned offsets are views of the mapped file, not copies (a 1 GiB dump costs the pages
+// that are read); a map at an odd offset (after a tensor of an odd number of halves) is converted instead.
+TEST(AttentionDump, MapsAreViewsOfTheFileWhereAligned) {
+  TempDir dir;
+  LayeredTrace trace;
+  trace.tokens = {"a", "b", "c"};
+  trace.layers.push_back(layer(Stage::Encoder, 0, stack(2, 3, 3, Precision::F32, 0.0f)));
+  trace.layers.push_back(layer(Stage::Encoder, 1, stack(2, 3, 3, Precision::F16, 1.0f)));
+  const fs::path path = dir / "view.attn.safetensors";
+  ASSERT_TRUE(write_attention_dump(path, trace).has_value());
+  auto dump = read_attention_dump(path);
+  ASSERT_TRUE(dump.has_value()) << dump.error().message();
+  for (int l = 0; l < 2; ++l) {
+    const HeadStack& got = dump->trace.find(Stage::Encoder, l)->maps;
+    EXPECT_TRUE(got.is_view()) << "layer " << l;
+    expect_same_maps(got, trace.find(Stage::Encoder, l)->maps);
+  }
+  // The maps outlive the reader's objects (the mapping is kept by the stacks), and copies share it.
+  const LayeredTrace copy = dump->trace;
+  *dump = {};
+  expect_same_maps(copy.find(Stage::Encoder, 0)->maps, trace.find(Stage::Encoder, 0)->maps);
+
+  // Writers that do not pad the header (the format does not ask them to) leave the data at any offset: this
+  // header's length is not a multiple of 4, so neither is the map's file offset.
+  const std::string header =
+      R"({"__metadata__":{"tokens":"[\"a\",\"b\",\"c\"]"},"attn.encoder.0":{"dtype":"F32","shape":[3,3],)"
+      R"("data_offsets":[0,36]}})";
+  ASSERT_NE((8 + header.size()) % 4, 0u);
+  const float f32[9] = {1, 0, 0, 0, 1, 0, 0.5f, 0.25f, 0.25f};
+  std::string file(8, '\0');
+  for (int b = 0; b < 8; ++b) file[b] = static_cast<char>((header.size() >> (8 * b)) & 0xff);
+  file += header;
+  file.append(reinterpret_cast<const char*>(f32), sizeof f32);
+  const fs::path odd = dir / "odd.attn.safetensors";
+  std::ofstream(odd, std::ios::binary) << file;
+  const auto unaligned = read_attention_dump(odd);
+  ASSERT_TRUE(unaligned.has_value()) << unaligned.error().message();
+  const HeadStack& maps = unaligned->trace.find(Stage::Encoder, 0)->maps;
+  EXPECT_FALSE(maps.is_view());
+  EXPECT_EQ(maps.at(0, 2, 1), 0.25f);
 }
 
 struct Refusal {

@@ -267,7 +267,8 @@ MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const at
     m->col_axis = "input tokens";
     map = std::move(m);
   } else {
-    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1);
+    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1,
+                    HeatmapView::kMaxCellsPerSide);
   }
   if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
   return map;

@@ -9,50 +9,10 @@
 #include <cmath>
 
 namespace attn::ui::render {
-namespace {
-
-// Cell boundaries of `n` source cells pooled into `m` bins: bin k covers [start(k), start(k + 1)).
-Index binStart(Index k, Index n, Index m) { return (k * n) / m; }
-
-template <class Get>
-attn::Matrix pool(Index rows, Index cols, int maxRows, int maxCols, Get get) {
-  const Index outRows = std::max<Index>(1, std::min<Index>(rows, maxRows));
-  const Index outCols = std::max<Index>(1, std::min<Index>(cols, maxCols));
-  attn::Matrix out = attn::Matrix::Zero(outRows, outCols);
-  if (rows == 0 || cols == 0) return attn::Matrix();
-  for (Index i = 0; i < outRows; ++i) {
-    const Index r0 = binStart(i, rows, outRows), r1 = std::max(r0 + 1, binStart(i + 1, rows, outRows));
-    for (Index j = 0; j < outCols; ++j) {
-      const Index c0 = binStart(j, cols, outCols), c1 = std::max(c0 + 1, binStart(j + 1, cols, outCols));
-      double sum = 0.0;
-      for (Index r = r0; r < r1; ++r) {
-        for (Index c = c0; c < c1; ++c) sum += double(get(r, c));
-      }
-      out(i, j) = float(sum / double((r1 - r0) * (c1 - c0)));
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-attn::Matrix poolMatrix(const attn::Matrix& m, int maxRows, int maxCols) {
-  if (m.rows() <= maxRows && m.cols() <= maxCols) return m;
-  return pool(m.rows(), m.cols(), maxRows, maxCols, [&m](Index r, Index c) { return m(r, c); });
-}
 
 attn::Matrix poolHead(const attn::HeadStack& stack, int head, int maxSide) {
   if (stack.empty()) return {};
-  if (head < 0) return poolMatrix(stack.mean(), maxSide, maxSide);
-  if (stack.precision() == attn::Precision::F32) {
-    const float* data = stack.f32(head);
-    const Index cols = stack.cols();
-    return pool(stack.rows(), cols, maxSide, maxSide, [data, cols](Index r, Index c) { return data[r * cols + c]; });
-  }
-  const Eigen::half* data = stack.f16(head);
-  const Index cols = stack.cols();
-  return pool(stack.rows(), cols, maxSide, maxSide,
-              [data, cols](Index r, Index c) { return float(data[r * cols + c]); });
+  return stack.pooled(head, maxSide, maxSide, attn::Pool::Mean);
 }
 
 const attn::Matrix* HeadThumbnails::at(int layer, int head) const {

@@ -24,10 +24,8 @@ class QPainter;
 namespace attn::ui::render {
 
 // One head of a stack averaged down to at most maxSide x maxSide cells (whole maps that already fit are
-// copied as they are). head = -1 pools the mean over heads.
+// copied as they are). head = -1 pools the mean over heads. (HeadStack::pooled with Pool::Mean.)
 attn::Matrix poolHead(const attn::HeadStack& stack, int head, int maxSide);
-// Mean pooling of any matrix to at most maxRows x maxCols.
-attn::Matrix poolMatrix(const attn::Matrix& m, int maxRows, int maxCols);
 
 // The thumbnails of every (layer, head), layer-major: index = layer * heads + head.
 struct HeadThumbnails {

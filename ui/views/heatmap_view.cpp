@@ -107,10 +107,32 @@ QStringList labelsFor(const attn::Labels& labels, Index count) {
   return out;
 }
 
-QString quotedToken(const attn::Labels& labels, int index) {
+QString quotedToken(const attn::Labels& labels, attn::Index index) {
   if (index < 0 || std::size_t(index) >= labels.size()) return {};
   const auto& token = labels[std::size_t(index)];
   return u" \u201c"_s + QString::fromUtf8(token.data(), qsizetype(token.size())) + u"\u201d"_s;
+}
+
+// The source cells [begin, end) of bin k of a pooled axis: n source cells in `bins` bins.
+struct Bin {
+  attn::Index begin = 0, end = 0;
+};
+Bin binOf(attn::Index k, attn::Index n, attn::Index bins) {
+  return {attn::pool_bin_start(k, n, bins), attn::pool_bin_start(k + 1, n, bins)};
+}
+
+// "0–7 “the” … “cat”": a bin's source positions and its first and last tokens.
+QString binText(const Bin& bin, const attn::Labels& tokens) {
+  if (bin.end - bin.begin <= 1) return QString::number(bin.begin) + quotedToken(tokens, bin.begin);
+  return u"%1\u2013%2%3 \u2026%4"_s.arg(bin.begin)
+      .arg(bin.end - 1)
+      .arg(quotedToken(tokens, bin.begin), quotedToken(tokens, bin.end - 1));
+}
+
+// "8 per cell" or "8–9 per cell" for an axis of n cells drawn in `bins` bins.
+QString perCell(attn::Index n, attn::Index bins) {
+  const attn::Index lo = n / bins, hi = (n + bins - 1) / bins;
+  return lo == hi ? QString::number(lo) : u"%1\u2013%2"_s.arg(lo).arg(hi);
 }
 
 }  // namespace
@@ -377,7 +399,16 @@ void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
     return;
   }
   render::fillColorMapData(*colorMap_->data(), map_->weights);
-  setAxisTitles(QString::fromStdString(map_->row_axis), QString::fromStdString(map_->col_axis));
+  if (const auto& pooled = map_->pooled) {
+    // A map too big to draw cell for cell: the axes say how many tokens each drawn cell holds.
+    const QString how = pooled->pool == attn::Pool::Max ? tr("max") : tr("mean");
+    setAxisTitles(tr("%1 \u00b7 %2 per cell (%3)")
+                      .arg(QString::fromStdString(map_->row_axis), perCell(pooled->rows, map_->weights.rows()), how),
+                  tr("%1 \u00b7 %2 per cell (%3)")
+                      .arg(QString::fromStdString(map_->col_axis), perCell(pooled->cols, map_->weights.cols()), how));
+  } else {
+    setAxisTitles(QString::fromStdString(map_->row_axis), QString::fromStdString(map_->col_axis));
+  }
   rowTicker_->setLabels(labelsFor(map_->row_labels, map_->weights.rows()));
   columnTicker_->setLabels(labelsFor(map_->col_labels, map_->weights.cols()));
   colorMap_->setVisible(true);
@@ -574,6 +605,15 @@ std::optional<QPoint> HeatmapView::cellAt(QPointF plotPos) const {
 
 QString HeatmapView::cellToolTip(int row, int column) const {
   if (!map_ || row < 0 || column < 0 || row >= map_->weights.rows() || column >= map_->weights.cols()) return {};
+  if (const auto& pooled = map_->pooled) {
+    const Bin rows = binOf(row, pooled->rows, map_->weights.rows());
+    const Bin cols = binOf(column, pooled->cols, map_->weights.cols());
+    return tr("%1 %2 \u2192 %3 %4\n%5 %6 of %7 \u00d7 %8 weights")
+        .arg(rowNoun_, binText(rows, pooled->row_tokens), columnNoun_, binText(cols, pooled->col_tokens),
+             pooled->pool == attn::Pool::Max ? tr("max") : tr("mean"), render::exactValue(map_->weights(row, column)))
+        .arg(rows.end - rows.begin)
+        .arg(cols.end - cols.begin);
+  }
   return tr("%1 %2%3 \u2192 %4 %5%6\nweight %7")
       .arg(rowNoun_)
       .arg(row)

@@ -337,7 +337,8 @@ void TransformerWorkbench::onPreview(std::shared_ptr<const TransformerPreview> p
   if (preview->generation != submitted_ || preview->generation <= shown_ || preview->layer != layer_) return;
   tokenLines_->setTrace(preview->trace, preview->stage);
   if (const MatrixMode mode = matrixMode(); mode != MatrixMode::Rollout) {
-    if (auto map = preview->trace->map(preview->stage, layer_, mode == MatrixMode::Head ? head_ : -1)) {
+    if (auto map = preview->trace->map(preview->stage, layer_, mode == MatrixMode::Head ? head_ : -1,
+                                       HeatmapView::kMaxCellsPerSide)) {
       matrixMap_ = std::move(map);
       heatmap_->setMap(matrixMap_);
     }
@@ -401,7 +402,7 @@ QStringList TransformerWorkbench::warnings() const {
   if (source_) out += source_->warnings;
   if (outcome_) {
     for (const auto& w : outcome_->run->warnings) out.append(fromStd(w));
-    if (!outcome_->rolloutError.isEmpty()) out.append(tr("rollout: %1").arg(outcome_->rolloutError));
+    if (!outcome_->rolloutError.isEmpty()) out.append(outcome_->rolloutError);  // "rollout: why"
   }
   return out;
 }

@@ -258,11 +258,11 @@ void TransformerWorkbench::updateMatrix() {
   const auto& trace = *outcome_->trace;
   switch (matrixMode()) {
     case MatrixMode::Head:
-      matrixMap_ = trace.map(outcome_->stage, layer_, head_);
+      matrixMap_ = trace.map(outcome_->stage, layer_, head_, HeatmapView::kMaxCellsPerSide);
       matrixTitle_->setText(tr("Matrix \u00b7 layer %1 \u00b7 head %2").arg(layer_).arg(head_));
       break;
     case MatrixMode::LayerMean:
-      matrixMap_ = trace.map(outcome_->stage, layer_, -1);
+      matrixMap_ = trace.map(outcome_->stage, layer_, -1, HeatmapView::kMaxCellsPerSide);
       matrixTitle_->setText(tr("Matrix \u00b7 layer %1 \u00b7 mean of its heads").arg(layer_));
       break;
     case MatrixMode::Rollout:

@@ -44,6 +44,9 @@ template <class T>
 using Result = std::expected<T, Error>;
 
 // Every failure says what kind it is: there is no overload without one.
+// 1234567 -> "1,234,567": counts in messages.
+std::string with_commas(long long n);
+
 inline std::unexpected<Error> fail(ErrorKind kind, std::string reason, std::string file = {}, std::int64_t offset = -1,
                                    std::int64_t line = -1) {
   return std::unexpected(Error{std::move(file), offset, line, std::move(reason), kind});

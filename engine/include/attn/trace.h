@@ -21,6 +21,21 @@ struct Span {
   friend bool operator==(const Span&, const Span&) = default;
 };
 
+// How a map too big to draw cell for cell was reduced: bins of source cells, each drawn as its maximum
+// (so that one sharp weight is never averaged away) or its mean.
+enum class Pool { Max, Mean };
+// Bin k of n source cells pooled into m bins covers [pool_bin_start(k, n, m), pool_bin_start(k + 1, n, m)):
+// every bin holds floor(n / m) or ceil(n / m) cells.
+Index pool_bin_start(Index k, Index n, Index m);
+
+struct MapPooling {
+  Index rows = 0;  // the source map's shape
+  Index cols = 0;
+  Pool pool = Pool::Max;
+  Labels row_tokens;  // the source's labels (a pooled map's own labels name each bin by its first token)
+  Labels col_tokens;
+};
+
 struct AttentionMap {
   Stage stage = Stage::Mechanism;
   int layer = 0;
@@ -33,6 +48,9 @@ struct AttentionMap {
   std::string col_axis = "keys";
   std::vector<Span> row_spans;
   std::vector<Span> col_spans;
+  // Set when `weights` are bins of a bigger map (LayeredTrace::map with a size limit); rows and columns
+  // then index bins, and the spans are empty.
+  std::optional<MapPooling> pooled;
 
   // "name · layer 1 · head 3" as shown in selectors.
   std::string title() const;

@@ -75,6 +75,17 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options)
                                            std::to_string(stack.rows()) + " tokens where the layers before it have " +
                                            std::to_string(result.rows()));
     }
+    if (stack.rows() > kRolloutMaxTokens) {
+      const std::string n = with_commas(stack.rows());
+      const auto mib = static_cast<long long>(static_cast<double>(stack.rows()) * static_cast<double>(stack.rows()) *
+                                              4.0 / 1048576.0);
+      const int layers = last - options.first_layer + 1;
+      return fail(ErrorKind::TooLarge, "rollout: " + n + " tokens; the whole rollout is a " + n + " x " + n +
+                                           " matrix (" + with_commas(mib) + " MiB) costing " + n +
+                                           "^3 multiply-adds for each of " + std::to_string(layers) + " layer" +
+                                           (layers == 1 ? "" : "s") + "; it is computed up to " +
+                                           with_commas(kRolloutMaxTokens) + " tokens");
+    }
     Matrix a = fuse(stack, options.fusion);
     discard_lowest(a, options.discard_ratio);
     a *= 1.0f - options.residual;
@@ -128,19 +139,24 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     const Job& job = jobs[k];
-    const Matrix m = job.layer->maps.head(job.head);
+    const HeadStack& maps = job.layer->maps;
     HeadStats s;
     s.layer = job.layer->layer;
     s.head = job.head;
-    const Index rows = m.rows(), cols = m.cols();
+    const Index rows = maps.rows(), cols = maps.cols();
+    // Row by row: a head of a long dump (16,384 x 16,384) is read where it lies, never copied whole.
+    std::vector<float> row(static_cast<std::size_t>(cols));
+    float max_weight = -std::numeric_limits<float>::infinity();
     s.max_entropy = cols > 0 ? std::log(static_cast<float>(cols)) : 0.0f;
     double entropy = 0, distance = 0, first = 0, special = 0;
     Index distance_rows = 0;
     bool distribution = true;  // every weight in [0, 1] (to rounding): what entropy and distance are defined on
     for (Index i = 0; i < rows; ++i) {
+      maps.read_row(job.head, i, row.data());
       double h = 0, d = 0, patch_mass = 0;
       for (Index j = 0; j < cols; ++j) {
-        const double p = m(i, j);
+        const double p = row[static_cast<std::size_t>(j)];
+        max_weight = std::max(max_weight, row[static_cast<std::size_t>(j)]);
         if (!(p >= -kDistributionSlack && p <= 1.0 + kDistributionSlack)) distribution = false;
         if (p > 0) h -= p * std::log(p);
         if (!grid) {
@@ -161,16 +177,16 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
         distance += d / patch_mass;
         ++distance_rows;
       }
-      if (cols > 0) first += m(i, 0);
+      if (cols > 0) first += row[0];
       for (int p : specials) {
-        if (p < cols) special += m(i, p);
+        if (p < cols) special += row[static_cast<std::size_t>(p)];
       }
     }
     if (rows > 0) {
       s.entropy = static_cast<float>(entropy / static_cast<double>(rows));
       s.first_mass = static_cast<float>(first / static_cast<double>(rows));
       s.special_mass = static_cast<float>(special / static_cast<double>(rows));
-      s.max_weight = m.maxCoeff();
+      s.max_weight = max_weight;
     }
     if (distance_rows > 0) s.mean_distance = static_cast<float>(distance / static_cast<double>(distance_rows));
     if (!distribution) s.entropy = s.mean_distance = std::numeric_limits<float>::quiet_NaN();

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <new>
 
 namespace attn {
@@ -31,8 +33,29 @@ MapBuffer::MapBuffer(std::size_t bytes, bool zeroed) : bytes_(bytes) {
   if (zeroed) std::memset(data_, 0, bytes);
 }
 
-MapBuffer::MapBuffer(const MapBuffer& other) : MapBuffer(other.bytes_, false) {
+MapBuffer::MapBuffer(std::shared_ptr<const void> owner, const void* data, std::size_t bytes)
+    : data_(const_cast<void*>(data)), bytes_(bytes), owner_(std::move(owner)) {
+  if (!owner_) throw std::invalid_argument("MapBuffer: a view needs an owner");
+}
+
+MapBuffer::MapBuffer(const MapBuffer& other) {
+  if (other.owner_) {  // a view: share it
+    data_ = other.data_;
+    bytes_ = other.bytes_;
+    owner_ = other.owner_;
+    return;
+  }
+  *this = MapBuffer(other.bytes_, false);
   if (bytes_) std::memcpy(data_, other.data_, bytes_);
+}
+
+void* MapBuffer::data() {
+  if (owner_) {  // about to be written: a storage of its own (the mapping is read-only)
+    MapBuffer own(bytes_, false);
+    if (bytes_) std::memcpy(own.data_, data_, bytes_);
+    *this = std::move(own);
+  }
+  return data_;
 }
 
 MapBuffer& MapBuffer::operator=(const MapBuffer& other) {
@@ -40,7 +63,8 @@ MapBuffer& MapBuffer::operator=(const MapBuffer& other) {
   return *this;
 }
 
-MapBuffer::MapBuffer(MapBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_) {
+MapBuffer::MapBuffer(MapBuffer&& other) noexcept
+    : data_(other.data_), bytes_(other.bytes_), owner_(std::move(other.owner_)) {
   other.data_ = nullptr;
   other.bytes_ = 0;
 }
@@ -48,10 +72,13 @@ MapBuffer::MapBuffer(MapBuffer&& other) noexcept : data_(other.data_), bytes_(ot
 MapBuffer& MapBuffer::operator=(MapBuffer&& other) noexcept {
   std::swap(data_, other.data_);
   std::swap(bytes_, other.bytes_);
+  std::swap(owner_, other.owner_);
   return *this;
 }
 
-MapBuffer::~MapBuffer() { std::free(data_); }
+MapBuffer::~MapBuffer() {
+  if (!owner_) std::free(data_);
+}
 
 }  // namespace detail
 
@@ -67,6 +94,22 @@ HeadStack::HeadStack(int heads, Index rows, Index cols, Precision precision, Ini
       precision_(precision),
       storage_(static_cast<std::size_t>(heads_) * head_size(rows_, cols_) * element_size(precision),
                init == Init::Zero) {}
+
+HeadStack HeadStack::view(int heads, Index rows, Index cols, Precision precision, std::shared_ptr<const void> owner,
+                          const void* data) {
+  HeadStack out;
+  out.heads_ = std::max(heads, 0);
+  out.rows_ = std::max<Index>(rows, 0);
+  out.cols_ = std::max<Index>(cols, 0);
+  out.precision_ = precision;
+  const std::size_t bytes =
+      static_cast<std::size_t>(out.heads_) * head_size(out.rows_, out.cols_) * element_size(precision);
+  if (reinterpret_cast<std::uintptr_t>(data) % element_size(precision) != 0) {
+    throw std::invalid_argument("HeadStack::view: data not aligned for its element type");
+  }
+  out.storage_ = detail::MapBuffer(std::move(owner), data, bytes);
+  return out;
+}
 
 std::size_t HeadStack::bytes() const { return storage_.size(); }
 
@@ -86,6 +129,16 @@ const Eigen::half* HeadStack::f16(int head) const {
 float HeadStack::at(int head, Index row, Index col) const {
   const std::size_t i = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols_) + static_cast<std::size_t>(col);
   return precision_ == Precision::F32 ? f32(head)[i] : static_cast<float>(f16(head)[i]);
+}
+
+void HeadStack::read_row(int h, Index row, float* out) const {
+  const std::size_t offset = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols_);
+  if (precision_ == Precision::F32) {
+    std::copy_n(f32(h) + offset, cols_, out);
+  } else {
+    const Eigen::half* p = f16(h) + offset;
+    for (Index c = 0; c < cols_; ++c) out[c] = static_cast<float>(p[c]);
+  }
 }
 
 Matrix HeadStack::head(int h) const {
@@ -123,6 +176,64 @@ Matrix HeadStack::mean() const {
   return sum / static_cast<float>(heads_);
 }
 
+Matrix HeadStack::pooled(int head, Index max_rows, Index max_cols, Pool pool) const {
+  if (heads_ == 0 || rows_ == 0 || cols_ == 0 || head >= heads_ || head < -1) return {};
+  const Index out_rows = std::clamp<Index>(max_rows, 1, rows_);
+  const Index out_cols = std::clamp<Index>(max_cols, 1, cols_);
+  if (out_rows == rows_ && out_cols == cols_) return head >= 0 ? this->head(head) : mean();
+  const bool max = pool == Pool::Max;
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  Matrix out(out_rows, out_cols);
+  std::vector<float> row(static_cast<std::size_t>(cols_));
+  std::vector<Index> col_bin(static_cast<std::size_t>(cols_));
+  for (Index j = 0; j < out_cols; ++j) {
+    for (Index c = pool_bin_start(j, cols_, out_cols); c < pool_bin_start(j + 1, cols_, out_cols); ++c) {
+      col_bin[static_cast<std::size_t>(c)] = j;
+    }
+  }
+  // One source row as floats (the mean over heads for head = -1).
+  std::vector<float> other(head >= 0 ? 0 : static_cast<std::size_t>(cols_));
+  const auto source_row = [&](Index r) {
+    if (head >= 0) return this->read_row(head, r, row.data());
+    this->read_row(0, r, row.data());
+    for (int h = 1; h < heads_; ++h) {
+      this->read_row(h, r, other.data());
+      for (Index c = 0; c < cols_; ++c) row[static_cast<std::size_t>(c)] += other[static_cast<std::size_t>(c)];
+    }
+    const float scale = 1.0f / static_cast<float>(heads_);
+    for (float& v : row) v *= scale;
+  };
+  for (Index i = 0; i < out_rows; ++i) {
+    const Index r0 = pool_bin_start(i, rows_, out_rows), r1 = pool_bin_start(i + 1, rows_, out_rows);
+    auto acc = out.row(i);
+    acc.setConstant(max ? -std::numeric_limits<float>::infinity() : 0.0f);
+    std::vector<bool> nan(static_cast<std::size_t>(out_cols), false);
+    for (Index r = r0; r < r1; ++r) {
+      source_row(r);
+      for (Index c = 0; c < cols_; ++c) {
+        const float v = row[static_cast<std::size_t>(c)];
+        const Index j = col_bin[static_cast<std::size_t>(c)];
+        if (std::isnan(v)) {
+          nan[static_cast<std::size_t>(j)] = true;
+        } else if (max) {
+          acc(j) = std::max(acc(j), v);
+        } else {
+          acc(j) += v;
+        }
+      }
+    }
+    for (Index j = 0; j < out_cols; ++j) {
+      if (nan[static_cast<std::size_t>(j)]) {
+        acc(j) = kNaN;
+      } else if (!max) {
+        const Index cells = (r1 - r0) * (pool_bin_start(j + 1, cols_, out_cols) - pool_bin_start(j, cols_, out_cols));
+        acc(j) /= static_cast<float>(cells);
+      }
+    }
+  }
+  return out;
+}
+
 void HeadStack::set_head(int h, const MatrixCRef& m) {
   if (precision_ == Precision::F32) {
     Eigen::Map<Matrix>(f32(h), rows_, cols_) = m;
@@ -147,7 +258,7 @@ const LayerAttention* LayeredTrace::find(Stage stage, int layer) const {
   return nullptr;
 }
 
-std::shared_ptr<const AttentionMap> LayeredTrace::map(Stage stage, int layer, int head) const {
+std::shared_ptr<const AttentionMap> LayeredTrace::map(Stage stage, int layer, int head, Index max_side) const {
   const LayerAttention* l = find(stage, layer);
   if (!l || head >= l->maps.heads() || head < -1) return nullptr;
   auto map = std::make_shared<AttentionMap>();
@@ -155,9 +266,32 @@ std::shared_ptr<const AttentionMap> LayeredTrace::map(Stage stage, int layer, in
   map->layer = layer;  // 0-based, as every index AttnScope shows
   map->head = head;
   map->name = head >= 0 ? "attention" : "head mean";
-  map->weights = head >= 0 ? l->maps.head(head) : l->maps.mean();
   const bool cross = stage == Stage::Cross;
   const Labels& rows = cross ? cross_rows : tokens;
+  map->row_axis = cross ? "target" : "queries";
+  map->col_axis = cross ? "source" : "keys";
+  const HeadStack& maps = l->maps;
+  if (max_side > 0 && (maps.rows() > max_side || maps.cols() > max_side)) {
+    map->weights = maps.pooled(head, max_side, max_side, Pool::Max);
+    MapPooling pooling;
+    pooling.rows = maps.rows();
+    pooling.cols = maps.cols();
+    pooling.pool = Pool::Max;
+    if (static_cast<Index>(rows.size()) == maps.rows()) pooling.row_tokens = rows;
+    if (static_cast<Index>(tokens.size()) == maps.cols()) pooling.col_tokens = tokens;
+    // Each bin is labelled by its first token.
+    const auto bin_labels = [](const Labels& source, Index n, Index bins) {
+      Labels out;
+      if (static_cast<Index>(source.size()) != n) return out;
+      for (Index k = 0; k < bins; ++k) out.push_back(source[static_cast<std::size_t>(pool_bin_start(k, n, bins))]);
+      return out;
+    };
+    map->row_labels = bin_labels(rows, maps.rows(), map->weights.rows());
+    map->col_labels = bin_labels(tokens, maps.cols(), map->weights.cols());
+    map->pooled = std::move(pooling);
+    return map;
+  }
+  map->weights = head >= 0 ? maps.head(head) : maps.mean();
   if (static_cast<Index>(rows.size()) == map->weights.rows()) map->row_labels = rows;
   if (static_cast<Index>(tokens.size()) == map->weights.cols()) map->col_labels = tokens;
   if (!cross && spans.size() == tokens.size()) {
@@ -166,8 +300,6 @@ std::shared_ptr<const AttentionMap> LayeredTrace::map(Stage stage, int layer, in
   } else if (spans.size() == tokens.size()) {
     map->col_spans = spans;
   }
-  map->row_axis = cross ? "target" : "queries";
-  map->col_axis = cross ? "source" : "keys";
   return map;
 }
 

@@ -14,6 +14,8 @@ std::string_view to_string(Stage stage) {
   return "unknown";
 }
 
+Index pool_bin_start(Index k, Index n, Index m) { return m <= 0 ? 0 : (k * n) / m; }
+
 std::string AttentionMap::title() const {
   std::string out = name;
   if (stage != Stage::Mechanism) out += " · " + std::string(to_string(stage)) + " layer " + std::to_string(layer);

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -150,16 +151,6 @@ Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& me
 }
 
 // The first missing layer when the layers of a stage are not numbered 0, 1, ... without gaps.
-// 1234567 -> "1,234,567".
-std::string with_commas(long long n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 // A set of layer numbers as a short line however many there are: "3 layers: 0, 1 and 3", or
 // "100,000 layers: 1 to 100,000", or the first runs and how many more: "..., 8 to 9 and 4,996 more runs".
 std::string number_ranges(const std::set<int>& numbers) {
@@ -310,8 +301,17 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
     layer_maps.stage = *stage;
     layer_maps.layer = *layer;
     const auto bytes = st.bytes(t);
+    // F32 and F16 maps are views of the mapped file, not copies: a 1 GiB dump costs the pages a view reads.
+    // (safetensors aligns nothing; a tensor at an odd offset, and BF16 or F64, are converted.)
+    const auto aligned = [&](std::size_t size) { return reinterpret_cast<std::uintptr_t>(bytes.data()) % size == 0; };
     try {
-      if (t.dtype == DType::F16) {
+      if (t.dtype == DType::F32 && aligned(sizeof(float))) {
+        layer_maps.maps =
+            HeadStack::view(static_cast<int>(heads), rows, cols, Precision::F32, st.keeper(), bytes.data());
+      } else if (t.dtype == DType::F16 && aligned(sizeof(Eigen::half))) {
+        layer_maps.maps =
+            HeadStack::view(static_cast<int>(heads), rows, cols, Precision::F16, st.keeper(), bytes.data());
+      } else if (t.dtype == DType::F16) {
         layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F16);
         if (!bytes.empty()) std::memcpy(layer_maps.maps.f16(0), bytes.data(), bytes.size());
       } else {

@@ -27,6 +27,9 @@ struct RolloutOptions {
   Stage stage = Stage::Encoder;
 };
 // [tokens, tokens]; row i is how much token i's final representation draws on each input token.
+// The whole product costs tokens^3 multiply-adds per layer: above kRolloutMaxTokens (a long dump) it is
+// refused with the figures (TooLarge), not left to run for minutes.
+inline constexpr Index kRolloutMaxTokens = 4096;
 Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options = {});
 
 // Entropy and mean distance are defined on distributions: a head with a weight outside [0, 1] (an attention dump

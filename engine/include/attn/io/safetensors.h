@@ -62,6 +62,9 @@ class SafeTensors {
 
   // The tensor's raw little-endian bytes.
   std::span<const std::byte> bytes(const TensorInfo& tensor) const;
+  // What keeps those bytes alive (the mapping, or the bytes given to parse): a view of them that outlives
+  // this object holds it.
+  std::shared_ptr<const void> keeper() const { return storage_; }
   // Whether the tensor converts to float32 (F32, F16, BF16, F64), from the header alone; the error names
   // the tensor and its dtype.
   Result<void> require_float(const TensorInfo& tensor) const;
