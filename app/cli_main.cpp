@@ -9,6 +9,7 @@
 #include "app/headless.h"
 #include "app/transformer_cli.h"
 #include "app/versions.h"
+#include "command_line.h"
 #include "render/strings.h"
 #include "attn/io/read_file.h"
 #include "attn/lab/lab.h"
@@ -40,35 +41,8 @@ int usageError(const QString& message) {
   return kExitUsage;
 }
 
-// The value of --name as raw bytes: QCoreApplication::arguments() would turn invalid UTF-8 into U+FFFD,
-// and the engine must see the bytes to report where the bad one is.
-std::optional<std::string> rawOption(int argc, char** argv, const char* name) {
-  const std::string flag = std::string("--") + name;
-  std::optional<std::string> value;
-  for (int i = 1; i < argc; ++i) {
-    if (flag == argv[i] && i + 1 < argc) {
-      value = argv[++i];
-    } else if (std::strncmp(argv[i], (flag + "=").c_str(), flag.size() + 1) == 0) {
-      value = argv[i] + flag.size() + 1;
-    }
-  }
-  return value;
-}
-
-// argv as the process got it (set first thing in main): the bytes behind rawOption and pathValue.
-int g_argc = 0;
-char** g_argv = nullptr;
-
-// The value of a file or folder option with the name's own bytes. QCommandLineParser sees argv through
-// QString::fromLocal8Bit, which turns a name that is not UTF-8 into U+FFFD ("no such file", or an output written
-// under another name); the bytes are taken from argv and kept with pathFromBytes (ui/render/strings.h).
-QString pathValue(const QCommandLineParser& parser, const QCommandLineOption& option) {
-  for (const QString& name : option.names()) {
-    if (name.size() < 2) continue;  // only the long forms (--out FILE, --out=FILE) take files here
-    if (auto raw = rawOption(g_argc, g_argv, name.toUtf8().constData())) return attn::ui::pathFromBytes(*raw);
-  }
-  return parser.value(option);
-}
+using attn::app::pathValue;
+using attn::app::rawOption;
 
 struct Options {
   QCommandLineOption mechanism{u"mechanism"_s, u"Mechanism key or score name (default: global). See --list."_s,
@@ -225,7 +199,7 @@ int reportRender(const std::expected<attn::ui::RenderReport, attn::ui::RenderFai
   return 0;
 }
 
-int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+int runLab(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.list)) {
     print(stdout, attn::ui::mechanismListing());
     return 0;
@@ -246,10 +220,8 @@ int runLab(QCommandLineParser& parser, const Options& o, int argc, char** argv) 
     request.query = std::move(query);
     request.source = std::move(source);
   }
-  if (parser.isSet(o.query))
-    request.query = rawOption(argc, argv, "query").value_or(parser.value(o.query).toStdString());
-  if (parser.isSet(o.source))
-    request.source = rawOption(argc, argv, "source").value_or(parser.value(o.source).toStdString());
+  if (parser.isSet(o.query)) request.query = rawOption("query").value_or(parser.value(o.query).toStdString());
+  if (parser.isSet(o.source)) request.source = rawOption("source").value_or(parser.value(o.source).toStdString());
 
   if (parser.isSet(o.mechanism)) {
     if (!attn::lab::select_mechanism(p, parser.value(o.mechanism).toStdString())) {
@@ -336,7 +308,7 @@ int runDemo(QCommandLineParser& parser, const Options& o) {
   return failures == 0 ? 0 : kExitInput;
 }
 
-int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+int runGlimpse(QCommandLineParser& parser, const Options& o) {
   if (!parser.isSet(o.image)) return usageError(u"glimpse: give --image FILE"_s);
   const bool gaussian = parser.isSet(o.gaussian);
   if (gaussian == parser.isSet(o.stn)) {
@@ -348,7 +320,7 @@ int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** ar
   job.imagePath = pathValue(parser, o.image);
   job.kind = gaussian ? attn::ui::GlimpseJob::Kind::Gaussian : attn::ui::GlimpseJob::Kind::Stn;
   const char* specOption = gaussian ? "gaussian" : "stn";
-  job.spec = rawOption(argc, argv, specOption).value_or(parser.value(gaussian ? o.gaussian : o.stn).toStdString());
+  job.spec = rawOption(specOption).value_or(parser.value(gaussian ? o.gaussian : o.stn).toStdString());
   job.outPath = pathValue(parser, o.glimpseOut);
   job.jsonPath = pathValue(parser, o.json);
   QString error;
@@ -360,7 +332,7 @@ int runGlimpse(QCommandLineParser& parser, const Options& o, int argc, char** ar
   return reportRender(attn::ui::renderGlimpse(job));
 }
 
-int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+int runModel(QCommandLineParser& parser, const Options& o) {
   attn::ui::TransformerJob job;
   if (parser.isSet(o.model) == parser.isSet(o.dumpIn)) {
     return usageError(parser.isSet(o.model) ? u"run: give --model or --dump-in, not both"_s
@@ -369,15 +341,14 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
   job.modelDir = pathValue(parser, o.model);
   job.dumpIn = pathValue(parser, o.dumpIn);
   if (parser.isSet(o.text)) {
-    job.text = rawOption(argc, argv, "text").value_or(parser.value(o.text).toStdString());
+    job.text = rawOption("text").value_or(parser.value(o.text).toStdString());
     job.hasText = true;
   }
-  if (parser.isSet(o.pair)) job.pair = rawOption(argc, argv, "pair").value_or(parser.value(o.pair).toStdString());
+  if (parser.isSet(o.pair)) job.pair = rawOption("pair").value_or(parser.value(o.pair).toStdString());
   if (parser.isSet(o.text) && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
   job.imagePath = pathValue(parser, o.runImage);
   job.dumpOut = pathValue(parser, o.dump);
-  if (parser.isSet(o.render))
-    job.render = rawOption(argc, argv, "render").value_or(parser.value(o.render).toStdString());
+  if (parser.isSet(o.render)) job.render = rawOption("render").value_or(parser.value(o.render).toStdString());
   if (parser.isSet(o.render) && job.render.empty()) job.render = " ";  // reported as an empty spec
   if (parser.isSet(o.view)) {
     const auto view = attn::ui::findTransformerView(parser.value(o.view));
@@ -405,7 +376,7 @@ int runModel(QCommandLineParser& parser, const Options& o, int argc, char** argv
   return reportRender(attn::ui::runTransformer(job));
 }
 
-int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char** argv) {
+int runAlignCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignList)) {
     const auto models = attn::ui::bundledModels();
     if (models.empty()) print(stdout, u"This build bundles no models.\n"_s);
@@ -415,7 +386,7 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o, int argc, char
   attn::ui::AlignJob job;
   job.model = pathValue(parser, o.alignModel);
   if (parser.isSet(o.alignText)) {
-    job.text = rawOption(argc, argv, "text").value_or(parser.value(o.alignText).toStdString());
+    job.text = rawOption("text").value_or(parser.value(o.alignText).toStdString());
     job.hasText = true;
   }
   QString error;
@@ -531,11 +502,10 @@ QString commandsHelp() {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  g_argc = argc;
-  g_argv = argv;
   if (qEnvironmentVariableIsEmpty("ATTNSCOPE_DEBUG")) qInstallMessageHandler(quietMessageHandler);
   attn::ui::useOffscreenPlatformWithoutDisplay();
   QApplication app(argc, argv);
+  attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
   QApplication::setApplicationName(u"attnscope-cli"_s);
   QApplication::setApplicationVersion(attn::ui::appVersion());
 
@@ -603,9 +573,9 @@ int main(int argc, char* argv[]) {
   if (parser.positionalArguments().size() > 1) {
     return usageError(u"unexpected argument '%1'"_s.arg(parser.positionalArguments().at(1)));
   }
-  if (command == u"glimpse"_s) return runGlimpse(parser, o, argc, argv);
-  if (command == u"run"_s) return runModel(parser, o, argc, argv);
-  if (command == u"align"_s) return runAlignCommand(parser, o, argc, argv);
+  if (command == u"glimpse"_s) return runGlimpse(parser, o);
+  if (command == u"run"_s) return runModel(parser, o);
+  if (command == u"align"_s) return runAlignCommand(parser, o);
   if (command == u"caption"_s) return runCaptionCommand(parser, o);
-  return command == u"lab"_s ? runLab(parser, o, argc, argv) : runDemo(parser, o);
+  return command == u"lab"_s ? runLab(parser, o) : runDemo(parser, o);
 }

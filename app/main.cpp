@@ -1,6 +1,8 @@
 // attnscope: the desktop application. Parses the command line into an Options struct (every value checked
 // before a window exists), then hands each tab its part and shows the main window.
 #include "app/main_window.h"
+#include "command_line.h"
+#include "views/export.h"
 #include "app/versions.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
@@ -14,7 +16,6 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QFileInfo>
 #include <QStatusBar>
 #include <QTimer>
 
@@ -158,7 +159,7 @@ std::optional<int> parseInt(const QString& text, int low, int high) {
 
 // Which tab the options are for: --tab, else what the other options only make sense in.
 std::optional<SessionTab> chooseTab(const QCommandLineParser& parser, const Flags& f) {
-  const QString modelArg = parser.value(f.model);
+  const QString modelArg = attn::app::pathValue(parser, f.model);
   const bool named = !modelArg.contains(u'/');
   const QString architecture = parser.isSet(f.model) ? attn::ui::folderArchitecture(modelArg) : QString();
   const bool captionModel =
@@ -181,7 +182,7 @@ std::optional<SessionTab> chooseTab(const QCommandLineParser& parser, const Flag
 // A bundled model's name stays a name; a folder becomes absolute; anything else goes to the tab as given,
 // whose error lists the bundled models.
 QString modelPath(const QString& arg, bool bundled) {
-  return bundled || !QFileInfo::exists(arg) ? arg : QFileInfo(arg).absoluteFilePath();
+  return bundled || !attn::ui::pathExists(arg) ? arg : attn::ui::absolutePath(arg);
 }
 
 Parsed parseCaption(const QCommandLineParser& parser, const Flags& f, Options options) {
@@ -198,16 +199,16 @@ Parsed parseCaption(const QCommandLineParser& parser, const Flags& f, Options op
     o.scene = parser.value(f.scene).toULongLong(&ok);
     if (!ok) return bad(u"--scene expects a seed (a whole number from 0)"_s);
   }
-  if (const QString image = parser.value(f.image); image.startsWith(u"sample:"_s)) {
+  if (const QString image = attn::app::pathValue(parser, f.image); image.startsWith(u"sample:"_s)) {
     o.sample = image.mid(7);
   } else if (!image.isEmpty()) {
-    o.file = QFileInfo(image).absoluteFilePath();
+    o.file = attn::ui::absolutePath(image);
   }
   if (parser.isSet(f.word)) {
     o.word = parseInt(parser.value(f.word), 0, INT32_MAX);
     if (!o.word) return bad(u"--word expects a word of the caption, 0 = the first"_s);
   }
-  if (const QString model = parser.value(f.model); parser.isSet(f.model)) {
+  if (const QString model = attn::app::pathValue(parser, f.model); parser.isSet(f.model)) {
     o.model = modelPath(model, !model.contains(u'/') && attn::ui::bundledCaptionModelKeys().contains(model));
   }
   return options;
@@ -226,7 +227,7 @@ Parsed parseAlignment(const QCommandLineParser& parser, const Flags& f, Options 
     o.step = parseInt(parser.value(f.step), 0, INT32_MAX);
     if (!o.step) return bad(u"--step expects an output step, 0 = the first"_s);
   }
-  if (const QString model = parser.value(f.model); parser.isSet(f.model)) {
+  if (const QString model = attn::app::pathValue(parser, f.model); parser.isSet(f.model)) {
     o.model = modelPath(model, !model.contains(u'/') && attn::ui::findBundledModel(model));
   }
   return options;
@@ -245,7 +246,7 @@ Parsed parseTransformer(const QCommandLineParser& parser, const Flags& f, Option
                                     : std::nullopt;
     if (!o.view) return bad(u"unknown view '%1' (head, model, matrix, overlay or stats)"_s.arg(name));
   }
-  if (const QString image = parser.value(f.image); image.startsWith(u"sample:"_s)) {
+  if (const QString image = attn::app::pathValue(parser, f.image); image.startsWith(u"sample:"_s)) {
     o.sample = image.mid(7);
   } else if (!image.isEmpty()) {
     o.image = image;
@@ -257,13 +258,13 @@ Parsed parseTransformer(const QCommandLineParser& parser, const Flags& f, Option
     if (parts.size() != 2 || !layer || !head) return bad(u"--head expects layer,head (0-based numbers)"_s);
     o.head = std::pair(*layer, *head);
   }
-  if (parser.isSet(f.model)) o.model = parser.value(f.model);
+  if (parser.isSet(f.model)) o.model = attn::app::pathValue(parser, f.model);
   return options;
 }
 
 Parsed parseGlimpse(const QCommandLineParser& parser, const Flags& f, Options options) {
   GlimpseOptions& o = options.glimpse;
-  o.image = parser.value(f.image);
+  o.image = attn::app::pathValue(parser, f.image);
   if (o.image.startsWith(u"sample:"_s)) o.image = attn::ui::sampleImageResource(o.image.mid(7));
   o.gaussian = parser.value(f.gaussian);
   o.stn = parser.value(f.stn);
@@ -275,10 +276,10 @@ Parsed parseGlimpse(const QCommandLineParser& parser, const Flags& f, Options op
 
 Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   Options options;
-  if (parser.isSet(f.session)) options.session = parser.value(f.session);
-  if (parser.isSet(f.screenshot)) options.screenshot = parser.value(f.screenshot);
+  if (parser.isSet(f.session)) options.session = attn::app::pathValue(parser, f.session);
+  if (parser.isSet(f.screenshot)) options.screenshot = attn::app::pathValue(parser, f.screenshot);
   if (parser.isSet(f.mechanism)) options.mechanism = parser.value(f.mechanism).toStdString();
-  options.files = parser.positionalArguments();
+  options.files = attn::app::pathPositionals(parser);
   if (parser.isSet(f.tab)) {
     options.tab = attn::io::session_tab_named(parser.value(f.tab).toStdString());
     if (!options.tab) {
@@ -389,16 +390,20 @@ void armScreenshot(QWidget& window, const QString& path, attn::ui::Workbench* wo
     std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
     QApplication::exit(1);
   });
-  QObject::connect(workbench, &attn::ui::Workbench::resultShown, &window,
-                   [&window, path, workbench, ready](quint64 generation) {
-                     if (!workbench->showsNewest(generation) || !ready()) return;
-                     QTimer::singleShot(kSettleMs, &window, [&window, path] {
-                       const bool saved = window.grab().save(path);
-                       std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "could not save",
-                                    path.toLocal8Bit().constData());
-                       QApplication::exit(saved ? 0 : 1);
-                     });
-                   });
+  QObject::connect(
+      workbench, &attn::ui::Workbench::resultShown, &window, [&window, path, workbench, ready](quint64 generation) {
+        if (!workbench->showsNewest(generation) || !ready()) return;
+        QTimer::singleShot(kSettleMs, &window, [&window, path] {
+          // As every export is written: atomically, under the name's own bytes.
+          const auto saved = attn::ui::exportWidget(window, path);
+          if (saved) {
+            std::fprintf(stdout, "saved %s\n", attn::ui::pathBytes(path).constData());
+          } else {
+            std::fprintf(stderr, "attnscope: could not save the screenshot: %s\n", saved.error().message().c_str());
+          }
+          QApplication::exit(saved ? 0 : 1);
+        });
+      });
   const QString name = workbench->key();
   QTimer::singleShot(kTimeoutMs, &window, [name] {
     std::fprintf(stderr, "attnscope: no result in the %s tab within %d s, no screenshot\n",
@@ -442,6 +447,7 @@ int main(int argc, char* argv[]) {
     return 1;
   }
   QApplication app(argc, argv);
+  attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
   QApplication::setOrganizationName(u"AttnScope"_s);
   QApplication::setApplicationName(u"AttnScope"_s);
   QApplication::setApplicationVersion(attn::ui::appVersion());

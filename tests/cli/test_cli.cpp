@@ -268,6 +268,39 @@ class TestCli : public QObject {
     QCOMPARE(names, expected);
   }
 
+  // The window's own command line, likewise (issue 18): a dump, a model folder, a photo and a text file whose
+  // names are not UTF-8 open (the window exits non-zero with "no such file" when a file given does not load),
+  // and the screenshot goes under the very name asked for.
+  void windowOpensNamesThatAreNotUtf8() {
+    const QString folder = dir_.filePath(u"window-bytes"_s);
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(QFile::copy(QStringLiteral(ATTN_TEST_DATA_DIR "/images/pattern-64x48.png"), folder + u"/photo.png"_s));
+    const char* script =
+        "cd \"$1\" && mv photo.png \"$(printf 'p\\351.png')\" && cp -r \"$2/transformers/bert\" \"$(printf 'm\\351')\" "
+        "&& "
+        "printf 'the cat\\nsat on the mat\\n' > \"$(printf 't\\351.txt')\" && "
+        "\"$0\" run --model \"$(printf 'm\\351')\" --text 'hello world' --dump \"$(printf 'd\\351.attn.safetensors')\" "
+        "&& "
+        "\"$3\" --tab transformer --model \"$(printf 'd\\351.attn.safetensors')\" --screenshot \"$(printf "
+        "'s1\\351.png')\" && "
+        "\"$3\" --tab transformer --model \"$(printf 'm\\351')\" --text hi --screenshot \"$(printf 's2\\351.png')\" && "
+        "\"$3\" --tab glimpse --image \"$(printf 'p\\351.png')\" --screenshot \"$(printf 's3\\351.png')\" && "
+        "\"$3\" \"$(printf 't\\351.txt')\" --screenshot \"$(printf 's4\\351.png')\"";
+    QProcess process;
+    process.start(u"/bin/sh"_s, {u"-c"_s, QString::fromLatin1(script), QStringLiteral(ATTNSCOPE_CLI), folder,
+                                 QStringLiteral(ATTN_TEST_DATA_DIR), QStringLiteral(ATTNSCOPE_GUI)});
+    QVERIFY(process.waitForFinished(120000));
+    const QByteArray err = process.readAllStandardError();
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(QFile::encodeName(folder).toStdString())) {
+      names.insert(entry.path().filename().string());
+    }
+    std::filesystem::remove_all(QFile::encodeName(folder).toStdString());
+    QVERIFY2(process.exitCode() == 0, err.constData());
+    for (const char* shot : {"s1\xe9.png", "s2\xe9.png", "s3\xe9.png", "s4\xe9.png"})
+      QVERIFY2(names.contains(shot), shot);
+  }
+
   void helpVersionAndList() {
     const Run help = runCli({u"--help"_s});
     QCOMPARE(help.exitCode, 0);

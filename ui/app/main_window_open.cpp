@@ -24,11 +24,7 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
-namespace {
-
-constexpr qint64 kMaxTextFileBytes = attn::io::kMaxTextFileBytes;
-
-}  // namespace
+namespace {}  // namespace
 
 QStringList MainWindow::recentFiles() const { return recentFiles_->paths(); }
 QStringList MainWindow::recentImages() const { return recentImages_->paths(); }
@@ -42,19 +38,11 @@ void MainWindow::reportMissing(RecentList* list, const QString& path, const QStr
 }
 
 bool MainWindow::openFile(const QString& path) {
-  if (isSessionFileName(path) && QFileInfo(path).isFile()) return openSession(path);
-  const QFileInfo info(path);
-  const QString name = info.fileName();
-  if (!info.exists()) {
+  // std::filesystem on the path's bytes, not QFileInfo: a name that is not UTF-8 must still be found.
+  if (isSessionFileName(path) && isFilePath(path)) return openSession(path);
+  const QString name = fileNameOf(path);
+  if (!pathExists(path)) {
     reportMissing(recentFiles_, path, tr("files"));
-    return false;
-  }
-  if (info.size() > kMaxTextFileBytes) {
-    messages_->show(nullptr,
-                    tr("%1 is %2 MB; the lab opens text files up to 16 MB")
-                        .arg(name)
-                        .arg(double(info.size()) / (1024.0 * 1024.0), 0, 'f', 1),
-                    8000);
     return false;
   }
   // Through the engine's reader: a FIFO or a device is refused by name, not waited on or read without end.
@@ -84,12 +72,11 @@ void MainWindow::openDialog() {
 bool MainWindow::openImage(const QString& path) {
   const bool caption = tabs_->currentWidget() == caption_;
   if (!caption) showGlimpse();
-  const QFileInfo info(path);
-  if (!path.startsWith(u':') && !info.exists()) {
+  if (!path.startsWith(u':') && !pathExists(path)) {
     reportMissing(recentImages_, path, tr("images"));
     return false;
   }
-  messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  messages_->show(nullptr, tr("Opening %1\u2026").arg(fileNameOf(path)), 4000);
   if (caption) {
     caption_->openFile(path);
   } else {
@@ -116,35 +103,35 @@ void MainWindow::openImageDialog() {
 }
 
 bool MainWindow::openModel(const QString& path) {
-  const QFileInfo info(path);
-  const QString architecture = info.exists() ? folderArchitecture(path) : QString();
+  const bool exists = pathExists(path);  // the bytes of the name, not QFileInfo's "?" for a byte that is not UTF-8
+  const QString architecture = exists ? folderArchitecture(path) : QString();
   const bool captioner =
       isCaptionArchitecture(architecture) ||
       (architecture.isEmpty() && tabs_->currentWidget() == caption_ && !TransformerWorkbench::isDumpFileName(path));
-  if (captioner && info.exists()) {
+  if (captioner && exists) {
     showCaption();
-    messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
-    caption_->openModel(info.absoluteFilePath());
+    messages_->show(nullptr, tr("Opening %1\u2026").arg(fileNameOf(path)), 4000);
+    caption_->openModel(absolutePath(path));
     return true;
   }
   const bool alignment =
       isAlignmentArchitecture(architecture) ||
       (architecture.isEmpty() && tabs_->currentWidget() == alignment_ && !TransformerWorkbench::isDumpFileName(path));
-  if (alignment && info.exists()) {
+  if (alignment && exists) {
     showAlignment();
-    messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
-    alignment_->openModel(info.absoluteFilePath());
+    messages_->show(nullptr, tr("Opening %1\u2026").arg(fileNameOf(path)), 4000);
+    alignment_->openModel(absolutePath(path));
     return true;
   }
   showTransformer();
-  if (!info.exists() && path == TransformerWorkbench::demoModelKey()) {  // the bundled demo, by name
+  if (!exists && path == TransformerWorkbench::demoModelKey()) {  // the bundled demo, by name
     if (transformer_->openDemo()) return true;
   }
-  if (!info.exists()) {
+  if (!exists) {
     reportMissing(recentModels_, path, tr("models"));
     return false;
   }
-  messages_->show(nullptr, tr("Opening %1\u2026").arg(info.fileName()), 4000);
+  messages_->show(nullptr, tr("Opening %1\u2026").arg(fileNameOf(path)), 4000);
   transformer_->openPath(path);
   return true;
 }

@@ -55,7 +55,7 @@ void MainWindow::restoreSettings() {
   // Every tab as it was left: the autosave of the last run. Without one (a first start, or the first start
   // after an upgrade) the per-tab keys of older versions, once.
   const QString autosavePath = autosaveFile();
-  if (!QFileInfo::exists(autosavePath)) {
+  if (!pathExists(autosavePath)) {
     restoreLegacySettings();
     return;
   }
@@ -94,7 +94,7 @@ void MainWindow::restoreLegacySettings() {
   // The glimpse tab: the image it showed (a file or a bundled sample) and its parameters. Pixel numbers
   // refer to that image, so they are applied only when that same image opens again.
   QString imagePath = settings.value(u"glimpse/image"_s).toString();
-  const bool imageThere = !imagePath.isEmpty() && (imagePath.startsWith(u":/"_s) || QFileInfo::exists(imagePath));
+  const bool imageThere = !imagePath.isEmpty() && (imagePath.startsWith(u":/"_s) || pathExists(imagePath));
   const QString glimpseJson = settings.value(u"glimpse/settings"_s).toString();
   QString glimpseProblem;
   std::optional<attn::glimpse::GlimpseSettings> glimpseSettings;
@@ -183,8 +183,8 @@ bool MainWindow::openSession(const QString& path) {
     reportSessionFailure(tr("Cannot open the session; nothing was changed"), session.error(), false);
     return false;
   }
-  const QStringList problems = applySession(*session, QFileInfo(path).fileName());
-  sessionFile_ = QFileInfo(path).absoluteFilePath();
+  const QStringList problems = applySession(*session, fileNameOf(path));
+  sessionFile_ = absolutePath(path);
   messages_->show(nullptr,
                   problems.isEmpty() ? tr("Opened the session %1").arg(QDir::toNativeSeparators(path))
                                      : problems.join(u" \u00b7 "_s),
@@ -198,14 +198,14 @@ bool MainWindow::saveSession(const QString& path) {
     reportSessionFailure(tr("The session was not saved"), written.error(), false);
     return false;
   }
-  sessionFile_ = QFileInfo(path).absoluteFilePath();
+  sessionFile_ = absolutePath(path);
   messages_->show(nullptr, tr("Saved the session to %1").arg(QDir::toNativeSeparators(path)), 6000);
   return true;
 }
 
 bool MainWindow::autosave(bool always) {
   attn::io::Session now = session();
-  if (!always && autosaved_ && *autosaved_ == now && QFileInfo::exists(autosaveFile())) return true;
+  if (!always && autosaved_ && *autosaved_ == now && pathExists(autosaveFile())) return true;
   const QString path = autosaveFile();
   QDir().mkpath(QFileInfo(path).absolutePath());
   const auto written = attn::io::save_session(toPath(path), now);

@@ -1,5 +1,7 @@
 #include "app/recent_files.h"
 
+#include "render/strings.h"
+
 #include <QFileInfo>
 #include <QMenu>
 #include <QSettings>
@@ -19,7 +21,7 @@ void RecentList::store(const QStringList& paths) { QSettings().setValue(key_, QS
 
 void RecentList::add(const QString& path) {
   QStringList list = paths();
-  const QString absolute = QFileInfo(path).absoluteFilePath();
+  const QString absolute = absolutePath(path);
   list.removeAll(absolute);
   list.prepend(absolute);
   store(list);
@@ -28,7 +30,7 @@ void RecentList::add(const QString& path) {
 
 bool RecentList::remove(const QString& path) {
   QStringList list = paths();
-  const bool listed = list.removeAll(QFileInfo(path).absoluteFilePath()) > 0;
+  const bool listed = list.removeAll(absolutePath(path)) > 0;
   if (listed) {
     store(list);
     rebuild();
@@ -46,7 +48,7 @@ QStringList RecentList::rebuild() {
   QStringList list = paths();
   QStringList missing;
   for (const QString& path : std::as_const(list)) {
-    if (!QFileInfo::exists(path)) missing.append(path);
+    if (!pathExists(path)) missing.append(path);
   }
   if (!missing.isEmpty()) {
     for (const QString& path : std::as_const(missing)) list.removeAll(path);
@@ -55,7 +57,7 @@ QStringList RecentList::rebuild() {
   for (int i = 0; i < list.size(); ++i) {
     const QString path = list[i];
     // &1 .. &8: each entry gets a mnemonic.
-    auto* action = menu_->addAction(u"&%1 %2"_s.arg(i + 1).arg(QFileInfo(path).fileName()));
+    auto* action = menu_->addAction(u"&%1 %2"_s.arg(i + 1).arg(fileNameOf(path)));
     action->setToolTip(path);
     action->setStatusTip(path);
     connect(action, &QAction::triggered, this, [this, path] { open_(path); });

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string_view>
+#include <system_error>
 
 namespace attn::ui {
 
@@ -64,6 +65,34 @@ inline QByteArray pathBytes(const QString& path) {
 inline std::filesystem::path toPath(const QString& path) {
   return std::filesystem::path(pathBytes(path).toStdString());
 }
+// QFileInfo's questions for such paths (QFileInfo would look for the "?" name): false on any error.
+inline bool pathExists(const QString& path) {
+  std::error_code error;
+  return std::filesystem::exists(toPath(path), error);
+}
+inline bool isFilePath(const QString& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(toPath(path), error);
+}
+inline bool isFolderPath(const QString& path) {
+  std::error_code error;
+  return std::filesystem::is_directory(toPath(path), error);
+}
+// The path made absolute against the working directory, with its bytes kept (QFileInfo::absoluteFilePath).
+inline QString absolutePath(const QString& path) {
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(toPath(path), error);
+  return error ? path : pathFromBytes(absolute.lexically_normal().native());
+}
+// The folder that holds it, absolute (QFileInfo::absolutePath).
+inline QString folderOf(const QString& path) {
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(toPath(path), error).lexically_normal();
+  return pathFromBytes(
+      (absolute.has_filename() ? absolute.parent_path() : absolute.parent_path().parent_path()).native());
+}
+// The last component (QFileInfo::fileName).
+inline QString fileNameOf(const QString& path) { return pathFromBytes(toPath(path).filename().native()); }
 
 // A statistic with `decimals` decimals (4 significant digits from a million up: a dump of scores may hold 1e30),
 // or an em dash where it is not defined (NaN: the entropy of a map that is not a distribution).

@@ -75,13 +75,13 @@ attn::Result<AlignmentModel> loadBundled(const BundledModel& bundled) {
   model.modelCard = readModelCard(bundled.resource);
   const std::string json = config->bytes.toStdString();
   if (config->architecture == QLatin1String(kSeq2Seq)) {
-    auto parsed = attn::models::Seq2SeqConfig::parse(json, configPath.toStdString());
+    auto parsed = attn::models::Seq2SeqConfig::parse(json, pathBytes(configPath).toStdString());
     if (!parsed) return std::unexpected(parsed.error());
     auto loaded = attn::models::Seq2SeqModel::from_parts(std::move(*parsed), *weights);
     if (!loaded) return std::unexpected(loaded.error());
     model.seq2seq = std::move(*loaded);
   } else if (config->architecture == QLatin1String(kClassifier)) {
-    auto parsed = attn::models::ClassifierConfig::parse(json, configPath.toStdString());
+    auto parsed = attn::models::ClassifierConfig::parse(json, pathBytes(configPath).toStdString());
     if (!parsed) return std::unexpected(parsed.error());
     auto loaded = attn::models::ClassifierModel::from_parts(std::move(*parsed), *weights);
     if (!loaded) return std::unexpected(loaded.error());
@@ -103,7 +103,7 @@ attn::Result<AlignmentModel> loadFolder(const QString& path) {
   model.path = folder;
   model.name = opened->name;
   model.modelCard = readModelCard(folder);
-  const std::filesystem::path fsFolder(folder.toStdString());
+  const std::filesystem::path fsFolder = toPath(folder);
   if (config.architecture == QLatin1String(kSeq2Seq)) {
     auto loaded = attn::models::Seq2SeqModel::load(fsFolder);
     if (!loaded) return std::unexpected(loaded.error());

@@ -222,8 +222,7 @@ void AlignmentWorkbench::saveTo(attn::io::Session& session) const { session.alig
 QStringList AlignmentWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
   QStringList notes;
   attn::io::AlignmentSection section = session.alignment.value_or(attn::io::AlignmentSection{});
-  if (const QString model = QString::fromStdString(section.model);
-      !findBundledModel(model) && !QFileInfo::exists(model)) {
+  if (const QString model = QString::fromStdString(section.model); !findBundledModel(model) && !pathExists(model)) {
     notes.append(goneNote(origin, model, tr("the Alignment tab")));
     section = attn::io::AlignmentSection{};
     section.model = defaultAlignmentModel().toStdString();

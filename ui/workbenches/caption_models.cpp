@@ -41,7 +41,7 @@ attn::Result<CaptionModel> loadBundledCaptioner(const BundledModel& bundled) {
   }
   auto weights = readWeightsInMemory(bundled.resource + u"/model.safetensors"_s);
   if (!weights) return std::unexpected(weights.error());
-  auto parsed = attn::models::CaptionerConfig::parse(config->bytes.toStdString(), configPath.toStdString());
+  auto parsed = attn::models::CaptionerConfig::parse(config->bytes.toStdString(), pathBytes(configPath).toStdString());
   if (!parsed) return std::unexpected(parsed.error());
   auto loaded = attn::models::CaptionerModel::from_parts(std::move(*parsed), *weights);
   if (!loaded) return std::unexpected(loaded.error());

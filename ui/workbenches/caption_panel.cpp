@@ -2,6 +2,7 @@
 // area, and the settings they hold (the overlay options, the session file's section, QSettings).
 #include "workbenches/caption_workbench.h"
 
+#include "render/strings.h"
 #include "views/caption_strip_view.h"
 #include "views/image_overlay_view.h"
 #include "workbenches/caption_workbench_parts.h"
@@ -439,13 +440,13 @@ QStringList CaptionWorkbench::restoreFrom(const attn::io::Session& session, cons
   QStringList notes;
   Section section = session.caption.value_or(Section{});
   if (const QString model = QString::fromStdString(section.model);
-      !bundledCaptionModelKeys().contains(model) && !QFileInfo(model).isDir()) {
+      !bundledCaptionModelKeys().contains(model) && !isFolderPath(model)) {
     notes.append(goneNote(origin, model, tr("the Captioning tab")));
     section.model = defaultCaptionModel().toStdString();
   }
   const QString image = QString::fromStdString(section.image);
   const bool sampleGone = section.input == Section::Input::Sample && sampleImageResource(image).isEmpty();
-  if (sampleGone || (section.input == Section::Input::File && !QFileInfo(image).isFile())) {
+  if (sampleGone || (section.input == Section::Input::File && !isFilePath(image))) {
     notes.append(goneNote(origin, image, tr("the Captioning tab")));
     section.input = Section{}.input;
     section.seed = Section{}.seed;

@@ -133,8 +133,8 @@ void CaptionWorkbench::start() {
   started_ = true;
   if (loadRequested_ == 0) {
     // A saved folder that is gone falls back to the bundled model.
-    const bool saved = !pendingModel_.isEmpty() &&
-                       (bundledCaptionModelKeys().contains(pendingModel_) || QFileInfo(pendingModel_).isDir());
+    const bool saved =
+        !pendingModel_.isEmpty() && (bundledCaptionModelKeys().contains(pendingModel_) || isFolderPath(pendingModel_));
     if (saved) {
       openModel(pendingModel_, false);
     } else if (!bundledCaptionModels().empty()) {
@@ -156,7 +156,7 @@ void CaptionWorkbench::start() {
       resource.kind = CaptionInput::Kind::Resource;
       resource.path = input;
       openInput(std::move(resource));
-    } else if (!input.isEmpty() && QFileInfo(input).isFile()) {
+    } else if (!input.isEmpty() && isFilePath(input)) {
       openFile(input);
     } else {
       openScene(std::uint64_t(seedSpin_->value()));

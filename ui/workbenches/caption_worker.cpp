@@ -118,7 +118,7 @@ attn::Result<CaptionImage> readCaptionInput(const CaptionInput& input) {
       decoded = attn::decode_image(std::span<const std::uint8_t>(data, std::size_t(bytes.size())),
                                    out.name.toStdString(), input.limits);
     } else {
-      decoded = attn::load_image(std::filesystem::path(input.path.toStdString()), input.limits);
+      decoded = attn::load_image(toPath(input.path), input.limits);
     }
     if (!decoded) return std::unexpected(decoded.error());
     image = std::move(*decoded);

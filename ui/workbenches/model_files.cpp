@@ -6,7 +6,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -31,12 +30,12 @@ constexpr std::int64_t kMaxModelCardBytes = 1 << 20;
 }  // namespace
 
 attn::Error modelFileError(attn::ErrorKind kind, const QString& file, const QString& reason, std::int64_t offset) {
-  return attn::Error{file.toStdString(), offset, -1, reason.toStdString(), kind};
+  return attn::Error{pathBytes(file).toStdString(), offset, -1, reason.toStdString(), kind};
 }
 
 attn::Result<ModelConfigFile> readModelConfig(const QString& path) {
   QFile file(path);
-  if (!file.exists()) {
+  if (path.startsWith(u':') ? !file.exists() : !pathExists(path)) {
     return std::unexpected(modelFileError(
         attn::ErrorKind::Io, path, ModelFiles::tr("missing: a model folder holds config.json and model.safetensors")));
   }
@@ -79,7 +78,7 @@ attn::Result<attn::io::SafeTensors> readWeightsInMemory(const QString& path) {
   const QByteArray raw = file.readAll();
   std::vector<std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(raw.constData()),
                                   reinterpret_cast<const std::uint8_t*>(raw.constData()) + raw.size());
-  return attn::io::SafeTensors::parse(std::move(bytes), path.toStdString());
+  return attn::io::SafeTensors::parse(std::move(bytes), pathBytes(path).toStdString());
 }
 
 QString readModelCard(const QString& folder) {
@@ -93,11 +92,11 @@ QString readModelCard(const QString& folder) {
 }
 
 QString modelFolderOf(const QString& path) {
-  const QFileInfo info(path);
-  if (info.isFile() && (info.fileName() == u"config.json"_s || info.suffix() == u"safetensors"_s)) {
-    return info.absolutePath();
+  // On the name's bytes: QFileInfo would stat "?" for a byte that is not UTF-8.
+  if (isFilePath(path) && (fileNameOf(path) == u"config.json"_s || path.endsWith(u".safetensors"_s))) {
+    return folderOf(path);
   }
-  return info.absoluteFilePath();
+  return absolutePath(path);
 }
 
 attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOrFolder,
@@ -109,7 +108,7 @@ attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOr
   for (const auto& model : bundled) {
     if (model.key == nameOrFolder) return std::optional<BundledModel>(model);
   }
-  if (QFileInfo::exists(nameOrFolder)) return std::optional<BundledModel>();
+  if (pathExists(nameOrFolder)) return std::optional<BundledModel>();
   QStringList keys;
   for (const auto& model : bundled) keys.append(model.key);
   return std::unexpected(modelFileError(
@@ -122,14 +121,14 @@ attn::Result<std::optional<BundledModel>> resolveModelName(const QString& nameOr
 attn::Result<ModelFolder> openModelFolder(const QString& path) {
   ModelFolder out;
   out.folder = modelFolderOf(path);
-  const QFileInfo info(out.folder);
-  if (!info.exists())
+  if (!pathExists(out.folder)) {
     return std::unexpected(modelFileError(attn::ErrorKind::Io, path, ModelFiles::tr("no such folder")));
-  if (!info.isDir()) {
+  }
+  if (!isFolderPath(out.folder)) {
     return std::unexpected(modelFileError(attn::ErrorKind::Io, path,
                                           ModelFiles::tr("not a model folder (config.json and model.safetensors)")));
   }
-  out.name = info.fileName();
+  out.name = fileNameOf(out.folder);
   out.configPath = QDir(out.folder).filePath(u"config.json"_s);
   auto config = readModelConfig(out.configPath);
   if (!config) return std::unexpected(config.error());

@@ -5,7 +5,6 @@
 
 #include <QElapsedTimer>
 #include <QFile>
-#include <QFileInfo>
 
 #include <algorithm>
 #include <filesystem>
@@ -200,14 +199,13 @@ void TransformerWorker::drain() {
 void TransformerWorker::runLoad(quint64 serial, const QString& path) {
   QElapsedTimer timer;
   timer.start();
-  const std::filesystem::path fsPath(path.toStdString());
-  const QFileInfo info(path);
+  const std::filesystem::path fsPath = toPath(path);  // the name's bytes, UTF-8 or not
   auto source = std::make_shared<TransformerSource>();
   source->serial = serial;
-  source->path = info.absoluteFilePath();
-  source->name = info.fileName();
+  source->path = absolutePath(path);
+  source->name = fileNameOf(path);
   if (attn::io::is_attention_dump_name(fsPath)) {
-    emit loadProgress(serial, 10, tr("reading %1").arg(info.fileName()));
+    emit loadProgress(serial, 10, tr("reading %1").arg(source->name));
     auto dump = attn::io::read_attention_dump(fsPath);
     if (!dump) {
       emit loadFailed(serial, fromStd(dump.error().message()), false);
@@ -232,10 +230,10 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
     // A file inside a model folder (config.json, model.safetensors) stands for its folder; anything else
     // (a pickled checkpoint, a stray file) goes to the engine, which names the problem.
     std::filesystem::path folder = fsPath;
-    if (info.isFile() && (info.fileName() == u"config.json"_s || info.suffix() == u"safetensors"_s)) {
+    if (isFilePath(path) && (source->name == u"config.json"_s || path.endsWith(u".safetensors"_s))) {
       folder = fsPath.parent_path();
-      source->path = info.absolutePath();
-      source->name = QFileInfo(info.absolutePath()).fileName();
+      source->path = folderOf(path);
+      source->name = fileNameOf(source->path);
     }
     const auto progress = [this, serial](double fraction, const std::string& what) {
       emit loadProgress(serial, int(std::clamp(fraction, 0.0, 1.0) * 100.0), fromStd(what));

@@ -1,5 +1,6 @@
 #include "workbenches/workbench.h"
 
+#include "render/strings.h"
 #include "views/export.h"
 
 #include <QDir>
@@ -24,7 +25,7 @@ bool Workbench::isIdle() const { return !isLoading() && !applyTimer_.isActive() 
 attn::Result<void> Workbench::exportMatrix(const QString& path) const {
   return attn::fail(attn::ErrorKind::Unsupported,
                     tr("the %1 tab has no matrix to export").arg(QString(identity_.title).remove(u'&')).toStdString(),
-                    path.toStdString());
+                    pathBytes(path).toStdString());
 }
 
 QString Workbench::exportViewFilters() const {
