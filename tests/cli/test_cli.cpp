@@ -82,6 +82,15 @@ std::optional<double> viridisT(QRgb pixel, int tolerance) {
 
 }  // namespace
 
+// The names in `folder` as bytes, and the folder removed (QTemporaryDir cannot remove what Qt cannot name).
+std::set<std::string> takeNames(const QString& folder) {
+  const std::filesystem::path path = QFile::encodeName(folder).toStdString();
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) names.insert(entry.path().filename().string());
+  std::filesystem::remove_all(path);
+  return names;
+}
+
 class TestCli : public QObject {
   Q_OBJECT
 
@@ -258,14 +267,8 @@ class TestCli : public QObject {
     process.start(u"/bin/sh"_s, {u"-c"_s, QString::fromLatin1(script), QStringLiteral(ATTNSCOPE_CLI), folder});
     QVERIFY(process.waitForFinished(60000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
-    std::set<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(QFile::encodeName(folder).toStdString())) {
-      names.insert(entry.path().filename().string());
-    }
     const std::set<std::string> expected{"caf\xe9.png", "g\xe9.png", "g\xe9.json", "l\xe9.svg", "l\xe9.csv"};
-    // QTemporaryDir cannot remove what Qt cannot name: the folder goes by its bytes.
-    std::filesystem::remove_all(QFile::encodeName(folder).toStdString());
-    QCOMPARE(names, expected);
+    QCOMPARE(takeNames(folder), expected);
   }
 
   // The window's own command line, likewise (issue 18): a dump, a model folder, a photo and a text file whose
@@ -291,11 +294,7 @@ class TestCli : public QObject {
                                  QStringLiteral(ATTN_TEST_DATA_DIR), QStringLiteral(ATTNSCOPE_GUI)});
     QVERIFY(process.waitForFinished(120000));
     const QByteArray err = process.readAllStandardError();
-    std::set<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(QFile::encodeName(folder).toStdString())) {
-      names.insert(entry.path().filename().string());
-    }
-    std::filesystem::remove_all(QFile::encodeName(folder).toStdString());
+    const std::set<std::string> names = takeNames(folder);
     QVERIFY2(process.exitCode() == 0, err.constData());
     for (const char* shot : {"s1\xe9.png", "s2\xe9.png", "s3\xe9.png", "s4\xe9.png"})
       QVERIFY2(names.contains(shot), shot);
