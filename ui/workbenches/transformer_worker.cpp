@@ -4,6 +4,7 @@
 #include "attn/io/attention_dump.h"
 
 #include <QElapsedTimer>
+#include <QLocale>
 #include <QFile>
 
 #include <algorithm>
@@ -223,7 +224,7 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
                               .arg(dump->model.empty() ? QString() : fromStd(dump->model) + u" \u00b7 "_s)
                               .arg(layers)
                               .arg(first.maps.heads())
-                              .arg(dump->trace.tokens.size());
+                              .arg(QLocale().toString(qlonglong(dump->trace.tokens.size())));
     for (const auto& w : dump->warnings) source->warnings.append(fromStd(w));
     source->dump = std::make_shared<const attn::LayeredTrace>(std::move(dump->trace));
   } else {
