@@ -1,5 +1,6 @@
 #include "attn/lab/lab.h"
 
+#include "attn/mechanisms/aspect.h"
 #include "attn/mechanisms/blocks.h"
 #include "attn/mechanisms/composite.h"
 #include "attn/mechanisms/multi_head.h"
@@ -11,55 +12,63 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace attn::lab {
 
 namespace {
 
-// id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions
+// id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions, target
 constexpr std::array kCatalogue = {
     MechanismInfo{Mechanism::Global, "global", "Global (soft)",
                   "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s", "Luong et al. 2015; Bahdanau et al. 2015",
-                  true, true, false, false, false, false, false, false},
+                  true, true, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalMonotonic, "local-m", "Local-m (monotonic)",
                   "p_t = t;  a = softmax over s in [p_t - D, p_t + D]", "Luong et al. 2015, sec. 3.2", true, true, true,
-                  false, false, false, false, false},
+                  false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalPredictive, "local-p", "Local-p (predictive)",
                   "p_t = S sigmoid(v_p^T tanh(W_p h_t));  a = softmax(window) * exp(-(s - p_t)^2 / 2 sigma^2)",
-                  "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false},
+                  "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false, false},
     MechanismInfo{Mechanism::Location, "location", "Location-based", "a_t = softmax(W_a h_t)",
-                  "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false},
+                  "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::HardArgmax, "hard-argmax", "Hard (argmax)", "s_t = argmax_s a_ts;  c_t = v_{s_t}",
-                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false},
+                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)",
                   "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}", "Xu et al. 2015, sec. 4.1", true, true, false,
-                  false, false, false, false, false},
+                  false, false, false, false, false, false},
     MechanismInfo{Mechanism::GatedSoft, "gated", "Soft with gate beta",
                   "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true,
-                  true, false, false, false, false, false, false},
+                  true, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention", "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v",
-                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false},
+                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false, false},
     MechanismInfo{Mechanism::MultiHead, "multi-head", "Multi-head self-attention",
                   "concat_h softmax(Q_h K_h^T / sqrt(d_h)) V_h  W_O", "Vaswani et al. 2017, sec. 3.2.2", false, false,
-                  false, true, false, true, false, false},
+                  false, true, false, true, false, false, false},
     MechanismInfo{Mechanism::Pooling, "pooling", "Attention pooling (no query)",
                   "s_i = w^T tanh(W x_i + b);  a = softmax(s);  c = sum_i a_i x_i", "Yang et al. 2016", false, false,
-                  false, false, false, false, false, true},
+                  false, false, false, false, false, true, false},
     MechanismInfo{Mechanism::MultiHeadPooling, "multi-head-pooling", "Multi-head pooling",
                   "A = softmax(W_2 tanh(W_1 X^T));  c = concat rows of A X", "Lin et al. 2017", false, false, false,
-                  true, false, false, false, true},
+                  true, false, false, false, true, false},
     MechanismInfo{Mechanism::MultiHop, "multi-hop", "Multi-hop", "q(s+1) = q(s) + c(s),  s = 1..S",
-                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false},
+                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false, false},
     MechanismInfo{Mechanism::Hierarchical, "hierarchical", "Hierarchical (word -> sentence)",
                   "words: a_it = softmax(u_w^T tanh(W_w h_it + b_w));  sentences: the same over s_i",
-                  "Yang et al. 2016", false, false, false, false, false, false, false, false},
+                  "Yang et al. 2016", false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::AttentionOverAttention, "aoa", "Attention-over-attention",
                   "M = D Q^T;  alpha = col-softmax(M);  beta = row-softmax(M);  s = alpha mean_t(beta)",
-                  "Cui et al. 2017", true, false, false, false, false, false, false, false},
+                  "Cui et al. 2017", true, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::Capsule, "capsule", "Capsule attention",
                   "c_c = sum_i softmax(q_c . x_i) x_i;  p_c = sigmoid(w_c . c_c + b_c);  r_c = p_c c_c",
-                  "one query per class", false, false, false, false, false, false, true, false},
+                  "one query per class", false, false, false, false, false, false, true, false, false},
+    MechanismInfo{Mechanism::Interactive, "ian", "Interactive co-attention (target)",
+                  "a = softmax(tanh(c_i W_a t_avg + b_a));  b = softmax(tanh(t_j W_b c_avg + b_b));  [c_r; t_r]",
+                  "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true},
+    MechanismInfo{Mechanism::Rotatory, "rot-hop", "Rotatory attention (target)",
+                  "f = tanh(h^T W q + b):  contexts with q = target;  target with q = r^l, r^r;  S hops",
+                  "Wallaart & Frasincar 2019 (LCR-Rot-hop)", false, false, false, false, true, false, false, false,
+                  true},
 };
 
 constexpr std::array kNormalisers = {Normaliser::Softmax, Normaliser::Sparsemax};
@@ -138,6 +147,38 @@ Result<void> check(const LabParams& p) {
   return {};
 }
 
+// The words of a marked sentence in three parts, by their byte spans: before the target, in it, after it.
+struct TargetParts {
+  std::vector<Index> left, target, right;
+};
+Result<TargetParts> target_parts(const std::vector<WordToken>& words, const TargetMarkup& markup) {
+  TargetParts out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const Span& span = words[i].span;
+    auto& part = span.end <= markup.begin ? out.left : span.begin >= markup.end ? out.right : out.target;
+    part.push_back(static_cast<Index>(i));
+  }
+  if (out.target.empty()) {
+    return fail(ErrorKind::OutOfRange,
+                "the target at byte " + std::to_string(markup.begin - 1) + " has no words (or lies past the " +
+                    std::to_string(kMaxTokens) + " words the lab reads)",
+                "source", markup.begin - 1);
+  }
+  return out;
+}
+
+Matrix rows_of(const Matrix& x, const std::vector<Index>& rows) {
+  Matrix out(static_cast<Index>(rows.size()), x.cols());
+  for (std::size_t i = 0; i < rows.size(); ++i) out.row(static_cast<Index>(i)) = x.row(rows[i]);
+  return out;
+}
+
+std::string join(const Labels& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
 std::string short_sentence(const std::vector<WordToken>& words, std::size_t index) {
   std::string s(1, 'S');  // built by appending: GCC 12 reports a false -Wrestrict for "S" + std::string
   s.append(std::to_string(index + 1)).append(1, ':');
@@ -198,6 +239,51 @@ bool select_mechanism(LabParams& params, std::string_view key) {
   return true;
 }
 
+Result<TargetMarkup> parse_target_markup(std::string_view text, std::string_view what) {
+  const std::string file(what);
+  const auto at = [](std::size_t byte) { return "byte " + std::to_string(byte); };
+  std::int64_t open = -1, close = -1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '[') {
+      if (open >= 0 && close < 0) {
+        return fail(ErrorKind::Malformed,
+                    "nested target: '[' inside the target opened at " + at(static_cast<std::size_t>(open)) +
+                        "; mark one phrase",
+                    file, static_cast<std::int64_t>(i));
+      }
+      if (close >= 0) {
+        return fail(ErrorKind::Malformed,
+                    "a second target; mark one phrase (the first is at " + at(static_cast<std::size_t>(open)) + ")",
+                    file, static_cast<std::int64_t>(i));
+      }
+      open = static_cast<std::int64_t>(i);
+    } else if (text[i] == ']') {
+      if (open < 0 || close >= 0) {
+        return fail(ErrorKind::Malformed, "']' closes no '['", file, static_cast<std::int64_t>(i));
+      }
+      close = static_cast<std::int64_t>(i);
+    }
+  }
+  if (open < 0) {
+    return fail(ErrorKind::Malformed,
+                "no target marked: put the target phrase in brackets, e.g. \"" + std::string(kTargetExample) + "\"",
+                file);
+  }
+  if (close < 0) {
+    return fail(ErrorKind::Malformed, "'[' is never closed with ']'", file, open);
+  }
+  TargetMarkup out;
+  out.text = std::string(text);
+  out.text[static_cast<std::size_t>(open)] = ' ';
+  out.text[static_cast<std::size_t>(close)] = ' ';
+  out.begin = static_cast<std::int32_t>(open + 1);
+  out.end = static_cast<std::int32_t>(close);
+  if (out.text.find_first_not_of(" \t\r\n", static_cast<std::size_t>(out.begin)) >= static_cast<std::size_t>(close)) {
+    return fail(ErrorKind::Malformed, "the target is empty", file, open);
+  }
+  return out;
+}
+
 std::string_view normaliser_key(Normaliser kind) { return to_string(kind); }
 
 const Normaliser* find_normaliser(std::string_view key) {
@@ -230,7 +316,13 @@ Result<LabResult> run_lab(const LabRequest& request) {
   const MechanismInfo& mi = info(p.mechanism);
 
   std::vector<std::string> warnings;
-  auto source = tokens_of(request.source, "source", warnings);
+  std::optional<TargetMarkup> markup;
+  if (mi.uses_target) {
+    auto parsed = parse_target_markup(request.source, "source");
+    if (!parsed) return std::unexpected(parsed.error());
+    markup = std::move(*parsed);
+  }
+  auto source = tokens_of(markup ? markup->text : request.source, "source", warnings);
   if (!source) return std::unexpected(source.error());
   std::vector<WordToken> query;
   if (mi.uses_query) {
@@ -376,6 +468,69 @@ Result<LabResult> run_lab(const LabRequest& request) {
       std::string probs = "p_c:";
       for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
       r.notes.push_back(probs);
+      break;
+    }
+    case Mechanism::Interactive:
+    case Mechanism::Rotatory: {
+      auto parts = target_parts(*source, *markup);
+      if (!parts) return std::unexpected(parts.error());
+      const Matrix left = rows_of(xs, parts->left), target = rows_of(xs, parts->target),
+                   right = rows_of(xs, parts->right);
+      const auto words = [&](const std::vector<Index>& part) {
+        Labels out;
+        for (const Index i : part) out.push_back(r.source_tokens[static_cast<std::size_t>(i)]);
+        return out;
+      };
+      const auto part_spans = [&](const std::vector<Index>& part) {
+        std::vector<Span> out;
+        for (const Index i : part) out.push_back((*source)[static_cast<std::size_t>(i)].span);
+        return out;
+      };
+      // Each recorded map is one query (its row) over one part of the sentence (its columns).
+      const auto label = [&](AttentionMap& m, Labels queries, const std::vector<Index>& part, std::string axis) {
+        m.row_labels = std::move(queries);
+        m.row_axis = "query";
+        m.col_labels = words(part);
+        m.col_spans = part_spans(part);
+        m.col_axis = std::move(axis);
+      };
+      const auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " word" : " words"); };
+      r.notes.push_back("target: \"" + join(words(parts->target)) + "\" \u00b7 left context: " +
+                        count(parts->left.size()) + " \u00b7 right context: " + count(parts->right.size()));
+      if (p.mechanism == Mechanism::Interactive) {
+        std::vector<Index> context = parts->left;
+        context.insert(context.end(), parts->right.begin(), parts->right.end());
+        if (context.empty()) {
+          return fail(ErrorKind::OutOfRange, "the target is the whole sentence: IAN needs context words around it",
+                      "source");
+        }
+        interactive_attention(rows_of(xs, context), target, random_ian_weights(d, seed), tag);
+        auto& maps = r.trace.maps();
+        label(maps[0], {"target average"}, context, "context");
+        label(maps[1], {"context average"}, parts->target, "target");
+        break;
+      }
+      rotatory_attention(left, target, right, random_rotatory_weights(d, p.hops, seed), tag);
+      // Row s of each map is hop s + 1; its label names the query that hop used.
+      // Row s of each map is hop s + 1, labelled by the query it used (hop 1: the target's mean r_t; later
+      // hops: the target representations of the hop before; the target's own maps: this hop's r^l or r^r).
+      const auto queries = [&](const std::string& first, const std::string& later) {
+        Labels out;
+        for (int s = 0; s < p.hops; ++s)
+          out.push_back("hop " + std::to_string(s + 1) + " \u00b7 " + (s ? later : first));
+        return out;
+      };
+      for (auto& m : r.trace.maps()) {
+        if (m.name == "left context") {
+          label(m, queries("r_t", "r_t^l"), parts->left, "left context");
+        } else if (m.name == "right context") {
+          label(m, queries("r_t", "r_t^r"), parts->right, "right context");
+        } else if (m.name == "target (left query)") {
+          label(m, queries("r^l", "r^l"), parts->target, "target");
+        } else {
+          label(m, queries("r^r", "r^r"), parts->target, "target");
+        }
+      }
       break;
     }
   }

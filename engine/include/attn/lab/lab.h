@@ -31,6 +31,8 @@ enum class Mechanism {
   Hierarchical,
   AttentionOverAttention,
   Capsule,
+  Interactive,  // IAN: context and target attend to each other's average
+  Rotatory,     // LCR-Rot-hop
 };
 
 struct MechanismInfo {
@@ -47,6 +49,7 @@ struct MechanismInfo {
   bool uses_causal;
   bool uses_classes;
   bool uses_positions;
+  bool uses_target;  // the source marks a target phrase with brackets: "the [battery life] is great"
 };
 std::span<const MechanismInfo> mechanisms();
 const MechanismInfo& info(Mechanism m);
@@ -112,9 +115,22 @@ Result<LabResult> run_lab(const LabRequest& request);
 std::string to_json(const LabRequest& request);
 Result<LabRequest> lab_request_from_json(std::string_view json, std::string_view what = "lab settings");
 
+// A sentence with one target phrase marked by brackets, "the [battery life] is great": the text with the two
+// brackets blanked (so byte offsets still point into what the user typed) and the target's bytes [begin, end).
+// A missing, empty, nested, repeated or unbalanced bracket is an error naming its byte; `what` names the input.
+struct TargetMarkup {
+  std::string text;
+  std::int32_t begin = 0;
+  std::int32_t end = 0;
+};
+Result<TargetMarkup> parse_target_markup(std::string_view text, std::string_view what = "source");
+
 // Example sentences the lab opens with.
 inline constexpr std::string_view kDefaultQuery = "she ate the apples in the garden";
 inline constexpr std::string_view kDefaultSource =
     "The apple fell from the tree. She picked it up in the garden and ate it.";
+// The example for the mechanisms that attend around a target phrase.
+inline constexpr std::string_view kTargetExample =
+    "after a week of daily use the [battery life] is great but the screen is dim";
 
 }  // namespace attn::lab
