@@ -33,6 +33,9 @@ inline const std::vector<std::string> kLayerNormCases = {"layer_norm_default", "
 inline const std::vector<std::string> kGeluCases = {"gelu_erf", "gelu_tanh"};
 inline const std::vector<std::string> kSinusoidalCases = {"sinusoidal_even", "sinusoidal_odd"};
 inline const std::vector<std::string> kFeedForwardCases = {"ffn_relu", "ffn_gelu_erf", "ffn_gelu_tanh"};
+// Attention around a target phrase (IAN, LCR-Rot-hop).
+inline const std::vector<std::string> kIanCases = {"aspect_ian"};
+inline const std::vector<std::string> kRotatoryCases = {"aspect_rotatory", "aspect_rotatory_one_word"};
 // Glimpses (tools/parity/make_glimpse_fixtures.py): STN against torch's affine_grid + grid_sample, grid_sample
 // on explicit grids, DRAW's Gaussian attention against the paper's formulas.
 inline const std::vector<std::string> kStnCases = {
@@ -68,9 +71,9 @@ inline const std::vector<std::string> kDrawCases = {
 
 inline std::vector<std::string> all_cases() {
   std::vector<std::string> all;
-  for (const auto* list :
-       {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases, &kGeluCases,
-        &kSinusoidalCases, &kFeedForwardCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
+  for (const auto* list : {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases,
+                           &kGeluCases, &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases, &kStnCases,
+                           &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

@@ -740,6 +740,79 @@ def ffn_gelu_tanh():
 
 
 # ---------------------------------------------------------------------------------------------------
+# Attention around a target phrase, from the papers: IAN (Ma et al. 2017, eq. 5-8) and LCR-Rot-hop (Wallaart &
+# Frasincar 2019, after Zheng & Xia 2018): every attention is f(h_i, q) = tanh(h_i^T W q + b), a = softmax(f),
+# r = sum_i a_i h_i.
+
+
+def bilinear_ref(h, q, W, b):
+    f = torch.tanh(h @ W @ q + b)
+    a = torch.softmax(f, dim=0)
+    # The same weights from the formula written out with exp, to check the reference itself.
+    e = torch.exp(f - f.max())
+    close(a, e / e.sum(), 1e-12, "bilinear softmax")
+    return a, a @ h
+
+
+def ian_case(name, n, m, d, seed):
+    context, target = normal(seed, (n, d)), normal(seed + 1, (m, d))
+    Wa, Wb = normal(seed + 2, (d, d), 1 / d), normal(seed + 3, (d, d), 1 / d)
+    ba, bb = normal(seed + 4, (1,), 0.1), normal(seed + 5, (1,), 0.1)
+    alpha, c_r = bilinear_ref(context, target.mean(0), Wa, ba[0])
+    beta, t_r = bilinear_ref(target, context.mean(0), Wb, bb[0])
+    return write_case(name, "ian", f"IAN co-attention, context {n} x {d}, target {m} x {d}", {},
+                      {"context": context, "target": target, "W_a": Wa, "b_a": ba, "W_b": Wb, "b_b": bb},
+                      {"alpha": alpha.unsqueeze(0), "beta": beta.unsqueeze(0),
+                       "output": torch.cat([c_r, t_r]).unsqueeze(0)})
+
+
+@case
+def aspect_ian():
+    return ian_case("aspect_ian", 7, 2, 6, 801)
+
+
+def rotatory_case(name, nl, nt, nr, d, hops, seed):
+    left, target, right = normal(seed, (nl, d)), normal(seed + 1, (nt, d)), normal(seed + 2, (nr, d))
+    parts = ("left", "right", "target_left", "target_right")
+    W = {p: normal(seed + 10 + i, (hops, d, d), 1 / d) for i, p in enumerate(parts)}
+    b = {p: normal(seed + 20 + i, (hops,), 0.1) for i, p in enumerate(parts)}
+    weights = {p: [] for p in parts}
+    reprs = {p: [] for p in parts}
+    q_left = q_right = target.mean(0)
+    for s in range(hops):
+        a_l, r_l = bilinear_ref(left, q_left, W["left"][s], b["left"][s])
+        a_r, r_r = bilinear_ref(right, q_right, W["right"][s], b["right"][s])
+        a_tl, r_tl = bilinear_ref(target, r_l, W["target_left"][s], b["target_left"][s])
+        a_tr, r_tr = bilinear_ref(target, r_r, W["target_right"][s], b["target_right"][s])
+        for p, a, r in zip(parts, (a_l, a_r, a_tl, a_tr), (r_l, r_r, r_tl, r_tr)):
+            weights[p].append(a)
+            reprs[p].append(r)
+        q_left, q_right = r_tl, r_tr
+    inputs = {"left": left, "target": target, "right": right}
+    for p in parts:
+        inputs["W_" + p] = W[p]
+        inputs["b_" + p] = b[p]
+    expected = {}
+    for p in parts:
+        expected[p + "_weights"] = torch.stack(weights[p])
+        expected[p + "_repr"] = torch.stack(reprs[p])
+    expected["output"] = torch.cat([reprs["left"][-1], reprs["target_left"][-1], reprs["target_right"][-1],
+                                    reprs["right"][-1]]).unsqueeze(0)
+    return write_case(name, "rotatory", f"LCR-Rot-hop, {hops} hops, left {nl}, target {nt}, right {nr}, d {d}",
+                      {"hops": hops}, inputs, expected)
+
+
+@case
+def aspect_rotatory():
+    return rotatory_case("aspect_rotatory", 5, 2, 4, 6, 3, 811)
+
+
+@case
+def aspect_rotatory_one_word():
+    return rotatory_case("aspect_rotatory_one_word", 1, 1, 6, 8, 2, 831)
+
+
+# ---------------------------------------------------------------------------------------------------
 
 
 def main():
