@@ -1,6 +1,8 @@
 // The lab's recompute + repaint for 64 x 64 tokens, the budget being one 60 Hz frame (16 ms):
 // run_lab on a 64-token query and source, HeatmapView::setMap, an immediate replot, and a grab of the
-// view at 900 x 700 (what reaches the screen). Runs on the offscreen platform unless told otherwise.
+// view at 900 x 700 (what reaches the screen). The mechanisms around a target phrase (issue 19) run on a
+// 512-word source with a bracketed target in its middle, against issue 19's budget of 50 ms.
+// Runs on the offscreen platform unless told otherwise.
 #include "app/headless.h"
 #include "attn/lab/lab.h"
 #include "views/heatmap_view.h"
@@ -19,6 +21,7 @@
 namespace {
 
 constexpr double kFrameBudgetMs = 16.0;
+constexpr double kLongBudgetMs = 50.0;  // 512 tokens
 
 std::string sentence(int tokens, int salt) {
   static const char* const kWords[] = {"the", "apple",  "fell", "from", "tree",    "she",   "picked", "it",  "up",
@@ -37,6 +40,9 @@ attn::lab::LabRequest request64(attn::lab::Mechanism mechanism) {
   request.source = sentence(64, 11);
   request.params.mechanism = mechanism;
   if (mechanism == attn::lab::Mechanism::Global) request.params.score = attn::ScoreKind::Additive;
+  if (attn::lab::info(mechanism).uses_target) {  // 512 words, the target two of them, at word 255
+    request.source = sentence(255, 11) + " [battery life] " + sentence(255, 5);
+  }
   return request;
 }
 
@@ -91,6 +97,8 @@ BENCHMARK(BM_LabRecomputeRepaint)
     ->Arg(int(Mechanism::SelfAttention))
     ->Arg(int(Mechanism::MultiHead))
     ->Arg(int(Mechanism::AttentionOverAttention))
+    ->Arg(int(Mechanism::Interactive))
+    ->Arg(int(Mechanism::Rotatory))
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);
 BENCHMARK(BM_RepaintOnly)->Unit(benchmark::kMillisecond)->MinTime(0.5);
@@ -107,14 +115,16 @@ class BudgetReporter : public benchmark::ConsoleReporter {
       if (run.error_occurred || run.iterations == 0) continue;
       // GetAdjustedRealTime() is in run.time_unit; the multiplier converts seconds into that unit.
       const double ms = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e3;
+      const bool long_input = run.report_label == "ian" || run.report_label == "rot-hop";
+      const double budget = long_input ? kLongBudgetMs : kFrameBudgetMs;
       verdicts_.push_back(run.benchmark_name() + (run.report_label.empty() ? "" : " [" + run.report_label + "]") +
-                          ": " + std::to_string(ms) + " ms " +
-                          (ms < kFrameBudgetMs ? "(under 16 ms: yes)" : "(under 16 ms: NO)"));
+                          (long_input ? " (512 tokens)" : "") + ": " + std::to_string(ms) + " ms (under " +
+                          std::to_string(int(budget)) + " ms: " + (ms < budget ? "yes)" : "NO)"));
     }
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\nRecompute + repaint budget, 64 x 64 tokens, view 900 x 700:\n");
+    std::printf("\nRecompute + repaint budget, 64 x 64 tokens (512 where said), view 900 x 700:\n");
     for (const auto& line : verdicts_) std::printf("  %s\n", line.c_str());
   }
 
