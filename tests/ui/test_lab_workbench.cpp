@@ -214,10 +214,18 @@ class TestLabWorkbench : public QObject {
     QFETCH(int, index);
     lab_->setRequest(testing::defaultRequest());
     QVERIFY(settle(*lab_));
+    const auto& info = attn::lab::mechanisms()[std::size_t(index)];
     lab_->mechanismBox()->setCurrentIndex(index);
     QVERIFY(settle(*lab_));
+    if (info.uses_target) {
+      // The default source marks no target: the panel says how to, and the last view stays until one is typed.
+      QVERIFY2(lab_->lastError().contains(u"no target marked"_s), qPrintable(lab_->lastError()));
+      QVERIFY(lab_->findChild<QLabel*>(u"inputError"_s)->isVisibleTo(lab_.get()));
+      const std::string_view example = attn::lab::kTargetExample;
+      lab_->sourceEdit()->setPlainText(QString::fromUtf8(example.data(), qsizetype(example.size())));
+      QVERIFY(settle(*lab_));
+    }
     QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
-    const auto& info = attn::lab::mechanisms()[std::size_t(index)];
     QCOMPARE(lab_->outcome()->request.params.mechanism, info.id);
     verifyViewMatchesEngine();
     lab_->heatmap()->replotNow();
