@@ -36,6 +36,13 @@ inline const std::vector<std::string> kFeedForwardCases = {"ffn_relu", "ffn_gelu
 // Attention around a target phrase (IAN, LCR-Rot-hop).
 inline const std::vector<std::string> kIanCases = {"aspect_ian"};
 inline const std::vector<std::string> kRotatoryCases = {"aspect_rotatory", "aspect_rotatory_one_word"};
+// Capsule dynamic routing (Sabour et al. 2017).
+inline const std::vector<std::string> kRoutingCases = {"capsule_routing", "capsule_routing_one_iteration"};
+// Linformer (Wang et al. 2020) and Synthesizer (Tay et al. 2021).
+inline const std::vector<std::string> kLinformerCases = {"linformer_k4", "linformer_k_equals_n"};
+inline const std::vector<std::string> kSynthesizerCases = {"synthesizer_dense", "synthesizer_random",
+                                                           "synthesizer_factorized_dense",
+                                                           "synthesizer_factorized_random", "synthesizer_mixture"};
 // Glimpses (tools/parity/make_glimpse_fixtures.py): STN against torch's affine_grid + grid_sample, grid_sample
 // on explicit grids, DRAW's Gaussian attention against the paper's formulas.
 inline const std::vector<std::string> kStnCases = {
@@ -71,9 +78,10 @@ inline const std::vector<std::string> kDrawCases = {
 
 inline std::vector<std::string> all_cases() {
   std::vector<std::string> all;
-  for (const auto* list : {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases,
-                           &kGeluCases, &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases, &kStnCases,
-                           &kGridSampleCases, &kDrawCases}) {
+  for (const auto* list :
+       {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases, &kGeluCases,
+        &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases, &kRoutingCases, &kLinformerCases,
+        &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

@@ -89,3 +89,46 @@ TEST(Capsule, ProbabilitiesGateTheCapsules) {
   EXPECT_GT(r.weights(0, 0), r.weights(0, 1));  // class 0's query looks along x
   EXPECT_GT(r.weights(1, 1), r.weights(1, 0));
 }
+
+// Routing by agreement, worked by hand for two inputs and two output capsules in 2-D: the first iteration
+// couples uniformly; the agreement u_hat . v then moves each input's coupling towards the capsule its
+// prediction agrees with.
+TEST(CapsuleRouting, TwoIterationsByHand) {
+  // Rows j * n + i: u_hat(0|0), u_hat(0|1), u_hat(1|0), u_hat(1|1).
+  const Matrix predictions = mat({{1.0f, 0.0f}, {1.0f, 0.0f}, {0.0f, 1.0f}, {0.0f, -1.0f}});
+  AttentionTrace trace;
+  const RoutingResult r = dynamic_routing(predictions, 2, 2, {.trace = &trace});
+  ASSERT_EQ(r.coupling.size(), 2u);
+  expect_near(r.coupling[0], Matrix::Constant(2, 2, 0.5f), 1e-7f);
+  // Iteration 1: s_0 = (1, 0), squash -> (0.5, 0); s_1 = (0, 0): v_1 = 0. b_00 = b_01 = 0.5, b_1i = 0.
+  EXPECT_NEAR(r.logits[1](0, 0), 0.5f, 1e-6f);
+  EXPECT_NEAR(r.logits[1](1, 1), 0.0f, 1e-6f);
+  const float c00 = 1.0f / (1.0f + std::exp(-0.5f));  // softmax over j of (0.5, 0)
+  EXPECT_NEAR(r.coupling[1](0, 0), c00, 1e-6f);
+  EXPECT_NEAR(r.coupling[1](1, 0), 1.0f - c00, 1e-6f);
+  // Iteration 2: s_0 = (2 c00, 0), squashed to length |s|^2 / (1 + |s|^2).
+  const float s0 = 2.0f * c00;
+  EXPECT_NEAR(r.outputs(0, 0), s0 * s0 / (1.0f + s0 * s0), 1e-6f);
+  EXPECT_NEAR(r.lengths(0), s0 * s0 / (1.0f + s0 * s0), 1e-6f);
+  ASSERT_EQ(trace.size(), 2u);
+  EXPECT_EQ(trace.maps()[1].name, "iteration 2");
+  for (const Matrix& c : r.coupling) {
+    for (Index i = 0; i < c.cols(); ++i) EXPECT_NEAR(c.col(i).sum(), 1.0f, 1e-6f);
+  }
+}
+
+TEST(CapsuleRouting, SquashKeepsDirectionAndBoundsLength) {
+  RowVector s(3);
+  s << 3.0f, 0.0f, 4.0f;  // |s| = 5
+  const RowVector v = squash(s);
+  EXPECT_NEAR(v.norm(), 25.0f / 26.0f, 1e-6f);
+  EXPECT_NEAR(v(0) / v(2), 0.75f, 1e-6f);
+  EXPECT_EQ(squash(RowVector::Zero(3)), RowVector::Zero(3));
+  // Predictions are W_ij u_i with a W per (position, capsule): two equal words predict differently.
+  const Matrix u = Matrix::Ones(2, 4);
+  const Matrix p = capsule_predictions(u, 3, 5, 7);
+  ASSERT_EQ(p.rows(), 6);
+  ASSERT_EQ(p.cols(), 5);
+  EXPECT_GT((p.row(0) - p.row(1)).norm(), 1e-3f);
+  EXPECT_EQ(capsule_predictions(u, 3, 5, 7), p);  // seeded
+}

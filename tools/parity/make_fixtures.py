@@ -813,6 +813,133 @@ def aspect_rotatory_one_word():
 
 
 # ---------------------------------------------------------------------------------------------------
+# Capsule dynamic routing, Sabour et al. 2017, procedure 1, from the predictions u_hat(j|i).
+
+
+def squash_ref(s):
+    n2 = (s * s).sum(-1, keepdim=True)
+    return n2 / (1 + n2) * s / torch.sqrt(n2)
+
+
+def routing_case(name, J, n, d, iterations, seed):
+    u_hat = normal(seed, (J, n, d))
+    b = torch.zeros(J, n, dtype=F64)
+    couplings, logits = [], []
+    for _ in range(iterations):
+        logits.append(b.clone())
+        c = torch.softmax(b, dim=0)  # over the output capsules j, for each input i
+        s = torch.einsum("ji,jid->jd", c, u_hat)
+        v = squash_ref(s)
+        close(v.norm(dim=-1), (s.norm(dim=-1) ** 2) / (1 + s.norm(dim=-1) ** 2), 1e-12, "squash length")
+        b = b + torch.einsum("jid,jd->ji", u_hat, v)
+        couplings.append(c)
+    return write_case(name, "capsule_routing", f"dynamic routing, {J} capsules, {n} inputs, d {d}, r = {iterations}",
+                      {"iterations": iterations, "capsules": J},
+                      {"predictions": u_hat.reshape(J * n, d)},
+                      {"coupling": torch.stack(couplings), "logits": torch.stack(logits), "outputs": v})
+
+
+@case
+def capsule_routing():
+    return routing_case("capsule_routing", 3, 7, 4, 3, 901)
+
+
+@case
+def capsule_routing_one_iteration():
+    return routing_case("capsule_routing_one_iteration", 2, 5, 3, 1, 911)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Linformer (Wang et al. 2020, eq. 7) and Synthesizer (Tay et al. 2021, sec. 3), from the papers.
+
+
+def linformer_case(name, n, d, k, seed):
+    x = normal(seed, (n, d))
+    Wq, Wk, Wv = (normal(seed + i, (d, d), 1 / math.sqrt(d)) for i in (1, 2, 3))
+    E, F_ = normal(seed + 4, (k, n), 1 / math.sqrt(k)), normal(seed + 5, (k, n), 1 / math.sqrt(k))
+    Q, K, V = x @ Wq, x @ Wk, x @ Wv
+    P = torch.softmax(Q @ (E @ K).T / math.sqrt(d), dim=-1)
+    full = torch.softmax(Q @ K.T / math.sqrt(d), dim=-1)
+    out = P @ (F_ @ V)
+    # The same projected map written out with exp.
+    scores = Q @ K.T @ E.T / math.sqrt(d)
+    e = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)
+    close(P, e / e.sum(dim=-1, keepdim=True), 1e-12, "linformer softmax")
+    return write_case(name, "linformer", f"Linformer, n={n}, d={d}, k={k}", {},
+                      {"x": x, "Wq": Wq, "Wk": Wk, "Wv": Wv, "E": E, "F": F_},
+                      {"P": P, "implied": P @ E, "full": full, "output": out})
+
+
+@case
+def linformer_k4():
+    return linformer_case("linformer_k4", 9, 6, 4, 1001)
+
+
+@case
+def linformer_k_equals_n():
+    return linformer_case("linformer_k_equals_n", 5, 4, 5, 1011)
+
+
+SYNTH_KINDS = ("dense", "random", "factorized_dense", "factorized_random", "mixture")
+
+
+def synthesizer_case(name, kind, n, d, k, seed):
+    x = normal(seed, (n, d))
+    a = math.ceil(math.sqrt(n))
+    b = (n + a - 1) // a
+    w = {
+        "W1": normal(seed + 1, (d, d), 1 / math.sqrt(d)), "b1": normal(seed + 2, (d,), 0.1),
+        "W2": normal(seed + 3, (d, n), 1 / math.sqrt(d)), "b2": normal(seed + 4, (n,), 0.1),
+        "R": normal(seed + 5, (n, n)), "R1": normal(seed + 6, (n, k)), "R2": normal(seed + 7, (n, k)),
+        "Wa": normal(seed + 8, (d, a), 1 / math.sqrt(d)), "Wb": normal(seed + 9, (d, b), 1 / math.sqrt(d)),
+        "Wq": normal(seed + 10, (d, d), 1 / math.sqrt(d)), "Wk": normal(seed + 11, (d, d), 1 / math.sqrt(d)),
+        "Wv": normal(seed + 12, (d, d), 1 / math.sqrt(d)),
+    }
+    dense = F.relu(x @ w["W1"] + w["b1"]) @ w["W2"] + w["b2"]
+    if kind == "dense":
+        logits = dense
+    elif kind == "random":
+        logits = w["R"]
+    elif kind == "factorized_dense":
+        A, B = x @ w["Wa"], x @ w["Wb"]
+        # H_A tiles A b times, H_B repeats each element of B a times; their product, cut to n.
+        logits = (A.repeat(1, b) * B.repeat_interleave(a, dim=1))[:, :n]
+        close(logits[2, 5], A[2, 5 % a] * B[2, 5 // a], 1e-12, "tiling")
+    elif kind == "factorized_random":
+        logits = w["R1"] @ w["R2"].T
+    else:
+        logits = (dense + w["R"] + (x @ w["Wq"]) @ (x @ w["Wk"]).T / math.sqrt(d)) / 3
+    weights = torch.softmax(logits, dim=-1)
+    return write_case(name, "synthesizer", f"Synthesizer {kind}, n={n}, d={d}, k={k}", {"kind": kind}, dict(x=x, **w),
+                      {"logits": logits, "weights": weights, "output": weights @ (x @ w["Wv"])})
+
+
+@case
+def synthesizer_dense():
+    return synthesizer_case("synthesizer_dense", "dense", 7, 5, 2, 1101)
+
+
+@case
+def synthesizer_random():
+    return synthesizer_case("synthesizer_random", "random", 7, 5, 2, 1121)
+
+
+@case
+def synthesizer_factorized_dense():
+    return synthesizer_case("synthesizer_factorized_dense", "factorized_dense", 7, 5, 2, 1141)
+
+
+@case
+def synthesizer_factorized_random():
+    return synthesizer_case("synthesizer_factorized_random", "factorized_random", 7, 5, 2, 1161)
+
+
+@case
+def synthesizer_mixture():
+    return synthesizer_case("synthesizer_mixture", "mixture", 7, 5, 2, 1181)
+
+
+# ---------------------------------------------------------------------------------------------------
 
 
 def main():

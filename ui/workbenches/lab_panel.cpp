@@ -96,6 +96,21 @@ QGroupBox* LabWorkbench::buildMechanismGroup(QWidget* panel) {
   return mechanismGroup;
 }
 
+namespace {
+
+// A whole-number row of the parameters form.
+QSpinBox* addCountRow(QFormLayout* form, QWidget* parent, const QString& name, const QString& label, int low, int high,
+                      const QString& toolTip) {
+  auto* spin = new QSpinBox(parent);
+  spin->setObjectName(name);
+  spin->setRange(low, high);
+  spin->setToolTip(toolTip);
+  form->addRow(label, spin);
+  return spin;
+}
+
+}  // namespace
+
 // The parameters: one row each, shown only for the mechanisms that use them (updateMechanismControls).
 QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   auto* paramsGroup = new QGroupBox(tr("Parameters"), panel);
@@ -123,11 +138,8 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   temperatureSpin_->setToolTip(tr("Scores are divided by T before normalising: small T sharpens, large T flattens"));
   paramsForm_->addRow(tr("&Temperature:"), temperatureSpin_);
 
-  windowSpin_ = new QSpinBox(paramsGroup);
-  windowSpin_->setObjectName(u"window"_s);
-  windowSpin_->setRange(0, 256);
-  windowSpin_->setToolTip(tr("D: keys within D positions of p_t are visible (Luong et al. 2015)"));
-  paramsForm_->addRow(tr("Window &D:"), windowSpin_);
+  windowSpin_ = addCountRow(paramsForm_, paramsGroup, u"window"_s, tr("Window &D:"), 0, 256,
+                            tr("D: keys within D positions of p_t are visible (Luong et al. 2015)"));
 
   sigmaSpin_ = new QDoubleSpinBox(paramsGroup);
   sigmaSpin_->setObjectName(u"sigma"_s);
@@ -146,17 +158,15 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
          "dimension among them, so it offers only the divisors of the dimension"));
   paramsForm_->addRow(tr("&Heads:"), headsSpin_);
 
-  hopsSpin_ = new QSpinBox(paramsGroup);
-  hopsSpin_->setObjectName(u"hops"_s);
-  hopsSpin_->setRange(1, 12);
-  hopsSpin_->setToolTip(tr("Attention hops over the memory; each hop gets its own map"));
-  paramsForm_->addRow(tr("Ho&ps:"), hopsSpin_);
-
-  classesSpin_ = new QSpinBox(paramsGroup);
-  classesSpin_->setObjectName(u"classes"_s);
-  classesSpin_->setRange(1, 32);
-  classesSpin_->setToolTip(tr("Capsules: one query per class"));
-  paramsForm_->addRow(tr("C&lasses:"), classesSpin_);
+  hopsSpin_ = addCountRow(paramsForm_, paramsGroup, u"hops"_s, tr("Ho&ps:"), 1, 12,
+                          tr("Attention hops over the memory; each hop gets its own map"));
+  iterationsSpin_ = addCountRow(paramsForm_, paramsGroup, u"iterations"_s, tr("Iteration&s:"), 1, 20,
+                                tr("Routing iterations r; each iteration's coupling coefficients get their own map"));
+  rankSpin_ = addCountRow(paramsForm_, paramsGroup, u"rank"_s, tr("&k:"), 1, attn::lab::kMaxTokens,
+                          tr("k: the length Linformer projects the keys and values to, the rank of a factorised "
+                             "random Synthesizer"));
+  classesSpin_ = addCountRow(paramsForm_, paramsGroup, u"classes"_s, tr("C&lasses:"), 1, 32,
+                             tr("Capsules: one query (or one output capsule) per class"));
 
   causalCheck_ = new QCheckBox(tr("&Causal mask"), paramsGroup);
   causalCheck_->setObjectName(u"causal"_s);
@@ -170,11 +180,8 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   positionsBox_->setToolTip(tr("Position information added to the token embeddings"));
   paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
 
-  seedSpin_ = new QSpinBox(paramsGroup);
-  seedSpin_->setObjectName(u"seed"_s);
-  seedSpin_->setRange(0, INT_MAX);
-  seedSpin_->setToolTip(tr("Seed of the random weights and of sampling: same seed, same map"));
-  paramsForm_->addRow(tr("S&eed:"), seedSpin_);
+  seedSpin_ = addCountRow(paramsForm_, paramsGroup, u"seed"_s, tr("S&eed:"), 0, INT_MAX,
+                          tr("Seed of the random weights and of sampling: same seed, same map"));
 
   dimSpin_ = new QSpinBox(paramsGroup);
   dimSpin_->setObjectName(u"dim"_s);

@@ -108,8 +108,8 @@ LabWorkbench::LabWorkbench(QWidget* parent)
       headsSpin_->setValue(headsSpin_->nearestAllowed(headsSpin_->value()));
     }
   });
-  for (QSpinBox* spin :
-       {windowSpin_, static_cast<QSpinBox*>(headsSpin_), hopsSpin_, classesSpin_, seedSpin_, dimSpin_}) {
+  for (QSpinBox* spin : {windowSpin_, static_cast<QSpinBox*>(headsSpin_), hopsSpin_, iterationsSpin_, rankSpin_,
+                         classesSpin_, seedSpin_, dimSpin_}) {
     connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
   }
   connect(causalCheck_, &QCheckBox::toggled, this, &LabWorkbench::post);
@@ -152,6 +152,8 @@ attn::lab::LabRequest LabWorkbench::request() const {
   p.sigma = sigmaSpin_->value() <= 0.0 ? -1.0f : float(sigmaSpin_->value());
   p.heads = headsSpin_->value();
   p.hops = hopsSpin_->value();
+  p.iterations = iterationsSpin_->value();
+  p.rank = rankSpin_->value();
   p.classes = classesSpin_->value();
   p.causal = causalCheck_->isChecked();
   p.positions = attn::PositionKind(positionsBox_->currentData().toInt());
@@ -162,9 +164,9 @@ attn::lab::LabRequest LabWorkbench::request() const {
 
 void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   // One request for the whole change, not one per widget.
-  const QList<QWidget*> widgets = {mechanismBox_, scoreBox_,  normaliserBox_, temperatureSpin_, windowSpin_,
-                                   sigmaSpin_,    headsSpin_, hopsSpin_,      classesSpin_,     causalCheck_,
-                                   positionsBox_, seedSpin_,  dimSpin_};
+  const QList<QWidget*> widgets = {mechanismBox_, scoreBox_,    normaliserBox_, temperatureSpin_, windowSpin_,
+                                   sigmaSpin_,    headsSpin_,   hopsSpin_,      iterationsSpin_,  rankSpin_,
+                                   classesSpin_,  causalCheck_, positionsBox_,  seedSpin_,        dimSpin_};
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (auto* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
   const auto catalogue = attn::lab::mechanisms();
@@ -178,6 +180,8 @@ void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   sigmaSpin_->setValue(p.sigma <= 0.0f ? 0.0 : double(p.sigma));
   headsSpin_->setValue(p.heads);
   hopsSpin_->setValue(p.hops);
+  iterationsSpin_->setValue(p.iterations);
+  rankSpin_->setValue(p.rank);
   classesSpin_->setValue(p.classes);
   causalCheck_->setChecked(p.causal);
   positionsBox_->setCurrentIndex(std::max(0, positionsBox_->findData(int(p.positions))));
@@ -201,6 +205,8 @@ void LabWorkbench::updateMechanismControls() {
   paramsForm_->setRowVisible(sigmaSpin_, info.uses_window);
   paramsForm_->setRowVisible(headsSpin_, info.uses_heads);
   paramsForm_->setRowVisible(hopsSpin_, info.uses_hops);
+  paramsForm_->setRowVisible(iterationsSpin_, info.uses_iterations);
+  paramsForm_->setRowVisible(rankSpin_, info.uses_rank);
   paramsForm_->setRowVisible(classesSpin_, info.uses_classes);
   paramsForm_->setRowVisible(causalCheck_, info.uses_causal);
   paramsForm_->setRowVisible(positionsBox_, info.uses_positions);

@@ -157,6 +157,8 @@ class LabWorkbench : public Workbench {
   QDoubleSpinBox* sigmaSpin_ = nullptr;
   DivisorSpinBox* headsSpin_ = nullptr;
   QSpinBox* hopsSpin_ = nullptr;
+  QSpinBox* iterationsSpin_ = nullptr;
+  QSpinBox* rankSpin_ = nullptr;
   QSpinBox* classesSpin_ = nullptr;
   QCheckBox* causalCheck_ = nullptr;
   QComboBox* positionsBox_ = nullptr;

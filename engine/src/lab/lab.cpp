@@ -3,6 +3,7 @@
 #include "attn/mechanisms/aspect.h"
 #include "attn/mechanisms/blocks.h"
 #include "attn/mechanisms/composite.h"
+#include "attn/mechanisms/efficient.h"
 #include "attn/mechanisms/multi_head.h"
 #include "attn/random.h"
 #include "attn/text/ngram_embedding.h"
@@ -19,56 +20,81 @@ namespace attn::lab {
 
 namespace {
 
-// id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions, target
+// id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions, target,
+// iterations, rank
 constexpr std::array kCatalogue = {
     MechanismInfo{Mechanism::Global, "global", "Global (soft)",
                   "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s", "Luong et al. 2015; Bahdanau et al. 2015",
-                  true, true, false, false, false, false, false, false, false},
+                  true, true, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalMonotonic, "local-m", "Local-m (monotonic)",
                   "p_t = t;  a = softmax over s in [p_t - D, p_t + D]", "Luong et al. 2015, sec. 3.2", true, true, true,
-                  false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalPredictive, "local-p", "Local-p (predictive)",
                   "p_t = S sigmoid(v_p^T tanh(W_p h_t));  a = softmax(window) * exp(-(s - p_t)^2 / 2 sigma^2)",
-                  "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false, false},
+                  "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false, false, false,
+                  false},
     MechanismInfo{Mechanism::Location, "location", "Location-based", "a_t = softmax(W_a h_t)",
-                  "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false, false},
+                  "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false, false, false,
+                  false},
     MechanismInfo{Mechanism::HardArgmax, "hard-argmax", "Hard (argmax)", "s_t = argmax_s a_ts;  c_t = v_{s_t}",
-                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false, false},
+                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false, false, false,
+                  false},
     MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)",
                   "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}", "Xu et al. 2015, sec. 4.1", true, true, false,
-                  false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::GatedSoft, "gated", "Soft with gate beta",
                   "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true,
-                  true, false, false, false, false, false, false, false},
+                  true, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention", "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v",
-                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false, false},
+                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false, false, false, false},
     MechanismInfo{Mechanism::MultiHead, "multi-head", "Multi-head self-attention",
                   "concat_h softmax(Q_h K_h^T / sqrt(d_h)) V_h  W_O", "Vaswani et al. 2017, sec. 3.2.2", false, false,
-                  false, true, false, true, false, false, false},
+                  false, true, false, true, false, false, false, false, false},
     MechanismInfo{Mechanism::Pooling, "pooling", "Attention pooling (no query)",
                   "s_i = w^T tanh(W x_i + b);  a = softmax(s);  c = sum_i a_i x_i", "Yang et al. 2016", false, false,
-                  false, false, false, false, false, true, false},
+                  false, false, false, false, false, true, false, false, false},
     MechanismInfo{Mechanism::MultiHeadPooling, "multi-head-pooling", "Multi-head pooling",
                   "A = softmax(W_2 tanh(W_1 X^T));  c = concat rows of A X", "Lin et al. 2017", false, false, false,
-                  true, false, false, false, true, false},
+                  true, false, false, false, true, false, false, false},
     MechanismInfo{Mechanism::MultiHop, "multi-hop", "Multi-hop", "q(s+1) = q(s) + c(s),  s = 1..S",
-                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false, false},
+                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false, false, false, false},
     MechanismInfo{Mechanism::Hierarchical, "hierarchical", "Hierarchical (word -> sentence)",
                   "words: a_it = softmax(u_w^T tanh(W_w h_it + b_w));  sentences: the same over s_i",
-                  "Yang et al. 2016", false, false, false, false, false, false, false, false, false},
+                  "Yang et al. 2016", false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::AttentionOverAttention, "aoa", "Attention-over-attention",
                   "M = D Q^T;  alpha = col-softmax(M);  beta = row-softmax(M);  s = alpha mean_t(beta)",
-                  "Cui et al. 2017", true, false, false, false, false, false, false, false, false},
+                  "Cui et al. 2017", true, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::Capsule, "capsule", "Capsule attention",
                   "c_c = sum_i softmax(q_c . x_i) x_i;  p_c = sigmoid(w_c . c_c + b_c);  r_c = p_c c_c",
-                  "one query per class", false, false, false, false, false, false, true, false, false},
+                  "one query per class", false, false, false, false, false, false, true, false, false, false, false},
     MechanismInfo{Mechanism::Interactive, "ian", "Interactive co-attention (target)",
                   "a = softmax(tanh(c_i W_a t_avg + b_a));  b = softmax(tanh(t_j W_b c_avg + b_b));  [c_r; t_r]",
-                  "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true},
+                  "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true, false, false},
     MechanismInfo{Mechanism::Rotatory, "rot-hop", "Rotatory attention (target)",
                   "f = tanh(h^T W q + b):  contexts with q = target;  target with q = r^l, r^r;  S hops",
                   "Wallaart & Frasincar 2019 (LCR-Rot-hop)", false, false, false, false, true, false, false, false,
-                  true},
+                  true, false, false},
+    MechanismInfo{Mechanism::CapsuleRouting, "capsule-routing", "Capsule dynamic routing",
+                  "u^_j|i = W_ij u_i;  c_i = softmax_j(b_i);  v_j = squash(sum_i c_ij u^_j|i);  b_ij += u^_j|i . v_j",
+                  "Sabour et al. 2017", false, false, false, false, false, false, true, false, false, true, false},
+    MechanismInfo{Mechanism::Linformer, "linformer", "Linformer (keys projected to k)",
+                  "P = softmax(Q (E K)^T / sqrt(d)), n x k;  out = P (F V);  n x n map implied: P E",
+                  "Wang et al. 2020", false, false, false, false, false, false, false, false, false, false, true},
+    MechanismInfo{Mechanism::SynthesizerDense, "synth-dense", "Synthesizer: dense",
+                  "B_i = W2 relu(W1 x_i + b1) + b2;  A = softmax(B);  out = A X W_v", "Tay et al. 2021", false, false,
+                  false, false, false, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::SynthesizerRandom, "synth-random", "Synthesizer: random",
+                  "A = softmax(R), R a fixed (seeded) n x n matrix;  out = A X W_v", "Tay et al. 2021", false, false,
+                  false, false, false, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::SynthesizerFactorizedDense, "synth-dense-factorized", "Synthesizer: factorised dense",
+                  "C_i[p] = (x_i W_a)[p mod a] (x_i W_b)[p div a],  a b >= n;  A = softmax(C)", "Tay et al. 2021",
+                  false, false, false, false, false, false, false, false, false, false, false},
+    MechanismInfo{Mechanism::SynthesizerFactorizedRandom, "synth-random-factorized", "Synthesizer: factorised random",
+                  "A = softmax(R1 R2^T),  R1, R2 of n x k", "Tay et al. 2021", false, false, false, false, false, false,
+                  false, false, false, false, true},
+    MechanismInfo{Mechanism::SynthesizerMixture, "synth-mixture", "Synthesizer: mixture with dot product",
+                  "A = softmax((dense + random + Q K^T / sqrt(d)) / 3)", "Tay et al. 2021", false, false, false, false,
+                  false, false, false, false, false, false, false},
 };
 
 constexpr std::array kNormalisers = {Normaliser::Softmax, Normaliser::Sparsemax};
@@ -139,6 +165,14 @@ Result<void> check(const LabParams& p) {
   if (p.heads < 1 || p.heads > 64) return fail(ErrorKind::OutOfRange, "heads must be between 1 and 64");
   if (p.hops < 1 || p.hops > 32) return fail(ErrorKind::OutOfRange, "hops must be between 1 and 32");
   if (p.classes < 1 || p.classes > 64) return fail(ErrorKind::OutOfRange, "classes must be between 1 and 64");
+  if (p.rank < 1 || p.rank > kMaxTokens) {
+    return fail(ErrorKind::OutOfRange,
+                "k must be between 1 and " + std::to_string(kMaxTokens) + " (k = " + std::to_string(p.rank) + ")");
+  }
+  if (p.iterations < 1 || p.iterations > 20) {
+    return fail(ErrorKind::OutOfRange,
+                "routing iterations r must be between 1 and 20 (r = " + std::to_string(p.iterations) + ")");
+  }
   const auto& mi = info(p.mechanism);
   if (mi.uses_heads && p.dim % p.heads != 0 && p.mechanism == Mechanism::MultiHead) {
     return fail(ErrorKind::Mismatch,
@@ -468,6 +502,66 @@ Result<LabResult> run_lab(const LabRequest& request) {
       std::string probs = "p_c:";
       for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
       r.notes.push_back(probs);
+      break;
+    }
+    case Mechanism::Linformer: {
+      const Index n = xs.rows();
+      if (p.rank > n) {
+        return fail(ErrorKind::OutOfRange,
+                    "k = " + std::to_string(p.rank) + " is more than the source's " + std::to_string(n) +
+                        " tokens: Linformer projects the n keys to k <= n",
+                    "source");
+      }
+      Labels projected;
+      for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j + 1));
+      const LinformerResult res = linformer_attention(xs, random_linformer_weights(d, n, p.rank, seed), self_tag);
+      auto& maps = r.trace.maps();
+      maps[0].col_labels = projected;
+      maps[0].col_axis = "projected keys";
+      std::vector<Index> ks;
+      // Powers of two up to 64 (each costs an n x n product of n x k by k x n), and the k asked for.
+      for (Index k = 1; k <= std::min<Index>(n, 64); k *= 2) ks.push_back(k);
+      if (std::find(ks.begin(), ks.end(), Index{p.rank}) == ks.end()) ks.push_back(p.rank);
+      std::sort(ks.begin(), ks.end());
+      const auto curve = linformer_error_curve(xs, ks, seed);
+      std::string errors =
+          "|P E - A| / |A| at k = " + std::to_string(p.rank) + ": " + fmt("%.3f", res.error) + " \u00b7 as k varies:";
+      for (std::size_t i = 0; i < ks.size(); ++i) {
+        errors += (i ? ", " : " ") + std::to_string(ks[i]) + " \u2192 " + fmt("%.3f", curve[i]);
+      }
+      r.notes.push_back(errors);
+      break;
+    }
+    case Mechanism::SynthesizerDense:
+    case Mechanism::SynthesizerRandom:
+    case Mechanism::SynthesizerFactorizedDense:
+    case Mechanism::SynthesizerFactorizedRandom:
+    case Mechanism::SynthesizerMixture: {
+      const SynthesizerKind kind =
+          p.mechanism == Mechanism::SynthesizerDense              ? SynthesizerKind::Dense
+          : p.mechanism == Mechanism::SynthesizerRandom           ? SynthesizerKind::Random
+          : p.mechanism == Mechanism::SynthesizerFactorizedDense  ? SynthesizerKind::FactorizedDense
+          : p.mechanism == Mechanism::SynthesizerFactorizedRandom ? SynthesizerKind::FactorizedRandom
+                                                                  : SynthesizerKind::Mixture;
+      synthesizer_attention(xs, random_synthesizer_weights(d, xs.rows(), p.rank, seed, kind), kind, self_tag);
+      if (kind == SynthesizerKind::Random || kind == SynthesizerKind::FactorizedRandom) {
+        r.notes.emplace_back("random weights ignore the words: only their positions matter");
+      }
+      break;
+    }
+    case Mechanism::CapsuleRouting: {
+      // Output capsules of 16 dimensions, as the paper's DigitCaps; one per class.
+      constexpr Index kCapsuleDim = 16;
+      const Matrix predictions = capsule_predictions(xs, p.classes, kCapsuleDim, seed);
+      const RoutingResult res =
+          dynamic_routing(predictions, p.classes, p.iterations, tag.named("coupling").with_axes("capsules", "tokens"));
+      Labels rows;
+      for (int c = 0; c < p.classes; ++c) rows.push_back("capsule " + std::to_string(c + 1));
+      r.query_tokens = rows;
+      for (auto& m : r.trace.maps()) m.row_labels = rows;
+      std::string lengths = "|v_j| after " + std::to_string(p.iterations) + " iterations:";
+      for (Index j = 0; j < res.lengths.size(); ++j) lengths += " " + fmt("%.3f", res.lengths(j));
+      r.notes.push_back(lengths);
       break;
     }
     case Mechanism::Interactive:

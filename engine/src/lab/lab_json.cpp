@@ -27,6 +27,8 @@ std::string to_json(const LabRequest& request) {
       {"sigma", p.sigma},
       {"heads", p.heads},
       {"hops", p.hops},
+      {"iterations", p.iterations},
+      {"rank", p.rank},
       {"classes", p.classes},
       {"causal", p.causal},
       {"positions", positions_key(p.positions)},
@@ -98,6 +100,8 @@ Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view
   read("sigma", p.sigma);
   read("heads", p.heads);
   read("hops", p.hops);
+  read("iterations", p.iterations);
+  read("rank", p.rank);
   read("classes", p.classes);
   read("causal", p.causal);
   read("positions", positions);

@@ -1,7 +1,9 @@
 #include "attn/mechanisms/composite.h"
 
+#include "attn/mechanisms/normalise.h"
 #include "attn/random.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <string>
@@ -125,6 +127,55 @@ CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, co
     r.probabilities(c) = 1.0f / (1.0f + std::exp(-z));
     r.capsules.row(c) = r.probabilities(c) * r.contexts.row(c);
   }
+  return r;
+}
+
+RowVector squash(const RowVector& s) {
+  const float n2 = s.squaredNorm();
+  if (n2 == 0.0f) return s;
+  return (n2 / (1.0f + n2) / std::sqrt(n2)) * s;
+}
+
+Matrix capsule_predictions(const MatrixCRef& u, Index out_capsules, Index out_dim, std::uint64_t seed) {
+  const Index n = u.rows(), d_in = u.cols();
+  Matrix out(out_capsules * n, out_dim);
+  // Uniform entries with variance 1 / d_in: a 512-word sentence needs 1.5 million of them (3 capsules x 16 x 64
+  // per word), and a uniform draw is several times cheaper than a Box-Muller normal.
+  const float a = std::sqrt(3.0f / static_cast<float>(std::max<Index>(1, d_in)));
+  Matrix W(out_dim, d_in);
+  for (Index j = 0; j < out_capsules; ++j) {
+    for (Index i = 0; i < n; ++i) {
+      const std::uint64_t stream = static_cast<std::uint64_t>(j) * 1000003u + static_cast<std::uint64_t>(i);
+      SplitMix64 g(mix_seed(seed, 90 + stream));
+      for (Index e = 0; e < W.size(); ++e) W.data()[e] = (2.0f * g.uniform() - 1.0f) * a;  // W_ij
+      out.row(j * n + i).noalias() = u.row(i) * W.transpose();
+    }
+  }
+  return out;
+}
+
+RoutingResult dynamic_routing(const MatrixCRef& predictions, Index out_capsules, int iterations, const TraceTag& tag) {
+  assert(out_capsules > 0 && iterations >= 1 && predictions.rows() % out_capsules == 0);
+  const Index J = out_capsules, n = predictions.rows() / out_capsules, d = predictions.cols();
+  const auto u_hat = [&](Index j, Index i) { return predictions.row(j * n + i); };
+  RoutingResult r;
+  Matrix b = Matrix::Zero(J, n);
+  r.outputs = Matrix::Zero(J, d);
+  for (int t = 0; t < iterations; ++t) {
+    r.logits.push_back(b);
+    Matrix c = softmax_cols(b);  // c_i = softmax over j: each column sums to 1
+    for (Index j = 0; j < J; ++j) {
+      RowVector s = RowVector::Zero(d);
+      for (Index i = 0; i < n; ++i) s.noalias() += c(j, i) * u_hat(j, i);
+      r.outputs.row(j) = squash(s);
+    }
+    for (Index j = 0; j < J; ++j) {
+      for (Index i = 0; i < n; ++i) b(j, i) += u_hat(j, i).dot(r.outputs.row(j));
+    }
+    if (tag.enabled()) tag.named("iteration " + std::to_string(t + 1)).record(c);
+    r.coupling.push_back(std::move(c));
+  }
+  r.lengths = r.outputs.rowwise().norm();
   return r;
 }
 

@@ -31,8 +31,15 @@ enum class Mechanism {
   Hierarchical,
   AttentionOverAttention,
   Capsule,
-  Interactive,  // IAN: context and target attend to each other's average
-  Rotatory,     // LCR-Rot-hop
+  Interactive,     // IAN: context and target attend to each other's average
+  Rotatory,        // LCR-Rot-hop
+  CapsuleRouting,  // Sabour et al. 2017's routing by agreement
+  Linformer,
+  SynthesizerDense,
+  SynthesizerRandom,
+  SynthesizerFactorizedDense,
+  SynthesizerFactorizedRandom,
+  SynthesizerMixture,
 };
 
 struct MechanismInfo {
@@ -49,7 +56,9 @@ struct MechanismInfo {
   bool uses_causal;
   bool uses_classes;
   bool uses_positions;
-  bool uses_target;  // the source marks a target phrase with brackets: "the [battery life] is great"
+  bool uses_target;      // the source marks a target phrase with brackets: "the [battery life] is great"
+  bool uses_iterations;  // routing iterations r
+  bool uses_rank;        // Linformer's projected length k, the factorised Synthesizer's k
 };
 std::span<const MechanismInfo> mechanisms();
 const MechanismInfo& info(Mechanism m);
@@ -77,6 +86,8 @@ struct LabParams {
   int heads = 4;
   int hops = 3;
   int classes = 3;
+  int iterations = 3;  // capsule routing's r
+  int rank = 8;        // k
   bool causal = false;
   PositionKind positions = PositionKind::None;
   std::uint64_t seed = 42;

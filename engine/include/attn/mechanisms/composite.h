@@ -74,4 +74,25 @@ struct CapsuleResult {
 CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, const GlobalParams& params,
                                 const TraceTag& tag = {});
 
+// ---- Capsule dynamic routing (Sabour et al. 2017, "Dynamic Routing Between Capsules", procedure 1):
+// predictions u_hat(j|i) = W_ij u_i; logits b = 0; r iterations of
+//   c_i = softmax_j(b_i),  s_j = sum_i c_ij u_hat(j|i),  v_j = squash(s_j) = |s_j|^2 / (1 + |s_j|^2) s_j / |s_j|,
+//   b_ij += u_hat(j|i) . v_j.
+// The coupling coefficients of every iteration are kept. The Lab's inputs are words, so W_ij is drawn per
+// (word position i, output capsule j) from the seed: position-specific, as in the paper's primary capsules.
+struct RoutingResult {
+  std::vector<Matrix> coupling;  // iterations x (J x n): column i of iteration t is c_i, summing to 1 over j
+  std::vector<Matrix> logits;    // iterations x (J x n): b before the iteration's softmax
+  Matrix outputs;                // J x d_out: v_j after the last iteration
+  Vector lengths;                // J: |v_j|, the capsules' "probabilities"
+};
+// Every u_hat(j|i) = W_ij u_i, as a (J * n) x d_out matrix: row j * n + i. W_ij is d_out x d_in, drawn from
+// the seed uniformly with variance 1 / d_in.
+Matrix capsule_predictions(const MatrixCRef& u, Index out_capsules, Index out_dim, std::uint64_t seed);
+// `predictions` from capsule_predictions (n = predictions.rows() / J); iterations >= 1. Records "iteration t"
+// (t from 1), J x n each.
+RoutingResult dynamic_routing(const MatrixCRef& predictions, Index out_capsules, int iterations,
+                              const TraceTag& tag = {});
+RowVector squash(const RowVector& s);
+
 }  // namespace attn

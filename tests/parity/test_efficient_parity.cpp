@@ -1,0 +1,78 @@
+// Linformer and the Synthesizer's five forms against torch references written from the papers
+// (tools/parity/make_fixtures.py).
+#include "cases.h"
+#include "fixture.h"
+
+#include "attn/mechanisms/efficient.h"
+
+#include <gtest/gtest.h>
+
+namespace attn::parity {
+namespace {
+
+class LinformerParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LinformerParity, MatchesTorch) {
+  const Fixture fx = Fixture::load(GetParam());
+  ASSERT_EQ(fx.kind(), "linformer");
+  const Matrix x = fx.input("x");
+  const Index n = x.rows(), d = x.cols();
+  const LinformerWeights w{fx.input("Wq", d, d), fx.input("Wk", d, d), fx.input("Wv", d, d), fx.input("E"),
+                           fx.input("F")};
+  const Index k = w.E.rows();
+  AttentionTrace trace;
+  const LinformerResult r = linformer_attention(x, w, {.trace = &trace});
+  EXPECT_TRUE(all_near(fx.expected("P", n, k), r.P)) << "P";
+  EXPECT_TRUE(all_near(fx.expected("implied", n, n), r.implied)) << "P E";
+  EXPECT_TRUE(all_near(fx.expected("full", n, n), r.full)) << "full";
+  EXPECT_TRUE(all_near(fx.expected("output", n, d), r.output)) << "output";
+  ASSERT_EQ(trace.size(), 3u);
+  EXPECT_TRUE(all_near(fx.expected("P"), trace.maps()[0].weights)) << "recorded P";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, LinformerParity, ::testing::ValuesIn(kLinformerCases), CaseName());
+
+class SynthesizerParity : public ::testing::TestWithParam<std::string> {};
+
+SynthesizerKind synthesizer_kind(const Fixture& fx) {
+  const std::string kind = fx.text("kind");
+  if (kind == "dense") return SynthesizerKind::Dense;
+  if (kind == "random") return SynthesizerKind::Random;
+  if (kind == "factorized_dense") return SynthesizerKind::FactorizedDense;
+  if (kind == "factorized_random") return SynthesizerKind::FactorizedRandom;
+  if (kind == "mixture") return SynthesizerKind::Mixture;
+  throw FixtureError(fx.path().string() + ": unknown Synthesizer kind " + kind);
+}
+
+TEST_P(SynthesizerParity, MatchesTorch) {
+  const Fixture fx = Fixture::load(GetParam());
+  ASSERT_EQ(fx.kind(), "synthesizer");
+  const Matrix x = fx.input("x");
+  const Index n = x.rows(), d = x.cols();
+  SynthesizerWeights w;
+  w.W1 = fx.input("W1", d, d);
+  w.b1 = fx.input_vector("b1", d).transpose();
+  w.W2 = fx.input("W2", d, n);
+  w.b2 = fx.input_vector("b2", n).transpose();
+  w.R = fx.input("R", n, n);
+  w.R1 = fx.input("R1");
+  w.R2 = fx.input("R2");
+  w.Wa = fx.input("Wa");
+  w.Wb = fx.input("Wb");
+  w.Wq = fx.input("Wq", d, d);
+  w.Wk = fx.input("Wk", d, d);
+  w.Wv = fx.input("Wv", d, d);
+  AttentionTrace trace;
+  const SynthesizerResult r = synthesizer_attention(x, w, synthesizer_kind(fx), {.trace = &trace});
+  EXPECT_TRUE(all_near(fx.expected("logits", n, n), r.logits)) << "logits";
+  EXPECT_TRUE(all_near(fx.expected("weights", n, n), r.weights)) << "weights";
+  EXPECT_TRUE(all_near(fx.expected("output", n, d), r.output)) << "output";
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(trace.maps()[0].name, "synthesised");
+  EXPECT_TRUE(all_near(fx.expected("weights"), trace.maps()[0].weights)) << "recorded";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, SynthesizerParity, ::testing::ValuesIn(kSynthesizerCases), CaseName());
+
+}  // namespace
+}  // namespace attn::parity

@@ -1,0 +1,97 @@
+// Linformer and Synthesizer: what each form must be, from its definition.
+#include "attn/lab/lab.h"
+#include "attn/mechanisms/efficient.h"
+#include "attn/random.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/LU>
+
+namespace attn {
+namespace {
+
+// With k = n and E = F = I nothing is projected away: Linformer is full attention, P E = A exactly.
+TEST(Linformer, IdentityProjectionsGiveFullAttention) {
+  const Matrix x = random_normal(6, 4, 1);
+  LinformerWeights w = random_linformer_weights(4, 6, 6, 2);
+  w.E = w.F = Matrix::Identity(6, 6);
+  const LinformerResult r = linformer_attention(x, w);
+  EXPECT_LT((r.P - r.full).cwiseAbs().maxCoeff(), 1e-6f);
+  EXPECT_LT(r.error, 1e-6f);
+}
+
+TEST(Linformer, ProjectedMapIsADistributionOverKAndImpliesAnNByNMap) {
+  const Matrix x = random_normal(12, 8, 3);
+  AttentionTrace trace;
+  const LinformerResult r = linformer_attention(x, random_linformer_weights(8, 12, 3, 4), {.trace = &trace});
+  ASSERT_EQ(r.P.rows(), 12);
+  ASSERT_EQ(r.P.cols(), 3);
+  for (Index i = 0; i < 12; ++i) EXPECT_NEAR(r.P.row(i).sum(), 1.0f, 1e-5f);
+  EXPECT_EQ(r.implied.rows(), 12);
+  EXPECT_EQ(r.implied.cols(), 12);
+  EXPECT_GT(r.error, 0.0f);
+  ASSERT_EQ(trace.size(), 3u);
+  EXPECT_EQ(trace.maps()[1].name, "implied (P E)");
+  const auto curve = linformer_error_curve(x, {1, 3, 12}, 4);
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_EQ(curve[1], r.error);  // the same seed draws the same projections for k = 3
+}
+
+TEST(Synthesizer, EachFormDependsOnlyOnWhatItShould) {
+  const Index n = 7, d = 5;
+  const Matrix x = random_normal(n, d, 5);
+  Matrix other = x;
+  other.row(6) = random_normal(1, d, 6);  // another last word
+  const SynthesizerWeights w = random_synthesizer_weights(d, n, 2, 7);
+  // Random: the words do not matter at all.
+  EXPECT_EQ(synthesizer_attention(x, w, SynthesizerKind::Random).weights,
+            synthesizer_attention(other, w, SynthesizerKind::Random).weights);
+  // Dense: token i's row depends on token i alone.
+  const Matrix dense = synthesizer_attention(x, w, SynthesizerKind::Dense).weights;
+  const Matrix dense_other = synthesizer_attention(other, w, SynthesizerKind::Dense).weights;
+  EXPECT_EQ(dense.topRows(6), dense_other.topRows(6));
+  EXPECT_NE(dense.row(6), dense_other.row(6));
+  // Factorised random: logits of rank k.
+  const Matrix logits = synthesizer_attention(x, w, SynthesizerKind::FactorizedRandom).logits;
+  EXPECT_EQ(Eigen::FullPivLU<Matrix>(logits).rank(), 2);
+  // Factorised dense: C_i[p] = A_i[p mod a] B_i[p div a].
+  const Matrix fd = synthesizer_attention(x, w, SynthesizerKind::FactorizedDense).logits;
+  const Matrix A = x * w.Wa, B = x * w.Wb;
+  EXPECT_FLOAT_EQ(fd(3, 5), A(3, 5 % A.cols()) * B(3, 5 / A.cols()));
+  // Mixture: the mean of the dense, random and dot-product logits; the synthesised map first, then its parts.
+  AttentionTrace trace;
+  const SynthesizerResult mix = synthesizer_attention(x, w, SynthesizerKind::Mixture, {.trace = &trace});
+  const Matrix dot = (x * w.Wq) * (x * w.Wk).transpose() / std::sqrt(5.0f);
+  const Matrix want = (synthesizer_attention(x, w, SynthesizerKind::Dense).logits + w.R + dot) / 3.0f;
+  EXPECT_LT((mix.logits - want).cwiseAbs().maxCoeff(), 1e-5f);
+  ASSERT_EQ(trace.size(), 4u);
+  EXPECT_EQ(trace.maps()[0].name, "synthesised");
+  EXPECT_EQ(trace.maps()[3].name, "dot product");
+}
+
+TEST(Linformer, LabRefusesKAboveTheTokenCountAndLabelsTheProjectedMap) {
+  lab::LabRequest request{"", "the cat sat on the mat", {}};
+  request.params.mechanism = lab::Mechanism::Linformer;
+  request.params.rank = 7;
+  const auto refused = lab::run_lab(request);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().reason,
+            "k = 7 is more than the source's 6 tokens: Linformer projects the n keys to k <= n");
+  request.params.rank = 3;
+  const auto r = lab::run_lab(request);
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->trace.size(), 3u);
+  EXPECT_EQ(r->trace.maps()[0].col_labels, (Labels{"k1", "k2", "k3"}));
+  EXPECT_EQ(r->trace.maps()[0].row_labels.size(), 6u);
+  EXPECT_EQ(r->trace.maps()[1].col_labels.size(), 6u);
+  EXPECT_TRUE(r->notes.front().starts_with("|P E - A| / |A| at k = 3: ")) << r->notes.front();
+  request.params.rank = 0;
+  EXPECT_EQ(lab::run_lab(request).error().reason, "k must be between 1 and 2048 (k = 0)");
+  request.params.mechanism = lab::Mechanism::CapsuleRouting;
+  request.params.rank = 8;
+  request.params.iterations = 0;
+  EXPECT_EQ(lab::run_lab(request).error().reason, "routing iterations r must be between 1 and 20 (r = 0)");
+}
+
+}  // namespace
+}  // namespace attn
