@@ -91,6 +91,18 @@ TEST(Linformer, LabRefusesKAboveTheTokenCountAndLabelsTheProjectedMap) {
   request.params.rank = 8;
   request.params.iterations = 0;
   EXPECT_EQ(lab::run_lab(request).error().reason, "routing iterations r must be between 1 and 20 (r = 0)");
+  // A W_ij per word and capsule: 32 capsules x 2,048 words at dimension 1,024 would be a billion draws.
+  request.params.iterations = 3;
+  request.params.classes = 32;
+  request.params.dim = 1024;
+  request.source.clear();
+  for (int i = 0; i < 2048; ++i) request.source += "w" + std::to_string(i) + " ";
+  const auto big = lab::run_lab(request);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(big.error().reason,
+            "capsule routing draws a 16 x 1024 W_ij for each of 32 capsules and 2048 words: 1,073,741,824 weights, "
+            "over the 67,108,864 the Lab draws; fewer classes, a smaller dimension or a shorter source");
 }
 
 }  // namespace

@@ -552,6 +552,18 @@ Result<LabResult> run_lab(const LabRequest& request) {
     case Mechanism::CapsuleRouting: {
       // Output capsules of 16 dimensions, as the paper's DigitCaps; one per class.
       constexpr Index kCapsuleDim = 16;
+      // A W_ij for every word and capsule: 2^26 weights (about 0.3 s to draw) keep a keystroke's run short.
+      constexpr double kMaxRoutingWeights = 67108864.0;
+      const double weights =
+          static_cast<double>(p.classes) * static_cast<double>(xs.rows()) * kCapsuleDim * static_cast<double>(d);
+      if (weights > kMaxRoutingWeights) {
+        return fail(ErrorKind::TooLarge,
+                    "capsule routing draws a " + std::to_string(kCapsuleDim) + " x " + std::to_string(d) +
+                        " W_ij for each of " + std::to_string(p.classes) + " capsules and " +
+                        std::to_string(xs.rows()) + " words: " + with_commas(static_cast<long long>(weights)) +
+                        " weights, over the " + with_commas(static_cast<long long>(kMaxRoutingWeights)) +
+                        " the Lab draws; fewer classes, a smaller dimension or a shorter source");
+      }
       const Matrix predictions = capsule_predictions(xs, p.classes, kCapsuleDim, seed);
       const RoutingResult res =
           dynamic_routing(predictions, p.classes, p.iterations, tag.named("coupling").with_axes("capsules", "tokens"));
