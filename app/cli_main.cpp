@@ -26,6 +26,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace Qt::StringLiterals;
 
@@ -44,6 +45,19 @@ int usageError(const QString& message) {
 using attn::app::pathValue;
 using attn::app::rawOption;
 
+std::vector<QCommandLineOption> countOptions() {
+  std::vector<QCommandLineOption> out;
+  for (const auto& c : attn::lab::count_params()) {
+    QStringList names;
+    if (!c.alias.empty()) names << QString::fromUtf8(c.alias.data(), qsizetype(c.alias.size()));
+    names << QString::fromUtf8(c.key.data(), qsizetype(c.key.size()));
+    const QString help =
+        QString::fromUtf8(c.help.data(), qsizetype(c.help.size())) + u" (%1 to %2)."_s.arg(c.min).arg(c.max);
+    out.emplace_back(names, help, u"n"_s);
+  }
+  return out;
+}
+
 struct Options {
   QCommandLineOption mechanism{u"mechanism"_s, u"Mechanism key or score name (default: global). See --list."_s,
                                u"key"_s};
@@ -58,11 +72,8 @@ struct Options {
   QCommandLineOption window{u"window"_s, u"Local attention half-width D."_s, u"D"_s};
   QCommandLineOption sigma{u"sigma"_s, u"Gaussian width of local-p; <= 0 means D/2."_s, u"sigma"_s};
   QCommandLineOption heads{u"heads"_s, u"Number of heads."_s, u"n"_s};
-  QCommandLineOption hops{u"hops"_s, u"Number of hops."_s, u"n"_s};
-  QCommandLineOption iterations{u"iterations"_s, u"Capsule routing iterations r."_s, u"r"_s};
-  QCommandLineOption rank{QStringList{u"k"_s, u"rank"_s},
-                          u"Linformer's projected length k; the factorised random Synthesizer's rank."_s, u"k"_s};
-  QCommandLineOption classes{u"classes"_s, u"Capsule classes."_s, u"n"_s};
+  // --hops, --iterations, -k/--rank, --buckets, --chunk, --hashes, --classes: attn::lab::count_params().
+  std::vector<QCommandLineOption> counts = countOptions();
   QCommandLineOption causal{u"causal"_s, u"Causal mask: tokens attend only to earlier tokens."_s};
   QCommandLineOption positions{u"positions"_s, u"Positions added to embeddings: none, sinusoidal, learned."_s,
                                u"kind"_s};
@@ -262,11 +273,12 @@ int runLab(QCommandLineParser& parser, const Options& o) {
   QString error;
   if (!parseNumber(parser, o.temperature, p.temperature, error) || !parseNumber(parser, o.window, p.window, error) ||
       !parseNumber(parser, o.sigma, p.sigma, error) || !parseNumber(parser, o.heads, p.heads, error) ||
-      !parseNumber(parser, o.hops, p.hops, error) || !parseNumber(parser, o.iterations, p.iterations, error) ||
-      !parseNumber(parser, o.rank, p.rank, error) || !parseNumber(parser, o.classes, p.classes, error) ||
       !parseNumber(parser, o.seed, p.seed, error) || !parseNumber(parser, o.dim, p.dim, error) ||
       !parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error)) {
     return usageError(error);
+  }
+  for (std::size_t i = 0; i < o.counts.size(); ++i) {
+    if (!parseNumber(parser, o.counts[i], p.*attn::lab::count_params()[i].field, error)) return usageError(error);
   }
   job.size = QSize(width, height);
   job.map = parser.value(o.map);
@@ -540,10 +552,10 @@ int main(int argc, char* argv[]) {
   parser.clearPositionalArguments();
   if (command == u"lab"_s) {
     parser.addPositionalArgument(u"lab"_s, u"Run a mechanism and write its view."_s, u"lab [options]"_s);
-    parser.addOptions({o.mechanism, o.query,     o.source,   o.input, o.score,      o.normaliser, o.temperature,
-                       o.window,    o.sigma,     o.heads,    o.hops,  o.iterations, o.rank,       o.classes,
-                       o.causal,    o.positions, o.seed,     o.dim,   o.map,        o.out,        o.csv,
-                       o.width,     o.height,    o.colormap, o.list});
+    parser.addOptions({o.mechanism, o.query, o.source, o.input,  o.score,     o.normaliser, o.temperature,
+                       o.window,    o.sigma, o.heads,  o.causal, o.positions, o.seed,       o.dim,
+                       o.map,       o.out,   o.csv,    o.width,  o.height,    o.colormap,   o.list});
+    for (const auto& option : o.counts) parser.addOption(option);
   } else if (command == u"demo"_s) {
     parser.addPositionalArgument(u"demo"_s, u"Render the bundled demo views to PNG files."_s, u"demo [options]"_s);
     parser.addOption(o.outDir);

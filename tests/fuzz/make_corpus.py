@@ -246,11 +246,19 @@ def make_lab_request():
         {"mechanism": "gated", "score": "concat", "normaliser": "sparsemax", "temperature": 0.5},
         {"mechanism": "location", "positions": "learned"}, {"mechanism": "self", "score": "cosine"},
         {"mechanism": "pooling"}, {"mechanism": "hard-argmax", "score": "general"},
+        {"mechanism": "rot-hop", "source": "after a week the [battery life] is great but the screen is dim"},
+        {"mechanism": "ian", "source": "the [screen] is dim"},
+        {"mechanism": "rot-hop", "source": "a [nested [target]] and ] stray", "_name": "rot-hop-bad-markup"},
+        {"mechanism": "capsule-routing", "iterations": 4}, {"mechanism": "linformer", "rank": 3},
+        {"mechanism": "synth-mixture", "rank": 3}, {"mechanism": "synth-random-factorized", "rank": 3},
+        {"mechanism": "reformer", "buckets": 6, "chunk": 2, "hashes": 3},
+        {"mechanism": "reformer", "buckets": 0, "chunk": 0, "_name": "reformer-zero-buckets"},
     ]
     for k, v in enumerate(variants):
         request = dict(base)
         request.update(v)
-        put("lab_request", "lab-%02d-%s.json" % (k, request["mechanism"]), json.dumps(request, indent=2))
+        name = request.pop("_name", request["mechanism"])
+        put("lab_request", "lab-%02d-%s.json" % (k, name), json.dumps(request, indent=2))
 
 
 def make_session():

@@ -40,6 +40,8 @@ inline const std::vector<std::string> kRotatoryCases = {"aspect_rotatory", "aspe
 inline const std::vector<std::string> kRoutingCases = {"capsule_routing", "capsule_routing_one_iteration"};
 // Linformer (Wang et al. 2020) and Synthesizer (Tay et al. 2021).
 inline const std::vector<std::string> kLinformerCases = {"linformer_k4", "linformer_k_equals_n"};
+inline const std::vector<std::string> kReformerCases = {"reformer_two_rounds", "reformer_short_last_chunk",
+                                                        "reformer_chunks_of_one"};
 inline const std::vector<std::string> kSynthesizerCases = {"synthesizer_dense", "synthesizer_random",
                                                            "synthesizer_factorized_dense",
                                                            "synthesizer_factorized_random", "synthesizer_mixture"};
@@ -81,7 +83,7 @@ inline std::vector<std::string> all_cases() {
   for (const auto* list :
        {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases, &kGeluCases,
         &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases, &kRoutingCases, &kLinformerCases,
-        &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
+        &kReformerCases, &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

@@ -1,5 +1,5 @@
-// Linformer and the Synthesizer's five forms against torch references written from the papers
-// (tools/parity/make_fixtures.py).
+// Linformer, the Reformer's LSH attention and the Synthesizer's five forms against torch references written from the
+// papers (tools/parity/make_fixtures.py).
 #include "cases.h"
 #include "fixture.h"
 
@@ -31,6 +31,40 @@ TEST_P(LinformerParity, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, LinformerParity, ::testing::ValuesIn(kLinformerCases), CaseName());
+
+class ReformerParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReformerParity, MatchesTorch) {
+  const Fixture fx = Fixture::load(GetParam());
+  ASSERT_EQ(fx.kind(), "reformer");
+  const Matrix x = fx.input("x");
+  const Index n = x.rows(), d = x.cols();
+  const ReformerParams params{
+      .buckets = fx.integer("buckets"), .chunk = fx.integer("chunk"), .hashes = fx.integer("hashes")};
+  ReformerWeights w{fx.input("Wqk", d, d), fx.input("Wv", d, d), {}};
+  for (int r = 0; r < params.hashes; ++r)
+    w.rotations.push_back(fx.input("R" + std::to_string(r), d, params.buckets / 2));
+  AttentionTrace trace;
+  const ReformerResult res = reformer_attention(x, w, params, {.trace = &trace});
+  const Matrix buckets = fx.expected("buckets", params.hashes, n), order = fx.expected("order", params.hashes, n),
+               lse = fx.expected("lse", params.hashes, n);
+  ASSERT_EQ(res.rounds.size(), static_cast<std::size_t>(params.hashes));
+  for (int r = 0; r < params.hashes; ++r) {
+    for (Index i = 0; i < n; ++i) {
+      EXPECT_EQ(res.rounds[r].buckets[i], static_cast<int>(buckets(r, i))) << "round " << r << ", token " << i;
+      EXPECT_EQ(res.rounds[r].order[i], static_cast<Index>(order(r, i))) << "round " << r << ", position " << i;
+    }
+    EXPECT_TRUE(all_near(lse.row(r).transpose(), res.rounds[r].lse)) << "lse, round " << r;
+  }
+  EXPECT_TRUE(all_near(fx.expected("weights", n, n), res.weights)) << "weights";
+  EXPECT_TRUE(all_near(fx.expected("full", n, n), res.full)) << "full";
+  EXPECT_TRUE(all_near(fx.expected("missed", 1, n).transpose(), res.missed)) << "missed";
+  EXPECT_TRUE(all_near(fx.expected("output", n, d), res.output)) << "output";
+  ASSERT_EQ(trace.size(), 2u + static_cast<std::size_t>(params.hashes));
+  EXPECT_TRUE(all_near(fx.expected("weights"), trace.maps()[0].weights)) << "recorded";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReformerParity, ::testing::ValuesIn(kReformerCases), CaseName());
 
 class SynthesizerParity : public ::testing::TestWithParam<std::string> {};
 

@@ -1,4 +1,4 @@
-// Linformer and Synthesizer: what each form must be, from its definition.
+// Linformer, Synthesizer and the Reformer's LSH attention: what each must be, from its definition.
 #include "attn/lab/lab.h"
 #include "attn/mechanisms/efficient.h"
 #include "attn/random.h"
@@ -86,11 +86,11 @@ TEST(Linformer, LabRefusesKAboveTheTokenCountAndLabelsTheProjectedMap) {
   EXPECT_EQ(r->trace.maps()[1].col_labels.size(), 6u);
   EXPECT_TRUE(r->notes.front().starts_with("|P E - A| / |A| at k = 3: ")) << r->notes.front();
   request.params.rank = 0;
-  EXPECT_EQ(lab::run_lab(request).error().reason, "k must be between 1 and 2048 (k = 0)");
+  EXPECT_EQ(lab::run_lab(request).error().reason, "k must be between 1 and 2,048 (got 0)");
   request.params.mechanism = lab::Mechanism::CapsuleRouting;
   request.params.rank = 8;
   request.params.iterations = 0;
-  EXPECT_EQ(lab::run_lab(request).error().reason, "routing iterations r must be between 1 and 20 (r = 0)");
+  EXPECT_EQ(lab::run_lab(request).error().reason, "routing iterations r must be between 1 and 20 (got 0)");
   // A W_ij per word and capsule: 32 capsules x 2,048 words at dimension 1,024 would be a billion draws.
   request.params.iterations = 3;
   request.params.classes = 32;
@@ -103,6 +103,116 @@ TEST(Linformer, LabRefusesKAboveTheTokenCountAndLabelsTheProjectedMap) {
   EXPECT_EQ(big.error().reason,
             "capsule routing draws a 16 x 1024 W_ij for each of 32 capsules and 2048 words: 1,073,741,824 weights, "
             "over the 67,108,864 the Lab draws; fewer classes, a smaller dimension or a shorter source");
+}
+
+// ---- Reformer
+
+// Two buckets from one column of R: h = 0 where x R > 0 (argmax of [x R; -x R]), 1 where it is negative; the
+// order is by bucket, then by position.
+TEST(Reformer, BucketsAreTheArgmaxOfTheRotationAndTheOrderIsStable) {
+  Matrix x(5, 2);
+  x << 1, 0.1f, -1, 0.2f, 2, -0.3f, -0.5f, 1, 0.7f, 0.4f;
+  ReformerWeights w{Matrix::Identity(2, 2), Matrix::Identity(2, 2), {Matrix(2, 1)}};
+  w.rotations[0] << 1, 0;
+  const ReformerResult r = reformer_attention(x, w, {.buckets = 2, .chunk = 2, .hashes = 1});
+  ASSERT_EQ(r.rounds.size(), 1u);
+  EXPECT_EQ(r.rounds[0].buckets, (std::vector<int>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(r.rounds[0].order, (std::vector<Index>{0, 2, 4, 1, 3}));
+}
+
+// One chunk as long as the input and one round: every query sees every key, LSH is full attention and
+// misses nothing. Self-attention is masked in both (-1e5), so the diagonal is zero.
+TEST(Reformer, OneChunkOverEverythingIsFullAttention) {
+  const Matrix x = random_normal(9, 6, 11);
+  const ReformerWeights w = random_reformer_weights(6, 4, 1, 12);
+  const ReformerResult r = reformer_attention(x, w, {.buckets = 4, .chunk = 9, .hashes = 1});
+  EXPECT_LT((r.weights - r.full).cwiseAbs().maxCoeff(), 1e-6f);
+  EXPECT_LT(r.missed.cwiseAbs().maxCoeff(), 1e-6f);
+  EXPECT_LT(r.weights.diagonal().cwiseAbs().maxCoeff(), 1e-30f);
+}
+
+TEST(Reformer, QueriesSeeOnlyTheirChunkAndTheOneBefore) {
+  const Index n = 23;
+  const int m = 3;
+  const Matrix x = random_normal(n, 8, 21);
+  AttentionTrace trace;
+  const ReformerResult r = reformer_attention(x, random_reformer_weights(8, 6, 2, 22),
+                                              {.buckets = 6, .chunk = m, .hashes = 2}, {.trace = &trace});
+  Matrix allowed = Matrix::Zero(n, n);
+  for (const LshRound& round : r.rounds) {
+    ASSERT_EQ(round.order.size(), static_cast<std::size_t>(n));
+    for (Index s = 0; s < n; ++s) {
+      for (Index t = 0; t < n; ++t) {
+        if (t / m == s / m || t / m == s / m - 1) allowed(round.order[s], round.order[t]) = 1;
+      }
+    }
+  }
+  Matrix seen_full = Matrix::Zero(n, 1);
+  for (Index i = 0; i < n; ++i) {
+    EXPECT_NEAR(r.weights.row(i).sum(), 1.0f, 1e-5f);
+    EXPECT_EQ(r.weights(i, i), 0.0f) << "self, query " << i;
+    float missed = 0;
+    for (Index j = 0; j < n; ++j) {
+      if (allowed(i, j) == 0) {
+        EXPECT_EQ(r.weights(i, j), 0.0f) << i << " -> " << j;
+        missed += r.full(i, j);
+      }
+    }
+    EXPECT_NEAR(r.missed(i), missed, 1e-6f);
+  }
+  EXPECT_GT(r.missed.maxCoeff(), 0.0f);  // 23 tokens in chunks of 3: some keys are out of sight
+  // LSH attention, full attention, then one sorted map per round with the chunk band on its diagonal.
+  ASSERT_EQ(trace.size(), 4u);
+  EXPECT_EQ(trace.maps()[2].name, "sorted by bucket \u00b7 round 1");
+  const Matrix& sorted = trace.maps()[3].weights;
+  for (Index s = 0; s < n; ++s) {
+    for (Index t = 0; t < n; ++t) {
+      if (t / m > s / m || t / m < s / m - 1) {
+        EXPECT_EQ(sorted(s, t), 0.0f);
+      }
+    }
+    EXPECT_NEAR(sorted.row(s).sum(), 1.0f, 1e-5f);
+  }
+}
+
+// A query alone in the first chunk (m = 1) sees only itself: that round gives it all its weight on itself
+// with log-sum-exp -1e5, so the other round decides.
+TEST(Reformer, SelfOnlyWhenNothingElseIsInSight) {
+  const Matrix x = random_normal(4, 4, 31);
+  const ReformerWeights w = random_reformer_weights(4, 2, 1, 32);
+  const ReformerResult r = reformer_attention(x, w, {.buckets = 2, .chunk = 1, .hashes = 1});
+  const Index first = r.rounds[0].order[0];
+  EXPECT_FLOAT_EQ(r.weights(first, first), 1.0f);
+  EXPECT_FLOAT_EQ(r.rounds[0].lse(first), kReformerSelfLogit);
+}
+
+TEST(Reformer, LabRefusesBadCountsAndReadsLongSources) {
+  lab::LabRequest request;
+  request.params.mechanism = lab::Mechanism::Reformer;
+  request.source = "one two three four five six seven eight nine ten";
+  request.params.buckets = 0;
+  EXPECT_EQ(lab::run_lab(request).error().reason, "LSH buckets must be between 2 and 1,024 (got 0)");
+  request.params.buckets = 5;
+  EXPECT_EQ(lab::run_lab(request).error().reason,
+            "LSH buckets must be even: h(x) = argmax([x R; -x R]) has two buckets per column of R (buckets = 5)");
+  request.params.buckets = 4;
+  request.params.chunk = 0;
+  EXPECT_EQ(lab::run_lab(request).error().reason, "the LSH chunk width m must be between 1 and 8,192 (got 0)");
+  request.params.chunk = 4;
+  const auto r = lab::run_lab(request);
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->trace.size(), 4u);
+  EXPECT_TRUE(r->notes.front().starts_with("attention mass LSH misses")) << r->notes.front();
+  EXPECT_EQ(r->trace.maps()[2].row_labels.size(), 10u);
+  EXPECT_NE(r->trace.maps()[2].row_labels[0].find(" \u00b7 b"), std::string::npos);
+  // 3,000 words: past the 2,048 of the other mechanisms, within the 8,192 of the efficient ones.
+  request.source.clear();
+  for (int i = 0; i < 3000; ++i) request.source += "w" + std::to_string(i % 97) + " ";
+  const auto longer = lab::run_lab(request);
+  ASSERT_TRUE(longer) << longer.error().message();
+  EXPECT_TRUE(longer->warnings.empty());
+  EXPECT_EQ(longer->source_tokens.size(), 3000u);
+  EXPECT_EQ(lab::max_tokens(lab::Mechanism::Global), lab::kMaxTokens);
 }
 
 }  // namespace

@@ -55,6 +55,9 @@ Session sample() {
   l.request.params.heads = 8;
   l.request.params.hops = 4;
   l.request.params.classes = 6;
+  l.request.params.buckets = 6;
+  l.request.params.chunk = 5;
+  l.request.params.hashes = 3;
   l.request.params.causal = true;
   l.request.params.positions = PositionKind::Sinusoidal;
   l.request.params.seed = 123456789;
@@ -383,8 +386,10 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        "\"lab\""},
       {"lab hops 0", [](ojson& j) { j["tabs"]["lab"]["request"]["hops"] = 0; }, ErrorKind::OutOfRange, "\"hops\"",
        "\"lab\""},
-      {"lab classes 33", [](ojson& j) { j["tabs"]["lab"]["request"]["classes"] = 33; }, ErrorKind::OutOfRange,
+      {"lab classes 65", [](ojson& j) { j["tabs"]["lab"]["request"]["classes"] = 65; }, ErrorKind::OutOfRange,
        "\"classes\"", "\"lab\""},
+      {"lab buckets 0", [](ojson& j) { j["tabs"]["lab"]["request"]["buckets"] = 0; }, ErrorKind::OutOfRange,
+       "\"buckets\"", "\"lab\""},
       {"lab causal", [](ojson& j) { j["tabs"]["lab"]["request"]["causal"] = 1; }, ErrorKind::Malformed, "\"causal\"",
        "\"lab\""},
       {"lab seed negative", [](ojson& j) { j["tabs"]["lab"]["request"]["seed"] = -1; }, ErrorKind::OutOfRange,

@@ -939,6 +939,63 @@ def synthesizer_mixture():
     return synthesizer_case("synthesizer_mixture", "mixture", 7, 5, 2, 1181)
 
 
+# Reformer LSH attention (Kitaev et al. 2020, sec. 2-3), from the paper, as masks over the whole n x n map
+# (the engine walks chunks of the sorted order instead).
+def reformer_case(name, n, d, buckets, chunk, hashes, seed):
+    x = normal(seed, (n, d))
+    Wqk, Wv = normal(seed + 1, (d, d), 1 / math.sqrt(d)), normal(seed + 2, (d, d), 1 / math.sqrt(d))
+    rotations = [normal(seed + 10 + r, (d, buckets // 2)) for r in range(hashes)]
+    Q = x @ Wqk
+    K = Q / Q.norm(dim=-1, keepdim=True)  # shared QK: keys are the queries at unit length
+    logits = Q @ K.T / math.sqrt(d)
+    eye = torch.eye(n, dtype=torch.bool)
+    logits = logits.masked_fill(eye, -1e5)  # no attention to self unless nothing else
+    all_buckets, orders, lses, maps, seen = [], [], [], [], torch.zeros(n, n, dtype=torch.bool)
+    for R in rotations:
+        proj = K @ R
+        b = torch.argmax(torch.cat([proj, -proj], dim=-1), dim=-1)  # h(x) = argmax([xR; -xR])
+        order = torch.argsort(b * n + torch.arange(n))  # by bucket, then position
+        pos = torch.empty(n, dtype=torch.long)
+        pos[order] = torch.arange(n)  # each token's sorted position
+        c = pos // chunk
+        allowed = ((c[:, None] - c[None, :]) == 0) | ((c[:, None] - c[None, :]) == 1)  # own chunk, one back
+        masked = logits.masked_fill(~allowed, float("-inf"))
+        lse = torch.logsumexp(masked, dim=-1)
+        all_buckets.append(b.double())
+        orders.append(order.double())
+        lses.append(lse)
+        maps.append(torch.exp(masked - lse[:, None]))
+        seen |= allowed
+    L = torch.stack(lses)  # hashes x n
+    share = torch.exp(L - torch.logsumexp(L, dim=0))  # each round's weight, per query
+    weights = sum(share[r][:, None] * maps[r] for r in range(hashes))
+    full = torch.softmax(logits, dim=-1)
+    missed = (full * (~seen).double()).sum(dim=-1)
+    close(weights.sum(dim=-1), torch.ones(n, dtype=torch.float64), 1e-12, "reformer rows")
+    inputs = {"x": x, "Wqk": Wqk, "Wv": Wv}
+    for r, R in enumerate(rotations):
+        inputs[f"R{r}"] = R
+    return write_case(name, "reformer", f"Reformer LSH, n={n}, d={d}, buckets={buckets}, m={chunk}, rounds={hashes}",
+                      {"buckets": buckets, "chunk": chunk, "hashes": hashes}, inputs,
+                      {"buckets": torch.stack(all_buckets), "order": torch.stack(orders), "lse": L,
+                       "weights": weights, "full": full, "missed": missed[None, :], "output": weights @ (x @ Wv)})
+
+
+@case
+def reformer_two_rounds():
+    return reformer_case("reformer_two_rounds", 11, 6, 4, 3, 2, 1201)
+
+
+@case
+def reformer_short_last_chunk():
+    return reformer_case("reformer_short_last_chunk", 10, 4, 6, 4, 1, 1221)
+
+
+@case
+def reformer_chunks_of_one():
+    return reformer_case("reformer_chunks_of_one", 7, 5, 2, 1, 3, 1241)
+
+
 # ---------------------------------------------------------------------------------------------------
 
 

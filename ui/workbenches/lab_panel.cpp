@@ -158,15 +158,11 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
          "dimension among them, so it offers only the divisors of the dimension"));
   paramsForm_->addRow(tr("&Heads:"), headsSpin_);
 
-  hopsSpin_ = addCountRow(paramsForm_, paramsGroup, u"hops"_s, tr("Ho&ps:"), 1, 12,
-                          tr("Attention hops over the memory; each hop gets its own map"));
-  iterationsSpin_ = addCountRow(paramsForm_, paramsGroup, u"iterations"_s, tr("Iteration&s:"), 1, 20,
-                                tr("Routing iterations r; each iteration's coupling coefficients get their own map"));
-  rankSpin_ = addCountRow(paramsForm_, paramsGroup, u"rank"_s, tr("&k:"), 1, attn::lab::kMaxTokens,
-                          tr("k: the length Linformer projects the keys and values to, the rank of a factorised "
-                             "random Synthesizer"));
-  classesSpin_ = addCountRow(paramsForm_, paramsGroup, u"classes"_s, tr("C&lasses:"), 1, 32,
-                             tr("Capsules: one query (or one output capsule) per class"));
+  // Hops, iterations, k, the LSH counts and classes: one row per entry of the engine's table.
+  for (const auto& c : attn::lab::count_params()) {
+    countSpins_.push_back(
+        addCountRow(paramsForm_, paramsGroup, fromView(c.key), fromView(c.label), c.min, c.max, fromView(c.help)));
+  }
 
   causalCheck_ = new QCheckBox(tr("&Causal mask"), paramsGroup);
   causalCheck_->setObjectName(u"causal"_s);

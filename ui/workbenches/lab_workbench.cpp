@@ -108,10 +108,9 @@ LabWorkbench::LabWorkbench(QWidget* parent)
       headsSpin_->setValue(headsSpin_->nearestAllowed(headsSpin_->value()));
     }
   });
-  for (QSpinBox* spin : {windowSpin_, static_cast<QSpinBox*>(headsSpin_), hopsSpin_, iterationsSpin_, rankSpin_,
-                         classesSpin_, seedSpin_, dimSpin_}) {
-    connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
-  }
+  std::vector<QSpinBox*> spins = {windowSpin_, headsSpin_, seedSpin_, dimSpin_};
+  spins.insert(spins.end(), countSpins_.begin(), countSpins_.end());
+  for (QSpinBox* spin : spins) connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
   connect(causalCheck_, &QCheckBox::toggled, this, &LabWorkbench::post);
   connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
@@ -151,10 +150,8 @@ attn::lab::LabRequest LabWorkbench::request() const {
   p.window = windowSpin_->value();
   p.sigma = sigmaSpin_->value() <= 0.0 ? -1.0f : float(sigmaSpin_->value());
   p.heads = headsSpin_->value();
-  p.hops = hopsSpin_->value();
-  p.iterations = iterationsSpin_->value();
-  p.rank = rankSpin_->value();
-  p.classes = classesSpin_->value();
+  const auto counts = attn::lab::count_params();
+  for (std::size_t i = 0; i < counts.size(); ++i) p.*counts[i].field = countSpins_[i]->value();
   p.causal = causalCheck_->isChecked();
   p.positions = attn::PositionKind(positionsBox_->currentData().toInt());
   p.seed = std::uint64_t(seedSpin_->value());
@@ -164,9 +161,9 @@ attn::lab::LabRequest LabWorkbench::request() const {
 
 void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   // One request for the whole change, not one per widget.
-  const QList<QWidget*> widgets = {mechanismBox_, scoreBox_,    normaliserBox_, temperatureSpin_, windowSpin_,
-                                   sigmaSpin_,    headsSpin_,   hopsSpin_,      iterationsSpin_,  rankSpin_,
-                                   classesSpin_,  causalCheck_, positionsBox_,  seedSpin_,        dimSpin_};
+  QList<QWidget*> widgets = {mechanismBox_, scoreBox_,    normaliserBox_, temperatureSpin_, windowSpin_, sigmaSpin_,
+                             headsSpin_,    causalCheck_, positionsBox_,  seedSpin_,        dimSpin_};
+  widgets.append(QList<QWidget*>(countSpins_.begin(), countSpins_.end()));
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (auto* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
   const auto catalogue = attn::lab::mechanisms();
@@ -179,10 +176,8 @@ void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   windowSpin_->setValue(p.window);
   sigmaSpin_->setValue(p.sigma <= 0.0f ? 0.0 : double(p.sigma));
   headsSpin_->setValue(p.heads);
-  hopsSpin_->setValue(p.hops);
-  iterationsSpin_->setValue(p.iterations);
-  rankSpin_->setValue(p.rank);
-  classesSpin_->setValue(p.classes);
+  const auto counts = attn::lab::count_params();
+  for (std::size_t i = 0; i < counts.size(); ++i) countSpins_[i]->setValue(p.*counts[i].field);
   causalCheck_->setChecked(p.causal);
   positionsBox_->setCurrentIndex(std::max(0, positionsBox_->findData(int(p.positions))));
   seedSpin_->setValue(int(std::min<std::uint64_t>(p.seed, INT_MAX)));
@@ -204,10 +199,8 @@ void LabWorkbench::updateMechanismControls() {
   paramsForm_->setRowVisible(windowSpin_, info.uses_window);
   paramsForm_->setRowVisible(sigmaSpin_, info.uses_window);
   paramsForm_->setRowVisible(headsSpin_, info.uses_heads);
-  paramsForm_->setRowVisible(hopsSpin_, info.uses_hops);
-  paramsForm_->setRowVisible(iterationsSpin_, info.uses_iterations);
-  paramsForm_->setRowVisible(rankSpin_, info.uses_rank);
-  paramsForm_->setRowVisible(classesSpin_, info.uses_classes);
+  const auto counts = attn::lab::count_params();
+  for (std::size_t i = 0; i < counts.size(); ++i) paramsForm_->setRowVisible(countSpins_[i], info.*counts[i].used);
   paramsForm_->setRowVisible(causalCheck_, info.uses_causal);
   paramsForm_->setRowVisible(positionsBox_, info.uses_positions);
   queryEdit_->setEnabled(info.uses_query);

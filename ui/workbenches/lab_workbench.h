@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -156,10 +157,7 @@ class LabWorkbench : public Workbench {
   QSpinBox* windowSpin_ = nullptr;
   QDoubleSpinBox* sigmaSpin_ = nullptr;
   DivisorSpinBox* headsSpin_ = nullptr;
-  QSpinBox* hopsSpin_ = nullptr;
-  QSpinBox* iterationsSpin_ = nullptr;
-  QSpinBox* rankSpin_ = nullptr;
-  QSpinBox* classesSpin_ = nullptr;
+  std::vector<QSpinBox*> countSpins_;  // one per attn::lab::count_params() entry, in its order
   QCheckBox* causalCheck_ = nullptr;
   QComboBox* positionsBox_ = nullptr;
   QSpinBox* seedSpin_ = nullptr;

@@ -432,10 +432,7 @@ Result<LabSection> read_lab(const Reader& reader, const json& j, std::vector<Err
     ATTN_TRY(r.whole("window", 0, 256, p.window));
     ATTN_TRY(r.number("sigma", -1.0, 256.0, p.sigma));
     ATTN_TRY(r.whole("heads", 1, 16, p.heads));
-    ATTN_TRY(r.whole("hops", 1, 12, p.hops));
-    ATTN_TRY(r.whole("iterations", 1, 20, p.iterations));
-    ATTN_TRY(r.whole("rank", 1, 2048, p.rank));
-    ATTN_TRY(r.whole("classes", 1, 32, p.classes));
+    for (const lab::CountParam& c : lab::count_params()) ATTN_TRY(r.whole(c.key, c.min, c.max, p.*c.field));
     ATTN_TRY(r.boolean("causal", p.causal));
     ATTN_TRY(r.whole("seed", 0, static_cast<std::int64_t>(kMaxSessionSeed), p.seed));
     ATTN_TRY(r.whole("dim", 4, 1024, p.dim));

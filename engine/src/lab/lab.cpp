@@ -21,80 +21,115 @@ namespace attn::lab {
 namespace {
 
 // id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions, target,
-// iterations, rank
+// iterations, rank, lsh (buckets, chunk, hashes), segments
 constexpr std::array kCatalogue = {
     MechanismInfo{Mechanism::Global, "global", "Global (soft)",
                   "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s", "Luong et al. 2015; Bahdanau et al. 2015",
-                  true, true, false, false, false, false, false, false, false, false, false},
+                  true, true, false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalMonotonic, "local-m", "Local-m (monotonic)",
                   "p_t = t;  a = softmax over s in [p_t - D, p_t + D]", "Luong et al. 2015, sec. 3.2", true, true, true,
-                  false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::LocalPredictive, "local-p", "Local-p (predictive)",
                   "p_t = S sigmoid(v_p^T tanh(W_p h_t));  a = softmax(window) * exp(-(s - p_t)^2 / 2 sigma^2)",
                   "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false, false, false,
-                  false},
+                  false, false, false},
     MechanismInfo{Mechanism::Location, "location", "Location-based", "a_t = softmax(W_a h_t)",
                   "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false, false, false,
-                  false},
+                  false, false, false},
     MechanismInfo{Mechanism::HardArgmax, "hard-argmax", "Hard (argmax)", "s_t = argmax_s a_ts;  c_t = v_{s_t}",
-                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false, false, false,
-                  false},
+                  "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false, false, false, false,
+                  false, false},
     MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)",
                   "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}", "Xu et al. 2015, sec. 4.1", true, true, false,
-                  false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::GatedSoft, "gated", "Soft with gate beta",
                   "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true,
-                  true, false, false, false, false, false, false, false, false, false},
+                  true, false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention", "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v",
-                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false, false, false, false},
+                  "Vaswani et al. 2017", false, false, false, false, false, true, false, false, false, false, false,
+                  false, false},
     MechanismInfo{Mechanism::MultiHead, "multi-head", "Multi-head self-attention",
                   "concat_h softmax(Q_h K_h^T / sqrt(d_h)) V_h  W_O", "Vaswani et al. 2017, sec. 3.2.2", false, false,
-                  false, true, false, true, false, false, false, false, false},
+                  false, true, false, true, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::Pooling, "pooling", "Attention pooling (no query)",
                   "s_i = w^T tanh(W x_i + b);  a = softmax(s);  c = sum_i a_i x_i", "Yang et al. 2016", false, false,
-                  false, false, false, false, false, true, false, false, false},
+                  false, false, false, false, false, true, false, false, false, false, false},
     MechanismInfo{Mechanism::MultiHeadPooling, "multi-head-pooling", "Multi-head pooling",
                   "A = softmax(W_2 tanh(W_1 X^T));  c = concat rows of A X", "Lin et al. 2017", false, false, false,
-                  true, false, false, false, true, false, false, false},
+                  true, false, false, false, true, false, false, false, false, false},
     MechanismInfo{Mechanism::MultiHop, "multi-hop", "Multi-hop", "q(s+1) = q(s) + c(s),  s = 1..S",
-                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false, false, false, false},
+                  "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false, false, false, false,
+                  false, false},
     MechanismInfo{Mechanism::Hierarchical, "hierarchical", "Hierarchical (word -> sentence)",
                   "words: a_it = softmax(u_w^T tanh(W_w h_it + b_w));  sentences: the same over s_i",
-                  "Yang et al. 2016", false, false, false, false, false, false, false, false, false, false, false},
+                  "Yang et al. 2016", false, false, false, false, false, false, false, false, false, false, false,
+                  false, false},
     MechanismInfo{Mechanism::AttentionOverAttention, "aoa", "Attention-over-attention",
                   "M = D Q^T;  alpha = col-softmax(M);  beta = row-softmax(M);  s = alpha mean_t(beta)",
-                  "Cui et al. 2017", true, false, false, false, false, false, false, false, false, false, false},
+                  "Cui et al. 2017", true, false, false, false, false, false, false, false, false, false, false, false,
+                  false},
     MechanismInfo{Mechanism::Capsule, "capsule", "Capsule attention",
                   "c_c = sum_i softmax(q_c . x_i) x_i;  p_c = sigmoid(w_c . c_c + b_c);  r_c = p_c c_c",
-                  "one query per class", false, false, false, false, false, false, true, false, false, false, false},
+                  "one query per class", false, false, false, false, false, false, true, false, false, false, false,
+                  false, false},
     MechanismInfo{Mechanism::Interactive, "ian", "Interactive co-attention (target)",
                   "a = softmax(tanh(c_i W_a t_avg + b_a));  b = softmax(tanh(t_j W_b c_avg + b_b));  [c_r; t_r]",
-                  "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true, false, false},
+                  "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true, false, false,
+                  false, false},
     MechanismInfo{Mechanism::Rotatory, "rot-hop", "Rotatory attention (target)",
                   "f = tanh(h^T W q + b):  contexts with q = target;  target with q = r^l, r^r;  S hops",
                   "Wallaart & Frasincar 2019 (LCR-Rot-hop)", false, false, false, false, true, false, false, false,
-                  true, false, false},
+                  true, false, false, false, false},
     MechanismInfo{Mechanism::CapsuleRouting, "capsule-routing", "Capsule dynamic routing",
                   "u^_j|i = W_ij u_i;  c_i = softmax_j(b_i);  v_j = squash(sum_i c_ij u^_j|i);  b_ij += u^_j|i . v_j",
-                  "Sabour et al. 2017", false, false, false, false, false, false, true, false, false, true, false},
+                  "Sabour et al. 2017", false, false, false, false, false, false, true, false, false, true, false,
+                  false, false},
     MechanismInfo{Mechanism::Linformer, "linformer", "Linformer (keys projected to k)",
                   "P = softmax(Q (E K)^T / sqrt(d)), n x k;  out = P (F V);  n x n map implied: P E",
-                  "Wang et al. 2020", false, false, false, false, false, false, false, false, false, false, true},
+                  "Wang et al. 2020", false, false, false, false, false, false, false, false, false, false, true, false,
+                  false},
+    MechanismInfo{Mechanism::Reformer, "reformer", "Reformer (LSH attention)",
+                  "k_j = q_j / |q_j|;  h(x) = argmax([x R; -x R]);  sort by (h, i);  chunks of m see themselves and "
+                  "the one before;  rounds combined by log-sum-exp",
+                  "Kitaev et al. 2020", false, false, false, false, false, false, false, false, false, false, false,
+                  true, false},
     MechanismInfo{Mechanism::SynthesizerDense, "synth-dense", "Synthesizer: dense",
                   "B_i = W2 relu(W1 x_i + b1) + b2;  A = softmax(B);  out = A X W_v", "Tay et al. 2021", false, false,
-                  false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SynthesizerRandom, "synth-random", "Synthesizer: random",
                   "A = softmax(R), R a fixed (seeded) n x n matrix;  out = A X W_v", "Tay et al. 2021", false, false,
-                  false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SynthesizerFactorizedDense, "synth-dense-factorized", "Synthesizer: factorised dense",
                   "C_i[p] = (x_i W_a)[p mod a] (x_i W_b)[p div a],  a b >= n;  A = softmax(C)", "Tay et al. 2021",
-                  false, false, false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SynthesizerFactorizedRandom, "synth-random-factorized", "Synthesizer: factorised random",
                   "A = softmax(R1 R2^T),  R1, R2 of n x k", "Tay et al. 2021", false, false, false, false, false, false,
-                  false, false, false, false, true},
+                  false, false, false, false, true, false, false},
     MechanismInfo{Mechanism::SynthesizerMixture, "synth-mixture", "Synthesizer: mixture with dot product",
                   "A = softmax((dense + random + Q K^T / sqrt(d)) / 3)", "Tay et al. 2021", false, false, false, false,
-                  false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false},
+};
+
+constexpr std::array kCountParams = {
+    CountParam{"hops", "", "Ho&ps:", "hops", "Attention hops over the memory; each hop gets its own map",
+               &LabParams::hops, 1, 32, &MechanismInfo::uses_hops},
+    CountParam{"iterations", "", "Iteration&s:", "routing iterations r",
+               "Routing iterations r; each iteration's coupling coefficients get their own map", &LabParams::iterations,
+               1, 20, &MechanismInfo::uses_iterations},
+    CountParam{"rank", "k", "&k:", "k",
+               "k: the length Linformer projects the keys and values to, the rank of a factorised random Synthesizer",
+               &LabParams::rank, 1, kMaxTokens, &MechanismInfo::uses_rank},
+    CountParam{"buckets", "", "&Buckets:", "LSH buckets",
+               "LSH buckets (even): h(x) = argmax([x R; -x R]), R of d x buckets/2", &LabParams::buckets, 2, 1024,
+               &MechanismInfo::uses_lsh},
+    CountParam{"chunk", "", "Chunk &width m:", "the LSH chunk width m",
+               "The sorted order is cut into chunks of m; each chunk attends to itself and the chunk before",
+               &LabParams::chunk, 1, kMaxEfficientTokens, &MechanismInfo::uses_lsh},
+    CountParam{"hashes", "", "Ro&unds:", "LSH rounds",
+               "Hash rounds, each with its own random rotation; combined by log-sum-exp", &LabParams::hashes, 1, 16,
+               &MechanismInfo::uses_lsh},
+    CountParam{"classes", "", "C&lasses:", "classes", "Capsules: one query (or one output capsule) per class",
+               &LabParams::classes, 1, 64, &MechanismInfo::uses_classes},
 };
 
 constexpr std::array kNormalisers = {Normaliser::Softmax, Normaliser::Sparsemax};
@@ -142,15 +177,15 @@ MultiHeadWeights lab_projections(Index d, int heads, std::uint64_t seed) {
 }
 
 // The sentence's tokens; past kMaxTokens they are cut off, with a warning worded as the other tabs word it.
-Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_view what,
+Result<std::vector<WordToken>> tokens_of(const std::string& text, std::string_view what, int limit,
                                          std::vector<std::string>& warnings) {
   auto words = split_words(text, what);
   if (!words) return std::unexpected(words.error());
   if (words->empty()) return fail(ErrorKind::OutOfRange, "is empty: type a sentence", std::string(what));
-  if (words->size() > static_cast<std::size_t>(kMaxTokens)) {
-    warnings.push_back(std::string(what) + " truncated to " + std::to_string(kMaxTokens) + " tokens (of " +
+  if (words->size() > static_cast<std::size_t>(limit)) {
+    warnings.push_back(std::string(what) + " truncated to " + std::to_string(limit) + " tokens (of " +
                        std::to_string(words->size()) + ")");
-    words->resize(static_cast<std::size_t>(kMaxTokens));
+    words->resize(static_cast<std::size_t>(limit));
   }
   return words;
 }
@@ -163,15 +198,18 @@ Result<void> check(const LabParams& p) {
   if (!std::isfinite(p.sigma)) return fail(ErrorKind::OutOfRange, "sigma must be a number");
   if (p.dim < 2 || p.dim > 1024) return fail(ErrorKind::OutOfRange, "dimension must be between 2 and 1024");
   if (p.heads < 1 || p.heads > 64) return fail(ErrorKind::OutOfRange, "heads must be between 1 and 64");
-  if (p.hops < 1 || p.hops > 32) return fail(ErrorKind::OutOfRange, "hops must be between 1 and 32");
-  if (p.classes < 1 || p.classes > 64) return fail(ErrorKind::OutOfRange, "classes must be between 1 and 64");
-  if (p.rank < 1 || p.rank > kMaxTokens) {
-    return fail(ErrorKind::OutOfRange,
-                "k must be between 1 and " + std::to_string(kMaxTokens) + " (k = " + std::to_string(p.rank) + ")");
+  for (const CountParam& c : kCountParams) {
+    const int v = p.*c.field;
+    if (v < c.min || v > c.max) {
+      return fail(ErrorKind::OutOfRange, std::string(c.what) + " must be between " + with_commas(c.min) + " and " +
+                                             with_commas(c.max) + " (got " + std::to_string(v) + ")");
+    }
   }
-  if (p.iterations < 1 || p.iterations > 20) {
+  if (p.buckets % 2 != 0) {
     return fail(ErrorKind::OutOfRange,
-                "routing iterations r must be between 1 and 20 (r = " + std::to_string(p.iterations) + ")");
+                "LSH buckets must be even: h(x) = argmax([x R; -x R]) has two buckets per "
+                "column of R (buckets = " +
+                    std::to_string(p.buckets) + ")");
   }
   const auto& mi = info(p.mechanism);
   if (mi.uses_heads && p.dim % p.heads != 0 && p.mechanism == Mechanism::MultiHead) {
@@ -221,9 +259,37 @@ std::string short_sentence(const std::vector<WordToken>& words, std::size_t inde
   return s;
 }
 
+void run_reformer(const Matrix& xs, const LabParams& p, std::uint64_t seed, const TraceTag& self_tag, LabResult& r) {
+  const ReformerParams rp{.buckets = p.buckets, .chunk = p.chunk, .hashes = p.hashes, .full = true};
+  const ReformerResult res =
+      reformer_attention(xs, random_reformer_weights(xs.cols(), p.buckets, p.hashes, seed), rp, self_tag);
+  const Index n = xs.rows();
+  // What each query sees: at most 2m keys per round, against n for full attention.
+  const double seen = static_cast<double>((res.weights.array() > 0.0f).count()) / static_cast<double>(n * n);
+  Index worst = 0;
+  res.missed.maxCoeff(&worst);
+  r.notes.push_back("attention mass LSH misses (full attention's mass on keys no round showed the query): mean " +
+                    fmt("%.3f", res.missed.mean()) + ", most \"" + r.source_tokens[static_cast<std::size_t>(worst)] +
+                    "\" " + fmt("%.3f", res.missed(worst)) +
+                    " \u00b7 cells with weight: " + fmt("%.1f%%", 100.0 * seen));
+  for (std::size_t k = 0; k < res.rounds.size() && n <= 64; ++k) {
+    std::string line = "round " + std::to_string(k + 1) + " buckets:";
+    for (const Index i : res.rounds[k].order) {
+      line += " " + r.source_tokens[static_cast<std::size_t>(i)] + "=" +
+              std::to_string(res.rounds[k].buckets[static_cast<std::size_t>(i)]);
+    }
+    r.notes.push_back(line);
+  }
+}
+
 }  // namespace
 
 std::span<const MechanismInfo> mechanisms() { return kCatalogue; }
+std::span<const CountParam> count_params() { return kCountParams; }
+
+int max_tokens(Mechanism m) {
+  return m == Mechanism::Linformer || m == Mechanism::Reformer ? kMaxEfficientTokens : kMaxTokens;
+}
 
 const MechanismInfo& info(Mechanism m) {
   for (const auto& mi : kCatalogue) {
@@ -356,11 +422,11 @@ Result<LabResult> run_lab(const LabRequest& request) {
     if (!parsed) return std::unexpected(parsed.error());
     markup = std::move(*parsed);
   }
-  auto source = tokens_of(markup ? markup->text : request.source, "source", warnings);
+  auto source = tokens_of(markup ? markup->text : request.source, "source", max_tokens(p.mechanism), warnings);
   if (!source) return std::unexpected(source.error());
   std::vector<WordToken> query;
   if (mi.uses_query) {
-    auto q = tokens_of(request.query, "query", warnings);
+    auto q = tokens_of(request.query, "query", kMaxTokens, warnings);
     if (!q) return std::unexpected(q.error());
     query = std::move(*q);
   }
@@ -518,20 +584,23 @@ Result<LabResult> run_lab(const LabRequest& request) {
       auto& maps = r.trace.maps();
       maps[0].col_labels = projected;
       maps[0].col_axis = "projected keys";
-      std::vector<Index> ks;
-      // Powers of two up to 64 (each costs an n x n product of n x k by k x n), and the k asked for.
-      for (Index k = 1; k <= std::min<Index>(n, 64); k *= 2) ks.push_back(k);
-      if (std::find(ks.begin(), ks.end(), Index{p.rank}) == ks.end()) ks.push_back(p.rank);
-      std::sort(ks.begin(), ks.end());
-      const auto curve = linformer_error_curve(xs, ks, seed);
-      std::string errors =
-          "|P E - A| / |A| at k = " + std::to_string(p.rank) + ": " + fmt("%.3f", res.error) + " \u00b7 as k varies:";
-      for (std::size_t i = 0; i < ks.size(); ++i) {
-        errors += (i ? ", " : " ") + std::to_string(ks[i]) + " \u2192 " + fmt("%.3f", curve[i]);
+      std::string errors = "|P E - A| / |A| at k = " + std::to_string(p.rank) + ": " + fmt("%.3f", res.error);
+      if (n <= kMaxTokens) {  // past it, seven more n x n products would take seconds
+        std::vector<Index> ks;
+        // Powers of two up to 64 (each costs an n x n product of n x k by k x n), and the k asked for.
+        for (Index k = 1; k <= std::min<Index>(n, 64); k *= 2) ks.push_back(k);
+        if (std::find(ks.begin(), ks.end(), Index{p.rank}) == ks.end()) ks.push_back(p.rank);
+        std::sort(ks.begin(), ks.end());
+        const auto curve = linformer_error_curve(xs, ks, seed);
+        errors += " \u00b7 as k varies:";
+        for (std::size_t i = 0; i < ks.size(); ++i) {
+          errors += (i ? ", " : " ") + std::to_string(ks[i]) + " \u2192 " + fmt("%.3f", curve[i]);
+        }
       }
       r.notes.push_back(errors);
       break;
     }
+    case Mechanism::Reformer: run_reformer(xs, p, seed, self_tag, r); break;
     case Mechanism::SynthesizerDense:
     case Mechanism::SynthesizerRandom:
     case Mechanism::SynthesizerFactorizedDense:

@@ -16,7 +16,7 @@ namespace attn::lab {
 
 std::string to_json(const LabRequest& request) {
   const LabParams& p = request.params;
-  const nlohmann::json j = {
+  nlohmann::json j = {
       {"query", request.query},
       {"source", request.source},
       {"mechanism", info(p.mechanism).key},
@@ -26,15 +26,12 @@ std::string to_json(const LabRequest& request) {
       {"window", p.window},
       {"sigma", p.sigma},
       {"heads", p.heads},
-      {"hops", p.hops},
-      {"iterations", p.iterations},
-      {"rank", p.rank},
-      {"classes", p.classes},
       {"causal", p.causal},
       {"positions", positions_key(p.positions)},
       {"seed", p.seed},
       {"dim", p.dim},
   };
+  for (const CountParam& c : count_params()) j[std::string(c.key)] = p.*c.field;
   // Replace, not throw, on invalid UTF-8: the editors only ever hold valid text.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -99,14 +96,11 @@ Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view
   read("window", p.window);
   read("sigma", p.sigma);
   read("heads", p.heads);
-  read("hops", p.hops);
-  read("iterations", p.iterations);
-  read("rank", p.rank);
-  read("classes", p.classes);
   read("causal", p.causal);
   read("positions", positions);
   read("seed", p.seed);
   read("dim", p.dim);
+  for (const CountParam& c : count_params()) read(c.key.data(), p.*c.field);
   if (!problem.empty()) return fail(problem_kind, problem, std::string(what));
   if (!mechanism.empty()) {
     const MechanismInfo* m = find_mechanism(mechanism);

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
 
 namespace attn {
 
@@ -150,6 +153,171 @@ SynthesizerResult synthesizer_attention(const MatrixCRef& x, const SynthesizerWe
       tag.named("random").record(softmax_rows(w.R));
       tag.named("dot product").record(softmax_rows(dot));
     }
+  }
+  return r;
+}
+
+ReformerWeights random_reformer_weights(Index d, int buckets, int hashes, std::uint64_t seed) {
+  ReformerWeights w;
+  w.Wqk = near_identity(d, mix_seed(seed, 131));
+  w.Wv = near_identity(d, mix_seed(seed, 132));
+  for (int r = 0; r < hashes; ++r) {
+    w.rotations.push_back(
+        random_normal(d, std::max(1, buckets / 2), mix_seed(seed, 140 + static_cast<std::uint64_t>(r)), 1.0f));
+  }
+  return w;
+}
+
+Index ReformerResult::key_begin(Index sorted_position, int chunk) const {
+  return std::max<Index>(0, (sorted_position / chunk - 1) * chunk);
+}
+
+namespace {
+
+// h(x) = argmax([x R; -x R]); the first of equal maxima, as torch.argmax.
+std::vector<int> lsh_buckets(const Matrix& keys, const Matrix& rotation) {
+  const Matrix projected = keys * rotation;
+  const Index half = projected.cols();
+  std::vector<int> out(static_cast<std::size_t>(keys.rows()));
+  for (Index i = 0; i < keys.rows(); ++i) {
+    Index best = 0;
+    float top = projected(i, 0);
+    for (Index c = 1; c < 2 * half; ++c) {
+      const float v = c < half ? projected(i, c) : -projected(i, c - half);
+      if (v > top) top = v, best = c;
+    }
+    out[static_cast<std::size_t>(i)] = static_cast<int>(best);
+  }
+  return out;
+}
+
+// One round: bucket, sort, and each query's softmax over its own chunk and the one before.
+LshRound lsh_round(const Matrix& Q, const Matrix& K, const Matrix& rotation, int chunk, float scale) {
+  const Index n = Q.rows();
+  LshRound round;
+  round.buckets = lsh_buckets(K, rotation);
+  round.order.resize(static_cast<std::size_t>(n));
+  std::iota(round.order.begin(), round.order.end(), Index{0});
+  std::stable_sort(round.order.begin(), round.order.end(), [&](Index a, Index b) {
+    return round.buckets[static_cast<std::size_t>(a)] < round.buckets[static_cast<std::size_t>(b)];
+  });
+  const Index m = chunk;
+  round.local = Matrix::Zero(n, std::min<Index>(n, 2 * m));
+  round.lse.resize(n);
+  std::vector<float> logits(static_cast<std::size_t>(2 * m));
+  for (Index s = 0; s < n; ++s) {
+    const Index begin = std::max<Index>(0, (s / m - 1) * m), end = std::min<Index>(n, (s / m + 1) * m);
+    const Index i = round.order[static_cast<std::size_t>(s)];
+    float top = -std::numeric_limits<float>::infinity();
+    for (Index t = begin; t < end; ++t) {
+      const Index j = round.order[static_cast<std::size_t>(t)];
+      const float l = j == i ? kReformerSelfLogit : Q.row(i).dot(K.row(j)) * scale;
+      logits[static_cast<std::size_t>(t - begin)] = l;
+      top = std::max(top, l);
+    }
+    float sum = 0.0f;
+    for (Index t = begin; t < end; ++t) {
+      const float e = std::exp(logits[static_cast<std::size_t>(t - begin)] - top);
+      round.local(s, t - begin) = e;
+      sum += e;
+    }
+    round.local.row(s).head(end - begin) /= sum;
+    round.lse(i) = top + std::log(sum);
+  }
+  return round;
+}
+
+// The per-round maps in their sorted order, rows and columns labelled "word · b<bucket>".
+void record_sorted_rounds(const ReformerResult& r, int chunk, const TraceTag& tag) {
+  for (std::size_t k = 0; k < r.rounds.size(); ++k) {
+    const LshRound& round = r.rounds[k];
+    const Index n = round.local.rows();
+    Matrix sorted = Matrix::Zero(n, n);
+    for (Index s = 0; s < n; ++s) {
+      const Index begin = r.key_begin(s, chunk), width = std::min<Index>(round.local.cols(), n - begin);
+      sorted.row(s).segment(begin, width) = round.local.row(s).head(width);
+    }
+    Labels labels;
+    if (tag.rows && static_cast<Index>(tag.rows->size()) == n) {
+      for (const Index i : round.order) {
+        labels.push_back((*tag.rows)[static_cast<std::size_t>(i)] + " \u00b7 b" +
+                         std::to_string(round.buckets[static_cast<std::size_t>(i)]));
+      }
+    }
+    const TraceTag t = labels.empty() ? tag.with_labels(nullptr, nullptr) : tag.with_labels(&labels, &labels);
+    t.with_axes("sorted by bucket", "sorted by bucket")
+        .named("sorted by bucket \u00b7 round " + std::to_string(k + 1))
+        .record(sorted);
+  }
+}
+
+}  // namespace
+
+ReformerResult reformer_attention(const MatrixCRef& x, const ReformerWeights& w, const ReformerParams& params,
+                                  const TraceTag& tag) {
+  assert(params.buckets >= 2 && params.buckets % 2 == 0 && params.chunk >= 1 && !w.rotations.empty());
+  const Index n = x.rows(), d = x.cols();
+  const float scale = inv_sqrt(d);
+  const Matrix Q = x * w.Wqk;
+  Matrix K = Q;
+  for (Index i = 0; i < n; ++i) {
+    const float norm = K.row(i).norm();
+    if (norm > 0.0f) K.row(i) /= norm;
+  }
+  ReformerResult r;
+  for (const Matrix& rotation : w.rotations) r.rounds.push_back(lsh_round(Q, K, rotation, params.chunk, scale));
+  // exp(lse_r - logsumexp_r lse_r): each round's share of a query's attention.
+  Matrix share(n, static_cast<Index>(r.rounds.size()));
+  for (std::size_t k = 0; k < r.rounds.size(); ++k) share.col(static_cast<Index>(k)) = r.rounds[k].lse;
+  for (Index i = 0; i < n; ++i) {
+    const float top = share.row(i).maxCoeff();
+    Eigen::RowVectorXf e = share.row(i);
+    for (Index k = 0; k < e.size(); ++k) e(k) = std::exp(e(k) - top);
+    share.row(i) = e / e.sum();
+  }
+  r.weights = Matrix::Zero(n, n);
+  for (std::size_t k = 0; k < r.rounds.size(); ++k) {
+    const LshRound& round = r.rounds[k];
+    for (Index s = 0; s < n; ++s) {
+      const Index i = round.order[static_cast<std::size_t>(s)], begin = r.key_begin(s, params.chunk);
+      const Index width = std::min<Index>(round.local.cols(), n - begin);
+      for (Index t = 0; t < width; ++t) {
+        r.weights(i, round.order[static_cast<std::size_t>(begin + t)]) +=
+            share(i, static_cast<Index>(k)) * round.local(s, t);
+      }
+    }
+  }
+  r.output = r.weights * (x * w.Wv);
+  if (params.full) {
+    Matrix logits = (Q * K.transpose()) * scale;
+    logits.diagonal().setConstant(kReformerSelfLogit);
+    r.full = softmax_rows(logits);
+    // A key counts as seen when some round put it in the query's chunks, whatever weight it got there.
+    r.missed = Vector::Zero(n);
+    std::vector<char> seen(static_cast<std::size_t>(n), 0);
+    std::vector<std::vector<Index>> keys(static_cast<std::size_t>(n));
+    for (const LshRound& round : r.rounds) {
+      for (Index s = 0; s < n; ++s) {
+        const Index begin = r.key_begin(s, params.chunk),
+                    end = std::min<Index>(n, (s / params.chunk + 1) * params.chunk);
+        auto& list = keys[static_cast<std::size_t>(round.order[static_cast<std::size_t>(s)])];
+        for (Index t = begin; t < end; ++t) list.push_back(round.order[static_cast<std::size_t>(t)]);
+      }
+    }
+    for (Index i = 0; i < n; ++i) {
+      for (const Index j : keys[static_cast<std::size_t>(i)]) seen[static_cast<std::size_t>(j)] = 1;
+      float missed = 0.0f;
+      for (Index j = 0; j < n; ++j) {
+        if (!seen[static_cast<std::size_t>(j)]) missed += r.full(i, j);
+      }
+      r.missed(i) = missed;
+      for (const Index j : keys[static_cast<std::size_t>(i)]) seen[static_cast<std::size_t>(j)] = 0;
+    }
+  }
+  if (tag.enabled()) {
+    tag.named("LSH attention").record(r.weights);
+    if (params.full) tag.named("full attention").record(r.full);
+    record_sorted_rounds(r, params.chunk, tag);
   }
   return r;
 }

@@ -35,6 +35,7 @@ enum class Mechanism {
   Rotatory,        // LCR-Rot-hop
   CapsuleRouting,  // Sabour et al. 2017's routing by agreement
   Linformer,
+  Reformer,  // LSH attention
   SynthesizerDense,
   SynthesizerRandom,
   SynthesizerFactorizedDense,
@@ -59,6 +60,8 @@ struct MechanismInfo {
   bool uses_target;      // the source marks a target phrase with brackets: "the [battery life] is great"
   bool uses_iterations;  // routing iterations r
   bool uses_rank;        // Linformer's projected length k, the factorised Synthesizer's k
+  bool uses_lsh;         // the Reformer's buckets, chunk length m and hash rounds
+  bool uses_segments;    // Transformer-XL's segment length L
 };
 std::span<const MechanismInfo> mechanisms();
 const MechanismInfo& info(Mechanism m);
@@ -88,12 +91,29 @@ struct LabParams {
   int classes = 3;
   int iterations = 3;  // capsule routing's r
   int rank = 8;        // k
+  int buckets = 4;     // LSH buckets (even)
+  int chunk = 4;       // LSH chunk length m
+  int hashes = 2;      // LSH rounds
   bool causal = false;
   PositionKind positions = PositionKind::None;
   std::uint64_t seed = 42;
   int dim = 64;  // embedding and model size
   friend bool operator==(const LabParams&, const LabParams&) = default;
 };
+
+// The plain counts among the parameters, each with its range and the mechanisms that read it: one table
+// for the check, the JSON keys, the command-line options and the Lab's spin boxes.
+struct CountParam {
+  std::string_view key;    // JSON key, command-line option (--key) and widget name
+  std::string_view alias;  // a second, short option name ("k"), or empty
+  std::string_view label;  // the Lab's form label, with its mnemonic
+  std::string_view what;   // in messages: "routing iterations r"
+  std::string_view help;   // tool tip and option help
+  int LabParams::*field;
+  int min, max;
+  bool MechanismInfo::*used;
+};
+std::span<const CountParam> count_params();
 
 // Sets params.mechanism from a mechanism key; a score name on its own ("dot", "additive", ...) means
 // global attention with that score. False, and params unchanged, when the key names neither.
@@ -106,6 +126,9 @@ struct LabRequest {
 };
 
 inline constexpr int kMaxTokens = 2048;  // per sentence; longer input is truncated, with a warning
+// The efficient transformers (Linformer, Reformer) exist for long inputs: they read this many.
+inline constexpr int kMaxEfficientTokens = 8192;
+int max_tokens(Mechanism m);
 
 struct LabResult {
   AttentionTrace trace;  // every map the mechanism produced, axes labelled with tokens

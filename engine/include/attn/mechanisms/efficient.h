@@ -6,7 +6,12 @@
 //     synthesised without token-token dot products. Dense: B_i = W2 relu(W1 x_i + b1) + b2 (a row of n logits
 //     per token); Random: a fixed n x n matrix R; their factorised forms (Dense: two narrower projections A_i
 //     and B_i whose outer product is tiled; Random: R = R1 R2^T with R1, R2 of n x k); and the mixture
-//     softmax(a_1 S_1 + ... ) with dot-product attention.
+//     softmax(a_1 S_1 + ... ) with dot-product attention;
+//   - Reformer (Kitaev et al. 2020, "Reformer: The Efficient Transformer"), LSH attention: shared QK (the keys
+//     are the queries scaled to unit length), each round hashes them by a random rotation,
+//     h(x) = argmax([x R; -x R]), sorts the tokens by (bucket, position) and cuts the order into chunks of m;
+//     a query sees its own chunk and the one before (never itself, unless it sees nothing else); the rounds
+//     are combined by their log-sum-exp (eq. 5 without the duplicate correction, as the reference code).
 // Projections and synthesiser weights are seeded; the Lab draws them, the tests give them.
 #pragma once
 
@@ -63,5 +68,41 @@ struct SynthesizerResult {
 // Mixture weighs dense, random and dot-product logits equally.
 SynthesizerResult synthesizer_attention(const MatrixCRef& x, const SynthesizerWeights& w, SynthesizerKind kind,
                                         const TraceTag& tag = {});
+
+// ---- Reformer
+struct ReformerParams {
+  int buckets = 4;   // even, >= 2: R has buckets / 2 columns
+  int chunk = 4;     // m
+  int hashes = 2;    // rounds
+  bool full = true;  // also compute full attention over the same logits, and the mass LSH misses
+};
+struct ReformerWeights {
+  Matrix Wqk, Wv;                 // d x d
+  std::vector<Matrix> rotations;  // one d x buckets/2 per round
+};
+ReformerWeights random_reformer_weights(Index d, int buckets, int hashes, std::uint64_t seed);
+// The self logit: large and negative, not -inf, so a query that sees only itself still attends somewhere.
+inline constexpr float kReformerSelfLogit = -1e5f;
+struct LshRound {
+  std::vector<int> buckets;  // per token
+  std::vector<Index> order;  // sorted position -> token: by bucket, then position
+  // Row s: the query at sorted position s over the keys at sorted positions [key_begin(s), key_begin(s) +
+  // cols), zero past the chunk's end. key_begin(s) = max(0, (s / m - 1) m).
+  Matrix local;
+  Vector lse;  // per token: log-sum-exp of its logits over what it saw this round
+};
+struct ReformerResult {
+  std::vector<LshRound> rounds;
+  Matrix weights;  // n x n, token order: sum over rounds of exp(lse_r - logsumexp_r lse_r) times the round's map
+  Matrix full;     // n x n: softmax over every key of the same logits (params.full)
+  Vector missed;   // per query: the full map's mass on keys no round showed it (params.full)
+  Matrix output;   // n x d: weights (X W_v)
+  Index key_begin(Index sorted_position, int chunk) const;
+};
+// Records "LSH attention" (token order), "full attention" (params.full), and per round "sorted by bucket ·
+// round r" (rows and columns in that round's sorted order, the chunk bands on the diagonal).
+// Requires an even params.buckets >= 2, params.chunk >= 1, one rotation per round.
+ReformerResult reformer_attention(const MatrixCRef& x, const ReformerWeights& w, const ReformerParams& params,
+                                  const TraceTag& tag = {});
 
 }  // namespace attn
