@@ -13,6 +13,7 @@
 #include <QStringList>
 
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,23 @@ struct RawArguments {
 inline RawArguments g_raw;
 
 inline void setRawArguments(int argc, char** argv) { g_raw = {argc, argv}; }
+
+// QGuiApplication takes "-session NAME" and "--session NAME" out of argv for X11 session management before
+// any parser sees them, so AttnScope's --session FILE would vanish. Called before the QApplication is made:
+// renames them (and "--session=FILE") to kSessionAlias, which the window's parser reads as --session.
+inline constexpr const char* kSessionAlias = "attnscope-session";
+inline void keepSessionOption(int argc, char** argv) {
+  static std::deque<std::string> renamed;  // argv points into these until the process ends
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (std::strcmp(arg, "--") == 0) break;
+    if (std::strcmp(arg, "--session") == 0 || std::strcmp(arg, "-session") == 0) {
+      argv[i] = renamed.emplace_back(std::string("--") + kSessionAlias).data();
+    } else if (std::strncmp(arg, "--session=", 10) == 0 || std::strncmp(arg, "-session=", 9) == 0) {
+      argv[i] = renamed.emplace_back(std::string("--") + kSessionAlias + std::strchr(arg, '=')).data();
+    }
+  }
+}
 
 // The value of --name (as "--name value" or "--name=value"; the last one given wins, as in the parser).
 inline std::optional<std::string> rawOption(const char* name) {

@@ -85,12 +85,15 @@ struct Flags {
   QCommandLineOption head{u"head"_s, u"The Transformer tab's selected head as layer,head (0-based)."_s, u"L,H"_s};
   // For the README and the visual checks: grab the window once the first result is drawn, then quit.
   QCommandLineOption screenshot{u"screenshot"_s, u"Save a screenshot of the window and quit."_s, u"file"_s};
+  // --session as it reaches the parser (attn::app::keepSessionOption).
+  QCommandLineOption sessionAlias{QString::fromLatin1(attn::app::kSessionAlias), QString(), u"file"_s};
 
   void addTo(QCommandLineParser& parser) {
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
-    for (QCommandLineOption* option :
-         {&version, &mechanism, &session, &tab,       &image, &gaussian, &stn,  &sameWindow, &editStn, &write,
-          &model,   &scene,     &word,    &lightMask, &text,  &beam,     &step, &view,       &head,    &screenshot}) {
+    sessionAlias.setFlags(QCommandLineOption::HiddenFromHelp);
+    for (QCommandLineOption* option : {&version,    &mechanism, &session, &tab,   &image, &gaussian,   &stn,
+                                       &sameWindow, &editStn,   &write,   &model, &scene, &word,       &lightMask,
+                                       &text,       &beam,      &step,    &view,  &head,  &screenshot, &sessionAlias}) {
       parser.addOption(*option);
     }
     parser.addPositionalArgument(u"file"_s,
@@ -276,7 +279,7 @@ Parsed parseGlimpse(const QCommandLineParser& parser, const Flags& f, Options op
 
 Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   Options options;
-  if (parser.isSet(f.session)) options.session = attn::app::pathValue(parser, f.session);
+  if (parser.isSet(f.sessionAlias)) options.session = attn::app::pathValue(parser, f.sessionAlias);
   if (parser.isSet(f.screenshot)) options.screenshot = attn::app::pathValue(parser, f.screenshot);
   if (parser.isSet(f.mechanism)) options.mechanism = parser.value(f.mechanism).toStdString();
   options.files = attn::app::pathPositionals(parser);
@@ -446,6 +449,7 @@ int main(int argc, char* argv[]) {
         stderr);
     return 1;
   }
+  attn::app::keepSessionOption(argc, argv);  // before Qt takes --session for itself
   QApplication app(argc, argv);
   attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
   QApplication::setOrganizationName(u"AttnScope"_s);

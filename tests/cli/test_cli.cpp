@@ -300,6 +300,20 @@ class TestCli : public QObject {
       QVERIFY2(names.contains(shot), shot);
   }
 
+  // Qt takes --session out of argv for X11 session management; AttnScope's own --session must still reach the
+  // window, in both spellings: a session file that is not there is an error naming it (it was silently ignored).
+  void windowTakesItsSessionOption() {
+    const QString missing = dir_.filePath(u"no-such.attnscope.json"_s);
+    for (const QStringList& session : {QStringList{u"--session"_s, missing}, QStringList{u"--session="_s + missing}}) {
+      QProcess process;
+      process.start(QStringLiteral(ATTNSCOPE_GUI), session + QStringList{u"--screenshot"_s, dir_.filePath(u"x.png"_s)});
+      QVERIFY(process.waitForFinished(60000));
+      const QString err = QString::fromLocal8Bit(process.readAllStandardError());
+      QCOMPARE(process.exitCode(), 2);
+      QVERIFY2(err.contains(u"no-such.attnscope.json"_s), qPrintable(err));
+    }
+  }
+
   void helpVersionAndList() {
     const Run help = runCli({u"--help"_s});
     QCOMPARE(help.exitCode, 0);

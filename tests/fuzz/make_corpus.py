@@ -253,6 +253,7 @@ def make_lab_request():
         {"mechanism": "synth-mixture", "rank": 3}, {"mechanism": "synth-random-factorized", "rank": 3},
         {"mechanism": "reformer", "buckets": 6, "chunk": 2, "hashes": 3},
         {"mechanism": "reformer", "buckets": 0, "chunk": 0, "_name": "reformer-zero-buckets"},
+        {"mechanism": "transformer-xl", "segment": 3, "layers": 2},
     ]
     for k, v in enumerate(variants):
         request = dict(base)

@@ -42,6 +42,7 @@ inline const std::vector<std::string> kRoutingCases = {"capsule_routing", "capsu
 inline const std::vector<std::string> kLinformerCases = {"linformer_k4", "linformer_k_equals_n"};
 inline const std::vector<std::string> kReformerCases = {"reformer_two_rounds", "reformer_short_last_chunk",
                                                         "reformer_chunks_of_one"};
+inline const std::vector<std::string> kTransformerXLCases = {"transformer_xl_two_layers", "transformer_xl_one_segment"};
 inline const std::vector<std::string> kSynthesizerCases = {"synthesizer_dense", "synthesizer_random",
                                                            "synthesizer_factorized_dense",
                                                            "synthesizer_factorized_random", "synthesizer_mixture"};
@@ -83,7 +84,7 @@ inline std::vector<std::string> all_cases() {
   for (const auto* list :
        {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases, &kGeluCases,
         &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases, &kRoutingCases, &kLinformerCases,
-        &kReformerCases, &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
+        &kReformerCases, &kTransformerXLCases, &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

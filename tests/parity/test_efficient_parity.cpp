@@ -1,11 +1,16 @@
-// Linformer, the Reformer's LSH attention and the Synthesizer's five forms against torch references written from the
-// papers (tools/parity/make_fixtures.py).
+// Linformer, the Reformer's LSH attention, Transformer-XL and the Synthesizer's five forms against torch references
+// written from the papers (tools/parity/make_fixtures.py).
 #include "cases.h"
 #include "fixture.h"
 
 #include "attn/mechanisms/efficient.h"
+#include "attn/mechanisms/transformer_xl.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
 
 namespace attn::parity {
 namespace {
@@ -65,6 +70,42 @@ TEST_P(ReformerParity, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReformerParity, ::testing::ValuesIn(kReformerCases), CaseName());
+
+class TransformerXLParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TransformerXLParity, MatchesTorch) {
+  const Fixture fx = Fixture::load(GetParam());
+  ASSERT_EQ(fx.kind(), "transformer_xl");
+  const Matrix x = fx.input("x");
+  const Index n = x.rows(), d = x.cols(), L = fx.integer("segment");
+  std::vector<TransformerXLLayer> layers(static_cast<std::size_t>(fx.integer("layers")));
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const std::string p = "l" + std::to_string(l) + "_";
+    layers[l] = {fx.input(p + "Wq", d, d),
+                 fx.input(p + "Wk", d, d),
+                 fx.input(p + "Wr", d, d),
+                 fx.input(p + "Wv", d, d),
+                 fx.input(p + "Wo", d, d),
+                 fx.input_vector(p + "u", d).transpose(),
+                 fx.input_vector(p + "v", d).transpose()};
+  }
+  const TransformerXLResult r = transformer_xl(x, layers, L);
+  ASSERT_EQ(static_cast<Index>(r.segments.size()), (n + L - 1) / L);
+  for (std::size_t s = 0; s < r.segments.size(); ++s) {
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      const std::string key = "s" + std::to_string(s) + "_l" + std::to_string(l) + "_";
+      const XLAttention& a = r.segments[s][l];
+      EXPECT_TRUE(all_near(fx.expected(key + "weights"), a.weights)) << key << "weights";
+      for (std::size_t t = 0; t < 4; ++t) {
+        const Matrix term = a.terms[t].unaryExpr([](float v) { return std::isnan(v) ? 0.0f : v; });
+        EXPECT_TRUE(all_near(fx.expected(key + std::string(1, char('a' + t))), term)) << key << char('a' + t);
+      }
+    }
+  }
+  EXPECT_TRUE(all_near(fx.expected("output", n, d), r.output)) << "output";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, TransformerXLParity, ::testing::ValuesIn(kTransformerXLCases), CaseName());
 
 class SynthesizerParity : public ::testing::TestWithParam<std::string> {};
 

@@ -13,7 +13,9 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QTest>
 
 using namespace attn::ui;
@@ -280,6 +282,40 @@ class TestLabWorkbench : public QObject {
     QVERIFY(settle(*lab_));
     QCOMPARE(lab_->currentMapIndex(), 1);
     verifyViewMatchesEngine();
+  }
+
+  // Issue 19: routing keeps every iteration's coupling; a slider steps through them and Play animates them,
+  // stopping at the last. A map outside any series (multi-head's heads) shows no slider.
+  void stepSliderAndPlayWalkASeries() {
+    auto request = testing::defaultRequest(attn::lab::Mechanism::CapsuleRouting);
+    request.params.iterations = 4;
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QSlider* slider = lab_->stepSlider();
+    QVERIFY(slider->isVisibleTo(lab_.get()));
+    QCOMPARE(slider->maximum(), 3);
+    slider->setValue(2);
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));
+    verifyViewMatchesEngine();
+    lab_->setCurrentMapIndex(1);  // the grid and the selector move the slider too
+    QCOMPARE(slider->value(), 1);
+    QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(), u"step 2 of 4"_s);
+    lab_->setPlayInterval(5);
+    lab_->playButton()->click();
+    QVERIFY(lab_->isPlaying());
+    QTRY_VERIFY_WITH_TIMEOUT(!lab_->isPlaying(), 5000);
+    QCOMPARE(slider->value(), 3);
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 4"));
+    QVERIFY(!lab_->playButton()->isChecked());
+    lab_->playButton()->click();  // at the end, Play starts again from the first
+    QCOMPARE(slider->value(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!lab_->isPlaying(), 5000);
+    request = testing::defaultRequest(attn::lab::Mechanism::MultiHead);
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY(!slider->isVisibleTo(lab_.get()));
+    QVERIFY(!lab_->playButton()->isVisibleTo(lab_.get()));
   }
 
   // Issue 17: with 8 heads the small multiples' titles ("self-attention \u00b7 head 1") were wider than their

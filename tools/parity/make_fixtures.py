@@ -996,6 +996,74 @@ def reformer_chunks_of_one():
     return reformer_case("reformer_chunks_of_one", 7, 5, 2, 1, 3, 1241)
 
 
+# Transformer-XL (Dai et al. 2019, sec. 3.2-3.3), as the authors' code computes it
+# (RelPartialLearnableMultiHeadAttn, one head): positions from klen - 1 down to 0, (q + u) k^T and
+# (q + v) r^T, the second moved into place by _rel_shift; memory = the previous segment's input to the layer.
+def rel_shift(x):
+    padded = torch.cat([torch.zeros(x.size(0), 1, dtype=x.dtype), x], dim=1)
+    return padded.view(x.size(1) + 1, x.size(0))[1:].view_as(x)
+
+
+def xl_positions(klen, d):
+    inv_freq = 1 / (10000 ** (torch.arange(0.0, d, 2.0, dtype=torch.float64) / d))
+    pos_seq = torch.arange(klen - 1, -1, -1.0, dtype=torch.float64)
+    sinusoid = torch.outer(pos_seq, inv_freq)
+    return torch.cat([sinusoid.sin(), sinusoid.cos()], dim=-1)
+
+
+def transformer_xl_case(name, n, d, L, layers, seed):
+    x = normal(seed, (n, d))
+    inputs = {"x": x}
+    ws = []
+    for l in range(layers):
+        b = seed + 10 * (l + 1)
+        w = {k: normal(b + i, (d, d), 1 / math.sqrt(d)) for i, k in enumerate(("Wq", "Wk", "Wr", "Wv", "Wo"))}
+        w["u"], w["v"] = normal(b + 5, (d,)), normal(b + 6, (d,))
+        ws.append(w)
+        inputs.update({f"l{l}_{k}": t for k, t in w.items()})
+    expected = {}
+    mems = [torch.zeros(0, d, dtype=torch.float64) for _ in range(layers)]
+    outputs = []
+    for s, begin in enumerate(range(0, n, L)):
+        h = x[begin:begin + L]
+        qlen = h.size(0)
+        for l, w in enumerate(ws):
+            cat = torch.cat([mems[l], h], dim=0)
+            klen, mlen = cat.size(0), mems[l].size(0)
+            q, k, v = h @ w["Wq"], cat @ w["Wk"], cat @ w["Wv"]
+            r = xl_positions(klen, d) @ w["Wr"]
+            scale = 1 / math.sqrt(d)
+            ac = (q + w["u"]) @ k.T
+            bd = rel_shift((q + w["v"]) @ r.T)
+            terms = [q @ k.T, rel_shift(q @ r.T), (w["u"] @ k.T).expand(qlen, klen),
+                     rel_shift(w["v"].expand(qlen, d) @ r.T)]
+            terms = [t * scale for t in terms]
+            mask = torch.triu(torch.ones(qlen, klen, dtype=torch.bool), diagonal=1 + mlen)  # key after query
+            score = ((ac + bd) * scale).masked_fill(mask, float("-inf"))
+            close(score.masked_fill(mask, 0), sum(terms).masked_fill(mask, 0), 1e-10, "xl terms")
+            prob = torch.softmax(score, dim=-1)
+            out = F.layer_norm(h + (prob @ v) @ w["Wo"], (d,), eps=1e-5)
+            expected[f"s{s}_l{l}_weights"] = prob
+            for t, key in zip(terms, "abcd"):
+                expected[f"s{s}_l{l}_{key}"] = t.masked_fill(mask, 0)
+            mems[l] = h
+            h = out
+        outputs.append(h)
+    expected["output"] = torch.cat(outputs, dim=0)
+    return write_case(name, "transformer_xl", f"Transformer-XL, n={n}, d={d}, L={L}, layers={layers}",
+                      {"segment": L, "layers": layers}, inputs, expected)
+
+
+@case
+def transformer_xl_two_layers():
+    return transformer_xl_case("transformer_xl_two_layers", 10, 6, 4, 2, 1301)
+
+
+@case
+def transformer_xl_one_segment():
+    return transformer_xl_case("transformer_xl_one_segment", 5, 4, 8, 1, 1321)
+
+
 # ---------------------------------------------------------------------------------------------------
 
 

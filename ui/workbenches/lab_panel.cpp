@@ -9,6 +9,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QSlider>
+#include <QToolButton>
 #include <QDoubleSpinBox>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -208,6 +210,43 @@ QGroupBox* LabWorkbench::buildDisplayGroup(QWidget* panel) {
   return displayGroup;
 }
 
+// The map selector, the step slider with Play, and the map's shape.
+QHBoxLayout* LabWorkbench::buildMapRow(QWidget* area) {
+  auto* mapRow = new QHBoxLayout();
+  mapLabel_ = new QLabel(tr("M&ap:"), area);
+  mapBox_ = new QComboBox(area);
+  mapBox_->setObjectName(u"map"_s);
+  mapBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  mapBox_->setToolTip(tr("Which of the run's attention maps the main view shows"));
+  mapLabel_->setBuddy(mapBox_);
+  mapRow->addWidget(mapLabel_);
+  mapRow->addWidget(mapBox_);
+  // A series of maps (iteration 1..r, hop 1..S, round 1..n): a slider over it and Play, which steps through
+  // it as an animation.
+  stepLabel_ = new QLabel(area);
+  stepLabel_->setObjectName(u"stepLabel"_s);
+  stepSlider_ = new QSlider(Qt::Horizontal, area);
+  stepSlider_->setObjectName(u"step"_s);
+  stepSlider_->setPageStep(1);
+  stepSlider_->setTickPosition(QSlider::TicksBelow);
+  stepSlider_->setFixedWidth(160);
+  stepSlider_->setToolTip(tr("Step through this series of maps (arrow keys, Home, End)"));
+  playButton_ = new QToolButton(area);
+  playButton_->setObjectName(u"play"_s);
+  playButton_->setCheckable(true);
+  playButton_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  playButton_->setToolTip(tr("Play the series as an animation, one map every 0.7 s"));
+  mapRow->addSpacing(12);
+  mapRow->addWidget(stepLabel_);
+  mapRow->addWidget(stepSlider_);
+  mapRow->addWidget(playButton_);
+  mapRow->addStretch(1);
+  shapeLabel_ = new QLabel(area);
+  shapeLabel_->setForegroundRole(QPalette::PlaceholderText);
+  mapRow->addWidget(shapeLabel_);
+  return mapRow;
+}
+
 void LabWorkbench::buildMainArea(QWidget* area) {
   auto* layout = new QVBoxLayout(area);
   layout->setContentsMargins(6, 8, 8, 4);
@@ -253,20 +292,7 @@ void LabWorkbench::buildMainArea(QWidget* area) {
   inputError_->setVisible(false);
   layout->addWidget(inputError_);
 
-  auto* mapRow = new QHBoxLayout();
-  mapLabel_ = new QLabel(tr("M&ap:"), area);
-  mapBox_ = new QComboBox(area);
-  mapBox_->setObjectName(u"map"_s);
-  mapBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  mapBox_->setToolTip(tr("Which of the run's attention maps the main view shows"));
-  mapLabel_->setBuddy(mapBox_);
-  mapRow->addWidget(mapLabel_);
-  mapRow->addWidget(mapBox_);
-  mapRow->addStretch(1);
-  shapeLabel_ = new QLabel(area);
-  shapeLabel_->setForegroundRole(QPalette::PlaceholderText);
-  mapRow->addWidget(shapeLabel_);
-  layout->addLayout(mapRow);
+  layout->addLayout(buildMapRow(area));
 
   auto* views = new QSplitter(Qt::Vertical, area);
   views->setChildrenCollapsible(false);
@@ -300,6 +326,10 @@ void LabWorkbench::buildMainArea(QWidget* area) {
 
   mapLabel_->setVisible(false);
   mapBox_->setVisible(false);
+  for (QWidget* w :
+       {static_cast<QWidget*>(stepLabel_), static_cast<QWidget*>(stepSlider_), static_cast<QWidget*>(playButton_)}) {
+    w->setVisible(false);
+  }
   gridScroll_->setVisible(false);
 }
 

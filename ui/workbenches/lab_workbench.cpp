@@ -8,6 +8,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QSlider>
+#include <QToolButton>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLabel>
@@ -16,10 +18,12 @@
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStyle>
 #include <QStringDecoder>
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 
 using namespace Qt::StringLiterals;
 
@@ -121,6 +125,15 @@ LabWorkbench::LabWorkbench(QWidget* parent)
     if (index >= 0 && index != currentMap_) showMap(index);
   });
   connect(grid_, &MapGrid::mapActivated, this, [this](int index) { setCurrentMapIndex(index); });
+  connect(stepSlider_, &QSlider::valueChanged, this, [this](int step) {
+    if (step >= 0 && step < int(series_.size()) && series_[std::size_t(step)] != currentMap_) {
+      showMap(series_[std::size_t(step)]);
+    }
+  });
+  playTimer_.setInterval(700);
+  connect(&playTimer_, &QTimer::timeout, this, &LabWorkbench::advanceStep);
+  connect(playButton_, &QToolButton::toggled, this, &LabWorkbench::setPlaying);
+  setPlaying(false);
 
   post();
 }
@@ -196,6 +209,8 @@ void LabWorkbench::updateMechanismControls() {
   formulaLabel_->setText(fromView(info.formula));
   paperLabel_->setText(fromView(info.paper));
   paramsForm_->setRowVisible(scoreBox_, info.uses_score);
+  paramsForm_->setRowVisible(normaliserBox_, info.uses_normaliser);
+  paramsForm_->setRowVisible(temperatureSpin_, info.uses_normaliser);
   paramsForm_->setRowVisible(windowSpin_, info.uses_window);
   paramsForm_->setRowVisible(sigmaSpin_, info.uses_window);
   paramsForm_->setRowVisible(headsSpin_, info.uses_heads);
@@ -353,6 +368,7 @@ void LabWorkbench::showNothing(const QString& why) {
   gridScroll_->setVisible(false);
   mapLabel_->setVisible(false);
   mapBox_->setVisible(false);
+  updateStepControls();
   notesLabel_->clear();
   notesLabel_->setVisible(false);
   warningStrip_->setVisible(false);
@@ -414,6 +430,7 @@ void LabWorkbench::applyPending() {
 
   currentMap_ = -1;
   if (count == 0) {
+    updateStepControls();
     heatmap_->clear();
     emit statusMessage(tr("The mechanism produced no attention map"), 5000);
   } else {
@@ -436,7 +453,73 @@ void LabWorkbench::showMap(int index) {
   grid_->setCurrent(index);
   shapeLabel_->setText(tr("%1 \u00d7 %2").arg(map.weights.rows()).arg(map.weights.cols()));
   setRunSummary(summary(*outcome_, map));
+  updateStepControls();
   emit currentMapChanged(index);
+}
+
+namespace {
+
+// A map's series: maps of the same layer and head whose names differ only in a trailing number
+// ("iteration 1" ... "iteration 5", "sorted by bucket · round 2").
+std::optional<std::string> seriesName(const attn::AttentionMap& map) {
+  const auto digits = map.name.find_last_not_of("0123456789");
+  if (digits == std::string::npos || digits + 1 == map.name.size() || map.name[digits] != ' ') return std::nullopt;
+  return map.name.substr(0, digits + 1);
+}
+
+}  // namespace
+
+void LabWorkbench::updateStepControls() {
+  series_.clear();
+  const auto* maps = outcome_ && outcome_->ok() ? &outcome_->result->trace.maps() : nullptr;
+  const auto* current =
+      maps && currentMap_ >= 0 && currentMap_ < int(maps->size()) ? &(*maps)[std::size_t(currentMap_)] : nullptr;
+  if (const auto name = current ? seriesName(*current) : std::nullopt) {
+    for (std::size_t i = 0; i < maps->size(); ++i) {
+      const auto& map = (*maps)[i];
+      if (map.layer == current->layer && map.head == current->head && seriesName(map) == name) {
+        series_.push_back(int(i));
+      }
+    }
+  }
+  const bool shown = series_.size() > 1;
+  if (!shown) setPlaying(false);
+  const int step = int(std::find(series_.begin(), series_.end(), currentMap_) - series_.begin());
+  {
+    const QSignalBlocker block(stepSlider_);
+    stepSlider_->setRange(0, std::max(0, int(series_.size()) - 1));
+    stepSlider_->setValue(step);
+  }
+  stepLabel_->setText(tr("step %1 of %2").arg(step + 1).arg(series_.size()));
+  for (QWidget* w :
+       {static_cast<QWidget*>(stepLabel_), static_cast<QWidget*>(stepSlider_), static_cast<QWidget*>(playButton_)}) {
+    w->setVisible(shown);
+  }
+}
+
+bool LabWorkbench::isPlaying() const { return playTimer_.isActive(); }
+
+void LabWorkbench::setPlaying(bool on) {
+  on = on && series_.size() > 1;
+  if (on && stepSlider_->value() == stepSlider_->maximum()) stepSlider_->setValue(0);  // from the start again
+  if (on) {
+    playTimer_.start();
+  } else {
+    playTimer_.stop();
+  }
+  const QSignalBlocker block(playButton_);
+  playButton_->setChecked(on);
+  playButton_->setText(tr("Pla&y"));  // one mnemonic both ways; the icon says which
+  playButton_->setIcon(style()->standardIcon(on ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+}
+
+void LabWorkbench::advanceStep() {
+  if (stepSlider_->value() >= stepSlider_->maximum()) {
+    setPlaying(false);
+    return;
+  }
+  stepSlider_->setValue(stepSlider_->value() + 1);
+  if (stepSlider_->value() == stepSlider_->maximum()) setPlaying(false);
 }
 
 void LabWorkbench::setCurrentMapIndex(int index) { showMap(index); }

@@ -25,10 +25,13 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QScrollArea;
+class QSlider;
+class QToolButton;
 class QSpinBox;
 class QSplitter;
 
@@ -98,6 +101,13 @@ class LabWorkbench : public Workbench {
   QPlainTextEdit* sourceEdit() const { return sourceEdit_; }
   QComboBox* mechanismBox() const { return mechanismBox_; }
   QComboBox* mapBox() const { return mapBox_; }
+  // The step slider over the current map's series (routing iterations, hops, rounds, segments...) and its
+  // Play button; hidden when the map has no series.
+  QSlider* stepSlider() const { return stepSlider_; }
+  QToolButton* playButton() const { return playButton_; }
+  bool isPlaying() const;
+  void setPlaying(bool on);
+  void setPlayInterval(int ms) { playTimer_.setInterval(ms); }
 
   // "lab: additive · 7 x 15 · 0.21 ms"
   static QString summary(const LabOutcome& outcome, const attn::AttentionMap& map);
@@ -113,6 +123,7 @@ class LabWorkbench : public Workbench {
   QGroupBox* buildParamsGroup(QWidget* panel);
   QGroupBox* buildDisplayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
+  QHBoxLayout* buildMapRow(QWidget* area);
 
   void setParamsToWidgets(const attn::lab::LabParams& params);
   void updateMechanismControls();
@@ -123,6 +134,8 @@ class LabWorkbench : public Workbench {
   void showNothing(const QString& why);  // no map: the views empty, `why` in the heatmap's place
   void endBusy();
   void showMap(int index);
+  void updateStepControls();  // the step slider follows the map in view
+  void advanceStep();         // Play: the next map of the series, stopping at the last
   void setInputError(const QString& message);
   const attn::lab::MechanismInfo& currentInfo() const;
 
@@ -158,6 +171,11 @@ class LabWorkbench : public Workbench {
   QDoubleSpinBox* sigmaSpin_ = nullptr;
   DivisorSpinBox* headsSpin_ = nullptr;
   std::vector<QSpinBox*> countSpins_;  // one per attn::lab::count_params() entry, in its order
+  QLabel* stepLabel_ = nullptr;
+  QSlider* stepSlider_ = nullptr;
+  QToolButton* playButton_ = nullptr;
+  QTimer playTimer_;
+  std::vector<int> series_;  // map indices of the series the map in view belongs to, in order
   QCheckBox* causalCheck_ = nullptr;
   QComboBox* positionsBox_ = nullptr;
   QSpinBox* seedSpin_ = nullptr;

@@ -5,6 +5,7 @@
 #include "attn/mechanisms/composite.h"
 #include "attn/mechanisms/efficient.h"
 #include "attn/mechanisms/multi_head.h"
+#include "attn/mechanisms/transformer_xl.h"
 #include "attn/random.h"
 #include "attn/text/ngram_embedding.h"
 #include "attn/text/words.h"
@@ -21,93 +22,97 @@ namespace attn::lab {
 namespace {
 
 // id, key, name, formula, paper, query, score, window, heads, hops, causal, classes, positions, target,
-// iterations, rank, lsh (buckets, chunk, hashes), segments
+// iterations, rank, lsh (buckets, chunk, hashes), segments, normaliser
 constexpr std::array kCatalogue = {
     MechanismInfo{Mechanism::Global, "global", "Global (soft)",
                   "a = softmax(score(q_t, k_s) / T),  c_t = sum_s a_ts v_s", "Luong et al. 2015; Bahdanau et al. 2015",
-                  true, true, false, false, false, false, false, false, false, false, false, false, false},
+                  true, true, false, false, false, false, false, false, false, false, false, false, false, true},
     MechanismInfo{Mechanism::LocalMonotonic, "local-m", "Local-m (monotonic)",
                   "p_t = t;  a = softmax over s in [p_t - D, p_t + D]", "Luong et al. 2015, sec. 3.2", true, true, true,
-                  false, false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, true},
     MechanismInfo{Mechanism::LocalPredictive, "local-p", "Local-p (predictive)",
                   "p_t = S sigmoid(v_p^T tanh(W_p h_t));  a = softmax(window) * exp(-(s - p_t)^2 / 2 sigma^2)",
                   "Luong et al. 2015, eq. 9-10", true, true, true, false, false, false, false, false, false, false,
-                  false, false, false},
+                  false, false, false, true},
     MechanismInfo{Mechanism::Location, "location", "Location-based", "a_t = softmax(W_a h_t)",
                   "Luong et al. 2015, eq. 8", true, false, false, false, false, false, false, false, false, false,
-                  false, false, false},
+                  false, false, false, true},
     MechanismInfo{Mechanism::HardArgmax, "hard-argmax", "Hard (argmax)", "s_t = argmax_s a_ts;  c_t = v_{s_t}",
                   "Xu et al. 2015, sec. 4.1", true, true, false, false, false, false, false, false, false, false, false,
-                  false, false},
+                  false, false, true},
     MechanismInfo{Mechanism::HardSample, "hard-sample", "Hard (sampled)",
                   "s_t ~ Multinoulli(a_t), seeded;  c_t = v_{s_t}", "Xu et al. 2015, sec. 4.1", true, true, false,
-                  false, false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, true},
     MechanismInfo{Mechanism::GatedSoft, "gated", "Soft with gate beta",
                   "beta_t = sigmoid(f_beta(h_t));  c_t = beta_t sum_s a_ts v_s", "Xu et al. 2015, sec. 4.2.1", true,
-                  true, false, false, false, false, false, false, false, false, false, false, false},
+                  true, false, false, false, false, false, false, false, false, false, false, false, true},
     MechanismInfo{Mechanism::SelfAttention, "self", "Self-attention", "softmax(X W_q (X W_k)^T / sqrt(d)) X W_v",
                   "Vaswani et al. 2017", false, false, false, false, false, true, false, false, false, false, false,
-                  false, false},
+                  false, false, true},
     MechanismInfo{Mechanism::MultiHead, "multi-head", "Multi-head self-attention",
                   "concat_h softmax(Q_h K_h^T / sqrt(d_h)) V_h  W_O", "Vaswani et al. 2017, sec. 3.2.2", false, false,
-                  false, true, false, true, false, false, false, false, false, false, false},
+                  false, true, false, true, false, false, false, false, false, false, false, true},
     MechanismInfo{Mechanism::Pooling, "pooling", "Attention pooling (no query)",
                   "s_i = w^T tanh(W x_i + b);  a = softmax(s);  c = sum_i a_i x_i", "Yang et al. 2016", false, false,
-                  false, false, false, false, false, true, false, false, false, false, false},
+                  false, false, false, false, false, true, false, false, false, false, false, true},
     MechanismInfo{Mechanism::MultiHeadPooling, "multi-head-pooling", "Multi-head pooling",
                   "A = softmax(W_2 tanh(W_1 X^T));  c = concat rows of A X", "Lin et al. 2017", false, false, false,
-                  true, false, false, false, true, false, false, false, false, false},
+                  true, false, false, false, true, false, false, false, false, false, true},
     MechanismInfo{Mechanism::MultiHop, "multi-hop", "Multi-hop", "q(s+1) = q(s) + c(s),  s = 1..S",
                   "Sukhbaatar et al. 2015", true, true, false, false, true, false, false, false, false, false, false,
-                  false, false},
+                  false, false, true},
     MechanismInfo{Mechanism::Hierarchical, "hierarchical", "Hierarchical (word -> sentence)",
                   "words: a_it = softmax(u_w^T tanh(W_w h_it + b_w));  sentences: the same over s_i",
                   "Yang et al. 2016", false, false, false, false, false, false, false, false, false, false, false,
-                  false, false},
+                  false, false, true},
     MechanismInfo{Mechanism::AttentionOverAttention, "aoa", "Attention-over-attention",
                   "M = D Q^T;  alpha = col-softmax(M);  beta = row-softmax(M);  s = alpha mean_t(beta)",
                   "Cui et al. 2017", true, false, false, false, false, false, false, false, false, false, false, false,
-                  false},
+                  false, false},
     MechanismInfo{Mechanism::Capsule, "capsule", "Capsule attention",
                   "c_c = sum_i softmax(q_c . x_i) x_i;  p_c = sigmoid(w_c . c_c + b_c);  r_c = p_c c_c",
                   "one query per class", false, false, false, false, false, false, true, false, false, false, false,
-                  false, false},
+                  false, false, true},
     MechanismInfo{Mechanism::Interactive, "ian", "Interactive co-attention (target)",
                   "a = softmax(tanh(c_i W_a t_avg + b_a));  b = softmax(tanh(t_j W_b c_avg + b_b));  [c_r; t_r]",
                   "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true, false, false,
-                  false, false},
+                  false, false, false},
     MechanismInfo{Mechanism::Rotatory, "rot-hop", "Rotatory attention (target)",
                   "f = tanh(h^T W q + b):  contexts with q = target;  target with q = r^l, r^r;  S hops",
                   "Wallaart & Frasincar 2019 (LCR-Rot-hop)", false, false, false, false, true, false, false, false,
-                  true, false, false, false, false},
+                  true, false, false, false, false, false},
     MechanismInfo{Mechanism::CapsuleRouting, "capsule-routing", "Capsule dynamic routing",
                   "u^_j|i = W_ij u_i;  c_i = softmax_j(b_i);  v_j = squash(sum_i c_ij u^_j|i);  b_ij += u^_j|i . v_j",
                   "Sabour et al. 2017", false, false, false, false, false, false, true, false, false, true, false,
-                  false, false},
+                  false, false, false},
     MechanismInfo{Mechanism::Linformer, "linformer", "Linformer (keys projected to k)",
                   "P = softmax(Q (E K)^T / sqrt(d)), n x k;  out = P (F V);  n x n map implied: P E",
                   "Wang et al. 2020", false, false, false, false, false, false, false, false, false, false, true, false,
-                  false},
+                  false, false},
     MechanismInfo{Mechanism::Reformer, "reformer", "Reformer (LSH attention)",
                   "k_j = q_j / |q_j|;  h(x) = argmax([x R; -x R]);  sort by (h, i);  chunks of m see themselves and "
                   "the one before;  rounds combined by log-sum-exp",
                   "Kitaev et al. 2020", false, false, false, false, false, false, false, false, false, false, false,
+                  true, false, false},
+    MechanismInfo{Mechanism::TransformerXL, "transformer-xl", "Transformer-XL (segments with memory)",
+                  "A_ij = q_i.k_j + q_i.W_R R_(i-j) + u.k_j + v.W_R R_(i-j)  over [memory; segment], causal",
+                  "Dai et al. 2019", false, false, false, false, false, false, false, false, false, false, false, false,
                   true, false},
     MechanismInfo{Mechanism::SynthesizerDense, "synth-dense", "Synthesizer: dense",
                   "B_i = W2 relu(W1 x_i + b1) + b2;  A = softmax(B);  out = A X W_v", "Tay et al. 2021", false, false,
-                  false, false, false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SynthesizerRandom, "synth-random", "Synthesizer: random",
                   "A = softmax(R), R a fixed (seeded) n x n matrix;  out = A X W_v", "Tay et al. 2021", false, false,
-                  false, false, false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SynthesizerFactorizedDense, "synth-dense-factorized", "Synthesizer: factorised dense",
                   "C_i[p] = (x_i W_a)[p mod a] (x_i W_b)[p div a],  a b >= n;  A = softmax(C)", "Tay et al. 2021",
-                  false, false, false, false, false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false, false, false, false, false},
     MechanismInfo{Mechanism::SynthesizerFactorizedRandom, "synth-random-factorized", "Synthesizer: factorised random",
                   "A = softmax(R1 R2^T),  R1, R2 of n x k", "Tay et al. 2021", false, false, false, false, false, false,
-                  false, false, false, false, true, false, false},
+                  false, false, false, false, true, false, false, false},
     MechanismInfo{Mechanism::SynthesizerMixture, "synth-mixture", "Synthesizer: mixture with dot product",
                   "A = softmax((dense + random + Q K^T / sqrt(d)) / 3)", "Tay et al. 2021", false, false, false, false,
-                  false, false, false, false, false, false, false, false, false},
+                  false, false, false, false, false, false, false, false, false, false},
 };
 
 constexpr std::array kCountParams = {
@@ -128,6 +133,12 @@ constexpr std::array kCountParams = {
     CountParam{"hashes", "", "Ro&unds:", "LSH rounds",
                "Hash rounds, each with its own random rotation; combined by log-sum-exp", &LabParams::hashes, 1, 16,
                &MechanismInfo::uses_lsh},
+    CountParam{"segment", "", "Se&gment length L:", "the segment length L",
+               "Transformer-XL reads the source L tokens at a time; each segment attends over the previous one's "
+               "states (the memory) and its own",
+               &LabParams::segment, 1, kMaxTokens, &MechanismInfo::uses_segments},
+    CountParam{"layers", "", "Layer&s:", "layers", "Transformer-XL layers; each keeps its own memory",
+               &LabParams::layers, 1, 6, &MechanismInfo::uses_segments},
     CountParam{"classes", "", "C&lasses:", "classes", "Capsules: one query (or one output capsule) per class",
                &LabParams::classes, 1, 64, &MechanismInfo::uses_classes},
 };
@@ -601,6 +612,16 @@ Result<LabResult> run_lab(const LabRequest& request) {
       break;
     }
     case Mechanism::Reformer: run_reformer(xs, p, seed, self_tag, r); break;
+    case Mechanism::TransformerXL: {
+      const auto res = transformer_xl(xs, random_transformer_xl_weights(d, p.layers, seed), p.segment, self_tag);
+      const std::size_t segments = res.segments.size();
+      r.notes.push_back(std::to_string(segments) + (segments == 1 ? " segment" : " segments") + " of " +
+                        std::to_string(p.segment) +
+                        " tokens \u00b7 each layer's memory: the previous segment's "
+                        "input to it \u00b7 reach after " +
+                        std::to_string(p.layers) + " layers: " + std::to_string(p.layers * p.segment) + " tokens back");
+      break;
+    }
     case Mechanism::SynthesizerDense:
     case Mechanism::SynthesizerRandom:
     case Mechanism::SynthesizerFactorizedDense:

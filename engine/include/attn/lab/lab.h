@@ -36,6 +36,7 @@ enum class Mechanism {
   CapsuleRouting,  // Sabour et al. 2017's routing by agreement
   Linformer,
   Reformer,  // LSH attention
+  TransformerXL,
   SynthesizerDense,
   SynthesizerRandom,
   SynthesizerFactorizedDense,
@@ -61,7 +62,8 @@ struct MechanismInfo {
   bool uses_iterations;  // routing iterations r
   bool uses_rank;        // Linformer's projected length k, the factorised Synthesizer's k
   bool uses_lsh;         // the Reformer's buckets, chunk length m and hash rounds
-  bool uses_segments;    // Transformer-XL's segment length L
+  bool uses_segments;    // Transformer-XL's segment length L and layers
+  bool uses_normaliser;  // the normaliser and the temperature apply
 };
 std::span<const MechanismInfo> mechanisms();
 const MechanismInfo& info(Mechanism m);
@@ -94,6 +96,8 @@ struct LabParams {
   int buckets = 4;     // LSH buckets (even)
   int chunk = 4;       // LSH chunk length m
   int hashes = 2;      // LSH rounds
+  int segment = 6;     // Transformer-XL's segment length L
+  int layers = 2;      // Transformer-XL's layers
   bool causal = false;
   PositionKind positions = PositionKind::None;
   std::uint64_t seed = 42;
