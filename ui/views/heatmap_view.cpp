@@ -392,6 +392,13 @@ QSize HeatmapView::sizeHint() const { return style_ == Style::Compact ? QSize(22
 QSize HeatmapView::minimumSizeHint() const { return style_ == Style::Compact ? QSize(140, 130) : QSize(240, 200); }
 
 void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
+  // Past kMaxCellsPerSide a side, cells are max-pooled bins (a Lab map of 8,192 words would be 67 million
+  // cells, 537 MB of doubles in the plot); maps that are pooled already pass as they are.
+  if (map) {
+    if (auto pooled = attn::pooled_map(*map, kMaxCellsPerSide)) {
+      map = std::make_shared<const attn::AttentionMap>(std::move(*pooled));
+    }
+  }
   map_ = std::move(map);
   setHover(std::nullopt);
   if (!map_ || map_->weights.size() == 0) {

@@ -39,8 +39,9 @@ class HeatmapView : public QWidget {
     Compact,  // a tile of the small-multiples grid: title on top, small labels, click to activate
   };
 
-  // Bigger maps are given to the view max-pooled (LayeredTrace::map's max_side): 2,048 x 2,048 cells is
-  // more than any screen shows, 32 MB in QCustomPlot's doubles, where 16,384 tokens whole took 2 GiB.
+  // Bigger maps are drawn max-pooled (LayeredTrace::map's max_side gives them so; setMap pools any other):
+  // 2,048 x 2,048 cells is more than any screen shows, 32 MB in QCustomPlot's doubles, where 16,384 tokens
+  // whole took 2 GiB.
   static constexpr int kMaxCellsPerSide = 2048;
 
   explicit HeatmapView(Style style = Style::Full, QWidget* parent = nullptr);

@@ -4,6 +4,7 @@
 
 #include "attn/core.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,13 @@ enum class Pool { Max, Mean };
 // Bin k of n source cells pooled into m bins covers [pool_bin_start(k, n, m), pool_bin_start(k + 1, n, m)):
 // every bin holds floor(n / m) or ceil(n / m) cells.
 Index pool_bin_start(Index k, Index n, Index m);
+
+// A rows x cols map read one row at a time (read_row(r, out) writes cols floats) reduced to out_rows x out_cols
+// bins of pool_bin_start; a bin with a NaN cell is NaN. Reads each source row once.
+Matrix pool_rows(Index rows, Index cols, Index out_rows, Index out_cols, Pool pool,
+                 const std::function<void(Index, float*)>& read_row);
+// Each bin labelled by its first token; empty when `source` does not have n labels.
+std::vector<std::string> pooled_labels(const std::vector<std::string>& source, Index n, Index bins);
 
 struct MapPooling {
   Index rows = 0;  // the source map's shape
@@ -55,6 +63,10 @@ struct AttentionMap {
   // "name · layer 1 · head 3" as shown in selectors.
   std::string title() const;
 };
+
+// A copy of `map` reduced to at most max_side x max_side bins, with AttentionMap::pooled saying how (its
+// source shape and tokens, each bin labelled by its first token); nullopt when the map already fits.
+std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_side, Pool pool = Pool::Max);
 
 class AttentionTrace {
  public:

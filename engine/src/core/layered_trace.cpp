@@ -181,57 +181,18 @@ Matrix HeadStack::pooled(int head, Index max_rows, Index max_cols, Pool pool) co
   const Index out_rows = std::clamp<Index>(max_rows, 1, rows_);
   const Index out_cols = std::clamp<Index>(max_cols, 1, cols_);
   if (out_rows == rows_ && out_cols == cols_) return head >= 0 ? this->head(head) : mean();
-  const bool max = pool == Pool::Max;
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-  Matrix out(out_rows, out_cols);
-  std::vector<float> row(static_cast<std::size_t>(cols_));
-  std::vector<Index> col_bin(static_cast<std::size_t>(cols_));
-  for (Index j = 0; j < out_cols; ++j) {
-    for (Index c = pool_bin_start(j, cols_, out_cols); c < pool_bin_start(j + 1, cols_, out_cols); ++c) {
-      col_bin[static_cast<std::size_t>(c)] = j;
-    }
-  }
   // One source row as floats (the mean over heads for head = -1).
   std::vector<float> other(head >= 0 ? 0 : static_cast<std::size_t>(cols_));
-  const auto source_row = [&](Index r) {
-    if (head >= 0) return this->read_row(head, r, row.data());
-    this->read_row(0, r, row.data());
+  return pool_rows(rows_, cols_, out_rows, out_cols, pool, [&](Index r, float* row) {
+    if (head >= 0) return this->read_row(head, r, row);
+    this->read_row(0, r, row);
     for (int h = 1; h < heads_; ++h) {
       this->read_row(h, r, other.data());
-      for (Index c = 0; c < cols_; ++c) row[static_cast<std::size_t>(c)] += other[static_cast<std::size_t>(c)];
+      for (Index c = 0; c < cols_; ++c) row[c] += other[static_cast<std::size_t>(c)];
     }
     const float scale = 1.0f / static_cast<float>(heads_);
-    for (float& v : row) v *= scale;
-  };
-  for (Index i = 0; i < out_rows; ++i) {
-    const Index r0 = pool_bin_start(i, rows_, out_rows), r1 = pool_bin_start(i + 1, rows_, out_rows);
-    auto acc = out.row(i);
-    acc.setConstant(max ? -std::numeric_limits<float>::infinity() : 0.0f);
-    std::vector<bool> nan(static_cast<std::size_t>(out_cols), false);
-    for (Index r = r0; r < r1; ++r) {
-      source_row(r);
-      for (Index c = 0; c < cols_; ++c) {
-        const float v = row[static_cast<std::size_t>(c)];
-        const Index j = col_bin[static_cast<std::size_t>(c)];
-        if (std::isnan(v)) {
-          nan[static_cast<std::size_t>(j)] = true;
-        } else if (max) {
-          acc(j) = std::max(acc(j), v);
-        } else {
-          acc(j) += v;
-        }
-      }
-    }
-    for (Index j = 0; j < out_cols; ++j) {
-      if (nan[static_cast<std::size_t>(j)]) {
-        acc(j) = kNaN;
-      } else if (!max) {
-        const Index cells = (r1 - r0) * (pool_bin_start(j + 1, cols_, out_cols) - pool_bin_start(j, cols_, out_cols));
-        acc(j) /= static_cast<float>(cells);
-      }
-    }
-  }
-  return out;
+    for (Index c = 0; c < cols_; ++c) row[c] *= scale;
+  });
 }
 
 void HeadStack::set_head(int h, const MatrixCRef& m) {
@@ -279,15 +240,8 @@ std::shared_ptr<const AttentionMap> LayeredTrace::map(Stage stage, int layer, in
     pooling.pool = Pool::Max;
     if (static_cast<Index>(rows.size()) == maps.rows()) pooling.row_tokens = rows;
     if (static_cast<Index>(tokens.size()) == maps.cols()) pooling.col_tokens = tokens;
-    // Each bin is labelled by its first token.
-    const auto bin_labels = [](const Labels& source, Index n, Index bins) {
-      Labels out;
-      if (static_cast<Index>(source.size()) != n) return out;
-      for (Index k = 0; k < bins; ++k) out.push_back(source[static_cast<std::size_t>(pool_bin_start(k, n, bins))]);
-      return out;
-    };
-    map->row_labels = bin_labels(rows, maps.rows(), map->weights.rows());
-    map->col_labels = bin_labels(tokens, maps.cols(), map->weights.cols());
+    map->row_labels = pooled_labels(rows, maps.rows(), map->weights.rows());
+    map->col_labels = pooled_labels(tokens, maps.cols(), map->weights.cols());
     map->pooled = std::move(pooling);
     return map;
   }

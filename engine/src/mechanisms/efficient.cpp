@@ -46,9 +46,15 @@ LinformerResult linformer_attention(const MatrixCRef& x, const LinformerWeights&
   const Matrix Q = x * w.Wq, K = x * w.Wk, V = x * w.Wv;
   const float scale = inv_sqrt(d);
   LinformerResult r;
-  r.P = softmax_rows((Q * (w.E * K).transpose()) * scale);
-  r.implied = r.P * w.E;
-  r.full = softmax_rows((Q * K.transpose()) * scale);
+  // Products into matrices first: handed to softmax_rows' Ref as `(A * B) * s`, Eigen evaluated them
+  // coefficient by coefficient (a quarter of a 8,192-token run).
+  r.P.noalias() = Q * (w.E * K).transpose();
+  r.P *= scale;
+  softmax_rows_inplace(r.P);
+  r.implied.noalias() = r.P * w.E;
+  r.full.noalias() = Q * K.transpose();
+  r.full *= scale;
+  softmax_rows_inplace(r.full);
   r.output = r.P * (w.F * V);
   r.error = relative_error(r.implied, r.full);
   if (tag.enabled()) {
@@ -65,11 +71,15 @@ std::vector<float> linformer_error_curve(const MatrixCRef& x, const std::vector<
   const LinformerWeights w = random_linformer_weights(d, n, 1, seed);
   const Matrix Q = x * w.Wq, K = x * w.Wk;
   const float scale = inv_sqrt(d);
-  const Matrix full = softmax_rows((Q * K.transpose()) * scale);
+  Matrix full = Q * K.transpose();
+  full *= scale;
+  softmax_rows_inplace(full);
   std::vector<float> out;
   for (const Index k : ks) {
     const Matrix E = random_normal(k, n, mix_seed(seed, 104), inv_sqrt(k));  // as random_linformer_weights
-    const Matrix P = softmax_rows((Q * (E * K).transpose()) * scale);
+    Matrix P = Q * (E * K).transpose();
+    P *= scale;
+    softmax_rows_inplace(P);
     out.push_back(relative_error(P * E, full));
   }
   return out;
@@ -289,9 +299,10 @@ ReformerResult reformer_attention(const MatrixCRef& x, const ReformerWeights& w,
   }
   r.output = r.weights * (x * w.Wv);
   if (params.full) {
-    Matrix logits = (Q * K.transpose()) * scale;
-    logits.diagonal().setConstant(kReformerSelfLogit);
-    r.full = softmax_rows(logits);
+    r.full.noalias() = Q * K.transpose();
+    r.full *= scale;
+    r.full.diagonal().setConstant(kReformerSelfLogit);
+    softmax_rows_inplace(r.full);
     // A key counts as seen when some round put it in the query's chunks, whatever weight it got there.
     r.missed = Vector::Zero(n);
     std::vector<char> seen(static_cast<std::size_t>(n), 0);

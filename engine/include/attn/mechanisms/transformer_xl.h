@@ -38,8 +38,8 @@ struct TransformerXLResult {
   Matrix output;                                   // n x d: the last layer's hidden states
 };
 // Records per segment s (from 1) and layer l (from 0, also the map's layer): "attention · layer l · segment s"
-// and each term, "(a) content · layer l · segment s", ... Rows are the segment's tokens, columns [memory; segment] (labels from the
-// tag's, the memory's marked "[m] word"). Requires segment_length >= 1 and at least one layer.
+// and each term, "(a) content · layer l · segment s", ... Rows are the segment's tokens, columns [memory; segment]
+// (labels from the tag's, the memory's marked "[m] word"). Requires segment_length >= 1 and at least one layer.
 TransformerXLResult transformer_xl(const MatrixCRef& x, const std::vector<TransformerXLLayer>& layers,
                                    Index segment_length, const TraceTag& tag = {});
 
