@@ -254,6 +254,7 @@ def make_lab_request():
         {"mechanism": "reformer", "buckets": 6, "chunk": 2, "hashes": 3},
         {"mechanism": "reformer", "buckets": 0, "chunk": 0, "_name": "reformer-zero-buckets"},
         {"mechanism": "transformer-xl", "segment": 3, "layers": 2},
+        {"mechanism": "capsule-multi-head", "heads": 4, "classes": 2},
     ]
     for k, v in enumerate(variants):
         request = dict(base)

@@ -43,6 +43,7 @@ inline const std::vector<std::string> kLinformerCases = {"linformer_k4", "linfor
 inline const std::vector<std::string> kReformerCases = {"reformer_two_rounds", "reformer_short_last_chunk",
                                                         "reformer_chunks_of_one"};
 inline const std::vector<std::string> kTransformerXLCases = {"transformer_xl_two_layers", "transformer_xl_one_segment"};
+inline const std::vector<std::string> kCapsuleMultiHeadCases = {"capsule_multi_head"};
 inline const std::vector<std::string> kSynthesizerCases = {"synthesizer_dense", "synthesizer_random",
                                                            "synthesizer_factorized_dense",
                                                            "synthesizer_factorized_random", "synthesizer_mixture"};
@@ -81,10 +82,10 @@ inline const std::vector<std::string> kDrawCases = {
 
 inline std::vector<std::string> all_cases() {
   std::vector<std::string> all;
-  for (const auto* list :
-       {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases, &kGeluCases,
-        &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases, &kRoutingCases, &kLinformerCases,
-        &kReformerCases, &kTransformerXLCases, &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
+  for (const auto* list : {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases,
+                           &kGeluCases, &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases,
+                           &kRoutingCases, &kCapsuleMultiHeadCases, &kLinformerCases, &kReformerCases,
+                           &kTransformerXLCases, &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

@@ -1,4 +1,5 @@
-// Capsule dynamic routing against a torch reference written from Sabour et al. 2017, procedure 1
+// Capsule dynamic routing against a torch reference written from Sabour et al. 2017, procedure 1, and
+// multi-head capsule attention against one written from its definition
 // (tools/parity/make_fixtures.py): every iteration's coupling coefficients and logits, and the outputs.
 #include "cases.h"
 #include "fixture.h"
@@ -38,6 +39,25 @@ TEST_P(RoutingParity, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, RoutingParity, ::testing::ValuesIn(kRoutingCases), CaseName());
+
+class CapsuleMultiHeadParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CapsuleMultiHeadParity, MatchesTorch) {
+  const Fixture fx = Fixture::load(GetParam());
+  ASSERT_EQ(fx.kind(), "capsule_multi_head");
+  const Matrix x = fx.input("x");
+  const int heads = fx.integer("heads");
+  const CapsuleWeights w{fx.input("queries"), fx.input("w"), fx.input_vector("b")};
+  const Index classes = w.queries.rows();
+  const MultiHeadCapsuleResult r = multi_head_capsule_attention(x, w, heads, {ScoreKind::ScaledDot});
+  const auto maps = fx.expected_stack("heads", heads, classes, x.rows());
+  for (int h = 0; h < heads; ++h) EXPECT_TRUE(all_near(maps[h], r.heads[h])) << "head " << h;
+  EXPECT_TRUE(all_near(fx.expected("contexts", classes, x.cols()), r.contexts)) << "r_c";
+  EXPECT_TRUE(all_near(fx.expected("probabilities", 1, classes).transpose(), r.probabilities)) << "p_c";
+  EXPECT_TRUE(all_near(fx.expected("capsules", classes, x.cols()), r.capsules)) << "capsules";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CapsuleMultiHeadParity, ::testing::ValuesIn(kCapsuleMultiHeadCases), CaseName());
 
 }  // namespace
 }  // namespace attn::parity

@@ -90,6 +90,30 @@ TEST(Capsule, ProbabilitiesGateTheCapsules) {
   EXPECT_GT(r.weights(1, 1), r.weights(1, 0));
 }
 
+// One head is capsule attention; with two, each head attends on its half of the embedding with its half of
+// the query, and r_c is the two contexts side by side. Here x's first half points one way and its second half
+// another: the heads disagree, the mean of their maps is what `weights` holds.
+TEST(Capsule, MultiHeadSplitsTheEmbeddingAndConcatenates) {
+  CapsuleWeights w{mat({{1, 0, 0, 1}}), mat({{1, 1, 1, 1}}), attn::test::vec({0})};
+  const Matrix x = mat({{4, 0, 0, 0}, {0, 0, 0, 4}, {1, 1, 1, 1}});
+  const GlobalParams params{ScoreKind::ScaledDot};
+  const CapsuleResult single = capsule_attention(x, w, params);
+  const MultiHeadCapsuleResult one = multi_head_capsule_attention(x, w, 1, params);
+  expect_near(one.weights, single.weights);
+  expect_near(one.capsules, single.capsules);
+  AttentionTrace trace;
+  const MultiHeadCapsuleResult two = multi_head_capsule_attention(x, w, 2, params, {.trace = &trace});
+  ASSERT_EQ(two.heads.size(), 2u);
+  for (const Matrix& h : two.heads) expect_rows_sum_to_one(h);
+  EXPECT_GT(two.heads[0](0, 0), two.heads[0](0, 1));  // head 0 sees dims 0-1: word 0 points along its query
+  EXPECT_GT(two.heads[1](0, 1), two.heads[1](0, 0));  // head 1 sees dims 2-3: word 1 does
+  expect_near(two.weights, Matrix((two.heads[0] + two.heads[1]) / 2.0f));
+  expect_near(Matrix(two.contexts.leftCols(2)), Matrix(two.heads[0] * x.leftCols(2)));
+  expect_near(Matrix(two.contexts.rightCols(2)), Matrix(two.heads[1] * x.rightCols(2)));
+  ASSERT_EQ(trace.size(), 2u);
+  EXPECT_EQ(trace.maps()[1].head, 1);
+}
+
 // Routing by agreement, worked by hand for two inputs and two output capsules in 2-D: the first iteration
 // couples uniformly; the agreement u_hat . v then moves each input's coupling towards the capsule its
 // prediction agrees with.

@@ -1064,6 +1064,31 @@ def transformer_xl_one_segment():
     return transformer_xl_case("transformer_xl_one_segment", 5, 4, 8, 1, 1321)
 
 
+# Multi-head capsule attention: per head, the class queries' slice attends on the words' slice (scaled dot),
+# r_c = concat over heads, p_c = sigmoid(w_c . r_c + b_c).
+def capsule_multi_head_case(name, classes, n, d, heads, seed):
+    x = normal(seed, (n, d))
+    Q, W, b = normal(seed + 1, (classes, d)), normal(seed + 2, (classes, d)), normal(seed + 3, (classes,), 0.1)
+    dh = d // heads
+    maps, contexts = [], []
+    for h in range(heads):
+        xs, qs = x[:, h * dh:(h + 1) * dh], Q[:, h * dh:(h + 1) * dh]
+        a = torch.softmax(qs @ xs.T / math.sqrt(dh), dim=-1)
+        maps.append(a)
+        contexts.append(a @ xs)
+    r = torch.cat(contexts, dim=-1)
+    p = torch.sigmoid((W * r).sum(dim=-1) + b)
+    return write_case(name, "capsule_multi_head", f"multi-head capsule attention, C={classes}, n={n}, d={d}, H={heads}",
+                      {"heads": heads}, {"x": x, "queries": Q, "w": W, "b": b},
+                      {"heads": torch.stack(maps), "contexts": r, "probabilities": p[None, :],
+                       "capsules": p[:, None] * r})
+
+
+@case
+def capsule_multi_head():
+    return capsule_multi_head_case("capsule_multi_head", 3, 7, 8, 4, 1401)
+
+
 # ---------------------------------------------------------------------------------------------------
 
 

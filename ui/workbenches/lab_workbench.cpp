@@ -199,8 +199,11 @@ void LabWorkbench::setParamsToWidgets(const LabParams& p) {
 }
 
 void LabWorkbench::updateHeadsDividend() {
-  // Only multi-head self-attention splits the dimension among its heads (attn::lab's check says the same).
-  headsSpin_->setDividend(currentInfo().id == attn::lab::Mechanism::MultiHead ? dimSpin_->value() : 0);
+  // Multi-head self-attention and multi-head capsules split the dimension among their heads (attn::lab's
+  // check says the same).
+  const auto id = currentInfo().id;
+  const bool splits = id == attn::lab::Mechanism::MultiHead || id == attn::lab::Mechanism::MultiHeadCapsule;
+  headsSpin_->setDividend(splits ? dimSpin_->value() : 0);
 }
 
 void LabWorkbench::updateMechanismControls() {

@@ -73,6 +73,10 @@ constexpr std::array kCatalogue = {
                   "c_c = sum_i softmax(q_c . x_i) x_i;  p_c = sigmoid(w_c . c_c + b_c);  r_c = p_c c_c",
                   "one query per class", false, false, false, false, false, false, true, false, false, false, false,
                   false, false, true},
+    MechanismInfo{Mechanism::MultiHeadCapsule, "capsule-multi-head", "Capsule attention, multi-head",
+                  "c_c^h = sum_i softmax(q_c^h . x_i^h) x_i^h;  r_c = concat_h c_c^h;  p_c = sigmoid(w_c . r_c + b_c)",
+                  "one query per class and head", false, false, false, true, false, false, true, false, false, false,
+                  false, false, false, true},
     MechanismInfo{Mechanism::Interactive, "ian", "Interactive co-attention (target)",
                   "a = softmax(tanh(c_i W_a t_avg + b_a));  b = softmax(tanh(t_j W_b c_avg + b_b));  [c_r; t_r]",
                   "Ma et al. 2017 (IAN)", false, false, false, false, false, false, false, false, true, false, false,
@@ -222,8 +226,7 @@ Result<void> check(const LabParams& p) {
                 "column of R (buckets = " +
                     std::to_string(p.buckets) + ")");
   }
-  const auto& mi = info(p.mechanism);
-  if (mi.uses_heads && p.dim % p.heads != 0 && p.mechanism == Mechanism::MultiHead) {
+  if (p.dim % p.heads != 0 && (p.mechanism == Mechanism::MultiHead || p.mechanism == Mechanism::MultiHeadCapsule)) {
     return fail(ErrorKind::Mismatch,
                 "dimension " + std::to_string(p.dim) + " is not divisible by " + std::to_string(p.heads) + " heads");
   }
@@ -579,6 +582,19 @@ Result<LabResult> run_lab(const LabRequest& request) {
       std::string probs = "p_c:";
       for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
       r.notes.push_back(probs);
+      break;
+    }
+    case Mechanism::MultiHeadCapsule: {
+      Labels rows;
+      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c + 1));
+      r.query_tokens = rows;
+      const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
+      const auto res = multi_head_capsule_attention(xs, random_capsule_weights(p.classes, d, seed), p.heads, cp,
+                                                    tag.named("class attention").with_axes("classes", "tokens"));
+      std::string probs = "p_c:";
+      for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
+      r.notes.push_back(probs + " \u00b7 r_c: " + std::to_string(p.heads) + " heads of " + std::to_string(d / p.heads) +
+                        " dimensions, concatenated");
       break;
     }
     case Mechanism::Linformer: {

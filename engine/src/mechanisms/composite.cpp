@@ -113,6 +113,21 @@ CapsuleWeights random_capsule_weights(Index classes, Index d, std::uint64_t seed
   return w;
 }
 
+namespace {
+
+// p_c = sigmoid(w_c . r_c + b_c), capsule p_c r_c, from the contexts r_c.
+void gate_capsules(CapsuleResult& r, const CapsuleWeights& w) {
+  r.probabilities.resize(r.contexts.rows());
+  r.capsules.resize(r.contexts.rows(), r.contexts.cols());
+  for (Index c = 0; c < r.contexts.rows(); ++c) {
+    const float z = w.w.row(c).dot(r.contexts.row(c)) + w.b(c);
+    r.probabilities(c) = 1.0f / (1.0f + std::exp(-z));
+    r.capsules.row(c) = r.probabilities(c) * r.contexts.row(c);
+  }
+}
+
+}  // namespace
+
 CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, const GlobalParams& params,
                                 const TraceTag& tag) {
   assert(w.queries.cols() == x.cols() && w.w.rows() == w.queries.rows() && w.b.size() == w.queries.rows());
@@ -120,13 +135,27 @@ CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, co
   CapsuleResult r;
   r.weights = std::move(a.weights);
   r.contexts = std::move(a.context);
-  r.probabilities.resize(w.queries.rows());
-  r.capsules.resize(r.contexts.rows(), r.contexts.cols());
-  for (Index c = 0; c < r.contexts.rows(); ++c) {
-    const float z = w.w.row(c).dot(r.contexts.row(c)) + w.b(c);
-    r.probabilities(c) = 1.0f / (1.0f + std::exp(-z));
-    r.capsules.row(c) = r.probabilities(c) * r.contexts.row(c);
+  gate_capsules(r, w);
+  return r;
+}
+
+MultiHeadCapsuleResult multi_head_capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, int heads,
+                                                    const GlobalParams& params, const TraceTag& tag) {
+  const Index d = x.cols(), dh = d / heads, classes = w.queries.rows();
+  assert(heads >= 1 && d % heads == 0 && w.queries.cols() == d);
+  MultiHeadCapsuleResult r;
+  r.contexts.resize(classes, d);
+  r.weights = Matrix::Zero(classes, x.rows());
+  for (int h = 0; h < heads; ++h) {
+    const Index at = h * dh;
+    AttentionResult a = global_attention(w.queries.middleCols(at, dh), x.middleCols(at, dh), x.middleCols(at, dh),
+                                         ScoreWeights{}, params, {});
+    if (tag.enabled()) tag.record(a.weights, h);
+    r.contexts.middleCols(at, dh) = a.context;  // r_c = concat over heads
+    r.weights += a.weights / static_cast<float>(heads);
+    r.heads.push_back(std::move(a.weights));
   }
+  gate_capsules(r, w);
   return r;
 }
 

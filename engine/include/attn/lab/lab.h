@@ -34,6 +34,7 @@ enum class Mechanism {
   Interactive,     // IAN: context and target attend to each other's average
   Rotatory,        // LCR-Rot-hop
   CapsuleRouting,  // Sabour et al. 2017's routing by agreement
+  MultiHeadCapsule,
   Linformer,
   Reformer,  // LSH attention
   TransformerXL,

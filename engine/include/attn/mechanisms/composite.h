@@ -74,6 +74,16 @@ struct CapsuleResult {
 CapsuleResult capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, const GlobalParams& params,
                                 const TraceTag& tag = {});
 
+// Multi-head capsule attention: the embedding split into H slices of d / H, each class attending with its
+// query's slice on each slice of the words (one map per head), r_c = concat_h c_c^h, p_c = sigmoid(w_c . r_c
+// + b_c), capsule p_c r_c. One head is capsule_attention. Requires heads to divide d. Records "class
+// attention" per head (the map's head); `weights` is their mean.
+struct MultiHeadCapsuleResult : CapsuleResult {
+  std::vector<Matrix> heads;  // H maps of C x n
+};
+MultiHeadCapsuleResult multi_head_capsule_attention(const MatrixCRef& x, const CapsuleWeights& w, int heads,
+                                                    const GlobalParams& params, const TraceTag& tag = {});
+
 // ---- Capsule dynamic routing (Sabour et al. 2017, "Dynamic Routing Between Capsules", procedure 1):
 // predictions u_hat(j|i) = W_ij u_i; logits b = 0; r iterations of
 //   c_i = softmax_j(b_i),  s_j = sum_i c_ij u_hat(j|i),  v_j = squash(s_j) = |s_j|^2 / (1 + |s_j|^2) s_j / |s_j|,
