@@ -75,6 +75,9 @@ struct Options {
   // --hops, --iterations, -k/--rank, --buckets, --chunk, --hashes, --classes: attn::lab::count_params().
   std::vector<QCommandLineOption> counts = countOptions();
   QCommandLineOption causal{u"causal"_s, u"Causal mask: tokens attend only to earlier tokens."_s};
+  QCommandLineOption shuffle{u"shuffle"_s,
+                             u"Pooling: also pool the words shuffled, with and without positions (the maps and "
+                             "|c' - c| / |c|)."_s};
   QCommandLineOption positions{u"positions"_s, u"Positions added to embeddings: none, sinusoidal, learned."_s,
                                u"kind"_s};
   QCommandLineOption seed{u"seed"_s, u"Seed of the random weights."_s, u"n"_s};
@@ -268,6 +271,7 @@ int runLab(QCommandLineParser& parser, const Options& o) {
     job.colormap = *map;
   }
   p.causal = parser.isSet(o.causal);
+  p.shuffle = parser.isSet(o.shuffle);
   int width = 900;
   int height = 700;
   QString error;
@@ -552,9 +556,9 @@ int main(int argc, char* argv[]) {
   parser.clearPositionalArguments();
   if (command == u"lab"_s) {
     parser.addPositionalArgument(u"lab"_s, u"Run a mechanism and write its view."_s, u"lab [options]"_s);
-    parser.addOptions({o.mechanism, o.query, o.source, o.input,  o.score,     o.normaliser, o.temperature,
-                       o.window,    o.sigma, o.heads,  o.causal, o.positions, o.seed,       o.dim,
-                       o.map,       o.out,   o.csv,    o.width,  o.height,    o.colormap,   o.list});
+    parser.addOptions({o.mechanism, o.query, o.source, o.input,   o.score,     o.normaliser, o.temperature, o.window,
+                       o.sigma,     o.heads, o.causal, o.shuffle, o.positions, o.seed,       o.dim,         o.map,
+                       o.out,       o.csv,   o.width,  o.height,  o.colormap,  o.list});
     for (const auto& option : o.counts) parser.addOption(option);
   } else if (command == u"demo"_s) {
     parser.addPositionalArgument(u"demo"_s, u"Render the bundled demo views to PNG files."_s, u"demo [options]"_s);

@@ -42,7 +42,8 @@ bool long_input(attn::lab::Mechanism m) {
   return m == Mechanism::Interactive || m == Mechanism::Rotatory || m == Mechanism::CapsuleRouting ||
          m == Mechanism::Linformer || m == Mechanism::SynthesizerDense || m == Mechanism::SynthesizerRandom ||
          m == Mechanism::SynthesizerFactorizedDense || m == Mechanism::SynthesizerFactorizedRandom ||
-         m == Mechanism::SynthesizerMixture || m == Mechanism::Reformer || m == Mechanism::TransformerXL;
+         m == Mechanism::SynthesizerMixture || m == Mechanism::Reformer || m == Mechanism::TransformerXL ||
+         m == Mechanism::ConvS2S || m == Mechanism::MultiHeadCapsule;
 }
 
 attn::lab::LabRequest request64(attn::lab::Mechanism mechanism) {
@@ -144,6 +145,8 @@ BENCHMARK(BM_LabRecomputeRepaint)
     ->Arg(int(Mechanism::SynthesizerMixture))
     ->Arg(int(Mechanism::Reformer))
     ->Arg(int(Mechanism::TransformerXL))
+    ->Arg(int(Mechanism::ConvS2S))
+    ->Arg(int(Mechanism::MultiHeadCapsule))
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);
 BENCHMARK(BM_LabLong)

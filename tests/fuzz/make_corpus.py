@@ -255,6 +255,7 @@ def make_lab_request():
         {"mechanism": "reformer", "buckets": 0, "chunk": 0, "_name": "reformer-zero-buckets"},
         {"mechanism": "transformer-xl", "segment": 3, "layers": 2},
         {"mechanism": "capsule-multi-head", "heads": 4, "classes": 2},
+        {"mechanism": "convs2s", "layers": 3}, {"mechanism": "pooling", "shuffle": True, "_name": "pooling-shuffle"},
     ]
     for k, v in enumerate(variants):
         request = dict(base)

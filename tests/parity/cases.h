@@ -44,6 +44,7 @@ inline const std::vector<std::string> kReformerCases = {"reformer_two_rounds", "
                                                         "reformer_chunks_of_one"};
 inline const std::vector<std::string> kTransformerXLCases = {"transformer_xl_two_layers", "transformer_xl_one_segment"};
 inline const std::vector<std::string> kCapsuleMultiHeadCases = {"capsule_multi_head"};
+inline const std::vector<std::string> kConvS2SCases = {"convs2s_two_layers", "convs2s_wide_kernel"};
 inline const std::vector<std::string> kSynthesizerCases = {"synthesizer_dense", "synthesizer_random",
                                                            "synthesizer_factorized_dense",
                                                            "synthesizer_factorized_random", "synthesizer_mixture"};
@@ -82,10 +83,11 @@ inline const std::vector<std::string> kDrawCases = {
 
 inline std::vector<std::string> all_cases() {
   std::vector<std::string> all;
-  for (const auto* list : {&kNormaliseCases, &kScoreCases, &kGlobalAttentionCases, &kMultiHeadCases, &kLayerNormCases,
-                           &kGeluCases, &kSinusoidalCases, &kFeedForwardCases, &kIanCases, &kRotatoryCases,
-                           &kRoutingCases, &kCapsuleMultiHeadCases, &kLinformerCases, &kReformerCases,
-                           &kTransformerXLCases, &kSynthesizerCases, &kStnCases, &kGridSampleCases, &kDrawCases}) {
+  for (const auto* list : {&kNormaliseCases,   &kScoreCases,    &kGlobalAttentionCases, &kMultiHeadCases,
+                           &kLayerNormCases,   &kGeluCases,     &kSinusoidalCases,      &kFeedForwardCases,
+                           &kIanCases,         &kRotatoryCases, &kRoutingCases,         &kCapsuleMultiHeadCases,
+                           &kLinformerCases,   &kReformerCases, &kTransformerXLCases,   &kConvS2SCases,
+                           &kSynthesizerCases, &kStnCases,      &kGridSampleCases,      &kDrawCases}) {
     all.insert(all.end(), list->begin(), list->end());
   }
   return all;

@@ -1,8 +1,10 @@
-// Linformer, the Reformer's LSH attention, Transformer-XL and the Synthesizer's five forms against torch references
+// Linformer, the Reformer's LSH attention, Transformer-XL, ConvS2S's multi-step attention and the
+// Synthesizer's five forms against torch references
 // written from the papers (tools/parity/make_fixtures.py).
 #include "cases.h"
 #include "fixture.h"
 
+#include "attn/mechanisms/convs2s.h"
 #include "attn/mechanisms/efficient.h"
 #include "attn/mechanisms/transformer_xl.h"
 
@@ -106,6 +108,36 @@ TEST_P(TransformerXLParity, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TransformerXLParity, ::testing::ValuesIn(kTransformerXLCases), CaseName());
+
+class ConvS2SParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvS2SParity, MatchesTorch) {
+  const Fixture fx = Fixture::load(GetParam());
+  ASSERT_EQ(fx.kind(), "convs2s");
+  const Matrix g = fx.input("g"), e = fx.input("e");
+  const Index d = g.cols();
+  const int k = fx.integer("kernel");
+  const auto conv = [&](const std::string& prefix, const std::string& bias) {
+    GatedConv c;
+    for (int t = 0; t < k; ++t) c.W.push_back(fx.input(prefix + std::to_string(t), d, 2 * d));
+    c.b = fx.input_vector(bias, 2 * d).transpose();
+    return c;
+  };
+  ConvS2SWeights w;
+  w.encoder = conv("enc_W", "enc_b");
+  for (int l = 0; l < fx.integer("layers"); ++l) {
+    const std::string p = "l" + std::to_string(l) + "_";
+    w.layers.push_back({conv(p + "W", p + "b"), fx.input(p + "Wd", d, d), fx.input_vector(p + "bd", d).transpose()});
+  }
+  const ConvS2SResult r = convs2s_attention(g, e, w);
+  EXPECT_TRUE(all_near(fx.expected("z", e.rows(), d), r.z)) << "z";
+  for (std::size_t l = 0; l < w.layers.size(); ++l) {
+    EXPECT_TRUE(all_near(fx.expected("l" + std::to_string(l) + "_weights"), r.weights[l])) << "layer " << l;
+  }
+  EXPECT_TRUE(all_near(fx.expected("output", g.rows(), d), r.output)) << "output";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ConvS2SParity, ::testing::ValuesIn(kConvS2SCases), CaseName());
 
 class SynthesizerParity : public ::testing::TestWithParam<std::string> {};
 

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -316,6 +317,25 @@ class TestLabWorkbench : public QObject {
     QVERIFY(settle(*lab_));
     QVERIFY(!slider->isVisibleTo(lab_.get()));
     QVERIFY(!lab_->playButton()->isVisibleTo(lab_.get()));
+  }
+
+  // Issue 19: the Shuffle button adds pooling on the shuffled words, with and without positions; it is there
+  // only for the pooling mechanisms, and sessions keep it (request()).
+  void shuffleButtonComparesOrders() {
+    lab_->setRequest(testing::defaultRequest(attn::lab::Mechanism::Pooling));
+    QVERIFY(settle(*lab_));
+    auto* shuffle = lab_->findChild<QPushButton*>(u"shuffle"_s);
+    QVERIFY(shuffle && shuffle->isVisibleTo(lab_.get()));
+    QCOMPARE(lab_->grid()->count(), 0);  // one map: no small multiples
+    shuffle->click();
+    QVERIFY(settle(*lab_));
+    QVERIFY(lab_->request().params.shuffle);
+    QCOMPARE(lab_->grid()->count(), 5);
+    QVERIFY2(lab_->mapBox()->itemText(2).startsWith(u"no positions \u00b7 shuffled"_s),
+             qPrintable(lab_->mapBox()->itemText(2)));
+    lab_->setRequest(testing::defaultRequest(attn::lab::Mechanism::Global));
+    QVERIFY(settle(*lab_));
+    QVERIFY(!shuffle->isVisibleTo(lab_.get()));
   }
 
   // Issue 17: with 8 heads the small multiples' titles ("self-attention \u00b7 head 1") were wider than their

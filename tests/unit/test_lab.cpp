@@ -55,6 +55,28 @@ INSTANTIATE_TEST_SUITE_P(Lab, EveryMechanism, ::testing::ValuesIn(mechanisms().b
                            return s;
                          });
 
+// The pooling section's point: pooling without positions ignores word order (the same weights per word and
+// the same pooled vector for the words shuffled), with positions it does not.
+TEST(Lab, ShuffleShowsThatPoolingWithoutPositionsIgnoresOrder) {
+  LabRequest req = request(Mechanism::Pooling);
+  req.source = "the battery lasts all day but the screen is dim and the speaker crackles";
+  req.params.shuffle = true;
+  auto r = run_lab(req);
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->trace.size(), 5u);  // the run asked for, then no positions and sinusoidal, each in both orders
+  const auto& maps = r->trace.maps();
+  EXPECT_EQ(maps[1].name, "no positions \u00b7 sentence order");
+  EXPECT_EQ(maps[2].name, "no positions \u00b7 shuffled, shown in sentence order");
+  EXPECT_EQ(maps[4].name, "sinusoidal positions \u00b7 shuffled, shown in sentence order");
+  EXPECT_LT((maps[2].weights - maps[1].weights).cwiseAbs().maxCoeff(), 1e-6f);
+  EXPECT_GT((maps[4].weights - maps[3].weights).cwiseAbs().maxCoeff(), 1e-3f);
+  EXPECT_EQ(maps[1].weights, maps[0].weights);  // positions none was the run asked for
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_TRUE(r->notes.back().starts_with("shuffled words, |c' - c| / |c|: no positions ")) << r->notes.back();
+  req.params.shuffle = false;
+  EXPECT_EQ(run_lab(req)->trace.size(), 1u);
+}
+
 TEST(Lab, DotAttentionLinksApplesToApple) {
   LabRequest req = request(Mechanism::Global);
   req.params.score = ScoreKind::ScaledDot;
@@ -170,7 +192,7 @@ TEST(Lab, CatalogueLookups) {
   EXPECT_EQ(find_mechanism("nope"), nullptr);
   EXPECT_EQ(*find_score("concat"), ScoreKind::Concat);
   for (ScoreKind k : score_kinds()) EXPECT_EQ(*find_score(score_key(k)), k);
-  EXPECT_EQ(mechanisms().size(), 27u);
+  EXPECT_EQ(mechanisms().size(), 28u);
 }
 
 TEST(Lab, MapsNameTheirAxes) {

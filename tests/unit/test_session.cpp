@@ -59,6 +59,7 @@ Session sample() {
   l.request.params.chunk = 5;
   l.request.params.hashes = 3;
   l.request.params.causal = true;
+  l.request.params.shuffle = true;
   l.request.params.positions = PositionKind::Sinusoidal;
   l.request.params.seed = 123456789;
   l.request.params.dim = 96;

@@ -1089,6 +1089,54 @@ def capsule_multi_head():
     return capsule_multi_head_case("capsule_multi_head", 3, 7, 8, 4, 1401)
 
 
+# ConvS2S multi-step attention (Gehring et al. 2017, sec. 3.3) with torch's conv1d and glu: encoder
+# z = e + GLU(conv(e)) centred; decoder layers o = GLU(conv(h)) causal (k - 1 zeros on the left),
+# a = softmax((o W_d + b_d + g) z^T), h += o + a (z + e).
+def convs2s_case(name, m, n, d, layers, k, seed):
+    g, e = normal(seed, (m, d)), normal(seed + 1, (n, d))
+
+    def taps(s):  # k taps of d x 2d, as the engine reads them (tap t: position i - t causal, i + t - k//2 centred)
+        return [normal(s + t, (d, 2 * d), 1 / math.sqrt(d * k)) for t in range(k)]
+
+    def conv(x, W, b, causal):
+        # conv1d weight [2d, d, k]: kernel index j multiplies x[i + j - pad]; causal pad k - 1 on the left means
+        # j = k - 1 - t reads i - t; centred pad k // 2 means j = t reads i + t - k // 2.
+        weight = torch.stack([W[k - 1 - j] if causal else W[j] for j in range(k)], dim=-1).permute(1, 0, 2)
+        xt = x.T[None]
+        xt = F.pad(xt, (k - 1, 0)) if causal else F.pad(xt, (k // 2, k - 1 - k // 2))
+        y = F.conv1d(xt, weight, b)[0].T
+        return F.glu(y, dim=-1)
+
+    inputs = {"g": g, "e": e}
+    enc_W, enc_b = taps(seed + 10), normal(seed + 20, (2 * d,), 0.1)
+    inputs.update({f"enc_W{t}": w for t, w in enumerate(enc_W)})
+    inputs["enc_b"] = enc_b
+    z = e + conv(e, enc_W, enc_b, False)
+    h, expected = g, {"z": z}
+    for l in range(layers):
+        W, b = taps(seed + 100 * (l + 1)), normal(seed + 100 * (l + 1) + 50, (2 * d,), 0.1)
+        Wd, bd = normal(seed + 100 * (l + 1) + 60, (d, d), 1 / math.sqrt(d)), normal(seed + 100 * (l + 1) + 61, (d,), 0.1)
+        inputs.update({f"l{l}_W{t}": w for t, w in enumerate(W)})
+        inputs.update({f"l{l}_b": b, f"l{l}_Wd": Wd, f"l{l}_bd": bd})
+        o = conv(h, W, b, True)
+        a = torch.softmax((o @ Wd + bd + g) @ z.T, dim=-1)
+        h = h + o + a @ (z + e)
+        expected[f"l{l}_weights"] = a
+    expected["output"] = h
+    return write_case(name, "convs2s", f"ConvS2S multi-step attention, m={m}, n={n}, d={d}, layers={layers}, k={k}",
+                      {"layers": layers, "kernel": k}, inputs, expected)
+
+
+@case
+def convs2s_two_layers():
+    return convs2s_case("convs2s_two_layers", 5, 7, 6, 2, 3, 1501)
+
+
+@case
+def convs2s_wide_kernel():
+    return convs2s_case("convs2s_wide_kernel", 4, 3, 4, 1, 5, 1521)
+
+
 # ---------------------------------------------------------------------------------------------------
 
 

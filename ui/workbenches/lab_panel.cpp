@@ -178,6 +178,15 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   positionsBox_->setToolTip(tr("Position information added to the token embeddings"));
   paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
 
+  // The catalogue's point about pooling: without positions it cannot tell word order.
+  shuffleButton_ = new QPushButton(tr("Shu&ffle Words"), paramsGroup);
+  shuffleButton_->setObjectName(u"shuffle"_s);
+  shuffleButton_->setCheckable(true);
+  shuffleButton_->setToolTip(
+      tr("Also pool the words in a random order, with positions and without: without them the pooled vector "
+         "is the same, with them it changes. The maps and |c' - c| / |c| are shown"));
+  paramsForm_->addRow(QString(), shuffleButton_);
+
   seedSpin_ = addCountRow(paramsForm_, paramsGroup, u"seed"_s, tr("S&eed:"), 0, INT_MAX,
                           tr("Seed of the random weights and of sampling: same seed, same map"));
 

@@ -8,6 +8,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QPushButton>
 #include <QSlider>
 #include <QToolButton>
 #include <QDoubleSpinBox>
@@ -116,6 +117,7 @@ LabWorkbench::LabWorkbench(QWidget* parent)
   spins.insert(spins.end(), countSpins_.begin(), countSpins_.end());
   for (QSpinBox* spin : spins) connect(spin, &QSpinBox::valueChanged, this, &LabWorkbench::post);
   connect(causalCheck_, &QCheckBox::toggled, this, &LabWorkbench::post);
+  connect(shuffleButton_, &QPushButton::toggled, this, &LabWorkbench::post);
   connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
   });
@@ -166,6 +168,7 @@ attn::lab::LabRequest LabWorkbench::request() const {
   const auto counts = attn::lab::count_params();
   for (std::size_t i = 0; i < counts.size(); ++i) p.*counts[i].field = countSpins_[i]->value();
   p.causal = causalCheck_->isChecked();
+  p.shuffle = shuffleButton_->isChecked();
   p.positions = attn::PositionKind(positionsBox_->currentData().toInt());
   p.seed = std::uint64_t(seedSpin_->value());
   p.dim = dimSpin_->value();
@@ -174,8 +177,9 @@ attn::lab::LabRequest LabWorkbench::request() const {
 
 void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   // One request for the whole change, not one per widget.
-  QList<QWidget*> widgets = {mechanismBox_, scoreBox_,    normaliserBox_, temperatureSpin_, windowSpin_, sigmaSpin_,
-                             headsSpin_,    causalCheck_, positionsBox_,  seedSpin_,        dimSpin_};
+  QList<QWidget*> widgets = {mechanismBox_, scoreBox_,  normaliserBox_, temperatureSpin_,
+                             windowSpin_,   sigmaSpin_, headsSpin_,     causalCheck_,
+                             positionsBox_, seedSpin_,  dimSpin_,       shuffleButton_};
   widgets.append(QList<QWidget*>(countSpins_.begin(), countSpins_.end()));
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (auto* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
@@ -192,6 +196,7 @@ void LabWorkbench::setParamsToWidgets(const LabParams& p) {
   const auto counts = attn::lab::count_params();
   for (std::size_t i = 0; i < counts.size(); ++i) countSpins_[i]->setValue(p.*counts[i].field);
   causalCheck_->setChecked(p.causal);
+  shuffleButton_->setChecked(p.shuffle);
   positionsBox_->setCurrentIndex(std::max(0, positionsBox_->findData(int(p.positions))));
   seedSpin_->setValue(int(std::min<std::uint64_t>(p.seed, INT_MAX)));
   dimSpin_->setValue(p.dim);
@@ -220,6 +225,7 @@ void LabWorkbench::updateMechanismControls() {
   const auto counts = attn::lab::count_params();
   for (std::size_t i = 0; i < counts.size(); ++i) paramsForm_->setRowVisible(countSpins_[i], info.*counts[i].used);
   paramsForm_->setRowVisible(causalCheck_, info.uses_causal);
+  paramsForm_->setRowVisible(shuffleButton_, info.uses_positions);
   paramsForm_->setRowVisible(positionsBox_, info.uses_positions);
   queryEdit_->setEnabled(info.uses_query);
   queryNote_->setVisible(!info.uses_query);

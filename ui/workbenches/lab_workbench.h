@@ -29,6 +29,7 @@ class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
 class QScrollArea;
 class QSlider;
 class QToolButton;
@@ -177,6 +178,7 @@ class LabWorkbench : public Workbench {
   QTimer playTimer_;
   std::vector<int> series_;  // map indices of the series the map in view belongs to, in order
   QCheckBox* causalCheck_ = nullptr;
+  QPushButton* shuffleButton_ = nullptr;
   QComboBox* positionsBox_ = nullptr;
   QSpinBox* seedSpin_ = nullptr;
   QSpinBox* dimSpin_ = nullptr;

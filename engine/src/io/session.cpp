@@ -434,6 +434,7 @@ Result<LabSection> read_lab(const Reader& reader, const json& j, std::vector<Err
     ATTN_TRY(r.whole("heads", 1, 16, p.heads));
     for (const lab::CountParam& c : lab::count_params()) ATTN_TRY(r.whole(c.key, c.min, c.max, p.*c.field));
     ATTN_TRY(r.boolean("causal", p.causal));
+    ATTN_TRY(r.boolean("shuffle", p.shuffle));
     ATTN_TRY(r.whole("seed", 0, static_cast<std::int64_t>(kMaxSessionSeed), p.seed));
     ATTN_TRY(r.whole("dim", 4, 1024, p.dim));
     r.warn_unknown(warnings);

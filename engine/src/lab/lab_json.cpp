@@ -27,6 +27,7 @@ std::string to_json(const LabRequest& request) {
       {"sigma", p.sigma},
       {"heads", p.heads},
       {"causal", p.causal},
+      {"shuffle", p.shuffle},
       {"positions", positions_key(p.positions)},
       {"seed", p.seed},
       {"dim", p.dim},
@@ -97,6 +98,7 @@ Result<LabRequest> lab_request_from_json(std::string_view text, std::string_view
   read("sigma", p.sigma);
   read("heads", p.heads);
   read("causal", p.causal);
+  read("shuffle", p.shuffle);
   read("positions", positions);
   read("seed", p.seed);
   read("dim", p.dim);

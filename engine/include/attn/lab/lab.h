@@ -38,6 +38,7 @@ enum class Mechanism {
   Linformer,
   Reformer,  // LSH attention
   TransformerXL,
+  ConvS2S,  // multi-step attention
   SynthesizerDense,
   SynthesizerRandom,
   SynthesizerFactorizedDense,
@@ -63,8 +64,9 @@ struct MechanismInfo {
   bool uses_iterations;  // routing iterations r
   bool uses_rank;        // Linformer's projected length k, the factorised Synthesizer's k
   bool uses_lsh;         // the Reformer's buckets, chunk length m and hash rounds
-  bool uses_segments;    // Transformer-XL's segment length L and layers
+  bool uses_segments;    // Transformer-XL's segment length L
   bool uses_normaliser;  // the normaliser and the temperature apply
+  bool uses_layers;      // a stack of layers (Transformer-XL, ConvS2S's decoder)
 };
 std::span<const MechanismInfo> mechanisms();
 const MechanismInfo& info(Mechanism m);
@@ -98,8 +100,11 @@ struct LabParams {
   int chunk = 4;       // LSH chunk length m
   int hashes = 2;      // LSH rounds
   int segment = 6;     // Transformer-XL's segment length L
-  int layers = 2;      // Transformer-XL's layers
+  int layers = 2;      // Transformer-XL's and ConvS2S's decoder layers
   bool causal = false;
+  // Pooling: also run on the words in a seeded random order, with and without positions, to show that
+  // pooling without positions ignores word order.
+  bool shuffle = false;
   PositionKind positions = PositionKind::None;
   std::uint64_t seed = 42;
   int dim = 64;  // embedding and model size
