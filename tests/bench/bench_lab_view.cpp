@@ -66,33 +66,9 @@ attn::ui::HeatmapView* g_view = nullptr;
 
 attn::ui::HeatmapView& view() { return *g_view; }
 
-void BM_LabRecomputeRepaint(benchmark::State& state) {
-  const auto mechanism = attn::lab::Mechanism(state.range(0));
-  state.SetLabel(std::string(attn::lab::info(mechanism).key));
-  auto request = request64(mechanism);
-  auto& heatmap = view();
-  std::uint64_t seed = 1;
-  for (auto _ : state) {
-    request.params.seed = seed++;  // a new map every time, as when a slider moves
-    auto result = attn::lab::run_lab(request);
-    if (!result) {
-      state.SkipWithError(result.error().message().c_str());
-      return;
-    }
-    auto owner = std::make_shared<const attn::lab::LabResult>(std::move(*result));
-    heatmap.setMap(std::shared_ptr<const attn::AttentionMap>(owner, &owner->trace.maps().front()));
-    heatmap.replotNow();
-    QImage frame = heatmap.grab().toImage();
-    benchmark::DoNotOptimize(frame.constBits());
-  }
-}
-
-// The same on 8,192 words for the efficient transformers (the Lab reads that many for them).
-void BM_LabLong(benchmark::State& state) {
-  const auto mechanism = attn::lab::Mechanism(state.range(0));
-  state.SetLabel(std::string(attn::lab::info(mechanism).key));
-  auto request = request64(mechanism);
-  request.source = sentence(attn::lab::kMaxEfficientTokens, 11);
+// run_lab with a new seed each time (as when a slider moves), then the view set, replotted and grabbed.
+void runAndDraw(benchmark::State& state, attn::lab::LabRequest request) {
+  state.SetLabel(std::string(attn::lab::info(request.params.mechanism).key));
   auto& heatmap = view();
   std::uint64_t seed = 1;
   for (auto _ : state) {
@@ -108,6 +84,17 @@ void BM_LabLong(benchmark::State& state) {
     QImage frame = heatmap.grab().toImage();
     benchmark::DoNotOptimize(frame.constBits());
   }
+}
+
+void BM_LabRecomputeRepaint(benchmark::State& state) {
+  runAndDraw(state, request64(attn::lab::Mechanism(state.range(0))));
+}
+
+// The same on 8,192 words for the efficient transformers (the Lab reads that many for them).
+void BM_LabLong(benchmark::State& state) {
+  auto request = request64(attn::lab::Mechanism(state.range(0)));
+  request.source = sentence(attn::lab::kMaxEfficientTokens, 11);
+  runAndDraw(state, std::move(request));
 }
 
 void BM_RepaintOnly(benchmark::State& state) {

@@ -52,21 +52,21 @@ struct MechanismInfo {
   std::string_view name;     // shown in the UI
   std::string_view formula;  // one line
   std::string_view paper;
-  bool uses_query;   // needs the query sentence
-  bool uses_score;   // the score function is selectable
-  bool uses_window;  // D and sigma
-  bool uses_heads;
-  bool uses_hops;
-  bool uses_causal;
-  bool uses_classes;
-  bool uses_positions;
-  bool uses_target;      // the source marks a target phrase with brackets: "the [battery life] is great"
-  bool uses_iterations;  // routing iterations r
-  bool uses_rank;        // Linformer's projected length k, the factorised Synthesizer's k
-  bool uses_lsh;         // the Reformer's buckets, chunk length m and hash rounds
-  bool uses_segments;    // Transformer-XL's segment length L
-  bool uses_normaliser;  // the normaliser and the temperature apply
-  bool uses_layers;      // a stack of layers (Transformer-XL, ConvS2S's decoder)
+  bool uses_query = false;   // needs the query sentence
+  bool uses_score = false;   // the score function is selectable
+  bool uses_window = false;  // D and sigma
+  bool uses_heads = false;
+  bool uses_hops = false;
+  bool uses_causal = false;
+  bool uses_classes = false;
+  bool uses_positions = false;
+  bool uses_target = false;      // the source marks a target phrase with brackets: "the [battery life] is great"
+  bool uses_iterations = false;  // routing iterations r
+  bool uses_rank = false;        // Linformer's projected length k, the factorised Synthesizer's k
+  bool uses_lsh = false;         // the Reformer's buckets, chunk length m and hash rounds
+  bool uses_segments = false;    // Transformer-XL's segment length L
+  bool uses_normaliser = false;  // the normaliser and the temperature apply
+  bool uses_layers = false;      // a stack of layers (Transformer-XL, ConvS2S's decoder)
 };
 std::span<const MechanismInfo> mechanisms();
 const MechanismInfo& info(Mechanism m);
