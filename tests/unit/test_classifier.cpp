@@ -1,5 +1,6 @@
-// The attention-pooling classifier (tools/train/MODELS.md section 2): the word rules of split_words,
-// config and tensor errors, the flat and hierarchical passes on hand-built tiny models, truncation.
+// The classifiers of tools/train/MODELS.md section 2: the word rules of split_words, config and tensor
+// errors, the flat and hierarchical passes on hand-built tiny models, truncation, and the saliency of the
+// LSTM (its gates) and the CNN (its max pooling) worked out by hand.
 #include "attn/io/safetensors.h"
 #include "attn/models/classifier.h"
 #include "model_test_util.h"
@@ -137,6 +138,121 @@ std::shared_ptr<const ClassifierModel> load(const Tiny& m) {
 }
 
 std::string error_of(const Tiny& m) { return test::load_error<ClassifierModel>(m.config, m.tensors); }
+
+// The LSTM and the CNN of the saliency readings: one-number embeddings (good 1, bad -1, film 0.5).
+Tiny tiny_kind(ClassifierKind kind) {
+  Tiny m;
+  auto& c = m.config;
+  c.task = "review sentiment";
+  c.labels = {"negative", "positive"};
+  c.vocab = {"<pad>", "<unk>", "good", "bad", "film"};
+  c.kind = kind;
+  c.heads = 0;
+  c.embedding_size = 1;
+  c.max_words = 8;
+  auto& t = m.tensors;
+  t.set("embedding.weight", {5, 1}, {0.0f, 0.0f, 1.0f, -1.0f, 0.5f});
+  if (kind == ClassifierKind::Lstm) {
+    c.hidden = 1;
+    // Rows i, f, g, o; no recurrence, so each gate is a function of the word alone.
+    t.set("encoder.lstm.weight_ih", {4, 1}, {1.5f, -2.0f, 1.0f, 0.5f});
+    t.set("encoder.lstm.weight_hh", {4, 1}, {0.0f, 0.0f, 0.0f, 0.0f});
+    t.set("encoder.lstm.bias_ih", {4}, {0.25f, 1.0f, 0.0f, 0.5f});
+    t.set("encoder.lstm.bias_hh", {4}, {-0.5f, 0.5f, 0.0f, 0.0f});
+    t.set("classifier.weight", {2, 1}, {0.0f, 1.0f});  // log(p1 / p0) = h_T
+  } else {
+    c.channels = 2;
+    c.kernel = 3;
+    // Channel 0 reads the word itself (good is its maximum), channel 1 its negation (bad).
+    t.set("conv.weight", {2, 1, 3}, {0.0f, 1.0f, 0.0f, 0.0f, -1.0f, 0.0f});
+    t.set("conv.bias", {2}, {0.0f, 0.0f});
+    t.set("classifier.weight", {2, 2}, {0.0f, 1.0f, 1.0f, 0.0f});  // negative <- channel 1, positive <- 0
+  }
+  t.set("classifier.bias", {2}, {0.0f, 0.0f});
+  return m;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+TEST(ClassifierSaliency, LstmWrittenIsTheShareOfTheFinalCellState) {
+  auto model = load(tiny_kind(ClassifierKind::Lstm));
+  ASSERT_TRUE(model);
+  EXPECT_EQ(model->description(), "review sentiment \xC2\xB7 LSTM \xC2\xB7 1 unit \xC2\xB7 25 parameters");
+  ClassifierRunner session(model);
+  auto run = session.run("good film bad film");
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  const std::vector<double> x = {1.0, 0.5, -1.0, 0.5};
+  const Index n = 4;
+  ASSERT_EQ(run->forget_gate.rows(), 1);
+  ASSERT_EQ(run->forget_gate.cols(), n);
+  EXPECT_EQ(run->word_attention.size(), 0);
+  double c = 0.0, total = 0.0;
+  std::vector<double> written(4);
+  for (Index t = 0; t < n; ++t) {
+    const double i = sigmoid(1.5 * x[t] - 0.25), f = sigmoid(-2.0 * x[t] + 1.5);
+    EXPECT_NEAR(run->input_gate(0, t), i, 1e-6);
+    EXPECT_NEAR(run->forget_gate(0, t), f, 1e-6);
+    double after = 1.0;
+    for (Index s = t + 1; s < n; ++s) after *= sigmoid(-2.0 * x[s] + 1.5);
+    written[t] = i * after;
+    EXPECT_NEAR(run->written(0, t), written[t], 1e-6) << "word " << t;
+    c += written[t] * std::tanh(x[t]);  // c_T = sum_t written_t g_t
+    total += written[t];
+  }
+  for (Index t = 0; t < n; ++t) EXPECT_NEAR(run->saliency(t), written[t] / total, 1e-6);
+  // The classifier reads h_T = o_T tanh(c_T): the probabilities confirm the sum above is the cell state.
+  const double h = sigmoid(0.5 * x[3] + 0.5) * std::tanh(c);
+  EXPECT_NEAR(std::log(run->probabilities[1] / run->probabilities[0]), h, 1e-5);
+  const auto maps = run->maps();
+  ASSERT_EQ(maps.size(), 4u);
+  EXPECT_EQ(maps[0]->row_labels, (Labels{"saliency"}));
+  EXPECT_EQ(maps[1]->name, "forget gate f");
+  EXPECT_EQ(maps[1]->row_labels, (Labels{"unit 0"}));
+}
+
+TEST(ClassifierSaliency, CnnCountsTheWindowsOfTheWinningChannels) {
+  auto model = load(tiny_kind(ClassifierKind::Cnn));
+  ASSERT_TRUE(model);
+  ClassifierRunner session(model);
+  auto run = session.run("film good film film");
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  EXPECT_EQ(run->predicted, 1);  // logits [max of channel 1, max of channel 0] = [0, 1]
+  EXPECT_EQ(run->winners, (std::vector<int>{1, 0}));  // channel 1 is zero everywhere: its first position
+  // Channel 0 votes for positive by 1 - mean(0, 1); channel 1's maximum is 0: it adds nothing.
+  EXPECT_FLOAT_EQ(run->channel_weights(0), 0.5f);
+  EXPECT_FLOAT_EQ(run->channel_weights(1), 0.0f);
+  // Channel 0's window around "good" (kernel 3): words 0-2, a third each.
+  const std::vector<float> expected = {1.0f / 3, 1.0f / 3, 1.0f / 3, 0.0f};
+  for (Index w = 0; w < 4; ++w) EXPECT_NEAR(run->saliency(w), expected[std::size_t(w)], 1e-6f);
+  EXPECT_NEAR(run->activations(0, 1), 1.0f, 1e-6f);
+  EXPECT_NEAR(run->activations(0, 0), 0.5f, 1e-6f);
+
+  // At the edge the window is clipped: "bad" first wins channel 1 (negative), whose window is words 0-1.
+  auto edge = session.run("bad film");
+  ASSERT_TRUE(edge.has_value());
+  EXPECT_EQ(edge->predicted, 0);
+  EXPECT_EQ(edge->winners[1], 0);
+  EXPECT_NEAR(edge->saliency(0), 0.5f, 1e-6f);
+  EXPECT_NEAR(edge->saliency(1), 0.5f, 1e-6f);
+}
+
+TEST(ClassifierSaliency, PoolingSaliencyIsTheMeanOverHeads) {
+  auto model = load(tiny(false));
+  ASSERT_TRUE(model);
+  ClassifierRunner session(model);
+  auto run = session.run("good film bad");
+  ASSERT_TRUE(run.has_value());
+  ASSERT_EQ(run->saliency.size(), 3);
+  for (Index w = 0; w < 3; ++w) {
+    EXPECT_NEAR(run->saliency(w), 0.5f * (run->word_attention(0, w) + run->word_attention(1, w)), 1e-6f);
+  }
+  auto hierarchical = load(tiny(true));
+  ASSERT_TRUE(hierarchical);
+  ClassifierRunner h(hierarchical);
+  auto hrun = h.run("good film. bad!");
+  ASSERT_TRUE(hrun.has_value());
+  EXPECT_EQ(hrun->saliency.size(), 0);
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Forward passes
@@ -302,6 +418,18 @@ TEST(ClassifierConfigParse, ReadsAValidConfig) {
       classifier_json({{"hierarchical", false}, {"max_sentences", nullptr}, {"heads", nullptr}}), "c.json");
   ASSERT_TRUE(flat.has_value()) << flat.error().message();
   EXPECT_EQ(flat->heads, 1);
+  EXPECT_EQ(flat->held_out_saliency, -1.0);
+  auto cnn = ClassifierConfig::parse(classifier_json({{"hierarchical", nullptr},
+                                                      {"kind", "cnn"},
+                                                      {"channels", 16},
+                                                      {"kernel", 3},
+                                                      {"saliency_on_deciding_words", 0.25}}),
+                                     "c.json");
+  ASSERT_TRUE(cnn.has_value()) << cnn.error().message();
+  EXPECT_EQ(cnn->kind, ClassifierKind::Cnn);
+  EXPECT_EQ(cnn->channels, 16);
+  EXPECT_EQ(cnn->heads, 0);
+  EXPECT_EQ(cnn->held_out_saliency, 0.25);
 }
 
 TEST(ClassifierConfigParse, ErrorsNameFileKeyAndLine) {
@@ -317,6 +445,11 @@ TEST(ClassifierConfigParse, ErrorsNameFileKeyAndLine) {
       {{{"heads", 0}}, "heads", "must be from 1"},
       {{{"hierarchical", "yes"}}, "hierarchical", "true or false"},
       {{{"architectures", {"AttnScopeSeq2Seq"}}}, "architectures", "AttnScopeClassifier"},
+      {{{"kind", "lstm"}}, "kind", "needs kind \"attention-pooling\""},
+      {{{"hierarchical", false}, {"kind", "transformer"}}, "kind", "is not one of"},
+      {{{"hierarchical", false}, {"kind", "cnn"}, {"channels", 4}, {"kernel", 4}}, "kernel", "must be odd"},
+      {{{"hierarchical", false}, {"kind", "cnn"}, {"kernel", 3}, {"channels", nullptr}}, "channels", "channels is missing"},
+      {{{"saliency_on_deciding_words", 1.5}}, "saliency_on_deciding_words", "between 0.0 and 1.0, got 1.5"},
   };
   for (const auto& c : cases) {
     const std::string text = classifier_json(c.patch);
@@ -337,6 +470,12 @@ TEST(ClassifierConfigParse, ConfigBuiltInCodeIsChecked) {
   Tiny h = tiny(true);
   h.config.max_sentences = 0;
   EXPECT_NE(error_of(h).find("max_sentences"), std::string::npos);
+  Tiny cnn = tiny_kind(ClassifierKind::Cnn);
+  cnn.config.kernel = 2;
+  EXPECT_NE(error_of(cnn).find("odd kernel"), std::string::npos);
+  Tiny lstm = tiny_kind(ClassifierKind::Lstm);
+  lstm.config.hierarchical = true;
+  EXPECT_NE(error_of(lstm).find("only attention pooling can be hierarchical"), std::string::npos);
 }
 
 }  // namespace classifier_tests

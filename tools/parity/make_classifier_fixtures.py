@@ -9,11 +9,17 @@ random cases).
   sentiment-pooling     the shipped resources/models/sentiment-pooling (expected.json only; "model"
                         points to the resources folder, no weights are copied)
   sentiment-hierarchical the shipped resources/models/sentiment-hierarchical (likewise)
+  random-lstm           a tiny random LSTM classifier ("kind": "lstm", e = h = 8, max_words 12)
+  random-cnn            a tiny random CNN classifier ("kind": "cnn", e = 8, 6 channels of width 3, max_words 12)
+  sentiment-lstm, sentiment-cnn   the shipped saliency models (expected.json only)
 
 expected.json: {"model": <model folder relative to the repo root>, "runs": [{"text", "tokens", "spans"
 ([begin_byte, end_byte) in the UTF-8 text), "sentence_of_token", "ids", "word_attention" ([heads][tokens];
-hierarchical: each head's weights sum to 1 within each sentence), "sentence_attention" (hierarchical,
-else []), "probabilities", "predicted"}]}. Every array describes the input *after truncation*: flat, the
+hierarchical: each head's weights sum to 1 within each sentence; [] for the LSTM and the CNN),
+"sentence_attention" (hierarchical, else []), "probabilities", "predicted", and for the flat kinds
+"saliency" [tokens] (classifier_torch.word_saliency); the LSTM adds "input_gate", "forget_gate",
+"written" [units][tokens], the CNN "activations" [channels][tokens], "winners", "channel_weights" (for the
+shipped models only on texts of at most 40 tokens, to keep the fixtures small)}]}. Every array describes the input *after truncation*: flat, the
 first max_words tokens; hierarchical, the first max_sentences sentences and the first max_words tokens of
 each. Numbers come from torch in float64 on the float32 weights, rounded to 7 significant digits.
 
@@ -128,12 +134,62 @@ def _pool(T, prefix, X):
     return (a @ X).reshape(-1), a
 
 
+def _lstm_reference(T, ids):
+    """MODELS.md section 2's LSTM and its reading: probabilities, saliency, i, f, written [h, n]."""
+    X = T["embedding.weight"][ids]
+    Wi, Wh = T["encoder.lstm.weight_ih"], T["encoder.lstm.weight_hh"]
+    b = T["encoder.lstm.bias_ih"] + T["encoder.lstm.bias_hh"]
+    H = Wh.shape[1]
+    h, c = np.zeros(H), np.zeros(H)
+    i_cols, f_cols = [], []
+    for x in X:
+        g = Wi @ x + Wh @ h + b
+        i, f, cand, o = _sigmoid(g[:H]), _sigmoid(g[H:2 * H]), np.tanh(g[2 * H:3 * H]), _sigmoid(g[3 * H:])
+        c = f * c + i * cand
+        h = o * np.tanh(c)
+        i_cols.append(i)
+        f_cols.append(f)
+    i, f = np.array(i_cols).T, np.array(f_cols).T
+    n = len(ids)
+    written = np.array([i[:, t] * np.prod(f[:, t + 1:], axis=1) for t in range(n)]).T
+    return h, {"saliency": written.sum(axis=0) / written.sum(), "input_gate": i, "forget_gate": f,
+               "written": written}
+
+
+def _cnn_reference(T, ids, kernel):
+    X = T["embedding.weight"][ids]                       # [n, e]
+    n, pad = len(ids), (kernel - 1) // 2
+    W = T["conv.weight"]                                 # [C, e, k]
+    Xp = np.vstack([np.zeros((pad, X.shape[1])), X, np.zeros((pad, X.shape[1]))])
+    a = np.array([[np.sum(W[c] * Xp[p:p + kernel].T) + T["conv.bias"][c] for p in range(n)]
+                  for c in range(W.shape[0])])
+    return np.maximum(a, 0.0)
+
+
 def reference(folder, config, ids, sentence):
+    """(word attention, sentence attention, probabilities, saliency dict or None) by numpy."""
     T = {k: v.astype(np.float64) for k, v in read_safetensors(os.path.join(folder, "model.safetensors"))[0].items()}
+    kind = ct.kind_of(config)
+    if kind in ("lstm", "cnn"):
+        if kind == "lstm":
+            pooled, sal = _lstm_reference(T, ids)
+        else:
+            a = _cnn_reference(T, ids, config["kernel"])
+            pooled = a.max(axis=1)
+        logits = T["classifier.weight"] @ pooled + T["classifier.bias"]
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        if kind == "cnn":
+            d = ct.cnn_saliency(a, T["classifier.weight"], int(np.argmax(p)), config["kernel"])
+            sal = {"saliency": d["saliency"], "activations": a, "winners": d["winner"],
+                   "channel_weights": d["weight"]}
+        return np.zeros((0, len(ids))), np.zeros(0), p, sal
+    sal = None
     if not config["hierarchical"]:
         X = _bigru(T, "encoder.gru.", T["embedding.weight"][ids])
         pooled, word = _pool(T, "pool.", X)
         sent = np.zeros(0)
+        sal = {"saliency": word.mean(axis=0)}
     else:
         vecs, words = [], []
         for s in range(max(sentence) + 1):
@@ -147,18 +203,31 @@ def reference(folder, config, ids, sentence):
         word, sent = np.concatenate(words, axis=1), sa[0]
     logits = T["classifier.weight"] @ pooled + T["classifier.bias"]
     p = np.exp(logits - logits.max())
-    return word, sent, p / p.sum()
+    return word, sent, p / p.sum(), sal
+
+
+TORCH_SALIENCY = {"input_gate": "i", "forget_gate": "f", "written": "kappa", "activations": "activations",
+                  "winners": "winner", "channel_weights": "weight"}
 
 
 # ---------------------------------------------------------------- cases
 
-def runs_for(model, config, folder, texts):
+def runs_for(model, config, folder, texts, matrices_up_to=10**9):
     runs = []
     for text in texts:
         r = ct.analyse(model, config, text)
-        word, sent, prob = reference(folder, config, r["ids"], r["sentence_of_token"])
-        diff = max(np.abs(word - r["word_attention"]).max(), np.abs(prob - r["probabilities"]).max(),
+        word, sent, prob, sal = reference(folder, config, r["ids"], r["sentence_of_token"])
+        diff = max(np.abs(word - r["word_attention"]).max() if word.size else 0.0,
+                   np.abs(prob - r["probabilities"]).max(),
                    np.abs(sent - r["sentence_attention"]).max() if len(sent) else 0.0)
+        extra = {}
+        if sal is not None:
+            got = r["saliency"]
+            for key, value in sal.items():
+                mine = got[TORCH_SALIENCY.get(key, key)]
+                diff = max(diff, np.abs(np.asarray(value, dtype=np.float64) - np.asarray(mine, dtype=np.float64)).max())
+                if key == "saliency" or len(r["ids"]) <= matrices_up_to:
+                    extra[key] = [int(x) for x in value] if key == "winners" else rounded(value)
         if diff > 1e-9:
             sys.exit(f"torch and the numpy reference differ by {diff} on {text!r}")
         if r["warnings"]:
@@ -167,7 +236,7 @@ def runs_for(model, config, folder, texts):
                      "sentence_of_token": r["sentence_of_token"], "ids": r["ids"],
                      "word_attention": rounded(r["word_attention"]),
                      "sentence_attention": rounded(r["sentence_attention"]),
-                     "probabilities": rounded(r["probabilities"]), "predicted": r["predicted"]})
+                     "probabilities": rounded(r["probabilities"]), "predicted": r["predicted"], **extra})
     return runs
 
 
@@ -194,13 +263,19 @@ def randomise(model, seed):
                 p.copy_(1.2 * torch.randn(p.shape, generator=g) / np.sqrt(p.shape[1]))
 
 
-def make_random(case, hierarchical, seed):
-    if hierarchical:
+def make_random(case, hierarchical, seed, kind=None):
+    if kind == "lstm":
+        c = ct.make_kind_config(RANDOM_VOCAB, "lstm", embedding_size=8, hidden=8, max_words=12,
+                                task="random parity fixture", trained_on=None)
+    elif kind == "cnn":
+        c = ct.make_kind_config(RANDOM_VOCAB, "cnn", embedding_size=8, channels=6, kernel=3, max_words=12,
+                                task="random parity fixture", trained_on=None)
+    elif hierarchical:
         c = ct.make_config(RANDOM_VOCAB, True, heads=2, embedding_size=8, hidden=8, attention_size=8,
-                           max_words=5, max_sentences=3, task="random parity fixture")
+                           max_words=5, max_sentences=3, task="random parity fixture", trained_on=None)
     else:
         c = ct.make_config(RANDOM_VOCAB, False, heads=2, embedding_size=8, hidden=8, attention_size=8,
-                           max_words=12, task="random parity fixture")
+                           max_words=12, task="random parity fixture", trained_on=None)
     torch.manual_seed(seed)
     model = ct.build(c)
     randomise(model, seed)
@@ -222,7 +297,7 @@ def make_trained(case):
         return
     model, c = ct.load_model(folder)
     print(f"{case}: {rel}")
-    write_expected(case, rel, runs_for(model, c, folder, TRAINED_TEXTS))
+    write_expected(case, rel, runs_for(model, c, folder, TRAINED_TEXTS, matrices_up_to=40))
 
 
 def main():
@@ -231,9 +306,13 @@ def main():
     if not args or "--random" in args:
         make_random("random-pooling", False, 11)
         make_random("random-hierarchical", True, 12)
+        make_random("random-lstm", False, 13, "lstm")
+        make_random("random-cnn", False, 14, "cnn")
     if not args or "--trained" in args:
         make_trained("sentiment-pooling")
         make_trained("sentiment-hierarchical")
+        make_trained("sentiment-lstm")
+        make_trained("sentiment-cnn")
     total = 0
     for root, _, files in os.walk(OUT):
         total += sum(os.path.getsize(os.path.join(root, f)) for f in files)

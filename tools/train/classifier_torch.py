@@ -4,6 +4,13 @@
   FlatClassifier          embedding -> BiGRU -> attention pooling (r heads) -> linear
   HierarchicalClassifier  per sentence: embedding -> word BiGRU -> word pooling (r heads);
                           sentence vectors -> sentence BiGRU -> sentence pooling (1 head) -> linear
+  LstmClassifier          ("kind": "lstm") embedding -> LSTM -> the last state -> linear
+  CnnClassifier           ("kind": "cnn") embedding -> convolution -> ReLU -> global max pooling -> linear
+
+and the saliency each gives without a query (word_saliency()): the pooling weights (mean over heads), the
+share of the LSTM's final cell state each word wrote (kappa_t = i_t * prod_{s>t} f_s, MODELS.md section
+2), and the words under the windows where the CNN's channels take their maxima, weighted by the channel's
+classifier weight for the predicted label;
 
 plus the section's tokenizer (split_words, from reviews_data.py), the model folder format (config.json +
 model.safetensors, float32, the section's tensor names) and a single-text inference, analyse(), that
@@ -54,7 +61,30 @@ def make_config(vocab_words, hierarchical, heads, embedding_size, hidden, attent
          "hidden": int(hidden), "attention_size": int(attention_size), "max_words": int(max_words)}
     if hierarchical:
         c["max_sentences"] = int(max_sentences)
+    if not trained_on:
+        del c["trained_on"]
     return c
+
+
+def make_kind_config(vocab_words, kind, embedding_size, hidden=None, channels=None, kernel=None, max_words=80,
+                     task="review sentiment", labels=("negative", "positive"), trained_on=TRAINED_ON):
+    """config.json of the saliency models ("kind": "lstm" or "cnn"; MODELS.md section 2)."""
+    c = {"architectures": [ARCHITECTURE], "task": task, "trained_on": trained_on, "labels": list(labels),
+         "vocab": ["<pad>", "<unk>"] + [w for w in vocab_words if w not in ("<pad>", "<unk>")],
+         "kind": kind, "embedding_size": int(embedding_size), "max_words": int(max_words)}
+    if kind == "lstm":
+        c["hidden"] = int(hidden)
+    elif kind == "cnn":
+        c["channels"], c["kernel"] = int(channels), int(kernel)
+    else:
+        raise ValueError(kind)
+    if not trained_on:
+        del c["trained_on"]
+    return c
+
+
+def kind_of(c):
+    return c.get("kind", "hierarchical" if c.get("hierarchical") else "attention-pooling")
 
 
 # ---------------------------------------------------------------- modules
@@ -158,8 +188,126 @@ class HierarchicalClassifier(nn.Module):
         return self.classifier(doc), alphas.reshape(B, S, -1, W), salpha[:, 0]
 
 
+class LstmClassifier(nn.Module):
+    """embedding -> one-layer LSTM (gates i, f, g, o as torch orders them) -> h at the last word -> linear."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.embedding = nn.Embedding(len(c["vocab"]), c["embedding_size"])
+        self.encoder = nn.Module()
+        self.encoder.lstm = nn.LSTM(c["embedding_size"], c["hidden"], batch_first=True)
+        self.classifier = nn.Linear(c["hidden"], len(c["labels"]))
+
+    def forward(self, ids, lengths):
+        packed = pack_padded_sequence(self.embedding(ids), lengths.cpu(), batch_first=True, enforce_sorted=False)
+        _, (h, _) = self.encoder.lstm(packed)
+        return (self.classifier(h[0]),)
+
+    def gates(self, ids, lengths):
+        """The input and forget gates at every position: i, f [B, n, h] (past a review's length: unused)."""
+        lstm = self.encoder.lstm
+        x = self.embedding(ids)
+        H = lstm.hidden_size
+        h = x.new_zeros(x.shape[0], H)
+        c = x.new_zeros(x.shape[0], H)
+        xi = x @ lstm.weight_ih_l0.T + lstm.bias_ih_l0 + lstm.bias_hh_l0
+        i_all, f_all = [], []
+        for t in range(x.shape[1]):
+            g = xi[:, t] + h @ lstm.weight_hh_l0.T
+            i, f = torch.sigmoid(g[:, :H]), torch.sigmoid(g[:, H:2 * H])
+            cand, o = torch.tanh(g[:, 2 * H:3 * H]), torch.sigmoid(g[:, 3 * H:])
+            c = f * c + i * cand
+            h = o * torch.tanh(c)
+            i_all.append(i)
+            f_all.append(f)
+        return torch.stack(i_all, 1), torch.stack(f_all, 1)
+
+
+class CnnClassifier(nn.Module):
+    """embedding -> Conv1d (kernel k, zero padding (k - 1) / 2 each side) -> ReLU -> max over the words ->
+    linear. Padding positions of a batch are zeroed before the convolution and never win a max."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        k = c["kernel"]
+        self.embedding = nn.Embedding(len(c["vocab"]), c["embedding_size"])
+        self.conv = nn.Conv1d(c["embedding_size"], c["channels"], k, padding=(k - 1) // 2)
+        self.classifier = nn.Linear(c["channels"], len(c["labels"]))
+
+    def activations(self, ids, lengths):
+        mask = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+        x = self.embedding(ids) * mask[:, :, None]
+        a = torch.relu(self.conv(x.transpose(1, 2)))                      # [B, C, n]
+        return a, mask
+
+    def forward(self, ids, lengths):
+        a, mask = self.activations(ids, lengths)
+        pooled = a.masked_fill(~mask[:, None, :], float("-inf")).max(dim=2).values
+        return (self.classifier(pooled),)
+
+
 def build(c):
+    kind = kind_of(c)
+    if kind == "lstm":
+        return LstmClassifier(c)
+    if kind == "cnn":
+        return CnnClassifier(c)
     return HierarchicalClassifier(c) if c["hierarchical"] else FlatClassifier(c)
+
+
+def word_saliency(model, config, ids_list):
+    """Per text (a list of ids), its words' saliency as MODELS.md section 2 defines it (sums to 1) and the
+    detail behind it: dict(saliency [n], and per kind: heads [r, n] | i, f, kappa [h, n] |
+    activations [C, n], winner [C], weight [C])."""
+    ids, lengths = batch_flat(ids_list)
+    kind = kind_of(config)
+    out = []
+    with torch.no_grad():
+        logits = model(ids, lengths)
+        if kind == "attention-pooling":
+            alpha = logits[1]
+            for b, n in enumerate(lengths.tolist()):
+                a = alpha[b, :, :n].double().numpy()
+                out.append({"saliency": a.mean(axis=0), "heads": a})
+        elif kind == "lstm":
+            i_all, f_all = model.gates(ids, lengths)
+            for b, n in enumerate(lengths.tolist()):
+                i, f = i_all[b, :n].double().numpy().T, f_all[b, :n].double().numpy().T     # [h, n]
+                after = np.ones_like(f)
+                for t in range(n - 2, -1, -1):
+                    after[:, t] = after[:, t + 1] * f[:, t + 1]
+                kappa = i * after
+                out.append({"saliency": kappa.sum(axis=0) / kappa.sum(), "i": i, "f": f, "kappa": kappa})
+        elif kind == "cnn":
+            act, _ = model.activations(ids, lengths)
+            W = model.classifier.weight.double().numpy()
+            pred = logits[0].argmax(-1).tolist()
+            k = config["kernel"]
+            for b, n in enumerate(lengths.tolist()):
+                a = act[b, :, :n].double().numpy()
+                out.append(cnn_saliency(a, W, pred[b], k))
+        else:
+            raise ValueError(f"no word saliency for {kind}")
+    return out
+
+
+def cnn_saliency(a, W, predicted, kernel):
+    """a [C, n] the ReLU activations, W [labels, C]: each channel's winner (the first position of its
+    maximum), its weight max(0, W[pred, c] - mean_k W[k, c]) (0 when the channel's maximum is 0: it adds
+    nothing to any logit), and per word the weights of the channels whose winning window covers it."""
+    C, n = a.shape
+    winner = a.argmax(axis=1)
+    weight = np.maximum(0.0, W[predicted] - W.mean(axis=0))
+    weight = np.where(a.max(axis=1) > 0, weight, 0.0)
+    pad = (kernel - 1) // 2
+    s = np.zeros(n)
+    for c in range(C):
+        lo, hi = max(0, winner[c] - pad), min(n, winner[c] - pad + kernel)
+        s[lo:hi] += weight[c]
+    total = s.sum()
+    return {"saliency": s / total if total > 0 else s, "activations": a, "winner": winner, "weight": weight}
 
 
 # ---------------------------------------------------------------- folders
@@ -210,7 +358,7 @@ def prepare(config, text):
         raise ValueError("the text has no word")
     keep = list(range(len(tokens)))
     mw = config["max_words"]
-    if not config["hierarchical"]:
+    if not config.get("hierarchical", False):
         if len(keep) > mw:
             warnings.append(f"input truncated to {mw} words (of {len(keep)})")
             keep = keep[:mw]
@@ -268,20 +416,29 @@ def batch_hierarchical(docs):
 
 def analyse(model, config, text, double=True):
     """What the engine's ClassifierSession::run returns, computed by torch (float64 by default):
-    dict(tokens, spans, sentence_of_token, ids, unknown, word_attention [heads][tokens],
-    sentence_attention (hierarchical, else []), probabilities, predicted, warnings)."""
+    dict(tokens, spans, sentence_of_token, ids, unknown, word_attention [heads][tokens] (the LSTM and the
+    CNN: [0][tokens]), sentence_attention (hierarchical, else []), probabilities, predicted, warnings,
+    saliency (flat kinds: word_saliency()'s dict))."""
     p = prepare(config, text)
     m = model
     if double:
         import copy
         m = copy.deepcopy(model).double()
     m.eval()
+    saliency = None
     with torch.no_grad():
-        if not config["hierarchical"]:
+        if kind_of(config) in ("lstm", "cnn"):
+            ids, lengths = batch_flat([p["ids"]])
+            logits = m(ids, lengths)[0]
+            saliency = word_saliency(m, config, [p["ids"]])[0]
+            word = np.zeros((0, len(p["ids"])))
+            sent = np.zeros(0)
+        elif not config["hierarchical"]:
             ids, lengths = batch_flat([p["ids"]])
             logits, alpha = m(ids, lengths)
             word = alpha[0].double().numpy()                                   # [r, n]
             sent = np.zeros(0)
+            saliency = word_saliency(m, config, [p["ids"]])[0]
         else:
             sents = sentences_of(p["ids"], p["sentence"])
             ids, wl, sl = batch_hierarchical([sents])
@@ -291,7 +448,8 @@ def analyse(model, config, text, double=True):
         prob = torch.softmax(logits[0].double(), dim=-1).numpy()
     return {"tokens": p["tokens"], "spans": [list(s) for s in p["spans"]], "sentence_of_token": p["sentence"],
             "ids": p["ids"], "unknown": p["unknown"], "word_attention": word, "sentence_attention": sent,
-            "probabilities": prob, "predicted": int(np.argmax(prob)), "warnings": p["warnings"]}
+            "probabilities": prob, "predicted": int(np.argmax(prob)), "warnings": p["warnings"],
+            "saliency": saliency}
 
 
 def parameter_count(model):

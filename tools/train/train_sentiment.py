@@ -1,23 +1,30 @@
 #!/usr/bin/python3
-"""Trains the two bundled review-sentiment classifiers (MODELS.md section 2) on reviews_data.py's
+"""Trains the bundled review-sentiment classifiers (MODELS.md section 2) on reviews_data.py's
 templated reviews and writes the model folder with its MODEL_CARD.md (metrics filled in).
 
     /usr/bin/python3 tools/train/train_sentiment.py --variant pooling        # -> resources/models/sentiment-pooling
     /usr/bin/python3 tools/train/train_sentiment.py --variant hierarchical   # -> resources/models/sentiment-hierarchical
+    /usr/bin/python3 tools/train/train_sentiment.py --variant lstm           # -> resources/models/sentiment-lstm
+    /usr/bin/python3 tools/train/train_sentiment.py --variant cnn            # -> resources/models/sentiment-cnn
 
-Options: --out DIR (another folder), --threads N (torch threads, default 1), --epochs N, --seed N.
+Options: --out DIR (another folder), --threads N (torch threads, default 1), --epochs N, --seed N,
+--measure (no training: evaluate the folder's model and write its "saliency_on_deciding_words").
 Fixed seeds: data (training seed 1, held-out seed 2, disjoint by text), torch seed 0 (--seed).
 
 Metrics on the held-out set (2000 reviews):
   accuracy (required >= 95%);
   attention figure (required >= 50%):
     pooling:       the mean over heads of the word-attention mass on the deciding words;
+    lstm, cnn:     the same measure on their saliency without a query (classifier_torch.word_saliency: the
+                   share of the final cell state each word wrote; the words under the channels' winning
+                   windows, weighted by their classifier weight); no minimum, it is what they show;
     hierarchical:  the word-attention mass (mean over heads) on the deciding words within each deciding
                    sentence, and the sentence-attention mass on the deciding sentences.
 The script exits with status 1 when a requirement is not met (the folder is written all the same).
 """
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -41,6 +48,8 @@ VARIANTS = {
                     epochs=6, lr=2e-3, batch=32),
     "hierarchical": dict(hierarchical=True, heads=2, embedding_size=64, hidden=48, attention_size=48, max_words=24,
                          max_sentences=8, epochs=6, lr=2e-3, batch=32),
+    "lstm": dict(kind="lstm", embedding_size=64, hidden=64, max_words=80, epochs=6, lr=2e-3, batch=32),
+    "cnn": dict(kind="cnn", embedding_size=64, channels=128, kernel=3, max_words=80, epochs=6, lr=2e-3, batch=32),
 }
 
 
@@ -61,7 +70,7 @@ def make_batch(config, items, rng=None):
         ids_list.append(ids)
         sentences.append(sent)
     labels = torch.tensor([y for _, _, y in items])
-    if not config["hierarchical"]:
+    if not config.get("hierarchical", False):
         return ct.batch_flat(ids_list), labels
     docs = [ct.sentences_of(i, s) for i, s in zip(ids_list, sentences)]
     return ct.batch_hierarchical(docs), labels
@@ -78,10 +87,12 @@ def evaluate(model, config, reviews, data, batch=200):
             inputs, labels = make_batch(config, items)
             out = model(*inputs)
             correct += int((out[0].argmax(-1) == labels).sum())
+            flat = ct.kind_of(config) != "hierarchical"
+            sal = ct.word_saliency(model, config, [i for i, _, _ in items]) if flat else None
             for b, r in enumerate(reviews[start:start + batch]):
                 words = r["deciding_words"]
-                if not config["hierarchical"]:
-                    alpha = out[1][b].numpy()                              # [r, n]
+                if flat:
+                    alpha = sal[b].get("heads", sal[b]["saliency"][None, :])   # [r, n]
                     m = alpha[:, words].sum(axis=1)                        # per head
                     head_mass.append(m)
                     word_mass.append(m.mean())
@@ -129,14 +140,36 @@ def negated(r):
 
 def write_card(folder, variant, v, config, model, metrics, extra, seconds, epochs_log, command, threads):
     size = os.path.getsize(os.path.join(folder, "model.safetensors"))
-    hier = v["hierarchical"]
-    lines = [
-        f"# sentiment-{variant}: review sentiment with {'hierarchical ' if hier else ''}attention pooling",
-        "",
-        "A demo model for AttnScope's classifier views: which words (and sentences) the pooling attends to",
-        "when it decides whether a short review is positive or negative. Trained on synthetic, templated",
-        "reviews, so it knows only the generator's words; it is a teaching model, not a sentiment analyser.",
-        "",
+    hier = v.get("hierarchical", False)
+    kind = v.get("kind")
+    if kind == "lstm":
+        lines = [
+            f"# sentiment-{variant}: review sentiment with an LSTM, read through its forget gate",
+            "",
+            "A demo model for AttnScope's saliency without a query: an LSTM has no attention, but its gates",
+            "decide how much of each word reaches the final state. Trained on the same synthetic, templated",
+            "reviews as sentiment-pooling, so it knows only the generator's words; a teaching model.",
+            "",
+        ]
+    elif kind == "cnn":
+        lines = [
+            f"# sentiment-{variant}: review sentiment with a CNN, read through its global max pooling",
+            "",
+            "A demo model for AttnScope's saliency without a query: each channel of a convolution keeps only",
+            "its largest response, so the positions that win the maxima are the only words the classifier",
+            "sees. Trained on the same synthetic, templated reviews as sentiment-pooling; a teaching model.",
+            "",
+        ]
+    else:
+        lines = [
+            f"# sentiment-{variant}: review sentiment with {'hierarchical ' if hier else ''}attention pooling",
+            "",
+            "A demo model for AttnScope's classifier views: which words (and sentences) the pooling attends to",
+            "when it decides whether a short review is positive or negative. Trained on synthetic, templated",
+            "reviews, so it knows only the generator's words; it is a teaching model, not a sentiment analyser.",
+            "",
+        ]
+    lines += [
         "## Task and data",
         "- Task: binary review sentiment, labels `negative` (0) and `positive` (1).",
         "- Data: `tools/train/reviews_data.py`: reviews of 2-6 sentences about films, restaurants, products,",
@@ -150,7 +183,28 @@ def write_card(folder, variant, v, config, model, metrics, extra, seconds, epoch
         "",
         "## Architecture (tools/train/MODELS.md section 2)",
     ]
-    if hier:
+    if kind == "lstm":
+        lines += [
+            f"Embedding (e = {v['embedding_size']}) -> LSTM (h = {v['hidden']}, one direction, gates i, f, g, o) ->",
+            f"the hidden state after the last word -> linear [{len(config['labels'])}, {v['hidden']}] -> softmax.",
+            f"max_words {v['max_words']} (longer inputs: the first max_words words).",
+            "",
+            "The reading (MODELS.md section 2): c_T = sum_t kappa_t * g_t with kappa_t = i_t * prod_{s>t} f_s, so",
+            "kappa (units x words) is how much of each word's candidate g_t is still in the final cell state; a",
+            "word's saliency is its column's sum over units, over the whole map's sum. The tab shows f, i and kappa.",
+        ]
+    elif kind == "cnn":
+        lines += [
+            f"Embedding (e = {v['embedding_size']}) -> Conv1d ({v['channels']} channels, kernel {v['kernel']},"
+            f" zero padding {(v['kernel'] - 1) // 2}) -> ReLU ->",
+            f"max over the words -> linear [{len(config['labels'])}, {v['channels']}] -> softmax."
+            f" max_words {v['max_words']}.",
+            "",
+            "The reading (MODELS.md section 2): each channel's winner is the first position of its maximum; its",
+            "weight is max(0, W[predicted, c] - mean over labels of W[., c]) (0 when its maximum is 0); a word's",
+            "saliency is the sum of the weights of the channels whose winning window covers it, normalised.",
+        ]
+    elif hier:
         lines += [
             f"Hierarchical attention network (Yang et al. 2016): per sentence, embedding (e = {v['embedding_size']}) ->",
             f"bidirectional GRU (h = {v['hidden']} per direction) -> attention pooling with {v['heads']} heads",
@@ -185,7 +239,14 @@ def write_card(folder, variant, v, config, model, metrics, extra, seconds, epoch
         f"- Accuracy: **{metrics['accuracy'] * 100:.2f}%** (negated phrases: {extra['neg_acc'] * 100:.2f}% of"
         f" {extra['neg_n']}; two deciding sentences: {extra['two_acc'] * 100:.2f}% of {extra['two_n']}).",
     ]
-    if hier:
+    if kind in ("lstm", "cnn"):
+        what = "share of the final cell state" if kind == "lstm" else "max-pooling saliency"
+        lines += [
+            f"- Saliency on the deciding words ({what}): **{metrics['word_mass'] * 100:.1f}%**; on them or a"
+            f" token next to one: {metrics['near_mass'] * 100:.1f}%.",
+            "  The same measure as sentiment-pooling's word attention on the deciding words (its card).",
+        ]
+    elif hier:
         lines += [
             f"- Word attention on the deciding words within the deciding sentences (mean over heads): "
             f"**{metrics['word_mass'] * 100:.1f}%** (per head: "
@@ -219,6 +280,29 @@ def write_card(folder, variant, v, config, model, metrics, extra, seconds, epoch
         f.write("\n".join(lines))
 
 
+def record_saliency(folder, config, m):
+    """config.json's "saliency_on_deciding_words" (flat models): the held-out share the Alignment tab shows
+    beside each reading."""
+    if ct.kind_of(config) == "hierarchical":
+        return
+    path = os.path.join(folder, "config.json")
+    with open(path) as f:
+        text = json.load(f)
+    text["saliency_on_deciding_words"] = round(m["word_mass"], 4)
+    with open(path, "w") as f:
+        json.dump(text, f, indent=1)
+        f.write("\n")
+
+
+def measure(folder):
+    model, config = ct.load_model(folder)
+    _, test = rd.make_splits(N_TRAIN, N_TEST)
+    m = evaluate(model, config, test, encode(config, test))
+    record_saliency(folder, config, m)
+    print(f"{folder}: held-out accuracy {m['accuracy'] * 100:.2f}%, saliency on the deciding words "
+          f"{m['word_mass'] * 100:.1f}% (written to config.json)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", choices=sorted(VARIANTS), required=True)
@@ -226,17 +310,25 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--epochs", type=int)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--measure", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     v = dict(VARIANTS[args.variant])
     if args.epochs:
         v["epochs"] = args.epochs
     folder = args.out or os.path.join(ROOT, "resources", "models", f"sentiment-{args.variant}")
+    if args.measure:
+        measure(folder)
+        return
 
     train, test = rd.make_splits(N_TRAIN, N_TEST)
-    config = ct.make_config(rd.vocabulary(), v["hierarchical"], v["heads"], v["embedding_size"], v["hidden"],
-                            v["attention_size"], v["max_words"], v.get("max_sentences"),
-                            task="review sentiment")
+    if "kind" in v:
+        config = ct.make_kind_config(rd.vocabulary(), v["kind"], v["embedding_size"], v.get("hidden"),
+                                     v.get("channels"), v.get("kernel"), v["max_words"])
+    else:
+        config = ct.make_config(rd.vocabulary(), v["hierarchical"], v["heads"], v["embedding_size"], v["hidden"],
+                                v["attention_size"], v["max_words"], v.get("max_sentences"),
+                                task="review sentiment")
     train_data, test_data = encode(config, train), encode(config, test)
 
     torch.manual_seed(args.seed)
@@ -275,6 +367,7 @@ def main():
     ct.save_model(folder, model, config)
     model, config = ct.load_model(folder)   # measure the float32 weights as saved
     m = evaluate(model, config, test, test_data)
+    record_saliency(folder, config, m)
     neg_acc, neg_n = subset_accuracy(model, config, test, test_data, negated)
     two_acc, two_n = subset_accuracy(model, config, test, test_data, lambda r: len(r["deciding_sentences"]) == 2)
     command = f"/usr/bin/python3 tools/train/train_sentiment.py --variant {args.variant}"
@@ -285,7 +378,7 @@ def main():
     print(f"saved {folder} ({size / 1024:.0f} KiB), training {seconds:.0f} s")
     print(f"held-out accuracy {m['accuracy'] * 100:.2f}% (negated {neg_acc * 100:.2f}% of {neg_n}, "
           f"two deciding sentences {two_acc * 100:.2f}% of {two_n})")
-    ok = m["accuracy"] >= 0.95 and m["word_mass"] >= 0.5
+    ok = m["accuracy"] >= 0.95 and (m["word_mass"] >= 0.5 or "kind" in v)
     print(f"word attention on deciding words: {m['word_mass'] * 100:.1f}% "
           f"(per head {[round(x * 100, 1) for x in m['head_mass']]}); on them or a neighbour "
           f"{m['near_mass'] * 100:.1f}%")
@@ -293,7 +386,7 @@ def main():
         print(f"sentence attention on deciding sentences: {m['sentence_mass'] * 100:.1f}%")
         ok = ok and m["sentence_mass"] >= 0.5
     if not ok:
-        print("REQUIREMENT NOT MET (accuracy >= 95%, attention figures >= 50%)")
+        print("REQUIREMENT NOT MET (accuracy >= 95%, attention figures >= 50% for the attention models)")
         sys.exit(1)
 
 

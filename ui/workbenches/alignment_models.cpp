@@ -24,8 +24,9 @@ constexpr auto kSeq2Seq = "AttnScopeSeq2Seq";
 constexpr auto kClassifier = "AttnScopeClassifier";
 
 // The names say what a model is in the words of its papers; the order walks from Bahdanau to Luong's
-// scores and the local window, then the two review classifiers.
-constexpr std::array<KnownModelName, 7> kKnown = {{
+// scores and the local window, then the review classifiers: attention pooling, and the two saliencies
+// without a query.
+constexpr std::array<KnownModelName, 9> kKnown = {{
     {"date-bahdanau", "Dates \u00b7 Bahdanau (additive)"},
     {"date-luong-dot", "Dates \u00b7 Luong global (dot)"},
     {"date-luong-general", "Dates \u00b7 Luong global (general)"},
@@ -33,6 +34,8 @@ constexpr std::array<KnownModelName, 7> kKnown = {{
     {"date-luong-local-p", "Dates \u00b7 Luong local-p (general)"},
     {"sentiment-pooling", "Reviews \u00b7 attention pooling (2 heads)"},
     {"sentiment-hierarchical", "Reviews \u00b7 hierarchical"},
+    {"sentiment-lstm", "Reviews \u00b7 LSTM (forget gate)"},
+    {"sentiment-cnn", "Reviews \u00b7 CNN (max pooling)"},
 }};
 
 attn::Error unsupported(const QString& shownAs, const QString& architecture) {

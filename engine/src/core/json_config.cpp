@@ -159,6 +159,21 @@ Result<bool> JsonKeys::boolean_or(std::string_view key, bool fallback) const {
   return value->get<bool>();
 }
 
+Result<double> JsonKeys::number_or(std::string_view key, double fallback, double lo, double hi) const {
+  const json* value = find(key);
+  if (!value) return fallback;
+  if (!value->is_number()) {
+    return error(ErrorKind::Malformed, key, std::string(key) + " must be a number, got " + value->dump());
+  }
+  const double x = value->get<double>();
+  if (!(x >= lo && x <= hi)) {
+    return error(ErrorKind::OutOfRange, key,
+                 std::string(key) + " must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " +
+                     value->dump());
+  }
+  return x;
+}
+
 Result<std::string> JsonKeys::text_or(std::string_view key, std::string fallback) const {
   const json* value = find(key);
   if (!value) return fallback;

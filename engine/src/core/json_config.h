@@ -81,6 +81,8 @@ class JsonKeys {
   Result<int> whole_or(std::string_view key, int fallback, std::int64_t lo = 1, std::int64_t hi = kMaxConfigSize) const;
   Result<bool> boolean_or(std::string_view key, bool fallback) const;
   Result<std::string> text_or(std::string_view key, std::string fallback) const;
+  // A number in [lo, hi] (NaN is refused: JSON has none, but the bounds say so for any reader).
+  Result<double> number_or(std::string_view key, double fallback, double lo, double hi) const;
   // One number per image channel (a ViT's image_mean, a captioner's std): a list of `channels` finite
   // numbers, or one number for all; `positive` refuses values <= 0. The key must be there.
   Result<std::vector<float>> per_channel(std::string_view key, int channels, bool positive) const;

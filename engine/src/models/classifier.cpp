@@ -1,7 +1,9 @@
-// The attention-pooling text classifier of tools/train/MODELS.md section 2: words, config, strict
-// loading, and the flat (words -> BiGRU -> pooling) and hierarchical (each sentence's words -> BiGRU ->
-// pooling, then the sentence vectors -> BiGRU -> pooling; Yang et al. 2016) forward passes. The pooling
-// is the lab's attn::attention_pooling, so the classifier's maps are the mechanism's own.
+// The text classifiers of tools/train/MODELS.md section 2: words, config, strict loading, and the flat
+// (words -> BiGRU -> pooling) and hierarchical (each sentence's words -> BiGRU -> pooling, then the
+// sentence vectors -> BiGRU -> pooling; Yang et al. 2016) forward passes, whose pooling is the lab's
+// attn::attention_pooling, so the classifier's maps are the mechanism's own; and the two readings of
+// saliency without a query: an LSTM's gates (the share of the final cell state each word wrote) and a CNN's
+// global max pooling (which words the channels' maxima come from).
 #include "attn/models/classifier.h"
 
 #include "attn/io/safetensors.h"
@@ -42,6 +44,19 @@ Result<std::vector<std::string>> read_labels(const bundled::ConfigKeys& k) {
   return labels;
 }
 
+Result<ClassifierKind> read_kind(const bundled::ConfigKeys& k, bool hierarchical) {
+  std::string kind;
+  ATTN_ASSIGN(kind, k.text_or("kind", "attention-pooling"));
+  if (kind == "attention-pooling") return hierarchical ? ClassifierKind::Hierarchical : ClassifierKind::AttentionPooling;
+  if (hierarchical) {
+    return k.error(ErrorKind::Malformed, "kind", "\"hierarchical\": true needs kind \"attention-pooling\", not \"" + kind + "\"");
+  }
+  if (kind == "lstm") return ClassifierKind::Lstm;
+  if (kind == "cnn") return ClassifierKind::Cnn;
+  return k.error(ErrorKind::Unsupported, "kind",
+                 "kind \"" + kind + "\" is not one of \"attention-pooling\", \"lstm\", \"cnn\"");
+}
+
 Result<ClassifierConfig> read_classifier_config(const bundled::ConfigKeys& k) {
   ClassifierConfig c;
   ATTN_TRY(k.architecture("AttnScopeClassifier"));
@@ -50,11 +65,29 @@ Result<ClassifierConfig> read_classifier_config(const bundled::ConfigKeys& k) {
   ATTN_ASSIGN(c.labels, read_labels(k));
   ATTN_ASSIGN(c.vocab, k.vocabulary("vocab", {"<pad>", "<unk>"}, 3));
   ATTN_ASSIGN(c.hierarchical, k.boolean_or("hierarchical", false));
-  ATTN_ASSIGN(c.heads, k.whole_or("heads", 1, 1, 1024));
+  ATTN_ASSIGN(c.kind, read_kind(k, c.hierarchical));
   ATTN_ASSIGN(c.embedding_size, k.whole("embedding_size"));
+  ATTN_ASSIGN(c.max_words, k.whole("max_words"));
+  ATTN_ASSIGN(c.held_out_saliency, k.number_or("saliency_on_deciding_words", -1.0, 0.0, 1.0));
+  if (c.kind == ClassifierKind::Lstm) {
+    c.heads = 0;
+    ATTN_ASSIGN(c.hidden, k.whole("hidden"));
+    return c;
+  }
+  if (c.kind == ClassifierKind::Cnn) {
+    c.heads = 0;
+    ATTN_ASSIGN(c.channels, k.whole("channels"));
+    ATTN_ASSIGN(c.kernel, k.whole("kernel", 1, 63));
+    if (c.kernel % 2 == 0) {
+      return k.error(ErrorKind::OutOfRange, "kernel",
+                     "kernel must be odd (the words are zero-padded by (kernel - 1) / 2 each side), got " +
+                         std::to_string(c.kernel));
+    }
+    return c;
+  }
+  ATTN_ASSIGN(c.heads, k.whole_or("heads", 1, 1, 1024));
   ATTN_ASSIGN(c.hidden, k.whole("hidden"));
   ATTN_ASSIGN(c.attention_size, k.whole("attention_size"));
-  ATTN_ASSIGN(c.max_words, k.whole("max_words"));
   if (c.hierarchical) {
     ATTN_ASSIGN(c.max_sentences, k.whole("max_sentences"));
   } else {
@@ -70,8 +103,25 @@ Result<void> check_config(const ClassifierConfig& c, const std::string& file) {
   if (c.vocab.size() < 3 || c.vocab[0] != "<pad>" || c.vocab[1] != "<unk>") {
     return bad(ErrorKind::Malformed, "vocab must start with \"<pad>\", \"<unk>\" and hold at least one word");
   }
-  if (c.heads < 1 || c.embedding_size < 1 || c.hidden < 1 || c.attention_size < 1 || c.max_words < 1) {
-    return bad(ErrorKind::OutOfRange, "heads, embedding_size, hidden, attention_size and max_words must be at least 1");
+  if (c.embedding_size < 1 || c.max_words < 1) {
+    return bad(ErrorKind::OutOfRange, "embedding_size and max_words must be at least 1");
+  }
+  switch (c.kind) {
+    case ClassifierKind::Lstm:
+      if (c.hidden < 1) return bad(ErrorKind::OutOfRange, "an LSTM needs hidden of at least 1");
+      break;
+    case ClassifierKind::Cnn:
+      if (c.channels < 1 || c.kernel < 1 || c.kernel % 2 == 0) {
+        return bad(ErrorKind::OutOfRange, "a CNN needs channels of at least 1 and an odd kernel");
+      }
+      break;
+    default:
+      if (c.heads < 1 || c.hidden < 1 || c.attention_size < 1) {
+        return bad(ErrorKind::OutOfRange, "heads, hidden and attention_size must be at least 1");
+      }
+  }
+  if (c.hierarchical != (c.kind == ClassifierKind::Hierarchical)) {
+    return bad(ErrorKind::Malformed, "only attention pooling can be hierarchical, not " + kind_name(c.kind));
   }
   if (c.hierarchical && c.max_sentences < 1) {
     return bad(ErrorKind::OutOfRange, "a hierarchical model needs max_sentences of at least 1");
@@ -146,7 +196,11 @@ struct ClassifierModel::Impl {
   PoolingWeights word_pool;         // W [a, 2h], b [a], w [r, a]
   bundled::BiGruWeights sentences;  // hierarchical: r 2h -> h
   PoolingWeights sentence_pool;     // hierarchical: w [1, a]
-  Matrix classifier_t;              // [r 2h (flat) or 2h, labels]
+  Matrix lstm_ih_t, lstm_hh_t;      // LSTM: [e, 4h], [h, 4h] (gates i, f, g, o)
+  RowVector lstm_b;                 // LSTM: bias_ih + bias_hh [4h]
+  Matrix conv_t;                    // CNN: [kernel e, channels], row (tap, input channel)
+  RowVector conv_b;                 // CNN: [channels]
+  Matrix classifier_t;              // [r 2h (flat), 2h (hierarchical), h (LSTM), channels (CNN); labels]
   RowVector classifier_b;
 };
 
@@ -163,6 +217,8 @@ Result<PoolingWeights> read_pooling(bundled::TensorReader& r, const std::string&
 }
 
 Result<std::unique_ptr<ClassifierModel::Impl>> build(ClassifierConfig config, const io::SafeTensors& weights) {
+  // A config built in code may set only `hierarchical` (as before kinds existed).
+  if (config.hierarchical && config.kind == ClassifierKind::AttentionPooling) config.kind = ClassifierKind::Hierarchical;
   ATTN_TRY(check_config(config, weights.name()));
   auto m = std::make_unique<ClassifierModel::Impl>();
   m->config = std::move(config);
@@ -170,7 +226,28 @@ Result<std::unique_ptr<ClassifierModel::Impl>> build(ClassifierConfig config, co
   const Index v = static_cast<Index>(c.vocab.size()), e = c.embedding_size, h2 = 2 * static_cast<Index>(c.hidden),
               a = c.attention_size, r = c.heads, labels = static_cast<Index>(c.labels.size());
   bundled::TensorReader reader(weights);
-  if (!c.hierarchical) {
+  if (c.kind == ClassifierKind::Lstm) {
+    const Index h = c.hidden;
+    ATTN_ASSIGN(m->embedding, reader.matrix("embedding.weight", v, e));
+    ATTN_ASSIGN(m->lstm_ih_t, reader.linear_t("encoder.lstm.weight_ih", 4 * h, e));
+    ATTN_ASSIGN(m->lstm_hh_t, reader.linear_t("encoder.lstm.weight_hh", 4 * h, h));
+    RowVector bias_hh;
+    ATTN_ASSIGN(m->lstm_b, reader.vector("encoder.lstm.bias_ih", 4 * h));
+    ATTN_ASSIGN(bias_hh, reader.vector("encoder.lstm.bias_hh", 4 * h));
+    m->lstm_b += bias_hh;
+    ATTN_ASSIGN(m->classifier_t, reader.linear_t("classifier.weight", labels, h));
+  } else if (c.kind == ClassifierKind::Cnn) {
+    const Index k = c.kernel, ch = c.channels;
+    ATTN_ASSIGN(m->embedding, reader.matrix("embedding.weight", v, e));
+    Matrix conv;  // [channels, e k] as torch stores [channels, e, k]
+    ATTN_ASSIGN(conv, reader.flattened("conv.weight", {ch, e, k}));
+    m->conv_t.resize(k * e, ch);
+    for (Index t = 0; t < k; ++t) {
+      for (Index i = 0; i < e; ++i) m->conv_t.row(t * e + i) = conv.col(i * k + t).transpose();
+    }
+    ATTN_ASSIGN(m->conv_b, reader.vector("conv.bias", ch));
+    ATTN_ASSIGN(m->classifier_t, reader.linear_t("classifier.weight", labels, ch));
+  } else if (!c.hierarchical) {
     ATTN_ASSIGN(m->embedding, reader.matrix("embedding.weight", v, e));
     ATTN_ASSIGN(m->words, bundled::read_bigru(reader, "encoder.gru", e, c.hidden));
     ATTN_ASSIGN(m->word_pool, read_pooling(reader, "pool", h2, a, r));
@@ -184,7 +261,7 @@ Result<std::unique_ptr<ClassifierModel::Impl>> build(ClassifierConfig config, co
     ATTN_ASSIGN(m->classifier_t, reader.linear_t("classifier.weight", labels, h2));
   }
   ATTN_ASSIGN(m->classifier_b, reader.vector("classifier.bias", labels));
-  if (auto w = reader.unused_warning(c.hierarchical ? "a hierarchical classifier" : "a flat classifier")) {
+  if (auto w = reader.unused_warning("a classifier of kind " + kind_name(c.kind))) {
     m->warnings.push_back(std::move(*w));
   }
   for (const std::string& note : reader.nonfinite()) m->warnings.push_back(note);
@@ -201,12 +278,29 @@ const ClassifierConfig& ClassifierModel::config() const { return impl_->config; 
 std::int64_t ClassifierModel::parameters() const { return impl_->parameters; }
 std::vector<std::string> ClassifierModel::warnings() const { return impl_->warnings; }
 
+std::string kind_name(ClassifierKind kind) {
+  switch (kind) {
+    case ClassifierKind::AttentionPooling: return "attention pooling";
+    case ClassifierKind::Hierarchical: return "hierarchical attention";
+    case ClassifierKind::Lstm: return "LSTM forget gate";
+    case ClassifierKind::Cnn: return "CNN max pooling";
+  }
+  return "?";
+}
+
 std::string ClassifierModel::description() const {
   const auto& c = impl_->config;
-  return bundled::describe(c.task,
-                           {c.hierarchical ? "hierarchical attention" : "attention pooling",
-                            std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads")},
-                           impl_->parameters);
+  switch (c.kind) {
+    case ClassifierKind::Lstm:
+      return bundled::describe(c.task, {"LSTM", std::to_string(c.hidden) + (c.hidden == 1 ? " unit" : " units")},
+                               impl_->parameters);
+    case ClassifierKind::Cnn:
+      return bundled::describe(c.task, {"CNN", std::to_string(c.channels) + " channels of width " + std::to_string(c.kernel)},
+                               impl_->parameters);
+    default:
+      return bundled::describe(
+          c.task, {kind_name(c.kind), std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads")}, impl_->parameters);
+  }
 }
 
 Result<std::shared_ptr<const ClassifierModel>> ClassifierModel::from_parts(ClassifierConfig config,
@@ -223,17 +317,45 @@ Result<std::shared_ptr<const ClassifierModel>> ClassifierModel::load(const fs::p
 // ---------------------------------------------------------------------------------------------------------
 // Run
 
-std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
+namespace {
+
+std::shared_ptr<AttentionMap> words_map(const ClassifierRun& run, std::string name, Matrix weights, std::string rows,
+                                        const std::string& row_prefix) {
   auto map = std::make_shared<AttentionMap>();
   map->stage = Stage::Pool;
-  map->name = "word attention";
-  map->weights = word_attention;
-  map->row_axis = "heads";
+  map->name = std::move(name);
+  map->weights = std::move(weights);
+  map->row_axis = std::move(rows);
   map->col_axis = "words";
-  for (Index h = 0; h < word_attention.rows(); ++h) map->row_labels.push_back("head " + std::to_string(h));
-  map->col_labels = input.words;
-  map->col_spans = input.spans;
+  for (Index r = 0; r < map->weights.rows(); ++r) map->row_labels.push_back(row_prefix + std::to_string(r));
+  map->col_labels = run.input.words;
+  map->col_spans = run.input.spans;
   return map;
+}
+
+}  // namespace
+
+std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
+  if (word_attention.rows() == 0 && saliency.size() > 0) {
+    auto map = words_map(*this, "saliency", saliency.transpose(), "reading", "");
+    map->row_labels = {"saliency"};
+    return map;
+  }
+  return words_map(*this, "word attention", word_attention, "heads", "head ");
+}
+
+std::vector<std::shared_ptr<const AttentionMap>> ClassifierRun::maps() const {
+  std::vector<std::shared_ptr<const AttentionMap>> out{word_map()};
+  if (forget_gate.size() > 0) {
+    out.push_back(words_map(*this, "forget gate f", forget_gate, "units", "unit "));
+    out.push_back(words_map(*this, "input gate i", input_gate, "units", "unit "));
+    out.push_back(words_map(*this, "written i · ∏ f (share of the final cell state)", written, "units",
+                            "unit "));
+  }
+  if (activations.size() > 0) {
+    out.push_back(words_map(*this, "channel activations (ReLU)", activations, "channels", "channel "));
+  }
+  return out;
 }
 
 struct ClassifierRunner::Scratch {
@@ -304,6 +426,81 @@ void softmax_into(const RowVector& logits, std::vector<float>& out) {
   for (Index i = 0; i < logits.size(); ++i) out[static_cast<std::size_t>(i)] = e(i) / sum;
 }
 
+// The LSTM's reading: the gates of every word, kept as [units, words], then written_t = i_t * prod_{s>t} f_s
+// and the saliency (written's column sums over its sum). Returns the last hidden state.
+RowVector run_lstm(const ClassifierModel::Impl& m, const Matrix& embedded, ClassifierRun& run, Matrix& gates) {
+  const Index n = embedded.rows(), H = m.config.hidden;
+  gates.noalias() = embedded * m.lstm_ih_t;  // [n, 4H], the input half of every step at once
+  gates.rowwise() += m.lstm_b;
+  Matrix c = Matrix::Zero(1, H), h = Matrix::Zero(1, H), step(1, 4 * H);
+  run.input_gate.resize(H, n);
+  run.forget_gate.resize(H, n);
+  const auto sigmoid = [](const auto& v) { return (1.0f + (-v).exp()).inverse(); };
+  for (Index t = 0; t < n; ++t) {
+    step = gates.row(t);
+    bundled::multiply(step, h, m.lstm_hh_t, true);
+    run.input_gate.col(t) = sigmoid(step.leftCols(H).array()).transpose();
+    run.forget_gate.col(t) = sigmoid(step.middleCols(H, H).array()).transpose();
+    bundled::lstm_gates(step, c, h);
+  }
+  // written_t = i_t * prod_{s > t} f_s, from the last word back (the product for the last word is empty).
+  run.written.resize(H, n);
+  Vector after = Vector::Ones(H);
+  for (Index t = n - 1; t >= 0; --t) {
+    run.written.col(t) = run.input_gate.col(t).cwiseProduct(after);
+    after = after.cwiseProduct(run.forget_gate.col(t));
+  }
+  const Vector columns = run.written.colwise().sum().transpose();
+  const float total = columns.sum();
+  run.saliency = total > 0.0f ? Vector(columns / total) : Vector::Zero(n);
+  return h.row(0);
+}
+
+// The CNN's convolution and ReLU ([channels, words]) and its global max pooling: every channel's maximum
+// (the pooled vector) and winner, the first position that takes it.
+RowVector run_cnn(const ClassifierModel::Impl& m, const Matrix& embedded, ClassifierRun& run, Matrix& windows) {
+  const Index n = embedded.rows(), e = embedded.cols(), k = m.config.kernel, pad = (k - 1) / 2;
+  windows = Matrix::Zero(n, k * e);  // row p: the k embeddings around word p, zero outside the text
+  for (Index p = 0; p < n; ++p) {
+    for (Index t = 0; t < k; ++t) {
+      const Index word = p + t - pad;
+      if (word >= 0 && word < n) windows.block(p, t * e, 1, e) = embedded.row(word);
+    }
+  }
+  Matrix conv(n, m.config.channels);
+  conv.noalias() = windows * m.conv_t;
+  conv.rowwise() += m.conv_b;
+  run.activations = conv.cwiseMax(0.0f).transpose();
+  const Index channels = run.activations.rows();
+  RowVector pooled(channels);
+  run.winners.assign(static_cast<std::size_t>(channels), 0);
+  for (Index ch = 0; ch < channels; ++ch) {
+    Index best = 0;
+    pooled(ch) = run.activations.row(ch).maxCoeff(&best);  // Eigen's maxCoeff keeps the first maximum
+    run.winners[static_cast<std::size_t>(ch)] = static_cast<int>(best);
+  }
+  return pooled;
+}
+
+// The CNN's saliency once the prediction is known (the channel weights need it).
+void cnn_saliency(const ClassifierModel::Impl& m, ClassifierRun& run) {
+  const Index channels = run.activations.rows(), n = run.activations.cols(), pad = (m.config.kernel - 1) / 2;
+  const Matrix& w = m.classifier_t;  // [channels, labels]
+  run.channel_weights.resize(channels);
+  run.saliency = Vector::Zero(n);
+  for (Index ch = 0; ch < channels; ++ch) {
+    const float vote = w(ch, run.predicted) - w.row(ch).mean();
+    const float weight = run.activations.row(ch).maxCoeff() > 0.0f ? std::max(0.0f, vote) : 0.0f;
+    run.channel_weights(ch) = weight;
+    const Index start = run.winners[static_cast<std::size_t>(ch)] - pad;
+    for (Index word = std::max<Index>(0, start); word < std::min(n, start + m.config.kernel); ++word) {
+      run.saliency(word) += weight;
+    }
+  }
+  const float total = run.saliency.sum();
+  if (total > 0.0f) run.saliency /= total;
+}
+
 }  // namespace
 
 Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
@@ -328,10 +525,15 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
 
     const PoolingParams params;
     RowVector pooled;
-    if (!c.hierarchical) {
+    if (c.kind == ClassifierKind::Lstm) {
+      pooled = run_lstm(m, s.embedded, run, s.encoded);
+    } else if (c.kind == ClassifierKind::Cnn) {
+      pooled = run_cnn(m, s.embedded, run, s.encoded);
+    } else if (!c.hierarchical) {
       bundled::bigru(m.words, s.embedded, s.encoded, s.gru);
       PoolingResult p = attention_pooling(s.encoded, m.word_pool, params);
       run.word_attention = std::move(p.weights);
+      run.saliency = run.word_attention.colwise().mean().transpose();
       pooled = std::move(p.pooled);
     } else {
       const int sentences = run.input.sentences;
@@ -361,9 +563,11 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
     Index best = 0;
     logits.maxCoeff(&best);
     run.predicted = static_cast<int>(best);
+    if (c.kind == ClassifierKind::Cnn) cnn_saliency(m, run);
     const std::int64_t bad = detail::count_nonfinite(run.word_attention) +
-                             (run.sentence_attention.size() ? detail::count_nonfinite(run.sentence_attention) : 0);
-    const std::int64_t total = run.word_attention.size() + run.sentence_attention.size();
+                             (run.sentence_attention.size() ? detail::count_nonfinite(run.sentence_attention) : 0) +
+                             (run.saliency.size() ? detail::count_nonfinite(run.saliency) : 0);
+    const std::int64_t total = run.word_attention.size() + run.sentence_attention.size() + run.saliency.size();
     if (auto w = detail::nonfinite_attention_warning(bad, total)) run.warnings.push_back(std::move(*w));
     return run;
   } catch (const std::bad_alloc&) {

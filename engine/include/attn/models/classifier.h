@@ -1,6 +1,8 @@
-// Text classifier with attention pooling (no query: s_i = w^T tanh(W x_i + b), one or more heads) over a
-// bidirectional GRU, flat or hierarchical (words within each sentence, then sentences; Yang et al.
-// 2016), as tools/train/MODELS.md section 2 specifies and tools/train/classifier_torch.py trains.
+// Text classifiers as tools/train/MODELS.md section 2 specifies and tools/train/classifier_torch.py trains:
+// attention pooling (no query: s_i = w^T tanh(W x_i + b), one or more heads) over a bidirectional GRU,
+// flat or hierarchical (words within each sentence, then sentences; Yang et al. 2016), and the two
+// classifiers whose saliency needs no query either: an LSTM read through its gates, a CNN read through its
+// global max pooling.
 #pragma once
 
 #include "attn/core.h"
@@ -20,14 +22,25 @@ class SafeTensors;
 
 namespace attn::models {
 
+// "kind" in config.json: "attention-pooling" (the default; "hierarchical": true makes it Hierarchical),
+// "lstm" or "cnn".
+enum class ClassifierKind { AttentionPooling, Hierarchical, Lstm, Cnn };
+
 struct ClassifierConfig {
   std::string task;                 // "review sentiment"
   std::string trained_on;           // what the training data was, in a sentence (optional)
   std::vector<std::string> labels;  // class names, by id
   std::vector<std::string> vocab;   // id -> word ("<pad>" 0, "<unk>" 1)
-  bool hierarchical = false;
-  int heads = 1;  // pooling heads (the word level when hierarchical)
-  int embedding_size = 0, hidden = 0, attention_size = 0;
+  ClassifierKind kind = ClassifierKind::AttentionPooling;
+  bool hierarchical = false;  // kind == Hierarchical
+  int heads = 1;              // pooling heads (the word level when hierarchical); 0 for the LSTM and the CNN
+  int embedding_size = 0;
+  int hidden = 0;          // GRU: per direction; LSTM: its units
+  int attention_size = 0;  // attention pooling only
+  int channels = 0, kernel = 0;  // CNN: output channels, odd kernel width (zero padding (kernel - 1) / 2)
+  // "saliency_on_deciding_words": the training script's held-out measure of the model's saliency (the share
+  // on the words that decide the label, tools/train/train_sentiment.py), 0..1; -1 when the file has none.
+  double held_out_saliency = -1.0;
   int max_words = 0;      // per input; per sentence when hierarchical
   int max_sentences = 0;  // hierarchical
 
@@ -56,9 +69,33 @@ struct ClassifierRun {
   int predicted = 0;
   std::vector<std::string> warnings;  // truncation
 
-  // Word attention as a map for the generic views: rows = heads ("head 1", ...), columns = words.
+  // Saliency without a query (flat models; empty when hierarchical): one weight per word, summing to 1.
+  //   attention pooling: the pooling weights, mean over heads;
+  //   LSTM: column sums of `written` over the whole map's sum (the share of the final cell state each word
+  //         wrote);
+  //   CNN:  per word, the weights of the channels whose winning window covers it, over their sum.
+  Vector saliency;
+  // LSTM, [units, words]: the input gate i_t, the forget gate f_t, and written = i_t * prod_{s>t} f_s, the
+  // part of word t's candidate g_t still in the final cell state (c_T = sum_t written_t * g_t, exactly).
+  Matrix input_gate, forget_gate, written;
+  // CNN: the ReLU activations [channels, words]; each channel's winner (the first position of its
+  // maximum, 0-based) and weight: max(0, W[predicted, c] - mean over labels of W[., c]), 0 when its maximum
+  // is 0 (it adds nothing to any logit).
+  Matrix activations;
+  std::vector<int> winners;
+  Vector channel_weights;
+
+  // Word attention as a map for the generic views: rows = heads ("head 1", ...), columns = words; for
+  // the LSTM and the CNN one row, "saliency".
   std::shared_ptr<const AttentionMap> word_map() const;
+  // Every matrix the run computed, as maps over the words: the word map, then the LSTM's gates and
+  // `written`, or the CNN's activations.
+  std::vector<std::shared_ptr<const AttentionMap>> maps() const;
 };
+
+// What `kind` is called in descriptions and views: "attention pooling", "hierarchical attention",
+// "LSTM forget gate", "CNN max pooling".
+std::string kind_name(ClassifierKind kind);
 
 class ClassifierModel {
  public:
