@@ -1,7 +1,7 @@
-// The classifiers (attention pooling, hierarchical, LSTM, CNN) and their saliency against torch: every folder of tests/data/classifier holds an
-// expected.json written by tools/parity/make_classifier_fixtures.py (tools/train/classifier_torch.py's
-// analyse() in float64, cross-checked there by a numpy implementation) whose "model" names the model
-// folder. Cases are discovered by listing the directory; an empty or missing directory fails. Tokens,
+// The classifiers (attention pooling, hierarchical, LSTM, CNN) and their saliency against torch: every folder of
+// tests/data/classifier holds an expected.json written by tools/parity/make_classifier_fixtures.py
+// (tools/train/classifier_torch.py's analyse() in float64, cross-checked there by a numpy implementation) whose "model"
+// names the model folder. Cases are discovered by listing the directory; an empty or missing directory fails. Tokens,
 // spans, sentence ids, ids and the prediction must match exactly, every number within 1e-4.
 #include "attn/models/classifier.h"
 #include "bundled_cases.h"

@@ -645,7 +645,9 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(wb.warningStrip()->isVisible());
     QVERIFY(!shadedElement(wb.currentFigure(), 0)->tail.isEmpty());
 
-    // The flat pooling model: two heads, no sentence bars.
+    // The flat pooling model: two heads, no sentence bars (the three readings off: they have a test of
+    // their own).
+    wb.readingsCheck()->setChecked(false);
     wb.openModel(classifierFixture("pooling"));
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QCOMPARE(shadedCount(wb.currentFigure()), 2);
@@ -766,6 +768,80 @@ class TestAlignmentWorkbench : public QObject {
     wb.setText(u"The film was great. I loved it."_s);
     QVERIFY(settle(wb));
     QVERIFY2(!wb.inputNote()->text().contains(u"unlike"_s), qPrintable(wb.inputNote()->text()));
+  }
+
+  // Saliency without a query, three ways on one review: attention pooling, the LSTM's gates, the CNN's max
+  // pooling, each row the reading's own saliency with its prediction and held-out share; the LSTM's and the
+  // CNN's matrices in the heatmap below.
+  void threeReadingsOfSaliencySideBySide() {
+    for (const char* key : kReadingModels) {
+      if (!findBundledModel(QString::fromLatin1(key))) QSKIP("this build does not bundle the three review readers");
+    }
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(u"sentiment-lstm"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.readingsCheck()->isVisible());
+    QVERIFY(wb.readingsCheck()->isChecked());
+    wb.setText(u"The film was not good. We watched it on a Sunday."_s);
+    QVERIFY(settle(wb));
+    const auto* outcome = wb.outcome();
+    QCOMPARE(outcome->readings.size(), std::size_t(3));
+    QVERIFY(outcome->readings[1].run == outcome->classifier);  // the open model's own run, not a second one
+    const auto& figure = wb.currentFigure();
+    QCOMPARE(shadedCount(figure), 3);
+    const char* names[] = {"Attention pooling", "LSTM forget gate", "CNN max pooling"};
+    for (int r = 0; r < 3; ++r) {
+      const auto* shaded = shadedElement(figure, r);
+      const auto& reading = outcome->readings[std::size_t(r)];
+      QVERIFY2(shaded->caption.startsWith(QLatin1String(names[r])), qPrintable(shaded->caption));
+      const double heldOut = reading.model->config().held_out_saliency;
+      QVERIFY(heldOut > 0.0);
+      QVERIFY2(shaded->caption.contains(QString::number(100.0 * heldOut, 'f', 1) + u" %"_s),
+               qPrintable(shaded->caption));
+      QCOMPARE(int(shaded->ranges.size()), int(reading.run->input.words.size()));
+      float sum = 0.0f;
+      for (std::size_t w = 0; w < shaded->ranges.size(); ++w) {
+        QCOMPARE(shaded->ranges[w].weight, reading.run->saliency(attn::Index(w)));
+        sum += shaded->ranges[w].weight;
+      }
+      QVERIFY(std::abs(sum - 1.0f) < 1e-4f);
+    }
+    // The matrices: the saliency row, f, i, written, the averaged gates; the forget gate in view.
+    QVERIFY(wb.matrixPanel()->isVisible());
+    QCOMPARE(wb.matrixBox()->count(), 5);
+    QCOMPARE(QString::fromStdString(wb.currentMap()->name), u"forget gate f"_s);
+    QCOMPARE(wb.currentMap()->weights.rows(), attn::Index(wb.source()->model.classifier->config().hidden));
+    wb.matrixBox()->setCurrentIndex(3);
+    QVERIFY(QString::fromStdString(wb.currentMap()->name).startsWith(u"written"_s));
+    QCOMPARE(wb.reviewHeatmap()->map(), wb.currentMap());
+    QVERIFY(looksInked(wb.reviewHeatmap()->grab().toImage()));
+    // The selection survives the next keystroke.
+    wb.setText(u"The film was not good. We watched it on a Monday."_s);
+    QVERIFY(settle(wb));
+    QVERIFY(QString::fromStdString(wb.currentMap()->name).startsWith(u"written"_s));
+
+    // Off: only the open model's reading, with what it means in its caption.
+    wb.readingsCheck()->setChecked(false);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.outcome()->readings.empty());
+    QCOMPARE(shadedCount(wb.currentFigure()), 1);
+    QVERIFY2(shadedElement(wb.currentFigure(), 0)->caption.contains(u"final cell state"_s),
+             qPrintable(shadedElement(wb.currentFigure(), 0)->caption));
+
+    // The CNN: its activations and its winning windows.
+    wb.readingsCheck()->setChecked(true);
+    wb.openModel(u"sentiment-cnn"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.outcome()->readings.size(), std::size_t(3));
+    QCOMPARE(wb.matrixBox()->count(), 3);
+    QVERIFY(QString::fromStdString(wb.currentMap()->name).startsWith(u"channel activations"_s));
+    // Attention pooling: its heads are the shading; no matrix panel.
+    wb.openModel(u"sentiment-pooling"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(!wb.matrixPanel()->isVisible());
+    QCOMPARE(shadedCount(wb.currentFigure()), 2 + 3);  // two heads, then the three readings
   }
 
   void unknownModelNamesListTheBundledOnes() {

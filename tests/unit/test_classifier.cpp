@@ -204,7 +204,9 @@ TEST(ClassifierSaliency, LstmWrittenIsTheShareOfTheFinalCellState) {
   const double h = sigmoid(0.5 * x[3] + 0.5) * std::tanh(c);
   EXPECT_NEAR(std::log(run->probabilities[1] / run->probabilities[0]), h, 1e-5);
   const auto maps = run->maps();
-  ASSERT_EQ(maps.size(), 4u);
+  ASSERT_EQ(maps.size(), 5u);
+  EXPECT_EQ(maps[4]->row_labels, (Labels{"forget gate f (mean)", "input gate i (mean)", "written (share)"}));
+  EXPECT_NEAR(maps[4]->weights(0, 2), run->forget_gate(0, 2), 1e-7f);
   EXPECT_EQ(maps[0]->row_labels, (Labels{"saliency"}));
   EXPECT_EQ(maps[1]->name, "forget gate f");
   EXPECT_EQ(maps[1]->row_labels, (Labels{"unit 0"}));
@@ -216,7 +218,7 @@ TEST(ClassifierSaliency, CnnCountsTheWindowsOfTheWinningChannels) {
   ClassifierRunner session(model);
   auto run = session.run("film good film film");
   ASSERT_TRUE(run.has_value()) << run.error().message();
-  EXPECT_EQ(run->predicted, 1);  // logits [max of channel 1, max of channel 0] = [0, 1]
+  EXPECT_EQ(run->predicted, 1);                       // logits [max of channel 1, max of channel 0] = [0, 1]
   EXPECT_EQ(run->winners, (std::vector<int>{1, 0}));  // channel 1 is zero everywhere: its first position
   // Channel 0 votes for positive by 1 - mean(0, 1); channel 1's maximum is 0: it adds nothing.
   EXPECT_FLOAT_EQ(run->channel_weights(0), 0.5f);
@@ -226,6 +228,11 @@ TEST(ClassifierSaliency, CnnCountsTheWindowsOfTheWinningChannels) {
   for (Index w = 0; w < 4; ++w) EXPECT_NEAR(run->saliency(w), expected[std::size_t(w)], 1e-6f);
   EXPECT_NEAR(run->activations(0, 1), 1.0f, 1e-6f);
   EXPECT_NEAR(run->activations(0, 0), 0.5f, 1e-6f);
+  const auto maps = run->maps();
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_EQ(maps[2]->name, "winning windows, weighted");
+  EXPECT_EQ(maps[2]->weights.row(0), (RowVector(4) << 0.5f, 0.5f, 0.5f, 0.0f).finished());
+  EXPECT_EQ(maps[2]->weights.row(1), RowVector::Zero(4));
 
   // At the edge the window is clipped: "bad" first wins channel 1 (negative), whose window is words 0-1.
   auto edge = session.run("bad film");
@@ -448,7 +455,9 @@ TEST(ClassifierConfigParse, ErrorsNameFileKeyAndLine) {
       {{{"kind", "lstm"}}, "kind", "needs kind \"attention-pooling\""},
       {{{"hierarchical", false}, {"kind", "transformer"}}, "kind", "is not one of"},
       {{{"hierarchical", false}, {"kind", "cnn"}, {"channels", 4}, {"kernel", 4}}, "kernel", "must be odd"},
-      {{{"hierarchical", false}, {"kind", "cnn"}, {"kernel", 3}, {"channels", nullptr}}, "channels", "channels is missing"},
+      {{{"hierarchical", false}, {"kind", "cnn"}, {"kernel", 3}, {"channels", nullptr}},
+       "channels",
+       "channels is missing"},
       {{{"saliency_on_deciding_words", 1.5}}, "saliency_on_deciding_words", "between 0.0 and 1.0, got 1.5"},
   };
   for (const auto& c : cases) {

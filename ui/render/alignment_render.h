@@ -12,7 +12,9 @@
 
 #include <QString>
 
+#include <memory>
 #include <string_view>
+#include <vector>
 
 namespace attn::ui::render {
 
@@ -37,9 +39,20 @@ struct DecodingFigureOptions {
 TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypothesis, int step, std::string_view input,
                           const DecodingFigureOptions& options);
 
+// One reading of saliency without a query: a flat review classifier and its run on the text.
+struct SaliencyReading {
+  std::shared_ptr<const attn::models::ClassifierModel> model;
+  std::shared_ptr<const attn::models::ClassifierRun> run;
+};
+
+// What a classifier's saliency over the words is, in a line.
+QString saliencyMeaning(attn::models::ClassifierKind kind);
+
 // A review: the predicted label and the class probabilities, the text shaded by each pooling head's word
-// weights (one hue per head when there are several), the hierarchical model's sentence weights as bars.
+// weights (one hue per head when there are several) or by the LSTM's or the CNN's saliency, the
+// hierarchical model's sentence weights as bars; then, when `readings` has any, the same text shaded by
+// each reading's saliency with its prediction and its held-out share on the deciding words.
 TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
-                        std::string_view input, Colormap colormap);
+                        std::string_view input, Colormap colormap, const std::vector<SaliencyReading>& readings = {});
 
 }  // namespace attn::ui::render

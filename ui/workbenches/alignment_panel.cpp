@@ -7,6 +7,7 @@
 #include "views/text_figure_view.h"
 #include "workbenches/side_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -16,6 +17,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
+#include <QSplitter>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTreeWidget>
@@ -109,7 +111,16 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
   colormapBox_->setToolTip(tr("Colour map of the heatmap and of the shaded characters"));
   displayForm->addRow(tr("Colour m&ap:"), colormapBox_);
+  readingsCheck_ = new QCheckBox(tr("Compare the &three readings of saliency"), displayGroup);
+  readingsCheck_->setObjectName(u"alignmentReadings"_s);
+  readingsCheck_->setChecked(true);
+  readingsCheck_->setToolTip(
+      tr("Reviews: shade the same text by the three bundled classifiers whose saliency needs no query (attention "
+         "pooling, an LSTM's gates, a CNN's max pooling), each with its prediction and its held-out share on the "
+         "deciding words"));
+  displayForm->addRow(readingsCheck_);
   layout->addWidget(displayGroup);
+  connect(readingsCheck_, &QCheckBox::toggled, this, &AlignmentWorkbench::post);
   connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
   });
@@ -179,7 +190,32 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   reviewView_->setObjectName(u"alignmentReview"_s);
   reviewView_->setPlaceholder(tr("Classifying\u2026"));
   reviewScroll_->setWidget(reviewView_);
-  pages_->addWidget(reviewScroll_);
+  reviewPage_ = new QSplitter(Qt::Vertical, pages_);
+  reviewPage_->setChildrenCollapsible(false);
+  reviewPage_->addWidget(reviewScroll_);
+  // The matrices behind a reading (the LSTM's gates, the CNN's activations), one at a time.
+  matrixPanel_ = new QWidget(reviewPage_);
+  auto* matrixLayout = new QVBoxLayout(matrixPanel_);
+  matrixLayout->setContentsMargins(0, 4, 0, 0);
+  auto* matrixRow = new QHBoxLayout();
+  auto* matrixTitle = new QLabel(tr("&Matrix:"), matrixPanel_);
+  matrixBox_ = new QComboBox(matrixPanel_);
+  matrixBox_->setObjectName(u"alignmentMatrix"_s);
+  matrixBox_->setToolTip(tr("Which of the model's matrices the heatmap shows (File > Export Matrix saves it)"));
+  matrixBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  matrixTitle->setBuddy(matrixBox_);
+  matrixRow->addWidget(matrixTitle);
+  matrixRow->addWidget(matrixBox_);
+  matrixRow->addStretch(1);
+  matrixLayout->addLayout(matrixRow);
+  reviewHeatmap_ = new HeatmapView(HeatmapView::Style::Full, matrixPanel_);
+  reviewHeatmap_->setObjectName(u"alignmentReviewHeatmap"_s);
+  matrixLayout->addWidget(reviewHeatmap_, 1);
+  reviewPage_->addWidget(matrixPanel_);
+  reviewPage_->setStretchFactor(0, 2);
+  reviewPage_->setStretchFactor(1, 3);
+  pages_->addWidget(reviewPage_);
+  connect(matrixBox_, &QComboBox::currentIndexChanged, this, [this](int) { updateReviewMatrix(); });
   layout->addWidget(pages_, 1);
 
   connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });

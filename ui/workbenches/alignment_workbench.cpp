@@ -9,6 +9,7 @@
 #include "views/text_figure_view.h"
 #include "workbenches/side_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
@@ -18,6 +19,7 @@
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSlider>
+#include <QSplitter>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTreeWidget>
@@ -173,13 +175,16 @@ void AlignmentWorkbench::updateForSource() {
     pages_->setCurrentWidget(placeholder_);
     return;
   }
-  pages_->setCurrentWidget(seq2seq ? decodingPage_ : static_cast<QWidget*>(reviewScroll_));
+  pages_->setCurrentWidget(seq2seq ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
+  readingsCheck_->setVisible(!seq2seq);
   if (seq2seq) {
     decodingView_->clear();
     heatmap_->clear();
     hypotheses_->clear();
   } else {
     reviewView_->clear();
+    reviewHeatmap_->clear();
+    matrixPanel_->setVisible(false);
   }
 }
 
@@ -269,6 +274,7 @@ void AlignmentWorkbench::post() {
   AlignmentRequest request;
   request.text = text.toStdString();
   request.beam = beamSpin_->value();
+  request.readings = readingsCheck_->isChecked();
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
   updateWarnings();
@@ -440,7 +446,9 @@ const attn::AttentionMap* AlignmentWorkbench::currentMap() const {
     return std::size_t(hypothesis_) < outcome_->alignments.size() ? outcome_->alignments[std::size_t(hypothesis_)].get()
                                                                   : nullptr;
   }
-  return outcome_->wordMap.get();
+  const int selected = matrixPanel_->isVisibleTo(this) ? matrixBox_->currentIndex() : 0;
+  return selected >= 0 && std::size_t(selected) < outcome_->maps.size() ? outcome_->maps[std::size_t(selected)].get()
+                                                                        : outcome_->wordMap.get();
 }
 
 const render::TextFigure& AlignmentWorkbench::currentFigure() const {
@@ -514,8 +522,39 @@ void AlignmentWorkbench::updateStepViews() {
 void AlignmentWorkbench::updateReview() {
   if (!outcome_ || !outcome_->classifier || !source_ || !source_->model.classifier) return;
   reviewFigure_ = render::reviewFigure(*outcome_->classifier, source_->model.classifier->config(),
-                                       outcome_->request.text, colormap_);
+                                       outcome_->request.text, colormap_, outcome_->readings);
   reviewView_->setFigure(reviewFigure_);
+  // The matrix selector lists the run's matrices by name; the one in view stays when it is still there.
+  const QString current = matrixBox_->currentText();
+  {
+    const QSignalBlocker block(matrixBox_);
+    matrixBox_->clear();
+    for (const auto& map : outcome_->maps) {
+      matrixBox_->addItem(
+          tr("%1 \u00b7 %2 \u00d7 %3").arg(fromStd(map->name), fromStd(map->row_axis), fromStd(map->col_axis)));
+    }
+    const int keep = matrixBox_->findText(current);
+    matrixBox_->setCurrentIndex(keep >= 0 ? keep : (outcome_->maps.size() > 1 ? 1 : 0));
+  }
+  // Attention pooling's heads x words map is the shading above; the LSTM and the CNN have matrices of their own.
+  const bool matrices = outcome_->maps.size() > 1;
+  if (matrices && !matrixPanel_->isVisibleTo(this)) {
+    // On showing, the figure keeps the larger part: the matrix's size hint would take nearly all of it.
+    const int total = std::max(400, reviewPage_->height());
+    reviewPage_->setSizes({total * 11 / 20, total * 9 / 20});
+  }
+  matrixPanel_->setVisible(matrices);
+  updateReviewMatrix();
+}
+
+void AlignmentWorkbench::updateReviewMatrix() {
+  if (!outcome_ || !outcome_->classifier) return;
+  const int index = matrixBox_->currentIndex();
+  if (index < 0 || std::size_t(index) >= outcome_->maps.size()) {
+    reviewHeatmap_->clear();
+    return;
+  }
+  reviewHeatmap_->setMap(outcome_->maps[std::size_t(index)]);
 }
 
 // ---- display ----
@@ -527,6 +566,7 @@ void AlignmentWorkbench::setColormap(render::Colormap map) {
     colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(map))));
   }
   heatmap_->setColormap(map);
+  reviewHeatmap_->setColormap(map);
   if (outcome_ && outcome_->seq2seq) updateStepViews();
   if (outcome_ && outcome_->classifier) updateReview();
 }

@@ -26,6 +26,7 @@
 
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QGroupBox;
 class QLabel;
@@ -87,7 +88,8 @@ class AlignmentWorkbench : public Workbench {
   QStringList warnings() const;
   // Why the input is not run (empty input), shown above the view; empty otherwise.
   QString inputMessage() const { return inputMessage_; }
-  // The heatmap's map (seq2seq: the selected hypothesis' alignment; classifier: heads x words).
+  // The heatmap's map (seq2seq: the selected hypothesis' alignment; classifier: the matrix selected, heads x
+  // words or the saliency row first).
   const attn::AttentionMap* currentMap() const;
   // What the shading view shows (the decoding step's figure or the review's).
   const render::TextFigure& currentFigure() const;
@@ -114,6 +116,10 @@ class AlignmentWorkbench : public Workbench {
   HeatmapView* heatmap() const { return heatmap_; }
   TextFigureView* decodingView() const { return decodingView_; }
   TextFigureView* reviewView() const { return reviewView_; }
+  QCheckBox* readingsCheck() const { return readingsCheck_; }
+  QComboBox* matrixBox() const { return matrixBox_; }
+  HeatmapView* reviewHeatmap() const { return reviewHeatmap_; }
+  QWidget* matrixPanel() const { return matrixPanel_; }
   QLabel* warningStrip() const { return warningStrip_; }
   QLabel* errorBanner() const { return errorBanner_; }
   QLabel* inputNote() const { return inputNote_; }
@@ -148,6 +154,7 @@ class AlignmentWorkbench : public Workbench {
   void updateStepViews();
   void updateHeatmap();
   void updateReview();
+  void updateReviewMatrix();
   void updateWarnings();
   void updateInputNote();
   void showError(const QString& message);
@@ -190,6 +197,7 @@ class AlignmentWorkbench : public Workbench {
   QSpinBox* beamSpin_ = nullptr;
   QTreeWidget* hypotheses_ = nullptr;
   QComboBox* colormapBox_ = nullptr;
+  QCheckBox* readingsCheck_ = nullptr;
 
   // Main area.
   QLabel* errorBanner_ = nullptr;
@@ -203,6 +211,10 @@ class AlignmentWorkbench : public Workbench {
   HeatmapView* heatmap_ = nullptr;
   QScrollArea* reviewScroll_ = nullptr;
   TextFigureView* reviewView_ = nullptr;
+  QSplitter* reviewPage_ = nullptr;  // the figure over the matrix panel
+  QWidget* matrixPanel_ = nullptr;
+  QComboBox* matrixBox_ = nullptr;
+  HeatmapView* reviewHeatmap_ = nullptr;
   QLabel* placeholder_ = nullptr;
 };
 

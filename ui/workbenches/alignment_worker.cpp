@@ -31,14 +31,22 @@ std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2S
   return map;
 }
 
-std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::ClassifierRun& run) {
-  auto base = run.word_map();
+namespace {
+
+std::shared_ptr<const attn::AttentionMap> markUnknown(const attn::models::ClassifierRun& run,
+                                                      const std::shared_ptr<const attn::AttentionMap>& base) {
   if (!base) return nullptr;
   auto map = std::make_shared<attn::AttentionMap>(*base);
   for (std::size_t w = 0; w < map->col_labels.size() && w < run.unknown.size(); ++w) {
     if (run.unknown[w]) map->col_labels[w] += " (unk)";
   }
   return map;
+}
+
+}  // namespace
+
+std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::ClassifierRun& run) {
+  return markUnknown(run, run.word_map());
 }
 
 AlignmentWorker::AlignmentWorker() {
@@ -141,13 +149,54 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
       return outcome;
     }
     auto shared = std::make_shared<const attn::models::ClassifierRun>(std::move(*run));
-    outcome->wordMap = wordMap(*shared);
+    for (const auto& map : shared->maps()) outcome->maps.push_back(markUnknown(*shared, map));
+    outcome->wordMap = outcome->maps.front();
     outcome->classifier = std::move(shared);
+    if (request.readings && !source_->model.classifier->config().hierarchical) runReadings(request, *outcome);
   } else {
     outcome->error = attn::Error{{}, -1, -1, "no model loaded", attn::ErrorKind::OutOfRange};
   }
   outcome->runMs = msSince(timer);
   return outcome;
+}
+
+void AlignmentWorker::runReadings(const AlignmentRequest& request, AlignmentOutcome& outcome) {
+  if (readers_.empty()) {
+    for (const char* key : kReadingModels) readers_.push_back(Reader{QString::fromLatin1(key), nullptr, nullptr, {}});
+  }
+  for (Reader& reader : readers_) {
+    render::SaliencyReading reading;
+    const auto& open = source_->model;
+    if (open.key == reader.key) {  // the open model: its own run
+      reading.run = outcome.classifier;
+      reading.model = open.classifier;
+      outcome.readings.push_back(std::move(reading));
+      continue;
+    }
+    if (!reader.model && reader.error.isEmpty()) {
+      auto loaded = loadAlignmentModel(reader.key);
+      if (!loaded) {
+        reader.error = QString::fromStdString(loaded.error().message());
+      } else if (!loaded->classifier) {
+        reader.error = u"not a classifier"_s;
+      } else {
+        reader.model = loaded->classifier;
+        reader.runner = std::make_unique<attn::models::ClassifierRunner>(reader.model);
+      }
+    }
+    if (!reader.model) {
+      outcome.readingNotes.append(reader.key + u": "_s + reader.error);
+      continue;
+    }
+    auto run = reader.runner->run(request.text);
+    if (!run) {
+      outcome.readingNotes.append(reader.key + u": "_s + QString::fromStdString(run.error().message()));
+      continue;
+    }
+    reading.model = reader.model;
+    reading.run = std::make_shared<const attn::models::ClassifierRun>(std::move(*run));
+    outcome.readings.push_back(std::move(reading));
+  }
 }
 
 }  // namespace attn::ui

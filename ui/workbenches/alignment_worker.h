@@ -10,6 +10,7 @@
 #include "attn/models/classifier.h"
 #include "attn/models/seq2seq.h"
 #include "attn/trace.h"
+#include "render/alignment_render.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/mailbox.h"
 
@@ -35,9 +36,14 @@ struct AlignmentSource {
 };
 
 struct AlignmentRequest {
-  std::string text;  // UTF-8, as typed
-  int beam = 1;      // seq2seq: 1 = greedy
+  std::string text;       // UTF-8, as typed
+  int beam = 1;           // seq2seq: 1 = greedy
+  bool readings = false;  // a flat classifier: also run the bundled readings of saliency (kReadingModels)
 };
+
+// The bundled review classifiers whose saliency needs no query, in the order the tab shows them: attention
+// pooling, the LSTM's gates, the CNN's max pooling.
+inline constexpr const char* kReadingModels[] = {"sentiment-pooling", "sentiment-lstm", "sentiment-cnn"};
 
 struct AlignmentOutcome {
   quint64 generation = 0;
@@ -48,9 +54,15 @@ struct AlignmentOutcome {
   // an unknown one marked "(unk)"), in the run's order (best first).
   std::vector<std::shared_ptr<const attn::AttentionMap>> alignments;
   std::shared_ptr<const attn::models::ClassifierRun> classifier;
-  std::shared_ptr<const attn::AttentionMap> wordMap;  // classifier: heads x words
-  std::optional<attn::Error> error;                   // the run was refused (nothing else is set)
-  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
+  std::shared_ptr<const attn::AttentionMap> wordMap;  // classifier: heads x words (or the saliency row)
+  // classifier: every matrix of the run (ClassifierRun::maps(), unknown words marked), wordMap first
+  std::vector<std::shared_ptr<const attn::AttentionMap>> maps;
+  // request.readings: the bundled readings that could run on the text (the open model's own run where it is
+  // one of them), and why any other could not ("sentiment-cnn: ...").
+  std::vector<render::SaliencyReading> readings;
+  QStringList readingNotes;
+  std::optional<attn::Error> error;  // the run was refused (nothing else is set)
+  QStringList modelWarnings;         // the model's load-time warnings: non-finite weights, tensors not used
   double runMs = 0.0;
   bool ok() const { return seq2seq != nullptr || classifier != nullptr; }
   QStringList warnings() const;  // the model's, then the run's
@@ -106,6 +118,15 @@ class AlignmentWorker : public QObject {
   std::shared_ptr<const AlignmentSource> source_;
   std::unique_ptr<attn::models::Seq2SeqRunner> seq2seqSession_;
   std::unique_ptr<attn::models::ClassifierRunner> classifierSession_;
+  // The readings' models, loaded on first use and kept (a few hundred kilobytes each).
+  struct Reader {
+    QString key;
+    std::shared_ptr<const attn::models::ClassifierModel> model;
+    std::unique_ptr<attn::models::ClassifierRunner> runner;
+    QString error;  // it could not be loaded
+  };
+  std::vector<Reader> readers_;
+  void runReadings(const AlignmentRequest& request, AlignmentOutcome& outcome);
 };
 
 }  // namespace attn::ui

@@ -47,9 +47,11 @@ Result<std::vector<std::string>> read_labels(const bundled::ConfigKeys& k) {
 Result<ClassifierKind> read_kind(const bundled::ConfigKeys& k, bool hierarchical) {
   std::string kind;
   ATTN_ASSIGN(kind, k.text_or("kind", "attention-pooling"));
-  if (kind == "attention-pooling") return hierarchical ? ClassifierKind::Hierarchical : ClassifierKind::AttentionPooling;
+  if (kind == "attention-pooling")
+    return hierarchical ? ClassifierKind::Hierarchical : ClassifierKind::AttentionPooling;
   if (hierarchical) {
-    return k.error(ErrorKind::Malformed, "kind", "\"hierarchical\": true needs kind \"attention-pooling\", not \"" + kind + "\"");
+    return k.error(ErrorKind::Malformed, "kind",
+                   "\"hierarchical\": true needs kind \"attention-pooling\", not \"" + kind + "\"");
   }
   if (kind == "lstm") return ClassifierKind::Lstm;
   if (kind == "cnn") return ClassifierKind::Cnn;
@@ -218,7 +220,8 @@ Result<PoolingWeights> read_pooling(bundled::TensorReader& r, const std::string&
 
 Result<std::unique_ptr<ClassifierModel::Impl>> build(ClassifierConfig config, const io::SafeTensors& weights) {
   // A config built in code may set only `hierarchical` (as before kinds existed).
-  if (config.hierarchical && config.kind == ClassifierKind::AttentionPooling) config.kind = ClassifierKind::Hierarchical;
+  if (config.hierarchical && config.kind == ClassifierKind::AttentionPooling)
+    config.kind = ClassifierKind::Hierarchical;
   ATTN_TRY(check_config(config, weights.name()));
   auto m = std::make_unique<ClassifierModel::Impl>();
   m->config = std::move(config);
@@ -295,11 +298,13 @@ std::string ClassifierModel::description() const {
       return bundled::describe(c.task, {"LSTM", std::to_string(c.hidden) + (c.hidden == 1 ? " unit" : " units")},
                                impl_->parameters);
     case ClassifierKind::Cnn:
-      return bundled::describe(c.task, {"CNN", std::to_string(c.channels) + " channels of width " + std::to_string(c.kernel)},
+      return bundled::describe(c.task,
+                               {"CNN", std::to_string(c.channels) + " channels of width " + std::to_string(c.kernel)},
                                impl_->parameters);
     default:
-      return bundled::describe(
-          c.task, {kind_name(c.kind), std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads")}, impl_->parameters);
+      return bundled::describe(c.task,
+                               {kind_name(c.kind), std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads")},
+                               impl_->parameters);
   }
 }
 
@@ -349,11 +354,27 @@ std::vector<std::shared_ptr<const AttentionMap>> ClassifierRun::maps() const {
   if (forget_gate.size() > 0) {
     out.push_back(words_map(*this, "forget gate f", forget_gate, "units", "unit "));
     out.push_back(words_map(*this, "input gate i", input_gate, "units", "unit "));
-    out.push_back(words_map(*this, "written i · ∏ f (share of the final cell state)", written, "units",
-                            "unit "));
+    out.push_back(words_map(*this, "written i · ∏ f (share of the final cell state)", written, "units", "unit "));
+    Matrix mean(3, forget_gate.cols());
+    mean.row(0) = forget_gate.colwise().mean();
+    mean.row(1) = input_gate.colwise().mean();
+    mean.row(2) = saliency.transpose();
+    auto averaged = words_map(*this, "gates averaged over the units", std::move(mean), "gates", "");
+    averaged->row_labels = {"forget gate f (mean)", "input gate i (mean)", "written (share)"};
+    out.push_back(std::move(averaged));
   }
   if (activations.size() > 0) {
     out.push_back(words_map(*this, "channel activations (ReLU)", activations, "channels", "channel "));
+    // Each channel's weight over the window of its winner: the saliency is this matrix's column sums.
+    Matrix votes = Matrix::Zero(activations.rows(), activations.cols());
+    const Index reach = (activations.cols() > 0 && !winners.empty()) ? cnn_kernel : 0;
+    for (Index ch = 0; ch < votes.rows() && reach > 0; ++ch) {
+      const Index start = winners[static_cast<std::size_t>(ch)] - (reach - 1) / 2;
+      for (Index w = std::max<Index>(0, start); w < std::min(votes.cols(), start + reach); ++w) {
+        votes(ch, w) = channel_weights(ch);
+      }
+    }
+    out.push_back(words_map(*this, "winning windows, weighted", std::move(votes), "channels", "channel "));
   }
   return out;
 }
@@ -563,7 +584,10 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
     Index best = 0;
     logits.maxCoeff(&best);
     run.predicted = static_cast<int>(best);
-    if (c.kind == ClassifierKind::Cnn) cnn_saliency(m, run);
+    if (c.kind == ClassifierKind::Cnn) {
+      cnn_saliency(m, run);
+      run.cnn_kernel = c.kernel;
+    }
     const std::int64_t bad = detail::count_nonfinite(run.word_attention) +
                              (run.sentence_attention.size() ? detail::count_nonfinite(run.sentence_attention) : 0) +
                              (run.saliency.size() ? detail::count_nonfinite(run.saliency) : 0);

@@ -35,8 +35,8 @@ struct ClassifierConfig {
   bool hierarchical = false;  // kind == Hierarchical
   int heads = 1;              // pooling heads (the word level when hierarchical); 0 for the LSTM and the CNN
   int embedding_size = 0;
-  int hidden = 0;          // GRU: per direction; LSTM: its units
-  int attention_size = 0;  // attention pooling only
+  int hidden = 0;                // GRU: per direction; LSTM: its units
+  int attention_size = 0;        // attention pooling only
   int channels = 0, kernel = 0;  // CNN: output channels, odd kernel width (zero padding (kernel - 1) / 2)
   // "saliency_on_deciding_words": the training script's held-out measure of the model's saliency (the share
   // on the words that decide the label, tools/train/train_sentiment.py), 0..1; -1 when the file has none.
@@ -84,12 +84,14 @@ struct ClassifierRun {
   Matrix activations;
   std::vector<int> winners;
   Vector channel_weights;
+  int cnn_kernel = 0;  // the CNN's kernel width (its windows)
 
   // Word attention as a map for the generic views: rows = heads ("head 1", ...), columns = words; for
   // the LSTM and the CNN one row, "saliency".
   std::shared_ptr<const AttentionMap> word_map() const;
-  // Every matrix the run computed, as maps over the words: the word map, then the LSTM's gates and
-  // `written`, or the CNN's activations.
+  // Every matrix the run computed, as maps over the words: the word map, then the LSTM's gates, `written`
+  // and the gates averaged over the units (rows: mean f, mean i, saliency), or the CNN's activations and each
+  // channel's weight over its winning window (whose column sums are the saliency before normalising).
   std::vector<std::shared_ptr<const AttentionMap>> maps() const;
 };
 
