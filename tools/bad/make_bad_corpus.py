@@ -538,6 +538,14 @@ def model_cases():
     out.append(("classifier-vocab-duplicate", {"config.json": json.dumps(cls, indent=2).encode(),
                                                "model.safetensors": st_file({})},
                 "malformed", "config.json", "a classifier's vocab lists \"good\" twice"))
+    cnn = {"architectures": ["AttnScopeClassifier"], "labels": ["neg", "pos"], "vocab": ["<pad>", "<unk>", "good"],
+           "kind": "cnn", "embedding_size": 4, "channels": 8, "kernel": 4, "max_words": 16}
+    out.append(("classifier-cnn-kernel-even", {"config.json": json.dumps(cnn, indent=2).encode(),
+                                               "model.safetensors": st_file({})},
+                "out-of-range", "config.json", "a CNN classifier's kernel 4: the words are padded (k - 1) / 2 a side"))
+    out.append(("classifier-kind-unknown", {"config.json": json.dumps(dict(cnn, kind="gru-max"), indent=2).encode(),
+                                            "model.safetensors": st_file({})},
+                "unsupported", "config.json", "a classifier of kind \"gru-max\", which no reader knows"))
     s2s = {"architectures": ["AttnScopeSeq2Seq"], "attention": "bahdanau", "score": "additive",
            "source_vocab": ["<pad>", "<unk>", "1", "2"], "target_vocab": ["<pad>", "<s>", "</s>", "1"],
            "embedding_size": 0, "encoder_hidden": 4, "decoder_hidden": 4, "attention_size": 4,
