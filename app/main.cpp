@@ -67,6 +67,8 @@ struct Flags {
   QCommandLineOption sameWindow{u"same-window"_s, u"Compare the Gaussian and the STN glimpse of one window."_s};
   QCommandLineOption editStn{u"edit-stn"_s, u"The canvas handles edit the STN glimpse."_s};
   QCommandLineOption write{u"write"_s, u"Turn on the Glimpse tab's write mode."_s};
+  QCommandLineOption forms{u"window-forms"_s,
+                           u"The Glimpse tab's window three ways: soft mask a \u2299 I, crop, matrix form, timed."_s};
   QCommandLineOption model{
       u"model"_s,
       u"Open a model: a bundled one by name (date-bahdanau, ..., sentiment-hierarchical) or a seq2seq or classifier "
@@ -91,9 +93,10 @@ struct Flags {
   void addTo(QCommandLineParser& parser) {
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
     sessionAlias.setFlags(QCommandLineOption::HiddenFromHelp);
-    for (QCommandLineOption* option : {&version,    &mechanism, &session, &tab,   &image, &gaussian,   &stn,
-                                       &sameWindow, &editStn,   &write,   &model, &scene, &word,       &lightMask,
-                                       &text,       &beam,      &step,    &view,  &head,  &screenshot, &sessionAlias}) {
+    for (QCommandLineOption* option :
+         {&version, &mechanism, &session, &tab,   &image,      &gaussian,    &stn,       &sameWindow,
+          &editStn, &write,     &forms,   &model, &scene,      &word,        &lightMask, &text,
+          &beam,    &step,      &view,    &head,  &screenshot, &sessionAlias}) {
       parser.addOption(*option);
     }
     parser.addPositionalArgument(u"file"_s,
@@ -134,6 +137,7 @@ struct GlimpseOptions {
   bool sameWindow = false;
   bool editStn = false;
   bool write = false;
+  bool forms = false;
   bool hasSettings() const { return !gaussian.isEmpty() || !stn.isEmpty() || sameWindow; }
 };
 
@@ -175,7 +179,8 @@ std::optional<SessionTab> chooseTab(const QCommandLineParser& parser, const Flag
   }
   if (alignmentModel || parser.isSet(f.beam) || parser.isSet(f.step)) return SessionTab::Alignment;
   if (parser.isSet(f.model)) return SessionTab::Transformer;
-  if (parser.isSet(f.image) || parser.isSet(f.gaussian) || parser.isSet(f.stn) || parser.isSet(f.sameWindow)) {
+  if (parser.isSet(f.image) || parser.isSet(f.gaussian) || parser.isSet(f.stn) || parser.isSet(f.sameWindow) ||
+      parser.isSet(f.forms)) {
     return SessionTab::Glimpse;
   }
   if (parser.isSet(f.mechanism) || !parser.positionalArguments().isEmpty()) return SessionTab::Lab;
@@ -274,6 +279,7 @@ Parsed parseGlimpse(const QCommandLineParser& parser, const Flags& f, Options op
   o.sameWindow = parser.isSet(f.sameWindow);
   o.editStn = parser.isSet(f.editStn);
   o.write = parser.isSet(f.write);
+  o.forms = parser.isSet(f.forms);
   return options;
 }
 
@@ -381,6 +387,7 @@ void applyGlimpse(attn::ui::GlimpseWorkbench* tab, const GlimpseOptions& o, cons
   });
   if (o.editStn) tab->setEditStn(true);
   if (o.write) tab->setWriteMode(true);
+  if (o.forms) tab->setWindowForms(true);
 }
 
 // --screenshot: once `workbench` shows its newest result (and `ready`), wait for queued replots and the

@@ -645,6 +645,53 @@ class TestGlimpseWorkbench : public QObject {
     QVERIFY(!wb().writeView()->isVisible());
   }
 
+  // The window three ways: the soft mask a (.) I (image sized), the crop of the window's pixels and the
+  // matrix form (the dense read), each timed; drag frames keep the last ones, marked; the mode is saved.
+  void windowFormsShowTheSoftMaskTheCropAndTheMatrixForm() {
+    resetTo(GlimpseWorkbench::Preset::CentreQuarter);
+    wb().setWindowForms(true);
+    QVERIFY(settle(wb()));
+    const auto* o = wb().outcome();
+    QVERIFY(o->forms);
+    const auto& f = *o->forms;
+    QCOMPARE(f.masked.width, o->imageWidth);
+    QCOMPARE(f.masked.height, o->imageHeight);
+    QCOMPARE(f.box, attn::glimpse::window_box(o->sanitised.glimpse, o->imageWidth, o->imageHeight));
+    QVERIFY(!f.box.empty());
+    QCOMPARE(f.crop.width, f.box.width);
+    QCOMPARE(o->cropImage.size(), QSize(f.box.width, f.box.height));
+    QCOMPARE(f.matrix.width, o->sanitised.glimpse.x.n);
+    // The matrix form is the Gaussian read (banded) within its error bound.
+    for (std::size_t i = 0; i < f.matrix.data.size(); ++i) {
+      QVERIFY(std::abs(f.matrix.data[i] - o->gaussian->data[i]) < 1e-4f);
+    }
+    for (auto* view : {wb().maskedView(), wb().cropView(), wb().matrixView()}) {
+      QVERIFY(view->isVisible());
+      QVERIFY(!view->image().isNull());
+      QVERIFY2(view->caption().endsWith(u" ms"_s), qPrintable(view->caption()));
+    }
+    const QString summary = wb().findChild<QLabel*>(u"errorSummary"_s)->text();
+    QVERIFY2(summary.contains(u"soft mask"_s) && summary.contains(u"M multiplies"_s), qPrintable(summary));
+    QVERIFY(wb().state().window_forms);
+    // A drag frame computes no forms: the last ones stay, marked; the release brings new ones.
+    auto* canvas = wb().canvas();
+    const QPoint start = canvas->centreHandle().toPoint();
+    QTest::mousePress(canvas, Qt::LeftButton, Qt::NoModifier, start);
+    QTest::mouseMove(canvas, start + QPoint(10, 0), 5);
+    QVERIFY(QTest::qWaitFor([&] { return wb().settled() == wb().submitted(); }, 20000));
+    QVERIFY(wb().outcome()->request.dragging);
+    QVERIFY(!wb().outcome()->forms);
+    QCOMPARE(wb().maskedView()->badge(), u"updated when the drag ends"_s);
+    QTest::mouseRelease(canvas, Qt::LeftButton, Qt::NoModifier, start + QPoint(10, 0), 5);
+    QVERIFY(settle(wb()));
+    QVERIFY(wb().outcome()->forms);
+    QVERIFY(wb().maskedView()->badge().isEmpty());
+    wb().setWindowForms(false);
+    QVERIFY(settle(wb()));
+    QVERIFY(!wb().outcome()->forms);
+    QVERIFY(!wb().maskedView()->isVisible());
+  }
+
   void largeGridsDrawThinnedLatticeAndCachedPixmap() {
     resetTo(GlimpseWorkbench::Preset::WholeImage);
     auto s = wb().settings();

@@ -160,6 +160,13 @@ QGroupBox* GlimpseWorkbench::buildGlimpseGroup(QWidget* panel) {
   connect(clearCanvasButton_, &QPushButton::clicked, this, &GlimpseWorkbench::clearCanvas);
   glimpseLayout->addWidget(writeCheck_, 3, 0, 1, 2);
   glimpseLayout->addWidget(clearCanvasButton_, 3, 2);
+  formsCheck_ = new QCheckBox(tr("S&oft mask, crop and matrix form"), glimpseGroup);
+  formsCheck_->setObjectName(u"windowForms"_s);
+  formsCheck_->setToolTip(
+      tr("The Gaussian window three ways, each timed: the image-sized soft mask a = a\u1d67 a\u2093\u1d40 applied as "
+         "a \u2299 I, hard attention's crop I[y:y+h, x:x+w], and the matrix form \u03b3 Fy I Fx\u1d40"));
+  connect(formsCheck_, &QCheckBox::toggled, this, &GlimpseWorkbench::setWindowForms);
+  glimpseLayout->addWidget(formsCheck_, 4, 0, 1, 3);
 
   clampLabel_ = new QLabel(glimpseGroup);
   clampLabel_->setObjectName(u"clamps"_s);
@@ -167,7 +174,7 @@ QGroupBox* GlimpseWorkbench::buildGlimpseGroup(QWidget* panel) {
   clampLabel_->setTextFormat(Qt::PlainText);
   clampLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   clampLabel_->setMinimumHeight(clampLabel_->fontMetrics().height() + 8);
-  glimpseLayout->addWidget(clampLabel_, 4, 0, 1, 3);
+  glimpseLayout->addWidget(clampLabel_, 5, 0, 1, 3);
   return glimpseGroup;
 }
 

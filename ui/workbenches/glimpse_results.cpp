@@ -70,6 +70,26 @@ void setupPlot(QCustomPlot* plot, const QString& title, const QString& xLabel) {
 
 // ---- the right column and the results -----------------------------------------------------------------
 
+// The window three ways (soft mask, crop and matrix form), under the glimpses: shown while that mode is on.
+void GlimpseWorkbench::buildFormsRow(QWidget* parent) {
+  formsRow_ = new QWidget(parent);
+  auto* forms = new QHBoxLayout(formsRow_);
+  forms->setContentsMargins(0, 0, 0, 0);
+  forms->setSpacing(6);
+  maskedView_ = new PixelView(formsRow_);
+  maskedView_->setObjectName(u"softMaskForm"_s);
+  maskedView_->setCaption(tr("Soft mask a \u2299 I"));
+  cropView_ = new PixelView(formsRow_);
+  cropView_->setObjectName(u"cropForm"_s);
+  cropView_->setCaption(tr("Crop"));
+  cropView_->setPlaceholder(tr("The window misses the image"));
+  matrixView_ = new PixelView(formsRow_);
+  matrixView_->setObjectName(u"matrixForm"_s);
+  matrixView_->setCaption(tr("Matrix form"));
+  for (auto* view : {maskedView_, cropView_, matrixView_}) forms->addWidget(view, 1);
+  formsRow_->setVisible(false);
+}
+
 void GlimpseWorkbench::buildRightColumn(QWidget* column) {
   auto* layout = new QVBoxLayout(column);
   layout->setContentsMargins(4, 6, 8, 4);
@@ -114,9 +134,12 @@ void GlimpseWorkbench::buildRightColumn(QWidget* column) {
   errorSummary_ = new QLabel(views);
   errorSummary_->setObjectName(u"errorSummary"_s);
   errorSummary_->setTextFormat(Qt::PlainText);
+  errorSummary_->setWordWrap(true);
   status->addWidget(errorSummary_, 1);
   status->addWidget(busyLabel_);
-  grid->addLayout(status, 2, 0, 1, 2);
+  buildFormsRow(views);
+  grid->addWidget(formsRow_, 2, 0, 1, 2);
+  grid->addLayout(status, 3, 0, 1, 2);
 
   plotTabs_ = new QTabWidget(split);
   plotTabs_->setDocumentMode(true);
@@ -218,6 +241,7 @@ void GlimpseWorkbench::applyPending() {
             .arg(render::shortNumber(o.canvasPeak, 3)));
   }
   showClamps(o);
+  showWindowForms(o);
 
   // Plots: exact results only, and at most every 100 ms during a drag.
   if (o.fx && o.fy) {
@@ -244,6 +268,58 @@ void GlimpseWorkbench::applyPending() {
                               .arg(lastFrameMs_, 0, 'f', 1);
   setRunSummary(summary);
   emit resultShown(shown_);
+}
+
+void GlimpseWorkbench::showWindowForms(const GlimpseOutcome& o) {
+  if (!o.request.windowForms) return;
+  if (!o.forms) {  // a drag frame: the last exact forms stay, marked
+    if (!maskedView_->image().isNull()) {
+      for (auto* view : {maskedView_, cropView_, matrixView_}) {
+        view->setBadge(tr("updated when the drag ends"), QColor(200, 110, 0));
+      }
+    }
+    return;
+  }
+  const auto& f = *o.forms;
+  const auto ms = [](double v) { return QString::number(v, 'f', v < 10 ? 2 : 1); };
+  const QString level = o.formsLevel > 0 ? tr(" (pyramid level %1)").arg(o.formsLevel) : QString();
+  for (auto* view : {maskedView_, cropView_, matrixView_}) view->setBadge({});
+  maskedView_->setImage(o.maskedImage, o.generation);
+  maskedView_->setCaption(tr("a \u2299 I \u00b7 %1 ms").arg(ms(f.mask_ms)));
+  maskedView_->setToolTip(
+      tr("a = a\u1d67 a\u2093\u1d40 over the whole image, a\u2093(p) = \u03a6((p \u2212 lo)/\u03c3) \u2212 "
+         "\u03a6((p \u2212 hi)/\u03c3) on the window [lo, hi) of the filters' cells; %1 M multiplies for an "
+         "image-sized result")
+          .arg(f.mask_mults / 1e6, 0, 'f', 2));
+  cropView_->setImage(o.cropImage, o.generation);
+  cropView_->setCaption(tr("crop \u00b7 %1 ms").arg(ms(f.crop_ms)));
+  cropView_->setToolTip(tr("Hard attention: I[%1:%2, %3:%4], the pixels of the window, copied; no multiply")
+                            .arg(f.box.y)
+                            .arg(f.box.y + f.box.height)
+                            .arg(f.box.x)
+                            .arg(f.box.x + f.box.width));
+  matrixView_->setImage(o.matrixImage, o.generation);
+  matrixView_->setCaption(tr("Fy I Fx\u1d40 \u00b7 %1 ms").arg(ms(f.matrix_ms)));
+  matrixView_->setToolTip(tr("Dense filterbanks and two matrix products per channel: %1 M multiplies (the tab's "
+                             "banded read above skips the filters' negligible tails)")
+                              .arg(f.matrix_mults / 1e6, 0, 'f', 2));
+  if (!o.compared) {
+    setLabel(errorSummary_,
+             tr("The window three ways%1: soft mask a \u2299 I, %2\u00d7%3, %4 ms (%5 M multiplies) \u00b7 crop "
+                "%6\u00d7%7, %8 ms \u00b7 matrix form \u03b3 Fy I Fx\u1d40, %9\u00d7%10, %11 ms (%12 M multiplies)")
+                 .arg(level)
+                 .arg(f.masked.width)
+                 .arg(f.masked.height)
+                 .arg(ms(f.mask_ms))
+                 .arg(f.mask_mults / 1e6, 0, 'f', 2)
+                 .arg(f.box.width)
+                 .arg(f.box.height)
+                 .arg(ms(f.crop_ms))
+                 .arg(f.matrix.width)
+                 .arg(f.matrix.height)
+                 .arg(ms(f.matrix_ms))
+                 .arg(f.matrix_mults / 1e6, 0, 'f', 2));
+  }
 }
 
 QString GlimpseWorkbench::clampText() const { return clampLabel_->text(); }

@@ -191,6 +191,7 @@ attn::io::GlimpseSection GlimpseWorkbench::state() const {
   attn::io::GlimpseSection s;
   if (pendingState_) s = *pendingState_;
   s.write_mode = writeMode_;
+  s.window_forms = windowForms_;
   s.edit_stn = editStnRadio_->isChecked();
   if (pendingState_ || !image_) return s;
   s.settings = settings_;
@@ -215,6 +216,7 @@ QStringList GlimpseWorkbench::restoreFrom(const attn::io::Session& session, cons
   if (session.glimpse)
     notes.append(goneNote(origin, QString::fromStdString(session.glimpse->image.value), tr("the Glimpse tab")));
   setWriteMode(false);
+  setWindowForms(false);
   setEditStn(false);
   openSample(defaultSampleKey());
   return notes;
@@ -222,6 +224,7 @@ QStringList GlimpseWorkbench::restoreFrom(const attn::io::Session& session, cons
 
 void GlimpseWorkbench::applyState(const attn::io::GlimpseSection& state) {
   setWriteMode(state.write_mode);
+  setWindowForms(state.window_forms);
   setEditStn(state.edit_stn);
   const QString path = state.image.kind == attn::io::ImageRef::Kind::Sample
                            ? sampleImageResource(QString::fromStdString(state.image.value))
@@ -448,6 +451,17 @@ void GlimpseWorkbench::setWriteMode(bool on) {
   post();
 }
 
+void GlimpseWorkbench::setWindowForms(bool on) {
+  if (windowForms_ == on && formsCheck_->isChecked() == on) return;
+  windowForms_ = on;
+  {
+    const QSignalBlocker block(formsCheck_);
+    formsCheck_->setChecked(on);
+  }
+  formsRow_->setVisible(on);
+  post();
+}
+
 void GlimpseWorkbench::clearCanvas() {
   worker_->clearCanvas();
   post();
@@ -487,7 +501,7 @@ void GlimpseWorkbench::post() {
   ++submitted_;
   postTimes_.emplace_back(submitted_, clock_.nsecsElapsed());
   if (postTimes_.size() > 64) postTimes_.erase(postTimes_.begin(), postTimes_.begin() + 32);
-  GlimpseRequest request{settings_, dragging_, writeMode_};
+  GlimpseRequest request{settings_, dragging_, writeMode_, windowForms_};
   if (synchronous_) {
     pending_ = worker_->computeNow(submitted_, image_->serial, request);
     applyPending();

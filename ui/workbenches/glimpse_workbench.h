@@ -137,6 +137,13 @@ class GlimpseWorkbench : public Workbench {
   PixelView* stnView() const { return stnView_; }
   PixelView* differenceView() const { return differenceView_; }
   PixelView* writeView() const { return writeView_; }
+  PixelView* maskedView() const { return maskedView_; }
+  PixelView* cropView() const { return cropView_; }
+  PixelView* matrixView() const { return matrixView_; }
+  QCheckBox* formsCheck() const { return formsCheck_; }
+  bool windowForms() const { return windowForms_; }
+  // The soft mask a (.) I, the crop and the matrix form of the Gaussian window, side by side with their times.
+  void setWindowForms(bool on);
   QCustomPlot* fxPlot() const { return fxPlot_; }
   QCustomPlot* fyPlot() const { return fyPlot_; }
   QCustomPlot* bankMapPlot() const { return bankMapPlot_; }
@@ -170,6 +177,7 @@ class GlimpseWorkbench : public Workbench {
   QGroupBox* buildImageGroup(QWidget* panel);
   QGroupBox* buildGlimpseGroup(QWidget* panel);
   void buildRightColumn(QWidget* column);
+  void buildFormsRow(QWidget* parent);
   QWidget* buildGaussianPage();
   QGroupBox* buildPixelGroup(QWidget* page);
   QGroupBox* buildDrawGroup(QWidget* page);
@@ -192,6 +200,7 @@ class GlimpseWorkbench : public Workbench {
   void updateSliderRanges();
   void updateStnControls();
   void showClamps(const GlimpseOutcome& outcome);
+  void showWindowForms(const GlimpseOutcome& outcome);
   // The error banner and status message; `previousName` names the image that stays (default: the open one).
   void showError(const QString& message, const QString& previousName = {});
   attn::glimpse::GlimpseSettings rescaled(const attn::glimpse::GlimpseSettings& settings, int fromW, int fromH, int toW,
@@ -267,6 +276,7 @@ class GlimpseWorkbench : public Workbench {
   attn::glimpse::ResolvedGlimpse geometry_;  // resolve(settings_, the open image's size), set by adopt()
   bool dragging_ = false;
   bool writeMode_ = false;
+  bool windowForms_ = false;
   bool syncing_ = false;
   bool synchronous_ = false;
 
@@ -298,6 +308,7 @@ class GlimpseWorkbench : public Workbench {
   QRadioButton* editGaussianRadio_ = nullptr;
   QRadioButton* editStnRadio_ = nullptr;
   QCheckBox* writeCheck_ = nullptr;
+  QCheckBox* formsCheck_ = nullptr;
   QPushButton* clearCanvasButton_ = nullptr;
   QLabel* clampLabel_ = nullptr;
   QTabWidget* paramTabs_ = nullptr;
@@ -323,6 +334,10 @@ class GlimpseWorkbench : public Workbench {
   PixelView* stnView_ = nullptr;
   PixelView* differenceView_ = nullptr;
   PixelView* writeView_ = nullptr;
+  QWidget* formsRow_ = nullptr;
+  PixelView* maskedView_ = nullptr;
+  PixelView* cropView_ = nullptr;
+  PixelView* matrixView_ = nullptr;
   QLabel* errorSummary_ = nullptr;
   QTabWidget* plotTabs_ = nullptr;
   QCustomPlot* fxPlot_ = nullptr;

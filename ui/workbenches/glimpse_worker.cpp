@@ -217,6 +217,7 @@ std::shared_ptr<const GlimpseOutcome> GlimpseWorker::compute(quint64 generation,
   readStn(*out);
   compareSameWindow(*out);
   writeCanvas(*out);
+  computeForms(*out);
   out->computeMs = msSince(total);
   return out;
 }
@@ -281,6 +282,23 @@ void GlimpseWorker::readStn(GlimpseOutcome& out) const {
   out.stnMs = msSince(timer);
   out.stnImage = render::toQImage(*stn);
   out.stn = std::move(stn);
+}
+
+void GlimpseWorker::computeForms(GlimpseOutcome& out) const {
+  if (!out.request.windowForms || out.request.dragging) return;
+  const attn::ImagePyramid& pyramid = *image_->pyramid;
+  int level = 0;
+  while (level + 1 < pyramid.levels() &&
+         std::max(pyramid.level(level).width, pyramid.level(level).height) > kFormsMaxSide) {
+    ++level;
+  }
+  auto forms = std::make_shared<attn::glimpse::WindowForms>(
+      attn::glimpse::window_forms(pyramid.level(level), attn::glimpse::at_level(out.sanitised.glimpse, level)));
+  out.formsLevel = level;
+  out.maskedImage = render::toQImage(forms->masked);
+  out.cropImage = forms->crop.empty() ? QImage() : render::toQImage(forms->crop);
+  out.matrixImage = render::toQImage(forms->matrix);
+  out.forms = std::move(forms);
 }
 
 void GlimpseWorker::writeCanvas(GlimpseOutcome& out) {

@@ -16,6 +16,7 @@
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "attn/glimpse/stn.h"
+#include "attn/glimpse/window_forms.h"
 #include "attn/vision/image.h"
 #include "attn/vision/pyramid.h"
 #include "views/glimpse_image.h"
@@ -45,8 +46,9 @@ struct GlimpseSource {
 
 struct GlimpseRequest {
   attn::glimpse::GlimpseSettings settings;
-  bool dragging = false;   // a preview level is allowed when the exact read does not fit the frame budget
-  bool writeMode = false;  // exact Gaussian reads are also written (added) to the canvas
+  bool dragging = false;     // a preview level is allowed when the exact read does not fit the frame budget
+  bool writeMode = false;    // exact Gaussian reads are also written (added) to the canvas
+  bool windowForms = false;  // exact requests: the window's soft mask, crop and matrix form (window_forms.h)
 };
 
 struct GlimpseOutcome {
@@ -88,6 +90,11 @@ struct GlimpseOutcome {
   double canvasPeak = 0.0;
   int canvasWrites = 0;
 
+  // Window forms (exact requests with windowForms; null while dragging: the tab keeps the last ones), computed
+  // on pyramid level formsLevel, the first whose longer side is at most kFormsMaxSide.
+  std::shared_ptr<const attn::glimpse::WindowForms> forms;
+  int formsLevel = 0;
+  QImage maskedImage, cropImage, matrixImage;
   double readMs = 0.0;
   double stnMs = 0.0;
   double computeMs = 0.0;  // everything on the worker, conversions included
@@ -105,6 +112,9 @@ class GlimpseWorker : public QObject {
   // the worker learns how many of them a millisecond holds from the exact and preview reads it runs.
   // The write canvas is kept at the first pyramid level whose longer side is at most this.
   static constexpr int kCanvasMaxSide = 1024;
+  // The window forms run on the first pyramid level whose longer side is at most this: the soft mask is image
+  // sized in float (4 bytes a pixel for a, 4 per channel for a (.) I), too much for a 30-megapixel photo.
+  static constexpr int kFormsMaxSide = 2048;
   // What one pixel of an opened photo costs in this tab: the float image and its pyramid (12 bytes x 4/3), the
   // sampler's interleaved copy (16 bytes) and the display levels (4 bytes x 4/3).
   static constexpr double kBytesPerPixel = 12.0 * 4 / 3 + 16.0 + 4.0 * 4 / 3;
@@ -148,7 +158,8 @@ class GlimpseWorker : public QObject {
   // The steps of compute, in order; each fills its part of `out`, whose request and image size are set.
   void readGaussian(GlimpseOutcome& out);  // the Gaussian read (exact or preview) and its filterbanks
   void readStn(GlimpseOutcome& out) const;
-  void writeCanvas(GlimpseOutcome& out);  // write mode: adds an exact read to the canvas, converts it
+  void writeCanvas(GlimpseOutcome& out);         // write mode: adds an exact read to the canvas, converts it
+  void computeForms(GlimpseOutcome& out) const;  // window forms: the soft mask, the crop, the matrix form
 
   struct PendingCompute {
     quint64 generation = 0;

@@ -465,6 +465,7 @@ Result<GlimpseSection> read_glimpse(const Reader& reader, const json& j, std::ve
     s.settings = *parsed;
   }
   ATTN_TRY(m.boolean("write", s.write_mode));
+  ATTN_TRY(m.boolean("forms", s.window_forms));
   ATTN_TRY(m.boolean("edit_stn", s.edit_stn));
   m.warn_unknown(warnings);
   return s;
@@ -578,6 +579,7 @@ std::string to_json(const Session& session) {
                        {"image_height", g->image_height},
                        {"settings", nested(glimpse::to_json(g->settings, g->image_width, g->image_height))},
                        {"write", g->write_mode},
+                       {"forms", g->window_forms},
                        {"edit_stn", g->edit_stn}};
   }
   if (const auto& t = session.transformer) {

@@ -67,7 +67,8 @@ struct GlimpseSection {
   int image_height = 0;
   glimpse::GlimpseSettings settings;
   bool write_mode = false;
-  bool edit_stn = false;  // the canvas handles edit the STN glimpse
+  bool window_forms = false;  // the soft mask, the crop and the matrix form side by side
+  bool edit_stn = false;      // the canvas handles edit the STN glimpse
   friend bool operator==(const GlimpseSection&, const GlimpseSection&) = default;
 };
 
