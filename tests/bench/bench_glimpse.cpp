@@ -17,6 +17,7 @@
 // pixels, banded against dense within 1e-4) and reports an error instead of a time when that fails.
 #include "attn/glimpse/gaussian.h"
 #include "attn/glimpse/stn.h"
+#include "attn/glimpse/window_forms.h"
 #include "attn/vision/image.h"
 
 #include "bench_threads.h"
@@ -314,6 +315,38 @@ BENCHMARK(BM_GaussianReadDense)
     ->ArgNames({"N", "window"})
     ->ArgsProduct({{64, 256}, {0, 1, 2, 3}})
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The window three ways (attn/glimpse/window_forms.h) on the 2048 x 2048 image: the soft mask a (.) I (image
+// sized), the crop and the dense matrix form, each form's mean time as a counter (ms), for N x N filters over
+// a window (the Glimpse tab's "Soft mask, crop and matrix form").
+void BM_WindowForms(benchmark::State& state) {
+  const g::GaussianGlimpse glimpse = window_glimpse(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const attn::Image& image = bench_image();
+  double mask = 0.0, crop = 0.0, matrix = 0.0;
+  std::int64_t runs = 0;
+  for (auto _ : state) {
+    const g::WindowForms f = g::window_forms(image, glimpse);
+    benchmark::DoNotOptimize(f.masked.data.data());
+    mask += f.mask_ms;
+    crop += f.crop_ms;
+    matrix += f.matrix_ms;
+    ++runs;
+  }
+  if (runs == 0) return;
+  const g::WindowForms f = g::window_forms(image, glimpse);
+  state.counters["mask_ms"] = mask / double(runs);
+  state.counters["crop_ms"] = crop / double(runs);
+  state.counters["matrix_ms"] = matrix / double(runs);
+  state.counters["mask_Mmul"] = f.mask_mults / 1e6;
+  state.counters["matrix_Mmul"] = f.matrix_mults / 1e6;
+  state.counters["crop_px"] = double(f.box.width) * f.box.height;
+  state.counters["threads"] = omp_get_max_threads();
+}
+BENCHMARK(BM_WindowForms)
+    ->ArgNames({"N", "window"})
+    ->ArgsProduct({{12}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 // OpenCV 4.6 has no public call for its parallel backend; its build information names it.
