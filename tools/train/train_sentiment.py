@@ -189,9 +189,10 @@ def write_card(folder, variant, v, config, model, metrics, extra, seconds, epoch
             f"the hidden state after the last word -> linear [{len(config['labels'])}, {v['hidden']}] -> softmax.",
             f"max_words {v['max_words']} (longer inputs: the first max_words words).",
             "",
-            "The reading (MODELS.md section 2): c_T = sum_t kappa_t * g_t with kappa_t = i_t * prod_{s>t} f_s, so",
-            "kappa (units x words) is how much of each word's candidate g_t is still in the final cell state; a",
-            "word's saliency is its column's sum over units, over the whole map's sum. The tab shows f, i and kappa.",
+            "The reading (MODELS.md section 2): c_T = sum_t written_t * g_t with written_t = i_t * prod_{s>t} f_s,",
+            "so written (units x words) is how much of each word's candidate g_t is still in the final cell state;",
+            "a word's saliency is its column's sum over units, over the whole map's sum. The Alignment tab shows f,",
+            "i and written, their means over the units, and this saliency beside the other two readings.",
         ]
     elif kind == "cnn":
         lines += [
@@ -245,6 +246,11 @@ def write_card(folder, variant, v, config, model, metrics, extra, seconds, epoch
             f"- Saliency on the deciding words ({what}): **{metrics['word_mass'] * 100:.1f}%**; on them or a"
             f" token next to one: {metrics['near_mass'] * 100:.1f}%.",
             "  The same measure as sentiment-pooling's word attention on the deciding words (its card).",
+        ] + ([
+            "  The final cell state holds mostly the last words read (the forget gates of the words after a",
+            "  deciding phrase multiply its share away), so the reading points at the end of the review even",
+            "  where the classifier is right.",
+        ] if kind == "lstm" else []) + [
         ]
     elif hier:
         lines += [
