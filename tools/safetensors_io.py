@@ -15,13 +15,24 @@ _DT = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("int32")
 _NP = {v: k for k, v in _DT.items()}
 
 
+def _tensor_bytes(t):
+    """(dtype tag, shape, bytes): a numpy array, or a CPU torch tensor (bfloat16 too, which numpy lacks:
+    written as the raw 16 bits)."""
+    if str(getattr(t, "dtype", "")) == "torch.bfloat16":
+        import torch  # only the fixture generators pass torch tensors
+        return "BF16", list(t.shape), t.contiguous().view(torch.int16).numpy().tobytes()
+    if hasattr(t, "detach"):
+        t = t.detach().numpy()
+    a = np.ascontiguousarray(t)
+    return _DT[a.dtype], list(a.shape), a.tobytes()
+
+
 def write_safetensors(path, tensors, metadata=None):
-    """tensors: name -> numpy array (or anything np.asarray takes, e.g. a CPU torch tensor's .numpy())."""
+    """tensors: name -> numpy array or CPU torch tensor (float32, float16, bfloat16, int32, int64)."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name])
-        raw = a.tobytes()
-        header[name] = {"dtype": _DT[a.dtype], "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        dtype, shape, raw = _tensor_bytes(tensors[name])
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)
         offset += len(raw)
     if metadata:
