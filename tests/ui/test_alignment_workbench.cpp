@@ -822,16 +822,23 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(settle(wb));
     QVERIFY(QString::fromStdString(wb.currentMap()->name).startsWith(u"written"_s));
 
-    // Off: only the open model's reading, with what it means in its caption.
+    // Off: only the open model's reading, with what it means in its caption; the session keeps the choice.
     wb.readingsCheck()->setChecked(false);
     QVERIFY(settle(wb));
     QVERIFY(wb.outcome()->readings.empty());
+    QVERIFY(!wb.state().readings);
     QCOMPARE(shadedCount(wb.currentFigure()), 1);
     QVERIFY2(shadedElement(wb.currentFigure(), 0)->caption.contains(u"final cell state"_s),
              qPrintable(shadedElement(wb.currentFigure(), 0)->caption));
 
+    // A saved state turns them on again.
+    auto state = wb.state();
+    state.readings = true;
+    wb.applyState(state);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.readingsCheck()->isChecked());
+    QCOMPARE(wb.outcome()->readings.size(), std::size_t(3));
     // The CNN: its activations and its winning windows.
-    wb.readingsCheck()->setChecked(true);
     wb.openModel(u"sentiment-cnn"_s);
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QCOMPARE(wb.outcome()->readings.size(), std::size_t(3));

@@ -682,6 +682,7 @@ class TestGlimpseWorkbench : public QObject {
     QVERIFY(wb().outcome()->request.dragging);
     QVERIFY(!wb().outcome()->forms);
     QCOMPARE(wb().maskedView()->badge(), u"updated when the drag ends"_s);
+    QCOMPARE(wb().findChild<QLabel*>(u"errorSummary"_s)->text(), summary);  // the last figures stay
     QTest::mouseRelease(canvas, Qt::LeftButton, Qt::NoModifier, start + QPoint(10, 0), 5);
     QVERIFY(settle(wb()));
     QVERIFY(wb().outcome()->forms);

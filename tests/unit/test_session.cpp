@@ -30,6 +30,7 @@ Session sample() {
   a.hypothesis = 2;
   a.step = 7;
   a.colormap = "magma";
+  a.readings = false;  // not the default: the round trip must carry it
   auto& c = *s.caption;
   c.model = "caption-hard";
   c.input = CaptionSection::Input::Sample;
@@ -77,6 +78,7 @@ Session sample() {
   g.settings.stn.out_w = 32;
   g.settings.same_window = true;
   g.write_mode = true;
+  g.window_forms = true;
   g.edit_stn = true;
   auto& t = *s.transformer;
   t.source = "/models/bert tiny";

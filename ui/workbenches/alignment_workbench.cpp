@@ -205,6 +205,7 @@ attn::io::AlignmentSection AlignmentWorkbench::state() const {
   s.hypothesis = pendingHypothesis_ >= 0 ? pendingHypothesis_ : hypothesis_;
   s.step = pendingStep_ >= 0 ? pendingStep_ : step_;
   s.colormap = render::colormapInfo(colormap_).key;
+  s.readings = readingsCheck_->isChecked();
   return s;
 }
 
@@ -212,6 +213,10 @@ void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   pendingHypothesis_ = state.hypothesis;
   pendingStep_ = state.step;
+  {
+    const QSignalBlocker block(readingsCheck_);  // the run below (or the load's) reads it
+    readingsCheck_->setChecked(state.readings);
+  }
   setText(QString::fromStdString(state.text));
   setBeam(state.beam);
   const QString model = QString::fromStdString(state.model);

@@ -277,6 +277,7 @@ void GlimpseWorkbench::showWindowForms(const GlimpseOutcome& o) {
       for (auto* view : {maskedView_, cropView_, matrixView_}) {
         view->setBadge(tr("updated when the drag ends"), QColor(200, 110, 0));
       }
+      if (!o.compared) setLabel(errorSummary_, formsSummary_);
     }
     return;
   }
@@ -303,23 +304,22 @@ void GlimpseWorkbench::showWindowForms(const GlimpseOutcome& o) {
   matrixView_->setToolTip(tr("Dense filterbanks and two matrix products per channel: %1 M multiplies (the tab's "
                              "banded read above skips the filters' negligible tails)")
                               .arg(f.matrix_mults / 1e6, 0, 'f', 2));
-  if (!o.compared) {
-    setLabel(errorSummary_,
-             tr("The window three ways%1: soft mask a \u2299 I, %2\u00d7%3, %4 ms (%5 M multiplies) \u00b7 crop "
-                "%6\u00d7%7, %8 ms \u00b7 matrix form \u03b3 Fy I Fx\u1d40, %9\u00d7%10, %11 ms (%12 M multiplies)")
-                 .arg(level)
-                 .arg(f.masked.width)
-                 .arg(f.masked.height)
-                 .arg(ms(f.mask_ms))
-                 .arg(f.mask_mults / 1e6, 0, 'f', 2)
-                 .arg(f.box.width)
-                 .arg(f.box.height)
-                 .arg(ms(f.crop_ms))
-                 .arg(f.matrix.width)
-                 .arg(f.matrix.height)
-                 .arg(ms(f.matrix_ms))
-                 .arg(f.matrix_mults / 1e6, 0, 'f', 2));
-  }
+  formsSummary_ =
+      tr("The window three ways%1: soft mask a \u2299 I, %2\u00d7%3, %4 ms (%5 M multiplies) \u00b7 crop "
+         "%6\u00d7%7, %8 ms \u00b7 matrix form \u03b3 Fy I Fx\u1d40, %9\u00d7%10, %11 ms (%12 M multiplies)")
+          .arg(level)
+          .arg(f.masked.width)
+          .arg(f.masked.height)
+          .arg(ms(f.mask_ms))
+          .arg(f.mask_mults / 1e6, 0, 'f', 2)
+          .arg(f.box.width)
+          .arg(f.box.height)
+          .arg(ms(f.crop_ms))
+          .arg(f.matrix.width)
+          .arg(f.matrix.height)
+          .arg(ms(f.matrix_ms))
+          .arg(f.matrix_mults / 1e6, 0, 'f', 2);
+  if (!o.compared) setLabel(errorSummary_, formsSummary_);
 }
 
 QString GlimpseWorkbench::clampText() const { return clampLabel_->text(); }

@@ -338,6 +338,7 @@ class GlimpseWorkbench : public Workbench {
   PixelView* maskedView_ = nullptr;
   PixelView* cropView_ = nullptr;
   PixelView* matrixView_ = nullptr;
+  QString formsSummary_;  // the last exact forms' line under the glimpses (kept through a drag)
   QLabel* errorSummary_ = nullptr;
   QTabWidget* plotTabs_ = nullptr;
   QCustomPlot* fxPlot_ = nullptr;

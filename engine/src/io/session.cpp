@@ -342,6 +342,7 @@ Result<AlignmentSection> read_alignment(const Reader& reader, const json& j, std
   ATTN_TRY(m.whole("hypothesis", 0, kMaxSessionBeam - 1, s.hypothesis));
   ATTN_TRY(m.whole("step", 0, kMaxSessionIndex, s.step));
   ATTN_TRY(m.colormap("colormap", s.colormap));
+  ATTN_TRY(m.boolean("readings", s.readings));
   m.warn_unknown(warnings);
   return s;
 }
@@ -545,7 +546,8 @@ std::string to_json(const Session& session) {
   ojson tabs = ojson::object();
   if (const auto& a = session.alignment) {
     tabs["alignment"] = {{"model", a->model},           {"text", a->text}, {"beam", a->beam},
-                         {"hypothesis", a->hypothesis}, {"step", a->step}, {"colormap", a->colormap}};
+                         {"hypothesis", a->hypothesis}, {"step", a->step}, {"colormap", a->colormap},
+                         {"readings", a->readings}};
   }
   if (const auto& c = session.caption) {
     ojson input;

@@ -79,6 +79,7 @@ struct AlignmentSection {
   int hypothesis = 0;
   int step = 0;  // the output step in view, 0-based
   std::string colormap = "viridis";
+  bool readings = true;  // a review: the three readings of saliency side by side
   friend bool operator==(const AlignmentSection&, const AlignmentSection&) = default;
 };
 
