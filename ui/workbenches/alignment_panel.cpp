@@ -111,7 +111,7 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
   colormapBox_->setToolTip(tr("Colour map of the heatmap and of the shaded characters"));
   displayForm->addRow(tr("Colour m&ap:"), colormapBox_);
-  readingsCheck_ = new QCheckBox(tr("Compare the &three readings of saliency"), displayGroup);
+  readingsCheck_ = new QCheckBox(tr("Com&pare the three readings of saliency"), displayGroup);
   readingsCheck_->setObjectName(u"alignmentReadings"_s);
   readingsCheck_->setChecked(true);
   readingsCheck_->setToolTip(
@@ -198,7 +198,7 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   auto* matrixLayout = new QVBoxLayout(matrixPanel_);
   matrixLayout->setContentsMargins(0, 4, 0, 0);
   auto* matrixRow = new QHBoxLayout();
-  auto* matrixTitle = new QLabel(tr("&Matrix:"), matrixPanel_);
+  auto* matrixTitle = new QLabel(tr("Matr&ix:"), matrixPanel_);
   matrixBox_ = new QComboBox(matrixPanel_);
   matrixBox_->setObjectName(u"alignmentMatrix"_s);
   matrixBox_->setToolTip(tr("Which of the model's matrices the heatmap shows (File > Export Matrix saves it)"));
