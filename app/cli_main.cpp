@@ -134,6 +134,15 @@ struct Options {
   QCommandLineOption view{
       u"view"_s, u"matrix (default), head (BertViz lines), model (every layer x head) or overlay (ViT)."_s, u"name"_s};
   QCommandLineOption runOut{u"out"_s, u"Image to write: .png (the matrix also .svg or .pdf)."_s, u"file"_s};
+  QCommandLineOption generate{u"generate"_s,
+                              u"Decoders: generate up to N tokens after the text (with the key/value cache), print "
+                              "them; the run (and --dump) then holds every generated token's attention."_s,
+                              u"N"_s};
+  QCommandLineOption genTemperature{u"temperature"_s, u"Sampling temperature (default 0: greedy)."_s, u"T"_s};
+  QCommandLineOption topK{u"top-k"_s, u"Sample from the K most likely tokens only (default 0: all)."_s, u"K"_s};
+  QCommandLineOption topP{u"top-p"_s, u"Then from the fewest tokens whose probability reaches P (default 1)."_s,
+                          u"P"_s};
+  QCommandLineOption genSeed{u"seed"_s, u"Seed of the sampling (default 0)."_s, u"S"_s};
   // align
   QCommandLineOption alignModel{
       u"model"_s,
@@ -388,10 +397,27 @@ int runModel(QCommandLineParser& parser, const Options& o) {
   if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
     return usageError(error);
   job.size = QSize(width, height);
+  if (!parseNumber(parser, o.generate, job.generate, error) ||
+      !parseNumber(parser, o.genTemperature, job.sampling.temperature, error) ||
+      !parseNumber(parser, o.topK, job.sampling.top_k, error) ||
+      !parseNumber(parser, o.topP, job.sampling.top_p, error) ||
+      !parseNumber(parser, o.genSeed, job.sampling.seed, error)) {
+    return usageError(error);
+  }
+  if (job.generate < 0 || job.generate > 1'000'000) return usageError(u"--generate: N is 1 or more"_s);
+  if (!(job.sampling.temperature >= 0.0f) || job.sampling.top_k < 0 || !(job.sampling.top_p > 0.0f) ||
+      job.sampling.top_p > 1.0f) {
+    return usageError(u"--temperature is 0 or more, --top-k 0 or more, --top-p in (0, 1]"_s);
+  }
+  const bool sampling =
+      parser.isSet(o.genTemperature) || parser.isSet(o.topK) || parser.isSet(o.topP) || parser.isSet(o.genSeed);
+  if (sampling && job.generate == 0)
+    return usageError(u"--temperature, --top-k, --top-p and --seed go with --generate N"_s);
   // The model view draws every map, so --view model --out FILE is enough; other views need --render SPEC.
   const bool modelView = job.view == attn::ui::TransformerView::Model && !job.outPath.isEmpty();
-  if (job.dumpOut.isEmpty() && job.render.empty() && !modelView) {
-    return usageError(u"run: give --dump FILE and/or --render SPEC --out FILE (or --view model --out FILE)"_s);
+  if (job.dumpOut.isEmpty() && job.render.empty() && !modelView && job.generate == 0) {
+    return usageError(
+        u"run: give --generate N, --dump FILE and/or --render SPEC --out FILE (or --view model --out FILE)"_s);
   }
   return reportRender(attn::ui::runTransformer(job));
 }
@@ -504,6 +530,8 @@ QString commandsHelp() {
          "h.png\n"
          "           attnscope-cli run --model vit-dir --image photo.jpg --render rollout --view overlay --out r.png\n"
          "           attnscope-cli run --model DIR --text \"...\" --dump run.attn.safetensors\n"
+         "           attnscope-cli run --model DIR --text \"Once upon a time\" --generate 40 [--temperature 0.8 "
+         "--top-k 40 --top-p 0.95 --seed 1]\n"
          "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
          "  align    Run a bundled date or review model (or a model folder) and write its alignment or word shading.\n"
          "           attnscope-cli align --model date-bahdanau --text \"21 Nov 2026\" --out a.png [--csv a.csv]\n"
@@ -571,7 +599,7 @@ int main(int argc, char* argv[]) {
     parser.addPositionalArgument(
         u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s, u"run [options]"_s);
     parser.addOptions({o.model, o.dumpIn, o.text, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut, o.width,
-                       o.height, o.colormap});
+                       o.height, o.colormap, o.generate, o.genTemperature, o.topK, o.topP, o.genSeed});
   } else if (command == u"align"_s) {
     parser.addPositionalArgument(u"align"_s, u"Run a seq2seq date model or a review classifier; write its alignment."_s,
                                  u"align [options]"_s);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Converts a llama2.c checkpoint (karpathy/llama2.c's run.c format, version 0) into a Hugging Face Llama
-folder: config.json, model.safetensors (float32, Hugging Face's tensor names), and the tokenizer beside it.
+folder: config.json, model.safetensors (float32, Hugging Face's tensor names), and the tokenizer beside it
+(tokenizer.model with a tokenizer_config.json that adds BOS, as Llama's tokenizer and run.c do).
 
     /usr/bin/python3 tools/convert_llama2c.py ../shared/data/models/llama2c/stories260K.bin OUT_DIR \
         [--tokenizer-model tok512.model] [--check tok512.bin]
@@ -115,7 +116,10 @@ def convert(checkpoint, out):
               "intermediate_size": c["hidden"], "num_hidden_layers": c["layers"],
               "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"], "vocab_size": c["vocab"],
               "max_position_embeddings": c["seq_len"], "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
-              "hidden_act": "silu", "tie_word_embeddings": c["shared"], "bos_token_id": 1, "eos_token_id": 2,
+              "hidden_act": "silu", "tie_word_embeddings": c["shared"], "bos_token_id": 1,
+              # llama2.c trains on stories each begun by BOS and run.c stops when BOS comes next: the model ends a
+              # story with 1, so generation stops at </s> (2) or at the next story's BOS (1).
+              "eos_token_id": [2, 1],
               "torch_dtype": "float32"}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w") as f:
@@ -180,6 +184,11 @@ def main():
     config = convert(args.checkpoint, args.out)
     if args.tokenizer_model:
         shutil.copyfile(args.tokenizer_model, os.path.join(args.out, "tokenizer.model"))
+        # Llama's SentencePiece tokenizer adds BOS to every text (LlamaTokenizer's add_bos_token), as run.c does.
+        with open(os.path.join(args.out, "tokenizer_config.json"), "w") as f:
+            json.dump({"add_bos_token": True, "add_eos_token": False, "bos_token": "<s>", "eos_token": "</s>",
+                       "unk_token": "<unk>", "tokenizer_class": "LlamaTokenizer"}, f, indent=1)
+            f.write("\n")
     print(f"wrote {args.out}: {config['num_hidden_layers']} layers, d {config['hidden_size']}, "
           f"{config['num_attention_heads']} heads, {config['num_key_value_heads']} key/value heads, "
           f"vocab {config['vocab_size']}")

@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (auto c = models::parse_config(text, kName)) {
     fuzz::require(c->hidden > 0 && c->heads > 0 && c->layers > 0 && c->intermediate > 0);
-    fuzz::require(c->hidden % c->heads == 0 && c->head_dim() > 0);
+    fuzz::require((c->family == attn::models::Family::Decoder || c->hidden % c->heads == 0) && c->head_dim() > 0);
     fuzz::require(c->max_positions > 0 && c->vocab_size >= 0);
   } else {
     fuzz::check_error(c.error(), kName);

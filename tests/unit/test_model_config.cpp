@@ -222,13 +222,81 @@ TEST(ModelConfig, HiddenNotDivisibleByHeads) {
 
 TEST(ModelConfig, UnknownFamily) {
   const std::string supported =
-      "AttnScope runs bert, distilbert, gpt2 and vit (model_type \"bert\", \"distilbert\", \"gpt2\" or \"vit\")";
+      "AttnScope runs the model_types bert, distilbert, gpt2, vit and the decoders llama, mistral, qwen2, qwen3, "
+      "gemma2, gemma3_text (gemma3) and phi3";
   const auto arch = parse_error("{\n\"architectures\": [\"RobertaForMaskedLM\"]}");
   EXPECT_EQ(arch.reason, "architectures [\"RobertaForMaskedLM\"] is not supported; " + supported);
   EXPECT_EQ(arch.line, 2);
   EXPECT_EQ(parse_error(R"({"model_type": "t5", "architectures": ["BertModel"]})").reason,
             "model_type \"t5\" is not supported; " + supported);
   EXPECT_EQ(parse_error(R"({"hidden_size": 768})").reason, "names neither model_type nor architectures; " + supported);
+}
+
+// The decoder family: each model_type's switches as transformers' configuration classes set them.
+TEST(ModelConfig, DecoderFamilies) {
+  const auto llama =
+      parse_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_attention_heads": 8,
+      "num_key_value_heads": 4, "num_hidden_layers": 2, "intermediate_size": 172, "vocab_size": 512,
+      "eos_token_id": [2, 1], "bos_token_id": 1})",
+                   "config.json");
+  ASSERT_TRUE(llama) << llama.error().message();
+  EXPECT_EQ(llama->family, Family::Decoder);
+  EXPECT_EQ(llama->decoder.model_type, "llama");
+  EXPECT_EQ(llama->head_dim(), 8);
+  EXPECT_EQ(llama->decoder.kv_heads, 4);
+  EXPECT_FALSE(llama->decoder.tied);
+  EXPECT_EQ(llama->decoder.eos, (std::vector<int>{2, 1}));
+  EXPECT_EQ(llama->decoder.sliding, (std::vector<bool>{false, false}));
+  EXPECT_TRUE(llama->causal());
+
+  const auto gemma = parse_config(R"({"model_type": "gemma2", "hidden_size": 64, "num_attention_heads": 4,
+      "head_dim": 32, "num_hidden_layers": 4, "intermediate_size": 64, "vocab_size": 64, "sliding_window": 8,
+      "query_pre_attn_scalar": 16, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0})",
+                                  "config.json");
+  ASSERT_TRUE(gemma) << gemma.error().message();
+  EXPECT_EQ(gemma->head_dim(), 32);  // explicit: 4 x 32 is not the hidden size
+  EXPECT_TRUE(gemma->decoder.gemma && gemma->decoder.tied);
+  EXPECT_EQ(gemma->decoder.sliding, (std::vector<bool>{true, false, true, false}));
+  EXPECT_DOUBLE_EQ(gemma->decoder.query_scale, 0.25);
+  EXPECT_EQ(gemma->decoder.attn_softcap, 50.0f);
+  EXPECT_EQ(gemma->decoder.activation, GatedActivation::GeluTanh);
+
+  const auto qwen = parse_config(R"({"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 1, "intermediate_size": 64, "vocab_size": 64, "sliding_window": 8})",
+                                 "config.json");
+  ASSERT_TRUE(qwen);
+  EXPECT_TRUE(qwen->decoder.qkv_bias);
+  EXPECT_FALSE(qwen->decoder.o_bias);
+  EXPECT_EQ(qwen->decoder.window, 0);  // use_sliding_window is false by default
+
+  // A multimodal Gemma 3 is read through its text_config.
+  const auto gemma3 = parse_config(R"({"model_type": "gemma3", "text_config": {"hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 6,
+      "intermediate_size": 64, "vocab_size": 64, "sliding_window": 4}})",
+                                   "config.json");
+  ASSERT_TRUE(gemma3) << gemma3.error().message();
+  EXPECT_EQ(gemma3->decoder.model_type, "gemma3_text");
+  EXPECT_TRUE(gemma3->decoder.qk_norm);
+  EXPECT_EQ(gemma3->decoder.sliding, (std::vector<bool>{true, true, true, true, true, false}));
+}
+
+TEST(ModelConfig, DecoderRefusals) {
+  const std::string base = R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 1, "intermediate_size": 64, "vocab_size": 64)";
+  EXPECT_EQ(parse_error(base + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 4}})").reason,
+            "rope_scaling type \"longrope\" is not supported; AttnScope supports default, linear, dynamic, llama3 and "
+            "yarn");
+  EXPECT_EQ(parse_error(base + R"(, "num_key_value_heads": 3})").reason,
+            "num_key_value_heads 3 does not divide num_attention_heads 4: every key/value head serves the same number "
+            "of query heads");
+  EXPECT_EQ(parse_error(base + R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8}})").reason,
+            "rope_scaling type \"llama3\" needs \"low_freq_factor\"");
+  EXPECT_EQ(parse_error(base + R"(, "hidden_act": "relu2"})").reason,
+            "hidden_act \"relu2\" is not supported; use silu, gelu or gelu_pytorch_tanh");
+  EXPECT_EQ(parse_error(base + R"(, "eos_token_id": 64})").reason,
+            "eos_token_id 64 is not a token id of the vocabulary of 64");
+  EXPECT_EQ(parse_error(base + R"(, "partial_rotary_factor": 0.01})").reason,
+            "partial_rotary_factor leaves 0 rotary dimensions of head_dim 16; RoPE needs an even number, at least 2");
 }
 
 TEST(ModelConfig, BadActivation) {

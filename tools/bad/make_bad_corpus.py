@@ -377,7 +377,16 @@ def text_cases():
            max_position_embeddings=10**12)
     config("config-heads-0.json", "num_attention_heads 0", "out-of-range", num_attention_heads=0)
     config("config-heads-not-dividing.json", "hidden_size 4 with 3 heads", "mismatch", num_attention_heads=3)
-    config("config-model-type.json", "model_type \"llama\"", "unsupported", model_type="llama")
+    config("config-model-type.json", "model_type \"mamba\": the message lists the types AttnScope runs", "unsupported",
+           model_type="mamba")
+    llama = {"model_type": "llama", "vocab_size": 8, "hidden_size": 8, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "num_hidden_layers": 1, "intermediate_size": 8, "max_position_embeddings": 16}
+    out.append(("config-rope-longrope.json",
+                json.dumps(dict(llama, rope_scaling={"rope_type": "longrope", "factor": 4.0}), indent=2).encode(),
+                "config", "unsupported", "a Llama config with rope_scaling type \"longrope\": refused by name, with the "
+                "types AttnScope supports"))
+    out.append(("config-kv-heads-not-dividing.json", json.dumps(dict(llama, num_key_value_heads=3), indent=2).encode(),
+                "config", "mismatch", "num_key_value_heads 3 does not divide num_attention_heads 4"))
     text = json.dumps(bert, indent=2).replace('"bert"', '"b\xe9rt"').encode("latin-1")
     out.append(("config-invalid-utf8.json", text, "config", "encoding",
                 "model_type \"b\" + byte 0xE9 + \"rt\": not UTF-8"))
@@ -491,6 +500,25 @@ def gpt2_tensors(rng, d=4, vocab=8, positions=8, layers=1):
     return {k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
 
 
+def llama_tensors(rng, d=8, heads=4, kv=2, ffn=8, vocab=8):
+    hd = d // heads
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, d)), "model.norm.weight": np.ones(d),
+         "lm_head.weight": rng.standard_normal((vocab, d))}
+    p = "model.layers.0."
+    t.update({p + "self_attn.q_proj.weight": rng.standard_normal((heads * hd, d)),
+              p + "self_attn.k_proj.weight": rng.standard_normal((kv * hd, d)),
+              p + "self_attn.v_proj.weight": rng.standard_normal((kv * hd, d)),
+              p + "self_attn.o_proj.weight": rng.standard_normal((d, heads * hd)),
+              p + "mlp.gate_proj.weight": rng.standard_normal((ffn, d)),
+              p + "mlp.up_proj.weight": rng.standard_normal((ffn, d)),
+              p + "mlp.down_proj.weight": rng.standard_normal((d, ffn)),
+              p + "input_layernorm.weight": np.ones(d), p + "post_attention_layernorm.weight": np.ones(d)})
+    return {k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
+
+
+LLAMA = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": 8, "hidden_size": 8,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1, "intermediate_size": 8,
+         "max_position_embeddings": 16}
 GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 4, "n_head": 2, "n_layer": 1,
         "n_positions": 8, "vocab_size": 8}
 VOCAB_TXT = b"[UNK]\nthe\ncat\nsat\non\nmat\na\ndog\n"
@@ -553,6 +581,25 @@ def model_cases():
     out.append(("seq2seq-embedding-0", {"config.json": json.dumps(s2s, indent=2).encode(),
                                         "model.safetensors": st_file({})},
                 "out-of-range", "config.json", "a seq2seq model's embedding_size 0"))
+    def llama(folder, config_changes, files, kind, names, what):
+        c = dict(LLAMA)
+        c.update(config_changes)
+        out.append((folder, dict({"config.json": json.dumps(c, indent=2).encode()}, **files), kind, names, what))
+
+    weights = llama_tensors(rng)
+    llama("llama-head-dim-mismatch", {"head_dim": 4}, {"model.safetensors": st_file(weights)}, "mismatch",
+          "model.safetensors", "config.json's head_dim 4 x 4 heads = 16, the q_proj in model.safetensors is 8 wide")
+    index = {"metadata": {"total_size": 0},
+             "weight_map": {name: ("model-00001-of-00002.safetensors" if "layers" not in name
+                                   else "model-00002-of-00002.safetensors") for name in weights}}
+    llama("llama-missing-shard", {}, {"model.safetensors.index.json": json.dumps(index, indent=1).encode(),
+                                      "model-00001-of-00002.safetensors":
+                                          st_file({k: v for k, v in weights.items() if "layers" not in k})},
+          "io", "model-00002-of-00002.safetensors",
+          "a sharded checkpoint whose index names model-00002-of-00002.safetensors, which is not in the folder")
+    llama("gguf-checkpoint", {}, {"model.gguf": b"GGUF\x03\x00\x00\x00 a llama.cpp checkpoint stands here"},
+          "unsupported", "model.gguf", "only model.gguf (llama.cpp's format): named for what it is, with where to find "
+          "the safetensors")
     out.append(("pickled-checkpoint", {"config.json": json.dumps(GPT2, indent=2).encode(),
                                        "pytorch_model.bin": b"PK\x03\x04 a pickled torch checkpoint stands here"},
                 "unsupported", "pytorch_model.bin",

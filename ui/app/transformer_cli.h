@@ -6,6 +6,7 @@
 
 #include "app/headless.h"
 #include "attn/error.h"
+#include "attn/models/transformer.h"
 #include "render/colormap.h"
 
 #include <QSize>
@@ -44,10 +45,12 @@ struct TransformerJob {
   QString outPath;       // .png (.svg, .pdf for the matrix view)
   QSize size{900, 700};  // the matrix exactly; the width of the head and model views
   render::Colormap colormap = render::Colormap::Viridis;
+  int generate = 0;                        // decoders: tokens to generate after the text (0: a plain run)
+  attn::models::GenerateOptions sampling;  // its temperature, top-k, top-p and seed
 };
 
-// summary: "run: BERT · 12 tokens · 2 layers x 4 heads · 3.1 ms"; notes: warnings and predictions;
-// written: the files.
+// summary: "run: BERT · 12 tokens · 2 layers x 4 heads · 3.1 ms"; notes: warnings and predictions (with
+// --generate: the continuation and its speed); written: the files.
 std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job);
 
 }  // namespace attn::ui

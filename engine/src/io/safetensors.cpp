@@ -646,12 +646,17 @@ std::optional<std::string> nonfinite_warning(const SafeTensors& file, const Tens
     nan += std::isnan(v) ? 1 : 0;
     inf += std::isinf(v) ? 1 : 0;
   }
+  return nonfinite_warning(file, tensor, nan, inf, static_cast<std::int64_t>(values.size()));
+}
+
+std::optional<std::string> nonfinite_warning(const SafeTensors& file, const TensorInfo& tensor, std::int64_t nan,
+                                             std::int64_t inf, std::int64_t total) {
   if (nan + inf == 0) return std::nullopt;
   std::string what;
   if (nan) what += std::to_string(nan) + " NaN";
   if (inf) what += std::string(nan ? ", " : "") + std::to_string(inf) + " infinite";
   return file.name() + ": tensor " + quote(tensor.name) + " holds " + std::to_string(nan + inf) + " non-finite value" +
-         (nan + inf == 1 ? "" : "s") + " (" + what + ") of " + std::to_string(values.size()) +
+         (nan + inf == 1 ? "" : "s") + " (" + what + ") of " + std::to_string(total) +
          "; attention and outputs computed from it are not meaningful";
 }
 

@@ -35,7 +35,14 @@ constexpr std::int64_t kMaxTypeVocab = 1024;
 constexpr std::int64_t kMaxImageSize = 8192;
 constexpr std::int64_t kMaxLabels = 1 << 16;
 constexpr std::string_view kSupported =
-    "AttnScope runs bert, distilbert, gpt2 and vit (model_type \"bert\", \"distilbert\", \"gpt2\" or \"vit\")";
+    "AttnScope runs the model_types bert, distilbert, gpt2, vit and the decoders llama, mistral, qwen2, qwen3, "
+    "gemma2, gemma3_text (gemma3) and phi3";
+// The decoder model_types and the architectures that name them.
+constexpr std::pair<std::string_view, std::string_view> kDecoderTypes[] = {
+    {"llama", "LlamaForCausalLM"}, {"mistral", "MistralForCausalLM"}, {"qwen2", "Qwen2ForCausalLM"},
+    {"qwen3", "Qwen3ForCausalLM"}, {"gemma2", "Gemma2ForCausalLM"},   {"gemma3_text", "Gemma3ForCausalLM"},
+    {"phi3", "Phi3ForCausalLM"}};
+constexpr std::string_view kRopeTypes = "default, linear, dynamic, llama3 and yarn";
 
 std::string number_text(double v) { return json(v).dump(); }
 
@@ -92,6 +99,10 @@ std::optional<Family> family_of_model_type(std::string_view t) {
   if (t == "distilbert") return Family::DistilBert;
   if (t == "gpt2") return Family::Gpt2;
   if (t == "vit") return Family::Vit;
+  for (const auto& [type, arch] : kDecoderTypes) {
+    if (t == type) return Family::Decoder;
+  }
+  if (t == "gemma3") return Family::Decoder;  // multimodal Gemma 3: its text_config is read
   return std::nullopt;
 }
 
@@ -101,6 +112,10 @@ std::optional<Family> family_of_architecture(std::string_view a) {
   if (a.starts_with("Bert")) return Family::Bert;
   if (a.starts_with("GPT2")) return Family::Gpt2;
   if (a.starts_with("ViT")) return Family::Vit;
+  for (const auto& [type, arch] : kDecoderTypes) {
+    if (a == arch) return Family::Decoder;
+  }
+  if (a == "Gemma3ForConditionalGeneration") return Family::Decoder;
   return std::nullopt;
 }
 
@@ -165,15 +180,258 @@ Result<std::vector<std::string>> read_labels(const Keys& keys) {
   return labels;
 }
 
+// The model_type of a decoder config: model_type, else the one its architectures[0] names.
+Result<std::string> decoder_type(const Keys& k, const TransformerConfig& c) {
+  std::string t;
+  ATTN_ASSIGN(t, k.text_or("model_type", ""));
+  if (!t.empty()) return t;
+  for (const auto& [type, arch] : kDecoderTypes) {
+    if (c.architecture == arch) return std::string(type);
+  }
+  if (c.architecture == "Gemma3ForConditionalGeneration") return std::string("gemma3");
+  return k.error(ErrorKind::Malformed, "names neither model_type nor architectures; " + std::string(kSupported));
+}
+
+// rope_scaling: null, or {"rope_type" (or "type"): ..., "factor": ..., per-type keys}.
+Result<void> read_rope_scaling(const Keys& k, DecoderSettings& d, int max_positions) {
+  constexpr std::string_view key = "rope_scaling";
+  const json* s = k.find(key);
+  if (!s) return {};
+  if (!s->is_object())
+    return k.error(ErrorKind::Malformed, key, "rope_scaling must be an object or null, got " + s->dump());
+  const json* kind = s->contains("rope_type") ? &(*s)["rope_type"] : s->contains("type") ? &(*s)["type"] : nullptr;
+  if (!kind || !kind->is_string()) {
+    return k.error(ErrorKind::Malformed, key,
+                   "rope_scaling needs a \"rope_type\" (or \"type\") string, got " + s->dump());
+  }
+  const std::string t = kind->get<std::string>();
+  if (t == "default")
+    d.rope = RopeScaling::Default;
+  else if (t == "linear")
+    d.rope = RopeScaling::Linear;
+  else if (t == "dynamic")
+    d.rope = RopeScaling::Dynamic;
+  else if (t == "llama3")
+    d.rope = RopeScaling::Llama3;
+  else if (t == "yarn")
+    d.rope = RopeScaling::Yarn;
+  else {
+    return k.error(
+        ErrorKind::Unsupported, key,
+        "rope_scaling type " + quote(t) + " is not supported; AttnScope supports " + std::string(kRopeTypes));
+  }
+  // A number of the object: absent or null takes `fallback`; `required` refuses absence.
+  auto number = [&](const char* name, std::optional<double> fallback, double lo) -> Result<std::optional<double>> {
+    if (!s->contains(name) || (*s)[name].is_null()) {
+      if (!fallback && lo > 0) {
+        return k.error(ErrorKind::Malformed, key, "rope_scaling type " + quote(t) + " needs \"" + name + "\"");
+      }
+      return fallback;
+    }
+    const json& v = (*s)[name];
+    if (!v.is_number() || !(v.get<double>() >= lo) || !std::isfinite(v.get<double>())) {
+      return k.error(ErrorKind::OutOfRange, key,
+                     std::string("rope_scaling ") + name + " must be a number of at least " + number_text(lo) +
+                         ", got " + v.dump());
+    }
+    return v.get<double>();
+  };
+  std::optional<double> v;
+  if (d.rope != RopeScaling::Default) {
+    ATTN_ASSIGN(v, number("factor", d.rope == RopeScaling::Yarn ? std::optional<double>(1.0) : std::nullopt, 1e-6));
+    d.rope_factor = *v;
+  }
+  if (d.rope == RopeScaling::Llama3) {
+    ATTN_ASSIGN(v, number("low_freq_factor", std::nullopt, 1e-6));
+    d.low_freq_factor = *v;
+    ATTN_ASSIGN(v, number("high_freq_factor", std::nullopt, 1e-6));
+    d.high_freq_factor = *v;
+    if (d.high_freq_factor <= d.low_freq_factor) {
+      return k.error(ErrorKind::OutOfRange, key, "rope_scaling high_freq_factor must be above low_freq_factor");
+    }
+    ATTN_ASSIGN(v, number("original_max_position_embeddings", std::nullopt, 1));
+    d.original_max_positions = static_cast<int>(std::min(*v, 1e9));
+  }
+  if (d.rope == RopeScaling::Yarn) {
+    ATTN_ASSIGN(v, number("original_max_position_embeddings", static_cast<double>(max_positions), 1));
+    d.original_max_positions = static_cast<int>(std::min(*v, 1e9));
+    ATTN_ASSIGN(d.attention_factor, number("attention_factor", std::nullopt, 0));
+    ATTN_ASSIGN(v, number("beta_fast", 32.0, 0));
+    d.beta_fast = *v;
+    ATTN_ASSIGN(v, number("beta_slow", 1.0, 0));
+    d.beta_slow = *v;
+    ATTN_ASSIGN(v, number("mscale", 0.0, 0));
+    d.mscale = *v;
+    ATTN_ASSIGN(v, number("mscale_all_dim", 0.0, 0));
+    d.mscale_all_dim = *v;
+  }
+  return {};
+}
+
+// A token id or a list of them (eos_token_id).
+Result<std::vector<int>> token_ids(const Keys& k, std::string_view key, int vocab) {
+  std::vector<int> ids;
+  const json* v = k.find(key);
+  if (!v) return ids;
+  const json list = v->is_array() ? *v : json::array({*v});
+  for (const json& e : list) {
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= vocab) {
+      return k.error(
+          ErrorKind::OutOfRange, key,
+          std::string(key) + " " + v->dump() + " is not a token id of the vocabulary of " + std::to_string(vocab));
+    }
+    ids.push_back(e.get<int>());
+  }
+  return ids;
+}
+
+Result<TransformerConfig> read_config(const Keys& k);
+
+// The decoder family (tools/parity/decoder_torch.py's DecoderConfig.from_hf is the same reading in Python).
+Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
+  std::string t;
+  ATTN_ASSIGN(t, decoder_type(k, c));
+  if (t == "gemma3") {
+    // A multimodal Gemma 3: the text model is its text_config.
+    const json* text = k.find("text_config");
+    if (!text || !text->is_object()) {
+      return k.error(ErrorKind::Malformed, "model_type", "a gemma3 config needs a text_config object");
+    }
+    json inner = *text;
+    inner["model_type"] = "gemma3_text";
+    const std::string dumped = inner.dump();
+    return detail::read_json_config<Keys>(dumped, k.file() + " (text_config)",
+                                          [](const Keys& tk) { return read_config(tk); });
+  }
+  bool known = false;
+  for (const auto& [type, arch] : kDecoderTypes) known = known || t == type;
+  if (!known)
+    return k.error(ErrorKind::Unsupported, "model_type",
+                   "model_type " + quote(t) + " is not supported; " + std::string(kSupported));
+  DecoderSettings& d = c.decoder;
+  d.model_type = t;
+  d.gemma = t == "gemma2" || t == "gemma3_text";
+  d.fused = t == "phi3";
+  d.qk_norm = t == "qwen3" || t == "gemma3_text";
+  std::string_view heads_key;
+  ATTN_ASSIGN(c.hidden, k.whole({"hidden_size"}, 4096, 1, kMaxHidden));
+  ATTN_ASSIGN(c.heads, k.whole({"num_attention_heads"}, 32, 1, kMaxHeads, &heads_key));
+  ATTN_ASSIGN(c.layers, k.whole({"num_hidden_layers"}, 32, 1, kMaxLayers));
+  ATTN_ASSIGN(c.intermediate, k.whole({"intermediate_size"}, 11008, 1, kMaxIntermediate));
+  ATTN_ASSIGN(c.vocab_size, k.whole({"vocab_size"}, 32000, 1, kMaxVocab));
+  ATTN_ASSIGN(c.max_positions, k.whole({"max_position_embeddings"}, 2048, 1, kMaxPositions));
+  c.type_vocab_size = 0;
+  ATTN_ASSIGN(d.kv_heads, k.whole({"num_key_value_heads"}, c.heads, 1, kMaxHeads));
+  if (c.heads % d.kv_heads != 0) {
+    return k.error(ErrorKind::Mismatch, "num_key_value_heads",
+                   "num_key_value_heads " + std::to_string(d.kv_heads) + " does not divide num_attention_heads " +
+                       std::to_string(c.heads) + ": every key/value head serves the same number of query heads");
+  }
+  if (k.find("head_dim")) {
+    ATTN_ASSIGN(d.head_dim, k.whole({"head_dim"}, 0, 1, kMaxHidden));
+  } else if (c.hidden % c.heads != 0) {
+    return k.error(ErrorKind::Mismatch, heads_key,
+                   "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                       std::to_string(c.heads) + " and there is no head_dim");
+  } else {
+    d.head_dim = c.hidden / c.heads;
+  }
+  if (d.head_dim % 2 != 0)
+    return k.error(ErrorKind::Mismatch, "head_dim",
+                   "head_dim " + std::to_string(d.head_dim) + " is odd: RoPE rotates pairs");
+  ATTN_ASSIGN(d.rms_eps, k.epsilon({"rms_norm_eps"}, 1e-6f));
+  double v = 0;
+  ATTN_ASSIGN(v, k.number_or("rope_theta", 10000.0, 1.0, 1e12));
+  d.rope_theta = v;
+  ATTN_ASSIGN(d.partial_rotary, k.number_or("partial_rotary_factor", 1.0, 1e-6, 1.0));
+  const int rotary = static_cast<int>(d.head_dim * d.partial_rotary);
+  if (rotary < 2 || rotary % 2 != 0) {
+    return k.error(ErrorKind::OutOfRange, "partial_rotary_factor",
+                   "partial_rotary_factor leaves " + std::to_string(rotary) + " rotary dimensions of head_dim " +
+                       std::to_string(d.head_dim) + "; RoPE needs an even number, at least 2");
+  }
+  ATTN_TRY(read_rope_scaling(k, d, c.max_positions));
+  if (d.rope == RopeScaling::Llama3 || d.rope == RopeScaling::Yarn) {
+    if (d.original_max_positions == 0) d.original_max_positions = c.max_positions;
+  }
+  bool attention_bias = false;
+  ATTN_ASSIGN(attention_bias, k.boolean_or("attention_bias", false));
+  d.qkv_bias = t == "qwen2" || attention_bias;
+  d.o_bias = attention_bias && t != "qwen2";
+  ATTN_ASSIGN(d.mlp_bias, k.boolean_or("mlp_bias", false));
+  ATTN_ASSIGN(d.tied, k.boolean_or("tie_word_embeddings", d.gemma));
+  std::string act;
+  const std::string_view act_key = k.find("hidden_activation") ? "hidden_activation" : "hidden_act";
+  ATTN_ASSIGN(act, k.text_or(act_key, d.gemma ? "gelu_pytorch_tanh" : "silu"));
+  if (act == "silu" || act == "swish")
+    d.activation = GatedActivation::Silu;
+  else if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast")
+    d.activation = GatedActivation::GeluTanh;
+  else if (act == "gelu")
+    d.activation = GatedActivation::GeluErf;
+  else {
+    return k.error(ErrorKind::Unsupported, act_key,
+                   std::string(act_key) + " " + quote(act) + " is not supported; use silu, gelu or gelu_pytorch_tanh");
+  }
+  double scalar = d.head_dim;
+  if (d.gemma) ATTN_ASSIGN(scalar, k.number_or("query_pre_attn_scalar", d.head_dim, 1e-6, 1e9));
+  d.query_scale = 1.0 / std::sqrt(scalar);
+  if (d.gemma) {
+    ATTN_ASSIGN(v, k.number_or("attn_logit_softcapping", 0.0, 0.0, 1e9));
+    d.attn_softcap = static_cast<float>(v);
+    ATTN_ASSIGN(v, k.number_or("final_logit_softcapping", 0.0, 0.0, 1e9));
+    d.final_softcap = static_cast<float>(v);
+  }
+  // Which layers slide: layer_types when given, else the family's rule.
+  ATTN_ASSIGN(d.window, k.whole({"sliding_window"}, 0, 1, kMaxPositions));
+  bool use_window = true;
+  if (t == "qwen2") ATTN_ASSIGN(use_window, k.boolean_or("use_sliding_window", false));
+  if (!use_window) d.window = 0;
+  d.sliding.assign(static_cast<std::size_t>(c.layers), d.window > 0);
+  if (const json* types = k.find("layer_types")) {
+    if (!types->is_array() || types->size() != static_cast<std::size_t>(c.layers)) {
+      return k.error(ErrorKind::Mismatch, "layer_types",
+                     "layer_types must list one type per layer (" + std::to_string(c.layers) + ")");
+    }
+    for (std::size_t i = 0; i < types->size(); ++i) {
+      const json& e = (*types)[i];
+      if (!e.is_string() || (e != "sliding_attention" && e != "full_attention")) {
+        return k.error(ErrorKind::Unsupported, "layer_types",
+                       "layer_types[" + std::to_string(i) + "] " + e.dump() +
+                           " is not \"sliding_attention\" or \"full_attention\"");
+      }
+      d.sliding[i] = d.window > 0 && e == "sliding_attention";
+    }
+  } else if (t == "gemma2") {
+    for (int i = 0; i < c.layers; ++i) d.sliding[static_cast<std::size_t>(i)] = d.window > 0 && i % 2 == 0;
+  } else if (t == "gemma3_text") {
+    int pattern = 6;
+    ATTN_ASSIGN(pattern, k.whole({"sliding_window_pattern"}, 6, 1, kMaxLayers));
+    for (int i = 0; i < c.layers; ++i) d.sliding[static_cast<std::size_t>(i)] = d.window > 0 && (i + 1) % pattern != 0;
+  }
+  if (t == "gemma3_text") {
+    ATTN_ASSIGN(v, k.number_or("rope_local_base_freq", 10000.0, 1.0, 1e12));
+    d.local_rope_theta = v;
+  }
+  std::vector<int> bos;
+  ATTN_ASSIGN(bos, token_ids(k, "bos_token_id", c.vocab_size));
+  if (!bos.empty()) d.bos = bos.front();
+  ATTN_ASSIGN(d.eos, token_ids(k, "eos_token_id", c.vocab_size));
+  ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0, kMaxVocab));
+  return c;
+}
+
 Result<TransformerConfig> read_config(const Keys& k) {
   TransformerConfig c;
   auto family = read_family(k, c);
   if (!family) return std::unexpected(family.error());
   c.family = *family;
+  if (c.family == Family::Decoder) return read_decoder(k, std::move(c));
 
   // Which key each family calls each size; aliases are transformers' attribute_map.
   std::string_view hidden_key, heads_key;
   switch (c.family) {
+    case Family::Decoder: break;  // read_decoder
     case Family::Bert:
     case Family::Vit: {
       const bool vit = c.family == Family::Vit;
@@ -316,6 +574,7 @@ std::string_view to_string(Family family) {
     case Family::DistilBert: return "distilbert";
     case Family::Gpt2: return "gpt2";
     case Family::Vit: return "vit";
+    case Family::Decoder: return "decoder";
   }
   return "unknown";
 }

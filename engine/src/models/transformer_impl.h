@@ -4,11 +4,16 @@
 #pragma once
 
 #include "attn/models/transformer.h"
+#include "decoder_impl.h"
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace attn::detail {
+class TensorReader;
+}
 
 namespace attn::models {
 
@@ -54,11 +59,36 @@ struct TransformerModel::Impl {
   Matrix classifier;       // ViT [d, labels]
   RowVector classifier_bias;
 
+  std::unique_ptr<DecoderWeights> lm_weights;  // Family::Decoder: its weights instead of the fields above
+
   std::vector<std::string> warnings;
   std::int64_t parameters = 0;
 
   const Matrix& output_embedding() const { return decoder.size() != 0 ? decoder : word; }
   bool post_ln() const { return config.family == Family::Bert || config.family == Family::DistilBert; }
 };
+
+// Family::Decoder's tensors (Hugging Face's names, with the "model." or "language_model.model." prefix) into
+// m.lm_weights; with a checking reader, only checked. `layer_done(i)` reports progress and may cancel (its error is
+// returned).
+Result<void> load_decoder(TransformerModel::Impl& m, attn::detail::TensorReader& r,
+                          const std::function<Result<void>(int layer)>& layer_done);
+
+// The k most likely of `logits` (softmax probabilities), with their display text from the tokenizer or labels.
+std::vector<Prediction::Candidate> top_k(const RowVector& logits, int k, const text::Tokenizer* tok,
+                                         const std::vector<std::string>* labels);
+// A token's label in the views: WordPiece's entry as it is ("##ing"), otherwise the readable text.
+std::string token_label(const text::Tokenizer* tok, int id);
+
+// The decoder family's runs (decoder_run.cpp): a runner's key/value cache and buffers, kept between runs.
+struct DecoderState;
+std::shared_ptr<DecoderState> make_decoder_state();
+// run_ids for a decoder, after the checks every run makes (run.ids and labels set): fills the maps, logits,
+// hidden states and predictions, reusing options.previous where it fits.
+Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
+                         const RunOptions& options);
+// Generation after the same checks (run.ids holds the prompt).
+Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
+                              const GenerateOptions& generation, const RunOptions& options);
 
 }  // namespace attn::models

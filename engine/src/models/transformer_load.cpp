@@ -2,6 +2,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "tensor_reader.h"
 #include "../core/json_config.h"
 #include "../core/try.h"
 
@@ -17,115 +18,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using io::shape_text;
+using detail::TensorReader;
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-// One or more safetensors files seen as one name space; remembers which tensors were read.
-// A checking reader validates every request against the headers alone (present, shape as the config
-// implies, a float dtype) and returns empty values: the loader runs once that way before any tensor
-// byte is read, so a checkpoint whose header already disagrees with its config is refused without
-// touching (or paging in) gigabytes of data.
-class TensorReader {
- public:
-  TensorReader(std::vector<const io::SafeTensors*> shards, bool checking)
-      : shards_(std::move(shards)), checking_(checking) {}
-  bool checking() const { return checking_; }
-
-  struct Found {
-    const io::SafeTensors* file = nullptr;
-    const io::TensorInfo* info = nullptr;
-  };
-  Found find(std::string_view name) const {
-    for (const auto* s : shards_) {
-      if (const auto* t = s->find(name)) return {s, t};
-    }
-    return {};
-  }
-  bool has(std::string_view name) const { return find(name).info != nullptr; }
-  std::string file_name() const { return shards_.empty() ? std::string() : shards_.front()->name(); }
-
-  // The tensor as floats, its shape checked against `shape` (leading 1s of the file's shape are allowed
-  // to be absent from `shape`, as [1, 1, d] class tokens and [1, n, d] position tables have them).
-  Result<std::vector<float>> read(const std::string& name, std::vector<std::int64_t> shape) {
-    const Found f = find(name);
-    if (!f.info) return fail(ErrorKind::Mismatch, "missing tensor '" + name + "'", file_name());
-    std::vector<std::int64_t> have = f.info->shape;
-    while (have.size() > shape.size() && have.front() == 1) have.erase(have.begin());
-    if (have != shape) {
-      return std::unexpected(f.file->error(*f.info, ErrorKind::Mismatch,
-                                           "tensor '" + name + "' has shape " + shape_text(f.info->shape) +
-                                               ", the config implies " + shape_text(shape)));
-    }
-    if (checking_) {
-      if (auto ok = f.file->require_float(*f.info); !ok) return std::unexpected(ok.error());
-      used_.insert(name);
-      return std::vector<float>();
-    }
-    auto values = f.file->to_float(*f.info);
-    if (!values) return std::unexpected(values.error());
-    if (auto note = io::nonfinite_warning(*f.file, *f.info, *values)) nonfinite_.push_back(std::move(*note));
-    used_.insert(name);
-    parameters_ += f.info->elements();
-    return values;
-  }
-  Result<Matrix> matrix(const std::string& name, Index rows, Index cols) {
-    auto v = read(name, {rows, cols});
-    if (!v) return std::unexpected(v.error());
-    if (checking_) return Matrix();
-    return Matrix(Eigen::Map<const Matrix>(v->data(), rows, cols));
-  }
-  // A [out, in] nn.Linear weight as [in, out].
-  Result<Matrix> linear_t(const std::string& name, Index out, Index in) {
-    auto v = read(name, {out, in});
-    if (!v) return std::unexpected(v.error());
-    if (checking_) return Matrix();
-    return Matrix(Eigen::Map<const Matrix>(v->data(), out, in).transpose());
-  }
-  Result<RowVector> vector(const std::string& name, Index n) {
-    auto v = read(name, {n});
-    if (!v) return std::unexpected(v.error());
-    if (checking_) return RowVector();
-    return RowVector(Eigen::Map<const RowVector>(v->data(), n));
-  }
-  // A layer norm under either naming: `.weight`/`.bias` or the old `.gamma`/`.beta`.
-  Result<void> layer_norm(const std::string& base, Index n, RowVector& gamma, RowVector& beta) {
-    const std::string g = has(base + ".gamma") && !has(base + ".weight") ? base + ".gamma" : base + ".weight";
-    const std::string b = has(base + ".beta") && !has(base + ".bias") ? base + ".beta" : base + ".bias";
-    auto gv = vector(g, n);
-    if (!gv) return std::unexpected(gv.error());
-    auto bv = vector(b, n);
-    if (!bv) return std::unexpected(bv.error());
-    gamma = std::move(*gv);
-    beta = std::move(*bv);
-    return {};
-  }
-  void mark_used(const std::string& name) { used_.insert(name); }
-  void uncount(std::int64_t elements) { parameters_ -= elements; }
-
-  std::vector<std::string> unused(const std::vector<std::string>& ignorable_fragments) const {
-    std::vector<std::string> out;
-    for (const auto* s : shards_) {
-      for (const auto& t : s->tensors()) {
-        if (used_.count(t.name)) continue;
-        bool ignore = false;
-        for (const auto& frag : ignorable_fragments) ignore = ignore || t.name.find(frag) != std::string::npos;
-        if (!ignore) out.push_back(t.name);
-      }
-    }
-    return out;
-  }
-  std::int64_t parameters() const { return parameters_; }
-  // One warning per tensor that holds NaN or infinite values.
-  const std::vector<std::string>& nonfinite() const { return nonfinite_; }
-
- private:
-  std::vector<const io::SafeTensors*> shards_;
-  bool checking_ = false;
-  std::vector<std::string> nonfinite_;
-  std::set<std::string, std::less<>> used_;
-  std::int64_t parameters_ = 0;
-};
 
 // Q, K, V ([out, in] each, or GPT-2's fused [in, 3 out]) -> one [d, 3d] matrix, Q scaled.
 struct QkvParts {
@@ -141,6 +36,17 @@ void fuse_qkv(LayerWeights& w, QkvParts& p, Index d, float scale) {
   w.qkv_bias.head(d) = p.qb * scale;
   w.qkv_bias.segment(d, d) = p.kb;
   w.qkv_bias.tail(d) = p.vb;
+}
+
+std::string decoder_family_name(const std::string& model_type) {
+  if (model_type == "llama") return "Llama";
+  if (model_type == "mistral") return "Mistral";
+  if (model_type == "qwen2") return "Qwen2";
+  if (model_type == "qwen3") return "Qwen3";
+  if (model_type == "gemma2") return "Gemma 2";
+  if (model_type == "gemma3_text") return "Gemma 3";
+  if (model_type == "phi3") return "Phi-3";
+  return model_type;
 }
 
 std::string pick_prefix(const TensorReader& r, std::initializer_list<const char*> prefixes, const std::string& marker) {
@@ -160,7 +66,16 @@ Result<void> check_config(const TransformerConfig& c) {
     return fail(ErrorKind::OutOfRange,
                 "config: hidden size, heads, layers, intermediate size and positions must be positive");
   }
-  if (c.hidden % c.heads != 0) {
+  if (c.family == Family::Decoder) {
+    const DecoderSettings& d = c.decoder;
+    if (d.kv_heads <= 0 || c.heads % d.kv_heads != 0) {
+      return fail(ErrorKind::Mismatch, "config: " + std::to_string(d.kv_heads) + " key/value heads do not divide " +
+                                           std::to_string(c.heads) + " heads");
+    }
+    if (d.head_dim <= 0 || d.head_dim % 2 != 0 || d.sliding.size() != static_cast<std::size_t>(c.layers)) {
+      return fail(ErrorKind::Mismatch, "config: head_dim must be even and positive, with one sliding flag per layer");
+    }
+  } else if (c.hidden % c.heads != 0) {
     return fail(ErrorKind::Mismatch, "config: hidden size " + std::to_string(c.hidden) + " is not divisible by " +
                                          std::to_string(c.heads) + " heads");
   }
@@ -186,6 +101,7 @@ class Loader {
       case Family::DistilBert: ATTN_TRY(distilbert()); break;
       case Family::Gpt2: ATTN_TRY(gpt2()); break;
       case Family::Vit: ATTN_TRY(vit()); break;
+      case Family::Decoder: ATTN_TRY(load_decoder(m_, r_, [this](int i) { return layer_progress(i); })); break;
     }
     if (!report(1.0, "done")) return fail(ErrorKind::Cancelled, "cancelled");
     if (r_.checking()) return {};
@@ -417,6 +333,13 @@ Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
     TensorReader checker(shards, /*checking=*/true);
     if (auto ok = Loader(scratch, checker, progress).run(); !ok) return std::unexpected(ok.error());
   }
+  if (impl->config.family == Family::Decoder) {
+    // The decoder's matrices stay in the files' mappings: the model keeps them alive.
+    std::vector<io::SafeTensors> files;
+    for (const auto* shard : shards) files.push_back(*shard);
+    impl->lm_weights = std::make_unique<DecoderWeights>();
+    impl->lm_weights->files = std::move(files);
+  }
   TensorReader reader(std::move(shards), /*checking=*/false);
   Loader loader(*impl, reader, progress);
   // On failure `impl` is dropped here: nothing half-built survives.
@@ -461,12 +384,16 @@ std::string TransformerModel::description() const {
     case Family::DistilBert: family = "DistilBERT"; break;
     case Family::Gpt2: family = "GPT-2"; break;
     case Family::Vit: family = "ViT"; break;
+    case Family::Decoder: family = decoder_family_name(c.decoder.model_type); break;
   }
   const double millions = static_cast<double>(impl_->parameters) / 1e6;
   const std::string params = millions >= 1.0 ? std::to_string(static_cast<long long>(std::lround(millions))) + " M"
                                              : std::to_string(impl_->parameters);
-  return family + " \xC2\xB7 " + std::to_string(c.layers) + " layers \xC2\xB7 " + std::to_string(c.heads) +
-         " heads \xC2\xB7 d " + std::to_string(c.hidden) + " \xC2\xB7 " + params + " parameters";
+  const std::string kv = c.family == Family::Decoder && c.decoder.kv_heads != c.heads
+                             ? " (" + std::to_string(c.decoder.kv_heads) + " key/value)"
+                             : std::string();
+  return family + " \xC2\xB7 " + std::to_string(c.layers) + " layers \xC2\xB7 " + std::to_string(c.heads) + " heads" +
+         kv + " \xC2\xB7 d " + std::to_string(c.hidden) + " \xC2\xB7 " + params + " parameters";
 }
 
 Result<std::shared_ptr<const TransformerModel>> TransformerModel::from_parts(
@@ -486,8 +413,8 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
   try {
     std::error_code ec;
     if (fs::is_regular_file(folder, ec)) {
-      if (is_pickled_checkpoint(folder)) {
-        return fail(ErrorKind::Unsupported, pickled_checkpoint_message(folder), folder.string());
+      if (auto foreign = foreign_checkpoint_message(folder)) {
+        return fail(ErrorKind::Unsupported, *foreign, folder.string());
       }
       return fail(ErrorKind::Io, "expected a model folder (config.json + model.safetensors), got a file",
                   folder.string());
@@ -507,8 +434,8 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
       files.push_back(folder / "model.safetensors");
     } else {
       for (const auto& e : fs::directory_iterator(folder, ec)) {
-        if (is_pickled_checkpoint(e.path())) {
-          return fail(ErrorKind::Unsupported, pickled_checkpoint_message(e.path()), e.path().string());
+        if (auto foreign = foreign_checkpoint_message(e.path())) {
+          return fail(ErrorKind::Unsupported, *foreign, e.path().string());
         }
       }
       return fail(ErrorKind::Io, "no model.safetensors (or model.safetensors.index.json) in the folder",
@@ -574,6 +501,25 @@ std::string pickled_checkpoint_message(const fs::path& path) {
          "'model.safetensors', metadata={'format': 'pt'})\" (the clone() un-ties shared weights, which save_file "
          "refuses), or with transformers: model = <ModelClass>.from_pretrained(folder); "
          "model.save_pretrained(folder, safe_serialization=True)";
+}
+
+bool is_gguf_checkpoint(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return ext == ".gguf" || ext == ".ggml";
+}
+
+std::optional<std::string> foreign_checkpoint_message(const fs::path& path) {
+  if (is_pickled_checkpoint(path)) return pickled_checkpoint_message(path);
+  if (is_gguf_checkpoint(path)) {
+    return path.filename().string() +
+           " is a GGUF file (llama.cpp's format, its weights often quantised to 4 or 8 bits); AttnScope reads Hugging "
+           "Face checkpoints: a folder with config.json and model.safetensors (or a model.safetensors.index.json with "
+           "its shards). Download the model's original repository (the GGUF's model card names it), e.g. with "
+           "huggingface-cli download <repo> --include '*.json' '*.safetensors' 'tokenizer.model' --local-dir DIR";
+  }
+  return std::nullopt;
 }
 
 }  // namespace attn::models

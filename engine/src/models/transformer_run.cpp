@@ -114,7 +114,9 @@ struct TransformerBuffers {
   std::vector<float> key_bias;        // 0 or -inf per key (padding)
 };
 
-struct TransformerRunner::Scratch : TransformerBuffers {};
+struct TransformerRunner::Scratch : TransformerBuffers {
+  std::shared_ptr<DecoderState> decoder;  // the decoder family's key/value cache and buffers
+};
 
 TransformerRunner::TransformerRunner(std::shared_ptr<const TransformerModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
@@ -339,6 +341,8 @@ struct Forward {
 };
 
 // Probabilities of logits (double sums) and the k best, best first.
+}  // namespace
+
 std::vector<Prediction::Candidate> top_k(const RowVector& logits, int k, const text::Tokenizer* tok,
                                          const std::vector<std::string>* labels) {
   const Index v = logits.size();
@@ -379,8 +383,10 @@ std::string token_label(const text::Tokenizer* tok, int id) {
   return tok->display(id);
 }
 
+namespace {
+
 Index token_limit(const TransformerConfig& c, const RunOptions& o) {
-  Index limit = c.max_positions;
+  Index limit = c.context();
   if (o.max_tokens && *o.max_tokens > 0) limit = std::min<Index>(limit, *o.max_tokens);
   return limit;
 }
@@ -401,54 +407,77 @@ void warn_nonfinite(TransformerRun& run) {
 
 }  // namespace
 
+namespace {
+
+// What every run_ids starts with: the ids checked against the vocabulary (and type ids against the segments),
+// truncated to the positions with a warning, labelled, and the special tokens' positions noted.
+Result<TransformerRun> start_run(const TransformerModel::Impl& m, const std::vector<int>& ids_in,
+                                 const std::vector<int>& type_ids_in, const RunOptions& options) {
+  const auto& c = m.config;
+  if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_ids: a ViT model takes an image (run_image)");
+  if (ids_in.empty()) return fail(ErrorKind::OutOfRange, "run_ids: no tokens");
+  if (!type_ids_in.empty() && type_ids_in.size() != ids_in.size())
+    return fail(ErrorKind::Mismatch, "run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
+                                         std::to_string(ids_in.size()) + " tokens");
+  if (!options.attention_mask.empty() && options.attention_mask.size() != ids_in.size())
+    return fail(ErrorKind::Mismatch, "run_ids: attention mask of " + std::to_string(options.attention_mask.size()) +
+                                         " for " + std::to_string(ids_in.size()) + " tokens");
+  TransformerRun run;
+  const Index limit = token_limit(c, options);
+  const Index n = std::min<Index>(static_cast<Index>(ids_in.size()), limit);
+  if (n < static_cast<Index>(ids_in.size())) {
+    run.warnings.push_back("input truncated to " + std::to_string(n) + " tokens (of " + std::to_string(ids_in.size()) +
+                           ")" + (n == c.context() ? " (the model's context)" : ""));
+  }
+  run.ids.assign(ids_in.begin(), ids_in.begin() + n);
+  if (!type_ids_in.empty()) run.type_ids.assign(type_ids_in.begin(), type_ids_in.begin() + n);
+  for (Index i = 0; i < n; ++i) {
+    const int id = run.ids[static_cast<std::size_t>(i)];
+    if (id < 0 || id >= c.vocab_size)
+      return fail(ErrorKind::OutOfRange, "token id " + std::to_string(id) + " at position " + std::to_string(i) +
+                                             " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
+    if (!run.type_ids.empty()) {
+      const int t = run.type_ids[static_cast<std::size_t>(i)];
+      if (c.family == Family::Bert && (t < 0 || t >= c.type_vocab_size))
+        return fail(ErrorKind::OutOfRange, "type id " + std::to_string(t) + " at position " + std::to_string(i) +
+                                               " is outside 0.." + std::to_string(c.type_vocab_size - 1));
+    }
+  }
+  const text::Tokenizer* tok = m.tokenizer.get();
+  if (run.attention.tokens.empty()) {
+    for (Index i = 0; i < n; ++i)
+      run.attention.tokens.push_back(token_label(tok, run.ids[static_cast<std::size_t>(i)]));
+    run.attention.spans.assign(static_cast<std::size_t>(n), Span{});
+  }
+  if (tok) {
+    const auto& sp = tok->specials();
+    for (Index i = 0; i < n; ++i) {
+      const int id = run.ids[static_cast<std::size_t>(i)];
+      if (id == sp.cls || id == sp.sep || id == sp.bos || id == sp.eos)
+        run.special_positions.push_back(static_cast<int>(i));
+    }
+  }
+
+  return run;
+}
+
+}  // namespace
+
 Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
                                                   const RunOptions& options) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_ids: a ViT model takes an image (run_image)");
-    if (ids_in.empty()) return fail(ErrorKind::OutOfRange, "run_ids: no tokens");
-    if (!type_ids_in.empty() && type_ids_in.size() != ids_in.size())
-      return fail(ErrorKind::Mismatch, "run_ids: " + std::to_string(type_ids_in.size()) + " type ids for " +
-                                           std::to_string(ids_in.size()) + " tokens");
-    if (!options.attention_mask.empty() && options.attention_mask.size() != ids_in.size())
-      return fail(ErrorKind::Mismatch, "run_ids: attention mask of " + std::to_string(options.attention_mask.size()) +
-                                           " for " + std::to_string(ids_in.size()) + " tokens");
-    TransformerRun run;
-    const Index limit = token_limit(c, options);
-    const Index n = std::min<Index>(static_cast<Index>(ids_in.size()), limit);
-    if (n < static_cast<Index>(ids_in.size())) {
-      run.warnings.push_back("input truncated to " + std::to_string(n) + " tokens (of " +
-                             std::to_string(ids_in.size()) + ")" +
-                             (n == c.max_positions ? " (the model's positions)" : ""));
-    }
-    run.ids.assign(ids_in.begin(), ids_in.begin() + n);
-    if (!type_ids_in.empty()) run.type_ids.assign(type_ids_in.begin(), type_ids_in.begin() + n);
-    for (Index i = 0; i < n; ++i) {
-      const int id = run.ids[static_cast<std::size_t>(i)];
-      if (id < 0 || id >= c.vocab_size)
-        return fail(ErrorKind::OutOfRange, "token id " + std::to_string(id) + " at position " + std::to_string(i) +
-                                               " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
-      if (!run.type_ids.empty()) {
-        const int t = run.type_ids[static_cast<std::size_t>(i)];
-        if (c.family == Family::Bert && (t < 0 || t >= c.type_vocab_size))
-          return fail(ErrorKind::OutOfRange, "type id " + std::to_string(t) + " at position " + std::to_string(i) +
-                                                 " is outside 0.." + std::to_string(c.type_vocab_size - 1));
-      }
-    }
+    auto started = start_run(m, ids_in, type_ids_in, options);
+    if (!started) return started;
+    TransformerRun run = std::move(*started);
+    const Index n = static_cast<Index>(run.ids.size());
     const text::Tokenizer* tok = m.tokenizer.get();
-    if (run.attention.tokens.empty()) {
-      for (Index i = 0; i < n; ++i)
-        run.attention.tokens.push_back(token_label(tok, run.ids[static_cast<std::size_t>(i)]));
-      run.attention.spans.assign(static_cast<std::size_t>(n), Span{});
-    }
-    if (tok) {
-      const auto& sp = tok->specials();
-      for (Index i = 0; i < n; ++i) {
-        const int id = run.ids[static_cast<std::size_t>(i)];
-        if (id == sp.cls || id == sp.sep || id == sp.bos || id == sp.eos)
-          run.special_positions.push_back(static_cast<int>(i));
-      }
+    if (c.family == Family::Decoder) {
+      if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
+      if (auto ok = decoder_run(m, *scratch_->decoder, run, options); !ok) return std::unexpected(ok.error());
+      warn_nonfinite(run);
+      return run;
     }
 
     // Embeddings.
@@ -532,9 +561,18 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
   }
 }
 
-Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::string_view pair,
-                                                   const RunOptions& options) {
-  const auto& m = model_->impl();
+namespace {
+
+// A text tokenised for the model, its special tokens added and truncated to the positions.
+struct PreparedText {
+  std::vector<int> ids, types;
+  Labels labels;
+  std::vector<Span> spans;
+  std::string warning;
+};
+
+Result<PreparedText> prepare_text(const TransformerModel::Impl& m, std::string_view text, std::string_view pair,
+                                  const RunOptions& options) {
   const auto& c = m.config;
   const text::Tokenizer* tok = m.tokenizer.get();
   if (c.family == Family::Vit) return fail(ErrorKind::Unsupported, "run_text: a ViT model takes an image (run_image)");
@@ -570,7 +608,7 @@ Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::s
     spans.push_back(span);
   };
   const std::size_t given = a->size() + b.size();
-  if (c.family == Family::Gpt2) {
+  if (c.causal()) {
     if (!b.empty()) {
       a->insert(a->end(), b.begin(), b.end());  // GPT-2 has no segments: the pair simply follows
       b.clear();
@@ -606,14 +644,62 @@ Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::s
   const std::size_t kept = a->size() + b.size();
   if (kept < given) {
     warning = "text truncated to " + std::to_string(ids.size()) + " tokens (" + std::to_string(given - kept) +
-              " dropped; " + (limit == c.max_positions ? "the model's positions" : "the token limit") + ")";
+              " dropped; " + (limit == c.context() ? "the model's context" : "the token limit") + ")";
   }
-  auto run = run_ids(ids, c.family == Family::Bert ? types : std::vector<int>{}, options);
+  return PreparedText{std::move(ids), std::move(types), std::move(labels), std::move(spans), std::move(warning)};
+}
+
+}  // namespace
+
+Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::string_view pair,
+                                                   const RunOptions& options) {
+  const auto& c = model_->impl().config;
+  auto prepared = prepare_text(model_->impl(), text, pair, options);
+  if (!prepared) return std::unexpected(prepared.error());
+  auto& p = *prepared;
+  auto run = run_ids(p.ids, c.family == Family::Bert ? p.types : std::vector<int>{}, options);
   if (!run) return run;
-  run->attention.tokens = std::move(labels);
-  run->attention.spans = std::move(spans);
-  if (c.family == Family::Bert) run->type_ids = std::move(types);
-  if (!warning.empty()) run->warnings.insert(run->warnings.begin(), warning);
+  run->attention.tokens = std::move(p.labels);
+  run->attention.spans = std::move(p.spans);
+  if (c.family == Family::Bert) run->type_ids = std::move(p.types);
+  if (!p.warning.empty()) run->warnings.insert(run->warnings.begin(), p.warning);
+  return run;
+}
+
+Result<TransformerRun> TransformerRunner::generate(const std::vector<int>& prompt, const GenerateOptions& generation,
+                                                   const RunOptions& options) {
+  try {
+    const auto& m = model_->impl();
+    if (m.config.family != Family::Decoder) {
+      return fail(ErrorKind::Unsupported, "generate: " + model_->description() +
+                                              " does not generate here; the decoder family (llama, mistral, qwen2, "
+                                              "qwen3, gemma2, gemma3, phi3) does");
+    }
+    auto started = start_run(m, prompt, {}, options);
+    if (!started) return started;
+    TransformerRun run = std::move(*started);
+    if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
+    if (auto ok = decoder_generate(m, *scratch_->decoder, run, generation, options); !ok) {
+      return std::unexpected(ok.error());
+    }
+    warn_nonfinite(run);
+    return run;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory: the prompt and the tokens to generate do not fit in memory");
+  }
+}
+
+Result<TransformerRun> TransformerRunner::generate_text(std::string_view prompt, const GenerateOptions& generation,
+                                                        const RunOptions& options) {
+  auto prepared = prepare_text(model_->impl(), prompt, {}, options);
+  if (!prepared) return std::unexpected(prepared.error());
+  auto& p = *prepared;
+  auto run = generate(p.ids, generation, options);
+  if (!run) return run;
+  // The prompt's labels and spans from the text; the generated tokens keep theirs.
+  std::copy(p.labels.begin(), p.labels.end(), run->attention.tokens.begin());
+  std::copy(p.spans.begin(), p.spans.end(), run->attention.spans.begin());
+  if (!p.warning.empty()) run->warnings.insert(run->warnings.begin(), p.warning);
   return run;
 }
 

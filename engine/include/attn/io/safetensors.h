@@ -92,6 +92,9 @@ class SafeTensors {
 // were fine. nullopt when every value is finite.
 std::optional<std::string> nonfinite_warning(const SafeTensors& file, const TensorInfo& tensor,
                                              std::span<const float> values);
+// The same from counts already made (a tensor scanned in place, never widened as a whole).
+std::optional<std::string> nonfinite_warning(const SafeTensors& file, const TensorInfo& tensor, std::int64_t nan,
+                                             std::int64_t inf, std::int64_t total);
 
 // A tensor to write: `data` holds element count x dtype size little-endian bytes.
 struct TensorData {

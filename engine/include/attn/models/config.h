@@ -1,21 +1,60 @@
-// config.json of the four transformer families, as Hugging Face writes it. The family comes from
-// "model_type" (bert, distilbert, gpt2, vit), else from "architectures" (BertModel, BertForMaskedLM,
-// DistilBertForMaskedLM, GPT2LMHeadModel, ViTForImageClassification, ...). Defaults are the
-// transformers library's own for each family when a key is absent.
+// config.json of the transformer families, as Hugging Face writes it. The family comes from
+// "model_type" (bert, distilbert, gpt2, vit; the decoders llama, mistral, qwen2, qwen3, gemma2, gemma3_text
+// (or gemma3 with a text_config), phi3), else from "architectures" (BertModel, BertForMaskedLM,
+// DistilBertForMaskedLM, GPT2LMHeadModel, ViTForImageClassification, LlamaForCausalLM, ...). Defaults are
+// the transformers library's own for each family when a key is absent.
 #pragma once
 
+#include "attn/core.h"
 #include "attn/error.h"
 #include "attn/mechanisms/blocks.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace attn::models {
 
-enum class Family { Bert, DistilBert, Gpt2, Vit };
+// Decoder: today's pre-norm decoders, one path with the per-family switches of DecoderSettings.
+enum class Family { Bert, DistilBert, Gpt2, Vit, Decoder };
 std::string_view to_string(Family family);
+
+enum class RopeScaling { Default, Linear, Dynamic, Llama3, Yarn };
+enum class GatedActivation { Silu, GeluTanh, GeluErf };  // act(gate(x)) * up(x)
+
+// The switches of the decoder family, read from config.json the way each family's configuration class in
+// transformers reads them (tools/parity/decoder_torch.py is the reference, written from the same classes).
+struct DecoderSettings {
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3
+  int kv_heads = 0;        // num_key_value_heads (default: num_attention_heads)
+  int head_dim = 0;        // head_dim (default: hidden_size / num_attention_heads)
+  float rms_eps = 1e-6f;
+  double rope_theta = 10000.0;
+  double partial_rotary = 1.0;  // partial_rotary_factor: the first head_dim x factor dimensions rotate
+  RopeScaling rope = RopeScaling::Default;
+  double rope_factor = 1.0;
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  int original_max_positions = 0;                        // llama3, yarn (0: max_position_embeddings)
+  std::optional<double> attention_factor;                // yarn
+  double beta_fast = 32.0, beta_slow = 1.0, mscale = 0.0, mscale_all_dim = 0.0;  // yarn
+  std::optional<double> local_rope_theta;  // Gemma 3: the sliding layers' base, unscaled
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool qk_norm = false;       // per-head RMSNorm on q and k before RoPE (Qwen3, Gemma 3)
+  bool gemma = false;         // (1 + w) norms, embedding x sqrt(d), post-attention and feed-forward norms
+  bool fused = false;         // Phi-3: qkv_proj and gate_up_proj
+  bool tied = false;          // tie_word_embeddings
+  double query_scale = 0;     // head_dim^-0.5, or query_pre_attn_scalar^-0.5 (Gemma)
+  float attn_softcap = 0;     // 0: none
+  float final_softcap = 0;    // 0: none
+  int window = 0;             // sliding_window (0: none); a sliding layer sees keys i - window < j <= i
+  std::vector<bool> sliding;  // per layer
+  GatedActivation activation = GatedActivation::Silu;
+  std::optional<int> bos;
+  std::vector<int> eos;  // eos_token_id: one id or a list
+};
 
 struct TransformerConfig {
   Family family = Family::Bert;
@@ -36,8 +75,17 @@ struct TransformerConfig {
   bool qkv_bias = true;
   std::vector<float> image_mean{0.5f, 0.5f, 0.5f}, image_std{0.5f, 0.5f, 0.5f};  // preprocessor_config.json
   std::vector<std::string> labels;  // id2label, by id (classification heads)
+  DecoderSettings decoder;          // Family::Decoder only
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return family == Family::Decoder ? decoder.head_dim : hidden / heads; }
+  bool causal() const { return family == Family::Gpt2 || family == Family::Decoder; }
+  // The longest input: max_positions, or for dynamic RoPE the reach its scaling is for (positions x factor).
+  Index context() const {
+    if (family == Family::Decoder && decoder.rope == RopeScaling::Dynamic) {
+      return static_cast<Index>(static_cast<double>(max_positions) * std::max(1.0, decoder.rope_factor));
+    }
+    return max_positions;
+  }
 };
 
 // Parses and validates (every size > 0, hidden divisible by heads, known activation, ...). `file` names

@@ -21,6 +21,7 @@
 #include "attn/vision/image.h"
 
 #include <filesystem>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -47,6 +48,8 @@ struct Prediction {
   std::vector<Candidate> top;  // best first
 };
 
+struct TransformerRun;
+
 struct RunOptions {
   Precision precision = Precision::F32;  // storage of the captured maps
   bool hidden_states = false;            // capture the embeddings and every layer's output
@@ -59,6 +62,28 @@ struct RunOptions {
   // spans and layers 0..l): a viewer can draw the layer in view long before the last layer is done.
   // Returning false stops the run, which then fails with reason "cancelled".
   std::function<bool(const LayeredTrace& so_far)> on_layer;
+  // Decoders: keep the logits of every position in TransformerRun::logits (else the last position's only).
+  bool all_logits = false;
+  // Decoders: this runner's previous run. When the new ids begin with tokens of its ids, the key/value cache
+  // of those tokens is kept and their maps (and hidden states) are copied from it, so typing at the end of a
+  // long text computes the new tokens only. Ignored when it does not fit (other ids in the cache, another
+  // precision, hidden states asked but not kept, dynamic RoPE beyond the model's positions).
+  const TransformerRun* previous = nullptr;
+};
+
+// Generation (decoders): greedy when temperature is 0, else sampling from softmax(logits / temperature)
+// restricted to the top_k most likely tokens (0: all) and then to the smallest set whose probability reaches
+// top_p, drawn with a generator seeded by `seed`.
+struct GenerateOptions {
+  int max_new_tokens = 32;
+  float temperature = 0.0f;
+  int top_k = 0;
+  float top_p = 1.0f;
+  std::uint64_t seed = 0;
+  bool stop_at_eos = true;  // stop after any of config.json's eos_token_id
+  // Called after each new token (its position in the run, id and probability); returning false stops the
+  // generation there (not an error: the run holds what was generated).
+  std::function<bool(int position, int id, float probability)> on_token;
 };
 
 struct TransformerRun {
@@ -71,6 +96,23 @@ struct TransformerRun {
   std::vector<int> special_positions;   // [CLS]/[SEP]/BOS/class-token positions, for head statistics
   std::vector<std::string> warnings;    // e.g. "text truncated to 512 tokens (the model's positions)"
   int grid_rows = 0, grid_cols = 0;     // ViT: patch grid (token 0 is the class token)
+  // Decoders: logits of positions logits_from, logits_from + 1, ... (the last position, or every one when asked).
+  Matrix logits;
+  int logits_from = 0;
+  int reused_tokens = 0;  // tokens whose keys, values and maps came from RunOptions::previous
+  // Generation: the prompt is ids[0, prompt_tokens); every later token was generated, with the probability
+  // it had when it was chosen (after temperature, before top-k and top-p).
+  int prompt_tokens = 0;
+  std::vector<float> generated_probability;
+};
+
+// The logit lens: the final norm and the output embedding applied to the residual stream after every layer.
+struct LogitLens {
+  std::vector<int> positions;  // the columns: token positions of the run
+  // [layer][column]: the best tokens of that layer's reading, best first (the last layer's is the model's).
+  std::vector<std::vector<std::vector<Prediction::Candidate>>> top;
+  // [layer][column]: the rank (0: first) at that layer of the token the model finally predicts there.
+  std::vector<std::vector<int>> final_rank;
 };
 
 class TransformerModel {
@@ -91,6 +133,8 @@ class TransformerModel {
   bool has_prediction_head() const;           // MLM head (BERT/DistilBERT), LM head (GPT-2), classifier (ViT)
   std::string description() const;            // "BERT · 12 layers · 12 heads · d 768 · 110 M parameters"
   std::vector<std::string> warnings() const;  // load-time notes, e.g. unused tensors
+  // Decoders and GPT-2: the logit lens at `positions` of a run made with hidden_states, top_k tokens per cell.
+  Result<LogitLens> logit_lens(const TransformerRun& run, const std::vector<int>& positions, int top_k = 5) const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }
@@ -116,6 +160,13 @@ class TransformerRunner {
   // Ids as given (special tokens included by the caller); type_ids may be empty (all 0).
   Result<TransformerRun> run_ids(const std::vector<int>& ids, const std::vector<int>& type_ids = {},
                                  const RunOptions& options = {});
+  // Decoders: the prompt, then up to max_new_tokens tokens with the key/value cache; the run holds every
+  // token's maps (the prompt's and each generated token's row, over everything before it), ids and logits of
+  // the last position. Stops at EOS, at the model's positions (with a warning) or when on_token says so.
+  Result<TransformerRun> generate(const std::vector<int>& prompt, const GenerateOptions& generation,
+                                  const RunOptions& options = {});
+  Result<TransformerRun> generate_text(std::string_view prompt, const GenerateOptions& generation,
+                                       const RunOptions& options = {});
   // ViT: resizes (bilinear, OpenCV) to image_size, normalises with image_mean/std, patchifies.
   Result<TransformerRun> run_image(const Image& image, const RunOptions& options = {});
 
@@ -132,5 +183,10 @@ Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, 
 // "pytorch_model.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl": refused with how to convert them.
 bool is_pickled_checkpoint(const std::filesystem::path& path);
 std::string pickled_checkpoint_message(const std::filesystem::path& path);
+// "*.gguf", "*.ggml": llama.cpp's files, refused with where to find the safetensors.
+bool is_gguf_checkpoint(const std::filesystem::path& path);
+// Why `path` is a checkpoint AttnScope does not read (pickled or GGUF), with how to get one it does; nullopt for
+// anything else.
+std::optional<std::string> foreign_checkpoint_message(const std::filesystem::path& path);
 
 }  // namespace attn::models

@@ -1,0 +1,56 @@
+// The decoder family's weights in the layout its forward pass wants, and the one product it needs. Every matrix
+// stays as the checkpoint stores it: an nn.Linear weight [out, in] in float32, float16 or bfloat16, read in
+// place from the memory-mapped safetensors file and widened to float32 a block of rows at a time as it is used,
+// so a 1.1 B-parameter BF16 checkpoint costs its 2.2 GB of (shared, evictable) file pages and no more. Norm
+// weights and biases, a few thousand numbers, are widened at load. Internal to engine/models.
+#pragma once
+
+#include "attn/core.h"
+#include "attn/io/safetensors.h"
+#include "attn/models/config.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace attn::models {
+
+// A row-major [rows, cols] matrix as stored. `data` points into a mapped file (F32, F16, BF16) or into `owned`
+// (float32: F64 tensors and F32 data that is not 4-byte aligned are widened or copied at load).
+struct StoredMatrix {
+  io::DType dtype = io::DType::F32;
+  const void* data = nullptr;
+  Index rows = 0, cols = 0;
+  std::vector<float> owned;
+
+  bool empty() const { return data == nullptr; }
+  // Rows [r0, r0 + count) widened to float32, row-major with stride cols, into out.
+  void rows_to_float(Index r0, Index count, float* out) const;
+  // The float32 rows in place when the matrix is float32 (nullptr otherwise).
+  const float* f32() const { return dtype == io::DType::F32 ? static_cast<const float*>(data) : nullptr; }
+};
+
+// y[n, W.rows] = x[n, W.cols] W^T, x and y row-major with row strides ldx and ldy. Float32 matrices go to one
+// sgemm; 16-bit ones are widened in blocks of rows (into `scratch`) and each block multiplied: for one or a
+// few rows (generation) the blocks are shared between the threads, each a small product kept in cache.
+void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
+                   std::vector<float>& scratch);
+
+struct DecoderLayerWeights {
+  // Projections. Phi-3 stores q, k and v as one qkv_proj (rows q | k | v) and the MLP's gate and up as one
+  // gate_up_proj (rows gate | up): then `q` and `gate` hold the fused matrix and k, v, up are empty.
+  StoredMatrix q, k, v, o, gate, up, down;
+  RowVector q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;  // empty when absent
+  // RMSNorm weights, Gemma's (1 + w) already added.
+  RowVector input_norm, post_attention_norm, pre_ffn_norm, post_ffn_norm, q_norm, k_norm;
+};
+
+struct DecoderWeights {
+  std::vector<io::SafeTensors> files;  // the mappings the matrices point into
+  StoredMatrix embed;                  // [vocab, d]
+  std::vector<DecoderLayerWeights> layers;
+  RowVector final_norm;
+  StoredMatrix lm_head;  // empty when tied to `embed`
+  const StoredMatrix& output() const { return lm_head.empty() ? embed : lm_head; }
+};
+
+}  // namespace attn::models

@@ -1,0 +1,595 @@
+// The decoder family's forward pass, incremental by construction: a run extends the runner's key/value cache by
+// the tokens it has not seen, writing their rows of every head's map. A whole prompt is one extension, each
+// generated token another, and a keystroke at the end of a text one more: the same code, so generation with
+// the cache and a single forward over the same ids give the same maps (the parity tests check both).
+//
+// One layer on m new tokens: RMSNorm, the q/k/v products (decoder_impl.h's stored_linear, one sgemm each or one
+// fused), per-head q/k norms, RoPE, then per (head, block of rows) scores against the cached keys of the head's
+// key/value group, soft-capping, the causal (and sliding-window) mask, softmax written into the run's maps,
+// context = P V; the output product, the gated MLP, residuals (Gemma: normalised first).
+#include "decoder_impl.h"
+#include "transformer_impl.h"
+#include "../mechanisms/exp_kernel.h"
+#include "../core/try.h"
+
+#include "attn/random.h"
+
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <numeric>
+
+namespace attn::models {
+
+struct DecoderState {
+  std::vector<int> ids;                          // the tokens whose keys and values the cache holds, from position 0
+  Index capacity = 0;                            // positions the cache has room for
+  std::vector<std::vector<float>> keys, values;  // per layer [kv_heads][capacity][head_dim]
+  std::vector<float> x, xn, qkv, ctx, out, gu, convert;
+  std::vector<std::vector<float>> scores;  // per thread: a block of score rows
+};
+
+std::shared_ptr<DecoderState> make_decoder_state() { return std::make_shared<DecoderState>(); }
+
+namespace {
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Strided = Eigen::OuterStride<>;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+
+// Query rows per attention task.
+constexpr Index kQueryBlock = 32;
+// Rows from which the per-row passes share the rows between threads.
+constexpr Index kSharedRows = 64;
+
+template <class F>
+void for_new_rows(Index n, const F& f) {
+#pragma omp parallel for schedule(static) if (n >= kSharedRows)
+  for (Index i = 0; i < n; ++i) f(i);
+}
+
+float* grown(std::vector<float>& v, Index n) {
+  if (v.size() < static_cast<std::size_t>(n)) v.resize(static_cast<std::size_t>(n));
+  return v.data();
+}
+
+// x / sqrt(mean(x^2) + eps) * w (Gemma's 1 + w is folded into w at load).
+void rms_norm(const float* in, float* out, const RowVector& w, Index d, float eps) {
+  ConstArrayMap x(in, d);
+  const double ms = x.cast<double>().square().sum() / static_cast<double>(d);
+  const float inv = static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
+  ArrayMap(out, d) = x * inv * w.transpose().array();
+}
+
+// The rotation of one forward: inverse frequencies and the factor cos and sin are multiplied by
+// (tools/parity/decoder_torch.py's rope_inv_freq, the same formulas as transformers' rope initialisers).
+struct Rope {
+  std::vector<double> inv;
+  double factor = 1.0;
+};
+
+Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) {
+  const DecoderSettings& s = c.decoder;
+  const Index dim = static_cast<Index>(static_cast<double>(s.head_dim) * s.partial_rotary);
+  const double base = local ? *s.local_rope_theta : s.rope_theta;
+  Rope r;
+  const auto exponent = [&](Index i) { return static_cast<double>(2 * i) / static_cast<double>(dim); };
+  for (Index i = 0; i < dim / 2; ++i) r.inv.push_back(1.0 / std::pow(base, exponent(i)));
+  if (local) return r;
+  const double f = s.rope_factor;
+  switch (s.rope) {
+    case RopeScaling::Default: break;
+    case RopeScaling::Linear:
+      for (double& v : r.inv) v /= f;
+      break;
+    case RopeScaling::Dynamic:
+      if (seq_len > c.max_positions) {
+        const double m = c.max_positions;
+        const double b = base * std::pow(f * static_cast<double>(seq_len) / m - (f - 1.0),
+                                         static_cast<double>(dim) / static_cast<double>(dim - 2));
+        for (Index i = 0; i < dim / 2; ++i) r.inv[static_cast<std::size_t>(i)] = 1.0 / std::pow(b, exponent(i));
+      }
+      break;
+    case RopeScaling::Llama3: {
+      const double old = s.original_max_positions;
+      const double low_wavelen = old / s.low_freq_factor, high_wavelen = old / s.high_freq_factor;
+      for (double& v : r.inv) {
+        const double wavelen = 2.0 * std::numbers::pi / v;
+        const double scaled = wavelen > low_wavelen ? v / f : v;
+        const double smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+        v = medium ? (1.0 - smooth) * scaled / f + smooth * scaled : scaled;
+      }
+      break;
+    }
+    case RopeScaling::Yarn: {
+      const double m = s.original_max_positions;
+      const auto mscale = [](double scale, double k) { return scale <= 1.0 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; };
+      if (s.attention_factor) {
+        r.factor = *s.attention_factor;
+      } else if (s.mscale != 0.0 && s.mscale_all_dim != 0.0) {
+        r.factor = mscale(f, s.mscale) / mscale(f, s.mscale_all_dim);
+      } else {
+        r.factor = mscale(f, 1.0);
+      }
+      const auto correction = [&](double rotations) {
+        return static_cast<double>(dim) * std::log(m / (rotations * 2.0 * std::numbers::pi)) / (2.0 * std::log(base));
+      };
+      const double lo = std::max(std::floor(correction(s.beta_fast)), 0.0);
+      double hi = std::min(std::ceil(correction(s.beta_slow)), static_cast<double>(dim - 1));
+      if (lo == hi) hi += 0.001;
+      for (Index i = 0; i < dim / 2; ++i) {
+        const double ramp = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
+        const double extrapolation = 1.0 - ramp;
+        double& v = r.inv[static_cast<std::size_t>(i)];
+        v = v / f * (1.0 - extrapolation) + v * extrapolation;
+      }
+      break;
+    }
+  }
+  return r;
+}
+
+// cos and sin [rows][half] for positions p0 .. p0 + rows - 1, already times the rope's factor.
+void rope_tables(const Rope& r, Index p0, Index rows, std::vector<float>& cos, std::vector<float>& sin) {
+  const Index half = static_cast<Index>(r.inv.size());
+  cos.resize(static_cast<std::size_t>(rows * half));
+  sin.resize(static_cast<std::size_t>(rows * half));
+  for (Index i = 0; i < rows; ++i) {
+    for (Index k = 0; k < half; ++k) {
+      const double a = static_cast<double>(p0 + i) * r.inv[static_cast<std::size_t>(k)];
+      cos[static_cast<std::size_t>(i * half + k)] = static_cast<float>(std::cos(a) * r.factor);
+      sin[static_cast<std::size_t>(i * half + k)] = static_cast<float>(std::sin(a) * r.factor);
+    }
+  }
+}
+
+// Rotate-half RoPE on the first 2 half dimensions of one head's vector.
+void rotate(float* v, const float* cos, const float* sin, Index half) {
+  for (Index k = 0; k < half; ++k) {
+    const float a = v[k], b = v[k + half];
+    v[k] = a * cos[k] - b * sin[k];
+    v[k + half] = b * cos[k] + a * sin[k];
+  }
+}
+
+void add_bias(float* rows, Index n, Index ld, Index offset, const RowVector& bias) {
+  if (bias.size() == 0) return;
+  for (Index i = 0; i < n; ++i) ArrayMap(rows + i * ld + offset, bias.size()) += bias.transpose().array();
+}
+
+// act(gate) * up, in place over the gate half of each [gate | up] row.
+void gated(float* gu, Index n, Index f, GatedActivation act) {
+  for_new_rows(n, [&](Index i) {
+    ArrayMap g(gu + i * 2 * f, f);
+    ConstArrayMap u(gu + i * 2 * f + f, f);
+    switch (act) {
+      case GatedActivation::Silu: g = g / (1.0f + (-g).exp()) * u; break;
+      case GatedActivation::GeluTanh: {
+        constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+        g = 0.5f * g * (1.0f + (k * (g + 0.044715f * g.cube())).tanh()) * u;
+        break;
+      }
+      case GatedActivation::GeluErf: g = 0.5f * g * (1.0f + (g * 0.70710678118654752f).erf()) * u; break;
+    }
+  });
+}
+
+// One extension of the cache: tokens [p0, p1) of run.ids, the cache holding [0, p0).
+class Extension {
+ public:
+  Extension(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run, std::vector<HeadStack*> maps,
+            std::vector<Matrix>* hidden)
+      : m_(m), c_(m.config), s_(c_.decoder), w_(*m.lm_weights), st_(st), run_(run), maps_(std::move(maps)),
+        hidden_(hidden) {}
+
+  // `layer_done(l)` after each layer (false cancels); the logits of the last new row, or of every new row when
+  // `all_logits`, into `logits`.
+  Result<void> operator()(Index p0, Index p1, bool all_logits, Matrix& logits,
+                          const std::function<bool(int)>& layer_done) {
+    const Index n = p1 - p0, d = c_.hidden;
+    st_.ids.resize(static_cast<std::size_t>(p0));  // the cache's valid tokens while it is rewritten
+    reserve(p1);
+    float* x = grown(st_.x, n * d);
+    const float scale = s_.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
+    for_new_rows(n, [&](Index i) {
+      w_.embed.rows_to_float(run_.ids[static_cast<std::size_t>(p0 + i)], 1, x + i * d);
+      if (s_.gemma) ArrayMap(x + i * d, d) *= scale;
+    });
+    keep_hidden(0, p0, n, x);
+    for (int l = 0; l < c_.layers; ++l) {
+      layer(l, p0, n, x);
+      keep_hidden(l + 1, p0, n, x);
+      if (layer_done && !layer_done(l)) return fail(ErrorKind::Cancelled, "cancelled");
+    }
+    // The final norm (transformers' last hidden state is after it) and the output embedding.
+    const Index first = all_logits ? 0 : n - 1, rows = n - first;
+    float* xn = grown(st_.xn, rows * d);
+    for (Index i = 0; i < rows; ++i) rms_norm(x + (first + i) * d, xn + i * d, w_.final_norm, d, s_.rms_eps);
+    if (hidden_) {
+      Matrix& h = hidden_->back();
+      for (Index i = 0; i < rows; ++i) h.row(p0 + first + i) = Eigen::Map<const RowVector>(xn + i * d, d);
+      for (Index i = 0; i < first; ++i) rms_norm(x + i * d, h.row(p0 + i).data(), w_.final_norm, d, s_.rms_eps);
+    }
+    logits.resize(rows, c_.vocab_size);
+    stored_linear(xn, rows, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
+    if (s_.final_softcap > 0.0f) {
+      const float cap = s_.final_softcap;
+      logits.array() = (logits.array() / cap).tanh() * cap;
+    }
+    st_.ids.assign(run_.ids.begin(), run_.ids.begin() + p1);
+    return {};
+  }
+
+  // Room in the cache for p1 positions (grown by doubling, the cached rows kept).
+  void reserve(Index p1) {
+    const Index hd = s_.head_dim, kv = s_.kv_heads;
+    if (st_.keys.size() != static_cast<std::size_t>(c_.layers)) {
+      st_.keys.assign(static_cast<std::size_t>(c_.layers), {});
+      st_.values.assign(static_cast<std::size_t>(c_.layers), {});
+      st_.capacity = 0;
+    }
+    if (p1 <= st_.capacity) return;
+    const Index cap = std::max<Index>(p1, std::min<Index>(2 * st_.capacity, c_.context()));
+    const Index kept = std::min<Index>(static_cast<Index>(st_.ids.size()), st_.capacity);
+    for (auto* cache : {&st_.keys, &st_.values}) {
+      for (auto& layer : *cache) {
+        std::vector<float> bigger(static_cast<std::size_t>(kv * cap * hd));
+        for (Index g = 0; g < kv && kept > 0; ++g) {
+          std::copy_n(layer.data() + g * st_.capacity * hd, kept * hd, bigger.data() + g * cap * hd);
+        }
+        layer = std::move(bigger);
+      }
+    }
+    st_.capacity = cap;
+  }
+
+ private:
+  void keep_hidden(int index, Index p0, Index n, const float* x) {
+    // The last entry is written after the final norm; the others are the residual stream as it is.
+    if (!hidden_ || index == c_.layers) return;
+    Matrix& h = (*hidden_)[static_cast<std::size_t>(index)];
+    for (Index i = 0; i < n; ++i) h.row(p0 + i) = Eigen::Map<const RowVector>(x + i * c_.hidden, c_.hidden);
+  }
+
+  void layer(int l, Index p0, Index n, float* x) {
+    const DecoderLayerWeights& L = w_.layers[static_cast<std::size_t>(l)];
+    const Index d = c_.hidden, hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads;
+    const Index qn = H * hd, kvn = KV * hd, width = qn + 2 * kvn, f = c_.intermediate;
+    float* xn = grown(st_.xn, n * d);
+    for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s_.rms_eps); });
+    float* qkv = grown(st_.qkv, n * width);
+    if (s_.fused) {
+      stored_linear(xn, n, d, L.q, qkv, width, st_.convert);
+    } else {
+      stored_linear(xn, n, d, L.q, qkv, width, st_.convert);
+      stored_linear(xn, n, d, L.k, qkv + qn, width, st_.convert);
+      stored_linear(xn, n, d, L.v, qkv + qn + kvn, width, st_.convert);
+      add_bias(qkv, n, width, 0, L.q_bias);
+      add_bias(qkv, n, width, qn, L.k_bias);
+      add_bias(qkv, n, width, qn + kvn, L.v_bias);
+    }
+    position_queries_and_keys(l, L, p0, n, qkv);
+    float* ctx = grown(st_.ctx, n * qn);
+    attention(l, p0, n, qkv, ctx);
+    float* out = grown(st_.out, n * d);
+    stored_linear(ctx, n, qn, L.o, out, d, st_.convert);
+    add_bias(out, n, d, 0, L.o_bias);
+    for_new_rows(n, [&](Index i) {
+      if (s_.gemma) rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s_.rms_eps);
+      ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
+      rms_norm(x + i * d, xn + i * d, s_.gemma ? L.pre_ffn_norm : L.post_attention_norm, d, s_.rms_eps);
+    });
+    float* gu = grown(st_.gu, n * 2 * f);
+    if (s_.fused) {
+      stored_linear(xn, n, d, L.gate, gu, 2 * f, st_.convert);
+    } else {
+      stored_linear(xn, n, d, L.gate, gu, 2 * f, st_.convert);
+      stored_linear(xn, n, d, L.up, gu + f, 2 * f, st_.convert);
+      add_bias(gu, n, 2 * f, 0, L.gate_bias);
+      add_bias(gu, n, 2 * f, f, L.up_bias);
+    }
+    gated(gu, n, f, s_.activation);
+    stored_linear(gu, n, 2 * f, L.down, out, d, st_.convert);
+    add_bias(out, n, d, 0, L.down_bias);
+    for_new_rows(n, [&](Index i) {
+      if (s_.gemma) rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s_.rms_eps);
+      ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
+    });
+  }
+
+  // q/k norms, RoPE and the query scale on the new rows; their keys and values into the cache.
+  void position_queries_and_keys(int l, const DecoderLayerWeights& L, Index p0, Index n, float* qkv) {
+    const Index hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads, qn = H * hd, kvn = KV * hd;
+    const Index width = qn + 2 * kvn;
+    const bool local = s_.local_rope_theta && s_.sliding[static_cast<std::size_t>(l)];
+    const Rope rope = rope_for(c_, p0 + n, local);
+    const Index half = static_cast<Index>(rope.inv.size());
+    rope_tables(rope, p0, n, cos_, sin_);
+    const float scale = static_cast<float>(s_.query_scale);
+    float* keys = st_.keys[static_cast<std::size_t>(l)].data();
+    float* values = st_.values[static_cast<std::size_t>(l)].data();
+    const Index cap = st_.capacity;
+    for_new_rows(n, [&](Index i) {
+      float* row = qkv + i * width;
+      const float* cs = cos_.data() + i * half;
+      const float* sn = sin_.data() + i * half;
+      for (Index h = 0; h < H + KV; ++h) {
+        float* v = row + h * hd;  // query heads, then key heads
+        if (s_.qk_norm) rms_norm(v, v, h < H ? L.q_norm : L.k_norm, hd, s_.rms_eps);
+        rotate(v, cs, sn, half);
+        if (h < H) ArrayMap(v, hd) *= scale;
+      }
+      for (Index g = 0; g < KV; ++g) {
+        std::copy_n(row + qn + g * hd, hd, keys + (g * cap + p0 + i) * hd);
+        std::copy_n(row + qn + kvn + g * hd, hd, values + (g * cap + p0 + i) * hd);
+      }
+    });
+  }
+
+  // softmax over the visible keys of every new row of every head, into the maps; context into ctx.
+  void attention(int l, Index p0, Index n, const float* qkv, float* ctx) {
+    const Index hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads, qn = H * hd, width = qn + 2 * KV * hd;
+    const Index group = H / KV, cap = st_.capacity;
+    const Index blocks = (n + kQueryBlock - 1) / kQueryBlock, tasks = blocks * H;
+    const Index window = s_.sliding[static_cast<std::size_t>(l)] ? s_.window : 0;
+    HeadStack& maps = *maps_[static_cast<std::size_t>(l)];
+    const Index cols = maps.cols();
+    const bool f16 = maps.precision() == Precision::F16;
+    const float* keys = st_.keys[static_cast<std::size_t>(l)].data();
+    const float* values = st_.values[static_cast<std::size_t>(l)].data();
+    const int threads = omp_get_max_threads();
+    if (st_.scores.size() < static_cast<std::size_t>(threads)) st_.scores.resize(static_cast<std::size_t>(threads));
+    const bool parallel =
+        tasks > 1 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
+#pragma omp parallel for schedule(dynamic) if (parallel)
+    for (Index task = 0; task < tasks; ++task) {
+      const Index h = task / blocks, r0 = (task % blocks) * kQueryBlock, rows = std::min(kQueryBlock, n - r0);
+      const Index g = h / group;
+      const Index keys_needed = p0 + r0 + rows;  // causal: the block's last row sees no further
+      float* S = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], rows * cols);
+      Eigen::Map<RowMajor, 0, Strided> scores(S, rows, keys_needed, Strided(cols));
+      Eigen::Map<const RowMajor, 0, Strided> q(qkv + r0 * width + h * hd, rows, hd, Strided(width));
+      Eigen::Map<const RowMajor> k(keys + g * cap * hd, keys_needed, hd);
+      scores.noalias() = q * k.transpose();
+      for (Index i = 0; i < rows; ++i) softmax_row(S + i * cols, p0 + r0 + i, window, cols);
+      Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
+      Eigen::Map<RowMajor, 0, Strided> out(ctx + r0 * qn + h * hd, rows, hd, Strided(qn));
+      out.noalias() = scores * v;
+      for (Index i = 0; i < rows; ++i) {
+        const Index row = p0 + r0 + i;
+        if (f16) {
+          for (Index j = 0; j < cols; ++j) maps.f16(static_cast<int>(h))[row * cols + j] = Eigen::half(S[i * cols + j]);
+        } else {
+          std::copy_n(S + i * cols, cols, maps.f32(static_cast<int>(h)) + row * cols);
+        }
+      }
+    }
+  }
+
+  // One row of scores -> probabilities over keys [lo, pos], everything else exactly 0 (cols wide).
+  void softmax_row(float* row, Index pos, Index window, Index cols) const {
+    const Index lo = window > 0 ? std::max<Index>(0, pos - window + 1) : 0;
+    const Index count = pos + 1 - lo;
+    float* r = row + lo;
+    if (s_.attn_softcap > 0.0f) {
+      const float cap = s_.attn_softcap;
+      ArrayMap(r, count) = (ConstArrayMap(r, count) / cap).tanh() * cap;
+    }
+    const float shift = ConstArrayMap(r, count).maxCoeff<Eigen::PropagateNaN>();
+    if (std::isnan(shift) || std::isinf(shift)) {
+      ArrayMap(r, count).setConstant(std::numeric_limits<float>::quiet_NaN());  // non-finite weights: warned
+    } else {
+      const float sum = detail::exp_shifted_sum(r, count, shift, 1.0f);
+      ArrayMap(r, count) *= 1.0f / sum;
+    }
+    std::fill(row, row + lo, 0.0f);
+    std::fill(row + pos + 1, row + cols, 0.0f);
+  }
+
+  const TransformerModel::Impl& m_;
+  const TransformerConfig& c_;
+  const DecoderSettings& s_;
+  const DecoderWeights& w_;
+  DecoderState& st_;
+  TransformerRun& run_;
+  std::vector<HeadStack*> maps_;
+  std::vector<Matrix>* hidden_;
+  std::vector<float> cos_, sin_;
+};
+
+// How many leading tokens of `run` the cache and `previous` can supply (0: none).
+Index reusable(const TransformerModel::Impl& m, const DecoderState& st, const TransformerRun& run,
+               const RunOptions& o) {
+  const TransformerRun* prev = o.previous;
+  const auto& c = m.config;
+  if (!prev || prev->ids != st.ids || prev->attention.layers.size() != static_cast<std::size_t>(c.layers)) return 0;
+  if (prev->attention.layers.front().maps.precision() != o.precision) return 0;
+  if (o.hidden_states && prev->hidden_states.size() != static_cast<std::size_t>(c.layers) + 1) return 0;
+  const Index n = static_cast<Index>(run.ids.size());
+  if (c.decoder.rope == RopeScaling::Dynamic && n > c.max_positions) return 0;
+  const auto mismatch = std::mismatch(prev->ids.begin(), prev->ids.end(), run.ids.begin(), run.ids.end());
+  const Index common = static_cast<Index>(mismatch.first - prev->ids.begin());
+  return std::min(common, n - 1);  // the last token is always computed: its logits are the prediction
+}
+
+// Rows [0, keep) of every map and hidden state of `prev` into `run`'s (already sized) ones.
+void copy_prefix(const TransformerRun& prev, std::vector<HeadStack>& stacks, std::vector<Matrix>* hidden, Index keep) {
+  for (std::size_t l = 0; l < stacks.size(); ++l) {
+    const HeadStack& from = prev.attention.layers[l].maps;
+    HeadStack& to = stacks[l];
+    for (int h = 0; h < to.heads(); ++h) {
+      for (Index r = 0; r < keep; ++r) {
+        if (to.precision() == Precision::F16) {
+          const Eigen::half* src = from.f16(h) + r * from.cols();
+          Eigen::half* dst = to.f16(h) + r * to.cols();
+          std::copy_n(src, keep, dst);
+          std::fill(dst + keep, dst + to.cols(), Eigen::half(0.0f));
+        } else {
+          const float* src = from.f32(h) + r * from.cols();
+          float* dst = to.f32(h) + r * to.cols();
+          std::copy_n(src, keep, dst);
+          std::fill(dst + keep, dst + to.cols(), 0.0f);
+        }
+      }
+    }
+  }
+  if (hidden) {
+    for (std::size_t i = 0; i < hidden->size(); ++i) (*hidden)[i].topRows(keep) = prev.hidden_states[i].topRows(keep);
+  }
+}
+
+std::vector<HeadStack> make_stacks(const TransformerConfig& c, Index size, Precision precision) {
+  std::vector<HeadStack> stacks;
+  for (int l = 0; l < c.layers; ++l)
+    stacks.emplace_back(c.heads, size, size, precision, HeadStack::Init::Uninitialised);
+  return stacks;
+}
+
+void predict(const TransformerModel::Impl& m, TransformerRun& run, int k) {
+  if (k <= 0 || run.logits.rows() == 0) return;
+  Prediction p;
+  p.position = static_cast<int>(run.ids.size()) - 1;
+  p.top = top_k(run.logits.bottomRows(1), k, m.tokenizer.get(), nullptr);
+  run.predictions.push_back(std::move(p));
+}
+
+// The next token from the last row of `logits` (decoder_torch's greedy rule: the first maximum).
+int choose(const RowVector& logits, const GenerateOptions& g, SplitMix64& rng, float& probability) {
+  const Index v = logits.size();
+  const float t = g.temperature > 0.0f ? g.temperature : 1.0f;
+  const double mx = logits.maxCoeff();
+  std::vector<double> p(static_cast<std::size_t>(v));
+  double sum = 0;
+  for (Index i = 0; i < v; ++i) sum += p[static_cast<std::size_t>(i)] = std::exp((logits[i] - mx) / t);
+  for (double& e : p) e /= sum;
+  if (g.temperature <= 0.0f) {
+    Index best = 0;
+    logits.maxCoeff(&best);
+    probability = static_cast<float>(p[static_cast<std::size_t>(best)]);
+    return static_cast<int>(best);
+  }
+  std::vector<int> order(static_cast<std::size_t>(v));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+  std::size_t keep =
+      g.top_k > 0 ? std::min<std::size_t>(order.size(), static_cast<std::size_t>(g.top_k)) : order.size();
+  double mass = 0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    mass += p[static_cast<std::size_t>(order[i])];
+    if (mass >= g.top_p) {
+      keep = i + 1;
+      break;
+    }
+  }
+  mass = 0;
+  for (std::size_t i = 0; i < keep; ++i) mass += p[static_cast<std::size_t>(order[i])];
+  double u = static_cast<double>(rng.uniform()) * mass;
+  int chosen = order[keep - 1];
+  for (std::size_t i = 0; i < keep; ++i) {
+    u -= p[static_cast<std::size_t>(order[i])];
+    if (u < 0) {
+      chosen = order[i];
+      break;
+    }
+  }
+  probability = static_cast<float>(p[static_cast<std::size_t>(chosen)]);
+  return chosen;
+}
+
+std::vector<Matrix> make_hidden(const TransformerConfig& c, Index rows) {
+  return std::vector<Matrix>(static_cast<std::size_t>(c.layers) + 1, Matrix::Zero(rows, c.hidden));
+}
+
+}  // namespace
+
+Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run,
+                         const RunOptions& options) {
+  const auto& c = m.config;
+  const Index n = static_cast<Index>(run.ids.size());
+  const Index keep = reusable(m, st, run, options);
+  std::vector<HeadStack> stacks = make_stacks(c, n, options.precision);
+  if (options.hidden_states) run.hidden_states = make_hidden(c, n);
+  std::vector<Matrix>* hidden = options.hidden_states ? &run.hidden_states : nullptr;
+  if (keep > 0) copy_prefix(*options.previous, stacks, hidden, keep);
+  std::vector<HeadStack*> maps;
+  for (auto& s : stacks) maps.push_back(&s);
+  Extension extend(m, st, run, maps, hidden);
+  const auto done = [&](int l) {
+    run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
+    return !options.on_layer || options.on_layer(run.attention);
+  };
+  ATTN_TRY(extend(keep, n, options.all_logits, run.logits, done));
+  run.logits_from = options.all_logits ? 0 : static_cast<int>(n - 1);
+  run.reused_tokens = static_cast<int>(keep);
+  predict(m, run, options.top_k);
+  return {};
+}
+
+Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run,
+                              const GenerateOptions& g, const RunOptions& options) {
+  const auto& c = m.config;
+  const Index prompt = static_cast<Index>(run.ids.size());
+  Index steps = std::max(0, g.max_new_tokens);
+  if (prompt + steps > c.context()) {
+    steps = c.context() - prompt;
+    run.warnings.push_back("generation stops at " + std::to_string(c.context()) + " tokens (the model's context): " +
+                           std::to_string(steps) + " new tokens of " + std::to_string(g.max_new_tokens));
+  }
+  const Index size = prompt + steps;
+  for (auto& s : make_stacks(c, size, options.precision)) {
+    run.attention.layers.push_back({Stage::Decoder, static_cast<int>(run.attention.layers.size()), std::move(s)});
+  }
+  if (options.hidden_states) run.hidden_states = make_hidden(c, size);
+  std::vector<HeadStack*> maps;
+  for (auto& layer : run.attention.layers) maps.push_back(&layer.maps);
+  Extension extend(m, st, run, maps, options.hidden_states ? &run.hidden_states : nullptr);
+  st.ids.clear();
+  extend.reserve(size);
+  ATTN_TRY(extend(0, prompt, false, run.logits, {}));
+  run.prompt_tokens = static_cast<int>(prompt);
+  SplitMix64 rng(g.seed);
+  const text::Tokenizer* tok = m.tokenizer.get();
+  for (Index step = 0; step < steps; ++step) {
+    float probability = 0;
+    const int id = choose(run.logits.bottomRows(1), g, rng, probability);
+    const Index pos = prompt + step;
+    run.ids.push_back(id);
+    run.attention.tokens.push_back(token_label(tok, id));
+    run.attention.spans.push_back(Span{});
+    run.generated_probability.push_back(probability);
+    ATTN_TRY(extend(pos, pos + 1, false, run.logits, {}));
+    const bool eos = std::find(c.decoder.eos.begin(), c.decoder.eos.end(), id) != c.decoder.eos.end();
+    if (g.on_token && !g.on_token(static_cast<int>(pos), id, probability)) break;
+    if (g.stop_at_eos && eos) break;
+  }
+  const Index final_size = static_cast<Index>(run.ids.size());
+  if (final_size < size) {
+    // Stopped early: the maps and hidden states shrink to the tokens there are.
+    for (auto& layer : run.attention.layers) {
+      HeadStack smaller(c.heads, final_size, final_size, options.precision, HeadStack::Init::Uninitialised);
+      for (int h = 0; h < c.heads; ++h) {
+        for (Index r = 0; r < final_size; ++r) {
+          if (options.precision == Precision::F16) {
+            std::copy_n(layer.maps.f16(h) + r * size, final_size, smaller.f16(h) + r * final_size);
+          } else {
+            std::copy_n(layer.maps.f32(h) + r * size, final_size, smaller.f32(h) + r * final_size);
+          }
+        }
+      }
+      layer.maps = std::move(smaller);
+    }
+    for (Matrix& h : run.hidden_states) h.conservativeResize(final_size, Eigen::NoChange);
+  }
+  run.logits_from = static_cast<int>(final_size - 1);
+  predict(m, run, options.top_k);
+  return {};
+}
+
+}  // namespace attn::models
