@@ -41,9 +41,9 @@ class MetaspaceDecoder final : public Decoder {
  public:
   MetaspaceDecoder(std::string replacement, bool strip_first) : replacement_(std::move(replacement)), strip_first_(strip_first) {}
   void decode(std::vector<std::string>& tokens, bool display) const override {
+    // The first token loses every replacement character (the library drops them all, not only the prepended one).
     for (std::size_t k = 0; k < tokens.size(); ++k) {
-      replace_all(tokens[k], replacement_, " ");
-      if (k == 0 && strip_first_ && !display && tokens[k].starts_with(' ')) tokens[k].erase(0, 1);
+      replace_all(tokens[k], replacement_, k == 0 && strip_first_ && !display ? "" : " ");
     }
   }
 

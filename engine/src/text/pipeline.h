@@ -82,6 +82,7 @@ struct PieceToken {
   int id = 0;
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
+  bool surface = false;  // the token's text is the piece's bytes, not the entry (Unigram's unknown runs)
 };
 
 class Model {

@@ -259,7 +259,8 @@ class JsonTokenizer final : public Tokenizer {
           found.clear();
           model_->tokenize(piece.text, found);
           for (const PieceToken& t : found) {
-            out.tokens.push_back({t.id, vocab_[static_cast<std::size_t>(t.id)], piece.source(t.begin, t.end)});
+            std::string entry = t.surface ? piece.text.substr(t.begin, t.end - t.begin) : vocab_[static_cast<std::size_t>(t.id)];
+            out.tokens.push_back({t.id, std::move(entry), piece.source(t.begin, t.end)});
             out.type_ids.push_back(0);
             out.special.push_back(false);
           }

@@ -152,14 +152,14 @@ class Unigram final : public Model {
         const std::string_view bytes = piece.substr(it->begin, it->end - it->begin);
         const bool all =
             std::all_of(bytes.begin(), bytes.end(), [&](char b) { return byte_ids_[static_cast<unsigned char>(b)] >= 0; });
-        if (all) {
+        if (all) {  // every byte token spans the whole unknown run, as the library's do
           for (std::uint32_t k = it->begin; k < it->end; ++k) {
-            out.push_back({byte_ids_[static_cast<unsigned char>(piece[k])], k, k + 1});
+            out.push_back({byte_ids_[static_cast<unsigned char>(piece[k])], it->begin, it->end});
           }
           continue;
         }
       }
-      if (unk_) out.push_back({*unk_, it->begin, it->end});
+      if (unk_) out.push_back({*unk_, it->begin, it->end, true});
     }
   }
 
