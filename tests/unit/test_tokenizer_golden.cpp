@@ -11,7 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-namespace attn::text {
+// A namespace of its own: the unity build compiles this file with the other tokenizer tests.
+namespace attn::text::golden_tests {
 namespace {
 
 namespace fs = std::filesystem;
@@ -144,4 +145,4 @@ INSTANTIATE_TEST_SUITE_P(Tokenizers, Golden, ::testing::ValuesIn(tokenizer_names
                          });
 
 }  // namespace
-}  // namespace attn::text
+}  // namespace attn::text::golden_tests

@@ -99,6 +99,12 @@ class SentencePieceTokenizer final : public Tokenizer {
       out.push_back({static_cast<int>(piece.id()), piece.piece(),
                      Span{static_cast<std::int32_t>(piece.begin()), static_cast<std::int32_t>(piece.end())}});
     }
+    // The byte pieces of one character: libsentencepiece gives all but the last an empty span at the
+    // character's start; each gets the character's span, as tokenizer.json's byte fallback gives them.
+    for (std::size_t k = out.size(); k-- > 1;) {
+      Span& before = out[k - 1].span;
+      if (before.begin == before.end && out[k].span.begin == before.begin) before = out[k].span;
+    }
     return out;
   }
 
