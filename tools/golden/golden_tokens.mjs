@@ -38,6 +38,8 @@ const TEXTS = [
   'https://example.com/path?query=1&b=2 user@example.org',
   'supercalifragilisticexpialidocious'.repeat(3),
   '    ',
+  'Say <mask> then [MASK] , XX marks xx in axx; [BRK] alone but a[BRK]b, <|im_end|>\n<s>',
+  '\t\tTabs\tand\u3000ideographic\u2003em  spaces\n\n\n',
 ];
 
 const PAIRS = [

@@ -82,7 +82,9 @@ class JsonTokenizer final : public Tokenizer {
     for (const int id : ids) {
       if (id < 0 || id >= vocab_size() || vocab_[static_cast<std::size_t>(id)].empty()) continue;
       if (skip_special && special_[static_cast<std::size_t>(id)]) continue;
-      tokens.push_back(vocab_[static_cast<std::size_t>(id)]);
+      // A normalized added token goes through the decoder as the normalizer wrote it, as in the library.
+      const auto as = std::find_if(decoded_as_.begin(), decoded_as_.end(), [&](const auto& d) { return d.first == id; });
+      tokens.push_back(as != decoded_as_.end() ? as->second : vocab_[static_cast<std::size_t>(id)]);
     }
     if (decoder_) decoder_->decode(tokens, false);
     std::string out;
@@ -167,7 +169,18 @@ class JsonTokenizer final : public Tokenizer {
     for (const JsonAddedToken& t : added) {
       special_[static_cast<std::size_t>(t.token.id)] = t.token.special ? 1 : 0;
       added_[static_cast<std::size_t>(t.token.id)] = 1;
-      (t.normalized && normalizer_ ? normalized : raw).push_back(t.token);
+      if (!t.normalized || !normalizer_) {
+        raw.push_back(t.token);
+        continue;
+      }
+      // A normalized token is looked for as the normalizer writes it ("xx" behind Prepend("▁") is "▁xx").
+      AddedToken as_normalized = t.token;
+      Piece content = piece_of(t.token.content, 0);
+      normalizer_->normalize(content);
+      if (content.text.empty()) continue;
+      as_normalized.content = content.text;
+      normalized.push_back(std::move(as_normalized));
+      decoded_as_.emplace_back(t.token.id, std::move(content.text));
     }
     raw_added_ = unicode::AddedTokenMatcher(std::move(raw));
     normalized_added_ = unicode::AddedTokenMatcher(std::move(normalized));
@@ -211,8 +224,9 @@ class JsonTokenizer final : public Tokenizer {
  private:
   bool is_added(int id) const { return id >= 0 && id < vocab_size() && added_[static_cast<std::size_t>(id)]; }
 
-  void push_added(const AddedToken& t, Span span, Encoded& out) const {
-    out.tokens.push_back({t.id, vocab_[static_cast<std::size_t>(t.id)], span});
+  // An added token's text is what it matched, white space taken by lstrip/rstrip included (as the library's).
+  void push_added(const AddedToken& t, std::string matched, Span span, Encoded& out) const {
+    out.tokens.push_back({t.id, std::move(matched), span});
     out.type_ids.push_back(0);
     out.special.push_back(false);
   }
@@ -234,7 +248,9 @@ class JsonTokenizer final : public Tokenizer {
     std::vector<PieceToken> found;
     for (const unicode::Segment& s : segments) {
       if (s.added >= 0) {
-        push_added(raw_added_.tokens()[static_cast<std::size_t>(s.added)], {s.begin, s.end}, out);
+        push_added(raw_added_.tokens()[static_cast<std::size_t>(s.added)],
+                   std::string(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin))),
+                   {s.begin, s.end}, out);
         continue;
       }
       Piece p = piece_of(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin)),
@@ -249,6 +265,7 @@ class JsonTokenizer final : public Tokenizer {
       for (const unicode::Segment& n : inner) {
         if (n.added >= 0) {
           push_added(normalized_added_.tokens()[static_cast<std::size_t>(n.added)],
+                     p.text.substr(static_cast<std::size_t>(n.begin), static_cast<std::size_t>(n.end - n.begin)),
                      p.source(static_cast<std::size_t>(n.begin), static_cast<std::size_t>(n.end)), out);
           continue;
         }
@@ -275,6 +292,7 @@ class JsonTokenizer final : public Tokenizer {
   unicode::VocabIndex index_;
   std::vector<char> special_;  // by id: an added token marked special (left out by decode)
   std::vector<char> added_;    // by id: an added token (shown as it is written)
+  std::vector<std::pair<int, std::string>> decoded_as_;  // normalized added tokens: id, normalized content
   std::unique_ptr<Normalizer> normalizer_;
   std::unique_ptr<PreTokenizer> pre_;
   std::unique_ptr<Model> model_;
