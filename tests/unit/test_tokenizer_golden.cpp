@@ -60,7 +60,9 @@ std::vector<std::array<int, 2>> offsets_of(const std::vector<Token>& tokens, std
     start_of[i] = static_cast<int>(start);
   }
   start_of[text.size()] = static_cast<int>(text.size());
-  const auto round = [&](int b) { return b >= 0 && b <= static_cast<int>(text.size()) ? start_of[static_cast<std::size_t>(b)] : b; };
+  const auto round = [&](int b) {
+    return b >= 0 && b <= static_cast<int>(text.size()) ? start_of[static_cast<std::size_t>(b)] : b;
+  };
   std::vector<std::array<int, 2>> out;
   for (const Token& t : tokens) out.push_back({round(t.span.begin), round(t.span.end)});
   return out;

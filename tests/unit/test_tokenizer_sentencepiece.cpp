@@ -184,7 +184,8 @@ TEST(TokenizerJson, UnsupportedComponentsAreRefusedByName) {
     EXPECT_EQ(t.error().reason, c.reason);
     EXPECT_EQ(t.error().file, "tokenizer.json");
     // The byte is that of the type's name.
-    const std::string type = c.reason.substr(c.reason.find(" type ") + 6, c.reason.find(" is not") - c.reason.find(" type ") - 6);
+    const std::string type =
+        c.reason.substr(c.reason.find(" type ") + 6, c.reason.find(" is not") - c.reason.find(" type ") - 6);
     EXPECT_EQ(t.error().offset, static_cast<std::int64_t>(text.find("\"" + type + "\""))) << t.error().message();
   }
   const auto model = parse_tokenizer_json(R"({"model": {"type": "Fsa", "vocab": {}}})", "tokenizer.json");
@@ -194,8 +195,8 @@ TEST(TokenizerJson, UnsupportedComponentsAreRefusedByName) {
 }
 
 TEST(TokenizerJson, BadSplitRegexIsRefusedWithPcre2sMessageAndOffset) {
-  const std::string text =
-      minimal_json(R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "\\p{L}+|(?<bad"}, "behavior": "Isolated", "invert": false})");
+  const std::string text = minimal_json(
+      R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "\\p{L}+|(?<bad"}, "behavior": "Isolated", "invert": false})");
   const auto t = parse_tokenizer_json(text, "tokenizer.json");
   ASSERT_FALSE(t.has_value());
   EXPECT_EQ(t.error().kind, ErrorKind::Malformed);
@@ -205,7 +206,8 @@ TEST(TokenizerJson, BadSplitRegexIsRefusedWithPcre2sMessageAndOffset) {
   EXPECT_NE(t.error().reason.find("syntax error"), std::string::npos) << t.error().reason;  // PCRE2's own words
   EXPECT_EQ(t.error().offset, static_cast<std::int64_t>(text.find("\"pre_tokenizer\"")));
   const auto behaviour = parse_tokenizer_json(
-      minimal_json(R"(, "pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways"})"), "t.json");
+      minimal_json(R"(, "pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways"})"),
+      "t.json");
   ASSERT_FALSE(behaviour.has_value());
   EXPECT_NE(behaviour.error().reason.find("Sideways"), std::string::npos);
 }

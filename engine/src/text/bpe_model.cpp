@@ -111,8 +111,8 @@ class Bpe final : public Model {
     if (cacheable) {
       std::unique_lock lock(cache_mutex_);
       if (cache_.size() < kCacheCapacity) {
-        cache_.emplace(std::string(piece), std::vector<PieceToken>(out.begin() + static_cast<std::ptrdiff_t>(first),
-                                                                   out.end()));
+        cache_.emplace(std::string(piece),
+                       std::vector<PieceToken>(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()));
       }
     }
   }

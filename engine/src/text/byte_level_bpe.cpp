@@ -265,8 +265,8 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
     std::string bytes;
     for (const int id : ids) {
       if (id < 0 || id >= vocab_size()) continue;
-      const auto added = std::find_if(added_.tokens().begin(), added_.tokens().end(),
-                                      [&](const AddedToken& t) { return t.id == id; });
+      const auto added =
+          std::find_if(added_.tokens().begin(), added_.tokens().end(), [&](const AddedToken& t) { return t.id == id; });
       if (added != added_.tokens().end()) {
         if (!(skip_special && added->special)) bytes += added->content;
         continue;

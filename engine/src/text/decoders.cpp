@@ -39,7 +39,8 @@ class ByteLevelDecoder final : public Decoder {
 
 class MetaspaceDecoder final : public Decoder {
  public:
-  MetaspaceDecoder(std::string replacement, bool strip_first) : replacement_(std::move(replacement)), strip_first_(strip_first) {}
+  MetaspaceDecoder(std::string replacement, bool strip_first)
+      : replacement_(std::move(replacement)), strip_first_(strip_first) {}
   void decode(std::vector<std::string>& tokens, bool display) const override {
     // The first token loses every replacement character (the library drops them all, not only the prepended one).
     for (std::size_t k = 0; k < tokens.size(); ++k) {
@@ -147,7 +148,7 @@ class WordPieceDecoder final : public Decoder {
       }
       if (cleanup_) {
         static const std::pair<const char*, const char*> kRules[] = {
-            {" .", "."},   {" ?", "?"},     {" !", "!"},   {" ,", ","},   {" ' ", "'"},   {" n't", "n't"},
+            {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
             {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
         for (const auto& [from, to] : kRules) replace_all(t, from, to);
       }

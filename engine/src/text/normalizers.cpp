@@ -56,7 +56,8 @@ std::vector<Char> decompose(const Piece& p, bool compat) {
       out.push_back(ch);  // no decomposition longer than 18 exists; kept as it is should one ever appear
       continue;
     }
-    for (utf8proc_ssize_t k = 0; k < n; ++k) out.push_back({static_cast<char32_t>(buffer[static_cast<std::size_t>(k)]), ch.from});
+    for (utf8proc_ssize_t k = 0; k < n; ++k)
+      out.push_back({static_cast<char32_t>(buffer[static_cast<std::size_t>(k)]), ch.from});
   }
   for (std::size_t i = 0; i < out.size();) {
     if (combining_class(out[i].c) == 0) {
@@ -123,9 +124,9 @@ class UnicodeForm final : public Normalizer {
     auto options = static_cast<int>(UTF8PROC_STABLE) | (compose_ ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE);
     if (compat_) options |= UTF8PROC_COMPAT;
     utf8proc_uint8_t* result = nullptr;
-    const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                                static_cast<utf8proc_ssize_t>(text.size()), &result,
-                                static_cast<utf8proc_option_t>(options));
+    const auto n =
+        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), static_cast<utf8proc_ssize_t>(text.size()),
+                     &result, static_cast<utf8proc_option_t>(options));
     const bool same = n >= 0 && static_cast<std::size_t>(n) == text.size() &&
                       std::equal(text.begin(), text.end(), reinterpret_cast<const char*>(result));
     std::free(result);

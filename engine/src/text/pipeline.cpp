@@ -70,14 +70,14 @@ Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bo
   int code = 0;
   PCRE2_SIZE offset = 0;
   const std::uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);  // UCP is refused with LITERAL
-  pcre2_code* compiled = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &code,
-                                       &offset, nullptr);
+  pcre2_code* compiled =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &code, &offset, nullptr);
   if (!compiled) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(code, message.data(), message.size());
     return fail(ErrorKind::Malformed, "the regex \"" + std::string(pattern) + "\" is refused by PCRE2 at byte " +
-                                          std::to_string(offset) + " of the pattern: " +
-                                          reinterpret_cast<const char*>(message.data()));
+                                          std::to_string(offset) +
+                                          " of the pattern: " + reinterpret_cast<const char*>(message.data()));
   }
   std::uint32_t jit = 0;
   pcre2_config(PCRE2_CONFIG_JIT, &jit);
@@ -156,8 +156,8 @@ std::unexpected<Error> bad_field(const std::string& where, const std::string& wh
 }
 
 std::unexpected<Error> unsupported_type(const std::string& where, const std::string& type) {
-  return fail(ErrorKind::Unsupported, where + " type " + (type.empty() ? std::string("(none)") : type) +
-                                          " is not supported");
+  return fail(ErrorKind::Unsupported,
+              where + " type " + (type.empty() ? std::string("(none)") : type) + " is not supported");
 }
 
 std::string type_of(const Json& j) {

@@ -126,7 +126,8 @@ struct Vocabulary {
 
 // A vocabulary from {entry, id} pairs: ids may leave gaps (then "" stands there), but no id may repeat, no
 // entry may repeat, and ids stay below a bound far past any published vocabulary.
-Result<std::shared_ptr<const Vocabulary>> build_vocabulary(std::vector<std::pair<std::string, int>> pairs, const std::string& where);
+Result<std::shared_ptr<const Vocabulary>> build_vocabulary(std::vector<std::pair<std::string, int>> pairs,
+                                                           const std::string& where);
 // Model classes the tokenizer and sentencepiece.cpp build (bpe_model.cpp, word_models.cpp).
 struct BpeOptions {
   std::optional<int> unk;
@@ -137,8 +138,8 @@ struct BpeOptions {
   std::string suffix;  // end_of_word_suffix
 };
 // Merges refer to entries; one that names an entry missing from the vocabulary is an error naming its index.
-Result<std::unique_ptr<Model>> make_bpe(std::shared_ptr<const Vocabulary> vocab, std::vector<std::pair<std::string, std::string>> merges,
-                                        BpeOptions options);
+Result<std::unique_ptr<Model>> make_bpe(std::shared_ptr<const Vocabulary> vocab,
+                                        std::vector<std::pair<std::string, std::string>> merges, BpeOptions options);
 
 // Each match of `pattern` in `p` becomes `content` (Replace normalizer).
 void replace_matches(Piece& p, const Regex& pattern, std::string_view content);
@@ -198,8 +199,8 @@ struct BuiltModel {
 };
 Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level);
 // Special tokens of the post-processor are looked up with `id_of` (the tokenizer's whole vocabulary).
-Result<std::unique_ptr<PostProcessor>> make_post_processor(const Json& j, const std::string& where,
-                                                           const std::function<std::optional<int>(std::string_view)>& id_of);
+Result<std::unique_ptr<PostProcessor>> make_post_processor(
+    const Json& j, const std::string& where, const std::function<std::optional<int>(std::string_view)>& id_of);
 Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& where);
 
 // The tokenizer of a parsed tokenizer.json (the model's vocabulary and merges read as a stream into `parts`).

@@ -13,7 +13,8 @@ Encoded merge_encodings(std::vector<Encoded>& encodings) {
   if (encodings.size() == 1) return std::move(encodings.front());
   Encoded out;
   for (Encoded& e : encodings) {
-    out.tokens.insert(out.tokens.end(), std::make_move_iterator(e.tokens.begin()), std::make_move_iterator(e.tokens.end()));
+    out.tokens.insert(out.tokens.end(), std::make_move_iterator(e.tokens.begin()),
+                      std::make_move_iterator(e.tokens.end()));
     out.type_ids.insert(out.type_ids.end(), e.type_ids.begin(), e.type_ids.end());
     out.special.insert(out.special.end(), e.special.begin(), e.special.end());
   }
@@ -51,7 +52,8 @@ struct TemplateItem {
 
 class Template final : public PostProcessor {
  public:
-  Template(std::vector<TemplateItem> single, std::vector<TemplateItem> pair, std::map<std::string, SpecialPiece> specials)
+  Template(std::vector<TemplateItem> single, std::vector<TemplateItem> pair,
+           std::map<std::string, SpecialPiece> specials)
       : single_(std::move(single)), pair_(std::move(pair)), specials_(std::move(specials)) {}
   void process(std::vector<Encoded>& encodings, bool add_special_tokens) const override {
     const auto& items = encodings.size() > 1 ? pair_ : single_;
@@ -81,7 +83,8 @@ void trim_offsets(Encoded& e, bool add_prefix_space) {
     std::vector<char32_t> chars;
     for (std::size_t i = 0; i < t.text.size();) chars.push_back(unicode::next_code_point(t.text, i));
     std::int32_t leading = 0, trailing = 0;
-    while (leading < static_cast<std::int32_t>(chars.size()) && is_space(chars[static_cast<std::size_t>(leading)])) ++leading;
+    while (leading < static_cast<std::int32_t>(chars.size()) && is_space(chars[static_cast<std::size_t>(leading)]))
+      ++leading;
     while (trailing < static_cast<std::int32_t>(chars.size()) &&
            is_space(chars[chars.size() - 1 - static_cast<std::size_t>(trailing)])) {
       ++trailing;
@@ -155,17 +158,20 @@ Result<std::vector<TemplateItem>> template_items(const Json& j, const char* key,
   for (std::size_t k = 0; k < list->size(); ++k) {
     const Json& entry = (*list)[k];
     const std::string at = field(where, key) + "[" + std::to_string(k) + "]";
-    if (!entry.is_object() || entry.size() != 1) return bad_field(at, "must be {\"Sequence\": ...} or {\"SpecialToken\": ...}");
+    if (!entry.is_object() || entry.size() != 1)
+      return bad_field(at, "must be {\"Sequence\": ...} or {\"SpecialToken\": ...}");
     const std::string kind = entry.begin().key();
     const Json& body = entry.begin().value();
     TemplateItem item;
     item.special = kind == "SpecialToken";
-    if (!item.special && kind != "Sequence") return bad_field(at, "must be {\"Sequence\": ...} or {\"SpecialToken\": ...}");
+    if (!item.special && kind != "Sequence")
+      return bad_field(at, "must be {\"Sequence\": ...} or {\"SpecialToken\": ...}");
     if (!body.is_object()) return bad_field(at + "." + kind, "must be an object");
     ATTN_ASSIGN(item.name, string_field(body, "id", at + "." + kind, ""));
     std::int64_t type_id = 0;
     ATTN_ASSIGN(type_id, int_field(body, "type_id", at + "." + kind, 0));
-    if (type_id < 0 || type_id > 255) return bad_field(at + "." + kind + ".type_id", "is out of range", ErrorKind::OutOfRange);
+    if (type_id < 0 || type_id > 255)
+      return bad_field(at + "." + kind + ".type_id", "is out of range", ErrorKind::OutOfRange);
     item.type_id = static_cast<int>(type_id);
     if (item.special && !specials.contains(item.name)) {
       return bad_field(at, "names the special token \"" + item.name + "\", which special_tokens does not define",
@@ -202,13 +208,14 @@ Result<std::unique_ptr<PostProcessor>> make_post_processor(
         const std::string at = field(where, "special_tokens") + "[\"" + name + "\"]";
         const auto ids = body.find("ids");
         const auto tokens = body.find("tokens");
-        if (!body.is_object() || ids == body.end() || tokens == body.end() || !ids->is_array() ||
-            !tokens->is_array() || ids->size() != tokens->size()) {
+        if (!body.is_object() || ids == body.end() || tokens == body.end() || !ids->is_array() || !tokens->is_array() ||
+            ids->size() != tokens->size()) {
           return bad_field(at, "must have ids and tokens of the same length");
         }
         SpecialPiece piece;
         for (std::size_t k = 0; k < ids->size(); ++k) {
-          if (!(*ids)[k].is_number_integer() || !(*tokens)[k].is_string()) return bad_field(at, "has a bad id or token");
+          if (!(*ids)[k].is_number_integer() || !(*tokens)[k].is_string())
+            return bad_field(at, "has a bad id or token");
           const auto id = (*ids)[k].get<std::int64_t>();
           if (id < 0 || id > INT32_MAX) return bad_field(at, "has an id out of range", ErrorKind::OutOfRange);
           piece.ids.push_back(static_cast<int>(id));

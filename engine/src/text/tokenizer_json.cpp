@@ -83,7 +83,8 @@ class JsonTokenizer final : public Tokenizer {
       if (id < 0 || id >= vocab_size() || vocab_[static_cast<std::size_t>(id)].empty()) continue;
       if (skip_special && special_[static_cast<std::size_t>(id)]) continue;
       // A normalized added token goes through the decoder as the normalizer wrote it, as in the library.
-      const auto as = std::find_if(decoded_as_.begin(), decoded_as_.end(), [&](const auto& d) { return d.first == id; });
+      const auto as =
+          std::find_if(decoded_as_.begin(), decoded_as_.end(), [&](const auto& d) { return d.first == id; });
       tokens.push_back(as != decoded_as_.end() ? as->second : vocab_[static_cast<std::size_t>(id)]);
     }
     if (decoder_) decoder_->decode(tokens, false);
@@ -248,13 +249,14 @@ class JsonTokenizer final : public Tokenizer {
     std::vector<PieceToken> found;
     for (const unicode::Segment& s : segments) {
       if (s.added >= 0) {
-        push_added(raw_added_.tokens()[static_cast<std::size_t>(s.added)],
-                   std::string(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin))),
-                   {s.begin, s.end}, out);
+        push_added(
+            raw_added_.tokens()[static_cast<std::size_t>(s.added)],
+            std::string(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin))),
+            {s.begin, s.end}, out);
         continue;
       }
-      Piece p = piece_of(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin)),
-                         s.begin);
+      Piece p =
+          piece_of(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin)), s.begin);
       if (normalizer_) normalizer_->normalize(p);
       inner.clear();
       if (normalized_added_.empty()) {
@@ -276,7 +278,8 @@ class JsonTokenizer final : public Tokenizer {
           found.clear();
           model_->tokenize(piece.text, found);
           for (const PieceToken& t : found) {
-            std::string entry = t.surface ? piece.text.substr(t.begin, t.end - t.begin) : vocab_[static_cast<std::size_t>(t.id)];
+            std::string entry =
+                t.surface ? piece.text.substr(t.begin, t.end - t.begin) : vocab_[static_cast<std::size_t>(t.id)];
             out.tokens.push_back({t.id, std::move(entry), piece.source(t.begin, t.end)});
             out.type_ids.push_back(0);
             out.special.push_back(false);
@@ -290,8 +293,8 @@ class JsonTokenizer final : public Tokenizer {
   TokenizerKind kind_ = TokenizerKind::Bpe;
   std::vector<std::string> vocab_;
   unicode::VocabIndex index_;
-  std::vector<char> special_;  // by id: an added token marked special (left out by decode)
-  std::vector<char> added_;    // by id: an added token (shown as it is written)
+  std::vector<char> special_;                            // by id: an added token marked special (left out by decode)
+  std::vector<char> added_;                              // by id: an added token (shown as it is written)
   std::vector<std::pair<int, std::string>> decoded_as_;  // normalized added tokens: id, normalized content
   std::unique_ptr<Normalizer> normalizer_;
   std::unique_ptr<PreTokenizer> pre_;

@@ -367,7 +367,8 @@ struct JsonReader {
 // ("Foo" in "pre_tokenizer type Foo is not supported") when that follows.
 std::int64_t locate_component(std::string_view text, const std::string& reason) {
   std::size_t key_end = 0;
-  while (key_end < reason.size() && (std::isalnum(static_cast<unsigned char>(reason[key_end])) || reason[key_end] == '_')) {
+  while (key_end < reason.size() &&
+         (std::isalnum(static_cast<unsigned char>(reason[key_end])) || reason[key_end] == '_')) {
     ++key_end;
   }
   const std::string key = reason.substr(0, key_end);
@@ -572,7 +573,8 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
   }
   if (has("tokenizer.json")) return load_tokenizer_json(folder / "tokenizer.json", config);
   if (has("tokenizer.model")) {
-    return load_sentencepiece(folder / "tokenizer.model", config.add_bos.value_or(true), config.add_eos.value_or(false));
+    return load_sentencepiece(folder / "tokenizer.model", config.add_bos.value_or(true),
+                              config.add_eos.value_or(false));
   }
   if (has("vocab.txt")) return load_wordpiece(folder / "vocab.txt", config.wordpiece);
   if (has("vocab.json") || has("merges.txt")) {

@@ -150,8 +150,8 @@ class Unigram final : public Model {
       }
       if (byte_fallback_) {
         const std::string_view bytes = piece.substr(it->begin, it->end - it->begin);
-        const bool all =
-            std::all_of(bytes.begin(), bytes.end(), [&](char b) { return byte_ids_[static_cast<unsigned char>(b)] >= 0; });
+        const bool all = std::all_of(bytes.begin(), bytes.end(),
+                                     [&](char b) { return byte_ids_[static_cast<unsigned char>(b)] >= 0; });
         if (all) {  // every byte token spans the whole unknown run, as the library's do
           for (std::uint32_t k = it->begin; k < it->end; ++k) {
             out.push_back({byte_ids_[static_cast<unsigned char>(piece[k])], it->begin, it->end});
@@ -250,7 +250,8 @@ Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level) 
       }
       pairs.emplace_back(entry[0].get<std::string>(), static_cast<int>(k));
       const double score = entry[1].get<double>();
-      if (!std::isfinite(score)) return bad_field("model.vocab[" + std::to_string(k) + "]", "has a score that is not finite");
+      if (!std::isfinite(score))
+        return bad_field("model.vocab[" + std::to_string(k) + "]", "has a score that is not finite");
       scores.push_back(score);
     }
     ATTN_ASSIGN(built.vocab, build_vocabulary(std::move(pairs), "model.vocab"));

@@ -116,8 +116,8 @@ class WordPieceTokenizer final : public Tokenizer {
   // clean-up takes the space out before punctuation and contractions.
   std::string decode(std::span<const int> ids, bool skip_special) const override {
     static const std::pair<std::string_view, std::string_view> kCleanup[] = {
-        {" .", "."},     {" ?", "?"},         {" !", "!"},     {" ,", ","},      {" ' ", "'"},    {" n't", "n't"},
-        {" 'm", "'m"},   {" do not", " don't"}, {" 's", "'s"},  {" 've", "'ve"}, {" 're", "'re"}};
+        {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+        {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
     std::string out;
     bool first = true;
     for (const int id : ids) {

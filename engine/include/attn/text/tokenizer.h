@@ -1,4 +1,4 @@
-// Subword tokenizers with character offsets, as Hugging Face's tokenizers produce them:
+// Subword tokenizers with byte offsets, as Hugging Face's tokenizers produce them:
 //   - BERT: the basic tokenizer (clean text: drop NUL, U+FFFD and control characters, whitespace to
 //     space; put spaces around CJK ideographs; optional lower case + accent strip (NFD, drop Mn); split
 //     on whitespace and on punctuation, where punctuation is ASCII 33-47, 58-64, 91-96, 123-126 or any
@@ -6,8 +6,19 @@
 //     "##", words longer than 100 characters become [UNK], a word with any unmatched remainder becomes
 //     [UNK] as a whole);
 //   - GPT-2: byte-level BPE (the bytes-to-unicode map, the pre-tokenisation pattern
-//     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ , ranked merges).
-// Loaded from vocab.txt (WordPiece), vocab.json + merges.txt (BPE), or a tokenizer.json of either kind.
+//     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ , ranked merges);
+//   - tokenizer.json in full (Llama 2/3, Qwen, SmolLM, Mistral; not the Precompiled normalizer): models BPE
+//   (byte_fallback,
+//     ignore_merges, continuing_subword_prefix, end_of_word_suffix, fuse_unk; dropout ignored), WordPiece,
+//     WordLevel, Unigram (Viterbi over the pieces' scores); normalizers NFC, NFD, NFKC, NFKD, Lowercase,
+//     StripAccents, Strip, Replace (string or regex), Prepend, BertNormalizer, Sequence; pre-tokenizers
+//     ByteLevel, Split (PCRE2 patterns, every behaviour, invert), Metaspace, Whitespace, WhitespaceSplit,
+//     Punctuation, Digits, BertPreTokenizer, Sequence; post-processors TemplateProcessing, BertProcessing,
+//     RobertaProcessing, ByteLevel, Sequence; decoders ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace,
+//     WordPiece, Sequence; added tokens with lstrip/rstrip/normalized/single_word. Checked token for token
+//     (ids, offsets, decode) against the library itself (tests/data/tokenizers/golden);
+//   - SentencePiece tokenizer.model files, run by libsentencepiece.
+// Loaded from vocab.txt (WordPiece), vocab.json + merges.txt (BPE), tokenizer.json, or tokenizer.model.
 // Offsets are byte spans into the UTF-8 input; special tokens added by `encode_for_model` get an empty
 // span {0, 0}. Invalid UTF-8 input is an error naming the byte offset.
 #pragma once
