@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 // A namespace of its own: the unity build compiles this file with the other tokenizer tests.
 namespace attn::text::sentencepiece_tests {
@@ -283,6 +284,36 @@ TEST(TokenizerDecode, WordPieceAndByteLevelBpe) {
   EXPECT_EQ((*gpt2)->decode(ids_of(*g), false), text);
   EXPECT_EQ((*gpt2)->decode(ids_of(*g)), "Caf\xC3\xA9  \xF0\x9F\x99\x82  x");
   EXPECT_EQ(ids_of((*gpt2)->encode_for_model("x")->tokens), ids_of(*(*gpt2)->encode("x")));  // GPT-2 adds nothing
+}
+
+// encode() is const and runs on several threads at once: the BPE cache is shared, PCRE2's match data is per thread.
+TEST(TokenizerThreads, TokenizerJsonAndSentencePieceEncodeConcurrently) {
+  auto qwen = load_tokenizer_json(data_dir() / "golden" / "qwen3.json");
+  auto llama = load_tokenizer_json(data_dir() / "golden" / "llama2_spm.json");
+  ASSERT_TRUE(qwen.has_value() && llama.has_value());
+  std::string text;
+  for (int i = 0; i < 30; ++i) {
+    text += "Line " + std::to_string(i) +
+            ": Hello world! I'm sure you'll see na\xC3\xAFve caf\xC3\xA9 \xF0\x9F\x99\x82 " + std::to_string(i * 7919) +
+            "\n";
+  }
+  for (const Tokenizer* t : std::vector<const Tokenizer*>{qwen->get(), llama->get(), &tok512()}) {
+    const auto expected = t->encode(text);
+    ASSERT_TRUE(expected.has_value());
+    std::vector<int> same(2, 1);
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 2; ++k) {
+      threads.emplace_back([&, k] {
+        for (int round = 0; round < 20; ++round) {
+          const auto tokens = t->encode(text);
+          if (!tokens || *tokens != *expected) same[static_cast<std::size_t>(k)] = 0;
+          if (!t->encode("word" + std::to_string(k * 1000 + round))) same[static_cast<std::size_t>(k)] = 0;
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    EXPECT_EQ(same, (std::vector<int>{1, 1}));
+  }
 }
 
 }  // namespace

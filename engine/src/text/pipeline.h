@@ -11,7 +11,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -198,9 +197,8 @@ struct BuiltModel {
   TokenizerKind kind = TokenizerKind::Bpe;
 };
 Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level);
-// Special tokens of the post-processor are looked up with `id_of` (the tokenizer's whole vocabulary).
-Result<std::unique_ptr<PostProcessor>> make_post_processor(
-    const Json& j, const std::string& where, const std::function<std::optional<int>(std::string_view)>& id_of);
+// The special tokens' ids come from the file (TemplateProcessing's special_tokens, BertProcessing's [token, id]).
+Result<std::unique_ptr<PostProcessor>> make_post_processor(const Json& j, const std::string& where);
 Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& where);
 
 // The tokenizer of a parsed tokenizer.json (the model's vocabulary and merges read as a stream into `parts`).

@@ -196,8 +196,7 @@ Result<SpecialPiece> named_pair(const Json& j, const char* key, const std::strin
 
 }  // namespace
 
-Result<std::unique_ptr<PostProcessor>> make_post_processor(
-    const Json& j, const std::string& where, const std::function<std::optional<int>(std::string_view)>& id_of) {
+Result<std::unique_ptr<PostProcessor>> make_post_processor(const Json& j, const std::string& where) {
   if (!j.is_object()) return bad_field(where, "must be an object or null");
   const std::string type = type_of(j);
   if (type == "TemplateProcessing") {
@@ -250,7 +249,7 @@ Result<std::unique_ptr<PostProcessor>> make_post_processor(
     if (list == j.end() || !list->is_array()) return bad_field(field(where, "processors"), "must be an array");
     std::vector<std::unique_ptr<PostProcessor>> parts;
     for (std::size_t k = 0; k < list->size(); ++k) {
-      auto part = make_post_processor((*list)[k], where + ".processors[" + std::to_string(k) + "]", id_of);
+      auto part = make_post_processor((*list)[k], where + ".processors[" + std::to_string(k) + "]");
       if (!part) return std::unexpected(std::move(part.error()));
       parts.push_back(std::move(*part));
     }

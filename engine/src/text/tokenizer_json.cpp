@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <functional>
 
 namespace attn::text::pipeline {
 
@@ -186,9 +185,8 @@ class JsonTokenizer final : public Tokenizer {
     raw_added_ = unicode::AddedTokenMatcher(std::move(raw));
     normalized_added_ = unicode::AddedTokenMatcher(std::move(normalized));
 
-    const auto id_of = [this](std::string_view s) { return id(s); };
     const Json* post = component("post_processor");
-    if (post) ATTN_ASSIGN(post_, make_post_processor(*post, "post_processor", id_of));
+    if (post) ATTN_ASSIGN(post_, make_post_processor(*post, "post_processor"));
 
     // Which ids the models code treats as special.
     const auto first_of = [&](std::initializer_list<const char*> names) -> std::optional<int> {
