@@ -377,6 +377,19 @@ std::int64_t locate_component(std::string_view text, const std::string& reason) 
     if (k.name == key) at = k.offset;
   }
   if (at < 0) return -1;
+  // A refused regex: the byte of its string in the file (written as nlohmann writes it, which is how the
+  // library's files write it).
+  const std::string regex_marker = "the regex \"";
+  const auto regex_at = reason.find(regex_marker);
+  const auto regex_end = reason.find("\" is refused by PCRE2");
+  if (regex_at != std::string::npos && regex_end != std::string::npos && regex_end > regex_at) {
+    const std::string pattern =
+        reason.substr(regex_at + regex_marker.size(), regex_end - regex_at - regex_marker.size());
+    const std::string quoted = json(pattern).dump();
+    if (const auto found = text.find(quoted, static_cast<std::size_t>(at)); found != std::string_view::npos) {
+      return static_cast<std::int64_t>(found);
+    }
+  }
   const std::string marker = " type ";
   const auto type_at = reason.find(marker);
   const auto end = reason.find(" is not supported");
