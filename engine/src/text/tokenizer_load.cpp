@@ -321,7 +321,7 @@ Error in_file(Error e, const fs::path& path) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// tokenizer.json fields, checked before they are read (nlohmann's get<> throws on a wrong type).
+// tokenizer_config.json fields, checked before they are read (nlohmann's get<> throws on a wrong type).
 
 struct JsonReader {
   const fs::path& path;
@@ -330,19 +330,6 @@ struct JsonReader {
     return fail(kind, where + " " + what, path.string());
   }
   static std::string name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
-  Result<std::string> text(const json& parent, const char* key, const std::string& where, std::string fallback) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) return fallback;
-    if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string");
-    return it->get<std::string>();
-  }
-  Result<std::optional<std::string>> optional_text(const json& parent, const char* key,
-                                                   const std::string& where) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) return std::optional<std::string>();
-    if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string or null");
-    return std::optional<std::string>(it->get<std::string>());
-  }
   Result<bool> flag(const json& parent, const char* key, const std::string& where, bool fallback) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return fallback;
@@ -354,12 +341,6 @@ struct JsonReader {
     if (it == parent.end() || it->is_null()) return std::optional<bool>();
     if (!it->is_boolean()) return bad(ErrorKind::Malformed, name(where, key), "must be true, false or null");
     return std::optional<bool>(it->get<bool>());
-  }
-  Result<int> whole(const json& value, const std::string& where) const {
-    if (!value.is_number_integer()) return bad(ErrorKind::Malformed, where, "must be a whole number");
-    const auto v = value.get<std::int64_t>();
-    if (v < 0 || v > INT32_MAX) return bad(ErrorKind::OutOfRange, where, "is out of range");
-    return static_cast<int>(v);
   }
 };
 

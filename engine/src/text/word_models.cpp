@@ -76,7 +76,7 @@ class Unigram final : public Model {
   Unigram(std::shared_ptr<const Vocabulary> vocab, std::vector<double> scores, std::optional<int> unk,
           bool byte_fallback)
       : vocab_(std::move(vocab)), scores_(std::move(scores)), unk_(unk) {
-    double lowest = 0.0;
+    double lowest = std::numeric_limits<double>::infinity();  // the vocabulary is not empty (make_model checks)
     for (std::size_t i = 0; i < scores_.size(); ++i) {
       lowest = std::min(lowest, scores_[i]);
       longest_ = std::max(longest_, vocab_->entries[i].size());
