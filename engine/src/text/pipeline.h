@@ -127,7 +127,7 @@ struct Vocabulary {
 // entry may repeat, and ids stay below a bound far past any published vocabulary.
 Result<std::shared_ptr<const Vocabulary>> build_vocabulary(std::vector<std::pair<std::string, int>> pairs,
                                                            const std::string& where);
-// Model classes the tokenizer and sentencepiece.cpp build (bpe_model.cpp, word_models.cpp).
+// The BPE model's options (bpe_model.cpp); make_model reads them from tokenizer.json.
 struct BpeOptions {
   std::optional<int> unk;
   bool fuse_unk = false;
@@ -155,7 +155,8 @@ class Regex {
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
-  // The non-overlapping matches in `text`, left to right, as byte ranges (empty matches included).
+  // The non-overlapping matches in `text` (valid UTF-8), left to right, as byte ranges (empty matches included;
+  // the search goes on one code point later). A match that hits PCRE2's matching limit ends the search there.
   void find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const;
 
  private:
