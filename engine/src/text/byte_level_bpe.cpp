@@ -259,6 +259,31 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
     return unicode::repair_utf8(bytes);
   }
 
+  // The entries' bytes joined, then read as UTF-8 (ill-formed sequences as U+FFFD), as the ByteLevel decoder.
+  std::string decode(std::span<const int> ids, bool skip_special) const override {
+    const ByteMap& map = byte_map();
+    std::string bytes;
+    for (const int id : ids) {
+      if (id < 0 || id >= vocab_size()) continue;
+      const auto added =
+          std::find_if(added_.tokens().begin(), added_.tokens().end(), [&](const AddedToken& t) { return t.id == id; });
+      if (added != added_.tokens().end()) {
+        if (!(skip_special && added->special)) bytes += added->content;
+        continue;
+      }
+      const std::string_view entry = vocab_[static_cast<std::size_t>(id)];
+      for (std::size_t i = 0; i < entry.size();) {
+        const char32_t c = unicode::next_code_point(entry, i);
+        if (c < map.to_byte.size() && map.to_byte[c] >= 0) {
+          bytes += static_cast<char>(map.to_byte[c]);
+        } else {
+          unicode::append_utf8(bytes, c);
+        }
+      }
+    }
+    return unicode::repair_utf8(bytes);
+  }
+
   Result<std::vector<Token>> encode(std::string_view text) const override {
     if (text.size() > static_cast<std::size_t>(INT32_MAX) - 1) {
       return fail(ErrorKind::TooLarge, "the text is larger than 2 GiB", "text");

@@ -7,11 +7,13 @@
 #include "../core/json_config.h"
 #include "../core/json_keys.h"
 #include "../core/try.h"
+#include "pipeline.h"
 #include "unicode.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <cstdint>
@@ -319,7 +321,7 @@ Error in_file(Error e, const fs::path& path) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// tokenizer.json fields, checked before they are read (nlohmann's get<> throws on a wrong type).
+// tokenizer_config.json fields, checked before they are read (nlohmann's get<> throws on a wrong type).
 
 struct JsonReader {
   const fs::path& path;
@@ -328,19 +330,6 @@ struct JsonReader {
     return fail(kind, where + " " + what, path.string());
   }
   static std::string name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
-  Result<std::string> text(const json& parent, const char* key, const std::string& where, std::string fallback) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) return fallback;
-    if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string");
-    return it->get<std::string>();
-  }
-  Result<std::optional<std::string>> optional_text(const json& parent, const char* key,
-                                                   const std::string& where) const {
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) return std::optional<std::string>();
-    if (!it->is_string()) return bad(ErrorKind::Malformed, name(where, key), "must be a string or null");
-    return std::optional<std::string>(it->get<std::string>());
-  }
   Result<bool> flag(const json& parent, const char* key, const std::string& where, bool fallback) const {
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return fallback;
@@ -353,209 +342,67 @@ struct JsonReader {
     if (!it->is_boolean()) return bad(ErrorKind::Malformed, name(where, key), "must be true, false or null");
     return std::optional<bool>(it->get<bool>());
   }
-  Result<int> whole(const json& value, const std::string& where) const {
-    if (!value.is_number_integer()) return bad(ErrorKind::Malformed, where, "must be a whole number");
-    const auto v = value.get<std::int64_t>();
-    if (v < 0 || v > INT32_MAX) return bad(ErrorKind::OutOfRange, where, "is out of range");
-    return static_cast<int>(v);
-  }
-
-  Result<std::vector<AddedToken>> added_tokens(const json& root) const {
-    std::vector<AddedToken> tokens;
-    const auto it = root.find("added_tokens");
-    if (it == root.end() || it->is_null()) return tokens;
-    if (!it->is_array()) return bad(ErrorKind::Malformed, "added_tokens", "must be an array");
-    for (std::size_t k = 0; k < it->size(); ++k) {
-      const json& entry = (*it)[k];
-      const std::string where = "added_tokens[" + std::to_string(k) + "]";
-      if (!entry.is_object()) return bad(ErrorKind::Malformed, where, "must be an object");
-      AddedToken token;
-      const auto id = entry.find("id");
-      if (id == entry.end()) return bad(ErrorKind::Malformed, where, "has no id");
-      auto value = whole(*id, where + ".id");
-      if (!value) return std::unexpected(std::move(value.error()));
-      token.id = *value;
-      auto content = text(entry, "content", where, "");
-      if (!content) return std::unexpected(std::move(content.error()));
-      if (content->empty()) return bad(ErrorKind::Malformed, where + ".content", "must be a non-empty string");
-      token.content = std::move(*content);
-      for (auto [key, field] : {std::pair{"special", &token.special}, std::pair{"single_word", &token.single_word},
-                                std::pair{"lstrip", &token.lstrip}, std::pair{"rstrip", &token.rstrip}}) {
-        auto f = flag(entry, key, where, false);
-        if (!f) return std::unexpected(std::move(f.error()));
-        *field = *f;
-      }
-      tokens.push_back(std::move(token));
-    }
-    return tokens;
-  }
 };
 
-std::string type_of(const json& node) {
-  const auto it = node.find("type");
-  return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
+// Where an error about a component is in the file: the byte of its top-level key, or of its type's name
+// ("Foo" in "pre_tokenizer type Foo is not supported") when that follows.
+std::int64_t locate_component(std::string_view text, const std::string& reason) {
+  std::size_t key_end = 0;
+  while (key_end < reason.size() &&
+         (std::isalnum(static_cast<unsigned char>(reason[key_end])) || reason[key_end] == '_')) {
+    ++key_end;
+  }
+  const std::string key = reason.substr(0, key_end);
+  std::int64_t at = -1;
+  for (const detail::JsonKey& k : detail::top_level_keys(text)) {
+    if (k.name == key) at = k.offset;
+  }
+  if (at < 0) return -1;
+  // A refused regex: the byte of its string in the file (written as nlohmann writes it, which is how the
+  // library's files write it).
+  const std::string regex_marker = "the regex \"";
+  const auto regex_at = reason.find(regex_marker);
+  const auto regex_end = reason.find("\" is refused by PCRE2");
+  if (regex_at != std::string::npos && regex_end != std::string::npos && regex_end > regex_at) {
+    const std::string pattern =
+        reason.substr(regex_at + regex_marker.size(), regex_end - regex_at - regex_marker.size());
+    const std::string quoted = json(pattern).dump();
+    if (const auto found = text.find(quoted, static_cast<std::size_t>(at)); found != std::string_view::npos) {
+      return static_cast<std::int64_t>(found);
+    }
+  }
+  const std::string marker = " type ";
+  const auto type_at = reason.find(marker);
+  const auto end = reason.find(" is not supported");
+  if (type_at != std::string::npos && end != std::string::npos && end > type_at + marker.size()) {
+    const std::string quoted = "\"" + reason.substr(type_at + marker.size(), end - type_at - marker.size()) + "\"";
+    if (const auto found = text.find(quoted, static_cast<std::size_t>(at)); found != std::string_view::npos) {
+      return static_cast<std::int64_t>(found);
+    }
+  }
+  return at;
 }
 
-Result<std::unique_ptr<Tokenizer>> wordpiece_from_json(TokenizerJsonReader& file, const json& model,
-                                                       const fs::path& path) {
-  const json& root = file.root;
-  const JsonReader read{path};
-  WordPieceOptions options;
-  auto unk = read.text(model, "unk_token", "model", "[UNK]");
-  if (!unk) return std::unexpected(std::move(unk.error()));
-  options.unk_token = std::move(*unk);
-  auto prefix = read.text(model, "continuing_subword_prefix", "model", "##");
-  if (!prefix) return std::unexpected(std::move(prefix.error()));
-  options.continuation_prefix = std::move(*prefix);
-  if (const auto it = model.find("max_input_chars_per_word"); it != model.end() && !it->is_null()) {
-    auto most = read.whole(*it, "model.max_input_chars_per_word");
-    if (!most) return std::unexpected(std::move(most.error()));
-    options.max_input_chars_per_word = *most;
+Result<std::unique_ptr<Tokenizer>> parse_json_tokenizer(std::string_view text, const std::string& name,
+                                                        const TokenizerConfig* config) {
+  ATTN_TRY(detail::check_json_depth(text, name));
+  TokenizerJsonReader file;
+  if (!json::sax_parse(text, &file) || !file.reason.empty()) {
+    return fail(file.kind, file.reason.empty() ? "is not valid JSON" : file.reason, name, file.offset);
   }
-
-  const auto normalizer = root.find("normalizer");
-  if (normalizer == root.end() || normalizer->is_null()) {
-    options.lower_case = false;
-    options.strip_accents = false;
-    options.tokenize_chinese_chars = false;
-    options.clean_text = false;
-  } else if (type_of(*normalizer) == "BertNormalizer") {
-    auto clean = read.flag(*normalizer, "clean_text", "normalizer", true);
-    auto chinese = read.flag(*normalizer, "handle_chinese_chars", "normalizer", true);
-    auto lower = read.flag(*normalizer, "lowercase", "normalizer", true);
-    auto strip = read.optional_flag(*normalizer, "strip_accents", "normalizer");
-    for (const auto* r : {&clean, &chinese, &lower}) {
-      if (!*r) return std::unexpected(r->error());
-    }
-    if (!strip) return std::unexpected(std::move(strip.error()));
-    options.clean_text = *clean;
-    options.tokenize_chinese_chars = *chinese;
-    options.lower_case = *lower;
-    options.strip_accents = *strip;
-  } else {
-    return fail(ErrorKind::Unsupported,
-                "normalizer \"" + type_of(*normalizer) + "\" is not supported with WordPiece (BertNormalizer or null)",
-                path.string());
+  pipeline::ModelParts parts;
+  if (file.vocab) parts.vocab = &*file.vocab;
+  if (file.merges) parts.merges = &*file.merges;
+  auto tokenizer = pipeline::build_tokenizer(file.root, parts, config);
+  if (tokenizer) return tokenizer;
+  Error e = std::move(tokenizer.error());
+  e.file = name;
+  if (e.offset < 0 && e.line < 0) e.offset = locate_component(text, e.reason);
+  // model.vocab is an object 3 levels deep: {"model": {"vocab": {...}}}; a repeated entry is found there.
+  if (e.reason.find("both have id") != std::string::npos || e.reason.find("twice") != std::string::npos) {
+    if (const auto at = repeated_vocab_entry(text, 3)) e.offset = *at;
   }
-  const auto pre = root.find("pre_tokenizer");
-  if (pre == root.end() || pre->is_null() || type_of(*pre) != "BertPreTokenizer") {
-    const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
-    return fail(ErrorKind::Unsupported,
-                "pre_tokenizer \"" + name + "\" is not supported with WordPiece (BertPreTokenizer)", path.string());
-  }
-
-  if (!file.vocab) return fail(ErrorKind::Malformed, "model.vocab must be an object of token: id", path.string());
-  std::vector<std::pair<std::string, int>>& entries = *file.vocab;
-  auto added = read.added_tokens(root);
-  if (!added) return std::unexpected(std::move(added.error()));
-
-  // Line up the entries by id; added tokens may extend the vocabulary past the model's entries.
-  std::vector<std::string> vocab(entries.size());
-  std::vector<bool> taken(entries.size(), false);
-  for (auto& [token, id] : entries) {
-    if (static_cast<std::size_t>(id) >= vocab.size()) {
-      return fail(ErrorKind::Mismatch,
-                  "model.vocab: \"" + token + "\" has id " + std::to_string(id) + ", but there are only " +
-                      std::to_string(vocab.size()) + " entries",
-                  path.string());
-    }
-    if (taken[static_cast<std::size_t>(id)]) {
-      return fail(ErrorKind::Malformed,
-                  "model.vocab: \"" + token + "\" and \"" + vocab[static_cast<std::size_t>(id)] + "\" both have id " +
-                      std::to_string(id),
-                  path.string());
-    }
-    vocab[static_cast<std::size_t>(id)] = std::move(token);
-    taken[static_cast<std::size_t>(id)] = true;
-  }
-  for (const AddedToken& token : *added) {
-    const auto at = static_cast<std::size_t>(token.id);
-    if (at < vocab.size() && taken[at]) {
-      if (vocab[at] != token.content) {
-        return fail(ErrorKind::Mismatch,
-                    "added token \"" + token.content + "\" has id " + std::to_string(token.id) +
-                        ", which model.vocab gives to \"" + vocab[at] + "\"",
-                    path.string());
-      }
-      continue;
-    }
-    if (at >= vocab.size()) {
-      if (at > vocab.size() + added->size()) {
-        return fail(
-            ErrorKind::OutOfRange,
-            "added token \"" + token.content + "\" has id " + std::to_string(token.id) + ", far past the vocabulary",
-            path.string());
-      }
-      vocab.resize(at + 1);
-      taken.resize(at + 1, false);
-    }
-    vocab[at] = token.content;
-    taken[at] = true;
-  }
-  for (std::size_t i = 0; i < taken.size(); ++i) {
-    if (!taken[i]) return fail(ErrorKind::Malformed, "no token has id " + std::to_string(i), path.string());
-  }
-  options.added_tokens = std::move(*added);
-  auto tokenizer = wordpiece_from_vocab(std::move(vocab), options);
-  if (!tokenizer) return std::unexpected(in_file(std::move(tokenizer.error()), path));
-  return tokenizer;
-}
-
-Result<std::unique_ptr<Tokenizer>> bpe_from_json(TokenizerJsonReader& file, const json& model, const fs::path& path) {
-  const json& root = file.root;
-  const JsonReader read{path};
-  ByteLevelBpeOptions options;
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    auto affix = read.optional_text(model, key, "model");
-    if (!affix) return std::unexpected(std::move(affix.error()));
-    if (*affix && !(*affix)->empty()) {
-      return fail(ErrorKind::Unsupported, std::string("model.") + key + " is not supported (byte-level BPE has none)",
-                  path.string());
-    }
-  }
-  auto byte_fallback = read.flag(model, "byte_fallback", "model", false);
-  if (!byte_fallback) return std::unexpected(std::move(byte_fallback.error()));
-  if (*byte_fallback) {
-    return fail(ErrorKind::Unsupported, "model.byte_fallback is not supported (byte-level BPE needs none)",
-                path.string());
-  }
-  auto unk = read.optional_text(model, "unk_token", "model");
-  if (!unk) return std::unexpected(std::move(unk.error()));
-  options.unk_token = std::move(*unk);
-
-  const auto normalizer = root.find("normalizer");
-  if (normalizer != root.end() && !normalizer->is_null()) {
-    return fail(ErrorKind::Unsupported,
-                "normalizer \"" + type_of(*normalizer) + "\" is not supported with byte-level BPE (null)",
-                path.string());
-  }
-  const auto pre = root.find("pre_tokenizer");
-  if (pre == root.end() || pre->is_null() || type_of(*pre) != "ByteLevel") {
-    const std::string name = pre == root.end() || pre->is_null() ? "null" : type_of(*pre);
-    return fail(ErrorKind::Unsupported, "pre_tokenizer \"" + name + "\" is not supported with BPE (ByteLevel)",
-                path.string());
-  }
-  auto prefix_space = read.flag(*pre, "add_prefix_space", "pre_tokenizer", true);
-  if (!prefix_space) return std::unexpected(std::move(prefix_space.error()));
-  options.add_prefix_space = *prefix_space;
-  auto use_regex = read.flag(*pre, "use_regex", "pre_tokenizer", true);
-  if (!use_regex) return std::unexpected(std::move(use_regex.error()));
-  if (!*use_regex) return fail(ErrorKind::Unsupported, "pre_tokenizer.use_regex false is not supported", path.string());
-
-  if (!file.vocab) return fail(ErrorKind::Malformed, "model.vocab must be an object of token: id", path.string());
-  if (!file.merges) return fail(ErrorKind::Malformed, "model.merges must be an array", path.string());
-  auto added = read.added_tokens(root);
-  if (!added) return std::unexpected(std::move(added.error()));
-  options.added_tokens = std::move(*added);
-
-  auto tokenizer = byte_level_bpe_from_parts(std::move(*file.vocab), std::move(*file.merges), options);
-  if (!tokenizer) {
-    Error e = std::move(tokenizer.error());
-    if (e.line > 0) e.reason = "model.merges[" + std::to_string(e.line - 1) + "]: " + e.reason;
-    e.line = -1;
-    return std::unexpected(in_file(std::move(e), path));
-  }
-  return tokenizer;
+  return std::unexpected(std::move(e));
 }
 
 }  // namespace
@@ -644,35 +491,17 @@ Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_t
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const fs::path& tokenizer_json) {
   auto text = read_file(tokenizer_json);
   if (!text) return std::unexpected(std::move(text.error()));
-  return parse_tokenizer_json(*text, tokenizer_json.string());
+  return parse_json_tokenizer(*text, tokenizer_json.string(), nullptr);
+}
+
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const fs::path& tokenizer_json, const TokenizerConfig& config) {
+  auto text = read_file(tokenizer_json);
+  if (!text) return std::unexpected(std::move(text.error()));
+  return parse_json_tokenizer(*text, tokenizer_json.string(), &config);
 }
 
 Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name) {
-  const fs::path tokenizer_json(name);  // what the readers below name in their errors
-  ATTN_TRY(detail::check_json_depth(text, tokenizer_json.string()));
-  TokenizerJsonReader file;
-  if (!json::sax_parse(text, &file) || !file.reason.empty()) {
-    return fail(file.kind, file.reason.empty() ? "is not valid JSON" : file.reason, tokenizer_json.string(),
-                file.offset);
-  }
-  const json& root = file.root;
-  const auto model = root.find("model");
-  if (model == root.end() || !model->is_object()) {
-    return fail(ErrorKind::Malformed, "has no \"model\" object", tokenizer_json.string());
-  }
-  std::string type = type_of(*model);
-  if (type.empty()) {  // files from before "type" was written: tell the models apart by their fields
-    type = file.merges ? "BPE" : model->contains("max_input_chars_per_word") ? "WordPiece" : "";
-  }
-  // model.vocab is an object 3 levels deep: {"model": {"vocab": {...}}}.
-  const auto located = [&](Result<std::unique_ptr<Tokenizer>> r) -> Result<std::unique_ptr<Tokenizer>> {
-    if (r) return r;
-    return std::unexpected(locate_vocab_error(std::move(r.error()), text, 3));
-  };
-  if (type == "WordPiece") return located(wordpiece_from_json(file, *model, tokenizer_json));
-  if (type == "BPE") return located(bpe_from_json(file, *model, tokenizer_json));
-  return fail(ErrorKind::Unsupported, "model type \"" + type + "\" is not supported (WordPiece or BPE)",
-              tokenizer_json.string());
+  return parse_json_tokenizer(text, name, nullptr);
 }
 
 Result<TokenizerConfig> parse_tokenizer_config(std::string_view text, const std::string& name) {
@@ -701,6 +530,21 @@ Result<TokenizerConfig> parse_tokenizer_config(std::string_view text, const std:
   if (!strip) return at_key(std::move(strip.error()), "strip_accents");
   auto prefix_space = read.flag(config, "add_prefix_space", "", false);
   if (!prefix_space) return at_key(std::move(prefix_space.error()), "add_prefix_space");
+  for (auto [key, slot] : {std::pair{"add_bos_token", &out.add_bos}, std::pair{"add_eos_token", &out.add_eos}}) {
+    auto add = read.optional_flag(config, key, "");
+    if (!add) return at_key(std::move(add.error()), key);
+    *slot = *add;
+  }
+  // bos_token / eos_token: a string, or an AddedToken written as {"content": ...}; anything else is ignored.
+  for (auto [key, slot] : {std::pair{"bos_token", &out.bos_token}, std::pair{"eos_token", &out.eos_token}}) {
+    const auto it = config.find(key);
+    if (it == config.end()) continue;
+    if (it->is_string()) {
+      *slot = it->get<std::string>();
+    } else if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) {
+      *slot = (*it)["content"].get<std::string>();
+    }
+  }
   out.wordpiece.lower_case = *lower;
   out.wordpiece.tokenize_chinese_chars = *chinese;
   out.wordpiece.strip_accents = *strip;
@@ -712,15 +556,19 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return fail(ErrorKind::Io, "no such folder", folder.string());
   const auto has = [&](const char* name) { return fs::exists(folder / name, ec); };
-  if (has("tokenizer.json")) return load_tokenizer_json(folder / "tokenizer.json");
 
-  // tokenizer_config.json, when present, says how the slow tokenizer was configured.
+  // tokenizer_config.json, when present, says how the slow tokenizer was configured and whether BOS/EOS are added.
   TokenizerConfig config;
   if (has("tokenizer_config.json")) {
     const fs::path path = folder / "tokenizer_config.json";
     auto text = read_file(path);
     if (!text) return std::unexpected(std::move(text.error()));
     ATTN_ASSIGN(config, parse_tokenizer_config(*text, path.string()));
+  }
+  if (has("tokenizer.json")) return load_tokenizer_json(folder / "tokenizer.json", config);
+  if (has("tokenizer.model")) {
+    return load_sentencepiece(folder / "tokenizer.model", config.add_bos.value_or(true),
+                              config.add_eos.value_or(false));
   }
   if (has("vocab.txt")) return load_wordpiece(folder / "vocab.txt", config.wordpiece);
   if (has("vocab.json") || has("merges.txt")) {
@@ -732,7 +580,43 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const fs::path& folder) {
     }
     return load_byte_level_bpe(folder / "vocab.json", folder / "merges.txt", config.bpe);
   }
-  return fail(ErrorKind::Io, "has no tokenizer.json, vocab.txt, or vocab.json + merges.txt", folder.string());
+  return fail(ErrorKind::Io, "has no tokenizer.json, tokenizer.model, vocab.txt, or vocab.json + merges.txt",
+              folder.string());
+}
+
+// vocab.txt tokenizers add [CLS] text [SEP] (pair [SEP] with type id 1), as BERT's; the others add nothing.
+Result<Encoding> Tokenizer::encode_for_model(std::string_view text, std::optional<std::string_view> pair) const {
+  Encoding out;
+  const auto add = [&](std::vector<Token> tokens, int type_id) {
+    for (Token& t : tokens) {
+      out.tokens.push_back(std::move(t));
+      out.type_ids.push_back(type_id);
+      out.special.push_back(false);
+    }
+  };
+  const auto special = [&](std::optional<int> id, int type_id) {
+    if (!id) return;
+    out.tokens.push_back({*id, std::string(token(*id)), Span{0, 0}});
+    out.type_ids.push_back(type_id);
+    out.special.push_back(true);
+  };
+  auto a = encode(text);
+  if (!a) return std::unexpected(std::move(a.error()));
+  std::optional<std::vector<Token>> b;
+  if (pair) {
+    auto eb = encode(*pair);
+    if (!eb) return std::unexpected(std::move(eb.error()));
+    b = std::move(*eb);
+  }
+  const bool bert = kind() == TokenizerKind::WordPiece && specials().cls && specials().sep;
+  if (bert) special(specials().cls, 0);
+  add(std::move(*a), 0);
+  if (bert) special(specials().sep, 0);
+  if (b) {
+    add(std::move(*b), bert ? 1 : 0);
+    if (bert) special(specials().sep, 1);
+  }
+  return out;
 }
 
 }  // namespace attn::text

@@ -112,6 +112,37 @@ class WordPieceTokenizer final : public Tokenizer {
     return std::string(entry);
   }
 
+  // Hugging Face's WordPiece decoder: "##" pieces join the previous one, others follow a space, and the
+  // clean-up takes the space out before punctuation and contractions.
+  std::string decode(std::span<const int> ids, bool skip_special) const override {
+    static const std::pair<std::string_view, std::string_view> kCleanup[] = {
+        {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+        {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    std::string out;
+    bool first = true;
+    for (const int id : ids) {
+      if (id < 0 || id >= vocab_size()) continue;
+      if (skip_special && is_special(id)) continue;
+      std::string piece(vocab_[static_cast<std::size_t>(id)]);
+      if (!first) {
+        const std::string& prefix = options_.continuation_prefix;
+        if (!prefix.empty() && piece.starts_with(prefix)) {
+          piece.erase(0, prefix.size());
+        } else {
+          piece.insert(0, " ");
+        }
+      }
+      for (const auto& [from, to] : kCleanup) {
+        for (auto at = piece.find(from); at != std::string::npos; at = piece.find(from, at + to.size())) {
+          piece.replace(at, from.size(), to);
+        }
+      }
+      out += piece;
+      first = false;
+    }
+    return out;
+  }
+
   Result<std::vector<Token>> encode(std::string_view text) const override {
     if (text.size() > static_cast<std::size_t>(INT32_MAX)) {
       return fail(ErrorKind::TooLarge, "the text is larger than 2 GiB", "text");
@@ -137,6 +168,11 @@ class WordPieceTokenizer final : public Tokenizer {
   }
 
  private:
+  bool is_special(int id) const {
+    return std::any_of(added_.tokens().begin(), added_.tokens().end(),
+                       [&](const AddedToken& t) { return t.id == id && t.special; });
+  }
+
   // The basic tokenizer over text[begin, end): clean, isolate CJK ideographs, lower case and strip
   // accents, split on white space and punctuation; each word then goes to WordPiece.
   void tokenise(std::string_view text, std::size_t begin, std::size_t end, Scratch& scratch,

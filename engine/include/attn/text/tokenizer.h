@@ -1,4 +1,4 @@
-// Subword tokenizers with character offsets, as Hugging Face's tokenizers produce them:
+// Subword tokenizers with byte offsets, as Hugging Face's tokenizers produce them:
 //   - BERT: the basic tokenizer (clean text: drop NUL, U+FFFD and control characters, whitespace to
 //     space; put spaces around CJK ideographs; optional lower case + accent strip (NFD, drop Mn); split
 //     on whitespace and on punctuation, where punctuation is ASCII 33-47, 58-64, 91-96, 123-126 or any
@@ -6,8 +6,19 @@
 //     "##", words longer than 100 characters become [UNK], a word with any unmatched remainder becomes
 //     [UNK] as a whole);
 //   - GPT-2: byte-level BPE (the bytes-to-unicode map, the pre-tokenisation pattern
-//     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ , ranked merges).
-// Loaded from vocab.txt (WordPiece), vocab.json + merges.txt (BPE), or a tokenizer.json of either kind.
+//     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ , ranked merges);
+//   - tokenizer.json in full (Llama 2/3, Qwen, SmolLM, Mistral; not the Precompiled normalizer): models BPE
+//   (byte_fallback,
+//     ignore_merges, continuing_subword_prefix, end_of_word_suffix, fuse_unk; dropout ignored), WordPiece,
+//     WordLevel, Unigram (Viterbi over the pieces' scores); normalizers NFC, NFD, NFKC, NFKD, Lowercase,
+//     StripAccents, Strip, Replace (string or regex), Prepend, BertNormalizer, Sequence; pre-tokenizers
+//     ByteLevel, Split (PCRE2 patterns, every behaviour, invert), Metaspace, Whitespace, WhitespaceSplit,
+//     Punctuation, Digits, BertPreTokenizer, Sequence; post-processors TemplateProcessing, BertProcessing,
+//     RobertaProcessing, ByteLevel, Sequence; decoders ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace,
+//     WordPiece, Sequence; added tokens with lstrip/rstrip/normalized/single_word. Checked token for token
+//     (ids, offsets, decode) against the library itself (tests/data/tokenizers/golden);
+//   - SentencePiece tokenizer.model files, run by libsentencepiece.
+// Loaded from vocab.txt (WordPiece), vocab.json + merges.txt (BPE), tokenizer.json, or tokenizer.model.
 // Offsets are byte spans into the UTF-8 input; special tokens added by `encode_for_model` get an empty
 // span {0, 0}. Invalid UTF-8 input is an error naming the byte offset.
 #pragma once
@@ -18,6 +29,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,7 +44,11 @@ struct Token {
   friend bool operator==(const Token&, const Token&) = default;
 };
 
-enum class TokenizerKind { WordPiece, ByteLevelBpe };
+// WordPiece: vocab.txt or a tokenizer.json WordPiece model; ByteLevelBpe: vocab.json + merges.txt or a
+// tokenizer.json BPE model behind a ByteLevel pre-tokenizer (GPT-2, Qwen, SmolLM); Bpe: another tokenizer.json
+// BPE (Llama-2's SentencePiece-style BPE with byte fallback); Unigram and WordLevel: tokenizer.json models of
+// those names; SentencePiece: a tokenizer.model read by libsentencepiece.
+enum class TokenizerKind { WordPiece, ByteLevelBpe, Bpe, Unigram, WordLevel, SentencePiece };
 
 struct SpecialTokens {
   std::optional<int> unk, cls, sep, pad, mask, bos, eos;
@@ -71,17 +87,37 @@ struct ByteLevelBpeOptions {
   std::optional<std::vector<AddedToken>> added_tokens;
 };
 
+// What a model is given: the text's tokens with the special tokens its tokenizer adds around them.
+struct Encoding {
+  std::vector<Token> tokens;  // an added special token has the span {0, 0}; the pair's spans are into the pair
+  std::vector<int> type_ids;  // segment of each token: 0 for the text, 1 for the pair (BERT-style templates)
+  std::vector<bool> special;  // true for a token the post-processor added
+  friend bool operator==(const Encoding&, const Encoding&) = default;
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
   virtual TokenizerKind kind() const = 0;
   // The tokens of `text`, no special tokens added.
   virtual Result<std::vector<Token>> encode(std::string_view text) const = 0;
+  // The tokens of `text` (and of `pair`, when given) with the special tokens the model expects, as Hugging
+  // Face's encode(text, pair, add_special_tokens=True): tokenizer.json's post-processor (Llama: "<s> $A";
+  // BERT: "[CLS] $A [SEP] $B [SEP]"; Qwen, GPT-2: none), changed by tokenizer_config.json's add_bos_token and
+  // add_eos_token when the folder has them; a SentencePiece .model adds BOS. vocab.txt tokenizers add
+  // [CLS]/[SEP], vocab.json + merges.txt ones nothing.
+  virtual Result<Encoding> encode_for_model(std::string_view text,
+                                            std::optional<std::string_view> pair = std::nullopt) const;
+  // Ids back to text, as Hugging Face's decode(ids, skip_special_tokens): tokenizer.json's decoder (byte-level
+  // bytes, "▁" to spaces, "<0x0A>" byte tokens assembled into UTF-8, "##" joined). Ids out of range are left
+  // out; special tokens too when `skip_special`.
+  virtual std::string decode(std::span<const int> ids, bool skip_special = true) const = 0;
   virtual int vocab_size() const = 0;
   // The vocabulary entry of `id` ("" when out of range) and the id of an entry.
   virtual std::string_view token(int id) const = 0;
   virtual std::optional<int> id(std::string_view token) const = 0;
-  // Readable text of one token: "##ing" -> "ing", "Ġworld" -> " world" (bytes decoded).
+  // Readable text of one token: "##ing" -> "ing", "Ġworld" -> " world" (bytes decoded), SentencePiece's
+  // "▁the" -> " the", "<0x0A>" -> "\n" (a byte that is part of a longer character stays "<0xE6>").
   virtual std::string display(int id) const = 0;
   virtual const SpecialTokens& specials() const = 0;
 };
@@ -109,7 +145,8 @@ Result<std::unique_ptr<Tokenizer>> parse_byte_level_bpe(std::string_view vocab_j
 Result<std::unique_ptr<Tokenizer>> byte_level_bpe_from_parts(std::vector<std::pair<std::string, int>> vocab,
                                                              std::vector<std::pair<std::string, std::string>> merges,
                                                              const ByteLevelBpeOptions& options = {});
-// tokenizer.json with model.type WordPiece or BPE (byte-level); normalizer and added tokens honoured.
+// tokenizer.json in full (see the file's header); a component of a type the engine does not read is refused by
+// name and JSON path ("pre_tokenizer type Foo is not supported"), with the byte of its type in the file.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::filesystem::path& tokenizer_json);
 Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, const std::string& name);
 // tokenizer_config.json: how the slow tokenizers were configured (do_lower_case, tokenize_chinese_chars,
@@ -118,10 +155,25 @@ Result<std::unique_ptr<Tokenizer>> parse_tokenizer_json(std::string_view text, c
 struct TokenizerConfig {
   WordPieceOptions wordpiece;
   ByteLevelBpeOptions bpe;
+  // add_bos_token / add_eos_token, unset when the file does not say; bos_token / eos_token as strings or
+  // {"content": ...} objects.
+  std::optional<bool> add_bos, add_eos;
+  std::optional<std::string> bos_token, eos_token;
 };
 Result<TokenizerConfig> parse_tokenizer_config(std::string_view text, const std::string& name);
-// A model folder: tokenizer.json if present, else vocab.txt, else vocab.json + merges.txt.
-// tokenizer_config.json's do_lower_case is honoured for vocab.txt.
+// tokenizer.json with tokenizer_config.json's add_bos_token / add_eos_token applied (when set, they rewrite the
+// post-processor as "BOS? $A EOS?", as transformers' LlamaTokenizerFast does).
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::filesystem::path& tokenizer_json,
+                                                       const TokenizerConfig& config);
+// A SentencePiece model (tokenizer.model), read by libsentencepiece; offsets from its pieces' byte spans.
+// `add_bos` / `add_eos`: what encode_for_model adds (Llama's tokenizers add BOS only).
+Result<std::unique_ptr<Tokenizer>> load_sentencepiece(const std::filesystem::path& model, bool add_bos = true,
+                                                      bool add_eos = false);
+Result<std::unique_ptr<Tokenizer>> parse_sentencepiece(std::string_view model_bytes, const std::string& name,
+                                                       bool add_bos = true, bool add_eos = false);
+// A model folder: tokenizer.json if present, else tokenizer.model (SentencePiece), else vocab.txt, else
+// vocab.json + merges.txt. tokenizer_config.json's do_lower_case is honoured for vocab.txt, and its
+// add_bos_token / add_eos_token (when present) for tokenizer.json and tokenizer.model.
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_dir(const std::filesystem::path& folder);
 
 }  // namespace attn::text

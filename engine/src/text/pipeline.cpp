@@ -1,0 +1,211 @@
+// What every tokenizer.json component shares: text that remembers its input bytes, PCRE2 patterns compiled
+// once, the byte-level alphabet, and the checked reading of a component's JSON fields.
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "pipeline.h"
+
+#include <nlohmann/json.hpp>
+#include <pcre2.h>
+
+#include <algorithm>
+#include <array>
+
+namespace attn::text::pipeline {
+
+void Piece::append(std::string_view bytes, Span source) {
+  text.append(bytes);
+  from.insert(from.end(), bytes.size(), source);
+}
+
+void Piece::append(char32_t c, Span source) {
+  const std::size_t before = text.size();
+  unicode::append_utf8(text, c);
+  from.insert(from.end(), text.size() - before, source);
+}
+
+Span Piece::source(std::size_t begin, std::size_t end) const {
+  if (begin >= end || end > from.size()) return {0, 0};
+  return {from[begin].begin, from[end - 1].end};
+}
+
+Piece Piece::sub(std::size_t begin, std::size_t end) const {
+  Piece p;
+  p.text.assign(text, begin, end - begin);
+  p.from.assign(from.begin() + static_cast<std::ptrdiff_t>(begin), from.begin() + static_cast<std::ptrdiff_t>(end));
+  return p;
+}
+
+Piece piece_of(std::string_view text, std::int32_t base) {
+  Piece p;
+  p.text.assign(text);
+  p.from.resize(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t at = i;
+    unicode::next_code_point(text, i);
+    const Span span{base + static_cast<std::int32_t>(at), base + static_cast<std::int32_t>(i)};
+    std::fill(p.from.begin() + static_cast<std::ptrdiff_t>(at), p.from.begin() + static_cast<std::ptrdiff_t>(i), span);
+  }
+  return p;
+}
+
+int byte_fallback_value(std::string_view token) {
+  if (token.size() != 6 || !token.starts_with("<0x") || token[5] != '>') return -1;
+  int value = 0;
+  for (const char c : token.substr(3, 2)) {
+    value *= 16;
+    if (c >= '0' && c <= '9') {
+      value += c - '0';
+    } else if (c >= 'A' && c <= 'F') {
+      value += c - 'A' + 10;
+    } else {
+      return -1;  // the library writes upper case only ("<0x0A>")
+    }
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// PCRE2
+
+Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bool literal) {
+  int code = 0;
+  PCRE2_SIZE offset = 0;
+  const std::uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);  // UCP is refused with LITERAL
+  pcre2_code* compiled =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &code, &offset, nullptr);
+  if (!compiled) {
+    std::array<PCRE2_UCHAR, 256> message{};
+    pcre2_get_error_message(code, message.data(), message.size());
+    return fail(ErrorKind::Malformed, "the regex \"" + std::string(pattern) + "\" is refused by PCRE2 at byte " +
+                                          std::to_string(offset) +
+                                          " of the pattern: " + reinterpret_cast<const char*>(message.data()));
+  }
+  std::uint32_t jit = 0;
+  pcre2_config(PCRE2_CONFIG_JIT, &jit);
+  if (jit) pcre2_jit_compile(compiled, PCRE2_JIT_COMPLETE);  // when it fails, the interpreter matches instead
+  std::shared_ptr<Regex> regex(new Regex());
+  regex->code_ = compiled;
+  return std::shared_ptr<const Regex>(std::move(regex));
+}
+
+Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
+
+void Regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const {
+  out.clear();
+  const auto* code = static_cast<const pcre2_code*>(code_);
+  // One match block per thread and pattern size, reused across calls: no allocation per piece.
+  struct MatchData {
+    pcre2_match_data* data = nullptr;
+    ~MatchData() { pcre2_match_data_free(data); }
+  };
+  thread_local MatchData scratch;
+  if (!scratch.data) scratch.data = pcre2_match_data_create(64, nullptr);
+  pcre2_match_data* data = scratch.data;
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    // The text was checked as UTF-8 once, when encode() began.
+    const int rc = pcre2_match(code, subject, text.size(), start, PCRE2_NO_UTF_CHECK, data, nullptr);
+    if (rc < 0) break;  // no match (or a matching limit: the rest is not a match)
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data);
+    const std::size_t begin = ovector[0], end = ovector[1];
+    out.emplace_back(begin, end);
+    if (end > begin) {
+      start = end;
+    } else {  // an empty match: step over one code point
+      if (end >= text.size()) break;
+      std::size_t next = end;
+      unicode::next_code_point(text, next);
+      start = next;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The byte-level alphabet: the printable bytes stand for themselves, the other 68 become U+0100 onwards.
+
+namespace {
+struct ByteAlphabet {
+  std::array<char32_t, 256> to_char{};
+  std::array<int, 324> to_byte{};
+};
+const ByteAlphabet& alphabet() {
+  static const ByteAlphabet a = [] {
+    ByteAlphabet m;
+    m.to_byte.fill(-1);
+    char32_t next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      const char32_t c = printable ? static_cast<char32_t>(b) : next++;
+      m.to_char[static_cast<std::size_t>(b)] = c;
+      m.to_byte[static_cast<std::size_t>(c)] = b;
+    }
+    return m;
+  }();
+  return a;
+}
+}  // namespace
+
+char32_t byte_to_char(unsigned char b) { return alphabet().to_char[b]; }
+int char_to_byte(char32_t c) { return c < alphabet().to_byte.size() ? alphabet().to_byte[c] : -1; }
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON fields
+
+std::unexpected<Error> bad_field(const std::string& where, const std::string& what, ErrorKind kind) {
+  return fail(kind, where + " " + what);
+}
+
+std::unexpected<Error> unsupported_type(const std::string& where, const std::string& type) {
+  return fail(ErrorKind::Unsupported,
+              where + " type " + (type.empty() ? std::string("(none)") : type) + " is not supported");
+}
+
+std::string type_of(const Json& j) {
+  if (!j.is_object()) return {};
+  const auto it = j.find("type");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string field(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+
+Result<std::string> string_field(const Json& j, const char* key, const std::string& where, std::string fallback) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_string()) return bad_field(field(where, key), "must be a string");
+  return it->get<std::string>();
+}
+
+Result<bool> bool_field(const Json& j, const char* key, const std::string& where, bool fallback) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) return bad_field(field(where, key), "must be true or false");
+  return it->get<bool>();
+}
+
+Result<std::int64_t> int_field(const Json& j, const char* key, const std::string& where, std::int64_t fallback) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer()) return bad_field(field(where, key), "must be a whole number");
+  return it->get<std::int64_t>();
+}
+
+Result<std::shared_ptr<const Regex>> pattern_field(const Json& j, const char* key, const std::string& where) {
+  const std::string at = field(where, key);
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_object() || it->size() != 1) {
+    return bad_field(at, "must be {\"String\": ...} or {\"Regex\": ...}");
+  }
+  const std::string kind = it->begin().key();
+  const Json& value = it->begin().value();
+  if (!value.is_string()) return bad_field(at + "." + kind, "must be a string");
+  if (kind != "String" && kind != "Regex") return bad_field(at, "must be {\"String\": ...} or {\"Regex\": ...}");
+  auto regex = Regex::compile(value.get<std::string>(), kind == "String");
+  if (!regex) {
+    Error e = std::move(regex.error());
+    e.reason = at + ": " + e.reason;
+    return std::unexpected(std::move(e));
+  }
+  return regex;
+}
+
+}  // namespace attn::text::pipeline

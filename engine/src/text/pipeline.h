@@ -1,0 +1,218 @@
+// The parts of a Hugging Face tokenizer.json, as the library runs them: added tokens are cut out of the raw
+// text, each remaining segment goes through the normalizer, the pre-tokenizer cuts it into pieces, the model
+// turns each piece into vocabulary ids, and the post-processor adds the special tokens a model expects.
+// The decoder turns tokens back into text. Every byte of text on its way keeps the input bytes it came from,
+// so tokens get byte spans of the input however the text was rewritten (the library's NormalizedString).
+#pragma once
+
+#include "../core/try.h"
+#include "attn/text/tokenizer.h"
+#include "unicode.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::text::pipeline {
+
+class Regex;
+
+// Text with, for each of its bytes, the bytes of the input it came from.
+struct Piece {
+  std::string text;
+  std::vector<Span> from;  // one per byte of text
+
+  void append(std::string_view bytes, Span source);  // every byte from `source`
+  void append(char32_t c, Span source);
+  // The input bytes of text[begin, end): from the first byte's start to the last byte's end, as the library's
+  // offsets are; {0, 0} for an empty range.
+  Span source(std::size_t begin, std::size_t end) const;
+  Piece sub(std::size_t begin, std::size_t end) const;
+  // Where the piece starts in the input (the library's offsets_original().0); -1 when empty.
+  std::int32_t start() const { return from.empty() ? -1 : from.front().begin; }
+};
+
+// `text` (valid UTF-8) starting at byte `base` of the input: each code point's bytes map to themselves.
+Piece piece_of(std::string_view text, std::int32_t base);
+
+// Rewrites every code point with `map`, which appends what it becomes (nothing: removed). The new code points
+// take the old one's input bytes.
+template <class Map>
+void map_code_points(Piece& p, Map&& map) {
+  Piece out;
+  out.text.reserve(p.text.size());
+  out.from.reserve(p.from.size());
+  std::vector<char32_t> produced;
+  for (std::size_t i = 0; i < p.text.size();) {
+    const std::size_t at = i;
+    const char32_t c = unicode::next_code_point(p.text, i);
+    produced.clear();
+    map(c, produced);
+    const Span src = p.source(at, i);
+    for (const char32_t d : produced) out.append(d, src);
+  }
+  p = std::move(out);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Components. Each is built once from its JSON at load and is immutable afterwards: encode() is const and may
+// run on several threads.
+
+class Normalizer {
+ public:
+  virtual ~Normalizer() = default;
+  virtual void normalize(Piece& p) const = 0;
+};
+
+class PreTokenizer {
+ public:
+  virtual ~PreTokenizer() = default;
+  // Replaces each piece by the pieces it splits into (empty pieces are dropped).
+  virtual void split(std::vector<Piece>& pieces) const = 0;
+};
+
+// One token of a piece: its id and the bytes of the piece it covers.
+struct PieceToken {
+  int id = 0;
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  bool surface = false;  // the token's text is the piece's bytes, not the entry (Unigram's unknown runs)
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual void tokenize(std::string_view piece, std::vector<PieceToken>& out) const = 0;
+};
+
+// An encoding on its way through the post-processor.
+struct Encoded {
+  std::vector<Token> tokens;
+  std::vector<int> type_ids;
+  std::vector<bool> special;
+};
+
+class PostProcessor {
+ public:
+  virtual ~PostProcessor() = default;
+  // One encoding per text (one or two) in; the processor may merge them (a template does). Without
+  // `add_special`, no token is added but type ids and offset trimming still apply, as in the library.
+  virtual void process(std::vector<Encoded>& encodings, bool add_special) const = 0;
+};
+// Several encodings made one, in order.
+Encoded merge_encodings(std::vector<Encoded>& encodings);
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  // The library's decode_chain: tokens in, tokens out (joined by the caller). `display` asks for the
+  // readable form of one token, without the changes that depend on its place in a text (Strip, the
+  // Metaspace decoder's first-token space).
+  virtual void decode(std::vector<std::string>& tokens, bool display) const = 0;
+};
+
+// The ids of the model's vocabulary: by id, and by entry. Shared by the model and the tokenizer.
+struct Vocabulary {
+  std::vector<std::string> entries;  // by id; "" where no entry has that id
+  unicode::VocabIndex index;         // entries' bytes, so `entries` must not change once indexed
+  int find(std::string_view s) const { return index.find(s); }
+};
+
+// A vocabulary from {entry, id} pairs: ids may leave gaps (then "" stands there), but no id may repeat, no
+// entry may repeat, and ids stay below a bound far past any published vocabulary.
+Result<std::shared_ptr<const Vocabulary>> build_vocabulary(std::vector<std::pair<std::string, int>> pairs,
+                                                           const std::string& where);
+// The BPE model's options (bpe_model.cpp); make_model reads them from tokenizer.json.
+struct BpeOptions {
+  std::optional<int> unk;
+  bool fuse_unk = false;
+  bool byte_fallback = false;
+  bool ignore_merges = false;
+  std::string prefix;  // continuing_subword_prefix
+  std::string suffix;  // end_of_word_suffix
+};
+// Merges refer to entries; one that names an entry missing from the vocabulary is an error naming its index.
+Result<std::unique_ptr<Model>> make_bpe(std::shared_ptr<const Vocabulary> vocab,
+                                        std::vector<std::pair<std::string, std::string>> merges, BpeOptions options);
+
+// Each match of `pattern` in `p` becomes `content` (Replace normalizer).
+void replace_matches(Piece& p, const Regex& pattern, std::string_view content);
+
+// "<0x0A>" -> 0x0A; -1 for anything else.
+int byte_fallback_value(std::string_view token);
+
+// Match of PCRE2 patterns (UTF + UCP, JIT-compiled when the library has the JIT), compiled once at load.
+class Regex {
+ public:
+  // A pattern PCRE2 refuses: the error gives PCRE2's message and the byte offset in the pattern.
+  // `literal`: the pattern is a plain string (tokenizer.json's {"String": ...}).
+  static Result<std::shared_ptr<const Regex>> compile(std::string_view pattern, bool literal = false);
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+  // The non-overlapping matches in `text` (valid UTF-8), left to right, as byte ranges (empty matches included;
+  // the search goes on one code point later). A match that hits PCRE2's matching limit ends the search there.
+  void find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+
+ private:
+  Regex() = default;
+  void* code_ = nullptr;  // pcre2_code_8*
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Building the components from tokenizer.json. `where` is the JSON path of the component ("pre_tokenizer",
+// "normalizer.normalizers[1]"); errors name it, and the caller adds the file and the byte. A type the engine
+// does not read is refused by name: "pre_tokenizer type Foo is not supported".
+
+using Json = nlohmann::json;
+
+std::unexpected<Error> bad_field(const std::string& where, const std::string& what,
+                                 ErrorKind kind = ErrorKind::Malformed);
+std::unexpected<Error> unsupported_type(const std::string& where, const std::string& type);
+std::string type_of(const Json& j);
+std::string field(const std::string& where, const char* key);
+// A field that may be missing or null (then `fallback`); of another type, an error.
+Result<std::string> string_field(const Json& j, const char* key, const std::string& where, std::string fallback);
+Result<bool> bool_field(const Json& j, const char* key, const std::string& where, bool fallback);
+Result<std::int64_t> int_field(const Json& j, const char* key, const std::string& where, std::int64_t fallback);
+// A pattern {"String": s} or {"Regex": r}: the regex (a string is matched literally, as an escaped regex).
+Result<std::shared_ptr<const Regex>> pattern_field(const Json& j, const char* key, const std::string& where);
+
+Result<std::unique_ptr<Normalizer>> make_normalizer(const Json& j, const std::string& where);
+Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const std::string& where);
+// `vocab` is filled by the caller for BPE, WordPiece and WordLevel (model.vocab read as a stream); Unigram's
+// vocabulary comes from the tree. The model's vocabulary is handed back in `out` for the tokenizer's lookups.
+struct ModelParts {
+  std::vector<std::pair<std::string, int>>* vocab = nullptr;
+  std::vector<std::pair<std::string, std::string>>* merges = nullptr;
+};
+struct BuiltModel {
+  std::unique_ptr<Model> model;
+  std::shared_ptr<const Vocabulary> vocab;  // the model's own entries, by id
+  std::optional<int> unk;
+  TokenizerKind kind = TokenizerKind::Bpe;
+};
+Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level);
+// The special tokens' ids come from the file (TemplateProcessing's special_tokens, BertProcessing's [token, id]).
+Result<std::unique_ptr<PostProcessor>> make_post_processor(const Json& j, const std::string& where);
+Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& where);
+
+// The tokenizer of a parsed tokenizer.json (the model's vocabulary and merges read as a stream into `parts`).
+// `config`: tokenizer_config.json's fields, when the folder has one. Errors carry no file: the caller adds it.
+Result<std::unique_ptr<Tokenizer>> build_tokenizer(const Json& root, ModelParts parts, const TokenizerConfig* config);
+
+// The byte-level alphabet (GPT-2's bytes_to_unicode): byte -> code point, and code point -> byte (-1: none).
+char32_t byte_to_char(unsigned char b);
+int char_to_byte(char32_t c);
+
+// Post-processor parts tokenizer_config.json can change (add_bos_token / add_eos_token rewrite the template, as
+// transformers' LlamaTokenizerFast does).
+std::unique_ptr<PostProcessor> bos_eos_template(std::optional<std::pair<std::string, int>> bos,
+                                                std::optional<std::pair<std::string, int>> eos);
+
+}  // namespace attn::text::pipeline
