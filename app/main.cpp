@@ -15,6 +15,8 @@
 #include "workbenches/transformer_workbench.h"
 
 #include <QApplication>
+#include <QPushButton>
+#include <QSlider>
 #include <QCommandLineParser>
 #include <QStatusBar>
 #include <QTimer>
@@ -82,9 +84,12 @@ struct Flags {
   QCommandLineOption text{u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s};
   QCommandLineOption beam{u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s, u"K"_s};
   QCommandLineOption step{u"step"_s, u"The Alignment tab's output step in view (0 = the first)."_s, u"N"_s};
-  QCommandLineOption view{u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay or stats."_s,
+  QCommandLineOption view{u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay, stats or lens."_s,
                           u"name"_s};
   QCommandLineOption head{u"head"_s, u"The Transformer tab's selected head as layer,head (0-based)."_s, u"L,H"_s};
+  QCommandLineOption generate{u"generate"_s, u"The Transformer tab: generate N tokens after the text (decoders)."_s,
+                              u"N"_s};
+  QCommandLineOption scrub{u"scrub"_s, u"With --generate: the generated token in view (0 = the first)."_s, u"S"_s};
   // For the README and the visual checks: grab the window once the first result is drawn, then quit.
   QCommandLineOption screenshot{u"screenshot"_s, u"Save a screenshot of the window and quit."_s, u"file"_s};
   // --session as it reaches the parser (attn::app::keepSessionOption).
@@ -94,9 +99,9 @@ struct Flags {
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
     sessionAlias.setFlags(QCommandLineOption::HiddenFromHelp);
     for (QCommandLineOption* option :
-         {&version, &mechanism, &session, &tab,   &image,      &gaussian,    &stn,       &sameWindow,
-          &editStn, &write,     &forms,   &model, &scene,      &word,        &lightMask, &text,
-          &beam,    &step,      &view,    &head,  &screenshot, &sessionAlias}) {
+         {&version, &mechanism, &session, &tab,   &image,      &gaussian,     &stn,       &sameWindow,
+          &editStn, &write,     &forms,   &model, &scene,      &word,         &lightMask, &text,
+          &beam,    &step,      &view,    &head,  &screenshot, &sessionAlias, &generate,  &scrub}) {
       parser.addOption(*option);
     }
     parser.addPositionalArgument(u"file"_s,
@@ -129,6 +134,8 @@ struct TransformerOptions {
   std::optional<QString> image;
   std::optional<std::pair<int, int>> head;  // layer, head (0-based)
   std::optional<QString> model;
+  std::optional<int> generate;  // new tokens
+  std::optional<int> scrub;     // the generated token in view
 };
 struct GlimpseOptions {
   QString image;  // a file or a ":/" resource; empty: the one open
@@ -251,8 +258,9 @@ Parsed parseTransformer(const QCommandLineParser& parser, const Flags& f, Option
              : name == u"matrix"_s  ? std::optional(View::Matrix)
              : name == u"overlay"_s ? std::optional(View::Overlay)
              : name == u"stats"_s   ? std::optional(View::Statistics)
+             : name == u"lens"_s    ? std::optional(View::Lens)
                                     : std::nullopt;
-    if (!o.view) return bad(u"unknown view '%1' (head, model, matrix, overlay or stats)"_s.arg(name));
+    if (!o.view) return bad(u"unknown view '%1' (head, model, matrix, overlay, stats or lens)"_s.arg(name));
   }
   if (const QString image = attn::app::pathValue(parser, f.image); image.startsWith(u"sample:"_s)) {
     o.sample = image.mid(7);
@@ -267,6 +275,14 @@ Parsed parseTransformer(const QCommandLineParser& parser, const Flags& f, Option
     o.head = std::pair(*layer, *head);
   }
   if (parser.isSet(f.model)) o.model = attn::app::pathValue(parser, f.model);
+  if (parser.isSet(f.generate)) {
+    o.generate = parseInt(parser.value(f.generate), 1, 4096);
+    if (!o.generate) return bad(u"--generate expects a number of tokens from 1 to 4096"_s);
+  }
+  if (parser.isSet(f.scrub)) {
+    o.scrub = parseInt(parser.value(f.scrub), 0, 4095);
+    if (!o.scrub || !o.generate) return bad(u"--scrub expects a generated token (0 = the first) and --generate N"_s);
+  }
   return options;
 }
 
@@ -365,7 +381,30 @@ void applyTransformer(attn::ui::MainWindow& window, const TransformerOptions& o)
     onFirstResult(
         tab, [](auto*) { return true; }, [head](auto* t) { t->openHead(head->first, head->second); });
   }
+  if (const auto n = o.generate) {
+    onFirstResult(
+        tab, [](auto* t) { return t->generateButton()->isEnabled(); },
+        [n](auto* t) {
+          auto g = t->generation();
+          g.max_new_tokens = *n;
+          t->setGeneration(g);
+          t->generate();
+        });
+  }
+  if (const auto step = o.scrub) {
+    onFirstResult(
+        tab, [](auto* t) { return t->outcome() && t->outcome()->run->prompt_tokens > 0; },
+        [step](auto* t) { t->scrubber()->setValue(*step); });
+  }
   if (o.model) window.openModel(*o.model);
+}
+
+// --generate: the screenshot waits for the generated run (and, in the lens view, its lens).
+bool transformerReady(attn::ui::TransformerWorkbench* tab, const TransformerOptions& o) {
+  if (!o.generate) return true;
+  const auto* outcome = tab->outcome();
+  if (!outcome || tab->isGenerating() || outcome->run->prompt_tokens == 0) return false;
+  return tab->currentView() != attn::ui::TransformerWorkbench::View::Lens || outcome->lens != nullptr;
 }
 
 // Glimpse settings apply once the image they refer to is open; `ready` turns true then (it stays false when
@@ -496,8 +535,10 @@ int main(int argc, char* argv[]) {
   if (options->screenshot) {
     attn::ui::Workbench* shot = window.currentWorkbench();
     if (shot == window.caption()) window.caption()->setRevealInterval(0);
-    armScreenshot(window, *options->screenshot, shot,
-                  [glimpseReady, shot, &window] { return shot != window.glimpse() || *glimpseReady; });
+    armScreenshot(window, *options->screenshot, shot, [glimpseReady, shot, &window, &options] {
+      if (shot == window.transformer()) return transformerReady(window.transformer(), options->transformer);
+      return shot != window.glimpse() || *glimpseReady;
+    });
   }
   return app.exec();
 }

@@ -13,6 +13,7 @@
 #include "views/export.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
+#include "views/logit_lens_view.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
 #include "workbenches/transformer_workbench.h"
@@ -776,6 +777,52 @@ class TestTransformerWorkbench : public QObject {
     button->click();
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QCOMPARE(wb.source()->path, path);
+  }
+
+  // The bundled real Llama (stories260k) opens with its story prompt, <s> first (tokenizer_config.json's
+  // add_bos_token); Generate continues it greedily with the key/value cache (llama2.c's own story goes on "loved to
+  // play outside in the park"), the scrubber spans the new tokens and pins each as the head view's query, Stop and
+  // typing work, and the logit lens reads every layer at the last positions.
+  void storyLlamaGeneratesScrubsAndReadsTheLens() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    wb.findChild<QPushButton*>(u"openStoryDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->path.endsWith(TransformerWorkbench::storyModelKey()));
+    QCOMPARE(wb.text(), TransformerWorkbench::storyText());
+    QCOMPARE(wb.outcome()->run->ids.front(), 1);
+    QVERIFY(wb.generateButton()->isVisible() && wb.generateButton()->isEnabled());
+    QVERIFY(!wb.scrubber()->isVisible());
+    auto g = wb.generation();
+    g.max_new_tokens = 12;
+    wb.setGeneration(g);
+    const int prompt = int(wb.outcome()->run->ids.size());
+    wb.generateButton()->click();
+    QVERIFY(wb.isGenerating());
+    QTRY_VERIFY_WITH_TIMEOUT(!wb.isGenerating(), 20000);
+    const auto& run = *wb.outcome()->run;
+    QCOMPARE(run.prompt_tokens, prompt);
+    QCOMPARE(int(run.ids.size()), prompt + 12);
+    QCOMPARE(run.attention.layers.front().maps.rows(), attn::Index(prompt + 12));
+    QVERIFY2(wb.generationLabel()->text().contains(u"loved to play outside"_s),
+             qPrintable(wb.generationLabel()->text()));
+    QVERIFY(wb.scrubber()->isVisible());
+    QCOMPARE(wb.scrubber()->maximum(), 11);
+    wb.scrubber()->setValue(3);
+    QTRY_COMPARE(*wb.tokenLines()->focus(), (TokenHit{TokenSide::Query, prompt + 3}));
+    // The logit lens, read when its tab comes into view: the last layer's reading is the model's prediction.
+    wb.setView(TransformerWorkbench::View::Lens);
+    QTRY_VERIFY_WITH_TIMEOUT(wb.lensView()->lens() != nullptr, 20000);
+    const auto* lens = wb.lensView()->lens();
+    QCOMPARE(int(lens->top.size()), 5);
+    QCOMPARE(int(lens->positions.size()), TransformerWorker::kLensColumns);
+    for (const int rank : lens->final_rank.back()) QCOMPARE(rank, 0);
+    QCOMPARE(int(wb.outcome()->run->ids.size()), prompt + 12);  // the generated run, read again with the lens
+    // Typing replaces the generated run with a plain one of the new text.
+    wb.setText(TransformerWorkbench::storyText() + u" loved"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QTRY_VERIFY(!wb.scrubber()->isVisible());
   }
 
   // Issue 17: in the tab's own split the statistics table cut its last columns off (a horizontal scroll bar

@@ -124,8 +124,8 @@ bool MainWindow::openModel(const QString& path) {
     return true;
   }
   showTransformer();
-  if (!exists && path == TransformerWorkbench::demoModelKey()) {  // the bundled demo, by name
-    if (transformer_->openDemo()) return true;
+  if (!exists && TransformerWorkbench::isDemoKey(path)) {  // a bundled demo, by name
+    if (transformer_->openDemo(path)) return true;
   }
   if (!exists) {
     reportMissing(recentModels_, path, tr("models"));

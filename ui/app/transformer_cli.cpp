@@ -177,7 +177,7 @@ QString generationNote(const attn::models::TransformerModel& model, const attn::
   const std::vector<int> generated(first, run.ids.end());
   std::string text;
   if (const auto* tok = model.tokenizer()) {
-    for (const int id : generated) text += tok->display(id);
+    text = tok->decode(generated);
   } else {
     for (const int id : generated) text += (text.empty() ? "" : " ") + std::to_string(id);
   }
@@ -194,7 +194,9 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
   auto model = attn::models::TransformerModel::load(toPath(job.modelDir));
   if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
   const auto& config = (*model)->config();
-  out.what = fromStd(std::string(attn::models::to_string(config.family)));
+  out.what =
+      fromStd(config.family == attn::models::Family::Decoder ? config.decoder.model_type
+                                                             : std::string(attn::models::to_string(config.family)));
   out.modelName = (*model)->description();
   for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
   attn::models::TransformerRunner session(*model);

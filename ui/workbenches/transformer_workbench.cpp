@@ -36,7 +36,7 @@ using transformer_detail::defaultText;
 // The texts the tab puts in the box itself (replaced by the next model's example; anything else was typed).
 bool isExampleText(const QString& text) {
   return text.isEmpty() || text == defaultText(ModelFamily::Bert) || text == defaultText(ModelFamily::Gpt2) ||
-         text == TransformerWorkbench::demoText();
+         text == TransformerWorkbench::demoText() || text == TransformerWorkbench::storyText();
 }
 
 Workbench::Identity transformerIdentity() {
@@ -106,10 +106,9 @@ void TransformerWorkbench::openPath(const QString& path) {
   worker_->load(loadRequested_, path);
 }
 
-bool TransformerWorkbench::openDemo() {
-  const QString resource = u":/models/"_s + demoModelKey();
-  const QStringList files{u"config.json"_s, u"model.safetensors"_s, u"vocab.json"_s, u"merges.txt"_s,
-                          u"MODEL_CARD.md"_s};
+bool TransformerWorkbench::openDemo(const QString& key) {
+  if (!isDemoKey(key)) return false;
+  const QString resource = u":/models/"_s + key;
   if (!QFileInfo::exists(resource + u"/config.json"_s)) return false;
   if (!demoDir_) {
     auto dir = std::make_unique<QTemporaryDir>();
@@ -117,25 +116,38 @@ bool TransformerWorkbench::openDemo() {
       emit sourceFailed(tr("Could not make a temporary folder for the demo model: %1").arg(dir->errorString()));
       return false;
     }
-    // A folder named as the model, so that the tab and its title bar say "induction-gpt2".
-    const QString folder = dir->filePath(demoModelKey());
+    demoDir_ = std::move(dir);
+  }
+  // A folder named as the model, so that the tab and its title bar say "induction-gpt2".
+  const QString folder = demoDir_->filePath(key);
+  if (!QFileInfo::exists(folder + u"/config.json"_s)) {
     if (!QDir().mkpath(folder)) {
-      emit sourceFailed(tr("Could not make a temporary folder for the demo model in %1").arg(dir->path()));
+      emit sourceFailed(tr("Could not make a temporary folder for the demo model in %1").arg(demoDir_->path()));
       return false;
     }
+    const QStringList files{u"config.json"_s,     u"model.safetensors"_s,     u"vocab.json"_s,   u"merges.txt"_s,
+                            u"tokenizer.model"_s, u"tokenizer_config.json"_s, u"MODEL_CARD.md"_s};
     for (const QString& name : files) {
+      if (!QFileInfo::exists(resource + u'/' + name)) continue;
       const QString target = folder + u'/' + name;
       if (!QFile::copy(resource + u'/' + name, target)) {
-        emit sourceFailed(tr("Could not write the demo model's %1 into %2").arg(name, dir->path()));
+        emit sourceFailed(tr("Could not write the demo model's %1 into %2").arg(name, demoDir_->path()));
         return false;
       }
       QFile::setPermissions(target, QFile::ReadOwner | QFile::WriteOwner);
     }
-    demoDir_ = std::move(dir);
   }
-  openPath(demoDir_->filePath(demoModelKey()));  // the example text follows with the model
-  requestedSource_ = demoModelKey();
+  openPath(folder);  // the example text follows with the model
+  requestedSource_ = key;
   return true;
+}
+
+QString TransformerWorkbench::sourceKey() const {
+  if (!source_) return {};
+  for (const QString& key : {demoModelKey(), storyModelKey()}) {
+    if (demoDir_ && source_->path == demoDir_->filePath(key)) return key;
+  }
+  return source_->path;
 }
 
 void TransformerWorkbench::cancelLoad() {
@@ -173,13 +185,19 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
     const QString current = textEdit_->toPlainText();
     if (isExampleText(current)) {
       const QSignalBlocker block(textEdit_);
-      const bool demo = demoDir_ && source_->path == demoDir_->filePath(demoModelKey());
-      textEdit_->setPlainText(demo ? demoText() : defaultText(source_->family()));
+      const QString key = sourceKey();
+      textEdit_->setPlainText(key == demoModelKey()    ? demoText()
+                              : key == storyModelKey() ? storyText()
+                                                       : defaultText(source_->family()));
     }
   }
   updateInputControls();
   outcome_.reset();
   pending_.reset();
+  generating_ = 0;
+  updateGenerationControls();
+  updateLens();
+  updateScrubber();
   heatmap_->setEmptyText(emptyMatrixText());
   emit sourceLoaded(source_->path);
   emit statusMessage(tr("Opened %1 (%2 ms)").arg(source_->name).arg(source_->loadMs, 0, 'f', 0), 6000);
@@ -199,9 +217,7 @@ void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, 
   if (cancelled) {
     loadNote_->setText(source_ ? tr("Loading %1 cancelled; %2 stays open.").arg(name, source_->name)
                                : tr("Loading %1 cancelled.").arg(name));
-    requestedSource_ = !source_                                                          ? QString()
-                       : demoDir_ && source_->path == demoDir_->filePath(demoModelKey()) ? demoModelKey()
-                                                                                         : source_->path;
+    requestedSource_ = sourceKey();
     setLoadingUi(false);
     emit statusMessage(loadNote_->text(), 6000);
     emit sourceFailed(tr("cancelled"));
@@ -210,9 +226,7 @@ void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, 
   loadNote_->clear();
   setLoadingUi(false);
   lastError_ = message;
-  requestedSource_ = !source_                                                          ? QString()
-                     : demoDir_ && source_->path == demoDir_->filePath(demoModelKey()) ? demoModelKey()
-                                                                                       : source_->path;
+  requestedSource_ = sourceKey();
   showError(source_ ? tr("Cannot open %1: %2\nThe previous model (%3) stays loaded.").arg(name, message, source_->name)
                     : tr("Cannot open %1: %2").arg(name, message));
   emit statusMessage(tr("Cannot open %1: %2").arg(name, message), 0);
@@ -242,6 +256,10 @@ void TransformerWorkbench::updateInputControls() {
     inputNote_->setText(tr("An attention dump: its tokens and weights are fixed."));
   } else if (source_->family() == ModelFamily::Gpt2) {
     inputNote_->setText(tr("GPT-2 attends causally: each token sees itself and the tokens before it."));
+  } else if (source_->family() == ModelFamily::Decoder) {
+    inputNote_->setText(
+        tr("A decoder attends causally; typing at the end computes only the new tokens. Generate "
+           "below continues the text."));
   } else if (vision) {
     inputNote_->setText(
         tr("The photo is resized to the model's input and cut into patches; token 0 is the class "
@@ -306,6 +324,8 @@ void TransformerWorkbench::post() {
   if (source_->isVision()) request.image = image_;
   request.rollout = rolloutOptions();
   request.run.top_k = 5;
+  request.lens = readsLens();
+  request.run.hidden_states = request.lens;
   request.previewLayer = layer_;
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
@@ -322,6 +342,8 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
       updateMatrix();
     }
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
+    if (outcome->generation >= generating_) generating_ = 0;
+    updateGenerationControls();
     lastError_ = message;
     showError(tr("Input refused: %1. The previous view stays.").arg(message));
     emit statusMessage(tr("Input refused: %1").arg(message), 0);
@@ -362,7 +384,7 @@ void TransformerWorkbench::applyPending() {
   if (!previous || previous->thumbnails != next->thumbnails) headGrid_->setThumbnails(next->thumbnails);
   if (!previous || previous->stats != next->stats) {
     const bool vision = next->run->grid_rows > 0;
-    const bool gpt = source_ && source_->model && source_->family() == ModelFamily::Gpt2;
+    const bool gpt = source_ && source_->model && source_->model->config().causal();
     statsModel_->setSpecialNames(vision ? tr("class token") : (gpt ? tr("first token") : u"[CLS]"_s),
                                  vision || gpt ? tr("others") : u"[SEP]"_s);
     statsModel_->setStatistics(next->stats ? *next->stats : std::vector<attn::analysis::HeadStats>{});
@@ -381,12 +403,18 @@ void TransformerWorkbench::applyPending() {
   updateOverlay();
   updatePredictions();
   updateWarnings();
+  updateGenerationControls();
+  updateScrubber();
+  updateLens();
 
   const auto& run = *next->run;
   const QString what =
       source_ && source_->kind == TransformerSource::Kind::Dump
           ? tr("dump")
-          : (source_ && source_->model ? fromStd(std::string(attn::models::to_string(source_->family()))) : QString());
+          : (source_ && source_->model ? fromStd(source_->family() == ModelFamily::Decoder
+                                                     ? source_->model->config().decoder.model_type
+                                                     : std::string(attn::models::to_string(source_->family())))
+                                       : QString());
   const QString summary = tr("transformer: %1 \u00b7 %2 tokens \u00b7 %3 layers \u00d7 %4 heads \u00b7 %5 ms")
                               .arg(what)
                               .arg(run.attention.tokens.size())
@@ -432,7 +460,7 @@ void TransformerWorkbench::updatePredictions() {
       predictions_->addItem(u"   %1   %2%"_s.arg(render::tokenLabel(candidate.text, 24))
                                 .arg(100.0 * double(candidate.probability), 0, 'f', 1));
     }
-    if (source_ && source_->family() != ModelFamily::Gpt2) {
+    if (source_ && !(source_->model && source_->model->config().causal())) {
       header->setText(tr("[MASK] at position %1:").arg(prediction.position));
     }
   }
@@ -443,7 +471,7 @@ void TransformerWorkbench::updatePredictions() {
       text = tr("A dump holds attention only");
     } else if (source_->model && !source_->model->has_prediction_head()) {
       text = tr("No prediction head in this checkpoint");
-    } else if (source_->model && source_->family() != ModelFamily::Gpt2 && !source_->isVision()) {
+    } else if (source_->model && !source_->model->config().causal() && !source_->isVision()) {
       text = tr("Write [MASK] to see BERT's guesses");
     }
     auto* none = new QListWidgetItem(text, predictions_);

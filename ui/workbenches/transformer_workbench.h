@@ -41,6 +41,7 @@ class QProgressBar;
 class QPushButton;
 class QScrollArea;
 class QSlider;
+class QSpinBox;
 class QSortFilterProxyModel;
 class QSplitter;
 class QTabWidget;
@@ -50,6 +51,7 @@ namespace attn::ui {
 
 class HeadGridView;
 class HeadStatsModel;
+class LogitLensView;
 class HeatmapView;
 class ImageOverlayView;
 class TokenLinesView;
@@ -58,7 +60,7 @@ class TransformerWorkbench : public Workbench {
   Q_OBJECT
 
  public:
-  enum class View { Head, Model, Statistics, Overlay, Matrix };
+  enum class View { Head, Model, Statistics, Overlay, Lens, Matrix };
   enum class MatrixMode { Head, LayerMean, Rollout };
   enum class OverlaySource { Rollout, Head };
 
@@ -72,9 +74,16 @@ class TransformerWorkbench : public Workbench {
   // written once into a private temporary folder, which then opens like any model folder; the text box,
   // unless it holds typed text, gets the demo's example (a random string typed twice). False when this
   // build does not embed it.
-  bool openDemo();
+  // `key`: demoModelKey() (induction-gpt2) or storyModelKey() (stories260k: llama2.c's trained Llama, which
+  // generates), with the story prompt as its example.
+  bool openDemo(const QString& key = demoModelKey());
   static QString demoModelKey() { return QStringLiteral("induction-gpt2"); }
+  static QString storyModelKey() { return QStringLiteral("stories260k"); }
+  static bool isDemoKey(const QString& key) { return key == demoModelKey() || key == storyModelKey(); }
   static QString demoText() { return QStringLiteral("qwhdkeiaplzmxncbvrtsuqwhdkeiaplzmxncbvrtsu"); }
+  static QString storyText() { return QStringLiteral("Once upon a time, there was a little girl named Lily. She"); }
+  // The demo key of the open source, or its path.
+  QString sourceKey() const;
   static bool isDumpFileName(const QString& path);
   // True for what openPath takes: a folder, or a .attn.safetensors file.
   static bool isModelOrDumpPath(const QString& path);
@@ -91,6 +100,17 @@ class TransformerWorkbench : public Workbench {
   bool openSample(const QString& key);
   void openImage(const QString& path);
   const VisionInput* image() const { return image_.get(); }
+
+  // ---- generation (decoders) ----
+  // Continues the text with the settings of the Generate group; progress shows tokens and tokens per second, the
+  // outcome every generated token's maps. Stop keeps what was generated.
+  void generate();
+  void stopGenerating();
+  bool isGenerating() const { return generating_ != 0; }
+  void setGeneration(const attn::models::GenerateOptions& options);  // the group's settings
+  attn::models::GenerateOptions generation() const;
+  // The scrubber: step s (0-based) of the generated tokens becomes the pinned query token of the views.
+  void scrubTo(int step);
 
   // ---- selection and views ----
   void selectHead(int layer, int head);
@@ -155,6 +175,10 @@ class TransformerWorkbench : public Workbench {
   QComboBox* matrixModeBox() const { return matrixModeBox_; }
   QTabWidget* viewTabs() const { return viewTabs_; }
   QLabel* modelLabel() const { return modelLabel_; }
+  LogitLensView* lensView() const { return lensView_; }
+  QSlider* scrubber() const { return scrubber_; }
+  QLabel* generationLabel() const { return generationLabel_; }
+  QPushButton* generateButton() const { return generateButton_; }
 
   // ---- Workbench ----
   void saveTo(attn::io::Session& session) const override;
@@ -181,6 +205,14 @@ class TransformerWorkbench : public Workbench {
   QGroupBox* buildModelGroup(QWidget* panel);
   QGroupBox* buildInputGroup(QWidget* panel);
   QGroupBox* buildPredictionGroup(QWidget* panel);
+  QGroupBox* buildGenerateGroup(QWidget* panel);  // transformer_generation.cpp
+  void buildLensTab();  // the Logit Lens tab, and its reading when it comes into view
+  void onGenerationProgress(quint64 generation, int tokens, const QString& text, double ms);
+  void updateGenerationControls();
+  void updateScrubber();
+  void updateLens();
+  bool readsLens() const;  // the lens tab is in view and the model has a next-token head
+  QString continuation(const attn::models::TransformerRun& run) const;  // the generated tokens' text
   QGroupBox* buildMatrixGroup(QWidget* panel);
   QGroupBox* buildDisplayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
@@ -253,6 +285,18 @@ class TransformerWorkbench : public Workbench {
   QDoubleSpinBox* thresholdSpin_ = nullptr;
   QComboBox* overlaySourceBox_ = nullptr;
   QSlider* alphaSlider_ = nullptr;
+  QGroupBox* generateGroup_ = nullptr;
+  QSpinBox* newTokensSpin_ = nullptr;
+  QDoubleSpinBox* temperatureSpin_ = nullptr;
+  QSpinBox* topKSpin_ = nullptr;
+  QDoubleSpinBox* topPSpin_ = nullptr;
+  QSpinBox* seedSpin_ = nullptr;
+  QPushButton* generateButton_ = nullptr;
+  QPushButton* stopButton_ = nullptr;
+  QLabel* generationLabel_ = nullptr;
+  QSlider* scrubber_ = nullptr;
+  QLabel* scrubLabel_ = nullptr;
+  quint64 generating_ = 0;  // the request of the generation running (0: none)
 
   // Main area.
   QLabel* errorBanner_ = nullptr;
@@ -268,6 +312,7 @@ class TransformerWorkbench : public Workbench {
   ImageOverlayView* overlay_ = nullptr;
   QLabel* matrixTitle_ = nullptr;
   HeatmapView* heatmap_ = nullptr;
+  LogitLensView* lensView_ = nullptr;
   std::unique_ptr<QTemporaryDir> demoDir_;  // the demo model's files, written on first use
 };
 

@@ -7,6 +7,7 @@
 #include "views/head_stats_view.h"
 #include "views/heatmap_view.h"
 #include "views/image_overlay_view.h"
+#include "views/logit_lens_view.h"
 #include "views/token_lines_view.h"
 #include "workbenches/sample_images.h"
 #include "workbenches/side_panel.h"
@@ -50,6 +51,7 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   layout->setContentsMargins(8, 8, 8, 8);
   layout->addWidget(buildModelGroup(panel));
   layout->addWidget(buildInputGroup(panel));
+  layout->addWidget(buildGenerateGroup(panel));
   layout->addWidget(buildPredictionGroup(panel));
   layout->addWidget(buildMatrixGroup(panel));
   layout->addWidget(buildDisplayGroup(panel));
@@ -84,7 +86,16 @@ QGroupBox* TransformerWorkbench::buildModelGroup(QWidget* panel) {
       tr("induction-gpt2: a 2-layer character GPT-2 trained by AttnScope to continue repeated text; "
          "type a random string twice and look at its previous-token and copying heads"));
   connect(demo, &QPushButton::clicked, this, [this] { openDemo(); });
-  modelLayout->addWidget(demo);
+  auto* story = new QPushButton(tr("Open the Story &Llama"), modelGroup);
+  story->setObjectName(u"openStoryDemo"_s);
+  story->setToolTip(
+      tr("stories260k: llama2.c's Llama (5 layers, 8 heads sharing 4 key/value heads) trained on children's "
+         "stories; press Generate and scrub through what each head looked at for every word it wrote"));
+  connect(story, &QPushButton::clicked, this, [this] { openDemo(storyModelKey()); });
+  auto* demos = new QHBoxLayout();
+  demos->addWidget(demo);
+  demos->addWidget(story);
+  modelLayout->addLayout(demos);
   auto* progressRow = new QHBoxLayout();
   loadProgress_ = new QProgressBar(modelGroup);
   loadProgress_->setObjectName(u"loadProgress"_s);
@@ -302,6 +313,7 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
       tr("The image view shows a vision transformer's attention over its photo.\n"
          "Open a ViT model folder to use it."));
   viewTabs_->addTab(overlay_, tr("&Image"));
+  buildLensTab();
 
   auto* matrixPane = new QWidget(views);
   auto* matrixLayout = new QVBoxLayout(matrixPane);
@@ -351,7 +363,6 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
             if (!s) return;
             openHead(s->layer, s->head);
           });
-  connect(viewTabs_, &QTabWidget::currentChanged, this, [this] { matrixActive_ = false; });
 }
 
 bool TransformerWorkbench::eventFilter(QObject* watched, QEvent* event) {

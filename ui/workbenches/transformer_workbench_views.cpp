@@ -85,6 +85,15 @@ void TransformerWorkbench::updateSelectionLabel() {
     return;
   }
   QString text = tr("Layer %1 \u00b7 head %2").arg(layer_).arg(head_);
+  if (source_ && source_->model && source_->family() == attn::models::Family::Decoder) {
+    // Grouped-query attention: the key/value group the head reads (heads g x H/KV .. share group g).
+    const auto& c = source_->model->config();
+    if (c.decoder.kv_heads < c.heads) {
+      text += tr(" (key/value group %1 of 0\u2013%2)")
+                  .arg(head_ / (c.heads / c.decoder.kv_heads))
+                  .arg(c.decoder.kv_heads - 1);
+    }
+  }
   if (const auto token = tokenLines_->selectedToken()) {
     const auto& tokens = outcome_->trace->tokens;
     if (std::size_t(token->index) < tokens.size()) {
@@ -119,6 +128,7 @@ attn::io::TransformerSection TransformerWorkbench::state() const {
     case View::Model: s.view = Section::View::Model; break;
     case View::Statistics: s.view = Section::View::Statistics; break;
     case View::Overlay: s.view = Section::View::Overlay; break;
+    case View::Lens: s.view = Section::View::Lens; break;
     case View::Matrix: s.view = Section::View::Matrix; break;
   }
   switch (matrixMode()) {
@@ -168,6 +178,7 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
     case Section::View::Model: setView(View::Model); break;
     case Section::View::Statistics: setView(View::Statistics); break;
     case Section::View::Overlay: setView(View::Overlay); break;
+    case Section::View::Lens: setView(View::Lens); break;
     case Section::View::Matrix: setView(View::Matrix); break;
   }
   pendingLayer_ = state.layer;
@@ -184,8 +195,8 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
   }
   const QString source = QString::fromStdString(state.source);
   if (!source.isEmpty() && source != requestedSource_) {
-    if (source == demoModelKey()) {
-      openDemo();
+    if (isDemoKey(source)) {
+      openDemo(source);
     } else {
       openPath(source);
     }
@@ -201,7 +212,7 @@ QStringList TransformerWorkbench::restoreFrom(const attn::io::Session& session, 
   QStringList notes;
   attn::io::TransformerSection section = *session.transformer;
   if (const QString source = QString::fromStdString(section.source);
-      !source.isEmpty() && source != demoModelKey() && !QFileInfo::exists(source)) {
+      !source.isEmpty() && !isDemoKey(source) && !QFileInfo::exists(source)) {
     notes.append(goneNote(origin, source, tr("the Transformer tab")));
     section.source.clear();
   }
@@ -340,6 +351,7 @@ void TransformerWorkbench::setView(View view) {
     case View::Model: viewTabs_->setCurrentWidget(gridScroll_); break;
     case View::Statistics: viewTabs_->setCurrentWidget(statsTable_); break;
     case View::Overlay: viewTabs_->setCurrentWidget(overlay_); break;
+    case View::Lens: viewTabs_->setCurrentWidget(lensView_); break;
     case View::Matrix: break;
   }
   matrixActive_ = view == View::Matrix;
@@ -352,6 +364,7 @@ TransformerWorkbench::View TransformerWorkbench::currentView() const {
   if (page == gridScroll_) return View::Model;
   if (page == statsTable_) return View::Statistics;
   if (page == overlay_) return View::Overlay;
+  if (page == lensView_) return View::Lens;
   return View::Head;
 }
 
@@ -363,6 +376,7 @@ void TransformerWorkbench::setColormap(render::Colormap map) {
   }
   heatmap_->setColormap(map);
   headGrid_->setColormap(map);
+  lensView_->setColormap(map);
   updateOverlay();
 }
 
@@ -398,6 +412,7 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
       if (*format == ExportFormat::Png) return savePng(overlay_->image());
       return exportWidget(*overlay_, path);
     case View::Statistics: return exportWidget(*statsTable_, path);
+    case View::Lens: return exportWidget(*lensView_, path);
   }
   return std::unexpected(exportError(path, tr("unknown view")));
 }

@@ -62,6 +62,27 @@ bool sameImage(const std::shared_ptr<const VisionInput>& a, const std::shared_pt
   return a->serial == b->serial;
 }
 
+bool sameGeneration(const std::optional<attn::models::GenerateOptions>& a,
+                    const std::optional<attn::models::GenerateOptions>& b) {
+  if (!a || !b) return !a && !b;
+  return a->max_new_tokens == b->max_new_tokens && a->temperature == b->temperature && a->top_k == b->top_k &&
+         a->top_p == b->top_p && a->seed == b->seed && a->stop_at_eos == b->stop_at_eos;
+}
+
+// The logit lens at the run's last columns (the newest tokens, where a reader looks first).
+void readLens(TransformerOutcome& outcome, const attn::models::TransformerModel& model) {
+  const auto& run = *outcome.run;
+  const int n = static_cast<int>(run.ids.size());
+  std::vector<int> positions;
+  for (int p = std::max(0, n - TransformerWorker::kLensColumns); p < n; ++p) positions.push_back(p);
+  auto lens = model.logit_lens(run, positions, 5);
+  if (lens) {
+    outcome.lens = std::make_shared<const attn::models::LogitLens>(std::move(*lens));
+  } else {
+    outcome.lensError = fromStd(lens.error().message());
+  }
+}
+
 bool sameRollout(const attn::analysis::RolloutOptions& a, const attn::analysis::RolloutOptions& b) {
   return a.fusion == b.fusion && a.discard_ratio == b.discard_ratio && a.residual == b.residual &&
          a.first_layer == b.first_layer && a.last_layer == b.last_layer;
@@ -295,6 +316,29 @@ attn::Result<std::shared_ptr<const attn::Image>> TransformerWorker::modelInput(c
   return resized_;
 }
 
+attn::Result<attn::models::TransformerRun> TransformerWorker::generate(quint64 generation,
+                                                                       const TransformerRequest& request,
+                                                                       const attn::models::RunOptions& options,
+                                                                       double& ms) {
+  attn::models::GenerateOptions g = *request.generation;
+  stopGeneration_.store(false);
+  QElapsedTimer clock;
+  clock.start();
+  std::vector<int> ids;
+  g.on_token = [&](int, int id, float) {
+    ids.push_back(id);
+    const auto* tok = source_->model->tokenizer();
+    const QString text = tok ? fromStd(tok->decode(ids)) : QString::number(id);
+    emit generationProgress(generation, static_cast<int>(ids.size()), text, msSince(clock));
+    return !stopGeneration_.load() && !runWaiting_.load();
+  };
+  attn::models::RunOptions run = options;
+  run.on_layer = {};
+  auto result = runner_->generate_text(request.text, g, run);
+  ms = msSince(clock);
+  return result;
+}
+
 std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 generation, quint64 sourceSerial,
                                                                      const TransformerRequest& request) {
   auto outcome = std::make_shared<TransformerOutcome>();
@@ -305,15 +349,19 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
   timer.start();
 
   // The same input as the last run: only the rollout may have changed.
-  const bool sameInput = last_ && last_->sourceSerial == sourceSerial && last_->ok() &&
-                         last_->request.text == request.text && last_->request.pair == request.pair &&
-                         sameImage(last_->request.image, request.image);
+  const bool sameInput =
+      last_ && last_->sourceSerial == sourceSerial && last_->ok() && last_->request.text == request.text &&
+      last_->request.pair == request.pair && sameImage(last_->request.image, request.image) &&
+      sameGeneration(last_->request.generation, request.generation) && (last_->lens || !request.lens);
   if (sameInput) {
     outcome->run = last_->run;
     outcome->trace = last_->trace;
     outcome->stage = last_->stage;
     outcome->stats = last_->stats;
     outcome->thumbnails = last_->thumbnails;
+    outcome->lens = last_->lens;
+    outcome->lensError = last_->lensError;
+    outcome->generationMs = last_->generationMs;
     outcome->reusedRun = true;
     if (sameRollout(last_->request.rollout, request.rollout)) {
       outcome->rollout = last_->rollout;
@@ -356,7 +404,13 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
           return outcome;
         }
         result = runner_->run_image(**input, options);
+      } else if (request.generation) {
+        result = generate(generation, request, options, outcome->generationMs);
       } else {
+        // Typing at the end of a decoder's text: the tokens the last run shares are taken from it.
+        if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation) {
+          options.previous = last_->run.get();
+        }
         result = runner_->run_text(request.text, request.pair, options);
       }
       modelRuns_.fetch_add(1);
@@ -370,6 +424,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
     outcome->runMs = msSince(timer);
     timer.restart();
     analyseRun(*outcome, run);
+    if (request.lens && source_->model && !outcome->run->hidden_states.empty()) readLens(*outcome, *source_->model);
   }
   auto options = request.rollout;
   options.stage = outcome->stage;

@@ -37,7 +37,7 @@ constexpr std::array kTabKeys = {std::pair{SessionTab::Alignment, std::string_vi
                                  std::pair{SessionTab::Glimpse, std::string_view("glimpse")},
                                  std::pair{SessionTab::Transformer, std::string_view("transformer")}};
 constexpr std::array<std::string_view, 6> kColormaps = {"viridis", "magma", "inferno", "plasma", "cividis", "greys"};
-constexpr std::array<std::string_view, 5> kViews = {"head", "model", "stats", "overlay", "matrix"};
+constexpr std::array<std::string_view, 6> kViews = {"head", "model", "stats", "overlay", "matrix", "lens"};
 constexpr std::array<std::string_view, 3> kMatrixModes = {"head", "layer-mean", "rollout"};
 constexpr std::array<std::string_view, 3> kFusions = {"mean", "max", "min"};
 constexpr std::array<std::string_view, 2> kOverlaySources = {"rollout", "head"};

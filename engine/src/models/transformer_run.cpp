@@ -571,6 +571,30 @@ struct PreparedText {
   std::string warning;
 };
 
+// A decoder's text: the tokens its tokenizer gives the model (tokenizer.json's post-processor, or
+// tokenizer_config.json's add_bos_token: Llama's <s>, nothing for Qwen), the start kept when it is too long.
+Result<PreparedText> prepare_decoder_text(const text::Tokenizer& tok, std::string_view text, std::string_view pair,
+                                          Index limit, bool context) {
+  if (!pair.empty()) return fail(ErrorKind::Unsupported, "run_text: a decoder reads one text; a second one is BERT's");
+  auto encoded = tok.encode_for_model(text);
+  if (!encoded) return std::unexpected(encoded.error());
+  PreparedText p;
+  const std::size_t given = encoded->tokens.size();
+  if (static_cast<Index>(given) > limit) {
+    encoded->tokens.resize(static_cast<std::size_t>(limit));
+    p.warning = "text truncated to " + std::to_string(limit) + " tokens (" + std::to_string(given - limit) +
+                " dropped; " + (context ? "the model's context" : "the token limit") + ")";
+  }
+  for (const auto& t : encoded->tokens) {
+    p.ids.push_back(t.id);
+    p.types.push_back(0);
+    p.labels.push_back(token_label(&tok, t.id));
+    p.spans.push_back(t.span);
+  }
+  if (p.ids.empty()) return fail(ErrorKind::OutOfRange, "run_text: the text gives no tokens");
+  return p;
+}
+
 Result<PreparedText> prepare_text(const TransformerModel::Impl& m, std::string_view text, std::string_view pair,
                                   const RunOptions& options) {
   const auto& c = m.config;
@@ -584,7 +608,12 @@ Result<PreparedText> prepare_text(const TransformerModel::Impl& m, std::string_v
   }
   if (!tok) {
     return fail(ErrorKind::Unsupported,
-                "run_text: the model has no tokenizer (vocab.txt, vocab.json + merges.txt or tokenizer.json)");
+                "run_text: the model has no tokenizer (tokenizer.json, tokenizer.model, "
+                "vocab.txt, or vocab.json + merges.txt)");
+  }
+  if (c.family == Family::Decoder) {
+    const Index limit = token_limit(c, options);
+    return prepare_decoder_text(*tok, text, pair, limit, limit == c.context());
   }
   auto a = tok->encode(text);
   if (!a) return std::unexpected(a.error());

@@ -84,11 +84,11 @@ struct AlignmentSection {
 };
 
 struct TransformerSection {
-  enum class View : std::uint8_t { Head, Model, Statistics, Overlay, Matrix };
+  enum class View : std::uint8_t { Head, Model, Statistics, Overlay, Matrix, Lens };
   enum class Matrix : std::uint8_t { Head, LayerMean, Rollout };
   enum class Fusion : std::uint8_t { Mean, Max, Min };
   enum class Overlay : std::uint8_t { Rollout, Head };
-  // A model folder, a *.attn.safetensors dump, the bundled demo's key ("induction-gpt2"), or empty: none.
+  // A model folder, a *.attn.safetensors dump, a bundled demo's key ("induction-gpt2", "stories260k"), or empty.
   std::string source;
   std::string text;
   std::string pair;  // BERT's second sentence
