@@ -189,10 +189,11 @@ class Extension {
       : m_(m), c_(m.config), s_(c_.decoder), w_(*m.lm_weights), st_(st), run_(run), maps_(std::move(maps)),
         hidden_(hidden) {}
 
-  // `layer_done(l)` after each layer (false cancels); the logits of the last new row, or of every new row when
-  // `all_logits`, into `logits`.
+  // `before_layer(l)` before each layer, `layer_done(l)` after it (false cancels); the logits of the last new row,
+  // or of every new row when `all_logits`, into `logits`.
   Result<void> operator()(Index p0, Index p1, bool all_logits, Matrix& logits,
-                          const std::function<bool(int)>& layer_done) {
+                          const std::function<bool(int)>& layer_done,
+                          const std::function<void(int)>& before_layer = {}) {
     const Index n = p1 - p0, d = c_.hidden;
     st_.ids.resize(static_cast<std::size_t>(p0));  // the cache's valid tokens while it is rewritten
     reserve(p1);
@@ -204,6 +205,7 @@ class Extension {
     });
     keep_hidden(0, p0, n, x);
     for (int l = 0; l < c_.layers; ++l) {
+      if (before_layer) before_layer(l);
       layer(l, p0, n, x);
       keep_hidden(l + 1, p0, n, x);
       if (layer_done && !layer_done(l)) return fail(ErrorKind::Cancelled, "cancelled");
@@ -419,29 +421,25 @@ Index reusable(const TransformerModel::Impl& m, const DecoderState& st, const Tr
   return std::min(common, n - 1);  // the last token is always computed: its logits are the prediction
 }
 
-// Rows [0, keep) of every map and hidden state of `prev` into `run`'s (already sized) ones.
-void copy_prefix(const TransformerRun& prev, std::vector<HeadStack>& stacks, std::vector<Matrix>* hidden, Index keep) {
-  for (std::size_t l = 0; l < stacks.size(); ++l) {
-    const HeadStack& from = prev.attention.layers[l].maps;
-    HeadStack& to = stacks[l];
-    for (int h = 0; h < to.heads(); ++h) {
-      for (Index r = 0; r < keep; ++r) {
-        if (to.precision() == Precision::F16) {
-          const Eigen::half* src = from.f16(h) + r * from.cols();
-          Eigen::half* dst = to.f16(h) + r * to.cols();
-          std::copy_n(src, keep, dst);
-          std::fill(dst + keep, dst + to.cols(), Eigen::half(0.0f));
-        } else {
-          const float* src = from.f32(h) + r * from.cols();
-          float* dst = to.f32(h) + r * to.cols();
-          std::copy_n(src, keep, dst);
-          std::fill(dst + keep, dst + to.cols(), 0.0f);
-        }
+// Rows [0, keep) of layer l's maps of `prev` into `to` (already sized), the rest of those rows zero: done just
+// before the layer is computed, so that the layer in view of a keystroke does not wait for every layer's copy.
+void copy_prefix(const TransformerRun& prev, std::size_t l, HeadStack& to, Index keep) {
+  const HeadStack& from = prev.attention.layers[l].maps;
+#pragma omp parallel for schedule(static) if (keep * keep * to.heads() > (1 << 18))
+  for (int h = 0; h < to.heads(); ++h) {
+    for (Index r = 0; r < keep; ++r) {
+      if (to.precision() == Precision::F16) {
+        const Eigen::half* src = from.f16(h) + r * from.cols();
+        Eigen::half* dst = to.f16(h) + r * to.cols();
+        std::copy_n(src, keep, dst);
+        std::fill(dst + keep, dst + to.cols(), Eigen::half(0.0f));
+      } else {
+        const float* src = from.f32(h) + r * from.cols();
+        float* dst = to.f32(h) + r * to.cols();
+        std::copy_n(src, keep, dst);
+        std::fill(dst + keep, dst + to.cols(), 0.0f);
       }
     }
-  }
-  if (hidden) {
-    for (std::size_t i = 0; i < hidden->size(); ++i) (*hidden)[i].topRows(keep) = prev.hidden_states[i].topRows(keep);
   }
 }
 
@@ -517,7 +515,11 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   std::vector<HeadStack> stacks = make_stacks(c, n, options.precision);
   if (options.hidden_states) run.hidden_states = make_hidden(c, n);
   std::vector<Matrix>* hidden = options.hidden_states ? &run.hidden_states : nullptr;
-  if (keep > 0) copy_prefix(*options.previous, stacks, hidden, keep);
+  if (keep > 0 && hidden) {
+    for (std::size_t i = 0; i < hidden->size(); ++i) {
+      (*hidden)[i].topRows(keep) = options.previous->hidden_states[i].topRows(keep);
+    }
+  }
   std::vector<HeadStack*> maps;
   for (auto& s : stacks) maps.push_back(&s);
   Extension extend(m, st, run, maps, hidden);
@@ -525,7 +527,11 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
     run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
     return !options.on_layer || options.on_layer(run.attention);
   };
-  ATTN_TRY(extend(keep, n, options.all_logits, run.logits, done));
+  const auto copy = [&](int l) {
+    if (keep > 0)
+      copy_prefix(*options.previous, static_cast<std::size_t>(l), stacks[static_cast<std::size_t>(l)], keep);
+  };
+  ATTN_TRY(extend(keep, n, options.all_logits, run.logits, done, copy));
   run.logits_from = options.all_logits ? 0 : static_cast<int>(n - 1);
   run.reused_tokens = static_cast<int>(keep);
   predict(m, run, options.top_k);
