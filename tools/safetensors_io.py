@@ -47,7 +47,9 @@ def write_safetensors(path, tensors, metadata=None):
 
 
 def read_safetensors(path):
-    """name -> numpy array (a copy), and the metadata dict (empty when absent)."""
+    """name -> numpy array (a copy), and the metadata dict (empty when absent). BF16 tensors, which numpy
+    lacks, come back as float32: the 16 bits as the high half of each float, the exact value (as torch's
+    .float() and the engine widen them)."""
     with open(path, "rb") as f:
         data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
@@ -56,7 +58,12 @@ def read_safetensors(path):
     out = {}
     for name, info in header.items():
         a, b = info["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=_NP[info["dtype"]]).reshape(info["shape"]).copy()
+        raw = data[8 + n + a:8 + n + b]
+        if info["dtype"] == "BF16":
+            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+            out[name] = bits.view(np.float32).reshape(info["shape"])
+        else:
+            out[name] = np.frombuffer(raw, dtype=_NP[info["dtype"]]).reshape(info["shape"]).copy()
     return out, metadata
 
 
