@@ -51,6 +51,44 @@ class TestTransformerCli : public QObject {
     QCOMPARE(QImage(png).size(), QSize(640, 480));
   }
 
+  // The bundled real Llama continues llama2.c's story greedily; the dump holds every generated token's row and
+  // the token ids; sampling is seeded; and generation is refused by name where it does not apply.
+  void generateContinuesAndDumpsEveryToken() {
+    const QString llama = QStringLiteral(ATTN_SOURCE_DIR "/resources/models/stories260k");
+    const QString dump = dir_.filePath(u"story.attn.safetensors"_s);
+    const Run run = runCli({u"run"_s, u"--model"_s, llama, u"--text"_s,
+                            u"Once upon a time, there was a little girl named Lily. She"_s, u"--generate"_s, u"12"_s,
+                            u"--dump"_s, dump});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.contains(u"generated 12 tokens"_s) && run.out.contains(u"loved to play outside in the p"_s),
+             qPrintable(run.out));
+    const auto read = attn::io::read_attention_dump(dump.toStdString());
+    QVERIFY2(read, read ? "" : read.error().message().c_str());
+    QCOMPARE(read->ids.size(), read->trace.tokens.size());
+    QCOMPARE(read->ids.front(), 1);  // <s>
+    const auto* last = read->trace.find(attn::Stage::Decoder, 4);
+    QVERIFY(last);
+    QCOMPARE(last->maps.rows(), attn::Index(read->ids.size()));
+    const attn::Index row = last->maps.rows() - 1;  // the last generated token's row: over everything before it
+    float sum = 0;
+    for (attn::Index c = 0; c <= row; ++c) sum += last->maps.at(0, row, c);
+    QVERIFY(std::abs(sum - 1.0f) < 1e-4f);
+
+    const QStringList sample{
+        u"run"_s,           u"--model"_s, llama,        u"--text"_s, u"Once upon a time"_s, u"--generate"_s, u"20"_s,
+        u"--temperature"_s, u"0.9"_s,     u"--top-p"_s, u"0.9"_s,    u"--seed"_s,           u"5"_s};
+    const Run a = runCli(sample), b = runCli(sample);
+    QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+    const auto text = [](const QString& out) {
+      return out.section(u"the prompt included): "_s, 1).section(u'\n', 0, 0);
+    };
+    QCOMPARE(text(a.out), text(b.out));
+    QCOMPARE(runCli({u"run"_s, u"--model"_s, llama, u"--text"_s, u"hi"_s, u"--top-k"_s, u"5"_s}).exitCode, 2);
+    const Run bert = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"hi"_s, u"--generate"_s, u"3"_s});
+    QCOMPARE(bert.exitCode, 1);
+    QVERIFY2(bert.err.contains(u"does not generate here"_s), qPrintable(bert.err));
+  }
+
   void renderWritesThePictureAtItsSize_data() {
     QTest::addColumn<QString>("modelName");
     QTest::addColumn<QStringList>("input");

@@ -59,11 +59,14 @@ TEST(AttentionDump, RoundTripFloat32) {
   trace.layers.push_back(layer(Stage::Encoder, 1, stack(3, 4, 4, Precision::F32, 0.5f)));
   trace.layers.push_back(layer(Stage::Encoder, 0, stack(3, 4, 4, Precision::F32, 0.0f)));
   const fs::path path = dir / "bert.attn.safetensors";
-  ASSERT_TRUE(write_attention_dump(path, trace, "bert-base-uncased").has_value());
+  ASSERT_TRUE(write_attention_dump(path, trace, "bert-base-uncased", {101, 7592, 1059, 102}).has_value());
 
   const auto dump = read_attention_dump(path);
   ASSERT_TRUE(dump.has_value()) << dump.error().message();
   EXPECT_EQ(dump->model, "bert-base-uncased");
+  EXPECT_EQ(dump->ids, (std::vector<int>{101, 7592, 1059, 102}));
+  EXPECT_EQ(write_attention_dump(dir / "x.attn.safetensors", trace, "", {1, 2}).error().reason,
+            "2 token ids for 4 tokens");
   EXPECT_EQ(dump->trace.tokens, trace.tokens);
   EXPECT_EQ(dump->trace.spans, trace.spans);
   EXPECT_TRUE(dump->trace.cross_rows.empty());

@@ -358,6 +358,15 @@ def text_cases():
     out.append(("tokenizer-duplicate-id.json", text.encode(), "tokenizer_json", "malformed",
                 "tokenizer.json gives \"hello\" and \"world\" the same id 1"))
     text = json.dumps(wp).replace('"vocab": null', '"vocab": {"[UNK]": 0, "hello": 1}')
+    bad = json.dumps(dict(wp, pre_tokenizer={"type": "UnicodeScripts"})).replace('"vocab": null',
+                                                                                 '"vocab": {"[UNK]": 0, "hello": 1}')
+    out.append(("tokenizer-pretokenizer-unsupported.json", bad.encode(), "tokenizer_json", "unsupported",
+                "tokenizer.json whose pre_tokenizer is UnicodeScripts: refused by name (not \"no tokenizer\")"))
+    bad = json.dumps(dict(wp, pre_tokenizer={"type": "Split", "pattern": {"Regex": "(?<=a"}, "behavior": "Isolated",
+                                              "invert": False})).replace('"vocab": null',
+                                                                         '"vocab": {"[UNK]": 0, "hello": 1}')
+    out.append(("tokenizer-split-bad-regex.json", bad.encode(), "tokenizer_json", "malformed",
+                "tokenizer.json whose Split pattern \"(?<=a\" does not compile: PCRE2's message and offset"))
     out.append(("tokenizer-cut.json", text[:len(text) // 2].encode(), "tokenizer_json", "malformed",
                 "tokenizer.json cut in the middle: not JSON, refused with the byte where it ends"))
     out.append(("vocab-crlf.txt", b"[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nhello\r\nworld\r\n", "wordpiece", "ok",

@@ -164,6 +164,7 @@ std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderR
   if (!dump) return std::unexpected(engineFailure(RenderFailure::Kind::Input, dump.error()));
   for (const auto& w : dump->warnings) report.warnings.append(fromStd(w));
   out.run->attention = std::move(dump->trace);
+  out.run->ids = std::move(dump->ids);
   out.run->special_positions = TransformerWorker::specialPositions(out.run->attention.tokens);
   out.what = QObject::tr("dump");
   out.modelName = dump->model;
@@ -250,9 +251,11 @@ void addRunNotes(const attn::models::TransformerRun& run, RenderReport& report) 
 }
 
 // --dump: the run's attention written as a dump.
-Step writeDump(const TransformerJob& job, const attn::LayeredTrace& trace, const std::string& modelName,
+Step writeDump(const TransformerJob& job, const attn::models::TransformerRun& run, const std::string& modelName,
                RenderReport& report) {
-  if (auto written = attn::io::write_attention_dump(toPath(job.dumpOut), trace, modelName); !written) {
+  // A model run's token ids go with it (a dump read back has ids only when it had them).
+  const std::vector<int>& ids = run.ids.size() == run.attention.tokens.size() ? run.ids : std::vector<int>{};
+  if (auto written = attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, modelName, ids); !written) {
     return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   }
   report.written.append(job.dumpOut);
@@ -421,7 +424,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   addRunNotes(*run, report);
 
   if (!job.dumpOut.isEmpty()) {
-    if (auto written = writeDump(job, trace, ran->modelName, report); !written) return std::unexpected(written.error());
+    if (auto written = writeDump(job, *run, ran->modelName, report); !written) return std::unexpected(written.error());
   }
   if (!*spec) return report;
 

@@ -65,7 +65,7 @@ QSize LensGrid::sizeHint() const {
 }
 
 std::optional<std::pair<int, int>> LensGrid::cellAt(QPoint p) const {
-  if (!lens_ || p.x() < kLabelWidth || p.y() < 0) return std::nullopt;
+  if (!lens_ || p.x() < visibleRegion().boundingRect().left() + kLabelWidth || p.y() < 0) return std::nullopt;
   const int column = (p.x() - kLabelWidth) / kCellWidth;
   const int row = p.y() / kCellHeight;
   if (column >= static_cast<int>(lens_->positions.size()) || row > layers()) return std::nullopt;
@@ -96,9 +96,6 @@ void LensGrid::paintEvent(QPaintEvent*) {
   const int columns = static_cast<int>(lens_->positions.size());
   for (int row = 0; row <= layers(); ++row) {
     const int layer = row == layers() ? -1 : layers() - 1 - row;
-    const QRect label(0, row * kCellHeight, kLabelWidth - 4, kCellHeight);
-    p.setPen(palette().color(QPalette::Text));
-    p.drawText(label, Qt::AlignRight | Qt::AlignVCenter, layer < 0 ? tr("input") : tr("layer %1").arg(layer));
     for (int c = 0; c < columns; ++c) {
       const QRect cell(kLabelWidth + c * kCellWidth, row * kCellHeight, kCellWidth - 1, kCellHeight - 1);
       QString text;
@@ -116,6 +113,15 @@ void LensGrid::paintEvent(QPaintEvent*) {
       }
       p.drawText(cell.adjusted(3, 0, -3, 0), Qt::AlignCenter, fm.elidedText(text, Qt::ElideRight, cell.width() - 6));
     }
+  }
+  // The row labels stay at the left edge of what is in view when the grid is scrolled.
+  const int x0 = visibleRegion().boundingRect().left();
+  p.fillRect(QRect(x0, 0, kLabelWidth, height()), palette().base());
+  p.setPen(palette().color(QPalette::Text));
+  for (int row = 0; row <= layers(); ++row) {
+    const int layer = row == layers() ? -1 : layers() - 1 - row;
+    p.drawText(QRect(x0, row * kCellHeight, kLabelWidth - 4, kCellHeight), Qt::AlignRight | Qt::AlignVCenter,
+               layer < 0 ? tr("input") : tr("layer %1").arg(layer));
   }
   if (selected_ >= 0 && selected_ < columns) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 2));
@@ -160,6 +166,8 @@ LogitLensView::LogitLensView(QWidget* parent) : QWidget(parent) {
   scroll_->setFrameShape(QFrame::NoFrame);
   grid_ = new LensGrid(scroll_);
   scroll_->setWidget(grid_);
+  // The labels are painted where the view starts: scrolling repaints the grid rather than shifting pixels.
+  connect(scroll_->horizontalScrollBar(), &QScrollBar::valueChanged, grid_, qOverload<>(&QWidget::update));
   layout->addWidget(scroll_);
   plot_ = new QCustomPlot(this);
   plot_->setObjectName(u"logitLensRanks"_s);
@@ -206,8 +214,9 @@ void LogitLensView::selectColumn(int column) {
   column_ = columns == 0 ? -1 : std::clamp(column < 0 ? columns - 1 : column, 0, columns - 1);
   grid_->setSelectedColumn(column_);
   if (column_ >= 0) {
+    // With room for the row labels on its left.
     scroll_->ensureVisible(LensGrid::kLabelWidth + column_ * LensGrid::kCellWidth + LensGrid::kCellWidth / 2, 0,
-                           LensGrid::kCellWidth, 0);
+                           LensGrid::kCellWidth / 2 + LensGrid::kLabelWidth, 0);
   }
   updatePlot();
 }

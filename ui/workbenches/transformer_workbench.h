@@ -206,7 +206,7 @@ class TransformerWorkbench : public Workbench {
   QGroupBox* buildInputGroup(QWidget* panel);
   QGroupBox* buildPredictionGroup(QWidget* panel);
   QGroupBox* buildGenerateGroup(QWidget* panel);  // transformer_generation.cpp
-  void buildLensTab();  // the Logit Lens tab, and its reading when it comes into view
+  void buildLensTab();                            // the Logit Lens tab, and its reading when it comes into view
   void onGenerationProgress(quint64 generation, int tokens, const QString& text, double ms);
   void updateGenerationControls();
   void updateScrubber();

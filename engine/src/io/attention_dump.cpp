@@ -117,6 +117,35 @@ Result<Labels> string_list(const std::map<std::string, std::string>& metadata, c
   return out;
 }
 
+// "ids": one whole number from 0 per token, or absent.
+Result<std::vector<int>> id_list(const std::map<std::string, std::string>& metadata, std::size_t tokens,
+                                 const std::string& file) {
+  const auto it = metadata.find("ids");
+  if (it == metadata.end()) return std::vector<int>{};
+  const auto bad = [&](ErrorKind kind, const std::string& why) {
+    return fail(kind, "metadata \"ids\" " + why + "; it is a JSON array of token ids, one per token", file,
+                kHeaderOffset);
+  };
+  auto parsed = detail::parse_json(it->second, file, kHeaderOffset);
+  if (!parsed)
+    return bad(parsed.error().kind, parsed.error().kind == ErrorKind::TooLarge ? "nests too deep" : "is not JSON");
+  const json& value = *parsed;
+  if (!value.is_array()) return bad(ErrorKind::Malformed, "is not an array");
+  if (value.size() != tokens) {
+    return bad(ErrorKind::Mismatch,
+               "has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
+  }
+  std::vector<int> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const json& v = value[i];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > INT32_MAX) {
+      return bad(ErrorKind::Malformed, "entry " + std::to_string(i) + " is " + v.dump());
+    }
+    out.push_back(static_cast<int>(v.get<std::int64_t>()));
+  }
+  return out;
+}
+
 Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& metadata, std::size_t tokens,
                                     const std::string& file) {
   const auto it = metadata.find("spans");
@@ -244,6 +273,9 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
   if (!spans) return std::unexpected(spans.error());
   trace.spans = std::move(*spans);
   if (const auto it = metadata.find("model"); it != metadata.end()) dump.model = it->second;
+  auto ids = id_list(metadata, trace.tokens.size(), file);
+  if (!ids) return std::unexpected(ids.error());
+  dump.ids = std::move(*ids);
 
   const auto n_tokens = static_cast<std::int64_t>(trace.tokens.size());
   const auto n_cross = static_cast<std::int64_t>(trace.cross_rows.size());
@@ -368,7 +400,7 @@ Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std:
 }
 
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
-                                  const std::string& model) {
+                                  const std::string& model, const std::vector<int>& ids) {
   const std::string file = path.string();
   if (trace.tokens.empty()) return fail(ErrorKind::OutOfRange, "nothing to write: the trace has no tokens", file);
   if (trace.layers.empty()) {
@@ -379,6 +411,10 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
                 "the trace has " + std::to_string(trace.spans.size()) + " spans for " +
                     std::to_string(trace.tokens.size()) + " tokens",
                 file);
+  }
+  if (!ids.empty() && ids.size() != trace.tokens.size()) {
+    return fail(ErrorKind::Mismatch,
+                std::to_string(ids.size()) + " token ids for " + std::to_string(trace.tokens.size()) + " tokens", file);
   }
   const auto n_tokens = static_cast<Index>(trace.tokens.size());
   std::vector<TensorData> tensors;
@@ -435,6 +471,7 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
     return fail(ErrorKind::Encoding, "a token is not valid UTF-8", file);
   }
   if (!model.empty()) metadata["model"] = model;
+  if (!ids.empty()) metadata["ids"] = json(ids).dump();
   return write_safetensors(path, tensors, metadata);
 }
 

@@ -348,8 +348,9 @@ class Extension {
     const float* values = st_.values[static_cast<std::size_t>(l)].data();
     const int threads = omp_get_max_threads();
     if (st_.scores.size() < static_cast<std::size_t>(threads)) st_.scores.resize(static_cast<std::size_t>(threads));
+    // A few new rows (generation, a keystroke) stay on one thread: see decoder_linear.cpp's kFusedParallelWeights.
     const bool parallel =
-        tasks > 1 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
+        tasks > 1 && n >= 8 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
 #pragma omp parallel for schedule(dynamic) if (parallel)
     for (Index task = 0; task < tasks; ++task) {
       const Index h = task / blocks, r0 = (task % blocks) * kQueryBlock, rows = std::min(kQueryBlock, n - r0);
@@ -359,11 +360,21 @@ class Extension {
       Eigen::Map<RowMajor, 0, Strided> scores(S, rows, keys_needed, Strided(cols));
       Eigen::Map<const RowMajor, 0, Strided> q(qkv + r0 * width + h * hd, rows, hd, Strided(width));
       Eigen::Map<const RowMajor> k(keys + g * cap * hd, keys_needed, hd);
-      scores.noalias() = q * k.transpose();
+      // A few rows (generation) by Eigen's own kernel: OpenBLAS would thread each of these tiny products, and the
+      // threads' wake-ups cost more than the products (decoder_linear.cpp's kFusedParallelWeights).
+      if (rows < 8) {
+        scores.noalias() = q.lazyProduct(k.transpose());
+      } else {
+        scores.noalias() = q * k.transpose();
+      }
       for (Index i = 0; i < rows; ++i) softmax_row(S + i * cols, p0 + r0 + i, window, cols);
       Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
       Eigen::Map<RowMajor, 0, Strided> out(ctx + r0 * qn + h * hd, rows, hd, Strided(qn));
-      out.noalias() = scores * v;
+      if (rows < 8) {
+        out.noalias() = scores.lazyProduct(v);
+      } else {
+        out.noalias() = scores * v;
+      }
       for (Index i = 0; i < rows; ++i) {
         const Index row = p0 + r0 + i;
         if (f16) {
