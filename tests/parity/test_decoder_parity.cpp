@@ -109,11 +109,14 @@ TEST_P(DecoderParity, LogitsMapsAndLensMatchTorch) {
   double worst = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
     for (std::size_t v = 0; v < logits[i].size(); ++v) {
+      // Relative above 1: the random configs' logits reach 28, where float32's rounding alone is 2e-6 and the
+      // sanitizer build's unvectorised sums differ from the Release build's by up to 4.5e-6 of the value.
+      const double e = logits[i][v].get<double>();
       worst = std::max(
-          worst, std::abs(run->logits(static_cast<Index>(i), static_cast<Index>(v)) - logits[i][v].get<double>()));
+          worst, std::abs(run->logits(static_cast<Index>(i), static_cast<Index>(v)) - e) / std::max(1.0, std::abs(e)));
     }
   }
-  EXPECT_LT(worst, kTolerance) << "worst logit difference";
+  EXPECT_LT(worst, kTolerance) << "worst logit difference (relative above 1)";
   expect_maps(*run, c->expected["attentions"], "prompt maps");
 
   std::vector<int> positions(prompt.size());
