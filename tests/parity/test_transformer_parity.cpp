@@ -214,6 +214,75 @@ TEST_P(RunTextParity, TokenisesAsTheFixture) {
   EXPECT_GT(checked, 0) << "no text run in this case";
 }
 
+// GPT-2 generation with its key/value cache against torch's greedy generation by a full forward per token: the
+// same ids, and the maps (every row: the prompt's and each generated token's), hidden states and last prediction
+// of the final sequence.
+class GenerationParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GenerationParity, GreedyWithTheCacheMatchesTorch) {
+  auto c = load_case(GetParam());
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->expected.contains("generations"));
+  TransformerRunner session(c->model);
+  for (const auto& entry : c->expected["generations"]) {
+    const auto ids = entry["ids"].get<std::vector<int>>();
+    const int prompt = entry["prompt_tokens"];
+    GenerateOptions g;
+    g.max_new_tokens = static_cast<int>(ids.size()) - prompt;
+    g.stop_at_eos = false;
+    int calls = 0;
+    g.on_token = [&](int position, int id, float probability) {
+      EXPECT_EQ(position, prompt + calls);
+      EXPECT_EQ(id, ids[static_cast<std::size_t>(position)]);
+      EXPECT_GT(probability, 0.0f);
+      ++calls;
+      return true;
+    };
+    for (const Precision precision : {Precision::F32, Precision::F16}) {
+      calls = 0;
+      auto o = options_for(entry);
+      o.precision = precision;
+      o.hidden_states = precision == Precision::F32;
+      auto run = session.generate({ids.begin(), ids.begin() + prompt}, g, o);
+      ASSERT_TRUE(run) << run.error().message();
+      EXPECT_EQ(run->ids, ids);
+      EXPECT_EQ(run->prompt_tokens, prompt);
+      EXPECT_EQ(calls, g.max_new_tokens);
+      EXPECT_EQ(run->generated_probability.size(), static_cast<std::size_t>(g.max_new_tokens));
+      compare_run(*c, entry, *run, precision);
+    }
+  }
+}
+
+// Stopping: on_token's word ends the run there, the maps shrink to the tokens there are; beyond the positions
+// the run stops at the context with a warning.
+TEST(GenerationParity, StopsWhereAskedAndAtTheContext) {
+  auto c = load_case("induction-gpt2");
+  ASSERT_TRUE(c);
+  TransformerRunner session(c->model);
+  const auto& entry = c->expected["generations"][0];
+  const auto ids = entry["ids"].get<std::vector<int>>();
+  const int prompt = entry["prompt_tokens"];
+  GenerateOptions g;
+  g.max_new_tokens = 10;
+  g.on_token = [&](int position, int, float) { return position < prompt + 2; };
+  auto run = session.generate({ids.begin(), ids.begin() + prompt}, g);
+  ASSERT_TRUE(run) << run.error().message();
+  ASSERT_EQ(run->ids.size(), static_cast<std::size_t>(prompt + 3));
+  EXPECT_EQ(run->ids, std::vector<int>(ids.begin(), ids.begin() + prompt + 3));
+  EXPECT_EQ(run->attention.layers[0].maps.rows(), prompt + 3);
+  EXPECT_EQ(run->attention.tokens.size(), run->ids.size());
+  g.on_token = {};
+  g.max_new_tokens = 1000;
+  auto full = session.generate({ids.begin(), ids.begin() + prompt}, g);
+  ASSERT_TRUE(full) << full.error().message();
+  EXPECT_EQ(static_cast<int>(full->ids.size()), c->model->config().max_positions);
+  ASSERT_FALSE(full->warnings.empty());
+  EXPECT_NE(full->warnings.front().find("the model's context"), std::string::npos) << full->warnings.front();
+}
+
+INSTANTIATE_TEST_SUITE_P(Transformers, GenerationParity, ::testing::Values("gpt2", "induction-gpt2"));
+
 INSTANTIATE_TEST_SUITE_P(Transformers, RunTextParity,
                          ::testing::Values("bert", "distilbert", "gpt2", "induction-gpt2"));
 

@@ -811,6 +811,22 @@ class TestTransformerWorkbench : public QObject {
     QCOMPARE(wb.scrubber()->maximum(), 11);
     wb.scrubber()->setValue(3);
     QTRY_COMPARE(*wb.tokenLines()->focus(), (TokenHit{TokenSide::Query, prompt + 3}));
+    // Every view follows the step: the trace up to it (the matrix, the model view and the statistics read it), the
+    // statistics of its row alone; the run keeps every token.
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.outcome()->request.step, std::optional<int>(3));
+    QCOMPARE(int(wb.outcome()->trace->tokens.size()), prompt + 4);
+    QCOMPARE(wb.outcome()->trace->layers.back().maps.rows(), attn::Index(prompt + 4));
+    QCOMPARE(int(wb.outcome()->run->ids.size()), prompt + 12);
+    QCOMPARE(wb.currentMatrix()->weights.rows(), attn::Index(prompt + 4));
+    QCOMPARE(wb.headGrid()->thumbnails(), wb.outcome()->thumbnails.get());
+    {
+      const auto& full = run.attention.layers.back().maps;
+      const auto& stats = *wb.outcome()->stats;
+      const auto& last = stats.back();  // the last layer's last head: the first-token mass of the step's row
+      QCOMPARE(last.first_mass, full.at(last.head, prompt + 3, 0));
+    }
+    QCOMPARE(wb.scrubber()->value(), 3);
     // The logit lens, read when its tab comes into view: the last layer's reading is the model's prediction.
     wb.setView(TransformerWorkbench::View::Lens);
     QTRY_VERIFY_WITH_TIMEOUT(wb.lensView()->lens() != nullptr, 20000);
@@ -823,6 +839,27 @@ class TestTransformerWorkbench : public QObject {
     wb.setText(TransformerWorkbench::storyText() + u" loved"_s);
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QTRY_VERIFY(!wb.scrubber()->isVisible());
+  }
+
+  // GPT-2 generates in the tab too: the bundled induction model continues the repeated word it has seen.
+  void gpt2Generates() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    wb.findChild<QPushButton*>(u"openDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.generateButton()->isVisible() && wb.generateButton()->isEnabled());
+    wb.setText(u"attention|attention|atten"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto g = wb.generation();
+    g.max_new_tokens = 8;
+    wb.setGeneration(g);
+    wb.generateButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!wb.isGenerating(), 20000);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY2(wb.generationLabel()->text().contains(u"tion|att"_s), qPrintable(wb.generationLabel()->text()));
+    QCOMPARE(wb.scrubber()->maximum(), 7);
+    QCOMPARE(int(wb.outcome()->trace->tokens.size()), 25 + 8);  // the last step: every token
   }
 
   // Issue 17: in the tab's own split the statistics table cut its last columns off (a horizontal scroll bar

@@ -104,7 +104,7 @@ TEST(Rollout, RefusesMoreThanItsTokenLimit) {
 TEST(HeadStatistics, IdentityAndUniformHeads) {
   const Matrix uniform = Matrix::Constant(4, 4, 0.25f);
   const auto t = trace_of({{Matrix::Identity(4, 4), uniform}});
-  const auto stats = head_statistics(t, {.special_positions = {0, 3, 3}});
+  const auto stats = head_statistics(t, {.special_positions = {0, 3, 3}, .query_row = {}});
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[0].head, 0);
   EXPECT_FLOAT_EQ(stats[0].entropy, 0.0f);
@@ -117,6 +117,25 @@ TEST(HeadStatistics, IdentityAndUniformHeads) {
   // Rows 0..3 of a uniform map: (0+1+2+3)/4, (1+0+1+2)/4, ... = 1.5, 1, 1, 1.5.
   EXPECT_FLOAT_EQ(stats[1].mean_distance, 1.25f);
   EXPECT_FLOAT_EQ(stats[1].first_mass, 0.25f);
+}
+
+// A generation step's statistics: only its query row (here row 2 of a causal map), not the mean over rows.
+TEST(HeadStatistics, OneQueryRowForAGenerationStep) {
+  Matrix causal = Matrix::Zero(3, 3);
+  causal << 1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.0f, 0.25f, 0.25f, 0.5f;
+  const auto t = trace_of({{causal}});
+  const auto row = head_statistics(t, {.special_positions = {1}, .query_row = 2});
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_NEAR(row[0].entropy, -(0.5f * std::log(0.25f) + 0.5f * std::log(0.5f)), 1e-6f);
+  EXPECT_FLOAT_EQ(row[0].mean_distance, 0.25f * 2 + 0.25f * 1);
+  EXPECT_FLOAT_EQ(row[0].first_mass, 0.25f);
+  EXPECT_FLOAT_EQ(row[0].special_mass, 0.25f);
+  EXPECT_FLOAT_EQ(row[0].max_weight, 0.5f);  // row 0's 1.0 is not this step's
+  const auto all = head_statistics(t, {.special_positions = {1}, .query_row = {}});
+  EXPECT_FLOAT_EQ(all[0].max_weight, 1.0f);
+  EXPECT_FLOAT_EQ(all[0].first_mass, (1.0f + 0.5f + 0.25f) / 3);
+  const auto outside = head_statistics(t, {.special_positions = {}, .query_row = 3});
+  EXPECT_FLOAT_EQ(outside[0].first_mass, 0.0f);
 }
 
 // A dump of scores (weights outside [0, 1]) has no entropy or mean distance: NaN, not a huge negative number
@@ -136,8 +155,8 @@ TEST(HeadStatistics, NotDefinedForWeightsOutsideTheUnitInterval) {
 // patches, each with a fifth of the weight, out of the 0.8 that lands on patches.
 TEST(HeadStatistics, PatchGridDistance) {
   const auto t = trace_of({{Matrix::Constant(5, 5, 0.2f)}});
-  const auto stats =
-      head_statistics(t, {.stage = Stage::Encoder, .special_positions = {}, .grid_rows = 2, .grid_cols = 2});
+  const auto stats = head_statistics(
+      t, {.stage = Stage::Encoder, .special_positions = {}, .grid_rows = 2, .grid_cols = 2, .query_row = {}});
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_NEAR(stats[0].mean_distance, (2.0f + std::sqrt(2.0f)) / 4.0f, 1e-6f);
 }

@@ -115,6 +115,33 @@ TEST(HeadStack, PooledBinsMatchTheirCellsMaxOrMean) {
   EXPECT_FLOAT_EQ(sharp.pooled(0, 2, 2, Pool::Mean)(0, 1), 0.9f / 64.0f);
 }
 
+// A generation step: the first tokens and every map's top-left block, in the maps' precision.
+TEST(LayeredTrace, PrefixKeepsTheFirstTokensOfEveryMap) {
+  for (const Precision p : {Precision::F32, Precision::F16}) {
+    LayeredTrace t;
+    t.tokens = {"a", "b", "c"};
+    t.spans = {{0, 1}, {1, 2}, {2, 3}};
+    Matrix m(3, 3);
+    m << 1, 0, 0, 0.5f, 0.5f, 0, 0.25f, 0.25f, 0.5f;
+    HeadStack s(2, 3, 3, p);
+    s.set_head(0, m);
+    s.set_head(1, m.transpose());
+    t.layers.push_back({Stage::Decoder, 0, s});
+    t.layers.push_back({Stage::Decoder, 1, s});
+    const LayeredTrace two = t.prefix(2);
+    EXPECT_EQ(two.tokens, (Labels{"a", "b"}));
+    EXPECT_EQ(two.spans.size(), 2u);
+    ASSERT_EQ(two.layers.size(), 2u);
+    EXPECT_EQ(two.layers[1].layer, 1);
+    EXPECT_EQ(two.layers[1].maps.precision(), p);
+    EXPECT_EQ(two.layers[1].maps.rows(), 2);
+    EXPECT_EQ(two.layers[1].maps.cols(), 2);
+    EXPECT_EQ(two.layers[1].maps.head(0), s.head(0).topLeftCorner(2, 2));
+    EXPECT_EQ(two.layers[1].maps.head(1), s.head(1).topLeftCorner(2, 2));
+    EXPECT_EQ(t.prefix(7).layers[0].maps.head(1), s.head(1));  // at most what there is
+  }
+}
+
 TEST(HeadStack, ReadRowConvertsOneRow) {
   for (const Precision precision : {Precision::F32, Precision::F16}) {
     const HeadStack s = random_stack(2, 4, 9, precision);

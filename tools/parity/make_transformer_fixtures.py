@@ -172,6 +172,20 @@ def expected_run(model, name, tensors, kwargs, family, top=5, mask_id=None):
     return entry
 
 
+def expected_generation(model, name, tensors, prompt, steps):
+    """Greedy generation by a full float64 forward per token (no cache: the reference the engine's cache must
+    equal), then the final sequence's maps, hidden states and prediction stored as for a run."""
+    ids = list(prompt)
+    m64 = model.double()
+    with torch.no_grad():
+        for _ in range(steps):
+            logits = m64(input_ids=ids_tensor(ids))["logits"][0, -1]
+            ids.append(int(torch.argmax(logits)))
+    model.float()
+    kw = {"input_ids": ids_tensor(ids)}
+    return text_entry(kw, dict(expected_run(model, name, tensors, kw, "gpt2"), prompt_tokens=len(prompt)))
+
+
 def top_k(logits, position, k):
     p = torch.softmax(logits.double(), dim=-1)
     order = torch.argsort(logits, descending=True)[:k]
@@ -193,7 +207,7 @@ def ids_tensor(ids):
     return torch.tensor([ids], dtype=torch.long)
 
 
-def save_case(case, files, weights, runs, tensors, weight_dtype="F32"):
+def save_case(case, files, weights, runs, tensors, weight_dtype="F32", generations=None):
     d = os.path.join(OUT, case)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
@@ -210,8 +224,10 @@ def save_case(case, files, weights, runs, tensors, weight_dtype="F32"):
         else:
             with open(path, "w") as f:
                 f.write(content)
-    write_json(os.path.join(d, "expected.json"),
-               {"format": "attnscope-transformer-fixture-1", "case": case, "weights": weight_dtype, "runs": runs})
+    expected = {"format": "attnscope-transformer-fixture-1", "case": case, "weights": weight_dtype, "runs": runs}
+    if generations:
+        expected["generations"] = generations
+    write_json(os.path.join(d, "expected.json"), expected)
 
 
 def wordpiece_files(cfg):
@@ -309,11 +325,12 @@ def make_gpt2():
     runs.append(text_entry(kw, dict(expected_run(model, "text", tensors, kw, "gpt2"), text=text)))
     kw = {"input_ids": ids_tensor(bpe_ids(" the cat"))}
     runs.append(text_entry(kw, expected_run(model, "short", tensors, kw, "gpt2")))
+    generations = [expected_generation(model, "generated", tensors, bpe_ids(" the cat"), 12)]
     weights = state(model, drop=("lm_head.weight",), rename=lambda k: k.removeprefix("transformer."))
     vocab = {t: i for i, t in enumerate(BPE_VOCAB)}
     merges = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in MERGES)
     files = {"config.json": cfg, "vocab.json": vocab, "merges.txt": merges}
-    save_case("gpt2", files, weights, runs, tensors)
+    save_case("gpt2", files, weights, runs, tensors, generations=generations)
 
 
 def make_induction():
@@ -333,6 +350,7 @@ def make_induction():
     for name, text in (("twice", "qwhdkeiaplzmxncbvrtsu" * 2), ("separated", "attention|attention|atten")):
         kw = {"input_ids": ids_tensor(list(text.encode()))}
         runs.append(text_entry(kw, dict(expected_run(model, name, tensors, kw, "gpt2"), text=text)))
+    generations = [expected_generation(model, "generated", tensors, list(b"attention|attention|atten"), 16)]
     d = os.path.join(OUT, "induction-gpt2")
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
@@ -340,7 +358,7 @@ def make_induction():
     write_safetensors(os.path.join(d, "expected.safetensors"), tensors)
     write_json(os.path.join(d, "expected.json"),
                {"format": "attnscope-transformer-fixture-1", "case": "induction-gpt2", "weights": "F32",
-                "model": "resources/models/induction-gpt2", "runs": runs})
+                "model": "resources/models/induction-gpt2", "runs": runs, "generations": generations})
 
 
 def make_vit():

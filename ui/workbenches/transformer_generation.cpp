@@ -113,14 +113,13 @@ void TransformerWorkbench::buildLensTab() {
   connect(viewTabs_, &QTabWidget::currentChanged, this, [this] {
     matrixActive_ = false;
     // The lens is read when its tab is in view: the run in view is read again with its hidden states.
-    if (readsLens() && outcome_ && !outcome_->lens && !isGenerating()) {
-      if (outcome_->request.generation) {
-        generate();
-      } else {
-        post();
-      }
-    }
+    if (readsLens() && outcome_ && !outcome_->lens && !isGenerating()) post();  // a generated run stays one
   });
+}
+
+// Causal language models with their head generate: GPT-2 and the decoders.
+bool TransformerWorkbench::generates() const {
+  return source_ && source_->model && source_->model->config().causal() && source_->model->has_prediction_head();
 }
 
 attn::models::GenerateOptions TransformerWorkbench::generation() const {
@@ -142,7 +141,7 @@ void TransformerWorkbench::setGeneration(const attn::models::GenerateOptions& g)
 }
 
 void TransformerWorkbench::generate() {
-  if (!source_ || !source_->model || source_->family() != attn::models::Family::Decoder) return;
+  if (!generates()) return;
   TransformerRequest request;
   request.text = textEdit_->toPlainText().toStdString();
   request.rollout = rolloutOptions();
@@ -173,11 +172,11 @@ void TransformerWorkbench::onGenerationProgress(quint64 generation, int tokens, 
 }
 
 void TransformerWorkbench::updateGenerationControls() {
-  const bool decoder = source_ && source_->model && source_->family() == attn::models::Family::Decoder;
-  generateGroup_->setVisible(decoder);
+  const bool causal = generates();
+  generateGroup_->setVisible(causal);
   if (generating_ && (!outcome_ || outcome_->generation < generating_)) return;  // still running
   generating_ = 0;
-  generateButton_->setEnabled(decoder);
+  generateButton_->setEnabled(causal);
   stopButton_->setEnabled(false);
 }
 
@@ -187,13 +186,15 @@ QString TransformerWorkbench::continuation(const attn::models::TransformerRun& r
   return fromStd(tok->decode(std::vector<int>(run.ids.begin() + run.prompt_tokens, run.ids.end())));
 }
 
-// After an outcome: the scrubber spans its generated tokens (hidden for a plain run).
+// After an outcome: the scrubber spans its generated tokens (hidden for a plain run); a new run starts at its last
+// token, a step of the same run keeps the scrubber where it is.
 void TransformerWorkbench::updateScrubber() {
-  const auto* run = outcome_ ? outcome_->run.get() : nullptr;
+  const auto run = outcome_ ? outcome_->run : nullptr;
   const int generated = run && run->prompt_tokens > 0 ? static_cast<int>(run->ids.size()) - run->prompt_tokens : 0;
   scrubber_->setVisible(generated > 0);
   scrubLabel_->setVisible(generated > 0);
   if (generated == 0) {
+    scrubbedRun_.reset();
     if (outcome_ && !outcome_->request.generation) generationLabel_->clear();
     return;
   }
@@ -204,11 +205,17 @@ void TransformerWorkbench::updateScrubber() {
                                 .arg(ms > 0 ? 1000.0 * generated / ms : 0.0, 0, 'f', 0)
                                 .arg(lastChars(continuation(*run), 400)));
   const QSignalBlocker block(scrubber_);
-  scrubber_->setRange(0, generated - 1);
-  scrubber_->setValue(generated - 1);
-  scrubTo(generated - 1);
+  if (scrubbedRun_.lock() != run) {
+    scrubbedRun_ = run;
+    requestedStep_ = outcome_->request.step;
+    scrubber_->setRange(0, generated - 1);
+    scrubber_->setValue(std::clamp(outcome_->request.step.value_or(generated - 1), 0, generated - 1));
+  }
+  scrubTo(scrubber_->value());
 }
 
+// A generated token picked: pinned as the head view's query and the lens column at once; every view then shows the
+// run up to it (its prefix, read by the worker from the run it keeps) and the statistics of its row.
 void TransformerWorkbench::scrubTo(int step) {
   const auto* run = outcome_ ? outcome_->run.get() : nullptr;
   if (!run || run->prompt_tokens <= 0) return;
@@ -222,8 +229,8 @@ void TransformerWorkbench::scrubTo(int step) {
   const float p = static_cast<std::size_t>(step) < run->generated_probability.size()
                       ? run->generated_probability[static_cast<std::size_t>(step)]
                       : 0.0f;
-  scrubLabel_->setText(tr("Generated token %1 of 0–%2: %3 (p %4) at position %5; the views pin it as the "
-                          "query, over positions 0–%5")
+  scrubLabel_->setText(tr("Generated token %1 of 0–%2: %3 (p %4) at position %5; every view shows its attention "
+                          "over positions 0–%5")
                            .arg(step)
                            .arg(generated - 1)
                            .arg(token)
@@ -233,6 +240,13 @@ void TransformerWorkbench::scrubTo(int step) {
     const auto it = std::find(lens->positions.begin(), lens->positions.end(), position);
     if (it != lens->positions.end()) lensView_->selectColumn(static_cast<int>(it - lens->positions.begin()));
   }
+  if (requestedStep_ == step || isGenerating()) return;
+  requestedStep_ = step;
+  TransformerRequest request = outcome_->request;
+  request.step = step;
+  request.previewLayer = -1;
+  ++submitted_;
+  worker_->submit(submitted_, source_, std::move(request));
 }
 
 bool TransformerWorkbench::readsLens() const {

@@ -327,6 +327,12 @@ void TransformerWorkbench::post() {
   request.lens = readsLens();
   request.run.hidden_states = request.lens;
   request.previewLayer = layer_;
+  // A generated run in view stays one, at its step, while its text is unchanged (a rollout, a colour or the lens
+  // tab reads it again; the worker re-uses the run).
+  if (outcome_ && outcome_->request.generation && outcome_->request.text == request.text) {
+    request.generation = outcome_->request.generation;
+    request.step = outcome_->request.step;
+  }
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
 }

@@ -211,6 +211,7 @@ class TransformerWorkbench : public Workbench {
   void updateGenerationControls();
   void updateScrubber();
   void updateLens();
+  bool generates() const;  // GPT-2 or a decoder, with its head: the Generate group applies
   bool readsLens() const;  // the lens tab is in view and the model has a next-token head
   QString continuation(const attn::models::TransformerRun& run) const;  // the generated tokens' text
   QGroupBox* buildMatrixGroup(QWidget* panel);
@@ -296,7 +297,9 @@ class TransformerWorkbench : public Workbench {
   QLabel* generationLabel_ = nullptr;
   QSlider* scrubber_ = nullptr;
   QLabel* scrubLabel_ = nullptr;
-  quint64 generating_ = 0;  // the request of the generation running (0: none)
+  quint64 generating_ = 0;                                         // the request of the generation running (0: none)
+  std::weak_ptr<const attn::models::TransformerRun> scrubbedRun_;  // the generated run the scrubber spans
+  std::optional<int> requestedStep_;                               // the step last asked of the worker for that run
 
   // Main area.
   QLabel* errorBanner_ = nullptr;

@@ -112,20 +112,51 @@ std::shared_ptr<TransformerPreview> layerPreview(quint64 generation, quint64 sou
   return early;
 }
 
-// A new run into `outcome`: its trace and stage, the head statistics and the model view's thumbnails.
-void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<attn::models::TransformerRun>& run) {
+// A run into `outcome`: its trace (up to the generated token `step` when given) and stage, the head statistics (of
+// that token's row) and the model view's thumbnails.
+void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<const attn::models::TransformerRun>& run,
+                std::optional<int> step) {
   outcome.run = run;
-  outcome.trace = std::shared_ptr<const attn::LayeredTrace>(outcome.run, &outcome.run->attention);
+  const auto tokens = static_cast<attn::Index>(run->attention.tokens.size());
+  std::optional<attn::Index> query;
+  if (step && run->prompt_tokens > 0 && tokens > 0)
+    query = std::clamp<attn::Index>(run->prompt_tokens + *step, 0, tokens - 1);
+  if (query && *query + 1 < tokens) {
+    outcome.trace = std::make_shared<const attn::LayeredTrace>(run->attention.prefix(*query + 1));
+  } else {
+    outcome.trace = std::shared_ptr<const attn::LayeredTrace>(run, &run->attention);
+  }
   outcome.stage = run->attention.layers.empty() ? attn::Stage::Encoder : run->attention.layers.front().stage;
   attn::analysis::StatsOptions stats;
   stats.stage = outcome.stage;
   stats.special_positions = run->special_positions;
   stats.grid_rows = run->grid_rows;
   stats.grid_cols = run->grid_cols;
+  stats.query_row = query;
   outcome.stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
-      attn::analysis::head_statistics(run->attention, stats));
+      attn::analysis::head_statistics(*outcome.trace, stats));
   outcome.thumbnails = std::make_shared<const render::HeadThumbnails>(
-      render::makeThumbnails(run->attention, outcome.stage, TransformerWorker::kThumbnailSide));
+      render::makeThumbnails(*outcome.trace, outcome.stage, TransformerWorker::kThumbnailSide));
+}
+
+// The last outcome's run for a request with the same input: its analysis too when the step is the same, and its
+// rollout when that is the same as well (then true: nothing is left to compute).
+bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last) {
+  outcome.run = last.run;
+  outcome.trace = last.trace;
+  outcome.stage = last.stage;
+  outcome.stats = last.stats;
+  outcome.thumbnails = last.thumbnails;
+  outcome.lens = last.lens;
+  outcome.lensError = last.lensError;
+  outcome.generationMs = last.generationMs;
+  outcome.reusedRun = true;
+  const bool sameStep = last.request.step == outcome.request.step;
+  if (!sameStep) analyseRun(outcome, outcome.run, outcome.request.step);  // another generated token in view
+  if (!sameStep || !sameRollout(last.request.rollout, outcome.request.rollout)) return false;
+  outcome.rollout = last.rollout;
+  outcome.rolloutError = last.rolloutError;
+  return true;
 }
 
 }  // namespace
@@ -354,18 +385,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       last_->request.pair == request.pair && sameImage(last_->request.image, request.image) &&
       sameGeneration(last_->request.generation, request.generation) && (last_->lens || !request.lens);
   if (sameInput) {
-    outcome->run = last_->run;
-    outcome->trace = last_->trace;
-    outcome->stage = last_->stage;
-    outcome->stats = last_->stats;
-    outcome->thumbnails = last_->thumbnails;
-    outcome->lens = last_->lens;
-    outcome->lensError = last_->lensError;
-    outcome->generationMs = last_->generationMs;
-    outcome->reusedRun = true;
-    if (sameRollout(last_->request.rollout, request.rollout)) {
-      outcome->rollout = last_->rollout;
-      outcome->rolloutError = last_->rolloutError;
+    if (reuseRun(*outcome, *last_)) {
       last_ = outcome;
       return outcome;
     }
@@ -423,12 +443,12 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
     }
     outcome->runMs = msSince(timer);
     timer.restart();
-    analyseRun(*outcome, run);
+    analyseRun(*outcome, run, request.step);
     if (request.lens && source_->model && !outcome->run->hidden_states.empty()) readLens(*outcome, *source_->model);
   }
   auto options = request.rollout;
   options.stage = outcome->stage;
-  auto rollout = attn::analysis::rollout(outcome->run->attention, options);
+  auto rollout = attn::analysis::rollout(*outcome->trace, options);
   if (rollout) {
     outcome->rollout = std::make_shared<const attn::Matrix>(std::move(*rollout));
   } else {

@@ -71,6 +71,10 @@ struct TransformerRequest {
   // instead of running it; progress comes as generationProgress, Stop is stopGeneration().
   std::optional<attn::models::GenerateOptions> generation;
   bool lens = false;  // also read the logit lens (decoders and GPT-2) at the last kLensColumns positions
+  // A generated run: the step the views show (0: the first generated token). The outcome's trace is then the run's
+  // up to that token (every map's top-left block, its last row the step's attention), the statistics are of that
+  // row; the run, the lens and the scrubber keep every token.
+  std::optional<int> step;
 };
 
 // The layer in view of a run still going: the new tokens and that layer's maps, every other layer an
@@ -89,7 +93,7 @@ struct TransformerOutcome {
   quint64 sourceSerial = 0;
   TransformerRequest request;
   std::shared_ptr<const attn::models::TransformerRun> run;  // a dump's trace is wrapped in a run too
-  std::shared_ptr<const attn::LayeredTrace> trace;          // aliases run->attention
+  std::shared_ptr<const attn::LayeredTrace> trace;          // run->attention, or its prefix up to request.step
   attn::Stage stage = attn::Stage::Encoder;
   std::shared_ptr<const attn::Matrix> rollout;  // null when the rollout failed
   QString rolloutError;

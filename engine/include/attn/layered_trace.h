@@ -83,6 +83,8 @@ class HeadStack {
   // each the maximum or the mean of its cells, read row by row: a map of 16,384 x 16,384 never exists as a
   // whole copy. A bin holding a NaN is NaN. Maps that fit are returned whole.
   Matrix pooled(int head, Index max_rows, Index max_cols, Pool pool) const;
+  // The first `rows` x `cols` of every head (at most the stack's), in its precision: a copy.
+  HeadStack top_left(Index rows, Index cols) const;
   // Stores m (rows x cols) as head `head`, converting to the stack's precision.
   void set_head(int head, const MatrixCRef& m);
   // How many weights of every head are NaN or infinite (from non-finite model weights, or a dump that holds
@@ -116,6 +118,9 @@ struct LayeredTrace {
   // max_side > 0 bounds what is drawn: a bigger map comes max-pooled to at most max_side x max_side bins,
   // with AttentionMap::pooled saying so (its source shape and tokens).
   std::shared_ptr<const AttentionMap> map(Stage stage, int layer, int head, Index max_side = 0) const;
+  // The first `tokens` tokens and every map's top-left tokens x tokens (self-attention; cross attention keeps its
+  // target rows): a causal model's attention as it was when token tokens - 1 was read, e.g. a generation step.
+  LayeredTrace prefix(Index tokens) const;
 };
 
 }  // namespace attn

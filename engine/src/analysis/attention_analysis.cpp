@@ -144,6 +144,8 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
     s.layer = job.layer->layer;
     s.head = job.head;
     const Index rows = maps.rows(), cols = maps.cols();
+    const Index first_row = options.query_row ? std::clamp<Index>(*options.query_row, 0, rows) : 0;
+    const Index end_row = options.query_row ? std::min(first_row + 1, rows) : rows;
     // Row by row: a head of a long dump (16,384 x 16,384) is read where it lies, never copied whole.
     std::vector<float> row(static_cast<std::size_t>(cols));
     float max_weight = -std::numeric_limits<float>::infinity();
@@ -151,7 +153,7 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
     double entropy = 0, distance = 0, first = 0, special = 0;
     Index distance_rows = 0;
     bool distribution = true;  // every weight in [0, 1] (to rounding): what entropy and distance are defined on
-    for (Index i = 0; i < rows; ++i) {
+    for (Index i = first_row; i < end_row; ++i) {
       maps.read_row(job.head, i, row.data());
       double h = 0, d = 0, patch_mass = 0;
       for (Index j = 0; j < cols; ++j) {
@@ -182,10 +184,10 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
         if (p < cols) special += row[static_cast<std::size_t>(p)];
       }
     }
-    if (rows > 0) {
-      s.entropy = static_cast<float>(entropy / static_cast<double>(rows));
-      s.first_mass = static_cast<float>(first / static_cast<double>(rows));
-      s.special_mass = static_cast<float>(special / static_cast<double>(rows));
+    if (const Index read = end_row - first_row; read > 0) {
+      s.entropy = static_cast<float>(entropy / static_cast<double>(read));
+      s.first_mass = static_cast<float>(first / static_cast<double>(read));
+      s.special_mass = static_cast<float>(special / static_cast<double>(read));
       s.max_weight = max_weight;
     }
     if (distance_rows > 0) s.mean_distance = static_cast<float>(distance / static_cast<double>(distance_rows));

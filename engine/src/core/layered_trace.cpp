@@ -204,6 +204,35 @@ void HeadStack::set_head(int h, const MatrixCRef& m) {
   }
 }
 
+HeadStack HeadStack::top_left(Index rows, Index cols) const {
+  rows = std::clamp<Index>(rows, 0, rows_);
+  cols = std::clamp<Index>(cols, 0, cols_);
+  HeadStack out(heads_, rows, cols, precision_, Init::Uninitialised);
+  for (int h = 0; h < heads_; ++h) {
+    for (Index r = 0; r < rows; ++r) {
+      if (precision_ == Precision::F32) {
+        std::copy_n(f32(h) + r * cols_, cols, out.f32(h) + r * cols);
+      } else {
+        std::copy_n(f16(h) + r * cols_, cols, out.f16(h) + r * cols);
+      }
+    }
+  }
+  return out;
+}
+
+LayeredTrace LayeredTrace::prefix(Index n) const {
+  n = std::clamp<Index>(n, 0, static_cast<Index>(tokens.size()));
+  LayeredTrace out;
+  out.tokens.assign(tokens.begin(), tokens.begin() + n);
+  out.spans.assign(spans.begin(), spans.begin() + std::min<Index>(n, static_cast<Index>(spans.size())));
+  out.cross_rows = cross_rows;
+  for (const auto& l : layers) {
+    const bool cross = l.stage == Stage::Cross;
+    out.layers.push_back({l.stage, l.layer, l.maps.top_left(cross ? l.maps.rows() : n, n)});
+  }
+  return out;
+}
+
 int LayeredTrace::layer_count(Stage stage) const {
   int count = 0;
   for (const auto& l : layers) {

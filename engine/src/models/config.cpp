@@ -495,6 +495,7 @@ Result<TransformerConfig> read_config(const Keys& k) {
       ATTN_ASSIGN(c.pad_token_id, k.whole({"pad_token_id"}, 0, 0));
       c.type_vocab_size = 0;
       ATTN_ASSIGN(c.intermediate, k.whole({"n_inner"}, 4 * c.hidden, 1, kMaxIntermediate));  // null: 4 x n_embd
+      ATTN_ASSIGN(c.decoder.eos, token_ids(k, "eos_token_id", c.vocab_size));                // where generation stops
       break;
     }
   }

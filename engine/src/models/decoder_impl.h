@@ -53,4 +53,16 @@ struct DecoderWeights {
   const StoredMatrix& output() const { return lm_head.empty() ? embed : lm_head; }
 };
 
+// dst = a b for the attention of a row block: a few rows (generation, a keystroke) by Eigen's own kernel, since
+// OpenBLAS would thread each of these tiny products and the threads' wake-ups cost more than the products
+// (decoder_linear.cpp's kFusedParallelWeights); more rows by the library's GEMM.
+template <class Dst, class A, class B>
+void block_product(Dst&& dst, const A& a, const B& b) {
+  if (a.rows() < 8) {
+    dst.noalias() = a.lazyProduct(b);
+  } else {
+    dst.noalias() = a * b;
+  }
+}
+
 }  // namespace attn::models

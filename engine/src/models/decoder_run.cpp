@@ -23,6 +23,7 @@
 #include <limits>
 #include <numbers>
 #include <numeric>
+#include <optional>
 
 namespace attn::models {
 
@@ -360,21 +361,11 @@ class Extension {
       Eigen::Map<RowMajor, 0, Strided> scores(S, rows, keys_needed, Strided(cols));
       Eigen::Map<const RowMajor, 0, Strided> q(qkv + r0 * width + h * hd, rows, hd, Strided(width));
       Eigen::Map<const RowMajor> k(keys + g * cap * hd, keys_needed, hd);
-      // A few rows (generation) by Eigen's own kernel: OpenBLAS would thread each of these tiny products, and the
-      // threads' wake-ups cost more than the products (decoder_linear.cpp's kFusedParallelWeights).
-      if (rows < 8) {
-        scores.noalias() = q.lazyProduct(k.transpose());
-      } else {
-        scores.noalias() = q * k.transpose();
-      }
+      block_product(scores, q, k.transpose());
       for (Index i = 0; i < rows; ++i) softmax_row(S + i * cols, p0 + r0 + i, window, cols);
       Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
       Eigen::Map<RowMajor, 0, Strided> out(ctx + r0 * qn + h * hd, rows, hd, Strided(qn));
-      if (rows < 8) {
-        out.noalias() = scores.lazyProduct(v);
-      } else {
-        out.noalias() = scores * v;
-      }
+      block_product(out, scores, v);
       for (Index i = 0; i < rows; ++i) {
         const Index row = p0 + r0 + i;
         if (f16) {
@@ -549,8 +540,8 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   return {};
 }
 
-Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run,
-                              const GenerateOptions& g, const RunOptions& options) {
+Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run, const GenerateOptions& g,
+                           const RunOptions& options, const std::function<Result<void>(Index p0, Index p1)>& extend) {
   const auto& c = m.config;
   const Index prompt = static_cast<Index>(run.ids.size());
   Index steps = std::max(0, g.max_new_tokens);
@@ -564,12 +555,7 @@ Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st,
     run.attention.layers.push_back({Stage::Decoder, static_cast<int>(run.attention.layers.size()), std::move(s)});
   }
   if (options.hidden_states) run.hidden_states = make_hidden(c, size);
-  std::vector<HeadStack*> maps;
-  for (auto& layer : run.attention.layers) maps.push_back(&layer.maps);
-  Extension extend(m, st, run, maps, options.hidden_states ? &run.hidden_states : nullptr);
-  st.ids.clear();
-  extend.reserve(size);
-  ATTN_TRY(extend(0, prompt, false, run.logits, {}));
+  ATTN_TRY(extend(0, prompt));
   run.prompt_tokens = static_cast<int>(prompt);
   SplitMix64 rng(g.seed);
   const text::Tokenizer* tok = m.tokenizer.get();
@@ -581,7 +567,7 @@ Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st,
     run.attention.tokens.push_back(token_label(tok, id));
     run.attention.spans.push_back(Span{});
     run.generated_probability.push_back(probability);
-    ATTN_TRY(extend(pos, pos + 1, false, run.logits, {}));
+    ATTN_TRY(extend(pos, pos + 1));
     const bool eos = std::find(c.decoder.eos.begin(), c.decoder.eos.end(), id) != c.decoder.eos.end();
     if (g.on_token && !g.on_token(static_cast<int>(pos), id, probability)) break;
     if (g.stop_at_eos && eos) break;
@@ -607,6 +593,21 @@ Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st,
   run.logits_from = static_cast<int>(final_size - 1);
   predict(m, run, options.top_k);
   return {};
+}
+
+Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run,
+                              const GenerateOptions& g, const RunOptions& options) {
+  std::optional<Extension> extension;  // made once generate_with has sized the maps
+  return generate_with(m, run, g, options, [&](Index p0, Index p1) -> Result<void> {
+    if (!extension) {
+      std::vector<HeadStack*> maps;
+      for (auto& layer : run.attention.layers) maps.push_back(&layer.maps);
+      extension.emplace(m, st, run, maps, options.hidden_states ? &run.hidden_states : nullptr);
+      st.ids.clear();
+      extension->reserve(run.attention.layers.front().maps.rows());
+    }
+    return (*extension)(p0, p1, false, run.logits, {});
+  });
 }
 
 }  // namespace attn::models

@@ -87,7 +87,13 @@ std::shared_ptr<DecoderState> make_decoder_state();
 // hidden states and predictions, reusing options.previous where it fits.
 Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
                          const RunOptions& options);
-// Generation after the same checks (run.ids holds the prompt).
+// Generation for every causal family, after the same checks (run.ids holds the prompt): sizes every layer's maps
+// (and hidden states) for the prompt and the tokens to come, calls extend(0, prompt), then per chosen token
+// extend(position, position + 1); `extend` runs those tokens with the family's key/value cache, writes their rows
+// of the maps and leaves the last row's logits in run.logits. Stops at EOS, the context or on_token's word.
+Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run, const GenerateOptions& generation,
+                           const RunOptions& options, const std::function<Result<void>(Index p0, Index p1)>& extend);
+// The decoder family's generation (after the same checks).
 Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
                               const GenerateOptions& generation, const RunOptions& options);
 

@@ -116,6 +116,7 @@ struct TransformerBuffers {
 
 struct TransformerRunner::Scratch : TransformerBuffers {
   std::shared_ptr<DecoderState> decoder;  // the decoder family's key/value cache and buffers
+  std::vector<Matrix> gpt2_cache;         // GPT-2 generation: per layer [positions, 2d], keys | values
 };
 
 TransformerRunner::TransformerRunner(std::shared_ptr<const TransformerModel> model)
@@ -340,7 +341,99 @@ struct Forward {
   }
 };
 
-// Probabilities of logits (double sums) and the k best, best first.
+// GPT-2 with a key/value cache (generation): tokens [p0, p1) of run.ids through every layer, their keys and
+// values into `cache` (per layer [positions, 2d]: K | V, its rows [0, p0) already written), their rows of every
+// layer's maps (run.attention, sized for every position) and hidden states written, the last row's logits into
+// run.logits. The same arithmetic as Forward::layers over all rows: the parity tests compare the two.
+struct Gpt2Extension {
+  const TransformerModel::Impl& m;
+  TransformerBuffers& s;
+  std::vector<Matrix>& cache;
+  TransformerRun& run;
+  const RunOptions& options;
+
+  void operator()(Index p0, Index p1) {
+    const auto& c = m.config;
+    const Index D = c.hidden, n = p1 - p0;
+    const Index size = run.attention.layers.front().maps.cols();
+    if (p0 == 0) cache.assign(static_cast<std::size_t>(c.layers), Matrix(size, 2 * D));
+    float* x = s.x.get(static_cast<std::size_t>(n * D));
+    float* xn = s.xn.get(static_cast<std::size_t>(n * D));
+    float* qkv = s.qkv.get(static_cast<std::size_t>(n * 3 * D));
+    float* ctx = s.ctx.get(static_cast<std::size_t>(n * D));
+    for_rows(n, [&](Index i) {
+      ArrayMap(x + i * D, D) = m.word.row(run.ids[static_cast<std::size_t>(p0 + i)]).transpose().array() +
+                               m.positions.row(p0 + i).transpose().array();
+    });
+    std::vector<Matrix>* hidden = options.hidden_states ? &run.hidden_states : nullptr;
+    const auto keep = [&](int index, const float* rows) {
+      if (hidden) (*hidden)[static_cast<std::size_t>(index)].middleRows(p0, n) = Eigen::Map<const Matrix>(rows, n, D);
+    };
+    keep(0, x);
+    const auto& first = m.layers.front();
+    for_rows(n, [&](Index i) {
+      layer_norm_row(x + i * D, xn + i * D, first.norm1_gamma, first.norm1_beta, D, c.layer_norm_eps);
+    });
+    Forward forward{m, s, options, run, n};
+    for (int l = 0; l < c.layers; ++l) {
+      const auto& w = m.layers[static_cast<std::size_t>(l)];
+      MatrixMapW QKV(qkv, n, 3 * D);
+      QKV.rowwise() = w.qkv_bias;
+      QKV.noalias() += Eigen::Map<const Matrix>(xn, n, D) * w.qkv;
+      cache[static_cast<std::size_t>(l)].middleRows(p0, n) = QKV.rightCols(2 * D);
+      attention(cache[static_cast<std::size_t>(l)], qkv, ctx, run.attention.layers[static_cast<std::size_t>(l)].maps,
+                p0, n);
+      const LayerWeights* next = l + 1 < c.layers ? &m.layers[static_cast<std::size_t>(l + 1)] : nullptr;
+      forward.finish_layer(x, xn, ctx, n, n, w, next);
+      if (next) keep(l + 1, x);
+    }
+    // ln_f: the last hidden state after it (as transformers reports it), and the logits of the last row.
+    for_rows(n,
+             [&](Index i) { layer_norm_row(x + i * D, xn + i * D, m.final_gamma, m.final_beta, D, c.layer_norm_eps); });
+    keep(c.layers, xn);
+    run.logits = Eigen::Map<const RowVector>(xn + (n - 1) * D, D) * m.output_embedding().transpose();
+    if (m.decoder_bias.size() == run.logits.cols()) run.logits.row(0) += m.decoder_bias;
+  }
+
+  // Rows [p0, p0 + n) of every head: softmax(q K^T) over the keys up to each row, into the maps; P V into ctx.
+  void attention(const Matrix& kv, const float* qkv, float* ctx, HeadStack& maps, Index p0, Index n) {
+    const Index D = m.config.hidden, H = m.config.heads, dh = D / H, cols = maps.cols();
+    const Index blocks = (n + kRowBlock - 1) / kRowBlock, tasks = blocks * H;
+    const bool f16 = maps.precision() == Precision::F16;
+    const int threads = omp_get_max_threads();
+    s.scores.resize(static_cast<std::size_t>(threads));
+    for (auto& b : s.scores) b.get(static_cast<std::size_t>(kRowBlock * cols));
+    const bool parallel =
+        tasks > 1 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(D) > 5e5;
+#pragma omp parallel for schedule(dynamic) if (parallel)
+    for (Index task = 0; task < tasks; ++task) {
+      const Index h = task / blocks, r0 = (task % blocks) * kRowBlock, rows = std::min(kRowBlock, n - r0);
+      const Index keys = p0 + r0 + rows;  // causal: the block's last row sees no further
+      float* S = s.scores[static_cast<std::size_t>(omp_get_thread_num())].data.data();
+      StridedMap scores(S, rows, keys, Strided(cols));
+      ConstStridedMap q(qkv + r0 * 3 * D + h * dh, rows, dh, Strided(3 * D));
+      ConstStridedMap k(kv.data() + h * dh, keys, dh, Strided(2 * D));
+      ConstStridedMap v(kv.data() + D + h * dh, keys, dh, Strided(2 * D));
+      StridedMap out(ctx + r0 * D + h * dh, rows, dh, Strided(D));
+      block_product(scores, q, k.transpose());
+      Forward::softmax_block(S, cols, rows, p0 + r0, keys, true, nullptr);
+      block_product(out, scores, v);
+      for (Index i = 0; i < rows; ++i) {
+        const Index row = p0 + r0 + i;
+        if (f16) {
+          Eigen::half* dst = maps.f16(static_cast<int>(h)) + row * cols;
+          to_half(S + i * cols, dst, keys);
+          std::fill(dst + keys, dst + cols, Eigen::half(0.0f));
+        } else {
+          float* dst = maps.f32(static_cast<int>(h)) + row * cols;
+          std::copy_n(S + i * cols, keys, dst);
+          std::fill(dst + keys, dst + cols, 0.0f);
+        }
+      }
+    }
+  }
+};
+
 }  // namespace
 
 std::vector<Prediction::Candidate> top_k(const RowVector& logits, int k, const text::Tokenizer* tok,
@@ -699,18 +792,29 @@ Result<TransformerRun> TransformerRunner::generate(const std::vector<int>& promp
                                                    const RunOptions& options) {
   try {
     const auto& m = model_->impl();
-    if (m.config.family != Family::Decoder) {
+    if (!m.config.causal()) {
       return fail(ErrorKind::Unsupported, "generate: " + model_->description() +
-                                              " does not generate here; the decoder family (llama, mistral, qwen2, "
-                                              "qwen3, gemma2, gemma3, phi3) does");
+                                              " does not generate: it is not a causal language model (GPT-2 and "
+                                              "the decoders llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3 are)");
+    }
+    if (!m.has_head) {
+      return fail(ErrorKind::Unsupported, "generate: the checkpoint has no language-model head to predict with");
     }
     auto started = start_run(m, prompt, {}, options);
     if (!started) return started;
     TransformerRun run = std::move(*started);
-    if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
-    if (auto ok = decoder_generate(m, *scratch_->decoder, run, generation, options); !ok) {
-      return std::unexpected(ok.error());
+    Result<void> ok;
+    if (m.config.family == Family::Decoder) {
+      if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
+      ok = decoder_generate(m, *scratch_->decoder, run, generation, options);
+    } else {
+      Gpt2Extension extend{m, *scratch_, scratch_->gpt2_cache, run, options};
+      ok = generate_with(m, run, generation, options, [&](Index p0, Index p1) -> Result<void> {
+        extend(p0, p1);
+        return {};
+      });
     }
+    if (!ok) return std::unexpected(ok.error());
     warn_nonfinite(run);
     return run;
   } catch (const std::bad_alloc&) {

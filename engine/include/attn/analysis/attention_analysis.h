@@ -12,6 +12,7 @@
 #include "attn/error.h"
 #include "attn/layered_trace.h"
 
+#include <optional>
 #include <vector>
 
 namespace attn::analysis {
@@ -47,6 +48,9 @@ struct StatsOptions {
   Stage stage = Stage::Encoder;
   std::vector<int> special_positions;  // positions counted in special_mass (0 is always first_mass)
   int grid_rows = 0, grid_cols = 0;    // > 0: tokens 1.. are a patch grid (ViT)
+  // Only this query row (a generated token): its own entropy, distance, largest weight and masses, not the mean
+  // over every row. Outside the maps: no rows (every figure 0).
+  std::optional<Index> query_row;
 };
 std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOptions& options = {});
 

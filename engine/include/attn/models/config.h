@@ -75,7 +75,7 @@ struct TransformerConfig {
   bool qkv_bias = true;
   std::vector<float> image_mean{0.5f, 0.5f, 0.5f}, image_std{0.5f, 0.5f, 0.5f};  // preprocessor_config.json
   std::vector<std::string> labels;  // id2label, by id (classification heads)
-  DecoderSettings decoder;          // Family::Decoder only
+  DecoderSettings decoder;          // Family::Decoder (GPT-2: eos only)
 
   int head_dim() const { return family == Family::Decoder ? decoder.head_dim : hidden / heads; }
   bool causal() const { return family == Family::Gpt2 || family == Family::Decoder; }
