@@ -827,6 +827,20 @@ class TestTransformerWorkbench : public QObject {
       QCOMPARE(last.first_mass, full.at(last.head, prompt + 3, 0));
     }
     QCOMPARE(wb.scrubber()->value(), 3);
+    // A session keeps the generated run and its step: restored, the same tokens come again at the same step.
+    const auto saved = wb.state();
+    QVERIFY(saved.generated);
+    QCOMPARE(saved.step, 3);
+    QCOMPARE(saved.new_tokens, 12);
+    {
+      TransformerWorkbench restored;
+      restored.applyState(saved);
+      QTRY_VERIFY_WITH_TIMEOUT(restored.outcome() && restored.outcome()->run->prompt_tokens > 0, 20000);
+      QVERIFY2(settle(restored), qPrintable(restored.lastError()));
+      QCOMPARE(restored.outcome()->run->ids, run.ids);
+      QCOMPARE(restored.scrubber()->value(), 3);
+      QCOMPARE(int(restored.outcome()->trace->tokens.size()), prompt + 4);
+    }
     // The logit lens, read when its tab comes into view: the last layer's reading is the model's prediction.
     wb.setView(TransformerWorkbench::View::Lens);
     QTRY_VERIFY_WITH_TIMEOUT(wb.lensView()->lens() != nullptr, 20000);

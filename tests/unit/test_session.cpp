@@ -96,6 +96,13 @@ Session sample() {
   t.overlay_alpha = 0.4;
   t.line_threshold = 0.05;
   t.colormap = "greys";
+  t.new_tokens = 12;
+  t.temperature = 0.7;
+  t.top_k = 40;
+  t.top_p = 0.9;
+  t.seed = 123456789;
+  t.generated = true;
+  t.step = 5;
   return s;
 }
 
@@ -438,6 +445,10 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        ErrorKind::OutOfRange, "\"source\"", "\"residual\""},
       {"transformer threshold 0.6", [](ojson& j) { j["tabs"]["transformer"]["line_threshold"] = 0.6; },
        ErrorKind::OutOfRange, "\"line_threshold\"", "\"transformer\""},
+      {"transformer top_p 0", [](ojson& j) { j["tabs"]["transformer"]["generate"]["top_p"] = 0.0; },
+       ErrorKind::OutOfRange, "\"top_p\"", "\"generate\""},
+      {"transformer new tokens", [](ojson& j) { j["tabs"]["transformer"]["generate"]["new_tokens"] = 0; },
+       ErrorKind::OutOfRange, "\"new_tokens\"", "\"generate\""},
       {"transformer layer", [](ojson& j) { j["tabs"]["transformer"]["layer"] = -3; }, ErrorKind::OutOfRange,
        "\"layer\"", "\"transformer\""},
       {"transformer head", [](ojson& j) { j["tabs"]["transformer"]["head"] = true; }, ErrorKind::Malformed, "\"head\"",

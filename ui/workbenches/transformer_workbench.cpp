@@ -333,6 +333,12 @@ void TransformerWorkbench::post() {
     request.generation = outcome_->request.generation;
     request.step = outcome_->request.step;
   }
+  // A session's generated run, once its model is in.
+  if (pendingGeneration_ && !isLoading() && generates()) {
+    request.generation = pendingGeneration_->options;
+    request.step = pendingGeneration_->step;
+    pendingGeneration_.reset();
+  }
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
 }

@@ -300,6 +300,11 @@ class TransformerWorkbench : public Workbench {
   quint64 generating_ = 0;                                         // the request of the generation running (0: none)
   std::weak_ptr<const attn::models::TransformerRun> scrubbedRun_;  // the generated run the scrubber spans
   std::optional<int> requestedStep_;                               // the step last asked of the worker for that run
+  struct PendingGeneration {
+    attn::models::GenerateOptions options;
+    int step = 0;
+  };
+  std::optional<PendingGeneration> pendingGeneration_;  // applyState's generated run, made once its model is in
 
   // Main area.
   QLabel* errorBanner_ = nullptr;

@@ -150,6 +150,19 @@ attn::io::TransformerSection TransformerWorkbench::state() const {
   s.overlay_alpha = alphaSlider_->value() / 100.0;
   s.line_threshold = thresholdSpin_->value();
   s.colormap = render::colormapInfo(colormap_).key;
+  const attn::models::GenerateOptions g = generation();
+  s.new_tokens = g.max_new_tokens;
+  s.temperature = g.temperature;
+  s.top_k = g.top_k;
+  s.top_p = g.top_p;
+  s.seed = g.seed;
+  if (pendingGeneration_) {
+    s.generated = true;
+    s.step = pendingGeneration_->step;
+  } else if (outcome_ && outcome_->request.generation && outcome_->run && outcome_->run->prompt_tokens > 0) {
+    s.generated = true;
+    s.step = scrubber_->value();
+  }
   return s;
 }
 
@@ -173,6 +186,16 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
     textEdit_->setPlainText(QString::fromStdString(state.text));
     pairEdit_->setText(QString::fromStdString(state.pair));
   }
+  attn::models::GenerateOptions g;
+  g.max_new_tokens = state.new_tokens;
+  g.temperature = static_cast<float>(state.temperature);
+  g.top_k = state.top_k;
+  g.top_p = static_cast<float>(state.top_p);
+  g.seed = state.seed;
+  setGeneration(g);
+  // A generated run in view is generated again (the same settings and seed give the same tokens), at its step.
+  pendingGeneration_.reset();
+  if (state.generated) pendingGeneration_ = PendingGeneration{g, state.step};
   switch (state.view) {
     case Section::View::Head: setView(View::Head); break;
     case Section::View::Model: setView(View::Model); break;

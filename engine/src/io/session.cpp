@@ -502,6 +502,19 @@ Result<TransformerSection> read_transformer(const Reader& reader, const json& j,
   }
   ATTN_TRY(m.number("line_threshold", 0.0, 0.5, s.line_threshold));
   ATTN_TRY(m.colormap("colormap", s.colormap));
+  const json* generate = nullptr;
+  ATTN_ASSIGN(generate, m.object("generate"));
+  if (generate) {
+    Members g(reader, *generate, "tabs.transformer.generate");
+    ATTN_TRY(g.whole("new_tokens", 1, 4096, s.new_tokens));
+    ATTN_TRY(g.number("temperature", 0.0, 5.0, s.temperature));
+    ATTN_TRY(g.whole("top_k", 0, 100000, s.top_k));
+    ATTN_TRY(g.number("top_p", 0.01, 1.0, s.top_p));
+    ATTN_TRY(g.whole("seed", 0, 1'000'000'000, s.seed));
+    ATTN_TRY(g.boolean("generated", s.generated));
+    ATTN_TRY(g.whole("step", 0, 4095, s.step));
+    g.warn_unknown(warnings);
+  }
   m.warn_unknown(warnings);
   return s;
 }
@@ -600,7 +613,15 @@ std::string to_json(const Session& session) {
           {"residual", t->residual}}},
         {"overlay", {{"source", kOverlaySources[static_cast<std::size_t>(t->overlay)]}, {"alpha", t->overlay_alpha}}},
         {"line_threshold", t->line_threshold},
-        {"colormap", t->colormap}};
+        {"colormap", t->colormap},
+        {"generate",
+         {{"new_tokens", t->new_tokens},
+          {"temperature", t->temperature},
+          {"top_k", t->top_k},
+          {"top_p", t->top_p},
+          {"seed", t->seed},
+          {"generated", t->generated},
+          {"step", t->step}}}};
   }
   const ojson j = {{"format", kFormat}, {"version", kVersion}, {"tab", to_string(session.tab)}, {"tabs", tabs}};
   return dump(j) + "\n";

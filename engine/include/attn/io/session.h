@@ -104,6 +104,15 @@ struct TransformerSection {
   double overlay_alpha = 0.65;   // [0, 1]
   double line_threshold = 0.01;  // [0, 0.5]
   std::string colormap = "viridis";
+  // The Generate group (GPT-2 and the decoders), and whether a generated run was in view and at which step: the
+  // same settings and seed generate the same tokens again.
+  int new_tokens = 40;       // [1, 4096]
+  double temperature = 0.0;  // [0, 5]
+  int top_k = 0;             // [0, 100000]
+  double top_p = 1.0;        // [0.01, 1]
+  std::uint64_t seed = 0;    // [0, 1e9]
+  bool generated = false;
+  int step = 0;  // the scrubbed generated token (0: the first)
   friend bool operator==(const TransformerSection&, const TransformerSection&) = default;
 };
 
