@@ -249,6 +249,15 @@ TEST_P(GenerationParity, GreedyWithTheCacheMatchesTorch) {
       EXPECT_EQ(run->prompt_tokens, prompt);
       EXPECT_EQ(calls, g.max_new_tokens);
       EXPECT_EQ(run->generated_probability.size(), static_cast<std::size_t>(g.max_new_tokens));
+      // Greedy: each step's best candidate is the token generated, with the probability it was chosen with.
+      ASSERT_EQ(run->step_predictions.size(), static_cast<std::size_t>(g.max_new_tokens));
+      for (int i = 0; i < g.max_new_tokens; ++i) {
+        const auto& p = run->step_predictions[static_cast<std::size_t>(i)];
+        EXPECT_EQ(p.position, prompt + i - 1);
+        ASSERT_EQ(p.top.size(), 5u);
+        EXPECT_EQ(p.top[0].id, ids[static_cast<std::size_t>(prompt + i)]);
+        EXPECT_NEAR(p.top[0].probability, run->generated_probability[static_cast<std::size_t>(i)], 1e-6);
+      }
       compare_run(*c, entry, *run, precision);
     }
   }

@@ -827,6 +827,8 @@ class TestTransformerWorkbench : public QObject {
       QCOMPARE(last.first_mass, full.at(last.head, prompt + 3, 0));
     }
     QCOMPARE(wb.scrubber()->value(), 3);
+    // The predictions are the step's: the candidates its token was chosen among, the chosen one marked.
+    QVERIFY(!wb.predictions()->findItems(u"\u2190 generated"_s, Qt::MatchContains).isEmpty());
     // A session keeps the generated run and its step: restored, the same tokens come again at the same step.
     const auto saved = wb.state();
     QVERIFY(saved.generated);
@@ -848,6 +850,11 @@ class TestTransformerWorkbench : public QObject {
     QCOMPARE(int(lens->top.size()), 5);
     QCOMPARE(int(lens->positions.size()), TransformerWorker::kLensColumns);
     for (const int rank : lens->final_rank.back()) QCOMPARE(rank, 0);
+    // The scrubbed step picks its column of the lens, also once the run has been read again with it.
+    QCOMPARE(lens->positions[std::size_t(wb.lensView()->selectedColumn())], prompt + 3);
+    wb.scrubber()->setValue(10);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.lensView()->lens()->positions[std::size_t(wb.lensView()->selectedColumn())], prompt + 10);
     QCOMPARE(int(wb.outcome()->run->ids.size()), prompt + 12);  // the generated run, read again with the lens
     // Typing replaces the generated run with a plain one of the new text.
     wb.setText(TransformerWorkbench::storyText() + u" loved"_s);

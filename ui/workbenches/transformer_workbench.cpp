@@ -416,8 +416,8 @@ void TransformerWorkbench::applyPending() {
   updatePredictions();
   updateWarnings();
   updateGenerationControls();
-  updateScrubber();
   updateLens();
+  updateScrubber();  // after the lens: the step picks its column
 
   const auto& run = *next->run;
   const QString what =
@@ -458,7 +458,13 @@ void TransformerWorkbench::updatePredictions() {
   if (!outcome_) return;
   const auto& run = *outcome_->run;
   const auto& tokens = run.attention.tokens;
-  for (const auto& prediction : run.predictions) {
+  // A generated step in view: the candidates the model chose that token among.
+  const auto step = outcome_->request.step;
+  const bool atStep = step && *step >= 0 && std::size_t(*step) < run.step_predictions.size();
+  const std::vector<attn::models::Prediction> stepOnly =
+      atStep ? std::vector{run.step_predictions[std::size_t(*step)]} : std::vector<attn::models::Prediction>{};
+  const int chosen = atStep ? run.ids[std::size_t(run.prompt_tokens + *step)] : -1;
+  for (const auto& prediction : atStep ? stepOnly : run.predictions) {
     if (!run.labels.empty()) break;  // ViT: the classes below say the same
     const QString at = std::size_t(prediction.position) < tokens.size()
                            ? render::tokenLabel(tokens[std::size_t(prediction.position)])
@@ -469,8 +475,9 @@ void TransformerWorkbench::updatePredictions() {
     bold.setBold(true);
     header->setFont(bold);
     for (const auto& candidate : prediction.top) {
-      predictions_->addItem(u"   %1   %2%"_s.arg(render::tokenLabel(candidate.text, 24))
-                                .arg(100.0 * double(candidate.probability), 0, 'f', 1));
+      predictions_->addItem(u"   %1   %2%%3"_s.arg(render::tokenLabel(candidate.text, 24))
+                                .arg(100.0 * double(candidate.probability), 0, 'f', 1)
+                                .arg(candidate.id == chosen ? tr("   \u2190 generated") : QString()));
     }
     if (source_ && !(source_->model && source_->model->config().causal())) {
       header->setText(tr("[MASK] at position %1:").arg(prediction.position));

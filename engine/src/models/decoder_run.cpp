@@ -563,6 +563,10 @@ Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run,
     float probability = 0;
     const int id = choose(run.logits.bottomRows(1), g, rng, probability);
     const Index pos = prompt + step;
+    if (options.top_k > 0) {
+      run.step_predictions.push_back(
+          {static_cast<int>(pos - 1), top_k(run.logits.bottomRows(1), options.top_k, tok, nullptr)});
+    }
     run.ids.push_back(id);
     run.attention.tokens.push_back(token_label(tok, id));
     run.attention.spans.push_back(Span{});

@@ -104,6 +104,9 @@ struct TransformerRun {
   // it had when it was chosen (after temperature, before top-k and top-p).
   int prompt_tokens = 0;
   std::vector<float> generated_probability;
+  // Generation with RunOptions::top_k > 0: per generated token, the model's top_k next-token candidates at the
+  // position before it (softmax of the logits, before temperature), the alternatives it was chosen among.
+  std::vector<Prediction> step_predictions;
 };
 
 // The logit lens: the final norm and the output embedding applied to the residual stream after every layer.
