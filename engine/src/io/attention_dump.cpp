@@ -117,13 +117,16 @@ Result<Labels> string_list(const std::map<std::string, std::string>& metadata, c
   return out;
 }
 
-// "ids": one whole number from 0 per token, or absent.
-Result<std::vector<int>> id_list(const std::map<std::string, std::string>& metadata, std::size_t tokens,
-                                 const std::string& file) {
-  const auto it = metadata.find("ids");
-  if (it == metadata.end()) return std::vector<int>{};
+// A per-token metadata entry ("ids", "spans"): absent (empty), or a JSON array with one entry per token, each
+// read by `read` (nullopt: refused, naming the entry). `what` says what the array holds.
+template <class T, class Read>
+Result<std::vector<T>> per_token_list(const std::map<std::string, std::string>& metadata, const std::string& key,
+                                      const std::string& what, std::size_t tokens, const std::string& file,
+                                      const Read& read) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end()) return std::vector<T>{};
   const auto bad = [&](ErrorKind kind, const std::string& why) {
-    return fail(kind, "metadata \"ids\" " + why + "; it is a JSON array of token ids, one per token", file,
+    return fail(kind, "metadata \"" + key + "\" " + why + "; it is a JSON array of " + what + ", one per token", file,
                 kHeaderOffset);
   };
   auto parsed = detail::parse_json(it->second, file, kHeaderOffset);
@@ -135,48 +138,38 @@ Result<std::vector<int>> id_list(const std::map<std::string, std::string>& metad
     return bad(ErrorKind::Mismatch,
                "has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
   }
-  std::vector<int> out;
+  std::vector<T> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
-    const json& v = value[i];
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > INT32_MAX) {
-      return bad(ErrorKind::Malformed, "entry " + std::to_string(i) + " is " + v.dump());
-    }
-    out.push_back(static_cast<int>(v.get<std::int64_t>()));
+    const std::optional<T> entry = read(value[i]);
+    if (!entry) return bad(ErrorKind::Malformed, "entry " + std::to_string(i) + " is " + value[i].dump());
+    out.push_back(*entry);
   }
   return out;
 }
 
+// A whole number in 0 .. INT32_MAX.
+std::optional<std::int32_t> small_whole(const json& v) {
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > INT32_MAX) return std::nullopt;
+  return static_cast<std::int32_t>(v.get<std::int64_t>());
+}
+
+// "ids": one whole number from 0 per token, or absent.
+Result<std::vector<int>> id_list(const std::map<std::string, std::string>& metadata, std::size_t tokens,
+                                 const std::string& file) {
+  return per_token_list<int>(metadata, "ids", "token ids", tokens, file,
+                             [](const json& v) -> std::optional<int> { return small_whole(v); });
+}
+
+// "spans": one [begin, end] byte span per token, or absent.
 Result<std::vector<Span>> span_list(const std::map<std::string, std::string>& metadata, std::size_t tokens,
                                     const std::string& file) {
-  const auto it = metadata.find("spans");
-  if (it == metadata.end()) return std::vector<Span>{};
-  const auto bad = [&](ErrorKind kind, const std::string& why) {
-    return fail(kind, "metadata \"spans\" " + why + "; it is a JSON array of [begin, end] byte spans, one per token",
-                file, kHeaderOffset);
-  };
-  auto parsed = detail::parse_json(it->second, file, kHeaderOffset);
-  if (!parsed)
-    return bad(parsed.error().kind, parsed.error().kind == ErrorKind::TooLarge ? "nests too deep" : "is not JSON");
-  const json& value = *parsed;
-  if (!value.is_array()) return bad(ErrorKind::Malformed, "is not an array");
-  if (value.size() != tokens) {
-    return bad(ErrorKind::Mismatch,
-               "has " + std::to_string(value.size()) + " entries for " + std::to_string(tokens) + " tokens");
-  }
-  std::vector<Span> out;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const json& s = value[i];
-    const auto fits = [](const json& v) {
-      return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= INT32_MAX;
-    };
-    if (!s.is_array() || s.size() != 2 || !fits(s[0]) || !fits(s[1]) ||
-        s[0].get<std::int64_t>() > s[1].get<std::int64_t>()) {
-      return bad(ErrorKind::Malformed, "entry " + std::to_string(i) + " is " + s.dump());
-    }
-    out.push_back(
-        Span{static_cast<std::int32_t>(s[0].get<std::int64_t>()), static_cast<std::int32_t>(s[1].get<std::int64_t>())});
-  }
-  return out;
+  return per_token_list<Span>(metadata, "spans", "[begin, end] byte spans", tokens, file,
+                              [](const json& s) -> std::optional<Span> {
+                                if (!s.is_array() || s.size() != 2) return std::nullopt;
+                                const auto begin = small_whole(s[0]), end = small_whole(s[1]);
+                                if (!begin || !end || *begin > *end) return std::nullopt;
+                                return Span{*begin, *end};
+                              });
 }
 
 // The first missing layer when the layers of a stage are not numbered 0, 1, ... without gaps.
