@@ -12,6 +12,7 @@
 #include "../mechanisms/exp_kernel.h"
 #include "../core/try.h"
 
+#include "attn/on_demand_attention.h"
 #include "attn/random.h"
 
 #include <unsupported/Eigen/SpecialFunctions>
@@ -33,6 +34,7 @@ struct DecoderState {
   std::vector<std::vector<float>> keys, values;  // per layer [kv_heads][capacity][head_dim]
   std::vector<float> x, xn, qkv, ctx, out, gu, convert;
   std::vector<std::vector<float>> scores;  // per thread: a block of score rows
+  std::vector<std::vector<float>> capped;  // per thread: one row of scores as the softmax saw them (on demand)
 };
 
 std::shared_ptr<DecoderState> make_decoder_state() { return std::make_shared<DecoderState>(); }
@@ -44,8 +46,6 @@ using Strided = Eigen::OuterStride<>;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 
-// Query rows per attention task.
-constexpr Index kQueryBlock = 32;
 // Rows from which the per-row passes share the rows between threads.
 constexpr Index kSharedRows = 64;
 
@@ -182,12 +182,63 @@ void gated(float* gu, Index n, Index f, GatedActivation act) {
   });
 }
 
+// The streamed statistics of an on-demand layer's rows, per thread and head while the rows run, then added to the
+// layer's StreamedHeadStats.
+struct RowStreams {
+  struct Head {
+    double entropy = 0, distance = 0, first = 0;
+    float max_weight = 0;
+    float* received = nullptr;  // cols floats
+    // p: the weights of keys [lo, pos]; scores: the scores the softmax saw; lse = log(sum) + shift. The entropy is
+    // lse - sum p s (log p = s - lse), the distance pos - sum p j (every key j <= pos).
+    void add(const float* p, const float* scores, Index lo, Index pos, double lse) {
+      const Index count = pos + 1 - lo;
+      ConstArrayMap w(p, count);
+      entropy += lse - static_cast<double>((w * ConstArrayMap(scores, count)).sum());
+      const auto keys = Eigen::ArrayXf::LinSpaced(count, static_cast<float>(lo), static_cast<float>(pos));
+      distance += static_cast<double>(pos) - static_cast<double>((w * keys).sum());
+      if (lo == 0) first += p[0];
+      max_weight = std::max(max_weight, w.maxCoeff());
+      ArrayMap(received + lo, count) += w;
+    }
+  };
+  int heads = 0;
+  std::vector<Head> of_thread;  // [thread][head]
+  std::vector<float> received;  // [thread][head][cols]
+  Index cols = 0;
+
+  void reset(int threads, Index h, Index c) {
+    heads = static_cast<int>(h);
+    cols = c;
+    of_thread.assign(static_cast<std::size_t>(threads * h), Head{});
+    received.assign(static_cast<std::size_t>(threads * h * c), 0.0f);
+    for (std::size_t i = 0; i < of_thread.size(); ++i) of_thread[i].received = received.data() + i * c;
+  }
+  Head* of(int thread, int head) { return &of_thread[static_cast<std::size_t>(thread * heads + head)]; }
+  void add_to(OnDemandLayer& layer, Index rows) const {
+    const int threads = static_cast<int>(of_thread.size()) / heads;
+    for (int h = 0; h < heads; ++h) {
+      StreamedHeadStats& s = layer.stats(h);
+      s.rows += rows;
+      for (int t = 0; t < threads; ++t) {
+        const Head& part = of_thread[static_cast<std::size_t>(t * heads + h)];
+        s.entropy += part.entropy;
+        s.distance += part.distance;
+        s.first_mass += part.first;
+        s.max_weight = std::max(s.max_weight, part.max_weight);
+        Eigen::Map<Eigen::ArrayXf>(s.received.data(), cols) += ConstArrayMap(part.received, cols);
+      }
+    }
+  }
+};
+
 // One extension of the cache: tokens [p0, p1) of run.ids, the cache holding [0, p0).
 class Extension {
  public:
+  // `lazy` (on demand): the layers' queries, keys and row statistics are kept there and `maps` is not used.
   Extension(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run, std::vector<HeadStack*> maps,
-            std::vector<Matrix>* hidden)
-      : m_(m), c_(m.config), s_(c_.decoder), w_(*m.lm_weights), st_(st), run_(run), maps_(std::move(maps)),
+            std::vector<Matrix>* hidden, std::vector<OnDemandLayer>* lazy = nullptr)
+      : m_(m), c_(m.config), s_(c_.decoder), w_(*m.lm_weights), st_(st), run_(run), maps_(std::move(maps)), lazy_(lazy),
         hidden_(hidden) {}
 
   // `before_layer(l)` before each layer, `layer_done(l)` after it (false cancels); the logits of the last new row,
@@ -333,52 +384,80 @@ class Extension {
         std::copy_n(row + qn + g * hd, hd, keys + (g * cap + p0 + i) * hd);
         std::copy_n(row + qn + kvn + g * hd, hd, values + (g * cap + p0 + i) * hd);
       }
+      if (lazy_) {
+        OnDemandLayer& kept = (*lazy_)[static_cast<std::size_t>(l)];
+        for (Index h = 0; h < H; ++h) std::copy_n(row + h * hd, hd, kept.query(static_cast<int>(h), p0 + i));
+        for (Index g = 0; g < KV; ++g) std::copy_n(row + qn + g * hd, hd, kept.key(static_cast<int>(g), p0 + i));
+      }
     });
   }
 
-  // softmax over the visible keys of every new row of every head, into the maps; context into ctx.
+  // softmax over the visible keys of every new row of every head, into the maps (or, on demand, only each row's
+  // shift, 1 / sum and streamed statistics); context into ctx.
   void attention(int l, Index p0, Index n, const float* qkv, float* ctx) {
     const Index hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads, qn = H * hd, width = qn + 2 * KV * hd;
     const Index group = H / KV, cap = st_.capacity;
-    const Index blocks = (n + kQueryBlock - 1) / kQueryBlock, tasks = blocks * H;
+    const Index blocks = (n + kScoreBlock - 1) / kScoreBlock, tasks = blocks * H;
     const Index window = s_.sliding[static_cast<std::size_t>(l)] ? s_.window : 0;
-    HeadStack& maps = *maps_[static_cast<std::size_t>(l)];
-    const Index cols = maps.cols();
-    const bool f16 = maps.precision() == Precision::F16;
+    HeadStack* maps = maps_.empty() ? nullptr : maps_[static_cast<std::size_t>(l)];
+    OnDemandLayer* lazy = lazy_ ? &(*lazy_)[static_cast<std::size_t>(l)] : nullptr;
+    const Index cols = maps ? maps->cols() : lazy->tokens();
+    const bool f16 = maps && maps->precision() == Precision::F16;
     const float* keys = st_.keys[static_cast<std::size_t>(l)].data();
     const float* values = st_.values[static_cast<std::size_t>(l)].data();
     const int threads = omp_get_max_threads();
     if (st_.scores.size() < static_cast<std::size_t>(threads)) st_.scores.resize(static_cast<std::size_t>(threads));
+    if (st_.capped.size() < static_cast<std::size_t>(threads)) st_.capped.resize(static_cast<std::size_t>(threads));
+    RowStreams streams;
+    if (lazy) streams.reset(threads, H, cols);
     // A few new rows (generation, a keystroke) stay on one thread: see decoder_linear.cpp's kFusedParallelWeights.
     const bool parallel =
         tasks > 1 && n >= 8 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
 #pragma omp parallel for schedule(dynamic) if (parallel)
     for (Index task = 0; task < tasks; ++task) {
-      const Index h = task / blocks, r0 = (task % blocks) * kQueryBlock, rows = std::min(kQueryBlock, n - r0);
+      const Index h = task / blocks, r0 = (task % blocks) * kScoreBlock, rows = std::min(kScoreBlock, n - r0);
       const Index g = h / group;
       const Index keys_needed = p0 + r0 + rows;  // causal: the block's last row sees no further
-      float* S = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], rows * cols);
+      const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+      float* S = grown(st_.scores[thread], rows * cols);
       Eigen::Map<RowMajor, 0, Strided> scores(S, rows, keys_needed, Strided(cols));
-      Eigen::Map<const RowMajor, 0, Strided> q(qkv + r0 * width + h * hd, rows, hd, Strided(width));
-      Eigen::Map<const RowMajor> k(keys + g * cap * hd, keys_needed, hd);
-      block_product(scores, q, k.transpose());
-      for (Index i = 0; i < rows; ++i) softmax_row(S + i * cols, p0 + r0 + i, window, cols);
+      attention_scores(qkv + r0 * width + h * hd, width, keys + g * cap * hd, hd, rows, keys_needed, hd, S, cols,
+                       n < 8);
+      for (Index i = 0; i < rows; ++i) {
+        const Index row = p0 + r0 + i;
+        if (lazy) {
+          const RowSoftmax r = softmax_row(S + i * cols, row, window, cols, grown(st_.capped[thread], cols),
+                                           streams.of(static_cast<int>(thread), static_cast<int>(h)));
+          lazy->set_row(static_cast<int>(h), row, r.shift, r.inv_sum);
+        } else {
+          softmax_row(S + i * cols, row, window, cols);
+        }
+      }
       Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
       Eigen::Map<RowMajor, 0, Strided> out(ctx + r0 * qn + h * hd, rows, hd, Strided(qn));
       block_product(out, scores, v);
-      for (Index i = 0; i < rows; ++i) {
+      for (Index i = 0; maps && i < rows; ++i) {
         const Index row = p0 + r0 + i;
         if (f16) {
-          for (Index j = 0; j < cols; ++j) maps.f16(static_cast<int>(h))[row * cols + j] = Eigen::half(S[i * cols + j]);
+          for (Index j = 0; j < cols; ++j)
+            maps->f16(static_cast<int>(h))[row * cols + j] = Eigen::half(S[i * cols + j]);
         } else {
-          std::copy_n(S + i * cols, cols, maps.f32(static_cast<int>(h)) + row * cols);
+          std::copy_n(S + i * cols, cols, maps->f32(static_cast<int>(h)) + row * cols);
         }
       }
     }
+    if (lazy) streams.add_to(*lazy, n);
   }
 
-  // One row of scores -> probabilities over keys [lo, pos], everything else exactly 0 (cols wide).
-  void softmax_row(float* row, Index pos, Index window, Index cols) const {
+  struct RowSoftmax {
+    float shift = 0, inv_sum = 0;  // NaN for a row of non-finite scores
+  };
+
+  // One row of scores -> probabilities over keys [lo, pos], everything else exactly 0 (cols wide). With `stream`
+  // (on demand), the row's entropy, distance, first-token mass, largest weight and what each key receives are
+  // added to it; `capped` (cols floats) holds the scores the softmax saw, for the entropy.
+  RowSoftmax softmax_row(float* row, Index pos, Index window, Index cols, float* capped = nullptr,
+                         RowStreams::Head* stream = nullptr) const {
     const Index lo = window > 0 ? std::max<Index>(0, pos - window + 1) : 0;
     const Index count = pos + 1 - lo;
     float* r = row + lo;
@@ -386,15 +465,21 @@ class Extension {
       const float cap = s_.attn_softcap;
       ArrayMap(r, count) = (ConstArrayMap(r, count) / cap).tanh() * cap;
     }
-    const float shift = ConstArrayMap(r, count).maxCoeff<Eigen::PropagateNaN>();
-    if (std::isnan(shift) || std::isinf(shift)) {
+    RowSoftmax out;
+    out.shift = ConstArrayMap(r, count).maxCoeff<Eigen::PropagateNaN>();
+    if (std::isnan(out.shift) || std::isinf(out.shift)) {
       ArrayMap(r, count).setConstant(std::numeric_limits<float>::quiet_NaN());  // non-finite weights: warned
+      out.shift = out.inv_sum = std::numeric_limits<float>::quiet_NaN();
     } else {
-      const float sum = detail::exp_shifted_sum(r, count, shift, 1.0f);
-      ArrayMap(r, count) *= 1.0f / sum;
+      if (stream) std::copy_n(r, count, capped);
+      const float sum = detail::exp_shifted_sum(r, count, out.shift, 1.0f);
+      out.inv_sum = 1.0f / sum;
+      ArrayMap(r, count) *= out.inv_sum;
+      if (stream) stream->add(r, capped, lo, pos, std::log(static_cast<double>(sum)) + out.shift);
     }
     std::fill(row, row + lo, 0.0f);
     std::fill(row + pos + 1, row + cols, 0.0f);
+    return out;
   }
 
   const TransformerModel::Impl& m_;
@@ -404,6 +489,7 @@ class Extension {
   DecoderState& st_;
   TransformerRun& run_;
   std::vector<HeadStack*> maps_;
+  std::vector<OnDemandLayer>* lazy_ = nullptr;  // on demand: the layers' queries, keys and row statistics
   std::vector<Matrix>* hidden_;
   std::vector<float> cos_, sin_;
 };
@@ -413,6 +499,7 @@ Index reusable(const TransformerModel::Impl& m, const DecoderState& st, const Tr
                const RunOptions& o) {
   const TransformerRun* prev = o.previous;
   const auto& c = m.config;
+  if (o.keep != RunOptions::Keep::Maps) return 0;
   if (!prev || prev->ids != st.ids || prev->attention.layers.size() != static_cast<std::size_t>(c.layers)) return 0;
   if (prev->attention.layers.front().maps.precision() != o.precision) return 0;
   if (o.hidden_states && prev->hidden_states.size() != static_cast<std::size_t>(c.layers) + 1) return 0;
@@ -514,7 +601,15 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   const auto& c = m.config;
   const Index n = static_cast<Index>(run.ids.size());
   const Index keep = reusable(m, st, run, options);
-  std::vector<HeadStack> stacks = make_stacks(c, n, options.precision);
+  const bool lazy = options.keep != RunOptions::Keep::Maps, stored = options.keep != RunOptions::Keep::OnDemand;
+  if (lazy) {
+    const DecoderSettings& d = c.decoder;
+    for (int l = 0; l < c.layers; ++l) {
+      const Index window = d.sliding[static_cast<std::size_t>(l)] ? d.window : 0;
+      run.on_demand.emplace_back(c.heads, d.kv_heads, d.head_dim, n, true, window, d.attn_softcap);
+    }
+  }
+  std::vector<HeadStack> stacks = stored ? make_stacks(c, n, options.precision) : std::vector<HeadStack>{};
   if (options.hidden_states) run.hidden_states = make_hidden(c, n);
   std::vector<Matrix>* hidden = options.hidden_states ? &run.hidden_states : nullptr;
   if (keep > 0 && hidden) {
@@ -524,9 +619,9 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   }
   std::vector<HeadStack*> maps;
   for (auto& s : stacks) maps.push_back(&s);
-  Extension extend(m, st, run, maps, hidden);
+  Extension extend(m, st, run, maps, hidden, lazy ? &run.on_demand : nullptr);
   const auto done = [&](int l) {
-    run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
+    if (stored) run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
     return !options.on_layer || options.on_layer(run.attention);
   };
   const auto copy = [&](int l) {

@@ -566,6 +566,11 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     TransformerRun run = std::move(*started);
     const Index n = static_cast<Index>(run.ids.size());
     const text::Tokenizer* tok = m.tokenizer.get();
+    if (options.keep != RunOptions::Keep::Maps && c.family != Family::Decoder) {
+      return fail(ErrorKind::Unsupported,
+                  "run_ids: attention on demand is computed for the decoder family (llama, "
+                  "mistral, qwen2, qwen3, gemma2, gemma3, phi3) so far");
+    }
     if (c.family == Family::Decoder) {
       if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
       if (auto ok = decoder_run(m, *scratch_->decoder, run, options); !ok) return std::unexpected(ok.error());

@@ -17,6 +17,7 @@
 #include "attn/error.h"
 #include "attn/layered_trace.h"
 #include "attn/models/config.h"
+#include "attn/on_demand_attention.h"
 #include "attn/text/tokenizer.h"
 #include "attn/vision/image.h"
 
@@ -69,6 +70,13 @@ struct RunOptions {
   // long text computes the new tokens only. Ignored when it does not fit (other ids in the cache, another
   // precision, hidden states asked but not kept, dynamic RoPE beyond the model's positions).
   const TransformerRun* previous = nullptr;
+  // Decoders (long inputs): OnDemand keeps every layer's queries, keys and per-row softmax statistics in
+  // TransformerRun::on_demand instead of maps (run.attention then has tokens and no layers); any map, tile, row or
+  // column is recomputed from them, and each head's statistics are streamed while the rows run
+  // (attn/on_demand_attention.h). Both: the maps and the on-demand data of the same forward (the recomputed weights
+  // are then the stored ones: tests, small inputs). `previous` is not used by either.
+  enum class Keep { Maps, OnDemand, Both };
+  Keep keep = Keep::Maps;
 };
 
 // Generation (decoders): greedy when temperature is 0, else sampling from softmax(logits / temperature)
@@ -107,6 +115,8 @@ struct TransformerRun {
   // Generation with RunOptions::top_k > 0: per generated token, the model's top_k next-token candidates at the
   // position before it (softmax of the logits, before temperature), the alternatives it was chosen among.
   std::vector<Prediction> step_predictions;
+  // RunOptions::keep OnDemand or Both: one per layer (the maps recomputed on demand, the streamed statistics).
+  std::vector<OnDemandLayer> on_demand;
 };
 
 // The logit lens: the final norm and the output embedding applied to the residual stream after every layer.

@@ -1,0 +1,97 @@
+// Attention kept as what makes it rather than as maps (long inputs). A layer run this way stores every head's
+// queries and its key/value group's keys as the forward used them (float32: after the norms, RoPE and the query
+// scale), and per query row the softmax's shift (the row's largest visible score) and 1 / its sum of exponentials.
+// Any cell, tile, row or column of any head is recomputed from them with the forward's own arithmetic (the same
+// score products, soft-capping and exponential kernel, the same 1 / sum), so it equals the map a stored run holds
+// within 1e-6 (tests/unit/test_on_demand_attention.cpp). Memory grows with tokens x width, not tokens^2 per head:
+// at 32,768 tokens one head's map is 4 GiB of float32, its queries 8 MiB.
+//
+// Why float32 and not 16-bit queries and keys: a score of 10 from half-precision q and k is off by about 0.01,
+// which moves a weight by 1%; the recomputed maps would then not be the maps.
+//
+// The forward also streams each head's statistics over every row (entropy, attention distance, the mass on the
+// first token, what every key receives) into StreamedHeadStats while the rows pass, so the statistics table needs
+// no map at all.
+#pragma once
+
+#include "attn/core.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace attn {
+
+// The score product of one block of query rows as every decoder forward computes it, shared with the recomputation
+// so that both produce the same numbers: out[rows x keys] (row stride ld) = q k^T, q rows of `dim` floats at stride
+// q_stride, k rows at stride k_stride. The forward runs blocks of kScoreBlock query rows aligned at 0; `few` (a
+// generation step or a keystroke: fewer than 8 new rows) multiplies with Eigen's own kernel instead of the
+// library's GEMM, whose threads cost more than such products.
+inline constexpr Index kScoreBlock = 32;
+void attention_scores(const float* q, Index q_stride, const float* k, Index k_stride, Index rows, Index keys, Index dim,
+                      float* out, Index ld, bool few);
+
+// One head's statistics over every query row, gathered as the rows are computed. Divide by `rows` for the means.
+struct StreamedHeadStats {
+  double entropy = 0;           // sum over rows of each row's entropy (nats)
+  double distance = 0;          // sum over rows of the attention-weighted |i - j| (tokens)
+  double first_mass = 0;        // sum over rows of the weight on token 0 (the attention sink)
+  float max_weight = 0;         // the largest single weight
+  std::vector<float> received;  // per key: the attention it receives, summed over every query
+  Index rows = 0;
+};
+
+class OnDemandLayer {
+ public:
+  OnDemandLayer() = default;
+  // `heads` query heads share `kv_heads` key heads (head h reads group h / (heads / kv_heads)). Causal: query i sees
+  // keys j <= i, and with window > 0 only i - window < j <= i; bidirectional: every key. softcap > 0: a score s
+  // becomes softcap * tanh(s / softcap) before the softmax (Gemma 2).
+  OnDemandLayer(int heads, int kv_heads, Index head_dim, Index tokens, bool causal, Index window, float softcap);
+
+  int heads() const { return heads_; }
+  int kv_heads() const { return kv_heads_; }
+  Index head_dim() const { return head_dim_; }
+  Index tokens() const { return tokens_; }
+  bool causal() const { return causal_; }
+  Index window() const { return window_; }
+  float softcap() const { return softcap_; }
+  std::size_t bytes() const;
+
+  // What the forward writes: head_dim floats per query row of a head and per key row of a group; per query row its
+  // shift and 1 / sum (NaN for a row of non-finite scores: recomputed weights are then NaN, as the stored row).
+  float* query(int head, Index row) { return queries_.data() + (static_cast<Index>(head) * tokens_ + row) * head_dim_; }
+  float* key(int group, Index row) { return keys_.data() + (static_cast<Index>(group) * tokens_ + row) * head_dim_; }
+  const float* query(int head, Index row) const;
+  const float* key(int group, Index row) const;
+  void set_row(int head, Index row, float shift, float inv_sum);
+  float shift(int head, Index row) const { return shift_[static_cast<std::size_t>(head * tokens_ + row)]; }
+  float inv_sum(int head, Index row) const { return inv_sum_[static_cast<std::size_t>(head * tokens_ + row)]; }
+  StreamedHeadStats& stats(int head) { return stats_[static_cast<std::size_t>(head)]; }
+  const StreamedHeadStats& stats(int head) const { return stats_[static_cast<std::size_t>(head)]; }
+
+  // The keys query row `row` sees: [first_key(row), last_key(row)].
+  Index first_key(Index row) const;
+  Index last_key(Index row) const { return causal_ ? row : tokens_ - 1; }
+
+  // Rows [r0, r0 + rows) x keys [c0, c0 + cols) of head `head` into out (row stride ld): the weights, exactly 0
+  // where a key is not visible. The block is clipped to the tokens by the caller (checked).
+  void tile(int head, Index r0, Index rows, Index c0, Index cols, float* out, Index ld) const;
+  // One query row over every key (tokens() floats).
+  void row(int head, Index r, float* out) const;
+  // Every query's weight on key c (tokens() floats).
+  void column(int head, Index c, float* out) const;
+  // The whole map of one head (tokens x tokens): for tests and small inputs only.
+  Matrix map(int head) const;
+
+ private:
+  int heads_ = 0, kv_heads_ = 0;
+  Index head_dim_ = 0, tokens_ = 0, window_ = 0;
+  bool causal_ = true;
+  float softcap_ = 0;
+  std::vector<float> queries_;          // [heads][tokens][head_dim]
+  std::vector<float> keys_;             // [kv_heads][tokens][head_dim]
+  std::vector<float> shift_, inv_sum_;  // [heads][tokens]
+  std::vector<StreamedHeadStats> stats_;
+};
+
+}  // namespace attn

@@ -1,0 +1,171 @@
+// Attention on demand (attn/on_demand_attention.h) against the stored maps of the same run, on the random decoders of
+// tests/data/decoders (every switch: grouped queries, sliding windows, soft-capping, Gemma 3's local layers, fused
+// projections, 16-bit weights): every head's whole map, rows, columns and tiles recomputed from the kept queries,
+// keys and row statistics within 1e-6; the logits unchanged; the streamed statistics equal to those of the stored
+// maps (attn::analysis::head_statistics) and their column sums.
+#include "attn/analysis/attention_analysis.h"
+#include "attn/models/transformer.h"
+#include "attn/on_demand_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace attn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kExact = 1e-6;
+
+std::vector<int> random_ids(Index n, int vocab, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> pick(0, vocab - 1);
+  std::vector<int> ids(static_cast<std::size_t>(n));
+  for (int& id : ids) id = pick(rng);
+  return ids;
+}
+
+double max_difference(const Matrix& a, const Matrix& b) { return (a - b).cwiseAbs().maxCoeff(); }
+
+class OnDemand : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnDemand, RecomputedMapsRowsColumnsAndTilesEqualTheStoredOnes) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  ASSERT_TRUE(model) << model.error().message();
+  const auto& c = (*model)->config();
+  // 60 tokens: query blocks of 32 and 28 rows; 37: a last block of 5 rows, which the forward multiplies by Eigen's
+  // own kernel rather than the library's GEMM.
+  for (const Index n : {Index{60}, Index{37}}) {
+    const Index tokens = std::min<Index>(n, c.context());
+    SCOPED_TRACE(std::to_string(tokens) + " tokens");
+    const auto ids = random_ids(tokens, c.vocab_size, static_cast<unsigned>(n));
+    // Both: the maps and the on-demand data of one forward (two forwards differ in the last bits: the linear maps'
+    // threads split their work as they come). OnDemand alone: no maps, the same logits.
+    TransformerRunner both_runner(*model), lazy_runner(*model);
+    RunOptions both_options;
+    both_options.all_logits = true;
+    both_options.keep = RunOptions::Keep::Both;
+    RunOptions lazy_options = both_options;
+    lazy_options.keep = RunOptions::Keep::OnDemand;
+    auto stored = both_runner.run_ids(ids, {}, both_options);
+    auto lazy_only = lazy_runner.run_ids(ids, {}, lazy_options);
+    ASSERT_TRUE(stored) << stored.error().message();
+    ASSERT_TRUE(lazy_only) << lazy_only.error().message();
+    EXPECT_TRUE(lazy_only->attention.layers.empty());
+    EXPECT_EQ(lazy_only->attention.tokens.size(), ids.size());
+    ASSERT_EQ(static_cast<int>(lazy_only->on_demand.size()), c.layers);
+    EXPECT_LE(max_difference(lazy_only->logits, stored->logits),
+              1e-5 * std::max(1.0f, stored->logits.cwiseAbs().maxCoeff()));
+    const auto* lazy = &*stored;
+    ASSERT_EQ(static_cast<int>(lazy->on_demand.size()), c.layers);
+    ASSERT_EQ(static_cast<int>(stored->attention.layers.size()), c.layers);
+    for (int l = 0; l < c.layers; ++l) {
+      const OnDemandLayer& layer = lazy->on_demand[static_cast<std::size_t>(l)];
+      const HeadStack& maps = stored->attention.layers[static_cast<std::size_t>(l)].maps;
+      ASSERT_EQ(layer.tokens(), tokens);
+      for (int h = 0; h < c.heads; ++h) {
+        SCOPED_TRACE("layer " + std::to_string(l) + " head " + std::to_string(h));
+        const Matrix want = maps.head(h);
+        EXPECT_LE(max_difference(layer.map(h), want), kExact);
+        {
+          // The exact map of the kept queries and keys, in double.
+          using D = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+          D ref = D::Zero(tokens, tokens);
+          const int g = h / (c.heads / layer.kv_heads());
+          for (Index r = 0; r < tokens; ++r) {
+            const Index lo = layer.first_key(r);
+            Eigen::VectorXd sc(r + 1 - lo);
+            for (Index j = lo; j <= r; ++j) {
+              double acc = 0;
+              for (Index k = 0; k < layer.head_dim(); ++k)
+                acc += double(layer.query(h, r)[k]) * double(layer.key(g, j)[k]);
+              if (layer.softcap() > 0) acc = std::tanh(acc / layer.softcap()) * layer.softcap();
+              sc[j - lo] = acc;
+            }
+            const double mx = sc.maxCoeff();
+            const Eigen::VectorXd e = (sc.array() - mx).exp();
+            for (Index j = lo; j <= r; ++j) ref(r, j) = e[j - lo] / e.sum();
+          }
+          // float32 arithmetic against exact arithmetic: the stored path is within 1e-6 of it on these models.
+          EXPECT_LE((layer.map(h).cast<double>() - ref).cwiseAbs().maxCoeff(), 2e-6);
+        }
+        std::vector<float> line(static_cast<std::size_t>(tokens));
+        for (const Index r : {Index{0}, tokens / 2, tokens - 1}) {
+          layer.row(h, r, line.data());
+          EXPECT_LE(max_difference(Eigen::Map<const RowVector>(line.data(), tokens), want.row(r)), kExact)
+              << "row " << r;
+        }
+        for (const Index k : {Index{0}, Index{3}, tokens - 1}) {
+          layer.column(h, k, line.data());
+          const RowVector col = want.col(k).transpose();
+          EXPECT_LE(max_difference(Eigen::Map<const RowVector>(line.data(), tokens), col), kExact) << "column " << k;
+        }
+        Matrix tile(7, 9);
+        layer.tile(h, tokens - 10, 7, 5, 9, tile.data(), 9);
+        EXPECT_LE(max_difference(tile, want.block(tokens - 10, 5, 7, 9)), kExact);
+      }
+    }
+  }
+}
+
+TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  ASSERT_TRUE(model) << model.error().message();
+  const auto& c = (*model)->config();
+  const Index tokens = std::min<Index>(50, c.context());
+  const auto ids = random_ids(tokens, c.vocab_size, 9);
+  TransformerRunner runner(*model);
+  RunOptions o;
+  o.keep = RunOptions::Keep::Both;
+  auto stored = runner.run_ids(ids, {}, o);
+  ASSERT_TRUE(stored) << stored.error().message();
+  const auto* lazy = &*stored;
+  analysis::StatsOptions so;
+  so.stage = Stage::Decoder;
+  const auto want = analysis::head_statistics(stored->attention, so);
+  ASSERT_EQ(static_cast<int>(want.size()), c.layers * c.heads);
+  for (const auto& w : want) {
+    SCOPED_TRACE("layer " + std::to_string(w.layer) + " head " + std::to_string(w.head));
+    const StreamedHeadStats& s = lazy->on_demand[static_cast<std::size_t>(w.layer)].stats(w.head);
+    ASSERT_EQ(s.rows, tokens);
+    const double rows = static_cast<double>(s.rows);
+    EXPECT_NEAR(s.entropy / rows, w.entropy, 1e-5);
+    EXPECT_NEAR(s.distance / rows, w.mean_distance, 1e-4);
+    EXPECT_NEAR(s.first_mass / rows, w.first_mass, 1e-6);
+    EXPECT_NEAR(s.max_weight, w.max_weight, 1e-6);
+    const RowVector received =
+        stored->attention.layers[static_cast<std::size_t>(w.layer)].maps.head(w.head).colwise().sum();
+    EXPECT_LE(max_difference(Eigen::Map<const RowVector>(s.received.data(), tokens), received), 1e-5);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Decoders, OnDemand,
+                         ::testing::Values("llama", "llama-tied-linear-bf16", "llama3-rope-f16", "llama-dynamic",
+                                           "llama-yarn-bias-bf16", "mistral-window", "qwen2-bias", "qwen3-head-dim",
+                                           "gemma2-softcap", "gemma3-local-global", "phi3-fused-partial"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
+
+// The other families say so rather than return an empty run.
+TEST(OnDemandRefusal, OtherFamiliesAreRefusedByName) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "gpt2");
+  ASSERT_TRUE(model) << model.error().message();
+  TransformerRunner runner(*model);
+  RunOptions o;
+  o.keep = RunOptions::Keep::OnDemand;
+  auto run = runner.run_ids({1, 2, 3}, {}, o);
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(run.error().reason.find("decoder family"), std::string::npos) << run.error().reason;
+}
+
+}  // namespace
+}  // namespace attn::models
