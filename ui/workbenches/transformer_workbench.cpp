@@ -333,10 +333,12 @@ void TransformerWorkbench::post() {
     request.generation = outcome_->request.generation;
     request.step = outcome_->request.step;
   }
-  // A session's generated run, once its model is in.
-  if (pendingGeneration_ && !isLoading() && generates()) {
-    request.generation = pendingGeneration_->options;
-    request.step = pendingGeneration_->step;
+  // A session's generated run, once its model is in (dropped if that model does not generate).
+  if (pendingGeneration_ && !isLoading() && source_->serial == loadRequested_) {
+    if (generates()) {
+      request.generation = pendingGeneration_->options;
+      request.step = pendingGeneration_->step;
+    }
     pendingGeneration_.reset();
   }
   ++submitted_;
