@@ -143,6 +143,73 @@ TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
   }
 }
 
+// The map pooled by hand: every cell of out (i, j) over the map's cells [r0 + i f, + f) x [c0 + j f, + f) inside it.
+Matrix pooled_by_hand(const Matrix& map, Index f, OnDemandLayer::Pooling pooling, Index r0, Index rows, Index c0,
+                      Index cols, bool preview) {
+  const Index n = map.rows();
+  Matrix out = Matrix::Zero(rows, cols);
+  for (Index i = 0; i < rows; ++i) {
+    const Index a = r0 + i * f;
+    if (a >= n) continue;
+    const Index ra = preview ? std::min(n - 1, a + f / 2) : a, rn = preview ? 1 : std::min(f, n - a);
+    for (Index j = 0; j < cols; ++j) {
+      const Index b = c0 + j * f;
+      if (b >= n) continue;
+      const auto cell = map.block(ra, b, rn, std::min(f, n - b));
+      out(i, j) = pooling == OnDemandLayer::Pooling::Max ? cell.maxCoeff() : cell.mean();
+    }
+  }
+  return out;
+}
+
+// Levels of detail: pooled and previewed blocks of every head, at factors that divide the map and that do not,
+// blocks reaching past it, equal to the recomputed map pooled by hand (max exactly as the cells are, mean within
+// float summation; previews within 4e-6).
+TEST_P(OnDemand, PooledLevelsAndPreviewsAreTheMapPooled) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  ASSERT_TRUE(model) << model.error().message();
+  const auto& c = (*model)->config();
+  const Index tokens = std::min<Index>(70, c.context());
+  TransformerRunner runner(*model);
+  RunOptions o;
+  o.keep = RunOptions::Keep::OnDemand;
+  auto run = runner.run_ids(random_ids(tokens, c.vocab_size, 5), {}, o);
+  ASSERT_TRUE(run) << run.error().message();
+  const OnDemandLayer& layer = run->on_demand.back();
+  using P = OnDemandLayer::Pooling;
+  struct Block {
+    Index f, r0, rows, c0, cols;
+  };
+  const Block blocks[] = {{1, 0, tokens, 0, tokens}, {4, 0, 18, 0, 18}, {3, 6, 30, 0, 30},
+                          {7, 14, 5, 21, 9},         {64, 0, 2, 0, 2},   {5, 60, 4, 3, 20}};
+  for (int h = 0; h < c.heads; h += std::max(1, c.heads / 3)) {
+    const Matrix map = layer.map(h);
+    for (const Block& b : blocks) {
+      for (const P pooling : {P::Max, P::Mean}) {
+        for (const bool preview : {false, true}) {
+          SCOPED_TRACE("head " + std::to_string(h) + ", factor " + std::to_string(b.f) + " at " +
+                       std::to_string(b.r0) + ", " + std::to_string(b.c0) + (pooling == P::Max ? ", max" : ", mean") +
+                       (preview ? ", preview" : ""));
+          Matrix got = Matrix::Constant(b.rows, b.cols, -1.0f);
+          if (preview) {
+            layer.preview(h, b.f, pooling, b.r0, b.rows, b.c0, b.cols, got.data(), b.cols);
+          } else {
+            layer.pooled(h, b.f, pooling, b.r0, b.rows, b.c0, b.cols, got.data(), b.cols);
+          }
+          const Matrix want = pooled_by_hand(map, b.f, pooling, b.r0, b.rows, b.c0, b.cols, preview);
+          // Max: the largest recomputed weight; mean: a float sum of up to factor^2 of them in another order. A
+          // preview's rows are multiplied at a stride, not in the forward's blocks: each weight within 2e-6 of
+          // exact arithmetic (as the forward's), so within 4e-6 of the forward's.
+          EXPECT_LE(max_difference(got, want), preview ? 4e-6 : (pooling == P::Mean ? 1e-6 : kExact));
+        }
+      }
+    }
+  }
+  Matrix one(1, 1);
+  EXPECT_THROW(layer.pooled(0, 0, P::Max, 0, 1, 0, 1, one.data(), 1), std::out_of_range);
+  EXPECT_THROW(layer.preview(c.heads, 2, P::Max, 0, 1, 0, 1, one.data(), 1), std::out_of_range);
+}
+
 INSTANTIATE_TEST_SUITE_P(Decoders, OnDemand,
                          ::testing::Values("llama", "llama-tied-linear-bf16", "llama3-rope-f16", "llama-dynamic",
                                            "llama-yarn-bias-bf16", "mistral-window", "qwen2-bias", "qwen3-head-dim",

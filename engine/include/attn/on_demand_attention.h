@@ -17,6 +17,7 @@
 #include "attn/core.h"
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace attn {
@@ -83,7 +84,28 @@ class OnDemandLayer {
   // The whole map of one head (tokens x tokens): for tests and small inputs only.
   Matrix map(int head) const;
 
+  // The map seen from afar: out (rows x cols, row stride ld) cell (i, j) pools the weights of query rows
+  // [r0 + i factor, + factor) and keys [c0 + j factor, + factor), clipped to the map. Max: the largest of them (one
+  // sharp weight is never averaged away); Mean: their mean over the cells inside the map (future and out-of-window
+  // keys count as the 0 they are). Exact: every cell is recomputed, pooled cells are the pooled weights. Runs on
+  // the engine's threads (OpenMP): a whole 32,768-token head at factor 32 is 537 million weights.
+  enum class Pooling { Max, Mean };
+  void pooled(int head, Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
+              Index ld) const;
+  // A first picture of the same cells, quick: out row i holds only query row r0 + i factor + factor / 2 (clipped
+  // to the map), its weights max-pooled over each cell's `factor` keys (Mean: averaged). 1 / factor of the work.
+  void preview(int head, Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
+               Index ld) const;
+
  private:
+  // Query rows r0, r0 + stride, ... (rows of them) x keys [c0, c0 + cols) into out (row stride ld): one score
+  // product over the keys the rows can see within [c0, c0 + cols), then each row's exponential, shift and 1 / sum.
+  // forward_keys > 0: the rows are one of the forward's blocks, which multiplied that many keys; the product then
+  // sums as the forward's did.
+  void weights(int head, Index r0, Index stride, Index rows, Index c0, Index cols, float* out, Index ld,
+               Index forward_keys = 0) const;
+  void check_block(const char* what, int head, Index r0, Index rows, Index c0, Index cols, Index ld) const;
+
   int heads_ = 0, kv_heads_ = 0;
   Index head_dim_ = 0, tokens_ = 0, window_ = 0;
   bool causal_ = true;
@@ -92,6 +114,48 @@ class OnDemandLayer {
   std::vector<float> keys_;             // [kv_heads][tokens][head_dim]
   std::vector<float> shift_, inv_sum_;  // [heads][tokens]
   std::vector<StreamedHeadStats> stats_;
+};
+
+// One head's map read in blocks, from any thread, whatever keeps it (a run on demand; a version-2 dump): what the
+// long-map view draws.
+class HeadMapReader {
+ public:
+  using Pooling = OnDemandLayer::Pooling;
+  virtual ~HeadMapReader() = default;
+  virtual Index tokens() const = 0;
+  // OnDemandLayer::pooled and ::preview's blocks.
+  virtual void pooled(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
+                      Index ld) const = 0;
+  virtual void preview(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
+                       Index ld) const = 0;
+  // Query row r over every key (tokens() floats); one weight.
+  virtual void row(Index r, float* out) const = 0;
+  virtual float weight(Index r, Index c) const = 0;
+  // The largest weight of the map (for the colour scale).
+  virtual float max_weight() const = 0;
+};
+
+// A head of an on-demand layer; `owner` keeps the layer alive (the run holding it).
+class OnDemandHead final : public HeadMapReader {
+ public:
+  OnDemandHead(std::shared_ptr<const void> owner, const OnDemandLayer& layer, int head);
+  Index tokens() const override { return layer_.tokens(); }
+  void pooled(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
+              Index ld) const override {
+    layer_.pooled(head_, factor, pooling, r0, rows, c0, cols, out, ld);
+  }
+  void preview(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
+               Index ld) const override {
+    layer_.preview(head_, factor, pooling, r0, rows, c0, cols, out, ld);
+  }
+  void row(Index r, float* out) const override { layer_.row(head_, r, out); }
+  float weight(Index r, Index c) const override;
+  float max_weight() const override { return layer_.stats(head_).max_weight; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  const OnDemandLayer& layer_;
+  int head_;
 };
 
 }  // namespace attn

@@ -426,7 +426,9 @@ class Extension {
       for (Index i = 0; i < rows; ++i) {
         const Index row = p0 + r0 + i;
         if (lazy) {
-          const RowSoftmax r = softmax_row(S + i * cols, row, window, cols, grown(st_.capped[thread], cols),
+          // Without maps only the keys the block's product reads need their zeros.
+          const RowSoftmax r = softmax_row(S + i * cols, row, window, maps ? cols : keys_needed,
+                                           grown(st_.capped[thread], cols),
                                            streams.of(static_cast<int>(thread), static_cast<int>(h)));
           lazy->set_row(static_cast<int>(h), row, r.shift, r.inv_sum);
         } else {

@@ -1,0 +1,76 @@
+// LongMapPanel: one head of a long run (attention kept on demand) as a LongMapView with, beside it, what a long map
+// needs: the row strip (the selected query's attention over every key, on the text itself), the column strip (the
+// attention every token receives, summed over the queries, streamed by the forward), a "find token" box, the
+// head's sink mass, and the pooling and colour-scale choices.
+#pragma once
+
+#include "attn/on_demand_attention.h"
+#include "render/colormap.h"
+
+#include <QStringList>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+
+namespace attn::ui {
+
+class LongMapView;
+class TokenStripView;
+
+// One head as the panel shows it.
+struct LongMapHead {
+  std::shared_ptr<const attn::HeadMapReader> reader;
+  std::shared_ptr<const std::vector<float>> received;  // per token: the attention it receives, over every query
+  double sinkMass = 0;                                  // mean weight of a row on token 0
+  QString title;                                        // "layer 3 · head 4"
+};
+
+class LongMapPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LongMapPanel(QWidget* parent = nullptr);
+
+  // The tokens of the run (shared by every head: set once per run), then the head.
+  void setTokens(QStringList tokens);
+  void setHead(LongMapHead head);
+  void clear();
+  void setColormap(render::Colormap map);
+
+  // Selects query `query`: the row strip shows its attention, the map outlines its row.
+  void selectQuery(qint64 query);
+  std::optional<qint64> selectedQuery() const;
+  // Finds the next token containing `text` (case-insensitive) after the selected query, wrapping; selects and
+  // centres it. False when no token contains it.
+  bool findNext(const QString& text);
+
+  LongMapView* map() const { return map_; }
+  TokenStripView* rowStrip() const { return rowStrip_; }
+  TokenStripView* columnStrip() const { return columnStrip_; }
+  QLineEdit* findEdit() const { return findEdit_; }
+  QLabel* sinkLabel() const { return sinkLabel_; }
+  QLabel* rowLabel() const { return rowLabel_; }
+
+ private:
+  void showRow(qint64 query);
+
+  QStringList tokens_;
+  LongMapHead head_;
+  LongMapView* map_ = nullptr;
+  TokenStripView* rowStrip_ = nullptr;
+  TokenStripView* columnStrip_ = nullptr;
+  QLineEdit* findEdit_ = nullptr;
+  QComboBox* poolingBox_ = nullptr;
+  QComboBox* scaleBox_ = nullptr;
+  QLabel* sinkLabel_ = nullptr;
+  QLabel* rowLabel_ = nullptr;
+  QLabel* findNote_ = nullptr;
+};
+
+}  // namespace attn::ui
