@@ -3,7 +3,11 @@
 #include "app/main_window.h"
 #include "command_line.h"
 #include "views/export.h"
+#include "views/long_map_panel.h"
+#include "views/long_map_view.h"
 #include "app/versions.h"
+#include "attn/io/read_file.h"
+#include "render/strings.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
@@ -82,6 +86,8 @@ struct Flags {
   QCommandLineOption lightMask{
       u"light-mask"_s, u"The Captioning tab's overlays dim the image where attention is low (the paper's figures)."_s};
   QCommandLineOption text{u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s};
+  QCommandLineOption textFile{
+      u"text-file"_s, u"The Transformer tab's input read from a UTF-8 text file (a long document)."_s, u"file"_s};
   QCommandLineOption beam{u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s, u"K"_s};
   QCommandLineOption step{u"step"_s, u"The Alignment tab's output step in view (0 = the first)."_s, u"N"_s};
   QCommandLineOption view{u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay, stats or lens."_s,
@@ -92,16 +98,28 @@ struct Flags {
   QCommandLineOption scrub{u"scrub"_s, u"With --generate: the generated token in view (0 = the first)."_s, u"S"_s};
   // For the README and the visual checks: grab the window once the first result is drawn, then quit.
   QCommandLineOption screenshot{u"screenshot"_s, u"Save a screenshot of the window and quit."_s, u"file"_s};
+  // How long --screenshot waits for the result (default 60 s; a 32,768-token forward takes minutes).
+  QCommandLineOption screenshotTimeout{u"screenshot-timeout"_s, u"Seconds --screenshot waits."_s, u"s"_s};
   // --session as it reaches the parser (attn::app::keepSessionOption).
   QCommandLineOption sessionAlias{QString::fromLatin1(attn::app::kSessionAlias), QString(), u"file"_s};
 
   void addTo(QCommandLineParser& parser) {
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
+    screenshotTimeout.setFlags(QCommandLineOption::HiddenFromHelp);
     sessionAlias.setFlags(QCommandLineOption::HiddenFromHelp);
-    for (QCommandLineOption* option :
-         {&version, &mechanism, &session, &tab,   &image,      &gaussian,     &stn,       &sameWindow,
-          &editStn, &write,     &forms,   &model, &scene,      &word,         &lightMask, &text,
-          &beam,    &step,      &view,    &head,  &screenshot, &sessionAlias, &generate,  &scrub}) {
+    for (QCommandLineOption* option : {&version,    &mechanism,
+                                       &session,    &tab,
+                                       &image,      &gaussian,
+                                       &stn,        &sameWindow,
+                                       &editStn,    &write,
+                                       &forms,      &model,
+                                       &scene,      &word,
+                                       &lightMask,  &text,
+                                       &beam,       &step,
+                                       &view,       &head,
+                                       &screenshot, &sessionAlias,
+                                       &generate,   &scrub,
+                                       &textFile,   &screenshotTimeout}) {
       parser.addOption(*option);
     }
     parser.addPositionalArgument(u"file"_s,
@@ -158,6 +176,7 @@ struct Options {
   TransformerOptions transformer;
   GlimpseOptions glimpse;
   std::optional<QString> screenshot;
+  int screenshotTimeout = 60;
 };
 
 using Parsed = std::expected<Options, std::string>;
@@ -252,6 +271,13 @@ Parsed parseTransformer(const QCommandLineParser& parser, const Flags& f, Option
   using View = attn::ui::TransformerWorkbench::View;
   TransformerOptions& o = options.transformer;
   if (parser.isSet(f.text)) o.text = parser.value(f.text);
+  if (parser.isSet(f.textFile)) {
+    if (parser.isSet(f.text)) return bad(u"give --text or --text-file, not both"_s);
+    const QString path = attn::app::pathValue(parser, f.textFile);
+    const auto bytes = attn::io::read_file(attn::ui::toPath(path), attn::io::kMaxTextFileBytes);
+    if (!bytes) return bad(u"--text-file: %1"_s.arg(attn::ui::fromStd(bytes.error().message())));
+    o.text = QString::fromUtf8(bytes->data(), qsizetype(bytes->size()));
+  }
   if (const QString name = parser.value(f.view); parser.isSet(f.view)) {
     o.view = name == u"head"_s      ? std::optional(View::Head)
              : name == u"model"_s   ? std::optional(View::Model)
@@ -303,6 +329,11 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   Options options;
   if (parser.isSet(f.sessionAlias)) options.session = attn::app::pathValue(parser, f.sessionAlias);
   if (parser.isSet(f.screenshot)) options.screenshot = attn::app::pathValue(parser, f.screenshot);
+  if (parser.isSet(f.screenshotTimeout)) {
+    const auto seconds = parseInt(parser.value(f.screenshotTimeout), 1, 24 * 3600);
+    if (!seconds) return bad(u"--screenshot-timeout expects seconds, 1 or more"_s);
+    options.screenshotTimeout = *seconds;
+  }
   if (parser.isSet(f.mechanism)) options.mechanism = parser.value(f.mechanism).toStdString();
   options.files = attn::app::pathPositionals(parser);
   if (parser.isSet(f.tab)) {
@@ -401,6 +432,11 @@ void applyTransformer(attn::ui::MainWindow& window, const TransformerOptions& o)
 
 // --generate: the screenshot waits for the generated run (and, in the lens view, its lens).
 bool transformerReady(attn::ui::TransformerWorkbench* tab, const TransformerOptions& o) {
+  // A run kept on demand: its matrix's tiles are computed after the run; wait for the exact ones in view.
+  if (tab->isOnDemand() && tab->currentView() == attn::ui::TransformerWorkbench::View::Matrix) {
+    const auto* map = tab->longMap()->map();
+    if (map->isBusy() || !map->isExactInView()) return false;
+  }
   if (!o.generate) return true;
   const auto* outcome = tab->outcome();
   if (!outcome || tab->isGenerating() || outcome->run->prompt_tokens == 0) return false;
@@ -432,31 +468,40 @@ void applyGlimpse(attn::ui::GlimpseWorkbench* tab, const GlimpseOptions& o, cons
 // --screenshot: once `workbench` shows its newest result (and `ready`), wait for queued replots and the
 // layout, grab the window and quit (0 saved, 1 not). A failure of the tab, or nothing within a minute, quits
 // with 1 and a message.
-void armScreenshot(QWidget& window, const QString& path, attn::ui::Workbench* workbench, std::function<bool()> ready) {
+void armScreenshot(QWidget& window, const QString& path, attn::ui::Workbench* workbench, std::function<bool()> ready,
+                   int timeoutS) {
   constexpr int kSettleMs = 800;
-  constexpr int kTimeoutMs = 60'000;
+  const int timeoutMs = timeoutS * 1000;
   QObject::connect(workbench, &attn::ui::Workbench::failed, &window, [](const QString& message) {
     std::fprintf(stderr, "attnscope: %s\n", message.toLocal8Bit().constData());
     QApplication::exit(1);
   });
-  QObject::connect(
-      workbench, &attn::ui::Workbench::resultShown, &window, [&window, path, workbench, ready](quint64 generation) {
-        if (!workbench->showsNewest(generation) || !ready()) return;
-        QTimer::singleShot(kSettleMs, &window, [&window, path] {
-          // As every export is written: atomically, under the name's own bytes.
-          const auto saved = attn::ui::exportWidget(window, path);
-          if (saved) {
-            std::fprintf(stdout, "saved %s\n", attn::ui::pathBytes(path).constData());
-          } else {
-            std::fprintf(stderr, "attnscope: could not save the screenshot: %s\n", saved.error().message().c_str());
-          }
-          QApplication::exit(saved ? 0 : 1);
-        });
-      });
+  // The newest result shown; then `ready` is asked every 100 ms (what it waits for may come after the result:
+  // a long map's tiles).
+  auto shown = std::make_shared<std::optional<quint64>>();
+  QObject::connect(workbench, &attn::ui::Workbench::resultShown, &window,
+                   [shown](quint64 generation) { *shown = generation; });
+  auto* poll = new QTimer(&window);
+  poll->setInterval(100);
+  poll->start();
+  QObject::connect(poll, &QTimer::timeout, &window, [&window, path, workbench, ready, shown, poll] {
+    if (!*shown || !workbench->showsNewest(**shown) || !ready()) return;
+    poll->stop();
+    QTimer::singleShot(kSettleMs, &window, [&window, path] {
+      // As every export is written: atomically, under the name's own bytes.
+      const auto saved = attn::ui::exportWidget(window, path);
+      if (saved) {
+        std::fprintf(stdout, "saved %s\n", attn::ui::pathBytes(path).constData());
+      } else {
+        std::fprintf(stderr, "attnscope: could not save the screenshot: %s\n", saved.error().message().c_str());
+      }
+      QApplication::exit(saved ? 0 : 1);
+    });
+  });
   const QString name = workbench->key();
-  QTimer::singleShot(kTimeoutMs, &window, [name] {
+  QTimer::singleShot(timeoutMs, &window, [name, timeoutS] {
     std::fprintf(stderr, "attnscope: no result in the %s tab within %d s, no screenshot\n",
-                 name.toLocal8Bit().constData(), kTimeoutMs / 1000);
+                 name.toLocal8Bit().constData(), timeoutS);
     QApplication::exit(1);
   });
 }
@@ -535,10 +580,13 @@ int main(int argc, char* argv[]) {
   if (options->screenshot) {
     attn::ui::Workbench* shot = window.currentWorkbench();
     if (shot == window.caption()) window.caption()->setRevealInterval(0);
-    armScreenshot(window, *options->screenshot, shot, [glimpseReady, shot, &window, &options] {
-      if (shot == window.transformer()) return transformerReady(window.transformer(), options->transformer);
-      return shot != window.glimpse() || *glimpseReady;
-    });
+    armScreenshot(
+        window, *options->screenshot, shot,
+        [glimpseReady, shot, &window, &options] {
+          if (shot == window.transformer()) return transformerReady(window.transformer(), options->transformer);
+          return shot != window.glimpse() || *glimpseReady;
+        },
+        options->screenshotTimeout);
   }
   return app.exec();
 }

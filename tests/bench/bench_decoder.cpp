@@ -35,6 +35,7 @@
 // skip or mask the upper triangle), plus 2 d V for the last position's logits.
 #include "attn/io/safetensors.h"
 #include "attn/models/transformer.h"
+#include "attn/on_demand_attention.h"
 #include "attn/random.h"
 
 #include "bench_threads.h"
@@ -104,6 +105,17 @@ Shape smoke(Shape s) {
 const Shape& smollm2() {
   static const Shape s =
       smoke({"SmolLM2-135M", "smollm2-135m-bf16", 30, 576, 9, 3, 64, 1536, 49152, 8192, true, 100000.0, 0, 0, 2026201});
+  return s;
+}
+// The same weights (the same seed) with 32,768 positions, for the long inputs of issue 21 (SmolLM2's own config
+// says 8,192; its RoPE is defined for any position).
+const Shape& smollm2_long() {
+  static const Shape s = [] {
+    Shape l = smollm2();
+    l.positions = 32768;
+    l.folder += "-32k";
+    return l;
+  }();
   return s;
 }
 const Shape& tinyllama() {
@@ -310,7 +322,7 @@ void BM_SmolForward(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(forward_flops(smollm2(), static_cast<double>(n)) * 1e-9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_SmolForward)->ArgName("L")->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmolForward)->ArgName("L")->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 constexpr int kPrompt = 16;
 
@@ -490,6 +502,114 @@ double drop_cached_pages(const fs::path& path) {
   ::close(fd);
   return resident;
 }
+
+// ---- long inputs (issue 21): attention kept on demand ----
+
+std::shared_ptr<const attn::models::TransformerModel> smol_long_model() {
+  static const auto m = load_or_exit(prepare(smollm2_long()));
+  return m;
+}
+
+// Causal FLOPs of a forward that skips the future: the square's attention term halved.
+double causal_flops(const Shape& s, double n) {
+  return forward_flops(s, n) - 2.0 * n * n * static_cast<double>(s.heads * s.head_dim) * s.layers;
+}
+
+// The last long run, kept for the whole-map benchmarks of the same length (a 32,768-token forward is minutes).
+struct LongRun {
+  Index n = 0;
+  std::shared_ptr<const attn::models::TransformerRun> run;
+};
+LongRun& long_run() {
+  static LongRun r;
+  return r;
+}
+
+std::shared_ptr<const attn::models::TransformerRun> run_long(Index n, std::string& why) {
+  attn::models::TransformerRunner runner(smol_long_model());
+  attn::models::RunOptions o;
+  o.keep = attn::models::RunOptions::Keep::OnDemand;
+  auto run = runner.run_ids(ids_of(n, smollm2_long().vocab), {}, o);
+  if (!run) {
+    why = run.error().message();
+    return nullptr;
+  }
+  if (static_cast<int>(run->on_demand.size()) != smollm2_long().layers || !run->attention.layers.empty() ||
+      run->on_demand.front().tokens() != n) {
+    why = "the run kept maps, or not every layer on demand";
+    return nullptr;
+  }
+  return std::make_shared<const attn::models::TransformerRun>(std::move(*run));
+}
+
+// The forward of a long input keeping no map: every layer's queries, keys and row statistics (any map recomputed
+// from them later), each head's statistics streamed. One iteration: 16,384 tokens take minutes.
+void BM_SmolLongForward(benchmark::State& state) {
+  const Index n = state.range(0);
+  std::string why;
+  for (auto _ : state) {
+    auto run = run_long(n, why);
+    if (!run) return state.SkipWithError(why.c_str());
+    long_run() = {n, run};
+  }
+  std::size_t bytes = 0;
+  for (const auto& l : long_run().run->on_demand) bytes += l.bytes();
+  state.counters["on_demand_MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["GFLOP/s"] = benchmark::Counter(causal_flops(smollm2_long(), static_cast<double>(n)) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+// 512 to 2,048: against BM_SmolForward's maps at the same lengths, where Keep::Auto's threshold lies.
+BENCHMARK(BM_SmolLongForward)
+    ->ArgName("L")
+    ->Arg(512)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->Arg(16384)
+    ->Arg(32768)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
+
+// One head's whole map at the level that fits a 1,024-pixel view (cells of factor x factor weights, max-pooled):
+// the quick preview (exact rows at a stride) and the exact map. Uses the last long forward when it has this length
+// (run BM_SmolLongForward first), else runs one. GFLOP/s counts the score product of the visible half (2 n^2 hd / 2)
+// and the exponentials as nothing.
+void whole_map(benchmark::State& state, bool preview) {
+  const Index n = state.range(0);
+  if (long_run().n != n) {
+    std::string why;
+    auto run = run_long(n, why);
+    if (!run) return state.SkipWithError(why.c_str());
+    long_run() = {n, run};
+  }
+  const attn::OnDemandLayer& layer = long_run().run->on_demand[static_cast<std::size_t>(smollm2_long().layers / 2)];
+  Index factor = 1;
+  while (n / factor > 1024) factor *= 2;
+  const Index side = (n + factor - 1) / factor;
+  std::vector<float> out(static_cast<std::size_t>(side * side));
+  int head = 0;
+  for (auto _ : state) {
+    const auto pooling = attn::OnDemandLayer::Pooling::Max;
+    if (preview) {
+      layer.preview(head, factor, pooling, 0, side, 0, side, out.data(), side);
+    } else {
+      layer.pooled(head, factor, pooling, 0, side, 0, side, out.data(), side);
+    }
+    benchmark::DoNotOptimize(out.data());
+    head = (head + 1) % layer.heads();
+  }
+  state.counters["factor"] = static_cast<double>(factor);
+  const double rows = preview ? static_cast<double>(side) : static_cast<double>(n);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      rows * static_cast<double>(n) * static_cast<double>(layer.head_dim()) * 1e-9 * (preview ? 2.0 : 1.0),
+      benchmark::Counter::kIsIterationInvariantRate);
+}
+void BM_SmolLongPreview(benchmark::State& state) { whole_map(state, true); }
+void BM_SmolLongWholeMap(benchmark::State& state) { whole_map(state, false); }
+BENCHMARK(BM_SmolLongPreview)->ArgName("L")->Arg(32768)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmolLongWholeMap)->ArgName("L")->Arg(32768)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // TinyLlama in one process: the folder prepared by a child process (writing it holds 2.2 GB, which must not
 // count here), the open timed with the file's pages dropped from the page cache, then one 512-token forward with

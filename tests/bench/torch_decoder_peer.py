@@ -15,6 +15,9 @@ token i = (7919 i + 13) mod vocab as in bench_decoder.
               engine's run_ids computes by default. DecoderForCausalLM.forward would also multiply every other
               position by the vocab x d output matrix (2 N d V FLOPs more: 116 GFLOP at 2,048 tokens), work the
               engine does not do.
+  long:N      issue 21's peer: the same forward keeping no attention map (long_forward: the attention as
+              softmax(Q K^T / sqrt(d)) V per layer over blocks of 1,024 query rows in one reused buffer, the
+              weights discarded), the last position's logits; checked against forward:N's logits at small N
   generate:K  DecoderForCausalLM.generate_greedy on a 16-token prompt: K greedy tokens with past key/values,
               every step's attentions kept, no stop at EOS (as bench_decoder: stop_at_eos = false);
               tokens/s = K / the whole call, prompt included. The chosen ids are in the JSON, for
@@ -72,6 +75,48 @@ def forward_last(torch, model, ids):
     return model.unembed(x[-1:]), attentions
 
 
+def long_forward(torch, model, ids, block=1024):
+    """The forward of issue 21's peer (long inputs): every layer as DecoderLayer.forward computes it, but the
+    attention as softmax(Q K^T * scaling, causal mask) V per layer in float32 over blocks of `block` query rows
+    (Debian's torch 1.13 has no scaled_dot_product_attention), the weights discarded; then the last position's
+    logits. The block's scores live in one buffer reused by every block and layer, the softmax done in place in it
+    (bmm(out=), masked_fill_, sub_, exp_, div_): a fresh tensor per block is a fresh mmap of hundreds of MB, whose
+    page faults alone made the first version 13x slower here. Returns the logits [1, vocab]. The Llama layout only
+    (bench_decoder's SmolLM2 shape)."""
+    import decoder_torch as dt
+    c = model.cfg
+    assert not (c.fused or c.gemma or c.qk_norm or c.attn_softcap), "long_forward: the Llama layout only"
+    n, h, kv, hd = ids.shape[0], c.heads, c.kv_heads, c.head_dim
+    positions = torch.arange(n)
+    x = model.model.embed_tokens(ids)
+    group = h // kv
+    inv, factor = dt.rope_inv_freq(c, n)
+    scores_buffer = torch.empty(h * min(block, n) * n)
+    out = torch.empty(h, n, hd)
+    j = torch.arange(n)[None, :]
+    for layer in model.model.layers:
+        a = layer.self_attn
+        xn = layer.input_layernorm(x)
+        q = a.q_proj(xn).view(n, h, hd).transpose(0, 1)
+        k = a.k_proj(xn).view(n, kv, hd).transpose(0, 1)
+        v = a.v_proj(xn).view(n, kv, hd).transpose(0, 1)
+        q, k = dt.apply_rope(q, positions, inv, factor), dt.apply_rope(k, positions, inv, factor)
+        kt = k.repeat_interleave(group, dim=0).transpose(1, 2).contiguous()
+        vv = v.repeat_interleave(group, dim=0).contiguous()
+        q = (q * c.scaling).contiguous()
+        for r0 in range(0, n, block):
+            r1 = min(n, r0 + block)
+            scores = scores_buffer[: h * (r1 - r0) * n].view(h, r1 - r0, n)
+            torch.bmm(q[:, r0:r1], kt, out=scores)
+            scores.masked_fill_((j > positions[r0:r1, None])[None], float("-inf"))
+            scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
+            scores.div_(scores.sum(dim=-1, keepdim=True))
+            torch.bmm(scores, vv, out=out[:, r0:r1])
+        x = x + a.o_proj(out.transpose(0, 1).reshape(n, h * hd))
+        x = x + layer.mlp(layer.post_attention_layernorm(x))
+    return model.unembed(x[-1:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", required=True, help="the SmolLM2 folder bench_decoder --prepare printed")
@@ -121,6 +166,15 @@ def main():
                 assert float(att[0][:, 0, 1:].abs().max()) == 0.0, "weight on future tokens"
                 assert tuple(logits.shape) == (1, c.vocab_size)
                 del logits, att  # 4.5 GB of maps at 2,048 tokens: not kept while timing
+            elif kind == "long":
+                ids = torch.tensor(ids_of(n, c.vocab_size))
+
+                def call():
+                    return long_forward(torch, model, ids)
+
+                if n <= 512:  # the blocked forward against the model's own (small n only: its maps are n^2)
+                    want, _ = forward_last(torch, model, ids)
+                    assert torch.allclose(call(), want, atol=1e-4, rtol=1e-4)
             elif kind == "generate":
                 prompt = torch.tensor(ids_of(PROMPT, c.vocab_size))
 
@@ -143,7 +197,7 @@ def main():
             median = statistics.median(samples)
             row = {"case": kind, "n": n, "samples_ms": [round(s * 1e3, 3) for s in samples],
                    "calls_per_sample": calls, "median_ms": median * 1e3}
-            if kind == "forward":
+            if kind in ("forward", "long"):
                 row.update(flop=forward_flops(c, n), gflops=forward_flops(c, n) / median * 1e-9)
             else:
                 row.update(prompt=PROMPT, tokens_per_s=n / median, ids=chosen)

@@ -1,10 +1,19 @@
 // HeatmapView: holds the engine's matrix cell by cell, labels, tooltips, orientation, thinning, drawing.
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
+#include "attn/models/transformer.h"
+#include "render/strings.h"
 #include "views/heatmap_view.h"
+#include "views/long_map_panel.h"
+#include "views/long_map_view.h"
 #include "views/map_grid_view.h"
+#include "views/token_strip_view.h"
 
+#include <QDir>
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QWheelEvent>
 #include <QTest>
 #include <QToolTip>
 
@@ -23,6 +32,39 @@ std::shared_ptr<const attn::AttentionMap> syntheticMap(int rows, int cols) {
   }
   for (int c = 0; c < cols; ++c) map->col_labels.push_back(std::string("k").append(std::to_string(c)));
   return map;
+}
+
+// A long run kept on demand: the random Llama fixture with 1,024 positions instead of 64 (a copy of its folder with
+// that one field changed: its RoPE is defined for any position), `tokens` random ids.
+struct LongRun {
+  std::shared_ptr<const attn::models::TransformerRun> run;
+  QStringList tokens;
+};
+LongRun longRun(int tokens) {
+  QTemporaryDir dir;
+  const QString from = QString::fromUtf8(ATTN_TEST_DATA_DIR) + u"/decoders/llama/"_s;
+  for (const QString& name : QDir(from).entryList(QDir::Files)) QFile::copy(from + name, dir.filePath(name));
+  QFile config(dir.filePath(u"config.json"_s));
+  if (!config.open(QIODevice::ReadOnly)) return {};
+  QByteArray text = config.readAll();
+  config.close();
+  text.replace("\"max_position_embeddings\": 64", "\"max_position_embeddings\": 1024");
+  QFile::remove(dir.filePath(u"config.json"_s));
+  if (!config.open(QIODevice::WriteOnly) || config.write(text) != text.size()) return {};
+  config.close();
+  auto model = attn::models::TransformerModel::load(toPath(dir.path()));
+  if (!model) return {};
+  attn::models::TransformerRunner runner(*model);
+  attn::models::RunOptions o;
+  o.keep = attn::models::RunOptions::Keep::OnDemand;
+  std::vector<int> ids;
+  for (int i = 0; i < tokens; ++i) ids.push_back((i * 37 + 11) % (*model)->config().vocab_size);
+  auto run = runner.run_ids(ids, {}, o);
+  if (!run) return {};
+  LongRun out;
+  for (int i = 0; i < tokens; ++i) out.tokens.append(u"t%1"_s.arg(i));
+  out.run = std::make_shared<const attn::models::TransformerRun>(std::move(*run));
+  return out;
 }
 
 }  // namespace
@@ -238,6 +280,98 @@ class TestHeatmapView : public QObject {
     window.replotNow();
     QVERIFY(!window.tile(0)->colorScale());
     QCOMPARE(window.tile(0)->contentHeight(), window.tile(0)->plot()->height());
+  }
+
+  // The long map: 700 tokens (three tiles a side at every weight), kept on demand. Its tiles arrive and are exact;
+  // hovering gives the exact weight of the cell under the cursor at every zoom; the wheel zooms around the cursor;
+  // the future (keys after the query) has the colour of 0; Home shows the whole map again.
+  void longMapDrawsExactTilesAndHovers() {
+    const LongRun long_ = longRun(700);
+    QVERIFY2(long_.run, "the 1,024-position copy of the llama fixture did not run");
+    const attn::OnDemandLayer& layer = long_.run->on_demand.back();
+    const int head = 1;
+    const attn::Matrix want = layer.map(head);
+    LongMapView view;
+    view.resize(700, 620);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setMap(std::make_shared<const attn::OnDemandHead>(long_.run, layer, head), long_.tokens, u"layer 1"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy() && view.isExactInView(), 20000);
+    QVERIFY(view.factor() > 1);  // 700 tokens in about 500 pixels
+    QSignalSpy hovered(&view, &LongMapView::cellHovered);
+    const auto checkHover = [&](QPoint at) {
+      const auto cell = view.cellAt(at);
+      if (!cell) return false;
+      QMouseEvent move(QEvent::MouseMove, QPointF(at), view.mapToGlobal(QPointF(at)), Qt::NoButton, Qt::NoButton,
+                       Qt::NoModifier);
+      QApplication::sendEvent(&view, &move);
+      if (hovered.isEmpty()) return false;
+      const auto args = hovered.takeLast();
+      const float w = args.at(2).toFloat();
+      return args.at(0).toLongLong() == cell->first && args.at(1).toLongLong() == cell->second &&
+             std::abs(w - want(cell->first, cell->second)) <= 1e-6f &&
+             view.statusText().contains(u"\u201ct%1\u201d"_s.arg(cell->first));
+    };
+    const QPointF centre = QRectF(92, 64, view.width() - 100, view.height() - 86).center();
+    QVERIFY(checkHover(centre.toPoint()));
+    // The wheel: the cell under the cursor stays under it.
+    const auto before = view.cellAt(centre);
+    for (int i = 0; i < 8; ++i) {
+      QWheelEvent wheel(centre, view.mapToGlobal(centre), {}, {0, 120}, Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                        false);
+      QApplication::sendEvent(&view, &wheel);
+    }
+    QCOMPARE(view.factor(), qint64(1));
+    QCOMPARE(view.cellAt(centre), before);
+    QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy() && view.isExactInView(), 20000);
+    QVERIFY(checkHover(centre.toPoint()));
+    QVERIFY(checkHover((centre + QPointF(37, -21)).toPoint()));
+    // Right side up: a cell above the diagonal (a key after its query) is drawn in the colour of 0.
+    const QImage shot = view.grab().toImage();
+    bool checked = false;
+    for (int y = 70; y < view.height() - 30 && !checked; y += 7) {
+      for (int x = 100; x < view.width() - 10 && !checked; x += 7) {
+        const auto cell = view.cellAt(QPointF(x, y));
+        if (!cell || cell->second <= cell->first + 2) continue;
+        QCOMPARE(shot.pixel(x, y), render::colorTable(render::Colormap::Viridis)(0.0f));
+        checked = true;
+      }
+    }
+    QVERIFY(checked);
+    QTest::keyClick(&view, Qt::Key_Home);
+    QVERIFY(view.factor() > 1);
+    QCOMPARE(view.topLeft(), QPointF(0, 0));
+  }
+
+  // The panel: find a token, its row on the text (equal to the map's row), what each token receives, the sink.
+  void longMapPanelFindsRowsAndColumns() {
+    const LongRun long_ = longRun(300);
+    QVERIFY2(long_.run, "the 1,024-position copy of the llama fixture did not run");
+    const attn::OnDemandLayer& layer = long_.run->on_demand.front();
+    LongMapPanel panel;
+    panel.resize(800, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setTokens(long_.tokens);
+    LongMapHead head;
+    head.reader = std::make_shared<const attn::OnDemandHead>(long_.run, layer, 2);
+    head.received = std::shared_ptr<const std::vector<float>>(long_.run, &layer.stats(2).received);
+    head.sinkMass = layer.stats(2).first_mass / double(layer.stats(2).rows);
+    head.title = u"layer 0 head 2"_s;
+    panel.setHead(head);
+    QVERIFY(panel.sinkLabel()->text().contains(QString::number(head.sinkMass, 'f', 3)));
+    QVERIFY(panel.findNext(u"t123"_s));
+    QCOMPARE(panel.selectedQuery(), std::optional<qint64>(123));
+    const attn::Matrix map = layer.map(2);
+    const auto& row = panel.rowStrip()->values();
+    QCOMPARE(row.size(), std::size_t(300));
+    for (int k = 0; k < 300; ++k) QVERIFY(std::abs(row[std::size_t(k)] - map(123, k)) <= 1e-6f);
+    const auto& received = panel.columnStrip()->values();
+    for (int k = 0; k < 300; k += 17) QVERIFY(std::abs(received[std::size_t(k)] - map.col(k).sum()) <= 1e-4f);
+    QVERIFY(panel.findNext(u"t12"_s));  // the next token containing it after t123: t124
+    QCOMPARE(panel.selectedQuery(), std::optional<qint64>(124));
+    QVERIFY(!panel.findNext(u"nowhere"_s));
+    QCOMPARE(panel.selectedQuery(), std::optional<qint64>(124));
   }
 };
 

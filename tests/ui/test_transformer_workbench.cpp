@@ -14,6 +14,8 @@
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
 #include "views/logit_lens_view.h"
+#include "views/long_map_panel.h"
+#include "views/long_map_view.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
 #include "workbenches/transformer_workbench.h"
@@ -1051,6 +1053,51 @@ class TestTransformerWorkbench : public QObject {
                    u"%1: %2 colours, %3 drawn"_s.arg(png).arg(stats.distinctColours).arg(stats.nonBackgroundFraction)));
     }
     QVERIFY(!wb.exportView(dir.filePath(u"x.csv"_s), TransformerWorkbench::View::Head));
+  }
+
+  // A long input (here: over a threshold set low, on the story Llama) keeps its attention on demand: the matrix is
+  // the long map of the selected head (its weights those of the run's on-demand layer), the statistics table the
+  // streamed statistics, the model view has every head's preview, the head view says why it is empty; a short text
+  // has maps again.
+  void longInputsKeepAttentionOnDemand() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    wb.setOnDemandAbove(std::size_t(1) << 20);  // 1 MiB of maps: about 80 tokens of this model
+    wb.findChild<QPushButton*>(u"openStoryDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(!wb.isOnDemand());  // the story prompt: a few tokens, maps
+    QString text;
+    for (int i = 0; i < 12; ++i) text += TransformerWorkbench::storyText() + u" "_s;
+    wb.setText(text);
+    wb.setView(TransformerWorkbench::View::Statistics);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QTRY_VERIFY(wb.outcome()->request.text == text.toStdString());
+    QVERIFY(wb.isOnDemand());
+    const auto& run = *wb.outcome()->run;
+    QVERIFY(run.attention.layers.empty());
+    QCOMPARE(int(run.on_demand.size()), 5);
+    QVERIFY(wb.longMap()->isVisible());
+    QVERIFY(!wb.heatmap()->isVisible());
+    QCOMPARE(wb.statsModel()->rowCount(), 5 * 8);
+    const auto streamed = attn::analysis::streamed_statistics(run.on_demand);
+    QCOMPARE(wb.statsModel()->at(wb.statsModel()->rowOf(3, 5))->entropy, streamed[3 * 8 + 5].entropy);
+    const auto* thumbnails = wb.headGrid()->thumbnails();
+    QVERIFY(thumbnails && thumbnails->layers == 5 && thumbnails->heads == 8);
+    wb.selectHead(3, 5);
+    const auto* reader = wb.longMap()->map()->reader();
+    QVERIFY(reader);
+    const attn::Index n = attn::Index(run.attention.tokens.size());
+    const attn::Matrix want = run.on_demand[3].map(5);
+    QCOMPARE(reader->tokens(), n);
+    for (attn::Index q : {attn::Index(1), n / 2, n - 1}) {
+      QVERIFY(std::abs(reader->weight(q, q / 3) - want(q, q / 3)) <= 1e-6f);
+    }
+    QTRY_VERIFY(!wb.longMap()->map()->isBusy());
+    wb.setText(TransformerWorkbench::storyText());
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QTRY_VERIFY(!wb.isOnDemand());
+    QVERIFY(wb.heatmap()->isVisible());
   }
 
  private:

@@ -128,6 +128,17 @@ TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
   so.stage = Stage::Decoder;
   const auto want = analysis::head_statistics(stored->attention, so);
   ASSERT_EQ(static_cast<int>(want.size()), c.layers * c.heads);
+  const auto streamed = analysis::streamed_statistics(lazy->on_demand);
+  ASSERT_EQ(streamed.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(streamed[i].layer, want[i].layer);
+    EXPECT_EQ(streamed[i].head, want[i].head);
+    EXPECT_NEAR(streamed[i].entropy, want[i].entropy, 1e-5);
+    EXPECT_FLOAT_EQ(streamed[i].max_entropy, want[i].max_entropy);
+    EXPECT_NEAR(streamed[i].mean_distance, want[i].mean_distance, 1e-4);
+    EXPECT_NEAR(streamed[i].first_mass, want[i].first_mass, 1e-6);
+    EXPECT_NEAR(streamed[i].max_weight, want[i].max_weight, 1e-6);
+  }
   for (const auto& w : want) {
     SCOPED_TRACE("layer " + std::to_string(w.layer) + " head " + std::to_string(w.head));
     const StreamedHeadStats& s = lazy->on_demand[static_cast<std::size_t>(w.layer)].stats(w.head);
@@ -181,14 +192,14 @@ TEST_P(OnDemand, PooledLevelsAndPreviewsAreTheMapPooled) {
     Index f, r0, rows, c0, cols;
   };
   const Block blocks[] = {{1, 0, tokens, 0, tokens}, {4, 0, 18, 0, 18}, {3, 6, 30, 0, 30},
-                          {7, 14, 5, 21, 9},         {64, 0, 2, 0, 2},   {5, 60, 4, 3, 20}};
+                          {7, 14, 5, 21, 9},         {64, 0, 2, 0, 2},  {5, 60, 4, 3, 20}};
   for (int h = 0; h < c.heads; h += std::max(1, c.heads / 3)) {
     const Matrix map = layer.map(h);
     for (const Block& b : blocks) {
       for (const P pooling : {P::Max, P::Mean}) {
         for (const bool preview : {false, true}) {
-          SCOPED_TRACE("head " + std::to_string(h) + ", factor " + std::to_string(b.f) + " at " +
-                       std::to_string(b.r0) + ", " + std::to_string(b.c0) + (pooling == P::Max ? ", max" : ", mean") +
+          SCOPED_TRACE("head " + std::to_string(h) + ", factor " + std::to_string(b.f) + " at " + std::to_string(b.r0) +
+                       ", " + std::to_string(b.c0) + (pooling == P::Max ? ", max" : ", mean") +
                        (preview ? ", preview" : ""));
           Matrix got = Matrix::Constant(b.rows, b.cols, -1.0f);
           if (preview) {
@@ -232,6 +243,66 @@ TEST(OnDemandRefusal, OtherFamiliesAreRefusedByName) {
   ASSERT_FALSE(run);
   EXPECT_EQ(run.error().kind, ErrorKind::Unsupported);
   EXPECT_NE(run.error().reason.find("decoder family"), std::string::npos) << run.error().reason;
+}
+
+}  // namespace
+}  // namespace attn::models
+
+namespace attn::models {
+namespace {
+
+// Keep::Auto: maps while they take at most kOnDemandAbove bytes, on demand beyond (decoders only).
+TEST(OnDemandAuto, DecodersKeepAttentionOnDemandWhenTheirMapsWouldBeLarge) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / "llama");
+  auto gpt2 = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "gpt2");
+  ASSERT_TRUE(model) << model.error().message();
+  ASSERT_TRUE(gpt2) << gpt2.error().message();
+  const auto& c = (*model)->config();
+  RunOptions o;
+  o.keep = RunOptions::Keep::Auto;
+  // The largest n whose maps fit the threshold, and one more.
+  Index n = 1;
+  while (static_cast<double>(c.layers * c.heads) * static_cast<double>((n + 1) * (n + 1)) * 4.0 <=
+         static_cast<double>(kOnDemandAbove))
+    ++n;
+  RunOptions::Keep keep{};
+  const std::size_t at = run_bytes(c, n, o, &keep);
+  EXPECT_EQ(keep, RunOptions::Keep::Maps);
+  const std::size_t beyond = run_bytes(c, n + 1, o, &keep);
+  EXPECT_EQ(keep, RunOptions::Keep::OnDemand);
+  EXPECT_LT(beyond, at);  // the maps are what made the difference
+  run_bytes((*gpt2)->config(), 100000, o, &keep);
+  EXPECT_EQ(keep, RunOptions::Keep::Maps);  // GPT-2 has no attention on demand yet
+
+  TransformerRunner runner(*model);
+  auto run = runner.run_ids(random_ids(40, c.vocab_size, 3), {}, o);
+  ASSERT_TRUE(run) << run.error().message();
+  EXPECT_EQ(static_cast<int>(run->attention.layers.size()), c.layers);  // small: maps
+  EXPECT_TRUE(run->on_demand.empty());
+}
+
+// Over the memory limit: refused before anything is allocated, with the estimate, the limit and what would fit;
+// that many tokens then run.
+TEST(OnDemandMemory, ARunOverTheLimitIsRefusedWithWhatWouldFit) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / "llama");
+  ASSERT_TRUE(model) << model.error().message();
+  const auto& c = (*model)->config();
+  const Index n = std::min<Index>(200, c.context());
+  RunOptions o;
+  o.memory_limit = run_bytes(c, n, o) - 1;
+  TransformerRunner runner(*model);
+  auto refused = runner.run_ids(random_ids(n, c.vocab_size, 4), {}, o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::OutOfRange);
+  const std::string& why = refused.error().reason;
+  EXPECT_NE(why.find("this run of " + std::to_string(n) + " tokens needs about"), std::string::npos) << why;
+  EXPECT_NE(why.find("attention maps kept"), std::string::npos) << why;
+  const auto at = why.find("up to ");
+  ASSERT_NE(at, std::string::npos) << why;
+  const Index fit = std::stol(why.substr(at + 6));
+  EXPECT_EQ(fit, n - 1) << why;
+  auto ran = runner.run_ids(random_ids(fit, c.vocab_size, 4), {}, o);
+  EXPECT_TRUE(ran) << ran.error().message();
 }
 
 }  // namespace

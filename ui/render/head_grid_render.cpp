@@ -37,6 +37,25 @@ HeadThumbnails makeThumbnails(const attn::LayeredTrace& trace, attn::Stage stage
   return out;
 }
 
+HeadThumbnails makeThumbnails(const std::vector<attn::OnDemandLayer>& layers, int maxSide) {
+  HeadThumbnails out;
+  out.layers = int(layers.size());
+  for (const auto& l : layers) out.heads = std::max(out.heads, l.heads());
+  out.pooled.resize(std::size_t(out.layers) * std::size_t(out.heads));
+  for (int l = 0; l < out.layers; ++l) {
+    const auto& layer = layers[std::size_t(l)];
+    const attn::Index n = layer.tokens();
+    if (n == 0) continue;
+    const attn::Index factor = (n + maxSide - 1) / maxSide, side = (n + factor - 1) / factor;
+    for (int h = 0; h < layer.heads(); ++h) {
+      attn::Matrix cells(side, side);
+      layer.preview(h, factor, attn::OnDemandLayer::Pooling::Max, 0, side, 0, side, cells.data(), side);
+      out.pooled[std::size_t(l) * std::size_t(out.heads) + std::size_t(h)] = std::move(cells);
+    }
+  }
+  return out;
+}
+
 QImage thumbnailImage(const attn::Matrix& pooled, Colormap map) {
   if (pooled.size() == 0) return {};
   return matrixImage(pooled, map, valueRange(pooled, RangeMode::Data));

@@ -6,6 +6,7 @@
 
 #include "attn/core.h"
 #include "attn/layered_trace.h"
+#include "attn/on_demand_attention.h"
 #include "render/colormap.h"
 
 #include <QColor>
@@ -35,6 +36,9 @@ struct HeadThumbnails {
   const attn::Matrix* at(int layer, int head) const;
 };
 HeadThumbnails makeThumbnails(const attn::LayeredTrace& trace, attn::Stage stage, int maxSide = 64);
+// A run kept on demand: each head's preview (attn::OnDemandLayer::preview: one query row of every cell, its keys
+// max-pooled), at most maxSide cells a side; recomputing every head's whole map would take as long as the forward.
+HeadThumbnails makeThumbnails(const std::vector<attn::OnDemandLayer>& layers, int maxSide = 64);
 // A pooled map as a tile image, coloured from 0 (or its minimum when negative) to its maximum.
 QImage thumbnailImage(const attn::Matrix& pooled, Colormap map);
 

@@ -27,8 +27,8 @@ class TokenStripView;
 struct LongMapHead {
   std::shared_ptr<const attn::HeadMapReader> reader;
   std::shared_ptr<const std::vector<float>> received;  // per token: the attention it receives, over every query
-  double sinkMass = 0;                                  // mean weight of a row on token 0
-  QString title;                                        // "layer 3 · head 4"
+  double sinkMass = 0;                                 // mean weight of a row on token 0
+  QString title;                                       // "layer 3 · head 4"
 };
 
 class LongMapPanel : public QWidget {
@@ -49,6 +49,10 @@ class LongMapPanel : public QWidget {
   // Finds the next token containing `text` (case-insensitive) after the selected query, wrapping; selects and
   // centres it. False when no token contains it.
   bool findNext(const QString& text);
+
+  // Small: the panel shares a stack with the heatmap, which takes the size of its largest page.
+  QSize sizeHint() const override { return {360, 360}; }
+  QSize minimumSizeHint() const override { return {160, 160}; }
 
   LongMapView* map() const { return map_; }
   TokenStripView* rowStrip() const { return rowStrip_; }

@@ -67,8 +67,7 @@ LongMapView::~LongMapView() {
   tilePool().waitForDone();
 }
 
-void LongMapView::setMap(std::shared_ptr<const attn::HeadMapReader> reader, QStringList tokens,
-                         const QString& title) {
+void LongMapView::setMap(std::shared_ptr<const attn::HeadMapReader> reader, QStringList tokens, const QString& title) {
   ++serial_;
   reader_ = std::move(reader);
   tokens_ = std::move(tokens);
@@ -140,6 +139,7 @@ void LongMapView::clampView() {
 }
 
 void LongMapView::setView(QPointF topLeft, double pixelsPerToken) {
+  whole_ = false;
   origin_ = topLeft;
   ppt_ = pixelsPerToken;
   clampView();
@@ -148,7 +148,10 @@ void LongMapView::setView(QPointF topLeft, double pixelsPerToken) {
   emit viewChanged();
 }
 
-void LongMapView::showWhole() { setView(QPointF(0, 0), fitScale()); }
+void LongMapView::showWhole() {
+  setView(QPointF(0, 0), fitScale());
+  whole_ = true;  // kept whole through resizes until the view moves
+}
 
 void LongMapView::centreOn(qint64 query, qint64 key) {
   const QRectF a = mapArea();
@@ -358,7 +361,8 @@ void LongMapView::drawTiles(QPainter& p, const QRectF& area) {
     const QPointF a = screen(0, double(*selected_)), b = screen(double(n), double(*selected_ + 1));
     p.setPen(QPen(QColor(255, 255, 255, 200), 1));
     p.setBrush(Qt::NoBrush);
-    p.drawRect(QRectF(QPointF(area.left(), a.y()), QPointF(std::min(b.x(), area.right()), b.y())).adjusted(0, -1, 0, 1));
+    p.drawRect(
+        QRectF(QPointF(area.left(), a.y()), QPointF(std::min(b.x(), area.right()), b.y())).adjusted(0, -1, 0, 1));
   }
 }
 
@@ -578,6 +582,10 @@ void LongMapView::showEvent(QShowEvent* event) {
 
 void LongMapView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
+  if (whole_) {
+    showWhole();
+    return;
+  }
   clampView();
   schedule();
 }

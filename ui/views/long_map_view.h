@@ -137,6 +137,7 @@ class LongMapView : public QWidget {
   float max_ = 1.0f;
   QPointF origin_;  // tokens (key, query) at mapArea's top-left
   double ppt_ = 1.0;
+  bool whole_ = false;  // showWhole() and not moved since: a resize fits the map again
   std::optional<qint64> selected_, selectedKey_;
 
   QHash<Key, Tile> tiles_;

@@ -185,6 +185,11 @@ int TokenLinesView::headCount() const {
   return s ? s->heads() : 0;
 }
 
+void TokenLinesView::setEmptyText(const QString& text) {
+  empty_->setWordWrap(true);
+  empty_->setText(text);
+}
+
 void TokenLinesView::setTrace(std::shared_ptr<const attn::LayeredTrace> trace, attn::Stage stage) {
   const int oldHeads = headCount();
   const int oldLayers = layerCount();

@@ -29,6 +29,8 @@ class TokenLinesView : public QWidget {
 
   // The view shares the trace; `stage` picks the stack (Encoder for BERT/ViT, Decoder for GPT-2).
   void setTrace(std::shared_ptr<const attn::LayeredTrace> trace, attn::Stage stage);
+  // What the view says while the trace has no maps (default: open a model or a dump).
+  void setEmptyText(const QString& text);
   void clear();
   const attn::LayeredTrace* trace() const { return trace_.get(); }
   int layerCount() const;

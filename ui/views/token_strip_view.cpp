@@ -13,7 +13,7 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 
 namespace {
-constexpr double kPad = 3.0, kGap = 1.0;
+constexpr double kStripPad = 3.0, kStripGap = 1.0;
 }
 
 TokenStripView::TokenStripView(QWidget* parent) : QAbstractScrollArea(parent) {
@@ -57,19 +57,19 @@ void TokenStripView::layoutTokens() {
   if (width == laidOutWidth_ && boxes_.size() == std::size_t(tokens_.size())) return;
   laidOutWidth_ = width;
   const QFontMetricsF fm(font());
-  lineHeight_ = fm.height() + 2 * kPad;
+  lineHeight_ = fm.height() + 2 * kStripPad;
   boxes_.assign(std::size_t(tokens_.size()), {});
   lineStarts_.clear();
   double x = 0, y = 0;
   for (qint64 i = 0; i < tokens_.size(); ++i) {
-    const double w = std::min(fm.horizontalAdvance(shown(i)) + 2 * kPad, double(std::max(40, width - 4)));
+    const double w = std::min(fm.horizontalAdvance(shown(i)) + 2 * kStripPad, double(std::max(40, width - 4)));
     if (x > 0 && x + w > width) {
       x = 0;
-      y += lineHeight_ + kGap;
+      y += lineHeight_ + kStripGap;
     }
     if (x == 0) lineStarts_.push_back(i);
     boxes_[std::size_t(i)] = QRectF(x, y, w, lineHeight_);
-    x += w + kGap;
+    x += w + kStripGap;
   }
   const double height = tokens_.isEmpty() ? 0 : y + lineHeight_;
   verticalScrollBar()->setRange(0, std::max(0, int(height) - viewport()->height()));
@@ -92,7 +92,7 @@ void TokenStripView::scrollToToken(qint64 token) {
 
 std::optional<qint64> TokenStripView::tokenAt(QPoint pos) const {
   const QPointF at(pos.x(), pos.y() + verticalScrollBar()->value());
-  const auto line = qint64(at.y() / (lineHeight_ + kGap));
+  const auto line = qint64(at.y() / (lineHeight_ + kStripGap));
   if (line < 0 || line >= qint64(lineStarts_.size())) return std::nullopt;
   const qint64 end = line + 1 < qint64(lineStarts_.size()) ? lineStarts_[std::size_t(line + 1)] : tokens_.size();
   for (qint64 i = lineStarts_[std::size_t(line)]; i < end; ++i) {
@@ -105,8 +105,8 @@ void TokenStripView::paintEvent(QPaintEvent*) {
   QPainter p(viewport());
   p.fillRect(viewport()->rect(), palette().color(QPalette::Base));
   const int top = verticalScrollBar()->value();
-  const auto first = qint64(std::max(0.0, top / (lineHeight_ + kGap)));
-  const auto last = qint64((top + viewport()->height()) / (lineHeight_ + kGap));
+  const auto first = qint64(std::max(0.0, top / (lineHeight_ + kStripGap)));
+  const auto last = qint64((top + viewport()->height()) / (lineHeight_ + kStripGap));
   const auto& table = render::colorTable(colormap_);
   for (qint64 line = first; line <= last && line < qint64(lineStarts_.size()); ++line) {
     const qint64 end = line + 1 < qint64(lineStarts_.size()) ? lineStarts_[std::size_t(line + 1)] : tokens_.size();
@@ -116,7 +116,7 @@ void TokenStripView::paintEvent(QPaintEvent*) {
       const QColor bg = QColor::fromRgba(table(v / max_));
       p.fillRect(r, bg);
       p.setPen(bg.lightnessF() < 0.55 ? Qt::white : Qt::black);
-      p.drawText(r.adjusted(kPad, 0, -kPad, 0), Qt::AlignLeft | Qt::AlignVCenter, shown(i));
+      p.drawText(r.adjusted(kStripPad, 0, -kStripPad, 0), Qt::AlignLeft | Qt::AlignVCenter, shown(i));
       if (marked_ && *marked_ == i) {
         p.setPen(QPen(palette().color(QPalette::Highlight), 2));
         p.drawRect(r.adjusted(1, 1, -1, -1));

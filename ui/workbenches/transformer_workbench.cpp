@@ -324,6 +324,8 @@ void TransformerWorkbench::post() {
   if (source_->isVision()) request.image = image_;
   request.rollout = rolloutOptions();
   request.run.top_k = 5;
+  request.run.keep = attn::models::RunOptions::Keep::Auto;  // long inputs: attention on demand
+  request.run.on_demand_above = onDemandAbove_;
   request.lens = readsLens();
   request.run.hidden_states = request.lens;
   request.previewLayer = layer_;
@@ -394,7 +396,15 @@ void TransformerWorkbench::applyPending() {
   errorBanner_->setVisible(false);
   lastError_.clear();
 
-  if (!previous || previous->trace != next->trace) tokenLines_->setTrace(next->trace, next->stage);
+  if (!previous || previous->trace != next->trace) {
+    tokenLines_->setEmptyText(
+        next->run->on_demand.empty()
+            ? tr("No attention yet: open a model or an attention dump")
+            : tr("%1 tokens: the attention of this run is kept on demand, not as maps, and the head view would draw "
+                 "every link of every head. The matrix beside shows any head's whole map, zoomable, exactly.")
+                  .arg(next->run->attention.tokens.size()));
+    tokenLines_->setTrace(next->trace, next->stage);
+  }
   if (!previous || previous->thumbnails != next->thumbnails) headGrid_->setThumbnails(next->thumbnails);
   if (!previous || previous->stats != next->stats) {
     const bool vision = next->run->grid_rows > 0;
@@ -404,9 +414,8 @@ void TransformerWorkbench::applyPending() {
     statsModel_->setStatistics(next->stats ? *next->stats : std::vector<attn::analysis::HeadStats>{});
   }
   // Keep the selection inside the new shape.
-  const int layers = next->trace->layer_count(next->stage);
-  const auto* layer = next->trace->find(next->stage, std::clamp(layer_, 0, std::max(0, layers - 1)));
-  const int heads = layer ? layer->maps.heads() : 0;
+  const int layers = layerCount(*next);
+  const int heads = headCount(*next, std::clamp(layer_, 0, std::max(0, layers - 1)));
   selectHead(std::clamp(layer_, 0, std::max(0, layers - 1)), std::clamp(head_, 0, std::max(0, heads - 1)));
   // The selection of applyState, on the first result of what it set.
   if (pendingLayer_ >= 0 && next->generation == submitted_ && !isLoading()) {

@@ -45,6 +45,7 @@ class QSpinBox;
 class QSortFilterProxyModel;
 class QSplitter;
 class QTabWidget;
+class QStackedWidget;
 class QTableView;
 
 namespace attn::ui {
@@ -52,6 +53,7 @@ namespace attn::ui {
 class HeadGridView;
 class HeadStatsModel;
 class LogitLensView;
+class LongMapPanel;
 class HeatmapView;
 class ImageOverlayView;
 class TokenLinesView;
@@ -163,6 +165,13 @@ class TransformerWorkbench : public Workbench {
   TokenLinesView* tokenLines() const { return tokenLines_; }
   HeadGridView* headGrid() const { return headGrid_; }
   HeatmapView* heatmap() const { return heatmap_; }
+  // The matrix of a run kept on demand (a long input): one head, zoomable, in place of the heatmap.
+  LongMapPanel* longMap() const { return longMap_; }
+  // The run in view keeps its attention on demand (no maps: see RunOptions::Keep::Auto).
+  bool isOnDemand() const;
+  // Above this many bytes of maps a decoder's run keeps its attention on demand (RunOptions::on_demand_above; tests
+  // set it low to get long-input behaviour from a tiny model).
+  void setOnDemandAbove(std::size_t bytes) { onDemandAbove_ = bytes; }
   QTableView* statsTable() const { return statsTable_; }
   HeadStatsModel* statsModel() const { return statsModel_; }
   QSortFilterProxyModel* statsProxy() const { return statsProxy_; }
@@ -217,6 +226,7 @@ class TransformerWorkbench : public Workbench {
   QGroupBox* buildMatrixGroup(QWidget* panel);
   QGroupBox* buildDisplayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
+  QWidget* buildMatrixPane(QWidget* parent);
   void onLoadProgress(quint64 serial, int percent, const QString& what);
   void onLoaded(std::shared_ptr<const TransformerSource> source);
   void onLoadFailed(quint64 serial, const QString& message, bool cancelled);
@@ -228,6 +238,10 @@ class TransformerWorkbench : public Workbench {
   void post();
   void updateInputControls();
   void updateMatrix();
+  bool updateLongMap();  // the matrix of a run kept on demand; false when the run has maps
+  // Layers, and heads of a layer, of the outcome in view (its maps', or its on-demand layers').
+  int layerCount(const TransformerOutcome& outcome) const;
+  int headCount(const TransformerOutcome& outcome, int layer) const;
   QString emptyMatrixText() const;  // what the matrix says before it has a map
   void updateOverlay();
   void updatePredictions();
@@ -320,6 +334,10 @@ class TransformerWorkbench : public Workbench {
   ImageOverlayView* overlay_ = nullptr;
   QLabel* matrixTitle_ = nullptr;
   HeatmapView* heatmap_ = nullptr;
+  QStackedWidget* matrixStack_ = nullptr;  // heatmap_, or longMap_ for a run kept on demand
+  LongMapPanel* longMap_ = nullptr;
+  std::size_t onDemandAbove_ = attn::models::kOnDemandAbove;
+  std::shared_ptr<const attn::models::TransformerRun> longMapRun_;  // the run longMap_'s tokens are of
   LogitLensView* lensView_ = nullptr;
   std::unique_ptr<QTemporaryDir> demoDir_;  // the demo model's files, written on first use
 };

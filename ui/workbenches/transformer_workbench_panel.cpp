@@ -6,6 +6,7 @@
 #include "views/head_grid_view.h"
 #include "views/head_stats_view.h"
 #include "views/heatmap_view.h"
+#include "views/long_map_panel.h"
 #include "views/image_overlay_view.h"
 #include "views/logit_lens_view.h"
 #include "views/token_lines_view.h"
@@ -32,6 +33,7 @@
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -267,6 +269,28 @@ QGroupBox* TransformerWorkbench::buildDisplayGroup(QWidget* panel) {
   return displayGroup;
 }
 
+// The matrix beside the views: its title over the heatmap, or the long map of a run kept on demand.
+QWidget* TransformerWorkbench::buildMatrixPane(QWidget* parent) {
+  auto* matrixPane = new QWidget(parent);
+  auto* matrixLayout = new QVBoxLayout(matrixPane);
+  matrixLayout->setContentsMargins(0, 0, 0, 0);
+  matrixTitle_ = new QLabel(matrixPane);
+  matrixTitle_->setObjectName(u"matrixTitle"_s);
+  matrixTitle_->setTextFormat(Qt::PlainText);
+  matrixTitle_->setWordWrap(true);
+  matrixLayout->addWidget(matrixTitle_);
+  matrixStack_ = new QStackedWidget(matrixPane);
+  heatmap_ = new HeatmapView(HeatmapView::Style::Full, matrixStack_);
+  heatmap_->setObjectName(u"transformerHeatmap"_s);
+  heatmap_->setEmptyText(emptyMatrixText());
+  matrixStack_->addWidget(heatmap_);
+  longMap_ = new LongMapPanel(matrixStack_);
+  longMap_->setObjectName(u"transformerLongMap"_s);
+  matrixStack_->addWidget(longMap_);
+  matrixLayout->addWidget(matrixStack_, 1);
+  return matrixPane;
+}
+
 void TransformerWorkbench::buildMainArea(QWidget* area) {
   auto* layout = new QVBoxLayout(area);
   layout->setContentsMargins(6, 8, 8, 4);
@@ -315,20 +339,8 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   viewTabs_->addTab(overlay_, tr("&Image"));
   buildLensTab();
 
-  auto* matrixPane = new QWidget(views);
-  auto* matrixLayout = new QVBoxLayout(matrixPane);
-  matrixLayout->setContentsMargins(0, 0, 0, 0);
-  matrixTitle_ = new QLabel(matrixPane);
-  matrixTitle_->setObjectName(u"matrixTitle"_s);
-  matrixTitle_->setTextFormat(Qt::PlainText);
-  matrixTitle_->setWordWrap(true);
-  matrixLayout->addWidget(matrixTitle_);
-  heatmap_ = new HeatmapView(HeatmapView::Style::Full, matrixPane);
-  heatmap_->setObjectName(u"transformerHeatmap"_s);
-  heatmap_->setEmptyText(emptyMatrixText());
-  matrixLayout->addWidget(heatmap_, 1);
   views->addWidget(viewTabs_);
-  views->addWidget(matrixPane);
+  views->addWidget(buildMatrixPane(views));
   views->setStretchFactor(0, 1);
   views->setStretchFactor(1, 1);
   layout->addWidget(views, 1);

@@ -8,6 +8,7 @@
 #include "views/export.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
+#include "views/long_map_panel.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
 #include "workbenches/sample_images.h"
@@ -18,6 +19,7 @@
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QLabel>
+#include <QStackedWidget>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QScrollArea>
@@ -39,10 +41,8 @@ void TransformerWorkbench::selectHead(int layer, int head) {
   if (selecting_) return;
   selecting_ = true;
   if (outcome_) {
-    const int layers = outcome_->trace->layer_count(outcome_->stage);
-    layer = std::clamp(layer, 0, std::max(0, layers - 1));
-    const auto* l = outcome_->trace->find(outcome_->stage, layer);
-    head = std::clamp(head, 0, std::max(0, (l ? l->maps.heads() : 1) - 1));
+    layer = std::clamp(layer, 0, std::max(0, layerCount(*outcome_) - 1));
+    head = std::clamp(head, 0, std::max(0, headCount(*outcome_, layer) - 1));
   }
   const bool changed = layer != layer_ || head != head_;
   layer_ = layer;
@@ -281,8 +281,57 @@ QString TransformerWorkbench::emptyMatrixText() const {
       "a text. Every layer and head of its attention shows here.");
 }
 
+bool TransformerWorkbench::isOnDemand() const { return outcome_ && !outcome_->run->on_demand.empty(); }
+
+int TransformerWorkbench::layerCount(const TransformerOutcome& outcome) const {
+  if (!outcome.run->on_demand.empty()) return int(outcome.run->on_demand.size());
+  return outcome.trace->layer_count(outcome.stage);
+}
+
+int TransformerWorkbench::headCount(const TransformerOutcome& outcome, int layer) const {
+  if (!outcome.run->on_demand.empty()) {
+    return layer >= 0 && std::size_t(layer) < outcome.run->on_demand.size()
+               ? outcome.run->on_demand[std::size_t(layer)].heads()
+               : 0;
+  }
+  const auto* l = outcome.trace->find(outcome.stage, layer);
+  return l ? l->maps.heads() : 0;
+}
+
+bool TransformerWorkbench::updateLongMap() {
+  if (!isOnDemand()) {
+    matrixStack_->setCurrentWidget(heatmap_);
+    longMapRun_.reset();
+    return false;
+  }
+  const auto& run = outcome_->run;
+  if (longMapRun_ != run) {
+    QStringList tokens;
+    tokens.reserve(qsizetype(run->attention.tokens.size()));
+    for (const auto& t : run->attention.tokens) tokens.append(render::tokenLabel(t));
+    longMap_->setTokens(std::move(tokens));
+    longMapRun_ = run;
+  }
+  const auto& layer = run->on_demand[std::size_t(layer_)];
+  const auto& stats = layer.stats(head_);
+  LongMapHead head;
+  head.reader = std::make_shared<const attn::OnDemandHead>(run, layer, head_);
+  head.received = std::shared_ptr<const std::vector<float>>(run, &stats.received);
+  head.sinkMass = stats.rows > 0 ? stats.first_mass / double(stats.rows) : 0.0;
+  head.title = tr("layer %1 \u00b7 head %2").arg(layer_).arg(head_);
+  longMap_->setHead(std::move(head));
+  matrixStack_->setCurrentWidget(longMap_);
+  matrixTitle_->setText(tr("Matrix \u00b7 layer %1 \u00b7 head %2 \u00b7 %3 tokens, attention kept on demand: every "
+                           "cell recomputed exactly when shown (one head at a time)")
+                            .arg(layer_)
+                            .arg(head_)
+                            .arg(run->attention.tokens.size()));
+  return true;
+}
+
 void TransformerWorkbench::updateMatrix() {
   matrixMap_.reset();
+  if (updateLongMap()) return;
   if (!outcome_) {
     heatmap_->setEmptyText(emptyMatrixText());
     heatmap_->clear();
@@ -398,6 +447,7 @@ void TransformerWorkbench::setColormap(render::Colormap map) {
     colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(map))));
   }
   heatmap_->setColormap(map);
+  longMap_->setColormap(map);
   headGrid_->setColormap(map);
   lensView_->setColormap(map);
   updateOverlay();

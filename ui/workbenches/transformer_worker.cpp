@@ -117,6 +117,17 @@ std::shared_ptr<TransformerPreview> layerPreview(quint64 generation, quint64 sou
 void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<const attn::models::TransformerRun>& run,
                 std::optional<int> step) {
   outcome.run = run;
+  if (!run->on_demand.empty()) {
+    // Kept on demand (a long input): no maps to cut at a step; the statistics the forward streamed, and
+    // thumbnails from each head's preview.
+    outcome.trace = std::shared_ptr<const attn::LayeredTrace>(run, &run->attention);
+    outcome.stage = attn::Stage::Decoder;
+    outcome.stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
+        attn::analysis::streamed_statistics(run->on_demand));
+    outcome.thumbnails = std::make_shared<const render::HeadThumbnails>(
+        render::makeThumbnails(run->on_demand, TransformerWorker::kThumbnailSide));
+    return;
+  }
   const auto tokens = static_cast<attn::Index>(run->attention.tokens.size());
   std::optional<attn::Index> query;
   if (step && run->prompt_tokens > 0 && tokens > 0)
@@ -137,6 +148,33 @@ void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<const attn::m
       attn::analysis::head_statistics(*outcome.trace, stats));
   outcome.thumbnails = std::make_shared<const render::HeadThumbnails>(
       render::makeThumbnails(*outcome.trace, outcome.stage, TransformerWorker::kThumbnailSide));
+}
+
+// The rollout of the outcome's trace with its request's options (or why there is none) into `outcome`.
+void rolloutInto(TransformerOutcome& outcome) {
+  if (!outcome.run->on_demand.empty()) {
+    outcome.rolloutError = TransformerWorker::tr(
+                               "rollout: not computed for a run whose attention is kept on demand (%1 tokens): it "
+                               "would multiply every layer's whole map")
+                               .arg(outcome.run->attention.tokens.size());
+    return;
+  }
+  auto options = outcome.request.rollout;
+  options.stage = outcome.stage;
+  auto rollout = attn::analysis::rollout(*outcome.trace, options);
+  if (rollout) {
+    outcome.rollout = std::make_shared<const attn::Matrix>(std::move(*rollout));
+  } else {
+    outcome.rolloutError = fromStd(rollout.error().message());
+  }
+}
+
+// A run that may keep its attention on demand (its text has at least as many bytes as tokens): it sends no layer
+// early, so a newer request stops it at once (RunOptions::cancel) instead of after that layer.
+bool mayKeepOnDemand(const attn::models::TransformerConfig& config, const TransformerRequest& request) {
+  attn::models::RunOptions::Keep keep{};
+  attn::models::run_bytes(config, attn::Index(request.text.size() + request.pair.size()) + 16, request.run, &keep);
+  return keep == attn::models::RunOptions::Keep::OnDemand;
 }
 
 // The last outcome's run for a request with the same input: its analysis too when the step is the same, and its
@@ -401,7 +439,12 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       const int layers = source_->model->config().layers;
       const bool preview = request.previewLayer >= 0 && request.previewLayer < layers;
       bool superseded = false;
+      if (mayKeepOnDemand(source_->model->config(), request)) options.cancel = &runWaiting_;
       options.on_layer = [&](const attn::LayeredTrace& so_far) {
+        if (so_far.layers.empty()) {  // kept on demand: no maps to send ahead
+          if (runWaiting_.load()) superseded = true;
+          return !superseded;
+        }
         const auto& done = so_far.layers.back();
         if (done.layer > request.previewLayer && runWaiting_.load()) {
           superseded = true;  // its layer in view is out; the newer text matters more than the rest
@@ -434,7 +477,9 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
         result = runner_->run_text(request.text, request.pair, options);
       }
       modelRuns_.fetch_add(1);
-      if (superseded) return nullptr;
+      if (superseded || (!result && result.error().kind == attn::ErrorKind::Cancelled && runWaiting_.load())) {
+        return nullptr;
+      }
       if (!result) {
         outcome->error = result.error();
         return outcome;
@@ -446,14 +491,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
     analyseRun(*outcome, run, request.step);
     if (request.lens && source_->model && !outcome->run->hidden_states.empty()) readLens(*outcome, *source_->model);
   }
-  auto options = request.rollout;
-  options.stage = outcome->stage;
-  auto rollout = attn::analysis::rollout(*outcome->trace, options);
-  if (rollout) {
-    outcome->rollout = std::make_shared<const attn::Matrix>(std::move(*rollout));
-  } else {
-    outcome->rolloutError = fromStd(rollout.error().message());
-  }
+  rolloutInto(*outcome);
   outcome->analysisMs = msSince(timer);
   last_ = outcome;
   return outcome;

@@ -197,4 +197,25 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
   return out;
 }
 
+std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& layers) {
+  std::vector<HeadStats> out;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const OnDemandLayer& layer = layers[l];
+    for (int h = 0; h < layer.heads(); ++h) {
+      const StreamedHeadStats& st = layer.stats(h);
+      const double rows = std::max<double>(1.0, static_cast<double>(st.rows));
+      HeadStats s;
+      s.layer = static_cast<int>(l);
+      s.head = h;
+      s.entropy = static_cast<float>(st.entropy / rows);
+      s.max_entropy = layer.tokens() > 0 ? std::log(static_cast<float>(layer.tokens())) : 0.0f;
+      s.mean_distance = static_cast<float>(st.distance / rows);
+      s.max_weight = st.max_weight;
+      s.first_mass = static_cast<float>(st.first_mass / rows);
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
 }  // namespace attn::analysis

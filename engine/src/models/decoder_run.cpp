@@ -189,17 +189,26 @@ struct RowStreams {
     double entropy = 0, distance = 0, first = 0;
     float max_weight = 0;
     float* received = nullptr;  // cols floats
-    // p: the weights of keys [lo, pos]; scores: the scores the softmax saw; lse = log(sum) + shift. The entropy is
+    // e: exp(score - shift) of keys [lo, pos], made the weights here (times inv = 1 / their sum) in the same pass
+    // that gathers the statistics; scores: the scores the softmax saw; lse = log(sum) + shift. The entropy is
     // lse - sum p s (log p = s - lse), the distance pos - sum p j (every key j <= pos).
-    void add(const float* p, const float* scores, Index lo, Index pos, double lse) {
+    void scale_and_add(float* e, const float* scores, Index lo, Index pos, float inv, double lse) {
       const Index count = pos + 1 - lo;
-      ConstArrayMap w(p, count);
-      entropy += lse - static_cast<double>((w * ConstArrayMap(scores, count)).sum());
-      const auto keys = Eigen::ArrayXf::LinSpaced(count, static_cast<float>(lo), static_cast<float>(pos));
-      distance += static_cast<double>(pos) - static_cast<double>((w * keys).sum());
-      if (lo == 0) first += p[0];
-      max_weight = std::max(max_weight, w.maxCoeff());
-      ArrayMap(received + lo, count) += w;
+      float ps = 0.0f, pj = 0.0f, top = 0.0f;
+      float* rec = received + lo;
+#pragma omp simd reduction(+ : ps, pj) reduction(max : top)
+      for (Index j = 0; j < count; ++j) {
+        const float p = e[j] * inv;
+        e[j] = p;
+        ps += p * scores[j];
+        pj += p * static_cast<float>(j);
+        top = std::max(top, p);
+        rec[j] += p;
+      }
+      entropy += lse - static_cast<double>(ps);
+      distance += static_cast<double>(pos - lo) - static_cast<double>(pj);
+      if (lo == 0) first += e[0];
+      max_weight = std::max(max_weight, top);
     }
   };
   int heads = 0;
@@ -259,6 +268,7 @@ class Extension {
     for (int l = 0; l < c_.layers; ++l) {
       if (before_layer) before_layer(l);
       layer(l, p0, n, x);
+      if (cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
       keep_hidden(l + 1, p0, n, x);
       if (layer_done && !layer_done(l)) return fail(ErrorKind::Cancelled, "cancelled");
     }
@@ -280,6 +290,10 @@ class Extension {
     st_.ids.assign(run_.ids.begin(), run_.ids.begin() + p1);
     return {};
   }
+
+  // RunOptions::cancel.
+  void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
 
   // Room in the cache for p1 positions (grown by doubling, the cached rows kept).
   void reserve(Index p1) {
@@ -332,6 +346,7 @@ class Extension {
     position_queries_and_keys(l, L, p0, n, qkv);
     float* ctx = grown(st_.ctx, n * qn);
     attention(l, p0, n, qkv, ctx);
+    if (cancelled()) return;  // operator() fails the run
     float* out = grown(st_.out, n * d);
     stored_linear(ctx, n, qn, L.o, out, d, st_.convert);
     add_bias(out, n, d, 0, L.o_bias);
@@ -349,6 +364,7 @@ class Extension {
       add_bias(gu, n, 2 * f, 0, L.gate_bias);
       add_bias(gu, n, 2 * f, f, L.up_bias);
     }
+    if (cancelled()) return;
     gated(gu, n, f, s_.activation);
     stored_linear(gu, n, 2 * f, L.down, out, d, st_.convert);
     add_bias(out, n, d, 0, L.down_bias);
@@ -415,6 +431,7 @@ class Extension {
         tasks > 1 && n >= 8 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
 #pragma omp parallel for schedule(dynamic) if (parallel)
     for (Index task = 0; task < tasks; ++task) {
+      if (cancelled()) continue;  // the layer's result is dropped
       const Index h = task / blocks, r0 = (task % blocks) * kScoreBlock, rows = std::min(kScoreBlock, n - r0);
       const Index g = h / group;
       const Index keys_needed = p0 + r0 + rows;  // causal: the block's last row sees no further
@@ -427,9 +444,9 @@ class Extension {
         const Index row = p0 + r0 + i;
         if (lazy) {
           // Without maps only the keys the block's product reads need their zeros.
-          const RowSoftmax r = softmax_row(S + i * cols, row, window, maps ? cols : keys_needed,
-                                           grown(st_.capped[thread], cols),
-                                           streams.of(static_cast<int>(thread), static_cast<int>(h)));
+          const RowSoftmax r =
+              softmax_row(S + i * cols, row, window, maps ? cols : keys_needed, grown(st_.capped[thread], cols),
+                          streams.of(static_cast<int>(thread), static_cast<int>(h)));
           lazy->set_row(static_cast<int>(h), row, r.shift, r.inv_sum);
         } else {
           softmax_row(S + i * cols, row, window, cols);
@@ -476,8 +493,11 @@ class Extension {
       if (stream) std::copy_n(r, count, capped);
       const float sum = detail::exp_shifted_sum(r, count, out.shift, 1.0f);
       out.inv_sum = 1.0f / sum;
-      ArrayMap(r, count) *= out.inv_sum;
-      if (stream) stream->add(r, capped, lo, pos, std::log(static_cast<double>(sum)) + out.shift);
+      if (stream) {
+        stream->scale_and_add(r, capped, lo, pos, out.inv_sum, std::log(static_cast<double>(sum)) + out.shift);
+      } else {
+        ArrayMap(r, count) *= out.inv_sum;
+      }
     }
     std::fill(row, row + lo, 0.0f);
     std::fill(row + pos + 1, row + cols, 0.0f);
@@ -494,6 +514,7 @@ class Extension {
   std::vector<OnDemandLayer>* lazy_ = nullptr;  // on demand: the layers' queries, keys and row statistics
   std::vector<Matrix>* hidden_;
   std::vector<float> cos_, sin_;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 // How many leading tokens of `run` the cache and `previous` can supply (0: none).
@@ -622,6 +643,7 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   std::vector<HeadStack*> maps;
   for (auto& s : stacks) maps.push_back(&s);
   Extension extend(m, st, run, maps, hidden, lazy ? &run.on_demand : nullptr);
+  extend.set_cancel(options.cancel);
   const auto done = [&](int l) {
     if (stored) run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
     return !options.on_layer || options.on_layer(run.attention);

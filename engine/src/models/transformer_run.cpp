@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -556,16 +557,87 @@ Result<TransformerRun> start_run(const TransformerModel::Impl& m, const std::vec
 
 }  // namespace
 
+std::size_t run_bytes(const TransformerConfig& c, Index n, const RunOptions& o, RunOptions::Keep* resolved) {
+  using Keep = RunOptions::Keep;
+  const double N = static_cast<double>(n), L = c.layers, H = c.heads, hd = c.head_dim(), d = c.hidden;
+  const bool decoder = c.family == Family::Decoder;
+  const double kv = decoder ? c.decoder.kv_heads : H;
+  const double maps = L * H * N * N * (o.precision == Precision::F16 ? 2.0 : 4.0);
+  Keep keep = o.keep;
+  if (keep == Keep::Auto) keep = decoder && maps > static_cast<double>(o.on_demand_above) ? Keep::OnDemand : Keep::Maps;
+  if (resolved) *resolved = keep;
+  double bytes = 0;
+  if (keep != Keep::OnDemand) bytes += maps;
+  // Queries, keys, the rows' shift and 1 / sum, and what every key receives.
+  if (keep != Keep::Maps) bytes += L * ((H + kv) * N * hd * 4.0 + H * N * 12.0);
+  if (o.hidden_states) bytes += (L + 1) * N * d * 4.0;
+  if (decoder && o.all_logits) bytes += N * c.vocab_size * 4.0;
+  if (decoder) bytes += 2.0 * L * kv * N * hd * 4.0;  // the key/value cache
+  // Working buffers: the residual stream and its projections, and the score rows of two threads.
+  bytes += N * (4.0 * d + (H + 2 * kv) * hd + 2.0 * c.intermediate) * 4.0 + 2.0 * 256 * N * 4.0;
+  return static_cast<std::size_t>(bytes);
+}
+
+namespace {
+
+// /proc/meminfo's MemAvailable (bytes); 0 when it cannot be read.
+std::size_t available_memory() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  std::size_t kib = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "MemAvailable: %zu kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
+std::string gigabytes(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+
+// Refuses a run over the memory limit before it allocates anything: the estimate, the limit and how many tokens
+// would fit. Resolves Keep::Auto in `o`.
+Result<void> check_memory(const TransformerConfig& c, Index n, RunOptions& o) {
+  RunOptions::Keep keep = o.keep;
+  const std::size_t need = run_bytes(c, n, o, &keep);
+  const std::size_t limit = o.memory_limit > 0 ? o.memory_limit : available_memory();
+  o.keep = keep;
+  if (limit == 0 || need <= limit) return {};
+  Index lo = 0, hi = n;  // the most tokens whose estimate fits
+  while (lo < hi) {
+    const Index mid = (lo + hi + 1) / 2;
+    if (run_bytes(c, mid, o) <= limit) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const bool maps = keep != RunOptions::Keep::OnDemand;
+  return fail(ErrorKind::OutOfRange,
+              "this run of " + std::to_string(n) + " tokens needs about " + gigabytes(need) +
+                  (maps ? " (every layer's attention maps kept)" : " (attention kept on demand)") + ", more than the " +
+                  gigabytes(limit) + (o.memory_limit > 0 ? " allowed" : " this machine has available") + "; up to " +
+                  std::to_string(lo) + " tokens would fit");
+}
+
+}  // namespace
+
 Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
-                                                  const RunOptions& options) {
+                                                  const RunOptions& options_in) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    auto started = start_run(m, ids_in, type_ids_in, options);
+    auto started = start_run(m, ids_in, type_ids_in, options_in);
     if (!started) return started;
     TransformerRun run = std::move(*started);
     const Index n = static_cast<Index>(run.ids.size());
     const text::Tokenizer* tok = m.tokenizer.get();
+    RunOptions options = options_in;
+    ATTN_TRY(check_memory(c, n, options));
     if (options.keep != RunOptions::Keep::Maps && c.family != Family::Decoder) {
       return fail(ErrorKind::Unsupported,
                   "run_ids: attention on demand is computed for the decoder family (llama, "

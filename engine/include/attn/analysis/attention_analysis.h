@@ -11,6 +11,7 @@
 
 #include "attn/error.h"
 #include "attn/layered_trace.h"
+#include "attn/on_demand_attention.h"
 
 #include <optional>
 #include <vector>
@@ -53,5 +54,8 @@ struct StatsOptions {
   std::optional<Index> query_row;
 };
 std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOptions& options = {});
+// The same figures of a run kept on demand, from the statistics its forward streamed (no map is recomputed):
+// every layer and head; special_mass 0 (decoders mark no separators).
+std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& layers);
 
 }  // namespace attn::analysis

@@ -23,6 +23,7 @@
 
 #include <filesystem>
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -51,6 +52,11 @@ struct Prediction {
 
 struct TransformerRun;
 
+// Keep::Auto's threshold: above 1 GiB of stored maps (the SmolLM2-135M shape: from 1,000 tokens on) a decoder keeps
+// its attention on demand. Chosen by memory, measured (README, "Long inputs"): from 1,024 tokens on the forward
+// takes about as long either way, while stored maps grow as tokens^2 (4.5 GB at 2,048 tokens).
+inline constexpr std::size_t kOnDemandAbove = std::size_t{1} << 30;
+
 struct RunOptions {
   Precision precision = Precision::F32;  // storage of the captured maps
   bool hidden_states = false;            // capture the embeddings and every layer's output
@@ -74,9 +80,17 @@ struct RunOptions {
   // TransformerRun::on_demand instead of maps (run.attention then has tokens and no layers); any map, tile, row or
   // column is recomputed from them, and each head's statistics are streamed while the rows run
   // (attn/on_demand_attention.h). Both: the maps and the on-demand data of the same forward (the recomputed weights
-  // are then the stored ones: tests, small inputs). `previous` is not used by either.
-  enum class Keep { Maps, OnDemand, Both };
+  // are then the stored ones: tests, small inputs). `previous` is not used by either. Auto: OnDemand for a decoder
+  // whose maps would take more than on_demand_above bytes, Maps otherwise (what the GUI asks for).
+  enum class Keep { Maps, OnDemand, Both, Auto };
   Keep keep = Keep::Maps;
+  std::size_t on_demand_above = kOnDemandAbove;
+  // Decoders: read between layers and between blocks of query rows; once true, the run stops (within one linear
+  // map of the layer running) and fails with reason "cancelled".
+  const std::atomic<bool>* cancel = nullptr;
+  // A run whose estimate (run_bytes) is over this many bytes is refused before anything is allocated, with the
+  // figure and the number of tokens that would fit; 0: the memory the machine has available now (MemAvailable).
+  std::size_t memory_limit = 0;
 };
 
 // Generation (decoders): greedy when temperature is 0, else sampling from softmax(logits / temperature)
@@ -156,6 +170,12 @@ class TransformerModel {
   explicit TransformerModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// What a run of `tokens` tokens with these options takes in memory (bytes, estimated before it starts): the maps
+// or the on-demand data (Auto resolved as the run would), hidden states, logits, the key/value cache and the
+// largest working buffers. `keep` is set to what Auto resolves to.
+std::size_t run_bytes(const TransformerConfig& config, Index tokens, const RunOptions& options,
+                      RunOptions::Keep* keep = nullptr);
 
 class TransformerRunner {
  public:
