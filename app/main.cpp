@@ -25,6 +25,7 @@
 #include <QStatusBar>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -100,26 +101,43 @@ struct Flags {
   QCommandLineOption screenshot{u"screenshot"_s, u"Save a screenshot of the window and quit."_s, u"file"_s};
   // How long --screenshot waits for the result (default 60 s; a 32,768-token forward takes minutes).
   QCommandLineOption screenshotTimeout{u"screenshot-timeout"_s, u"Seconds --screenshot waits."_s, u"s"_s};
+  // A second screenshot of a long run's map zoomed in (the Transformer tab, a run kept on demand).
+  QCommandLineOption screenshotZoomed{u"screenshot-zoomed"_s, u"Then zoom the long map and save again."_s, u"file"_s};
   // --session as it reaches the parser (attn::app::keepSessionOption).
   QCommandLineOption sessionAlias{QString::fromLatin1(attn::app::kSessionAlias), QString(), u"file"_s};
 
   void addTo(QCommandLineParser& parser) {
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
     screenshotTimeout.setFlags(QCommandLineOption::HiddenFromHelp);
+    screenshotZoomed.setFlags(QCommandLineOption::HiddenFromHelp);
     sessionAlias.setFlags(QCommandLineOption::HiddenFromHelp);
-    for (QCommandLineOption* option : {&version,    &mechanism,
-                                       &session,    &tab,
-                                       &image,      &gaussian,
-                                       &stn,        &sameWindow,
-                                       &editStn,    &write,
-                                       &forms,      &model,
-                                       &scene,      &word,
-                                       &lightMask,  &text,
-                                       &beam,       &step,
-                                       &view,       &head,
-                                       &screenshot, &sessionAlias,
-                                       &generate,   &scrub,
-                                       &textFile,   &screenshotTimeout}) {
+    for (QCommandLineOption* option : {&version,
+                                       &mechanism,
+                                       &session,
+                                       &tab,
+                                       &image,
+                                       &gaussian,
+                                       &stn,
+                                       &sameWindow,
+                                       &editStn,
+                                       &write,
+                                       &forms,
+                                       &model,
+                                       &scene,
+                                       &word,
+                                       &lightMask,
+                                       &text,
+                                       &beam,
+                                       &step,
+                                       &view,
+                                       &head,
+                                       &screenshot,
+                                       &sessionAlias,
+                                       &generate,
+                                       &scrub,
+                                       &textFile,
+                                       &screenshotTimeout,
+                                       &screenshotZoomed}) {
       parser.addOption(*option);
     }
     parser.addPositionalArgument(u"file"_s,
@@ -177,6 +195,7 @@ struct Options {
   GlimpseOptions glimpse;
   std::optional<QString> screenshot;
   int screenshotTimeout = 60;
+  std::optional<QString> screenshotZoomed;
 };
 
 using Parsed = std::expected<Options, std::string>;
@@ -329,6 +348,7 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   Options options;
   if (parser.isSet(f.sessionAlias)) options.session = attn::app::pathValue(parser, f.sessionAlias);
   if (parser.isSet(f.screenshot)) options.screenshot = attn::app::pathValue(parser, f.screenshot);
+  if (parser.isSet(f.screenshotZoomed)) options.screenshotZoomed = attn::app::pathValue(parser, f.screenshotZoomed);
   if (parser.isSet(f.screenshotTimeout)) {
     const auto seconds = parseInt(parser.value(f.screenshotTimeout), 1, 24 * 3600);
     if (!seconds) return bad(u"--screenshot-timeout expects seconds, 1 or more"_s);
@@ -443,6 +463,18 @@ bool transformerReady(attn::ui::TransformerWorkbench* tab, const TransformerOpti
   return tab->currentView() != attn::ui::TransformerWorkbench::View::Lens || outcome->lens != nullptr;
 }
 
+// --screenshot-zoomed: a run kept on demand, its long map zoomed in to 14 pixels a token around the middle query
+// (selected: the row strip shows it) and a key 12 tokens before it; the path of that second screenshot.
+std::optional<QString> zoomLongMap(attn::ui::TransformerWorkbench* tab, std::optional<QString> path) {
+  if (!path || !tab->isOnDemand()) return std::nullopt;
+  auto* map = tab->longMap()->map();
+  const qint64 n = map->reader()->tokens(), query = n / 2;
+  tab->longMap()->selectQuery(query);
+  map->setView(QPointF(0, 0), 14.0);
+  map->centreOn(query, std::max<qint64>(0, query - 12));
+  return path;
+}
+
 // Glimpse settings apply once the image they refer to is open; `ready` turns true then (it stays false when
 // the settings are refused, and the app exits with 2).
 void applyGlimpse(attn::ui::GlimpseWorkbench* tab, const GlimpseOptions& o, const std::shared_ptr<bool>& ready) {
@@ -468,8 +500,10 @@ void applyGlimpse(attn::ui::GlimpseWorkbench* tab, const GlimpseOptions& o, cons
 // --screenshot: once `workbench` shows its newest result (and `ready`), wait for queued replots and the
 // layout, grab the window and quit (0 saved, 1 not). A failure of the tab, or nothing within a minute, quits
 // with 1 and a message.
-void armScreenshot(QWidget& window, const QString& path, attn::ui::Workbench* workbench, std::function<bool()> ready,
-                   int timeoutS) {
+// `again`, after a screenshot is saved: the path of another one to take once `ready` again (having changed the view),
+// or none to quit.
+void armScreenshot(QWidget& window, const QString& first, attn::ui::Workbench* workbench, std::function<bool()> ready,
+                   int timeoutS, std::function<std::optional<QString>()> again) {
   constexpr int kSettleMs = 800;
   const int timeoutMs = timeoutS * 1000;
   QObject::connect(workbench, &attn::ui::Workbench::failed, &window, [](const QString& message) {
@@ -478,22 +512,32 @@ void armScreenshot(QWidget& window, const QString& path, attn::ui::Workbench* wo
   });
   // The newest result shown; then `ready` is asked every 100 ms (what it waits for may come after the result:
   // a long map's tiles).
-  auto shown = std::make_shared<std::optional<quint64>>();
+  // Whether the newest result shown was the tab's newest request when it was shown (later requests that show
+  // nothing new, a view's resize say, do not hold the screenshot back).
+  auto shown = std::make_shared<bool>(false);
   QObject::connect(workbench, &attn::ui::Workbench::resultShown, &window,
-                   [shown](quint64 generation) { *shown = generation; });
+                   [shown, workbench](quint64 generation) { *shown = workbench->showsNewest(generation); });
   auto* poll = new QTimer(&window);
   poll->setInterval(100);
   poll->start();
-  QObject::connect(poll, &QTimer::timeout, &window, [&window, path, workbench, ready, shown, poll] {
-    if (!*shown || !workbench->showsNewest(**shown) || !ready()) return;
+  auto path = std::make_shared<QString>(first);
+  QObject::connect(poll, &QTimer::timeout, &window, [&window, path, workbench, ready, shown, poll, again] {
+    if (!*shown || !ready()) return;
     poll->stop();
-    QTimer::singleShot(kSettleMs, &window, [&window, path] {
+    QTimer::singleShot(kSettleMs, &window, [&window, path, poll, again] {
       // As every export is written: atomically, under the name's own bytes.
-      const auto saved = attn::ui::exportWidget(window, path);
+      const auto saved = attn::ui::exportWidget(window, *path);
       if (saved) {
-        std::fprintf(stdout, "saved %s\n", attn::ui::pathBytes(path).constData());
+        std::fprintf(stdout, "saved %s\n", attn::ui::pathBytes(*path).constData());
       } else {
         std::fprintf(stderr, "attnscope: could not save the screenshot: %s\n", saved.error().message().c_str());
+      }
+      if (saved && again) {
+        if (auto next = again()) {
+          *path = *next;
+          poll->start();
+          return;
+        }
       }
       QApplication::exit(saved ? 0 : 1);
     });
@@ -586,7 +630,10 @@ int main(int argc, char* argv[]) {
           if (shot == window.transformer()) return transformerReady(window.transformer(), options->transformer);
           return shot != window.glimpse() || *glimpseReady;
         },
-        options->screenshotTimeout);
+        options->screenshotTimeout,
+        [&window, zoomed = std::make_shared<std::optional<QString>>(options->screenshotZoomed)] {
+          return zoomLongMap(window.transformer(), std::exchange(*zoomed, std::nullopt));  // once
+        });
   }
   return app.exec();
 }

@@ -22,7 +22,7 @@ token i = (7919 i + 13) mod vocab as in bench_decoder.
               every step's attentions kept, no stop at EOS (as bench_decoder: stop_at_eos = false);
               tokens/s = K / the whole call, prompt included. The chosen ids are in the JSON, for
               run_decoder_vs_torch.sh to compare with the engine's.
-Warm-up for min-time; then `repetitions` samples, each the mean over enough back-to-back calls to last
+long:N is timed once per sample, with no warm-up. The others: warm-up for min-time; then `repetitions` samples, each the mean over enough back-to-back calls to last
 min-time; the median sample is reported. FLOPs are counted as in bench_decoder.cpp.
 Refuses (exit 3) to time torch over the reference BLAS (see torch_mha_peer.check_torch_blas).
 """
@@ -33,6 +33,7 @@ import os
 import statistics
 import struct
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "parity"))
@@ -187,13 +188,21 @@ def main():
                 del step_maps
             else:
                 raise SystemExit(f"unknown case {kind}")
-            warm = time_calls(call, args.min_time)
-            del warm
             samples, calls = [], []
-            for _ in range(args.repetitions):
-                t, k = time_calls(call, args.min_time)
-                samples.append(t)
-                calls.append(k)
+            if kind == "long":
+                # Seconds to minutes a call: no warm-up, one call per sample (as bench_decoder's one iteration).
+                for _ in range(args.repetitions):
+                    start = time.perf_counter()
+                    call()
+                    samples.append(time.perf_counter() - start)
+                    calls.append(1)
+            else:
+                warm = time_calls(call, args.min_time)
+                del warm
+                for _ in range(args.repetitions):
+                    t, k = time_calls(call, args.min_time)
+                    samples.append(t)
+                    calls.append(k)
             median = statistics.median(samples)
             row = {"case": kind, "n": n, "samples_ms": [round(s * 1e3, 3) for s in samples],
                    "calls_per_sample": calls, "median_ms": median * 1e3}

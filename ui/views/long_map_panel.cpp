@@ -31,13 +31,15 @@ LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
   poolingBox_ = new QComboBox(this);
   poolingBox_->addItem(tr("Max-pooled"), int(attn::HeadMapReader::Pooling::Max));
   poolingBox_->addItem(tr("Mean-pooled"), int(attn::HeadMapReader::Pooling::Mean));
-  poolingBox_->setToolTip(tr("Zoomed out, a cell stands for many weights: their largest (a single sharp weight "
-                             "stays visible) or their mean"));
+  poolingBox_->setToolTip(
+      tr("Zoomed out, a cell stands for many weights: their largest (a single sharp weight "
+         "stays visible) or their mean"));
   bar->addWidget(poolingBox_);
   scaleBox_ = new QComboBox(this);
   scaleBox_->addItem(tr("Log colours"), int(LongMapView::Scale::Log));
   scaleBox_->addItem(tr("Linear colours"), int(LongMapView::Scale::Linear));
-  scaleBox_->setToolTip(tr("Log: four decades below the head's largest weight; linear: 0 to that weight"));
+  scaleBox_->setToolTip(
+      tr("Log: %1 decades below the head's largest weight; linear: 0 to that weight").arg(LongMapView::kLogDecades));
   bar->addWidget(scaleBox_);
   sinkLabel_ = new QLabel(this);
   sinkLabel_->setObjectName(u"longMapSink"_s);
@@ -77,9 +79,8 @@ LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
     map_->centreOn(token, token);
   });
   connect(findEdit_, &QLineEdit::returnPressed, this, [this] { findNext(findEdit_->text()); });
-  connect(poolingBox_, &QComboBox::currentIndexChanged, this, [this] {
-    map_->setPooling(attn::HeadMapReader::Pooling(poolingBox_->currentData().toInt()));
-  });
+  connect(poolingBox_, &QComboBox::currentIndexChanged, this,
+          [this] { map_->setPooling(attn::HeadMapReader::Pooling(poolingBox_->currentData().toInt())); });
   connect(scaleBox_, &QComboBox::currentIndexChanged, this,
           [this] { map_->setScale(LongMapView::Scale(scaleBox_->currentData().toInt())); });
 }

@@ -283,7 +283,7 @@ float LongMapView::colourValue(float w) const {
   if (!(w == w)) return w;
   if (scale_ == Scale::Linear) return w / max_;
   if (w <= 0.0f) return 0.0f;
-  return std::clamp(1.0f + std::log10(w / max_) / 4.0f, 0.0f, 1.0f);
+  return std::clamp(1.0f + std::log10(w / max_) / float(kLogDecades), 0.0f, 1.0f);
 }
 
 QImage& LongMapView::imageOf(Tile& t) {

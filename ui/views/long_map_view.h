@@ -34,7 +34,10 @@ class LongMapView : public QWidget {
 
  public:
   static constexpr int kTile = 256;  // cells per tile side
-  enum class Scale { Linear, Log };  // colour of weight w: w / max, or log10(w / max) over four decades
+  // Colour of weight w: w / max, or log10(w / max) over kLogDecades decades (a row of 32,768 tokens spreads its
+  // weight 3e-5 apart: six decades keep such rows off the colour of 0).
+  enum class Scale { Linear, Log };
+  static constexpr int kLogDecades = 6;
 
   explicit LongMapView(QWidget* parent = nullptr);
   ~LongMapView() override;

@@ -83,6 +83,7 @@ TransformerWorkbench::TransformerWorkbench(QWidget* parent)
 TransformerWorkbench::~TransformerWorkbench() {
   stopApply();
   worker_->cancelLoad();
+  worker_->abandon();  // a long run stops at its next block of rows, not minutes later
   thread_.stop();
   worker_.reset();
 }

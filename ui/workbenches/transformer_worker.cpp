@@ -261,6 +261,7 @@ void TransformerWorker::drain() {
   while (mailbox_.next([&] {
     image.reset();
     run.reset();
+    if (quitting_.load()) return false;  // abandon(): nothing more runs
     if ((load = pendingLoad_.take())) {
       cancel_.store(false);  // under the lock: a cancel for this load can only come after this point
       return true;
@@ -439,7 +440,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       const int layers = source_->model->config().layers;
       const bool preview = request.previewLayer >= 0 && request.previewLayer < layers;
       bool superseded = false;
-      if (mayKeepOnDemand(source_->model->config(), request)) options.cancel = &runWaiting_;
+      options.cancel = mayKeepOnDemand(source_->model->config(), request) ? &runWaiting_ : &quitting_;
       options.on_layer = [&](const attn::LayeredTrace& so_far) {
         if (so_far.layers.empty()) {  // kept on demand: no maps to send ahead
           if (runWaiting_.load()) superseded = true;
@@ -477,7 +478,8 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
         result = runner_->run_text(request.text, request.pair, options);
       }
       modelRuns_.fetch_add(1);
-      if (superseded || (!result && result.error().kind == attn::ErrorKind::Cancelled && runWaiting_.load())) {
+      if (superseded || quitting_.load() ||
+          (!result && result.error().kind == attn::ErrorKind::Cancelled && runWaiting_.load())) {
         return nullptr;
       }
       if (!result) {

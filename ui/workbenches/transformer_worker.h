@@ -136,6 +136,13 @@ class TransformerWorker : public QObject {
   // Thread-safe: the generation running stops after its current token and its outcome follows (what was
   // generated so far).
   void stopGeneration() { stopGeneration_.store(true); }
+  // Thread-safe, for closing: the run in progress stops at its next layer (a run kept on demand at its next block
+  // of rows) and nothing more runs.
+  void abandon() {
+    quitting_.store(true);
+    runWaiting_.store(true);
+    stopGeneration_.store(true);
+  }
   int runs() const { return runs_.load(); }
   int modelRuns() const { return modelRuns_.load(); }
 
@@ -189,6 +196,7 @@ class TransformerWorker : public QObject {
   std::atomic<bool> cancel_{false};
   std::atomic<bool> runWaiting_{false};  // a newer run request is pending
   std::atomic<bool> stopGeneration_{false};
+  std::atomic<bool> quitting_{false};  // abandon()
   std::atomic<int> runs_{0};
   std::atomic<int> modelRuns_{0};
 

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -105,14 +106,35 @@ class OnDemandLayer {
   void weights(int head, Index r0, Index stride, Index rows, Index c0, Index cols, float* out, Index ld,
                Index forward_keys = 0) const;
   void check_block(const char* what, int head, Index r0, Index rows, Index c0, Index cols, Index ld) const;
+  // pooled's and preview's start: the arguments checked (out_of_range), out zeroed; the out rows and columns whose
+  // cells start inside the map.
+  std::pair<Index, Index> start_pooled(const char* what, int head, Index factor, Index r0, Index rows, Index c0,
+                                       Index cols, float* out, Index ld) const;
 
   int heads_ = 0, kv_heads_ = 0;
   Index head_dim_ = 0, tokens_ = 0, window_ = 0;
   bool causal_ = true;
   float softcap_ = 0;
-  std::vector<float> queries_;          // [heads][tokens][head_dim]
-  std::vector<float> keys_;             // [kv_heads][tokens][head_dim]
-  std::vector<float> shift_, inv_sum_;  // [heads][tokens]
+  // Left uninitialised until the forward writes them: zeroing 3 GB at 32,768 tokens first would touch every page
+  // twice (and hold up a cancelled run for seconds where page faults are slow).
+  template <typename T>
+  struct Uninitialised : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = Uninitialised<U>;
+    };
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  std::vector<float, Uninitialised<float>> queries_;  // [heads][tokens][head_dim]
+  std::vector<float, Uninitialised<float>> keys_;     // [kv_heads][tokens][head_dim]
+  std::vector<float> shift_, inv_sum_;                // [heads][tokens]
   std::vector<StreamedHeadStats> stats_;
 };
 

@@ -87,8 +87,8 @@ void OnDemandLayer::check_block(const char* what, int head, Index r0, Index rows
   }
 }
 
-void OnDemandLayer::weights(int head, Index r0, Index stride, Index rows, Index c0, Index cols, float* out,
-                            Index ld, Index forward_keys) const {
+void OnDemandLayer::weights(int head, Index r0, Index stride, Index rows, Index c0, Index cols, float* out, Index ld,
+                            Index forward_keys) const {
   if (rows == 0 || cols == 0) return;
   const int group = head / (heads_ / kv_heads_);
   const Index last_row = r0 + (rows - 1) * stride;
@@ -109,8 +109,8 @@ void OnDemandLayer::weights(int head, Index r0, Index stride, Index rows, Index 
       k0 = std::max<Index>(0, k1 - 16);
     }
     S.resize(static_cast<std::size_t>(rows * (k1 - k0)));
-    attention_scores(query(head, r0), stride * head_dim_, key(group, k0), head_dim_, rows, k1 - k0, head_dim_,
-                     S.data(), k1 - k0, tokens_ < 8);
+    attention_scores(query(head, r0), stride * head_dim_, key(group, k0), head_dim_, rows, k1 - k0, head_dim_, S.data(),
+                     k1 - k0, tokens_ < 8);
   }
   for (Index i = 0; i < rows; ++i) {
     const Index r = r0 + i * stride;
@@ -198,15 +198,20 @@ Index cells_inside(Index tokens, Index start, Index count, Index factor) {
 
 }  // namespace
 
-void OnDemandLayer::pooled(int head, Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols,
-                           float* out, Index ld) const {
+std::pair<Index, Index> OnDemandLayer::start_pooled(const char* what, int head, Index factor, Index r0, Index rows,
+                                                    Index c0, Index cols, float* out, Index ld) const {
   if (factor < 1 || head < 0 || head >= heads_ || r0 < 0 || c0 < 0 || rows < 0 || cols < 0 || ld < cols) {
-    throw std::out_of_range("OnDemandLayer::pooled: head " + std::to_string(head) + ", factor " +
+    throw std::out_of_range(std::string("OnDemandLayer::") + what + ": head " + std::to_string(head) + ", factor " +
                             std::to_string(factor) + ", " + std::to_string(rows) + " x " + std::to_string(cols) +
                             " cells at " + std::to_string(r0) + ", " + std::to_string(c0));
   }
   for (Index i = 0; i < rows; ++i) std::fill(out + i * ld, out + i * ld + cols, 0.0f);
-  const Index in_rows = cells_inside(tokens_, r0, rows, factor), in_cols = cells_inside(tokens_, c0, cols, factor);
+  return {cells_inside(tokens_, r0, rows, factor), cells_inside(tokens_, c0, cols, factor)};
+}
+
+void OnDemandLayer::pooled(int head, Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols,
+                           float* out, Index ld) const {
+  const auto [in_rows, in_cols] = start_pooled("pooled", head, factor, r0, rows, c0, cols, out, ld);
   if (in_rows == 0 || in_cols == 0) return;
   const Index q1 = std::min(tokens_, r0 + in_rows * factor), k1 = std::min(tokens_, c0 + in_cols * factor);
   const Index chunk = pool_keys(factor);
@@ -220,8 +225,10 @@ void OnDemandLayer::pooled(int head, Index factor, Pooling pooling, Index r0, In
     const Index a = r0 + t * group * factor, b = std::min(q1, a + group * factor);  // the task's query rows
     for (Index q = a; q < b; q += kOnDemandBlock) {
       const Index qn = std::min(kOnDemandBlock, b - q);
-      for (Index k = c0; k < k1; k += chunk) {
-        const Index kn = std::min(chunk, k1 - k);
+      // Only the keys these rows see: the rest of their cells stay 0 (a causal map's upper half costs nothing).
+      const Index k_end = std::min(k1, last_key(q + qn - 1) + 1);
+      for (Index k = std::max(c0, first_key(q)); k < k_end; k += chunk) {
+        const Index kn = std::min(chunk, k_end - k);
         w.resize(static_cast<std::size_t>(qn * kn));
         tile(head, q, qn, k, kn, w.data(), kn);
         for (Index i = 0; i < qn; ++i) {
@@ -236,13 +243,7 @@ void OnDemandLayer::pooled(int head, Index factor, Pooling pooling, Index r0, In
 
 void OnDemandLayer::preview(int head, Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols,
                             float* out, Index ld) const {
-  if (factor < 1 || head < 0 || head >= heads_ || r0 < 0 || c0 < 0 || rows < 0 || cols < 0 || ld < cols) {
-    throw std::out_of_range("OnDemandLayer::preview: head " + std::to_string(head) + ", factor " +
-                            std::to_string(factor) + ", " + std::to_string(rows) + " x " + std::to_string(cols) +
-                            " cells at " + std::to_string(r0) + ", " + std::to_string(c0));
-  }
-  for (Index i = 0; i < rows; ++i) std::fill(out + i * ld, out + i * ld + cols, 0.0f);
-  const Index in_rows = cells_inside(tokens_, r0, rows, factor), in_cols = cells_inside(tokens_, c0, cols, factor);
+  const auto [in_rows, in_cols] = start_pooled("preview", head, factor, r0, rows, c0, cols, out, ld);
   if (in_rows == 0 || in_cols == 0) return;
   const Index k1 = std::min(tokens_, c0 + in_cols * factor), chunk = pool_keys(factor);
   // The sampled rows: r0 + factor / 2 at a stride of factor (one score product for all of them); a last cell

@@ -630,6 +630,8 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
     for (int l = 0; l < c.layers; ++l) {
       const Index window = d.sliding[static_cast<std::size_t>(l)] ? d.window : 0;
       run.on_demand.emplace_back(c.heads, d.kv_heads, d.head_dim, n, true, window, d.attn_softcap);
+      if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+        return fail(ErrorKind::Cancelled, "cancelled");
     }
   }
   std::vector<HeadStack> stacks = stored ? make_stacks(c, n, options.precision) : std::vector<HeadStack>{};
