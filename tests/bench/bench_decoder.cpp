@@ -48,6 +48,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -63,6 +65,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -669,6 +672,52 @@ int memory_run(int threads) {
   std::printf("  target:                   < 4000 MB: %s\n", mb(peak) < 4000 ? "MET" : "NOT MET");
   return 0;
 }
+
+// Cancelling a long forward half way (a newer keystroke, the window closed): the time from setting
+// RunOptions::cancel to run_ids returning "cancelled", at several moments of the run (allocations, a layer's
+// attention blocks, its linear maps). The budget: 200 ms. One iteration cancels five runs.
+void BM_SmolLongCancel(benchmark::State& state) {
+  const Index n = state.range(0);
+  const auto ids = ids_of(n, smollm2_long().vocab);
+  const auto model = smol_long_model();
+  std::vector<double> latencies;
+  for (auto _ : state) {
+    for (const int at_ms : {200, 700, 1500, 2600, 4100}) {
+      std::atomic<bool> cancel{false};
+      attn::models::RunOptions o;
+      o.keep = attn::models::RunOptions::Keep::OnDemand;
+      o.cancel = &cancel;
+      std::chrono::steady_clock::time_point returned;
+      bool cancelled = false;
+      std::thread forward([&] {
+        attn::models::TransformerRunner runner(model);
+        auto run = runner.run_ids(ids, {}, o);
+        returned = std::chrono::steady_clock::now();
+        cancelled = !run && run.error().kind == attn::ErrorKind::Cancelled;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(at_ms));
+      const auto set = std::chrono::steady_clock::now();
+      cancel.store(true);
+      forward.join();
+      if (!cancelled) return state.SkipWithError("the run ended before it was cancelled: make L longer");
+      latencies.push_back(std::chrono::duration<double, std::milli>(returned - set).count());
+    }
+  }
+  double worst = 0, sum = 0;
+  for (const double ms : latencies) {
+    worst = std::max(worst, ms);
+    sum += ms;
+  }
+  state.counters["cancel_max_ms"] = worst;
+  state.counters["cancel_mean_ms"] = sum / static_cast<double>(std::max<std::size_t>(1, latencies.size()));
+}
+BENCHMARK(BM_SmolLongCancel)
+    ->ArgName("L")
+    ->Arg(8192)
+    ->Arg(32768)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 //          --keep (leave the BMP in the temporary directory), --csv FILE (every frame's numbers).
 #include "app/headless.h"
 #include "attn/vision/image.h"
+#include "frame_stats.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
 #include "workbenches/glimpse_workbench.h"
@@ -37,6 +38,8 @@
 #include <vector>
 
 namespace {
+
+using attn::bench::percentile;
 
 using attn::ui::GlimpseWorkbench;
 
@@ -130,15 +133,6 @@ bool waitFor(Pred done, int timeoutMs) {
     QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents | QEventLoop::AllEvents);
   }
   return true;
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const double rank = p / 100.0 * double(v.size() - 1);
-  const auto lo = std::size_t(std::floor(rank));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (rank - double(lo));
 }
 
 void sendMouse(QWidget* widget, QEvent::Type type, QPointF at, Qt::MouseButton button, Qt::MouseButtons buttons) {

@@ -1,6 +1,7 @@
 // HeatmapView: holds the engine's matrix cell by cell, labels, tooltips, orientation, thinning, drawing.
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
+#include "attn/analysis/attention_analysis.h"
 #include "attn/models/transformer.h"
 #include "render/strings.h"
 #include "views/heatmap_view.h"
@@ -372,6 +373,37 @@ class TestHeatmapView : public QObject {
     QCOMPARE(panel.selectedQuery(), std::optional<qint64>(124));
     QVERIFY(!panel.findNext(u"nowhere"_s));
     QCOMPARE(panel.selectedQuery(), std::optional<qint64>(124));
+
+    // The row strip's other mode: one row of the rollout over every layer, on a background thread; a newer query
+    // cancels the one before (only the newer arrives), the row is attn::analysis::rollout_row's.
+    attn::analysis::RolloutOptions options;
+    panel.setRollout(
+        [run = long_.run, options](qint64 q, const std::atomic<bool>* cancel,
+                                   const std::function<void(int, int)>& progress) {
+          return attn::analysis::rollout_row(run->on_demand, q, options, cancel, progress);
+        },
+        u"every layer"_s, long_.run.get());
+    QSignalSpy arrived(&panel, &LongMapPanel::rolloutArrived);
+    panel.rowModeBox()->setCurrentIndex(panel.rowModeBox()->findData(int(LongMapPanel::RowMode::Rollout)));
+    QCOMPARE(panel.rowMode(), LongMapPanel::RowMode::Rollout);
+    QVERIFY(panel.isRolloutBusy());  // query 124's row, asked for by the switch
+    panel.selectQuery(290);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isRolloutBusy(), 20000);
+    QTRY_COMPARE(arrived.size(), 1);
+    QCOMPARE(arrived.front().front().toLongLong(), qint64(290));
+    QCOMPARE(panel.rolloutShown(), qint64(290));
+    const auto want = attn::analysis::rollout_row(long_.run->on_demand, 290, options);
+    QVERIFY(want);
+    const auto& shown = panel.rowStrip()->values();
+    QCOMPARE(shown.size(), want->size());
+    for (std::size_t k = 0; k < shown.size(); ++k) QCOMPARE(shown[k], (*want)[k]);
+    QVERIFY2(panel.rowLabel()->text().startsWith(u"Rollout: query 290"_s), qPrintable(panel.rowLabel()->text()));
+    // Back to the head's row, and to the rollout again: the row kept, not computed again.
+    panel.setRowMode(LongMapPanel::RowMode::Head);
+    QVERIFY(std::abs(panel.rowStrip()->values()[5] - map(290, 5)) <= 1e-6f);
+    panel.setRowMode(LongMapPanel::RowMode::Rollout);
+    QVERIFY(!panel.isRolloutBusy());
+    QCOMPARE(panel.rowStrip()->values()[5], (*want)[5]);
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -219,6 +220,64 @@ TEST_P(OnDemand, PooledLevelsAndPreviewsAreTheMapPooled) {
   Matrix one(1, 1);
   EXPECT_THROW(layer.pooled(0, 0, P::Max, 0, 1, 0, 1, one.data(), 1), std::out_of_range);
   EXPECT_THROW(layer.preview(c.heads, 2, P::Max, 0, 1, 0, 1, one.data(), 1), std::out_of_range);
+}
+
+// Rollout of one row over a run kept on demand: row q of the whole rollout of the stored maps, for queries at the
+// start, in the middle (inside and outside a sliding window) and at the end, every fusion, residuals 0.5 and 0, a
+// range of layers; refused with a discard ratio, a query past the run, and cancelled when asked.
+TEST_P(OnDemand, RolloutOfOneRowIsThatRowOfTheWholeRollout) {
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  ASSERT_TRUE(model) << model.error().message();
+  const auto& c = (*model)->config();
+  const Index tokens = std::min<Index>(70, c.context());
+  TransformerRunner runner(*model);
+  RunOptions o;
+  o.keep = RunOptions::Keep::Both;
+  auto run = runner.run_ids(random_ids(tokens, c.vocab_size, 21), {}, o);
+  ASSERT_TRUE(run) << run.error().message();
+  struct Case {
+    analysis::HeadFusion fusion;
+    float residual;
+    int first, last;
+  };
+  for (const Case& k : {Case{analysis::HeadFusion::Mean, 0.5f, 0, -1}, Case{analysis::HeadFusion::Max, 0.5f, 0, -1},
+                        Case{analysis::HeadFusion::Min, 0.0f, 0, -1}, Case{analysis::HeadFusion::Mean, 0.3f, 1, 1}}) {
+    analysis::RolloutOptions ro;
+    ro.stage = Stage::Decoder;
+    ro.fusion = k.fusion;
+    ro.residual = k.residual;
+    ro.first_layer = std::min(k.first, c.layers - 1);
+    ro.last_layer = k.last < 0 ? -1 : std::min(k.last, c.layers - 1);
+    const auto whole = analysis::rollout(run->attention, ro);
+    ASSERT_TRUE(whole) << whole.error().message();
+    for (const Index q : {Index{0}, Index{1}, tokens / 2, tokens - 2, tokens - 1}) {
+      SCOPED_TRACE("fusion " + std::to_string(int(k.fusion)) + ", residual " + std::to_string(k.residual) + ", query " +
+                   std::to_string(q));
+      const auto row = analysis::rollout_row(run->on_demand, q, ro);
+      ASSERT_TRUE(row) << row.error().message();
+      ASSERT_EQ(static_cast<Index>(row->size()), tokens);
+      const RowVector want = whole->row(q);
+      EXPECT_LE(max_difference(Eigen::Map<const RowVector>(row->data(), tokens), want), 1e-5);
+      EXPECT_NEAR(Eigen::Map<const RowVector>(row->data(), tokens).sum(), 1.0, 1e-4);
+    }
+  }
+  analysis::RolloutOptions discard;
+  discard.discard_ratio = 0.5f;
+  const auto refused = analysis::rollout_row(run->on_demand, 3, discard);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::OutOfRange);
+  const auto past = analysis::rollout_row(run->on_demand, tokens, {});
+  ASSERT_FALSE(past);
+  EXPECT_NE(past.error().reason.find("not one of the run's"), std::string::npos) << past.error().reason;
+  const std::atomic<bool> cancel{true};
+  const auto cancelled = analysis::rollout_row(run->on_demand, tokens - 1, {}, &cancel);
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().kind, ErrorKind::Cancelled);
+  std::vector<std::pair<int, int>> steps;
+  ASSERT_TRUE(analysis::rollout_row(run->on_demand, tokens - 1, {}, nullptr,
+                                    [&](int done, int of) { steps.emplace_back(done, of); }));
+  ASSERT_EQ(static_cast<int>(steps.size()), c.layers);
+  EXPECT_EQ(steps.back(), std::make_pair(c.layers, c.layers));
 }
 
 INSTANTIATE_TEST_SUITE_P(Decoders, OnDemand,

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -15,6 +16,21 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
+
+namespace {
+
+// Rollout rows, one at a time (rollout_row runs on the engine's threads).
+QThreadPool& rolloutPool() {
+  static QThreadPool* pool = [] {
+    auto* p = new QThreadPool;
+    p->setMaxThreadCount(1);
+    p->setObjectName(u"LongMapRollout"_s);
+    return p;
+  }();
+  return *pool;
+}
+
+}  // namespace
 
 LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
@@ -53,9 +69,21 @@ LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
   auto* strips = new QWidget(split);
   auto* stripLayout = new QVBoxLayout(strips);
   stripLayout->setContentsMargins(0, 0, 0, 0);
+  auto* rowBar = new QHBoxLayout;
+  rowModeBox_ = new QComboBox(strips);
+  rowModeBox_->setObjectName(u"longMapRowMode"_s);
+  rowModeBox_->addItem(tr("This head"), int(RowMode::Head));
+  rowModeBox_->addItem(tr("Rollout"), int(RowMode::Rollout));
+  rowModeBox_->setToolTip(
+      tr("The row strip: the selected query's attention in this head, or its row of the attention rollout over "
+         "every layer (computed when asked: seconds for a few thousand tokens, minutes for tens of thousands)"));
+  rowBar->addWidget(rowModeBox_);
   rowLabel_ = new QLabel(tr("Row: click a cell of the map to see its query's attention over the text."), strips);
+  rowLabel_->setObjectName(u"longMapRowLabel"_s);
   rowLabel_->setTextFormat(Qt::PlainText);
-  stripLayout->addWidget(rowLabel_);
+  rowLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  rowBar->addWidget(rowLabel_, 1);
+  stripLayout->addLayout(rowBar);
   rowStrip_ = new TokenStripView(strips);
   rowStrip_->setObjectName(u"longMapRow"_s);
   stripLayout->addWidget(rowStrip_, 1);
@@ -83,6 +111,36 @@ LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
           [this] { map_->setPooling(attn::HeadMapReader::Pooling(poolingBox_->currentData().toInt())); });
   connect(scaleBox_, &QComboBox::currentIndexChanged, this,
           [this] { map_->setScale(LongMapView::Scale(scaleBox_->currentData().toInt())); });
+  connect(rowModeBox_, &QComboBox::currentIndexChanged, this,
+          [this] { setRowMode(RowMode(rowModeBox_->currentData().toInt())); });
+}
+
+LongMapPanel::~LongMapPanel() {
+  // A row being computed replies to `this`: stop it and wait (it stops between blocks of rows).
+  if (rolloutJob_) rolloutJob_->cancel = true;
+  rolloutPool().clear();
+  rolloutPool().waitForDone();
+}
+
+void LongMapPanel::setRollout(RolloutRow rollout, const QString& what, const void* run) {
+  rollout_ = std::move(rollout);
+  if (what == rolloutWhat_ && run == rolloutRun_) return;
+  rolloutWhat_ = what;
+  rolloutRun_ = run;
+  if (rolloutJob_) rolloutJob_->cancel = true;
+  rolloutJob_.reset();
+  rolloutShown_ = -1;
+  rolloutRow_.clear();
+  if (rowMode_ == RowMode::Rollout) {
+    if (const auto q = map_->selectedQuery()) showRow(*q);
+  }
+}
+
+void LongMapPanel::setRowMode(RowMode mode) {
+  rowMode_ = mode;
+  const int index = rowModeBox_->findData(int(mode));
+  if (index != rowModeBox_->currentIndex()) rowModeBox_->setCurrentIndex(index);  // comes back here once
+  if (const auto q = map_->selectedQuery()) showRow(*q);
 }
 
 void LongMapPanel::setTokens(QStringList tokens) {
@@ -114,6 +172,8 @@ void LongMapPanel::setHead(LongMapHead head) {
 }
 
 void LongMapPanel::clear() {
+  if (rolloutJob_) rolloutJob_->cancel = true;
+  rolloutJob_.reset();
   head_ = {};
   map_->clear();
   rowStrip_->setValues({}, 1.0f);
@@ -140,21 +200,91 @@ std::optional<qint64> LongMapPanel::selectedQuery() const { return map_->selecte
 
 void LongMapPanel::showRow(qint64 query) {
   if (!head_.reader || query < 0 || query >= head_.reader->tokens()) return;
+  if (rowMode_ == RowMode::Rollout) {
+    startRollout(query);
+  } else {
+    showHeadRow(query);
+  }
+  columnStrip_->setMarked(query);
+  columnStrip_->scrollToToken(query);
+}
+
+void LongMapPanel::showHeadRow(qint64 query) {
   std::vector<float> row(std::size_t(head_.reader->tokens()));
   head_.reader->row(query, row.data());  // one query over every key, exact
-  const float max = *std::max_element(row.begin(), row.end());
-  const auto best = qint64(std::max_element(row.begin(), row.end()) - row.begin());
-  rowLabel_->setText(tr("Row: query %1 \u201c%2\u201d over every key (largest %3 on key %4 \u201c%5\u201d)")
-                         .arg(query)
-                         .arg(tokens_.value(query).left(30))
+  setRowValues(query, std::move(row),
+               tr("Row: query %1 \u201c%2\u201d over every key").arg(query).arg(tokens_.value(query).left(30)));
+}
+
+void LongMapPanel::setRowValues(qint64 query, std::vector<float> row, const QString& caption) {
+  if (row.empty()) return;
+  const auto top = std::max_element(row.begin(), row.end());
+  const float max = *top;
+  const auto best = qint64(top - row.begin());
+  rowLabel_->setText(tr("%1 (largest %2 on key %3 \u201c%4\u201d)")
+                         .arg(caption)
                          .arg(double(max), 0, 'g', 4)
                          .arg(best)
                          .arg(tokens_.value(best).left(30)));
   rowStrip_->setValues(std::move(row), max);
   rowStrip_->setMarked(query);
   rowStrip_->scrollToToken(best);
-  columnStrip_->setMarked(query);
-  columnStrip_->scrollToToken(query);
+}
+
+void LongMapPanel::startRollout(qint64 query) {
+  const auto caption = [this, query] {
+    return tr("Rollout: query %1 \u201c%2\u201d over %3")
+        .arg(query)
+        .arg(tokens_.value(query).left(30))
+        .arg(rolloutWhat_);
+  };
+  if (query == rolloutShown_ && !rolloutRow_.empty()) {
+    if (rolloutJob_) rolloutJob_->cancel = true;
+    rolloutJob_.reset();
+    setRowValues(query, rolloutRow_, caption());
+    return;
+  }
+  if (!rollout_) {
+    rowLabel_->setText(tr("Rollout: not available for this run."));
+    return;
+  }
+  if (rolloutJob_) rolloutJob_->cancel = true;
+  auto job = std::make_shared<RolloutJob>();
+  rolloutJob_ = job;
+  // The strip keeps the last row until this one is there; the caption says what is coming.
+  rowLabel_->setText(caption() + tr(": computing\u2026"));
+  const RolloutRow fn = rollout_;
+  rolloutPool().start([this, job, fn, query, caption] {
+    auto row = std::make_shared<attn::Result<std::vector<float>>>(
+        fn(query, &job->cancel, [this, job, caption](int done, int of) {
+          QMetaObject::invokeMethod(
+              this,
+              [this, job, caption, done, of] {
+                if (job == rolloutJob_) rowLabel_->setText(caption() + tr(": layer %1 of %2\u2026").arg(done).arg(of));
+              },
+              Qt::QueuedConnection);
+        }));
+    QMetaObject::invokeMethod(
+        this, [this, job, query, row] { rolloutDone(job, query, std::move(*row)); }, Qt::QueuedConnection);
+  });
+}
+
+void LongMapPanel::rolloutDone(const std::shared_ptr<RolloutJob>& job, qint64 query,
+                               attn::Result<std::vector<float>> row) {
+  if (job != rolloutJob_) return;  // cancelled, or a newer query asked since
+  rolloutJob_.reset();
+  if (!row) {
+    rowLabel_->setText(tr("Rollout: query %1: %2").arg(query).arg(QString::fromStdString(row.error().message())));
+    return;
+  }
+  rolloutShown_ = query;
+  rolloutRow_ = std::move(*row);
+  if (rowMode_ == RowMode::Rollout && map_->selectedQuery() == query) {
+    setRowValues(
+        query, rolloutRow_,
+        tr("Rollout: query %1 \u201c%2\u201d over %3").arg(query).arg(tokens_.value(query).left(30)).arg(rolloutWhat_));
+  }
+  emit rolloutArrived(query);
 }
 
 bool LongMapPanel::findNext(const QString& text) {

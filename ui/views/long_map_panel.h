@@ -1,15 +1,20 @@
 // LongMapPanel: one head of a long run (attention kept on demand) as a LongMapView with, beside it, what a long map
 // needs: the row strip (the selected query's attention over every key, on the text itself), the column strip (the
 // attention every token receives, summed over the queries, streamed by the forward), a "find token" box, the
-// head's sink mass, and the pooling and colour-scale choices.
+// head's sink mass, and the pooling and colour-scale choices. The row strip shows either the head's row or one row
+// of the rollout over every layer (attn::analysis::rollout_row), computed on a background thread with its progress
+// on the row's caption; a newer query cancels it, and the strip keeps the last row until the new one is there.
 #pragma once
 
+#include "attn/error.h"
 #include "attn/on_demand_attention.h"
 #include "render/colormap.h"
 
 #include <QStringList>
 #include <QWidget>
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -43,6 +48,20 @@ class LongMapPanel : public QWidget {
   void clear();
   void setColormap(render::Colormap map);
 
+  // One row of the rollout: what the Rollout row mode computes, from any thread (`cancel` stops it, `progress(done,
+  // of)` reports layers). `what` says which rollout ("30 layers, heads' mean, residual 0.5"); a new `what` or `run`
+  // (the run's identity) drops the row kept.
+  using RolloutRow = std::function<attn::Result<std::vector<float>>(qint64 query, const std::atomic<bool>* cancel,
+                                                                    const std::function<void(int, int)>& progress)>;
+  void setRollout(RolloutRow rollout, const QString& what, const void* run);
+  enum class RowMode { Head, Rollout };
+  void setRowMode(RowMode mode);
+  RowMode rowMode() const { return rowMode_; }
+  // A rollout row is being computed.
+  bool isRolloutBusy() const { return rolloutJob_ != nullptr; }
+  // The query whose rollout row the strip shows (-1: none).
+  qint64 rolloutShown() const { return rolloutShown_; }
+
   // Selects query `query`: the row strip shows its attention, the map outlines its row.
   void selectQuery(qint64 query);
   std::optional<qint64> selectedQuery() const;
@@ -60,9 +79,22 @@ class LongMapPanel : public QWidget {
   QLineEdit* findEdit() const { return findEdit_; }
   QLabel* sinkLabel() const { return sinkLabel_; }
   QLabel* rowLabel() const { return rowLabel_; }
+  QComboBox* rowModeBox() const { return rowModeBox_; }
+
+  ~LongMapPanel() override;
+
+ signals:
+  void rolloutArrived(qint64 query);
 
  private:
+  struct RolloutJob {
+    std::atomic<bool> cancel{false};
+  };
   void showRow(qint64 query);
+  void showHeadRow(qint64 query);
+  void startRollout(qint64 query);
+  void rolloutDone(const std::shared_ptr<RolloutJob>& job, qint64 query, attn::Result<std::vector<float>> row);
+  void setRowValues(qint64 query, std::vector<float> row, const QString& caption);
 
   QStringList tokens_;
   LongMapHead head_;
@@ -75,6 +107,14 @@ class LongMapPanel : public QWidget {
   QLabel* sinkLabel_ = nullptr;
   QLabel* rowLabel_ = nullptr;
   QLabel* findNote_ = nullptr;
+  QComboBox* rowModeBox_ = nullptr;
+  RowMode rowMode_ = RowMode::Head;
+  RolloutRow rollout_;
+  QString rolloutWhat_;
+  const void* rolloutRun_ = nullptr;
+  std::shared_ptr<RolloutJob> rolloutJob_;  // the row being computed
+  qint64 rolloutShown_ = -1;
+  std::vector<float> rolloutRow_;  // the last row computed, of query rolloutShown_
 };
 
 }  // namespace attn::ui

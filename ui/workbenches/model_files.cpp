@@ -15,7 +15,26 @@
 
 using namespace Qt::StringLiterals;
 
+// Outside any namespace: Q_INIT_RESOURCE declares the resource object's initialiser, qInitResources_attn_ui_models.
+static void attnInitBundledModelResource() {
+#ifdef ATTN_BUNDLED_MODELS
+  Q_INIT_RESOURCE(attn_ui_models);
+#endif
+}
+
 namespace attn::ui {
+
+void ensureBundledModels() {
+  static const bool registered = (attnInitBundledModelResource(), true);
+  (void)registered;
+}
+
+namespace {
+// At start-up too, wherever this file is linked (every program that reads a model): a session restoring a
+// ":/models/..." path may read it before anything lists the bundled models.
+const bool kBundledModelsAtStart = (ensureBundledModels(), true);
+}  // namespace
+
 namespace {
 
 // This file's texts, under the translation context "ModelFiles" (Qt's ModelFiles::tr() outside a QObject).
@@ -137,6 +156,7 @@ attn::Result<ModelFolder> openModelFolder(const QString& path) {
 }
 
 std::vector<BundledFolder> bundledFolders() {
+  ensureBundledModels();
   std::vector<BundledFolder> out;
   const QDir root(u":/models"_s);
   for (const QString& key : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {

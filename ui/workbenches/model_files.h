@@ -69,6 +69,9 @@ attn::Result<ModelFolder> openModelFolder(const QString& path);
 // The folders of ":/models" holding both config.json and model.safetensors (a model still being trained
 // has neither), by name.
 std::vector<BundledFolder> bundledFolders();
+// Registers ":/models" (the bundled models' resource object, ui/CMakeLists.txt) once; bundledFolders() and the
+// Transformer tab's demo call it before reading there.
+void ensureBundledModels();
 
 }  // namespace attn::ui
 

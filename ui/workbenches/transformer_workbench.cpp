@@ -7,6 +7,7 @@
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
 #include "views/token_lines_view.h"
+#include "workbenches/model_files.h"
 #include "workbenches/sample_images.h"
 #include "workbenches/side_panel.h"
 #include "workbenches/transformer_workbench_parts.h"
@@ -109,6 +110,7 @@ void TransformerWorkbench::openPath(const QString& path) {
 
 bool TransformerWorkbench::openDemo(const QString& key) {
   if (!isDemoKey(key)) return false;
+  ensureBundledModels();
   const QString resource = u":/models/"_s + key;
   if (!QFileInfo::exists(resource + u"/config.json"_s)) return false;
   if (!demoDir_) {

@@ -320,6 +320,19 @@ bool TransformerWorkbench::updateLongMap() {
   head.sinkMass = stats.rows > 0 ? stats.first_mass / double(stats.rows) : 0.0;
   head.title = tr("layer %1 \u00b7 head %2").arg(layer_).arg(head_);
   longMap_->setHead(std::move(head));
+  // The rollout of one row (the whole matrix is out of reach): the tab's rollout choices, in the row strip.
+  const auto options = rolloutOptions();
+  longMap_->setRollout(
+      [run, options](qint64 query, const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress) {
+        return attn::analysis::rollout_row(run->on_demand, query, options, cancel, progress);
+      },
+      tr("%1 layers (%2 fusion, discard %3, residual %4)")
+          .arg(run->on_demand.size())
+          .arg(fusionBox_->itemText(fusionBox_->findData(int(options.fusion))))
+          .arg(double(options.discard_ratio), 0, 'f', 2)
+          .arg(double(options.residual), 0, 'f', 2),
+      run.get());
+  if (matrixMode() == MatrixMode::Rollout) longMap_->setRowMode(LongMapPanel::RowMode::Rollout);
   matrixStack_->setCurrentWidget(longMap_);
   matrixTitle_->setText(tr("Matrix \u00b7 layer %1 \u00b7 head %2 \u00b7 %3 tokens, attention kept on demand: every "
                            "cell recomputed exactly when shown (one head at a time)")

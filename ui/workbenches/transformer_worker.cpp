@@ -154,8 +154,9 @@ void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<const attn::m
 void rolloutInto(TransformerOutcome& outcome) {
   if (!outcome.run->on_demand.empty()) {
     outcome.rolloutError = TransformerWorker::tr(
-                               "rollout: not computed for a run whose attention is kept on demand (%1 tokens): it "
-                               "would multiply every layer's whole map")
+                               "rollout: the whole matrix is not computed for a run whose attention is kept on "
+                               "demand (%1 tokens); the row strip under the map gives one query's row of it "
+                               "(\u201cRollout\u201d)")
                                .arg(outcome.run->attention.tokens.size());
     return;
   }

@@ -113,6 +113,117 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options)
   return result;
 }
 
+namespace {
+
+// Rows [r0, r0 + rows) of a layer's fused A' (heads fused over keys [c0, c0 + cols), the residual added, each row
+// renormalised as rollout() does), each times v[row], added into `into` (indexed by key).
+void add_fused_rows(const OnDemandLayer& layer, HeadFusion fusion, float residual, Index r0, Index rows, Index c0,
+                    Index cols, const std::vector<float>& v, std::vector<float>& fused, std::vector<float>& head,
+                    std::vector<float>& into) {
+  const auto size = static_cast<std::size_t>(rows * cols);
+  fused.resize(size);
+  head.resize(size);
+  for (int h = 0; h < layer.heads(); ++h) {
+    layer.tile(h, r0, rows, c0, cols, h == 0 ? fused.data() : head.data(), cols);
+    if (h == 0) continue;
+    for (std::size_t i = 0; i < size; ++i) {
+      fused[i] = fusion == HeadFusion::Mean  ? fused[i] + head[i]
+                 : fusion == HeadFusion::Max ? std::max(fused[i], head[i])
+                                             : std::min(fused[i], head[i]);
+    }
+  }
+  const float by = fusion == HeadFusion::Mean ? 1.0f / static_cast<float>(layer.heads()) : 1.0f;
+  for (Index i = 0; i < rows; ++i) {
+    const float vi = v[static_cast<std::size_t>(r0 + i)];
+    if (vi == 0.0f) continue;
+    float* a = fused.data() + i * cols;
+    float sum = 0.0f;
+    for (Index j = 0; j < cols; ++j) {
+      a[j] = a[j] * by * (1.0f - residual);
+      sum += a[j];
+    }
+    a[r0 + i - c0] += residual;
+    sum += residual;
+    float* out = into.data() + c0;
+    if (sum > 0.0f) {
+      const float scale = vi / sum;
+      for (Index j = 0; j < cols; ++j) out[j] += a[j] * scale;
+    } else if (!std::isnan(sum)) {
+      into[static_cast<std::size_t>(r0 + i)] += vi;  // no weight left: the token keeps itself, as in rollout()
+    } else {
+      for (Index j = 0; j < cols; ++j) out[j] = std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<float>> rollout_row(const std::vector<OnDemandLayer>& layers, Index query,
+                                       const RolloutOptions& options, const std::atomic<bool>* cancel,
+                                       const std::function<void(int, int)>& progress) {
+  if (options.discard_ratio != 0.0f) {
+    return fail(ErrorKind::OutOfRange,
+                "rollout of one row: the discard ratio ranks every weight of a layer, which a run kept on demand does "
+                "not store; it must be 0 here, not " +
+                    std::to_string(options.discard_ratio));
+  }
+  if (!(options.residual >= 0.0f && options.residual <= 1.0f)) {
+    return fail(ErrorKind::OutOfRange,
+                "rollout: the residual weight must be in [0, 1], not " + std::to_string(options.residual));
+  }
+  const int count = static_cast<int>(layers.size());
+  if (count == 0) return fail(ErrorKind::Mismatch, "rollout of one row: the run keeps no layer on demand");
+  const int last = options.last_layer < 0 ? count - 1 : options.last_layer;
+  if (options.first_layer < 0 || options.first_layer > last || last >= count) {
+    return fail(ErrorKind::OutOfRange, "rollout: layers " + std::to_string(options.first_layer + 1) + " to " +
+                                           std::to_string(last + 1) + " are not within the run's " +
+                                           std::to_string(count));
+  }
+  const Index n = layers.front().tokens();
+  if (query < 0 || query >= n) {
+    return fail(ErrorKind::OutOfRange, "rollout of one row: query " + std::to_string(query) +
+                                           " is not one of the run's " + with_commas(n) + " tokens");
+  }
+  std::vector<float> v(static_cast<std::size_t>(n), 0.0f);
+  v[static_cast<std::size_t>(query)] = 1.0f;
+  constexpr Index kRows = 2 * kScoreBlock;  // aligned with the forward's blocks of rows
+  for (int l = last; l >= options.first_layer; --l) {
+    const OnDemandLayer& layer = layers[static_cast<std::size_t>(l)];
+    // Only the rows the vector reaches are computed.
+    Index lo = 0, hi = n;
+    while (lo < n && v[static_cast<std::size_t>(lo)] == 0.0f) ++lo;
+    while (hi > lo && v[static_cast<std::size_t>(hi - 1)] == 0.0f) --hi;
+    std::vector<float> w(static_cast<std::size_t>(n), 0.0f);
+    std::atomic<bool> stopped{false};
+    const Index first_block = lo / kRows, blocks = (hi + kRows - 1) / kRows;
+#pragma omp parallel
+    {
+      std::vector<float> mine(static_cast<std::size_t>(n), 0.0f), fused, head;
+      bool any = false;
+#pragma omp for schedule(dynamic, 1)
+      for (Index b = first_block; b < blocks; ++b) {
+        if (stopped.load(std::memory_order_relaxed)) continue;
+        if (cancel && cancel->load(std::memory_order_relaxed)) {
+          stopped.store(true, std::memory_order_relaxed);
+          continue;
+        }
+        const Index r0 = std::max(lo, b * kRows), r1 = std::min(hi, (b + 1) * kRows);
+        const Index c0 = layer.first_key(r0), c1 = layer.last_key(r1 - 1) + 1;
+        add_fused_rows(layer, options.fusion, options.residual, r0, r1 - r0, c0, c1 - c0, v, fused, head, mine);
+        any = true;
+      }
+      if (any) {
+#pragma omp critical(attn_rollout_row)
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] += mine[i];
+      }
+    }
+    if (stopped.load()) return fail(ErrorKind::Cancelled, "rollout of one row: cancelled");
+    v.swap(w);
+    if (progress) progress(last - l + 1, last - options.first_layer + 1);
+  }
+  return v;
+}
+
 std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOptions& options) {
   struct Job {
     const LayerAttention* layer;

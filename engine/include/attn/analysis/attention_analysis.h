@@ -13,6 +13,8 @@
 #include "attn/layered_trace.h"
 #include "attn/on_demand_attention.h"
 
+#include <atomic>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -33,6 +35,17 @@ struct RolloutOptions {
 // refused with the figures (TooLarge), not left to run for minutes.
 inline constexpr Index kRolloutMaxTokens = 4096;
 Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options = {});
+// One row of the rollout of a run kept on demand, where no map is stored and the whole product is out of reach:
+// query `query`'s row of R = A'_last ... A'_first with rollout()'s A' (heads fused, the residual, rows
+// renormalised), a row vector carried from the last layer down and multiplied by each layer's A', recomputed in
+// blocks of rows: only the rows the vector reaches (in a causal model those up to `query`). Equal to row `query` of
+// rollout() over the stored maps (tested). The discard ratio must be 0 (it ranks every weight of a layer).
+// Per layer it costs heads x (query + 1)^2 / 2 x head_dim multiply-adds in a causal model: seconds at 4,096 tokens,
+// minutes at 32,768. `cancel` is read between blocks of rows (Cancelled); `progress(done, of)` is called on the
+// calling thread after each layer. `options.stage` is not used (a run kept on demand has one stack of layers).
+Result<std::vector<float>> rollout_row(const std::vector<OnDemandLayer>& layers, Index query,
+                                       const RolloutOptions& options = {}, const std::atomic<bool>* cancel = nullptr,
+                                       const std::function<void(int, int)>& progress = {});
 
 // Entropy and mean distance are defined on distributions: a head with a weight outside [0, 1] (an attention dump
 // of scores or logits) has NaN for both, which the views show as "—"; the masses and max are still given.
