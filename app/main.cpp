@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 using namespace Qt::StringLiterals;
 using attn::io::SessionTab;
@@ -464,14 +465,17 @@ bool transformerReady(attn::ui::TransformerWorkbench* tab, const TransformerOpti
 }
 
 // --screenshot-zoomed: a run kept on demand, its long map zoomed in to 14 pixels a token around the middle query
-// (selected: the row strip shows it) and a key 12 tokens before it; the path of that second screenshot.
+// (selected: the row strip shows it) and the key it gives most weight; the path of that second screenshot.
 std::optional<QString> zoomLongMap(attn::ui::TransformerWorkbench* tab, std::optional<QString> path) {
   if (!path || !tab->isOnDemand()) return std::nullopt;
   auto* map = tab->longMap()->map();
   const qint64 n = map->reader()->tokens(), query = n / 2;
+  std::vector<float> row(static_cast<std::size_t>(n));
+  map->reader()->row(query, row.data());
+  const auto key = qint64(std::max_element(row.begin(), row.end()) - row.begin());
   tab->longMap()->selectQuery(query);
   map->setView(QPointF(0, 0), 14.0);
-  map->centreOn(query, std::max<qint64>(0, query - 12));
+  map->centreOn(query, key);
   return path;
 }
 
