@@ -127,9 +127,11 @@ TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
   const auto* lazy = &*stored;
   analysis::StatsOptions so;
   so.stage = Stage::Decoder;
+  // Separators: positions past 0 (3, 17 and 17 again, the last token; one past the run is ignored).
+  so.special_positions = {0, 3, 17, 17, static_cast<int>(tokens) - 1, static_cast<int>(tokens)};
   const auto want = analysis::head_statistics(stored->attention, so);
   ASSERT_EQ(static_cast<int>(want.size()), c.layers * c.heads);
-  const auto streamed = analysis::streamed_statistics(lazy->on_demand);
+  const auto streamed = analysis::streamed_statistics(lazy->on_demand, so.special_positions);
   ASSERT_EQ(streamed.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(streamed[i].layer, want[i].layer);
@@ -138,6 +140,8 @@ TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
     EXPECT_FLOAT_EQ(streamed[i].max_entropy, want[i].max_entropy);
     EXPECT_NEAR(streamed[i].mean_distance, want[i].mean_distance, 1e-4);
     EXPECT_NEAR(streamed[i].first_mass, want[i].first_mass, 1e-6);
+    EXPECT_NEAR(streamed[i].special_mass, want[i].special_mass, 1e-5);
+    EXPECT_GT(want[i].special_mass, 0.0f);
     EXPECT_NEAR(streamed[i].max_weight, want[i].max_weight, 1e-6);
   }
   for (const auto& w : want) {

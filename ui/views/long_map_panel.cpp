@@ -138,6 +138,10 @@ void LongMapPanel::setRollout(RolloutRow rollout, const QString& what, const voi
 
 void LongMapPanel::setRowMode(RowMode mode) {
   rowMode_ = mode;
+  if (mode == RowMode::Head && rolloutJob_) {
+    rolloutJob_->cancel = true;  // the strip computes what it shows: minutes of a long rollout are not left running
+    rolloutJob_.reset();
+  }
   const int index = rowModeBox_->findData(int(mode));
   if (index != rowModeBox_->currentIndex()) rowModeBox_->setCurrentIndex(index);  // comes back here once
   if (const auto q = map_->selectedQuery()) showRow(*q);

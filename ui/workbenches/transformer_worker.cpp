@@ -123,7 +123,7 @@ void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<const attn::m
     outcome.trace = std::shared_ptr<const attn::LayeredTrace>(run, &run->attention);
     outcome.stage = attn::Stage::Decoder;
     outcome.stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
-        attn::analysis::streamed_statistics(run->on_demand));
+        attn::analysis::streamed_statistics(run->on_demand, run->special_positions));
     outcome.thumbnails = std::make_shared<const render::HeadThumbnails>(
         render::makeThumbnails(run->on_demand, TransformerWorker::kThumbnailSide));
     return;

@@ -156,6 +156,18 @@ void add_fused_rows(const OnDemandLayer& layer, HeadFusion fusion, float residua
   }
 }
 
+// The special positions counted in special_mass: past 0 (position 0 is first_mass) and before `limit`, sorted, once
+// each.
+std::vector<int> separators(const std::vector<int>& positions, Index limit) {
+  std::vector<int> out;
+  for (int p : positions) {
+    if (p > 0 && p < limit) out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<float>> rollout_row(const std::vector<OnDemandLayer>& layers, Index query,
@@ -239,12 +251,7 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
   });
   std::vector<HeadStats> out(jobs.size());
   const bool grid = options.grid_rows > 0 && options.grid_cols > 0;
-  std::vector<int> specials;
-  for (int p : options.special_positions) {
-    if (p > 0) specials.push_back(p);  // position 0 is first_mass
-  }
-  std::sort(specials.begin(), specials.end());
-  specials.erase(std::unique(specials.begin(), specials.end()), specials.end());
+  const std::vector<int> specials = separators(options.special_positions, std::numeric_limits<int>::max());
   // A weight this far outside [0, 1] is not float rounding of a probability: the map is scores, not a distribution.
   constexpr double kDistributionSlack = 1e-4;
 #pragma omp parallel for schedule(dynamic)
@@ -308,10 +315,12 @@ std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOpt
   return out;
 }
 
-std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& layers) {
+std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& layers,
+                                           const std::vector<int>& special_positions) {
   std::vector<HeadStats> out;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const OnDemandLayer& layer = layers[l];
+    const std::vector<int> specials = separators(special_positions, layer.tokens());
     for (int h = 0; h < layer.heads(); ++h) {
       const StreamedHeadStats& st = layer.stats(h);
       const double rows = std::max<double>(1.0, static_cast<double>(st.rows));
@@ -323,6 +332,9 @@ std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& lay
       s.mean_distance = static_cast<float>(st.distance / rows);
       s.max_weight = st.max_weight;
       s.first_mass = static_cast<float>(st.first_mass / rows);
+      double special = 0;
+      for (int p : specials) special += static_cast<double>(st.received[static_cast<std::size_t>(p)]);
+      s.special_mass = static_cast<float>(special / rows);
       out.push_back(s);
     }
   }

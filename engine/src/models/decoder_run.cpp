@@ -326,6 +326,16 @@ class Extension {
     for (Index i = 0; i < n; ++i) h.row(p0 + i) = Eigen::Map<const RowVector>(x + i * c_.hidden, c_.hidden);
   }
 
+  // stored_linear over the new rows in slices of kCancelRows, the cancel flag read before each: at 32,768 tokens one
+  // of a layer's products takes up to a second here, longer than a cancel may (200 ms).
+  static constexpr Index kCancelRows = 4096;
+  void linear(const float* x, Index n, Index ldx, const StoredMatrix& w, float* y, Index ldy) {
+    for (Index r0 = 0; r0 < n; r0 += kCancelRows) {
+      if (cancelled()) return;
+      stored_linear(x + r0 * ldx, std::min(kCancelRows, n - r0), ldx, w, y + r0 * ldy, ldy, st_.convert);
+    }
+  }
+
   void layer(int l, Index p0, Index n, float* x) {
     const DecoderLayerWeights& L = w_.layers[static_cast<std::size_t>(l)];
     const Index d = c_.hidden, hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads;
@@ -334,11 +344,11 @@ class Extension {
     for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s_.rms_eps); });
     float* qkv = grown(st_.qkv, n * width);
     if (s_.fused) {
-      stored_linear(xn, n, d, L.q, qkv, width, st_.convert);
+      linear(xn, n, d, L.q, qkv, width);
     } else {
-      stored_linear(xn, n, d, L.q, qkv, width, st_.convert);
-      stored_linear(xn, n, d, L.k, qkv + qn, width, st_.convert);
-      stored_linear(xn, n, d, L.v, qkv + qn + kvn, width, st_.convert);
+      linear(xn, n, d, L.q, qkv, width);
+      linear(xn, n, d, L.k, qkv + qn, width);
+      linear(xn, n, d, L.v, qkv + qn + kvn, width);
       add_bias(qkv, n, width, 0, L.q_bias);
       add_bias(qkv, n, width, qn, L.k_bias);
       add_bias(qkv, n, width, qn + kvn, L.v_bias);
@@ -348,7 +358,7 @@ class Extension {
     attention(l, p0, n, qkv, ctx);
     if (cancelled()) return;  // operator() fails the run
     float* out = grown(st_.out, n * d);
-    stored_linear(ctx, n, qn, L.o, out, d, st_.convert);
+    linear(ctx, n, qn, L.o, out, d);
     add_bias(out, n, d, 0, L.o_bias);
     for_new_rows(n, [&](Index i) {
       if (s_.gemma) rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s_.rms_eps);
@@ -357,16 +367,16 @@ class Extension {
     });
     float* gu = grown(st_.gu, n * 2 * f);
     if (s_.fused) {
-      stored_linear(xn, n, d, L.gate, gu, 2 * f, st_.convert);
+      linear(xn, n, d, L.gate, gu, 2 * f);
     } else {
-      stored_linear(xn, n, d, L.gate, gu, 2 * f, st_.convert);
-      stored_linear(xn, n, d, L.up, gu + f, 2 * f, st_.convert);
+      linear(xn, n, d, L.gate, gu, 2 * f);
+      linear(xn, n, d, L.up, gu + f, 2 * f);
       add_bias(gu, n, 2 * f, 0, L.gate_bias);
       add_bias(gu, n, 2 * f, f, L.up_bias);
     }
     if (cancelled()) return;
     gated(gu, n, f, s_.activation);
-    stored_linear(gu, n, 2 * f, L.down, out, d, st_.convert);
+    linear(gu, n, 2 * f, L.down, out, d);
     add_bias(out, n, d, 0, L.down_bias);
     for_new_rows(n, [&](Index i) {
       if (s_.gemma) rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s_.rms_eps);

@@ -68,7 +68,9 @@ struct StatsOptions {
 };
 std::vector<HeadStats> head_statistics(const LayeredTrace& trace, const StatsOptions& options = {});
 // The same figures of a run kept on demand, from the statistics its forward streamed (no map is recomputed):
-// every layer and head; special_mass 0 (decoders mark no separators).
-std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& layers);
+// every layer and head. special_mass is the mass on `special_positions` other than 0 (the run's BOS/EOS/separator
+// tokens), from the attention each token received: the mean over rows of a row's mass on them.
+std::vector<HeadStats> streamed_statistics(const std::vector<OnDemandLayer>& layers,
+                                           const std::vector<int>& special_positions = {});
 
 }  // namespace attn::analysis
