@@ -215,7 +215,8 @@ void LongMapView::schedule() {
     };
     return d(p) < d(q);
   });
-  // The minimap's level (the whole map in one tile) first, then previews of the tiles in view, then exact ones.
+  // The minimap's level (the whole map in one tile) first as a preview, then previews of the tiles in view, then
+  // exact ones, the minimap's exact tile last (it is the whole map again: at 32,768 tokens as long as the view's).
   const Key whole{factorFor(double(kTile) / double(std::max<qint64>(1, n))), 0, 0};
   const auto need = [&](const Key& k, bool exact) {
     const Tile* t = tile(k);
@@ -224,9 +225,9 @@ void LongMapView::schedule() {
     wanted_.push_back({k, exact});
   };
   need(whole, false);
-  need(whole, true);
   for (const Key& k : inView) need(k, false);
   for (const Key& k : inView) need(k, true);
+  need(whole, true);
   startNext();
 }
 
