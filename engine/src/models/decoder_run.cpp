@@ -257,7 +257,7 @@ class Extension {
                           const std::function<void(int)>& before_layer = {}) {
     const Index n = p1 - p0, d = c_.hidden;
     st_.ids.resize(static_cast<std::size_t>(p0));  // the cache's valid tokens while it is rewritten
-    reserve(p1);
+    if (!reserve(p1)) return fail(ErrorKind::Cancelled, "cancelled");
     float* x = grown(st_.x, n * d);
     const float scale = s_.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
     for_new_rows(n, [&](Index i) {
@@ -296,18 +296,27 @@ class Extension {
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
 
   // Room in the cache for p1 positions (grown by doubling, the cached rows kept).
-  void reserve(Index p1) {
+  // The cache grown to hold p1 tokens. False when cancelled half way (a 32,768-token cache is 1.5 GB of fresh pages
+  // here, seconds where page faults are slow): the cache is then dropped, its layers disagreeing on their capacity.
+  bool reserve(Index p1) {
     const Index hd = s_.head_dim, kv = s_.kv_heads;
     if (st_.keys.size() != static_cast<std::size_t>(c_.layers)) {
       st_.keys.assign(static_cast<std::size_t>(c_.layers), {});
       st_.values.assign(static_cast<std::size_t>(c_.layers), {});
       st_.capacity = 0;
     }
-    if (p1 <= st_.capacity) return;
+    if (p1 <= st_.capacity) return true;
     const Index cap = std::max<Index>(p1, std::min<Index>(2 * st_.capacity, c_.context()));
     const Index kept = std::min<Index>(static_cast<Index>(st_.ids.size()), st_.capacity);
     for (auto* cache : {&st_.keys, &st_.values}) {
       for (auto& layer : *cache) {
+        if (cancelled()) {
+          st_.keys.clear();
+          st_.values.clear();
+          st_.ids.clear();
+          st_.capacity = 0;
+          return false;
+        }
         std::vector<float> bigger(static_cast<std::size_t>(kv * cap * hd));
         for (Index g = 0; g < kv && kept > 0; ++g) {
           std::copy_n(layer.data() + g * st_.capacity * hd, kept * hd, bigger.data() + g * cap * hd);
@@ -316,6 +325,7 @@ class Extension {
       }
     }
     st_.capacity = cap;
+    return true;
   }
 
  private:
@@ -739,7 +749,7 @@ Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& st,
       for (auto& layer : run.attention.layers) maps.push_back(&layer.maps);
       extension.emplace(m, st, run, maps, options.hidden_states ? &run.hidden_states : nullptr);
       st.ids.clear();
-      extension->reserve(run.attention.layers.front().maps.rows());
+      extension->reserve(run.attention.layers.front().maps.rows());  // no cancel flag here: always true
     }
     return (*extension)(p0, p1, false, run.logits, {});
   });
