@@ -59,7 +59,9 @@ constexpr int kDragMs = 30'000 / kScale;             // wall time of the glimpse
 constexpr int kMoveEveryMs = 8;                      // a mouse move at most this often, events processed in between
 constexpr int kSwitchRounds = 6;                     // model switches while a run is in flight, per tab
 constexpr int kCancels = 24 / (kScale > 1 ? 2 : 1);  // model loads cancelled at random points (at least 20)
-constexpr int kLargeLayers = 48;                     // the synthetic model's layers (151 MB): a load of 60-300 ms here
+// The synthetic model's layers (151 MB in Release: a load of 60-300 ms here; under a sanitizer a quarter, whose load
+// is still longer there, and the cancels land within whatever it takes).
+constexpr int kLargeLayers = 48 / kScale;
 constexpr int kStopMs = 2000;                        // a cancelled load must be over within this
 constexpr int kLateMs = 300;                         // how long we watch for a late `loaded` after a cancel
 constexpr int kSettleMs = 120'000;                   // generous: the sanitizer builds are several times slower
@@ -761,7 +763,7 @@ class TestStress : public QObject {
   // One small round of everything, so that first-use costs (fonts, models, caches, thread pools) are paid
   // before the RSS reading that the run is measured from.
   void warmUp() {
-    openInputsBackToBack(30);
+    openInputsBackToBack(30 / kScale);
     if (QTest::currentTestFailed()) return;
     dragGlimpse(1000);
     if (QTest::currentTestFailed()) return;

@@ -285,9 +285,13 @@ TEST(AttentionDump, Refusals) {
   e = refused("other format", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, other});
   EXPECT_EQ(e.reason, "metadata \"format\" is \"pt\", not \"attnscope.attn\": not an attention dump");
   auto newer = two_tokens;
-  newer["version"] = "2";
+  newer["version"] = "3";
   e = refused("newer version", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, newer});
-  EXPECT_EQ(e.reason, "attention dump version \"2\"; this AttnScope reads version 1");
+  EXPECT_EQ(e.reason, "attention dump version \"3\"; this AttnScope reads versions 1 and 2");
+  // Version 2 without its layout (a version-1 dump relabelled): the layout is what is missing.
+  newer["version"] = "2";
+  e = refused("version 2 of maps", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, newer});
+  EXPECT_EQ(e.reason, "metadata \"layout\" is missing (a version-2 dump's layout: README, \"Attention dumps\")");
   auto spans = two_tokens;
   spans["spans"] = "[[0, 1]]";
   e = refused("spans", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, spans});

@@ -15,8 +15,10 @@
 #pragma once
 
 #include "attn/core.h"
+#include "attn/error.h"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -44,11 +46,33 @@ struct StreamedHeadStats {
 
 class OnDemandLayer {
  public:
+  // What a layer read from memory it does not own holds (a version-2 attention dump, memory-mapped): per head its
+  // queries (tokens x head_dim floats), row shifts and 1 / sums (tokens floats each) and, optionally, its whole map
+  // max-pooled in cells of overview_factor x overview_factor weights (overview_side^2 float16 values, row-major); per
+  // key group its keys. `keeper` keeps that memory alive; `check(head)` verifies a head's memory (its checksums) and
+  // is what verify() calls.
+  struct External {
+    std::shared_ptr<const void> keeper;
+    std::vector<const float*> queries, shifts, inv_sums;  // per head
+    std::vector<const float*> keys;                       // per key group
+    std::vector<const Eigen::half*> overviews;            // per head, or empty
+    Index overview_factor = 0, overview_side = 0;
+    std::function<Result<void>(int head)> check;
+  };
+
   OnDemandLayer() = default;
   // `heads` query heads share `kv_heads` key heads (head h reads group h / (heads / kv_heads)). Causal: query i sees
   // keys j <= i, and with window > 0 only i - window < j <= i; bidirectional: every key. softcap > 0: a score s
   // becomes softcap * tanh(s / softcap) before the softmax (Gemma 2).
   OnDemandLayer(int heads, int kv_heads, Index head_dim, Index tokens, bool causal, Index window, float softcap);
+  // A layer over `external` memory (sizes as above; the pointer vectors must have one entry per head and group) with
+  // the statistics its forward streamed. Writing (query(), key(), set_row(), stats()) is for a forward's own layer.
+  OnDemandLayer(int heads, int kv_heads, Index head_dim, Index tokens, bool causal, Index window, float softcap,
+                External external, std::vector<StreamedHeadStats> stats);
+  bool is_external() const { return external_ != nullptr; }
+  // Whether head `head`'s memory can be trusted: always for a forward's layer; for an external one, External::check
+  // (a dump's checksums, computed the first time and remembered). Call before reading a head of a dump.
+  Result<void> verify(int head) const;
 
   int heads() const { return heads_; }
   int kv_heads() const { return kv_heads_; }
@@ -63,11 +87,26 @@ class OnDemandLayer {
   // shift and 1 / sum (NaN for a row of non-finite scores: recomputed weights are then NaN, as the stored row).
   float* query(int head, Index row) { return queries_.data() + (static_cast<Index>(head) * tokens_ + row) * head_dim_; }
   float* key(int group, Index row) { return keys_.data() + (static_cast<Index>(group) * tokens_ + row) * head_dim_; }
-  const float* query(int head, Index row) const;
-  const float* key(int group, Index row) const;
+  const float* query(int head, Index row) const {
+    return (external_ ? external_->queries[static_cast<std::size_t>(head)]
+                      : queries_.data() + static_cast<Index>(head) * tokens_ * head_dim_) +
+           row * head_dim_;
+  }
+  const float* key(int group, Index row) const {
+    return (external_ ? external_->keys[static_cast<std::size_t>(group)]
+                      : keys_.data() + static_cast<Index>(group) * tokens_ * head_dim_) +
+           row * head_dim_;
+  }
   void set_row(int head, Index row, float shift, float inv_sum);
-  float shift(int head, Index row) const { return shift_[static_cast<std::size_t>(head * tokens_ + row)]; }
-  float inv_sum(int head, Index row) const { return inv_sum_[static_cast<std::size_t>(head * tokens_ + row)]; }
+  // A head's shifts and 1 / sums, tokens() floats each.
+  const float* shifts(int head) const {
+    return external_ ? external_->shifts[static_cast<std::size_t>(head)] : shift_.data() + head * tokens_;
+  }
+  const float* inv_sums(int head) const {
+    return external_ ? external_->inv_sums[static_cast<std::size_t>(head)] : inv_sum_.data() + head * tokens_;
+  }
+  float shift(int head, Index row) const { return shifts(head)[row]; }
+  float inv_sum(int head, Index row) const { return inv_sums(head)[row]; }
   StreamedHeadStats& stats(int head) { return stats_[static_cast<std::size_t>(head)]; }
   const StreamedHeadStats& stats(int head) const { return stats_[static_cast<std::size_t>(head)]; }
 
@@ -97,6 +136,12 @@ class OnDemandLayer {
   // to the map), its weights max-pooled over each cell's `factor` keys (Mean: averaged). 1 / factor of the work.
   void preview(int head, Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
                Index ld) const;
+  // The same cells as pooled(head, factor, Max, ...) read from the head's stored overview (a version-2 dump's,
+  // float16: within a relative 2^-11 of the weight,
+  // 2^-25 under float16's normal range), when it has one that covers them: factor a multiple of the overview's and
+  // r0, c0 multiples of it. False (out untouched) otherwise.
+  bool overview_pooled(int head, Index factor, Index r0, Index rows, Index c0, Index cols, float* out, Index ld) const;
+  Index overview_factor() const { return external_ && !external_->overviews.empty() ? external_->overview_factor : 0; }
 
  private:
   // Query rows r0, r0 + stride, ... (rows of them) x keys [c0, c0 + cols) into out (row stride ld): one score
@@ -136,6 +181,7 @@ class OnDemandLayer {
   std::vector<float, Uninitialised<float>> keys_;     // [kv_heads][tokens][head_dim]
   std::vector<float> shift_, inv_sum_;                // [heads][tokens]
   std::vector<StreamedHeadStats> stats_;
+  std::shared_ptr<const External> external_;  // set: the layer reads this memory instead of its vectors
 };
 
 // One head's map read in blocks, from any thread, whatever keeps it (a run on demand; a version-2 dump): what the
@@ -162,8 +208,11 @@ class OnDemandHead final : public HeadMapReader {
  public:
   OnDemandHead(std::shared_ptr<const void> owner, const OnDemandLayer& layer, int head);
   Index tokens() const override { return layer_.tokens(); }
+  // Max-pooled cells (factor 2 and more) come from a dump's stored overview where it covers them
+  // (OnDemandLayer::overview_pooled).
   void pooled(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
               Index ld) const override {
+    if (pooling == Pooling::Max && factor > 1 && layer_.overview_pooled(head_, factor, r0, rows, c0, cols, out, ld)) return;
     layer_.pooled(head_, factor, pooling, r0, rows, c0, cols, out, ld);
   }
   void preview(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,

@@ -59,12 +59,51 @@ std::size_t OnDemandLayer::bytes() const {
   return b;
 }
 
-const float* OnDemandLayer::query(int head, Index row) const {
-  return queries_.data() + (static_cast<Index>(head) * tokens_ + row) * head_dim_;
+OnDemandLayer::OnDemandLayer(int heads, int kv_heads, Index head_dim, Index tokens, bool causal, Index window,
+                             float softcap, External external, std::vector<StreamedHeadStats> stats)
+    : heads_(heads), kv_heads_(kv_heads), head_dim_(head_dim), tokens_(tokens), window_(causal ? window : 0),
+      causal_(causal), softcap_(softcap), stats_(std::move(stats)) {
+  const auto h = static_cast<std::size_t>(heads), g = static_cast<std::size_t>(kv_heads);
+  if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0 || head_dim <= 0 || tokens < 0 ||
+      external.queries.size() != h || external.shifts.size() != h || external.inv_sums.size() != h ||
+      external.keys.size() != g || (!external.overviews.empty() && external.overviews.size() != h) ||
+      (!external.overviews.empty() &&
+       (external.overview_factor < 1 ||
+        external.overview_side != (tokens + external.overview_factor - 1) / external.overview_factor)) ||
+      stats_.size() != h) {
+    throw std::invalid_argument("OnDemandLayer: external memory for " + std::to_string(heads) + " heads over " +
+                                std::to_string(kv_heads) + " key heads does not match");
+  }
+  external_ = std::make_shared<const External>(std::move(external));
 }
 
-const float* OnDemandLayer::key(int group, Index row) const {
-  return keys_.data() + (static_cast<Index>(group) * tokens_ + row) * head_dim_;
+Result<void> OnDemandLayer::verify(int head) const {
+  if (head < 0 || head >= heads_) {
+    return fail(ErrorKind::OutOfRange, "head " + std::to_string(head) + " of " + std::to_string(heads_));
+  }
+  if (!external_ || !external_->check) return {};
+  return external_->check(head);
+}
+
+bool OnDemandLayer::overview_pooled(int head, Index factor, Index r0, Index rows, Index c0, Index cols, float* out,
+                                    Index ld) const {
+  const Index f = overview_factor();
+  if (f == 0 || factor < f || factor % f != 0 || r0 % f != 0 || c0 % f != 0) return false;
+  const auto [in_rows, in_cols] = start_pooled("overview_pooled", head, factor, r0, rows, c0, cols, out, ld);
+  const Eigen::half* cells = external_->overviews[static_cast<std::size_t>(head)];
+  const Index side = external_->overview_side, per = factor / f;
+  for (Index i = 0; i < in_rows; ++i) {
+    const Index a = r0 / f + i * per, a_end = std::min(side, a + per);
+    for (Index j = 0; j < in_cols; ++j) {
+      const Index b = c0 / f + j * per, b_end = std::min(side, b + per);
+      float m = 0.0f;
+      for (Index r = a; r < a_end; ++r) {
+        for (Index c = b; c < b_end; ++c) m = std::max(m, static_cast<float>(cells[r * side + c]));
+      }
+      out[i * ld + j] = m;
+    }
+  }
+  return true;
 }
 
 void OnDemandLayer::set_row(int head, Index row, float shift, float inv_sum) {

@@ -3,6 +3,7 @@
 #include "attn/io/safetensors.h"
 
 #include "../core/json_config.h"
+#include "attention_dump_parts.h"
 
 #include <nlohmann/json.hpp>
 
@@ -25,10 +26,11 @@ namespace {
 using json = nlohmann::json;
 using detail::quote;
 
-constexpr std::string_view kDumpFormat = "attnscope.attn";
+using dump_format::kDumpFormat;
 constexpr std::string_view kDumpVersion = "1";
+constexpr std::string_view kOnDemandVersion = "2";
 constexpr std::string_view kPrefix = "attn.";
-constexpr std::int64_t kHeaderOffset = 8;  // metadata errors point at the header
+constexpr std::int64_t kHeaderOffset = dump_format::kDumpHeaderOffset;
 // More heads than any published model has; the maps' sizes themselves are bounded by the file's bytes.
 constexpr std::int64_t kMaxHeads = 4096;
 
@@ -241,11 +243,12 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
         "metadata \"format\" is " + quote(it->second) + ", not " + quote(kDumpFormat) + ": not an attention dump", file,
         kHeaderOffset);
   }
-  if (const auto it = metadata.find("version"); it != metadata.end() && it->second != kDumpVersion) {
-    return fail(
-        ErrorKind::Unsupported,
-        "attention dump version " + quote(it->second) + "; this AttnScope reads version " + std::string(kDumpVersion),
-        file, kHeaderOffset);
+  const auto version = metadata.find("version");
+  if (version != metadata.end() && version->second != kDumpVersion && version->second != kOnDemandVersion) {
+    return fail(ErrorKind::Unsupported,
+                "attention dump version " + quote(version->second) + "; this AttnScope reads versions " +
+                    std::string(kDumpVersion) + " and " + std::string(kOnDemandVersion),
+                file, kHeaderOffset);
   }
   if (!metadata.contains("tokens")) {
     return fail(ErrorKind::Malformed,
@@ -269,6 +272,15 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
   auto ids = id_list(metadata, trace.tokens.size(), file);
   if (!ids) return std::unexpected(ids.error());
   dump.ids = std::move(*ids);
+  if (version != metadata.end() && version->second == kOnDemandVersion) {
+    dump.version = 2;
+    if (!trace.cross_rows.empty()) {
+      return fail(ErrorKind::Unsupported, "a version-2 dump holds a decoder's self-attention; it has \"cross_rows\"",
+                  file, kHeaderOffset);
+    }
+    if (auto read = dump_format::read_on_demand_layers(st, dump); !read) return std::unexpected(read.error());
+    return dump;
+  }
 
   const auto n_tokens = static_cast<std::int64_t>(trace.tokens.size());
   const auto n_cross = static_cast<std::int64_t>(trace.cross_rows.size());
@@ -395,19 +407,10 @@ Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std:
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
                                   const std::string& model, const std::vector<int>& ids) {
   const std::string file = path.string();
-  if (trace.tokens.empty()) return fail(ErrorKind::OutOfRange, "nothing to write: the trace has no tokens", file);
+  auto metadata = dump_format::dump_metadata(trace, model, ids, file, kDumpVersion);
+  if (!metadata) return std::unexpected(metadata.error());
   if (trace.layers.empty()) {
     return fail(ErrorKind::OutOfRange, "nothing to write: the trace has no attention maps", file);
-  }
-  if (!trace.spans.empty() && trace.spans.size() != trace.tokens.size()) {
-    return fail(ErrorKind::Mismatch,
-                "the trace has " + std::to_string(trace.spans.size()) + " spans for " +
-                    std::to_string(trace.tokens.size()) + " tokens",
-                file);
-  }
-  if (!ids.empty() && ids.size() != trace.tokens.size()) {
-    return fail(ErrorKind::Mismatch,
-                std::to_string(ids.size()) + " token ids for " + std::to_string(trace.tokens.size()) + " tokens", file);
   }
   const auto n_tokens = static_cast<Index>(trace.tokens.size());
   std::vector<TensorData> tensors;
@@ -450,8 +453,26 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
   }
   if (const auto missing = missing_layer(trace.layers)) return fail(ErrorKind::Malformed, *missing, file);
 
-  std::map<std::string, std::string> metadata{{"format", std::string(kDumpFormat)},
-                                              {"version", std::string(kDumpVersion)}};
+  return write_safetensors(path, tensors, *metadata);
+}
+
+namespace dump_format {
+
+Result<std::map<std::string, std::string>> dump_metadata(const LayeredTrace& trace, const std::string& model,
+                                                         const std::vector<int>& ids, const std::string& file,
+                                                         std::string_view version) {
+  if (trace.tokens.empty()) return fail(ErrorKind::OutOfRange, "nothing to write: the trace has no tokens", file);
+  if (!trace.spans.empty() && trace.spans.size() != trace.tokens.size()) {
+    return fail(ErrorKind::Mismatch,
+                "the trace has " + std::to_string(trace.spans.size()) + " spans for " +
+                    std::to_string(trace.tokens.size()) + " tokens",
+                file);
+  }
+  if (!ids.empty() && ids.size() != trace.tokens.size()) {
+    return fail(ErrorKind::Mismatch,
+                std::to_string(ids.size()) + " token ids for " + std::to_string(trace.tokens.size()) + " tokens", file);
+  }
+  std::map<std::string, std::string> metadata{{"format", std::string(kDumpFormat)}, {"version", std::string(version)}};
   try {
     metadata["tokens"] = json(trace.tokens).dump();
     if (!trace.cross_rows.empty()) metadata["cross_rows"] = json(trace.cross_rows).dump();
@@ -465,7 +486,9 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
   }
   if (!model.empty()) metadata["model"] = model;
   if (!ids.empty()) metadata["ids"] = json(ids).dump();
-  return write_safetensors(path, tensors, metadata);
+  return metadata;
 }
+
+}  // namespace dump_format
 
 }  // namespace attn::io

@@ -1,0 +1,412 @@
+// Version 2 of the attention-dump format (attn/io/attention_dump.h): a run kept on demand, written and read back
+// as memory-mapped OnDemandLayers. The checksums are zlib's CRC-32 (about 5 GB/s here: a head of a 32,768-token
+// SmolLM2 run, 16 MB, in 3 ms).
+#include "attn/io/attention_dump.h"
+
+#include "attn/io/safetensors.h"
+
+#include "../core/json_config.h"
+#include "attention_dump_parts.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace attn::io {
+
+static_assert(std::endian::native == std::endian::little, "version-2 dumps are read in place: little-endian only");
+
+namespace {
+
+using json = nlohmann::json;
+using attn::detail::quote;
+using dump_format::kDumpHeaderOffset;
+
+constexpr std::string_view kOnDemandVersion = "2";
+constexpr Index kOverviewCells = 512;  // an overview's side at most
+constexpr int kStatsColumns = 5;       // entropy, distance, first-token mass, largest weight, rows
+// Bounds of the layout: more than any published model has; the tensors' sizes are bounded by the file itself.
+constexpr std::int64_t kMaxLayers = 1024, kMaxHeads = 4096, kMaxHeadDim = 4096;
+
+std::string layer_tensor(int l, const char* part) { return "layer." + std::to_string(l) + "." + part; }
+std::string head_tensor(int l, int h, const char* part) {
+  return "layer." + std::to_string(l) + ".head." + std::to_string(h) + "." + part;
+}
+std::string group_tensor(int l, int g) {
+  return "layer." + std::to_string(l) + ".group." + std::to_string(g) + ".keys";
+}
+
+std::uint32_t crc_of(std::span<const std::byte> bytes) {
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  return static_cast<std::uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+}
+
+std::string hex8(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+// The layout entry, checked.
+struct Layout {
+  int layers = 0, heads = 0, kv_heads = 0;
+  Index head_dim = 0, overview_factor = 1;
+  bool causal = true;
+  std::vector<Index> windows;
+  float softcap = 0;
+};
+
+Result<Layout> read_layout(const std::map<std::string, std::string>& metadata, const std::string& file) {
+  const auto bad = [&](ErrorKind kind, const std::string& why) {
+    return fail(kind, "metadata \"layout\" " + why + " (a version-2 dump's layout: README, \"Attention dumps\")", file,
+                kDumpHeaderOffset);
+  };
+  const auto it = metadata.find("layout");
+  if (it == metadata.end()) return bad(ErrorKind::Malformed, "is missing");
+  auto parsed = attn::detail::parse_json(it->second, file, kDumpHeaderOffset);
+  if (!parsed) return bad(parsed.error().kind, "is not JSON");
+  const json& v = *parsed;
+  if (!v.is_object()) return bad(ErrorKind::Malformed, "is not a JSON object");
+  const auto whole = [&](const char* key, std::int64_t lo, std::int64_t hi) -> Result<std::int64_t> {
+    if (!v.contains(key) || !v[key].is_number_integer())
+      return bad(ErrorKind::Malformed, quote(key) + " is not a whole number");
+    const auto n = v[key].get<std::int64_t>();
+    if (n < lo || n > hi) {
+      return bad(ErrorKind::OutOfRange, quote(key) + " is " + std::to_string(n) + ", outside " + std::to_string(lo) +
+                                            " to " + std::to_string(hi));
+    }
+    return n;
+  };
+  Layout out;
+  auto layers = whole("layers", 1, kMaxLayers);
+  if (!layers) return std::unexpected(layers.error());
+  auto heads = whole("heads", 1, kMaxHeads);
+  if (!heads) return std::unexpected(heads.error());
+  auto kv = whole("kv_heads", 1, *heads);
+  if (!kv) return std::unexpected(kv.error());
+  if (*heads % *kv != 0) {
+    return bad(ErrorKind::Mismatch,
+               std::to_string(*heads) + " heads do not share " + std::to_string(*kv) + " key heads evenly");
+  }
+  auto dim = whole("head_dim", 1, kMaxHeadDim);
+  if (!dim) return std::unexpected(dim.error());
+  auto factor = whole("overview_factor", 1, std::int64_t{1} << 40);
+  if (!factor) return std::unexpected(factor.error());
+  if (!std::has_single_bit(static_cast<std::uint64_t>(*factor))) {
+    return bad(ErrorKind::OutOfRange, "\"overview_factor\" is " + std::to_string(*factor) + ", not a power of two");
+  }
+  if (!v.contains("causal") || !v["causal"].is_boolean())
+    return bad(ErrorKind::Malformed, "\"causal\" is not true or false");
+  if (!v.contains("softcap") || !v["softcap"].is_number() || !std::isfinite(v["softcap"].get<double>()) ||
+      v["softcap"].get<double>() < 0) {
+    return bad(ErrorKind::Malformed, "\"softcap\" is not a number from 0");
+  }
+  if (!v.contains("windows") || !v["windows"].is_array() || v["windows"].size() != static_cast<std::size_t>(*layers)) {
+    return bad(ErrorKind::Malformed, "\"windows\" is not an array of one whole number per layer");
+  }
+  out.layers = static_cast<int>(*layers);
+  out.heads = static_cast<int>(*heads);
+  out.kv_heads = static_cast<int>(*kv);
+  out.head_dim = *dim;
+  out.overview_factor = *factor;
+  out.causal = v["causal"].get<bool>();
+  out.softcap = static_cast<float>(v["softcap"].get<double>());
+  for (const json& w : v["windows"]) {
+    if (!w.is_number_integer() || w.get<std::int64_t>() < 0) {
+      return bad(ErrorKind::Malformed, "\"windows\" holds " + w.dump() + ", not a whole number from 0");
+    }
+    out.windows.push_back(w.get<std::int64_t>());
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::uint32_t>> read_checksums(const std::map<std::string, std::string>& metadata,
+                                                            const std::string& file) {
+  const auto bad = [&](const std::string& why) {
+    return fail(ErrorKind::Malformed, "metadata \"crc32\" " + why, file, kDumpHeaderOffset);
+  };
+  const auto it = metadata.find("crc32");
+  if (it == metadata.end()) return bad("is missing: a version-2 dump has a checksum for every tensor");
+  auto parsed = attn::detail::parse_json(it->second, file, kDumpHeaderOffset);
+  if (!parsed || !parsed->is_object()) return bad("is not a JSON object of tensor names and checksums");
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [name, value] : parsed->items()) {
+    const std::string s = value.is_string() ? value.get<std::string>() : std::string();
+    if (s.size() != 8 ||
+        !std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); })) {
+      return bad("entry " + quote(name) + " is " + value.dump() + ", not 8 lower-case hex digits");
+    }
+    out[name] = static_cast<std::uint32_t>(std::stoul(s, nullptr, 16));
+  }
+  return out;
+}
+
+// The checksums checked lazily, each tensor once: shared by the layers (and their copies) of one opened dump.
+struct LazyChecks {
+  SafeTensors file;
+  std::map<std::string, std::uint32_t> crc;
+  std::mutex mutex;
+  std::map<std::string, Result<void>> done;
+
+  Result<void> check(const TensorInfo& t) {
+    std::lock_guard lock(mutex);
+    if (const auto it = done.find(t.name); it != done.end()) return it->second;
+    return done.emplace(t.name, checked(t)).first->second;
+  }
+  Result<void> checked(const TensorInfo& t) const {
+    const std::uint32_t want = crc.at(t.name), got = crc_of(file.bytes(t));
+    if (want == got) return {};
+    return std::unexpected(file.error(t, ErrorKind::Mismatch,
+                                      "tensor " + quote(t.name) + " (" + with_commas(t.end - t.begin) +
+                                          " bytes) fails its checksum: CRC-32 " + hex8(got) + ", the header says " +
+                                          hex8(want) + "; the file is damaged (a changed byte or a partial copy)"));
+  }
+};
+
+}  // namespace
+
+Index dump_overview_factor(Index tokens) {
+  Index f = 1;
+  while ((tokens + f - 1) / f > kOverviewCells) f *= 2;
+  return f;
+}
+
+namespace dump_format {
+
+Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
+  const std::string& file = st.name();
+  auto layout = read_layout(st.metadata(), file);
+  if (!layout) return std::unexpected(layout.error());
+  auto crc = read_checksums(st.metadata(), file);
+  if (!crc) return std::unexpected(crc.error());
+  const Layout& L = *layout;
+  const Index n = static_cast<Index>(dump.trace.tokens.size());
+  const Index factor = L.overview_factor, side = (n + factor - 1) / factor;
+  if (side > 4 * kOverviewCells) {
+    return fail(ErrorKind::OutOfRange,
+                "metadata \"layout\": an overview factor of " + std::to_string(factor) + " gives overviews of " +
+                    with_commas(side) + " x " + with_commas(side) + " cells for " + with_commas(n) +
+                    " tokens (at most " + std::to_string(4 * kOverviewCells) + ")",
+                file, kDumpHeaderOffset);
+  }
+  // Every tensor of the layout, and nothing else named "layer.": counted before anything is looked up, so a
+  // layout claiming more than the file holds is refused at once.
+  const std::int64_t per_layer = std::int64_t{5} * L.heads + L.kv_heads + 1;
+  std::int64_t named = 0;
+  for (const TensorInfo& t : st.tensors()) named += t.name.starts_with("layer.") ? 1 : 0;
+  if (named != per_layer * L.layers) {
+    return fail(ErrorKind::Mismatch,
+                "the layout (" + std::to_string(L.layers) + " layers of " + std::to_string(L.heads) + " heads over " +
+                    std::to_string(L.kv_heads) + " key heads) needs " + with_commas(per_layer * L.layers) +
+                    " tensors named layer.*; the file has " + with_commas(named),
+                file, kDumpHeaderOffset);
+  }
+  auto checks = std::make_shared<LazyChecks>();
+  checks->file = st;
+  checks->crc = std::move(*crc);
+  const SafeTensors& mapped = checks->file;  // its TensorInfos outlive `st`: the lazy checks keep them
+
+  const auto find = [&](const std::string& name, DType dtype,
+                        const std::vector<std::int64_t>& shape) -> Result<const TensorInfo*> {
+    const TensorInfo* t = mapped.find(name);
+    if (!t) {
+      return fail(ErrorKind::Malformed, "no tensor " + quote(name) + ", which the layout needs", file,
+                  kDumpHeaderOffset);
+    }
+    if (t->dtype != dtype || t->shape != shape) {
+      return std::unexpected(mapped.error(*t, ErrorKind::Mismatch,
+                                      "tensor " + quote(name) + " is " + std::string(to_string(t->dtype)) + " " +
+                                          shape_text(t->shape) + "; the layout needs " + std::string(to_string(dtype)) +
+                                          " " + shape_text(shape)));
+    }
+    if (!checks->crc.contains(name)) {
+      return fail(ErrorKind::Malformed, "metadata \"crc32\" has no checksum for tensor " + quote(name), file,
+                  kDumpHeaderOffset);
+    }
+    if (reinterpret_cast<std::uintptr_t>(mapped.bytes(*t).data()) % dtype_size(dtype) != 0) {
+      return std::unexpected(mapped.error(
+          *t, ErrorKind::Unsupported,
+          "tensor " + quote(name) + " is not aligned to " + std::to_string(dtype_size(dtype)) + " bytes in the file"));
+    }
+    return t;
+  };
+  const auto floats = [&](const TensorInfo* t) { return reinterpret_cast<const float*>(mapped.bytes(*t).data()); };
+
+  dump.on_demand.reserve(static_cast<std::size_t>(L.layers));
+  for (int l = 0; l < L.layers; ++l) {
+    OnDemandLayer::External ext;
+    ext.keeper = mapped.keeper();
+    ext.overview_factor = factor;
+    ext.overview_side = side;
+    // Per head and group: the lazily checked tensors.
+    std::vector<std::vector<const TensorInfo*>> lazy(static_cast<std::size_t>(L.heads));
+    std::vector<const TensorInfo*> keys(static_cast<std::size_t>(L.kv_heads));
+    for (int g = 0; g < L.kv_heads; ++g) {
+      auto k = find(group_tensor(l, g), DType::F32, {n, L.head_dim});
+      if (!k) return std::unexpected(k.error());
+      keys[static_cast<std::size_t>(g)] = *k;
+      ext.keys.push_back(floats(*k));
+    }
+    auto stats_tensor = find(layer_tensor(l, "stats"), DType::F64, {L.heads, kStatsColumns});
+    if (!stats_tensor) return std::unexpected(stats_tensor.error());
+    if (auto ok = checks->check(**stats_tensor); !ok) return std::unexpected(ok.error());
+    std::vector<double> table(static_cast<std::size_t>(L.heads * kStatsColumns));
+    std::memcpy(table.data(), mapped.bytes(**stats_tensor).data(), table.size() * sizeof(double));
+
+    std::vector<StreamedHeadStats> stats(static_cast<std::size_t>(L.heads));
+    for (int h = 0; h < L.heads; ++h) {
+      auto q = find(head_tensor(l, h, "queries"), DType::F32, {n, L.head_dim});
+      if (!q) return std::unexpected(q.error());
+      auto shift = find(head_tensor(l, h, "shift"), DType::F32, {n});
+      if (!shift) return std::unexpected(shift.error());
+      auto inv = find(head_tensor(l, h, "inv_sum"), DType::F32, {n});
+      if (!inv) return std::unexpected(inv.error());
+      auto received = find(head_tensor(l, h, "received"), DType::F32, {n});
+      if (!received) return std::unexpected(received.error());
+      auto overview = find(head_tensor(l, h, "overview"), DType::F16, {side, side});
+      if (!overview) return std::unexpected(overview.error());
+      for (const TensorInfo* t : {*received, *overview}) {
+        if (auto ok = checks->check(*t); !ok) return std::unexpected(ok.error());
+      }
+      ext.queries.push_back(floats(*q));
+      ext.shifts.push_back(floats(*shift));
+      ext.inv_sums.push_back(floats(*inv));
+      ext.overviews.push_back(reinterpret_cast<const Eigen::half*>(mapped.bytes(**overview).data()));
+      lazy[static_cast<std::size_t>(h)] = {*q, *shift, *inv,
+                                           keys[static_cast<std::size_t>(h / (L.heads / L.kv_heads))]};
+
+      StreamedHeadStats& s = stats[static_cast<std::size_t>(h)];
+      const double* row = table.data() + h * kStatsColumns;
+      s.entropy = row[0];
+      s.distance = row[1];
+      s.first_mass = row[2];
+      s.max_weight = static_cast<float>(row[3]);
+      if (row[4] != static_cast<double>(n)) {
+        return std::unexpected(mapped.error(**stats_tensor, ErrorKind::Mismatch,
+                                        "tensor " + quote((*stats_tensor)->name) + ": head " + std::to_string(h) +
+                                            " counts " + json(row[4]).dump() + " rows for " + with_commas(n) +
+                                            " tokens"));
+      }
+      s.rows = n;
+      s.received.assign(floats(*received), floats(*received) + n);
+    }
+    ext.check = [checks, lazy = std::move(lazy)](int head) -> Result<void> {
+      for (const TensorInfo* t : lazy[static_cast<std::size_t>(head)]) {
+        if (auto ok = checks->check(*t); !ok) return ok;
+      }
+      return {};
+    };
+    dump.on_demand.emplace_back(L.heads, L.kv_heads, L.head_dim, n, L.causal, L.windows[static_cast<std::size_t>(l)],
+                                L.softcap, std::move(ext), std::move(stats));
+  }
+  return {};
+}
+
+}  // namespace dump_format
+
+Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
+                                  const std::vector<OnDemandLayer>& layers, const std::string& model,
+                                  const std::vector<int>& ids,
+                                  const std::function<bool(double, const std::string&)>& progress) {
+  const std::string file = path.string();
+  auto metadata = dump_format::dump_metadata(trace, model, ids, file, kOnDemandVersion);
+  if (!metadata) return std::unexpected(metadata.error());
+  if (layers.empty())
+    return fail(ErrorKind::OutOfRange, "nothing to write: the run has no layers kept on demand", file);
+  const OnDemandLayer& first = layers.front();
+  const Index n = static_cast<Index>(trace.tokens.size());
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const OnDemandLayer& layer = layers[l];
+    if (layer.tokens() != n || layer.heads() != first.heads() || layer.kv_heads() != first.kv_heads() ||
+        layer.head_dim() != first.head_dim() || layer.causal() != first.causal() ||
+        layer.softcap() != first.softcap()) {
+      return fail(ErrorKind::Mismatch,
+                  "layer " + std::to_string(l) + " has " + std::to_string(layer.heads()) + " heads of " +
+                      std::to_string(layer.head_dim()) + " over " + with_commas(layer.tokens()) +
+                      " tokens; a version-2 dump's layers are alike, with one row per token (" + with_commas(n) + ")",
+                  file);
+    }
+    for (int h = 0; h < layer.heads(); ++h) {
+      if (auto ok = layer.verify(h); !ok) return std::unexpected(ok.error());
+    }
+  }
+  const int H = first.heads(), G = first.kv_heads();
+  const Index D = first.head_dim(), factor = dump_overview_factor(n), side = (n + factor - 1) / factor;
+
+  // The overviews: a whole map per head, the time this takes.
+  std::vector<std::vector<Eigen::half>> overviews;
+  std::vector<std::vector<double>> stats;
+  std::vector<float> pooled(static_cast<std::size_t>(side * side));
+  const double total = static_cast<double>(layers.size()) * H;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    std::vector<double>& table = stats.emplace_back(static_cast<std::size_t>(H * kStatsColumns));
+    for (int h = 0; h < H; ++h) {
+      layers[l].pooled(h, factor, OnDemandLayer::Pooling::Max, 0, side, 0, side, pooled.data(), side);
+      auto& cells = overviews.emplace_back(pooled.size());
+      std::transform(pooled.begin(), pooled.end(), cells.begin(), [](float w) { return Eigen::half(w); });
+      const StreamedHeadStats& s = layers[l].stats(h);
+      double* row = table.data() + h * kStatsColumns;
+      row[0] = s.entropy;
+      row[1] = s.distance;
+      row[2] = s.first_mass;
+      row[3] = s.max_weight;
+      row[4] = static_cast<double>(s.rows);
+      const double done = (static_cast<double>(l) * H + h + 1) / total;
+      if (progress && !progress(done, "overview of layer " + std::to_string(l) + " head " + std::to_string(h))) {
+        return fail(ErrorKind::Cancelled, "cancelled", file);
+      }
+    }
+  }
+
+  std::vector<TensorData> tensors;
+  const auto add = [&](std::string name, std::vector<std::int64_t> shape, DType dtype,
+                       std::span<const std::byte> data) {
+    tensors.push_back(TensorData{std::move(name), dtype, std::move(shape), data});
+  };
+  const auto f32 = [](const float* p, Index count) {
+    return std::as_bytes(std::span<const float>(p, static_cast<std::size_t>(count)));
+  };
+  for (std::size_t li = 0; li < layers.size(); ++li) {
+    const OnDemandLayer& layer = layers[li];
+    const int l = static_cast<int>(li);
+    add(layer_tensor(l, "stats"), {H, kStatsColumns}, DType::F64, std::as_bytes(std::span<const double>(stats[li])));
+    for (int g = 0; g < G; ++g) add(group_tensor(l, g), {n, D}, DType::F32, f32(layer.key(g, 0), n * D));
+    for (int h = 0; h < H; ++h) {
+      add(head_tensor(l, h, "queries"), {n, D}, DType::F32, f32(layer.query(h, 0), n * D));
+      add(head_tensor(l, h, "shift"), {n}, DType::F32, f32(layer.shifts(h), n));
+      add(head_tensor(l, h, "inv_sum"), {n}, DType::F32, f32(layer.inv_sums(h), n));
+      add(head_tensor(l, h, "received"), {n}, DType::F32, f32(layer.stats(h).received.data(), n));
+      add(head_tensor(l, h, "overview"), {side, side}, DType::F16,
+          std::as_bytes(
+              std::span<const Eigen::half>(overviews[li * static_cast<std::size_t>(H) + static_cast<std::size_t>(h)])));
+    }
+  }
+  json crc = json::object();
+  for (const TensorData& t : tensors) crc[t.name] = hex8(crc_of(t.data));
+  std::vector<Index> windows;
+  for (const OnDemandLayer& layer : layers) windows.push_back(layer.window());
+  (*metadata)["layout"] = json{
+      {"layers", layers.size()},
+      {"heads", H},
+      {"kv_heads", G},
+      {"head_dim", D},
+      {"causal", first.causal()},
+      {"windows", windows},
+      {"softcap", first.softcap()},
+      {"overview_factor",
+       factor}}.dump();
+  (*metadata)["crc32"] = crc.dump();
+  return write_safetensors(path, tensors, *metadata);
+}
+
+}  // namespace attn::io
