@@ -125,9 +125,12 @@ struct Options {
   QCommandLineOption dumpIn{u"dump-in"_s,
                             u"Render an attention dump (*.attn.safetensors) instead of running a model."_s, u"file"_s};
   QCommandLineOption text{u"text"_s, u"The text for a text model (BERT, DistilBERT, GPT-2)."_s, u"text"_s};
+  QCommandLineOption textFile{u"text-file"_s, u"The text read from a UTF-8 file (a long document)."_s, u"file"_s};
   QCommandLineOption pair{u"pair"_s, u"BERT's second sentence (token type 1)."_s, u"text"_s};
   QCommandLineOption runImage{u"image"_s, u"The photo for a vision transformer (ViT)."_s, u"file"_s};
-  QCommandLineOption dump{u"dump"_s, u"Write the run's attention as an attention dump (*.attn.safetensors)."_s,
+  QCommandLineOption dump{u"dump"_s,
+                          u"Write the run's attention as an attention dump (*.attn.safetensors; version 2 when the "
+                          "run keeps its attention on demand, a decoder whose maps would pass 1 GiB)."_s,
                           u"file"_s};
   QCommandLineOption render{
       u"render"_s, u"Which map to draw: layer=L,head=H or layer=L,head=mean (0-based), or rollout."_s, u"spec"_s};
@@ -143,6 +146,9 @@ struct Options {
   QCommandLineOption topP{u"top-p"_s, u"Then from the fewest tokens whose probability reaches P (default 1)."_s,
                           u"P"_s};
   QCommandLineOption genSeed{u"seed"_s, u"Seed of the sampling (default 0)."_s, u"S"_s};
+  QCommandLineOption onDemand{u"on-demand"_s,
+                              u"Decoders: keep the attention on demand (queries, keys and row statistics; no maps) "
+                              "however short the text, so that --dump writes a version-2 dump."_s};
   // align
   QCommandLineOption alignModel{
       u"model"_s,
@@ -373,10 +379,20 @@ int runModel(QCommandLineParser& parser, const Options& o) {
     job.text = rawOption("text").value_or(parser.value(o.text).toStdString());
     job.hasText = true;
   }
+  if (parser.isSet(o.textFile)) {
+    if (parser.isSet(o.text)) return usageError(u"run: give --text or --text-file, not both"_s);
+    const auto bytes =
+        attn::io::read_file(attn::ui::toPath(pathValue(parser, o.textFile)), attn::io::kMaxTextFileBytes);
+    if (!bytes) return usageError(u"--text-file: %1"_s.arg(attn::ui::fromStd(bytes.error().message())));
+    job.text.assign(bytes->data(), bytes->size());
+    job.hasText = true;
+  }
   if (parser.isSet(o.pair)) job.pair = rawOption("pair").value_or(parser.value(o.pair).toStdString());
-  if (parser.isSet(o.text) && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
+  if (job.hasText && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
   job.imagePath = pathValue(parser, o.runImage);
   job.dumpOut = pathValue(parser, o.dump);
+  job.onDemand = parser.isSet(o.onDemand);
+  if (job.onDemand && parser.isSet(o.dumpIn)) return usageError(u"run: --on-demand is for --model, not --dump-in"_s);
   if (parser.isSet(o.render)) job.render = rawOption("render").value_or(parser.value(o.render).toStdString());
   if (parser.isSet(o.render) && job.render.empty()) job.render = " ";  // reported as an empty spec
   if (parser.isSet(o.view)) {
@@ -598,8 +614,9 @@ int main(int argc, char* argv[]) {
   } else if (command == u"run"_s) {
     parser.addPositionalArgument(
         u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s, u"run [options]"_s);
-    parser.addOptions({o.model, o.dumpIn, o.text, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut, o.width,
-                       o.height, o.colormap, o.generate, o.genTemperature, o.topK, o.topP, o.genSeed});
+    parser.addOptions({o.model, o.dumpIn, o.text, o.textFile, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut,
+                       o.width, o.height, o.colormap, o.generate, o.genTemperature, o.topK, o.topP, o.genSeed,
+                       o.onDemand});
   } else if (command == u"align"_s) {
     parser.addPositionalArgument(u"align"_s, u"Run a seq2seq date model or a review classifier; write its alignment."_s,
                                  u"align [options]"_s);

@@ -14,8 +14,14 @@
 // position), run over --tokens token ids with the attention kept on demand. The OpenMP threads of the forward and of
 // the tiles: --threads (2).
 //
-// Options: --tokens N (32768), --model DIR, --layer L (last), --head H (0), --threads N (2), --csv FILE.
+// Or a version-2 attention dump (--dump FILE): the time to open it (the header, statistics and overviews read and
+// their checksums checked; then the shown head's queries and keys checked) is printed, and the session runs over
+// the dump's memory-mapped head. --write-dump FILE writes the run as one first (the time and size printed).
+//
+// Options: --tokens N (32768), --model DIR, --dump FILE, --write-dump FILE, --layer L (last), --head H (0),
+// --threads N (2), --csv FILE.
 #include "app/headless.h"
+#include "attn/io/attention_dump.h"
 #include "attn/models/transformer.h"
 #include "attn/on_demand_attention.h"
 #include "bench_threads.h"
@@ -26,6 +32,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QTemporaryDir>
@@ -52,6 +59,7 @@ constexpr double kPeriodMs = 1000.0 / 60.0;
 struct Options {
   int tokens = 32768;
   std::string model;
+  std::string dump, writeDump;
   int layer = -1;
   int head = 0;
   std::string csv;
@@ -66,6 +74,10 @@ Options parse(int argc, char** argv) {
       o.tokens = std::max(16, std::atoi(next()));
     } else if (arg == "--model") {
       o.model = next();
+    } else if (arg == "--dump") {
+      o.dump = next();
+    } else if (arg == "--write-dump") {
+      o.writeDump = next();
     } else if (arg == "--layer") {
       o.layer = std::atoi(next());
     } else if (arg == "--head") {
@@ -73,7 +85,9 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--csv") {
       o.csv = next();
     } else if (arg == "--help" || arg == "-h") {
-      std::puts("bench_long_map_frames [--tokens N] [--model DIR] [--layer L] [--head H] [--threads N] [--csv FILE]");
+      std::puts(
+          "bench_long_map_frames [--tokens N] [--model DIR | --dump FILE] [--write-dump FILE] [--layer L] [--head H] "
+          "[--threads N] [--csv FILE]");
       std::exit(0);
     } else {
       std::fprintf(stderr, "bench_long_map_frames: unknown option %s (--help lists them)\n", arg.c_str());
@@ -120,6 +134,74 @@ double idle(double ms) {
   return busy;
 }
 
+// The run of --model (or the fixture) over --tokens ids, attention kept on demand; its forward's time in `seconds`.
+std::shared_ptr<const attn::models::TransformerRun> runModel(const Options& options, double& seconds) {
+  QTemporaryDir dir;
+  QString folder = QString::fromStdString(options.model);
+  if (folder.isEmpty()) {
+    if (!dir.isValid() || !copyFixture(dir.path(), options.tokens)) {
+      std::fputs("bench_long_map_frames: could not copy the Llama fixture of tests/data\n", stderr);
+      return nullptr;
+    }
+    folder = dir.path();
+  }
+  auto model = attn::models::TransformerModel::load(folder.toStdString());
+  if (!model) {
+    std::fprintf(stderr, "bench_long_map_frames: %s\n", model.error().message().c_str());
+    return nullptr;
+  }
+  const auto& config = (*model)->config();
+  std::vector<int> ids;
+  for (int i = 0; i < options.tokens; ++i) ids.push_back(int((std::int64_t(i) * 7919 + 13) % config.vocab_size));
+  attn::models::TransformerRunner runner(*model);
+  attn::models::RunOptions run;
+  run.keep = attn::models::RunOptions::Keep::OnDemand;
+  QElapsedTimer forward;
+  forward.start();
+  auto result = runner.run_ids(ids, {}, run);
+  if (!result) {
+    std::fprintf(stderr, "bench_long_map_frames: the forward of %d tokens failed: %s\n", options.tokens,
+                 result.error().message().c_str());
+    return nullptr;
+  }
+  seconds = double(forward.nsecsElapsed()) / 1e9;
+  return std::make_shared<const attn::models::TransformerRun>(std::move(*result));
+}
+
+// A version-2 dump opened as a run, what the Transformer tab does with one: the time to open it and to check the
+// head that will be shown, printed.
+std::shared_ptr<const attn::models::TransformerRun> openDump(const std::string& path, int layer, int head) {
+  QElapsedTimer open;
+  open.start();
+  auto dump = attn::io::read_attention_dump(path);
+  if (!dump) {
+    std::fprintf(stderr, "bench_long_map_frames: %s\n", dump.error().message().c_str());
+    return nullptr;
+  }
+  if (dump->on_demand.empty()) {
+    std::fprintf(stderr, "bench_long_map_frames: %s is a version-1 dump (maps); give a version-2 one\n", path.c_str());
+    return nullptr;
+  }
+  const double openMs = double(open.nsecsElapsed()) / 1e6;
+  auto run = std::make_shared<attn::models::TransformerRun>();
+  run->attention = std::move(dump->trace);
+  run->on_demand = std::move(dump->on_demand);
+  const int layers = int(run->on_demand.size());
+  const auto& kept = run->on_demand[std::size_t(layer < 0 ? layers - 1 : std::min(layer, layers - 1))];
+  QElapsedTimer check;
+  check.start();
+  if (auto ok = kept.verify(std::min(head, kept.heads() - 1)); !ok) {
+    std::fprintf(stderr, "bench_long_map_frames: %s\n", ok.error().message().c_str());
+    return nullptr;
+  }
+  std::printf(
+      "  dump opened in %.0f ms (header, statistics, overviews, their checksums), the head's data checked in "
+      "%.0f ms: %d layers x %d heads, %zu tokens, %.2f GB\n",
+      openMs, double(check.nsecsElapsed()) / 1e6, layers, kept.heads(), run->attention.tokens.size(),
+      double(QFileInfo(QString::fromStdString(path)).size()) / 1e9);
+  return run;
+}
+
 struct Frame {
   const char* phase;
   double ms;
@@ -135,40 +217,39 @@ int main(int argc, char** argv) {
   if (!threads) return 2;
   attn::ui::useOffscreenPlatformWithoutDisplay();
   QApplication app(argc, argv);
-  const Options options = parse(argc, argv);
+  Options options = parse(argc, argv);
   omp_set_num_threads(threads->count);
   const std::string loadBefore = attn::bench::load_average();
 
-  QTemporaryDir dir;
-  QString folder = QString::fromStdString(options.model);
-  if (folder.isEmpty()) {
-    if (!dir.isValid() || !copyFixture(dir.path(), options.tokens)) {
-      std::fputs("bench_long_map_frames: could not copy the Llama fixture of tests/data\n", stderr);
+  double forwardS = 0.0;
+  std::shared_ptr<const attn::models::TransformerRun> shared;
+  std::string source = options.model.empty() ? "the Llama fixture of tests/data" : options.model;
+  if (!options.dump.empty()) {
+    shared = openDump(options.dump, options.layer, options.head);
+    source = "the version-2 dump " + options.dump;
+  } else {
+    shared = runModel(options, forwardS);
+  }
+  if (!shared) return 1;
+  if (!options.writeDump.empty()) {
+    QElapsedTimer write;
+    write.start();
+    int shownLayer = -1;
+    const int count = int(shared->on_demand.size());
+    auto written = attn::io::write_attention_dump(
+        options.writeDump, shared->attention, shared->on_demand, source, {}, [&](double fraction, const std::string&) {
+          if (int(fraction * count) != shownLayer)
+            std::fprintf(stderr, "  overviews: %d of %d layers\n", shownLayer = int(fraction * count), count);
+          return true;
+        });
+    if (!written) {
+      std::fprintf(stderr, "bench_long_map_frames: %s\n", written.error().message().c_str());
       return 1;
     }
-    folder = dir.path();
+    std::printf("  dump written in %.1f s: %s, %.2f GB\n", double(write.nsecsElapsed()) / 1e9,
+                options.writeDump.c_str(), double(QFileInfo(QString::fromStdString(options.writeDump)).size()) / 1e9);
   }
-  auto model = attn::models::TransformerModel::load(folder.toStdString());
-  if (!model) {
-    std::fprintf(stderr, "bench_long_map_frames: %s\n", model.error().message().c_str());
-    return 1;
-  }
-  const auto& config = (*model)->config();
-  std::vector<int> ids;
-  for (int i = 0; i < options.tokens; ++i) ids.push_back(int((std::int64_t(i) * 7919 + 13) % config.vocab_size));
-  attn::models::TransformerRunner runner(*model);
-  attn::models::RunOptions run;
-  run.keep = attn::models::RunOptions::Keep::OnDemand;
-  QElapsedTimer forward;
-  forward.start();
-  auto result = runner.run_ids(ids, {}, run);
-  if (!result) {
-    std::fprintf(stderr, "bench_long_map_frames: the forward of %d tokens failed: %s\n", options.tokens,
-                 result.error().message().c_str());
-    return 1;
-  }
-  const double forwardS = double(forward.nsecsElapsed()) / 1e9;
-  auto shared = std::make_shared<const attn::models::TransformerRun>(std::move(*result));
+  options.tokens = int(shared->attention.tokens.size());
   const int layers = int(shared->on_demand.size());
   const int layer = options.layer < 0 ? layers - 1 : std::min(options.layer, layers - 1);
   const attn::OnDemandLayer& kept = shared->on_demand[std::size_t(layer)];
@@ -240,9 +321,9 @@ int main(int argc, char** argv) {
   std::printf(
       "bench_long_map_frames: %d tokens, %s, layer %d head %d (%d layers x %lld heads, head size %lld), forward "
       "%.1f s on %d thread(s) (%s); view %d x %d, offscreen\n",
-      options.tokens, options.model.empty() ? "the Llama fixture of tests/data" : options.model.c_str(), layer, head,
-      layers, static_cast<long long>(kept.heads()), static_cast<long long>(kept.head_dim()), forwardS, threads->count,
-      threads->source.c_str(), view.width(), view.height());
+      options.tokens, source.c_str(), layer, head, layers, static_cast<long long>(kept.heads()),
+      static_cast<long long>(kept.head_dim()), forwardS, threads->count, threads->source.c_str(), view.width(),
+      view.height());
   std::printf("  whole map: first picture after %.0f ms, exact (every tile in view) after %.0f ms\n", firstPictureMs,
               exactWholeMs);
   std::printf("Frame time, input event -> view repainted (%zu frames, one every 16.7 ms at most):\n", frames.size());

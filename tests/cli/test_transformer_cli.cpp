@@ -94,6 +94,50 @@ class TestTransformerCli : public QObject {
     QVERIFY2(gpt2.out.contains(u"generated 8 tokens"_s) && gpt2.out.contains(u": tion|att"_s), qPrintable(gpt2.out));
   }
 
+  // --on-demand (or a long text) keeps a decoder's attention on demand; --dump then writes version 2, which reads
+  // back as the run's layers, --dump-in re-writes, and --render is refused with where to look instead.
+  void onDemandRunsWriteVersionTwo() {
+    const QString llama = QStringLiteral(ATTN_SOURCE_DIR "/resources/models/stories260k");
+    const QString text = dir_.filePath(u"story.txt"_s);
+    QFile file(text);
+    QVERIFY(file.open(QIODevice::WriteOnly) && file.write("Once upon a time, there was a little girl.") > 0);
+    file.close();
+    const QString dump = dir_.filePath(u"v2.attn.safetensors"_s);
+    const Run run =
+        runCli({u"run"_s, u"--model"_s, llama, u"--text-file"_s, text, u"--on-demand"_s, u"--dump"_s, dump});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.contains(u"attention kept on demand"_s), qPrintable(run.out));
+    const auto read = attn::io::read_attention_dump(dump.toStdString());
+    QVERIFY2(read, read ? "" : read.error().message().c_str());
+    QCOMPARE(read->version, 2);
+    QCOMPARE(int(read->on_demand.size()), 5);
+    QCOMPARE(read->ids.size(), read->trace.tokens.size());
+    QVERIFY(read->on_demand[4].verify(7));
+    const attn::Matrix last = read->on_demand[4].map(7);
+    for (attn::Index r = 0; r < last.rows(); ++r) QVERIFY(std::abs(last.row(r).sum() - 1.0f) < 1e-5f);
+
+    const QString again = dir_.filePath(u"v2-again.attn.safetensors"_s);
+    const Run rewrite = runCli({u"run"_s, u"--dump-in"_s, dump, u"--dump"_s, again});
+    QVERIFY2(rewrite.exitCode == 0, qPrintable(rewrite.err));
+    QFile a(dump), b(again);
+    QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+    QCOMPARE(a.readAll(), b.readAll());  // the same layers, overviews, statistics and checksums
+
+    const Run render = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=2"_s, u"--out"_s,
+                               dir_.filePath(u"never.png"_s)});
+    QCOMPARE(render.exitCode, 1);
+    QVERIFY2(render.err.contains(u"kept on demand"_s) && render.err.contains(u"Transformer tab"_s),
+             qPrintable(render.err));
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+    const Run bert = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"hi"_s, u"--on-demand"_s, u"--dump"_s,
+                             dir_.filePath(u"b.attn.safetensors"_s)});
+    QCOMPARE(bert.exitCode, 2);
+    QVERIFY2(bert.err.contains(u"only decoders"_s), qPrintable(bert.err));
+    QCOMPARE(runCli({u"run"_s, u"--model"_s, llama, u"--text"_s, u"hi"_s, u"--text-file"_s, text, u"--dump"_s, dump})
+                 .exitCode,
+             2);
+  }
+
   void renderWritesThePictureAtItsSize_data() {
     QTest::addColumn<QString>("modelName");
     QTest::addColumn<QStringList>("input");

@@ -51,7 +51,7 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
 
 dict_for() {
   case "$1" in
-    safetensors|attention_dump) echo "$fuzz_src/safetensors.dict" ;;
+    safetensors|attention_dump|attention_dump_v2) echo "$fuzz_src/safetensors.dict" ;;
     image) echo "$fuzz_src/image.dict" ;;
     *) echo "$fuzz_src/json.dict" ;;
   esac

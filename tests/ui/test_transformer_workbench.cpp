@@ -21,6 +21,8 @@
 #include "workbenches/transformer_workbench.h"
 #include "workbenches/transformer_worker.h"
 #include "attn/io/attention_dump.h"
+#include "attn/io/safetensors.h"
+#include "attn/models/transformer.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -1098,6 +1100,74 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QTRY_VERIFY(!wb.isOnDemand());
     QVERIFY(wb.heatmap()->isVisible());
+  }
+
+  // A version-2 dump (a run kept on demand, written by the engine) opens as that run: the long map of any head with
+  // the run's own weights, thumbnails from the stored overviews, the streamed statistics; a dump with a changed byte
+  // in one head's queries opens, and that head alone is refused with a message (the file, the tensor, the checksum).
+  void versionTwoDumpsOpenAsTheRun() {
+    auto model = attn::models::TransformerModel::load(std::filesystem::path(ATTN_SOURCE_DIR) / "resources" / "models" /
+                                                      "stories260k");
+    QVERIFY(model);
+    attn::models::TransformerRunner runner(*model);
+    attn::models::RunOptions options;
+    options.keep = attn::models::RunOptions::Keep::OnDemand;
+    auto run = runner.run_text(TransformerWorkbench::storyText().toStdString(), {}, options);
+    QVERIFY(run);
+    QTemporaryDir dir;
+    const QString good = dir.filePath(u"story.attn.safetensors"_s);
+    QVERIFY(attn::io::write_attention_dump(good.toStdString(), run->attention, run->on_demand, "story", run->ids));
+
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    wb.openPath(good);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->dumpOnDemand);
+    QVERIFY(wb.source()->description.contains(u"version 2"_s));
+    QVERIFY(wb.isOnDemand());
+    QVERIFY(wb.longMap()->isVisible());
+    const auto* thumbnails = wb.headGrid()->thumbnails();
+    QVERIFY(thumbnails && thumbnails->layers == 5 && thumbnails->heads == 8);
+    QVERIFY(thumbnails->at(4, 7) && thumbnails->at(4, 7)->maxCoeff() > 0.0f);
+    QCOMPARE(wb.statsModel()->rowCount(), 5 * 8);
+    wb.selectHead(3, 5);
+    const auto* reader = wb.longMap()->map()->reader();
+    QVERIFY(reader);
+    const attn::Index n = attn::Index(run->attention.tokens.size());
+    const attn::Matrix want = run->on_demand[3].map(5);
+    for (attn::Index q : {attn::Index(0), n / 2, n - 1}) {
+      for (attn::Index k : {attn::Index(0), q / 2, q}) QCOMPARE(reader->weight(q, k), want(q, k));
+    }
+    QTRY_VERIFY(!wb.longMap()->map()->isBusy());
+
+    // One changed byte in layer 1, head 2's queries.
+    QFile file(good);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QByteArray bytes = file.readAll();
+    file.close();
+    auto st = attn::io::SafeTensors::open(good.toStdString());
+    QVERIFY(st);
+    const auto* queries = st->find("layer.1.head.2.queries");
+    QVERIFY(queries);
+    bytes[qsizetype(st->data_start() + queries->begin + 9)] ^= 0x04;
+    const QString damaged = dir.filePath(u"damaged.attn.safetensors"_s);
+    QFile out(damaged);
+    QVERIFY(out.open(QIODevice::WriteOnly) && out.write(bytes) == bytes.size());
+    out.close();
+    wb.openPath(damaged);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.isOnDemand());
+    wb.selectHead(1, 2);
+    QVERIFY(wb.errorBanner()->isVisible());
+    QVERIFY2(wb.errorBanner()->text().contains(u"layer.1.head.2.queries"_s) &&
+                 wb.errorBanner()->text().contains(u"checksum"_s),
+             qPrintable(wb.errorBanner()->text()));
+    QVERIFY(!wb.longMap()->map()->hasMap());
+    wb.selectHead(1, 1);  // another head of the same file is fine
+    QVERIFY(!wb.errorBanner()->isVisible());
+    QVERIFY(wb.longMap()->map()->hasMap());
+    QCOMPARE(wb.longMap()->map()->reader()->weight(n - 1, 0), run->on_demand[1].map(1)(n - 1, 0));
   }
 
  private:

@@ -16,7 +16,9 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 using namespace Qt::StringLiterals;
 
@@ -164,6 +166,7 @@ std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderR
   if (!dump) return std::unexpected(engineFailure(RenderFailure::Kind::Input, dump.error()));
   for (const auto& w : dump->warnings) report.warnings.append(fromStd(w));
   out.run->attention = std::move(dump->trace);
+  out.run->on_demand = std::move(dump->on_demand);  // version 2: the layers read from the mapped file
   out.run->ids = std::move(dump->ids);
   out.run->special_positions = TransformerWorker::specialPositions(out.run->attention.tokens);
   out.what = QObject::tr("dump");
@@ -202,6 +205,13 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
   for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
   attn::models::TransformerRunner session(*model);
   attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
+  if (job.onDemand && config.family != attn::models::Family::Decoder) {
+    return std::unexpected(usageFailure(
+        QObject::tr("--on-demand: only decoders (Llama, Mistral, Qwen, Gemma, Phi) keep their attention on demand")));
+  }
+  if (job.onDemand && job.generate > 0) {
+    return std::unexpected(usageFailure(QObject::tr("--on-demand runs the text once; --generate keeps maps")));
+  }
   if (config.family == attn::models::Family::Vit) {
     if (job.imagePath.isEmpty()) {
       return std::unexpected(usageFailure(QObject::tr("this is a vision transformer: give --image FILE")));
@@ -230,7 +240,10 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
       result = session.generate_text(job.text, generation);
       if (result) report.notes.append(generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9));
     } else {
-      result = session.run_text(job.text, job.pair);
+      // As the GUI: a decoder whose maps would pass 1 GiB keeps its attention on demand (then --dump writes version 2).
+      attn::models::RunOptions options;
+      options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
+      result = session.run_text(job.text, job.pair, options);
     }
   }
   if (!result) return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
@@ -255,9 +268,26 @@ Step writeDump(const TransformerJob& job, const attn::models::TransformerRun& ru
                RenderReport& report) {
   // A model run's token ids go with it (a dump read back has ids only when it had them).
   const std::vector<int>& ids = run.ids.size() == run.attention.tokens.size() ? run.ids : std::vector<int>{};
-  if (auto written = attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, modelName, ids); !written) {
-    return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
+  attn::Result<void> written;
+  if (run.on_demand.empty()) {
+    written = attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, modelName, ids);
+  } else {
+    // Version 2: each head's overview is its whole map computed once (about a second a head at 32,768 tokens), so
+    // a long run's progress goes to stderr, a line per layer.
+    const int layers = int(run.on_demand.size());
+    int shown = run.attention.tokens.size() >= 4096 ? 0 : layers;
+    const auto progress = [&](double fraction, const std::string&) {
+      const int layer = std::min(layers, int(fraction * layers + 1e-9));
+      if (layer > shown) {
+        std::fprintf(stderr, "dump: the overviews of %d of %d layers\n", layer, layers);
+        shown = layer;
+      }
+      return true;
+    };
+    written =
+        attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, run.on_demand, modelName, ids, progress);
   }
+  if (!written) return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   report.written.append(job.dumpOut);
   return {};
 }
@@ -411,15 +441,21 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   if (!ran) return std::unexpected(ran.error());
   const auto& run = ran->run;
   const auto& trace = run->attention;
-  if (trace.layers.empty()) return std::unexpected(inputFailure(QObject::tr("the run holds no attention maps")));
-  const attn::Stage stage = trace.layers.front().stage;
-  const int layers = trace.layer_count(stage);
-  const int heads = trace.find(stage, 0) ? trace.find(stage, 0)->maps.heads() : 0;
-  report.summary = QObject::tr("run: %1 \u00b7 %2 tokens \u00b7 %3 layers x %4 heads \u00b7 %5 ms")
+  const bool onDemand = !run->on_demand.empty();
+  if (trace.layers.empty() && !onDemand) {
+    return std::unexpected(inputFailure(QObject::tr("the run holds no attention maps")));
+  }
+  const attn::Stage stage = onDemand ? attn::Stage::Decoder : trace.layers.front().stage;
+  const int layers = onDemand ? int(run->on_demand.size()) : trace.layer_count(stage);
+  const int heads = onDemand               ? run->on_demand.front().heads()
+                    : trace.find(stage, 0) ? trace.find(stage, 0)->maps.heads()
+                                           : 0;
+  report.summary = QObject::tr("run: %1 \u00b7 %2 tokens \u00b7 %3 layers x %4 heads%5 \u00b7 %6 ms")
                        .arg(ran->what)
                        .arg(trace.tokens.size())
                        .arg(layers)
                        .arg(heads)
+                       .arg(onDemand ? QObject::tr(" \u00b7 attention kept on demand") : QString())
                        .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 1);
   addRunNotes(*run, report);
 
@@ -427,6 +463,13 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
     if (auto written = writeDump(job, *run, ran->modelName, report); !written) return std::unexpected(written.error());
   }
   if (!*spec) return report;
+  if (onDemand) {
+    return std::unexpected(inputFailure(
+        QObject::tr("the run's attention is kept on demand (%1 tokens; no map is stored), and --render and --view "
+                    "draw stored maps: open it in the app's Transformer tab (attnscope --tab transformer --model DIR "
+                    "--text-file FILE, or --model FILE.attn.safetensors for the version-2 dump --dump writes)")
+            .arg(trace.tokens.size())));
+  }
 
   const auto map = specMap(job, **spec, trace, stage, layers, heads);
   if (!map) return std::unexpected(map.error());

@@ -38,9 +38,10 @@ struct TransformerJob {
   std::string text;  // text models (raw bytes, as the engine's offsets refer to them)
   std::string pair;  // BERT's second sentence
   bool hasText = false;
-  QString imagePath;   // ViT
-  QString dumpOut;     // write the run's attention here (*.attn.safetensors)
-  std::string render;  // a RenderSpec; empty: no image
+  QString imagePath;      // ViT
+  QString dumpOut;        // write the run's attention here (*.attn.safetensors)
+  bool onDemand = false;  // a decoder keeps its attention on demand however short the text (--dump: version 2)
+  std::string render;     // a RenderSpec; empty: no image
   TransformerView view = TransformerView::Matrix;
   QString outPath;       // .png (.svg, .pdf for the matrix view)
   QSize size{900, 700};  // the matrix exactly; the width of the head and model views

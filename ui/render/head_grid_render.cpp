@@ -46,10 +46,17 @@ HeadThumbnails makeThumbnails(const std::vector<attn::OnDemandLayer>& layers, in
     const auto& layer = layers[std::size_t(l)];
     const attn::Index n = layer.tokens();
     if (n == 0) continue;
-    const attn::Index factor = (n + maxSide - 1) / maxSide, side = (n + factor - 1) / factor;
+    // A dump's stored overview when it has one (exact max-pooled cells, read in a moment, whole multiples of its
+    // cells), else a preview computed from the queries and keys.
+    const attn::Index stored = layer.overview_factor();
+    const attn::Index factor =
+        stored > 0 ? stored * (((n + stored - 1) / stored + maxSide - 1) / maxSide) : (n + maxSide - 1) / maxSide;
+    const attn::Index side = (n + factor - 1) / factor;
     for (int h = 0; h < layer.heads(); ++h) {
       attn::Matrix cells(side, side);
-      layer.preview(h, factor, attn::OnDemandLayer::Pooling::Max, 0, side, 0, side, cells.data(), side);
+      if (!layer.overview_pooled(h, factor, 0, side, 0, side, cells.data(), side)) {
+        layer.preview(h, factor, attn::OnDemandLayer::Pooling::Max, 0, side, 0, side, cells.data(), side);
+      }
       out.pooled[std::size_t(l) * std::size_t(out.heads) + std::size_t(h)] = std::move(cells);
     }
   }

@@ -38,6 +38,7 @@ struct HeadThumbnails {
 HeadThumbnails makeThumbnails(const attn::LayeredTrace& trace, attn::Stage stage, int maxSide = 64);
 // A run kept on demand: each head's preview (attn::OnDemandLayer::preview: one query row of every cell, its keys
 // max-pooled), at most maxSide cells a side; recomputing every head's whole map would take as long as the forward.
+// A version-2 dump's layers give their stored overviews instead (exact max-pooled cells; nothing recomputed).
 HeadThumbnails makeThumbnails(const std::vector<attn::OnDemandLayer>& layers, int maxSide = 64);
 // A pooled map as a tile image, coloured from 0 (or its minimum when negative) to its maximum.
 QImage thumbnailImage(const attn::Matrix& pooled, Colormap map);

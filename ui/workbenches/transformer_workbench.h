@@ -322,6 +322,7 @@ class TransformerWorkbench : public Workbench {
 
   // Main area.
   QLabel* errorBanner_ = nullptr;
+  QString headDamage_;  // the banner's message about a damaged head of a version-2 dump, while it is shown
   QLabel* warningStrip_ = nullptr;
   QLabel* selectionLabel_ = nullptr;
   QTabWidget* viewTabs_ = nullptr;

@@ -313,6 +313,19 @@ bool TransformerWorkbench::updateLongMap() {
     longMapRun_ = run;
   }
   const auto& layer = run->on_demand[std::size_t(layer_)];
+  // A version-2 dump's head is checked the first time it is shown (its checksums: a few ms at 32,768 tokens).
+  if (auto ok = layer.verify(head_); !ok) {
+    longMap_->clear();
+    headDamage_ = fromStd(ok.error().message());
+    showError(headDamage_);
+    matrixStack_->setCurrentWidget(longMap_);
+    matrixTitle_->setText(tr("Matrix \u00b7 layer %1 \u00b7 head %2 \u00b7 not shown: its data in the file is damaged")
+                              .arg(layer_)
+                              .arg(head_));
+    return true;
+  }
+  if (!headDamage_.isEmpty() && errorBanner_->text() == headDamage_) errorBanner_->setVisible(false);
+  headDamage_.clear();
   const auto& stats = layer.stats(head_);
   LongMapHead head;
   head.reader = std::make_shared<const attn::OnDemandHead>(run, layer, head_);

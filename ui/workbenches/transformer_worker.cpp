@@ -304,19 +304,25 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
       emit loadFailed(serial, fromStd(dump.error().message()), false);
       return;
     }
-    if (dump->trace.layers.empty()) {
+    if (dump->trace.layers.empty() && dump->on_demand.empty()) {
       emit loadFailed(serial, tr("%1: the dump holds no attention maps").arg(path), false);
       return;
     }
     source->kind = TransformerSource::Kind::Dump;
     source->dumpSpecial = specialPositions(dump->trace.tokens);
-    const auto& first = dump->trace.layers.front();
-    const int layers = dump->trace.layer_count(first.stage);
-    source->description = tr("attention dump \u00b7 %1%2 layers \u00b7 %3 heads \u00b7 %4 tokens")
+    const bool onDemand = !dump->on_demand.empty();
+    const int layers =
+        onDemand ? int(dump->on_demand.size()) : dump->trace.layer_count(dump->trace.layers.front().stage);
+    const int heads = onDemand ? dump->on_demand.front().heads() : dump->trace.layers.front().maps.heads();
+    source->description = tr("attention dump%1 \u00b7 %2%3 layers \u00b7 %4 heads \u00b7 %5 tokens")
+                              .arg(onDemand ? tr(" (version 2: kept on demand)") : QString())
                               .arg(dump->model.empty() ? QString() : fromStd(dump->model) + u" \u00b7 "_s)
                               .arg(layers)
-                              .arg(first.maps.heads())
+                              .arg(heads)
                               .arg(QLocale().toString(qlonglong(dump->trace.tokens.size())));
+    if (onDemand) {
+      source->dumpOnDemand = std::make_shared<const std::vector<attn::OnDemandLayer>>(std::move(dump->on_demand));
+    }
     for (const auto& w : dump->warnings) source->warnings.append(fromStd(w));
     source->dump = std::make_shared<const attn::LayeredTrace>(std::move(dump->trace));
   } else {
@@ -435,6 +441,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       run = std::make_shared<attn::models::TransformerRun>();
       run->attention = *source_->dump;
       run->special_positions = source_->dumpSpecial;
+      if (source_->dumpOnDemand) run->on_demand = *source_->dumpOnDemand;  // views of the mapped file
     } else {
       attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no model loaded");
       auto options = request.run;

@@ -40,7 +40,9 @@ struct TransformerSource {
   QString description;  // "BERT · 2 layers · 4 heads · d 64 · ..." or "dump · bert-base · 12 layers"
   std::shared_ptr<const attn::models::TransformerModel> model;  // Kind::Model
   std::shared_ptr<const attn::LayeredTrace> dump;               // Kind::Dump
-  std::vector<int> dumpSpecial;                                 // special positions guessed from tokens
+  // Kind::Dump of version 2 (a run kept on demand): its layers, reading the mapped file; `dump` has the tokens.
+  std::shared_ptr<const std::vector<attn::OnDemandLayer>> dumpOnDemand;
+  std::vector<int> dumpSpecial;  // special positions guessed from tokens
   QStringList warnings;
   double loadMs = 0.0;
 

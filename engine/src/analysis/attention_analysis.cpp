@@ -201,6 +201,9 @@ Result<std::vector<float>> rollout_row(const std::vector<OnDemandLayer>& layers,
   constexpr Index kRows = 2 * kScoreBlock;  // aligned with the forward's blocks of rows
   for (int l = last; l >= options.first_layer; --l) {
     const OnDemandLayer& layer = layers[static_cast<std::size_t>(l)];
+    for (int h = 0; h < layer.heads(); ++h) {  // a dump's heads: their checksums, once
+      if (auto ok = layer.verify(h); !ok) return std::unexpected(ok.error());
+    }
     // Only the rows the vector reaches are computed.
     Index lo = 0, hi = n;
     while (lo < n && v[static_cast<std::size_t>(lo)] == 0.0f) ++lo;

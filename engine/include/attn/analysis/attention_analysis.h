@@ -42,7 +42,8 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options 
 // rollout() over the stored maps (tested). The discard ratio must be 0 (it ranks every weight of a layer).
 // Per layer it costs heads x (query + 1)^2 / 2 x head_dim multiply-adds in a causal model: seconds at 4,096 tokens,
 // minutes at 32,768. `cancel` is read between blocks of rows (Cancelled); `progress(done, of)` is called on the
-// calling thread after each layer. `options.stage` is not used (a run kept on demand has one stack of layers).
+// calling thread after each layer. `options.stage` is not used (a run kept on demand has one stack of layers). The
+// layers of a version-2 dump are verified first (OnDemandLayer::verify): a damaged head is the error.
 Result<std::vector<float>> rollout_row(const std::vector<OnDemandLayer>& layers, Index query,
                                        const RolloutOptions& options = {}, const std::atomic<bool>* cancel = nullptr,
                                        const std::function<void(int, int)>& progress = {});
