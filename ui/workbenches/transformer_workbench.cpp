@@ -456,7 +456,11 @@ QStringList TransformerWorkbench::warnings() const {
   if (source_) out += source_->warnings;
   if (outcome_) {
     for (const auto& w : outcome_->run->warnings) out.append(fromStd(w));
-    if (!outcome_->rolloutError.isEmpty()) out.append(outcome_->rolloutError);  // "rollout: why"
+    // "rollout: why"; for a run kept on demand only where the rollout is asked for (the matrix's title says it
+    // then, and its row strip gives one row), not on every long run.
+    if (!outcome_->rolloutError.isEmpty() && (!isOnDemand() || matrixMode() == MatrixMode::Rollout)) {
+      out.append(outcome_->rolloutError);
+    }
   }
   return out;
 }

@@ -223,7 +223,10 @@ QGroupBox* TransformerWorkbench::buildMatrixGroup(QWidget* panel) {
   residualSpin_->setValue(0.5);
   residualSpin_->setToolTip(tr("Residual r: A' = (1 - r) A + r I (0.5 in the paper)"));
   matrixForm->addRow(tr("&Residual:"), residualSpin_);
-  connect(matrixModeBox_, &QComboBox::currentIndexChanged, this, [this] { updateMatrix(); });
+  connect(matrixModeBox_, &QComboBox::currentIndexChanged, this, [this] {
+    updateMatrix();
+    updateWarnings();  // a long run's rollout note belongs to the rollout mode
+  });
   connect(fusionBox_, &QComboBox::currentIndexChanged, this, &TransformerWorkbench::post);
   connect(discardSpin_, &QDoubleSpinBox::valueChanged, this, &TransformerWorkbench::post);
   connect(residualSpin_, &QDoubleSpinBox::valueChanged, this, &TransformerWorkbench::post);
