@@ -5,6 +5,7 @@
 #include "attn/io/attention_dump.h"
 #include "attn/io/safetensors.h"
 #include "attn/models/transformer.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@ using models::RunOptions;
 using models::TransformerModel;
 using models::TransformerRun;
 using models::TransformerRunner;
+using test::TempDir;
 
 std::vector<int> random_ids(Index n, int vocab, unsigned seed) {
   std::mt19937 rng(seed);
@@ -47,21 +49,6 @@ TransformerRun run_on_demand(const std::string& decoder, Index tokens) {
   EXPECT_TRUE(run) << run.error().message();
   return run ? std::move(*run) : TransformerRun{};
 }
-
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("attn-dump-v2-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
 
 std::vector<std::uint8_t> file_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -152,43 +139,38 @@ TEST(DumpV2Overview, FactorPutsTheMapIn512Cells) {
   EXPECT_EQ(dump_overview_factor(32769), 128);
 }
 
-// One run's dump, written once for the refusal tests, with the offsets of its tensors.
+// A run's dump for the refusal tests, with the offsets of its tensors.
 class DumpV2Damage : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    run_ = new TransformerRun(run_on_demand("llama", 40));
-    dir_ = new TempDir();
-    good_ = *dir_ / "good.attn.safetensors";
-    ASSERT_TRUE(write_run(good_, *run_));
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    delete run_;
+  void SetUp() override {
+    run_ = run_on_demand("llama", 40);
+    good_ = dir_ / "good.attn.safetensors";
+    ASSERT_TRUE(write_run(good_, run_));
   }
   // The good file with byte `offset` (from the file's start) changed.
-  static fs::path flipped(std::int64_t offset, const std::string& name) {
+  fs::path flipped(std::int64_t offset, const std::string& name) const {
     auto bytes = file_bytes(good_);
     bytes.at(static_cast<std::size_t>(offset)) ^= 0x10;
-    const fs::path path = *dir_ / name;
+    const fs::path path = dir_ / name;
     write_bytes(path, bytes);
     return path;
   }
-  static std::int64_t tensor_offset(const std::string& tensor) {
+  std::int64_t tensor_offset(const std::string& tensor) const {
     auto st = SafeTensors::open(good_);
     EXPECT_TRUE(st);
     const TensorInfo* t = st->find(tensor);
     EXPECT_NE(t, nullptr) << tensor;
     return st->data_start() + (t ? t->begin : 0);
   }
-  static inline TransformerRun* run_ = nullptr;
-  static inline TempDir* dir_ = nullptr;
-  static inline fs::path good_;
+  TempDir dir_;
+  TransformerRun run_;
+  fs::path good_;
 };
 
 TEST_F(DumpV2Damage, TruncatedFileIsRefusedWithItsLength) {
   auto bytes = file_bytes(good_);
   bytes.resize(bytes.size() - 100);
-  const fs::path path = *dir_ / "truncated.attn.safetensors";
+  const fs::path path = dir_ / "truncated.attn.safetensors";
   write_bytes(path, bytes);
   auto dump = read_attention_dump(path);
   ASSERT_FALSE(dump);
@@ -214,11 +196,11 @@ TEST_F(DumpV2Damage, ChangedQueryByteIsRefusedWhenTheHeadIsFirstUsed) {
   EXPECT_NE(bad.error().message().find("checksum"), std::string::npos) << bad.error().message();
   EXPECT_FALSE(layer.verify(2));  // remembered
   // Writing the damaged run again is refused too.
-  EXPECT_FALSE(write_attention_dump(*dir_ / "again.attn.safetensors", dump->trace, dump->on_demand));
+  EXPECT_FALSE(write_attention_dump(dir_ / "again.attn.safetensors", dump->trace, dump->on_demand));
 }
 
 TEST_F(DumpV2Damage, ChangedKeyByteFailsEveryHeadOfItsGroup) {
-  const auto& first = run_->on_demand.front();
+  const auto& first = run_.on_demand.front();
   ASSERT_LT(first.kv_heads(), first.heads());  // the fixture groups its queries
   const std::string tensor = "layer.0.group.0.keys";
   const fs::path path = flipped(tensor_offset(tensor) + 5, "keys.attn.safetensors");
@@ -308,7 +290,7 @@ TEST_F(DumpV2Damage, HeaderThatLiesIsRefused) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    const fs::path path = with_header(good_, *dir_ / "lies.attn.safetensors", c.edit);
+    const fs::path path = with_header(good_, dir_ / "lies.attn.safetensors", c.edit);
     auto dump = read_attention_dump(path);
     ASSERT_FALSE(dump);
     EXPECT_EQ(dump.error().file, path.string());
@@ -318,9 +300,9 @@ TEST_F(DumpV2Damage, HeaderThatLiesIsRefused) {
 }
 
 TEST_F(DumpV2Damage, CancelledWriteLeavesNoFile) {
-  const fs::path path = *dir_ / "cancelled.attn.safetensors";
+  const fs::path path = dir_ / "cancelled.attn.safetensors";
   int calls = 0;
-  auto written = write_attention_dump(path, run_->attention, run_->on_demand, {}, {},
+  auto written = write_attention_dump(path, run_.attention, run_.on_demand, {}, {},
                                       [&](double, const std::string&) { return ++calls < 3; });
   ASSERT_FALSE(written);
   EXPECT_EQ(written.error().kind, ErrorKind::Cancelled);
@@ -331,9 +313,9 @@ TEST_F(DumpV2Damage, CancelledWriteLeavesNoFile) {
 TEST_F(DumpV2Damage, InMemoryParseAgreesWithTheFile) {
   auto dump = parse_attention_dump(file_bytes(good_), "bytes");
   ASSERT_TRUE(dump) << dump.error().message();
-  ASSERT_EQ(dump->on_demand.size(), run_->on_demand.size());
+  ASSERT_EQ(dump->on_demand.size(), run_.on_demand.size());
   EXPECT_TRUE(dump->on_demand[0].verify(0));
-  EXPECT_EQ((dump->on_demand[0].map(0) - run_->on_demand[0].map(0)).cwiseAbs().maxCoeff(), 0.0f);
+  EXPECT_EQ((dump->on_demand[0].map(0) - run_.on_demand[0].map(0)).cwiseAbs().maxCoeff(), 0.0f);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ using detail::quote;
 
 using dump_format::kDumpFormat;
 constexpr std::string_view kDumpVersion = "1";
-constexpr std::string_view kOnDemandVersion = "2";
+using dump_format::kOnDemandVersion;
 constexpr std::string_view kPrefix = "attn.";
 constexpr std::int64_t kHeaderOffset = dump_format::kDumpHeaderOffset;
 // More heads than any published model has; the maps' sizes themselves are bounded by the file's bytes.

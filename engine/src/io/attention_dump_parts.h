@@ -13,6 +13,7 @@
 namespace attn::io::dump_format {
 
 inline constexpr std::string_view kDumpFormat = "attnscope.attn";
+inline constexpr std::string_view kOnDemandVersion = "2";
 inline constexpr std::int64_t kDumpHeaderOffset = 8;  // metadata errors point at the header
 
 // The metadata every version writes: "format", "version", "tokens", and "cross_rows", "spans", "model", "ids" when

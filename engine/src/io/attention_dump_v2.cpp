@@ -32,11 +32,11 @@ using json = nlohmann::json;
 using attn::detail::quote;
 using dump_format::kDumpHeaderOffset;
 
-constexpr std::string_view kOnDemandVersion = "2";
+using dump_format::kOnDemandVersion;
 constexpr Index kOverviewCells = 512;  // an overview's side at most
 constexpr int kStatsColumns = 5;       // entropy, distance, first-token mass, largest weight, rows
 // Bounds of the layout: more than any published model has; the tensors' sizes are bounded by the file itself.
-constexpr std::int64_t kMaxLayers = 1024, kMaxHeads = 4096, kMaxHeadDim = 4096;
+constexpr std::int64_t kV2MaxLayers = 1024, kV2MaxHeads = 4096, kV2MaxHeadDim = 4096;
 
 std::string layer_tensor(int l, const char* part) { return "layer." + std::to_string(l) + "." + part; }
 std::string head_tensor(int l, int h, const char* part) {
@@ -58,7 +58,7 @@ std::string hex8(std::uint32_t v) {
 }
 
 // The layout entry, checked.
-struct Layout {
+struct DumpLayout {
   int layers = 0, heads = 0, kv_heads = 0;
   Index head_dim = 0, overview_factor = 1;
   bool causal = true;
@@ -66,7 +66,7 @@ struct Layout {
   float softcap = 0;
 };
 
-Result<Layout> read_layout(const std::map<std::string, std::string>& metadata, const std::string& file) {
+Result<DumpLayout> read_layout(const std::map<std::string, std::string>& metadata, const std::string& file) {
   const auto bad = [&](ErrorKind kind, const std::string& why) {
     return fail(kind, "metadata \"layout\" " + why + " (a version-2 dump's layout: README, \"Attention dumps\")", file,
                 kDumpHeaderOffset);
@@ -87,10 +87,10 @@ Result<Layout> read_layout(const std::map<std::string, std::string>& metadata, c
     }
     return n;
   };
-  Layout out;
-  auto layers = whole("layers", 1, kMaxLayers);
+  DumpLayout out;
+  auto layers = whole("layers", 1, kV2MaxLayers);
   if (!layers) return std::unexpected(layers.error());
-  auto heads = whole("heads", 1, kMaxHeads);
+  auto heads = whole("heads", 1, kV2MaxHeads);
   if (!heads) return std::unexpected(heads.error());
   auto kv = whole("kv_heads", 1, *heads);
   if (!kv) return std::unexpected(kv.error());
@@ -98,7 +98,7 @@ Result<Layout> read_layout(const std::map<std::string, std::string>& metadata, c
     return bad(ErrorKind::Mismatch,
                std::to_string(*heads) + " heads do not share " + std::to_string(*kv) + " key heads evenly");
   }
-  auto dim = whole("head_dim", 1, kMaxHeadDim);
+  auto dim = whole("head_dim", 1, kV2MaxHeadDim);
   if (!dim) return std::unexpected(dim.error());
   auto factor = whole("overview_factor", 1, std::int64_t{1} << 40);
   if (!factor) return std::unexpected(factor.error());
@@ -189,7 +189,7 @@ Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
   if (!layout) return std::unexpected(layout.error());
   auto crc = read_checksums(st.metadata(), file);
   if (!crc) return std::unexpected(crc.error());
-  const Layout& L = *layout;
+  const DumpLayout& L = *layout;
   const Index n = static_cast<Index>(dump.trace.tokens.size());
   const Index factor = L.overview_factor, side = (n + factor - 1) / factor;
   if (side > 4 * kOverviewCells) {
@@ -225,9 +225,9 @@ Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
     }
     if (t->dtype != dtype || t->shape != shape) {
       return std::unexpected(mapped.error(*t, ErrorKind::Mismatch,
-                                      "tensor " + quote(name) + " is " + std::string(to_string(t->dtype)) + " " +
-                                          shape_text(t->shape) + "; the layout needs " + std::string(to_string(dtype)) +
-                                          " " + shape_text(shape)));
+                                          "tensor " + quote(name) + " is " + std::string(to_string(t->dtype)) + " " +
+                                              shape_text(t->shape) + "; the layout needs " +
+                                              std::string(to_string(dtype)) + " " + shape_text(shape)));
     }
     if (!checks->crc.contains(name)) {
       return fail(ErrorKind::Malformed, "metadata \"crc32\" has no checksum for tensor " + quote(name), file,
@@ -293,9 +293,9 @@ Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
       s.max_weight = static_cast<float>(row[3]);
       if (row[4] != static_cast<double>(n)) {
         return std::unexpected(mapped.error(**stats_tensor, ErrorKind::Mismatch,
-                                        "tensor " + quote((*stats_tensor)->name) + ": head " + std::to_string(h) +
-                                            " counts " + json(row[4]).dump() + " rows for " + with_commas(n) +
-                                            " tokens"));
+                                            "tensor " + quote((*stats_tensor)->name) + ": head " + std::to_string(h) +
+                                                " counts " + json(row[4]).dump() + " rows for " + with_commas(n) +
+                                                " tokens"));
       }
       s.rows = n;
       s.received.assign(floats(*received), floats(*received) + n);

@@ -6,6 +6,7 @@
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
 #include "../core/nonfinite.h"
+#include "../core/try.h"
 
 #include "../mechanisms/exp_kernel.h"
 #include "../mechanisms/attention_tiles.h"
