@@ -62,9 +62,9 @@ constexpr int kCancels = 24 / (kScale > 1 ? 2 : 1);  // model loads cancelled at
 // The synthetic model's layers (151 MB in Release: a load of 60-300 ms here; under a sanitizer a quarter, whose load
 // is still longer there, and the cancels land within whatever it takes).
 constexpr int kLargeLayers = 48 / kScale;
-constexpr int kStopMs = 2000;                        // a cancelled load must be over within this
-constexpr int kLateMs = 300;                         // how long we watch for a late `loaded` after a cancel
-constexpr int kSettleMs = 120'000;                   // generous: the sanitizer builds are several times slower
+constexpr int kStopMs = 2000;       // a cancelled load must be over within this
+constexpr int kLateMs = 300;        // how long we watch for a late `loaded` after a cancel
+constexpr int kSettleMs = 120'000;  // generous: the sanitizer builds are several times slower
 constexpr std::uint32_t kSeed = 20261122;
 // RSS growth allowed over the scripted run, after a warm-up round, with malloc_trim(0) before each reading
 // so that glibc's arenas give back what was freed. Measured (Release, offscreen, 2 busy cores): 168 -> 179,

@@ -212,7 +212,8 @@ class OnDemandHead final : public HeadMapReader {
   // (OnDemandLayer::overview_pooled).
   void pooled(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
               Index ld) const override {
-    if (pooling == Pooling::Max && factor > 1 && layer_.overview_pooled(head_, factor, r0, rows, c0, cols, out, ld)) return;
+    if (pooling == Pooling::Max && factor > 1 && layer_.overview_pooled(head_, factor, r0, rows, c0, cols, out, ld))
+      return;
     layer_.pooled(head_, factor, pooling, r0, rows, c0, cols, out, ld);
   }
   void preview(Index factor, Pooling pooling, Index r0, Index rows, Index c0, Index cols, float* out,
