@@ -147,7 +147,7 @@ struct Options {
                           u"P"_s};
   QCommandLineOption genSeed{u"seed"_s, u"Seed of the sampling (default 0)."_s, u"S"_s};
   QCommandLineOption onDemand{u"on-demand"_s,
-                              u"Decoders: keep the attention on demand (queries, keys and row statistics; no maps) "
+                              u"Text models: keep the attention on demand (queries, keys and row statistics; no maps) "
                               "however short the text, so that --dump writes a version-2 dump."_s};
   // align
   QCommandLineOption alignModel{

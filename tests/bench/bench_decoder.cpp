@@ -675,14 +675,17 @@ int memory_run(int threads) {
 
 // Cancelling a long forward half way (a newer keystroke, the window closed): the time from setting
 // RunOptions::cancel to run_ids returning "cancelled", at several moments of the run (allocations, a layer's
-// attention blocks, its linear maps). The budget: 200 ms. One iteration cancels five runs.
+// attention blocks, its linear maps; at 32,768 tokens also 15 and 40 s in, in the second and fourth layers, after
+// every buffer has grown). The budget: 200 ms. One iteration cancels five runs (seven at 32,768).
 void BM_SmolLongCancel(benchmark::State& state) {
   const Index n = state.range(0);
   const auto ids = ids_of(n, smollm2_long().vocab);
   const auto model = smol_long_model();
   std::vector<double> latencies;
   for (auto _ : state) {
-    for (const int at_ms : {200, 700, 1500, 2600, 4100}) {
+    std::vector<int> moments{200, 700, 1500, 2600, 4100};
+    if (n >= 32768) moments.insert(moments.end(), {15000, 40000});
+    for (const int at_ms : moments) {
       std::atomic<bool> cancel{false};
       attn::models::RunOptions o;
       o.keep = attn::models::RunOptions::Keep::OnDemand;

@@ -67,7 +67,8 @@ if [[ -n "${whole:-}" ]]; then
   echo "one head's whole map at 32,768 tokens (layer 15, the level that fits 1,024 pixels):"
   echo "$whole" | "$PY" -c 'import json,sys; j=json.load(sys.stdin)
 for b in j["benchmarks"][1:]:
-    print(f"  {b[\"name\"]:<40} {b[\"real_time\"]:9.1f} {b[\"time_unit\"]}  factor {b[\"factor\"]:.0f}  {b[\"GFLOP/s\"]:.1f} GFLOP/s")'
+    name, t, unit, f, rate = b["name"], b["real_time"], b["time_unit"], b["factor"], b["GFLOP/s"]
+    print(f"  {name:<40} {t:9.1f} {unit}  factor {f:.0f}  {rate:.1f} GFLOP/s")'
 fi
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (after)"
 echo "target:   engine/torch <= 1.3x at 8,192 tokens"

@@ -129,10 +129,29 @@ class TestTransformerCli : public QObject {
     QVERIFY2(render.err.contains(u"kept on demand"_s) && render.err.contains(u"Transformer tab"_s),
              qPrintable(render.err));
     QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
-    const Run bert = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"hi"_s, u"--on-demand"_s, u"--dump"_s,
-                             dir_.filePath(u"b.attn.safetensors"_s)});
-    QCOMPARE(bert.exitCode, 2);
-    QVERIFY2(bert.err.contains(u"only decoders"_s), qPrintable(bert.err));
+    // BERT on demand: bidirectional layers, every row a distribution over all the keys.
+    const QString bertDump = dir_.filePath(u"b.attn.safetensors"_s);
+    const Run bert = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"The cat sat on the mat."_s,
+                             u"--on-demand"_s, u"--dump"_s, bertDump});
+    QVERIFY2(bert.exitCode == 0, qPrintable(bert.err));
+    QVERIFY2(bert.out.contains(u"attention kept on demand"_s), qPrintable(bert.out));
+    const auto bertRead = attn::io::read_attention_dump(bertDump.toStdString());
+    QVERIFY2(bertRead, bertRead ? "" : bertRead.error().message().c_str());
+    QCOMPARE(bertRead->version, 2);
+    QVERIFY(!bertRead->on_demand.front().causal());
+    QVERIFY(bertRead->on_demand.back().verify(0));
+    const attn::Matrix first = bertRead->on_demand.back().map(0);
+    QVERIFY(first.rows() >= 8);
+    for (attn::Index r = 0; r < first.rows(); ++r) {
+      QVERIFY(std::abs(first.row(r).sum() - 1.0f) < 1e-5f);
+      QVERIFY(first(0, first.cols() - 1) > 0.0f);  // the first token sees the last: no causal mask
+    }
+    const Run vit = runCli({u"run"_s, u"--model"_s, model("vit"), u"--image"_s,
+                            QStringLiteral(ATTN_TEST_DATA_DIR "/transformers/vit/image.png"), u"--on-demand"_s,
+                            u"--dump"_s, dir_.filePath(u"vit.attn.safetensors"_s)});
+    QCOMPARE(vit.exitCode, 2);
+    QVERIFY2(vit.err.contains(u"ViT keeps its attention maps"_s), qPrintable(vit.err));
+    QVERIFY(!QFile::exists(dir_.filePath(u"vit.attn.safetensors"_s)));
     QCOMPARE(runCli({u"run"_s, u"--model"_s, llama, u"--text"_s, u"hi"_s, u"--text-file"_s, text, u"--dump"_s, dump})
                  .exitCode,
              2);

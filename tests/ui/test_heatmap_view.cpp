@@ -18,6 +18,9 @@
 #include <QTest>
 #include <QToolTip>
 
+#include <algorithm>
+#include <mutex>
+
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
 
@@ -342,6 +345,69 @@ class TestHeatmapView : public QObject {
     QTest::keyClick(&view, Qt::Key_Home);
     QVERIFY(view.factor() > 1);
     QCOMPARE(view.topLeft(), QPointF(0, 0));
+  }
+
+  // The minimap's whole-map tile is made from the exact tiles of the level in view, not computed again: no pooled
+  // read at its factor, and its cells equal to the engine's pooled cells at that factor (within the rounding of
+  // two reads of the same weights).
+  void longMapComposesCoarserTilesFromFinerOnes() {
+    const LongRun long_ = longRun(700);
+    QVERIFY2(long_.run, "the 1,024-position copy of the llama fixture did not run");
+    const attn::OnDemandLayer& layer = long_.run->on_demand.back();
+    // The head, with the factors of the pooled reads it is asked for noted.
+    struct Counting final : attn::HeadMapReader {
+      attn::OnDemandHead head;
+      mutable std::mutex lock;
+      mutable std::vector<attn::Index> factors;
+      Counting(std::shared_ptr<const void> owner, const attn::OnDemandLayer& l) : head(std::move(owner), l, 2) {}
+      attn::Index tokens() const override { return head.tokens(); }
+      void pooled(attn::Index f, Pooling p, attn::Index r0, attn::Index rows, attn::Index c0, attn::Index cols,
+                  float* out, attn::Index ld) const override {
+        {
+          std::lock_guard<std::mutex> hold(lock);
+          factors.push_back(f);
+        }
+        head.pooled(f, p, r0, rows, c0, cols, out, ld);
+      }
+      void preview(attn::Index f, Pooling p, attn::Index r0, attn::Index rows, attn::Index c0, attn::Index cols,
+                   float* out, attn::Index ld) const override {
+        head.preview(f, p, r0, rows, c0, cols, out, ld);
+      }
+      void row(attn::Index r, float* out) const override { head.row(r, out); }
+      float weight(attn::Index r, attn::Index c) const override { return head.weight(r, c); }
+      float max_weight() const override { return head.max_weight(); }
+    };
+    auto reader = std::make_shared<Counting>(long_.run, layer);
+    LongMapView view;
+    view.resize(700, 620);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setMap(reader, long_.tokens, u"layer 1"_s);
+    const qint64 whole = 4;  // the minimap's level: 700 tokens in one tile of 256 cells
+    QCOMPARE(view.factor(), qint64(2));
+    using Pooling = attn::HeadMapReader::Pooling;
+    for (const Pooling pooling : {Pooling::Max, Pooling::Mean}) {
+      view.setPooling(pooling);
+      QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy() && view.isExactInView(), 20000);
+      bool exact = false;
+      const std::vector<float>* cells = view.cachedTile(whole, 0, 0, &exact);
+      QVERIFY(cells && exact);
+      {
+        std::lock_guard<std::mutex> hold(reader->lock);
+        QVERIFY(std::find(reader->factors.begin(), reader->factors.end(), whole) == reader->factors.end());
+        QVERIFY(!reader->factors.empty());
+      }
+      std::vector<float> want(cells->size(), -1.0f);
+      reader->head.pooled(whole, pooling, 0, LongMapView::kTile, 0, LongMapView::kTile, want.data(),
+                          LongMapView::kTile);
+      float worst = 0.0f;
+      for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs((*cells)[i] - want[i]));
+      // The engine's pooled reads at factors 2 and 4 multiply query blocks of other sizes, each weight within 1e-6
+      // of the map (test_on_demand_attention): two reads within 2e-6. Mean: the engine sums a cell's 16 weights in
+      // float, the view the four finer means in double.
+      QVERIFY2(worst <= (pooling == Pooling::Max ? 2e-6f : 4e-6f),
+               qPrintable(u"%1: %2"_s.arg(pooling == Pooling::Max ? u"max"_s : u"mean"_s).arg(worst)));
+    }
   }
 
   // The panel: find a token, its row on the text (equal to the map's row), what each token receives, the sink.

@@ -1,6 +1,7 @@
 // Attention on demand (attn/on_demand_attention.h) against the stored maps of the same run, on the random decoders of
 // tests/data/decoders (every switch: grouped queries, sliding windows, soft-capping, Gemma 3's local layers, fused
-// projections, 16-bit weights): every head's whole map, rows, columns and tiles recomputed from the kept queries,
+// projections, 16-bit weights) and GPT-2, BERT and DistilBERT (causal and bidirectional): every head's whole map,
+// rows, columns and tiles recomputed from the kept queries,
 // keys and row statistics within 1e-6; the logits unchanged; the streamed statistics equal to those of the stored
 // maps (attn::analysis::head_statistics) and their column sums.
 #include "attn/analysis/attention_analysis.h"
@@ -35,7 +36,7 @@ double max_difference(const Matrix& a, const Matrix& b) { return (a - b).cwiseAb
 class OnDemand : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OnDemand, RecomputedMapsRowsColumnsAndTilesEqualTheStoredOnes) {
-  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / GetParam());
   ASSERT_TRUE(model) << model.error().message();
   const auto& c = (*model)->config();
   // 60 tokens: query blocks of 32 and 28 rows; 37: a last block of 5 rows, which the forward multiplies by Eigen's
@@ -59,8 +60,36 @@ TEST_P(OnDemand, RecomputedMapsRowsColumnsAndTilesEqualTheStoredOnes) {
     EXPECT_TRUE(lazy_only->attention.layers.empty());
     EXPECT_EQ(lazy_only->attention.tokens.size(), ids.size());
     ASSERT_EQ(static_cast<int>(lazy_only->on_demand.size()), c.layers);
-    EXPECT_LE(max_difference(lazy_only->logits, stored->logits),
-              1e-5 * std::max(1.0f, stored->logits.cwiseAbs().maxCoeff()));
+    ASSERT_EQ(lazy_only->logits.size(), stored->logits.size());
+    if (stored->logits.size() > 0) {
+      EXPECT_LE(max_difference(lazy_only->logits, stored->logits),
+                1e-5 * std::max(1.0f, stored->logits.cwiseAbs().maxCoeff()));
+    }
+    ASSERT_EQ(lazy_only->predictions.size(), stored->predictions.size());
+    for (std::size_t p = 0; p < stored->predictions.size(); ++p) {
+      ASSERT_FALSE(stored->predictions[p].top.empty());
+      EXPECT_EQ(lazy_only->predictions[p].top.front().id, stored->predictions[p].top.front().id);
+    }
+    {
+      // The maps of the forward that keeps only maps (GPT-2 and BERT: another attention kernel; every model: another
+      // forward, whose linear maps' threads may split their sums otherwise): the same weights to float rounding, grown
+      // through the layers.
+      TransformerRunner maps_runner(*model);
+      RunOptions maps_options = both_options;
+      maps_options.keep = RunOptions::Keep::Maps;
+      auto maps_only = maps_runner.run_ids(ids, {}, maps_options);
+      ASSERT_TRUE(maps_only) << maps_only.error().message();
+      ASSERT_EQ(maps_only->attention.layers.size(), stored->attention.layers.size());
+      EXPECT_TRUE(maps_only->on_demand.empty());
+      for (std::size_t l = 0; l < stored->attention.layers.size(); ++l) {
+        for (int h = 0; h < c.heads; ++h) {
+          EXPECT_LE(
+              max_difference(maps_only->attention.layers[l].maps.head(h), stored->attention.layers[l].maps.head(h)),
+              1e-5)
+              << "layer " << l << " head " << h;
+        }
+      }
+    }
     const auto* lazy = &*stored;
     ASSERT_EQ(static_cast<int>(lazy->on_demand.size()), c.layers);
     ASSERT_EQ(static_cast<int>(stored->attention.layers.size()), c.layers);
@@ -78,9 +107,9 @@ TEST_P(OnDemand, RecomputedMapsRowsColumnsAndTilesEqualTheStoredOnes) {
           D ref = D::Zero(tokens, tokens);
           const int g = h / (c.heads / layer.kv_heads());
           for (Index r = 0; r < tokens; ++r) {
-            const Index lo = layer.first_key(r);
-            Eigen::VectorXd sc(r + 1 - lo);
-            for (Index j = lo; j <= r; ++j) {
+            const Index lo = layer.first_key(r), hi = layer.last_key(r);
+            Eigen::VectorXd sc(hi + 1 - lo);
+            for (Index j = lo; j <= hi; ++j) {
               double acc = 0;
               for (Index k = 0; k < layer.head_dim(); ++k)
                 acc += double(layer.query(h, r)[k]) * double(layer.key(g, j)[k]);
@@ -89,7 +118,7 @@ TEST_P(OnDemand, RecomputedMapsRowsColumnsAndTilesEqualTheStoredOnes) {
             }
             const double mx = sc.maxCoeff();
             const Eigen::VectorXd e = (sc.array() - mx).exp();
-            for (Index j = lo; j <= r; ++j) ref(r, j) = e[j - lo] / e.sum();
+            for (Index j = lo; j <= hi; ++j) ref(r, j) = e[j - lo] / e.sum();
           }
           // float32 arithmetic against exact arithmetic: the stored path is within 1e-6 of it on these models.
           EXPECT_LE((layer.map(h).cast<double>() - ref).cwiseAbs().maxCoeff(), 2e-6);
@@ -114,7 +143,7 @@ TEST_P(OnDemand, RecomputedMapsRowsColumnsAndTilesEqualTheStoredOnes) {
 }
 
 TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
-  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / GetParam());
   ASSERT_TRUE(model) << model.error().message();
   const auto& c = (*model)->config();
   const Index tokens = std::min<Index>(50, c.context());
@@ -125,8 +154,9 @@ TEST_P(OnDemand, StreamedStatisticsAreThoseOfTheStoredMaps) {
   auto stored = runner.run_ids(ids, {}, o);
   ASSERT_TRUE(stored) << stored.error().message();
   const auto* lazy = &*stored;
+  ASSERT_FALSE(stored->attention.layers.empty());
   analysis::StatsOptions so;
-  so.stage = Stage::Decoder;
+  so.stage = stored->attention.layers.front().stage;
   // Separators: positions past 0 (3, 17 and 17 again, the last token; one past the run is ignored).
   so.special_positions = {0, 3, 17, 17, static_cast<int>(tokens) - 1, static_cast<int>(tokens)};
   const auto want = analysis::head_statistics(stored->attention, so);
@@ -182,7 +212,7 @@ Matrix pooled_by_hand(const Matrix& map, Index f, OnDemandLayer::Pooling pooling
 // blocks reaching past it, equal to the recomputed map pooled by hand (max exactly as the cells are, mean within
 // float summation; previews within 4e-6).
 TEST_P(OnDemand, PooledLevelsAndPreviewsAreTheMapPooled) {
-  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / GetParam());
   ASSERT_TRUE(model) << model.error().message();
   const auto& c = (*model)->config();
   const Index tokens = std::min<Index>(70, c.context());
@@ -230,7 +260,7 @@ TEST_P(OnDemand, PooledLevelsAndPreviewsAreTheMapPooled) {
 // start, in the middle (inside and outside a sliding window) and at the end, every fusion, residuals 0.5 and 0, a
 // range of layers; refused with a discard ratio, a query past the run, and cancelled when asked.
 TEST_P(OnDemand, RolloutOfOneRowIsThatRowOfTheWholeRollout) {
-  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / GetParam());
+  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / GetParam());
   ASSERT_TRUE(model) << model.error().message();
   const auto& c = (*model)->config();
   const Index tokens = std::min<Index>(70, c.context());
@@ -247,7 +277,7 @@ TEST_P(OnDemand, RolloutOfOneRowIsThatRowOfTheWholeRollout) {
   for (const Case& k : {Case{analysis::HeadFusion::Mean, 0.5f, 0, -1}, Case{analysis::HeadFusion::Max, 0.5f, 0, -1},
                         Case{analysis::HeadFusion::Min, 0.0f, 0, -1}, Case{analysis::HeadFusion::Mean, 0.3f, 1, 1}}) {
     analysis::RolloutOptions ro;
-    ro.stage = Stage::Decoder;
+    ro.stage = run->attention.layers.front().stage;
     ro.fusion = k.fusion;
     ro.residual = k.residual;
     ro.first_layer = std::min(k.first, c.layers - 1);
@@ -284,28 +314,53 @@ TEST_P(OnDemand, RolloutOfOneRowIsThatRowOfTheWholeRollout) {
   EXPECT_EQ(steps.back(), std::make_pair(c.layers, c.layers));
 }
 
-INSTANTIATE_TEST_SUITE_P(Decoders, OnDemand,
-                         ::testing::Values("llama", "llama-tied-linear-bf16", "llama3-rope-f16", "llama-dynamic",
-                                           "llama-yarn-bias-bf16", "mistral-window", "qwen2-bias", "qwen3-head-dim",
-                                           "gemma2-softcap", "gemma3-local-global", "phi3-fused-partial"),
+INSTANTIATE_TEST_SUITE_P(TextModels, OnDemand,
+                         ::testing::Values("decoders/llama", "decoders/llama-tied-linear-bf16",
+                                           "decoders/llama3-rope-f16", "decoders/llama-dynamic",
+                                           "decoders/llama-yarn-bias-bf16", "decoders/mistral-window",
+                                           "decoders/qwen2-bias", "decoders/qwen3-head-dim", "decoders/gemma2-softcap",
+                                           "decoders/gemma3-local-global", "decoders/phi3-fused-partial",
+                                           "transformers/gpt2", "transformers/bert", "transformers/distilbert"),
                          [](const auto& info) {
-                           std::string name = info.param;
+                           std::string name = info.param.substr(info.param.find('/') + 1);
                            for (char& ch : name)
                              if (ch == '-') ch = '_';
                            return name;
                          });
 
-// The other families say so rather than return an empty run.
-TEST(OnDemandRefusal, OtherFamiliesAreRefusedByName) {
-  auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "gpt2");
-  ASSERT_TRUE(model) << model.error().message();
-  TransformerRunner runner(*model);
+// What on demand does not do says so rather than return an empty run: BERT's padding, and ViT (whose maps are
+// small and whose statistics are over the patch grid).
+TEST(OnDemandRefusal, PaddingAndViTAreRefusedWithTheReason) {
+  auto bert = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "bert");
+  ASSERT_TRUE(bert) << bert.error().message();
+  TransformerRunner runner(*bert);
   RunOptions o;
   o.keep = RunOptions::Keep::OnDemand;
-  auto run = runner.run_ids({1, 2, 3}, {}, o);
-  ASSERT_FALSE(run);
-  EXPECT_EQ(run.error().kind, ErrorKind::Unsupported);
-  EXPECT_NE(run.error().reason.find("decoder family"), std::string::npos) << run.error().reason;
+  o.attention_mask = {1, 1, 0};
+  auto padded = runner.run_ids({1, 2, 3}, {}, o);
+  ASSERT_FALSE(padded);
+  EXPECT_EQ(padded.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(padded.error().reason.find("padding"), std::string::npos) << padded.error().reason;
+  o.attention_mask = {1, 1, 1};  // no padded key: nothing to refuse
+  auto unpadded = runner.run_ids({1, 2, 3}, {}, o);
+  ASSERT_TRUE(unpadded) << unpadded.error().message();
+  EXPECT_EQ(unpadded->on_demand.size(), static_cast<std::size_t>((*bert)->config().layers));
+
+  auto vit = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "vit");
+  ASSERT_TRUE(vit) << vit.error().message();
+  TransformerRunner vit_runner(*vit);
+  const auto& vc = (*vit)->config();
+  Image image(vc.image_size, vc.image_size, vc.num_channels);
+  RunOptions vo;
+  vo.keep = RunOptions::Keep::OnDemand;
+  auto refused = vit_runner.run_image(image, vo);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(refused.error().reason.find("keeps its attention maps"), std::string::npos) << refused.error().reason;
+  vo.keep = RunOptions::Keep::Auto;
+  auto kept = vit_runner.run_image(image, vo);
+  ASSERT_TRUE(kept) << kept.error().message();
+  EXPECT_EQ(kept->attention.layers.size(), static_cast<std::size_t>(vc.layers));
 }
 
 }  // namespace
@@ -314,8 +369,8 @@ TEST(OnDemandRefusal, OtherFamiliesAreRefusedByName) {
 namespace attn::models {
 namespace {
 
-// Keep::Auto: maps while they take at most kOnDemandAbove bytes, on demand beyond (decoders only).
-TEST(OnDemandAuto, DecodersKeepAttentionOnDemandWhenTheirMapsWouldBeLarge) {
+// Keep::Auto: maps while they take at most kOnDemandAbove bytes, on demand beyond (every text model; ViT keeps maps).
+TEST(OnDemandAuto, TextModelsKeepAttentionOnDemandWhenTheirMapsWouldBeLarge) {
   auto model = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "decoders" / "llama");
   auto gpt2 = TransformerModel::load(fs::path(ATTN_TEST_DATA_DIR) / "transformers" / "gpt2");
   ASSERT_TRUE(model) << model.error().message();
@@ -335,7 +390,9 @@ TEST(OnDemandAuto, DecodersKeepAttentionOnDemandWhenTheirMapsWouldBeLarge) {
   EXPECT_EQ(keep, RunOptions::Keep::OnDemand);
   EXPECT_LT(beyond, at);  // the maps are what made the difference
   run_bytes((*gpt2)->config(), 100000, o, &keep);
-  EXPECT_EQ(keep, RunOptions::Keep::Maps);  // GPT-2 has no attention on demand yet
+  EXPECT_EQ(keep, RunOptions::Keep::OnDemand);
+  run_bytes((*gpt2)->config(), 10, o, &keep);
+  EXPECT_EQ(keep, RunOptions::Keep::Maps);
 
   TransformerRunner runner(*model);
   auto run = runner.run_ids(random_ids(40, c.vocab_size, 3), {}, o);

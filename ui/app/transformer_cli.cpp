@@ -205,9 +205,9 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
   for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
   attn::models::TransformerRunner session(*model);
   attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
-  if (job.onDemand && config.family != attn::models::Family::Decoder) {
-    return std::unexpected(usageFailure(
-        QObject::tr("--on-demand: only decoders (Llama, Mistral, Qwen, Gemma, Phi) keep their attention on demand")));
+  if (job.onDemand && config.family == attn::models::Family::Vit) {
+    return std::unexpected(
+        usageFailure(QObject::tr("--on-demand: a ViT keeps its attention maps (attention on demand is for text)")));
   }
   if (job.onDemand && job.generate > 0) {
     return std::unexpected(usageFailure(QObject::tr("--on-demand runs the text once; --generate keeps maps")));
@@ -445,7 +445,8 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
   if (trace.layers.empty() && !onDemand) {
     return std::unexpected(inputFailure(QObject::tr("the run holds no attention maps")));
   }
-  const attn::Stage stage = onDemand ? attn::Stage::Decoder : trace.layers.front().stage;
+  const attn::Stage stage = onDemand ? (run->on_demand.front().causal() ? attn::Stage::Decoder : attn::Stage::Encoder)
+                                     : trace.layers.front().stage;
   const int layers = onDemand ? int(run->on_demand.size()) : trace.layer_count(stage);
   const int heads = onDemand               ? run->on_demand.front().heads()
                     : trace.find(stage, 0) ? trace.find(stage, 0)->maps.heads()

@@ -194,6 +194,12 @@ const LongMapView::Tile* LongMapView::tile(const Key& key) const {
   return it == tiles_.cend() ? nullptr : &*it;
 }
 
+const std::vector<float>* LongMapView::cachedTile(qint64 factor, qint64 tx, qint64 ty, bool* exact) const {
+  const Tile* t = tile({factor, tx, ty});
+  if (exact) *exact = t && t->exact;
+  return t ? &t->cells : nullptr;
+}
+
 void LongMapView::schedule() {
   wanted_.clear();
   if (!reader_ || !isVisible()) return;
@@ -220,6 +226,7 @@ void LongMapView::schedule() {
   const Key whole{factorFor(double(kTile) / double(std::max<qint64>(1, n))), 0, 0};
   const auto need = [&](const Key& k, bool exact) {
     const Tile* t = tile(k);
+    if ((!t || !t->exact) && composeFromFiner(k)) return;
     if (t && (t->exact || !exact)) return;
     if (!exact && k.factor < kPreviewFrom) return;
     wanted_.push_back({k, exact});
@@ -261,23 +268,81 @@ void LongMapView::startNext() {
 void LongMapView::arrived(quint64 serial, Key key, bool exact, std::shared_ptr<std::vector<float>> cells) {
   running_ = false;
   if (serial == serial_ && cells) {
-    Tile& t = tiles_[key];
-    if (exact || !t.exact) {
-      t.cells = std::move(*cells);
-      t.exact = exact;
-      t.image = {};
-      ++tilesComputed_;
-    }
-    recent_.remove(key);
-    recent_.push_back(key);
-    while (int(tiles_.size()) > kMaxTiles && !recent_.empty()) {
-      tiles_.remove(recent_.front());
-      recent_.pop_front();
-    }
+    if (exact || !tile(key) || !tile(key)->exact) ++tilesComputed_;
+    keep(key, std::move(*cells), exact);
     emit tilesArrived();
     update();
   }
   schedule();
+}
+
+void LongMapView::keep(const Key& key, std::vector<float> cells, bool exact) {
+  Tile& t = tiles_[key];
+  if (exact || !t.exact) {
+    t.cells = std::move(cells);
+    t.exact = exact;
+    t.image = {};
+  }
+  recent_.remove(key);
+  recent_.push_back(key);
+  while (int(tiles_.size()) > kMaxTiles && !recent_.empty()) {
+    tiles_.remove(recent_.front());
+    recent_.pop_front();
+  }
+}
+
+bool LongMapView::composeFromFiner(const Key& key) {
+  if (!reader_) return false;
+  const qint64 n = reader_->tokens();
+  for (qint64 ratio = 2; ratio <= 8 && key.factor % ratio == 0; ratio *= 2) {
+    const qint64 f = key.factor / ratio, span = kTile * f, last = (n + span - 1) / span - 1;
+    // The finer tiles under this one (those past the map's last tile hold nothing).
+    std::vector<std::pair<Key, const Tile*>> parts;
+    bool complete = true;
+    for (qint64 ty = key.ty * ratio; complete && ty < (key.ty + 1) * ratio && ty <= last; ++ty) {
+      for (qint64 tx = key.tx * ratio; tx < (key.tx + 1) * ratio && tx <= last; ++tx) {
+        const Tile* t = tile({f, tx, ty});
+        if (!t || !t->exact) {
+          complete = false;
+          break;
+        }
+        parts.push_back({{f, tx, ty}, t});
+      }
+    }
+    if (!complete || parts.empty()) continue;
+    std::vector<float> cells(std::size_t(kTile) * kTile, 0.0f);
+    const bool mean = pooling_ == attn::HeadMapReader::Pooling::Mean;
+    std::vector<double> sums(mean ? cells.size() : 0, 0.0), counts(mean ? cells.size() : 0, 0.0);
+    // The weights a finer cell covers: its factor x factor block clipped to the map.
+    const auto covered = [&](qint64 cell) { return double(std::clamp<qint64>(n - cell * f, 0, f)); };
+    for (const auto& [k, t] : parts) {
+      for (int i = 0; i < kTile; ++i) {
+        const qint64 row = k.ty * kTile + i;  // the finer cell's row in its level
+        if (row * f >= n) break;
+        const std::size_t to = std::size_t(row / ratio - key.ty * kTile) * kTile;
+        const float* from = t->cells.data() + std::size_t(i) * kTile;
+        for (int j = 0; j < kTile; ++j) {
+          const qint64 col = k.tx * kTile + j;
+          if (col * f >= n) break;
+          const std::size_t at = to + std::size_t(col / ratio - key.tx * kTile);
+          if (mean) {
+            const double w = covered(row) * covered(col);
+            sums[at] += double(from[j]) * w;
+            counts[at] += w;
+          } else {
+            cells[at] = std::max(cells[at], from[j]);
+          }
+        }
+      }
+    }
+    for (std::size_t c = 0; mean && c < cells.size(); ++c) {
+      if (counts[c] > 0) cells[c] = float(sums[c] / counts[c]);
+    }
+    keep(key, std::move(cells), true);
+    update();
+    return true;
+  }
+  return false;
 }
 
 float LongMapView::colourValue(float w) const {

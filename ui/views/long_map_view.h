@@ -74,6 +74,9 @@ class LongMapView : public QWidget {
   // Tiles computed so far (previews and exact), and the background work still queued.
   int tilesComputed() const { return tilesComputed_; }
   bool isBusy() const { return running_ || !wanted_.empty(); }
+  // The cells of a tile the cache holds (kTile x kTile, row-major: cells of factor x factor weights from query
+  // ty * kTile * factor and key tx * kTile * factor), or null; `exact` says whether they are exact or a preview.
+  const std::vector<float>* cachedTile(qint64 factor, qint64 tx, qint64 ty, bool* exact = nullptr) const;
   // What the status line under the map says (the hovered cell, or how to use the view).
   QString statusText() const { return status_; }
 
@@ -121,6 +124,11 @@ class LongMapView : public QWidget {
   void schedule();
   void startNext();
   void arrived(quint64 serial, Key key, bool exact, std::shared_ptr<std::vector<float>> cells);
+  // An exact tile made from the exact tiles of a finer level in the cache (2, 4 or 8 times finer), without the
+  // engine: a max-pooled cell is the largest of the finer cells it covers, a mean-pooled one their mean weighted by
+  // the weights each covers. False when a finer tile it needs is missing or not exact.
+  bool composeFromFiner(const Key& key);
+  void keep(const Key& key, std::vector<float> cells, bool exact);
   const Tile* tile(const Key& key) const;
   QImage& imageOf(Tile& tile);
   void drawTiles(QPainter& p, const QRectF& area);

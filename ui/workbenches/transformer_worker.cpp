@@ -121,7 +121,7 @@ void analyseRun(TransformerOutcome& outcome, const std::shared_ptr<const attn::m
     // Kept on demand (a long input): no maps to cut at a step; the statistics the forward streamed, and
     // thumbnails from each head's preview.
     outcome.trace = std::shared_ptr<const attn::LayeredTrace>(run, &run->attention);
-    outcome.stage = attn::Stage::Decoder;
+    outcome.stage = run->on_demand.front().causal() ? attn::Stage::Decoder : attn::Stage::Encoder;
     outcome.stats = std::make_shared<const std::vector<attn::analysis::HeadStats>>(
         attn::analysis::streamed_statistics(run->on_demand, run->special_positions));
     outcome.thumbnails = std::make_shared<const render::HeadThumbnails>(

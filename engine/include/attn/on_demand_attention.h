@@ -25,6 +25,27 @@
 
 namespace attn {
 
+namespace detail {
+// An allocator whose resize leaves new elements uninitialised (default-initialised: for float, no write): for large
+// buffers the code writes before it reads, so that growing one touches no page (a page is first touched, and
+// faulted in, by what writes it, in slices that read a cancel flag between them).
+template <typename T>
+struct Uninitialised : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = Uninitialised<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+}  // namespace detail
+
 // The score product of one block of query rows as every decoder forward computes it, shared with the recomputation
 // so that both produce the same numbers: out[rows x keys] (row stride ld) = q k^T, q rows of `dim` floats at stride
 // q_stride, k rows at stride k_stride. The forward runs blocks of kScoreBlock query rows aligned at 0; `few` (a
@@ -162,24 +183,9 @@ class OnDemandLayer {
   float softcap_ = 0;
   // Left uninitialised until the forward writes them: zeroing 3 GB at 32,768 tokens first would touch every page
   // twice (and hold up a cancelled run for seconds where page faults are slow).
-  template <typename T>
-  struct Uninitialised : std::allocator<T> {
-    template <typename U>
-    struct rebind {
-      using other = Uninitialised<U>;
-    };
-    template <typename U>
-    void construct(U* p) noexcept {
-      ::new (static_cast<void*>(p)) U;
-    }
-    template <typename U, typename... Args>
-    void construct(U* p, Args&&... args) {
-      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-  };
-  std::vector<float, Uninitialised<float>> queries_;  // [heads][tokens][head_dim]
-  std::vector<float, Uninitialised<float>> keys_;     // [kv_heads][tokens][head_dim]
-  std::vector<float> shift_, inv_sum_;                // [heads][tokens]
+  std::vector<float, detail::Uninitialised<float>> queries_;  // [heads][tokens][head_dim]
+  std::vector<float, detail::Uninitialised<float>> keys_;     // [kv_heads][tokens][head_dim]
+  std::vector<float> shift_, inv_sum_;                        // [heads][tokens]
   std::vector<StreamedHeadStats> stats_;
   std::shared_ptr<const External> external_;  // set: the layer reads this memory instead of its vectors
 };

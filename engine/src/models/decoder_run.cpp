@@ -8,6 +8,7 @@
 // key/value group, soft-capping, the causal (and sliding-window) mask, softmax written into the run's maps,
 // context = P V; the output product, the gated MLP, residuals (Gemma: normalised first).
 #include "decoder_impl.h"
+#include "row_streams.h"
 #include "transformer_impl.h"
 #include "../mechanisms/exp_kernel.h"
 #include "../core/try.h"
@@ -32,9 +33,13 @@ struct DecoderState {
   std::vector<int> ids;                          // the tokens whose keys and values the cache holds, from position 0
   Index capacity = 0;                            // positions the cache has room for
   std::vector<std::vector<float>> keys, values;  // per layer [kv_heads][capacity][head_dim]
-  std::vector<float> x, xn, qkv, ctx, out, gu, convert;
-  std::vector<std::vector<float>> scores;  // per thread: a block of score rows
-  std::vector<std::vector<float>> capped;  // per thread: one row of scores as the softmax saw them (on demand)
+  // The scratch, written before it is read: left uninitialised when grown (the FFN's is 400 MB at 32,768 tokens of
+  // SmolLM2; zeroing it would be a stretch that reads no cancel flag).
+  using Scratch = std::vector<float, detail::Uninitialised<float>>;
+  Scratch x, xn, qkv, ctx, out, gu;
+  std::vector<float> convert;
+  std::vector<Scratch> scores;  // per thread: a block of score rows
+  std::vector<Scratch> capped;  // per thread: one row of scores as the softmax saw them (on demand)
 };
 
 std::shared_ptr<DecoderState> make_decoder_state() { return std::make_shared<DecoderState>(); }
@@ -55,7 +60,7 @@ void for_new_rows(Index n, const F& f) {
   for (Index i = 0; i < n; ++i) f(i);
 }
 
-float* grown(std::vector<float>& v, Index n) {
+float* grown(DecoderState::Scratch& v, Index n) {
   if (v.size() < static_cast<std::size_t>(n)) v.resize(static_cast<std::size_t>(n));
   return v.data();
 }
@@ -181,65 +186,6 @@ void gated(float* gu, Index n, Index f, GatedActivation act) {
     }
   });
 }
-
-// The streamed statistics of an on-demand layer's rows, per thread and head while the rows run, then added to the
-// layer's StreamedHeadStats.
-struct RowStreams {
-  struct Head {
-    double entropy = 0, distance = 0, first = 0;
-    float max_weight = 0;
-    float* received = nullptr;  // cols floats
-    // e: exp(score - shift) of keys [lo, pos], made the weights here (times inv = 1 / their sum) in the same pass
-    // that gathers the statistics; scores: the scores the softmax saw; lse = log(sum) + shift. The entropy is
-    // lse - sum p s (log p = s - lse), the distance pos - sum p j (every key j <= pos).
-    void scale_and_add(float* e, const float* scores, Index lo, Index pos, float inv, double lse) {
-      const Index count = pos + 1 - lo;
-      float ps = 0.0f, pj = 0.0f, top = 0.0f;
-      float* rec = received + lo;
-#pragma omp simd reduction(+ : ps, pj) reduction(max : top)
-      for (Index j = 0; j < count; ++j) {
-        const float p = e[j] * inv;
-        e[j] = p;
-        ps += p * scores[j];
-        pj += p * static_cast<float>(j);
-        top = std::max(top, p);
-        rec[j] += p;
-      }
-      entropy += lse - static_cast<double>(ps);
-      distance += static_cast<double>(pos - lo) - static_cast<double>(pj);
-      if (lo == 0) first += e[0];
-      max_weight = std::max(max_weight, top);
-    }
-  };
-  int heads = 0;
-  std::vector<Head> of_thread;  // [thread][head]
-  std::vector<float> received;  // [thread][head][cols]
-  Index cols = 0;
-
-  void reset(int threads, Index h, Index c) {
-    heads = static_cast<int>(h);
-    cols = c;
-    of_thread.assign(static_cast<std::size_t>(threads * h), Head{});
-    received.assign(static_cast<std::size_t>(threads * h * c), 0.0f);
-    for (std::size_t i = 0; i < of_thread.size(); ++i) of_thread[i].received = received.data() + i * c;
-  }
-  Head* of(int thread, int head) { return &of_thread[static_cast<std::size_t>(thread * heads + head)]; }
-  void add_to(OnDemandLayer& layer, Index rows) const {
-    const int threads = static_cast<int>(of_thread.size()) / heads;
-    for (int h = 0; h < heads; ++h) {
-      StreamedHeadStats& s = layer.stats(h);
-      s.rows += rows;
-      for (int t = 0; t < threads; ++t) {
-        const Head& part = of_thread[static_cast<std::size_t>(t * heads + h)];
-        s.entropy += part.entropy;
-        s.distance += part.distance;
-        s.first_mass += part.first;
-        s.max_weight = std::max(s.max_weight, part.max_weight);
-        Eigen::Map<Eigen::ArrayXf>(s.received.data(), cols) += ConstArrayMap(part.received, cols);
-      }
-    }
-  }
-};
 
 // One extension of the cache: tokens [p0, p1) of run.ids, the cache holding [0, p0).
 class Extension {
@@ -462,14 +408,15 @@ class Extension {
                        n < 8);
       for (Index i = 0; i < rows; ++i) {
         const Index row = p0 + r0 + i;
+        const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
         if (lazy) {
           // Without maps only the keys the block's product reads need their zeros.
           const RowSoftmax r =
-              softmax_row(S + i * cols, row, window, maps ? cols : keys_needed, grown(st_.capped[thread], cols),
-                          streams.of(static_cast<int>(thread), static_cast<int>(h)));
+              softmax_row(S + i * cols, row, lo, row, maps ? cols : keys_needed, s_.attn_softcap,
+                          grown(st_.capped[thread], cols), streams.of(static_cast<int>(thread), static_cast<int>(h)));
           lazy->set_row(static_cast<int>(h), row, r.shift, r.inv_sum);
         } else {
-          softmax_row(S + i * cols, row, window, cols);
+          softmax_row(S + i * cols, row, lo, row, cols, s_.attn_softcap);
         }
       }
       Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
@@ -486,42 +433,6 @@ class Extension {
       }
     }
     if (lazy) streams.add_to(*lazy, n);
-  }
-
-  struct RowSoftmax {
-    float shift = 0, inv_sum = 0;  // NaN for a row of non-finite scores
-  };
-
-  // One row of scores -> probabilities over keys [lo, pos], everything else exactly 0 (cols wide). With `stream`
-  // (on demand), the row's entropy, distance, first-token mass, largest weight and what each key receives are
-  // added to it; `capped` (cols floats) holds the scores the softmax saw, for the entropy.
-  RowSoftmax softmax_row(float* row, Index pos, Index window, Index cols, float* capped = nullptr,
-                         RowStreams::Head* stream = nullptr) const {
-    const Index lo = window > 0 ? std::max<Index>(0, pos - window + 1) : 0;
-    const Index count = pos + 1 - lo;
-    float* r = row + lo;
-    if (s_.attn_softcap > 0.0f) {
-      const float cap = s_.attn_softcap;
-      ArrayMap(r, count) = (ConstArrayMap(r, count) / cap).tanh() * cap;
-    }
-    RowSoftmax out;
-    out.shift = ConstArrayMap(r, count).maxCoeff<Eigen::PropagateNaN>();
-    if (std::isnan(out.shift) || std::isinf(out.shift)) {
-      ArrayMap(r, count).setConstant(std::numeric_limits<float>::quiet_NaN());  // non-finite weights: warned
-      out.shift = out.inv_sum = std::numeric_limits<float>::quiet_NaN();
-    } else {
-      if (stream) std::copy_n(r, count, capped);
-      const float sum = detail::exp_shifted_sum(r, count, out.shift, 1.0f);
-      out.inv_sum = 1.0f / sum;
-      if (stream) {
-        stream->scale_and_add(r, capped, lo, pos, out.inv_sum, std::log(static_cast<double>(sum)) + out.shift);
-      } else {
-        ArrayMap(r, count) *= out.inv_sum;
-      }
-    }
-    std::fill(row, row + lo, 0.0f);
-    std::fill(row + pos + 1, row + cols, 0.0f);
-    return out;
   }
 
   const TransformerModel::Impl& m_;

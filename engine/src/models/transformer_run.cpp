@@ -5,6 +5,7 @@
 // layer norms) is one fused pass over the rows, parallel for long inputs.
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "row_streams.h"
 #include "../core/nonfinite.h"
 #include "../core/try.h"
 
@@ -112,7 +113,8 @@ std::string format_probability(float p) {
 // The runner's buffers (TransformerRunner::Scratch is this).
 struct TransformerBuffers {
   GrowingBuffer x, xn, qkv, ctx, proj, ffn, packed, gather;
-  std::vector<GrowingBuffer> scores;  // per thread: one row block of scores for F16 maps
+  std::vector<GrowingBuffer> scores;  // per thread: one row block of scores (F16 maps; on demand)
+  std::vector<GrowingBuffer> capped;  // per thread: one row of scores as the softmax saw them (on demand)
   std::vector<float> key_bias;        // 0 or -inf per key (padding)
 };
 
@@ -242,6 +244,64 @@ struct Forward {
     }
   }
 
+  // Attention kept on demand (RunOptions::Keep OnDemand or Both): the same softmax(Q_h K_h^T) by the decoders'
+  // arithmetic, so that OnDemandLayer recomputes every weight exactly. Each head's queries and keys are kept; the
+  // scores of blocks of kScoreBlock query rows aligned at 0 come from attention_scores (a causal block multiplied by
+  // the keys up to its last row, a bidirectional one by all), and each row's softmax keeps its shift and 1 / sum and
+  // streams the head's statistics; the weights also go into `maps` when the run keeps both. Context = P V_h into ctx.
+  void attention_on_demand(const float* qkv, float* ctx, HeadStack* maps, OnDemandLayer& lazy, bool causal) {
+    const Index D = d();
+    const int H = m.config.heads;
+    const Index dh = D / H;
+    for_rows(n, [&](Index i) {
+      const float* row = qkv + i * 3 * D;  // 1/sqrt(d_h) is folded into Q's weights
+      for (int h = 0; h < H; ++h) {
+        std::copy_n(row + h * dh, dh, lazy.query(h, i));
+        std::copy_n(row + D + h * dh, dh, lazy.key(h, i));
+      }
+    });
+    const Index blocks = (n + kScoreBlock - 1) / kScoreBlock;
+    const Index tasks = blocks * H;
+    const int threads = omp_get_max_threads();
+    s.scores.resize(static_cast<std::size_t>(threads));
+    s.capped.resize(static_cast<std::size_t>(threads));
+    for (auto& b : s.scores) b.get(static_cast<std::size_t>(kScoreBlock * n));
+    for (auto& b : s.capped) b.get(static_cast<std::size_t>(n));
+    RowStreams streams;
+    streams.reset(threads, H, n);
+    const bool f16 = maps && maps->precision() == Precision::F16;
+    const bool parallel = tasks > 1 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(D) > 5.0e5;
+#pragma omp parallel for schedule(dynamic) if (parallel)
+    for (Index task = 0; task < tasks; ++task) {
+      const int h = static_cast<int>(task / blocks);
+      // Causal blocks grow with the row: the largest of each head first, so the schedule ends even.
+      const Index b = causal ? blocks - 1 - task % blocks : task % blocks;
+      const Index r0 = b * kScoreBlock, rows = std::min(kScoreBlock, n - r0);
+      const Index keys = causal ? r0 + rows : n;
+      const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+      float* S = s.scores[thread].data.data();  // rows x keys at row stride n
+      attention_scores(lazy.query(h, r0), dh, lazy.key(h, 0), dh, rows, keys, dh, S, n, n < 8);
+      for (Index i = 0; i < rows; ++i) {
+        const Index row = r0 + i;
+        // Without maps only the keys the block's product reads need their zeros.
+        const RowSoftmax r = softmax_row(S + i * n, row, 0, causal ? row : n - 1, maps ? n : keys, 0.0f,
+                                         s.capped[thread].data.data(), streams.of(static_cast<int>(thread), h));
+        lazy.set_row(h, row, r.shift, r.inv_sum);
+      }
+      StridedMap c(ctx + r0 * D + h * dh, rows, dh, Strided(D));
+      block_product(c, StridedMap(S, rows, keys, Strided(n)),
+                    ConstStridedMap(qkv + 2 * D + h * dh, keys, dh, Strided(3 * D)));
+      for (Index i = 0; maps && i < rows; ++i) {
+        if (f16) {
+          to_half(S + i * n, maps->f16(h) + (r0 + i) * n, n);
+        } else {
+          std::copy_n(S + i * n, n, maps->f32(h) + (r0 + i) * n);
+        }
+      }
+    }
+    streams.add_to(lazy, n);
+  }
+
   // x [n, d] holds the embeddings (already normalised for post-LN families). `last_rows`: the rows of
   // the last layer's output anyone reads (empty: none, only the maps are wanted; nullopt: every row).
   // Returns false when options.on_layer stopped the run.
@@ -260,6 +320,10 @@ struct Forward {
     MatrixMapW QKV(qkv, g, 3 * D), XN(xn, g, D), X(x, n, D);
     const float* key_bias = s.key_bias.empty() ? nullptr : s.key_bias.data();
     const Stage stage = causal ? Stage::Decoder : Stage::Encoder;
+    const bool lazy = options.keep == RunOptions::Keep::OnDemand || options.keep == RunOptions::Keep::Both;
+    const bool stored = options.keep != RunOptions::Keep::OnDemand;
+    for (int l = 0; lazy && l < c.layers; ++l)
+      run.on_demand.emplace_back(c.heads, c.heads, D / c.heads, n, causal, 0, 0.0f);
 
     if (!post) {
       const auto& w0 = m.layers.front();
@@ -277,9 +341,14 @@ struct Forward {
       LayerAttention layer;
       layer.stage = stage;
       layer.layer = l;
-      layer.maps = HeadStack(c.heads, n, n, options.precision, HeadStack::Init::Uninitialised);
-      attention(qkv, ctx, layer.maps, causal, key_bias);
-      run.attention.layers.push_back(std::move(layer));
+      if (stored) layer.maps = HeadStack(c.heads, n, n, options.precision, HeadStack::Init::Uninitialised);
+      if (lazy) {
+        attention_on_demand(qkv, ctx, stored ? &layer.maps : nullptr, run.on_demand[static_cast<std::size_t>(l)],
+                            causal);
+      } else {
+        attention(qkv, ctx, layer.maps, causal, key_bias);
+      }
+      if (stored) run.attention.layers.push_back(std::move(layer));
       if (options.on_layer && !options.on_layer(run.attention)) return false;
 
       const bool last = l + 1 == c.layers;
@@ -565,7 +634,8 @@ std::size_t run_bytes(const TransformerConfig& c, Index n, const RunOptions& o, 
   const double kv = decoder ? c.decoder.kv_heads : H;
   const double maps = L * H * N * N * (o.precision == Precision::F16 ? 2.0 : 4.0);
   Keep keep = o.keep;
-  if (keep == Keep::Auto) keep = decoder && maps > static_cast<double>(o.on_demand_above) ? Keep::OnDemand : Keep::Maps;
+  if (keep == Keep::Auto)
+    keep = c.family != Family::Vit && maps > static_cast<double>(o.on_demand_above) ? Keep::OnDemand : Keep::Maps;
   if (resolved) *resolved = keep;
   double bytes = 0;
   if (keep != Keep::OnDemand) bytes += maps;
@@ -639,11 +709,6 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     const text::Tokenizer* tok = m.tokenizer.get();
     RunOptions options = options_in;
     ATTN_TRY(check_memory(c, n, options));
-    if (options.keep != RunOptions::Keep::Maps && c.family != Family::Decoder) {
-      return fail(ErrorKind::Unsupported,
-                  "run_ids: attention on demand is computed for the decoder family (llama, "
-                  "mistral, qwen2, qwen3, gemma2, gemma3, phi3) so far");
-    }
     if (c.family == Family::Decoder) {
       if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
       if (auto ok = decoder_run(m, *scratch_->decoder, run, options); !ok) return std::unexpected(ok.error());
@@ -661,6 +726,11 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
       for (Index j = 0; j < n; ++j)
         if (options.attention_mask[static_cast<std::size_t>(j)] == 0)
           s.key_bias[static_cast<std::size_t>(j)] = -std::numeric_limits<float>::infinity();
+      if (options.keep != RunOptions::Keep::Maps &&
+          std::find(options.attention_mask.begin(), options.attention_mask.end(), 0) != options.attention_mask.end())
+        return fail(ErrorKind::Unsupported,
+                    "run_ids: attention on demand takes no padding (the attention mask has padded keys); run the "
+                    "real tokens alone, or keep the maps");
     }
     for_rows(n, [&](Index i) {
       ArrayMap r(x + i * D, D);
@@ -914,11 +984,18 @@ Result<TransformerRun> TransformerRunner::generate_text(std::string_view prompt,
   return run;
 }
 
-Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const RunOptions& options) {
+Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const RunOptions& options_in) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
     if (c.family != Family::Vit) return fail(ErrorKind::Unsupported, "run_image: the model takes text, not an image");
+    // A ViT's maps are small (197 tokens at 224 pixels): always kept; its statistics are over the patch grid, which
+    // the streamed statistics of attention on demand are not.
+    if (options_in.keep == RunOptions::Keep::OnDemand || options_in.keep == RunOptions::Keep::Both)
+      return fail(ErrorKind::Unsupported,
+                  "run_image: a ViT keeps its attention maps (attention on demand is for text)");
+    RunOptions options = options_in;
+    options.keep = RunOptions::Keep::Maps;
     if (image_in.empty()) return fail(ErrorKind::OutOfRange, "run_image: empty image");
     const int C = c.num_channels, size = c.image_size, p = c.patch_size;
     // Channels: grey is replicated, alpha dropped.

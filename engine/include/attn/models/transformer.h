@@ -52,7 +52,7 @@ struct Prediction {
 
 struct TransformerRun;
 
-// Keep::Auto's threshold: above 1 GiB of stored maps (the SmolLM2-135M shape: from 1,000 tokens on) a decoder keeps
+// Keep::Auto's threshold: above 1 GiB of stored maps (the SmolLM2-135M shape: from 1,000 tokens on) a text model keeps
 // its attention on demand. Chosen by memory, measured (README, "Long inputs"): from 1,024 tokens on the forward
 // takes about as long either way, while stored maps grow as tokens^2 (4.5 GB at 2,048 tokens).
 inline constexpr std::size_t kOnDemandAbove = std::size_t{1} << 30;
@@ -76,12 +76,13 @@ struct RunOptions {
   // long text computes the new tokens only. Ignored when it does not fit (other ids in the cache, another
   // precision, hidden states asked but not kept, dynamic RoPE beyond the model's positions).
   const TransformerRun* previous = nullptr;
-  // Decoders (long inputs): OnDemand keeps every layer's queries, keys and per-row softmax statistics in
-  // TransformerRun::on_demand instead of maps (run.attention then has tokens and no layers); any map, tile, row or
-  // column is recomputed from them, and each head's statistics are streamed while the rows run
-  // (attn/on_demand_attention.h). Both: the maps and the on-demand data of the same forward (the recomputed weights
-  // are then the stored ones: tests, small inputs). `previous` is not used by either. Auto: OnDemand for a decoder
-  // whose maps would take more than on_demand_above bytes, Maps otherwise (what the GUI asks for).
+  // Text models (long inputs; every family but ViT, whose maps are small): OnDemand keeps every layer's queries,
+  // keys and per-row softmax statistics in TransformerRun::on_demand instead of maps (run.attention then has tokens
+  // and no layers); any map, tile, row or column is recomputed from them, and each head's statistics are streamed
+  // while the rows run (attn/on_demand_attention.h). Both: the maps and the on-demand data of the same forward (the
+  // recomputed weights are then the stored ones: tests, small inputs). `previous` is not used by either. Auto: OnDemand
+  // for a text model whose maps would take more than on_demand_above bytes, Maps otherwise (what the GUI asks for). On
+  // demand takes no padding: BERT's attention_mask with a 0 is refused.
   enum class Keep { Maps, OnDemand, Both, Auto };
   Keep keep = Keep::Maps;
   std::size_t on_demand_above = kOnDemandAbove;
