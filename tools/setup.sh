@@ -75,7 +75,7 @@ if [ "$mode" = sanitize ]; then
   cmake --preset asan
   cmake --build --preset asan -j "$jobs"
   stage "ASan + UBSan build (every target but the benchmarks)"
-  ctest --preset asan -j "$jobs" -LE format  # formatting is checked once, by the suite
+  ctest --preset asan -j "$jobs" -LE 'format|docs'  # formatting and the README's commands are checked by the suite
   stage "ASan + UBSan: the whole suite"
   cmake --preset tsan
   # Only the UI tests (tests/ui: ctest's "ui" label without the command-line ones, "cli") and what they link.
