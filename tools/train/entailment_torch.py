@@ -39,7 +39,7 @@ LABELS = ["entailment", "contradiction", "neutral"]
 def make_config(vocab, embedding_size, hidden):
     return {
         "architectures": ["AttnScopeEntailment"],
-        "task": "textual entailment (premise, hypothesis) -> entailment / contradiction / neutral",
+        "task": "textual entailment",
         "vocab": vocab,
         "labels": LABELS,
         "embedding_size": embedding_size,
@@ -90,11 +90,14 @@ class Entailment(nn.Module):
             outs.append(h2)
         return torch.stack(outs, 1), (h, c)
 
-    def forward(self, p_ids, p_len, h_ids, h_len):
-        """Logits [B, 3] and the attention [B, N, L] (rows of padded hypothesis words are 0)."""
+    def forward(self, p_ids, p_len, h_ids, h_len, keep_state=None):
+        """Logits [B, 3] and the attention [B, N, L] (rows of padded hypothesis words are 0). Training only:
+        keep_state [B] (0 or 1) zeroes the premise's final state before the hypothesis LSTM where it is 0."""
         B = p_ids.shape[0]
-        zero = p_ids.new_zeros((B, self.k), dtype=torch.float32)
+        zero = p_ids.new_zeros((B, self.k), dtype=self.embedding.weight.dtype)
         Y, state = self._run(self.premise, self.embedding(p_ids), p_len, (zero, zero))
+        if keep_state is not None:
+            state = tuple(s * keep_state.unsqueeze(1) for s in state)
         H, _ = self._run(self.hypothesis, self.embedding(h_ids), h_len, state)
         a = self.attention
         Yw = a.W_y(Y)                                                  # [B, L, k]

@@ -244,14 +244,12 @@ struct CaptionerModel::Impl {
   RowVector att_full;       // [A]
   RowVector gate_w;         // [H]
   float gate_b = 0.0f;
-  Matrix embedding;  // [V, E]
-  Matrix lstm_ih_t;  // [E + D, 4H]
-  Matrix lstm_hh_t;  // [H, 4H]
-  RowVector lstm_b;  // b_ih + b_hh [4H]
-  Matrix deep_h_t;   // [H, E]
-  Matrix deep_z_t;   // [D, E]
-  Matrix out_t;      // [E, V]
-  RowVector out_b;   // [V]
+  Matrix embedding;           // [V, E]
+  bundled::LstmWeights lstm;  // E + D -> H
+  Matrix deep_h_t;            // [H, E]
+  Matrix deep_z_t;            // [D, E]
+  Matrix out_t;               // [E, V]
+  RowVector out_b;            // [V]
 };
 
 namespace {
@@ -290,12 +288,7 @@ Result<std::unique_ptr<CaptionerModel::Impl>> build(CaptionerConfig config, cons
   ATTN_ASSIGN(gate_b, r.vector("decoder.gate.bias", 1));
   m->gate_b = gate_b(0);
   ATTN_ASSIGN(m->embedding, r.matrix("decoder.embedding.weight", V, E));
-  ATTN_ASSIGN(m->lstm_ih_t, r.linear_t("decoder.lstm.weight_ih", 4 * H, E + D));
-  ATTN_ASSIGN(m->lstm_hh_t, r.linear_t("decoder.lstm.weight_hh", 4 * H, H));
-  RowVector b_ih, b_hh;
-  ATTN_ASSIGN(b_ih, r.vector("decoder.lstm.bias_ih", 4 * H));
-  ATTN_ASSIGN(b_hh, r.vector("decoder.lstm.bias_hh", 4 * H));
-  m->lstm_b = b_ih + b_hh;
+  ATTN_ASSIGN(m->lstm, bundled::read_lstm_cell(r, "decoder.lstm", E + D, H));
   ATTN_ASSIGN(m->deep_h_t, r.linear_t("decoder.deep_h.weight", E, H));
   ATTN_ASSIGN(m->deep_z_t, r.linear_t("decoder.deep_z.weight", E, D));
   ATTN_ASSIGN(m->out_t, r.linear_t("decoder.out.weight", V, E));
@@ -486,9 +479,9 @@ void step(const CaptionerModel::Impl& m, CaptionBuffers& s, const std::vector<in
   }
 
   // LSTMCell([emb(y) ; z], (h, c)), gates (i, f, g, o).
-  bundled::multiply(gates, x, m.lstm_ih_t);
-  bundled::multiply(gates, h, m.lstm_hh_t, true);
-  gates.rowwise() += m.lstm_b;
+  bundled::multiply(gates, x, m.lstm.w_ih_t);
+  bundled::multiply(gates, h, m.lstm.w_hh_t, true);
+  gates.rowwise() += m.lstm.b;
   bundled::lstm_gates(gates, cell, h);
 
   // logits = W_o (emb(y) + L_h h_t + L_z z_t) + b_o.

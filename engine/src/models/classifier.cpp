@@ -21,29 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-Result<std::vector<std::string>> read_labels(const bundled::ConfigKeys& k) {
-  const json* value = k.find("labels");
-  if (!value) return k.error(ErrorKind::Malformed, "labels is missing");
-  if (!value->is_array()) {
-    return k.error(ErrorKind::Malformed, "labels", "labels must be a list of class names, got " + value->dump());
-  }
-  if (value->size() < 2) {
-    return k.error(ErrorKind::OutOfRange, "labels",
-                   "labels holds " + std::to_string(value->size()) + " class" + (value->size() == 1 ? "" : "es") +
-                       "; a classifier needs at least 2");
-  }
-  std::vector<std::string> labels;
-  for (std::size_t i = 0; i < value->size(); ++i) {
-    const json& l = (*value)[i];
-    if (!l.is_string()) {
-      return k.error(ErrorKind::Malformed, "labels",
-                     "labels[" + std::to_string(i) + "] must be a string, got " + l.dump());
-    }
-    labels.push_back(l.get<std::string>());
-  }
-  return labels;
-}
-
 Result<ClassifierKind> read_kind(const bundled::ConfigKeys& k, bool hierarchical) {
   std::string kind;
   ATTN_ASSIGN(kind, k.text_or("kind", "attention-pooling"));
@@ -64,7 +41,7 @@ Result<ClassifierConfig> read_classifier_config(const bundled::ConfigKeys& k) {
   ATTN_TRY(k.architecture("AttnScopeClassifier"));
   ATTN_ASSIGN(c.task, k.text_or("task", ""));
   ATTN_ASSIGN(c.trained_on, k.text_or("trained_on", ""));
-  ATTN_ASSIGN(c.labels, read_labels(k));
+  ATTN_ASSIGN(c.labels, bundled::read_labels(k));
   ATTN_ASSIGN(c.vocab, k.vocabulary("vocab", {"<pad>", "<unk>"}, 3));
   ATTN_ASSIGN(c.hierarchical, k.boolean_or("hierarchical", false));
   ATTN_ASSIGN(c.kind, read_kind(k, c.hierarchical));
@@ -198,8 +175,7 @@ struct ClassifierModel::Impl {
   PoolingWeights word_pool;         // W [a, 2h], b [a], w [r, a]
   bundled::BiGruWeights sentences;  // hierarchical: r 2h -> h
   PoolingWeights sentence_pool;     // hierarchical: w [1, a]
-  Matrix lstm_ih_t, lstm_hh_t;      // LSTM: [e, 4h], [h, 4h] (gates i, f, g, o)
-  RowVector lstm_b;                 // LSTM: bias_ih + bias_hh [4h]
+  bundled::LstmWeights lstm;        // LSTM: e -> h (gates i, f, g, o)
   Matrix conv_t;                    // CNN: [kernel e, channels], row (tap, input channel)
   RowVector conv_b;                 // CNN: [channels]
   Matrix classifier_t;              // [r 2h (flat), 2h (hierarchical), h (LSTM), channels (CNN); labels]
@@ -232,12 +208,7 @@ Result<std::unique_ptr<ClassifierModel::Impl>> build(ClassifierConfig config, co
   if (c.kind == ClassifierKind::Lstm) {
     const Index h = c.hidden;
     ATTN_ASSIGN(m->embedding, reader.matrix("embedding.weight", v, e));
-    ATTN_ASSIGN(m->lstm_ih_t, reader.linear_t("encoder.lstm.weight_ih", 4 * h, e));
-    ATTN_ASSIGN(m->lstm_hh_t, reader.linear_t("encoder.lstm.weight_hh", 4 * h, h));
-    RowVector bias_hh;
-    ATTN_ASSIGN(m->lstm_b, reader.vector("encoder.lstm.bias_ih", 4 * h));
-    ATTN_ASSIGN(bias_hh, reader.vector("encoder.lstm.bias_hh", 4 * h));
-    m->lstm_b += bias_hh;
+    ATTN_ASSIGN(m->lstm, bundled::read_lstm_cell(reader, "encoder.lstm", e, h));
     ATTN_ASSIGN(m->classifier_t, reader.linear_t("classifier.weight", labels, h));
   } else if (c.kind == ClassifierKind::Cnn) {
     const Index k = c.kernel, ch = c.channels;
@@ -439,27 +410,19 @@ WordSplit truncate(const ClassifierConfig& c, WordSplit in, std::vector<std::str
   return out;
 }
 
-void softmax_into(const RowVector& logits, std::vector<float>& out) {
-  const float mx = logits.maxCoeff();
-  const Eigen::ArrayXf e = (logits.array() - mx).exp().transpose();
-  const float sum = e.sum();
-  out.resize(static_cast<std::size_t>(logits.size()));
-  for (Index i = 0; i < logits.size(); ++i) out[static_cast<std::size_t>(i)] = e(i) / sum;
-}
-
 // The LSTM's reading: the gates of every word, kept as [units, words], then written_t = i_t * prod_{s>t} f_s
 // and the saliency (written's column sums over its sum). Returns the last hidden state.
 RowVector run_lstm(const ClassifierModel::Impl& m, const Matrix& embedded, ClassifierRun& run, Matrix& gates) {
   const Index n = embedded.rows(), H = m.config.hidden;
-  gates.noalias() = embedded * m.lstm_ih_t;  // [n, 4H], the input half of every step at once
-  gates.rowwise() += m.lstm_b;
+  gates.noalias() = embedded * m.lstm.w_ih_t;  // [n, 4H], the input half of every step at once
+  gates.rowwise() += m.lstm.b;
   Matrix c = Matrix::Zero(1, H), h = Matrix::Zero(1, H), step(1, 4 * H);
   run.input_gate.resize(H, n);
   run.forget_gate.resize(H, n);
   const auto sigmoid = [](const auto& v) { return (1.0f + (-v).exp()).inverse(); };
   for (Index t = 0; t < n; ++t) {
     step = gates.row(t);
-    bundled::multiply(step, h, m.lstm_hh_t, true);
+    bundled::multiply(step, h, m.lstm.w_hh_t, true);
     run.input_gate.col(t) = sigmoid(step.leftCols(H).array()).transpose();
     run.forget_gate.col(t) = sigmoid(step.middleCols(H, H).array()).transpose();
     bundled::lstm_gates(step, c, h);
@@ -580,7 +543,7 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
     }
     RowVector logits = pooled * m.classifier_t;
     logits += m.classifier_b;
-    softmax_into(logits, run.probabilities);
+    bundled::softmax_into(logits, run.probabilities);
     Index best = 0;
     logits.maxCoeff(&best);
     run.predicted = static_cast<int>(best);

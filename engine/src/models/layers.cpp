@@ -277,6 +277,48 @@ void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& 
 // ---------------------------------------------------------------------------------------------------------
 // LSTM
 
+Result<std::vector<std::string>> read_labels(const ConfigKeys& k) {
+  const json* value = k.find("labels");
+  if (!value) return k.error(ErrorKind::Malformed, "labels is missing");
+  if (!value->is_array()) {
+    return k.error(ErrorKind::Malformed, "labels", "labels must be a list of class names, got " + value->dump());
+  }
+  if (value->size() < 2) {
+    return k.error(ErrorKind::OutOfRange, "labels",
+                   "labels holds " + std::to_string(value->size()) + " class" + (value->size() == 1 ? "" : "es") +
+                       "; a classifier needs at least 2");
+  }
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const json& l = (*value)[i];
+    if (!l.is_string()) {
+      return k.error(ErrorKind::Malformed, "labels",
+                     "labels[" + std::to_string(i) + "] must be a string, got " + l.dump());
+    }
+    labels.push_back(l.get<std::string>());
+  }
+  return labels;
+}
+
+void softmax_into(const RowVector& logits, std::vector<float>& out) {
+  const float mx = logits.maxCoeff();
+  const Eigen::ArrayXf e = (logits.array() - mx).exp().transpose();
+  const float sum = e.sum();
+  out.resize(static_cast<std::size_t>(logits.size()));
+  for (Index i = 0; i < logits.size(); ++i) out[static_cast<std::size_t>(i)] = e(i) / sum;
+}
+
+Result<LstmWeights> read_lstm_cell(TensorReader& r, const std::string& base, Index input, Index hidden) {
+  LstmWeights w;
+  ATTN_ASSIGN(w.w_ih_t, r.linear_t(base + ".weight_ih", 4 * hidden, input));
+  ATTN_ASSIGN(w.w_hh_t, r.linear_t(base + ".weight_hh", 4 * hidden, hidden));
+  RowVector bias_hh;
+  ATTN_ASSIGN(w.b, r.vector(base + ".bias_ih", 4 * hidden));
+  ATTN_ASSIGN(bias_hh, r.vector(base + ".bias_hh", 4 * hidden));
+  w.b += bias_hh;
+  return w;
+}
+
 void lstm_gates(const MatrixCRef& gates, Eigen::Ref<Matrix> c, Eigen::Ref<Matrix> h) {
   const Index H = h.cols();
   const auto sigmoid = [](const auto& v) { return (1.0f + (-v).exp()).inverse(); };

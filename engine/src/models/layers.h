@@ -157,6 +157,16 @@ void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& 
 // ---------------------------------------------------------------------------------------------------------
 // LSTM (torch nn.LSTMCell, gates i, f, g, o)
 
+// An nn.LSTMCell (`<base>.weight_ih`, `.weight_hh`, `.bias_ih`, `.bias_hh`), transposed for row-vector
+// products, its two biases summed.
+struct LstmWeights {
+  Matrix w_ih_t;  // [in, 4H]
+  Matrix w_hh_t;  // [H, 4H]
+  RowVector b;    // bias_ih + bias_hh [4H]
+  Index hidden() const { return w_hh_t.rows(); }
+};
+Result<LstmWeights> read_lstm_cell(TensorReader& r, const std::string& base, Index input, Index hidden);
+
 // c' = f * c + i * g, h' = o * tanh(c') for a batch of rows, from the pre-activations
 // gates = x W_ih^T + b_ih + h W_hh^T + b_hh [B, 4H] (i = sigma, f = sigma, g = tanh, o = sigma of their
 // quarters). `c` and `h` [B, H] are updated in place.
@@ -183,6 +193,12 @@ void conv3x3_relu_pool(const Matrix& weight, const Vector& bias, Index side, Mat
 
 // ---------------------------------------------------------------------------------------------------------
 // Vocabularies and model folders
+
+// config.json's "labels": a list of at least 2 class names (the classifiers' and the entailment model's).
+Result<std::vector<std::string>> read_labels(const ConfigKeys& k);
+
+// The softmax of a row of logits, as the probabilities a run reports.
+void softmax_into(const RowVector& logits, std::vector<float>& out);
 
 // Vocabulary entry -> id (the vocabularies are small: a few hundred entries at most).
 using VocabMap = std::unordered_map<std::string, int>;
