@@ -126,7 +126,9 @@ struct Options {
                             u"Render an attention dump (*.attn.safetensors) instead of running a model."_s, u"file"_s};
   QCommandLineOption text{u"text"_s, u"The text for a text model (BERT, DistilBERT, GPT-2)."_s, u"text"_s};
   QCommandLineOption textFile{u"text-file"_s, u"The text read from a UTF-8 file (a long document)."_s, u"file"_s};
-  QCommandLineOption pair{u"pair"_s, u"BERT's second sentence (token type 1)."_s, u"text"_s};
+  QCommandLineOption pair{
+      u"pair"_s, u"The second sentence: BERT's (token type 1) in run; an entailment model's hypothesis in align."_s,
+      u"text"_s};
   QCommandLineOption runImage{u"image"_s, u"The photo for a vision transformer (ViT)."_s, u"file"_s};
   QCommandLineOption dump{u"dump"_s,
                           u"Write the run's attention as an attention dump (*.attn.safetensors; version 2 when the "
@@ -153,23 +155,26 @@ struct Options {
   QCommandLineOption alignModel{
       u"model"_s,
       u"A bundled model by name (attnscope-cli align --list) or a model folder (config.json + "
-      "model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model)."_s,
+      "model.safetensors of an AttnScopeSeq2Seq, AttnScopeClassifier or AttnScopeEntailment model)."_s,
       u"name|dir"_s};
-  QCommandLineOption alignText{u"text"_s, u"The input: a date in any form, or a review."_s, u"text"_s};
+  QCommandLineOption alignText{u"text"_s, u"The input: a date in any form, a review, or an entailment premise."_s,
+                               u"text"_s};
   QCommandLineOption beam{u"beam"_s, u"Beam width, 1 (greedy, the default) to 16."_s, u"K"_s};
   QCommandLineOption hypothesis{u"hypothesis"_s, u"Which hypothesis to draw, 0 = the best (the default)."_s, u"N"_s};
   QCommandLineOption step{u"step"_s,
-                          u"Outline this output step in the heatmap (0 = the first); the shading view "
-                          "shades the source by it."_s,
+                          u"Outline this output step (an entailment model: hypothesis word) in the heatmap (0 = the "
+                          "first); the shading view shades the source (the premise) by it."_s,
                           u"N"_s};
   QCommandLineOption alignView{u"view"_s,
-                               u"heatmap (the alignment, the default for date models) or shading (the "
-                               "source characters shaded by the step's attention). Classifiers always "
-                               "write their word shading."_s,
+                               u"heatmap (the alignment, the default for date and entailment models) or shading (the "
+                               "source characters or premise words shaded by the step's attention). Classifiers "
+                               "always write their word shading."_s,
                                u"name"_s};
   QCommandLineOption alignOut{u"out"_s, u"Picture to write: .png, .svg or .pdf."_s, u"file"_s};
   QCommandLineOption alignCsv{
-      u"csv"_s, u"Also write the matrix as CSV (the alignment; a classifier's heads x words)."_s, u"file"_s};
+      u"csv"_s,
+      u"Also write the matrix as CSV (the alignment; a classifier's heads x words; hypothesis x premise words)."_s,
+      u"file"_s};
   QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
   // caption
   QCommandLineOption captionModel{
@@ -451,6 +456,10 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o) {
     job.text = rawOption("text").value_or(parser.value(o.alignText).toStdString());
     job.hasText = true;
   }
+  if (parser.isSet(o.pair)) {
+    job.pair = rawOption("pair").value_or(parser.value(o.pair).toStdString());
+    job.hasPair = true;
+  }
   QString error;
   if (!parseNumber(parser, o.beam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
       !parseNumber(parser, o.step, job.step, error)) {
@@ -549,12 +558,16 @@ QString commandsHelp() {
          "           attnscope-cli run --model DIR --text \"Once upon a time\" --generate 40 [--temperature 0.8 "
          "--top-k 40 --top-p 0.95 --seed 1]\n"
          "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
-         "  align    Run a bundled date or review model (or a model folder) and write its alignment or word shading.\n"
+         "  align    Run a bundled date, review or entailment model (or a model folder) and write its alignment or "
+         "word "
+         "shading.\n"
          "           attnscope-cli align --model date-bahdanau --text \"21 Nov 2026\" --out a.png [--csv a.csv]\n"
          "           attnscope-cli align --model date-luong-local-p --text \"Nov 21st 2026\" --beam 4 --hypothesis 2 "
          "--out h.png\n"
          "           attnscope-cli align --model sentiment-hierarchical --text \"The food was not good. We paid 80 "
          "euros.\" --out r.png\n"
+         "           attnscope-cli align --model entailment-wbw --text \"A man is sleeping on the beach\" --pair \"A "
+         "person is sleeping\" --out e.png\n"
          "           attnscope-cli align --list\n"
          "  caption  Caption an image or a generated scene (Show, Attend and Tell) and write the grid of its words'\n"
          "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
@@ -618,10 +631,12 @@ int main(int argc, char* argv[]) {
                        o.width, o.height, o.colormap, o.generate, o.genTemperature, o.topK, o.topP, o.genSeed,
                        o.onDemand});
   } else if (command == u"align"_s) {
-    parser.addPositionalArgument(u"align"_s, u"Run a seq2seq date model or a review classifier; write its alignment."_s,
+    parser.addPositionalArgument(u"align"_s,
+                                 u"Run a seq2seq date model, a review classifier or an entailment model; write its "
+                                 "alignment."_s,
                                  u"align [options]"_s);
-    parser.addOptions({o.alignModel, o.alignText, o.beam, o.hypothesis, o.step, o.alignView, o.alignOut, o.alignCsv,
-                       o.width, o.height, o.colormap, o.alignList});
+    parser.addOptions({o.alignModel, o.alignText, o.pair, o.beam, o.hypothesis, o.step, o.alignView, o.alignOut,
+                       o.alignCsv, o.width, o.height, o.colormap, o.alignList});
   } else if (command == u"caption"_s) {
     parser.addPositionalArgument(u"caption"_s,
                                  u"Caption an image or a scene; write the grid of each word's attention."_s,

@@ -90,6 +90,8 @@ struct Flags {
   QCommandLineOption text{u"text"_s, u"The input of the Alignment or the Transformer tab."_s, u"text"_s};
   QCommandLineOption textFile{
       u"text-file"_s, u"The Transformer tab's input read from a UTF-8 text file (a long document)."_s, u"file"_s};
+  QCommandLineOption pair{u"pair"_s, u"The Alignment tab's second input: an entailment model's hypothesis."_s,
+                          u"text"_s};
   QCommandLineOption beam{u"beam"_s, u"The Alignment or the Captioning tab's beam width (1 = greedy)."_s, u"K"_s};
   QCommandLineOption step{u"step"_s, u"The Alignment tab's output step in view (0 = the first)."_s, u"N"_s};
   QCommandLineOption view{u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay, stats or lens."_s,
@@ -128,6 +130,7 @@ struct Flags {
                                        &word,
                                        &lightMask,
                                        &text,
+                                       &pair,
                                        &beam,
                                        &step,
                                        &view,
@@ -151,6 +154,7 @@ struct Flags {
 // Each tab's part of the command line, checked.
 struct AlignmentOptions {
   std::optional<QString> text;
+  std::optional<QString> pair;
   std::optional<int> beam;
   std::optional<int> step;  // 0 = the first
   std::optional<QString> model;
@@ -223,7 +227,9 @@ std::optional<SessionTab> chooseTab(const QCommandLineParser& parser, const Flag
   if (captionModel || parser.isSet(f.scene) || parser.isSet(f.word) || parser.isSet(f.lightMask)) {
     return SessionTab::Caption;
   }
-  if (alignmentModel || parser.isSet(f.beam) || parser.isSet(f.step)) return SessionTab::Alignment;
+  if (alignmentModel || parser.isSet(f.beam) || parser.isSet(f.step) || parser.isSet(f.pair)) {
+    return SessionTab::Alignment;
+  }
   if (parser.isSet(f.model)) return SessionTab::Transformer;
   if (parser.isSet(f.image) || parser.isSet(f.gaussian) || parser.isSet(f.stn) || parser.isSet(f.sameWindow) ||
       parser.isSet(f.forms)) {
@@ -271,6 +277,7 @@ Parsed parseCaption(const QCommandLineParser& parser, const Flags& f, Options op
 Parsed parseAlignment(const QCommandLineParser& parser, const Flags& f, Options options) {
   AlignmentOptions& o = options.alignment;
   if (parser.isSet(f.text)) o.text = parser.value(f.text);
+  if (parser.isSet(f.pair)) o.pair = parser.value(f.pair);
   if (parser.isSet(f.beam)) {
     o.beam = parseInt(parser.value(f.beam), 1, attn::ui::AlignmentWorkbench::kMaxBeam);
     if (!o.beam) {
@@ -399,6 +406,7 @@ void onFirstResult(Workbench* workbench, Ready ready, Apply apply) {
 
 void applyAlignment(attn::ui::AlignmentWorkbench* tab, const AlignmentOptions& o) {
   if (o.text) tab->setText(*o.text);
+  if (o.pair) tab->setPairText(*o.pair);
   if (o.beam) tab->setBeam(*o.beam);
   // Applied once a result has that many steps (the model's output is known then).
   if (const auto step = o.step) {

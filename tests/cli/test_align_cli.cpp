@@ -1,7 +1,7 @@
 // attnscope-cli align as a user runs it, over the random fixture models of tests/data/seq2seq and
 // tests/data/classifier (and the bundled models when the build has them): the heatmap and the CSV of a
-// hypothesis, beam hypotheses, local-p's shading view, a classifier's word shading, and bad inputs that
-// exit with the reason (an unknown model name lists the bundled ones).
+// hypothesis, beam hypotheses, local-p's shading view, a classifier's word shading, an entailment model's pair
+// (tests/data/entailment), and bad inputs that exit with the reason (an unknown model name lists the bundled ones).
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -130,7 +130,7 @@ class TestAlignCli : public QObject {
                                   << 1 << u"no-such-model: no such bundled model or folder"_s;
     QTest::newRow("empty text") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, QString(),
                                                u"--out"_s, out}
-                                << 1 << u"nothing to decode"_s;
+                                << 1 << u"nothing to run"_s;
     QTest::newRow("no text") << QStringList{u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--out"_s, out} << 2
                              << u"--text"_s;
     QTest::newRow("no such folder") << QStringList{u"align"_s,  u"--model"_s,    dir_.filePath(u"nothing"_s),
@@ -195,6 +195,49 @@ class TestAlignCli : public QObject {
         runCli({u"align"_s, u"--model"_s, u"date-bahdanou"_s, u"--text"_s, u"1 May"_s, u"--out"_s, png});
     QCOMPARE(unknown.exitCode, 1);
     QVERIFY2(unknown.err.contains(u"date-bahdanau, "_s), qPrintable(unknown.err));
+  }
+
+  // An entailment model: --text is the premise, --pair the hypothesis; the heatmap is hypothesis x premise words,
+  // the shading view the label with both sentences; a missing or wordless sentence, and --pair elsewhere, refused.
+  void entailmentTakesThePremiseAndThePair() {
+    const QString model = QStringLiteral(ATTN_TEST_DATA_DIR "/entailment/random-entailment");
+    const QString png = dir_.filePath(u"e.png"_s), csv = dir_.filePath(u"e.csv"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, model, u"--text"_s, u"A man is sleeping."_s, u"--pair"_s,
+                            u"the zebra is not sleeping"_s, u"--step"_s, u"2"_s, u"--out"_s, png, u"--csv"_s, csv});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.startsWith(u"align: random-entailment \u00b7 4 premise and 5 hypothesis words \u2192 "_s),
+             qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"probabilities: entailment "_s), qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"1 words not in the vocabulary"_s), qPrintable(run.out));  // "zebra"
+    QCOMPARE(QImage(png).size(), QSize(900, 700));
+    const auto lines = csvLines(csv);
+    QCOMPARE(lines.size(), 6);  // the header, then one row per hypothesis word
+    QCOMPARE(lines.front().trimmed(), QByteArray(",a,man,is,sleeping"));
+    QVERIFY(lines[2].startsWith("zebra (unk),"));
+    const QString figure = dir_.filePath(u"e-shading.png"_s);
+    const Run shading = runCli({u"align"_s, u"--model"_s, model, u"--text"_s, u"A man is sleeping."_s, u"--pair"_s,
+                                u"a man"_s, u"--view"_s, u"shading"_s, u"--out"_s, figure});
+    QVERIFY2(shading.exitCode == 0, qPrintable(shading.err));
+    QVERIFY(!QImage(figure).isNull());
+
+    const QString never = dir_.filePath(u"never-e.png"_s);
+    const Run noPair = runCli({u"align"_s, u"--model"_s, model, u"--text"_s, u"a man"_s, u"--out"_s, never});
+    QCOMPARE(noPair.exitCode, 2);
+    QVERIFY2(noPair.err.contains(u"give the premise with --text and the hypothesis with --pair"_s),
+             qPrintable(noPair.err));
+    const Run wordless =
+        runCli({u"align"_s, u"--model"_s, model, u"--text"_s, u"a man"_s, u"--pair"_s, u"?!"_s, u"--out"_s, never});
+    QCOMPARE(wordless.exitCode, 1);
+    QVERIFY2(wordless.err.contains(u"hypothesis: the hypothesis has no words"_s), qPrintable(wordless.err));
+    const Run step = runCli({u"align"_s, u"--model"_s, model, u"--text"_s, u"a man"_s, u"--pair"_s, u"a man"_s,
+                             u"--step"_s, u"2"_s, u"--out"_s, never});
+    QCOMPARE(step.exitCode, 1);
+    QVERIFY2(step.err.contains(u"--step 2: the hypothesis has the words 0 to 1"_s), qPrintable(step.err));
+    const Run onDates = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May 2020"_s,
+                                u"--pair"_s, u"x"_s, u"--out"_s, never});
+    QCOMPARE(onDates.exitCode, 2);
+    QVERIFY2(onDates.err.contains(u"--pair is the hypothesis of an entailment model"_s), qPrintable(onDates.err));
+    QVERIFY(!QFile::exists(never));
   }
 };
 

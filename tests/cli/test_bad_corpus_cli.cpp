@@ -45,6 +45,9 @@ QStringList command(const Row& row, const QString& out) {
   if (text.contains("AttnScopeCaptioner")) {
     return {u"caption"_s, u"--model"_s, path, u"--scene"_s, u"1"_s, u"--out"_s, out};
   }
+  if (text.contains("AttnScopeEntailment")) {
+    return {u"align"_s, u"--model"_s, path, u"--text"_s, u"a man"_s, u"--pair"_s, u"a man"_s, u"--out"_s, out};
+  }
   if (text.contains("AttnScopeClassifier") || text.contains("AttnScopeSeq2Seq")) {
     return {u"align"_s, u"--model"_s, path, u"--text"_s, u"12 may 2020"_s, u"--out"_s, out};
   }

@@ -2,7 +2,8 @@
 // weight with unknown characters flagged), and the workbench end to end over the random fixture models of
 // tests/data/seq2seq and tests/data/classifier (and the bundled models when the build has them): load,
 // type -> run, the step slider and its row, beam hypotheses, local-p bands, unknown characters, an empty
-// and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports.
+// and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports, and an
+// entailment model's two sentences (tests/data/entailment).
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
 #include "render/qcustomplot.h"
@@ -857,6 +858,105 @@ class TestAlignmentWorkbench : public QObject {
     const QString message = QString::fromStdString(result.error().message());
     QVERIFY2(message.contains(u"no-such-model"_s), qPrintable(message));
     for (const auto& key : bundledModelKeys()) QVERIFY2(message.contains(key), qPrintable(message));
+  }
+
+  // An entailment model: two inputs, the label with its probabilities, a slider over the hypothesis words that
+  // outlines the word and shades the premise by its row, an empty or wordless sentence, examples as pairs, the
+  // session's pair and word, and a date model after it.
+  void entailmentTakesTwoSentencesAndStepsOverTheHypothesisWords() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/entailment/random-entailment"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->model.isEntailment());
+    QVERIFY(wb.hypothesisEdit()->isVisibleTo(&wb));
+    QVERIFY(!wb.hypothesisList()->isVisibleTo(&wb));
+    QCOMPARE(wb.text(), entailmentExamples().front().premise);
+    QCOMPARE(wb.pairText(), entailmentExamples().front().hypothesis);
+
+    wb.setText(u"A man is sleeping on the beach."_s);
+    wb.setPairText(u"the old man is not sleeping"_s);
+    QVERIFY(settle(wb));
+    const auto* outcome = wb.outcome();
+    QVERIFY(outcome && outcome->entailment);
+    QCOMPARE(QString::fromStdString(outcome->request.hypothesis), u"the old man is not sleeping"_s);
+    const auto& run = *outcome->entailment;
+    QCOMPARE(wb.currentMap(), outcome->entailmentMap.get());
+    QCOMPARE(wb.heatmap()->map(), wb.currentMap());
+    QCOMPARE(wb.currentMap()->weights.rows(), attn::Index(6));  // hypothesis words
+    QCOMPARE(wb.currentMap()->weights.cols(), attn::Index(6));  // the premise's words, the full stop dropped
+    QCOMPARE(wb.currentMap()->row_labels[2], std::string("man"));
+    QCOMPARE(wb.stepCount(), 6);
+    QCOMPARE(wb.stepSlider()->maximum(), 5);
+    const auto bars = charts(wb.currentFigure());
+    QCOMPARE(int(bars.size()), 1);
+    QCOMPARE(int(bars.front()->bars.size()), 3);
+    QVERIFY(bars.front()->bars[std::size_t(run.predicted)].strong);
+    QVERIFY2(wb.currentFigure().heading.startsWith(u"Predicted: "_s), qPrintable(wb.currentFigure().heading));
+    QVERIFY2(wb.runSummary().contains(u"6 premise and 6 hypothesis words"_s), qPrintable(wb.runSummary()));
+
+    // The slider outlines the hypothesis word and shades the premise by its row.
+    wb.stepSlider()->setFocus();
+    QTest::keyClick(wb.stepSlider(), Qt::Key_Right);
+    QTest::keyClick(wb.stepSlider(), Qt::Key_Right);
+    QCOMPARE(wb.step(), 2);
+    QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(2));
+    const auto* hypothesis = shadedElement(wb.currentFigure(), 0);
+    const auto* premise = shadedElement(wb.currentFigure(), 1);
+    QVERIFY(hypothesis && premise);
+    QVERIFY(hypothesis->ranges[2].focus);
+    QCOMPARE(std::count_if(hypothesis->ranges.begin(), hypothesis->ranges.end(), [](const auto& r) { return r.focus; }),
+             1);
+    QCOMPARE(int(premise->ranges.size()), 6);
+    for (std::size_t j = 0; j < premise->ranges.size(); ++j) {
+      QCOMPARE(premise->ranges[j].weight, wb.currentMap()->weights(2, attn::Index(j)));
+    }
+    QVERIFY2(premise->caption.contains(u"hypothesis word 2 (\u201cman\u201d)"_s), qPrintable(premise->caption));
+
+    // An empty hypothesis keeps the view and says why; a premise without a word is refused by name.
+    const auto* before = wb.outcome();
+    wb.setPairText(QString());
+    QTest::qWait(100);
+    QCOMPARE(wb.outcome(), before);
+    QVERIFY2(wb.inputMessage().contains(u"The hypothesis is empty"_s), qPrintable(wb.inputMessage()));
+    wb.setPairText(u"a man"_s);
+    wb.setText(u"?! \u2014"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.errorBanner()->isVisibleTo(&wb));
+    QVERIFY2(wb.errorBanner()->text().contains(u"the premise has no words"_s), qPrintable(wb.errorBanner()->text()));
+
+    // An example sets both sentences and runs once with both.
+    const auto examples = entailmentExamples();
+    QCOMPARE(wb.findChild<QComboBox*>(u"alignmentExamples"_s)->count(), int(examples.size()));
+    const int runs = wb.workerRuns();
+    emit wb.findChild<QComboBox*>(u"alignmentExamples"_s)->activated(2);
+    QVERIFY(settle(wb));
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), examples[2].premise);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.hypothesis), examples[2].hypothesis);
+    QVERIFY(!wb.errorBanner()->isVisibleTo(&wb));
+    QVERIFY(wb.workerRuns() - runs <= 2);
+
+    // The session keeps the pair and the word in view.
+    wb.setStep(3);
+    auto state = wb.state();
+    QCOMPARE(QString::fromStdString(state.pair), examples[2].hypothesis);
+    QCOMPARE(state.step, 3);
+    state.pair = "all dogs are sleeping";
+    state.step = 1;
+    wb.applyState(state);
+    QVERIFY(settle(wb));
+    QTRY_COMPARE(wb.step(), 1);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.hypothesis), u"all dogs are sleeping"_s);
+
+    // A date model after it: the premise of an example gives way to a date, the hypothesis is hidden.
+    wb.setText(examples[0].premise);
+    QVERIFY(settle(wb));
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.source()->isSeq2Seq());
+    QCOMPARE(wb.text(), defaultDateText());
+    QVERIFY(!wb.hypothesisEdit()->isVisibleTo(&wb));
   }
 };
 

@@ -9,6 +9,7 @@
 #include "attn/io/session.h"
 #include "attn/models/captioner.h"
 #include "attn/models/classifier.h"
+#include "attn/models/entailment.h"
 #include "attn/models/config.h"
 #include "attn/models/seq2seq.h"
 #include "attn/models/transformer.h"
@@ -128,6 +129,8 @@ inline LoadOutcome run_loader(const BadInput& input) {
       load(models::ClassifierModel::load(path));
     } else if (config.find("AttnScopeSeq2Seq") != std::string::npos) {
       load(models::Seq2SeqModel::load(path));
+    } else if (config.find("AttnScopeEntailment") != std::string::npos) {
+      load(models::EntailmentModel::load(path));
     } else {
       load(models::TransformerModel::load(path));
     }

@@ -26,6 +26,7 @@ Session sample() {
   auto& a = *s.alignment;
   a.model = "/models/date luong";
   a.text = "le 3 mars 1999 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac";  // UTF-8 beyond ASCII
+  a.pair = "a man is \xc3\xa9 not sleeping";
   a.beam = 4;
   a.hypothesis = 2;
   a.step = 7;

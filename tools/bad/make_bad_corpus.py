@@ -590,6 +590,23 @@ def model_cases():
     out.append(("seq2seq-embedding-0", {"config.json": json.dumps(s2s, indent=2).encode(),
                                         "model.safetensors": st_file({})},
                 "out-of-range", "config.json", "a seq2seq model's embedding_size 0"))
+    ent = {"architectures": ["AttnScopeEntailment"], "labels": ["entailment", "contradiction", "neutral"],
+           "vocab": ["<pad>", "<unk>", "man"], "embedding_size": 2, "hidden": 0, "max_words": 8}
+    out.append(("entailment-hidden-0", {"config.json": json.dumps(ent, indent=2).encode(),
+                                        "model.safetensors": st_file({})},
+                "out-of-range", "config.json", "an entailment model's hidden size 0"))
+    e, k = 2, 2
+    ent_tensors = {"embedding.weight": np.zeros((3, e)), "classifier.weight": np.zeros((3, k)),
+                   "classifier.bias": np.zeros(3), "attention.w.weight": np.zeros(k)}
+    for lstm in ("premise", "hypothesis"):
+        ent_tensors.update({lstm + ".weight_ih": np.zeros((4 * k, e)), lstm + ".weight_hh": np.zeros((4 * k, k)),
+                            lstm + ".bias_ih": np.zeros(4 * k), lstm + ".bias_hh": np.zeros(4 * k)})
+    for w in ("attention.W_y", "attention.W_h", "attention.W_r", "attention.W_t", "final.W_p", "final.W_x"):
+        ent_tensors[w + ".weight"] = np.zeros((k, k))
+    out.append(("entailment-w-vector", {"config.json": json.dumps(dict(ent, hidden=k), indent=2).encode(),
+                                        "model.safetensors": st_file(ent_tensors)},
+                "mismatch", "model.safetensors", "an entailment model whose attention.w.weight is [2], not the "
+                "Linear(k, 1) weight [1, 2] MODELS.md names"))
     def llama(folder, config_changes, files, kind, names, what):
         c = dict(LLAMA)
         c.update(config_changes)

@@ -25,13 +25,22 @@ quantifier's monotonicity, never from chance):
                     (running -> moving), quantifier_weaken (all -> some)
     contradiction   antonym (big -> small), negation (is -> is not; "not" aligned to nothing), sibling_noun
                     (dog -> cat: one scene, as SNLI reads its captions), incompatible_verb (sleeping vs running;
-                    not under "some" or "no"), quantifier_clash (all|some vs no)
+                    not under "some" or "no"), quantifier_clash (all|some vs no), other_place (on the beach ->
+                    near the river; one scene, so not under a quantifier)
     neutral         add_adjective and hyponym (animal -> dog; neither under "all" or "no", where they entail),
                     add_place, quantifier_strengthen (some -> all),
                     hypernym_downward ("all dogs ..." -> "all animals ...": all and no are downward monotone in
                     their noun, so the hypernym there says more, not less)
 
-Labels are drawn uniformly; within a label, an edit that the premise allows, uniformly.
+Labels are drawn uniformly; within a label, an edit that the premise allows, uniformly. A share of the pairs
+(COMPOSED) make two edits on different parts of the sentence, the first an entailment edit, and take the label
+their composition gives: entailment + entailment = entailment, entailment + neutral = neutral, entailment +
+contradiction = contradiction, neutral + neutral = neutral (kind "first+second"; a neutral edit with a
+contradicting one, or two contradicting ones, has no label of its own and is not made). In natural logic's terms
+the entailment edits are forward entailments, the neutral ones reverse entailments, the contradicting ones
+alternations or negations; their join is the label above, except a forward entailment followed by a reverse one,
+which is independence (neutral) only when the parts do not interact: all -> some followed by a neutral edit
+("all dogs ..." -> "some big dogs ...") is not made.
 
 Split: a premise is held out when crc32(" ".join(premise)) % 10 == 0 (10 % of premises). Training pairs never come
 from a held-out premise, evaluation pairs always do.
@@ -211,7 +220,7 @@ def edit_quantifier_weaken(p, rng):
 
 
 def edit_antonym(p, rng):
-    if not p.adj or p.quantified():
+    if p.adj not in ANTONYM or p.quantified():
         return None
     return p.copy(adj=ANTONYM[p.adj]), "antonym"
 
@@ -230,8 +239,8 @@ def edit_sibling_noun(p, rng):
 
 
 def edit_incompatible_verb(p, rng):
-    if p.det in ("some", "no"):  # "some dogs are running" and "some dogs are sleeping" can both hold
-        return None
+    if p.det in ("some", "no") or p.verb not in INCOMPATIBLE:  # "some dogs are running" and "some dogs are
+        return None                                               # sleeping" can both hold
     return p.copy(verb=rng.choice(INCOMPATIBLE[p.verb])), "incompatible_verb"
 
 
@@ -241,6 +250,12 @@ def edit_quantifier_clash(p, rng):
     if p.det in ("all", "some"):
         return p.copy(det="no"), "quantifier_clash"
     return None
+
+
+def edit_other_place(p, rng):
+    if not p.place or p.quantified():
+        return None
+    return p.copy(place=rng.choice([q for q in PLACES if q != p.place]), place_adj=None), "other_place"
 
 
 def edit_add_adjective(p, rng):
@@ -278,10 +293,34 @@ EDITS = {
     "entailment": [edit_hypernym, edit_synonym, edit_drop_adjective, edit_drop_place, edit_verb_hypernym,
                    edit_quantifier_weaken],
     "contradiction": [edit_antonym, edit_negation, edit_sibling_noun, edit_incompatible_verb,
-                      edit_quantifier_clash],
+                      edit_quantifier_clash, edit_other_place],
     "neutral": [edit_add_adjective, edit_hyponym, edit_add_place, edit_quantifier_strengthen,
                 edit_hypernym_downward],
 }
+
+
+# The part of the sentence each edit changes: two edits of one pair change different parts.
+PART = {"hypernym": "noun", "hyponym": "noun", "sibling_noun": "noun", "hypernym_downward": "noun",
+        "drop_adjective": "adj", "add_adjective": "adj", "antonym": "adj", "drop_place": "place", "add_place": "place",
+        "other_place": "place", "verb_hypernym": "verb", "incompatible_verb": "verb", "quantifier_weaken": "det",
+        "quantifier_strengthen": "det", "quantifier_clash": "det", "negation": "not"}
+COMPOSED = 0.3
+# label -> the (first, second) labels whose edits compose to it.
+COMPOSITIONS = {"entailment": [("entailment", "entailment")],
+                "neutral": [("entailment", "neutral"), ("neutral", "neutral")],
+                "contradiction": [("entailment", "contradiction")]}
+
+
+def part_of(p, h, kind):
+    """The part an edit changed (a synonym changes the adjective or the verb)."""
+    if kind != "synonym":
+        return PART[kind]
+    return "adj" if p.adj != h.adj else "verb"
+
+
+def one_edit(p, label, rng):
+    options = [e for e in EDITS[label] if e(p, random.Random(0)) is not None]
+    return rng.choice(options)(p, rng) if options else None
 
 
 def align(premise_roles, hypothesis_roles):
@@ -302,12 +341,23 @@ def held_out(premise_words):
 def make_pair(rng, label=None):
     """One pair (a dict as in the module's docstring) with the given label, or a random one."""
     label = label or rng.choice(LABELS)
+    composed = rng.random() < COMPOSED
     while True:
         p = random_premise(rng)
-        options = [e for e in EDITS[label] if e(p, random.Random(0)) is not None]
-        if not options:
-            continue
-        h, kind = rng.choice(options)(p, rng)
+        if composed:
+            first_label, second_label = rng.choice(COMPOSITIONS[label])
+            first = one_edit(p, first_label, rng)
+            second = first and one_edit(first[0], second_label, rng)
+            if not second or part_of(p, first[0], first[1]) == part_of(first[0], second[0], second[1]):
+                continue
+            if first[1] == "quantifier_weaken" and second_label == "neutral":
+                continue
+            h, kind = second[0], first[1] + "+" + second[1]
+        else:
+            edit = one_edit(p, label, rng)
+            if not edit:
+                continue
+            h, kind = edit
         pw, pr = p.words()
         hw, hr = h.words()
         if hw == pw:
@@ -348,15 +398,19 @@ def check(n):
         unaligned = [h[i] for i, j in enumerate(a) if j < 0]
         assert len(unaligned) <= 4, pair
     every = {e.__name__[5:] for edits in EDITS.values() for e in edits}
-    assert set(kinds) == every, sorted(every - set(kinds))
+    singles = {k for k in kinds if "+" not in k}
+    assert singles == every, sorted(every - singles)
+    composed = sum(v for k, v in kinds.items() if "+" in k)
+    assert 0.2 * n < composed < 0.4 * n, composed
     train, test = pairs(300, 1, "train"), pairs(300, 1, "test")
     assert not {" ".join(t["premise"]) for t in train} & {" ".join(t["premise"]) for t in test}
     assert all(held_out(t["premise"]) for t in test) and not any(held_out(t["premise"]) for t in train)
     for split in (train, test):
         counts = [sum(t["label"] == lab for t in split) for lab in LABELS]
         assert max(counts) - min(counts) <= 1, counts
-    print(f"ok: {n} pairs, {len(kinds)} edits, vocabulary of {len(vocab)} words; edits: " +
-          ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    print(f"ok: {n} pairs, {len(singles)} edits and {len(kinds) - len(singles)} compositions ({composed} pairs), "
+          f"vocabulary of {len(vocab)} words; edits: " +
+          ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()) if "+" not in k))
 
 
 def related_words():
@@ -374,6 +428,7 @@ def related_words():
     rel.update((a, b) for a, bs in INCOMPATIBLE.items() for b in bs)
     rel.update((a, b) for a in ("a", "an", "the") for b in ("a", "an", "the"))
     rel.update((a, b) for a in QUANTIFIERS for b in QUANTIFIERS)
+    rel.update((a[i], b[i]) for a in PLACES for b in PLACES for i in (0, 1))
     return rel
 
 

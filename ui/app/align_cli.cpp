@@ -54,7 +54,7 @@ Step checkJob(const AlignJob& job) {
   }
   if (job.text.empty()) {
     return std::unexpected(
-        inputFailure(QObject::tr("--text: empty: nothing to decode; give a date in any form or a review")));
+        inputFailure(QObject::tr("--text: empty: nothing to run; give a date in any form, a review or a premise")));
   }
   return {};
 }
@@ -73,27 +73,33 @@ void addSeq2SeqNotes(const attn::models::Seq2SeqRun& run, RenderReport& report) 
   for (const auto& w : run.warnings) report.notes.append(u"warning: "_s + fromStd(w));
 }
 
+// --out as the tab's heatmap: `map` with `overlay` drawn over it, job.size exactly.
+Step writeHeatmap(const AlignJob& job, const std::shared_ptr<const attn::AttentionMap>& map,
+                  const render::AlignmentOverlay& overlay) {
+  HeatmapView view(HeatmapView::Style::Full);
+  view.setAttribute(Qt::WA_DontShowOnScreen);
+  view.setColormap(job.colormap);
+  view.resize(job.size);
+  view.show();
+  view.setMap(map);
+  view.setOverlay(overlay);
+  view.replotNow();
+  if (auto written = exportHeatmap(view, job.outPath); !written) return std::unexpected(outputFailure(written.error()));
+  return {};
+}
+
 // --out of a seq2seq run: hypothesis `h`'s alignment heatmap (`map`) or its decoding figure.
 Step writeSeq2SeqView(const AlignJob& job, const attn::models::Seq2SeqRun& run, std::size_t h,
                       const attn::models::Seq2SeqConfig& config, const std::shared_ptr<const attn::AttentionMap>& map,
                       const QFont& font) {
   const auto& hyp = run.hypotheses[h];
   if (job.view == AlignJob::View::Heatmap) {
-    HeatmapView view(HeatmapView::Style::Full);
-    view.setAttribute(Qt::WA_DontShowOnScreen);
-    view.setColormap(job.colormap);
-    view.resize(job.size);
-    view.show();
-    view.setMap(map);
     render::AlignmentOverlay overlay;
     overlay.rows = int(map->weights.rows());
     overlay.columns = int(map->weights.cols());
     if (job.step >= 0) overlay.focusRow = job.step;
     if (config.local) overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
-    view.setOverlay(overlay);
-    view.replotNow();
-    if (auto written = exportHeatmap(view, job.outPath); !written)
-      return std::unexpected(outputFailure(written.error()));
+    if (auto written = writeHeatmap(job, map, overlay); !written) return written;
   } else {
     render::DecodingFigureOptions options;
     options.colormap = job.colormap;
@@ -109,6 +115,10 @@ Step writeSeq2SeqView(const AlignJob& job, const attn::models::Seq2SeqRun& run, 
 // A date (seq2seq) model: decodes, checks the hypothesis and step asked for, writes --out and --csv.
 Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
                 RenderReport& report) {
+  if (job.hasPair) {
+    return std::unexpected(usageFailure(
+        QObject::tr("--pair is the hypothesis of an entailment model; %1 is a date (seq2seq) model").arg(model.name)));
+  }
   attn::models::Seq2SeqRunner session(model.seq2seq);
   attn::models::DecodeOptions options;
   options.beam = job.beam;
@@ -157,9 +167,9 @@ QString labelOf(const attn::models::ClassifierConfig& config, int i) {
 // A review classifier: runs, writes the word shading (--out) and the heads x words matrix (--csv).
 Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
                    RenderReport& report) {
-  if (job.beamSet || job.hypothesisSet || job.stepSet) {
-    return std::unexpected(usageFailure(QObject::tr("--beam, --hypothesis and --step are for the date (seq2seq) "
-                                                    "models; %1 is a classifier")
+  if (job.beamSet || job.hypothesisSet || job.stepSet || job.hasPair) {
+    return std::unexpected(usageFailure(QObject::tr("--beam, --hypothesis, --step and --pair are for the date "
+                                                    "(seq2seq) and entailment models; %1 is a classifier")
                                             .arg(model.name)));
   }
   if (job.viewSet && job.view == AlignJob::View::Heatmap) {
@@ -208,6 +218,74 @@ Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElap
   return {};
 }
 
+// An entailment model: runs the pair, writes the heatmap or the figure (--out) and the matrix (--csv).
+Step runEntailment(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
+                   RenderReport& report) {
+  if (job.beamSet || job.hypothesisSet) {
+    return std::unexpected(
+        usageFailure(QObject::tr("--beam and --hypothesis are for the date (seq2seq) models; %1 is an entailment model")
+                         .arg(model.name)));
+  }
+  if (!job.hasPair) {
+    return std::unexpected(usageFailure(QObject::tr("align: %1 is an entailment model: give the premise with --text "
+                                                    "and the hypothesis with --pair")
+                                            .arg(model.name)));
+  }
+  attn::models::EntailmentRunner session(model.entailment);
+  auto run = session.run(job.text, job.pair);
+  if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
+  const double ms = double(timer.nsecsElapsed()) / 1e6;
+  const int words = int(run->attention.rows());
+  if (job.step >= words) {
+    return std::unexpected(
+        inputFailure(QObject::tr("--step %1: the hypothesis has the words 0 to %2").arg(job.step).arg(words - 1)));
+  }
+  const auto& config = model.entailment->config();
+  const auto label = [&](int i) {
+    return std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)]) : QString::number(i);
+  };
+  const float p =
+      std::size_t(run->predicted) < run->probabilities.size() ? run->probabilities[std::size_t(run->predicted)] : 0.0f;
+  report.summary = QObject::tr("align: %1 \u00b7 %2 premise and %3 hypothesis words \u2192 %4 (%5) \u00b7 %6 ms")
+                       .arg(model.name)
+                       .arg(run->premise.words.size())
+                       .arg(words)
+                       .arg(label(run->predicted), render::percentText(p))
+                       .arg(ms, 0, 'f', 1);
+  QStringList probabilities;
+  for (std::size_t i = 0; i < run->probabilities.size(); ++i) {
+    probabilities.append(u"%1 %2"_s.arg(label(int(i))).arg(double(run->probabilities[i]), 0, 'f', 4));
+  }
+  report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
+  const auto unknown = std::count(run->premise_unknown.begin(), run->premise_unknown.end(), true) +
+                       std::count(run->hypothesis_unknown.begin(), run->hypothesis_unknown.end(), true);
+  if (unknown > 0) report.notes.append(QObject::tr("%1 words not in the vocabulary (read as <unk>)").arg(unknown));
+  for (const auto& w : run->warnings) report.notes.append(u"warning: "_s + fromStd(w));
+  const auto map = run->map();
+  if (!job.outPath.isEmpty()) {
+    if (job.view == AlignJob::View::Heatmap) {
+      render::AlignmentOverlay overlay;
+      overlay.rows = words;
+      overlay.columns = int(map->weights.cols());
+      if (job.step >= 0) overlay.focusRow = job.step;
+      if (auto written = writeHeatmap(job, map, overlay); !written) return written;
+    } else {
+      const auto figure =
+          render::entailmentFigure(*run, config, std::max(0, job.step), job.text, job.pair, job.colormap);
+      if (auto written = exportFigure(figure, font, job.size.width(), job.outPath); !written) {
+        return std::unexpected(outputFailure(written.error()));
+      }
+    }
+    report.written.append(job.outPath);
+  }
+  if (!job.csvPath.isEmpty()) {
+    if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
+      return std::unexpected(outputFailure(written.error()));
+    report.written.append(job.csvPath);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
@@ -221,14 +299,17 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   auto model = loadAlignmentModel(job.model);
   if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
   RenderReport report;
-  for (const auto& w : model->isSeq2Seq() ? model->seq2seq->warnings() : model->classifier->warnings()) {
+  for (const auto& w : model->seq2seq      ? model->seq2seq->warnings()
+                       : model->entailment ? model->entailment->warnings()
+                                           : model->classifier->warnings()) {
     report.warnings.append(fromStd(w));
   }
   const QFont font = QGuiApplication::font();
 
-  // A date (seq2seq) model, or a review classifier.
-  const Step ran =
-      model->seq2seq ? runSeq2Seq(job, *model, timer, font, report) : runClassifier(job, *model, timer, font, report);
+  // A date (seq2seq) model, an entailment model, or a review classifier.
+  const Step ran = model->seq2seq      ? runSeq2Seq(job, *model, timer, font, report)
+                   : model->entailment ? runEntailment(job, *model, timer, font, report)
+                                       : runClassifier(job, *model, timer, font, report);
   if (!ran) return std::unexpected(ran.error());
   return report;
 }

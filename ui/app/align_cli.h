@@ -2,7 +2,10 @@
 // folder), runs it on --text and writes what the tab draws with the same renderers: for a seq2seq model the
 // alignment heatmap of one hypothesis (the step in view outlined, local-p's windows drawn) or the decoding
 // figure (--view shading); for a review classifier the word shading with the sentence bars and the class
-// probabilities. --csv writes the matrix (the alignment, or the classifier's heads x words).
+// probabilities; for an entailment model (--text the premise, --pair the hypothesis) the hypothesis x premise
+// heatmap with the word in view outlined, or the label, the hypothesis and the premise shaded by that word's
+// attention (--view shading). --csv writes the matrix (the alignment, the classifier's heads x words, the
+// entailment model's hypothesis x premise words).
 #pragma once
 
 #include "app/headless.h"
@@ -20,6 +23,8 @@ struct AlignJob {
   QString model;     // a bundled model's key or a model folder
   std::string text;  // raw bytes, as the engine's offsets refer to them
   bool hasText = false;
+  std::string pair;  // an entailment model's hypothesis, raw bytes
+  bool hasPair = false;
   int beam = 1;  // seq2seq: 1 = greedy
   bool beamSet = false;
   int hypothesis = 0;  // 0 = the best

@@ -81,9 +81,9 @@ class MainWindow : public QMainWindow {
   bool openImage(const QString& path);
   QStringList recentImages() const;
   // Opens a model folder or an attention dump (asynchronous: the tab reports success, or the file and the
-  // reason it failed while the previous model stays): a folder whose config.json names AttnScopeSeq2Seq or
-  // AttnScopeClassifier into the Alignment tab, AttnScopeCaptioner into the Captioning tab, anything else
-  // into the Transformer tab (a folder without a readable config goes to the Alignment or the Captioning
+  // reason it failed while the previous model stays): a folder whose config.json names AttnScopeSeq2Seq,
+  // AttnScopeClassifier or AttnScopeEntailment into the Alignment tab, AttnScopeCaptioner into the Captioning tab,
+  // anything else into the Transformer tab (a folder without a readable config goes to the Alignment or the Captioning
   // tab when that is the tab in view, so its error shows where the user is). False when the path does not
   // exist.
   bool openModel(const QString& path);

@@ -196,38 +196,44 @@ QString classLabel(const attn::models::ClassifierConfig& config, int i) {
                                                          : AlignmentRender::tr("class %1").arg(i);
 }
 
-BarChart probabilityChart(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config) {
-  BarChart probabilities;
-  probabilities.caption = AlignmentRender::tr("Class probabilities");
-  for (std::size_t i = 0; i < run.probabilities.size(); ++i) {
+BarChart probabilityChart(const std::vector<float>& probabilities, int predicted,
+                          const std::function<QString(int)>& label) {
+  BarChart chart;
+  chart.caption = AlignmentRender::tr("Class probabilities");
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
     Bar bar;
-    bar.label = classLabel(config, int(i));
-    bar.value = run.probabilities[i];
-    bar.valueText = percentText(run.probabilities[i]);
-    bar.strong = int(i) == run.predicted;
+    bar.label = label(int(i));
+    bar.value = probabilities[i];
+    bar.valueText = percentText(probabilities[i]);
+    bar.strong = int(i) == predicted;
     // The predicted class stands out; no colour says "good" or "bad" (a label may be either).
     bar.colour = bar.strong ? QColor(0x3f, 0x6a, 0x9a) : QColor(0xa8, 0xa8, 0xa8);
-    probabilities.bars.push_back(bar);
+    chart.bars.push_back(bar);
   }
-  return probabilities;
+  return chart;
 }
 
-// The review's text shaded by one weight per word; what(w) follows word w's weight in its tool tip.
-ShadedText shadeWords(const attn::models::ClassifierRun& run, const Utf16Text& text, const RowVector& weights,
-                      const QString& caption, const std::function<QString(int)>& what) {
+BarChart probabilityChart(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config) {
+  return probabilityChart(run.probabilities, run.predicted, [&](int i) { return classLabel(config, i); });
+}
+
+// A text shaded by one weight per word (the words' byte spans into `text`, unknown ones marked); what(w) follows
+// word w's weight in its tool tip.
+ShadedText shadeWords(const attn::Labels& words, const std::vector<Span>& spans, const std::vector<bool>& unknown,
+                      const Utf16Text& text, const RowVector& weights, const QString& caption,
+                      const std::function<QString(int)>& what) {
   ShadedText shaded;
   shaded.text = text.text;
   shaded.caption = caption;
-  const int words = int(run.input.words.size());
-  for (int w = 0; w < words && w < weights.size(); ++w) {
-    const auto& span = run.input.spans[std::size_t(w)];
+  for (int w = 0; w < int(words.size()) && w < weights.size() && std::size_t(w) < spans.size(); ++w) {
+    const auto& span = spans[std::size_t(w)];
     if (span.begin < 0 || std::size_t(span.end) >= text.offsets.size() || span.end <= span.begin) continue;
     ShadedRange range;
     range.begin = text.offsets[std::size_t(span.begin)];
     range.end = text.offsets[std::size_t(span.end)];
     range.weight = weights(w);
-    range.unknown = std::size_t(w) < run.unknown.size() && run.unknown[std::size_t(w)];
-    const QString word = fromStd(run.input.words[std::size_t(w)]);
+    range.unknown = std::size_t(w) < unknown.size() && unknown[std::size_t(w)];
+    const QString word = fromStd(words[std::size_t(w)]);
     QString tip = range.unknown ? AlignmentRender::tr("%1 is not in the vocabulary: read as <unk>").arg(quoted(word))
                                 : quoted(word);
     tip += u"\n"_s + AlignmentRender::tr("weight %1").arg(exactValue(range.weight));
@@ -236,6 +242,12 @@ ShadedText shadeWords(const attn::models::ClassifierRun& run, const Utf16Text& t
     shaded.ranges.push_back(range);
   }
   return shaded;
+}
+
+// The review's text shaded by one weight per word.
+ShadedText shadeWords(const attn::models::ClassifierRun& run, const Utf16Text& text, const RowVector& weights,
+                      const QString& caption, const std::function<QString(int)>& what) {
+  return shadeWords(run.input.words, run.input.spans, run.unknown, text, weights, caption, what);
 }
 
 // Head `h`'s word attention over the review's text.
@@ -391,6 +403,70 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
       figure.elements.emplace_back(std::move(shaded));
     }
   }
+  if (unknown > 0) {
+    figure.elements.emplace_back(FigureNote{
+        unknown == 1
+            ? AlignmentRender::tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
+            : AlignmentRender::tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
+                                  "<unk>.")
+                  .arg(unknown),
+        true});
+  }
+  return figure;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Entailment
+
+namespace {
+
+// The words of one sentence as typed (up to the last word the model reads).
+Utf16Text readText(std::string_view input, const attn::models::WordSplit& words) {
+  const std::size_t shown = words.spans.empty() ? input.size() : std::size_t(std::max(0, words.spans.back().end));
+  return toUtf16(input.substr(0, std::min(shown, input.size())));
+}
+
+}  // namespace
+
+TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::models::EntailmentConfig& config,
+                            int step, std::string_view premise, std::string_view hypothesis, Colormap colormap) {
+  TextFigure figure;
+  const auto label = [&](int i) {
+    return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
+                                                           : AlignmentRender::tr("class %1").arg(i);
+  };
+  const float top =
+      std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
+  figure.heading = AlignmentRender::tr("Predicted: %1 (%2)").arg(label(run.predicted), percentText(top));
+  figure.elements.emplace_back(probabilityChart(run.probabilities, run.predicted, label));
+
+  const int words = int(run.attention.rows());
+  step = words > 0 ? std::clamp(step, 0, words - 1) : -1;
+  const QString word = step >= 0 ? quoted(fromStd(run.hypothesis.words[std::size_t(step)])) : QString();
+  // The hypothesis: the word in view outlined, unshaded (its row shades the premise).
+  ShadedText h = shadeWords(run.hypothesis.words, run.hypothesis.spans, run.hypothesis_unknown,
+                            readText(hypothesis, run.hypothesis), RowVector::Zero(words),
+                            step >= 0 ? AlignmentRender::tr("Hypothesis \u00b7 word %1 of %2 (%3) in view")
+                                            .arg(step)
+                                            .arg(indexRange(std::size_t(words)))
+                                            .arg(word)
+                                      : AlignmentRender::tr("Hypothesis"),
+                            [](int) { return QString(); });
+  if (step >= 0 && std::size_t(step) < h.ranges.size()) h.ranges[std::size_t(step)].focus = true;
+  h.colormap = colormap;
+  h.scale = 1.0f;
+  figure.elements.emplace_back(std::move(h));
+  if (step >= 0) {
+    ShadedText p =
+        shadeWords(run.premise.words, run.premise.spans, run.premise_unknown, readText(premise, run.premise),
+                   run.attention.row(step),
+                   AlignmentRender::tr("Premise \u00b7 attention of hypothesis word %1 (%2)").arg(step).arg(word),
+                   [&](int) { return AlignmentRender::tr(" from hypothesis word %1 (%2)").arg(step).arg(word); });
+    p.colormap = colormap;
+    figure.elements.emplace_back(std::move(p));
+  }
+  const auto count = [](const std::vector<bool>& v) { return int(std::count(v.begin(), v.end(), true)); };
+  const int unknown = count(run.premise_unknown) + count(run.hypothesis_unknown);
   if (unknown > 0) {
     figure.elements.emplace_back(FigureNote{
         unknown == 1

@@ -1,11 +1,13 @@
 // The Alignment tab's figures of shaded text, as pure functions of a run: a decoding step's attention over
-// the source characters; a review's words per pooling head, its sentences and its class probabilities.
+// the source characters; a review's words per pooling head, its sentences and its class probabilities; an
+// entailment pair's label and one hypothesis word's attention over the premise.
 // The tab, attnscope-cli align and the tests draw with these (what goes over the heatmap is in
 // render/alignment_overlay.h).
 #pragma once
 
 #include "attn/core.h"
 #include "attn/models/classifier.h"
+#include "attn/models/entailment.h"
 #include "attn/models/seq2seq.h"
 #include "render/colormap.h"
 #include "render/text_figure.h"
@@ -54,5 +56,11 @@ QString saliencyMeaning(attn::models::ClassifierKind kind);
 // each reading's saliency with its prediction and its held-out share on the deciding words.
 TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
                         std::string_view input, Colormap colormap, const std::vector<SaliencyReading>& readings = {});
+
+// An entailment pair: the predicted label and the label probabilities, the hypothesis with word `step` outlined,
+// and the premise shaded by that word's attention row (weight / the row's largest weight); unknown words red
+// and underlined.
+TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::models::EntailmentConfig& config,
+                            int step, std::string_view premise, std::string_view hypothesis, Colormap colormap);
 
 }  // namespace attn::ui::render

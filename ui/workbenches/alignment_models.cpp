@@ -22,11 +22,12 @@ struct AlignmentModels {
 
 constexpr auto kSeq2Seq = "AttnScopeSeq2Seq";
 constexpr auto kClassifier = "AttnScopeClassifier";
+constexpr auto kEntailment = "AttnScopeEntailment";
 
 // The names say what a model is in the words of its papers; the order walks from Bahdanau to Luong's
 // scores and the local window, then the review classifiers: attention pooling, and the two saliencies
-// without a query.
-constexpr std::array<KnownModelName, 9> kKnown = {{
+// without a query; then entailment, word by word.
+constexpr std::array<KnownModelName, 10> kKnown = {{
     {"date-bahdanau", "Dates \u00b7 Bahdanau (additive)"},
     {"date-luong-dot", "Dates \u00b7 Luong global (dot)"},
     {"date-luong-general", "Dates \u00b7 Luong global (general)"},
@@ -36,18 +37,18 @@ constexpr std::array<KnownModelName, 9> kKnown = {{
     {"sentiment-hierarchical", "Reviews \u00b7 hierarchical"},
     {"sentiment-lstm", "Reviews \u00b7 LSTM (forget gate)"},
     {"sentiment-cnn", "Reviews \u00b7 CNN (max pooling)"},
+    {"entailment-wbw", "Entailment \u00b7 word by word (Rockt\u00e4schel)"},
 }};
 
 attn::Error unsupported(const QString& shownAs, const QString& architecture) {
   if (architecture.isEmpty()) {
-    return modelFileError(
-        attn::ErrorKind::Unsupported, shownAs,
-        AlignmentModels::tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"] and "
-                            "[\"AttnScopeClassifier\"] models"));
+    return modelFileError(attn::ErrorKind::Unsupported, shownAs,
+                          AlignmentModels::tr("no \"architectures\": the Alignment tab opens [\"AttnScopeSeq2Seq\"], "
+                                              "[\"AttnScopeClassifier\"] and [\"AttnScopeEntailment\"] models"));
   }
   return modelFileError(attn::ErrorKind::Unsupported, shownAs,
-                        AlignmentModels::tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq and "
-                                            "AttnScopeClassifier models (%2)")
+                        AlignmentModels::tr("\"architectures\" names %1: the Alignment tab opens AttnScopeSeq2Seq, "
+                                            "AttnScopeClassifier and AttnScopeEntailment models (%2)")
                             .arg(architecture, architecture == u"AttnScopeCaptioner"_s
                                                    ? AlignmentModels::tr("captioners open in the Captioning tab")
                                                    : AlignmentModels::tr("transformers open in the Transformer tab")));
@@ -61,6 +62,10 @@ void describe(AlignmentModel& model) {
   if (model.classifier) {
     model.description = fromStd(model.classifier->description());
     model.trainedOn = fromStd(model.classifier->config().trained_on);
+  }
+  if (model.entailment) {
+    model.description = fromStd(model.entailment->description());
+    model.trainedOn = fromStd(model.entailment->config().trained_on);
   }
 }
 
@@ -89,6 +94,12 @@ attn::Result<AlignmentModel> loadBundled(const BundledModel& bundled) {
     auto loaded = attn::models::ClassifierModel::from_parts(std::move(*parsed), *weights);
     if (!loaded) return std::unexpected(loaded.error());
     model.classifier = std::move(*loaded);
+  } else if (config->architecture == QLatin1String(kEntailment)) {
+    auto parsed = attn::models::EntailmentConfig::parse(json, pathBytes(configPath).toStdString());
+    if (!parsed) return std::unexpected(parsed.error());
+    auto loaded = attn::models::EntailmentModel::from_parts(std::move(*parsed), *weights);
+    if (!loaded) return std::unexpected(loaded.error());
+    model.entailment = std::move(*loaded);
   } else {
     return std::unexpected(unsupported(configPath, config->architecture));
   }
@@ -115,6 +126,10 @@ attn::Result<AlignmentModel> loadFolder(const QString& path) {
     auto loaded = attn::models::ClassifierModel::load(fsFolder);
     if (!loaded) return std::unexpected(loaded.error());
     model.classifier = std::move(*loaded);
+  } else if (config.architecture == QLatin1String(kEntailment)) {
+    auto loaded = attn::models::EntailmentModel::load(fsFolder);
+    if (!loaded) return std::unexpected(loaded.error());
+    model.entailment = std::move(*loaded);
   } else {
     return std::unexpected(unsupported(configPath, config.architecture));
   }
@@ -165,6 +180,20 @@ QStringList reviewExamples() {
       "two people."_s};
 }
 
+std::vector<EntailmentExample> entailmentExamples() {
+  // One pair of each kind of edit the model was trained on (tools/train/entailment_data.py), then one with
+  // words outside its vocabulary.
+  return {{u"A young man is sleeping on the beach"_s, u"A man is sleeping"_s},
+          {u"The farmer is eating near the river"_s, u"The farmer is not eating near the river"_s},
+          {u"All dogs are running in the park"_s, u"All animals are running in the park"_s},
+          {u"Some students are swimming"_s, u"Some people are swimming near the big house"_s},
+          {u"A tall woman is playing on the street"_s, u"A short woman is playing on the street"_s},
+          {u"Some cats are sleeping in the garden"_s, u"No cats are sleeping in the garden"_s},
+          {u"The spaceship is landing near the house"_s, u"The dog is landing near the house"_s}};
+}
+
+QString EntailmentExample::display() const { return premise + u"  \u21d2  "_s + hypothesis; }
+
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledModels());
   if (!bundled) return std::unexpected(bundled.error());
@@ -178,7 +207,8 @@ QString folderArchitecture(const QString& path) {
 }
 
 bool isAlignmentArchitecture(const QString& architecture) {
-  return architecture == QLatin1String(kSeq2Seq) || architecture == QLatin1String(kClassifier);
+  return architecture == QLatin1String(kSeq2Seq) || architecture == QLatin1String(kClassifier) ||
+         architecture == QLatin1String(kEntailment);
 }
 
 }  // namespace attn::ui

@@ -1,13 +1,14 @@
 // The models of the Alignment tab: the bundled ones (resources/models/<name>/ with config.json,
 // model.safetensors and MODEL_CARD.md, embedded in the binary as Qt resources under ":/models/<name>/")
-// and model folders on disk, each a character seq2seq (AttnScopeSeq2Seq) or a review classifier
-// (AttnScopeClassifier). One loader for the tab's worker and attnscope-cli align: a bundled model is read
-// from memory (config parsed from the resource's JSON, SafeTensors::parse over its bytes, from_parts), a
-// folder by the engine's own loader; every error names the file.
+// and model folders on disk, each a character seq2seq (AttnScopeSeq2Seq), a review classifier
+// (AttnScopeClassifier) or a word-by-word entailment model (AttnScopeEntailment). One loader for the tab's worker and
+// attnscope-cli align: a bundled model is read from memory (config parsed from the resource's JSON, SafeTensors::parse
+// over its bytes, from_parts), a folder by the engine's own loader; every error names the file.
 #pragma once
 
 #include "attn/error.h"
 #include "attn/models/classifier.h"
+#include "attn/models/entailment.h"
 #include "attn/models/seq2seq.h"
 #include "workbenches/model_files.h"
 
@@ -33,6 +34,11 @@ QString defaultReviewText();
 // Example inputs for the model's task, the default first.
 QStringList dateExamples();
 QStringList reviewExamples();
+struct EntailmentExample {
+  QString premise, hypothesis;
+  QString display() const;  // "premise  ⇒  hypothesis", as the examples box lists it
+};
+std::vector<EntailmentExample> entailmentExamples();
 
 struct AlignmentModel {
   QString key;          // the bundled model's key; empty for a folder
@@ -43,7 +49,9 @@ struct AlignmentModel {
   QString modelCard;    // MODEL_CARD.md (Markdown), empty when there is none
   std::shared_ptr<const attn::models::Seq2SeqModel> seq2seq;
   std::shared_ptr<const attn::models::ClassifierModel> classifier;
+  std::shared_ptr<const attn::models::EntailmentModel> entailment;
   bool isSeq2Seq() const { return seq2seq != nullptr; }
+  bool isEntailment() const { return entailment != nullptr; }
 };
 
 // A bundled model's key, or a model folder (or its config.json or model.safetensors). A name without a

@@ -27,32 +27,8 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 
-void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
-  auto* layout = new QVBoxLayout(panel);
-  layout->setContentsMargins(8, 8, 8, 8);
-
-  modelGroup_ = makeModelGroup(
-      panel, u"alignment"_s,
-      tr("The bundled models: date normalisers with Bahdanau's additive attention and Luong's dot, general, concat "
-         "and local-p attention, and two review classifiers that pool words with attention. Switching keeps the "
-         "input."),
-      tr("A model folder: config.json + model.safetensors of an AttnScopeSeq2Seq or AttnScopeClassifier model "
-         "(File > Open Model\u2026, Ctrl+Shift+M)"),
-      tr("The model card: what the model was trained on, how well it does and where it fails"));
-  modelBox_ = modelGroup_.box;
-  modelLabel_ = modelGroup_.description;
-  aboutButton_ = modelGroup_.about;
-  fillModelBox();  // before the panel's size hint is taken: the longest name sets the panel's width
-  connect(modelGroup_.openFolder, &QPushButton::clicked, this, &AlignmentWorkbench::openModelRequested);
-  connect(aboutButton_, &QPushButton::clicked, this, &AlignmentWorkbench::showAbout);
-  layout->addWidget(modelGroup_.group);
-  connect(modelBox_, &QComboBox::activated, this, [this](int index) {
-    const QString target = modelBox_->itemData(index).toString();
-    if (!target.isEmpty() && (!source_ || (target != source_->model.key && target != source_->model.path))) {
-      openModel(target);
-    }
-  });
-
+// The input group: the source (or review, or premise), an entailment model's hypothesis, the examples, the note.
+QGroupBox* AlignmentWorkbench::buildInputGroup(QWidget* panel) {
   auto* inputGroup = new QGroupBox(tr("Input"), panel);
   auto* inputLayout = new QVBoxLayout(inputGroup);
   textLabel_ = new QLabel(tr("&Source: a date in any form"), inputGroup);
@@ -65,6 +41,17 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   textLabel_->setBuddy(textEdit_);
   inputLayout->addWidget(textLabel_);
   inputLayout->addWidget(textEdit_);
+  // An entailment model's second sentence (hidden for the other models).
+  hypothesisLabel_ = new QLabel(tr("&Hypothesis: does it follow from the premise?"), inputGroup);
+  hypothesisLabel_->setWordWrap(true);
+  hypothesisEdit_ = new InputEdit(inputGroup);
+  hypothesisEdit_->setObjectName(u"alignmentPair"_s);
+  hypothesisEdit_->setTabChangesFocus(true);
+  hypothesisEdit_->setFixedHeight(hypothesisEdit_->fontMetrics().lineSpacing() * 2 + 14);
+  hypothesisEdit_->setPlaceholderText(tr("A sentence about the same scene, e.g. a man is sleeping"));
+  hypothesisLabel_->setBuddy(hypothesisEdit_);
+  inputLayout->addWidget(hypothesisLabel_);
+  inputLayout->addWidget(hypothesisEdit_);
   auto* exampleForm = new QFormLayout();
   exampleForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   exampleBox_ = new QComboBox(inputGroup);
@@ -82,11 +69,46 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   inputNote_->setTextFormat(Qt::PlainText);
   inputNote_->setForegroundRole(QPalette::PlaceholderText);
   inputLayout->addWidget(inputNote_);
-  layout->addWidget(inputGroup);
   connect(textEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
+  connect(hypothesisEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(exampleBox_, &QComboBox::activated, this, [this](int index) {
-    if (index >= 0) setText(exampleBox_->itemText(index));
+    if (index < 0) return;
+    if (source_ && source_->model.isEntailment()) {
+      applyEntailmentExample(index);
+    } else {
+      setText(exampleBox_->itemText(index));
+    }
   });
+  return inputGroup;
+}
+
+void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(8, 8, 8, 8);
+
+  modelGroup_ = makeModelGroup(
+      panel, u"alignment"_s,
+      tr("The bundled models: date normalisers with Bahdanau's additive attention and Luong's dot, general, concat "
+         "and local-p attention, review classifiers that pool words with attention (and an LSTM and a CNN read "
+         "without a query), and an entailment model with word-by-word attention. Switching keeps the input."),
+      tr("A model folder: config.json + model.safetensors of an AttnScopeSeq2Seq, AttnScopeClassifier or "
+         "AttnScopeEntailment model (File > Open Model\u2026, Ctrl+Shift+M)"),
+      tr("The model card: what the model was trained on, how well it does and where it fails"));
+  modelBox_ = modelGroup_.box;
+  modelLabel_ = modelGroup_.description;
+  aboutButton_ = modelGroup_.about;
+  fillModelBox();  // before the panel's size hint is taken: the longest name sets the panel's width
+  connect(modelGroup_.openFolder, &QPushButton::clicked, this, &AlignmentWorkbench::openModelRequested);
+  connect(aboutButton_, &QPushButton::clicked, this, &AlignmentWorkbench::showAbout);
+  layout->addWidget(modelGroup_.group);
+  connect(modelBox_, &QComboBox::activated, this, [this](int index) {
+    const QString target = modelBox_->itemData(index).toString();
+    if (!target.isEmpty() && (!source_ || (target != source_->model.key && target != source_->model.path))) {
+      openModel(target);
+    }
+  });
+
+  layout->addWidget(buildInputGroup(panel));
 
   const DecodingGroup decoding = makeDecodingGroup(
       panel, u"alignment"_s, kMaxBeam,
@@ -151,7 +173,7 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   decodingView_->setToolTip(QString());
   decoding->addWidget(decodingView_);
   auto* stepRow = new QHBoxLayout();
-  auto* stepTitle = new QLabel(tr("S&tep:"), decodingPage_);
+  stepTitle_ = new QLabel(tr("S&tep:"), decodingPage_);
   stepSlider_ = new QSlider(Qt::Horizontal, decodingPage_);
   stepSlider_->setObjectName(u"alignmentStep"_s);
   stepSlider_->setRange(0, 0);
@@ -163,12 +185,12 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
       tr("The output step in view (Left/Right, Home/End): its row of the heatmap is outlined "
          "and the source characters are shaded by its attention. A click on a heatmap row "
          "goes to that step."));
-  stepTitle->setBuddy(stepSlider_);
+  stepTitle_->setBuddy(stepSlider_);
   stepLabel_ = new QLabel(decodingPage_);
   stepLabel_->setObjectName(u"alignmentStepLabel"_s);
   stepLabel_->setTextFormat(Qt::PlainText);
   stepLabel_->setMinimumWidth(stepLabel_->fontMetrics().horizontalAdvance(u"step 12 of 12 \u00b7 \u201c0\u201d  "_s));
-  stepRow->addWidget(stepTitle);
+  stepRow->addWidget(stepTitle_);
   stepRow->addWidget(stepSlider_, 1);
   stepRow->addWidget(stepLabel_);
   decoding->addLayout(stepRow);

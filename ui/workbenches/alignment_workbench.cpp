@@ -40,10 +40,24 @@ QString stepLabel(const attn::AttentionMap& map, int t) {
 
 constexpr int kFigureExportWidth = 900;
 
+// What the open model does, for the inputs and pages it needs (no model: the dates' layout).
+enum class Task { Dates, Reviews, Entailment };
+Task taskOf(const AlignmentSource* source) {
+  if (!source || source->isSeq2Seq()) return Task::Dates;
+  return source->model.isEntailment() ? Task::Entailment : Task::Reviews;
+}
+QStringList examplesOf(Task task) {
+  if (task == Task::Dates) return dateExamples();
+  if (task == Task::Reviews) return reviewExamples();
+  QStringList premises;
+  for (const auto& example : entailmentExamples()) premises.append(example.premise);
+  return premises;
+}
+
 Workbench::Identity alignmentIdentity() {
   return {attn::io::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
-          AlignmentWorkbench::tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p) and word attention of "
-                                 "review classifiers, live as you type"),
+          AlignmentWorkbench::tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p), word attention of "
+                                 "review classifiers and word-by-word entailment, live as you type"),
           AlignmentWorkbench::tr("Type a date in any form: the alignment follows every keystroke"),
           AlignmentWorkbench::tr("Last run: model, input length, output or label, beam width and engine time")};
 }
@@ -96,8 +110,9 @@ void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
 void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source) {
   if (source->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = source->serial;
-  const bool wasSeq2Seq = source_ ? source_->isSeq2Seq() : true;
+  const Task was = taskOf(source_.get());
   source_ = std::move(source);
+  const Task now = taskOf(source_.get());
   requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
   errorBanner_->setVisible(false);
   lastError_.clear();
@@ -112,10 +127,17 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
 
   // Keep what the user typed; swap the other task's examples for this task's default.
   const QString current = textEdit_->toPlainText();
-  const QStringList others = source_->isSeq2Seq() ? reviewExamples() : dateExamples();
-  if (current.isEmpty() || (wasSeq2Seq != source_->isSeq2Seq() && others.contains(current))) {
+  bool otherExample = false;
+  for (const Task task : {Task::Dates, Task::Reviews, Task::Entailment}) {
+    otherExample = otherExample || (task != now && examplesOf(task).contains(current));
+  }
+  if (current.isEmpty() || (was != now && otherExample)) {
     const QSignalBlocker block(textEdit_);
-    textEdit_->setPlainText(source_->isSeq2Seq() ? defaultDateText() : defaultReviewText());
+    textEdit_->setPlainText(examplesOf(now).front());
+  }
+  if (now == Task::Entailment && hypothesisEdit_->toPlainText().isEmpty()) {
+    const QSignalBlocker block(hypothesisEdit_);
+    hypothesisEdit_->setPlainText(entailmentExamples().front().hypothesis);
   }
   outcome_.reset();
   pending_.reset();
@@ -153,17 +175,34 @@ void AlignmentWorkbench::showError(const QString& message) {
 }
 
 void AlignmentWorkbench::updateForSource() {
-  const bool seq2seq = !source_ || source_->isSeq2Seq();
+  const Task task = taskOf(source_.get());
+  const bool seq2seq = task == Task::Dates, entailment = task == Task::Entailment;
   decodingGroup_->setVisible(seq2seq);
-  textLabel_->setText(seq2seq ? tr("&Source: a date in any form") : tr("&Review: a few sentences"));
+  hypothesisLabel_->setVisible(entailment);
+  hypothesisEdit_->setVisible(entailment);
+  textLabel_->setText(seq2seq      ? tr("&Source: a date in any form")
+                      : entailment ? tr("&Premise: a sentence about a scene")
+                                   : tr("&Review: a few sentences"));
   textLabel_->setToolTip(seq2seq ? tr("Decoded as you type; the output and the alignment follow every keystroke")
                                  : tr("Classified as you type; the shading follows every keystroke"));
-  textEdit_->setPlaceholderText(seq2seq ? tr("A date in any form, e.g. 21 Nov 2026")
-                                        : tr("A review of a few sentences"));
+  textEdit_->setPlaceholderText(seq2seq      ? tr("A date in any form, e.g. 21 Nov 2026")
+                                : entailment ? tr("A sentence, e.g. a young man is sleeping on the beach")
+                                             : tr("A review of a few sentences"));
+  stepTitle_->setText(entailment ? tr("Hypothesis &word:") : tr("S&tep:"));
+  stepSlider_->setToolTip(entailment ? tr("The hypothesis word in view (Left/Right, Home/End): its row of the heatmap "
+                                          "is outlined and the premise is shaded by its attention. A click on a "
+                                          "heatmap row goes to that word.")
+                                     : tr("The output step in view (Left/Right, Home/End): its row of the heatmap is "
+                                          "outlined and the source characters are shaded by its attention. A click "
+                                          "on a heatmap row goes to that step."));
   {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->clear();
-    exampleBox_->addItems(seq2seq ? dateExamples() : reviewExamples());
+    if (entailment) {
+      for (const auto& example : entailmentExamples()) exampleBox_->addItem(example.display());
+    } else {
+      exampleBox_->addItems(examplesOf(task));
+    }
     exampleBox_->setCurrentIndex(-1);
   }
   if (!source_) {
@@ -175,9 +214,9 @@ void AlignmentWorkbench::updateForSource() {
     pages_->setCurrentWidget(placeholder_);
     return;
   }
-  pages_->setCurrentWidget(seq2seq ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
-  readingsCheck_->setVisible(!seq2seq);
-  if (seq2seq) {
+  pages_->setCurrentWidget(seq2seq || entailment ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
+  readingsCheck_->setVisible(task == Task::Reviews);
+  if (seq2seq || entailment) {
     decodingView_->clear();
     heatmap_->clear();
     hypotheses_->clear();
@@ -197,10 +236,13 @@ void AlignmentWorkbench::showAbout() {
 
 void AlignmentWorkbench::setText(const QString& text) { textEdit_->setPlainText(text); }
 QString AlignmentWorkbench::text() const { return textEdit_->toPlainText(); }
+void AlignmentWorkbench::setPairText(const QString& text) { hypothesisEdit_->setPlainText(text); }
+QString AlignmentWorkbench::pairText() const { return hypothesisEdit_->toPlainText(); }
 attn::io::AlignmentSection AlignmentWorkbench::state() const {
   attn::io::AlignmentSection s;
   if (!requestedModel_.isEmpty()) s.model = requestedModel_.toStdString();
   s.text = text().toStdString();
+  s.pair = pairText().toStdString();
   s.beam = beam();
   s.hypothesis = pendingHypothesis_ >= 0 ? pendingHypothesis_ : hypothesis_;
   s.step = pendingStep_ >= 0 ? pendingStep_ : step_;
@@ -218,6 +260,7 @@ void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
     readingsCheck_->setChecked(state.readings);
   }
   setText(QString::fromStdString(state.text));
+  setPairText(QString::fromStdString(state.pair));
   setBeam(state.beam);
   const QString model = QString::fromStdString(state.model);
   if (model != requestedModel_) {
@@ -247,14 +290,11 @@ int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 void AlignmentWorkbench::post() {
   if (!source_) return;
   const QString text = textEdit_->toPlainText();
-  if (text.isEmpty()) {
+  const bool entailment = source_->model.isEntailment();
+  if (text.isEmpty() || (entailment && pairText().isEmpty())) {
     // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
     // shown over the message.
-    inputMessage_ = source_->isSeq2Seq()
-                        ? tr("The input is empty: type a date in any form to see its alignment. The view shows the "
-                             "last input.")
-                        : tr("The input is empty: type a review to see its word attention. The view shows the last "
-                             "input.");
+    inputMessage_ = emptyInputMessage();
     stale_ = submitted_;
     settled_ = submitted_;
     pending_.reset();
@@ -272,12 +312,14 @@ void AlignmentWorkbench::post() {
   decodingView_->setPlaceholder(tr("Decoding\u2026"));
   reviewView_->setPlaceholder(tr("Classifying\u2026"));
   // An example edited is no longer that example.
-  if (exampleBox_->currentIndex() >= 0 && exampleBox_->currentText() != text) {
+  const QString shown = entailment ? EntailmentExample{text, pairText()}.display() : text;
+  if (exampleBox_->currentIndex() >= 0 && exampleBox_->currentText() != shown) {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->setCurrentIndex(-1);
   }
   AlignmentRequest request;
   request.text = text.toStdString();
+  if (entailment) request.hypothesis = pairText().toStdString();
   request.beam = beamSpin_->value();
   request.readings = readingsCheck_->isChecked();
   ++submitted_;
@@ -291,6 +333,7 @@ void AlignmentWorkbench::onFinished(std::shared_ptr<const AlignmentOutcome> outc
   if (!outcome->ok()) {
     if (outcome->generation != submitted_) return;  // a newer request reports for itself
     settled_ = outcome->generation;
+    pending_.reset();  // an older input's result, not shown yet, would hide this refusal
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
     lastError_ = message;
     showError(tr("Input refused: %1. The previous view stays.").arg(message));
@@ -333,6 +376,15 @@ void AlignmentWorkbench::applyPending() {
                   .arg(quoted(best))
                   .arg(outcome_->request.beam)
                   .arg(outcome_->runMs, 0, 'f', 1);
+  } else if (outcome_->entailment) {
+    updateHeatmap();
+    updateStepViews();
+    if (pendingStep_ >= 0 && next->generation == submitted_ && !isLoading()) {
+      const int step = pendingStep_;
+      pendingHypothesis_ = pendingStep_ = -1;
+      setStep(step);
+    }
+    summary = entailmentSummary();
   } else {
     if (next->generation == submitted_ && !isLoading()) pendingHypothesis_ = pendingStep_ = -1;  // no steps
     updateReview();
@@ -396,6 +448,14 @@ void AlignmentWorkbench::updateInputNote() {
     QString note = tr("%1 characters read").arg(run.source.size());
     note += unknownNote(unknown, std::int64_t(run.unknown.size()));
     inputNote_->setText(note);
+  } else if (outcome_->entailment) {
+    const auto& run = *outcome_->entailment;
+    const auto unknown = std::count(run.premise_unknown.begin(), run.premise_unknown.end(), true) +
+                         std::count(run.hypothesis_unknown.begin(), run.hypothesis_unknown.end(), true);
+    QString note =
+        tr("%1 premise words, %2 hypothesis words").arg(run.premise.words.size()).arg(run.hypothesis.words.size());
+    note += unknownNote(unknown, std::int64_t(run.premise_unknown.size() + run.hypothesis_unknown.size()));
+    inputNote_->setText(note);
   } else {
     const auto& run = *outcome_->classifier;
     const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
@@ -430,6 +490,7 @@ void AlignmentWorkbench::selectHypothesis(int index) {
 }
 
 int AlignmentWorkbench::hypothesisSteps() const {
+  if (outcome_ && outcome_->entailment) return int(outcome_->entailment->attention.rows());
   if (!outcome_ || !outcome_->seq2seq || std::size_t(hypothesis_) >= outcome_->seq2seq->hypotheses.size()) return 0;
   return int(outcome_->seq2seq->hypotheses[std::size_t(hypothesis_)].ids.size());
 }
@@ -447,6 +508,7 @@ void AlignmentWorkbench::setStep(int step) {
 
 const attn::AttentionMap* AlignmentWorkbench::currentMap() const {
   if (!outcome_) return nullptr;
+  if (outcome_->entailment) return outcome_->entailmentMap.get();
   if (outcome_->seq2seq) {
     return std::size_t(hypothesis_) < outcome_->alignments.size() ? outcome_->alignments[std::size_t(hypothesis_)].get()
                                                                   : nullptr;
@@ -462,6 +524,10 @@ const render::TextFigure& AlignmentWorkbench::currentFigure() const {
 
 void AlignmentWorkbench::updateHeatmap() {
   const attn::AttentionMap* map = currentMap();
+  if (outcome_ && outcome_->entailment && map) {
+    updateEntailmentHeatmap(*map);
+    return;
+  }
   if (!outcome_ || !outcome_->seq2seq || !map) {
     heatmap_->clear();
     heatmapTitle_->clear();
@@ -487,6 +553,10 @@ void AlignmentWorkbench::updateHeatmap() {
 }
 
 void AlignmentWorkbench::updateStepViews() {
+  if (outcome_ && outcome_->entailment) {
+    updateEntailmentStep();
+    return;
+  }
   if (!outcome_ || !outcome_->seq2seq || !source_ || !source_->model.seq2seq) return;
   const auto& run = *outcome_->seq2seq;
   const int steps = hypothesisSteps();
@@ -572,7 +642,7 @@ void AlignmentWorkbench::setColormap(render::Colormap map) {
   }
   heatmap_->setColormap(map);
   reviewHeatmap_->setColormap(map);
-  if (outcome_ && outcome_->seq2seq) updateStepViews();
+  if (outcome_ && (outcome_->seq2seq || outcome_->entailment)) updateStepViews();
   if (outcome_ && outcome_->classifier) updateReview();
 }
 
@@ -591,7 +661,7 @@ attn::Result<void> AlignmentWorkbench::exportView(const QString& path, View view
     return std::unexpected(exportError(path, tr("a view can be saved as .png, .svg or .pdf")));
   }
   if (!outcome_) return std::unexpected(exportError(path, tr("nothing to export yet: no run has finished")));
-  if (view == View::Heatmap && outcome_->seq2seq) return exportHeatmap(*heatmap_, path);
+  if (view == View::Heatmap && (outcome_->seq2seq || outcome_->entailment)) return exportHeatmap(*heatmap_, path);
   const TextFigureView* shown = outcome_->classifier ? reviewView_ : decodingView_;
   return exportFigure(currentFigure(), shown->font(), std::max(kFigureExportWidth, shown->width()), path);
 }

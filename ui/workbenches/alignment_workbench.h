@@ -5,7 +5,10 @@
 // options. The main area shows, for a date model, the output with the step in view outlined, the source
 // characters shaded by that step's attention, a slider over the output steps (Left/Right) and the
 // alignment heatmap with that row outlined and, for local-p, each step's p_t and window; for a review, the
-// predicted label and probabilities, the text shaded per pooling head and the sentence weights.
+// predicted label and probabilities, the text shaded per pooling head and the sentence weights; for an
+// entailment model, a second input (the hypothesis), the label with its probabilities, the premise shaded by
+// the attention of the hypothesis word in view, a slider over the hypothesis words and the hypothesis x premise
+// heatmap.
 // An AlignmentWorker on its own thread loads and runs (newest request wins); a failed load names the file
 // and the reason and keeps the previous model; an empty input keeps the previous view with a message.
 #pragma once
@@ -62,8 +65,10 @@ class AlignmentWorkbench : public Workbench {
   const AlignmentSource* source() const { return source_.get(); }
 
   // ---- input ----
-  void setText(const QString& text);
+  void setText(const QString& text);  // the source, the review or the premise
   QString text() const;
+  void setPairText(const QString& text);  // the second input: an entailment model's hypothesis
+  QString pairText() const;
   void setBeam(int beam);
   int beam() const;
 
@@ -110,6 +115,7 @@ class AlignmentWorkbench : public Workbench {
   // ---- widgets (tests, screenshots) ----
   QComboBox* modelBox() const { return modelBox_; }
   QPlainTextEdit* textEdit() const { return textEdit_; }
+  QPlainTextEdit* hypothesisEdit() const { return hypothesisEdit_; }
   QSpinBox* beamSpin() const { return beamSpin_; }
   QSlider* stepSlider() const { return stepSlider_; }
   QTreeWidget* hypothesisList() const { return hypotheses_; }
@@ -141,6 +147,7 @@ class AlignmentWorkbench : public Workbench {
  private:
   // The side panel and the main area (alignment_panel.cpp).
   void buildSidePanel(QWidget* panel);
+  QGroupBox* buildInputGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
 
   void onLoaded(std::shared_ptr<const AlignmentSource> source);
@@ -155,6 +162,12 @@ class AlignmentWorkbench : public Workbench {
   void updateHeatmap();
   void updateReview();
   void updateReviewMatrix();
+  // The entailment model's parts (alignment_entailment.cpp).
+  void updateEntailmentHeatmap(const attn::AttentionMap& map);
+  void updateEntailmentStep();
+  QString entailmentSummary() const;
+  void applyEntailmentExample(int index);
+  QString emptyInputMessage() const;
   void updateWarnings();
   void updateInputNote();
   void showError(const QString& message);
@@ -191,6 +204,8 @@ class AlignmentWorkbench : public Workbench {
   QPushButton* aboutButton_ = nullptr;
   QPlainTextEdit* textEdit_ = nullptr;
   QLabel* textLabel_ = nullptr;
+  QLabel* hypothesisLabel_ = nullptr;
+  QPlainTextEdit* hypothesisEdit_ = nullptr;
   QComboBox* exampleBox_ = nullptr;
   QLabel* inputNote_ = nullptr;
   QGroupBox* decodingGroup_ = nullptr;
@@ -205,6 +220,7 @@ class AlignmentWorkbench : public Workbench {
   QStackedWidget* pages_ = nullptr;
   QWidget* decodingPage_ = nullptr;
   TextFigureView* decodingView_ = nullptr;
+  QLabel* stepTitle_ = nullptr;
   QSlider* stepSlider_ = nullptr;
   QLabel* stepLabel_ = nullptr;
   QLabel* heatmapTitle_ = nullptr;

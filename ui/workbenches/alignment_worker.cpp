@@ -14,7 +14,10 @@ namespace {}  // namespace
 
 QStringList AlignmentOutcome::warnings() const {
   QStringList out = modelWarnings;
-  const std::vector<std::string>* list = seq2seq ? &seq2seq->warnings : (classifier ? &classifier->warnings : nullptr);
+  const std::vector<std::string>* list = seq2seq      ? &seq2seq->warnings
+                                         : classifier ? &classifier->warnings
+                                         : entailment ? &entailment->warnings
+                                                      : nullptr;
   if (list) {
     for (const auto& w : *list) out.append(QString::fromStdString(w));
   }
@@ -109,6 +112,10 @@ void AlignmentWorker::use(std::shared_ptr<const AlignmentSource> source) {
   source_ = std::move(source);
   seq2seqSession_.reset();
   classifierSession_.reset();
+  entailmentSession_.reset();
+  if (source_->model.entailment) {
+    entailmentSession_ = std::make_unique<attn::models::EntailmentRunner>(source_->model.entailment);
+  }
   if (source_->model.seq2seq) seq2seqSession_ = std::make_unique<attn::models::Seq2SeqRunner>(source_->model.seq2seq);
   if (source_->model.classifier) {
     classifierSession_ = std::make_unique<attn::models::ClassifierRunner>(source_->model.classifier);
@@ -125,6 +132,7 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
     const auto& model = source_->model;
     for (const auto& w : model.seq2seq      ? model.seq2seq->warnings()
                          : model.classifier ? model.classifier->warnings()
+                         : model.entailment ? model.entailment->warnings()
                                             : std::vector<std::string>()) {
       outcome->modelWarnings.append(QString::fromStdString(w));
     }
@@ -153,6 +161,15 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
     outcome->wordMap = outcome->maps.front();
     outcome->classifier = std::move(shared);
     if (request.readings && !source_->model.classifier->config().hierarchical) runReadings(request, *outcome);
+  } else if (entailmentSession_) {
+    auto run = entailmentSession_->run(request.text, request.hypothesis);
+    if (!run) {
+      outcome->error = run.error();
+      return outcome;
+    }
+    auto shared = std::make_shared<const attn::models::EntailmentRun>(std::move(*run));
+    outcome->entailmentMap = shared->map();
+    outcome->entailment = std::move(shared);
   } else {
     outcome->error = attn::Error{{}, -1, -1, "no model loaded", attn::ErrorKind::OutOfRange};
   }

@@ -1,5 +1,6 @@
 // AlignmentWorker: the Alignment tab's engine thread. It loads models (a bundled one from the binary's
-// resources or a folder) and runs them (seq2seq: greedy or beam decoding; classifier: attention pooling)
+// resources or a folder) and runs them (seq2seq: greedy or beam decoding; classifier: attention pooling;
+// entailment: the premise and the hypothesis word by word)
 // the TransformerWorker way: only the newest pending request runs, every outcome carries its request's
 // generation and is an immutable value sent over a queued signal. The sessions (scratch buffers) live
 // here, never on the GUI thread. The models are small: a run takes milliseconds, so a run in progress is
@@ -8,6 +9,7 @@
 
 #include "attn/error.h"
 #include "attn/models/classifier.h"
+#include "attn/models/entailment.h"
 #include "attn/models/seq2seq.h"
 #include "attn/trace.h"
 #include "render/alignment_render.h"
@@ -36,9 +38,10 @@ struct AlignmentSource {
 };
 
 struct AlignmentRequest {
-  std::string text;       // UTF-8, as typed
-  int beam = 1;           // seq2seq: 1 = greedy
-  bool readings = false;  // a flat classifier: also run the bundled readings of saliency (kReadingModels)
+  std::string text;        // UTF-8, as typed (an entailment model's premise)
+  std::string hypothesis;  // an entailment model's hypothesis, UTF-8
+  int beam = 1;            // seq2seq: 1 = greedy
+  bool readings = false;   // a flat classifier: also run the bundled readings of saliency (kReadingModels)
 };
 
 // The bundled review classifiers whose saliency needs no query, in the order the tab shows them: attention
@@ -61,10 +64,12 @@ struct AlignmentOutcome {
   // one of them), and why any other could not ("sentiment-cnn: ...").
   std::vector<render::SaliencyReading> readings;
   QStringList readingNotes;
-  std::optional<attn::Error> error;  // the run was refused (nothing else is set)
-  QStringList modelWarnings;         // the model's load-time warnings: non-finite weights, tensors not used
+  std::shared_ptr<const attn::models::EntailmentRun> entailment;
+  std::shared_ptr<const attn::AttentionMap> entailmentMap;  // hypothesis words x premise words
+  std::optional<attn::Error> error;                         // the run was refused (nothing else is set)
+  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
   double runMs = 0.0;
-  bool ok() const { return seq2seq != nullptr || classifier != nullptr; }
+  bool ok() const { return seq2seq != nullptr || classifier != nullptr || entailment != nullptr; }
   QStringList warnings() const;  // the model's, then the run's
 };
 
@@ -118,6 +123,7 @@ class AlignmentWorker : public QObject {
   std::shared_ptr<const AlignmentSource> source_;
   std::unique_ptr<attn::models::Seq2SeqRunner> seq2seqSession_;
   std::unique_ptr<attn::models::ClassifierRunner> classifierSession_;
+  std::unique_ptr<attn::models::EntailmentRunner> entailmentSession_;
   // The readings' models, loaded on first use and kept (a few hundred kilobytes each).
   struct Reader {
     QString key;

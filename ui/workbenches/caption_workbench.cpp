@@ -278,6 +278,7 @@ void CaptionWorkbench::onFinished(std::shared_ptr<const CaptionOutcome> outcome)
   if (!outcome->ok()) {
     if (outcome->generation != submitted_) return;  // a newer request reports for itself
     settled_ = outcome->generation;
+    pending_.reset();  // an older input's result, not shown yet, would hide this refusal
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
     lastError_ = message;
     showError(tr("The captioner refused %1: %2. The previous view stays.").arg(image_->name, message));

@@ -356,6 +356,7 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
   if (!outcome->ok()) {
     if (outcome->generation != submitted_) return;  // a newer request reports for itself
     settled_ = outcome->generation;
+    pending_.reset();  // an older input's result, not shown yet, would hide this refusal
     if (previewed_ == outcome->generation && outcome_) {  // the early layer of a run that then failed
       tokenLines_->setTrace(outcome_->trace, outcome_->stage);
       updateMatrix();

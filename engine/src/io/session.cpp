@@ -338,6 +338,7 @@ Result<AlignmentSection> read_alignment(const Reader& reader, const json& j, std
   AlignmentSection s;
   ATTN_TRY(m.text("model", kMaxSessionName, s.model, true, true));
   ATTN_TRY(m.text("text", kMaxSessionText, s.text));
+  ATTN_TRY(m.text("pair", kMaxSessionText, s.pair));
   ATTN_TRY(m.whole("beam", 1, kMaxSessionBeam, s.beam));
   ATTN_TRY(m.whole("hypothesis", 0, kMaxSessionBeam - 1, s.hypothesis));
   ATTN_TRY(m.whole("step", 0, kMaxSessionIndex, s.step));
@@ -558,9 +559,9 @@ Session default_session() {
 std::string to_json(const Session& session) {
   ojson tabs = ojson::object();
   if (const auto& a = session.alignment) {
-    tabs["alignment"] = {{"model", a->model},           {"text", a->text}, {"beam", a->beam},
-                         {"hypothesis", a->hypothesis}, {"step", a->step}, {"colormap", a->colormap},
-                         {"readings", a->readings}};
+    tabs["alignment"] = {
+        {"model", a->model},           {"text", a->text}, {"pair", a->pair},         {"beam", a->beam},
+        {"hypothesis", a->hypothesis}, {"step", a->step}, {"colormap", a->colormap}, {"readings", a->readings}};
   }
   if (const auto& c = session.caption) {
     ojson input;

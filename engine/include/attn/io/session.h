@@ -73,9 +73,10 @@ struct GlimpseSection {
 };
 
 struct AlignmentSection {
-  std::string model = "date-bahdanau";  // a bundled model's key or a model folder
-  std::string text = "Saturday, 21 November 2026";
-  int beam = 1;  // 1 = greedy
+  std::string model = "date-bahdanau";              // a bundled model's key or a model folder
+  std::string text = "Saturday, 21 November 2026";  // an entailment model's premise
+  std::string pair;                                 // an entailment model's hypothesis
+  int beam = 1;                                     // 1 = greedy
   int hypothesis = 0;
   int step = 0;  // the output step in view, 0-based
   std::string colormap = "viridis";
