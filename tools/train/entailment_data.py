@@ -24,7 +24,8 @@ quantifier's monotonicity, never from chance):
                     (big -> large, walking -> strolling), drop_adjective, drop_place, verb_hypernym
                     (running -> moving), quantifier_weaken (all -> some)
     contradiction   antonym (big -> small), negation (is -> is not; "not" aligned to nothing), sibling_noun
-                    (dog -> cat: one scene, as SNLI reads its captions), incompatible_verb (sleeping vs running;
+                    (dog -> cat, man -> woman, boy -> man;
+                    not farmer -> man: SIBLINGS; one scene, as SNLI reads its captions), incompatible_verb (sleeping vs running;
                     not under "some" or "no"), quantifier_clash (all|some vs no), other_place (on the beach ->
                     near the river; one scene, so not under a quantifier)
     neutral         add_adjective and hyponym (animal -> dog; neither under "all" or "no", where they entail),
@@ -66,6 +67,15 @@ ADJ_SYNONYM = {"big": "large", "small": "little", "happy": "glad", "fast": "quic
 VERBS = ["running", "walking", "jumping", "swimming", "sleeping", "eating", "sitting", "standing", "playing"]
 VERB_SYNONYM = {"walking": "strolling", "jumping": "leaping", "running": "sprinting", "sleeping": "napping"}
 VERB_HYPERNYM = {"running": "moving", "walking": "moving", "jumping": "moving", "swimming": "moving"}
+# Nouns that cannot name one subject: the animals among themselves; man, woman, boy and girl among themselves and
+# with child (boy and girl are children: child is their hypernym, never their sibling). Farmer, doctor and
+# student exclude nothing (a farmer may be a man).
+SIBLINGS = {**{a: [b for b in ANIMALS if b != a] for a in ANIMALS},
+            **{a: [b for b in ("man", "woman", "boy", "girl") if b != a] for a in ("man", "woman", "boy", "girl")}}
+SIBLINGS["man"].append("child")
+SIBLINGS["woman"].append("child")
+SIBLINGS["child"] = ["man", "woman"]
+
 # Pairs that cannot both hold of one subject at one time.
 INCOMPATIBLE = {
     "sleeping": ["running", "walking", "jumping", "swimming", "eating", "playing"],
@@ -232,10 +242,9 @@ def edit_negation(p, rng):
 
 
 def edit_sibling_noun(p, rng):
-    if p.quantified() or p.noun not in HYPERNYM:
+    if p.quantified() or not SIBLINGS.get(p.noun):
         return None
-    group = PEOPLE if p.noun in PEOPLE else ANIMALS
-    return p.copy(noun=rng.choice([n for n in group if n != p.noun])), "sibling_noun"
+    return p.copy(noun=rng.choice(SIBLINGS[p.noun])), "sibling_noun"
 
 
 def edit_incompatible_verb(p, rng):
@@ -419,8 +428,7 @@ def related_words():
     for n, hyper in HYPERNYM.items():
         for a, b in ((n, hyper), (hyper, n), (plural(n), plural(hyper)), (plural(hyper), plural(n))):
             rel.add((a, b))
-    for group in (PEOPLE, ANIMALS):
-        rel.update((a, b) for a in group for b in group)
+    rel.update((a, b) for a, bs in SIBLINGS.items() for b in bs)
     rel.update(ANTONYM.items())
     rel.update(ADJ_SYNONYM.items())
     rel.update(VERB_SYNONYM.items())

@@ -32,8 +32,8 @@ sys.path.insert(0, HERE)
 import entailment_data as ed  # noqa: E402
 import entailment_torch as et  # noqa: E402
 
-N_TRAIN, N_TEST = 30000, 3000
-TRAINED_ON_LABELS = ("30,000 generated premise/hypothesis pairs (templates and a 90-word lexicon: synonyms, "
+N_TRAIN, N_TEST = 60000, 3000
+TRAINED_ON_LABELS = ("60,000 generated premise/hypothesis pairs (templates and a 90-word lexicon: synonyms, "
                      "hypernyms, antonyms, negation, all/some/no; one or two edits per pair), labelled entailment, "
                      "contradiction or neutral")
 TRAINED_ON = TRAINED_ON_LABELS + "; the attention also trained on each pair's true word alignment"

@@ -13,6 +13,7 @@
 #include <QGuiApplication>
 
 #include <algorithm>
+#include <functional>
 
 #include <omp.h>
 
@@ -71,6 +72,14 @@ void addSeq2SeqNotes(const attn::models::Seq2SeqRun& run, RenderReport& report) 
     report.notes.append(QObject::tr("not in the vocabulary (read as <unk>): %1").arg(which.join(u", "_s)));
   }
   for (const auto& w : run.warnings) report.notes.append(u"warning: "_s + fromStd(w));
+}
+
+// --csv, when given: `map` as CSV.
+Step writeCsv(const AlignJob& job, const attn::AttentionMap& map, RenderReport& report) {
+  if (job.csvPath.isEmpty()) return {};
+  if (auto written = writeMatrixCsv(map, job.csvPath); !written) return std::unexpected(outputFailure(written.error()));
+  report.written.append(job.csvPath);
+  return {};
 }
 
 // --out as the tab's heatmap: `map` with `overlay` drawn over it, job.size exactly.
@@ -152,12 +161,16 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
     if (auto written = writeSeq2SeqView(job, *run, h, config, map, font); !written) return written;
     report.written.append(job.outPath);
   }
-  if (!job.csvPath.isEmpty()) {
-    if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
-      return std::unexpected(outputFailure(written.error()));
-    report.written.append(job.csvPath);
+  return writeCsv(job, *map, report);
+}
+
+// "probabilities: negative 0.0123, positive 0.9877".
+QString probabilitiesNote(const std::vector<float>& probabilities, const std::function<QString(int)>& label) {
+  QStringList parts;
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
+    parts.append(u"%1 %2"_s.arg(label(int(i))).arg(double(probabilities[i]), 0, 'f', 4));
   }
-  return {};
+  return QObject::tr("probabilities: %1").arg(parts.join(u", "_s));
 }
 
 QString labelOf(const attn::models::ClassifierConfig& config, int i) {
@@ -189,11 +202,7 @@ Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElap
                        .arg(run->input.words.size())
                        .arg(labelOf(config, run->predicted), render::percentText(p))
                        .arg(ms, 0, 'f', 1);
-  QStringList probabilities;
-  for (std::size_t i = 0; i < run->probabilities.size(); ++i) {
-    probabilities.append(u"%1 %2"_s.arg(labelOf(config, int(i))).arg(double(run->probabilities[i]), 0, 'f', 4));
-  }
-  report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
+  report.notes.append(probabilitiesNote(run->probabilities, [&](int i) { return labelOf(config, i); }));
   for (Index s = 0; s < run->sentence_attention.size(); ++s) {
     report.notes.append(
         QObject::tr("sentence %1: weight %2").arg(s).arg(double(run->sentence_attention(s)), 0, 'f', 4));
@@ -208,14 +217,10 @@ Step runClassifier(const AlignJob& job, const AlignmentModel& model, const QElap
     }
     report.written.append(job.outPath);
   }
-  if (!job.csvPath.isEmpty()) {
-    const auto map = wordMap(*run);
-    if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no word attention")));
-    if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
-      return std::unexpected(outputFailure(written.error()));
-    report.written.append(job.csvPath);
-  }
-  return {};
+  if (job.csvPath.isEmpty()) return {};
+  const auto map = wordMap(*run);
+  if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no word attention")));
+  return writeCsv(job, *map, report);
 }
 
 // An entailment model: runs the pair, writes the heatmap or the figure (--out) and the matrix (--csv).
@@ -252,11 +257,7 @@ Step runEntailment(const AlignJob& job, const AlignmentModel& model, const QElap
                        .arg(words)
                        .arg(label(run->predicted), render::percentText(p))
                        .arg(ms, 0, 'f', 1);
-  QStringList probabilities;
-  for (std::size_t i = 0; i < run->probabilities.size(); ++i) {
-    probabilities.append(u"%1 %2"_s.arg(label(int(i))).arg(double(run->probabilities[i]), 0, 'f', 4));
-  }
-  report.notes.append(QObject::tr("probabilities: %1").arg(probabilities.join(u", "_s)));
+  report.notes.append(probabilitiesNote(run->probabilities, label));
   const auto unknown = std::count(run->premise_unknown.begin(), run->premise_unknown.end(), true) +
                        std::count(run->hypothesis_unknown.begin(), run->hypothesis_unknown.end(), true);
   if (unknown > 0) report.notes.append(QObject::tr("%1 words not in the vocabulary (read as <unk>)").arg(unknown));
@@ -278,12 +279,7 @@ Step runEntailment(const AlignJob& job, const AlignmentModel& model, const QElap
     }
     report.written.append(job.outPath);
   }
-  if (!job.csvPath.isEmpty()) {
-    if (auto written = writeMatrixCsv(*map, job.csvPath); !written)
-      return std::unexpected(outputFailure(written.error()));
-    report.written.append(job.csvPath);
-  }
-  return {};
+  return writeCsv(job, *map, report);
 }
 
 }  // namespace

@@ -191,6 +191,17 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
 
 namespace {
 
+// "3 words are not in the model's vocabulary (red, underlined): ...", in the warning colour.
+FigureNote unknownWordsNote(int unknown) {
+  return FigureNote{
+      unknown == 1
+          ? AlignmentRender::tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
+          : AlignmentRender::tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
+                                "<unk>.")
+                .arg(unknown),
+      true};
+}
+
 QString classLabel(const attn::models::ClassifierConfig& config, int i) {
   return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
                                                          : AlignmentRender::tr("class %1").arg(i);
@@ -403,15 +414,7 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
       figure.elements.emplace_back(std::move(shaded));
     }
   }
-  if (unknown > 0) {
-    figure.elements.emplace_back(FigureNote{
-        unknown == 1
-            ? AlignmentRender::tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
-            : AlignmentRender::tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
-                                  "<unk>.")
-                  .arg(unknown),
-        true});
-  }
+  if (unknown > 0) figure.elements.emplace_back(unknownWordsNote(unknown));
   return figure;
 }
 
@@ -467,15 +470,7 @@ TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::
   }
   const auto count = [](const std::vector<bool>& v) { return int(std::count(v.begin(), v.end(), true)); };
   const int unknown = count(run.premise_unknown) + count(run.hypothesis_unknown);
-  if (unknown > 0) {
-    figure.elements.emplace_back(FigureNote{
-        unknown == 1
-            ? AlignmentRender::tr("1 word is not in the model's vocabulary (red, underlined): it is read as <unk>.")
-            : AlignmentRender::tr("%1 words are not in the model's vocabulary (red, underlined): they are read as "
-                                  "<unk>.")
-                  .arg(unknown),
-        true});
-  }
+  if (unknown > 0) figure.elements.emplace_back(unknownWordsNote(unknown));
   return figure;
 }
 

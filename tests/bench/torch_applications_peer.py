@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""torch peer of bench_applications: the shipped entailment model on the same premise and hypothesis, in torch
+(tools/train/entailment_torch.py, the code that trained the model and wrote the parity fixtures), timed, as JSON.
+
+    /usr/bin/python3 tests/bench/torch_applications_peer.py [--threads 2] [--repetitions 5] [--min-time 0.5]
+                                                           [--model resources/models/entailment-wbw]
+
+Method as torch_mha_peer.py: torch.no_grad(), float32, warm-up, then `repetitions` samples, each the mean over
+enough back-to-back runs to last min-time. "label" is the prediction, which the runner compares with the engine's.
+Refuses (exit 3) when torch has loaded the reference BLAS or one it cannot identify (see torch_mha_peer.py).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
+from torch_mha_peer import check_torch_blas, time_calls  # noqa: E402
+
+# bench_applications.cpp's kPremise and kHypothesis; change both together.
+PREMISE = "a young man is sleeping on the beach near the river"
+HYPOTHESIS = "the young person is not sleeping on the beach near the river"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=0.5)
+    parser.add_argument("--model", default=os.path.join(ROOT, "resources", "models", "entailment-wbw"))
+    args = parser.parse_args()
+
+    import torch
+    import entailment_torch as et
+
+    blas, status = check_torch_blas(torch, args.threads, "torch_applications_peer")
+    if status:
+        return status
+    model, config = et.load_model(args.model)
+    pair = [{"premise": PREMISE.split(), "hypothesis": HYPOTHESIS.split()}]
+    assert len(pair[0]["premise"]) == 11 and len(pair[0]["hypothesis"]) == 12
+
+    def run():
+        with torch.no_grad():
+            return model(*et.batch(config, pair))
+
+    label = et.LABELS[int(run()[0].argmax())]
+    time_calls(run, args.min_time)  # warm-up
+    samples = [time_calls(run, args.min_time)[0] * 1e3 for _ in range(args.repetitions)]
+    print(json.dumps({"model": os.path.basename(os.path.normpath(args.model)), "threads": torch.get_num_threads(),
+                      "blas": blas, "label": label, "ms": samples, "median_ms": statistics.median(samples)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
