@@ -170,6 +170,10 @@ struct Options {
                                "source characters or premise words shaded by the step's attention). Classifiers "
                                "always write their word shading."_s,
                                u"name"_s};
+  QCommandLineOption alignLayer{u"layer"_s,
+                                u"A ConvS2S model's decoder layer (0 = the first) for --out and --csv, instead of the "
+                                "layers' mean."_s,
+                                u"L"_s};
   QCommandLineOption alignOut{u"out"_s, u"Picture to write: .png, .svg or .pdf."_s, u"file"_s};
   QCommandLineOption alignCsv{
       u"csv"_s,
@@ -462,12 +466,13 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o) {
   }
   QString error;
   if (!parseNumber(parser, o.beam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
-      !parseNumber(parser, o.step, job.step, error)) {
+      !parseNumber(parser, o.step, job.step, error) || !parseNumber(parser, o.alignLayer, job.layer, error)) {
     return usageError(error);
   }
   job.beamSet = parser.isSet(o.beam);
   job.hypothesisSet = parser.isSet(o.hypothesis);
   job.stepSet = parser.isSet(o.step);
+  job.layerSet = parser.isSet(o.alignLayer);
   if (parser.isSet(o.alignView)) {
     const QString name = parser.value(o.alignView);
     if (name != u"heatmap"_s && name != u"shading"_s) {
@@ -635,8 +640,8 @@ int main(int argc, char* argv[]) {
                                  u"Run a seq2seq date model, a review classifier or an entailment model; write its "
                                  "alignment."_s,
                                  u"align [options]"_s);
-    parser.addOptions({o.alignModel, o.alignText, o.pair, o.beam, o.hypothesis, o.step, o.alignView, o.alignOut,
-                       o.alignCsv, o.width, o.height, o.colormap, o.alignList});
+    parser.addOptions({o.alignModel, o.alignText, o.pair, o.beam, o.hypothesis, o.step, o.alignLayer, o.alignView,
+                       o.alignOut, o.alignCsv, o.width, o.height, o.colormap, o.alignList});
   } else if (command == u"caption"_s) {
     parser.addPositionalArgument(u"caption"_s,
                                  u"Caption an image or a scene; write the grid of each word's attention."_s,

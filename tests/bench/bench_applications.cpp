@@ -1,10 +1,13 @@
 // The applications of attention trained here, each on a typical input with every map kept (issue "The applications
-// of attention"): the word-by-word entailment model on a 11-word premise and a 12-word hypothesis. Runs the shipped
-// resources/models/entailment-wbw (or --model=FOLDER); prints the median of 200 runs and the 20 ms target.
+// of attention"): the word-by-word entailment model on a 11-word premise and a 12-word hypothesis (the shipped
+// resources/models/entailment-wbw, or --model=FOLDER), and ConvS2S on a date with a beam of 5, every decoder layer's
+// map of every hypothesis kept (resources/models/date-convs2s). Prints each one's median of 200 runs and the 20 ms
+// target.
 //
 //   bench_applications [--threads=N] [--model=FOLDER] [google-benchmark flags]
 //   tests/bench/run_applications_vs_torch.sh <build-dir>   # the same pair in torch, in the same run
 #include "attn/models/entailment.h"
+#include "attn/models/seq2seq.h"
 
 #include "bench_models.h"
 #include "bench_threads.h"
@@ -28,6 +31,8 @@ namespace fs = std::filesystem;
 // torch_applications_peer.py's PREMISE and HYPOTHESIS; change both together.
 constexpr std::string_view kPremise = "a young man is sleeping on the beach near the river";
 constexpr std::string_view kHypothesis = "the young person is not sleeping on the beach near the river";
+// torch_applications_peer.py's DATE; change both together.
+constexpr std::string_view kDate = "Saturday, 21 November 2026";
 constexpr double kTargetMs = 20.0;
 
 attn::bench::ModelArgs g_model_args;
@@ -60,28 +65,72 @@ void BM_EntailmentPair(benchmark::State& state) {
 }
 BENCHMARK(BM_EntailmentPair)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The verdict: the median of 200 timed runs after 20 warm-up ones.
-void verdict() {
-  attn::models::EntailmentRunner runner(model());
-  for (int i = 0; i < 20; ++i) benchmark::DoNotOptimize(runner.run(kPremise, kHypothesis));
+std::shared_ptr<const attn::models::Seq2SeqModel> convs2s() {
+  static const auto cached = attn::bench::load_or_exit<attn::models::Seq2SeqModel>(
+      fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "date-convs2s", "bench_applications");
+  return cached;
+}
+
+attn::models::DecodeOptions beam5() {
+  attn::models::DecodeOptions options;
+  options.beam = 5;
+  return options;
+}
+
+void BM_ConvS2SDateBeam5(benchmark::State& state) {
+  attn::models::Seq2SeqRunner runner(convs2s());
+  // One checked run: five hypotheses, each with every decoder layer's rows over the 26 characters.
+  auto run = runner.run(kDate, beam5());
+  const auto layers = static_cast<std::size_t>(convs2s()->config().decoder_layers);
+  if (!run || run->hypotheses.size() != 5 || run->hypotheses[0].layers.size() != layers ||
+      run->hypotheses[0].layers[0].cols() != static_cast<attn::Index>(kDate.size())) {
+    state.SkipWithError("the ConvS2S run is not 5 hypotheses with every decoder layer's map");
+    return;
+  }
+  for (auto _ : state) {
+    auto r = runner.run(kDate, beam5());
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_ConvS2SDateBeam5)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The median of 200 timed runs of `once` after 20 warm-up ones, with the answer of the last.
+template <typename Once>
+void verdict(const char* name, const std::string& what, const std::string& model_name, Once once) {
+  for (int i = 0; i < 20; ++i) once();
   std::vector<double> ms;
-  std::string label;
+  std::string answer;
   for (int i = 0; i < 200; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = runner.run(kPremise, kHypothesis);
+    std::string a = once();
     const auto t1 = std::chrono::steady_clock::now();
-    if (r) label = model()->config().labels[static_cast<std::size_t>(r->predicted)];
+    answer = std::move(a);
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
-  std::printf("\nentailment: \"%.*s\" => \"%.*s\" (11 and 12 words), every attention row kept\n",
-              static_cast<int>(kPremise.size()), kPremise.data(), static_cast<int>(kHypothesis.size()),
-              kHypothesis.data());
-  std::printf("  model:  %s\n", g_model_name.c_str());
-  std::printf("  label:  %s\n", label.c_str());
+  std::printf("\n%s: %s\n", name, what.c_str());
+  std::printf("  model:  %s\n", model_name.c_str());
+  std::printf("  answer: %s\n", answer.c_str());
   std::printf("  median: %.3f ms, p95 %.3f ms, min %.3f ms (200 runs)\n", median, ms[ms.size() * 95 / 100], ms.front());
   std::printf("  target: < %.0f ms: %s\n", kTargetMs, median < kTargetMs ? "MET" : "NOT MET");
+}
+
+void verdicts() {
+  attn::models::EntailmentRunner pair(model());
+  verdict("entailment",
+          "\"" + std::string(kPremise) + "\" => \"" + std::string(kHypothesis) +
+              "\" (11 and 12 words), every attention row kept",
+          g_model_name, [&] {
+            auto r = pair.run(kPremise, kHypothesis);
+            return r ? model()->config().labels[static_cast<std::size_t>(r->predicted)] : std::string("(failed)");
+          });
+  attn::models::Seq2SeqRunner date(convs2s());
+  verdict("convs2s", "\"" + std::string(kDate) + "\", beam 5, every decoder layer's map of every hypothesis kept",
+          "resources/models/date-convs2s (" + convs2s()->description() + ")", [&] {
+            auto r = date.run(kDate, beam5());
+            return r ? r->hypotheses.front().text : std::string("(failed)");
+          });
 }
 
 }  // namespace
@@ -100,9 +149,10 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   model();
+  convs2s();
   benchmark::AddCustomContext("model", g_model_name);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  verdict();
+  verdicts();
   return 0;
 }

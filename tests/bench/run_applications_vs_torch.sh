@@ -1,7 +1,8 @@
 #!/bin/bash
 # The applications of attention trained here (the word-by-word entailment model: a 11-word premise, a 12-word
-# hypothesis, every attention row kept) in the engine and in torch (the training code) on the same shipped model,
-# in the same run, with the same thread count; prints both medians, the ratio and the 20 ms target.
+# hypothesis, every attention row kept; ConvS2S on a date, beam 5, every decoder layer's map kept) in the engine and
+# in torch (the training code) on the same shipped models, in the same run, with the same thread count; prints each
+# one's medians, the ratio and the 20 ms target.
 #
 #   tests/bench/run_applications_vs_torch.sh <build-dir>
 #
@@ -27,16 +28,18 @@ echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) before"
 
 engine_out=$("$BENCH" --threads=$THREADS --benchmark_filter=NONE 2>&1)
 torch_json=$("$PY" "$HERE/torch_applications_peer.py" --threads $THREADS)
-echo "$engine_out" | sed -n '/entailment:/,$p'
-engine_ms=$(echo "$engine_out" | awk '/median:/ {print $2; exit}')
-engine_label=$(echo "$engine_out" | awk '/label:/ {print $2; exit}')
-torch_ms=$("$PY" -c 'import json,sys; print("%.3f" % json.loads(sys.argv[1])["median_ms"])' "$torch_json")
-torch_label=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["label"])' "$torch_json")
-echo "torch:    median $torch_ms ms per pair (label $torch_label)"
-[[ "$engine_label" == "$torch_label" ]] || { echo "$0: the engine says $engine_label, torch $torch_label" >&2; exit 1; }
-"$PY" - "$engine_ms" "$torch_ms" <<'PYEOF'
+for app in entailment convs2s; do
+  echo "$engine_out" | sed -n "/^$app:/,/target:/p"
+  engine_ms=$(echo "$engine_out" | sed -n "/^$app:/,/target:/p" | awk '/median:/ {print $2; exit}')
+  engine_answer=$(echo "$engine_out" | sed -n "/^$app:/,/target:/p" | sed -n 's/^  answer: //p')
+  torch_ms=$("$PY" -c 'import json,sys; print("%.3f" % json.loads(sys.argv[1])[sys.argv[2]]["median_ms"])' "$torch_json" $app)
+  torch_answer=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]]["answer"])' "$torch_json" $app)
+  echo "torch:    median $torch_ms ms (answer $torch_answer)"
+  [[ "$engine_answer" == "$torch_answer" ]] || { echo "$0: $app: the engine says $engine_answer, torch $torch_answer" >&2; exit 1; }
+  "$PY" - "$engine_ms" "$torch_ms" <<'PYEOF'
 import sys
 engine, torch = float(sys.argv[1]), float(sys.argv[2])
 print(f"ratio:    torch / engine = {torch / engine:.0f}x; engine under 20 ms: {'MET' if engine < 20 else 'NOT MET'}")
 PYEOF
+done
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) after"

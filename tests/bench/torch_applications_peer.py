@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""torch peer of bench_applications: the shipped entailment model on the same premise and hypothesis, in torch
-(tools/train/entailment_torch.py, the code that trained the model and wrote the parity fixtures), timed, as JSON.
+"""torch peer of bench_applications: the shipped entailment model on the same premise and hypothesis, and the shipped
+ConvS2S date model's beam of 5 on the same date, in torch (tools/train/entailment_torch.py and seq2seq_torch.py's
+beam_search over convs2s_torch.py: the code that trained the models and wrote the parity fixtures), timed, as JSON.
 
     /usr/bin/python3 tests/bench/torch_applications_peer.py [--threads 2] [--repetitions 5] [--min-time 0.5]
                                                            [--model resources/models/entailment-wbw]
 
 Method as torch_mha_peer.py: torch.no_grad(), float32, warm-up, then `repetitions` samples, each the mean over
-enough back-to-back runs to last min-time. "label" is the prediction, which the runner compares with the engine's.
+enough back-to-back runs to last min-time. Per application {"median_ms", "answer"}: the answer (the label, the best
+hypothesis' text) is what the runner compares with the engine's.
 Refuses (exit 3) when torch has loaded the reference BLAS or one it cannot identify (see torch_mha_peer.py).
 """
 
@@ -22,9 +24,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
 from torch_mha_peer import check_torch_blas, time_calls  # noqa: E402
 
-# bench_applications.cpp's kPremise and kHypothesis; change both together.
+# bench_applications.cpp's kPremise, kHypothesis and kDate; change both together.
 PREMISE = "a young man is sleeping on the beach near the river"
 HYPOTHESIS = "the young person is not sleeping on the beach near the river"
+DATE = "Saturday, 21 November 2026"
 
 
 def main():
@@ -37,6 +40,7 @@ def main():
 
     import torch
     import entailment_torch as et
+    import seq2seq_torch as st
 
     blas, status = check_torch_blas(torch, args.threads, "torch_applications_peer")
     if status:
@@ -49,11 +53,23 @@ def main():
         with torch.no_grad():
             return model(*et.batch(config, pair))
 
-    label = et.LABELS[int(run()[0].argmax())]
-    time_calls(run, args.min_time)  # warm-up
-    samples = [time_calls(run, args.min_time)[0] * 1e3 for _ in range(args.repetitions)]
-    print(json.dumps({"model": os.path.basename(os.path.normpath(args.model)), "threads": torch.get_num_threads(),
-                      "blas": blas, "label": label, "ms": samples, "median_ms": statistics.median(samples)}))
+    def timed(call):
+        time_calls(call, args.min_time)  # warm-up
+        samples = [time_calls(call, args.min_time)[0] * 1e3 for _ in range(args.repetitions)]
+        return {"ms": samples, "median_ms": statistics.median(samples)}
+
+    date_model = st.load_model(os.path.join(ROOT, "resources", "models", "date-convs2s"), torch.float32)
+    date_ids = st.source_ids(DATE, date_model.config)
+
+    def decode():
+        return st.beam_search(date_model, date_ids, 5)
+
+    result = {"threads": torch.get_num_threads(), "blas": blas,
+              "entailment": {"model": os.path.basename(os.path.normpath(args.model)),
+                             "answer": et.LABELS[int(run()[0].argmax())], **timed(run)},
+              "convs2s": {"model": "date-convs2s", "answer": st.target_text(decode()[0].ids, date_model.config),
+                          **timed(decode)}}
+    print(json.dumps(result))
     return 0
 
 

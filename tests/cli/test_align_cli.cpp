@@ -4,10 +4,15 @@
 // (tests/data/entailment), and bad inputs that exit with the reason (an unknown model name lists the bundled ones).
 #include <QFile>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "cli_run.h"
+
+#include <cmath>
 
 using namespace Qt::StringLiterals;
 
@@ -94,6 +99,50 @@ class TestAlignCli : public QObject {
     QFile file(svg);
     QVERIFY(file.open(QIODevice::ReadOnly));
     QVERIFY(file.readAll().contains("<svg"));
+  }
+
+  void convs2sWritesTheLayersMeanOrOneLayer() {
+    // The fixture's greedy run of "21 Nov 2026" (tools/parity/make_seq2seq_fixtures.py, torch): its layers' rows.
+    QFile file(seq2seq("convs2s") + u"/expected.json"_s);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonObject greedy =
+        QJsonDocument::fromJson(file.readAll())[u"runs"_s].toArray().first()[u"greedy"_s].toObject();
+    const QJsonArray layers = greedy[u"layers"_s].toArray();
+    QCOMPARE(layers.size(), 2);
+    for (int layer : {-1, 0, 1}) {
+      const QString csv = dir_.filePath(u"convs2s%1.csv"_s.arg(layer));
+      QStringList args{u"align"_s, u"--model"_s, seq2seq("convs2s"), u"--text"_s, u"21 Nov 2026"_s, u"--csv"_s, csv};
+      if (layer >= 0) args << u"--layer"_s << QString::number(layer);
+      const Run run = runCli(args);
+      QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+      QVERIFY2(run.out.contains(layer < 0 ? u"the mean of the 2 decoder layers' maps"_s
+                                          : u"decoder layer %1 of 0\u20131"_s.arg(layer)),
+               qPrintable(run.out));
+      const auto lines = csvLines(csv);
+      const QJsonArray rows = layer < 0 ? greedy[u"attention"_s].toArray() : layers[layer].toArray();
+      QCOMPARE(lines.size(), rows.size() + 1);  // the header of source characters, then a row per step
+      for (int t = 0; t < rows.size(); ++t) {
+        const QList<QByteArray> cells = lines[t + 1].split(',');
+        const QJsonArray want = rows[t].toArray();
+        QCOMPARE(cells.size(), want.size() + 1);
+        for (int j = 0; j < want.size(); ++j) {
+          QVERIFY2(std::abs(cells[j + 1].toDouble() - want[j].toDouble()) < 1e-4,
+                   qPrintable(u"layer %1, step %2, source %3"_s.arg(layer).arg(t).arg(j)));
+        }
+      }
+    }
+    const Run beyond = runCli({u"align"_s, u"--model"_s, seq2seq("convs2s"), u"--text"_s, u"21 Nov 2026"_s,
+                               u"--layer"_s, u"2"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(beyond.exitCode, 1);
+    QVERIFY2(beyond.err.contains(u"--layer 2: random-convs2s has the decoder layers 0 to 1"_s), qPrintable(beyond.err));
+    const Run recurrent = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"21 Nov 2026"_s,
+                                  u"--layer"_s, u"0"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(recurrent.exitCode, 2);
+    QVERIFY2(recurrent.err.contains(u"random-bahdanau has one attention"_s), qPrintable(recurrent.err));
+    const Run negative = runCli({u"align"_s, u"--model"_s, seq2seq("convs2s"), u"--text"_s, u"21 Nov 2026"_s,
+                                 u"--layer"_s, u"-1"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(negative.exitCode, 2);
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.csv"_s)));
   }
 
   void classifiersWriteTheirWordShading() {

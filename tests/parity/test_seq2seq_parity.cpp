@@ -35,6 +35,13 @@ void compare(const json& want, const Hypothesis& got, Index source_length, const
   EXPECT_NEAR(got.log_prob, want.at("log_prob").get<double>(), kTolerance);
   const Matrix attention = parity::rows_matrix(want.at("attention"), source_length, "attention");
   EXPECT_TRUE(parity::all_near(attention, got.attention, kTolerance)) << "attention";
+  // ConvS2S: every decoder layer's rows (the attention above is their mean); none for the GRU models.
+  const auto layers = want.find("layers");
+  ASSERT_EQ(got.layers.size(), layers == want.end() ? 0 : layers->size()) << "decoder layers";
+  for (std::size_t l = 0; l < got.layers.size(); ++l) {
+    const Matrix layer = parity::rows_matrix((*layers)[l], source_length, "layers");
+    EXPECT_TRUE(parity::all_near(layer, got.layers[l], kTolerance)) << "decoder layer " << l;
+  }
   const auto positions = want.at("positions").get<std::vector<double>>();
   ASSERT_EQ(got.positions.size(), positions.size()) << "positions";
   for (std::size_t i = 0; i < positions.size(); ++i) {
@@ -47,10 +54,10 @@ void compare(const json& want, const Hypothesis& got, Index source_length, const
   }
 }
 
-// The directory's own check: at least one case, and the five random variants are there.
+// The directory's own check: at least one case, and the six random variants are there.
 TEST(Seq2SeqParityCases, TheFixtureDirectoryHoldsEveryRandomVariant) {
   parity::expect_cases(cases_dir(), {"random-bahdanau", "random-luong-dot", "random-luong-general",
-                                     "random-luong-concat", "random-luong-local-p"});
+                                     "random-luong-concat", "random-luong-local-p", "random-convs2s"});
 }
 
 class Seq2SeqParity : public ::testing::TestWithParam<std::string> {};

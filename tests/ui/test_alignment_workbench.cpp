@@ -958,6 +958,61 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(wb.text(), defaultDateText());
     QVERIFY(!wb.hypothesisEdit()->isVisibleTo(&wb));
   }
+
+  void convs2sShowsEachDecoderLayerBesideTheirMean() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("convs2s"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"21 Nov 2026"_s);
+    wb.setBeam(3);
+    QVERIFY(settle(wb));
+    const auto& run = *wb.outcome()->seq2seq;
+    QVERIFY2(run.hypotheses.size() > 1, "a beam of 3 over random weights ends with several hypotheses");
+    const auto& views = wb.layerHeatmaps();
+    QCOMPARE(int(views.size()), 2);  // the fixture's two decoder layers, then their mean
+    QVERIFY(wb.meanTitle()->isVisibleTo(&wb));
+    QCOMPARE(wb.meanTitle()->text(), u"mean of the 2 layers (the alignment)"_s);
+    // Read row by row: layer 0 and layer 1 side by side, the mean below.
+    const auto place = [&wb](QWidget* w) { return QRect(w->mapTo(&wb, QPoint(0, 0)), w->size()); };
+    QVERIFY(place(views[0]).right() < place(views[1]).left());
+    QCOMPARE(place(views[0]).top(), place(views[1]).top());
+    QVERIFY(place(views[0]).bottom() < place(wb.heatmap()).top());
+    for (int h : {0, int(run.hypotheses.size()) - 1}) {
+      wb.selectHypothesis(h);
+      const auto& hyp = run.hypotheses[std::size_t(h)];
+      for (std::size_t l = 0; l < views.size(); ++l) {
+        QVERIFY(views[l]->isVisibleTo(&wb));
+        QCOMPARE(wb.layerTitles()[l]->text(), u"decoder layer %1"_s.arg(l));
+        QCOMPARE(views[l]->map(), wb.outcome()->layerAlignments[std::size_t(h)][l].get());
+        QCOMPARE(testing::maxDifference(views[l]->map()->weights, hyp.layers[l]), 0.0);
+      }
+      QCOMPARE(testing::maxDifference(wb.currentMap()->weights, hyp.attention), 0.0);
+    }
+
+    // The step in view is outlined in every layer; a click on a layer's row goes to that step.
+    wb.selectHypothesis(0);
+    wb.setStep(2);
+    for (auto* view : views) QCOMPARE(view->overlay().focusRow, std::optional<int>(2));
+    emit views[1]->cellClicked(1, 0);
+    QCOMPARE(wb.step(), 1);
+    QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(1));
+    QCOMPARE(views[0]->overlay().focusRow, std::optional<int>(1));
+
+    // A model with one attention hides them; ConvS2S again shows them.
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome() && wb.outcome()->seq2seq && wb.outcome()->layerAlignments.front().empty());
+    for (auto* view : views) QVERIFY(!view->isVisibleTo(&wb));
+    QVERIFY(!wb.meanTitle()->isVisibleTo(&wb));
+    QVERIFY(place(wb.heatmap()).width() > 2 * place(views[0]).width());  // the one map takes the whole width
+    wb.openModel(seq2seqFixture("convs2s"));
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome() && !wb.outcome()->layerAlignments.front().empty());
+    QCOMPARE(int(wb.layerHeatmaps().size()), 2);
+    for (auto* view : views) QVERIFY(view->isVisibleTo(&wb));
+  }
 };
 
 QTEST_MAIN(TestAlignmentWorkbench)

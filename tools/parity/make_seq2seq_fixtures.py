@@ -3,7 +3,8 @@
 
     /usr/bin/python3 tools/parity/make_seq2seq_fixtures.py [random|trained|all] [--out DIR]
 
-  random   tiny random models, one per variant (e 8, h 8, d 16, a 8, local-p window 3, the date
+  random   tiny random models, one per variant (e 8, h 8, d 16, a 8, local-p window 3; ConvS2S width 8, 2 encoder
+           layers of kernel 3, 2 decoder layers of kernel 2; the date
            vocabularies, max_source_length 40, max_target_length 12; variant i takes the first seed
            from 101 + 100 i on whose fixture passes the checks below and is varied): writes
            tests/data/seq2seq/random-<variant>/{config.json, model.safetensors, expected.json}
@@ -18,7 +19,8 @@ expected.json:
              "beam": {"width": 5, "hypotheses": [ {same keys}, ... best first ]}}]}
   ids exclude <s> and include </s> when emitted; text excludes </s>; attention has one row per id (the row
   of the step that emitted it) over the source characters (after truncation); positions is p_t per step for
-  local-p, [] otherwise. Decoding follows tools/train/seq2seq_torch.py (MODELS.md "Decoding") in float64
+  local-p, [] otherwise. ConvS2S adds "layers" [L][ids][S], each decoder layer's rows; its "attention" is their
+  mean. Decoding follows tools/train/seq2seq_torch.py (MODELS.md "Decoding") in float64
   from the float32 weights of the folder; floats are rounded to 7 significant digits.
 
 The script checks that the fixtures are robust for a float32 engine compared at 1e-4: every choice the
@@ -42,6 +44,7 @@ import dates_data as dd  # noqa: E402
 import seq2seq_torch as st  # noqa: E402
 
 VARIANTS = list(st.VARIANTS)
+RANDOM_CONVS2S = dict(embedding_size=8, encoder_layers=2, encoder_kernel=3, decoder_layers=2, decoder_kernel=2)
 MARGIN = 2e-4
 DRIFT = 2.5e-5
 BEAM = 5
@@ -73,7 +76,7 @@ def randomise(model, seed):
                 p.copy_(0.1 * torch.randn(p.shape, generator=g))
             else:
                 scale = 2.5 if name.startswith(("local.", "attention.")) else 1.3
-                p.copy_(scale * torch.randn(p.shape, generator=g) / p.shape[1] ** 0.5)
+                p.copy_(scale * torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)   # fan-in
         # <pad> and <s> are never emitted (so every hypothesis' text is plain characters); </s> is likely
         # enough that some hypotheses end before max_target_length and some do not.
         model.decoder.out.bias[st.PAD] = -8.0
@@ -122,11 +125,17 @@ def float32_drift(folder, runs):
                 list(zip(run["beam"]["hypotheses"], st.beam_search(m32, run["source_ids"], BEAM))):
             if got.ids != want["ids"]:
                 return float("inf")
-            diffs = [abs(got.log_prob - want["log_prob"])]
-            diffs += [abs(a - b) for ra, rb in zip(got.attention, want["attention"]) for a, b in zip(ra, rb)]
-            diffs += [abs(a - b) / max(1.0, abs(b)) for a, b in zip(got.positions, want["positions"])]
+            got = got.as_dict(m32.config)
+            diffs = [abs(got["log_prob"] - want["log_prob"])]
+            for key in ("attention", "layers"):
+                diffs += [abs(a - b) for a, b in zip(flat(got.get(key, [])), flat(want.get(key, [])))]
+            diffs += [abs(a - b) / max(1.0, abs(b)) for a, b in zip(got["positions"], want["positions"])]
             worst = max(worst, max(diffs))
     return worst
+
+
+def flat(x):
+    return [v for item in x for v in flat(item)] if isinstance(x, list) else [x]
 
 
 def varied(runs):
@@ -161,8 +170,9 @@ def make_random(out):
             torch.manual_seed(seed)
             cfg = st.make_config(variant, dd.SOURCE_VOCAB, dd.TARGET_VOCAB, e=8, h=8, d=16, a=8,
                                  max_source_length=dd.MAX_SOURCE_LENGTH, max_target_length=dd.MAX_TARGET_LENGTH,
-                                 window=3, task="parity fixture (random weights)")
-            model = st.Seq2Seq(cfg)
+                                 window=3, task="parity fixture (random weights)", convs2s=RANDOM_CONVS2S,
+                                 trained_on="nothing: random weights")
+            model = st.new_model(cfg)
             randomise(model, seed)
             st.save_model(model, case)
             model = st.load_model(case, torch.float64)   # the float32 weights as stored, widened

@@ -16,6 +16,7 @@ the engine does (seq2seq_torch.greedy / beam_search, float64 from the float32 we
 
 Prints a table and replaces the "<!-- metrics:begin -->" .. "<!-- metrics:end -->" part of each MODEL_CARD.md.
 Requirements: exact >= 0.99 for every variant, alignment >= 0.90 for bahdanau and the Luong global variants.
+ConvS2S: the alignment of every decoder layer's own map too (its field alignment is that of the layers' mean).
 """
 
 import argparse
@@ -37,32 +38,47 @@ FIELDS = {"year": range(0, 4), "month": range(5, 7), "day": range(8, 10)}
 COMMAND = "/usr/bin/python3 tools/train/report_dates.py"
 
 
+def first_max(row):
+    return max(range(len(row)), key=lambda k: (row[k], -k))
+
+
 def measure(model, examples):
     cfg = model.config
     g_ok = b_ok = 0
     hits = {f: 0 for f in FIELDS}
     steps = {f: 0 for f in FIELDS}
+    layer_hits = None     # ConvS2S: per decoder layer
     for ex in examples:
         ids = st.source_ids(ex["text"], cfg)
         g = st.greedy(model, ids)
         b = st.beam_search(model, ids, 5)[0]
         g_ok += int(g.finished and st.target_text(g.ids, cfg) == ex["target"])
         b_ok += int(b.finished and st.target_text(b.ids, cfg) == ex["target"])
+        rows = g.as_dict(cfg)["attention"]      # ConvS2S: the layers' mean, as the engine's alignment
+        layers = g.as_dict(cfg).get("layers")
+        if layers is not None and layer_hits is None:
+            layer_hits = [0] * len(layers)
         for field, positions in FIELDS.items():
             lo, hi = ex["spans"][field]
             for t in positions:
-                if t < len(g.attention):
-                    row = g.attention[t]
-                    j = max(range(len(row)), key=lambda k: (row[k], -k))   # first maximum
+                if t < len(rows):
                     steps[field] += 1
-                    hits[field] += int(lo <= j < hi)
+                    hits[field] += int(lo <= first_max(rows[t]) < hi)
+                    for l, layer in enumerate(layers or []):
+                        layer_hits[l] += int(lo <= first_max(layer[t]) < hi)
     n = len(examples)
-    return {"greedy": g_ok / n, "beam5": b_ok / n, "align": sum(hits.values()) / max(sum(steps.values()), 1),
-            **{f"align_{f}": hits[f] / max(steps[f], 1) for f in FIELDS}, "n": n}
+    total = max(sum(steps.values()), 1)
+    return {"greedy": g_ok / n, "beam5": b_ok / n, "align": sum(hits.values()) / total,
+            **{f"align_{f}": hits[f] / max(steps[f], 1) for f in FIELDS}, "n": n,
+            "align_layers": [h / total for h in layer_hits] if layer_hits else None}
 
 
 def card_section(variant, m, seconds):
-    need = "n/a (local-p: reported only)" if variant == "luong-local-p" else ">= 90 %"
+    need = {"luong-local-p": "n/a (local-p: reported only)", "convs2s": "n/a (reported only)"}.get(variant, ">= 90 %")
+    layers = ""
+    if m["align_layers"]:
+        layers = (f"| field alignment per decoder layer, 0 to {len(m['align_layers']) - 1} (the field alignment above "
+                  f"is their mean map's) | " + " / ".join(f"{100 * a:.2f} %" for a in m["align_layers"]) + " | |\n")
     return (f"Measured {dt.datetime.utcnow().strftime('%Y-%m-%d')} with `{COMMAND}` on the test set: {m['n']} "
             f"examples from held-out (date, format) keys (`dates_data.TEST`, seed 2002), decoded one at a time "
             f"with the engine's greedy and beam-search rules (seq2seq_torch, float64; {seconds:.0f} s).\n\n"
@@ -72,7 +88,7 @@ def card_section(variant, m, seconds):
             f"| field alignment (attention argmax inside the source span of the field being written) | "
             f"{100 * m['align']:.2f} % | {need} |\n"
             f"| alignment, year / month / day digits | {100 * m['align_year']:.1f} % / {100 * m['align_month']:.1f} % / "
-            f"{100 * m['align_day']:.1f} % | |\n")
+            f"{100 * m['align_day']:.1f} % | |\n" + layers)
 
 
 def update_card(folder, text):
@@ -108,8 +124,9 @@ def main():
     print(f"{'variant':15s} {'greedy':>8s} {'beam 5':>8s} {'align':>8s} {'year':>7s} {'month':>7s} {'day':>7s} {'bytes':>9s}")
     for v, m, size in rows:
         print(f"{v:15s} {100 * m['greedy']:7.2f}% {100 * m['beam5']:7.2f}% {100 * m['align']:7.2f}% "
-              f"{100 * m['align_year']:6.1f}% {100 * m['align_month']:6.1f}% {100 * m['align_day']:6.1f}% {size:9d}")
-    bad = [v for v, m, _ in rows if m["greedy"] < 0.99 or (v != "luong-local-p" and m["align"] < 0.9)]
+              f"{100 * m['align_year']:6.1f}% {100 * m['align_month']:6.1f}% {100 * m['align_day']:6.1f}% {size:9d}"
+              + ("  layers " + " / ".join(f"{100 * a:.2f}%" for a in m["align_layers"]) if m["align_layers"] else ""))
+    bad = [v for v, m, _ in rows if m["greedy"] < 0.99 or (v not in ("luong-local-p", "convs2s") and m["align"] < 0.9)]
     if bad:
         print("below requirement: " + ", ".join(bad))
 

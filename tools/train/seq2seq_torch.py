@@ -54,12 +54,22 @@ VARIANTS = {
     "luong-general": {"attention": "luong", "score": "general"},
     "luong-concat": {"attention": "luong", "score": "concat"},
     "luong-local-p": {"attention": "luong", "score": "general", "local": True},
+    "convs2s": {"attention": "convs2s"},
 }
+# ConvS2S's sizes (convs2s_torch.py): one width d (embedding_size) everywhere, the layers and the kernels.
+CONVS2S_KEYS = ("embedding_size", "encoder_layers", "encoder_kernel", "decoder_layers", "decoder_kernel")
 
 
 def make_config(variant, source_vocab, target_vocab, e, h, d, a, max_source_length, max_target_length,
-                window=None, task="date normalisation", trained_on=TRAINED_ON):
+                window=None, task="date normalisation", trained_on=TRAINED_ON, convs2s=None):
+    """convs2s: for that variant, the dict of CONVS2S_KEYS (e, h, d, a are then unused)."""
     v = VARIANTS[variant]
+    if variant == "convs2s":
+        c = {"architectures": ["AttnScopeSeq2Seq"], "task": task, "trained_on": trained_on, "attention": "convs2s",
+             "source_vocab": list(source_vocab), "target_vocab": list(target_vocab)}
+        c.update({k: int(convs2s[k]) for k in CONVS2S_KEYS})
+        c.update({"max_source_length": max_source_length, "max_target_length": max_target_length})
+        return c
     c = {"architectures": ["AttnScopeSeq2Seq"], "task": task, "trained_on": trained_on, "attention": v["attention"],
          "score": v["score"]}
     if v.get("local"):
@@ -73,8 +83,8 @@ def make_config(variant, source_vocab, target_vocab, e, h, d, a, max_source_leng
 
 
 def variant_of(config):
-    if config["attention"] == "bahdanau":
-        return "bahdanau"
+    if config["attention"] in ("bahdanau", "convs2s"):
+        return config["attention"]
     if config.get("local"):
         return "luong-local-p"
     return "luong-" + config["score"]
@@ -83,6 +93,9 @@ def variant_of(config):
 def expected_shapes(config):
     """Every tensor of MODELS.md section 1 for this config: name -> shape."""
     c = config
+    if c["attention"] == "convs2s":
+        import convs2s_torch
+        return convs2s_torch.expected_shapes(c)
     vs, vt = len(c["source_vocab"]), len(c["target_vocab"])
     e, h, d, a = c["embedding_size"], c["encoder_hidden"], c["decoder_hidden"], c["attention_size"]
     s = {"encoder.embedding.weight": [vs, e], "decoder.embedding.weight": [vt, e],
@@ -272,6 +285,14 @@ def target_ids(text, config):
 
 # ---------------------------------------------------------------- files
 
+def new_model(config):
+    """The module of a config: Seq2Seq, or convs2s_torch.ConvS2S for "attention": "convs2s"."""
+    if config["attention"] == "convs2s":
+        import convs2s_torch
+        return convs2s_torch.ConvS2S(config)
+    return Seq2Seq(config)
+
+
 def save_model(model, folder):
     write_model_folder(folder, model.config,
                        {k: v.detach().cpu().float().numpy() for k, v in model.state_dict().items()})
@@ -279,7 +300,7 @@ def save_model(model, folder):
 
 def load_model(folder, dtype=torch.float32):
     config, tensors = read_model_folder(folder, expected_shapes)
-    model = Seq2Seq(config)
+    model = new_model(config)
     model.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()}, strict=True)
     return model.to(dtype).eval()
 
@@ -297,9 +318,16 @@ class Hypothesis:
         return (-self.log_prob, self.ids)
 
     def as_dict(self, config):
-        return {"ids": list(self.ids), "text": target_text(self.ids, config), "log_prob": self.log_prob,
-                "finished": self.finished, "attention": [list(r) for r in self.attention],
-                "positions": list(self.positions)}
+        d = {"ids": list(self.ids), "text": target_text(self.ids, config), "log_prob": self.log_prob,
+             "finished": self.finished, "attention": [list(r) for r in self.attention],
+             "positions": list(self.positions)}
+        if self.attention and isinstance(self.attention[0][0], list):
+            # ConvS2S: a row per decoder layer at every step. "layers" [L][ids][S]; "attention" their mean.
+            L = len(self.attention[0])
+            d["layers"] = [[list(step[l]) for step in self.attention] for l in range(L)]
+            d["attention"] = [[sum(step[l][j] for l in range(L)) / L for j in range(len(step[0]))]
+                              for step in self.attention]
+        return d
 
 
 @torch.no_grad()

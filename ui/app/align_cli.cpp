@@ -46,6 +46,9 @@ Step checkJob(const AlignJob& job) {
         usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 16, got %1").arg(job.beam)));
   }
   if (job.hypothesis < 0) return std::unexpected(usageFailure(QObject::tr("--hypothesis: 0 is the best hypothesis")));
+  if (job.layerSet && job.layer < 0) {
+    return std::unexpected(usageFailure(QObject::tr("--layer: 0 is a ConvS2S model's first decoder layer")));
+  }
   if (job.step < -1 || (job.stepSet && job.step < 0)) {
     return std::unexpected(usageFailure(QObject::tr("--step: 0 is the first output step")));
   }
@@ -154,7 +157,23 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
                        .arg(ms, 0, 'f', 1);
   addSeq2SeqNotes(*run, report);
 
-  const auto map = alignmentMap(*run, h);
+  const int layers = int(hyp.layers.size());
+  if (job.layerSet && job.layer >= layers) {
+    return std::unexpected(
+        layers == 0
+            ? usageFailure(
+                  QObject::tr("--layer is for a ConvS2S model's decoder layers; %1 has one attention").arg(model.name))
+            : inputFailure(QObject::tr("--layer %1: %2 has the decoder layers 0 to %3")
+                               .arg(job.layer)
+                               .arg(model.name)
+                               .arg(layers - 1)));
+  }
+  if (layers > 0) {
+    report.notes.append(job.layer >= 0
+                            ? QObject::tr("decoder layer %1 of 0\u2013%2").arg(job.layer).arg(layers - 1)
+                            : QObject::tr("the mean of the %1 decoder layers' maps (--layer L for one)").arg(layers));
+  }
+  const auto map = alignmentMap(*run, h, job.layer);
   if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no alignment")));
   const auto& config = model.seq2seq->config();
   if (!job.outPath.isEmpty()) {
@@ -303,6 +322,10 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   const QFont font = QGuiApplication::font();
 
   // A date (seq2seq) model, an entailment model, or a review classifier.
+  if (job.layerSet && !model->seq2seq) {
+    return std::unexpected(usageFailure(
+        QObject::tr("--layer is for a ConvS2S model's decoder layers; %1 has one attention").arg(model->name)));
+  }
   const Step ran = model->seq2seq      ? runSeq2Seq(job, *model, timer, font, report)
                    : model->entailment ? runEntailment(job, *model, timer, font, report)
                                        : runClassifier(job, *model, timer, font, report);

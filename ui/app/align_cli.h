@@ -30,7 +30,9 @@ struct AlignJob {
   int hypothesis = 0;  // 0 = the best
   bool hypothesisSet = false;
   bool stepSet = false;
-  int step = -1;  // the output step to outline (0 = the first); -1: none
+  int step = -1;   // the output step to outline (0 = the first); -1: none
+  int layer = -1;  // a ConvS2S model's decoder layer (0 = the first); -1: the layers' mean
+  bool layerSet = false;
   enum class View { Heatmap, Shading } view = View::Heatmap;
   bool viewSet = false;
   QString outPath;  // .png, .svg or .pdf

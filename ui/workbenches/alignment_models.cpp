@@ -27,12 +27,13 @@ constexpr auto kEntailment = "AttnScopeEntailment";
 // The names say what a model is in the words of its papers; the order walks from Bahdanau to Luong's
 // scores and the local window, then the review classifiers: attention pooling, and the two saliencies
 // without a query; then entailment, word by word.
-constexpr std::array<KnownModelName, 10> kKnown = {{
+constexpr std::array<KnownModelName, 11> kKnown = {{
     {"date-bahdanau", "Dates \u00b7 Bahdanau (additive)"},
     {"date-luong-dot", "Dates \u00b7 Luong global (dot)"},
     {"date-luong-general", "Dates \u00b7 Luong global (general)"},
     {"date-luong-concat", "Dates \u00b7 Luong global (concat)"},
     {"date-luong-local-p", "Dates \u00b7 Luong local-p (general)"},
+    {"date-convs2s", "Dates \u00b7 ConvS2S (multi-step attention)"},
     {"sentiment-pooling", "Reviews \u00b7 attention pooling (2 heads)"},
     {"sentiment-hierarchical", "Reviews \u00b7 hierarchical"},
     {"sentiment-lstm", "Reviews \u00b7 LSTM (forget gate)"},

@@ -10,6 +10,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -201,7 +202,12 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   decoding->addWidget(heatmapTitle_);
   heatmap_ = new HeatmapView(HeatmapView::Style::Full, decodingPage_);
   heatmap_->setObjectName(u"alignmentHeatmap"_s);
-  decoding->addWidget(heatmap_, 1);
+  heatmapGrid_ = new QGridLayout();
+  heatmapGrid_->setSpacing(6);
+  heatmapPanel_ = makeHeatmapPanel(heatmap_, meanTitle_, u"alignmentMeanTitle"_s);
+  meanTitle_->hide();
+  heatmapGrid_->addWidget(heatmapPanel_, 0, 0);
+  decoding->addLayout(heatmapGrid_, 1);
   pages_->addWidget(decodingPage_);
 
   reviewScroll_ = new QScrollArea(pages_);

@@ -523,6 +523,7 @@ const render::TextFigure& AlignmentWorkbench::currentFigure() const {
 }
 
 void AlignmentWorkbench::updateHeatmap() {
+  updateLayerHeatmaps();
   const attn::AttentionMap* map = currentMap();
   if (outcome_ && outcome_->entailment && map) {
     updateEntailmentHeatmap(*map);
@@ -578,6 +579,7 @@ void AlignmentWorkbench::updateStepViews() {
     }
   }
   heatmap_->setOverlay(overlay);
+  updateLayerOverlays(overlay);
   render::DecodingFigureOptions options;
   options.colormap = colormap_;
   options.window = config.local ? config.window : 0;
@@ -641,6 +643,7 @@ void AlignmentWorkbench::setColormap(render::Colormap map) {
     colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(map))));
   }
   heatmap_->setColormap(map);
+  for (auto* view : layerViews_) view->setColormap(map);
   reviewHeatmap_->setColormap(map);
   if (outcome_ && (outcome_->seq2seq || outcome_->entailment)) updateStepViews();
   if (outcome_ && outcome_->classifier) updateReview();

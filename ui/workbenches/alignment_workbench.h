@@ -4,7 +4,8 @@
 // (examples), decoding (beam width, the hypotheses with their log-probabilities, best first) and display
 // options. The main area shows, for a date model, the output with the step in view outlined, the source
 // characters shaded by that step's attention, a slider over the output steps (Left/Right) and the
-// alignment heatmap with that row outlined and, for local-p, each step's p_t and window; for a review, the
+// alignment heatmap with that row outlined and, for local-p, each step's p_t and window (ConvS2S: one heatmap
+// per decoder layer side by side, then their mean); for a review, the
 // predicted label and probabilities, the text shaded per pooling head and the sentence weights; for an
 // entailment model, a second input (the hypothesis), the label with its probabilities, the premise shaded by
 // the attention of the hypothesis word in view, a slider over the hypothesis words and the hypothesis x premise
@@ -15,6 +16,7 @@
 
 #include "attn/error.h"
 #include "attn/io/session.h"
+#include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "workbenches/side_panel.h"
 #include "render/text_figure.h"
@@ -28,10 +30,12 @@
 #include <QWidget>
 
 #include <memory>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
 class QGroupBox;
+class QGridLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -120,6 +124,10 @@ class AlignmentWorkbench : public Workbench {
   QSlider* stepSlider() const { return stepSlider_; }
   QTreeWidget* hypothesisList() const { return hypotheses_; }
   HeatmapView* heatmap() const { return heatmap_; }
+  // ConvS2S: the decoder layers' heatmaps, shown beside heatmap() (empty, or hidden, for the other models).
+  const std::vector<HeatmapView*>& layerHeatmaps() const { return layerViews_; }
+  const std::vector<QLabel*>& layerTitles() const { return layerTitles_; }
+  QLabel* meanTitle() const { return meanTitle_; }
   TextFigureView* decodingView() const { return decodingView_; }
   TextFigureView* reviewView() const { return reviewView_; }
   QCheckBox* readingsCheck() const { return readingsCheck_; }
@@ -162,6 +170,11 @@ class AlignmentWorkbench : public Workbench {
   void updateHeatmap();
   void updateReview();
   void updateReviewMatrix();
+  // ConvS2S's decoder layers side by side (alignment_layers.cpp).
+  void updateLayerHeatmaps();
+  void updateLayerOverlays(const render::AlignmentOverlay& overlay);
+  QWidget* makeHeatmapPanel(HeatmapView* view, QLabel*& title, const QString& name);
+  void placeHeatmapPanels(int layers);
   // The entailment model's parts (alignment_entailment.cpp).
   void updateEntailmentHeatmap(const attn::AttentionMap& map);
   void updateEntailmentStep();
@@ -225,6 +238,14 @@ class AlignmentWorkbench : public Workbench {
   QLabel* stepLabel_ = nullptr;
   QLabel* heatmapTitle_ = nullptr;
   HeatmapView* heatmap_ = nullptr;
+  // ConvS2S: one heatmap per decoder layer, then heatmap_ (their mean), in a grid read row by row; each panel is
+  // a title over its heatmap. Made as a model needs them; hidden for the other models.
+  QGridLayout* heatmapGrid_ = nullptr;
+  QWidget* heatmapPanel_ = nullptr;  // heatmap_ under meanTitle_ (shown for ConvS2S only)
+  QLabel* meanTitle_ = nullptr;
+  std::vector<QWidget*> layerPanels_;
+  std::vector<QLabel*> layerTitles_;
+  std::vector<HeatmapView*> layerViews_;
   QScrollArea* reviewScroll_ = nullptr;
   TextFigureView* reviewView_ = nullptr;
   QSplitter* reviewPage_ = nullptr;  // the figure over the matrix panel

@@ -24,8 +24,8 @@ QStringList AlignmentOutcome::warnings() const {
   return out;
 }
 
-std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h) {
-  auto base = run.alignment(h);
+std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h, int layer) {
+  auto base = layer < 0 ? run.alignment(h) : run.layer_alignment(std::size_t(layer), h);
   if (!base) return nullptr;
   auto map = std::make_shared<attn::AttentionMap>(*base);
   map->col_labels = render::sourceColumnLabels(run);
@@ -148,7 +148,13 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
       return outcome;
     }
     auto shared = std::make_shared<const attn::models::Seq2SeqRun>(std::move(*run));
-    for (std::size_t h = 0; h < shared->hypotheses.size(); ++h) outcome->alignments.push_back(alignmentMap(*shared, h));
+    for (std::size_t h = 0; h < shared->hypotheses.size(); ++h) {
+      outcome->alignments.push_back(alignmentMap(*shared, h));
+      auto& layers = outcome->layerAlignments.emplace_back();
+      for (std::size_t l = 0; l < shared->hypotheses[h].layers.size(); ++l) {
+        layers.push_back(alignmentMap(*shared, h, int(l)));
+      }
+    }
     outcome->seq2seq = std::move(shared);
   } else if (classifierSession_) {
     auto run = classifierSession_->run(request.text);

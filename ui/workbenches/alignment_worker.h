@@ -56,6 +56,8 @@ struct AlignmentOutcome {
   // Each hypothesis' alignment (rows: output characters, "</s>" for the end; columns: source characters,
   // an unknown one marked "(unk)"), in the run's order (best first).
   std::vector<std::shared_ptr<const attn::AttentionMap>> alignments;
+  // ConvS2S: per hypothesis, each decoder layer's map (the alignment above is their mean); empty lists otherwise.
+  std::vector<std::vector<std::shared_ptr<const attn::AttentionMap>>> layerAlignments;
   std::shared_ptr<const attn::models::ClassifierRun> classifier;
   std::shared_ptr<const attn::AttentionMap> wordMap;  // classifier: heads x words (or the saliency row)
   // classifier: every matrix of the run (ClassifierRun::maps(), unknown words marked), wordMap first
@@ -73,8 +75,10 @@ struct AlignmentOutcome {
   QStringList warnings() const;  // the model's, then the run's
 };
 
-// The alignment of hypothesis `h` of a run as the heatmap shows it (unknown source characters marked).
-std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h);
+// The alignment of hypothesis `h` of a run as the heatmap shows it (unknown source characters marked); a ConvS2S
+// run's decoder layer `layer` (from 0) instead of the layers' mean when layer >= 0 (null when there is none).
+std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h,
+                                                       int layer = -1);
 // The word map of a classifier run with unknown words marked.
 std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::ClassifierRun& run);
 

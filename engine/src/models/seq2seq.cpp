@@ -14,6 +14,7 @@
 #include "../text/unicode.h"
 #include "beam_search.h"
 #include "layers.h"
+#include "seq2seq_impl.h"
 #include "../core/nonfinite.h"
 
 #include <algorithm>
@@ -45,6 +46,43 @@ Result<void> check_characters(const bundled::ConfigKeys& keys, std::string_view 
   return {};
 }
 
+Result<void> read_vocabularies(const bundled::ConfigKeys& k, Seq2SeqConfig& c) {
+  ATTN_ASSIGN(c.source_vocab, k.vocabulary("source_vocab", {"<pad>", "<unk>"}, 3));
+  ATTN_TRY(check_characters(k, "source_vocab", c.source_vocab, 2));
+  ATTN_ASSIGN(c.target_vocab, k.vocabulary("target_vocab", {"<pad>", "<s>", "</s>"}, 4));
+  ATTN_TRY(check_characters(k, "target_vocab", c.target_vocab, 3));
+  return {};
+}
+
+constexpr int kMaxConvLayers = 64, kMaxConvKernel = 63;
+
+// ConvS2S's keys: one width, the layers and kernels; a GRU model's keys are refused by name.
+Result<Seq2SeqConfig> read_convs2s_config(const bundled::ConfigKeys& k, Seq2SeqConfig c) {
+  c.attention = Seq2SeqAttention::ConvS2S;
+  for (const char* key : {"score", "local", "encoder_hidden", "decoder_hidden", "attention_size"}) {
+    if (k.find(key)) {
+      return k.error(ErrorKind::Mismatch, key,
+                     std::string(key) +
+                         " does not go with convs2s attention (one width, embedding_size; each "
+                         "decoder layer scores with a dot product)");
+    }
+  }
+  ATTN_TRY(read_vocabularies(k, c));
+  ATTN_ASSIGN(c.embedding_size, k.whole("embedding_size"));
+  ATTN_ASSIGN(c.encoder_layers, k.whole("encoder_layers", 0, kMaxConvLayers));
+  ATTN_ASSIGN(c.encoder_kernel, k.whole("encoder_kernel", 1, kMaxConvKernel));
+  if (c.encoder_kernel % 2 == 0) {
+    return k.error(ErrorKind::OutOfRange, "encoder_kernel",
+                   "encoder_kernel is " + std::to_string(c.encoder_kernel) +
+                       "; the encoder's convolutions are centred, so the kernel must be odd");
+  }
+  ATTN_ASSIGN(c.decoder_layers, k.whole("decoder_layers", 1, kMaxConvLayers));
+  ATTN_ASSIGN(c.decoder_kernel, k.whole("decoder_kernel", 1, kMaxConvKernel));
+  ATTN_ASSIGN(c.max_source_length, k.whole("max_source_length"));
+  ATTN_ASSIGN(c.max_target_length, k.whole("max_target_length"));
+  return c;
+}
+
 Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
   Seq2SeqConfig c;
   ATTN_TRY(k.architecture("AttnScopeSeq2Seq"));
@@ -52,7 +90,9 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
   ATTN_ASSIGN(c.trained_on, k.text_or("trained_on", ""));
 
   const json* attention = k.find("attention");
-  if (!attention) return k.error(ErrorKind::Malformed, "attention is missing; use \"bahdanau\" or \"luong\"");
+  if (!attention) {
+    return k.error(ErrorKind::Malformed, "attention is missing; use \"bahdanau\", \"luong\" or \"convs2s\"");
+  }
   if (!attention->is_string()) {
     return k.error(ErrorKind::Malformed, "attention", "attention must be a string, got " + attention->dump());
   }
@@ -61,9 +101,11 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
     c.attention = Seq2SeqAttention::Bahdanau;
   } else if (kind == "luong") {
     c.attention = Seq2SeqAttention::Luong;
+  } else if (kind == "convs2s") {
+    return read_convs2s_config(k, std::move(c));
   } else {
     return k.error(ErrorKind::Unsupported, "attention",
-                   "attention " + attention->dump() + " is not supported; use \"bahdanau\" or \"luong\"");
+                   "attention " + attention->dump() + " is not supported; use \"bahdanau\", \"luong\" or \"convs2s\"");
   }
 
   std::string score;
@@ -117,10 +159,7 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
     c.window = static_cast<int>(window->get<std::int64_t>());
   }
 
-  ATTN_ASSIGN(c.source_vocab, k.vocabulary("source_vocab", {"<pad>", "<unk>"}, 3));
-  ATTN_TRY(check_characters(k, "source_vocab", c.source_vocab, 2));
-  ATTN_ASSIGN(c.target_vocab, k.vocabulary("target_vocab", {"<pad>", "<s>", "</s>"}, 4));
-  ATTN_TRY(check_characters(k, "target_vocab", c.target_vocab, 3));
+  ATTN_TRY(read_vocabularies(k, c));
 
   ATTN_ASSIGN(c.embedding_size, k.whole("embedding_size"));
   ATTN_ASSIGN(c.encoder_hidden, k.whole("encoder_hidden"));
@@ -145,7 +184,17 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
 // The same rules for a config built in code (from_parts), without lines to name.
 Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
   const auto bad = [&](ErrorKind kind, const std::string& why) { return fail(kind, "config: " + why, file); };
-  if (c.embedding_size < 1 || c.encoder_hidden < 1 || c.decoder_hidden < 1) {
+  const bool convs2s = c.attention == Seq2SeqAttention::ConvS2S;
+  if (convs2s) {
+    if (c.embedding_size < 1 || c.encoder_layers < 0 || c.decoder_layers < 1 || c.encoder_kernel < 1 ||
+        c.decoder_kernel < 1 || c.encoder_layers > kMaxConvLayers || c.decoder_layers > kMaxConvLayers ||
+        c.encoder_kernel > kMaxConvKernel || c.decoder_kernel > kMaxConvKernel) {
+      return bad(ErrorKind::OutOfRange,
+                 "convs2s needs embedding_size >= 1, 0 to 64 encoder layers, 1 to 64 decoder layers and kernels "
+                 "of 1 to 63");
+    }
+    if (c.encoder_kernel % 2 == 0) return bad(ErrorKind::OutOfRange, "the encoder's kernel must be odd");
+  } else if (c.embedding_size < 1 || c.encoder_hidden < 1 || c.decoder_hidden < 1) {
     return bad(ErrorKind::OutOfRange, "embedding_size, encoder_hidden and decoder_hidden must be at least 1");
   }
   if (c.max_source_length < 1 || c.max_target_length < 1) {
@@ -162,6 +211,7 @@ Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
     return bad(ErrorKind::Malformed,
                "target_vocab must start with \"<pad>\", \"<s>\", \"</s>\" and hold at least one character");
   }
+  if (convs2s) return {};
   const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
   if (bahdanau != (c.score == Seq2SeqScore::Additive)) {
     return bad(ErrorKind::Mismatch,
@@ -192,6 +242,9 @@ Result<Seq2SeqConfig> Seq2SeqConfig::parse(std::string_view text, const std::str
 }
 
 std::string Seq2SeqConfig::variant_name() const {
+  if (attention == Seq2SeqAttention::ConvS2S) {
+    return "ConvS2S (" + std::to_string(decoder_layers) + " decoder layer" + (decoder_layers == 1 ? "" : "s") + ")";
+  }
   if (attention == Seq2SeqAttention::Bahdanau) return "Bahdanau (additive)";
   if (local) return "Luong local-p (D = " + std::to_string(window) + ")";
   switch (score) {
@@ -217,43 +270,17 @@ std::string config_architecture(const fs::path& folder) {
 // ---------------------------------------------------------------------------------------------------------
 // Model
 
-struct Seq2SeqModel::Impl {
-  Seq2SeqConfig config;
-  bundled::VocabMap source_index;
-  std::int64_t parameters = 0;
-  std::vector<std::string> warnings;
-
-  // Encoder.
-  Matrix source_embedding;  // [Vs, e]
-  bundled::BiGruWeights encoder;
-  Matrix init_t;     // [2h, d]
-  RowVector init_b;  // [d]
-
-  // Decoder GRU cell. Its input is [emb(y) ; c_t] (Bahdanau) or [emb(y) ; h~_{t-1}] (Luong): the
-  // embedding half of x W_ih^T + b_ih is a per-token table, the other half a product per step.
-  bundled::GruWeights cell;
-  Matrix embedding_gates;  // [Vt, 3d]
-  Matrix feed_gates_t;     // [2h, 3d] (Bahdanau: c_t) or [d, 3d] (Luong: h~)
-
-  // Attention.
-  Matrix query_t;      // additive: W^T [d, a]; concat: the s_t columns of W, transposed [d, a]
-  Matrix key_t;        // additive: U^T [2h, a]; concat: the H_j columns of W, transposed [2h, a];
-                       // general: W^T [2h, d] (keys W H_j, so score_j = s_t . (W H_j))
-  RowVector v;         // [a] (additive, concat)
-  LocalWeights local;  // Wp [a, d], vp [a]
-
-  // Luong: h~ = tanh(W_c [c ; s]).
-  Matrix combine_c_t;  // [2h, d]
-  Matrix combine_s_t;  // [d, d]
-
-  // Output layer. Bahdanau: logits = s W_s + c W_c + table[y]; Luong: logits = h~ W + b.
-  Matrix out_state_t;    // [d, Vt] (Luong: h~)
-  Matrix out_context_t;  // [2h, Vt] (Bahdanau)
-  Matrix out_embedding;  // [Vt, Vt] (Bahdanau: emb(y) W_e^T + b for each previous token y)
-  RowVector out_b;       // [Vt] (Luong)
-};
-
 namespace {
+
+// The load-time notes, the parameter count and the source index, once the tensors are read.
+std::unique_ptr<Seq2SeqModel::Impl> finish(std::unique_ptr<Seq2SeqModel::Impl> m, const bundled::TensorReader& r) {
+  const auto& c = m->config;
+  if (auto w = r.unused_warning("a " + c.variant_name() + " model")) m->warnings.push_back(std::move(*w));
+  for (const std::string& note : r.nonfinite()) m->warnings.push_back(note);
+  m->parameters = r.parameters();
+  m->source_index = bundled::index_vocabulary(c.source_vocab);
+  return m;
+}
 
 Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io::SafeTensors& weights) {
   ATTN_TRY(check_config(config, weights.name()));
@@ -266,6 +293,10 @@ Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io
   const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
 
   bundled::TensorReader r(weights);
+  if (c.attention == Seq2SeqAttention::ConvS2S) {
+    ATTN_TRY(bundled::convs2s::read(*m, r));
+    return finish(std::move(m), r);
+  }
   ATTN_ASSIGN(m->source_embedding, r.matrix("encoder.embedding.weight", vs, e));
   ATTN_ASSIGN(m->encoder, bundled::read_bigru(r, "encoder.gru", e, c.encoder_hidden));
   ATTN_ASSIGN(m->init_t, r.linear_t("decoder.init.weight", d, h2));
@@ -319,11 +350,7 @@ Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io
     ATTN_ASSIGN(m->out_b, r.vector("decoder.out.bias", vt));
   }
 
-  if (auto w = r.unused_warning("a " + c.variant_name() + " model")) m->warnings.push_back(std::move(*w));
-  for (const std::string& note : r.nonfinite()) m->warnings.push_back(note);
-  m->parameters = r.parameters();
-  m->source_index = bundled::index_vocabulary(c.source_vocab);
-  return m;
+  return finish(std::move(m), r);
 }
 
 }  // namespace
@@ -368,31 +395,14 @@ std::shared_ptr<const AttentionMap> Seq2SeqRun::alignment(std::size_t hypothesis
   return map;
 }
 
-// The runner's buffers; Seq2SeqRunner::Scratch is this (a private name the helpers below cannot use).
-struct Seq2SeqBuffers {
-  bundled::GruScratch gru;
-  Matrix embedded;  // [S, e]
-  Matrix H;         // [S, 2h] annotations
-  Matrix keys;      // U H [S, a], the concat key half [S, a], or W H [S, d]
-
-  // Live hypotheses, one row each; *_next are the rows being gathered for the next step.
-  Matrix state, state_next;  // s [k, d]
-  Matrix feed, feed_next;    // Luong h~ [k, d]
-
-  Matrix query;      // [k, a]
-  Matrix tanh_rows;  // [S, a]
-  Matrix alpha;      // [k, S]
-  Matrix context;    // [k, 2h]
-  Matrix gi, gh;     // [k, 3d]
-  Matrix logits;     // [k, Vt] -> log-softmax
-  Vector positions;  // local-p: [k]
-
-  // The search, and per node of its tree the attention row (and p_t) of the step that emitted it.
-  bundled::BeamSearch search;
-  std::vector<float> rows;  // nodes x S
-  std::vector<float> node_positions;
-  std::vector<int> path;
-};
+std::shared_ptr<const AttentionMap> Seq2SeqRun::layer_alignment(std::size_t layer, std::size_t hypothesis) const {
+  if (hypothesis >= hypotheses.size() || layer >= hypotheses[hypothesis].layers.size()) return nullptr;
+  auto whole = alignment(hypothesis);
+  auto map = std::make_shared<AttentionMap>(*whole);
+  map->name = "decoder layer " + std::to_string(layer);
+  map->weights = hypotheses[hypothesis].layers[layer];
+  return map;
+}
 
 struct Seq2SeqRunner::Scratch : Seq2SeqBuffers {};
 
@@ -407,6 +417,7 @@ namespace {
 // The encoder and everything per input that the steps share: H, s_0, the key projections.
 void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const std::vector<int>& ids) {
   const auto& c = m.config;
+  if (c.attention == Seq2SeqAttention::ConvS2S) return bundled::convs2s::encode(m, s, ids);
   const Index S = static_cast<Index>(ids.size()), e = c.embedding_size, h = c.encoder_hidden;
   s.embedded.resize(S, e);
   for (Index j = 0; j < S; ++j) s.embedded.row(j) = m.source_embedding.row(ids[static_cast<std::size_t>(j)]);
@@ -535,21 +546,35 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   if (max_steps < 1) {
     return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) + "; at least one step is needed");
   }
+  const bool convs2s = c.attention == Seq2SeqAttention::ConvS2S;
+  if (convs2s && max_steps > c.max_target_length) {
+    return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) +
+                                           "; a ConvS2S model has position embeddings for max_target_length = " +
+                                           std::to_string(c.max_target_length) + " output characters");
+  }
 
   const auto& ids = run.source_ids;
-  const Index S = static_cast<Index>(ids.size()), d = c.decoder_hidden, vt = static_cast<Index>(c.target_vocab.size());
+  const Index S = static_cast<Index>(ids.size()), vt = static_cast<Index>(c.target_vocab.size());
+  // GRU: the state s [k, d]; ConvS2S: every layer's inputs at every position [k, L T d], and L rows of attention.
+  const Index d = convs2s ? c.embedding_size : c.decoder_hidden;
+  const Index state_size = convs2s ? Index{c.decoder_layers} * max_steps * d : d;
+  const Index maps = convs2s ? c.decoder_layers : 1;
   encode(m, s, ids);
 
-  // Buffers for k rows (the state's first row is s_0 from encode()).
-  const RowVector s0 = s.state.row(0);
-  s.state.resize(k, d);
-  s.state.row(0) = s0;
-  s.state_next.resize(k, d);
+  // Buffers for k rows (the GRU state's first row is s_0 from encode()).
+  if (convs2s) {
+    s.state.setZero(k, state_size);
+  } else {
+    const RowVector s0 = s.state.row(0);
+    s.state.resize(k, d);
+    s.state.row(0) = s0;
+  }
+  s.state_next.resize(k, state_size);
   s.feed = Matrix::Zero(k, d);  // h~_0 = 0
   s.feed_next.resize(k, d);
   s.query.resize(k, std::max<Index>(1, c.attention_size));
-  s.alpha.resize(k, S);
-  s.context.resize(k, s.H.cols());
+  s.alpha.resize(k, maps * S);
+  s.context.resize(k, convs2s ? d : s.H.cols());
   s.gi.resize(k, 3 * d);
   s.gh.resize(k, 3 * d);
   s.logits.resize(k, vt);
@@ -558,15 +583,20 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   s.node_positions.clear();
   s.search.start(k, max_steps, bundled::kStartId, bundled::kEndId);
 
-  for (bool more = true; more;) {
-    // Alive hypothesis i is row i of state / feed.
+  int t = 0;
+  for (bool more = true; more; ++t) {
+    // Alive hypothesis i is row i of state / feed; each holds t ids.
     const Index B = s.search.alive();
-    step(m, s, B);
+    if (convs2s) {
+      bundled::convs2s::step(m, s, B, t);
+    } else {
+      step(m, s, B);
+    }
     bundled::log_softmax_rows(s.logits.topRows(B));
     more = s.search.advance(s.logits.topRows(B));
     for (const auto& kept : s.search.kept()) {
-      const float* row = s.alpha.row(kept.row).data();
-      s.rows.insert(s.rows.end(), row, row + S);
+      const auto row = s.alpha.row(kept.row);
+      s.rows.insert(s.rows.end(), row.data(), row.data() + row.size());
       s.node_positions.push_back(s.positions(kept.row));
     }
     const auto& parents = s.search.parents();
@@ -582,12 +612,25 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   for (std::size_t i = 0; i < s.search.results(); ++i) {
     s.search.path(i, s.path);
     Hypothesis h;
-    h.attention.resize(static_cast<Index>(s.path.size()), S);
-    for (std::size_t j = 0; j < s.path.size(); ++j) {
-      const auto n = static_cast<std::size_t>(s.path[j]);
-      h.ids.push_back(s.search.token(s.path[j]));
-      h.attention.row(static_cast<Index>(j)) =
-          Eigen::Map<const RowVector>(s.rows.data() + n * static_cast<std::size_t>(S), S);
+    const auto steps = static_cast<Index>(s.path.size());
+    h.attention.resize(steps, S);
+    if (convs2s) h.layers.assign(static_cast<std::size_t>(maps), Matrix(steps, S));
+    for (Index j = 0; j < steps; ++j) {
+      const auto n = static_cast<std::size_t>(s.path[static_cast<std::size_t>(j)]);
+      h.ids.push_back(s.search.token(static_cast<int>(n)));
+      const float* rows = s.rows.data() + n * static_cast<std::size_t>(maps * S);
+      if (convs2s) {
+        // The layers' rows, and their mean as the alignment.
+        h.attention.row(j).setZero();
+        for (Index l = 0; l < maps; ++l) {
+          const Eigen::Map<const RowVector> row(rows + l * S, S);
+          h.layers[static_cast<std::size_t>(l)].row(j) = row;
+          h.attention.row(j) += row;
+        }
+        h.attention.row(j) /= static_cast<float>(maps);
+      } else {
+        h.attention.row(j) = Eigen::Map<const RowVector>(rows, S);
+      }
       if (c.local) h.positions.push_back(s.node_positions[n]);
     }
     for (const int id : h.ids) {

@@ -1,7 +1,9 @@
 // Character-level seq2seq with attention: a bidirectional GRU encoder and a GRU decoder with Bahdanau
-// (additive) or Luong (dot, general, concat; global or local-p) attention, as tools/train/MODELS.md
-// section 1 specifies and tools/train/seq2seq_torch.py trains. Greedy and beam-search decoding keep
-// every step's attention row (and, for local-p, its predicted position p_t) for every hypothesis.
+// (additive) or Luong (dot, general, concat; global or local-p) attention, or the convolutional model of
+// Gehring et al. 2017 (ConvS2S: gated convolutions, one attention per decoder layer), as
+// tools/train/MODELS.md section 1 specifies and tools/train/seq2seq_torch.py (convs2s_torch.py) trains.
+// Greedy and beam-search decoding keep every step's attention row (for local-p also its predicted position
+// p_t; for ConvS2S every decoder layer's row) for every hypothesis.
 #pragma once
 
 #include "attn/core.h"
@@ -22,7 +24,7 @@ class SafeTensors;
 
 namespace attn::models {
 
-enum class Seq2SeqAttention { Bahdanau, Luong };
+enum class Seq2SeqAttention { Bahdanau, Luong, ConvS2S };
 enum class Seq2SeqScore { Additive, Dot, General, Concat };
 
 struct Seq2SeqConfig {
@@ -36,10 +38,13 @@ struct Seq2SeqConfig {
   std::vector<std::string> target_vocab;  // id -> character ("<pad>" 0, "<s>" 1, "</s>" 2)
   int embedding_size = 0, encoder_hidden = 0, decoder_hidden = 0, attention_size = 0;
   int max_source_length = 0, max_target_length = 0;
+  // ConvS2S: embedding_size is the one width d; the GRU sizes above are unused (0).
+  int encoder_layers = 0, encoder_kernel = 0, decoder_layers = 0, decoder_kernel = 0;
 
   // Parses config.json; every error names the file and the key.
   static Result<Seq2SeqConfig> parse(std::string_view json, const std::string& file);
-  std::string variant_name() const;  // "Bahdanau (additive)", "Luong global (general)", "Luong local-p (D = 4)"
+  // "Bahdanau (additive)", "Luong global (general)", "Luong local-p (D = 4)", "ConvS2S (3 decoder layers)"
+  std::string variant_name() const;
 };
 
 // Decoding as tools/train/seq2seq_torch.py's beam_search makes MODELS.md precise: each step keeps the k
@@ -57,6 +62,8 @@ struct Hypothesis {
   float log_prob = 0.0f;         // sum of log-softmax over the emitted ids
   bool finished = false;         // emitted </s>
   Matrix attention;              // [ids.size(), source length]: the row of the step that emitted each id
+                                 // (ConvS2S: the mean of its decoder layers' rows)
+  std::vector<Matrix> layers;    // ConvS2S: each decoder layer's rows [ids.size(), source length]; else empty
   std::vector<float> positions;  // local-p: p_t per step; empty otherwise
   Labels labels;                 // one per id: its character, "</s>" for the end (the alignment's rows)
 };
@@ -72,6 +79,9 @@ struct Seq2SeqRun {
   // The best hypothesis' alignment as a map for the generic views: rows = output characters
   // ("</s>" for the end), columns = source characters.
   std::shared_ptr<const AttentionMap> alignment(std::size_t hypothesis = 0) const;
+  // ConvS2S: decoder layer `layer`'s map (from 0; named "decoder layer 0", ...), where alignment() is the
+  // layers' mean; null for other models or when out of range.
+  std::shared_ptr<const AttentionMap> layer_alignment(std::size_t layer, std::size_t hypothesis = 0) const;
 };
 
 class Seq2SeqModel {
