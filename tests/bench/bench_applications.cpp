@@ -1,8 +1,8 @@
 // The applications of attention trained here, each on a typical input with every map kept (issue "The applications
 // of attention"): the word-by-word entailment model on a 11-word premise and a 12-word hypothesis (the shipped
 // resources/models/entailment-wbw, or --model=FOLDER), and ConvS2S on a date with a beam of 5, every decoder layer's
-// map of every hypothesis kept (resources/models/date-convs2s). Prints each one's median of 200 runs and the 20 ms
-// target.
+// map of every hypothesis kept (resources/models/date-convs2s), and the headline model on a 31-word news sentence with
+// a beam of 5 (resources/models/headlines-gru). Prints each one's median of 200 runs and the 20 ms target.
 //
 //   bench_applications [--threads=N] [--model=FOLDER] [google-benchmark flags]
 //   tests/bench/run_applications_vs_torch.sh <build-dir>   # the same pair in torch, in the same run
@@ -31,8 +31,11 @@ namespace fs = std::filesystem;
 // torch_applications_peer.py's PREMISE and HYPOTHESIS; change both together.
 constexpr std::string_view kPremise = "a young man is sleeping on the beach near the river";
 constexpr std::string_view kHypothesis = "the young person is not sleeping on the beach near the river";
-// torch_applications_peer.py's DATE; change both together.
+// torch_applications_peer.py's DATE and SENTENCE; change both together.
 constexpr std::string_view kDate = "Saturday, 21 November 2026";
+constexpr std::string_view kSentence =
+    "Voters in Dublin elected Grace Kim as their new mayor on Sunday, ending 12 years of the old council, in a "
+    "decision that was welcomed by local business leaders and residents.";
 constexpr double kTargetMs = 20.0;
 
 attn::bench::ModelArgs g_model_args;
@@ -65,9 +68,16 @@ void BM_EntailmentPair(benchmark::State& state) {
 }
 BENCHMARK(BM_EntailmentPair)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+std::shared_ptr<const attn::models::Seq2SeqModel> seq2seq(const char* name) {
+  return attn::bench::load_or_exit<attn::models::Seq2SeqModel>(
+      fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / name, "bench_applications");
+}
 std::shared_ptr<const attn::models::Seq2SeqModel> convs2s() {
-  static const auto cached = attn::bench::load_or_exit<attn::models::Seq2SeqModel>(
-      fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "date-convs2s", "bench_applications");
+  static const auto cached = seq2seq("date-convs2s");
+  return cached;
+}
+std::shared_ptr<const attn::models::Seq2SeqModel> headlines() {
+  static const auto cached = seq2seq("headlines-gru");
   return cached;
 }
 
@@ -93,6 +103,21 @@ void BM_ConvS2SDateBeam5(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ConvS2SDateBeam5)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_HeadlineBeam5(benchmark::State& state) {
+  attn::models::Seq2SeqRunner runner(headlines());
+  // One checked run: 31 source words, five hypotheses, each with its attention rows.
+  auto run = runner.run(kSentence, beam5());
+  if (!run || run->source.size() != 31 || run->hypotheses.size() != 5 || run->hypotheses[0].attention.cols() != 31) {
+    state.SkipWithError("the headline run is not 5 hypotheses over 31 source words");
+    return;
+  }
+  for (auto _ : state) {
+    auto r = runner.run(kSentence, beam5());
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_HeadlineBeam5)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The median of 200 timed runs of `once` after 20 warm-up ones, with the answer of the last.
 template <typename Once>
@@ -131,6 +156,12 @@ void verdicts() {
             auto r = date.run(kDate, beam5());
             return r ? r->hypotheses.front().text : std::string("(failed)");
           });
+  attn::models::Seq2SeqRunner sentence(headlines());
+  verdict("headlines", "\"" + std::string(kSentence) + "\" (31 words), beam 5, every hypothesis' attention kept",
+          "resources/models/headlines-gru (" + headlines()->description() + ")", [&] {
+            auto r = sentence.run(kSentence, beam5());
+            return r ? r->hypotheses.front().text : std::string("(failed)");
+          });
 }
 
 }  // namespace
@@ -150,6 +181,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   model();
   convs2s();
+  headlines();
   benchmark::AddCustomContext("model", g_model_name);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """torch peer of bench_applications: the shipped entailment model on the same premise and hypothesis, and the shipped
-ConvS2S date model's beam of 5 on the same date, in torch (tools/train/entailment_torch.py and seq2seq_torch.py's
+ConvS2S date model's beam of 5 on the same date and the headline model's on the same sentence, in torch (tools/train/entailment_torch.py and seq2seq_torch.py's
 beam_search over convs2s_torch.py: the code that trained the models and wrote the parity fixtures), timed, as JSON.
 
     /usr/bin/python3 tests/bench/torch_applications_peer.py [--threads 2] [--repetitions 5] [--min-time 0.5]
@@ -28,6 +28,8 @@ from torch_mha_peer import check_torch_blas, time_calls  # noqa: E402
 PREMISE = "a young man is sleeping on the beach near the river"
 HYPOTHESIS = "the young person is not sleeping on the beach near the river"
 DATE = "Saturday, 21 November 2026"
+SENTENCE = ("Voters in Dublin elected Grace Kim as their new mayor on Sunday, ending 12 years of the old council, in a "
+            "decision that was welcomed by local business leaders and residents.")
 
 
 def main():
@@ -64,11 +66,20 @@ def main():
     def decode():
         return st.beam_search(date_model, date_ids, 5)
 
+    headline_model = st.load_model(os.path.join(ROOT, "resources", "models", "headlines-gru"), torch.float32)
+    sentence_ids = st.source_ids(SENTENCE, headline_model.config)
+    assert len(sentence_ids) == 31
+
+    def summarise():
+        return st.beam_search(headline_model, sentence_ids, 5)
+
     result = {"threads": torch.get_num_threads(), "blas": blas,
               "entailment": {"model": os.path.basename(os.path.normpath(args.model)),
                              "answer": et.LABELS[int(run()[0].argmax())], **timed(run)},
               "convs2s": {"model": "date-convs2s", "answer": st.target_text(decode()[0].ids, date_model.config),
-                          **timed(decode)}}
+                          **timed(decode)},
+              "headlines": {"model": "headlines-gru",
+                            "answer": st.target_text(summarise()[0].ids, headline_model.config), **timed(summarise)}}
     print(json.dumps(result))
     return 0
 

@@ -145,6 +145,24 @@ class TestAlignCli : public QObject {
     QVERIFY(!QFile::exists(dir_.filePath(u"never.csv"_s)));
   }
 
+  void wordModelsReadWords() {
+    const QString csv = dir_.filePath(u"words.csv"_s);
+    const Run run = runCli({u"align"_s, u"--model"_s, seq2seq("words"), u"--text"_s,
+                            u"Police in Leeds arrested a Zorblax after a robbery."_s, u"--csv"_s, csv});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.startsWith(u"align: random-words \u00b7 9 words \u2192"_s), qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"not in the vocabulary (read as <unk>): \u201czorblax\u201d at 5"_s),
+             qPrintable(run.out));
+    const auto lines = csvLines(csv);
+    QVERIFY(lines.size() >= 2);
+    QCOMPARE(lines.front().trimmed(), QByteArray(",police,in,leeds,arrested,a,zorblax (unk),after,a,robbery"));
+    const Run none = runCli(
+        {u"align"_s, u"--model"_s, seq2seq("words"), u"--text"_s, u"?!"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.err.contains(u"has no word"_s), qPrintable(none.err));
+    QVERIFY(!QFile::exists(dir_.filePath(u"never.csv"_s)));
+  }
+
   void classifiersWriteTheirWordShading() {
     const QString png = dir_.filePath(u"review.png"_s);
     const QString csv = dir_.filePath(u"review.csv"_s);

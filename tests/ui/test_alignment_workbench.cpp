@@ -959,6 +959,54 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(!wb.hypothesisEdit()->isVisibleTo(&wb));
   }
 
+  void wordModelsReadAndWriteWords() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("words"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.source()->model.task(), AlignmentTask::Headlines);
+    // The dates' default text gives way to the task's first example.
+    QCOMPARE(wb.text(), headlineExamples().front());
+    wb.setText(u"Police in Leeds arrested a Zorblax after a robbery."_s);
+    wb.setBeam(3);
+    QVERIFY(settle(wb));
+    const auto& run = *wb.outcome()->seq2seq;
+    QCOMPARE(int(run.source.size()), 9);
+    QCOMPARE(wb.currentMap()->col_labels[5], std::string("zorblax (unk)"));
+    QCOMPARE(wb.currentMap()->row_axis, std::string("headline words"));
+    QVERIFY2(wb.inputNote()->text().startsWith(u"9 words read"_s), qPrintable(wb.inputNote()->text()));
+    QVERIFY2(wb.runSummary().contains(u"9 words \u2192"_s), qPrintable(wb.runSummary()));
+    // The output: one range per emitted word, each its label; the source shaded word by word.
+    const auto& hyp = run.hypotheses.front();
+    wb.setStep(1);
+    const auto* output = shadedElement(wb.currentFigure(), 0);
+    const auto* source = shadedElement(wb.currentFigure(), 1);
+    QVERIFY(output && source);
+    QCOMPARE(int(output->ranges.size()), int(hyp.ids.size()));
+    for (std::size_t t = 0; t < hyp.ids.size(); ++t) {
+      const auto& r = output->ranges[t];
+      QCOMPARE(output->text.mid(r.begin, r.end - r.begin), QString::fromStdString(hyp.labels[t]));
+    }
+    QCOMPARE(int(source->ranges.size()), 9);
+    QVERIFY(source->text.endsWith(u"robbery."_s));  // the full stop is no word, and is not "unread" either
+    QVERIFY(source->tail.isEmpty());
+    QCOMPARE(source->text.mid(source->ranges[2].begin, source->ranges[2].end - source->ranges[2].begin), u"Leeds"_s);
+    QCOMPARE(source->ranges[2].weight, hyp.attention(1, 2));
+    QVERIFY(source->ranges[5].unknown);
+    const auto notes =
+        std::count_if(wb.currentFigure().elements.begin(), wb.currentFigure().elements.end(), [](const auto& e) {
+          const auto* note = std::get_if<render::FigureNote>(&e);
+          return note && note->text.startsWith(u"1 word is not"_s);
+        });
+    QCOMPARE(int(notes), 1);
+    // A text without a word is refused by name; the view stays.
+    wb.setText(u"?! \u2014"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.errorBanner()->isVisibleTo(&wb));
+    QVERIFY2(wb.errorBanner()->text().contains(u"has no word"_s), qPrintable(wb.errorBanner()->text()));
+  }
+
   void convs2sShowsEachDecoderLayerBesideTheirMean() {
     AlignmentWorkbench wb;
     wb.resize(1300, 820);

@@ -8,8 +8,9 @@
            vocabularies, max_source_length 40, max_target_length 12; variant i takes the first seed
            from 101 + 100 i on whose fixture passes the checks below and is varied): writes
            tests/data/seq2seq/random-<variant>/{config.json, model.safetensors, expected.json}
-  trained  the shipped models resources/models/date-<variant>/ (those present): writes only
-           tests/data/seq2seq/date-<variant>/expected.json ("model" points at the resources folder)
+           and a random word model (Bahdanau, the headline vocabularies, seeds from 901): random-words
+  trained  the shipped models resources/models/date-<variant>/ and headlines-gru/ (those present): writes only
+           tests/data/seq2seq/<name>/expected.json ("model" points at the resources folder)
   all      both (the default)
 
 expected.json:
@@ -41,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
 import dates_data as dd  # noqa: E402
+import headlines_data as hd  # noqa: E402
 import seq2seq_torch as st  # noqa: E402
 
 VARIANTS = list(st.VARIANTS)
@@ -54,6 +56,15 @@ assert len(LONG) == dd.MAX_SOURCE_LENGTH
 RANDOM_INPUTS = ["21 Nov 2026", "Saturday, 21 November 2026", "21/11/26", "21 Nov 2026 \u00e9", LONG, "7"]
 TRAINED_INPUTS = ["Saturday, 21 November 2026", "nov 21st 2026", "the 3rd of MAY, 1999", "21 Nov 2026 \u00e9",
                   LONG, "7"]
+# The word models' (headlines): sentences of the generator, one with words it never wrote, one of 42 words (truncated
+# to max_source_length 40), one word.
+LONG_SENTENCE = ("Zenith confirmed on Monday that it will build 500 new homes in Madrid next year, in a decision that "
+                 "was welcomed by local business leaders and residents, according to a statement released by the city "
+                 "council late in the evening on Friday.")
+assert len(st.source_units(LONG_SENTENCE, {"unit": "word"})) == 42
+WORD_INPUTS = ["Police in Leeds arrested a 23 year old man on Monday after a robbery.",
+               "The price of milk rose by 5 percent in May, the statistics office said.",
+               "Astronomers in Chile discovered a bright comet on Friday!", LONG_SENTENCE, "Veltro"]
 
 
 def sig7(x):
@@ -187,15 +198,41 @@ def make_random(out):
         write_expected(case, os.path.relpath(case, ROOT), runs, worst, drift)
 
 
+def make_random_words(out):
+    """A random word model (Bahdanau, the headline vocabularies): random-words."""
+    case = os.path.join(out, "random-words")
+    os.makedirs(case, exist_ok=True)
+    src, tgt = hd.vocabularies()
+    for seed in range(901, 1000):
+        torch.manual_seed(seed)
+        cfg = st.make_config("bahdanau", src, tgt, e=8, h=8, d=16, a=8, max_source_length=hd.MAX_SOURCE_LENGTH,
+                             max_target_length=hd.MAX_TARGET_LENGTH, task="parity fixture (random weights)",
+                             trained_on="nothing: random weights", unit="word")
+        model = st.new_model(cfg)
+        randomise(model, seed)
+        st.save_model(model, case)
+        model = st.load_model(case, torch.float64)
+        runs, worst = decode_all(model, WORD_INPUTS)
+        if worst > MARGIN and varied(runs):
+            drift = float32_drift(case, runs)
+            if drift <= DRIFT:
+                break
+    else:
+        raise SystemExit("random-words: no seed gave a robust, varied fixture")
+    print(f"random-words: seed {seed}")
+    write_expected(case, os.path.relpath(case, ROOT), runs, worst, drift)
+
+
 def make_trained(out):
-    for variant in VARIANTS:
-        folder = os.path.join(ROOT, "resources", "models", f"date-{variant}")
+    models = [(f"date-{v}", TRAINED_INPUTS) for v in VARIANTS] + [("headlines-gru", WORD_INPUTS)]
+    for name, inputs in models:
+        folder = os.path.join(ROOT, "resources", "models", name)
         if not os.path.exists(os.path.join(folder, "model.safetensors")):
-            print(f"skipped date-{variant}: {os.path.relpath(folder, ROOT)} has no model")
+            print(f"skipped {name}: {os.path.relpath(folder, ROOT)} has no model")
             continue
         model = st.load_model(folder, torch.float64)
-        runs, worst = decode_all(model, TRAINED_INPUTS)
-        write_expected(os.path.join(out, f"date-{variant}"), os.path.relpath(folder, ROOT), runs, worst,
+        runs, worst = decode_all(model, inputs)
+        write_expected(os.path.join(out, name), os.path.relpath(folder, ROOT), runs, worst,
                        float32_drift(folder, runs))
 
 
@@ -207,6 +244,7 @@ def main():
     torch.set_num_threads(1)
     if args.mode in ("random", "all"):
         make_random(args.out)
+        make_random_words(args.out)
     if args.mode in ("trained", "all"):
         make_trained(args.out)
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(args.out) for f in fs)

@@ -61,7 +61,7 @@ CONVS2S_KEYS = ("embedding_size", "encoder_layers", "encoder_kernel", "decoder_l
 
 
 def make_config(variant, source_vocab, target_vocab, e, h, d, a, max_source_length, max_target_length,
-                window=None, task="date normalisation", trained_on=TRAINED_ON, convs2s=None):
+                window=None, task="date normalisation", trained_on=TRAINED_ON, convs2s=None, unit="character"):
     """convs2s: for that variant, the dict of CONVS2S_KEYS (e, h, d, a are then unused)."""
     v = VARIANTS[variant]
     if variant == "convs2s":
@@ -74,6 +74,8 @@ def make_config(variant, source_vocab, target_vocab, e, h, d, a, max_source_leng
          "score": v["score"]}
     if v.get("local"):
         c["local"] = {"kind": "predictive", "window": int(window)}
+    if unit != "character":
+        c["unit"] = unit
     c.update({"source_vocab": list(source_vocab), "target_vocab": list(target_vocab),
               "embedding_size": e, "encoder_hidden": h, "decoder_hidden": d, "attention_size": a,
               "max_source_length": max_source_length, "max_target_length": max_target_length})
@@ -266,21 +268,36 @@ class Seq2Seq(nn.Module):
 
 # ---------------------------------------------------------------- text <-> ids
 
+def is_word_model(config):
+    return config.get("unit", "character") == "word"
+
+
+def source_units(text, config):
+    """The source as the model reads it: code points, or (unit "word") MODELS.md's words: reviews_data.split_words
+    (lower case, [a-z0-9']+) without the terminators . ! ?"""
+    if not is_word_model(config):
+        return list(text)
+    from reviews_data import split_words
+    return [w for w in split_words(text)[0] if w not in (".", "!", "?")]
+
+
 def source_ids(text, config):
-    """One id per code point (<unk> when not in the vocabulary), truncated to max_source_length."""
-    index = {ch: i for i, ch in enumerate(config["source_vocab"]) if i >= 2}
-    return [index.get(ch, UNK) for ch in text[:config["max_source_length"]]]
+    """One id per unit (<unk> when not in the vocabulary), truncated to max_source_length."""
+    index = {u: i for i, u in enumerate(config["source_vocab"]) if i >= 2}
+    return [index.get(u, UNK) for u in source_units(text, config)[:config["max_source_length"]]]
 
 
 def target_text(ids, config):
-    """The characters of target ids, without </s> (a <pad> or <s> would appear as its vocabulary string)."""
+    """The output of target ids without </s>: characters, or words with a space between (a <pad> or <s> would
+    appear as its vocabulary string)."""
     voc = config["target_vocab"]
-    return "".join(voc[i] for i in ids if i != EOS)
+    return (" " if is_word_model(config) else "").join(voc[i] for i in ids if i != EOS)
 
 
 def target_ids(text, config):
-    index = {ch: i for i, ch in enumerate(config["target_vocab"]) if i >= 3}
-    return [index[ch] for ch in text] + [EOS]
+    """text: a string of characters, or (unit "word") a list of words."""
+    index = {u: i for i, u in enumerate(config["target_vocab"]) if i >= 3}
+    return [index[u] for u in text] + [EOS]
 
 
 # ---------------------------------------------------------------- files

@@ -63,7 +63,7 @@ Step checkJob(const AlignJob& job) {
   return {};
 }
 
-// A seq2seq run's notes: its hypotheses, the source characters outside the vocabulary and its warnings.
+// A seq2seq run's notes: its hypotheses, the source characters or words outside the vocabulary and its warnings.
 void addSeq2SeqNotes(const attn::models::Seq2SeqRun& run, RenderReport& report) {
   report.notes += hypothesisNotes(run.hypotheses, u"</s>"_s);
   const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
@@ -149,9 +149,10 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
                                             .arg(job.hypothesis)
                                             .arg(int(hyp.ids.size()) - 1)));
   }
-  report.summary = QObject::tr("align: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+  report.summary = QObject::tr("align: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                        .arg(model.name)
                        .arg(run->source.size())
+                       .arg(run->words ? QObject::tr("words") : QObject::tr("characters"))
                        .arg(quoted(fromStd(run->hypotheses.front().text)))
                        .arg(job.beam)
                        .arg(ms, 0, 'f', 1);

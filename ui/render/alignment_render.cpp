@@ -83,15 +83,24 @@ ShadedText outputShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
     } else {
       if (at >= outputText.size()) break;
       range.begin = at;
-      at += outputText[at].isHighSurrogate() && at + 1 < outputText.size() ? 2 : 1;
-      range.end = at;
+      if (run.words) {
+        // hyp.text is the labels with a space between.
+        at += int(fromStd(hyp.labels[std::size_t(t)]).size());
+        range.end = at++;
+      } else {
+        at += outputText[at].isHighSurrogate() && at + 1 < outputText.size() ? 2 : 1;
+        range.end = at;
+      }
       range.toolTip =
           AlignmentRender::tr("step %1: %2").arg(t).arg(quoted(outputText.mid(range.begin, range.end - range.begin)));
     }
     range.focus = t == step;
     output.ranges.push_back(range);
   }
-  if (!hyp.finished) output.tail = AlignmentRender::tr("(no end within %1 characters)").arg(steps);
+  if (!hyp.finished) {
+    output.tail = run.words ? AlignmentRender::tr("(no end within %1 words)").arg(steps)
+                            : AlignmentRender::tr("(no end within %1 characters)").arg(steps);
+  }
   return output;
 }
 
@@ -102,7 +111,13 @@ ShadedText sourceShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
   ShadedText source;
   source.large = true;
   source.colormap = options.colormap;
-  const std::size_t shown = run.spans.empty() ? input.size() : std::size_t(std::max(0, run.spans.back().end));
+  std::size_t shown = run.spans.empty() ? input.size() : std::size_t(std::max(0, run.spans.back().end));
+  int restWords = 0;  // a word model's words after the last one read (truncated)
+  if (run.words && shown < input.size()) {
+    for (const auto& w : attn::models::split_words(input.substr(shown)).words)
+      restWords += w != "." && w != "!" && w != "?";
+    if (restWords == 0) shown = input.size();  // only punctuation after the last word: shown as typed
+  }
   const Utf16Text text = toUtf16(input.substr(0, std::min(shown, input.size())));
   source.text = text.text;
   const bool haveRow = step >= 0 && step < hyp.attention.rows();
@@ -134,7 +149,11 @@ ShadedText sourceShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
     if (range.unknown) ++unknown;
     source.ranges.push_back(range);
   }
-  if (shown < input.size()) {
+  if (shown < input.size() && run.words) {
+    source.tail = restWords == 1
+                      ? AlignmentRender::tr("\u2026 and 1 more word the model does not read")
+                      : AlignmentRender::tr("\u2026 and %1 more words the model does not read").arg(restWords);
+  } else if (shown < input.size()) {
     const int rest = codePoints(fromStd(input.substr(shown)));
     source.tail = rest == 1 ? AlignmentRender::tr("\u2026 and 1 more character the model does not read")
                             : AlignmentRender::tr("\u2026 and %1 more characters the model does not read").arg(rest);
@@ -175,7 +194,15 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
                    source.caption;
   figure.elements.emplace_back(std::move(output));
   figure.elements.emplace_back(std::move(source));
-  if (unknown > 0) {
+  if (unknown > 0 && run.words) {
+    figure.elements.emplace_back(FigureNote{
+        unknown == 1 ? AlignmentRender::tr("1 word is not in the model's vocabulary (red, underlined): it is read as "
+                                           "<unk> and the rest is still decoded.")
+                     : AlignmentRender::tr("%1 words are not in the model's vocabulary (red, underlined): they are "
+                                           "read as <unk> and the rest is still decoded.")
+                           .arg(unknown),
+        true});
+  } else if (unknown > 0) {
     figure.elements.emplace_back(FigureNote{
         unknown == 1 ? AlignmentRender::tr(
                            "1 character is not in the model's vocabulary (red, underlined): it is read as <unk> and "

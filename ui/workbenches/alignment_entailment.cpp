@@ -83,9 +83,6 @@ void AlignmentWorkbench::applyEntailmentExample(int index) {
 }
 
 QString AlignmentWorkbench::emptyInputMessage() const {
-  if (source_ && source_->isSeq2Seq()) {
-    return tr("The input is empty: type a date in any form to see its alignment. The view shows the last input.");
-  }
   if (source_ && source_->model.isEntailment()) {
     return text().isEmpty()
                ? tr("The premise is empty: type a sentence to see what the hypothesis attends to. The view shows the "
@@ -93,7 +90,7 @@ QString AlignmentWorkbench::emptyInputMessage() const {
                : tr("The hypothesis is empty: type a sentence about the premise's scene. The view shows the last "
                     "pair.");
   }
-  return tr("The input is empty: type a review to see its word attention. The view shows the last input.");
+  return alignmentTaskText(source_ ? source_->model.task() : AlignmentTask::Dates).emptyInput;
 }
 
 }  // namespace attn::ui

@@ -25,15 +25,16 @@ constexpr auto kClassifier = "AttnScopeClassifier";
 constexpr auto kEntailment = "AttnScopeEntailment";
 
 // The names say what a model is in the words of its papers; the order walks from Bahdanau to Luong's
-// scores and the local window, then the review classifiers: attention pooling, and the two saliencies
-// without a query; then entailment, word by word.
-constexpr std::array<KnownModelName, 11> kKnown = {{
+// scores, the local window and the convolutional model, then headlines (words), then the review classifiers: attention
+// pooling, and the two saliencies without a query; then entailment, word by word.
+constexpr std::array<KnownModelName, 12> kKnown = {{
     {"date-bahdanau", "Dates \u00b7 Bahdanau (additive)"},
     {"date-luong-dot", "Dates \u00b7 Luong global (dot)"},
     {"date-luong-general", "Dates \u00b7 Luong global (general)"},
     {"date-luong-concat", "Dates \u00b7 Luong global (concat)"},
     {"date-luong-local-p", "Dates \u00b7 Luong local-p (general)"},
     {"date-convs2s", "Dates \u00b7 ConvS2S (multi-step attention)"},
+    {"headlines-gru", "Headlines \u00b7 GRU encoder-decoder (Bahdanau)"},
     {"sentiment-pooling", "Reviews \u00b7 attention pooling (2 heads)"},
     {"sentiment-hierarchical", "Reviews \u00b7 hierarchical"},
     {"sentiment-lstm", "Reviews \u00b7 LSTM (forget gate)"},
@@ -194,6 +195,83 @@ std::vector<EntailmentExample> entailmentExamples() {
 }
 
 QString EntailmentExample::display() const { return premise + u"  \u21d2  "_s + hypothesis; }
+
+QStringList headlineExamples() {
+  // One sentence of each kind the model was trained on (tools/train/headlines_data.py, from held-out keys), the
+  // longest with the optional clauses a headline drops, then one with words and a name it never saw.
+  return {
+      u"Zenith confirmed on Monday that it will build 500 new homes in Madrid next year, in a decision that was "
+      "welcomed by local business leaders and residents."_s,
+      u"Police in Krakow arrested a 55 year old woman after a chase."_s,
+      u"Voters in Dublin elected Grace Kim as their new mayor on Sunday."_s,
+      u"Toronto Wanderers defeated Cardiff Albion 1 0 in the league on Thursday."_s,
+      u"Veltro opened a new museum in Hamburg on Sunday."_s,
+      u"The price of electricity rose by 15 percent in November, the statistics office announced."_s,
+      u"Elena Petrova announced that she will step down as team captain of Acme in November."_s,
+      u"Heavy flooding closed 500 roads in the east."_s,
+      u"Astronomers in Chile discovered a comet on Friday."_s};
+}
+
+AlignmentTask AlignmentModel::task() const {
+  if (seq2seq) return seq2seq->config().words ? AlignmentTask::Headlines : AlignmentTask::Dates;
+  return entailment ? AlignmentTask::Entailment : AlignmentTask::Reviews;
+}
+
+AlignmentTaskText alignmentTaskText(AlignmentTask task) {
+  const auto step = [](const QString& units) {
+    return AlignmentModels::tr(
+               "The output step in view (Left/Right, Home/End): its row of the heatmap is outlined and "
+               "the source %1 are shaded by its attention. A click on a heatmap row goes to that step.")
+        .arg(units);
+  };
+  switch (task) {
+    case AlignmentTask::Dates:
+      return {AlignmentModels::tr("&Source: a date in any form"),
+              AlignmentModels::tr("Decoded as you type; the output and the alignment follow every keystroke"),
+              AlignmentModels::tr("A date in any form, e.g. 21 Nov 2026"),
+              step(AlignmentModels::tr("characters")),
+              AlignmentModels::tr("The input is empty: type a date in any form to see its alignment. The view shows "
+                                  "the last input."),
+              AlignmentModels::tr("characters")};
+    case AlignmentTask::Headlines:
+      return {AlignmentModels::tr("&Source: a news sentence"),
+              AlignmentModels::tr("Summarised as you type; the headline and the alignment follow every keystroke"),
+              AlignmentModels::tr("A news sentence, e.g. Police in Leeds arrested a man after a robbery."),
+              step(AlignmentModels::tr("words")),
+              AlignmentModels::tr("The input is empty: type a news sentence to see its headline and alignment. The "
+                                  "view shows the last input."),
+              AlignmentModels::tr("words")};
+    case AlignmentTask::Reviews:
+      return {AlignmentModels::tr("&Review: a few sentences"),
+              AlignmentModels::tr("Classified as you type; the shading follows every keystroke"),
+              AlignmentModels::tr("A review of a few sentences"),
+              QString(),
+              AlignmentModels::tr("The input is empty: type a review to see its word attention. The view shows the "
+                                  "last input."),
+              AlignmentModels::tr("words")};
+    case AlignmentTask::Entailment: break;
+  }
+  return {AlignmentModels::tr("&Premise: a sentence about a scene"),
+          AlignmentModels::tr("Classified as you type; the shading follows every keystroke"),
+          AlignmentModels::tr("A sentence, e.g. a young man is sleeping on the beach"),
+          AlignmentModels::tr("The hypothesis word in view (Left/Right, Home/End): its row of the heatmap is outlined "
+                              "and the premise is shaded by its attention. A click on a heatmap row goes to that "
+                              "word."),
+          QString(),
+          AlignmentModels::tr("words")};
+}
+
+QStringList taskExamples(AlignmentTask task) {
+  switch (task) {
+    case AlignmentTask::Dates: return dateExamples();
+    case AlignmentTask::Headlines: return headlineExamples();
+    case AlignmentTask::Reviews: return reviewExamples();
+    case AlignmentTask::Entailment: break;
+  }
+  QStringList premises;
+  for (const auto& example : entailmentExamples()) premises.append(example.premise);
+  return premises;
+}
 
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledModels());

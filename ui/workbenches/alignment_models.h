@@ -34,11 +34,28 @@ QString defaultReviewText();
 // Example inputs for the model's task, the default first.
 QStringList dateExamples();
 QStringList reviewExamples();
+QStringList headlineExamples();
 struct EntailmentExample {
   QString premise, hypothesis;
   QString display() const;  // "premise  ⇒  hypothesis", as the examples box lists it
 };
 std::vector<EntailmentExample> entailmentExamples();
+
+// What a model does: the tab's inputs, words and examples follow it (no model: the dates').
+enum class AlignmentTask { Dates, Headlines, Reviews, Entailment };
+inline constexpr AlignmentTask kAlignmentTasks[] = {AlignmentTask::Dates, AlignmentTask::Headlines,
+                                                    AlignmentTask::Reviews, AlignmentTask::Entailment};
+struct AlignmentTaskText {
+  QString sourceLabel;    // the input box's label, with its mnemonic
+  QString sourceToolTip;  // what happens as you type
+  QString placeholder;    // the empty box's hint
+  QString stepToolTip;    // the step slider's
+  QString emptyInput;     // why an empty input is not run (an entailment model says which box is empty itself)
+  QString units;          // a seq2seq model's source and output units: "characters" or "words"
+};
+AlignmentTaskText alignmentTaskText(AlignmentTask task);
+// The task's examples, the default first (an entailment model's premises).
+QStringList taskExamples(AlignmentTask task);
 
 struct AlignmentModel {
   QString key;          // the bundled model's key; empty for a folder
@@ -52,6 +69,7 @@ struct AlignmentModel {
   std::shared_ptr<const attn::models::EntailmentModel> entailment;
   bool isSeq2Seq() const { return seq2seq != nullptr; }
   bool isEntailment() const { return entailment != nullptr; }
+  AlignmentTask task() const;
 };
 
 // A bundled model's key, or a model folder (or its config.json or model.safetensors). A name without a

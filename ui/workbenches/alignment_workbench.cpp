@@ -40,24 +40,13 @@ QString stepLabel(const attn::AttentionMap& map, int t) {
 
 constexpr int kFigureExportWidth = 900;
 
-// What the open model does, for the inputs and pages it needs (no model: the dates' layout).
-enum class Task { Dates, Reviews, Entailment };
-Task taskOf(const AlignmentSource* source) {
-  if (!source || source->isSeq2Seq()) return Task::Dates;
-  return source->model.isEntailment() ? Task::Entailment : Task::Reviews;
-}
-QStringList examplesOf(Task task) {
-  if (task == Task::Dates) return dateExamples();
-  if (task == Task::Reviews) return reviewExamples();
-  QStringList premises;
-  for (const auto& example : entailmentExamples()) premises.append(example.premise);
-  return premises;
-}
+using Task = AlignmentTask;
+Task taskOf(const AlignmentSource* source) { return source ? source->model.task() : Task::Dates; }
 
 Workbench::Identity alignmentIdentity() {
   return {attn::io::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
-          AlignmentWorkbench::tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p), word attention of "
-                                 "review classifiers and word-by-word entailment, live as you type"),
+          AlignmentWorkbench::tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p, ConvS2S) and headlines, word "
+                                 "attention of review classifiers and word-by-word entailment, live as you type"),
           AlignmentWorkbench::tr("Type a date in any form: the alignment follows every keystroke"),
           AlignmentWorkbench::tr("Last run: model, input length, output or label, beam width and engine time")};
 }
@@ -128,12 +117,12 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   // Keep what the user typed; swap the other task's examples for this task's default.
   const QString current = textEdit_->toPlainText();
   bool otherExample = false;
-  for (const Task task : {Task::Dates, Task::Reviews, Task::Entailment}) {
-    otherExample = otherExample || (task != now && examplesOf(task).contains(current));
+  for (const Task task : kAlignmentTasks) {
+    otherExample = otherExample || (task != now && taskExamples(task).contains(current));
   }
   if (current.isEmpty() || (was != now && otherExample)) {
     const QSignalBlocker block(textEdit_);
-    textEdit_->setPlainText(examplesOf(now).front());
+    textEdit_->setPlainText(taskExamples(now).front());
   }
   if (now == Task::Entailment && hypothesisEdit_->toPlainText().isEmpty()) {
     const QSignalBlocker block(hypothesisEdit_);
@@ -176,32 +165,23 @@ void AlignmentWorkbench::showError(const QString& message) {
 
 void AlignmentWorkbench::updateForSource() {
   const Task task = taskOf(source_.get());
-  const bool seq2seq = task == Task::Dates, entailment = task == Task::Entailment;
+  const bool seq2seq = task == Task::Dates || task == Task::Headlines, entailment = task == Task::Entailment;
+  const AlignmentTaskText words = alignmentTaskText(task);
   decodingGroup_->setVisible(seq2seq);
   hypothesisLabel_->setVisible(entailment);
   hypothesisEdit_->setVisible(entailment);
-  textLabel_->setText(seq2seq      ? tr("&Source: a date in any form")
-                      : entailment ? tr("&Premise: a sentence about a scene")
-                                   : tr("&Review: a few sentences"));
-  textLabel_->setToolTip(seq2seq ? tr("Decoded as you type; the output and the alignment follow every keystroke")
-                                 : tr("Classified as you type; the shading follows every keystroke"));
-  textEdit_->setPlaceholderText(seq2seq      ? tr("A date in any form, e.g. 21 Nov 2026")
-                                : entailment ? tr("A sentence, e.g. a young man is sleeping on the beach")
-                                             : tr("A review of a few sentences"));
+  textLabel_->setText(words.sourceLabel);
+  textLabel_->setToolTip(words.sourceToolTip);
+  textEdit_->setPlaceholderText(words.placeholder);
   stepTitle_->setText(entailment ? tr("Hypothesis &word:") : tr("S&tep:"));
-  stepSlider_->setToolTip(entailment ? tr("The hypothesis word in view (Left/Right, Home/End): its row of the heatmap "
-                                          "is outlined and the premise is shaded by its attention. A click on a "
-                                          "heatmap row goes to that word.")
-                                     : tr("The output step in view (Left/Right, Home/End): its row of the heatmap is "
-                                          "outlined and the source characters are shaded by its attention. A click "
-                                          "on a heatmap row goes to that step."));
+  stepSlider_->setToolTip(words.stepToolTip);
   {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->clear();
     if (entailment) {
       for (const auto& example : entailmentExamples()) exampleBox_->addItem(example.display());
     } else {
-      exampleBox_->addItems(examplesOf(task));
+      exampleBox_->addItems(taskExamples(task));
     }
     exampleBox_->setCurrentIndex(-1);
   }
@@ -370,9 +350,10 @@ void AlignmentWorkbench::applyPending() {
     }
     const auto& run = *outcome_->seq2seq;
     const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
-    summary = tr("alignment: %1 \u00b7 %2 characters \u2192 %3 \u00b7 beam %4 \u00b7 %5 ms")
+    summary = tr("alignment: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                   .arg(name)
                   .arg(run.source.size())
+                  .arg(alignmentTaskText(taskOf(source_.get())).units)
                   .arg(quoted(best))
                   .arg(outcome_->request.beam)
                   .arg(outcome_->runMs, 0, 'f', 1);
@@ -445,7 +426,7 @@ void AlignmentWorkbench::updateInputNote() {
   if (outcome_->seq2seq) {
     const auto& run = *outcome_->seq2seq;
     const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
-    QString note = tr("%1 characters read").arg(run.source.size());
+    QString note = tr("%1 %2 read").arg(run.source.size()).arg(alignmentTaskText(taskOf(source_.get())).units);
     note += unknownNote(unknown, std::int64_t(run.unknown.size()));
     inputNote_->setText(note);
   } else if (outcome_->entailment) {
@@ -473,7 +454,9 @@ void AlignmentWorkbench::updateHypotheses() {
   if (outcome_ && outcome_->seq2seq) {
     for (const auto& hyp : outcome_->seq2seq->hypotheses) {
       rows.push_back({hyp.log_prob, fromStd(hyp.text), hyp.finished,
-                      hyp.finished ? tr("ended with </s> after %1 characters").arg(hyp.text.size())
+                      hyp.finished ? tr("ended with </s> after %1 %2")
+                                         .arg(hyp.ids.size() - 1)
+                                         .arg(alignmentTaskText(taskOf(source_.get())).units)
                                    : tr("stopped at the length limit without </s>")});
     }
   }
@@ -537,18 +520,21 @@ void AlignmentWorkbench::updateHeatmap() {
   heatmap_->setMap(outcome_->alignments[std::size_t(hypothesis_)]);
   const auto& run = *outcome_->seq2seq;
   const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
+  const QString units = alignmentTaskText(taskOf(source_.get())).units;
   heatmapTitle_->setText(
       run.hypotheses.size() > 1
-          ? tr("Alignment of hypothesis %1 of 0\u2013%2 (log p %3) \u00b7 %4 output \u00d7 %5 source characters")
+          ? tr("Alignment of hypothesis %1 of 0\u2013%2 (log p %3) \u00b7 %4 output \u00d7 %5 source %6")
                 .arg(hypothesis_)
                 .arg(run.hypotheses.size() - 1)
                 .arg(render::logProbText(hyp.log_prob))
                 .arg(map->weights.rows())
                 .arg(map->weights.cols())
-          : tr("Alignment \u00b7 %1 output \u00d7 %2 source characters \u00b7 each row is one decoding step's "
-               "attention over the source")
+                .arg(units)
+          : tr("Alignment \u00b7 %1 output \u00d7 %2 source %3 \u00b7 each row is one decoding step's attention over "
+               "the source")
                 .arg(map->weights.rows())
-                .arg(map->weights.cols()));
+                .arg(map->weights.cols())
+                .arg(units));
   const QSignalBlocker block(stepSlider_);
   stepSlider_->setRange(0, std::max(0, int(map->weights.rows()) - 1));
 }

@@ -29,8 +29,8 @@ std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2S
   if (!base) return nullptr;
   auto map = std::make_shared<attn::AttentionMap>(*base);
   map->col_labels = render::sourceColumnLabels(run);
-  map->row_axis = "output characters";
-  map->col_axis = "source characters";
+  map->row_axis = run.words ? "headline words" : "output characters";
+  map->col_axis = run.words ? "source words" : "source characters";
   return map;
 }
 

@@ -11,6 +11,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/attention.h"
 #include "attn/mechanisms/normalise.h"
+#include "attn/models/classifier.h"
 #include "../text/unicode.h"
 #include "beam_search.h"
 #include "layers.h"
@@ -46,11 +47,37 @@ Result<void> check_characters(const bundled::ConfigKeys& keys, std::string_view 
   return {};
 }
 
+// A word model's entries after the special ones are words as split_words makes them: [a-z0-9']+.
+Result<void> check_words(const bundled::ConfigKeys& k, std::string_view key, const std::vector<std::string>& vocab,
+                         std::size_t specials) {
+  for (std::size_t i = specials; i < vocab.size(); ++i) {
+    const std::string& w = vocab[i];
+    const bool word = !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '\'';
+    });
+    if (!word) {
+      return k.error(ErrorKind::Malformed, key,
+                     std::string(key) + "[" + std::to_string(i) + "] is " + json(w).dump() +
+                         "; a word model's entries are words: lower case letters, digits and '");
+    }
+  }
+  return {};
+}
+
+// "unit", then both vocabularies, each entry one character or one word.
 Result<void> read_vocabularies(const bundled::ConfigKeys& k, Seq2SeqConfig& c) {
+  std::string unit;
+  ATTN_ASSIGN(unit, k.text_or("unit", "character"));
+  if (unit != "character" && unit != "word") {
+    return k.error(ErrorKind::Unsupported, "unit",
+                   "unit " + quote(unit) + " is not supported; use \"character\" or \"word\"");
+  }
+  c.words = unit == "word";
+  const auto check = c.words ? check_words : check_characters;
   ATTN_ASSIGN(c.source_vocab, k.vocabulary("source_vocab", {"<pad>", "<unk>"}, 3));
-  ATTN_TRY(check_characters(k, "source_vocab", c.source_vocab, 2));
+  ATTN_TRY(check(k, "source_vocab", c.source_vocab, 2));
   ATTN_ASSIGN(c.target_vocab, k.vocabulary("target_vocab", {"<pad>", "<s>", "</s>"}, 4));
-  ATTN_TRY(check_characters(k, "target_vocab", c.target_vocab, 3));
+  ATTN_TRY(check(k, "target_vocab", c.target_vocab, 3));
   return {};
 }
 
@@ -524,7 +551,8 @@ void step(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B) {
 void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
   const std::size_t n = run.source_ids.size(), keep = static_cast<std::size_t>(c.max_source_length);
   if (n <= keep) return;
-  run.warnings.push_back("input truncated to " + std::to_string(keep) + " characters (of " + std::to_string(n) + ")");
+  const char* units = c.words ? " words (of " : " characters (of ";
+  run.warnings.push_back("input truncated to " + std::to_string(keep) + units + std::to_string(n) + ")");
   run.source_ids.resize(keep);
   run.source.resize(keep);
   run.spans.resize(keep);
@@ -536,6 +564,7 @@ void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
 Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2SeqRun run,
                           const DecodeOptions& options) {
   const auto& c = m.config;
+  run.words = c.words;
   truncate_source(c, run);
   const int k = options.beam;
   const int max_steps = options.max_steps.value_or(c.max_target_length);
@@ -635,8 +664,8 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
     }
     for (const int id : h.ids) {
       const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
-      // The reference's target_text: every id but </s> as its vocabulary string.
-      if (id != bundled::kEndId) h.text += label;
+      // The reference's target_text: every id but </s> as its vocabulary string (words: a space between).
+      if (id != bundled::kEndId) h.text += (c.words && !h.text.empty() ? " " : "") + label;
       h.labels.push_back(label);
     }
     h.log_prob = static_cast<float>(s.search.log_prob(i));
@@ -654,25 +683,48 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
 
 }  // namespace
 
+namespace {
+
+// The source's units: code points, or split_words' words without the terminators.
+Seq2SeqRun split_source(const Seq2SeqModel::Impl& m, std::string_view text) {
+  Seq2SeqRun run;
+  const auto add = [&](std::string label, Span span, bool valid) {
+    int id = bundled::kUnknownId;
+    if (valid) {
+      // An invalid byte is U+FFFD but never the vocabulary's U+FFFD: it was not that character.
+      if (const auto it = m.source_index.find(label); it != m.source_index.end()) id = it->second;
+    }
+    run.source.push_back(std::move(label));
+    run.spans.push_back(span);
+    run.source_ids.push_back(id);
+    run.unknown.push_back(id == bundled::kUnknownId);
+  };
+  if (m.config.words) {
+    WordSplit split = split_words(text);
+    for (std::size_t i = 0; i < split.words.size(); ++i) {
+      const std::string& w = split.words[i];
+      if (w != "." && w != "!" && w != "?") add(std::move(split.words[i]), split.spans[i], true);
+    }
+    return run;
+  }
+  for (const auto& cp : unicode::code_points(text)) {
+    std::string label;
+    unicode::append_utf8(label, cp.value);
+    add(std::move(label), cp.span, cp.valid);
+  }
+  return run;
+}
+
+}  // namespace
+
 Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions& options) {
   try {
     const Seq2SeqModel::Impl& m = model_->impl();
     if (text.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: the text is empty", "text");
-    Seq2SeqRun run;
-    const auto cps = unicode::code_points(text);
-    run.source.reserve(cps.size());
-    for (const auto& cp : cps) {
-      std::string label;
-      unicode::append_utf8(label, cp.value);
-      int id = bundled::kUnknownId;
-      if (cp.valid) {
-        // An invalid byte is U+FFFD but never the vocabulary's U+FFFD: it was not that character.
-        if (const auto it = m.source_index.find(label); it != m.source_index.end()) id = it->second;
-      }
-      run.source.push_back(std::move(label));
-      run.spans.push_back(cp.span);
-      run.source_ids.push_back(id);
-      run.unknown.push_back(id == bundled::kUnknownId);
+    Seq2SeqRun run = split_source(m, text);
+    if (run.source.empty()) {
+      return fail(ErrorKind::OutOfRange,
+                  "nothing to decode: the text has no word (letters a-z, digits or ') for this word model", "text");
     }
     return decode(m, *scratch_, std::move(run), options);
   } catch (const std::bad_alloc&) {

@@ -30,12 +30,15 @@ enum class Seq2SeqScore { Additive, Dot, General, Concat };
 struct Seq2SeqConfig {
   std::string task;        // "date normalisation"
   std::string trained_on;  // what the training data was, in a sentence (optional)
+  // "unit": what one source and one output id is: a character (the default), or a word (split_words of
+  // classifier.h without the terminators . ! ?; the output's words are joined by spaces).
+  bool words = false;
   Seq2SeqAttention attention = Seq2SeqAttention::Bahdanau;
   Seq2SeqScore score = Seq2SeqScore::Additive;
   bool local = false;                     // Luong local-p (general score)
   int window = 0;                         // local-p: D
-  std::vector<std::string> source_vocab;  // id -> character ("<pad>" 0, "<unk>" 1)
-  std::vector<std::string> target_vocab;  // id -> character ("<pad>" 0, "<s>" 1, "</s>" 2)
+  std::vector<std::string> source_vocab;  // id -> character or word ("<pad>" 0, "<unk>" 1)
+  std::vector<std::string> target_vocab;  // id -> character or word ("<pad>" 0, "<s>" 1, "</s>" 2)
   int embedding_size = 0, encoder_hidden = 0, decoder_hidden = 0, attention_size = 0;
   int max_source_length = 0, max_target_length = 0;
   // ConvS2S: embedding_size is the one width d; the GRU sizes above are unused (0).
@@ -58,23 +61,24 @@ struct DecodeOptions {
 
 struct Hypothesis {
   std::vector<int> ids;          // target ids, without <s>; ends with </s> when the model emitted it
-  std::string text;              // the characters, without </s>
+  std::string text;              // the characters (words: the words, a space between), without </s>
   float log_prob = 0.0f;         // sum of log-softmax over the emitted ids
   bool finished = false;         // emitted </s>
   Matrix attention;              // [ids.size(), source length]: the row of the step that emitted each id
                                  // (ConvS2S: the mean of its decoder layers' rows)
   std::vector<Matrix> layers;    // ConvS2S: each decoder layer's rows [ids.size(), source length]; else empty
   std::vector<float> positions;  // local-p: p_t per step; empty otherwise
-  Labels labels;                 // one per id: its character, "</s>" for the end (the alignment's rows)
+  Labels labels;                 // one per id: its character or word, "</s>" for the end (the alignment's rows)
 };
 
 struct Seq2SeqRun {
-  Labels source;            // one label per source character (as typed; "<unk>" characters too)
-  std::vector<Span> spans;  // byte span of each source character in the input text
+  Labels source;            // one label per source character (as typed; "<unk>" characters too) or word
+  std::vector<Span> spans;  // byte span of each source character or word in the input text
   std::vector<int> source_ids;
-  std::vector<bool> unknown;           // source character not in the vocabulary (decoded as <unk>)
+  std::vector<bool> unknown;           // source unit not in the vocabulary (decoded as <unk>)
   std::vector<Hypothesis> hypotheses;  // best first; greedy: one
   std::vector<std::string> warnings;   // e.g. "input truncated to 64 characters (of 10000)"
+  bool words = false;                  // the model's units are words (Seq2SeqConfig::words)
 
   // The best hypothesis' alignment as a map for the generic views: rows = output characters
   // ("</s>" for the end), columns = source characters.
@@ -114,8 +118,9 @@ class Seq2SeqRunner {
 
   const Seq2SeqModel& model() const { return *model_; }
 
-  // Empty text is an error ("nothing to decode"); text longer than max_source_length is truncated with
-  // a warning; characters outside the vocabulary are decoded as <unk> and flagged in `unknown`.
+  // Empty text is an error ("nothing to decode"), as is a word model's text without a word; text longer than
+  // max_source_length units is truncated with a warning; units outside the vocabulary are decoded as <unk> and
+  // flagged in `unknown`.
   Result<Seq2SeqRun> run(std::string_view text, const DecodeOptions& options = {});
   // Source ids as given (tests, parity).
   Result<Seq2SeqRun> run_ids(const std::vector<int>& source_ids, const DecodeOptions& options = {});
