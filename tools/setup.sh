@@ -43,7 +43,7 @@ packages=(
   libeigen3-dev libopencv-dev nlohmann-json3-dev libutf8proc-dev libpcre2-dev libsentencepiece-dev zlib1g-dev
   libopenblas0-openmp libopenblas-openmp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format-16 python3
+  clang-format-16 python3 lld
 )
 
 # The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/worker_thread.cpp).
