@@ -4,6 +4,7 @@
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
 #include "app/align_cli.h"
+#include "app/speech_cli.h"
 #include "app/caption_cli.h"
 #include "app/glimpse_cli.h"
 #include "app/headless.h"
@@ -180,6 +181,23 @@ struct Options {
       u"Also write the matrix as CSV (the alignment; a classifier's heads x words; hypothesis x premise words)."_s,
       u"file"_s};
   QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
+  // speech
+  QCommandLineOption speechText{u"text"_s, u"Say this with espeak-ng (in-process)."_s, u"text"_s};
+  QCommandLineOption speechWav{u"wav"_s, u"Read this audio file instead (WAV, FLAC, Ogg, AIFF)."_s, u"file"_s};
+  QCommandLineOption voice{u"voice"_s, u"espeak-ng voice: en-us (the default), en-us+f2, en+m3, ..."_s, u"name"_s};
+  QCommandLineOption rate{u"rate"_s, u"Words per minute, 80 to 450 (default 175)."_s, u"N"_s};
+  QCommandLineOption pitch{u"pitch"_s, u"Pitch, 0 to 99 (default 50)."_s, u"N"_s};
+  QCommandLineOption noise{u"noise"_s, u"Add white noise of this standard deviation (samples in [-1, 1])."_s, u"x"_s};
+  QCommandLineOption noiseSeed{u"seed"_s, u"Seed of the noise (default 0)."_s, u"S"_s};
+  QCommandLineOption wavOut{u"wav-out"_s, u"Write the 16 kHz mono audio the models hear (WAV)."_s, u"file"_s};
+  QCommandLineOption speechJson{u"json"_s, u"Write the phonemes' time spans and the log-mel spectrogram (JSON)."_s,
+                                u"file"_s};
+  QCommandLineOption batch{u"batch"_s,
+                           u"A corpus: one utterance per line ({\"text\", \"voice\", \"rate\", \"pitch\", "
+                           "\"noise\", \"seed\"}), written to --out-dir."_s,
+                           u"file.jsonl"_s};
+  QCommandLineOption batchDir{u"out-dir"_s, u"Where --batch writes features.safetensors and utterances.jsonl."_s,
+                              u"dir"_s};
   // caption
   QCommandLineOption captionModel{
       u"model"_s,
@@ -496,6 +514,32 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o) {
   return reportRender(attn::ui::runAlign(job));
 }
 
+int runSpeechCommand(QCommandLineParser& parser, const Options& o) {
+  attn::ui::SpeechJob job;
+  if (parser.isSet(o.speechText)) {
+    job.text = rawOption("text").value_or(parser.value(o.speechText).toStdString());
+    job.hasText = true;
+  }
+  job.wavIn = pathValue(parser, o.speechWav);
+  if (parser.isSet(o.voice)) job.voice.name = parser.value(o.voice).toStdString();
+  QString error;
+  int seed = 0;
+  if (!parseNumber(parser, o.rate, job.voice.words_per_minute, error) ||
+      !parseNumber(parser, o.pitch, job.voice.pitch, error) || !parseNumber(parser, o.noiseSeed, seed, error))
+    return usageError(error);
+  job.seed = unsigned(seed);
+  if (parser.isSet(o.noise)) {
+    bool ok = false;
+    job.noise = parser.value(o.noise).toDouble(&ok);
+    if (!ok || job.noise < 0 || job.noise > 1) return usageError(u"--noise: expected a number from 0 to 1"_s);
+  }
+  job.wavOut = pathValue(parser, o.wavOut);
+  job.jsonOut = pathValue(parser, o.speechJson);
+  job.batch = pathValue(parser, o.batch);
+  job.outDir = pathValue(parser, o.batchDir);
+  return reportRender(attn::ui::runSpeech(job));
+}
+
 int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignList)) {
     const auto models = attn::ui::bundledCaptionModels();
@@ -578,6 +622,11 @@ QString commandsHelp() {
          "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
          "           attnscope-cli caption --image photo.jpg --per-row 4 --sigma 8 --light-mask --out grid.pdf\n"
          "           attnscope-cli caption --list\n"
+         "  speech   Say a text with espeak-ng (or read an audio file) and write the 16 kHz audio, the phonemes' time\n"
+         "           spans and the log-mel spectrogram a speech model hears:\n"
+         "           attnscope-cli speech --text \"the quick brown fox\" --voice en-us+f2 --wav-out s.wav --json "
+         "s.json\n"
+         "           attnscope-cli speech --batch corpus.jsonl --out-dir DIR\n"
          "Run 'attnscope-cli <command> --help' for a command's options.\n"_s;
 }
 
@@ -596,7 +645,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align or caption"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align, caption or speech"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -611,7 +660,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo, glimpse, run, align or caption)"_s);
+    return usageError(u"no command given (lab, demo, glimpse, run, align, caption or speech)"_s);
   }
 
   Options o;
@@ -648,8 +697,14 @@ int main(int argc, char* argv[]) {
                                  u"caption [options]"_s);
     parser.addOptions({o.captionModel, o.captionImage, o.scene, o.captionBeam, o.hypothesis, o.perRow, o.captionSigma,
                        o.opacity, o.threshold, o.lightMask, o.colormap, o.captionOut, o.alignList});
+  } else if (command == u"speech"_s) {
+    parser.addPositionalArgument(
+        u"speech"_s, u"Say a text with espeak-ng (or read an audio file); write what a speech model hears."_s,
+        u"speech [options]"_s);
+    parser.addOptions({o.speechText, o.speechWav, o.voice, o.rate, o.pitch, o.noise, o.noiseSeed, o.wavOut,
+                       o.speechJson, o.batch, o.batchDir});
   } else {
-    return usageError(u"unknown command '%1' (lab, demo, glimpse, run, align or caption)"_s.arg(command));
+    return usageError(u"unknown command '%1' (lab, demo, glimpse, run, align, caption or speech)"_s.arg(command));
   }
   if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -663,5 +718,6 @@ int main(int argc, char* argv[]) {
   if (command == u"run"_s) return runModel(parser, o);
   if (command == u"align"_s) return runAlignCommand(parser, o);
   if (command == u"caption"_s) return runCaptionCommand(parser, o);
+  if (command == u"speech"_s) return runSpeechCommand(parser, o);
   return command == u"lab"_s ? runLab(parser, o) : runDemo(parser, o);
 }

@@ -2,7 +2,9 @@
 // written by tools/parity/make_seq2seq_fixtures.py (greedy and beam search of tools/train/seq2seq_torch.py
 // in float64) whose "model" names the model folder (the case folder itself for the random models, a
 // resources/models folder for the trained ones). Cases are discovered by listing the directory; an empty
-// or missing directory fails. Ids and text must match exactly, every number within 1e-4.
+// or missing directory fails. Ids and text must match exactly, every number within 1e-4. The speech models' cases
+// (tools/parity/make_speech_fixtures.py) name log-mel frames of the case's frames.safetensors instead of a text.
+#include "attn/io/safetensors.h"
 #include "attn/models/seq2seq.h"
 #include "bundled_cases.h"
 #include "fixture.h"
@@ -60,6 +62,32 @@ TEST(Seq2SeqParityCases, TheFixtureDirectoryHoldsEveryRandomVariant) {
                                      "random-luong-concat", "random-luong-local-p", "random-convs2s"});
 }
 
+// A speech model's run: its frames from the case's frames.safetensors, greedy and beam search.
+void speech_run(Seq2SeqRunner& session, const fs::path& case_dir, const json& entry) {
+  const std::string name = entry.at("frames");
+  SCOPED_TRACE("frames " + name);
+  auto file = io::SafeTensors::open(case_dir / "frames.safetensors");
+  ASSERT_TRUE(file.has_value()) << file.error().message();
+  const io::TensorInfo* info = file->find(name);
+  ASSERT_NE(info, nullptr);
+  auto frames = file->matrix(name, info->shape.at(0), info->shape.at(1));
+  ASSERT_TRUE(frames.has_value()) << frames.error().message();
+  auto greedy = session.run_frames(*frames);
+  ASSERT_TRUE(greedy.has_value()) << greedy.error().message();
+  const auto S = static_cast<Index>(greedy->source.size());
+  ASSERT_EQ(greedy->hypotheses.size(), 1u);
+  compare(entry.at("greedy"), greedy->hypotheses[0], S, "greedy");
+  const auto& beam = entry.at("beam");
+  DecodeOptions options;
+  options.beam = beam.at("width").get<int>();
+  auto searched = session.run_frames(*frames, options);
+  ASSERT_TRUE(searched.has_value()) << searched.error().message();
+  const auto& want = beam.at("hypotheses");
+  ASSERT_EQ(searched->hypotheses.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    compare(want[i], searched->hypotheses[i], S, "beam hypothesis " + std::to_string(i));
+}
+
 class Seq2SeqParity : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Seq2SeqParity, GreedyAndBeamMatchTorch) {
@@ -69,6 +97,10 @@ TEST_P(Seq2SeqParity, GreedyAndBeamMatchTorch) {
   ASSERT_TRUE(parity::load_case_model(expected, model));
   Seq2SeqRunner session(model);
   for (const auto& entry : expected["runs"]) {
+    if (entry.contains("frames")) {
+      speech_run(session, cases_dir() / GetParam(), entry);
+      continue;
+    }
     const std::string text = entry.at("text");
     SCOPED_TRACE("text \"" + text + "\"");
     const auto source_ids = entry.at("source_ids").get<std::vector<int>>();

@@ -98,6 +98,9 @@ def expected_shapes(config):
     if c["attention"] == "convs2s":
         import convs2s_torch
         return convs2s_torch.expected_shapes(c)
+    if c["attention"] == "location":
+        import speech_torch
+        return speech_torch.expected_shapes(c)
     vs, vt = len(c["source_vocab"]), len(c["target_vocab"])
     e, h, d, a = c["embedding_size"], c["encoder_hidden"], c["decoder_hidden"], c["attention_size"]
     s = {"encoder.embedding.weight": [vs, e], "decoder.embedding.weight": [vt, e],
@@ -269,7 +272,8 @@ class Seq2Seq(nn.Module):
 # ---------------------------------------------------------------- text <-> ids
 
 def is_word_model(config):
-    return config.get("unit", "character") == "word"
+    """Outputs joined by spaces: word models' words, speech models' phonemes ("unit": "frame")."""
+    return config.get("unit", "character") in ("word", "frame")
 
 
 def source_units(text, config):
@@ -307,6 +311,9 @@ def new_model(config):
     if config["attention"] == "convs2s":
         import convs2s_torch
         return convs2s_torch.ConvS2S(config)
+    if config["attention"] == "location":
+        import speech_torch
+        return speech_torch.SpeechSeq2Seq(config)
     return Seq2Seq(config)
 
 
@@ -349,14 +356,15 @@ class Hypothesis:
 
 @torch.no_grad()
 def beam_search(model, ids, k, max_steps=None, trace=None):
-    """Single example: ids are the source ids (already truncated). Returns up to k ended Hypothesis objects,
-    best first. `trace`, when a list, receives per step the sorted candidate scores (for margin checks)."""
-    if not ids:
+    """Single example: ids are the source ids (already truncated), or a speech model's log-mel frames [T, bands]
+    (a tensor). Returns up to k ended Hypothesis objects, best first. `trace`, when a list, receives per step the
+    sorted candidate scores (for margin checks)."""
+    if len(ids) == 0:
         raise ValueError("nothing to decode")
     cfg = model.config
     max_t = max_steps if max_steps is not None else cfg["max_target_length"]
     dev = next(model.parameters()).device
-    src = torch.tensor([ids], dtype=torch.long, device=dev)
+    src = ids[None].to(dev) if torch.is_tensor(ids) else torch.tensor([ids], dtype=torch.long, device=dev)
     enc1 = model.encode(src, torch.tensor([len(ids)], dtype=torch.long, device=dev))
     feed0 = model.initial_feed(enc1)
     alive = [Hypothesis([], 0.0, [], [], enc1["s0"][0], None if feed0 is None else feed0[0])]
@@ -366,7 +374,7 @@ def beam_search(model, ids, k, max_steps=None, trace=None):
         enc = {key: v.expand(n, *v.shape[1:]) for key, v in enc1.items()}
         y = torch.tensor([h.ids[-1] if h.ids else BOS for h in alive], dtype=torch.long, device=dev)
         s = torch.stack([h.s for h in alive])
-        feed = None if model.bahdanau else torch.stack([h.feed for h in alive])
+        feed = None if feed0 is None else torch.stack([h.feed for h in alive])
         logits, s, feed, alpha, p = model.step(y, s, feed, enc)
         logp = torch.log_softmax(logits, dim=-1).tolist()
         cands = []

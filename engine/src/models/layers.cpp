@@ -227,9 +227,11 @@ Result<GruWeights> read_gru_direction(TensorReader& r, const std::string& base, 
 }
 }  // namespace
 
-Result<BiGruWeights> read_bigru(TensorReader& r, const std::string& base, Index input, Index hidden) {
+Result<BiGruWeights> read_bigru(TensorReader& r, const std::string& base, Index input, Index hidden, int index) {
   // torch's state_dict names the layer (`_l0`); without it only when the file has no `_l0` name at all.
-  const std::string layer = !r.has(base + ".weight_ih_l0") && r.has(base + ".weight_ih") ? "" : "_l0";
+  const std::string layer = index > 0 ? "_l" + std::to_string(index)
+                            : !r.has(base + ".weight_ih_l0") && r.has(base + ".weight_ih") ? ""
+                                                                                           : "_l0";
   BiGruWeights w;
   ATTN_ASSIGN(w.forward, read_gru_direction(r, base, layer, "", input, hidden));
   ATTN_ASSIGN(w.backward, read_gru_direction(r, base, layer, "_reverse", input, hidden));

@@ -138,7 +138,8 @@ struct BiGruWeights {
 Result<GruWeights> read_gru_cell(TensorReader& r, const std::string& base, Index input, Index hidden);
 // A one-layer bidirectional nn.GRU: `<base>.weight_ih_l0` ... and `..._l0_reverse`. MODELS.md writes the
 // names without the layer suffix (`weight_ih`, `weight_ih_reverse`); those are accepted too.
-Result<BiGruWeights> read_bigru(TensorReader& r, const std::string& base, Index input, Index hidden);
+// Layer `index` > 0 of a stacked one: `_l<index>` (its input is the layer below's [fwd ; bwd], 2 x hidden).
+Result<BiGruWeights> read_bigru(TensorReader& r, const std::string& base, Index input, Index hidden, int index = 0);
 
 // h' = (1 - z) * n + z * h for a batch of rows, from the input half gi = x W_ih^T + b_ih [B, 3H] and
 // the recurrent half gh = h W_hh^T + b_hh [B, 3H] (r = sigma(gi_r + gh_r), z likewise,

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attn::models {
 
@@ -118,7 +119,8 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
 
   const json* attention = k.find("attention");
   if (!attention) {
-    return k.error(ErrorKind::Malformed, "attention is missing; use \"bahdanau\", \"luong\" or \"convs2s\"");
+    return k.error(ErrorKind::Malformed,
+                   "attention is missing; use \"bahdanau\", \"luong\", \"convs2s\" or \"location\"");
   }
   if (!attention->is_string()) {
     return k.error(ErrorKind::Malformed, "attention", "attention must be a string, got " + attention->dump());
@@ -130,9 +132,12 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
     c.attention = Seq2SeqAttention::Luong;
   } else if (kind == "convs2s") {
     return read_convs2s_config(k, std::move(c));
+  } else if (kind == "location") {
+    return bundled::speech::read_config(k, std::move(c));
   } else {
     return k.error(ErrorKind::Unsupported, "attention",
-                   "attention " + attention->dump() + " is not supported; use \"bahdanau\", \"luong\" or \"convs2s\"");
+                   "attention " + attention->dump() +
+                       " is not supported; use \"bahdanau\", \"luong\", \"convs2s\" or \"location\"");
   }
 
   std::string score;
@@ -227,9 +232,19 @@ Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
   if (c.max_source_length < 1 || c.max_target_length < 1) {
     return bad(ErrorKind::OutOfRange, "max_source_length and max_target_length must be at least 1");
   }
-  if (c.source_vocab.empty()) return bad(ErrorKind::OutOfRange, "source_vocab is empty");
+  const bool location = c.attention == Seq2SeqAttention::Location;
+  if (location != c.frames) return bad(ErrorKind::Mismatch, "location attention goes with \"unit\": \"frame\" alone");
+  if (location && (c.feature_bands != 80 || c.feature_stack < 1 || c.encoder_layers < 1 || c.location_filters < 1 ||
+                   c.location_width < 1 || c.location_width % 2 == 0 || c.attention_size < 1)) {
+    return bad(
+        ErrorKind::OutOfRange,
+        "a speech model needs 80 bands, a stack of at least 1 frame, at least one encoder layer and one location "
+        "filter of odd width");
+  }
+  if (location && !c.source_vocab.empty()) return bad(ErrorKind::Mismatch, "a speech model has no source_vocab");
+  if (c.source_vocab.empty() && !location) return bad(ErrorKind::OutOfRange, "source_vocab is empty");
   if (c.target_vocab.empty()) return bad(ErrorKind::OutOfRange, "target_vocab is empty");
-  if (c.source_vocab.size() < 3 || c.source_vocab[0] != "<pad>" || c.source_vocab[1] != "<unk>") {
+  if (!location && (c.source_vocab.size() < 3 || c.source_vocab[0] != "<pad>" || c.source_vocab[1] != "<unk>")) {
     return bad(ErrorKind::Malformed,
                "source_vocab must start with \"<pad>\", \"<unk>\" and hold at least one character");
   }
@@ -239,7 +254,7 @@ Result<void> check_config(const Seq2SeqConfig& c, const std::string& file) {
                "target_vocab must start with \"<pad>\", \"<s>\", \"</s>\" and hold at least one character");
   }
   if (convs2s) return {};
-  const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
+  const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau || location;
   if (bahdanau != (c.score == Seq2SeqScore::Additive)) {
     return bad(ErrorKind::Mismatch,
                "bahdanau attention scores with \"additive\", luong with \"dot\", \"general\" or \"concat\"");
@@ -273,6 +288,10 @@ std::string Seq2SeqConfig::variant_name() const {
     return "ConvS2S (" + std::to_string(decoder_layers) + " decoder layer" + (decoder_layers == 1 ? "" : "s") + ")";
   }
   if (attention == Seq2SeqAttention::Bahdanau) return "Bahdanau (additive)";
+  if (attention == Seq2SeqAttention::Location) {
+    return "location-aware (" + std::to_string(location_filters) + " filters of " + std::to_string(location_width) +
+           " steps)";
+  }
   if (local) return "Luong local-p (D = " + std::to_string(window) + ")";
   switch (score) {
     case Seq2SeqScore::Dot: return "Luong global (dot)";
@@ -317,15 +336,20 @@ Result<std::unique_ptr<Seq2SeqModel::Impl>> build(Seq2SeqConfig config, const io
   const Index e = c.embedding_size, h2 = 2 * static_cast<Index>(c.encoder_hidden), d = c.decoder_hidden,
               a = c.attention_size;
   const Index vs = static_cast<Index>(c.source_vocab.size()), vt = static_cast<Index>(c.target_vocab.size());
-  const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau;
+  // The speech model's decoder is Bahdanau's; its encoder and location filters are seq2seq_speech.cpp's.
+  const bool bahdanau = c.attention == Seq2SeqAttention::Bahdanau || c.attention == Seq2SeqAttention::Location;
 
   bundled::TensorReader r(weights);
   if (c.attention == Seq2SeqAttention::ConvS2S) {
     ATTN_TRY(bundled::convs2s::read(*m, r));
     return finish(std::move(m), r);
   }
-  ATTN_ASSIGN(m->source_embedding, r.matrix("encoder.embedding.weight", vs, e));
-  ATTN_ASSIGN(m->encoder, bundled::read_bigru(r, "encoder.gru", e, c.encoder_hidden));
+  if (c.frames) {
+    ATTN_TRY(bundled::speech::read(*m, r));
+  } else {
+    ATTN_ASSIGN(m->source_embedding, r.matrix("encoder.embedding.weight", vs, e));
+    ATTN_ASSIGN(m->encoder, bundled::read_bigru(r, "encoder.gru", e, c.encoder_hidden));
+  }
   ATTN_ASSIGN(m->init_t, r.linear_t("decoder.init.weight", d, h2));
   ATTN_ASSIGN(m->init_b, r.vector("decoder.init.bias", d));
 
@@ -493,11 +517,16 @@ void step(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B) {
     gh.rowwise() += m.cell.b_hh;
   };
 
-  if (c.attention == Seq2SeqAttention::Bahdanau) {
-    // e_j = v . tanh(W s_{t-1} + U H_j): the query is the previous state.
+  if (c.attention == Seq2SeqAttention::Bahdanau || c.attention == Seq2SeqAttention::Location) {
+    // e_j = v . tanh(W s_{t-1} + U H_j) (+ the location term): the query is the previous state.
     bundled::multiply(s.query.topRows(B), state, m.query_t);
-    bundled::additive_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
+    if (c.frames) {
+      bundled::speech::scores(m, s, B);
+    } else {
+      bundled::additive_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
+    }
     softmax_rows_inplace(alpha);
+    if (c.frames) s.feed.topRows(B) = alpha;  // the next step's previous alignment
     bundled::multiply(context, alpha, s.H);
     // s_t = GRUCell([emb(y) ; c_t], s_{t-1}).
     gates_from_tokens();
@@ -561,8 +590,8 @@ void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
 
 // The source truncated to max_source_length, then bundled::BeamSearch (greedy is a beam of 1), every
 // node keeping its step's attention row and p_t.
-Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2SeqRun run,
-                          const DecodeOptions& options) {
+Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2SeqRun run, const DecodeOptions& options,
+                          const Matrix* frames = nullptr) {
   const auto& c = m.config;
   run.words = c.words;
   truncate_source(c, run);
@@ -588,7 +617,11 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   const Index d = convs2s ? c.embedding_size : c.decoder_hidden;
   const Index state_size = convs2s ? Index{c.decoder_layers} * max_steps * d : d;
   const Index maps = convs2s ? c.decoder_layers : 1;
-  encode(m, s, ids);
+  if (frames) {
+    bundled::speech::encode(m, s, *frames);
+  } else {
+    encode(m, s, ids);
+  }
 
   // Buffers for k rows (the GRU state's first row is s_0 from encode()).
   if (convs2s) {
@@ -599,8 +632,11 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
     s.state.row(0) = s0;
   }
   s.state_next.resize(k, state_size);
-  s.feed = Matrix::Zero(k, d);  // h~_0 = 0
-  s.feed_next.resize(k, d);
+  // Luong's h~_0 = 0; a speech model's previous alignment, alpha_0 one-hot on the first step.
+  const Index feed = c.frames ? S : d;
+  s.feed = Matrix::Zero(k, feed);
+  if (c.frames) s.feed(0, 0) = 1.0f;
+  s.feed_next.resize(k, feed);
   s.query.resize(k, std::max<Index>(1, c.attention_size));
   s.alpha.resize(k, maps * S);
   s.context.resize(k, convs2s ? d : s.H.cols());
@@ -664,8 +700,8 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
     }
     for (const int id : h.ids) {
       const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
-      // The reference's target_text: every id but </s> as its vocabulary string (words: a space between).
-      if (id != bundled::kEndId) h.text += (c.words && !h.text.empty() ? " " : "") + label;
+      // The reference's target_text: every id but </s> as its vocabulary string (words, phonemes: a space between).
+      if (id != bundled::kEndId) h.text += ((c.words || c.frames) && !h.text.empty() ? " " : "") + label;
       h.labels.push_back(label);
     }
     h.log_prob = static_cast<float>(s.search.log_prob(i));
@@ -720,6 +756,7 @@ Seq2SeqRun split_source(const Seq2SeqModel::Impl& m, std::string_view text) {
 Result<Seq2SeqRun> Seq2SeqRunner::run(std::string_view text, const DecodeOptions& options) {
   try {
     const Seq2SeqModel::Impl& m = model_->impl();
+    if (m.config.frames) return fail(ErrorKind::Mismatch, "a speech model reads audio, not text", "text");
     if (text.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: the text is empty", "text");
     Seq2SeqRun run = split_source(m, text);
     if (run.source.empty()) {
@@ -736,6 +773,7 @@ Result<Seq2SeqRun> Seq2SeqRunner::run_ids(const std::vector<int>& source_ids, co
   try {
     const Seq2SeqModel::Impl& m = model_->impl();
     const auto& vocab = m.config.source_vocab;
+    if (m.config.frames) return fail(ErrorKind::Mismatch, "a speech model reads audio, not ids", "source ids");
     if (source_ids.empty()) return fail(ErrorKind::OutOfRange, "nothing to decode: no source ids", "source ids");
     Seq2SeqRun run;
     std::int32_t offset = 0;
@@ -759,6 +797,54 @@ Result<Seq2SeqRun> Seq2SeqRunner::run_ids(const std::vector<int>& source_ids, co
     return decode(m, *scratch_, std::move(run), options);
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while decoding", "source ids");
+  }
+}
+
+Result<Seq2SeqRun> Seq2SeqRunner::run_frames(const Matrix& log_mel, const DecodeOptions& options) {
+  try {
+    const Seq2SeqModel::Impl& m = model_->impl();
+    const auto& c = m.config;
+    if (!c.frames) {
+      return fail(ErrorKind::Mismatch,
+                  "this model reads " + std::string(c.words ? "words" : "characters") + ", not audio", "audio");
+    }
+    if (log_mel.cols() != c.feature_bands) {
+      return fail(
+          ErrorKind::Mismatch,
+          "frames of " + std::to_string(log_mel.cols()) + " bands; the model reads " + std::to_string(c.feature_bands),
+          "audio");
+    }
+    const Index stack = c.feature_stack, steps = log_mel.rows() / stack;
+    const auto hundredths = [](double x) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f s", x);
+      return std::string(text);
+    };
+    // Frames are 10 ms apart: `frames` of them stand for frames x 10 ms of audio.
+    const auto seconds = [&](Index frames) { return hundredths(double(frames) * 0.01); };
+    if (steps < 1) {
+      return fail(ErrorKind::OutOfRange,
+                  "nothing to decode: the audio is shorter than one step of the model (" + std::to_string(stack) +
+                      " log-mel frames, " + hundredths(double(stack - 1) * 0.01 + 0.025) + " of audio)",
+                  "audio");
+    }
+    Seq2SeqRun run;
+    run.frames = true;
+    const Index kept = std::min<Index>(steps, c.max_source_length);
+    if (kept < steps) {
+      run.warnings.push_back("audio cut at " + seconds(kept * stack) + " (of " + seconds(log_mel.rows()) +
+                             "): the model reads at most " + std::to_string(c.max_source_length) + " steps");
+    }
+    for (Index j = 0; j < kept; ++j) {
+      run.source.push_back(hundredths(double(j * stack) * 0.01));
+      run.spans.push_back({static_cast<std::int32_t>(j * stack), static_cast<std::int32_t>((j + 1) * stack)});
+      run.source_ids.push_back(0);
+      run.unknown.push_back(false);
+    }
+    const Matrix frames = log_mel.topRows(kept * stack);
+    return decode(m, *scratch_, std::move(run), options, &frames);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory while decoding", "audio");
   }
 }
 

@@ -31,6 +31,13 @@ struct ConvS2SParts {
   RowVector out_b;  // [Vt]
 };
 
+// The speech model's encoder (MODELS.md section 6) and its location filters.
+struct SpeechParts {
+  RowVector mean, inverse_std;       // [bands]: frames are (x - mean) * inverse_std
+  std::vector<BiGruWeights> layers;  // bidirectional GRU layers over the stacked frames
+  Matrix location_t;                 // [width, a]: (L F)^T, the filters and their projection in one
+};
+
 }  // namespace bundled
 
 struct Seq2SeqModel::Impl {
@@ -70,6 +77,8 @@ struct Seq2SeqModel::Impl {
 
   // ConvS2S (every other member above stays empty).
   bundled::ConvS2SParts convs2s;
+  // A speech model: its encoder (source_embedding and encoder stay empty) and location filters.
+  bundled::SpeechParts speech;
 };
 
 // The runner's buffers; Seq2SeqRunner::Scratch is this (a private name the helpers below cannot use).
@@ -95,6 +104,8 @@ struct Seq2SeqBuffers {
   // ConvS2S: the encoder's output z and the values z + e [S, d]; per step g, h, the convolution's input
   // rows, its output [k, 2d], o, the query [k, d]. `state` holds each hypothesis' layer inputs, [k, L T d].
   Matrix z, values, g, h, tap_rows, conv, o, query_c;
+  // A speech model: the stacked frames, one layer's output, the windows of the previous alignment [S, width].
+  Matrix layer_out, windows;
 
   bundled::BeamSearch search;
   std::vector<float> rows;  // nodes x S (ConvS2S: nodes x L S)
@@ -113,5 +124,19 @@ void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const std::vector<in
 void step(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B, int t);
 
 }  // namespace bundled::convs2s
+
+namespace bundled::speech {
+
+// "attention": "location": the keys of a speech model's config.json into c.
+Result<Seq2SeqConfig> read_config(const ConfigKeys& k, Seq2SeqConfig c);
+// The encoder's tensors and the location filters (the decoder is Bahdanau's, read by seq2seq.cpp).
+Result<void> read(Seq2SeqModel::Impl& m, TensorReader& r);
+// H of the frames [S stack, bands] (already cut to whole steps), s_0 into s.state's row 0.
+void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const Matrix& frames);
+// The additive score with the location term for the first B rows: s.alpha(b, j) = v . tanh(query_b + keys_j +
+// (F * s.feed_b)_j L^T), s.feed holding each hypothesis' previous alignment.
+void scores(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B);
+
+}  // namespace bundled::speech
 
 }  // namespace attn::models

@@ -1,7 +1,9 @@
 // Character-level seq2seq with attention: a bidirectional GRU encoder and a GRU decoder with Bahdanau
 // (additive) or Luong (dot, general, concat; global or local-p) attention, or the convolutional model of
 // Gehring et al. 2017 (ConvS2S: gated convolutions, one attention per decoder layer), as
-// tools/train/MODELS.md section 1 specifies and tools/train/seq2seq_torch.py (convs2s_torch.py) trains.
+// tools/train/MODELS.md section 1 specifies and tools/train/seq2seq_torch.py (convs2s_torch.py) trains; and the
+// speech recogniser of section 6 (Chorowski et al. 2015: log-mel frames in, phonemes out, location-aware
+// attention; speech_torch.py).
 // Greedy and beam-search decoding keep every step's attention row (for local-p also its predicted position
 // p_t; for ConvS2S every decoder layer's row) for every hypothesis.
 #pragma once
@@ -24,7 +26,7 @@ class SafeTensors;
 
 namespace attn::models {
 
-enum class Seq2SeqAttention { Bahdanau, Luong, ConvS2S };
+enum class Seq2SeqAttention { Bahdanau, Luong, ConvS2S, Location };
 enum class Seq2SeqScore { Additive, Dot, General, Concat };
 
 struct Seq2SeqConfig {
@@ -33,6 +35,13 @@ struct Seq2SeqConfig {
   // "unit": what one source and one output id is: a character (the default), or a word (split_words of
   // classifier.h without the terminators . ! ?; the output's words are joined by spaces).
   bool words = false;
+  // "unit": "frame": a speech model. Its source is log-mel frames (audio.h's MelSettings, `feature_bands` of them),
+  // `feature_stack` consecutive frames to an encoder step, and its outputs are phonemes (joined by spaces).
+  bool frames = false;
+  int feature_bands = 0, feature_stack = 0;
+  // Location-aware attention (Chorowski et al.): the previous alignment convolved with `location_filters` filters
+  // of odd width `location_width`, fed into the additive score.
+  int location_filters = 0, location_width = 0;
   Seq2SeqAttention attention = Seq2SeqAttention::Bahdanau;
   Seq2SeqScore score = Seq2SeqScore::Additive;
   bool local = false;                     // Luong local-p (general score)
@@ -41,12 +50,14 @@ struct Seq2SeqConfig {
   std::vector<std::string> target_vocab;  // id -> character or word ("<pad>" 0, "<s>" 1, "</s>" 2)
   int embedding_size = 0, encoder_hidden = 0, decoder_hidden = 0, attention_size = 0;
   int max_source_length = 0, max_target_length = 0;
-  // ConvS2S: embedding_size is the one width d; the GRU sizes above are unused (0).
+  // ConvS2S: embedding_size is the one width d; the GRU sizes above are unused (0). A speech model: the encoder's
+  // bidirectional GRU layers.
   int encoder_layers = 0, encoder_kernel = 0, decoder_layers = 0, decoder_kernel = 0;
 
   // Parses config.json; every error names the file and the key.
   static Result<Seq2SeqConfig> parse(std::string_view json, const std::string& file);
-  // "Bahdanau (additive)", "Luong global (general)", "Luong local-p (D = 4)", "ConvS2S (3 decoder layers)"
+  // "Bahdanau (additive)", "Luong global (general)", "Luong local-p (D = 4)", "ConvS2S (3 decoder layers)",
+  // "location-aware (10 filters of 31 steps)"
   std::string variant_name() const;
 };
 
@@ -72,13 +83,16 @@ struct Hypothesis {
 };
 
 struct Seq2SeqRun {
-  Labels source;            // one label per source character (as typed; "<unk>" characters too) or word
-  std::vector<Span> spans;  // byte span of each source character or word in the input text
+  Labels source;            // one label per source character (as typed; "<unk>" characters too) or word; a speech
+                            // model's encoder steps: the time at the step's start ("0.27 s")
+  std::vector<Span> spans;  // byte span of each source character or word in the input text; a speech model's
+                            // encoder steps: their log-mel frames [stack j, stack (j + 1))
   std::vector<int> source_ids;
   std::vector<bool> unknown;           // source unit not in the vocabulary (decoded as <unk>)
   std::vector<Hypothesis> hypotheses;  // best first; greedy: one
   std::vector<std::string> warnings;   // e.g. "input truncated to 64 characters (of 10000)"
   bool words = false;                  // the model's units are words (Seq2SeqConfig::words)
+  bool frames = false;                 // a speech model's run (run_frames)
 
   // The best hypothesis' alignment as a map for the generic views: rows = output characters
   // ("</s>" for the end), columns = source characters.
@@ -124,6 +138,10 @@ class Seq2SeqRunner {
   Result<Seq2SeqRun> run(std::string_view text, const DecodeOptions& options = {});
   // Source ids as given (tests, parity).
   Result<Seq2SeqRun> run_ids(const std::vector<int>& source_ids, const DecodeOptions& options = {});
+  // A speech model on log-mel frames [frames, feature_bands] (audio::log_mel): fewer frames than one encoder step
+  // is an error; more than max_source_length steps are cut with a warning ("audio cut at 30.00 s (of 41.20 s)", frames
+  // x 10 ms).
+  Result<Seq2SeqRun> run_frames(const Matrix& log_mel, const DecodeOptions& options = {});
 
  private:
   std::shared_ptr<const Seq2SeqModel> model_;

@@ -1,0 +1,322 @@
+// Speech (engine/audio and the speech seq2seq model, tools/train/MODELS.md section 6): audio files and their bad
+// cases (not audio, empty, longer than ten minutes, another rate, six channels), the log-mel spectrogram against
+// torch's (tests/data/audio/fox-f2.logmel.safetensors, tools/parity/make_speech_fixtures.py), espeak-ng's synthesis
+// with each phoneme's time span, and the speech model's config and run_frames refusals. The speech model's numbers
+// against torch are the parity suite's (random-speech, speech-location).
+#include "attn/audio/audio.h"
+#include "attn/io/safetensors.h"
+#include "attn/models/seq2seq.h"
+#include "model_test_util.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <numbers>
+#include <string>
+#include <vector>
+
+namespace attn::audio {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kData = fs::path(ATTN_TEST_DATA_DIR);
+
+// A 16-bit PCM WAV file's bytes: `frames` frames of `channels` channels at `rate`, channel c of frame i holding
+// value(i, c).
+template <class Value>
+std::vector<unsigned char> wav_bytes(int rate, int channels, std::int64_t frames, Value value) {
+  const auto put32 = [](std::vector<unsigned char>& out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<unsigned char>(v >> (8 * i)));
+  };
+  const auto put16 = [](std::vector<unsigned char>& out, std::uint16_t v) {
+    out.push_back(static_cast<unsigned char>(v));
+    out.push_back(static_cast<unsigned char>(v >> 8));
+  };
+  const auto data = static_cast<std::uint32_t>(frames * channels * 2);
+  std::vector<unsigned char> out{'R', 'I', 'F', 'F'};
+  put32(out, 36 + data);
+  for (char ch : std::string("WAVEfmt ")) out.push_back(static_cast<unsigned char>(ch));
+  put32(out, 16);
+  put16(out, 1);
+  put16(out, static_cast<std::uint16_t>(channels));
+  put32(out, static_cast<std::uint32_t>(rate));
+  put32(out, static_cast<std::uint32_t>(rate * channels * 2));
+  put16(out, static_cast<std::uint16_t>(channels * 2));
+  put16(out, 16);
+  for (char ch : std::string("data")) out.push_back(static_cast<unsigned char>(ch));
+  put32(out, data);
+  out.reserve(out.size() + data);
+  for (std::int64_t i = 0; i < frames; ++i)
+    for (int c = 0; c < channels; ++c) put16(out, static_cast<std::uint16_t>(static_cast<std::int16_t>(value(i, c))));
+  return out;
+}
+
+TEST(AudioFile, ReadsA16kHzMonoWavAsItIs) {
+  const auto bytes = wav_bytes(16000, 1, 1600, [](std::int64_t i, int) { return int(i % 200) * 100 - 10000; });
+  auto audio = read_audio_bytes(bytes, "tone.wav");
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  ASSERT_EQ(audio->samples.size(), 1600u);
+  EXPECT_TRUE(audio->warnings.empty());
+  EXPECT_FLOAT_EQ(audio->samples[0], -10000.0f / 32768.0f);
+  EXPECT_FLOAT_EQ(audio->samples[1], -9900.0f / 32768.0f);
+  EXPECT_DOUBLE_EQ(audio->seconds(), 0.1);
+}
+
+TEST(AudioFile, SixChannelsAreMixedToTheirMean) {
+  // Channel c holds 1000 c: the mean of 0, 1000, ..., 5000 is 2500.
+  const auto bytes = wav_bytes(16000, 6, 800, [](std::int64_t, int c) { return 1000 * c; });
+  auto audio = read_audio_bytes(bytes, "surround.wav");
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  EXPECT_EQ(audio->source_channels, 6);
+  ASSERT_EQ(audio->samples.size(), 800u);
+  EXPECT_NEAR(audio->samples[400], 2500.0f / 32768.0f, 1e-6);
+  ASSERT_EQ(audio->warnings.size(), 1u);
+  EXPECT_EQ(audio->warnings[0], "6 channels mixed to one (their mean)");
+}
+
+TEST(AudioFile, AnotherRateIsResampledTo16kHz) {
+  // One second of a 440 Hz sine at 44.1 kHz: a second at 16 kHz, the same tone (zero crossings 880 a second).
+  const auto bytes = wav_bytes(44100, 1, 44100, [](std::int64_t i, int) {
+    return int(std::lround(16000.0 * std::sin(2.0 * std::numbers::pi * 440.0 * double(i) / 44100.0)));
+  });
+  auto audio = read_audio_bytes(bytes, "a440.wav");
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  EXPECT_EQ(audio->source_rate, 44100);
+  EXPECT_NEAR(double(audio->samples.size()), 16000.0, 2.0);
+  ASSERT_EQ(audio->warnings.size(), 1u);
+  EXPECT_EQ(audio->warnings[0], "resampled from 44,100 Hz to 16,000 Hz");
+  int crossings = 0;
+  for (std::size_t i = 1000; i + 1 < 15000; ++i) crossings += (audio->samples[i] < 0) != (audio->samples[i + 1] < 0);
+  EXPECT_NEAR(crossings, 880.0 * 14000 / 16000, 2.0);
+}
+
+TEST(AudioFile, TenMinutesAreKeptAndTheRestCutWithAWarning) {
+  const std::int64_t frames = std::int64_t(kSampleRate) * 602;  // 10 min 2 s
+  const auto bytes = wav_bytes(kSampleRate, 1, frames, [](std::int64_t i, int) { return int(i % 7); });
+  auto audio = read_audio_bytes(bytes, "lecture.wav");
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  EXPECT_EQ(audio->samples.size(), std::size_t(kSampleRate) * 600);
+  EXPECT_DOUBLE_EQ(audio->source_seconds, 602.0);
+  ASSERT_EQ(audio->warnings.size(), 1u);
+  EXPECT_EQ(audio->warnings[0], "cut at 10 min: the file is 10 min 2.0 s long");
+}
+
+TEST(AudioFile, BadFilesAreRefusedByName) {
+  const std::string text = "this is a text file, not audio\n";
+  auto not_audio = read_audio_bytes({reinterpret_cast<const unsigned char*>(text.data()), text.size()}, "notes.wav");
+  ASSERT_FALSE(not_audio.has_value());
+  EXPECT_EQ(not_audio.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(not_audio.error().message().find("notes.wav: is not audio"), std::string::npos)
+      << not_audio.error().message();
+
+  auto empty = read_audio_bytes({}, "empty.wav");
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(empty.error().message(), "empty.wav: is empty (0 bytes): not audio");
+
+  // A WAV header without a single sample.
+  auto silent = read_audio_bytes(wav_bytes(16000, 1, 0, [](std::int64_t, int) { return 0; }), "header.wav");
+  ASSERT_FALSE(silent.has_value());
+  EXPECT_EQ(silent.error().message(), "header.wav: has no samples: the audio is empty");
+
+  auto missing = read_audio(kData / "audio" / "no-such.wav");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("no-such.wav"), std::string::npos);
+  auto folder = read_audio(kData / "audio");
+  ASSERT_FALSE(folder.has_value());
+  EXPECT_NE(folder.error().message().find("is a directory, not an audio file"), std::string::npos)
+      << folder.error().message();
+}
+
+TEST(AudioFile, WrittenWavReadsBack) {
+  std::vector<float> samples(480);
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i] = float(int(i) - 240) / 512.0f;
+  const fs::path path = test::fresh_dir("attn-wav") / "round.wav";
+  ASSERT_TRUE(write_wav(path, samples).has_value());
+  auto back = read_audio(path);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  ASSERT_EQ(back->samples.size(), samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) EXPECT_NEAR(back->samples[i], samples[i], 1.0 / 32768) << i;
+  fs::remove_all(path.parent_path());
+}
+
+TEST(LogMel, MatchesTorchOnTheFixture) {
+  auto audio = read_audio(kData / "audio" / "fox-f2.wav");
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  const Matrix got = log_mel(audio->samples);
+  auto file = io::SafeTensors::open(kData / "audio" / "fox-f2.logmel.safetensors");
+  ASSERT_TRUE(file.has_value()) << file.error().message();
+  auto want = file->matrix("log_mel", got.rows(), 80);
+  ASSERT_TRUE(want.has_value()) << want.error().message();
+  EXPECT_EQ(got.rows(), Index((audio->samples.size() - 400) / 160 + 1));
+  EXPECT_LT((got - *want).cwiseAbs().maxCoeff(), 1e-4f);
+  // Fewer samples than a window: no frame.
+  EXPECT_EQ(log_mel(std::vector<float>(399, 0.1f)).rows(), 0);
+}
+
+TEST(LogMel, FiltersAreTrianglesThatCoverTheBand) {
+  const Matrix f = mel_filters();
+  ASSERT_EQ(f.rows(), 80);
+  ASSERT_EQ(f.cols(), 257);
+  EXPECT_GE(f.minCoeff(), 0.0f);
+  EXPECT_LE(f.maxCoeff(), 1.0f);
+  // A tone of the 40th band's centre frequency peaks in that band.
+  const double hz = mel_centres()[40];
+  std::vector<float> tone(1600);
+  for (std::size_t i = 0; i < tone.size(); ++i) tone[i] = float(0.5 * std::sin(2 * std::numbers::pi * hz * i / 16000));
+  const Matrix m = log_mel(tone);
+  Index band = 0;
+  m.row(3).maxCoeff(&band);
+  EXPECT_NEAR(double(band), 40.0, 1.0);
+}
+
+TEST(Synthesis, SaysTheTextWithEachPhonemesSpan) {
+  auto said = synthesise("the quick brown fox", Voice{"en-us+f2", 175, 50});
+  ASSERT_TRUE(said.has_value()) << said.error().message();
+  EXPECT_GT(said->audio.seconds(), 0.6);
+  EXPECT_LT(said->audio.seconds(), 3.0);
+  std::string names;
+  for (const auto& p : said->phonemes) names += p.name + " ";
+  // espeak-ng's en-us phonemes of "quick" and "fox".
+  EXPECT_NE(names.find("k w I k"), std::string::npos) << names;
+  EXPECT_NE(names.find("f 0 k s"), std::string::npos) << names;
+  double previous = 0.0;
+  for (const auto& p : said->phonemes) {
+    EXPECT_GE(p.start, previous) << p.name;
+    EXPECT_GT(p.end, p.start) << p.name;
+    EXPECT_LE(p.end, said->audio.seconds() + 1e-9) << p.name;
+    previous = p.start;
+  }
+  // The phonemes of "fox" point at its bytes.
+  EXPECT_EQ(said->phonemes.back().text, (Span{16, 19}));
+}
+
+TEST(Synthesis, RefusesEmptyTextAndUnknownVoices) {
+  auto empty = synthesise("  \n");
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(empty.error().message(), "text: nothing to say: the text is empty");
+  auto voice = synthesise("hello", Voice{"xx-nowhere", 175, 50});
+  ASSERT_FALSE(voice.has_value());
+  EXPECT_NE(voice.error().message().find("no voice \"xx-nowhere\""), std::string::npos);
+  auto fast = synthesise("hello", Voice{"en-us", 900, 50});
+  ASSERT_FALSE(fast.has_value());
+  EXPECT_NE(fast.error().message().find("900 words per minute"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn::audio
+
+namespace attn::models {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::shared_ptr<const Seq2SeqModel> random_speech() {
+  auto model = Seq2SeqModel::load(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "random-speech");
+  EXPECT_TRUE(model.has_value()) << model.error().message();
+  return model ? *model : nullptr;
+}
+
+TEST(SpeechModel, ReadsFramesCutsLongAudioAndRefusesText) {
+  auto model = random_speech();
+  ASSERT_TRUE(model);
+  EXPECT_EQ(model->config().variant_name(), "location-aware (3 filters of 5 steps)");
+  Seq2SeqRunner runner(model);
+  // 100 frames = 33 steps of 3; the model reads 30: cut with a warning naming both lengths.
+  const Matrix frames = Matrix::Constant(100, 80, -3.0f);
+  auto run = runner.run_frames(frames);
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  EXPECT_TRUE(run->frames);
+  ASSERT_EQ(run->source.size(), 30u);
+  EXPECT_EQ(run->source[1], "0.03 s");
+  EXPECT_EQ(run->spans[1], (Span{3, 6}));
+  ASSERT_EQ(run->warnings.size(), 1u);
+  EXPECT_EQ(run->warnings[0], "audio cut at 0.90 s (of 1.00 s): the model reads at most 30 steps");
+  EXPECT_EQ(run->hypotheses[0].attention.cols(), 30);
+
+  auto short_audio = runner.run_frames(Matrix::Zero(2, 80));
+  ASSERT_FALSE(short_audio.has_value());
+  EXPECT_NE(short_audio.error().message().find("shorter than one step"), std::string::npos);
+  auto bands = runner.run_frames(Matrix::Zero(30, 40));
+  ASSERT_FALSE(bands.has_value());
+  EXPECT_NE(bands.error().message().find("frames of 40 bands"), std::string::npos);
+  auto text = runner.run("hello");
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error().message(), "text: a speech model reads audio, not text");
+  EXPECT_FALSE(runner.run_ids({0, 0}).has_value());
+}
+
+TEST(SpeechModel, ATextModelRefusesAudio) {
+  auto model = Seq2SeqModel::load(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "random-words");
+  ASSERT_TRUE(model.has_value());
+  Seq2SeqRunner runner(*model);
+  auto run = runner.run_frames(Matrix::Zero(30, 80));
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().message(), "audio: this model reads words, not audio");
+}
+
+std::string speech_json(const json& patch = json::object()) {
+  json j = {
+      {"architectures", {"AttnScopeSeq2Seq"}},
+      {"attention", "location"},
+      {"score", "additive"},
+      {"unit", "frame"},
+      {"features", {{"sample_rate", 16000}, {"window", 400}, {"hop", 160}, {"fft", 512}, {"bands", 80}, {"stack", 3}}},
+      {"source_vocab", json::array()},
+      {"target_vocab", {"<pad>", "<s>", "</s>", "aI", "@2"}},
+      {"embedding_size", 4},
+      {"encoder_hidden", 3},
+      {"encoder_layers", 2},
+      {"decoder_hidden", 5},
+      {"attention_size", 2},
+      {"location_filters", 3},
+      {"location_width", 5},
+      {"max_source_length", 30},
+      {"max_target_length", 12}};
+  return test::patched_json(std::move(j), patch);
+}
+
+TEST(SpeechModelConfig, ReadsTheSpeechKeys) {
+  auto c = Seq2SeqConfig::parse(speech_json(), "cfg.json");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_TRUE(c->frames);
+  EXPECT_EQ(c->attention, Seq2SeqAttention::Location);
+  EXPECT_EQ(c->feature_stack, 3);
+  EXPECT_EQ(c->encoder_layers, 2);
+  EXPECT_EQ(c->location_width, 5);
+}
+
+using test::ConfigErrorCase;
+
+class SpeechModelConfigError : public ::testing::TestWithParam<ConfigErrorCase> {};
+
+TEST_P(SpeechModelConfigError, NamesTheFileKeyAndLine) {
+  test::expect_config_error<Seq2SeqConfig>(speech_json(GetParam().patch), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SpeechModelConfigError,
+    ::testing::Values(
+        ConfigErrorCase{"words", {{"unit", "word"}}, "unit", "needs \"unit\": \"frame\""},
+        ConfigErrorCase{"even_width", {{"location_width", 4}}, "location_width", "must be odd"},
+        ConfigErrorCase{
+            "other_hop",
+            {{"features",
+              {{"sample_rate", 16000}, {"window", 400}, {"hop", 200}, {"fft", 512}, {"bands", 80}, {"stack", 3}}}},
+            "features",
+            "features.hop is 200"},
+        ConfigErrorCase{"source_vocab", {{"source_vocab", {"<pad>", "<unk>", "a"}}}, "source_vocab", "must be []"},
+        ConfigErrorCase{"spaced_phoneme",
+                        {{"target_vocab", {"<pad>", "<s>", "</s>", "a b"}}},
+                        "target_vocab",
+                        "without white space"}),
+    test::config_case_name);
+
+}  // namespace
+}  // namespace attn::models

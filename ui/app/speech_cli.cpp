@@ -1,0 +1,166 @@
+#include "app/speech_cli.h"
+
+#include "attn/io/read_file.h"
+#include "attn/io/safetensors.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QObject>
+
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <sstream>
+
+using namespace Qt::StringLiterals;
+
+namespace attn::ui {
+namespace {
+
+using json = nlohmann::json;
+
+struct Utterance {
+  audio::Audio audio;
+  std::vector<audio::Phoneme> phonemes;  // empty for a file
+  Matrix features;
+};
+
+void addNoise(std::vector<float>& samples, double deviation, unsigned seed) {
+  if (deviation <= 0.0) return;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, float(deviation));
+  for (float& s : samples) s += normal(rng);
+}
+
+json phonemesJson(const std::vector<audio::Phoneme>& phonemes) {
+  json list = json::array();
+  for (const auto& p : phonemes)
+    list.push_back({{"phoneme", p.name}, {"start", p.start}, {"end", p.end}, {"text", {p.text.begin, p.text.end}}});
+  return list;
+}
+
+std::expected<Utterance, RenderFailure> say(const std::string& text, const audio::Voice& voice, double noise,
+                                            unsigned seed) {
+  auto speech = audio::synthesise(text, voice);
+  if (!speech) return std::unexpected(inputFailure(speech.error()));
+  Utterance u{std::move(speech->audio), std::move(speech->phonemes), {}};
+  addNoise(u.audio.samples, noise, seed);
+  u.features = audio::log_mel(u.audio.samples);
+  return u;
+}
+
+std::expected<RenderReport, RenderFailure> runBatch(const SpeechJob& job) {
+  auto lines = io::read_file(job.batch.toStdString(), std::int64_t(256) << 20, "a JSON-lines file");
+  if (!lines) return std::unexpected(inputFailure(lines.error()));
+  if (!QDir().mkpath(job.outDir)) return std::unexpected(inputFailure(QObject::tr("cannot make %1").arg(job.outDir)));
+  std::vector<float> frames;
+  std::vector<std::int64_t> starts{0};
+  std::string manifest;
+  std::istringstream in(*lines);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto where = [&](const QString& what) {
+      return inputFailure(u"%1:%2: %3"_s.arg(job.batch).arg(number).arg(what));
+    };
+    json spec;
+    try {
+      spec = json::parse(line);
+    } catch (const json::exception& e) {
+      return std::unexpected(where(QString::fromUtf8(e.what())));
+    }
+    if (!spec.is_object() || !spec.contains("text") || !spec["text"].is_string())
+      return std::unexpected(where(u"expected an object with a \"text\" string"_s));
+    audio::Voice voice;
+    voice.name = spec.value("voice", voice.name);
+    voice.words_per_minute = spec.value("rate", voice.words_per_minute);
+    voice.pitch = spec.value("pitch", voice.pitch);
+    auto u = say(spec["text"].get<std::string>(), voice, spec.value("noise", 0.0), spec.value("seed", 0u));
+    if (!u) return std::unexpected(where(u.error().message));
+    frames.insert(frames.end(), u->features.data(), u->features.data() + u->features.size());
+    starts.push_back(starts.back() + u->features.rows());
+    json record{{"text", spec["text"]},
+                {"voice", voice.name},
+                {"rate", voice.words_per_minute},
+                {"pitch", voice.pitch},
+                {"frames", u->features.rows()},
+                {"seconds", u->audio.seconds()},
+                {"phonemes", phonemesJson(u->phonemes)}};
+    manifest += record.dump() + '\n';
+  }
+  const int bands = audio::MelSettings{}.bands;
+  const std::int64_t total = starts.back();
+  const auto* startBytes = reinterpret_cast<const std::byte*>(starts.data());
+  std::vector<io::TensorData> tensors{
+      io::f32_tensor("features", {total, bands}, frames),
+      {"starts", io::DType::I64, {std::int64_t(starts.size())}, {startBytes, starts.size() * sizeof(std::int64_t)}}};
+  const QString features = QDir(job.outDir).filePath(u"features.safetensors"_s);
+  const QString utterances = QDir(job.outDir).filePath(u"utterances.jsonl"_s);
+  if (auto written = io::write_safetensors(features.toStdString(), tensors); !written)
+    return std::unexpected(outputFailure(written.error()));
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(manifest.data());
+  if (auto written = io::write_file(utterances.toStdString(), {bytes, manifest.size()}); !written)
+    return std::unexpected(outputFailure(written.error()));
+  RenderReport report;
+  report.summary = u"speech: %1 utterances, %2 frames of %3 bands"_s.arg(starts.size() - 1).arg(total).arg(bands);
+  report.written = {features, utterances};
+  return report;
+}
+
+}  // namespace
+
+std::expected<RenderReport, RenderFailure> runSpeech(const SpeechJob& job) {
+  if (!job.batch.isEmpty()) {
+    if (job.outDir.isEmpty()) return std::unexpected(usageFailure(QObject::tr("speech: --batch needs --out-dir DIR")));
+    return runBatch(job);
+  }
+  if (job.hasText == !job.wavIn.isEmpty())
+    return std::unexpected(usageFailure(QObject::tr("speech: give --text \"...\" or --wav FILE (one of them)")));
+  if (job.wavOut.isEmpty() && job.jsonOut.isEmpty())
+    return std::unexpected(usageFailure(QObject::tr("speech: give --wav-out FILE and/or --json FILE")));
+  QElapsedTimer timer;
+  timer.start();
+  Utterance u;
+  if (job.hasText) {
+    auto said = say(job.text, job.voice, job.noise, job.seed);
+    if (!said) return std::unexpected(said.error());
+    u = std::move(*said);
+  } else {
+    auto read = audio::read_audio(job.wavIn.toStdString());
+    if (!read) return std::unexpected(inputFailure(read.error()));
+    u.audio = std::move(*read);
+    addNoise(u.audio.samples, job.noise, job.seed);
+    u.features = audio::log_mel(u.audio.samples);
+  }
+  RenderReport report;
+  report.summary = u"speech: %1 s, %2 frames, %3 phonemes · %4 ms"_s.arg(u.audio.seconds(), 0, 'f', 2)
+                       .arg(u.features.rows())
+                       .arg(u.phonemes.size())
+                       .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 1);
+  for (const auto& w : u.audio.warnings) report.warnings << QString::fromStdString(w);
+  if (!job.wavOut.isEmpty()) {
+    if (auto written = audio::write_wav(job.wavOut.toStdString(), u.audio.samples); !written)
+      return std::unexpected(outputFailure(written.error()));
+    report.written << job.wavOut;
+  }
+  if (!job.jsonOut.isEmpty()) {
+    json out{{"sample_rate", audio::kSampleRate},
+             {"seconds", u.audio.seconds()},
+             {"phonemes", phonemesJson(u.phonemes)},
+             {"warnings", u.audio.warnings},
+             {"log_mel", json::array()}};
+    for (Index t = 0; t < u.features.rows(); ++t) {
+      std::vector<float> row(u.features.row(t).data(), u.features.row(t).data() + u.features.cols());
+      out["log_mel"].push_back(row);
+    }
+    const std::string text = out.dump() + '\n';
+    if (auto written = io::write_file(job.jsonOut.toStdString(),
+                                      {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+        !written)
+      return std::unexpected(outputFailure(written.error()));
+    report.written << job.jsonOut;
+  }
+  return report;
+}
+
+}  // namespace attn::ui
