@@ -181,6 +181,10 @@ struct Options {
       u"Also write the matrix as CSV (the alignment; a classifier's heads x words; hypothesis x premise words)."_s,
       u"file"_s};
   QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
+  QCommandLineOption alignWav{u"wav"_s, u"A speech model's audio file (WAV, FLAC, Ogg, AIFF), instead of --text."_s,
+                              u"file"_s};
+  QCommandLineOption alignVoice{
+      u"voice"_s, u"The espeak-ng voice a speech model's --text is said in (default en-us)."_s, u"name"_s};
   // speech
   QCommandLineOption speechText{u"text"_s, u"Say this with espeak-ng (in-process)."_s, u"text"_s};
   QCommandLineOption speechWav{u"wav"_s, u"Read this audio file instead (WAV, FLAC, Ogg, AIFF)."_s, u"file"_s};
@@ -482,6 +486,8 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o) {
     job.pair = rawOption("pair").value_or(parser.value(o.pair).toStdString());
     job.hasPair = true;
   }
+  job.wavPath = pathValue(parser, o.alignWav);
+  if (parser.isSet(o.alignVoice)) job.voice = parser.value(o.alignVoice).toStdString();
   QString error;
   if (!parseNumber(parser, o.beam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
       !parseNumber(parser, o.step, job.step, error) || !parseNumber(parser, o.alignLayer, job.layer, error)) {
@@ -617,6 +623,8 @@ QString commandsHelp() {
          "euros.\" --out r.png\n"
          "           attnscope-cli align --model entailment-wbw --text \"A man is sleeping on the beach\" --pair \"A "
          "person is sleeping\" --out e.png\n"
+         "           attnscope-cli align --model speech-location --text \"the quick brown fox\" --beam 5 --out s.png\n"
+         "           attnscope-cli align --model speech-location --wav recording.wav --out s.png\n"
          "           attnscope-cli align --list\n"
          "  caption  Caption an image or a generated scene (Show, Attend and Tell) and write the grid of its words'\n"
          "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
@@ -690,7 +698,7 @@ int main(int argc, char* argv[]) {
                                  "alignment."_s,
                                  u"align [options]"_s);
     parser.addOptions({o.alignModel, o.alignText, o.pair, o.beam, o.hypothesis, o.step, o.alignLayer, o.alignView,
-                       o.alignOut, o.alignCsv, o.width, o.height, o.colormap, o.alignList});
+                       o.alignOut, o.alignCsv, o.width, o.height, o.colormap, o.alignList, o.alignWav, o.alignVoice});
   } else if (command == u"caption"_s) {
     parser.addPositionalArgument(u"caption"_s,
                                  u"Caption an image or a scene; write the grid of each word's attention."_s,

@@ -22,12 +22,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "parity"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 from torch_mha_peer import check_torch_blas, time_calls  # noqa: E402
 
 # bench_applications.cpp's kPremise, kHypothesis and kDate; change both together.
 PREMISE = "a young man is sleeping on the beach near the river"
 HYPOTHESIS = "the young person is not sleeping on the beach near the river"
 DATE = "Saturday, 21 November 2026"
+SPEECH_WAV = os.path.join(ROOT, "tests", "data", "audio", "apples-2s.wav")   # bench_applications' kSpeechWav
 SENTENCE = ("Voters in Dublin elected Grace Kim as their new mayor on Sunday, ending 12 years of the old council, in a "
             "decision that was welcomed by local business leaders and residents.")
 
@@ -73,13 +76,23 @@ def main():
     def summarise():
         return st.beam_search(headline_model, sentence_ids, 5)
 
+    import speech_torch as sp
+    import make_speech_fixtures as msf
+    speech_model = st.load_model(os.path.join(ROOT, "resources", "models", "speech-location"), torch.float32)
+    frames = sp.cut(sp.log_mel(msf.read_wav(SPEECH_WAV)).float(), speech_model.config)
+
+    def recognise():
+        return st.beam_search(speech_model, frames, 5)
+
     result = {"threads": torch.get_num_threads(), "blas": blas,
               "entailment": {"model": os.path.basename(os.path.normpath(args.model)),
                              "answer": et.LABELS[int(run()[0].argmax())], **timed(run)},
               "convs2s": {"model": "date-convs2s", "answer": st.target_text(decode()[0].ids, date_model.config),
                           **timed(decode)},
               "headlines": {"model": "headlines-gru",
-                            "answer": st.target_text(summarise()[0].ids, headline_model.config), **timed(summarise)}}
+                            "answer": st.target_text(summarise()[0].ids, headline_model.config), **timed(summarise)},
+              "speech": {"model": "speech-location", "answer": st.target_text(recognise()[0].ids, speech_model.config),
+                         **timed(recognise)}}
     print(json.dumps(result))
     return 0
 

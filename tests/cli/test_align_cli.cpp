@@ -163,6 +163,41 @@ class TestAlignCli : public QObject {
     QVERIFY(!QFile::exists(dir_.filePath(u"never.csv"_s)));
   }
 
+  // A speech model says --text with espeak-ng (its phonemes among the notes) or reads --wav; its alignment is
+  // phonemes x steps of audio; the typed-text options of the other models are refused for it, and --wav for them.
+  void speechModelsSayTheTextOrReadTheWav() {
+    const QString csv = dir_.filePath(u"speech.csv"_s);
+    const Run said = runCli({u"align"_s, u"--model"_s, seq2seq("speech"), u"--text"_s, u"the quick brown fox"_s,
+                             u"--beam"_s, u"2"_s, u"--csv"_s, csv});
+    QVERIFY2(said.exitCode == 0, qPrintable(said.err));
+    QVERIFY2(said.out.startsWith(u"align: random-speech \u00b7 30 steps of audio \u2192"_s), qPrintable(said.out));
+    QVERIFY2(said.out.contains(u"said by espeak-ng (en-us): "_s) && said.out.contains(u" k w I k "_s),
+             qPrintable(said.out));
+    QVERIFY2(said.out.contains(u"warning: audio cut at 0.90 s"_s), qPrintable(said.out));
+    const auto lines = csvLines(csv);
+    QVERIFY(lines.size() >= 2);
+    QVERIFY2(lines.front().startsWith(",0.00 s,0.03 s,0.06 s"), lines.front().constData());
+    const Run read = runCli({u"align"_s, u"--model"_s, seq2seq("speech"), u"--wav"_s,
+                             QStringLiteral(ATTN_TEST_DATA_DIR "/audio/fox-f2.wav"), u"--csv"_s, csv});
+    QVERIFY2(read.exitCode == 0, qPrintable(read.err));
+    QVERIFY2(!read.out.contains(u"said by"_s), qPrintable(read.out));
+    const QString never = dir_.filePath(u"never.png"_s);
+    const Run notAudio = runCli({u"align"_s, u"--model"_s, seq2seq("speech"), u"--wav"_s, csv, u"--out"_s, never});
+    QCOMPARE(notAudio.exitCode, 1);
+    QVERIFY2(notAudio.err.contains(u"speech.csv: is not audio"_s), qPrintable(notAudio.err));
+    const Run both =
+        runCli({u"align"_s, u"--model"_s, seq2seq("speech"), u"--text"_s, u"hi"_s, u"--wav"_s, csv, u"--out"_s, never});
+    QCOMPARE(both.exitCode, 2);
+    const Run shading = runCli({u"align"_s, u"--model"_s, seq2seq("speech"), u"--text"_s, u"hi"_s, u"--view"_s,
+                                u"shading"_s, u"--out"_s, never});
+    QCOMPARE(shading.exitCode, 2);
+    const Run wavForDates = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--wav"_s,
+                                    QStringLiteral(ATTN_TEST_DATA_DIR "/audio/fox-f2.wav"), u"--out"_s, never});
+    QCOMPARE(wavForDates.exitCode, 2);
+    QVERIFY2(wavForDates.err.contains(u"--wav is for a speech model"_s), qPrintable(wavForDates.err));
+    QVERIFY(!QFile::exists(never));
+  }
+
   void classifiersWriteTheirWordShading() {
     const QString png = dir_.filePath(u"review.png"_s);
     const QString csv = dir_.filePath(u"review.csv"_s);

@@ -12,6 +12,7 @@
 #include "ui_test_support.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
+#include "views/speech_view.h"
 #include "views/text_figure_view.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
@@ -24,10 +25,12 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QPushButton>
 #include <QTest>
 #include <QTextBrowser>
 #include <QTreeWidget>
@@ -1061,6 +1064,66 @@ class TestAlignmentWorkbench : public QObject {
     QTRY_VERIFY(wb.outcome() && !wb.outcome()->layerAlignments.front().empty());
     QCOMPARE(int(wb.layerHeatmaps().size()), 2);
     for (auto* view : views) QVERIFY(view->isVisibleTo(&wb));
+  }
+
+  // A speech model (the random fixture, over the typed words said by espeak-ng): the spectrogram page instead of the
+  // shaded source, the true phonemes from the synthesis, each emitted phoneme's peak in time order of its row's
+  // argmax, and a click on the spectrogram going to the step whose peak is nearest.
+  void speechModelShowsTheSpectrogramWithTheStepsAttention() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("speech"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"the quick brown fox"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.outcome() && wb.outcome()->seq2seq && wb.outcome()->speech);
+    QVERIFY(wb.speechView()->isVisibleTo(&wb));
+    QVERIFY(!wb.decodingView()->isVisibleTo(&wb));
+    const auto& speech = *wb.outcome()->speech;
+    QVERIFY(!speech.phonemes.empty());
+    QCOMPARE(speech.voice, u"en-us"_s);
+    const auto& run = *wb.outcome()->seq2seq;
+    QCOMPARE(attn::Index(run.source.size()), std::min<attn::Index>(speech.logMel.rows() / 3, 30));
+    const auto& attention = run.hypotheses[0].attention;
+    const std::vector<double> peaks = wb.speechView()->peakSeconds();
+    QCOMPARE(attn::Index(peaks.size()), attention.rows());
+    for (attn::Index i = 0; i < attention.rows(); ++i) {
+      attn::Index j = 0;
+      attention.row(i).maxCoeff(&j);
+      QCOMPARE(peaks[std::size_t(i)], (3.0 * double(j) + 1.0) * 0.01 + 0.0125);
+    }
+    // A click at the last step's peak goes to a step whose peak is there.
+    wb.setStep(0);
+    const int last = int(peaks.size()) - 1;
+    const QPoint at(int(std::lround(wb.speechView()->xOfSeconds(peaks.back()))), wb.speechView()->height() / 2);
+    QTest::mouseClick(wb.speechView(), Qt::LeftButton, {}, at);
+    QTRY_COMPARE(peaks[std::size_t(wb.step())], peaks[std::size_t(last)]);
+    QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(wb.step()));
+    // The heatmap's axes say what they are.
+    QCOMPARE(QString::fromStdString(wb.currentMap()->row_axis), u"phonemes"_s);
+    QCOMPARE(QString::fromStdString(wb.currentMap()->col_axis), u"audio (a step is 30 ms)"_s);
+    // An audio file instead of the typed words: read, no synthesis; one that is not audio is refused by name;
+    // typing says the words again.
+    QVERIFY(wb.findChild<QPushButton*>(u"alignmentOpenAudio"_s)->isVisibleTo(&wb));
+    const QString wav = QStringLiteral(ATTN_SOURCE_DIR "/tests/data/audio/fox-f2.wav");
+    wb.openAudio(wav);
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome() && wb.outcome()->speech && wb.outcome()->speech->file == wav);
+    QVERIFY(wb.outcome()->speech->phonemes.empty());
+    QCOMPARE(wb.outcome()->request.wavPath, wav);
+    wb.openAudio(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-speech/config.json"));
+    QTRY_VERIFY2(wb.lastError().contains(u"config.json: is not audio"_s), qPrintable(wb.lastError()));
+    wb.setText(u"seven green apples"_s);
+    QCOMPARE(wb.audioPath(), QString());
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome() && wb.outcome()->speech && wb.outcome()->speech->file.isEmpty());
+    // A text model again: the shaded source, no spectrogram.
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome() && wb.outcome()->seq2seq && !wb.outcome()->speech);
+    QVERIFY(!wb.speechView()->isVisibleTo(&wb));
+    QVERIFY(wb.decodingView()->isVisibleTo(&wb));
   }
 };
 

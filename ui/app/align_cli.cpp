@@ -6,6 +6,7 @@
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "workbenches/alignment_models.h"
+#include "workbenches/alignment_speech.h"
 #include "workbenches/alignment_worker.h"
 
 #include <QElapsedTimer>
@@ -27,7 +28,10 @@ using Step = std::expected<void, RenderFailure>;  // a step of the job that may 
 // Everything that needs no model.
 Step checkJob(const AlignJob& job) {
   if (job.model.isEmpty()) return std::unexpected(usageFailure(QObject::tr("align: give --model NAME|DIR")));
-  if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("align: give --text \"...\"")));
+  if (!job.hasText && job.wavPath.isEmpty())
+    return std::unexpected(usageFailure(QObject::tr("align: give --text \"...\" (or a speech model's --wav FILE)")));
+  if (job.hasText && !job.wavPath.isEmpty())
+    return std::unexpected(usageFailure(QObject::tr("align: give --text or --wav, not both")));
   if (job.outPath.isEmpty() && job.csvPath.isEmpty()) {
     return std::unexpected(usageFailure(QObject::tr("align: give --out FILE and/or --csv FILE")));
   }
@@ -56,7 +60,7 @@ Step checkJob(const AlignJob& job) {
       job.size.height() > 16384) {
     return std::unexpected(usageFailure(QObject::tr("the image size must be between 64 and 16384 pixels a side")));
   }
-  if (job.text.empty()) {
+  if (job.hasText && job.text.empty()) {
     return std::unexpected(
         inputFailure(QObject::tr("--text: empty: nothing to run; give a date in any form, a review or a premise")));
   }
@@ -124,6 +128,24 @@ Step writeSeq2SeqView(const AlignJob& job, const attn::models::Seq2SeqRun& run, 
   return {};
 }
 
+// A speech model's run: --wav read, or --text said by espeak-ng (its phonemes and spans among the notes), then
+// the log-mel frames decoded.
+attn::Result<attn::models::Seq2SeqRun> runSpeech(const AlignJob& job, attn::models::Seq2SeqRunner& session,
+                                                 const attn::models::DecodeOptions& options, RenderReport& report) {
+  auto input = speechInput(job.text, job.wavPath, job.voice);
+  if (!input) return std::unexpected(input.error());
+  if (!input->phonemes.empty()) {
+    QStringList phonemes;
+    for (const auto& p : input->phonemes) phonemes << fromStd(p.name);
+    report.notes.append(QObject::tr("said by espeak-ng (%1): %2 s, the phonemes %3")
+                            .arg(input->voice)
+                            .arg(input->audio.seconds(), 0, 'f', 2)
+                            .arg(phonemes.join(u' ')));
+  }
+  for (const auto& w : input->audio.warnings) report.notes.append(u"warning: "_s + fromStd(w));
+  return session.run_frames(input->logMel, options);
+}
+
 // A date (seq2seq) model: decodes, checks the hypothesis and step asked for, writes --out and --csv.
 Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer, const QFont& font,
                 RenderReport& report) {
@@ -134,7 +156,14 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   attn::models::Seq2SeqRunner session(model.seq2seq);
   attn::models::DecodeOptions options;
   options.beam = job.beam;
-  auto run = session.run(job.text, options);
+  const bool speech = model.seq2seq->config().frames;
+  if (!job.wavPath.isEmpty() && !speech) {
+    return std::unexpected(usageFailure(QObject::tr("--wav is for a speech model; %1 reads text").arg(model.name)));
+  }
+  if (speech && job.view == AlignJob::View::Shading) {
+    return std::unexpected(usageFailure(QObject::tr("--view shading is for text; a speech model writes its heatmap")));
+  }
+  auto run = speech ? runSpeech(job, session, options, report) : session.run(job.text, options);
   if (!run) return std::unexpected(engineFailure(RenderFailure::Kind::Input, run.error()));
   const double ms = double(timer.nsecsElapsed()) / 1e6;
   if (const QString problem = hypothesisChoiceProblem(run->hypotheses.size(), job.hypothesis, job.beam);
@@ -152,7 +181,9 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   report.summary = QObject::tr("align: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                        .arg(model.name)
                        .arg(run->source.size())
-                       .arg(run->words ? QObject::tr("words") : QObject::tr("characters"))
+                       .arg(run->frames  ? QObject::tr("steps of audio")
+                            : run->words ? QObject::tr("words")
+                                         : QObject::tr("characters"))
                        .arg(quoted(fromStd(run->hypotheses.front().text)))
                        .arg(job.beam)
                        .arg(ms, 0, 'f', 1);

@@ -5,7 +5,8 @@
 // probabilities; for an entailment model (--text the premise, --pair the hypothesis) the hypothesis x premise
 // heatmap with the word in view outlined, or the label, the hypothesis and the premise shaded by that word's
 // attention (--view shading). --csv writes the matrix (the alignment, the classifier's heads x words, the
-// entailment model's hypothesis x premise words).
+// entailment model's hypothesis x premise words). A speech model says --text with espeak-ng (or reads --wav) and
+// writes its phonemes x encoder steps alignment (the true phonemes from the synthesis among the notes).
 #pragma once
 
 #include "app/headless.h"
@@ -23,7 +24,9 @@ struct AlignJob {
   QString model;     // a bundled model's key or a model folder
   std::string text;  // raw bytes, as the engine's offsets refer to them
   bool hasText = false;
-  std::string pair;  // an entailment model's hypothesis, raw bytes
+  QString wavPath;              // a speech model's audio file (instead of --text, which it says with espeak-ng)
+  std::string voice = "en-us";  // the espeak-ng voice a speech model's --text is said in
+  std::string pair;             // an entailment model's hypothesis, raw bytes
   bool hasPair = false;
   int beam = 1;  // seq2seq: 1 = greedy
   bool beamSet = false;

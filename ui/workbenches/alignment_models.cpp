@@ -26,8 +26,8 @@ constexpr auto kEntailment = "AttnScopeEntailment";
 
 // The names say what a model is in the words of its papers; the order walks from Bahdanau to Luong's
 // scores, the local window and the convolutional model, then headlines (words), then the review classifiers: attention
-// pooling, and the two saliencies without a query; then entailment, word by word.
-constexpr std::array<KnownModelName, 12> kKnown = {{
+// pooling, and the two saliencies without a query; then entailment, word by word; then speech.
+constexpr std::array<KnownModelName, 13> kKnown = {{
     {"date-bahdanau", "Dates \u00b7 Bahdanau (additive)"},
     {"date-luong-dot", "Dates \u00b7 Luong global (dot)"},
     {"date-luong-general", "Dates \u00b7 Luong global (general)"},
@@ -40,6 +40,7 @@ constexpr std::array<KnownModelName, 12> kKnown = {{
     {"sentiment-lstm", "Reviews \u00b7 LSTM (forget gate)"},
     {"sentiment-cnn", "Reviews \u00b7 CNN (max pooling)"},
     {"entailment-wbw", "Entailment \u00b7 word by word (Rockt\u00e4schel)"},
+    {"speech-location", "Speech \u00b7 location-aware attention (Chorowski)"},
 }};
 
 attn::Error unsupported(const QString& shownAs, const QString& architecture) {
@@ -212,7 +213,14 @@ QStringList headlineExamples() {
       u"Astronomers in Chile discovered a comet on Friday."_s};
 }
 
+QStringList speechExamples() {
+  // Words of the kind the model heard (1-4 random English words), then a longer phrase.
+  return {u"the quick brown fox"_s, u"seven green apples"_s, u"hello world"_s, u"attention is all you need"_s,
+          u"please call stella"_s};
+}
+
 AlignmentTask AlignmentModel::task() const {
+  if (seq2seq && seq2seq->config().frames) return AlignmentTask::Speech;
   if (seq2seq) return seq2seq->config().words ? AlignmentTask::Headlines : AlignmentTask::Dates;
   return entailment ? AlignmentTask::Entailment : AlignmentTask::Reviews;
 }
@@ -249,6 +257,16 @@ AlignmentTaskText alignmentTaskText(AlignmentTask task) {
               AlignmentModels::tr("The input is empty: type a review to see its word attention. The view shows the "
                                   "last input."),
               AlignmentModels::tr("words")};
+    case AlignmentTask::Speech:
+      return {AlignmentModels::tr("&Say: a few words (espeak-ng speaks them)"),
+              AlignmentModels::tr("Said by espeak-ng and recognised as you type; the phonemes and the alignment over "
+                                  "the audio follow every keystroke. The model knows espeak-ng's synthetic voices, "
+                                  "not human ones."),
+              AlignmentModels::tr("A few English words, e.g. the quick brown fox"),
+              step(AlignmentModels::tr("steps of audio")),
+              AlignmentModels::tr("The input is empty: type a few words to hear them said and recognised. The view "
+                                  "shows the last input."),
+              AlignmentModels::tr("steps of audio")};
     case AlignmentTask::Entailment: break;
   }
   return {AlignmentModels::tr("&Premise: a sentence about a scene"),
@@ -266,6 +284,7 @@ QStringList taskExamples(AlignmentTask task) {
     case AlignmentTask::Dates: return dateExamples();
     case AlignmentTask::Headlines: return headlineExamples();
     case AlignmentTask::Reviews: return reviewExamples();
+    case AlignmentTask::Speech: return speechExamples();
     case AlignmentTask::Entailment: break;
   }
   QStringList premises;

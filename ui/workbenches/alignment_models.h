@@ -35,6 +35,7 @@ QString defaultReviewText();
 QStringList dateExamples();
 QStringList reviewExamples();
 QStringList headlineExamples();
+QStringList speechExamples();
 struct EntailmentExample {
   QString premise, hypothesis;
   QString display() const;  // "premise  ⇒  hypothesis", as the examples box lists it
@@ -42,16 +43,17 @@ struct EntailmentExample {
 std::vector<EntailmentExample> entailmentExamples();
 
 // What a model does: the tab's inputs, words and examples follow it (no model: the dates').
-enum class AlignmentTask { Dates, Headlines, Reviews, Entailment };
+enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
 inline constexpr AlignmentTask kAlignmentTasks[] = {AlignmentTask::Dates, AlignmentTask::Headlines,
-                                                    AlignmentTask::Reviews, AlignmentTask::Entailment};
+                                                    AlignmentTask::Reviews, AlignmentTask::Entailment,
+                                                    AlignmentTask::Speech};
 struct AlignmentTaskText {
   QString sourceLabel;    // the input box's label, with its mnemonic
   QString sourceToolTip;  // what happens as you type
   QString placeholder;    // the empty box's hint
   QString stepToolTip;    // the step slider's
   QString emptyInput;     // why an empty input is not run (an entailment model says which box is empty itself)
-  QString units;          // a seq2seq model's source and output units: "characters" or "words"
+  QString units;          // a seq2seq model's source units: "characters", "words" or "steps of audio"
 };
 AlignmentTaskText alignmentTaskText(AlignmentTask task);
 // The task's examples, the default first (an entailment model's premises).

@@ -64,6 +64,7 @@ QGroupBox* AlignmentWorkbench::buildInputGroup(QWidget* panel) {
   exampleBox_->setToolTip(tr("Inputs of the kinds the model was trained on, and one it has to cope with"));
   exampleForm->addRow(tr("E&xamples:"), exampleBox_);
   inputLayout->addLayout(exampleForm);
+  inputLayout->addWidget(makeAudioButton(inputGroup));  // before post's connection: typing leaves the file
   inputNote_ = new QLabel(inputGroup);
   inputNote_->setObjectName(u"alignmentInputNote"_s);
   inputNote_->setWordWrap(true);
@@ -173,6 +174,7 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   decodingView_->setPlaceholder(tr("Decoding\u2026"));
   decodingView_->setToolTip(QString());
   decoding->addWidget(decodingView_);
+  decoding->addWidget(makeSpeechView());
   auto* stepRow = new QHBoxLayout();
   stepTitle_ = new QLabel(tr("S&tep:"), decodingPage_);
   stepSlider_ = new QSlider(Qt::Horizontal, decodingPage_);

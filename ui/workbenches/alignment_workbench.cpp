@@ -6,6 +6,7 @@
 #include "workbenches/alignment_models.h"
 #include "render/alignment_render.h"
 #include "views/heatmap_view.h"
+#include "views/speech_view.h"
 #include "views/text_figure_view.h"
 #include "workbenches/side_panel.h"
 
@@ -165,7 +166,8 @@ void AlignmentWorkbench::showError(const QString& message) {
 
 void AlignmentWorkbench::updateForSource() {
   const Task task = taskOf(source_.get());
-  const bool seq2seq = task == Task::Dates || task == Task::Headlines, entailment = task == Task::Entailment;
+  const bool speech = task == Task::Speech, entailment = task == Task::Entailment;
+  const bool seq2seq = task == Task::Dates || task == Task::Headlines || speech;
   const AlignmentTaskText words = alignmentTaskText(task);
   decodingGroup_->setVisible(seq2seq);
   hypothesisLabel_->setVisible(entailment);
@@ -195,9 +197,14 @@ void AlignmentWorkbench::updateForSource() {
     return;
   }
   pages_->setCurrentWidget(seq2seq || entailment ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
+  decodingView_->setVisible(!speech);  // a speech model's input is audio: its spectrogram instead
+  speechView_->setVisible(speech);
+  audioButton_->setVisible(speech);
+  if (!speech) audioPath_.clear();
   readingsCheck_->setVisible(task == Task::Reviews);
   if (seq2seq || entailment) {
     decodingView_->clear();
+    speechView_->clear();
     heatmap_->clear();
     hypotheses_->clear();
   } else {
@@ -271,7 +278,7 @@ void AlignmentWorkbench::post() {
   if (!source_) return;
   const QString text = textEdit_->toPlainText();
   const bool entailment = source_->model.isEntailment();
-  if (text.isEmpty() || (entailment && pairText().isEmpty())) {
+  if ((text.isEmpty() && audioPath_.isEmpty()) || (entailment && pairText().isEmpty())) {
     // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
     // shown over the message.
     inputMessage_ = emptyInputMessage();
@@ -302,6 +309,7 @@ void AlignmentWorkbench::post() {
   if (entailment) request.hypothesis = pairText().toStdString();
   request.beam = beamSpin_->value();
   request.readings = readingsCheck_->isChecked();
+  request.wavPath = audioPath_;
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
   updateWarnings();
@@ -569,8 +577,12 @@ void AlignmentWorkbench::updateStepViews() {
   render::DecodingFigureOptions options;
   options.colormap = colormap_;
   options.window = config.local ? config.window : 0;
-  decodingFigure_ = render::decodingFigure(run, std::size_t(hypothesis_), step_, outcome_->request.text, options);
-  decodingView_->setFigure(decodingFigure_);
+  if (outcome_->speech) {
+    updateSpeechView();
+  } else {
+    decodingFigure_ = render::decodingFigure(run, std::size_t(hypothesis_), step_, outcome_->request.text, options);
+    decodingView_->setFigure(decodingFigure_);
+  }
   QString label = steps > 0 && map
                       ? tr("step %1 of 0\u2013%2 \u00b7 %3").arg(step_).arg(steps - 1).arg(stepLabel(*map, step_))
                       : tr("no output");

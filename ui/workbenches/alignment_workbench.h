@@ -50,6 +50,7 @@ namespace attn::ui {
 
 class HeatmapView;
 class TextFigureView;
+class SpeechView;
 
 class AlignmentWorkbench : public Workbench {
   Q_OBJECT
@@ -129,6 +130,11 @@ class AlignmentWorkbench : public Workbench {
   const std::vector<QLabel*>& layerTitles() const { return layerTitles_; }
   QLabel* meanTitle() const { return meanTitle_; }
   TextFigureView* decodingView() const { return decodingView_; }
+  // A speech model's spectrogram with the step's attention (hidden for the other models).
+  SpeechView* speechView() const { return speechView_; }
+  // A speech model reads this audio file (WAV, FLAC, Ogg, AIFF) instead of the typed words until they are edited.
+  void openAudio(const QString& path);
+  QString audioPath() const { return audioPath_; }
   TextFigureView* reviewView() const { return reviewView_; }
   QCheckBox* readingsCheck() const { return readingsCheck_; }
   QComboBox* matrixBox() const { return matrixBox_; }
@@ -172,6 +178,11 @@ class AlignmentWorkbench : public Workbench {
   void updateReviewMatrix();
   // ConvS2S's decoder layers side by side (alignment_layers.cpp).
   void updateLayerHeatmaps();
+  // A speech model's spectrogram view (hidden until one is open), and its update for the hypothesis and step in view
+  // (alignment_speech.cpp).
+  SpeechView* makeSpeechView();
+  QPushButton* makeAudioButton(QWidget* parent);
+  void updateSpeechView();
   void updateLayerOverlays(const render::AlignmentOverlay& overlay);
   QWidget* makeHeatmapPanel(HeatmapView* view, QLabel*& title, const QString& name);
   void placeHeatmapPanels(int layers);
@@ -233,6 +244,9 @@ class AlignmentWorkbench : public Workbench {
   QStackedWidget* pages_ = nullptr;
   QWidget* decodingPage_ = nullptr;
   TextFigureView* decodingView_ = nullptr;
+  SpeechView* speechView_ = nullptr;
+  QPushButton* audioButton_ = nullptr;  // a speech model's "Open Audio File..." (hidden for the others)
+  QString audioPath_;                   // the audio file a speech model reads; empty: the typed words, said
   QLabel* stepTitle_ = nullptr;
   QSlider* stepSlider_ = nullptr;
   QLabel* stepLabel_ = nullptr;

@@ -18,6 +18,9 @@ QStringList AlignmentOutcome::warnings() const {
                                          : classifier ? &classifier->warnings
                                          : entailment ? &entailment->warnings
                                                       : nullptr;
+  if (speech) {
+    for (const auto& w : speech->audio.warnings) out.append(QString::fromStdString(w));
+  }
   if (list) {
     for (const auto& w : *list) out.append(QString::fromStdString(w));
   }
@@ -29,8 +32,13 @@ std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2S
   if (!base) return nullptr;
   auto map = std::make_shared<attn::AttentionMap>(*base);
   map->col_labels = render::sourceColumnLabels(run);
-  map->row_axis = run.words ? "headline words" : "output characters";
-  map->col_axis = run.words ? "source words" : "source characters";
+  map->row_axis = run.frames ? "phonemes" : run.words ? "headline words" : "output characters";
+  if (run.frames && !run.spans.empty()) {
+    // A speech model's steps: their log-mel frames, 10 ms apart.
+    map->col_axis = "audio (a step is " + std::to_string(10 * (run.spans[0].end - run.spans[0].begin)) + " ms)";
+  } else {
+    map->col_axis = run.words ? "source words" : "source characters";
+  }
   return map;
 }
 
@@ -142,7 +150,19 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
   if (seq2seqSession_) {
     attn::models::DecodeOptions options;
     options.beam = std::max(1, request.beam);
-    auto run = seq2seqSession_->run(request.text, options);
+    attn::Result<attn::models::Seq2SeqRun> run;
+    if (source_->model.seq2seq->config().frames) {
+      // A speech model: the sentence said by espeak-ng (or the file read), then its log-mel frames decoded.
+      auto input = speechInput(request.text, request.wavPath, request.voice);
+      if (!input) {
+        outcome->error = input.error();
+        return outcome;
+      }
+      outcome->speech = std::make_shared<const SpeechInput>(std::move(*input));
+      run = seq2seqSession_->run_frames(outcome->speech->logMel, options);
+    } else {
+      run = seq2seqSession_->run(request.text, options);
+    }
     if (!run) {
       outcome->error = run.error();
       return outcome;

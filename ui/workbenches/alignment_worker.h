@@ -14,6 +14,7 @@
 #include "attn/trace.h"
 #include "render/alignment_render.h"
 #include "workbenches/alignment_models.h"
+#include "workbenches/alignment_speech.h"
 #include "workbenches/mailbox.h"
 
 #include <QMetaType>
@@ -38,10 +39,12 @@ struct AlignmentSource {
 };
 
 struct AlignmentRequest {
-  std::string text;        // UTF-8, as typed (an entailment model's premise)
-  std::string hypothesis;  // an entailment model's hypothesis, UTF-8
-  int beam = 1;            // seq2seq: 1 = greedy
-  bool readings = false;   // a flat classifier: also run the bundled readings of saliency (kReadingModels)
+  std::string text;             // UTF-8, as typed (an entailment model's premise)
+  std::string hypothesis;       // an entailment model's hypothesis, UTF-8
+  int beam = 1;                 // seq2seq: 1 = greedy
+  bool readings = false;        // a flat classifier: also run the bundled readings of saliency (kReadingModels)
+  QString wavPath;              // a speech model: this audio file instead of `text` said by espeak-ng
+  std::string voice = "en-us";  // a speech model: the espeak-ng voice `text` is said in
 };
 
 // The bundled review classifiers whose saliency needs no query, in the order the tab shows them: attention
@@ -53,6 +56,7 @@ struct AlignmentOutcome {
   quint64 sourceSerial = 0;
   AlignmentRequest request;
   std::shared_ptr<const attn::models::Seq2SeqRun> seq2seq;
+  std::shared_ptr<const SpeechInput> speech;  // a speech model's audio, true phonemes and log-mel frames
   // Each hypothesis' alignment (rows: output characters, "</s>" for the end; columns: source characters,
   // an unknown one marked "(unk)"), in the run's order (best first).
   std::vector<std::shared_ptr<const attn::AttentionMap>> alignments;
