@@ -457,6 +457,17 @@ std::shared_ptr<const AttentionMap> Seq2SeqRun::layer_alignment(std::size_t laye
 
 struct Seq2SeqRunner::Scratch : Seq2SeqBuffers {};
 
+void bundled::initial_state(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s) {
+  // s_0 = tanh(W_init [fwd_{S-1} ; bwd_0] + b).
+  const Index S = s.H.rows(), h = m.config.encoder_hidden;
+  RowVector last(2 * h);
+  last.head(h) = s.H.row(S - 1).head(h);
+  last.tail(h) = s.H.row(0).tail(h);
+  s.state.resize(1, m.config.decoder_hidden);
+  bundled::multiply(s.state, last, m.init_t);
+  s.state = (s.state + m.init_b).array().tanh().matrix();
+}
+
 Seq2SeqRunner::Seq2SeqRunner(std::shared_ptr<const Seq2SeqModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
 Seq2SeqRunner::~Seq2SeqRunner() = default;
@@ -469,18 +480,11 @@ namespace {
 void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const std::vector<int>& ids) {
   const auto& c = m.config;
   if (c.attention == Seq2SeqAttention::ConvS2S) return bundled::convs2s::encode(m, s, ids);
-  const Index S = static_cast<Index>(ids.size()), e = c.embedding_size, h = c.encoder_hidden;
+  const Index S = static_cast<Index>(ids.size()), e = c.embedding_size;
   s.embedded.resize(S, e);
   for (Index j = 0; j < S; ++j) s.embedded.row(j) = m.source_embedding.row(ids[static_cast<std::size_t>(j)]);
   bundled::bigru(m.encoder, s.embedded, s.H, s.gru);
-
-  // s_0 = tanh(W_init [fwd_{S-1} ; bwd_0] + b).
-  RowVector last(2 * h);
-  last.head(h) = s.H.row(S - 1).head(h);
-  last.tail(h) = s.H.row(0).tail(h);
-  s.state.resize(1, c.decoder_hidden);
-  bundled::multiply(s.state, last, m.init_t);
-  s.state = (s.state + m.init_b).array().tanh().matrix();
+  bundled::initial_state(m, s);
 
   switch (c.score) {
     case Seq2SeqScore::Additive:

@@ -113,6 +113,11 @@ struct Seq2SeqBuffers {
   std::vector<int> path;
 };
 
+namespace bundled {
+// The GRU decoders' s_0 = tanh(W_init [fwd_{S-1} ; bwd_0] + b) from s.H, into s.state's row 0.
+void initial_state(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s);
+}  // namespace bundled
+
 namespace bundled::convs2s {
 
 // The tensors of a ConvS2S config into m.convs2s (MODELS.md's names and shapes).

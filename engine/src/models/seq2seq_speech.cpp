@@ -109,7 +109,7 @@ Result<void> read(Seq2SeqModel::Impl& m, TensorReader& r) {
 void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const Matrix& frames) {
   const auto& c = m.config;
   const auto& p = m.speech;
-  const Index bands = c.feature_bands, stack = c.feature_stack, S = frames.rows() / stack, h = c.encoder_hidden;
+  const Index bands = c.feature_bands, stack = c.feature_stack, S = frames.rows() / stack;
   // Row j of the stacked input is frames 3j, 3j + 1, 3j + 2 side by side: the row-major frames reshaped.
   s.embedded.resize(S, stack * bands);
   for (Index t = 0; t < S * stack; ++t)
@@ -119,13 +119,7 @@ void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const Matrix& frames
     std::swap(s.H, s.layer_out);
     bundled::bigru(p.layers[layer], s.layer_out, s.H, s.gru);
   }
-  // s_0 = tanh(W_init [fwd_{S-1} ; bwd_0] + b) of the last layer.
-  RowVector last(2 * h);
-  last.head(h) = s.H.row(S - 1).head(h);
-  last.tail(h) = s.H.row(0).tail(h);
-  s.state.resize(1, c.decoder_hidden);
-  bundled::multiply(s.state, last, m.init_t);
-  s.state = (s.state + m.init_b).array().tanh().matrix();
+  bundled::initial_state(m, s);  // from the last layer
   s.keys.resize(S, c.attention_size);
   bundled::multiply(s.keys, s.H, m.key_t);
 }
