@@ -4,7 +4,8 @@
 // the next save. The sessions carry a 2 MB text so that writing takes a while. Half the kills come at any moment of the
 // writer's loop; the other half while a file is being written (once the writer's temporary file has appeared), where a
 // writer that wrote in place (fopen(path, "wb") + fwrite) would leave half a file: such a writer fails this test within
-// a few rounds.
+// a few rounds. A quarter of the rounds wait for the writer's first completed save before the random delay, so that
+// both sessions are seen however slow a forked writer starts.
 #include "attn/io/session.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,17 +79,29 @@ TEST(SessionKill, AKilledWriterLeavesThePreviousSessionOrTheNewOneNeverAMix) {
   int leftovers = 0;  // rounds whose kill left a temporary file: the kill did land inside a write
   int saw_a = 0, saw_b = 0;
   for (int round = 0; round < kRounds; ++round) {
+    // The writer tells of each save it completed, a byte down this pipe.
+    int saved[2];
+    ASSERT_EQ(pipe(saved), 0);
     const pid_t child = fork();
     ASSERT_GE(child, 0) << "fork failed";
     if (child == 0) {
       // The writer: B, A, B, A, ... until killed, starting with A in odd rounds: where a forked writer's first
       // saves are slow (copy-on-write page faults; ASan on a slow VM), most kills land in its first or second
       // save, and always starting with B left only B to see. Nothing of gtest runs here.
+      close(saved[0]);
       for (int i = round % 2;; ++i) {
         if (!save_session(file, i % 2 == 0 ? b : a)) _exit(3);
+        if (write(saved[1], "s", 1) != 1) _exit(4);
       }
     }
-    if (round % 2 == 0) {
+    close(saved[1]);
+    if (round % 4 == 0) {
+      // After the writer's first save (B) is complete, at any moment of the next ones: a writer slower than the
+      // delay below (a loaded machine: the CI of 2026-11-28 saw no B in 200 rounds without this) still shows B.
+      pollfd first{saved[0], POLLIN, 0};
+      poll(&first, 1, 20000);
+      usleep(static_cast<useconds_t>(delay_us(random)));
+    } else if (round % 2 == 0) {
       usleep(static_cast<useconds_t>(delay_us(random)));
     } else {
       // Inside a write: the writer's temporary file is there (given up after 20 s: the kill then lands anywhere).
@@ -96,6 +110,7 @@ TEST(SessionKill, AKilledWriterLeavesThePreviousSessionOrTheNewOneNeverAMix) {
       usleep(static_cast<useconds_t>(writing_us(random)));
     }
     kill(child, SIGKILL);
+    close(saved[0]);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself (a save failed) in round " << round;
