@@ -6,9 +6,12 @@
 #include <sndfile.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <memory>
+
+#include <unistd.h>
 
 namespace attn::audio {
 
@@ -122,6 +125,34 @@ sf_count_t memory_read(void* out, sf_count_t count, void* user) {
 sf_count_t memory_write(const void*, sf_count_t, void*) { return 0; }
 sf_count_t memory_tell(void* user) { return static_cast<Memory*>(user)->at; }
 
+// A regular file read through its descriptor with pread: libsndfile never owns the descriptor (given one with
+// sf_open_fd, libsndfile 1.2 closes it when the open fails, whatever it was asked, and the owner's close would then be
+// a second one).
+struct Descriptor {
+  int fd = -1;
+  sf_count_t size = 0, at = 0;
+};
+sf_count_t descriptor_length(void* user) { return static_cast<Descriptor*>(user)->size; }
+sf_count_t descriptor_seek(sf_count_t offset, int whence, void* user) {
+  auto* d = static_cast<Descriptor*>(user);
+  const sf_count_t base = whence == SEEK_CUR ? d->at : whence == SEEK_END ? d->size : 0;
+  d->at = std::clamp<sf_count_t>(base + offset, 0, d->size);
+  return d->at;
+}
+sf_count_t descriptor_read(void* out, sf_count_t count, void* user) {
+  auto* d = static_cast<Descriptor*>(user);
+  sf_count_t done = 0;
+  while (done < count) {
+    const ssize_t n = ::pread(d->fd, static_cast<char*>(out) + done, std::size_t(count - done), off_t(d->at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += n;
+    d->at += n;
+  }
+  return done;
+}
+sf_count_t descriptor_tell(void* user) { return static_cast<Descriptor*>(user)->at; }
+
 }  // namespace
 
 Result<Audio> read_audio(const std::filesystem::path& path) {
@@ -134,10 +165,12 @@ Result<Audio> read_audio(const std::filesystem::path& path) {
         ErrorKind::TooLarge,
         "is " + with_commas(file->size()) + " bytes; an audio file is at most " + with_commas(kMaxFileBytes) + " bytes",
         name);
+  // The descriptor stays `file`'s, closed when it goes (after the handle).
+  Descriptor descriptor{file->fd(), sf_count_t(file->size())};
+  SF_VIRTUAL_IO io{descriptor_length, descriptor_seek, descriptor_read, memory_write, descriptor_tell};
   SF_INFO info{};
-  SndFile handle(sf_open_fd(file->fd(), SFM_READ, &info, SF_TRUE));
+  SndFile handle(sf_open_virtual(&io, SFM_READ, &info, &descriptor));
   if (!handle) return not_audio(name);
-  file->release();  // libsndfile closes it
   return decode(handle.get(), info, name);
 }
 
