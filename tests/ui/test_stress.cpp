@@ -54,11 +54,11 @@ constexpr int kScale = 4;
 #else
 constexpr int kScale = 1;
 #endif
-constexpr int kInputs = 200 / kScale;                // inputs opened back to back
-constexpr int kDragMs = 30'000 / kScale;             // wall time of the glimpse drag (the requirement: 30 s)
-constexpr int kMoveEveryMs = 8;                      // a mouse move at most this often, events processed in between
-constexpr int kSwitchRounds = 6;                     // model switches while a run is in flight, per tab
-constexpr int kCancels = 24 / (kScale > 1 ? 2 : 1);  // model loads cancelled at random points (at least 20)
+constexpr int kInputs = 200 / kScale;              // inputs opened back to back
+constexpr int kDragMs = 30'000 / kScale;           // wall time of the glimpse drag (the requirement: 30 s)
+constexpr int kMoveEveryMs = 8;                    // a mouse move at most this often, events processed in between
+constexpr int kSwitchRounds = kScale > 1 ? 3 : 6;  // model switches while a run is in flight, per tab
+constexpr int kCancels = kScale > 1 ? 6 : 24;      // model loads cancelled at random points (at least 20)
 // The synthetic model's layers (151 MB in Release: a load of 60-300 ms here; under a sanitizer a quarter, whose load
 // is still longer there, and the cancels land within whatever it takes).
 constexpr int kLargeLayers = 48 / kScale;
@@ -763,6 +763,10 @@ class TestStress : public QObject {
   // One small round of everything, so that first-use costs (fonts, models, caches, thread pools) are paid
   // before the RSS reading that the run is measured from.
   void warmUp() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // Its one purpose is the baseline of rssGrowthIsBounded, which runs in the ci build only (18 s under TSan).
+    QSKIP("the RSS baseline is taken in the ci build only");
+#endif
     openInputsBackToBack(30 / kScale);
     if (QTest::currentTestFailed()) return;
     dragGlimpse(1000);
