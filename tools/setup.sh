@@ -42,6 +42,7 @@ packages=(
   libqcustomplot-dev libqcustomplot2.1-qt6
   libeigen3-dev libopencv-dev nlohmann-json3-dev libutf8proc-dev libpcre2-dev libsentencepiece-dev zlib1g-dev
   libsndfile1-dev libsamplerate0-dev libespeak-ng-dev espeak-ng-data
+  qt6-multimedia-dev
   libopenblas0-openmp libopenblas-openmp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format-16 python3 lld

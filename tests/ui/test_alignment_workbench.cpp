@@ -10,6 +10,7 @@
 #include "render/text_figure.h"
 #include "render/token_lines_render.h"
 #include "ui_test_support.h"
+#include "views/audio_playback.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/speech_view.h"
@@ -30,7 +31,6 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QTemporaryDir>
-#include <QPushButton>
 #include <QTest>
 #include <QTextBrowser>
 #include <QTreeWidget>
@@ -1124,6 +1124,65 @@ class TestAlignmentWorkbench : public QObject {
     QTRY_VERIFY(wb.outcome() && wb.outcome()->seq2seq && !wb.outcome()->speech);
     QVERIFY(!wb.speechView()->isVisibleTo(&wb));
     QVERIFY(wb.decodingView()->isVisibleTo(&wb));
+  }
+
+  // Playback: the position heard moves the line over the spectrogram and the step to the phoneme that attends there
+  // (followPlayback is what the player's positionChanged calls). Play itself plays where there is an audio output
+  // (the step then moves on its own) and says why not where there is none (CI) or no Qt Multimedia in the build.
+  void speechPlaybackFollowsTheTimeHeard() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("speech"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"the quick brown fox jumps"_s);
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(wb.outcome() && wb.outcome()->speech);
+    QVERIFY(wb.playButton()->isVisibleTo(&wb));
+    QCOMPARE(wb.playButton()->isEnabled(), AudioPlayback::builtIn());
+    const double total = wb.outcome()->speech->audio.seconds();
+    const QString length = QString::number(total, 'f', 2);
+    if (AudioPlayback::builtIn()) {
+      QCOMPARE(wb.playbackLabel()->text(), length + u" s of audio"_s);
+    } else {
+      QCOMPARE(wb.playbackLabel()->text(), AudioPlayback::unavailableText());
+    }
+    QCOMPARE(wb.speechView()->playhead(), -1.0);
+
+    const std::vector<double> peaks = wb.speechView()->peakSeconds();
+    QVERIFY(peaks.size() >= 3);
+    for (const std::size_t k : {std::size_t(0), peaks.size() / 2, peaks.size() - 1}) {
+      wb.followPlayback(peaks[k] + 0.001);
+      QCOMPARE(wb.speechView()->playhead(), peaks[k] + 0.001);
+      QCOMPARE(peaks[std::size_t(wb.step())], peaks[k]);
+      QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(wb.step()));
+      QCOMPARE(wb.playbackLabel()->text(), QString::number(peaks[k] + 0.001, 'f', 2) + u" / "_s + length + u" s"_s);
+    }
+    wb.followPlayback(total + 5.0);  // past the end: the last step, the time no further than the audio's
+    QCOMPARE(wb.step(), int(peaks.size()) - 1);
+    QCOMPARE(wb.playbackLabel()->text(), length + u" / "_s + length + u" s"_s);
+    wb.setStep(0);
+
+    if (!AudioPlayback::builtIn()) return;
+    wb.playButton()->click();
+    if (wb.playButton()->text().remove(u'&').contains(u"Stop"_s)) {  // an audio output: it plays, and the step follows
+      QTRY_VERIFY_WITH_TIMEOUT(wb.speechView()->playhead() > 0.3, 10000);
+      const auto* view = wb.speechView();
+      QCOMPARE(peaks[std::size_t(wb.step())], peaks[std::size_t(view->stepAt(view->playhead()))]);
+      wb.playButton()->click();
+      QVERIFY(wb.playButton()->text().remove(u'&').contains(u"Play"_s));
+      QCOMPARE(wb.speechView()->playhead(), -1.0);
+      QCOMPARE(wb.playbackLabel()->text(), length + u" s of audio"_s);
+    } else {  // none here: said, and nothing else changes
+      QVERIFY2(wb.playbackLabel()->text().startsWith(u"No audio output"_s), qPrintable(wb.playbackLabel()->text()));
+      QCOMPARE(wb.step(), 0);
+    }
+    // Another input stops what plays and shows its own length.
+    wb.setText(u"seven green apples"_s);
+    QVERIFY(settle(wb));
+    QTRY_COMPARE(wb.playbackLabel()->text(),
+                 QString::number(wb.outcome()->speech->audio.seconds(), 'f', 2) + u" s of audio"_s);
+    QVERIFY(wb.playButton()->text().remove(u'&').contains(u"Play"_s));
   }
 };
 

@@ -48,7 +48,14 @@ void SpeechView::setColormap(render::Colormap map) {
   update();
 }
 
+void SpeechView::setPlayhead(double seconds) {
+  if (seconds == playhead_) return;
+  playhead_ = seconds;
+  update();
+}
+
 void SpeechView::clear() {
+  playhead_ = -1.0;
   input_.reset();
   run_.reset();
   image_ = QImage();
@@ -174,6 +181,15 @@ void SpeechView::paintEvent(QPaintEvent*) {
   p.drawText(QRect(0, r.bottom() - fm.height(), kLeft - 6, fm.height()), Qt::AlignRight | Qt::AlignBottom, u"0 Hz"_s);
   p.drawText(QRect(0, r.bottom() + 3, kLeft - 6, kStrip - 4), Qt::AlignRight | Qt::AlignVCenter,
              input_->phonemes.empty() ? QString() : tr("said"));
+
+  // Playback: the time heard, across the spectrogram and the phoneme strip.
+  if (playhead_ >= 0.0) {
+    const double x = std::min(xOfSeconds(playhead_), double(r.right()));
+    p.setPen(QPen(QColor(0, 0, 0, 160), 3.0));
+    p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom() + kStrip));
+    p.setPen(QPen(palette().highlight().color().lighter(130), 1.5));
+    p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom() + kStrip));
+  }
 }
 
 void SpeechView::mousePressEvent(QMouseEvent* event) {
@@ -181,11 +197,16 @@ void SpeechView::mousePressEvent(QMouseEvent* event) {
   const QRect r = spectrogramRect();
   const double seconds =
       (event->position().x() - r.left()) / r.width() * (double(input_->logMel.rows()) * kHop + 2 * kOffset);
+  const int best = stepAt(seconds);
+  if (best >= 0) emit stepClicked(best);
+}
+
+int SpeechView::stepAt(double seconds) const {
   const std::vector<double> peaks = peakSeconds();
   int best = -1;
   for (std::size_t i = 0; i < peaks.size(); ++i)
     if (best < 0 || std::abs(peaks[i] - seconds) < std::abs(peaks[std::size_t(best)] - seconds)) best = int(i);
-  if (best >= 0) emit stepClicked(best);
+  return best;
 }
 
 }  // namespace attn::ui

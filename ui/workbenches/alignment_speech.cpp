@@ -1,11 +1,15 @@
 #include "workbenches/alignment_speech.h"
 
+#include "views/audio_playback.h"
 #include "views/speech_view.h"
 #include "workbenches/alignment_workbench.h"
 
 #include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QVBoxLayout>
 
 using namespace Qt::StringLiterals;
 
@@ -35,12 +39,72 @@ attn::Result<SpeechInput> speechInput(const std::string& text, const QString& wa
 
 namespace attn::ui {
 
-SpeechView* AlignmentWorkbench::makeSpeechView() {
-  speechView_ = new SpeechView(decodingPage_);
-  speechView_->hide();
+QWidget* AlignmentWorkbench::makeSpeechView() {
+  speechPanel_ = new QWidget(decodingPage_);
+  speechPanel_->hide();
+  auto* column = new QVBoxLayout(speechPanel_);
+  column->setContentsMargins(0, 0, 0, 0);
+  auto* row = new QHBoxLayout();
+  playButton_ = new QPushButton(tr("\u25b6 &Play"), speechPanel_);
+  playButton_->setObjectName(u"alignmentPlay"_s);
+  playbackLabel_ = new QLabel(speechPanel_);
+  playbackLabel_->setObjectName(u"alignmentPlayback"_s);
+  playbackLabel_->setTextFormat(Qt::PlainText);
+  row->addWidget(playButton_);
+  row->addWidget(playbackLabel_, 1);
+  column->addLayout(row);
+  speechView_ = new SpeechView(speechPanel_);
+  column->addWidget(speechView_, 1);
   connect(speechView_, &SpeechView::stepClicked, this, &AlignmentWorkbench::setStep);
-  return speechView_;
+
+  playback_ = new AudioPlayback(this);
+  if (AudioPlayback::builtIn()) {
+    playButton_->setToolTip(
+        tr("Play the audio (Alt+P; again to stop): a line follows the time heard over the spectrogram, and the "
+           "step moves to the phoneme that attends there, so its attended frames follow the sound."));
+  } else {
+    playButton_->setEnabled(false);
+    playButton_->setToolTip(AudioPlayback::unavailableText());
+    playbackLabel_->setText(AudioPlayback::unavailableText());
+  }
+  connect(playButton_, &QPushButton::clicked, this, [this] {
+    if (playback_->isPlaying()) {
+      playback_->stop();
+      return;
+    }
+    if (!outcome_ || !outcome_->speech) return;
+    QString error;
+    if (!playback_->play(outcome_->speech->audio.samples, attn::audio::kSampleRate, &error)) {
+      playbackLabel_->setText(error);
+      return;
+    }
+    playButton_->setText(tr("\u25a0 Sto&p"));
+    followPlayback(0.0);
+  });
+  connect(playback_, &AudioPlayback::positionChanged, this, &AlignmentWorkbench::followPlayback);
+  connect(playback_, &AudioPlayback::finished, this, [this](const QString& error) {
+    playButton_->setText(tr("\u25b6 &Play"));
+    speechView_->setPlayhead(-1.0);
+    playbackLabel_->setText(error.isEmpty() && outcome_ && outcome_->speech ? playbackTime(-1.0) : error);
+  });
+  return speechPanel_;
 }
+
+QString AlignmentWorkbench::playbackTime(double seconds) const {
+  const double total = outcome_ && outcome_->speech ? outcome_->speech->audio.seconds() : 0.0;
+  if (seconds < 0.0) return tr("%1 s of audio").arg(total, 0, 'f', 2);
+  return tr("%1 / %2 s").arg(std::min(seconds, total), 0, 'f', 2).arg(total, 0, 'f', 2);
+}
+
+void AlignmentWorkbench::followPlayback(double seconds) {
+  if (!outcome_ || !outcome_->speech) return;
+  speechView_->setPlayhead(seconds);
+  playbackLabel_->setText(playbackTime(seconds));
+  const int step = speechView_->stepAt(seconds);
+  if (step >= 0) setStep(step);
+}
+
+void AlignmentWorkbench::stopPlayback() { playback_->stop(); }
 
 QPushButton* AlignmentWorkbench::makeAudioButton(QWidget* parent) {
   audioButton_ = new QPushButton(tr("Open &Audio File\u2026"), parent);
@@ -65,6 +129,10 @@ void AlignmentWorkbench::openAudio(const QString& path) {
 }
 
 void AlignmentWorkbench::updateSpeechView() {
+  if (speechView_->input() != outcome_->speech) {  // another input: what plays is not its audio
+    playback_->stop();
+    if (AudioPlayback::builtIn()) playbackLabel_->setText(playbackTime(-1.0));
+  }
   speechView_->setColormap(colormap_);
   speechView_->setRun(outcome_->speech, outcome_->seq2seq, hypothesis_);
   speechView_->setStep(step_);

@@ -198,8 +198,9 @@ void AlignmentWorkbench::updateForSource() {
   }
   pages_->setCurrentWidget(seq2seq || entailment ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
   decodingView_->setVisible(!speech);  // a speech model's input is audio: its spectrogram instead
-  speechView_->setVisible(speech);
+  speechPanel_->setVisible(speech);
   audioButton_->setVisible(speech);
+  stopPlayback();
   if (!speech) audioPath_.clear();
   readingsCheck_->setVisible(task == Task::Reviews);
   if (seq2seq || entailment) {

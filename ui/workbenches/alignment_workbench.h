@@ -51,6 +51,7 @@ namespace attn::ui {
 class HeatmapView;
 class TextFigureView;
 class SpeechView;
+class AudioPlayback;
 
 class AlignmentWorkbench : public Workbench {
   Q_OBJECT
@@ -132,6 +133,12 @@ class AlignmentWorkbench : public Workbench {
   TextFigureView* decodingView() const { return decodingView_; }
   // A speech model's spectrogram with the step's attention (hidden for the other models).
   SpeechView* speechView() const { return speechView_; }
+  // Its audio's playback (Qt Multimedia when built with it): the button, the time or the reason it cannot play.
+  QPushButton* playButton() const { return playButton_; }
+  QLabel* playbackLabel() const { return playbackLabel_; }
+  // Where playback is, in seconds: the line over the spectrogram, and the step that attends there (the player's
+  // positionChanged; tests call it directly, having no audio output).
+  void followPlayback(double seconds);
   // A speech model reads this audio file (WAV, FLAC, Ogg, AIFF) instead of the typed words until they are edited.
   void openAudio(const QString& path);
   QString audioPath() const { return audioPath_; }
@@ -180,9 +187,11 @@ class AlignmentWorkbench : public Workbench {
   void updateLayerHeatmaps();
   // A speech model's spectrogram view (hidden until one is open), and its update for the hypothesis and step in view
   // (alignment_speech.cpp).
-  SpeechView* makeSpeechView();
+  QWidget* makeSpeechView();
   QPushButton* makeAudioButton(QWidget* parent);
   void updateSpeechView();
+  QString playbackTime(double seconds) const;  // "0.84 / 1.95 s"; negative: "1.95 s of audio"
+  void stopPlayback();
   void updateLayerOverlays(const render::AlignmentOverlay& overlay);
   QWidget* makeHeatmapPanel(HeatmapView* view, QLabel*& title, const QString& name);
   void placeHeatmapPanels(int layers);
@@ -244,7 +253,11 @@ class AlignmentWorkbench : public Workbench {
   QStackedWidget* pages_ = nullptr;
   QWidget* decodingPage_ = nullptr;
   TextFigureView* decodingView_ = nullptr;
+  QWidget* speechPanel_ = nullptr;  // the play row and the spectrogram (hidden for the models of text)
   SpeechView* speechView_ = nullptr;
+  QPushButton* playButton_ = nullptr;
+  QLabel* playbackLabel_ = nullptr;
+  AudioPlayback* playback_ = nullptr;
   QPushButton* audioButton_ = nullptr;  // a speech model's "Open Audio File..." (hidden for the others)
   QString audioPath_;                   // the audio file a speech model reads; empty: the typed words, said
   QLabel* stepTitle_ = nullptr;
