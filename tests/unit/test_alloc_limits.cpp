@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include "attn/analysis/attention_analysis.h"
+#include "attn/audio/audio.h"
 
 #include <gtest/gtest.h>
 
@@ -159,6 +160,18 @@ TEST(AllocLimits, BigDumpsAreReadWhereTheyLie) {
   }
   const std::size_t map_bytes = std::size_t(n) * std::size_t(n) * sizeof(float);
   EXPECT_LT(g_largest.load(), map_bytes / 16) << "a single allocation of " << g_largest.load() << " bytes";
+}
+
+// A speech model's input of ten minutes (the longest a file is read): its log-mel frames are the one large
+// allocation (60,000 x 80 floats, 19 MB); the FFT works through them in blocks (whole, its buffers were 123 and
+// 246 MB).
+TEST(AllocLimits, TenMinutesOfAudioAreTransformedInBlocks) {
+  const std::vector<float> samples(std::size_t(audio::kMaxSeconds * audio::kSampleRate), 0.25f);
+  g_largest = 0;
+  const Matrix frames = audio::log_mel(samples);
+  ASSERT_EQ(frames.rows(), Index((samples.size() - 400) / 160 + 1));
+  const std::size_t output = std::size_t(frames.size()) * sizeof(float);
+  EXPECT_LT(g_largest.load(), output + (std::size_t{8} << 20)) << "a single allocation of " << g_largest.load();
 }
 
 }  // namespace

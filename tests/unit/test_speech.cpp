@@ -16,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <numbers>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -157,6 +159,23 @@ TEST(LogMel, MatchesTorchOnTheFixture) {
   EXPECT_LT((got - *want).cwiseAbs().maxCoeff(), 1e-4f);
   // Fewer samples than a window: no frame.
   EXPECT_EQ(log_mel(std::vector<float>(399, 0.1f)).rows(), 0);
+}
+
+// log_mel works through long audio in blocks of frames: every frame, on either side of a block's edge, is the one
+// computed from its own 25 ms alone.
+TEST(LogMel, LongAudioIsTheSameFrameByFrame) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> noise(0.0f, 0.1f);
+  std::vector<float> samples(std::size_t(2500 * 160 + 240));  // 2,500 frames: two block edges
+  for (auto& x : samples) x = noise(rng);
+  const Matrix whole = log_mel(samples);
+  ASSERT_EQ(whole.rows(), 2500);
+  for (const Index t : {Index(0), Index(1023), Index(1024), Index(2047), Index(2048), Index(2499)}) {
+    const Matrix one = log_mel(std::span<const float>(samples).subspan(std::size_t(t) * 160, 400));
+    ASSERT_EQ(one.rows(), 1);
+    EXPECT_LT((whole.row(t) - one.row(0)).cwiseAbs().maxCoeff(), 1e-5f) << "frame " << t;
+  }
+  EXPECT_GT((whole.row(1023) - whole.row(1024)).cwiseAbs().maxCoeff(), 1e-2f);  // the frames are not all one
 }
 
 TEST(LogMel, FiltersAreTrianglesThatCoverTheBand) {

@@ -174,20 +174,28 @@ Matrix log_mel(std::span<const float> samples, const MelSettings& s) {
   std::vector<float> window(std::size_t(s.window));
   for (int n = 0; n < s.window; ++n)
     window[std::size_t(n)] = float(0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * n / s.window));
-  cv::Mat framed = cv::Mat::zeros(int(frames), s.fft, CV_32F);
-  for (Index t = 0; t < frames; ++t) {
-    auto* row = framed.ptr<float>(int(t));
-    const float* from = samples.data() + t * s.hop;
-    for (int n = 0; n < s.window; ++n) row[n] = from[n] * window[std::size_t(n)];
+  const Matrix filters = mel_filters(s).transpose();
+  Matrix mel(frames, s.bands);
+  // In blocks of frames: the FFT's buffers stay a few MB for a file of ten minutes (whole, they were 430 MB).
+  constexpr Index kBlock = 1024;
+  cv::Mat framed, spectrum;
+  Matrix power;
+  for (Index first = 0; first < frames; first += kBlock) {
+    const Index n = std::min(kBlock, frames - first);
+    framed = cv::Mat::zeros(int(n), s.fft, CV_32F);
+    for (Index t = 0; t < n; ++t) {
+      auto* row = framed.ptr<float>(int(t));
+      const float* from = samples.data() + (first + t) * s.hop;
+      for (int k = 0; k < s.window; ++k) row[k] = from[k] * window[std::size_t(k)];
+    }
+    cv::dft(framed, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
+    power.resize(n, bins);
+    for (Index t = 0; t < n; ++t) {
+      const auto* row = spectrum.ptr<cv::Vec2f>(int(t));
+      for (int k = 0; k < bins; ++k) power(t, k) = row[k][0] * row[k][0] + row[k][1] * row[k][1];
+    }
+    mel.middleRows(first, n).noalias() = power * filters;
   }
-  cv::Mat spectrum;
-  cv::dft(framed, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
-  Matrix power(frames, bins);
-  for (Index t = 0; t < frames; ++t) {
-    const auto* row = spectrum.ptr<cv::Vec2f>(int(t));
-    for (int k = 0; k < bins; ++k) power(t, k) = row[k][0] * row[k][0] + row[k][1] * row[k][1];
-  }
-  Matrix mel = power * mel_filters(s).transpose();
   return (mel.array() + 1e-6f).log().matrix();
 }
 
