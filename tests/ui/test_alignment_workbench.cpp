@@ -1126,6 +1126,31 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(wb.decodingView()->isVisibleTo(&wb));
   }
 
+  // A long paste is not said whole: its first 150 words are, with a warning that says so; a single giant "word" is
+  // cut inside, on a character's first byte.
+  void speechOfALongPasteIsCut() {
+    QStringList words;
+    for (int i = 0; i < 40; ++i) words << u"seven"_s << u"green"_s << u"apples"_s << u"on"_s << u"the"_s;
+    const std::string text = words.join(u' ').toStdString();  // 200 words
+    const auto input = speechInput(text, QString(), "en-us");
+    QVERIFY2(input.has_value(), input ? "" : input.error().message().c_str());
+    const std::string said = words.mid(0, 150).join(u' ').toStdString() + " ";
+    QCOMPARE(input->audio.warnings.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(input->audio.warnings[0]),
+             u"said the first %1 bytes of the text's %2 (at most 150 words or 1500 bytes are said)"_s.arg(said.size())
+                 .arg(text.size()));
+    QVERIFY(!input->phonemes.empty());
+    QVERIFY(input->phonemes.back().end < 60.0);  // 150 words said, not 200
+    const auto whole = speechInput(words.mid(0, 150).join(u' ').toStdString(), QString(), "en-us");
+    QVERIFY(whole && whole->audio.warnings.empty());
+    QVERIFY(std::abs(whole->audio.seconds() - input->audio.seconds()) < 0.05);
+    std::string giant = "a";  // then byte 3000 is inside an "\u00e9", and the cut goes back to its first byte
+    for (int i = 0; i < 1000; ++i) giant += "\u00e9t\u00e9";  // 5 bytes each, 2 of them a character's
+    const auto cut = speechInput(giant, QString(), "en-us");
+    QVERIFY(cut.has_value());
+    QCOMPARE(QString::fromStdString(cut->audio.warnings.at(0)).section(u' ', 0, 4), u"said the first 2999 bytes"_s);
+  }
+
   // Playback: the position heard moves the line over the spectrogram and the step to the phoneme that attends there
   // (followPlayback is what the player's positionChanged calls). Play itself plays where there is an audio output
   // (the step then moves on its own) and says why not where there is none (CI) or no Qt Multimedia in the build.
