@@ -62,7 +62,8 @@ TEST(Seq2SeqParityCases, TheFixtureDirectoryHoldsEveryRandomVariant) {
                                      "random-luong-concat", "random-luong-local-p", "random-convs2s"});
 }
 
-// A speech model's run: its frames from the case's frames.safetensors, greedy and beam search.
+// A speech model's run: its frames from the case's frames.safetensors, greedy and beam search, with the weights
+// shaped when the run says how.
 void speech_run(Seq2SeqRunner& session, const fs::path& case_dir, const json& entry) {
   const std::string name = entry.at("frames");
   SCOPED_TRACE("frames " + name);
@@ -72,13 +73,23 @@ void speech_run(Seq2SeqRunner& session, const fs::path& case_dir, const json& en
   ASSERT_NE(info, nullptr);
   auto frames = file->matrix(name, info->shape.at(0), info->shape.at(1));
   ASSERT_TRUE(frames.has_value()) << frames.error().message();
-  auto greedy = session.run_frames(*frames);
+  // The weights shaped (AttentionShaping; speech_torch.shape_weights), or the model's softmax.
+  DecodeOptions options;
+  if (entry.contains("shaping")) {
+    const json& shaping = entry.at("shaping");
+    SCOPED_TRACE("shaping " + shaping.dump());
+    options.shaping.sharpen = shaping.value("sharpen", 1.0f);
+    options.shaping.smooth = shaping.value("smooth", false);
+    options.shaping.top_k = shaping.value("top_k", 0);
+    options.shaping.window = shaping.value("window", 0);
+    ASSERT_TRUE(options.shaping.shaped());
+  }
+  auto greedy = session.run_frames(*frames, options);
   ASSERT_TRUE(greedy.has_value()) << greedy.error().message();
   const auto S = static_cast<Index>(greedy->source.size());
   ASSERT_EQ(greedy->hypotheses.size(), 1u);
   compare(entry.at("greedy"), greedy->hypotheses[0], S, "greedy");
   const auto& beam = entry.at("beam");
-  DecodeOptions options;
   options.beam = beam.at("width").get<int>();
   auto searched = session.run_frames(*frames, options);
   ASSERT_TRUE(searched.has_value()) << searched.error().message();

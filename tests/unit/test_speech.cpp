@@ -271,6 +271,69 @@ TEST(SpeechModel, ReadsFramesCutsLongAudioAndRefusesText) {
   EXPECT_FALSE(runner.run_ids({0, 0}).has_value());
 }
 
+// The weights shaped: each row still sums to 1, a window of w attends to at most 2w + 1 steps and top k to k, all
+// around where the previous step's attention lies; bad settings and text models are refused with the reason.
+TEST(SpeechModel, ShapedWeightsStayInTheirWindowAndTopK) {
+  auto model = random_speech();
+  ASSERT_TRUE(model);
+  Seq2SeqRunner runner(model);
+  auto frames =
+      io::SafeTensors::open(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "speech-location" / "frames.safetensors");
+  ASSERT_TRUE(frames.has_value());
+  const io::TensorInfo* info = frames->find("run0");
+  ASSERT_NE(info, nullptr);
+  auto x = frames->matrix("run0", info->shape.at(0), info->shape.at(1));
+  ASSERT_TRUE(x.has_value());
+  const auto attended = [](const auto& row) { return (row.array() > 0.0f).count(); };
+  DecodeOptions options;
+  options.beam = 3;
+  options.shaping.window = 2;
+  options.shaping.top_k = 4;
+  auto run = runner.run_frames(*x, options);
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  for (const auto& hyp : run->hypotheses) {
+    Vector previous = Vector::Zero(hyp.attention.cols());
+    previous(0) = 1.0f;
+    for (Index i = 0; i < hyp.attention.rows(); ++i) {
+      const auto row = hyp.attention.row(i);
+      EXPECT_NEAR(row.sum(), 1.0f, 1e-5f);
+      EXPECT_LE(attended(row), 4);
+      Index median = 0;
+      for (float sum = 0.0f; (sum += previous(median)) < 0.5f;) ++median;
+      for (Index j = 0; j < row.size(); ++j) {
+        if (row(j) > 0.0f) {
+          EXPECT_LE(std::abs(j - median), 2) << "step " << i << " attends " << j;
+        }
+      }
+      previous = row.transpose();
+    }
+  }
+  options.shaping = {};
+  options.shaping.smooth = true;
+  auto smooth = runner.run_frames(*x, options);
+  ASSERT_TRUE(smooth.has_value());
+  EXPECT_EQ(attended(smooth->hypotheses[0].attention.row(0)), smooth->hypotheses[0].attention.cols());
+
+  const auto refused = [&](AttentionShaping shaping) {
+    DecodeOptions bad;
+    bad.shaping = shaping;
+    auto r = runner.run_frames(*x, bad);
+    return r ? std::string() : r.error().message();
+  };
+  EXPECT_EQ(refused({.sharpen = 0.0f}), "sharpening beta is 0; it is above 0 and at most 100");
+  EXPECT_EQ(refused({.sharpen = 2.0f, .smooth = true}),
+            "smoothing (the sigmoid) and sharpening (beta) do not go together");
+  EXPECT_EQ(refused({.top_k = -1}), "top k is -1; 0 (every step) or more");
+  EXPECT_EQ(refused({.window = -3}), "the window is -3; 0 (every step) or more");
+  auto words = Seq2SeqModel::load(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "random-words");
+  ASSERT_TRUE(words.has_value());
+  DecodeOptions sharp;
+  sharp.shaping.sharpen = 2.0f;
+  auto text = Seq2SeqRunner(*words).run("a b", sharp);
+  ASSERT_FALSE(text.has_value());
+  EXPECT_NE(text.error().message().find("are for location-aware (speech) models"), std::string::npos);
+}
+
 TEST(SpeechModel, ATextModelRefusesAudio) {
   auto model = Seq2SeqModel::load(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "random-words");
   ASSERT_TRUE(model.has_value());

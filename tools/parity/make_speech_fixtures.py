@@ -11,7 +11,8 @@
            from 1101 whose fixture is robust and varied): tests/data/seq2seq/random-speech/{config.json,
            model.safetensors, frames.safetensors, expected.json}
   trained  the shipped resources/models/speech-location: tests/data/seq2seq/speech-location/{frames.safetensors,
-           expected.json}
+           expected.json}; after its four runs, six more over the whole WAV with the weights shaped (SHAPINGS: a run's
+           "shaping" is the engine's AttentionShaping, speech_torch.shape_weights in torch)
 
 frames.safetensors holds each run's log-mel frames ("run0", ...: the WAV's frames whole and in parts, float32);
 expected.json is make_seq2seq_fixtures.py's, each run naming its frames ({"frames": "run0", "greedy", "beam"}),
@@ -38,6 +39,10 @@ from safetensors_io import write_safetensors  # noqa: E402
 
 WAV = os.path.join(ROOT, "tests", "data", "audio", "fox-f2.wav")
 PARTS = [(0, None), (0, 40), (0, 3), (10, 70)]   # frame ranges of the runs
+# The trained model's further runs over the whole WAV, each with one way of shaping the weights (the engine's
+# AttentionShaping, speech_torch.shape_weights).
+SHAPINGS = [{"sharpen": 2.0}, {"sharpen": 0.5}, {"smooth": True}, {"top_k": 3}, {"window": 4},
+            {"sharpen": 1.5, "top_k": 6, "window": 8}]
 
 
 def read_wav(path):
@@ -66,21 +71,29 @@ def decode_run(model, x, margins):
     return {"greedy": g.as_dict(cfg), "beam": {"width": mf.BEAM, "hypotheses": [h.as_dict(cfg) for h in hyps]}}
 
 
-def decode_all(model, inputs):
+def decode_all(model, inputs, shapings=()):
+    """One run per input, then one per shaping over the first input (the whole WAV)."""
     margins = []
     runs = []
     for i, x in enumerate(inputs):
         run = {"frames": f"run{i}"}
         run.update(decode_run(model, x, margins))
         runs.append(run)
+    for shaping in shapings:
+        model.shaping = shaping
+        run = {"frames": "run0", "shaping": shaping}
+        run.update(decode_run(model, inputs[0], margins))
+        runs.append(run)
+    model.shaping = None
     return runs, min(margins)
 
 
 def float32_drift(folder, inputs, runs):
     m32 = st.load_model(folder, torch.float32)
     worst = 0.0
-    for x, run in zip(inputs, runs):
-        x = sp.cut(x, m32.config)
+    for run in runs:
+        x = sp.cut(inputs[int(run["frames"][3:])], m32.config)
+        m32.shaping = run.get("shaping")
         pairs = [(run["greedy"], st.greedy(m32, x))] + list(zip(run["beam"]["hypotheses"],
                                                                 st.beam_search(m32, x, mf.BEAM)))
         for want, got in pairs:
@@ -143,7 +156,7 @@ def make_trained(out):
     case = os.path.join(out, "speech-location")
     os.makedirs(case, exist_ok=True)
     model = st.load_model(folder, torch.float64)
-    runs, worst = decode_all(model, inputs)
+    runs, worst = decode_all(model, inputs, SHAPINGS)
     write_frames(case, inputs)
     mf.write_expected(case, os.path.relpath(folder, ROOT), runs, worst, float32_drift(folder, inputs, runs))
 

@@ -117,11 +117,33 @@ class SpeechSeq2Seq(st.Seq2Seq):
         q = self.attention.W(s_prev)
         loc = self.attention.L(self.attention.F(feed[:, None, :]).transpose(1, 2))      # [B, S, a]
         e = self.attention.v(torch.tanh(q[:, None, :] + enc["keys"] + loc)).squeeze(-1)
-        alpha = torch.softmax(e.masked_fill(~mask, float("-inf")), dim=-1)
+        alpha = shape_weights(e, mask, feed, getattr(self, "shaping", None))
         c = torch.bmm(alpha[:, None, :], H).squeeze(1)
         s = self.decoder.gru(torch.cat([emb, c], dim=-1), s_prev)
         logits = self.decoder.out(torch.cat([s, c, emb], dim=-1))
         return logits, s, alpha, alpha, None
+
+
+def shape_weights(e, mask, feed, shaping=None):
+    """The scores e [B, S] into weights: the softmax, or as `shaping` says (the engine's AttentionShaping):
+    {"sharpen": beta} softmax(beta e); {"smooth": True} sigmoid(e) / sum sigmoid(e); {"top_k": k} only the k
+    highest scores, renormalised; {"window": w} only the steps within +-w of the median of the previous alignment
+    `feed` (the first step where its running sum reaches one half). Padding (~mask) is never attended."""
+    shaping = shaping or {}
+    beta, smooth = shaping.get("sharpen", 1.0), shaping.get("smooth", False)
+    k, w = shaping.get("top_k", 0), shaping.get("window", 0)
+    keep = mask.clone()
+    if w > 0:
+        median = (torch.cumsum(feed, dim=-1) < 0.5).sum(-1).clamp_max(e.shape[1] - 1)
+        j = torch.arange(e.shape[1], device=e.device)[None, :]
+        keep &= (j >= median[:, None] - w) & (j <= median[:, None] + w)
+    if k > 0:
+        top = e.masked_fill(~keep, float("-inf")).topk(min(k, e.shape[1]), dim=-1).indices
+        keep &= torch.zeros_like(keep).scatter(1, top, True)
+    if smooth:
+        weights = torch.sigmoid(e) * keep
+        return weights / weights.sum(-1, keepdim=True)
+    return torch.softmax((beta * e).masked_fill(~keep, float("-inf")), dim=-1)
 
 
 def cut(frames, config):

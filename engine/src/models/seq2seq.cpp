@@ -529,7 +529,11 @@ void step(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B) {
     } else {
       bundled::additive_scores(s.query, s.keys, m.v, B, s.tanh_rows, s.alpha);
     }
-    softmax_rows_inplace(alpha);
+    if (c.frames && s.shaping.shaped()) {
+      bundled::speech::weights(s, B);  // sharpened, smoothed, top k or windowed
+    } else {
+      softmax_rows_inplace(alpha);
+    }
     if (c.frames) s.feed.topRows(B) = alpha;  // the next step's previous alignment
     bundled::multiply(context, alpha, s.H);
     // s_t = GRUCell([emb(y) ; c_t], s_{t-1}).
@@ -608,6 +612,15 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   if (max_steps < 1) {
     return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) + "; at least one step is needed");
   }
+  if (options.shaping.shaped() && !c.frames) {
+    return fail(ErrorKind::Mismatch,
+                "sharpening, smoothing, top k and windowing are for location-aware (speech) models; this one is " +
+                    c.variant_name());
+  }
+  if (const std::string why = bundled::speech::shaping_error(options.shaping); !why.empty()) {
+    return fail(ErrorKind::OutOfRange, why);
+  }
+  s.shaping = options.shaping;
   const bool convs2s = c.attention == Seq2SeqAttention::ConvS2S;
   if (convs2s && max_steps > c.max_target_length) {
     return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) +

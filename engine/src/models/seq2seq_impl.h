@@ -107,6 +107,9 @@ struct Seq2SeqBuffers {
   // A speech model: the stacked frames, one layer's output, the windows of the previous alignment [S, width].
   Matrix layer_out, windows;
 
+  AttentionShaping shaping;  // this run's (DecodeOptions::shaping)
+  std::vector<Index> order;  // top-k's candidates
+
   bundled::BeamSearch search;
   std::vector<float> rows;  // nodes x S (ConvS2S: nodes x L S)
   std::vector<float> node_positions;
@@ -141,6 +144,11 @@ void encode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, const Matrix& frames
 // The additive score with the location term for the first B rows: s.alpha(b, j) = v . tanh(query_b + keys_j +
 // (F * s.feed_b)_j L^T), s.feed holding each hypothesis' previous alignment.
 void scores(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B);
+// The scores in s.alpha's first B rows into weights, as s.shaping says (the defaults: the softmax), each row's
+// window around the median of its previous alignment in s.feed.
+void weights(Seq2SeqBuffers& s, Index B);
+// Why `shaping` cannot decode, or empty.
+std::string shaping_error(const AttentionShaping& shaping);
 
 }  // namespace bundled::speech
 

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 namespace attn::models::bundled::speech {
 
@@ -140,6 +142,57 @@ void scores(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B) {
     s.tanh_rows = s.tanh_rows.array().tanh().matrix();
     s.alpha.row(b) = s.tanh_rows.lazyProduct(m.v.transpose()).transpose();
   }
+}
+
+void weights(Seq2SeqBuffers& s, Index B) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const AttentionShaping& a = s.shaping;
+  const Index S = s.alpha.cols();
+  for (Index b = 0; b < B; ++b) {
+    auto e = s.alpha.row(b);
+    Index lo = 0, hi = S;  // the steps that may be attended, [lo, hi)
+    if (a.window > 0) {
+      // The median of the previous alignment: the first step where its running sum reaches one half.
+      const auto previous = s.feed.row(b);
+      Index median = 0;
+      for (float sum = 0.0f; median < S && (sum += previous(median)) < 0.5f;) ++median;
+      median = std::min(median, S - 1);
+      lo = std::max<Index>(0, median - a.window);
+      hi = std::min<Index>(S, median + a.window + 1);
+    }
+    if (a.top_k > 0 && a.top_k < hi - lo) {
+      // The k highest scores in [lo, hi) stay; the others are set to -inf, which both weightings read as 0.
+      s.order.resize(std::size_t(hi - lo));
+      for (Index j = lo; j < hi; ++j) s.order[std::size_t(j - lo)] = j;
+      const auto higher = [&](Index x, Index y) { return e(x) > e(y) || (e(x) == e(y) && x < y); };
+      std::nth_element(s.order.begin(), s.order.begin() + a.top_k - 1, s.order.end(), higher);
+      for (auto it = s.order.begin() + a.top_k; it != s.order.end(); ++it) e(*it) = -kInf;
+    }
+    e.head(lo).setConstant(-kInf);
+    e.tail(S - hi).setConstant(-kInf);
+    auto kept = e.segment(lo, hi - lo);
+    if (a.smooth) {
+      kept = kept.unaryExpr([](float x) { return x == -kInf ? 0.0f : 1.0f / (1.0f + std::exp(-x)); });
+    } else {
+      const float top = kept.maxCoeff();
+      kept = kept.unaryExpr([&](float x) { return x == -kInf ? 0.0f : std::exp(a.sharpen * (x - top)); });
+    }
+    e.head(lo).setZero();
+    e.tail(S - hi).setZero();
+    kept /= kept.sum();
+  }
+}
+
+std::string shaping_error(const AttentionShaping& a) {
+  if (!std::isfinite(a.sharpen) || a.sharpen <= 0.0f || a.sharpen > 100.0f) {
+    char beta[32];
+    std::snprintf(beta, sizeof beta, "%g", double(a.sharpen));
+    return std::string("sharpening beta is ") + beta + "; it is above 0 and at most 100";
+  }
+  if (a.smooth && a.sharpen != 1.0f) return "smoothing (the sigmoid) and sharpening (beta) do not go together";
+  if (a.top_k < 0) return "top k is " + std::to_string(a.top_k) + "; 0 (every step) or more";
+  if (a.window < 0) return "the window is " + std::to_string(a.window) + "; 0 (every step) or more";
+  return {};
 }
 
 }  // namespace attn::models::bundled::speech

@@ -65,9 +65,23 @@ struct Seq2SeqConfig {
 // best extensions of the alive hypotheses (ties: the id sequences compared, lower id first); those that
 // emit </s> or reach max_steps ids leave the beam for the ended list; the search stops when the k best of
 // ended + alive have all ended and returns the k best ended ones.
+// How a location-aware (speech) model's scores e_j become its weights at decode time: Chorowski et al. 2015's
+// section 2.3 (sharpening with beta, smoothing with the sigmoid, keeping the top k) and the window around the
+// previous alignment's median that Bahdanau et al. 2016 decode long utterances with. The defaults are the model's
+// own softmax, the one it was trained with: any other setting is an experiment on how it reads, not how it learnt.
+struct AttentionShaping {
+  float sharpen = 1.0f;  // beta: softmax(beta e); above 1 sharper, below flatter (0 to 100, not 0)
+  bool smooth = false;   // sigmoid(e_j) / sum sigmoid(e) instead of the softmax (beta then stays 1)
+  int top_k = 0;         // only the k highest-scoring encoder steps, renormalised; 0: every step
+  int window = 0;        // only the steps within +-window of the previous alignment's median; 0: every step
+  bool shaped() const { return sharpen != 1.0f || smooth || top_k > 0 || window > 0; }
+  bool operator==(const AttentionShaping&) const = default;
+};
+
 struct DecodeOptions {
   int beam = 1;                  // 1: greedy (from 1 to 256)
   std::optional<int> max_steps;  // default: the config's max_target_length
+  AttentionShaping shaping;      // location-aware (speech) models only
 };
 
 struct Hypothesis {
