@@ -185,6 +185,15 @@ struct Options {
                               u"file"_s};
   QCommandLineOption alignVoice{
       u"voice"_s, u"The espeak-ng voice a speech model's --text is said in (default en-us)."_s, u"name"_s};
+  QCommandLineOption sharpen{u"sharpen"_s,
+                             u"A speech model's weights as softmax(beta e): above 1 sharper, below flatter (default 1, "
+                             "the model's own)."_s,
+                             u"beta"_s};
+  QCommandLineOption smooth{u"smooth"_s, u"A speech model's weights as sigmoid(e) / sum sigmoid(e)."_s};
+  QCommandLineOption attendTopK{u"top-k"_s,
+                                u"A speech model attends only its k highest-scoring steps (default: all)."_s, u"k"_s};
+  QCommandLineOption attendWindow{
+      u"window"_s, u"A speech model attends only the steps within +-W of its previous attention's median."_s, u"W"_s};
   // speech
   QCommandLineOption speechText{u"text"_s, u"Say this with espeak-ng (in-process)."_s, u"text"_s};
   QCommandLineOption speechWav{u"wav"_s, u"Read this audio file instead (WAV, FLAC, Ogg, AIFF)."_s, u"file"_s};
@@ -490,9 +499,13 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignVoice)) job.voice = parser.value(o.alignVoice).toStdString();
   QString error;
   if (!parseNumber(parser, o.beam, job.beam, error) || !parseNumber(parser, o.hypothesis, job.hypothesis, error) ||
-      !parseNumber(parser, o.step, job.step, error) || !parseNumber(parser, o.alignLayer, job.layer, error)) {
+      !parseNumber(parser, o.step, job.step, error) || !parseNumber(parser, o.alignLayer, job.layer, error) ||
+      !parseNumber(parser, o.sharpen, job.shaping.sharpen, error) ||
+      !parseNumber(parser, o.attendTopK, job.shaping.top_k, error) ||
+      !parseNumber(parser, o.attendWindow, job.shaping.window, error)) {
     return usageError(error);
   }
+  job.shaping.smooth = parser.isSet(o.smooth);
   job.beamSet = parser.isSet(o.beam);
   job.hypothesisSet = parser.isSet(o.hypothesis);
   job.stepSet = parser.isSet(o.step);
@@ -697,8 +710,9 @@ int main(int argc, char* argv[]) {
                                  u"Run a seq2seq date model, a review classifier or an entailment model; write its "
                                  "alignment."_s,
                                  u"align [options]"_s);
-    parser.addOptions({o.alignModel, o.alignText, o.pair, o.beam, o.hypothesis, o.step, o.alignLayer, o.alignView,
-                       o.alignOut, o.alignCsv, o.width, o.height, o.colormap, o.alignList, o.alignWav, o.alignVoice});
+    parser.addOptions({o.alignModel, o.alignText,  o.pair,     o.beam,   o.hypothesis, o.step,        o.alignLayer,
+                       o.alignView,  o.alignOut,   o.alignCsv, o.width,  o.height,     o.colormap,    o.alignList,
+                       o.alignWav,   o.alignVoice, o.sharpen,  o.smooth, o.attendTopK, o.attendWindow});
   } else if (command == u"caption"_s) {
     parser.addPositionalArgument(u"caption"_s,
                                  u"Caption an image or a scene; write the grid of each word's attention."_s,

@@ -195,6 +195,28 @@ class TestAlignCli : public QObject {
                                     QStringLiteral(ATTN_TEST_DATA_DIR "/audio/fox-f2.wav"), u"--out"_s, never});
     QCOMPARE(wavForDates.exitCode, 2);
     QVERIFY2(wavForDates.err.contains(u"--wav is for a speech model"_s), qPrintable(wavForDates.err));
+    // The weights shaped: the top step alone in a window of 3 around the previous median has all the weight (the
+    // softmax spreads it over every step); refused for a text model and for a beta of 0.
+    const Run windowed = runCli({u"align"_s, u"--model"_s, seq2seq("speech"), u"--text"_s, u"the quick brown fox"_s,
+                                 u"--window"_s, u"3"_s, u"--top-k"_s, u"1"_s, u"--csv"_s, csv});
+    QVERIFY2(windowed.exitCode == 0, qPrintable(windowed.err));
+    const auto rows = csvLines(csv);
+    QVERIFY(rows.size() >= 2);
+    for (qsizetype r = 1; r < rows.size(); ++r) {
+      const QList<QByteArray> cells = rows[r].split(',');
+      QCOMPARE(cells.size(), 31);  // the phoneme, then 30 steps
+      const auto attended =
+          std::count_if(cells.begin() + 1, cells.end(), [](const QByteArray& c) { return c.toDouble() > 0; });
+      QVERIFY2(attended == 1 && cells.contains("1"), rows[r].constData());
+    }
+    const Run textModel = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May 2020"_s,
+                                  u"--sharpen"_s, u"2"_s, u"--out"_s, never});
+    QCOMPARE(textModel.exitCode, 2);
+    QVERIFY2(textModel.err.contains(u"shape a speech model's attention"_s), qPrintable(textModel.err));
+    const Run zero = runCli(
+        {u"align"_s, u"--model"_s, seq2seq("speech"), u"--text"_s, u"hi"_s, u"--sharpen"_s, u"0"_s, u"--out"_s, never});
+    QCOMPARE(zero.exitCode, 2);
+    QVERIFY2(zero.err.contains(u"sharpening beta is 0; it is above 0 and at most 100"_s), qPrintable(zero.err));
     QVERIFY(!QFile::exists(never));
   }
 

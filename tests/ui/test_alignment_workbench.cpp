@@ -18,11 +18,14 @@
 #include "workbenches/alignment_models.h"
 #include "workbenches/alignment_workbench.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QGroupBox>
 #include <QLabel>
 #include <QPainter>
 #include <QPlainTextEdit>
@@ -1124,6 +1127,52 @@ class TestAlignmentWorkbench : public QObject {
     QTRY_VERIFY(wb.outcome() && wb.outcome()->seq2seq && !wb.outcome()->speech);
     QVERIFY(!wb.speechView()->isVisibleTo(&wb));
     QVERIFY(wb.decodingView()->isVisibleTo(&wb));
+  }
+
+  // A speech model's weights shaped from the panel: a window of 2 steps around the previous alignment's median
+  // attends to at most 5 steps a row, top 3 to at most 3; the panel's state is the session's and comes back; the
+  // model's own weights again; a text model hides the group.
+  void speechAttentionShapingFromThePanel() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.openModel(seq2seqFixture("speech"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"the quick brown fox"_s);
+    QVERIFY(settle(wb));
+    auto* group = wb.findChild<QGroupBox*>(u"alignmentShaping"_s);
+    QVERIFY(group && group->isVisibleTo(&wb));
+    const auto widest = [&] {
+      attn::Index most = 0;
+      const auto& a = wb.outcome()->seq2seq->hypotheses[0].attention;
+      for (attn::Index i = 0; i < a.rows(); ++i) most = std::max<attn::Index>(most, (a.row(i).array() > 0.0f).count());
+      return most;
+    };
+    QTRY_VERIFY(wb.outcome() && wb.outcome()->speech);
+    QCOMPARE(widest(), attn::Index(wb.outcome()->seq2seq->source.size()));  // the softmax: every step
+    wb.setShaping({.window = 2});
+    QVERIFY(settle(wb));
+    QTRY_COMPARE(wb.outcome()->request.shaping.window, 2);
+    QVERIFY(widest() <= 5);
+    wb.findChild<QSpinBox*>(u"alignmentTopK"_s)->setValue(3);
+    QVERIFY(settle(wb));
+    QTRY_COMPARE(wb.outcome()->request.shaping.top_k, 3);
+    QVERIFY(widest() <= 3);
+    wb.findChild<QCheckBox*>(u"alignmentSmooth"_s)->setChecked(true);
+    QVERIFY(!wb.findChild<QDoubleSpinBox*>(u"alignmentSharpen"_s)->isEnabled());  // the sigmoid has no beta
+    const attn::io::AlignmentSection saved = wb.state();
+    QCOMPARE(saved.shaping, (attn::models::AttentionShaping{.smooth = true, .top_k = 3, .window = 2}));
+    wb.findChild<QPushButton*>(u"alignmentShapingReset"_s)->click();
+    QCOMPARE(wb.shaping(), attn::models::AttentionShaping{});
+    QVERIFY(settle(wb));
+    QTRY_VERIFY(!wb.outcome()->request.shaping.shaped());
+    QCOMPARE(widest(), attn::Index(wb.outcome()->seq2seq->source.size()));
+    wb.applyState(saved);
+    QCOMPARE(wb.shaping(), saved.shaping);
+    QVERIFY(settle(wb));
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY(settle(wb));
+    QVERIFY(!group->isVisibleTo(&wb));
   }
 
   // A long paste is not said whole: its first 150 words are, with a warning that says so; a single giant "word" is

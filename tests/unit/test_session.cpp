@@ -32,6 +32,7 @@ Session sample() {
   a.step = 7;
   a.colormap = "magma";
   a.readings = false;  // not the default: the round trip must carry it
+  a.shaping = {.sharpen = 2.5f, .smooth = false, .top_k = 5, .window = 12};
   auto& c = *s.caption;
   c.model = "caption-hard";
   c.input = CaptionSection::Input::Sample;

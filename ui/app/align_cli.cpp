@@ -45,6 +45,10 @@ Step checkJob(const AlignJob& job) {
   if (!job.csvPath.isEmpty() && exportFormatFor(job.csvPath) != ExportFormat::Csv) {
     return std::unexpected(usageFailure(QObject::tr("--csv %1: use a .csv file name").arg(job.csvPath)));
   }
+  if (const std::string problem = job.shaping.problem(); !problem.empty()) {
+    return std::unexpected(
+        usageFailure(QObject::tr("--sharpen, --smooth, --top-k, --window: %1").arg(fromStd(problem))));
+  }
   if (job.beam < 1 || job.beam > 16) {
     return std::unexpected(
         usageFailure(QObject::tr("--beam: expected a width from 1 (greedy) to 16, got %1").arg(job.beam)));
@@ -156,6 +160,7 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   attn::models::Seq2SeqRunner session(model.seq2seq);
   attn::models::DecodeOptions options;
   options.beam = job.beam;
+  options.shaping = job.shaping;
   const bool speech = model.seq2seq->config().frames;
   if (!job.wavPath.isEmpty() && !speech) {
     return std::unexpected(usageFailure(QObject::tr("--wav is for a speech model; %1 reads text").arg(model.name)));
@@ -357,6 +362,11 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   if (job.layerSet && !model->seq2seq) {
     return std::unexpected(usageFailure(
         QObject::tr("--layer is for a ConvS2S model's decoder layers; %1 has one attention").arg(model->name)));
+  }
+  if (job.shaping.shaped() && !(model->seq2seq && model->seq2seq->config().frames)) {
+    return std::unexpected(usageFailure(
+        QObject::tr("--sharpen, --smooth, --top-k and --window shape a speech model's attention; %1 reads text")
+            .arg(model->name)));
   }
   const Step ran = model->seq2seq      ? runSeq2Seq(job, *model, timer, font, report)
                    : model->entailment ? runEntailment(job, *model, timer, font, report)

@@ -12,6 +12,8 @@
 #include "app/headless.h"
 #include "render/colormap.h"
 
+#include "attn/models/seq2seq.h"
+
 #include <QSize>
 #include <QString>
 
@@ -26,7 +28,8 @@ struct AlignJob {
   bool hasText = false;
   QString wavPath;              // a speech model's audio file (instead of --text, which it says with espeak-ng)
   std::string voice = "en-us";  // the espeak-ng voice a speech model's --text is said in
-  std::string pair;             // an entailment model's hypothesis, raw bytes
+  attn::models::AttentionShaping shaping;  // a speech model's weights (--sharpen, --smooth, --top-k, --window)
+  std::string pair;                        // an entailment model's hypothesis, raw bytes
   bool hasPair = false;
   int beam = 1;  // seq2seq: 1 = greedy
   bool beamSet = false;

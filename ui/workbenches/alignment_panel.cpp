@@ -123,6 +123,7 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   beamSpin_ = decoding.beam;
   hypotheses_ = decoding.hypotheses;
   layout->addWidget(decodingGroup_);
+  layout->addWidget(makeShapingGroup(panel));
   connect(beamSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
   connect(hypotheses_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* current) {
     if (current) selectHypothesis(hypotheses_->indexOfTopLevelItem(current));

@@ -4,11 +4,16 @@
 #include "views/speech_view.h"
 #include "workbenches/alignment_workbench.h"
 
+#include <QCheckBox>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 #include <cctype>
@@ -153,6 +158,89 @@ QPushButton* AlignmentWorkbench::makeAudioButton(QWidget* parent) {
   });
   connect(textEdit_, &QPlainTextEdit::textChanged, this, [this] { audioPath_.clear(); });
   return audioButton_;
+}
+
+QGroupBox* AlignmentWorkbench::makeShapingGroup(QWidget* parent) {
+  shapingGroup_ = new QGroupBox(tr("Attention weights"), parent);
+  shapingGroup_->setObjectName(u"alignmentShaping"_s);
+  shapingGroup_->hide();
+  auto* form = new QFormLayout(shapingGroup_);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  sharpenSpin_ = new QDoubleSpinBox(shapingGroup_);
+  sharpenSpin_->setObjectName(u"alignmentSharpen"_s);
+  sharpenSpin_->setRange(0.1, 20.0);
+  sharpenSpin_->setSingleStep(0.25);
+  sharpenSpin_->setDecimals(2);
+  sharpenSpin_->setValue(1.0);
+  sharpenSpin_->setToolTip(
+      tr("Sharpening (Chorowski et al. 2015): the weights are softmax(\u03b2 e). Above 1 the attention narrows "
+         "onto its best frames, below 1 it spreads; 1 is the model's own."));
+  smoothCheck_ = new QCheckBox(tr("S&mooth: sigmoid instead of softmax"), shapingGroup_);
+  smoothCheck_->setObjectName(u"alignmentSmooth"_s);
+  smoothCheck_->setToolTip(
+      tr("Smoothing (Chorowski et al. 2015): sigmoid(e) / sum sigmoid(e), which spreads the weight over every "
+         "frame that scores well. This model was not trained with it: it loses its place and repeats."));
+  topKSpin_ = new QSpinBox(shapingGroup_);
+  topKSpin_->setObjectName(u"alignmentTopK"_s);
+  topKSpin_->setRange(0, 1000);
+  topKSpin_->setSpecialValueText(tr("every step"));
+  topKSpin_->setToolTip(
+      tr("Only the k encoder steps (30 ms each) with the highest scores are attended, "
+         "their weights renormalised."));
+  windowSpin_ = new QSpinBox(shapingGroup_);
+  windowSpin_->setObjectName(u"alignmentWindow"_s);
+  windowSpin_->setRange(0, 1000);
+  windowSpin_->setSpecialValueText(tr("every step"));
+  windowSpin_->setPrefix(tr("\u00b1 "));
+  windowSpin_->setSuffix(tr(" steps"));
+  windowSpin_->setToolTip(
+      tr("Only the encoder steps within this many of the median of the previous step's attention (where it "
+         "was), as Bahdanau et al. 2016 decode long utterances."));
+  auto* note = new QLabel(tr("The model learnt with the plain softmax over every step: anything else is an "
+                             "experiment on how it reads."),
+                          shapingGroup_);
+  note->setWordWrap(true);
+  note->setForegroundRole(QPalette::PlaceholderText);
+  auto* reset = new QPushButton(tr("The Model's &Own"), shapingGroup_);
+  reset->setObjectName(u"alignmentShapingReset"_s);
+  reset->setToolTip(tr("Back to the softmax over every step"));
+  form->addRow(tr("Sharpen &\u03b2:"), sharpenSpin_);
+  form->addRow(smoothCheck_);
+  form->addRow(tr("Top &k:"), topKSpin_);
+  form->addRow(tr("&Window:"), windowSpin_);
+  form->addRow(note);
+  form->addRow(reset);
+  connect(sharpenSpin_, &QDoubleSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(smoothCheck_, &QCheckBox::toggled, this, [this](bool smooth) {
+    sharpenSpin_->setEnabled(!smooth);  // the sigmoid has no beta
+    post();
+  });
+  connect(topKSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(windowSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(reset, &QPushButton::clicked, this, [this] { setShaping({}); });
+  return shapingGroup_;
+}
+
+void AlignmentWorkbench::setShaping(const attn::models::AttentionShaping& shaping) {
+  if (shaping == this->shaping()) return;
+  {
+    const QSignalBlocker a(sharpenSpin_), b(smoothCheck_), c(topKSpin_), d(windowSpin_);
+    sharpenSpin_->setValue(double(shaping.sharpen));
+    smoothCheck_->setChecked(shaping.smooth);
+    sharpenSpin_->setEnabled(!shaping.smooth);
+    topKSpin_->setValue(shaping.top_k);
+    windowSpin_->setValue(shaping.window);
+  }
+  post();
+}
+
+attn::models::AttentionShaping AlignmentWorkbench::shaping() const {
+  attn::models::AttentionShaping s;
+  s.smooth = smoothCheck_->isChecked();
+  s.sharpen = s.smooth ? 1.0f : float(sharpenSpin_->value());
+  s.top_k = topKSpin_->value();
+  s.window = windowSpin_->value();
+  return s;
 }
 
 void AlignmentWorkbench::openAudio(const QString& path) {

@@ -200,6 +200,7 @@ void AlignmentWorkbench::updateForSource() {
   decodingView_->setVisible(!speech);  // a speech model's input is audio: its spectrogram instead
   speechPanel_->setVisible(speech);
   audioButton_->setVisible(speech);
+  shapingGroup_->setVisible(speech);
   stopPlayback();
   if (!speech) audioPath_.clear();
   readingsCheck_->setVisible(task == Task::Reviews);
@@ -236,6 +237,7 @@ attn::io::AlignmentSection AlignmentWorkbench::state() const {
   s.step = pendingStep_ >= 0 ? pendingStep_ : step_;
   s.colormap = render::colormapInfo(colormap_).key;
   s.readings = readingsCheck_->isChecked();
+  s.shaping = shaping();
   return s;
 }
 
@@ -250,6 +252,7 @@ void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
   setText(QString::fromStdString(state.text));
   setPairText(QString::fromStdString(state.pair));
   setBeam(state.beam);
+  setShaping(state.shaping);
   const QString model = QString::fromStdString(state.model);
   if (model != requestedModel_) {
     openModel(model, false);  // runs when loaded
@@ -311,6 +314,7 @@ void AlignmentWorkbench::post() {
   request.beam = beamSpin_->value();
   request.readings = readingsCheck_->isChecked();
   request.wavPath = audioPath_;
+  request.shaping = shaping();
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
   updateWarnings();

@@ -34,6 +34,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QGroupBox;
 class QGridLayout;
 class QLabel;
@@ -77,6 +78,9 @@ class AlignmentWorkbench : public Workbench {
   QString pairText() const;
   void setBeam(int beam);
   int beam() const;
+  // A speech model's weights: sharpened, smoothed, top k, windowed (alignment_speech.cpp; hidden for the others).
+  void setShaping(const attn::models::AttentionShaping& shaping);
+  attn::models::AttentionShaping shaping() const;
 
   // ---- steps and hypotheses (seq2seq) ----
   // The output step in view (0-based; "</s>" is the last step of a finished hypothesis).
@@ -189,6 +193,7 @@ class AlignmentWorkbench : public Workbench {
   // (alignment_speech.cpp).
   QWidget* makeSpeechView();
   QPushButton* makeAudioButton(QWidget* parent);
+  QGroupBox* makeShapingGroup(QWidget* parent);
   void updateSpeechView();
   QString playbackTime(double seconds) const;  // "0.84 / 1.95 s"; negative: "1.95 s of audio"
   void stopPlayback();
@@ -253,6 +258,11 @@ class AlignmentWorkbench : public Workbench {
   QStackedWidget* pages_ = nullptr;
   QWidget* decodingPage_ = nullptr;
   TextFigureView* decodingView_ = nullptr;
+  QGroupBox* shapingGroup_ = nullptr;  // a speech model's sharpening, smoothing, top k and window
+  QDoubleSpinBox* sharpenSpin_ = nullptr;
+  QCheckBox* smoothCheck_ = nullptr;
+  QSpinBox* topKSpin_ = nullptr;
+  QSpinBox* windowSpin_ = nullptr;
   QWidget* speechPanel_ = nullptr;  // the play row and the spectrogram (hidden for the models of text)
   SpeechView* speechView_ = nullptr;
   QPushButton* playButton_ = nullptr;

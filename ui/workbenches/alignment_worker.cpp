@@ -159,6 +159,7 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
         return outcome;
       }
       outcome->speech = std::make_shared<const SpeechInput>(std::move(*input));
+      options.shaping = request.shaping;
       run = seq2seqSession_->run_frames(outcome->speech->logMel, options);
     } else {
       run = seq2seqSession_->run(request.text, options);

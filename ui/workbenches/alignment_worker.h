@@ -45,6 +45,7 @@ struct AlignmentRequest {
   bool readings = false;        // a flat classifier: also run the bundled readings of saliency (kReadingModels)
   QString wavPath;              // a speech model: this audio file instead of `text` said by espeak-ng
   std::string voice = "en-us";  // a speech model: the espeak-ng voice `text` is said in
+  attn::models::AttentionShaping shaping;  // a speech model: how its scores become weights (the defaults: its own)
 };
 
 // The bundled review classifiers whose saliency needs no query, in the order the tab shows them: attention

@@ -344,6 +344,17 @@ Result<AlignmentSection> read_alignment(const Reader& reader, const json& j, std
   ATTN_TRY(m.whole("step", 0, kMaxSessionIndex, s.step));
   ATTN_TRY(m.colormap("colormap", s.colormap));
   ATTN_TRY(m.boolean("readings", s.readings));
+  const json* shaping = nullptr;
+  ATTN_ASSIGN(shaping, m.object("shaping"));
+  if (shaping) {
+    Members o(reader, *shaping, "tabs.alignment.shaping");
+    ATTN_TRY(o.number("sharpen", 0.01, 100.0, s.shaping.sharpen));
+    ATTN_TRY(o.boolean("smooth", s.shaping.smooth));
+    ATTN_TRY(o.whole("top_k", 0, kMaxSessionIndex, s.shaping.top_k));
+    ATTN_TRY(o.whole("window", 0, kMaxSessionIndex, s.shaping.window));
+    o.warn_unknown(warnings);
+    if (s.shaping.smooth) s.shaping.sharpen = 1.0f;  // the sigmoid has no beta
+  }
   m.warn_unknown(warnings);
   return s;
 }
@@ -559,9 +570,19 @@ Session default_session() {
 std::string to_json(const Session& session) {
   ojson tabs = ojson::object();
   if (const auto& a = session.alignment) {
-    tabs["alignment"] = {
-        {"model", a->model},           {"text", a->text}, {"pair", a->pair},         {"beam", a->beam},
-        {"hypothesis", a->hypothesis}, {"step", a->step}, {"colormap", a->colormap}, {"readings", a->readings}};
+    tabs["alignment"] = {{"model", a->model},
+                         {"text", a->text},
+                         {"pair", a->pair},
+                         {"beam", a->beam},
+                         {"hypothesis", a->hypothesis},
+                         {"step", a->step},
+                         {"colormap", a->colormap},
+                         {"readings", a->readings},
+                         {"shaping",
+                          {{"sharpen", a->shaping.sharpen},
+                           {"smooth", a->shaping.smooth},
+                           {"top_k", a->shaping.top_k},
+                           {"window", a->shaping.window}}}};
   }
   if (const auto& c = session.caption) {
     ojson input;

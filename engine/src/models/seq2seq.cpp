@@ -617,7 +617,7 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
                 "sharpening, smoothing, top k and windowing are for location-aware (speech) models; this one is " +
                     c.variant_name());
   }
-  if (const std::string why = bundled::speech::shaping_error(options.shaping); !why.empty()) {
+  if (const std::string why = options.shaping.problem(); !why.empty()) {
     return fail(ErrorKind::OutOfRange, why);
   }
   s.shaping = options.shaping;

@@ -147,8 +147,6 @@ void scores(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Index B);
 // The scores in s.alpha's first B rows into weights, as s.shaping says (the defaults: the softmax), each row's
 // window around the median of its previous alignment in s.feed.
 void weights(Seq2SeqBuffers& s, Index B);
-// Why `shaping` cannot decode, or empty.
-std::string shaping_error(const AttentionShaping& shaping);
 
 }  // namespace bundled::speech
 

@@ -183,7 +183,12 @@ void weights(Seq2SeqBuffers& s, Index B) {
   }
 }
 
-std::string shaping_error(const AttentionShaping& a) {
+}  // namespace attn::models::bundled::speech
+
+namespace attn::models {
+
+std::string AttentionShaping::problem() const {
+  const AttentionShaping& a = *this;
   if (!std::isfinite(a.sharpen) || a.sharpen <= 0.0f || a.sharpen > 100.0f) {
     char beta[32];
     std::snprintf(beta, sizeof beta, "%g", double(a.sharpen));
@@ -195,4 +200,4 @@ std::string shaping_error(const AttentionShaping& a) {
   return {};
 }
 
-}  // namespace attn::models::bundled::speech
+}  // namespace attn::models

@@ -13,6 +13,7 @@
 #include "attn/error.h"
 #include "attn/glimpse/settings.h"
 #include "attn/lab/lab.h"
+#include "attn/models/seq2seq.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -80,7 +81,8 @@ struct AlignmentSection {
   int hypothesis = 0;
   int step = 0;  // the output step in view, 0-based
   std::string colormap = "viridis";
-  bool readings = true;  // a review: the three readings of saliency side by side
+  bool readings = true;              // a review: the three readings of saliency side by side
+  models::AttentionShaping shaping;  // a speech model's weights, as its decoder makes them (the defaults: its own)
   friend bool operator==(const AlignmentSection&, const AlignmentSection&) = default;
 };
 

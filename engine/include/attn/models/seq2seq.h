@@ -75,6 +75,7 @@ struct AttentionShaping {
   int top_k = 0;         // only the k highest-scoring encoder steps, renormalised; 0: every step
   int window = 0;        // only the steps within +-window of the previous alignment's median; 0: every step
   bool shaped() const { return sharpen != 1.0f || smooth || top_k > 0 || window > 0; }
+  std::string problem() const;  // why these settings cannot decode ("sharpening beta is 0; ..."), or empty
   bool operator==(const AttentionShaping&) const = default;
 };
 
