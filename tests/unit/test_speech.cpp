@@ -334,6 +334,45 @@ TEST(SpeechModel, ShapedWeightsStayInTheirWindowAndTopK) {
   EXPECT_NE(text.error().message().find("are for location-aware (speech) models"), std::string::npos);
 }
 
+// A session decodes each input as a fresh one would: nothing of the previous run (another length, another beam) is
+// left in its buffers.
+TEST(SpeechModel, ARunDoesNotDependOnThePreviousOne) {
+  auto model = random_speech();
+  ASSERT_TRUE(model);
+  auto file =
+      io::SafeTensors::open(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "speech-location" / "frames.safetensors");
+  ASSERT_TRUE(file.has_value());
+  std::vector<Matrix> inputs;
+  for (const char* name : {"run0", "run1", "run3"}) {
+    const io::TensorInfo* info = file->find(name);
+    ASSERT_NE(info, nullptr);
+    auto x = file->matrix(name, info->shape.at(0), info->shape.at(1));
+    ASSERT_TRUE(x.has_value());
+    inputs.push_back(*x);
+  }
+  Seq2SeqRunner shared(model);
+  DecodeOptions other;
+  for (const int beam : {1, 3}) {
+    other.beam = 4 - beam;
+    DecodeOptions options;
+    options.beam = beam;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      for (std::size_t before = 0; before < inputs.size(); ++before) {
+        ASSERT_TRUE(shared.run_frames(inputs[before], other).has_value());
+        auto again = shared.run_frames(inputs[i], options);
+        auto fresh = Seq2SeqRunner(model).run_frames(inputs[i], options);
+        ASSERT_TRUE(again && fresh);
+        ASSERT_EQ(again->hypotheses.size(), fresh->hypotheses.size());
+        for (std::size_t h = 0; h < fresh->hypotheses.size(); ++h) {
+          EXPECT_EQ(again->hypotheses[h].ids, fresh->hypotheses[h].ids) << "input " << i << " after " << before;
+          EXPECT_EQ(again->hypotheses[h].attention, fresh->hypotheses[h].attention)
+              << "input " << i << " after " << before;
+        }
+      }
+    }
+  }
+}
+
 TEST(SpeechModel, ATextModelRefusesAudio) {
   auto model = Seq2SeqModel::load(fs::path(ATTN_TEST_DATA_DIR) / "seq2seq" / "random-words");
   ASSERT_TRUE(model.has_value());

@@ -95,6 +95,10 @@ Result<Speech> synthesise(std::string_view text, const Voice& voice) {
       return fail(ErrorKind::OutOfRange, "espeak-ng has no voice \"" + voice.name + "\"", "voice");
     espeak_SetParameter(espeakRATE, voice.words_per_minute, 0);
     espeak_SetParameter(espeakPITCH, voice.pitch, 0);
+    // The same text in the same voice is not always the same audio in one process: espeak-ng 1.51 carries state
+    // from one utterance to the next (one sentence said seven times in a row came out 26,857 to 26,864 samples
+    // long; reseeding rand(), which its noise draws on, did not make them equal). Nothing here depends on it;
+    // a fresh process's first synthesis is always the same (the parity WAV is made by one).
     collecting = &collected;
     const espeak_ERROR status =
         espeak_Synth(input.c_str(), input.size() + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, nullptr, nullptr);
