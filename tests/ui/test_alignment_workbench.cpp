@@ -64,6 +64,16 @@ bool settle(AlignmentWorkbench& wb, int ms = 30000) {
   return false;
 }
 
+// The random speech fixture open in `wb` (shown at 1300 x 820), over `text` said by espeak-ng.
+bool openSpeech(AlignmentWorkbench& wb, const QString& text) {
+  wb.resize(1300, 820);
+  wb.show();
+  wb.openModel(seq2seqFixture("speech"));
+  if (!settle(wb)) return false;
+  wb.setText(text);
+  return settle(wb);
+}
+
 bool near(QRgb pixel, const QColor& colour, int tolerance = 40) {
   return std::abs(qRed(pixel) - colour.red()) + std::abs(qGreen(pixel) - colour.green()) +
              std::abs(qBlue(pixel) - colour.blue()) <=
@@ -1074,12 +1084,7 @@ class TestAlignmentWorkbench : public QObject {
   // argmax, and a click on the spectrogram going to the step whose peak is nearest.
   void speechModelShowsTheSpectrogramWithTheStepsAttention() {
     AlignmentWorkbench wb;
-    wb.resize(1300, 820);
-    wb.show();
-    wb.openModel(seq2seqFixture("speech"));
-    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
-    wb.setText(u"the quick brown fox"_s);
-    QVERIFY(settle(wb));
+    QVERIFY2(openSpeech(wb, u"the quick brown fox"_s), qPrintable(wb.lastError()));
     QVERIFY(wb.outcome() && wb.outcome()->seq2seq && wb.outcome()->speech);
     QVERIFY(wb.speechView()->isVisibleTo(&wb));
     QVERIFY(!wb.decodingView()->isVisibleTo(&wb));
@@ -1134,12 +1139,7 @@ class TestAlignmentWorkbench : public QObject {
   // model's own weights again; a text model hides the group.
   void speechAttentionShapingFromThePanel() {
     AlignmentWorkbench wb;
-    wb.resize(1300, 820);
-    wb.show();
-    wb.openModel(seq2seqFixture("speech"));
-    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
-    wb.setText(u"the quick brown fox"_s);
-    QVERIFY(settle(wb));
+    QVERIFY2(openSpeech(wb, u"the quick brown fox"_s), qPrintable(wb.lastError()));
     auto* group = wb.findChild<QGroupBox*>(u"alignmentShaping"_s);
     QVERIFY(group && group->isVisibleTo(&wb));
     const auto widest = [&] {
@@ -1205,12 +1205,7 @@ class TestAlignmentWorkbench : public QObject {
   // (the step then moves on its own) and says why not where there is none (CI) or no Qt Multimedia in the build.
   void speechPlaybackFollowsTheTimeHeard() {
     AlignmentWorkbench wb;
-    wb.resize(1300, 820);
-    wb.show();
-    wb.openModel(seq2seqFixture("speech"));
-    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
-    wb.setText(u"the quick brown fox jumps"_s);
-    QVERIFY(settle(wb));
+    QVERIFY2(openSpeech(wb, u"the quick brown fox jumps"_s), qPrintable(wb.lastError()));
     QTRY_VERIFY(wb.outcome() && wb.outcome()->speech);
     QVERIFY(wb.playButton()->isVisibleTo(&wb));
     QCOMPARE(wb.playButton()->isEnabled(), AudioPlayback::builtIn());

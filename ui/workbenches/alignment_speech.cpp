@@ -180,17 +180,18 @@ QGroupBox* AlignmentWorkbench::makeShapingGroup(QWidget* parent) {
   smoothCheck_->setToolTip(
       tr("Smoothing (Chorowski et al. 2015): sigmoid(e) / sum sigmoid(e), which spreads the weight over every "
          "frame that scores well. This model was not trained with it: it loses its place and repeats."));
-  topKSpin_ = new QSpinBox(shapingGroup_);
-  topKSpin_->setObjectName(u"alignmentTopK"_s);
-  topKSpin_->setRange(0, 1000);
-  topKSpin_->setSpecialValueText(tr("every step"));
+  const auto stepsSpin = [this](const QString& name) {  // 0: every step
+    auto* spin = new QSpinBox(shapingGroup_);
+    spin->setObjectName(name);
+    spin->setRange(0, 1000);
+    spin->setSpecialValueText(tr("every step"));
+    return spin;
+  };
+  topKSpin_ = stepsSpin(u"alignmentTopK"_s);
   topKSpin_->setToolTip(
       tr("Only the k encoder steps (30 ms each) with the highest scores are attended, "
          "their weights renormalised."));
-  windowSpin_ = new QSpinBox(shapingGroup_);
-  windowSpin_->setObjectName(u"alignmentWindow"_s);
-  windowSpin_->setRange(0, 1000);
-  windowSpin_->setSpecialValueText(tr("every step"));
+  windowSpin_ = stepsSpin(u"alignmentWindow"_s);
   windowSpin_->setPrefix(tr("\u00b1 "));
   windowSpin_->setSuffix(tr(" steps"));
   windowSpin_->setToolTip(
