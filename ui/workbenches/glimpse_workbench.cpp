@@ -7,6 +7,7 @@
 #include "attn/glimpse/resolve.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
+#include "render/strings.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -8,6 +8,7 @@
 #include "views/export.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
+#include "views/logit_lens_view.h"
 #include "views/long_map_panel.h"
 #include "views/image_overlay_view.h"
 #include "views/token_lines_view.h"
