@@ -45,7 +45,7 @@ packages=(
   qt6-multimedia-dev
   libopenblas0-openmp libopenblas-openmp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format-16 python3 lld
+  clang-format-16 python3 lld ccache
 )
 
 # The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/worker_thread.cpp).
@@ -54,6 +54,12 @@ packages=(
 . "$top/tools/install_missing.sh"
 install_missing "${packages[@]}"
 stage "packages"
+
+# The commit-message rule (tools/check_commit_message.sh) as this clone's commit-msg hook.
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
+   [ "$(git -C "$top" config core.hooksPath || true)" != tools/git-hooks ]; then
+  git -C "$top" config core.hooksPath tools/git-hooks && echo "== commit-msg hook: tools/git-hooks (the subject rule)"
+fi
 
 # Two cores everywhere: more compile jobs only thrash memory and cache.
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -90,10 +96,12 @@ if [ "$mode" = sanitize ]; then
   exit 0
 fi
 
-# `run`: reuse a tree that is already configured (build/dev, or
-# build/ci after `tools/setup.sh test`) and build only the two programs in it; build/dev when there is none.
-preset=dev
-if [ ! -f build/dev/build.ninja ] && [ -f build/ci/build.ninja ]; then preset=ci; fi
+# `run`: reuse a tree that is already configured (build/dev, or build/ci after `tools/setup.sh test`) and build
+# only the two programs in it; build/dev when there is none. ATTN_PRESET names the tree (the README-commands test
+# runs this on its own tree). Every tree compiles the same unity batches (CMakeLists.txt), so this builds what CI
+# builds.
+preset=${ATTN_PRESET:-dev}
+if [ -z "${ATTN_PRESET:-}" ] && [ ! -f build/dev/build.ninja ] && [ -f build/ci/build.ninja ]; then preset=ci; fi
 echo "== building attnscope and attnscope-cli in build/$preset"
 cmake --preset "$preset"
 cmake --build --preset "$preset" -j "$jobs" --target attnscope attnscope-cli
