@@ -3,7 +3,7 @@
 folder: config.json, model.safetensors (float32, Hugging Face's tensor names), and the tokenizer beside it
 (tokenizer.model with a tokenizer_config.json that adds BOS, as Llama's tokenizer and run.c do).
 
-    /usr/bin/python3 tools/convert_llama2c.py ../shared/data/models/llama2c/stories260K.bin OUT_DIR \
+    /usr/bin/python3 -m tools.convert_llama2c ../shared/data/models/llama2c/stories260K.bin OUT_DIR \
         [--tokenizer-model tok512.model] [--check tok512.bin]
 
 The format, as run.c reads it: a header of 7 int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads,
@@ -41,13 +41,12 @@ import json
 import os
 import shutil
 import struct
-import sys
 
 import numpy as np
 
+from tools.safetensors_io import write_safetensors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from safetensors_io import write_safetensors  # noqa: E402
 
 
 def read_checkpoint(path):
@@ -157,9 +156,8 @@ def decode(pieces, ids, bos=1):
 
 def check(folder, tokenizer, steps):
     import torch
-    sys.path.insert(0, os.path.join(HERE, "parity"))
-    import decoder_torch as dt
-    from safetensors_io import read_safetensors
+    from tools.parity import decoder_torch as dt
+    from tools.safetensors_io import read_safetensors
 
     with open(os.path.join(folder, "config.json")) as f:
         config = json.load(f)

@@ -15,6 +15,7 @@ if [[ $# -ne 1 ]]; then
   exit 2
 fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)  # the torch peer runs from here as a module: it imports the tools package
 BENCH="$1/tests/bench/bench_applications"
 PY=/usr/bin/python3  # Debian's python3-torch lives here
 THREADS=2
@@ -28,7 +29,7 @@ echo "threads:  $THREADS on both sides (OMP_NUM_THREADS, bench_applications --th
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) before"
 
 engine_out=$("$BENCH" --threads=$THREADS --benchmark_filter=NONE 2>&1)
-torch_json=$("$PY" "$HERE/torch_applications_peer.py" --threads $THREADS)
+torch_json=$(cd "$ROOT" && "$PY" -m tests.bench.torch_applications_peer --threads $THREADS)
 for app in entailment convs2s headlines speech; do
   echo "$engine_out" | sed -n "/^$app:/,/target:/p"
   engine_ms=$(echo "$engine_out" | sed -n "/^$app:/,/target:/p" | awk '/median:/ {print $2; exit}')

@@ -28,8 +28,9 @@ fi
 BUILD_DIR=$1
 ROUNDS=${2:-2}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)  # the torch peer runs from here as a module: it imports the tools package
 BENCH="$BUILD_DIR/tests/bench/bench_decoder"
-PEER="$HERE/torch_decoder_peer.py"
+PEER=tests.bench.torch_decoder_peer
 PY=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv interpreter
 THREADS=2
 REPETITIONS=${ATTN_BENCH_REPETITIONS:-5}
@@ -64,14 +65,14 @@ if [[ -n "${ATTN_BENCH_DECODER_LAYERS:-}" ]]; then
 fi
 "$BENCH" --threads="$THREADS" --prepare >"$WORK/prepare.out"
 sed 's/^/   /' "$WORK/prepare.out"
-SMOL_DIR=$(sed -n 's/^smollm2 folder: //p' "$WORK/prepare.out")
+SMOL_DIR=$(realpath "$(sed -n 's/^smollm2 folder: //p' "$WORK/prepare.out")")  # absolute: the peer runs from $ROOT
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) before the first run"
 
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "-- round $r/$ROUNDS: torch (load $(cut -d' ' -f1 /proc/loadavg))"
-  "$PY" "$PEER" --checkpoint "$SMOL_DIR" --threads "$THREADS" --repetitions "$REPETITIONS" \
-    --min-time "$MIN_TIME" >"$WORK/torch_$r.json"
+  (cd "$ROOT" && "$PY" -m "$PEER" --checkpoint "$SMOL_DIR" --threads "$THREADS" --repetitions "$REPETITIONS" \
+    --min-time "$MIN_TIME") >"$WORK/torch_$r.json"
   echo "-- round $r/$ROUNDS: engine (load $(cut -d' ' -f1 /proc/loadavg))"
   rm -f "$SMOL_DIR/greedy_ids_engine.txt"
   "$BENCH" --threads="$THREADS" --benchmark_format=json --benchmark_repetitions="$REPETITIONS" \

@@ -22,6 +22,7 @@ shift
 LENGTHS=("${@:-4096 8192}")
 read -r -a LENGTHS <<< "${LENGTHS[*]}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)  # the torch peer runs from here as a module: it imports the tools package
 BENCH="$BUILD_DIR/tests/bench/bench_decoder"
 PY=/usr/bin/python3
 THREADS=2
@@ -44,14 +45,14 @@ echo "threads:  $THREADS on both sides (OMP_NUM_THREADS, bench_decoder --threads
 echo "blas:     libblas.so.3 -> $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (before)"
 folder=$("$BENCH" --prepare --threads=$THREADS | sed -n 's/^smollm2 folder: //p')
-long_folder="${folder}-32k"
+long_folder=$(realpath -m "${folder}-32k")  # absolute: the peer runs from $ROOT
 # BM_SmolLongForward writes its checkpoint on first use; make sure the peer can read it.
 if [[ ! -f "$long_folder/model.safetensors" ]]; then
   "$BENCH" --threads=$THREADS --benchmark_filter='BM_SmolLongForward/L:512/' > /dev/null
 fi
 printf '%-8s %12s %12s %8s %14s %10s\n' tokens "torch s" "engine s" ratio "on-demand MB" "peak MB"
 for n in "${LENGTHS[@]}"; do
-  torch_ms=$("$PY" "$HERE/torch_decoder_peer.py" --checkpoint "$long_folder" --threads $THREADS --cases "long:$n" \
+  torch_ms=$(cd "$ROOT" && "$PY" -m tests.bench.torch_decoder_peer --checkpoint "$long_folder" --threads $THREADS --cases "long:$n" \
                --repetitions 1 --min-time 0 | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["median_ms"])')
   filter="BM_SmolLongForward/L:$n/"
   [[ $n == 32768 ]] && filter="BM_SmolLong(Forward|Preview|WholeMap)/L:$n/"  # the whole map reuses this forward

@@ -13,6 +13,7 @@ if [[ $# -ne 1 ]]; then
   exit 2
 fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)  # the torch peer runs from here as a module: it imports the tools package
 BENCH="$1/tests/bench/bench_seq2seq"
 PY=/usr/bin/python3  # Debian's python3-torch lives here
 THREADS=2
@@ -26,7 +27,7 @@ echo "threads:  $THREADS on both sides (OMP_NUM_THREADS, bench_seq2seq --threads
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) before"
 
 engine_out=$("$BENCH" --threads=$THREADS --benchmark_filter=NONE 2>&1)
-torch_json=$("$PY" "$HERE/torch_seq2seq_peer.py" --threads $THREADS)
+torch_json=$(cd "$ROOT" && "$PY" -m tests.bench.torch_seq2seq_peer --threads $THREADS)
 echo "$engine_out" | sed -n '/seq2seq decode:/,$p'
 engine_ms=$(echo "$engine_out" | awk '/median:/ {print $2; exit}')
 torch_ms=$("$PY" -c 'import json,sys; print("%.3f" % json.loads(sys.argv[1])["median_ms"])' "$torch_json")

@@ -20,8 +20,9 @@ fi
 BUILD_DIR=$1
 ROUNDS=${2:-2}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)  # the torch peer runs from here as a module: it imports the tools package
 BENCH="$BUILD_DIR/tests/bench/bench_transformer"
-PEER="$HERE/torch_transformer_peer.py"
+PEER=tests.bench.torch_transformer_peer
 PY=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv interpreter
 THREADS=2
 REPETITIONS=${ATTN_BENCH_REPETITIONS:-5}
@@ -55,7 +56,8 @@ echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) before the first r
 
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "-- round $r/$ROUNDS: torch (load $(cut -d' ' -f1 /proc/loadavg))"
-  "$PY" "$PEER" --threads "$THREADS" --repetitions "$REPETITIONS" --min-time "$MIN_TIME" >"$WORK/torch_$r.json"
+  (cd "$ROOT" && "$PY" -m "$PEER" --threads "$THREADS" --repetitions "$REPETITIONS" --min-time "$MIN_TIME") \
+    >"$WORK/torch_$r.json"
   echo "-- round $r/$ROUNDS: engine (load $(cut -d' ' -f1 /proc/loadavg))"
   "$BENCH" --threads="$THREADS" --benchmark_format=json --benchmark_repetitions="$REPETITIONS" \
     --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" 2>"$WORK/engine_$r.err"

@@ -3,8 +3,10 @@
 ConvS2S date model's beam of 5 on the same date and the headline model's on the same sentence, in torch (tools/train/entailment_torch.py and seq2seq_torch.py's
 beam_search over convs2s_torch.py: the code that trained the models and wrote the parity fixtures), timed, as JSON.
 
-    /usr/bin/python3 tests/bench/torch_applications_peer.py [--threads 2] [--repetitions 5] [--min-time 0.5]
+    /usr/bin/python3 -m tests.bench.torch_applications_peer [--threads 2] [--repetitions 5] [--min-time 0.5]
                                                            [--model resources/models/entailment-wbw]
+
+(from the repository root: it imports the tools package, `from tools.train import seq2seq_torch`).
 
 Method as torch_mha_peer.py: torch.no_grad(), float32, warm-up, then `repetitions` samples, each the mean over
 enough back-to-back runs to last min-time. Per application {"median_ms", "answer"}: the answer (the label, the best
@@ -18,13 +20,10 @@ import os
 import statistics
 import sys
 
+from tests.bench.torch_mha_peer import check_torch_blas, time_calls
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-sys.path.insert(0, os.path.join(ROOT, "tools", "parity"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-from torch_mha_peer import check_torch_blas, time_calls  # noqa: E402
 
 # bench_applications.cpp's kPremise, kHypothesis and kDate; change both together.
 PREMISE = "a young man is sleeping on the beach near the river"
@@ -44,8 +43,8 @@ def main():
     args = parser.parse_args()
 
     import torch
-    import entailment_torch as et
-    import seq2seq_torch as st
+    from tools.train import entailment_torch as et
+    from tools.train import seq2seq_torch as st
 
     blas, status = check_torch_blas(torch, args.threads, "torch_applications_peer")
     if status:
@@ -76,8 +75,8 @@ def main():
     def summarise():
         return st.beam_search(headline_model, sentence_ids, 5)
 
-    import speech_torch as sp
-    import make_speech_fixtures as msf
+    from tools.parity import make_speech_fixtures as msf
+    from tools.train import speech_torch as sp
     speech_model = st.load_model(os.path.join(ROOT, "resources", "models", "speech-location"), torch.float32)
     frames = sp.cut(sp.log_mel(msf.read_wav(SPEECH_WAV)).float(), speech_model.config)
 

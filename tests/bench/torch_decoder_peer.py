@@ -4,9 +4,11 @@
 engine widens it) in tools/parity/decoder_torch.py's DecoderForCausalLM (Hugging Face's modules and names,
 eager attention as transformers computes it), every layer's attention kept, and prints JSON.
 
-    /usr/bin/python3 tests/bench/torch_decoder_peer.py --checkpoint DIR [--threads 2]
+    /usr/bin/python3 -m tests.bench.torch_decoder_peer --checkpoint DIR [--threads 2]
                                                       [--cases forward:512,forward:2048,generate:256]
                                                       [--repetitions 5] [--min-time 0.5]
+
+(from the repository root: it imports the tools package, `from tools.parity import decoder_torch`).
 
 Method (mirrors Google Benchmark's in bench_decoder): eval mode under torch.no_grad(), float32, one sequence,
 token i = (7919 i + 13) mod vocab as in bench_decoder.
@@ -34,11 +36,6 @@ import statistics
 import struct
 import sys
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "parity"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-sys.path.insert(0, HERE)
 
 PROMPT = 16
 
@@ -84,7 +81,7 @@ def long_forward(torch, model, ids, block=1024):
     (bmm(out=), masked_fill_, sub_, exp_, div_): a fresh tensor per block is a fresh mmap of hundreds of MB, whose
     page faults alone made the first version 13x slower here. Returns the logits [1, vocab]. The Llama layout only
     (bench_decoder's SmolLM2 shape)."""
-    import decoder_torch as dt
+    from tools.parity import decoder_torch as dt
     c = model.cfg
     assert not (c.fused or c.gemma or c.qk_norm or c.attn_softcap), "long_forward: the Llama layout only"
     n, h, kv, hd = ids.shape[0], c.heads, c.kv_heads, c.head_dim
@@ -129,9 +126,9 @@ def main():
     cases = [(c.split(":")[0], int(c.split(":")[1])) for c in args.cases.split(",") if c]
 
     import torch
-    import decoder_torch as dt
-    from safetensors_io import read_safetensors
-    from torch_mha_peer import check_torch_blas, openblas_info, time_calls
+    from tests.bench.torch_mha_peer import check_torch_blas, openblas_info, time_calls
+    from tools.parity import decoder_torch as dt
+    from tools.safetensors_io import read_safetensors
 
     blas, status = check_torch_blas(torch, args.threads, "torch_decoder_peer")
     if status:

@@ -3,8 +3,10 @@
 every hypothesis keeping its attention rows, in torch (tools/train/seq2seq_torch.py, the code that trained
 the model and wrote the parity fixtures), timed, as JSON.
 
-    /usr/bin/python3 tests/bench/torch_seq2seq_peer.py [--threads 2] [--repetitions 5] [--min-time 0.5]
+    /usr/bin/python3 -m tests.bench.torch_seq2seq_peer [--threads 2] [--repetitions 5] [--min-time 0.5]
                                                       [--model resources/models/date-bahdanau]
+
+(from the repository root: it imports the tools package, `from tools.train import seq2seq_torch`).
 
 Method as torch_mha_peer.py: torch.no_grad() (beam_search is decorated with it), float32, warm-up, then
 `repetitions` samples, each the mean over enough back-to-back decodes to last min-time. "best" is the best
@@ -18,11 +20,10 @@ import os
 import statistics
 import sys
 
+from tests.bench.torch_mha_peer import check_torch_blas, time_calls
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-from torch_mha_peer import check_torch_blas, time_calls  # noqa: E402
 
 DATE = "Wednesday, the 3rd of May 2026"  # bench_seq2seq.cpp's kDate; change both together
 BEAM = 5
@@ -38,7 +39,7 @@ def main():
     assert len(DATE) == 30
 
     import torch
-    import seq2seq_torch as s2s
+    from tools.train import seq2seq_torch as s2s
 
     blas, status = check_torch_blas(torch, args.threads, "torch_seq2seq_peer")
     if status:

@@ -3,8 +3,10 @@
 FFN 3072) built from tools/parity/transformer_torch.py (Hugging Face's modules and names, eager attention
 as transformers computes it), every layer's attention returned (output_attentions=True), and prints JSON.
 
-    /usr/bin/python3 tests/bench/torch_transformer_peer.py [--threads 2] [--cases bert:128,bert:512,gpt2:128,gpt2:1024]
+    /usr/bin/python3 -m tests.bench.torch_transformer_peer [--threads 2] [--cases bert:128,bert:512,gpt2:128,gpt2:1024]
                                                           [--repetitions 5] [--min-time 0.5]
+
+(from the repository root: it imports the tools package, `from tools.parity import transformer_torch`).
 
 Method (mirrors Google Benchmark's in bench_transformer): BertModel / GPT2Model without a prediction head
 (the engine's benchmark models have none), eval mode under torch.no_grad(), float32, batch 1, random ids.
@@ -18,10 +20,6 @@ import json
 import os
 import statistics
 import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "parity"))
-sys.path.insert(0, HERE)
 
 LAYERS, HIDDEN, HEADS, FFN = 12, 768, 12, 3072
 
@@ -41,8 +39,8 @@ def main():
     cases = [(c.split(":")[0], int(c.split(":")[1])) for c in args.cases.split(",") if c]
 
     import torch
-    import transformer_torch as tt
-    from torch_mha_peer import check_torch_blas, openblas_info, time_calls
+    from tests.bench.torch_mha_peer import check_torch_blas, openblas_info, time_calls
+    from tools.parity import transformer_torch as tt
 
     blas, status = check_torch_blas(torch, args.threads, "torch_transformer_peer")
     if status:

@@ -10,7 +10,7 @@ attn::to_string spells it ("truncated", "too-large", ...), "warning" for inputs 
 (NaN and infinite weights), or "ok" for inputs that are odd but valid and must decode to the values the
 unit test checks (tests/unit/test_bad_corpus.cpp).
 
-    /usr/bin/python3 tools/bad/make_bad_corpus.py [OUT_DIR]   (default: tests/data/bad of this repo)
+    /usr/bin/python3 -m tools.bad.make_bad_corpus [OUT_DIR]   (default: tests/data/bad of this repo)
 """
 import json
 import pathlib
@@ -21,9 +21,8 @@ import zlib
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 # The container, written byte by byte, is shared with tests/data/safetensors' generator.
-from make_bad_safetensors import container as st_container, entry as st_entry, header_bytes as st_header  # noqa: E402
+from tools.make_bad_safetensors import container as st_container, entry as st_entry, header_bytes as st_header
 
 # ---------------------------------------------------------------------------------------------------------
 # safetensors, by hand

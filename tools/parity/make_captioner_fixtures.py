@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the captioner parity fixtures for the C++ engine: tests/data/captioner/.
 
-    /usr/bin/python3 tools/parity/make_captioner_fixtures.py [random|trained|scenes|all] [--out DIR]
+    /usr/bin/python3 -m tools.parity.make_captioner_fixtures [random|trained|scenes|all] [--out DIR]
 
   random   tiny random models, soft and hard (channels [4, 8] on S = 16 -> a 4 x 4 grid, D 8, E 8, H 16,
            A 8, a 9-word vocabulary, max_caption_length 8, mean/std (0.4, 0.5, 0.6)/(0.2, 0.25, 0.3));
@@ -49,18 +49,16 @@ k + 1 where object k's mask is).
 import argparse
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 
+from tools import safetensors_io
+from tools.train import captioner_torch as ct
+from tools.train import scenes_data as sd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import captioner_torch as ct  # noqa: E402
-import safetensors_io  # noqa: E402
-import scenes_data as sd  # noqa: E402
 
 # safetensors_io writes F32/F16/I32/I64; the scene pixels and labels are U8 (the format's "U8").
 safetensors_io._DT.setdefault(np.dtype("uint8"), "U8")

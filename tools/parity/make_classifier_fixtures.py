@@ -27,10 +27,10 @@ Before writing, every run is recomputed by an independent numpy implementation o
 (GRU gate equations, pooling) from the saved tensors by their contract names; the script stops if the two
 differ by more than 1e-9.
 
-    /usr/bin/python3 tools/parity/make_classifier_fixtures.py            # random cases, and the shipped
+    /usr/bin/python3 -m tools.parity.make_classifier_fixtures            # random cases, and the shipped
                                                                         # ones when resources/models has them
-    /usr/bin/python3 tools/parity/make_classifier_fixtures.py --random   # random cases only
-    /usr/bin/python3 tools/parity/make_classifier_fixtures.py --trained  # shipped models only
+    /usr/bin/python3 -m tools.parity.make_classifier_fixtures --random   # random cases only
+    /usr/bin/python3 -m tools.parity.make_classifier_fixtures --trained  # shipped models only
 """
 
 import json
@@ -40,12 +40,11 @@ import sys
 import numpy as np
 import torch
 
+from tools.safetensors_io import read_safetensors
+from tools.train import classifier_torch as ct
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import classifier_torch as ct  # noqa: E402
-from safetensors_io import read_safetensors  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "data", "classifier")
 

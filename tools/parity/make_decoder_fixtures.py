@@ -14,22 +14,20 @@ prompt, the tokens generated and itself)}. Numbers
 come from torch in float64 over the weights as stored (16-bit weights widened exactly), rounded to 7
 significant digits.
 
-    /usr/bin/python3 tools/parity/make_decoder_fixtures.py
+    /usr/bin/python3 -m tools.parity.make_decoder_fixtures
 """
 
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 
+from tools.parity import decoder_torch as dt
+from tools.safetensors_io import read_safetensors, write_safetensors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import decoder_torch as dt  # noqa: E402
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "data", "decoders")
 PROMPT_LENGTH = 12

@@ -17,7 +17,7 @@ weights, rounded to 7 significant digits.
 Before writing, every run is recomputed by an independent numpy implementation of MODELS.md section 5 from the
 saved tensors by their contract names; the script stops if the two differ by more than 1e-9.
 
-    /usr/bin/python3 tools/parity/make_entailment_fixtures.py            # random case, and the shipped one
+    /usr/bin/python3 -m tools.parity.make_entailment_fixtures            # random case, and the shipped one
                                                                         # when resources/models has it
 """
 
@@ -28,13 +28,12 @@ import sys
 import numpy as np
 import torch
 
+from tools.safetensors_io import read_safetensors
+from tools.train import entailment_torch as et
+from tools.train.reviews_data import split_words
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import entailment_torch as et  # noqa: E402
-from reviews_data import split_words  # noqa: E402
-from safetensors_io import read_safetensors  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "data", "entailment")
 SHIPPED = "entailment-wbw"

@@ -4,7 +4,7 @@ affine_grid + grid_sample, and DRAW's Gaussian attention against the formulas of
 
 Regenerate (from the repository root; the fixtures are committed, so only after changing this script):
 
-    /usr/bin/python3 tools/parity/make_glimpse_fixtures.py
+    /usr/bin/python3 -m tools.parity.make_glimpse_fixtures
 
 Use /usr/bin/python3 explicitly: that is the interpreter Debian's python3-torch is installed for.
 The conventions are make_fixtures.py's (this script uses its writer): one JSON file per case, here
@@ -44,8 +44,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_fixtures as mf  # noqa: E402  (the writer and the input helpers; sets torch deterministic)
+from tools.parity import make_fixtures as mf  # the writer and the input helpers; sets torch deterministic
 
 GENERATOR = "tools/parity/make_glimpse_fixtures.py"
 OUT_DIR = mf.OUT_DIR

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the seq2seq parity fixtures for the C++ engine: tests/data/seq2seq/<case>/expected.json.
 
-    /usr/bin/python3 tools/parity/make_seq2seq_fixtures.py [random|trained|all] [--out DIR]
+    /usr/bin/python3 -m tools.parity.make_seq2seq_fixtures [random|trained|all] [--out DIR]
 
   random   tiny random models, one per variant (e 8, h 8, d 16, a 8, local-p window 3; ConvS2S width 8, 2 encoder
            layers of kernel 3, 2 decoder layers of kernel 2; the date
@@ -34,16 +34,15 @@ one (log_prob and attention absolute, p_t relative to max(1, |p_t|)) (a random m
 import argparse
 import json
 import os
-import sys
 
 import torch
 
+from tools.train import dates_data as dd
+from tools.train import headlines_data as hd
+from tools.train import seq2seq_torch as st
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-import dates_data as dd  # noqa: E402
-import headlines_data as hd  # noqa: E402
-import seq2seq_torch as st  # noqa: E402
 
 VARIANTS = list(st.VARIANTS)
 RANDOM_CONVS2S = dict(embedding_size=8, encoder_layers=2, encoder_kernel=3, decoder_layers=2, decoder_kernel=2)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the speech parity fixtures for the C++ engine (MODELS.md section 6).
 
-    /usr/bin/python3 tools/parity/make_speech_fixtures.py [random|trained|all]
+    /usr/bin/python3 -m tools.parity.make_speech_fixtures [random|trained|all]
 
   log-mel  tests/data/audio/fox-f2.logmel.safetensors: speech_torch.log_mel (float64, stored as float32) of
            tests/data/audio/fox-f2.wav (espeak-ng's en-us+f2 saying "the quick brown fox" with noise 0.003, written
@@ -21,21 +21,18 @@ decoded by seq2seq_torch.beam_search in float64 and checked as robust (margins, 
 
 import argparse
 import os
-import sys
 import wave
 
 import numpy as np
 import torch
 
+from tools.parity import make_seq2seq_fixtures as mf
+from tools.safetensors_io import write_safetensors
+from tools.train import seq2seq_torch as st
+from tools.train import speech_torch as sp
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-sys.path.insert(0, HERE)
-import make_seq2seq_fixtures as mf  # noqa: E402
-import seq2seq_torch as st  # noqa: E402
-import speech_torch as sp  # noqa: E402
-from safetensors_io import write_safetensors  # noqa: E402
 
 WAV = os.path.join(ROOT, "tests", "data", "audio", "fox-f2.wav")
 PARTS = [(0, None), (0, 40), (0, 3), (10, 70)]   # frame ranges of the runs

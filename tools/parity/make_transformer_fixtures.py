@@ -15,7 +15,7 @@ untied copy of the decoder, pooler + seq_relationship present, float16 storage),
 without prefix, pooler), distilbert (DistilBertForMaskedLM, sinusoidal positions), gpt2 (hub layout: no
 prefix, attn.bias / attn.masked_bias buffers, lm_head absent), vit (ViTForImageClassification, id2label).
 
-    /usr/bin/python3 tools/parity/make_transformer_fixtures.py [out_dir]
+    /usr/bin/python3 -m tools.parity.make_transformer_fixtures [out_dir]
 """
 
 import json
@@ -29,11 +29,8 @@ import zlib
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import transformer_torch as tt  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from tools.parity import transformer_torch as tt
+from tools.safetensors_io import read_safetensors, write_safetensors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "data", "transformers")

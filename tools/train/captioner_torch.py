@@ -29,16 +29,12 @@ Beam search (MODELS.md "Decoding", the same rules as seq2seq_torch.beam_search):
 Greedy is the same with k = 1.
 """
 
-import os
-import sys
-
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
+from tools.safetensors_io import read_model_folder, write_model_folder
 
 PAD, START, END, UNK = 0, 1, 2, 3
 

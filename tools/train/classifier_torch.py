@@ -28,19 +28,15 @@ load_model() reads either.
 A library: train_sentiment.py trains, tools/parity/make_classifier_fixtures.py writes fixtures.
 """
 
-import os
 import re
-import sys
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from reviews_data import split_words  # noqa: E402,F401  (re-exported: the section's tokenizer)
-from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
+from tools.safetensors_io import read_model_folder, write_model_folder
+from tools.train.reviews_data import split_words  # noqa: F401  (re-exported: the section's tokenizer)
 
 PAD, UNK = 0, 1
 ARCHITECTURE = "AttnScopeClassifier"

@@ -41,7 +41,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import seq2seq_torch
+from tools.train.seq2seq_common import StepDecoder
 
 HALF = math.sqrt(0.5)
 
@@ -65,7 +65,7 @@ def glu(x, dim):
     return a * torch.sigmoid(b)
 
 
-class ConvS2S(nn.Module):
+class ConvS2S(StepDecoder):
     def __init__(self, config):
         super().__init__()
         c = self.config = dict(config)
@@ -154,6 +154,5 @@ class ConvS2S(nn.Module):
         s = torch.cat([s_prev, torch.stack(inputs, 1)], dim=2)
         return self.decoder.out(h[:, 0]), s, None, torch.stack(alphas, 1), None
 
-    # Batched greedy decoding (training-time evaluation): ids [B, steps], attention [B, steps, L, S]; the GRU
-    # models' loop, which only calls encode, initial_feed and step.
-    greedy_batch = seq2seq_torch.Seq2Seq.greedy_batch
+    # Batched greedy decoding (training-time evaluation): ids [B, steps], attention [B, steps, L, S]: the GRU
+    # models' loop, StepDecoder.greedy_batch, which only calls encode, initial_feed and step.

@@ -22,15 +22,14 @@ classifier.bias [3].
 """
 
 import os
-import sys
 
 import numpy as np
 import torch
 from torch import nn
 
+from tools.safetensors_io import read_model_folder, write_model_folder
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
-from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
 
 PAD, UNK = 0, 1
 LABELS = ["entailment", "contradiction", "neutral"]

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Synthetic news sentences and their headlines for the summarisation model (made on the fly; no data files).
 
-    /usr/bin/python3 tools/train/headlines_data.py [--show N] [--seed S]   prints N pairs with their alignments
-    /usr/bin/python3 tools/train/headlines_data.py --check [N]             self-test (alignments, split, lengths)
+    /usr/bin/python3 -m tools.train.headlines_data [--show N] [--seed S]   prints N pairs with their alignments
+    /usr/bin/python3 -m tools.train.headlines_data --check [N]             self-test (alignments, split, lengths)
 
 Every pair is a dict:
     text        the sentence as a reader sees it ("Police in Leeds arrested a 23-year-old man on Monday after ...")
@@ -28,7 +28,7 @@ import argparse
 import random
 import zlib
 
-from reviews_data import split_words
+from tools.train.reviews_data import split_words
 
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",

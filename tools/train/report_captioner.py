@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Measures the shipped captioners and writes the numbers into their model cards.
 
-    /usr/bin/python3 tools/train/report_captioner.py [--variants soft hard] [--n 1000] [--threads N] [--no-cards]
+    /usr/bin/python3 -m tools.train.report_captioner [--variants soft hard] [--n 1000] [--threads N] [--no-cards]
 
 For every resources/models/caption-<variant>/ present, on held-out scenes (scenes_data seeds 10,000,000 ..
 10,000,000 + n - 1; training never sees a seed >= 10,000,000), decoding one image at a time with the
@@ -31,19 +31,18 @@ import datetime as dt
 import math
 import os
 import re
-import sys
 import time
 
 import numpy as np
 import torch
 
+from tools.train import captioner_torch as ct
+from tools.train import scenes_data as sd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import captioner_torch as ct  # noqa: E402
-import scenes_data as sd  # noqa: E402
 
-COMMAND = "/usr/bin/python3 tools/train/report_captioner.py"
+COMMAND = "/usr/bin/python3 -m tools.train.report_captioner"
 
 
 def ngrams(words, n):

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Measures the shipped date models and writes the numbers into their model cards.
 
-    /usr/bin/python3 tools/train/report_dates.py [--variants V ...] [--threads N] [--no-cards]
+    /usr/bin/python3 -m tools.train.report_dates [--variants V ...] [--threads N] [--no-cards]
 
 For every resources/models/date-<variant>/ present, on the fixed test set (dates_data.TEST: 2000 examples
 whose (date, format) keys are held out from training, seed 2002), decoding one example at a time exactly as
@@ -23,19 +23,18 @@ import argparse
 import datetime as dt
 import os
 import re
-import sys
 import time
 
 import torch
 
+from tools.train import dates_data as dd
+from tools.train import seq2seq_torch as st
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import dates_data as dd  # noqa: E402
-import seq2seq_torch as st  # noqa: E402
 
 FIELDS = {"year": range(0, 4), "month": range(5, 7), "day": range(8, 10)}
-COMMAND = "/usr/bin/python3 tools/train/report_dates.py"
+COMMAND = "/usr/bin/python3 -m tools.train.report_dates"
 
 
 def first_max(row):

@@ -2,6 +2,8 @@
 
 Used by train_dates.py (batched teacher-forced training), report_dates.py (evaluation) and
 tools/parity/make_seq2seq_fixtures.py (the C++ engine's parity fixtures). Nothing here is run directly.
+The special ids and the decoding loop (forward, greedy_batch) are seq2seq_common.py's, shared with
+convs2s_torch.py and speech_torch.py, which this module builds for their configs (new_model, expected_shapes).
 
   Seq2Seq(config)                  the module; its state_dict() names are exactly the tensor names of MODELS.md
   model(src, lengths, tgt_in)      teacher-forced forward: logits [B, T, Vt], attention [B, T, S], p_t [B, T]
@@ -31,18 +33,14 @@ Greedy is the same with k = 1 (argmax, ties to the lower id). A hypothesis never
 max_target_length ids (</s> included); it is `finished` when its last id is </s>.
 """
 
-import os
-import sys
-
 import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_model_folder, write_model_folder  # noqa: E402
-
-PAD, UNK = 0, 1          # source ids
-BOS, EOS = 1, 2          # target ids (<pad> is 0 there too)
+from tools.safetensors_io import read_model_folder, write_model_folder
+from tools.train import convs2s_torch, speech_torch
+from tools.train.reviews_data import split_words
+from tools.train.seq2seq_common import BOS, EOS, PAD, UNK, StepDecoder  # noqa: F401  (PAD, UNK: st.PAD, st.UNK)
 
 # config.json's "trained_on": the Alignment tab shows it beside the model, so that nobody mistakes an answer
 # to unlike input for knowledge.
@@ -96,10 +94,8 @@ def expected_shapes(config):
     """Every tensor of MODELS.md section 1 for this config: name -> shape."""
     c = config
     if c["attention"] == "convs2s":
-        import convs2s_torch
         return convs2s_torch.expected_shapes(c)
     if c["attention"] == "location":
-        import speech_torch
         return speech_torch.expected_shapes(c)
     vs, vt = len(c["source_vocab"]), len(c["target_vocab"])
     e, h, d, a = c["embedding_size"], c["encoder_hidden"], c["decoder_hidden"], c["attention_size"]
@@ -125,7 +121,7 @@ def expected_shapes(config):
     return s
 
 
-class Seq2Seq(nn.Module):
+class Seq2Seq(StepDecoder):
     def __init__(self, config):
         super().__init__()
         c = self.config = dict(config)
@@ -239,34 +235,10 @@ class Seq2Seq(nn.Module):
         logits = self.decoder.out(ht)
         return logits, s, ht, alpha, p
 
-    # ------------------------------------------------------------ teacher forcing
+    # ------------------------------------------------------------ teacher forcing, batched greedy decoding
 
-    def forward(self, src, lengths, tgt_in):
-        """tgt_in [B, T] starts with <s>: logits [B, T, Vt], attention [B, T, S], p_t [B, T] (or None)."""
-        enc = self.encode(src, lengths)
-        s, feed = enc["s0"], self.initial_feed(enc)
-        logits, alphas, ps = [], [], []
-        for t in range(tgt_in.shape[1]):
-            lg, s, feed, alpha, p = self.step(tgt_in[:, t], s, feed, enc)
-            logits.append(lg)
-            alphas.append(alpha)
-            ps.append(p)
-        pos = torch.stack(ps, 1) if self.window is not None else None
-        return torch.stack(logits, 1), torch.stack(alphas, 1), pos
-
-    @torch.no_grad()
-    def greedy_batch(self, src, lengths, steps):
-        """Batched greedy decoding (training-time evaluation): ids [B, steps], attention [B, steps, S]."""
-        enc = self.encode(src, lengths)
-        s, feed = enc["s0"], self.initial_feed(enc)
-        y = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
-        out, alphas = [], []
-        for _ in range(steps):
-            lg, s, feed, alpha, _ = self.step(y, s, feed, enc)
-            y = lg.argmax(-1)
-            out.append(y)
-            alphas.append(alpha)
-        return torch.stack(out, 1), torch.stack(alphas, 1)
+    # forward(src, lengths, tgt_in) and greedy_batch(src, lengths, steps): seq2seq_common.StepDecoder's, over
+    # encode, initial_feed and step above.
 
 
 # ---------------------------------------------------------------- text <-> ids
@@ -281,7 +253,6 @@ def source_units(text, config):
     (lower case, [a-z0-9']+) without the terminators . ! ?"""
     if not is_word_model(config):
         return list(text)
-    from reviews_data import split_words
     return [w for w in split_words(text)[0] if w not in (".", "!", "?")]
 
 
@@ -309,10 +280,8 @@ def target_ids(text, config):
 def new_model(config):
     """The module of a config: Seq2Seq, or convs2s_torch.ConvS2S for "attention": "convs2s"."""
     if config["attention"] == "convs2s":
-        import convs2s_torch
         return convs2s_torch.ConvS2S(config)
     if config["attention"] == "location":
-        import speech_torch
         return speech_torch.SpeechSeq2Seq(config)
     return Seq2Seq(config)
 

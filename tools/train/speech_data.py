@@ -9,7 +9,7 @@ order), the first SEEN_WORDS for training and the "seen" test set, the next UNSE
 (words the model never heard). Voices: espeak-ng's en-us and its 12 variants (m1-m7, f1-f5, audio.h's
 voice_variants), 140-210 words per minute, pitch 25-75, noise of standard deviation 0.001-0.006.
 
-    /usr/bin/python3 tools/train/speech_data.py --cli build/ci/app/attnscope-cli --out DIR    the corpora into DIR
+    /usr/bin/python3 -m tools.train.speech_data --cli build/ci/app/attnscope-cli --out DIR    the corpora into DIR
 """
 
 import argparse
@@ -17,14 +17,13 @@ import json
 import os
 import random
 import subprocess
-import sys
 
 import numpy as np
 
+from tools.safetensors_io import read_safetensors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(HERE, ".."))
-from safetensors_io import read_safetensors  # noqa: E402
 
 SEEN_WORDS, UNSEEN_WORDS = 8000, 2000
 VOICES = ["en-us"] + [f"en-us+{v}" for v in ("m1", "m2", "m3", "m4", "m5", "m6", "m7", "f1", "f2", "f3", "f4", "f5")]

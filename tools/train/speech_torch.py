@@ -10,18 +10,15 @@ attention-based recogniser with location-aware attention, in seq2seq_torch.py's 
   output    phonemes (espeak-ng's mnemonics), joined with spaces as a word model's words
 
 Used by train_speech.py and tools/parity/make_speech_fixtures.py; beam search is seq2seq_torch.beam_search (the
-previous alignment rides in the hypothesis' `feed`).
+previous alignment rides in the hypothesis' `feed`). forward() and greedy_batch() are seq2seq_common.StepDecoder's;
+seq2seq_torch builds this model for "attention": "location" (new_model, load_model) and is not imported here.
 """
-
-import os
-import sys
 
 import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import seq2seq_torch as st  # noqa: E402
+from tools.train.seq2seq_common import EOS, StepDecoder
 
 
 def expected_shapes(c):
@@ -56,9 +53,9 @@ def make_config(target_vocab, e, h, d, a, layers, filters, width, max_source_len
             "location_width": width, "max_source_length": max_source_length, "max_target_length": max_target_length}
 
 
-class SpeechSeq2Seq(st.Seq2Seq):
+class SpeechSeq2Seq(StepDecoder):
     def __init__(self, config):
-        nn.Module.__init__(self)
+        super().__init__()
         c = self.config = dict(config)
         vt = len(c["target_vocab"])
         e, h, d, a = c["embedding_size"], c["encoder_hidden"], c["decoder_hidden"], c["attention_size"]
@@ -154,7 +151,7 @@ def cut(frames, config):
 
 def target_ids(phonemes, config):
     index = {u: i for i, u in enumerate(config["target_vocab"]) if i >= 3}
-    return [index[p] for p in phonemes] + [st.EOS]
+    return [index[p] for p in phonemes] + [EOS]
 
 
 def mel_filters(bands=80, fft=512, rate=16000, low=0.0, high=8000.0):

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Trains one bundled Show, Attend and Tell captioner (MODELS.md section 4) and writes its folder.
 
-    /usr/bin/python3 tools/train/train_captioner.py --variant {soft,hard} [--out DIR] [--threads N]
+    /usr/bin/python3 -m tools.train.train_captioner --variant {soft,hard} [--out DIR] [--threads N]
                                                     [--seed S] [--steps N (3000)] [--batch B]
 
 Output: DIR (default resources/models/caption-<variant>/) with config.json, model.safetensors and MODEL_CARD.md
@@ -50,7 +50,6 @@ import datetime as dt
 import math
 import multiprocessing
 import os
-import sys
 import time
 
 # Idle OpenMP threads sleep instead of spinning: on a machine shared with other jobs, 2 spinning threads make
@@ -60,11 +59,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from tools.train import captioner_torch as ct  # noqa: E402
+from tools.train import scenes_data as sd  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import captioner_torch as ct  # noqa: E402
-import scenes_data as sd  # noqa: E402
 
 SIZES = dict(channels=[8, 24, 48, 128], embedding_size=64, hidden=256, attention_size=128)
 MAX_CAPTION_LENGTH = 24
@@ -339,14 +338,14 @@ wall clock, {cpu / 60:.1f} min CPU, on a 2-core machine shared with other jobs
 
 **Retrain** (overwrites this folder; then re-run the report and the fixtures):
 
-    /usr/bin/python3 tools/train/train_captioner.py --variant {v}{extra}
-    /usr/bin/python3 tools/train/report_captioner.py
-    /usr/bin/python3 tools/parity/make_captioner_fixtures.py
+    /usr/bin/python3 -m tools.train.train_captioner --variant {v}{extra}
+    /usr/bin/python3 -m tools.train.report_captioner
+    /usr/bin/python3 -m tools.parity.make_captioner_fixtures
 
 ## Metrics
 
 <!-- metrics:begin -->
-(not measured yet: run `/usr/bin/python3 tools/train/report_captioner.py`)
+(not measured yet: run `/usr/bin/python3 -m tools.train.report_captioner`)
 <!-- metrics:end -->
 """
     with open(os.path.join(out, "MODEL_CARD.md"), "w") as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Trains one bundled date-normalisation seq2seq model (MODELS.md section 1) and writes its folder.
 
-    /usr/bin/python3 tools/train/train_dates.py --variant {bahdanau,luong-dot,luong-general,luong-concat,luong-local-p}
+    /usr/bin/python3 -m tools.train.train_dates --variant {bahdanau,luong-dot,luong-general,luong-concat,luong-local-p}
                                                 [--out DIR] [--threads N] [--seed S]
 
 Output: DIR (default resources/models/date-<variant>/) with config.json, model.safetensors and MODEL_CARD.md
@@ -21,17 +21,16 @@ One thread by default (torch.set_num_threads(1)).
 import argparse
 import datetime as dt
 import os
-import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
+from tools.train import dates_data as dd
+from tools.train import seq2seq_torch as st
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import dates_data as dd  # noqa: E402
-import seq2seq_torch as st  # noqa: E402
 
 SIZES = dict(e=32, h=64, d=128, a=64)
 WINDOW = 4
@@ -235,14 +234,14 @@ wall clock, {cpu / 60:.1f} min CPU, on a 2-core machine shared with other jobs
 
 {selection}**Retrain** (overwrites this folder; then re-run the report and the fixtures):
 
-    /usr/bin/python3 tools/train/train_dates.py --variant {v}{extra}
-    /usr/bin/python3 tools/train/report_dates.py
-    /usr/bin/python3 tools/parity/make_seq2seq_fixtures.py trained
+    /usr/bin/python3 -m tools.train.train_dates --variant {v}{extra}
+    /usr/bin/python3 -m tools.train.report_dates
+    /usr/bin/python3 -m tools.parity.make_seq2seq_fixtures trained
 
 ## Metrics
 
 <!-- metrics:begin -->
-(not measured yet: run `/usr/bin/python3 tools/train/report_dates.py`)
+(not measured yet: run `/usr/bin/python3 -m tools.train.report_dates`)
 <!-- metrics:end -->
 """
     with open(os.path.join(out, "MODEL_CARD.md"), "w") as f:

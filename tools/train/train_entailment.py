@@ -2,7 +2,7 @@
 """Trains the word-by-word entailment model (entailment_torch.py) on entailment_data.py's generated pairs and
 reports its held-out figures.
 
-    /usr/bin/python3 tools/train/train_entailment.py --out DIR [--threads N] [--epochs N] [--seed S]
+    /usr/bin/python3 -m tools.train.train_entailment --out DIR [--threads N] [--epochs N] [--seed S]
         [--align-weight W] [--state-dropout P]
 
 The loss is the labels' cross-entropy plus W (default 1) times the mean negative log attention on each
@@ -27,10 +27,10 @@ import time
 import torch
 from torch import nn
 
+from tools.train import entailment_data as ed
+from tools.train import entailment_torch as et
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import entailment_data as ed  # noqa: E402
-import entailment_torch as et  # noqa: E402
 
 N_TRAIN, N_TEST = 60000, 3000
 TRAINED_ON_LABELS = ("60,000 generated premise/hypothesis pairs (templates and a 90-word lexicon: synonyms, "

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Trains the bundled headline model (summarisation: a news sentence in, its headline out) and measures it.
 
-    /usr/bin/python3 tools/train/train_headlines.py [--out DIR] [--threads N] [--seed S]
-    /usr/bin/python3 tools/train/train_headlines.py --report [--out DIR]     measure the model in DIR again
+    /usr/bin/python3 -m tools.train.train_headlines [--out DIR] [--threads N] [--seed S]
+    /usr/bin/python3 -m tools.train.train_headlines --report [--out DIR]     measure the model in DIR again
 
 Model: MODELS.md section 1 at the word level ("unit": "word"): a bidirectional GRU encoder and a GRU decoder with
 Bahdanau attention (seq2seq_torch.py), the encoder-decoder with attention the issue allows in place of Rush et al.'s
@@ -22,20 +22,19 @@ the headlines come right long before the attention points at the words they come
 import argparse
 import datetime as dt
 import os
-import sys
 import time
 from collections import Counter
 
 import torch
 import torch.nn.functional as F
 
+from tools.train import headlines_data as hd
+from tools.train import seq2seq_torch as st
+from tools.train.report_dates import update_card
+from tools.train.train_entailment import alignment_loss
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import headlines_data as hd  # noqa: E402
-import seq2seq_torch as st  # noqa: E402
-from report_dates import update_card  # noqa: E402
-from train_entailment import alignment_loss  # noqa: E402
 
 SIZES = dict(e=64, h=96, d=192, a=96)
 TRAINED_ON = ("one news sentence of 8 kinds (openings, plans, arrests, matches, weather, prices, resignations, "
@@ -133,7 +132,7 @@ def measure(folder, examples):
 
 
 def card_metrics(m, seconds):
-    return (f"Measured {dt.datetime.utcnow().strftime('%Y-%m-%d')} with `/usr/bin/python3 tools/train/train_headlines.py "
+    return (f"Measured {dt.datetime.utcnow().strftime('%Y-%m-%d')} with `/usr/bin/python3 -m tools.train.train_headlines "
             f"--report` on the test set: {m['n']} pairs whose (event, names) keys are held out from training "
             f"(`headlines_data.TEST`, seed 2002), decoded one at a time with the engine's greedy and beam-search rules "
             f"(seq2seq_torch, float64; {seconds:.0f} s).\n\n"
@@ -200,13 +199,13 @@ is read as one of them, and a name it never saw is `<unk>` (the headline cannot 
 
 **Retrain** (overwrites this folder and measures it; then re-run the fixtures):
 
-    /usr/bin/python3 tools/train/train_headlines.py
-    /usr/bin/python3 tools/parity/make_seq2seq_fixtures.py trained
+    /usr/bin/python3 -m tools.train.train_headlines
+    /usr/bin/python3 -m tools.parity.make_seq2seq_fixtures trained
 
 ## Metrics
 
 <!-- metrics:begin -->
-(not measured yet: run `/usr/bin/python3 tools/train/train_headlines.py --report`)
+(not measured yet: run `/usr/bin/python3 -m tools.train.train_headlines --report`)
 <!-- metrics:end -->
 """
     with open(os.path.join(out, "MODEL_CARD.md"), "w") as f:

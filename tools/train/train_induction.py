@@ -2,7 +2,7 @@
 """Trains the bundled tiny character-level GPT-2 with induction heads (MODELS.md section 3) and writes a
 Hugging Face-style GPT-2 folder with its MODEL_CARD.md (metrics filled in).
 
-    /usr/bin/python3 tools/train/train_induction.py        # -> resources/models/induction-gpt2
+    /usr/bin/python3 -m tools.train.train_induction        # -> resources/models/induction-gpt2
 
 Options: --out DIR, --threads N (torch threads, default 1), --steps N (5600), --batch N (32), --lr X (2e-3),
 --seed N (torch and data, default 0).
@@ -40,19 +40,17 @@ import math
 import os
 import random
 import string
-import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from tools.parity import transformer_torch as tt
+from tools.safetensors_io import write_safetensors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "parity"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import transformer_torch as tt  # noqa: E402
-from safetensors_io import write_safetensors  # noqa: E402
 
 N_EMBD, N_HEAD, N_LAYER, N_POS = 64, 4, 2, 128
 BOS_EOS = 0   # byte 0 (symbol "Ā"); never seen in training, named because config.json wants one
@@ -262,7 +260,7 @@ def write_card(folder, model, m, seconds, args, example):
         "",
         "## Retrain (one command, deterministic seeds)",
         "```",
-        "/usr/bin/python3 tools/train/train_induction.py",
+        "/usr/bin/python3 -m tools.train.train_induction",
         "```",
         "Check with the engine: `build/dev/app/attnscope-cli run --model resources/models/induction-gpt2"
         f" --text \"{example}\" --dump /tmp/ind.attn.safetensors`.",

@@ -2,10 +2,10 @@
 """Trains the bundled review-sentiment classifiers (MODELS.md section 2) on reviews_data.py's
 templated reviews and writes the model folder with its MODEL_CARD.md (metrics filled in).
 
-    /usr/bin/python3 tools/train/train_sentiment.py --variant pooling        # -> resources/models/sentiment-pooling
-    /usr/bin/python3 tools/train/train_sentiment.py --variant hierarchical   # -> resources/models/sentiment-hierarchical
-    /usr/bin/python3 tools/train/train_sentiment.py --variant lstm           # -> resources/models/sentiment-lstm
-    /usr/bin/python3 tools/train/train_sentiment.py --variant cnn            # -> resources/models/sentiment-cnn
+    /usr/bin/python3 -m tools.train.train_sentiment --variant pooling        # -> resources/models/sentiment-pooling
+    /usr/bin/python3 -m tools.train.train_sentiment --variant hierarchical   # -> resources/models/sentiment-hierarchical
+    /usr/bin/python3 -m tools.train.train_sentiment --variant lstm           # -> resources/models/sentiment-lstm
+    /usr/bin/python3 -m tools.train.train_sentiment --variant cnn            # -> resources/models/sentiment-cnn
 
 Options: --out DIR (another folder), --threads N (torch threads, default 1), --epochs N, --seed N,
 --measure (no training: evaluate the folder's model and write its "saliency_on_deciding_words").
@@ -34,11 +34,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from tools.train import classifier_torch as ct
+from tools.train import reviews_data as rd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import classifier_torch as ct  # noqa: E402
-import reviews_data as rd  # noqa: E402
 
 N_TRAIN, N_TEST = 20000, 2000
 WORD_DROPOUT = 0.03   # a token becomes <unk> during training, so <unk> has a trained embedding
@@ -376,7 +376,7 @@ def main():
     record_saliency(folder, config, m)
     neg_acc, neg_n = subset_accuracy(model, config, test, test_data, negated)
     two_acc, two_n = subset_accuracy(model, config, test, test_data, lambda r: len(r["deciding_sentences"]) == 2)
-    command = f"/usr/bin/python3 tools/train/train_sentiment.py --variant {args.variant}"
+    command = f"/usr/bin/python3 -m tools.train.train_sentiment --variant {args.variant}"
     write_card(folder, args.variant, v, config, model, m,
                dict(seed=args.seed, neg_acc=neg_acc, neg_n=neg_n, two_acc=two_acc, two_n=two_n),
                seconds, log, command, args.threads)

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Trains the bundled speech recogniser (phonemes from synthetic speech, location-aware attention) and measures it.
 
-    /usr/bin/python3 tools/train/speech_data.py --out /tmp/speech          the corpora (attnscope-cli speech --batch)
-    /usr/bin/python3 tools/train/train_speech.py --data /tmp/speech [--out DIR] [--threads N] [--max-minutes M]
-    /usr/bin/python3 tools/train/train_speech.py --data /tmp/speech --report    measure the model in --out again
+    /usr/bin/python3 -m tools.train.speech_data --out /tmp/speech          the corpora (attnscope-cli speech --batch)
+    /usr/bin/python3 -m tools.train.train_speech --data /tmp/speech [--out DIR] [--threads N] [--max-minutes M]
+    /usr/bin/python3 -m tools.train.train_speech --data /tmp/speech --report    measure the model in --out again
 
 Model: speech_torch.py (MODELS.md section 6). Training: teacher forcing, cross-entropy over the phonemes and </s>,
 Adam, gradient norm clipped at 1, batches of 32 utterances of similar length; every --eval-every steps the batched
@@ -20,7 +20,6 @@ import argparse
 import datetime as dt
 import os
 import random
-import sys
 import time
 from collections import Counter
 
@@ -28,13 +27,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from tools.train import seq2seq_torch as st
+from tools.train import speech_data as sd
+from tools.train import speech_torch as sp
+from tools.train.report_dates import update_card
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-import seq2seq_torch as st  # noqa: E402
-import speech_data as sd  # noqa: E402
-import speech_torch as sp  # noqa: E402
-from report_dates import update_card  # noqa: E402
 
 SIZES = dict(e=48, h=128, d=192, a=128, layers=2, filters=10, width=31)
 TRAINED_ON = ("espeak-ng's synthetic voices (en-us and its 12 variants, 140-210 words per minute, light noise) saying "
@@ -150,7 +149,7 @@ def card_metrics(ms, seconds):
     rows = "".join(
         f"| {name} ({m['n']} utterances, {m['phonemes']} phonemes, {m['seconds']:.2f} s mean) | {100 * m['greedy']:.2f} % "
         f"| {100 * m['beam5']:.2f} % (first {m['beam_n']}) | {100 * m['align']:.2f} % |\n" for name, m in ms)
-    return (f"Measured {dt.datetime.utcnow().strftime('%Y-%m-%d')} with `/usr/bin/python3 tools/train/train_speech.py "
+    return (f"Measured {dt.datetime.utcnow().strftime('%Y-%m-%d')} with `/usr/bin/python3 -m tools.train.train_speech "
             f"--data DIR --report`, decoded one at a time with the engine's greedy and beam-search rules "
             f"(seq2seq_torch, float64; {seconds:.0f} s).\n\n"
             f"| test set | PER greedy | PER beam 5 | alignment: phonemes whose attention peak is inside their span |\n"
