@@ -151,6 +151,29 @@ class TestCli : public QObject {
     }
   }
 
+  // Issue 41: capsule routing's CSV (and picture) is its last iteration, the routed couplings, unless --map says
+  // otherwise; the first iteration is uniform by definition.
+  void routingOpensOnItsLastIteration() {
+    const QString last = dir_.filePath(u"routing-last.csv"_s), first = dir_.filePath(u"routing-first.csv"_s);
+    const QStringList args{u"lab"_s, u"--mechanism"_s, u"capsule-routing"_s, u"--iterations"_s, u"3"_s};
+    Run run = runCli(args + QStringList{u"--csv"_s, last});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    run = runCli(args + QStringList{u"--map"_s, u"0"_s, u"--csv"_s, first});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const auto spread = [](const QList<QStringList>& rows) {
+      double lo = 1e300, hi = -1e300;
+      for (int r = 1; r < rows.size(); ++r) {
+        for (int c = 1; c < rows[r].size(); ++c) {
+          lo = std::min(lo, rows[r][c].toDouble());
+          hi = std::max(hi, rows[r][c].toDouble());
+        }
+      }
+      return hi - lo;
+    };
+    QVERIFY(spread(readCsv(first)) < 1e-9);
+    QVERIFY(spread(readCsv(last)) > 1e-3);
+  }
+
   void vectorFormats_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QByteArray>("magic");

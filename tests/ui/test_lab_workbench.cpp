@@ -296,6 +296,9 @@ class TestLabWorkbench : public QObject {
     QSlider* slider = lab_->stepSlider();
     QVERIFY(slider->isVisibleTo(lab_.get()));
     QCOMPARE(slider->maximum(), 3);
+    // Issue 41: it opens on the routed result, the last iteration (the first is uniform by definition).
+    QCOMPARE(slider->value(), 3);
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 4"));
     slider->setValue(2);
     QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));
     verifyViewMatchesEngine();

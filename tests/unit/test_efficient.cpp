@@ -217,3 +217,40 @@ TEST(Reformer, LabRefusesBadCountsAndReadsLongSources) {
 
 }  // namespace
 }  // namespace attn
+
+// Issue 41: a view opens on a map that shows the mechanism. Routing's first iteration is uniform (every coupling
+// 1/classes) by definition: the run opens on its last, which is not; Transformer-XL's first segment has no memory:
+// the run opens on the second segment's first layer, whose columns begin with the memory.
+TEST(LabOpeningMap, RoutingOpensOnItsLastIterationAndXLOnASegmentWithMemory) {
+  lab::LabRequest request;
+  request.query = std::string(lab::kDefaultQuery);
+  request.source = std::string(lab::kDefaultSource);
+  request.params.mechanism = lab::Mechanism::CapsuleRouting;
+  request.params.iterations = 3;
+  const auto routing = lab::run_lab(request);
+  ASSERT_TRUE(routing) << routing.error().message();
+  ASSERT_EQ(routing->trace.size(), 3u);
+  EXPECT_EQ(routing->opening_map, 2u);
+  EXPECT_EQ(routing->trace.maps()[routing->opening_map].name, "iteration 3");
+  const Matrix& first = routing->trace.maps()[0].weights;
+  const Matrix& last = routing->trace.maps()[routing->opening_map].weights;
+  EXPECT_LT((first.array() - first(0, 0)).abs().maxCoeff(), 1e-12);  // uniform
+  EXPECT_GT((last.array() - last(0, 0)).abs().maxCoeff(), 1e-3);     // routed
+
+  request.params.mechanism = lab::Mechanism::TransformerXL;
+  request.params.segment = 3;
+  request.params.layers = 2;
+  const auto xl = lab::run_lab(request);
+  ASSERT_TRUE(xl) << xl.error().message();
+  ASSERT_GT(xl->trace.size(), 10u);
+  EXPECT_EQ(xl->opening_map, 10u);  // five maps (the attention and its four terms) per layer and segment
+  const auto& opened = xl->trace.maps()[xl->opening_map];
+  EXPECT_EQ(opened.name, "attention \u00b7 layer 0 \u00b7 segment 2");
+  EXPECT_TRUE(opened.col_labels.front().starts_with("[m] ")) << opened.col_labels.front();
+  EXPECT_FALSE(xl->trace.maps()[0].col_labels.front().starts_with("[m] "));
+
+  request.params.mechanism = lab::Mechanism::MultiHead;
+  const auto heads = lab::run_lab(request);
+  ASSERT_TRUE(heads);
+  EXPECT_EQ(heads->opening_map, 0u);
+}

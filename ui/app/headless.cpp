@@ -17,10 +17,11 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-// Resolves RenderJob::map against the trace; -1 means "all".
-std::expected<int, RenderFailure> pickMap(const attn::AttentionTrace& trace, const QString& selector) {
+// Resolves RenderJob::map against the run's trace; -1 means "all", none the run's opening map.
+std::expected<int, RenderFailure> pickMap(const attn::lab::LabResult& run, const QString& selector) {
+  const attn::AttentionTrace& trace = run.trace;
   const int count = int(trace.size());
-  if (selector.isEmpty()) return 0;
+  if (selector.isEmpty()) return run.opening_map < trace.size() ? int(run.opening_map) : 0;
   if (selector.compare(u"all"_s, Qt::CaseInsensitive) == 0) return -1;
   bool isNumber = false;
   const int index = selector.toInt(&isNumber);
@@ -93,7 +94,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
   if (trace.empty()) {
     return std::unexpected(RenderFailure{RenderFailure::Kind::Input, QObject::tr("the mechanism produced no map")});
   }
-  const auto picked = pickMap(trace, job.map);
+  const auto picked = pickMap(*owner, job.map);
   if (!picked) return std::unexpected(picked.error());
   const int index = *picked;
 

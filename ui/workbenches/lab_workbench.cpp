@@ -399,7 +399,8 @@ void LabWorkbench::applyPending() {
 
   const auto& trace = outcome_->result->trace;
   const int count = int(trace.size());
-  int keep = sameShape && currentMap_ >= 0 && currentMap_ < count ? currentMap_ : 0;
+  const int opening = outcome_->result->opening_map < trace.size() ? int(outcome_->result->opening_map) : 0;
+  int keep = sameShape && currentMap_ >= 0 && currentMap_ < count ? currentMap_ : opening;
   if (pendingMap_ >= 0 && shown_ == submitted_) {  // the result of applyState's request
     if (pendingMap_ < count) keep = pendingMap_;
     pendingMap_ = -1;

@@ -11,6 +11,7 @@
 #include "attn/text/ngram_embedding.h"
 #include "attn/text/words.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -788,6 +789,12 @@ Result<LabResult> run_lab(const LabRequest& request) {
     case Mechanism::TransformerXL: {
       const auto res = transformer_xl(xs, random_transformer_xl_weights(d, p.layers, seed), p.segment, self_tag);
       const std::size_t segments = res.segments.size();
+      // The second segment's first layer: the first map with memory columns (the first segment has none).
+      const auto& maps = r.trace.maps();
+      const auto second = std::find_if(maps.begin(), maps.end(), [](const AttentionMap& m) {
+        return m.name == "attention \u00b7 layer 0 \u00b7 segment 2";
+      });
+      if (segments > 1 && second != maps.end()) r.opening_map = std::size_t(second - maps.begin());
       r.notes.push_back(std::to_string(segments) + (segments == 1 ? " segment" : " segments") + " of " +
                         std::to_string(p.segment) +
                         " tokens \u00b7 each layer's memory: the previous segment's "
@@ -834,6 +841,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       for (int c = 0; c < p.classes; ++c) rows.push_back("capsule " + std::to_string(c + 1));
       r.query_tokens = rows;
       for (auto& m : r.trace.maps()) m.row_labels = rows;
+      if (!r.trace.maps().empty()) r.opening_map = r.trace.size() - 1;  // the routed couplings, not the uniform start
       std::string lengths = "|v_j| after " + std::to_string(p.iterations) + " iterations:";
       for (Index j = 0; j < res.lengths.size(); ++j) lengths += " " + fmt("%.3f", res.lengths(j));
       r.notes.push_back(lengths);

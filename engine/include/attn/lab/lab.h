@@ -147,6 +147,10 @@ struct LabResult {
   std::vector<std::string> notes;     // facts about the run shown beside the map (gates, probabilities, p_t)
   std::vector<std::string> warnings;  // "source truncated to 2048 tokens (of 12707)"
   double elapsed_ms = 0.0;            // engine time of the run
+  // The map a view opens on when the user has chosen none: the first, except where the first says nothing of the
+  // mechanism (capsule routing's first iteration is uniform by definition: its last, the routed result;
+  // Transformer-XL's first segment has no memory: the second segment's first layer).
+  std::size_t opening_map = 0;
 };
 
 // Validates both sentences (UTF-8, not empty when used; past kMaxTokens tokens truncated with a warning) and
