@@ -135,6 +135,13 @@ struct Options {
                           u"Write the run's attention as an attention dump (*.attn.safetensors; version 2 when the "
                           "run keeps its attention on demand, a decoder whose maps would pass 1 GiB)."_s,
                           u"file"_s};
+  QCommandLineOption tile{
+      u"tile"_s,
+      u"With --render layer=L,head=H: only query rows r0..r1-1 and keys c0..c1-1, exactly (0-based, "
+      "end excluded; at most 4,096 x 4,096)."_s,
+      u"r0:r1,c0:c1"_s};
+  QCommandLineOption runCsv{
+      u"csv"_s, u"With --render layer=L,head=H: also write the head's weights (or --tile's) as CSV."_s, u"file"_s};
   QCommandLineOption render{
       u"render"_s, u"Which map to draw: layer=L,head=H or layer=L,head=mean (0-based), or rollout."_s, u"spec"_s};
   QCommandLineOption view{
@@ -447,6 +454,8 @@ int runModel(QCommandLineParser& parser, const Options& o) {
     job.colormap = *map;
   }
   job.outPath = pathValue(parser, o.runOut);
+  job.csvPath = pathValue(parser, o.runCsv);
+  if (parser.isSet(o.tile)) job.tile = parser.value(o.tile).toStdString();
   int width = 900;
   int height = 700;
   QString error;
@@ -473,7 +482,8 @@ int runModel(QCommandLineParser& parser, const Options& o) {
   const bool modelView = job.view == attn::ui::TransformerView::Model && !job.outPath.isEmpty();
   if (job.dumpOut.isEmpty() && job.render.empty() && !modelView && job.generate == 0) {
     return usageError(
-        u"run: give --generate N, --dump FILE and/or --render SPEC --out FILE (or --view model --out FILE)"_s);
+        u"run: give --generate N, --dump FILE and/or --render SPEC --out FILE (or --csv FILE), or "
+        "--view model --out FILE"_s);
   }
   return reportRender(attn::ui::runTransformer(job));
 }
@@ -702,9 +712,9 @@ int main(int argc, char* argv[]) {
   } else if (command == u"run"_s) {
     parser.addPositionalArgument(
         u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s, u"run [options]"_s);
-    parser.addOptions({o.model, o.dumpIn, o.text, o.textFile, o.pair, o.runImage, o.dump, o.render, o.view, o.runOut,
-                       o.width, o.height, o.colormap, o.generate, o.genTemperature, o.topK, o.topP, o.genSeed,
-                       o.onDemand});
+    parser.addOptions({o.model,          o.dumpIn, o.text,   o.textFile, o.pair,     o.runImage, o.dump,
+                       o.render,         o.view,   o.runOut, o.width,    o.height,   o.colormap, o.generate,
+                       o.genTemperature, o.topK,   o.topP,   o.genSeed,  o.onDemand, o.tile,     o.runCsv});
   } else if (command == u"align"_s) {
     parser.addPositionalArgument(u"align"_s,
                                  u"Run a seq2seq date model, a review classifier or an entailment model; write its "

@@ -123,12 +123,42 @@ class TestTransformerCli : public QObject {
     QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
     QCOMPARE(a.readAll(), b.readAll());  // the same layers, overviews, statistics and checksums
 
-    const Run render = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=2"_s, u"--out"_s,
-                               dir_.filePath(u"never.png"_s)});
-    QCOMPARE(render.exitCode, 1);
-    QVERIFY2(render.err.contains(u"kept on demand"_s) && render.err.contains(u"Transformer tab"_s),
-             qPrintable(render.err));
+    // Issue 41: the CLI draws what it wrote. The whole head, max-pooled to the picture (the pooling in its title),
+    // and a tile's exact weights as CSV and picture; the mean and rollout, which need every map, are refused.
+    const Run whole = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=2"_s, u"--out"_s,
+                              dir_.filePath(u"whole.png"_s), u"--width"_s, u"300"_s, u"--height"_s, u"300"_s});
+    QVERIFY2(whole.exitCode == 0, qPrintable(whole.err));
+    const QImage wholeImage(dir_.filePath(u"whole.png"_s));
+    QCOMPARE(wholeImage.size(), QSize(300, 300));
+    const QString tileCsv = dir_.filePath(u"tile.csv"_s);
+    const Run tile = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=4,head=7"_s, u"--tile"_s,
+                             u"3:9,0:6"_s, u"--csv"_s, tileCsv, u"--out"_s, dir_.filePath(u"tile.png"_s)});
+    QVERIFY2(tile.exitCode == 0, qPrintable(tile.err));
+    QVERIFY(QFile::exists(dir_.filePath(u"tile.png"_s)));
+    QFile csv(tileCsv);
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).split(u'\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1 + 6);  // a header row of keys, then rows 3..8
+    for (int r = 0; r < 6; ++r) {
+      // The last six fields: a row's label may be a quoted "," token.
+      const QStringList cells = lines[r + 1].trimmed().split(u',').mid(lines[r + 1].count(u',') - 5);
+      QCOMPARE(cells.size(), 6);
+      for (int c = 0; c < 6; ++c) {
+        QVERIFY2(
+            std::abs(cells[c].toDouble() - double(last(3 + r, c))) < 1e-6,
+            qPrintable(u"tile (%1, %2): %3, the layer's map %4"_s.arg(r).arg(c).arg(cells[c]).arg(last(3 + r, c))));
+      }
+    }
+    const Run mean = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=mean"_s, u"--out"_s,
+                             dir_.filePath(u"never.png"_s)});
+    QCOMPARE(mean.exitCode, 1);
+    QVERIFY2(mean.err.contains(u"kept on demand"_s) && mean.err.contains(u"one head at a time"_s),
+             qPrintable(mean.err));
     QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+    const Run outside = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=2"_s, u"--tile"_s,
+                                u"0:9999,0:4"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
+    QCOMPARE(outside.exitCode, 1);
+    QVERIFY2(outside.err.contains(u"--tile"_s) && outside.err.contains(u"past the run's"_s), qPrintable(outside.err));
     // BERT on demand: bidirectional layers, every row a distribution over all the keys.
     const QString bertDump = dir_.filePath(u"b.attn.safetensors"_s);
     const Run bert = runCli({u"run"_s, u"--model"_s, model("bert"), u"--text"_s, u"The cat sat on the mat."_s,

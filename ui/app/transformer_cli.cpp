@@ -4,6 +4,7 @@
 #include "attn/analysis/attention_analysis.h"
 #include "attn/io/attention_dump.h"
 #include "attn/models/transformer.h"
+#include "attn/on_demand_attention.h"
 #include "attn/vision/image.h"
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
@@ -97,6 +98,35 @@ attn::Result<RenderSpec> parseRenderSpec(std::string_view spec) {
   return out;
 }
 
+attn::Result<TileSpec> parseTileSpec(std::string_view spec) {
+  const std::string file = "--tile";
+  const auto bad = [&](std::size_t at, const std::string& why) {
+    return attn::fail(attn::ErrorKind::Malformed, why + "; expected r0:r1,c0:c1 (0-based, end excluded)", file,
+                      std::int64_t(at));
+  };
+  const std::size_t comma = spec.find(',');
+  if (comma == std::string_view::npos) return bad(spec.size(), "no ',' between the rows and the keys");
+  TileSpec out;
+  const auto range = [&](std::size_t at, std::string_view part, std::int64_t& lo,
+                         std::int64_t& hi) -> attn::Result<void> {
+    const std::size_t colon = part.find(':');
+    if (colon == std::string_view::npos) return bad(at, "no ':' in '" + std::string(part) + "'");
+    const auto first = parseInt(trimmed(part.substr(0, colon)));
+    const auto last = parseInt(trimmed(part.substr(colon + 1)));
+    if (!first) return bad(at, "'" + std::string(part.substr(0, colon)) + "' is not a token index");
+    if (!last) return bad(at + colon + 1, "'" + std::string(part.substr(colon + 1)) + "' is not a token index");
+    if (*last <= *first) return bad(at, "the range " + std::string(part) + " is empty");
+    lo = *first;
+    hi = *last;
+    return {};
+  };
+  if (auto rows = range(0, spec.substr(0, comma), out.r0, out.r1); !rows) return std::unexpected(rows.error());
+  if (auto cols = range(comma + 1, spec.substr(comma + 1), out.c0, out.c1); !cols) {
+    return std::unexpected(cols.error());
+  }
+  return out;
+}
+
 std::optional<TransformerView> findTransformerView(const QString& name) {
   if (name == u"matrix"_s) return TransformerView::Matrix;
   if (name == u"head"_s) return TransformerView::Head;
@@ -126,7 +156,10 @@ std::expected<std::optional<RenderSpec>, RenderFailure> checkJob(const Transform
       spec = RenderSpec{};  // layer 0's mean: a map every run has, outlined nowhere in the model view
     }
     const auto format = exportFormatFor(job.outPath);
-    if (job.outPath.isEmpty()) return std::unexpected(usageFailure(QObject::tr("--render needs --out FILE")));
+    if (job.outPath.isEmpty() && job.csvPath.isEmpty()) {
+      return std::unexpected(usageFailure(QObject::tr("--render needs --out FILE (or --csv FILE)")));
+    }
+    if (job.outPath.isEmpty()) return spec;
     if (!format || isMatrixFormat(*format)) {
       return std::unexpected(
           usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
@@ -142,6 +175,20 @@ std::expected<std::optional<RenderSpec>, RenderFailure> checkJob(const Transform
   } else if (!job.outPath.isEmpty()) {
     return std::unexpected(usageFailure(
         QObject::tr("--out needs --render SPEC (layer=L,head=H | layer=L,head=mean | rollout), or --view model")));
+  }
+  if (!job.csvPath.isEmpty() && exportFormatFor(job.csvPath) != ExportFormat::Csv) {
+    return std::unexpected(usageFailure(QObject::tr("--csv %1: use a .csv file name").arg(job.csvPath)));
+  }
+  if ((!job.csvPath.isEmpty() || !job.tile.empty()) && (!spec || spec->kind != RenderSpec::Kind::Head)) {
+    return std::unexpected(usageFailure(QObject::tr("--csv and --tile go with --render layer=L,head=H")));
+  }
+  if (!job.tile.empty()) {
+    if (auto tile = parseTileSpec(job.tile); !tile) {
+      return std::unexpected(engineFailure(RenderFailure::Kind::Input, tile.error()));
+    }
+    if (job.view != TransformerView::Matrix) {
+      return std::unexpected(usageFailure(QObject::tr("--tile draws the matrix view (--view matrix)")));
+    }
   }
   if (!job.size.isValid() || job.size.width() < 64 || job.size.height() < 64 || job.size.width() > 16384 ||
       job.size.height() > 16384) {
@@ -295,8 +342,8 @@ Step writeDump(const TransformerJob& job, const attn::models::TransformerRun& ru
 using MapOrFailure = std::expected<std::shared_ptr<const attn::AttentionMap>, RenderFailure>;
 
 // The map the spec names, its layer and head checked against the run's `layers` and `heads`.
-MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const attn::LayeredTrace& trace,
-                     attn::Stage stage, int layers, int heads) {
+// The spec's layer and head checked against the run's `layers` and `heads` (errors point into --render).
+Step checkLayerHead(const TransformerJob& job, const RenderSpec& spec, int layers, int heads) {
   if (spec.kind != RenderSpec::Kind::Rollout) {
     const std::int64_t layerAt = std::int64_t(job.render.find("layer=")) + 6;
     if (spec.layer >= layers) {
@@ -315,6 +362,12 @@ MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const at
                                                        attn::ErrorKind::OutOfRange}));
     }
   }
+  return {};
+}
+
+MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const attn::LayeredTrace& trace,
+                     attn::Stage stage, int layers, int heads) {
+  if (auto checked = checkLayerHead(job, spec, layers, heads); !checked) return std::unexpected(checked.error());
   std::shared_ptr<const attn::AttentionMap> map;
   if (spec.kind == RenderSpec::Kind::Rollout) {
     attn::analysis::RolloutOptions options;
@@ -427,6 +480,132 @@ Step renderView(const TransformerJob& job, const RenderSpec& spec, const JobRun&
   return {};
 }
 
+// The most cells a tile may hold: 4,096 x 4,096 weights (64 MB of floats for its CSV and picture).
+constexpr std::int64_t kMaxTileCells = std::int64_t{4096} * 4096;
+
+// --tile's rows and keys checked against a run of `tokens` tokens and kMaxTileCells.
+std::expected<TileSpec, RenderFailure> checkedTile(const TransformerJob& job, Index tokens) {
+  const auto tile = parseTileSpec(job.tile);
+  if (!tile) return std::unexpected(engineFailure(RenderFailure::Kind::Input, tile.error()));
+  if (tile->r1 > tokens || tile->c1 > tokens) {
+    return std::unexpected(engineFailure(
+        RenderFailure::Kind::Input,
+        attn::Error{"--tile", tile->r1 > tokens ? 0 : std::int64_t(job.tile.find(',') + 1), -1,
+                    "the tile reaches past the run's " + std::to_string(tokens) + " tokens (0-based, end excluded)",
+                    attn::ErrorKind::OutOfRange}));
+  }
+  if ((tile->r1 - tile->r0) * (tile->c1 - tile->c0) > kMaxTileCells) {
+    return std::unexpected(
+        engineFailure(RenderFailure::Kind::Input,
+                      attn::Error{"--tile", 0, -1,
+                                  "the tile has " + std::to_string((tile->r1 - tile->r0) * (tile->c1 - tile->c0)) +
+                                      " weights, over the 16,777,216 (4,096 x 4,096) one tile may hold",
+                                  attn::ErrorKind::TooLarge}));
+  }
+  return *tile;
+}
+
+// Rows [r0, r1) and keys [c0, c1) of a map as a map of their own, labelled with their tokens.
+std::shared_ptr<attn::AttentionMap> tileOf(Matrix weights, const attn::Labels& tokens, const TileSpec& t,
+                                           const std::string& what) {
+  auto map = std::make_shared<attn::AttentionMap>();
+  map->weights = std::move(weights);
+  map->row_labels.assign(tokens.begin() + t.r0, tokens.begin() + t.r1);
+  map->col_labels.assign(tokens.begin() + t.c0, tokens.begin() + t.c1);
+  map->name = what + " \u00b7 rows " + std::to_string(t.r0) + "\u2013" + std::to_string(t.r1 - 1) + " \u00d7 keys " +
+              std::to_string(t.c0) + "\u2013" + std::to_string(t.c1 - 1) + " (exact)";
+  return map;
+}
+
+// A head kept on demand, whole, max-pooled (as the Transformer tab's long map) into at most `side` cells a side:
+// each cell the largest weight of its factor x factor weights, exact (recomputed); the factor is in the title and
+// on both axes. Cells are labelled by their first token.
+std::shared_ptr<attn::AttentionMap> pooledOnDemand(const attn::OnDemandLayer& layer, int head,
+                                                   const attn::Labels& tokens, Index side, const std::string& what) {
+  const Index n = layer.tokens();
+  const Index factor = std::max<Index>(1, (n + side - 1) / side);
+  const Index cells = (n + factor - 1) / factor;
+  std::vector<float> pooled(std::size_t(cells * cells));
+  layer.pooled(head, factor, attn::OnDemandLayer::Pooling::Max, 0, cells, 0, cells, pooled.data(), cells);
+  auto map = std::make_shared<attn::AttentionMap>();
+  map->weights = attn::MatrixMap(pooled.data(), cells, cells);
+  for (Index i = 0; i < cells; ++i) {
+    const std::string label = tokens[std::size_t(i * factor)];
+    map->row_labels.push_back(factor == 1 ? label : std::to_string(i * factor) + " " + label);
+  }
+  map->col_labels = map->row_labels;
+  if (factor == 1) {
+    map->name = what;
+  } else {
+    const std::string per = std::to_string(factor) + " \u00d7 " + std::to_string(factor);
+    map->name = what + " \u00b7 max-pooled: a cell is the largest of " + per + " weights";
+    map->row_axis = "queries (" + std::to_string(factor) + " a cell)";
+    map->col_axis = "keys (" + std::to_string(factor) + " a cell)";
+  }
+  return map;
+}
+
+// --render layer=L,head=H of a run whose attention is kept on demand (a version-2 dump; a long run): the whole head
+// max-pooled to the picture, or --tile's weights exactly; --csv writes what is drawn.
+MapOrFailure onDemandMap(const TransformerJob& job, const RenderSpec& spec, const attn::models::TransformerRun& run) {
+  const Index tokens = run.on_demand.front().tokens();
+  if (spec.kind != RenderSpec::Kind::Head) {
+    return std::unexpected(inputFailure(
+        QObject::tr("the run's attention is kept on demand (%1 tokens; no map is stored): draw one head at a time "
+                    "(--render layer=L,head=H); the head mean and rollout need every map")
+            .arg(tokens)));
+  }
+  if (job.view != TransformerView::Matrix) {
+    return std::unexpected(inputFailure(
+        QObject::tr("the run's attention is kept on demand (%1 tokens): --view matrix draws it; the head, model and "
+                    "overlay views need stored maps")
+            .arg(tokens)));
+  }
+  const int layers = int(run.on_demand.size()), heads = run.on_demand.front().heads();
+  if (auto checked = checkLayerHead(job, spec, layers, heads); !checked) return std::unexpected(checked.error());
+  const attn::OnDemandLayer& layer = run.on_demand[std::size_t(spec.layer)];
+  if (auto trusted = layer.verify(spec.head); !trusted) {
+    return std::unexpected(engineFailure(RenderFailure::Kind::Input, trusted.error()));
+  }
+  const std::string what = "layer " + std::to_string(spec.layer) + " \u00b7 head " + std::to_string(spec.head);
+  const auto& labels = run.attention.tokens;
+  if (job.tile.empty()) {
+    const Index side = std::min<Index>(HeatmapView::kMaxCellsPerSide, std::min(job.size.width(), job.size.height()));
+    return pooledOnDemand(layer, spec.head, labels, side, what);
+  }
+  const auto tile = checkedTile(job, tokens);
+  if (!tile) return std::unexpected(tile.error());
+  const Index rows = tile->r1 - tile->r0, cols = tile->c1 - tile->c0;
+  std::vector<float> weights(std::size_t(rows * cols));
+  layer.tile(spec.head, tile->r0, rows, tile->c0, cols, weights.data(), cols);
+  return tileOf(attn::MatrixMap(weights.data(), rows, cols), labels, *tile, what);
+}
+
+// --tile of a stored map: its rows and keys, exactly.
+MapOrFailure storedTile(const TransformerJob& job, const RenderSpec& spec, const attn::LayeredTrace& trace,
+                        attn::Stage stage) {
+  const auto whole = trace.map(stage, spec.layer, spec.head);
+  if (!whole) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
+  const auto tile = checkedTile(job, whole->weights.cols());
+  if (!tile) return std::unexpected(tile.error());
+  if (tile->r1 > whole->weights.rows()) {
+    return std::unexpected(inputFailure(QObject::tr("--tile: the map has %1 rows").arg(whole->weights.rows())));
+  }
+  const attn::Labels& tokens = trace.tokens;
+  return tileOf(whole->weights.block(tile->r0, tile->c0, tile->r1 - tile->r0, tile->c1 - tile->c0), tokens, *tile,
+                whole->title());
+}
+
+// --csv: the drawn map's weights (a stored head in full, a tile, or an on-demand head's pooled cells).
+Step writeCsv(const TransformerJob& job, const attn::AttentionMap& map, RenderReport& report) {
+  if (job.csvPath.isEmpty()) return {};
+  if (auto written = writeMatrixCsv(map, job.csvPath); !written) {
+    return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
+  }
+  report.written.append(job.csvPath);
+  return {};
+}
+
 }  // namespace
 
 std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& job) {
@@ -464,16 +643,16 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
     if (auto written = writeDump(job, *run, ran->modelName, report); !written) return std::unexpected(written.error());
   }
   if (!*spec) return report;
-  if (onDemand) {
-    return std::unexpected(inputFailure(
-        QObject::tr("the run's attention is kept on demand (%1 tokens; no map is stored), and --render and --view "
-                    "draw stored maps: open it in the app's Transformer tab (attnscope --tab transformer --model DIR "
-                    "--text-file FILE, or --model FILE.attn.safetensors for the version-2 dump --dump writes)")
-            .arg(trace.tokens.size())));
-  }
 
-  const auto map = specMap(job, **spec, trace, stage, layers, heads);
+  MapOrFailure map = onDemand            ? onDemandMap(job, **spec, *run)
+                     : !job.tile.empty() ? storedTile(job, **spec, trace, stage)
+                                         : specMap(job, **spec, trace, stage, layers, heads);
   if (!map) return std::unexpected(map.error());
+  // The CSV of a stored head holds every weight, where its picture may be pooled.
+  const auto csvMap =
+      !onDemand && job.tile.empty() && !job.csvPath.isEmpty() ? trace.map(stage, (*spec)->layer, (*spec)->head) : *map;
+  if (auto csv = writeCsv(job, *csvMap, report); !csv) return std::unexpected(csv.error());
+  if (job.outPath.isEmpty()) return report;
   if (auto saved = renderView(job, **spec, *ran, stage, *map); !saved) return std::unexpected(saved.error());
   report.written.append(job.outPath);
   return report;

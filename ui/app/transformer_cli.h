@@ -29,6 +29,13 @@ struct RenderSpec {
 // Errors name the byte offset in the spec of the key or value at fault (file "--render").
 attn::Result<RenderSpec> parseRenderSpec(std::string_view spec);
 
+// --tile: "r0:r1,c0:c1", query rows [r0, r1) and keys [c0, c1) (0-based, end excluded). Errors name the byte
+// offset in the spec (file "--tile"); the bounds are checked against a run's tokens by the caller.
+struct TileSpec {
+  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+};
+attn::Result<TileSpec> parseTileSpec(std::string_view spec);
+
 enum class TransformerView { Matrix, Head, Model, Overlay };
 std::optional<TransformerView> findTransformerView(const QString& name);
 
@@ -44,6 +51,8 @@ struct TransformerJob {
   std::string render;     // a RenderSpec; empty: no image
   TransformerView view = TransformerView::Matrix;
   QString outPath;       // .png (.svg, .pdf for the matrix view)
+  QString csvPath;       // the drawn map's (or tile's) weights as CSV
+  std::string tile;      // "r0:r1,c0:c1": query rows [r0, r1) x keys [c0, c1) exactly, instead of the whole map
   QSize size{900, 700};  // the matrix exactly; the width of the head and model views
   render::Colormap colormap = render::Colormap::Viridis;
   int generate = 0;                        // decoders: tokens to generate after the text (0: a plain run)
