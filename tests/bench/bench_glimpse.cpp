@@ -8,7 +8,7 @@
 //    sixteenth, and the whole image with a wide sigma (where the read must leave its banded loops for
 //    matrix products).
 //    torch_glimpse_peer.py times the dense read Fy I Fx^T with torch matmuls.
-// run_glimpse_vs_peers.sh runs both and prints the ratios. See README.md.
+// run_glimpse_vs_peers.sh runs both and prints the ratios. See docs/BENCHMARKS.md.
 //
 //   bench_glimpse [--threads=N] [google-benchmark flags]
 //

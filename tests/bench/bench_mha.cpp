@@ -1,6 +1,6 @@
 // Multi-head self-attention forward with every head's weights kept (the viewer's workload): d_model 768,
 // 12 heads, lengths 32 / 128 / 512 / 2048. The peer is torch.nn.MultiheadAttention (torch_mha_peer.py);
-// run_mha_vs_torch.sh runs both in the same run and prints the ratios. See README.md.
+// run_mha_vs_torch.sh runs both in the same run and prints the ratios. See docs/BENCHMARKS.md.
 //
 //   bench_mha [--threads=N] [google-benchmark flags]
 //

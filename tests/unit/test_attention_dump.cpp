@@ -291,7 +291,7 @@ TEST(AttentionDump, Refusals) {
   // Version 2 without its layout (a version-1 dump relabelled): the layout is what is missing.
   newer["version"] = "2";
   e = refused("version 2 of maps", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, newer});
-  EXPECT_EQ(e.reason, "metadata \"layout\" is missing (a version-2 dump's layout: README, \"Attention dumps\")");
+  EXPECT_EQ(e.reason, "metadata \"layout\" is missing (a version-2 dump's layout: docs/USING.md, \"Attention dumps\")");
   auto spans = two_tokens;
   spans["spans"] = "[[0, 1]]";
   e = refused("spans", {{f32_tensor("attn.encoder.0", {2, 2}, f4)}, spans});

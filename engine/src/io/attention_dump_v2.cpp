@@ -68,8 +68,8 @@ struct DumpLayout {
 
 Result<DumpLayout> read_layout(const std::map<std::string, std::string>& metadata, const std::string& file) {
   const auto bad = [&](ErrorKind kind, const std::string& why) {
-    return fail(kind, "metadata \"layout\" " + why + " (a version-2 dump's layout: README, \"Attention dumps\")", file,
-                kDumpHeaderOffset);
+    return fail(kind, "metadata \"layout\" " + why + " (a version-2 dump's layout: docs/USING.md, \"Attention dumps\")",
+                file, kDumpHeaderOffset);
   };
   const auto it = metadata.find("layout");
   if (it == metadata.end()) return bad(ErrorKind::Malformed, "is missing");

@@ -8,7 +8,8 @@
 //   "cross_rows": JSON array, the rows of cross attention (when there is any),
 //   "spans": JSON array of [begin, end] byte spans (optional), "model": free text (optional),
 //   "ids": JSON array of the tokens' vocabulary ids, one per token (optional; written for model runs).
-// The ten lines of Python that write one from Hugging Face's output_attentions are in README.md.
+// The ten lines of Python that write one from Hugging Face's output_attentions are in docs/USING.md ("Attention
+// dumps").
 //
 // Version 2 (long inputs; written for a decoder run whose attention is kept on demand): no maps at all, but what
 // recomputes every weight of every head exactly (attn/on_demand_attention.h), plus each head's whole map

@@ -53,8 +53,8 @@ struct Prediction {
 struct TransformerRun;
 
 // Keep::Auto's threshold: above 1 GiB of stored maps (the SmolLM2-135M shape: from 1,000 tokens on) a text model keeps
-// its attention on demand. Chosen by memory, measured (README, "Long inputs"): from 1,024 tokens on the forward
-// takes about as long either way, while stored maps grow as tokens^2 (4.5 GB at 2,048 tokens).
+// its attention on demand. Chosen by memory, measured (docs/BENCHMARKS.md, "Long inputs against torch"): from 1,024
+// tokens on the forward takes about as long either way, while stored maps grow as tokens^2 (4.5 GB at 2,048 tokens).
 inline constexpr std::size_t kOnDemandAbove = std::size_t{1} << 30;
 
 struct RunOptions {
