@@ -1,29 +1,46 @@
 #!/usr/bin/env bash
-# Every command README.md shows must run as written. This test reads them from README.md (each line of a
-# ```sh block, with its backslash continuations, and every inline example: `attnscope-cli ... --out FILE`, and
-# spans that begin with tools/setup.sh, tests/fuzz/run.sh, tests/bench/run_, build/*/tests/bench/, cmake --preset,
-# ctest --preset or /usr/bin/python3) and checks each the way its first word says:
-#   attnscope-cli, build/dev/app/attnscope-cli   run for real; exit status 0
-#   attnscope, build/dev/app/attnscope           the GUI, run offscreen with --screenshot; exit status 0
-#   tools/setup.sh run                           run for real without a display, cmake replaced by a recorder: the
-#                                                "no display" line must come first, the tree must be one that
-#                                                exists, and the demo PNG files must be written
-#   tools/setup.sh test|sanitize                 what CI runs (this test is part of it): the script parses
-#   tests/fuzz/run.sh, tests/bench/run_*.sh      minutes long, need clang or torch: exists, executable, parses
-#   build/*/tests/bench/*                        the benchmark is built in this tree (when benchmarks are built)
-#   cmake --preset P, ctest --preset P           P is a preset of CMakePresets.json
-#   /usr/bin/python3 tools/...                   the script exists
-# A command that fits none of these fails the test, so a new kind of command in the README needs a rule here.
+# Every command README.md and docs/*.md show must run as written. This test reads them (each line of a ```sh block,
+# with its backslash continuations, and every inline example: spans that begin with attnscope-cli or
+# build/*/app/attnscope-cli and give an option a value ("`attnscope-cli run --dump`" names an option and is
+# not a command), tools/setup.sh, tests/fuzz/run.sh, tests/bench/run_,
+# build/*/tests/bench/, cmake --preset, ctest --preset or /usr/bin/python3) and runs each for real:
+#   attnscope-cli, build/dev/app/attnscope-cli   exit status 0
+#   attnscope, build/dev/app/attnscope           the GUI, offscreen with --screenshot; exit status 0
+#   tools/setup.sh run                           without a display, on this test's own tree (ATTN_PRESET): the
+#                                                "no display" line first, then the real configure and build
+#                                                (nothing to do in a built tree) and the demo PNG files
+# except the kinds LISTED below, which cannot run inside the suite; each says why, and how it is checked instead.
+# A command that fits no rule fails the test, so a new kind of command in the docs needs a rule here.
 #
 #   tests/cli/readme_commands.sh SOURCE_DIR BUILD_DIR BENCH_BUILT(ON|OFF)
-# build/dev in a command stands for BUILD_DIR; commands run in order in a scratch folder where resources/,
-# tests/ and tools/ point into SOURCE_DIR (so a later command can read what an earlier one wrote).
+# build/dev (or build/ci) in a command stands for BUILD_DIR; commands run in order (README.md, then docs/*.md by
+# name) in a scratch folder where resources/, tests/ and tools/ point into SOURCE_DIR (so a later command can read
+# what an earlier one wrote).
+#
+# LISTED (not run here):
+#   tools/setup.sh test|sanitize   over 10 minutes (it builds whole trees) and installs packages. Checked: it parses,
+#                                  and .ci/run calls it, so every CI run runs it as written.
+#   cmake --preset P, cmake --build --preset P, ctest --preset P
+#                                  a whole build tree: over 10 minutes. Checked: P is a preset of CMakePresets.json
+#                                  and tools/setup.sh (CI) uses the same preset for ci, asan and tsan; a -R NAME
+#                                  names a test of the suite (in tests/'s CMake files or sources).
+#   tests/fuzz/run.sh SECONDS [TARGET...]
+#                                  installs clang-16 and fuzzes for minutes. Checked: it parses and every TARGET it
+#                                  names is a tests/fuzz/fuzz_TARGET.cpp.
+#   tests/bench/run_*.sh TREE ...  minutes to hours, needs python3-torch, and its figures need an idle machine.
+#                                  Checked: it parses, and every benchmark program it runs is built in this tree.
+#   build/*/tests/bench/NAME [...] minutes, and a timing on a machine running the suite is no figure. Checked: built
+#                                  in this tree (a tree without benchmarks fails: ATTN_BUILD_BENCH=ON) and it lists
+#                                  its cases (--benchmark_list_tests).
+#   /usr/bin/python3 -m tools.X, /usr/bin/python3 tools/X.py
+#                                  needs python3-torch (not a build dependency) and trains or measures for minutes.
+#                                  Checked: the module exists and compiles (py_compile).
 set -uo pipefail
 
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 bench_built=${3:-ON}
-readme="$src/README.md"
+docs=("$src/README.md" "$src"/docs/*.md)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -50,13 +67,13 @@ mapfile -t commands < <(awk '
   }
   {
     rest = $0
-    while (match(rest, /`(attnscope-cli [^`]*--out |tools\/setup\.sh |tests\/fuzz\/run\.sh|tests\/bench\/run_|build\/[a-z]+\/tests\/bench\/|cmake --preset|ctest --preset|\/usr\/bin\/python3 )[^`]*`/)) {
+    while (match(rest, /`((build\/[a-z]+\/app\/)?attnscope-cli [a-z][^`]* --[a-z-]+ |tools\/setup\.sh |tests\/fuzz\/run\.sh|tests\/bench\/run_|build\/[a-z]+\/tests\/bench\/|cmake --preset|ctest --preset|\/usr\/bin\/python3 )[^`]*`/)) {
       print substr(rest, RSTART + 1, RLENGTH - 2)
       rest = substr(rest, RSTART + RLENGTH)
     }
-  }' "$readme")
+  }' "${docs[@]}")
 
-((${#commands[@]} > 0)) || { echo "no commands found in $readme"; exit 1; }
+((${#commands[@]} > 0)) || { echo "no commands found in ${docs[*]}"; exit 1; }
 # "a && b" is two commands, checked in turn.
 split=()
 for cmd in "${commands[@]}"; do
@@ -82,14 +99,14 @@ run_logged() {  # runs "$@" in the scratch folder; prints its output on failure
 }
 
 check_setup_run() {
-  local fake="$work/.fakebin" out="$work/.demo-out" log="$work/.setup-run.log"
-  mkdir -p "$fake"
-  # cmake only records its arguments: this test must not reconfigure or rebuild the tree it runs from.
-  printf '#!/bin/sh\necho "cmake $*" >> "%s/.cmake-calls"\n' "$work" >"$fake/cmake"
-  chmod +x "$fake/cmake"
-  rm -f "$work/.cmake-calls"
-  if ! (env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM PATH="$fake:$PATH" ATTN_DEMO_OUT="$out" \
-          timeout 300 bash "$src/tools/setup.sh" run) >"$log" 2>&1; then
+  local out="$work/.demo-out" log="$work/.setup-run.log" preset
+  preset=$(basename "$build")
+  grep -q "\"name\": \"$preset\"" "$src/CMakePresets.json" ||
+    { fail "this test's tree $build is not a preset's tree (build/PRESET), so setup.sh cannot run on it"; return; }
+  # For real: packages (all present), configure and build of attnscope and attnscope-cli in this tree (nothing to
+  # do after the suite's build), then the demo rendered without a display.
+  if ! (env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM ATTN_PRESET="$preset" ATTN_DEMO_OUT="$out" \
+          timeout 500 bash "$src/tools/setup.sh" run) >"$log" 2>&1; then
     sed 's/^/      | /' "$log" | tail -20
     fail "tools/setup.sh run failed without a display"
     return
@@ -98,28 +115,79 @@ check_setup_run() {
     fail "its first line is not the no-display notice: $(head -1 "$log")"
     return
   fi
-  local preset
-  preset=$(sed -n 's/^cmake --preset \([a-z]*\)$/\1/p' "$work/.cmake-calls" | head -1)
-  if [ -z "$preset" ] || [ ! -f "$src/build/$preset/build.ninja" ]; then
-    fail "it configured build/${preset:-?}, which is not a configured tree (cmake calls: $(tr '\n' ';' <"$work/.cmake-calls"))"
-    return
-  fi
+  grep -q "^== building attnscope and attnscope-cli in build/$preset" "$log" ||
+    { fail "it did not build in build/$preset"; return; }
   local pngs
   pngs=$(find "$out" -name '*.png' | wc -l)
   ((pngs >= 2)) || { fail "it wrote $pngs PNG files to $out"; return; }
-  pass "no display said first; reused build/$preset; $pngs PNG files"
+  pass "run for real: no display said first; built in build/$preset; $pngs PNG files"
+}
+
+listed() { pass "listed: $1"; }
+
+check_preset() {  # the word after --preset is a preset; ctest's -R NAME is a test of this tree
+  local preset name
+  preset=$(printf '%s\n' "$@" | sed -n '/^--preset$/{n;p;q}')
+  if [ -z "$preset" ] || ! grep -q "\"name\": \"$preset\"" "$src/CMakePresets.json"; then
+    fail "no such preset '${preset}' in CMakePresets.json"; return
+  fi
+  name=$(printf '%s\n' "$@" | sed -n '/^-R$/{n;p;q}')
+  # A test of another tree (tsan_canary is registered in the TSan tree alone): its name in the suite's sources.
+  if [ -n "$name" ] && ! grep -rqw -- "$name" "$src/tests" --include=CMakeLists.txt --include='*.cpp'; then
+    fail "no test named like -R $name in tests/"; return
+  fi
+  listed "a whole build tree (over 10 minutes); preset $preset exists${name:+, test $name exists}"
+}
+
+check_fuzz() {  # tests/fuzz/run.sh SECONDS [TARGET...]
+  shift 2
+  local t
+  bash -n "$src/tests/fuzz/run.sh" || { fail "does not parse"; return; }
+  for t in "$@"; do
+    [ -f "$src/tests/fuzz/fuzz_$t.cpp" ] || { fail "no fuzz target $t"; return; }
+  done
+  listed "installs clang and fuzzes for minutes; parses, targets exist"
+}
+
+check_bench_script() {  # tests/bench/run_X.sh TREE ...: every bench_* program it names is built here
+  local script="$src/$1" b missing=()
+  [ -x "$script" ] && bash -n "$script" || { fail "missing, not executable or does not parse"; return; }
+  for b in $(grep -o 'bench_[a-z_0-9]*' "$script" | sort -u); do
+    [ -f "$src/tests/bench/$b.cpp" ] || continue  # a name in a comment or a peer's script, not a program
+    [ -x "$build/tests/bench/$b" ] || missing+=("$b")
+  done
+  ((${#missing[@]} == 0)) || { fail "not built in this tree: ${missing[*]}"; return; }
+  listed "minutes to hours, needs python3-torch and an idle machine; parses, its benchmarks are built"
+}
+
+check_bench() {  # build/TREE/tests/bench/NAME ...
+  local bench="$build/tests/bench/${1##*/}"
+  if [ ! -x "$bench" ]; then
+    fail "$bench is not built (bench_built=$bench_built: configure with ATTN_BUILD_BENCH=ON)"; return
+  fi
+  "$bench" --benchmark_list_tests >"$work/.bench-list" 2>&1 && [ -s "$work/.bench-list" ] ||
+    { fail "$bench does not list its cases"; return; }
+  listed "a benchmark: minutes, no figure on a busy machine; built, lists $(wc -l <"$work/.bench-list") cases"
+}
+
+check_python() {  # /usr/bin/python3 -m tools.X ... or /usr/bin/python3 tools/X.py ...
+  local file
+  if [ "${2:-}" = -m ]; then file="$src/$(tr . / <<<"${3:-}").py"; else file="$src/${2:-}"; fi
+  [ -f "$file" ] || { fail "no such script $file"; return; }
+  python3 -m py_compile "$file" 2>"$work/.py.log" || { fail "does not compile: $(cat "$work/.py.log")"; return; }
+  listed "needs python3-torch and minutes; ${file#"$src"/} exists and compiles"
 }
 
 for cmd in "${commands[@]}"; do
-  # Word-split with the shell's own quoting rules (the README's quotes are shell quotes).
+  # Word-split with the shell's own quoting rules (the docs' quotes are shell quotes).
   eval "set -- $cmd" 2>/dev/null || { fail "cannot be split into words"; continue; }
   first=$1
   case "$first" in
-    attnscope-cli | build/dev/app/attnscope-cli)
+    attnscope-cli | build/*/app/attnscope-cli)
       shift
       if run_logged "$build/app/attnscope-cli" "$@"; then pass; else fail "exited non-zero"; fi
       ;;
-    attnscope | build/dev/app/attnscope)
+    attnscope | build/*/app/attnscope)
       shift
       if run_logged "$build/app/attnscope" "$@" --screenshot "$work/.gui.png"; then pass "screenshot saved"; else fail "exited non-zero"; fi
       ;;
@@ -127,34 +195,19 @@ for cmd in "${commands[@]}"; do
       case "${2:-}" in
         run) check_setup_run ;;
         test | sanitize)
-          if bash -n "$src/tools/setup.sh"; then pass "parses; CI runs it"; else fail "does not parse"; fi ;;
+          if bash -n "$src/tools/setup.sh" && grep -q "tools/setup.sh $2" "$src/.ci/run"; then
+            listed "over 10 minutes, installs packages; parses, and .ci/run runs it"
+          else
+            fail "does not parse, or .ci/run does not run it"
+          fi ;;
         *) fail "unknown mode '${2:-}'" ;;
       esac
       ;;
-    tests/fuzz/run.sh | tests/bench/run_*.sh)
-      if [ -x "$src/$first" ] && bash -n "$src/$first"; then pass "exists and parses"; else fail "missing, not executable or does not parse"; fi
-      ;;
-    build/*/tests/bench/*)
-      bench="$build/tests/bench/${first##*/}"
-      if [ "$bench_built" != ON ]; then
-        pass "benchmarks are not built in this tree"
-      elif [ -x "$bench" ]; then
-        pass "built"
-      else
-        fail "$bench is not built"
-      fi
-      ;;
-    cmake | ctest)
-      preset=$(printf '%s\n' "$@" | sed -n '/^--preset$/{n;p;q}')
-      if [ -n "$preset" ] && grep -q "\"name\": \"$preset\"" "$src/CMakePresets.json"; then
-        pass "preset $preset exists"
-      else
-        fail "no such preset '${preset}' in CMakePresets.json"
-      fi
-      ;;
-    /usr/bin/python3)
-      if [ -f "$src/${2:-}" ]; then pass "script exists"; else fail "no such script ${2:-}"; fi
-      ;;
+    tests/fuzz/run.sh) check_fuzz "$@" ;;
+    tests/bench/run_*.sh) check_bench_script "$@" ;;
+    build/*/tests/bench/*) check_bench "$@" ;;
+    cmake | ctest) check_preset "$@" ;;
+    /usr/bin/python3) check_python "$@" ;;
     *)
       fail "tests/cli/readme_commands.sh has no rule for commands beginning with '$first'"
       ;;
