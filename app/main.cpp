@@ -1,5 +1,6 @@
 // attnscope: the desktop application. Parses the command line into an Options struct (every value checked
 // before a window exists), then hands each tab its part and shows the main window.
+#include "app/headless.h"
 #include "app/main_window.h"
 #include "command_line.h"
 #include "views/export.h"
@@ -29,6 +30,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -588,7 +590,14 @@ bool applyOptions(attn::ui::MainWindow& window, const Options& options, const st
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  if (noDisplay()) {
+  // --help and --version print and quit: they need no display (the offscreen platform draws nothing).
+  const bool printsOnly = std::any_of(argv + 1, argv + argc, [](const char* arg) {
+    const std::string_view a(arg);
+    return a == "--help" || a == "-h" || a == "-?" || a == "--help-all" || a == "--version";
+  });
+  if (printsOnly) {
+    attn::ui::useOffscreenPlatformWithoutDisplay();
+  } else if (noDisplay()) {
     std::fputs(
         "attnscope: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
         "Render views without one with attnscope-cli (attnscope-cli --help), run under xvfb-run,\n"
