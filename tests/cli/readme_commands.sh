@@ -139,8 +139,9 @@ check_preset() {  # the word after --preset is a preset; ctest's -R NAME is a te
   listed "a whole build tree (over 10 minutes); preset $preset exists${name:+, test $name exists}"
 }
 
-check_fuzz() {  # tests/fuzz/run.sh SECONDS [TARGET...]
-  shift 2
+check_fuzz() {  # tests/fuzz/run.sh [SECONDS [TARGET...]] (the script named alone, in prose, is checked too)
+  shift
+  (($# > 0)) && shift
   local t
   bash -n "$src/tests/fuzz/run.sh" || { fail "does not parse"; return; }
   for t in "$@"; do
