@@ -14,6 +14,7 @@
 #include "workbenches/transformer_workbench.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDropEvent>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -297,6 +298,48 @@ class TestMainWindow : public QObject {
     QVERIFY(window_->statusBar()->currentMessage().contains(u"teleport"_s));
     QCOMPARE(window_->lab()->request().params.mechanism, attn::lab::LabParams{}.mechanism);
     QVERIFY(settle(*window_->lab()));
+  }
+
+  // Issue 41: Alt+L was both "Mechanism &Lab" and "Logit &Lens", so the lens could not be reached from the keyboard.
+  // In every main tab, and in every page of the tab widgets shown in it, no two things the window shows at once
+  // (the menu bar's menus, tab titles, buttons, labels with a buddy, group boxes) share an Alt+letter.
+  void noTwoVisibleMnemonicsClash() {
+    QStringList clashes;
+    QTabWidget* tabs = window_->tabs();
+    for (int t = 0; t < tabs->count(); ++t) {
+      tabs->setCurrentIndex(t);
+      QCoreApplication::processEvents();
+      const auto inner = tabs->currentWidget()->findChildren<QTabWidget*>();
+      QList<QPair<QTabWidget*, int>> pages{{nullptr, -1}};
+      for (QTabWidget* w : inner) {
+        if (!w->isVisibleTo(window_.get())) continue;
+        for (int p = 0; p < w->count(); ++p) pages.append({w, p});
+      }
+      for (const auto& [widget, page] : pages) {
+        if (widget) widget->setCurrentIndex(page);
+        QCoreApplication::processEvents();
+        const QString where =
+            tabs->tabText(t).remove(u'&') + (widget ? u" \u203a "_s + widget->tabText(page).remove(u'&') : QString());
+        for (const QString& clash : testing::mnemonicClashes(*window_)) clashes.append(where + u": "_s + clash);
+      }
+    }
+    // The Lab's parameters change with the mechanism: every mechanism's form, shown beside the tab bar and menus.
+    window_->showLab();
+    QComboBox* mechanisms = window_->lab()->mechanismBox();
+    const int chosen = mechanisms->currentIndex();
+    for (int m = 0; m < mechanisms->count(); ++m) {
+      mechanisms->setCurrentIndex(m);
+      QCoreApplication::processEvents();
+      for (const QString& clash : testing::mnemonicClashes(*window_)) {
+        clashes.append(u"Mechanism Lab \u203a "_s + mechanisms->itemText(m) + u": "_s + clash);
+      }
+    }
+    mechanisms->setCurrentIndex(chosen);
+    QVERIFY(settle(*window_->lab()));
+    clashes.removeDuplicates();
+    for (const QString& clash : clashes) qWarning("%s", qPrintable(clash));  // QVERIFY2 cuts a long message
+    QVERIFY2(clashes.isEmpty(), qPrintable(u"%1 clashes (above)"_s.arg(clashes.size())));
+    window_->showLab();
   }
 
   void cleanupTestCase() { window_.reset(); }

@@ -5,8 +5,14 @@
 #include "app/main_window.h"
 #include "attn/lab/lab.h"
 
+#include <QAbstractButton>
 #include <QCoreApplication>
+#include <QGroupBox>
 #include <QImage>
+#include <QLabel>
+#include <QMap>
+#include <QMenuBar>
+#include <QTabBar>
 #include <QSet>
 #include <QSettings>
 #include <QStandardPaths>
@@ -16,6 +22,8 @@
 #include <memory>
 
 namespace attn::ui::testing {
+
+using namespace Qt::StringLiterals;
 
 struct ImageStats {
   int distinctColours = 0;
@@ -78,6 +86,53 @@ inline double maxDifference(const attn::Matrix& a, const attn::Matrix& b) {
   if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
   if (a.size() == 0) return 0.0;
   return double((a - b).cwiseAbs().maxCoeff());
+}
+
+// The Alt+letter of a text ("Mechanism &Lab": 'l'), or a null QChar ("&&" is a literal ampersand).
+inline QChar mnemonicOf(const QString& text) {
+  for (qsizetype i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != u'&') continue;
+    if (text[i + 1] == u'&') {
+      ++i;
+      continue;
+    }
+    return text[i + 1].toLower();
+  }
+  return {};
+}
+
+// Every Alt+letter that two things shown at once in `window` share: its menu bar's menus, the tab bars' enabled
+// tabs, buttons, labels with a buddy and group boxes that are visible. "Alt+L: 'Mechanism &Lab' (tab), 'Logit
+// &Lens' (tab)", one line per clash.
+inline QStringList mnemonicClashes(QWidget& window) {
+  QMap<QChar, QStringList> owners;
+  const auto add = [&](const QString& text, const QString& kind) {
+    if (const QChar key = mnemonicOf(text); !key.isNull()) owners[key].append(u"'%1' (%2)"_s.arg(text, kind));
+  };
+  if (auto* bar = window.findChild<QMenuBar*>(); bar && bar->isVisibleTo(&window)) {
+    for (const QAction* action : bar->actions()) {
+      if (action->isVisible()) add(action->text(), u"menu"_s);
+    }
+  }
+  for (QWidget* w : window.findChildren<QWidget*>()) {
+    if (!w->isVisibleTo(&window)) continue;
+    if (auto* bar = qobject_cast<QTabBar*>(w)) {
+      for (int i = 0; i < bar->count(); ++i) {
+        if (bar->isTabEnabled(i) && bar->isTabVisible(i)) add(bar->tabText(i), u"tab"_s);
+      }
+    } else if (auto* button = qobject_cast<QAbstractButton*>(w)) {
+      add(button->text(), u"button"_s);
+    } else if (auto* label = qobject_cast<QLabel*>(w); label && label->buddy()) {
+      add(label->text(), u"label"_s);
+    } else if (auto* box = qobject_cast<QGroupBox*>(w)) {
+      add(box->title(), u"group"_s);
+    }
+  }
+  QStringList clashes;
+  for (auto it = owners.cbegin(); it != owners.cend(); ++it) {
+    if (it.value().size() > 1) clashes.append(u"Alt+%1: %2"_s.arg(it.key().toUpper(), it.value().join(u", "_s)));
+  }
+  return clashes;
 }
 
 }  // namespace attn::ui::testing

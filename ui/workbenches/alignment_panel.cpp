@@ -43,7 +43,7 @@ QGroupBox* AlignmentWorkbench::buildInputGroup(QWidget* panel) {
   inputLayout->addWidget(textLabel_);
   inputLayout->addWidget(textEdit_);
   // An entailment model's second sentence (hidden for the other models).
-  hypothesisLabel_ = new QLabel(tr("&Hypothesis: does it follow from the premise?"), inputGroup);
+  hypothesisLabel_ = new QLabel(tr("H&ypothesis: does it follow from the premise?"), inputGroup);
   hypothesisLabel_->setWordWrap(true);
   hypothesisEdit_ = new InputEdit(inputGroup);
   hypothesisEdit_->setObjectName(u"alignmentPair"_s);
@@ -135,7 +135,7 @@ void AlignmentWorkbench::buildSidePanel(QWidget* panel) {
   colormapBox_ = new QComboBox(displayGroup);
   for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
   colormapBox_->setToolTip(tr("Colour map of the heatmap and of the shaded characters"));
-  displayForm->addRow(tr("Colour m&ap:"), colormapBox_);
+  displayForm->addRow(tr("Colo&ur map:"), colormapBox_);
   readingsCheck_ = new QCheckBox(tr("Com&pare the three readings of saliency"), displayGroup);
   readingsCheck_->setObjectName(u"alignmentReadings"_s);
   readingsCheck_->setChecked(true);
@@ -177,7 +177,7 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   decoding->addWidget(decodingView_);
   decoding->addWidget(makeSpeechView());
   auto* stepRow = new QHBoxLayout();
-  stepTitle_ = new QLabel(tr("S&tep:"), decodingPage_);
+  stepTitle_ = new QLabel(tr("St&ep:"), decodingPage_);
   stepSlider_ = new QSlider(Qt::Horizontal, decodingPage_);
   stepSlider_->setObjectName(u"alignmentStep"_s);
   stepSlider_->setRange(0, 0);

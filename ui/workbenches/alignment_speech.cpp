@@ -144,7 +144,7 @@ void AlignmentWorkbench::followPlayback(double seconds) {
 void AlignmentWorkbench::stopPlayback() { playback_->stop(); }
 
 QPushButton* AlignmentWorkbench::makeAudioButton(QWidget* parent) {
-  audioButton_ = new QPushButton(tr("Open &Audio File\u2026"), parent);
+  audioButton_ = new QPushButton(tr("Open Au&dio File\u2026"), parent);
   audioButton_->setObjectName(u"alignmentOpenAudio"_s);
   audioButton_->setToolTip(
       tr("Recognise a recording instead of the typed words (WAV, FLAC, Ogg or AIFF; mixed to "
@@ -175,7 +175,7 @@ QGroupBox* AlignmentWorkbench::makeShapingGroup(QWidget* parent) {
   sharpenSpin_->setToolTip(
       tr("Sharpening (Chorowski et al. 2015): the weights are softmax(\u03b2 e). Above 1 the attention narrows "
          "onto its best frames, below 1 it spreads; 1 is the model's own."));
-  smoothCheck_ = new QCheckBox(tr("S&mooth: sigmoid instead of softmax"), shapingGroup_);
+  smoothCheck_ = new QCheckBox(tr("Smooth: s&igmoid instead of softmax"), shapingGroup_);
   smoothCheck_->setObjectName(u"alignmentSmooth"_s);
   smoothCheck_->setToolTip(
       tr("Smoothing (Chorowski et al. 2015): sigmoid(e) / sum sigmoid(e), which spreads the weight over every "
@@ -208,7 +208,7 @@ QGroupBox* AlignmentWorkbench::makeShapingGroup(QWidget* parent) {
   form->addRow(tr("Sharpen &\u03b2:"), sharpenSpin_);
   form->addRow(smoothCheck_);
   form->addRow(tr("Top &k:"), topKSpin_);
-  form->addRow(tr("&Window:"), windowSpin_);
+  form->addRow(tr("Wi&ndow:"), windowSpin_);
   form->addRow(note);
   form->addRow(reset);
   connect(sharpenSpin_, &QDoubleSpinBox::valueChanged, this, &AlignmentWorkbench::post);

@@ -175,7 +175,7 @@ void AlignmentWorkbench::updateForSource() {
   textLabel_->setText(words.sourceLabel);
   textLabel_->setToolTip(words.sourceToolTip);
   textEdit_->setPlaceholderText(words.placeholder);
-  stepTitle_->setText(entailment ? tr("Hypothesis &word:") : tr("S&tep:"));
+  stepTitle_->setText(entailment ? tr("Hypothesis &word:") : tr("St&ep:"));
   stepSlider_->setToolTip(words.stepToolTip);
   {
     const QSignalBlocker block(exampleBox_);

@@ -113,10 +113,10 @@ QGroupBox* CaptionWorkbench::buildImageGroup(QWidget* panel) {
   connect(sampleBox_, &QComboBox::activated, this, [this](int index) {
     if (index >= 0) openSample(sampleBox_->itemData(index).toString());
   });
-  auto* openImageButton = new QPushButton(tr("Open &Image\u2026"), imageGroup);
+  auto* openImageButton = new QPushButton(tr("Open Image\u2026"), imageGroup);
   openImageButton->setToolTip(
       tr("A PNG, JPEG, BMP, TIFF or WebP file (or drop one on the window); it is resized to "
-         "the model's square input"));
+         "the model's square input (Ctrl+Shift+O)"));
   connect(openImageButton, &QPushButton::clicked, this, &CaptionWorkbench::openImageRequested);
   imageLayout->addWidget(openImageButton);
   imageLabel_ = new QLabel(imageGroup);
@@ -157,7 +157,7 @@ QGroupBox* CaptionWorkbench::buildOverlayGroup(QWidget* panel) {
   modeBox_->setToolTip(
       tr("Colour map: α in colour over the image. Light mask: the image dimmed where α is low, as "
          "in the paper's figures and the PyTorch tutorial"));
-  overlayForm->addRow(tr("&Style:"), modeBox_);
+  overlayForm->addRow(tr("Styl&e:"), modeBox_);
   sigmaSpin_ = new QDoubleSpinBox(overlayGroup);
   sigmaSpin_->setObjectName(u"captionSigma"_s);
   sigmaSpin_->setRange(0.0, 24.0);
@@ -169,7 +169,7 @@ QGroupBox* CaptionWorkbench::buildOverlayGroup(QWidget* panel) {
   sigmaSpin_->setToolTip(
       tr("Gaussian smoothing of the upsampled α, in pixels at 24 pixels per grid cell "
          "(skimage's pyramid_expand; the tutorial uses upscale 24, sigma 8)"));
-  overlayForm->addRow(tr("S&moothing \u03c3:"), sigmaSpin_);
+  overlayForm->addRow(tr("Smooth&ing \u03c3:"), sigmaSpin_);
   opacitySlider_ = new QSlider(Qt::Horizontal, overlayGroup);
   opacitySlider_->setObjectName(u"captionOpacity"_s);
   opacitySlider_->setRange(0, 100);
@@ -180,7 +180,7 @@ QGroupBox* CaptionWorkbench::buildOverlayGroup(QWidget* panel) {
   colormapBox_->setObjectName(u"captionColormap"_s);
   for (const auto& info : render::colormaps()) colormapBox_->addItem(QString::fromLatin1(info.name), int(info.id));
   colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(options_.colormap))));
-  overlayForm->addRow(tr("Colour m&ap:"), colormapBox_);
+  overlayForm->addRow(tr("Colo&ur map:"), colormapBox_);
   thresholdSpin_ = new QDoubleSpinBox(overlayGroup);
   thresholdSpin_->setObjectName(u"captionThreshold"_s);
   thresholdSpin_->setRange(0.0, 0.95);
@@ -190,18 +190,18 @@ QGroupBox* CaptionWorkbench::buildOverlayGroup(QWidget* panel) {
   thresholdSpin_->setToolTip(
       tr("Values below this fraction of the word's maximum are left transparent (colour map) "
          "or fully dimmed (light mask)"));
-  overlayForm->addRow(tr("&Threshold:"), thresholdSpin_);
+  overlayForm->addRow(tr("Th&reshold:"), thresholdSpin_);
   perRowSpin_ = new QSpinBox(overlayGroup);
   perRowSpin_->setObjectName(u"captionPerRow"_s);
   perRowSpin_->setRange(1, 12);
   perRowSpin_->setValue(5);
   perRowSpin_->setToolTip(tr("Pictures per row of the grid export (the image, then every word)"));
-  overlayForm->addRow(tr("&Grid, per row:"), perRowSpin_);
+  overlayForm->addRow(tr("Gri&d, per row:"), perRowSpin_);
   auto* exportRow = new QHBoxLayout();
-  auto* exportGridButton = new QPushButton(tr("Export &Grid\u2026"), overlayGroup);
-  exportGridButton->setToolTip(tr("The image and every word with its overlay, as PNG, SVG or PDF"));
+  auto* exportGridButton = new QPushButton(tr("Export Grid\u2026"), overlayGroup);
+  exportGridButton->setToolTip(tr("The image and every word with its overlay, as PNG, SVG or PDF (Ctrl+E)"));
   connect(exportGridButton, &QPushButton::clicked, this, &CaptionWorkbench::exportGridRequested);
-  auto* exportOverlayButton = new QPushButton(tr("Export O&verlay\u2026"), overlayGroup);
+  auto* exportOverlayButton = new QPushButton(tr("E&xport Overlay\u2026"), overlayGroup);
   exportOverlayButton->setToolTip(tr("The word in view over the image, as PNG"));
   connect(exportOverlayButton, &QPushButton::clicked, this, &CaptionWorkbench::exportOverlayRequested);
   exportRow->addWidget(exportGridButton);

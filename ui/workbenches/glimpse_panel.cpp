@@ -132,9 +132,9 @@ QGroupBox* GlimpseWorkbench::buildGlimpseGroup(QWidget* panel) {
   glimpseLayout->addWidget(sameWindowCheck_, 1, 0, 1, 3);
 
   auto* handles = new QLabel(tr("Handles edit:"), glimpseGroup);
-  editGaussianRadio_ = new QRadioButton(tr("&Gaussian"), glimpseGroup);
+  editGaussianRadio_ = new QRadioButton(tr("Ga&ussian"), glimpseGroup);
   editGaussianRadio_->setObjectName(u"editGaussian"_s);
-  editStnRadio_ = new QRadioButton(tr("S&TN"), glimpseGroup);
+  editStnRadio_ = new QRadioButton(tr("ST&N"), glimpseGroup);
   editStnRadio_->setObjectName(u"editStn"_s);
   editGaussianRadio_->setChecked(true);
   auto* radios = new QButtonGroup(glimpseGroup);
@@ -154,7 +154,7 @@ QGroupBox* GlimpseWorkbench::buildGlimpseGroup(QWidget* panel) {
       tr("DRAW's write: each exact glimpse is added back to a canvas, (1/\u03b3) Fy\u1d40 P Fx, "
          "as DRAW builds its image"));
   connect(writeCheck_, &QCheckBox::toggled, this, &GlimpseWorkbench::setWriteMode);
-  clearCanvasButton_ = new QPushButton(tr("C&lear canvas"), glimpseGroup);
+  clearCanvasButton_ = new QPushButton(tr("Cl&ear canvas"), glimpseGroup);
   clearCanvasButton_->setObjectName(u"clearCanvas"_s);
   clearCanvasButton_->setEnabled(false);
   connect(clearCanvasButton_, &QPushButton::clicked, this, &GlimpseWorkbench::clearCanvas);
@@ -250,7 +250,7 @@ QGroupBox* GlimpseWorkbench::buildPixelGroup(QWidget* page) {
   };
   grid->addWidget(gammaLabel, 6, 0);
   grid->addWidget(gammaEdit_, 6, 1, 1, 2);
-  linkAxesCheck_ = new QCheckBox(tr("&Link x and y (stride, sigma, N)"), pixelGroup);
+  linkAxesCheck_ = new QCheckBox(tr("Link &x and y (stride, sigma, N)"), pixelGroup);
   linkAxesCheck_->setObjectName(u"linkAxes"_s);
   linkAxesCheck_->setChecked(true);
   grid->addWidget(linkAxesCheck_, 7, 0, 1, 3);
@@ -308,7 +308,7 @@ QWidget* GlimpseWorkbench::buildStnPage() {
   familyBox_->setToolTip(
       tr("The constrained families of theta (Jaderberg et al. 2015): changing the family keeps "
          "the window as close as the new family allows"));
-  familyForm->addRow(tr("&Family:"), familyBox_);
+  familyForm->addRow(tr("Fa&mily:"), familyBox_);
   layout->addLayout(familyForm);
   familyNote_ = smallNote(QString(), page);
   layout->addWidget(familyNote_);

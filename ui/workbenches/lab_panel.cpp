@@ -138,7 +138,7 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   temperatureSpin_->setDecimals(2);
   temperatureSpin_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
   temperatureSpin_->setToolTip(tr("Scores are divided by T before normalising: small T sharpens, large T flattens"));
-  paramsForm_->addRow(tr("&Temperature:"), temperatureSpin_);
+  paramsForm_->addRow(tr("Temperat&ure:"), temperatureSpin_);
 
   windowSpin_ = addCountRow(paramsForm_, paramsGroup, u"window"_s, tr("Window &D:"), 0, 256,
                             tr("D: keys within D positions of p_t are visible (Luong et al. 2015)"));
@@ -150,7 +150,7 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   sigmaSpin_->setSingleStep(0.25);
   sigmaSpin_->setSpecialValueText(tr("auto (D/2)"));
   sigmaSpin_->setToolTip(tr("Width of the Gaussian around p_t; 0 uses D/2 as in the paper"));
-  paramsForm_->addRow(tr("Si&gma:"), sigmaSpin_);
+  paramsForm_->addRow(tr("Sigma:"), sigmaSpin_);
 
   headsSpin_ = new DivisorSpinBox(paramsGroup);
   headsSpin_->setObjectName(u"heads"_s);
@@ -158,7 +158,7 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   headsSpin_->setToolTip(
       tr("Number of heads; each gets its own map. Multi-head self-attention splits the "
          "dimension among them, so it offers only the divisors of the dimension"));
-  paramsForm_->addRow(tr("&Heads:"), headsSpin_);
+  paramsForm_->addRow(tr("Hea&ds:"), headsSpin_);
 
   // Hops, iterations, k, the LSH counts and classes: one row per entry of the engine's table.
   for (const auto& c : attn::lab::count_params()) {
@@ -166,7 +166,7 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
         addCountRow(paramsForm_, paramsGroup, fromView(c.key), fromView(c.label), c.min, c.max, fromView(c.help)));
   }
 
-  causalCheck_ = new QCheckBox(tr("&Causal mask"), paramsGroup);
+  causalCheck_ = new QCheckBox(tr("Causal mas&k"), paramsGroup);
   causalCheck_->setObjectName(u"causal"_s);
   causalCheck_->setToolTip(tr("A token may only attend to itself and earlier tokens"));
   paramsForm_->addRow(QString(), causalCheck_);
@@ -179,7 +179,7 @@ QGroupBox* LabWorkbench::buildParamsGroup(QWidget* panel) {
   paramsForm_->addRow(tr("P&ositions:"), positionsBox_);
 
   // The catalogue's point about pooling: without positions it cannot tell word order.
-  shuffleButton_ = new QPushButton(tr("Shu&ffle Words"), paramsGroup);
+  shuffleButton_ = new QPushButton(tr("Shuffle &Words"), paramsGroup);
   shuffleButton_->setObjectName(u"shuffle"_s);
   shuffleButton_->setCheckable(true);
   shuffleButton_->setToolTip(
@@ -222,7 +222,7 @@ QGroupBox* LabWorkbench::buildDisplayGroup(QWidget* panel) {
 // The map selector, the step slider with Play, and the map's shape.
 QHBoxLayout* LabWorkbench::buildMapRow(QWidget* area) {
   auto* mapRow = new QHBoxLayout();
-  mapLabel_ = new QLabel(tr("M&ap:"), area);
+  mapLabel_ = new QLabel(tr("Map:"), area);
   mapBox_ = new QComboBox(area);
   mapBox_->setObjectName(u"map"_s);
   mapBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);

@@ -229,7 +229,7 @@ void LabWorkbench::updateMechanismControls() {
   paramsForm_->setRowVisible(positionsBox_, info.uses_positions);
   queryEdit_->setEnabled(info.uses_query);
   queryNote_->setVisible(!info.uses_query);
-  mapLabel_->setText(info.uses_heads ? tr("He&ad:") : tr("M&ap:"));
+  mapLabel_->setText(info.uses_heads ? tr("Head:") : tr("Map:"));
 }
 
 void LabWorkbench::resetParameters() {

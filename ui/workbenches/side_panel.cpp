@@ -109,7 +109,7 @@ ModelGroup makeModelGroup(QWidget* parent, const QString& prefix, const QString&
   g.description->setForegroundRole(QPalette::PlaceholderText);
   layout->addWidget(g.description);
   auto* buttons = new QHBoxLayout();
-  g.openFolder = new QPushButton(SidePanel::tr("Open &Folder\u2026"), g.group);
+  g.openFolder = new QPushButton(SidePanel::tr("Open Folder\u2026"), g.group);
   g.openFolder->setToolTip(folderToolTip);
   g.about = new QPushButton(SidePanel::tr("A&bout This Model\u2026"), g.group);
   g.about->setObjectName(prefix + u"About"_s);
@@ -209,7 +209,7 @@ DecodingGroup makeDecodingGroup(QWidget* parent, const QString& prefix, int maxB
   g.beam->setToolTip(beamToolTip);
   form->addRow(SidePanel::tr("Beam &width:"), g.beam);
   layout->addLayout(form);
-  auto* label = new QLabel(SidePanel::tr("&Hypotheses, best first:"), g.group);
+  auto* label = new QLabel(SidePanel::tr("H&ypotheses, best first:"), g.group);
   auto* list = new QTreeWidget(g.group);
   list->setObjectName(prefix + u"Hypotheses"_s);
   list->setColumnCount(3);

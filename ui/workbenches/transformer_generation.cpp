@@ -50,7 +50,7 @@ QGroupBox* TransformerWorkbench::buildGenerateGroup(QWidget* panel) {
   temperatureSpin_->setSpecialValueText(tr("0 (greedy)"));
   temperatureSpin_->setToolTip(
       tr("0 takes the most likely token every time; above 0 samples from softmax(logits / T)"));
-  form->addRow(tr("Tem&perature:"), temperatureSpin_);
+  form->addRow(tr("Temperat&ure:"), temperatureSpin_);
   topKSpin_ = new QSpinBox(generateGroup_);
   topKSpin_->setRange(0, 100000);
   topKSpin_->setSpecialValueText(tr("all"));
@@ -61,14 +61,14 @@ QGroupBox* TransformerWorkbench::buildGenerateGroup(QWidget* panel) {
   topPSpin_->setSingleStep(0.05);
   topPSpin_->setValue(1.0);
   topPSpin_->setToolTip(tr("Then among the fewest tokens whose probabilities reach P"));
-  form->addRow(tr("Top-&p:"), topPSpin_);
+  form->addRow(tr("Top-p:"), topPSpin_);
   seedSpin_ = new QSpinBox(generateGroup_);
   seedSpin_->setRange(0, 1'000'000'000);
   seedSpin_->setToolTip(tr("The same seed and settings give the same tokens"));
-  form->addRow(tr("S&eed:"), seedSpin_);
+  form->addRow(tr("Seed:"), seedSpin_);
   layout->addLayout(form);
   auto* buttons = new QHBoxLayout();
-  generateButton_ = new QPushButton(tr("&Generate"), generateGroup_);
+  generateButton_ = new QPushButton(tr("Gene&rate"), generateGroup_);
   generateButton_->setObjectName(u"generate"_s);
   generateButton_->setToolTip(tr("Continue the text (Ctrl+Return in the text box)"));
   stopButton_ = new QPushButton(tr("Sto&p"), generateGroup_);
@@ -109,7 +109,7 @@ void TransformerWorkbench::buildLensTab() {
       tr("The logit lens reads every layer's residual stream through the model's final norm and output embedding: "
          "what the model would predict if it stopped at that layer.\nOpen a decoder (Llama, Qwen, Gemma, Phi, "
          "Mistral) or GPT-2 to use it."));
-  viewTabs_->addTab(lensView_, tr("Logit &Lens"));
+  viewTabs_->addTab(lensView_, tr("Logit L&ens"));
   connect(viewTabs_, &QTabWidget::currentChanged, this, [this] {
     matrixActive_ = false;
     // The lens is read when its tab is in view: the run in view is read again with its hidden states.

@@ -72,23 +72,23 @@ QGroupBox* TransformerWorkbench::buildModelGroup(QWidget* panel) {
   modelLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   modelLayout->addWidget(modelLabel_);
   auto* buttons = new QHBoxLayout();
-  auto* openModel = new QPushButton(tr("Open &Model\u2026"), modelGroup);
+  auto* openModel = new QPushButton(tr("Open Model\u2026"), modelGroup);
   openModel->setToolTip(
       tr("A Hugging Face model folder: config.json, *.safetensors and tokenizer files (Ctrl+Shift+M)"));
   connect(openModel, &QPushButton::clicked, this, &TransformerWorkbench::openModelRequested);
-  auto* openDump = new QPushButton(tr("Open &Dump\u2026"), modelGroup);
-  openDump->setToolTip(tr("Any model's attention saved as *.attn.safetensors (README: ten lines of Python)"));
+  auto* openDump = new QPushButton(tr("Open Dump\u2026"), modelGroup);
+  openDump->setToolTip(tr("Any model's attention saved as *.attn.safetensors (docs/USING.md: ten lines of Python)"));
   connect(openDump, &QPushButton::clicked, this, &TransformerWorkbench::openDumpRequested);
   buttons->addWidget(openModel);
   buttons->addWidget(openDump);
   modelLayout->addLayout(buttons);
-  auto* demo = new QPushButton(tr("Open the &Demo Model"), modelGroup);
+  auto* demo = new QPushButton(tr("Open the Demo Model"), modelGroup);
   demo->setObjectName(u"openDemo"_s);
   demo->setToolTip(
       tr("induction-gpt2: a 2-layer character GPT-2 trained by AttnScope to continue repeated text; "
          "type a random string twice and look at its previous-token and copying heads"));
   connect(demo, &QPushButton::clicked, this, [this] { openDemo(); });
-  auto* story = new QPushButton(tr("Open the Story &Llama"), modelGroup);
+  auto* story = new QPushButton(tr("Open the Story Llama"), modelGroup);
   story->setObjectName(u"openStoryDemo"_s);
   story->setToolTip(
       tr("stories260k: llama2.c's Llama (5 layers, 8 heads sharing 4 key/value heads) trained on children's "
@@ -123,7 +123,7 @@ QGroupBox* TransformerWorkbench::buildModelGroup(QWidget* panel) {
 QGroupBox* TransformerWorkbench::buildInputGroup(QWidget* panel) {
   inputGroup_ = new QGroupBox(tr("Input"), panel);
   auto* inputLayout = new QVBoxLayout(inputGroup_);
-  textLabel_ = new QLabel(tr("&Text (runs as you type):"), inputGroup_);
+  textLabel_ = new QLabel(tr("Te&xt (runs as you type):"), inputGroup_);
   textEdit_ = new InputEdit(inputGroup_);
   textEdit_->setObjectName(u"transformerText"_s);
   textEdit_->setTabChangesFocus(true);
@@ -133,7 +133,7 @@ QGroupBox* TransformerWorkbench::buildInputGroup(QWidget* panel) {
   textLabel_->setBuddy(textEdit_);
   inputLayout->addWidget(textLabel_);
   inputLayout->addWidget(textEdit_);
-  pairLabel_ = new QLabel(tr("Second &sentence (BERT pair, optional):"), inputGroup_);
+  pairLabel_ = new QLabel(tr("Second sentence (BERT &pair, optional):"), inputGroup_);
   pairEdit_ = new QLineEdit(inputGroup_);
   pairEdit_->setObjectName(u"transformerPair"_s);
   pairEdit_->setClearButtonEnabled(true);
@@ -150,7 +150,7 @@ QGroupBox* TransformerWorkbench::buildInputGroup(QWidget* panel) {
   sampleBox_->setObjectName(u"transformerSample"_s);
   for (const auto& sample : sampleImages()) sampleBox_->addItem(sample.name, sample.key);
   sampleBox_->setToolTip(tr("A bundled photo for the vision transformer"));
-  auto* openImageButton = new QPushButton(tr("Open &Image\u2026"), imageRow_);
+  auto* openImageButton = new QPushButton(tr("O&pen Image\u2026"), imageRow_);
   connect(openImageButton, &QPushButton::clicked, this, [this] {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open Image for the Vision Transformer"), QString(),
@@ -200,21 +200,21 @@ QGroupBox* TransformerWorkbench::buildMatrixGroup(QWidget* panel) {
   matrixModeBox_->setToolTip(
       tr("What the matrix shows: one head, the mean of the layer's heads, or attention "
          "rollout (Abnar & Zuidema 2020)"));
-  matrixForm->addRow(tr("S&how:"), matrixModeBox_);
+  matrixForm->addRow(tr("Sho&w:"), matrixModeBox_);
   fusionBox_ = new QComboBox(matrixGroup);
   fusionBox_->setObjectName(u"rolloutFusion"_s);
   fusionBox_->addItem(tr("mean"), int(attn::analysis::HeadFusion::Mean));
   fusionBox_->addItem(tr("max"), int(attn::analysis::HeadFusion::Max));
   fusionBox_->addItem(tr("min"), int(attn::analysis::HeadFusion::Min));
   fusionBox_->setToolTip(tr("How a layer's heads are fused before rolling out"));
-  matrixForm->addRow(tr("&Fusion:"), fusionBox_);
+  matrixForm->addRow(tr("Fusion:"), fusionBox_);
   discardSpin_ = new QDoubleSpinBox(matrixGroup);
   discardSpin_->setObjectName(u"rolloutDiscard"_s);
   discardSpin_->setRange(0.0, 0.99);
   discardSpin_->setSingleStep(0.05);
   discardSpin_->setDecimals(2);
   discardSpin_->setToolTip(tr("Share of each layer's lowest fused weights set to zero (vit-explain)"));
-  matrixForm->addRow(tr("&Discard ratio:"), discardSpin_);
+  matrixForm->addRow(tr("Discard ratio:"), discardSpin_);
   residualSpin_ = new QDoubleSpinBox(matrixGroup);
   residualSpin_->setObjectName(u"rolloutResidual"_s);
   residualSpin_->setRange(0.0, 1.0);
@@ -222,7 +222,7 @@ QGroupBox* TransformerWorkbench::buildMatrixGroup(QWidget* panel) {
   residualSpin_->setDecimals(2);
   residualSpin_->setValue(0.5);
   residualSpin_->setToolTip(tr("Residual r: A' = (1 - r) A + r I (0.5 in the paper)"));
-  matrixForm->addRow(tr("&Residual:"), residualSpin_);
+  matrixForm->addRow(tr("Residual:"), residualSpin_);
   connect(matrixModeBox_, &QComboBox::currentIndexChanged, this, [this] {
     updateMatrix();
     updateWarnings();  // a long run's rollout note belongs to the rollout mode
@@ -249,19 +249,19 @@ QGroupBox* TransformerWorkbench::buildDisplayGroup(QWidget* panel) {
   thresholdSpin_->setSingleStep(0.005);
   thresholdSpin_->setValue(0.01);
   thresholdSpin_->setToolTip(tr("Head view: weights below this are not drawn"));
-  displayForm->addRow(tr("&Line threshold:"), thresholdSpin_);
+  displayForm->addRow(tr("Line threshold:"), thresholdSpin_);
   overlaySourceBox_ = new QComboBox(displayGroup);
   overlaySourceBox_->setObjectName(u"overlaySource"_s);
   overlaySourceBox_->addItem(tr("Rollout"), int(OverlaySource::Rollout));
   overlaySourceBox_->addItem(tr("Selected head"), int(OverlaySource::Head));
   overlaySourceBox_->setToolTip(tr("ViT: what is drawn over the photo (the class token's attention to the patches)"));
-  displayForm->addRow(tr("&Overlay:"), overlaySourceBox_);
+  displayForm->addRow(tr("Overlay:"), overlaySourceBox_);
   alphaSlider_ = new QSlider(Qt::Horizontal, displayGroup);
   alphaSlider_->setObjectName(u"overlayAlpha"_s);
   alphaSlider_->setRange(0, 100);
   alphaSlider_->setValue(65);
   alphaSlider_->setToolTip(tr("Opacity of the attention over the photo"));
-  displayForm->addRow(tr("Overlay &alpha:"), alphaSlider_);
+  displayForm->addRow(tr("Overlay alpha:"), alphaSlider_);
   connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
   });
@@ -312,7 +312,7 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   viewTabs_->setObjectName(u"transformerViews"_s);
   viewTabs_->setDocumentMode(true);
   tokenLines_ = new TokenLinesView(viewTabs_);
-  viewTabs_->addTab(tokenLines_, tr("&Head View"));
+  viewTabs_->addTab(tokenLines_, tr("Hea&d View"));
   gridScroll_ = new QScrollArea(viewTabs_);
   gridScroll_->setWidgetResizable(true);
   gridScroll_->setFrameShape(QFrame::NoFrame);

@@ -233,7 +233,7 @@ constexpr std::array kCatalogue = {
 constexpr std::array kCountParams = {
     CountParam{"hops", "", "Ho&ps:", "hops", "Attention hops over the memory; each hop gets its own map",
                &LabParams::hops, 1, 32, &MechanismInfo::uses_hops},
-    CountParam{"iterations", "", "Iteration&s:", "routing iterations r",
+    CountParam{"iterations", "", "Iterations:", "routing iterations r",
                "Routing iterations r; each iteration's coupling coefficients get their own map", &LabParams::iterations,
                1, 20, &MechanismInfo::uses_iterations},
     CountParam{"rank", "k", "&k:", "k",
@@ -248,14 +248,14 @@ constexpr std::array kCountParams = {
     CountParam{"hashes", "", "Ro&unds:", "LSH rounds",
                "Hash rounds, each with its own random rotation; combined by log-sum-exp", &LabParams::hashes, 1, 16,
                &MechanismInfo::uses_lsh},
-    CountParam{"segment", "", "Se&gment length L:", "the segment length L",
+    CountParam{"segment", "", "Segment length L:", "the segment length L",
                "Transformer-XL reads the source L tokens at a time; each segment attends over the previous one's "
                "states (the memory) and its own",
                &LabParams::segment, 1, kMaxTokens, &MechanismInfo::uses_segments},
-    CountParam{"layers", "", "Layer&s:", "layers",
+    CountParam{"layers", "", "Layers:", "layers",
                "Layers: Transformer-XL's, each with its own memory; ConvS2S's decoder, each with its own attention",
                &LabParams::layers, 1, 6, &MechanismInfo::uses_layers},
-    CountParam{"classes", "", "C&lasses:", "classes", "Capsules: one query (or one output capsule) per class",
+    CountParam{"classes", "", "Classes:", "classes", "Capsules: one query (or one output capsule) per class",
                &LabParams::classes, 1, 64, &MechanismInfo::uses_classes},
 };
 
