@@ -405,9 +405,39 @@ class TestCaptionWorkbench : public QObject {
     QVERIFY(wb().strip()->revealed() < count);
     QVERIFY(QTest::qWaitFor([&] { return !wb().isRevealing(); }, 10000));
     QCOMPARE(wb().strip()->revealed(), count);
-    QCOMPARE(wb().word(), count - 1);  // the overlay followed the newest word
+    // The overlay followed the newest word, then settled on the first content word, not on the diffuse <end>
+    // (issue 41, GUI finding 11).
+    const auto& words = wb().outcome()->run->hypotheses.front().words;
+    QVERIFY2(wb().word() < count - 1, qPrintable(u"opened on word %1 of %2"_s.arg(wb().word()).arg(count)));
+    const std::string opened = words[std::size_t(wb().word())];
+    QVERIFY2(opened != "<end>" && opened != "a" && opened != "the", opened.c_str());
+    QCOMPARE(wb().strip()->current(), wb().word());
     wb().setRevealInterval(0);
     QVERIFY(settle(wb()));
+  }
+
+  void switchingSoftAndHardKeepsTheWord() {
+    showScene(7);
+    const std::vector<std::string> softWords = wb().outcome()->run->hypotheses.front().words;
+    QVERIFY(softWords.size() >= 3);
+    QVERIFY(softWords[std::size_t(wb().word())] != "a");  // opened on a content word
+    const int chosen = int(softWords.size()) - 2;         // the last word before <end>
+    wb().setWord(chosen);
+    const std::string word = softWords[std::size_t(chosen)];
+    showScene(7, hardModel_);
+    const std::vector<std::string> hardWords = wb().outcome()->run->hypotheses.front().words;
+    const auto it = std::ranges::find(hardWords, word);
+    if (it != hardWords.end()) {
+      QCOMPARE(wb().word(), int(it - hardWords.begin()));
+    } else {
+      QVERIFY2(hardWords[std::size_t(wb().word())] != "<end>", "the hard caption opened on <end>");
+    }
+    // And back: the hard model's word is kept in the soft caption where it has it.
+    const std::string hardWord = hardWords[std::size_t(wb().word())];
+    showScene(7, softModel_);
+    if (std::ranges::find(softWords, hardWord) != softWords.end()) {
+      QCOMPARE(wb().outcome()->run->hypotheses.front().words[std::size_t(wb().word())], hardWord);
+    }
   }
 
   void aClickedScrubbedOrKeyedWordChangesTheOverlay() {

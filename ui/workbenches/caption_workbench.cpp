@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 using namespace Qt::StringLiterals;
 
@@ -35,6 +37,19 @@ Workbench::Identity captionIdentity() {
           CaptionWorkbench::tr("Show, Attend and Tell: where a captioner looks for each word, soft and hard attention"),
           CaptionWorkbench::tr("Click or drag across the caption's words: each shows where the model looked"),
           CaptionWorkbench::tr("Last caption: model, image, best caption, beam width and engine time")};
+}
+
+// The word a new caption opens on. The content word shown before (`kept`) where the caption has it, so that switching
+// soft <-> hard, or the beam, compares the same word; otherwise the first content word ("a large red circle ...":
+// "large"), since articles, prepositions and <end> attend diffusely by nature (issue 41, GUI finding 11).
+int openingWordOf(const std::vector<std::string>& words, const std::string& kept) {
+  static const std::set<std::string> kFunctionWords{"a",  "an", "the", "of",  "on",   "in",   "at",
+                                                    "to", "is", "are", "and", "with", "<end>"};
+  if (!kept.empty() && !kFunctionWords.contains(kept)) {
+    if (const auto it = std::ranges::find(words, kept); it != words.end()) return int(it - words.begin());
+  }
+  const auto content = std::ranges::find_if(words, [&](const std::string& w) { return !kFunctionWords.contains(w); });
+  return content == words.end() ? 0 : int(content - words.begin());
 }
 
 }  // namespace
@@ -305,8 +320,11 @@ void CaptionWorkbench::applyPending() {
   if (next->maps && next->maps->sigma == options_.sigma) {
     maps_[0] = next->maps;
   }
+  const std::string kept = shownWordText();
   hypothesis_ = 0;
   word_ = 0;
+  const auto& hypotheses = next->run->hypotheses;
+  openingWord_ = hypotheses.empty() ? 0 : openingWordOf(hypotheses.front().words, kept);
   updateHypotheses();
   updateStrip();
   if (maps_.count(0) == 0) requestMaps();
@@ -317,6 +335,8 @@ void CaptionWorkbench::applyPending() {
     revealTimer_.start();
     revealNext();
   } else {
+    word_ = openingWord_;
+    updateStrip();
     updateOverlays();
   }
   // The hypothesis and the word of applyState, on the first caption of what it opened.
@@ -353,9 +373,22 @@ void CaptionWorkbench::revealNext() {
   }
   updateOverlays();
   if (revealed_ >= count) {
+    // Revealed whole: the overlay followed the newest word, and now settles on the opening word.
     revealTimer_.stop();
+    word_ = std::clamp(openingWord_, 0, count - 1);
+    {
+      const QSignalBlocker block(strip_);
+      strip_->setCurrent(word_);
+    }
+    updateOverlays();
     emit wordChanged(word_);
   }
+}
+
+std::string CaptionWorkbench::shownWordText() const {
+  const auto* hyp = currentHypothesis();
+  if (!hyp || word_ < 0 || word_ >= int(hyp->words.size())) return {};
+  return hyp->words[std::size_t(word_)];
 }
 
 void CaptionWorkbench::setRevealInterval(int ms) {

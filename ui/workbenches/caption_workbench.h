@@ -208,6 +208,7 @@ class CaptionWorkbench : public Workbench {
   void editOptions(const std::function<void(render::CaptionOverlayOptions&)>& edit);
   const CaptionMaps* currentMaps() const;
   const attn::models::CaptionHypothesis* currentHypothesis() const;
+  std::string shownWordText() const;  // the current hypothesis's word at word_, or empty
 
   WorkerThread thread_;
   std::unique_ptr<CaptionWorker> worker_;
@@ -241,6 +242,7 @@ class CaptionWorkbench : public Workbench {
   int hypothesis_ = 0;
   int word_ = 0;
   int revealed_ = 0;
+  int openingWord_ = 0;  // where a new caption settles once revealed: the kept word, or the first content word
   render::CaptionOverlayOptions options_;
 
   // Side panel.
