@@ -40,7 +40,7 @@
 #include <vector>
 
 using namespace Qt::StringLiterals;
-using attn::io::SessionTab;
+using attn::ui::SessionTab;
 
 namespace {
 
@@ -367,7 +367,7 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   if (parser.isSet(f.mechanism)) options.mechanism = parser.value(f.mechanism).toStdString();
   options.files = attn::app::pathPositionals(parser);
   if (parser.isSet(f.tab)) {
-    options.tab = attn::io::session_tab_named(parser.value(f.tab).toStdString());
+    options.tab = attn::ui::session_tab_named(parser.value(f.tab).toStdString());
     if (!options.tab) {
       return bad(u"unknown tab '%1' (alignment, caption, lab, glimpse or transformer)"_s.arg(parser.value(f.tab)));
     }

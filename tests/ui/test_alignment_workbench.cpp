@@ -1160,7 +1160,7 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(widest() <= 3);
     wb.findChild<QCheckBox*>(u"alignmentSmooth"_s)->setChecked(true);
     QVERIFY(!wb.findChild<QDoubleSpinBox*>(u"alignmentSharpen"_s)->isEnabled());  // the sigmoid has no beta
-    const attn::io::AlignmentSection saved = wb.state();
+    const attn::ui::AlignmentSection saved = wb.state();
     QCOMPARE(saved.shaping, (attn::models::AttentionShaping{.smooth = true, .top_k = 3, .window = 2}));
     wb.findChild<QPushButton*>(u"alignmentShapingReset"_s)->click();
     QCOMPARE(wb.shaping(), attn::models::AttentionShaping{});

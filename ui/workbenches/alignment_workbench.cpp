@@ -45,7 +45,7 @@ using Task = AlignmentTask;
 Task taskOf(const AlignmentSource* source) { return source ? source->model.task() : Task::Dates; }
 
 Workbench::Identity alignmentIdentity() {
-  return {attn::io::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
+  return {attn::ui::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
           AlignmentWorkbench::tr("Seq2seq alignment of dates (Bahdanau, Luong, local-p, ConvS2S) and headlines, word "
                                  "attention of review classifiers and word-by-word entailment, live as you type"),
           AlignmentWorkbench::tr("Type a date in any form: the alignment follows every keystroke"),
@@ -227,8 +227,8 @@ void AlignmentWorkbench::setText(const QString& text) { textEdit_->setPlainText(
 QString AlignmentWorkbench::text() const { return textEdit_->toPlainText(); }
 void AlignmentWorkbench::setPairText(const QString& text) { hypothesisEdit_->setPlainText(text); }
 QString AlignmentWorkbench::pairText() const { return hypothesisEdit_->toPlainText(); }
-attn::io::AlignmentSection AlignmentWorkbench::state() const {
-  attn::io::AlignmentSection s;
+attn::ui::AlignmentSection AlignmentWorkbench::state() const {
+  attn::ui::AlignmentSection s;
   if (!requestedModel_.isEmpty()) s.model = requestedModel_.toStdString();
   s.text = text().toStdString();
   s.pair = pairText().toStdString();
@@ -241,7 +241,7 @@ attn::io::AlignmentSection AlignmentWorkbench::state() const {
   return s;
 }
 
-void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
+void AlignmentWorkbench::applyState(const attn::ui::AlignmentSection& state) {
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   pendingHypothesis_ = state.hypothesis;
   pendingStep_ = state.step;
@@ -261,14 +261,14 @@ void AlignmentWorkbench::applyState(const attn::io::AlignmentSection& state) {
   }
 }
 
-void AlignmentWorkbench::saveTo(attn::io::Session& session) const { session.alignment = state(); }
+void AlignmentWorkbench::saveTo(attn::ui::Session& session) const { session.alignment = state(); }
 
-QStringList AlignmentWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+QStringList AlignmentWorkbench::restoreFrom(const attn::ui::Session& session, const QString& origin) {
   QStringList notes;
-  attn::io::AlignmentSection section = session.alignment.value_or(attn::io::AlignmentSection{});
+  attn::ui::AlignmentSection section = session.alignment.value_or(attn::ui::AlignmentSection{});
   if (const QString model = QString::fromStdString(section.model); !findBundledModel(model) && !pathExists(model)) {
     notes.append(goneNote(origin, model, tr("the Alignment tab")));
-    section = attn::io::AlignmentSection{};
+    section = attn::ui::AlignmentSection{};
     section.model = defaultAlignmentModel().toStdString();
   }
   applyState(section);

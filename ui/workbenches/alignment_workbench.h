@@ -15,7 +15,7 @@
 #pragma once
 
 #include "attn/error.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "workbenches/side_panel.h"
@@ -92,10 +92,10 @@ class AlignmentWorkbench : public Workbench {
 
   // ---- the session file ----
   // The model (open or opening), the input, the beam, the hypothesis and step in view, the colour map.
-  attn::io::AlignmentSection state() const;
+  attn::ui::AlignmentSection state() const;
   // Sets the widgets, opens the model when it is not the one open, and runs; the hypothesis and the step
   // follow with the first result of that run.
-  void applyState(const attn::io::AlignmentSection& state);
+  void applyState(const attn::ui::AlignmentSection& state);
 
   // ---- results ----
   const AlignmentOutcome* outcome() const { return outcome_.get(); }
@@ -158,8 +158,8 @@ class AlignmentWorkbench : public Workbench {
   QPushButton* aboutButton() const { return aboutButton_; }
 
   // ---- Workbench ----
-  void saveTo(attn::io::Session& session) const override;
-  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  void saveTo(attn::ui::Session& session) const override;
+  QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   attn::Result<void> exportCurrentView(const QString& path) const override;
 
  signals:

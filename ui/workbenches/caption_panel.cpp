@@ -338,35 +338,35 @@ bool CaptionWorkbench::isSidePanelVisible() const { return sideScroll_->isVisibl
 namespace {
 
 // The input as the session file names it: a scene's seed, a bundled photo's key, or a file.
-void inputToState(const CaptionInput& input, attn::io::CaptionSection& s) {
-  s.input = attn::io::CaptionSection::Input::Scene;
-  s.seed = input.kind == CaptionInput::Kind::Scene ? input.seed : attn::io::CaptionSection{}.seed;
+void inputToState(const CaptionInput& input, attn::ui::CaptionSection& s) {
+  s.input = attn::ui::CaptionSection::Input::Scene;
+  s.seed = input.kind == CaptionInput::Kind::Scene ? input.seed : attn::ui::CaptionSection{}.seed;
   s.image.clear();
   if (input.kind == CaptionInput::Kind::Scene) return;
-  s.input = attn::io::CaptionSection::Input::File;
+  s.input = attn::ui::CaptionSection::Input::File;
   s.image = input.path.toStdString();
   for (const auto& sample : sampleImages()) {
     if (sample.resource == input.path) {
-      s.input = attn::io::CaptionSection::Input::Sample;
+      s.input = attn::ui::CaptionSection::Input::Sample;
       s.image = sample.key.toStdString();
     }
   }
 }
 
 // The same as restoreSettings' and start()'s input string: "scene:<seed>", a ":/" resource or a path.
-QString inputKey(const attn::io::CaptionSection& s) {
+QString inputKey(const attn::ui::CaptionSection& s) {
   switch (s.input) {
-    case attn::io::CaptionSection::Input::Scene: return u"scene:%1"_s.arg(s.seed);
-    case attn::io::CaptionSection::Input::Sample: return sampleImageResource(QString::fromStdString(s.image));
-    case attn::io::CaptionSection::Input::File: return QString::fromStdString(s.image);
+    case attn::ui::CaptionSection::Input::Scene: return u"scene:%1"_s.arg(s.seed);
+    case attn::ui::CaptionSection::Input::Sample: return sampleImageResource(QString::fromStdString(s.image));
+    case attn::ui::CaptionSection::Input::File: return QString::fromStdString(s.image);
   }
   return {};
 }
 
 }  // namespace
 
-attn::io::CaptionSection CaptionWorkbench::state() const {
-  attn::io::CaptionSection s;
+attn::ui::CaptionSection CaptionWorkbench::state() const {
+  attn::ui::CaptionSection s;
   if (!started_) {
     // Not shown yet: what start() will open.
     s.model = (pendingModel_.isEmpty() ? defaultCaptionModel() : pendingModel_).toStdString();
@@ -391,19 +391,19 @@ attn::io::CaptionSection CaptionWorkbench::state() const {
   s.opacity = options_.opacity;
   s.colormap = render::colormapInfo(options_.colormap).key;
   s.threshold = options_.threshold;
-  s.style = options_.mode == render::CaptionOverlayMode::LightMask ? attn::io::CaptionSection::Style::LightMask
-                                                                   : attn::io::CaptionSection::Style::Colour;
+  s.style = options_.mode == render::CaptionOverlayMode::LightMask ? attn::ui::CaptionSection::Style::LightMask
+                                                                   : attn::ui::CaptionSection::Style::Colour;
   s.per_row = perRow();
   return s;
 }
 
-void CaptionWorkbench::applyState(const attn::io::CaptionSection& state) {
+void CaptionWorkbench::applyState(const attn::ui::CaptionSection& state) {
   render::CaptionOverlayOptions options = options_;
   options.sigma = state.sigma;
   options.opacity = state.opacity;
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) options.colormap = *map;
   options.threshold = state.threshold;
-  options.mode = state.style == attn::io::CaptionSection::Style::LightMask ? render::CaptionOverlayMode::LightMask
+  options.mode = state.style == attn::ui::CaptionSection::Style::LightMask ? render::CaptionOverlayMode::LightMask
                                                                            : render::CaptionOverlayMode::Colour;
   setOverlayOptions(options);
   setPerRow(state.per_row);
@@ -421,22 +421,22 @@ void CaptionWorkbench::applyState(const attn::io::CaptionSection& state) {
     return;
   }
   if (model != requestedModel_) openModel(model, false);
-  attn::io::CaptionSection open;
+  attn::ui::CaptionSection open;
   inputToState(requestedInput_, open);
   if (inputKey(open) != input) {
     switch (state.input) {
-      case attn::io::CaptionSection::Input::Scene: openScene(state.seed); break;
-      case attn::io::CaptionSection::Input::Sample: openSample(QString::fromStdString(state.image)); break;
-      case attn::io::CaptionSection::Input::File: openFile(input); break;
+      case attn::ui::CaptionSection::Input::Scene: openScene(state.seed); break;
+      case attn::ui::CaptionSection::Input::Sample: openSample(QString::fromStdString(state.image)); break;
+      case attn::ui::CaptionSection::Input::File: openFile(input); break;
     }
   }
   post();
 }
 
-void CaptionWorkbench::saveTo(attn::io::Session& session) const { session.caption = state(); }
+void CaptionWorkbench::saveTo(attn::ui::Session& session) const { session.caption = state(); }
 
-QStringList CaptionWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
-  using Section = attn::io::CaptionSection;
+QStringList CaptionWorkbench::restoreFrom(const attn::ui::Session& session, const QString& origin) {
+  using Section = attn::ui::CaptionSection;
   QStringList notes;
   Section section = session.caption.value_or(Section{});
   if (const QString model = QString::fromStdString(section.model);

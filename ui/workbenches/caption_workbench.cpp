@@ -31,7 +31,7 @@ constexpr qsizetype kMaxComposed = 48;
 using caption_detail::kMaxSeed;
 
 Workbench::Identity captionIdentity() {
-  return {attn::io::SessionTab::Caption, CaptionWorkbench::tr("&Captioning"),
+  return {attn::ui::SessionTab::Caption, CaptionWorkbench::tr("&Captioning"),
           CaptionWorkbench::tr("Show, Attend and Tell: where a captioner looks for each word, soft and hard attention"),
           CaptionWorkbench::tr("Click or drag across the caption's words: each shows where the model looked"),
           CaptionWorkbench::tr("Last caption: model, image, best caption, beam width and engine time")};

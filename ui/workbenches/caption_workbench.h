@@ -12,7 +12,7 @@
 #pragma once
 
 #include "attn/error.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "render/caption_render.h"
 #include "workbenches/side_panel.h"
 #include "workbenches/caption_worker.h"
@@ -121,10 +121,10 @@ class CaptionWorkbench : public Workbench {
   // ---- the session file ----
   // The model, the input, decoding, the word in view and every overlay setting, as asked for: a model or an
   // input still opening is reported as what it will be.
-  attn::io::CaptionSection state() const;
+  attn::ui::CaptionSection state() const;
   // Sets the widgets and opens the model and the input when they differ from what is open (when the tab
   // has not been shown yet, start() opens them); the hypothesis and the word follow with the first caption.
-  void applyState(const attn::io::CaptionSection& state);
+  void applyState(const attn::ui::CaptionSection& state);
 
   // ---- settings (model, beam, overlay, grid, input) ----
   void saveSettings(QSettings& settings) const;
@@ -154,8 +154,8 @@ class CaptionWorkbench : public Workbench {
   QLabel* modelLabel() const { return modelLabel_; }
 
   // ---- Workbench ----
-  void saveTo(attn::io::Session& session) const override;
-  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  void saveTo(attn::ui::Session& session) const override;
+  QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   // The grid (PNG, SVG or PDF).
   attn::Result<void> exportCurrentView(const QString& path) const override;
   QString exportViewLabel() const override { return tr("&Export Grid\u2026"); }

@@ -33,7 +33,7 @@ using attn::glimpse::GlimpseSettings;
 using glimpse_detail::kPlotIntervalNs;
 
 Workbench::Identity glimpseIdentity() {
-  return {attn::io::SessionTab::Glimpse,
+  return {attn::ui::SessionTab::Glimpse,
           GlimpseWorkbench::tr("&Glimpse"),
           GlimpseWorkbench::tr("DRAW's Gaussian glimpse and the spatial transformer's over any image"),
           {},
@@ -188,26 +188,26 @@ void GlimpseWorkbench::startLoad(GlimpseSource source) {
 
 QString GlimpseWorkbench::imagePath() const { return image_ ? image_->path : QString(); }
 
-attn::io::GlimpseSection GlimpseWorkbench::state() const {
-  attn::io::GlimpseSection s;
+attn::ui::GlimpseSection GlimpseWorkbench::state() const {
+  attn::ui::GlimpseSection s;
   if (pendingState_) s = *pendingState_;
   s.write_mode = writeMode_;
   s.window_forms = windowForms_;
   s.edit_stn = editStnRadio_->isChecked();
   if (pendingState_ || !image_) return s;
   s.settings = settings_;
-  s.image = {attn::io::ImageRef::Kind::File, image_->path.toStdString()};
+  s.image = {attn::ui::ImageRef::Kind::File, image_->path.toStdString()};
   for (const auto& sample : sampleImages()) {
-    if (sample.resource == image_->path) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
+    if (sample.resource == image_->path) s.image = {attn::ui::ImageRef::Kind::Sample, sample.key.toStdString()};
   }
   s.image_width = image_->width;
   s.image_height = image_->height;
   return s;
 }
 
-void GlimpseWorkbench::saveTo(attn::io::Session& session) const { session.glimpse = state(); }
+void GlimpseWorkbench::saveTo(attn::ui::Session& session) const { session.glimpse = state(); }
 
-QStringList GlimpseWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+QStringList GlimpseWorkbench::restoreFrom(const attn::ui::Session& session, const QString& origin) {
   // Pixel numbers refer to the image: without it the glimpse starts over on the default photo.
   if (session.glimpse && imageRefExists(session.glimpse->image)) {
     applyState(*session.glimpse);
@@ -223,11 +223,11 @@ QStringList GlimpseWorkbench::restoreFrom(const attn::io::Session& session, cons
   return notes;
 }
 
-void GlimpseWorkbench::applyState(const attn::io::GlimpseSection& state) {
+void GlimpseWorkbench::applyState(const attn::ui::GlimpseSection& state) {
   setWriteMode(state.write_mode);
   setWindowForms(state.window_forms);
   setEditStn(state.edit_stn);
-  const QString path = state.image.kind == attn::io::ImageRef::Kind::Sample
+  const QString path = state.image.kind == attn::ui::ImageRef::Kind::Sample
                            ? sampleImageResource(QString::fromStdString(state.image.value))
                            : QString::fromStdString(state.image.value);
   if (path.isEmpty()) return;

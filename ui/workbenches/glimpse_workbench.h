@@ -10,7 +10,7 @@
 #include "attn/error.h"
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "workbenches/glimpse_worker.h"
 #include "workbenches/worker_thread.h"
 #include "workbenches/workbench.h"
@@ -100,10 +100,10 @@ class GlimpseWorkbench : public Workbench {
   // ---- the session file ----
   // The image (a sample by key, or a file) with its size, every glimpse parameter, write mode and which
   // glimpse the handles edit. While applyState's image opens, what it asked for.
-  attn::io::GlimpseSection state() const;
+  attn::ui::GlimpseSection state() const;
   // Opens the image with the settings as they are (pixel numbers refer to that image), or sets the settings
   // when that image is already open. An unknown sample's key changes nothing but the two switches.
-  void applyState(const attn::io::GlimpseSection& state);
+  void applyState(const attn::ui::GlimpseSection& state);
 
   // ---- results ----
   const GlimpseOutcome* outcome() const { return outcome_.get(); }
@@ -156,8 +156,8 @@ class GlimpseWorkbench : public Workbench {
   bool isSidePanelVisible() const override;
 
   // ---- Workbench ----
-  void saveTo(attn::io::Session& session) const override;
-  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  void saveTo(attn::ui::Session& session) const override;
+  QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   // The annotated image (.png/.svg/.pdf) or the parameters (.json).
   attn::Result<void> exportCurrentView(const QString& path) const override;
   bool hasMatrix() const override { return false; }
@@ -260,13 +260,13 @@ class GlimpseWorkbench : public Workbench {
   // Settings to apply as they are when load number `first` succeeds (openWithSettings).
   std::optional<std::pair<quint64, attn::glimpse::GlimpseSettings>> settingsForLoad_;
   // applyState's, while its image opens (state() reports it until the load settles).
-  std::optional<attn::io::GlimpseSection> pendingState_;
+  std::optional<attn::ui::GlimpseSection> pendingState_;
   // The source of the newest load, and a load it replaced before that one had finished (reopened if the
   // newer one fails, so that "the previous image stays" holds).
   struct SupersededLoad {
     GlimpseSource source;
     std::optional<attn::glimpse::GlimpseSettings> settings;
-    std::optional<attn::io::GlimpseSection> state;
+    std::optional<attn::ui::GlimpseSection> state;
   };
   std::optional<GlimpseSource> currentLoad_;
   std::optional<SupersededLoad> superseded_;

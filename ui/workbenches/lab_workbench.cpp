@@ -56,7 +56,7 @@ std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes) {
 
 namespace {
 Workbench::Identity labIdentity() {
-  return {attn::io::SessionTab::Lab, LabWorkbench::tr("Mechanism &Lab"),
+  return {attn::ui::SessionTab::Lab, LabWorkbench::tr("Mechanism &Lab"),
           LabWorkbench::tr("Run any attention mechanism on two sentences"),
           LabWorkbench::tr("Edit the sentences or the parameters: the map follows every change"),
           LabWorkbench::tr("Last run: mechanism, map shape and engine time")};
@@ -252,8 +252,8 @@ void LabWorkbench::setRequest(const attn::lab::LabRequest& request) {
   post();
 }
 
-attn::io::LabSection LabWorkbench::state() const {
-  attn::io::LabSection s;
+attn::ui::LabSection LabWorkbench::state() const {
+  attn::ui::LabSection s;
   s.request = request();
   s.colormap = render::colormapInfo(colormap_).key;
   s.unit_range = rangeMode_ == render::RangeMode::Unit;
@@ -261,7 +261,7 @@ attn::io::LabSection LabWorkbench::state() const {
   return s;
 }
 
-void LabWorkbench::applyState(const attn::io::LabSection& state) {
+void LabWorkbench::applyState(const attn::ui::LabSection& state) {
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   setRangeMode(state.unit_range ? render::RangeMode::Unit : render::RangeMode::Data);
   pendingMap_ = state.map;
@@ -269,10 +269,10 @@ void LabWorkbench::applyState(const attn::io::LabSection& state) {
   restoreGeneration_ = submitted_;  // if the engine refuses it, the old map must not pass for it
 }
 
-void LabWorkbench::saveTo(attn::io::Session& session) const { session.lab = state(); }
+void LabWorkbench::saveTo(attn::ui::Session& session) const { session.lab = state(); }
 
-QStringList LabWorkbench::restoreFrom(const attn::io::Session& session, const QString&) {
-  applyState(session.lab.value_or(attn::io::LabSection{}));  // the lab names no files
+QStringList LabWorkbench::restoreFrom(const attn::ui::Session& session, const QString&) {
+  applyState(session.lab.value_or(attn::ui::LabSection{}));  // the lab names no files
   return {};
 }
 

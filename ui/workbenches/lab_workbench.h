@@ -4,7 +4,7 @@
 // never waits for the engine.
 #pragma once
 
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "attn/lab/lab.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
@@ -58,9 +58,9 @@ class LabWorkbench : public Workbench {
   // Sets every widget from `request` and runs it once.
   void setRequest(const attn::lab::LabRequest& request);
   // The tab as a session file keeps it: the request, the colour map, the range and the map in view.
-  attn::io::LabSection state() const;
+  attn::ui::LabSection state() const;
   // Sets every widget from `state` and runs it; the map in view follows when that run's maps are shown.
-  void applyState(const attn::io::LabSection& state);
+  void applyState(const attn::ui::LabSection& state);
   // Runs `request` as given (bytes untouched, so the engine reports bad UTF-8 with its offset); the
   // widgets are not changed. `origin` prefixes error messages (a file name), may be empty.
   void submitRequest(attn::lab::LabRequest request, const QString& origin = {});
@@ -89,8 +89,8 @@ class LabWorkbench : public Workbench {
   void resetParameters();
 
   // ---- Workbench ----
-  void saveTo(attn::io::Session& session) const override;
-  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  void saveTo(attn::ui::Session& session) const override;
+  QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   // The heatmap as drawn (PNG, SVG or PDF).
   attn::Result<void> exportCurrentView(const QString& path) const override;
   // The map in view as CSV or NumPy.

@@ -24,9 +24,9 @@ QString sampleImageResource(const QString& key) {
   return {};
 }
 
-bool imageRefExists(const attn::io::ImageRef& image) {
+bool imageRefExists(const attn::ui::ImageRef& image) {
   const QString value = QString::fromStdString(image.value);
-  return image.kind == attn::io::ImageRef::Kind::Sample ? !sampleImageResource(value).isEmpty()
+  return image.kind == attn::ui::ImageRef::Kind::Sample ? !sampleImageResource(value).isEmpty()
                                                         : QFileInfo(value).isFile();
 }
 

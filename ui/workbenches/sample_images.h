@@ -3,7 +3,7 @@
 // file and the command line name them by key ("astronaut"); none of those tabs owns the list.
 #pragma once
 
-#include "attn/io/session.h"
+#include "session/session.h"
 
 #include <QList>
 #include <QString>
@@ -20,6 +20,6 @@ QList<SampleImage> sampleImages();
 // The resource of the sample called `key`; empty for an unknown key.
 QString sampleImageResource(const QString& key);
 // A session's photo is there to open: a known sample, or a file that exists.
-bool imageRefExists(const attn::io::ImageRef& image);
+bool imageRefExists(const attn::ui::ImageRef& image);
 
 }  // namespace attn::ui

@@ -41,7 +41,7 @@ bool isExampleText(const QString& text) {
 }
 
 Workbench::Identity transformerIdentity() {
-  return {attn::io::SessionTab::Transformer,
+  return {attn::ui::SessionTab::Transformer,
           TransformerWorkbench::tr("&Transformer"),
           TransformerWorkbench::tr("BERT, GPT-2, DistilBERT and ViT attention, live, or any model's attention dump"),
           {},

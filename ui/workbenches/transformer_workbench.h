@@ -12,7 +12,7 @@
 
 #include "attn/analysis/attention_analysis.h"
 #include "attn/error.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "render/colormap.h"
 #include "workbenches/transformer_worker.h"
 #include "workbenches/worker_thread.h"
@@ -137,10 +137,10 @@ class TransformerWorkbench : public Workbench {
   // ---- the session file ----
   // The model or dump (open or opening; the demo by its key), the input, the photo, the selection, the view
   // and every matrix and display option.
-  attn::io::TransformerSection state() const;
+  attn::ui::TransformerSection state() const;
   // Sets the widgets, opens the source and the photo when they differ from what is open, and runs; the
   // layer and head follow with the first result of that run. An empty source leaves the open one open.
-  void applyState(const attn::io::TransformerSection& state);
+  void applyState(const attn::ui::TransformerSection& state);
 
   // ---- results ----
   quint64 previewed() const { return previewed_; }  // newest run whose layer in view was drawn early
@@ -190,8 +190,8 @@ class TransformerWorkbench : public Workbench {
   QPushButton* generateButton() const { return generateButton_; }
 
   // ---- Workbench ----
-  void saveTo(attn::io::Session& session) const override;
-  QStringList restoreFrom(const attn::io::Session& session, const QString& origin) override;
+  void saveTo(attn::ui::Session& session) const override;
+  QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   attn::Result<void> exportCurrentView(const QString& path) const override;
 
  signals:

@@ -110,17 +110,17 @@ void TransformerWorkbench::updateSelectionLabel() {
   selectionLabel_->setText(text);
 }
 
-attn::io::TransformerSection TransformerWorkbench::state() const {
-  using Section = attn::io::TransformerSection;
+attn::ui::TransformerSection TransformerWorkbench::state() const {
+  using Section = attn::ui::TransformerSection;
   Section s;
   s.source = requestedSource_.toStdString();
   s.text = text().toStdString();
   s.pair = pairEdit_->text().toStdString();
   const QString image =
       requestedImage_.isEmpty() ? sampleImageResource(sampleBox_->currentData().toString()) : requestedImage_;
-  s.image = {attn::io::ImageRef::Kind::File, image.toStdString()};
+  s.image = {attn::ui::ImageRef::Kind::File, image.toStdString()};
   for (const auto& sample : sampleImages()) {
-    if (sample.resource == image) s.image = {attn::io::ImageRef::Kind::Sample, sample.key.toStdString()};
+    if (sample.resource == image) s.image = {attn::ui::ImageRef::Kind::Sample, sample.key.toStdString()};
   }
   s.layer = pendingLayer_ >= 0 ? pendingLayer_ : layer_;
   s.head = pendingLayer_ >= 0 ? pendingHead_ : head_;
@@ -167,8 +167,8 @@ attn::io::TransformerSection TransformerWorkbench::state() const {
   return s;
 }
 
-void TransformerWorkbench::applyState(const attn::io::TransformerSection& state) {
-  using Section = attn::io::TransformerSection;
+void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state) {
+  using Section = attn::ui::TransformerSection;
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   setMatrixMode(state.matrix == Section::Matrix::Rollout     ? MatrixMode::Rollout
                 : state.matrix == Section::Matrix::LayerMean ? MatrixMode::LayerMean
@@ -207,11 +207,11 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
   }
   pendingLayer_ = state.layer;
   pendingHead_ = state.head;
-  const QString image = state.image.kind == attn::io::ImageRef::Kind::Sample
+  const QString image = state.image.kind == attn::ui::ImageRef::Kind::Sample
                             ? sampleImageResource(QString::fromStdString(state.image.value))
                             : QString::fromStdString(state.image.value);
   if (!image.isEmpty() && image != requestedImage_) {
-    if (state.image.kind == attn::io::ImageRef::Kind::Sample) {
+    if (state.image.kind == attn::ui::ImageRef::Kind::Sample) {
       openSample(QString::fromStdString(state.image.value));
     } else {
       openImage(image);
@@ -228,13 +228,13 @@ void TransformerWorkbench::applyState(const attn::io::TransformerSection& state)
   post();  // a fresh result for the selection; a source still loading runs when it is in
 }
 
-void TransformerWorkbench::saveTo(attn::io::Session& session) const { session.transformer = state(); }
+void TransformerWorkbench::saveTo(attn::ui::Session& session) const { session.transformer = state(); }
 
-QStringList TransformerWorkbench::restoreFrom(const attn::io::Session& session, const QString& origin) {
+QStringList TransformerWorkbench::restoreFrom(const attn::ui::Session& session, const QString& origin) {
   // Nothing to fall back to: without its section the tab keeps what it has.
   if (!session.transformer) return {};
   QStringList notes;
-  attn::io::TransformerSection section = *session.transformer;
+  attn::ui::TransformerSection section = *session.transformer;
   if (const QString source = QString::fromStdString(section.source);
       !source.isEmpty() && !isDemoKey(source) && !QFileInfo::exists(source)) {
     notes.append(goneNote(origin, source, tr("the Transformer tab")));
@@ -242,7 +242,7 @@ QStringList TransformerWorkbench::restoreFrom(const attn::io::Session& session, 
   }
   if (!imageRefExists(section.image)) {
     notes.append(goneNote(origin, QString::fromStdString(section.image.value), tr("the Transformer tab's photo")));
-    section.image = attn::io::ImageRef{};
+    section.image = attn::ui::ImageRef{};
   }
   applyState(section);
   return notes;

@@ -18,7 +18,7 @@ Workbench::Workbench(Identity identity, int applyIntervalMs, QWidget* parent)
 
 Workbench::~Workbench() { applyTimer_.stop(); }
 
-QString Workbench::key() const { return QString::fromStdString(std::string(attn::io::to_string(identity_.tab))); }
+QString Workbench::key() const { return QString::fromStdString(std::string(attn::ui::to_string(identity_.tab))); }
 
 bool Workbench::isIdle() const { return !isLoading() && !applyTimer_.isActive() && settled_ >= submitted_; }
 

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "attn/error.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "render/colormap.h"
 
 #include <QString>
@@ -29,7 +29,7 @@ class Workbench : public QWidget {
  public:
   // The tab's identity in the window, the session file and on the command line.
   struct Identity {
-    attn::io::SessionTab tab = attn::io::SessionTab::Alignment;
+    attn::ui::SessionTab tab = attn::ui::SessionTab::Alignment;
     QString title;           // the tab's label, with its mnemonic ("&Alignment")
     QString toolTip;         // the tab's tool tip
     QString greeting;        // the first status message on the tab, empty for none
@@ -60,11 +60,11 @@ class Workbench : public QWidget {
 
   // ---- the session file ----
   // Writes this tab's section into `session`.
-  virtual void saveTo(attn::io::Session& session) const = 0;
+  virtual void saveTo(attn::ui::Session& session) const = 0;
   // Sets the tab from its section of `session` (its defaults when the section is absent). A file the section
   // names that is gone is not opened; the tab falls back and says so in the returned notes, which name
   // `origin` (the session file).
-  virtual QStringList restoreFrom(const attn::io::Session& session, const QString& origin) = 0;
+  virtual QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) = 0;
 
   // ---- File > Export, by the file's extension ----
   // The view in sight (.png/.svg/.pdf; the Glimpse tab also .json, its parameters).
