@@ -15,8 +15,8 @@
 #include "views/heatmap_view.h"
 #include "views/speech_view.h"
 #include "views/text_figure_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
 
 #include <QCheckBox>
 #include <QComboBox>

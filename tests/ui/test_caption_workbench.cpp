@@ -11,9 +11,9 @@
 #include "ui_test_support.h"
 #include "views/caption_strip_view.h"
 #include "views/image_overlay_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/caption_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/caption/caption_workbench.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

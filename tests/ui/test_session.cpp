@@ -6,13 +6,13 @@
 #include "session/session.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/sample_images.h"
-#include "workbenches/transformer_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/common/sample_images.h"
+#include "workbenches/transformer/transformer_workbench.h"
 
 #include <QApplication>
 #include <QDateTime>

@@ -6,9 +6,9 @@
 #include "app/status_line.h"
 #include "attn/glimpse/settings.h"
 #include "attn/lab/lab.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
 
 #include <QCloseEvent>
 #include <QDir>
