@@ -38,7 +38,10 @@
 #include <QTextBrowser>
 #include <QTreeWidget>
 
+#include <algorithm>
+#include <utility>
 #include <variant>
+#include <vector>
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
@@ -119,6 +122,30 @@ class TestAlignmentWorkbench : public QObject {
 
  private slots:
   void initTestCase() { testing::isolateSettings(settingsDir_.path()); }
+
+  // Every kind of model is one page of the registry (alignment_pages.cpp), found by its kind, with its words and
+  // examples; the bundled models open on their kinds' pages.
+  void everyKindIsOnePageOfTheRegistry() {
+    std::vector<AlignmentTask> seen;
+    for (const auto& page : alignmentPages()) {
+      QVERIFY(std::find(seen.begin(), seen.end(), page->task()) == seen.end());
+      seen.push_back(page->task());
+      QCOMPARE(&alignmentPage(page->task()), page.get());
+      QVERIFY(!page->text().sourceLabel.isEmpty());
+      QVERIFY(!page->examples().isEmpty());
+    }
+    QCOMPARE(seen.size(), std::size_t(5));
+    for (const auto& [key, task] :
+         {std::pair{u"date-bahdanau"_s, AlignmentTask::Dates}, std::pair{u"headlines-gru"_s, AlignmentTask::Headlines},
+          std::pair{u"sentiment-pooling"_s, AlignmentTask::Reviews},
+          std::pair{u"entailment-wbw"_s, AlignmentTask::Entailment},
+          std::pair{u"speech-location"_s, AlignmentTask::Speech}}) {
+      auto model = loadAlignmentModel(key);
+      QVERIFY2(model.has_value(), qPrintable(key));
+      QCOMPARE(model->task(), task);
+      QVERIFY(alignmentPageFor(*model).shows(*model));
+    }
+  }
 
   // ---- renderers ----
 

@@ -6,7 +6,7 @@
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/alignment_speech.h"
+#include "workbenches/alignment/speech/speech_input.h"
 #include "workbenches/alignment/alignment_worker.h"
 
 #include <QElapsedTimer>

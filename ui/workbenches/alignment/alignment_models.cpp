@@ -219,78 +219,7 @@ QStringList speechExamples() {
           u"please call stella"_s};
 }
 
-AlignmentTask AlignmentModel::task() const {
-  if (seq2seq && seq2seq->config().frames) return AlignmentTask::Speech;
-  if (seq2seq) return seq2seq->config().words ? AlignmentTask::Headlines : AlignmentTask::Dates;
-  return entailment ? AlignmentTask::Entailment : AlignmentTask::Reviews;
-}
-
-AlignmentTaskText alignmentTaskText(AlignmentTask task) {
-  const auto step = [](const QString& units) {
-    return AlignmentModels::tr(
-               "The output step in view (Left/Right, Home/End): its row of the heatmap is outlined and "
-               "the source %1 are shaded by its attention. A click on a heatmap row goes to that step.")
-        .arg(units);
-  };
-  switch (task) {
-    case AlignmentTask::Dates:
-      return {AlignmentModels::tr("&Source: a date in any form"),
-              AlignmentModels::tr("Decoded as you type; the output and the alignment follow every keystroke"),
-              AlignmentModels::tr("A date in any form, e.g. 21 Nov 2026"),
-              step(AlignmentModels::tr("characters")),
-              AlignmentModels::tr("The input is empty: type a date in any form to see its alignment. The view shows "
-                                  "the last input."),
-              AlignmentModels::tr("characters")};
-    case AlignmentTask::Headlines:
-      return {AlignmentModels::tr("&Source: a news sentence"),
-              AlignmentModels::tr("Summarised as you type; the headline and the alignment follow every keystroke"),
-              AlignmentModels::tr("A news sentence, e.g. Police in Leeds arrested a man after a robbery."),
-              step(AlignmentModels::tr("words")),
-              AlignmentModels::tr("The input is empty: type a news sentence to see its headline and alignment. The "
-                                  "view shows the last input."),
-              AlignmentModels::tr("words")};
-    case AlignmentTask::Reviews:
-      return {AlignmentModels::tr("&Review: a few sentences"),
-              AlignmentModels::tr("Classified as you type; the shading follows every keystroke"),
-              AlignmentModels::tr("A review of a few sentences"),
-              QString(),
-              AlignmentModels::tr("The input is empty: type a review to see its word attention. The view shows the "
-                                  "last input."),
-              AlignmentModels::tr("words")};
-    case AlignmentTask::Speech:
-      return {AlignmentModels::tr("&Say: a few words (espeak-ng speaks them)"),
-              AlignmentModels::tr("Said by espeak-ng and recognised as you type; the phonemes and the alignment over "
-                                  "the audio follow every keystroke. The model knows espeak-ng's synthetic voices, "
-                                  "not human ones."),
-              AlignmentModels::tr("A few English words, e.g. the quick brown fox"),
-              step(AlignmentModels::tr("steps of audio")),
-              AlignmentModels::tr("The input is empty: type a few words to hear them said and recognised. The view "
-                                  "shows the last input."),
-              AlignmentModels::tr("steps of audio")};
-    case AlignmentTask::Entailment: break;
-  }
-  return {AlignmentModels::tr("&Premise: a sentence about a scene"),
-          AlignmentModels::tr("Classified as you type; the shading follows every keystroke"),
-          AlignmentModels::tr("A sentence, e.g. a young man is sleeping on the beach"),
-          AlignmentModels::tr("The hypothesis word in view (Left/Right, Home/End): its row of the heatmap is outlined "
-                              "and the premise is shaded by its attention. A click on a heatmap row goes to that "
-                              "word."),
-          QString(),
-          AlignmentModels::tr("words")};
-}
-
-QStringList taskExamples(AlignmentTask task) {
-  switch (task) {
-    case AlignmentTask::Dates: return dateExamples();
-    case AlignmentTask::Headlines: return headlineExamples();
-    case AlignmentTask::Reviews: return reviewExamples();
-    case AlignmentTask::Speech: return speechExamples();
-    case AlignmentTask::Entailment: break;
-  }
-  QStringList premises;
-  for (const auto& example : entailmentExamples()) premises.append(example.premise);
-  return premises;
-}
+AlignmentTask AlignmentModel::task() const { return alignmentPageFor(*this).task(); }
 
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledModels());

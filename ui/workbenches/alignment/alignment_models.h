@@ -10,6 +10,7 @@
 #include "attn/models/classifier.h"
 #include "attn/models/entailment.h"
 #include "attn/models/seq2seq.h"
+#include "workbenches/alignment/alignment_page.h"
 #include "workbenches/common/model_files.h"
 
 #include <QString>
@@ -41,23 +42,6 @@ struct EntailmentExample {
   QString display() const;  // "premise  ⇒  hypothesis", as the examples box lists it
 };
 std::vector<EntailmentExample> entailmentExamples();
-
-// What a model does: the tab's inputs, words and examples follow it (no model: the dates').
-enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
-inline constexpr AlignmentTask kAlignmentTasks[] = {AlignmentTask::Dates, AlignmentTask::Headlines,
-                                                    AlignmentTask::Reviews, AlignmentTask::Entailment,
-                                                    AlignmentTask::Speech};
-struct AlignmentTaskText {
-  QString sourceLabel;    // the input box's label, with its mnemonic
-  QString sourceToolTip;  // what happens as you type
-  QString placeholder;    // the empty box's hint
-  QString stepToolTip;    // the step slider's
-  QString emptyInput;     // why an empty input is not run (an entailment model says which box is empty itself)
-  QString units;          // a seq2seq model's source units: "characters", "words" or "steps of audio"
-};
-AlignmentTaskText alignmentTaskText(AlignmentTask task);
-// The task's examples, the default first (an entailment model's premises).
-QStringList taskExamples(AlignmentTask task);
 
 struct AlignmentModel {
   QString key;          // the bundled model's key; empty for a folder

@@ -118,12 +118,12 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   // Keep what the user typed; swap the other task's examples for this task's default.
   const QString current = textEdit_->toPlainText();
   bool otherExample = false;
-  for (const Task task : kAlignmentTasks) {
-    otherExample = otherExample || (task != now && taskExamples(task).contains(current));
+  for (const auto& page : alignmentPages()) {
+    otherExample = otherExample || (page->task() != now && page->examples().contains(current));
   }
   if (current.isEmpty() || (was != now && otherExample)) {
     const QSignalBlocker block(textEdit_);
-    textEdit_->setPlainText(taskExamples(now).front());
+    textEdit_->setPlainText(alignmentPage(now).examples().front());
   }
   if (now == Task::Entailment && hypothesisEdit_->toPlainText().isEmpty()) {
     const QSignalBlocker block(hypothesisEdit_);
@@ -168,7 +168,7 @@ void AlignmentWorkbench::updateForSource() {
   const Task task = taskOf(source_.get());
   const bool speech = task == Task::Speech, entailment = task == Task::Entailment;
   const bool seq2seq = task == Task::Dates || task == Task::Headlines || speech;
-  const AlignmentTaskText words = alignmentTaskText(task);
+  const AlignmentTaskText words = alignmentPage(task).text();
   decodingGroup_->setVisible(seq2seq);
   hypothesisLabel_->setVisible(entailment);
   hypothesisEdit_->setVisible(entailment);
@@ -183,7 +183,7 @@ void AlignmentWorkbench::updateForSource() {
     if (entailment) {
       for (const auto& example : entailmentExamples()) exampleBox_->addItem(example.display());
     } else {
-      exampleBox_->addItems(taskExamples(task));
+      exampleBox_->addItems(alignmentPage(task).examples());
     }
     exampleBox_->setCurrentIndex(-1);
   }
@@ -366,7 +366,7 @@ void AlignmentWorkbench::applyPending() {
     summary = tr("alignment: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                   .arg(name)
                   .arg(run.source.size())
-                  .arg(alignmentTaskText(taskOf(source_.get())).units)
+                  .arg(alignmentPage(taskOf(source_.get())).text().units)
                   .arg(quoted(best))
                   .arg(outcome_->request.beam)
                   .arg(outcome_->runMs, 0, 'f', 1);
@@ -439,7 +439,7 @@ void AlignmentWorkbench::updateInputNote() {
   if (outcome_->seq2seq) {
     const auto& run = *outcome_->seq2seq;
     const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
-    QString note = tr("%1 %2 read").arg(run.source.size()).arg(alignmentTaskText(taskOf(source_.get())).units);
+    QString note = tr("%1 %2 read").arg(run.source.size()).arg(alignmentPage(taskOf(source_.get())).text().units);
     note += unknownNote(unknown, std::int64_t(run.unknown.size()));
     inputNote_->setText(note);
   } else if (outcome_->entailment) {
@@ -469,7 +469,7 @@ void AlignmentWorkbench::updateHypotheses() {
       rows.push_back({hyp.log_prob, fromStd(hyp.text), hyp.finished,
                       hyp.finished ? tr("ended with </s> after %1 %2")
                                          .arg(hyp.ids.size() - 1)
-                                         .arg(alignmentTaskText(taskOf(source_.get())).units)
+                                         .arg(alignmentPage(taskOf(source_.get())).text().units)
                                    : tr("stopped at the length limit without </s>")});
     }
   }
@@ -533,7 +533,7 @@ void AlignmentWorkbench::updateHeatmap() {
   heatmap_->setMap(outcome_->alignments[std::size_t(hypothesis_)]);
   const auto& run = *outcome_->seq2seq;
   const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
-  const QString units = alignmentTaskText(taskOf(source_.get())).units;
+  const QString units = alignmentPage(taskOf(source_.get())).text().units;
   heatmapTitle_->setText(
       run.hypotheses.size() > 1
           ? tr("Alignment of hypothesis %1 of 0\u2013%2 (log p %3) \u00b7 %4 output \u00d7 %5 source %6")

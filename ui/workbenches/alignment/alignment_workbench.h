@@ -78,7 +78,7 @@ class AlignmentWorkbench : public Workbench {
   QString pairText() const;
   void setBeam(int beam);
   int beam() const;
-  // A speech model's weights: sharpened, smoothed, top k, windowed (alignment_speech.cpp; hidden for the others).
+  // A speech model's weights: sharpened, smoothed, top k, windowed (speech/speech_views.cpp; hidden for the others).
   void setShaping(const attn::models::AttentionShaping& shaping);
   attn::models::AttentionShaping shaping() const;
 
@@ -190,7 +190,7 @@ class AlignmentWorkbench : public Workbench {
   // ConvS2S's decoder layers side by side (alignment_layers.cpp).
   void updateLayerHeatmaps();
   // A speech model's spectrogram view (hidden until one is open), and its update for the hypothesis and step in view
-  // (alignment_speech.cpp).
+  // (speech/speech_views.cpp).
   QWidget* makeSpeechView();
   QPushButton* makeAudioButton(QWidget* parent);
   QGroupBox* makeShapingGroup(QWidget* parent);
@@ -200,7 +200,7 @@ class AlignmentWorkbench : public Workbench {
   void updateLayerOverlays(const render::AlignmentOverlay& overlay);
   QWidget* makeHeatmapPanel(HeatmapView* view, QLabel*& title, const QString& name);
   void placeHeatmapPanels(int layers);
-  // The entailment model's parts (alignment_entailment.cpp).
+  // The entailment model's parts (entailment/entailment_views.cpp).
   void updateEntailmentHeatmap(const attn::AttentionMap& map);
   void updateEntailmentStep();
   QString entailmentSummary() const;

@@ -14,7 +14,7 @@
 #include "attn/trace.h"
 #include "render/alignment_render.h"
 #include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/alignment_speech.h"
+#include "workbenches/alignment/speech/speech_input.h"
 #include "workbenches/common/mailbox.h"
 
 #include <QMetaType>

@@ -90,7 +90,7 @@ QString AlignmentWorkbench::emptyInputMessage() const {
                : tr("The hypothesis is empty: type a sentence about the premise's scene. The view shows the last "
                     "pair.");
   }
-  return alignmentTaskText(source_ ? source_->model.task() : AlignmentTask::Dates).emptyInput;
+  return alignmentPage(source_ ? source_->model.task() : AlignmentTask::Dates).text().emptyInput;
 }
 
 }  // namespace attn::ui
