@@ -14,9 +14,9 @@
 #include "render/strings.h"
 #include "attn/io/read_file.h"
 #include "attn/lab/lab.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/lab_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/lab/lab_workbench.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

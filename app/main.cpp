@@ -10,14 +10,14 @@
 #include "attn/io/read_file.h"
 #include "render/strings.h"
 #include "attn/lab/lab.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/sample_images.h"
-#include "workbenches/transformer_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/common/sample_images.h"
+#include "workbenches/transformer/transformer_workbench.h"
 
 #include <QApplication>
 #include <QPushButton>
@@ -40,7 +40,7 @@
 #include <vector>
 
 using namespace Qt::StringLiterals;
-using attn::io::SessionTab;
+using attn::ui::SessionTab;
 
 namespace {
 
@@ -367,7 +367,7 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   if (parser.isSet(f.mechanism)) options.mechanism = parser.value(f.mechanism).toStdString();
   options.files = attn::app::pathPositionals(parser);
   if (parser.isSet(f.tab)) {
-    options.tab = attn::io::session_tab_named(parser.value(f.tab).toStdString());
+    options.tab = attn::ui::session_tab_named(parser.value(f.tab).toStdString());
     if (!options.tab) {
       return bad(u"unknown tab '%1' (alignment, caption, lab, glimpse or transformer)"_s.arg(parser.value(f.tab)));
     }

@@ -27,7 +27,6 @@ TO_SPLIT = {
     ("engine/src/io/attention_dump_v2.cpp", "read_on_demand_layers"): 128,
     ("engine/src/text/byte_level_bpe.cpp", "build"): 117,
     ("engine/src/mechanisms/multi_head.cpp", "multi_head_attention_into"): 116,
-    ("engine/src/io/session.cpp", "read_session"): 111,
     ("engine/src/models/transformer_run.cpp", "TransformerRunner::run_ids"): 104,
     ("engine/src/models/seq2seq.cpp", "read_seq2seq_config"): 101,
 }

@@ -48,7 +48,7 @@ packages=(
   clang-format-16 python3 lld ccache
 )
 
-# The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/worker_thread.cpp).
+# The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/common/worker_thread.cpp).
 [ "$mode" = sanitize ] && packages+=(qt6-base-private-dev)
 
 . "$top/tools/install_missing.sh"

@@ -18,8 +18,8 @@
 #include "frame_stats.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/glimpse_worker.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/glimpse/glimpse_worker.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -10,8 +10,8 @@
 // display is set.
 //
 //   bench_transformer_typing [--threads=N] [--keys=N (20)]
-#include "workbenches/transformer_workbench.h"
-#include "workbenches/transformer_worker.h"
+#include "workbenches/transformer/transformer_workbench.h"
+#include "workbenches/transformer/transformer_worker.h"
 #include "views/token_lines_view.h"
 
 #include "bench_models.h"

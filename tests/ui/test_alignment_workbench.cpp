@@ -15,8 +15,8 @@
 #include "views/heatmap_view.h"
 #include "views/speech_view.h"
 #include "views/text_figure_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -38,7 +38,10 @@
 #include <QTextBrowser>
 #include <QTreeWidget>
 
+#include <algorithm>
+#include <utility>
 #include <variant>
+#include <vector>
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
@@ -119,6 +122,30 @@ class TestAlignmentWorkbench : public QObject {
 
  private slots:
   void initTestCase() { testing::isolateSettings(settingsDir_.path()); }
+
+  // Every kind of model is one page of the registry (alignment_pages.cpp), found by its kind, with its words and
+  // examples; the bundled models open on their kinds' pages.
+  void everyKindIsOnePageOfTheRegistry() {
+    std::vector<AlignmentTask> seen;
+    for (const auto& page : alignmentPages()) {
+      QVERIFY(std::find(seen.begin(), seen.end(), page->task()) == seen.end());
+      seen.push_back(page->task());
+      QCOMPARE(&alignmentPage(page->task()), page.get());
+      QVERIFY(!page->text().sourceLabel.isEmpty());
+      QVERIFY(!page->examples().isEmpty());
+    }
+    QCOMPARE(seen.size(), std::size_t(5));
+    for (const auto& [key, task] :
+         {std::pair{u"date-bahdanau"_s, AlignmentTask::Dates}, std::pair{u"headlines-gru"_s, AlignmentTask::Headlines},
+          std::pair{u"sentiment-pooling"_s, AlignmentTask::Reviews},
+          std::pair{u"entailment-wbw"_s, AlignmentTask::Entailment},
+          std::pair{u"speech-location"_s, AlignmentTask::Speech}}) {
+      auto model = loadAlignmentModel(key);
+      QVERIFY2(model.has_value(), qPrintable(key));
+      QCOMPARE(model->task(), task);
+      QVERIFY(alignmentPageFor(*model).shows(*model));
+    }
+  }
 
   // ---- renderers ----
 
@@ -1160,7 +1187,7 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(widest() <= 3);
     wb.findChild<QCheckBox*>(u"alignmentSmooth"_s)->setChecked(true);
     QVERIFY(!wb.findChild<QDoubleSpinBox*>(u"alignmentSharpen"_s)->isEnabled());  // the sigmoid has no beta
-    const attn::io::AlignmentSection saved = wb.state();
+    const attn::ui::AlignmentSection saved = wb.state();
     QCOMPARE(saved.shaping, (attn::models::AttentionShaping{.smooth = true, .top_k = 3, .window = 2}));
     wb.findChild<QPushButton*>(u"alignmentShapingReset"_s)->click();
     QCOMPARE(wb.shaping(), attn::models::AttentionShaping{});

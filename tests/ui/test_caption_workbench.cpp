@@ -6,14 +6,14 @@
 // again, bad images that keep the previous view, odd images captioned, the grid as PNG, SVG and PDF, the
 // hard model's outlined cell, settings kept, and the main window's routing of images and folders.
 #include "app/main_window.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "render/caption_render.h"
 #include "ui_test_support.h"
 #include "views/caption_strip_view.h"
 #include "views/image_overlay_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/caption_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/caption/caption_workbench.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -805,10 +805,10 @@ class TestCaptionWorkbench : public QObject {
     QVERIFY(window.exportTo(files_.filePath(u"window-grid.png"_s)));
     QVERIFY(!QImage(files_.filePath(u"window-grid.png"_s)).isNull());
     window.close();  // autosaves the session, this tab's input with it
-    const auto saved = attn::io::load_session(MainWindow::autosaveFile().toStdString());
+    const auto saved = attn::ui::load_session(MainWindow::autosaveFile().toStdString());
     QVERIFY2(saved, saved ? "" : saved.error().message().c_str());
-    QVERIFY(saved->tab == attn::io::SessionTab::Caption);
-    QVERIFY(saved->caption && saved->caption->input == attn::io::CaptionSection::Input::File);
+    QVERIFY(saved->tab == attn::ui::SessionTab::Caption);
+    QVERIFY(saved->caption && saved->caption->input == attn::ui::CaptionSection::Input::File);
     QCOMPARE(QString::fromStdString(saved->caption->image), photo);
   }
 };

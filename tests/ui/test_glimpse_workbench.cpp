@@ -16,10 +16,10 @@
 #include "ui_test_support.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/glimpse_worker.h"
-#include "workbenches/lab_workbench.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/glimpse/glimpse_worker.h"
+#include "workbenches/lab/lab_workbench.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>

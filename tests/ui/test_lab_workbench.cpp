@@ -4,9 +4,9 @@
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/lab_worker.h"
-#include "workbenches/worker_thread.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/lab/lab_worker.h"
+#include "workbenches/common/worker_thread.h"
 
 #include <QComboBox>
 #include <QLabel>

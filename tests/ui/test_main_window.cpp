@@ -6,12 +6,12 @@
 #include "render/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/transformer_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/transformer/transformer_workbench.h"
 
 #include <QAction>
 #include <QComboBox>

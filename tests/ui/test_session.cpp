@@ -3,16 +3,16 @@
 // a bad session file opens nothing and says why; a missing file in a session falls back with a message; a
 // failed save is reported; a *.attnscope.json dropped or opened with File > Open is opened as a session.
 #include "app/main_window.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/sample_images.h"
-#include "workbenches/transformer_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/common/sample_images.h"
+#include "workbenches/transformer/transformer_workbench.h"
 
 #include <QApplication>
 #include <QDateTime>
@@ -57,7 +57,7 @@ bool closeMessageBox(MainWindow& w) {
   return true;
 }
 
-std::string describe(const io::Session& s) { return io::to_json(s); }
+std::string describe(const ui::Session& s) { return ui::to_json(s); }
 
 }  // namespace
 
@@ -67,7 +67,7 @@ class TestSession : public QObject {
  private:
   QTemporaryDir settingsDir_;
   QTemporaryDir files_;
-  io::Session saved_;
+  ui::Session saved_;
   QString sessionPath_;
 
   // Every tab of `w` off its defaults.
@@ -168,14 +168,14 @@ class TestSession : public QObject {
       QVERIFY(w.statusBar()->currentMessage().contains(u"Saved"_s));
     }
     // Each section is off its default, so the comparison below means something.
-    const io::Session defaults = io::default_session();
-    QCOMPARE(saved_.tab, io::SessionTab::Glimpse);
+    const ui::Session defaults = ui::default_session();
+    QCOMPARE(saved_.tab, ui::SessionTab::Glimpse);
     QVERIFY(saved_.alignment != defaults.alignment);
     QCOMPARE(fromStd(saved_.alignment->model), u"date-luong-general"_s);
     QCOMPARE(saved_.alignment->beam, 3);
     QVERIFY(saved_.alignment->step > 0);
     QVERIFY(saved_.caption != defaults.caption);
-    QCOMPARE(saved_.caption->input, io::CaptionSection::Input::Sample);
+    QCOMPARE(saved_.caption->input, ui::CaptionSection::Input::Sample);
     QCOMPARE(saved_.caption->per_row, 7);
     QVERIFY(saved_.lab != defaults.lab);
     QCOMPARE(saved_.lab->map, 2);
@@ -186,9 +186,9 @@ class TestSession : public QObject {
     QVERIFY(saved_.transformer != defaults.transformer);
     QCOMPARE(fromStd(saved_.transformer->source), TransformerWorkbench::demoModelKey());
     QCOMPARE(saved_.transformer->layer, 1);
-    QCOMPARE(saved_.transformer->view, io::TransformerSection::View::Statistics);
+    QCOMPARE(saved_.transformer->view, ui::TransformerSection::View::Statistics);
     // What was written is what the window held.
-    const auto file = io::load_session(QFile::encodeName(sessionPath_).toStdString());
+    const auto file = ui::load_session(QFile::encodeName(sessionPath_).toStdString());
     QVERIFY2(file, file ? "" : file.error().message().c_str());
     QVERIFY2(*file == saved_, describe(*file).c_str());
 
@@ -205,7 +205,7 @@ class TestSession : public QObject {
     QVERIFY(settleAll(w));
     w.showGlimpse();
     QVERIFY(settleAll(w));
-    const io::Session back = w.session();
+    const ui::Session back = w.session();
     QVERIFY2(back.alignment == saved_.alignment, describe(back).c_str());
     QVERIFY2(back.caption == saved_.caption, describe(back).c_str());
     QVERIFY2(back.lab == saved_.lab, describe(back).c_str());
@@ -247,7 +247,7 @@ class TestSession : public QObject {
     w.lab()->setRequest(request);
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
-          const auto s = io::load_session(QFile::encodeName(autosave).toStdString());
+          const auto s = ui::load_session(QFile::encodeName(autosave).toStdString());
           return s && s->lab && s->lab->request.query == "autosaved query";
         }(),
         5000);
@@ -268,7 +268,7 @@ class TestSession : public QObject {
     request.query = "keep me";
     w.lab()->setRequest(request);
     QVERIFY(settleAll(w));
-    const io::Session before = w.session();
+    const ui::Session before = w.session();
     const QString bad = files_.filePath(u"bad.attnscope.json"_s);
     QFile file(bad);
     QVERIFY(file.open(QIODevice::WriteOnly));
@@ -297,12 +297,12 @@ class TestSession : public QObject {
   }
 
   void aMissingFileFallsBackAndIsNamed() {
-    io::Session s = io::default_session();
-    s.glimpse->image = {io::ImageRef::Kind::File, (files_.path() + u"/gone.png"_s).toStdString()};
+    ui::Session s = ui::default_session();
+    s.glimpse->image = {ui::ImageRef::Kind::File, (files_.path() + u"/gone.png"_s).toStdString()};
     s.lab->request.query = "the rest still opens";
-    s.tab = io::SessionTab::Lab;
+    s.tab = ui::SessionTab::Lab;
     const QString path = files_.filePath(u"missing.attnscope.json"_s);
-    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    QVERIFY(ui::save_session(QFile::encodeName(path).toStdString(), s));
     MainWindow w;
     w.show();
     QVERIFY(w.openSession(path));
@@ -319,12 +319,12 @@ class TestSession : public QObject {
   void aRestoredLabDrawsWhatItsPanelSays() {
     std::string longSource;
     while (longSource.size() < 50000) longSource += "the apple fell from the tree and she ate it ";
-    io::Session s = io::default_session();
+    ui::Session s = ui::default_session();
     s.lab->request.params.mechanism = attn::lab::Mechanism::AttentionOverAttention;
     s.lab->request.source = longSource;
-    s.tab = io::SessionTab::Lab;
+    s.tab = ui::SessionTab::Lab;
     const QString path = files_.filePath(u"long lab.attnscope.json"_s);
-    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    QVERIFY(ui::save_session(QFile::encodeName(path).toStdString(), s));
     {
       MainWindow w;
       w.show();
@@ -341,7 +341,7 @@ class TestSession : public QObject {
     s.lab->request.params.dim = 64;
     s.lab->request.params.heads = 5;
     s.lab->request.source = "the apple fell";
-    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    QVERIFY(ui::save_session(QFile::encodeName(path).toStdString(), s));
     MainWindow w;
     w.show();
     QVERIFY(w.openSession(path));
@@ -356,11 +356,11 @@ class TestSession : public QObject {
   // and the bad file replaced that load, so the status bar's "the previous image stays" was untrue. The
   // photo it replaced now opens after all, with the session's parameters.
   void aBadImageOverARestoredSessionKeepsTheSessionsPhoto() {
-    io::Session s = io::default_session();
-    s.glimpse->image = {io::ImageRef::Kind::Sample, "chelsea"};
-    s.tab = io::SessionTab::Glimpse;
+    ui::Session s = ui::default_session();
+    s.glimpse->image = {ui::ImageRef::Kind::Sample, "chelsea"};
+    s.tab = ui::SessionTab::Glimpse;
     const QString path = files_.filePath(u"photo.attnscope.json"_s);
-    QVERIFY(io::save_session(QFile::encodeName(path).toStdString(), s));
+    QVERIFY(ui::save_session(QFile::encodeName(path).toStdString(), s));
     MainWindow w;
     w.show();
     QVERIFY(w.openSession(path));

@@ -2,9 +2,9 @@
 // (WorkerThread, a call queued to it with queueCall, as the workers' drain()) and the GUI thread. Built only with
 // ATTN_SANITIZE_THREAD; ctest passes it only when TSan reports the race on `unguarded`. It guards the
 // TSan set-up of the UI tests (the tsan preset's ignore_noninstrumented_modules, the model of Qt's event
-// queue in ui/workbenches/worker_thread.cpp): if that ever hid races in our code that cross Qt's
+// queue in ui/workbenches/common/worker_thread.cpp): if that ever hid races in our code that cross Qt's
 // threads, this test would fail instead of the suite going quiet.
-#include "workbenches/worker_thread.h"
+#include "workbenches/common/worker_thread.h"
 
 #include <QCoreApplication>
 #include <QObject>

@@ -6,7 +6,7 @@
 #include "attn/error.h"
 #include "attn/io/attention_dump.h"
 #include "attn/io/safetensors.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "attn/models/captioner.h"
 #include "attn/models/classifier.h"
 #include "attn/models/entailment.h"
@@ -115,7 +115,7 @@ inline LoadOutcome run_loader(const BadInput& input) {
     take(dump);
     if (dump) out.warnings = dump->warnings;
   } else if (input.loader == "session") {
-    take(io::load_session(path));
+    take(ui::load_session(path));
   } else if (input.loader == "model") {
     // Which loader: the one the folder's config.json names, as the app's model pickers decide.
     const std::string config = slurp(path / "config.json");

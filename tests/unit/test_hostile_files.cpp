@@ -7,7 +7,7 @@
 #include "attn/io/attention_dump.h"
 #include "attn/io/read_file.h"
 #include "attn/io/safetensors.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 #include "attn/lab/lab.h"
 #include "attn/models/captioner.h"
 #include "attn/models/classifier.h"
@@ -101,7 +101,7 @@ TEST(NotAFile, EveryReaderRefusesAFifoAtOnceAndByName) {
   within(20, [&] { return refused(io::read_file(fifo, 1 << 20), ErrorKind::Io, fifo_text + "a text file"); });
   within(20, [&] { return refused(io::SafeTensors::open(fifo), ErrorKind::Io, fifo_text + "a safetensors file"); });
   within(20, [&] { return refused(io::read_attention_dump(fifo), ErrorKind::Io, fifo_text); });
-  within(20, [&] { return refused(io::load_session(fifo), ErrorKind::Io, fifo_text + "a session file"); });
+  within(20, [&] { return refused(ui::load_session(fifo), ErrorKind::Io, fifo_text + "a session file"); });
   within(20, [&] { return refused(load_image(fifo), ErrorKind::Io, "pipe: is not a regular file"); });
   within(20, [&] { return refused(text::load_tokenizer_json(fifo), ErrorKind::Io, fifo_text + "a tokenizer file"); });
   within(20, [&] { return refused(text::load_wordpiece(fifo), ErrorKind::Io, fifo_text + "a tokenizer file"); });
@@ -144,7 +144,7 @@ TEST(NotAFile, DevZeroIsRefusedNotReadWithoutEnd) {
     return refused(io::read_file("/dev/zero", 1 << 20), ErrorKind::Io,
                    "/dev/zero: is a character device, not a text file");
   });
-  within(20, [&] { return refused(io::load_session("/dev/zero"), ErrorKind::Io, "character device"); });
+  within(20, [&] { return refused(ui::load_session("/dev/zero"), ErrorKind::Io, "character device"); });
   within(20, [&] { return refused(text::load_tokenizer_json("/dev/zero"), ErrorKind::Io, "character device"); });
 }
 
@@ -153,7 +153,7 @@ TEST(NotAFile, AFolderIsNamedAsOne) {
   const fs::path folder = dir / "folder";
   fs::create_directories(folder);
   EXPECT_EQ(refused(io::read_file(folder, 1 << 20), ErrorKind::Io, "folder: is a directory, not a text file"), "");
-  EXPECT_EQ(refused(io::load_session(folder), ErrorKind::Io, "is a directory, not a session file"), "");
+  EXPECT_EQ(refused(ui::load_session(folder), ErrorKind::Io, "is a directory, not a session file"), "");
 }
 
 TEST(ReadFile, RefusesAFileOverItsLimitBeforeReadingIt) {
@@ -212,7 +212,7 @@ TEST(DeepJson, EveryJsonReaderRefusesIt) {
     return refused(text::parse_byte_level_bpe(object, "#version: 0.2\n", "vocab.json", "merges.txt", {}),
                    ErrorKind::TooLarge, expect);
   });
-  within(60, [&] { return refused(io::read_session(object, "deep.attnscope.json"), ErrorKind::TooLarge, "deeper"); });
+  within(60, [&] { return refused(ui::read_session(object, "deep.attnscope.json"), ErrorKind::TooLarge, "deeper"); });
   within(60, [&] { return refused(lab::lab_request_from_json(object, "lab.json"), ErrorKind::TooLarge, expect); });
   within(60, [&] {
     return refused(glimpse::glimpse_settings_from_json(object, "glimpse.json"), ErrorKind::TooLarge, expect);

@@ -2,18 +2,19 @@
 // a file), and every refusal of read_session with its kind and the byte it names; sections that are missing
 // or unknown fall back with a warning; save_session writes atomically and never writes what it could not
 // read back.
-#include "attn/io/session.h"
+#include "session/session.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
 #include <unistd.h>
 
-namespace attn::io {
+namespace attn::ui {
 namespace {
 
 namespace fs = std::filesystem;
@@ -292,13 +293,13 @@ TEST(Session, RefusesBytesThatAreNotUtf8AtTheirOffset) {
 }
 
 TEST(Session, RefusesSizesOverTheLimits) {
-  std::string huge(static_cast<std::size_t>(kMaxSessionBytes) + 1, ' ');
+  std::string huge(static_cast<std::size_t>(io::kMaxSessionBytes) + 1, ' ');
   refusal(huge, ErrorKind::TooLarge, {});
   std::string deep = R"({"format": "attnscope.session", "version": 1, "x": )";
   const std::size_t first = deep.size();
   for (int i = 0; i < 100; ++i) deep += "[";
   const Error e = refusal(deep, ErrorKind::TooLarge, {});
-  EXPECT_EQ(e.offset, static_cast<std::int64_t>(first + kMaxSessionDepth - 1));
+  EXPECT_EQ(e.offset, static_cast<std::int64_t>(first + io::kMaxSessionDepth - 1));
   refusal(edited([](ojson& j) { j["tabs"]["transformer"]["source"] = std::string(kMaxSessionName + 1, 'p'); }),
           ErrorKind::TooLarge, "\"source\"", "\"transformer\"");
   refusal(edited([](ojson& j) { j["tabs"]["alignment"]["text"] = std::string(kMaxSessionText + 1, 't'); }),
@@ -487,5 +488,35 @@ TEST(Session, RefusesBadGlimpseSettingsThroughTheirOwnReader) {
   }
 }
 
+// The engine's frame knows no tab: any owner's sections are read by their names, the "tab" is checked against
+// them, and a section it was not told of is a warning.
+TEST(SessionDocument, ReadsTheFrameOfSectionsItIsToldOf) {
+  const std::string text =
+      R"({"format": "attnscope.session", "version": 1, "tab": "notes", "tabs": {"notes": {"n": 3}, "x": {}}})";
+  constexpr std::array names = {io::SessionSectionName{"notes", "the Notes tab"},
+                                io::SessionSectionName{"sketch", "the Sketch tab"}};
+  const auto doc = io::read_session_document(text, "f", names);
+  ASSERT_TRUE(doc) << doc.error().message();
+  EXPECT_EQ(doc->tab(), "notes");
+  std::vector<Error> warnings;
+  const auto notes = doc->section(names[0], warnings);
+  ASSERT_TRUE(notes && *notes);
+  io::SessionMembers m(doc->reader(), **notes, "tabs.notes");
+  int n = 0;
+  ASSERT_TRUE(m.whole("n", 0, 9, n));
+  EXPECT_EQ(n, 3);
+  const auto sketch = doc->section(names[1], warnings);
+  ASSERT_TRUE(sketch);
+  EXPECT_EQ(*sketch, nullptr);
+  doc->warn_unknown(names, warnings);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].reason.find("the Sketch tab starts with its defaults"), std::string::npos);
+  EXPECT_NE(warnings[1].reason.find("unknown section \"x\""), std::string::npos);
+  const auto other = io::read_session_document(text, "f", std::span(names).subspan(1));
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().kind, ErrorKind::OutOfRange);
+  EXPECT_NE(other.error().reason.find("expected sketch"), std::string::npos) << other.error().message();
+}
+
 }  // namespace
-}  // namespace attn::io
+}  // namespace attn::ui

@@ -6,7 +6,7 @@
 // writer that wrote in place (fopen(path, "wb") + fwrite) would leave half a file: such a writer fails this test within
 // a few rounds. A quarter of the rounds wait for the writer's first completed save before the random delay, so that
 // both sessions are seen however slow a forked writer starts.
-#include "attn/io/session.h"
+#include "session/session.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace attn::io {
+namespace attn::ui {
 namespace {
 
 namespace fs = std::filesystem;
@@ -138,4 +138,4 @@ TEST(SessionKill, AKilledWriterLeavesThePreviousSessionOrTheNewOneNeverAMix) {
 }
 
 }  // namespace
-}  // namespace attn::io
+}  // namespace attn::ui

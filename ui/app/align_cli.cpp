@@ -5,9 +5,9 @@
 #include "render/alignment_render.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_speech.h"
-#include "workbenches/alignment_worker.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/speech/speech_input.h"
+#include "workbenches/alignment/alignment_worker.h"
 
 #include <QElapsedTimer>
 #include <QFont>

@@ -3,9 +3,9 @@
 
 #include "render/alignment_render.h"
 #include "views/export.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/caption_worker.h"
-#include "workbenches/sample_images.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/caption/caption_worker.h"
+#include "workbenches/common/sample_images.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>

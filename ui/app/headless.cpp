@@ -5,7 +5,7 @@
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
-#include "workbenches/lab_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
 
 #include <QDir>
 #include <QFileInfo>

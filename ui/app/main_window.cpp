@@ -6,15 +6,15 @@
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/sample_images.h"
-#include "workbenches/transformer_workbench.h"
-#include "workbenches/workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/common/sample_images.h"
+#include "workbenches/transformer/transformer_workbench.h"
+#include "workbenches/common/workbench.h"
 #include "attn/glimpse/settings.h"
 
 #include <QAction>
@@ -97,7 +97,7 @@ void MainWindow::addWorkbench(Workbench* workbench) {
   });
 }
 
-Workbench* MainWindow::workbench(attn::io::SessionTab tab) const {
+Workbench* MainWindow::workbench(attn::ui::SessionTab tab) const {
   for (Workbench* workbench : workbenches_) {
     if (workbench->identity().tab == tab) return workbench;
   }
@@ -109,7 +109,7 @@ Workbench* MainWindow::currentWorkbench() const {
   return current != nullptr ? current : workbenches_.front();
 }
 
-void MainWindow::showTab(attn::io::SessionTab tab) { tabs_->setCurrentWidget(workbench(tab)); }
+void MainWindow::showTab(attn::ui::SessionTab tab) { tabs_->setCurrentWidget(workbench(tab)); }
 
 // What only some tabs have: files that go into the recent lists, the buttons that ask for the window's
 // dialogs, the Glimpse tab's failure wording, the lab's refusal cleared by its next good result.

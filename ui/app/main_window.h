@@ -5,7 +5,7 @@
 // folders to the Alignment tab, captioner folders to the Captioning tab, other model folders and
 // *.attn.safetensors dumps to the Transformer tab, anything else to the lab), and geometry and the
 // workbenches' parameters kept in QSettings.
-// The session (every tab's state: attn::io::Session) is the window's memory: File > Open Session… (Ctrl+O on a
+// The session (every tab's state: attn::ui::Session) is the window's memory: File > Open Session… (Ctrl+O on a
 // *.attnscope.json, or a drop), Save Session (Ctrl+S) and Save Session As… (Ctrl+Shift+S), an autosave every
 // two minutes when something changed and on quit into autosaveFile(), restored at start. QSettings keeps only
 // the window's geometry, the recent files and the dialogs' folders (and, once, the per-tab keys of versions
@@ -16,7 +16,7 @@
 #pragma once
 
 #include "attn/error.h"
-#include "attn/io/session.h"
+#include "session/session.h"
 
 #include <QList>
 #include <QMainWindow>
@@ -55,20 +55,20 @@ class MainWindow : public QMainWindow {
   // Every workbench, in the order of the tabs. Whatever all tabs share (status messages, the run label,
   // the session, exports, the View menu) goes through this list.
   const QList<Workbench*>& workbenches() const { return workbenches_; }
-  Workbench* workbench(attn::io::SessionTab tab) const;
+  Workbench* workbench(attn::ui::SessionTab tab) const;
   Workbench* currentWorkbench() const;
-  void showTab(attn::io::SessionTab tab);
+  void showTab(attn::ui::SessionTab tab);
   AlignmentWorkbench* alignment() const { return alignment_; }
   CaptionWorkbench* caption() const { return caption_; }
   LabWorkbench* lab() const { return lab_; }
   GlimpseWorkbench* glimpse() const { return glimpse_; }
   TransformerWorkbench* transformer() const { return transformer_; }
   QTabWidget* tabs() const { return tabs_; }
-  void showAlignment() { showTab(attn::io::SessionTab::Alignment); }
-  void showCaption() { showTab(attn::io::SessionTab::Caption); }
-  void showGlimpse() { showTab(attn::io::SessionTab::Glimpse); }
-  void showLab() { showTab(attn::io::SessionTab::Lab); }
-  void showTransformer() { showTab(attn::io::SessionTab::Transformer); }
+  void showAlignment() { showTab(attn::ui::SessionTab::Alignment); }
+  void showCaption() { showTab(attn::ui::SessionTab::Caption); }
+  void showGlimpse() { showTab(attn::ui::SessionTab::Glimpse); }
+  void showLab() { showTab(attn::ui::SessionTab::Lab); }
+  void showTransformer() { showTab(attn::ui::SessionTab::Transformer); }
   QLabel* runLabel() const { return runLabel_; }
 
   // ---- opening ----
@@ -109,11 +109,11 @@ class MainWindow : public QMainWindow {
   static QString autosaveFile();
   static void setAutosaveFile(const QString& path);
   // Every tab's state now, and the tab in view.
-  attn::io::Session session() const;
+  attn::ui::Session session() const;
   // Sets every tab from `session`. A section that is absent, or names a file that no longer exists, leaves
   // that tab (or that file's part of it) at its defaults. Returns what the status bar should say: the
   // reader's warnings and each missing file, named with `origin`; empty when all is well.
-  QStringList applySession(const attn::io::Session& session, const QString& origin);
+  QStringList applySession(const attn::ui::Session& session, const QString& origin);
   // Reads `path` and applies it; a file that cannot be read opens nothing, keeps what is open and says why
   // (the file, the byte, the reason) on the status bar and in a message box.
   bool openSession(const QString& path);
@@ -205,7 +205,7 @@ class MainWindow : public QMainWindow {
 
   QString sessionFile_;
   QTimer autosaveTimer_;
-  std::optional<attn::io::Session> autosaved_;  // what the autosave file holds, as last written or read
+  std::optional<attn::ui::Session> autosaved_;  // what the autosave file holds, as last written or read
   bool autosaveFailed_ = false;                 // the last autosave failed (its message box was shown)
   bool closing_ = false;                        // in closeEvent: a failed autosave's message box waits
 };

@@ -6,13 +6,13 @@
 #include "app/status_line.h"
 #include "attn/io/read_file.h"
 #include "render/strings.h"
-#include "workbenches/alignment_models.h"
-#include "workbenches/alignment_workbench.h"
-#include "workbenches/caption_models.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
-#include "workbenches/transformer_workbench.h"
+#include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/caption/caption_models.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/transformer/transformer_workbench.h"
 
 #include <QDir>
 #include <QFile>

@@ -6,9 +6,9 @@
 #include "app/status_line.h"
 #include "attn/glimpse/settings.h"
 #include "attn/lab/lab.h"
-#include "workbenches/caption_workbench.h"
-#include "workbenches/glimpse_workbench.h"
-#include "workbenches/lab_workbench.h"
+#include "workbenches/caption/caption_workbench.h"
+#include "workbenches/glimpse/glimpse_workbench.h"
+#include "workbenches/lab/lab_workbench.h"
 
 #include <QCloseEvent>
 #include <QDir>
@@ -59,7 +59,7 @@ void MainWindow::restoreSettings() {
     restoreLegacySettings();
     return;
   }
-  auto session = attn::io::load_session(toPath(autosavePath));
+  auto session = attn::ui::load_session(toPath(autosavePath));
   if (!session) {
     // Set aside, not overwritten by the next autosave: it may be worth a look.
     const QString aside = autosavePath + u".bad"_s;
@@ -158,14 +158,14 @@ QString MainWindow::autosaveFile() {
 
 void MainWindow::setAutosaveFile(const QString& path) { autosaveOverride() = path; }
 
-attn::io::Session MainWindow::session() const {
-  attn::io::Session s;
+attn::ui::Session MainWindow::session() const {
+  attn::ui::Session s;
   for (const Workbench* workbench : workbenches_) workbench->saveTo(s);
   s.tab = currentWorkbench()->identity().tab;
   return s;
 }
 
-QStringList MainWindow::applySession(const attn::io::Session& session, const QString& origin) {
+QStringList MainWindow::applySession(const attn::ui::Session& session, const QString& origin) {
   QStringList problems;
   for (const auto& warning : session.warnings) problems.append(QString::fromStdString(warning.message()));
   for (Workbench* workbench : std::as_const(workbenches_)) problems += workbench->restoreFrom(session, origin);
@@ -178,7 +178,7 @@ QStringList MainWindow::applySession(const attn::io::Session& session, const QSt
 }
 
 bool MainWindow::openSession(const QString& path) {
-  auto session = attn::io::load_session(toPath(path));
+  auto session = attn::ui::load_session(toPath(path));
   if (!session) {
     reportSessionFailure(tr("Cannot open the session; nothing was changed"), session.error(), false);
     return false;
@@ -193,7 +193,7 @@ bool MainWindow::openSession(const QString& path) {
 }
 
 bool MainWindow::saveSession(const QString& path) {
-  const auto written = attn::io::save_session(toPath(path), session());
+  const auto written = attn::ui::save_session(toPath(path), session());
   if (!written) {
     reportSessionFailure(tr("The session was not saved"), written.error(), false);
     return false;
@@ -204,11 +204,11 @@ bool MainWindow::saveSession(const QString& path) {
 }
 
 bool MainWindow::autosave(bool always) {
-  attn::io::Session now = session();
+  attn::ui::Session now = session();
   if (!always && autosaved_ && *autosaved_ == now && pathExists(autosaveFile())) return true;
   const QString path = autosaveFile();
   QDir().mkpath(QFileInfo(path).absolutePath());
-  const auto written = attn::io::save_session(toPath(path), now);
+  const auto written = attn::ui::save_session(toPath(path), now);
   if (!written) {
     // The message box once per run of failures (a box every two minutes would be worse than the problem);
     // the status bar every time. On quit the box waits, so the message is read before the window goes.

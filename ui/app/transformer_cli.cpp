@@ -11,7 +11,7 @@
 #include "render/token_lines_render.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
-#include "workbenches/transformer_worker.h"
+#include "workbenches/transformer/transformer_worker.h"
 
 #include <QBuffer>
 #include <QElapsedTimer>

@@ -1,5 +1,6 @@
 #include "render/colormap.h"
 
+#include "render/colormap_keys.h"
 #include "render/qcustomplot.h"
 
 #include <algorithm>
@@ -24,12 +25,12 @@ constexpr std::array<QRgb, 10> kCividis = {0xff00224e, 0xff123570, 0xff3b496c, 0
 constexpr std::array<QRgb, 2> kGreys = {0xffffffff, 0xff111111};
 
 constexpr std::array<ColormapInfo, 6> kInfos = {{
-    {Colormap::Viridis, "viridis", "Viridis"},
-    {Colormap::Magma, "magma", "Magma"},
-    {Colormap::Inferno, "inferno", "Inferno"},
-    {Colormap::Plasma, "plasma", "Plasma"},
-    {Colormap::Cividis, "cividis", "Cividis"},
-    {Colormap::Greys, "greys", "Greys"},
+    {Colormap::Viridis, kColormapKeys[0].data(), "Viridis"},
+    {Colormap::Magma, kColormapKeys[1].data(), "Magma"},
+    {Colormap::Inferno, kColormapKeys[2].data(), "Inferno"},
+    {Colormap::Plasma, kColormapKeys[3].data(), "Plasma"},
+    {Colormap::Cividis, kColormapKeys[4].data(), "Cividis"},
+    {Colormap::Greys, kColormapKeys[5].data(), "Greys"},
 }};
 
 }  // namespace

@@ -1,0 +1,52 @@
+// One kind of model the Alignment tab shows (dates, headlines, reviews, entailment, speech): a page. Each kind
+// is a folder under workbenches/alignment/ with its page (<kind>/<kind>_page.{h,cpp}), and the tab asks the
+// registry (alignment_pages.cpp) instead of switching on the kind: which page shows a model, what the input box
+// is called and says, and the examples it offers. No widgets here, so the command line can ask the same pages.
+// Adding a kind: a folder with a page, and its include and its line in alignment_pages.cpp.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <span>
+
+namespace attn::ui {
+
+struct AlignmentModel;
+
+// What a model does: the tab's inputs, words and examples follow it (no model: the dates').
+enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
+
+struct AlignmentTaskText {
+  QString sourceLabel;    // the input box's label, with its mnemonic
+  QString sourceToolTip;  // what happens as you type
+  QString placeholder;    // the empty box's hint
+  QString stepToolTip;    // the step slider's
+  QString emptyInput;     // why an empty input is not run (an entailment model says which box is empty itself)
+  QString units;          // a seq2seq model's source units: "characters", "words" or "steps of audio"
+};
+
+class AlignmentPage {
+ public:
+  virtual ~AlignmentPage() = default;
+  virtual AlignmentTask task() const = 0;
+  // Whether this page shows `model` (at most one page says yes to a model).
+  virtual bool shows(const AlignmentModel& model) const = 0;
+  // The input box's label, tool tip and hint, the step slider's tool tip, the empty input's note, the units.
+  virtual AlignmentTaskText text() const = 0;
+  // The examples the input box offers, the default first (an entailment model's premises).
+  virtual QStringList examples() const = 0;
+
+ protected:
+  // The step slider's tool tip of a seq2seq page whose source is made of `units`.
+  static QString stepToolTip(const QString& units);
+};
+
+// Every page, in the order the tab lists the kinds.
+std::span<const std::unique_ptr<const AlignmentPage>> alignmentPages();
+// The page of `task`; the page that shows `model` (the reviews' when none says so).
+const AlignmentPage& alignmentPage(AlignmentTask task);
+const AlignmentPage& alignmentPageFor(const AlignmentModel& model);
+
+}  // namespace attn::ui

@@ -1,0 +1,40 @@
+#include "workbenches/alignment/entailment/entailment_page.h"
+
+#include "workbenches/alignment/alignment_models.h"
+
+#include <QCoreApplication>
+
+namespace attn::ui {
+
+namespace {
+
+class EntailmentPage final : public AlignmentPage {
+ public:
+  AlignmentTask task() const override { return AlignmentTask::Entailment; }
+  bool shows(const AlignmentModel& model) const override { return model.entailment != nullptr; }
+  AlignmentTaskText text() const override {
+    return {tr("&Premise: a sentence about a scene"),
+            tr("Classified as you type; the shading follows every keystroke"),
+            tr("A sentence, e.g. a young man is sleeping on the beach"),
+            tr("The hypothesis word in view (Left/Right, Home/End): its row of the heatmap is outlined "
+               "and the premise is shaded by its attention. A click on a heatmap row goes to that "
+               "word."),
+            QString(),
+            tr("words")};
+  }
+  QStringList examples() const override {
+    QStringList premises;
+    for (const auto& example : entailmentExamples()) premises.append(example.premise);
+    return premises;
+  }
+
+ private:
+  // Under the translation context the tab's texts have always had.
+  static QString tr(const char* text) { return QCoreApplication::translate("AlignmentModels", text); }
+};
+
+}  // namespace
+
+std::unique_ptr<const AlignmentPage> makeEntailmentPage() { return std::make_unique<EntailmentPage>(); }
+
+}  // namespace attn::ui
