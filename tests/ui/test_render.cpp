@@ -1,7 +1,8 @@
 // ui/render: the pure functions behind every heatmap.
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
-#include "render/qcustomplot.h"
+#include "views/plot_data.h"
+#include "views/qcustomplot.h"
 
 #include <QTest>
 

@@ -2,7 +2,7 @@
 
 #include "views/heatmap_view.h"
 
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "render/strings.h"
 
 #include "attn/io/read_file.h"

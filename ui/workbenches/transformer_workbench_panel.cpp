@@ -14,7 +14,7 @@
 #include "workbenches/side_panel.h"
 #include "workbenches/transformer_workbench_parts.h"
 
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

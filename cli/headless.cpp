@@ -1,4 +1,4 @@
-#include "app/headless.h"
+#include "cli/headless.h"
 
 #include "render/strings.h"
 
@@ -49,13 +49,6 @@ QString csvPathFor(const QString& base, int index) {
 }
 
 }  // namespace
-
-void useOffscreenPlatformWithoutDisplay() {
-  if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
-      !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  }
-}
 
 RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
 RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }

@@ -1,4 +1,4 @@
-#include "app/caption_cli.h"
+#include "cli/caption_cli.h"
 #include "render/strings.h"
 
 #include "render/alignment_render.h"

@@ -1,4 +1,4 @@
-#include "app/align_cli.h"
+#include "cli/align_cli.h"
 #include "render/strings.h"
 
 #include "render/alignment_overlay.h"

@@ -1,4 +1,4 @@
-#include "app/transformer_cli.h"
+#include "cli/transformer_cli.h"
 #include "render/strings.h"
 
 #include "attn/analysis/attention_analysis.h"

@@ -1,4 +1,4 @@
-#include "app/glimpse_cli.h"
+#include "cli/glimpse_cli.h"
 #include "render/strings.h"
 
 #include "attn/glimpse/resolve.h"

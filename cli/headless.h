@@ -18,10 +18,6 @@
 
 namespace attn::ui {
 
-// Selects the offscreen platform when there is no display and QT_QPA_PLATFORM is unset. Call before
-// the QApplication is constructed.
-void useOffscreenPlatformWithoutDisplay();
-
 struct RenderJob {
   attn::lab::LabRequest request;
   // Which map of the trace: empty = the first, a 0-based index, a map's title or name, or "all" for the

@@ -3,20 +3,20 @@
 // exporters and engine calls.
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
-#include "app/align_cli.h"
-#include "app/speech_cli.h"
-#include "app/caption_cli.h"
-#include "app/glimpse_cli.h"
-#include "app/headless.h"
-#include "app/transformer_cli.h"
+#include "cli/align_cli.h"
+#include "cli/speech_cli.h"
+#include "cli/caption_cli.h"
+#include "cli/glimpse_cli.h"
+#include "cli/headless.h"
+#include "cli/transformer_cli.h"
 #include "app/versions.h"
-#include "command_line.h"
+#include "app/command_line.h"
+#include "app/platform.h"
 #include "render/strings.h"
 #include "attn/io/read_file.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment_models.h"
 #include "workbenches/caption_models.h"
-#include "workbenches/lab_workbench.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
