@@ -2,7 +2,7 @@
 #include "render/strings.h"
 
 #include "render/alignment_render.h"
-#include "views/export.h"
+#include "render/figure_export.h"
 #include "workbenches/caption_models.h"
 #include "workbenches/caption_worker.h"
 #include "workbenches/sample_images.h"

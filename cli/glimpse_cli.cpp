@@ -3,7 +3,7 @@
 
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
-#include "views/export.h"
+#include "render/figure_export.h"
 
 #include <QFile>
 #include <QFileInfo>
