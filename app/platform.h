@@ -2,6 +2,7 @@
 // machine without a display (a cluster job, CI).
 #pragma once
 
+#include <QByteArray>
 #include <QtGlobal>
 
 namespace attn::ui {
