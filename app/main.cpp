@@ -1,8 +1,9 @@
 // attnscope: the desktop application. Parses the command line into an Options struct (every value checked
 // before a window exists), then hands each tab its part and shows the main window.
-#include "app/headless.h"
-#include "app/main_window.h"
-#include "command_line.h"
+#include "window/about_dialog.h"
+#include "window/main_window.h"
+#include "app/command_line.h"
+#include "app/platform.h"
 #include "views/export.h"
 #include "views/long_map_panel.h"
 #include "views/long_map_view.h"
@@ -619,7 +620,8 @@ int main(int argc, char* argv[]) {
   flags.addTo(parser);
   parser.process(app);
   if (parser.isSet(flags.version)) {
-    std::fputs(attn::ui::versionReport(u"attnscope"_s).toLocal8Bit().constData(), stdout);
+    std::fputs(attn::ui::versionReport(u"attnscope"_s, attn::ui::windowLibraryVersions()).toLocal8Bit().constData(),
+               stdout);
     return 0;
   }
   const Parsed options = parseOptions(parser, flags);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The size limits of the code (issues 17 and 41): no .cpp file under ui/ over 700 lines, and no function in
-engine/, ui/ or app/ (the CLI included) over 100 lines (signature to closing brace, lambdas inside counted with
+"""The size limits of the code (issues 17 and 41): no .cpp file under ui/ or cli/ (but the main) over 700 lines,
+and no function in engine/, ui/, app/ or cli/ over 100 lines (signature to closing brace, lambdas inside counted with
 their function). The engine functions that were over the limit when the check came to engine/ are listed in
 TO_SPLIT with their length then: each may not grow, and leaves the list when it is split (a listed function that
 is gone or within the limit fails the check too, so the list only shrinks).
@@ -127,12 +127,16 @@ def functions(text):
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
     problems = []
-    for path in sorted((root / "ui").rglob("*.cpp")):
+    # The UI and the CLI's commands (which came from ui/app); the two mains (app/main.cpp, cli/cli_main.cpp) are
+    # argument tables and have only the function limit, as when both lived in app/.
+    for path in sorted([*(root / "ui").rglob("*.cpp"), *(root / "cli").rglob("*.cpp")]):
+        if path.name == "cli_main.cpp":
+            continue
         count = path.read_text(encoding="utf-8").count("\n")
         if count > MAX_FILE_LINES:
             problems.append(f"{path.relative_to(root)}: {count} lines (at most {MAX_FILE_LINES})")
     still_long = set()
-    for folder in ("engine", "ui", "app"):
+    for folder in ("engine", "ui", "app", "cli"):
         for path in sorted((root / folder).rglob("*")):
             if path.suffix not in (".cpp", ".h"):
                 continue
@@ -157,7 +161,8 @@ def main():
     if problems:
         print(f"{len(problems)} over the limits")
         return 1
-    print("every ui/ .cpp is at most 700 lines and every function of engine/, ui/ and app/ at most 100 (but TO_SPLIT's)")
+    print("every ui/ and cli/ .cpp is at most 700 lines and every function of engine/, ui/, app/ and cli/ at most 100"
+          " (but TO_SPLIT's)")
     return 0
 
 

@@ -14,7 +14,9 @@ import shlex
 import subprocess
 import sys
 
-TARGETS = ["engine/CMakeFiles/attn_engine.dir", "ui/CMakeFiles/attn_ui.dir",
+TARGETS = ["engine/CMakeFiles/attn_engine.dir", "ui/render/CMakeFiles/attn_render.dir",
+           "ui/views/CMakeFiles/attn_views.dir", "ui/workbenches/CMakeFiles/attn_workbenches.dir",
+           "ui/window/CMakeFiles/attn_window.dir", "cli/CMakeFiles/attn_cli.dir",
            "tests/unit/CMakeFiles/engine_unit_tests.dir", "tests/unit/CMakeFiles/session_tests.dir",
            "tests/parity/CMakeFiles/engine_parity_tests.dir"]
 

@@ -13,7 +13,7 @@
 //
 // Options: --steps N (120), --stride D (8 px), --sigma S (4 px), --n N (256), --size PX (4096),
 //          --keep (leave the BMP in the temporary directory), --csv FILE (every frame's numbers).
-#include "app/headless.h"
+#include "app/platform.h"
 #include "attn/vision/image.h"
 #include "frame_stats.h"
 #include "views/glimpse_canvas.h"

@@ -5,7 +5,7 @@
 // the Reformer, which exist for long inputs, also run on 8,192 words (BM_LabLong): no budget, the time is
 // what the issue asks to be told.
 // Runs on the offscreen platform unless told otherwise.
-#include "app/headless.h"
+#include "app/platform.h"
 #include "attn/lab/lab.h"
 #include "views/heatmap_view.h"
 

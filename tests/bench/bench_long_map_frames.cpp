@@ -20,7 +20,7 @@
 //
 // Options: --tokens N (32768), --model DIR, --dump FILE, --write-dump FILE, --layer L (last), --head H (0),
 // --threads N (2), --csv FILE.
-#include "app/headless.h"
+#include "app/platform.h"
 #include "attn/io/attention_dump.h"
 #include "attn/models/transformer.h"
 #include "attn/on_demand_attention.h"

@@ -6,7 +6,7 @@
 // entailment model's two sentences (tests/data/entailment).
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "render/text_figure.h"
 #include "render/token_lines_render.h"
 #include "ui_test_support.h"

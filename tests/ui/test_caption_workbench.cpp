@@ -5,8 +5,8 @@
 // keyed changes the overlay, beam hypotheses each with their own α, overlay settings that never caption
 // again, bad images that keep the previous view, odd images captioned, the grid as PNG, SVG and PDF, the
 // hard model's outlined cell, settings kept, and the main window's routing of images and folders.
-#include "app/main_window.h"
 #include "session/session.h"
+#include "window/main_window.h"
 #include "render/caption_render.h"
 #include "ui_test_support.h"
 #include "views/caption_strip_view.h"

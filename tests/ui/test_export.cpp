@@ -1,5 +1,5 @@
 // Exports: PNG, SVG and PDF of the view and the matrix as CSV, each read back.
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"

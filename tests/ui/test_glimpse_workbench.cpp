@@ -5,14 +5,14 @@
 // compares the two glimpses; the canvas, the panel and the worker use the one geometry the settings resolve
 // to; previews during a drag give way to the exact glimpse; the main window routes image drops to the tab
 // and remembers its parameters.
-#include "app/main_window.h"
+#include "window/main_window.h"
 #include "attn/glimpse/convert.h"
 #include "attn/glimpse/gaussian.h"
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "attn/glimpse/stn.h"
 #include "render/glimpse_render.h"
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"

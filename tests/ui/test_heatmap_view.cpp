@@ -1,5 +1,5 @@
 // HeatmapView: holds the engine's matrix cell by cell, labels, tooltips, orientation, thinning, drawing.
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "attn/analysis/attention_analysis.h"
 #include "attn/models/transformer.h"

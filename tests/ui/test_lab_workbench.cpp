@@ -1,6 +1,6 @@
 // The Mechanism Lab: typing recomputes off the GUI thread, the newest request wins, the view holds the
 // engine's matrix, bad input keeps the previous view, every mechanism of the catalogue draws.
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"

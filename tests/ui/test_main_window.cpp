@@ -1,9 +1,9 @@
 // The main window: its tabs (the Alignment tab first and in view on the first start), menus and shortcuts,
 // status bar messages, open / drop / recent files (model folders routed to the tab of their family),
 // exports, and geometry kept across sessions.
-#include "app/main_window.h"
-#include "app/status_line.h"
-#include "render/qcustomplot.h"
+#include "window/main_window.h"
+#include "window/status_line.h"
+#include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
 #include "workbenches/alignment/alignment_models.h"

@@ -1,12 +1,17 @@
 // ui/render: the pure functions behind every heatmap.
 #include "render/colormap.h"
+#include "render/heatmap_figure.h"
 #include "render/heatmap_render.h"
-#include "render/qcustomplot.h"
+#include "views/plot_data.h"
+#include "views/qcustomplot.h"
 
+#include <QPainter>
 #include <QTest>
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <vector>
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
@@ -140,6 +145,93 @@ class TestRender : public QObject {
       QCOMPARE(text.toFloat(&ok), v);
       QVERIFY(ok);
     }
+  }
+
+  // render/heatmap_figure.h: the heatmap attnscope-cli writes, painted without a widget.
+  void colorBarTicksAreNiceNumbersWithinTheRange() {
+    QCOMPARE(render::colorBarTicks({0.0, 1.0}, 5), (std::vector<double>{0.0, 0.2, 0.4, 0.6, 0.8, 1.0}));
+    const auto ticks = render::colorBarTicks({0.0, 0.87}, 5);
+    QCOMPARE(ticks.size(), std::size_t(5));
+    QCOMPARE(ticks.front(), 0.0);
+    QVERIFY(std::abs(ticks.back() - 0.8) < 1e-12);
+    QCOMPARE(render::colorBarTicks({-2.0, 1.0}, 3), (std::vector<double>{-2.0, -1.0, 0.0, 1.0}));
+    // One tick asked for on a short bar: the nearest nice step, so the bar still says its scale.
+    QCOMPARE(render::colorBarTicks({0.0, 0.55}, 1), (std::vector<double>{0.0, 0.5}));
+  }
+
+  void heatmapFigureDrawsCellsLabelsAndColourBar() {
+    auto map = std::make_shared<attn::AttentionMap>();
+    map->weights.resize(3, 4);
+    map->weights << 0.0f, 1.0f, 0.0f, 0.0f,  //
+        0.0f, 0.5f, 0.25f, 0.25f,            //
+        0.0f, 0.5f, 0.0f, 0.5f;
+    map->row_labels = {"the", "cat", "sat"};
+    map->col_labels = {"le", "chat", "est", "assis"};
+    map->row_axis = "queries";
+    map->col_axis = "keys";
+    render::HeatmapFigure figure;
+    figure.map = map;
+    QImage image(640, 480, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    const int used = render::paintHeatmapFigure(painter, image.rect(), figure, QFont());
+    painter.end();
+    QCOMPARE(used, 480);
+    // The brightest cell (row 0, column 1) and the darkest (row 0, column 0) in the map's colours, found along the
+    // middle of the first row: the cells take most of the width, the labels and the bar the rest.
+    const QRgb high = render::sample(render::Colormap::Viridis, 1.0);
+    const QRgb low = render::sample(render::Colormap::Viridis, 0.0);
+    int highRun = 0, lowRun = 0, y = -1;
+    for (int yy = 0; yy < image.height() && y < 0; ++yy) {
+      for (int x = 0; x < image.width(); ++x) {
+        if (image.pixel(x, yy) == high) {
+          y = yy + 20;
+          break;
+        }
+      }
+    }
+    QVERIFY(y > 40);  // below the column labels
+    for (int x = 0; x < image.width(); ++x) {
+      highRun += image.pixel(x, y) == high;
+      lowRun += image.pixel(x, y) == low;
+    }
+    QVERIFY2(highRun > 100 && lowRun > 2 * 100, qPrintable(u"%1 %2"_s.arg(highRun).arg(lowRun)));
+    // Labels left of the cells: dark pixels in the left margin; and a colour bar right of them: a column whose
+    // colours run from the map's top to its bottom.
+    int ink = 0;
+    for (int yy = 0; yy < image.height(); ++yy) {
+      for (int x = 0; x < 40; ++x) ink += qGray(image.pixel(x, yy)) < 128;
+    }
+    QVERIFY(ink > 20);
+    bool bar = false;
+    for (int x = image.width() / 2; x < image.width() && !bar; ++x) {
+      int top = -1, bottom = -1;
+      for (int yy = 0; yy < image.height(); ++yy) {
+        if (image.pixel(x, yy) == high && top < 0) top = yy;
+        if (image.pixel(x, yy) == low) bottom = yy;
+      }
+      bar = top >= 0 && bottom > top + 200 && image.pixel(x, (top + bottom) / 2) != high &&
+            image.pixel(x, (top + bottom) / 2) != low;
+    }
+    QVERIFY(bar);
+  }
+
+  void squareCellsLeaveRoomBelowAOneRowMap() {
+    auto map = std::make_shared<attn::AttentionMap>();
+    map->weights = attn::Matrix::Constant(1, 8, 0.125f);
+    render::HeatmapFigure figure;
+    figure.map = map;
+    figure.compact = true;
+    figure.squareCells = true;
+    figure.title = u"sentences"_s;
+    const QRect area(0, 0, 400, 300);
+    const int used = render::heatmapFigureHeight(area, figure, QFont());
+    QVERIFY2(used < 150, qPrintable(QString::number(used)));
+    figure.squareCells = false;
+    QCOMPARE(render::heatmapFigureHeight(area, figure, QFont()), 300);
+    // A grid of two such tiles is only as tall as they need.
+    figure.squareCells = true;
+    QVERIFY(render::heatmapGridHeight({figure, figure}, 2, QSize(800, 600), QFont()) < 200);
   }
 };
 

@@ -2,8 +2,8 @@
 // the file gives back the same state in every tab; the autosave timer writes (only when something changed);
 // a bad session file opens nothing and says why; a missing file in a session falls back with a message; a
 // failed save is reported; a *.attnscope.json dropped or opened with File > Open is opened as a session.
-#include "app/main_window.h"
 #include "session/session.h"
+#include "window/main_window.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
 #include "workbenches/alignment/alignment_models.h"

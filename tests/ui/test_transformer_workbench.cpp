@@ -5,7 +5,7 @@
 #include "attn/analysis/attention_analysis.h"
 #include "attn/layered_trace.h"
 #include "models/head_stats_model.h"
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
 #include "render/token_lines_render.h"

@@ -2,7 +2,7 @@
 // home, and a fresh lab result to compare views against.
 #pragma once
 
-#include "app/main_window.h"
+#include "window/main_window.h"
 #include "attn/lab/lab.h"
 
 #include <QAbstractButton>

@@ -1,7 +1,6 @@
 #include "render/colormap.h"
 
-#include "render/colormap_keys.h"
-#include "render/qcustomplot.h"
+#include "session/colormap_keys.h"
 
 #include <algorithm>
 #include <array>
@@ -91,19 +90,6 @@ const ColorTable& colorTable(Colormap map) {
     if (kInfos[i].id == map) return tables[i];
   }
   return tables.front();
-}
-
-QCPColorGradient gradient(Colormap map) {
-  QCPColorGradient g;
-  g.clearColorStops();
-  const auto stops = colorStops(map);
-  for (std::size_t i = 0; i < stops.size(); ++i) {
-    g.setColorStopAt(double(i) / double(stops.size() - 1), QColor::fromRgb(stops[i]));
-  }
-  g.setColorInterpolation(QCPColorGradient::ciRGB);
-  g.setLevelCount(512);
-  g.setNanHandling(QCPColorGradient::nhTransparent);
-  return g;
 }
 
 }  // namespace attn::ui::render

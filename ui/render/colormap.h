@@ -1,4 +1,4 @@
-// Colour maps as lists of colour stops, shared by the heatmap (QCPColorGradient), the thumbnails
+// Colour maps as lists of colour stops, shared by the heatmap (views/plot_data.h: QCPColorGradient), the thumbnails
 // (QImage) and the exporters, so every surface draws a value in the same colour.
 #pragma once
 
@@ -10,8 +10,6 @@
 #include <cstddef>
 #include <optional>
 #include <span>
-
-class QCPColorGradient;
 
 namespace attn::ui::render {
 
@@ -54,8 +52,5 @@ class ColorTable {
   std::array<QRgb, kLevels> rgb_{};
 };
 const ColorTable& colorTable(Colormap map);
-
-// The same stops for QCustomPlot.
-QCPColorGradient gradient(Colormap map);
 
 }  // namespace attn::ui::render

@@ -1,4 +1,5 @@
-// Pure drawing helpers of the Glimpse workbench: engine images -> QImage, filterbanks -> QCustomPlot data,
+// Pure drawing helpers of the Glimpse workbench: engine images -> QImage, filterbanks -> curves (views/plot_data.h: as
+// QCustomPlot data),
 // a glimpse difference -> a colour-mapped QImage. No widgets, and safe on any thread (the glimpse worker
 // converts its results here so the GUI thread only paints).
 #pragma once
@@ -14,8 +15,6 @@
 #include <QVector>
 
 #include <vector>
-
-class QCPColorMapData;
 
 namespace attn::ui::render {
 
@@ -55,18 +54,6 @@ struct FilterCurves {
   double peak = 0.0;  // largest plotted weight
 };
 FilterCurves filterCurves(const attn::glimpse::FilterBank& bank, int maxCurves = 24);
-
-// The bank as an n x columns heatmap over the pixels the bands touch: key (x) = pixel, value (y) = filter.
-// When more than `maxColumns` pixels are touched, neighbouring pixels are merged into one cell by their
-// maximum (so a narrow band never disappears). Returns the pixel range drawn and the peak weight.
-struct BankMapInfo {
-  double lower = 0.0;  // pixel coordinate of the first cell's centre
-  double upper = 0.0;  // ... of the last cell's centre
-  int columns = 0;
-  int pixelsPerColumn = 1;
-  double peak = 0.0;
-};
-BankMapInfo fillFilterBankMap(QCPColorMapData& data, const attn::glimpse::FilterBank& bank, int maxColumns = 1024);
 
 // "x.sigma 0 → 0.05 (sigma must be at least 0.05 px)": one line per clamp, in words.
 QStringList clampDescriptions(const std::vector<attn::glimpse::Clamp>& clamps);

@@ -1,7 +1,5 @@
 #include "render/heatmap_render.h"
 
-#include "render/qcustomplot.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -25,23 +23,6 @@ ValueRange valueRange(const attn::Matrix& m, RangeMode mode) {
   if (lo >= 0.0) lo = 0.0;  // weights: anchor the dark end at zero so colours mean the same across maps
   if (hi <= lo) hi = lo + 1.0;
   return {lo, hi};
-}
-
-QCPRange cellCentreRange(int cells) {
-  if (cells <= 1) return QCPRange(-0.5, 0.5);
-  return QCPRange(0.0, double(cells - 1));
-}
-
-QCPRange cellAxisRange(int cells) { return QCPRange(-0.5, double(std::max(cells, 1)) - 0.5); }
-
-void fillColorMapData(QCPColorMapData& data, const attn::Matrix& m) {
-  const int rows = int(m.rows());
-  const int cols = int(m.cols());
-  data.setSize(cols, rows);
-  data.setRange(cellCentreRange(cols), cellCentreRange(rows));
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) data.setCell(c, r, double(m(r, c)));
-  }
 }
 
 QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range) {

@@ -1,6 +1,6 @@
-// Pure drawing helpers: an attention matrix + colour map + value range -> QCustomPlot data or a QImage,
-// plus the small numeric decisions of drawing (value range, label thinning, label text). No widgets here,
-// so the GUI, the CLI and the tests draw with the same code.
+// Pure drawing helpers: an attention matrix + colour map + value range -> a QImage (views/plot_data.h: QCustomPlot
+// data), plus the small numeric decisions of drawing (value range, label thinning, label text). No widgets here, so the
+// GUI, the CLI and the tests draw with the same code.
 #pragma once
 
 #include "attn/core.h"
@@ -10,9 +10,6 @@
 #include <QString>
 
 #include <string>
-
-class QCPColorMapData;
-class QCPRange;
 
 namespace attn::ui::render {
 
@@ -29,15 +26,6 @@ enum class RangeMode {
 
 // The colour range for `m`; never empty (a constant matrix gets a unit-wide range).
 ValueRange valueRange(const attn::Matrix& m, RangeMode mode);
-
-// Cell centres along an axis of `cells` cells: 0 .. cells - 1, or -0.5 .. 0.5 for a single cell (a
-// QCPColorMap with one cell and a zero-width range would draw nothing).
-QCPRange cellCentreRange(int cells);
-// The visible axis range that shows every cell completely: -0.5 .. cells - 0.5.
-QCPRange cellAxisRange(int cells);
-
-// Resizes `data` to m's shape and copies it: key (x) = column, value (y) = row, cell(c, r) = m(r, c).
-void fillColorMapData(QCPColorMapData& data, const attn::Matrix& m);
 
 // One pixel per cell, row 0 at the top; scale it with Qt::FastTransformation to keep cells crisp.
 QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range);

@@ -10,7 +10,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <system_error>
 
 namespace attn::ui {
@@ -106,5 +108,23 @@ inline QString dataSize(qint64 bytes) { return QLocale().formattedDataSize(bytes
 
 // Time since `timer` started, in milliseconds with the fraction.
 inline double msSince(const QElapsedTimer& timer) { return double(timer.nsecsElapsed()) / 1.0e6; }
+
+// The Lab's text file (the tab's File > Open, attnscope-cli lab --text-file): its bytes split at the first non-empty
+// line into {query, source}, both trimmed. Bytes stay untouched so invalid UTF-8 reaches the engine, which names
+// the offending offset. Empty when blank.
+inline std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes) {
+  qsizetype pos = 0;
+  while (pos < bytes.size()) {
+    qsizetype end = bytes.indexOf('\n', pos);
+    if (end < 0) end = bytes.size();
+    const QByteArray line = bytes.mid(pos, end - pos).trimmed();
+    pos = end + 1;
+    if (!line.isEmpty()) {
+      const QByteArray rest = pos < bytes.size() ? bytes.mid(pos).trimmed() : QByteArray();
+      return {line.toStdString(), rest.toStdString()};
+    }
+  }
+  return {};
+}
 
 }  // namespace attn::ui

@@ -1,7 +1,7 @@
 #include "session/session_values.h"
 
 #include "core/try.h"
-#include "render/colormap_keys.h"
+#include "session/colormap_keys.h"
 
 #include <algorithm>
 #include <utility>

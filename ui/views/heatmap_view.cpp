@@ -1,6 +1,7 @@
 #include "views/heatmap_view.h"
 
-#include "render/qcustomplot.h"
+#include "views/plot_data.h"
+#include "views/qcustomplot.h"
 
 #include <QFontMetrics>
 #include <QFontMetricsF>

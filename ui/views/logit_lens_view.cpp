@@ -1,6 +1,6 @@
 #include "views/logit_lens_view.h"
 
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 
 #include <QHelpEvent>
 #include <QLabel>

@@ -8,7 +8,7 @@
 
 #include "attn/models/seq2seq.h"
 #include "render/colormap.h"
-#include "workbenches/alignment/speech/speech_input.h"
+#include "render/speech_input.h"
 
 #include <QImage>
 #include <QWidget>

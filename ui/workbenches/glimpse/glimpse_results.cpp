@@ -7,7 +7,8 @@
 #include "attn/glimpse/convert.h"
 #include "render/colormap.h"
 #include "render/glimpse_render.h"
-#include "render/qcustomplot.h"
+#include "views/plot_data.h"
+#include "views/qcustomplot.h"
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
 

@@ -1,6 +1,7 @@
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/common/side_panel.h"
 
+#include "render/strings.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"
@@ -38,21 +39,6 @@ using attn::lab::MechanismInfo;
 using lab_detail::fromView;
 
 }  // namespace
-
-std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes) {
-  qsizetype pos = 0;
-  while (pos < bytes.size()) {
-    qsizetype end = bytes.indexOf('\n', pos);
-    if (end < 0) end = bytes.size();
-    const QByteArray line = bytes.mid(pos, end - pos).trimmed();
-    pos = end + 1;
-    if (!line.isEmpty()) {
-      const QByteArray rest = pos < bytes.size() ? bytes.mid(pos).trimmed() : QByteArray();
-      return {line.toStdString(), rest.toStdString()};
-    }
-  }
-  return {};
-}
 
 namespace {
 Workbench::Identity labIdentity() {

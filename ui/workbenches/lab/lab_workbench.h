@@ -42,10 +42,6 @@ class DivisorSpinBox;
 class HeatmapView;
 class MapGrid;
 
-// Splits a text file's bytes at its first non-empty line: {query, source}, both trimmed. Bytes stay
-// untouched so invalid UTF-8 reaches the engine, which names the offending offset. Empty when blank.
-std::pair<std::string, std::string> splitQuerySource(const QByteArray& bytes);
-
 class LabWorkbench : public Workbench {
   Q_OBJECT
 

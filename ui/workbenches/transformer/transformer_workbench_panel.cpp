@@ -14,7 +14,7 @@
 #include "workbenches/common/side_panel.h"
 #include "workbenches/transformer/transformer_workbench_parts.h"
 
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

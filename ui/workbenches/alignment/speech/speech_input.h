@@ -3,8 +3,8 @@
 // run on the tab's worker thread.
 #pragma once
 
-#include "attn/audio/audio.h"
 #include "attn/error.h"
+#include "render/speech_input.h"
 
 #include <QString>
 
@@ -12,14 +12,6 @@
 #include <vector>
 
 namespace attn::ui {
-
-struct SpeechInput {
-  attn::audio::Audio audio;                    // 16 kHz mono
-  std::vector<attn::audio::Phoneme> phonemes;  // the synthesiser's, with their spans; empty for a file
-  attn::Matrix logMel;                         // [frames, 80]
-  QString voice;                               // the espeak-ng voice, or empty for a file
-  QString file;                                // the audio file, or empty for a synthesis
-};
 
 // `wavPath` when given, else `text` said in `voice`. Errors name the file or say why the text was not said.
 attn::Result<SpeechInput> speechInput(const std::string& text, const QString& wavPath, const std::string& voice);

@@ -1,8 +1,8 @@
-#include "app/caption_cli.h"
+#include "cli/caption_cli.h"
 #include "render/strings.h"
 
 #include "render/alignment_render.h"
-#include "views/export.h"
+#include "render/figure_export.h"
 #include "workbenches/caption/caption_models.h"
 #include "workbenches/caption/caption_worker.h"
 #include "workbenches/common/sample_images.h"

@@ -5,7 +5,7 @@
 // and DIR/utterances.jsonl (text, voice, phonemes with their spans): what tools/train/train_speech.py trains on.
 #pragma once
 
-#include "app/headless.h"
+#include "cli/headless.h"
 #include "attn/audio/audio.h"
 
 #include <QString>

@@ -1,4 +1,4 @@
-#include "app/speech_cli.h"
+#include "cli/speech_cli.h"
 
 #include "attn/io/read_file.h"
 #include "attn/io/safetensors.h"

@@ -1,4 +1,4 @@
-#include "app/recent_files.h"
+#include "window/recent_files.h"
 
 #include "render/strings.h"
 

@@ -1,13 +1,13 @@
-#include "app/align_cli.h"
+#include "cli/align_cli.h"
 #include "render/strings.h"
 
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
-#include "views/export.h"
-#include "views/heatmap_view.h"
+#include "render/figure_export.h"
+#include "render/heatmap_figure.h"
 #include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/speech/speech_input.h"
 #include "workbenches/alignment/alignment_worker.h"
+#include "workbenches/alignment/speech/speech_input.h"
 
 #include <QElapsedTimer>
 #include <QFont>
@@ -96,15 +96,13 @@ Step writeCsv(const AlignJob& job, const attn::AttentionMap& map, RenderReport& 
 // --out as the tab's heatmap: `map` with `overlay` drawn over it, job.size exactly.
 Step writeHeatmap(const AlignJob& job, const std::shared_ptr<const attn::AttentionMap>& map,
                   const render::AlignmentOverlay& overlay) {
-  HeatmapView view(HeatmapView::Style::Full);
-  view.setAttribute(Qt::WA_DontShowOnScreen);
-  view.setColormap(job.colormap);
-  view.resize(job.size);
-  view.show();
-  view.setMap(map);
-  view.setOverlay(overlay);
-  view.replotNow();
-  if (auto written = exportHeatmap(view, job.outPath); !written) return std::unexpected(outputFailure(written.error()));
+  render::HeatmapFigure figure;
+  figure.map = map;
+  figure.colormap = job.colormap;
+  figure.overlay = overlay;
+  if (auto written = exportHeatmapFigure(figure, job.size, QGuiApplication::font(), job.outPath); !written) {
+    return std::unexpected(outputFailure(written.error()));
+  }
   return {};
 }
 

@@ -1,9 +1,9 @@
-#include "app/glimpse_cli.h"
+#include "cli/glimpse_cli.h"
 #include "render/strings.h"
 
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
-#include "views/export.h"
+#include "render/figure_export.h"
 
 #include <QFile>
 #include <QFileInfo>

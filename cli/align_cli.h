@@ -9,7 +9,7 @@
 // writes its phonemes x encoder steps alignment (the true phonemes from the synthesis among the notes).
 #pragma once
 
-#include "app/headless.h"
+#include "cli/headless.h"
 #include "render/colormap.h"
 
 #include "attn/models/seq2seq.h"

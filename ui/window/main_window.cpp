@@ -1,8 +1,8 @@
-#include "app/main_window.h"
+#include "window/main_window.h"
 
-#include "app/about_dialog.h"
-#include "app/recent_files.h"
-#include "app/status_line.h"
+#include "window/about_dialog.h"
+#include "window/recent_files.h"
+#include "window/status_line.h"
 #include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/map_grid_view.h"

@@ -1,13 +1,13 @@
-#include "app/headless.h"
+#include "cli/headless.h"
 
 #include "render/strings.h"
 
-#include "views/export.h"
-#include "views/heatmap_view.h"
-#include "views/map_grid_view.h"
+#include "render/figure_export.h"
+#include "render/heatmap_figure.h"
 #include "workbenches/lab/lab_workbench.h"
 
 #include <QDir>
+#include <QGuiApplication>
 #include <QFileInfo>
 
 #include <cmath>
@@ -43,19 +43,15 @@ std::expected<int, RenderFailure> pickMap(const attn::lab::LabResult& run, const
                     QObject::tr("--map %1: no such map; this run has:\n%2").arg(selector, titles.join(u'\n'))});
 }
 
+// As many maps as the Lab's grid shows (MapGrid::kMaxTiles).
+constexpr std::size_t kMaxGridTiles = 32;
+
 QString csvPathFor(const QString& base, int index) {
   const QFileInfo info(base);
   return info.dir().filePath(u"%1-%2.%3"_s.arg(info.completeBaseName()).arg(index).arg(info.suffix()));
 }
 
 }  // namespace
-
-void useOffscreenPlatformWithoutDisplay() {
-  if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
-      !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  }
-}
 
 RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
 RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
@@ -108,33 +104,33 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
 
   if (!job.imagePath.isEmpty()) {
     if (index >= 0) {
-      HeatmapView view(HeatmapView::Style::Full);
-      view.setAttribute(Qt::WA_DontShowOnScreen);
-      view.setColormap(job.colormap);
-      view.resize(job.size);
-      view.show();  // delivers the resize: QCustomPlot sizes its viewport from it
-      view.setMap(std::shared_ptr<const attn::AttentionMap>(owner, &trace.maps()[std::size_t(index)]));
-      view.replotNow();
-      if (auto written = exportHeatmap(view, job.imagePath); !written) {
+      render::HeatmapFigure figure;
+      figure.map = std::shared_ptr<const attn::AttentionMap>(owner, &trace.maps()[std::size_t(index)]);
+      figure.colormap = job.colormap;
+      if (auto written = exportHeatmapFigure(figure, job.size, QGuiApplication::font(), job.imagePath); !written) {
         return std::unexpected(outputFailure(written.error()));
       }
     } else {
-      MapGrid grid;
-      grid.setAttribute(Qt::WA_DontShowOnScreen);
-      grid.setColormap(job.colormap);
-      // A figure to read on its own: every tile with its colour bar, one-row maps (a hierarchical document's
-      // levels) with square cells rather than stretched into tall blocks, and their rows only as tall as that.
-      grid.setColorBars(true);
-      grid.setSquareCells(true);
-      std::vector<std::shared_ptr<const attn::AttentionMap>> maps;
-      for (const auto& map : trace.maps()) maps.emplace_back(owner, &map);
-      grid.setColumns(int(std::ceil(std::sqrt(double(std::min<std::size_t>(maps.size(), MapGrid::kMaxTiles))))));
-      grid.setMaps(std::move(maps));
-      grid.setCurrent(-1);  // an export marks no tile as selected
-      grid.resize(job.size);
-      grid.show();
-      grid.packRows();
-      if (auto written = exportWidget(grid, job.imagePath); !written) {
+      // A figure to read on its own: every tile with its title and colour bar, one-row maps (a hierarchical
+      // document's levels) with square cells rather than stretched into tall blocks, and their rows only as tall
+      // as that; the first kMaxGridTiles maps, as the Lab's grid.
+      std::vector<render::HeatmapFigure> tiles;
+      for (const auto& map : trace.maps()) {
+        if (tiles.size() == kMaxGridTiles) break;
+        render::HeatmapFigure tile;
+        tile.map = std::shared_ptr<const attn::AttentionMap>(owner, &map);
+        tile.colormap = job.colormap;
+        tile.title = fromStd(map.title());
+        tile.compact = true;
+        tile.squareCells = true;
+        tiles.push_back(std::move(tile));
+      }
+      const int columns = int(std::ceil(std::sqrt(double(tiles.size()))));
+      const QString overflow = trace.size() > tiles.size()
+                                   ? QObject::tr("Showing the first %1 of %2 maps.").arg(tiles.size()).arg(trace.size())
+                                   : QString();
+      if (auto written = exportHeatmapGrid(tiles, columns, job.size, QGuiApplication::font(), overflow, job.imagePath);
+          !written) {
         return std::unexpected(outputFailure(written.error()));
       }
     }

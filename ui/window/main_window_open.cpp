@@ -1,9 +1,9 @@
 // MainWindow's File > Open commands: text files into the lab, images into the Glimpse or the Captioning tab,
 // model folders and dumps into the tab their config.json names, each with its recent list.
-#include "app/main_window.h"
+#include "window/main_window.h"
 
-#include "app/recent_files.h"
-#include "app/status_line.h"
+#include "window/recent_files.h"
+#include "window/status_line.h"
 #include "attn/io/read_file.h"
 #include "render/strings.h"
 #include "workbenches/alignment/alignment_models.h"

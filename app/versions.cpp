@@ -1,10 +1,9 @@
 #include "app/versions.h"
 
-#include "render/qcustomplot.h"
-
 #include <Eigen/Core>
 #include <opencv2/core/version.hpp>
 
+#include <QObject>
 #include <QtGlobal>
 
 using namespace Qt::StringLiterals;
@@ -20,14 +19,13 @@ QList<QPair<QString, QString>> libraryVersions() {
       {u"Qt"_s, qt},
       {u"Eigen"_s, u"%1.%2.%3"_s.arg(EIGEN_WORLD_VERSION).arg(EIGEN_MAJOR_VERSION).arg(EIGEN_MINOR_VERSION)},
       {u"OpenCV"_s, QStringLiteral(CV_VERSION)},
-      {u"QCustomPlot"_s, QStringLiteral(QCUSTOMPLOT_VERSION_STR)},
       {QObject::tr("Compiler"), QStringLiteral("GCC " __VERSION__)},
   };
 }
 
-QString versionReport(const QString& program) {
+QString versionReport(const QString& program, const QList<QPair<QString, QString>>& libraries) {
   QString out = program + u' ' + appVersion() + u'\n';
-  for (const auto& [name, version] : libraryVersions()) out += u"  "_s + name + u' ' + version + u'\n';
+  for (const auto& [name, version] : libraries) out += u"  "_s + name + u' ' + version + u'\n';
   return out;
 }
 

@@ -1,24 +1,25 @@
 // attnscope-cli: the lab, the glimpse workbench, the transformer, alignment and captioning tabs without a window.
-// Parses arguments and hands them to attn_ui's headless renderers, which draw with the GUI's own views,
-// exporters and engine calls.
+// Parses arguments and hands them to attn_cli's subcommands, which call the engine as the tabs do and draw with
+// the render layer's painters and exporters (render/heatmap_figure.h, render/figure_export.h): no widget, so a
+// QGuiApplication is enough.
 //
 // Exit codes: 0 success, 1 bad input or a file that could not be written, 2 usage errors.
-#include "app/align_cli.h"
-#include "app/speech_cli.h"
-#include "app/caption_cli.h"
-#include "app/glimpse_cli.h"
-#include "app/headless.h"
-#include "app/transformer_cli.h"
+#include "cli/align_cli.h"
+#include "cli/speech_cli.h"
+#include "cli/caption_cli.h"
+#include "cli/glimpse_cli.h"
+#include "cli/headless.h"
+#include "cli/transformer_cli.h"
 #include "app/versions.h"
-#include "command_line.h"
+#include "app/command_line.h"
+#include "app/platform.h"
 #include "render/strings.h"
 #include "attn/io/read_file.h"
 #include "attn/lab/lab.h"
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/caption/caption_models.h"
-#include "workbenches/lab/lab_workbench.h"
 
-#include <QApplication>
+#include <QGuiApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFile>
@@ -666,10 +667,10 @@ QString commandsHelp() {
 int main(int argc, char* argv[]) {
   if (qEnvironmentVariableIsEmpty("ATTNSCOPE_DEBUG")) qInstallMessageHandler(quietMessageHandler);
   attn::ui::useOffscreenPlatformWithoutDisplay();
-  QApplication app(argc, argv);
+  QGuiApplication app(argc, argv);
   attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
-  QApplication::setApplicationName(u"attnscope-cli"_s);
-  QApplication::setApplicationVersion(attn::ui::appVersion());
+  QGuiApplication::setApplicationName(u"attnscope-cli"_s);
+  QGuiApplication::setApplicationVersion(attn::ui::appVersion());
 
   QCommandLineParser parser;
   parser.setApplicationDescription(u"AttnScope without a window: renders attention views to files."_s);
@@ -678,7 +679,7 @@ int main(int argc, char* argv[]) {
   parser.addOption(versionOption);
   parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align, caption or speech"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
-  parser.parse(QApplication::arguments());
+  parser.parse(QGuiApplication::arguments());
   const QStringList positional = parser.positionalArguments();
   const QString command = positional.isEmpty() ? QString() : positional.front();
 
@@ -738,7 +739,7 @@ int main(int argc, char* argv[]) {
   } else {
     return usageError(u"unknown command '%1' (lab, demo, glimpse, run, align, caption or speech)"_s.arg(command));
   }
-  if (!parser.parse(QApplication::arguments())) return usageError(parser.errorText());
+  if (!parser.parse(QGuiApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
     print(stdout, parser.helpText());
     return 0;

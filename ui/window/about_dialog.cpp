@@ -1,6 +1,7 @@
-#include "app/about_dialog.h"
+#include "window/about_dialog.h"
 
 #include "app/versions.h"
+#include "views/qcustomplot.h"
 
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -12,6 +13,12 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
+
+QList<QPair<QString, QString>> windowLibraryVersions() {
+  auto libraries = libraryVersions();
+  libraries.insert(3, {u"QCustomPlot"_s, QStringLiteral(QCUSTOMPLOT_VERSION_STR)});
+  return libraries;
+}
 
 AboutDialog::AboutDialog(QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("About AttnScope"));
@@ -31,7 +38,7 @@ AboutDialog::AboutDialog(QWidget* parent) : QDialog(parent) {
   layout->addLayout(header);
 
   auto* versions = new QFormLayout();
-  for (const auto& [name, version] : libraryVersions()) {
+  for (const auto& [name, version] : windowLibraryVersions()) {
     auto* value = new QLabel(version, this);
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
     versions->addRow(name + u':', value);

@@ -4,7 +4,7 @@
 // model view (render::headGridImage) or the ViT overlay (render::overlayImage).
 #pragma once
 
-#include "app/headless.h"
+#include "cli/headless.h"
 #include "attn/error.h"
 #include "attn/models/transformer.h"
 #include "render/colormap.h"

@@ -4,7 +4,7 @@
 // workbench's "Export parameters" writes.
 #pragma once
 
-#include "app/headless.h"
+#include "cli/headless.h"
 #include "attn/glimpse/gaussian.h"
 #include "attn/vision/image.h"
 

@@ -1,5 +1,5 @@
-// Headless rendering for attnscope-cli: run the lab and write the same HeatmapView (or small-multiples
-// grid) the GUI shows, without a window. Also the bundled demo views and the mechanism listing.
+// Headless rendering for attnscope-cli: run the lab and write the heatmap (or the small-multiples grid) the GUI
+// shows, painted by render/heatmap_figure.h without a widget. Also the bundled demo views and the mechanism listing.
 #pragma once
 
 #include "attn/error.h"
@@ -17,10 +17,6 @@
 #include <vector>
 
 namespace attn::ui {
-
-// Selects the offscreen platform when there is no display and QT_QPA_PLATFORM is unset. Call before
-// the QApplication is constructed.
-void useOffscreenPlatformWithoutDisplay();
 
 struct RenderJob {
   attn::lab::LabRequest request;

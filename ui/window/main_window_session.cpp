@@ -1,9 +1,9 @@
 // MainWindow's memory: the session file (open, save, autosave, restore at start), the window's QSettings and
 // the per-tab keys of versions before sessions.
-#include "app/main_window.h"
+#include "window/main_window.h"
 #include "render/strings.h"
 
-#include "app/status_line.h"
+#include "window/status_line.h"
 #include "attn/glimpse/settings.h"
 #include "attn/lab/lab.h"
 #include "workbenches/caption/caption_workbench.h"

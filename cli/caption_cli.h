@@ -4,7 +4,7 @@
 // overlay) with the tab's own renderers, as PNG, SVG or PDF.
 #pragma once
 
-#include "app/headless.h"
+#include "cli/headless.h"
 #include "render/caption_render.h"
 
 #include <QString>

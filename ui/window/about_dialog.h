@@ -2,8 +2,14 @@
 #pragma once
 
 #include <QDialog>
+#include <QList>
+#include <QPair>
+#include <QString>
 
 namespace attn::ui {
+
+// libraryVersions() and the window's own, QCustomPlot: the about dialog's list and attnscope --version.
+QList<QPair<QString, QString>> windowLibraryVersions();
 
 class AboutDialog : public QDialog {
   Q_OBJECT

@@ -1,4 +1,4 @@
-#include "app/transformer_cli.h"
+#include "cli/transformer_cli.h"
 #include "render/strings.h"
 
 #include "attn/analysis/attention_analysis.h"
@@ -9,13 +9,14 @@
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
 #include "render/token_lines_render.h"
-#include "views/export.h"
-#include "views/heatmap_view.h"
+#include "render/figure_export.h"
+#include "render/heatmap_figure.h"
 #include "workbenches/transformer/transformer_worker.h"
 
 #include <QBuffer>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QGuiApplication>
 
 #include <algorithm>
 #include <charconv>
@@ -385,7 +386,7 @@ MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const at
     map = std::move(m);
   } else {
     map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1,
-                    HeatmapView::kMaxCellsPerSide);
+                    render::kMaxHeatmapCellsPerSide);
   }
   if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
   return map;
@@ -405,14 +406,10 @@ Step savePng(const QImage& image, const QString& path) {
 }
 
 Step renderMatrix(const TransformerJob& job, const std::shared_ptr<const attn::AttentionMap>& map) {
-  HeatmapView view(HeatmapView::Style::Full);
-  view.setAttribute(Qt::WA_DontShowOnScreen);
-  view.setColormap(job.colormap);
-  view.resize(job.size);
-  view.show();
-  view.setMap(map);
-  view.replotNow();
-  if (auto written = exportHeatmap(view, job.outPath); !written) {
+  render::HeatmapFigure figure;
+  figure.map = map;
+  figure.colormap = job.colormap;
+  if (auto written = exportHeatmapFigure(figure, job.size, QGuiApplication::font(), job.outPath); !written) {
     return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   }
   return {};
@@ -570,7 +567,7 @@ MapOrFailure onDemandMap(const TransformerJob& job, const RenderSpec& spec, cons
   const std::string what = "layer " + std::to_string(spec.layer) + " \u00b7 head " + std::to_string(spec.head);
   const auto& labels = run.attention.tokens;
   if (job.tile.empty()) {
-    const Index side = std::min<Index>(HeatmapView::kMaxCellsPerSide, std::min(job.size.width(), job.size.height()));
+    const Index side = std::min<Index>(render::kMaxHeatmapCellsPerSide, std::min(job.size.width(), job.size.height()));
     return pooledOnDemand(layer, spec.head, labels, side, what);
   }
   const auto tile = checkedTile(job, tokens);

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The UI's layers hold by the build: for each layer target, a file that includes a header of a layer above it (or
+Qt Widgets, for the render layer) must fail to compile with that header "not found", and one that includes a header
+of its own layer must compile. Uses the build tree's compile commands, so it checks the include paths CMake really
+gives each target (attn_include_root in the top-level CMakeLists.txt).
+
+    cmake --preset ci && cmake --build build/ci && python3 tools/check_layers.py build/ci
+
+The `layer_walls` test runs it. Each probe is compiled with -fsyntax-only and the target's own flags (its
+precompiled header included): a few seconds each.
+"""
+import json
+import pathlib
+import shlex
+import subprocess
+import sys
+
+# (target, its folder under the build tree, a header of its own that must compile, headers that must not be found)
+WALLS = [
+    ("attn_session", "ui/session", "session/session.h",
+     ["render/colormap.h", "views/heatmap_view.h", "workbenches/common/workbench.h", "<QString>"]),
+    ("attn_render", "ui/render", "render/heatmap_render.h",
+     ["views/heatmap_view.h", "models/head_stats_model.h", "workbenches/common/workbench.h", "<QWidget>"]),
+    ("attn_views", "ui/views", "views/heatmap_view.h",
+     ["workbenches/common/workbench.h", "workbenches/alignment/speech/speech_input.h", "window/main_window.h", "cli/headless.h"]),
+    ("attn_workbenches", "ui/workbenches", "workbenches/common/workbench.h",
+     ["window/main_window.h", "cli/headless.h", "app/versions.h"]),
+    ("attn_window", "ui/window", "window/main_window.h", ["cli/headless.h"]),
+]
+
+
+def include_line(header):
+    return f"#include {header}\n" if header.startswith("<") else f'#include "{header}"\n'
+
+
+def compile_probe(entry, probe):
+    args = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
+    out = args.index("-o")
+    del args[out:out + 2]
+    args[args.index("-c") + 1] = str(probe)
+    args[1:1] = ["-fsyntax-only"]
+    return subprocess.run(args, cwd=entry["directory"], capture_output=True, text=True)
+
+
+def main() -> int:
+    tree = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/ci").resolve()
+    commands = json.loads((tree / "compile_commands.json").read_text())
+    probes = tree / "layer_walls"
+    probes.mkdir(exist_ok=True)
+    failed = 0
+    for target, folder, own, above in WALLS:
+        marker = f"/{folder}/CMakeFiles/{target}.dir/"
+        entry = next((c for c in commands if marker in c.get("output", "") or marker in c.get("command", "")), None)
+        if entry is None:
+            print(f"{target}: no compile command in {tree} (configure and build first)", file=sys.stderr)
+            return 2
+        for header, must_compile in [(own, True)] + [(h, False) for h in above]:
+            probe = probes / f"{target}_{len(list(probes.iterdir()))}.cpp"
+            probe.write_text(include_line(header))
+            result = compile_probe(entry, probe)
+            name = header.strip("<>")
+            if must_compile:
+                ok = result.returncode == 0
+                what = "compiles" if ok else "does not compile:\n" + result.stderr[-2000:]
+            else:
+                missing = any(name in line and ("No such file" in line or "not found" in line)
+                              for line in result.stderr.splitlines())
+                ok = result.returncode != 0 and missing
+                what = "not found, as it should be" if ok else (
+                    "FOUND: the wall has a hole" if result.returncode == 0 else
+                    "fails for another reason:\n" + result.stderr[-2000:])
+            print(f"{target}: #include {header}: {what}")
+            failed += not ok
+            probe.unlink()
+    print(f"{failed} wall(s) broken" if failed else "every layer sees only itself and the layers below")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
