@@ -18,7 +18,6 @@ import sys
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 100
 TO_SPLIT = {
-    ("engine/src/io/attention_dump.cpp", "dump_from"): 156,
     ("engine/src/models/seq2seq.cpp", "decode"): 135,
     ("engine/src/models/config.cpp", "read_decoder"): 132,
     ("engine/src/glimpse/settings.cpp", "parse_gaussian_spec"): 131,
