@@ -18,7 +18,6 @@ import sys
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 100
 TO_SPLIT = {
-    ("engine/src/models/seq2seq.cpp", "decode"): 135,
     ("engine/src/models/config.cpp", "read_decoder"): 132,
     ("engine/src/glimpse/settings.cpp", "parse_gaussian_spec"): 131,
     ("engine/src/io/attention_dump_v2.cpp", "read_on_demand_layers"): 128,
@@ -26,7 +25,6 @@ TO_SPLIT = {
     ("engine/src/mechanisms/multi_head.cpp", "multi_head_attention_into"): 116,
     ("engine/src/io/session.cpp", "read_session"): 111,
     ("engine/src/models/transformer_run.cpp", "TransformerRunner::run_ids"): 104,
-    ("engine/src/models/seq2seq.cpp", "read_seq2seq_config"): 101,
 }
 
 
