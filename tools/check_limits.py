@@ -18,7 +18,6 @@ import sys
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 100
 TO_SPLIT = {
-    ("engine/src/mechanisms/multi_head.cpp", "multi_head_attention_into"): 116,
     ("engine/src/io/session.cpp", "read_session"): 111,
     ("engine/src/models/transformer_run.cpp", "TransformerRunner::run_ids"): 104,
 }
