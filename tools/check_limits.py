@@ -19,7 +19,6 @@ MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 100
 TO_SPLIT = {
     ("engine/src/io/session.cpp", "read_session"): 111,
-    ("engine/src/models/transformer_run.cpp", "TransformerRunner::run_ids"): 104,
 }
 
 
