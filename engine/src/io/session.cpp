@@ -649,7 +649,10 @@ std::string to_json(const Session& session) {
   return dump(j) + "\n";
 }
 
-Result<Session> read_session(std::string_view bytes, const std::string& name) {
+namespace {
+
+// The bytes as a JSON object: within the size, UTF-8, not nested too deep, valid JSON.
+Result<json> parse_session_json(std::string_view bytes, const std::string& name) {
   if (std::ssize(bytes) > kMaxSessionBytes) {
     return fail(
         ErrorKind::TooLarge,
@@ -675,33 +678,88 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
     return fail(detail::json_error_kind(e), "not valid JSON: " + detail::json_reason(e), name);
   }
   if (!root.is_object()) return fail(ErrorKind::Malformed, "is not a JSON object", name, 0);
+  return root;
+}
+
+// "format" names an AttnScope session and "version" one this reader knows.
+Result<void> check_format_version(Members& top, const std::string& name) {
+  std::string format;
+  if (!top.find("format")) return fail(ErrorKind::Malformed, "not an AttnScope session: no \"format\"", name, 0);
+  ATTN_TRY(top.text("format", kMaxSessionName, format));
+  if (format != kFormat) {
+    return top.error(ErrorKind::Unsupported, "format",
+                     "is " + detail::quote(format.substr(0, 64)) + ", not \"" + std::string(kFormat) + "\"");
+  }
+  const json* version = top.find("version");
+  if (!version) return fail(ErrorKind::Malformed, "no \"version\"", name, 0);
+  if (!version->is_number_integer()) {
+    return top.error(ErrorKind::Malformed, "version", "is " + Members::type(*version) + ", not a whole number");
+  }
+  if (version->is_number_unsigned() ? version->get<std::uint64_t>() > kVersion
+                                    : version->get<std::int64_t>() > kVersion) {
+    return top.error(
+        ErrorKind::Unsupported, "version",
+        "is " + version->dump() + "; this AttnScope reads sessions of version " + std::to_string(kVersion));
+  }
+  if (version->get<std::int64_t>() < 1) return top.error(ErrorKind::OutOfRange, "version", "is " + version->dump());
+  return {};
+}
+
+// "tabs": each tab's section (a missing one warned about, an unknown one too).
+Result<void> read_tab_sections(const Reader& reader, Members& top, Session& session) {
+  const json* tabs = nullptr;
+  ATTN_ASSIGN(tabs, top.object("tabs"));
+  std::vector<Error>& warnings = session.warnings;
+  for (const auto& [tab, key] : kTabKeys) {
+    const json* section = nullptr;
+    if (tabs) {
+      const auto it = tabs->find(std::string(key));
+      if (it != tabs->end()) section = &*it;
+    }
+    const std::string path = "tabs." + std::string(key);
+    if (!section) {
+      reader.warn(tabs ? "tabs" : "",
+                  "no " + detail::quote(key) + " section; " + std::string(tab_title(tab)) + " starts with its defaults",
+                  warnings);
+      continue;
+    }
+    if (!section->is_object()) {
+      return reader.error(ErrorKind::Malformed, path, "is " + Members::type(*section) + ", not an object");
+    }
+    switch (tab) {
+      case SessionTab::Alignment: ATTN_ASSIGN(session.alignment, read_alignment(reader, *section, warnings)); break;
+      case SessionTab::Caption: ATTN_ASSIGN(session.caption, read_caption(reader, *section, warnings)); break;
+      case SessionTab::Lab: ATTN_ASSIGN(session.lab, read_lab(reader, *section, warnings)); break;
+      case SessionTab::Glimpse: ATTN_ASSIGN(session.glimpse, read_glimpse(reader, *section, warnings)); break;
+      case SessionTab::Transformer:
+        ATTN_ASSIGN(session.transformer, read_transformer(reader, *section, warnings));
+        break;
+    }
+  }
+  if (tabs) {
+    for (const auto& [key, value] : tabs->items()) {
+      if (!session_tab_named(key)) {
+        reader.warn("tabs." + key,
+                    "unknown section " + detail::quote(key.substr(0, 64)) + " (a newer version's?); ignored", warnings);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Session> read_session(std::string_view bytes, const std::string& name) {
+  auto root = parse_session_json(bytes, name);
+  if (!root) return std::unexpected(root.error());
   const Positions positions = key_positions(bytes, name);
   if (positions.duplicate) return std::unexpected(*positions.duplicate);
   const Reader reader(positions, name);
 
   try {
     Session session;
-    Members top(reader, root, "");
-    std::string format;
-    if (!top.find("format")) return fail(ErrorKind::Malformed, "not an AttnScope session: no \"format\"", name, 0);
-    ATTN_TRY(top.text("format", kMaxSessionName, format));
-    if (format != kFormat) {
-      return top.error(ErrorKind::Unsupported, "format",
-                       "is " + detail::quote(format.substr(0, 64)) + ", not \"" + std::string(kFormat) + "\"");
-    }
-    const json* version = top.find("version");
-    if (!version) return fail(ErrorKind::Malformed, "no \"version\"", name, 0);
-    if (!version->is_number_integer()) {
-      return top.error(ErrorKind::Malformed, "version", "is " + Members::type(*version) + ", not a whole number");
-    }
-    if (version->is_number_unsigned() ? version->get<std::uint64_t>() > kVersion
-                                      : version->get<std::int64_t>() > kVersion) {
-      return top.error(
-          ErrorKind::Unsupported, "version",
-          "is " + version->dump() + "; this AttnScope reads sessions of version " + std::to_string(kVersion));
-    }
-    if (version->get<std::int64_t>() < 1) return top.error(ErrorKind::OutOfRange, "version", "is " + version->dump());
-
+    Members top(reader, *root, "");
+    ATTN_TRY(check_format_version(top, name));
     if (const json* tab = top.find("tab")) {
       std::string key;
       ATTN_TRY(top.string_value(*tab, "tab", kMaxSessionName, key, true, false));
@@ -713,47 +771,8 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
       }
       session.tab = *named;
     }
-
-    const json* tabs = nullptr;
-    ATTN_ASSIGN(tabs, top.object("tabs"));
-    std::vector<Error>& warnings = session.warnings;
-    for (const auto& [tab, key] : kTabKeys) {
-      const json* section = nullptr;
-      if (tabs) {
-        const auto it = tabs->find(std::string(key));
-        if (it != tabs->end()) section = &*it;
-      }
-      const std::string path = "tabs." + std::string(key);
-      if (!section) {
-        reader.warn(
-            tabs ? "tabs" : "",
-            "no " + detail::quote(key) + " section; " + std::string(tab_title(tab)) + " starts with its defaults",
-            warnings);
-        continue;
-      }
-      if (!section->is_object()) {
-        return reader.error(ErrorKind::Malformed, path, "is " + Members::type(*section) + ", not an object");
-      }
-      switch (tab) {
-        case SessionTab::Alignment: ATTN_ASSIGN(session.alignment, read_alignment(reader, *section, warnings)); break;
-        case SessionTab::Caption: ATTN_ASSIGN(session.caption, read_caption(reader, *section, warnings)); break;
-        case SessionTab::Lab: ATTN_ASSIGN(session.lab, read_lab(reader, *section, warnings)); break;
-        case SessionTab::Glimpse: ATTN_ASSIGN(session.glimpse, read_glimpse(reader, *section, warnings)); break;
-        case SessionTab::Transformer:
-          ATTN_ASSIGN(session.transformer, read_transformer(reader, *section, warnings));
-          break;
-      }
-    }
-    if (tabs) {
-      for (const auto& [key, value] : tabs->items()) {
-        if (!session_tab_named(key)) {
-          reader.warn("tabs." + key,
-                      "unknown section " + detail::quote(key.substr(0, 64)) + " (a newer version's?); ignored",
-                      warnings);
-        }
-      }
-    }
-    top.warn_unknown(warnings);
+    ATTN_TRY(read_tab_sections(reader, top, session));
+    top.warn_unknown(session.warnings);
     return session;
   } catch (const json::exception& e) {
     // Defensive: every access above checks its type first.
