@@ -12,11 +12,11 @@
 #include "attn/mechanisms/attention.h"
 #include "attn/mechanisms/normalise.h"
 #include "attn/models/classifier.h"
-#include "../text/unicode.h"
+#include "../../text/unicode.h"
 #include "beam_search.h"
 #include "layers.h"
 #include "seq2seq_impl.h"
-#include "../core/nonfinite.h"
+#include "../../core/nonfinite.h"
 
 #include <algorithm>
 #include <cmath>

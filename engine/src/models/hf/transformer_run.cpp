@@ -6,11 +6,11 @@
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
 #include "row_streams.h"
-#include "../core/nonfinite.h"
-#include "../core/try.h"
+#include "../../core/nonfinite.h"
+#include "../../core/try.h"
 
-#include "../mechanisms/exp_kernel.h"
-#include "../mechanisms/attention_tiles.h"
+#include "../../mechanisms/exp_kernel.h"
+#include "../../mechanisms/attention_tiles.h"
 
 #include <unsupported/Eigen/SpecialFunctions>
 

@@ -1,7 +1,7 @@
 #include "attn/models/config.h"
 
-#include "../core/json_config.h"
-#include "../core/try.h"
+#include "../../core/json_config.h"
+#include "../../core/try.h"
 
 #include <nlohmann/json.hpp>
 
