@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """The size limits of the code (issues 17 and 41): no .cpp file under ui/ or cli/ (but the main) over 700 lines,
-and no function in engine/, ui/, app/ or cli/ over 100 lines (signature to closing brace, lambdas inside counted with
-their function). The engine functions that were over the limit when the check came to engine/ are listed in
-TO_SPLIT with their length then: each may not grow, and leaves the list when it is split (a listed function that
-is gone or within the limit fails the check too, so the list only shrinks).
+and no function in engine/, ui/, app/ or cli/ over 100 lines (signature to closing brace, lambdas inside counted
+with their function), without exceptions.
 
     tools/check_limits.py [ROOT]     # prints every file and function over its limit; exit 1 if any
 
@@ -17,19 +15,6 @@ import sys
 
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 100
-TO_SPLIT = {
-    ("engine/src/lab/lab.cpp", "run_lab"): 351,
-    ("engine/src/io/safetensors.cpp", "read_layout"): 185,
-    ("engine/src/io/attention_dump.cpp", "dump_from"): 156,
-    ("engine/src/models/seq2seq.cpp", "decode"): 135,
-    ("engine/src/models/config.cpp", "read_decoder"): 132,
-    ("engine/src/glimpse/settings.cpp", "parse_gaussian_spec"): 131,
-    ("engine/src/io/attention_dump_v2.cpp", "read_on_demand_layers"): 128,
-    ("engine/src/text/byte_level_bpe.cpp", "build"): 117,
-    ("engine/src/mechanisms/multi_head.cpp", "multi_head_attention_into"): 116,
-    ("engine/src/models/transformer_run.cpp", "TransformerRunner::run_ids"): 104,
-    ("engine/src/models/seq2seq.cpp", "read_seq2seq_config"): 101,
-}
 
 
 def strip(text):
@@ -135,34 +120,20 @@ def main():
         count = path.read_text(encoding="utf-8").count("\n")
         if count > MAX_FILE_LINES:
             problems.append(f"{path.relative_to(root)}: {count} lines (at most {MAX_FILE_LINES})")
-    still_long = set()
     for folder in ("engine", "ui", "app", "cli"):
         for path in sorted((root / folder).rglob("*")):
             if path.suffix not in (".cpp", ".h"):
                 continue
             relative = path.relative_to(root).as_posix()
             for name, start, count in functions(path.read_text(encoding="utf-8")):
-                if count <= MAX_FUNCTION_LINES:
-                    continue
-                listed = TO_SPLIT.get((relative, name))
-                if listed is not None:
-                    still_long.add((relative, name))
-                    if count <= listed:
-                        continue
-                limit = f"at most {listed}, its length when listed in TO_SPLIT" if listed else f"at most {MAX_FUNCTION_LINES}"
-                problems.append(f"{relative}:{start}: {name} is {count} lines ({limit})")
-    for relative, name in sorted(set(TO_SPLIT) - still_long):
-        problems.append(f"{relative}: {name} is no longer over {MAX_FUNCTION_LINES} lines (or is gone): "
-                        "take it off TO_SPLIT in tools/check_limits.py")
-    if still_long:
-        print(f"{len(still_long)} engine functions still to split (TO_SPLIT in tools/check_limits.py)")
+                if count > MAX_FUNCTION_LINES:
+                    problems.append(f"{relative}:{start}: {name} is {count} lines (at most {MAX_FUNCTION_LINES})")
     for problem in problems:
         print(problem)
     if problems:
         print(f"{len(problems)} over the limits")
         return 1
-    print("every ui/ and cli/ .cpp is at most 700 lines and every function of engine/, ui/, app/ and cli/ at most 100"
-          " (but TO_SPLIT's)")
+    print("every ui/ and cli/ .cpp is at most 700 lines and every function of engine/, ui/, app/ and cli/ at most 100")
     return 0
 
 

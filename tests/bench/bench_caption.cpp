@@ -18,7 +18,7 @@
 #include "attn/random.h"
 #include "attn/vision/overlay.h"
 #include "attn/vision/scenes.h"
-#include "models/layers.h"
+#include "models/bundled/layers.h"
 
 #include "bench_models.h"
 #include "bench_threads.h"

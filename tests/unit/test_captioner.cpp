@@ -6,7 +6,7 @@
 #include "attn/models/captioner.h"
 #include "attn/models/seq2seq.h"
 #include "model_test_util.h"
-#include "models/layers.h"
+#include "models/bundled/layers.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

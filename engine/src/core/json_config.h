@@ -1,5 +1,5 @@
 // config.json as the model loaders read it (the transformer families in models/config.cpp, the demo
-// models in models/layers.cpp): the file read whole with a size cap, parsed as one JSON object whose
+// models in models/bundled/layers.cpp): the file read whole with a size cap, parsed as one JSON object whose
 // syntax errors name the byte and line, and typed reads of its top-level keys whose errors name the line
 // of the key. json_reason() serves every nlohmann error message (safetensors headers too). Not part of the
 // public API.

@@ -145,124 +145,129 @@ constexpr std::string_view kGaussianKeys =
     "u, ux, uy, cx, cy, d, dx, dy, s, sx, sy, N, Nx, Ny, gamma; or gx~, gy~, logsigma2, logdelta~, loggamma";
 constexpr std::array<std::string_view, 5> kPaperKeys{"gx~", "gy~", "logsigma2", "logdelta~", "loggamma"};
 
-}  // namespace
+// A key of the pixel parameterisation: one letter for both axes, or with x / y for one.
+struct PixelKey {
+  std::string_view key;
+  Slot<double> AxisSlots::*slot;
+  std::string_view quantity;
+  bool both, only_x;
+};
+constexpr std::array<PixelKey, 11> kPixelKeys{{
+    {"u", &AxisSlots::first, "the first centre", true, false},
+    {"ux", &AxisSlots::first, "the first centre", false, true},
+    {"uy", &AxisSlots::first, "the first centre", false, false},
+    {"cx", &AxisSlots::centre, "the window centre", false, true},
+    {"cy", &AxisSlots::centre, "the window centre", false, false},
+    {"d", &AxisSlots::stride, "the stride", true, false},
+    {"dx", &AxisSlots::stride, "the stride", false, true},
+    {"dy", &AxisSlots::stride, "the stride", false, false},
+    {"s", &AxisSlots::sigma, "sigma", true, false},
+    {"sx", &AxisSlots::sigma, "sigma", false, true},
+    {"sy", &AxisSlots::sigma, "sigma", false, false},
+}};
 
-Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, int height, const GaussianGlimpse& base) {
-  const std::string what = "--gaussian";
-  auto items = split_spec(spec, what);
-  if (!items) return std::unexpected(items.error());
-
+// What a --gaussian spec set, key by key: the pixel parameterisation's slots per axis (and gamma), or the
+// paper's five numbers; the filter counts go with either.
+struct GaussianKeys {
   AxisSlots x, y;
   Slot<double> gamma;
   std::array<std::optional<double>, 5> paper;
   const Item* first_pixel = nullptr;  // the first key of each parameterisation, to name in a mix-up
   const Item* first_paper = nullptr;
+};
 
-  for (const Item& item : *items) {
-    const std::string_view k = item.key;
-    const auto paper_index = std::find(kPaperKeys.begin(), kPaperKeys.end(), k) - kPaperKeys.begin();
-    const bool is_paper = paper_index < static_cast<std::ptrdiff_t>(kPaperKeys.size());
-    const bool is_count = k == "N" || k == "Nx" || k == "Ny";
-    if (is_count) {
-      const auto n = whole(item, 1, kMaxFilters, what);
-      if (!n) return std::unexpected(n.error());
-      std::optional<Error> e;
-      if (k != "Ny" && !e) e = set(x.n, *n, item, "the number of filters along x", what);
-      if (k != "Nx" && !e) e = set(y.n, *n, item, "the number of filters along y", what);
-      if (e) return std::unexpected(*e);
-      continue;
+// N, Nx or Ny: the number of filters along both axes or one.
+Result<void> read_filter_count(const Item& item, GaussianKeys& keys, const std::string& what) {
+  const auto n = whole(item, 1, kMaxFilters, what);
+  if (!n) return std::unexpected(n.error());
+  std::optional<Error> e;
+  if (item.key != "Ny" && !e) e = set(keys.x.n, *n, item, "the number of filters along x", what);
+  if (item.key != "Nx" && !e) e = set(keys.y.n, *n, item, "the number of filters along y", what);
+  if (e) return std::unexpected(*e);
+  return {};
+}
+
+// One of the paper's five keys (index into kPaperKeys).
+Result<void> read_paper_key(const Item& item, std::size_t index, GaussianKeys& keys, const std::string& what) {
+  if (keys.first_pixel) {
+    return fail(ErrorKind::Mismatch,
+                in_quotes(item.key) + " belongs to the paper's parameterisation and cannot be mixed with the pixel " +
+                    "one's " + in_quotes(keys.first_pixel->key),
+                what, item.key_at);
+  }
+  if (!keys.first_paper) keys.first_paper = &item;
+  const auto v = number(item, what);
+  if (!v) return std::unexpected(v.error());
+  keys.paper[index] = *v;
+  return {};
+}
+
+// A key of the pixel parameterisation (or gamma), set on the axes it names.
+Result<void> read_pixel_key(const Item& item, GaussianKeys& keys, const std::string& what) {
+  const std::string_view k = item.key;
+  const auto target = std::find_if(kPixelKeys.begin(), kPixelKeys.end(), [&](const PixelKey& t) { return t.key == k; });
+  if (target == kPixelKeys.end() && k != "gamma") {
+    return fail(ErrorKind::Malformed,
+                "unknown key " + in_quotes(k) + " (Gaussian keys: " + std::string(kGaussianKeys) + ")", what,
+                item.key_at);
+  }
+  if (keys.first_paper) {
+    return fail(ErrorKind::Mismatch,
+                in_quotes(k) + " belongs to the pixel parameterisation and cannot be mixed with the paper's " +
+                    in_quotes(keys.first_paper->key),
+                what, item.key_at);
+  }
+  if (!keys.first_pixel) keys.first_pixel = &item;
+  const auto v = number(item, what);
+  if (!v) return std::unexpected(v.error());
+  if (k == "gamma") {
+    keys.gamma.value = *v;
+    return {};
+  }
+  for (AxisSlots* axis : {&keys.x, &keys.y}) {
+    const bool is_x = axis == &keys.x;
+    if (!target->both && target->only_x != is_x) continue;
+    const std::string quantity = std::string(target->quantity) + " along " + (is_x ? "x" : "y");
+    // A first centre and a window centre are two ways to place the same axis.
+    const bool position = target->slot == &AxisSlots::first || target->slot == &AxisSlots::centre;
+    Slot<double>& other = target->slot == &AxisSlots::first ? axis->centre : axis->first;
+    if (position && other.by) {
+      return fail(
+          ErrorKind::Mismatch,
+          in_quotes(k) + " and " + in_quotes(other.by->key) + " both place the window along " + (is_x ? "x" : "y"),
+          what, item.key_at);
     }
-    if (is_paper) {
-      if (first_pixel) {
-        return fail(ErrorKind::Mismatch,
-                    in_quotes(k) + " belongs to the paper's parameterisation and cannot be mixed with the pixel " +
-                        "one's " + in_quotes(first_pixel->key),
-                    what, item.key_at);
-      }
-      if (!first_paper) first_paper = &item;
-      const auto v = number(item, what);
-      if (!v) return std::unexpected(v.error());
-      paper[static_cast<std::size_t>(paper_index)] = *v;
-      continue;
-    }
-    // The pixel parameterisation: one letter for both axes, or with x / y for one.
-    struct Target {
-      std::string_view key;
-      Slot<double> AxisSlots::*slot;
-      std::string_view quantity;
-      bool both, only_x;
-    };
-    static constexpr std::array<Target, 11> kTargets{{
-        {"u", &AxisSlots::first, "the first centre", true, false},
-        {"ux", &AxisSlots::first, "the first centre", false, true},
-        {"uy", &AxisSlots::first, "the first centre", false, false},
-        {"cx", &AxisSlots::centre, "the window centre", false, true},
-        {"cy", &AxisSlots::centre, "the window centre", false, false},
-        {"d", &AxisSlots::stride, "the stride", true, false},
-        {"dx", &AxisSlots::stride, "the stride", false, true},
-        {"dy", &AxisSlots::stride, "the stride", false, false},
-        {"s", &AxisSlots::sigma, "sigma", true, false},
-        {"sx", &AxisSlots::sigma, "sigma", false, true},
-        {"sy", &AxisSlots::sigma, "sigma", false, false},
-    }};
-    const auto target = std::find_if(kTargets.begin(), kTargets.end(), [&](const Target& t) { return t.key == k; });
-    if (target == kTargets.end() && k != "gamma") {
+    if (auto e = set(axis->*(target->slot), *v, item, quantity, what)) return std::unexpected(*e);
+  }
+  return {};
+}
+
+// The glimpse of the paper's parameterisation: all five keys, converted by from_draw.
+Result<GaussianGlimpse> from_paper_keys(const GaussianKeys& keys, int width, int height, const GaussianGlimpse& base,
+                                        const std::string& what) {
+  for (std::size_t i = 0; i < kPaperKeys.size(); ++i) {
+    if (!keys.paper[i]) {
       return fail(ErrorKind::Malformed,
-                  "unknown key " + in_quotes(k) + " (Gaussian keys: " + std::string(kGaussianKeys) + ")", what,
-                  item.key_at);
-    }
-    if (first_paper) {
-      return fail(ErrorKind::Mismatch,
-                  in_quotes(k) + " belongs to the pixel parameterisation and cannot be mixed with the paper's " +
-                      in_quotes(first_paper->key),
-                  what, item.key_at);
-    }
-    if (!first_pixel) first_pixel = &item;
-    const auto v = number(item, what);
-    if (!v) return std::unexpected(v.error());
-    if (k == "gamma") {
-      gamma.value = *v;
-      continue;
-    }
-    for (AxisSlots* axis : {&x, &y}) {
-      const bool is_x = axis == &x;
-      if (!target->both && target->only_x != is_x) continue;
-      const std::string quantity = std::string(target->quantity) + " along " + (is_x ? "x" : "y");
-      // A first centre and a window centre are two ways to place the same axis.
-      const bool position = target->slot == &AxisSlots::first || target->slot == &AxisSlots::centre;
-      Slot<double>& other = target->slot == &AxisSlots::first ? axis->centre : axis->first;
-      if (position && other.by) {
-        return fail(
-            ErrorKind::Mismatch,
-            in_quotes(k) + " and " + in_quotes(other.by->key) + " both place the window along " + (is_x ? "x" : "y"),
-            what, item.key_at);
-      }
-      if (auto e = set(axis->*(target->slot), *v, item, quantity, what)) return std::unexpected(*e);
+                  "the paper's parameterisation needs all five of gx~, gy~, logsigma2, logdelta~, loggamma; " +
+                      in_quotes(kPaperKeys[i]) + " is missing",
+                  what, keys.first_paper->key_at);
     }
   }
+  DrawParams p;
+  p.gx_tilde = *keys.paper[0];
+  p.gy_tilde = *keys.paper[1];
+  p.log_sigma2 = *keys.paper[2];
+  p.log_delta_tilde = *keys.paper[3];
+  p.log_gamma = *keys.paper[4];
+  p.nx = keys.x.n.value.value_or(base.x.n);
+  p.ny = keys.y.n.value.value_or(base.y.n);
+  return from_draw(p, width, height);
+}
 
-  if (first_paper) {
-    for (std::size_t i = 0; i < kPaperKeys.size(); ++i) {
-      if (!paper[i]) {
-        return fail(ErrorKind::Malformed,
-                    "the paper's parameterisation needs all five of gx~, gy~, logsigma2, logdelta~, loggamma; " +
-                        in_quotes(kPaperKeys[i]) + " is missing",
-                    what, first_paper->key_at);
-      }
-    }
-    DrawParams p;
-    p.gx_tilde = *paper[0];
-    p.gy_tilde = *paper[1];
-    p.log_sigma2 = *paper[2];
-    p.log_delta_tilde = *paper[3];
-    p.log_gamma = *paper[4];
-    p.nx = x.n.value.value_or(base.x.n);
-    p.ny = y.n.value.value_or(base.y.n);
-    return from_draw(p, width, height);
-  }
-
+// The base glimpse with the pixel keys given applied.
+GaussianGlimpse from_pixel_keys(const GaussianKeys& keys, const GaussianGlimpse& base) {
   GaussianGlimpse g = base;
-  for (auto [axis, from] : {std::pair{&x, &g.x}, std::pair{&y, &g.y}}) {
+  for (auto [axis, from] : {std::pair{&keys.x, &g.x}, std::pair{&keys.y, &g.y}}) {
     // With no position given the window keeps its centre, so "N=20" or "d=3" grows it in place.
     const double centre = from->centre();
     from->n = axis->n.value.value_or(from->n);
@@ -275,8 +280,33 @@ Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, in
       from->first = axis->centre.value.value_or(centre) - half;
     }
   }
-  g.gamma = gamma.value.value_or(g.gamma);
+  g.gamma = keys.gamma.value.value_or(g.gamma);
   return g;
+}
+
+}  // namespace
+
+Result<GaussianGlimpse> parse_gaussian_spec(std::string_view spec, int width, int height, const GaussianGlimpse& base) {
+  const std::string what = "--gaussian";
+  auto items = split_spec(spec, what);
+  if (!items) return std::unexpected(items.error());
+  GaussianKeys keys;
+  for (const Item& item : *items) {
+    const std::string_view k = item.key;
+    const auto paper_index =
+        static_cast<std::size_t>(std::find(kPaperKeys.begin(), kPaperKeys.end(), k) - kPaperKeys.begin());
+    Result<void> read;
+    if (k == "N" || k == "Nx" || k == "Ny") {
+      read = read_filter_count(item, keys, what);
+    } else if (paper_index < kPaperKeys.size()) {
+      read = read_paper_key(item, paper_index, keys, what);
+    } else {
+      read = read_pixel_key(item, keys, what);
+    }
+    if (!read) return std::unexpected(read.error());
+  }
+  if (keys.first_paper) return from_paper_keys(keys, width, height, base, what);
+  return from_pixel_keys(keys, base);
 }
 
 namespace {

@@ -231,12 +231,9 @@ bool is_attention_dump_name(const std::filesystem::path& path) {
 
 namespace {
 
-// Everything after the container's own checks: the metadata, the names and shapes of the maps. The file and
-// the in-memory reader share it, so fuzzing the one tests the other.
-Result<AttentionDump> dump_from(const SafeTensors& st) {
-  const std::string& file = st.name();
-  const auto& metadata = st.metadata();
-
+// "format" and "version", when given, name an attention dump this reader knows; true for a version-2
+// (on-demand) dump.
+Result<bool> read_format_version(const std::map<std::string, std::string>& metadata, const std::string& file) {
   if (const auto it = metadata.find("format"); it != metadata.end() && it->second != kDumpFormat) {
     return fail(
         ErrorKind::Unsupported,
@@ -250,13 +247,18 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
                     std::string(kDumpVersion) + " and " + std::string(kOnDemandVersion),
                 file, kHeaderOffset);
   }
+  return version != metadata.end() && version->second == kOnDemandVersion;
+}
+
+// The tokens and what comes with them: the cross-attention rows, the byte spans, the model's name, the ids.
+Result<void> read_token_lists(const std::map<std::string, std::string>& metadata, const std::string& file,
+                              AttentionDump& dump) {
   if (!metadata.contains("tokens")) {
     return fail(ErrorKind::Malformed,
                 "no \"tokens\" in the metadata: an attention dump lists its tokens in __metadata__ as a JSON array "
                 "of strings",
                 file, kHeaderOffset);
   }
-  AttentionDump dump;
   LayeredTrace& trace = dump.trace;
   auto tokens = string_list(metadata, "tokens", file);
   if (!tokens) return std::unexpected(tokens.error());
@@ -272,7 +274,145 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
   auto ids = id_list(metadata, trace.tokens.size(), file);
   if (!ids) return std::unexpected(ids.error());
   dump.ids = std::move(*ids);
-  if (version != metadata.end() && version->second == kOnDemandVersion) {
+  return {};
+}
+
+// The dimensions of one tensor of maps: [heads, rows, cols], [rows, cols] (one head) or [1, heads, rows, cols].
+struct MapShape {
+  std::int64_t heads = 1, rows = 0, cols = 0;
+};
+
+// The stage, layer and shape of an attn.<stage>.<layer> tensor, checked against the tokens of the metadata.
+Result<MapShape> read_map_shape(const SafeTensors& st, const TensorInfo& t, Stage stage, const LayeredTrace& trace) {
+  const auto bad = [&](ErrorKind kind, const std::string& why) {
+    return std::unexpected(st.error(t, kind, "tensor " + quote(t.name) + ": " + why));
+  };
+  if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64) {
+    return bad(ErrorKind::Unsupported,
+               "dtype " + std::string(to_string(t.dtype)) + "; attention maps are F32, F16, BF16 or F64");
+  }
+  const auto& s = t.shape;
+  MapShape shape;
+  if (s.size() == 2) {
+    shape.rows = s[0];
+    shape.cols = s[1];
+  } else if (s.size() == 3 || (s.size() == 4 && s[0] == 1)) {
+    shape.heads = s[s.size() - 3];
+    shape.rows = s[s.size() - 2];
+    shape.cols = s[s.size() - 1];
+  } else {
+    std::string dims;
+    for (const auto d : s) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    return bad(ErrorKind::Malformed,
+               "shape [" + dims + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
+  }
+  if (shape.heads < 1) return bad(ErrorKind::OutOfRange, std::to_string(shape.heads) + " heads");
+  if (shape.heads > kMaxHeads) {
+    return bad(ErrorKind::TooLarge,
+               std::to_string(shape.heads) + " heads; at most " + std::to_string(kMaxHeads) + " are read");
+  }
+  const bool cross = stage == Stage::Cross;
+  if (cross && trace.cross_rows.empty()) {
+    return bad(ErrorKind::Malformed, "cross attention needs its rows' tokens in the metadata as \"cross_rows\"");
+  }
+  const auto n_tokens = static_cast<std::int64_t>(trace.tokens.size());
+  const std::int64_t want_rows = cross ? static_cast<std::int64_t>(trace.cross_rows.size()) : n_tokens;
+  if (shape.rows != want_rows || shape.cols != n_tokens) {
+    return bad(ErrorKind::Mismatch, "maps of " + std::to_string(shape.rows) + " x " + std::to_string(shape.cols) +
+                                        " but the metadata lists " + std::to_string(want_rows) +
+                                        (cross ? " cross_rows" : " tokens") + " x " + std::to_string(n_tokens) +
+                                        " tokens");
+  }
+  return shape;
+}
+
+// The maps of one tensor. F32 and F16 maps are views of the mapped file, not copies: a 1 GiB dump costs the
+// pages a view reads. (safetensors aligns nothing; a tensor at an odd offset, and BF16 or F64, are converted.)
+Result<HeadStack> read_maps(const SafeTensors& st, const TensorInfo& t, const MapShape& shape) {
+  const auto bad = [&](ErrorKind kind, const std::string& why) {
+    return std::unexpected(st.error(t, kind, "tensor " + quote(t.name) + ": " + why));
+  };
+  const auto [heads, rows, cols] = shape;
+  const auto bytes = st.bytes(t);
+  const auto aligned = [&](std::size_t size) { return reinterpret_cast<std::uintptr_t>(bytes.data()) % size == 0; };
+  try {
+    if (t.dtype == DType::F32 && aligned(sizeof(float))) {
+      return HeadStack::view(static_cast<int>(heads), rows, cols, Precision::F32, st.keeper(), bytes.data());
+    }
+    if (t.dtype == DType::F16 && aligned(sizeof(Eigen::half))) {
+      return HeadStack::view(static_cast<int>(heads), rows, cols, Precision::F16, st.keeper(), bytes.data());
+    }
+    if (t.dtype == DType::F16) {
+      HeadStack maps(static_cast<int>(heads), rows, cols, Precision::F16);
+      if (!bytes.empty()) std::memcpy(maps.f16(0), bytes.data(), bytes.size());
+      return maps;
+    }
+    HeadStack maps(static_cast<int>(heads), rows, cols, Precision::F32);
+    const auto n = static_cast<std::size_t>(heads * rows * cols);
+    if (!convert_to_float(t.dtype, bytes, std::span<float>(maps.f32(0), n))) {
+      return bad(ErrorKind::Mismatch, "could not convert the data");
+    }
+    return maps;
+  } catch (const std::bad_alloc&) {
+    return bad(ErrorKind::TooLarge, "not enough memory for " + std::to_string(heads) + " maps of " +
+                                        std::to_string(rows) + " x " + std::to_string(cols));
+  }
+}
+
+// Warnings for weights no softmax gives: outside [0, 1], or not finite.
+void warn_about_weights(const std::string& file, const TensorInfo& t, const HeadStack& maps,
+                        std::vector<std::string>& warnings) {
+  if (const OutsideUnit outside = outside_unit(maps); outside.count > 0) {
+    warnings.push_back(file + ": " + t.name + " holds " + std::to_string(outside.count) + " weight" +
+                       (outside.count == 1 ? "" : "s") + " outside [0, 1] (from " + short_number(outside.lo) + " to " +
+                       short_number(outside.hi) +
+                       "): these are not attention probabilities (scores or logits?), and the colours show "
+                       "their range, not a distribution");
+  }
+  if (const std::int64_t bad = maps.nonfinite(); bad > 0) {
+    const auto cells = static_cast<std::int64_t>(maps.heads()) * maps.rows() * maps.cols();
+    warnings.push_back(file + ": " + t.name + " holds " + std::to_string(bad) + " non-finite weight" +
+                       (bad == 1 ? "" : "s") + " (NaN or infinite) of " + std::to_string(cells) +
+                       "; its maps are marked as not finite");
+  }
+}
+
+// One attn.<stage>.<layer> tensor of a version-1 dump, added to the dump's trace.
+Result<void> read_layer_tensor(const SafeTensors& st, const TensorInfo& t, AttentionDump& dump) {
+  const std::string_view rest = std::string_view(t.name).substr(kPrefix.size());
+  const auto dot = rest.find('.');
+  const auto stage = dot == std::string_view::npos ? std::nullopt : dump_stage(rest.substr(0, dot));
+  const auto layer = dot == std::string_view::npos ? std::nullopt : layer_number(rest.substr(dot + 1));
+  if (!stage || !layer) {
+    return std::unexpected(st.error(
+        t, ErrorKind::Malformed,
+        "tensor " + quote(t.name) +
+            ": an attention map is named attn.<stage>.<layer>, stage encoder, decoder or cross and layer 0, 1, ..."));
+  }
+  const auto shape = read_map_shape(st, t, *stage, dump.trace);
+  if (!shape) return std::unexpected(shape.error());
+  auto maps = read_maps(st, t, *shape);
+  if (!maps) return std::unexpected(maps.error());
+  warn_about_weights(st.name(), t, *maps, dump.warnings);
+  LayerAttention layer_maps;
+  layer_maps.stage = *stage;
+  layer_maps.layer = *layer;
+  layer_maps.maps = std::move(*maps);
+  dump.trace.layers.push_back(std::move(layer_maps));
+  return {};
+}
+
+// Everything after the container's own checks: the metadata, the names and shapes of the maps. The file and
+// the in-memory reader share it, so fuzzing the one tests the other.
+Result<AttentionDump> dump_from(const SafeTensors& st) {
+  const std::string& file = st.name();
+  const auto& metadata = st.metadata();
+  const auto on_demand = read_format_version(metadata, file);
+  if (!on_demand) return std::unexpected(on_demand.error());
+  AttentionDump dump;
+  if (auto read = read_token_lists(metadata, file, dump); !read) return std::unexpected(read.error());
+  LayeredTrace& trace = dump.trace;
+  if (*on_demand) {
     dump.version = 2;
     if (!trace.cross_rows.empty()) {
       return fail(ErrorKind::Unsupported, "a version-2 dump holds a decoder's self-attention; it has \"cross_rows\"",
@@ -281,100 +421,9 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
     if (auto read = dump_format::read_on_demand_layers(st, dump); !read) return std::unexpected(read.error());
     return dump;
   }
-
-  const auto n_tokens = static_cast<std::int64_t>(trace.tokens.size());
-  const auto n_cross = static_cast<std::int64_t>(trace.cross_rows.size());
   for (const TensorInfo& t : st.tensors()) {
     if (!t.name.starts_with(kPrefix)) continue;  // other tensors may ride along (e.g. logits)
-    const auto bad = [&](ErrorKind kind, const std::string& why) {
-      return std::unexpected(st.error(t, kind, "tensor " + quote(t.name) + ": " + why));
-    };
-    const std::string_view rest = std::string_view(t.name).substr(kPrefix.size());
-    const auto dot = rest.find('.');
-    const auto stage = dot == std::string_view::npos ? std::nullopt : dump_stage(rest.substr(0, dot));
-    const auto layer = dot == std::string_view::npos ? std::nullopt : layer_number(rest.substr(dot + 1));
-    if (!stage || !layer) {
-      return bad(ErrorKind::Malformed,
-                 "an attention map is named attn.<stage>.<layer>, stage encoder, decoder or cross and layer 0, 1, ...");
-    }
-    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64) {
-      return bad(ErrorKind::Unsupported,
-                 "dtype " + std::string(to_string(t.dtype)) + "; attention maps are F32, F16, BF16 or F64");
-    }
-    const auto& s = t.shape;
-    std::int64_t heads = 1, rows = 0, cols = 0;
-    if (s.size() == 2) {
-      rows = s[0];
-      cols = s[1];
-    } else if (s.size() == 3 || (s.size() == 4 && s[0] == 1)) {
-      heads = s[s.size() - 3];
-      rows = s[s.size() - 2];
-      cols = s[s.size() - 1];
-    } else {
-      std::string shape;
-      for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      return bad(
-          ErrorKind::Malformed,
-          "shape [" + shape + "]; an attention map is [heads, rows, cols], [rows, cols] or [1, heads, rows, cols]");
-    }
-    if (heads < 1) return bad(ErrorKind::OutOfRange, std::to_string(heads) + " heads");
-    if (heads > kMaxHeads) {
-      return bad(ErrorKind::TooLarge,
-                 std::to_string(heads) + " heads; at most " + std::to_string(kMaxHeads) + " are read");
-    }
-    const bool cross = *stage == Stage::Cross;
-    if (cross && trace.cross_rows.empty()) {
-      return bad(ErrorKind::Malformed, "cross attention needs its rows' tokens in the metadata as \"cross_rows\"");
-    }
-    const std::int64_t want_rows = cross ? n_cross : n_tokens;
-    if (rows != want_rows || cols != n_tokens) {
-      return bad(ErrorKind::Mismatch, "maps of " + std::to_string(rows) + " x " + std::to_string(cols) +
-                                          " but the metadata lists " + std::to_string(want_rows) +
-                                          (cross ? " cross_rows" : " tokens") + " x " + std::to_string(n_tokens) +
-                                          " tokens");
-    }
-
-    LayerAttention layer_maps;
-    layer_maps.stage = *stage;
-    layer_maps.layer = *layer;
-    const auto bytes = st.bytes(t);
-    // F32 and F16 maps are views of the mapped file, not copies: a 1 GiB dump costs the pages a view reads.
-    // (safetensors aligns nothing; a tensor at an odd offset, and BF16 or F64, are converted.)
-    const auto aligned = [&](std::size_t size) { return reinterpret_cast<std::uintptr_t>(bytes.data()) % size == 0; };
-    try {
-      if (t.dtype == DType::F32 && aligned(sizeof(float))) {
-        layer_maps.maps =
-            HeadStack::view(static_cast<int>(heads), rows, cols, Precision::F32, st.keeper(), bytes.data());
-      } else if (t.dtype == DType::F16 && aligned(sizeof(Eigen::half))) {
-        layer_maps.maps =
-            HeadStack::view(static_cast<int>(heads), rows, cols, Precision::F16, st.keeper(), bytes.data());
-      } else if (t.dtype == DType::F16) {
-        layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F16);
-        if (!bytes.empty()) std::memcpy(layer_maps.maps.f16(0), bytes.data(), bytes.size());
-      } else {
-        layer_maps.maps = HeadStack(static_cast<int>(heads), rows, cols, Precision::F32);
-        const auto n = static_cast<std::size_t>(heads * rows * cols);
-        if (!convert_to_float(t.dtype, bytes, std::span<float>(layer_maps.maps.f32(0), n))) {
-          return bad(ErrorKind::Mismatch, "could not convert the data");
-        }
-      }
-    } catch (const std::bad_alloc&) {
-      return bad(ErrorKind::TooLarge, "not enough memory for " + std::to_string(heads) + " maps of " +
-                                          std::to_string(rows) + " x " + std::to_string(cols));
-    }
-    if (const OutsideUnit outside = outside_unit(layer_maps.maps); outside.count > 0) {
-      dump.warnings.push_back(file + ": " + t.name + " holds " + std::to_string(outside.count) + " weight" +
-                              (outside.count == 1 ? "" : "s") + " outside [0, 1] (from " + short_number(outside.lo) +
-                              " to " + short_number(outside.hi) +
-                              "): these are not attention probabilities (scores or logits?), and the colours show "
-                              "their range, not a distribution");
-    }
-    if (const std::int64_t bad = layer_maps.maps.nonfinite(); bad > 0) {
-      dump.warnings.push_back(file + ": " + t.name + " holds " + std::to_string(bad) + " non-finite weight" +
-                              (bad == 1 ? "" : "s") + " (NaN or infinite) of " + std::to_string(heads * rows * cols) +
-                              "; its maps are marked as not finite");
-    }
-    trace.layers.push_back(std::move(layer_maps));
+    if (auto read = read_layer_tensor(st, t, dump); !read) return std::unexpected(read.error());
   }
   if (trace.layers.empty()) {
     return fail(ErrorKind::Malformed, "holds no attention maps (tensors named attn.<stage>.<layer>)", file,

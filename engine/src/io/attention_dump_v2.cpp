@@ -173,6 +173,163 @@ struct LazyChecks {
   }
 };
 
+// The overview's side for n tokens, and the number of tensors named "layer.", checked against the layout before
+// anything is looked up, so a layout claiming more than the file holds is refused at once.
+Result<void> check_layout_fits(const SafeTensors& st, const DumpLayout& L, Index n) {
+  const std::string& file = st.name();
+  const Index factor = L.overview_factor, side = (n + factor - 1) / factor;
+  if (side > 4 * kOverviewCells) {
+    return fail(ErrorKind::OutOfRange,
+                "metadata \"layout\": an overview factor of " + std::to_string(factor) + " gives overviews of " +
+                    with_commas(side) + " x " + with_commas(side) + " cells for " + with_commas(n) +
+                    " tokens (at most " + std::to_string(4 * kOverviewCells) + ")",
+                file, kDumpHeaderOffset);
+  }
+  // Every tensor of the layout, and nothing else named "layer.".
+  const std::int64_t per_layer = std::int64_t{5} * L.heads + L.kv_heads + 1;
+  std::int64_t named = 0;
+  for (const TensorInfo& t : st.tensors()) named += t.name.starts_with("layer.") ? 1 : 0;
+  if (named != per_layer * L.layers) {
+    return fail(ErrorKind::Mismatch,
+                "the layout (" + std::to_string(L.layers) + " layers of " + std::to_string(L.heads) + " heads over " +
+                    std::to_string(L.kv_heads) + " key heads) needs " + with_commas(per_layer * L.layers) +
+                    " tensors named layer.*; the file has " + with_commas(named),
+                file, kDumpHeaderOffset);
+  }
+  return {};
+}
+
+// The tensors of an opened version-2 dump, each looked up as the layout needs it: its dtype and shape, a
+// checksum for it, its alignment in the file.
+struct DumpTensors {
+  std::shared_ptr<LazyChecks> checks;  // its file's TensorInfos outlive the SafeTensors opened: the checks keep them
+  DumpLayout layout;
+  Index tokens = 0, overview_side = 0;
+
+  const SafeTensors& mapped() const { return checks->file; }
+  const float* floats(const TensorInfo* t) const { return reinterpret_cast<const float*>(mapped().bytes(*t).data()); }
+
+  Result<const TensorInfo*> find(const std::string& name, DType dtype, const std::vector<std::int64_t>& shape) const {
+    const SafeTensors& m = mapped();
+    const TensorInfo* t = m.find(name);
+    if (!t) {
+      return fail(ErrorKind::Malformed, "no tensor " + quote(name) + ", which the layout needs", m.name(),
+                  kDumpHeaderOffset);
+    }
+    if (t->dtype != dtype || t->shape != shape) {
+      return std::unexpected(m.error(*t, ErrorKind::Mismatch,
+                                     "tensor " + quote(name) + " is " + std::string(to_string(t->dtype)) + " " +
+                                         shape_text(t->shape) + "; the layout needs " + std::string(to_string(dtype)) +
+                                         " " + shape_text(shape)));
+    }
+    if (!checks->crc.contains(name)) {
+      return fail(ErrorKind::Malformed, "metadata \"crc32\" has no checksum for tensor " + quote(name), m.name(),
+                  kDumpHeaderOffset);
+    }
+    if (reinterpret_cast<std::uintptr_t>(m.bytes(*t).data()) % dtype_size(dtype) != 0) {
+      return std::unexpected(m.error(
+          *t, ErrorKind::Unsupported,
+          "tensor " + quote(name) + " is not aligned to " + std::to_string(dtype_size(dtype)) + " bytes in the file"));
+    }
+    return t;
+  }
+};
+
+// One layer as it is read: the memory it keeps, the tensors each head checks before it is read, its heads'
+// statistics (from the layer's table, checked when read).
+struct LayerParts {
+  OnDemandLayer::External ext;
+  std::vector<std::vector<const TensorInfo*>> lazy;  // per head
+  std::vector<const TensorInfo*> keys;               // per key group
+  const TensorInfo* stats_tensor = nullptr;
+  std::vector<double> table;  // heads x kStatsColumns
+  std::vector<StreamedHeadStats> stats;
+};
+
+// The keys of every group of layer l, and its statistics table (checked at once: it is small).
+Result<void> read_keys_and_stats(const DumpTensors& in, int l, LayerParts& parts) {
+  const DumpLayout& L = in.layout;
+  parts.keys.resize(static_cast<std::size_t>(L.kv_heads));
+  for (int g = 0; g < L.kv_heads; ++g) {
+    auto k = in.find(group_tensor(l, g), DType::F32, {in.tokens, L.head_dim});
+    if (!k) return std::unexpected(k.error());
+    parts.keys[static_cast<std::size_t>(g)] = *k;
+    parts.ext.keys.push_back(in.floats(*k));
+  }
+  auto stats_tensor = in.find(layer_tensor(l, "stats"), DType::F64, {L.heads, kStatsColumns});
+  if (!stats_tensor) return std::unexpected(stats_tensor.error());
+  if (auto ok = in.checks->check(**stats_tensor); !ok) return std::unexpected(ok.error());
+  parts.stats_tensor = *stats_tensor;
+  parts.table.resize(static_cast<std::size_t>(L.heads * kStatsColumns));
+  std::memcpy(parts.table.data(), in.mapped().bytes(**stats_tensor).data(), parts.table.size() * sizeof(double));
+  return {};
+}
+
+// Head h of layer l: its queries, softmax statistics, received attention and overview, and its row of the table.
+Result<void> read_head(const DumpTensors& in, int l, int h, LayerParts& parts) {
+  const DumpLayout& L = in.layout;
+  const Index n = in.tokens;
+  auto q = in.find(head_tensor(l, h, "queries"), DType::F32, {n, L.head_dim});
+  if (!q) return std::unexpected(q.error());
+  auto shift = in.find(head_tensor(l, h, "shift"), DType::F32, {n});
+  if (!shift) return std::unexpected(shift.error());
+  auto inv = in.find(head_tensor(l, h, "inv_sum"), DType::F32, {n});
+  if (!inv) return std::unexpected(inv.error());
+  auto received = in.find(head_tensor(l, h, "received"), DType::F32, {n});
+  if (!received) return std::unexpected(received.error());
+  auto overview = in.find(head_tensor(l, h, "overview"), DType::F16, {in.overview_side, in.overview_side});
+  if (!overview) return std::unexpected(overview.error());
+  for (const TensorInfo* t : {*received, *overview}) {
+    if (auto ok = in.checks->check(*t); !ok) return std::unexpected(ok.error());
+  }
+  parts.ext.queries.push_back(in.floats(*q));
+  parts.ext.shifts.push_back(in.floats(*shift));
+  parts.ext.inv_sums.push_back(in.floats(*inv));
+  parts.ext.overviews.push_back(reinterpret_cast<const Eigen::half*>(in.mapped().bytes(**overview).data()));
+  parts.lazy[static_cast<std::size_t>(h)] = {*q, *shift, *inv,
+                                             parts.keys[static_cast<std::size_t>(h / (L.heads / L.kv_heads))]};
+
+  StreamedHeadStats& s = parts.stats[static_cast<std::size_t>(h)];
+  const double* row = parts.table.data() + h * kStatsColumns;
+  s.entropy = row[0];
+  s.distance = row[1];
+  s.first_mass = row[2];
+  s.max_weight = static_cast<float>(row[3]);
+  if (row[4] != static_cast<double>(n)) {
+    return std::unexpected(in.mapped().error(*parts.stats_tensor, ErrorKind::Mismatch,
+                                             "tensor " + quote(parts.stats_tensor->name) + ": head " +
+                                                 std::to_string(h) + " counts " + json(row[4]).dump() + " rows for " +
+                                                 with_commas(n) + " tokens"));
+  }
+  s.rows = n;
+  s.received.assign(in.floats(*received), in.floats(*received) + n);
+  return {};
+}
+
+// Layer l over the mapped file, added to `layers`.
+Result<void> read_dump_layer(const DumpTensors& in, int l, std::vector<OnDemandLayer>& layers) {
+  const DumpLayout& L = in.layout;
+  LayerParts parts;
+  parts.ext.keeper = in.mapped().keeper();
+  parts.ext.overview_factor = L.overview_factor;
+  parts.ext.overview_side = in.overview_side;
+  parts.lazy.resize(static_cast<std::size_t>(L.heads));
+  parts.stats.resize(static_cast<std::size_t>(L.heads));
+  if (auto ok = read_keys_and_stats(in, l, parts); !ok) return ok;
+  for (int h = 0; h < L.heads; ++h) {
+    if (auto ok = read_head(in, l, h, parts); !ok) return ok;
+  }
+  parts.ext.check = [checks = in.checks, lazy = std::move(parts.lazy)](int head) -> Result<void> {
+    for (const TensorInfo* t : lazy[static_cast<std::size_t>(head)]) {
+      if (auto ok = checks->check(*t); !ok) return ok;
+    }
+    return {};
+  };
+  layers.emplace_back(L.heads, L.kv_heads, L.head_dim, in.tokens, L.causal, L.windows[static_cast<std::size_t>(l)],
+                      L.softcap, std::move(parts.ext), std::move(parts.stats));
+  return {};
+}
+
 }  // namespace
 
 Index dump_overview_factor(Index tokens) {
@@ -189,125 +346,18 @@ Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
   if (!layout) return std::unexpected(layout.error());
   auto crc = read_checksums(st.metadata(), file);
   if (!crc) return std::unexpected(crc.error());
-  const DumpLayout& L = *layout;
   const Index n = static_cast<Index>(dump.trace.tokens.size());
-  const Index factor = L.overview_factor, side = (n + factor - 1) / factor;
-  if (side > 4 * kOverviewCells) {
-    return fail(ErrorKind::OutOfRange,
-                "metadata \"layout\": an overview factor of " + std::to_string(factor) + " gives overviews of " +
-                    with_commas(side) + " x " + with_commas(side) + " cells for " + with_commas(n) +
-                    " tokens (at most " + std::to_string(4 * kOverviewCells) + ")",
-                file, kDumpHeaderOffset);
-  }
-  // Every tensor of the layout, and nothing else named "layer.": counted before anything is looked up, so a
-  // layout claiming more than the file holds is refused at once.
-  const std::int64_t per_layer = std::int64_t{5} * L.heads + L.kv_heads + 1;
-  std::int64_t named = 0;
-  for (const TensorInfo& t : st.tensors()) named += t.name.starts_with("layer.") ? 1 : 0;
-  if (named != per_layer * L.layers) {
-    return fail(ErrorKind::Mismatch,
-                "the layout (" + std::to_string(L.layers) + " layers of " + std::to_string(L.heads) + " heads over " +
-                    std::to_string(L.kv_heads) + " key heads) needs " + with_commas(per_layer * L.layers) +
-                    " tensors named layer.*; the file has " + with_commas(named),
-                file, kDumpHeaderOffset);
-  }
-  auto checks = std::make_shared<LazyChecks>();
-  checks->file = st;
-  checks->crc = std::move(*crc);
-  const SafeTensors& mapped = checks->file;  // its TensorInfos outlive `st`: the lazy checks keep them
-
-  const auto find = [&](const std::string& name, DType dtype,
-                        const std::vector<std::int64_t>& shape) -> Result<const TensorInfo*> {
-    const TensorInfo* t = mapped.find(name);
-    if (!t) {
-      return fail(ErrorKind::Malformed, "no tensor " + quote(name) + ", which the layout needs", file,
-                  kDumpHeaderOffset);
-    }
-    if (t->dtype != dtype || t->shape != shape) {
-      return std::unexpected(mapped.error(*t, ErrorKind::Mismatch,
-                                          "tensor " + quote(name) + " is " + std::string(to_string(t->dtype)) + " " +
-                                              shape_text(t->shape) + "; the layout needs " +
-                                              std::string(to_string(dtype)) + " " + shape_text(shape)));
-    }
-    if (!checks->crc.contains(name)) {
-      return fail(ErrorKind::Malformed, "metadata \"crc32\" has no checksum for tensor " + quote(name), file,
-                  kDumpHeaderOffset);
-    }
-    if (reinterpret_cast<std::uintptr_t>(mapped.bytes(*t).data()) % dtype_size(dtype) != 0) {
-      return std::unexpected(mapped.error(
-          *t, ErrorKind::Unsupported,
-          "tensor " + quote(name) + " is not aligned to " + std::to_string(dtype_size(dtype)) + " bytes in the file"));
-    }
-    return t;
-  };
-  const auto floats = [&](const TensorInfo* t) { return reinterpret_cast<const float*>(mapped.bytes(*t).data()); };
-
-  dump.on_demand.reserve(static_cast<std::size_t>(L.layers));
-  for (int l = 0; l < L.layers; ++l) {
-    OnDemandLayer::External ext;
-    ext.keeper = mapped.keeper();
-    ext.overview_factor = factor;
-    ext.overview_side = side;
-    // Per head and group: the lazily checked tensors.
-    std::vector<std::vector<const TensorInfo*>> lazy(static_cast<std::size_t>(L.heads));
-    std::vector<const TensorInfo*> keys(static_cast<std::size_t>(L.kv_heads));
-    for (int g = 0; g < L.kv_heads; ++g) {
-      auto k = find(group_tensor(l, g), DType::F32, {n, L.head_dim});
-      if (!k) return std::unexpected(k.error());
-      keys[static_cast<std::size_t>(g)] = *k;
-      ext.keys.push_back(floats(*k));
-    }
-    auto stats_tensor = find(layer_tensor(l, "stats"), DType::F64, {L.heads, kStatsColumns});
-    if (!stats_tensor) return std::unexpected(stats_tensor.error());
-    if (auto ok = checks->check(**stats_tensor); !ok) return std::unexpected(ok.error());
-    std::vector<double> table(static_cast<std::size_t>(L.heads * kStatsColumns));
-    std::memcpy(table.data(), mapped.bytes(**stats_tensor).data(), table.size() * sizeof(double));
-
-    std::vector<StreamedHeadStats> stats(static_cast<std::size_t>(L.heads));
-    for (int h = 0; h < L.heads; ++h) {
-      auto q = find(head_tensor(l, h, "queries"), DType::F32, {n, L.head_dim});
-      if (!q) return std::unexpected(q.error());
-      auto shift = find(head_tensor(l, h, "shift"), DType::F32, {n});
-      if (!shift) return std::unexpected(shift.error());
-      auto inv = find(head_tensor(l, h, "inv_sum"), DType::F32, {n});
-      if (!inv) return std::unexpected(inv.error());
-      auto received = find(head_tensor(l, h, "received"), DType::F32, {n});
-      if (!received) return std::unexpected(received.error());
-      auto overview = find(head_tensor(l, h, "overview"), DType::F16, {side, side});
-      if (!overview) return std::unexpected(overview.error());
-      for (const TensorInfo* t : {*received, *overview}) {
-        if (auto ok = checks->check(*t); !ok) return std::unexpected(ok.error());
-      }
-      ext.queries.push_back(floats(*q));
-      ext.shifts.push_back(floats(*shift));
-      ext.inv_sums.push_back(floats(*inv));
-      ext.overviews.push_back(reinterpret_cast<const Eigen::half*>(mapped.bytes(**overview).data()));
-      lazy[static_cast<std::size_t>(h)] = {*q, *shift, *inv,
-                                           keys[static_cast<std::size_t>(h / (L.heads / L.kv_heads))]};
-
-      StreamedHeadStats& s = stats[static_cast<std::size_t>(h)];
-      const double* row = table.data() + h * kStatsColumns;
-      s.entropy = row[0];
-      s.distance = row[1];
-      s.first_mass = row[2];
-      s.max_weight = static_cast<float>(row[3]);
-      if (row[4] != static_cast<double>(n)) {
-        return std::unexpected(mapped.error(**stats_tensor, ErrorKind::Mismatch,
-                                            "tensor " + quote((*stats_tensor)->name) + ": head " + std::to_string(h) +
-                                                " counts " + json(row[4]).dump() + " rows for " + with_commas(n) +
-                                                " tokens"));
-      }
-      s.rows = n;
-      s.received.assign(floats(*received), floats(*received) + n);
-    }
-    ext.check = [checks, lazy = std::move(lazy)](int head) -> Result<void> {
-      for (const TensorInfo* t : lazy[static_cast<std::size_t>(head)]) {
-        if (auto ok = checks->check(*t); !ok) return ok;
-      }
-      return {};
-    };
-    dump.on_demand.emplace_back(L.heads, L.kv_heads, L.head_dim, n, L.causal, L.windows[static_cast<std::size_t>(l)],
-                                L.softcap, std::move(ext), std::move(stats));
+  if (auto ok = check_layout_fits(st, *layout, n); !ok) return ok;
+  DumpTensors in;
+  in.checks = std::make_shared<LazyChecks>();
+  in.checks->file = st;
+  in.checks->crc = std::move(*crc);
+  in.layout = std::move(*layout);
+  in.tokens = n;
+  in.overview_side = (n + in.layout.overview_factor - 1) / in.layout.overview_factor;
+  dump.on_demand.reserve(static_cast<std::size_t>(in.layout.layers));
+  for (int l = 0; l < in.layout.layers; ++l) {
+    if (auto ok = read_dump_layer(in, l, dump.on_demand); !ok) return ok;
   }
   return {};
 }

@@ -227,8 +227,8 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
   return info;
 }
 
-// The reference's read_metadata and Metadata::validate, with every refusal naming its byte.
-Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
+// The header's length from the first 8 bytes (little-endian), checked against the limit and the file's size.
+Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t size, const std::string& file) {
   const auto total = static_cast<std::int64_t>(size);
   if (size == 0) {
     return fail(ErrorKind::Truncated, "the file is empty; a safetensors file begins with an 8-byte header length", file,
@@ -267,16 +267,18 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
         "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) + " bytes)",
         file, 0);
   }
-  Layout layout;
-  layout.data_start = 8 + static_cast<std::int64_t>(n);
-  const std::string_view text(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(n));
+  return n;
+}
+
+// The header's text (the bytes after the length) parsed: UTF-8 as the reference judges it, no byte-order mark,
+// a JSON object.
+Result<json> parse_header(std::string_view text, const std::string& file) {
   if (const auto bad = invalid_utf8_at(text); bad != std::string_view::npos) {
     return fail(
         ErrorKind::Encoding,
         "the header is not valid UTF-8 (byte value " + std::to_string(static_cast<unsigned char>(text[bad])) + ")",
         file, 8 + static_cast<std::int64_t>(bad));
   }
-
   // nlohmann skips a byte-order mark; the reference reader (serde_json) refuses one, and so does this.
   if (text.starts_with("\xEF\xBB\xBF")) {
     return fail(ErrorKind::Malformed,
@@ -292,14 +294,17 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     e.reason = "the header is " + e.reason;
     return std::unexpected(std::move(e));
   }
-  json header = std::move(*parsed);
-  if (!header.is_object()) {
-    return fail(ErrorKind::Malformed, "the header is " + std::string(header.type_name()) + ", not a JSON object", file,
+  if (!parsed->is_object()) {
+    return fail(ErrorKind::Malformed, "the header is " + std::string(parsed->type_name()) + ", not a JSON object", file,
                 8);
   }
+  return std::move(*parsed);
+}
 
-  // nlohmann keeps the last of two equal keys; the reference's map would too, silently. Refused here.
-  const auto keys = detail::top_level_keys(text);
+// nlohmann keeps the last of two equal keys; the reference's map would too, silently. Refused here, at the
+// top level and inside each entry ("dtype" given twice: the last would win), as the reference refuses them.
+Result<void> refuse_duplicate_keys(std::string_view text, const std::vector<detail::JsonKey>& keys,
+                                   const std::string& file) {
   std::unordered_map<std::string_view, std::int64_t> first_at;
   for (const auto& key : keys) {
     const std::int64_t at = 8 + key.offset;
@@ -310,57 +315,67 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
                   what + " appears twice in the header (first at byte " + std::to_string(seen->second) + ")", file, at);
     }
   }
-
-  // The same inside each entry ("dtype" given twice: the last would win), as the reference refuses it.
-  {
-    std::map<std::pair<std::int64_t, std::string_view>, std::int64_t> entry_first_at;
-    for (const auto& key : detail::object_keys(text, 2)) {
-      const auto [seen, inserted] =
-          entry_first_at.emplace(std::pair{key.object, std::string_view(key.name)}, key.offset);
-      if (inserted) continue;
-      // The entry is the value of the last top-level key before its opening brace.
-      std::string entry;
-      for (const auto& top : keys) {
-        if (top.offset < key.object) entry = top.name;
-      }
-      const std::string what = entry == "__metadata__" ? quote(entry) : "tensor " + quote(entry);
-      return fail(
-          ErrorKind::Malformed,
-          what + " gives " + quote(key.name) + " twice (first at byte " + std::to_string(8 + seen->second) + ")", file,
-          8 + key.offset);
+  std::map<std::pair<std::int64_t, std::string_view>, std::int64_t> entry_first_at;
+  for (const auto& key : detail::object_keys(text, 2)) {
+    const auto [seen, inserted] = entry_first_at.emplace(std::pair{key.object, std::string_view(key.name)}, key.offset);
+    if (inserted) continue;
+    // The entry is the value of the last top-level key before its opening brace.
+    std::string entry;
+    for (const auto& top : keys) {
+      if (top.offset < key.object) entry = top.name;
     }
+    const std::string what = entry == "__metadata__" ? quote(entry) : "tensor " + quote(entry);
+    return fail(ErrorKind::Malformed,
+                what + " gives " + quote(key.name) + " twice (first at byte " + std::to_string(8 + seen->second) + ")",
+                file, 8 + key.offset);
   }
+  return {};
+}
 
+// "__metadata__", an object of strings (or null, as the reference's Option), into the layout.
+Result<void> read_metadata(const json& value, const std::string& file, std::int64_t at, Layout& layout) {
+  if (value.is_null()) return {};
+  if (!value.is_object()) {
+    return fail(ErrorKind::Malformed,
+                "\"__metadata__\" is " + std::string(value.type_name()) + ", not an object of strings", file, at);
+  }
+  for (const auto& [k, v] : value.items()) {
+    if (!v.is_string()) {
+      return fail(ErrorKind::Malformed,
+                  "\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) + ", not a string", file,
+                  at);
+    }
+    layout.metadata[k] = v.get<std::string>();
+  }
+  return {};
+}
+
+// Every key of the header, in text order: the metadata and one TensorInfo per tensor.
+Result<void> read_entries(const json& header, const std::vector<detail::JsonKey>& keys, const std::string& file,
+                          Layout& layout) {
+  bool has_metadata = false;
   for (const auto& key : keys) {
     const std::int64_t at = 8 + key.offset;
+    has_metadata = has_metadata || key.name == "__metadata__";
     const auto found = header.find(key.name);
     if (found == header.end()) continue;  // cannot happen: the scan and the parser agree on valid JSON
     if (key.name == "__metadata__") {
-      if (found->is_null()) continue;  // as the reference's Option
-      if (!found->is_object()) {
-        return fail(ErrorKind::Malformed,
-                    "\"__metadata__\" is " + std::string(found->type_name()) + ", not an object of strings", file, at);
-      }
-      for (const auto& [k, v] : found->items()) {
-        if (!v.is_string()) {
-          return fail(ErrorKind::Malformed,
-                      "\"__metadata__\" entry " + quote(k) + " is " + std::string(v.type_name()) + ", not a string",
-                      file, at);
-        }
-        layout.metadata[k] = v.get<std::string>();
-      }
+      if (auto ok = read_metadata(*found, file, at, layout); !ok) return ok;
       continue;
     }
     auto info = read_entry(key.name, *found, file, at);
     if (!info) return std::unexpected(info.error());
     layout.tensors.push_back(std::move(*info));
   }
-  if (layout.tensors.size() + (first_at.contains("__metadata__") ? 1 : 0) != header.size()) {
+  if (layout.tensors.size() + (has_metadata ? 1 : 0) != header.size()) {
     return fail(ErrorKind::Malformed, "the header's keys could not all be located", file,
                 8);  // defensive: scanner and parser disagree
   }
+  return {};
+}
 
-  // Sorted by offsets (as the reference sorts), the tensors must tile the data section from 0.
+// Sorted by offsets (as the reference sorts), the tensors must tile the data section from 0 to the file's end.
+Result<void> check_tiling(Layout& layout, std::int64_t total, const std::string& file) {
   auto& tensors = layout.tensors;
   std::stable_sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
@@ -386,7 +401,6 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
     expected = t.end;
     previous = &t;
   }
-
   const std::int64_t data_size = total - layout.data_start;
   if (expected > data_size) {
     for (const TensorInfo& t : tensors) {
@@ -411,6 +425,22 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
                     std::to_string(layout.data_start + expected) + ", but " + extra + " follow it",
                 file, layout.data_start + expected);
   }
+  return {};
+}
+
+// The reference's read_metadata and Metadata::validate, with every refusal naming its byte.
+Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
+  const auto n = read_header_length(data, size, file);
+  if (!n) return std::unexpected(n.error());
+  Layout layout;
+  layout.data_start = 8 + static_cast<std::int64_t>(*n);
+  const std::string_view text(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(*n));
+  const auto header = parse_header(text, file);
+  if (!header) return std::unexpected(header.error());
+  const auto keys = detail::top_level_keys(text);
+  if (auto ok = refuse_duplicate_keys(text, keys, file); !ok) return std::unexpected(ok.error());
+  if (auto ok = read_entries(*header, keys, file, layout); !ok) return std::unexpected(ok.error());
+  if (auto ok = check_tiling(layout, static_cast<std::int64_t>(size), file); !ok) return std::unexpected(ok.error());
   return layout;
 }
 

@@ -385,29 +385,6 @@ std::string short_sentence(const std::vector<WordToken>& words, std::size_t inde
   return s;
 }
 
-void run_reformer(const Matrix& xs, const LabParams& p, std::uint64_t seed, const TraceTag& self_tag, LabResult& r) {
-  const ReformerParams rp{.buckets = p.buckets, .chunk = p.chunk, .hashes = p.hashes, .full = true};
-  const ReformerResult res =
-      reformer_attention(xs, random_reformer_weights(xs.cols(), p.buckets, p.hashes, seed), rp, self_tag);
-  const Index n = xs.rows();
-  // What each query sees: at most 2m keys per round, against n for full attention.
-  const double seen = static_cast<double>((res.weights.array() > 0.0f).count()) / static_cast<double>(n * n);
-  Index worst = 0;
-  res.missed.maxCoeff(&worst);
-  r.notes.push_back("attention mass LSH misses (full attention's mass on keys no round showed the query): mean " +
-                    fmt("%.3f", res.missed.mean()) + ", most \"" + r.source_tokens[static_cast<std::size_t>(worst)] +
-                    "\" " + fmt("%.3f", res.missed(worst)) +
-                    " \u00b7 cells with weight: " + fmt("%.1f%%", 100.0 * seen));
-  for (std::size_t k = 0; k < res.rounds.size() && n <= 64; ++k) {
-    std::string line = "round " + std::to_string(k + 1) + " buckets:";
-    for (const Index i : res.rounds[k].order) {
-      line += " " + r.source_tokens[static_cast<std::size_t>(i)] + "=" +
-              std::to_string(res.rounds[k].buckets[static_cast<std::size_t>(i)]);
-    }
-    r.notes.push_back(line);
-  }
-}
-
 // The shuffle demonstration: pooling on the words in a seeded random order, with the positions asked for
 // (sinusoidal when none) and without any. Without positions the pooled vector is the same (a weighted sum
 // over a set); with them it is not. Shuffled maps are put back in the sentence's order to compare cell by cell.
@@ -572,354 +549,521 @@ const PositionKind* find_positions(std::string_view key) {
   return nullptr;
 }
 
+namespace {
+
+// The two sentences a run reads, as words: the source (with its target markup removed, for the mechanisms
+// that read a target) and the query (empty for the mechanisms that read none), with the truncation warnings.
+struct LabSentences {
+  std::optional<TargetMarkup> markup;
+  std::vector<WordToken> source;
+  std::vector<WordToken> query;
+  std::vector<std::string> warnings;
+};
+
+Result<LabSentences> read_sentences(const LabRequest& request, const MechanismInfo& mi) {
+  LabSentences out;
+  if (mi.uses_target) {
+    auto parsed = parse_target_markup(request.source, "source");
+    if (!parsed) return std::unexpected(parsed.error());
+    out.markup = std::move(*parsed);
+  }
+  auto source = tokens_of(out.markup ? out.markup->text : request.source, "source", max_tokens(mi.id), out.warnings);
+  if (!source) return std::unexpected(source.error());
+  out.source = std::move(*source);
+  if (mi.uses_query) {
+    auto q = tokens_of(request.query, "query", kMaxTokens, out.warnings);
+    if (!q) return std::unexpected(q.error());
+    out.query = std::move(*q);
+  }
+  return out;
+}
+
+// What every mechanism's runner reads: the request, the sentences embedded, the seed of its random
+// weights and the tags that label its maps (their labels point into the LabResult being filled).
+struct LabInputs {
+  const LabRequest& request;
+  const LabParams& p;
+  const LabSentences& sentences;
+  const NgramEmbedding& embedding;
+  const Matrix& xs;  // the source, one row per word
+  const Matrix& xq;  // the query, one row per word (empty when the mechanism reads none)
+  std::uint64_t seed;
+  GlobalParams gp;
+  TraceTag tag;       // query rows over source columns
+  TraceTag self_tag;  // source over source, named "tokens"
+  Index d() const { return p.dim; }
+  ScoreWeights score_weights() const { return random_score_weights(p.score, d(), d(), d(), seed); }
+};
+
+// Runs one mechanism (or a family of them) on the inputs, recording its maps and notes into the result.
+using MechanismRunner = Result<void> (*)(const LabInputs&, LabResult&);
+
+Result<void> run_global(const LabInputs& in, LabResult&) {
+  global_attention(in.xq, in.xs, in.xs, in.score_weights(), in.gp, {}, in.tag);
+  return {};
+}
+
+Result<void> run_local(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const LocalKind kind = p.mechanism == Mechanism::LocalMonotonic ? LocalKind::Monotonic : LocalKind::Predictive;
+  LocalParams lp = local_defaults(kind);
+  lp.score = p.score;
+  lp.temperature = p.temperature;
+  lp.window = p.window;
+  lp.sigma = p.sigma;
+  const LocalResult lr = local_attention(in.xq, in.xs, in.xs, in.score_weights(),
+                                         random_local_weights(in.d(), in.d(), in.seed), lp, in.tag);
+  std::string pos = "p_t:";
+  for (Index t = 0; t < lr.positions.size(); ++t) pos += " " + fmt("%.2f", lr.positions(t));
+  r.notes.push_back(pos);
+  r.notes.push_back("sigma = " + fmt("%.3g", lp.sigma > 0 ? lp.sigma : p.window / 2.0) +
+                    (lp.gaussian ? " (Gaussian applied)" : " (window only, as in the paper)"));
+  return {};
+}
+
+Result<void> run_location(const LabInputs& in, LabResult& r) {
+  // W_a has one row per source position: this mechanism cannot look at the source's content.
+  const Matrix Wa = random_normal(in.xs.rows(), in.d(), in.seed, 1.0f / std::sqrt(static_cast<float>(in.d())));
+  location_attention(in.xq, in.xs, Wa, in.gp, in.tag);
+  r.notes.emplace_back("location scores ignore the source words: only their positions matter");
+  return {};
+}
+
+Result<void> run_hard(const LabInputs& in, LabResult&) {
+  const HardMode mode = in.p.mechanism == Mechanism::HardArgmax ? HardMode::Argmax : HardMode::Sample;
+  hard_attention(in.xq, in.xs, in.xs, in.score_weights(), in.gp, mode, mix_seed(in.p.seed, 3), in.tag);
+  return {};
+}
+
+Result<void> run_gated(const LabInputs& in, LabResult& r) {
+  const GateWeights gate{
+      random_normal(in.d(), 1, mix_seed(in.seed, 4), 1.0f / std::sqrt(static_cast<float>(in.d()))).col(0), 0.0f};
+  const GatedResult g = gated_attention(in.xq, in.xs, in.xs, in.score_weights(), in.gp, gate, in.tag);
+  std::string betas = "beta:";
+  for (Index t = 0; t < g.beta.size(); ++t)
+    betas += " " + r.query_tokens[static_cast<std::size_t>(t)] + "=" + fmt("%.2f", g.beta(t));
+  r.notes.push_back(betas);
+  return {};
+}
+
+// Self-attention is multi-head attention with one head (its map then names no head).
+Result<void> run_self_attention(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const int heads = p.mechanism == Mechanism::SelfAttention ? 1 : p.heads;
+  const MultiHeadWeights w = lab_projections(in.d(), heads, in.seed);
+  MultiHeadParams mp;
+  mp.causal = p.causal;
+  mp.temperature = p.temperature;
+  mp.normaliser = p.normaliser;
+  const TraceTag t = in.self_tag.named("self-attention");
+  multi_head_attention(in.xs, in.xs, w, mp, {}, t);
+  if (heads == 1) r.trace.maps().back().head = -1;
+  return {};
+}
+
+Result<void> run_pooling(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const int heads = p.mechanism == Mechanism::Pooling ? 1 : p.heads;
+  const PoolingWeights w = random_pooling_weights(in.d(), in.d(), heads, in.xs.rows(), in.seed);
+  const PoolingParams pp{p.positions, p.temperature, p.normaliser};
+  Labels rows;
+  for (int h = 0; h < heads; ++h) rows.push_back(heads == 1 ? "pool" : "head " + std::to_string(h));
+  r.query_tokens = rows;
+  const PoolingResult res =
+      attention_pooling(in.xs, w, pp, in.tag.named("pooling weights").with_axes("heads", "tokens"));
+  if (p.shuffle) compare_shuffled(in.xs, w, pp, res, mix_seed(p.seed, 5), in.tag, r);
+  return {};
+}
+
+Result<void> run_multi_hop(const LabInputs& in, LabResult&) {
+  MultiHopParams mp;
+  mp.hops = in.p.hops;
+  mp.attention = in.gp;
+  multi_hop_attention(in.xq, in.xs, in.score_weights(), {}, mp, in.tag);
+  return {};
+}
+
+Result<void> run_hierarchical(const LabInputs& in, LabResult& r) {
+  const auto sentences = split_sentences(in.sentences.source, in.request.source);
+  std::vector<Matrix> xsent;
+  for (const auto& s : sentences) xsent.push_back(in.embedding.embed(views(s)));
+  const PoolingParams pp{PositionKind::None, in.p.temperature, in.p.normaliser};
+  const auto res = hierarchical_attention(xsent, random_hierarchical_weights(in.d(), in.d(), in.seed), pp, in.tag);
+  // The engine recorded one map per sentence, then the sentence map: give them their axes.
+  auto& maps = r.trace.maps();
+  Labels sentence_labels;
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    sentence_labels.push_back(short_sentence(sentences[i], i));
+    maps[m].row_labels = {"sentence " + std::to_string(i)};
+    maps[m].col_labels = texts(sentences[i]);
+    maps[m].row_axis = "";
+    maps[m].col_axis = "words";
+    maps[m].col_spans = spans(sentences[i]);
+    ++m;
+  }
+  maps[m].row_labels = {"document"};
+  maps[m].col_labels = sentence_labels;
+  maps[m].row_axis = "";
+  maps[m].col_axis = "sentences";
+  std::string sw = "sentence weights:";
+  for (Index i = 0; i < res.sentence_weights.size(); ++i) sw += " " + fmt("%.3f", res.sentence_weights(i));
+  r.notes.push_back(sw);
+  return {};
+}
+
+Result<void> run_attention_over_attention(const LabInputs& in, LabResult& r) {
+  const TraceTag t = in.tag.with_labels(&r.source_tokens, &r.query_tokens).with_axes("document", "query");
+  const AoAResult res = attention_over_attention(in.xs, in.xq, t);
+  r.trace.maps().back().row_labels = {"s"};
+  r.trace.maps().back().col_labels = r.source_tokens;
+  r.trace.maps().back().row_axis = "";
+  r.trace.maps().back().col_axis = "document";
+  Index best = 0;
+  res.s.maxCoeff(&best);
+  r.notes.push_back("highest s: \"" + r.source_tokens[static_cast<std::size_t>(best)] + "\" (" +
+                    fmt("%.3f", res.s(best)) + ")");
+  return {};
+}
+
+// One row label per class, "<word> 1" to "<word> n".
+Labels class_rows(int classes, const std::string& word) {
+  Labels rows;
+  for (int c = 0; c < classes; ++c) rows.push_back(word + " " + std::to_string(c + 1));
+  return rows;
+}
+
+std::string class_probabilities(const Vector& probabilities) {
+  std::string probs = "p_c:";
+  for (Index c = 0; c < probabilities.size(); ++c) probs += " " + fmt("%.3f", probabilities(c));
+  return probs;
+}
+
+Result<void> run_capsule(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  r.query_tokens = class_rows(p.classes, "class");
+  const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
+  const CapsuleResult res = capsule_attention(in.xs, random_capsule_weights(p.classes, in.d(), in.seed), cp,
+                                              in.tag.named("class attention").with_axes("classes", "tokens"));
+  r.notes.push_back(class_probabilities(res.probabilities));
+  return {};
+}
+
+Result<void> run_multi_head_capsule(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  r.query_tokens = class_rows(p.classes, "class");
+  const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
+  const auto res = multi_head_capsule_attention(in.xs, random_capsule_weights(p.classes, in.d(), in.seed), p.heads, cp,
+                                                in.tag.named("class attention").with_axes("classes", "tokens"));
+  r.notes.push_back(class_probabilities(res.probabilities) + " \u00b7 r_c: " + std::to_string(p.heads) + " heads of " +
+                    std::to_string(in.d() / p.heads) + " dimensions, concatenated");
+  return {};
+}
+
+// The relative error of the implied n x n map as k varies: powers of two up to 64 (each costs an n x n
+// product of n x k by k x n) and the k asked for.
+std::string linformer_error_curve_note(const Matrix& xs, int rank, std::uint64_t seed) {
+  std::vector<Index> ks;
+  for (Index k = 1; k <= std::min<Index>(xs.rows(), 64); k *= 2) ks.push_back(k);
+  if (std::find(ks.begin(), ks.end(), Index{rank}) == ks.end()) ks.push_back(rank);
+  std::sort(ks.begin(), ks.end());
+  const auto curve = linformer_error_curve(xs, ks, seed);
+  std::string out = " \u00b7 as k varies:";
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    out += (i ? ", " : " ") + std::to_string(ks[i]) + " \u2192 " + fmt("%.3f", curve[i]);
+  }
+  return out;
+}
+
+Result<void> run_linformer(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const Index n = in.xs.rows();
+  if (p.rank > n) {
+    return fail(ErrorKind::OutOfRange,
+                "k = " + std::to_string(p.rank) + " is more than the source's " + std::to_string(n) +
+                    " tokens: Linformer projects the n keys to k <= n",
+                "source");
+  }
+  Labels projected;
+  for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j + 1));
+  const LinformerResult res =
+      linformer_attention(in.xs, random_linformer_weights(in.d(), n, p.rank, in.seed), in.self_tag);
+  auto& maps = r.trace.maps();
+  maps[0].col_labels = projected;
+  maps[0].col_axis = "projected keys";
+  std::string errors = "|P E - A| / |A| at k = " + std::to_string(p.rank) + ": " + fmt("%.3f", res.error);
+  // Past kMaxTokens, seven more n x n products would take seconds.
+  if (n <= kMaxTokens) errors += linformer_error_curve_note(in.xs, p.rank, in.seed);
+  r.notes.push_back(errors);
+  return {};
+}
+
+Result<void> run_reformer(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const Matrix& xs = in.xs;
+  const ReformerParams rp{.buckets = p.buckets, .chunk = p.chunk, .hashes = p.hashes, .full = true};
+  const ReformerResult res =
+      reformer_attention(xs, random_reformer_weights(xs.cols(), p.buckets, p.hashes, in.seed), rp, in.self_tag);
+  const Index n = xs.rows();
+  // What each query sees: at most 2m keys per round, against n for full attention.
+  const double seen = static_cast<double>((res.weights.array() > 0.0f).count()) / static_cast<double>(n * n);
+  Index worst = 0;
+  res.missed.maxCoeff(&worst);
+  r.notes.push_back("attention mass LSH misses (full attention's mass on keys no round showed the query): mean " +
+                    fmt("%.3f", res.missed.mean()) + ", most \"" + r.source_tokens[static_cast<std::size_t>(worst)] +
+                    "\" " + fmt("%.3f", res.missed(worst)) +
+                    " \u00b7 cells with weight: " + fmt("%.1f%%", 100.0 * seen));
+  for (std::size_t k = 0; k < res.rounds.size() && n <= 64; ++k) {
+    std::string line = "round " + std::to_string(k + 1) + " buckets:";
+    for (const Index i : res.rounds[k].order) {
+      line += " " + r.source_tokens[static_cast<std::size_t>(i)] + "=" +
+              std::to_string(res.rounds[k].buckets[static_cast<std::size_t>(i)]);
+    }
+    r.notes.push_back(line);
+  }
+  return {};
+}
+
+Result<void> run_convs2s(const LabInputs& in, LabResult& r) {
+  const int layers = in.p.layers;
+  // The query is the decoder's target sentence, the source the encoder's; kernel width 3.
+  convs2s_attention(in.xq, in.xs, random_convs2s_weights(in.d(), layers, 3, in.seed), in.tag);
+  r.notes.push_back(std::to_string(layers) + (layers == 1 ? " decoder layer" : " decoder layers") +
+                    " of kernel 3: the top layer's convolutions reach the last " + std::to_string(2 * layers + 1) +
+                    " targets, and each layer attends to the source again");
+  return {};
+}
+
+Result<void> run_transformer_xl(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const auto res =
+      transformer_xl(in.xs, random_transformer_xl_weights(in.d(), p.layers, in.seed), p.segment, in.self_tag);
+  const std::size_t segments = res.segments.size();
+  // The second segment's first layer: the first map with memory columns (the first segment has none).
+  const auto& maps = r.trace.maps();
+  const auto second = std::find_if(maps.begin(), maps.end(), [](const AttentionMap& m) {
+    return m.name == "attention \u00b7 layer 0 \u00b7 segment 2";
+  });
+  if (segments > 1 && second != maps.end()) r.opening_map = std::size_t(second - maps.begin());
+  r.notes.push_back(std::to_string(segments) + (segments == 1 ? " segment" : " segments") + " of " +
+                    std::to_string(p.segment) +
+                    " tokens \u00b7 each layer's memory: the previous segment's "
+                    "input to it \u00b7 reach after " +
+                    std::to_string(p.layers) + " layers: " + std::to_string(p.layers * p.segment) + " tokens back");
+  return {};
+}
+
+Result<void> run_synthesizer(const LabInputs& in, LabResult& r) {
+  const Mechanism m = in.p.mechanism;
+  const SynthesizerKind kind = m == Mechanism::SynthesizerDense              ? SynthesizerKind::Dense
+                               : m == Mechanism::SynthesizerRandom           ? SynthesizerKind::Random
+                               : m == Mechanism::SynthesizerFactorizedDense  ? SynthesizerKind::FactorizedDense
+                               : m == Mechanism::SynthesizerFactorizedRandom ? SynthesizerKind::FactorizedRandom
+                                                                             : SynthesizerKind::Mixture;
+  synthesizer_attention(in.xs, random_synthesizer_weights(in.d(), in.xs.rows(), in.p.rank, in.seed, kind), kind,
+                        in.self_tag);
+  if (kind == SynthesizerKind::Random || kind == SynthesizerKind::FactorizedRandom) {
+    r.notes.emplace_back("random weights ignore the words: only their positions matter");
+  }
+  return {};
+}
+
+Result<void> run_capsule_routing(const LabInputs& in, LabResult& r) {
+  const LabParams& p = in.p;
+  const Index d = in.d();
+  // Output capsules of 16 dimensions, as the paper's DigitCaps; one per class.
+  constexpr Index kCapsuleDim = 16;
+  // A W_ij for every word and capsule: 2^26 weights (about 0.3 s to draw) keep a keystroke's run short.
+  constexpr double kMaxRoutingWeights = 67108864.0;
+  const double weights =
+      static_cast<double>(p.classes) * static_cast<double>(in.xs.rows()) * kCapsuleDim * static_cast<double>(d);
+  if (weights > kMaxRoutingWeights) {
+    return fail(ErrorKind::TooLarge,
+                "capsule routing draws a " + std::to_string(kCapsuleDim) + " x " + std::to_string(d) +
+                    " W_ij for each of " + std::to_string(p.classes) + " capsules and " + std::to_string(in.xs.rows()) +
+                    " words: " + with_commas(static_cast<long long>(weights)) + " weights, over the " +
+                    with_commas(static_cast<long long>(kMaxRoutingWeights)) +
+                    " the Lab draws; fewer classes, a smaller dimension or a shorter source");
+  }
+  const Matrix predictions = capsule_predictions(in.xs, p.classes, kCapsuleDim, in.seed);
+  const RoutingResult res =
+      dynamic_routing(predictions, p.classes, p.iterations, in.tag.named("coupling").with_axes("capsules", "tokens"));
+  const Labels rows = class_rows(p.classes, "capsule");
+  r.query_tokens = rows;
+  for (auto& m : r.trace.maps()) m.row_labels = rows;
+  if (!r.trace.maps().empty()) r.opening_map = r.trace.size() - 1;  // the routed couplings, not the uniform start
+  std::string lengths = "|v_j| after " + std::to_string(p.iterations) + " iterations:";
+  for (Index j = 0; j < res.lengths.size(); ++j) lengths += " " + fmt("%.3f", res.lengths(j));
+  r.notes.push_back(lengths);
+  return {};
+}
+
+// Labels a recorded map of the aspect mechanisms: one query (its rows) over one part of the sentence (its columns).
+void label_part(AttentionMap& m, Labels queries, const std::vector<WordToken>& source, const std::vector<Index>& part,
+                std::string axis) {
+  m.row_labels = std::move(queries);
+  m.row_axis = "query";
+  m.col_labels.clear();
+  m.col_spans.clear();
+  for (const Index i : part) {
+    m.col_labels.push_back(source[static_cast<std::size_t>(i)].text);
+    m.col_spans.push_back(source[static_cast<std::size_t>(i)].span);
+  }
+  m.col_axis = std::move(axis);
+}
+
+// The marked sentence's parts, with a note naming the target and counting its context.
+Result<TargetParts> read_target(const LabInputs& in, LabResult& r) {
+  auto parts = target_parts(in.sentences.source, *in.sentences.markup);
+  if (!parts) return std::unexpected(parts.error());
+  Labels target;
+  for (const Index i : parts->target) target.push_back(r.source_tokens[static_cast<std::size_t>(i)]);
+  const auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " word" : " words"); };
+  r.notes.push_back("target: \"" + join(target) + "\" \u00b7 left context: " + count(parts->left.size()) +
+                    " \u00b7 right context: " + count(parts->right.size()));
+  return parts;
+}
+
+Result<void> run_interactive(const LabInputs& in, LabResult& r) {
+  auto parts = read_target(in, r);
+  if (!parts) return std::unexpected(parts.error());
+  std::vector<Index> context = parts->left;
+  context.insert(context.end(), parts->right.begin(), parts->right.end());
+  if (context.empty()) {
+    return fail(ErrorKind::OutOfRange, "the target is the whole sentence: IAN needs context words around it", "source");
+  }
+  interactive_attention(rows_of(in.xs, context), rows_of(in.xs, parts->target), random_ian_weights(in.d(), in.seed),
+                        in.tag);
+  auto& maps = r.trace.maps();
+  label_part(maps[0], {"target average"}, in.sentences.source, context, "context");
+  label_part(maps[1], {"context average"}, in.sentences.source, parts->target, "target");
+  return {};
+}
+
+Result<void> run_rotatory(const LabInputs& in, LabResult& r) {
+  auto parts = read_target(in, r);
+  if (!parts) return std::unexpected(parts.error());
+  const int hops = in.p.hops;
+  rotatory_attention(rows_of(in.xs, parts->left), rows_of(in.xs, parts->target), rows_of(in.xs, parts->right),
+                     random_rotatory_weights(in.d(), hops, in.seed), in.tag);
+  // Row s of each map is hop s + 1, labelled by the query it used (hop 1: the target's mean r_t; later
+  // hops: the target representations of the hop before; the target's own maps: this hop's r^l or r^r).
+  const auto queries = [&](const std::string& first, const std::string& later) {
+    Labels out;
+    for (int s = 0; s < hops; ++s) out.push_back("hop " + std::to_string(s + 1) + " \u00b7 " + (s ? later : first));
+    return out;
+  };
+  const auto& source = in.sentences.source;
+  for (auto& m : r.trace.maps()) {
+    if (m.name == "left context") {
+      label_part(m, queries("r_t", "r_t^l"), source, parts->left, "left context");
+    } else if (m.name == "right context") {
+      label_part(m, queries("r_t", "r_t^r"), source, parts->right, "right context");
+    } else if (m.name == "target (left query)") {
+      label_part(m, queries("r^l", "r^l"), source, parts->target, "target");
+    } else {
+      label_part(m, queries("r^r", "r^r"), source, parts->target, "target");
+    }
+  }
+  return {};
+}
+
+struct RunnerRow {
+  Mechanism mechanism;
+  MechanismRunner run;
+};
+
+constexpr std::array kRunners = {
+    RunnerRow{Mechanism::Global, run_global},
+    RunnerRow{Mechanism::LocalMonotonic, run_local},
+    RunnerRow{Mechanism::LocalPredictive, run_local},
+    RunnerRow{Mechanism::Location, run_location},
+    RunnerRow{Mechanism::HardArgmax, run_hard},
+    RunnerRow{Mechanism::HardSample, run_hard},
+    RunnerRow{Mechanism::GatedSoft, run_gated},
+    RunnerRow{Mechanism::SelfAttention, run_self_attention},
+    RunnerRow{Mechanism::MultiHead, run_self_attention},
+    RunnerRow{Mechanism::Pooling, run_pooling},
+    RunnerRow{Mechanism::MultiHeadPooling, run_pooling},
+    RunnerRow{Mechanism::MultiHop, run_multi_hop},
+    RunnerRow{Mechanism::Hierarchical, run_hierarchical},
+    RunnerRow{Mechanism::AttentionOverAttention, run_attention_over_attention},
+    RunnerRow{Mechanism::Capsule, run_capsule},
+    RunnerRow{Mechanism::MultiHeadCapsule, run_multi_head_capsule},
+    RunnerRow{Mechanism::Interactive, run_interactive},
+    RunnerRow{Mechanism::Rotatory, run_rotatory},
+    RunnerRow{Mechanism::CapsuleRouting, run_capsule_routing},
+    RunnerRow{Mechanism::Linformer, run_linformer},
+    RunnerRow{Mechanism::Reformer, run_reformer},
+    RunnerRow{Mechanism::TransformerXL, run_transformer_xl},
+    RunnerRow{Mechanism::ConvS2S, run_convs2s},
+    RunnerRow{Mechanism::SynthesizerDense, run_synthesizer},
+    RunnerRow{Mechanism::SynthesizerRandom, run_synthesizer},
+    RunnerRow{Mechanism::SynthesizerFactorizedDense, run_synthesizer},
+    RunnerRow{Mechanism::SynthesizerFactorizedRandom, run_synthesizer},
+    RunnerRow{Mechanism::SynthesizerMixture, run_synthesizer},
+};
+
+// Every mechanism of the catalogue has exactly one runner.
+constexpr bool runners_cover_catalogue() {
+  if (kRunners.size() != kCatalogue.size()) return false;
+  for (const auto& mi : kCatalogue) {
+    int found = 0;
+    for (const auto& row : kRunners) found += row.mechanism == mi.id ? 1 : 0;
+    if (found != 1) return false;
+  }
+  return true;
+}
+static_assert(runners_cover_catalogue(), "a mechanism of kCatalogue has no runner in kRunners, or two");
+
+MechanismRunner runner_of(Mechanism m) {
+  for (const auto& row : kRunners) {
+    if (row.mechanism == m) return row.run;
+  }
+  return run_global;  // unreachable: the static_assert above
+}
+
+// Spans for every map whose axes are the sentences' tokens.
+void add_token_spans(const LabSentences& sentences, LabResult& r) {
+  const auto source_spans = spans(sentences.source);
+  const auto query_spans = spans(sentences.query);
+  for (auto& m : r.trace.maps()) {
+    if (m.col_spans.empty() && m.col_labels == r.source_tokens) m.col_spans = source_spans;
+    if (m.row_spans.empty() && !sentences.query.empty() && m.row_labels == r.query_tokens) m.row_spans = query_spans;
+    if (m.row_spans.empty() && m.row_labels == r.source_tokens) m.row_spans = source_spans;
+  }
+}
+
+}  // namespace
+
 Result<LabResult> run_lab(const LabRequest& request) {
   const auto t0 = std::chrono::steady_clock::now();
   const LabParams& p = request.params;
   if (auto ok = check(p); !ok) return std::unexpected(ok.error());
-  const MechanismInfo& mi = info(p.mechanism);
-
-  std::vector<std::string> warnings;
-  std::optional<TargetMarkup> markup;
-  if (mi.uses_target) {
-    auto parsed = parse_target_markup(request.source, "source");
-    if (!parsed) return std::unexpected(parsed.error());
-    markup = std::move(*parsed);
-  }
-  auto source = tokens_of(markup ? markup->text : request.source, "source", max_tokens(p.mechanism), warnings);
-  if (!source) return std::unexpected(source.error());
-  std::vector<WordToken> query;
-  if (mi.uses_query) {
-    auto q = tokens_of(request.query, "query", kMaxTokens, warnings);
-    if (!q) return std::unexpected(q.error());
-    query = std::move(*q);
-  }
+  auto sentences = read_sentences(request, info(p.mechanism));
+  if (!sentences) return std::unexpected(sentences.error());
 
   LabResult r;
-  r.warnings = std::move(warnings);
-  r.source_tokens = texts(*source);
-  r.query_tokens = texts(query);
-  const Index d = p.dim;
-  const NgramEmbedding embedding({.dim = d, .seed = mix_seed(p.seed, 1)});
-  const Matrix xs = embedding.embed(views(*source));
-  const Matrix xq = query.empty() ? Matrix() : embedding.embed(views(query));
-  const std::uint64_t seed = mix_seed(p.seed, 2);
-  const GlobalParams gp{p.score, p.normaliser, p.temperature};
-  const auto score_weights = [&] { return random_score_weights(p.score, d, d, d, seed); };
-  TraceTag tag{.trace = &r.trace, .rows = &r.query_tokens, .cols = &r.source_tokens};
-  const TraceTag self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens");
+  r.warnings = std::move(sentences->warnings);
+  r.source_tokens = texts(sentences->source);
+  r.query_tokens = texts(sentences->query);
+  const NgramEmbedding embedding({.dim = p.dim, .seed = mix_seed(p.seed, 1)});
+  const Matrix xs = embedding.embed(views(sentences->source));
+  const Matrix xq = sentences->query.empty() ? Matrix() : embedding.embed(views(sentences->query));
+  const TraceTag tag{.trace = &r.trace, .rows = &r.query_tokens, .cols = &r.source_tokens};
+  const LabInputs in{.request = request,
+                     .p = p,
+                     .sentences = *sentences,
+                     .embedding = embedding,
+                     .xs = xs,
+                     .xq = xq,
+                     .seed = mix_seed(p.seed, 2),
+                     .gp = GlobalParams{p.score, p.normaliser, p.temperature},
+                     .tag = tag,
+                     .self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens")};
+  if (auto ran = runner_of(p.mechanism)(in, r); !ran) return std::unexpected(ran.error());
 
-  switch (p.mechanism) {
-    case Mechanism::Global: global_attention(xq, xs, xs, score_weights(), gp, {}, tag); break;
-    case Mechanism::LocalMonotonic:
-    case Mechanism::LocalPredictive: {
-      const LocalKind kind = p.mechanism == Mechanism::LocalMonotonic ? LocalKind::Monotonic : LocalKind::Predictive;
-      LocalParams lp = local_defaults(kind);
-      lp.score = p.score;
-      lp.temperature = p.temperature;
-      lp.window = p.window;
-      lp.sigma = p.sigma;
-      const LocalResult lr = local_attention(xq, xs, xs, score_weights(), random_local_weights(d, d, seed), lp, tag);
-      std::string pos = "p_t:";
-      for (Index t = 0; t < lr.positions.size(); ++t) pos += " " + fmt("%.2f", lr.positions(t));
-      r.notes.push_back(pos);
-      r.notes.push_back("sigma = " + fmt("%.3g", lp.sigma > 0 ? lp.sigma : p.window / 2.0) +
-                        (lp.gaussian ? " (Gaussian applied)" : " (window only, as in the paper)"));
-      break;
-    }
-    case Mechanism::Location: {
-      // W_a has one row per source position: this mechanism cannot look at the source's content.
-      const Matrix Wa = random_normal(xs.rows(), d, seed, 1.0f / std::sqrt(static_cast<float>(d)));
-      location_attention(xq, xs, Wa, gp, tag);
-      r.notes.emplace_back("location scores ignore the source words: only their positions matter");
-      break;
-    }
-    case Mechanism::HardArgmax:
-    case Mechanism::HardSample: {
-      const HardMode mode = p.mechanism == Mechanism::HardArgmax ? HardMode::Argmax : HardMode::Sample;
-      hard_attention(xq, xs, xs, score_weights(), gp, mode, mix_seed(p.seed, 3), tag);
-      break;
-    }
-    case Mechanism::GatedSoft: {
-      const GateWeights gate{random_normal(d, 1, mix_seed(seed, 4), 1.0f / std::sqrt(static_cast<float>(d))).col(0),
-                             0.0f};
-      const GatedResult g = gated_attention(xq, xs, xs, score_weights(), gp, gate, tag);
-      std::string betas = "beta:";
-      for (Index t = 0; t < g.beta.size(); ++t)
-        betas += " " + r.query_tokens[static_cast<std::size_t>(t)] + "=" + fmt("%.2f", g.beta(t));
-      r.notes.push_back(betas);
-      break;
-    }
-    case Mechanism::SelfAttention:
-    case Mechanism::MultiHead: {
-      const int heads = p.mechanism == Mechanism::SelfAttention ? 1 : p.heads;
-      const MultiHeadWeights w = lab_projections(d, heads, seed);
-      MultiHeadParams mp;
-      mp.causal = p.causal;
-      mp.temperature = p.temperature;
-      mp.normaliser = p.normaliser;
-      const TraceTag t = self_tag.named("self-attention");
-      multi_head_attention(xs, xs, w, mp, {}, t);
-      if (heads == 1) r.trace.maps().back().head = -1;
-      break;
-    }
-    case Mechanism::Pooling:
-    case Mechanism::MultiHeadPooling: {
-      const int heads = p.mechanism == Mechanism::Pooling ? 1 : p.heads;
-      const PoolingWeights w = random_pooling_weights(d, d, heads, xs.rows(), seed);
-      const PoolingParams pp{p.positions, p.temperature, p.normaliser};
-      Labels rows;
-      for (int h = 0; h < heads; ++h) rows.push_back(heads == 1 ? "pool" : "head " + std::to_string(h));
-      r.query_tokens = rows;
-      const PoolingResult res = attention_pooling(xs, w, pp, tag.named("pooling weights").with_axes("heads", "tokens"));
-      if (p.shuffle) compare_shuffled(xs, w, pp, res, mix_seed(p.seed, 5), tag, r);
-      break;
-    }
-    case Mechanism::MultiHop: {
-      MultiHopParams mp;
-      mp.hops = p.hops;
-      mp.attention = gp;
-      multi_hop_attention(xq, xs, score_weights(), {}, mp, tag);
-      break;
-    }
-    case Mechanism::Hierarchical: {
-      const auto sentences = split_sentences(*source, request.source);
-      std::vector<Matrix> xsent;
-      for (const auto& s : sentences) xsent.push_back(embedding.embed(views(s)));
-      const PoolingParams pp{PositionKind::None, p.temperature, p.normaliser};
-      const auto res = hierarchical_attention(xsent, random_hierarchical_weights(d, d, seed), pp, tag);
-      // The engine recorded one map per sentence, then the sentence map: give them their axes.
-      auto& maps = r.trace.maps();
-      Labels sentence_labels;
-      std::size_t m = 0;
-      for (std::size_t i = 0; i < sentences.size(); ++i) {
-        sentence_labels.push_back(short_sentence(sentences[i], i));
-        maps[m].row_labels = {"sentence " + std::to_string(i)};
-        maps[m].col_labels = texts(sentences[i]);
-        maps[m].row_axis = "";
-        maps[m].col_axis = "words";
-        maps[m].col_spans = spans(sentences[i]);
-        ++m;
-      }
-      maps[m].row_labels = {"document"};
-      maps[m].col_labels = sentence_labels;
-      maps[m].row_axis = "";
-      maps[m].col_axis = "sentences";
-      std::string sw = "sentence weights:";
-      for (Index i = 0; i < res.sentence_weights.size(); ++i) sw += " " + fmt("%.3f", res.sentence_weights(i));
-      r.notes.push_back(sw);
-      break;
-    }
-    case Mechanism::AttentionOverAttention: {
-      const TraceTag t = tag.with_labels(&r.source_tokens, &r.query_tokens).with_axes("document", "query");
-      const AoAResult res = attention_over_attention(xs, xq, t);
-      r.trace.maps().back().row_labels = {"s"};
-      r.trace.maps().back().col_labels = r.source_tokens;
-      r.trace.maps().back().row_axis = "";
-      r.trace.maps().back().col_axis = "document";
-      Index best = 0;
-      res.s.maxCoeff(&best);
-      r.notes.push_back("highest s: \"" + r.source_tokens[static_cast<std::size_t>(best)] + "\" (" +
-                        fmt("%.3f", res.s(best)) + ")");
-      break;
-    }
-    case Mechanism::Capsule: {
-      Labels rows;
-      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c + 1));
-      r.query_tokens = rows;
-      const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
-      const CapsuleResult res = capsule_attention(xs, random_capsule_weights(p.classes, d, seed), cp,
-                                                  tag.named("class attention").with_axes("classes", "tokens"));
-      std::string probs = "p_c:";
-      for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
-      r.notes.push_back(probs);
-      break;
-    }
-    case Mechanism::MultiHeadCapsule: {
-      Labels rows;
-      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c + 1));
-      r.query_tokens = rows;
-      const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
-      const auto res = multi_head_capsule_attention(xs, random_capsule_weights(p.classes, d, seed), p.heads, cp,
-                                                    tag.named("class attention").with_axes("classes", "tokens"));
-      std::string probs = "p_c:";
-      for (Index c = 0; c < res.probabilities.size(); ++c) probs += " " + fmt("%.3f", res.probabilities(c));
-      r.notes.push_back(probs + " \u00b7 r_c: " + std::to_string(p.heads) + " heads of " + std::to_string(d / p.heads) +
-                        " dimensions, concatenated");
-      break;
-    }
-    case Mechanism::Linformer: {
-      const Index n = xs.rows();
-      if (p.rank > n) {
-        return fail(ErrorKind::OutOfRange,
-                    "k = " + std::to_string(p.rank) + " is more than the source's " + std::to_string(n) +
-                        " tokens: Linformer projects the n keys to k <= n",
-                    "source");
-      }
-      Labels projected;
-      for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j + 1));
-      const LinformerResult res = linformer_attention(xs, random_linformer_weights(d, n, p.rank, seed), self_tag);
-      auto& maps = r.trace.maps();
-      maps[0].col_labels = projected;
-      maps[0].col_axis = "projected keys";
-      std::string errors = "|P E - A| / |A| at k = " + std::to_string(p.rank) + ": " + fmt("%.3f", res.error);
-      if (n <= kMaxTokens) {  // past it, seven more n x n products would take seconds
-        std::vector<Index> ks;
-        // Powers of two up to 64 (each costs an n x n product of n x k by k x n), and the k asked for.
-        for (Index k = 1; k <= std::min<Index>(n, 64); k *= 2) ks.push_back(k);
-        if (std::find(ks.begin(), ks.end(), Index{p.rank}) == ks.end()) ks.push_back(p.rank);
-        std::sort(ks.begin(), ks.end());
-        const auto curve = linformer_error_curve(xs, ks, seed);
-        errors += " \u00b7 as k varies:";
-        for (std::size_t i = 0; i < ks.size(); ++i) {
-          errors += (i ? ", " : " ") + std::to_string(ks[i]) + " \u2192 " + fmt("%.3f", curve[i]);
-        }
-      }
-      r.notes.push_back(errors);
-      break;
-    }
-    case Mechanism::Reformer: run_reformer(xs, p, seed, self_tag, r); break;
-    case Mechanism::ConvS2S: {
-      // The query is the decoder's target sentence, the source the encoder's; kernel width 3.
-      convs2s_attention(xq, xs, random_convs2s_weights(d, p.layers, 3, seed), tag);
-      r.notes.push_back(std::to_string(p.layers) + (p.layers == 1 ? " decoder layer" : " decoder layers") +
-                        " of kernel 3: the top layer's convolutions reach the last " +
-                        std::to_string(2 * p.layers + 1) + " targets, and each layer attends to the source again");
-      break;
-    }
-    case Mechanism::TransformerXL: {
-      const auto res = transformer_xl(xs, random_transformer_xl_weights(d, p.layers, seed), p.segment, self_tag);
-      const std::size_t segments = res.segments.size();
-      // The second segment's first layer: the first map with memory columns (the first segment has none).
-      const auto& maps = r.trace.maps();
-      const auto second = std::find_if(maps.begin(), maps.end(), [](const AttentionMap& m) {
-        return m.name == "attention \u00b7 layer 0 \u00b7 segment 2";
-      });
-      if (segments > 1 && second != maps.end()) r.opening_map = std::size_t(second - maps.begin());
-      r.notes.push_back(std::to_string(segments) + (segments == 1 ? " segment" : " segments") + " of " +
-                        std::to_string(p.segment) +
-                        " tokens \u00b7 each layer's memory: the previous segment's "
-                        "input to it \u00b7 reach after " +
-                        std::to_string(p.layers) + " layers: " + std::to_string(p.layers * p.segment) + " tokens back");
-      break;
-    }
-    case Mechanism::SynthesizerDense:
-    case Mechanism::SynthesizerRandom:
-    case Mechanism::SynthesizerFactorizedDense:
-    case Mechanism::SynthesizerFactorizedRandom:
-    case Mechanism::SynthesizerMixture: {
-      const SynthesizerKind kind =
-          p.mechanism == Mechanism::SynthesizerDense              ? SynthesizerKind::Dense
-          : p.mechanism == Mechanism::SynthesizerRandom           ? SynthesizerKind::Random
-          : p.mechanism == Mechanism::SynthesizerFactorizedDense  ? SynthesizerKind::FactorizedDense
-          : p.mechanism == Mechanism::SynthesizerFactorizedRandom ? SynthesizerKind::FactorizedRandom
-                                                                  : SynthesizerKind::Mixture;
-      synthesizer_attention(xs, random_synthesizer_weights(d, xs.rows(), p.rank, seed, kind), kind, self_tag);
-      if (kind == SynthesizerKind::Random || kind == SynthesizerKind::FactorizedRandom) {
-        r.notes.emplace_back("random weights ignore the words: only their positions matter");
-      }
-      break;
-    }
-    case Mechanism::CapsuleRouting: {
-      // Output capsules of 16 dimensions, as the paper's DigitCaps; one per class.
-      constexpr Index kCapsuleDim = 16;
-      // A W_ij for every word and capsule: 2^26 weights (about 0.3 s to draw) keep a keystroke's run short.
-      constexpr double kMaxRoutingWeights = 67108864.0;
-      const double weights =
-          static_cast<double>(p.classes) * static_cast<double>(xs.rows()) * kCapsuleDim * static_cast<double>(d);
-      if (weights > kMaxRoutingWeights) {
-        return fail(ErrorKind::TooLarge,
-                    "capsule routing draws a " + std::to_string(kCapsuleDim) + " x " + std::to_string(d) +
-                        " W_ij for each of " + std::to_string(p.classes) + " capsules and " +
-                        std::to_string(xs.rows()) + " words: " + with_commas(static_cast<long long>(weights)) +
-                        " weights, over the " + with_commas(static_cast<long long>(kMaxRoutingWeights)) +
-                        " the Lab draws; fewer classes, a smaller dimension or a shorter source");
-      }
-      const Matrix predictions = capsule_predictions(xs, p.classes, kCapsuleDim, seed);
-      const RoutingResult res =
-          dynamic_routing(predictions, p.classes, p.iterations, tag.named("coupling").with_axes("capsules", "tokens"));
-      Labels rows;
-      for (int c = 0; c < p.classes; ++c) rows.push_back("capsule " + std::to_string(c + 1));
-      r.query_tokens = rows;
-      for (auto& m : r.trace.maps()) m.row_labels = rows;
-      if (!r.trace.maps().empty()) r.opening_map = r.trace.size() - 1;  // the routed couplings, not the uniform start
-      std::string lengths = "|v_j| after " + std::to_string(p.iterations) + " iterations:";
-      for (Index j = 0; j < res.lengths.size(); ++j) lengths += " " + fmt("%.3f", res.lengths(j));
-      r.notes.push_back(lengths);
-      break;
-    }
-    case Mechanism::Interactive:
-    case Mechanism::Rotatory: {
-      auto parts = target_parts(*source, *markup);
-      if (!parts) return std::unexpected(parts.error());
-      const Matrix left = rows_of(xs, parts->left), target = rows_of(xs, parts->target),
-                   right = rows_of(xs, parts->right);
-      const auto words = [&](const std::vector<Index>& part) {
-        Labels out;
-        for (const Index i : part) out.push_back(r.source_tokens[static_cast<std::size_t>(i)]);
-        return out;
-      };
-      const auto part_spans = [&](const std::vector<Index>& part) {
-        std::vector<Span> out;
-        for (const Index i : part) out.push_back((*source)[static_cast<std::size_t>(i)].span);
-        return out;
-      };
-      // Each recorded map is one query (its row) over one part of the sentence (its columns).
-      const auto label = [&](AttentionMap& m, Labels queries, const std::vector<Index>& part, std::string axis) {
-        m.row_labels = std::move(queries);
-        m.row_axis = "query";
-        m.col_labels = words(part);
-        m.col_spans = part_spans(part);
-        m.col_axis = std::move(axis);
-      };
-      const auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " word" : " words"); };
-      r.notes.push_back("target: \"" + join(words(parts->target)) + "\" \u00b7 left context: " +
-                        count(parts->left.size()) + " \u00b7 right context: " + count(parts->right.size()));
-      if (p.mechanism == Mechanism::Interactive) {
-        std::vector<Index> context = parts->left;
-        context.insert(context.end(), parts->right.begin(), parts->right.end());
-        if (context.empty()) {
-          return fail(ErrorKind::OutOfRange, "the target is the whole sentence: IAN needs context words around it",
-                      "source");
-        }
-        interactive_attention(rows_of(xs, context), target, random_ian_weights(d, seed), tag);
-        auto& maps = r.trace.maps();
-        label(maps[0], {"target average"}, context, "context");
-        label(maps[1], {"context average"}, parts->target, "target");
-        break;
-      }
-      rotatory_attention(left, target, right, random_rotatory_weights(d, p.hops, seed), tag);
-      // Row s of each map is hop s + 1; its label names the query that hop used.
-      // Row s of each map is hop s + 1, labelled by the query it used (hop 1: the target's mean r_t; later
-      // hops: the target representations of the hop before; the target's own maps: this hop's r^l or r^r).
-      const auto queries = [&](const std::string& first, const std::string& later) {
-        Labels out;
-        for (int s = 0; s < p.hops; ++s)
-          out.push_back("hop " + std::to_string(s + 1) + " \u00b7 " + (s ? later : first));
-        return out;
-      };
-      for (auto& m : r.trace.maps()) {
-        if (m.name == "left context") {
-          label(m, queries("r_t", "r_t^l"), parts->left, "left context");
-        } else if (m.name == "right context") {
-          label(m, queries("r_t", "r_t^r"), parts->right, "right context");
-        } else if (m.name == "target (left query)") {
-          label(m, queries("r^l", "r^l"), parts->target, "target");
-        } else {
-          label(m, queries("r^r", "r^r"), parts->target, "target");
-        }
-      }
-      break;
-    }
-  }
-
-  // Spans for every map whose axes are the sentences' tokens.
-  const auto source_spans = spans(*source);
-  const auto query_spans = spans(query);
-  for (auto& m : r.trace.maps()) {
-    if (m.col_spans.empty() && m.col_labels == r.source_tokens) m.col_spans = source_spans;
-    if (m.row_spans.empty() && !query.empty() && m.row_labels == r.query_tokens) m.row_spans = query_spans;
-    if (m.row_spans.empty() && m.row_labels == r.source_tokens) m.row_spans = source_spans;
-  }
+  add_token_spans(*sentences, r);
   r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

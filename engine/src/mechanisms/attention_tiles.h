@@ -1,6 +1,6 @@
 // Register-tiled products for per-head attention (AVX2 + FMA): Q_h K_h^T and weights x V_h for a block of
 // query rows, with K_h and V_h packed once per head into panels of 16 columns. Internal to the engine:
-// used by engine/src/mechanisms/multi_head.cpp and engine/src/models/transformer_run.cpp.
+// used by engine/src/mechanisms/multi_head.cpp and engine/src/models/hf/transformer_run.cpp.
 //
 // Why not sgemm per head: the products are thin (inner dimension d_h = 64 for Q K^T, output width 64
 // for weights x V) and OpenBLAS re-packs K_h and V_h for every row block; measured in a BERT-base forward

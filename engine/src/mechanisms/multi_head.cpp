@@ -50,6 +50,37 @@ constexpr Index kBlasRowBlock = 256;
 // tile through the softmax and the weights x V tile, and are then streamed to the kept weights once.
 constexpr Index kKernelRowBlock = 32;
 
+// One call's inputs and sizes, shared by the threads of its parallel region: the queries, keys and values are
+// already projected into r, the context (and the kept weights) are written there.
+struct HeadPass {
+  MultiHeadResult& r;
+  const Matrix& mask;
+  const MultiHeadParams& params;
+  Index E, dh, n, m;
+  int H;
+  float scale;
+  Index causal_shift;  // query i sees keys j <= i + shift, as causal_mask()
+  bool sparse;
+  Index row_block, blocks, tasks;
+  Index packed_k, packed_v;  // floats of one head's packed keys and values (kernel path)
+
+  // The scores of query rows r0 .. r0 + rows masked (the mask given, then causality) and normalised in place.
+  void mask_and_normalise(BlockMap s, Index r0) const {
+    if (mask.size() != 0) s += mask.middleRows(r0, s.rows());
+    if (params.causal) {
+      for (Index i = 0; i < s.rows(); ++i) {
+        const Index first_hidden = std::max<Index>(0, r0 + i + causal_shift + 1);
+        if (first_hidden < m) s.row(i).tail(m - first_hidden).setConstant(-std::numeric_limits<float>::infinity());
+      }
+    }
+    if (sparse) {
+      s = sparsemax_rows(s, 1.0f);
+    } else {
+      softmax_rows_inplace(s);
+    }
+  }
+};
+
 #ifdef ATTN_ATTENTION_TILES
 
 // Copies a finished row to the kept weights with non-temporal stores: the 201 MB of weights at 2048 tokens
@@ -61,7 +92,73 @@ void stream_row(const float* src, float* dst, Index n) {
   for (; j < n; ++j) dst[j] = src[j];
 }
 
+// The AVX2 kernel's share of the tasks of one thread (called inside the parallel region: its loops are the
+// region's work-sharing loops). Each head's keys and values are packed once, then each task scores one block
+// of queries of one head, normalises it while it is hot and multiplies it by the values.
+void attend_tiled(const HeadPass& p) {
+  MultiHeadResult& r = p.r;
+  const Index E = p.E, dh = p.dh, n = p.n, m = p.m, row_block = p.row_block, blocks = p.blocks;
+  const Index packed_k = p.packed_k, packed_v = p.packed_v;
+  const Matrix& q = r.queries;
+#pragma omp for schedule(static)
+  for (int h = 0; h < p.H; ++h) {
+    float* base = r.packed.data() + h * (packed_k + packed_v);
+    tiles::pack_keys(r.keys.data() + h * dh, m, dh, E, base, p.scale);
+    tiles::pack_values(r.values.data() + h * dh, m, dh, E, base + packed_k);
+  }
+  Matrix scratch(std::min(row_block, n), m);
+#pragma omp for schedule(dynamic)
+  for (Index task = 0; task < p.tasks; ++task) {
+    // Head-major order: consecutive tasks reuse one head's packed keys and values (1 MiB at 2048
+    // keys) from L2 instead of fetching another head's from L3.
+    const int h = static_cast<int>(task / blocks);
+    const Index r0 = (task % blocks) * row_block;
+    const Index rows = std::min(row_block, n - r0);
+    const float* base = r.packed.data() + h * (packed_k + packed_v);
+    BlockMap s(scratch.data(), rows, m, Strided(m));
+    tiles::tile_block(q.data() + r0 * E + h * dh, E, rows, base, dh * tiles::kPanel, dh, m, scratch.data(), m);
+    p.mask_and_normalise(s, r0);
+    tiles::tile_block(scratch.data(), m, rows, base + packed_k, m * tiles::kPanel, m, dh,
+                      r.context.data() + r0 * E + h * dh, E);
+    if (p.params.keep_weights) {
+      float* dst = r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m;
+      for (Index i = 0; i < rows; ++i) stream_row(scratch.data() + i * m, dst + i * m, m);
+    }
+  }
+  _mm_sfence();  // the streamed weights are visible to every thread after the region's barrier
+}
+
 #endif
+
+// The BLAS path's share of the tasks of one thread (inside the parallel region, as attend_tiled): each task
+// scores one block of queries of one head (into the kept weights, or a scratch block), normalises it and
+// multiplies it by the head's values into its slice of the concatenated context.
+void attend_blas(const HeadPass& p) {
+  MultiHeadResult& r = p.r;
+  const Index E = p.E, dh = p.dh, n = p.n, m = p.m, row_block = p.row_block;
+  const int H = p.H;
+  const float scale = p.scale;
+  const Matrix& q = r.queries;
+  const Matrix& k = r.keys;
+  const Matrix& v = r.values;
+  Matrix scratch;
+  if (!p.params.keep_weights) scratch.resize(std::min(row_block, n), m);
+#pragma omp for schedule(dynamic)
+  for (Index task = 0; task < p.tasks; ++task) {
+    const int h = static_cast<int>(task % H);
+    const Index r0 = (task / H) * row_block;
+    const Index rows = std::min(row_block, n - r0);
+    ConstBlockMap qh(q.data() + r0 * E + h * dh, rows, dh, Strided(E));
+    ConstBlockMap kh(k.data() + h * dh, m, dh, Strided(E));
+    ConstBlockMap vh(v.data() + h * dh, m, dh, Strided(E));
+    float* sdata = p.params.keep_weights ? r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m : scratch.data();
+    BlockMap s(sdata, rows, m, Strided(m));
+    s.noalias() = (qh * scale) * kh.transpose();
+    p.mask_and_normalise(s, r0);
+    BlockMap ctx(r.context.data() + r0 * E + h * dh, rows, dh, Strided(E));
+    ctx.noalias() = s * vh;
+  }
+}
 
 }  // namespace
 
@@ -80,13 +177,6 @@ void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const M
   linear_into(r.queries, xq, w.Wq, w.bq);
   linear_into(r.keys, xkv, w.Wk, w.bk);
   linear_into(r.values, xkv, w.Wv, w.bv);
-  const Matrix& q = r.queries;
-  const Matrix& k = r.keys;
-  const Matrix& v = r.values;
-
-  const bool sparse = params.normaliser == Normaliser::Sparsemax;
-  const float scale = 1.0f / (std::sqrt(static_cast<float>(dh)) * params.temperature);
-  const Index causal_shift = m - n;  // query i sees keys j <= i + shift, as causal_mask()
 
   r.context.resize(n, E);
   if (params.keep_weights) {
@@ -98,81 +188,36 @@ void multi_head_attention_into(MultiHeadResult& r, const MatrixCRef& xq, const M
 
   const Index row_block = kAttentionKernel ? kKernelRowBlock : kBlasRowBlock;
   const Index blocks = (n + row_block - 1) / row_block;
-  const Index tasks = blocks * H;
+  const HeadPass pass{.r = r,
+                      .mask = mask,
+                      .params = params,
+                      .E = E,
+                      .dh = dh,
+                      .n = n,
+                      .m = m,
+                      .H = H,
+                      .scale = 1.0f / (std::sqrt(static_cast<float>(dh)) * params.temperature),
+                      .causal_shift = m - n,
+                      .sparse = params.normaliser == Normaliser::Sparsemax,
+                      .row_block = row_block,
+                      .blocks = blocks,
+                      .tasks = blocks * H,
+                      .packed_k = tiles::padded(m) * dh,
+                      .packed_v = m * tiles::padded(dh)};
   // Waking a second thread costs more than a small lab-sized problem (measured: 3.9 ms instead of 0.4 ms
   // for 64 x 64 tokens on a busy machine), so threads start only when there is real work to share.
-  const bool parallel = tasks > 1 && static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(E) > 5.0e5;
-  const Index packed_k = tiles::padded(m) * dh;
-  const Index packed_v = m * tiles::padded(dh);
-  if constexpr (kAttentionKernel) r.packed.resize(static_cast<std::size_t>((packed_k + packed_v) * H));
+  const bool parallel =
+      pass.tasks > 1 && static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(E) > 5.0e5;
+  if constexpr (kAttentionKernel) r.packed.resize(static_cast<std::size_t>((pass.packed_k + pass.packed_v) * H));
 
-  auto mask_and_normalise = [&](BlockMap s, Index r0) {
-    if (mask.size() != 0) s += mask.middleRows(r0, s.rows());
-    if (params.causal) {
-      for (Index i = 0; i < s.rows(); ++i) {
-        const Index first_hidden = std::max<Index>(0, r0 + i + causal_shift + 1);
-        if (first_hidden < m) s.row(i).tail(m - first_hidden).setConstant(-std::numeric_limits<float>::infinity());
-      }
-    }
-    if (sparse) {
-      s = sparsemax_rows(s, 1.0f);
-    } else {
-      softmax_rows_inplace(s);
-    }
-  };
-
-  // Each task: the scores of one block of queries of one head, normalised while the block is hot, then
-  // multiplied by the head's values into its slice of the concatenated context.
 #pragma omp parallel if (parallel)
   {
     if constexpr (kAttentionKernel) {
 #ifdef ATTN_ATTENTION_TILES
-#pragma omp for schedule(static)
-      for (int h = 0; h < H; ++h) {
-        float* base = r.packed.data() + h * (packed_k + packed_v);
-        tiles::pack_keys(k.data() + h * dh, m, dh, E, base, scale);
-        tiles::pack_values(v.data() + h * dh, m, dh, E, base + packed_k);
-      }
-      Matrix scratch(std::min(row_block, n), m);
-#pragma omp for schedule(dynamic)
-      for (Index task = 0; task < tasks; ++task) {
-        // Head-major order: consecutive tasks reuse one head's packed keys and values (1 MiB at 2048
-        // keys) from L2 instead of fetching another head's from L3.
-        const int h = static_cast<int>(task / blocks);
-        const Index r0 = (task % blocks) * row_block;
-        const Index rows = std::min(row_block, n - r0);
-        const float* base = r.packed.data() + h * (packed_k + packed_v);
-        BlockMap s(scratch.data(), rows, m, Strided(m));
-        tiles::tile_block(q.data() + r0 * E + h * dh, E, rows, base, dh * tiles::kPanel, dh, m, scratch.data(), m);
-        mask_and_normalise(s, r0);
-        tiles::tile_block(scratch.data(), m, rows, base + packed_k, m * tiles::kPanel, m, dh,
-                          r.context.data() + r0 * E + h * dh, E);
-        if (params.keep_weights) {
-          float* dst = r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m;
-          for (Index i = 0; i < rows; ++i) stream_row(scratch.data() + i * m, dst + i * m, m);
-        }
-      }
-      _mm_sfence();  // the streamed weights are visible to every thread after the region's barrier
+      attend_tiled(pass);
 #endif
     } else {
-      Matrix scratch;
-      if (!params.keep_weights) scratch.resize(std::min(row_block, n), m);
-#pragma omp for schedule(dynamic)
-      for (Index task = 0; task < tasks; ++task) {
-        const int h = static_cast<int>(task % H);
-        const Index r0 = (task / H) * row_block;
-        const Index rows = std::min(row_block, n - r0);
-        ConstBlockMap qh(q.data() + r0 * E + h * dh, rows, dh, Strided(E));
-        ConstBlockMap kh(k.data() + h * dh, m, dh, Strided(E));
-        ConstBlockMap vh(v.data() + h * dh, m, dh, Strided(E));
-        float* sdata =
-            params.keep_weights ? r.head_weights[static_cast<std::size_t>(h)].data() + r0 * m : scratch.data();
-        BlockMap s(sdata, rows, m, Strided(m));
-        s.noalias() = (qh * scale) * kh.transpose();
-        mask_and_normalise(s, r0);
-        BlockMap ctx(r.context.data() + r0 * E + h * dh, rows, dh, Strided(E));
-        ctx.noalias() = s * vh;
-      }
+      attend_blas(pass);
     }
   }
 

@@ -111,117 +111,13 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
 
   Result<void> build(std::vector<std::pair<std::string, int>> vocab,
                      std::vector<std::pair<std::string, std::string>> merges) {
-    int largest = -1;
     for (const auto& [entry, id] : vocab) {
       if (id < 0) return fail(ErrorKind::OutOfRange, "\"" + entry + "\" has a negative id", "vocab");
-      largest = std::max(largest, id);
     }
-    std::vector<AddedToken> added;
-    if (options_.added_tokens) {
-      added = *options_.added_tokens;
-    } else {
-      for (const auto& [entry, id] : vocab) {
-        if (entry == "<|endoftext|>") added.push_back({entry, id});
-      }
-    }
-    for (const AddedToken& token : added) {
-      if (token.id < 0) {
-        return fail(ErrorKind::OutOfRange, "added token \"" + token.content + "\" has a negative id", "vocab");
-      }
-      largest = std::max(largest, token.id);
-    }
-    // Ids may leave gaps, but not so many that a stray huge id allocates gigabytes.
-    const std::size_t entries = vocab.size() + added.size();
-    if (static_cast<std::size_t>(largest) > 2 * entries + 1024) {
-      return fail(ErrorKind::TooLarge,
-                  "ids run up to " + std::to_string(largest) + " for only " + std::to_string(entries) + " entries",
-                  "vocab");
-    }
-    vocab_.assign(static_cast<std::size_t>(largest + 1), std::string());
-    std::vector<bool> taken(vocab_.size(), false);
-    const auto place = [&](std::string entry, int id, bool added_token) -> Result<void> {
-      const auto at = static_cast<std::size_t>(id);
-      if (taken[at]) {
-        if (added_token && vocab_[at] == entry) return {};
-        return fail(ErrorKind::Malformed,
-                    "\"" + entry + "\" and \"" + vocab_[at] + "\" both have id " + std::to_string(id), "vocab");
-      }
-      vocab_[at] = std::move(entry);
-      taken[at] = true;
-      return {};
-    };
-    for (auto& [entry, id] : vocab) {
-      if (auto placed = place(std::move(entry), id, false); !placed) return placed;
-    }
-    for (const AddedToken& token : added) {
-      if (auto placed = place(token.content, token.id, true); !placed) return placed;
-    }
-    ids_.reserve(vocab_.size());
-    for (std::size_t i = 0; i < vocab_.size(); ++i) {
-      if (!taken[i]) continue;
-      if (const int before = ids_.insert(vocab_[i], static_cast<int>(i)); before >= 0) {
-        return fail(ErrorKind::Malformed,
-                    "\"" + vocab_[i] + "\" is in the vocabulary twice (ids " + std::to_string(before) + " and " +
-                        std::to_string(i) + ")",
-                    "vocab");
-      }
-    }
-
-    merges_.reserve(merges.size());
-    std::string joined;
-    for (std::size_t k = 0; k < merges.size(); ++k) {
-      const auto& [a, b] = merges[k];
-      const auto line = static_cast<std::int64_t>(k) + 1;
-      const int ia = ids_.find(a);
-      if (ia < 0) {
-        return fail(ErrorKind::Mismatch,
-                    "the merge \"" + a + " " + b + "\" uses \"" + a + "\", which is not in the vocabulary", "merges",
-                    -1, line);
-      }
-      const int ib = ids_.find(b);
-      if (ib < 0) {
-        return fail(ErrorKind::Mismatch,
-                    "the merge \"" + a + " " + b + "\" uses \"" + b + "\", which is not in the vocabulary", "merges",
-                    -1, line);
-      }
-      joined.assign(a);
-      joined.append(b);
-      const int merged = ids_.find(joined);
-      if (merged < 0) {
-        return fail(ErrorKind::Mismatch,
-                    "the merge \"" + a + " " + b + "\" makes \"" + joined + "\", which is not in the vocabulary",
-                    "merges", -1, line);
-      }
-      merges_[pair_key(ia, ib)] =
-          Merge{static_cast<int>(k), merged};  // a repeated pair takes the later rank, as in tokenizers
-    }
-
-    const ByteMap& map = byte_map();
-    for (std::size_t b = 0; b < 256; ++b) {
-      std::string spelled;
-      unicode::append_utf8(spelled, map.to_char[b]);
-      byte_ids_[b] = ids_.find(spelled);
-    }
-    if (options_.unk_token) {
-      const auto unk = id(*options_.unk_token);
-      if (!unk) return fail(ErrorKind::Malformed, "the vocabulary has no " + *options_.unk_token + " token", "vocab");
-      unk_ = *unk;
-    }
-
-    const auto first_of = [&](std::initializer_list<const char*> names) -> std::optional<int> {
-      for (const char* name : names) {
-        if (const auto i = id(name)) return i;
-      }
-      return std::nullopt;
-    };
-    specials_.unk = unk_ >= 0 ? std::optional<int>(unk_) : first_of({"<unk>", "<|endoftext|>"});
-    specials_.bos = first_of({"<s>", "<|endoftext|>"});
-    specials_.eos = first_of({"</s>", "<|endoftext|>"});
-    specials_.cls = first_of({"<s>"});
-    specials_.sep = first_of({"</s>"});
-    specials_.pad = first_of({"<pad>"});
-    specials_.mask = first_of({"<mask>"});
-
+    std::vector<AddedToken> added = added_tokens_of(vocab);
+    if (auto placed = place_vocabulary(std::move(vocab), added); !placed) return placed;
+    if (auto read = read_merges(merges); !read) return read;
+    if (auto found = find_special_ids(); !found) return found;
     for (const AddedToken& token : added) added_ids_.push_back(token.id);
     added_ = unicode::AddedTokenMatcher(std::move(added));
     return {};
@@ -309,6 +205,128 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   }
 
  private:
+  // The added tokens: the options' list, or (GPT-2's files name none) the vocabulary's <|endoftext|>.
+  std::vector<AddedToken> added_tokens_of(const std::vector<std::pair<std::string, int>>& vocab) const {
+    if (options_.added_tokens) return *options_.added_tokens;
+    std::vector<AddedToken> added;
+    for (const auto& [entry, id] : vocab) {
+      if (entry == "<|endoftext|>") added.push_back({entry, id});
+    }
+    return added;
+  }
+
+  // Every entry and added token at its id (ids may leave gaps, not share an id), and the lookup by text.
+  Result<void> place_vocabulary(std::vector<std::pair<std::string, int>> vocab, const std::vector<AddedToken>& added) {
+    int largest = -1;
+    for (const auto& [entry, id] : vocab) largest = std::max(largest, id);
+    for (const AddedToken& token : added) {
+      if (token.id < 0) {
+        return fail(ErrorKind::OutOfRange, "added token \"" + token.content + "\" has a negative id", "vocab");
+      }
+      largest = std::max(largest, token.id);
+    }
+    // Ids may leave gaps, but not so many that a stray huge id allocates gigabytes.
+    const std::size_t entries = vocab.size() + added.size();
+    if (static_cast<std::size_t>(largest) > 2 * entries + 1024) {
+      return fail(ErrorKind::TooLarge,
+                  "ids run up to " + std::to_string(largest) + " for only " + std::to_string(entries) + " entries",
+                  "vocab");
+    }
+    vocab_.assign(static_cast<std::size_t>(largest + 1), std::string());
+    std::vector<bool> taken(vocab_.size(), false);
+    const auto place = [&](std::string entry, int id, bool added_token) -> Result<void> {
+      const auto at = static_cast<std::size_t>(id);
+      if (taken[at]) {
+        if (added_token && vocab_[at] == entry) return {};
+        return fail(ErrorKind::Malformed,
+                    "\"" + entry + "\" and \"" + vocab_[at] + "\" both have id " + std::to_string(id), "vocab");
+      }
+      vocab_[at] = std::move(entry);
+      taken[at] = true;
+      return {};
+    };
+    for (auto& [entry, id] : vocab) {
+      if (auto placed = place(std::move(entry), id, false); !placed) return placed;
+    }
+    for (const AddedToken& token : added) {
+      if (auto placed = place(token.content, token.id, true); !placed) return placed;
+    }
+    ids_.reserve(vocab_.size());
+    for (std::size_t i = 0; i < vocab_.size(); ++i) {
+      if (!taken[i]) continue;
+      if (const int before = ids_.insert(vocab_[i], static_cast<int>(i)); before >= 0) {
+        return fail(ErrorKind::Malformed,
+                    "\"" + vocab_[i] + "\" is in the vocabulary twice (ids " + std::to_string(before) + " and " +
+                        std::to_string(i) + ")",
+                    "vocab");
+      }
+    }
+    return {};
+  }
+
+  // The merges by pair of ids, each ranked by its line (errors name the line); both halves and the merged entry
+  // must be in the vocabulary.
+  Result<void> read_merges(const std::vector<std::pair<std::string, std::string>>& merges) {
+    merges_.reserve(merges.size());
+    std::string joined;
+    for (std::size_t k = 0; k < merges.size(); ++k) {
+      const auto& [a, b] = merges[k];
+      const auto line = static_cast<std::int64_t>(k) + 1;
+      const int ia = ids_.find(a);
+      if (ia < 0) {
+        return fail(ErrorKind::Mismatch,
+                    "the merge \"" + a + " " + b + "\" uses \"" + a + "\", which is not in the vocabulary", "merges",
+                    -1, line);
+      }
+      const int ib = ids_.find(b);
+      if (ib < 0) {
+        return fail(ErrorKind::Mismatch,
+                    "the merge \"" + a + " " + b + "\" uses \"" + b + "\", which is not in the vocabulary", "merges",
+                    -1, line);
+      }
+      joined.assign(a);
+      joined.append(b);
+      const int merged = ids_.find(joined);
+      if (merged < 0) {
+        return fail(ErrorKind::Mismatch,
+                    "the merge \"" + a + " " + b + "\" makes \"" + joined + "\", which is not in the vocabulary",
+                    "merges", -1, line);
+      }
+      merges_[pair_key(ia, ib)] =
+          Merge{static_cast<int>(k), merged};  // a repeated pair takes the later rank, as in tokenizers
+    }
+    return {};
+  }
+
+  // The id of each byte's spelling, the unknown token the options name, and the special tokens by their usual names.
+  Result<void> find_special_ids() {
+    const ByteMap& map = byte_map();
+    for (std::size_t b = 0; b < 256; ++b) {
+      std::string spelled;
+      unicode::append_utf8(spelled, map.to_char[b]);
+      byte_ids_[b] = ids_.find(spelled);
+    }
+    if (options_.unk_token) {
+      const auto unk = id(*options_.unk_token);
+      if (!unk) return fail(ErrorKind::Malformed, "the vocabulary has no " + *options_.unk_token + " token", "vocab");
+      unk_ = *unk;
+    }
+    const auto first_of = [&](std::initializer_list<const char*> names) -> std::optional<int> {
+      for (const char* name : names) {
+        if (const auto i = id(name)) return i;
+      }
+      return std::nullopt;
+    };
+    specials_.unk = unk_ >= 0 ? std::optional<int>(unk_) : first_of({"<unk>", "<|endoftext|>"});
+    specials_.bos = first_of({"<s>", "<|endoftext|>"});
+    specials_.eos = first_of({"</s>", "<|endoftext|>"});
+    specials_.cls = first_of({"<s>"});
+    specials_.sep = first_of({"</s>"});
+    specials_.pad = first_of({"<pad>"});
+    specials_.mask = first_of({"<mask>"});
+    return {};
+  }
+
   void encode_segment(std::string_view text, std::size_t begin, std::size_t end, BpeScratch& scratch,
                       std::vector<Token>& out) const {
     std::string_view source = text.substr(begin, end - begin);

@@ -9,8 +9,8 @@
 #include "attn/core.h"
 #include "attn/error.h"
 #include "attn/io/safetensors.h"
-#include "../core/json_config.h"
-#include "../core/try.h"
+#include "../../core/json_config.h"
+#include "../../core/try.h"
 
 #include <nlohmann/json.hpp>
 

@@ -12,11 +12,11 @@
 #include "attn/mechanisms/attention.h"
 #include "attn/mechanisms/normalise.h"
 #include "attn/models/classifier.h"
-#include "../text/unicode.h"
+#include "../../text/unicode.h"
 #include "beam_search.h"
 #include "layers.h"
 #include "seq2seq_impl.h"
-#include "../core/nonfinite.h"
+#include "../../core/nonfinite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,35 +111,9 @@ Result<Seq2SeqConfig> read_convs2s_config(const bundled::ConfigKeys& k, Seq2SeqC
   return c;
 }
 
-Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
-  Seq2SeqConfig c;
-  ATTN_TRY(k.architecture("AttnScopeSeq2Seq"));
-  ATTN_ASSIGN(c.task, k.text_or("task", ""));
-  ATTN_ASSIGN(c.trained_on, k.text_or("trained_on", ""));
-
-  const json* attention = k.find("attention");
-  if (!attention) {
-    return k.error(ErrorKind::Malformed,
-                   "attention is missing; use \"bahdanau\", \"luong\", \"convs2s\" or \"location\"");
-  }
-  if (!attention->is_string()) {
-    return k.error(ErrorKind::Malformed, "attention", "attention must be a string, got " + attention->dump());
-  }
-  const std::string kind = attention->get<std::string>();
-  if (kind == "bahdanau") {
-    c.attention = Seq2SeqAttention::Bahdanau;
-  } else if (kind == "luong") {
-    c.attention = Seq2SeqAttention::Luong;
-  } else if (kind == "convs2s") {
-    return read_convs2s_config(k, std::move(c));
-  } else if (kind == "location") {
-    return bundled::speech::read_config(k, std::move(c));
-  } else {
-    return k.error(ErrorKind::Unsupported, "attention",
-                   "attention " + attention->dump() +
-                       " is not supported; use \"bahdanau\", \"luong\", \"convs2s\" or \"location\"");
-  }
-
+// "score": Bahdanau's is "additive" (and may go unsaid); Luong's is "dot", "general" or "concat". Returns the text
+// as written.
+Result<std::string> read_score(const bundled::ConfigKeys& k, Seq2SeqConfig& c) {
   std::string score;
   ATTN_ASSIGN(score, k.text_or("score", ""));
   if (c.attention == Seq2SeqAttention::Bahdanau) {
@@ -161,38 +135,43 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
         ErrorKind::Mismatch, "score",
         "score " + quote(score) + " does not go with luong attention; use \"dot\", \"general\" or \"concat\"");
   }
+  return score;
+}
 
-  if (const json* local = k.find("local")) {
-    if (c.attention != Seq2SeqAttention::Luong) {
-      return k.error(ErrorKind::Mismatch, "local", "local attention is Luong's; it needs \"attention\": \"luong\"");
-    }
-    if (!local->is_object()) {
-      return k.error(ErrorKind::Malformed, "local",
-                     "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " + local->dump());
-    }
-    const auto kind_it = local->find("kind");
-    if (kind_it == local->end() || !kind_it->is_string() || kind_it->get<std::string>() != "predictive") {
-      return k.error(ErrorKind::Unsupported, "local",
-                     "local kind " + (kind_it == local->end() ? std::string("(missing)") : kind_it->dump()) +
-                         " is not supported; the models use local-p: {\"kind\": \"predictive\", \"window\": D}");
-    }
-    const auto window = local->find("window");
-    if (window == local->end() || !window->is_number_integer() || window->get<std::int64_t>() < 1 ||
-        window->get<std::int64_t>() > detail::kMaxConfigSize) {
-      return k.error(ErrorKind::OutOfRange, "local",
-                     "local window must be a whole number from 1 to " + std::to_string(detail::kMaxConfigSize) +
-                         ", got " + (window == local->end() ? std::string("nothing") : window->dump()));
-    }
-    if (c.score != Seq2SeqScore::General) {
-      return k.error(ErrorKind::Mismatch, "local",
-                     "local-p attention scores with \"general\"; score is " + quote(score));
-    }
-    c.local = true;
-    c.window = static_cast<int>(window->get<std::int64_t>());
+// "local": {"kind": "predictive", "window": D}, Luong's local-p attention with the general score, or absent.
+Result<void> read_local(const bundled::ConfigKeys& k, const std::string& score, Seq2SeqConfig& c) {
+  const json* local = k.find("local");
+  if (!local) return {};
+  if (c.attention != Seq2SeqAttention::Luong) {
+    return k.error(ErrorKind::Mismatch, "local", "local attention is Luong's; it needs \"attention\": \"luong\"");
   }
+  if (!local->is_object()) {
+    return k.error(ErrorKind::Malformed, "local",
+                   "local must be an object {\"kind\": \"predictive\", \"window\": D}, got " + local->dump());
+  }
+  const auto kind_it = local->find("kind");
+  if (kind_it == local->end() || !kind_it->is_string() || kind_it->get<std::string>() != "predictive") {
+    return k.error(ErrorKind::Unsupported, "local",
+                   "local kind " + (kind_it == local->end() ? std::string("(missing)") : kind_it->dump()) +
+                       " is not supported; the models use local-p: {\"kind\": \"predictive\", \"window\": D}");
+  }
+  const auto window = local->find("window");
+  if (window == local->end() || !window->is_number_integer() || window->get<std::int64_t>() < 1 ||
+      window->get<std::int64_t>() > detail::kMaxConfigSize) {
+    return k.error(ErrorKind::OutOfRange, "local",
+                   "local window must be a whole number from 1 to " + std::to_string(detail::kMaxConfigSize) +
+                       ", got " + (window == local->end() ? std::string("nothing") : window->dump()));
+  }
+  if (c.score != Seq2SeqScore::General) {
+    return k.error(ErrorKind::Mismatch, "local", "local-p attention scores with \"general\"; score is " + quote(score));
+  }
+  c.local = true;
+  c.window = static_cast<int>(window->get<std::int64_t>());
+  return {};
+}
 
-  ATTN_TRY(read_vocabularies(k, c));
-
+// A GRU model's sizes and lengths; attention_size is needed by the scores with a hidden layer (and local-p).
+Result<void> read_gru_sizes(const bundled::ConfigKeys& k, Seq2SeqConfig& c) {
   ATTN_ASSIGN(c.embedding_size, k.whole("embedding_size"));
   ATTN_ASSIGN(c.encoder_hidden, k.whole("encoder_hidden"));
   ATTN_ASSIGN(c.decoder_hidden, k.whole("decoder_hidden"));
@@ -210,7 +189,47 @@ Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
                    "must be 2 x encoder_hidden = " +
                        std::to_string(2 * c.encoder_hidden) + ", got " + std::to_string(c.decoder_hidden));
   }
+  return {};
+}
+
+// The GRU models' keys after "attention" (Bahdanau or Luong): the score, local-p, the vocabularies, the sizes.
+Result<Seq2SeqConfig> read_gru_config(const bundled::ConfigKeys& k, Seq2SeqConfig c) {
+  std::string score;
+  ATTN_ASSIGN(score, read_score(k, c));
+  ATTN_TRY(read_local(k, score, c));
+  ATTN_TRY(read_vocabularies(k, c));
+  ATTN_TRY(read_gru_sizes(k, c));
   return c;
+}
+
+Result<Seq2SeqConfig> read_seq2seq_config(const bundled::ConfigKeys& k) {
+  Seq2SeqConfig c;
+  ATTN_TRY(k.architecture("AttnScopeSeq2Seq"));
+  ATTN_ASSIGN(c.task, k.text_or("task", ""));
+  ATTN_ASSIGN(c.trained_on, k.text_or("trained_on", ""));
+
+  const json* attention = k.find("attention");
+  if (!attention) {
+    return k.error(ErrorKind::Malformed,
+                   "attention is missing; use \"bahdanau\", \"luong\", \"convs2s\" or \"location\"");
+  }
+  if (!attention->is_string()) {
+    return k.error(ErrorKind::Malformed, "attention", "attention must be a string, got " + attention->dump());
+  }
+  const std::string kind = attention->get<std::string>();
+  if (kind == "bahdanau") {
+    c.attention = Seq2SeqAttention::Bahdanau;
+    return read_gru_config(k, std::move(c));
+  }
+  if (kind == "luong") {
+    c.attention = Seq2SeqAttention::Luong;
+    return read_gru_config(k, std::move(c));
+  }
+  if (kind == "convs2s") return read_convs2s_config(k, std::move(c));
+  if (kind == "location") return bundled::speech::read_config(k, std::move(c));
+  return k.error(
+      ErrorKind::Unsupported, "attention",
+      "attention " + attention->dump() + " is not supported; use \"bahdanau\", \"luong\", \"convs2s\" or \"location\"");
 }
 
 // The same rules for a config built in code (from_parts), without lines to name.
@@ -596,15 +615,9 @@ void truncate_source(const Seq2SeqConfig& c, Seq2SeqRun& run) {
   run.unknown.resize(keep);
 }
 
-// The source truncated to max_source_length, then bundled::BeamSearch (greedy is a beam of 1), every
-// node keeping its step's attention row and p_t.
-Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2SeqRun run, const DecodeOptions& options,
-                          const Matrix* frames = nullptr) {
-  const auto& c = m.config;
-  run.words = c.words;
-  truncate_source(c, run);
+// The beam width and step count asked for, and the shaping, checked against the model.
+Result<void> check_decode_options(const Seq2SeqConfig& c, const DecodeOptions& options, int max_steps) {
   const int k = options.beam;
-  const int max_steps = options.max_steps.value_or(c.max_target_length);
   if (k < 1 || k > kMaxSeq2SeqBeam) {
     return fail(ErrorKind::OutOfRange,
                 "beam width " + std::to_string(k) + " is not from 1 to " + std::to_string(kMaxSeq2SeqBeam));
@@ -620,27 +633,22 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   if (const std::string why = options.shaping.problem(); !why.empty()) {
     return fail(ErrorKind::OutOfRange, why);
   }
-  s.shaping = options.shaping;
-  const bool convs2s = c.attention == Seq2SeqAttention::ConvS2S;
-  if (convs2s && max_steps > c.max_target_length) {
+  if (c.attention == Seq2SeqAttention::ConvS2S && max_steps > c.max_target_length) {
     return fail(ErrorKind::OutOfRange, "max_steps is " + std::to_string(max_steps) +
                                            "; a ConvS2S model has position embeddings for max_target_length = " +
                                            std::to_string(c.max_target_length) + " output characters");
   }
+  return {};
+}
 
-  const auto& ids = run.source_ids;
-  const Index S = static_cast<Index>(ids.size()), vt = static_cast<Index>(c.target_vocab.size());
+// The per-step buffers sized for k hypotheses over S source positions (the GRU state's first row is s_0 from
+// encode()), and the search started.
+void start_search(const Seq2SeqConfig& c, Seq2SeqBuffers& s, int k, int max_steps, Index S) {
+  const bool convs2s = c.attention == Seq2SeqAttention::ConvS2S;
   // GRU: the state s [k, d]; ConvS2S: every layer's inputs at every position [k, L T d], and L rows of attention.
   const Index d = convs2s ? c.embedding_size : c.decoder_hidden;
   const Index state_size = convs2s ? Index{c.decoder_layers} * max_steps * d : d;
   const Index maps = convs2s ? c.decoder_layers : 1;
-  if (frames) {
-    bundled::speech::encode(m, s, *frames);
-  } else {
-    encode(m, s, ids);
-  }
-
-  // Buffers for k rows (the GRU state's first row is s_0 from encode()).
   if (convs2s) {
     s.state.setZero(k, state_size);
   } else {
@@ -659,12 +667,16 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
   s.context.resize(k, convs2s ? d : s.H.cols());
   s.gi.resize(k, 3 * d);
   s.gh.resize(k, 3 * d);
-  s.logits.resize(k, vt);
+  s.logits.resize(k, static_cast<Index>(c.target_vocab.size()));
   s.positions = Vector::Zero(k);
   s.rows.clear();
   s.node_positions.clear();
   s.search.start(k, max_steps, bundled::kStartId, bundled::kEndId);
+}
 
+// Steps until every hypothesis has ended or the steps run out; each kept node records its attention row and p_t.
+void run_search(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s) {
+  const bool convs2s = m.config.attention == Seq2SeqAttention::ConvS2S;
   int t = 0;
   for (bool more = true; more; ++t) {
     // Alive hypothesis i is row i of state / feed; each holds t ids.
@@ -689,42 +701,66 @@ Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2Se
     std::swap(s.state, s.state_next);
     std::swap(s.feed, s.feed_next);
   }
+}
 
-  // The k best ended hypotheses, best first, from the tree.
-  for (std::size_t i = 0; i < s.search.results(); ++i) {
-    s.search.path(i, s.path);
-    Hypothesis h;
-    const auto steps = static_cast<Index>(s.path.size());
-    h.attention.resize(steps, S);
-    if (convs2s) h.layers.assign(static_cast<std::size_t>(maps), Matrix(steps, S));
-    for (Index j = 0; j < steps; ++j) {
-      const auto n = static_cast<std::size_t>(s.path[static_cast<std::size_t>(j)]);
-      h.ids.push_back(s.search.token(static_cast<int>(n)));
-      const float* rows = s.rows.data() + n * static_cast<std::size_t>(maps * S);
-      if (convs2s) {
-        // The layers' rows, and their mean as the alignment.
-        h.attention.row(j).setZero();
-        for (Index l = 0; l < maps; ++l) {
-          const Eigen::Map<const RowVector> row(rows + l * S, S);
-          h.layers[static_cast<std::size_t>(l)].row(j) = row;
-          h.attention.row(j) += row;
-        }
-        h.attention.row(j) /= static_cast<float>(maps);
-      } else {
-        h.attention.row(j) = Eigen::Map<const RowVector>(rows, S);
+// Ended hypothesis i of the search (0: the best) from the tree: its ids, labels, text and attention rows over
+// the S source positions (a ConvS2S model's per layer too, their mean as the alignment).
+Hypothesis hypothesis_of(const Seq2SeqConfig& c, Seq2SeqBuffers& s, std::size_t i, Index S) {
+  const bool convs2s = c.attention == Seq2SeqAttention::ConvS2S;
+  const Index maps = convs2s ? c.decoder_layers : 1;
+  s.search.path(i, s.path);
+  Hypothesis h;
+  const auto steps = static_cast<Index>(s.path.size());
+  h.attention.resize(steps, S);
+  if (convs2s) h.layers.assign(static_cast<std::size_t>(maps), Matrix(steps, S));
+  for (Index j = 0; j < steps; ++j) {
+    const auto n = static_cast<std::size_t>(s.path[static_cast<std::size_t>(j)]);
+    h.ids.push_back(s.search.token(static_cast<int>(n)));
+    const float* rows = s.rows.data() + n * static_cast<std::size_t>(maps * S);
+    if (convs2s) {
+      h.attention.row(j).setZero();
+      for (Index l = 0; l < maps; ++l) {
+        const Eigen::Map<const RowVector> row(rows + l * S, S);
+        h.layers[static_cast<std::size_t>(l)].row(j) = row;
+        h.attention.row(j) += row;
       }
-      if (c.local) h.positions.push_back(s.node_positions[n]);
+      h.attention.row(j) /= static_cast<float>(maps);
+    } else {
+      h.attention.row(j) = Eigen::Map<const RowVector>(rows, S);
     }
-    for (const int id : h.ids) {
-      const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
-      // The reference's target_text: every id but </s> as its vocabulary string (words, phonemes: a space between).
-      if (id != bundled::kEndId) h.text += ((c.words || c.frames) && !h.text.empty() ? " " : "") + label;
-      h.labels.push_back(label);
-    }
-    h.log_prob = static_cast<float>(s.search.log_prob(i));
-    h.finished = h.ids.back() == bundled::kEndId;
-    run.hypotheses.push_back(std::move(h));
+    if (c.local) h.positions.push_back(s.node_positions[n]);
   }
+  for (const int id : h.ids) {
+    const std::string& label = c.target_vocab[static_cast<std::size_t>(id)];
+    // The reference's target_text: every id but </s> as its vocabulary string (words, phonemes: a space between).
+    if (id != bundled::kEndId) h.text += ((c.words || c.frames) && !h.text.empty() ? " " : "") + label;
+    h.labels.push_back(label);
+  }
+  h.log_prob = static_cast<float>(s.search.log_prob(i));
+  h.finished = h.ids.back() == bundled::kEndId;
+  return h;
+}
+
+// The source truncated to max_source_length, then bundled::BeamSearch (greedy is a beam of 1), every
+// node keeping its step's attention row and p_t.
+Result<Seq2SeqRun> decode(const Seq2SeqModel::Impl& m, Seq2SeqBuffers& s, Seq2SeqRun run, const DecodeOptions& options,
+                          const Matrix* frames = nullptr) {
+  const auto& c = m.config;
+  run.words = c.words;
+  truncate_source(c, run);
+  const int max_steps = options.max_steps.value_or(c.max_target_length);
+  ATTN_TRY(check_decode_options(c, options, max_steps));
+  s.shaping = options.shaping;
+  if (frames) {
+    bundled::speech::encode(m, s, *frames);
+  } else {
+    encode(m, s, run.source_ids);
+  }
+  const auto S = static_cast<Index>(run.source_ids.size());
+  start_search(c, s, options.beam, max_steps, S);
+  run_search(m, s);
+  // The k best ended hypotheses, best first.
+  for (std::size_t i = 0; i < s.search.results(); ++i) run.hypotheses.push_back(hypothesis_of(c, s, i, S));
   std::int64_t bad = 0, total = 0;
   for (const Hypothesis& h : run.hypotheses) {
     bad += detail::count_nonfinite(h.attention);

@@ -6,11 +6,11 @@
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
 #include "row_streams.h"
-#include "../core/nonfinite.h"
-#include "../core/try.h"
+#include "../../core/nonfinite.h"
+#include "../../core/try.h"
 
-#include "../mechanisms/exp_kernel.h"
-#include "../mechanisms/attention_tiles.h"
+#include "../../mechanisms/exp_kernel.h"
+#include "../../mechanisms/attention_tiles.h"
 
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -695,6 +695,104 @@ Result<void> check_memory(const TransformerConfig& c, Index n, RunOptions& o) {
                   std::to_string(lo) + " tokens would fit");
 }
 
+// The attention mask as a bias per key (0, or -inf for padding); GPT-2 ignores it. Attention on demand takes no
+// padding.
+Result<void> set_key_bias(const TransformerConfig& c, const RunOptions& options, Index n, TransformerBuffers& s) {
+  s.key_bias.clear();
+  if (options.attention_mask.empty() || c.family == Family::Gpt2) return {};
+  s.key_bias.assign(static_cast<std::size_t>(n), 0.0f);
+  for (Index j = 0; j < n; ++j)
+    if (options.attention_mask[static_cast<std::size_t>(j)] == 0)
+      s.key_bias[static_cast<std::size_t>(j)] = -std::numeric_limits<float>::infinity();
+  if (options.keep != RunOptions::Keep::Maps &&
+      std::find(options.attention_mask.begin(), options.attention_mask.end(), 0) != options.attention_mask.end())
+    return fail(ErrorKind::Unsupported,
+                "run_ids: attention on demand takes no padding (the attention mask has padded keys); run the "
+                "real tokens alone, or keep the maps");
+  return {};
+}
+
+// The embeddings of the run's tokens into x [n, D]: word + position (+ token type for BERT), normalised after
+// (BERT, DistilBERT) or not (GPT-2, whose layers normalise first).
+void embed_tokens(const TransformerModel::Impl& m, const TransformerRun& run, Index n, float* x) {
+  const auto& c = m.config;
+  const Index D = c.hidden;
+  for_rows(n, [&](Index i) {
+    ArrayMap r(x + i * D, D);
+    r = m.word.row(run.ids[static_cast<std::size_t>(i)]).transpose().array() + m.positions.row(i).transpose().array();
+    if (c.family == Family::Bert) {
+      const int t = run.type_ids.empty() ? 0 : run.type_ids[static_cast<std::size_t>(i)];
+      r += m.types.row(t).transpose().array();
+    }
+    if (m.post_ln()) layer_norm_row(x + i * D, x + i * D, m.embed_gamma, m.embed_beta, D, c.layer_norm_eps);
+  });
+}
+
+// The rows of the last layer's output read after the layers: the last token (GPT-2's prediction), the [MASK]
+// positions (BERT's), every row (nullopt) for hidden states, none for the maps alone.
+std::optional<std::vector<Index>> rows_read_after(const TransformerModel::Impl& m, const TransformerRun& run,
+                                                  const RunOptions& options, Index n) {
+  if (options.hidden_states) return std::nullopt;
+  std::vector<Index> rows;
+  const text::Tokenizer* tok = m.tokenizer.get();
+  if (m.has_head && options.top_k > 0) {
+    if (m.config.family == Family::Gpt2) {
+      rows.push_back(n - 1);
+    } else if (tok && tok->specials().mask) {
+      for (Index i = 0; i < n; ++i)
+        if (run.ids[static_cast<std::size_t>(i)] == *tok->specials().mask) rows.push_back(i);
+    }
+  }
+  return rows;
+}
+
+// GPT-2's ln_f and next-token prediction. ln_f is applied on every row only when the hidden states are asked
+// for (transformers reports the last hidden state after ln_f); the prediction needs the last row alone.
+void gpt2_head(const TransformerModel::Impl& m, const float* x, Index n, const RunOptions& options,
+               TransformerRun& run) {
+  const auto& c = m.config;
+  const Index D = c.hidden;
+  RowVector last(D);
+  layer_norm_row(x + (n - 1) * D, last.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+  if (options.hidden_states) {
+    Matrix& h = run.hidden_states.back();
+    for (Index i = 0; i < n; ++i)
+      layer_norm_row(x + i * D, h.row(i).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+  }
+  if (m.has_head && options.top_k > 0) {
+    RowVector logits = last * m.output_embedding().transpose();
+    if (m.decoder_bias.size() == logits.size()) logits += m.decoder_bias;
+    Prediction p;
+    p.position = static_cast<int>(n - 1);
+    p.top = top_k(logits, options.top_k, m.tokenizer.get(), nullptr);
+    run.predictions.push_back(std::move(p));
+  }
+}
+
+// BERT's masked-language-model head: a prediction at every [MASK] position.
+void masked_lm_head(const TransformerModel::Impl& m, float* x, Index n, const RunOptions& options,
+                    TransformerRun& run) {
+  const auto& c = m.config;
+  const Index D = c.hidden;
+  const text::Tokenizer* tok = m.tokenizer.get();
+  if (!m.has_head || options.top_k <= 0 || !tok || !tok->specials().mask) return;
+  MatrixMapW X(x, n, D);
+  const int mask = *tok->specials().mask;
+  for (Index i = 0; i < n; ++i) {
+    if (run.ids[static_cast<std::size_t>(i)] != mask) continue;
+    RowVector t = X.row(i) * m.head_dense;
+    t += m.head_dense_bias;
+    bias_activation(t.data(), RowVector::Zero(D), D, c.activation);
+    layer_norm_row(t.data(), t.data(), m.head_gamma, m.head_beta, D, c.layer_norm_eps);
+    RowVector logits = t * m.output_embedding().transpose();
+    logits += m.decoder_bias;
+    Prediction p;
+    p.position = static_cast<int>(i);
+    p.top = top_k(logits, options.top_k, tok, nullptr);
+    run.predictions.push_back(std::move(p));
+  }
+}
+
 }  // namespace
 
 Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
@@ -706,7 +804,6 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     if (!started) return started;
     TransformerRun run = std::move(*started);
     const Index n = static_cast<Index>(run.ids.size());
-    const text::Tokenizer* tok = m.tokenizer.get();
     RunOptions options = options_in;
     ATTN_TRY(check_memory(c, n, options));
     if (c.family == Family::Decoder) {
@@ -715,84 +812,17 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
       warn_nonfinite(run);
       return run;
     }
-
-    // Embeddings.
-    const Index D = c.hidden;
     auto& s = *scratch_;
-    float* x = s.x.get(static_cast<std::size_t>(gemm_rows(n) * D));
-    s.key_bias.clear();
-    if (!options.attention_mask.empty() && c.family != Family::Gpt2) {
-      s.key_bias.assign(static_cast<std::size_t>(n), 0.0f);
-      for (Index j = 0; j < n; ++j)
-        if (options.attention_mask[static_cast<std::size_t>(j)] == 0)
-          s.key_bias[static_cast<std::size_t>(j)] = -std::numeric_limits<float>::infinity();
-      if (options.keep != RunOptions::Keep::Maps &&
-          std::find(options.attention_mask.begin(), options.attention_mask.end(), 0) != options.attention_mask.end())
-        return fail(ErrorKind::Unsupported,
-                    "run_ids: attention on demand takes no padding (the attention mask has padded keys); run the "
-                    "real tokens alone, or keep the maps");
-    }
-    for_rows(n, [&](Index i) {
-      ArrayMap r(x + i * D, D);
-      r = m.word.row(run.ids[static_cast<std::size_t>(i)]).transpose().array() + m.positions.row(i).transpose().array();
-      if (c.family == Family::Bert) {
-        const int t = run.type_ids.empty() ? 0 : run.type_ids[static_cast<std::size_t>(i)];
-        r += m.types.row(t).transpose().array();
-      }
-      if (m.post_ln()) layer_norm_row(x + i * D, x + i * D, m.embed_gamma, m.embed_beta, D, c.layer_norm_eps);
-    });
-
-    // The rows of the last layer's output read below: the last token (GPT-2's prediction), the [MASK]
-    // positions (BERT's), every row for hidden states, none for the maps alone.
-    std::optional<std::vector<Index>> last_rows;
-    if (!options.hidden_states) {
-      last_rows.emplace();
-      if (m.has_head && options.top_k > 0) {
-        if (c.family == Family::Gpt2) {
-          last_rows->push_back(n - 1);
-        } else if (tok && tok->specials().mask) {
-          for (Index i = 0; i < n; ++i)
-            if (run.ids[static_cast<std::size_t>(i)] == *tok->specials().mask) last_rows->push_back(i);
-        }
-      }
-    }
+    float* x = s.x.get(static_cast<std::size_t>(gemm_rows(n) * c.hidden));
+    ATTN_TRY(set_key_bias(c, options, n, s));
+    embed_tokens(m, run, n, x);
+    const std::optional<std::vector<Index>> last_rows = rows_read_after(m, run, options, n);
     Forward f{m, s, options, run, n};
     if (!f.layers(x, last_rows)) return fail(ErrorKind::Cancelled, "cancelled");
-    MatrixMapW X(x, n, D);
-
     if (c.family == Family::Gpt2) {
-      // ln_f: on every row only when the hidden states are asked for (transformers reports the last
-      // hidden state after ln_f); the prediction needs the last row alone.
-      RowVector last(D);
-      layer_norm_row(x + (n - 1) * D, last.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
-      if (options.hidden_states) {
-        Matrix& h = run.hidden_states.back();
-        for (Index i = 0; i < n; ++i)
-          layer_norm_row(x + i * D, h.row(i).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
-      }
-      if (m.has_head && options.top_k > 0) {
-        RowVector logits = last * m.output_embedding().transpose();
-        if (m.decoder_bias.size() == logits.size()) logits += m.decoder_bias;
-        Prediction p;
-        p.position = static_cast<int>(n - 1);
-        p.top = top_k(logits, options.top_k, tok, nullptr);
-        run.predictions.push_back(std::move(p));
-      }
-    } else if (m.has_head && options.top_k > 0 && tok && tok->specials().mask) {
-      const int mask = *tok->specials().mask;
-      for (Index i = 0; i < n; ++i) {
-        if (run.ids[static_cast<std::size_t>(i)] != mask) continue;
-        RowVector t = X.row(i) * m.head_dense;
-        t += m.head_dense_bias;
-        bias_activation(t.data(), RowVector::Zero(D), D, c.activation);
-        layer_norm_row(t.data(), t.data(), m.head_gamma, m.head_beta, D, c.layer_norm_eps);
-        RowVector logits = t * m.output_embedding().transpose();
-        logits += m.decoder_bias;
-        Prediction p;
-        p.position = static_cast<int>(i);
-        p.top = top_k(logits, options.top_k, tok, nullptr);
-        run.predictions.push_back(std::move(p));
-      }
+      gpt2_head(m, x, n, options, run);
+    } else {
+      masked_lm_head(m, x, n, options, run);
     }
     warn_nonfinite(run);
     return run;

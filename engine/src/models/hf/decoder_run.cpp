@@ -10,8 +10,8 @@
 #include "decoder_impl.h"
 #include "row_streams.h"
 #include "transformer_impl.h"
-#include "../mechanisms/exp_kernel.h"
-#include "../core/try.h"
+#include "../../mechanisms/exp_kernel.h"
+#include "../../core/try.h"
 
 #include "attn/on_demand_attention.h"
 #include "attn/random.h"

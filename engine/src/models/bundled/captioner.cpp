@@ -13,7 +13,7 @@
 #include "attn/mechanisms/normalise.h"
 #include "beam_search.h"
 #include "layers.h"
-#include "../core/nonfinite.h"
+#include "../../core/nonfinite.h"
 
 #include <opencv2/imgproc.hpp>
 

@@ -1,7 +1,7 @@
 #include "attn/models/config.h"
 
-#include "../core/json_config.h"
-#include "../core/try.h"
+#include "../../core/json_config.h"
+#include "../../core/try.h"
 
 #include <nlohmann/json.hpp>
 
@@ -287,32 +287,22 @@ Result<std::vector<int>> token_ids(const Keys& k, std::string_view key, int voca
 
 Result<TransformerConfig> read_config(const Keys& k);
 
-// The decoder family (tools/parity/decoder_torch.py's DecoderConfig.from_hf is the same reading in Python).
-Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
-  std::string t;
-  ATTN_ASSIGN(t, decoder_type(k, c));
-  if (t == "gemma3") {
-    // A multimodal Gemma 3: the text model is its text_config.
-    const json* text = k.find("text_config");
-    if (!text || !text->is_object()) {
-      return k.error(ErrorKind::Malformed, "model_type", "a gemma3 config needs a text_config object");
-    }
-    json inner = *text;
-    inner["model_type"] = "gemma3_text";
-    const std::string dumped = inner.dump();
-    return detail::read_json_config<Keys>(dumped, k.file() + " (text_config)",
-                                          [](const Keys& tk) { return read_config(tk); });
+// A multimodal Gemma 3: the text model is its text_config, read as a gemma3_text config.
+Result<TransformerConfig> read_gemma3_text_config(const Keys& k) {
+  const json* text = k.find("text_config");
+  if (!text || !text->is_object()) {
+    return k.error(ErrorKind::Malformed, "model_type", "a gemma3 config needs a text_config object");
   }
-  bool known = false;
-  for (const auto& [type, arch] : kDecoderTypes) known = known || t == type;
-  if (!known)
-    return k.error(ErrorKind::Unsupported, "model_type",
-                   "model_type " + quote(t) + " is not supported; " + std::string(kSupported));
+  json inner = *text;
+  inner["model_type"] = "gemma3_text";
+  const std::string dumped = inner.dump();
+  return detail::read_json_config<Keys>(dumped, k.file() + " (text_config)",
+                                        [](const Keys& tk) { return read_config(tk); });
+}
+
+// The sizes: hidden, heads (and key/value heads, which must divide them), layers, vocabulary, positions, head_dim.
+Result<void> read_decoder_sizes(const Keys& k, TransformerConfig& c) {
   DecoderSettings& d = c.decoder;
-  d.model_type = t;
-  d.gemma = t == "gemma2" || t == "gemma3_text";
-  d.fused = t == "phi3";
-  d.qk_norm = t == "qwen3" || t == "gemma3_text";
   std::string_view heads_key;
   ATTN_ASSIGN(c.hidden, k.whole({"hidden_size"}, 4096, 1, kMaxHidden));
   ATTN_ASSIGN(c.heads, k.whole({"num_attention_heads"}, 32, 1, kMaxHeads, &heads_key));
@@ -339,7 +329,12 @@ Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
   if (d.head_dim % 2 != 0)
     return k.error(ErrorKind::Mismatch, "head_dim",
                    "head_dim " + std::to_string(d.head_dim) + " is odd: RoPE rotates pairs");
-  ATTN_ASSIGN(d.rms_eps, k.epsilon({"rms_norm_eps"}, 1e-6f));
+  return {};
+}
+
+// RoPE: its base, the rotary part of each head, the scaling.
+Result<void> read_decoder_rope(const Keys& k, TransformerConfig& c) {
+  DecoderSettings& d = c.decoder;
   double v = 0;
   ATTN_ASSIGN(v, k.number_or("rope_theta", 10000.0, 1.0, 1e12));
   d.rope_theta = v;
@@ -354,6 +349,12 @@ Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
   if (d.rope == RopeScaling::Llama3 || d.rope == RopeScaling::Yarn) {
     if (d.original_max_positions == 0) d.original_max_positions = c.max_positions;
   }
+  return {};
+}
+
+// The biases, the tied embedding and the gated MLP's activation.
+Result<void> read_decoder_layer_kinds(const Keys& k, DecoderSettings& d) {
+  const std::string& t = d.model_type;
   bool attention_bias = false;
   ATTN_ASSIGN(attention_bias, k.boolean_or("attention_bias", false));
   d.qkv_bias = t == "qwen2" || attention_bias;
@@ -373,25 +374,36 @@ Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
     return k.error(ErrorKind::Unsupported, act_key,
                    std::string(act_key) + " " + quote(act) + " is not supported; use silu, gelu or gelu_pytorch_tanh");
   }
+  return {};
+}
+
+// The query's scale (Gemma's query_pre_attn_scalar) and Gemma's soft caps of the scores and the logits.
+Result<void> read_decoder_scales(const Keys& k, DecoderSettings& d) {
   double scalar = d.head_dim;
   if (d.gemma) ATTN_ASSIGN(scalar, k.number_or("query_pre_attn_scalar", d.head_dim, 1e-6, 1e9));
   d.query_scale = 1.0 / std::sqrt(scalar);
   if (d.gemma) {
+    double v = 0;
     ATTN_ASSIGN(v, k.number_or("attn_logit_softcapping", 0.0, 0.0, 1e9));
     d.attn_softcap = static_cast<float>(v);
     ATTN_ASSIGN(v, k.number_or("final_logit_softcapping", 0.0, 0.0, 1e9));
     d.final_softcap = static_cast<float>(v);
   }
-  // Which layers slide: layer_types when given, else the family's rule.
+  return {};
+}
+
+// Which layers slide: layer_types when given, else the family's rule; Gemma 3's local layers' RoPE base.
+Result<void> read_sliding_layers(const Keys& k, int layers, DecoderSettings& d) {
+  const std::string& t = d.model_type;
   ATTN_ASSIGN(d.window, k.whole({"sliding_window"}, 0, 1, kMaxPositions));
   bool use_window = true;
   if (t == "qwen2") ATTN_ASSIGN(use_window, k.boolean_or("use_sliding_window", false));
   if (!use_window) d.window = 0;
-  d.sliding.assign(static_cast<std::size_t>(c.layers), d.window > 0);
+  d.sliding.assign(static_cast<std::size_t>(layers), d.window > 0);
   if (const json* types = k.find("layer_types")) {
-    if (!types->is_array() || types->size() != static_cast<std::size_t>(c.layers)) {
+    if (!types->is_array() || types->size() != static_cast<std::size_t>(layers)) {
       return k.error(ErrorKind::Mismatch, "layer_types",
-                     "layer_types must list one type per layer (" + std::to_string(c.layers) + ")");
+                     "layer_types must list one type per layer (" + std::to_string(layers) + ")");
     }
     for (std::size_t i = 0; i < types->size(); ++i) {
       const json& e = (*types)[i];
@@ -403,16 +415,41 @@ Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
       d.sliding[i] = d.window > 0 && e == "sliding_attention";
     }
   } else if (t == "gemma2") {
-    for (int i = 0; i < c.layers; ++i) d.sliding[static_cast<std::size_t>(i)] = d.window > 0 && i % 2 == 0;
+    for (int i = 0; i < layers; ++i) d.sliding[static_cast<std::size_t>(i)] = d.window > 0 && i % 2 == 0;
   } else if (t == "gemma3_text") {
     int pattern = 6;
     ATTN_ASSIGN(pattern, k.whole({"sliding_window_pattern"}, 6, 1, kMaxLayers));
-    for (int i = 0; i < c.layers; ++i) d.sliding[static_cast<std::size_t>(i)] = d.window > 0 && (i + 1) % pattern != 0;
+    for (int i = 0; i < layers; ++i) d.sliding[static_cast<std::size_t>(i)] = d.window > 0 && (i + 1) % pattern != 0;
   }
   if (t == "gemma3_text") {
+    double v = 0;
     ATTN_ASSIGN(v, k.number_or("rope_local_base_freq", 10000.0, 1.0, 1e12));
     d.local_rope_theta = v;
   }
+  return {};
+}
+
+// The decoder family (tools/parity/decoder_torch.py's DecoderConfig.from_hf is the same reading in Python).
+Result<TransformerConfig> read_decoder(const Keys& k, TransformerConfig c) {
+  std::string t;
+  ATTN_ASSIGN(t, decoder_type(k, c));
+  if (t == "gemma3") return read_gemma3_text_config(k);
+  bool known = false;
+  for (const auto& [type, arch] : kDecoderTypes) known = known || t == type;
+  if (!known)
+    return k.error(ErrorKind::Unsupported, "model_type",
+                   "model_type " + quote(t) + " is not supported; " + std::string(kSupported));
+  DecoderSettings& d = c.decoder;
+  d.model_type = t;
+  d.gemma = t == "gemma2" || t == "gemma3_text";
+  d.fused = t == "phi3";
+  d.qk_norm = t == "qwen3" || t == "gemma3_text";
+  ATTN_TRY(read_decoder_sizes(k, c));
+  ATTN_ASSIGN(d.rms_eps, k.epsilon({"rms_norm_eps"}, 1e-6f));
+  ATTN_TRY(read_decoder_rope(k, c));
+  ATTN_TRY(read_decoder_layer_kinds(k, d));
+  ATTN_TRY(read_decoder_scales(k, d));
+  ATTN_TRY(read_sliding_layers(k, c.layers, d));
   std::vector<int> bos;
   ATTN_ASSIGN(bos, token_ids(k, "bos_token_id", c.vocab_size));
   if (!bos.empty()) d.bos = bos.front();

@@ -2,7 +2,7 @@
 #include "decoder_impl.h"
 #include "tensor_reader.h"
 #include "transformer_impl.h"
-#include "../core/try.h"
+#include "../../core/try.h"
 
 #include <bit>
 #include <cmath>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "attn/on_demand_attention.h"
-#include "../mechanisms/exp_kernel.h"
+#include "../../mechanisms/exp_kernel.h"
 
 #include <algorithm>
 #include <cmath>

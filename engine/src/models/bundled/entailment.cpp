@@ -6,7 +6,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/normalise.h"
 #include "layers.h"
-#include "../core/nonfinite.h"
+#include "../../core/nonfinite.h"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/pooling.h"
 #include "layers.h"
-#include "../core/nonfinite.h"
+#include "../../core/nonfinite.h"
 
 #include <algorithm>
 #include <cmath>

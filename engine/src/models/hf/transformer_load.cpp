@@ -3,8 +3,8 @@
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
 #include "tensor_reader.h"
-#include "../core/json_config.h"
-#include "../core/try.h"
+#include "../../core/json_config.h"
+#include "../../core/try.h"
 
 #include <nlohmann/json.hpp>
 
