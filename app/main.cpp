@@ -632,6 +632,8 @@ int main(int argc, char* argv[]) {
   QApplication::setOrganizationName(u"AttnScope"_s);
   QApplication::setApplicationName(u"AttnScope"_s);
   QApplication::setApplicationVersion(attn::ui::appVersion());
+  // The installed desktop entry (packaging/attnscope.desktop): a Wayland compositor finds its name and icon by it.
+  QGuiApplication::setDesktopFileName(u"attnscope"_s);
 
   QCommandLineParser parser;
   parser.setApplicationDescription(u"AttnScope: look inside attention mechanisms and models."_s);

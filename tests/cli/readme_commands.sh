@@ -20,6 +20,9 @@
 # LISTED (not run here):
 #   tools/setup.sh test|sanitize   over 10 minutes (it builds whole trees) and installs packages. Checked: it parses,
 #                                  and .ci/run calls it, so every CI run runs it as written.
+#   tools/setup.sh package         builds a tree of its own (build/package: over 10 minutes) and installs packages.
+#                                  Checked: it parses, the package preset exists, and the suite's package_deb test
+#                                  (tests/package) packs this tree with the same cpack and runs what it unpacked.
 #   cmake --preset P, cmake --build --preset P, ctest --preset P
 #                                  a whole build tree: over 10 minutes. Checked: P is a preset of CMakePresets.json
 #                                  and tools/setup.sh (CI) uses the same preset for ci, asan and tsan; a -R NAME
@@ -200,6 +203,14 @@ for cmd in "${commands[@]}"; do
             listed "over 10 minutes, installs packages; parses, and .ci/run runs it"
           else
             fail "does not parse, or .ci/run does not run it"
+          fi ;;
+        package)
+          if bash -n "$src/tools/setup.sh" && grep -q '"name": "package"' "$src/CMakePresets.json" &&
+             grep -q 'cpack -G DEB' "$src/tools/setup.sh" && grep -q 'cpack -G DEB' "$src/tests/package/package_deb.sh"
+          then
+            listed "a tree of its own, over 10 minutes; parses, its preset exists, and package_deb packs this tree"
+          else
+            fail "does not parse, or the package preset or the cpack call is gone"
           fi ;;
         *) fail "unknown mode '${2:-}'" ;;
       esac
