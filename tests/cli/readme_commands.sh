@@ -161,7 +161,22 @@ check_bench_script() {  # tests/bench/run_X.sh TREE ...: every bench_* program i
     [ -x "$build/tests/bench/$b" ] || missing+=("$b")
   done
   ((${#missing[@]} == 0)) || { fail "not built in this tree: ${missing[*]}"; return; }
-  listed "minutes to hours, needs python3-torch and an idle machine; parses, its benchmarks are built"
+  # It runs what it compares, nothing more: every run of its program ("$BENCH" --...) names the benchmarks it runs
+  # (--benchmark_filter) or is one of the programs' own modes (--prepare, --memory). A run without a filter ran every
+  # case: run_decoder_vs_torch.sh ran bench_decoder's 32,768-token cases (hours) to compare three.
+  local unfiltered
+  unfiltered=$(grep -n '"$BENCH" --' "$script" | grep -v -e '--benchmark_filter=' -e '--prepare' -e '--memory')
+  [ -z "$unfiltered" ] || { fail "runs its benchmark program without --benchmark_filter: $unfiltered"; return; }
+  # Its FILTER (with the LENGTHS it may be made of) lists cases of its program.
+  local filter program cases=""
+  filter=$(bash -c "$(grep -E '^(LENGTHS|FILTER)=' "$script")"$'\n''printf %s "${FILTER:-}"')
+  program=$(sed -n 's|^BENCH=.*tests/bench/\(bench_[a-z_0-9]*\)"$|\1|p' "$script")
+  if [ -n "$filter" ] && [ -n "$program" ]; then
+    cases=$("$build/tests/bench/$program" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | wc -l)
+    ((cases > 0)) || { fail "its FILTER $filter lists no case of $program"; return; }
+    cases=", its filter runs $cases cases of $program"
+  fi
+  listed "minutes to hours, needs python3-torch and an idle machine; parses, its benchmarks are built$cases"
 }
 
 check_bench() {  # build/TREE/tests/bench/NAME ...
