@@ -221,7 +221,7 @@ for cmd in "${commands[@]}"; do
           fi ;;
         package)
           if bash -n "$src/tools/setup.sh" && grep -q '"name": "package"' "$src/CMakePresets.json" &&
-             grep -q 'cpack -G DEB' "$src/tools/setup.sh" && grep -q 'cpack -G DEB' "$src/tests/package/package_deb.sh"
+             grep -q -- 'cpack -G DEB' "$src/tools/setup.sh" && grep -q -- '"$cpack" -G DEB' "$src/tests/package/package_deb.sh"
           then
             listed "a tree of its own, over 10 minutes; parses, its preset exists, and package_deb packs this tree"
           else

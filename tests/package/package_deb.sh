@@ -6,10 +6,11 @@
 # (desktop-file-validate when installed, Debian's desktop-file-utils) and the MIME types (the XML parses, and
 # update-mime-database, when installed, maps *.attn.safetensors to the dump type, a sub-class of safetensors).
 #
-#   tests/package/package_deb.sh BUILD_DIR
+#   tests/package/package_deb.sh BUILD_DIR [CPACK]     (CPACK: the cpack of the CMake that configured the tree)
 set -uo pipefail
 
 build=$(cd "$1" && pwd)
+cpack=${2:-cpack}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -20,7 +21,7 @@ finish() { echo "$passed passed, $failed failed"; ((failed == 0)); exit $?; }
 
 seconds_since() { local ms=$((($(date +%s%N) - $1) / 1000000)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
 started=$(date +%s%N)
-if ! (cd "$build" && cpack -G DEB -B "$work/out") >"$work/cpack.log" 2>&1; then
+if ! (cd "$build" && "$cpack" -G DEB -B "$work/out") >"$work/cpack.log" 2>&1; then
   sed 's/^/      | /' "$work/cpack.log" | tail -20
   fail "cpack -G DEB failed in $build"
   finish
