@@ -109,6 +109,9 @@ struct Flags {
   QCommandLineOption screenshotTimeout{u"screenshot-timeout"_s, u"Seconds --screenshot waits."_s, u"s"_s};
   // A second screenshot of a long run's map zoomed in (the Transformer tab, a run kept on demand).
   QCommandLineOption screenshotZoomed{u"screenshot-zoomed"_s, u"Then zoom the long map and save again."_s, u"file"_s};
+  // With --screenshot: every tab's state as it was grabbed, as File > Save Session writes it (a script, or a test,
+  // reads what the window had open).
+  QCommandLineOption screenshotSession{u"screenshot-session"_s, u"Also save the session then."_s, u"file"_s};
   // --session as it reaches the parser (attn::app::keepSessionOption).
   QCommandLineOption sessionAlias{QString::fromLatin1(attn::app::kSessionAlias), QString(), u"file"_s};
 
@@ -116,6 +119,7 @@ struct Flags {
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
     screenshotTimeout.setFlags(QCommandLineOption::HiddenFromHelp);
     screenshotZoomed.setFlags(QCommandLineOption::HiddenFromHelp);
+    screenshotSession.setFlags(QCommandLineOption::HiddenFromHelp);
     sessionAlias.setFlags(QCommandLineOption::HiddenFromHelp);
     for (QCommandLineOption* option : {&version,
                                        &mechanism,
@@ -144,13 +148,17 @@ struct Flags {
                                        &scrub,
                                        &textFile,
                                        &screenshotTimeout,
-                                       &screenshotZoomed}) {
+                                       &screenshotZoomed,
+                                       &screenshotSession}) {
       parser.addOption(*option);
     }
-    parser.addPositionalArgument(u"file"_s,
-                                 u"A text file to open in the lab (first non-empty line = query, rest = source), or a "
-                                 "session (*.attnscope.json)."_s,
-                                 u"[file]"_s);
+    parser.addPositionalArgument(
+        u"path"_s,
+        u"A file or folder to open as a drop on the window opens it: a session (*.attnscope.json); a model folder, "
+        "*.safetensors or *.attn.safetensors dump (the tab its config.json names); an "
+        "image (the Glimpse tab); any other file as text into the lab (first non-empty line = query, rest = "
+        "source)."_s,
+        u"[path]"_s);
   }
 };
 
@@ -196,7 +204,7 @@ struct Options {
   std::optional<QString> session;
   std::optional<SessionTab> tab;  // the tab the options are for; none: the one the session left in view
   std::optional<std::string> mechanism;
-  QStringList files;  // text files for the lab (the first is opened)
+  QStringList files;  // paths to open as a drop opens them (the first is opened)
   AlignmentOptions alignment;
   CaptionOptions caption;
   TransformerOptions transformer;
@@ -204,6 +212,7 @@ struct Options {
   std::optional<QString> screenshot;
   int screenshotTimeout = 60;
   std::optional<QString> screenshotZoomed;
+  std::optional<QString> screenshotSession;
 };
 
 using Parsed = std::expected<Options, std::string>;
@@ -238,7 +247,8 @@ std::optional<SessionTab> chooseTab(const QCommandLineParser& parser, const Flag
       parser.isSet(f.forms)) {
     return SessionTab::Glimpse;
   }
-  if (parser.isSet(f.mechanism) || !parser.positionalArguments().isEmpty()) return SessionTab::Lab;
+  // A path given alone chooses its tab when it is opened (MainWindow::openPath), as a drop does.
+  if (parser.isSet(f.mechanism)) return SessionTab::Lab;
   return std::nullopt;
 }
 
@@ -360,6 +370,10 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   if (parser.isSet(f.sessionAlias)) options.session = attn::app::pathValue(parser, f.sessionAlias);
   if (parser.isSet(f.screenshot)) options.screenshot = attn::app::pathValue(parser, f.screenshot);
   if (parser.isSet(f.screenshotZoomed)) options.screenshotZoomed = attn::app::pathValue(parser, f.screenshotZoomed);
+  if (parser.isSet(f.screenshotSession)) {
+    if (!options.screenshot) return bad(u"--screenshot-session goes with --screenshot"_s);
+    options.screenshotSession = attn::app::pathValue(parser, f.screenshotSession);
+  }
   if (parser.isSet(f.screenshotTimeout)) {
     const auto seconds = parseInt(parser.value(f.screenshotTimeout), 1, 24 * 3600);
     if (!seconds) return bad(u"--screenshot-timeout expects seconds, 1 or more"_s);
@@ -516,9 +530,10 @@ void applyGlimpse(attn::ui::GlimpseWorkbench* tab, const GlimpseOptions& o, cons
 // layout, grab the window and quit (0 saved, 1 not). A failure of the tab, or nothing within a minute, quits
 // with 1 and a message.
 // `again`, after a screenshot is saved: the path of another one to take once `ready` again (having changed the view),
-// or none to quit.
-void armScreenshot(QWidget& window, const QString& first, attn::ui::Workbench* workbench, std::function<bool()> ready,
-                   int timeoutS, std::function<std::optional<QString>()> again) {
+// or none to quit. `session`: where to save the session (every tab's state) when the first screenshot is saved.
+void armScreenshot(attn::ui::MainWindow& window, const QString& first, attn::ui::Workbench* workbench,
+                   std::function<bool()> ready, int timeoutS, std::function<std::optional<QString>()> again,
+                   std::optional<QString> session) {
   constexpr int kSettleMs = 800;
   const int timeoutMs = timeoutS * 1000;
   QObject::connect(workbench, &attn::ui::Workbench::failed, &window, [](const QString& message) {
@@ -536,16 +551,22 @@ void armScreenshot(QWidget& window, const QString& first, attn::ui::Workbench* w
   poll->setInterval(100);
   poll->start();
   auto path = std::make_shared<QString>(first);
-  QObject::connect(poll, &QTimer::timeout, &window, [&window, path, workbench, ready, shown, poll, again] {
+  auto sessionPath = std::make_shared<std::optional<QString>>(std::move(session));
+  QObject::connect(poll, &QTimer::timeout, &window, [&window, path, workbench, ready, shown, poll, again, sessionPath] {
     if (!*shown || !ready()) return;
     poll->stop();
-    QTimer::singleShot(kSettleMs, &window, [&window, path, poll, again] {
+    QTimer::singleShot(kSettleMs, &window, [&window, path, poll, again, sessionPath] {
       // As every export is written: atomically, under the name's own bytes.
-      const auto saved = attn::ui::exportWidget(window, *path);
+      auto saved = attn::ui::exportWidget(window, *path);
       if (saved) {
         std::fprintf(stdout, "saved %s\n", attn::ui::pathBytes(*path).constData());
       } else {
         std::fprintf(stderr, "attnscope: could not save the screenshot: %s\n", saved.error().message().c_str());
+      }
+      if (const auto out = std::exchange(*sessionPath, std::nullopt); saved && out) {
+        saved = attn::ui::save_session(attn::ui::toPath(*out), window.session());
+        if (!saved)
+          std::fprintf(stderr, "attnscope: could not save the session: %s\n", saved.error().message().c_str());
       }
       if (saved && again) {
         if (auto next = again()) {
@@ -612,6 +633,8 @@ int main(int argc, char* argv[]) {
   QApplication::setOrganizationName(u"AttnScope"_s);
   QApplication::setApplicationName(u"AttnScope"_s);
   QApplication::setApplicationVersion(attn::ui::appVersion());
+  // The installed desktop entry (packaging/attnscope.desktop): a Wayland compositor finds its name and icon by it.
+  QGuiApplication::setDesktopFileName(u"attnscope"_s);
 
   QCommandLineParser parser;
   parser.setApplicationDescription(u"AttnScope: look inside attention mechanisms and models."_s);
@@ -640,7 +663,14 @@ int main(int argc, char* argv[]) {
   if (!applyOptions(window, *options, glimpseReady)) return 2;
   window.show();
   if (!options->glimpse.image.isEmpty()) window.glimpse()->openFile(options->glimpse.image);
-  if (!options->files.isEmpty()) window.openFile(options->files.front());
+  // As a drop: the path made absolute as a drop's is (the recent lists and the session keep it so). A failure known
+  // at once (no such file, not readable) is said on the status bar, as for a drop, and here; a scripted run
+  // (--screenshot) then exits with 2, as for a session that cannot be read. A model or an image that fails later
+  // says so in its tab (and a scripted run exits with 1, as armScreenshot says).
+  if (!options->files.isEmpty() && !window.openPath(attn::ui::absolutePath(options->files.front()))) {
+    std::fprintf(stderr, "attnscope: %s\n", window.statusBar()->currentMessage().toLocal8Bit().constData());
+    if (options->screenshot) return 2;
+  }
 
   // Without a tab chosen the screenshot is of the tab in view (the Alignment tab, or the one left open last
   // time). The whole caption at once: a screenshot does not wait for the word-by-word reveal.
@@ -656,7 +686,8 @@ int main(int argc, char* argv[]) {
         options->screenshotTimeout,
         [&window, zoomed = std::make_shared<std::optional<QString>>(options->screenshotZoomed)] {
           return zoomLongMap(window.transformer(), std::exchange(*zoomed, std::nullopt));  // once
-        });
+        },
+        options->screenshotSession);
   }
   return app.exec();
 }

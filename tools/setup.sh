@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # AttnScope set-up on Debian 12: installs what is missing, configures, builds, then either starts the app
-# on the bundled demo (`run`), runs the whole test suite (`test`) or runs it again under the sanitizers
-# (`sanitize`). Idempotent; rebuilds incrementally.
+# on the bundled demo (`run`), runs the whole test suite (`test`), runs it again under the sanitizers
+# (`sanitize`) or makes the Debian package (`package`). Idempotent; rebuilds incrementally.
 #
 #   tools/setup.sh run       # GUI on the demo; without a display, renders the demo views to PNG instead
 #   tools/setup.sh test      # every test, with ctest (what .ci/run calls first)
 #   tools/setup.sh sanitize  # every test built with ASan + UBSan, then the UI tests with TSan (.ci/run's
 #                            # second step; each in its own build tree, build/asan and build/tsan)
+#   tools/setup.sh package   # dist/attnscope_<version>_amd64.deb, for people who do not build: a Release tree for
+#                            # any x86-64 CPU (build/package, ATTN_NATIVE off), packed by cpack (packaging/)
 #
 # Run it as root or as a user with sudo: only the package installation needs root.
 set -euo pipefail
 
 mode=${1:-}
 case "$mode" in
-  run|test|sanitize) ;;
-  *) echo "usage: tools/setup.sh run|test|sanitize" >&2; exit 2 ;;
+  run|test|sanitize|package) ;;
+  *) echo "usage: tools/setup.sh run|test|sanitize|package" >&2; exit 2 ;;
 esac
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,6 +48,8 @@ packages=(
   libopenblas0-openmp libopenblas-openmp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format-16 python3 lld ccache
+  # The package (tools/setup.sh package) and its test: dpkg-shlibdeps for its dependencies, desktop-file-validate.
+  dpkg-dev desktop-file-utils
 )
 
 # The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/common/worker_thread.cpp).
@@ -83,7 +87,9 @@ if [ "$mode" = sanitize ]; then
   cmake --preset asan
   cmake --build --preset asan -j "$jobs"
   stage "ASan + UBSan build (every target but the benchmarks)"
-  ctest --preset asan -j "$jobs" -LE 'format|docs'  # formatting and the README's commands are checked by the suite
+  # Formatting, the README's commands and the package are checked by the suite (a package of an instrumented tree
+  # is no package).
+  ctest --preset asan -j "$jobs" -LE 'format|docs|package'
   stage "ASan + UBSan: the whole suite"
   cmake --preset tsan
   # Only the UI tests (tests/ui: ctest's "ui" label without the command-line ones, "cli") and what they link.
@@ -93,6 +99,25 @@ if [ "$mode" = sanitize ]; then
   stage "TSan build of the UI tests (${#ui_tests[@]} ctest tests)"
   ctest --preset tsan -L ui -LE cli -j "$jobs"
   stage "TSan: the UI tests"
+  exit 0
+fi
+
+if [ "$mode" = package ]; then
+  # Its own tree: a package runs on other machines, so no -march=native (ATTN_NATIVE off); no tests, no benchmarks.
+  cmake --preset package
+  cmake --build --preset package -j "$jobs" --target attnscope attnscope-cli
+  stage "build (package preset: Release for any x86-64 CPU)"
+  # ATTN_PACKAGE_OUT: where the .deb goes (dist/ by default).
+  out="${ATTN_PACKAGE_OUT:-$top/dist}"
+  mkdir -p "$out"
+  rm -f "$out"/attnscope_*.deb
+  (cd build/package && cpack -G DEB -B "$out")
+  rm -rf "$out/_CPack_Packages"
+  stage "cpack -G DEB"
+  deb=$(find "$out" -maxdepth 1 -name 'attnscope_*.deb' | head -1)
+  [ -n "$deb" ] || { echo "no attnscope_*.deb in $out" >&2; exit 1; }
+  echo "== the package: $deb"
+  echo "== install it with: sudo apt install $deb"
   exit 0
 fi
 

@@ -14,6 +14,9 @@
 # (`rounds` times each, default 2) so that drift of the machine hits both sides alike; every sample of each side
 # is pooled and medians compared. A full run takes several minutes per round (the 2,048-token forwards and the
 # 256-token generations dominate).
+# It runs only what it reports (FILTER below): of bench_decoder's cases, the three it compares with torch and the
+# three of the engine alone; not the 1,024-token forward, nor the long-input cases of run_long_vs_torch.sh (up to
+# 32,768 tokens: hours), which a run without a filter would add.
 # Targets (the issue): forward no slower than torch at every length; generation >= 1.5x torch's tokens/s; the
 # layer in view (layer 0) within 50 ms of a keystroke; the TinyLlama folder open in under 5 s; peak memory of its
 # 512-token forward under 4 GB.
@@ -35,6 +38,8 @@ PY=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv interpr
 THREADS=2
 REPETITIONS=${ATTN_BENCH_REPETITIONS:-5}
 MIN_TIME=${ATTN_BENCH_MIN_TIME:-0.5}
+# torch_decoder_peer.py's default cases (forward:512, forward:2048, generate:256), then the engine alone.
+FILTER='^BM_(SmolForward/L:(512|2048)|SmolGenerate/new:256|SmolKeystroke/L:512|SmolFull/L:513|TinyLlamaOpen)/'
 
 if [[ ! -x "$BENCH" ]]; then
   echo "error: $BENCH not found; build it first: cmake --build $BUILD_DIR --target bench_decoder" >&2
@@ -75,8 +80,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
     --min-time "$MIN_TIME") >"$WORK/torch_$r.json"
   echo "-- round $r/$ROUNDS: engine (load $(cut -d' ' -f1 /proc/loadavg))"
   rm -f "$SMOL_DIR/greedy_ids_engine.txt"
-  "$BENCH" --threads="$THREADS" --benchmark_format=json --benchmark_repetitions="$REPETITIONS" \
-    --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" 2>"$WORK/engine_$r.err"
+  "$BENCH" --threads="$THREADS" --benchmark_filter="$FILTER" --benchmark_format=json \
+    --benchmark_repetitions="$REPETITIONS" --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" \
+    2>"$WORK/engine_$r.err"
   sed 's/^/   /' "$WORK/engine_$r.err"
   cp "$SMOL_DIR/greedy_ids_engine.txt" "$WORK/engine_ids_$r.txt"
 done

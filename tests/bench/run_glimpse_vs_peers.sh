@@ -26,6 +26,9 @@ PEER="$HERE/torch_glimpse_peer.py"
 PY=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv interpreter
 REPETITIONS=${ATTN_BENCH_REPETITIONS:-5}
 MIN_TIME=${ATTN_BENCH_MIN_TIME:-0.3}
+# Only what is compared with the peers: the STN glimpse (engine, OpenCV) and the Gaussian read (banded, dense);
+# not bench_glimpse's planar STN nor its window forms, which no peer runs.
+FILTER='^BM_(StnEngine|StnOpenCV|GaussianRead|GaussianReadDense)/'
 
 if [[ ! -x "$BENCH" ]]; then
   echo "error: $BENCH not found; build it first: cmake --build $BUILD_DIR --target bench_glimpse" >&2
@@ -67,8 +70,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
   echo "-- round $r/$ROUNDS: torch (load $(cut -d' ' -f1 /proc/loadavg))"
   "$PY" "$PEER" --threads "$THREADS" --repetitions "$REPETITIONS" --min-time "$MIN_TIME" >"$WORK/torch_$r.json"
   echo "-- round $r/$ROUNDS: engine + OpenCV (load $(cut -d' ' -f1 /proc/loadavg))"
-  "$BENCH" --threads="$THREADS" --benchmark_format=json --benchmark_repetitions="$REPETITIONS" \
-    --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" 2>"$WORK/engine_$r.err"
+  "$BENCH" --threads="$THREADS" --benchmark_filter="$FILTER" --benchmark_format=json \
+    --benchmark_repetitions="$REPETITIONS" --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" \
+    2>"$WORK/engine_$r.err"
   sed 's/^/   /' "$WORK/engine_$r.err"
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)

@@ -24,6 +24,8 @@ THREADS=2
 LENGTHS=32,128,512,2048
 REPETITIONS=${ATTN_BENCH_REPETITIONS:-5}
 MIN_TIME=${ATTN_BENCH_MIN_TIME:-0.3}
+# The lengths torch runs, with a result reused and a new one each call; nothing else of bench_mha.
+FILTER="^BM_SelfAttentionKeepWeights/L:(${LENGTHS//,/|})/reuse:[01]/"
 
 if [[ ! -x "$BENCH" ]]; then
   echo "error: $BENCH not found; build it first: cmake --build $BUILD_DIR --target bench_mha" >&2
@@ -59,8 +61,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
   "$PY" "$PEER" --threads "$THREADS" --lengths "$LENGTHS" --repetitions "$REPETITIONS" \
     --min-time "$MIN_TIME" >"$WORK/torch_$r.json"
   echo "-- round $r/$ROUNDS: engine (load $(cut -d' ' -f1 /proc/loadavg))"
-  "$BENCH" --threads="$THREADS" --benchmark_format=json --benchmark_repetitions="$REPETITIONS" \
-    --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" 2>"$WORK/engine_$r.err"
+  "$BENCH" --threads="$THREADS" --benchmark_filter="$FILTER" --benchmark_format=json \
+    --benchmark_repetitions="$REPETITIONS" --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" \
+    2>"$WORK/engine_$r.err"
   sed 's/^/   /' "$WORK/engine_$r.err"
 done
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) after the last run"

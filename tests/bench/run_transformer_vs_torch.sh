@@ -27,6 +27,9 @@ PY=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv interpr
 THREADS=2
 REPETITIONS=${ATTN_BENCH_REPETITIONS:-5}
 MIN_TIME=${ATTN_BENCH_MIN_TIME:-0.5}
+# torch_transformer_peer.py's default cases (bert:128, bert:512, gpt2:128, gpt2:1024) and the plain sgemm the
+# engine's rate is set against; nothing else of bench_transformer.
+FILTER='^BM_(Gemm/L:512|Bert/L:(128|512)|Gpt2/L:(128|1024))/'
 
 if [[ ! -x "$BENCH" ]]; then
   echo "error: $BENCH not found; build it first: cmake --build $BUILD_DIR --target bench_transformer" >&2
@@ -59,8 +62,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
   (cd "$ROOT" && "$PY" -m "$PEER" --threads "$THREADS" --repetitions "$REPETITIONS" --min-time "$MIN_TIME") \
     >"$WORK/torch_$r.json"
   echo "-- round $r/$ROUNDS: engine (load $(cut -d' ' -f1 /proc/loadavg))"
-  "$BENCH" --threads="$THREADS" --benchmark_format=json --benchmark_repetitions="$REPETITIONS" \
-    --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" 2>"$WORK/engine_$r.err"
+  "$BENCH" --threads="$THREADS" --benchmark_filter="$FILTER" --benchmark_format=json \
+    --benchmark_repetitions="$REPETITIONS" --benchmark_min_time="$MIN_TIME" >"$WORK/engine_$r.json" \
+    2>"$WORK/engine_$r.err"
   sed 's/^/   /' "$WORK/engine_$r.err"
 done
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) after the last run"

@@ -20,6 +20,9 @@
 # LISTED (not run here):
 #   tools/setup.sh test|sanitize   over 10 minutes (it builds whole trees) and installs packages. Checked: it parses,
 #                                  and .ci/run calls it, so every CI run runs it as written.
+#   tools/setup.sh package         builds a tree of its own (build/package: over 10 minutes) and installs packages.
+#                                  Checked: it parses, the package preset exists, and the suite's package_deb test
+#                                  (tests/package) packs this tree with the same cpack and runs what it unpacked.
 #   cmake --preset P, cmake --build --preset P, ctest --preset P
 #                                  a whole build tree: over 10 minutes. Checked: P is a preset of CMakePresets.json
 #                                  and tools/setup.sh (CI) uses the same preset for ci, asan and tsan; a -R NAME
@@ -158,7 +161,22 @@ check_bench_script() {  # tests/bench/run_X.sh TREE ...: every bench_* program i
     [ -x "$build/tests/bench/$b" ] || missing+=("$b")
   done
   ((${#missing[@]} == 0)) || { fail "not built in this tree: ${missing[*]}"; return; }
-  listed "minutes to hours, needs python3-torch and an idle machine; parses, its benchmarks are built"
+  # It runs what it compares, nothing more: every run of its program ("$BENCH" --...) names the benchmarks it runs
+  # (--benchmark_filter) or is one of the programs' own modes (--prepare, --memory). A run without a filter ran every
+  # case: run_decoder_vs_torch.sh ran bench_decoder's 32,768-token cases (hours) to compare three.
+  local unfiltered
+  unfiltered=$(grep -n '"$BENCH" --' "$script" | grep -v -e '--benchmark_filter=' -e '--prepare' -e '--memory')
+  [ -z "$unfiltered" ] || { fail "runs its benchmark program without --benchmark_filter: $unfiltered"; return; }
+  # Its FILTER (with the LENGTHS it may be made of) lists cases of its program.
+  local filter program cases=""
+  filter=$(bash -c "$(grep -E '^(LENGTHS|FILTER)=' "$script")"$'\n''printf %s "${FILTER:-}"')
+  program=$(sed -n 's|^BENCH=.*tests/bench/\(bench_[a-z_0-9]*\)"$|\1|p' "$script")
+  if [ -n "$filter" ] && [ -n "$program" ]; then
+    cases=$("$build/tests/bench/$program" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | wc -l)
+    ((cases > 0)) || { fail "its FILTER $filter lists no case of $program"; return; }
+    cases=", its filter runs $cases cases of $program"
+  fi
+  listed "minutes to hours, needs python3-torch and an idle machine; parses, its benchmarks are built$cases"
 }
 
 check_bench() {  # build/TREE/tests/bench/NAME ...
@@ -200,6 +218,14 @@ for cmd in "${commands[@]}"; do
             listed "over 10 minutes, installs packages; parses, and .ci/run runs it"
           else
             fail "does not parse, or .ci/run does not run it"
+          fi ;;
+        package)
+          if bash -n "$src/tools/setup.sh" && grep -q '"name": "package"' "$src/CMakePresets.json" &&
+             grep -q -- 'cpack -G DEB' "$src/tools/setup.sh" && grep -q -- '"$cpack" -G DEB' "$src/tests/package/package_deb.sh"
+          then
+            listed "a tree of its own, over 10 minutes; parses, its preset exists, and package_deb packs this tree"
+          else
+            fail "does not parse, or the package preset or the cpack call is gone"
           fi ;;
         *) fail "unknown mode '${2:-}'" ;;
       esac

@@ -511,17 +511,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const auto urls = event->mimeData()->urls();
   if (urls.isEmpty() || !urls.front().isLocalFile()) return;
   event->acceptProposedAction();
-  // Images (by name: a text file called .png goes to the glimpse tab too, which names the problem).
-  const QString path = urls.front().toLocalFile();
-  if (isSessionFileName(path)) {
-    openSession(path);
-  } else if (TransformerWorkbench::isModelOrDumpPath(path)) {
-    openModel(path);
-  } else if (GlimpseWorkbench::isImageFileName(path)) {
-    openImage(path);
-  } else {
-    openFile(path);
-  }
+  openPath(urls.front().toLocalFile());
   if (urls.size() > 1) messages_->show(nullptr, tr("Opened the first of %1 dropped files").arg(urls.size()), 6000);
 }
 

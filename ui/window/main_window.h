@@ -1,10 +1,10 @@
 // The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date
 // model's alignment; the Captioning tab, the Mechanism Lab, the Glimpse workbench and the Transformer tab),
-// File / View / Help menus, a status bar with the current tab's last run, drag-and-drop (image files go to
-// the Captioning tab when it is in view and to the Glimpse tab otherwise, AttnScope seq2seq and classifier
-// folders to the Alignment tab, captioner folders to the Captioning tab, other model folders and
-// *.attn.safetensors dumps to the Transformer tab, anything else to the lab), and geometry and the
-// workbenches' parameters kept in QSettings.
+// File / View / Help menus, a status bar with the current tab's last run, drag-and-drop and `attnscope PATH`
+// through openPath (image files go to the Captioning tab when it is in view and to the Glimpse tab otherwise,
+// AttnScope seq2seq and classifier folders to the Alignment tab, captioner folders to the Captioning tab, other
+// model folders and *.attn.safetensors dumps to the Transformer tab, sessions restored, anything else to the lab),
+// and geometry and the workbenches' parameters kept in QSettings.
 // The session (every tab's state: attn::ui::Session) is the window's memory: File > Open Session… (Ctrl+O on a
 // *.attnscope.json, or a drop), Save Session (Ctrl+S) and Save Session As… (Ctrl+Shift+S), an autosave every
 // two minutes when something changed and on quit into autosaveFile(), restored at start. QSettings keeps only
@@ -72,6 +72,13 @@ class MainWindow : public QMainWindow {
   QLabel* runLabel() const { return runLabel_; }
 
   // ---- opening ----
+  // The one way from a path to the tab that opens it, taken by a drop, by `attnscope PATH` and so by a desktop's
+  // "Open with" and a double-click: a session (*.attnscope.json) is restored; a folder, a *.safetensors file (its
+  // folder; a *.attn.safetensors dump), a GGUF or a pickled checkpoint go to openModel (the tab its config.json
+  // names; the Transformer tab says why it reads no GGUF or pickle); an image to openImage; anything else to
+  // openFile (the lab). False, with the reason on the status bar, when it failed at once (no such file, not
+  // readable); a model or an image that fails later says so in its tab.
+  bool openPath(const QString& path);
   // Opens a text file into the lab (first non-empty line = query, the rest = source).
   bool openFile(const QString& path);
   QStringList recentFiles() const;

@@ -1,10 +1,12 @@
 // MainWindow's File > Open commands: text files into the lab, images into the Glimpse or the Captioning tab,
-// model folders and dumps into the tab their config.json names, each with its recent list.
+// model folders and dumps into the tab their config.json names, each with its recent list; and openPath, which
+// chooses among them for a drop and for `attnscope PATH`.
 #include "window/main_window.h"
 
 #include "window/recent_files.h"
 #include "window/status_line.h"
 #include "attn/io/read_file.h"
+#include "attn/models/transformer.h"
 #include "render/strings.h"
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/alignment/alignment_workbench.h"
@@ -24,7 +26,28 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
-namespace {}  // namespace
+namespace {
+
+// A checkpoint only the Transformer tab reads, or names the problem of: a dump, a GGUF or a pickled file (the
+// engine says how to convert those two). The Alignment and the Captioning tab would only say "no config.json".
+bool isTransformerOnlyFile(const QString& path) {
+  return TransformerWorkbench::isDumpFileName(path) || attn::models::foreign_checkpoint_message(toPath(path));
+}
+
+// What openModel takes: a folder, a *.safetensors file (it stands for its folder) or one of the above.
+bool isModelPath(const QString& path) {
+  return isFolderPath(path) || path.endsWith(u".safetensors"_s, Qt::CaseInsensitive) || isTransformerOnlyFile(path);
+}
+
+}  // namespace
+
+bool MainWindow::openPath(const QString& path) {
+  // By name first, so that a missing file is reported by the opener of its kind (and leaves its recent list).
+  if (isSessionFileName(path) && !isFolderPath(path)) return openSession(path);
+  if (isModelPath(path)) return openModel(path);
+  if (GlimpseWorkbench::isImageFileName(path)) return openImage(path);
+  return openFile(path);
+}
 
 QStringList MainWindow::recentFiles() const { return recentFiles_->paths(); }
 QStringList MainWindow::recentImages() const { return recentImages_->paths(); }
@@ -105,9 +128,8 @@ void MainWindow::openImageDialog() {
 bool MainWindow::openModel(const QString& path) {
   const bool exists = pathExists(path);  // the bytes of the name, not QFileInfo's "?" for a byte that is not UTF-8
   const QString architecture = exists ? folderArchitecture(path) : QString();
-  const bool captioner =
-      isCaptionArchitecture(architecture) ||
-      (architecture.isEmpty() && tabs_->currentWidget() == caption_ && !TransformerWorkbench::isDumpFileName(path));
+  const bool captioner = isCaptionArchitecture(architecture) ||
+                         (architecture.isEmpty() && tabs_->currentWidget() == caption_ && !isTransformerOnlyFile(path));
   if (captioner && exists) {
     showCaption();
     messages_->show(nullptr, tr("Opening %1\u2026").arg(fileNameOf(path)), 4000);
@@ -116,7 +138,7 @@ bool MainWindow::openModel(const QString& path) {
   }
   const bool alignment =
       isAlignmentArchitecture(architecture) ||
-      (architecture.isEmpty() && tabs_->currentWidget() == alignment_ && !TransformerWorkbench::isDumpFileName(path));
+      (architecture.isEmpty() && tabs_->currentWidget() == alignment_ && !isTransformerOnlyFile(path));
   if (alignment && exists) {
     showAlignment();
     messages_->show(nullptr, tr("Opening %1\u2026").arg(fileNameOf(path)), 4000);
