@@ -118,7 +118,7 @@ constexpr std::array kCatalogue = {
     MechanismInfo{.id = Mechanism::MultiHop,
                   .key = "multi-hop",
                   .name = "Multi-hop",
-                  .formula = "q(s+1) = q(s) + c(s),  s = 1..S",
+                  .formula = "q(s+1) = q(s) + c(s),  s = 0..S-1",
                   .paper = "Sukhbaatar et al. 2015",
                   .uses_query = true,
                   .uses_score = true,
@@ -379,7 +379,7 @@ std::string join(const Labels& words) {
 
 std::string short_sentence(const std::vector<WordToken>& words, std::size_t index) {
   std::string s(1, 'S');  // built by appending: GCC 12 reports a false -Wrestrict for "S" + std::string
-  s.append(std::to_string(index + 1)).append(1, ':');
+  s.append(std::to_string(index)).append(1, ':');
   for (std::size_t i = 0; i < words.size() && i < 3; ++i) s += " " + words[i].text;
   if (words.size() > 3) s += " …";
   return s;
@@ -399,7 +399,7 @@ void run_reformer(const Matrix& xs, const LabParams& p, std::uint64_t seed, cons
                     "\" " + fmt("%.3f", res.missed(worst)) +
                     " \u00b7 cells with weight: " + fmt("%.1f%%", 100.0 * seen));
   for (std::size_t k = 0; k < res.rounds.size() && n <= 64; ++k) {
-    std::string line = "round " + std::to_string(k + 1) + " buckets:";
+    std::string line = "round " + std::to_string(k) + " buckets:";
     for (const Index i : res.rounds[k].order) {
       line += " " + r.source_tokens[static_cast<std::size_t>(i)] + "=" +
               std::to_string(res.rounds[k].buckets[static_cast<std::size_t>(i)]);
@@ -724,7 +724,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
     }
     case Mechanism::Capsule: {
       Labels rows;
-      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c + 1));
+      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c));
       r.query_tokens = rows;
       const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
       const CapsuleResult res = capsule_attention(xs, random_capsule_weights(p.classes, d, seed), cp,
@@ -736,7 +736,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
     }
     case Mechanism::MultiHeadCapsule: {
       Labels rows;
-      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c + 1));
+      for (int c = 0; c < p.classes; ++c) rows.push_back("class " + std::to_string(c));
       r.query_tokens = rows;
       const GlobalParams cp{ScoreKind::ScaledDot, p.normaliser, p.temperature};
       const auto res = multi_head_capsule_attention(xs, random_capsule_weights(p.classes, d, seed), p.heads, cp,
@@ -756,7 +756,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
                     "source");
       }
       Labels projected;
-      for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j + 1));
+      for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j));
       const LinformerResult res = linformer_attention(xs, random_linformer_weights(d, n, p.rank, seed), self_tag);
       auto& maps = r.trace.maps();
       maps[0].col_labels = projected;
@@ -789,10 +789,10 @@ Result<LabResult> run_lab(const LabRequest& request) {
     case Mechanism::TransformerXL: {
       const auto res = transformer_xl(xs, random_transformer_xl_weights(d, p.layers, seed), p.segment, self_tag);
       const std::size_t segments = res.segments.size();
-      // The second segment's first layer: the first map with memory columns (the first segment has none).
+      // Segment 1's layer 0: the first map with memory columns (segment 0 has none).
       const auto& maps = r.trace.maps();
       const auto second = std::find_if(maps.begin(), maps.end(), [](const AttentionMap& m) {
-        return m.name == "attention \u00b7 layer 0 \u00b7 segment 2";
+        return m.name == "attention \u00b7 layer 0 \u00b7 segment 1";
       });
       if (segments > 1 && second != maps.end()) r.opening_map = std::size_t(second - maps.begin());
       r.notes.push_back(std::to_string(segments) + (segments == 1 ? " segment" : " segments") + " of " +
@@ -838,7 +838,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
       const RoutingResult res =
           dynamic_routing(predictions, p.classes, p.iterations, tag.named("coupling").with_axes("capsules", "tokens"));
       Labels rows;
-      for (int c = 0; c < p.classes; ++c) rows.push_back("capsule " + std::to_string(c + 1));
+      for (int c = 0; c < p.classes; ++c) rows.push_back("capsule " + std::to_string(c));
       r.query_tokens = rows;
       for (auto& m : r.trace.maps()) m.row_labels = rows;
       if (!r.trace.maps().empty()) r.opening_map = r.trace.size() - 1;  // the routed couplings, not the uniform start
@@ -888,13 +888,11 @@ Result<LabResult> run_lab(const LabRequest& request) {
         break;
       }
       rotatory_attention(left, target, right, random_rotatory_weights(d, p.hops, seed), tag);
-      // Row s of each map is hop s + 1; its label names the query that hop used.
-      // Row s of each map is hop s + 1, labelled by the query it used (hop 1: the target's mean r_t; later
-      // hops: the target representations of the hop before; the target's own maps: this hop's r^l or r^r).
+      // Row s of each map is hop s, labelled by the query it used (hop 0: the target's mean r_t; later hops: the
+      // target representations of the hop before; the target's own maps: this hop's r^l or r^r).
       const auto queries = [&](const std::string& first, const std::string& later) {
         Labels out;
-        for (int s = 0; s < p.hops; ++s)
-          out.push_back("hop " + std::to_string(s + 1) + " \u00b7 " + (s ? later : first));
+        for (int s = 0; s < p.hops; ++s) out.push_back("hop " + std::to_string(s) + " \u00b7 " + (s ? later : first));
         return out;
       };
       for (auto& m : r.trace.maps()) {
