@@ -80,6 +80,23 @@ TEST_P(EveryMechanism, CountsEveryIndexFromZero) {
     EXPECT_EQ(number, 0) << mi.key << ": \"" << word << "\" counts from " << number;
 }
 
+// Issue 41, finding 6: a map that is not attention weights says what it holds, for its colour bar and range.
+TEST(Lab, MapsThatAreNotWeightsNameTheirQuantity) {
+  LabRequest req = request(Mechanism::TransformerXL);
+  req.params.segment = 4;
+  auto xl = run_lab(req);
+  ASSERT_TRUE(xl) << xl.error().message();
+  for (const AttentionMap& m : xl->trace.maps())
+    EXPECT_EQ(m.quantity, m.name.starts_with("(") ? "score" : "weight") << m.name;
+  auto linformer = run_lab(request(Mechanism::Linformer));
+  ASSERT_TRUE(linformer) << linformer.error().message();
+  EXPECT_EQ(linformer->trace.maps()[0].quantity, "weight");
+  EXPECT_EQ(linformer->trace.maps()[1].quantity, "implied weight");
+  auto gated = run_lab(request(Mechanism::GatedSoft));  // beta scales the context, not the weights
+  ASSERT_TRUE(gated) << gated.error().message();
+  EXPECT_EQ(gated->trace.maps()[0].quantity, "weight");
+}
+
 INSTANTIATE_TEST_SUITE_P(Lab, EveryMechanism, ::testing::ValuesIn(mechanisms().begin(), mechanisms().end()),
                          [](const auto& info) {
                            std::string s(info.param.key);

@@ -54,6 +54,9 @@ struct AttentionMap {
   Labels col_labels;                 // size cols() or empty
   std::string row_axis = "queries";  // what the rows are ("document", "heads", "classes", ...)
   std::string col_axis = "keys";
+  // What a cell holds, as the colour bar names it: "weight" (attention weights), or "score", "forget gate",
+  // "activation", ... for maps that are not attention weights (drawn on their own range, never on 0..1).
+  std::string quantity = "weight";
   std::vector<Span> row_spans;
   std::vector<Span> col_spans;
   // Set when `weights` are bins of a bigger map (LayeredTrace::map with a size limit); rows and columns

@@ -81,6 +81,7 @@ std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_side, 
   out.name = map.name;
   out.row_axis = map.row_axis;
   out.col_axis = map.col_axis;
+  out.quantity = map.quantity;
   const Index out_rows = std::min(rows, max_side), out_cols = std::min(cols, max_side);
   out.weights = pool_rows(rows, cols, out_rows, out_cols, pool,
                           [&](Index r, float* row) { Eigen::Map<RowVector>(row, cols) = map.weights.row(r); });

@@ -445,6 +445,17 @@ void compare_shuffled(const Matrix& xs, const PoolingWeights& w, const PoolingPa
   r.notes.back() += ")";
 }
 
+// The maps that are not attention weights say what they hold (the colour bar's name; no fixed 0..1 range).
+void name_quantities(Mechanism mechanism, AttentionTrace& trace) {
+  for (AttentionMap& m : trace.maps()) {
+    if (mechanism == Mechanism::TransformerXL && m.name.starts_with("(")) {
+      m.quantity = "score";  // the four terms of A_ij, before the softmax
+    } else if (mechanism == Mechanism::Linformer && m.name == "implied (P E)") {
+      m.quantity = "implied weight";  // P E: E's entries are signed
+    }
+  }
+}
+
 }  // namespace
 
 std::span<const MechanismInfo> mechanisms() { return kCatalogue; }
@@ -910,6 +921,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
     }
   }
 
+  name_quantities(p.mechanism, r.trace);
   // Spans for every map whose axes are the sentences' tokens.
   const auto source_spans = spans(*source);
   const auto query_spans = spans(query);
