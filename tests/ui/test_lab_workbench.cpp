@@ -8,6 +8,7 @@
 #include "workbenches/lab_worker.h"
 #include "workbenches/worker_thread.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -50,8 +51,13 @@ class TestLabWorkbench : public QObject {
     QVERIFY2(expected, "run_lab refused the request the lab shows");
     const int index = lab_->currentMapIndex();
     QVERIFY(index >= 0 && index < int(expected->trace.size()));
-    const auto& map = expected->trace.maps()[std::size_t(index)];
+    const auto& whole = expected->trace.maps()[std::size_t(index)];
+    // The view holds the engine's map; a map with more cells than the pixels it is drawn on is drawn max-pooled
+    // to them (issue 41, finding 4): then the cells drawn are the engine's map max-pooled to that shape.
+    QCOMPARE(lab_->heatmap()->map()->weights, whole.weights);
     auto* data = lab_->heatmap()->colorMap()->data();
+    const auto pooled = attn::pooled_map(whole, data->valueSize(), data->keySize(), attn::Pool::Max);
+    const auto& map = pooled ? *pooled : whole;
     QCOMPARE(data->keySize(), int(map.weights.cols()));
     QCOMPARE(data->valueSize(), int(map.weights.rows()));
     for (int r = 0; r < map.weights.rows(); ++r) {
@@ -62,8 +68,8 @@ class TestLabWorkbench : public QObject {
         }
       }
     }
-    QCOMPARE(lab_->heatmap()->map()->row_labels, map.row_labels);
-    QCOMPARE(lab_->heatmap()->map()->col_labels, map.col_labels);
+    QCOMPARE(lab_->heatmap()->map()->row_labels, whole.row_labels);
+    QCOMPARE(lab_->heatmap()->map()->col_labels, whole.col_labels);
   }
 
  private slots:
@@ -455,6 +461,55 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
     lab_->setRangeMode(render::RangeMode::Data);
     lab_->setColormap(render::Colormap::Viridis);
+  }
+
+  // Issue 41, finding 6: near-uniform weights (routing's first iteration, all 1/3; IAN's 0.05-0.12) were stretched
+  // to the whole colour map. Distributions are drawn on 0..1 unless "Fixed range 0-1" is turned off; maps that are
+  // not distributions keep their own range, and the colour bar names what they hold.
+  void distributionsOnTheFixedRangeAndTheColourBarSaysWhat() {
+    auto routing = testing::defaultRequest(attn::lab::Mechanism::CapsuleRouting);
+    routing.params.iterations = 3;
+    lab_->setRequest(routing);
+    QVERIFY(settle(*lab_));
+    {
+      const LabWorkbench fresh;  // the default: Fixed range 0-1 on
+      QCOMPARE(fresh.rangeMode(), render::RangeMode::Unit);
+      QVERIFY(fresh.findChild<QCheckBox*>(u"unitRange"_s)->isChecked());
+    }
+    const render::RangeMode before = lab_->rangeMode();  // an earlier test may have turned it off
+    lab_->setRangeMode(render::RangeMode::Unit);
+    lab_->setCurrentMapIndex(0);  // iteration 0: every coupling 1/3
+    QVERIFY(lab_->heatmap()->isDistribution());
+    QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
+    QCOMPARE(lab_->heatmap()->colorScale()->label(), u"weight"_s);
+    testing::saveShot(lab_->grab().toImage(), u"lab-routing-iteration0"_s);
+    lab_->setRangeMode(render::RangeMode::Data);  // the user's toggle still stretches
+    QVERIFY(std::abs(lab_->heatmap()->colorMap()->dataRange().upper - 1.0 / 3.0) < 1e-6);
+    lab_->setRangeMode(render::RangeMode::Unit);
+
+    auto ian = testing::defaultRequest(attn::lab::Mechanism::Interactive);
+    ian.source = std::string(attn::lab::kTargetExample);
+    lab_->setRequest(ian);
+    QVERIFY(settle(*lab_));
+    QVERIFY(lab_->heatmap()->map()->weights.maxCoeff() < 0.5f);
+    QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
+
+    // Transformer-XL's score terms are not distributions: their own (signed) range, named "score".
+    auto xl = testing::defaultRequest(attn::lab::Mechanism::TransformerXL);
+    xl.params.segment = 4;
+    lab_->setRequest(xl);
+    QVERIFY(settle(*lab_));
+    const auto& maps = lab_->outcome()->result->trace.maps();
+    const auto term = std::find_if(maps.begin(), maps.end(), [](const auto& m) { return m.name.starts_with("(a)"); });
+    QVERIFY(term != maps.end());
+    lab_->setCurrentMapIndex(int(term - maps.begin()));
+    QVERIFY(!lab_->heatmap()->isDistribution());
+    QCOMPARE(lab_->heatmap()->colorScale()->label(), u"score"_s);
+    QVERIFY(lab_->heatmap()->colorMap()->dataRange() != QCPRange(0.0, 1.0));
+    testing::saveShot(lab_->grab().toImage(), u"lab-xl-score"_s);
+    lab_->setRangeMode(before);
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
   }
 
   void showsComputingWhileALongRunIsInFlight() {

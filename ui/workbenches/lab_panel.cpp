@@ -214,7 +214,10 @@ QGroupBox* LabWorkbench::buildDisplayGroup(QWidget* panel) {
   colormapBox_->setToolTip(tr("Colour map of the heatmaps"));
   displayForm->addRow(tr("Colour &map:"), colormapBox_);
   unitRangeCheck_ = new QCheckBox(tr("Fi&xed range 0\u20131"), displayGroup);
-  unitRangeCheck_->setToolTip(tr("Colour weights on the absolute 0\u20131 scale instead of 0 to the largest weight"));
+  unitRangeCheck_->setObjectName(u"unitRange"_s);
+  unitRangeCheck_->setToolTip(
+      tr("Colour attention weights (rows that sum to 1) on the absolute 0\u20131 scale; off: "
+         "0 to the largest weight. Gates, activations and scores always use their own range"));
   displayForm->addRow(QString(), unitRangeCheck_);
   return displayGroup;
 }

@@ -138,6 +138,7 @@ LabWorkbench::LabWorkbench(QWidget* parent)
   setPlaying(false);
 
   post();
+  setRangeMode(rangeMode_);
 }
 
 LabWorkbench::~LabWorkbench() {
@@ -272,7 +273,9 @@ void LabWorkbench::applyState(const attn::io::LabSection& state) {
 void LabWorkbench::saveTo(attn::io::Session& session) const { session.lab = state(); }
 
 QStringList LabWorkbench::restoreFrom(const attn::io::Session& session, const QString&) {
-  applyState(session.lab.value_or(attn::io::LabSection{}));  // the lab names no files
+  attn::io::LabSection defaults;
+  defaults.unit_range = true;                  // a session without the tab: the tab's defaults, distributions on 0..1
+  applyState(session.lab.value_or(defaults));  // the lab names no files
   return {};
 }
 

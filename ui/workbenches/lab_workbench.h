@@ -157,7 +157,8 @@ class LabWorkbench : public Workbench {
   int pendingMap_ = -1;            // applyState's map, shown with the result of the request it set
   quint64 restoreGeneration_ = 0;  // applyState's request: refused, it empties the views
   render::Colormap colormap_ = render::Colormap::Viridis;
-  render::RangeMode rangeMode_ = render::RangeMode::Data;
+  // Distributions on 0..1 unless the user asks for each map's own range (Fixed range 0–1 off).
+  render::RangeMode rangeMode_ = render::RangeMode::Unit;
 
   QSplitter* splitter_ = nullptr;
   QScrollArea* sideScroll_ = nullptr;

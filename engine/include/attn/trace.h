@@ -70,6 +70,8 @@ struct AttentionMap {
 // A copy of `map` reduced to at most max_side x max_side bins, with AttentionMap::pooled saying how (its
 // source shape and tokens, each bin labelled by its first token); nullopt when the map already fits.
 std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_side, Pool pool = Pool::Max);
+// The same with a limit per axis: at most max_rows x max_cols bins (a view's cells in its pixels).
+std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_rows, Index max_cols, Pool pool);
 
 class AttentionTrace {
  public:
