@@ -250,6 +250,13 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(lab_->queryEdit()->isEnabled(), info.uses_query);
     QCOMPARE(lab_->findChild<QLabel*>(u"formula"_s)->text().toStdString(), std::string(info.formula));
 
+    // Issue 41, finding 5: the step slider counts from 0 like every index ("step 0 (0–2)").
+    if (lab_->stepSlider()->isVisibleTo(lab_.get())) {
+      lab_->stepSlider()->setValue(0);
+      QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(),
+               u"step 0 (0\u2013%1)"_s.arg(lab_->stepSlider()->maximum()));
+    }
+
     // Several maps: a selector with every title and a tile per map.
     const auto& trace = lab_->outcome()->result->trace;
     if (trace.size() > 1) {
@@ -304,19 +311,19 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(slider->maximum(), 3);
     // Issue 41: it opens on the routed result, the last iteration (the first is uniform by definition).
     QCOMPARE(slider->value(), 3);
-    QCOMPARE(lab_->currentMap()->name, std::string("iteration 4"));
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));  // from 0
     slider->setValue(2);
-    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 2"));
     verifyViewMatchesEngine();
     lab_->setCurrentMapIndex(1);  // the grid and the selector move the slider too
     QCOMPARE(slider->value(), 1);
-    QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(), u"step 2 of 4"_s);
+    QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(), u"step 1 (0\u20133)"_s);
     lab_->setPlayInterval(5);
     lab_->playButton()->click();
     QVERIFY(lab_->isPlaying());
     QTRY_VERIFY_WITH_TIMEOUT(!lab_->isPlaying(), 5000);
     QCOMPARE(slider->value(), 3);
-    QCOMPARE(lab_->currentMap()->name, std::string("iteration 4"));
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));  // from 0
     QVERIFY(!lab_->playButton()->isChecked());
     lab_->playButton()->click();  // at the end, Play starts again from the first
     QCOMPARE(slider->value(), 0);

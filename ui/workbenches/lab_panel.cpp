@@ -233,7 +233,7 @@ QHBoxLayout* LabWorkbench::buildMapRow(QWidget* area) {
   mapLabel_->setBuddy(mapBox_);
   mapRow->addWidget(mapLabel_);
   mapRow->addWidget(mapBox_);
-  // A series of maps (iteration 1..r, hop 1..S, round 1..n): a slider over it and Play, which steps through
+  // A series of maps (iteration 0..r-1, hop 0..S-1, round 0..n-1): a slider over it and Play, which steps through
   // it as an animation.
   stepLabel_ = new QLabel(area);
   stepLabel_->setObjectName(u"stepLabel"_s);

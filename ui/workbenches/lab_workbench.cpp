@@ -473,7 +473,7 @@ void LabWorkbench::showMap(int index) {
 namespace {
 
 // A map's series: maps of the same layer and head whose names differ only in a trailing number
-// ("iteration 1" ... "iteration 5", "sorted by bucket · round 2").
+// ("iteration 0" ... "iteration 4", "sorted by bucket · round 1").
 std::optional<std::string> seriesName(const attn::AttentionMap& map) {
   const auto digits = map.name.find_last_not_of("0123456789");
   if (digits == std::string::npos || digits + 1 == map.name.size() || map.name[digits] != ' ') return std::nullopt;
@@ -503,7 +503,8 @@ void LabWorkbench::updateStepControls() {
     stepSlider_->setRange(0, std::max(0, int(series_.size()) - 1));
     stepSlider_->setValue(step);
   }
-  stepLabel_->setText(tr("step %1 of %2").arg(step + 1).arg(series_.size()));
+  // "step 1 (0–3)": the index from 0 and the range, as every tab says an index of a count.
+  stepLabel_->setText(tr("step %1 (0\u2013%2)").arg(step).arg(std::max(0, int(series_.size()) - 1)));
   for (QWidget* w :
        {static_cast<QWidget*>(stepLabel_), static_cast<QWidget*>(stepSlider_), static_cast<QWidget*>(playButton_)}) {
     w->setVisible(shown);
