@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -96,6 +97,7 @@ LabWorkbench::LabWorkbench(QWidget* parent)
   connect(sourceEdit_, &QPlainTextEdit::textChanged, this, &LabWorkbench::post);
   connect(mechanismBox_, &QComboBox::currentIndexChanged, this, [this] {
     updateMechanismControls();
+    markExampleTarget();
     post();
   });
   for (auto* box : {scoreBox_, normaliserBox_, positionsBox_}) {
@@ -136,9 +138,9 @@ LabWorkbench::LabWorkbench(QWidget* parent)
   connect(&playTimer_, &QTimer::timeout, this, &LabWorkbench::advanceStep);
   connect(playButton_, &QToolButton::toggled, this, &LabWorkbench::setPlaying);
   setPlaying(false);
+  setRangeMode(rangeMode_);
 
   post();
-  setRangeMode(rangeMode_);
 }
 
 LabWorkbench::~LabWorkbench() {
@@ -362,6 +364,13 @@ void LabWorkbench::onFinished(LabOutcome outcome) {
       emit statusMessage(tr("Input refused: %1").arg(message), 0);
       return;
     }
+    if (!outcome_ || outcome_->request.params != outcome.request.params) {
+      // Another mechanism or other parameters: the map on screen would pass under the new name. Only a map of the
+      // same mechanism and parameters on the text before the edit stays while the text is refused.
+      showNothing(tr("No map: %1").arg(message));
+      emit statusMessage(tr("Input refused: %1").arg(message), 0);
+      return;
+    }
     emit statusMessage(tr("Input refused: %1. The previous view stays.").arg(message), 0);
     return;
   }
@@ -559,6 +568,35 @@ QString LabWorkbench::summary(const LabOutcome& outcome, const attn::AttentionMa
       .arg(map.weights.rows())
       .arg(map.weights.cols())
       .arg(QString::number(ms, 'f', ms < 10.0 ? 2 : 1));
+}
+
+void LabWorkbench::markExampleTarget() {
+  if (!currentInfo().uses_target) return;
+  const QString text = sourceEdit_->toPlainText();
+  if (text.contains(u'[') || text.contains(u']')) return;  // marked already (or being marked)
+  QString marked;
+  if (text.trimmed().isEmpty() || text == fromView(attn::lab::kDefaultSource)) {
+    marked = fromView(attn::lab::kTargetExample);
+  } else {
+    // The user's own text: its longest word (the first of the longest) becomes the target.
+    QRegularExpressionMatch longest;
+    static const QRegularExpression kWord(u"\\w+"_s, QRegularExpression::UseUnicodePropertiesOption);
+    auto words = kWord.globalMatch(text);
+    while (words.hasNext()) {
+      const auto word = words.next();
+      if (!longest.hasMatch() || word.capturedLength() > longest.capturedLength()) longest = word;
+    }
+    if (!longest.hasMatch()) return;
+    marked = text.left(longest.capturedStart()) + u'[' + longest.captured() + u']' + text.mid(longest.capturedEnd());
+  }
+  {
+    const QSignalBlocker quiet(sourceEdit_);  // the caller posts the request
+    sourceEdit_->setPlainText(marked);
+  }
+  emit statusMessage(tr("%1 attends around a target phrase: the source now marks one in [brackets]; move them to "
+                        "choose another")
+                         .arg(fromView(currentInfo().name)),
+                     8000);
 }
 
 void LabWorkbench::setInputError(const QString& message) {

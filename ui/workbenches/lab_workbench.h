@@ -138,6 +138,8 @@ class LabWorkbench : public Workbench {
   void updateStepControls();  // the step slider follows the map in view
   void advanceStep();         // Play: the next map of the series, stopping at the last
   void setInputError(const QString& message);
+  // A mechanism that attends around a target phrase, and a source that marks none: marks one in brackets.
+  void markExampleTarget();
   const attn::lab::MechanismInfo& currentInfo() const;
 
   // Worker and thread: the worker lives on thread_ and is deleted after the thread has stopped.
