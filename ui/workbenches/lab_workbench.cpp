@@ -385,6 +385,7 @@ void LabWorkbench::showNothing(const QString& why) {
   pendingMap_ = -1;
   heatmap_->setEmptyText(why);
   heatmap_->clear();
+  shapeLabel_->clear();  // no map, no shape
   grid_->setMaps({});
   gridScroll_->setVisible(false);
   mapLabel_->setVisible(false);
