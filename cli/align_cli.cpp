@@ -205,7 +205,7 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   }
   if (layers > 0) {
     report.notes.append(job.layer >= 0
-                            ? QObject::tr("decoder layer %1 of 0\u2013%2").arg(job.layer).arg(layers - 1)
+                            ? QObject::tr("decoder layer %1 (0\u2013%2)").arg(job.layer).arg(layers - 1)
                             : QObject::tr("the mean of the %1 decoder layers' maps (--layer L for one)").arg(layers));
   }
   const auto map = alignmentMap(*run, h, job.layer);

@@ -116,7 +116,7 @@ class TestAlignCli : public QObject {
       const Run run = runCli(args);
       QVERIFY2(run.exitCode == 0, qPrintable(run.err));
       QVERIFY2(run.out.contains(layer < 0 ? u"the mean of the 2 decoder layers' maps"_s
-                                          : u"decoder layer %1 of 0\u20131"_s.arg(layer)),
+                                          : u"decoder layer %1 (0\u20131)"_s.arg(layer)),
                qPrintable(run.out));
       const auto lines = csvLines(csv);
       const QJsonArray rows = layer < 0 ? greedy[u"attention"_s].toArray() : layers[layer].toArray();

@@ -400,7 +400,7 @@ class TestAlignmentWorkbench : public QObject {
       QCOMPARE(source->ranges[j].weight, wb.currentMap()->weights(wb.step(), attn::Index(j)));
     }
     // Indices count from 0 everywhere: the step before the last is steps - 2 of 0..steps - 1.
-    QVERIFY2(source->caption.contains(u"step %1 of 0\u2013%2"_s.arg(steps - 2).arg(steps - 1)),
+    QVERIFY2(source->caption.contains(u"step %1 (0\u2013%2)"_s.arg(steps - 2).arg(steps - 1)),
              qPrintable(source->caption));
     // The heatmap's tooltip names the step's row with the same number (it said "row 5" for step 6).
     QVERIFY2(wb.heatmap()->cellToolTip(wb.step(), 0).startsWith(u"row %1 "_s.arg(steps - 2)),
@@ -462,7 +462,7 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(wb.stepSlider()->maximum(), int(hyp.ids.size()) - 1);
     const auto* output = shadedElement(wb.currentFigure(), 0);
     QVERIFY(output->text.startsWith(QString::fromStdString(hyp.text)));
-    QVERIFY2(output->caption.contains(u"hypothesis %1 of 0\u2013%2"_s.arg(last).arg(run.hypotheses.size() - 1)),
+    QVERIFY2(output->caption.contains(u"hypothesis %1 (0\u2013%2)"_s.arg(last).arg(run.hypotheses.size() - 1)),
              qPrintable(output->caption));
 
     // Back to greedy: one hypothesis.

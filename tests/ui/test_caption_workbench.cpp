@@ -452,7 +452,7 @@ class TestCaptionWorkbench : public QObject {
     QCOMPARE(strip->current(), 2);
     QVERIFY2(!sameImage(wb().currentOverlay(), first), "word 2 shows the same overlay as word 0");
     // The word's index as everywhere: from 0, with the range.
-    QVERIFY2(wb().overlayView()->caption().contains(u"word 2 of 0\u2013%1"_s.arg(count - 1)),
+    QVERIFY2(wb().overlayView()->caption().contains(u"word 2 (0\u2013%1)"_s.arg(count - 1)),
              qPrintable(wb().overlayView()->caption()));
     // Keys.
     strip->setFocus();

@@ -168,6 +168,91 @@ class TestHeatmapView : public QObject {
     QTRY_COMPARE(QToolTip::text(), view.cellToolTip(1, 2));
   }
 
+  // Issue 41, finding 4: a 2,048 x 2,048 map (multi-head self-attention on a 3,000-word paste) drew as a blank
+  // rectangle: its cells were subsampled into a few hundred pixels and lost even the diagonal. Every map with more
+  // cells than pixels is max-pooled to the pixels, at every size, on setMap and on resize, and the axes say so.
+  void mapsWithMoreCellsThanPixelsAreMaxPooled() {
+    for (const int side : {700, 2048, 3000}) {
+      auto map = std::make_shared<attn::AttentionMap>();
+      map->name = "diagonal";
+      map->weights = attn::Matrix::Zero(side, side);
+      for (int i = 0; i < side; ++i) map->weights(i, i) = 1.0f;
+      for (int i = 0; i < side; ++i) map->row_labels.push_back("w" + std::to_string(i));
+      map->col_labels = map->row_labels;
+      HeatmapView view;
+      view.resize(640, 520);
+      view.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&view));
+      view.setMap(map);
+      view.replotNow();
+      QCOMPARE(view.map(), map.get());
+      const auto fits = [&](const char* when) {
+        const QRect cells = view.plot()->axisRect()->rect();
+        const auto* data = view.colorMap()->data();
+        const QString what = u"%1 a side, %2: %3 x %4 cells drawn in %5 x %6 px"_s.arg(side)
+                                 .arg(QString::fromLatin1(when))
+                                 .arg(data->valueSize())
+                                 .arg(data->keySize())
+                                 .arg(cells.height())
+                                 .arg(cells.width());
+        QVERIFY2(data->keySize() <= cells.width() && data->valueSize() <= cells.height(), qPrintable(what));
+        // Not pooled further than the pixels need (within the 2 % that re-pooling waits for).
+        QVERIFY2(data->keySize() >= cells.width() * 49 / 50 - 4, qPrintable(what));
+        const auto* shown = view.shownMap();
+        QVERIFY(shown && shown->pooled && shown->pooled->pool == attn::Pool::Max);
+        QCOMPARE(shown->pooled->rows, attn::Index(side));
+        // Max-pooled: the diagonal survives, one weight of 1 in every drawn row.
+        for (attn::Index r = 0; r < shown->weights.rows(); ++r) QCOMPARE(shown->weights.row(r).maxCoeff(), 1.0f);
+        QVERIFY2(view.plot()->yAxis->label().contains(u"max-pooled"_s), qPrintable(view.plot()->yAxis->label()));
+        QVERIFY2(view.plot()->xAxis2->label().contains(u"per cell"_s), qPrintable(view.plot()->xAxis2->label()));
+        // The picture: the cell of the diagonal in the middle has the colour of 1.
+        const QImage picture = view.plot()->toPixmap().toImage();
+        testing::saveShot(picture, u"pooled-%1-%2"_s.arg(side).arg(QString::fromLatin1(when).replace(u' ', u'-')));
+        const attn::Index mid = shown->weights.rows() / 2;
+        attn::Index col = 0;
+        while (col + 1 < shown->weights.cols() && shown->weights(mid, col) != 1.0f) ++col;
+        const QPoint at(int(view.plot()->xAxis2->coordToPixel(double(col))),
+                        int(view.plot()->yAxis->coordToPixel(double(mid))));
+        const QRgb want = view.colorMap()->gradient().color(1.0, view.colorMap()->dataRange());
+        bool found = false;  // within a pixel of the cell's centre (cells are about one pixel)
+        for (int dy = -1; dy <= 1; ++dy) {
+          for (int dx = -1; dx <= 1; ++dx) found = found || picture.pixel(at + QPoint(dx, dy)) == want;
+        }
+        QVERIFY2(found, qPrintable(what + u": no cell of weight 1 drawn at the diagonal"_s));
+      };
+      fits("on setMap");
+      // The tooltip names the source rows and tokens the drawn cell holds.
+      const QString tip = view.cellToolTip(0, 0);
+      QVERIFY2(tip.contains(u"max "_s) && tip.contains(u" weights"_s), qPrintable(tip));
+      if (side >= 2048) QVERIFY2(tip.contains(u"row 0\u2013"_s), qPrintable(tip));  // bins of several rows
+      view.resize(420, 360);
+      view.replotNow();
+      fits("after a resize");
+    }
+    // A map that fits is drawn cell for cell, and said as it is.
+    HeatmapView view;
+    view.resize(900, 700);
+    view.show();
+    view.setMap(syntheticMap(40, 60));
+    view.replotNow();
+    QCOMPARE(view.shownMap(), view.map());
+    QCOMPARE(view.colorMap()->data()->keySize(), 60);
+    QVERIFY(!view.plot()->yAxis->label().contains(u"pooled"_s));
+    // Compact tiles have no axis titles: their title says it.
+    HeatmapView tile(HeatmapView::Style::Compact);
+    tile.resize(600, 600);  // wide enough for "self-attention · max-pooled 3–4×3–4" uncut
+    tile.show();
+    tile.setTitle(u"self-attention"_s);
+    tile.setMap(syntheticMap(2048, 2048));
+    tile.replotNow();
+    testing::saveShot(tile.grab().toImage(), u"pooled-tile"_s);
+    QVERIFY(tile.shownMap()->pooled);
+    QCOMPARE(tile.title(), u"self-attention"_s);
+    auto* drawnTitle = qobject_cast<QCPTextElement*>(tile.plot()->plotLayout()->element(0, 0));
+    QVERIFY(drawnTitle);
+    QVERIFY2(drawnTitle->text().contains(u"max-pooled"_s), qPrintable(drawnTitle->text()));
+  }
+
   void longLabelListsAreThinned() {
     HeatmapView view;
     view.resize(600, 500);

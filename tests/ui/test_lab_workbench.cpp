@@ -8,6 +8,7 @@
 #include "workbenches/lab/lab_worker.h"
 #include "workbenches/common/worker_thread.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -42,6 +43,13 @@ class TestLabWorkbench : public QObject {
  private:
   std::unique_ptr<LabWorkbench> lab_;
 
+  // The tab as drawn now (the plots replot on the event loop), for ATTN_TEST_SHOTS.
+  void saveLabShot(const QString& name) {
+    lab_->heatmap()->replotNow();
+    lab_->grid()->replotNow();
+    testing::saveShot(lab_->grab().toImage(), name);
+  }
+
   // The main view must show exactly what run_lab returns for the widgets' request.
   void verifyViewMatchesEngine() {
     const auto* outcome = lab_->outcome();
@@ -50,8 +58,13 @@ class TestLabWorkbench : public QObject {
     QVERIFY2(expected, "run_lab refused the request the lab shows");
     const int index = lab_->currentMapIndex();
     QVERIFY(index >= 0 && index < int(expected->trace.size()));
-    const auto& map = expected->trace.maps()[std::size_t(index)];
+    const auto& whole = expected->trace.maps()[std::size_t(index)];
+    // The view holds the engine's map; a map with more cells than the pixels it is drawn on is drawn max-pooled
+    // to them (issue 41, finding 4): then the cells drawn are the engine's map max-pooled to that shape.
+    QCOMPARE(lab_->heatmap()->map()->weights, whole.weights);
     auto* data = lab_->heatmap()->colorMap()->data();
+    const auto pooled = attn::pooled_map(whole, data->valueSize(), data->keySize(), attn::Pool::Max);
+    const auto& map = pooled ? *pooled : whole;
     QCOMPARE(data->keySize(), int(map.weights.cols()));
     QCOMPARE(data->valueSize(), int(map.weights.rows()));
     for (int r = 0; r < map.weights.rows(); ++r) {
@@ -62,8 +75,8 @@ class TestLabWorkbench : public QObject {
         }
       }
     }
-    QCOMPARE(lab_->heatmap()->map()->row_labels, map.row_labels);
-    QCOMPARE(lab_->heatmap()->map()->col_labels, map.col_labels);
+    QCOMPARE(lab_->heatmap()->map()->row_labels, whole.row_labels);
+    QCOMPARE(lab_->heatmap()->map()->col_labels, whole.col_labels);
   }
 
  private slots:
@@ -221,12 +234,10 @@ class TestLabWorkbench : public QObject {
     lab_->mechanismBox()->setCurrentIndex(index);
     QVERIFY(settle(*lab_));
     if (info.uses_target) {
-      // The default source marks no target: the panel says how to, and the last view stays until one is typed.
-      QVERIFY2(lab_->lastError().contains(u"no target marked"_s), qPrintable(lab_->lastError()));
-      QVERIFY(lab_->findChild<QLabel*>(u"inputError"_s)->isVisibleTo(lab_.get()));
+      // Issue 41, finding 7: the default source marked no target, and the choice ended in "no target marked" under
+      // the previous mechanism's map. The Lab now marks the example target itself.
       const std::string_view example = attn::lab::kTargetExample;
-      lab_->sourceEdit()->setPlainText(QString::fromUtf8(example.data(), qsizetype(example.size())));
-      QVERIFY(settle(*lab_));
+      QCOMPARE(lab_->sourceEdit()->toPlainText(), QString::fromUtf8(example.data(), qsizetype(example.size())));
     }
     QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
     QCOMPARE(lab_->outcome()->request.params.mechanism, info.id);
@@ -243,6 +254,13 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(lab_->findChild<QWidget*>(u"score"_s)->isVisibleTo(lab_.get()), info.uses_score);
     QCOMPARE(lab_->queryEdit()->isEnabled(), info.uses_query);
     QCOMPARE(lab_->findChild<QLabel*>(u"formula"_s)->text().toStdString(), std::string(info.formula));
+
+    // Issue 41, finding 5: the step slider counts from 0 like every index ("step 0 (0–2)").
+    if (lab_->stepSlider()->isVisibleTo(lab_.get())) {
+      lab_->stepSlider()->setValue(0);
+      QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(),
+               u"step 0 (0\u2013%1)"_s.arg(lab_->stepSlider()->maximum()));
+    }
 
     // Several maps: a selector with every title and a tile per map.
     const auto& trace = lab_->outcome()->result->trace;
@@ -298,19 +316,19 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(slider->maximum(), 3);
     // Issue 41: it opens on the routed result, the last iteration (the first is uniform by definition).
     QCOMPARE(slider->value(), 3);
-    QCOMPARE(lab_->currentMap()->name, std::string("iteration 4"));
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));  // from 0
     slider->setValue(2);
-    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 2"));
     verifyViewMatchesEngine();
     lab_->setCurrentMapIndex(1);  // the grid and the selector move the slider too
     QCOMPARE(slider->value(), 1);
-    QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(), u"step 2 of 4"_s);
+    QCOMPARE(lab_->findChild<QLabel*>(u"stepLabel"_s)->text(), u"step 1 (0\u20133)"_s);
     lab_->setPlayInterval(5);
     lab_->playButton()->click();
     QVERIFY(lab_->isPlaying());
     QTRY_VERIFY_WITH_TIMEOUT(!lab_->isPlaying(), 5000);
     QCOMPARE(slider->value(), 3);
-    QCOMPARE(lab_->currentMap()->name, std::string("iteration 4"));
+    QCOMPARE(lab_->currentMap()->name, std::string("iteration 3"));  // from 0
     QVERIFY(!lab_->playButton()->isChecked());
     lab_->playButton()->click();  // at the end, Play starts again from the first
     QCOMPARE(slider->value(), 0);
@@ -455,6 +473,104 @@ class TestLabWorkbench : public QObject {
     QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
     lab_->setRangeMode(render::RangeMode::Data);
     lab_->setColormap(render::Colormap::Viridis);
+  }
+
+  // Issue 41, finding 7: choosing rotatory attention or IAN with a text that marks no target gave "no target marked"
+  // and left the previous mechanism's map under the new name. The Lab marks a target (the example on the default
+  // text, the longest word of the user's own); and a refused request of another mechanism or other parameters
+  // empties the view and says why instead of keeping a stale map.
+  void targetMechanismsMarkATargetAndErrorsClearTheMap() {
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+    const auto& catalogue = attn::lab::mechanisms();
+    const auto indexOf = [&](attn::lab::Mechanism m) {
+      return int(std::find_if(catalogue.begin(), catalogue.end(), [&](const auto& i) { return i.id == m; }) -
+                 catalogue.begin());
+    };
+    lab_->mechanismBox()->setCurrentIndex(indexOf(attn::lab::Mechanism::Rotatory));
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->outcome()->request.params.mechanism, attn::lab::Mechanism::Rotatory);
+    QVERIFY(lab_->sourceEdit()->toPlainText().contains(u"[battery life]"_s));
+    verifyViewMatchesEngine();
+    saveLabShot(u"lab-rotatory"_s);
+
+    lab_->mechanismBox()->setCurrentIndex(indexOf(attn::lab::Mechanism::Global));
+    QVERIFY(settle(*lab_));
+    lab_->sourceEdit()->setPlainText(u"the screen of this phone is bright"_s);
+    QVERIFY(settle(*lab_));
+    lab_->mechanismBox()->setCurrentIndex(indexOf(attn::lab::Mechanism::Interactive));
+    QVERIFY(settle(*lab_));
+    QCOMPARE(lab_->sourceEdit()->toPlainText(), u"the [screen] of this phone is bright"_s);
+    QVERIFY2(lab_->lastError().isEmpty(), qPrintable(lab_->lastError()));
+    QCOMPARE(lab_->outcome()->request.params.mechanism, attn::lab::Mechanism::Interactive);
+    verifyViewMatchesEngine();
+
+    // Linformer with k past the source's 7 words: refused, and IAN's map does not stay under Linformer's name.
+    auto request = lab_->request();
+    request.params.mechanism = attn::lab::Mechanism::Linformer;
+    request.params.rank = 64;
+    lab_->setRequest(request);
+    QVERIFY(settle(*lab_));
+    QVERIFY2(lab_->lastError().contains(u"k = 64"_s), qPrintable(lab_->lastError()));
+    QVERIFY(!lab_->heatmap()->map());
+    QVERIFY(!lab_->currentMap());
+    QVERIFY(lab_->heatmap()->isShowingEmptyText());
+    QVERIFY2(lab_->heatmap()->emptyText().contains(u"k = 64"_s), qPrintable(lab_->heatmap()->emptyText()));
+    saveLabShot(u"lab-refused"_s);
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
+    QVERIFY(lab_->heatmap()->map());
+    QVERIFY(!lab_->heatmap()->isShowingEmptyText());
+  }
+
+  // Issue 41, finding 6: near-uniform weights (routing's first iteration, all 1/3; IAN's 0.05-0.12) were stretched
+  // to the whole colour map. Distributions are drawn on 0..1 unless "Fixed range 0-1" is turned off; maps that are
+  // not distributions keep their own range, and the colour bar names what they hold.
+  void distributionsOnTheFixedRangeAndTheColourBarSaysWhat() {
+    auto routing = testing::defaultRequest(attn::lab::Mechanism::CapsuleRouting);
+    routing.params.iterations = 3;
+    lab_->setRequest(routing);
+    QVERIFY(settle(*lab_));
+    {
+      const LabWorkbench fresh;  // the default: Fixed range 0-1 on
+      QCOMPARE(fresh.rangeMode(), render::RangeMode::Unit);
+      QVERIFY(fresh.findChild<QCheckBox*>(u"unitRange"_s)->isChecked());
+    }
+    const render::RangeMode before = lab_->rangeMode();  // an earlier test may have turned it off
+    lab_->setRangeMode(render::RangeMode::Unit);
+    lab_->setCurrentMapIndex(0);  // iteration 0: every coupling 1/3
+    QVERIFY(lab_->heatmap()->isDistribution());
+    QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
+    QCOMPARE(lab_->heatmap()->colorScale()->label(), u"weight"_s);
+    saveLabShot(u"lab-routing-iteration0"_s);
+    lab_->setRangeMode(render::RangeMode::Data);  // the user's toggle still stretches
+    QVERIFY(std::abs(lab_->heatmap()->colorMap()->dataRange().upper - 1.0 / 3.0) < 1e-6);
+    lab_->setRangeMode(render::RangeMode::Unit);
+
+    auto ian = testing::defaultRequest(attn::lab::Mechanism::Interactive);
+    ian.source = std::string(attn::lab::kTargetExample);
+    lab_->setRequest(ian);
+    QVERIFY(settle(*lab_));
+    QVERIFY(lab_->heatmap()->map()->weights.maxCoeff() < 0.5f);
+    QCOMPARE(lab_->heatmap()->colorMap()->dataRange(), QCPRange(0.0, 1.0));
+
+    // Transformer-XL's score terms are not distributions: their own (signed) range, named "score".
+    auto xl = testing::defaultRequest(attn::lab::Mechanism::TransformerXL);
+    xl.params.segment = 4;
+    lab_->setRequest(xl);
+    QVERIFY(settle(*lab_));
+    const auto& maps = lab_->outcome()->result->trace.maps();
+    const auto term = std::find_if(maps.begin(), maps.end(), [](const auto& m) { return m.name.starts_with("(a)"); });
+    QVERIFY(term != maps.end());
+    lab_->setCurrentMapIndex(int(term - maps.begin()));
+    QVERIFY(!lab_->heatmap()->isDistribution());
+    QCOMPARE(lab_->heatmap()->colorScale()->label(), u"score"_s);
+    QVERIFY(lab_->heatmap()->colorMap()->dataRange() != QCPRange(0.0, 1.0));
+    saveLabShot(u"lab-xl-score"_s);
+    lab_->setRangeMode(before);
+    lab_->setRequest(testing::defaultRequest());
+    QVERIFY(settle(*lab_));
   }
 
   void showsComputingWhileALongRunIsInFlight() {

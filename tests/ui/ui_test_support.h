@@ -25,6 +25,13 @@ namespace attn::ui::testing {
 
 using namespace Qt::StringLiterals;
 
+// Saves a test's picture as <folder>/<name>.png when ATTN_TEST_SHOTS names a folder, to look at a view as a user
+// would (QT_QPA_PLATFORM=offscreen ATTN_TEST_SHOTS=/tmp/shots ctest -R ...); does nothing otherwise.
+inline void saveShot(const QImage& image, const QString& name) {
+  const QString folder = qEnvironmentVariable("ATTN_TEST_SHOTS");
+  if (!folder.isEmpty()) image.save(folder + u'/' + name + u".png"_s);
+}
+
 struct ImageStats {
   int distinctColours = 0;
   double nonBackgroundFraction = 0.0;  // pixels that differ from the top-left pixel

@@ -123,10 +123,10 @@ TEST(Aspect, LabLabelsEveryMapWithItsWords) {
   ASSERT_EQ(r->trace.size(), 4u);
   const AttentionMap& left = r->trace.maps()[0];
   EXPECT_EQ(left.col_labels, (Labels{"after", "a", "week", "of", "daily", "use", "the"}));
-  EXPECT_EQ(left.row_labels, (Labels{"hop 1 \u00b7 r_t", "hop 2 \u00b7 r_t^l"}));
+  EXPECT_EQ(left.row_labels, (Labels{"hop 0 \u00b7 r_t", "hop 1 \u00b7 r_t^l"}));
   const AttentionMap& target = r->trace.maps()[2];
   EXPECT_EQ(target.col_labels, (Labels{"battery", "life"}));
-  EXPECT_EQ(target.row_labels, (Labels{"hop 1 \u00b7 r^l", "hop 2 \u00b7 r^l"}));
+  EXPECT_EQ(target.row_labels, (Labels{"hop 0 \u00b7 r^l", "hop 1 \u00b7 r^l"}));
   EXPECT_EQ(target.col_spans[0].begin, 31);  // bytes of what was typed, brackets included
   EXPECT_EQ(r->notes.front(), "target: \"battery life\" \u00b7 left context: 7 words \u00b7 right context: 7 words");
   request.params.mechanism = lab::Mechanism::Interactive;

@@ -210,6 +210,10 @@ TEST(ClassifierSaliency, LstmWrittenIsTheShareOfTheFinalCellState) {
   EXPECT_EQ(maps[0]->row_labels, (Labels{"saliency"}));
   EXPECT_EQ(maps[1]->name, "forget gate f");
   EXPECT_EQ(maps[1]->row_labels, (Labels{"unit 0"}));
+  // Issue 41, finding 6: the colour bar names what each map holds.
+  EXPECT_EQ(maps[0]->quantity, "saliency");
+  EXPECT_EQ(maps[1]->quantity, "forget gate");
+  EXPECT_EQ(maps[2]->quantity, "input gate");
 }
 
 TEST(ClassifierSaliency, CnnCountsTheWindowsOfTheWinningChannels) {
@@ -231,6 +235,7 @@ TEST(ClassifierSaliency, CnnCountsTheWindowsOfTheWinningChannels) {
   const auto maps = run->maps();
   ASSERT_EQ(maps.size(), 3u);
   EXPECT_EQ(maps[2]->name, "winning windows, weighted");
+  EXPECT_EQ(maps[1]->quantity, "activation");
   EXPECT_EQ(maps[2]->weights.row(0), (RowVector(4) << 0.5f, 0.5f, 0.5f, 0.0f).finished());
   EXPECT_EQ(maps[2]->weights.row(1), RowVector::Zero(4));
 

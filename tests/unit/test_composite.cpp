@@ -135,7 +135,7 @@ TEST(CapsuleRouting, TwoIterationsByHand) {
   EXPECT_NEAR(r.outputs(0, 0), s0 * s0 / (1.0f + s0 * s0), 1e-6f);
   EXPECT_NEAR(r.lengths(0), s0 * s0 / (1.0f + s0 * s0), 1e-6f);
   ASSERT_EQ(trace.size(), 2u);
-  EXPECT_EQ(trace.maps()[1].name, "iteration 2");
+  EXPECT_EQ(trace.maps()[1].name, "iteration 1");  // indices count from 0
   for (const Matrix& c : r.coupling) {
     for (Index i = 0; i < c.cols(); ++i) EXPECT_NEAR(c.col(i).sum(), 1.0f, 1e-6f);
   }

@@ -81,7 +81,7 @@ TEST(Linformer, LabRefusesKAboveTheTokenCountAndLabelsTheProjectedMap) {
   const auto r = lab::run_lab(request);
   ASSERT_TRUE(r) << r.error().message();
   ASSERT_EQ(r->trace.size(), 3u);
-  EXPECT_EQ(r->trace.maps()[0].col_labels, (Labels{"k1", "k2", "k3"}));
+  EXPECT_EQ(r->trace.maps()[0].col_labels, (Labels{"k0", "k1", "k2"}));
   EXPECT_EQ(r->trace.maps()[0].row_labels.size(), 6u);
   EXPECT_EQ(r->trace.maps()[1].col_labels.size(), 6u);
   EXPECT_TRUE(r->notes.front().starts_with("|P E - A| / |A| at k = 3: ")) << r->notes.front();
@@ -163,7 +163,7 @@ TEST(Reformer, QueriesSeeOnlyTheirChunkAndTheOneBefore) {
   EXPECT_GT(r.missed.maxCoeff(), 0.0f);  // 23 tokens in chunks of 3: some keys are out of sight
   // LSH attention, full attention, then one sorted map per round with the chunk band on its diagonal.
   ASSERT_EQ(trace.size(), 4u);
-  EXPECT_EQ(trace.maps()[2].name, "sorted by bucket \u00b7 round 1");
+  EXPECT_EQ(trace.maps()[2].name, "sorted by bucket \u00b7 round 0");
   const Matrix& sorted = trace.maps()[3].weights;
   for (Index s = 0; s < n; ++s) {
     for (Index t = 0; t < n; ++t) {
@@ -231,7 +231,7 @@ TEST(LabOpeningMap, RoutingOpensOnItsLastIterationAndXLOnASegmentWithMemory) {
   ASSERT_TRUE(routing) << routing.error().message();
   ASSERT_EQ(routing->trace.size(), 3u);
   EXPECT_EQ(routing->opening_map, 2u);
-  EXPECT_EQ(routing->trace.maps()[routing->opening_map].name, "iteration 3");
+  EXPECT_EQ(routing->trace.maps()[routing->opening_map].name, "iteration 2");
   const Matrix& first = routing->trace.maps()[0].weights;
   const Matrix& last = routing->trace.maps()[routing->opening_map].weights;
   EXPECT_LT((first.array() - first(0, 0)).abs().maxCoeff(), 1e-12);  // uniform
@@ -245,7 +245,7 @@ TEST(LabOpeningMap, RoutingOpensOnItsLastIterationAndXLOnASegmentWithMemory) {
   ASSERT_GT(xl->trace.size(), 10u);
   EXPECT_EQ(xl->opening_map, 10u);  // five maps (the attention and its four terms) per layer and segment
   const auto& opened = xl->trace.maps()[xl->opening_map];
-  EXPECT_EQ(opened.name, "attention \u00b7 layer 0 \u00b7 segment 2");
+  EXPECT_EQ(opened.name, "attention \u00b7 layer 0 \u00b7 segment 1");
   EXPECT_TRUE(opened.col_labels.front().starts_with("[m] ")) << opened.col_labels.front();
   EXPECT_FALSE(xl->trace.maps()[0].col_labels.front().starts_with("[m] "));
 

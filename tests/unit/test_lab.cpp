@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <regex>
 #include <string>
 
 using namespace attn;
@@ -45,6 +47,54 @@ TEST_P(EveryMechanism, RunsOnTheDefaultsAndLabelsItsMaps) {
     }
   }
   EXPECT_GT(r->elapsed_ms, 0.0);
+}
+
+// Issue 41, finding 5: every index counts from 0, as the README says; the Lab counted hops, iterations, capsules,
+// classes, Linformer's keys k1..k8, rounds, segments and sentences from 1. Every series of numbered names in the
+// maps' names and titles, their labels and the notes starts at 0.
+TEST_P(EveryMechanism, CountsEveryIndexFromZero) {
+  const MechanismInfo& mi = GetParam();
+  LabRequest req = request(mi.id);
+  req.params.segment = 4;  // Transformer-XL: four segments of the 16 words
+  auto r = run_lab(req);
+  ASSERT_TRUE(r) << r.error().message();
+  static const std::regex kIndex(
+      R"(\b(hop|iteration|step|capsule|class|round|segment|layer|head|sentence|unit|channel) (\d+)|\b(k|S)(\d+)\b)");
+  std::map<std::string, long> lowest;  // "hop" -> the smallest number seen after it
+  const auto scan = [&](const std::string& text) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), kIndex); it != std::sregex_iterator(); ++it) {
+      const std::string word = (*it)[1].matched ? (*it)[1].str() : (*it)[3].str();
+      const long number = std::stol((*it)[1].matched ? (*it)[2].str() : (*it)[4].str());
+      const auto [at, fresh] = lowest.emplace(word, number);
+      if (!fresh) at->second = std::min(at->second, number);
+    }
+  };
+  for (const AttentionMap& m : r->trace.maps()) {
+    scan(m.name);
+    scan(m.title());
+    for (const auto& label : m.row_labels) scan(label);
+    for (const auto& label : m.col_labels) scan(label);
+  }
+  for (const auto& note : r->notes) scan(note);
+  for (const auto& [word, number] : lowest)
+    EXPECT_EQ(number, 0) << mi.key << ": \"" << word << "\" counts from " << number;
+}
+
+// Issue 41, finding 6: a map that is not attention weights says what it holds, for its colour bar and range.
+TEST(Lab, MapsThatAreNotWeightsNameTheirQuantity) {
+  LabRequest req = request(Mechanism::TransformerXL);
+  req.params.segment = 4;
+  auto xl = run_lab(req);
+  ASSERT_TRUE(xl) << xl.error().message();
+  for (const AttentionMap& m : xl->trace.maps())
+    EXPECT_EQ(m.quantity, m.name.starts_with("(") ? "score" : "weight") << m.name;
+  auto linformer = run_lab(request(Mechanism::Linformer));
+  ASSERT_TRUE(linformer) << linformer.error().message();
+  EXPECT_EQ(linformer->trace.maps()[0].quantity, "weight");
+  EXPECT_EQ(linformer->trace.maps()[1].quantity, "implied weight");
+  auto gated = run_lab(request(Mechanism::GatedSoft));  // beta scales the context, not the weights
+  ASSERT_TRUE(gated) << gated.error().message();
+  EXPECT_EQ(gated->trace.maps()[0].quantity, "weight");
 }
 
 INSTANTIATE_TEST_SUITE_P(Lab, EveryMechanism, ::testing::ValuesIn(mechanisms().begin(), mechanisms().end()),

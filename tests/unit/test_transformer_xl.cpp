@@ -87,11 +87,11 @@ TEST(TransformerXL, LabLabelsTheMemoryAndStepsBySegment) {
   const auto r = lab::run_lab(request);
   ASSERT_TRUE(r) << r.error().message();
   ASSERT_EQ(r->trace.size(), 3u * 2u * 5u);     // segments x layers x (attention and four terms)
-  const AttentionMap& m = r->trace.maps()[10];  // segment 2, layer 0, attention
-  EXPECT_EQ(m.name, "attention \u00b7 layer 0 \u00b7 segment 2");
+  const AttentionMap& m = r->trace.maps()[10];  // segment 1 (the second), layer 0, attention
+  EXPECT_EQ(m.name, "attention \u00b7 layer 0 \u00b7 segment 1");
   EXPECT_EQ(m.row_labels, (Labels{"four", "five", "six"}));
   EXPECT_EQ(m.col_labels, (Labels{"[m] one", "[m] two", "[m] three", "four", "five", "six"}));
-  EXPECT_EQ(r->trace.maps()[11].name, "(a) content \u00b7 layer 0 \u00b7 segment 2");
+  EXPECT_EQ(r->trace.maps()[11].name, "(a) content \u00b7 layer 0 \u00b7 segment 1");
   EXPECT_EQ(r->trace.maps()[15].layer, 1);
   request.params.segment = 0;
   EXPECT_EQ(lab::run_lab(request).error().reason, "the segment length L must be between 1 and 2,048 (got 0)");

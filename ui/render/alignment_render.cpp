@@ -53,7 +53,7 @@ attn::Labels sourceColumnLabels(const attn::models::Seq2SeqRun& run) {
 
 namespace {
 
-// "0–N" (the range of N + 1 indices), for labels such as "step 5 of 0–10".
+// "0–N" (the range of N + 1 indices), for labels such as "step 5 (0–10)".
 QString indexRange(std::size_t count) { return count > 0 ? u"0\u2013%1"_s.arg(count - 1) : u"none"_s; }
 
 // The decoded output: one range per step, "</s>" for the end, the step in view in focus.
@@ -64,7 +64,7 @@ ShadedText outputShading(const attn::models::Seq2SeqRun& run, std::size_t hypoth
   const QString outputText = fromStd(hyp.text);
   output.large = true;
   output.caption = run.hypotheses.size() > 1
-                       ? AlignmentRender::tr("Output \u00b7 hypothesis %1 of %2 \u00b7 log p %3")
+                       ? AlignmentRender::tr("Output \u00b7 hypothesis %1 (%2) \u00b7 log p %3")
                              .arg(hypothesis)
                              .arg(indexRange(run.hypotheses.size()))
                              .arg(logProbText(hyp.log_prob))
@@ -186,7 +186,7 @@ TextFigure decodingFigure(const attn::models::Seq2SeqRun& run, std::size_t hypot
     const auto& r = output.ranges[std::size_t(step)];
     what = hyp.finished && step == steps - 1 ? u"</s>"_s : quoted(output.text.mid(r.begin, r.end - r.begin));
   }
-  source.caption = (step >= 0 ? AlignmentRender::tr("Source \u00b7 attention of step %1 of %2 (%3)")
+  source.caption = (step >= 0 ? AlignmentRender::tr("Source \u00b7 attention of step %1 (%2): %3")
                                     .arg(step)
                                     .arg(indexRange(std::size_t(steps)))
                                     .arg(what)
@@ -476,7 +476,7 @@ TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::
   // The hypothesis: the word in view outlined, unshaded (its row shades the premise).
   ShadedText h = shadeWords(run.hypothesis.words, run.hypothesis.spans, run.hypothesis_unknown,
                             readText(hypothesis, run.hypothesis), RowVector::Zero(words),
-                            step >= 0 ? AlignmentRender::tr("Hypothesis \u00b7 word %1 of %2 (%3) in view")
+                            step >= 0 ? AlignmentRender::tr("Hypothesis \u00b7 word %1 (%2), %3, in view")
                                             .arg(step)
                                             .arg(indexRange(std::size_t(words)))
                                             .arg(word)

@@ -25,6 +25,23 @@ ValueRange valueRange(const attn::Matrix& m, RangeMode mode) {
   return {lo, hi};
 }
 
+bool isDistribution(const attn::Matrix& m) {
+  if (m.size() == 0) return false;
+  constexpr double kTolerance = 1e-3;
+  Eigen::VectorXd rows = Eigen::VectorXd::Zero(m.rows()), cols = Eigen::VectorXd::Zero(m.cols());
+  for (Index r = 0; r < m.rows(); ++r) {
+    for (Index c = 0; c < m.cols(); ++c) {
+      const float v = m(r, c);
+      if (std::isnan(v)) continue;
+      if (!(v >= -1e-6f && v <= 1.0f + 1e-4f)) return false;
+      rows(r) += double(v);
+      cols(c) += double(v);
+    }
+  }
+  const auto ones = [&](const Eigen::VectorXd& sums) { return ((sums.array() - 1.0).abs() <= kTolerance).all(); };
+  return ones(rows) || ones(cols);
+}
+
 QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range) {
   QImage image(int(m.cols()), int(m.rows()), QImage::Format_ARGB32);
   const ColorTable& table = colorTable(map);

@@ -21,11 +21,16 @@ struct ValueRange {
 
 enum class RangeMode {
   Data,  // 0 .. max for non-negative maps (attention weights), min .. max otherwise
-  Unit,  // 0 .. 1: compare maps by absolute weight
+  Unit,  // 0 .. 1: compare maps by absolute weight (HeatmapView: distributions only; other maps keep Data)
 };
 
 // The colour range for `m`; never empty (a constant matrix gets a unit-wide range).
 ValueRange valueRange(const attn::Matrix& m, RangeMode mode);
+
+// True when every row, or every column, of `m` is a distribution: weights in 0..1 that sum to 1 (within 1e-3;
+// NaN cells, drawn transparent, are skipped). Near-uniform weights stretched to the whole colour map would read
+// as sharp attention; such maps are drawn on 0..1 by default.
+bool isDistribution(const attn::Matrix& m);
 
 // One pixel per cell, row 0 at the top; scale it with Qt::FastTransformation to keep cells crisp.
 QImage matrixImage(const attn::Matrix& m, Colormap map, ValueRange range);

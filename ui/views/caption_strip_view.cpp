@@ -288,7 +288,7 @@ bool CaptionStripView::event(QEvent* event) {
     }
     const auto& word = words_[std::size_t(index)];
     QToolTip::showText(help->globalPos(),
-                       tr("%1 \u00b7 word %2 of 0\u2013%3\n\u03b2 (gate) %4\nH(\u03b1) %5 nats of %6 (uniform)")
+                       tr("%1 \u00b7 word %2 (0\u2013%3)\n\u03b2 (gate) %4\nH(\u03b1) %5 nats of %6 (uniform)")
                            .arg(word.text)
                            .arg(index)
                            .arg(count() - 1)

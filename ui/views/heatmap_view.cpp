@@ -99,43 +99,6 @@ constexpr int kFullBottomMargin = 14;
 constexpr int kCompactBottomMargin = 4;
 constexpr int kCompactBarBottomMargin = 8;
 
-QStringList labelsFor(const attn::Labels& labels, Index count) {
-  QStringList out;
-  out.reserve(qsizetype(count));
-  for (Index i = 0; i < count; ++i) {
-    out.append(std::size_t(i) < labels.size() ? render::tokenLabel(labels[std::size_t(i)]) : QString::number(i));
-  }
-  return out;
-}
-
-QString quotedToken(const attn::Labels& labels, attn::Index index) {
-  if (index < 0 || std::size_t(index) >= labels.size()) return {};
-  const auto& token = labels[std::size_t(index)];
-  return u" \u201c"_s + QString::fromUtf8(token.data(), qsizetype(token.size())) + u"\u201d"_s;
-}
-
-// The source cells [begin, end) of bin k of a pooled axis: n source cells in `bins` bins.
-struct Bin {
-  attn::Index begin = 0, end = 0;
-};
-Bin binOf(attn::Index k, attn::Index n, attn::Index bins) {
-  return {attn::pool_bin_start(k, n, bins), attn::pool_bin_start(k + 1, n, bins)};
-}
-
-// "0–7 “the” … “cat”": a bin's source positions and its first and last tokens.
-QString binText(const Bin& bin, const attn::Labels& tokens) {
-  if (bin.end - bin.begin <= 1) return QString::number(bin.begin) + quotedToken(tokens, bin.begin);
-  return u"%1\u2013%2%3 \u2026%4"_s.arg(bin.begin)
-      .arg(bin.end - 1)
-      .arg(quotedToken(tokens, bin.begin), quotedToken(tokens, bin.end - 1));
-}
-
-// "8 per cell" or "8–9 per cell" for an axis of n cells drawn in `bins` bins.
-QString perCell(attn::Index n, attn::Index bins) {
-  const attn::Index lo = n / bins, hi = (n + bins - 1) / bins;
-  return lo == hi ? QString::number(lo) : u"%1\u2013%2"_s.arg(lo).arg(hi);
-}
-
 }  // namespace
 
 HeatmapView::HeatmapView(Style style, QWidget* parent)
@@ -200,8 +163,9 @@ HeatmapView::HeatmapView(Style style, QWidget* parent)
 
   plot_->beforeLayout = [this] { fitTitle(); };
   plot_->afterLayout = [this] {
+    const bool pooled = fitToPixels();
     const bool square = squareTheCells();
-    return syncTickStrides() || square;
+    return syncTickStrides() || square || pooled;
   };
   connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
   connect(plot_, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
@@ -379,6 +343,11 @@ void HeatmapView::updateEmptyState() {
   if (show) emptyLabel_->raise();
 }
 
+void HeatmapView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (map_) plot_->replot(QCustomPlot::rpQueuedReplot);  // pools the cells to the pixels they are shown on
+}
+
 void HeatmapView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   emptyLabel_->setGeometry(rect());
@@ -392,42 +361,20 @@ QSize HeatmapView::sizeHint() const { return style_ == Style::Compact ? QSize(22
 
 QSize HeatmapView::minimumSizeHint() const { return style_ == Style::Compact ? QSize(140, 130) : QSize(240, 200); }
 
-void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
-  // Past kMaxCellsPerSide a side, cells are max-pooled bins (a Lab map of 8,192 words would be 67 million
-  // cells, 537 MB of doubles in the plot); maps that are pooled already pass as they are.
-  if (map) {
-    if (auto pooled = attn::pooled_map(*map, kMaxCellsPerSide)) {
-      map = std::make_shared<const attn::AttentionMap>(std::move(*pooled));
-    }
-  }
-  map_ = std::move(map);
-  setHover(std::nullopt);
-  if (!map_ || map_->weights.size() == 0) {
-    clear();
-    return;
-  }
-  render::fillColorMapData(*colorMap_->data(), map_->weights);
-  if (const auto& pooled = map_->pooled) {
-    // A map too big to draw cell for cell: the axes say how many tokens each drawn cell holds.
-    const QString how = pooled->pool == attn::Pool::Max ? tr("max") : tr("mean");
-    setAxisTitles(tr("%1 \u00b7 %2 per cell (%3)")
-                      .arg(QString::fromStdString(map_->row_axis), perCell(pooled->rows, map_->weights.rows()), how),
-                  tr("%1 \u00b7 %2 per cell (%3)")
-                      .arg(QString::fromStdString(map_->col_axis), perCell(pooled->cols, map_->weights.cols()), how));
-  } else {
-    setAxisTitles(QString::fromStdString(map_->row_axis), QString::fromStdString(map_->col_axis));
-  }
-  rowTicker_->setLabels(labelsFor(map_->row_labels, map_->weights.rows()));
-  columnTicker_->setLabels(labelsFor(map_->col_labels, map_->weights.cols()));
-  colorMap_->setVisible(true);
-  updateColors();
-  resetRanges();
-  updateEmptyState();
-  plot_->replot(QCustomPlot::rpQueuedReplot);
+void HeatmapView::setTickLabels(QStringList rows, QStringList columns) {
+  rowTicker_->setLabels(std::move(rows));
+  columnTicker_->setLabels(std::move(columns));
 }
 
 void HeatmapView::clear() {
+  distribution_ = false;
+  source_.reset();
+  base_.reset();
   map_.reset();
+  rowStarts_.clear();
+  colStarts_.clear();
+  poolNote_.clear();
+  fitTitle();
   overlay_->overlay = {};
   setHover(std::nullopt);
   colorMap_->data()->clear();
@@ -479,7 +426,8 @@ void HeatmapView::fitTitle() {
   const int available = plot_->width() - title_->margins().left() - title_->margins().right() - 2;
   QFont titleFont = font();
   titleFont.setBold(true);
-  QString text = fullTitle_;
+  const QString whole = fullTitle_ + poolNote_;
+  QString text = whole;
   if (available > 0) {
     // Smaller type first, down to 80% of the tile's font (6 pt at least); then cut in the middle, which keeps
     // the end of titles such as "self-attention \u00b7 head 8". The tool tip has the whole title.
@@ -488,9 +436,9 @@ void HeatmapView::fitTitle() {
     for (double size = base;; size -= 0.5) {
       titleFont.setPointSizeF(size);
       const QFontMetrics metrics(titleFont);
-      if (metrics.horizontalAdvance(fullTitle_) <= available) break;
+      if (metrics.horizontalAdvance(whole) <= available) break;
       if (size - 0.5 < smallest) {
-        text = metrics.elidedText(fullTitle_, Qt::ElideMiddle, available);
+        text = metrics.elidedText(whole, Qt::ElideMiddle, available);
         break;
       }
     }
@@ -520,7 +468,9 @@ void HeatmapView::setHighlighted(bool on) {
 }
 
 void HeatmapView::updateColors() {
-  const auto range = map_ ? render::valueRange(map_->weights, rangeMode_) : render::ValueRange{};
+  // The fixed 0..1 range is for distributions only: a score or an activation on it would be clipped or washed out.
+  const auto mode = distribution_ ? rangeMode_ : render::RangeMode::Data;
+  const auto range = map_ ? render::valueRange(map_->weights, mode) : render::ValueRange{};
   const auto gradient = render::gradient(colormap_);
   colorMap_->setGradient(gradient);
   colorMap_->setDataRange(QCPRange(range.lower, range.upper));
@@ -611,25 +561,6 @@ std::optional<QPoint> HeatmapView::cellAt(QPointF plotPos) const {
   return QPoint(col, row);
 }
 
-QString HeatmapView::cellToolTip(int row, int column) const {
-  if (!map_ || row < 0 || column < 0 || row >= map_->weights.rows() || column >= map_->weights.cols()) return {};
-  if (const auto& pooled = map_->pooled) {
-    const Bin rows = binOf(row, pooled->rows, map_->weights.rows());
-    const Bin cols = binOf(column, pooled->cols, map_->weights.cols());
-    return tr("%1 %2 \u2192 %3 %4\n%5 %6 of %7 \u00d7 %8 weights")
-        .arg(rowNoun_, binText(rows, pooled->row_tokens), columnNoun_, binText(cols, pooled->col_tokens),
-             pooled->pool == attn::Pool::Max ? tr("max") : tr("mean"), render::exactValue(map_->weights(row, column)))
-        .arg(rows.end - rows.begin)
-        .arg(cols.end - cols.begin);
-  }
-  return tr("%1 %2%3 \u2192 %4 %5%6\nweight %7")
-      .arg(rowNoun_)
-      .arg(row)
-      .arg(quotedToken(map_->row_labels, row), columnNoun_)
-      .arg(column)
-      .arg(quotedToken(map_->col_labels, column), render::exactValue(map_->weights(row, column)));
-}
-
 void HeatmapView::setHover(std::optional<QPoint> cell) {
   if (cell == hoverCell_) return;
   hoverCell_ = cell;
@@ -646,7 +577,8 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
   if (cell != hoverCell_) {
     setHover(cell);
     if (cell) {
-      emit cellHovered(cell->y(), cell->x());
+      const QPoint source = sourceCell(*cell);
+      emit cellHovered(source.y(), source.x());
       QToolTip::showText(event->globalPosition().toPoint(), cellToolTip(cell->y(), cell->x()), plot_);
     } else if (style_ == Style::Full) {
       QToolTip::hideText();
@@ -662,7 +594,10 @@ bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
 void HeatmapView::onMousePress(QMouseEvent* event) {
   if (event->button() != Qt::LeftButton) return;
   emit clicked();
-  if (const auto cell = cellAt(event->position())) emit cellClicked(cell->y(), cell->x());
+  if (const auto cell = cellAt(event->position())) {
+    const QPoint source = sourceCell(*cell);
+    emit cellClicked(source.y(), source.x());
+  }
 }
 
 void HeatmapView::onDoubleClick(QMouseEvent*) {

@@ -9,10 +9,12 @@
 
 #include <QPoint>
 #include <QSharedPointer>
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 class QCustomPlot;
 class QCPColorMap;
@@ -23,6 +25,7 @@ class QCPTextElement;
 class QLabel;
 class QMouseEvent;
 class QResizeEvent;
+class QShowEvent;
 
 namespace attn::ui {
 
@@ -39,9 +42,11 @@ class HeatmapView : public QWidget {
     Compact,  // a tile of the small-multiples grid: title on top, small labels, click to activate
   };
 
-  // Bigger maps are drawn max-pooled (LayeredTrace::map's max_side gives them so; setMap pools any other):
-  // 2,048 x 2,048 cells is more than any screen shows, 32 MB in QCustomPlot's doubles, where 16,384 tokens
-  // whole took 2 GiB.
+  // A map with more cells than the pixels it is drawn on is max-pooled to those pixels (attn::pooled_map, the
+  // reduction LayeredTrace::map uses), on setMap and whenever the cells' area changes size, the pooling said on
+  // the axes (Compact tiles: in the title); a weight never falls between pixels. Past kMaxCellsPerSide a side the
+  // map is first pooled once to that size, which the pixels are then pooled from (LayeredTrace::map's max_side
+  // gives maps so): 2,048 x 2,048 cells is 32 MB in QCustomPlot's doubles, where 16,384 tokens whole took 2 GiB.
   static constexpr int kMaxCellsPerSide = 2048;
 
   explicit HeatmapView(Style style = Style::Full, QWidget* parent = nullptr);
@@ -50,12 +55,20 @@ class HeatmapView : public QWidget {
   // The view shares the map with whoever produced it (often an aliasing pointer into a LabResult).
   void setMap(std::shared_ptr<const attn::AttentionMap> map);
   void clear();
-  const attn::AttentionMap* map() const { return map_.get(); }
+  // The map given to setMap.
+  const attn::AttentionMap* map() const { return source_.get(); }
+  // The map as drawn: the given one, or its max-pooled bins (AttentionMap::pooled says how, from the first map
+  // of the chain: a map given pooled keeps its source's shape and tokens there).
+  const attn::AttentionMap* shownMap() const { return map_.get(); }
 
   void setColormap(render::Colormap map);
   render::Colormap colormap() const { return colormap_; }
+  // Unit draws distributions (attention weights whose rows or columns sum to 1, render::isDistribution) on the
+  // fixed 0..1 range; other maps (gates, activations, scores) always on their own range, as Data draws every map.
   void setRangeMode(render::RangeMode mode);
   render::RangeMode rangeMode() const { return rangeMode_; }
+  // True when the map given is a distribution (a map given pooled: attention weights, all in 0..1).
+  bool isDistribution() const { return distribution_; }
   // Axis titles (Full style) and the nouns used in the tooltip.
   void setAxisTitles(const QString& rows, const QString& columns);
   // Shown above Compact tiles: in smaller type, or cut in the middle, when the tile is narrower than the title
@@ -89,9 +102,9 @@ class HeatmapView : public QWidget {
   QCPColorMap* colorMap() const { return colorMap_; }
   QCPColorScale* colorScale() const { return colorScale_; }
 
-  // The cell under a point in plot-widget coordinates: x = column, y = row.
+  // The cell under a point in plot-widget coordinates: x = column, y = row, cells as drawn (shownMap()).
   std::optional<QPoint> cellAt(QPointF plotPos) const;
-  // "row 2 “ate” → column 4 “apple”\nweight 0.23456789" for the current map.
+  // "row 2 “ate” → column 4 “apple”\nweight 0.23456789" for a drawn cell.
   QString cellToolTip(int row, int column) const;
 
   // Replots now (exports, tests, benchmarks); the GUI path queues replots instead.
@@ -105,12 +118,14 @@ class HeatmapView : public QWidget {
 
  signals:
   void clicked();
+  // Rows and columns of the unpooled map (a drawn cell of several: its first).
   void cellHovered(int row, int column);
   void cellClicked(int row, int column);  // a left click on a cell
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   void onMouseMove(QMouseEvent* event);
@@ -129,6 +144,11 @@ class HeatmapView : public QWidget {
   int bottomMargin() const;
   void updateBottomMargin();
   bool squareTheCells();  // true when the margin under the cells changed
+  // Pools the map to the cells' area in pixels as laid out now; true when the cells drawn changed.
+  bool fitToPixels();
+  void showCells(std::shared_ptr<const attn::AttentionMap> shown);
+  QPoint sourceCell(QPoint cell) const;  // a drawn cell's first row and column in the unpooled map
+  void setTickLabels(QStringList rows, QStringList columns);
 
   Style style_;
   TokenPlot* plot_ = nullptr;                // child widget
@@ -141,13 +161,20 @@ class HeatmapView : public QWidget {
   QLabel* emptyLabel_ = nullptr;             // child, over the plot while there is no map and an empty text is set
   QSharedPointer<TokenTicker> rowTicker_;
   QSharedPointer<TokenTicker> columnTicker_;
-  std::shared_ptr<const attn::AttentionMap> map_;
+  std::shared_ptr<const attn::AttentionMap> source_;  // as given
+  std::shared_ptr<const attn::AttentionMap> base_;    // source_, or its bins at kMaxCellsPerSide
+  std::shared_ptr<const attn::AttentionMap> map_;     // as drawn: base_, or its bins at the pixels
+  // Where each drawn row and column starts in the unpooled map (size + 1 entries); empty when not pooled.
+  std::vector<attn::Index> rowStarts_;
+  std::vector<attn::Index> colStarts_;
   std::optional<QPoint> hoverCell_;
   render::Colormap colormap_ = render::Colormap::Viridis;
   render::RangeMode rangeMode_ = render::RangeMode::Data;
   QString rowNoun_;
   QString columnNoun_;
   QString fullTitle_;
+  QString poolNote_;  // " · max-pooled 8×8" after a Compact tile's title while its cells are pooled
+  bool distribution_ = false;
   bool highlighted_ = false;
   bool squareCells_ = false;
   int extraBottom_ = 0;  // added under the cells to keep them square

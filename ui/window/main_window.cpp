@@ -238,7 +238,8 @@ void MainWindow::createViewActions() {
 
   unitRangeAction_ = new QAction(tr("Fixed Colour &Range 0\u20131"), this);
   unitRangeAction_->setCheckable(true);
-  unitRangeAction_->setStatusTip(tr("Colour weights on the absolute 0\u20131 scale"));
+  unitRangeAction_->setStatusTip(tr("Colour attention weights on the absolute 0\u20131 scale"));
+  unitRangeAction_->setChecked(lab_->rangeMode() == render::RangeMode::Unit);  // the Lab's default: on
   connect(unitRangeAction_, &QAction::toggled, lab_,
           [this](bool on) { lab_->setRangeMode(on ? render::RangeMode::Unit : render::RangeMode::Data); });
 

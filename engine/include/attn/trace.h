@@ -54,6 +54,9 @@ struct AttentionMap {
   Labels col_labels;                 // size cols() or empty
   std::string row_axis = "queries";  // what the rows are ("document", "heads", "classes", ...)
   std::string col_axis = "keys";
+  // What a cell holds, as the colour bar names it: "weight" (attention weights), or "score", "forget gate",
+  // "activation", ... for maps that are not attention weights (drawn on their own range, never on 0..1).
+  std::string quantity = "weight";
   std::vector<Span> row_spans;
   std::vector<Span> col_spans;
   // Set when `weights` are bins of a bigger map (LayeredTrace::map with a size limit); rows and columns
@@ -67,6 +70,8 @@ struct AttentionMap {
 // A copy of `map` reduced to at most max_side x max_side bins, with AttentionMap::pooled saying how (its
 // source shape and tokens, each bin labelled by its first token); nullopt when the map already fits.
 std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_side, Pool pool = Pool::Max);
+// The same with a limit per axis: at most max_rows x max_cols bins (a view's cells in its pixels).
+std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_rows, Index max_cols, Pool pool);
 
 class AttentionTrace {
  public:

@@ -72,8 +72,12 @@ std::vector<std::string> pooled_labels(const std::vector<std::string>& source, I
 }
 
 std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_side, Pool pool) {
+  return pooled_map(map, max_side, max_side, pool);
+}
+
+std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_rows, Index max_cols, Pool pool) {
   const Index rows = map.weights.rows(), cols = map.weights.cols();
-  if (max_side <= 0 || (rows <= max_side && cols <= max_side)) return std::nullopt;
+  if (max_rows <= 0 || max_cols <= 0 || (rows <= max_rows && cols <= max_cols)) return std::nullopt;
   AttentionMap out;
   out.stage = map.stage;
   out.layer = map.layer;
@@ -81,7 +85,8 @@ std::optional<AttentionMap> pooled_map(const AttentionMap& map, Index max_side, 
   out.name = map.name;
   out.row_axis = map.row_axis;
   out.col_axis = map.col_axis;
-  const Index out_rows = std::min(rows, max_side), out_cols = std::min(cols, max_side);
+  out.quantity = map.quantity;
+  const Index out_rows = std::min(rows, max_rows), out_cols = std::min(cols, max_cols);
   out.weights = pool_rows(rows, cols, out_rows, out_cols, pool,
                           [&](Index r, float* row) { Eigen::Map<RowVector>(row, cols) = map.weights.row(r); });
   out.row_labels = pooled_labels(map.row_labels, rows, out_rows);

@@ -118,7 +118,7 @@ constexpr std::array kCatalogue = {
     MechanismInfo{.id = Mechanism::MultiHop,
                   .key = "multi-hop",
                   .name = "Multi-hop",
-                  .formula = "q(s+1) = q(s) + c(s),  s = 1..S",
+                  .formula = "q(s+1) = q(s) + c(s),  s = 0..S-1",
                   .paper = "Sukhbaatar et al. 2015",
                   .uses_query = true,
                   .uses_score = true,
@@ -379,7 +379,7 @@ std::string join(const Labels& words) {
 
 std::string short_sentence(const std::vector<WordToken>& words, std::size_t index) {
   std::string s(1, 'S');  // built by appending: GCC 12 reports a false -Wrestrict for "S" + std::string
-  s.append(std::to_string(index + 1)).append(1, ':');
+  s.append(std::to_string(index)).append(1, ':');
   for (std::size_t i = 0; i < words.size() && i < 3; ++i) s += " " + words[i].text;
   if (words.size() > 3) s += " …";
   return s;
@@ -420,6 +420,17 @@ void compare_shuffled(const Matrix& xs, const PoolingWeights& w, const PoolingPa
   r.notes.push_back(line + " (order:");
   for (const Index i : order) r.notes.back() += " " + r.source_tokens[static_cast<std::size_t>(i)];
   r.notes.back() += ")";
+}
+
+// The maps that are not attention weights say what they hold (the colour bar's name; no fixed 0..1 range).
+void name_quantities(Mechanism mechanism, AttentionTrace& trace) {
+  for (AttentionMap& m : trace.maps()) {
+    if (mechanism == Mechanism::TransformerXL && m.name.starts_with("(")) {
+      m.quantity = "score";  // the four terms of A_ij, before the softmax
+    } else if (mechanism == Mechanism::Linformer && m.name == "implied (P E)") {
+      m.quantity = "implied weight";  // P E: E's entries are signed
+    }
+  }
 }
 
 }  // namespace
@@ -726,10 +737,10 @@ Result<void> run_attention_over_attention(const LabInputs& in, LabResult& r) {
   return {};
 }
 
-// One row label per class, "<word> 1" to "<word> n".
+// One row label per class, "<word> 0" to "<word> n-1".
 Labels class_rows(int classes, const std::string& word) {
   Labels rows;
-  for (int c = 0; c < classes; ++c) rows.push_back(word + " " + std::to_string(c + 1));
+  for (int c = 0; c < classes; ++c) rows.push_back(word + " " + std::to_string(c));
   return rows;
 }
 
@@ -785,7 +796,7 @@ Result<void> run_linformer(const LabInputs& in, LabResult& r) {
                 "source");
   }
   Labels projected;
-  for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j + 1));
+  for (int j = 0; j < p.rank; ++j) projected.push_back("k" + std::to_string(j));
   const LinformerResult res =
       linformer_attention(in.xs, random_linformer_weights(in.d(), n, p.rank, in.seed), in.self_tag);
   auto& maps = r.trace.maps();
@@ -814,7 +825,7 @@ Result<void> run_reformer(const LabInputs& in, LabResult& r) {
                     "\" " + fmt("%.3f", res.missed(worst)) +
                     " \u00b7 cells with weight: " + fmt("%.1f%%", 100.0 * seen));
   for (std::size_t k = 0; k < res.rounds.size() && n <= 64; ++k) {
-    std::string line = "round " + std::to_string(k + 1) + " buckets:";
+    std::string line = "round " + std::to_string(k) + " buckets:";
     for (const Index i : res.rounds[k].order) {
       line += " " + r.source_tokens[static_cast<std::size_t>(i)] + "=" +
               std::to_string(res.rounds[k].buckets[static_cast<std::size_t>(i)]);
@@ -839,10 +850,10 @@ Result<void> run_transformer_xl(const LabInputs& in, LabResult& r) {
   const auto res =
       transformer_xl(in.xs, random_transformer_xl_weights(in.d(), p.layers, in.seed), p.segment, in.self_tag);
   const std::size_t segments = res.segments.size();
-  // The second segment's first layer: the first map with memory columns (the first segment has none).
+  // Segment 1's layer 0: the first map with memory columns (segment 0 has none).
   const auto& maps = r.trace.maps();
   const auto second = std::find_if(maps.begin(), maps.end(), [](const AttentionMap& m) {
-    return m.name == "attention \u00b7 layer 0 \u00b7 segment 2";
+    return m.name == "attention \u00b7 layer 0 \u00b7 segment 1";
   });
   if (segments > 1 && second != maps.end()) r.opening_map = std::size_t(second - maps.begin());
   r.notes.push_back(std::to_string(segments) + (segments == 1 ? " segment" : " segments") + " of " +
@@ -946,11 +957,11 @@ Result<void> run_rotatory(const LabInputs& in, LabResult& r) {
   const int hops = in.p.hops;
   rotatory_attention(rows_of(in.xs, parts->left), rows_of(in.xs, parts->target), rows_of(in.xs, parts->right),
                      random_rotatory_weights(in.d(), hops, in.seed), in.tag);
-  // Row s of each map is hop s + 1, labelled by the query it used (hop 1: the target's mean r_t; later
-  // hops: the target representations of the hop before; the target's own maps: this hop's r^l or r^r).
+  // Row s of each map is hop s, labelled by the query it used (hop 0: the target's mean r_t; later hops: the
+  // target representations of the hop before; the target's own maps: this hop's r^l or r^r).
   const auto queries = [&](const std::string& first, const std::string& later) {
     Labels out;
-    for (int s = 0; s < hops; ++s) out.push_back("hop " + std::to_string(s + 1) + " \u00b7 " + (s ? later : first));
+    for (int s = 0; s < hops; ++s) out.push_back("hop " + std::to_string(s) + " \u00b7 " + (s ? later : first));
     return out;
   };
   const auto& source = in.sentences.source;
@@ -1063,6 +1074,7 @@ Result<LabResult> run_lab(const LabRequest& request) {
                      .self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens")};
   if (auto ran = runner_of(p.mechanism)(in, r); !ran) return std::unexpected(ran.error());
 
+  name_quantities(p.mechanism, r.trace);
   add_token_spans(*sentences, r);
   r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;

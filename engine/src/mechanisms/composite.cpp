@@ -74,7 +74,7 @@ HierarchicalResult hierarchical_attention(const std::vector<Matrix>& sentences, 
     // One 1 x words map per sentence, then the 1 x sentences map; the caller labels their axes.
     for (std::size_t i = 0; i < r.word_weights.size(); ++i) {
       if (r.word_weights[i].size() == 0) continue;
-      TraceTag t = tag.named("word attention · sentence " + std::to_string(i + 1));
+      TraceTag t = tag.named("word attention · sentence " + std::to_string(i));
       t.rows = nullptr;
       t.cols = nullptr;
       t.record(Matrix(r.word_weights[i]));
@@ -201,7 +201,7 @@ RoutingResult dynamic_routing(const MatrixCRef& predictions, Index out_capsules,
     for (Index j = 0; j < J; ++j) {
       for (Index i = 0; i < n; ++i) b(j, i) += u_hat(j, i).dot(r.outputs.row(j));
     }
-    if (tag.enabled()) tag.named("iteration " + std::to_string(t + 1)).record(c);
+    if (tag.enabled()) tag.named("iteration " + std::to_string(t)).record(c);
     r.coupling.push_back(std::move(c));
   }
   r.lengths = r.outputs.rowwise().norm();

@@ -256,7 +256,7 @@ void record_sorted_rounds(const ReformerResult& r, int chunk, const TraceTag& ta
     }
     const TraceTag t = labels.empty() ? tag.with_labels(nullptr, nullptr) : tag.with_labels(&labels, &labels);
     t.with_axes("sorted by bucket", "sorted by bucket")
-        .named("sorted by bucket \u00b7 round " + std::to_string(k + 1))
+        .named("sorted by bucket \u00b7 round " + std::to_string(k))
         .record(sorted);
   }
 }

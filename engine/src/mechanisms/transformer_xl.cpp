@@ -96,7 +96,7 @@ void record_segment(const std::vector<XLAttention>& layers, Index begin, Index L
     TraceTag t = (labelled ? tag.with_labels(&rows, &cols) : tag).with_axes("segment", "memory | segment");
     t.layer = static_cast<int>(l);
     // Layers from 0 as in the Transformer tab; segments, like iterations and hops, from 1.
-    const std::string suffix = " \u00b7 layer " + std::to_string(l) + " \u00b7 segment " + std::to_string(segment + 1);
+    const std::string suffix = " \u00b7 layer " + std::to_string(l) + " \u00b7 segment " + std::to_string(segment);
     t.named("attention" + suffix).record(a.weights);
     for (int k = 0; k < 4; ++k) t.named(kXLTermNames[k] + suffix).record(a.terms[static_cast<std::size_t>(k)]);
   }

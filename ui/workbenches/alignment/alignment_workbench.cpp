@@ -536,7 +536,7 @@ void AlignmentWorkbench::updateHeatmap() {
   const QString units = alignmentPage(taskOf(source_.get())).text().units;
   heatmapTitle_->setText(
       run.hypotheses.size() > 1
-          ? tr("Alignment of hypothesis %1 of 0\u2013%2 (log p %3) \u00b7 %4 output \u00d7 %5 source %6")
+          ? tr("Alignment of hypothesis %1 (0\u2013%2, log p %3) \u00b7 %4 output \u00d7 %5 source %6")
                 .arg(hypothesis_)
                 .arg(run.hypotheses.size() - 1)
                 .arg(render::logProbText(hyp.log_prob))
@@ -589,7 +589,7 @@ void AlignmentWorkbench::updateStepViews() {
     decodingView_->setFigure(decodingFigure_);
   }
   QString label = steps > 0 && map
-                      ? tr("step %1 of 0\u2013%2 \u00b7 %3").arg(step_).arg(steps - 1).arg(stepLabel(*map, step_))
+                      ? tr("step %1 (0\u2013%2) \u00b7 %3").arg(step_).arg(steps - 1).arg(stepLabel(*map, step_))
                       : tr("no output");
   const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
   if (config.local && std::size_t(step_) < hyp.positions.size()) {

@@ -584,7 +584,7 @@ void CaptionWorkbench::updateOverlays() {
   const QString wordText = count > 0 ? fromStd(hyp->words[std::size_t(word_)]) : QString();
   const double maxEntropy = std::log(std::max<double>(2.0, double(hyp->alpha.cols())));
   const auto entropy = render::alphaEntropy(hyp->alpha);
-  QString caption = tr("%1 \u00b7 word %2 of 0\u2013%3").arg(quoted(wordText)).arg(word_).arg(count - 1);
+  QString caption = tr("%1 \u00b7 word %2 (0\u2013%3)").arg(quoted(wordText)).arg(word_).arg(count - 1);
   overlayView_->setCaption(caption);
   QString details =
       tr("\u03b2 (gate) %1 \u00b7 H(\u03b1) %2 of %3 nats")

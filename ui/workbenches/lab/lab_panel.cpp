@@ -214,7 +214,10 @@ QGroupBox* LabWorkbench::buildDisplayGroup(QWidget* panel) {
   colormapBox_->setToolTip(tr("Colour map of the heatmaps"));
   displayForm->addRow(tr("Colour &map:"), colormapBox_);
   unitRangeCheck_ = new QCheckBox(tr("Fi&xed range 0\u20131"), displayGroup);
-  unitRangeCheck_->setToolTip(tr("Colour weights on the absolute 0\u20131 scale instead of 0 to the largest weight"));
+  unitRangeCheck_->setObjectName(u"unitRange"_s);
+  unitRangeCheck_->setToolTip(
+      tr("Colour attention weights (rows that sum to 1) on the absolute 0\u20131 scale; off: "
+         "0 to the largest weight. Gates, activations and scores always use their own range"));
   displayForm->addRow(QString(), unitRangeCheck_);
   return displayGroup;
 }
@@ -230,7 +233,7 @@ QHBoxLayout* LabWorkbench::buildMapRow(QWidget* area) {
   mapLabel_->setBuddy(mapBox_);
   mapRow->addWidget(mapLabel_);
   mapRow->addWidget(mapBox_);
-  // A series of maps (iteration 1..r, hop 1..S, round 1..n): a slider over it and Play, which steps through
+  // A series of maps (iteration 0..r-1, hop 0..S-1, round 0..n-1): a slider over it and Play, which steps through
   // it as an animation.
   stepLabel_ = new QLabel(area);
   stepLabel_->setObjectName(u"stepLabel"_s);

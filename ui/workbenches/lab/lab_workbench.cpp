@@ -17,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -82,6 +83,7 @@ LabWorkbench::LabWorkbench(QWidget* parent)
   connect(sourceEdit_, &QPlainTextEdit::textChanged, this, &LabWorkbench::post);
   connect(mechanismBox_, &QComboBox::currentIndexChanged, this, [this] {
     updateMechanismControls();
+    markExampleTarget();
     post();
   });
   for (auto* box : {scoreBox_, normaliserBox_, positionsBox_}) {
@@ -122,6 +124,7 @@ LabWorkbench::LabWorkbench(QWidget* parent)
   connect(&playTimer_, &QTimer::timeout, this, &LabWorkbench::advanceStep);
   connect(playButton_, &QToolButton::toggled, this, &LabWorkbench::setPlaying);
   setPlaying(false);
+  setRangeMode(rangeMode_);
 
   post();
 }
@@ -258,7 +261,9 @@ void LabWorkbench::applyState(const attn::ui::LabSection& state) {
 void LabWorkbench::saveTo(attn::ui::Session& session) const { session.lab = state(); }
 
 QStringList LabWorkbench::restoreFrom(const attn::ui::Session& session, const QString&) {
-  applyState(session.lab.value_or(attn::ui::LabSection{}));  // the lab names no files
+  attn::ui::LabSection defaults;
+  defaults.unit_range = true;                  // a session without the tab: the tab's defaults, distributions on 0..1
+  applyState(session.lab.value_or(defaults));  // the lab names no files
   return {};
 }
 
@@ -345,6 +350,13 @@ void LabWorkbench::onFinished(LabOutcome outcome) {
       emit statusMessage(tr("Input refused: %1").arg(message), 0);
       return;
     }
+    if (!outcome_ || outcome_->request.params != outcome.request.params) {
+      // Another mechanism or other parameters: the map on screen would pass under the new name. Only a map of the
+      // same mechanism and parameters on the text before the edit stays while the text is refused.
+      showNothing(tr("No map: %1").arg(message));
+      emit statusMessage(tr("Input refused: %1").arg(message), 0);
+      return;
+    }
     emit statusMessage(tr("Input refused: %1. The previous view stays.").arg(message), 0);
     return;
   }
@@ -359,6 +371,7 @@ void LabWorkbench::showNothing(const QString& why) {
   pendingMap_ = -1;
   heatmap_->setEmptyText(why);
   heatmap_->clear();
+  shapeLabel_->clear();  // no map, no shape
   grid_->setMaps({});
   gridScroll_->setVisible(false);
   mapLabel_->setVisible(false);
@@ -456,7 +469,7 @@ void LabWorkbench::showMap(int index) {
 namespace {
 
 // A map's series: maps of the same layer and head whose names differ only in a trailing number
-// ("iteration 1" ... "iteration 5", "sorted by bucket · round 2").
+// ("iteration 0" ... "iteration 4", "sorted by bucket · round 1").
 std::optional<std::string> seriesName(const attn::AttentionMap& map) {
   const auto digits = map.name.find_last_not_of("0123456789");
   if (digits == std::string::npos || digits + 1 == map.name.size() || map.name[digits] != ' ') return std::nullopt;
@@ -486,7 +499,8 @@ void LabWorkbench::updateStepControls() {
     stepSlider_->setRange(0, std::max(0, int(series_.size()) - 1));
     stepSlider_->setValue(step);
   }
-  stepLabel_->setText(tr("step %1 of %2").arg(step + 1).arg(series_.size()));
+  // "step 1 (0–3)": the index from 0 and the range, as every tab says an index of a count.
+  stepLabel_->setText(tr("step %1 (0\u2013%2)").arg(step).arg(std::max(0, int(series_.size()) - 1)));
   for (QWidget* w :
        {static_cast<QWidget*>(stepLabel_), static_cast<QWidget*>(stepSlider_), static_cast<QWidget*>(playButton_)}) {
     w->setVisible(shown);
@@ -541,6 +555,35 @@ QString LabWorkbench::summary(const LabOutcome& outcome, const attn::AttentionMa
       .arg(map.weights.rows())
       .arg(map.weights.cols())
       .arg(QString::number(ms, 'f', ms < 10.0 ? 2 : 1));
+}
+
+void LabWorkbench::markExampleTarget() {
+  if (!currentInfo().uses_target) return;
+  const QString text = sourceEdit_->toPlainText();
+  if (text.contains(u'[') || text.contains(u']')) return;  // marked already (or being marked)
+  QString marked;
+  if (text.trimmed().isEmpty() || text == fromView(attn::lab::kDefaultSource)) {
+    marked = fromView(attn::lab::kTargetExample);
+  } else {
+    // The user's own text: its longest word (the first of the longest) becomes the target.
+    QRegularExpressionMatch longest;
+    static const QRegularExpression kWord(u"\\w+"_s, QRegularExpression::UseUnicodePropertiesOption);
+    auto words = kWord.globalMatch(text);
+    while (words.hasNext()) {
+      const auto word = words.next();
+      if (!longest.hasMatch() || word.capturedLength() > longest.capturedLength()) longest = word;
+    }
+    if (!longest.hasMatch()) return;
+    marked = text.left(longest.capturedStart()) + u'[' + longest.captured() + u']' + text.mid(longest.capturedEnd());
+  }
+  {
+    const QSignalBlocker quiet(sourceEdit_);  // the caller posts the request
+    sourceEdit_->setPlainText(marked);
+  }
+  emit statusMessage(tr("%1 attends around a target phrase: the source now marks one in [brackets]; move them to "
+                        "choose another")
+                         .arg(fromView(currentInfo().name)),
+                     8000);
 }
 
 void LabWorkbench::setInputError(const QString& message) {

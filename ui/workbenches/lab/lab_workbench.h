@@ -134,6 +134,8 @@ class LabWorkbench : public Workbench {
   void updateStepControls();  // the step slider follows the map in view
   void advanceStep();         // Play: the next map of the series, stopping at the last
   void setInputError(const QString& message);
+  // A mechanism that attends around a target phrase, and a source that marks none: marks one in brackets.
+  void markExampleTarget();
   const attn::lab::MechanismInfo& currentInfo() const;
 
   // Worker and thread: the worker lives on thread_ and is deleted after the thread has stopped.
@@ -153,7 +155,8 @@ class LabWorkbench : public Workbench {
   int pendingMap_ = -1;            // applyState's map, shown with the result of the request it set
   quint64 restoreGeneration_ = 0;  // applyState's request: refused, it empties the views
   render::Colormap colormap_ = render::Colormap::Viridis;
-  render::RangeMode rangeMode_ = render::RangeMode::Data;
+  // Distributions on 0..1 unless the user asks for each map's own range (Fixed range 0–1 off).
+  render::RangeMode rangeMode_ = render::RangeMode::Unit;
 
   QSplitter* splitter_ = nullptr;
   QScrollArea* sideScroll_ = nullptr;

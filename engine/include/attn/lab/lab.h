@@ -149,7 +149,8 @@ struct LabResult {
   double elapsed_ms = 0.0;            // engine time of the run
   // The map a view opens on when the user has chosen none: the first, except where the first says nothing of the
   // mechanism (capsule routing's first iteration is uniform by definition: its last, the routed result;
-  // Transformer-XL's first segment has no memory: the second segment's first layer).
+  // Transformer-XL's segment 0 has no memory: segment 1's layer 0). Every index in map names and labels counts
+  // from 0, as everywhere in AttnScope ("iteration 0", "hop 0", "capsule 0", "k0", "round 0", "segment 1").
   std::size_t opening_map = 0;
 };
 

@@ -296,8 +296,9 @@ Result<std::shared_ptr<const ClassifierModel>> ClassifierModel::load(const fs::p
 namespace {
 
 std::shared_ptr<AttentionMap> words_map(const ClassifierRun& run, std::string name, Matrix weights, std::string rows,
-                                        const std::string& row_prefix) {
+                                        const std::string& row_prefix, std::string quantity = "weight") {
   auto map = std::make_shared<AttentionMap>();
+  map->quantity = std::move(quantity);
   map->stage = Stage::Pool;
   map->name = std::move(name);
   map->weights = std::move(weights);
@@ -313,7 +314,7 @@ std::shared_ptr<AttentionMap> words_map(const ClassifierRun& run, std::string na
 
 std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
   if (word_attention.rows() == 0 && saliency.size() > 0) {
-    auto map = words_map(*this, "saliency", saliency.transpose(), "reading", "");
+    auto map = words_map(*this, "saliency", saliency.transpose(), "reading", "", "saliency");
     map->row_labels = {"saliency"};
     return map;
   }
@@ -323,19 +324,20 @@ std::shared_ptr<const AttentionMap> ClassifierRun::word_map() const {
 std::vector<std::shared_ptr<const AttentionMap>> ClassifierRun::maps() const {
   std::vector<std::shared_ptr<const AttentionMap>> out{word_map()};
   if (forget_gate.size() > 0) {
-    out.push_back(words_map(*this, "forget gate f", forget_gate, "units", "unit "));
-    out.push_back(words_map(*this, "input gate i", input_gate, "units", "unit "));
-    out.push_back(words_map(*this, "written i · ∏ f (share of the final cell state)", written, "units", "unit "));
+    out.push_back(words_map(*this, "forget gate f", forget_gate, "units", "unit ", "forget gate"));
+    out.push_back(words_map(*this, "input gate i", input_gate, "units", "unit ", "input gate"));
+    out.push_back(
+        words_map(*this, "written i · ∏ f (share of the final cell state)", written, "units", "unit ", "share"));
     Matrix mean(3, forget_gate.cols());
     mean.row(0) = forget_gate.colwise().mean();
     mean.row(1) = input_gate.colwise().mean();
     mean.row(2) = saliency.transpose();
-    auto averaged = words_map(*this, "gates averaged over the units", std::move(mean), "gates", "");
+    auto averaged = words_map(*this, "gates averaged over the units", std::move(mean), "gates", "", "gate, share");
     averaged->row_labels = {"forget gate f (mean)", "input gate i (mean)", "written (share)"};
     out.push_back(std::move(averaged));
   }
   if (activations.size() > 0) {
-    out.push_back(words_map(*this, "channel activations (ReLU)", activations, "channels", "channel "));
+    out.push_back(words_map(*this, "channel activations (ReLU)", activations, "channels", "channel ", "activation"));
     // Each channel's weight over the window of its winner: the saliency is this matrix's column sums.
     Matrix votes = Matrix::Zero(activations.rows(), activations.cols());
     const Index reach = (activations.cols() > 0 && !winners.empty()) ? cnn_kernel : 0;
@@ -345,7 +347,8 @@ std::vector<std::shared_ptr<const AttentionMap>> ClassifierRun::maps() const {
         votes(ch, w) = channel_weights(ch);
       }
     }
-    out.push_back(words_map(*this, "winning windows, weighted", std::move(votes), "channels", "channel "));
+    out.push_back(
+        words_map(*this, "winning windows, weighted", std::move(votes), "channels", "channel ", "channel weight"));
   }
   return out;
 }

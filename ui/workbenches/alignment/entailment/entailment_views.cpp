@@ -50,7 +50,7 @@ void AlignmentWorkbench::updateEntailmentStep() {
   decodingFigure_ = render::entailmentFigure(run, source_->model.entailment->config(), step_, outcome_->request.text,
                                              outcome_->request.hypothesis, colormap_);
   decodingView_->setFigure(decodingFigure_);
-  stepLabel_->setText(words > 0 ? tr("word %1 of 0\u2013%2 \u00b7 %3")
+  stepLabel_->setText(words > 0 ? tr("word %1 (0\u2013%2) \u00b7 %3")
                                       .arg(step_)
                                       .arg(words - 1)
                                       .arg(quoted(fromStd(run.hypothesis.words[std::size_t(step_)])))
