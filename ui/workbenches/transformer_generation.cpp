@@ -182,8 +182,12 @@ void TransformerWorkbench::updateGenerationControls() {
 
 QString TransformerWorkbench::continuation(const attn::models::TransformerRun& run) const {
   const auto* tok = source_ && source_->model ? source_->model->tokenizer() : nullptr;
-  if (!tok || run.prompt_tokens <= 0) return {};
-  return fromStd(tok->decode(std::vector<int>(run.ids.begin() + run.prompt_tokens, run.ids.end())));
+  if (run.prompt_tokens <= 0) return {};
+  const std::vector<int> generated(run.ids.begin() + run.prompt_tokens, run.ids.end());
+  if (tok) return fromStd(tok->decode(generated));
+  QStringList ids;  // no tokenizer: the ids, as they would be typed
+  for (const int id : generated) ids.append(QString::number(id));
+  return tr("ids: %1").arg(ids.join(u' '));
 }
 
 // After an outcome: the scrubber spans its generated tokens (hidden for a plain run); a new run starts at its last

@@ -247,6 +247,8 @@ class TransformerWorkbench : public Workbench {
   void updatePredictions();
   void updateWarnings();
   void updateSelectionLabel();
+  // A new source: every view of the previous run emptied, so nothing on screen mixes two models.
+  void clearRunViews();
   void selectStatsRow();
   void showError(const QString& message);
   void setLoadingUi(bool loading);
@@ -268,6 +270,7 @@ class TransformerWorkbench : public Workbench {
   int layer_ = 0;
   int head_ = 0;
   QString requestedSource_;  // the source open or opening: a folder, a dump or demoModelKey()
+  QString idsExample_;       // the example ids put in the text box for a model without a tokenizer
   QString requestedImage_;   // the photo open or opening: a file or a ":/" resource
   int pendingLayer_ = -1;    // applyState's selection, applied with the first result after it
   int pendingHead_ = -1;

@@ -2,6 +2,7 @@
 #include "render/strings.h"
 
 #include "attn/io/attention_dump.h"
+#include "attn/text/token_ids.h"
 
 #include <QElapsedTimer>
 #include <QLocale>
@@ -196,6 +197,23 @@ bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last) {
   outcome.rollout = last.rollout;
   outcome.rolloutError = last.rolloutError;
   return true;
+}
+
+// The ids of a text typed as "ids: 5 17 3" (checked against the vocabulary), nullopt for any other text.
+std::optional<attn::Result<std::vector<int>>> typedIds(const attn::models::TransformerModel& model,
+                                                       const std::string& text) {
+  const auto list = attn::text::token_ids_text(text);
+  if (!list) return std::nullopt;
+  return attn::text::parse_token_ids(*list, model.config().vocab_size, "ids");
+}
+
+// A text the model cannot read, because it has no tokenizer: the engine's reason, and what to type instead.
+attn::Error withIdsHint(attn::Error error, const attn::models::TransformerModel& model) {
+  if (!model.tokenizer()) {
+    error.reason +=
+        "; type token ids instead, e.g. \"ids: 5 17 3\" (0-" + std::to_string(model.config().vocab_size - 1) + ")";
+  }
+  return error;
 }
 
 }  // namespace
@@ -402,17 +420,41 @@ attn::Result<attn::models::TransformerRun> TransformerWorker::generate(quint64 g
   QElapsedTimer clock;
   clock.start();
   std::vector<int> ids;
+  QString typed;  // without a tokenizer: the generated ids, as they would be typed
   g.on_token = [&](int, int id, float) {
     ids.push_back(id);
     const auto* tok = source_->model->tokenizer();
-    const QString text = tok ? fromStd(tok->decode(ids)) : QString::number(id);
+    if (!tok) typed += (typed.isEmpty() ? u""_s : u" "_s) + QString::number(id);
+    const QString text = tok ? fromStd(tok->decode(ids)) : typed;
     emit generationProgress(generation, static_cast<int>(ids.size()), text, msSince(clock));
     return !stopGeneration_.load() && !runWaiting_.load();
   };
   attn::models::RunOptions run = options;
   run.on_layer = {};
-  auto result = runner_->generate_text(request.text, g, run);
+  attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no prompt");
+  if (auto prompt = typedIds(*source_->model, request.text)) {
+    result = *prompt ? runner_->generate(**prompt, g, run) : std::unexpected(prompt->error());
+  } else {
+    result = runner_->generate_text(request.text, g, run);
+    if (!result) result = std::unexpected(withIdsHint(result.error(), *source_->model));
+  }
   ms = msSince(clock);
+  return result;
+}
+
+attn::Result<attn::models::TransformerRun> TransformerWorker::runText(quint64 sourceSerial,
+                                                                      const TransformerRequest& request,
+                                                                      attn::models::RunOptions options) {
+  // Typing at the end of a decoder's text: the tokens the last run shares are taken from it.
+  if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation) {
+    options.previous = last_->run.get();
+  }
+  if (auto ids = typedIds(*source_->model, request.text)) {
+    if (!*ids) return std::unexpected(ids->error());
+    return runner_->run_ids(**ids, {}, options);
+  }
+  auto result = runner_->run_text(request.text, request.pair, options);
+  if (!result) return std::unexpected(withIdsHint(result.error(), *source_->model));
   return result;
 }
 
@@ -479,11 +521,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       } else if (request.generation) {
         result = generate(generation, request, options, outcome->generationMs);
       } else {
-        // Typing at the end of a decoder's text: the tokens the last run shares are taken from it.
-        if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation) {
-          options.previous = last_->run.get();
-        }
-        result = runner_->run_text(request.text, request.pair, options);
+        result = runText(sourceSerial, request, options);
       }
       modelRuns_.fetch_add(1);
       if (superseded || quitting_.load() ||

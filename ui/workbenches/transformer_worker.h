@@ -172,6 +172,9 @@ class TransformerWorker : public QObject {
   // A generation request's run; `ms` its time.
   attn::Result<attn::models::TransformerRun> generate(quint64 generation, const TransformerRequest& request,
                                                       const attn::models::RunOptions& options, double& ms);
+  // A text run: the text, or the ids typed as "ids: 5 17 3"; a decoder re-uses the tokens the last run shares.
+  attn::Result<attn::models::TransformerRun> runText(quint64 sourceSerial, const TransformerRequest& request,
+                                                     attn::models::RunOptions options);
   // Null when a newer request stopped the run.
   std::shared_ptr<const TransformerOutcome> compute(quint64 generation, quint64 sourceSerial,
                                                     const TransformerRequest& request);
@@ -198,7 +201,7 @@ class TransformerWorker : public QObject {
   std::atomic<bool> cancel_{false};
   std::atomic<bool> runWaiting_{false};  // a newer run request is pending
   std::atomic<bool> stopGeneration_{false};
-  std::atomic<bool> quitting_{false};  // abandon()
+  std::atomic<bool> quitting_{false};   // abandon()
   std::atomic<int> runs_{0};
   std::atomic<int> modelRuns_{0};
 
