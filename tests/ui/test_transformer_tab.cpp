@@ -154,6 +154,53 @@ class TestTransformerTab : public QObject {
     screenshot(wb, u"transformer-no-tokenizer-generated.png"_s);
   }
 
+  // Finding 3: a run shows the busy row (progress, tokens per second, Cancel) while it runs and the empty panes say
+  // "Running..."; every layer is reported; Cancel stops it and the views keep what they had.
+  void longRunsShowProgressAndCanBeCancelled() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    wb.setBusyDelay(0);  // the row at once, however short the run
+    QString story;
+    for (int i = 0; i < 9; ++i) story += TransformerWorkbench::storyText() + u" played in the park. "_s;
+    wb.setText(story);  // typed: kept when the model opens
+    QSignalSpy loaded(&wb, &TransformerWorkbench::sourceLoaded);
+    QVERIFY(wb.openDemo(TransformerWorkbench::storyModelKey()));
+    QVERIFY(loaded.wait(20000));
+    // The first run is on its way: the busy row shows, the panes say so.
+    QVERIFY(!wb.outcome());
+    QVERIFY(wb.isBusyShown());
+    QVERIFY(wb.cancelRunButton()->isEnabled());
+    QCOMPARE(wb.tokenLines()->emptyText(), u"Running\u2026"_s);
+    screenshot(wb, u"transformer-running.png"_s, true);
+    wb.cancelRunButton()->click();
+    QVERIFY(settle(wb));
+    QVERIFY(!wb.outcome());
+    QVERIFY(!wb.isBusyShown());
+    QVERIFY(!wb.errorBanner()->isVisible());  // a cancel is not an error
+    QVERIFY2(wb.tokenLines()->emptyText().startsWith(u"Run cancelled"_s), qPrintable(wb.tokenLines()->emptyText()));
+
+    // A run to its end reports each of the 5 layers, then the row goes.
+    wb.setText(story + u"The end."_s);
+    QVERIFY(wb.isBusyShown());
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.outcome());
+    QVERIFY(!wb.isBusyShown());
+    QCOMPARE(wb.runProgressBar()->maximum(), 5);
+    QCOMPARE(wb.runProgressBar()->value(), 5);
+    QVERIFY2(wb.runProgressLabel()->text().startsWith(u"5 of 5 layers done"_s) &&
+                 wb.runProgressLabel()->text().contains(u"tokens/s"_s),
+             qPrintable(wb.runProgressLabel()->text()));
+
+    // Cancelled over a result: that result stays.
+    const std::string shown = wb.outcome()->request.text;
+    wb.setText(u"Later. "_s + story);  // another start: nothing of the last run's cache is reused
+    wb.cancelRun();
+    QVERIFY(settle(wb));
+    QCOMPARE(wb.outcome()->request.text, shown);
+    QVERIFY(!wb.isBusyShown());
+  }
+
  private:
   QTemporaryDir settingsDir_;
 };

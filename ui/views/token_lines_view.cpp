@@ -190,6 +190,8 @@ void TokenLinesView::setEmptyText(const QString& text) {
   empty_->setText(text);
 }
 
+QString TokenLinesView::emptyText() const { return empty_->text(); }
+
 void TokenLinesView::setTrace(std::shared_ptr<const attn::LayeredTrace> trace, attn::Stage stage) {
   const int oldHeads = headCount();
   const int oldLayers = layerCount();

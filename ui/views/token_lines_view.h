@@ -31,6 +31,7 @@ class TokenLinesView : public QWidget {
   void setTrace(std::shared_ptr<const attn::LayeredTrace> trace, attn::Stage stage);
   // What the view says while the trace has no maps (default: open a model or a dump).
   void setEmptyText(const QString& text);
+  QString emptyText() const;
   void clear();
   const attn::LayeredTrace* trace() const { return trace_.get(); }
   int layerCount() const;

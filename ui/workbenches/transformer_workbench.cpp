@@ -233,6 +233,7 @@ void TransformerWorkbench::clearRunViews() {
   updateWarnings();
   updateSelectionLabel();
   setRunSummary(source_ ? tr("transformer: %1 \u00b7 running\u2026").arg(source_->name) : QString());
+  updateBusy();
 }
 
 void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, bool cancelled) {
@@ -374,6 +375,7 @@ void TransformerWorkbench::post() {
   }
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
+  armBusy();
 }
 
 void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> outcome) {
@@ -387,6 +389,20 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
       tokenLines_->setTrace(outcome_->trace, outcome_->stage);
       updateMatrix();
     }
+    if (outcome->error && outcome->error->kind == attn::ErrorKind::Cancelled) {
+      if (generating_ && outcome->generation >= generating_) generating_ = 0;
+      updateGenerationControls();
+      updateBusy();
+      const QString cancelled = outcome_ ? tr("Run cancelled; the views show the last result.")
+                                         : tr("Run cancelled: edit the text to run it again.");
+      if (!outcome_) {
+        tokenLines_->setEmptyText(cancelled);
+        heatmap_->setEmptyText(cancelled);
+        heatmap_->clear();
+      }
+      emit statusMessage(cancelled, 6000);
+      return;
+    }
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
     if (generating_ && outcome->generation >= generating_) {
       generationLabel_->setText(tr("Generation refused: %1").arg(message));  // not "Generating..." forever
@@ -399,6 +415,7 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
       heatmap_->clear();
       setRunSummary(tr("transformer: %1 \u00b7 input refused").arg(source_->name));
     }
+    updateBusy();
     lastError_ = message;
     showError(tr("Input refused: %1. The previous view stays.").arg(message));
     emit statusMessage(tr("Input refused: %1").arg(message), 0);
@@ -484,6 +501,7 @@ void TransformerWorkbench::applyPending() {
                               .arg(heads)
                               .arg(next->runMs + next->analysisMs, 0, 'f', 1);
   setRunSummary(summary);
+  updateBusy();
   emit resultShown(next->generation);
 }
 

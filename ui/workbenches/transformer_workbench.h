@@ -114,6 +114,16 @@ class TransformerWorkbench : public Workbench {
   // The scrubber: step s (0-based) of the generated tokens becomes the pinned query token of the views.
   void scrubTo(int step);
 
+  // ---- long runs ----
+  // A request unanswered for longer than the busy delay shows the busy row over the views: a progress bar (layers
+  // done), tokens per second and the time left, and Cancel; the empty panes say "Running...".
+  void cancelRun();  // the run in progress (a generation: Stop) and any waiting; the previous view stays
+  bool isBusyShown() const;
+  void setBusyDelay(int ms) { busyDelayMs_ = ms; }  // 400 ms; tests set 0
+  QProgressBar* runProgressBar() const { return runProgress_; }
+  QLabel* runProgressLabel() const { return runProgressLabel_; }
+  QPushButton* cancelRunButton() const { return cancelRunButton_; }
+
   // ---- selection and views ----
   void selectHead(int layer, int head);
   // selectHead, and the head view shows that head alone (a click in the model view or the table).
@@ -218,6 +228,10 @@ class TransformerWorkbench : public Workbench {
   void buildLensTab();                            // the Logit Lens tab, and its reading when it comes into view
   void onGenerationProgress(quint64 generation, int tokens, const QString& text, double ms);
   void updateGenerationControls();
+  QWidget* buildBusyRow(QWidget* area);  // the progress bar, its label and Cancel
+  void armBusy();                        // a request was sent: the busy row shows if it is still running later
+  void updateBusy();
+  void onRunProgress(quint64 generation, int done, int layers, qint64 tokens, double ms);
   void updateScrubber();
   void updateLens();
   bool generates() const;  // GPT-2 or a decoder, with its head: the Generate group applies
@@ -324,6 +338,12 @@ class TransformerWorkbench : public Workbench {
   std::optional<PendingGeneration> pendingGeneration_;  // applyState's generated run, made once its model is in
 
   // Main area.
+  QWidget* busyRow_ = nullptr;
+  QProgressBar* runProgress_ = nullptr;
+  QLabel* runProgressLabel_ = nullptr;
+  QPushButton* cancelRunButton_ = nullptr;
+  QTimer busyTimer_;
+  int busyDelayMs_ = 400;
   QLabel* errorBanner_ = nullptr;
   QString headDamage_;  // the banner's message about a damaged head of a version-2 dump, while it is shown
   QLabel* warningStrip_ = nullptr;

@@ -301,6 +301,7 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(errorBanner_);
   warningStrip_ = makeMessageStrip(area, u"transformerWarnings"_s, MessageStrip::Warning);
   layout->addWidget(warningStrip_);
+  layout->addWidget(buildBusyRow(area));
   selectionLabel_ = new QLabel(area);
   selectionLabel_->setObjectName(u"transformerSelection"_s);
   selectionLabel_->setTextFormat(Qt::PlainText);

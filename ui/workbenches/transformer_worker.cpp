@@ -259,6 +259,23 @@ void TransformerWorker::cancelLoad() {
   if (dropped) emit loadFailed(dropped->serial, tr("%1: cancelled").arg(dropped->path), true);
 }
 
+void TransformerWorker::cancelRun() {
+  const std::optional<PendingRun> dropped = mailbox_.locked([this] {
+    cancelRun_.store(true);
+    runWaiting_.store(true);  // what stops a run kept on demand between its blocks of rows
+    return pendingRun_.take();
+  });
+  stopGeneration_.store(true);
+  if (dropped) {
+    auto outcome = std::make_shared<TransformerOutcome>();
+    outcome->generation = dropped->generation;
+    outcome->sourceSerial = dropped->sourceSerial;
+    outcome->request = dropped->request;
+    outcome->error = attn::Error{{}, -1, -1, "cancelled", attn::ErrorKind::Cancelled};
+    emit finished(std::move(outcome));
+  }
+}
+
 void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
   mailbox_.post([&] { pendingImage_.put(PendingImage{serial, std::move(path), std::move(name)}); });
 }
@@ -288,6 +305,7 @@ void TransformerWorker::drain() {
     if ((image = pendingImage_.take())) return true;
     if ((run = pendingRun_.take())) {
       runWaiting_.store(false);
+      cancelRun_.store(false);  // under the lock: a cancel for this run can only come after this point
       return true;
     }
     return false;
@@ -490,13 +508,19 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       const int layers = source_->model->config().layers;
       const bool preview = request.previewLayer >= 0 && request.previewLayer < layers;
       bool superseded = false;
-      options.cancel = mayKeepOnDemand(source_->model->config(), request) ? &runWaiting_ : &quitting_;
+      options.cancel = mayKeepOnDemand(source_->model->config(), request) ? &runWaiting_ : &cancelRun_;
+      QElapsedTimer clock;
+      clock.start();
+      options.on_progress = [&](int done, int of, attn::Index tokens) {
+        emit runProgress(generation, done, of, qint64(tokens), msSince(clock));
+      };
       options.on_layer = [&](const attn::LayeredTrace& so_far) {
         if (so_far.layers.empty()) {  // kept on demand: no maps to send ahead
           if (runWaiting_.load()) superseded = true;
           return !superseded;
         }
         const auto& done = so_far.layers.back();
+        if (cancelRun_.load()) return false;  // Cancel: at this layer's end
         if (done.layer > request.previewLayer && runWaiting_.load()) {
           superseded = true;  // its layer in view is out; the newer text matters more than the rest
           return false;
@@ -524,6 +548,11 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
         result = runText(sourceSerial, request, options);
       }
       modelRuns_.fetch_add(1);
+      if (!result && cancelRun_.load() && !quitting_.load()) {
+        // Cancel (not a newer request): the tab says so. A generation stopped keeps its tokens (that is Stop).
+        outcome->error = attn::Error{{}, -1, -1, "cancelled", attn::ErrorKind::Cancelled};
+        return outcome;
+      }
       if (superseded || quitting_.load() ||
           (!result && result.error().kind == attn::ErrorKind::Cancelled && runWaiting_.load())) {
         return nullptr;
