@@ -201,6 +201,62 @@ class TestTransformerTab : public QObject {
     QVERIFY(!wb.isBusyShown());
   }
 
+  // Finding 9: the logit lens follows the scrubber (a pinned token early in a long generation was not among its
+  // columns), its columns fit the view or scroll with the pinned one in view, and its layer axis counts whole layers.
+  void logitLensFollowsTheScrubberAndFits() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    QVERIFY(wb.openDemo(TransformerWorkbench::storyModelKey()));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setView(TransformerWorkbench::View::Lens);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto g = wb.generation();
+    g.max_new_tokens = 40;
+    g.stop_at_eos = false;
+    wb.setGeneration(g);
+    wb.generateButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!wb.isGenerating(), 30000);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const auto* run = wb.outcome()->run.get();
+    QVERIFY(int(run->ids.size()) - run->prompt_tokens >= 30);
+    wb.scrubber()->setValue(10);
+    const int pinned = run->prompt_tokens + 10;
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const auto* lens = wb.lensView()->lens();
+    QVERIFY(lens);
+    const auto at = std::find(lens->positions.begin(), lens->positions.end(), pinned);
+    QVERIFY2(at != lens->positions.end(),
+             qPrintable(
+                 u"position %1 not in %2..%3"_s.arg(pinned).arg(lens->positions.front()).arg(lens->positions.back())));
+    const int column = int(at - lens->positions.begin());
+    QCOMPARE(wb.lensView()->selectedColumn(), column);
+    // The pinned column is in view (the grid scrolls when the 16 columns do not fit).
+    auto* grid = wb.lensView()->grid();
+    const QRect visible = grid->visibleRegion().boundingRect();
+    const int left = LensGrid::kLabelWidth + column * grid->cellWidth();
+    QVERIFY2(left >= visible.left() && left + grid->cellWidth() <= visible.right() + 1,
+             qPrintable(u"column at %1..%2, in view %3..%4"_s.arg(left)
+                            .arg(left + grid->cellWidth())
+                            .arg(visible.left())
+                            .arg(visible.right())));
+    screenshot(wb, u"transformer-lens-follows.png"_s);
+
+    // Given room, all 16 columns fit; the rank plot's ticks are whole layers.
+    LogitLensView wide;
+    wide.resize(720, 520);
+    wide.setLens(wb.outcome()->lens, {});
+    wide.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wide));
+    const int room = wide.grid()->parentWidget()->width();  // the scroll area's viewport
+    QVERIFY2(LensGrid::kLabelWidth + 16 * wide.grid()->cellWidth() + 2 <= room,
+             qPrintable(u"cell width %1 in %2 pixels"_s.arg(wide.grid()->cellWidth()).arg(room)));
+    wide.rankPlot()->replot();
+    const auto ticks = wide.rankPlot()->xAxis->tickVector();
+    QVERIFY(!ticks.isEmpty());
+    for (const double t : ticks) QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
+  }
+
  private:
   QTemporaryDir settingsDir_;
 };

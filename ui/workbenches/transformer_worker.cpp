@@ -70,12 +70,23 @@ bool sameGeneration(const std::optional<attn::models::GenerateOptions>& a,
          a->top_p == b->top_p && a->seed == b->seed && a->stop_at_eos == b->stop_at_eos;
 }
 
-// The logit lens at the run's last columns (the newest tokens, where a reader looks first).
+// The position the views pin: a generated run's step, else the last token (where a reader looks first).
+int pinnedPosition(const attn::models::TransformerRun& run, std::optional<int> step) {
+  const int n = static_cast<int>(run.ids.size());
+  if (step && run.prompt_tokens > 0) return std::clamp(run.prompt_tokens + *step, 0, std::max(0, n - 1));
+  return n - 1;
+}
+
+// The logit lens at kLensColumns positions around the pinned one (it three quarters along, the run's last positions
+// when nothing is pinned), so that the lens follows the scrubber.
 void readLens(TransformerOutcome& outcome, const attn::models::TransformerModel& model) {
   const auto& run = *outcome.run;
   const int n = static_cast<int>(run.ids.size());
+  const int columns = TransformerWorker::kLensColumns;
+  const int start =
+      std::clamp(pinnedPosition(run, outcome.request.step) - columns * 3 / 4 + 1, 0, std::max(0, n - columns));
   std::vector<int> positions;
-  for (int p = std::max(0, n - TransformerWorker::kLensColumns); p < n; ++p) positions.push_back(p);
+  for (int p = start; p < std::min(n, start + columns); ++p) positions.push_back(p);
   auto lens = model.logit_lens(run, positions, 5);
   if (lens) {
     outcome.lens = std::make_shared<const attn::models::LogitLens>(std::move(*lens));
@@ -181,7 +192,8 @@ bool mayKeepOnDemand(const attn::models::TransformerConfig& config, const Transf
 
 // The last outcome's run for a request with the same input: its analysis too when the step is the same, and its
 // rollout when that is the same as well (then true: nothing is left to compute).
-bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last) {
+bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last,
+              const attn::models::TransformerModel* model) {
   outcome.run = last.run;
   outcome.trace = last.trace;
   outcome.stage = last.stage;
@@ -192,7 +204,16 @@ bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last) {
   outcome.generationMs = last.generationMs;
   outcome.reusedRun = true;
   const bool sameStep = last.request.step == outcome.request.step;
-  if (!sameStep) analyseRun(outcome, outcome.run, outcome.request.step);  // another generated token in view
+  if (!sameStep) {
+    analyseRun(outcome, outcome.run, outcome.request.step);  // another generated token in view
+    // The lens follows it: read again when its columns do not hold the token now pinned.
+    const int pinned = pinnedPosition(*outcome.run, outcome.request.step);
+    if (outcome.lens && model && !outcome.run->hidden_states.empty() &&
+        std::find(outcome.lens->positions.begin(), outcome.lens->positions.end(), pinned) ==
+            outcome.lens->positions.end()) {
+      readLens(outcome, *model);
+    }
+  }
   if (!sameStep || !sameRollout(last.request.rollout, outcome.request.rollout)) return false;
   outcome.rollout = last.rollout;
   outcome.rolloutError = last.rolloutError;
@@ -491,7 +512,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       last_->request.pair == request.pair && sameImage(last_->request.image, request.image) &&
       sameGeneration(last_->request.generation, request.generation) && (last_->lens || !request.lens);
   if (sameInput) {
-    if (reuseRun(*outcome, *last_)) {
+    if (reuseRun(*outcome, *last_, source_->model.get())) {
       last_ = outcome;
       return outcome;
     }
