@@ -257,6 +257,64 @@ class TestTransformerTab : public QObject {
     for (const double t : ticks) QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
   }
 
+  // Finding 10: the head view's empty text goes when it draws, even when it was not on screen at the time; Export
+  // View writes the view last used (a press in the head view after one in the matrix: the head view) at the chosen
+  // size under a title line naming the model, the text, the layer and the head.
+  void emptyTextHidesAndExportsHaveTitleAndSize() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    QVERIFY(wb.openDemo());
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+
+    TokenLinesView hidden;  // a view given its maps before it is shown
+    hidden.setTrace(wb.outcome()->trace, wb.outcome()->stage);
+    hidden.resize(600, 400);
+    hidden.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&hidden));
+    QVERIFY(!hidden.isShowingEmptyText());
+    QVERIFY(!wb.tokenLines()->isShowingEmptyText());
+
+    QTemporaryDir dir;
+    wb.setExportSize(QSize(1200, 900));
+    QCOMPARE(wb.exportSize(), QSize(1200, 900));
+    QTest::mouseClick(wb.heatmap()->plot(), Qt::LeftButton, {}, QPoint(40, 40));
+    QCOMPARE(wb.currentView(), TransformerWorkbench::View::Matrix);
+    QTest::mouseClick(wb.tokenLines()->canvas(), Qt::LeftButton, {}, QPoint(5, 5));
+    QCOMPARE(wb.currentView(), TransformerWorkbench::View::Head);
+    const QString title = wb.exportTitle(TransformerWorkbench::View::Head);
+    QVERIFY2(title.startsWith(u"induction-gpt2 \u00b7 \u201cqwhdkeia"_s) && title.contains(u"layer 0"_s),
+             qPrintable(title));
+    const QString head = dir.filePath(u"head.png"_s);
+    QVERIFY2(wb.exportCurrentView(head), qPrintable(head));
+    const QImage headImage(head);
+    QCOMPARE(headImage.width(), 1200);
+
+    wb.setView(TransformerWorkbench::View::Matrix);
+    const QString matrix = dir.filePath(u"matrix.png"_s);
+    QVERIFY(wb.exportCurrentView(matrix));
+    const QImage matrixImage(matrix);
+    QCOMPARE(matrixImage.width(), 1200);
+    QVERIFY2(matrixImage.height() > 900 && matrixImage.height() < 960,
+             qPrintable(QString::number(matrixImage.height())));
+    QVERIFY(testing::looksDrawn(matrixImage));
+    int dark = 0;  // the title line's text, over the plot
+    for (int y = 0; y < matrixImage.height() - 900; ++y) {
+      for (int x = 0; x < 400; ++x) dark += qGray(matrixImage.pixel(x, y)) < 100 ? 1 : 0;
+    }
+    QVERIFY2(dark > 50, qPrintable(QString::number(dark)));
+    const QString svg = dir.filePath(u"matrix.svg"_s);
+    QVERIFY(wb.exportCurrentView(svg));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("induction-gpt2"));
+    const QString outDir = qEnvironmentVariable("ATTN_SCREENSHOT_DIR");
+    if (!outDir.isEmpty()) {
+      QFile::copy(head, QDir(outDir).filePath(u"export-head.png"_s));
+      QFile::copy(matrix, QDir(outDir).filePath(u"export-matrix.png"_s));
+    }
+  }
+
  private:
   QTemporaryDir settingsDir_;
 };

@@ -9,13 +9,16 @@
 
 #include <QBuffer>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QPicture>
 #include <QSvgGenerator>
 #include <QWidget>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <cstdio>
 #include <cstring>
@@ -163,6 +166,43 @@ attn::Result<void> exportDrawing(const QString& path, QSize size, const QString&
                        paint(painter);
                        return painter.end();
                      }));
+}
+
+attn::Result<void> exportTitledDrawing(const QString& path, const QString& title, const QFont& font, QSize size,
+                                       const std::function<void(QPainter&)>& paint) {
+  constexpr int kMargin = 12;
+  QFont heading = font;
+  heading.setBold(true);
+  const QRectF text = QFontMetricsF(heading).boundingRect(QRectF(0, 0, size.width() - 2 * kMargin, 1e6),
+                                                          Qt::AlignLeft | Qt::TextWordWrap, title);
+  const int top = title.isEmpty() ? 0 : int(std::ceil(text.height())) + 2 * kMargin;
+  const QSize whole(size.width(), size.height() + top);
+  return exportDrawing(path, whole, title, QObject::tr("Attention exported by AttnScope"), [&](QPainter& painter) {
+    painter.fillRect(QRect(QPoint(), whole), Qt::white);
+    if (!title.isEmpty()) {
+      painter.setFont(heading);
+      painter.setPen(QColor(20, 20, 20));
+      painter.drawText(QRectF(kMargin, kMargin, size.width() - 2 * kMargin, top - kMargin),
+                       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, title);
+    }
+    painter.translate(0, top);
+    paint(painter);
+  });
+}
+
+attn::Result<void> exportHeatmapFigure(HeatmapView& view, const QString& path, QSize size, const QString& title,
+                                       const QFont& font) {
+  // QCustomPlot lays the plot out again at `size` (its axes, ticks and colour bar) without resizing the widget; the
+  // picture keeps its drawing as vectors for SVG and PDF.
+  QPicture picture;
+  {
+    QCPPainter painter(&picture);
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    painter.setMode(QCPPainter::pmNonCosmetic);
+    view.plot()->toPainter(&painter, size.width(), size.height());
+  }
+  return exportTitledDrawing(path, title, font, size, [&](QPainter& painter) { painter.drawPicture(0, 0, picture); });
 }
 
 attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path) {

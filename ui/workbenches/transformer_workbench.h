@@ -21,6 +21,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QSize>
 #include <QTimer>
 #include <QWidget>
 
@@ -162,8 +163,14 @@ class TransformerWorkbench : public Workbench {
   QStringList warnings() const;
 
   // ---- exports ----
-  // A view as PNG/SVG/PDF (the head and model views as their standalone pictures for PNG).
+  // A view as PNG/SVG/PDF under a title line (model, text, layer, head): the matrix drawn at the export size, the head
+  // and model views as their standalone pictures that wide; the statistics and the lens as on screen.
   attn::Result<void> exportView(const QString& path, View view) const;
+  // The Display group's export size; an empty size: the view's size on screen.
+  void setExportSize(QSize size);
+  QSize exportSize() const;
+  // "induction-gpt2 · “qwhdkeia…” · layer 1 · head 2": what a picture exported from this tab shows.
+  QString exportTitle(View view) const;
   // The current matrix as .csv or .npy.
   attn::Result<void> exportMatrix(const QString& path) const override;
   // Every head of the current layer: layer<L>-head<H>.png and .csv into `folder`. Returns the files.
@@ -317,6 +324,7 @@ class TransformerWorkbench : public Workbench {
   QDoubleSpinBox* thresholdSpin_ = nullptr;
   QComboBox* overlaySourceBox_ = nullptr;
   QSlider* alphaSlider_ = nullptr;
+  QComboBox* exportSizeBox_ = nullptr;
   QGroupBox* generateGroup_ = nullptr;
   QSpinBox* newTokensSpin_ = nullptr;
   QDoubleSpinBox* temperatureSpin_ = nullptr;
