@@ -240,6 +240,8 @@ class TestTransformerTab : public QObject {
                             .arg(left + grid->cellWidth())
                             .arg(visible.left())
                             .arg(visible.right())));
+    // With the tokens before it in view too, not behind the row labels at the edge.
+    if (column > 0) QVERIFY(left - grid->cellWidth() >= visible.left() + LensGrid::kLabelWidth);
     screenshot(wb, u"transformer-lens-follows.png"_s);
 
     // Given room, all 16 columns fit; the rank plot's ticks are whole layers.

@@ -233,9 +233,11 @@ void LogitLensView::selectColumn(int column) {
   column_ = columns == 0 ? -1 : std::clamp(column < 0 ? columns - 1 : column, 0, columns - 1);
   grid_->setSelectedColumn(column_);
   if (column_ >= 0) {
-    // With room for the row labels on its left.
+    // In the middle of what the row labels leave of the view, where the scroll range allows: the tokens before it and
+    // after it in view.
     const int cell = grid_->cellWidth();
-    scroll_->ensureVisible(LensGrid::kLabelWidth + column_ * cell + cell / 2, 0, cell / 2 + LensGrid::kLabelWidth, 0);
+    const int centre = LensGrid::kLabelWidth + column_ * cell + cell / 2;
+    scroll_->horizontalScrollBar()->setValue(centre - (LensGrid::kLabelWidth + scroll_->viewport()->width()) / 2);
   }
   updatePlot();
 }
