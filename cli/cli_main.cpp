@@ -128,6 +128,10 @@ struct Options {
                             u"Render an attention dump (*.attn.safetensors) instead of running a model."_s, u"file"_s};
   QCommandLineOption text{u"text"_s, u"The text for a text model (BERT, DistilBERT, GPT-2)."_s, u"text"_s};
   QCommandLineOption textFile{u"text-file"_s, u"The text read from a UTF-8 file (a long document)."_s, u"file"_s};
+  QCommandLineOption ids{u"ids"_s,
+                         u"Token ids instead of a text (a model without tokenizer files), separated by commas or "
+                         "spaces: --ids 5,17,3 or --ids \"5 17 3\"; run as given (BERT's [CLS] and [SEP] included)."_s,
+                         u"list"_s};
   QCommandLineOption pair{
       u"pair"_s, u"The second sentence: BERT's (token type 1) in run; an entailment model's hypothesis in align."_s,
       u"text"_s};
@@ -435,7 +439,13 @@ int runModel(QCommandLineParser& parser, const Options& o) {
     job.text.assign(bytes->data(), bytes->size());
     job.hasText = true;
   }
+  if (parser.isSet(o.ids)) {
+    if (job.hasText) return usageError(u"run: give --text or --ids, not both"_s);
+    job.ids = parser.value(o.ids).toStdString();
+    job.hasIds = true;
+  }
   if (parser.isSet(o.pair)) job.pair = rawOption("pair").value_or(parser.value(o.pair).toStdString());
+  if (job.hasIds && parser.isSet(o.runImage)) return usageError(u"run: give --ids or --image, not both"_s);
   if (job.hasText && parser.isSet(o.runImage)) return usageError(u"run: give --text or --image, not both"_s);
   job.imagePath = pathValue(parser, o.runImage);
   job.dumpOut = pathValue(parser, o.dump);
@@ -636,6 +646,8 @@ QString commandsHelp() {
          "           attnscope-cli run --model DIR --text \"...\" --dump run.attn.safetensors\n"
          "           attnscope-cli run --model DIR --text \"Once upon a time\" --generate 40 [--temperature 0.8 "
          "--top-k 40 --top-p 0.95 --seed 1]\n"
+         "           attnscope-cli run --model DIR --ids 5,17,3 --render layer=0,head=mean --out m.png  (no "
+         "tokenizer)\n"
          "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
          "  align    Run a bundled date, review or entailment model (or a model folder) and write its alignment or "
          "word "
@@ -713,6 +725,7 @@ int main(int argc, char* argv[]) {
   } else if (command == u"run"_s) {
     parser.addPositionalArgument(
         u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s, u"run [options]"_s);
+    parser.addOption(o.ids);
     parser.addOptions({o.model,          o.dumpIn, o.text,   o.textFile, o.pair,     o.runImage, o.dump,
                        o.render,         o.view,   o.runOut, o.width,    o.height,   o.colormap, o.generate,
                        o.genTemperature, o.topK,   o.topP,   o.genSeed,  o.onDemand, o.tile,     o.runCsv});

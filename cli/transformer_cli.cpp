@@ -5,6 +5,7 @@
 #include "attn/io/attention_dump.h"
 #include "attn/models/transformer.h"
 #include "attn/on_demand_attention.h"
+#include "attn/text/token_ids.h"
 #include "attn/vision/image.h"
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
@@ -277,7 +278,16 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
     out.photo = display.convertToFormat(QImage::Format_RGB32);
     result = session.run_image((*images)[0]);
   } else {
-    if (!job.hasText) return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\"")));
+    if (!job.hasText && !job.hasIds) {
+      return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\" (or --ids 5,17,3)")));
+    }
+    std::optional<std::vector<int>> ids;  // --ids: run as given, no tokenizer needed
+    if (job.hasIds) {
+      if (!job.pair.empty()) return std::unexpected(usageFailure(QObject::tr("--ids is one input; --pair is BERT's")));
+      auto parsed = attn::text::parse_token_ids(job.ids, config.vocab_size, "--ids");
+      if (!parsed) return std::unexpected(engineFailure(RenderFailure::Kind::Input, parsed.error()));
+      ids = std::move(*parsed);
+    }
     if (job.generate > 0) {
       if (!job.pair.empty())
         return std::unexpected(usageFailure(QObject::tr("--generate continues --text; --pair is BERT's")));
@@ -285,16 +295,22 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
       generation.max_new_tokens = job.generate;
       QElapsedTimer clock;
       clock.start();
-      result = session.generate_text(job.text, generation);
+      result = ids ? session.generate(*ids, generation) : session.generate_text(job.text, generation);
       if (result) report.notes.append(generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9));
     } else {
       // As the GUI: a decoder whose maps would pass 1 GiB keeps its attention on demand (then --dump writes version 2).
       attn::models::RunOptions options;
       options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
-      result = session.run_text(job.text, job.pair, options);
+      result = ids ? session.run_ids(*ids, {}, options) : session.run_text(job.text, job.pair, options);
     }
   }
-  if (!result) return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
+  if (!result) {
+    attn::Error error = result.error();
+    if (job.hasText && !(*model)->tokenizer() && config.family != attn::models::Family::Vit) {
+      error.reason += "; give token ids instead: --ids 5,17,3";
+    }
+    return std::unexpected(engineFailure(RenderFailure::Kind::Input, error));
+  }
   *out.run = std::move(*result);
   return out;
 }

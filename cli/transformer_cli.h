@@ -45,6 +45,8 @@ struct TransformerJob {
   std::string text;  // text models (raw bytes, as the engine's offsets refer to them)
   std::string pair;  // BERT's second sentence
   bool hasText = false;
+  std::string ids;  // --ids "5,17,3" or "5 17 3": token ids as given (a model without a tokenizer)
+  bool hasIds = false;
   QString imagePath;      // ViT
   QString dumpOut;        // write the run's attention here (*.attn.safetensors)
   bool onDemand = false;  // a decoder keeps its attention on demand however short the text (--dump: version 2)

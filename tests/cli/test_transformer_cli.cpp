@@ -3,6 +3,7 @@
 // reason (a bad --render spec names the byte offset).
 #include "attn/io/attention_dump.h"
 
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -289,6 +290,41 @@ class TestTransformerCli : public QObject {
     QVERIFY2(run.err.contains(expected), qPrintable(run.err));
     QCOMPARE(run.err.trimmed().count(u'\n'), 0);  // one line
     QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+  }
+
+  // Issue 41, finding 1: a GPT-2 folder with config.json and model.safetensors only (no tokenizer files) runs and
+  // generates from token ids, given with commas or spaces; bad ids are refused with their position and the reason.
+  void idsRunAModelWithoutTokenizer() {
+    const QString bare = dir_.filePath(u"gpt2-bare"_s);
+    QVERIFY(QDir().mkpath(bare));
+    for (const QString& name : {u"config.json"_s, u"model.safetensors"_s}) {
+      QVERIFY(QFile::copy(model("gpt2") + u'/' + name, bare + u'/' + name));
+    }
+    const QString dump = dir_.filePath(u"ids.attn.safetensors"_s);
+    for (const QString& ids : {u"5,17,3"_s, u"5 17 3"_s}) {
+      const Run run = runCli({u"run"_s, u"--model"_s, bare, u"--ids"_s, ids, u"--dump"_s, dump});
+      QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+      const auto read = attn::io::read_attention_dump(dump.toStdString());
+      QVERIFY2(read, read ? "" : read.error().message().c_str());
+      QCOMPARE(read->ids, (std::vector<int>{5, 17, 3}));
+    }
+    const Run generated = runCli({u"run"_s, u"--model"_s, bare, u"--ids"_s, u"5,17,3"_s, u"--generate"_s, u"4"_s});
+    QVERIFY2(generated.exitCode == 0, qPrintable(generated.err));
+    QVERIFY2(generated.out.contains(u"generated "_s), qPrintable(generated.out));
+
+    const Run text = runCli({u"run"_s, u"--model"_s, bare, u"--text"_s, u"hello"_s, u"--dump"_s, dump});
+    QCOMPARE(text.exitCode, 1);
+    QVERIFY2(text.err.contains(u"no tokenizer"_s) && text.err.contains(u"--ids 5,17,3"_s), qPrintable(text.err));
+    const Run letters = runCli({u"run"_s, u"--model"_s, bare, u"--ids"_s, u"5,x7,3"_s, u"--dump"_s, dump});
+    QCOMPARE(letters.exitCode, 1);
+    QVERIFY2(letters.err.contains(u"--ids: byte 2: id 1 \"x7\": not a whole number"_s), qPrintable(letters.err));
+    const Run outside = runCli({u"run"_s, u"--model"_s, bare, u"--ids"_s, u"5 64"_s, u"--dump"_s, dump});
+    QCOMPARE(outside.exitCode, 1);
+    QVERIFY2(outside.err.contains(u"--ids: byte 2: id 1 \"64\": outside the vocabulary (0-63)"_s),
+             qPrintable(outside.err));
+    QCOMPARE(
+        runCli({u"run"_s, u"--model"_s, bare, u"--ids"_s, u"5"_s, u"--text"_s, u"hi"_s, u"--dump"_s, dump}).exitCode,
+        2);
   }
 
   void usageErrorsExitTwo() {

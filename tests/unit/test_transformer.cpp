@@ -403,6 +403,44 @@ TEST(TransformerRun, OnLayerSeesEveryLayerFinalAndCanStopTheRun) {
   }
 }
 
+// Issue 41, finding 3: a long run reports each layer done (maps or on demand, encoder, GPT-2 or decoder) and stops
+// at the next layer once its cancel flag is set.
+TEST(TransformerRun, OnProgressCountsLayersAndTheCancelFlagStopsTheRun) {
+  const fs::path llama = fs::path(ATTN_TEST_DATA_DIR) / "decoders" / "llama";
+  for (const fs::path& folder : {fixture("bert"), fixture("gpt2"), llama}) {
+    auto m = TransformerModel::load(folder);
+    ASSERT_TRUE(m) << m.error().message();
+    const int layers = (*m)->config().layers;
+    const std::vector<int> ids{3, 5, 7, 9, 11, 2};
+    for (const auto keep : {RunOptions::Keep::Maps, RunOptions::Keep::OnDemand}) {
+      TransformerRunner s(*m);
+      std::vector<std::pair<int, int>> reports;
+      RunOptions o;
+      o.keep = keep;
+      o.on_progress = [&](int done, int of, Index tokens) {
+        EXPECT_EQ(tokens, Index(ids.size()));
+        reports.emplace_back(done, of);
+      };
+      auto run = s.run_ids(ids, {}, o);
+      ASSERT_TRUE(run) << folder << ": " << run.error().message();
+      ASSERT_EQ(int(reports.size()), layers) << folder;
+      for (int l = 0; l < layers; ++l) EXPECT_EQ(reports[std::size_t(l)], std::make_pair(l + 1, layers)) << folder;
+
+      std::atomic<bool> cancel{false};
+      reports.clear();
+      o.cancel = &cancel;
+      o.on_progress = [&](int done, int of, Index) {
+        reports.emplace_back(done, of);
+        cancel.store(true);  // the user presses Cancel during layer 0
+      };
+      auto stopped = s.run_ids(ids, {}, o);
+      ASSERT_FALSE(stopped) << folder;
+      EXPECT_EQ(stopped.error().kind, ErrorKind::Cancelled) << folder;
+      EXPECT_EQ(reports.size(), 1u) << folder;
+    }
+  }
+}
+
 TEST(TransformerRun, VitLabelsPatchesAndClasses) {
   auto m = load_fixture("vit");
   ASSERT_TRUE(m);

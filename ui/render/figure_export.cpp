@@ -7,6 +7,8 @@
 #include <QBuffer>
 #include <QFont>
 #include <QFontMetrics>
+#include <QFontMetricsF>
+#include <QObject>
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
@@ -14,6 +16,7 @@
 #include <QSvgGenerator>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <cstdio>
 #include <cstring>
@@ -115,6 +118,28 @@ attn::Result<void> exportDrawing(const QString& path, QSize size, const QString&
                        paint(painter);
                        return painter.end();
                      }));
+}
+
+attn::Result<void> exportTitledDrawing(const QString& path, const QString& title, const QFont& font, QSize size,
+                                       const std::function<void(QPainter&)>& paint) {
+  constexpr int kMargin = 12;
+  QFont heading = font;
+  heading.setBold(true);
+  const QRectF text = QFontMetricsF(heading).boundingRect(QRectF(0, 0, size.width() - 2 * kMargin, 1e6),
+                                                          Qt::AlignLeft | Qt::TextWordWrap, title);
+  const int top = title.isEmpty() ? 0 : int(std::ceil(text.height())) + 2 * kMargin;
+  const QSize whole(size.width(), size.height() + top);
+  return exportDrawing(path, whole, title, QObject::tr("Attention exported by AttnScope"), [&](QPainter& painter) {
+    painter.fillRect(QRect(QPoint(), whole), Qt::white);
+    if (!title.isEmpty()) {
+      painter.setFont(heading);
+      painter.setPen(QColor(20, 20, 20));
+      painter.drawText(QRectF(kMargin, kMargin, size.width() - 2 * kMargin, top - kMargin),
+                       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, title);
+    }
+    painter.translate(0, top);
+    paint(painter);
+  });
 }
 
 attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& font, int width, const QString& path) {

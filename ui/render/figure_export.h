@@ -58,6 +58,12 @@ attn::Result<void> exportFigure(const render::TextFigure& figure, const QFont& f
 attn::Result<void> exportDrawing(const QString& path, QSize size, const QString& title, const QString& description,
                                  const std::function<void(QPainter&)>& paint);
 
+// A drawing of `size` under a title line (bold, wrapped to the width, as the caption grid's heading): PNG, SVG or PDF
+// by extension, through exportDrawing. The Transformer tab's Export View writes its views through it, at the size
+// the tab's Display group chooses.
+attn::Result<void> exportTitledDrawing(const QString& path, const QString& title, const QFont& font, QSize size,
+                                       const std::function<void(QPainter&)>& paint);
+
 // Show, Attend and Tell's grid (render::paintCaptionGrid) as PNG, SVG or PDF.
 attn::Result<void> exportCaptionGrid(const render::CaptionGridFigure& figure, const QFont& font, const QString& path);
 

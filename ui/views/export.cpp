@@ -6,6 +6,7 @@
 #include "render/strings.h"
 
 #include <QPainter>
+#include <QPicture>
 #include <QWidget>
 
 using namespace Qt::StringLiterals;
@@ -35,6 +36,21 @@ attn::Result<void> exportHeatmap(HeatmapView& view, const QString& path) {
                           plot->toPainter(&painter, width, height);
                           return painter.end();
                         }));
+}
+
+attn::Result<void> exportHeatmapFigure(HeatmapView& view, const QString& path, QSize size, const QString& title,
+                                       const QFont& font) {
+  // QCustomPlot lays the plot out again at `size` (its axes, ticks and colour bar) without resizing the widget; the
+  // picture keeps its drawing as vectors for SVG and PDF.
+  QPicture picture;
+  {
+    QCPPainter painter(&picture);
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    painter.setMode(QCPPainter::pmNonCosmetic);
+    view.plot()->toPainter(&painter, size.width(), size.height());
+  }
+  return exportTitledDrawing(path, title, font, size, [&](QPainter& painter) { painter.drawPicture(0, 0, picture); });
 }
 
 attn::Result<void> exportWidget(QWidget& widget, const QString& path) {

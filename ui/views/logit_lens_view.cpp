@@ -57,16 +57,27 @@ void LensGrid::setSelectedColumn(int column) {
   update();
 }
 
+void LensGrid::fitWidth(int width) {
+  const int columns = lens_ ? static_cast<int>(lens_->positions.size()) : 0;
+  const int fit = columns > 0 ? (width - kLabelWidth - 2) / columns : kCellWidth;
+  const int cell = std::clamp(fit, kMinCellWidth, kCellWidth);
+  if (cell == cellWidth_) return;
+  cellWidth_ = cell;
+  updateGeometry();
+  resize(sizeHint());
+  update();
+}
+
 int LensGrid::layers() const { return lens_ ? static_cast<int>(lens_->top.size()) : 0; }
 
 QSize LensGrid::sizeHint() const {
   const int columns = lens_ ? static_cast<int>(lens_->positions.size()) : 0;
-  return {kLabelWidth + columns * kCellWidth + 2, (layers() + 1) * kCellHeight + 2};
+  return {kLabelWidth + columns * cellWidth_ + 2, (layers() + 1) * kCellHeight + 2};
 }
 
 std::optional<std::pair<int, int>> LensGrid::cellAt(QPoint p) const {
   if (!lens_ || p.x() < visibleRegion().boundingRect().left() + kLabelWidth || p.y() < 0) return std::nullopt;
-  const int column = (p.x() - kLabelWidth) / kCellWidth;
+  const int column = (p.x() - kLabelWidth) / cellWidth_;
   const int row = p.y() / kCellHeight;
   if (column >= static_cast<int>(lens_->positions.size()) || row > layers()) return std::nullopt;
   return std::pair{row == layers() ? -1 : layers() - 1 - row, column};
@@ -97,7 +108,7 @@ void LensGrid::paintEvent(QPaintEvent*) {
   for (int row = 0; row <= layers(); ++row) {
     const int layer = row == layers() ? -1 : layers() - 1 - row;
     for (int c = 0; c < columns; ++c) {
-      const QRect cell(kLabelWidth + c * kCellWidth, row * kCellHeight, kCellWidth - 1, kCellHeight - 1);
+      const QRect cell(kLabelWidth + c * cellWidth_, row * kCellHeight, cellWidth_ - 1, kCellHeight - 1);
       QString text;
       if (layer < 0) {
         const int position = lens_->positions[static_cast<std::size_t>(c)];
@@ -126,7 +137,7 @@ void LensGrid::paintEvent(QPaintEvent*) {
   if (selected_ >= 0 && selected_ < columns) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 2));
     p.setBrush(Qt::NoBrush);
-    p.drawRect(kLabelWidth + selected_ * kCellWidth, 1, kCellWidth - 2, (layers() + 1) * kCellHeight - 2);
+    p.drawRect(kLabelWidth + selected_ * cellWidth_, 1, cellWidth_ - 2, (layers() + 1) * kCellHeight - 2);
   }
 }
 
@@ -176,6 +187,13 @@ LogitLensView::LogitLensView(QWidget* parent) : QWidget(parent) {
   plot_->graph(0)->setLineStyle(QCPGraph::lsLine);
   plot_->graph(0)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
   plot_->xAxis->setLabel(tr("layer"));
+  // Layers are whole numbers: ticks at every layer, or every 2, 5, 10, ... when they would crowd.
+  auto layerTicker = QSharedPointer<QCPAxisTickerFixed>(new QCPAxisTickerFixed);
+  layerTicker->setTickStep(1.0);
+  layerTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  plot_->xAxis->setTicker(layerTicker);
+  plot_->xAxis->setNumberFormat(u"f"_s);
+  plot_->xAxis->setNumberPrecision(0);
   plot_->yAxis->setLabel(tr("rank of the final prediction (1 = first)"));
   plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
   auto ticker = QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog);
@@ -204,6 +222,7 @@ void LogitLensView::setLens(std::shared_ptr<const attn::models::LogitLens> lens,
   scroll_->setVisible(shown);
   plot_->setVisible(shown);
   grid_->setLens(lens_, tokens_);
+  grid_->fitWidth(scroll_->width());
   // As tall as the grid (and its scroll bar): the plot below takes the rest.
   scroll_->setFixedHeight(grid_->sizeHint().height() + scroll_->horizontalScrollBar()->sizeHint().height() + 4);
   selectColumn(-1);  // the newest position; the tab's scrubber picks another
@@ -214,11 +233,27 @@ void LogitLensView::selectColumn(int column) {
   column_ = columns == 0 ? -1 : std::clamp(column < 0 ? columns - 1 : column, 0, columns - 1);
   grid_->setSelectedColumn(column_);
   if (column_ >= 0) {
-    // With room for the row labels on its left.
-    scroll_->ensureVisible(LensGrid::kLabelWidth + column_ * LensGrid::kCellWidth + LensGrid::kCellWidth / 2, 0,
-                           LensGrid::kCellWidth / 2 + LensGrid::kLabelWidth, 0);
+    // In the middle of what the row labels leave of the view, where the scroll range allows: the tokens before it and
+    // after it in view.
+    const int cell = grid_->cellWidth();
+    const int centre = LensGrid::kLabelWidth + column_ * cell + cell / 2;
+    scroll_->horizontalScrollBar()->setValue(centre - (LensGrid::kLabelWidth + scroll_->viewport()->width()) / 2);
   }
   updatePlot();
+}
+
+void LogitLensView::fitColumns() {
+  grid_->fitWidth(scroll_->width());
+  if (column_ >= 0) {
+    selectColumn(column_);  // in view again at the new width
+  } else {
+    updatePlot();
+  }
+}
+
+void LogitLensView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitColumns();
 }
 
 void LogitLensView::updatePlot() {
@@ -246,7 +281,7 @@ void LogitLensView::updatePlot() {
 
 void LogitLensView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
-  updatePlot();
+  fitColumns();
 }
 
 }  // namespace attn::ui

@@ -44,9 +44,11 @@ class LogitLensView : public QWidget {
 
  protected:
   void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void updatePlot();
+  void fitColumns();  // the grid's cells to the view's width, the selected column in view
 
   std::shared_ptr<const attn::models::LogitLens> lens_;
   QStringList tokens_;
@@ -58,12 +60,14 @@ class LogitLensView : public QWidget {
   QCustomPlot* plot_ = nullptr;
 };
 
-// The grid itself (painted): cells of at least kCellWidth x kCellHeight, scrolled by the view when wider.
+// The grid itself (painted): cells kCellHeight high and from kMinCellWidth to kCellWidth wide, as many as the view's
+// width takes (all 16 columns from about 610 pixels on); scrolled by the view, the pinned column in view, when wider.
 class LensGrid : public QWidget {
   Q_OBJECT
 
  public:
   static constexpr int kCellWidth = 76;
+  static constexpr int kMinCellWidth = 34;
   static constexpr int kCellHeight = 22;
   static constexpr int kLabelWidth = 64;
 
@@ -71,6 +75,9 @@ class LensGrid : public QWidget {
   void setLens(std::shared_ptr<const attn::models::LogitLens> lens, QStringList tokens);
   void setColormap(render::Colormap map);
   void setSelectedColumn(int column);
+  // The widest cells (at most kCellWidth, at least kMinCellWidth) whose columns fit in `width` pixels.
+  void fitWidth(int width);
+  int cellWidth() const { return cellWidth_; }
   QSize sizeHint() const override;
   // The (layer, column) under a point; layer -1 for the input row, nothing outside the cells.
   std::optional<std::pair<int, int>> cellAt(QPoint p) const;
@@ -90,6 +97,7 @@ class LensGrid : public QWidget {
   QStringList tokens_;
   render::Colormap colormap_ = render::Colormap::Viridis;
   int selected_ = -1;
+  int cellWidth_ = kCellWidth;
 };
 
 }  // namespace attn::ui

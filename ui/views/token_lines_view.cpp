@@ -190,6 +190,9 @@ void TokenLinesView::setEmptyText(const QString& text) {
   empty_->setText(text);
 }
 
+QString TokenLinesView::emptyText() const { return empty_->text(); }
+bool TokenLinesView::isShowingEmptyText() const { return !empty_->isHidden(); }
+
 void TokenLinesView::setTrace(std::shared_ptr<const attn::LayeredTrace> trace, attn::Stage stage) {
   const int oldHeads = headCount();
   const int oldLayers = layerCount();
@@ -215,8 +218,11 @@ void TokenLinesView::setTrace(std::shared_ptr<const attn::LayeredTrace> trace, a
   };
   if (!valid(hover_)) hover_.reset();
   if (!valid(pinned_)) pinned_.reset();
-  scroll_->setVisible(trace_ != nullptr && layers > 0);
-  empty_->setVisible(!scroll_->isVisible());
+  // From the trace, not from scroll_->isVisible(): a view not shown yet (another tab in front) would keep its empty
+  // text over the lines once shown.
+  const bool drawn = trace_ != nullptr && layers > 0;
+  scroll_->setVisible(drawn);
+  empty_->setVisible(!drawn);
   static_cast<HeadSwatchBar*>(swatches_)->refit();
   swatches_->updateGeometry();
   swatches_->update();

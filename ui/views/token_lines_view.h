@@ -31,6 +31,8 @@ class TokenLinesView : public QWidget {
   void setTrace(std::shared_ptr<const attn::LayeredTrace> trace, attn::Stage stage);
   // What the view says while the trace has no maps (default: open a model or a dump).
   void setEmptyText(const QString& text);
+  QString emptyText() const;
+  bool isShowingEmptyText() const;  // the empty text is up (no maps), whether the view is on screen or not
   void clear();
   const attn::LayeredTrace* trace() const { return trace_.get(); }
   int layerCount() const;

@@ -13,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QShortcut>
 #include <QSlider>
@@ -155,6 +156,7 @@ void TransformerWorkbench::generate() {
   generateButton_->setEnabled(false);
   stopButton_->setEnabled(true);
   generationLabel_->setText(tr("Generating\u2026"));
+  armBusy();
 }
 
 void TransformerWorkbench::stopGenerating() {
@@ -165,6 +167,11 @@ void TransformerWorkbench::stopGenerating() {
 
 void TransformerWorkbench::onGenerationProgress(quint64 generation, int tokens, const QString& text, double ms) {
   if (generation != generating_) return;
+  runProgress_->setRange(0, std::max(tokens, newTokensSpin_->value()));
+  runProgress_->setValue(tokens);
+  runProgressLabel_->setText(tr("Generating: %1 tokens \u00b7 %2 tokens/s (Cancel keeps them)")
+                                 .arg(tokens)
+                                 .arg(ms > 0 ? 1000.0 * tokens / ms : 0.0, 0, 'f', 0));
   generationLabel_->setText(tr("%1 tokens \u00b7 %2 tokens/s\n%3")
                                 .arg(tokens)
                                 .arg(ms > 0 ? 1000.0 * tokens / ms : 0.0, 0, 'f', 0)
@@ -182,8 +189,12 @@ void TransformerWorkbench::updateGenerationControls() {
 
 QString TransformerWorkbench::continuation(const attn::models::TransformerRun& run) const {
   const auto* tok = source_ && source_->model ? source_->model->tokenizer() : nullptr;
-  if (!tok || run.prompt_tokens <= 0) return {};
-  return fromStd(tok->decode(std::vector<int>(run.ids.begin() + run.prompt_tokens, run.ids.end())));
+  if (run.prompt_tokens <= 0) return {};
+  const std::vector<int> generated(run.ids.begin() + run.prompt_tokens, run.ids.end());
+  if (tok) return fromStd(tok->decode(generated));
+  QStringList ids;  // no tokenizer: the ids, as they would be typed
+  for (const int id : generated) ids.append(QString::number(id));
+  return tr("ids: %1").arg(ids.join(u' '));
 }
 
 // After an outcome: the scrubber spans its generated tokens (hidden for a plain run); a new run starts at its last
@@ -247,6 +258,7 @@ void TransformerWorkbench::scrubTo(int step) {
   request.previewLayer = -1;
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
+  armBusy();
 }
 
 bool TransformerWorkbench::readsLens() const {

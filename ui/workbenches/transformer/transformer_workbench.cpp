@@ -183,25 +183,27 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
   lastError_.clear();
   modelLabel_->setText(source_->description + u"\n"_s + QDir::toNativeSeparators(source_->path));
   modelLabel_->setToolTip(source_->path);
-  // Keep what the user typed; swap one example for the family's own.
+  // Keep what the user typed; swap one example for the family's own (a model without a tokenizer: a few ids).
   if (source_->model && !source_->isVision()) {
     const QString current = textEdit_->toPlainText();
-    if (isExampleText(current)) {
+    if (isExampleText(current) || current == idsExample_) {
       const QSignalBlocker block(textEdit_);
       const QString key = sourceKey();
-      textEdit_->setPlainText(key == demoModelKey()    ? demoText()
+      idsExample_.clear();
+      if (!source_->model->tokenizer()) {
+        idsExample_ = u"ids:"_s;
+        for (int id = 0; id < std::min(8, source_->model->config().vocab_size); ++id) {
+          idsExample_ += u' ' + QString::number(id);
+        }
+      }
+      textEdit_->setPlainText(!idsExample_.isEmpty()   ? idsExample_
+                              : key == demoModelKey()  ? demoText()
                               : key == storyModelKey() ? storyText()
                                                        : defaultText(source_->family()));
     }
   }
   updateInputControls();
-  outcome_.reset();
-  pending_.reset();
-  generating_ = 0;
-  updateGenerationControls();
-  updateLens();
-  updateScrubber();
-  heatmap_->setEmptyText(emptyMatrixText());
+  clearRunViews();
   emit sourceLoaded(source_->path);
   emit statusMessage(tr("Opened %1 (%2 ms)").arg(source_->name).arg(source_->loadMs, 0, 'f', 0), 6000);
   if (source_->isVision() && !image_) {
@@ -211,6 +213,27 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
     return;
   }
   post();
+}
+
+void TransformerWorkbench::clearRunViews() {
+  outcome_.reset();
+  pending_.reset();
+  generating_ = 0;
+  tokenLines_->setEmptyText(source_ ? tr("Running\u2026") : tr("No attention yet: open a model or an attention dump"));
+  tokenLines_->clear();
+  headGrid_->setThumbnails(nullptr);
+  statsModel_->setStatistics({});
+  generationLabel_->clear();
+  updateGenerationControls();
+  updateLens();
+  updateScrubber();
+  updateMatrix();
+  updateOverlay();
+  updatePredictions();
+  updateWarnings();
+  updateSelectionLabel();
+  setRunSummary(source_ ? tr("transformer: %1 \u00b7 running\u2026").arg(source_->name) : QString());
+  updateBusy();
 }
 
 void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, bool cancelled) {
@@ -257,6 +280,10 @@ void TransformerWorkbench::updateInputControls() {
            ".attn.safetensors file on the window."));
   } else if (dump) {
     inputNote_->setText(tr("An attention dump: its tokens and weights are fixed."));
+  } else if (source_->model && !source_->model->tokenizer() && !vision) {
+    inputNote_->setText(tr("This model has no tokenizer: type token ids as numbers, e.g. \u201cids: 5 17 3\u201d "
+                           "(0\u2013%1).")
+                            .arg(source_->model->config().vocab_size - 1));
   } else if (source_->family() == ModelFamily::Gpt2) {
     inputNote_->setText(tr("GPT-2 attends causally: each token sees itself and the tokens before it."));
   } else if (source_->family() == ModelFamily::Decoder) {
@@ -348,6 +375,7 @@ void TransformerWorkbench::post() {
   }
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
+  armBusy();
 }
 
 void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> outcome) {
@@ -361,9 +389,33 @@ void TransformerWorkbench::onFinished(std::shared_ptr<const TransformerOutcome> 
       tokenLines_->setTrace(outcome_->trace, outcome_->stage);
       updateMatrix();
     }
+    if (outcome->error && outcome->error->kind == attn::ErrorKind::Cancelled) {
+      if (generating_ && outcome->generation >= generating_) generating_ = 0;
+      updateGenerationControls();
+      updateBusy();
+      const QString cancelled = outcome_ ? tr("Run cancelled; the views show the last result.")
+                                         : tr("Run cancelled: edit the text to run it again.");
+      if (!outcome_) {
+        tokenLines_->setEmptyText(cancelled);
+        heatmap_->setEmptyText(cancelled);
+        heatmap_->clear();
+      }
+      emit statusMessage(cancelled, 6000);
+      return;
+    }
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
-    if (outcome->generation >= generating_) generating_ = 0;
+    if (generating_ && outcome->generation >= generating_) {
+      generationLabel_->setText(tr("Generation refused: %1").arg(message));  // not "Generating..." forever
+      generating_ = 0;
+    }
     updateGenerationControls();
+    if (!outcome_) {  // nothing of this model shown yet: the views say why they stay empty
+      tokenLines_->setEmptyText(tr("No attention: the input was refused (the red strip says why)."));
+      heatmap_->setEmptyText(tr("No attention: the input was refused (the red strip says why)."));
+      heatmap_->clear();
+      setRunSummary(tr("transformer: %1 \u00b7 input refused").arg(source_->name));
+    }
+    updateBusy();
     lastError_ = message;
     showError(tr("Input refused: %1. The previous view stays.").arg(message));
     emit statusMessage(tr("Input refused: %1").arg(message), 0);
@@ -449,6 +501,7 @@ void TransformerWorkbench::applyPending() {
                               .arg(heads)
                               .arg(next->runMs + next->analysisMs, 0, 'f', 1);
   setRunSummary(summary);
+  updateBusy();
   emit resultShown(next->generation);
 }
 

@@ -21,6 +21,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QSize>
 #include <QTimer>
 #include <QWidget>
 
@@ -114,6 +115,16 @@ class TransformerWorkbench : public Workbench {
   // The scrubber: step s (0-based) of the generated tokens becomes the pinned query token of the views.
   void scrubTo(int step);
 
+  // ---- long runs ----
+  // A request unanswered for longer than the busy delay shows the busy row over the views: a progress bar (layers
+  // done), tokens per second and the time left, and Cancel; the empty panes say "Running...".
+  void cancelRun();  // the run in progress (a generation: Stop) and any waiting; the previous view stays
+  bool isBusyShown() const;
+  void setBusyDelay(int ms) { busyDelayMs_ = ms; }  // 400 ms; tests set 0
+  QProgressBar* runProgressBar() const { return runProgress_; }
+  QLabel* runProgressLabel() const { return runProgressLabel_; }
+  QPushButton* cancelRunButton() const { return cancelRunButton_; }
+
   // ---- selection and views ----
   void selectHead(int layer, int head);
   // selectHead, and the head view shows that head alone (a click in the model view or the table).
@@ -152,8 +163,14 @@ class TransformerWorkbench : public Workbench {
   QStringList warnings() const;
 
   // ---- exports ----
-  // A view as PNG/SVG/PDF (the head and model views as their standalone pictures for PNG).
+  // A view as PNG/SVG/PDF under a title line (model, text, layer, head): the matrix drawn at the export size, the head
+  // and model views as their standalone pictures that wide; the statistics and the lens as on screen.
   attn::Result<void> exportView(const QString& path, View view) const;
+  // The Display group's export size; an empty size: the view's size on screen.
+  void setExportSize(QSize size);
+  QSize exportSize() const;
+  // "induction-gpt2 · “qwhdkeia…” · layer 1 · head 2": what a picture exported from this tab shows.
+  QString exportTitle(View view) const;
   // The current matrix as .csv or .npy.
   attn::Result<void> exportMatrix(const QString& path) const override;
   // Every head of the current layer: layer<L>-head<H>.png and .csv into `folder`. Returns the files.
@@ -218,6 +235,10 @@ class TransformerWorkbench : public Workbench {
   void buildLensTab();                            // the Logit Lens tab, and its reading when it comes into view
   void onGenerationProgress(quint64 generation, int tokens, const QString& text, double ms);
   void updateGenerationControls();
+  QWidget* buildBusyRow(QWidget* area);  // the progress bar, its label and Cancel
+  void armBusy();                        // a request was sent: the busy row shows if it is still running later
+  void updateBusy();
+  void onRunProgress(quint64 generation, int done, int layers, qint64 tokens, double ms);
   void updateScrubber();
   void updateLens();
   bool generates() const;  // GPT-2 or a decoder, with its head: the Generate group applies
@@ -247,6 +268,8 @@ class TransformerWorkbench : public Workbench {
   void updatePredictions();
   void updateWarnings();
   void updateSelectionLabel();
+  // A new source: every view of the previous run emptied, so nothing on screen mixes two models.
+  void clearRunViews();
   void selectStatsRow();
   void showError(const QString& message);
   void setLoadingUi(bool loading);
@@ -268,6 +291,7 @@ class TransformerWorkbench : public Workbench {
   int layer_ = 0;
   int head_ = 0;
   QString requestedSource_;  // the source open or opening: a folder, a dump or demoModelKey()
+  QString idsExample_;       // the example ids put in the text box for a model without a tokenizer
   QString requestedImage_;   // the photo open or opening: a file or a ":/" resource
   int pendingLayer_ = -1;    // applyState's selection, applied with the first result after it
   int pendingHead_ = -1;
@@ -300,6 +324,7 @@ class TransformerWorkbench : public Workbench {
   QDoubleSpinBox* thresholdSpin_ = nullptr;
   QComboBox* overlaySourceBox_ = nullptr;
   QSlider* alphaSlider_ = nullptr;
+  QComboBox* exportSizeBox_ = nullptr;
   QGroupBox* generateGroup_ = nullptr;
   QSpinBox* newTokensSpin_ = nullptr;
   QDoubleSpinBox* temperatureSpin_ = nullptr;
@@ -321,6 +346,12 @@ class TransformerWorkbench : public Workbench {
   std::optional<PendingGeneration> pendingGeneration_;  // applyState's generated run, made once its model is in
 
   // Main area.
+  QWidget* busyRow_ = nullptr;
+  QProgressBar* runProgress_ = nullptr;
+  QLabel* runProgressLabel_ = nullptr;
+  QPushButton* cancelRunButton_ = nullptr;
+  QTimer busyTimer_;
+  int busyDelayMs_ = 400;
   QLabel* errorBanner_ = nullptr;
   QString headDamage_;  // the banner's message about a damaged head of a version-2 dump, while it is shown
   QLabel* warningStrip_ = nullptr;

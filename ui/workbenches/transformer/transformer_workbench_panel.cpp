@@ -262,6 +262,16 @@ QGroupBox* TransformerWorkbench::buildDisplayGroup(QWidget* panel) {
   alphaSlider_->setValue(65);
   alphaSlider_->setToolTip(tr("Opacity of the attention over the photo"));
   displayForm->addRow(tr("Overlay alpha:"), alphaSlider_);
+  exportSizeBox_ = new QComboBox(displayGroup);
+  exportSizeBox_->setObjectName(u"exportSize"_s);
+  for (const QSize size : {QSize(1200, 900), QSize(1600, 1200), QSize(2400, 1800), QSize(800, 600)}) {
+    exportSizeBox_->addItem(u"%1 \u00d7 %2"_s.arg(size.width()).arg(size.height()), size);
+  }
+  exportSizeBox_->addItem(tr("as on screen"), QSize());
+  exportSizeBox_->setToolTip(
+      tr("File > Export View: the picture's size (the head and model views: its width), under "
+         "a title line naming the model, the text, the layer and the head"));
+  displayForm->addRow(tr("Export size:"), exportSizeBox_);
   connect(colormapBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index >= 0) setColormap(render::Colormap(colormapBox_->itemData(index).toInt()));
   });
@@ -301,6 +311,7 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(errorBanner_);
   warningStrip_ = makeMessageStrip(area, u"transformerWarnings"_s, MessageStrip::Warning);
   layout->addWidget(warningStrip_);
+  layout->addWidget(buildBusyRow(area));
   selectionLabel_ = new QLabel(area);
   selectionLabel_->setObjectName(u"transformerSelection"_s);
   selectionLabel_->setTextFormat(Qt::PlainText);
@@ -371,6 +382,11 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
     tokenLines_->setHoverToken(render::TokenHit{render::TokenSide::Query, row});
   });
   heatmap_->plot()->installEventFilter(this);
+  // A press in the views beside the matrix makes them what File > Export View writes again.
+  for (QWidget* view : {tokenLines_->canvas(), static_cast<QWidget*>(headGrid_), statsTable_->viewport(),
+                        static_cast<QWidget*>(overlay_), static_cast<QWidget*>(lensView_->grid())}) {
+    view->installEventFilter(this);
+  }
   connect(statsTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
             if (selecting_ || !current.isValid()) return;
@@ -384,6 +400,8 @@ bool TransformerWorkbench::eventFilter(QObject* watched, QEvent* event) {
   if (watched == heatmap_->plot()) {
     if (event->type() == QEvent::Leave) tokenLines_->setHoverToken(std::nullopt);
     if (event->type() == QEvent::MouseButtonPress) matrixActive_ = true;
+  } else if (event->type() == QEvent::MouseButtonPress) {
+    matrixActive_ = false;  // the views tab (the filter is on its pages only)
   }
   return QWidget::eventFilter(watched, event);
 }

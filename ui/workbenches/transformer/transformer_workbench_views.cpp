@@ -5,6 +5,7 @@
 #include "models/head_stats_model.h"
 #include "render/heatmap_render.h"
 #include "render/overlay_render.h"
+#include "render/qcustomplot.h"
 #include "views/export.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
@@ -22,6 +23,7 @@
 #include <QLabel>
 #include <QStackedWidget>
 #include <QLineEdit>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSlider>
@@ -485,34 +487,71 @@ bool TransformerWorkbench::isSidePanelVisible() const { return sideScroll_->isVi
 
 // ---- exports ----
 
+void TransformerWorkbench::setExportSize(QSize size) {
+  for (int i = 0; i < exportSizeBox_->count(); ++i) {
+    if (exportSizeBox_->itemData(i).toSize() == size) exportSizeBox_->setCurrentIndex(i);
+  }
+}
+
+QSize TransformerWorkbench::exportSize() const { return exportSizeBox_->currentData().toSize(); }
+
+QString TransformerWorkbench::exportTitle(View view) const {
+  QStringList parts;
+  if (source_) parts.append(source_->name);
+  if (outcome_ && !outcome_->request.text.empty()) {
+    QString text = QString::fromStdString(outcome_->request.text).simplified();
+    if (text.size() > 60) text = text.left(59) + QChar(0x2026);
+    parts.append(u"\u201c%1\u201d"_s.arg(text));
+  } else if (outcome_ && outcome_->request.image) {
+    parts.append(outcome_->request.image->name);
+  }
+  if (view == View::Matrix) {
+    parts.append(matrixTitle_->text().section(u" \u00b7 "_s, 1));  // "layer 1 · head 2", "layer 1 · mean of ..."
+  } else if (view == View::Head) {
+    parts.append(tr("layer %1 \u00b7 %2 of %3 heads")
+                     .arg(layer_)
+                     .arg(tokenLines_->enabledHeads().size())
+                     .arg(tokenLines_->headCount()));
+  } else if (view == View::Model) {
+    parts.append(tr("%1 layers \u00d7 %2 heads").arg(headGrid_->layers()).arg(headGrid_->heads()));
+  } else {
+    parts.append(tr("layer %1 \u00b7 head %2").arg(layer_).arg(head_));
+  }
+  return parts.join(u" \u00b7 "_s);
+}
+
 attn::Result<void> TransformerWorkbench::exportView(const QString& path, View view) const {
   const auto format = exportFormatFor(path);
   if (!format || isMatrixFormat(*format)) {
     return std::unexpected(exportError(path, tr("a view can be saved as .png, .svg or .pdf")));
   }
   if (!outcome_) return std::unexpected(exportError(path, tr("nothing to export yet: no run has finished")));
-  const auto savePng = [&path](const QImage& image) -> attn::Result<void> {
-    if (image.isNull() || !image.save(path, "PNG"))
-      return std::unexpected(exportError(path, tr("could not write the file")));
-    return {};
+  const QString title = exportTitle(view);
+  const QSize chosen = exportSize();
+  // A picture of its own (the head and model views, the overlay) under the title line, as it is.
+  const auto picture = [&](const QImage& image) -> attn::Result<void> {
+    if (image.isNull()) return std::unexpected(exportError(path, tr("nothing drawn in this view")));
+    return exportTitledDrawing(path, title, font(), image.size(),
+                               [&](QPainter& painter) { painter.drawImage(0, 0, image); });
+  };
+  const auto onScreen = [&](QWidget& widget) {
+    return exportTitledDrawing(path, title, font(), widget.size(), [&](QPainter& painter) { widget.render(&painter); });
   };
   switch (view) {
-    case View::Matrix: return exportHeatmap(*heatmap_, path);
-    case View::Head:
-      if (*format == ExportFormat::Png) return savePng(tokenLines_->renderImage(std::max(600, tokenLines_->width())));
-      return exportWidget(*tokenLines_, path);
-    case View::Model:
-      if (*format == ExportFormat::Png) {
-        return savePng(headGrid_->renderImage(
-            std::max(600, headGrid_->width()),
-            tr("Model view \u00b7 %1 layers \u00d7 %2 heads").arg(headGrid_->layers()).arg(headGrid_->heads())));
-      }
-      return exportWidget(*headGrid_, path);
-    case View::Overlay:
-      if (*format == ExportFormat::Png) return savePng(overlay_->image());
-      return exportWidget(*overlay_, path);
-    case View::Statistics: return exportWidget(*statsTable_, path);
-    case View::Lens: return exportWidget(*lensView_, path);
+    case View::Matrix:
+      if (isOnDemand()) return onScreen(*longMap_);
+      return exportHeatmapFigure(*heatmap_, path, chosen.isValid() ? chosen : heatmap_->plot()->size(), title, font());
+    case View::Head: {
+      auto image = tokenLines_->renderImage(chosen.isValid() ? chosen.width() : std::max(600, tokenLines_->width()));
+      return picture(image);
+    }
+    case View::Model: {
+      const int width = chosen.isValid() ? chosen.width() : std::max(600, headGrid_->width());
+      return picture(headGrid_->renderImage(width, tr("Model view")));
+    }
+    case View::Overlay: return picture(overlay_->image());
+    case View::Statistics: return onScreen(*statsTable_);
+    case View::Lens: return onScreen(*lensView_);
   }
   return std::unexpected(exportError(path, tr("unknown view")));
 }

@@ -2,6 +2,7 @@
 #include "render/strings.h"
 
 #include "attn/io/attention_dump.h"
+#include "attn/text/token_ids.h"
 
 #include <QElapsedTimer>
 #include <QLocale>
@@ -69,12 +70,23 @@ bool sameGeneration(const std::optional<attn::models::GenerateOptions>& a,
          a->top_p == b->top_p && a->seed == b->seed && a->stop_at_eos == b->stop_at_eos;
 }
 
-// The logit lens at the run's last columns (the newest tokens, where a reader looks first).
+// The position the views pin: a generated run's step, else the last token (where a reader looks first).
+int pinnedPosition(const attn::models::TransformerRun& run, std::optional<int> step) {
+  const int n = static_cast<int>(run.ids.size());
+  if (step && run.prompt_tokens > 0) return std::clamp(run.prompt_tokens + *step, 0, std::max(0, n - 1));
+  return n - 1;
+}
+
+// The logit lens at kLensColumns positions around the pinned one (it three quarters along, the run's last positions
+// when nothing is pinned), so that the lens follows the scrubber.
 void readLens(TransformerOutcome& outcome, const attn::models::TransformerModel& model) {
   const auto& run = *outcome.run;
   const int n = static_cast<int>(run.ids.size());
+  const int columns = TransformerWorker::kLensColumns;
+  const int start =
+      std::clamp(pinnedPosition(run, outcome.request.step) - columns * 3 / 4 + 1, 0, std::max(0, n - columns));
   std::vector<int> positions;
-  for (int p = std::max(0, n - TransformerWorker::kLensColumns); p < n; ++p) positions.push_back(p);
+  for (int p = start; p < std::min(n, start + columns); ++p) positions.push_back(p);
   auto lens = model.logit_lens(run, positions, 5);
   if (lens) {
     outcome.lens = std::make_shared<const attn::models::LogitLens>(std::move(*lens));
@@ -180,7 +192,8 @@ bool mayKeepOnDemand(const attn::models::TransformerConfig& config, const Transf
 
 // The last outcome's run for a request with the same input: its analysis too when the step is the same, and its
 // rollout when that is the same as well (then true: nothing is left to compute).
-bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last) {
+bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last,
+              const attn::models::TransformerModel* model) {
   outcome.run = last.run;
   outcome.trace = last.trace;
   outcome.stage = last.stage;
@@ -191,11 +204,37 @@ bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last) {
   outcome.generationMs = last.generationMs;
   outcome.reusedRun = true;
   const bool sameStep = last.request.step == outcome.request.step;
-  if (!sameStep) analyseRun(outcome, outcome.run, outcome.request.step);  // another generated token in view
+  if (!sameStep) {
+    analyseRun(outcome, outcome.run, outcome.request.step);  // another generated token in view
+    // The lens follows it: read again when its columns do not hold the token now pinned.
+    const int pinned = pinnedPosition(*outcome.run, outcome.request.step);
+    if (outcome.lens && model && !outcome.run->hidden_states.empty() &&
+        std::find(outcome.lens->positions.begin(), outcome.lens->positions.end(), pinned) ==
+            outcome.lens->positions.end()) {
+      readLens(outcome, *model);
+    }
+  }
   if (!sameStep || !sameRollout(last.request.rollout, outcome.request.rollout)) return false;
   outcome.rollout = last.rollout;
   outcome.rolloutError = last.rolloutError;
   return true;
+}
+
+// The ids of a text typed as "ids: 5 17 3" (checked against the vocabulary), nullopt for any other text.
+std::optional<attn::Result<std::vector<int>>> typedIds(const attn::models::TransformerModel& model,
+                                                       const std::string& text) {
+  const auto list = attn::text::token_ids_text(text);
+  if (!list) return std::nullopt;
+  return attn::text::parse_token_ids(*list, model.config().vocab_size, "ids");
+}
+
+// A text the model cannot read, because it has no tokenizer: the engine's reason, and what to type instead.
+attn::Error withIdsHint(attn::Error error, const attn::models::TransformerModel& model) {
+  if (!model.tokenizer()) {
+    error.reason +=
+        "; type token ids instead, e.g. \"ids: 5 17 3\" (0-" + std::to_string(model.config().vocab_size - 1) + ")";
+  }
+  return error;
 }
 
 }  // namespace
@@ -241,6 +280,23 @@ void TransformerWorker::cancelLoad() {
   if (dropped) emit loadFailed(dropped->serial, tr("%1: cancelled").arg(dropped->path), true);
 }
 
+void TransformerWorker::cancelRun() {
+  const std::optional<PendingRun> dropped = mailbox_.locked([this] {
+    cancelRun_.store(true);
+    runWaiting_.store(true);  // what stops a run kept on demand between its blocks of rows
+    return pendingRun_.take();
+  });
+  stopGeneration_.store(true);
+  if (dropped) {
+    auto outcome = std::make_shared<TransformerOutcome>();
+    outcome->generation = dropped->generation;
+    outcome->sourceSerial = dropped->sourceSerial;
+    outcome->request = dropped->request;
+    outcome->error = attn::Error{{}, -1, -1, "cancelled", attn::ErrorKind::Cancelled};
+    emit finished(std::move(outcome));
+  }
+}
+
 void TransformerWorker::loadImage(quint64 serial, QString path, QString name) {
   mailbox_.post([&] { pendingImage_.put(PendingImage{serial, std::move(path), std::move(name)}); });
 }
@@ -270,6 +326,7 @@ void TransformerWorker::drain() {
     if ((image = pendingImage_.take())) return true;
     if ((run = pendingRun_.take())) {
       runWaiting_.store(false);
+      cancelRun_.store(false);  // under the lock: a cancel for this run can only come after this point
       return true;
     }
     return false;
@@ -402,17 +459,41 @@ attn::Result<attn::models::TransformerRun> TransformerWorker::generate(quint64 g
   QElapsedTimer clock;
   clock.start();
   std::vector<int> ids;
+  QString typed;  // without a tokenizer: the generated ids, as they would be typed
   g.on_token = [&](int, int id, float) {
     ids.push_back(id);
     const auto* tok = source_->model->tokenizer();
-    const QString text = tok ? fromStd(tok->decode(ids)) : QString::number(id);
+    if (!tok) typed += (typed.isEmpty() ? u""_s : u" "_s) + QString::number(id);
+    const QString text = tok ? fromStd(tok->decode(ids)) : typed;
     emit generationProgress(generation, static_cast<int>(ids.size()), text, msSince(clock));
     return !stopGeneration_.load() && !runWaiting_.load();
   };
   attn::models::RunOptions run = options;
   run.on_layer = {};
-  auto result = runner_->generate_text(request.text, g, run);
+  attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no prompt");
+  if (auto prompt = typedIds(*source_->model, request.text)) {
+    result = *prompt ? runner_->generate(**prompt, g, run) : std::unexpected(prompt->error());
+  } else {
+    result = runner_->generate_text(request.text, g, run);
+    if (!result) result = std::unexpected(withIdsHint(result.error(), *source_->model));
+  }
   ms = msSince(clock);
+  return result;
+}
+
+attn::Result<attn::models::TransformerRun> TransformerWorker::runText(quint64 sourceSerial,
+                                                                      const TransformerRequest& request,
+                                                                      attn::models::RunOptions options) {
+  // Typing at the end of a decoder's text: the tokens the last run shares are taken from it.
+  if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation) {
+    options.previous = last_->run.get();
+  }
+  if (auto ids = typedIds(*source_->model, request.text)) {
+    if (!*ids) return std::unexpected(ids->error());
+    return runner_->run_ids(**ids, {}, options);
+  }
+  auto result = runner_->run_text(request.text, request.pair, options);
+  if (!result) return std::unexpected(withIdsHint(result.error(), *source_->model));
   return result;
 }
 
@@ -431,7 +512,7 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       last_->request.pair == request.pair && sameImage(last_->request.image, request.image) &&
       sameGeneration(last_->request.generation, request.generation) && (last_->lens || !request.lens);
   if (sameInput) {
-    if (reuseRun(*outcome, *last_)) {
+    if (reuseRun(*outcome, *last_, source_->model.get())) {
       last_ = outcome;
       return outcome;
     }
@@ -448,13 +529,19 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       const int layers = source_->model->config().layers;
       const bool preview = request.previewLayer >= 0 && request.previewLayer < layers;
       bool superseded = false;
-      options.cancel = mayKeepOnDemand(source_->model->config(), request) ? &runWaiting_ : &quitting_;
+      options.cancel = mayKeepOnDemand(source_->model->config(), request) ? &runWaiting_ : &cancelRun_;
+      QElapsedTimer clock;
+      clock.start();
+      options.on_progress = [&](int done, int of, attn::Index tokens) {
+        emit runProgress(generation, done, of, qint64(tokens), msSince(clock));
+      };
       options.on_layer = [&](const attn::LayeredTrace& so_far) {
         if (so_far.layers.empty()) {  // kept on demand: no maps to send ahead
           if (runWaiting_.load()) superseded = true;
           return !superseded;
         }
         const auto& done = so_far.layers.back();
+        if (cancelRun_.load()) return false;  // Cancel: at this layer's end
         if (done.layer > request.previewLayer && runWaiting_.load()) {
           superseded = true;  // its layer in view is out; the newer text matters more than the rest
           return false;
@@ -479,13 +566,14 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       } else if (request.generation) {
         result = generate(generation, request, options, outcome->generationMs);
       } else {
-        // Typing at the end of a decoder's text: the tokens the last run shares are taken from it.
-        if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation) {
-          options.previous = last_->run.get();
-        }
-        result = runner_->run_text(request.text, request.pair, options);
+        result = runText(sourceSerial, request, options);
       }
       modelRuns_.fetch_add(1);
+      if (!result && cancelRun_.load() && !quitting_.load()) {
+        // Cancel (not a newer request): the tab says so. A generation stopped keeps its tokens (that is Stop).
+        outcome->error = attn::Error{{}, -1, -1, "cancelled", attn::ErrorKind::Cancelled};
+        return outcome;
+      }
       if (superseded || quitting_.load() ||
           (!result && result.error().kind == attn::ErrorKind::Cancelled && runWaiting_.load())) {
         return nullptr;

@@ -86,9 +86,13 @@ struct RunOptions {
   enum class Keep { Maps, OnDemand, Both, Auto };
   Keep keep = Keep::Maps;
   std::size_t on_demand_above = kOnDemandAbove;
-  // Decoders: read between layers and between blocks of query rows; once true, the run stops (within one linear
-  // map of the layer running) and fails with reason "cancelled".
+  // Read between layers (every text family) and, in decoders, between blocks of query rows; once true, the run stops
+  // (a decoder within one linear map of the layer running) and fails with reason "cancelled".
   const std::atomic<bool>* cancel = nullptr;
+  // Called on the running thread after each layer of a run (not of generation's steps), maps or on demand alike:
+  // the layers done, the model's layers and the tokens the run computes (a decoder's reused ones not counted), for a
+  // progress bar with tokens per second (one layer of a 32,768-token input takes seconds).
+  std::function<void(int done, int layers, Index tokens)> on_progress;
   // A run whose estimate (run_bytes) is over this many bytes is refused before anything is allocated, with the
   // figure and the number of tokens that would fit; 0: the memory the machine has available now (MemAvailable).
   std::size_t memory_limit = 0;

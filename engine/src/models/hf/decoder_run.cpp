@@ -579,7 +579,9 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   extend.set_cancel(options.cancel);
   const auto done = [&](int l) {
     if (stored) run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
-    return !options.on_layer || options.on_layer(run.attention);
+    if (options.on_layer && !options.on_layer(run.attention)) return false;
+    if (options.on_progress) options.on_progress(l + 1, c.layers, n - keep);
+    return true;
   };
   const auto copy = [&](int l) {
     if (keep > 0)

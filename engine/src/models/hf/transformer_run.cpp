@@ -350,6 +350,8 @@ struct Forward {
       }
       if (stored) run.attention.layers.push_back(std::move(layer));
       if (options.on_layer && !options.on_layer(run.attention)) return false;
+      if (options.on_progress) options.on_progress(l + 1, c.layers, n);
+      if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return false;
 
       const bool last = l + 1 == c.layers;
       const LayerWeights* next = last ? nullptr : &m.layers[static_cast<std::size_t>(l + 1)];
