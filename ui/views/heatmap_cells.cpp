@@ -2,7 +2,7 @@
 // the titles that say so, and what a drawn cell holds (its tooltip, the source rows and columns of its signals).
 #include "views/heatmap_view.h"
 
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 
 #include <algorithm>
 #include <optional>

@@ -5,7 +5,7 @@
 #include "models/head_stats_model.h"
 #include "render/heatmap_render.h"
 #include "render/overlay_render.h"
-#include "render/qcustomplot.h"
+#include "views/qcustomplot.h"
 #include "views/export.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
