@@ -4,7 +4,7 @@
 
 #include "render/figure_export.h"
 #include "render/heatmap_figure.h"
-#include "workbenches/lab/lab_workbench.h"
+#include "workbenches/lab/lab_worker.h"
 
 #include <QDir>
 #include <QGuiApplication>
@@ -98,7 +98,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
   LabOutcome outcome;
   outcome.request = job.request;
   outcome.result = owner;
-  report.summary = LabWorkbench::summary(outcome, trace.maps()[std::size_t(std::max(index, 0))]);
+  report.summary = labSummary(outcome, trace.maps()[std::size_t(std::max(index, 0))]);
   for (const auto& note : owner->notes) report.notes.append(QString::fromStdString(note));
   for (const auto& warning : owner->warnings) report.warnings.append(QString::fromStdString(warning));
 

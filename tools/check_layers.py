@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The UI's layers hold by the build: for each layer target, a file that includes a header of a layer above it (or
-Qt Widgets, for the render layer) must fail to compile with that header "not found", and one that includes a header
-of its own layer must compile. Uses the build tree's compile commands, so it checks the include paths CMake really
-gives each target (attn_include_root in the top-level CMakeLists.txt).
+Qt Widgets, for the widget-free layers) must fail to compile with that header "not found", and one that includes a
+header of its own layer must compile; and attnscope-cli must not load Qt Widgets (readelf -d). Uses the build tree's
+compile commands, so it checks the include paths CMake really gives each target (attn_include_root and
+attn_include_files in the top-level CMakeLists.txt).
 
     cmake --preset ci && cmake --build build/ci && python3 tools/check_layers.py build/ci
 
@@ -23,10 +24,20 @@ WALLS = [
      ["views/heatmap_view.h", "models/head_stats_model.h", "workbenches/common/workbench.h", "<QWidget>"]),
     ("attn_views", "ui/views", "views/heatmap_view.h",
      ["workbenches/common/workbench.h", "workbenches/alignment/speech/speech_input.h", "window/main_window.h", "cli/headless.h"]),
+    # The tabs' widget-free half shares their folders; its include directory links its own headers only.
+    ("attn_runs", "ui/workbenches", "workbenches/lab/lab_worker.h",
+     ["workbenches/lab/lab_workbench.h", "workbenches/common/workbench.h", "views/heatmap_view.h",
+      "window/main_window.h", "cli/headless.h", "<QWidget>"]),
     ("attn_workbenches", "ui/workbenches", "workbenches/common/workbench.h",
      ["window/main_window.h", "cli/headless.h", "app/versions.h"]),
     ("attn_window", "ui/window", "window/main_window.h", ["cli/headless.h"]),
+    # attnscope-cli: the engine, the drawing layer and the workers; no view, no tab, no widget.
+    ("attn_cli", "cli", "cli/headless.h",
+     ["views/heatmap_view.h", "workbenches/lab/lab_workbench.h", "window/main_window.h", "<QWidget>",
+      "<QApplication>"]),
 ]
+# Programs that must not load Qt Widgets (their ELF's NEEDED entries), under the build tree.
+WIDGET_FREE_PROGRAMS = ["app/attnscope-cli"]
 
 
 def include_line(header):
@@ -72,6 +83,13 @@ def main() -> int:
             print(f"{target}: #include {header}: {what}")
             failed += not ok
             probe.unlink()
+    for program in WIDGET_FREE_PROGRAMS:
+        result = subprocess.run(["readelf", "-d", str(tree / program)], capture_output=True, text=True)
+        needed = [line.split("[")[-1].rstrip("]") for line in result.stdout.splitlines() if "(NEEDED)" in line]
+        ok = result.returncode == 0 and needed and not any("Qt6Widgets" in n for n in needed)
+        print(f"{program}: loads {', '.join(n for n in needed if 'Qt6' in n) or '(unreadable)'}: "
+              + ("no Qt Widgets" if ok else "NOT widget-free" if result.returncode == 0 else result.stderr.strip()))
+        failed += not ok
     print(f"{failed} wall(s) broken" if failed else "every layer sees only itself and the layers below")
     return 1 if failed else 0
 

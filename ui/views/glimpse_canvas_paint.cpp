@@ -2,7 +2,7 @@
 #include "views/glimpse_canvas.h"
 
 #include "views/glimpse_canvas_parts.h"
-#include "views/glimpse_image.h"
+#include "render/glimpse_image.h"
 
 #include <QElapsedTimer>
 #include <QPainter>

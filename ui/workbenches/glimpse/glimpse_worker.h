@@ -19,7 +19,7 @@
 #include "attn/glimpse/window_forms.h"
 #include "attn/vision/image.h"
 #include "attn/vision/pyramid.h"
-#include "views/glimpse_image.h"
+#include "render/glimpse_image.h"
 #include "workbenches/common/mailbox.h"
 
 #include <QByteArray>

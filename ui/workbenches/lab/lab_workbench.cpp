@@ -461,7 +461,7 @@ void LabWorkbench::showMap(int index) {
   }
   grid_->setCurrent(index);
   shapeLabel_->setText(tr("%1 \u00d7 %2").arg(map.weights.rows()).arg(map.weights.cols()));
-  setRunSummary(summary(*outcome_, map));
+  setRunSummary(labSummary(*outcome_, map));
   updateStepControls();
   emit currentMapChanged(index);
 }
@@ -538,23 +538,6 @@ const attn::AttentionMap* LabWorkbench::currentMap() const {
   if (!outcome_ || !outcome_->ok() || currentMap_ < 0) return nullptr;
   const auto& maps = outcome_->result->trace.maps();
   return currentMap_ < int(maps.size()) ? &maps[std::size_t(currentMap_)] : nullptr;
-}
-
-QString LabWorkbench::summary(const LabOutcome& outcome, const attn::AttentionMap& map) {
-  const auto& params = outcome.request.params;
-  const auto& info = attn::lab::info(params.mechanism);
-  // Global attention is named by its score ("additive" is Bahdanau attention), as on the command line.
-  QString name = params.mechanism == attn::lab::Mechanism::Global ? fromView(attn::lab::score_key(params.score))
-                                                                  : fromView(info.key);
-  if (params.mechanism != attn::lab::Mechanism::Global && info.uses_score) {
-    name += u" ("_s + fromView(attn::lab::score_key(params.score)) + u")"_s;
-  }
-  const double ms = outcome.result ? outcome.result->elapsed_ms : 0.0;
-  return tr("lab: %1 \u00b7 %2 x %3 \u00b7 %4 ms")
-      .arg(name)
-      .arg(map.weights.rows())
-      .arg(map.weights.cols())
-      .arg(QString::number(ms, 'f', ms < 10.0 ? 2 : 1));
 }
 
 void LabWorkbench::markExampleTarget() {

@@ -106,9 +106,6 @@ class LabWorkbench : public Workbench {
   void setPlaying(bool on);
   void setPlayInterval(int ms) { playTimer_.setInterval(ms); }
 
-  // "lab: additive · 7 x 15 · 0.21 ms"
-  static QString summary(const LabOutcome& outcome, const attn::AttentionMap& map);
-
  signals:
   void colormapChanged(attn::ui::render::Colormap map);
   void currentMapChanged(int index);

@@ -1,4 +1,9 @@
 #include "workbenches/lab/lab_worker.h"
+#include "render/strings.h"
+
+#include <QCoreApplication>
+
+using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 
@@ -24,6 +29,23 @@ void LabWorker::drain() {
     outcome.request = std::move(job.request);
     emit finished(std::move(outcome));
   }
+}
+
+QString labSummary(const LabOutcome& outcome, const attn::AttentionMap& map) {
+  const auto& params = outcome.request.params;
+  const auto& info = attn::lab::info(params.mechanism);
+  // Global attention is named by its score ("additive" is Bahdanau attention), as on the command line.
+  QString name = params.mechanism == attn::lab::Mechanism::Global ? fromStd(attn::lab::score_key(params.score))
+                                                                  : fromStd(info.key);
+  if (params.mechanism != attn::lab::Mechanism::Global && info.uses_score) {
+    name += u" ("_s + fromStd(attn::lab::score_key(params.score)) + u")"_s;
+  }
+  const double ms = outcome.result ? outcome.result->elapsed_ms : 0.0;
+  return QCoreApplication::translate("LabWorkbench", "lab: %1 \u00b7 %2 x %3 \u00b7 %4 ms")
+      .arg(name)
+      .arg(map.weights.rows())
+      .arg(map.weights.cols())
+      .arg(QString::number(ms, 'f', ms < 10.0 ? 2 : 1));
 }
 
 }  // namespace attn::ui

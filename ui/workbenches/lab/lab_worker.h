@@ -25,6 +25,9 @@ struct LabOutcome {
   bool ok() const { return result != nullptr; }
 };
 
+// The run's one line, as the tab's status and attnscope-cli lab say it: "lab: additive · 7 x 15 · 0.21 ms".
+QString labSummary(const LabOutcome& outcome, const attn::AttentionMap& map);
+
 class LabWorker : public QObject {
   Q_OBJECT
 
