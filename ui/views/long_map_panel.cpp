@@ -1,14 +1,18 @@
 #include "views/long_map_panel.h"
 
+#include "render/heatmap_render.h"
 #include "views/long_map_view.h"
 #include "views/token_strip_view.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
 #include <QThreadPool>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -35,15 +39,11 @@ QThreadPool& rolloutPool() {
 LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  // The find row over the map's own choices (each row needs the width of a narrow panel).
+  auto* findBar = new QHBoxLayout;
+  buildFindBar(findBar);
+  layout->addLayout(findBar);
   auto* bar = new QHBoxLayout;
-  findEdit_ = new QLineEdit(this);
-  findEdit_->setObjectName(u"longMapFind"_s);
-  findEdit_->setPlaceholderText(tr("Find token\u2026"));
-  findEdit_->setClearButtonEnabled(true);
-  findEdit_->setToolTip(tr("Enter: the next token containing this text becomes the selected query"));
-  bar->addWidget(findEdit_, 1);
-  findNote_ = new QLabel(this);
-  bar->addWidget(findNote_);
   poolingBox_ = new QComboBox(this);
   poolingBox_->addItem(tr("Max-pooled"), int(attn::HeadMapReader::Pooling::Max));
   poolingBox_->addItem(tr("Mean-pooled"), int(attn::HeadMapReader::Pooling::Mean));
@@ -61,6 +61,7 @@ LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
   sinkLabel_->setObjectName(u"longMapSink"_s);
   sinkLabel_->setToolTip(tr("The attention sink: the mean weight a query puts on the first token"));
   bar->addWidget(sinkLabel_);
+  bar->addStretch(1);
   layout->addLayout(bar);
 
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -106,13 +107,75 @@ LongMapPanel::LongMapPanel(QWidget* parent) : QWidget(parent) {
     selectQuery(token);
     map_->centreOn(token, token);
   });
-  connect(findEdit_, &QLineEdit::returnPressed, this, [this] { findNext(findEdit_->text()); });
   connect(poolingBox_, &QComboBox::currentIndexChanged, this,
           [this] { map_->setPooling(attn::HeadMapReader::Pooling(poolingBox_->currentData().toInt())); });
   connect(scaleBox_, &QComboBox::currentIndexChanged, this,
           [this] { map_->setScale(LongMapView::Scale(scaleBox_->currentData().toInt())); });
   connect(rowModeBox_, &QComboBox::currentIndexChanged, this,
           [this] { setRowMode(RowMode(rowModeBox_->currentData().toInt())); });
+}
+
+void LongMapPanel::buildFindBar(QHBoxLayout* bar) {
+  findEdit_ = new QLineEdit(this);
+  findEdit_->setObjectName(u"longMapFind"_s);
+  findEdit_->setPlaceholderText(tr("Find in the text\u2026"));
+  findEdit_->setClearButtonEnabled(true);
+  findEdit_->setToolTip(
+      tr("Finds text across token boundaries, case-insensitive (\u201cattention\u201d in \u201c att\u201d + "
+         "\u201cention\u201d). Enter or F3: the next match; Shift+Enter or Shift+F3: the previous one. The match's "
+         "first token becomes the selected query; its tokens' rows and columns are marked on the map."));
+  findEdit_->installEventFilter(this);
+  bar->addWidget(findEdit_, 1);
+  const auto button = [this, bar](Qt::ArrowType arrow, const QString& name, const QString& tip) {
+    auto* b = new QToolButton(this);
+    b->setObjectName(name);
+    b->setArrowType(arrow);
+    b->setAutoRaise(true);
+    b->setToolTip(tip);
+    b->setEnabled(false);
+    bar->addWidget(b);
+    return b;
+  };
+  findPreviousButton_ = button(Qt::UpArrow, u"longMapFindPrevious"_s, tr("The previous match (Shift+F3, Shift+Enter)"));
+  findNextButton_ = button(Qt::DownArrow, u"longMapFindNext"_s, tr("The next match (F3, Enter)"));
+  findNote_ = new QLabel(this);
+  findNote_->setObjectName(u"longMapFindNote"_s);
+  findNote_->setTextFormat(Qt::PlainText);
+  bar->addWidget(findNote_, 1);
+  // The platform's own keys (F3 and Shift+F3 on Linux and Windows), wherever the focus is in the panel; its
+  // Find key (Ctrl+F) goes to the box.
+  const auto action = [this](QKeySequence::StandardKey key, auto slot) {
+    auto* a = new QAction(this);
+    a->setShortcuts(key);
+    a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(a, &QAction::triggered, this, slot);
+    addAction(a);
+  };
+  action(QKeySequence::FindNext, [this] { findNext(findEdit_->text()); });
+  action(QKeySequence::FindPrevious, [this] { findPrevious(findEdit_->text()); });
+  action(QKeySequence::Find, [this] {
+    findEdit_->setFocus(Qt::ShortcutFocusReason);
+    findEdit_->selectAll();
+  });
+  connect(findEdit_, &QLineEdit::textChanged, this, &LongMapPanel::updateMatches);
+  connect(findNextButton_, &QToolButton::clicked, this, [this] { findNext(findEdit_->text()); });
+  connect(findPreviousButton_, &QToolButton::clicked, this, [this] { findPrevious(findEdit_->text()); });
+}
+
+bool LongMapPanel::eventFilter(QObject* watched, QEvent* event) {
+  // Enter in the find box: the next match; Shift+Enter: the previous one.
+  if (watched == findEdit_ && event->type() == QEvent::KeyPress) {
+    const auto* key = static_cast<QKeyEvent*>(event);
+    if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+      if (key->modifiers() & Qt::ShiftModifier) {
+        findPrevious(findEdit_->text());
+      } else {
+        findNext(findEdit_->text());
+      }
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 LongMapPanel::~LongMapPanel() {
@@ -147,10 +210,15 @@ void LongMapPanel::setRowMode(RowMode mode) {
   if (const auto q = map_->selectedQuery()) showRow(*q);
 }
 
-void LongMapPanel::setTokens(QStringList tokens) {
-  tokens_ = std::move(tokens);
+void LongMapPanel::setTokens(const QStringList& texts) {
+  tokens_.clear();
+  tokens_.reserve(texts.size());
+  for (const QString& t : texts) tokens_.append(render::tokenLabel(t.toStdString()));
   rowStrip_->setTokens(tokens_);
   columnStrip_->setTokens(tokens_);
+  text_ = tokenText(texts);
+  matchesOf_.clear();
+  updateMatches(findEdit_->text());
 }
 
 void LongMapPanel::setHead(LongMapHead head) {
@@ -173,6 +241,8 @@ void LongMapPanel::setHead(LongMapHead head) {
   } else {
     rowStrip_->setValues({}, 1.0f);
   }
+  if (current_ >= 0)
+    map_->setHighlight(std::pair{matches_[std::size_t(current_)].first, matches_[std::size_t(current_)].last});
 }
 
 void LongMapPanel::clear() {
@@ -291,21 +361,64 @@ void LongMapPanel::rolloutDone(const std::shared_ptr<RolloutJob>& job, qint64 qu
   emit rolloutArrived(query);
 }
 
-bool LongMapPanel::findNext(const QString& text) {
-  const qint64 n = tokens_.size();
-  if (text.isEmpty() || n == 0 || !head_.reader) return false;
-  const qint64 from = map_->selectedQuery().value_or(-1) + 1;
-  for (qint64 k = 0; k < n; ++k) {
-    const qint64 i = (from + k) % n;
-    if (tokens_[i].contains(text, Qt::CaseInsensitive)) {
-      findNote_->clear();
-      selectQuery(i);
-      map_->centreOn(i, i);
-      return true;
-    }
+void LongMapPanel::updateMatches(const QString& text) {
+  if (text == matchesOf_ && !text.isEmpty()) return;
+  matchesOf_ = text;
+  matches_ = findInTokens(text_, text);
+  current_ = -1;
+  map_->setHighlight(std::nullopt);
+  const bool any = !matches_.empty();
+  findNextButton_->setEnabled(any);
+  findPreviousButton_->setEnabled(any);
+  if (text.isEmpty()) {
+    findNote_->clear();
+  } else if (!any) {
+    findNote_->setText(tr("not found"));
+  } else {
+    findNote_->setText(matches_.size() == 1 ? tr("1 match") : tr("%1 matches").arg(matches_.size()));
   }
-  findNote_->setText(tr("not found"));
-  return false;
+}
+
+bool LongMapPanel::findNext(const QString& text) { return find(text, true); }
+
+bool LongMapPanel::findPrevious(const QString& text) { return find(text, false); }
+
+bool LongMapPanel::find(const QString& text, bool forward) {
+  updateMatches(text);
+  if (matches_.empty() || !head_.reader) return false;
+  const auto count = int(matches_.size());
+  const std::optional<qint64> selected = map_->selectedQuery();
+  if (current_ >= 0 && selected == matches_[std::size_t(current_)].first) {
+    current_ = (current_ + (forward ? 1 : count - 1)) % count;  // from the match shown
+  } else if (forward) {
+    // The first match that starts after the selected query, or the first of all.
+    const qint64 after = selected.value_or(-1);
+    const auto it =
+        std::find_if(matches_.begin(), matches_.end(), [after](const TextMatch& m) { return m.first > after; });
+    current_ = it == matches_.end() ? 0 : int(it - matches_.begin());
+  } else {
+    const qint64 before = selected.value_or(qint64(tokens_.size()));
+    const auto it =
+        std::find_if(matches_.rbegin(), matches_.rend(), [before](const TextMatch& m) { return m.first < before; });
+    current_ = it == matches_.rend() ? count - 1 : int(matches_.rend() - it) - 1;
+  }
+  showMatch();
+  return true;
+}
+
+void LongMapPanel::showMatch() {
+  const TextMatch m = matches_[std::size_t(current_)];
+  selectQuery(m.first);
+  map_->showTokens(m.first, m.last);
+  map_->setHighlight(std::pair{m.first, m.last});
+  const QString where =
+      m.first == m.last ? tr("token %1").arg(m.first) : tr("tokens %1\u2013%2").arg(m.first).arg(m.last);
+  // The count, then the match shown as every index is (0-based, its range given).
+  findNote_->setText(tr("%1 matches: %2 (0\u2013%3) \u00b7 %4")
+                         .arg(matches_.size())
+                         .arg(current_)
+                         .arg(matches_.size() - 1)
+                         .arg(where));
 }
 
 }  // namespace attn::ui

@@ -1,6 +1,7 @@
 // LongMapPanel: one head of a long run (attention kept on demand) as a LongMapView with, beside it, what a long map
 // needs: the row strip (the selected query's attention over every key, on the text itself), the column strip (the
-// attention every token receives, summed over the queries, streamed by the forward), a "find token" box, the
+// attention every token receives, summed over the queries, streamed by the forward), a find box (text across token
+// boundaries, views/long_map_find.h: the count of matches, next and previous, the match marked on the map), the
 // head's sink mass, and the pooling and colour-scale choices. The row strip shows either the head's row or one row
 // of the rollout over every layer (attn::analysis::rollout_row), computed on a background thread with its progress
 // on the row's caption; a newer query cancels it, and the strip keeps the last row until the new one is there.
@@ -9,6 +10,7 @@
 #include "attn/error.h"
 #include "attn/on_demand_attention.h"
 #include "render/colormap.h"
+#include "views/long_map_find.h"
 
 #include <QStringList>
 #include <QWidget>
@@ -20,8 +22,10 @@
 #include <vector>
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
+class QToolButton;
 
 namespace attn::ui {
 
@@ -42,8 +46,9 @@ class LongMapPanel : public QWidget {
  public:
   explicit LongMapPanel(QWidget* parent = nullptr);
 
-  // The tokens of the run (shared by every head: set once per run), then the head.
-  void setTokens(QStringList tokens);
+  // The tokens of the run as their text (untruncated: the panel makes the labels, and finds in the text; shared by
+  // every head: set once per run), then the head.
+  void setTokens(const QStringList& texts);
   void setHead(LongMapHead head);
   void clear();
   void setColormap(render::Colormap map);
@@ -65,9 +70,15 @@ class LongMapPanel : public QWidget {
   // Selects query `query`: the row strip shows its attention, the map outlines its row.
   void selectQuery(qint64 query);
   std::optional<qint64> selectedQuery() const;
-  // Finds the next token containing `text` (case-insensitive) after the selected query, wrapping; selects and
-  // centres it. False when no token contains it.
+  // Find in the run's text (case-insensitive, across token boundaries: views/long_map_find.h). The next match (the
+  // one after the match shown, or the first that starts after the selected query), wrapping, or the previous one:
+  // its first token becomes the selected query, the map brings it into view (LongMapView::showTokens) and marks its
+  // tokens' rows and columns. False when the text is not found.
   bool findNext(const QString& text);
+  bool findPrevious(const QString& text);
+  // The matches of the find box's text, and the one shown (-1: none yet).
+  const std::vector<TextMatch>& matches() const { return matches_; }
+  int currentMatch() const { return current_; }
 
   // Small: the panel shares a stack with the heatmap, which takes the size of its largest page.
   QSize sizeHint() const override { return {360, 360}; }
@@ -77,6 +88,9 @@ class LongMapPanel : public QWidget {
   TokenStripView* rowStrip() const { return rowStrip_; }
   TokenStripView* columnStrip() const { return columnStrip_; }
   QLineEdit* findEdit() const { return findEdit_; }
+  QLabel* findNote() const { return findNote_; }
+  QToolButton* findNextButton() const { return findNextButton_; }
+  QToolButton* findPreviousButton() const { return findPreviousButton_; }
   QLabel* sinkLabel() const { return sinkLabel_; }
   QLabel* rowLabel() const { return rowLabel_; }
   QComboBox* rowModeBox() const { return rowModeBox_; }
@@ -90,18 +104,29 @@ class LongMapPanel : public QWidget {
   struct RolloutJob {
     std::atomic<bool> cancel{false};
   };
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void buildFindBar(QHBoxLayout* bar);
+  void updateMatches(const QString& text);
+  bool find(const QString& text, bool forward);
+  void showMatch();
   void showRow(qint64 query);
   void showHeadRow(qint64 query);
   void startRollout(qint64 query);
   void rolloutDone(const std::shared_ptr<RolloutJob>& job, qint64 query, attn::Result<std::vector<float>> row);
   void setRowValues(qint64 query, std::vector<float> row, const QString& caption);
 
-  QStringList tokens_;
+  QStringList tokens_;  // the labels
+  TokenText text_;      // what the tokens spell, for find
+  QString matchesOf_;   // the text matches_ holds the matches of
+  std::vector<TextMatch> matches_;
+  int current_ = -1;
   LongMapHead head_;
   LongMapView* map_ = nullptr;
   TokenStripView* rowStrip_ = nullptr;
   TokenStripView* columnStrip_ = nullptr;
   QLineEdit* findEdit_ = nullptr;
+  QToolButton* findNextButton_ = nullptr;
+  QToolButton* findPreviousButton_ = nullptr;
   QComboBox* poolingBox_ = nullptr;
   QComboBox* scaleBox_ = nullptr;
   QLabel* sinkLabel_ = nullptr;

@@ -77,6 +77,7 @@ void LongMapView::setMap(std::shared_ptr<const attn::HeadMapReader> reader, QStr
   wanted_.clear();
   selected_.reset();
   selectedKey_.reset();
+  highlight_.reset();
   max_ = reader_ ? std::max(reader_->max_weight(), 1e-30f) : 1.0f;
   status_ = reader_ ? tr("Drag to pan, wheel to zoom, click a cell to select its query, Home for the whole map.")
                     : tr("No map.");
@@ -513,6 +514,7 @@ void LongMapView::paintEvent(QPaintEvent*) {
   drawTiles(p, area);
   p.restore();
   drawLabels(p, area);
+  drawHighlight(p, area);
   drawMinimap(p);
   // The title and level over the map's top margin; the status line under it.
   const qint64 f = factor();

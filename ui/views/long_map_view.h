@@ -25,6 +25,7 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace attn::ui {
@@ -61,11 +62,18 @@ class LongMapView : public QWidget {
   double pixelsPerToken() const { return ppt_; }
   void showWhole();
   void centreOn(qint64 query, qint64 key);
+  // Brings tokens first..last (their rows and columns) into view: nothing moves when they are in view already,
+  // otherwise they are centred, the view kept on the map (not half a view past its edge, as centreOn may go).
+  void showTokens(qint64 first, qint64 last);
   // The level in view: cells of factor x factor weights.
   qint64 factor() const;
 
   std::optional<qint64> selectedQuery() const { return selected_; }
   void selectQuery(std::optional<qint64> query);
+  // Tokens first..last marked across the map, as rows and as columns, and on both axes (a match of the find box;
+  // long_map_view_marks.cpp); nothing clears the mark.
+  void setHighlight(std::optional<std::pair<qint64, qint64>> tokens);
+  std::optional<std::pair<qint64, qint64>> highlight() const { return highlight_; }
 
   // The cell under a point of the widget, if it is on the map.
   std::optional<std::pair<qint64, qint64>> cellAt(QPointF pos) const;
@@ -133,6 +141,7 @@ class LongMapView : public QWidget {
   QImage& imageOf(Tile& tile);
   void drawTiles(QPainter& p, const QRectF& area);
   void drawLabels(QPainter& p, const QRectF& area);
+  void drawHighlight(QPainter& p, const QRectF& area);
   void drawMinimap(QPainter& p);
   QRectF minimapRect() const;
   void hover(QPointF pos);
@@ -150,6 +159,7 @@ class LongMapView : public QWidget {
   double ppt_ = 1.0;
   bool whole_ = false;  // showWhole() and not moved since: a resize fits the map again
   std::optional<qint64> selected_, selectedKey_;
+  std::optional<std::pair<qint64, qint64>> highlight_;
 
   QHash<Key, Tile> tiles_;
   std::list<Key> recent_;  // least recently drawn first

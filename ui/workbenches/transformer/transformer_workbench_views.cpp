@@ -311,8 +311,8 @@ bool TransformerWorkbench::updateLongMap() {
   if (longMapRun_ != run) {
     QStringList tokens;
     tokens.reserve(qsizetype(run->attention.tokens.size()));
-    for (const auto& t : run->attention.tokens) tokens.append(render::tokenLabel(t));
-    longMap_->setTokens(std::move(tokens));
+    for (const auto& t : run->attention.tokens) tokens.append(QString::fromStdString(t));
+    longMap_->setTokens(tokens);  // their text: the panel makes the labels and finds across tokens
     longMapRun_ = run;
   }
   const auto& layer = run->on_demand[std::size_t(layer_)];
