@@ -21,6 +21,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -245,6 +246,54 @@ class TestMainWindow : public QObject {
     QVERIFY(!window_->openFile(paths[9]));
     QVERIFY(!window_->recentFiles().contains(QFileInfo(paths[9]).absoluteFilePath()));
     QVERIFY(window_->statusBar()->currentMessage().contains(u"recent"_s));
+  }
+
+  // Issue 41: a bundled model was kept by the temporary folder it is written into, gone after a restart, so it
+  // vanished from the list. It is kept by its key, shown by its name, and opens after a restart.
+  void recentModelsKeepABundledModelByItsKey() {
+    const QString entry = u"bundled:"_s + TransformerWorkbench::demoModelKey();
+    QVERIFY(window_->openModel(TransformerWorkbench::demoModelKey()));
+    QTRY_VERIFY_WITH_TIMEOUT(!window_->transformer()->isLoading(), 20000);
+    QCOMPARE(window_->transformer()->sourceKey(), TransformerWorkbench::demoModelKey());
+    QCOMPARE(window_->recentModels().front(), entry);
+    for (const QString& path : window_->recentModels())
+      QVERIFY2(!path.contains(u"/induction-gpt2"_s), qPrintable(path));
+
+    // A restart, with the entry an older version wrote (the temporary folder, gone) still in the settings, and no
+    // autosave to open the demo by itself.
+    QVERIFY(window_->close());
+    window_.reset();
+    QSettings().setValue(u"recentModels"_s, QStringList{u"/tmp/attnscope-gone-Ab12/induction-gpt2"_s, entry});
+    QFile::remove(MainWindow::autosaveFile());
+    window_ = std::make_unique<MainWindow>();
+    QVERIFY(settle(*window_->lab()));
+    QCOMPARE(window_->recentModels(), QStringList{entry});
+    QMenu* recent = nullptr;
+    for (auto* menu : window_->findChildren<QMenu*>()) {
+      if (menu->title() == u"Open Recent Mo&del"_s) recent = menu;
+    }
+    QVERIFY(recent);
+    emit recent->aboutToShow();
+    QVERIFY(!recent->actions().isEmpty());
+    QAction* first = recent->actions().front();
+    QCOMPARE(first->text(), u"&1 induction-gpt2 (bundled)"_s);
+    QVERIFY(window_->transformer()->sourceKey().isEmpty());
+    first->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(window_->transformer()->source() != nullptr && !window_->transformer()->isLoading(),
+                             20000);
+    QCOMPARE(window_->transformer()->sourceKey(), TransformerWorkbench::demoModelKey());
+    QCOMPARE(window_->currentWorkbench(), static_cast<Workbench*>(window_->transformer()));
+    QCOMPARE(window_->recentModels(), QStringList{entry});
+
+    // Every tab's bundled models open by key; a key this build lacks is said and forgotten.
+    QVERIFY(window_->openModel(u"bundled:"_s + bundledModelKeys().front()));
+    QCOMPARE(window_->currentWorkbench(), static_cast<Workbench*>(window_->alignment()));
+    QTRY_VERIFY_WITH_TIMEOUT(!window_->alignment()->isLoading(), 20000);
+    QSettings().setValue(u"recentModels"_s, QStringList{u"bundled:no-such-model"_s, entry});
+    QVERIFY(!window_->openModel(u"bundled:no-such-model"_s));
+    QVERIFY(window_->statusBar()->currentMessage().contains(u"no-such-model"_s));
+    QCOMPARE(window_->recentModels(), QStringList{entry});
+    window_->showLab();
   }
 
   void exportWritesEveryFormat_data() {

@@ -114,7 +114,9 @@ void MainWindow::showTab(attn::ui::SessionTab tab) { tabs_->setCurrentWidget(wor
 // What only some tabs have: files that go into the recent lists, the buttons that ask for the window's
 // dialogs, the Glimpse tab's failure wording, the lab's refusal cleared by its next good result.
 void MainWindow::connectWorkbenches() {
-  // Bundled models and photos live in the binary (":/..."), scenes are generated: only files are recent.
+  // Bundled photos live in the binary (":/..."), scenes are generated: only files are recent. So do the Alignment and
+  // the Captioning tab's bundled models, which their own selectors list; the Transformer tab's bundled demos, which
+  // it writes into a temporary folder, are kept by their key (that folder is gone after a restart).
   const auto isFile = [](const QString& path) { return !path.startsWith(u':') && !path.startsWith(u"scene:"_s); };
   const auto addImage = [this, isFile](const QString& path) {
     if (isFile(path)) recentImages_->add(path);
@@ -135,7 +137,14 @@ void MainWindow::connectWorkbenches() {
   connect(caption_, &CaptionWorkbench::openImageRequested, this, &MainWindow::openImageDialog);
   connect(caption_, &CaptionWorkbench::exportGridRequested, this, &MainWindow::exportViewDialog);
   connect(caption_, &CaptionWorkbench::exportOverlayRequested, this, &MainWindow::exportCaptionOverlayDialog);
-  connect(transformer_, &TransformerWorkbench::sourceLoaded, this, addModel);
+  connect(transformer_, &TransformerWorkbench::sourceLoaded, this, [this, addModel](const QString& path) {
+    const QString key = transformer_->sourceKey();
+    if (TransformerWorkbench::isDemoKey(key)) {
+      recentModels_->add(RecentList::bundledEntry(key));
+    } else {
+      addModel(path);
+    }
+  });
   connect(transformer_, &TransformerWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
   connect(transformer_, &TransformerWorkbench::openDumpRequested, this, &MainWindow::openDumpDialog);
   connect(lab_, &LabWorkbench::resultShown, this, [this] {

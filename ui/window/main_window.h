@@ -93,7 +93,12 @@ class MainWindow : public QMainWindow {
   // anything else into the Transformer tab (a folder without a readable config goes to the Alignment or the Captioning
   // tab when that is the tab in view, so its error shows where the user is). False when the path does not
   // exist.
+  // "bundled:<key>" (a recent entry) opens the bundled model `key` as openBundledModel does.
   bool openModel(const QString& path);
+  // A bundled model by its key, in its tab: the Transformer tab's demos (induction-gpt2, stories260k), the
+  // Alignment tab's and the Captioning tab's models. False, said on the status bar, for a key this build lacks.
+  bool openBundledModel(const QString& key);
+  // Model folders and dumps, newest first; a bundled model as "bundled:<key>" (RecentList::bundledEntry).
   QStringList recentModels() const;
 
   // ---- exports, each reporting on the status bar ----
