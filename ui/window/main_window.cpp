@@ -1,6 +1,7 @@
 #include "window/main_window.h"
 
 #include "window/about_dialog.h"
+#include "window/help_dialogs.h"
 #include "window/recent_files.h"
 #include "window/status_line.h"
 #include "views/export.h"
@@ -271,12 +272,19 @@ void MainWindow::createViewActions() {
   aboutAction_ = new QAction(tr("&About AttnScope"), this);
   aboutAction_->setMenuRole(QAction::AboutRole);
   connect(aboutAction_, &QAction::triggered, this, &MainWindow::showAbout);
+  shortcutsAction_ = new QAction(tr("&Keyboard Shortcuts"), this);
+  shortcutsAction_->setStatusTip(tr("Every shortcut of the menus and tabs, and the keys the views read"));
+  connect(shortcutsAction_, &QAction::triggered, this, &MainWindow::showShortcuts);
+  glossaryAction_ = new QAction(tr("&Glossary"), this);
+  glossaryAction_->setStatusTip(
+      tr("What entropy, rollout, an attention sink, the logit lens and the other terms mean"));
+  connect(glossaryAction_, &QAction::triggered, this, &MainWindow::showGlossary);
   aboutQtAction_ = new QAction(tr("About &Qt"), this);
   aboutQtAction_->setMenuRole(QAction::AboutQtRole);
   connect(aboutQtAction_, &QAction::triggered, qApp, &QApplication::aboutQt);
 
   // Keyboard routes into the lab's main controls.
-  auto* focusMechanism = new QAction(this);
+  auto* focusMechanism = new QAction(tr("Go to the Lab's Mechanism"), this);
   focusMechanism->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   connect(focusMechanism, &QAction::triggered, this,
           [this] { lab_->mechanismBox()->setFocus(Qt::ShortcutFocusReason); });
@@ -328,6 +336,9 @@ void MainWindow::createMenus() {
   view->addAction(fullScreenAction_);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(shortcutsAction_);
+  help->addAction(glossaryAction_);
+  help->addSeparator();
   help->addAction(aboutAction_);
   help->addAction(aboutQtAction_);
   recentFiles_ = new RecentList(
@@ -502,6 +513,19 @@ void MainWindow::exportLayerDialog() {
 void MainWindow::showAbout() {
   AboutDialog dialog(this);
   dialog.exec();
+}
+
+// Both beside the window (not modal): a list to read while trying the keys or the views.
+void MainWindow::showShortcuts() {
+  auto* dialog = new ShortcutsDialog(*this, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->show();
+}
+
+void MainWindow::showGlossary() {
+  auto* dialog = new GlossaryDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->show();
 }
 
 void MainWindow::toggleFullScreen(bool on) {

@@ -1,10 +1,10 @@
-// The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date
-// model's alignment; the Captioning tab, the Mechanism Lab, the Glimpse workbench and the Transformer tab),
-// File / View / Help menus, a status bar with the current tab's last run, drag-and-drop and `attnscope PATH`
-// through openPath (image files go to the Captioning tab when it is in view and to the Glimpse tab otherwise,
-// AttnScope seq2seq and classifier folders to the Alignment tab, captioner folders to the Captioning tab, other
-// model folders and *.attn.safetensors dumps to the Transformer tab, sessions restored, anything else to the lab),
-// and geometry and the workbenches' parameters kept in QSettings.
+// The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date model's
+// alignment; the Captioning tab, the Mechanism Lab, the Glimpse workbench and the Transformer tab), File / View / Help
+// menus (Help: the keyboard shortcuts, a glossary, about), a status bar with the current tab's last run, drag-and-drop
+// and `attnscope PATH` through openPath (image files go to the Captioning tab when it is in view and to the Glimpse tab
+// otherwise, AttnScope seq2seq and classifier folders to the Alignment tab, captioner folders to the Captioning tab,
+// other model folders and *.attn.safetensors dumps to the Transformer tab, sessions restored, anything else to the
+// lab), and geometry and the workbenches' parameters kept in QSettings.
 // The session (every tab's state: attn::ui::Session) is the window's memory: File > Open Session… (Ctrl+O on a
 // *.attnscope.json, or a drop), Save Session (Ctrl+S) and Save Session As… (Ctrl+Shift+S), an autosave every
 // two minutes when something changed and on quit into autosaveFile(), restored at start. QSettings keeps only
@@ -176,6 +176,8 @@ class MainWindow : public QMainWindow {
   bool reportExport(const attn::Result<void>& written, const QString& path);
   void updateForTab();
   void showAbout();
+  void showShortcuts();  // Help > Keyboard Shortcuts (window/help_dialogs.h)
+  void showGlossary();   // Help > Glossary
   void toggleFullScreen(bool on);
 
   QTabWidget* tabs_ = nullptr;
@@ -209,6 +211,8 @@ class MainWindow : public QMainWindow {
   QAction* sidePanelAction_ = nullptr;
   QAction* unitRangeAction_ = nullptr;
   QActionGroup* colormapGroup_ = nullptr;
+  QAction* shortcutsAction_ = nullptr;
+  QAction* glossaryAction_ = nullptr;
   QAction* aboutAction_ = nullptr;
   QAction* aboutQtAction_ = nullptr;
   QMenu* recentMenu_ = nullptr;
