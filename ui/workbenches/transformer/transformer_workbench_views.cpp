@@ -187,6 +187,7 @@ void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state)
     discardSpin_->setValue(state.discard_ratio);
     residualSpin_->setValue(state.residual);
     textEdit_->setPlainText(QString::fromStdString(state.text));
+    textChosenForLoad_ = true;  // the model the session opens below keeps this text (takeTextForSource)
     pairEdit_->setText(QString::fromStdString(state.pair));
   }
   attn::models::GenerateOptions g;
