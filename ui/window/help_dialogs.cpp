@@ -93,7 +93,8 @@ QList<ShortcutEntry> viewKeys() {
       {t("Arrows (Shift: by 10)"), t("Nudge the glimpse by a pixel"), t("Glimpse, on the image")},
       {t("+, \u2212"), t("Shrink or grow the glimpse (stride or scale)"), t("Glimpse, on the image")},
       {t("[, ]"), t("Narrow or widen the Gaussian filters (sigma)"), t("Glimpse, on the image")},
-      {t(",, . (Shift: by 10\u00b0)"), t("Rotate the STN similarity glimpse by a degree"), t("Glimpse, on the image")},
+      {t("Comma, period (Shift: by 10\u00b0)"), t("Rotate the STN similarity glimpse by a degree"),
+       t("Glimpse, on the image")},
       {t("Home"), t("Fit the image to the canvas"), t("Glimpse, on the image")},
       {t("Alt+letter"), t("The control whose letter is underlined; no two things shown at once share one"),
        t("Every tab")},
@@ -124,13 +125,18 @@ ShortcutsDialog::ShortcutsDialog(const QWidget& window, QWidget* parent) : QDial
       ++row;
     }
   }
-  table_->resizeColumnsToContents();
-  table_->horizontalHeader()->setStretchLastSection(true);
+  // The keys and the place as wide as they need, the description the rest, wrapped: no sideways scrolling.
+  table_->setWordWrap(true);
+  table_->setTextElideMode(Qt::ElideNone);
+  table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   layout->addWidget(table_);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   layout->addWidget(buttons);
-  resize(760, 560);
+  resize(860, 600);
 }
 
 QList<GlossaryEntry> glossary() {

@@ -284,7 +284,7 @@ void MainWindow::createViewActions() {
   connect(aboutQtAction_, &QAction::triggered, qApp, &QApplication::aboutQt);
 
   // Keyboard routes into the lab's main controls.
-  auto* focusMechanism = new QAction(tr("Go to the Lab's Mechanism"), this);
+  auto* focusMechanism = new QAction(tr("Focus the Lab's Mechanism Box"), this);
   focusMechanism->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   connect(focusMechanism, &QAction::triggered, this,
           [this] { lab_->mechanismBox()->setFocus(Qt::ShortcutFocusReason); });
