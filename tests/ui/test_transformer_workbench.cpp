@@ -904,6 +904,28 @@ class TestTransformerWorkbench : public QObject {
     QCOMPARE(wb.text(), u"the cat sat on the [MASK] ."_s);
   }
 
+  // The same, for a session opened over a model of another kind: its text is for the model it opens, and stays
+  // (the text kept for that kind does not replace it).
+  void aSessionsTextStaysWithTheModelItOpens() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(fixture("gpt2"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"typed for the decoder"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    attn::ui::Session session;
+    session.transformer = wb.state();
+    session.transformer->source = fixture("gpt2").toStdString();
+    session.transformer->text = "the session's own text";
+    wb.restoreFrom(session, u"test"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.source()->path, fixture("gpt2"));
+    QCOMPARE(wb.text(), u"the session's own text"_s);
+  }
+
   // GPT-2 generates in the tab too: the bundled induction model continues the repeated word it has seen.
   void gpt2Generates() {
     TransformerWorkbench wb;

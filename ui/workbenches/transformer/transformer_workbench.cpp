@@ -283,6 +283,7 @@ void TransformerWorkbench::clearRunViews() {
 void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, bool cancelled) {
   if (serial != loadRequested_) return;
   loadSettled_ = serial;
+  textChosenForLoad_ = false;  // a session's text was for that model; the text stays, the next model chooses
   const QString name = QFileInfo(loadingPath_).fileName();
   if (cancelled) {
     loadNote_->setText(source_ ? tr("Loading %1 cancelled; %2 stays open.").arg(name, source_->name)

@@ -187,7 +187,6 @@ void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state)
     discardSpin_->setValue(state.discard_ratio);
     residualSpin_->setValue(state.residual);
     textEdit_->setPlainText(QString::fromStdString(state.text));
-    textChosenForLoad_ = true;  // the model the session opens below keeps this text (takeTextForSource)
     pairEdit_->setText(QString::fromStdString(state.pair));
   }
   attn::models::GenerateOptions g;
@@ -222,6 +221,7 @@ void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state)
   }
   const QString source = QString::fromStdString(state.source);
   if (!source.isEmpty() && source != requestedSource_) {
+    textChosenForLoad_ = true;  // the model opened here keeps the session's text (takeTextForSource)
     if (isDemoKey(source)) {
       openDemo(source);
     } else {
