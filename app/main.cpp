@@ -609,17 +609,43 @@ bool applyOptions(attn::ui::MainWindow& window, const Options& options, const st
   return true;
 }
 
+void setUpApplication() {
+  QCoreApplication::setOrganizationName(u"AttnScope"_s);
+  QCoreApplication::setApplicationName(u"AttnScope"_s);
+  QCoreApplication::setApplicationVersion(attn::ui::appVersion());
+}
+
+void setUpParser(QCommandLineParser& parser, Flags& flags) {
+  parser.setApplicationDescription(u"AttnScope: look inside attention mechanisms and models."_s);
+  parser.addHelpOption();
+  flags.addTo(parser);
+}
+
+// --help and --version print and quit through a QCoreApplication: no platform plugin is loaded, so they print
+// whatever the display (none, or a QT_QPA_PLATFORM that cannot start). An error in the options is said as in a
+// window's start (QCommandLineParser::process).
+int printOnly(int argc, char* argv[]) {
+  attn::app::keepSessionOption(argc, argv);
+  QCoreApplication app(argc, argv);
+  setUpApplication();
+  QCommandLineParser parser;
+  Flags flags;
+  setUpParser(parser, flags);
+  parser.process(app);  // --help and --help-all print and exit here
+  std::fputs(attn::ui::versionReport(u"attnscope"_s, attn::ui::windowLibraryVersions()).toLocal8Bit().constData(),
+             stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  // --help and --version print and quit: they need no display (the offscreen platform draws nothing).
   const bool printsOnly = std::any_of(argv + 1, argv + argc, [](const char* arg) {
     const std::string_view a(arg);
     return a == "--help" || a == "-h" || a == "-?" || a == "--help-all" || a == "--version";
   });
-  if (printsOnly) {
-    attn::ui::useOffscreenPlatformWithoutDisplay();
-  } else if (noDisplay()) {
+  if (printsOnly) return printOnly(argc, argv);
+  if (noDisplay()) {
     std::fputs(
         "attnscope: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
         "Render views without one with attnscope-cli (attnscope-cli --help), run under xvfb-run,\n"
@@ -630,23 +656,14 @@ int main(int argc, char* argv[]) {
   attn::app::keepSessionOption(argc, argv);  // before Qt takes --session for itself
   QApplication app(argc, argv);
   attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
-  QApplication::setOrganizationName(u"AttnScope"_s);
-  QApplication::setApplicationName(u"AttnScope"_s);
-  QApplication::setApplicationVersion(attn::ui::appVersion());
+  setUpApplication();
   // The installed desktop entry (packaging/attnscope.desktop): a Wayland compositor finds its name and icon by it.
   QGuiApplication::setDesktopFileName(u"attnscope"_s);
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(u"AttnScope: look inside attention mechanisms and models."_s);
-  parser.addHelpOption();
   Flags flags;
-  flags.addTo(parser);
+  setUpParser(parser, flags);
   parser.process(app);
-  if (parser.isSet(flags.version)) {
-    std::fputs(attn::ui::versionReport(u"attnscope"_s, attn::ui::windowLibraryVersions()).toLocal8Bit().constData(),
-               stdout);
-    return 0;
-  }
   const Parsed options = parseOptions(parser, flags);
   if (!options) {
     std::fprintf(stderr, "attnscope: %s\n", options.error().c_str());

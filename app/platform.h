@@ -7,11 +7,11 @@
 
 namespace attn::ui {
 
-// Selects the offscreen platform when there is no display and QT_QPA_PLATFORM is unset. Call before the
-// QGuiApplication is constructed.
+// Selects the offscreen platform when there is no display and QT_QPA_PLATFORM is unset or empty (Qt reads an
+// empty one as unset, and then tries xcb). Call before the QGuiApplication is constructed.
 inline void useOffscreenPlatformWithoutDisplay() {
   if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
-      !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
+      qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
   }
 }

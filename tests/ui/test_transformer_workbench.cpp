@@ -866,6 +866,66 @@ class TestTransformerWorkbench : public QObject {
     QTRY_VERIFY(!wb.scrubber()->isVisible());
   }
 
+  // Issue 41 (finding 8): the text typed for one model was carried into the next kind, or replaced. Each kind of
+  // model now keeps its own last text, a kind met for the first time starts with what was typed, a model of the
+  // same kind keeps the text, and Ctrl+Z in the box brings back what an opening replaced.
+  void eachModelKindKeepsItsOwnText() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    auto* edit = wb.findChild<QPlainTextEdit*>(u"transformerText"_s);
+    QVERIFY(edit);
+    wb.openPath(fixture("gpt2"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"my story for the decoder"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"my story for the decoder"_s);  // BERT's first time: what was typed
+    wb.setText(u"the dog sat on the [MASK] ."_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openPath(fixture("gpt2"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"my story for the decoder"_s);  // GPT-2's own text, not BERT's
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"my story for the decoder"_s);
+    edit->undo();
+    QCOMPARE(wb.text(), u"the dog sat on the [MASK] ."_s);  // what the opening replaced, one Ctrl+Z away
+    edit->redo();
+    QCOMPARE(wb.text(), u"my story for the decoder"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"the dog sat on the [MASK] ."_s);
+    // Another folder of the same kind keeps the text in the box.
+    wb.setText(u"the cat sat on the [MASK] ."_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openPath(fixture("bert_bare"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"the cat sat on the [MASK] ."_s);
+  }
+
+  // The same, for a session opened over a model of another kind: its text is for the model it opens, and stays
+  // (the text kept for that kind does not replace it).
+  void aSessionsTextStaysWithTheModelItOpens() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(fixture("gpt2"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"typed for the decoder"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openPath(fixture("bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    attn::ui::Session session;
+    session.transformer = wb.state();
+    session.transformer->source = fixture("gpt2").toStdString();
+    session.transformer->text = "the session's own text";
+    wb.restoreFrom(session, u"test"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.source()->path, fixture("gpt2"));
+    QCOMPARE(wb.text(), u"the session's own text"_s);
+  }
+
   // GPT-2 generates in the tab too: the bundled induction model continues the repeated word it has seen.
   void gpt2Generates() {
     TransformerWorkbench wb;

@@ -1,6 +1,7 @@
 #include "window/main_window.h"
 
 #include "window/about_dialog.h"
+#include "window/help_dialogs.h"
 #include "window/recent_files.h"
 #include "window/status_line.h"
 #include "views/export.h"
@@ -114,7 +115,9 @@ void MainWindow::showTab(attn::ui::SessionTab tab) { tabs_->setCurrentWidget(wor
 // What only some tabs have: files that go into the recent lists, the buttons that ask for the window's
 // dialogs, the Glimpse tab's failure wording, the lab's refusal cleared by its next good result.
 void MainWindow::connectWorkbenches() {
-  // Bundled models and photos live in the binary (":/..."), scenes are generated: only files are recent.
+  // Bundled photos live in the binary (":/..."), scenes are generated: only files are recent. So do the Alignment and
+  // the Captioning tab's bundled models, which their own selectors list; the Transformer tab's bundled demos, which
+  // it writes into a temporary folder, are kept by their key (that folder is gone after a restart).
   const auto isFile = [](const QString& path) { return !path.startsWith(u':') && !path.startsWith(u"scene:"_s); };
   const auto addImage = [this, isFile](const QString& path) {
     if (isFile(path)) recentImages_->add(path);
@@ -135,7 +138,14 @@ void MainWindow::connectWorkbenches() {
   connect(caption_, &CaptionWorkbench::openImageRequested, this, &MainWindow::openImageDialog);
   connect(caption_, &CaptionWorkbench::exportGridRequested, this, &MainWindow::exportViewDialog);
   connect(caption_, &CaptionWorkbench::exportOverlayRequested, this, &MainWindow::exportCaptionOverlayDialog);
-  connect(transformer_, &TransformerWorkbench::sourceLoaded, this, addModel);
+  connect(transformer_, &TransformerWorkbench::sourceLoaded, this, [this, addModel](const QString& path) {
+    const QString key = transformer_->sourceKey();
+    if (TransformerWorkbench::isDemoKey(key)) {
+      recentModels_->add(RecentList::bundledEntry(key));
+    } else {
+      addModel(path);
+    }
+  });
   connect(transformer_, &TransformerWorkbench::openModelRequested, this, &MainWindow::openModelDialog);
   connect(transformer_, &TransformerWorkbench::openDumpRequested, this, &MainWindow::openDumpDialog);
   connect(lab_, &LabWorkbench::resultShown, this, [this] {
@@ -262,12 +272,19 @@ void MainWindow::createViewActions() {
   aboutAction_ = new QAction(tr("&About AttnScope"), this);
   aboutAction_->setMenuRole(QAction::AboutRole);
   connect(aboutAction_, &QAction::triggered, this, &MainWindow::showAbout);
+  shortcutsAction_ = new QAction(tr("&Keyboard Shortcuts"), this);
+  shortcutsAction_->setStatusTip(tr("Every shortcut of the menus and tabs, and the keys the views read"));
+  connect(shortcutsAction_, &QAction::triggered, this, &MainWindow::showShortcuts);
+  glossaryAction_ = new QAction(tr("&Glossary"), this);
+  glossaryAction_->setStatusTip(
+      tr("What entropy, rollout, an attention sink, the logit lens and the other terms mean"));
+  connect(glossaryAction_, &QAction::triggered, this, &MainWindow::showGlossary);
   aboutQtAction_ = new QAction(tr("About &Qt"), this);
   aboutQtAction_->setMenuRole(QAction::AboutQtRole);
   connect(aboutQtAction_, &QAction::triggered, qApp, &QApplication::aboutQt);
 
   // Keyboard routes into the lab's main controls.
-  auto* focusMechanism = new QAction(this);
+  auto* focusMechanism = new QAction(tr("Focus the Lab's Mechanism Box"), this);
   focusMechanism->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   connect(focusMechanism, &QAction::triggered, this,
           [this] { lab_->mechanismBox()->setFocus(Qt::ShortcutFocusReason); });
@@ -319,6 +336,9 @@ void MainWindow::createMenus() {
   view->addAction(fullScreenAction_);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(shortcutsAction_);
+  help->addAction(glossaryAction_);
+  help->addSeparator();
   help->addAction(aboutAction_);
   help->addAction(aboutQtAction_);
   recentFiles_ = new RecentList(
@@ -493,6 +513,19 @@ void MainWindow::exportLayerDialog() {
 void MainWindow::showAbout() {
   AboutDialog dialog(this);
   dialog.exec();
+}
+
+// Both beside the window (not modal): a list to read while trying the keys or the views.
+void MainWindow::showShortcuts() {
+  auto* dialog = new ShortcutsDialog(*this, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->show();
+}
+
+void MainWindow::showGlossary() {
+  auto* dialog = new GlossaryDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->show();
 }
 
 void MainWindow::toggleFullScreen(bool on) {

@@ -1,10 +1,10 @@
-// The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date
-// model's alignment; the Captioning tab, the Mechanism Lab, the Glimpse workbench and the Transformer tab),
-// File / View / Help menus, a status bar with the current tab's last run, drag-and-drop and `attnscope PATH`
-// through openPath (image files go to the Captioning tab when it is in view and to the Glimpse tab otherwise,
-// AttnScope seq2seq and classifier folders to the Alignment tab, captioner folders to the Captioning tab, other
-// model folders and *.attn.safetensors dumps to the Transformer tab, sessions restored, anything else to the lab),
-// and geometry and the workbenches' parameters kept in QSettings.
+// The main window: one tab per workbench (the Alignment tab first, where a new user lands on a bundled date model's
+// alignment; the Captioning tab, the Mechanism Lab, the Glimpse workbench and the Transformer tab), File / View / Help
+// menus (Help: the keyboard shortcuts, a glossary, about), a status bar with the current tab's last run, drag-and-drop
+// and `attnscope PATH` through openPath (image files go to the Captioning tab when it is in view and to the Glimpse tab
+// otherwise, AttnScope seq2seq and classifier folders to the Alignment tab, captioner folders to the Captioning tab,
+// other model folders and *.attn.safetensors dumps to the Transformer tab, sessions restored, anything else to the
+// lab), and geometry and the workbenches' parameters kept in QSettings.
 // The session (every tab's state: attn::ui::Session) is the window's memory: File > Open Session… (Ctrl+O on a
 // *.attnscope.json, or a drop), Save Session (Ctrl+S) and Save Session As… (Ctrl+Shift+S), an autosave every
 // two minutes when something changed and on quit into autosaveFile(), restored at start. QSettings keeps only
@@ -93,7 +93,12 @@ class MainWindow : public QMainWindow {
   // anything else into the Transformer tab (a folder without a readable config goes to the Alignment or the Captioning
   // tab when that is the tab in view, so its error shows where the user is). False when the path does not
   // exist.
+  // "bundled:<key>" (a recent entry) opens the bundled model `key` as openBundledModel does.
   bool openModel(const QString& path);
+  // A bundled model by its key, in its tab: the Transformer tab's demos (induction-gpt2, stories260k), the
+  // Alignment tab's and the Captioning tab's models. False, said on the status bar, for a key this build lacks.
+  bool openBundledModel(const QString& key);
+  // Model folders and dumps, newest first; a bundled model as "bundled:<key>" (RecentList::bundledEntry).
   QStringList recentModels() const;
 
   // ---- exports, each reporting on the status bar ----
@@ -171,6 +176,8 @@ class MainWindow : public QMainWindow {
   bool reportExport(const attn::Result<void>& written, const QString& path);
   void updateForTab();
   void showAbout();
+  void showShortcuts();  // Help > Keyboard Shortcuts (window/help_dialogs.h)
+  void showGlossary();   // Help > Glossary
   void toggleFullScreen(bool on);
 
   QTabWidget* tabs_ = nullptr;
@@ -204,6 +211,8 @@ class MainWindow : public QMainWindow {
   QAction* sidePanelAction_ = nullptr;
   QAction* unitRangeAction_ = nullptr;
   QActionGroup* colormapGroup_ = nullptr;
+  QAction* shortcutsAction_ = nullptr;
+  QAction* glossaryAction_ = nullptr;
   QAction* aboutAction_ = nullptr;
   QAction* aboutQtAction_ = nullptr;
   QMenu* recentMenu_ = nullptr;

@@ -125,7 +125,31 @@ void MainWindow::openImageDialog() {
   openImage(path);
 }
 
+bool MainWindow::openBundledModel(const QString& key) {
+  if (TransformerWorkbench::isDemoKey(key)) {
+    showTransformer();
+    if (transformer_->openDemo(key)) return true;
+  } else if (bundledModelKeys().contains(key)) {
+    showAlignment();
+    alignment_->openModel(key);
+    return true;
+  } else if (bundledCaptionModelKeys().contains(key)) {
+    showCaption();
+    caption_->openModel(key);
+    return true;
+  }
+  // A key this build does not embed (a recent entry of another build).
+  messages_->show(nullptr,
+                  recentModels_->remove(RecentList::bundledEntry(key))
+                      ? tr("This build has no bundled model %1; removed it from the recent models").arg(key)
+                      : tr("This build has no bundled model %1").arg(key),
+                  8000);
+  return false;
+}
+
 bool MainWindow::openModel(const QString& path) {
+  // An entry of the recent models: a bundled model by its key, opened as its tab opens it.
+  if (const QString key = RecentList::bundledKey(path); !key.isEmpty()) return openBundledModel(key);
   const bool exists = pathExists(path);  // the bytes of the name, not QFileInfo's "?" for a byte that is not UTF-8
   const QString architecture = exists ? folderArchitecture(path) : QString();
   const bool captioner = isCaptionArchitecture(architecture) ||

@@ -2,6 +2,9 @@
 // kMaxEntries, each shown in a submenu as "&1 name" with the whole path as its tip, and a Clear List entry.
 // The window has three (text files for the lab, images, model folders and dumps), because they open into
 // different tabs; this class is the one piece of code behind all three.
+// A bundled model (one the binary embeds, which a tab writes into a temporary folder to open) is kept by its key
+// as "bundled:<key>", shown by its name, and never dropped as missing: its temporary folder is gone after a
+// restart, its key is not.
 #pragma once
 
 #include <QObject>
@@ -22,12 +25,15 @@ class RecentList : public QObject {
   RecentList(QString settingsKey, QMenu* menu, std::function<void(const QString&)> open, QObject* parent);
 
   QStringList paths() const;
-  // `path`, made absolute, to the front.
+  // "bundled:<key>", the entry of a bundled model; bundledKey gives the key back (empty for a path).
+  static QString bundledEntry(const QString& key);
+  static QString bundledKey(const QString& entry);
+  // `path`, made absolute (a bundled entry as it is), to the front.
   void add(const QString& path);
-  // Drops `path` (made absolute); true when it was listed.
+  // Drops `path` (made absolute, a bundled entry as it is); true when it was listed.
   bool remove(const QString& path);
   void clear();
-  // Rebuilds the menu without the entries that no longer exist, which it forgets and returns.
+  // Rebuilds the menu without the paths that no longer exist, which it forgets and returns.
   QStringList rebuild();
 
  private:

@@ -99,6 +99,7 @@ QGroupBox* TransformerWorkbench::buildGenerateGroup(QWidget* panel) {
   connect(worker_.get(), &TransformerWorker::generationProgress, this, &TransformerWorkbench::onGenerationProgress);
   auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), textEdit_);
   shortcut->setContext(Qt::WidgetShortcut);
+  shortcut->setWhatsThis(tr("Generate (in the text box)"));  // Help > Keyboard Shortcuts says it
   connect(shortcut, &QShortcut::activated, this, &TransformerWorkbench::generate);
   generateGroup_->setVisible(false);
   return generateGroup_;

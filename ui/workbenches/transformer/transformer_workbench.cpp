@@ -22,7 +22,9 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QTemporaryDir>
+#include <QTextCursor>
 
 #include <algorithm>
 
@@ -183,29 +185,16 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
   lastError_.clear();
   modelLabel_->setText(source_->description + u"\n"_s + QDir::toNativeSeparators(source_->path));
   modelLabel_->setToolTip(source_->path);
-  // Keep what the user typed; swap one example for the family's own (a model without a tokenizer: a few ids).
-  if (source_->model && !source_->isVision()) {
-    const QString current = textEdit_->toPlainText();
-    if (isExampleText(current) || current == idsExample_) {
-      const QSignalBlocker block(textEdit_);
-      const QString key = sourceKey();
-      idsExample_.clear();
-      if (!source_->model->tokenizer()) {
-        idsExample_ = u"ids:"_s;
-        for (int id = 0; id < std::min(8, source_->model->config().vocab_size); ++id) {
-          idsExample_ += u' ' + QString::number(id);
-        }
-      }
-      textEdit_->setPlainText(!idsExample_.isEmpty()   ? idsExample_
-                              : key == demoModelKey()  ? demoText()
-                              : key == storyModelKey() ? storyText()
-                                                       : defaultText(source_->family()));
-    }
-  }
+  const bool textChanged = takeTextForSource();
   updateInputControls();
   clearRunViews();
   emit sourceLoaded(source_->path);
-  emit statusMessage(tr("Opened %1 (%2 ms)").arg(source_->name).arg(source_->loadMs, 0, 'f', 0), 6000);
+  emit statusMessage(textChanged ? tr("Opened %1 (%2 ms) with the text last used with its kind of model; Ctrl+Z in "
+                                      "the text box brings back the previous text")
+                                       .arg(source_->name)
+                                       .arg(source_->loadMs, 0, 'f', 0)
+                                 : tr("Opened %1 (%2 ms)").arg(source_->name).arg(source_->loadMs, 0, 'f', 0),
+                     6000);
   if (source_->isVision() && !image_) {
     // A photo asked for (--image, File > Open) may still be decoding: it runs when it arrives, and the sample
     // does not replace it.
@@ -213,6 +202,61 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
     return;
   }
   post();
+}
+
+QString TransformerWorkbench::textKindOf(const TransformerSource& source) const {
+  if (!source.model || source.isVision()) return {};
+  const QString key = sourceKey();
+  if (isDemoKey(key)) return key;
+  if (!source.model->tokenizer()) return u"ids"_s;
+  const std::string_view family = attn::models::to_string(source.family());
+  return QString::fromUtf8(family.data(), qsizetype(family.size()));
+}
+
+QString TransformerWorkbench::exampleTextFor(const QString& kind, const TransformerSource& source) {
+  if (kind == u"ids"_s) {  // a model without a tokenizer: a few ids
+    idsExample_ = u"ids:"_s;
+    for (int id = 0; id < std::min(8, source.model->config().vocab_size); ++id)
+      idsExample_ += u' ' + QString::number(id);
+    return idsExample_;
+  }
+  return kind == demoModelKey() ? demoText() : kind == storyModelKey() ? storyText() : defaultText(source.family());
+}
+
+// Issue 41 (finding 8): the text typed for one model was carried into the next, or an example replaced it. Now
+// each kind of model keeps its own last text: a model of another kind gets the text last used with that kind, or,
+// the first time, what was typed (its example when the box holds only an example, or when ids and words would be
+// read as the other's); a model of the same kind keeps the text. A session's text stays with the model it opens.
+bool TransformerWorkbench::takeTextForSource() {
+  const QString kind = textKindOf(*source_);
+  if (kind.isEmpty()) return false;  // a dump or ViT: the box is not read, and keeps its kind
+  const QString current = textEdit_->toPlainText();
+  const bool example = isExampleText(current) || current == idsExample_;
+  QString next = current;
+  if (textChosenForLoad_) {
+    next = current;
+  } else if (kind != textKind_) {
+    if (!textKind_.isEmpty()) kindTexts_.insert(textKind_, current);
+    const auto kept = kindTexts_.constFind(kind);
+    if (kept != kindTexts_.constEnd()) {
+      next = *kept;
+    } else if (example || kind == u"ids"_s || textKind_ == u"ids"_s) {  // ids are no words, and back
+      next = exampleTextFor(kind, *source_);
+    }
+  } else if (example) {
+    next = exampleTextFor(kind, *source_);
+  }
+  textChosenForLoad_ = false;
+  textKind_ = kind;
+  if (next == current) return false;
+  // One undoable edit (setPlainText would empty the undo stack), without a run for the model being replaced.
+  const QSignalBlocker block(textEdit_);
+  QTextCursor cursor(textEdit_->document());
+  cursor.beginEditBlock();
+  cursor.select(QTextCursor::Document);
+  cursor.insertText(next);
+  cursor.endEditBlock();
+  return !example;
 }
 
 void TransformerWorkbench::clearRunViews() {
@@ -239,6 +283,7 @@ void TransformerWorkbench::clearRunViews() {
 void TransformerWorkbench::onLoadFailed(quint64 serial, const QString& message, bool cancelled) {
   if (serial != loadRequested_) return;
   loadSettled_ = serial;
+  textChosenForLoad_ = false;  // a session's text was for that model; the text stays, the next model chooses
   const QString name = QFileInfo(loadingPath_).fileName();
   if (cancelled) {
     loadNote_->setText(source_ ? tr("Loading %1 cancelled; %2 stays open.").arg(name, source_->name)

@@ -18,6 +18,7 @@
 #include "workbenches/common/worker_thread.h"
 #include "workbenches/common/workbench.h"
 
+#include <QHash>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -273,6 +274,13 @@ class TransformerWorkbench : public Workbench {
   void selectStatsRow();
   void showError(const QString& message);
   void setLoadingUi(bool loading);
+  // The text a newly loaded model starts with: each kind of model keeps its own last text (textKindOf); the box is
+  // changed as one undoable edit, so Ctrl+Z in it brings back what was there. True when the text was changed.
+  bool takeTextForSource();
+  // "induction-gpt2" and "stories260k" for the demos, "ids" for a model without a tokenizer, else its family
+  // ("gpt2", "bert", ...); empty for what reads no text (a dump, ViT).
+  QString textKindOf(const TransformerSource& source) const;
+  QString exampleTextFor(const QString& kind, const TransformerSource& source);
 
   WorkerThread thread_;
   std::unique_ptr<TransformerWorker> worker_;
@@ -292,8 +300,11 @@ class TransformerWorkbench : public Workbench {
   int head_ = 0;
   QString requestedSource_;  // the source open or opening: a folder, a dump or demoModelKey()
   QString idsExample_;       // the example ids put in the text box for a model without a tokenizer
-  QString requestedImage_;   // the photo open or opening: a file or a ":/" resource
-  int pendingLayer_ = -1;    // applyState's selection, applied with the first result after it
+  QString textKind_;         // the kind of model the text in the box was written for (textKindOf); empty at first
+  QHash<QString, QString> kindTexts_;  // each other kind's last text, given back when a model of it opens
+  bool textChosenForLoad_ = false;     // a session set the text for the model it opens: it stays
+  QString requestedImage_;             // the photo open or opening: a file or a ":/" resource
+  int pendingLayer_ = -1;              // applyState's selection, applied with the first result after it
   int pendingHead_ = -1;
   bool selecting_ = false;
   bool matrixActive_ = false;  // the last view used was the matrix (File > Export View)

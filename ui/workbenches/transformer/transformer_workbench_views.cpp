@@ -221,6 +221,7 @@ void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state)
   }
   const QString source = QString::fromStdString(state.source);
   if (!source.isEmpty() && source != requestedSource_) {
+    textChosenForLoad_ = true;  // the model opened here keeps the session's text (takeTextForSource)
     if (isDemoKey(source)) {
       openDemo(source);
     } else {
