@@ -144,16 +144,18 @@ void LongMapPanel::buildFindBar(QHBoxLayout* bar) {
   bar->addWidget(findNote_, 1);
   // The platform's own keys (F3 and Shift+F3 on Linux and Windows), wherever the focus is in the panel; its
   // Find key (Ctrl+F) goes to the box.
-  const auto action = [this](QKeySequence::StandardKey key, auto slot) {
-    auto* a = new QAction(this);
+  // Each named, as Help > Keyboard Shortcuts lists it.
+  const auto action = [this](QKeySequence::StandardKey key, const QString& name, auto slot) {
+    auto* a = new QAction(name, this);
     a->setShortcuts(key);
     a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     connect(a, &QAction::triggered, this, slot);
     addAction(a);
   };
-  action(QKeySequence::FindNext, [this] { findNext(findEdit_->text()); });
-  action(QKeySequence::FindPrevious, [this] { findPrevious(findEdit_->text()); });
-  action(QKeySequence::Find, [this] {
+  action(QKeySequence::FindNext, tr("Find the next match in the long map"), [this] { findNext(findEdit_->text()); });
+  action(QKeySequence::FindPrevious, tr("Find the previous match in the long map"),
+         [this] { findPrevious(findEdit_->text()); });
+  action(QKeySequence::Find, tr("Find text in the long map"), [this] {
     findEdit_->setFocus(Qt::ShortcutFocusReason);
     findEdit_->selectAll();
   });
