@@ -393,6 +393,7 @@ class TestMainWindow : public QObject {
     QVERIFY2(listed >= 12, qPrintable(QString::number(listed)));
     QVERIFY(rows.contains(keysOf(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M)) + u" | Open Model"_s));
     QVERIFY(rows.contains(u"Ctrl+Up, Ctrl+Down | Move the long map's selected query"_s));  // a view's own keys
+    testing::saveShot(dialog->grab().toImage(), u"help-shortcuts"_s);
     dialog->close();
 
     glossary->trigger();
@@ -403,6 +404,7 @@ class TestMainWindow : public QObject {
                                 u"Layer"_s, u"Query, key, value"_s, u"Max-pooling in the maps"_s, u"Saliency"_s}) {
       QVERIFY2(text.contains(term), qPrintable(term));
     }
+    testing::saveShot(words->grab().toImage(), u"help-glossary"_s);
     words->close();
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
   }
