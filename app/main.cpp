@@ -530,7 +530,8 @@ void applyGlimpse(attn::ui::GlimpseWorkbench* tab, const GlimpseOptions& o, cons
 // layout, grab the window and quit (0 saved, 1 not). A failure of the tab, or nothing within a minute, quits
 // with 1 and a message.
 // `again`, after a screenshot is saved: the path of another one to take once `ready` again (having changed the view),
-// or none to quit. `session`: where to save the session (every tab's state) when the first screenshot is saved.
+// or none to quit. `session`: where to save the session (every tab's state, once every tab is idle) when the first
+// screenshot is saved.
 void armScreenshot(attn::ui::MainWindow& window, const QString& first, attn::ui::Workbench* workbench,
                    std::function<bool()> ready, int timeoutS, std::function<std::optional<QString>()> again,
                    std::optional<QString> session) {
@@ -554,6 +555,11 @@ void armScreenshot(attn::ui::MainWindow& window, const QString& first, attn::ui:
   auto sessionPath = std::make_shared<std::optional<QString>>(std::move(session));
   QObject::connect(poll, &QTimer::timeout, &window, [&window, path, workbench, ready, shown, poll, again, sessionPath] {
     if (!*shown || !ready()) return;
+    // The session is every tab's state: each tab has shown its newest request first (the Glimpse tab records its
+    // photo once read, which a screenshot of another tab would otherwise catch half-way).
+    const auto& tabs = window.workbenches();
+    if (*sessionPath && !std::ranges::all_of(tabs, [](const attn::ui::Workbench* tab) { return tab->isIdle(); }))
+      return;
     poll->stop();
     QTimer::singleShot(kSettleMs, &window, [&window, path, poll, again, sessionPath] {
       // As every export is written: atomically, under the name's own bytes.
