@@ -401,8 +401,7 @@ MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const at
     m->col_axis = "input tokens";
     map = std::move(m);
   } else {
-    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1,
-                    render::kMaxHeatmapCellsPerSide);
+    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1, render::kMaxCellsPerSide);
   }
   if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
   return map;
@@ -583,7 +582,7 @@ MapOrFailure onDemandMap(const TransformerJob& job, const RenderSpec& spec, cons
   const std::string what = "layer " + std::to_string(spec.layer) + " \u00b7 head " + std::to_string(spec.head);
   const auto& labels = run.attention.tokens;
   if (job.tile.empty()) {
-    const Index side = std::min<Index>(render::kMaxHeatmapCellsPerSide, std::min(job.size.width(), job.size.height()));
+    const Index side = std::min<Index>(render::kMaxCellsPerSide, std::min(job.size.width(), job.size.height()));
     return pooledOnDemand(layer, spec.head, labels, side, what);
   }
   const auto tile = checkedTile(job, tokens);

@@ -9,6 +9,7 @@
 #include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
+#include "render/map_pooling.h"
 
 #include <QFont>
 #include <QRect>
@@ -22,9 +23,6 @@ class QPainter;
 
 namespace attn::ui::render {
 
-// Maps with more cells a side are drawn max-pooled (attn::pooled_map), as HeatmapView::kMaxCellsPerSide.
-inline constexpr int kMaxHeatmapCellsPerSide = 2048;
-
 struct HeatmapFigure {
   std::shared_ptr<const attn::AttentionMap> map;
   Colormap colormap = Colormap::Viridis;
@@ -36,6 +34,8 @@ struct HeatmapFigure {
   AlignmentOverlay overlay;  // drawn over the cells (the decoding step in view, local-p's windows)
 };
 
+// A map with more cells than its cells' pixels is drawn max-pooled to them, at every size, the axes saying so
+// (render/map_pooling.h: the rule the window's HeatmapView follows).
 // Paints `figure` into `area` with `font` for its labels (the caller fills the background); returns the height
 // used from area.top(), less than area.height() when square cells leave room below.
 int paintHeatmapFigure(QPainter& painter, const QRect& area, const HeatmapFigure& figure, const QFont& font);
