@@ -377,6 +377,12 @@ int heatmapFigureHeight(const QRect& area, const HeatmapFigure& figure, const QF
   return layout.map && layout.map->weights.size() > 0 ? std::min(area.height(), layout.bottom) : area.height();
 }
 
+QSize heatmapFigureCellPixels(const QRect& area, const HeatmapFigure& figure, const QFont& font) {
+  const Layout layout = layOut(area, figure, measuresFor(figure, font));
+  if (!layout.map || layout.map->weights.size() == 0) return {};
+  return QSize(std::max(1, int(layout.cells.width())), std::max(1, int(layout.cells.height())));
+}
+
 int paintHeatmapFigure(QPainter& painter, const QRect& area, const HeatmapFigure& figure, const QFont& font) {
   const Measures m = measuresFor(figure, font);
   const Layout layout = layOut(area, figure, m);
