@@ -3,6 +3,7 @@
 #include "views/heatmap_view.h"
 
 #include "render/map_pooling.h"
+#include "views/plot_data.h"
 #include "views/qcustomplot.h"
 
 #include <algorithm>
