@@ -401,8 +401,7 @@ MapOrFailure specMap(const TransformerJob& job, const RenderSpec& spec, const at
     m->col_axis = "input tokens";
     map = std::move(m);
   } else {
-    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1,
-                    render::kMaxHeatmapCellsPerSide);
+    map = trace.map(stage, spec.layer, spec.kind == RenderSpec::Kind::Head ? spec.head : -1, render::kMaxCellsPerSide);
   }
   if (!map) return std::unexpected(inputFailure(QObject::tr("the run has no such map")));
   return map;
@@ -552,8 +551,10 @@ std::shared_ptr<attn::AttentionMap> pooledOnDemand(const attn::OnDemandLayer& la
   } else {
     const std::string per = std::to_string(factor) + " \u00d7 " + std::to_string(factor);
     map->name = what + " \u00b7 max-pooled: a cell is the largest of " + per + " weights";
-    map->row_axis = "queries (" + std::to_string(factor) + " a cell)";
-    map->col_axis = "keys (" + std::to_string(factor) + " a cell)";
+    // As the figure and the tab say their pooling ("keys · max-pooled, 4 per cell"); the last cell may hold fewer.
+    const std::string pooled = " \u00b7 max-pooled, " + std::to_string(factor) + " per cell";
+    map->row_axis = "queries" + pooled;
+    map->col_axis = "keys" + pooled;
   }
   return map;
 }
@@ -583,8 +584,16 @@ MapOrFailure onDemandMap(const TransformerJob& job, const RenderSpec& spec, cons
   const std::string what = "layer " + std::to_string(spec.layer) + " \u00b7 head " + std::to_string(spec.head);
   const auto& labels = run.attention.tokens;
   if (job.tile.empty()) {
-    const Index side = std::min<Index>(render::kMaxHeatmapCellsPerSide, std::min(job.size.width(), job.size.height()));
-    return pooledOnDemand(layer, spec.head, labels, side, what);
+    // Pooled to the figure's cells (measured with a first pooling to the picture's size), so that the figure draws
+    // each pooled cell on its own pixels and need not pool the pooled map again.
+    const Index side = std::min<Index>(render::kMaxCellsPerSide, std::min(job.size.width(), job.size.height()));
+    auto map = pooledOnDemand(layer, spec.head, labels, side, what);
+    render::HeatmapFigure probe;
+    probe.map = map;
+    const QSize cells = render::heatmapFigureCellPixels(QRect(QPoint(), job.size), probe, QGuiApplication::font());
+    const Index fit = std::min<Index>(cells.width(), cells.height());
+    if (fit > 0 && fit < map->weights.rows()) map = pooledOnDemand(layer, spec.head, labels, fit, what);
+    return map;
   }
   const auto tile = checkedTile(job, tokens);
   if (!tile) return std::unexpected(tile.error());

@@ -95,6 +95,33 @@ class TestTransformerCli : public QObject {
     QVERIFY2(gpt2.out.contains(u"generated 8 tokens"_s) && gpt2.out.contains(u": tion|att"_s), qPrintable(gpt2.out));
   }
 
+  // Issue 41, finding 4, for a head kept on demand: the whole head is pooled (by a whole factor) to the figure's
+  // cells, not to the picture's size, so the figure draws every pooled cell on its own pixels and does not pool the
+  // pooled map again (which its axes then said twice: "keys · max-pooled, 2 per cell · max-pooled, 1–2 per cell").
+  void onDemandHeadIsPooledToTheFiguresCells() {
+    const QString llama = QStringLiteral(ATTN_SOURCE_DIR "/resources/models/stories260k");
+    const QString text = dir_.filePath(u"long-story.txt"_s);
+    QFile file(text);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    for (int i = 0; i < 40; ++i) file.write("Once upon a time, there was a little girl. ");
+    file.close();
+    const QString dump = dir_.filePath(u"long-story.attn.safetensors"_s);
+    const Run run =
+        runCli({u"run"_s, u"--model"_s, llama, u"--text-file"_s, text, u"--on-demand"_s, u"--dump"_s, dump});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const QString svg = dir_.filePath(u"long-story.svg"_s);
+    const Run render = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=2,head=3"_s, u"--out"_s, svg,
+                               u"--width"_s, u"400"_s, u"--height"_s, u"300"_s});
+    QVERIFY2(render.exitCode == 0, qPrintable(render.err));
+    QFile picture(svg);
+    QVERIFY(picture.open(QIODevice::ReadOnly));
+    const QString drawn = QString::fromUtf8(picture.readAll());
+    // Each axis says the pooling once, the tab's way.
+    QVERIFY2(drawn.contains(u"queries \u00b7 max-pooled, "_s) && drawn.contains(u"keys \u00b7 max-pooled, "_s),
+             "the head is drawn max-pooled, said on the axes");
+    QVERIFY2(drawn.count(u"per cell"_s) == 2, "the figure pooled the pooled head again");
+  }
+
   // --on-demand (or a long text) keeps a decoder's attention on demand; --dump then writes version 2, which reads
   // back as the run's layers, --dump-in re-writes, and --render is refused with where to look instead.
   void onDemandRunsWriteVersionTwo() {

@@ -1,11 +1,15 @@
 // ui/render: the pure functions behind every heatmap.
 #include "render/colormap.h"
+#include "render/figure_export.h"
 #include "render/heatmap_figure.h"
 #include "render/heatmap_render.h"
 #include "views/plot_data.h"
+#include "ui_test_support.h"
 #include "views/qcustomplot.h"
 
+#include <QFile>
 #include <QPainter>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -214,6 +218,67 @@ class TestRender : public QObject {
             image.pixel(x, (top + bottom) / 2) != low;
     }
     QVERIFY(bar);
+  }
+
+  // Issue 41, finding 4, in the CLI's figures: a map of exactly 2,048 cells a side was subsampled into a few
+  // hundred pixels (only larger maps were pooled) and drew as a blank rectangle. The figure follows the tab's rule
+  // (render/map_pooling.h): more cells than pixels, max-pooled to the pixels, at every size, the axes saying so.
+  void heatmapFigureMaxPoolsEveryMapWithMoreCellsThanPixels() {
+    const int side = 2048;
+    auto map = std::make_shared<attn::AttentionMap>();
+    map->weights = attn::Matrix::Zero(side, side);
+    for (int i = 0; i < side; ++i) map->weights(i, i) = 1.0f;
+    for (int i = 0; i < side; ++i) map->row_labels.push_back("w" + std::to_string(i));
+    map->col_labels = map->row_labels;
+    render::HeatmapFigure figure;
+    figure.map = map;
+    QImage image(600, 600, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    render::paintHeatmapFigure(painter, image.rect(), figure, QFont());
+    painter.end();
+    testing::saveShot(image, u"figure-pooled-2048"_s);
+    const QRgb high = render::sample(render::Colormap::Viridis, 1.0);
+    const QRgb low = render::sample(render::Colormap::Viridis, 0.0);
+    const auto cell = [&](int x, int y) { return image.pixel(x, y) == high || image.pixel(x, y) == low; };
+    // The cells: the first run of cell colours along the middle row, and the run through its middle column.
+    const int midY = image.height() / 2;
+    int left = 0;
+    while (left < image.width() && !cell(left, midY)) ++left;
+    int right = left;
+    while (right + 1 < image.width() && cell(right + 1, midY)) ++right;
+    const int midX = (left + right) / 2;
+    int top = midY, bottom = midY;
+    while (top > 0 && cell(midX, top - 1)) --top;
+    while (bottom + 1 < image.height() && cell(midX, bottom + 1)) ++bottom;
+    const int width = right - left + 1, height = bottom - top + 1;
+    QVERIFY2(width > 300 && height > 300, qPrintable(u"cells %1 x %2"_s.arg(width).arg(height)));
+    // Every row of pixels has the colour of 1 on the diagonal (within a pooled cell's width and a pixel).
+    const double slope = double(width) / double(height);
+    int missing = 0;
+    for (int y = top; y <= bottom; ++y) {
+      const int at = left + int((double(y - top) + 0.5) * slope);
+      bool bright = false;
+      for (int x = std::max(left, at - int(slope) - 2); x <= std::min(right, at + int(slope) + 2) && !bright; ++x) {
+        bright = image.pixel(x, y) == high;
+      }
+      missing += !bright;
+    }
+    QVERIFY2(
+        missing == 0,
+        qPrintable(u"%1 of %2 rows without the diagonal (cells %3 x %4 px)"_s.arg(missing).arg(height).arg(width).arg(
+            height)));
+    // The pooling is said on the axes: an SVG of the same figure carries the axis titles as text.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(u"pooled.svg"_s);
+    QVERIFY(exportHeatmapFigure(figure, QSize(600, 600), QFont(), path));
+    QFile svg(path);
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(svg.readAll());
+    QVERIFY2(text.contains(u"queries \u00b7 max-pooled"_s) && text.contains(u"keys \u00b7 max-pooled"_s),
+             qPrintable(text.left(4000)));
+    QVERIFY(text.contains(u"per cell"_s));
   }
 
   void squareCellsLeaveRoomBelowAOneRowMap() {

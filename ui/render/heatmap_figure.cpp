@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace Qt::StringLiterals;
 
@@ -53,12 +54,6 @@ QStringList labelsFor(const attn::Labels& labels, Index count) {
     out.append(std::size_t(i) < labels.size() ? tokenLabel(labels[std::size_t(i)]) : QString::number(i));
   }
   return out;
-}
-
-// "8 per cell" or "8–9 per cell" for an axis of n cells drawn in `bins` bins.
-QString perCell(Index n, Index bins) {
-  const Index lo = n / bins, hi = (n + bins - 1) / bins;
-  return lo == hi ? QString::number(lo) : u"%1\u2013%2"_s.arg(lo).arg(hi);
 }
 
 QString tickText(double value) {
@@ -108,25 +103,15 @@ double widestShown(const QStringList& labels, int stride, const QFont& font) {
   return widest;
 }
 
-Layout layOut(const QRect& area, const HeatmapFigure& figure, const Measures& m) {
+// Where the cells of `shown` (the map as drawn: pooled already) and everything around them go.
+Layout layOutCells(const QRect& area, const HeatmapFigure& figure, const Measures& m,
+                   std::shared_ptr<const attn::AttentionMap> shown) {
   Layout out;
-  out.map = figure.map;
-  if (!out.map || out.map->weights.size() == 0) return out;
-  if (auto pooled = attn::pooled_map(*out.map, kMaxHeatmapCellsPerSide)) {
-    out.map = std::make_shared<const attn::AttentionMap>(std::move(*pooled));
-  }
+  out.map = std::move(shown);
   const auto& map = *out.map;
   const Index rowCount = map.weights.rows(), columnCount = map.weights.cols();
   out.rows = labelsFor(map.row_labels, rowCount);
   out.columns = labelsFor(map.col_labels, columnCount);
-  out.rowTitle = QString::fromStdString(map.row_axis);
-  out.columnTitle = QString::fromStdString(map.col_axis);
-  if (const auto& pooled = map.pooled) {
-    const QString how = pooled->pool == attn::Pool::Max ? QObject::tr("max") : QObject::tr("mean");
-    out.rowTitle = QObject::tr("%1 \u00b7 %2 per cell (%3)").arg(out.rowTitle, perCell(pooled->rows, rowCount), how);
-    out.columnTitle =
-        QObject::tr("%1 \u00b7 %2 per cell (%3)").arg(out.columnTitle, perCell(pooled->cols, columnCount), how);
-  }
   out.range = valueRange(map.weights, figure.rangeMode);
   const bool bar = figure.colorBar || !figure.compact;
   const QFontMetricsF tickMetrics(m.tick);
@@ -178,6 +163,48 @@ Layout layOut(const QRect& area, const HeatmapFigure& figure, const Measures& m)
     out.ticks = colorBarTicks(out.range, count);
   }
   out.bottom = int(std::ceil(out.cells.bottom())) + bottomMargin - area.top();
+  return out;
+}
+
+// The axis titles, saying the pooling (render::pooledAxisTitle, as HeatmapView's axes say it) when `shown` is
+// pooled, counted from the map given (its own pooling, the size cap to `base` and the pixels).
+void sayPooling(Layout& layout, const attn::AttentionMap& given, const attn::AttentionMap& base) {
+  const attn::AttentionMap& shown = *layout.map;
+  layout.rowTitle = QString::fromStdString(shown.row_axis);
+  layout.columnTitle = QString::fromStdString(shown.col_axis);
+  const auto& pooled = shown.pooled;
+  if (!pooled) return;
+  const auto original = [&](attn::Index attn::MapPooling::*axis) {
+    return given.pooled ? std::optional<attn::Index>((*given.pooled).*axis) : std::nullopt;
+  };
+  const auto rowStarts = composedStarts(original(&attn::MapPooling::rows), given.weights.rows(), base.weights.rows(),
+                                        shown.weights.rows());
+  const auto colStarts = composedStarts(original(&attn::MapPooling::cols), given.weights.cols(), base.weights.cols(),
+                                        shown.weights.cols());
+  layout.rowTitle = pooledAxisTitle(layout.rowTitle, QObject::tr("rows"), pooled->pool, rowStarts);
+  layout.columnTitle = pooledAxisTitle(layout.columnTitle, QObject::tr("columns"), pooled->pool, colStarts);
+}
+
+// The rule HeatmapView follows (render/map_pooling.h): a map past kMaxCellsPerSide a side is pooled to that, and
+// then to the cells' pixels whenever it has more cells than pixels, at every size. The cells' area depends on the
+// labels of the map drawn, so the figure is laid out, pooled to its cells' pixels and laid out again until the
+// cells fit; each pass pools to fewer cells than the last, so it ends.
+Layout layOut(const QRect& area, const HeatmapFigure& figure, const Measures& m) {
+  if (!figure.map || figure.map->weights.size() == 0) {
+    Layout out;
+    out.map = figure.map;
+    return out;
+  }
+  const auto base = pooledToCells(figure.map, {kMaxCellsPerSide, kMaxCellsPerSide});
+  Layout out = layOutCells(area, figure, m, base);
+  for (int pass = 0; pass < 4; ++pass) {
+    const QSize pixels(std::max(1, int(out.cells.width())), std::max(1, int(out.cells.height())));
+    const CellShape drawn{out.map->weights.rows(), out.map->weights.cols()};
+    const CellShape need = cellsForPixels(drawn.rows, drawn.cols, pixels);
+    if (need == drawn) break;
+    out = layOutCells(area, figure, m, pooledToCells(base, need));
+  }
+  sayPooling(out, *figure.map, *base);
   return out;
 }
 
@@ -348,6 +375,12 @@ std::vector<double> colorBarTicks(ValueRange range, int count) {
 int heatmapFigureHeight(const QRect& area, const HeatmapFigure& figure, const QFont& font) {
   const Layout layout = layOut(area, figure, measuresFor(figure, font));
   return layout.map && layout.map->weights.size() > 0 ? std::min(area.height(), layout.bottom) : area.height();
+}
+
+QSize heatmapFigureCellPixels(const QRect& area, const HeatmapFigure& figure, const QFont& font) {
+  const Layout layout = layOut(area, figure, measuresFor(figure, font));
+  if (!layout.map || layout.map->weights.size() == 0) return {};
+  return QSize(std::max(1, int(layout.cells.width())), std::max(1, int(layout.cells.height())));
 }
 
 int paintHeatmapFigure(QPainter& painter, const QRect& area, const HeatmapFigure& figure, const QFont& font) {

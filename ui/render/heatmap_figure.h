@@ -9,6 +9,7 @@
 #include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
+#include "render/map_pooling.h"
 
 #include <QFont>
 #include <QRect>
@@ -22,9 +23,6 @@ class QPainter;
 
 namespace attn::ui::render {
 
-// Maps with more cells a side are drawn max-pooled (attn::pooled_map), as HeatmapView::kMaxCellsPerSide.
-inline constexpr int kMaxHeatmapCellsPerSide = 2048;
-
 struct HeatmapFigure {
   std::shared_ptr<const attn::AttentionMap> map;
   Colormap colormap = Colormap::Viridis;
@@ -36,11 +34,16 @@ struct HeatmapFigure {
   AlignmentOverlay overlay;  // drawn over the cells (the decoding step in view, local-p's windows)
 };
 
+// A map with more cells than its cells' pixels is drawn max-pooled to them, at every size, the axes saying so
+// (render/map_pooling.h: the rule the window's HeatmapView follows).
 // Paints `figure` into `area` with `font` for its labels (the caller fills the background); returns the height
 // used from area.top(), less than area.height() when square cells leave room below.
 int paintHeatmapFigure(QPainter& painter, const QRect& area, const HeatmapFigure& figure, const QFont& font);
 // The height paintHeatmapFigure would use, without painting.
 int heatmapFigureHeight(const QRect& area, const HeatmapFigure& figure, const QFont& font);
+// The whole pixels the cells take in `area` as paintHeatmapFigure lays them out (empty without a map): a caller
+// that pools a map itself (the CLI's on-demand heads) pools it to these, so the figure need not pool it again.
+QSize heatmapFigureCellPixels(const QRect& area, const HeatmapFigure& figure, const QFont& font);
 
 // Small multiples as MapGrid lays them out in `size`: `tiles` (compact figures) `columns` to a row, every row as tall
 // as its tallest tile needs (square cells need less than their share). heatmapGridHeight is the height used (at

@@ -2,6 +2,8 @@
 // the titles that say so, and what a drawn cell holds (its tooltip, the source rows and columns of its signals).
 #include "views/heatmap_view.h"
 
+#include "render/map_pooling.h"
+#include "views/plot_data.h"
 #include "views/qcustomplot.h"
 
 #include <algorithm>
@@ -38,37 +40,6 @@ Bin binOf(attn::Index k, const std::vector<attn::Index>& starts) {
   return {starts[std::size_t(k)], starts[std::size_t(k) + 1]};
 }
 
-// Where each of `shown` cells starts in the unpooled axis, through every pooling between: the source's own (from
-// `original` cells to `given`), the view's size cap (to `base`) and its pixels (to `shown`). Empty: none pooled.
-std::vector<attn::Index> composedStarts(std::optional<attn::Index> original, attn::Index given, attn::Index base,
-                                        attn::Index shown) {
-  std::vector<attn::Index> starts;
-  const auto level = [&](attn::Index from, attn::Index to) {
-    if (from == to) return;
-    std::vector<attn::Index> next(std::size_t(to) + 1);
-    for (attn::Index k = 0; k <= to; ++k) {
-      const attn::Index first = attn::pool_bin_start(k, from, to);
-      next[std::size_t(k)] = starts.empty() ? first : starts[std::size_t(first)];
-    }
-    starts = std::move(next);
-  };
-  if (original) level(*original, given);
-  level(given, base);
-  level(base, shown);
-  return starts;
-}
-
-// How many source cells a drawn cell of a pooled axis holds: "8" or "8–9".
-QString perCell(const std::vector<attn::Index>& starts) {
-  if (starts.size() < 2) return u"1"_s;
-  attn::Index lo = starts[1] - starts[0], hi = lo;
-  for (std::size_t k = 1; k < starts.size(); ++k) {
-    lo = std::min(lo, starts[k] - starts[k - 1]);
-    hi = std::max(hi, starts[k] - starts[k - 1]);
-  }
-  return lo == hi ? QString::number(lo) : u"%1\u2013%2"_s.arg(lo).arg(hi);
-}
-
 // Fewer cells than were drawn, or more cells than pixels: a drawn axis of `shown` cells is pooled again to fit
 // `need` (its cells or its pixels, the fewer); a small gain is not worth it (and labels that change the margins
 // could otherwise re-pool back and forth).
@@ -97,14 +68,10 @@ void HeatmapView::setMap(std::shared_ptr<const attn::AttentionMap> map) {
   }
   // Past kMaxCellsPerSide a side, the map the pixels are pooled from is itself pooled once (a Lab map of 8,192
   // words would be 67 million cells, and pooling it again at every resize would take a tenth of a second).
-  const attn::Pool pool = source_->pooled ? source_->pooled->pool : attn::Pool::Max;
   distribution_ = source_->quantity == "weight" &&
                   (source_->pooled ? (source_->weights.array() >= 0.0f && source_->weights.array() <= 1.0f).all()
                                    : render::isDistribution(source_->weights));
-  base_ = source_;
-  if (auto pooled = attn::pooled_map(*source_, kMaxCellsPerSide, kMaxCellsPerSide, pool)) {
-    base_ = std::make_shared<const attn::AttentionMap>(std::move(*pooled));
-  }
+  base_ = render::pooledToCells(source_, {kMaxCellsPerSide, kMaxCellsPerSide});
   if (!fitToPixels()) showCells(base_);
   colorMap_->setVisible(true);
   resetRanges();
@@ -119,18 +86,12 @@ bool HeatmapView::fitToPixels() {
   if (!plot()->isVisible() && map_) return false;
   const QRect area = plot()->isVisible() ? plot()->axisRect()->rect() : QRect();
   const attn::Index rows = base_->weights.rows(), cols = base_->weights.cols();
-  const attn::Index needRows = area.height() > 0 ? std::min<attn::Index>(rows, area.height()) : rows;
-  const attn::Index needCols = area.width() > 0 ? std::min<attn::Index>(cols, area.width()) : cols;
+  const auto [needRows, needCols] = render::cellsForPixels(rows, cols, area.size());
   if (map_ && !worthRepooling(map_->weights.rows(), needRows) && !worthRepooling(map_->weights.cols(), needCols)) {
     return false;
   }
   if (map_ && map_->weights.rows() == needRows && map_->weights.cols() == needCols) return false;
-  std::shared_ptr<const attn::AttentionMap> shown = base_;
-  const attn::Pool pool = source_->pooled ? source_->pooled->pool : attn::Pool::Max;
-  if (auto pooled = attn::pooled_map(*base_, needRows, needCols, pool)) {
-    shown = std::make_shared<const attn::AttentionMap>(std::move(*pooled));
-  }
-  showCells(std::move(shown));
+  showCells(render::pooledToCells(base_, {needRows, needCols}));
   return true;
 }
 
@@ -141,10 +102,10 @@ void HeatmapView::showCells(std::shared_ptr<const attn::AttentionMap> shown) {
   const auto original = [&](attn::Index attn::MapPooling::*axis) {
     return given.pooled ? std::optional<attn::Index>((*given.pooled).*axis) : std::nullopt;
   };
-  rowStarts_ = composedStarts(original(&attn::MapPooling::rows), given.weights.rows(), base_->weights.rows(),
-                              shown->weights.rows());
-  colStarts_ = composedStarts(original(&attn::MapPooling::cols), given.weights.cols(), base_->weights.cols(),
-                              shown->weights.cols());
+  rowStarts_ = render::composedStarts(original(&attn::MapPooling::rows), given.weights.rows(), base_->weights.rows(),
+                                      shown->weights.rows());
+  colStarts_ = render::composedStarts(original(&attn::MapPooling::cols), given.weights.cols(), base_->weights.cols(),
+                                      shown->weights.cols());
   if (shown->pooled && shown != source_) {
     // Said from the unpooled map: its shape and tokens, whatever pooled it on the way.
     auto relabelled = std::make_shared<attn::AttentionMap>(*shown);
@@ -161,11 +122,11 @@ void HeatmapView::showCells(std::shared_ptr<const attn::AttentionMap> shown) {
   QString rowTitle = rowAxis, colTitle = colAxis;
   if (const auto& pooled = map_->pooled) {
     // More cells than pixels: the axes (a tile: its title) say how many each drawn cell holds, and how.
-    const QString how = pooled->pool == attn::Pool::Max ? tr("max-pooled") : tr("mean-pooled");
-    rowTitle = tr("%1 \u00b7 %2, %3 per cell").arg(rowAxis.isEmpty() ? tr("rows") : rowAxis, how, perCell(rowStarts_));
-    colTitle =
-        tr("%1 \u00b7 %2, %3 per cell").arg(colAxis.isEmpty() ? tr("columns") : colAxis, how, perCell(colStarts_));
-    poolNote_ = tr(" \u00b7 %1 %2\u00d7%3").arg(how, perCell(rowStarts_), perCell(colStarts_));
+    rowTitle = render::pooledAxisTitle(rowAxis, tr("rows"), pooled->pool, rowStarts_);
+    colTitle = render::pooledAxisTitle(colAxis, tr("columns"), pooled->pool, colStarts_);
+    poolNote_ =
+        tr(" \u00b7 %1 %2\u00d7%3")
+            .arg(render::poolName(pooled->pool), render::cellsPerBin(rowStarts_), render::cellsPerBin(colStarts_));
   }
   if (style_ == Style::Full) {
     plot()->yAxis->setLabel(rowTitle);

@@ -6,6 +6,7 @@
 #include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
+#include "render/map_pooling.h"
 
 #include <QPoint>
 #include <QSharedPointer>
@@ -42,12 +43,12 @@ class HeatmapView : public QWidget {
     Compact,  // a tile of the small-multiples grid: title on top, small labels, click to activate
   };
 
-  // A map with more cells than the pixels it is drawn on is max-pooled to those pixels (attn::pooled_map, the
-  // reduction LayeredTrace::map uses), on setMap and whenever the cells' area changes size, the pooling said on
-  // the axes (Compact tiles: in the title); a weight never falls between pixels. Past kMaxCellsPerSide a side the
-  // map is first pooled once to that size, which the pixels are then pooled from (LayeredTrace::map's max_side
-  // gives maps so): 2,048 x 2,048 cells is 32 MB in QCustomPlot's doubles, where 16,384 tokens whole took 2 GiB.
-  static constexpr int kMaxCellsPerSide = 2048;
+  // A map with more cells than the pixels it is drawn on is max-pooled to those pixels (render/map_pooling.h: the
+  // rule the CLI's figures share; attn::pooled_map, the reduction LayeredTrace::map uses), on setMap and whenever
+  // the cells' area changes size, the pooling said on the axes (Compact tiles: in the title); a weight never falls
+  // between pixels. Past kMaxCellsPerSide a side the map is first pooled once to that size, which the pixels are
+  // then pooled from.
+  static constexpr int kMaxCellsPerSide = render::kMaxCellsPerSide;
 
   explicit HeatmapView(Style style = Style::Full, QWidget* parent = nullptr);
   ~HeatmapView() override;

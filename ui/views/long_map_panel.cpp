@@ -336,7 +336,8 @@ void LongMapPanel::startRollout(qint64 query) {
           QMetaObject::invokeMethod(
               this,
               [this, job, caption, done, of] {
-                if (job == rolloutJob_) rowLabel_->setText(caption() + tr(": layer %1 of %2\u2026").arg(done).arg(of));
+                if (job == rolloutJob_)
+                  rowLabel_->setText(caption() + tr(": %1 of %2 layers done\u2026").arg(done).arg(of));
               },
               Qt::QueuedConnection);
         }));

@@ -187,20 +187,9 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
     if (auto error = unicode::check_utf8(text)) return std::unexpected(std::move(*error));
     std::vector<Token> out;
     BpeScratch scratch;
-    if (added_.empty()) {
-      encode_segment(text, 0, text.size(), scratch, out);
-      return out;
-    }
-    std::vector<unicode::Segment> segments;
-    added_.split(text, segments);
-    for (const unicode::Segment& s : segments) {
-      if (s.added >= 0) {
-        const AddedToken& token = added_.tokens()[static_cast<std::size_t>(s.added)];
-        out.push_back({token.id, vocab_[static_cast<std::size_t>(token.id)], {s.begin, s.end}});
-      } else {
-        encode_segment(text, static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end), scratch, out);
-      }
-    }
+    unicode::encode_around_added(added_, text, vocab_, out, [&](std::size_t begin, std::size_t end) {
+      encode_segment(text, begin, end, scratch, out);
+    });
     return out;
   }
 

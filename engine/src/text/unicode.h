@@ -87,6 +87,29 @@ class AddedTokenMatcher {
   std::array<bool, 256> first_byte_{};  // a token starts with this byte
 };
 
+// The encode loop of the tokenizers that run the added tokens before their model (ByteLevelBpe, WordPiece): `text`
+// split around `added`'s tokens, each found token becoming its Token (its id, `vocab`'s entry at that id, its
+// bytes), the text between them given to `tokenise(begin, end)` for the model's own pieces; with no added tokens,
+// the whole text. Tokens are appended to `out` in the order of the text.
+template <class Tokenise>
+void encode_around_added(const AddedTokenMatcher& added, std::string_view text, const std::vector<std::string>& vocab,
+                         std::vector<Token>& out, Tokenise&& tokenise) {
+  if (added.empty()) {
+    tokenise(std::size_t{0}, text.size());
+    return;
+  }
+  std::vector<Segment> segments;
+  added.split(text, segments);
+  for (const Segment& s : segments) {
+    if (s.added >= 0) {
+      const AddedToken& token = added.tokens()[static_cast<std::size_t>(s.added)];
+      out.push_back({token.id, vocab[static_cast<std::size_t>(token.id)], {s.begin, s.end}});
+    } else {
+      tokenise(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end));
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Vocabulary entry -> id, by open addressing in one array: a lookup touches one slot and, when the hashes
 // agree, the entry's bytes. Several times faster to build and to query than std::unordered_map, whose

@@ -241,8 +241,8 @@ void TransformerWorkbench::scrubTo(int step) {
   const float p = static_cast<std::size_t>(step) < run->generated_probability.size()
                       ? run->generated_probability[static_cast<std::size_t>(step)]
                       : 0.0f;
-  scrubLabel_->setText(tr("Generated token %1 of 0–%2: %3 (p %4) at position %5; every view shows its attention "
-                          "over positions 0–%5")
+  scrubLabel_->setText(tr("Generated token %1 (0\u2013%2): %3 (p %4) at position %5; every view shows its attention "
+                          "over positions 0\u2013%5")
                            .arg(step)
                            .arg(generated - 1)
                            .arg(token)

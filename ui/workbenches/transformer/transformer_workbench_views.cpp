@@ -92,7 +92,7 @@ void TransformerWorkbench::updateSelectionLabel() {
     // Grouped-query attention: the key/value group the head reads (heads g x H/KV .. share group g).
     const auto& c = source_->model->config();
     if (c.decoder.kv_heads < c.heads) {
-      text += tr(" (key/value group %1 of 0\u2013%2)")
+      text += tr(" \u00b7 key/value group %1 (0\u2013%2)")
                   .arg(head_ / (c.heads / c.decoder.kv_heads))
                   .arg(c.decoder.kv_heads - 1);
     }
