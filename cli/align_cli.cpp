@@ -6,7 +6,8 @@
 #include "render/figure_export.h"
 #include "render/heatmap_figure.h"
 #include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/alignment_worker.h"
+#include "workbenches/alignment/alignment_page.h"
+#include "workbenches/alignment/alignment_run.h"
 #include "workbenches/alignment/speech/speech_input.h"
 
 #include <QElapsedTimer>
@@ -337,6 +338,35 @@ Step runEntailment(const AlignJob& job, const AlignmentModel& model, const QElap
 }
 
 }  // namespace
+
+QString alignKinds() {
+  QStringList kinds;
+  for (const auto& page : alignmentPages()) kinds.append(page->name());
+  return kinds.join(u", "_s);
+}
+
+QString alignModelList() {
+  const auto bundled = bundledModels();
+  if (bundled.empty()) return u"This build bundles no models.\n"_s;
+  // Each bundled model under the kind whose page shows it (the registry's order); one that none shows, last.
+  std::vector<QStringList> lines(alignmentPages().size() + 1);
+  for (const auto& entry : bundled) {
+    const QString line = u"  %1  %2\n"_s.arg(entry.key, -24).arg(entry.name);
+    const auto model = loadAlignmentModel(entry.key);
+    std::size_t kind = lines.size() - 1;
+    for (std::size_t k = 0; model && k < alignmentPages().size(); ++k) {
+      if (alignmentPages()[k]->shows(*model)) kind = k;
+    }
+    lines[kind].append(line);
+  }
+  QString out;
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    if (lines[k].isEmpty()) continue;
+    out += (k < alignmentPages().size() ? alignmentPages()[k]->name() : QObject::tr("other")) + u":\n"_s;
+    out += lines[k].join(QString());
+  }
+  return out;
+}
 
 std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   // Everything that needs no model first.

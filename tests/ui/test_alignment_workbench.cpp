@@ -4,6 +4,7 @@
 // type -> run, the step slider and its row, beam hypotheses, local-p bands, unknown characters, an empty
 // and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports, and an
 // entailment model's two sentences (tests/data/entailment).
+#include "cli/align_cli.h"
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
 #include "views/qcustomplot.h"
@@ -16,8 +17,10 @@
 #include "views/speech_view.h"
 #include "views/text_figure_view.h"
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_run.h"
 #include "workbenches/alignment/alignment_workbench.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
@@ -39,6 +42,7 @@
 #include <QTreeWidget>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -145,6 +149,40 @@ class TestAlignmentWorkbench : public QObject {
       QCOMPARE(model->task(), task);
       QVERIFY(alignmentPageFor(*model).shows(*model));
     }
+  }
+
+  // Each page's run is found through the registry alone: every bundled model has exactly one page, whose runner
+  // runs the page's own first example without a word from the tab or the worker about the kind.
+  void everyBundledModelRunsThroughItsPageAlone() {
+    const auto bundled = bundledModels();
+    if (bundled.empty()) QSKIP("this build bundles no models");
+    int ran = 0;
+    for (const auto& entry : bundled) {
+      auto model = loadAlignmentModel(entry.key);
+      if (!model) continue;  // not one of this tab's models (the captioning ones, the Transformer's demo)
+      const auto showing = std::count_if(alignmentPages().begin(), alignmentPages().end(),
+                                         [&](const auto& page) { return page->shows(*model); });
+      QCOMPARE(showing, 1);
+      const AlignmentPage& page = alignmentPageFor(*model);
+      QCOMPARE(page.task(), model->task());
+      QVERIFY(!page.name().isEmpty());
+      AlignmentRequest request;
+      request.text = page.examples().front().toStdString();
+      if (page.task() == AlignmentTask::Entailment) {
+        request.hypothesis = entailmentExamples().front().hypothesis.toStdString();
+      }
+      AlignmentOutcome outcome;
+      page.runner(*model)->run(request, outcome);
+      const QString error = outcome.error ? QString::fromStdString(outcome.error->message()) : QString();
+      QVERIFY2(!outcome.error, qPrintable(entry.key + u": "_s + error));
+      QVERIFY2(outcome.ok(), qPrintable(entry.key));
+      ++ran;
+    }
+    QVERIFY(ran >= 5);
+    // `attnscope-cli align` names the kinds from the same registry.
+    QStringList names;
+    for (const auto& page : alignmentPages()) names.append(page->name());
+    QCOMPARE(alignKinds(), names.join(u", "_s));
   }
 
   // ---- renderers ----

@@ -2,7 +2,8 @@
 // is a folder under workbenches/alignment/ with its page (<kind>/<kind>_page.{h,cpp}), and the tab asks the
 // registry (alignment_pages.cpp) instead of switching on the kind: which page shows a model, what the input box
 // is called and says, and the examples it offers. No widgets here, so the command line can ask the same pages.
-// Adding a kind: a folder with a page, and its include and its line in alignment_pages.cpp.
+// Each page also makes its model's runner (<kind>/<kind>_run.cpp), which the tab's worker runs instead of
+// switching on the kind. Adding a kind: a folder with a page, and its line in alignment_pages.cpp.
 #pragma once
 
 #include <QString>
@@ -14,6 +15,7 @@
 namespace attn::ui {
 
 struct AlignmentModel;
+class AlignmentRunner;
 
 // What a model does: the tab's inputs, words and examples follow it (no model: the dates').
 enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
@@ -31,12 +33,16 @@ class AlignmentPage {
  public:
   virtual ~AlignmentPage() = default;
   virtual AlignmentTask task() const = 0;
+  // The kind's name, as `attnscope-cli align` lists the kinds: "dates", "headlines", "reviews", ...
+  virtual QString name() const = 0;
   // Whether this page shows `model` (at most one page says yes to a model).
   virtual bool shows(const AlignmentModel& model) const = 0;
   // The input box's label, tool tip and hint, the step slider's tool tip, the empty input's note, the units.
   virtual AlignmentTaskText text() const = 0;
   // The examples the input box offers, the default first (an entailment model's premises).
   virtual QStringList examples() const = 0;
+  // The run (alignment_run.h): a session of `model`, which this page shows, for the tab's worker thread.
+  virtual std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const = 0;
 
  protected:
   // The step slider's tool tip of a seq2seq page whose source is made of `units`.

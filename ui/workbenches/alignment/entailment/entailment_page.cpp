@@ -1,6 +1,7 @@
 #include "workbenches/alignment/entailment/entailment_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/entailment/entailment_run.h"
 
 #include <QCoreApplication>
 
@@ -11,6 +12,7 @@ namespace {
 class EntailmentPage final : public AlignmentPage {
  public:
   AlignmentTask task() const override { return AlignmentTask::Entailment; }
+  QString name() const override { return QStringLiteral("entailment"); }
   bool shows(const AlignmentModel& model) const override { return model.entailment != nullptr; }
   AlignmentTaskText text() const override {
     return {tr("&Premise: a sentence about a scene"),
@@ -21,6 +23,9 @@ class EntailmentPage final : public AlignmentPage {
                "word."),
             QString(),
             tr("words")};
+  }
+  std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
+    return makeEntailmentRunner(model);
   }
   QStringList examples() const override {
     QStringList premises;
