@@ -185,6 +185,26 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(alignKinds(), names.join(u", "_s));
   }
 
+  // Each kind keeps its own last input (GUI finding 8): a speech sentence is not run as a date, and coming back to
+  // the speech model brings the sentence back; models of one kind share it.
+  void eachKindKeepsItsOwnText() {
+    AlignmentWorkbench wb;
+    QVERIFY2(openSpeech(wb, u"seven green apples on the table"_s), qPrintable(wb.lastError()));
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), defaultDateText());
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), defaultDateText());
+    wb.setText(u"1 May 2020"_s);
+    QVERIFY(settle(wb));
+    wb.openModel(seq2seqFixture("speech"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"seven green apples on the table"_s);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"seven green apples on the table"_s);
+    wb.openModel(seq2seqFixture("luong-dot"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"1 May 2020"_s);
+  }
+
   // ---- renderers ----
 
   void localWindowBandsAreClippedToTheSource() {

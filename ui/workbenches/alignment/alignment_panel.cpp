@@ -24,6 +24,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <utility>
+
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
@@ -251,6 +253,33 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
 
   connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
   connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { setStep(row); });
+}
+
+// ---- the input of each kind ----
+
+void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource) {
+  const bool forLoad = std::exchange(textForLoad_, false);
+  const QString current = textEdit_->toPlainText();
+  QString text = current, pair = hypothesisEdit_->toPlainText();
+  if (hadSource && was != now && !forLoad) {
+    // Another kind: the input typed stays with its kind, and this kind's last input (or its example) comes back.
+    kindTexts_[was] = {current, pair};
+    const auto kept = kindTexts_.find(now);
+    text = kept != kindTexts_.end() ? kept->second.text : QString();
+    if (kept != kindTexts_.end() && now == AlignmentTask::Entailment) pair = kept->second.pair;
+  } else {
+    // The first model, or applyState's: keep the input unless it is another kind's example.
+    bool otherExample = false;
+    for (const auto& page : alignmentPages()) {
+      otherExample = otherExample || (page->task() != now && page->examples().contains(current));
+    }
+    if (was != now && otherExample) text.clear();
+  }
+  if (text.isEmpty()) text = alignmentPage(now).examples().front();
+  if (now == AlignmentTask::Entailment && pair.isEmpty()) pair = entailmentExamples().front().hypothesis;
+  const QSignalBlocker block(textEdit_), blockPair(hypothesisEdit_);
+  if (text != current) textEdit_->setPlainText(text);
+  if (pair != hypothesisEdit_->toPlainText()) hypothesisEdit_->setPlainText(pair);
 }
 
 }  // namespace attn::ui

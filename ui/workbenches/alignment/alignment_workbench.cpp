@@ -26,6 +26,7 @@
 #include <QTreeWidget>
 
 #include <algorithm>
+#include <utility>
 
 using namespace Qt::StringLiterals;
 
@@ -101,6 +102,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   if (source->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = source->serial;
   const Task was = taskOf(source_.get());
+  const bool hadSource = source_ != nullptr;
   source_ = std::move(source);
   const Task now = taskOf(source_.get());
   requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
@@ -115,20 +117,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
                                   : model.description + u'\n' + tr("Trained on: %1").arg(model.trainedOn);
   showOpenModel(modelGroup_, model.key, model.path, model.name, description, !model.modelCard.isEmpty());
 
-  // Keep what the user typed; swap the other task's examples for this task's default.
-  const QString current = textEdit_->toPlainText();
-  bool otherExample = false;
-  for (const auto& page : alignmentPages()) {
-    otherExample = otherExample || (page->task() != now && page->examples().contains(current));
-  }
-  if (current.isEmpty() || (was != now && otherExample)) {
-    const QSignalBlocker block(textEdit_);
-    textEdit_->setPlainText(alignmentPage(now).examples().front());
-  }
-  if (now == Task::Entailment && hypothesisEdit_->toPlainText().isEmpty()) {
-    const QSignalBlocker block(hypothesisEdit_);
-    hypothesisEdit_->setPlainText(entailmentExamples().front().hypothesis);
-  }
+  switchKindText(was, now, hadSource);
   outcome_.reset();
   pending_.reset();
   hypothesis_ = 0;
@@ -142,6 +131,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
 void AlignmentWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   if (serial != loadRequested_) return;
   loadSettled_ = serial;
+  textForLoad_ = false;
   lastError_ = message;
   showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
   requestedModel_ = !source_                               ? QString()
@@ -249,12 +239,14 @@ void AlignmentWorkbench::applyState(const attn::ui::AlignmentSection& state) {
     const QSignalBlocker block(readingsCheck_);  // the run below (or the load's) reads it
     readingsCheck_->setChecked(state.readings);
   }
+  const QString model = QString::fromStdString(state.model);
+  if (model != requestedModel_ && source_) kindTexts_[taskOf(source_.get())] = {text(), pairText()};
   setText(QString::fromStdString(state.text));
   setPairText(QString::fromStdString(state.pair));
   setBeam(state.beam);
   setShaping(state.shaping);
-  const QString model = QString::fromStdString(state.model);
   if (model != requestedModel_) {
+    textForLoad_ = true;      // the text set above is the incoming model's
     openModel(model, false);  // runs when loaded
   } else {
     post();  // a fresh result even when nothing changed, for the hypothesis and the step
