@@ -205,6 +205,43 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(wb.text(), u"1 May 2020"_s);
   }
 
+  // After a click on a heatmap row the arrow keys move the step at once (GUI finding 12), not only once the
+  // slider has been given the focus.
+  void arrowKeysMoveTheStepAfterAHeatmapClick() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    QApplication::setActiveWindow(&wb);
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"21 Nov 2026"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.stepCount() > 3);
+    wb.textEdit()->setFocus();
+    QTRY_VERIFY(wb.textEdit()->hasFocus());
+    // A real click on the cells of row 1.
+    HeatmapView* view = wb.heatmap();
+    view->replotNow();
+    std::optional<QPoint> at;
+    for (int y = 0; y < view->plot()->height() && !at; y += 2) {
+      for (int x = 0; x < view->plot()->width() && !at; x += 4) {
+        const auto cell = view->cellAt(QPointF(x, y));
+        if (cell && cell->y() == 1) at = QPoint(x, y);
+      }
+    }
+    QVERIFY(at);
+    QTest::mouseClick(view->plot(), Qt::LeftButton, {}, *at);
+    QCOMPARE(wb.step(), 1);
+    QWidget* focus = QApplication::focusWidget();
+    QVERIFY(focus);
+    QTest::keyClick(focus, Qt::Key_Right);
+    QCOMPARE(wb.step(), 2);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Left);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Left);
+    QCOMPARE(wb.step(), 0);
+  }
+
   // ---- renderers ----
 
   void localWindowBandsAreClippedToTheSource() {

@@ -252,7 +252,7 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(pages_, 1);
 
   connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
-  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { setStep(row); });
+  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { goToClickedStep(row); });
 }
 
 // ---- the input of each kind ----
@@ -280,6 +280,12 @@ void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bo
   const QSignalBlocker block(textEdit_), blockPair(hypothesisEdit_);
   if (text != current) textEdit_->setPlainText(text);
   if (pair != hypothesisEdit_->toPlainText()) hypothesisEdit_->setPlainText(pair);
+}
+
+void AlignmentWorkbench::goToClickedStep(int step) {
+  setStep(step);
+  // Left/Right go on from the step clicked at once: the slider takes them (the heatmap has no keys of its own).
+  stepSlider_->setFocus(Qt::MouseFocusReason);
 }
 
 }  // namespace attn::ui

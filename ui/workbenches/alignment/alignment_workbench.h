@@ -182,6 +182,8 @@ class AlignmentWorkbench : public Workbench {
   void applyPending() override;
   void post();
   void fillModelBox();
+  // A click on a heatmap row: that step, and the keys that move it (alignment_panel.cpp).
+  void goToClickedStep(int step);
   void updateForSource();
   void updateHypotheses();
   void updateStepViews();
