@@ -21,12 +21,22 @@ class AlignmentRunner;
 enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
 
 struct AlignmentTaskText {
-  QString sourceLabel;    // the input box's label, with its mnemonic
-  QString sourceToolTip;  // what happens as you type
-  QString placeholder;    // the empty box's hint
-  QString stepToolTip;    // the step slider's
-  QString emptyInput;     // why an empty input is not run (an entailment model says which box is empty itself)
-  QString units;          // a seq2seq model's source units: "characters", "words" or "steps of audio"
+  QString sourceLabel;     // the input box's label, with its mnemonic
+  QString sourceToolTip;   // what happens as you type
+  QString placeholder;     // the empty box's hint
+  QString stepToolTip;     // the step slider's
+  QString emptyInput;      // why an empty input is not run (an entailment model says which box is empty itself)
+  QString units;           // a seq2seq model's source units: "characters", "words" or "steps of audio"
+  QString stepTitle = {};  // the step slider's label, with its mnemonic; empty: "St&ep:"
+};
+
+// Which of the tab's inputs and views a kind has (the tab shows and hides its widgets by these, not by the kind).
+struct AlignmentPageParts {
+  bool decodes = false;   // a seq2seq: beam width, hypotheses and output steps over a decoding view
+  bool pair = false;      // a second input (an entailment model's hypothesis), stepped over word by word
+  bool audio = false;     // it hears audio: the spectrogram, playback, Open Audio File and the shaping group
+  bool readings = false;  // the readings of saliency side by side (a review classifier's check box)
+  bool steps() const { return decodes || pair; }  // the step slider and the heatmap page (else: the shading page)
 };
 
 class AlignmentPage {
@@ -41,6 +51,12 @@ class AlignmentPage {
   virtual AlignmentTaskText text() const = 0;
   // The examples the input box offers, the default first (an entailment model's premises).
   virtual QStringList examples() const = 0;
+  // How the examples box lists them (an entailment model's "premise  ⇒  hypothesis"); the examples by default.
+  virtual QStringList exampleLabels() const { return examples(); }
+  // The example's second input (an entailment model's hypothesis); none by default.
+  virtual QString examplePair(int /*index*/) const { return {}; }
+  // Which inputs and views the tab shows for this kind.
+  virtual AlignmentPageParts parts() const = 0;
   // The run (alignment_run.h): a session of `model`, which this page shows, for the tab's worker thread.
   virtual std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const = 0;
 

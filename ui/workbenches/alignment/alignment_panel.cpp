@@ -76,12 +76,19 @@ QGroupBox* AlignmentWorkbench::buildInputGroup(QWidget* panel) {
   connect(textEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(hypothesisEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(exampleBox_, &QComboBox::activated, this, [this](int index) {
-    if (index < 0) return;
-    if (source_ && source_->model.isEntailment()) {
-      applyEntailmentExample(index);
-    } else {
-      setText(exampleBox_->itemText(index));
+    const AlignmentPage& page = alignmentPage(source_ ? source_->model.task() : AlignmentTask::Dates);
+    const QStringList examples = page.examples();
+    if (index < 0 || index >= examples.size()) return;
+    const QString pair = page.examplePair(index);
+    if (pair.isEmpty()) {
+      setText(examples[index]);
+      return;
     }
+    {
+      const QSignalBlocker block(textEdit_);  // one run, for the whole pair
+      setText(examples[index]);
+    }
+    setPairText(pair);
   });
   return inputGroup;
 }
@@ -266,7 +273,7 @@ void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bo
     kindTexts_[was] = {current, pair};
     const auto kept = kindTexts_.find(now);
     text = kept != kindTexts_.end() ? kept->second.text : QString();
-    if (kept != kindTexts_.end() && now == AlignmentTask::Entailment) pair = kept->second.pair;
+    if (kept != kindTexts_.end() && alignmentPage(now).parts().pair) pair = kept->second.pair;
   } else {
     // The first model, or applyState's: keep the input unless it is another kind's example.
     bool otherExample = false;
@@ -276,7 +283,7 @@ void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bo
     if (was != now && otherExample) text.clear();
   }
   if (text.isEmpty()) text = alignmentPage(now).examples().front();
-  if (now == AlignmentTask::Entailment && pair.isEmpty()) pair = entailmentExamples().front().hypothesis;
+  if (pair.isEmpty()) pair = alignmentPage(now).examplePair(0);
   const QSignalBlocker block(textEdit_), blockPair(hypothesisEdit_);
   if (text != current) textEdit_->setPlainText(text);
   if (pair != hypothesisEdit_->toPlainText()) hypothesisEdit_->setPlainText(pair);

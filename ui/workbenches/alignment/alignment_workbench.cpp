@@ -155,26 +155,21 @@ void AlignmentWorkbench::showError(const QString& message) {
 }
 
 void AlignmentWorkbench::updateForSource() {
-  const Task task = taskOf(source_.get());
-  const bool speech = task == Task::Speech, entailment = task == Task::Entailment;
-  const bool seq2seq = task == Task::Dates || task == Task::Headlines || speech;
-  const AlignmentTaskText words = alignmentPage(task).text();
-  decodingGroup_->setVisible(seq2seq);
-  hypothesisLabel_->setVisible(entailment);
-  hypothesisEdit_->setVisible(entailment);
+  const AlignmentPage& page = alignmentPage(taskOf(source_.get()));
+  const AlignmentPageParts parts = page.parts();
+  const AlignmentTaskText words = page.text();
+  decodingGroup_->setVisible(parts.decodes);
+  hypothesisLabel_->setVisible(parts.pair);
+  hypothesisEdit_->setVisible(parts.pair);
   textLabel_->setText(words.sourceLabel);
   textLabel_->setToolTip(words.sourceToolTip);
   textEdit_->setPlaceholderText(words.placeholder);
-  stepTitle_->setText(entailment ? tr("Hypothesis &word:") : tr("St&ep:"));
+  stepTitle_->setText(words.stepTitle.isEmpty() ? tr("St&ep:") : words.stepTitle);
   stepSlider_->setToolTip(words.stepToolTip);
   {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->clear();
-    if (entailment) {
-      for (const auto& example : entailmentExamples()) exampleBox_->addItem(example.display());
-    } else {
-      exampleBox_->addItems(alignmentPage(task).examples());
-    }
+    exampleBox_->addItems(page.exampleLabels());
     exampleBox_->setCurrentIndex(-1);
   }
   if (!source_) {
@@ -186,15 +181,15 @@ void AlignmentWorkbench::updateForSource() {
     pages_->setCurrentWidget(placeholder_);
     return;
   }
-  pages_->setCurrentWidget(seq2seq || entailment ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
-  decodingView_->setVisible(!speech);  // a speech model's input is audio: its spectrogram instead
-  speechPanel_->setVisible(speech);
-  audioButton_->setVisible(speech);
-  shapingGroup_->setVisible(speech);
+  pages_->setCurrentWidget(parts.steps() ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
+  decodingView_->setVisible(!parts.audio);  // a model that hears audio: its spectrogram instead
+  speechPanel_->setVisible(parts.audio);
+  audioButton_->setVisible(parts.audio);
+  shapingGroup_->setVisible(parts.audio);
   stopPlayback();
-  if (!speech) audioPath_.clear();
-  readingsCheck_->setVisible(task == Task::Reviews);
-  if (seq2seq || entailment) {
+  if (!parts.audio) audioPath_.clear();
+  readingsCheck_->setVisible(parts.readings);
+  if (parts.steps()) {
     decodingView_->clear();
     speechView_->clear();
     heatmap_->clear();
@@ -273,8 +268,8 @@ int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 void AlignmentWorkbench::post() {
   if (!source_) return;
   const QString text = textEdit_->toPlainText();
-  const bool entailment = source_->model.isEntailment();
-  if ((text.isEmpty() && audioPath_.isEmpty()) || (entailment && pairText().isEmpty())) {
+  const bool pair = alignmentPage(taskOf(source_.get())).parts().pair;
+  if ((text.isEmpty() && audioPath_.isEmpty()) || (pair && pairText().isEmpty())) {
     // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
     // shown over the message.
     inputMessage_ = emptyInputMessage();
@@ -295,14 +290,14 @@ void AlignmentWorkbench::post() {
   decodingView_->setPlaceholder(tr("Decoding\u2026"));
   reviewView_->setPlaceholder(tr("Classifying\u2026"));
   // An example edited is no longer that example.
-  const QString shown = entailment ? EntailmentExample{text, pairText()}.display() : text;
+  const QString shown = pair ? EntailmentExample{text, pairText()}.display() : text;
   if (exampleBox_->currentIndex() >= 0 && exampleBox_->currentText() != shown) {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->setCurrentIndex(-1);
   }
   AlignmentRequest request;
   request.text = text.toStdString();
-  if (entailment) request.hypothesis = pairText().toStdString();
+  if (pair) request.hypothesis = pairText().toStdString();
   request.beam = beamSpin_->value();
   request.readings = readingsCheck_->isChecked();
   request.wavPath = audioPath_;

@@ -207,7 +207,6 @@ class AlignmentWorkbench : public Workbench {
   void updateEntailmentHeatmap(const attn::AttentionMap& map);
   void updateEntailmentStep();
   QString entailmentSummary() const;
-  void applyEntailmentExample(int index);
   QString emptyInputMessage() const;
   void updateWarnings();
   void updateInputNote();

@@ -25,6 +25,7 @@ class DatesPage final : public AlignmentPage {
                "the last input."),
             tr("characters")};
   }
+  AlignmentPageParts parts() const override { return {.decodes = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return textSeq2SeqRunner(model);
   }

@@ -22,8 +22,10 @@ class EntailmentPage final : public AlignmentPage {
                "and the premise is shaded by its attention. A click on a heatmap row goes to that "
                "word."),
             QString(),
-            tr("words")};
+            tr("words"),
+            tr("Hypothesis &word:")};
   }
+  AlignmentPageParts parts() const override { return {.pair = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeEntailmentRunner(model);
   }
@@ -31,6 +33,15 @@ class EntailmentPage final : public AlignmentPage {
     QStringList premises;
     for (const auto& example : entailmentExamples()) premises.append(example.premise);
     return premises;
+  }
+  QStringList exampleLabels() const override {
+    QStringList labels;
+    for (const auto& example : entailmentExamples()) labels.append(example.display());
+    return labels;
+  }
+  QString examplePair(int index) const override {
+    const auto examples = entailmentExamples();
+    return index >= 0 && std::size_t(index) < examples.size() ? examples[std::size_t(index)].hypothesis : QString();
   }
 
  private:

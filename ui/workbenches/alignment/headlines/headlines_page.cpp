@@ -25,6 +25,7 @@ class HeadlinesPage final : public AlignmentPage {
                "view shows the last input."),
             tr("words")};
   }
+  AlignmentPageParts parts() const override { return {.decodes = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return textSeq2SeqRunner(model);
   }

@@ -25,6 +25,7 @@ class SpeechPage final : public AlignmentPage {
                "shows the last input."),
             tr("steps of audio")};
   }
+  AlignmentPageParts parts() const override { return {.decodes = true, .audio = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeSpeechRunner(model);
   }
