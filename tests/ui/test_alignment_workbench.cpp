@@ -203,6 +203,15 @@ class TestAlignmentWorkbench : public QObject {
     wb.openModel(seq2seqFixture("luong-dot"));
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
     QCOMPARE(wb.text(), u"1 May 2020"_s);
+    // Typed while a model of another kind loads: the input is for that model, and the dates keep theirs.
+    wb.openModel(seq2seqFixture("speech"));
+    wb.setText(u"a red boat"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"a red boat"_s);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"a red boat"_s);
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"1 May 2020"_s);
   }
 
   // After a click on a heatmap row the arrow keys move the step at once (GUI finding 12), not only once the

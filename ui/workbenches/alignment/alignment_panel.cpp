@@ -265,9 +265,12 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
 // ---- the input of each kind ----
 
 void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource) {
-  const bool forLoad = std::exchange(textForLoad_, false);
   const QString current = textEdit_->toPlainText();
   QString text = current, pair = hypothesisEdit_->toPlainText();
+  // Typed (or set) while the model was loading: the input is for it; what the open kind had stays with that kind.
+  const bool editedSinceOpen = text != textAtOpen_.text || pair != textAtOpen_.pair;
+  const bool forLoad = std::exchange(textForLoad_, false) || editedSinceOpen;
+  if (hadSource && was != now && editedSinceOpen) kindTexts_[was] = textAtOpen_;
   if (hadSource && was != now && !forLoad) {
     // Another kind: the input typed stays with its kind, and this kind's last input (or its example) comes back.
     kindTexts_[was] = {current, pair};

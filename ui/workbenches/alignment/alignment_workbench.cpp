@@ -90,6 +90,7 @@ void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
   ++loadRequested_;
   requestedModel_ = nameOrFolder;
   announceLoad_ = announce;
+  textAtOpen_ = {text(), pairText()};
   // Messages name a folder by its name (the engine's error gives the whole path of the file at fault).
   loadingName_ = QFileInfo(nameOrFolder).fileName().isEmpty() ? nameOrFolder : QFileInfo(nameOrFolder).fileName();
   if (const auto bundled = findBundledModel(nameOrFolder)) loadingName_ = bundled->name;

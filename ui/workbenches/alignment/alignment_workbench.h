@@ -236,6 +236,7 @@ class AlignmentWorkbench : public Workbench {
   };
   std::map<AlignmentTask, KindText> kindTexts_;
   bool textForLoad_ = false;  // applyState's input is for the model it opens, not the open model's kind
+  KindText textAtOpen_;       // the input when the newest load was asked for: an edit since is for that model
   void switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource);
   int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
   int pendingStep_ = -1;
