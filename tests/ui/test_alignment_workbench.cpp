@@ -24,15 +24,19 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
-#include <QDoubleSpinBox>
 #include <QDir>
+#include <QDirIterator>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLibraryInfo>
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -183,6 +187,43 @@ class TestAlignmentWorkbench : public QObject {
     QStringList names;
     for (const auto& page : alignmentPages()) names.append(page->name());
     QCOMPARE(alignKinds(), names.join(u", "_s));
+  }
+
+  // The naming rule of the kind folders (alignment/<kind>/): only *_views.{h,cpp} may include widgets or views; every
+  // other file of a kind (page, run, input) includes QtCore/QtGui, the engine, render/, session/ and the tab's
+  // widget-free headers only, so that the command line can link it without Qt Widgets (the CMake glob sends the two
+  // lists to their targets by that suffix).
+  void kindFilesOutsideTheirViewsIncludeNoWidgets() {
+    const QString headers = QLibraryInfo::path(QLibraryInfo::HeadersPath);
+    const QDir root(QStringLiteral(ATTN_SOURCE_DIR "/ui/workbenches/alignment"));
+    static const QRegularExpression include(u"^\\s*#\\s*include\\s*([<\"])([^>\"]+)[>\"]"_s,
+                                            QRegularExpression::MultilineOption);
+    int checked = 0;
+    QDirIterator it(root.path(), {u"*.h"_s, u"*.cpp"_s}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString path = it.next();
+      const QString relative = root.relativeFilePath(path);
+      if (!relative.contains(u'/') || QFileInfo(path).completeBaseName().endsWith(u"_views"_s)) continue;
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const QString text = QString::fromUtf8(file.readAll());
+      for (auto match = include.globalMatch(text); match.hasNext();) {
+        const auto m = match.next();
+        const QString name = m.captured(2);
+        bool allowed = false;
+        if (m.captured(1) == u"<"_s) {
+          allowed = !name.startsWith(u'Q') || QFile::exists(headers + u"/QtCore/"_s + name) ||
+                    QFile::exists(headers + u"/QtGui/"_s + name);
+        } else {
+          allowed = name.startsWith(u"attn/"_s) || name.startsWith(u"render/"_s) || name.startsWith(u"session/"_s) ||
+                    (name.startsWith(u"workbenches/alignment/"_s) && !name.endsWith(u"_views.h"_s) &&
+                     !name.endsWith(u"alignment_workbench.h"_s));
+        }
+        QVERIFY2(allowed, qPrintable(relative + u" includes "_s + name));
+      }
+      ++checked;
+    }
+    QVERIFY(checked >= 10);
   }
 
   // Each kind keeps its own last input (GUI finding 8): a speech sentence is not run as a date, and coming back to
