@@ -160,7 +160,7 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   attn::models::DecodeOptions options;
   options.beam = job.beam;
   options.shaping = job.shaping;
-  const bool speech = model.seq2seq->config().frames;
+  const bool speech = alignmentPageFor(model).parts().audio;  // the page says what its kind hears
   if (!job.wavPath.isEmpty() && !speech) {
     return std::unexpected(usageFailure(QObject::tr("--wav is for a speech model; %1 reads text").arg(model.name)));
   }
@@ -185,9 +185,7 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   report.summary = QObject::tr("align: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                        .arg(model.name)
                        .arg(run->source.size())
-                       .arg(run->frames  ? QObject::tr("steps of audio")
-                            : run->words ? QObject::tr("words")
-                                         : QObject::tr("characters"))
+                       .arg(alignmentPageFor(model).text().units)
                        .arg(quoted(fromStd(run->hypotheses.front().text)))
                        .arg(job.beam)
                        .arg(ms, 0, 'f', 1);
@@ -391,7 +389,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     return std::unexpected(usageFailure(
         QObject::tr("--layer is for a ConvS2S model's decoder layers; %1 has one attention").arg(model->name)));
   }
-  if (job.shaping.shaped() && !(model->seq2seq && model->seq2seq->config().frames)) {
+  if (job.shaping.shaped() && !alignmentPageFor(*model).parts().audio) {
     return std::unexpected(usageFailure(
         QObject::tr("--sharpen, --smooth, --top-k and --window shape a speech model's attention; %1 reads text")
             .arg(model->name)));
