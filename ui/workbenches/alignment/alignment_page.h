@@ -3,7 +3,8 @@
 // registry (alignment_pages.cpp) instead of switching on the kind: which page shows a model, what the input box
 // is called and says, and the examples it offers. No widgets here, so the command line can ask the same pages.
 // Each page also makes its model's runner (<kind>/<kind>_run.cpp), which the tab's worker runs instead of
-// switching on the kind. Adding a kind: a folder with a page, and its line in alignment_pages.cpp.
+// switching on the kind. Adding a kind: a folder with a page (the CMake glob finds it), a value in AlignmentTask and
+// its line in alignment_pages.cpp; only its *_views.{h,cpp} may include widgets.
 #pragma once
 
 #include <QString>
