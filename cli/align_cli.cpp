@@ -6,7 +6,8 @@
 #include "render/figure_export.h"
 #include "render/heatmap_figure.h"
 #include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/alignment_worker.h"
+#include "workbenches/alignment/alignment_page.h"
+#include "workbenches/alignment/alignment_run.h"
 #include "workbenches/alignment/speech/speech_input.h"
 
 #include <QElapsedTimer>
@@ -159,7 +160,7 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   attn::models::DecodeOptions options;
   options.beam = job.beam;
   options.shaping = job.shaping;
-  const bool speech = model.seq2seq->config().frames;
+  const bool speech = alignmentPageFor(model).parts().audio;  // the page says what its kind hears
   if (!job.wavPath.isEmpty() && !speech) {
     return std::unexpected(usageFailure(QObject::tr("--wav is for a speech model; %1 reads text").arg(model.name)));
   }
@@ -184,9 +185,7 @@ Step runSeq2Seq(const AlignJob& job, const AlignmentModel& model, const QElapsed
   report.summary = QObject::tr("align: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                        .arg(model.name)
                        .arg(run->source.size())
-                       .arg(run->frames  ? QObject::tr("steps of audio")
-                            : run->words ? QObject::tr("words")
-                                         : QObject::tr("characters"))
+                       .arg(alignmentPageFor(model).text().units)
                        .arg(quoted(fromStd(run->hypotheses.front().text)))
                        .arg(job.beam)
                        .arg(ms, 0, 'f', 1);
@@ -338,6 +337,35 @@ Step runEntailment(const AlignJob& job, const AlignmentModel& model, const QElap
 
 }  // namespace
 
+QString alignKinds() {
+  QStringList kinds;
+  for (const auto& page : alignmentPages()) kinds.append(page->name());
+  return kinds.join(u", "_s);
+}
+
+QString alignModelList() {
+  const auto bundled = bundledModels();
+  if (bundled.empty()) return u"This build bundles no models.\n"_s;
+  // Each bundled model under the kind whose page shows it (the registry's order); one that none shows, last.
+  std::vector<QStringList> lines(alignmentPages().size() + 1);
+  for (const auto& entry : bundled) {
+    const QString line = u"  %1  %2\n"_s.arg(entry.key, -24).arg(entry.name);
+    const auto model = loadAlignmentModel(entry.key);
+    std::size_t kind = lines.size() - 1;
+    for (std::size_t k = 0; model && k < alignmentPages().size(); ++k) {
+      if (alignmentPages()[k]->shows(*model)) kind = k;
+    }
+    lines[kind].append(line);
+  }
+  QString out;
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    if (lines[k].isEmpty()) continue;
+    out += (k < alignmentPages().size() ? alignmentPages()[k]->name() : QObject::tr("other")) + u":\n"_s;
+    out += lines[k].join(QString());
+  }
+  return out;
+}
+
 std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   // Everything that needs no model first.
   if (auto checked = checkJob(job); !checked) return std::unexpected(checked.error());
@@ -361,7 +389,7 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
     return std::unexpected(usageFailure(
         QObject::tr("--layer is for a ConvS2S model's decoder layers; %1 has one attention").arg(model->name)));
   }
-  if (job.shaping.shaped() && !(model->seq2seq && model->seq2seq->config().frames)) {
+  if (job.shaping.shaped() && !alignmentPageFor(*model).parts().audio) {
     return std::unexpected(usageFailure(
         QObject::tr("--sharpen, --smooth, --top-k and --window shape a speech model's attention; %1 reads text")
             .arg(model->name)));

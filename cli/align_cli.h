@@ -51,4 +51,9 @@ struct AlignJob {
 // notes: hypotheses with their scores, the label and probabilities, warnings; written: the files.
 std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job);
 
+// The kinds of model `align` runs, from the Alignment tab's registry of pages: "dates, headlines, ...".
+QString alignKinds();
+// `align --list`: the bundled models under the kind whose page shows each ("dates:", then "  key  name" lines).
+QString alignModelList();
+
 }  // namespace attn::ui

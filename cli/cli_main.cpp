@@ -501,9 +501,7 @@ int runModel(QCommandLineParser& parser, const Options& o) {
 
 int runAlignCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignList)) {
-    const auto models = attn::ui::bundledModels();
-    if (models.empty()) print(stdout, u"This build bundles no models.\n"_s);
-    for (const auto& model : models) print(stdout, u"%1  %2\n"_s.arg(model.key, -24).arg(model.name));
+    print(stdout, attn::ui::alignModelList());
     return 0;
   }
   attn::ui::AlignJob job;
@@ -730,10 +728,9 @@ int main(int argc, char* argv[]) {
                        o.render,         o.view,   o.runOut, o.width,    o.height,   o.colormap, o.generate,
                        o.genTemperature, o.topK,   o.topP,   o.genSeed,  o.onDemand, o.tile,     o.runCsv});
   } else if (command == u"align"_s) {
-    parser.addPositionalArgument(u"align"_s,
-                                 u"Run a seq2seq date model, a review classifier or an entailment model; write its "
-                                 "alignment."_s,
-                                 u"align [options]"_s);
+    parser.addPositionalArgument(
+        u"align"_s, u"Run a model of the Alignment tab (%1); write its alignment."_s.arg(attn::ui::alignKinds()),
+        u"align [options]"_s);
     parser.addOptions({o.alignModel, o.alignText,  o.pair,     o.beam,   o.hypothesis, o.step,        o.alignLayer,
                        o.alignView,  o.alignOut,   o.alignCsv, o.width,  o.height,     o.colormap,    o.alignList,
                        o.alignWav,   o.alignVoice, o.sharpen,  o.smooth, o.attendTopK, o.attendWindow});

@@ -13,6 +13,7 @@
 #include "cli_run.h"
 
 #include <cmath>
+#include <utility>
 
 using namespace Qt::StringLiterals;
 
@@ -301,6 +302,33 @@ class TestAlignCli : public QObject {
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.err.contains(u"model.safetensors"_s), qPrintable(run.err));
     QCOMPARE(run.err.trimmed().count(u'\n'), 0);  // one line
+  }
+
+  // The align verb knows the kinds only through the Alignment tab's registry of pages (test_alignment_workbench
+  // compares alignKinds() with it): its help names the kinds, and --list files each bundled model under its kind.
+  void theKindsComeFromTheRegistry() {
+    const Run help = runCli({u"align"_s, u"--help"_s});
+    QCOMPARE(help.exitCode, 0);
+    QVERIFY2(help.out.simplified().contains(u"(dates, headlines, reviews, entailment, speech)"_s),
+             qPrintable(help.out));
+    const Run list = runCli({u"align"_s, u"--list"_s});
+    QCOMPARE(list.exitCode, 0);
+    if (!list.out.contains(u"date-bahdanau"_s)) QSKIP("this build bundles no date-bahdanau model");
+    const QStringList lines = list.out.split(u'\n');
+    const auto headingOf = [&](const QString& key) {
+      QString heading;
+      for (const QString& line : lines) {
+        if (!line.startsWith(u' ') && line.endsWith(u':')) heading = line.chopped(1);
+        if (line.trimmed().startsWith(key + u' ')) return heading;
+      }
+      return QString();
+    };
+    for (const auto& [key, kind] :
+         {std::pair{u"date-bahdanau"_s, u"dates"_s}, std::pair{u"date-convs2s"_s, u"dates"_s},
+          std::pair{u"headlines-gru"_s, u"headlines"_s}, std::pair{u"sentiment-pooling"_s, u"reviews"_s},
+          std::pair{u"entailment-wbw"_s, u"entailment"_s}, std::pair{u"speech-location"_s, u"speech"_s}}) {
+      if (list.out.contains(key)) QCOMPARE(headingOf(key), kind);
+    }
   }
 
   void bundledModelsByName() {

@@ -4,6 +4,7 @@
 // type -> run, the step slider and its row, beam hypotheses, local-p bands, unknown characters, an empty
 // and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports, and an
 // entailment model's two sentences (tests/data/entailment).
+#include "cli/align_cli.h"
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
 #include "views/qcustomplot.h"
@@ -16,20 +17,26 @@
 #include "views/speech_view.h"
 #include "views/text_figure_view.h"
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_run.h"
 #include "workbenches/alignment/alignment_workbench.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
-#include <QDoubleSpinBox>
 #include <QDir>
+#include <QDirIterator>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLibraryInfo>
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -39,6 +46,7 @@
 #include <QTreeWidget>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -145,6 +153,143 @@ class TestAlignmentWorkbench : public QObject {
       QCOMPARE(model->task(), task);
       QVERIFY(alignmentPageFor(*model).shows(*model));
     }
+  }
+
+  // Each page's run is found through the registry alone: every bundled model has exactly one page, whose runner
+  // runs the page's own first example without a word from the tab or the worker about the kind.
+  void everyBundledModelRunsThroughItsPageAlone() {
+    const auto bundled = bundledModels();
+    if (bundled.empty()) QSKIP("this build bundles no models");
+    int ran = 0;
+    for (const auto& entry : bundled) {
+      auto model = loadAlignmentModel(entry.key);
+      if (!model) continue;  // not one of this tab's models (the captioning ones, the Transformer's demo)
+      const auto showing = std::count_if(alignmentPages().begin(), alignmentPages().end(),
+                                         [&](const auto& page) { return page->shows(*model); });
+      QCOMPARE(showing, 1);
+      const AlignmentPage& page = alignmentPageFor(*model);
+      QCOMPARE(page.task(), model->task());
+      QVERIFY(!page.name().isEmpty());
+      AlignmentRequest request;
+      request.text = page.examples().front().toStdString();
+      if (page.task() == AlignmentTask::Entailment) {
+        request.hypothesis = entailmentExamples().front().hypothesis.toStdString();
+      }
+      AlignmentOutcome outcome;
+      page.runner(*model)->run(request, outcome);
+      const QString error = outcome.error ? QString::fromStdString(outcome.error->message()) : QString();
+      QVERIFY2(!outcome.error, qPrintable(entry.key + u": "_s + error));
+      QVERIFY2(outcome.ok(), qPrintable(entry.key));
+      ++ran;
+    }
+    QVERIFY(ran >= 5);
+    // `attnscope-cli align` names the kinds from the same registry.
+    QStringList names;
+    for (const auto& page : alignmentPages()) names.append(page->name());
+    QCOMPARE(alignKinds(), names.join(u", "_s));
+  }
+
+  // The naming rule of the kind folders (alignment/<kind>/): only *_views.{h,cpp} may include widgets or views; every
+  // other file of a kind (page, run, input) includes QtCore/QtGui, the engine, render/, session/ and the tab's
+  // widget-free headers only, so that the command line can link it without Qt Widgets (the CMake glob sends the two
+  // lists to their targets by that suffix).
+  void kindFilesOutsideTheirViewsIncludeNoWidgets() {
+    const QString headers = QLibraryInfo::path(QLibraryInfo::HeadersPath);
+    const QDir root(QStringLiteral(ATTN_SOURCE_DIR "/ui/workbenches/alignment"));
+    static const QRegularExpression include(u"^\\s*#\\s*include\\s*([<\"])([^>\"]+)[>\"]"_s,
+                                            QRegularExpression::MultilineOption);
+    int checked = 0;
+    QDirIterator it(root.path(), {u"*.h"_s, u"*.cpp"_s}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString path = it.next();
+      const QString relative = root.relativeFilePath(path);
+      if (!relative.contains(u'/') || QFileInfo(path).completeBaseName().endsWith(u"_views"_s)) continue;
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const QString text = QString::fromUtf8(file.readAll());
+      for (auto match = include.globalMatch(text); match.hasNext();) {
+        const auto m = match.next();
+        const QString name = m.captured(2);
+        bool allowed = false;
+        if (m.captured(1) == u"<"_s) {
+          allowed = !name.startsWith(u'Q') || QFile::exists(headers + u"/QtCore/"_s + name) ||
+                    QFile::exists(headers + u"/QtGui/"_s + name);
+        } else {
+          allowed = name.startsWith(u"attn/"_s) || name.startsWith(u"render/"_s) || name.startsWith(u"session/"_s) ||
+                    (name.startsWith(u"workbenches/alignment/"_s) && !name.endsWith(u"_views.h"_s) &&
+                     !name.endsWith(u"alignment_workbench.h"_s));
+        }
+        QVERIFY2(allowed, qPrintable(relative + u" includes "_s + name));
+      }
+      ++checked;
+    }
+    QVERIFY(checked >= 10);
+  }
+
+  // Each kind keeps its own last input (GUI finding 8): a speech sentence is not run as a date, and coming back to
+  // the speech model brings the sentence back; models of one kind share it.
+  void eachKindKeepsItsOwnText() {
+    AlignmentWorkbench wb;
+    QVERIFY2(openSpeech(wb, u"seven green apples on the table"_s), qPrintable(wb.lastError()));
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), defaultDateText());
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), defaultDateText());
+    wb.setText(u"1 May 2020"_s);
+    QVERIFY(settle(wb));
+    wb.openModel(seq2seqFixture("speech"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"seven green apples on the table"_s);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"seven green apples on the table"_s);
+    wb.openModel(seq2seqFixture("luong-dot"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"1 May 2020"_s);
+    // Typed while a model of another kind loads: the input is for that model, and the dates keep theirs.
+    wb.openModel(seq2seqFixture("speech"));
+    wb.setText(u"a red boat"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"a red boat"_s);
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"a red boat"_s);
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QCOMPARE(wb.text(), u"1 May 2020"_s);
+  }
+
+  // After a click on a heatmap row the arrow keys move the step at once (GUI finding 12), not only once the
+  // slider has been given the focus.
+  void arrowKeysMoveTheStepAfterAHeatmapClick() {
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    QApplication::setActiveWindow(&wb);
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"21 Nov 2026"_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.stepCount() > 3);
+    wb.textEdit()->setFocus();
+    QTRY_VERIFY(wb.textEdit()->hasFocus());
+    // A real click on the cells of row 1.
+    HeatmapView* view = wb.heatmap();
+    view->replotNow();
+    std::optional<QPoint> at;
+    for (int y = 0; y < view->plot()->height() && !at; y += 2) {
+      for (int x = 0; x < view->plot()->width() && !at; x += 4) {
+        const auto cell = view->cellAt(QPointF(x, y));
+        if (cell && cell->y() == 1) at = QPoint(x, y);
+      }
+    }
+    QVERIFY(at);
+    QTest::mouseClick(view->plot(), Qt::LeftButton, {}, *at);
+    QCOMPARE(wb.step(), 1);
+    QWidget* focus = QApplication::focusWidget();
+    QVERIFY(focus);
+    QTest::keyClick(focus, Qt::Key_Right);
+    QCOMPARE(wb.step(), 2);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Left);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Left);
+    QCOMPARE(wb.step(), 0);
   }
 
   // ---- renderers ----

@@ -60,7 +60,7 @@ void AlignmentWorkbench::updateLayerHeatmaps() {
     auto* view = new HeatmapView(HeatmapView::Style::Full);
     view->setObjectName(u"alignmentLayerHeatmap%1"_s.arg(l));
     view->setColormap(colormap_);
-    connect(view, &HeatmapView::cellClicked, this, [this](int row, int) { setStep(row); });
+    connect(view, &HeatmapView::cellClicked, this, [this](int row, int) { goToClickedStep(row); });
     QLabel* title = nullptr;
     layerPanels_.push_back(makeHeatmapPanel(view, title, u"alignmentLayerTitle%1"_s.arg(l)));
     layerTitles_.push_back(title);

@@ -24,6 +24,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <utility>
+
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
@@ -74,12 +76,19 @@ QGroupBox* AlignmentWorkbench::buildInputGroup(QWidget* panel) {
   connect(textEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(hypothesisEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(exampleBox_, &QComboBox::activated, this, [this](int index) {
-    if (index < 0) return;
-    if (source_ && source_->model.isEntailment()) {
-      applyEntailmentExample(index);
-    } else {
-      setText(exampleBox_->itemText(index));
+    const AlignmentPage& page = alignmentPage(source_ ? source_->model.task() : AlignmentTask::Dates);
+    const QStringList examples = page.examples();
+    if (index < 0 || index >= examples.size()) return;
+    const QString pair = page.examplePair(index);
+    if (pair.isEmpty()) {
+      setText(examples[index]);
+      return;
     }
+    {
+      const QSignalBlocker block(textEdit_);  // one run, for the whole pair
+      setText(examples[index]);
+    }
+    setPairText(pair);
   });
   return inputGroup;
 }
@@ -250,7 +259,43 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(pages_, 1);
 
   connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
-  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { setStep(row); });
+  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { goToClickedStep(row); });
+}
+
+// ---- the input of each kind ----
+
+void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource) {
+  const QString current = textEdit_->toPlainText();
+  QString text = current, pair = hypothesisEdit_->toPlainText();
+  // Typed (or set) while the model was loading: the input is for it; what the open kind had stays with that kind.
+  const bool editedSinceOpen = text != textAtOpen_.text || pair != textAtOpen_.pair;
+  const bool forLoad = std::exchange(textForLoad_, false) || editedSinceOpen;
+  if (hadSource && was != now && editedSinceOpen) kindTexts_[was] = textAtOpen_;
+  if (hadSource && was != now && !forLoad) {
+    // Another kind: the input typed stays with its kind, and this kind's last input (or its example) comes back.
+    kindTexts_[was] = {current, pair};
+    const auto kept = kindTexts_.find(now);
+    text = kept != kindTexts_.end() ? kept->second.text : QString();
+    if (kept != kindTexts_.end() && alignmentPage(now).parts().pair) pair = kept->second.pair;
+  } else {
+    // The first model, or applyState's: keep the input unless it is another kind's example.
+    bool otherExample = false;
+    for (const auto& page : alignmentPages()) {
+      otherExample = otherExample || (page->task() != now && page->examples().contains(current));
+    }
+    if (was != now && otherExample) text.clear();
+  }
+  if (text.isEmpty()) text = alignmentPage(now).examples().front();
+  if (pair.isEmpty()) pair = alignmentPage(now).examplePair(0);
+  const QSignalBlocker block(textEdit_), blockPair(hypothesisEdit_);
+  if (text != current) textEdit_->setPlainText(text);
+  if (pair != hypothesisEdit_->toPlainText()) hypothesisEdit_->setPlainText(pair);
+}
+
+void AlignmentWorkbench::goToClickedStep(int step) {
+  setStep(step);
+  // Left/Right go on from the step clicked at once: the slider takes them (the heatmap has no keys of its own).
+  stepSlider_->setFocus(Qt::MouseFocusReason);
 }
 
 }  // namespace attn::ui

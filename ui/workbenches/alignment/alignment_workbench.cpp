@@ -26,6 +26,7 @@
 #include <QTreeWidget>
 
 #include <algorithm>
+#include <utility>
 
 using namespace Qt::StringLiterals;
 
@@ -89,6 +90,7 @@ void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
   ++loadRequested_;
   requestedModel_ = nameOrFolder;
   announceLoad_ = announce;
+  textAtOpen_ = {text(), pairText()};
   // Messages name a folder by its name (the engine's error gives the whole path of the file at fault).
   loadingName_ = QFileInfo(nameOrFolder).fileName().isEmpty() ? nameOrFolder : QFileInfo(nameOrFolder).fileName();
   if (const auto bundled = findBundledModel(nameOrFolder)) loadingName_ = bundled->name;
@@ -101,6 +103,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
   if (source->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = source->serial;
   const Task was = taskOf(source_.get());
+  const bool hadSource = source_ != nullptr;
   source_ = std::move(source);
   const Task now = taskOf(source_.get());
   requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
@@ -115,20 +118,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
                                   : model.description + u'\n' + tr("Trained on: %1").arg(model.trainedOn);
   showOpenModel(modelGroup_, model.key, model.path, model.name, description, !model.modelCard.isEmpty());
 
-  // Keep what the user typed; swap the other task's examples for this task's default.
-  const QString current = textEdit_->toPlainText();
-  bool otherExample = false;
-  for (const auto& page : alignmentPages()) {
-    otherExample = otherExample || (page->task() != now && page->examples().contains(current));
-  }
-  if (current.isEmpty() || (was != now && otherExample)) {
-    const QSignalBlocker block(textEdit_);
-    textEdit_->setPlainText(alignmentPage(now).examples().front());
-  }
-  if (now == Task::Entailment && hypothesisEdit_->toPlainText().isEmpty()) {
-    const QSignalBlocker block(hypothesisEdit_);
-    hypothesisEdit_->setPlainText(entailmentExamples().front().hypothesis);
-  }
+  switchKindText(was, now, hadSource);
   outcome_.reset();
   pending_.reset();
   hypothesis_ = 0;
@@ -142,6 +132,7 @@ void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source)
 void AlignmentWorkbench::onLoadFailed(quint64 serial, const QString& message) {
   if (serial != loadRequested_) return;
   loadSettled_ = serial;
+  textForLoad_ = false;
   lastError_ = message;
   showError(openFailedMessage(loadingName_, message, source_ ? source_->model.name : QString()));
   requestedModel_ = !source_                               ? QString()
@@ -165,26 +156,21 @@ void AlignmentWorkbench::showError(const QString& message) {
 }
 
 void AlignmentWorkbench::updateForSource() {
-  const Task task = taskOf(source_.get());
-  const bool speech = task == Task::Speech, entailment = task == Task::Entailment;
-  const bool seq2seq = task == Task::Dates || task == Task::Headlines || speech;
-  const AlignmentTaskText words = alignmentPage(task).text();
-  decodingGroup_->setVisible(seq2seq);
-  hypothesisLabel_->setVisible(entailment);
-  hypothesisEdit_->setVisible(entailment);
+  const AlignmentPage& page = alignmentPage(taskOf(source_.get()));
+  const AlignmentPageParts parts = page.parts();
+  const AlignmentTaskText words = page.text();
+  decodingGroup_->setVisible(parts.decodes);
+  hypothesisLabel_->setVisible(parts.pair);
+  hypothesisEdit_->setVisible(parts.pair);
   textLabel_->setText(words.sourceLabel);
   textLabel_->setToolTip(words.sourceToolTip);
   textEdit_->setPlaceholderText(words.placeholder);
-  stepTitle_->setText(entailment ? tr("Hypothesis &word:") : tr("St&ep:"));
+  stepTitle_->setText(words.stepTitle.isEmpty() ? tr("St&ep:") : words.stepTitle);
   stepSlider_->setToolTip(words.stepToolTip);
   {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->clear();
-    if (entailment) {
-      for (const auto& example : entailmentExamples()) exampleBox_->addItem(example.display());
-    } else {
-      exampleBox_->addItems(alignmentPage(task).examples());
-    }
+    exampleBox_->addItems(page.exampleLabels());
     exampleBox_->setCurrentIndex(-1);
   }
   if (!source_) {
@@ -196,15 +182,15 @@ void AlignmentWorkbench::updateForSource() {
     pages_->setCurrentWidget(placeholder_);
     return;
   }
-  pages_->setCurrentWidget(seq2seq || entailment ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
-  decodingView_->setVisible(!speech);  // a speech model's input is audio: its spectrogram instead
-  speechPanel_->setVisible(speech);
-  audioButton_->setVisible(speech);
-  shapingGroup_->setVisible(speech);
+  pages_->setCurrentWidget(parts.steps() ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
+  decodingView_->setVisible(!parts.audio);  // a model that hears audio: its spectrogram instead
+  speechPanel_->setVisible(parts.audio);
+  audioButton_->setVisible(parts.audio);
+  shapingGroup_->setVisible(parts.audio);
   stopPlayback();
-  if (!speech) audioPath_.clear();
-  readingsCheck_->setVisible(task == Task::Reviews);
-  if (seq2seq || entailment) {
+  if (!parts.audio) audioPath_.clear();
+  readingsCheck_->setVisible(parts.readings);
+  if (parts.steps()) {
     decodingView_->clear();
     speechView_->clear();
     heatmap_->clear();
@@ -249,12 +235,14 @@ void AlignmentWorkbench::applyState(const attn::ui::AlignmentSection& state) {
     const QSignalBlocker block(readingsCheck_);  // the run below (or the load's) reads it
     readingsCheck_->setChecked(state.readings);
   }
+  const QString model = QString::fromStdString(state.model);
+  if (model != requestedModel_ && source_) kindTexts_[taskOf(source_.get())] = {text(), pairText()};
   setText(QString::fromStdString(state.text));
   setPairText(QString::fromStdString(state.pair));
   setBeam(state.beam);
   setShaping(state.shaping);
-  const QString model = QString::fromStdString(state.model);
   if (model != requestedModel_) {
+    textForLoad_ = true;      // the text set above is the incoming model's
     openModel(model, false);  // runs when loaded
   } else {
     post();  // a fresh result even when nothing changed, for the hypothesis and the step
@@ -281,8 +269,8 @@ int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 void AlignmentWorkbench::post() {
   if (!source_) return;
   const QString text = textEdit_->toPlainText();
-  const bool entailment = source_->model.isEntailment();
-  if ((text.isEmpty() && audioPath_.isEmpty()) || (entailment && pairText().isEmpty())) {
+  const bool pair = alignmentPage(taskOf(source_.get())).parts().pair;
+  if ((text.isEmpty() && audioPath_.isEmpty()) || (pair && pairText().isEmpty())) {
     // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
     // shown over the message.
     inputMessage_ = emptyInputMessage();
@@ -303,14 +291,14 @@ void AlignmentWorkbench::post() {
   decodingView_->setPlaceholder(tr("Decoding\u2026"));
   reviewView_->setPlaceholder(tr("Classifying\u2026"));
   // An example edited is no longer that example.
-  const QString shown = entailment ? EntailmentExample{text, pairText()}.display() : text;
+  const QString shown = pair ? EntailmentExample{text, pairText()}.display() : text;
   if (exampleBox_->currentIndex() >= 0 && exampleBox_->currentText() != shown) {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->setCurrentIndex(-1);
   }
   AlignmentRequest request;
   request.text = text.toStdString();
-  if (entailment) request.hypothesis = pairText().toStdString();
+  if (pair) request.hypothesis = pairText().toStdString();
   request.beam = beamSpin_->value();
   request.readings = readingsCheck_->isChecked();
   request.wavPath = audioPath_;

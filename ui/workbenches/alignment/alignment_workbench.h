@@ -29,6 +29,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -181,6 +182,8 @@ class AlignmentWorkbench : public Workbench {
   void applyPending() override;
   void post();
   void fillModelBox();
+  // A click on a heatmap row: that step, and the keys that move it (alignment_panel.cpp).
+  void goToClickedStep(int step);
   void updateForSource();
   void updateHypotheses();
   void updateStepViews();
@@ -204,7 +207,6 @@ class AlignmentWorkbench : public Workbench {
   void updateEntailmentHeatmap(const attn::AttentionMap& map);
   void updateEntailmentStep();
   QString entailmentSummary() const;
-  void applyEntailmentExample(int index);
   QString emptyInputMessage() const;
   void updateWarnings();
   void updateInputNote();
@@ -226,7 +228,16 @@ class AlignmentWorkbench : public Workbench {
   std::shared_ptr<const AlignmentOutcome> outcome_;
   int hypothesis_ = 0;
   int step_ = 0;
-  QString requestedModel_;      // the model open or opening: a bundled key or a folder
+  QString requestedModel_;  // the model open or opening: a bundled key or a folder
+  // Each kind's last input (the text, an entailment model's hypothesis): a model of another kind does not read it,
+  // and a model of that kind gets it back.
+  struct KindText {
+    QString text, pair;
+  };
+  std::map<AlignmentTask, KindText> kindTexts_;
+  bool textForLoad_ = false;  // applyState's input is for the model it opens, not the open model's kind
+  KindText textAtOpen_;       // the input when the newest load was asked for: an edit since is for that model
+  void switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource);
   int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
   int pendingStep_ = -1;
   QString inputMessage_;

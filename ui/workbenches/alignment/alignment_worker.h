@@ -7,14 +7,7 @@
 // never interrupted; a burst of keystrokes costs the run in flight plus one run of the newest text.
 #pragma once
 
-#include "attn/error.h"
-#include "attn/models/classifier.h"
-#include "attn/models/entailment.h"
-#include "attn/models/seq2seq.h"
-#include "attn/trace.h"
-#include "render/alignment_render.h"
-#include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/speech/speech_input.h"
+#include "workbenches/alignment/alignment_run.h"
 #include "workbenches/common/mailbox.h"
 
 #include <QMetaType>
@@ -29,63 +22,6 @@
 #include <vector>
 
 namespace attn::ui {
-
-// A loaded model. Immutable once sent.
-struct AlignmentSource {
-  quint64 serial = 0;
-  AlignmentModel model;
-  double loadMs = 0.0;
-  bool isSeq2Seq() const { return model.isSeq2Seq(); }
-};
-
-struct AlignmentRequest {
-  std::string text;             // UTF-8, as typed (an entailment model's premise)
-  std::string hypothesis;       // an entailment model's hypothesis, UTF-8
-  int beam = 1;                 // seq2seq: 1 = greedy
-  bool readings = false;        // a flat classifier: also run the bundled readings of saliency (kReadingModels)
-  QString wavPath;              // a speech model: this audio file instead of `text` said by espeak-ng
-  std::string voice = "en-us";  // a speech model: the espeak-ng voice `text` is said in
-  attn::models::AttentionShaping shaping;  // a speech model: how its scores become weights (the defaults: its own)
-};
-
-// The bundled review classifiers whose saliency needs no query, in the order the tab shows them: attention
-// pooling, the LSTM's gates, the CNN's max pooling.
-inline constexpr const char* kReadingModels[] = {"sentiment-pooling", "sentiment-lstm", "sentiment-cnn"};
-
-struct AlignmentOutcome {
-  quint64 generation = 0;
-  quint64 sourceSerial = 0;
-  AlignmentRequest request;
-  std::shared_ptr<const attn::models::Seq2SeqRun> seq2seq;
-  std::shared_ptr<const SpeechInput> speech;  // a speech model's audio, true phonemes and log-mel frames
-  // Each hypothesis' alignment (rows: output characters, "</s>" for the end; columns: source characters,
-  // an unknown one marked "(unk)"), in the run's order (best first).
-  std::vector<std::shared_ptr<const attn::AttentionMap>> alignments;
-  // ConvS2S: per hypothesis, each decoder layer's map (the alignment above is their mean); empty lists otherwise.
-  std::vector<std::vector<std::shared_ptr<const attn::AttentionMap>>> layerAlignments;
-  std::shared_ptr<const attn::models::ClassifierRun> classifier;
-  std::shared_ptr<const attn::AttentionMap> wordMap;  // classifier: heads x words (or the saliency row)
-  // classifier: every matrix of the run (ClassifierRun::maps(), unknown words marked), wordMap first
-  std::vector<std::shared_ptr<const attn::AttentionMap>> maps;
-  // request.readings: the bundled readings that could run on the text (the open model's own run where it is
-  // one of them), and why any other could not ("sentiment-cnn: ...").
-  std::vector<render::SaliencyReading> readings;
-  QStringList readingNotes;
-  std::shared_ptr<const attn::models::EntailmentRun> entailment;
-  std::shared_ptr<const attn::AttentionMap> entailmentMap;  // hypothesis words x premise words
-  std::optional<attn::Error> error;                         // the run was refused (nothing else is set)
-  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
-  double runMs = 0.0;
-  bool ok() const { return seq2seq != nullptr || classifier != nullptr || entailment != nullptr; }
-  QStringList warnings() const;  // the model's, then the run's
-};
-
-// The alignment of hypothesis `h` of a run as the heatmap shows it (unknown source characters marked); a ConvS2S
-// run's decoder layer `layer` (from 0) instead of the layers' mean when layer >= 0 (null when there is none).
-std::shared_ptr<const attn::AttentionMap> alignmentMap(const attn::models::Seq2SeqRun& run, std::size_t h,
-                                                       int layer = -1);
-// The word map of a classifier run with unknown words marked.
-std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::ClassifierRun& run);
 
 class AlignmentWorker : public QObject {
   Q_OBJECT
@@ -130,18 +66,8 @@ class AlignmentWorker : public QObject {
 
   // Worker-thread state.
   std::shared_ptr<const AlignmentSource> source_;
-  std::unique_ptr<attn::models::Seq2SeqRunner> seq2seqSession_;
-  std::unique_ptr<attn::models::ClassifierRunner> classifierSession_;
-  std::unique_ptr<attn::models::EntailmentRunner> entailmentSession_;
-  // The readings' models, loaded on first use and kept (a few hundred kilobytes each).
-  struct Reader {
-    QString key;
-    std::shared_ptr<const attn::models::ClassifierModel> model;
-    std::unique_ptr<attn::models::ClassifierRunner> runner;
-    QString error;  // it could not be loaded
-  };
-  std::vector<Reader> readers_;
-  void runReadings(const AlignmentRequest& request, AlignmentOutcome& outcome);
+  // The open model's page's runner: its session (scratch buffers).
+  std::unique_ptr<AlignmentRunner> runner_;
 };
 
 }  // namespace attn::ui

@@ -1,6 +1,7 @@
 #include "workbenches/alignment/dates/dates_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_run.h"
 
 #include <QCoreApplication>
 
@@ -11,6 +12,7 @@ namespace {
 class DatesPage final : public AlignmentPage {
  public:
   AlignmentTask task() const override { return AlignmentTask::Dates; }
+  QString name() const override { return QStringLiteral("dates"); }
   bool shows(const AlignmentModel& model) const override {
     return model.seq2seq && !model.seq2seq->config().frames && !model.seq2seq->config().words;
   }
@@ -22,6 +24,10 @@ class DatesPage final : public AlignmentPage {
             tr("The input is empty: type a date in any form to see its alignment. The view shows "
                "the last input."),
             tr("characters")};
+  }
+  AlignmentPageParts parts() const override { return {.decodes = true}; }
+  std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
+    return textSeq2SeqRunner(model);
   }
   QStringList examples() const override { return dateExamples(); }
 

@@ -1,6 +1,7 @@
 #include "workbenches/alignment/entailment/entailment_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/entailment/entailment_run.h"
 
 #include <QCoreApplication>
 
@@ -11,6 +12,7 @@ namespace {
 class EntailmentPage final : public AlignmentPage {
  public:
   AlignmentTask task() const override { return AlignmentTask::Entailment; }
+  QString name() const override { return QStringLiteral("entailment"); }
   bool shows(const AlignmentModel& model) const override { return model.entailment != nullptr; }
   AlignmentTaskText text() const override {
     return {tr("&Premise: a sentence about a scene"),
@@ -20,12 +22,26 @@ class EntailmentPage final : public AlignmentPage {
                "and the premise is shaded by its attention. A click on a heatmap row goes to that "
                "word."),
             QString(),
-            tr("words")};
+            tr("words"),
+            tr("Hypothesis &word:")};
+  }
+  AlignmentPageParts parts() const override { return {.pair = true}; }
+  std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
+    return makeEntailmentRunner(model);
   }
   QStringList examples() const override {
     QStringList premises;
     for (const auto& example : entailmentExamples()) premises.append(example.premise);
     return premises;
+  }
+  QStringList exampleLabels() const override {
+    QStringList labels;
+    for (const auto& example : entailmentExamples()) labels.append(example.display());
+    return labels;
+  }
+  QString examplePair(int index) const override {
+    const auto examples = entailmentExamples();
+    return index >= 0 && std::size_t(index) < examples.size() ? examples[std::size_t(index)].hypothesis : QString();
   }
 
  private:

@@ -72,16 +72,6 @@ QString AlignmentWorkbench::entailmentSummary() const {
       .arg(outcome_->runMs, 0, 'f', 1);
 }
 
-void AlignmentWorkbench::applyEntailmentExample(int index) {
-  const auto examples = entailmentExamples();
-  if (index < 0 || std::size_t(index) >= examples.size()) return;
-  {
-    const QSignalBlocker block(textEdit_);  // one run, for the whole pair
-    setText(examples[std::size_t(index)].premise);
-  }
-  setPairText(examples[std::size_t(index)].hypothesis);
-}
-
 QString AlignmentWorkbench::emptyInputMessage() const {
   if (source_ && source_->model.isEntailment()) {
     return text().isEmpty()

@@ -1,6 +1,7 @@
 #include "workbenches/alignment/headlines/headlines_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_run.h"
 
 #include <QCoreApplication>
 
@@ -11,6 +12,7 @@ namespace {
 class HeadlinesPage final : public AlignmentPage {
  public:
   AlignmentTask task() const override { return AlignmentTask::Headlines; }
+  QString name() const override { return QStringLiteral("headlines"); }
   bool shows(const AlignmentModel& model) const override {
     return model.seq2seq && !model.seq2seq->config().frames && model.seq2seq->config().words;
   }
@@ -22,6 +24,10 @@ class HeadlinesPage final : public AlignmentPage {
             tr("The input is empty: type a news sentence to see its headline and alignment. The "
                "view shows the last input."),
             tr("words")};
+  }
+  AlignmentPageParts parts() const override { return {.decodes = true}; }
+  std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
+    return textSeq2SeqRunner(model);
   }
   QStringList examples() const override { return headlineExamples(); }
 

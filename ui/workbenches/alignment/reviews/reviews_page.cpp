@@ -1,6 +1,7 @@
 #include "workbenches/alignment/reviews/reviews_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/reviews/reviews_run.h"
 
 #include <QCoreApplication>
 
@@ -11,6 +12,7 @@ namespace {
 class ReviewsPage final : public AlignmentPage {
  public:
   AlignmentTask task() const override { return AlignmentTask::Reviews; }
+  QString name() const override { return QStringLiteral("reviews"); }
   bool shows(const AlignmentModel& model) const override { return model.classifier != nullptr; }
   AlignmentTaskText text() const override {
     return {tr("&Review: a few sentences"),
@@ -20,6 +22,10 @@ class ReviewsPage final : public AlignmentPage {
             tr("The input is empty: type a review to see its word attention. The view shows the "
                "last input."),
             tr("words")};
+  }
+  AlignmentPageParts parts() const override { return {.readings = true}; }
+  std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
+    return makeReviewsRunner(model);
   }
   QStringList examples() const override { return reviewExamples(); }
 

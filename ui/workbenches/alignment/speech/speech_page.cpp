@@ -1,6 +1,7 @@
 #include "workbenches/alignment/speech/speech_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/speech/speech_run.h"
 
 #include <QCoreApplication>
 
@@ -11,6 +12,7 @@ namespace {
 class SpeechPage final : public AlignmentPage {
  public:
   AlignmentTask task() const override { return AlignmentTask::Speech; }
+  QString name() const override { return QStringLiteral("speech"); }
   bool shows(const AlignmentModel& model) const override { return model.seq2seq && model.seq2seq->config().frames; }
   AlignmentTaskText text() const override {
     return {tr("&Say: a few words (espeak-ng speaks them)"),
@@ -22,6 +24,10 @@ class SpeechPage final : public AlignmentPage {
             tr("The input is empty: type a few words to hear them said and recognised. The view "
                "shows the last input."),
             tr("steps of audio")};
+  }
+  AlignmentPageParts parts() const override { return {.decodes = true, .audio = true}; }
+  std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
+    return makeSpeechRunner(model);
   }
   QStringList examples() const override { return speechExamples(); }
 

@@ -35,7 +35,7 @@ QWidget* AlignmentWorkbench::makeSpeechView() {
   column->addLayout(row);
   speechView_ = new SpeechView(speechPanel_);
   column->addWidget(speechView_, 1);
-  connect(speechView_, &SpeechView::stepClicked, this, &AlignmentWorkbench::setStep);
+  connect(speechView_, &SpeechView::stepClicked, this, &AlignmentWorkbench::goToClickedStep);
 
   playback_ = new AudioPlayback(this);
   if (AudioPlayback::builtIn()) {
