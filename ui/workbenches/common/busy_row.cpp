@@ -25,6 +25,9 @@ BusyRow::BusyRow(QWidget* parent, QWidget* escScope) : QWidget(parent) {
   label_ = new QLabel(this);
   label_->setObjectName(u"runProgressLabel"_s);
   label_->setTextFormat(Qt::PlainText);
+  // A long stage ("decoding photo.jpg (4000 x 3000, 427 MiB)") is cut at the row's end rather than widening the
+  // tab's views; the whole text is in the tooltip.
+  label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   cancel_ = new QPushButton(tr("Cancel"), this);
   cancel_->setObjectName(u"cancelRun"_s);
   cancel_->setToolTip(tr("Stop this work (Esc); the views keep the last result"));
@@ -117,6 +120,7 @@ void BusyRow::reveal() {
 void BusyRow::refreshText() {
   if (cancelling_) {
     label_->setText(tr("Cancelling\u2026"));
+    label_->setToolTip({});
     return;
   }
   const double seconds = elapsedSeconds();
@@ -127,6 +131,7 @@ void BusyRow::refreshText() {
     text += tr(" \u00b7 %1 so far").arg(durationText(seconds));
   }
   label_->setText(text);
+  label_->setToolTip(text);
 }
 
 }  // namespace attn::ui
