@@ -612,7 +612,8 @@ class TestLabWorkbench : public QObject {
     request.params.mechanism = attn::lab::Mechanism::TransformerXL;
     request.params.segment = 32;
     request.params.layers = 6;
-    request.source = words(2000);  // cut to 2,048 tokens: 64 segments, seconds of work
+    request.params.dim = 512;      // 1.2 s on one thread here, far longer than the 64 progress reports take to come
+    request.source = words(2000);  // cut to 2,048 tokens: 64 segments
     lab->setRequest(request);
     QVERIFY(lab->busyRow()->isShown());
     QVERIFY(lab->busyRow()->cancelButton()->isEnabled());
