@@ -14,6 +14,8 @@
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/caption/caption_models.h"
 #include "workbenches/caption/caption_workbench.h"
+#include "workbenches/caption/caption_worker.h"
+#include "workbenches/common/busy_row.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -23,6 +25,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QPushButton>
 #include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
@@ -598,6 +601,54 @@ class TestCaptionWorkbench : public QObject {
     QVERIFY(settle(wb()));
     QVERIFY(wb().lastError().isEmpty());
     QVERIFY(!wb().errorBanner()->isVisible());
+  }
+
+  // Issue 41: opening a large photo and captioning show the busy row; Cancel (or Esc) drops that work and the image
+  // and caption on screen stay, also once the worker has answered.
+  void longWorkShowsTheBusyRowAndCancelKeepsTheView() {
+    showScene(7);
+    wb().busyRow()->setDelay(0);
+    const auto* outcome = wb().outcome();
+    const auto* image = wb().image();
+    const QString path = files_.filePath(u"large-photo.jpg"_s);
+    QImage photo(4000, 3000, QImage::Format_RGB32);
+    std::mt19937 random(7);
+    for (int y = 0; y < photo.height(); ++y) {
+      auto* line = reinterpret_cast<QRgb*>(photo.scanLine(y));
+      for (int x = 0; x < photo.width(); ++x) line[x] = QRgb(random()) | 0xff000000u;
+    }
+    QVERIFY(photo.save(path, "JPEG", 90));
+    QSignalSpy opened(wb().worker(), &CaptionWorker::opened);
+    QSignalSpy status(&wb(), &CaptionWorkbench::statusMessage);
+    wb().openFile(path);
+    QVERIFY(wb().busyRow()->isShown());
+    QVERIFY2(wb().busyRow()->label()->text().startsWith(u"Opening large-photo.jpg"_s),
+             qPrintable(wb().busyRow()->label()->text()));
+    testing::saveShot(wb().grab().toImage(), u"caption-busy"_s);
+    wb().busyRow()->cancelButton()->click();
+    QVERIFY(!wb().busyRow()->isShown());
+    QVERIFY(!wb().isLoading());
+    QCOMPARE(status.last().first().toString(), u"Cancelled: the previous view stays"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 30000);  // the worker's answer comes, and is dropped
+    QTest::qWait(50);
+    QCOMPARE(wb().image(), image);
+    QCOMPARE(wb().outcome(), outcome);
+
+    // A caption search, cancelled with Esc: the caption stays.
+    QSignalSpy finished(wb().worker(), &CaptionWorker::finished);
+    wb().setBeam(wb().beam() == 3 ? 4 : 3);
+    QVERIFY(wb().busyRow()->isShown());
+    QVERIFY2(wb().busyRow()->label()->text().startsWith(u"Captioning "_s), qPrintable(wb().busyRow()->label()->text()));
+    wb().activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&wb()));
+    wb().busyRow()->cancelButton()->setFocus();
+    QTest::keyClick(wb().busyRow()->cancelButton(), Qt::Key_Escape);
+    QVERIFY(!wb().busyRow()->isShown());
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 30000);  // it may have come already
+    QTest::qWait(50);
+    QVERIFY(wb().isIdle());
+    QCOMPARE(wb().outcome(), outcome);
+    wb().busyRow()->setDelay(400);
   }
 
   void imagesOverTheLimitAreRefused() {

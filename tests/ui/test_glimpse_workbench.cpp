@@ -17,6 +17,7 @@
 #include "views/glimpse_canvas.h"
 #include "views/pixel_view.h"
 #include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/glimpse/glimpse_workbench.h"
 #include "workbenches/glimpse/glimpse_worker.h"
 #include "workbenches/lab/lab_workbench.h"
@@ -25,6 +26,7 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
+#include <QProgressBar>
 #include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
@@ -401,6 +403,56 @@ class TestGlimpseWorkbench : public QObject {
     QVERIFY(settle(wb()));
     QVERIFY(wb().lastError().isEmpty());
     QVERIFY(!wb().errorBanner()->isVisible());
+  }
+
+  // Issue 41: opening a large photo shows the busy row (its stages, then the time left); Cancel (or Esc) keeps the
+  // image and glimpse on screen, also once the worker has answered; a glimpse read shows the row too.
+  void openingALargePhotoShowsProgressAndCanBeCancelled() {
+    resetTo(GlimpseWorkbench::Preset::CentreQuarter);
+    wb().busyRow()->setDelay(0);
+    const auto image = wb().sharedImage();
+    const GlimpseSettings settings = wb().settings();
+    const quint64 shown = wb().shown();
+    const QString path = files_.filePath(u"large-photo.jpg"_s);
+    QImage photo(4000, 3000, QImage::Format_RGB32);
+    quint32 state = 7;
+    for (int y = 0; y < photo.height(); ++y) {
+      auto* line = reinterpret_cast<QRgb*>(photo.scanLine(y));
+      for (int x = 0; x < photo.width(); ++x) line[x] = (state = state * 1664525u + 1013904223u) | 0xff000000u;
+    }
+    QVERIFY(photo.save(path, "JPEG", 90));
+    QSignalSpy loaded(wb().worker(), &GlimpseWorker::loaded);
+    QSignalSpy status(&wb(), &GlimpseWorkbench::statusMessage);
+    wb().openFile(path);
+    QVERIFY(wb().busyRow()->isShown());
+    QVERIFY2(wb().busyRow()->label()->text().startsWith(u"Opening large-photo.jpg"_s),
+             qPrintable(wb().busyRow()->label()->text()));
+    wb().activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&wb()));
+    wb().canvas()->setFocus();
+    QTest::keyClick(wb().canvas(), Qt::Key_Escape);  // Esc anywhere in the tab
+    QVERIFY(!wb().busyRow()->isShown());
+    QVERIFY(!wb().isLoading());
+    QCOMPARE(status.last().first().toString(), u"Cancelled: the previous image and glimpse stay"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(!loaded.isEmpty(), 30000);  // the worker's answer comes, and is dropped
+    QTest::qWait(50);
+    QCOMPARE(wb().sharedImage(), image);
+    QVERIFY(wb().settings() == settings);
+    QCOMPARE(wb().shown(), shown);
+
+    // Opened to its end: the row shows the stages with their percentages, then goes.
+    wb().openFile(path);
+    QTRY_VERIFY_WITH_TIMEOUT(wb().busyRow()->bar()->maximum() == 100 || !wb().isLoading(), 30000);
+    if (wb().isLoading()) {
+      QVERIFY2(wb().busyRow()->label()->text().contains(u"% \u00b7 "_s), qPrintable(wb().busyRow()->label()->text()));
+      testing::saveShot(wb().grab().toImage(), u"glimpse-busy"_s);
+    }
+    QVERIFY(settle(wb(), 60000));
+    QCOMPARE(wb().image()->width, 4000);
+    QVERIFY(!wb().busyRow()->isShown());
+    wb().busyRow()->setDelay(400);
+    QVERIFY(wb().openSample(u"astronaut"_s));
+    QVERIFY(settle(wb()));
   }
 
   void imageOverTheSizeLimitIsRefused() {

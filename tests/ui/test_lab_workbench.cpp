@@ -6,6 +6,7 @@
 #include "views/map_grid_view.h"
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/lab/lab_worker.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/common/worker_thread.h"
 
 #include <QCheckBox>
@@ -13,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
@@ -590,6 +592,58 @@ class TestLabWorkbench : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!lab->isBusy(), 20000);  // generous: sanitizer builds are slow
     QCOMPARE(lab->heatmap()->colorMap()->data()->keySize(), 1938);
     QVERIFY(lab->heatmap()->cursor().shape() != Qt::BusyCursor);
+  }
+
+  // Issue 41: a long run shows the busy row (segments done, time left) and Cancel (or Esc) stops it; the previous
+  // map stays and the status bar says "Cancelled".
+  void aLongRunShowsProgressAndCancelKeepsThePreviousMap() {
+    auto lab = std::make_unique<LabWorkbench>();
+    lab->resize(1200, 800);
+    QSignalSpy shown(lab.get(), &LabWorkbench::resultShown);
+    lab->show();
+    QTRY_VERIFY(!shown.isEmpty());
+    QVERIFY(settle(*lab));
+    QVERIFY(lab->outcome());
+    const attn::lab::LabRequest before = lab->outcome()->request;
+    const QString mapTitle = lab->mapBox()->currentText();
+    lab->busyRow()->setDelay(0);
+    QSignalSpy status(lab.get(), &LabWorkbench::statusMessage);
+    auto request = lab->request();
+    request.params.mechanism = attn::lab::Mechanism::TransformerXL;
+    request.params.segment = 32;
+    request.params.layers = 6;
+    request.params.dim = 512;      // 1.2 s on one thread here, far longer than the 64 progress reports take to come
+    request.source = words(2000);  // cut to 2,048 tokens: 64 segments
+    lab->setRequest(request);
+    QVERIFY(lab->busyRow()->isShown());
+    QVERIFY(lab->busyRow()->cancelButton()->isEnabled());
+    QVERIFY2(lab->busyRow()->label()->text().startsWith(u"Running Transformer-XL"_s),
+             qPrintable(lab->busyRow()->label()->text()));
+    QTRY_VERIFY_WITH_TIMEOUT(lab->busyRow()->bar()->value() >= 1, 20000);
+    QCOMPARE(lab->busyRow()->bar()->maximum(), 64);
+    QVERIFY2(lab->busyRow()->label()->text().contains(u" of 64 segments done"_s),
+             qPrintable(lab->busyRow()->label()->text()));
+    testing::saveShot(lab->grab().toImage(), u"lab-busy"_s);
+    lab->busyRow()->cancelButton()->click();
+    QVERIFY(settle(*lab, 20000));
+    QVERIFY(!lab->busyRow()->isShown());
+    QCOMPARE(lab->outcome()->request.params, before.params);  // the previous map stays
+    QCOMPARE(lab->outcome()->request.source, before.source);
+    QCOMPARE(lab->mapBox()->currentText(), mapTitle);
+    QVERIFY(!status.isEmpty());
+    QCOMPARE(status.last().first().toString(), u"Cancelled: the previous map stays"_s);
+
+    // Esc anywhere in the tab cancels too.
+    request.params.layers = 5;
+    lab->setRequest(request);
+    QVERIFY(lab->busyRow()->isShown());
+    lab->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(lab.get()));
+    lab->sourceEdit()->setFocus();
+    QTest::keyClick(lab->sourceEdit(), Qt::Key_Escape);
+    QVERIFY(settle(*lab, 20000));
+    QCOMPARE(lab->outcome()->request.params, before.params);
+    QVERIFY(!lab->busyRow()->isShown());
   }
 
   void shutsDownCleanlyWhileBusy() {

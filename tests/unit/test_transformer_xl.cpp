@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace attn {
 namespace {
@@ -95,6 +98,40 @@ TEST(TransformerXL, LabLabelsTheMemoryAndStepsBySegment) {
   EXPECT_EQ(r->trace.maps()[15].layer, 1);
   request.params.segment = 0;
   EXPECT_EQ(lab::run_lab(request).error().reason, "the segment length L must be between 1 and 2,048 (got 0)");
+}
+
+// Long work reports its segments and stops between them (issue 41): the Lab's busy row and Cancel.
+TEST(TransformerXL, ReportsEachSegmentAndStopsWhenCancelled) {
+  const Matrix x = random_normal(10, 8, 3);
+  const auto w = random_transformer_xl_weights(8, 2, 4);
+  std::vector<std::pair<int, int>> reports;
+  const TransformerXLResult all =
+      transformer_xl(x, w, 4, {}, nullptr, [&](int done, int of) { reports.emplace_back(done, of); });
+  EXPECT_EQ(all.segments.size(), 3u);
+  EXPECT_EQ(reports, (std::vector<std::pair<int, int>>{{1, 3}, {2, 3}, {3, 3}}));
+
+  std::atomic<bool> cancel{false};
+  const TransformerXLResult one = transformer_xl(x, w, 4, {}, &cancel, [&](int, int) { cancel.store(true); });
+  EXPECT_EQ(one.segments.size(), 1u);  // stopped after the first segment
+
+  lab::LabRequest request;
+  request.params.mechanism = lab::Mechanism::TransformerXL;
+  request.source = "one two three four five six seven";
+  request.params.segment = 3;
+  int steps = 0;
+  std::atomic<bool> stop{false};
+  const auto cancelled = lab::run_lab(request, {.cancel = &stop, .on_progress = [&](int done, int of) {
+                                                  steps = of;
+                                                  if (done == 1) stop.store(true);
+                                                }});
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().kind, ErrorKind::Cancelled);
+  EXPECT_EQ(steps, 3);
+  stop.store(false);
+  EXPECT_TRUE(lab::run_lab(request, {.cancel = &stop, .on_progress = {}}));
+  stop.store(true);  // cancelled before it starts: any mechanism
+  request.params.mechanism = lab::Mechanism::MultiHead;
+  EXPECT_EQ(lab::run_lab(request, {.cancel = &stop, .on_progress = {}}).error().kind, ErrorKind::Cancelled);
 }
 
 }  // namespace

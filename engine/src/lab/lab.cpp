@@ -602,6 +602,7 @@ struct LabInputs {
   GlobalParams gp;
   TraceTag tag;       // query rows over source columns
   TraceTag self_tag;  // source over source, named "tokens"
+  const LabControl& control;
   Index d() const { return p.dim; }
   ScoreWeights score_weights() const { return random_score_weights(p.score, d(), d(), d(), seed); }
 };
@@ -847,8 +848,9 @@ Result<void> run_convs2s(const LabInputs& in, LabResult& r) {
 
 Result<void> run_transformer_xl(const LabInputs& in, LabResult& r) {
   const LabParams& p = in.p;
-  const auto res =
-      transformer_xl(in.xs, random_transformer_xl_weights(in.d(), p.layers, in.seed), p.segment, in.self_tag);
+  const auto res = transformer_xl(in.xs, random_transformer_xl_weights(in.d(), p.layers, in.seed), p.segment,
+                                  in.self_tag, in.control.cancel, in.control.on_progress);
+  if (in.control.cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
   const std::size_t segments = res.segments.size();
   // Segment 1's layer 0: the first map with memory columns (segment 0 has none).
   const auto& maps = r.trace.maps();
@@ -1047,7 +1049,7 @@ void add_token_spans(const LabSentences& sentences, LabResult& r) {
 
 }  // namespace
 
-Result<LabResult> run_lab(const LabRequest& request) {
+Result<LabResult> run_lab(const LabRequest& request, const LabControl& control) {
   const auto t0 = std::chrono::steady_clock::now();
   const LabParams& p = request.params;
   if (auto ok = check(p); !ok) return std::unexpected(ok.error());
@@ -1071,7 +1073,9 @@ Result<LabResult> run_lab(const LabRequest& request) {
                      .seed = mix_seed(p.seed, 2),
                      .gp = GlobalParams{p.score, p.normaliser, p.temperature},
                      .tag = tag,
-                     .self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens")};
+                     .self_tag = tag.with_labels(&r.source_tokens, &r.source_tokens).with_axes("tokens", "tokens"),
+                     .control = control};
+  if (control.cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
   if (auto ran = runner_of(p.mechanism)(in, r); !ran) return std::unexpected(ran.error());
 
   name_quantities(p.mechanism, r.trace);

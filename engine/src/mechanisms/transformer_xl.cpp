@@ -105,14 +105,17 @@ void record_segment(const std::vector<XLAttention>& layers, Index begin, Index L
 }  // namespace
 
 TransformerXLResult transformer_xl(const MatrixCRef& x, const std::vector<TransformerXLLayer>& layers,
-                                   Index segment_length, const TraceTag& tag) {
+                                   Index segment_length, const TraceTag& tag, const std::atomic<bool>* cancel,
+                                   const std::function<void(int, int)>& progress) {
   assert(segment_length >= 1 && !layers.empty());
   const Index n = x.rows(), d = x.cols();
   const Matrix R = relative_encodings(2 * segment_length, d);
   TransformerXLResult result;
   result.output.resize(n, d);
   std::vector<Matrix> memory(layers.size(), Matrix(0, d));  // per layer: the previous segment's input to it
+  const auto segments = static_cast<int>((n + segment_length - 1) / segment_length);
   for (Index begin = 0; begin < n; begin += segment_length) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) break;
     const Index L = std::min(segment_length, n - begin);
     std::vector<XLAttention> attention(layers.size());
     Matrix h = x.middleRows(begin, L);
@@ -124,6 +127,7 @@ TransformerXLResult transformer_xl(const MatrixCRef& x, const std::vector<Transf
     result.output.middleRows(begin, L) = h;
     if (tag.enabled()) record_segment(attention, begin, L, result.segments.size(), tag);
     result.segments.push_back(std::move(attention));
+    if (progress) progress(static_cast<int>(result.segments.size()), segments);
   }
   return result;
 }

@@ -226,6 +226,10 @@ void CaptionWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(errorBanner_);
   warningStrip_ = makeMessageStrip(area, u"captionWarnings"_s, MessageStrip::Warning);
   layout->addWidget(warningStrip_);
+  busyRow_ = new BusyRow(area, this);
+  busyRow_->setObjectName(u"captionBusy"_s);
+  connect(busyRow_, &BusyRow::cancelRequested, this, &CaptionWorkbench::cancelRun);
+  layout->addWidget(busyRow_);
 
   auto* stripRow = new QHBoxLayout();
   playButton_ = new QToolButton(area);
@@ -492,6 +496,29 @@ void CaptionWorkbench::restoreSettings(const QSettings& settings) {
   // The model and the input open when the tab is first shown (start()), unless something else was asked for.
   pendingModel_ = value(u"model"_s).toString();
   pendingInput_ = value(u"input"_s).toString();
+}
+
+// ---- the busy row ----
+
+void CaptionWorkbench::updateBusyRow() {
+  if (openRequested_ <= openSettled_ && settled_ >= submitted_) busyRow_->stop();
+}
+
+void CaptionWorkbench::cancelRun() {
+  const bool opening = openRequested_ > openSettled_, running = submitted_ > settled_;
+  if (!opening && !running) return;
+  // The worker finishes what it has started (a beam search is under a second, a photo's decoding a few); what it
+  // answers for these requests is dropped, so the image and caption on screen stay.
+  if (opening) {
+    cancelledOpen_ = openSettled_ = openRequested_;
+    if (image_) requestedInput_ = image_->input;
+  }
+  if (running) {
+    cancelledRun_ = settled_ = submitted_;
+    if (pending_ && pending_->generation <= cancelledRun_) pending_.reset();
+  }
+  busyRow_->stop();
+  emit statusMessage(image_ || outcome_ ? tr("Cancelled: the previous view stays") : tr("Cancelled"), 8000);
 }
 
 }  // namespace attn::ui

@@ -190,6 +190,7 @@ void CaptionWorkbench::openInput(CaptionInput input) {
   ++openRequested_;
   openingName_ = input.name();
   worker_->open(openRequested_, std::move(input));
+  busyRow_->start(tr("Opening %1\u2026").arg(openingName_));
 }
 
 void CaptionWorkbench::openFile(const QString& path) {
@@ -231,8 +232,9 @@ void CaptionWorkbench::newScene() {
 }
 
 void CaptionWorkbench::onOpened(std::shared_ptr<const CaptionImage> image) {
-  if (image->serial != openRequested_) return;
+  if (image->serial != openRequested_ || image->serial <= cancelledOpen_) return;
   openSettled_ = image->serial;
+  updateBusyRow();
   image_ = std::move(image);
   errorBanner_->setVisible(false);
   lastError_.clear();
@@ -260,8 +262,9 @@ void CaptionWorkbench::onOpened(std::shared_ptr<const CaptionImage> image) {
 }
 
 void CaptionWorkbench::onOpenFailed(quint64 serial, const QString& message) {
-  if (serial != openRequested_) return;
+  if (serial != openRequested_ || serial <= cancelledOpen_) return;
   openSettled_ = serial;
+  updateBusyRow();
   lastError_ = message;
   showError(image_ ? tr("Cannot open %1: %2\nThe previous image (%3) stays.").arg(openingName_, message, image_->name)
                    : tr("Cannot open %1: %2").arg(openingName_, message));
@@ -285,14 +288,16 @@ void CaptionWorkbench::post() {
   request.beam = beamSpin_->value();
   ++submitted_;
   worker_->submit(submitted_, source_, image_, request, options_.sigma);
+  busyRow_->start(tr("Captioning %1 (beam %2)\u2026").arg(image_->name).arg(request.beam));
 }
 
 void CaptionWorkbench::onFinished(std::shared_ptr<const CaptionOutcome> outcome) {
   if (!source_ || !image_ || outcome->sourceSerial != source_->serial || outcome->imageSerial != image_->serial) return;
-  if (outcome->generation <= shown_) return;
+  if (outcome->generation <= shown_ || outcome->generation <= cancelledRun_) return;
   if (!outcome->ok()) {
     if (outcome->generation != submitted_) return;  // a newer request reports for itself
     settled_ = outcome->generation;
+    updateBusyRow();
     pending_.reset();  // an older input's result, not shown yet, would hide this refusal
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
     lastError_ = message;
@@ -312,6 +317,7 @@ void CaptionWorkbench::applyPending() {
   shownImage_ = image_;
   shown_ = next->generation;
   settled_ = std::max(settled_, shown_);
+  updateBusyRow();
   errorBanner_->setVisible(false);
   lastError_.clear();
   maps_.clear();

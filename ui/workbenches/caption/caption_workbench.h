@@ -14,6 +14,7 @@
 #include "attn/error.h"
 #include "session/session.h"
 #include "render/caption_render.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/common/side_panel.h"
 #include "workbenches/caption/caption_worker.h"
 #include "workbenches/common/worker_thread.h"
@@ -149,6 +150,11 @@ class CaptionWorkbench : public Workbench {
   QComboBox* modeBox() const { return modeBox_; }
   QSpinBox* perRowSpin() const { return perRowSpin_; }
   QLabel* errorBanner() const { return errorBanner_; }
+  // The busy row over the views while a photo opens or a caption is searched for longer than its delay: what runs
+  // and the time so far, with Cancel (or Esc), which drops that work; the previous image and caption stay.
+  BusyRow* busyRow() const { return busyRow_; }
+  void cancelRun();
+  CaptionWorker* worker() const { return worker_.get(); }
   QLabel* warningStrip() const { return warningStrip_; }
   QLabel* inputNote() const { return inputNote_; }
   QLabel* modelLabel() const { return modelLabel_; }
@@ -194,6 +200,7 @@ class CaptionWorkbench : public Workbench {
   void onSmoothed(quint64 generation, std::shared_ptr<const CaptionMaps> maps);
   void applyPending() override;
   void post();
+  void updateBusyRow();  // the row goes once nothing is opening or running
   void showError(const QString& message);
   void showAbout();
   void updateHypotheses();
@@ -223,6 +230,8 @@ class CaptionWorkbench : public Workbench {
   std::shared_ptr<const CaptionImage> image_;
   quint64 openRequested_ = 0;
   quint64 openSettled_ = 0;
+  quint64 cancelledOpen_ = 0;  // cancelRun(): the photos opened up to this one are not shown
+  quint64 cancelledRun_ = 0;   // cancelRun(): the captions up to this one are not shown
   QString openingName_;
   attn::ImageLimits limits_;
   bool started_ = false;
@@ -265,6 +274,7 @@ class CaptionWorkbench : public Workbench {
 
   // Main area.
   QLabel* errorBanner_ = nullptr;
+  BusyRow* busyRow_ = nullptr;
   QLabel* warningStrip_ = nullptr;
   CaptionStripView* strip_ = nullptr;
   QToolButton* playButton_ = nullptr;

@@ -14,7 +14,6 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QStackedWidget>
@@ -89,11 +88,6 @@ QGroupBox* GlimpseWorkbench::buildImageGroup(QWidget* panel) {
   imageInfo_->setWordWrap(true);
   imageInfo_->setTextFormat(Qt::PlainText);
   imageLayout->addWidget(imageInfo_);
-  loadProgress_ = new QProgressBar(imageGroup);
-  loadProgress_->setRange(0, 100);
-  loadProgress_->setTextVisible(true);
-  loadProgress_->setVisible(false);
-  imageLayout->addWidget(loadProgress_);
   return imageGroup;
 }
 

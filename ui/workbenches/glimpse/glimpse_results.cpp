@@ -198,6 +198,7 @@ void GlimpseWorkbench::applyPending() {
   shown_ = o.generation;
   settled_ = std::max(settled_, shown_);
   if (shown_ == submitted_) endBusy();
+  updateBusyRow();
   for (const auto& [generation, ns] : postTimes_) {
     if (generation == o.generation) lastFrameMs_ = double(clock_.nsecsElapsed() - ns) / 1e6;
   }

@@ -13,7 +13,6 @@
 #include <QComboBox>
 #include <QFileInfo>
 #include <QLabel>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScrollArea>
@@ -54,9 +53,8 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent)
   connect(
       worker_.get(), &GlimpseWorker::loadProgress, this,
       [this](quint64 serial, int percent, const QString& stage) {
-        if (serial != loadRequested_) return;
-        loadProgress_->setValue(percent);
-        loadProgress_->setFormat(stage + u" \u2014 %p%"_s);
+        if (serial != loadRequested_ || serial <= cancelledLoad_) return;
+        busyRow_->setProgress(percent, 100, tr("%1% \u00b7 %2").arg(percent).arg(stage));
       },
       Qt::QueuedConnection);
   thread_.host(worker_.get(), u"glimpse worker"_s);
@@ -97,6 +95,10 @@ GlimpseWorkbench::GlimpseWorkbench(QWidget* parent)
       "border-radius: 3px; padding: 4px 6px; }"_s);
   errorBanner_->setVisible(false);
   centreLayout->addWidget(errorBanner_);
+  busyRow_ = new BusyRow(centre, this);
+  busyRow_->setObjectName(u"glimpseBusyRow"_s);
+  connect(busyRow_, &BusyRow::cancelRequested, this, &GlimpseWorkbench::cancelRun);
+  centreLayout->addWidget(busyRow_);
   canvas_ = new GlimpseCanvas(centre);
   centreLayout->addWidget(canvas_, 1);
 
@@ -180,9 +182,7 @@ void GlimpseWorkbench::startLoad(GlimpseSource source) {
   currentLoad_ = source;
   ++loadRequested_;
   loadingName_ = source.name;
-  loadProgress_->setValue(0);
-  loadProgress_->setFormat(tr("opening %1").arg(source.name));
-  loadProgress_->setVisible(true);
+  busyRow_->start(tr("Opening %1\u2026").arg(source.name));
   worker_->load(loadRequested_, std::move(source));
 }
 
@@ -256,11 +256,12 @@ GlimpseSettings GlimpseWorkbench::rescaled(const GlimpseSettings& settings, int 
 
 void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
   if (!image || image->serial != loadRequested_) return;  // a newer load is on its way
+  if (image->serial <= cancelledLoad_) return;            // cancelled: the previous image stays
   loadSettled_ = image->serial;
+  updateBusyRow();
   superseded_.reset();
   const bool fallback = image->serial == fallbackLoad_;  // after a failed load: its error stays in view
   pendingState_.reset();
-  loadProgress_->setVisible(false);
   const auto previous = image_;
   image_ = std::move(image);
   GlimpseSettings next = settings_;
@@ -321,9 +322,9 @@ void GlimpseWorkbench::onLoaded(std::shared_ptr<const GlimpseImage> image) {
 }
 
 void GlimpseWorkbench::onLoadFailed(quint64 serial, const QString& message) {
-  if (serial != loadRequested_) return;
+  if (serial != loadRequested_ || serial <= cancelledLoad_) return;
   loadSettled_ = serial;
-  loadProgress_->setVisible(false);
+  updateBusyRow();
   settingsForLoad_.reset();
   pendingState_.reset();
   if (!superseded_) {
@@ -510,14 +511,38 @@ void GlimpseWorkbench::post() {
   }
   worker_->submit(submitted_, image_, std::move(request));
   if (!busyTimer_.isActive()) busyTimer_.start();
+  if (!dragging_) busyRow_->start(tr("Reading the glimpse of %1\u2026").arg(image_->name));
 }
 
 void GlimpseWorkbench::onFinished(std::shared_ptr<const GlimpseOutcome> outcome) {
   if (!outcome || !image_ || outcome->imageSerial != image_->serial) return;
-  if (outcome->generation <= shown_) return;
+  if (outcome->generation <= shown_ || outcome->generation <= cancelledRun_) return;
   if (pending_ && pending_->generation > outcome->generation) return;
   pending_ = std::move(outcome);
   scheduleApply();
+}
+
+void GlimpseWorkbench::updateBusyRow() {
+  if (loadSettled_ >= loadRequested_ && settled_ >= submitted_) busyRow_->stop();
+}
+
+void GlimpseWorkbench::cancelRun() {
+  const bool loading = loadRequested_ > loadSettled_, running = submitted_ > settled_;
+  if (!loading && !running) return;
+  // The worker finishes what it has started; what it answers for these requests is dropped.
+  if (loading) {
+    cancelledLoad_ = loadSettled_ = loadRequested_;
+    superseded_.reset();  // nothing to fall back to: the image on screen stays
+    settingsForLoad_.reset();
+    pendingState_.reset();
+  }
+  if (running) {
+    cancelledRun_ = settled_ = submitted_;
+    if (pending_ && pending_->generation <= cancelledRun_) pending_.reset();
+    endBusy();
+  }
+  busyRow_->stop();
+  emit statusMessage(image_ ? tr("Cancelled: the previous image and glimpse stay") : tr("Cancelled"), 8000);
 }
 
 void GlimpseWorkbench::endBusy() {

@@ -11,6 +11,7 @@
 #include "attn/glimpse/resolve.h"
 #include "attn/glimpse/settings.h"
 #include "session/session.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/glimpse/glimpse_worker.h"
 #include "workbenches/common/worker_thread.h"
 #include "workbenches/common/workbench.h"
@@ -32,7 +33,6 @@ class QCustomPlot;
 class QDoubleSpinBox;
 class QGroupBox;
 class QLabel;
-class QProgressBar;
 class QPushButton;
 class QRadioButton;
 class QScrollArea;
@@ -110,6 +110,10 @@ class GlimpseWorkbench : public Workbench {
   std::shared_ptr<const GlimpseOutcome> sharedOutcome() const { return outcome_; }
   bool isBusy() const { return busy_; }
   void setBusyDelay(int ms) { busyTimer_.setInterval(ms); }
+  // The busy row over the views while a photo opens (its stages, the time left) or an exact read runs longer than
+  // its delay, with Cancel (or Esc), which drops that work: the previous image and glimpse stay.
+  BusyRow* busyRow() const { return busyRow_; }
+  void cancelRun();
   int workerRuns() const { return worker_->runs(); }
   GlimpseWorker* worker() const { return worker_.get(); }
   // Benchmarks: compute each request on the GUI thread and show it at once (no thread hop, no queue).
@@ -191,6 +195,7 @@ class GlimpseWorkbench : public Workbench {
   void applyPending() override;
   void applyPlots(const GlimpseOutcome& outcome);
   void endBusy();
+  void updateBusyRow();  // the row goes once nothing is opening or running
   void post();
   // The single path of every edit: canvas, panel and worker follow `settings`.
   void edit(const attn::glimpse::GlimpseSettings& settings, bool dragging);
@@ -256,6 +261,8 @@ class GlimpseWorkbench : public Workbench {
   std::shared_ptr<const GlimpseImage> image_;
   quint64 loadRequested_ = 0;
   quint64 loadSettled_ = 0;
+  quint64 cancelledLoad_ = 0;  // cancelRun(): the loads up to this one are not shown
+  quint64 cancelledRun_ = 0;   // cancelRun(): the reads up to this one are not shown
   QString loadingName_;
   // Settings to apply as they are when load number `first` succeeds (openWithSettings).
   std::optional<std::pair<quint64, attn::glimpse::GlimpseSettings>> settingsForLoad_;
@@ -295,12 +302,12 @@ class GlimpseWorkbench : public Workbench {
   GlimpseCanvas* canvas_ = nullptr;
   QLabel* errorBanner_ = nullptr;
   QLabel* busyLabel_ = nullptr;
+  BusyRow* busyRow_ = nullptr;
 
   // Image group.
   QComboBox* sampleBox_ = nullptr;
   QPushButton* openButton_ = nullptr;
   QLabel* imageInfo_ = nullptr;
-  QProgressBar* loadProgress_ = nullptr;
 
   // Glimpse group.
   QComboBox* presetBox_ = nullptr;

@@ -305,6 +305,9 @@ void LabWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(inputError_);
 
   layout->addLayout(buildMapRow(area));
+  busyRow_ = new BusyRow(area, this);
+  busyRow_->setObjectName(u"labBusy"_s);
+  layout->addWidget(busyRow_);
 
   auto* views = new QSplitter(Qt::Vertical, area);
   views->setChildrenCollapsible(false);

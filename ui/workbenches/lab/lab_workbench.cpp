@@ -72,6 +72,8 @@ LabWorkbench::LabWorkbench(QWidget* parent)
       [this](QWidget* area) { buildMainArea(area); });
   splitter_ = frame.splitter;
   sideScroll_ = frame.scroll;
+  connect(busyRow_, &BusyRow::cancelRequested, this, &LabWorkbench::cancelRun);
+  connect(worker_.get(), &LabWorker::progress, this, &LabWorkbench::onProgress, Qt::QueuedConnection);
 
   setParamsToWidgets(LabParams{});
   queryEdit_->setText(fromView(attn::lab::kDefaultQuery));
@@ -131,6 +133,7 @@ LabWorkbench::LabWorkbench(QWidget* parent)
 
 LabWorkbench::~LabWorkbench() {
   stopApply();
+  worker_->abandon();  // a long run stops at its next step rather than holding up the close
   thread_.stop();
   // The thread has finished: no event of the worker can run any more, so deleting it here is safe.
   worker_.reset();
@@ -287,12 +290,37 @@ void LabWorkbench::submitRequest(attn::lab::LabRequest request, const QString& o
     originGeneration_ = submitted_;
     origin_ = origin;
   }
+  const QString name = QString::fromUtf8(attn::lab::info(request.params.mechanism).name);
   worker_->submit(submitted_, std::move(request));
   busyTimer_.start();
+  busyRow_->start(tr("Running %1\u2026").arg(name));
+}
+
+void LabWorkbench::cancelRun() {
+  if (settled_ >= submitted_) return;
+  cancelledUpTo_ = submitted_;
+  if (pending_ && pending_->generation <= cancelledUpTo_) pending_.reset();
+  worker_->cancel();  // the run stops at its next step (Transformer-XL's segment); what it answers is dropped
+  settleCancelled(submitted_);
+}
+
+void LabWorkbench::onProgress(quint64 generation, int done, int steps) {
+  if (generation != submitted_ || generation <= cancelledUpTo_) return;
+  // Only Transformer-XL reports steps today: its segments (engine/include/attn/lab/lab.h, LabControl).
+  const QString text = currentInfo().uses_segments ? tr("%1 of %2 segments done") : tr("%1 of %2 steps done");
+  busyRow_->setProgress(done, steps, text.arg(done).arg(steps));
+}
+
+void LabWorkbench::settleCancelled(quint64 generation) {
+  if (generation != submitted_ || settled_ >= generation) return;  // a newer request reports; or said already
+  settled_ = generation;
+  endBusy();
+  emit statusMessage(outcome_ ? tr("Cancelled: the previous map stays") : tr("Cancelled"), 8000);
 }
 
 void LabWorkbench::endBusy() {
   busyTimer_.stop();
+  busyRow_->stop();
   if (!busy_) return;
   busy_ = false;
   shapeLabel_->setText(idleShapeText_);
@@ -334,6 +362,10 @@ int LabWorkbench::workerRuns() const { return worker_->runs(); }
 
 void LabWorkbench::onFinished(LabOutcome outcome) {
   if (outcome.generation <= shown_) return;  // older than what is on screen
+  if (outcome.generation <= cancelledUpTo_ || (outcome.error && outcome.error->kind == attn::ErrorKind::Cancelled)) {
+    settleCancelled(outcome.generation);  // cancelled, or superseded by a newer request
+    return;
+  }
   if (!outcome.ok()) {
     // A refusal that a newer request already superseded would only flash by; the newer one reports.
     if (outcome.generation != submitted_) return;

@@ -8,6 +8,7 @@
 #include "attn/lab/lab.h"
 #include "render/colormap.h"
 #include "render/heatmap_render.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/lab/lab_worker.h"
 #include "workbenches/common/workbench.h"
 #include "workbenches/common/worker_thread.h"
@@ -69,6 +70,11 @@ class LabWorkbench : public Workbench {
   // True while "computing…" is shown for a request that has not come back yet.
   bool isBusy() const { return busy_; }
   void setBusyDelay(int ms) { busyTimer_.setInterval(ms); }
+  // The busy row over the views (what runs, the steps done and the time left where the mechanism has steps, Cancel)
+  // shows once a run is out for longer than its delay; Cancel (or Esc) drops the run at once (Transformer-XL's stops
+  // at its next segment, the others finish in the background) and the previous map stays.
+  BusyRow* busyRow() const { return busyRow_; }
+  void cancelRun();
   const LabOutcome* outcome() const { return outcome_.get(); }
 
   const attn::AttentionMap* currentMap() const;
@@ -124,6 +130,8 @@ class LabWorkbench : public Workbench {
   void updateHeadsDividend();
   void post();
   void onFinished(LabOutcome outcome);
+  void onProgress(quint64 generation, int done, int steps);
+  void settleCancelled(quint64 generation);  // the map on screen stays; "Cancelled" on the status bar
   void applyPending() override;
   void showNothing(const QString& why);  // no map: the views empty, `why` in the heatmap's place
   void endBusy();
@@ -143,6 +151,8 @@ class LabWorkbench : public Workbench {
   QTimer busyTimer_;
   bool busy_ = false;
   QString idleShapeText_;
+  BusyRow* busyRow_ = nullptr;
+  quint64 cancelledUpTo_ = 0;  // cancelRun(): every request up to this one is not shown
 
   quint64 originGeneration_ = 0;
   QString origin_;

@@ -1,6 +1,8 @@
 // LabWorker: runs attn::lab::run_lab on its own thread. Requests are coalesced (only the newest pending
 // request runs; older ones are overwritten before they start) and every outcome carries the generation
-// of its request, so the workbench can drop results that are older than what it already shows.
+// of its request, so the workbench can drop results that are older than what it already shows. A run reports its
+// steps where the mechanism has them (Transformer-XL's segments) and stops at the next one on cancel() or on a newer
+// request.
 #pragma once
 
 #include "attn/lab/lab.h"
@@ -36,11 +38,18 @@ class LabWorker : public QObject {
 
   // Thread-safe; called from the GUI thread. Replaces any request that has not started yet.
   void submit(quint64 generation, attn::lab::LabRequest request);
+  // Thread-safe: a request that has not started is dropped, the one running stops at its next step; each is
+  // answered by an outcome whose error is of kind Cancelled.
+  void cancel();
+  // Thread-safe, for closing: the run in progress stops at its next step.
+  void abandon() { cancel_.store(true); }
   // How many requests actually ran (coalescing makes this smaller than the number submitted).
   int runs() const { return runs_.load(); }
 
  signals:
   void finished(attn::ui::LabOutcome outcome);
+  // Steps done of all, for the run of `generation` (on the worker thread; queue it).
+  void progress(quint64 generation, int done, int steps);
 
  private:
   Q_INVOKABLE void drain();  // on the worker thread
@@ -52,6 +61,7 @@ class LabWorker : public QObject {
   Mailbox mailbox_{this};
   Latest<Pending> pending_;  // guarded by mailbox_
   std::atomic<int> runs_{0};
+  std::atomic<bool> cancel_{false};  // the run taken last stops at its next step
 };
 
 }  // namespace attn::ui

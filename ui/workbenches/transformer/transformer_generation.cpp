@@ -168,11 +168,10 @@ void TransformerWorkbench::stopGenerating() {
 
 void TransformerWorkbench::onGenerationProgress(quint64 generation, int tokens, const QString& text, double ms) {
   if (generation != generating_) return;
-  runProgress_->setRange(0, std::max(tokens, newTokensSpin_->value()));
-  runProgress_->setValue(tokens);
-  runProgressLabel_->setText(tr("Generating: %1 tokens \u00b7 %2 tokens/s (Cancel keeps them)")
-                                 .arg(tokens)
-                                 .arg(ms > 0 ? 1000.0 * tokens / ms : 0.0, 0, 'f', 0));
+  busyRow_->setProgress(tokens, std::max(tokens, newTokensSpin_->value()),
+                        tr("Generating: %1 tokens \u00b7 %2 tokens/s (Cancel keeps them)")
+                            .arg(tokens)
+                            .arg(ms > 0 ? 1000.0 * tokens / ms : 0.0, 0, 'f', 0));
   generationLabel_->setText(tr("%1 tokens \u00b7 %2 tokens/s\n%3")
                                 .arg(tokens)
                                 .arg(ms > 0 ? 1000.0 * tokens / ms : 0.0, 0, 'f', 0)

@@ -15,6 +15,7 @@
 #include "session/session.h"
 #include "render/colormap.h"
 #include "workbenches/transformer/transformer_worker.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/common/worker_thread.h"
 #include "workbenches/common/workbench.h"
 
@@ -121,10 +122,10 @@ class TransformerWorkbench : public Workbench {
   // done), tokens per second and the time left, and Cancel; the empty panes say "Running...".
   void cancelRun();  // the run in progress (a generation: Stop) and any waiting; the previous view stays
   bool isBusyShown() const;
-  void setBusyDelay(int ms) { busyDelayMs_ = ms; }  // 400 ms; tests set 0
-  QProgressBar* runProgressBar() const { return runProgress_; }
-  QLabel* runProgressLabel() const { return runProgressLabel_; }
-  QPushButton* cancelRunButton() const { return cancelRunButton_; }
+  void setBusyDelay(int ms) { busyRow_->setDelay(ms); }  // 400 ms; tests set 0
+  QProgressBar* runProgressBar() const { return busyRow_->bar(); }
+  QLabel* runProgressLabel() const { return busyRow_->label(); }
+  QPushButton* cancelRunButton() const { return busyRow_->cancelButton(); }
 
   // ---- selection and views ----
   void selectHead(int layer, int head);
@@ -357,12 +358,7 @@ class TransformerWorkbench : public Workbench {
   std::optional<PendingGeneration> pendingGeneration_;  // applyState's generated run, made once its model is in
 
   // Main area.
-  QWidget* busyRow_ = nullptr;
-  QProgressBar* runProgress_ = nullptr;
-  QLabel* runProgressLabel_ = nullptr;
-  QPushButton* cancelRunButton_ = nullptr;
-  QTimer busyTimer_;
-  int busyDelayMs_ = 400;
+  BusyRow* busyRow_ = nullptr;  // the shared busy row (workbenches/common/busy_row.h)
   QLabel* errorBanner_ = nullptr;
   QString headDamage_;  // the banner's message about a damaged head of a version-2 dump, while it is shown
   QLabel* warningStrip_ = nullptr;

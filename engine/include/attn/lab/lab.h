@@ -7,7 +7,9 @@
 #include "attn/mechanisms/pooling.h"
 #include "attn/trace.h"
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -154,9 +156,19 @@ struct LabResult {
   std::size_t opening_map = 0;
 };
 
+// How a long Lab run reports and stops, as RunOptions::on_progress and cancel do for a transformer. `cancel` is read
+// between steps: the run then fails with kind Cancelled ("cancelled"). `on_progress(done, steps)` is called on the
+// calling thread after each step of a mechanism that has steps (Transformer-XL: its segments); the others are one
+// step, with `cancel` read before it (a run that ends is returned: the caller drops what it no longer wants).
+struct LabControl {
+  const std::atomic<bool>* cancel = nullptr;
+  std::function<void(int done, int steps)> on_progress;
+  bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+};
+
 // Validates both sentences (UTF-8, not empty when used; past kMaxTokens tokens truncated with a warning) and
 // runs the mechanism.
-Result<LabResult> run_lab(const LabRequest& request);
+Result<LabResult> run_lab(const LabRequest& request, const LabControl& control = {});
 
 // The request as JSON (sentences and every parameter, mechanisms and scores by their command-line keys),
 // for settings and session files; and back, refusing unknown keys' values with a reason. Fields that

@@ -12,7 +12,9 @@
 #include "attn/trace.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace attn {
@@ -40,7 +42,11 @@ struct TransformerXLResult {
 // Records per segment s (from 1) and layer l (from 0, also the map's layer): "attention · layer l · segment s"
 // and each term, "(a) content · layer l · segment s", ... Rows are the segment's tokens, columns [memory; segment]
 // (labels from the tag's, the memory's marked "[m] word"). Requires segment_length >= 1 and at least one layer.
+// `progress(done, segments)` is called after each segment; `cancel` is read between segments, and a cancelled run
+// returns the segments read so far (the caller, seeing the flag, reports Cancelled).
 TransformerXLResult transformer_xl(const MatrixCRef& x, const std::vector<TransformerXLLayer>& layers,
-                                   Index segment_length, const TraceTag& tag = {});
+                                   Index segment_length, const TraceTag& tag = {},
+                                   const std::atomic<bool>* cancel = nullptr,
+                                   const std::function<void(int, int)>& progress = {});
 
 }  // namespace attn
