@@ -16,6 +16,8 @@
 
 using namespace Qt::StringLiterals;
 
+#include <algorithm>
+
 namespace attn::ui {
 namespace {
 
@@ -38,7 +40,16 @@ QString placeOf(const QWidget* widget) {
 void addEntries(QList<ShortcutEntry>& entries, const QList<QKeySequence>& keys, const QString& what,
                 const QString& where) {
   for (const QKeySequence& key : keys) {
-    if (!key.isEmpty()) entries.append({key.toString(QKeySequence::NativeText), what, where});
+    if (key.isEmpty()) continue;
+    const QString text = key.toString(QKeySequence::NativeText);
+    // The same key doing the same in several tabs (Esc cancels in each) is one row naming them all.
+    const auto same =
+        std::ranges::find_if(entries, [&](const ShortcutEntry& e) { return e.keys == text && e.what == what; });
+    if (same == entries.end()) {
+      entries.append({text, what, where});
+    } else if (!same->where.split(u", "_s).contains(where)) {
+      same->where += u", "_s + where;
+    }
   }
 }
 

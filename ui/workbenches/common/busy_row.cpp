@@ -38,6 +38,7 @@ BusyRow::BusyRow(QWidget* parent, QWidget* escScope) : QWidget(parent) {
 
   escape_ = new QShortcut(QKeySequence(Qt::Key_Escape), escScope ? escScope : parent);
   escape_->setContext(Qt::WidgetWithChildrenShortcut);
+  escape_->setWhatsThis(tr("Cancel the work in progress (as the busy row's Cancel)"));  // Help > Keyboard Shortcuts
   escape_->setEnabled(false);  // only while work is out: Esc keeps its other uses otherwise
   connect(escape_, &QShortcut::activated, this, [this] {
     if (running_ && cancel_->isEnabled()) emit cancelRequested();
