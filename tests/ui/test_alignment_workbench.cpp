@@ -255,6 +255,39 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(wb.text(), u"1 May 2020"_s);
   }
 
+  // Long work shows the busy row (a speech model saying a long text takes seconds; here a dates model with the row's
+  // delay at 0), and Cancel drops the run: its result is not shown when it comes, the previous view stays.
+  void aRunShowsTheBusyRowAndCancelKeepsTheView() {
+    AlignmentWorkbench wb;
+    wb.resize(1100, 700);
+    wb.show();
+    wb.openModel(seq2seqFixture("bahdanau"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const auto* outcome = wb.outcome();
+    QVERIFY(!wb.busyRow()->isShown());
+    wb.busyRow()->setDelay(0);
+    QSignalSpy finished(wb.worker(), &AlignmentWorker::finished);
+    QSignalSpy status(&wb, &Workbench::statusMessage);
+    wb.setText(u"2 June 2021"_s);
+    QVERIFY(wb.busyRow()->isShown());
+    QVERIFY2(wb.busyRow()->label()->text().startsWith(u"Running "_s), qPrintable(wb.busyRow()->label()->text()));
+    QVERIFY(!wb.isIdle());
+    testing::saveShot(wb.grab().toImage(), u"alignment-busy"_s);
+    wb.busyRow()->cancelButton()->click();
+    QVERIFY(!wb.busyRow()->isShown());
+    QVERIFY(wb.isIdle());
+    QCOMPARE(status.last().first().toString(), u"Cancelled: the previous view stays"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 30000);  // the worker's answer comes, and is dropped
+    QTest::qWait(50);
+    QCOMPARE(wb.outcome(), outcome);
+    // The next input runs and is shown as ever, and the row goes with its result.
+    wb.setText(u"3 July 2022"_s);
+    QVERIFY(settle(wb));
+    QCOMPARE(QString::fromStdString(wb.outcome()->request.text), u"3 July 2022"_s);
+    QVERIFY(!wb.busyRow()->isShown());
+    wb.busyRow()->setDelay(400);
+  }
+
   // After a click on a heatmap row the arrow keys move the step at once (GUI finding 12), not only once the
   // slider has been given the focus.
   void arrowKeysMoveTheStepAfterAHeatmapClick() {

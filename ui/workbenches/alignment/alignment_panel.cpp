@@ -168,6 +168,10 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   layout->addWidget(errorBanner_);
   warningStrip_ = makeMessageStrip(area, u"alignmentWarnings"_s, MessageStrip::Warning);
   layout->addWidget(warningStrip_);
+  busyRow_ = new BusyRow(area, this);
+  busyRow_->setObjectName(u"alignmentBusy"_s);
+  connect(busyRow_, &BusyRow::cancelRequested, this, &AlignmentWorkbench::cancelRun);
+  layout->addWidget(busyRow_);
 
   pages_ = new QStackedWidget(area);
   placeholder_ = new QLabel(pages_);
@@ -222,6 +226,15 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   decoding->addLayout(heatmapGrid_, 1);
   pages_->addWidget(decodingPage_);
 
+  buildReviewPage();
+  layout->addWidget(pages_, 1);
+
+  connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
+  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { goToClickedStep(row); });
+}
+
+// A review classifier's page: the shaded text and, under it, the matrices behind a reading.
+void AlignmentWorkbench::buildReviewPage() {
   reviewScroll_ = new QScrollArea(pages_);
   reviewScroll_->setWidgetResizable(true);
   reviewScroll_->setFrameShape(QFrame::NoFrame);
@@ -256,10 +269,6 @@ void AlignmentWorkbench::buildMainArea(QWidget* area) {
   reviewPage_->setStretchFactor(1, 3);
   pages_->addWidget(reviewPage_);
   connect(matrixBox_, &QComboBox::currentIndexChanged, this, [this](int) { updateReviewMatrix(); });
-  layout->addWidget(pages_, 1);
-
-  connect(stepSlider_, &QSlider::valueChanged, this, [this](int value) { setStep(value); });
-  connect(heatmap_, &HeatmapView::cellClicked, this, [this](int row, int) { goToClickedStep(row); });
 }
 
 // ---- the input of each kind ----

@@ -277,6 +277,7 @@ void AlignmentWorkbench::post() {
     stale_ = submitted_;
     settled_ = submitted_;
     pending_.reset();
+    updateBusyRow();
     if (!outcome_) {
       // Nothing shown yet (a model opened over an empty input): the views say what to do.
       decodingView_->setPlaceholder(inputMessage_);
@@ -305,6 +306,7 @@ void AlignmentWorkbench::post() {
   request.shaping = shaping();
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
+  busyRow_->start(tr("Running %1\u2026").arg(source_->model.name));
   updateWarnings();
 }
 
@@ -317,6 +319,7 @@ void AlignmentWorkbench::onFinished(std::shared_ptr<const AlignmentOutcome> outc
     pending_.reset();  // an older input's result, not shown yet, would hide this refusal
     const QString message = fromStd(outcome->error ? outcome->error->message() : std::string());
     lastError_ = message;
+    updateBusyRow();
     showError(tr("Input refused: %1. The previous view stays.").arg(message));
     emit statusMessage(tr("Input refused: %1").arg(message), 0);
     return;
@@ -332,6 +335,7 @@ void AlignmentWorkbench::applyPending() {
   outcome_ = next;
   shown_ = next->generation;
   settled_ = std::max(settled_, shown_);
+  updateBusyRow();
   errorBanner_->setVisible(false);
   lastError_.clear();
 

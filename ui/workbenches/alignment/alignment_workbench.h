@@ -18,6 +18,7 @@
 #include "session/session.h"
 #include "render/alignment_overlay.h"
 #include "render/colormap.h"
+#include "workbenches/common/busy_row.h"
 #include "workbenches/common/side_panel.h"
 #include "render/text_figure.h"
 #include "workbenches/alignment/alignment_worker.h"
@@ -157,6 +158,12 @@ class AlignmentWorkbench : public Workbench {
   QLabel* inputNote() const { return inputNote_; }
   QLabel* modelLabel() const { return modelLabel_; }
   QPushButton* aboutButton() const { return aboutButton_; }
+  // The busy row over the views while a run takes longer than its delay (a speech model saying a long text with
+  // espeak-ng, a long review): what runs, the time so far, Cancel and Esc (alignment_busy.cpp).
+  BusyRow* busyRow() const { return busyRow_; }
+  AlignmentWorker* worker() const { return worker_.get(); }
+  // Drops the run out (its result is not shown when it comes); the previous view stays.
+  void cancelRun();
 
   // ---- Workbench ----
   void saveTo(attn::ui::Session& session) const override;
@@ -175,12 +182,14 @@ class AlignmentWorkbench : public Workbench {
   void buildSidePanel(QWidget* panel);
   QGroupBox* buildInputGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
+  void buildReviewPage();
 
   void onLoaded(std::shared_ptr<const AlignmentSource> source);
   void onLoadFailed(quint64 serial, const QString& message);
   void onFinished(std::shared_ptr<const AlignmentOutcome> outcome);
   void applyPending() override;
   void post();
+  void updateBusyRow();  // the row goes once nothing is running (alignment_busy.cpp)
   void fillModelBox();
   // A click on a heatmap row: that step, and the keys that move it (alignment_panel.cpp).
   void goToClickedStep(int step);
@@ -223,7 +232,7 @@ class AlignmentWorkbench : public Workbench {
   QString loadingName_;
   bool announceLoad_ = true;
 
-  quint64 stale_ = 0;  // outcomes up to this generation are for an input that is gone (emptied)
+  quint64 stale_ = 0;  // outcomes up to this generation are for an input that is gone (emptied) or were cancelled
   std::shared_ptr<const AlignmentOutcome> pending_;
   std::shared_ptr<const AlignmentOutcome> outcome_;
   int hypothesis_ = 0;
@@ -301,6 +310,7 @@ class AlignmentWorkbench : public Workbench {
   QComboBox* matrixBox_ = nullptr;
   HeatmapView* reviewHeatmap_ = nullptr;
   QLabel* placeholder_ = nullptr;
+  BusyRow* busyRow_ = nullptr;
 };
 
 }  // namespace attn::ui
