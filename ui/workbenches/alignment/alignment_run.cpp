@@ -48,8 +48,12 @@ std::shared_ptr<const attn::AttentionMap> wordMap(const attn::models::Classifier
   return markUnknown(run, run.word_map());
 }
 
-void setSeq2SeqRun(attn::models::Seq2SeqRun run, AlignmentOutcome& outcome) {
-  auto shared = std::make_shared<const attn::models::Seq2SeqRun>(std::move(run));
+void setSeq2SeqRun(attn::Result<attn::models::Seq2SeqRun> run, AlignmentOutcome& outcome) {
+  if (!run) {
+    outcome.error = std::move(run.error());
+    return;
+  }
+  auto shared = std::make_shared<const attn::models::Seq2SeqRun>(std::move(*run));
   for (std::size_t h = 0; h < shared->hypotheses.size(); ++h) {
     outcome.alignments.push_back(alignmentMap(*shared, h));
     auto& layers = outcome.layerAlignments.emplace_back();
@@ -69,12 +73,7 @@ class TextSeq2SeqRunner final : public AlignmentRunner {
   void run(const AlignmentRequest& request, AlignmentOutcome& outcome) override {
     attn::models::DecodeOptions options;
     options.beam = std::max(1, request.beam);
-    auto run = session_.run(request.text, options);
-    if (!run) {
-      outcome.error = run.error();
-      return;
-    }
-    setSeq2SeqRun(std::move(*run), outcome);
+    setSeq2SeqRun(session_.run(request.text, options), outcome);
   }
 
  private:

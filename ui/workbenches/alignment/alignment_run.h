@@ -89,8 +89,8 @@ class AlignmentRunner {
   virtual void run(const AlignmentRequest& request, AlignmentOutcome& outcome) = 0;
 };
 
-// Sets a seq2seq run and each hypothesis' alignments (and ConvS2S's layers') on `outcome`.
-void setSeq2SeqRun(attn::models::Seq2SeqRun run, AlignmentOutcome& outcome);
+// Sets a seq2seq run and each hypothesis' alignments (and ConvS2S's layers') on `outcome`, or the run's error.
+void setSeq2SeqRun(attn::Result<attn::models::Seq2SeqRun> run, AlignmentOutcome& outcome);
 // The runner of a seq2seq model that reads text (the dates' and the headlines' pages share it).
 std::unique_ptr<AlignmentRunner> textSeq2SeqRunner(const AlignmentModel& model);
 

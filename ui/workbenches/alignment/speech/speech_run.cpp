@@ -20,12 +20,7 @@ class SpeechRunner final : public AlignmentRunner {
     attn::models::DecodeOptions options;
     options.beam = std::max(1, request.beam);
     options.shaping = request.shaping;
-    auto run = session_.run_frames(outcome.speech->logMel, options);
-    if (!run) {
-      outcome.error = run.error();
-      return;
-    }
-    setSeq2SeqRun(std::move(*run), outcome);
+    setSeq2SeqRun(session_.run_frames(outcome.speech->logMel, options), outcome);
   }
 
  private:
