@@ -232,6 +232,30 @@ class TestAlignmentWorkbench : public QObject {
     QVERIFY(checked >= 10);
   }
 
+  // The tab names no kind: each page has its views (alignment_views.h; the kinds are one list, alignment_kinds.h),
+  // and the tab's own files include no kind's folder, nor ask which kind a model or a run is.
+  void theTabNamesNoKind() {
+    QObject owner;
+    int pages = 0;
+    for (const auto& page : attn::ui::alignmentPages()) {
+      const auto views = attn::ui::makeAlignmentViews(*page, &owner);
+      QCOMPARE(&views->page(), page.get());
+      QCOMPARE(dynamic_cast<attn::ui::SpeechViews*>(views.get()) != nullptr, page->name() == u"speech"_s);
+      ++pages;
+    }
+    QCOMPARE(pages, 5);
+    static const QRegularExpression kind(
+        u"workbenches/alignment/[a-z]+/|AlignmentTask\\b|\\b(Seq2Seq|Speech|Reviews|Entailment)Views\\b|"
+        "outcome_->(classifier|entailment|speech)\\b|model\\.(task|isEntailment)\\(\\)"_s);
+    for (const char* name : {"alignment_workbench.h", "alignment_workbench.cpp", "alignment_panel.cpp",
+                             "alignment_busy.cpp", "alignment_step_page.h", "alignment_step_page.cpp"}) {
+      QFile file(QStringLiteral(ATTN_SOURCE_DIR "/ui/workbenches/alignment/") + QLatin1String(name));
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const auto match = kind.match(QString::fromUtf8(file.readAll()));
+      QVERIFY2(!match.hasMatch(), qPrintable(QLatin1String(name) + u" names a kind: "_s + match.captured()));
+    }
+  }
+
   // Each kind keeps its own last input (GUI finding 8): a speech sentence is not run as a date, and coming back to
   // the speech model brings the sentence back; models of one kind share it.
   void eachKindKeepsItsOwnText() {

@@ -1,37 +1,30 @@
-// The registry of the Alignment tab's views (alignment_views.h): one line per kind of model with views of its own;
-// every other kind (dates, headlines) gets the shared seq2seq views.
+// The registry of the Alignment tab's views (alignment_views.h): each kind's, one per line of alignment_kinds.h, by
+// its page.
 #include "workbenches/alignment/alignment_views.h"
 
 #include "views/text_figure_view.h"
 #include "workbenches/alignment/alignment_page.h"
 #include "workbenches/alignment/alignment_seq2seq_views.h"
 #include "workbenches/alignment/alignment_step_page.h"
-#include "workbenches/alignment/entailment/entailment_views.h"
-#include "workbenches/alignment/reviews/reviews_views.h"
-#include "workbenches/alignment/speech/speech_views.h"
-
-#include <utility>
-
-using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 
-namespace {
-
-using ViewsFactory = std::unique_ptr<AlignmentViews> (*)(const AlignmentPage&, QObject*);
-
-// The kinds with views of their own, by their page's name.
-constexpr std::pair<const char*, ViewsFactory> kOwnViews[] = {
-    {"reviews", makeReviewsViews},
-    {"entailment", makeEntailmentViews},
-    {"speech", makeSpeechViews},
-};
-
-}  // namespace
+// Each kind's views (alignment/<kind>/<kind>_views.cpp), one per line of alignment_kinds.h.
+#define ALIGNMENT_KIND(Kind) std::unique_ptr<AlignmentViews> make##Kind##Views(const AlignmentPage&, QObject*);
+#include "workbenches/alignment/alignment_kinds.h"
+#undef ALIGNMENT_KIND
 
 std::unique_ptr<AlignmentViews> makeAlignmentViews(const AlignmentPage& page, QObject* parent) {
-  for (const auto& [name, make] : kOwnViews) {
-    if (page.name() == QLatin1StringView(name)) return make(page, parent);
+  using Factory = std::unique_ptr<AlignmentViews> (*)(const AlignmentPage&, QObject*);
+  static constexpr Factory kViews[] = {
+#define ALIGNMENT_KIND(Kind) make##Kind##Views,
+#include "workbenches/alignment/alignment_kinds.h"
+#undef ALIGNMENT_KIND
+  };
+  // The pages and the views come from the same list, in the same order.
+  const auto pages = alignmentPages();
+  for (std::size_t k = 0; k < pages.size() && k < std::size(kViews); ++k) {
+    if (pages[k].get() == &page) return kViews[k](page, parent);
   }
   return std::make_unique<Seq2SeqViews>(page, parent);
 }

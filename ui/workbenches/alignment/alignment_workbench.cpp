@@ -150,7 +150,7 @@ void AlignmentWorkbench::showError(const QString& message) {
 
 void AlignmentWorkbench::updateForSource() {
   const AlignmentPageParts parts = page().parts();
-  const AlignmentTaskText words = page().text();
+  const auto words = page().text();
   decodingGroup_->setVisible(parts.decodes);
   hypothesisLabel_->setVisible(parts.pair);
   hypothesisEdit_->setVisible(parts.pair);
