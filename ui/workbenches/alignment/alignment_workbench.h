@@ -1,19 +1,13 @@
-// The Alignment tab: the bundled seq2seq date models (Bahdanau; Luong dot, general, concat; Luong local-p)
-// and review classifiers (attention pooling, hierarchical), or any such model folder, run as you type.
-// The side panel holds the model (the bundled models by name, Open Model…, About This Model), the input
-// (examples), decoding (beam width, the hypotheses with their log-probabilities, best first) and display
-// options. The main area shows, for a date model, the output with the step in view outlined, the source
-// characters shaded by that step's attention, a slider over the output steps (Left/Right) and the
-// alignment heatmap with that row outlined and, for local-p, each step's p_t and window (ConvS2S: one heatmap
-// per decoder layer side by side, then their mean); for a review, the
-// predicted label and probabilities, the text shaded per pooling head and the sentence weights; for an
-// entailment model, a second input (the hypothesis), the label with its probabilities, the premise shaded by
-// the attention of the hypothesis word in view, a slider over the hypothesis words and the hypothesis x premise
-// heatmap.
+// The Alignment tab: the bundled models of every kind (alignment_kinds.h: dates, headlines, reviews, entailment,
+// speech), or any such model folder, run as you type. The side panel holds the model (the bundled models by name,
+// Open Model…, About This Model), the input (examples), decoding (beam width, the hypotheses with their
+// log-probabilities, best first) and display options; the main area, the views of the kind open.
+// The tab names no kind of model: each page (alignment_page.h) has its views (alignment_views.h), which build their
+// own widgets into the tab's (a speech model's spectrogram and audio, a review's page and readings) and show its
+// runs; the kinds with steps share the step page (alignment_step_page.h: the figure with the step in view, the step
+// slider, the heatmap with that row outlined, ConvS2S's layers).
 // An AlignmentWorker on its own thread loads and runs (newest request wins); a failed load names the file
 // and the reason and keeps the previous model; an empty input keeps the previous view with a message.
-// The tab names no kind of model: each page (alignment_page.h) has its views (alignment_views.h), which build their
-// widgets into the tab's and show its runs; the kinds with steps share the step page (alignment_step_page.h).
 #pragma once
 
 #include "attn/error.h"
