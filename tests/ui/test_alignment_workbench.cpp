@@ -19,6 +19,7 @@
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/alignment/alignment_run.h"
 #include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/alignment/speech/speech_views.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -55,6 +56,11 @@ using namespace attn::ui;
 using namespace Qt::StringLiterals;
 
 namespace {
+
+// A speech model's views: its audio file, shaping and playback (speech/speech_views.h).
+attn::ui::SpeechViews& speechOf(const attn::ui::AlignmentWorkbench& wb) {
+  return *wb.findChild<attn::ui::SpeechViews*>();
+}
 
 QString seq2seqFixture(const char* variant) {
   return QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-") + QLatin1String(variant);
@@ -224,6 +230,30 @@ class TestAlignmentWorkbench : public QObject {
       ++checked;
     }
     QVERIFY(checked >= 10);
+  }
+
+  // The tab names no kind: each page has its views (alignment_views.h; the kinds are one list, alignment_kinds.h),
+  // and the tab's own files include no kind's folder, nor ask which kind a model or a run is.
+  void theTabNamesNoKind() {
+    QObject owner;
+    int pages = 0;
+    for (const auto& page : attn::ui::alignmentPages()) {
+      const auto views = attn::ui::makeAlignmentViews(*page, &owner);
+      QCOMPARE(&views->page(), page.get());
+      QCOMPARE(dynamic_cast<attn::ui::SpeechViews*>(views.get()) != nullptr, page->name() == u"speech"_s);
+      ++pages;
+    }
+    QCOMPARE(pages, 5);
+    static const QRegularExpression kind(
+        u"workbenches/alignment/[a-z]+/|AlignmentTask\\b|\\b(Seq2Seq|Speech|Reviews|Entailment)Views\\b|"
+        "outcome_->(classifier|entailment|speech)\\b|model\\.(task|isEntailment)\\(\\)"_s);
+    for (const char* name : {"alignment_workbench.h", "alignment_workbench.cpp", "alignment_panel.cpp",
+                             "alignment_busy.cpp", "alignment_step_page.h", "alignment_step_page.cpp"}) {
+      QFile file(QStringLiteral(ATTN_SOURCE_DIR "/ui/workbenches/alignment/") + QLatin1String(name));
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const auto match = kind.match(QString::fromUtf8(file.readAll()));
+      QVERIFY2(!match.hasMatch(), qPrintable(QLatin1String(name) + u" names a kind: "_s + match.captured()));
+    }
   }
 
   // Each kind keeps its own last input (GUI finding 8): a speech sentence is not run as a date, and coming back to
@@ -1320,15 +1350,15 @@ class TestAlignmentWorkbench : public QObject {
     // typing says the words again.
     QVERIFY(wb.findChild<QPushButton*>(u"alignmentOpenAudio"_s)->isVisibleTo(&wb));
     const QString wav = QStringLiteral(ATTN_SOURCE_DIR "/tests/data/audio/fox-f2.wav");
-    wb.openAudio(wav);
+    speechOf(wb).openAudio(wav);
     QVERIFY(settle(wb));
     QTRY_VERIFY(wb.outcome() && wb.outcome()->speech && wb.outcome()->speech->file == wav);
     QVERIFY(wb.outcome()->speech->phonemes.empty());
     QCOMPARE(wb.outcome()->request.wavPath, wav);
-    wb.openAudio(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-speech/config.json"));
+    speechOf(wb).openAudio(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/seq2seq/random-speech/config.json"));
     QTRY_VERIFY2(wb.lastError().contains(u"config.json: is not audio"_s), qPrintable(wb.lastError()));
     wb.setText(u"seven green apples"_s);
-    QCOMPARE(wb.audioPath(), QString());
+    QCOMPARE(speechOf(wb).audioPath(), QString());
     QVERIFY(settle(wb));
     QTRY_VERIFY(wb.outcome() && wb.outcome()->speech && wb.outcome()->speech->file.isEmpty());
     // A text model again: the shaded source, no spectrogram.
@@ -1355,7 +1385,7 @@ class TestAlignmentWorkbench : public QObject {
     };
     QTRY_VERIFY(wb.outcome() && wb.outcome()->speech);
     QCOMPARE(widest(), attn::Index(wb.outcome()->seq2seq->source.size()));  // the softmax: every step
-    wb.setShaping({.window = 2});
+    speechOf(wb).setShaping({.window = 2});
     QVERIFY(settle(wb));
     QTRY_COMPARE(wb.outcome()->request.shaping.window, 2);
     QVERIFY(widest() <= 5);
@@ -1368,12 +1398,12 @@ class TestAlignmentWorkbench : public QObject {
     const attn::ui::AlignmentSection saved = wb.state();
     QCOMPARE(saved.shaping, (attn::models::AttentionShaping{.smooth = true, .top_k = 3, .window = 2}));
     wb.findChild<QPushButton*>(u"alignmentShapingReset"_s)->click();
-    QCOMPARE(wb.shaping(), attn::models::AttentionShaping{});
+    QCOMPARE(speechOf(wb).shaping(), attn::models::AttentionShaping{});
     QVERIFY(settle(wb));
     QTRY_VERIFY(!wb.outcome()->request.shaping.shaped());
     QCOMPARE(widest(), attn::Index(wb.outcome()->seq2seq->source.size()));
     wb.applyState(saved);
-    QCOMPARE(wb.shaping(), saved.shaping);
+    QCOMPARE(speechOf(wb).shaping(), saved.shaping);
     QVERIFY(settle(wb));
     wb.openModel(seq2seqFixture("bahdanau"));
     QVERIFY(settle(wb));
@@ -1426,14 +1456,14 @@ class TestAlignmentWorkbench : public QObject {
     const std::vector<double> peaks = wb.speechView()->peakSeconds();
     QVERIFY(peaks.size() >= 3);
     for (const std::size_t k : {std::size_t(0), peaks.size() / 2, peaks.size() - 1}) {
-      wb.followPlayback(peaks[k] + 0.001);
+      speechOf(wb).followPlayback(peaks[k] + 0.001);
       QCOMPARE(wb.speechView()->playhead(), peaks[k] + 0.001);
       QCOMPARE(peaks[std::size_t(wb.step())], peaks[k]);
       QCOMPARE(wb.heatmap()->overlay().focusRow, std::optional<int>(wb.step()));
       QCOMPARE(wb.playbackLabel()->text(), QString::number(peaks[k] + 0.001, 'f', 2) + u" / "_s + length + u" s"_s);
     }
-    wb.followPlayback(total +
-                      5.0);  // past the end: a step whose peak is the latest, the time no further than the audio's
+    speechOf(wb).followPlayback(
+        total + 5.0);  // past the end: a step whose peak is the latest, the time no further than the audio's
     QCOMPARE(peaks[std::size_t(wb.step())], *std::max_element(peaks.begin(), peaks.end()));
     QCOMPARE(wb.playbackLabel()->text(), length + u" / "_s + length + u" s"_s);
     wb.setStep(0);

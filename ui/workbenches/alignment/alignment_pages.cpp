@@ -1,23 +1,27 @@
-// The registry of the Alignment tab's pages: one line per kind of model.
+// The registry of the Alignment tab's pages: one per line of alignment_kinds.h.
 #include "workbenches/alignment/alignment_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
-#include "workbenches/alignment/dates/dates_page.h"
-#include "workbenches/alignment/entailment/entailment_page.h"
-#include "workbenches/alignment/headlines/headlines_page.h"
-#include "workbenches/alignment/reviews/reviews_page.h"
-#include "workbenches/alignment/speech/speech_page.h"
 
 #include <QCoreApplication>
 
-#include <array>
+#include <vector>
 
 namespace attn::ui {
 
+// Each kind's page (alignment/<kind>/<kind>_page.cpp), one per line of alignment_kinds.h.
+#define ALIGNMENT_KIND(Kind) std::unique_ptr<const AlignmentPage> make##Kind##Page();
+#include "workbenches/alignment/alignment_kinds.h"
+#undef ALIGNMENT_KIND
+
 namespace {
 
-std::array<std::unique_ptr<const AlignmentPage>, 5> makePages() {
-  return {makeDatesPage(), makeHeadlinesPage(), makeReviewsPage(), makeEntailmentPage(), makeSpeechPage()};
+std::vector<std::unique_ptr<const AlignmentPage>> makePages() {
+  std::vector<std::unique_ptr<const AlignmentPage>> pages;
+#define ALIGNMENT_KIND(Kind) pages.push_back(make##Kind##Page());
+#include "workbenches/alignment/alignment_kinds.h"
+#undef ALIGNMENT_KIND
+  return pages;
 }
 
 }  // namespace

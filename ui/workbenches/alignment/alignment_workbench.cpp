@@ -1,26 +1,22 @@
-#include "views/export.h"
 #include "workbenches/alignment/alignment_workbench.h"
-#include "render/strings.h"
 
-#include "render/alignment_overlay.h"
-#include "workbenches/alignment/alignment_models.h"
-#include "render/alignment_render.h"
+#include "render/strings.h"
+#include "views/export.h"
 #include "views/heatmap_view.h"
 #include "views/speech_view.h"
 #include "views/text_figure_view.h"
+#include "workbenches/alignment/alignment_models.h"
 #include "workbenches/common/side_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDir>
 #include <QFileInfo>
 #include <QGroupBox>
 #include <QLabel>
-#include <QMimeData>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
-#include <QSplitter>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTreeWidget>
@@ -33,17 +29,7 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-// The label of output step t of a hypothesis: its character, "</s>" for the end.
-QString stepLabel(const attn::AttentionMap& map, int t) {
-  if (t < 0 || std::size_t(t) >= map.row_labels.size()) return {};
-  const auto& label = map.row_labels[std::size_t(t)];
-  return label == "</s>" ? u"</s>"_s : quoted(render::tokenLabel(label));
-}
-
 constexpr int kFigureExportWidth = 900;
-
-using Task = AlignmentTask;
-Task taskOf(const AlignmentSource* source) { return source ? source->model.task() : Task::Dates; }
 
 Workbench::Identity alignmentIdentity() {
   return {attn::ui::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
@@ -63,6 +49,13 @@ AlignmentWorkbench::AlignmentWorkbench(QWidget* parent)
   connect(worker_.get(), &AlignmentWorker::finished, this, &AlignmentWorkbench::onFinished, Qt::QueuedConnection);
   thread_.host(worker_.get(), u"alignment worker"_s);
   connect(this, &AlignmentWorkbench::sourceFailed, this, &Workbench::failed);
+  for (const auto& page : alignmentPages()) {
+    kinds_.push_back(makeAlignmentViews(*page, this));
+    AlignmentViews* views = kinds_.back().get();
+    connect(views, &AlignmentViews::inputChanged, this, &AlignmentWorkbench::post);
+    connect(views, &AlignmentViews::stepRequested, this, &AlignmentWorkbench::setStep);
+    connect(views, &AlignmentViews::stepClicked, this, &AlignmentWorkbench::goToClickedStep);
+  }
 
   // Typing posts every edit at once; the worker keeps only the newest pending request. Outcomes are
   // applied on the next turn of the event loop, so a burst of them draws the newest once.
@@ -102,10 +95,10 @@ void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
 void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source) {
   if (source->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = source->serial;
-  const Task was = taskOf(source_.get());
+  const AlignmentPage& was = page();
   const bool hadSource = source_ != nullptr;
   source_ = std::move(source);
-  const Task now = taskOf(source_.get());
+  const AlignmentPage& now = page();
   requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
   errorBanner_->setVisible(false);
   lastError_.clear();
@@ -156,21 +149,20 @@ void AlignmentWorkbench::showError(const QString& message) {
 }
 
 void AlignmentWorkbench::updateForSource() {
-  const AlignmentPage& page = alignmentPage(taskOf(source_.get()));
-  const AlignmentPageParts parts = page.parts();
-  const AlignmentTaskText words = page.text();
+  const AlignmentPageParts parts = page().parts();
+  const auto words = page().text();
   decodingGroup_->setVisible(parts.decodes);
   hypothesisLabel_->setVisible(parts.pair);
   hypothesisEdit_->setVisible(parts.pair);
   textLabel_->setText(words.sourceLabel);
   textLabel_->setToolTip(words.sourceToolTip);
   textEdit_->setPlaceholderText(words.placeholder);
-  stepTitle_->setText(words.stepTitle.isEmpty() ? tr("St&ep:") : words.stepTitle);
-  stepSlider_->setToolTip(words.stepToolTip);
+  steps_->stepTitle()->setText(words.stepTitle.isEmpty() ? tr("St&ep:") : words.stepTitle);
+  steps_->slider()->setToolTip(words.stepToolTip);
   {
     const QSignalBlocker block(exampleBox_);
     exampleBox_->clear();
-    exampleBox_->addItems(page.exampleLabels());
+    exampleBox_->addItems(page().exampleLabels());
     exampleBox_->setCurrentIndex(-1);
   }
   if (!source_) {
@@ -182,24 +174,16 @@ void AlignmentWorkbench::updateForSource() {
     pages_->setCurrentWidget(placeholder_);
     return;
   }
-  pages_->setCurrentWidget(parts.steps() ? decodingPage_ : static_cast<QWidget*>(reviewPage_));
-  decodingView_->setVisible(!parts.audio);  // a model that hears audio: its spectrogram instead
-  speechPanel_->setVisible(parts.audio);
-  audioButton_->setVisible(parts.audio);
-  shapingGroup_->setVisible(parts.audio);
-  stopPlayback();
-  if (!parts.audio) audioPath_.clear();
-  readingsCheck_->setVisible(parts.readings);
+  AlignmentViews& open = views();
+  pages_->setCurrentWidget(parts.steps() || !open.ownPage() ? steps_ : open.ownPage());
   if (parts.steps()) {
-    decodingView_->clear();
-    speechView_->clear();
-    heatmap_->clear();
+    steps_->clear();
     hypotheses_->clear();
-  } else {
-    reviewView_->clear();
-    reviewHeatmap_->clear();
-    matrixPanel_->setVisible(false);
   }
+  for (const auto& kind : kinds_) {
+    if (kind.get() != &open) kind->setOpen(false);
+  }
+  open.setOpen(true);
 }
 
 void AlignmentWorkbench::showAbout() {
@@ -222,8 +206,7 @@ attn::ui::AlignmentSection AlignmentWorkbench::state() const {
   s.hypothesis = pendingHypothesis_ >= 0 ? pendingHypothesis_ : hypothesis_;
   s.step = pendingStep_ >= 0 ? pendingStep_ : step_;
   s.colormap = render::colormapInfo(colormap_).key;
-  s.readings = readingsCheck_->isChecked();
-  s.shaping = shaping();
+  for (const auto& kind : kinds_) kind->save(s);
   return s;
 }
 
@@ -231,16 +214,12 @@ void AlignmentWorkbench::applyState(const attn::ui::AlignmentSection& state) {
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   pendingHypothesis_ = state.hypothesis;
   pendingStep_ = state.step;
-  {
-    const QSignalBlocker block(readingsCheck_);  // the run below (or the load's) reads it
-    readingsCheck_->setChecked(state.readings);
-  }
+  for (const auto& kind : kinds_) kind->restore(state);  // without running: the runs below (or the load's) read them
   const QString model = QString::fromStdString(state.model);
-  if (model != requestedModel_ && source_) kindTexts_[taskOf(source_.get())] = {text(), pairText()};
+  if (model != requestedModel_ && source_) kindTexts_[page().name()] = {text(), pairText()};
   setText(QString::fromStdString(state.text));
   setPairText(QString::fromStdString(state.pair));
   setBeam(state.beam);
-  setShaping(state.shaping);
   if (model != requestedModel_) {
     textForLoad_ = true;      // the text set above is the incoming model's
     openModel(model, false);  // runs when loaded
@@ -269,19 +248,19 @@ int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 void AlignmentWorkbench::post() {
   if (!source_) return;
   const QString text = textEdit_->toPlainText();
-  const bool pair = alignmentPage(taskOf(source_.get())).parts().pair;
-  if ((text.isEmpty() && audioPath_.isEmpty()) || (pair && pairText().isEmpty())) {
+  const bool pair = page().parts().pair;
+  if ((text.isEmpty() && !views().hasOwnInput()) || (pair && pairText().isEmpty())) {
     // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
     // shown over the message.
-    inputMessage_ = emptyInputMessage();
+    inputMessage_ = views().emptyInputMessage(text);
     stale_ = submitted_;
     settled_ = submitted_;
     pending_.reset();
     updateBusyRow();
     if (!outcome_) {
       // Nothing shown yet (a model opened over an empty input): the views say what to do.
-      decodingView_->setPlaceholder(inputMessage_);
-      reviewView_->setPlaceholder(inputMessage_);
+      steps_->figureView()->setPlaceholder(inputMessage_);
+      for (const auto& kind : kinds_) kind->setPlaceholder(inputMessage_);
     }
     updateWarnings();
     updateInputNote();
@@ -289,8 +268,8 @@ void AlignmentWorkbench::post() {
     return;
   }
   inputMessage_.clear();
-  decodingView_->setPlaceholder(tr("Decoding\u2026"));
-  reviewView_->setPlaceholder(tr("Classifying\u2026"));
+  steps_->figureView()->setPlaceholder(tr("Decoding\u2026"));
+  for (const auto& kind : kinds_) kind->setPlaceholder(QString());
   // An example edited is no longer that example.
   const QString shown = pair ? EntailmentExample{text, pairText()}.display() : text;
   if (exampleBox_->currentIndex() >= 0 && exampleBox_->currentText() != shown) {
@@ -301,9 +280,7 @@ void AlignmentWorkbench::post() {
   request.text = text.toStdString();
   if (pair) request.hypothesis = pairText().toStdString();
   request.beam = beamSpin_->value();
-  request.readings = readingsCheck_->isChecked();
-  request.wavPath = audioPath_;
-  request.shaping = shaping();
+  for (const auto& kind : kinds_) kind->addToRequest(request);
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
   busyRow_->start(tr("Running %1\u2026").arg(source_->model.name));
@@ -339,54 +316,25 @@ void AlignmentWorkbench::applyPending() {
   errorBanner_->setVisible(false);
   lastError_.clear();
 
-  const QString name = source_ ? source_->model.name : QString();
-  QString summary;
-  if (outcome_->seq2seq) {
+  const AlignmentPageParts parts = page().parts();
+  if (parts.decodes) {
     hypothesis_ = 0;
     updateHypotheses();
-    updateHeatmap();
-    updateStepViews();
-    // The hypothesis and the step of applyState, on the first result of what it set.
-    if ((pendingHypothesis_ >= 0 || pendingStep_ >= 0) && next->generation == submitted_ && !isLoading()) {
+  }
+  views().showMaps(viewState());
+  updateStepViews();
+  // The hypothesis and the step of applyState, on the first result of what it set (a kind without steps drops them).
+  if (next->generation == submitted_ && !isLoading()) {
+    if (!parts.steps()) {
+      pendingHypothesis_ = pendingStep_ = -1;
+    } else if ((parts.decodes && pendingHypothesis_ >= 0) || pendingStep_ >= 0) {
       const int step = pendingStep_;
-      if (pendingHypothesis_ >= 0) selectHypothesis(pendingHypothesis_);
+      if (parts.decodes && pendingHypothesis_ >= 0) selectHypothesis(pendingHypothesis_);
       pendingHypothesis_ = pendingStep_ = -1;
       if (step >= 0) setStep(step);
     }
-    const auto& run = *outcome_->seq2seq;
-    const QString best = run.hypotheses.empty() ? QString() : fromStd(run.hypotheses.front().text);
-    summary = tr("alignment: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
-                  .arg(name)
-                  .arg(run.source.size())
-                  .arg(alignmentPage(taskOf(source_.get())).text().units)
-                  .arg(quoted(best))
-                  .arg(outcome_->request.beam)
-                  .arg(outcome_->runMs, 0, 'f', 1);
-  } else if (outcome_->entailment) {
-    updateHeatmap();
-    updateStepViews();
-    if (pendingStep_ >= 0 && next->generation == submitted_ && !isLoading()) {
-      const int step = pendingStep_;
-      pendingHypothesis_ = pendingStep_ = -1;
-      setStep(step);
-    }
-    summary = entailmentSummary();
-  } else {
-    if (next->generation == submitted_ && !isLoading()) pendingHypothesis_ = pendingStep_ = -1;  // no steps
-    updateReview();
-    const auto& run = *outcome_->classifier;
-    const auto& config = source_->model.classifier->config();
-    const QString label = std::size_t(run.predicted) < config.labels.size()
-                              ? fromStd(config.labels[std::size_t(run.predicted)])
-                              : QString::number(run.predicted);
-    const float p =
-        std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
-    summary = tr("alignment: %1 \u00b7 %2 words \u2192 %3 (%4) \u00b7 %5 ms")
-                  .arg(name)
-                  .arg(run.input.words.size())
-                  .arg(label, render::percentText(p))
-                  .arg(outcome_->runMs, 0, 'f', 1);
   }
+  const QString summary = views().summary(viewState());
   updateWarnings();
   updateInputNote();
   setRunSummary(summary);
@@ -428,28 +376,8 @@ void AlignmentWorkbench::updateInputNote() {
     }
     return note;
   };
-  if (outcome_->seq2seq) {
-    const auto& run = *outcome_->seq2seq;
-    const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
-    QString note = tr("%1 %2 read").arg(run.source.size()).arg(alignmentPage(taskOf(source_.get())).text().units);
-    note += unknownNote(unknown, std::int64_t(run.unknown.size()));
-    inputNote_->setText(note);
-  } else if (outcome_->entailment) {
-    const auto& run = *outcome_->entailment;
-    const auto unknown = std::count(run.premise_unknown.begin(), run.premise_unknown.end(), true) +
-                         std::count(run.hypothesis_unknown.begin(), run.hypothesis_unknown.end(), true);
-    QString note =
-        tr("%1 premise words, %2 hypothesis words").arg(run.premise.words.size()).arg(run.hypothesis.words.size());
-    note += unknownNote(unknown, std::int64_t(run.premise_unknown.size() + run.hypothesis_unknown.size()));
-    inputNote_->setText(note);
-  } else {
-    const auto& run = *outcome_->classifier;
-    const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
-    QString note = tr("%1 words").arg(run.input.words.size());
-    if (run.input.sentences > 1) note += tr(" in %1 sentences").arg(run.input.sentences);
-    note += unknownNote(unknown, std::int64_t(run.unknown.size()));
-    inputNote_->setText(note);
-  }
+  const AlignmentInputCount count = views().inputCount(viewState());
+  inputNote_->setText(count.read + unknownNote(count.unknown, count.total));
 }
 
 // ---- hypotheses and steps ----
@@ -459,9 +387,7 @@ void AlignmentWorkbench::updateHypotheses() {
   if (outcome_ && outcome_->seq2seq) {
     for (const auto& hyp : outcome_->seq2seq->hypotheses) {
       rows.push_back({hyp.log_prob, fromStd(hyp.text), hyp.finished,
-                      hyp.finished ? tr("ended with </s> after %1 %2")
-                                         .arg(hyp.ids.size() - 1)
-                                         .arg(alignmentPage(taskOf(source_.get())).text().units)
+                      hyp.finished ? tr("ended with </s> after %1 %2").arg(hyp.ids.size() - 1).arg(page().text().units)
                                    : tr("stopped at the length limit without </s>")});
     }
   }
@@ -473,15 +399,11 @@ void AlignmentWorkbench::selectHypothesis(int index) {
   index = std::clamp(index, 0, int(outcome_->alignments.size()) - 1);
   hypothesis_ = index;
   setCurrentHypothesis(hypotheses_, index);
-  updateHeatmap();
+  views().showMaps(viewState());
   updateStepViews();
 }
 
-int AlignmentWorkbench::hypothesisSteps() const {
-  if (outcome_ && outcome_->entailment) return int(outcome_->entailment->attention.rows());
-  if (!outcome_ || !outcome_->seq2seq || std::size_t(hypothesis_) >= outcome_->seq2seq->hypotheses.size()) return 0;
-  return int(outcome_->seq2seq->hypotheses[std::size_t(hypothesis_)].ids.size());
-}
+int AlignmentWorkbench::hypothesisSteps() const { return outcome_ ? views().stepCount(viewState()) : 0; }
 
 int AlignmentWorkbench::stepCount() const { return hypothesisSteps(); }
 int AlignmentWorkbench::step() const { return step_; }
@@ -495,139 +417,45 @@ void AlignmentWorkbench::setStep(int step) {
 }
 
 const attn::AttentionMap* AlignmentWorkbench::currentMap() const {
-  if (!outcome_) return nullptr;
-  if (outcome_->entailment) return outcome_->entailmentMap.get();
-  if (outcome_->seq2seq) {
-    return std::size_t(hypothesis_) < outcome_->alignments.size() ? outcome_->alignments[std::size_t(hypothesis_)].get()
-                                                                  : nullptr;
-  }
-  const int selected = matrixPanel_->isVisibleTo(this) ? matrixBox_->currentIndex() : 0;
-  return selected >= 0 && std::size_t(selected) < outcome_->maps.size() ? outcome_->maps[std::size_t(selected)].get()
-                                                                        : outcome_->wordMap.get();
+  return outcome_ ? views().currentMap(viewState()) : nullptr;
 }
 
 const render::TextFigure& AlignmentWorkbench::currentFigure() const {
-  return outcome_ && outcome_->classifier ? reviewFigure_ : decodingFigure_;
-}
-
-void AlignmentWorkbench::updateHeatmap() {
-  updateLayerHeatmaps();
-  const attn::AttentionMap* map = currentMap();
-  if (outcome_ && outcome_->entailment && map) {
-    updateEntailmentHeatmap(*map);
-    return;
-  }
-  if (!outcome_ || !outcome_->seq2seq || !map) {
-    heatmap_->clear();
-    heatmapTitle_->clear();
-    return;
-  }
-  heatmap_->setMap(outcome_->alignments[std::size_t(hypothesis_)]);
-  const auto& run = *outcome_->seq2seq;
-  const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
-  const QString units = alignmentPage(taskOf(source_.get())).text().units;
-  heatmapTitle_->setText(
-      run.hypotheses.size() > 1
-          ? tr("Alignment of hypothesis %1 (0\u2013%2, log p %3) \u00b7 %4 output \u00d7 %5 source %6")
-                .arg(hypothesis_)
-                .arg(run.hypotheses.size() - 1)
-                .arg(render::logProbText(hyp.log_prob))
-                .arg(map->weights.rows())
-                .arg(map->weights.cols())
-                .arg(units)
-          : tr("Alignment \u00b7 %1 output \u00d7 %2 source %3 \u00b7 each row is one decoding step's attention over "
-               "the source")
-                .arg(map->weights.rows())
-                .arg(map->weights.cols())
-                .arg(units));
-  const QSignalBlocker block(stepSlider_);
-  stepSlider_->setRange(0, std::max(0, int(map->weights.rows()) - 1));
+  return outcome_ ? views().currentFigure() : steps_->figure();
 }
 
 void AlignmentWorkbench::updateStepViews() {
-  if (outcome_ && outcome_->entailment) {
-    updateEntailmentStep();
-    return;
-  }
-  if (!outcome_ || !outcome_->seq2seq || !source_ || !source_->model.seq2seq) return;
-  const auto& run = *outcome_->seq2seq;
+  if (!outcome_ || !page().parts().steps()) return;
   const int steps = hypothesisSteps();
   step_ = steps > 0 ? std::clamp(step_, 0, steps - 1) : 0;
-  {
-    const QSignalBlocker block(stepSlider_);
-    stepSlider_->setValue(step_);
-  }
-  const auto& config = source_->model.seq2seq->config();
-  const attn::AttentionMap* map = currentMap();
-  render::AlignmentOverlay overlay;
-  if (map) {
-    overlay.rows = int(map->weights.rows());
-    overlay.columns = int(map->weights.cols());
-    if (steps > 0) overlay.focusRow = step_;
-    const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
-    if (config.local && !hyp.positions.empty()) {
-      overlay.bands = render::localWindowBands(hyp.positions, config.window, overlay.columns);
-    }
-  }
-  heatmap_->setOverlay(overlay);
-  updateLayerOverlays(overlay);
-  render::DecodingFigureOptions options;
-  options.colormap = colormap_;
-  options.window = config.local ? config.window : 0;
-  if (outcome_->speech) {
-    updateSpeechView();
-  } else {
-    decodingFigure_ = render::decodingFigure(run, std::size_t(hypothesis_), step_, outcome_->request.text, options);
-    decodingView_->setFigure(decodingFigure_);
-  }
-  QString label = steps > 0 && map
-                      ? tr("step %1 (0\u2013%2) \u00b7 %3").arg(step_).arg(steps - 1).arg(stepLabel(*map, step_))
-                      : tr("no output");
-  const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
-  if (config.local && std::size_t(step_) < hyp.positions.size()) {
-    label += tr(" \u00b7 p = %1").arg(double(hyp.positions[std::size_t(step_)]), 0, 'f', 2);
-  }
-  stepLabel_->setText(label);
-  emit stepChanged(step_);
+  if (views().showStep(viewState())) emit stepChanged(step_);
 }
 
-void AlignmentWorkbench::updateReview() {
-  if (!outcome_ || !outcome_->classifier || !source_ || !source_->model.classifier) return;
-  reviewFigure_ = render::reviewFigure(*outcome_->classifier, source_->model.classifier->config(),
-                                       outcome_->request.text, colormap_, outcome_->readings);
-  reviewView_->setFigure(reviewFigure_);
-  // The matrix selector lists the run's matrices by name; the one in view stays when it is still there.
-  const QString current = matrixBox_->currentText();
-  {
-    const QSignalBlocker block(matrixBox_);
-    matrixBox_->clear();
-    for (const auto& map : outcome_->maps) {
-      matrixBox_->addItem(
-          tr("%1 \u00b7 %2 \u00d7 %3").arg(fromStd(map->name), fromStd(map->row_axis), fromStd(map->col_axis)));
-    }
-    const int keep = matrixBox_->findText(current);
-    matrixBox_->setCurrentIndex(keep >= 0 ? keep : (outcome_->maps.size() > 1 ? 1 : 0));
-  }
-  // Attention pooling's heads x words map is the shading above; the LSTM and the CNN have matrices of their own.
-  const bool matrices = outcome_->maps.size() > 1;
-  if (matrices && !matrixPanel_->isVisibleTo(this)) {
-    // On showing, the figure keeps the larger part: the matrix's size hint would take nearly all of it.
-    const int total = std::max(400, reviewPage_->height());
-    reviewPage_->setSizes({total * 11 / 20, total * 9 / 20});
-  }
-  matrixPanel_->setVisible(matrices);
-  updateReviewMatrix();
+// ---- the kinds ----
+
+const AlignmentPage& AlignmentWorkbench::page() const {
+  return source_ ? alignmentPageFor(source_->model) : *alignmentPages().front();
 }
 
-void AlignmentWorkbench::updateReviewMatrix() {
-  if (!outcome_ || !outcome_->classifier) return;
-  const int index = matrixBox_->currentIndex();
-  if (index < 0 || std::size_t(index) >= outcome_->maps.size()) {
-    reviewHeatmap_->clear();
-    return;
+AlignmentViews& AlignmentWorkbench::views() const {
+  const AlignmentPage& open = page();
+  for (const auto& kind : kinds_) {
+    if (&kind->page() == &open) return *kind;
   }
-  reviewHeatmap_->setMap(outcome_->maps[std::size_t(index)]);
+  return *kinds_.front();
 }
+
+AlignmentViewState AlignmentWorkbench::viewState() const { return {source_, outcome_, hypothesis_, step_, colormap_}; }
+
+// The kinds' widgets, by name.
+SpeechView* AlignmentWorkbench::speechView() const { return findChild<SpeechView*>(u"alignmentSpeech"_s); }
+QPushButton* AlignmentWorkbench::playButton() const { return findChild<QPushButton*>(u"alignmentPlay"_s); }
+QLabel* AlignmentWorkbench::playbackLabel() const { return findChild<QLabel*>(u"alignmentPlayback"_s); }
+TextFigureView* AlignmentWorkbench::reviewView() const { return findChild<TextFigureView*>(u"alignmentReview"_s); }
+QCheckBox* AlignmentWorkbench::readingsCheck() const { return findChild<QCheckBox*>(u"alignmentReadings"_s); }
+QComboBox* AlignmentWorkbench::matrixBox() const { return findChild<QComboBox*>(u"alignmentMatrix"_s); }
+HeatmapView* AlignmentWorkbench::reviewHeatmap() const { return findChild<HeatmapView*>(u"alignmentReviewHeatmap"_s); }
+QWidget* AlignmentWorkbench::matrixPanel() const { return findChild<QWidget*>(u"alignmentMatrixPanel"_s); }
 
 // ---- display ----
 
@@ -637,11 +465,10 @@ void AlignmentWorkbench::setColormap(render::Colormap map) {
     const QSignalBlocker block(colormapBox_);
     colormapBox_->setCurrentIndex(std::max(0, colormapBox_->findData(int(map))));
   }
-  heatmap_->setColormap(map);
-  for (auto* view : layerViews_) view->setColormap(map);
-  reviewHeatmap_->setColormap(map);
-  if (outcome_ && (outcome_->seq2seq || outcome_->entailment)) updateStepViews();
-  if (outcome_ && outcome_->classifier) updateReview();
+  steps_->setColormap(map);
+  for (const auto& kind : kinds_) kind->setColormap(map);
+  if (outcome_ && page().parts().steps()) updateStepViews();
+  if (outcome_ && !page().parts().steps()) views().showMaps(viewState());
 }
 
 void AlignmentWorkbench::setSidePanelVisible(bool visible) { sideScroll_->setVisible(visible); }
@@ -650,7 +477,7 @@ bool AlignmentWorkbench::isSidePanelVisible() const { return sideScroll_->isVisi
 // ---- exports ----
 
 AlignmentWorkbench::View AlignmentWorkbench::currentView() const {
-  return outcome_ && outcome_->classifier ? View::Shading : View::Heatmap;
+  return outcome_ && !page().parts().steps() ? View::Shading : View::Heatmap;
 }
 
 attn::Result<void> AlignmentWorkbench::exportView(const QString& path, View view) const {
@@ -659,8 +486,8 @@ attn::Result<void> AlignmentWorkbench::exportView(const QString& path, View view
     return std::unexpected(exportError(path, tr("a view can be saved as .png, .svg or .pdf")));
   }
   if (!outcome_) return std::unexpected(exportError(path, tr("nothing to export yet: no run has finished")));
-  if (view == View::Heatmap && (outcome_->seq2seq || outcome_->entailment)) return exportHeatmap(*heatmap_, path);
-  const TextFigureView* shown = outcome_->classifier ? reviewView_ : decodingView_;
+  if (view == View::Heatmap && page().parts().steps()) return exportHeatmap(*steps_->heatmap(), path);
+  const TextFigureView* shown = views().figureView();
   return exportFigure(currentFigure(), shown->font(), std::max(kFigureExportWidth, shown->width()), path);
 }
 

@@ -1,26 +1,22 @@
-// The Alignment tab: the bundled seq2seq date models (Bahdanau; Luong dot, general, concat; Luong local-p)
-// and review classifiers (attention pooling, hierarchical), or any such model folder, run as you type.
-// The side panel holds the model (the bundled models by name, Open Model…, About This Model), the input
-// (examples), decoding (beam width, the hypotheses with their log-probabilities, best first) and display
-// options. The main area shows, for a date model, the output with the step in view outlined, the source
-// characters shaded by that step's attention, a slider over the output steps (Left/Right) and the
-// alignment heatmap with that row outlined and, for local-p, each step's p_t and window (ConvS2S: one heatmap
-// per decoder layer side by side, then their mean); for a review, the
-// predicted label and probabilities, the text shaded per pooling head and the sentence weights; for an
-// entailment model, a second input (the hypothesis), the label with its probabilities, the premise shaded by
-// the attention of the hypothesis word in view, a slider over the hypothesis words and the hypothesis x premise
-// heatmap.
+// The Alignment tab: the bundled models of every kind (alignment_kinds.h: dates, headlines, reviews, entailment,
+// speech), or any such model folder, run as you type. The side panel holds the model (the bundled models by name,
+// Open Model…, About This Model), the input (examples), decoding (beam width, the hypotheses with their
+// log-probabilities, best first) and display options; the main area, the views of the kind open.
+// The tab names no kind of model: each page (alignment_page.h) has its views (alignment_views.h), which build their
+// own widgets into the tab's (a speech model's spectrogram and audio, a review's page and readings) and show its
+// runs; the kinds with steps share the step page (alignment_step_page.h: the figure with the step in view, the step
+// slider, the heatmap with that row outlined, ConvS2S's layers).
 // An AlignmentWorker on its own thread loads and runs (newest request wins); a failed load names the file
 // and the reason and keeps the previous model; an empty input keeps the previous view with a message.
 #pragma once
 
 #include "attn/error.h"
 #include "session/session.h"
-#include "render/alignment_overlay.h"
 #include "render/colormap.h"
 #include "workbenches/common/busy_row.h"
 #include "workbenches/common/side_panel.h"
-#include "render/text_figure.h"
+#include "workbenches/alignment/alignment_step_page.h"
+#include "workbenches/alignment/alignment_views.h"
 #include "workbenches/alignment/alignment_worker.h"
 #include "workbenches/common/worker_thread.h"
 #include "workbenches/common/workbench.h"
@@ -36,16 +32,13 @@
 
 class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
 class QGroupBox;
-class QGridLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 class QScrollArea;
 class QSlider;
 class QSpinBox;
-class QSplitter;
 class QStackedWidget;
 class QTreeWidget;
 
@@ -54,7 +47,6 @@ namespace attn::ui {
 class HeatmapView;
 class TextFigureView;
 class SpeechView;
-class AudioPlayback;
 
 class AlignmentWorkbench : public Workbench {
   Q_OBJECT
@@ -80,9 +72,6 @@ class AlignmentWorkbench : public Workbench {
   QString pairText() const;
   void setBeam(int beam);
   int beam() const;
-  // A speech model's weights: sharpened, smoothed, top k, windowed (speech/speech_views.cpp; hidden for the others).
-  void setShaping(const attn::models::AttentionShaping& shaping);
-  attn::models::AttentionShaping shaping() const;
 
   // ---- steps and hypotheses (seq2seq) ----
   // The output step in view (0-based; "</s>" is the last step of a finished hypothesis).
@@ -115,8 +104,7 @@ class AlignmentWorkbench : public Workbench {
   // The heatmap (with the step and local-p windows drawn on it) or the text shading as PNG/SVG/PDF.
   attn::Result<void> exportView(const QString& path, View view) const;
   View currentView() const;  // the heatmap for date models, the shading for reviews
-  // The current map as .csv or .npy.
-  attn::Result<void> exportMatrix(const QString& path) const override;
+  // The current map as .csv or .npy (declared with the Workbench's below).
 
   bool takesColormap() const override { return true; }
   void setColormap(render::Colormap map) override;
@@ -129,30 +117,26 @@ class AlignmentWorkbench : public Workbench {
   QPlainTextEdit* textEdit() const { return textEdit_; }
   QPlainTextEdit* hypothesisEdit() const { return hypothesisEdit_; }
   QSpinBox* beamSpin() const { return beamSpin_; }
-  QSlider* stepSlider() const { return stepSlider_; }
+  QSlider* stepSlider() const { return steps_->slider(); }
   QTreeWidget* hypothesisList() const { return hypotheses_; }
-  HeatmapView* heatmap() const { return heatmap_; }
+  // The step page's (alignment_step_page.h).
+  HeatmapView* heatmap() const { return steps_->heatmap(); }
   // ConvS2S: the decoder layers' heatmaps, shown beside heatmap() (empty, or hidden, for the other models).
-  const std::vector<HeatmapView*>& layerHeatmaps() const { return layerViews_; }
-  const std::vector<QLabel*>& layerTitles() const { return layerTitles_; }
-  QLabel* meanTitle() const { return meanTitle_; }
-  TextFigureView* decodingView() const { return decodingView_; }
-  // A speech model's spectrogram with the step's attention (hidden for the other models).
-  SpeechView* speechView() const { return speechView_; }
-  // Its audio's playback (Qt Multimedia when built with it): the button, the time or the reason it cannot play.
-  QPushButton* playButton() const { return playButton_; }
-  QLabel* playbackLabel() const { return playbackLabel_; }
-  // Where playback is, in seconds: the line over the spectrogram, and the step that attends there (the player's
-  // positionChanged; tests call it directly, having no audio output).
-  void followPlayback(double seconds);
-  // A speech model reads this audio file (WAV, FLAC, Ogg, AIFF) instead of the typed words until they are edited.
-  void openAudio(const QString& path);
-  QString audioPath() const { return audioPath_; }
-  TextFigureView* reviewView() const { return reviewView_; }
-  QCheckBox* readingsCheck() const { return readingsCheck_; }
-  QComboBox* matrixBox() const { return matrixBox_; }
-  HeatmapView* reviewHeatmap() const { return reviewHeatmap_; }
-  QWidget* matrixPanel() const { return matrixPanel_; }
+  const std::vector<HeatmapView*>& layerHeatmaps() const { return steps_->layerHeatmaps(); }
+  const std::vector<QLabel*>& layerTitles() const { return steps_->layerTitles(); }
+  QLabel* meanTitle() const { return steps_->meanTitle(); }
+  TextFigureView* decodingView() const { return steps_->figureView(); }
+  // The kinds' widgets, by their names (the kinds' views own them: speech/speech_views.h, reviews/reviews_views.h).
+  SpeechView* speechView() const;
+  QPushButton* playButton() const;
+  QLabel* playbackLabel() const;
+  TextFigureView* reviewView() const;
+  QCheckBox* readingsCheck() const;
+  QComboBox* matrixBox() const;
+  HeatmapView* reviewHeatmap() const;
+  QWidget* matrixPanel() const;
+  // The views of the kind open (the first page's before a model opens).
+  AlignmentViews& views() const;
   QLabel* warningStrip() const { return warningStrip_; }
   QLabel* errorBanner() const { return errorBanner_; }
   QLabel* inputNote() const { return inputNote_; }
@@ -169,6 +153,7 @@ class AlignmentWorkbench : public Workbench {
   void saveTo(attn::ui::Session& session) const override;
   QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   attn::Result<void> exportCurrentView(const QString& path) const override;
+  attn::Result<void> exportMatrix(const QString& path) const override;
 
  signals:
   void sourceLoaded(const QString& path);
@@ -182,7 +167,6 @@ class AlignmentWorkbench : public Workbench {
   void buildSidePanel(QWidget* panel);
   QGroupBox* buildInputGroup(QWidget* panel);
   void buildMainArea(QWidget* area);
-  void buildReviewPage();
 
   void onLoaded(std::shared_ptr<const AlignmentSource> source);
   void onLoadFailed(quint64 serial, const QString& message);
@@ -196,27 +180,9 @@ class AlignmentWorkbench : public Workbench {
   void updateForSource();
   void updateHypotheses();
   void updateStepViews();
-  void updateHeatmap();
-  void updateReview();
-  void updateReviewMatrix();
-  // ConvS2S's decoder layers side by side (alignment_layers.cpp).
-  void updateLayerHeatmaps();
-  // A speech model's spectrogram view (hidden until one is open), and its update for the hypothesis and step in view
-  // (speech/speech_views.cpp).
-  QWidget* makeSpeechView();
-  QPushButton* makeAudioButton(QWidget* parent);
-  QGroupBox* makeShapingGroup(QWidget* parent);
-  void updateSpeechView();
-  QString playbackTime(double seconds) const;  // "0.84 / 1.95 s"; negative: "1.95 s of audio"
-  void stopPlayback();
-  void updateLayerOverlays(const render::AlignmentOverlay& overlay);
-  QWidget* makeHeatmapPanel(HeatmapView* view, QLabel*& title, const QString& name);
-  void placeHeatmapPanels(int layers);
-  // The entailment model's parts (entailment/entailment_views.cpp).
-  void updateEntailmentHeatmap(const attn::AttentionMap& map);
-  void updateEntailmentStep();
-  QString entailmentSummary() const;
-  QString emptyInputMessage() const;
+  // The page of the model open (the first page before one opens), and what its views show.
+  const AlignmentPage& page() const;
+  AlignmentViewState viewState() const;
   void updateWarnings();
   void updateInputNote();
   void showError(const QString& message);
@@ -243,16 +209,16 @@ class AlignmentWorkbench : public Workbench {
   struct KindText {
     QString text, pair;
   };
-  std::map<AlignmentTask, KindText> kindTexts_;
-  bool textForLoad_ = false;  // applyState's input is for the model it opens, not the open model's kind
-  KindText textAtOpen_;       // the input when the newest load was asked for: an edit since is for that model
-  void switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource);
+  std::map<QString, KindText> kindTexts_;  // by the page's name
+  bool textForLoad_ = false;               // applyState's input is for the model it opens, not the open model's kind
+  KindText textAtOpen_;  // the input when the newest load was asked for: an edit since is for that model
+  void switchKindText(const AlignmentPage& was, const AlignmentPage& now, bool hadSource);
   int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
   int pendingStep_ = -1;
   QString inputMessage_;
   render::Colormap colormap_ = render::Colormap::Viridis;
-  render::TextFigure decodingFigure_;
-  render::TextFigure reviewFigure_;
+  // Every page's views, in the pages' order (alignment_views.h).
+  std::vector<std::unique_ptr<AlignmentViews>> kinds_;
 
   // Side panel.
   QScrollArea* sideScroll_ = nullptr;
@@ -270,45 +236,12 @@ class AlignmentWorkbench : public Workbench {
   QSpinBox* beamSpin_ = nullptr;
   QTreeWidget* hypotheses_ = nullptr;
   QComboBox* colormapBox_ = nullptr;
-  QCheckBox* readingsCheck_ = nullptr;
 
   // Main area.
   QLabel* errorBanner_ = nullptr;
   QLabel* warningStrip_ = nullptr;
   QStackedWidget* pages_ = nullptr;
-  QWidget* decodingPage_ = nullptr;
-  TextFigureView* decodingView_ = nullptr;
-  QGroupBox* shapingGroup_ = nullptr;  // a speech model's sharpening, smoothing, top k and window
-  QDoubleSpinBox* sharpenSpin_ = nullptr;
-  QCheckBox* smoothCheck_ = nullptr;
-  QSpinBox* topKSpin_ = nullptr;
-  QSpinBox* windowSpin_ = nullptr;
-  QWidget* speechPanel_ = nullptr;  // the play row and the spectrogram (hidden for the models of text)
-  SpeechView* speechView_ = nullptr;
-  QPushButton* playButton_ = nullptr;
-  QLabel* playbackLabel_ = nullptr;
-  AudioPlayback* playback_ = nullptr;
-  QPushButton* audioButton_ = nullptr;  // a speech model's "Open Audio File..." (hidden for the others)
-  QString audioPath_;                   // the audio file a speech model reads; empty: the typed words, said
-  QLabel* stepTitle_ = nullptr;
-  QSlider* stepSlider_ = nullptr;
-  QLabel* stepLabel_ = nullptr;
-  QLabel* heatmapTitle_ = nullptr;
-  HeatmapView* heatmap_ = nullptr;
-  // ConvS2S: one heatmap per decoder layer, then heatmap_ (their mean), in a grid read row by row; each panel is
-  // a title over its heatmap. Made as a model needs them; hidden for the other models.
-  QGridLayout* heatmapGrid_ = nullptr;
-  QWidget* heatmapPanel_ = nullptr;  // heatmap_ under meanTitle_ (shown for ConvS2S only)
-  QLabel* meanTitle_ = nullptr;
-  std::vector<QWidget*> layerPanels_;
-  std::vector<QLabel*> layerTitles_;
-  std::vector<HeatmapView*> layerViews_;
-  QScrollArea* reviewScroll_ = nullptr;
-  TextFigureView* reviewView_ = nullptr;
-  QSplitter* reviewPage_ = nullptr;  // the figure over the matrix panel
-  QWidget* matrixPanel_ = nullptr;
-  QComboBox* matrixBox_ = nullptr;
-  HeatmapView* reviewHeatmap_ = nullptr;
+  AlignmentStepPage* steps_ = nullptr;  // the step page: a figure, the step slider, the heatmaps
   QLabel* placeholder_ = nullptr;
   BusyRow* busyRow_ = nullptr;
 };

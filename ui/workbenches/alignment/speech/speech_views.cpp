@@ -1,6 +1,11 @@
+// A speech model's views (speech_views.h): the spectrogram with the step's attention, playback, the audio file, the
+// shaping of the weights.
+#include "workbenches/alignment/speech/speech_views.h"
+
+#include "session/alignment_section.h"
 #include "views/audio_playback.h"
 #include "views/speech_view.h"
-#include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/alignment/alignment_step_page.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
@@ -9,21 +14,27 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 using namespace Qt::StringLiterals;
 
-// The speech page's widgets: the spectrogram with the step's attention, playback, the audio file, the shaping.
 namespace attn::ui {
 
-QWidget* AlignmentWorkbench::makeSpeechView() {
-  speechPanel_ = new QWidget(decodingPage_);
+std::unique_ptr<AlignmentViews> makeSpeechViews(const AlignmentPage& page, QObject* parent) {
+  return std::make_unique<SpeechViews>(page, parent);
+}
+
+void SpeechViews::buildSteps(AlignmentStepPage& steps, QVBoxLayout& column) {
+  Seq2SeqViews::buildSteps(steps, column);
+  speechPanel_ = new QWidget(&steps);
   speechPanel_->hide();
-  auto* column = new QVBoxLayout(speechPanel_);
-  column->setContentsMargins(0, 0, 0, 0);
+  auto* panel = new QVBoxLayout(speechPanel_);
+  panel->setContentsMargins(0, 0, 0, 0);
   auto* row = new QHBoxLayout();
   playButton_ = new QPushButton(tr("\u25b6 &Play"), speechPanel_);
   playButton_->setObjectName(u"alignmentPlay"_s);
@@ -32,10 +43,12 @@ QWidget* AlignmentWorkbench::makeSpeechView() {
   playbackLabel_->setTextFormat(Qt::PlainText);
   row->addWidget(playButton_);
   row->addWidget(playbackLabel_, 1);
-  column->addLayout(row);
+  panel->addLayout(row);
   speechView_ = new SpeechView(speechPanel_);
-  column->addWidget(speechView_, 1);
-  connect(speechView_, &SpeechView::stepClicked, this, &AlignmentWorkbench::goToClickedStep);
+  speechView_->setObjectName(u"alignmentSpeech"_s);
+  panel->addWidget(speechView_, 1);
+  column.addWidget(speechPanel_);
+  connect(speechView_, &SpeechView::stepClicked, this, &AlignmentViews::stepClicked);
 
   playback_ = new AudioPlayback(this);
   if (AudioPlayback::builtIn()) {
@@ -47,47 +60,46 @@ QWidget* AlignmentWorkbench::makeSpeechView() {
     playButton_->setToolTip(AudioPlayback::unavailableText());
     playbackLabel_->setText(AudioPlayback::unavailableText());
   }
-  connect(playButton_, &QPushButton::clicked, this, [this] {
-    if (playback_->isPlaying()) {
-      playback_->stop();
-      return;
-    }
-    if (!outcome_ || !outcome_->speech) return;
-    QString error;
-    if (!playback_->play(outcome_->speech->audio.samples, attn::audio::kSampleRate, &error)) {
-      playbackLabel_->setText(error);
-      return;
-    }
-    playButton_->setText(tr("\u25a0 Sto&p"));
-    followPlayback(0.0);
-  });
-  connect(playback_, &AudioPlayback::positionChanged, this, &AlignmentWorkbench::followPlayback);
+  connect(playButton_, &QPushButton::clicked, this, &SpeechViews::play);
+  connect(playback_, &AudioPlayback::positionChanged, this, &SpeechViews::followPlayback);
   connect(playback_, &AudioPlayback::finished, this, [this](const QString& error) {
     playButton_->setText(tr("\u25b6 &Play"));
     speechView_->setPlayhead(-1.0);
-    playbackLabel_->setText(error.isEmpty() && outcome_ && outcome_->speech ? playbackTime(-1.0) : error);
+    playbackLabel_->setText(error.isEmpty() && speechView_->input() ? playbackTime(-1.0) : error);
   });
-  return speechPanel_;
 }
 
-QString AlignmentWorkbench::playbackTime(double seconds) const {
-  const double total = outcome_ && outcome_->speech ? outcome_->speech->audio.seconds() : 0.0;
+void SpeechViews::play() {
+  if (playback_->isPlaying()) {
+    playback_->stop();
+    return;
+  }
+  if (!speechView_->input()) return;
+  QString error;
+  if (!playback_->play(speechView_->input()->audio.samples, attn::audio::kSampleRate, &error)) {
+    playbackLabel_->setText(error);
+    return;
+  }
+  playButton_->setText(tr("\u25a0 Sto&p"));
+  followPlayback(0.0);
+}
+
+QString SpeechViews::playbackTime(double seconds) const {
+  const double total = speechView_->input() ? speechView_->input()->audio.seconds() : 0.0;
   if (seconds < 0.0) return tr("%1 s of audio").arg(total, 0, 'f', 2);
   return tr("%1 / %2 s").arg(std::min(seconds, total), 0, 'f', 2).arg(total, 0, 'f', 2);
 }
 
-void AlignmentWorkbench::followPlayback(double seconds) {
-  if (!outcome_ || !outcome_->speech) return;
+void SpeechViews::followPlayback(double seconds) {
+  if (!speechView_->input()) return;
   speechView_->setPlayhead(seconds);
   playbackLabel_->setText(playbackTime(seconds));
   const int step = speechView_->stepAt(seconds);
-  if (step >= 0) setStep(step);
+  if (step >= 0) emit stepRequested(step);
 }
 
-void AlignmentWorkbench::stopPlayback() { playback_->stop(); }
-
-QPushButton* AlignmentWorkbench::makeAudioButton(QWidget* parent) {
-  audioButton_ = new QPushButton(tr("Open Au&dio File\u2026"), parent);
+void SpeechViews::buildInput(QWidget* group, QVBoxLayout& layout) {
+  audioButton_ = new QPushButton(tr("Open Au&dio File\u2026"), group);
   audioButton_->setObjectName(u"alignmentOpenAudio"_s);
   audioButton_->setToolTip(
       tr("Recognise a recording instead of the typed words (WAV, FLAC, Ogg or AIFF; mixed to "
@@ -95,15 +107,15 @@ QPushButton* AlignmentWorkbench::makeAudioButton(QWidget* parent) {
          "knows espeak-ng's synthetic voices, not human ones."));
   audioButton_->hide();
   connect(audioButton_, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Audio File"), QString(),
-                                                      tr("Audio (*.wav *.flac *.ogg *.aiff *.aif);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(qobject_cast<QWidget*>(parent()), tr("Open Audio File"), QString(),
+                                     tr("Audio (*.wav *.flac *.ogg *.aiff *.aif);;All files (*)"));
     if (!path.isEmpty()) openAudio(path);
   });
-  connect(textEdit_, &QPlainTextEdit::textChanged, this, [this] { audioPath_.clear(); });
-  return audioButton_;
+  layout.addWidget(audioButton_);
 }
 
-QGroupBox* AlignmentWorkbench::makeShapingGroup(QWidget* parent) {
+void SpeechViews::buildSide(QWidget* parent, QVBoxLayout& layout) {
   shapingGroup_ = new QGroupBox(tr("Attention weights"), parent);
   shapingGroup_->setObjectName(u"alignmentShaping"_s);
   shapingGroup_->hide();
@@ -154,31 +166,46 @@ QGroupBox* AlignmentWorkbench::makeShapingGroup(QWidget* parent) {
   form->addRow(tr("Wi&ndow:"), windowSpin_);
   form->addRow(note);
   form->addRow(reset);
-  connect(sharpenSpin_, &QDoubleSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(sharpenSpin_, &QDoubleSpinBox::valueChanged, this, &AlignmentViews::inputChanged);
   connect(smoothCheck_, &QCheckBox::toggled, this, [this](bool smooth) {
     sharpenSpin_->setEnabled(!smooth);  // the sigmoid has no beta
-    post();
+    emit inputChanged();
   });
-  connect(topKSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
-  connect(windowSpin_, &QSpinBox::valueChanged, this, &AlignmentWorkbench::post);
+  connect(topKSpin_, &QSpinBox::valueChanged, this, &AlignmentViews::inputChanged);
+  connect(windowSpin_, &QSpinBox::valueChanged, this, &AlignmentViews::inputChanged);
   connect(reset, &QPushButton::clicked, this, [this] { setShaping({}); });
-  return shapingGroup_;
+  layout.addWidget(shapingGroup_);
 }
 
-void AlignmentWorkbench::setShaping(const attn::models::AttentionShaping& shaping) {
-  if (shaping == this->shaping()) return;
-  {
-    const QSignalBlocker a(sharpenSpin_), b(smoothCheck_), c(topKSpin_), d(windowSpin_);
-    sharpenSpin_->setValue(double(shaping.sharpen));
-    smoothCheck_->setChecked(shaping.smooth);
-    sharpenSpin_->setEnabled(!shaping.smooth);
-    topKSpin_->setValue(shaping.top_k);
-    windowSpin_->setValue(shaping.window);
+void SpeechViews::setOpen(bool open) {
+  speechPanel_->setVisible(open);
+  audioButton_->setVisible(open);
+  shapingGroup_->setVisible(open);
+  playback_->stop();
+  speechView_->clear();
+  if (!open) {
+    audioPath_.clear();
+    return;
   }
-  post();
+  steps_->figureView()->setVisible(false);  // the spectrogram instead
 }
 
-attn::models::AttentionShaping AlignmentWorkbench::shaping() const {
+void SpeechViews::setShapingWidgets(const attn::models::AttentionShaping& shaping) {
+  const QSignalBlocker a(sharpenSpin_), b(smoothCheck_), c(topKSpin_), d(windowSpin_);
+  sharpenSpin_->setValue(double(shaping.sharpen));
+  smoothCheck_->setChecked(shaping.smooth);
+  sharpenSpin_->setEnabled(!shaping.smooth);
+  topKSpin_->setValue(shaping.top_k);
+  windowSpin_->setValue(shaping.window);
+}
+
+void SpeechViews::setShaping(const attn::models::AttentionShaping& shaping) {
+  if (shaping == this->shaping()) return;
+  setShapingWidgets(shaping);
+  emit inputChanged();
+}
+
+attn::models::AttentionShaping SpeechViews::shaping() const {
   attn::models::AttentionShaping s;
   s.smooth = smoothCheck_->isChecked();
   s.sharpen = s.smooth ? 1.0f : float(sharpenSpin_->value());
@@ -187,19 +214,37 @@ attn::models::AttentionShaping AlignmentWorkbench::shaping() const {
   return s;
 }
 
-void AlignmentWorkbench::openAudio(const QString& path) {
+void SpeechViews::openAudio(const QString& path) {
   audioPath_ = path;
-  post();
+  emit inputChanged();
 }
 
-void AlignmentWorkbench::updateSpeechView() {
-  if (speechView_->input() != outcome_->speech) {  // another input: what plays is not its audio
-    playback_->stop();
-    if (AudioPlayback::builtIn()) playbackLabel_->setText(playbackTime(-1.0));
+void SpeechViews::addToRequest(AlignmentRequest& request) const {
+  request.wavPath = audioPath_;
+  request.shaping = shaping();
+}
+
+void SpeechViews::save(AlignmentSection& section) const { section.shaping = shaping(); }
+
+void SpeechViews::restore(const AlignmentSection& section) {
+  if (section.shaping != shaping()) setShapingWidgets(section.shaping);
+}
+
+void SpeechViews::showFigure(const AlignmentViewState& state, const render::DecodingFigureOptions& options) {
+  const auto& outcome = state.outcome;
+  if (!outcome->speech) {
+    Seq2SeqViews::showFigure(state, options);
+    return;
   }
-  speechView_->setColormap(colormap_);
-  speechView_->setRun(outcome_->speech, outcome_->seq2seq, hypothesis_);
-  speechView_->setStep(step_);
+  if (speechView_->input() != outcome->speech) {  // another input: what plays is not its audio
+    playback_->stop();
+    if (AudioPlayback::builtIn()) {
+      playbackLabel_->setText(tr("%1 s of audio").arg(outcome->speech->audio.seconds(), 0, 'f', 2));
+    }
+  }
+  speechView_->setColormap(state.colormap);
+  speechView_->setRun(outcome->speech, outcome->seq2seq, state.hypothesis);
+  speechView_->setStep(state.step);
 }
 
 }  // namespace attn::ui

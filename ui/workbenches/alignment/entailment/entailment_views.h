@@ -1,0 +1,27 @@
+// An entailment model's views: on the step page, the label with its probabilities, the hypothesis with the word in
+// view outlined and the premise shaded by its attention, a slider over the hypothesis words, and the hypothesis x
+// premise heatmap; the run's summary and the message for an empty premise or hypothesis.
+#pragma once
+
+#include "workbenches/alignment/alignment_views.h"
+
+namespace attn::ui {
+
+class EntailmentViews : public AlignmentViews {
+  Q_OBJECT
+
+ public:
+  using AlignmentViews::AlignmentViews;
+
+  QString emptyInputMessage(const QString& text) const override;
+  void showMaps(const AlignmentViewState& state) override;
+  int stepCount(const AlignmentViewState& state) const override;
+  bool showStep(const AlignmentViewState& state) override;
+  const attn::AttentionMap* currentMap(const AlignmentViewState& state) const override;
+  QString summary(const AlignmentViewState& state) const override;
+  AlignmentInputCount inputCount(const AlignmentViewState& state) const override;
+};
+
+std::unique_ptr<AlignmentViews> makeEntailmentViews(const AlignmentPage& page, QObject* parent);
+
+}  // namespace attn::ui
