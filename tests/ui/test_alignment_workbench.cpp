@@ -134,23 +134,22 @@ class TestAlignmentWorkbench : public QObject {
   // Every kind of model is one page of the registry (alignment_pages.cpp), found by its kind, with its words and
   // examples; the bundled models open on their kinds' pages.
   void everyKindIsOnePageOfTheRegistry() {
-    std::vector<AlignmentTask> seen;
+    std::vector<QString> seen;
     for (const auto& page : alignmentPages()) {
-      QVERIFY(std::find(seen.begin(), seen.end(), page->task()) == seen.end());
-      seen.push_back(page->task());
-      QCOMPARE(&alignmentPage(page->task()), page.get());
+      QVERIFY(std::find(seen.begin(), seen.end(), page->name()) == seen.end());
+      seen.push_back(page->name());
+      QCOMPARE(findAlignmentPage(page->name()), page.get());
       QVERIFY(!page->text().sourceLabel.isEmpty());
       QVERIFY(!page->examples().isEmpty());
     }
     QCOMPARE(seen.size(), std::size_t(5));
-    for (const auto& [key, task] :
-         {std::pair{u"date-bahdanau"_s, AlignmentTask::Dates}, std::pair{u"headlines-gru"_s, AlignmentTask::Headlines},
-          std::pair{u"sentiment-pooling"_s, AlignmentTask::Reviews},
-          std::pair{u"entailment-wbw"_s, AlignmentTask::Entailment},
-          std::pair{u"speech-location"_s, AlignmentTask::Speech}}) {
+    for (const auto& [key, kind] :
+         {std::pair{u"date-bahdanau"_s, u"dates"_s}, std::pair{u"headlines-gru"_s, u"headlines"_s},
+          std::pair{u"sentiment-pooling"_s, u"reviews"_s}, std::pair{u"entailment-wbw"_s, u"entailment"_s},
+          std::pair{u"speech-location"_s, u"speech"_s}}) {
       auto model = loadAlignmentModel(key);
       QVERIFY2(model.has_value(), qPrintable(key));
-      QCOMPARE(model->task(), task);
+      QCOMPARE(model->page().name(), kind);
       QVERIFY(alignmentPageFor(*model).shows(*model));
     }
   }
@@ -168,11 +167,11 @@ class TestAlignmentWorkbench : public QObject {
                                          [&](const auto& page) { return page->shows(*model); });
       QCOMPARE(showing, 1);
       const AlignmentPage& page = alignmentPageFor(*model);
-      QCOMPARE(page.task(), model->task());
+      QCOMPARE(&page, &model->page());
       QVERIFY(!page.name().isEmpty());
       AlignmentRequest request;
       request.text = page.examples().front().toStdString();
-      if (page.task() == AlignmentTask::Entailment) {
+      if (page.name() == u"entailment"_s) {
         request.hypothesis = entailmentExamples().front().hypothesis.toStdString();
       }
       AlignmentOutcome outcome;
@@ -1186,7 +1185,7 @@ class TestAlignmentWorkbench : public QObject {
     wb.show();
     wb.openModel(seq2seqFixture("words"));
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
-    QCOMPARE(wb.source()->model.task(), AlignmentTask::Headlines);
+    QCOMPARE(wb.source()->model.page().name(), u"headlines"_s);
     // The dates' default text gives way to the task's first example.
     QCOMPARE(wb.text(), headlineExamples().front());
     wb.setText(u"Police in Leeds arrested a Zorblax after a robbery."_s);

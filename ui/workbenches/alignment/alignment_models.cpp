@@ -219,7 +219,7 @@ QStringList speechExamples() {
           u"please call stella"_s};
 }
 
-AlignmentTask AlignmentModel::task() const { return alignmentPageFor(*this).task(); }
+const AlignmentPage& AlignmentModel::page() const { return alignmentPageFor(*this); }
 
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledModels());

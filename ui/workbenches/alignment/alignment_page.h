@@ -3,8 +3,9 @@
 // registry (alignment_pages.cpp) instead of switching on the kind: which page shows a model, what the input box
 // is called and says, and the examples it offers. No widgets here, so the command line can ask the same pages.
 // Each page also makes its model's runner (<kind>/<kind>_run.cpp), which the tab's worker runs instead of
-// switching on the kind. Adding a kind: a folder with a page (the CMake glob finds it), a value in AlignmentTask and
-// its line in alignment_pages.cpp; only its *_views.{h,cpp} may include widgets.
+// switching on the kind. A kind is its page: the tab and the command line name it by the page (or, where a value is
+// needed, by its name()). Adding a kind: a folder with a page (the CMake glob finds it) and its line in
+// alignment_pages.cpp; only its *_views.{h,cpp} may include widgets.
 #pragma once
 
 #include <QString>
@@ -17,9 +18,6 @@ namespace attn::ui {
 
 struct AlignmentModel;
 class AlignmentRunner;
-
-// What a model does: the tab's inputs, words and examples follow it (no model: the dates').
-enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
 
 struct AlignmentTaskText {
   QString sourceLabel;     // the input box's label, with its mnemonic
@@ -43,8 +41,8 @@ struct AlignmentPageParts {
 class AlignmentPage {
  public:
   virtual ~AlignmentPage() = default;
-  virtual AlignmentTask task() const = 0;
-  // The kind's name, as `attnscope-cli align` lists the kinds: "dates", "headlines", "reviews", ...
+  // The kind's name, as `attnscope-cli align` lists the kinds: "dates", "headlines", "reviews", ... (unique: what
+  // names the kind where a value is needed, e.g. a map's key).
   virtual QString name() const = 0;
   // Whether this page shows `model` (at most one page says yes to a model).
   virtual bool shows(const AlignmentModel& model) const = 0;
@@ -68,8 +66,9 @@ class AlignmentPage {
 
 // Every page, in the order the tab lists the kinds.
 std::span<const std::unique_ptr<const AlignmentPage>> alignmentPages();
-// The page of `task`; the page that shows `model` (the reviews' when none says so).
-const AlignmentPage& alignmentPage(AlignmentTask task);
+// The page named `name`; null when there is none.
+const AlignmentPage* findAlignmentPage(const QString& name);
+// The page that shows `model`; the first (the dates', the tab's with no model open) when none says so.
 const AlignmentPage& alignmentPageFor(const AlignmentModel& model);
 
 }  // namespace attn::ui

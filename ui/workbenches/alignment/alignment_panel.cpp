@@ -76,7 +76,7 @@ QGroupBox* AlignmentWorkbench::buildInputGroup(QWidget* panel) {
   connect(textEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(hypothesisEdit_, &QPlainTextEdit::textChanged, this, &AlignmentWorkbench::post);
   connect(exampleBox_, &QComboBox::activated, this, [this](int index) {
-    const AlignmentPage& page = alignmentPage(source_ ? source_->model.task() : AlignmentTask::Dates);
+    const AlignmentPage& page = source_ ? source_->model.page() : *alignmentPages().front();
     const QStringList examples = page.examples();
     if (index < 0 || index >= examples.size()) return;
     const QString pair = page.examplePair(index);
@@ -273,29 +273,29 @@ void AlignmentWorkbench::buildReviewPage() {
 
 // ---- the input of each kind ----
 
-void AlignmentWorkbench::switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource) {
+void AlignmentWorkbench::switchKindText(const AlignmentPage& was, const AlignmentPage& now, bool hadSource) {
   const QString current = textEdit_->toPlainText();
   QString text = current, pair = hypothesisEdit_->toPlainText();
   // Typed (or set) while the model was loading: the input is for it; what the open kind had stays with that kind.
   const bool editedSinceOpen = text != textAtOpen_.text || pair != textAtOpen_.pair;
   const bool forLoad = std::exchange(textForLoad_, false) || editedSinceOpen;
-  if (hadSource && was != now && editedSinceOpen) kindTexts_[was] = textAtOpen_;
-  if (hadSource && was != now && !forLoad) {
+  if (hadSource && &was != &now && editedSinceOpen) kindTexts_[was.name()] = textAtOpen_;
+  if (hadSource && &was != &now && !forLoad) {
     // Another kind: the input typed stays with its kind, and this kind's last input (or its example) comes back.
-    kindTexts_[was] = {current, pair};
-    const auto kept = kindTexts_.find(now);
+    kindTexts_[was.name()] = {current, pair};
+    const auto kept = kindTexts_.find(now.name());
     text = kept != kindTexts_.end() ? kept->second.text : QString();
-    if (kept != kindTexts_.end() && alignmentPage(now).parts().pair) pair = kept->second.pair;
+    if (kept != kindTexts_.end() && now.parts().pair) pair = kept->second.pair;
   } else {
     // The first model, or applyState's: keep the input unless it is another kind's example.
     bool otherExample = false;
     for (const auto& page : alignmentPages()) {
-      otherExample = otherExample || (page->task() != now && page->examples().contains(current));
+      otherExample = otherExample || (page.get() != &now && page->examples().contains(current));
     }
-    if (was != now && otherExample) text.clear();
+    if (&was != &now && otherExample) text.clear();
   }
-  if (text.isEmpty()) text = alignmentPage(now).examples().front();
-  if (pair.isEmpty()) pair = alignmentPage(now).examplePair(0);
+  if (text.isEmpty()) text = now.examples().front();
+  if (pair.isEmpty()) pair = now.examplePair(0);
   const QSignalBlocker block(textEdit_), blockPair(hypothesisEdit_);
   if (text != current) textEdit_->setPlainText(text);
   if (pair != hypothesisEdit_->toPlainText()) hypothesisEdit_->setPlainText(pair);

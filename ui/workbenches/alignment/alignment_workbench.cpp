@@ -42,8 +42,10 @@ QString stepLabel(const attn::AttentionMap& map, int t) {
 
 constexpr int kFigureExportWidth = 900;
 
-using Task = AlignmentTask;
-Task taskOf(const AlignmentSource* source) { return source ? source->model.task() : Task::Dates; }
+// The page of the open model; the first (the dates') with none open.
+const AlignmentPage& pageOf(const AlignmentSource* source) {
+  return source ? source->model.page() : *alignmentPages().front();
+}
 
 Workbench::Identity alignmentIdentity() {
   return {attn::ui::SessionTab::Alignment, AlignmentWorkbench::tr("&Alignment"),
@@ -102,10 +104,10 @@ void AlignmentWorkbench::openModel(const QString& nameOrFolder, bool announce) {
 void AlignmentWorkbench::onLoaded(std::shared_ptr<const AlignmentSource> source) {
   if (source->serial != loadRequested_) return;  // a newer load is on its way
   loadSettled_ = source->serial;
-  const Task was = taskOf(source_.get());
+  const AlignmentPage& was = pageOf(source_.get());
   const bool hadSource = source_ != nullptr;
   source_ = std::move(source);
-  const Task now = taskOf(source_.get());
+  const AlignmentPage& now = pageOf(source_.get());
   requestedModel_ = source_->model.path.startsWith(u':') ? source_->model.key : source_->model.path;
   errorBanner_->setVisible(false);
   lastError_.clear();
@@ -156,7 +158,7 @@ void AlignmentWorkbench::showError(const QString& message) {
 }
 
 void AlignmentWorkbench::updateForSource() {
-  const AlignmentPage& page = alignmentPage(taskOf(source_.get()));
+  const AlignmentPage& page = pageOf(source_.get());
   const AlignmentPageParts parts = page.parts();
   const AlignmentTaskText words = page.text();
   decodingGroup_->setVisible(parts.decodes);
@@ -236,7 +238,7 @@ void AlignmentWorkbench::applyState(const attn::ui::AlignmentSection& state) {
     readingsCheck_->setChecked(state.readings);
   }
   const QString model = QString::fromStdString(state.model);
-  if (model != requestedModel_ && source_) kindTexts_[taskOf(source_.get())] = {text(), pairText()};
+  if (model != requestedModel_ && source_) kindTexts_[pageOf(source_.get()).name()] = {text(), pairText()};
   setText(QString::fromStdString(state.text));
   setPairText(QString::fromStdString(state.pair));
   setBeam(state.beam);
@@ -269,7 +271,7 @@ int AlignmentWorkbench::beam() const { return beamSpin_->value(); }
 void AlignmentWorkbench::post() {
   if (!source_) return;
   const QString text = textEdit_->toPlainText();
-  const bool pair = alignmentPage(taskOf(source_.get())).parts().pair;
+  const bool pair = pageOf(source_.get()).parts().pair;
   if ((text.isEmpty() && audioPath_.isEmpty()) || (pair && pairText().isEmpty())) {
     // Nothing to run: the view keeps the last input, and a run still on its way for an older text is not
     // shown over the message.
@@ -358,7 +360,7 @@ void AlignmentWorkbench::applyPending() {
     summary = tr("alignment: %1 \u00b7 %2 %3 \u2192 %4 \u00b7 beam %5 \u00b7 %6 ms")
                   .arg(name)
                   .arg(run.source.size())
-                  .arg(alignmentPage(taskOf(source_.get())).text().units)
+                  .arg(pageOf(source_.get()).text().units)
                   .arg(quoted(best))
                   .arg(outcome_->request.beam)
                   .arg(outcome_->runMs, 0, 'f', 1);
@@ -431,7 +433,7 @@ void AlignmentWorkbench::updateInputNote() {
   if (outcome_->seq2seq) {
     const auto& run = *outcome_->seq2seq;
     const auto unknown = std::count(run.unknown.begin(), run.unknown.end(), true);
-    QString note = tr("%1 %2 read").arg(run.source.size()).arg(alignmentPage(taskOf(source_.get())).text().units);
+    QString note = tr("%1 %2 read").arg(run.source.size()).arg(pageOf(source_.get()).text().units);
     note += unknownNote(unknown, std::int64_t(run.unknown.size()));
     inputNote_->setText(note);
   } else if (outcome_->entailment) {
@@ -458,11 +460,11 @@ void AlignmentWorkbench::updateHypotheses() {
   std::vector<HypothesisRow> rows;
   if (outcome_ && outcome_->seq2seq) {
     for (const auto& hyp : outcome_->seq2seq->hypotheses) {
-      rows.push_back({hyp.log_prob, fromStd(hyp.text), hyp.finished,
-                      hyp.finished ? tr("ended with </s> after %1 %2")
-                                         .arg(hyp.ids.size() - 1)
-                                         .arg(alignmentPage(taskOf(source_.get())).text().units)
-                                   : tr("stopped at the length limit without </s>")});
+      rows.push_back(
+          {hyp.log_prob, fromStd(hyp.text), hyp.finished,
+           hyp.finished
+               ? tr("ended with </s> after %1 %2").arg(hyp.ids.size() - 1).arg(pageOf(source_.get()).text().units)
+               : tr("stopped at the length limit without </s>")});
     }
   }
   fillHypothesisList(hypotheses_, rows, hypothesis_);
@@ -525,7 +527,7 @@ void AlignmentWorkbench::updateHeatmap() {
   heatmap_->setMap(outcome_->alignments[std::size_t(hypothesis_)]);
   const auto& run = *outcome_->seq2seq;
   const auto& hyp = run.hypotheses[std::size_t(hypothesis_)];
-  const QString units = alignmentPage(taskOf(source_.get())).text().units;
+  const QString units = pageOf(source_.get()).text().units;
   heatmapTitle_->setText(
       run.hypotheses.size() > 1
           ? tr("Alignment of hypothesis %1 (0\u2013%2, log p %3) \u00b7 %4 output \u00d7 %5 source %6")

@@ -243,10 +243,10 @@ class AlignmentWorkbench : public Workbench {
   struct KindText {
     QString text, pair;
   };
-  std::map<AlignmentTask, KindText> kindTexts_;
-  bool textForLoad_ = false;  // applyState's input is for the model it opens, not the open model's kind
-  KindText textAtOpen_;       // the input when the newest load was asked for: an edit since is for that model
-  void switchKindText(AlignmentTask was, AlignmentTask now, bool hadSource);
+  std::map<QString, KindText> kindTexts_;  // by the page's name()
+  bool textForLoad_ = false;               // applyState's input is for the model it opens, not the open model's kind
+  KindText textAtOpen_;  // the input when the newest load was asked for: an edit since is for that model
+  void switchKindText(const AlignmentPage& was, const AlignmentPage& now, bool hadSource);
   int pendingHypothesis_ = -1;  // applyState's, applied with the first result after it
   int pendingStep_ = -1;
   QString inputMessage_;

@@ -11,7 +11,6 @@ namespace {
 
 class DatesPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Dates; }
   QString name() const override { return QStringLiteral("dates"); }
   bool shows(const AlignmentModel& model) const override {
     return model.seq2seq && !model.seq2seq->config().frames && !model.seq2seq->config().words;

@@ -11,7 +11,6 @@ namespace {
 
 class EntailmentPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Entailment; }
   QString name() const override { return QStringLiteral("entailment"); }
   bool shows(const AlignmentModel& model) const override { return model.entailment != nullptr; }
   AlignmentTaskText text() const override {

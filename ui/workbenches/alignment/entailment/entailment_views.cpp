@@ -80,7 +80,7 @@ QString AlignmentWorkbench::emptyInputMessage() const {
                : tr("The hypothesis is empty: type a sentence about the premise's scene. The view shows the last "
                     "pair.");
   }
-  return alignmentPage(source_ ? source_->model.task() : AlignmentTask::Dates).text().emptyInput;
+  return (source_ ? source_->model.page() : *alignmentPages().front()).text().emptyInput;
 }
 
 }  // namespace attn::ui

@@ -11,7 +11,6 @@ namespace {
 
 class ReviewsPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Reviews; }
   QString name() const override { return QStringLiteral("reviews"); }
   bool shows(const AlignmentModel& model) const override { return model.classifier != nullptr; }
   AlignmentTaskText text() const override {

@@ -11,7 +11,6 @@ namespace {
 
 class SpeechPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Speech; }
   QString name() const override { return QStringLiteral("speech"); }
   bool shows(const AlignmentModel& model) const override { return model.seq2seq && model.seq2seq->config().frames; }
   AlignmentTaskText text() const override {
