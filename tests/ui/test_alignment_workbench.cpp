@@ -188,10 +188,42 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(alignKinds(), names.join(u", "_s));
   }
 
+  // `attnscope-cli align`'s part of each kind is behind its page too: the page of every bundled model runs a job of
+  // its first example on the model (no word from cli/ about the kind) and writes the matrix and the summary.
+  void everyBundledModelRunsItsCommandLineJobThroughItsPage() {
+    const auto bundled = bundledModels();
+    if (bundled.empty()) QSKIP("this build bundles no models");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    int ran = 0;
+    for (const auto& entry : bundled) {
+      QElapsedTimer timer;
+      timer.start();
+      auto model = loadAlignmentModel(entry.key);
+      if (!model) continue;  // not one of this tab's models
+      const AlignmentPage& page = model->page();
+      AlignJob job;
+      job.model = entry.key;
+      job.text = page.examples().front().toStdString();
+      job.hasText = true;
+      job.pair = page.examplePair(0).toStdString();
+      job.hasPair = !job.pair.empty();
+      job.csvPath = dir.filePath(entry.key + u".csv"_s);
+      RenderReport report;
+      const auto done = page.runCli(job, *model, timer, report);
+      QVERIFY2(done.has_value(), qPrintable(entry.key + u": "_s + (done ? QString() : failureText(done.error()))));
+      QVERIFY2(report.summary.startsWith(u"align: "_s + model->name + u" \u00b7 "_s), qPrintable(report.summary));
+      QCOMPARE(report.written, QStringList{job.csvPath});
+      QVERIFY(QFileInfo(job.csvPath).size() > 0);
+      ++ran;
+    }
+    QVERIFY(ran >= 5);
+  }
+
   // The naming rule of the kind folders (alignment/<kind>/): only *_views.{h,cpp} may include widgets or views; every
-  // other file of a kind (page, run, input) includes QtCore/QtGui, the engine, render/, session/ and the tab's
-  // widget-free headers only, so that the command line can link it without Qt Widgets (the CMake glob sends the two
-  // lists to their targets by that suffix).
+  // other file of a kind (page, run, input, command-line part) includes QtCore/QtGui, the engine, render/, session/ and
+  // the tab's widget-free headers only, so that the command line can link it without Qt Widgets (the CMake glob sends
+  // the two lists to their targets by that suffix).
   void kindFilesOutsideTheirViewsIncludeNoWidgets() {
     const QString headers = QLibraryInfo::path(QLibraryInfo::HeadersPath);
     const QDir root(QStringLiteral(ATTN_SOURCE_DIR "/ui/workbenches/alignment"));

@@ -221,6 +221,17 @@ QStringList speechExamples() {
 
 const AlignmentPage& AlignmentModel::page() const { return alignmentPageFor(*this); }
 
+QStringList AlignmentModel::warnings() const {
+  QStringList out;
+  for (const auto& w : seq2seq      ? seq2seq->warnings()
+                       : classifier ? classifier->warnings()
+                       : entailment ? entailment->warnings()
+                                    : std::vector<std::string>()) {
+    out.append(fromStd(w));
+  }
+  return out;
+}
+
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledModels());
   if (!bundled) return std::unexpected(bundled.error());

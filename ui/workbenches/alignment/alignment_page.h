@@ -3,21 +3,27 @@
 // registry (alignment_pages.cpp) instead of switching on the kind: which page shows a model, what the input box
 // is called and says, and the examples it offers. No widgets here, so the command line can ask the same pages.
 // Each page also makes its model's runner (<kind>/<kind>_run.cpp), which the tab's worker runs instead of
-// switching on the kind. A kind is its page: the tab and the command line name it by the page (or, where a value is
-// needed, by its name()). Adding a kind: a folder with a page (the CMake glob finds it) and its line in
-// alignment_pages.cpp; only its *_views.{h,cpp} may include widgets.
+// switching on the kind, and runs `attnscope-cli align`'s job on its model (<kind>/<kind>_cli.cpp, alignment_cli.h). A
+// kind is its page: the tab and the command line name it by the page (or, where a value is needed, by its name()).
+// Adding a kind: a folder with a page (the CMake glob finds it) and its line in alignment_pages.cpp; only its
+// *_views.{h,cpp} may include widgets.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QString>
 #include <QStringList>
 
+#include <expected>
 #include <memory>
 #include <span>
 
 namespace attn::ui {
 
+struct AlignJob;
 struct AlignmentModel;
 class AlignmentRunner;
+struct RenderFailure;
+struct RenderReport;
 
 struct AlignmentTaskText {
   QString sourceLabel;     // the input box's label, with its mnemonic
@@ -58,6 +64,11 @@ class AlignmentPage {
   virtual AlignmentPageParts parts() const = 0;
   // The run (alignment_run.h): a session of `model`, which this page shows, for the tab's worker thread.
   virtual std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const = 0;
+  // `attnscope-cli align`'s part (alignment_cli.h): runs `job` on `model`, which this page shows, after the checks
+  // every kind shares, and writes what the tab draws (--out, --csv), the summary and the notes in `report`.
+  // `timer` started before the model loaded (the summary's time counts both).
+  virtual std::expected<void, RenderFailure> runCli(const AlignJob& job, const AlignmentModel& model,
+                                                    const QElapsedTimer& timer, RenderReport& report) const = 0;
 
  protected:
   // The step slider's tool tip of a seq2seq page whose source is made of `units`.
