@@ -7,45 +7,18 @@
 // attention (--view shading). --csv writes the matrix (the alignment, the classifier's heads x words, the
 // entailment model's hypothesis x premise words). A speech model says --text with espeak-ng (or reads --wav) and
 // writes its phonemes x encoder steps alignment (the true phonemes from the synthesis among the notes).
+// Each kind's part is behind its page (AlignmentPage::runCli, workbenches/alignment/<kind>/<kind>_cli.cpp): this
+// file checks what the job asks of every kind, loads the model and hands the job to the page that shows it.
 #pragma once
 
 #include "cli/headless.h"
-#include "render/colormap.h"
+#include "workbenches/alignment/alignment_cli.h"
 
-#include "attn/models/seq2seq.h"
-
-#include <QSize>
 #include <QString>
 
 #include <expected>
-#include <string>
 
 namespace attn::ui {
-
-struct AlignJob {
-  QString model;     // a bundled model's key or a model folder
-  std::string text;  // raw bytes, as the engine's offsets refer to them
-  bool hasText = false;
-  QString wavPath;              // a speech model's audio file (instead of --text, which it says with espeak-ng)
-  std::string voice = "en-us";  // the espeak-ng voice a speech model's --text is said in
-  attn::models::AttentionShaping shaping;  // a speech model's weights (--sharpen, --smooth, --top-k, --window)
-  std::string pair;                        // an entailment model's hypothesis, raw bytes
-  bool hasPair = false;
-  int beam = 1;  // seq2seq: 1 = greedy
-  bool beamSet = false;
-  int hypothesis = 0;  // 0 = the best
-  bool hypothesisSet = false;
-  bool stepSet = false;
-  int step = -1;   // the output step to outline (0 = the first); -1: none
-  int layer = -1;  // a ConvS2S model's decoder layer (0 = the first); -1: the layers' mean
-  bool layerSet = false;
-  enum class View { Heatmap, Shading } view = View::Heatmap;
-  bool viewSet = false;
-  QString outPath;  // .png, .svg or .pdf
-  QString csvPath;
-  QSize size{900, 700};  // the heatmap exactly; the width of the shading figure
-  render::Colormap colormap = render::Colormap::Viridis;
-};
 
 // summary: "align: Dates · Bahdanau (additive) · 11 characters -> “2026-11-21” · beam 1 · 1.2 ms";
 // notes: hypotheses with their scores, the label and probabilities, warnings; written: the files.

@@ -53,20 +53,6 @@ QString csvPathFor(const QString& base, int index) {
 
 }  // namespace
 
-RenderFailure usageFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Usage, message}; }
-RenderFailure inputFailure(const QString& message) { return RenderFailure{RenderFailure::Kind::Input, message}; }
-RenderFailure inputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Input, error); }
-RenderFailure outputFailure(const attn::Error& error) { return engineFailure(RenderFailure::Kind::Output, error); }
-
-RenderFailure engineFailure(RenderFailure::Kind kind, const attn::Error& error) {
-  return {kind, QString::fromStdString(error.message()), error.kind};
-}
-
-QString failureText(const RenderFailure& failure) {
-  if (!failure.error) return failure.message;
-  return u"error (%1): %2"_s.arg(fromStd(attn::to_string(*failure.error)), failure.message);
-}
-
 std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
   if (!job.imagePath.isEmpty()) {
     const auto format = exportFormatFor(job.imagePath);

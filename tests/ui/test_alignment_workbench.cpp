@@ -140,23 +140,22 @@ class TestAlignmentWorkbench : public QObject {
   // Every kind of model is one page of the registry (alignment_pages.cpp), found by its kind, with its words and
   // examples; the bundled models open on their kinds' pages.
   void everyKindIsOnePageOfTheRegistry() {
-    std::vector<AlignmentTask> seen;
+    std::vector<QString> seen;
     for (const auto& page : alignmentPages()) {
-      QVERIFY(std::find(seen.begin(), seen.end(), page->task()) == seen.end());
-      seen.push_back(page->task());
-      QCOMPARE(&alignmentPage(page->task()), page.get());
+      QVERIFY(std::find(seen.begin(), seen.end(), page->name()) == seen.end());
+      seen.push_back(page->name());
+      QCOMPARE(findAlignmentPage(page->name()), page.get());
       QVERIFY(!page->text().sourceLabel.isEmpty());
       QVERIFY(!page->examples().isEmpty());
     }
     QCOMPARE(seen.size(), std::size_t(5));
-    for (const auto& [key, task] :
-         {std::pair{u"date-bahdanau"_s, AlignmentTask::Dates}, std::pair{u"headlines-gru"_s, AlignmentTask::Headlines},
-          std::pair{u"sentiment-pooling"_s, AlignmentTask::Reviews},
-          std::pair{u"entailment-wbw"_s, AlignmentTask::Entailment},
-          std::pair{u"speech-location"_s, AlignmentTask::Speech}}) {
+    for (const auto& [key, kind] :
+         {std::pair{u"date-bahdanau"_s, u"dates"_s}, std::pair{u"headlines-gru"_s, u"headlines"_s},
+          std::pair{u"sentiment-pooling"_s, u"reviews"_s}, std::pair{u"entailment-wbw"_s, u"entailment"_s},
+          std::pair{u"speech-location"_s, u"speech"_s}}) {
       auto model = loadAlignmentModel(key);
       QVERIFY2(model.has_value(), qPrintable(key));
-      QCOMPARE(model->task(), task);
+      QCOMPARE(model->page().name(), kind);
       QVERIFY(alignmentPageFor(*model).shows(*model));
     }
   }
@@ -174,11 +173,11 @@ class TestAlignmentWorkbench : public QObject {
                                          [&](const auto& page) { return page->shows(*model); });
       QCOMPARE(showing, 1);
       const AlignmentPage& page = alignmentPageFor(*model);
-      QCOMPARE(page.task(), model->task());
+      QCOMPARE(&page, &model->page());
       QVERIFY(!page.name().isEmpty());
       AlignmentRequest request;
       request.text = page.examples().front().toStdString();
-      if (page.task() == AlignmentTask::Entailment) {
+      if (page.name() == u"entailment"_s) {
         request.hypothesis = entailmentExamples().front().hypothesis.toStdString();
       }
       AlignmentOutcome outcome;
@@ -195,10 +194,42 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(alignKinds(), names.join(u", "_s));
   }
 
+  // `attnscope-cli align`'s part of each kind is behind its page too: the page of every bundled model runs a job of
+  // its first example on the model (no word from cli/ about the kind) and writes the matrix and the summary.
+  void everyBundledModelRunsItsCommandLineJobThroughItsPage() {
+    const auto bundled = bundledModels();
+    if (bundled.empty()) QSKIP("this build bundles no models");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    int ran = 0;
+    for (const auto& entry : bundled) {
+      QElapsedTimer timer;
+      timer.start();
+      auto model = loadAlignmentModel(entry.key);
+      if (!model) continue;  // not one of this tab's models
+      const AlignmentPage& page = model->page();
+      AlignJob job;
+      job.model = entry.key;
+      job.text = page.examples().front().toStdString();
+      job.hasText = true;
+      job.pair = page.examplePair(0).toStdString();
+      job.hasPair = !job.pair.empty();
+      job.csvPath = dir.filePath(entry.key + u".csv"_s);
+      RenderReport report;
+      const auto done = page.runCli(job, *model, timer, report);
+      QVERIFY2(done.has_value(), qPrintable(entry.key + u": "_s + (done ? QString() : failureText(done.error()))));
+      QVERIFY2(report.summary.startsWith(u"align: "_s + model->name + u" \u00b7 "_s), qPrintable(report.summary));
+      QCOMPARE(report.written, QStringList{job.csvPath});
+      QVERIFY(QFileInfo(job.csvPath).size() > 0);
+      ++ran;
+    }
+    QVERIFY(ran >= 5);
+  }
+
   // The naming rule of the kind folders (alignment/<kind>/): only *_views.{h,cpp} may include widgets or views; every
-  // other file of a kind (page, run, input) includes QtCore/QtGui, the engine, render/, session/ and the tab's
-  // widget-free headers only, so that the command line can link it without Qt Widgets (the CMake glob sends the two
-  // lists to their targets by that suffix).
+  // other file of a kind (page, run, input, command-line part) includes QtCore/QtGui, the engine, render/, session/ and
+  // the tab's widget-free headers only, so that the command line can link it without Qt Widgets (the CMake glob sends
+  // the two lists to their targets by that suffix).
   void kindFilesOutsideTheirViewsIncludeNoWidgets() {
     const QString headers = QLibraryInfo::path(QLibraryInfo::HeadersPath);
     const QDir root(QStringLiteral(ATTN_SOURCE_DIR "/ui/workbenches/alignment"));
@@ -1216,7 +1247,7 @@ class TestAlignmentWorkbench : public QObject {
     wb.show();
     wb.openModel(seq2seqFixture("words"));
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));
-    QCOMPARE(wb.source()->model.task(), AlignmentTask::Headlines);
+    QCOMPARE(wb.source()->model.page().name(), u"headlines"_s);
     // The dates' default text gives way to the task's first example.
     QCOMPARE(wb.text(), headlineExamples().front());
     wb.setText(u"Police in Leeds arrested a Zorblax after a robbery."_s);

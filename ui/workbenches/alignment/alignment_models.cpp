@@ -219,7 +219,18 @@ QStringList speechExamples() {
           u"please call stella"_s};
 }
 
-AlignmentTask AlignmentModel::task() const { return alignmentPageFor(*this).task(); }
+const AlignmentPage& AlignmentModel::page() const { return alignmentPageFor(*this); }
+
+QStringList AlignmentModel::warnings() const {
+  QStringList out;
+  for (const auto& w : seq2seq      ? seq2seq->warnings()
+                       : classifier ? classifier->warnings()
+                       : entailment ? entailment->warnings()
+                                    : std::vector<std::string>()) {
+    out.append(fromStd(w));
+  }
+  return out;
+}
 
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   auto bundled = resolveModelName(nameOrFolder, bundledModels());

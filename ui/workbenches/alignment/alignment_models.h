@@ -55,7 +55,8 @@ struct AlignmentModel {
   std::shared_ptr<const attn::models::EntailmentModel> entailment;
   bool isSeq2Seq() const { return seq2seq != nullptr; }
   bool isEntailment() const { return entailment != nullptr; }
-  AlignmentTask task() const;
+  const AlignmentPage& page() const;  // the page that shows it (alignmentPageFor)
+  QStringList warnings() const;       // the load-time warnings of its network: tensors not used, non-finite weights
 };
 
 // A bundled model's key, or a model folder (or its config.json or model.safetensors). A name without a

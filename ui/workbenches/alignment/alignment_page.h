@@ -3,23 +3,27 @@
 // registry (alignment_pages.cpp) instead of switching on the kind: which page shows a model, what the input box
 // is called and says, and the examples it offers. No widgets here, so the command line can ask the same pages.
 // Each page also makes its model's runner (<kind>/<kind>_run.cpp), which the tab's worker runs instead of
-// switching on the kind. Adding a kind: a folder with a page (the CMake glob finds it), a value in AlignmentTask and
-// its line in alignment_pages.cpp; only its *_views.{h,cpp} may include widgets.
+// switching on the kind, and runs `attnscope-cli align`'s job on its model (<kind>/<kind>_cli.cpp, alignment_cli.h). A
+// kind is its page: the tab and the command line name it by the page (or, where a value is needed, by its name()).
+// Adding a kind: a folder with a page (the CMake glob finds it) and its line in alignment_pages.cpp; only its
+// *_views.{h,cpp} may include widgets.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QString>
 #include <QStringList>
 
+#include <expected>
 #include <memory>
 #include <span>
 
 namespace attn::ui {
 
+struct AlignJob;
 struct AlignmentModel;
 class AlignmentRunner;
-
-// What a model does: the tab's inputs, words and examples follow it (no model: the dates').
-enum class AlignmentTask { Dates, Headlines, Reviews, Entailment, Speech };
+struct RenderFailure;
+struct RenderReport;
 
 struct AlignmentTaskText {
   QString sourceLabel;     // the input box's label, with its mnemonic
@@ -43,8 +47,8 @@ struct AlignmentPageParts {
 class AlignmentPage {
  public:
   virtual ~AlignmentPage() = default;
-  virtual AlignmentTask task() const = 0;
-  // The kind's name, as `attnscope-cli align` lists the kinds: "dates", "headlines", "reviews", ...
+  // The kind's name, as `attnscope-cli align` lists the kinds: "dates", "headlines", "reviews", ... (unique: what
+  // names the kind where a value is needed, e.g. a map's key).
   virtual QString name() const = 0;
   // Whether this page shows `model` (at most one page says yes to a model).
   virtual bool shows(const AlignmentModel& model) const = 0;
@@ -60,6 +64,11 @@ class AlignmentPage {
   virtual AlignmentPageParts parts() const = 0;
   // The run (alignment_run.h): a session of `model`, which this page shows, for the tab's worker thread.
   virtual std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const = 0;
+  // `attnscope-cli align`'s part (alignment_cli.h): runs `job` on `model`, which this page shows, after the checks
+  // every kind shares, and writes what the tab draws (--out, --csv), the summary and the notes in `report`.
+  // `timer` started before the model loaded (the summary's time counts both).
+  virtual std::expected<void, RenderFailure> runCli(const AlignJob& job, const AlignmentModel& model,
+                                                    const QElapsedTimer& timer, RenderReport& report) const = 0;
 
  protected:
   // The step slider's tool tip of a seq2seq page whose source is made of `units`.
@@ -68,8 +77,9 @@ class AlignmentPage {
 
 // Every page, in the order the tab lists the kinds.
 std::span<const std::unique_ptr<const AlignmentPage>> alignmentPages();
-// The page of `task`; the page that shows `model` (the reviews' when none says so).
-const AlignmentPage& alignmentPage(AlignmentTask task);
+// The page named `name`; null when there is none.
+const AlignmentPage* findAlignmentPage(const QString& name);
+// The page that shows `model`; the first (the dates', the tab's with no model open) when none says so.
 const AlignmentPage& alignmentPageFor(const AlignmentModel& model);
 
 }  // namespace attn::ui

@@ -39,18 +39,18 @@ std::span<const std::unique_ptr<const AlignmentPage>> alignmentPages() {
   return pages;
 }
 
-const AlignmentPage& alignmentPage(AlignmentTask task) {
+const AlignmentPage* findAlignmentPage(const QString& name) {
   for (const auto& page : alignmentPages()) {
-    if (page->task() == task) return *page;
+    if (page->name() == name) return page.get();
   }
-  return *alignmentPages().front();
+  return nullptr;
 }
 
 const AlignmentPage& alignmentPageFor(const AlignmentModel& model) {
   for (const auto& page : alignmentPages()) {
     if (page->shows(model)) return *page;
   }
-  return alignmentPage(AlignmentTask::Reviews);
+  return *alignmentPages().front();
 }
 
 }  // namespace attn::ui

@@ -78,15 +78,7 @@ std::shared_ptr<const AlignmentOutcome> AlignmentWorker::compute(quint64 generat
   outcome->generation = generation;
   outcome->sourceSerial = sourceSerial;
   outcome->request = request;
-  if (source_) {
-    const auto& model = source_->model;
-    for (const auto& w : model.seq2seq      ? model.seq2seq->warnings()
-                         : model.classifier ? model.classifier->warnings()
-                         : model.entailment ? model.entailment->warnings()
-                                            : std::vector<std::string>()) {
-      outcome->modelWarnings.append(QString::fromStdString(w));
-    }
-  }
+  if (source_) outcome->modelWarnings = source_->model.warnings();
   QElapsedTimer timer;
   timer.start();
   if (!runner_) {

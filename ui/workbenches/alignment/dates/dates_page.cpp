@@ -1,6 +1,7 @@
 #include "workbenches/alignment/dates/dates_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/alignment_cli.h"
 #include "workbenches/alignment/alignment_run.h"
 
 #include <QCoreApplication>
@@ -11,7 +12,6 @@ namespace {
 
 class DatesPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Dates; }
   QString name() const override { return QStringLiteral("dates"); }
   bool shows(const AlignmentModel& model) const override {
     return model.seq2seq && !model.seq2seq->config().frames && !model.seq2seq->config().words;
@@ -28,6 +28,10 @@ class DatesPage final : public AlignmentPage {
   AlignmentPageParts parts() const override { return {.decodes = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return textSeq2SeqRunner(model);
+  }
+  AlignStep runCli(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer,
+                   RenderReport& report) const override {
+    return runTextSeq2SeqCli(job, model, timer, report);
   }
   QStringList examples() const override { return dateExamples(); }
 

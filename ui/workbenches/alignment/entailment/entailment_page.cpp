@@ -1,6 +1,7 @@
 #include "workbenches/alignment/entailment/entailment_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/entailment/entailment_cli.h"
 #include "workbenches/alignment/entailment/entailment_run.h"
 
 #include <QCoreApplication>
@@ -11,7 +12,6 @@ namespace {
 
 class EntailmentPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Entailment; }
   QString name() const override { return QStringLiteral("entailment"); }
   bool shows(const AlignmentModel& model) const override { return model.entailment != nullptr; }
   AlignmentTaskText text() const override {
@@ -28,6 +28,10 @@ class EntailmentPage final : public AlignmentPage {
   AlignmentPageParts parts() const override { return {.pair = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeEntailmentRunner(model);
+  }
+  AlignStep runCli(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer,
+                   RenderReport& report) const override {
+    return runEntailmentCli(job, model, timer, report);
   }
   QStringList examples() const override {
     QStringList premises;

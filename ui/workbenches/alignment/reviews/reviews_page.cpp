@@ -1,6 +1,7 @@
 #include "workbenches/alignment/reviews/reviews_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/reviews/reviews_cli.h"
 #include "workbenches/alignment/reviews/reviews_run.h"
 
 #include <QCoreApplication>
@@ -11,7 +12,6 @@ namespace {
 
 class ReviewsPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Reviews; }
   QString name() const override { return QStringLiteral("reviews"); }
   bool shows(const AlignmentModel& model) const override { return model.classifier != nullptr; }
   AlignmentTaskText text() const override {
@@ -26,6 +26,10 @@ class ReviewsPage final : public AlignmentPage {
   AlignmentPageParts parts() const override { return {.readings = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeReviewsRunner(model);
+  }
+  AlignStep runCli(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer,
+                   RenderReport& report) const override {
+    return runReviewsCli(job, model, timer, report);
   }
   QStringList examples() const override { return reviewExamples(); }
 

@@ -1,6 +1,7 @@
 #include "workbenches/alignment/speech/speech_page.h"
 
 #include "workbenches/alignment/alignment_models.h"
+#include "workbenches/alignment/speech/speech_cli.h"
 #include "workbenches/alignment/speech/speech_run.h"
 
 #include <QCoreApplication>
@@ -11,7 +12,6 @@ namespace {
 
 class SpeechPage final : public AlignmentPage {
  public:
-  AlignmentTask task() const override { return AlignmentTask::Speech; }
   QString name() const override { return QStringLiteral("speech"); }
   bool shows(const AlignmentModel& model) const override { return model.seq2seq && model.seq2seq->config().frames; }
   AlignmentTaskText text() const override {
@@ -28,6 +28,10 @@ class SpeechPage final : public AlignmentPage {
   AlignmentPageParts parts() const override { return {.decodes = true, .audio = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeSpeechRunner(model);
+  }
+  AlignStep runCli(const AlignJob& job, const AlignmentModel& model, const QElapsedTimer& timer,
+                   RenderReport& report) const override {
+    return runSpeechCli(job, model, timer, report);
   }
   QStringList examples() const override { return speechExamples(); }
 
