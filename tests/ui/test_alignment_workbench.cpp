@@ -9,6 +9,7 @@
 #include "render/alignment_render.h"
 #include "views/qcustomplot.h"
 #include "render/text_figure.h"
+#include "session/session.h"
 #include "render/token_lines_render.h"
 #include "ui_test_support.h"
 #include "views/audio_playback.h"
@@ -19,6 +20,9 @@
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/alignment/alignment_run.h"
 #include "workbenches/alignment/alignment_workbench.h"
+#include "workbenches/alignment/entailment/entailment_session.h"
+#include "workbenches/alignment/reviews/reviews_session.h"
+#include "workbenches/alignment/speech/speech_session.h"
 #include "workbenches/alignment/speech/speech_views.h"
 
 #include <QApplication>
@@ -284,6 +288,15 @@ class TestAlignmentWorkbench : public QObject {
       QVERIFY(file.open(QIODevice::ReadOnly));
       const auto match = kind.match(QString::fromUtf8(file.readAll()));
       QVERIFY2(!match.hasMatch(), qPrintable(QLatin1String(name) + u" names a kind: "_s + match.captured()));
+    }
+    // Nor does the session's section: each kind's keys are its session part's (<kind>/<kind>_session.cpp).
+    static const QRegularExpression kindKey(
+        u"\"(pair|readings|shaping)\"|\\.(pair|readings|shaping)\\b|AttentionShaping"_s);
+    for (const char* name : {"alignment_section.h", "alignment_section.cpp"}) {
+      QFile file(QStringLiteral(ATTN_SOURCE_DIR "/ui/session/") + QLatin1String(name));
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const auto match = kindKey.match(QString::fromUtf8(file.readAll()));
+      QVERIFY2(!match.hasMatch(), qPrintable(QLatin1String(name) + u" names a kind's key: "_s + match.captured()));
     }
   }
 
@@ -1109,14 +1122,14 @@ class TestAlignmentWorkbench : public QObject {
     wb.readingsCheck()->setChecked(false);
     QVERIFY(settle(wb));
     QVERIFY(wb.outcome()->readings.empty());
-    QVERIFY(!wb.state().readings);
+    QVERIFY(!attn::ui::reviewsReadings(wb.state()));
     QCOMPARE(shadedCount(wb.currentFigure()), 1);
     QVERIFY2(shadedElement(wb.currentFigure(), 0)->caption.contains(u"final cell state"_s),
              qPrintable(shadedElement(wb.currentFigure(), 0)->caption));
 
     // A saved state turns them on again.
     auto state = wb.state();
-    state.readings = true;
+    attn::ui::setReviewsReadings(state, true);
     wb.applyState(state);
     QVERIFY(settle(wb));
     QVERIFY(wb.readingsCheck()->isChecked());
@@ -1222,9 +1235,9 @@ class TestAlignmentWorkbench : public QObject {
     // The session keeps the pair and the word in view.
     wb.setStep(3);
     auto state = wb.state();
-    QCOMPARE(QString::fromStdString(state.pair), examples[2].hypothesis);
+    QCOMPARE(QString::fromStdString(attn::ui::entailmentPair(state)), examples[2].hypothesis);
     QCOMPARE(state.step, 3);
-    state.pair = "all dogs are sleeping";
+    attn::ui::setEntailmentPair(state, "all dogs are sleeping");
     state.step = 1;
     wb.applyState(state);
     QVERIFY(settle(wb));
@@ -1239,6 +1252,62 @@ class TestAlignmentWorkbench : public QObject {
     QTRY_VERIFY(wb.source()->isSeq2Seq());
     QCOMPARE(wb.text(), defaultDateText());
     QVERIFY(!wb.hypothesisEdit()->isVisibleTo(&wb));
+  }
+
+  // A session file as the code before the kinds' session parts wrote it (the kinds' keys beside the shared ones,
+  // off their defaults): the entailment model's hypothesis reaches the second input, the review classifier's
+  // readings its check box, the speech model's shaping its group; the tab's state written back has the same keys
+  // and values.
+  void sessionKeysOfEachKindReachItsViews() {
+    QString text =
+        uR"({
+  "format": "attnscope.session",
+  "version": 1,
+  "tab": "alignment",
+  "tabs": {
+    "alignment": {
+      "model": "MODEL",
+      "text": "A man is sleeping on the beach.",
+      "pair": "the old man is not sleeping",
+      "beam": 1,
+      "hypothesis": 0,
+      "step": 2,
+      "colormap": "magma",
+      "readings": false,
+      "shaping": {
+        "sharpen": 2.5,
+        "smooth": false,
+        "top_k": 5,
+        "window": 12
+      }
+    }
+  }
+})"_s;
+    text.replace(u"MODEL"_s, QStringLiteral(ATTN_SOURCE_DIR "/tests/data/entailment/random-entailment"));
+    const auto session = attn::ui::read_session(text.toStdString(), "earlier.attnscope.json");
+    QVERIFY2(session, session ? "" : session.error().message().c_str());
+    QVERIFY(session->alignment);
+
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    wb.applyState(*session->alignment);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->model.isEntailment());
+    QCOMPARE(wb.text(), u"A man is sleeping on the beach."_s);
+    QCOMPARE(wb.pairText(), u"the old man is not sleeping"_s);  // entailment's
+    QTRY_COMPARE(QString::fromStdString(wb.outcome()->request.hypothesis), u"the old man is not sleeping"_s);
+    QVERIFY(!wb.readingsCheck()->isChecked());  // the reviews'
+    QCOMPARE(speechOf(wb).shaping(),            // the speech model's
+             (attn::models::AttentionShaping{.sharpen = 2.5f, .smooth = false, .top_k = 5, .window = 12}));
+    QCOMPARE(wb.colormap(), render::Colormap::Magma);
+    QTRY_COMPARE(wb.step(), 2);
+
+    attn::ui::Session back;
+    back.alignment = wb.state();
+    const auto original = nlohmann::json::parse(text.toStdString()).at("tabs").at("alignment");
+    const auto written = nlohmann::json::parse(attn::ui::to_json(back)).at("tabs").at("alignment");
+    QVERIFY2(written == original, written.dump(2).c_str());
   }
 
   void wordModelsReadAndWriteWords() {
@@ -1427,14 +1496,14 @@ class TestAlignmentWorkbench : public QObject {
     wb.findChild<QCheckBox*>(u"alignmentSmooth"_s)->setChecked(true);
     QVERIFY(!wb.findChild<QDoubleSpinBox*>(u"alignmentSharpen"_s)->isEnabled());  // the sigmoid has no beta
     const attn::ui::AlignmentSection saved = wb.state();
-    QCOMPARE(saved.shaping, (attn::models::AttentionShaping{.smooth = true, .top_k = 3, .window = 2}));
+    QCOMPARE(attn::ui::speechShaping(saved), (attn::models::AttentionShaping{.smooth = true, .top_k = 3, .window = 2}));
     wb.findChild<QPushButton*>(u"alignmentShapingReset"_s)->click();
     QCOMPARE(speechOf(wb).shaping(), attn::models::AttentionShaping{});
     QVERIFY(settle(wb));
     QTRY_VERIFY(!wb.outcome()->request.shaping.shaped());
     QCOMPARE(widest(), attn::Index(wb.outcome()->seq2seq->source.size()));
     wb.applyState(saved);
-    QCOMPARE(speechOf(wb).shaping(), saved.shaping);
+    QCOMPARE(speechOf(wb).shaping(), attn::ui::speechShaping(saved));
     QVERIFY(settle(wb));
     wb.openModel(seq2seqFixture("bahdanau"));
     QVERIFY(settle(wb));

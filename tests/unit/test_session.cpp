@@ -3,6 +3,9 @@
 // or unknown fall back with a warning; save_session writes atomically and never writes what it could not
 // read back.
 #include "session/session.h"
+#include "workbenches/alignment/entailment/entailment_session.h"
+#include "workbenches/alignment/reviews/reviews_session.h"
+#include "workbenches/alignment/speech/speech_session.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,13 +30,13 @@ Session sample() {
   auto& a = *s.alignment;
   a.model = "/models/date luong";
   a.text = "le 3 mars 1999 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac";  // UTF-8 beyond ASCII
-  a.pair = "a man is \xc3\xa9 not sleeping";
+  setEntailmentPair(a, "a man is \xc3\xa9 not sleeping");
   a.beam = 4;
   a.hypothesis = 2;
   a.step = 7;
   a.colormap = "magma";
-  a.readings = false;  // not the default: the round trip must carry it
-  a.shaping = {.sharpen = 2.5f, .smooth = false, .top_k = 5, .window = 12};
+  setReviewsReadings(a, false);  // not the default: the round trip must carry it
+  setSpeechShaping(a, {.sharpen = 2.5f, .smooth = false, .top_k = 5, .window = 12});
   auto& c = *s.caption;
   c.model = "caption-hard";
   c.input = CaptionSection::Input::Sample;
@@ -308,6 +311,96 @@ TEST(Session, RefusesSizesOverTheLimits) {
           ErrorKind::TooLarge, "\"query\"");
 }
 
+// A session file as the code before the kinds' session parts wrote it, the kinds' keys ("pair", "readings",
+// "shaping") off their defaults at the section's top level beside the shared ones: each arrives in its kind's part,
+// and writing the section back gives the same keys with the same values and types.
+TEST(Session, KindsKeysOfAnEarlierFileReadAndWriteBackTheSame) {
+  const std::string text = R"({
+  "format": "attnscope.session",
+  "version": 1,
+  "tab": "alignment",
+  "tabs": {
+    "alignment": {
+      "model": "entailment-wbw",
+      "text": "A man is sleeping on the beach.",
+      "pair": "the old man is not sleeping",
+      "beam": 2,
+      "hypothesis": 1,
+      "step": 3,
+      "colormap": "magma",
+      "readings": false,
+      "shaping": {
+        "sharpen": 2.5,
+        "smooth": false,
+        "top_k": 5,
+        "window": 12
+      }
+    }
+  }
+})";
+  const auto r = read_session(text, "s");
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->warnings.size(), 4u);  // the four other tabs' sections, and no unknown key
+  for (const auto& w : r->warnings)
+    EXPECT_NE(w.reason.find("starts with its defaults"), std::string::npos) << w.message();
+  ASSERT_TRUE(r->alignment);
+  const AlignmentSection& a = *r->alignment;
+  EXPECT_EQ(a.model, "entailment-wbw");
+  EXPECT_EQ(a.text, "A man is sleeping on the beach.");
+  EXPECT_EQ(a.beam, 2);
+  EXPECT_EQ(a.hypothesis, 1);
+  EXPECT_EQ(a.step, 3);
+  EXPECT_EQ(a.colormap, "magma");
+  EXPECT_EQ(entailmentPair(a), "the old man is not sleeping");
+  EXPECT_FALSE(reviewsReadings(a));
+  EXPECT_EQ(speechShaping(a), (models::AttentionShaping{.sharpen = 2.5f, .smooth = false, .top_k = 5, .window = 12}));
+
+  const auto original = nlohmann::json::parse(text).at("tabs").at("alignment");
+  const auto written = nlohmann::json::parse(to_json(*r)).at("tabs").at("alignment");
+  EXPECT_EQ(written, original) << written.dump(2);
+  for (const auto& [key, value] : original.items()) {
+    ASSERT_TRUE(written.contains(key)) << key;
+    EXPECT_EQ(std::string(written.at(key).type_name()), value.type_name()) << key;
+  }
+  for (const auto& [key, value] : original.at("shaping").items()) {
+    EXPECT_EQ(written.at("shaping").at(key).type(), value.type()) << key;
+  }
+
+  // A section without them: each kind's default, written as before.
+  const auto bare =
+      read_session(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3}}})", "s");
+  ASSERT_TRUE(bare) << bare.error().message();
+  EXPECT_EQ(entailmentPair(*bare->alignment), "");
+  EXPECT_TRUE(reviewsReadings(*bare->alignment));
+  EXPECT_EQ(speechShaping(*bare->alignment), models::AttentionShaping{});
+  const auto defaults = nlohmann::json::parse(to_json(*bare)).at("tabs").at("alignment");
+  EXPECT_EQ(defaults.at("pair"), "");
+  EXPECT_EQ(defaults.at("readings"), true);
+  EXPECT_EQ(defaults.at("shaping"), (nlohmann::json{{"sharpen", 1.0}, {"smooth", false}, {"top_k", 0}, {"window", 0}}));
+  // A smooth shaping has no beta: its sharpen reads as 1, as before.
+  const auto smooth = read_session(
+      R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"shaping": {"sharpen": 3, "smooth": true}}}})",
+      "s");
+  ASSERT_TRUE(smooth) << smooth.error().message();
+  EXPECT_EQ(speechShaping(*smooth->alignment), (models::AttentionShaping{.smooth = true}));
+}
+
+// A kind's unknown keys are reported as the section's own: at the section's level and inside a kind's object.
+TEST(Session, WarnsOfUnknownKeysBesideAndInsideTheKindsKeys) {
+  const std::string text = edited([](ojson& j) {
+    j["tabs"]["alignment"]["voices"] = 2;
+    j["tabs"]["alignment"]["shaping"]["temperature"] = 0.5;
+  });
+  const auto r = read_session(text, "s");
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->alignment, sample().alignment);
+  ASSERT_EQ(r->warnings.size(), 2u);
+  std::string all;
+  for (const auto& w : r->warnings) all += w.message() + "\n";
+  EXPECT_NE(all.find("tabs.alignment.voices"), std::string::npos) << all;
+  EXPECT_NE(all.find("tabs.alignment.shaping.temperature"), std::string::npos) << all;
+}
+
 struct Bad {
   const char* what;
   std::function<void(ojson&)> edit;
@@ -340,6 +433,21 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        "\"colormap\"", "\"alignment\""},
       {"text not a string", [](ojson& j) { j["tabs"]["alignment"]["text"] = ojson::array(); }, ErrorKind::Malformed,
        "\"text\"", "\"alignment\""},
+      // The kinds' own keys (workbenches/alignment/<kind>/<kind>_session.cpp) refuse the session as the shared ones.
+      {"pair not a string", [](ojson& j) { j["tabs"]["alignment"]["pair"] = 1; }, ErrorKind::Malformed, "\"pair\"",
+       "\"alignment\""},
+      {"pair too long", [](ojson& j) { j["tabs"]["alignment"]["pair"] = std::string(kMaxSessionText + 1, 'p'); },
+       ErrorKind::TooLarge, "\"pair\"", "\"alignment\""},
+      {"readings not a boolean", [](ojson& j) { j["tabs"]["alignment"]["readings"] = "yes"; }, ErrorKind::Malformed,
+       "\"readings\"", "\"alignment\""},
+      {"shaping not an object", [](ojson& j) { j["tabs"]["alignment"]["shaping"] = 2; }, ErrorKind::Malformed,
+       "\"shaping\"", "\"alignment\""},
+      {"shaping sharpen 0", [](ojson& j) { j["tabs"]["alignment"]["shaping"]["sharpen"] = 0; }, ErrorKind::OutOfRange,
+       "\"sharpen\"", "\"alignment\""},
+      {"shaping top_k negative", [](ojson& j) { j["tabs"]["alignment"]["shaping"]["top_k"] = -1; },
+       ErrorKind::OutOfRange, "\"top_k\"", "\"alignment\""},
+      {"shaping smooth not a boolean", [](ojson& j) { j["tabs"]["alignment"]["shaping"]["smooth"] = 1; },
+       ErrorKind::Malformed, "\"smooth\"", "\"alignment\""},
       {"caption input two kinds",
        [](ojson& j) {
          j["tabs"]["caption"]["input"] = {{"scene", 1}, {"sample", "x"}};

@@ -4,7 +4,6 @@
 #include "session/session_values.h"
 
 #include <array>
-#include <string_view>
 #include <utility>
 
 namespace attn::ui {
@@ -14,20 +13,33 @@ using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 }  // namespace
 
+// The kinds' session parts: alignment_kind_sessions.inc, written by ui/session/CMakeLists.txt, has one
+// ALIGNMENT_KIND_SESSION(kind) line per workbenches/alignment/<kind>/<kind>_session.cpp, which defines
+// `const AlignmentKindSession& <kind>_session()`.
+#define ALIGNMENT_KIND_SESSION(kind) const AlignmentKindSession& kind##_session();
+#include "alignment_kind_sessions.inc"
+#undef ALIGNMENT_KIND_SESSION
+
+std::span<const AlignmentKindSession* const> alignmentKindSessions() {
+#define ALIGNMENT_KIND_SESSION(kind) &kind##_session(),
+  static const std::array parts = {
+#include "alignment_kind_sessions.inc"
+  };
+#undef ALIGNMENT_KIND_SESSION
+  return parts;
+}
+
+json alignmentKindDefaults() {
+  json kinds = json::object();
+  for (const AlignmentKindSession* part : alignmentKindSessions()) part->defaults(kinds);
+  return kinds;
+}
+
 ojson to_json(const AlignmentSection& a) {
-  return {{"model", a.model},
-          {"text", a.text},
-          {"pair", a.pair},
-          {"beam", a.beam},
-          {"hypothesis", a.hypothesis},
-          {"step", a.step},
-          {"colormap", a.colormap},
-          {"readings", a.readings},
-          {"shaping",
-           {{"sharpen", a.shaping.sharpen},
-            {"smooth", a.shaping.smooth},
-            {"top_k", a.shaping.top_k},
-            {"window", a.shaping.window}}}};
+  ojson j = {{"model", a.model},           {"text", a.text}, {"beam", a.beam},
+             {"hypothesis", a.hypothesis}, {"step", a.step}, {"colormap", a.colormap}};
+  for (const auto& [key, value] : a.kinds.items()) j[key] = ojson::parse(value.dump());
+  return j;
 }
 
 Result<AlignmentSection> read_alignment_section(const io::SessionReader& reader, const nlohmann::json& j,
@@ -36,23 +48,11 @@ Result<AlignmentSection> read_alignment_section(const io::SessionReader& reader,
   AlignmentSection s;
   ATTN_TRY(m.text("model", io::kMaxSessionName, s.model, true, true));
   ATTN_TRY(m.text("text", io::kMaxSessionText, s.text));
-  ATTN_TRY(m.text("pair", io::kMaxSessionText, s.pair));
   ATTN_TRY(m.whole("beam", 1, io::kMaxSessionBeam, s.beam));
   ATTN_TRY(m.whole("hypothesis", 0, io::kMaxSessionBeam - 1, s.hypothesis));
   ATTN_TRY(m.whole("step", 0, io::kMaxSessionIndex, s.step));
   ATTN_TRY(read_colormap(m, "colormap", s.colormap));
-  ATTN_TRY(m.boolean("readings", s.readings));
-  const nlohmann::json* shaping = nullptr;
-  ATTN_ASSIGN(shaping, m.object("shaping"));
-  if (shaping) {
-    io::SessionMembers o(reader, *shaping, "tabs.alignment.shaping");
-    ATTN_TRY(o.number("sharpen", 0.01, 100.0, s.shaping.sharpen));
-    ATTN_TRY(o.boolean("smooth", s.shaping.smooth));
-    ATTN_TRY(o.whole("top_k", 0, io::kMaxSessionIndex, s.shaping.top_k));
-    ATTN_TRY(o.whole("window", 0, io::kMaxSessionIndex, s.shaping.window));
-    o.warn_unknown(warnings);
-    if (s.shaping.smooth) s.shaping.sharpen = 1.0f;  // the sigmoid has no beta
-  }
+  for (const AlignmentKindSession* part : alignmentKindSessions()) ATTN_TRY(part->read(m, s.kinds, warnings));
   m.warn_unknown(warnings);
   return s;
 }

@@ -77,11 +77,14 @@ class AlignmentViews : public QObject {
   virtual bool hasOwnInput() const { return false; }
   // The source text was edited (an audio file gives way to the words typed).
   virtual void sourceEdited() {}
-  // Its part of a request and of the session's section (every kind's is set, as the tab's inputs always were).
+  // Its part of a request and of the session's section (every kind's is set, as the tab's inputs always were):
+  // its keys there are its folder's session part's (<kind>/<kind>_session.h). `pair` is the tab's second input
+  // (alignment_page.h, parts().pair), which the kind that has it keeps.
   virtual void addToRequest(AlignmentRequest& /*request*/) const {}
-  virtual void save(AlignmentSection& /*section*/) const {}
-  // Sets its inputs from a session without running (the tab runs once they are all set).
-  virtual void restore(const AlignmentSection& /*section*/) {}
+  virtual void save(AlignmentSection& /*section*/, const QString& /*pair*/) const {}
+  // Sets its inputs from a session without running (the tab runs once they are all set); the kind with the second
+  // input sets `pair` (empty unless a kind sets it).
+  virtual void restore(const AlignmentSection& /*section*/, QString& /*pair*/) {}
 
   // ---- a run ----
   // A new run, or another hypothesis: the maps (the heatmap, a review's figure and matrices).

@@ -201,12 +201,11 @@ attn::ui::AlignmentSection AlignmentWorkbench::state() const {
   attn::ui::AlignmentSection s;
   if (!requestedModel_.isEmpty()) s.model = requestedModel_.toStdString();
   s.text = text().toStdString();
-  s.pair = pairText().toStdString();
   s.beam = beam();
   s.hypothesis = pendingHypothesis_ >= 0 ? pendingHypothesis_ : hypothesis_;
   s.step = pendingStep_ >= 0 ? pendingStep_ : step_;
   s.colormap = render::colormapInfo(colormap_).key;
-  for (const auto& kind : kinds_) kind->save(s);
+  for (const auto& kind : kinds_) kind->save(s, pairText());
   return s;
 }
 
@@ -214,11 +213,13 @@ void AlignmentWorkbench::applyState(const attn::ui::AlignmentSection& state) {
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   pendingHypothesis_ = state.hypothesis;
   pendingStep_ = state.step;
-  for (const auto& kind : kinds_) kind->restore(state);  // without running: the runs below (or the load's) read them
+  QString pair;
+  for (const auto& kind : kinds_)
+    kind->restore(state, pair);  // without running: the runs below (or the load's) read them
   const QString model = QString::fromStdString(state.model);
   if (model != requestedModel_ && source_) kindTexts_[page().name()] = {text(), pairText()};
   setText(QString::fromStdString(state.text));
-  setPairText(QString::fromStdString(state.pair));
+  setPairText(pair);
   setBeam(state.beam);
   if (model != requestedModel_) {
     textForLoad_ = true;      // the text set above is the incoming model's

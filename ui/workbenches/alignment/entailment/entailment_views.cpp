@@ -5,6 +5,7 @@
 #include "render/alignment_render.h"
 #include "render/strings.h"
 #include "views/heatmap_view.h"
+#include "workbenches/alignment/entailment/entailment_session.h"
 #include "workbenches/alignment/alignment_step_page.h"
 
 #include <QLabel>
@@ -94,6 +95,14 @@ AlignmentInputCount EntailmentViews::inputCount(const AlignmentViewState& state)
                        std::count(run.hypothesis_unknown.begin(), run.hypothesis_unknown.end(), true);
   return {tr("%1 premise words, %2 hypothesis words").arg(run.premise.words.size()).arg(run.hypothesis.words.size()),
           std::int64_t(unknown), std::int64_t(run.premise_unknown.size() + run.hypothesis_unknown.size())};
+}
+
+void EntailmentViews::save(AlignmentSection& section, const QString& pair) const {
+  setEntailmentPair(section, pair.toStdString());
+}
+
+void EntailmentViews::restore(const AlignmentSection& section, QString& pair) {
+  pair = QString::fromStdString(entailmentPair(section));
 }
 
 }  // namespace attn::ui

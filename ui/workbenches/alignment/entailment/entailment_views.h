@@ -20,6 +20,9 @@ class EntailmentViews : public AlignmentViews {
   const attn::AttentionMap* currentMap(const AlignmentViewState& state) const override;
   QString summary(const AlignmentViewState& state) const override;
   AlignmentInputCount inputCount(const AlignmentViewState& state) const override;
+  // The hypothesis (the tab's second input) as the section's "pair" (entailment_session.h).
+  void save(AlignmentSection& section, const QString& pair) const override;
+  void restore(const AlignmentSection& section, QString& pair) override;
 };
 
 std::unique_ptr<AlignmentViews> makeEntailmentViews(const AlignmentPage& page, QObject* parent);

@@ -3,7 +3,7 @@
 
 #include "render/alignment_render.h"
 #include "render/strings.h"
-#include "session/alignment_section.h"
+#include "workbenches/alignment/reviews/reviews_session.h"
 #include "views/heatmap_view.h"
 #include "views/text_figure_view.h"
 
@@ -95,11 +95,13 @@ void ReviewsViews::setPlaceholder(const QString& message) {
 }
 
 void ReviewsViews::addToRequest(AlignmentRequest& request) const { request.readings = readingsCheck_->isChecked(); }
-void ReviewsViews::save(AlignmentSection& section) const { section.readings = readingsCheck_->isChecked(); }
+void ReviewsViews::save(AlignmentSection& section, const QString& /*pair*/) const {
+  setReviewsReadings(section, readingsCheck_->isChecked());
+}
 
-void ReviewsViews::restore(const AlignmentSection& section) {
+void ReviewsViews::restore(const AlignmentSection& section, QString& /*pair*/) {
   const QSignalBlocker block(readingsCheck_);  // the tab's run reads it
-  readingsCheck_->setChecked(section.readings);
+  readingsCheck_->setChecked(reviewsReadings(section));
 }
 
 void ReviewsViews::showMaps(const AlignmentViewState& state) {

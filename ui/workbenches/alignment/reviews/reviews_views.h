@@ -26,8 +26,8 @@ class ReviewsViews : public AlignmentViews {
   void setOpen(bool open) override;
   void setPlaceholder(const QString& message) override;
   void addToRequest(AlignmentRequest& request) const override;
-  void save(AlignmentSection& section) const override;
-  void restore(const AlignmentSection& section) override;
+  void save(AlignmentSection& section, const QString& pair) const override;
+  void restore(const AlignmentSection& section, QString& pair) override;
   void showMaps(const AlignmentViewState& state) override;
   const attn::AttentionMap* currentMap(const AlignmentViewState& state) const override;
   const render::TextFigure& currentFigure() const override { return figure_; }

@@ -2,7 +2,7 @@
 // shaping of the weights.
 #include "workbenches/alignment/speech/speech_views.h"
 
-#include "session/alignment_section.h"
+#include "workbenches/alignment/speech/speech_session.h"
 #include "views/audio_playback.h"
 #include "views/speech_view.h"
 #include "workbenches/alignment/alignment_step_page.h"
@@ -224,10 +224,12 @@ void SpeechViews::addToRequest(AlignmentRequest& request) const {
   request.shaping = shaping();
 }
 
-void SpeechViews::save(AlignmentSection& section) const { section.shaping = shaping(); }
+void SpeechViews::save(AlignmentSection& section, const QString& /*pair*/) const {
+  setSpeechShaping(section, shaping());
+}
 
-void SpeechViews::restore(const AlignmentSection& section) {
-  if (section.shaping != shaping()) setShapingWidgets(section.shaping);
+void SpeechViews::restore(const AlignmentSection& section, QString& /*pair*/) {
+  if (const auto saved = speechShaping(section); saved != shaping()) setShapingWidgets(saved);
 }
 
 void SpeechViews::showFigure(const AlignmentViewState& state, const render::DecodingFigureOptions& options) {

@@ -32,8 +32,8 @@ class SpeechViews : public Seq2SeqViews {
   bool hasOwnInput() const override { return !audioPath_.isEmpty(); }
   void sourceEdited() override { audioPath_.clear(); }
   void addToRequest(AlignmentRequest& request) const override;
-  void save(AlignmentSection& section) const override;
-  void restore(const AlignmentSection& section) override;
+  void save(AlignmentSection& section, const QString& pair) const override;
+  void restore(const AlignmentSection& section, QString& pair) override;
 
   // The weights: sharpened, smoothed, top k, windowed (a change runs again).
   void setShaping(const attn::models::AttentionShaping& shaping);
