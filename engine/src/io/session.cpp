@@ -261,7 +261,9 @@ Result<const SessionDocument::json*> SessionDocument::section(const SessionSecti
 
 void SessionDocument::warn_unknown(std::span<const SessionSectionName> known, std::vector<Error>& warnings) const {
   if (has_tabs_) {
-    for (const auto& [key, value] : root_.at("tabs").items()) {
+    for (const auto& item : root_.at("tabs").items()) {
+      // Not a structured binding: clang (16) cannot capture one in a lambda when OpenMP is on (the fuzz build).
+      const std::string& key = item.key();
       if (std::none_of(known.begin(), known.end(), [&](const SessionSectionName& n) { return n.key == key; })) {
         reader_.warn("tabs." + key,
                      "unknown section " + detail::quote(key.substr(0, 64)) + " (a newer version's?); ignored",
