@@ -633,6 +633,45 @@ def model_cases():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Hostile files, round 2 (issue 42): decoder configs. One folder,
+# tests/data/bad/decoders/; each case is (loader, name, bytes or {file: bytes}, kind, [names,] what).
+
+
+def decoder_round2_cases():
+    out = []
+    base = dict(LLAMA, max_position_embeddings=2048)
+
+    def config(name, rope, kind, what, **extra):
+        c = dict(base, rope_scaling=rope, **extra)
+        out.append(("config", name, json.dumps(c, indent=2).encode(), kind, what))
+
+    config("rope-dynamic-1e30.json", {"type": "dynamic", "factor": 1e30}, "too-large",
+           "rope_scaling {\"type\": \"dynamic\", \"factor\": 1e30}: max_position_embeddings x factor once overflowed "
+           "int64 and the cache reservation threw std::length_error (an abort)")
+    config("rope-dynamic-context.json", {"type": "dynamic", "factor": 1000}, "too-large",
+           "a dynamic factor of 1000 (in range) on 2^20 positions: a context of 10^9 tokens, over the 2^24 bound",
+           max_position_embeddings=1 << 20)
+    config("rope-llama3-original-1e12.json", {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+                                              "high_freq_factor": 4, "original_max_position_embeddings": 1e12},
+           "too-large", "llama3's original_max_position_embeddings 10^12 (once silently clamped to 10^9)")
+    config("rope-yarn-beta-zero.json", {"rope_type": "yarn", "factor": 4, "beta_fast": 0}, "out-of-range",
+           "YaRN's beta_fast 0: the ramp's end is log(positions / 0), and every frequency NaN")
+    config("rope-yarn-theta-one.json", {"rope_type": "yarn", "factor": 4}, "out-of-range",
+           "YaRN with rope_theta 1: the ramp divides by log(1) = 0, the frequencies are NaN", rope_theta=1)
+    config("rope-long-factor-huge.json", {"type": "linear", "factor": 2, "long_factor": [1.0, 1e30]}, "out-of-range",
+           "LongRoPE's long_factor holds 1e30")
+
+    rng = np.random.default_rng(12)
+    weights = llama_tensors(rng)
+    out.append(("model", "llama-rope-dynamic-1e30",
+                {"config.json": json.dumps(dict(LLAMA, rope_scaling={"type": "dynamic", "factor": 1e30}),
+                                           indent=2).encode(), "model.safetensors": st_file(weights)},
+                "too-large", "config.json", "a whole llama folder with rope_scaling factor 1e30: refused as it "
+                "loads, never reaching a run"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Session files (*.attnscope.json, engine/include/attn/io/session.h)
 
 
@@ -713,6 +752,7 @@ def main():
         single("sessions", "session", *case)
     for case in model_cases():
         several("models", "model", *case)
+    for case in decoder_round2_cases(): (several if isinstance(case[2], dict) else single)("decoders", *case)
 
     lines = ["# tests/data/bad: written by tools/bad/make_bad_corpus.py; do not edit by hand.",
              "# path\tloader\texpect\tnames\twhat"]

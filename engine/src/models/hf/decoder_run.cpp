@@ -73,74 +73,9 @@ void rms_norm(const float* in, float* out, const RowVector& w, Index d, float ep
   ArrayMap(out, d) = x * inv * w.transpose().array();
 }
 
-// The rotation of one forward: inverse frequencies and the factor cos and sin are multiplied by
-// (tools/parity/decoder_torch.py's rope_inv_freq, the same formulas as transformers' rope initialisers).
-struct Rope {
-  std::vector<double> inv;
-  double factor = 1.0;
-};
+using Rope = RopeFrequencies;
 
-Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) {
-  const DecoderSettings& s = c.decoder;
-  const Index dim = static_cast<Index>(static_cast<double>(s.head_dim) * s.partial_rotary);
-  const double base = local ? *s.local_rope_theta : s.rope_theta;
-  Rope r;
-  const auto exponent = [&](Index i) { return static_cast<double>(2 * i) / static_cast<double>(dim); };
-  for (Index i = 0; i < dim / 2; ++i) r.inv.push_back(1.0 / std::pow(base, exponent(i)));
-  if (local) return r;
-  const double f = s.rope_factor;
-  switch (s.rope) {
-    case RopeScaling::Default: break;
-    case RopeScaling::Linear:
-      for (double& v : r.inv) v /= f;
-      break;
-    case RopeScaling::Dynamic:
-      if (seq_len > c.max_positions) {
-        const double m = c.max_positions;
-        const double b = base * std::pow(f * static_cast<double>(seq_len) / m - (f - 1.0),
-                                         static_cast<double>(dim) / static_cast<double>(dim - 2));
-        for (Index i = 0; i < dim / 2; ++i) r.inv[static_cast<std::size_t>(i)] = 1.0 / std::pow(b, exponent(i));
-      }
-      break;
-    case RopeScaling::Llama3: {
-      const double old = s.original_max_positions;
-      const double low_wavelen = old / s.low_freq_factor, high_wavelen = old / s.high_freq_factor;
-      for (double& v : r.inv) {
-        const double wavelen = 2.0 * std::numbers::pi / v;
-        const double scaled = wavelen > low_wavelen ? v / f : v;
-        const double smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-        const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
-        v = medium ? (1.0 - smooth) * scaled / f + smooth * scaled : scaled;
-      }
-      break;
-    }
-    case RopeScaling::Yarn: {
-      const double m = s.original_max_positions;
-      const auto mscale = [](double scale, double k) { return scale <= 1.0 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; };
-      if (s.attention_factor) {
-        r.factor = *s.attention_factor;
-      } else if (s.mscale != 0.0 && s.mscale_all_dim != 0.0) {
-        r.factor = mscale(f, s.mscale) / mscale(f, s.mscale_all_dim);
-      } else {
-        r.factor = mscale(f, 1.0);
-      }
-      const auto correction = [&](double rotations) {
-        return static_cast<double>(dim) * std::log(m / (rotations * 2.0 * std::numbers::pi)) / (2.0 * std::log(base));
-      };
-      const double lo = std::max(std::floor(correction(s.beta_fast)), 0.0);
-      double hi = std::min(std::ceil(correction(s.beta_slow)), static_cast<double>(dim - 1));
-      if (lo == hi) hi += 0.001;
-      for (Index i = 0; i < dim / 2; ++i) {
-        const double ramp = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
-        const double extrapolation = 1.0 - ramp;
-        double& v = r.inv[static_cast<std::size_t>(i)];
-        v = v / f * (1.0 - extrapolation) + v * extrapolation;
-      }
-      break;
-    }
-  }
-  return r;
-}
+Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) { return rope_frequencies(c, seq_len, local); }
 
 // cos and sin [rows][half] for positions p0 .. p0 + rows - 1, already times the rope's factor.
 void rope_tables(const Rope& r, Index p0, Index rows, std::vector<float>& cos, std::vector<float>& sin) {

@@ -648,7 +648,9 @@ std::size_t run_bytes(const TransformerConfig& c, Index n, const RunOptions& o, 
   if (decoder) bytes += 2.0 * L * kv * N * hd * 4.0;  // the key/value cache
   // Working buffers: the residual stream and its projections, and the score rows of two threads.
   bytes += N * (4.0 * d + (H + 2 * kv) * hd + 2.0 * c.intermediate) * 4.0 + 2.0 * 256 * N * 4.0;
-  return static_cast<std::size_t>(bytes);
+  // Saturated: a hostile config's figures (10^21 bytes) do not fit a size_t, and converting them would be undefined.
+  constexpr double kMax = static_cast<double>(std::numeric_limits<std::size_t>::max() / 2);
+  return bytes < kMax ? static_cast<std::size_t>(bytes) : static_cast<std::size_t>(kMax);
 }
 
 namespace {
