@@ -191,6 +191,88 @@ TEST(TransformerLoad, ShardedIndexLoadsTheSameModel) {
   for (int l = 0; l < 2; ++l) EXPECT_EQ(ra->attention.layers[l].maps.head(3), rb->attention.layers[l].maps.head(3));
 }
 
+// A sharded checkpoint as its index says it is: every tensor in the one shard weight_map names. A tensor present in
+// two shards was taken from the alphabetically first file, and a wholly wrong weight_map loaded.
+TEST(TransformerLoad, ShardsHonourTheWeightMapExactly) {
+  auto st = io::SafeTensors::open(fixture("bert") / "model.safetensors");
+  ASSERT_TRUE(st) << st.error().message();
+  const std::string one = "model-00001-of-00002.safetensors", two = "model-00002-of-00002.safetensors";
+  // Writes the two shards and an index; `map` says which shard each tensor is listed in, `extra` adds a copy of a
+  // tensor to the other shard as well.
+  const auto write = [&](const TempDir& dir, auto shard_of, auto listed_in, const std::string& extra) {
+    copy_folder(fixture("bert"), dir.path, false);
+    std::vector<io::TensorData> first, second;
+    nlohmann::json index;
+    for (const auto& t : st->tensors()) {
+      const bool a = shard_of(t.name);
+      (a ? first : second).push_back({t.name, t.dtype, t.shape, st->bytes(t)});
+      if (t.name == extra) (a ? second : first).push_back({t.name, t.dtype, t.shape, st->bytes(t)});
+      if (const auto file = listed_in(t.name, a ? one : two); !file.empty()) index["weight_map"][t.name] = file;
+    }
+    ASSERT_TRUE(io::write_safetensors(dir.path / one, first));
+    ASSERT_TRUE(io::write_safetensors(dir.path / two, second));
+    std::ofstream(dir.path / "model.safetensors.index.json") << index.dump(1);
+  };
+  const auto in_first = [](const std::string& name) { return name.find("layer.1.") == std::string::npos; };
+  const auto as_stored = [](const std::string&, const std::string& file) { return file; };
+  const auto refused = [](const TempDir& dir, const std::string& reason) {
+    auto m = TransformerModel::load(dir.path);
+    ASSERT_FALSE(m) << "loaded";
+    EXPECT_EQ(m.error().kind, ErrorKind::Mismatch) << m.error().message();
+    EXPECT_EQ(m.error().file, (dir.path / "model.safetensors.index.json").string());
+    EXPECT_EQ(m.error().reason, reason);
+  };
+  const std::string tensor = "bert.encoder.layer.1.output.dense.bias";
+  {
+    TempDir dir;  // a copy in both shards, the map naming the second
+    write(dir, in_first, as_stored, tensor);
+    refused(dir, "\"" + tensor + "\" is in both " + two + " and " + one + "; weight_map names " + two +
+                     ": a tensor is stored in one shard");
+  }
+  {
+    TempDir dir;  // every tensor listed in the shard that does not hold it
+    write(
+        dir, in_first, [&](const std::string&, const std::string& file) { return file == one ? two : one; }, "");
+    refused(dir, "weight_map puts \"bert.embeddings.LayerNorm.bias\" in " + two + ", which does not hold it (" + one +
+                     " does)");
+  }
+  {
+    TempDir dir;  // a tensor the map does not list
+    write(
+        dir, in_first,
+        [&](const std::string& name, const std::string& file) { return name == tensor ? std::string() : file; }, "");
+    refused(dir, two + " holds \"" + tensor + "\", which weight_map does not list");
+  }
+  {
+    TempDir dir;  // as the index says: loads
+    write(dir, in_first, as_stored, "");
+    EXPECT_TRUE(TransformerModel::load(dir.path));
+  }
+  // A tensor listed twice (the JSON's last would win) is refused at its byte.
+  const auto twice =
+      parse_safetensors_index(R"({"weight_map": {"a": "x.safetensors", "a": "y.safetensors"}})", "index.json");
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().reason, "lists \"a\" twice (first at byte 16): a tensor is in one shard");
+  EXPECT_EQ(twice.error().offset, 38);
+}
+
+// A shard that is a symbolic link to some other file (here a text file standing for ~/.ssh/id_rsa): the refusal
+// names the shard and says it is not a safetensors file, and echoes none of the other file's bytes.
+TEST(TransformerLoad, ALinkedShardEchoesNoByteOfItsTarget) {
+  TempDir dir, elsewhere;
+  copy_folder(fixture("bert"), dir.path, false);
+  const fs::path secret = elsewhere.path / "secret.txt";
+  std::ofstream(secret) << "SECRET-KEY-9f2c7a1b\nsecond line\n";
+  fs::create_symlink(secret, dir.path / "model.safetensors");
+  auto m = TransformerModel::load(dir.path);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().file, (dir.path / "model.safetensors").string());
+  EXPECT_EQ(m.error().reason,
+            "not a safetensors file: it begins with text, where a safetensors file begins with an 8-byte header "
+            "length and a JSON header");
+  EXPECT_EQ(m.error().message().find("SECRET"), std::string::npos) << m.error().message();
+}
+
 TEST(TransformerLoad, CancelDuringLoadKeepsNothing) {
   int calls = 0;
   std::vector<double> fractions;

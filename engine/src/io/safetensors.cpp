@@ -228,7 +228,11 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
 }
 
 // The header's length from the first 8 bytes (little-endian), checked against the limit and the file's size.
-Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t size, const std::string& file) {
+// `quote_text`: a text file's first bytes are shown in the error. Only for bytes the caller gave (parse()): a path
+// opened may be a link to any other file (a symlinked shard of a model folder someone sent), and no byte of it is
+// echoed.
+Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t size, const std::string& file,
+                                         bool quote_text) {
   const auto total = static_cast<std::int64_t>(size);
   if (size == 0) {
     return fail(ErrorKind::Truncated, "the file is empty; a safetensors file begins with an 8-byte header length", file,
@@ -244,6 +248,12 @@ Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t s
   // file that begins with text is most likely not a safetensors file at all: say that, not the number.
   const auto is_text = [](std::uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r'; };
   if (std::all_of(data, data + 8, is_text)) {
+    if (!quote_text) {
+      return fail(ErrorKind::Malformed,
+                  "not a safetensors file: it begins with text, where a safetensors file begins with an 8-byte header "
+                  "length and a JSON header",
+                  file, 0);
+    }
     std::string start;
     for (std::size_t i = 0; i < std::min<std::size_t>(size, 16) && is_text(data[i]); ++i) {
       start += data[i] == '\n'   ? std::string("\\n")
@@ -429,8 +439,8 @@ Result<void> check_tiling(Layout& layout, std::int64_t total, const std::string&
 }
 
 // The reference's read_metadata and Metadata::validate, with every refusal naming its byte.
-Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
-  const auto n = read_header_length(data, size, file);
+Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file, bool quote_text) {
+  const auto n = read_header_length(data, size, file, quote_text);
   if (!n) return std::unexpected(n.error());
   Layout layout;
   layout.data_start = 8 + static_cast<std::int64_t>(*n);
@@ -552,7 +562,7 @@ Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
     storage->mapped = storage->size;
     storage->data = static_cast<const std::uint8_t*>(p);
   }
-  auto layout = read_layout(storage->data, storage->size, name);
+  auto layout = read_layout(storage->data, storage->size, name, /*quote_text=*/false);
   if (!layout) return std::unexpected(layout.error());
 
   SafeTensors st_out;
@@ -570,7 +580,7 @@ Result<SafeTensors> SafeTensors::parse(std::vector<std::uint8_t> bytes, std::str
   storage->owned = std::move(bytes);
   storage->data = storage->owned.data();
   storage->size = storage->owned.size();
-  auto layout = read_layout(storage->data, storage->size, name);
+  auto layout = read_layout(storage->data, storage->size, name, /*quote_text=*/true);
   if (!layout) return std::unexpected(layout.error());
 
   SafeTensors out;

@@ -30,9 +30,11 @@
 //   layer.<l>.stats              F64 [H, 5]  per head: entropy summed over rows (nats), attention distance summed
 //                                            over rows (tokens), weight on token 0 summed over rows, the largest
 //                                            weight, the number of rows
-// Opening reads the header, the statistics and the overviews (their checksums checked then); the queries, keys and
-// row statistics of a head stay in the mapped file until the head is first shown, when their checksums are checked
-// (OnDemandLayer::verify). A 32,768-token dump of SmolLM2-135M's shape is 3 GB and opens in well under 2 s.
+// Opening reads the header, the statistics and the overviews (their checksums checked then), and counts the rows of
+// non-finite scores for a warning; the queries, keys and row statistics of a head stay in the mapped file until the
+// head is first shown, when their checksums are checked (OnDemandLayer::verify), then their contents: each row's
+// statistics as a forward writes them, and a few rows recomputed from the queries and keys under the layout's mask.
+// A 32,768-token dump of SmolLM2-135M's shape is 3 GB and opens in well under 2 s.
 #pragma once
 
 #include "attn/error.h"

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -217,6 +218,18 @@ class TransformerRunner {
 // model.safetensors.index.json: the shard files its weight_map names, each once, sorted. A name that is not a
 // plain file name of the folder (empty, ".", "..", with a slash or a NUL) is refused. `name` stands for the file.
 Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& name);
+
+// The same index with its weight_map (tensor -> shard file); a key given twice is refused.
+struct SafetensorsIndex {
+  std::vector<std::string> files;                 // each shard once, sorted
+  std::map<std::string, std::string> weight_map;  // tensor -> shard file name
+};
+Result<SafetensorsIndex> read_safetensors_index(std::string_view text, const std::string& name);
+// The shards honour the weight_map exactly: every tensor it lists is in the shard it names, and every tensor of every
+// shard is listed, at that shard (a tensor stored in two shards, or a map naming a shard without the tensor, is
+// refused: which copy loaded would otherwise depend on the files' order). `name` is the index file, for the errors.
+Result<void> check_weight_map(const SafetensorsIndex& index, const std::vector<const io::SafeTensors*>& shards,
+                              const std::string& name);
 
 // "pytorch_model.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl": refused with how to convert them.
 bool is_pickled_checkpoint(const std::filesystem::path& path);
