@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <functional>
 
 using namespace Qt::StringLiterals;
 
@@ -206,6 +207,7 @@ struct JobRun {
   QString what;
   std::string modelName;
   QImage photo;
+  std::function<attn::Result<void>()> intact;  // a dump's: its mapped file unchanged (attn::io::AttentionDump)
 };
 
 // --dump-in: the dump's attention as a run; its warnings go into `report`.
@@ -220,6 +222,7 @@ std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderR
   out.run->special_positions = TransformerWorker::specialPositions(out.run->attention.tokens);
   out.what = QObject::tr("dump");
   out.modelName = dump->model;
+  out.intact = dump->file_intact;
   return out;
 }
 
@@ -670,12 +673,16 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
                      : !job.tile.empty() ? storedTile(job, **spec, trace, stage)
                                          : specMap(job, **spec, trace, stage, layers, heads);
   if (!map) return std::unexpected(map.error());
+  // A dump truncated by another process while its maps were read read zeros there: refused, naming the file.
+  const auto changed = [&] { return ran->intact ? ran->intact() : attn::Result<void>{}; };
+  if (auto ok = changed(); !ok) return std::unexpected(engineFailure(RenderFailure::Kind::Input, ok.error()));
   // The CSV of a stored head holds every weight, where its picture may be pooled.
   const auto csvMap =
       !onDemand && job.tile.empty() && !job.csvPath.isEmpty() ? trace.map(stage, (*spec)->layer, (*spec)->head) : *map;
   if (auto csv = writeCsv(job, *csvMap, report); !csv) return std::unexpected(csv.error());
   if (job.outPath.isEmpty()) return report;
   if (auto saved = renderView(job, **spec, *ran, stage, *map); !saved) return std::unexpected(saved.error());
+  if (auto ok = changed(); !ok) return std::unexpected(engineFailure(RenderFailure::Kind::Input, ok.error()));
   report.written.append(job.outPath);
   return report;
 }

@@ -475,12 +475,18 @@ Result<void> read_dump_layer(const DumpTensors& in, int l, std::vector<OnDemandL
   for (int h = 0; h < L.heads; ++h) {
     if (auto ok = read_head(in, l, h, parts, warnings); !ok) return ok;
   }
+  // Every call (each time a view shows the head) asks whether the mapped file is still as it was opened: the checksums
+  // and rows are checked once, but another process may truncate the file at any time after.
   parts.ext.check = [checks = in.checks, lazy = std::move(parts.lazy), rows = std::move(parts.rows),
                      l](int head) -> Result<void> {
+    if (auto ok = checks->file.intact(); !ok) return ok;
     for (const TensorInfo* t : lazy[static_cast<std::size_t>(head)]) {
-      if (auto ok = checks->check(*t); !ok) return ok;
+      if (auto ok = checks->check(*t); !ok) return checks->file.intact() ? ok : checks->file.intact();
     }
-    return checks->rows(l, head, rows[static_cast<std::size_t>(head)]);
+    if (auto ok = checks->rows(l, head, rows[static_cast<std::size_t>(head)]); !ok) {
+      return checks->file.intact() ? ok : checks->file.intact();
+    }
+    return checks->file.intact();
   };
   layers.emplace_back(L.heads, L.kv_heads, L.head_dim, in.tokens, L.causal, L.windows[static_cast<std::size_t>(l)],
                       L.softcap, std::move(parts.ext), std::move(parts.stats));

@@ -2,13 +2,13 @@
 
 #include "../core/atomic_write.h"
 #include "../core/file_read.h"
+#include "../core/file_read_mapped.h"
 #include "../core/json_config.h"
 #include "../core/json_keys.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -527,26 +527,12 @@ bool convert_to_float(DType dtype, std::span<const std::byte> bytes, std::span<f
 // Reading
 
 struct SafeTensors::Storage {
-  Storage() = default;
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-  ~Storage() {
-    if (mapping) ::munmap(mapping, mapped);
-  }
-
   const std::uint8_t* data = nullptr;
   std::size_t size = 0;
-  std::vector<std::uint8_t> owned;  // parse()
-  void* mapping = nullptr;          // open()
-  std::size_t mapped = 0;
+  std::vector<std::uint8_t> owned;                     // parse()
+  std::shared_ptr<const detail::MappedFile> mapping;   // open(): survives the file's truncation (file_read_mapped.h)
   std::unordered_map<std::string, std::size_t> index;  // name -> position in tensors_
 };
-
-namespace {
-
-std::string errno_text(int e) { return std::strerror(e ? e : EIO); }
-
-}  // namespace
 
 Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   std::string name = path.string();
@@ -554,15 +540,14 @@ Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   if (!file) return std::unexpected(std::move(file.error()));
 
   auto storage = std::make_shared<Storage>();
-  storage->size = static_cast<std::size_t>(file->size());
-  if (storage->size > 0) {
-    void* p = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, file->fd(), 0);
-    if (p == MAP_FAILED) return fail(ErrorKind::Io, "cannot map the file into memory: " + errno_text(errno), name);
-    storage->mapping = p;
-    storage->mapped = storage->size;
-    storage->data = static_cast<const std::uint8_t*>(p);
-  }
+  auto mapping = detail::MappedFile::map(std::move(*file), name);
+  if (!mapping) return std::unexpected(std::move(mapping.error()));
+  storage->mapping = std::move(*mapping);
+  storage->size = storage->mapping->size();
+  storage->data = storage->mapping->data();
   auto layout = read_layout(storage->data, storage->size, name, /*quote_text=*/false);
+  // A header read while another process cut the file short reads zeros: that is the error, not what they parse to.
+  if (auto ok = storage->mapping->intact(); !ok) return std::unexpected(ok.error());
   if (!layout) return std::unexpected(layout.error());
 
   SafeTensors st_out;
@@ -607,6 +592,11 @@ std::span<const std::byte> SafeTensors::bytes(const TensorInfo& tensor) const {
   return {p, static_cast<std::size_t>(tensor.end - tensor.begin)};
 }
 
+Result<void> SafeTensors::intact() const {
+  if (!storage_ || !storage_->mapping) return {};
+  return storage_->mapping->intact();
+}
+
 Error SafeTensors::error(const TensorInfo& tensor, ErrorKind kind, std::string reason) const {
   return Error{name_, file_offset(data_start_, tensor.begin), -1, std::move(reason), kind};
 }
@@ -632,6 +622,7 @@ Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const
     return std::unexpected(
         error(tensor, ErrorKind::Mismatch, "tensor " + quote(tensor.name) + " is not a tensor of this file"));
   }
+  if (auto ok = intact(); !ok) return std::unexpected(ok.error());
   return out;
 }
 
@@ -655,6 +646,7 @@ Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols
   if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(m.data(), static_cast<std::size_t>(m.size())))) {
     return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
+  if (auto ok = intact(); !ok) return std::unexpected(ok.error());
   return m;
 }
 
@@ -676,6 +668,7 @@ Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
   if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(v.data(), static_cast<std::size_t>(v.size())))) {
     return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
+  if (auto ok = intact(); !ok) return std::unexpected(ok.error());
   return v;
 }
 

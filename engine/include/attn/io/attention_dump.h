@@ -59,6 +59,12 @@ struct AttentionDump {
   int version = 1;
   // Version 2: every layer, reading the mapped file (trace then has tokens and spans, and no layers).
   std::vector<OnDemandLayer> on_demand;
+  // Whether the mapped file the maps (version 1) or layers (version 2) read is unchanged since it was opened: another
+  // process may truncate it while it is open, and the pages it lost then read as zeros instead of faulting (SIGBUS).
+  // Whoever draws from the dump asks after reading and refuses what it read otherwise: an Io error naming the file,
+  // "changed on disk while open: it is now N bytes, was M; reopen it". (A version-2 layer's verify(head) asks too.)
+  std::function<Result<void>()> file_intact;
+  Result<void> intact() const { return file_intact ? file_intact() : Result<void>{}; }
 };
 
 Result<AttentionDump> read_attention_dump(const std::filesystem::path& path);

@@ -169,6 +169,14 @@ class Extension {
       logits.array() = (logits.array() / cap).tanh() * cap;
     }
     st_.ids.assign(run_.ids.begin(), run_.ids.begin() + p1);
+    // The weights were read from the files' mappings: a file another process cut short meanwhile read zeros
+    // (core/file_read_mapped.h), and this extension's maps and logits are refused, naming the file.
+    for (const io::SafeTensors& file : w_.files) {
+      if (auto ok = file.intact(); !ok) {
+        st_.ids.clear();
+        return std::unexpected(ok.error());
+      }
+    }
     return {};
   }
 

@@ -343,10 +343,16 @@ Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
     impl->lm_weights = std::make_unique<DecoderWeights>();
     impl->lm_weights->files = std::move(files);
   }
-  TensorReader reader(std::move(shards), /*checking=*/false);
+  TensorReader reader(shards, /*checking=*/false);
   Loader loader(*impl, reader, progress);
   // On failure `impl` is dropped here: nothing half-built survives.
-  if (auto ok = loader.run(); !ok) return std::unexpected(ok.error());
+  auto loaded = loader.run();
+  // A shard truncated by another process while it was read read zeros (core/file_read_mapped.h): say that, not what
+  // the zeros made of the tensors.
+  for (const auto* shard : shards) {
+    if (auto ok = shard->intact(); !ok) return std::unexpected(ok.error());
+  }
+  if (!loaded) return std::unexpected(loaded.error());
   return impl;
 }
 
