@@ -244,6 +244,15 @@ QString generationNote(const attn::models::TransformerModel& model, const attn::
       .arg(fromStd(text));
 }
 
+// "memory: about 12 MB estimated for the generation (the budget: 20.3 GB)": what the engine checked before it began.
+QString memoryNote(const attn::models::TransformerRun& run) {
+  const auto text = [](double b) {
+    return b >= 1e9 ? u"%1 GB"_s.arg(b / 1e9, 0, 'f', 1) : u"%1 MB"_s.arg(b / 1e6, 0, 'f', 1);
+  };
+  return QObject::tr("memory: about %1 estimated for the generation (the budget: %2)")
+      .arg(text(double(run.memory_estimate)), run.memory_budget ? text(double(run.memory_budget)) : u"unknown"_s);
+}
+
 // The model folder loaded and run on --text [--pair] or --image; its warnings go into `report`.
 std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderReport& report) {
   JobRun out;
@@ -299,7 +308,8 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
       QElapsedTimer clock;
       clock.start();
       result = ids ? session.generate(*ids, generation) : session.generate_text(job.text, generation);
-      if (result) report.notes.append(generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9));
+      if (result)
+        report.notes << generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9) << memoryNote(*result);
     } else {
       // As the GUI: a decoder whose maps would pass 1 GiB keeps its attention on demand (then --dump writes version 2).
       attn::models::RunOptions options;

@@ -273,6 +273,83 @@ TEST(TransformerLoad, ALinkedShardEchoesNoByteOfItsTarget) {
   EXPECT_EQ(m.error().message().find("SECRET"), std::string::npos) << m.error().message();
 }
 
+// Generation: the estimate of the whole request is checked against the budget before anything is allocated (the
+// refusal says the figure, the limit and what would fit), and the run keeps both figures.
+TEST(TransformerGenerate, RequestOverTheBudgetIsRefusedWithTheEstimate) {
+  auto m = TransformerModel::load(fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "stories260k");
+  ASSERT_TRUE(m) << m.error().message();
+  const TransformerConfig& c = (*m)->config();
+  TransformerRunner runner(*m);
+  const std::vector<int> prompt{1, 403, 407, 261};
+  GenerateOptions g;
+  g.max_new_tokens = 400;
+  RunOptions o;
+  o.memory_limit = generate_bytes(c, 4, 100, o);  // room for 100 new tokens
+  auto refused = runner.generate(prompt, g, o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::TooLarge);
+  const std::string& why = refused.error().reason;
+  EXPECT_EQ(why.find("generating 400 new tokens after a prompt of 4 needs about "), 0u) << why;
+  EXPECT_NE(why.find(" allowed; up to 100 new tokens would fit"), std::string::npos) << why;
+  g.max_new_tokens = 100;
+  g.stop_at_eos = false;
+  auto fits = runner.generate(prompt, g, o);
+  ASSERT_TRUE(fits) << fits.error().message();
+  EXPECT_EQ(fits->ids.size(), 104u);
+  EXPECT_EQ(fits->memory_estimate, generate_bytes(c, 4, 100, o));
+  EXPECT_EQ(fits->memory_budget, o.memory_limit);
+  // The estimate grows as the square of the tokens (the maps), and never overflows.
+  EXPECT_GT(generate_bytes(c, 4, 400, o), 10 * generate_bytes(c, 4, 100, o) / 2);
+  TransformerConfig huge = c;
+  huge.layers = 1024;
+  huge.heads = 1024;
+  EXPECT_GT(generate_bytes(huge, 1, kMaxDecoderContext, o), std::size_t{1} << 60);
+}
+
+// The maps grow as the tokens arrive (doubling from the prompt and 64 tokens): a generation over several doublings
+// gives the maps and hidden states one forward over the same ids gives; GPT-2's cache grows with them.
+TEST(TransformerGenerate, MapsGrownAsTokensArriveEqualOneForward) {
+  struct Case {
+    fs::path folder;
+    std::vector<int> prompt;
+    int fresh;
+  };
+  const fs::path models = fs::path(ATTN_SOURCE_DIR) / "resources" / "models";
+  for (const Case& k :
+       {Case{models / "stories260k", {1, 403, 407, 261}, 200}, Case{models / "induction-gpt2", {5, 9, 3}, 120}}) {
+    SCOPED_TRACE(k.folder.string());
+    auto m = TransformerModel::load(k.folder);
+    ASSERT_TRUE(m) << m.error().message();
+    TransformerRunner generating(*m), whole(*m);
+    GenerateOptions g;
+    g.max_new_tokens = k.fresh;
+    g.stop_at_eos = false;
+    RunOptions o;
+    o.hidden_states = true;
+    auto run = generating.generate(k.prompt, g, o);
+    ASSERT_TRUE(run) << run.error().message();
+    const Index n = static_cast<Index>(k.prompt.size()) + k.fresh;
+    ASSERT_EQ(static_cast<Index>(run->ids.size()), n);
+    auto once = whole.run_ids(run->ids, {}, o);
+    ASSERT_TRUE(once) << once.error().message();
+    ASSERT_EQ(run->attention.layers.size(), once->attention.layers.size());
+    for (std::size_t l = 0; l < once->attention.layers.size(); ++l) {
+      const HeadStack& a = run->attention.layers[l].maps;
+      ASSERT_EQ(a.rows(), n);
+      ASSERT_EQ(a.cols(), n);
+      for (int h = 0; h < a.heads(); ++h) {
+        EXPECT_LT((a.head(h) - once->attention.layers[l].maps.head(h)).cwiseAbs().maxCoeff(), 1e-4)
+            << "layer " << l << " head " << h;
+      }
+    }
+    ASSERT_EQ(run->hidden_states.size(), once->hidden_states.size());
+    for (std::size_t i = 0; i < once->hidden_states.size(); ++i) {
+      ASSERT_EQ(run->hidden_states[i].rows(), n);
+      EXPECT_LT((run->hidden_states[i] - once->hidden_states[i]).cwiseAbs().maxCoeff(), 1e-3) << "hidden state " << i;
+    }
+  }
+}
+
 TEST(TransformerLoad, CancelDuringLoadKeepsNothing) {
   int calls = 0;
   std::vector<double> fractions;

@@ -537,6 +537,44 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   return {};
 }
 
+namespace {
+
+// The maps' first size in a generation: the prompt and up to this many new tokens; then doubled as tokens arrive.
+constexpr Index kFirstGeneratedRows = 64;
+
+// Every layer's maps and the hidden states resized to `to` rows and columns: rows [0, rows_done) kept (their first
+// columns, the rest zero), later rows left for the extension to write. How a generation's maps grow as tokens
+// arrive, and shrink to the tokens there are when it stops early.
+void resize_generation(TransformerRun& run, const TransformerConfig& c, Precision precision, Index rows_done,
+                       Index to) {
+  for (auto& layer : run.attention.layers) {
+    const HeadStack& from = layer.maps;
+    const Index keep = std::min(rows_done, to), cols = std::min(from.cols(), to);
+    HeadStack resized(c.heads, to, to, precision, HeadStack::Init::Uninitialised);
+    for (int h = 0; h < c.heads; ++h) {
+      for (Index r = 0; r < keep; ++r) {
+        if (precision == Precision::F16) {
+          Eigen::half* dst = resized.f16(h) + r * to;
+          std::copy_n(from.f16(h) + r * from.cols(), cols, dst);
+          std::fill(dst + cols, dst + to, Eigen::half(0.0f));
+        } else {
+          float* dst = resized.f32(h) + r * to;
+          std::copy_n(from.f32(h) + r * from.cols(), cols, dst);
+          std::fill(dst + cols, dst + to, 0.0f);
+        }
+      }
+    }
+    layer.maps = std::move(resized);
+  }
+  for (Matrix& h : run.hidden_states) {
+    const Index old = h.rows();
+    h.conservativeResize(to, Eigen::NoChange);
+    if (to > old) h.bottomRows(to - old).setZero();
+  }
+}
+
+}  // namespace
+
 Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run, const GenerateOptions& g,
                            const RunOptions& options, const std::function<Result<void>(Index p0, Index p1)>& extend) {
   const auto& c = m.config;
@@ -548,10 +586,13 @@ Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run,
                            std::to_string(steps) + " new tokens of " + std::to_string(g.max_new_tokens));
   }
   const Index size = prompt + steps;
-  for (auto& s : make_stacks(c, size, options.precision)) {
+  // The maps grow with the tokens (doubling): a generation asked for 12,000 tokens that stops at its end token after
+  // 40 never holds the maps of 12,000 (its estimate, checked before, is of the whole request).
+  Index capacity = std::min(size, prompt + std::min(steps, kFirstGeneratedRows));
+  for (auto& s : make_stacks(c, capacity, options.precision)) {
     run.attention.layers.push_back({Stage::Decoder, static_cast<int>(run.attention.layers.size()), std::move(s)});
   }
-  if (options.hidden_states) run.hidden_states = make_hidden(c, size);
+  if (options.hidden_states) run.hidden_states = make_hidden(c, capacity);
   ATTN_TRY(extend(0, prompt));
   run.prompt_tokens = static_cast<int>(prompt);
   SplitMix64 rng(g.seed);
@@ -568,29 +609,18 @@ Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run,
     run.attention.tokens.push_back(token_label(tok, id));
     run.attention.spans.push_back(Span{});
     run.generated_probability.push_back(probability);
+    if (pos + 1 > capacity) {
+      capacity = std::min(size, std::max(pos + 1, 2 * capacity));
+      resize_generation(run, c, options.precision, pos, capacity);
+    }
     ATTN_TRY(extend(pos, pos + 1));
     const bool eos = std::find(c.decoder.eos.begin(), c.decoder.eos.end(), id) != c.decoder.eos.end();
     if (g.on_token && !g.on_token(static_cast<int>(pos), id, probability)) break;
     if (g.stop_at_eos && eos) break;
   }
   const Index final_size = static_cast<Index>(run.ids.size());
-  if (final_size < size) {
-    // Stopped early: the maps and hidden states shrink to the tokens there are.
-    for (auto& layer : run.attention.layers) {
-      HeadStack smaller(c.heads, final_size, final_size, options.precision, HeadStack::Init::Uninitialised);
-      for (int h = 0; h < c.heads; ++h) {
-        for (Index r = 0; r < final_size; ++r) {
-          if (options.precision == Precision::F16) {
-            std::copy_n(layer.maps.f16(h) + r * size, final_size, smaller.f16(h) + r * final_size);
-          } else {
-            std::copy_n(layer.maps.f32(h) + r * size, final_size, smaller.f32(h) + r * final_size);
-          }
-        }
-      }
-      layer.maps = std::move(smaller);
-    }
-    for (Matrix& h : run.hidden_states) h.conservativeResize(final_size, Eigen::NoChange);
-  }
+  // The maps and hidden states to the tokens there are.
+  if (final_size < capacity) resize_generation(run, c, options.precision, final_size, final_size);
   run.logits_from = static_cast<int>(final_size - 1);
   predict(m, run, options.top_k);
   return {};
