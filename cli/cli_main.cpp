@@ -36,6 +36,8 @@ namespace {
 
 constexpr int kExitInput = 1;
 constexpr int kExitUsage = 2;
+// --generate's bound: new tokens a request may ask for (the model's context and the memory estimate bound it further).
+constexpr qlonglong kMaxGenerate = 1'000'000;
 
 void print(FILE* stream, const QString& text) { std::fputs(text.toLocal8Bit().constData(), stream); }
 
@@ -473,14 +475,24 @@ int runModel(QCommandLineParser& parser, const Options& o) {
   if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
     return usageError(error);
   job.size = QSize(width, height);
-  if (!parseNumber(parser, o.generate, job.generate, error) ||
-      !parseNumber(parser, o.genTemperature, job.sampling.temperature, error) ||
+  if (parser.isSet(o.generate)) {
+    // Read wide, so that 10^10 is "out of range", not "not a number"; the engine then checks the estimate of what the
+    // request needs against the memory there is.
+    bool whole = false;
+    const qlonglong n = parser.value(o.generate).toLongLong(&whole);
+    if (!whole) return usageError(u"--generate: '%1' is not a whole number"_s.arg(parser.value(o.generate)));
+    if (n < 1 || n > kMaxGenerate) {
+      return usageError(u"--generate: N is from 1 to %1 new tokens; got %2"_s.arg(
+          QString::fromStdString(attn::with_commas(kMaxGenerate)), QString::fromStdString(attn::with_commas(n))));
+    }
+    job.generate = int(n);
+  }
+  if (!parseNumber(parser, o.genTemperature, job.sampling.temperature, error) ||
       !parseNumber(parser, o.topK, job.sampling.top_k, error) ||
       !parseNumber(parser, o.topP, job.sampling.top_p, error) ||
       !parseNumber(parser, o.genSeed, job.sampling.seed, error)) {
     return usageError(error);
   }
-  if (job.generate < 0 || job.generate > 1'000'000) return usageError(u"--generate: N is 1 or more"_s);
   if (!(job.sampling.temperature >= 0.0f) || job.sampling.top_k < 0 || !(job.sampling.top_p > 0.0f) ||
       job.sampling.top_p > 1.0f) {
     return usageError(u"--temperature is 0 or more, --top-k 0 or more, --top-p in (0, 1]"_s);

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <functional>
 
 using namespace Qt::StringLiterals;
 
@@ -206,6 +207,7 @@ struct JobRun {
   QString what;
   std::string modelName;
   QImage photo;
+  std::function<attn::Result<void>()> intact;  // a dump's: its mapped file unchanged (attn::io::AttentionDump)
 };
 
 // --dump-in: the dump's attention as a run; its warnings go into `report`.
@@ -220,6 +222,7 @@ std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderR
   out.run->special_positions = TransformerWorker::specialPositions(out.run->attention.tokens);
   out.what = QObject::tr("dump");
   out.modelName = dump->model;
+  out.intact = dump->file_intact;
   return out;
 }
 
@@ -239,6 +242,15 @@ QString generationNote(const attn::models::TransformerModel& model, const attn::
       .arg(seconds * 1e3, 0, 'f', 1)
       .arg(seconds > 0 ? double(generated.size()) / seconds : 0.0, 0, 'f', 0)
       .arg(fromStd(text));
+}
+
+// "memory: about 12 MB estimated for the generation (the budget: 20.3 GB)": what the engine checked before it began.
+QString memoryNote(const attn::models::TransformerRun& run) {
+  const auto text = [](double b) {
+    return b >= 1e9 ? u"%1 GB"_s.arg(b / 1e9, 0, 'f', 1) : u"%1 MB"_s.arg(b / 1e6, 0, 'f', 1);
+  };
+  return QObject::tr("memory: about %1 estimated for the generation (the budget: %2)")
+      .arg(text(double(run.memory_estimate)), run.memory_budget ? text(double(run.memory_budget)) : u"unknown"_s);
 }
 
 // The model folder loaded and run on --text [--pair] or --image; its warnings go into `report`.
@@ -296,7 +308,8 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
       QElapsedTimer clock;
       clock.start();
       result = ids ? session.generate(*ids, generation) : session.generate_text(job.text, generation);
-      if (result) report.notes.append(generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9));
+      if (result)
+        report.notes << generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9) << memoryNote(*result);
     } else {
       // As the GUI: a decoder whose maps would pass 1 GiB keeps its attention on demand (then --dump writes version 2).
       attn::models::RunOptions options;
@@ -670,12 +683,16 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
                      : !job.tile.empty() ? storedTile(job, **spec, trace, stage)
                                          : specMap(job, **spec, trace, stage, layers, heads);
   if (!map) return std::unexpected(map.error());
+  // A dump truncated by another process while its maps were read read zeros there: refused, naming the file.
+  const auto changed = [&] { return ran->intact ? ran->intact() : attn::Result<void>{}; };
+  if (auto ok = changed(); !ok) return std::unexpected(engineFailure(RenderFailure::Kind::Input, ok.error()));
   // The CSV of a stored head holds every weight, where its picture may be pooled.
   const auto csvMap =
       !onDemand && job.tile.empty() && !job.csvPath.isEmpty() ? trace.map(stage, (*spec)->layer, (*spec)->head) : *map;
   if (auto csv = writeCsv(job, *csvMap, report); !csv) return std::unexpected(csv.error());
   if (job.outPath.isEmpty()) return report;
   if (auto saved = renderView(job, **spec, *ran, stage, *map); !saved) return std::unexpected(saved.error());
+  if (auto ok = changed(); !ok) return std::unexpected(engineFailure(RenderFailure::Kind::Input, ok.error()));
   report.written.append(job.outPath);
   return report;
 }

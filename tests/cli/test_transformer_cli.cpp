@@ -95,6 +95,23 @@ class TestTransformerCli : public QObject {
     QVERIFY2(gpt2.out.contains(u"generated 8 tokens"_s) && gpt2.out.contains(u": tion|att"_s), qPrintable(gpt2.out));
   }
 
+  // Issue 42: --generate's range says its real bounds (10^9 was answered "N is 1 or more"), and a generation prints
+  // the estimate of what it needs, which the engine checked against the memory there is before it began.
+  void generateSaysItsBoundsAndItsEstimate() {
+    const QString llama = QStringLiteral(ATTN_SOURCE_DIR "/resources/models/stories260k");
+    for (const QString& n : {u"1000000000"_s, u"10000000000"_s, u"0"_s}) {
+      const Run run = runCli({u"run"_s, u"--model"_s, llama, u"--text"_s, u"Once"_s, u"--generate"_s, n});
+      QCOMPARE(run.exitCode, 2);
+      QVERIFY2(run.err.contains(u"--generate: N is from 1 to 1,000,000 new tokens; got "_s), qPrintable(run.err));
+    }
+    const Run run =
+        runCli({u"run"_s, u"--model"_s, llama, u"--text"_s, u"Once upon a time"_s, u"--generate"_s, u"4"_s});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(
+        run.out.contains(u"memory: about "_s) && run.out.contains(u" estimated for the generation (the budget: "_s),
+        qPrintable(run.out));
+  }
+
   // Issue 41, finding 4, for a head kept on demand: the whole head is pooled (by a whole factor) to the figure's
   // cells, not to the picture's size, so the figure draws every pooled cell on its own pixels and does not pool the
   // pooled map again (which its axes then said twice: "keys · max-pooled, 2 per cell · max-pooled, 1–2 per cell").

@@ -330,6 +330,13 @@ def make_sharded_index():
     put("sharded_index", "outside.json", '{"weight_map": {"a": "../elsewhere.safetensors"}}\n')
 
 
+def make_decoder_config():
+    decoders = os.path.join(DATA, "decoders")
+    for name in sorted(os.listdir(decoders)):
+        if os.path.exists(os.path.join(decoders, name, "config.json")):
+            put("decoder_config", name + ".json", read(decoders, name, "config.json"))
+
+
 def main():
     keep = {}
     image_dir = os.path.join(OUT, "image")
@@ -338,7 +345,7 @@ def main():
             if name.endswith((".jpg", ".webp")) or name.startswith("opencv-"):
                 keep[name] = read(image_dir, name)
     for target in ["safetensors", "config", "wordpiece", "bpe", "tokenizer_json", "attention_dump", "image",
-                   "glimpse_settings", "lab_request", "session", "tokenizer_config", "sharded_index"]:
+                   "glimpse_settings", "lab_request", "session", "tokenizer_config", "sharded_index", "decoder_config"]:
         shutil.rmtree(os.path.join(OUT, target), ignore_errors=True)
     make_safetensors()
     make_config()
@@ -354,6 +361,7 @@ def main():
     make_session()
     make_tokenizer_config()
     make_sharded_index()
+    make_decoder_config()
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ inline const std::filesystem::path kBadDir = std::filesystem::path(ATTN_TEST_DAT
 
 struct BadInput {
   std::string path;    // relative to tests/data/bad
-  std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, config, dump, session, model
+  std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, config, dump, dump-heads, session, model
   std::string expect;  // an ErrorKind as to_string spells it, "warning" or "ok"
   std::string names;   // the file (relative to tests/data/bad) the message or the warning must name
   std::string what;    // what is wrong with it, in words
@@ -114,6 +114,18 @@ inline LoadOutcome run_loader(const BadInput& input) {
     auto dump = io::read_attention_dump(path);
     take(dump);
     if (dump) out.warnings = dump->warnings;
+  } else if (input.loader == "dump-heads") {
+    // A dump opened, then every head checked as a view checks it before drawing it (OnDemandLayer::verify).
+    auto dump = io::read_attention_dump(path);
+    take(dump);
+    if (dump) {
+      out.warnings = dump->warnings;
+      for (const OnDemandLayer& layer : dump->on_demand) {
+        for (int h = 0; h < layer.heads() && !out.error; ++h) {
+          if (auto ok = layer.verify(h); !ok) out.error = ok.error();
+        }
+      }
+    }
   } else if (input.loader == "session") {
     take(ui::load_session(path));
   } else if (input.loader == "model") {

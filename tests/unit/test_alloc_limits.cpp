@@ -162,6 +162,26 @@ TEST(AllocLimits, BigDumpsAreReadWhereTheyLie) {
   EXPECT_LT(g_largest.load(), map_bytes / 16) << "a single allocation of " << g_largest.load() << " bytes";
 }
 
+// "--generate 12000 allocates 23 GB of maps up front": a generation's maps grow as its tokens arrive. Asked for the
+// whole context of stories260k (508 new tokens, maps of 8 x 512 x 512 floats a layer: 8 MiB each) and stopped after
+// 3, it never holds maps for more than the prompt and the first 64 tokens.
+TEST(AllocLimits, GenerationGrowsItsMapsAsTokensArrive) {
+  auto model =
+      models::TransformerModel::load(std::filesystem::path(ATTN_SOURCE_DIR) / "resources" / "models" / "stories260k");
+  ASSERT_TRUE(model) << model.error().message();
+  models::TransformerRunner runner(*model);
+  models::GenerateOptions g;
+  g.max_new_tokens = 508;
+  g.on_token = [](int position, int, float) { return position < 6; };
+  g_largest = 0;
+  auto run = runner.generate({1, 403, 407, 261}, g);
+  const std::size_t largest = g_largest.load();
+  ASSERT_TRUE(run) << run.error().message();
+  EXPECT_EQ(run->ids.size(), 7u);
+  const std::size_t full_maps = std::size_t{8} * 512 * 512 * sizeof(float);
+  EXPECT_LT(largest, full_maps / 8) << "a single allocation of " << largest << " bytes";
+}
+
 // A speech model's input of ten minutes (the longest a file is read): its log-mel frames are the one large
 // allocation (60,000 x 80 floats, 19 MB); the FFT works through them in blocks (whole, its buffers were 123 and
 // 246 MB).

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -297,6 +298,68 @@ TEST(ModelConfig, DecoderRefusals) {
             "eos_token_id 64 is not a token id of the vocabulary of 64");
   EXPECT_EQ(parse_error(base + R"(, "partial_rotary_factor": 0.01})").reason,
             "partial_rotary_factor leaves 0 rotary dimensions of head_dim 16; RoPE needs an even number, at least 2");
+}
+
+// rope_scaling: every field finite and in range where config.json is read, and the context derived from it bounded.
+// A dynamic factor of 1e30 once overflowed the context (max_position_embeddings x factor) past int64, and the first
+// run's cache reservation threw std::length_error: the CLI, the window and a restored session aborted.
+TEST(ModelConfig, RopeScalingFieldsAreBounded) {
+  const std::string base = R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 1, "intermediate_size": 64, "vocab_size": 64, "max_position_embeddings": 2048,
+      "rope_scaling": )";
+  const auto refused = [&](const std::string& scaling, ErrorKind kind, const std::string& reason) {
+    const Error e = parse_error(base + scaling + "}");
+    EXPECT_EQ(e.kind, kind) << scaling << ": " << e.message();
+    EXPECT_EQ(e.file, "config.json");
+    EXPECT_EQ(e.line, 3) << scaling;
+    EXPECT_EQ(e.reason, reason) << scaling;
+  };
+  refused(R"({"type": "dynamic", "factor": 1e30})", ErrorKind::TooLarge,
+          "rope_scaling factor is 1e+30; it must be from 1e-06 to 1024.0");
+  refused(R"({"type": "linear", "factor": -2})", ErrorKind::OutOfRange,
+          "rope_scaling factor is -2; it must be from 1e-06 to 1024.0");
+  refused(R"({"type": "linear", "factor": "4"})", ErrorKind::Malformed,
+          "rope_scaling factor must be a number, got \"4\"");
+  refused(R"({"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 1e9,
+      "original_max_position_embeddings": 8192})",
+          ErrorKind::TooLarge, "rope_scaling high_freq_factor is 1000000000.0; it must be from 1e-06 to 1024.0");
+  refused(R"({"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4,
+      "original_max_position_embeddings": 1e12})",
+          ErrorKind::TooLarge,
+          "rope_scaling original_max_position_embeddings is 1000000000000.0; it must be from 1.0 to 1048576.0");
+  refused(R"({"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 512.5})", ErrorKind::Malformed,
+          "rope_scaling original_max_position_embeddings is 512.5, not a whole number");
+  refused(R"({"rope_type": "yarn", "factor": 4, "beta_fast": 0})", ErrorKind::OutOfRange,
+          "rope_scaling beta_fast is 0; it must be above 0.0 and at most 1024.0");
+  refused(R"({"rope_type": "yarn", "factor": 4, "attention_factor": 1e300})", ErrorKind::TooLarge,
+          "rope_scaling attention_factor is 1e+300; it must be above 0.0 and at most 1024.0");
+  refused(R"({"rope_type": "yarn", "factor": 4, "mscale": 1e9, "mscale_all_dim": 1})", ErrorKind::TooLarge,
+          "rope_scaling mscale is 1000000000.0; it must be from 0.0 to 1024.0");
+  refused(R"({"type": "linear", "factor": 2, "long_factor": [1, 1e30]})", ErrorKind::OutOfRange,
+          "rope_scaling long_factor[1] is 1e+30; it must be a number from 1e-06 to 1024.0");
+  // Within the factor's range, the context it derives must still be bounded: 2^20 positions x 1000.
+  const Error wide = parse_error(R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 1, "intermediate_size": 64, "vocab_size": 64, "max_position_embeddings": 1048576,
+      "rope_scaling": {"type": "dynamic", "factor": 1000}})");
+  EXPECT_EQ(wide.kind, ErrorKind::TooLarge);
+  EXPECT_EQ(wide.reason,
+            "rope_scaling factor 1000.0 (dynamic) stretches max_position_embeddings 1048576 to a context of "
+            "1048576000.0 tokens; at most 16777216");
+  // YaRN with rope_theta 1: log(1) = 0 divides the ramp, and the frequencies would be NaN.
+  const Error theta = parse_error(base + R"({"rope_type": "yarn", "factor": 4}, "rope_theta": 1})");
+  EXPECT_EQ(theta.kind, ErrorKind::OutOfRange);
+  EXPECT_NE(theta.reason.find("RoPE needs finite positive values"), std::string::npos) << theta.reason;
+
+  // What is accepted derives a bounded context and finite frequencies.
+  const TransformerConfig dynamic = parse_ok(base + R"({"type": "dynamic", "factor": 4}})");
+  EXPECT_EQ(dynamic.context(), 8192);
+  for (const Index n : {Index{1}, Index{2048}, Index{8192}}) {
+    for (const double f : rope_frequencies(dynamic, n, false).inv) EXPECT_TRUE(std::isfinite(f) && f > 0);
+  }
+  // A config built by hand (tests, from_parts) never overflows either: its context is clamped.
+  TransformerConfig by_hand = dynamic;
+  by_hand.decoder.rope_factor = 1e30;
+  EXPECT_EQ(by_hand.context(), kMaxDecoderContext);
 }
 
 TEST(ModelConfig, BadActivation) {

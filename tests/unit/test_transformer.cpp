@@ -191,6 +191,165 @@ TEST(TransformerLoad, ShardedIndexLoadsTheSameModel) {
   for (int l = 0; l < 2; ++l) EXPECT_EQ(ra->attention.layers[l].maps.head(3), rb->attention.layers[l].maps.head(3));
 }
 
+// A sharded checkpoint as its index says it is: every tensor in the one shard weight_map names. A tensor present in
+// two shards was taken from the alphabetically first file, and a wholly wrong weight_map loaded.
+TEST(TransformerLoad, ShardsHonourTheWeightMapExactly) {
+  auto st = io::SafeTensors::open(fixture("bert") / "model.safetensors");
+  ASSERT_TRUE(st) << st.error().message();
+  const std::string one = "model-00001-of-00002.safetensors", two = "model-00002-of-00002.safetensors";
+  // Writes the two shards and an index; `map` says which shard each tensor is listed in, `extra` adds a copy of a
+  // tensor to the other shard as well.
+  const auto write = [&](const TempDir& dir, auto shard_of, auto listed_in, const std::string& extra) {
+    copy_folder(fixture("bert"), dir.path, false);
+    std::vector<io::TensorData> first, second;
+    nlohmann::json index;
+    for (const auto& t : st->tensors()) {
+      const bool a = shard_of(t.name);
+      (a ? first : second).push_back({t.name, t.dtype, t.shape, st->bytes(t)});
+      if (t.name == extra) (a ? second : first).push_back({t.name, t.dtype, t.shape, st->bytes(t)});
+      if (const auto file = listed_in(t.name, a ? one : two); !file.empty()) index["weight_map"][t.name] = file;
+    }
+    ASSERT_TRUE(io::write_safetensors(dir.path / one, first));
+    ASSERT_TRUE(io::write_safetensors(dir.path / two, second));
+    std::ofstream(dir.path / "model.safetensors.index.json") << index.dump(1);
+  };
+  const auto in_first = [](const std::string& name) { return name.find("layer.1.") == std::string::npos; };
+  const auto as_stored = [](const std::string&, const std::string& file) { return file; };
+  const auto refused = [](const TempDir& dir, const std::string& reason) {
+    auto m = TransformerModel::load(dir.path);
+    ASSERT_FALSE(m) << "loaded";
+    EXPECT_EQ(m.error().kind, ErrorKind::Mismatch) << m.error().message();
+    EXPECT_EQ(m.error().file, (dir.path / "model.safetensors.index.json").string());
+    EXPECT_EQ(m.error().reason, reason);
+  };
+  const std::string tensor = "bert.encoder.layer.1.output.dense.bias";
+  {
+    TempDir dir;  // a copy in both shards, the map naming the second
+    write(dir, in_first, as_stored, tensor);
+    refused(dir, "\"" + tensor + "\" is in both " + two + " and " + one + "; weight_map names " + two +
+                     ": a tensor is stored in one shard");
+  }
+  {
+    TempDir dir;  // every tensor listed in the shard that does not hold it
+    write(
+        dir, in_first, [&](const std::string&, const std::string& file) { return file == one ? two : one; }, "");
+    refused(dir, "weight_map puts \"bert.embeddings.LayerNorm.bias\" in " + two + ", which does not hold it (" + one +
+                     " does)");
+  }
+  {
+    TempDir dir;  // a tensor the map does not list
+    write(
+        dir, in_first,
+        [&](const std::string& name, const std::string& file) { return name == tensor ? std::string() : file; }, "");
+    refused(dir, two + " holds \"" + tensor + "\", which weight_map does not list");
+  }
+  {
+    TempDir dir;  // as the index says: loads
+    write(dir, in_first, as_stored, "");
+    EXPECT_TRUE(TransformerModel::load(dir.path));
+  }
+  // A tensor listed twice (the JSON's last would win) is refused at its byte.
+  const auto twice =
+      parse_safetensors_index(R"({"weight_map": {"a": "x.safetensors", "a": "y.safetensors"}})", "index.json");
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().reason, "lists \"a\" twice (first at byte 16): a tensor is in one shard");
+  EXPECT_EQ(twice.error().offset, 38);
+}
+
+// A shard that is a symbolic link to some other file (here a text file standing for ~/.ssh/id_rsa): the refusal
+// names the shard and says it is not a safetensors file, and echoes none of the other file's bytes.
+TEST(TransformerLoad, ALinkedShardEchoesNoByteOfItsTarget) {
+  TempDir dir, elsewhere;
+  copy_folder(fixture("bert"), dir.path, false);
+  const fs::path secret = elsewhere.path / "secret.txt";
+  std::ofstream(secret) << "SECRET-KEY-9f2c7a1b\nsecond line\n";
+  fs::create_symlink(secret, dir.path / "model.safetensors");
+  auto m = TransformerModel::load(dir.path);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().file, (dir.path / "model.safetensors").string());
+  EXPECT_EQ(m.error().reason,
+            "not a safetensors file: it begins with text, where a safetensors file begins with an 8-byte header "
+            "length and a JSON header");
+  EXPECT_EQ(m.error().message().find("SECRET"), std::string::npos) << m.error().message();
+}
+
+// Generation: the estimate of the whole request is checked against the budget before anything is allocated (the
+// refusal says the figure, the limit and what would fit), and the run keeps both figures.
+TEST(TransformerGenerate, RequestOverTheBudgetIsRefusedWithTheEstimate) {
+  auto m = TransformerModel::load(fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "stories260k");
+  ASSERT_TRUE(m) << m.error().message();
+  const TransformerConfig& c = (*m)->config();
+  TransformerRunner runner(*m);
+  const std::vector<int> prompt{1, 403, 407, 261};
+  GenerateOptions g;
+  g.max_new_tokens = 400;
+  RunOptions o;
+  o.memory_limit = generate_bytes(c, 4, 100, o);  // room for 100 new tokens
+  auto refused = runner.generate(prompt, g, o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::TooLarge);
+  const std::string& why = refused.error().reason;
+  EXPECT_EQ(why.find("generating 400 new tokens after a prompt of 4 needs about "), 0u) << why;
+  EXPECT_NE(why.find(" allowed; up to 100 new tokens would fit"), std::string::npos) << why;
+  g.max_new_tokens = 100;
+  g.stop_at_eos = false;
+  auto fits = runner.generate(prompt, g, o);
+  ASSERT_TRUE(fits) << fits.error().message();
+  EXPECT_EQ(fits->ids.size(), 104u);
+  EXPECT_EQ(fits->memory_estimate, generate_bytes(c, 4, 100, o));
+  EXPECT_EQ(fits->memory_budget, o.memory_limit);
+  // The estimate grows as the square of the tokens (the maps), and never overflows.
+  EXPECT_GT(generate_bytes(c, 4, 400, o), 10 * generate_bytes(c, 4, 100, o) / 2);
+  TransformerConfig huge = c;
+  huge.layers = 1024;
+  huge.heads = 1024;
+  EXPECT_GT(generate_bytes(huge, 1, kMaxDecoderContext, o), std::size_t{1} << 60);
+}
+
+// The maps grow as the tokens arrive (doubling from the prompt and 64 tokens): a generation over several doublings
+// gives the maps and hidden states one forward over the same ids gives; GPT-2's cache grows with them.
+TEST(TransformerGenerate, MapsGrownAsTokensArriveEqualOneForward) {
+  struct Case {
+    fs::path folder;
+    std::vector<int> prompt;
+    int fresh;
+  };
+  const fs::path models = fs::path(ATTN_SOURCE_DIR) / "resources" / "models";
+  for (const Case& k :
+       {Case{models / "stories260k", {1, 403, 407, 261}, 200}, Case{models / "induction-gpt2", {5, 9, 3}, 120}}) {
+    SCOPED_TRACE(k.folder.string());
+    auto m = TransformerModel::load(k.folder);
+    ASSERT_TRUE(m) << m.error().message();
+    TransformerRunner generating(*m), whole(*m);
+    GenerateOptions g;
+    g.max_new_tokens = k.fresh;
+    g.stop_at_eos = false;
+    RunOptions o;
+    o.hidden_states = true;
+    auto run = generating.generate(k.prompt, g, o);
+    ASSERT_TRUE(run) << run.error().message();
+    const Index n = static_cast<Index>(k.prompt.size()) + k.fresh;
+    ASSERT_EQ(static_cast<Index>(run->ids.size()), n);
+    auto once = whole.run_ids(run->ids, {}, o);
+    ASSERT_TRUE(once) << once.error().message();
+    ASSERT_EQ(run->attention.layers.size(), once->attention.layers.size());
+    for (std::size_t l = 0; l < once->attention.layers.size(); ++l) {
+      const HeadStack& a = run->attention.layers[l].maps;
+      ASSERT_EQ(a.rows(), n);
+      ASSERT_EQ(a.cols(), n);
+      for (int h = 0; h < a.heads(); ++h) {
+        EXPECT_LT((a.head(h) - once->attention.layers[l].maps.head(h)).cwiseAbs().maxCoeff(), 1e-4)
+            << "layer " << l << " head " << h;
+      }
+    }
+    ASSERT_EQ(run->hidden_states.size(), once->hidden_states.size());
+    for (std::size_t i = 0; i < once->hidden_states.size(); ++i) {
+      ASSERT_EQ(run->hidden_states[i].rows(), n);
+      EXPECT_LT((run->hidden_states[i] - once->hidden_states[i]).cwiseAbs().maxCoeff(), 1e-3) << "hidden state " << i;
+    }
+  }
+}
+
 TEST(TransformerLoad, CancelDuringLoadKeepsNothing) {
   int calls = 0;
   std::vector<double> fractions;

@@ -633,6 +633,145 @@ def model_cases():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Hostile files, round 2 (issue 42): decoder configs, version-2 dumps, sharded checkpoints. One folder,
+# tests/data/bad/decoders/; each case is (loader, name, bytes or {file: bytes}, kind, [names,] what).
+
+
+def v2_dump(n=6, dim=2, causal=True, change=None):
+    """A version-2 attention dump (engine/include/attn/io/attention_dump.h) of one layer, one head, one key group
+    over n tokens, its statistics computed from its queries and keys as the forward computes them; `change(parts)`
+    alters the parts (and the layout) before the checksums are taken, so every checksum is valid."""
+    rng = np.random.default_rng(42)
+    q = rng.standard_normal((n, dim)).astype(np.float32)
+    k = rng.standard_normal((n, dim)).astype(np.float32)
+    s = q.astype(np.float64) @ k.astype(np.float64).T
+    visible = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
+    s = np.where(visible, s, -np.inf)
+    shift = s.max(axis=1)
+    e = np.where(visible, np.exp(s - shift[:, None]), 0.0)
+    inv = 1.0 / e.sum(axis=1)
+    w = e * inv[:, None]
+    j = np.arange(n)
+    logs = np.log(np.where(w > 0, w, 1.0))
+    stats = np.array([[-(w * logs).sum(), (w * np.abs(j[:, None] - j[None, :])).sum(), w[:, 0].sum(), w.max(), n]])
+    parts = {"layer.0.head.0.queries": q, "layer.0.group.0.keys": k, "layer.0.head.0.shift": shift.astype(np.float32),
+             "layer.0.head.0.inv_sum": inv.astype(np.float32),
+             "layer.0.head.0.received": w.sum(axis=0).astype(np.float32),
+             "layer.0.head.0.overview": w.astype(np.float16), "layer.0.stats": stats.astype(np.float64)}
+    layout = {"layers": 1, "heads": 1, "kv_heads": 1, "head_dim": dim, "causal": causal, "windows": [0],
+              "softcap": 0.0, "overview_factor": 1}
+    if change:
+        change(parts, layout)
+    dtypes = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32", np.dtype(np.float16): "F16"}
+    # Largest element first, so that every tensor is aligned to its element size in the file.
+    order = sorted(parts, key=lambda name: (-parts[name].dtype.itemsize, name))
+    header, blobs, offset, crc = {}, [], 0, {}
+    for name in order:
+        raw = np.ascontiguousarray(parts[name]).tobytes()
+        header[name] = st_entry(dtypes[parts[name].dtype], list(parts[name].shape), offset, offset + len(raw))
+        crc[name] = "%08x" % zlib.crc32(raw)
+        blobs.append(raw)
+        offset += len(raw)
+    tokens = ["Once", " upon", " a", " time", " there", " was"][:n]
+    header["__metadata__"] = {"format": "attnscope.attn", "version": "2", "tokens": json.dumps(tokens),
+                              "layout": json.dumps(layout), "crc32": json.dumps(crc)}
+    return st_container(header, b"".join(blobs))
+
+
+def decoder_round2_cases():
+    out = []
+    base = dict(LLAMA, max_position_embeddings=2048)
+
+    def config(name, rope, kind, what, **extra):
+        c = dict(base, rope_scaling=rope, **extra)
+        out.append(("config", name, json.dumps(c, indent=2).encode(), kind, what))
+
+    config("rope-dynamic-1e30.json", {"type": "dynamic", "factor": 1e30}, "too-large",
+           "rope_scaling {\"type\": \"dynamic\", \"factor\": 1e30}: max_position_embeddings x factor once overflowed "
+           "int64 and the cache reservation threw std::length_error (an abort)")
+    config("rope-dynamic-context.json", {"type": "dynamic", "factor": 1000}, "too-large",
+           "a dynamic factor of 1000 (in range) on 2^20 positions: a context of 10^9 tokens, over the 2^24 bound",
+           max_position_embeddings=1 << 20)
+    config("rope-llama3-original-1e12.json", {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+                                              "high_freq_factor": 4, "original_max_position_embeddings": 1e12},
+           "too-large", "llama3's original_max_position_embeddings 10^12 (once silently clamped to 10^9)")
+    config("rope-yarn-beta-zero.json", {"rope_type": "yarn", "factor": 4, "beta_fast": 0}, "out-of-range",
+           "YaRN's beta_fast 0: the ramp's end is log(positions / 0), and every frequency NaN")
+    config("rope-yarn-theta-one.json", {"rope_type": "yarn", "factor": 4}, "out-of-range",
+           "YaRN with rope_theta 1: the ramp divides by log(1) = 0, the frequencies are NaN", rope_theta=1)
+    config("rope-long-factor-huge.json", {"type": "linear", "factor": 2, "long_factor": [1.0, 1e30]}, "out-of-range",
+           "LongRoPE's long_factor holds 1e30")
+
+    rng = np.random.default_rng(12)
+    weights = llama_tensors(rng)
+    out.append(("model", "llama-rope-dynamic-1e30",
+                {"config.json": json.dumps(dict(LLAMA, rope_scaling={"type": "dynamic", "factor": 1e30}),
+                                           indent=2).encode(), "model.safetensors": st_file(weights)},
+                "too-large", "config.json", "a whole llama folder with rope_scaling factor 1e30: refused as it "
+                "loads, never reaching a run"))
+    # Shards that disagree with their index's weight_map.
+    first = {k: v for k, v in weights.items() if "layers" not in k}
+    second = {k: v for k, v in weights.items() if "layers" in k}
+    one, two = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+
+    def index(mapping):
+        return json.dumps({"metadata": {"total_size": 0}, "weight_map": mapping}, indent=1).encode()
+    right = {name: (one if "layers" not in name else two) for name in weights}
+    twice = dict(second, **{"model.norm.weight": weights["model.norm.weight"] + 1})
+    out.append(("model", "llama-tensor-in-two-shards",
+                {"config.json": json.dumps(LLAMA, indent=2).encode(), "model.safetensors.index.json": index(right),
+                 one: st_file(first), two: st_file(twice)},
+                "mismatch", "model.safetensors.index.json",
+                "model.norm.weight is in both shards (weight_map names the first): which one loaded depended on the "
+                "files' order"))
+    swapped = {name: (two if "layers" not in name else one) for name in weights}
+    out.append(("model", "llama-weight-map-swapped",
+                {"config.json": json.dumps(LLAMA, indent=2).encode(), "model.safetensors.index.json": index(swapped),
+                 one: st_file(first), two: st_file(second)},
+                "mismatch", "model.safetensors.index.json",
+                "weight_map puts every tensor in the shard that does not hold it: it loaded all the same"))
+    unlisted = {name: one for name in first}
+    unlisted.update({name: two for name in second if "down_proj" not in name})
+    out.append(("model", "llama-weight-map-incomplete",
+                {"config.json": json.dumps(LLAMA, indent=2).encode(), "model.safetensors.index.json": index(unlisted),
+                 one: st_file(first), two: st_file(second)},
+                "mismatch", "model.safetensors.index.json",
+                "model-00002 holds mlp.down_proj.weight, which weight_map does not list"))
+
+    # Version-2 dumps whose checksums are all valid but whose contents a forward cannot have written.
+    def set_row(name, row, value):
+        def change(parts, layout):
+            parts[name][row] = value
+        return change
+    out.append(("dump-heads", "v2-inv-sum-1e30.attn.safetensors",
+                v2_dump(change=set_row("layer.0.head.0.inv_sum", 2, 1e30)), "out-of-range",
+                "row 2's 1 / sum is 1e30 (a row's 1 / sum is at most 1: its largest term is 1)"))
+    out.append(("dump-heads", "v2-shift-infinite.attn.safetensors",
+                v2_dump(change=set_row("layer.0.head.0.shift", 1, np.inf)), "out-of-range",
+                "row 1's shift is +inf with a finite 1 / sum"))
+
+    def nan_query(parts, layout):
+        parts["layer.0.head.0.queries"][3, 0] = np.nan
+    out.append(("dump-heads", "v2-nan-query.attn.safetensors", v2_dump(change=nan_query), "mismatch",
+                "query row 3 is NaN while its row statistics are finite: drawn as ordinary attention before"))
+
+    def nan_row(parts, layout):
+        parts["layer.0.head.0.queries"][3, 0] = np.nan
+        parts["layer.0.head.0.shift"][3] = np.nan
+        parts["layer.0.head.0.inv_sum"][3] = np.nan
+    out.append(("dump", "v2-nan-row.attn.safetensors", v2_dump(change=nan_row), "warning",
+                "query row 3 is NaN and so are its statistics (as a forward writes them): loads with a warning, "
+                "as version 1's NaN maps do"))
+
+    def flip(parts, layout):
+        layout["causal"] = False
+    out.append(("dump-heads", "v2-causal-flipped.attn.safetensors", v2_dump(change=flip), "mismatch",
+                "the layout says \"causal\": false over rows a causal forward wrote: row 0 would spread over "
+                "every key"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Session files (*.attnscope.json, engine/include/attn/io/session.h)
 
 
@@ -713,6 +852,7 @@ def main():
         single("sessions", "session", *case)
     for case in model_cases():
         several("models", "model", *case)
+    for case in decoder_round2_cases(): (several if isinstance(case[2], dict) else single)("decoders", *case)
 
     lines = ["# tests/data/bad: written by tools/bad/make_bad_corpus.py; do not edit by hand.",
              "# path\tloader\texpect\tnames\twhat"]

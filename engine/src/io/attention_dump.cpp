@@ -444,7 +444,12 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
 Result<AttentionDump> read_attention_dump(const std::filesystem::path& path) {
   auto st = SafeTensors::open(path);
   if (!st) return std::unexpected(st.error());
-  return dump_from(*st);
+  auto dump = dump_from(*st);
+  // Opening read the maps (version 1: their weights scanned) or the statistics and overviews (version 2): a file cut
+  // short meanwhile read zeros, and whatever they made of it is refused.
+  if (auto ok = st->intact(); !ok) return std::unexpected(ok.error());
+  if (dump) dump->file_intact = [file = *st] { return file.intact(); };
+  return dump;
 }
 
 Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std::string name) {

@@ -151,12 +151,31 @@ Result<std::map<std::string, std::uint32_t>> read_checksums(const std::map<std::
   return out;
 }
 
-// The checksums checked lazily, each tensor once: shared by the layers (and their copies) of one opened dump.
+// One head's tensors and the layout they are read with, for the check of its rows (check_head_rows).
+struct HeadRows {
+  const TensorInfo *queries = nullptr, *keys = nullptr, *shift = nullptr, *inv_sum = nullptr;
+  Index tokens = 0, dim = 0, window = 0;
+  bool causal = true;
+  float softcap = 0;
+};
+
+Result<void> check_head_rows(const SafeTensors& file, const HeadRows& h);
+
+// The checksums checked lazily, each tensor once, and each head's rows once: shared by the layers (and their copies)
+// of one opened dump.
 struct LazyChecks {
   SafeTensors file;
   std::map<std::string, std::uint32_t> crc;
   std::mutex mutex;
   std::map<std::string, Result<void>> done;
+  std::map<std::pair<int, int>, Result<void>> rows_done;  // (layer, head)
+
+  Result<void> rows(int layer, int head, const HeadRows& h) {
+    std::lock_guard lock(mutex);
+    const auto key = std::pair{layer, head};
+    if (const auto it = rows_done.find(key); it != rows_done.end()) return it->second;
+    return rows_done.emplace(key, check_head_rows(file, h)).first->second;
+  }
 
   Result<void> check(const TensorInfo& t) {
     std::lock_guard lock(mutex);
@@ -172,6 +191,126 @@ struct LazyChecks {
                                           hex8(want) + "; the file is damaged (a changed byte or a partial copy)"));
   }
 };
+
+float float_at(const SafeTensors& file, const TensorInfo& t, Index i) {
+  float v = 0;
+  std::memcpy(&v, file.bytes(t).data() + i * static_cast<Index>(sizeof(float)), sizeof v);
+  return v;
+}
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// A head's row statistics as a forward writes them (models/hf/row_streams.h's softmax_row): a finite shift (the row's
+// largest visible score) and a 1 / sum in [1 / tokens, 1] (a sum of at most `tokens` terms, the largest of them
+// exp(0) = 1), or both NaN for a row of non-finite scores (counted). Anything else no forward wrote, whatever its
+// checksum says: refused, naming the tensor, the row, the value and its range.
+Result<std::int64_t> check_row_statistics(const SafeTensors& file, const TensorInfo& shift, const TensorInfo& inv,
+                                          Index n) {
+  constexpr double kSlack = 1e-4;  // the forward's float exponentials
+  const double lo = 1.0 / (static_cast<double>(n) * (1.0 + kSlack)), hi = 1.0 + kSlack;
+  std::int64_t nan_rows = 0;
+  for (Index i = 0; i < n; ++i) {
+    const float s = float_at(file, shift, i), v = float_at(file, inv, i);
+    if (std::isnan(s) && std::isnan(v)) {
+      ++nan_rows;
+      continue;
+    }
+    if (!std::isfinite(s)) {
+      return std::unexpected(file.error(shift, ErrorKind::OutOfRange,
+                                        "tensor " + quote(shift.name) + ": row " + with_commas(i) + "'s shift is " +
+                                            number_text(s) + " with a 1 / sum of " + number_text(v) +
+                                            "; a row's shift is its largest score, finite (or NaN with its 1 / sum "
+                                            "for a row of non-finite scores)"));
+    }
+    if (!(v >= lo && v <= hi)) {
+      return std::unexpected(file.error(
+          inv, ErrorKind::OutOfRange,
+          "tensor " + quote(inv.name) + ": row " + with_commas(i) + "'s 1 / sum is " + number_text(v) +
+              "; it lies from 1/" + with_commas(n) + " to 1 (a sum of at most " + with_commas(n) +
+              " exponentials, the largest of them 1), or is NaN with its shift for a row of non-finite scores"));
+    }
+  }
+  return nan_rows;
+}
+
+// What the checksums cannot see (they are of whatever bytes the writer had): whether the head's row statistics are
+// what a forward writes (check_row_statistics), and whether its queries and keys give them, as the layout's mask
+// (causal, window) and soft cap say. Checked once, when the head is first shown, after its checksums. A row whose
+// query, or a key it sees, holds a non-finite value must be a NaN row; and a few rows (the first ones, where a causal
+// and a bidirectional mask differ most, and some further on) are recomputed: their largest score must be the stored
+// shift and their exponentials must sum to 1 / the stored 1 / sum. A flipped "causal" flag, altered queries or
+// statistics fail here, before anything is drawn from them.
+Result<void> check_head_rows(const SafeTensors& file, const HeadRows& h) {
+  const Index n = h.tokens, D = h.dim;
+  if (auto stats = check_row_statistics(file, *h.shift, *h.inv_sum, n); !stats) return std::unexpected(stats.error());
+  const auto* q = reinterpret_cast<const float*>(file.bytes(*h.queries).data());
+  const auto* k = reinterpret_cast<const float*>(file.bytes(*h.keys).data());
+  const auto first_key = [&](Index row) {
+    return h.causal && h.window > 0 ? std::max<Index>(0, row - h.window + 1) : 0;
+  };
+  const auto last_key = [&](Index row) { return h.causal ? row : n - 1; };
+  const auto finite_row = [&](const float* p) {
+    return std::all_of(p, p + D, [](float x) { return std::isfinite(x); });
+  };
+  const auto nan_row = [&](Index i) { return std::isnan(float_at(file, *h.inv_sum, i)); };
+  const auto unmatched = [&](const TensorInfo& t, Index row, Index stats_row) {
+    return std::unexpected(file.error(t, ErrorKind::Mismatch,
+                                      "tensor " + quote(t.name) + ": row " + with_commas(row) +
+                                          " holds a non-finite value, but row " + with_commas(stats_row) +
+                                          "'s statistics (" + quote(h.shift->name) + ", " + quote(h.inv_sum->name) +
+                                          ") are finite: they were not computed from these queries and keys"));
+  };
+  for (Index i = 0; i < n; ++i) {
+    if (!finite_row(q + i * D) && !nan_row(i)) return unmatched(*h.queries, i, i);
+  }
+  for (Index j = 0; j < n; ++j) {
+    const Index sees = h.causal ? j : 0;  // the first row that sees key j
+    if (!finite_row(k + j * D) && !nan_row(sees)) return unmatched(*h.keys, j, sees);
+  }
+  std::set<Index> sample;
+  for (const Index r : {Index{0}, Index{1}, Index{2}, n / 4, n / 2, 3 * n / 4, n - 1}) {
+    if (r >= 0 && r < n) sample.insert(r);
+  }
+  for (const Index i : sample) {
+    if (nan_row(i)) continue;
+    const double shift = float_at(file, *h.shift, i), inv = float_at(file, *h.inv_sum, i);
+    const Index lo = first_key(i), hi = last_key(i);
+    std::vector<double> scores;
+    double magnitude = 0;  // how large the terms of the products are: the forward's float rounding scales with it
+    for (Index j = lo; j <= hi; ++j) {
+      double dot = 0, abs = 0;
+      for (Index d = 0; d < D; ++d) {
+        dot += static_cast<double>(q[i * D + d]) * static_cast<double>(k[j * D + d]);
+        abs += std::abs(static_cast<double>(q[i * D + d]) * static_cast<double>(k[j * D + d]));
+      }
+      if (h.softcap > 0) dot = h.softcap * std::tanh(dot / h.softcap);
+      scores.push_back(dot);
+      magnitude = std::max(magnitude, abs);
+    }
+    const double largest = *std::max_element(scores.begin(), scores.end());
+    double sum = 0;
+    for (const double x : scores) sum += std::exp(x - shift);
+    const bool shift_ok = std::abs(largest - shift) <= 1e-3 * (1.0 + magnitude);
+    const bool sum_ok = std::abs(sum * inv - 1.0) <= 1e-2;
+    if (!shift_ok || !sum_ok) {
+      return std::unexpected(file.error(
+          *h.shift, ErrorKind::Mismatch,
+          "row " + with_commas(i) + " of " + quote(h.shift->name) + " and " + quote(h.inv_sum->name) + " (shift " +
+              number_text(shift) + ", 1 / sum " + number_text(inv) + ") are not those of its scores over keys " +
+              with_commas(lo) + " to " + with_commas(hi) + " (largest " + number_text(largest) + ", 1 / sum " +
+              number_text(1.0 / (sum * std::exp(shift - largest))) +
+              "), as the layout's \"causal\": " + (h.causal ? "true" : "false") + " and window " +
+              with_commas(h.window) + " give them: the layout or the rows were altered"));
+    }
+  }
+  return {};
+}
 
 // The overview's side for n tokens, and the number of tensors named "layer.", checked against the layout before
 // anything is looked up, so a layout claiming more than the file holds is refused at once.
@@ -240,6 +379,7 @@ struct DumpTensors {
 struct LayerParts {
   OnDemandLayer::External ext;
   std::vector<std::vector<const TensorInfo*>> lazy;  // per head
+  std::vector<HeadRows> rows;                        // per head
   std::vector<const TensorInfo*> keys;               // per key group
   const TensorInfo* stats_tensor = nullptr;
   std::vector<double> table;  // heads x kStatsColumns
@@ -266,7 +406,7 @@ Result<void> read_keys_and_stats(const DumpTensors& in, int l, LayerParts& parts
 }
 
 // Head h of layer l: its queries, softmax statistics, received attention and overview, and its row of the table.
-Result<void> read_head(const DumpTensors& in, int l, int h, LayerParts& parts) {
+Result<void> read_head(const DumpTensors& in, int l, int h, LayerParts& parts, std::vector<std::string>& warnings) {
   const DumpLayout& L = in.layout;
   const Index n = in.tokens;
   auto q = in.find(head_tensor(l, h, "queries"), DType::F32, {n, L.head_dim});
@@ -282,6 +422,20 @@ Result<void> read_head(const DumpTensors& in, int l, int h, LayerParts& parts) {
   for (const TensorInfo* t : {*received, *overview}) {
     if (auto ok = in.checks->check(*t); !ok) return std::unexpected(ok.error());
   }
+  // Rows of non-finite scores, for the warning version 1 gives of NaN maps (the rows themselves are checked, with
+  // their checksums, when the head is first shown: check_head_rows).
+  std::int64_t nan_rows = 0;
+  for (Index i = 0; i < n; ++i) {
+    nan_rows += std::isnan(float_at(in.mapped(), **shift, i)) && std::isnan(float_at(in.mapped(), **inv, i)) ? 1 : 0;
+  }
+  if (nan_rows > 0) {
+    warnings.push_back(in.mapped().name() + ": layer " + std::to_string(l) + " head " + std::to_string(h) + " has " +
+                       with_commas(nan_rows) + " row" + (nan_rows == 1 ? "" : "s") + " of " + with_commas(n) +
+                       " with non-finite scores (NaN weights); its maps are marked as not finite");
+  }
+  const TensorInfo* keys = parts.keys[static_cast<std::size_t>(h / (L.heads / L.kv_heads))];
+  parts.rows[static_cast<std::size_t>(h)] =
+      HeadRows{*q, keys, *shift, *inv, n, L.head_dim, L.windows[static_cast<std::size_t>(l)], L.causal, L.softcap};
   parts.ext.queries.push_back(in.floats(*q));
   parts.ext.shifts.push_back(in.floats(*shift));
   parts.ext.inv_sums.push_back(in.floats(*inv));
@@ -307,7 +461,8 @@ Result<void> read_head(const DumpTensors& in, int l, int h, LayerParts& parts) {
 }
 
 // Layer l over the mapped file, added to `layers`.
-Result<void> read_dump_layer(const DumpTensors& in, int l, std::vector<OnDemandLayer>& layers) {
+Result<void> read_dump_layer(const DumpTensors& in, int l, std::vector<OnDemandLayer>& layers,
+                             std::vector<std::string>& warnings) {
   const DumpLayout& L = in.layout;
   LayerParts parts;
   parts.ext.keeper = in.mapped().keeper();
@@ -315,15 +470,23 @@ Result<void> read_dump_layer(const DumpTensors& in, int l, std::vector<OnDemandL
   parts.ext.overview_side = in.overview_side;
   parts.lazy.resize(static_cast<std::size_t>(L.heads));
   parts.stats.resize(static_cast<std::size_t>(L.heads));
+  parts.rows.resize(static_cast<std::size_t>(L.heads));
   if (auto ok = read_keys_and_stats(in, l, parts); !ok) return ok;
   for (int h = 0; h < L.heads; ++h) {
-    if (auto ok = read_head(in, l, h, parts); !ok) return ok;
+    if (auto ok = read_head(in, l, h, parts, warnings); !ok) return ok;
   }
-  parts.ext.check = [checks = in.checks, lazy = std::move(parts.lazy)](int head) -> Result<void> {
+  // Every call (each time a view shows the head) asks whether the mapped file is still as it was opened: the checksums
+  // and rows are checked once, but another process may truncate the file at any time after.
+  parts.ext.check = [checks = in.checks, lazy = std::move(parts.lazy), rows = std::move(parts.rows),
+                     l](int head) -> Result<void> {
+    if (auto ok = checks->file.intact(); !ok) return ok;
     for (const TensorInfo* t : lazy[static_cast<std::size_t>(head)]) {
-      if (auto ok = checks->check(*t); !ok) return ok;
+      if (auto ok = checks->check(*t); !ok) return checks->file.intact() ? ok : checks->file.intact();
     }
-    return {};
+    if (auto ok = checks->rows(l, head, rows[static_cast<std::size_t>(head)]); !ok) {
+      return checks->file.intact() ? ok : checks->file.intact();
+    }
+    return checks->file.intact();
   };
   layers.emplace_back(L.heads, L.kv_heads, L.head_dim, in.tokens, L.causal, L.windows[static_cast<std::size_t>(l)],
                       L.softcap, std::move(parts.ext), std::move(parts.stats));
@@ -357,7 +520,7 @@ Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
   in.overview_side = (n + in.layout.overview_factor - 1) / in.layout.overview_factor;
   dump.on_demand.reserve(static_cast<std::size_t>(in.layout.layers));
   for (int l = 0; l < in.layout.layers; ++l) {
-    if (auto ok = read_dump_layer(in, l, dump.on_demand); !ok) return ok;
+    if (auto ok = read_dump_layer(in, l, dump.on_demand, dump.warnings); !ok) return ok;
   }
   return {};
 }

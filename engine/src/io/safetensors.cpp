@@ -2,13 +2,13 @@
 
 #include "../core/atomic_write.h"
 #include "../core/file_read.h"
+#include "../core/file_read_mapped.h"
 #include "../core/json_config.h"
 #include "../core/json_keys.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -228,7 +228,11 @@ Result<TensorInfo> read_entry(const std::string& key, const json& v, const std::
 }
 
 // The header's length from the first 8 bytes (little-endian), checked against the limit and the file's size.
-Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t size, const std::string& file) {
+// `quote_text`: a text file's first bytes are shown in the error. Only for bytes the caller gave (parse()): a path
+// opened may be a link to any other file (a symlinked shard of a model folder someone sent), and no byte of it is
+// echoed.
+Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t size, const std::string& file,
+                                         bool quote_text) {
   const auto total = static_cast<std::int64_t>(size);
   if (size == 0) {
     return fail(ErrorKind::Truncated, "the file is empty; a safetensors file begins with an 8-byte header length", file,
@@ -244,6 +248,12 @@ Result<std::uint64_t> read_header_length(const std::uint8_t* data, std::size_t s
   // file that begins with text is most likely not a safetensors file at all: say that, not the number.
   const auto is_text = [](std::uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r'; };
   if (std::all_of(data, data + 8, is_text)) {
+    if (!quote_text) {
+      return fail(ErrorKind::Malformed,
+                  "not a safetensors file: it begins with text, where a safetensors file begins with an 8-byte header "
+                  "length and a JSON header",
+                  file, 0);
+    }
     std::string start;
     for (std::size_t i = 0; i < std::min<std::size_t>(size, 16) && is_text(data[i]); ++i) {
       start += data[i] == '\n'   ? std::string("\\n")
@@ -429,8 +439,8 @@ Result<void> check_tiling(Layout& layout, std::int64_t total, const std::string&
 }
 
 // The reference's read_metadata and Metadata::validate, with every refusal naming its byte.
-Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file) {
-  const auto n = read_header_length(data, size, file);
+Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std::string& file, bool quote_text) {
+  const auto n = read_header_length(data, size, file, quote_text);
   if (!n) return std::unexpected(n.error());
   Layout layout;
   layout.data_start = 8 + static_cast<std::int64_t>(*n);
@@ -517,26 +527,12 @@ bool convert_to_float(DType dtype, std::span<const std::byte> bytes, std::span<f
 // Reading
 
 struct SafeTensors::Storage {
-  Storage() = default;
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-  ~Storage() {
-    if (mapping) ::munmap(mapping, mapped);
-  }
-
   const std::uint8_t* data = nullptr;
   std::size_t size = 0;
-  std::vector<std::uint8_t> owned;  // parse()
-  void* mapping = nullptr;          // open()
-  std::size_t mapped = 0;
+  std::vector<std::uint8_t> owned;                     // parse()
+  std::shared_ptr<const detail::MappedFile> mapping;   // open(): survives the file's truncation (file_read_mapped.h)
   std::unordered_map<std::string, std::size_t> index;  // name -> position in tensors_
 };
-
-namespace {
-
-std::string errno_text(int e) { return std::strerror(e ? e : EIO); }
-
-}  // namespace
 
 Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   std::string name = path.string();
@@ -544,15 +540,14 @@ Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   if (!file) return std::unexpected(std::move(file.error()));
 
   auto storage = std::make_shared<Storage>();
-  storage->size = static_cast<std::size_t>(file->size());
-  if (storage->size > 0) {
-    void* p = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, file->fd(), 0);
-    if (p == MAP_FAILED) return fail(ErrorKind::Io, "cannot map the file into memory: " + errno_text(errno), name);
-    storage->mapping = p;
-    storage->mapped = storage->size;
-    storage->data = static_cast<const std::uint8_t*>(p);
-  }
-  auto layout = read_layout(storage->data, storage->size, name);
+  auto mapping = detail::MappedFile::map(std::move(*file), name);
+  if (!mapping) return std::unexpected(std::move(mapping.error()));
+  storage->mapping = std::move(*mapping);
+  storage->size = storage->mapping->size();
+  storage->data = storage->mapping->data();
+  auto layout = read_layout(storage->data, storage->size, name, /*quote_text=*/false);
+  // A header read while another process cut the file short reads zeros: that is the error, not what they parse to.
+  if (auto ok = storage->mapping->intact(); !ok) return std::unexpected(ok.error());
   if (!layout) return std::unexpected(layout.error());
 
   SafeTensors st_out;
@@ -570,7 +565,7 @@ Result<SafeTensors> SafeTensors::parse(std::vector<std::uint8_t> bytes, std::str
   storage->owned = std::move(bytes);
   storage->data = storage->owned.data();
   storage->size = storage->owned.size();
-  auto layout = read_layout(storage->data, storage->size, name);
+  auto layout = read_layout(storage->data, storage->size, name, /*quote_text=*/true);
   if (!layout) return std::unexpected(layout.error());
 
   SafeTensors out;
@@ -595,6 +590,11 @@ std::span<const std::byte> SafeTensors::bytes(const TensorInfo& tensor) const {
   if (tensor.end > data_size) return {};  // not a tensor of this file
   const auto* p = reinterpret_cast<const std::byte*>(storage_->data) + data_start_ + tensor.begin;
   return {p, static_cast<std::size_t>(tensor.end - tensor.begin)};
+}
+
+Result<void> SafeTensors::intact() const {
+  if (!storage_ || !storage_->mapping) return {};
+  return storage_->mapping->intact();
 }
 
 Error SafeTensors::error(const TensorInfo& tensor, ErrorKind kind, std::string reason) const {
@@ -622,6 +622,7 @@ Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const
     return std::unexpected(
         error(tensor, ErrorKind::Mismatch, "tensor " + quote(tensor.name) + " is not a tensor of this file"));
   }
+  if (auto ok = intact(); !ok) return std::unexpected(ok.error());
   return out;
 }
 
@@ -645,6 +646,7 @@ Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols
   if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(m.data(), static_cast<std::size_t>(m.size())))) {
     return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
+  if (auto ok = intact(); !ok) return std::unexpected(ok.error());
   return m;
 }
 
@@ -666,6 +668,7 @@ Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
   if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(v.data(), static_cast<std::size_t>(v.size())))) {
     return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
+  if (auto ok = intact(); !ok) return std::unexpected(ok.error());
   return v;
 }
 

@@ -30,9 +30,11 @@
 //   layer.<l>.stats              F64 [H, 5]  per head: entropy summed over rows (nats), attention distance summed
 //                                            over rows (tokens), weight on token 0 summed over rows, the largest
 //                                            weight, the number of rows
-// Opening reads the header, the statistics and the overviews (their checksums checked then); the queries, keys and
-// row statistics of a head stay in the mapped file until the head is first shown, when their checksums are checked
-// (OnDemandLayer::verify). A 32,768-token dump of SmolLM2-135M's shape is 3 GB and opens in well under 2 s.
+// Opening reads the header, the statistics and the overviews (their checksums checked then), and counts the rows of
+// non-finite scores for a warning; the queries, keys and row statistics of a head stay in the mapped file until the
+// head is first shown, when their checksums are checked (OnDemandLayer::verify), then their contents: each row's
+// statistics as a forward writes them, and a few rows recomputed from the queries and keys under the layout's mask.
+// A 32,768-token dump of SmolLM2-135M's shape is 3 GB and opens in well under 2 s.
 #pragma once
 
 #include "attn/error.h"
@@ -57,6 +59,12 @@ struct AttentionDump {
   int version = 1;
   // Version 2: every layer, reading the mapped file (trace then has tokens and spans, and no layers).
   std::vector<OnDemandLayer> on_demand;
+  // Whether the mapped file the maps (version 1) or layers (version 2) read is unchanged since it was opened: another
+  // process may truncate it while it is open, and the pages it lost then read as zeros instead of faulting (SIGBUS).
+  // Whoever draws from the dump asks after reading and refuses what it read otherwise: an Io error naming the file,
+  // "changed on disk while open: it is now N bytes, was M; reopen it". (A version-2 layer's verify(head) asks too.)
+  std::function<Result<void>()> file_intact;
+  Result<void> intact() const { return file_intact ? file_intact() : Result<void>{}; }
 };
 
 Result<AttentionDump> read_attention_dump(const std::filesystem::path& path);

@@ -49,7 +49,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape);
 
 class SafeTensors {
  public:
-  // Maps the file read-only. The mapping lives as long as any copy of this object.
+  // Maps the file read-only. The mapping lives as long as any copy of this object (or of keeper()). A file truncated
+  // by another process while it is mapped does not crash the reader (reading past its new end would raise SIGBUS):
+  // the pages it lost read as zeros, and intact() then refuses what was read (core/file_read_mapped.h).
   static Result<SafeTensors> open(const std::filesystem::path& path);
   // The same validation over bytes in memory (tests, fuzzing); `name` stands for the file in errors.
   static Result<SafeTensors> parse(std::vector<std::uint8_t> bytes, std::string name);
@@ -74,6 +76,10 @@ class SafeTensors {
   // else the error names the tensor, both shapes and the tensor's file offset.
   Result<Matrix> matrix(std::string_view tensor, Index rows, Index cols) const;
   Result<Vector> vector(std::string_view tensor, Index n) const;
+  // Whether the file is unchanged since open(): an Io error naming it ("changed on disk while open: it is now N bytes,
+  // was M; reopen it") when another process truncated or resized it; always fine for parse(). to_float(), matrix() and
+  // vector() check it after reading; whoever reads bytes() or keeper()'s memory later checks it after each read.
+  Result<void> intact() const;
   // An Error about `tensor` with the file name and the tensor's file offset filled in.
   Error error(const TensorInfo& tensor, ErrorKind kind, std::string reason) const;
 

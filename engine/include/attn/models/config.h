@@ -23,6 +23,13 @@ enum class Family { Bert, DistilBert, Gpt2, Vit, Decoder };
 std::string_view to_string(Family family);
 
 enum class RopeScaling { Default, Linear, Dynamic, Llama3, Yarn };
+
+// The bounds of rope_scaling, checked where config.json is read: every factor (factor, low_freq_factor,
+// high_freq_factor, YaRN's attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim, LongRoPE's lists) is finite
+// and at most kMaxRopeFactor (published models use up to 64), and the longest input a decoder takes (its context:
+// max_position_embeddings, times the factor for dynamic scaling) is at most kMaxDecoderContext tokens.
+inline constexpr double kMaxRopeFactor = 1024.0;
+inline constexpr Index kMaxDecoderContext = Index{1} << 24;
 enum class GatedActivation { Silu, GeluTanh, GeluErf };  // act(gate(x)) * up(x)
 
 // The switches of the decoder family, read from config.json the way each family's configuration class in
@@ -79,14 +86,27 @@ struct TransformerConfig {
 
   int head_dim() const { return family == Family::Decoder ? decoder.head_dim : hidden / heads; }
   bool causal() const { return family == Family::Gpt2 || family == Family::Decoder; }
-  // The longest input: max_positions, or for dynamic RoPE the reach its scaling is for (positions x factor).
+  // The longest input: max_positions, or for dynamic RoPE the reach its scaling is for (positions x factor), never
+  // above kMaxDecoderContext (parse_config refuses a config asking for more; a config built by hand is clamped).
   Index context() const {
     if (family == Family::Decoder && decoder.rope == RopeScaling::Dynamic) {
-      return static_cast<Index>(static_cast<double>(max_positions) * std::max(1.0, decoder.rope_factor));
+      const double reach = static_cast<double>(max_positions) * std::max(1.0, decoder.rope_factor);
+      if (!(reach < static_cast<double>(kMaxDecoderContext))) return std::max<Index>(max_positions, kMaxDecoderContext);
+      return static_cast<Index>(reach);
     }
     return max_positions;
   }
 };
+
+// A decoder's rotary embedding at an input of seq_len tokens: the inverse frequency of each rotary pair (head_dim x
+// partial_rotary_factor / 2 of them) and the factor cos and sin are multiplied by (YaRN's attention factor; else 1).
+// `local`: Gemma 3's sliding layers, unscaled with their own base. The formulas of transformers' rope initialisers
+// (tools/parity/decoder_torch.py's rope_inv_freq); parse_config checks that a config's are finite and positive.
+struct RopeFrequencies {
+  std::vector<double> inv;
+  double factor = 1.0;
+};
+RopeFrequencies rope_frequencies(const TransformerConfig& c, Index seq_len, bool local);
 
 // Parses and validates (every size > 0, hidden divisible by heads, known activation, ...). `file` names
 // the input in errors; errors carry the line of the offending key where the JSON parser gives one.

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -136,6 +137,9 @@ struct TransformerRun {
   std::vector<Prediction> step_predictions;
   // RunOptions::keep OnDemand or Both: one per layer (the maps recomputed on demand, the streamed statistics).
   std::vector<OnDemandLayer> on_demand;
+  // Generation: what the request was estimated to need (generate_bytes, bytes) and the budget it was checked against
+  // (RunOptions::memory_limit, or what the machine had available; 0: unknown).
+  std::size_t memory_estimate = 0, memory_budget = 0;
 };
 
 // The logit lens: the final norm and the output embedding applied to the residual stream after every layer.
@@ -182,6 +186,13 @@ class TransformerModel {
 std::size_t run_bytes(const TransformerConfig& config, Index tokens, const RunOptions& options,
                       RunOptions::Keep* keep = nullptr);
 
+// What a generation of `new_tokens` after `prompt_tokens` takes at most (bytes, estimated before it starts): every
+// token's maps (grown as the tokens arrive, the last doubling holding the old maps beside the new), hidden states when
+// asked, the key/value cache and the working buffers. TransformerRunner::generate refuses a request whose estimate is
+// over RunOptions::memory_limit (0: MemAvailable), naming the figure, the limit and the new tokens that would fit.
+std::size_t generate_bytes(const TransformerConfig& config, Index prompt_tokens, Index new_tokens,
+                           const RunOptions& options);
+
 class TransformerRunner {
  public:
   explicit TransformerRunner(std::shared_ptr<const TransformerModel> model);
@@ -217,6 +228,17 @@ class TransformerRunner {
 // model.safetensors.index.json: the shard files its weight_map names, each once, sorted. A name that is not a
 // plain file name of the folder (empty, ".", "..", with a slash or a NUL) is refused. `name` stands for the file.
 Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& name);
+// The same index with its weight_map (tensor -> shard file); a key given twice is refused.
+struct SafetensorsIndex {
+  std::vector<std::string> files;                 // each shard once, sorted
+  std::map<std::string, std::string> weight_map;  // tensor -> shard file name
+};
+Result<SafetensorsIndex> read_safetensors_index(std::string_view text, const std::string& name);
+// The shards honour the weight_map exactly: every tensor it lists is in the shard it names, and every tensor of every
+// shard is listed, at that shard (a tensor stored in two shards, or a map naming a shard without the tensor, is
+// refused: which copy loaded would otherwise depend on the files' order). `name` is the index file, for the errors.
+Result<void> check_weight_map(const SafetensorsIndex& index, const std::vector<const io::SafeTensors*>& shards,
+                              const std::string& name);
 
 // "pytorch_model.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl": refused with how to convert them.
 bool is_pickled_checkpoint(const std::filesystem::path& path);

@@ -5,10 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <numbers>
 #include <optional>
 #include <system_error>
 
@@ -192,7 +194,100 @@ Result<std::string> decoder_type(const Keys& k, const TransformerConfig& c) {
   return k.error(ErrorKind::Malformed, "names neither model_type nor architectures; " + std::string(kSupported));
 }
 
-// rope_scaling: null, or {"rope_type" (or "type"): ..., "factor": ..., per-type keys}.
+// A number of the rope_scaling object `s` (of type `t`) in [lo, hi] (`above` refuses lo itself): absent or null takes
+// `fallback`, and without a fallback a key that must be there (lo > 0) is refused. Errors name the field, its value
+// and the range, at the line of rope_scaling.
+Result<std::optional<double>> rope_number(const Keys& k, const json& s, const std::string& t, const char* name,
+                                          std::optional<double> fallback, double lo, double hi, bool above = false) {
+  constexpr std::string_view key = "rope_scaling";
+  if (!s.contains(name) || s[name].is_null()) {
+    if (!fallback && lo > 0) {
+      return k.error(ErrorKind::Malformed, key, "rope_scaling type " + quote(t) + " needs \"" + name + "\"");
+    }
+    return fallback;
+  }
+  const json& v = s[name];
+  if (!v.is_number()) {
+    return k.error(ErrorKind::Malformed, key,
+                   std::string("rope_scaling ") + name + " must be a number, got " + v.dump());
+  }
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || (above && x == lo) || x > hi) {
+    return k.error(x > hi ? ErrorKind::TooLarge : ErrorKind::OutOfRange, key,
+                   std::string("rope_scaling ") + name + " is " + (std::isfinite(x) ? v.dump() : "not finite") +
+                       "; it must be " + (above ? "above " : "from ") + number_text(lo) +
+                       (above ? " and at most " : " to ") + number_text(hi));
+  }
+  return x;
+}
+
+// Llama 3's and YaRN's fields of the rope_scaling object `s`.
+Result<void> read_rope_llama3_yarn(const Keys& k, const json& s, const std::string& t, DecoderSettings& d,
+                                   int max_positions) {
+  constexpr std::string_view key = "rope_scaling";
+  std::optional<double> v;
+  const auto original = [&](std::optional<double> fallback) -> Result<void> {
+    ATTN_ASSIGN(
+        v, rope_number(k, s, t, "original_max_position_embeddings", fallback, 1, static_cast<double>(kMaxPositions)));
+    if (*v != std::floor(*v)) {
+      return k.error(ErrorKind::Malformed, key,
+                     "rope_scaling original_max_position_embeddings is " + number_text(*v) + ", not a whole number");
+    }
+    d.original_max_positions = static_cast<int>(*v);
+    return {};
+  };
+  if (d.rope == RopeScaling::Llama3) {
+    ATTN_ASSIGN(v, rope_number(k, s, t, "low_freq_factor", std::nullopt, 1e-6, kMaxRopeFactor));
+    d.low_freq_factor = *v;
+    ATTN_ASSIGN(v, rope_number(k, s, t, "high_freq_factor", std::nullopt, 1e-6, kMaxRopeFactor));
+    d.high_freq_factor = *v;
+    if (d.high_freq_factor <= d.low_freq_factor) {
+      return k.error(ErrorKind::OutOfRange, key, "rope_scaling high_freq_factor must be above low_freq_factor");
+    }
+    ATTN_TRY(original(std::nullopt));
+  }
+  if (d.rope == RopeScaling::Yarn) {
+    ATTN_TRY(original(static_cast<double>(max_positions)));
+    ATTN_ASSIGN(d.attention_factor, rope_number(k, s, t, "attention_factor", std::nullopt, 0, kMaxRopeFactor, true));
+    // The ramp's ends are log(positions / (beta 2 pi)): a beta of 0 would make them infinite.
+    ATTN_ASSIGN(v, rope_number(k, s, t, "beta_fast", 32.0, 0, kMaxRopeFactor, true));
+    d.beta_fast = *v;
+    ATTN_ASSIGN(v, rope_number(k, s, t, "beta_slow", 1.0, 0, kMaxRopeFactor, true));
+    d.beta_slow = *v;
+    ATTN_ASSIGN(v, rope_number(k, s, t, "mscale", 0.0, 0, kMaxRopeFactor));
+    d.mscale = *v;
+    ATTN_ASSIGN(v, rope_number(k, s, t, "mscale_all_dim", 0.0, 0, kMaxRopeFactor));
+    d.mscale_all_dim = *v;
+  }
+  return {};
+}
+
+// LongRoPE's per-dimension factors: read by no type AttnScope runs, checked all the same where they are given.
+Result<void> check_rope_factor_lists(const Keys& k, const json& s) {
+  constexpr std::string_view key = "rope_scaling";
+  for (const char* name : {"long_factor", "short_factor"}) {
+    if (!s.contains(name) || s[name].is_null()) continue;
+    const json& list = s[name];
+    if (!list.is_array() || list.size() > static_cast<std::size_t>(kMaxHidden)) {
+      return k.error(ErrorKind::Malformed, key,
+                     std::string("rope_scaling ") + name + " must be a list of at most " + std::to_string(kMaxHidden) +
+                         " numbers");
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json& e = list[i];
+      if (!e.is_number() || !std::isfinite(e.get<double>()) || e.get<double>() < 1e-6 ||
+          e.get<double>() > kMaxRopeFactor) {
+        return k.error(ErrorKind::OutOfRange, key,
+                       std::string("rope_scaling ") + name + "[" + std::to_string(i) + "] is " + e.dump() +
+                           "; it must be a number from " + number_text(1e-6) + " to " + number_text(kMaxRopeFactor));
+      }
+    }
+  }
+  return {};
+}
+
+// rope_scaling: null, or {"rope_type" (or "type"): ..., "factor": ..., per-type keys}. Every number is checked for
+// finiteness and range here, where it enters: the rotary frequencies and the context are computed from them.
 Result<void> read_rope_scaling(const Keys& k, DecoderSettings& d, int max_positions) {
   constexpr std::string_view key = "rope_scaling";
   const json* s = k.find(key);
@@ -220,52 +315,24 @@ Result<void> read_rope_scaling(const Keys& k, DecoderSettings& d, int max_positi
         ErrorKind::Unsupported, key,
         "rope_scaling type " + quote(t) + " is not supported; AttnScope supports " + std::string(kRopeTypes));
   }
-  // A number of the object: absent or null takes `fallback`; `required` refuses absence.
-  auto number = [&](const char* name, std::optional<double> fallback, double lo) -> Result<std::optional<double>> {
-    if (!s->contains(name) || (*s)[name].is_null()) {
-      if (!fallback && lo > 0) {
-        return k.error(ErrorKind::Malformed, key, "rope_scaling type " + quote(t) + " needs \"" + name + "\"");
-      }
-      return fallback;
-    }
-    const json& v = (*s)[name];
-    if (!v.is_number() || !(v.get<double>() >= lo) || !std::isfinite(v.get<double>())) {
-      return k.error(ErrorKind::OutOfRange, key,
-                     std::string("rope_scaling ") + name + " must be a number of at least " + number_text(lo) +
-                         ", got " + v.dump());
-    }
-    return v.get<double>();
-  };
-  std::optional<double> v;
   if (d.rope != RopeScaling::Default) {
-    ATTN_ASSIGN(v, number("factor", d.rope == RopeScaling::Yarn ? std::optional<double>(1.0) : std::nullopt, 1e-6));
+    std::optional<double> v;
+    const std::optional<double> fallback = d.rope == RopeScaling::Yarn ? std::optional<double>(1.0) : std::nullopt;
+    ATTN_ASSIGN(v, rope_number(k, *s, t, "factor", fallback, 1e-6, kMaxRopeFactor));
     d.rope_factor = *v;
   }
-  if (d.rope == RopeScaling::Llama3) {
-    ATTN_ASSIGN(v, number("low_freq_factor", std::nullopt, 1e-6));
-    d.low_freq_factor = *v;
-    ATTN_ASSIGN(v, number("high_freq_factor", std::nullopt, 1e-6));
-    d.high_freq_factor = *v;
-    if (d.high_freq_factor <= d.low_freq_factor) {
-      return k.error(ErrorKind::OutOfRange, key, "rope_scaling high_freq_factor must be above low_freq_factor");
+  if (d.rope == RopeScaling::Dynamic) {
+    // Dynamic scaling is for inputs up to max_position_embeddings x factor: that product is the context.
+    const double context = static_cast<double>(max_positions) * std::max(1.0, d.rope_factor);
+    if (context > static_cast<double>(kMaxDecoderContext)) {
+      return k.error(ErrorKind::TooLarge, key,
+                     "rope_scaling factor " + number_text(d.rope_factor) + " (dynamic) stretches " +
+                         "max_position_embeddings " + std::to_string(max_positions) + " to a context of " +
+                         number_text(context) + " tokens; at most " + std::to_string(kMaxDecoderContext));
     }
-    ATTN_ASSIGN(v, number("original_max_position_embeddings", std::nullopt, 1));
-    d.original_max_positions = static_cast<int>(std::min(*v, 1e9));
   }
-  if (d.rope == RopeScaling::Yarn) {
-    ATTN_ASSIGN(v, number("original_max_position_embeddings", static_cast<double>(max_positions), 1));
-    d.original_max_positions = static_cast<int>(std::min(*v, 1e9));
-    ATTN_ASSIGN(d.attention_factor, number("attention_factor", std::nullopt, 0));
-    ATTN_ASSIGN(v, number("beta_fast", 32.0, 0));
-    d.beta_fast = *v;
-    ATTN_ASSIGN(v, number("beta_slow", 1.0, 0));
-    d.beta_slow = *v;
-    ATTN_ASSIGN(v, number("mscale", 0.0, 0));
-    d.mscale = *v;
-    ATTN_ASSIGN(v, number("mscale_all_dim", 0.0, 0));
-    d.mscale_all_dim = *v;
-  }
-  return {};
+  ATTN_TRY(read_rope_llama3_yarn(k, *s, t, d, max_positions));
+  return check_rope_factor_lists(k, *s);
 }
 
 // A token id or a list of them (eos_token_id).
@@ -348,6 +415,20 @@ Result<void> read_decoder_rope(const Keys& k, TransformerConfig& c) {
   ATTN_TRY(read_rope_scaling(k, d, c.max_positions));
   if (d.rope == RopeScaling::Llama3 || d.rope == RopeScaling::Yarn) {
     if (d.original_max_positions == 0) d.original_max_positions = c.max_positions;
+  }
+  // What the forward computes from them, at the shortest and the longest input the model takes: every rotary
+  // frequency and the factor finite and positive (rope_theta 1 with YaRN, say, divides by log(1)).
+  for (const Index seq_len : {Index{1}, static_cast<Index>(c.max_positions), c.context()}) {
+    const RopeFrequencies r = rope_frequencies(c, seq_len, false);
+    const auto bad = std::find_if(r.inv.begin(), r.inv.end(), [](double f) { return !(std::isfinite(f) && f > 0); });
+    if (bad != r.inv.end() || !(std::isfinite(r.factor) && r.factor > 0)) {
+      const std::string what = bad != r.inv.end() ? "the inverse frequency of rotary pair " +
+                                                        std::to_string(bad - r.inv.begin()) + " is " + number_text(*bad)
+                                                  : "the attention factor is " + number_text(r.factor);
+      return k.error(ErrorKind::OutOfRange, k.find("rope_scaling") ? "rope_scaling" : "rope_theta",
+                     "rope_theta " + number_text(d.rope_theta) + " with this rope_scaling gives, at " +
+                         std::to_string(seq_len) + " tokens, " + what + "; RoPE needs finite positive values");
+    }
   }
   return {};
 }
@@ -615,6 +696,68 @@ std::string_view to_string(Family family) {
     case Family::Decoder: return "decoder";
   }
   return "unknown";
+}
+
+RopeFrequencies rope_frequencies(const TransformerConfig& c, Index seq_len, bool local) {
+  const DecoderSettings& s = c.decoder;
+  const Index dim = static_cast<Index>(static_cast<double>(s.head_dim) * s.partial_rotary);
+  const double base = local ? *s.local_rope_theta : s.rope_theta;
+  RopeFrequencies r;
+  const auto exponent = [&](Index i) { return static_cast<double>(2 * i) / static_cast<double>(dim); };
+  for (Index i = 0; i < dim / 2; ++i) r.inv.push_back(1.0 / std::pow(base, exponent(i)));
+  if (local) return r;
+  const double f = s.rope_factor;
+  switch (s.rope) {
+    case RopeScaling::Default: break;
+    case RopeScaling::Linear:
+      for (double& v : r.inv) v /= f;
+      break;
+    case RopeScaling::Dynamic:
+      if (seq_len > c.max_positions) {
+        const double m = c.max_positions;
+        const double b = base * std::pow(f * static_cast<double>(seq_len) / m - (f - 1.0),
+                                         static_cast<double>(dim) / static_cast<double>(dim - 2));
+        for (Index i = 0; i < dim / 2; ++i) r.inv[static_cast<std::size_t>(i)] = 1.0 / std::pow(b, exponent(i));
+      }
+      break;
+    case RopeScaling::Llama3: {
+      const double old = s.original_max_positions;
+      const double low_wavelen = old / s.low_freq_factor, high_wavelen = old / s.high_freq_factor;
+      for (double& v : r.inv) {
+        const double wavelen = 2.0 * std::numbers::pi / v;
+        const double scaled = wavelen > low_wavelen ? v / f : v;
+        const double smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+        v = medium ? (1.0 - smooth) * scaled / f + smooth * scaled : scaled;
+      }
+      break;
+    }
+    case RopeScaling::Yarn: {
+      const double m = s.original_max_positions;
+      const auto mscale = [](double scale, double k) { return scale <= 1.0 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; };
+      if (s.attention_factor) {
+        r.factor = *s.attention_factor;
+      } else if (s.mscale != 0.0 && s.mscale_all_dim != 0.0) {
+        r.factor = mscale(f, s.mscale) / mscale(f, s.mscale_all_dim);
+      } else {
+        r.factor = mscale(f, 1.0);
+      }
+      const auto correction = [&](double rotations) {
+        return static_cast<double>(dim) * std::log(m / (rotations * 2.0 * std::numbers::pi)) / (2.0 * std::log(base));
+      };
+      const double lo = std::max(std::floor(correction(s.beta_fast)), 0.0);
+      double hi = std::min(std::ceil(correction(s.beta_slow)), static_cast<double>(dim - 1));
+      if (lo == hi) hi += 0.001;
+      for (Index i = 0; i < dim / 2; ++i) {
+        const double ramp = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
+        const double extrapolation = 1.0 - ramp;
+        double& v = r.inv[static_cast<std::size_t>(i)];
+        v = v / f * (1.0 - extrapolation) + v * extrapolation;
+      }
+      break;
+    }
+  }
+  return r;
 }
 
 Result<TransformerConfig> parse_config(std::string_view text, const std::string& file) {

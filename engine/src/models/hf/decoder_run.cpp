@@ -73,74 +73,9 @@ void rms_norm(const float* in, float* out, const RowVector& w, Index d, float ep
   ArrayMap(out, d) = x * inv * w.transpose().array();
 }
 
-// The rotation of one forward: inverse frequencies and the factor cos and sin are multiplied by
-// (tools/parity/decoder_torch.py's rope_inv_freq, the same formulas as transformers' rope initialisers).
-struct Rope {
-  std::vector<double> inv;
-  double factor = 1.0;
-};
+using Rope = RopeFrequencies;
 
-Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) {
-  const DecoderSettings& s = c.decoder;
-  const Index dim = static_cast<Index>(static_cast<double>(s.head_dim) * s.partial_rotary);
-  const double base = local ? *s.local_rope_theta : s.rope_theta;
-  Rope r;
-  const auto exponent = [&](Index i) { return static_cast<double>(2 * i) / static_cast<double>(dim); };
-  for (Index i = 0; i < dim / 2; ++i) r.inv.push_back(1.0 / std::pow(base, exponent(i)));
-  if (local) return r;
-  const double f = s.rope_factor;
-  switch (s.rope) {
-    case RopeScaling::Default: break;
-    case RopeScaling::Linear:
-      for (double& v : r.inv) v /= f;
-      break;
-    case RopeScaling::Dynamic:
-      if (seq_len > c.max_positions) {
-        const double m = c.max_positions;
-        const double b = base * std::pow(f * static_cast<double>(seq_len) / m - (f - 1.0),
-                                         static_cast<double>(dim) / static_cast<double>(dim - 2));
-        for (Index i = 0; i < dim / 2; ++i) r.inv[static_cast<std::size_t>(i)] = 1.0 / std::pow(b, exponent(i));
-      }
-      break;
-    case RopeScaling::Llama3: {
-      const double old = s.original_max_positions;
-      const double low_wavelen = old / s.low_freq_factor, high_wavelen = old / s.high_freq_factor;
-      for (double& v : r.inv) {
-        const double wavelen = 2.0 * std::numbers::pi / v;
-        const double scaled = wavelen > low_wavelen ? v / f : v;
-        const double smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-        const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
-        v = medium ? (1.0 - smooth) * scaled / f + smooth * scaled : scaled;
-      }
-      break;
-    }
-    case RopeScaling::Yarn: {
-      const double m = s.original_max_positions;
-      const auto mscale = [](double scale, double k) { return scale <= 1.0 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; };
-      if (s.attention_factor) {
-        r.factor = *s.attention_factor;
-      } else if (s.mscale != 0.0 && s.mscale_all_dim != 0.0) {
-        r.factor = mscale(f, s.mscale) / mscale(f, s.mscale_all_dim);
-      } else {
-        r.factor = mscale(f, 1.0);
-      }
-      const auto correction = [&](double rotations) {
-        return static_cast<double>(dim) * std::log(m / (rotations * 2.0 * std::numbers::pi)) / (2.0 * std::log(base));
-      };
-      const double lo = std::max(std::floor(correction(s.beta_fast)), 0.0);
-      double hi = std::min(std::ceil(correction(s.beta_slow)), static_cast<double>(dim - 1));
-      if (lo == hi) hi += 0.001;
-      for (Index i = 0; i < dim / 2; ++i) {
-        const double ramp = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
-        const double extrapolation = 1.0 - ramp;
-        double& v = r.inv[static_cast<std::size_t>(i)];
-        v = v / f * (1.0 - extrapolation) + v * extrapolation;
-      }
-      break;
-    }
-  }
-  return r;
-}
+Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) { return rope_frequencies(c, seq_len, local); }
 
 // cos and sin [rows][half] for positions p0 .. p0 + rows - 1, already times the rope's factor.
 void rope_tables(const Rope& r, Index p0, Index rows, std::vector<float>& cos, std::vector<float>& sin) {
@@ -234,6 +169,14 @@ class Extension {
       logits.array() = (logits.array() / cap).tanh() * cap;
     }
     st_.ids.assign(run_.ids.begin(), run_.ids.begin() + p1);
+    // The weights were read from the files' mappings: a file another process cut short meanwhile read zeros
+    // (core/file_read_mapped.h), and this extension's maps and logits are refused, naming the file.
+    for (const io::SafeTensors& file : w_.files) {
+      if (auto ok = file.intact(); !ok) {
+        st_.ids.clear();
+        return std::unexpected(ok.error());
+      }
+    }
     return {};
   }
 
@@ -594,6 +537,44 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   return {};
 }
 
+namespace {
+
+// The maps' first size in a generation: the prompt and up to this many new tokens; then doubled as tokens arrive.
+constexpr Index kFirstGeneratedRows = 64;
+
+// Every layer's maps and the hidden states resized to `to` rows and columns: rows [0, rows_done) kept (their first
+// columns, the rest zero), later rows left for the extension to write. How a generation's maps grow as tokens
+// arrive, and shrink to the tokens there are when it stops early.
+void resize_generation(TransformerRun& run, const TransformerConfig& c, Precision precision, Index rows_done,
+                       Index to) {
+  for (auto& layer : run.attention.layers) {
+    const HeadStack& from = layer.maps;
+    const Index keep = std::min(rows_done, to), cols = std::min(from.cols(), to);
+    HeadStack resized(c.heads, to, to, precision, HeadStack::Init::Uninitialised);
+    for (int h = 0; h < c.heads; ++h) {
+      for (Index r = 0; r < keep; ++r) {
+        if (precision == Precision::F16) {
+          Eigen::half* dst = resized.f16(h) + r * to;
+          std::copy_n(from.f16(h) + r * from.cols(), cols, dst);
+          std::fill(dst + cols, dst + to, Eigen::half(0.0f));
+        } else {
+          float* dst = resized.f32(h) + r * to;
+          std::copy_n(from.f32(h) + r * from.cols(), cols, dst);
+          std::fill(dst + cols, dst + to, 0.0f);
+        }
+      }
+    }
+    layer.maps = std::move(resized);
+  }
+  for (Matrix& h : run.hidden_states) {
+    const Index old = h.rows();
+    h.conservativeResize(to, Eigen::NoChange);
+    if (to > old) h.bottomRows(to - old).setZero();
+  }
+}
+
+}  // namespace
+
 Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run, const GenerateOptions& g,
                            const RunOptions& options, const std::function<Result<void>(Index p0, Index p1)>& extend) {
   const auto& c = m.config;
@@ -605,10 +586,13 @@ Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run,
                            std::to_string(steps) + " new tokens of " + std::to_string(g.max_new_tokens));
   }
   const Index size = prompt + steps;
-  for (auto& s : make_stacks(c, size, options.precision)) {
+  // The maps grow with the tokens (doubling): a generation asked for 12,000 tokens that stops at its end token after
+  // 40 never holds the maps of 12,000 (its estimate, checked before, is of the whole request).
+  Index capacity = std::min(size, prompt + std::min(steps, kFirstGeneratedRows));
+  for (auto& s : make_stacks(c, capacity, options.precision)) {
     run.attention.layers.push_back({Stage::Decoder, static_cast<int>(run.attention.layers.size()), std::move(s)});
   }
-  if (options.hidden_states) run.hidden_states = make_hidden(c, size);
+  if (options.hidden_states) run.hidden_states = make_hidden(c, capacity);
   ATTN_TRY(extend(0, prompt));
   run.prompt_tokens = static_cast<int>(prompt);
   SplitMix64 rng(g.seed);
@@ -625,29 +609,18 @@ Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run,
     run.attention.tokens.push_back(token_label(tok, id));
     run.attention.spans.push_back(Span{});
     run.generated_probability.push_back(probability);
+    if (pos + 1 > capacity) {
+      capacity = std::min(size, std::max(pos + 1, 2 * capacity));
+      resize_generation(run, c, options.precision, pos, capacity);
+    }
     ATTN_TRY(extend(pos, pos + 1));
     const bool eos = std::find(c.decoder.eos.begin(), c.decoder.eos.end(), id) != c.decoder.eos.end();
     if (g.on_token && !g.on_token(static_cast<int>(pos), id, probability)) break;
     if (g.stop_at_eos && eos) break;
   }
   const Index final_size = static_cast<Index>(run.ids.size());
-  if (final_size < size) {
-    // Stopped early: the maps and hidden states shrink to the tokens there are.
-    for (auto& layer : run.attention.layers) {
-      HeadStack smaller(c.heads, final_size, final_size, options.precision, HeadStack::Init::Uninitialised);
-      for (int h = 0; h < c.heads; ++h) {
-        for (Index r = 0; r < final_size; ++r) {
-          if (options.precision == Precision::F16) {
-            std::copy_n(layer.maps.f16(h) + r * size, final_size, smaller.f16(h) + r * final_size);
-          } else {
-            std::copy_n(layer.maps.f32(h) + r * size, final_size, smaller.f32(h) + r * final_size);
-          }
-        }
-      }
-      layer.maps = std::move(smaller);
-    }
-    for (Matrix& h : run.hidden_states) h.conservativeResize(final_size, Eigen::NoChange);
-  }
+  // The maps and hidden states to the tokens there are.
+  if (final_size < capacity) resize_generation(run, c, options.precision, final_size, final_size);
   run.logits_from = static_cast<int>(final_size - 1);
   predict(m, run, options.top_k);
   return {};

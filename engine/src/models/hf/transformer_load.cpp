@@ -4,12 +4,15 @@
 #include "transformer_impl.h"
 #include "tensor_reader.h"
 #include "../../core/json_config.h"
+#include "../../core/json_keys.h"
 #include "../../core/try.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace attn::models {
@@ -340,22 +343,40 @@ Result<std::unique_ptr<TransformerModel::Impl>> build(TransformerConfig config,
     impl->lm_weights = std::make_unique<DecoderWeights>();
     impl->lm_weights->files = std::move(files);
   }
-  TensorReader reader(std::move(shards), /*checking=*/false);
+  TensorReader reader(shards, /*checking=*/false);
   Loader loader(*impl, reader, progress);
   // On failure `impl` is dropped here: nothing half-built survives.
-  if (auto ok = loader.run(); !ok) return std::unexpected(ok.error());
+  auto loaded = loader.run();
+  // A shard truncated by another process while it was read read zeros (core/file_read_mapped.h): say that, not what
+  // the zeros made of the tensors.
+  for (const auto* shard : shards) {
+    if (auto ok = shard->intact(); !ok) return std::unexpected(ok.error());
+  }
+  if (!loaded) return std::unexpected(loaded.error());
   return impl;
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& name) {
+Result<SafetensorsIndex> read_safetensors_index(std::string_view text, const std::string& name) {
   auto parsed = detail::parse_json(text, name);
   if (!parsed) return std::unexpected(parsed.error());
   const auto& json = *parsed;
   if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
     return fail(ErrorKind::Malformed, "not a safetensors index: expected an object with a \"weight_map\"", name);
   }
+  // nlohmann keeps the last of two equal keys: a tensor listed twice (in two shards, maybe) is refused instead.
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> first_at;
+  for (const auto& key : detail::object_keys(text, 2)) {
+    const auto [seen, inserted] = first_at.emplace(std::pair{key.object, key.name}, key.offset);
+    if (!inserted) {
+      return fail(ErrorKind::Malformed,
+                  "lists " + detail::quote(key.name) + " twice (first at byte " + std::to_string(seen->second) +
+                      "): a tensor is in one shard",
+                  name, key.offset);
+    }
+  }
+  SafetensorsIndex index;
   std::set<std::string> names;
   for (const auto& [tensor, file] : json["weight_map"].items()) {
     if (!file.is_string()) return fail(ErrorKind::Malformed, "weight_map[\"" + tensor + "\"] is not a file name", name);
@@ -365,8 +386,50 @@ Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, 
       return fail(ErrorKind::Malformed, "weight_map names a file outside the folder: \"" + f + "\"", name);
     }
     names.insert(f);
+    index.weight_map.emplace(tensor, f);
   }
-  return std::vector<std::string>(names.begin(), names.end());
+  index.files.assign(names.begin(), names.end());
+  return index;
+}
+
+Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& name) {
+  auto index = read_safetensors_index(text, name);
+  if (!index) return std::unexpected(index.error());
+  return std::move(index->files);
+}
+
+Result<void> check_weight_map(const SafetensorsIndex& index, const std::vector<const io::SafeTensors*>& shards,
+                              const std::string& name) {
+  std::map<std::string, const io::SafeTensors*, std::less<>> by_file;
+  for (const auto* shard : shards) by_file.emplace(fs::path(shard->name()).filename().string(), shard);
+  const auto mismatch = [&](const std::string& why) { return fail(ErrorKind::Mismatch, why, name); };
+  // Every entry: its shard holds the tensor.
+  for (const auto& [tensor, file] : index.weight_map) {
+    const auto shard = by_file.find(file);
+    if (shard == by_file.end()) return mismatch("weight_map names " + file + ", which was not opened");
+    if (shard->second->find(tensor)) continue;
+    std::string where;
+    for (const auto* other : shards) {
+      if (other->find(tensor)) where = fs::path(other->name()).filename().string();
+    }
+    return mismatch("weight_map puts " + detail::quote(tensor) + " in " + file + ", which does not hold it" +
+                    (where.empty() ? std::string(" (no shard does)") : " (" + where + " does)"));
+  }
+  // Every tensor of every shard: listed, in that shard (so a tensor stored twice is refused, whichever is named).
+  for (const auto* shard : shards) {
+    const std::string file = fs::path(shard->name()).filename().string();
+    for (const io::TensorInfo& t : shard->tensors()) {
+      const auto listed = index.weight_map.find(t.name);
+      if (listed == index.weight_map.end()) {
+        return mismatch(file + " holds " + detail::quote(t.name) + ", which weight_map does not list");
+      }
+      if (listed->second != file) {
+        return mismatch(detail::quote(t.name) + " is in both " + listed->second + " and " + file +
+                        "; weight_map names " + listed->second + ": a tensor is stored in one shard");
+      }
+    }
+  }
+  return {};
 }
 
 TransformerModel::TransformerModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -424,12 +487,12 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     // The weights: a sharded index, model.safetensors, or the folder's only *.safetensors.
     std::vector<fs::path> files;
     const fs::path index = folder / "model.safetensors.index.json";
+    std::optional<SafetensorsIndex> weight_map;
     if (fs::exists(index, ec)) {
       auto text = detail::read_config_text(index);
       if (!text) return std::unexpected(text.error());
-      std::vector<std::string> names;
-      ATTN_ASSIGN(names, parse_safetensors_index(*text, index.string()));
-      for (const auto& n : names) files.push_back(folder / n);
+      ATTN_ASSIGN(weight_map, read_safetensors_index(*text, index.string()));
+      for (const auto& n : weight_map->files) files.push_back(folder / n);
     } else if (fs::exists(folder / "model.safetensors", ec)) {
       files.push_back(folder / "model.safetensors");
     } else {
@@ -470,6 +533,7 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     }
     std::vector<const io::SafeTensors*> ptrs;
     for (const auto& s : shards) ptrs.push_back(&s);
+    if (weight_map) ATTN_TRY(check_weight_map(*weight_map, ptrs, index.string()));
 
     auto impl = build(std::move(*config), std::move(ptrs), std::move(tokenizer), progress, std::move(warnings));
     if (!impl) return std::unexpected(impl.error());

@@ -430,6 +430,9 @@ struct Gpt2Extension {
     const Index D = c.hidden, n = p1 - p0;
     const Index size = run.attention.layers.front().maps.cols();
     if (p0 == 0) cache.assign(static_cast<std::size_t>(c.layers), Matrix(size, 2 * D));
+    for (Matrix& kv : cache) {
+      if (kv.rows() < size) kv.conservativeResize(size, Eigen::NoChange);  // the maps grew with the tokens
+    }
     float* x = s.x.get(static_cast<std::size_t>(n * D));
     float* xn = s.xn.get(static_cast<std::size_t>(n * D));
     float* qkv = s.qkv.get(static_cast<std::size_t>(n * 3 * D));
@@ -648,7 +651,23 @@ std::size_t run_bytes(const TransformerConfig& c, Index n, const RunOptions& o, 
   if (decoder) bytes += 2.0 * L * kv * N * hd * 4.0;  // the key/value cache
   // Working buffers: the residual stream and its projections, and the score rows of two threads.
   bytes += N * (4.0 * d + (H + 2 * kv) * hd + 2.0 * c.intermediate) * 4.0 + 2.0 * 256 * N * 4.0;
-  return static_cast<std::size_t>(bytes);
+  // Saturated: a hostile config's figures (10^21 bytes) do not fit a size_t, and converting them would be undefined.
+  constexpr double kMax = static_cast<double>(std::numeric_limits<std::size_t>::max() / 2);
+  return bytes < kMax ? static_cast<std::size_t>(bytes) : static_cast<std::size_t>(kMax);
+}
+
+std::size_t generate_bytes(const TransformerConfig& c, Index prompt, Index fresh, const RunOptions& o) {
+  RunOptions maps = o;
+  maps.keep = RunOptions::Keep::Maps;
+  maps.all_logits = false;
+  const Index n = prompt + std::max<Index>(0, fresh);
+  const double N = static_cast<double>(n), L = c.layers, H = c.heads;
+  double bytes = static_cast<double>(run_bytes(c, n, maps));
+  bytes +=
+      0.25 * L * H * N * N * (o.precision == Precision::F16 ? 2.0 : 4.0);  // the last doubling: old maps beside new
+  if (c.family == Family::Gpt2) bytes += L * N * 2.0 * c.hidden * 4.0;     // its key/value cache (run_bytes: decoders')
+  constexpr double kMax = static_cast<double>(std::numeric_limits<std::size_t>::max() / 2);
+  return bytes < kMax ? static_cast<std::size_t>(bytes) : static_cast<std::size_t>(kMax);
 }
 
 namespace {
@@ -695,6 +714,36 @@ Result<void> check_memory(const TransformerConfig& c, Index n, RunOptions& o) {
                   (maps ? " (every layer's attention maps kept)" : " (attention kept on demand)") + ", more than the " +
                   gigabytes(limit) + (o.memory_limit > 0 ? " allowed" : " this machine has available") + "; up to " +
                   std::to_string(lo) + " tokens would fit");
+}
+
+// A generation's estimate (generate_bytes) against the budget, before anything is allocated: the request refused
+// over it with the figure, the limit and the new tokens that would fit. Both figures are kept in the run (the CLI
+// prints them).
+Result<void> check_generation_memory(const TransformerConfig& c, const GenerateOptions& g, const RunOptions& o,
+                                     TransformerRun& run) {
+  const Index prompt = static_cast<Index>(run.ids.size());
+  const Index fresh = std::clamp<Index>(g.max_new_tokens, 0, std::max<Index>(0, c.context() - prompt));
+  const std::size_t need = generate_bytes(c, prompt, fresh, o);
+  const std::size_t limit = o.memory_limit > 0 ? o.memory_limit : available_memory();
+  run.memory_estimate = need;
+  run.memory_budget = limit;
+  if (limit == 0 || need <= limit) return {};
+  Index lo = 0, hi = fresh;  // the most new tokens whose estimate fits
+  while (lo < hi) {
+    const Index mid = (lo + hi + 1) / 2;
+    if (generate_bytes(c, prompt, mid, o) <= limit) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return fail(ErrorKind::TooLarge, "generating " + with_commas(fresh) + " new tokens after a prompt of " +
+                                       with_commas(prompt) + " needs about " + gigabytes(need) +
+                                       " (every layer's attention maps over " + with_commas(prompt + fresh) +
+                                       " tokens, grown as they come, and the key/value cache), more than the " +
+                                       gigabytes(limit) +
+                                       (o.memory_limit > 0 ? " allowed" : " this machine has available") + "; up to " +
+                                       with_commas(lo) + " new tokens would fit");
 }
 
 // The attention mask as a bias per key (0, or -inf for padding); GPT-2 ignores it. Attention on demand takes no
@@ -983,6 +1032,9 @@ Result<TransformerRun> TransformerRunner::generate(const std::vector<int>& promp
     auto started = start_run(m, prompt, {}, options);
     if (!started) return started;
     TransformerRun run = std::move(*started);
+    if (auto fits = check_generation_memory(m.config, generation, options, run); !fits) {
+      return std::unexpected(fits.error());
+    }
     Result<void> ok;
     if (m.config.family == Family::Decoder) {
       if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
