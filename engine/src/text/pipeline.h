@@ -22,6 +22,10 @@ namespace attn::text::pipeline {
 
 class Regex;
 
+// The budget of what a normalizer writes (here, SentencePiece's normalized text, estimated before
+// libsentencepiece runs): at most kMaxOutputBytes.
+inline constexpr std::int64_t kMaxOutputBytes = std::int64_t{64} << 20;
+
 // Text with, for each of its bytes, the bytes of the input it came from.
 struct Piece {
   std::string text;
