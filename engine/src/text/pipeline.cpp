@@ -11,6 +11,20 @@
 
 namespace attn::text::pipeline {
 
+OutputBudget OutputBudget::for_input(std::int64_t input, std::int64_t spent) {
+  const std::int64_t left = std::max<std::int64_t>(0, kMaxOutputBytes - spent);
+  const std::int64_t own =
+      input > (kMaxOutputBytes - kOutputExtra) / kOutputFactor ? kMaxOutputBytes : kOutputFactor * input + kOutputExtra;
+  return {input, std::min(own, left)};
+}
+
+std::string OutputBudget::over(std::int64_t reached, bool at_least) const {
+  return std::string(": its output ") + (at_least ? "passes " : "would be ") + with_commas(reached) +
+         " bytes, over the budget of " + with_commas(limit) + " bytes (" + std::to_string(kOutputFactor) +
+         " times its " + with_commas(input) + " input bytes plus " + with_commas(kOutputExtra) + ", at most " +
+         with_commas(kMaxOutputBytes) + " in all)";
+}
+
 void Piece::append(std::string_view bytes, Span source) {
   text.append(bytes);
   from.insert(from.end(), bytes.size(), source);
@@ -88,6 +102,12 @@ Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bo
 }
 
 Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
+
+std::int64_t Regex::min_length() const {
+  std::uint32_t length = 0;
+  if (pcre2_pattern_info(static_cast<const pcre2_code*>(code_), PCRE2_INFO_MINLENGTH, &length) != 0) return 0;
+  return length;
+}
 
 void Regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const {
   out.clear();

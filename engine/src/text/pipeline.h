@@ -22,8 +22,14 @@ namespace attn::text::pipeline {
 
 class Regex;
 
-// The budget of what a normalizer writes (here, SentencePiece's normalized text, estimated before
-// libsentencepiece runs): at most kMaxOutputBytes.
+// The budget of what a normalizer or a decoder writes (and of SentencePiece's normalized text, estimated
+// before libsentencepiece runs): at most kOutputFactor times its input plus kOutputExtra, for one text or
+// token label, and kMaxOutputBytes in all. Real normalizers and decoders write about their input (NFKC's
+// largest expansion is 11 times one character; a Replace or Prepend adds a few bytes), so the factor leaves
+// room for every published tokenizer while a chain of Replace steps, each multiplying the text, is refused
+// at the step that passes it; 64 MiB is about 20 million tokens, far past what a view can show.
+inline constexpr std::int64_t kOutputFactor = 16;
+inline constexpr std::int64_t kOutputExtra = 1024;
 inline constexpr std::int64_t kMaxOutputBytes = std::int64_t{64} << 20;
 
 // Text with, for each of its bytes, the bytes of the input it came from.
@@ -44,10 +50,23 @@ struct Piece {
 // `text` (valid UTF-8) starting at byte `base` of the input: each code point's bytes map to themselves.
 Piece piece_of(std::string_view text, std::int32_t base);
 
+// What one text (a segment between added tokens, an added token's content) may become through the normalizer,
+// or one token label through the decoder: at most `limit` bytes (see kOutputFactor).
+struct OutputBudget {
+  std::int64_t input = 0;  // the bytes the chain started from
+  std::int64_t limit = 0;
+  // kOutputFactor * input + kOutputExtra, and no more than what `spent` left of kMaxOutputBytes.
+  static OutputBudget for_input(std::int64_t input, std::int64_t spent = 0);
+  // ": its output would be 1,234 bytes, over the budget of 1,088 bytes (16 times its 4 input bytes plus 1,024, at
+  // most 67,108,864 in all)"; `at_least`: the rewrite stopped there, so the figure is where it stopped.
+  std::string over(std::int64_t reached, bool at_least = false) const;
+};
+
 // Rewrites every code point with `map`, which appends what it becomes (nothing: removed). The new code points
-// take the old one's input bytes.
+// take the old one's input bytes. Stops, leaving `p` as it was, once the output passes `limit` bytes: answers
+// the bytes written by then, or -1 when done.
 template <class Map>
-void map_code_points(Piece& p, Map&& map) {
+std::int64_t map_code_points(Piece& p, Map&& map, std::int64_t limit) {
   Piece out;
   out.text.reserve(p.text.size());
   out.from.reserve(p.from.size());
@@ -59,8 +78,10 @@ void map_code_points(Piece& p, Map&& map) {
     map(c, produced);
     const Span src = p.source(at, i);
     for (const char32_t d : produced) out.append(d, src);
+    if (static_cast<std::int64_t>(out.text.size()) > limit) return static_cast<std::int64_t>(out.text.size());
   }
   p = std::move(out);
+  return -1;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -70,7 +91,14 @@ void map_code_points(Piece& p, Map&& map) {
 class Normalizer {
  public:
   virtual ~Normalizer() = default;
-  virtual void normalize(Piece& p) const = 0;
+  // Rewrites `p`, or refuses (TooLarge, naming `where`) before its output would pass `budget.limit`.
+  virtual Result<void> normalize(Piece& p, const OutputBudget& budget) const = 0;
+  std::string where;  // the JSON path ("normalizer.normalizers[3]"), set by make_normalizer
+
+ protected:
+  std::unexpected<Error> over_budget(const OutputBudget& budget, std::int64_t reached, bool at_least) const {
+    return fail(ErrorKind::TooLarge, where + budget.over(reached, at_least));
+  }
 };
 
 class PreTokenizer {
@@ -118,6 +146,14 @@ class Decoder {
   // readable form of one token, without the changes that depend on its place in a text (Strip, the
   // Metaspace decoder's first-token space).
   virtual void decode(std::vector<std::string>& tokens, bool display) const = 0;
+  // How long the output can be: at most factor * the input's bytes + extra per token. make_decoder refuses a
+  // chain whose product passes kOutputFactor or kOutputExtra, so every token label, and every decoded text (at
+  // most factor * its tokens' bytes + extra per token), stays within the budget without a check per call.
+  struct Growth {
+    std::int64_t factor = 1;
+    std::int64_t extra = 0;
+  };
+  virtual Growth growth() const { return {}; }
 };
 
 // The ids of the model's vocabulary: by id, and by entry. Shared by the model and the tokenizer.
@@ -144,8 +180,9 @@ struct BpeOptions {
 Result<std::unique_ptr<Model>> make_bpe(std::shared_ptr<const Vocabulary> vocab,
                                         std::vector<std::pair<std::string, std::string>> merges, BpeOptions options);
 
-// Each match of `pattern` in `p` becomes `content` (Replace normalizer).
-void replace_matches(Piece& p, const Regex& pattern, std::string_view content);
+// Each match of `pattern` in `p` becomes `content` (Replace normalizer and decoder). The output's size is counted
+// before it is written: over `limit`, `p` stays as it was and the answer is that size; else -1.
+std::int64_t replace_matches(Piece& p, const Regex& pattern, std::string_view content, std::int64_t limit);
 
 // "<0x0A>" -> 0x0A; -1 for anything else.
 int byte_fallback_value(std::string_view token);
@@ -162,6 +199,8 @@ class Regex {
   // The non-overlapping matches in `text` (valid UTF-8), left to right, as byte ranges (empty matches included;
   // the search goes on one code point later). A match that hits PCRE2's matching limit ends the search there.
   void find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+  // The fewest characters (so at least as many bytes) a match can take: 0 when the pattern matches the empty string.
+  std::int64_t min_length() const;
 
  private:
   Regex() = default;
@@ -208,7 +247,9 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& 
 
 // The tokenizer of a parsed tokenizer.json (the model's vocabulary and merges read as a stream into `parts`).
 // `config`: tokenizer_config.json's fields, when the folder has one. Errors carry no file: the caller adds it.
-Result<std::unique_ptr<Tokenizer>> build_tokenizer(const Json& root, ModelParts parts, const TokenizerConfig* config);
+// `name` is the file, for the errors of encode() (a normalizer over its budget).
+Result<std::unique_ptr<Tokenizer>> build_tokenizer(const Json& root, ModelParts parts, const TokenizerConfig* config,
+                                                   const std::string& name);
 
 // The byte-level alphabet (GPT-2's bytes_to_unicode): byte -> code point, and code point -> byte (-1: none).
 char32_t byte_to_char(unsigned char b);

@@ -311,6 +311,12 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const st
     std::string replacement;
     ATTN_ASSIGN(replacement, string_field(j, "replacement", where, "\xE2\x96\x81"));
     if (replacement.empty()) return bad_field(field(where, "replacement"), "must not be empty");
+    if (static_cast<std::int64_t>(replacement.size()) > kOutputFactor) {
+      return bad_field(field(where, "replacement"),
+                       "is " + with_commas(static_cast<long long>(replacement.size())) + " bytes, over the limit of " +
+                           std::to_string(kOutputFactor) + " (every space of the text becomes it)",
+                       ErrorKind::TooLarge);
+    }
     bool split = true;
     ATTN_ASSIGN(split, bool_field(j, "split", where, true));
     // Files from before prepend_scheme say add_prefix_space instead.
