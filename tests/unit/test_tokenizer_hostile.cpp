@@ -113,5 +113,114 @@ TEST(PreTokenizerBudget, AMetaspaceReplacementLongerThanTheBudgetIsRefused) {
   EXPECT_TRUE(parse_tokenizer_json(file.dump(), "tokenizer.json").has_value());
 }
 
+// A lookahead that repeats without bound is rescanned from every position: 1 MB of text under a(?=[ab]*c) is
+// 5 x 10^11 steps, which PCRE2 counts as one step a position (a greedy scan), so no match limit stops it. Such a
+// pattern is refused when the file opens; bounded lookaheads (GPT-2's \s+(?!\S)) load as before.
+TEST(RegexLimits, AnUnboundedRepeatInsideALookaroundIsRefusedAtLoad) {
+  const std::vector<std::pair<std::string, std::size_t>> refused = {
+      {"a(?=[ab]*c)", 8}, {"(?:a|b)(?=.*c)", 11}, {"x(?!(?:ab)+c)", 10}, {"(?<=a{2,})b", 5}, {"(?=a{1,5000})", 4}};
+  for (const auto& [pattern, at] : refused) {
+    json file = word_level();
+    file["pre_tokenizer"] = {
+        {"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}};
+    const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+    ASSERT_FALSE(t.has_value()) << pattern;
+    EXPECT_EQ(t.error().kind, ErrorKind::Unsupported) << pattern;
+    EXPECT_EQ(t.error().file, "tokenizer.json");
+    EXPECT_EQ(t.error().reason, "pre_tokenizer.pattern: the regex \"" + pattern +
+                                    "\" repeats without a bound of 1,000 inside a lookaround, at byte " +
+                                    std::to_string(at) +
+                                    " of the pattern: searched from every position of a long text, it would rescan "
+                                    "the rest of the text from each one (10^12 steps for 1 MB)");
+  }
+  for (const std::string pattern :
+       {"\\s+(?!\\S)", "a(?=b{1,3})c*", "(?=[*+])a+", "(?=\\*)x", "(?:ab)+(?=c)", "a?+(?=b)"}) {
+    json file = word_level();
+    file["pre_tokenizer"] = {
+        {"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}};
+    const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+    EXPECT_TRUE(t.has_value()) << pattern << ": " << t.error().message();
+  }
+}
+
+// PCRE2 searches under match and depth limits (and its compiled matcher's stack): catastrophic backtracking used
+// to end the search silently, the rest of the piece taken as no match; it is refused, naming the field.
+TEST(RegexLimits, CatastrophicBacktrackingIsRefusedNotTakenAsNoMatch) {
+  json file = word_level();
+  file["pre_tokenizer"] = {
+      {"type", "Split"}, {"pattern", {{"Regex", "(?:a|aa)+$"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  const auto started = std::chrono::steady_clock::now();
+  const auto tokens = (*t)->encode(std::string(60, 'a') + "c");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_FALSE(tokens.has_value());
+  EXPECT_EQ(tokens.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(tokens.error().file, "tokenizer.json");
+  EXPECT_NE(tokens.error().reason.find("pre_tokenizer.pattern: the regex \"(?:a|aa)+$\" passed "), std::string::npos)
+      << tokens.error().reason;
+  EXPECT_NE(tokens.error().reason.find(" searching from byte 0 of a 61-byte piece"), std::string::npos)
+      << tokens.error().reason;
+  EXPECT_LT(seconds, 5.0);
+  // Where the pattern matches quickly, it splits as before.
+  const auto fine = (*t)->encode("aaaa");
+  ASSERT_TRUE(fine.has_value()) << fine.error().message();
+  EXPECT_EQ(ids_of(*fine), (std::vector<int>{2}));
+}
+
+// max_input_chars_per_word 10^9 let a 20 kB word be split by trying every end from every start (hours). The
+// word is [UNK] past kMaxWordChars, and every start tries no further than the longest entry.
+TEST(WordPieceBound, ATwentyKilobyteWordIsUnknownAtOnceWhateverTheFileSays) {
+  json vocab = {{"[UNK]", 0}, {"a", 1}, {"##a", 2}};
+  json file = {
+      {"model",
+       {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 1'000'000'000}}},
+      {"pre_tokenizer", {{"type", "WhitespaceSplit"}}}};
+  const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  const auto started = std::chrono::steady_clock::now();
+  const auto tokens = (*t)->encode(std::string(20'000, 'a') + " aa");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_TRUE(tokens.has_value()) << tokens.error().message();
+  EXPECT_EQ(ids_of(*tokens), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ((*tokens)[0].span, (Span{0, 20'000}));
+  EXPECT_LT(seconds, 5.0);
+  // Up to the bound, a word is split as before: 1,000 "a" are "a" and 999 "##a".
+  const auto longest = (*t)->encode(std::string(kMaxWordChars, 'a'));
+  ASSERT_TRUE(longest.has_value());
+  EXPECT_EQ(longest->size(), static_cast<std::size_t>(kMaxWordChars));
+  EXPECT_EQ(longest->back().id, 2);
+  // vocab.txt's WordPiece keeps the same bound whatever its options say.
+  WordPieceOptions options;
+  options.max_input_chars_per_word = 1'000'000'000;
+  const auto bert = wordpiece_from_vocab({"[UNK]", "a", "##a"}, options);
+  ASSERT_TRUE(bert.has_value());
+  EXPECT_EQ(ids_of(*(*bert)->encode(std::string(kMaxWordChars + 1, 'a'))), (std::vector<int>{0}));
+  EXPECT_EQ((*bert)->encode(std::string(kMaxWordChars, 'a'))->size(), static_cast<std::size_t>(kMaxWordChars));
+}
+
+TEST(ChainLength, TenThousandNormalizersAreRefusedAtLoad) {
+  for (const auto& [key, list] : {std::pair{"normalizer", "normalizers"}, std::pair{"pre_tokenizer", "pretokenizers"},
+                                  std::pair{"decoder", "decoders"}}) {
+    json file = word_level();
+    const json step = std::string(key) == "normalizer"      ? json{{"type", "Lowercase"}}
+                      : std::string(key) == "pre_tokenizer" ? json{{"type", "WhitespaceSplit"}}
+                                                            : json{{"type", "Fuse"}};
+    file[key] = chain(list, step, 10'000);
+    const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+    ASSERT_FALSE(t.has_value()) << key;
+    EXPECT_EQ(t.error().kind, ErrorKind::TooLarge);
+    EXPECT_EQ(t.error().reason,
+              std::string(key) + "." + list + " hold 10,000 links with the Sequences inside, over the limit of 64");
+    // Nested Sequences count every link inside them: 9 of 9 is 81.
+    file[key] = chain(list, chain(list, step, 9), 9);
+    const auto nested = parse_tokenizer_json(file.dump(), "tokenizer.json");
+    ASSERT_FALSE(nested.has_value());
+    EXPECT_NE(nested.error().reason.find("hold 81 links"), std::string::npos) << nested.error().reason;
+    file[key] = chain(list, step, 64);
+    EXPECT_TRUE(parse_tokenizer_json(file.dump(), "tokenizer.json").has_value()) << key;
+  }
+}
+
 }  // namespace
 }  // namespace attn::text::hostile_tokenizer_tests

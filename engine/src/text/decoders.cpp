@@ -123,7 +123,9 @@ class ReplaceDecoder final : public Decoder {
   void decode(std::vector<std::string>& tokens, bool) const override {
     for (std::string& t : tokens) {
       Piece p = piece_of(t, 0);
-      replace_matches(p, *pattern_, content_, INT64_MAX);  // bounded by growth(), checked at load
+      // Bounded by growth(), checked at load; a search over PCRE2's limits leaves the token as it is (a label
+      // must be drawn), which only a hostile pattern does.
+      (void)replace_matches(p, *pattern_, content_, INT64_MAX);
       t = std::move(p.text);
     }
   }
@@ -240,6 +242,7 @@ Result<std::unique_ptr<Decoder>> make_decoder_of_type(const Json& j, const std::
     return std::make_unique<WordPieceDecoder>(std::move(prefix), cleanup);
   }
   if (type == "Sequence") {
+    ATTN_TRY(check_chain_length(j, "decoders", where));
     const auto list = j.find("decoders");
     if (list == j.end() || !list->is_array()) return bad_field(field(where, "decoders"), "must be an array");
     std::vector<std::unique_ptr<Decoder>> parts;

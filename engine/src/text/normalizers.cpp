@@ -228,9 +228,9 @@ class Strip final : public Normalizer {
 
 // Shared with the Replace decoder's sibling in pre-tokenizers: each match becomes `content`, whose characters
 // take the bytes of the match's last byte (the library's inserted characters share their predecessor's).
-std::int64_t replace_matches(Piece& p, const Regex& pattern, std::string_view content, std::int64_t limit) {
+Result<std::int64_t> replace_matches(Piece& p, const Regex& pattern, std::string_view content, std::int64_t limit) {
   std::vector<std::pair<std::size_t, std::size_t>> matches;
-  pattern.find_all(p.text, matches);
+  if (auto error = pattern.find_all(p.text, matches)) return std::unexpected(std::move(*error));
   if (matches.empty()) return -1;
   // The size first: a chain of Replace steps, each multiplying the text, stops here before it allocates.
   std::int64_t size = static_cast<std::int64_t>(p.text.size());
@@ -267,9 +267,9 @@ class Replace final : public Normalizer {
   Replace(std::shared_ptr<const Regex> pattern, std::string content)
       : pattern_(std::move(pattern)), content_(std::move(content)) {}
   Result<void> normalize(Piece& p, const OutputBudget& budget) const override {
-    if (const std::int64_t size = replace_matches(p, *pattern_, content_, budget.limit); size >= 0) {
-      return over_budget(budget, size, false);
-    }
+    std::int64_t size = -1;
+    ATTN_ASSIGN(size, replace_matches(p, *pattern_, content_, budget.limit));
+    if (size >= 0) return over_budget(budget, size, false);
     return {};
   }
 
@@ -383,6 +383,7 @@ Result<std::unique_ptr<Normalizer>> make_normalizer_of_type(const Json& j, const
     return std::make_unique<BertNormalizer>(clean, chinese, strip, lower);
   }
   if (type == "Sequence") {
+    ATTN_TRY(check_chain_length(j, "normalizers", where));
     const auto list = j.find("normalizers");
     if (list == j.end() || !list->is_array()) return bad_field(field(where, "normalizers"), "must be an array");
     std::vector<std::unique_ptr<Normalizer>> parts;

@@ -104,8 +104,9 @@ class Normalizer {
 class PreTokenizer {
  public:
   virtual ~PreTokenizer() = default;
-  // Replaces each piece by the pieces it splits into (empty pieces are dropped).
-  virtual void split(std::vector<Piece>& pieces) const = 0;
+  // Replaces each piece by the pieces it splits into (empty pieces are dropped). Fails only when a pattern passes
+  // PCRE2's limits.
+  virtual Result<void> split(std::vector<Piece>& pieces) const = 0;
 };
 
 // One token of a piece: its id and the bytes of the piece it covers.
@@ -181,8 +182,9 @@ Result<std::unique_ptr<Model>> make_bpe(std::shared_ptr<const Vocabulary> vocab,
                                         std::vector<std::pair<std::string, std::string>> merges, BpeOptions options);
 
 // Each match of `pattern` in `p` becomes `content` (Replace normalizer and decoder). The output's size is counted
-// before it is written: over `limit`, `p` stays as it was and the answer is that size; else -1.
-std::int64_t replace_matches(Piece& p, const Regex& pattern, std::string_view content, std::int64_t limit);
+// before it is written: over `limit`, `p` stays as it was and the answer is that size; else -1. A search over
+// PCRE2's limits is an error, `p` unchanged.
+Result<std::int64_t> replace_matches(Piece& p, const Regex& pattern, std::string_view content, std::int64_t limit);
 
 // "<0x0A>" -> 0x0A; -1 for anything else.
 int byte_fallback_value(std::string_view token);
@@ -191,20 +193,31 @@ int byte_fallback_value(std::string_view token);
 class Regex {
  public:
   // A pattern PCRE2 refuses: the error gives PCRE2's message and the byte offset in the pattern.
-  // `literal`: the pattern is a plain string (tokenizer.json's {"String": ...}).
-  static Result<std::shared_ptr<const Regex>> compile(std::string_view pattern, bool literal = false);
+  // `literal`: the pattern is a plain string (tokenizer.json's {"String": ...}). `where` names it in the errors
+  // of find_all ("pre_tokenizer.pattern").
+  static Result<std::shared_ptr<const Regex>> compile(std::string_view pattern, bool literal = false,
+                                                      std::string where = "pattern");
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
   // The non-overlapping matches in `text` (valid UTF-8), left to right, as byte ranges (empty matches included;
-  // the search goes on one code point later). A match that hits PCRE2's matching limit ends the search there.
-  void find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+  // the search goes on one code point later). Every search runs under kMatchLimit and kDepthLimit: a pattern
+  // that passes them (catastrophic backtracking, a lookahead rescanning a long text from every position) is an
+  // error naming `where`, the limit and the byte where the search stood, not a search without end.
+  [[nodiscard]] std::optional<Error> find_all(std::string_view text,
+                                              std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+  // PCRE2's match limit (its backtracking steps from one start position; PCRE2's default is 10,000,000) and
+  // depth limit (its nested backtracking frames, for the interpreter; default 10,000,000). Published patterns
+  // take a few dozen steps per position; a run of 100,000 spaces under Llama 3's \s*[\r\n]+ takes one per space.
+  static constexpr std::uint32_t kMatchLimit = 1'000'000;
+  static constexpr std::uint32_t kDepthLimit = 100'000;
   // The fewest characters (so at least as many bytes) a match can take: 0 when the pattern matches the empty string.
   std::int64_t min_length() const;
 
  private:
   Regex() = default;
   void* code_ = nullptr;  // pcre2_code_8*
+  std::string pattern_, where_;
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -225,6 +238,13 @@ Result<bool> bool_field(const Json& j, const char* key, const std::string& where
 Result<std::int64_t> int_field(const Json& j, const char* key, const std::string& where, std::int64_t fallback);
 // A pattern {"String": s} or {"Regex": r}: the regex (a string is matched literally, as an escaped regex).
 Result<std::shared_ptr<const Regex>> pattern_field(const Json& j, const char* key, const std::string& where);
+
+// A chain (a Sequence, with the Sequences inside it) holds at most this many normalizers, pre-tokenizers or
+// decoders: published files have up to 6; each link costs a pass over the text.
+inline constexpr std::size_t kMaxChainLinks = 64;
+// The links of a component: 1, or the links of every part of a Sequence (`list`: "normalizers", ...); an error
+// naming `where` past kMaxChainLinks.
+Result<void> check_chain_length(const Json& j, const char* list, const std::string& where);
 
 Result<std::unique_ptr<Normalizer>> make_normalizer(const Json& j, const std::string& where);
 Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const std::string& where);

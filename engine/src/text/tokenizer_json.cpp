@@ -294,7 +294,9 @@ class JsonTokenizer final : public Tokenizer {
         }
         pieces.clear();
         pieces.push_back(p.sub(static_cast<std::size_t>(n.begin), static_cast<std::size_t>(n.end)));
-        if (pre_) pre_->split(pieces);
+        if (pre_) {
+          if (auto split = pre_->split(pieces); !split) return in_file(std::move(split.error()));
+        }
         for (const Piece& piece : pieces) {
           found.clear();
           model_->tokenize(piece.text, found);
