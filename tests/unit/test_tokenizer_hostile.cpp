@@ -222,5 +222,23 @@ TEST(ChainLength, TenThousandNormalizersAreRefusedAtLoad) {
   }
 }
 
+// Hugging Face's WordLevel fails the encoding when a word is missing and so is its unk_token ("WordLevel error:
+// Missing [UNK] token from the vocabulary"); AttnScope refused nothing and dropped the word.
+TEST(WordLevelUnknown, AWordMissingWithoutAnUnknownTokenIsRefusedWithItsPlace) {
+  json file = word_level({{"a", 0}, {"b", 1}});
+  const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  EXPECT_EQ(ids_of(*(*t)->encode("a b a")), (std::vector<int>{0, 1, 0}));
+  const auto tokens = (*t)->encode("a cat b");
+  ASSERT_FALSE(tokens.has_value());
+  EXPECT_EQ(tokens.error().kind, ErrorKind::Mismatch);
+  EXPECT_EQ(tokens.error().file, "tokenizer.json");
+  EXPECT_EQ(tokens.error().offset, -1);  // the bytes are the text's, named in the reason
+  EXPECT_EQ(tokens.error().reason,
+            "model: the word at bytes 2 to 5 of the text is not in model.vocab, and neither is its unk_token "
+            "\"<unk>\" (Hugging Face's tokenizers fail the same way: \"WordLevel error: Missing [UNK] token from the "
+            "vocabulary\")");
+}
+
 }  // namespace
 }  // namespace attn::text::hostile_tokenizer_tests

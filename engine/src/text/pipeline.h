@@ -111,11 +111,13 @@ class PreTokenizer {
 
 // One token of a piece: its id and the bytes of the piece it covers.
 struct PieceToken {
-  int id = 0;
+  int id = 0;  // kMissingUnknown: a word the vocabulary lacks, and no unknown token to stand for it
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
   bool surface = false;  // the token's text is the piece's bytes, not the entry (Unigram's unknown runs)
 };
+
+inline constexpr int kMissingUnknown = -1;
 
 class Model {
  public:
@@ -258,6 +260,7 @@ struct BuiltModel {
   std::unique_ptr<Model> model;
   std::shared_ptr<const Vocabulary> vocab;  // the model's own entries, by id
   std::optional<int> unk;
+  std::string unk_token;  // as the file names it (WordLevel's, for the refusal when it is missing)
   TokenizerKind kind = TokenizerKind::Bpe;
 };
 Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level);

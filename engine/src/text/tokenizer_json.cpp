@@ -138,6 +138,19 @@ class JsonTokenizer final : public Tokenizer {
     return {};
   }
 
+  // Hugging Face's WordLevel fails the whole encoding here (its error: "WordLevel error: Missing [UNK] token from
+  // the vocabulary"), so AttnScope refuses too rather than drop the word, and says which word.
+  std::unexpected<Error> missing_unknown(Span word) const {
+    return in_file({{},
+                    -1,
+                    -1,
+                    "model: the word at bytes " + with_commas(word.begin) + " to " + with_commas(word.end) +
+                        " of the text is not in model.vocab, and neither is its unk_token \"" + unk_token_ +
+                        "\" (Hugging Face's tokenizers fail the same way: \"WordLevel error: Missing [UNK] token "
+                        "from the vocabulary\")",
+                    ErrorKind::Mismatch});
+  }
+
   // An error of encode(): about the text, and the file whose component refused it.
   std::unexpected<Error> in_file(Error e) const {
     e.file = name_;
@@ -157,6 +170,7 @@ class JsonTokenizer final : public Tokenizer {
     ATTN_ASSIGN(built, make_model(*model, parts, pre && has_byte_level(*pre)));
     model_ = std::move(built.model);
     kind_ = built.kind;
+    unk_token_ = built.unk_token;
     if (const Json* j = component("normalizer")) ATTN_ASSIGN(normalizer_, make_normalizer(*j, "normalizer"));
     if (pre) ATTN_ASSIGN(pre_, make_pre_tokenizer(*pre, "pre_tokenizer"));
     if (const Json* j = component("decoder")) ATTN_ASSIGN(decoder_, make_decoder(*j, "decoder"));
@@ -301,6 +315,7 @@ class JsonTokenizer final : public Tokenizer {
           found.clear();
           model_->tokenize(piece.text, found);
           for (const PieceToken& t : found) {
+            if (t.id == kMissingUnknown) return missing_unknown(piece.source(t.begin, t.end));
             std::string entry =
                 t.surface ? piece.text.substr(t.begin, t.end - t.begin) : vocab_[static_cast<std::size_t>(t.id)];
             out.tokens.push_back({t.id, std::move(entry), piece.source(t.begin, t.end)});
@@ -315,6 +330,7 @@ class JsonTokenizer final : public Tokenizer {
 
   TokenizerKind kind_ = TokenizerKind::Bpe;
   std::string name_;
+  std::string unk_token_;
   std::vector<std::string> vocab_;
   unicode::VocabIndex index_;
   std::vector<char> special_;                            // by id: an added token marked special (left out by decode)

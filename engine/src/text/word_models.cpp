@@ -69,8 +69,9 @@ class WordLevel final : public Model {
     const int id = vocab_->find(piece);
     if (id >= 0) {
       out.push_back({id, 0, static_cast<std::uint32_t>(piece.size())});
-    } else if (unk_) {
-      out.push_back({*unk_, 0, static_cast<std::uint32_t>(piece.size())});
+    } else {
+      // Without the unknown token the library fails the encoding: kMissingUnknown tells the tokenizer to.
+      out.push_back({unk_ ? *unk_ : kMissingUnknown, 0, static_cast<std::uint32_t>(piece.size())});
     }
   }
 
@@ -239,6 +240,7 @@ Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level) 
     std::string unk;
     ATTN_ASSIGN(unk, string_field(j, "unk_token", where, "<unk>"));
     built.unk = unk_of(*built.vocab, unk);
+    built.unk_token = unk;
     built.model = std::make_unique<WordLevel>(built.vocab, built.unk);
     built.kind = TokenizerKind::WordLevel;
     return built;
