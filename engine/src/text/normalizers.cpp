@@ -161,7 +161,7 @@ std::int64_t unicode_form(Piece& p, bool compose_too, bool compat, std::int64_t 
   return -1;
 }
 
-std::int64_t lower_case(Piece& p, std::int64_t limit) {
+std::int64_t lower_case_piece(Piece& p, std::int64_t limit) {
   return map_code_points(
       p,
       [](char32_t c, std::vector<char32_t>& out) {
@@ -175,7 +175,7 @@ std::int64_t lower_case(Piece& p, std::int64_t limit) {
 class Lowercase final : public Normalizer {
  public:
   Result<void> normalize(Piece& p, const OutputBudget& budget) const override {
-    if (const std::int64_t reached = lower_case(p, budget.limit); reached >= 0) {
+    if (const std::int64_t reached = lower_case_piece(p, budget.limit); reached >= 0) {
       return over_budget(budget, reached, true);
     }
     return {};
@@ -318,7 +318,7 @@ class BertNormalizer final : public Normalizer {
         budget.limit);
     if (reached < 0 && strip_) reached = unicode_form(p, false, false, budget.limit);
     if (reached < 0 && strip_) reached = strip_marks(p, budget.limit);
-    if (reached < 0 && lower_) reached = lower_case(p, budget.limit);
+    if (reached < 0 && lower_) reached = lower_case_piece(p, budget.limit);
     if (reached >= 0) return over_budget(budget, reached, true);
     return {};
   }
