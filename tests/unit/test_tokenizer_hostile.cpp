@@ -168,6 +168,21 @@ TEST(RegexLimits, CatastrophicBacktrackingIsRefusedNotTakenAsNoMatch) {
   EXPECT_EQ(ids_of(*fine), (std::vector<int>{2}));
 }
 
+// The match limit leaves real patterns their room: Llama 3's whitespace rules take one step per space of a run.
+TEST(RegexLimits, AMillionSpacesUnderLlama3sWhitespaceRulesStillSplit) {
+  json file = word_level();
+  file["pre_tokenizer"] = {{"type", "Split"},
+                           {"pattern", {{"Regex", "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}}},
+                           {"behavior", "Isolated"},
+                           {"invert", false}};
+  const auto t = parse_tokenizer_json(file.dump(), "tokenizer.json");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  const auto tokens = (*t)->encode(std::string(1'000'000, ' ') + "a");
+  ASSERT_TRUE(tokens.has_value()) << tokens.error().message();
+  ASSERT_EQ(tokens->size(), 3U);  // 999,999 spaces, the last one (before "a"), "a"
+  EXPECT_EQ(tokens->back().id, 0);
+}
+
 // max_input_chars_per_word 10^9 let a 20 kB word be split by trying every end from every start (hours). The
 // word is [UNK] past kMaxWordChars, and every start tries no further than the longest entry.
 TEST(WordPieceBound, ATwentyKilobyteWordIsUnknownAtOnceWhateverTheFileSays) {
