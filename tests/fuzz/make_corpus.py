@@ -322,6 +322,14 @@ def make_tokenizer_config():
     put("tokenizer_config", "wrong-type.json", '{"do_lower_case": "yes", "strip_accents": 1}\n')
 
 
+def make_tokenizer_model():
+    """text 0x1E tokenizer.model: llama2.c's tok512 (no normalization map) and the bad corpus's small model with a
+    precompiled_charsmap (tools/bad/make_bad_corpus.py), each with a text its map or its pieces touch."""
+    put("tokenizer_model", "tok512", TEXTS[0].encode() + SEP + read(DATA, "tokenizers", "tok512.model"))
+    put("tokenizer_model", "charsmap-small", "\uff21 \ufb01\u2460 a fine day".encode() + SEP +
+        read(DATA, "bad", "tokenizer-models", "charsmap-small.model"))
+
+
 def make_sharded_index():
     weight_map = {f"model.layers.{i}.weight": f"model-{i // 2 + 1:05d}-of-00002.safetensors" for i in range(4)}
     put("sharded_index", "two-shards.json", json.dumps({"metadata": {"total_size": 4096}, "weight_map": weight_map},
@@ -345,7 +353,8 @@ def main():
             if name.endswith((".jpg", ".webp")) or name.startswith("opencv-"):
                 keep[name] = read(image_dir, name)
     for target in ["safetensors", "config", "wordpiece", "bpe", "tokenizer_json", "attention_dump", "image",
-                   "glimpse_settings", "lab_request", "session", "tokenizer_config", "sharded_index", "decoder_config"]:
+                   "glimpse_settings", "lab_request", "session", "tokenizer_config", "sharded_index", "decoder_config",
+                   "tokenizer_model"]:
         shutil.rmtree(os.path.join(OUT, target), ignore_errors=True)
     make_safetensors()
     make_config()
@@ -362,6 +371,7 @@ def main():
     make_tokenizer_config()
     make_sharded_index()
     make_decoder_config()
+    make_tokenizer_model()
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ inline const std::filesystem::path kBadDir = std::filesystem::path(ATTN_TEST_DAT
 
 struct BadInput {
   std::string path;    // relative to tests/data/bad
-  std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, config, dump, dump-heads, session, model
+  std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, tokenizer_model, config, dump,
+                       // dump-heads, session, model
   std::string expect;  // an ErrorKind as to_string spells it, "warning" or "ok"
   std::string names;   // the file (relative to tests/data/bad) the message or the warning must name
   std::string what;    // what is wrong with it, in words
@@ -106,6 +107,24 @@ inline LoadOutcome run_loader(const BadInput& input) {
     take(text::load_wordpiece(path, text::WordPieceOptions{}));
   } else if (input.loader == "tokenizer_json") {
     take(text::load_tokenizer_json(path));
+  } else if (input.loader == "tokenizer_model") {
+    // A SentencePiece tokenizer.model, used as the app uses it: encode (a long run of one letter too, which a
+    // trie with a cycle keeps matching), then decode what came out.
+    auto tokenizer = text::load_sentencepiece(path);
+    take(tokenizer);
+    if (tokenizer) {
+      for (const std::string& sample :
+           {std::string("hello world"), std::string("\uff21 \ufb01\u2460 a"), std::string(65536, 'a')}) {
+        auto tokens = (*tokenizer)->encode(sample);
+        if (!tokens) {
+          out.error = tokens.error();
+          break;
+        }
+        std::vector<int> ids;
+        for (const text::Token& t : *tokens) ids.push_back(t.id);
+        (void)(*tokenizer)->decode(ids);
+      }
+    }
   } else if (input.loader == "bpe") {
     take(text::load_byte_level_bpe(path / "vocab.json", path / "merges.txt"));
   } else if (input.loader == "config") {

@@ -74,7 +74,8 @@ TEST_P(BadInputTest, RefusedWithItsKindOrLoadedAsListed) {
   EXPECT_NE(outcome.error->message().find(named), std::string::npos)
       << "the message does not name " << named << ": " << outcome.error->message();
   // A tokenizer file that cannot be read says where: the line (vocab.txt, merges.txt) or the byte (JSON).
-  const bool tokenizer = input.loader == "wordpiece" || input.loader == "tokenizer_json" || input.loader == "bpe";
+  const bool tokenizer = input.loader == "wordpiece" || input.loader == "tokenizer_json" || input.loader == "bpe" ||
+                         input.loader == "tokenizer_model";
   if (tokenizer && (input.expect == "malformed" || input.expect == "encoding")) {
     EXPECT_TRUE(outcome.error->line > 0 || outcome.error->offset >= 0)
         << "no line or byte in: " << outcome.error->message();

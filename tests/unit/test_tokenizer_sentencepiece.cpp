@@ -155,6 +155,88 @@ TEST(SentencePiece, NotAModelIsRefusedWithTheFile) {
   EXPECT_FALSE(load_sentencepiece(dir.path() / "absent.model").has_value());
 }
 
+// tokenizer.model files written by tools/bad/make_bad_corpus.py (tokenizer_model_cases): a valid map of three
+// keys, and maps that drove libsentencepiece 0.1.97 out of bounds, each refused with its figure and limit.
+fs::path crafted(const std::string& name) { return fs::path(ATTN_TEST_DATA_DIR) / "bad" / "tokenizer-models" / name; }
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(SentencePieceCharsmap, ACheckedMapNormalizesAsLibsentencepieceReadsIt) {
+  const auto t = load_sentencepiece(crafted("charsmap-small.model"));
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  const std::string text = "\uff21 \ufb01\u2460";  // fullwidth A, the fi ligature, circled 1
+  const auto tokens = (*t)->encode(text);
+  ASSERT_TRUE(tokens.has_value()) << tokens.error().message();
+  std::string normalized;
+  for (const Token& token : *tokens) normalized += token.text;
+  EXPECT_EQ(normalized,
+            "\xE2\x96\x81"
+            "A\xE2\x96\x81"
+            "fi1");
+  EXPECT_EQ((*t)->decode(ids_of(*tokens)), "A fi1");
+  EXPECT_EQ(tokens->back().text, "1");
+  EXPECT_EQ(tokens->back().span, (Span{7, 10}));  // the three bytes of U+2460
+}
+
+TEST(SentencePieceCharsmap, CraftedMapsAreRefusedWithTheFieldTheFigureAndTheLimit) {
+  struct Case {
+    const char* file;
+    ErrorKind kind;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"charsmap-children-past-trie.model", ErrorKind::Malformed,
+       "normalizer_spec.precompiled_charsmap: unit 0 of the trie puts its children at units 1,073,741,568 to "
+       "1,073,741,823, past the trie's 2,560 units"},
+      {"charsmap-value-past-table.model", ErrorKind::Malformed,
+       "points to byte 2,147,483,632 of the 7-byte string table after the trie, past its end"},
+      {"charsmap-no-nul.model", ErrorKind::Malformed, "has no NUL before the table ends"},
+      {"charsmap-cycle.model", ErrorKind::Malformed, "is reached again from its own key (a cycle)"},
+      {"charsmap-33-matches.model", ErrorKind::TooLarge,
+       "33 prefix matches or more, over libsentencepiece's limit of 32"},
+      {"charsmap-trie-size-past-blob.model", ErrorKind::Truncated,
+       "normalizer_spec.precompiled_charsmap: its trie is 10,250 bytes but only 10,247 bytes follow its size"},
+      {"charsmap-expansion.model", ErrorKind::TooLarge,
+       "is 4,000 bytes for a key of 1 byte, over the limit of 16 times its key"},
+      {"charsmap-not-utf8.model", ErrorKind::Encoding, "is not UTF-8"},
+      {"denormalizer-children-past-trie.model", ErrorKind::Malformed,
+       "denormalizer_spec.precompiled_charsmap: unit 0 of the trie puts its children"},
+      {"self-test-bad-map.model", ErrorKind::Malformed, "normalizer_spec.precompiled_charsmap: unit 0 of the trie"},
+      {"protobuf-cut.model", ErrorKind::Malformed, "is not a SentencePiece model: its protobuf encoding breaks"},
+  };
+  for (const Case& c : cases) {
+    const auto t = load_sentencepiece(crafted(c.file));
+    ASSERT_FALSE(t.has_value()) << c.file;
+    EXPECT_EQ(t.error().kind, c.kind) << t.error().message();
+    EXPECT_NE(t.error().reason.find(c.says), std::string::npos) << t.error().message();
+    EXPECT_EQ(t.error().file, crafted(c.file).string());
+    EXPECT_GE(t.error().offset, 0) << t.error().message();
+  }
+  // The byte is that of the unit: the root's, whose offset sends its children 2^30 units out.
+  const auto root = load_sentencepiece(crafted("charsmap-children-past-trie.model"));
+  ASSERT_FALSE(root.has_value());
+  const std::string bytes = slurp(crafted("charsmap-children-past-trie.model"));
+  ASSERT_LT(root.error().offset + 4, static_cast<std::int64_t>(bytes.size()));
+  EXPECT_EQ(bytes.substr(static_cast<std::size_t>(root.error().offset), 4), std::string("\x00\xFE\xFF\xFF", 4));
+}
+
+// libsentencepiece normalizes a whole text at once, about 20 bytes per normalized byte: refused before that
+// passes the budget (3 normalized bytes per input byte without a map: a space becomes "▁").
+TEST(SentencePieceCharsmap, ATextWhoseNormalizedFormPassesTheBudgetIsRefused) {
+  const std::string text(22'369'621, 'a');
+  const auto tokens = tok512().encode(text);
+  ASSERT_FALSE(tokens.has_value());
+  EXPECT_EQ(tokens.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(tokens.error().reason,
+            "normalizer_spec: the text's 22,369,621 bytes could become 67,108,866 normalized bytes (up to 3 per "
+            "byte under this model), over the limit of 67,108,864");
+  EXPECT_NE(tokens.error().file.find("tok512.model"), std::string::npos);
+  EXPECT_TRUE(tok512().encode(std::string(4096, 'a')).has_value());
+}
+
 // =========================================================================================================
 // tokenizer.json: refusals by name, with the JSON path and the byte
 

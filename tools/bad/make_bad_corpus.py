@@ -772,6 +772,142 @@ def decoder_round2_cases():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# SentencePiece tokenizer.model files (engine/src/text/sentencepiece_check.cpp): the protobuf and the
+# precompiled_charsmap (a 4-byte little-endian trie size, a darts-clone double array, then the NUL-terminated
+# replacement strings), written by hand.
+
+
+def pb_varint(n: int) -> bytes:
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def pb_bytes(field: int, payload: bytes) -> bytes:
+    return pb_varint(field << 3 | 2) + pb_varint(len(payload)) + payload
+
+
+def pb_int(field: int, value: int) -> bytes:
+    return pb_varint(field << 3) + pb_varint(value)
+
+
+SPM_UNUSED = 0x80000000  # a unit whose label has the leaf bit: no input byte matches it
+
+
+def spm_charsmap(rules: dict, trie_size_delta=0, edit=None) -> bytes:
+    """rules: key bytes -> replacement bytes. Every node gets a 256-unit block of its own; a node with a
+    leaf stores the replacement's offset in its block's unit 0, as darts-clone's builder does. `edit(units,
+    table)` may spoil the result; `trie_size_delta` changes only the size written in front."""
+    table, where = b"", {}
+    for key, replacement in rules.items():
+        where[key] = len(table)
+        table += replacement + b"\0"
+    root = {}
+    for key in rules:
+        node = root
+        for b in key:
+            node = node.setdefault(b, {})
+        node[None] = where[key]
+    units = [SPM_UNUSED] * 256
+
+    def place(node):
+        base = len(units)
+        units.extend([SPM_UNUSED] * 256)
+        for label, child in node.items():
+            if label is None:
+                continue
+            at = base ^ label
+            child_base = place(child)
+            units[at] = (at ^ child_base) << 10 | (0x100 if None in child else 0) | label
+            if None in child:
+                units[child_base] = 0x80000000 | child[None]
+        return base
+    units[0] = place(root) << 10
+    if edit:
+        table = edit(units, table)
+    trie = struct.pack(f"<{len(units)}I", *units)
+    return struct.pack("<I", len(trie) + trie_size_delta) + trie + table
+
+
+SPM_RULES = {"\uff21".encode(): b"A", "\ufb01".encode(): b"fi", "\u2460".encode(): b"1"}
+
+
+def spm_model(charsmap=b"", denormalizer=None, self_test=None) -> bytes:
+    """A Unigram model with <unk>, <s>, </s> and a few pieces."""
+    pieces = [("<unk>", 2), ("<s>", 3), ("</s>", 3), ("\u2581", 1), ("A", 1), ("f", 1), ("i", 1), ("fi", 1),
+              ("1", 1), ("a", 1), ("\u2581A", 1), ("\u2581a", 1)]
+    out = b""
+    for k, (piece, kind) in enumerate(pieces):
+        out += pb_bytes(1, pb_bytes(1, piece.encode()) + pb_varint(2 << 3 | 5) + struct.pack("<f", -float(k))
+                        + pb_int(3, kind))
+    out += pb_bytes(2, pb_int(3, 1))  # trainer_spec: model_type UNIGRAM
+    out += pb_bytes(3, pb_bytes(1, b"custom") + pb_bytes(2, charsmap))
+    if self_test is not None:
+        out += pb_bytes(4, pb_bytes(1, pb_bytes(1, self_test) + pb_bytes(2, b"")))
+    if denormalizer is not None:
+        out += pb_bytes(5, pb_bytes(1, b"custom") + pb_bytes(2, denormalizer))
+    return out
+
+
+def tokenizer_model_cases():
+    """(name, bytes, kind, what), each loaded, then used to encode and decode (tests/unit/bad_corpus.h)."""
+    def root_far(units, table):
+        units[0] = (0x3FFFFF << 10) | (1 << 9)  # children at unit 2^30 and on: 4 GB past the trie
+        return table
+
+    def value_far(units, table):
+        base = units[0] >> 10
+        for b in "\uff21".encode():  # walk to the leaf of "Ａ" and give it a replacement at byte 2^31 - 16
+            base ^= b
+            base ^= units[base] >> 10
+        units[base] = 0x80000000 | 0x7FFFFFF0
+        return table
+
+    def cycle(units, table):
+        # "a" leads back to the root's own block: "aaaa..." matches at every byte, one more result each
+        root_base = units[0] >> 10
+        units[root_base ^ 0x61] = ((root_base ^ 0x61) ^ root_base) << 10 | 0x100 | 0x61
+        units[root_base] = 0x80000000 | 0
+        return table
+    good = spm_charsmap(SPM_RULES)
+    chain = {b"a" * n: b"b" for n in range(1, 34)}
+    out = [
+        ("charsmap-small.model", spm_model(good), "ok",
+         "a Unigram model whose precompiled_charsmap maps U+FF21, U+FB01 and U+2460 to \"A\", \"fi\" and \"1\": a "
+         "valid trie of 3 keys, checked and run by libsentencepiece"),
+        ("charsmap-children-past-trie.model", spm_model(spm_charsmap(SPM_RULES, edit=root_far)), "malformed",
+         "the trie's root puts its children 2^30 units out, past the trie's 2,560 units: libsentencepiece 0.1.97 "
+         "reads there while encoding (SIGSEGV)"),
+        ("charsmap-value-past-table.model", spm_model(spm_charsmap(SPM_RULES, edit=value_far)), "malformed",
+         "the leaf of U+FF21 gives its replacement at byte 2^31 - 16 of a 7-byte string table (SIGSEGV)"),
+        ("charsmap-no-nul.model", spm_model(spm_charsmap(SPM_RULES, edit=lambda u, t: t[:-1])), "malformed",
+         "the string table's last replacement has no NUL: libsentencepiece reads on past the map"),
+        ("charsmap-cycle.model", spm_model(spm_charsmap(SPM_RULES, edit=cycle)), "malformed",
+         "\"a\" leads back to the root: every \"a\" of a text is one more prefix match, written past "
+         "libsentencepiece's 32-entry stack array"),
+        ("charsmap-33-matches.model", spm_model(spm_charsmap(chain)), "too-large",
+         "keys \"a\", \"aa\", ... 33 \"a\": 33 prefix matches for one position, over libsentencepiece's 32"),
+        ("charsmap-trie-size-past-blob.model", spm_model(spm_charsmap(SPM_RULES, trie_size_delta=10)), "truncated",
+         "the trie's size is 10 bytes more than the map holds (libsentencepiece's own check is 4 bytes short)"),
+        ("charsmap-expansion.model", spm_model(spm_charsmap({b"a": b"a" * 4000})), "too-large",
+         "\"a\" becomes 4,000 bytes: a 1 MB text would normalize to 4 GB"),
+        ("charsmap-not-utf8.model", spm_model(spm_charsmap({b"a": b"\xff"})), "encoding",
+         "\"a\" becomes the byte 0xFF, which is not UTF-8"),
+        ("denormalizer-children-past-trie.model",
+         spm_model(good, denormalizer=spm_charsmap(SPM_RULES, edit=root_far)), "malformed",
+         "a valid normalizer, but the denormalizer's trie puts its children 2^30 units out (SIGSEGV on decode)"),
+        ("self-test-bad-map.model", spm_model(spm_charsmap(SPM_RULES, edit=root_far), self_test=b"hello"),
+         "malformed", "a self-test sample with the broken trie: libsentencepiece encodes it while loading (SIGSEGV)"),
+        ("protobuf-cut.model", spm_model(good)[:-7], "malformed",
+         "a valid model cut 7 bytes before its end: the normalizer_spec's length runs past the file"),
+    ]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Session files (*.attnscope.json, engine/include/attn/io/session.h)
 
 
@@ -850,6 +986,8 @@ def main():
         single("dumps", "dump", *case)
     for case in session_cases():
         single("sessions", "session", *case)
+    for case in tokenizer_model_cases():
+        single("tokenizer-models", "tokenizer_model", *case)
     for case in model_cases():
         several("models", "model", *case)
     for case in decoder_round2_cases(): (several if isinstance(case[2], dict) else single)("decoders", *case)

@@ -1,6 +1,7 @@
 // tokenizer.json decoders, as the library chains them over the token strings: ByteLevel (the byte-level
 // alphabet back to bytes), Metaspace ("▁" back to a space), ByteFallback ("<0xE6><0x97><0xA5>" back to "日"),
-// Fuse, Strip, Replace, WordPiece ("##" joins, clean-up of spaces before punctuation) and Sequence.
+// Fuse, Strip, Replace, WordPiece ("##" joins, clean-up of spaces before punctuation) and Sequence. Each says how
+// much longer it can make a token (Decoder::growth), and a chain that could pass the budget is refused at load.
 #include "pipeline.h"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,9 @@ class ByteLevelDecoder final : public Decoder {
     }
     tokens.assign(1, unicode::repair_utf8(bytes));
   }
+  // A character of the alphabet is one or two bytes and becomes one byte; a byte left out of a character
+  // becomes U+FFFD, 3 bytes.
+  Growth growth() const override { return {3, 0}; }
 };
 
 class MetaspaceDecoder final : public Decoder {
@@ -119,9 +123,19 @@ class ReplaceDecoder final : public Decoder {
   void decode(std::vector<std::string>& tokens, bool) const override {
     for (std::string& t : tokens) {
       Piece p = piece_of(t, 0);
-      replace_matches(p, *pattern_, content_);
+      // Bounded by growth(), checked at load; a search over PCRE2's limits leaves the token as it is (a label
+      // must be drawn), which only a hostile pattern does.
+      (void)replace_matches(p, *pattern_, content_, INT64_MAX);
       t = std::move(p.text);
     }
+  }
+  // Matches of at least L bytes, each written as the content: content / L times the input. A pattern that can
+  // match the empty string matches at most once per character and once at the end.
+  Growth growth() const override {
+    const auto content = static_cast<std::int64_t>(content_.size());
+    const std::int64_t shortest = pattern_->min_length();
+    if (shortest == 0) return {1 + content, content};
+    return {std::max<std::int64_t>(1, (content + shortest - 1) / shortest), 0};
   }
 
  private:
@@ -154,6 +168,8 @@ class WordPieceDecoder final : public Decoder {
       }
     }
   }
+  // A space in front of each token; the clean-up rules only shorten.
+  Growth growth() const override { return {1, 1}; }
 
  private:
   std::string prefix_;
@@ -166,14 +182,30 @@ class SequenceDecoder final : public Decoder {
   void decode(std::vector<std::string>& tokens, bool display) const override {
     for (const auto& part : parts_) part->decode(tokens, display);
   }
+  Growth growth() const override { return growth_; }
+  Growth growth_;
 
  private:
   std::vector<std::unique_ptr<Decoder>> parts_;
 };
 
-}  // namespace
+// The growth of `second` after `first`, saturating far past any limit.
+Decoder::Growth then(Decoder::Growth first, Decoder::Growth second) {
+  constexpr std::int64_t kHuge = std::int64_t{1} << 40;
+  const auto times = [](std::int64_t a, std::int64_t b) { return a > 0 && b > kHuge / a ? kHuge : a * b; };
+  return {times(first.factor, second.factor), std::min(kHuge, times(second.factor, first.extra) + second.extra)};
+}
 
-Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& where) {
+Result<void> check_growth(Decoder::Growth g, const std::string& where) {
+  if (g.factor <= kOutputFactor && g.extra <= kOutputExtra) return {};
+  return bad_field(where,
+                   "can make a token " + with_commas(g.factor) + " times as long plus " + with_commas(g.extra) +
+                       " bytes (the decoders up to here), over the budget of " + std::to_string(kOutputFactor) +
+                       " times plus " + with_commas(kOutputExtra) + " bytes",
+                   ErrorKind::TooLarge);
+}
+
+Result<std::unique_ptr<Decoder>> make_decoder_of_type(const Json& j, const std::string& where) {
   if (!j.is_object()) return bad_field(where, "must be an object or null");
   const std::string type = type_of(j);
   if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
@@ -210,17 +242,33 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& 
     return std::make_unique<WordPieceDecoder>(std::move(prefix), cleanup);
   }
   if (type == "Sequence") {
+    ATTN_TRY(check_chain_length(j, "decoders", where));
     const auto list = j.find("decoders");
     if (list == j.end() || !list->is_array()) return bad_field(field(where, "decoders"), "must be an array");
     std::vector<std::unique_ptr<Decoder>> parts;
+    Decoder::Growth growth;
     for (std::size_t k = 0; k < list->size(); ++k) {
-      auto part = make_decoder((*list)[k], where + ".decoders[" + std::to_string(k) + "]");
+      const std::string at = where + ".decoders[" + std::to_string(k) + "]";
+      auto part = make_decoder_of_type((*list)[k], at);
       if (!part) return std::unexpected(std::move(part.error()));
+      growth = then(growth, (*part)->growth());
+      ATTN_TRY(check_growth(growth, at));  // refused at the step that passes the budget
       parts.push_back(std::move(*part));
     }
-    return std::make_unique<SequenceDecoder>(std::move(parts));
+    auto sequence = std::make_unique<SequenceDecoder>(std::move(parts));
+    sequence->growth_ = growth;
+    return sequence;
   }
   return unsupported_type(where, type);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Decoder>> make_decoder(const Json& j, const std::string& where) {
+  std::unique_ptr<Decoder> made;
+  ATTN_ASSIGN(made, make_decoder_of_type(j, where));
+  ATTN_TRY(check_growth(made->growth(), where));
+  return made;
 }
 
 }  // namespace attn::text::pipeline

@@ -103,26 +103,28 @@ std::vector<Range> char_matches(const std::string& text, Pred&& is_match) {
 }
 
 template <class Pred>
-void split_chars(std::vector<Piece>& pieces, Behaviour behaviour, Pred&& is_match) {
+Result<void> split_chars(std::vector<Piece>& pieces, Behaviour behaviour, Pred&& is_match) {
   std::vector<Piece> out;
   for (const Piece& p : pieces) {
     cut(p, apply(parts_of(char_matches(p.text, is_match), p.text.size(), false), behaviour), out);
   }
   pieces = std::move(out);
+  return {};
 }
 
 class Split final : public PreTokenizer {
  public:
   Split(std::shared_ptr<const Regex> pattern, Behaviour behaviour, bool invert)
       : pattern_(std::move(pattern)), behaviour_(behaviour), invert_(invert) {}
-  void split(std::vector<Piece>& pieces) const override {
+  Result<void> split(std::vector<Piece>& pieces) const override {
     std::vector<Piece> out;
     std::vector<Range> matches;
     for (const Piece& p : pieces) {
-      pattern_->find_all(p.text, matches);
+      if (auto error = pattern_->find_all(p.text, matches)) return std::unexpected(std::move(*error));
       cut(p, apply(parts_of(matches, p.text.size(), invert_), behaviour_), out);
     }
     pieces = std::move(out);
+    return {};
   }
 
  private:
@@ -138,7 +140,7 @@ class ByteLevel final : public PreTokenizer {
  public:
   ByteLevel(bool prefix_space, std::shared_ptr<const Regex> pattern)
       : prefix_space_(prefix_space), pattern_(std::move(pattern)) {}
-  void split(std::vector<Piece>& pieces) const override {
+  Result<void> split(std::vector<Piece>& pieces) const override {
     std::vector<Piece> cut_pieces;
     std::vector<Range> matches;
     for (Piece& p : pieces) {
@@ -150,7 +152,7 @@ class ByteLevel final : public PreTokenizer {
         p = std::move(prefixed);
       }
       if (pattern_) {
-        pattern_->find_all(p.text, matches);
+        if (auto error = pattern_->find_all(p.text, matches)) return std::unexpected(std::move(*error));
         cut(p, apply(parts_of(matches, p.text.size(), false), Behaviour::Isolated), cut_pieces);
       } else if (!p.text.empty()) {
         cut_pieces.push_back(std::move(p));
@@ -168,6 +170,7 @@ class ByteLevel final : public PreTokenizer {
       p = std::move(spelled);
     }
     pieces = std::move(cut_pieces);
+    return {};
   }
 
  private:
@@ -181,7 +184,7 @@ class Metaspace final : public PreTokenizer {
  public:
   Metaspace(std::string replacement, PrependScheme scheme, bool split)
       : replacement_(std::move(replacement)), scheme_(scheme), split_(split) {}
-  void split(std::vector<Piece>& pieces) const override {
+  Result<void> split(std::vector<Piece>& pieces) const override {
     std::vector<Piece> out;
     for (Piece& p : pieces) {
       Piece replaced;
@@ -213,6 +216,7 @@ class Metaspace final : public PreTokenizer {
       cut(replaced, apply(parts_of(matches, replaced.text.size(), false), Behaviour::MergedWithNext), out);
     }
     pieces = std::move(out);
+    return {};
   }
 
  private:
@@ -223,16 +227,16 @@ class Metaspace final : public PreTokenizer {
 
 class WhitespaceSplit final : public PreTokenizer {
  public:
-  void split(std::vector<Piece>& pieces) const override {
-    split_chars(pieces, Behaviour::Removed, [](char32_t c) { return unicode::is_white_space(c); });
+  Result<void> split(std::vector<Piece>& pieces) const override {
+    return split_chars(pieces, Behaviour::Removed, [](char32_t c) { return unicode::is_white_space(c); });
   }
 };
 
 class Punctuation final : public PreTokenizer {
  public:
   explicit Punctuation(Behaviour behaviour) : behaviour_(behaviour) {}
-  void split(std::vector<Piece>& pieces) const override {
-    split_chars(pieces, behaviour_, [](char32_t c) { return unicode::is_bert_punctuation(c); });
+  Result<void> split(std::vector<Piece>& pieces) const override {
+    return split_chars(pieces, behaviour_, [](char32_t c) { return unicode::is_bert_punctuation(c); });
   }
 
  private:
@@ -242,9 +246,9 @@ class Punctuation final : public PreTokenizer {
 class Digits final : public PreTokenizer {
  public:
   explicit Digits(bool individual) : individual_(individual) {}
-  void split(std::vector<Piece>& pieces) const override {
-    split_chars(pieces, individual_ ? Behaviour::Isolated : Behaviour::Contiguous,
-                [](char32_t c) { return unicode::is_number(c); });
+  Result<void> split(std::vector<Piece>& pieces) const override {
+    return split_chars(pieces, individual_ ? Behaviour::Isolated : Behaviour::Contiguous,
+                       [](char32_t c) { return unicode::is_number(c); });
   }
 
  private:
@@ -253,17 +257,18 @@ class Digits final : public PreTokenizer {
 
 class BertPreTokenizer final : public PreTokenizer {
  public:
-  void split(std::vector<Piece>& pieces) const override {
-    WhitespaceSplit().split(pieces);
-    Punctuation(Behaviour::Isolated).split(pieces);
+  Result<void> split(std::vector<Piece>& pieces) const override {
+    ATTN_TRY(WhitespaceSplit().split(pieces));
+    return Punctuation(Behaviour::Isolated).split(pieces);
   }
 };
 
 class SequencePreTokenizer final : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
-  void split(std::vector<Piece>& pieces) const override {
-    for (const auto& part : parts_) part->split(pieces);
+  Result<void> split(std::vector<Piece>& pieces) const override {
+    for (const auto& part : parts_) ATTN_TRY(part->split(pieces));
+    return {};
   }
 
  private:
@@ -295,7 +300,7 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const st
     ATTN_ASSIGN(prefix, bool_field(j, "add_prefix_space", where, true));
     ATTN_ASSIGN(use_regex, bool_field(j, "use_regex", where, true));
     std::shared_ptr<const Regex> pattern;
-    if (use_regex) ATTN_ASSIGN(pattern, Regex::compile(kGpt2Pattern));
+    if (use_regex) ATTN_ASSIGN(pattern, Regex::compile(kGpt2Pattern, false, where + " (GPT-2's pattern)"));
     return std::make_unique<ByteLevel>(prefix, std::move(pattern));
   }
   if (type == "Split") {
@@ -311,6 +316,12 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const st
     std::string replacement;
     ATTN_ASSIGN(replacement, string_field(j, "replacement", where, "\xE2\x96\x81"));
     if (replacement.empty()) return bad_field(field(where, "replacement"), "must not be empty");
+    if (static_cast<std::int64_t>(replacement.size()) > kOutputFactor) {
+      return bad_field(field(where, "replacement"),
+                       "is " + with_commas(static_cast<long long>(replacement.size())) + " bytes, over the limit of " +
+                           std::to_string(kOutputFactor) + " (every space of the text becomes it)",
+                       ErrorKind::TooLarge);
+    }
     bool split = true;
     ATTN_ASSIGN(split, bool_field(j, "split", where, true));
     // Files from before prepend_scheme say add_prefix_space instead.
@@ -331,7 +342,8 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const st
   if (type == "Whitespace") {
     // The library's \w+|[^\w\s]+ with Oniguruma's \w (letters, marks, decimal digits, connector punctuation).
     std::shared_ptr<const Regex> pattern;
-    ATTN_ASSIGN(pattern, Regex::compile(R"([\p{L}\p{M}\p{Nd}\p{Pc}]+|[^\p{L}\p{M}\p{Nd}\p{Pc}\s]+)"));
+    ATTN_ASSIGN(pattern, Regex::compile(R"([\p{L}\p{M}\p{Nd}\p{Pc}]+|[^\p{L}\p{M}\p{Nd}\p{Pc}\s]+)", false,
+                                        where + " (Whitespace)"));
     return std::make_unique<Split>(std::move(pattern), Behaviour::Removed, true);
   }
   if (type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
@@ -347,6 +359,7 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& j, const st
   }
   if (type == "BertPreTokenizer") return std::make_unique<BertPreTokenizer>();
   if (type == "Sequence") {
+    ATTN_TRY(check_chain_length(j, "pretokenizers", where));
     const auto list = j.find("pretokenizers");
     if (list == j.end() || !list->is_array()) return bad_field(field(where, "pretokenizers"), "must be an array");
     std::vector<std::unique_ptr<PreTokenizer>> parts;

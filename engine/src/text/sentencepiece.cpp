@@ -1,11 +1,12 @@
 // SentencePiece models (Kudo & Richardson 2018) as tokenizer.model files, for models that ship no
 // tokenizer.json (llama2.c's tok512.model, Llama 1/2 checkpoints): read and run by libsentencepiece itself, so
 // its normalization, BPE or Unigram, and byte fallback are the reference's. Offsets come from the pieces' byte
-// spans (ImmutableSentencePieceText).
+// spans (ImmutableSentencePieceText). The library trusts the file, so sentencepiece_check.cpp reads it first.
 #include "attn/text/tokenizer.h"
 
 #include "../core/file_read.h"
 #include "pipeline.h"
+#include "sentencepiece_check.h"
 
 #include <sentencepiece_processor.h>
 
@@ -21,6 +22,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   SentencePieceTokenizer(bool add_bos, bool add_eos) : add_bos_(add_bos), add_eos_(add_eos) {}
 
   Result<void> load(std::string_view bytes, const std::string& name) {
+    ATTN_ASSIGN(facts_, spm::check_model(bytes, name));
+    name_ = name;
     const auto status = processor_.LoadFromSerializedProto(bytes);
     if (!status.ok()) {
       return fail(ErrorKind::Malformed, std::string("is not a SentencePiece model: ") + status.message(), name);
@@ -91,6 +94,16 @@ class SentencePieceTokenizer final : public Tokenizer {
       return fail(ErrorKind::TooLarge, "the text is larger than 2 GiB", "text");
     }
     if (auto error = unicode::check_utf8(text)) return std::unexpected(std::move(*error));
+    // libsentencepiece normalizes the whole text at once, with 20 bytes of bookkeeping per normalized byte.
+    const auto size = static_cast<std::int64_t>(text.size());
+    if (size > (pipeline::kMaxOutputBytes - spm::ModelFacts::kNormalizedExtra) / facts_.expansion) {
+      return fail(ErrorKind::TooLarge,
+                  "normalizer_spec: the text's " + with_commas(size) + " bytes could become " +
+                      with_commas(size * facts_.expansion + spm::ModelFacts::kNormalizedExtra) +
+                      " normalized bytes (up to " + std::to_string(facts_.expansion) +
+                      " per byte under this model), over the limit of " + with_commas(pipeline::kMaxOutputBytes),
+                  name_);
+    }
     const auto encoded = processor_.EncodeAsImmutableProto(text);
     std::vector<Token> out;
     out.reserve(encoded.pieces_size());
@@ -134,6 +147,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   sentencepiece::SentencePieceProcessor processor_;
   bool add_bos_, add_eos_;
   SpecialTokens specials_;
+  spm::ModelFacts facts_;
+  std::string name_;
 };
 
 }  // namespace

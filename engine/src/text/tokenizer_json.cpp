@@ -120,7 +120,45 @@ class JsonTokenizer final : public Tokenizer {
     return Encoding{std::move(merged.tokens), std::move(merged.type_ids), std::move(merged.special)};
   }
 
-  Result<void> build(const Json& root, ModelParts parts, const TokenizerConfig* config) {
+  // A normalized added token is looked for as the normalizer writes it ("xx" behind Prepend("▁") is "▁xx"); the
+  // normalizer runs on it here, when the file opens, within its budget.
+  Result<void> add_normalized(const AddedToken& token, std::vector<AddedToken>& normalized) {
+    AddedToken as_normalized = token;
+    Piece content = piece_of(token.content, 0);
+    const auto budget = OutputBudget::for_input(static_cast<std::int64_t>(token.content.size()));
+    if (auto done = normalizer_->normalize(content, budget); !done) {
+      Error e = std::move(done.error());
+      e.reason += " (added token " + std::to_string(token.id) + ", which is normalized)";
+      return std::unexpected(std::move(e));
+    }
+    if (content.text.empty()) return {};
+    as_normalized.content = content.text;
+    normalized.push_back(std::move(as_normalized));
+    decoded_as_.emplace_back(token.id, std::move(content.text));
+    return {};
+  }
+
+  // Hugging Face's WordLevel fails the whole encoding here (its error: "WordLevel error: Missing [UNK] token from
+  // the vocabulary"), so AttnScope refuses too rather than drop the word, and says which word.
+  std::unexpected<Error> missing_unknown(Span word) const {
+    return in_file({{},
+                    -1,
+                    -1,
+                    "model: the word at bytes " + with_commas(word.begin) + " to " + with_commas(word.end) +
+                        " of the text is not in model.vocab, and neither is its unk_token \"" + unk_token_ +
+                        "\" (Hugging Face's tokenizers fail the same way: \"WordLevel error: Missing [UNK] token "
+                        "from the vocabulary\")",
+                    ErrorKind::Mismatch});
+  }
+
+  // An error of encode(): about the text, and the file whose component refused it.
+  std::unexpected<Error> in_file(Error e) const {
+    e.file = name_;
+    return std::unexpected(std::move(e));
+  }
+
+  Result<void> build(const Json& root, ModelParts parts, const TokenizerConfig* config, const std::string& name) {
+    name_ = name;
     const auto component = [&](const char* key) -> const Json* {
       const auto it = root.find(key);
       return it == root.end() || it->is_null() ? nullptr : &*it;
@@ -132,6 +170,7 @@ class JsonTokenizer final : public Tokenizer {
     ATTN_ASSIGN(built, make_model(*model, parts, pre && has_byte_level(*pre)));
     model_ = std::move(built.model);
     kind_ = built.kind;
+    unk_token_ = built.unk_token;
     if (const Json* j = component("normalizer")) ATTN_ASSIGN(normalizer_, make_normalizer(*j, "normalizer"));
     if (pre) ATTN_ASSIGN(pre_, make_pre_tokenizer(*pre, "pre_tokenizer"));
     if (const Json* j = component("decoder")) ATTN_ASSIGN(decoder_, make_decoder(*j, "decoder"));
@@ -173,14 +212,7 @@ class JsonTokenizer final : public Tokenizer {
         raw.push_back(t.token);
         continue;
       }
-      // A normalized token is looked for as the normalizer writes it ("xx" behind Prepend("▁") is "▁xx").
-      AddedToken as_normalized = t.token;
-      Piece content = piece_of(t.token.content, 0);
-      normalizer_->normalize(content);
-      if (content.text.empty()) continue;
-      as_normalized.content = content.text;
-      normalized.push_back(std::move(as_normalized));
-      decoded_as_.emplace_back(t.token.id, std::move(content.text));
+      ATTN_TRY(add_normalized(t.token, normalized));
     }
     raw_added_ = unicode::AddedTokenMatcher(std::move(raw));
     normalized_added_ = unicode::AddedTokenMatcher(std::move(normalized));
@@ -245,6 +277,7 @@ class JsonTokenizer final : public Tokenizer {
     std::vector<Piece> pieces;
     std::vector<unicode::Segment> inner;
     std::vector<PieceToken> found;
+    std::int64_t normalized_bytes = 0;  // what the normalizer wrote for the segments so far
     for (const unicode::Segment& s : segments) {
       if (s.added >= 0) {
         push_added(
@@ -255,7 +288,11 @@ class JsonTokenizer final : public Tokenizer {
       }
       Piece p =
           piece_of(text.substr(static_cast<std::size_t>(s.begin), static_cast<std::size_t>(s.end - s.begin)), s.begin);
-      if (normalizer_) normalizer_->normalize(p);
+      if (normalizer_) {
+        const auto budget = OutputBudget::for_input(s.end - s.begin, normalized_bytes);
+        if (auto done = normalizer_->normalize(p, budget); !done) return in_file(std::move(done.error()));
+        normalized_bytes += static_cast<std::int64_t>(p.text.size());
+      }
       inner.clear();
       if (normalized_added_.empty()) {
         if (!p.text.empty()) inner.push_back({0, static_cast<std::int32_t>(p.text.size()), -1});
@@ -271,11 +308,14 @@ class JsonTokenizer final : public Tokenizer {
         }
         pieces.clear();
         pieces.push_back(p.sub(static_cast<std::size_t>(n.begin), static_cast<std::size_t>(n.end)));
-        if (pre_) pre_->split(pieces);
+        if (pre_) {
+          if (auto split = pre_->split(pieces); !split) return in_file(std::move(split.error()));
+        }
         for (const Piece& piece : pieces) {
           found.clear();
           model_->tokenize(piece.text, found);
           for (const PieceToken& t : found) {
+            if (t.id == kMissingUnknown) return missing_unknown(piece.source(t.begin, t.end));
             std::string entry =
                 t.surface ? piece.text.substr(t.begin, t.end - t.begin) : vocab_[static_cast<std::size_t>(t.id)];
             out.tokens.push_back({t.id, std::move(entry), piece.source(t.begin, t.end)});
@@ -289,6 +329,8 @@ class JsonTokenizer final : public Tokenizer {
   }
 
   TokenizerKind kind_ = TokenizerKind::Bpe;
+  std::string name_;
+  std::string unk_token_;
   std::vector<std::string> vocab_;
   unicode::VocabIndex index_;
   std::vector<char> special_;                            // by id: an added token marked special (left out by decode)
@@ -305,9 +347,10 @@ class JsonTokenizer final : public Tokenizer {
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> build_tokenizer(const Json& root, ModelParts parts, const TokenizerConfig* config) {
+Result<std::unique_ptr<Tokenizer>> build_tokenizer(const Json& root, ModelParts parts, const TokenizerConfig* config,
+                                                   const std::string& name) {
   auto tokenizer = std::make_unique<JsonTokenizer>();
-  ATTN_TRY(tokenizer->build(root, parts, config));
+  ATTN_TRY(tokenizer->build(root, parts, config, name));
   return std::unique_ptr<Tokenizer>(std::move(tokenizer));
 }
 

@@ -393,7 +393,7 @@ Result<std::unique_ptr<Tokenizer>> parse_json_tokenizer(std::string_view text, c
   pipeline::ModelParts parts;
   if (file.vocab) parts.vocab = &*file.vocab;
   if (file.merges) parts.merges = &*file.merges;
-  auto tokenizer = pipeline::build_tokenizer(file.root, parts, config);
+  auto tokenizer = pipeline::build_tokenizer(file.root, parts, config, name);
   if (tokenizer) return tokenizer;
   Error e = std::move(tokenizer.error());
   e.file = name;

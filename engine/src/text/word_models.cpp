@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,7 +17,9 @@ namespace {
 class WordPiece final : public Model {
  public:
   WordPiece(std::shared_ptr<const Vocabulary> vocab, int unk, std::string prefix, std::int64_t most_chars)
-      : vocab_(std::move(vocab)), unk_(unk), prefix_(std::move(prefix)), most_chars_(most_chars) {}
+      : vocab_(std::move(vocab)), unk_(unk), prefix_(std::move(prefix)), most_chars_(most_chars) {
+    for (const std::string& entry : vocab_->entries) longest_ = std::max(longest_, entry.size());
+  }
   void tokenize(std::string_view piece, std::vector<PieceToken>& out) const override {
     const auto whole = [&] { out.push_back({unk_, 0, static_cast<std::uint32_t>(piece.size())}); };
     std::vector<std::size_t> bounds;  // code point starts, then the end
@@ -31,6 +34,10 @@ class WordPiece final : public Model {
     std::size_t start = 0;  // index into bounds
     while (start + 1 < bounds.size()) {
       std::size_t end = bounds.size() - 1;
+      // No entry is longer than the longest: each start tries only that far (a word of n characters costs n
+      // times the longest entry, not n squared).
+      const std::size_t reach = longest_;
+      while (end > start && bounds[end] - bounds[start] > reach) --end;
       int found = -1;
       for (; end > start; --end) {
         candidate.assign(start > 0 ? prefix_ : std::string());
@@ -52,6 +59,7 @@ class WordPiece final : public Model {
   int unk_;
   std::string prefix_;
   std::int64_t most_chars_;
+  std::size_t longest_ = 0;  // bytes of the longest entry
 };
 
 class WordLevel final : public Model {
@@ -61,8 +69,9 @@ class WordLevel final : public Model {
     const int id = vocab_->find(piece);
     if (id >= 0) {
       out.push_back({id, 0, static_cast<std::uint32_t>(piece.size())});
-    } else if (unk_) {
-      out.push_back({*unk_, 0, static_cast<std::uint32_t>(piece.size())});
+    } else {
+      // Without the unknown token the library fails the encoding: kMissingUnknown tells the tokenizer to.
+      out.push_back({unk_ ? *unk_ : kMissingUnknown, 0, static_cast<std::uint32_t>(piece.size())});
     }
   }
 
@@ -219,6 +228,7 @@ Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level) 
     ATTN_ASSIGN(prefix, string_field(j, "continuing_subword_prefix", where, "##"));
     std::int64_t most = 100;
     ATTN_ASSIGN(most, int_field(j, "max_input_chars_per_word", where, 100));
+    most = std::clamp<std::int64_t>(most, 0, kMaxWordChars);  // a longer word is [UNK], as past the file's own bound
     built.unk = unk_of(*built.vocab, unk);
     if (!built.unk) return bad_field("model.unk_token", "\"" + unk + "\" is not in model.vocab", ErrorKind::Mismatch);
     built.model = std::make_unique<WordPiece>(built.vocab, *built.unk, std::move(prefix), most);
@@ -230,6 +240,7 @@ Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level) 
     std::string unk;
     ATTN_ASSIGN(unk, string_field(j, "unk_token", where, "<unk>"));
     built.unk = unk_of(*built.vocab, unk);
+    built.unk_token = unk;
     built.model = std::make_unique<WordLevel>(built.vocab, built.unk);
     built.kind = TokenizerKind::WordLevel;
     return built;

@@ -232,7 +232,7 @@ class WordPieceTokenizer final : public Tokenizer {
     const std::vector<NormalChar>& word = scratch.word;
     const int n = static_cast<int>(word.size());
     const Span whole{word.front().span.begin, word.back().span.end};
-    if (n > options_.max_input_chars_per_word) {
+    if (n > std::min(options_.max_input_chars_per_word, kMaxWordChars)) {
       out.push_back({unk_, vocab_[static_cast<std::size_t>(unk_)], whole});
       return;
     }

@@ -67,6 +67,11 @@ struct AddedToken {
   friend bool operator==(const AddedToken&, const AddedToken&) = default;
 };
 
+// The most characters WordPiece splits into pieces, whatever a file's max_input_chars_per_word says (BERT's is
+// 100): a longer word is [UNK], as one past the file's own bound is. Greedy longest-match-first tries every
+// split of a word, so a file's 10^9 would let one 20 kB word run for hours.
+inline constexpr int kMaxWordChars = 1000;
+
 struct WordPieceOptions {
   bool lower_case = true;
   std::optional<bool> strip_accents;  // unset: follows lower_case, as BERT's tokenizer does
