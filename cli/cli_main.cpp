@@ -24,6 +24,7 @@
 #include <QDir>
 #include <QFile>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -268,6 +269,13 @@ bool parseNumber(const QCommandLineParser& parser, const QCommandLineOption& opt
     target = text.toInt(&ok);
   }
   if (!ok) error = u"--%1: '%2' is not a number"_s.arg(option.names().front(), text);
+  if constexpr (std::is_floating_point_v<T>) {
+    // Qt reads "nan" and "inf" as numbers: none of the options means anything by them.
+    if (ok && !std::isfinite(target)) {
+      error = u"--%1: '%2' is not a finite number"_s.arg(option.names().front(), text);
+      return false;
+    }
+  }
   return ok;
 }
 
@@ -581,7 +589,8 @@ int runSpeechCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.noise)) {
     bool ok = false;
     job.noise = parser.value(o.noise).toDouble(&ok);
-    if (!ok || job.noise < 0 || job.noise > 1) return usageError(u"--noise: expected a number from 0 to 1"_s);
+    if (!ok || !std::isfinite(job.noise) || job.noise < 0 || job.noise > 1)
+      return usageError(u"--noise: expected a number from 0 to 1, got '%1'"_s.arg(parser.value(o.noise)));
   }
   job.wavOut = pathValue(parser, o.wavOut);
   job.jsonOut = pathValue(parser, o.speechJson);

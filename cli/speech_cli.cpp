@@ -9,6 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -30,6 +34,44 @@ void addNoise(std::vector<float>& samples, double deviation, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, float(deviation));
   for (float& s : samples) s += normal(rng);
+}
+
+// A noise level as the option and a batch line give it: a finite number from 0 to 1 (NaN made an all -32768 WAV).
+std::optional<QString> noiseProblem(double noise) {
+  if (std::isfinite(noise) && noise >= 0.0 && noise <= 1.0) return std::nullopt;
+  return u"noise %1: expected a finite number from 0 to 1"_s.arg(noise);
+}
+
+// A batch line's optional fields, each of its type and range (nlohmann's value() threw on a wrong type, and the
+// exception ended the program). Absent fields keep their defaults.
+std::optional<QString> batchFields(const json& spec, audio::Voice& voice, double& noise, unsigned& seed) {
+  if (const auto it = spec.find("voice"); it != spec.end()) {
+    if (!it->is_string()) return u"\"voice\" must be a string (an espeak-ng voice)"_s;
+    voice.name = it->get<std::string>();
+  }
+  const auto whole = [&](const char* key, std::int64_t min, std::int64_t max,
+                         std::int64_t& out) -> std::optional<QString> {
+    const auto it = spec.find(key);
+    if (it == spec.end()) return std::nullopt;
+    if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(max)) ||
+        (!it->is_number_unsigned() && (it->get<std::int64_t>() < min || it->get<std::int64_t>() > max)))
+      return u"\"%1\" must be a whole number from %2 to %3"_s.arg(QString::fromLatin1(key)).arg(min).arg(max);
+    out = it->get<std::int64_t>();
+    return std::nullopt;
+  };
+  std::int64_t rate = voice.words_per_minute, pitch = voice.pitch, seedValue = 0;
+  if (auto p = whole("rate", 80, 450, rate)) return p;
+  if (auto p = whole("pitch", 0, 99, pitch)) return p;
+  if (auto p = whole("seed", 0, std::numeric_limits<unsigned>::max(), seedValue)) return p;
+  voice.words_per_minute = int(rate);
+  voice.pitch = int(pitch);
+  seed = unsigned(seedValue);
+  if (const auto it = spec.find("noise"); it != spec.end()) {
+    if (!it->is_number()) return u"\"noise\" must be a number from 0 to 1"_s;
+    noise = it->get<double>();
+    if (auto p = noiseProblem(noise)) return u"\"noise\": "_s + *p;
+  }
+  return std::nullopt;
 }
 
 json phonemesJson(const std::vector<audio::Phoneme>& phonemes) {
@@ -72,10 +114,10 @@ std::expected<RenderReport, RenderFailure> runBatch(const SpeechJob& job) {
     if (!spec.is_object() || !spec.contains("text") || !spec["text"].is_string())
       return std::unexpected(where(u"expected an object with a \"text\" string"_s));
     audio::Voice voice;
-    voice.name = spec.value("voice", voice.name);
-    voice.words_per_minute = spec.value("rate", voice.words_per_minute);
-    voice.pitch = spec.value("pitch", voice.pitch);
-    auto u = say(spec["text"].get<std::string>(), voice, spec.value("noise", 0.0), spec.value("seed", 0u));
+    double noise = 0.0;
+    unsigned seed = 0;
+    if (auto problem = batchFields(spec, voice, noise, seed)) return std::unexpected(where(*problem));
+    auto u = say(spec["text"].get<std::string>(), voice, noise, seed);
     if (!u) return std::unexpected(where(u.error().message));
     frames.insert(frames.end(), u->features.data(), u->features.data() + u->features.size());
     starts.push_back(starts.back() + u->features.rows());
@@ -118,6 +160,7 @@ std::expected<RenderReport, RenderFailure> runSpeech(const SpeechJob& job) {
     return std::unexpected(usageFailure(QObject::tr("speech: give --text \"...\" or --wav FILE (one of them)")));
   if (job.wavOut.isEmpty() && job.jsonOut.isEmpty())
     return std::unexpected(usageFailure(QObject::tr("speech: give --wav-out FILE and/or --json FILE")));
+  if (auto problem = noiseProblem(job.noise)) return std::unexpected(usageFailure(u"speech: "_s + *problem));
   QElapsedTimer timer;
   timer.start();
   Utterance u;

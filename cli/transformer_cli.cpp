@@ -1,4 +1,5 @@
 #include "cli/transformer_cli.h"
+#include "cli/transformer_checks.h"
 #include "render/strings.h"
 
 #include "attn/analysis/attention_analysis.h"
@@ -20,6 +21,7 @@
 #include <QGuiApplication>
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 #include <functional>
@@ -311,6 +313,7 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
       if (result)
         report.notes << generationNote(**model, *result, double(clock.nsecsElapsed()) / 1e9) << memoryNote(*result);
     } else {
+      if (auto refused = refusedBeforeForward(job, **model, ids)) return std::unexpected(*refused);
       // As the GUI: a decoder whose maps would pass 1 GiB keeps its attention on demand (then --dump writes version 2).
       attn::models::RunOptions options;
       options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
@@ -338,6 +341,7 @@ void addRunNotes(const attn::models::TransformerRun& run, RenderReport& report) 
     report.notes.append(QObject::tr("prediction at %1: %2").arg(p.position).arg(top.join(u", "_s)));
   }
   for (const auto& label : run.labels) report.notes.append(QObject::tr("class: %1").arg(fromStd(label)));
+  warnNonFinitePredictions(run, report);
 }
 
 // --dump: the run's attention written as a dump.
@@ -576,18 +580,7 @@ std::shared_ptr<attn::AttentionMap> pooledOnDemand(const attn::OnDemandLayer& la
 // max-pooled to the picture, or --tile's weights exactly; --csv writes what is drawn.
 MapOrFailure onDemandMap(const TransformerJob& job, const RenderSpec& spec, const attn::models::TransformerRun& run) {
   const Index tokens = run.on_demand.front().tokens();
-  if (spec.kind != RenderSpec::Kind::Head) {
-    return std::unexpected(inputFailure(
-        QObject::tr("the run's attention is kept on demand (%1 tokens; no map is stored): draw one head at a time "
-                    "(--render layer=L,head=H); the head mean and rollout need every map")
-            .arg(tokens)));
-  }
-  if (job.view != TransformerView::Matrix) {
-    return std::unexpected(inputFailure(
-        QObject::tr("the run's attention is kept on demand (%1 tokens): --view matrix draws it; the head, model and "
-                    "overlay views need stored maps")
-            .arg(tokens)));
-  }
+  if (auto refused = onDemandRefusal(job, spec, tokens)) return std::unexpected(*refused);
   const int layers = int(run.on_demand.size()), heads = run.on_demand.front().heads();
   if (auto checked = checkLayerHead(job, spec, layers, heads); !checked) return std::unexpected(checked.error());
   const attn::OnDemandLayer& layer = run.on_demand[std::size_t(spec.layer)];

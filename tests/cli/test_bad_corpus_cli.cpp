@@ -39,6 +39,7 @@ QStringList command(const Row& row, const QString& out) {
   if (row.loader == u"dump"_s) {
     return {u"run"_s, u"--dump-in"_s, path, u"--render"_s, u"layer=0,head=0"_s, u"--out"_s, out};
   }
+  if (row.loader == u"audio"_s) return {u"speech"_s, u"--wav"_s, path, u"--json"_s, out};
   if (row.loader != u"model"_s) return {};
   QFile config(path + u"/config.json"_s);
   const QByteArray text = config.open(QIODevice::ReadOnly) ? config.readAll() : QByteArray();

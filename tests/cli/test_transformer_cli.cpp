@@ -52,6 +52,23 @@ class TestTransformerCli : public QObject {
     QCOMPARE(QImage(png).size(), QSize(640, 480));
   }
 
+  // Issue 42: a model whose weights hold NaN printed its next-token predictions with NaN probabilities and no word on
+  // stderr; they are now said to be no prediction, with where.
+  void predictionsThatAreNotFiniteAreSaid() {
+    const QString png = dir_.filePath(u"nan.png"_s);
+    const Run run = runCli({u"run"_s, u"--model"_s, QStringLiteral(ATTN_TEST_DATA_DIR "/bad/models/gpt2-nan"),
+                            u"--text"_s, u"the cat sat"_s, u"--render"_s, u"layer=0,head=0"_s, u"--out"_s, png});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.contains(u"prediction at "_s), qPrintable(run.out));
+    QVERIFY2(run.err.contains(u"attnscope-cli: warning: the predictions at "_s) &&
+                 run.err.contains(u"positions are not finite (NaN or infinite probabilities; the first at position "_s),
+             qPrintable(run.err));
+    const Run fine = runCli({u"run"_s, u"--model"_s, model("gpt2"), u"--text"_s, u"the cat sat"_s, u"--render"_s,
+                             u"layer=0,head=0"_s, u"--out"_s, png});
+    QVERIFY2(fine.exitCode == 0, qPrintable(fine.err));
+    QVERIFY2(!fine.err.contains(u"predictions at"_s), qPrintable(fine.err));
+  }
+
   // The bundled real Llama continues llama2.c's story greedily; the dump holds every generated token's row and
   // the token ids; sampling is seeded; and generation is refused by name where it does not apply.
   void generateContinuesAndDumpsEveryToken() {
@@ -200,6 +217,20 @@ class TestTransformerCli : public QObject {
     QVERIFY2(mean.err.contains(u"kept on demand"_s) && mean.err.contains(u"one head at a time"_s),
              qPrintable(mean.err));
     QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+    // Issue 42: a model run that will keep its attention on demand is refused before its forward when what it is asked
+    // to draw needs every map (100,000 tokens ran about 10 minutes only to be refused at the end): no dump written.
+    const QString notRun = dir_.filePath(u"not-run.attn.safetensors"_s);
+    for (const QStringList& asked :
+         {QStringList{u"--render"_s, u"layer=1,head=mean"_s}, QStringList{u"--render"_s, u"rollout"_s},
+          QStringList{u"--render"_s, u"layer=1,head=2"_s, u"--view"_s, u"head"_s}}) {
+      const Run early = runCli(QStringList{u"run"_s, u"--model"_s, llama, u"--text-file"_s, text, u"--on-demand"_s,
+                                           u"--dump"_s, notRun, u"--out"_s, dir_.filePath(u"never.png"_s)} +
+                               asked);
+      QCOMPARE(early.exitCode, 1);
+      QVERIFY2(early.err.contains(u"the run's attention is kept on demand ("_s), qPrintable(early.err));
+      QVERIFY2(!QFile::exists(notRun), qPrintable(asked.join(u' ')));
+      QVERIFY(!QFile::exists(dir_.filePath(u"never.png"_s)));
+    }
     const Run outside = runCli({u"run"_s, u"--dump-in"_s, dump, u"--render"_s, u"layer=1,head=2"_s, u"--tile"_s,
                                 u"0:9999,0:4"_s, u"--csv"_s, dir_.filePath(u"never.csv"_s)});
     QCOMPARE(outside.exitCode, 1);

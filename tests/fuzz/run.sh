@@ -53,6 +53,7 @@ dict_for() {
   case "$1" in
     safetensors|attention_dump|attention_dump_v2) echo "$fuzz_src/safetensors.dict" ;;
     image) echo "$fuzz_src/image.dict" ;;
+    audio) echo "$fuzz_src/audio.dict" ;;
     *) echo "$fuzz_src/json.dict" ;;
   esac
 }

@@ -19,6 +19,7 @@
 #include <QDropEvent>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QStatusBar>
@@ -28,6 +29,8 @@
 #include <QUrl>
 
 #include <memory>
+
+#include <sys/stat.h>
 
 using namespace Qt::StringLiterals;
 
@@ -311,6 +314,40 @@ class TestSession : public QObject {
     QCOMPARE(w.glimpse()->imagePath(), sampleImageResource(u"astronaut"_s));
     QCOMPARE(w.lab()->request().query, std::string("the rest still opens"));
     QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.lab()));
+  }
+
+  // Issue 42: a session whose Glimpse photo is missing or is a FIFO said, once the default photo had opened, only
+  // "Opened astronaut.png". The restore checks the photo as File > Open's load does (GlimpseWorker::probe), the note
+  // says what happened, and the default photo opens as a fallback that does not cover it.
+  void aMissingOrFifoGlimpseImageIsSaidAfterTheFallbackOpens() {
+    const QString fifo = files_.filePath(u"pipe.png"_s);
+    QVERIFY(::mkfifo(QFile::encodeName(fifo).constData(), 0600) == 0);
+    const struct {
+      QString image;
+      QString says;
+    } cases[] = {{files_.filePath(u"gone.png"_s), files_.filePath(u"gone.png"_s) + u": not found"_s},
+                 {fifo, u"refused: "_s + fifo + u": is not a regular file"_s}};
+    for (const auto& c : cases) {
+      ui::Session s = ui::default_session();
+      s.glimpse->image = {ui::ImageRef::Kind::File, c.image.toStdString()};
+      s.tab = ui::SessionTab::Glimpse;
+      const QString path = files_.filePath(u"glimpse-image.attnscope.json"_s);
+      QVERIFY(ui::save_session(QFile::encodeName(path).toStdString(), s));
+      MainWindow w;
+      w.show();
+      QVERIFY(w.openSession(path));
+      QVERIFY(settleAll(w));
+      QCOMPARE(w.glimpse()->imagePath(), sampleImageResource(u"astronaut"_s));
+      const QString message = w.statusBar()->currentMessage();
+      QVERIFY2(message.contains(u"glimpse-image.attnscope.json: the Glimpse tab's image, "_s + c.says +
+                                u"; it opens astronaut.png instead"_s),
+               qPrintable(message));
+      QVERIFY2(!message.startsWith(u"Opened astronaut.png"_s), qPrintable(message));
+      QVERIFY2(w.glimpse()->lastError().contains(c.says), qPrintable(w.glimpse()->lastError()));
+      QVERIFY(w.glimpse()->errorBanner()->isVisible());
+      if (const QString shot = qEnvironmentVariable("ATTN_TEST_SCREENSHOTS"); !shot.isEmpty())
+        w.grab().save(shot + u"/glimpse-restore-"_s + QFileInfo(c.image).baseName() + u".png"_s);
+    }
   }
 
   // After a restore, what is drawn is what the panels say. The Lab restored attention-over-attention over a

@@ -3,9 +3,11 @@
 // largest allocation a hostile input can cause).
 #pragma once
 
+#include "attn/audio/audio.h"
 #include "attn/error.h"
 #include "attn/io/attention_dump.h"
 #include "attn/io/safetensors.h"
+#include "attn/lab/lab.h"
 #include "session/session.h"
 #include "attn/models/captioner.h"
 #include "attn/models/classifier.h"
@@ -31,7 +33,7 @@ inline const std::filesystem::path kBadDir = std::filesystem::path(ATTN_TEST_DAT
 struct BadInput {
   std::string path;    // relative to tests/data/bad
   std::string loader;  // safetensors, image, wordpiece, bpe, tokenizer_json, tokenizer_model, config, dump,
-                       // dump-heads, session, model
+                       // dump-heads, session, model, audio, lab
   std::string expect;  // an ErrorKind as to_string spells it, "warning" or "ok"
   std::string names;   // the file (relative to tests/data/bad) the message or the warning must name
   std::string what;    // what is wrong with it, in words
@@ -147,6 +149,20 @@ inline LoadOutcome run_loader(const BadInput& input) {
     }
   } else if (input.loader == "session") {
     take(ui::load_session(path));
+  } else if (input.loader == "audio") {
+    take(audio::read_audio(path));
+  } else if (input.loader == "lab") {
+    // A request as the Lab's settings file holds it, then run: the budget refuses it before anything is built. The
+    // run's error names the request, which here is the file.
+    auto request = lab::lab_request_from_json(slurp(path), path.string());
+    take(request);
+    if (request) {
+      auto run = lab::run_lab(*request);
+      if (!run) {
+        out.error = run.error();
+        out.error->file = path.string();
+      }
+    }
   } else if (input.loader == "model") {
     // Which loader: the one the folder's config.json names, as the app's model pickers decide.
     const std::string config = slurp(path / "config.json");

@@ -1,4 +1,5 @@
 #include "attn/lab/lab.h"
+#include "lab/lab_budget.h"
 
 #include <gtest/gtest.h>
 
@@ -312,4 +313,60 @@ TEST(Lab, SelectMechanismTakesMechanismKeysAndScoreNames) {
   EXPECT_EQ(p, before);
   EXPECT_EQ(normalisers().size(), 2u);
   EXPECT_EQ(position_kinds().size(), 3u);
+}
+
+namespace {
+std::string numbered_words(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += "w" + std::to_string(i) + " ";
+  return out;
+}
+}  // namespace
+
+// Issue 42: the Lab's budgets (lab_budget.h) hold for every mechanism, checked from the word counts before anything is
+// built. 64 heads over 2,048 words reached 2.7 GB, the Reformer's 16 hash rounds over 8,192 words 5.5 GB.
+TEST(LabBudget, RunsOverTheBudgetAreRefusedBeforeTheyAreBuilt) {
+  LabRequest heads = request(Mechanism::MultiHead, std::string(kDefaultQuery), numbered_words(kMaxTokens));
+  heads.params.heads = 64;
+  const auto many = run_lab(heads);
+  ASSERT_FALSE(many);
+  EXPECT_EQ(many.error().kind, ErrorKind::TooLarge);
+  const std::string message = many.error().message();
+  EXPECT_TRUE(
+      message.starts_with("lab request: Multi-head self-attention over 2048 words: its maps and working "
+                          "memory come to about "))
+      << message;
+  EXPECT_TRUE(
+      message.ends_with(" floats (2.2 GB), over the 536,870,912 (2.1 GB) a Lab run may hold; fewer heads, a "
+                        "smaller dimension or a shorter source"))
+      << message;
+
+  LabRequest lsh = request(Mechanism::Reformer, std::string(kDefaultQuery), numbered_words(kMaxEfficientTokens));
+  lsh.params.hashes = 16;
+  const auto rounds = run_lab(lsh);
+  ASSERT_FALSE(rounds);
+  EXPECT_NE(rounds.error().message().find("Reformer (LSH attention) over 8192 words: its maps and working memory"),
+            std::string::npos)
+      << rounds.error().message();
+  EXPECT_NE(rounds.error().message().find("fewer hash rounds or a narrower chunk"), std::string::npos);
+
+  // The weights too, through the same check: capsule routing's W_ij, worded as it always was.
+  LabRequest routing = request(Mechanism::CapsuleRouting, std::string(kDefaultQuery), numbered_words(kMaxTokens));
+  routing.params.classes = 64;
+  routing.params.dim = 1024;
+  EXPECT_EQ(run_lab(routing).error().reason,
+            "capsule routing draws a 16 x 1024 W_ij for each of 64 capsules and 2048 words: 2,147,483,648 weights, "
+            "over the 67,108,864 the Lab draws; fewer classes, a smaller dimension or a shorter source");
+}
+
+// What the catalogue promises still runs: every mechanism on its defaults over the longest input it reads.
+TEST(LabBudget, EveryMechanismFitsOnItsDefaultsAtItsLongestInput) {
+  for (const MechanismInfo& mi : mechanisms()) {
+    LabParams p;
+    p.mechanism = mi.id;
+    const auto cost = budget::estimate_cost(p, kMaxTokens, max_tokens(mi.id));
+    EXPECT_LE(cost.weights, budget::kMaxLabWeights) << mi.key;
+    EXPECT_LE(cost.working, budget::kMaxLabWorkingFloats) << mi.key;
+    EXPECT_GT(cost.working, 0) << mi.key;
+  }
 }

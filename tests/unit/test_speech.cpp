@@ -15,11 +15,15 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace attn::audio {
 namespace {
@@ -57,6 +61,23 @@ std::vector<unsigned char> wav_bytes(int rate, int channels, std::int64_t frames
   for (std::int64_t i = 0; i < frames; ++i)
     for (int c = 0; c < channels; ++c) put16(out, static_cast<std::uint16_t>(static_cast<std::int16_t>(value(i, c))));
   return out;
+}
+
+// A 16-bit PCM WAV file of `data_bytes` bytes of samples, all zero, made sparse with ftruncate: gigabytes on disk
+// in no time and no space.
+fs::path sparse_wav(const fs::path& path, int rate, int channels, std::int64_t data_bytes) {
+  std::vector<unsigned char> header = wav_bytes(rate, channels, 0, [](std::int64_t, int) { return 0; });
+  const auto data = static_cast<std::uint32_t>(data_bytes);
+  for (int i = 0; i < 4; ++i) {
+    header[4 + i] = static_cast<unsigned char>((36 + data) >> (8 * i));
+    header[40 + i] = static_cast<unsigned char>(data >> (8 * i));
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(::write(fd, header.data(), header.size()), ssize_t(header.size()));
+  EXPECT_EQ(::ftruncate(fd, off_t(header.size()) + off_t(data_bytes)), 0);
+  ::close(fd);
+  return path;
 }
 
 TEST(AudioFile, ReadsA16kHzMonoWavAsItIs) {
@@ -107,6 +128,88 @@ TEST(AudioFile, TenMinutesAreKeptAndTheRestCutWithAWarning) {
   EXPECT_DOUBLE_EQ(audio->source_seconds, 602.0);
   ASSERT_EQ(audio->warnings.size(), 1u);
   EXPECT_EQ(audio->warnings[0], "cut at 10 min: the file is 10 min 2.0 s long");
+}
+
+// The header is checked before a sample is read: a 2 GiB WAV declaring 655,360 Hz would have been 393 million
+// samples held at once before the resampling (1.6 GB, over a minute).
+TEST(AudioFile, AnAbsurdRateIsRefusedFromTheHeader) {
+  const fs::path dir = test::fresh_dir("attn-sparse-wav");
+  const fs::path wav = sparse_wav(dir / "fast.wav", 655360, 1, (std::int64_t(2) << 30) - 44);
+  auto audio = read_audio(wav);
+  ASSERT_FALSE(audio.has_value());
+  EXPECT_EQ(audio.error().kind, ErrorKind::Unsupported);
+  EXPECT_EQ(audio.error().message(), wav.string() + ": 1 channel at 655,360 Hz: at most 256 channels and 192,000 Hz");
+  fs::remove_all(dir);
+}
+
+TEST(AudioFile, MoreDataASecondIsCutAtTheBudgetOfDecodedSamples) {
+  // Ten minutes of 96 kHz in 8 channels: 460,800,000 samples; 67,108,864 are decoded (87.4 s), resampled as they
+  // are read.
+  const fs::path dir = test::fresh_dir("attn-sparse-wav");
+  const fs::path wav = sparse_wav(dir / "octo.wav", 96000, 8, std::int64_t(96000) * 8 * 2 * 600);
+  auto audio = read_audio(wav);
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  const double kept = double(kMaxDecodedSamples / 8) / 96000;
+  EXPECT_NEAR(audio->seconds(), kept, 0.01);
+  EXPECT_DOUBLE_EQ(audio->source_seconds, 600.0);
+  ASSERT_EQ(audio->warnings.size(), 3u);
+  EXPECT_EQ(audio->warnings[0],
+            "cut at 1 min 27.3 s: at 96,000 Hz and 8 channels the first 67,108,864 samples are decoded (at most "
+            "67,108,864 a file); the file is 10 min 0.0 s long");
+  fs::remove_all(dir);
+}
+
+TEST(AudioFile, HeadersOverTheLimitsAreRefusedWithTheFigures) {
+  // 25 hours at 1 Hz.
+  auto day = read_audio_bytes(wav_bytes(1, 1, 90000, [](std::int64_t, int) { return 0; }), "day.wav");
+  ASSERT_FALSE(day.has_value());
+  EXPECT_EQ(day.error().message(), "day.wav: declares 90,000 frames at 1 Hz (25 h): at most 24 h");
+  // Twelve channels at 192 kHz: the model's 30 s alone would be 69 million samples.
+  auto wide = read_audio_bytes(wav_bytes(192000, 12, 10, [](std::int64_t, int) { return 0; }), "wide.wav");
+  ASSERT_FALSE(wide.has_value());
+  EXPECT_EQ(wide.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(wide.error().message(),
+            "wide.wav: 12 channels at 192,000 Hz: the 30 s a speech model reads are 69,120,000 samples, over the "
+            "67,108,864 decoded from a file at most");
+}
+
+// A float WAV holds whatever it holds: NaN was read as silence without a word, and 1e30 made the spectrogram's power
+// infinite (the model's predictions then NaN). Both are now said, and the huge ones clipped.
+TEST(AudioFile, NonFiniteAndHugeSamplesAreSaid) {
+  const std::vector<float> values{0.25f,
+                                  std::numeric_limits<float>::quiet_NaN(),
+                                  1e30f,
+                                  -0.5f,
+                                  -std::numeric_limits<float>::infinity(),
+                                  -1e20f,
+                                  0.0f,
+                                  0.125f};
+  std::vector<unsigned char> bytes = wav_bytes(16000, 1, 0, [](std::int64_t, int) { return 0; });
+  bytes[20] = 3;   // WAVE_FORMAT_IEEE_FLOAT
+  bytes[34] = 32;  // bits per sample
+  const auto put32 = [&](std::size_t at, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes[at + std::size_t(i)] = static_cast<unsigned char>(v >> (8 * i));
+  };
+  put32(28, 16000 * 4);
+  bytes[32] = 4;
+  const auto data = std::uint32_t(values.size() * 4);
+  put32(4, 36 + data);
+  put32(40, data);
+  for (const float v : values) {
+    std::uint32_t u = 0;
+    std::memcpy(&u, &v, 4);
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<unsigned char>(u >> (8 * i)));
+  }
+  auto audio = read_audio_bytes(bytes, "odd.wav");
+  ASSERT_TRUE(audio.has_value()) << audio.error().message();
+  ASSERT_EQ(audio->samples.size(), values.size());
+  EXPECT_EQ(audio->samples[1], 0.0f);
+  EXPECT_EQ(audio->samples[2], 1e6f);
+  EXPECT_EQ(audio->samples[5], -1e6f);
+  ASSERT_EQ(audio->warnings.size(), 2u);
+  EXPECT_EQ(audio->warnings[0], "2 of 8 samples are not finite (NaN or infinite): read as silence");
+  EXPECT_EQ(audio->warnings[1], "2 of 8 samples lie beyond +-1,000,000 (audio is nominally within +-1): clipped there");
+  EXPECT_TRUE(log_mel(std::vector<float>(400, 1e6f)).allFinite());
 }
 
 TEST(AudioFile, BadFilesAreRefusedByName) {
@@ -225,6 +328,53 @@ TEST(Synthesis, RefusesEmptyTextAndUnknownVoices) {
   auto fast = synthesise("hello", Voice{"en-us", 900, 50});
   ASSERT_FALSE(fast.has_value());
   EXPECT_NE(fast.error().message().find("900 words per minute"), std::string::npos);
+}
+
+// espeak-ng 1.51 read a voice name that is none of its own as a path: "../../../../etc/passwd" printed that file's
+// lines to stderr and crashed the process. Voices now come from espeak_ListVoices, by name.
+TEST(Synthesis, VoicesAreEspeakNgsOwnByName) {
+  for (const std::string name : {"../../../../etc/passwd", "/etc/passwd", "en-us+../../../../etc/passwd", "", "+f2",
+                                 "EN-US", "en-us+f2+m3", "en-us+"}) {
+    auto said = synthesise("hi", Voice{name, 175, 50});
+    ASSERT_FALSE(said.has_value()) << name;
+    EXPECT_EQ(said.error().kind, ErrorKind::OutOfRange) << name;
+    EXPECT_EQ(said.error().file, "voice");
+    const std::string message = said.error().message();
+    EXPECT_NE(message.find("espeak-ng has no "), std::string::npos) << message;
+    // A few voices that are there, and nothing of the file named.
+    EXPECT_NE(message.find("(en-us, en, de, fr, es, en-us+f2, en-us+m3, ...)"), std::string::npos) << message;
+    EXPECT_EQ(message.find("root:"), std::string::npos) << message;
+  }
+  auto path = synthesise("hi", Voice{"../../../../etc/passwd", 175, 50});
+  EXPECT_NE(path.error().message().find("no voice \"../../../../etc/passwd\""), std::string::npos);
+  auto variant = synthesise("hi", Voice{"en-us+../../../../etc/passwd", 175, 50});
+  EXPECT_NE(variant.error().message().find("no variant \"../../../../etc/passwd\" (after the '+')"), std::string::npos)
+      << variant.error().message();
+  // A language, an identifier, a variant by its file's name: all listed.
+  for (const std::string name : {"en-us", "en", "gmw/en-US", "en-us+f2", "gmw/en-US+m3", "de+Andy"}) {
+    auto said = synthesise("hi", Voice{name, 175, 50});
+    EXPECT_TRUE(said.has_value()) << name << ": " << said.error().message();
+  }
+}
+
+TEST(Synthesis, TextAndSpeechHaveTheirLimits) {
+  auto long_text = synthesise(std::string(kMaxSynthesisBytes + 1, 'a'));
+  ASSERT_FALSE(long_text.has_value());
+  EXPECT_EQ(long_text.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(long_text.error().message(), "text: is 4,097 bytes; espeak-ng is given at most 4,096 bytes at a time");
+  // 512 numbers of eleven words each ("nine million nine hundred ..."), 80 words a minute: over an hour of speech,
+  // stopped at 10 minutes.
+  std::string words;
+  while (words.size() + 8 <= kMaxSynthesisBytes) words += "9999999 ";
+  auto slow = synthesise(words, Voice{"en-us", 80, 50});
+  ASSERT_FALSE(slow.has_value());
+  EXPECT_EQ(slow.error().kind, ErrorKind::TooLarge);
+  EXPECT_NE(slow.error().message().find("text: said, it is longer than 10 min"), std::string::npos)
+      << slow.error().message();
+  // And the next synthesis is whole again.
+  auto after = synthesise("the quick brown fox", Voice{"en-us+f2", 175, 50});
+  ASSERT_TRUE(after.has_value()) << after.error().message();
+  EXPECT_GT(after->audio.seconds(), 0.6);
 }
 
 }  // namespace

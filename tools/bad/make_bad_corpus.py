@@ -948,6 +948,40 @@ def session_cases():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# audio and the Lab (issue 42): headers over the audio reader's limits, Lab requests over the Lab's budgets
+
+
+def wav(rate, channels, bits, frames_bytes: bytes, fmt=1) -> bytes:
+    """A WAV file: the 16-byte fmt chunk (PCM, or 3 for IEEE float), then the data as given."""
+    block = channels * bits // 8
+    fmt_chunk = struct.pack("<HHIIHH", fmt, channels, rate, rate * block, block, bits)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt_chunk)) + fmt_chunk + b"data" + \
+        struct.pack("<I", len(frames_bytes)) + frames_bytes
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def audio_cases():
+    """(name, bytes, kind, what)"""
+    return [("rate-655360.wav", wav(655360, 1, 16, bytes(64)), "unsupported",
+             "a WAV declaring 655,360 Hz: over the 192,000 Hz the reader takes (a 1.4 MB FLAC at that rate decoded "
+             "393 M samples)"),
+            ("channels-12-at-192k.wav", wav(192000, 12, 16, bytes(24 * 4)), "too-large",
+             "12 channels at 192,000 Hz: the 30 s a speech model reads would be 69,120,000 samples, over the "
+             "67,108,864 decoded from a file at most")]
+
+
+def lab_cases():
+    """(name, bytes, kind, what)"""
+    def request(mechanism, words, **params):
+        r = {"query": "she ate the apples", "source": " ".join(f"w{i}" for i in range(words)),
+             "mechanism": mechanism}
+        r.update(params)
+        return json.dumps(r).encode()
+    return [("multi-head-64-heads.json", request("multi-head", 2048, heads=64), "too-large",
+             "64 heads over 2,048 words: their maps would be 2.2 GB (2.7 GB measured before the budget), over the "
+             "Lab's 2 GiB"),
+            ("capsule-routing-64-classes.json", request("capsule-routing", 2048, classes=64, dim=1024), "too-large",
+             "64 capsules over 2,048 words at dimension 1,024: 2^31 random weights, over the Lab's 2^26")]
 
 
 def main():
@@ -991,6 +1025,10 @@ def main():
     for case in model_cases():
         several("models", "model", *case)
     for case in decoder_round2_cases(): (several if isinstance(case[2], dict) else single)("decoders", *case)
+    for case in audio_cases():
+        single("audio", "audio", *case)
+    for case in lab_cases():
+        single("lab", "lab", *case)
 
     lines = ["# tests/data/bad: written by tools/bad/make_bad_corpus.py; do not edit by hand.",
              "# path\tloader\texpect\tnames\twhat"]

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <numbers>
 
@@ -23,12 +24,20 @@ struct Collected {
     int text_position = 0, length = 0;
   };
   std::vector<Event> events;
+  std::size_t limit = 0;  // samples: past it the synthesis is stopped
+  bool stopped = false;
 };
 Collected* collecting = nullptr;
 
 int on_synth(short* wav, int count, espeak_EVENT* events) {
   if (collecting == nullptr) return 0;
-  if (wav != nullptr && count > 0) collecting->pcm.insert(collecting->pcm.end(), wav, wav + count);
+  if (wav != nullptr && count > 0) {
+    if (collecting->pcm.size() + std::size_t(count) > collecting->limit) {
+      collecting->stopped = true;
+      return 1;  // espeak-ng stops the synthesis
+    }
+    collecting->pcm.insert(collecting->pcm.end(), wav, wav + count);
+  }
   for (espeak_EVENT* e = events; e != nullptr && e->type != espeakEVENT_LIST_TERMINATED; ++e) {
     if (e->type == espeakEVENT_PHONEME) {
       std::string name(e->id.string, strnlen(e->id.string, sizeof e->id.string));
@@ -52,6 +61,108 @@ Result<int> initialise() {
   espeak_SetSynthCallback(on_synth);
   rate = r;
   return rate;
+}
+
+// espeak-ng's own voices, as espeak_ListVoices lists them, read once (synth_mutex held, espeak-ng started). A voice
+// name given to espeak_SetVoiceByName that is none of these is read as a path under espeak-ng's data folder:
+// "../../../../etc/passwd" made libespeak-ng 1.51 parse that file as a voice, print its lines to stderr and crash.
+// So a requested voice is looked up here, exactly, and only the listed strings reach espeak-ng.
+struct ListedVoice {
+  std::string name, identifier;        // "English (America)", "gmw/en-US"
+  std::vector<std::string> languages;  // "en-us", "en"
+};
+struct VoiceList {
+  std::vector<ListedVoice> voices;
+  std::vector<ListedVoice> variants;  // identifier "!v/f2"; `key` below is "f2"
+  static std::string key(const ListedVoice& variant) { return variant.identifier.substr(3); }
+};
+
+ListedVoice listed(const espeak_VOICE& v) {
+  ListedVoice out;
+  if (v.name != nullptr) out.name = v.name;
+  if (v.identifier != nullptr) out.identifier = v.identifier;
+  // espeak-ng's languages: a priority byte, then a NUL-terminated name, repeated; a zero priority ends the list.
+  for (const char* p = v.languages; p != nullptr && *p != 0;) {
+    ++p;
+    const std::size_t n = std::strlen(p);
+    if (n > 0) out.languages.emplace_back(p, n);
+    p += n + 1;
+  }
+  return out;
+}
+
+const VoiceList& voice_list() {
+  static const VoiceList list = [] {
+    VoiceList out;
+    if (const espeak_VOICE** all = espeak_ListVoices(nullptr); all != nullptr)
+      for (const espeak_VOICE** v = all; *v != nullptr; ++v) out.voices.push_back(listed(**v));
+    espeak_VOICE spec{};
+    char variant[] = "variant";
+    spec.languages = variant;
+    if (const espeak_VOICE** all = espeak_ListVoices(&spec); all != nullptr)
+      for (const espeak_VOICE** v = all; *v != nullptr; ++v) {
+        ListedVoice entry = listed(**v);
+        if (entry.identifier.size() > 3 && entry.identifier.starts_with("!v/"))
+          out.variants.push_back(std::move(entry));
+      }
+    return out;
+  }();
+  return list;
+}
+
+// The requested voice, for the message: its first 64 bytes, control characters as '?'.
+std::string shown(std::string_view requested) {
+  std::string out(requested.substr(0, 64));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  return requested.size() > 64 ? out + "..." : out;
+}
+
+// `requested` ("en-us", "en-us+f2", "gmw/en-US", "English (America)+Andy") matched exactly against the listed
+// voices' languages, names and identifiers, and its variant (after '+') against the listed variants' file names
+// and names. What espeak-ng is given is made of the listed strings alone. Called with synth_mutex held.
+Result<std::string> listed_voice(const std::string& requested) {
+  const VoiceList& list = voice_list();
+  const std::size_t plus = requested.find('+');
+  const std::string base = requested.substr(0, plus);
+  const std::string variant = plus == std::string::npos ? std::string() : requested.substr(plus + 1);
+  const std::string* voice = nullptr;
+  for (const ListedVoice& v : list.voices) {
+    for (const std::string& language : v.languages)
+      if (voice == nullptr && language == base) voice = &language;
+    if (voice == nullptr && v.identifier == base) voice = &v.identifier;
+    if (voice == nullptr && v.name == base) voice = &v.name;
+  }
+  std::string chosen_variant;
+  bool variant_found = plus == std::string::npos;
+  for (const ListedVoice& v : list.variants) {
+    if (!variant_found && (VoiceList::key(v) == variant || v.name == variant)) {
+      chosen_variant = VoiceList::key(v);
+      variant_found = true;
+    }
+  }
+  if (voice != nullptr && variant_found) return chosen_variant.empty() ? *voice : *voice + "+" + chosen_variant;
+  // A few that are there, for the message.
+  std::vector<std::string> examples;
+  for (const char* language : {"en-us", "en", "de", "fr", "es"})
+    for (const ListedVoice& v : list.voices)
+      if (std::find(v.languages.begin(), v.languages.end(), language) != v.languages.end() &&
+          std::find(examples.begin(), examples.end(), language) == examples.end())
+        examples.emplace_back(language);
+  for (const char* key : {"f2", "m3"})
+    for (const ListedVoice& v : list.variants)
+      if (VoiceList::key(v) == key && !examples.empty()) examples.push_back(examples.front() + "+" + key);
+  std::string listing;
+  for (const std::string& e : examples) listing += (listing.empty() ? "" : ", ") + e;
+  const std::string what =
+      voice == nullptr ? "voice \"" + shown(requested) + "\"" : "variant \"" + shown(variant) + "\" (after the '+')";
+  return fail(ErrorKind::OutOfRange,
+              "espeak-ng has no " + what + ": a voice is one of espeak-ng's " +
+                  with_commas(static_cast<long long>(list.voices.size())) +
+                  " voices, by language, name or identifier, with one of its " +
+                  with_commas(static_cast<long long>(list.variants.size())) + " variants after a '+' if wanted (" +
+                  listing + (listing.empty() ? "" : ", ...") + ")",
+              "voice");
 }
 
 // Byte offset of each character of UTF-8 text (and one past the end): espeak-ng counts characters from 1.
@@ -78,6 +189,11 @@ std::vector<std::string> voice_variants(const std::string& language) {
 Result<Speech> synthesise(std::string_view text, const Voice& voice) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     return fail(ErrorKind::OutOfRange, "nothing to say: the text is empty", "text");
+  if (text.size() > kMaxSynthesisBytes)
+    return fail(ErrorKind::TooLarge,
+                "is " + with_commas(static_cast<long long>(text.size())) + " bytes; espeak-ng is given at most " +
+                    with_commas(static_cast<long long>(kMaxSynthesisBytes)) + " bytes at a time",
+                "text");
   if (voice.words_per_minute < 80 || voice.words_per_minute > 450)
     return fail(ErrorKind::OutOfRange, std::to_string(voice.words_per_minute) + " words per minute: from 80 to 450",
                 "voice");
@@ -91,19 +207,28 @@ Result<Speech> synthesise(std::string_view text, const Voice& voice) {
     auto started = initialise();
     if (!started) return std::unexpected(started.error());
     rate = *started;
-    if (espeak_SetVoiceByName(voice.name.c_str()) != EE_OK)
-      return fail(ErrorKind::OutOfRange, "espeak-ng has no voice \"" + voice.name + "\"", "voice");
+    auto name = listed_voice(voice.name);
+    if (!name) return std::unexpected(name.error());
+    if (espeak_SetVoiceByName(name->c_str()) != EE_OK)
+      return fail(ErrorKind::OutOfRange, "espeak-ng could not load its voice \"" + *name + "\"", "voice");
     espeak_SetParameter(espeakRATE, voice.words_per_minute, 0);
     espeak_SetParameter(espeakPITCH, voice.pitch, 0);
     // The same text in the same voice is not always the same audio in one process: espeak-ng 1.51 carries state
     // from one utterance to the next (one sentence said seven times in a row came out 26,857 to 26,864 samples
     // long; reseeding rand(), which its noise draws on, did not make them equal). Nothing here depends on it;
     // a fresh process's first synthesis is always the same (the parity WAV is made by one).
+    collected.limit = std::size_t(kMaxSeconds * rate);
     collecting = &collected;
     const espeak_ERROR status =
         espeak_Synth(input.c_str(), input.size() + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, nullptr, nullptr);
     espeak_Synchronize();
     collecting = nullptr;
+    if (collected.stopped)
+      return fail(ErrorKind::TooLarge,
+                  "said, it is longer than " + std::to_string(int(kMaxSeconds / 60)) + " min (" +
+                      with_commas(static_cast<long long>(collected.limit)) + " samples at " + with_commas(rate) +
+                      " Hz): at most " + std::to_string(int(kMaxSeconds / 60)) + " min of speech is made",
+                  "text");
     if (status != EE_OK) return fail(ErrorKind::Malformed, "espeak-ng could not say it", "text");
   }
   Speech speech;

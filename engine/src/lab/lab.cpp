@@ -1,4 +1,5 @@
 #include "attn/lab/lab.h"
+#include "lab_budget.h"
 
 #include "attn/mechanisms/aspect.h"
 #include "attn/mechanisms/blocks.h"
@@ -883,21 +884,9 @@ Result<void> run_synthesizer(const LabInputs& in, LabResult& r) {
 
 Result<void> run_capsule_routing(const LabInputs& in, LabResult& r) {
   const LabParams& p = in.p;
-  const Index d = in.d();
   // Output capsules of 16 dimensions, as the paper's DigitCaps; one per class.
   constexpr Index kCapsuleDim = 16;
-  // A W_ij for every word and capsule: 2^26 weights (about 0.3 s to draw) keep a keystroke's run short.
-  constexpr double kMaxRoutingWeights = 67108864.0;
-  const double weights =
-      static_cast<double>(p.classes) * static_cast<double>(in.xs.rows()) * kCapsuleDim * static_cast<double>(d);
-  if (weights > kMaxRoutingWeights) {
-    return fail(ErrorKind::TooLarge,
-                "capsule routing draws a " + std::to_string(kCapsuleDim) + " x " + std::to_string(d) +
-                    " W_ij for each of " + std::to_string(p.classes) + " capsules and " + std::to_string(in.xs.rows()) +
-                    " words: " + with_commas(static_cast<long long>(weights)) + " weights, over the " +
-                    with_commas(static_cast<long long>(kMaxRoutingWeights)) +
-                    " the Lab draws; fewer classes, a smaller dimension or a shorter source");
-  }
+  // A W_ij for every word and capsule: their count was checked against the Lab's budget (lab_budget.h).
   const Matrix predictions = capsule_predictions(in.xs, p.classes, kCapsuleDim, in.seed);
   const RoutingResult res =
       dynamic_routing(predictions, p.classes, p.iterations, in.tag.named("coupling").with_axes("capsules", "tokens"));
@@ -1055,6 +1044,11 @@ Result<LabResult> run_lab(const LabRequest& request, const LabControl& control) 
   if (auto ok = check(p); !ok) return std::unexpected(ok.error());
   auto sentences = read_sentences(request, info(p.mechanism));
   if (!sentences) return std::unexpected(sentences.error());
+  // What the mechanism will draw and hold, from the word counts, before anything is embedded or built.
+  if (auto fits =
+          budget::check_budget(p, std::int64_t(sentences->query.size()), std::int64_t(sentences->source.size()));
+      !fits)
+    return std::unexpected(fits.error());
 
   LabResult r;
   r.warnings = std::move(sentences->warnings);

@@ -207,20 +207,40 @@ attn::ui::GlimpseSection GlimpseWorkbench::state() const {
 
 void GlimpseWorkbench::saveTo(attn::ui::Session& session) const { session.glimpse = state(); }
 
+QString GlimpseWorkbench::sessionImageProblem(const attn::ui::ImageRef& image) const {
+  const QString value = QString::fromStdString(image.value);
+  if (image.kind == attn::ui::ImageRef::Kind::Sample)
+    return sampleImageResource(value).isEmpty() ? tr("there is no sample called %1").arg(value) : QString();
+  // The check every load makes first (File > Open's too), made now: the note below then says what happened.
+  GlimpseSource source;
+  source.name = QFileInfo(value).fileName();
+  source.path = value;
+  source.limits = limits_;
+  const auto probed = GlimpseWorker::probe(source);
+  if (probed) return {};
+  const QString reason = fromStd(probed.error().message());
+  return probed.error().reason == "not found" ? reason : tr("refused: %1").arg(reason);
+}
+
 QStringList GlimpseWorkbench::restoreFrom(const attn::ui::Session& session, const QString& origin) {
   // Pixel numbers refer to the image: without it the glimpse starts over on the default photo.
-  if (session.glimpse && imageRefExists(session.glimpse->image)) {
+  const QString problem = session.glimpse ? sessionImageProblem(session.glimpse->image) : QString();
+  if (session.glimpse && problem.isEmpty()) {
     applyState(*session.glimpse);
     return {};
   }
-  QStringList notes;
-  if (session.glimpse)
-    notes.append(goneNote(origin, QString::fromStdString(session.glimpse->image.value), tr("the Glimpse tab")));
   setWriteMode(false);
   setWindowForms(false);
   setEditStn(false);
   openSample(defaultSampleKey());
-  return notes;
+  if (!session.glimpse) return {};
+  // The default photo opens as a fallback: its "Opened ..." does not cover the note, and the tab says it too.
+  fallbackLoad_ = loadRequested_;
+  const QString fallback = QFileInfo(sampleImageResource(defaultSampleKey())).fileName();
+  lastError_ = problem;
+  errorBanner_->setText(tr("The session's image: %1\nThe tab opened %2 instead.").arg(problem, fallback));
+  errorBanner_->setVisible(true);
+  return {tr("%1: the Glimpse tab's image, %2; it opens %3 instead").arg(origin, problem, fallback)};
 }
 
 void GlimpseWorkbench::applyState(const attn::ui::GlimpseSection& state) {

@@ -208,6 +208,8 @@ class GlimpseWorkbench : public Workbench {
   void showWindowForms(const GlimpseOutcome& outcome);
   // The error banner and status message; `previousName` names the image that stays (default: the open one).
   void showError(const QString& message, const QString& previousName = {});
+  // Why a session's image cannot be opened (empty: it can), by GlimpseWorker::probe, as File > Open would find.
+  QString sessionImageProblem(const attn::ui::ImageRef& image) const;
   attn::glimpse::GlimpseSettings rescaled(const attn::glimpse::GlimpseSettings& settings, int fromW, int fromH, int toW,
                                           int toH) const;
 

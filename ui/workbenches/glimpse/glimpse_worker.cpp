@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <span>
+#include <system_error>
 
 using namespace Qt::StringLiterals;
 
@@ -103,6 +105,28 @@ void GlimpseWorker::drain() {
   }
 }
 
+attn::Result<attn::ImageInfo> GlimpseWorker::probe(const GlimpseSource& source) {
+  if (!source.bytes.isEmpty()) {
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(source.bytes.constData()),
+                                              std::size_t(source.bytes.size()));
+    return attn::probe_image_bytes(bytes, source.name.toStdString(), source.limits);
+  }
+  if (source.path.startsWith(u':')) {
+    QFile resource(source.path);
+    if (!resource.open(QIODevice::ReadOnly))
+      return attn::fail(attn::ErrorKind::Io, "cannot read the bundled image", source.name.toStdString());
+    GlimpseSource read = source;
+    read.bytes = resource.readAll();
+    return probe(read);
+  }
+  const std::filesystem::path path = toPath(source.path);
+  std::error_code error;
+  // symlink_status: a dangling link is there (and refused by the probe), not "not found".
+  if (std::filesystem::symlink_status(path, error).type() == std::filesystem::file_type::not_found)
+    return attn::fail(attn::ErrorKind::Io, "not found", path.string());
+  return attn::probe_image(path, source.limits);
+}
+
 void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   QElapsedTimer timer;
   timer.start();
@@ -117,8 +141,7 @@ void GlimpseWorker::runLoad(quint64 serial, GlimpseSource source) {
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(source.bytes.constData()),
                                             std::size_t(source.bytes.size()));
   // The size first, from the header: a photo that would take more than the budget is decoded shrunk, never whole.
-  const auto info = bytes.empty() ? attn::probe_image(toPath(source.path), source.limits)
-                                  : attn::probe_image_bytes(bytes, source.name.toStdString(), source.limits);
+  const auto info = probe(source);
   if (!info) {
     emit loadFailed(serial, fromStd(info.error().message()));
     return;

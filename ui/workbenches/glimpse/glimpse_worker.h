@@ -123,6 +123,12 @@ class GlimpseWorker : public QObject {
 
   GlimpseWorker();
 
+  // The first check of every load (a file opened, a session's photo restored): a path that is not there is "not
+  // found"; one that is not a regular file (a FIFO, a folder, a device), or whose header the engine refuses, is
+  // refused with attn::probe_image's reason, which names the path. Reads the header only; a resource or bytes are
+  // probed as bytes.
+  static attn::Result<attn::ImageInfo> probe(const GlimpseSource& source);
+
   // Thread-safe. Replaces a load that has not started yet; a compute request for an older image is dropped.
   void load(quint64 serial, GlimpseSource source);
   // Thread-safe. Replaces any request that has not started yet. `image` is the one the tab has open, which the

@@ -18,8 +18,19 @@
 namespace attn::audio {
 
 inline constexpr int kSampleRate = 16000;     // every model's rate: files and synthesis are resampled to it
-inline constexpr double kMaxSeconds = 600.0;  // longer audio is cut here, with a warning
+inline constexpr double kMaxSeconds = 600.0;  // longer audio is cut here, with a warning (what the view shows)
 inline constexpr std::int64_t kMaxFileBytes = std::int64_t(2) << 30;  // refused before reading
+// What a file may declare, checked from its header before a sample is read: its rate, its channels, its length.
+inline constexpr int kMaxSourceRate = 192000;
+inline constexpr int kMaxChannels = 256;
+inline constexpr double kMaxDeclaredSeconds = 24 * 3600.0;
+// The samples (frames x channels) decoded from one file at most: ten minutes of 48 kHz stereo. A file with more
+// data a second is cut earlier (with a warning), decoded in blocks and resampled as it is read; one whose first
+// kModelSeconds (what a speech model reads: the bundled one's 1,000 steps of 30 ms) would not fit is refused.
+inline constexpr std::int64_t kMaxDecodedSamples = std::int64_t(1) << 26;
+inline constexpr double kModelSeconds = 30.0;
+// synthesise(): longer text is refused before espeak-ng sees it, and speech longer than kMaxSeconds is stopped.
+inline constexpr std::size_t kMaxSynthesisBytes = 4096;
 
 struct Audio {
   std::vector<float> samples;  // mono, kSampleRate, nominally in [-1, 1]
@@ -32,10 +43,12 @@ struct Audio {
 };
 
 // WAV (and whatever else libsndfile reads: FLAC, Ogg, AIFF). Errors name the file: not audio (libsndfile's
-// reason), no samples, no such file.
+// reason), no samples, no such file, a rate, channel count or length over the limits above.
 Result<Audio> read_audio(const std::filesystem::path& file);
-// From bytes in memory (tests, the fuzzer), `name` naming them in errors.
-Result<Audio> read_audio_bytes(std::span<const unsigned char> bytes, const std::string& name);
+// From bytes in memory (tests, the fuzzer), `name` naming them in errors; `max_decoded_samples` in place of
+// kMaxDecodedSamples (the fuzzer's is smaller).
+Result<Audio> read_audio_bytes(std::span<const unsigned char> bytes, const std::string& name,
+                               std::int64_t max_decoded_samples = kMaxDecodedSamples);
 // 16-bit PCM WAV, mono, at `rate`.
 Result<void> write_wav(const std::filesystem::path& file, std::span<const float> samples, int rate = kSampleRate);
 // libsamplerate's medium sinc converter (121 dB signal-to-noise, 90% of the band kept).
@@ -61,7 +74,9 @@ struct Speech {
 };
 
 // Text to speech, in-process (espeak-ng's library and its data from the espeak-ng-data package). One synthesis at a
-// time (espeak-ng has one global state: calls from several threads wait their turn). Empty text is an error.
+// time (espeak-ng has one global state: calls from several threads wait their turn). Empty text is an error, and so
+// are text over kMaxSynthesisBytes, speech over kMaxSeconds and a voice espeak-ng does not list (espeak_ListVoices:
+// a language, name or identifier, exactly, with an optional "+variant"; only the listed strings reach espeak-ng).
 Result<Speech> synthesise(std::string_view text, const Voice& voice = {});
 // The variants espeak-ng ships for a language ("en-us", "en-us+f1" ... ), to draw voices from.
 std::vector<std::string> voice_variants(const std::string& language = "en-us");

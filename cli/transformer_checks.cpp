@@ -1,0 +1,77 @@
+#include "cli/transformer_checks.h"
+
+#include <QObject>
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+namespace attn::ui {
+
+std::optional<RenderFailure> onDemandRefusal(const TransformerJob& job, const RenderSpec& spec, Index tokens) {
+  if (spec.kind != RenderSpec::Kind::Head) {
+    return inputFailure(
+        QObject::tr("the run's attention is kept on demand (%1 tokens; no map is stored): draw one head at a time "
+                    "(--render layer=L,head=H); the head mean and rollout need every map")
+            .arg(tokens));
+  }
+  if (job.view != TransformerView::Matrix) {
+    return inputFailure(
+        QObject::tr("the run's attention is kept on demand (%1 tokens): --view matrix draws it; the head, model and "
+                    "overlay views need stored maps")
+            .arg(tokens));
+  }
+  return std::nullopt;
+}
+
+std::optional<RenderFailure> refusedBeforeForward(const TransformerJob& job,
+                                                  const attn::models::TransformerModel& model,
+                                                  const std::optional<std::vector<int>>& ids) {
+  const bool modelViewAlone = job.render.empty() && job.view == TransformerView::Model && !job.outPath.isEmpty();
+  if ((job.render.empty() && !modelViewAlone) || (job.outPath.isEmpty() && job.csvPath.isEmpty())) return std::nullopt;
+  RenderSpec spec{};
+  if (!job.render.empty()) {
+    auto parsed = parseRenderSpec(job.render);
+    if (!parsed) return std::nullopt;  // checkJob said so already
+    spec = *parsed;
+  }
+  Index tokens = 0;
+  if (ids) {
+    tokens = Index(ids->size());
+  } else {
+    const auto* tokenizer = model.tokenizer();
+    if (tokenizer == nullptr) return std::nullopt;
+    auto encoded = tokenizer->encode_for_model(
+        job.text, job.pair.empty() ? std::nullopt : std::optional<std::string_view>(job.pair));
+    if (!encoded) return std::nullopt;  // the run says why
+    tokens = Index(encoded->tokens.size());
+  }
+  tokens = std::min(tokens, model.config().context());
+  attn::models::RunOptions options;
+  options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
+  auto keep = options.keep;
+  attn::models::run_bytes(model.config(), tokens, options, &keep);
+  if (keep != attn::models::RunOptions::Keep::OnDemand) return std::nullopt;
+  return onDemandRefusal(job, spec, tokens);
+}
+
+void warnNonFinitePredictions(const attn::models::TransformerRun& run, RenderReport& report) {
+  int bad = 0, first = -1;
+  for (const auto& p : run.predictions) {
+    const bool finite =
+        std::all_of(p.top.begin(), p.top.end(), [](const auto& c) { return std::isfinite(c.probability); });
+    if (finite) continue;
+    if (first < 0) first = p.position;
+    ++bad;
+  }
+  if (bad > 0) {
+    report.warnings.append(QObject::tr("the predictions at %1 of the %2 positions are not finite (NaN or infinite "
+                                       "probabilities; the first at position %3): the model's logits are not finite, "
+                                       "so they predict nothing")
+                               .arg(bad)
+                               .arg(run.predictions.size())
+                               .arg(first));
+  }
+}
+
+}  // namespace attn::ui
