@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <thread>
+#include <tuple>
 
 // A namespace of its own: the unity build compiles this file with the other tokenizer tests.
 namespace attn::text::sentencepiece_tests {
@@ -221,6 +222,26 @@ TEST(SentencePieceCharsmap, CraftedMapsAreRefusedWithTheFieldTheFigureAndTheLimi
   const std::string bytes = slurp(crafted("charsmap-children-past-trie.model"));
   ASSERT_LT(root.error().offset + 4, static_cast<std::int64_t>(bytes.size()));
   EXPECT_EQ(bytes.substr(static_cast<std::size_t>(root.error().offset), 4), std::string("\x00\xFE\xFF\xFF", 4));
+}
+
+// Found by fuzz_tokenizer_model: a piece holding a NUL loads, but libsentencepiece cannot look it up again
+// (PieceToId answers the unknown token's id). Pieces are checked like a tokenizer.json vocabulary.
+TEST(SentencePieceCharsmap, APieceThatIsNotUtf8OrHoldsANulIsRefused) {
+  std::string bytes = slurp(crafted("charsmap-small.model"));
+  // The first piece, "<unk>": field 1 (a piece) of ModelProto, then its field 1 (the text), 5 bytes.
+  const std::size_t at = bytes.find("<unk>");
+  ASSERT_NE(at, std::string::npos);
+  for (const auto& [replacement, kind, says] :
+       {std::tuple{std::string("<u\0k>", 5), ErrorKind::Malformed, "pieces[0] holds a NUL byte"},
+        std::tuple{std::string("<u\xFFk>"), ErrorKind::Encoding, "pieces[0] is not UTF-8"}}) {
+    std::string changed = bytes;
+    changed.replace(at, 5, replacement);
+    const auto t = parse_sentencepiece(changed, "tokenizer.model");
+    ASSERT_FALSE(t.has_value()) << says;
+    EXPECT_EQ(t.error().kind, kind);
+    EXPECT_EQ(t.error().reason, says);
+    EXPECT_EQ(t.error().offset, static_cast<std::int64_t>(at));
+  }
 }
 
 // libsentencepiece normalizes a whole text at once, about 20 bytes per normalized byte: refused before that

@@ -297,9 +297,26 @@ Result<ModelFacts> check_model(std::string_view bytes, const std::string& name) 
     });
     if (broken && !broken_at) broken_at = spec.at + *broken;
   };
-  // ModelProto: normalizer_spec 3, self_test_data 4, denormalizer_spec 5.
+  // A piece (its field 1) that is not UTF-8 or holds a NUL: libsentencepiece cannot look it up again (its id
+  // comes back as the unknown token's), and no text could spell it.
+  std::optional<Error> bad_piece;
+  std::size_t pieces = 0;
+  const auto read_piece = [&](const WireField& entry) {
+    const std::size_t index = pieces++;
+    const auto broken = each_field(entry.payload, [&](const WireField& f) {
+      if (f.number != 1 || f.wire != 2 || bad_piece) return;
+      const bool nul = f.payload.find('\0') != std::string_view::npos;
+      if (!nul && !unicode::check_utf8(f.payload)) return;
+      bad_piece = Error{name, static_cast<std::int64_t>(entry.at + f.at), -1,
+                        "pieces[" + std::to_string(index) + "] " + (nul ? "holds a NUL byte" : "is not UTF-8"),
+                        nul ? ErrorKind::Malformed : ErrorKind::Encoding};
+    });
+    if (broken && !broken_at) broken_at = entry.at + *broken;
+  };
+  // ModelProto: pieces 1, normalizer_spec 3, self_test_data 4, denormalizer_spec 5.
   const auto broken = each_field(bytes, [&](const WireField& f) {
     if (f.wire != 2) return;
+    if (f.number == 1) read_piece(f);
     if (f.number == 3) read_spec(f, normalizer);
     if (f.number == 5) read_spec(f, denormalizer);
     if (f.number == 4) self_test += f.payload.size();
@@ -309,6 +326,7 @@ Result<ModelFacts> check_model(std::string_view bytes, const std::string& name) 
     return fail(ErrorKind::Malformed, "is not a SentencePiece model: its protobuf encoding breaks", name,
                 static_cast<std::int64_t>(*broken_at));
   }
+  if (bad_piece) return std::unexpected(std::move(*bad_piece));
   if (self_test > kMaxSelfTestBytes) {
     return fail(ErrorKind::TooLarge,
                 "self_test_data is " + with_commas(static_cast<long long>(self_test)) + " bytes, over the limit of " +
