@@ -193,7 +193,7 @@ std::vector<BadFile> badFiles() {
       out.push_back(bad);
     } else if (f[1] == u"dump"_s ||
                (f[1] == u"model"_s && (f[0].startsWith(u"models/gpt2"_s) || f[0].startsWith(u"models/llama"_s) ||
-                                       f[0].startsWith(u"models/gguf"_s)))) {
+                                       f[0].startsWith(u"models/gguf"_s) || f[0].startsWith(u"decoders/"_s)))) {
       bad.tab = BadFile::Tab::Transformer;
       out.push_back(bad);
     } else if (f[1] == u"model"_s && f[0].startsWith(u"models/captioner"_s)) {
