@@ -1062,6 +1062,31 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY(wb.predictions()->count() >= 1);  // the classifier's top classes
   }
 
+  // A version-1 dump's maps are views of its mapped file. Another process truncating it while it is open made the
+  // next head drawn read zeros (before: SIGBUS, then zeros without a word): the matrix is refused and the banner
+  // names the file and its new size.
+  void aDumpTruncatedWhileOpenIsRefusedNotDrawn() {
+    QTemporaryDir dir;
+    const auto trace = syntheticTrace(3, 64, 4);  // 3 layers of 4 maps 64 x 64: 196 kB of float32, many pages
+    const QString dumpPath = dir.filePath(u"cut.attn.safetensors"_s);
+    QVERIFY(attn::io::write_attention_dump(dumpPath.toStdString(), *trace, "synthetic"));
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(dumpPath);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.openHead(0, 1);
+    QVERIFY(wb.currentMatrix() != nullptr);
+    QVERIFY(!wb.errorBanner()->isVisible());
+    QVERIFY(QFile::resize(dumpPath, 4096));  // what another process may do while the file is open
+    wb.openHead(2, 3);
+    QVERIFY(wb.currentMatrix() == nullptr);
+    QVERIFY(wb.errorBanner()->isVisible());
+    QVERIFY2(wb.errorBanner()->text().contains(u"cut.attn.safetensors"_s) &&
+                 wb.errorBanner()->text().contains(u"changed on disk while open: it is now 4,096 bytes"_s),
+             qPrintable(wb.errorBanner()->text()));
+  }
+
   void dumpsOpenAndExportsWrite() {
     QTemporaryDir dir;
     const auto trace = syntheticTrace(3, 8, 4);

@@ -401,6 +401,14 @@ void TransformerWorkbench::updateMatrix() {
       }
       break;
   }
+  // A dump's maps are views of its mapped file: truncated by another process meanwhile, they read zeros, refused here.
+  if (outcome_->intact) {
+    if (auto ok = outcome_->intact(); !ok) {
+      matrixMap_.reset();
+      showError(fromStd(ok.error().message()));
+      matrixTitle_->setText(tr("Matrix \u00b7 not shown: the dump changed on disk while open; reopen it"));
+    }
+  }
   if (matrixMap_) {
     heatmap_->setMap(matrixMap_);
   } else {

@@ -381,6 +381,7 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
       source->dumpOnDemand = std::make_shared<const std::vector<attn::OnDemandLayer>>(std::move(dump->on_demand));
     }
     for (const auto& w : dump->warnings) source->warnings.append(fromStd(w));
+    source->dumpIntact = dump->file_intact;
     source->dump = std::make_shared<const attn::LayeredTrace>(std::move(dump->trace));
   } else {
     // A file inside a model folder (config.json, model.safetensors) stands for its folder; anything else
@@ -497,6 +498,28 @@ attn::Result<attn::models::TransformerRun> TransformerWorker::runText(quint64 so
   return result;
 }
 
+namespace {
+
+// A dump's outcome: its statistics, thumbnails and rollout read the dump's mapped file. Had another process truncated
+// it meanwhile, they read zeros there: the outcome becomes a refusal (false). Otherwise it keeps the check, which the
+// views ask after each read.
+bool keepIfIntact(TransformerOutcome& outcome, const TransformerSource& source) {
+  auto ok = source.dumpIntact();
+  if (!ok) {
+    TransformerOutcome refused;
+    refused.generation = outcome.generation;
+    refused.sourceSerial = outcome.sourceSerial;
+    refused.request = outcome.request;
+    refused.error = ok.error();
+    outcome = std::move(refused);
+    return false;
+  }
+  outcome.intact = source.dumpIntact;
+  return true;
+}
+
+}  // namespace
+
 std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 generation, quint64 sourceSerial,
                                                                      const TransformerRequest& request) {
   auto outcome = std::make_shared<TransformerOutcome>();
@@ -591,7 +614,8 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
   }
   rolloutInto(*outcome);
   outcome->analysisMs = msSince(timer);
-  last_ = outcome;
+  const bool kept = !source_->dumpIntact || keepIfIntact(*outcome, *source_);
+  last_ = kept ? outcome : nullptr;
   return outcome;
 }
 

@@ -23,6 +23,7 @@
 #include <QStringList>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct TransformerSource {
   // Kind::Dump of version 2 (a run kept on demand): its layers, reading the mapped file; `dump` has the tokens.
   std::shared_ptr<const std::vector<attn::OnDemandLayer>> dumpOnDemand;
   std::vector<int> dumpSpecial;  // special positions guessed from tokens
+  // Kind::Dump: whether the mapped file is unchanged since it was opened (attn::io::AttentionDump::intact): another
+  // process may truncate it, and what was read of it then is zeros, to be refused, not drawn.
+  std::function<attn::Result<void>()> dumpIntact;
   QStringList warnings;
   double loadMs = 0.0;
 
@@ -105,7 +109,9 @@ struct TransformerOutcome {
   QString lensError;
   double generationMs = 0.0;         // the generation alone (prompt included), for tokens per second
   std::optional<attn::Error> error;  // the run was refused (nothing else is set)
-  bool reusedRun = false;            // only the rollout was recomputed
+  // A dump's run: asked after each view draws from it (TransformerSource::dumpIntact); empty for a model's run.
+  std::function<attn::Result<void>()> intact;
+  bool reusedRun = false;  // only the rollout was recomputed
   double runMs = 0.0;
   double analysisMs = 0.0;
   bool ok() const { return run != nullptr; }
