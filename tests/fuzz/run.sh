@@ -61,6 +61,8 @@ dict_for() {
 # Leaks are reported (LeakSanitizer at exit of each input); UBSan stops at the first report with a trace.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# Leaks inside third-party libraries, each listed with what found it (not ours to fix; see the file).
+export LSAN_OPTIONS="suppressions=$fuzz_src/lsan.supp:${LSAN_OPTIONS:-}"
 export OMP_NUM_THREADS=1  # one core per target
 
 run_one() {
