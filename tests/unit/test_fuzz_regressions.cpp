@@ -1,6 +1,7 @@
 // Inputs the fuzz targets (tests/fuzz) found, each fed to the loader exactly as found: what went wrong then,
 // and what must happen instead. The inputs are tests/data/fuzz-regressions/<target>/; a new finding gets its
 // file and its test here before its fix.
+#include "attn/audio/audio.h"
 #include "attn/lab/lab.h"
 #include "attn/vision/image.h"
 
@@ -82,6 +83,19 @@ TEST(FuzzRegression, LabRequestRefusesATemperatureBeyondFloat) {
   const auto again = lab::lab_request_from_json(lab::to_json(*largest), "saved");
   ASSERT_TRUE(again) << again.error().message();
   EXPECT_EQ(again->params, largest->params);
+}
+
+// fuzz_audio, a broken promise (2026-11-29, after 27,359 runs): a float WAV of one frame at 87,586 Hz was accepted with
+// no sample at all, since one frame resampled to 16 kHz makes none. It is refused as too short, naming the figures.
+TEST(FuzzRegression, AudioThatMakesNoSampleAt16kHzIsRefused) {
+  const std::string bytes = regression("audio", "wav-one-frame-87586hz.wav");
+  ASSERT_EQ(bytes.size(), 56u);
+  const auto audio =
+      audio::read_audio_bytes(std::span(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()),
+                              "wav-one-frame-87586hz.wav", std::int64_t(1) << 22);
+  ASSERT_FALSE(audio) << audio->samples.size() << " samples";
+  EXPECT_EQ(audio.error().kind, ErrorKind::Truncated) << audio.error().message();
+  EXPECT_NE(audio.error().reason.find("make no sample at 16"), std::string::npos) << audio.error().reason;
 }
 
 }  // namespace

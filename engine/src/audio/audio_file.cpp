@@ -196,6 +196,12 @@ Result<Audio> decode(SNDFILE* file, const SF_INFO& info, const std::string& name
     return fail(ErrorKind::Malformed, "at frame " + with_commas(total) + ": " + sf_error_number(code), name);
   if (total == 0) return fail(ErrorKind::Truncated, "has no samples: the audio is empty", name);
   if (convert && !resampler.feed({}, true, audio.samples)) return resample_failed();
+  // A frame or two at a high rate make no sample at 16 kHz (fuzz_audio, 2026-11-29: one frame at 87,586 Hz).
+  if (audio.samples.empty())
+    return fail(ErrorKind::Truncated,
+                "is too short: " + with_commas(total) + " frames at " + rate_text(info.samplerate) +
+                    " make no sample at " + rate_text(kSampleRate),
+                name);
   if (cut && !plan->budget_cut) {
     audio.warnings.push_back(
         "cut at " + std::to_string(int(kMaxSeconds / 60)) + " min: the file is " +
