@@ -206,17 +206,19 @@ def text_inputs(model, case, seed, specials):
 
 
 def induction_inputs(model, seed):
-    """The bundled induction model on its own task: random letters A, repeated: the clean run continues the
-    copy (the next letter of A); the corrupted input changes that letter in the first copy (IOI-style)."""
+    """The bundled induction model on its own task: 12 distinct random letters A, then A's first 8 again (20
+    tokens: shorter copies are not copied with confidence, the model was trained on 24 bytes and more): the
+    clean run continues the copy (A's ninth letter); the corrupted input changes that letter in the first copy
+    (IOI-style), so the corrupted run copies the new one."""
     g = torch.Generator().manual_seed(seed)
     letters = list(range(ord("a"), ord("z") + 1))
     for _ in range(ATTEMPTS):
         order = torch.randperm(len(letters), generator=g).tolist()
-        first = [letters[i] for i in order[:6]]
-        k = int(torch.randint(3, 5, (1,), generator=g))
+        first = [letters[i] for i in order[:12]]
+        k = 8
         ids = first + first[:k]
         bad = list(ids)
-        bad[k] = letters[order[6]]
+        bad[k] = letters[order[12]]
         found = choose(model, len(ids) - 1, ids, bad)
         if found:
             return ids, bad, [k], len(ids) - 1, found
