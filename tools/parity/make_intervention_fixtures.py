@@ -140,6 +140,84 @@ def check_decoder_fixture(model, folder):
         assert diff <= 1e-6, (layer, diff)
 
 
+def check_sites(model, case, inputs):
+    """Where the hooks sit, checked from the definitions on one run: z of head h equals A_h V_h (the run's
+    attention map times the values of its key/value group, from the layer's input), the output projection of z
+    is attn_out (Gemma: after its post-attention norm), and resid_pre, attn_out and mlp_out rebuild the
+    layer's output (pre-LN: their sum; BERT/DistilBERT: the two add-and-LayerNorms)."""
+    store = {}
+
+    def hook(site, layer, t):
+        store[(site, layer)] = t.detach().clone()
+
+    m, f = model.module, model.family
+    with torch.no_grad():
+        if f == "decoder":
+            out = m(torch.tensor(inputs), hook=hook)
+            maps, outputs = out["attentions"], out["hidden"]
+        else:
+            kw = {"pixel_values": inputs} if f == "vit" else {"input_ids": torch.tensor([inputs])}
+            out = m(**kw, output_attentions=True, output_hidden_states=True, hook=hook)
+            maps, outputs = [a[0] for a in out["attentions"]], [h[0] for h in out["hidden_states"][1:]]
+
+        def close(a, b, what):
+            diff = (a - b).abs().max().item()
+            assert diff <= 1e-10 * max(1.0, b.abs().max().item()), (case, what, diff)
+
+        for layer in range(model.layers):
+            x, z = store[("resid_pre", layer)], store[("z", layer)]
+            ao, mo = store[("attn_out", layer)], store[("mlp_out", layer)]
+            n, heads, hd = z.shape
+            if f == "decoder":
+                blk = m.model.layers[layer]
+                att = blk.self_attn
+                h_in = blk.input_layernorm(x)
+                c = m.cfg
+                if c.fused:
+                    v = att.qkv_proj(h_in)[:, (c.heads + c.kv_heads) * hd:]
+                else:
+                    v = att.v_proj(h_in)
+                v = v.view(n, c.kv_heads, hd).transpose(0, 1)
+                group = c.heads // c.kv_heads
+                values = [v[h // group] for h in range(heads)]
+                proj = (lambda t, blk=blk: blk.post_attention_layernorm(blk.self_attn.o_proj(t))) if c.gemma \
+                    else att.o_proj
+            elif f == "gpt2":
+                blk = m.transformer.h[layer]
+                d = x.shape[-1]
+                v = blk.attn.c_attn(blk.ln_1(x)[None])[0, :, 2 * d:]
+                values = [v[:, h * hd:(h + 1) * hd] for h in range(heads)]
+                proj = blk.attn.c_proj
+            elif f == "bert":
+                blk = m.bert.encoder.layer[layer]
+                v = blk.attention.self.value(x)
+                values = [v[:, h * hd:(h + 1) * hd] for h in range(heads)]
+                proj = blk.attention.output.dense
+            elif f == "distilbert":
+                blk = m.distilbert.transformer.layer[layer]
+                v = blk.attention.v_lin(x)
+                values = [v[:, h * hd:(h + 1) * hd] for h in range(heads)]
+                proj = blk.attention.out_lin
+            else:
+                blk = m.vit.encoder.layer[layer]
+                v = blk.attention.attention.value(blk.layernorm_before(x))
+                values = [v[:, h * hd:(h + 1) * hd] for h in range(heads)]
+                proj = blk.attention.output.dense
+            for h in range(heads):
+                close(maps[layer][h] @ values[h], z[:, h], f"z of head {h} at layer {layer}")
+            close(proj(z.reshape(1, n, heads * hd))[0], ao, f"attn_out at layer {layer}")
+            if f == "bert":
+                a = blk.attention.output.LayerNorm(ao + x)
+                after = blk.output.LayerNorm(mo + a)
+            elif f == "distilbert":
+                after = blk.output_layer_norm(mo + blk.sa_layer_norm(ao + x))
+            else:
+                after = x + ao + mo
+                if f == "gpt2" and layer == model.layers - 1:
+                    after = m.transformer.ln_f(after)
+            close(after, outputs[layer], f"the output of layer {layer}")
+
+
 # ---------------------------------------------------------------- inputs
 
 def choose(model, position, clean, corrupt):
@@ -369,6 +447,7 @@ def make_case(case, folder, seed):
         record.update(clean_ids=clean, corrupt_ids=corrupt, corrupted_positions=where)
     answer, wrong, m = found
     clean_row, corrupt_row = model.measured(clean, position), model.measured(corrupt, position)
+    check_sites(model, case, clean)
     clean_cache = it.cache(model, clean)
     self_check(model, case, clean, corrupt, position, clean_row, corrupt_row, answer, wrong, clean_cache, n)
     record.update(tokens=n, position=position, answer=answer, wrong=wrong, clean_logits=rounded(clean_row),
