@@ -33,6 +33,14 @@ keep the rotation they were computed with.
 Forward: forward(ids, past=None) -> dict(logits [n, vocab], attentions: per layer [heads, n, past + n],
 hidden: the residual stream after every layer [layers][n, d] (the logit lens reads these), past: the
 key/value cache). One sequence at a time (no batch axis): what the engine and its fixtures need.
+
+Hooks (interventions, TransformerLens style): forward(ids, hook=hook) calls hook(site, layer, tensor), which may
+return a replacement of the same shape (None keeps the value). Sites, for each layer l: "resid_pre" [n, d], the
+residual stream entering the layer (layer 0: the embeddings, Gemma's after the sqrt(d) scaling); "z"
+[n, heads, head_dim], each query head's softmax(scores) V (grouped-query: the V of its group) before o_proj;
+"attn_out" [n, d], o_proj(z) plus its bias (Gemma: after post_attention_layernorm), what the attention adds to
+the residual stream; "mlp_out" [n, d], what the MLP adds (Gemma: after post_feedforward_layernorm). Without a
+hook the computation is unchanged.
 """
 
 import math
@@ -98,6 +106,16 @@ class DecoderConfig:
             window=window, sliding=sliding,
             local_rope_theta=c.get("rope_local_base_freq", 10000.0) if t == "gemma3_text" else None,
             act=act, fused=t == "phi3")
+
+
+def call_hook(hook, site, layer, t):
+    if hook is None:
+        return t
+    r = hook(site, layer, t)
+    if r is None:
+        return t
+    assert r.shape == t.shape, (site, layer, tuple(r.shape), tuple(t.shape))
+    return r.to(t.dtype).contiguous()
 
 
 class RMSNorm(nn.Module):
@@ -201,7 +219,7 @@ class Attention(nn.Module):
             self.q_norm = RMSNorm(hd, cfg.eps, cfg.gemma)
             self.k_norm = RMSNorm(hd, cfg.eps, cfg.gemma)
 
-    def forward(self, x, positions, past):
+    def forward(self, x, positions, past, hook=None):
         cfg = self.cfg
         n, h, kv, hd = x.shape[0], cfg.heads, cfg.kv_heads, cfg.head_dim
         if cfg.fused:
@@ -233,7 +251,8 @@ class Attention(nn.Module):
             visible = visible & (i - j < cfg.window)
         scores = scores.masked_fill(~visible[None], float("-inf"))
         probs = torch.softmax(scores, dim=-1)
-        out = (probs @ vv).transpose(0, 1).reshape(n, h * hd)
+        out = (probs @ vv).transpose(0, 1)
+        out = call_hook(hook, "z", self.layer, out).reshape(n, h * hd)
         return self.o_proj(out), probs, present
 
 
@@ -277,14 +296,17 @@ class DecoderLayer(nn.Module):
             self.pre_feedforward_layernorm = RMSNorm(cfg.hidden_size, cfg.eps, True)
             self.post_feedforward_layernorm = RMSNorm(cfg.hidden_size, cfg.eps, True)
 
-    def forward(self, x, positions, past):
-        a, probs, present = self.self_attn(self.input_layernorm(x), positions, past)
+    def forward(self, x, positions, past, hook=None):
+        layer = self.self_attn.layer
+        x = call_hook(hook, "resid_pre", layer, x)
+        a, probs, present = self.self_attn(self.input_layernorm(x), positions, past, hook)
         if self.gemma:
-            x = x + self.post_attention_layernorm(a)
-            x = x + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(x)))
+            x = x + call_hook(hook, "attn_out", layer, self.post_attention_layernorm(a))
+            mlp = self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(x)))
+            x = x + call_hook(hook, "mlp_out", layer, mlp)
         else:
-            x = x + a
-            x = x + self.mlp(self.post_attention_layernorm(x))
+            x = x + call_hook(hook, "attn_out", layer, a)
+            x = x + call_hook(hook, "mlp_out", layer, self.mlp(self.post_attention_layernorm(x)))
         return x, probs, present
 
 
@@ -315,7 +337,7 @@ class DecoderForCausalLM(nn.Module):
             logits = torch.tanh(logits / self.cfg.final_softcap) * self.cfg.final_softcap
         return logits
 
-    def forward(self, ids, past=None):
+    def forward(self, ids, past=None, hook=None):
         start = 0 if past is None else past[0][0].shape[1]
         positions = torch.arange(start, start + ids.shape[0])
         x = self.model.embed_tokens(ids)
@@ -323,7 +345,7 @@ class DecoderForCausalLM(nn.Module):
             x = x * torch.tensor(self.cfg.hidden_size ** 0.5, dtype=x.dtype)
         attentions, hidden, presents = [], [], []
         for i, layer in enumerate(self.model.layers):
-            x, probs, present = layer(x, positions, None if past is None else past[i])
+            x, probs, present = layer(x, positions, None if past is None else past[i], hook)
             attentions.append(probs)
             hidden.append(x)
             presents.append(present)

@@ -16,6 +16,15 @@ Every forward returns a dict: "attentions" (list of [B, H, n, n]), "hidden_state
 when asked, with the conventions of transformers: GPT-2's last entry is after ln_f, ViT's is before the
 final layernorm), "logits" (MLM: [B, n, vocab]; GPT-2: [B, n, vocab] or only the last position with
 last_only=True; ViT: [B, labels]).
+
+Hooks (interventions, TransformerLens style): every forward takes hook=None, a function
+hook(site, layer, tensor) called for one sequence (batch 1) that may return a replacement tensor of the same
+shape (None keeps the value). Sites, for each layer l: "resid_pre" [n, d], the residual stream entering the
+layer (layer 0: the embeddings as the first layer receives them: BERT/DistilBERT after the embedding
+LayerNorm, ViT the patch + class + position embeddings); "z" [n, heads, head_dim], each head's softmax(scores)
+V before the output projection; "attn_out" [n, d], the output projection of z plus its bias (BERT/DistilBERT:
+before the add-and-LayerNorm); "mlp_out" [n, d], the MLP's output (BERT/DistilBERT: before the
+add-and-LayerNorm). Without a hook the computation is unchanged.
 """
 
 import math
@@ -69,6 +78,18 @@ class Config(dict):
     __getattr__ = dict.__getitem__
 
 
+def call_hook(hook, site, layer, t):
+    """t [1, n, ...]: hook(site, layer, t[0]); its result (if any) replaces t."""
+    if hook is None:
+        return t
+    assert t.shape[0] == 1, "hooks take one sequence (batch 1)"
+    r = hook(site, layer, t[0])
+    if r is None:
+        return t
+    assert r.shape == t.shape[1:], (site, layer, tuple(r.shape), tuple(t.shape[1:]))
+    return r.to(t.dtype)[None].contiguous()
+
+
 # ---------------------------------------------------------------- BERT
 class BertEmbeddings(nn.Module):
     def __init__(self, c):
@@ -99,13 +120,14 @@ class BertSelfAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.heads, self.head_dim).permute(0, 2, 1, 3)
 
-    def forward(self, x, mask):
+    def forward(self, x, mask, hook=None, layer=0):
         q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
         if mask is not None:
             scores = scores + mask
         probs = torch.softmax(scores, dim=-1)
         ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = call_hook(hook, "z", layer, ctx)
         return ctx.view(x.shape), probs
 
 
@@ -115,8 +137,8 @@ class BertSelfOutput(nn.Module):
         self.dense = nn.Linear(c.hidden_size, c.hidden_size)
         self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, h, x):
-        return self.LayerNorm(self.dense(h) + x)
+    def forward(self, h, x, hook=None, layer=0):
+        return self.LayerNorm(call_hook(hook, "attn_out", layer, self.dense(h)) + x)
 
 
 class BertAttention(nn.Module):
@@ -125,9 +147,9 @@ class BertAttention(nn.Module):
         self.self = BertSelfAttention(c)
         self.output = BertSelfOutput(c)
 
-    def forward(self, x, mask):
-        h, probs = self.self(x, mask)
-        return self.output(h, x), probs
+    def forward(self, x, mask, hook=None, layer=0):
+        h, probs = self.self(x, mask, hook, layer)
+        return self.output(h, x, hook, layer), probs
 
 
 class BertIntermediate(nn.Module):
@@ -146,8 +168,8 @@ class BertOutput(nn.Module):
         self.dense = nn.Linear(c.intermediate_size, c.hidden_size)
         self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, h, x):
-        return self.LayerNorm(self.dense(h) + x)
+    def forward(self, h, x, hook=None, layer=0):
+        return self.LayerNorm(call_hook(hook, "mlp_out", layer, self.dense(h)) + x)
 
 
 class BertLayer(nn.Module):
@@ -157,9 +179,10 @@ class BertLayer(nn.Module):
         self.intermediate = BertIntermediate(c)
         self.output = BertOutput(c)
 
-    def forward(self, x, mask):
-        a, probs = self.attention(x, mask)
-        return self.output(self.intermediate(a), a), probs
+    def forward(self, x, mask, hook=None, layer=0):
+        x = call_hook(hook, "resid_pre", layer, x)
+        a, probs = self.attention(x, mask, hook, layer)
+        return self.output(self.intermediate(a), a, hook, layer), probs
 
 
 class BertEncoder(nn.Module):
@@ -186,12 +209,12 @@ class BertModel(nn.Module):
         self.pooler = BertPooler(c) if add_pooling_layer else None
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=True,
-                output_hidden_states=False):
+                output_hidden_states=False, hook=None):
         x = self.embeddings(input_ids, token_type_ids)
         mask = extended_mask(attention_mask, x.dtype)
         attentions, hidden = [], [x]
-        for layer in self.encoder.layer:
-            x, probs = layer(x, mask)
+        for i, layer in enumerate(self.encoder.layer):
+            x, probs = layer(x, mask, hook, i)
             if output_attentions:
                 attentions.append(probs)
             hidden.append(x)
@@ -237,8 +260,8 @@ class BertForMaskedLM(nn.Module):
         self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight  # tied
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=True,
-                output_hidden_states=False, logits=True):
-        out = self.bert(input_ids, token_type_ids, attention_mask, output_attentions, output_hidden_states)
+                output_hidden_states=False, logits=True, hook=None):
+        out = self.bert(input_ids, token_type_ids, attention_mask, output_attentions, output_hidden_states, hook)
         if logits:
             out["logits"] = self.cls.predictions(out["last_hidden_state"])
         return out
@@ -280,7 +303,7 @@ class MultiHeadSelfAttention(nn.Module):
         self.v_lin = nn.Linear(c.dim, c.dim)
         self.out_lin = nn.Linear(c.dim, c.dim)
 
-    def forward(self, x, mask):
+    def forward(self, x, mask, hook=None, layer=0):
         b, n, _ = x.shape
         dh = self.dim // self.n_heads
 
@@ -294,8 +317,9 @@ class MultiHeadSelfAttention(nn.Module):
             keep = (mask == 0).view(b, 1, 1, n).expand_as(scores)
             scores = scores.masked_fill(keep, torch.finfo(scores.dtype).min)
         w = torch.softmax(scores, dim=-1)
-        ctx = torch.matmul(w, v).transpose(1, 2).contiguous().view(b, -1, self.dim)
-        return self.out_lin(ctx), w
+        ctx = torch.matmul(w, v).transpose(1, 2).contiguous()
+        ctx = call_hook(hook, "z", layer, ctx).view(b, -1, self.dim)
+        return call_hook(hook, "attn_out", layer, self.out_lin(ctx)), w
 
 
 class FFN(nn.Module):
@@ -317,10 +341,11 @@ class TransformerBlock(nn.Module):
         self.ffn = FFN(c)
         self.output_layer_norm = nn.LayerNorm(c.dim, eps=1e-12)
 
-    def forward(self, x, mask):
-        a, w = self.attention(x, mask)
+    def forward(self, x, mask, hook=None, layer=0):
+        x = call_hook(hook, "resid_pre", layer, x)
+        a, w = self.attention(x, mask, hook, layer)
         a = self.sa_layer_norm(a + x)
-        return self.output_layer_norm(self.ffn(a) + a), w
+        return self.output_layer_norm(call_hook(hook, "mlp_out", layer, self.ffn(a)) + a), w
 
 
 class DistilTransformer(nn.Module):
@@ -335,11 +360,12 @@ class DistilBertModel(nn.Module):
         self.embeddings = DistilEmbeddings(c)
         self.transformer = DistilTransformer(c)
 
-    def forward(self, input_ids, attention_mask=None, output_attentions=True, output_hidden_states=False):
+    def forward(self, input_ids, attention_mask=None, output_attentions=True, output_hidden_states=False,
+                hook=None):
         x = self.embeddings(input_ids)
         attentions, hidden = [], [x]
-        for layer in self.transformer.layer:
-            x, w = layer(x, attention_mask)
+        for i, layer in enumerate(self.transformer.layer):
+            x, w = layer(x, attention_mask, hook, i)
             if output_attentions:
                 attentions.append(w)
             hidden.append(x)
@@ -359,8 +385,8 @@ class DistilBertForMaskedLM(nn.Module):
         self.vocab_projector.weight = self.distilbert.embeddings.word_embeddings.weight  # tied
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=True,
-                output_hidden_states=False, logits=True):
-        out = self.distilbert(input_ids, attention_mask, output_attentions, output_hidden_states)
+                output_hidden_states=False, logits=True, hook=None):
+        out = self.distilbert(input_ids, attention_mask, output_attentions, output_hidden_states, hook)
         if logits:
             h = self.vocab_layer_norm(self.activation(self.vocab_transform(out["last_hidden_state"])))
             out["logits"] = self.vocab_projector(h)
@@ -392,7 +418,7 @@ class GPT2Attention(nn.Module):
         self.c_attn = Conv1D(3 * c.n_embd, c.n_embd)
         self.c_proj = Conv1D(c.n_embd, c.n_embd)
 
-    def forward(self, x):
+    def forward(self, x, hook=None, layer=0):
         b, n, d = x.shape
         dh = d // self.n_head
         q, k, v = self.c_attn(x).split(d, dim=2)
@@ -405,8 +431,9 @@ class GPT2Attention(nn.Module):
         causal = self.bias[:, :, :n, :n].bool()
         w = torch.where(causal, w, torch.tensor(torch.finfo(w.dtype).min, dtype=w.dtype))
         w = torch.softmax(w, dim=-1)
-        ctx = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, n, d)
-        return self.c_proj(ctx), w
+        ctx = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        ctx = call_hook(hook, "z", layer, ctx).view(b, n, d)
+        return call_hook(hook, "attn_out", layer, self.c_proj(ctx)), w
 
 
 class GPT2MLP(nn.Module):
@@ -429,10 +456,11 @@ class GPT2Block(nn.Module):
         self.ln_2 = nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon)
         self.mlp = GPT2MLP(c)
 
-    def forward(self, x):
-        a, w = self.attn(self.ln_1(x))
+    def forward(self, x, hook=None, layer=0):
+        x = call_hook(hook, "resid_pre", layer, x)
+        a, w = self.attn(self.ln_1(x), hook, layer)
         x = x + a
-        return x + self.mlp(self.ln_2(x)), w
+        return x + call_hook(hook, "mlp_out", layer, self.mlp(self.ln_2(x))), w
 
 
 class GPT2Model(nn.Module):
@@ -443,13 +471,13 @@ class GPT2Model(nn.Module):
         self.h = nn.ModuleList([GPT2Block(c) for _ in range(c.n_layer)])
         self.ln_f = nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon)
 
-    def forward(self, input_ids, output_attentions=True, output_hidden_states=False):
+    def forward(self, input_ids, output_attentions=True, output_hidden_states=False, hook=None):
         pos = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
         x = self.wte(input_ids) + self.wpe(pos)
         attentions, hidden = [], []
-        for block in self.h:
+        for i, block in enumerate(self.h):
             hidden.append(x)
-            x, w = block(x)
+            x, w = block(x, hook, i)
             if output_attentions:
                 attentions.append(w)
         x = self.ln_f(x)
@@ -467,8 +495,8 @@ class GPT2LMHeadModel(nn.Module):
         self.lm_head.weight = self.transformer.wte.weight  # tied
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=True,
-                output_hidden_states=False, logits=True, last_only=False):
-        out = self.transformer(input_ids, output_attentions, output_hidden_states)
+                output_hidden_states=False, logits=True, last_only=False, hook=None):
+        out = self.transformer(input_ids, output_attentions, output_hidden_states, hook)
         if logits:
             h = out["last_hidden_state"]
             out["logits"] = self.lm_head(h[:, -1:] if last_only else h)
@@ -520,9 +548,9 @@ class ViTAttention(nn.Module):
         self.attention = ViTSelfAttention(c)
         self.output = ViTSelfOutput(c)
 
-    def forward(self, x):
-        h, probs = self.attention(x, None)
-        return self.output.dense(h), probs
+    def forward(self, x, hook=None, layer=0):
+        h, probs = self.attention(x, None, hook, layer)
+        return call_hook(hook, "attn_out", layer, self.output.dense(h)), probs
 
 
 class ViTOutput(nn.Module):
@@ -540,10 +568,12 @@ class ViTLayer(nn.Module):
         self.layernorm_before = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
         self.layernorm_after = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, x):
-        a, probs = self.attention(self.layernorm_before(x))
+    def forward(self, x, hook=None, layer=0):
+        x = call_hook(hook, "resid_pre", layer, x)
+        a, probs = self.attention(self.layernorm_before(x), hook, layer)
         x = x + a
-        return x + self.output.dense(self.intermediate(self.layernorm_after(x))), probs
+        mlp = self.output.dense(self.intermediate(self.layernorm_after(x)))
+        return x + call_hook(hook, "mlp_out", layer, mlp), probs
 
 
 class ViTEncoder(nn.Module):
@@ -559,11 +589,11 @@ class ViTModel(nn.Module):
         self.encoder = ViTEncoder(c)
         self.layernorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, pixel_values, output_attentions=True, output_hidden_states=False):
+    def forward(self, pixel_values, output_attentions=True, output_hidden_states=False, hook=None):
         x = self.embeddings(pixel_values)
         attentions, hidden = [], [x]
-        for layer in self.encoder.layer:
-            x, probs = layer(x)
+        for i, layer in enumerate(self.encoder.layer):
+            x, probs = layer(x, hook, i)
             if output_attentions:
                 attentions.append(probs)
             hidden.append(x)
@@ -578,8 +608,8 @@ class ViTForImageClassification(nn.Module):
         self.vit = ViTModel(c)
         self.classifier = nn.Linear(c.hidden_size, c.num_labels)
 
-    def forward(self, pixel_values, output_attentions=True, output_hidden_states=False, logits=True):
-        out = self.vit(pixel_values, output_attentions, output_hidden_states)
+    def forward(self, pixel_values, output_attentions=True, output_hidden_states=False, logits=True, hook=None):
+        out = self.vit(pixel_values, output_attentions, output_hidden_states, hook)
         if logits:
             out["logits"] = self.classifier(out["last_hidden_state"][:, 0])
         return out
