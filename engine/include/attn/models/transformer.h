@@ -16,6 +16,7 @@
 
 #include "attn/error.h"
 #include "attn/layered_trace.h"
+#include "attn/models/activations.h"
 #include "attn/models/config.h"
 #include "attn/on_demand_attention.h"
 #include "attn/text/tokenizer.h"
@@ -97,6 +98,14 @@ struct RunOptions {
   // A run whose estimate (run_bytes) is over this many bytes is refused before anything is allocated, with the
   // figure and the number of tokens that would fit; 0: the memory the machine has available now (MemAvailable).
   std::size_t memory_limit = 0;
+  // Interventions (attn/models/activations.h): the activations of every layer kept in TransformerRun::activations
+  // (a decoder then computes every token: `previous` is not used), and edits made to them as the run passes them.
+  // Not for generation or attention on demand.
+  bool capture = false;
+  std::vector<Edit> edits;
+  // The position whose logits TransformerRun::logits keeps when all_logits is false (-1: the family's own: the last
+  // position of a causal model, the first [MASK] of BERT/DistilBERT, ViT's class token).
+  int logits_position = -1;
 };
 
 // Generation (decoders): greedy when temperature is 0, else sampling from softmax(logits / temperature)
@@ -124,7 +133,8 @@ struct TransformerRun {
   std::vector<int> special_positions;   // [CLS]/[SEP]/BOS/class-token positions, for head statistics
   std::vector<std::string> warnings;    // e.g. "text truncated to 512 tokens (the model's positions)"
   int grid_rows = 0, grid_cols = 0;     // ViT: patch grid (token 0 is the class token)
-  // Decoders: logits of positions logits_from, logits_from + 1, ... (the last position, or every one when asked).
+  // The logits of positions logits_from, logits_from + 1, ...: one row (RunOptions::logits_position or the family's
+  // own) or every position (all_logits); ViT: the classifier's, one row for the class token. Empty without a head.
   Matrix logits;
   int logits_from = 0;
   int reused_tokens = 0;  // tokens whose keys, values and maps came from RunOptions::previous
@@ -140,6 +150,8 @@ struct TransformerRun {
   // Generation: what the request was estimated to need (generate_bytes, bytes) and the budget it was checked against
   // (RunOptions::memory_limit, or what the machine had available; 0: unknown).
   std::size_t memory_estimate = 0, memory_budget = 0;
+  // RunOptions::capture: every layer's activations (TransformerRunner::rerun starts from them).
+  std::shared_ptr<const Activations> activations;
 };
 
 // The logit lens: the final norm and the output embedding applied to the residual stream after every layer.
@@ -218,6 +230,12 @@ class TransformerRunner {
                                        const RunOptions& options = {});
   // ViT: resizes (bilinear, OpenCV) to image_size, normalises with image_mean/std, patchifies.
   Result<TransformerRun> run_image(const Image& image, const RunOptions& options = {});
+  // `base` (a run of any family made with capture) again with options.edits: nothing before the first edited layer
+  // is recomputed (its maps and hidden states are the base's), nor, in a decoder, the rows before the first edited
+  // position (their keys and values come from the base's activations), nor the edited layer's attention when only its
+  // head outputs or later sites are edited. The result equals run_ids (or run_image) of the same input with the same
+  // edits. Used by the sweeps (attn/models/intervention.h), one re-run per cell.
+  Result<TransformerRun> rerun(const TransformerRun& base, const RunOptions& options);
 
  private:
   std::shared_ptr<const TransformerModel> model_;

@@ -10,6 +10,7 @@
 #include "decoder_impl.h"
 #include "row_streams.h"
 #include "transformer_impl.h"
+#include "hooks.h"
 #include "../../mechanisms/exp_kernel.h"
 #include "../../core/try.h"
 
@@ -140,13 +141,33 @@ class Extension {
     st_.ids.resize(static_cast<std::size_t>(p0));  // the cache's valid tokens while it is rewritten
     if (!reserve(p1)) return fail(ErrorKind::Cancelled, "cancelled");
     float* x = grown(st_.x, n * d);
-    const float scale = s_.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
-    for_new_rows(n, [&](Index i) {
-      w_.embed.rows_to_float(run_.ids[static_cast<std::size_t>(p0 + i)], 1, x + i * d);
-      if (s_.gemma) ArrayMap(x + i * d, d) *= scale;
-    });
-    keep_hidden(0, p0, n, x);
-    for (int l = 0; l < c_.layers; ++l) {
+    if (base_) {
+      // A re-run: the base's residual stream entering the first edited layer, and its keys and values of the rows
+      // before p0 in every layer from there.
+      const Activations& a = *base_->activations;
+      Eigen::Map<Matrix>(x, n, d) = a.resid_pre[static_cast<std::size_t>(first_)].middleRows(p0, n);
+      const Index hd = s_.head_dim, cap = st_.capacity;
+      for (int l = first_; l < c_.layers; ++l) {
+        float* keys = st_.keys[static_cast<std::size_t>(l)].data();
+        float* values = st_.values[static_cast<std::size_t>(l)].data();
+        for (Index g = 0; g < s_.kv_heads; ++g) {
+          for (Index i = 0; i < p0; ++i) {
+            Eigen::Map<RowVector>(keys + (g * cap + i) * hd, hd) =
+                a.keys[static_cast<std::size_t>(l)].row(i).segment(g * hd, hd);
+            Eigen::Map<RowVector>(values + (g * cap + i) * hd, hd) =
+                a.values[static_cast<std::size_t>(l)].row(i).segment(g * hd, hd);
+          }
+        }
+      }
+    } else {
+      const float scale = s_.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
+      for_new_rows(n, [&](Index i) {
+        w_.embed.rows_to_float(run_.ids[static_cast<std::size_t>(p0 + i)], 1, x + i * d);
+        if (s_.gemma) ArrayMap(x + i * d, d) *= scale;
+      });
+      keep_hidden(0, p0, n, x);
+    }
+    for (int l = first_; l < c_.layers; ++l) {
       if (before_layer) before_layer(l);
       layer(l, p0, n, x);
       if (cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
@@ -154,13 +175,13 @@ class Extension {
       if (layer_done && !layer_done(l)) return fail(ErrorKind::Cancelled, "cancelled");
     }
     // The final norm (transformers' last hidden state is after it) and the output embedding.
-    const Index first = all_logits ? 0 : n - 1, rows = n - first;
+    const Index first = all_logits ? 0 : logits_row_ >= p0 ? logits_row_ - p0 : n - 1;
+    const Index rows = all_logits ? n : 1;
     float* xn = grown(st_.xn, rows * d);
     for (Index i = 0; i < rows; ++i) rms_norm(x + (first + i) * d, xn + i * d, w_.final_norm, d, s_.rms_eps);
     if (hidden_) {
       Matrix& h = hidden_->back();
-      for (Index i = 0; i < rows; ++i) h.row(p0 + first + i) = Eigen::Map<const RowVector>(xn + i * d, d);
-      for (Index i = 0; i < first; ++i) rms_norm(x + i * d, h.row(p0 + i).data(), w_.final_norm, d, s_.rms_eps);
+      for (Index i = 0; i < n; ++i) rms_norm(x + i * d, h.row(p0 + i).data(), w_.final_norm, d, s_.rms_eps);
     }
     logits.resize(rows, c_.vocab_size);
     stored_linear(xn, rows, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
@@ -182,6 +203,16 @@ class Extension {
 
   // RunOptions::cancel.
   void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+  // Interventions: capture and edits at each site; with `base`, a re-run from its activations starting at layer
+  // `first` (whose attention is the base's when `base_attention`).
+  void set_hooks(Hooks* hooks, const TransformerRun* base, int first, bool base_attention) {
+    hooks_ = hooks;
+    base_ = base;
+    first_ = first;
+    base_attention_ = base_attention;
+  }
+  // The position whose logits are kept when all_logits is false (-1: the last new one).
+  void set_logits_row(Index row) { logits_row_ = row; }
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
 
   // Room in the cache for p1 positions (grown by doubling, the cached rows kept).
@@ -239,28 +270,40 @@ class Extension {
     const DecoderLayerWeights& L = w_.layers[static_cast<std::size_t>(l)];
     const Index d = c_.hidden, hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads;
     const Index qn = H * hd, kvn = KV * hd, width = qn + 2 * kvn, f = c_.intermediate;
+    if (hooks_) hooks_->at(Site::ResidPre, l, x, p0, n, d);
     float* xn = grown(st_.xn, n * d);
-    for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s_.rms_eps); });
-    float* qkv = grown(st_.qkv, n * width);
-    if (s_.fused) {
-      linear(xn, n, d, L.q, qkv, width);
-    } else {
-      linear(xn, n, d, L.q, qkv, width);
-      linear(xn, n, d, L.k, qkv + qn, width);
-      linear(xn, n, d, L.v, qkv + qn + kvn, width);
-      add_bias(qkv, n, width, 0, L.q_bias);
-      add_bias(qkv, n, width, qn, L.k_bias);
-      add_bias(qkv, n, width, qn + kvn, L.v_bias);
-    }
-    position_queries_and_keys(l, L, p0, n, qkv);
     float* ctx = grown(st_.ctx, n * qn);
-    attention(l, p0, n, qkv, ctx);
-    if (cancelled()) return;  // operator() fails the run
+    if (base_ && l == first_ && base_attention_) {
+      // Only the head outputs or later sites of this layer are edited: its attention is the base run's.
+      Eigen::Map<Matrix>(ctx, n, qn) = base_->activations->z[static_cast<std::size_t>(l)].middleRows(p0, n);
+    } else {
+      for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s_.rms_eps); });
+      float* qkv = grown(st_.qkv, n * width);
+      if (s_.fused) {
+        linear(xn, n, d, L.q, qkv, width);
+      } else {
+        linear(xn, n, d, L.q, qkv, width);
+        linear(xn, n, d, L.k, qkv + qn, width);
+        linear(xn, n, d, L.v, qkv + qn + kvn, width);
+        add_bias(qkv, n, width, 0, L.q_bias);
+        add_bias(qkv, n, width, qn, L.k_bias);
+        add_bias(qkv, n, width, qn + kvn, L.v_bias);
+      }
+      position_queries_and_keys(l, L, p0, n, qkv);
+      if (hooks_)
+        hooks_->keep_cache(l, st_.keys[static_cast<std::size_t>(l)].data(),
+                           st_.values[static_cast<std::size_t>(l)].data(), st_.capacity, p0, n);
+      attention(l, p0, n, qkv, ctx);
+      if (cancelled()) return;  // operator() fails the run
+    }
+    if (hooks_) hooks_->at(Site::Z, l, ctx, p0, n, qn);
     float* out = grown(st_.out, n * d);
     linear(ctx, n, qn, L.o, out, d);
     add_bias(out, n, d, 0, L.o_bias);
+    if (s_.gemma)
+      for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s_.rms_eps); });
+    if (hooks_) hooks_->at(Site::AttnOut, l, out, p0, n, d);
     for_new_rows(n, [&](Index i) {
-      if (s_.gemma) rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s_.rms_eps);
       ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
       rms_norm(x + i * d, xn + i * d, s_.gemma ? L.pre_ffn_norm : L.post_attention_norm, d, s_.rms_eps);
     });
@@ -277,10 +320,9 @@ class Extension {
     gated(gu, n, f, s_.activation);
     linear(gu, n, 2 * f, L.down, out, d);
     add_bias(out, n, d, 0, L.down_bias);
-    for_new_rows(n, [&](Index i) {
-      if (s_.gemma) rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s_.rms_eps);
-      ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
-    });
+    if (s_.gemma) for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s_.rms_eps); });
+    if (hooks_) hooks_->at(Site::MlpOut, l, out, p0, n, d);
+    for_new_rows(n, [&](Index i) { ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d); });
   }
 
   // q/k norms, RoPE and the query scale on the new rows; their keys and values into the cache.
@@ -389,6 +431,11 @@ class Extension {
   std::vector<Matrix>* hidden_;
   std::vector<float> cos_, sin_;
   const std::atomic<bool>* cancel_ = nullptr;
+  Hooks* hooks_ = nullptr;
+  const TransformerRun* base_ = nullptr;
+  int first_ = 0;
+  bool base_attention_ = false;
+  Index logits_row_ = -1;
 };
 
 // How many leading tokens of `run` the cache and `previous` can supply (0: none).
@@ -438,6 +485,7 @@ std::vector<HeadStack> make_stacks(const TransformerConfig& c, Index size, Preci
 
 void predict(const TransformerModel::Impl& m, TransformerRun& run, int k) {
   if (k <= 0 || run.logits.rows() == 0) return;
+  if (run.logits_from + run.logits.rows() != static_cast<Index>(run.ids.size())) return;  // not the last position's
   Prediction p;
   p.position = static_cast<int>(run.ids.size()) - 1;
   p.top = top_k(run.logits.bottomRows(1), k, m.tokenizer.get(), nullptr);
@@ -494,10 +542,25 @@ std::vector<Matrix> make_hidden(const TransformerConfig& c, Index rows) {
 }  // namespace
 
 Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, TransformerRun& run,
-                         const RunOptions& options) {
+                         const RunOptions& options, Hooks* hooks, const TransformerRun* base) {
   const auto& c = m.config;
   const Index n = static_cast<Index>(run.ids.size());
-  const Index keep = reusable(m, st, run, options);
+  // Interventions compute every token (a capture keeps them all; edits must not reach the next keystroke's cache),
+  // except a re-run, which starts at the first edited layer and row.
+  Index keep = hooks ? 0 : reusable(m, st, run, options);
+  int first = 0;
+  bool base_attention = false;
+  if (base) {
+    if (options.hidden_states && base->hidden_states.size() != static_cast<std::size_t>(c.layers) + 1)
+      return fail(ErrorKind::Mismatch, "rerun: hidden states asked, but the base run kept none");
+    first = hooks->first_layer();
+    keep = hooks->first_position(true);
+    if (options.all_logits) keep = 0;
+    if (options.logits_position >= 0) keep = std::min<Index>(keep, options.logits_position);
+    keep = std::min(keep, n - 1);
+    base_attention = hooks->attention_unchanged_at_first();
+  }
+  const TransformerRun* from = base ? base : options.previous;  // the maps and hidden states of the rows kept
   const bool lazy = options.keep != RunOptions::Keep::Maps, stored = options.keep != RunOptions::Keep::OnDemand;
   if (lazy) {
     const DecoderSettings& d = c.decoder;
@@ -512,14 +575,19 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
   if (options.hidden_states) run.hidden_states = make_hidden(c, n);
   std::vector<Matrix>* hidden = options.hidden_states ? &run.hidden_states : nullptr;
   if (keep > 0 && hidden) {
-    for (std::size_t i = 0; i < hidden->size(); ++i) {
-      (*hidden)[i].topRows(keep) = options.previous->hidden_states[i].topRows(keep);
-    }
+    for (std::size_t i = 0; i < hidden->size(); ++i) (*hidden)[i].topRows(keep) = from->hidden_states[i].topRows(keep);
+  }
+  if (base && hidden) {
+    // Every row entering the layers up to the first edited one is the base's residual stream.
+    for (int l = 0; l <= first; ++l)
+      (*hidden)[static_cast<std::size_t>(l)] = base->activations->resid_pre[static_cast<std::size_t>(l)];
   }
   std::vector<HeadStack*> maps;
   for (auto& s : stacks) maps.push_back(&s);
   Extension extend(m, st, run, maps, hidden, lazy ? &run.on_demand : nullptr);
   extend.set_cancel(options.cancel);
+  extend.set_hooks(hooks, base, first, base_attention);
+  extend.set_logits_row(options.logits_position);
   const auto done = [&](int l) {
     if (stored) run.attention.layers.push_back({Stage::Decoder, l, std::move(stacks[static_cast<std::size_t>(l)])});
     if (options.on_layer && !options.on_layer(run.attention)) return false;
@@ -527,12 +595,20 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
     return true;
   };
   const auto copy = [&](int l) {
-    if (keep > 0)
-      copy_prefix(*options.previous, static_cast<std::size_t>(l), stacks[static_cast<std::size_t>(l)], keep);
+    // A re-run's first edited layer keeps the base's attention whole when only its head outputs or later change.
+    const Index rows = base && l == first && base_attention ? n : keep;
+    if (rows > 0) copy_prefix(*from, static_cast<std::size_t>(l), stacks[static_cast<std::size_t>(l)], rows);
   };
-  ATTN_TRY(extend(keep, n, options.all_logits, run.logits, done, copy));
-  run.logits_from = options.all_logits ? 0 : static_cast<int>(n - 1);
-  run.reused_tokens = static_cast<int>(keep);
+  for (int l = 0; l < first; ++l) {  // a re-run's layers before the first edited one: the base's
+    copy_prefix(*base, static_cast<std::size_t>(l), stacks[static_cast<std::size_t>(l)], n);
+    if (!done(l)) return fail(ErrorKind::Cancelled, "cancelled");
+  }
+  auto ran = extend(keep, n, options.all_logits, run.logits, done, copy);
+  if (hooks && hooks->edits()) st.ids.clear();  // the cache holds edited keys and values: no later run reuses it
+  ATTN_TRY(std::move(ran));
+  run.logits_from =
+      options.all_logits ? 0 : static_cast<int>(options.logits_position >= 0 ? options.logits_position : n - 1);
+  run.reused_tokens = base ? 0 : static_cast<int>(keep);
   predict(m, run, options.top_k);
   return {};
 }

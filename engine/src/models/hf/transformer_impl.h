@@ -85,8 +85,11 @@ struct DecoderState;
 std::shared_ptr<DecoderState> make_decoder_state();
 // run_ids for a decoder, after the checks every run makes (run.ids and labels set): fills the maps, logits,
 // hidden states and predictions, reusing options.previous where it fits.
+// `hooks`: interventions (capture, edits); with `base` as well, a re-run from the base's activations
+// (TransformerRunner::rerun).
+class Hooks;
 Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
-                         const RunOptions& options);
+                         const RunOptions& options, Hooks* hooks = nullptr, const TransformerRun* base = nullptr);
 // Generation for every causal family, after the same checks (run.ids holds the prompt): sizes every layer's maps
 // (and hidden states) for the prompt and the tokens to come, calls extend(0, prompt), then per chosen token
 // extend(position, position + 1); `extend` runs those tokens with the family's key/value cache, writes their rows

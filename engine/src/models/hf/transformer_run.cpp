@@ -5,6 +5,7 @@
 // layer norms) is one fused pass over the rows, parallel for long inputs.
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "hooks.h"
 #include "row_streams.h"
 #include "../../core/nonfinite.h"
 #include "../../core/try.h"
@@ -137,6 +138,8 @@ struct Forward {
   const RunOptions& options;
   TransformerRun& run;
   Index n = 0;
+  Hooks* hooks = nullptr;                // interventions: capture and edits at each site (null: none)
+  const TransformerRun* base = nullptr;  // a re-run: the layers before the first edited one are this run's
 
   Index d() const { return m.config.hidden; }
 
@@ -305,7 +308,7 @@ struct Forward {
   // x [n, d] holds the embeddings (already normalised for post-LN families). `last_rows`: the rows of
   // the last layer's output anyone reads (empty: none, only the maps are wanted; nullopt: every row).
   // Returns false when options.on_layer stopped the run.
-  bool layers(float* x, const std::optional<std::vector<Index>>& last_rows) {
+  bool layers(float* x, std::optional<std::vector<Index>> last_rows) {
     const auto& c = m.config;
     const Index D = d();
     const bool post = m.post_ln();
@@ -324,30 +327,42 @@ struct Forward {
     const bool stored = options.keep != RunOptions::Keep::OnDemand;
     for (int l = 0; lazy && l < c.layers; ++l)
       run.on_demand.emplace_back(c.heads, c.heads, D / c.heads, n, causal, 0, 0.0f);
+    if (hooks && hooks->active()) last_rows = std::nullopt;  // every row of every layer is an activation
+    const int first = base ? reuse_base(x) : 0;
+    if (first < 0) return false;
+    const bool base_attention = base && hooks->attention_unchanged_at_first();
 
     if (!post) {
-      const auto& w0 = m.layers.front();
+      const auto& w0 = m.layers[static_cast<std::size_t>(first)];
       for_rows(n, [&](Index i) { layer_norm_row(x + i * D, xn + i * D, w0.norm1_gamma, w0.norm1_beta, D, eps); });
     }
-    if (options.hidden_states) run.hidden_states.emplace_back(X);
+    if (options.hidden_states && !base) run.hidden_states.emplace_back(X);
 
-    for (int l = 0; l < c.layers; ++l) {
+    for (int l = first; l < c.layers; ++l) {
       const auto& w = m.layers[static_cast<std::size_t>(l)];
-      // Q, K, V: one GEMM; the bias is the initial value of the accumulation (Eigen zeroes the
-      // destination of `=` anyway).
-      QKV.rowwise() = w.qkv_bias;
-      QKV.noalias() += XN * w.qkv;
-
+      if (hooks && hooks->at(Site::ResidPre, l, x, 0, n, D) && !post)
+        for_rows(n, [&](Index i) { layer_norm_row(x + i * D, xn + i * D, w.norm1_gamma, w.norm1_beta, D, eps); });
       LayerAttention layer;
       layer.stage = stage;
       layer.layer = l;
-      if (stored) layer.maps = HeadStack(c.heads, n, n, options.precision, HeadStack::Init::Uninitialised);
-      if (lazy) {
-        attention_on_demand(qkv, ctx, stored ? &layer.maps : nullptr, run.on_demand[static_cast<std::size_t>(l)],
-                            causal);
+      if (l == first && base_attention) {
+        // Only the head outputs or later sites of this layer are edited: its attention is the base run's.
+        layer.maps = base->attention.layers[static_cast<std::size_t>(l)].maps;
+        MatrixMapW(ctx, n, D) = base->activations->z[static_cast<std::size_t>(l)];
       } else {
-        attention(qkv, ctx, layer.maps, causal, key_bias);
+        // Q, K, V: one GEMM; the bias is the initial value of the accumulation (Eigen zeroes the
+        // destination of `=` anyway).
+        QKV.rowwise() = w.qkv_bias;
+        QKV.noalias() += XN * w.qkv;
+        if (stored) layer.maps = HeadStack(c.heads, n, n, options.precision, HeadStack::Init::Uninitialised);
+        if (lazy) {
+          attention_on_demand(qkv, ctx, stored ? &layer.maps : nullptr, run.on_demand[static_cast<std::size_t>(l)],
+                              causal);
+        } else {
+          attention(qkv, ctx, layer.maps, causal, key_bias);
+        }
       }
+      if (hooks) hooks->at(Site::Z, l, ctx, 0, n, D);
       if (stored) run.attention.layers.push_back(std::move(layer));
       if (options.on_layer && !options.on_layer(run.attention)) return false;
       if (options.on_progress) options.on_progress(l + 1, c.layers, n);
@@ -356,7 +371,7 @@ struct Forward {
       const bool last = l + 1 == c.layers;
       const LayerWeights* next = last ? nullptr : &m.layers[static_cast<std::size_t>(l + 1)];
       if (!last || !last_rows) {
-        finish_layer(x, xn, ctx, n, g, w, next);
+        finish_layer(x, xn, ctx, n, g, w, next, l);
       } else if (!last_rows->empty()) {
         // The last layer's output projection and FFN for the rows read afterwards only (GPT-2's last
         // token, ViT's class token, BERT's [MASK] positions), gathered into the front of the scratch.
@@ -377,11 +392,31 @@ struct Forward {
     return true;
   }
 
+  // A re-run (TransformerRunner::rerun): the base run's maps of the layers before the first edited one, its
+  // residual stream entering that layer into x, its hidden states up to there. Returns that layer, or -1 when
+  // on_layer stopped the run.
+  int reuse_base(float* x) {
+    const auto& c = m.config;
+    const int first = hooks->first_layer();
+    const Activations& a = *base->activations;
+    for (int l = 0; l < first; ++l) {
+      run.attention.layers.push_back(base->attention.layers[static_cast<std::size_t>(l)]);
+      if (options.on_layer && !options.on_layer(run.attention)) return -1;
+      if (options.on_progress) options.on_progress(l + 1, c.layers, n);
+    }
+    MatrixMapW(x, n, d()) = a.resid_pre[static_cast<std::size_t>(first)];
+    // The hidden states entering each layer are the residual stream there.
+    for (int l = 0; options.hidden_states && l <= first; ++l)
+      run.hidden_states.push_back(a.resid_pre[static_cast<std::size_t>(l)]);
+    return first;
+  }
+
   // The rest of a layer after attention, on `rows` rows: output projection, residual and norm, FFN,
   // residual and norm (post-LN), or the next layer's first norm into xn (pre-LN). The GEMMs run on
-  // `gemm` >= rows rows, whose extra rows of xn (x for post-LN) and ctx are zero.
+  // `gemm` >= rows rows, whose extra rows of xn (x for post-LN) and ctx are zero. `l`: the layer, for the hooks
+  // (-1: rows gathered from the layer, no hooks).
   void finish_layer(float* x, float* xn, const float* ctx, Index rows, Index gemm, const LayerWeights& w,
-                    const LayerWeights* next) {
+                    const LayerWeights* next, int l = -1) {
     const auto& c = m.config;
     const Index D = d(), F = c.intermediate;
     const bool post = m.post_ln();
@@ -392,19 +427,25 @@ struct Forward {
     MatrixMapW P(proj, gemm, D), FFN(ffn, gemm, F);
     // For post-LN families the normalised row is x itself; pre-LN normalises into xn.
     MatrixMapW XN(post ? x : xn, gemm, D);
+    Hooks* h = l >= 0 ? hooks : nullptr;
     P.noalias() = CTX * w.out;
+    // The block's output (projection + bias) is formed first for the hooks; x + (p + b) either way.
+    for_rows(rows, [&](Index i) { ArrayMap(proj + i * D, D) += w.out_bias.transpose().array(); });
+    if (h) h->at(Site::AttnOut, l, proj, 0, rows, D);
     for_rows(rows, [&](Index i) {
       ArrayMap r(x + i * D, D);
-      r += ConstArrayMap(proj + i * D, D) + w.out_bias.transpose().array();
+      r += ConstArrayMap(proj + i * D, D);
       layer_norm_row(x + i * D, post ? x + i * D : xn + i * D, post ? w.norm1_gamma : w.norm2_gamma,
                      post ? w.norm1_beta : w.norm2_beta, D, eps);
     });
     FFN.noalias() = XN * w.fc1;
     for_rows(rows, [&](Index i) { bias_activation(ffn + i * F, w.fc1_bias, F, c.activation); });
     P.noalias() = FFN * w.fc2;
+    for_rows(rows, [&](Index i) { ArrayMap(proj + i * D, D) += w.fc2_bias.transpose().array(); });
+    if (h) h->at(Site::MlpOut, l, proj, 0, rows, D);
     for_rows(rows, [&](Index i) {
       ArrayMap r(x + i * D, D);
-      r += ConstArrayMap(proj + i * D, D) + w.fc2_bias.transpose().array();
+      r += ConstArrayMap(proj + i * D, D);
       if (post) {
         layer_norm_row(x + i * D, x + i * D, w.norm2_gamma, w.norm2_beta, D, eps);
       } else if (next) {
@@ -647,8 +688,9 @@ std::size_t run_bytes(const TransformerConfig& c, Index n, const RunOptions& o, 
   // Queries, keys, the rows' shift and 1 / sum, and what every key receives.
   if (keep != Keep::Maps) bytes += L * ((H + kv) * N * hd * 4.0 + H * N * 12.0);
   if (o.hidden_states) bytes += (L + 1) * N * d * 4.0;
-  if (decoder && o.all_logits) bytes += N * c.vocab_size * 4.0;
-  if (decoder) bytes += 2.0 * L * kv * N * hd * 4.0;  // the key/value cache
+  if (o.all_logits) bytes += N * c.vocab_size * 4.0;
+  if (decoder) bytes += 2.0 * L * kv * N * hd * 4.0;                                           // the key/value cache
+  if (o.capture) bytes += L * N * (3.0 * d + H * hd + (decoder ? 2.0 * kv * hd : 0.0)) * 4.0;  // the activations
   // Working buffers: the residual stream and its projections, and the score rows of two threads.
   bytes += N * (4.0 * d + (H + 2 * kv) * hd + 2.0 * c.intermediate) * 4.0 + 2.0 * 256 * N * 4.0;
   // Saturated: a hostile config's figures (10^21 bytes) do not fit a size_t, and converting them would be undefined.
@@ -780,21 +822,72 @@ void embed_tokens(const TransformerModel::Impl& m, const TransformerRun& run, In
 }
 
 // The rows of the last layer's output read after the layers: the last token (GPT-2's prediction), the [MASK]
-// positions (BERT's), every row (nullopt) for hidden states, none for the maps alone.
+// positions (BERT's), RunOptions::logits_position, every row (nullopt) for hidden states or every position's logits,
+// none for the maps alone.
 std::optional<std::vector<Index>> rows_read_after(const TransformerModel::Impl& m, const TransformerRun& run,
                                                   const RunOptions& options, Index n) {
-  if (options.hidden_states) return std::nullopt;
+  if (options.hidden_states || (m.has_head && options.all_logits)) return std::nullopt;
   std::vector<Index> rows;
   const text::Tokenizer* tok = m.tokenizer.get();
-  if (m.has_head && options.top_k > 0) {
+  if (m.has_head) {
     if (m.config.family == Family::Gpt2) {
       rows.push_back(n - 1);
     } else if (tok && tok->specials().mask) {
       for (Index i = 0; i < n; ++i)
         if (run.ids[static_cast<std::size_t>(i)] == *tok->specials().mask) rows.push_back(i);
     }
+    if (options.logits_position >= 0 && std::find(rows.begin(), rows.end(), options.logits_position) == rows.end())
+      rows.push_back(options.logits_position);
   }
   return rows;
+}
+
+// The head's logits of `rows` rows of x (after the last layer) into out [rows, vocab]: GPT-2's ln_f and output
+// embedding; BERT's masked-language-model transform and decoder.
+void text_logits(const TransformerModel::Impl& m, const float* x, const std::vector<Index>& rows, Matrix& out) {
+  const auto& c = m.config;
+  const Index D = c.hidden, r = static_cast<Index>(rows.size());
+  Matrix t(r, D);
+  for (Index k = 0; k < r; ++k) {
+    const float* row = x + rows[static_cast<std::size_t>(k)] * D;
+    if (c.family == Family::Gpt2) {
+      layer_norm_row(row, t.row(k).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
+    } else {
+      t.row(k) = Eigen::Map<const RowVector>(row, D);
+    }
+  }
+  if (c.family != Family::Gpt2) {
+    Matrix h = t * m.head_dense;
+    for (Index k = 0; k < r; ++k) {
+      h.row(k) += m.head_dense_bias;
+      bias_activation(h.row(k).data(), RowVector::Zero(D), D, c.activation);
+      layer_norm_row(h.row(k).data(), t.row(k).data(), m.head_gamma, m.head_beta, D, c.layer_norm_eps);
+    }
+  }
+  out.noalias() = t * m.output_embedding().transpose();
+  if (m.decoder_bias.size() == out.cols()) out.rowwise() += m.decoder_bias;
+}
+
+// The logits a run keeps (TransformerRun::logits): every row with all_logits, else the one asked for or the family's
+// own (GPT-2: the last position; BERT: the first [MASK], none without one).
+void keep_logits(const TransformerModel::Impl& m, const float* x, Index n, const RunOptions& options,
+                 TransformerRun& run) {
+  if (!m.has_head) return;
+  std::vector<Index> rows;
+  if (options.all_logits) {
+    rows.resize(static_cast<std::size_t>(n));
+    std::iota(rows.begin(), rows.end(), Index{0});
+  } else if (options.logits_position >= 0) {
+    rows.push_back(options.logits_position);
+  } else if (m.config.family == Family::Gpt2) {
+    rows.push_back(n - 1);
+  } else if (const text::Tokenizer* tok = m.tokenizer.get(); tok && tok->specials().mask) {
+    const auto mask = std::find(run.ids.begin(), run.ids.end(), *tok->specials().mask);
+    if (mask != run.ids.end()) rows.push_back(mask - run.ids.begin());
+  }
+  if (rows.empty()) return;
+  text_logits(m, x, rows, run.logits);
+  run.logits_from = static_cast<int>(rows.front());
 }
 
 // GPT-2's ln_f and next-token prediction. ln_f is applied on every row only when the hidden states are asked
@@ -803,19 +896,18 @@ void gpt2_head(const TransformerModel::Impl& m, const float* x, Index n, const R
                TransformerRun& run) {
   const auto& c = m.config;
   const Index D = c.hidden;
-  RowVector last(D);
-  layer_norm_row(x + (n - 1) * D, last.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
   if (options.hidden_states) {
     Matrix& h = run.hidden_states.back();
     for (Index i = 0; i < n; ++i)
       layer_norm_row(x + i * D, h.row(i).data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
   }
+  keep_logits(m, x, n, options, run);
   if (m.has_head && options.top_k > 0) {
-    RowVector logits = last * m.output_embedding().transpose();
-    if (m.decoder_bias.size() == logits.size()) logits += m.decoder_bias;
+    Matrix last;
+    text_logits(m, x, {n - 1}, last);
     Prediction p;
     p.position = static_cast<int>(n - 1);
-    p.top = top_k(logits, options.top_k, m.tokenizer.get(), nullptr);
+    p.top = top_k(last.row(0), options.top_k, m.tokenizer.get(), nullptr);
     run.predictions.push_back(std::move(p));
   }
 }
@@ -823,25 +915,51 @@ void gpt2_head(const TransformerModel::Impl& m, const float* x, Index n, const R
 // BERT's masked-language-model head: a prediction at every [MASK] position.
 void masked_lm_head(const TransformerModel::Impl& m, float* x, Index n, const RunOptions& options,
                     TransformerRun& run) {
-  const auto& c = m.config;
-  const Index D = c.hidden;
   const text::Tokenizer* tok = m.tokenizer.get();
+  keep_logits(m, x, n, options, run);
   if (!m.has_head || options.top_k <= 0 || !tok || !tok->specials().mask) return;
-  MatrixMapW X(x, n, D);
   const int mask = *tok->specials().mask;
   for (Index i = 0; i < n; ++i) {
     if (run.ids[static_cast<std::size_t>(i)] != mask) continue;
-    RowVector t = X.row(i) * m.head_dense;
-    t += m.head_dense_bias;
-    bias_activation(t.data(), RowVector::Zero(D), D, c.activation);
-    layer_norm_row(t.data(), t.data(), m.head_gamma, m.head_beta, D, c.layer_norm_eps);
-    RowVector logits = t * m.output_embedding().transpose();
-    logits += m.decoder_bias;
+    Matrix logits;
+    text_logits(m, x, {i}, logits);
     Prediction p;
     p.position = static_cast<int>(i);
-    p.top = top_k(logits, options.top_k, tok, nullptr);
+    p.top = top_k(logits.row(0), options.top_k, tok, nullptr);
     run.predictions.push_back(std::move(p));
   }
+}
+
+// ViT's classifier on the class token: its logits (one row) and the top classes.
+void vit_head(const TransformerModel::Impl& m, const float* x, const RunOptions& options, TransformerRun& run) {
+  const auto& c = m.config;
+  if (!m.has_head) return;
+  RowVector cls(c.hidden);
+  layer_norm_row(x, cls.data(), m.final_gamma, m.final_beta, c.hidden, c.layer_norm_eps);
+  RowVector logits = cls * m.classifier;
+  logits += m.classifier_bias;
+  run.logits = logits;
+  run.logits_from = 0;
+  if (options.top_k <= 0) return;
+  Prediction pred;
+  pred.position = 0;
+  pred.top = top_k(logits, options.top_k, nullptr, &c.labels);
+  for (const auto& cand : pred.top) run.labels.push_back(cand.text + " (" + format_probability(cand.probability) + ")");
+  run.predictions.push_back(std::move(pred));
+}
+
+// Interventions need every layer's maps (not attention on demand) and edits that fit the model and the input.
+Result<void> check_interventions(const TransformerConfig& c, Index n, const RunOptions& o) {
+  if (o.logits_position < -1 || o.logits_position >= n)
+    return fail(ErrorKind::OutOfRange, "logits position " + std::to_string(o.logits_position) + " is outside 0.." +
+                                           std::to_string(n - 1) + " (the input's tokens)");
+  if (!o.capture && o.edits.empty()) return {};
+  if (o.keep != RunOptions::Keep::Maps)
+    return fail(ErrorKind::Unsupported,
+                "interventions (captured activations, edits) run with every layer's maps kept, not attention on "
+                "demand: this input of " +
+                    std::to_string(n) + " tokens is too long for them");
+  return check_edits(c, n, o.edits);
 }
 
 }  // namespace
@@ -857,9 +975,13 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     const Index n = static_cast<Index>(run.ids.size());
     RunOptions options = options_in;
     ATTN_TRY(check_memory(c, n, options));
+    ATTN_TRY(check_interventions(c, n, options));
+    Hooks hooks(c, n, options.edits, options.capture);
     if (c.family == Family::Decoder) {
       if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
-      if (auto ok = decoder_run(m, *scratch_->decoder, run, options); !ok) return std::unexpected(ok.error());
+      auto ok = decoder_run(m, *scratch_->decoder, run, options, hooks.active() ? &hooks : nullptr);
+      if (!ok) return std::unexpected(ok.error());
+      run.activations = hooks.take();
       warn_nonfinite(run);
       return run;
     }
@@ -867,14 +989,14 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     float* x = s.x.get(static_cast<std::size_t>(gemm_rows(n) * c.hidden));
     ATTN_TRY(set_key_bias(c, options, n, s));
     embed_tokens(m, run, n, x);
-    const std::optional<std::vector<Index>> last_rows = rows_read_after(m, run, options, n);
-    Forward f{m, s, options, run, n};
-    if (!f.layers(x, last_rows)) return fail(ErrorKind::Cancelled, "cancelled");
+    Forward f{m, s, options, run, n, hooks.active() ? &hooks : nullptr};
+    if (!f.layers(x, rows_read_after(m, run, options, n))) return fail(ErrorKind::Cancelled, "cancelled");
     if (c.family == Family::Gpt2) {
       gpt2_head(m, x, n, options, run);
     } else {
       masked_lm_head(m, x, n, options, run);
     }
+    run.activations = hooks.take();
     warn_nonfinite(run);
     return run;
   } catch (const std::bad_alloc&) {
@@ -1080,6 +1202,7 @@ Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const
                   "run_image: a ViT keeps its attention maps (attention on demand is for text)");
     RunOptions options = options_in;
     options.keep = RunOptions::Keep::Maps;
+    options.logits_position = -1;  // the class token's
     if (image_in.empty()) return fail(ErrorKind::OutOfRange, "run_image: empty image");
     const int C = c.num_channels, size = c.image_size, p = c.patch_size;
     // Channels: grey is replicated, alpha dropped.
@@ -1134,26 +1257,68 @@ Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const
     std::optional<std::vector<Index>> last_rows;
     if (!options.hidden_states) {
       last_rows.emplace();
-      if (m.has_head && options.top_k > 0) last_rows->push_back(0);
+      if (m.has_head) last_rows->push_back(0);
     }
-    Forward f{m, s, options, run, n};
+    ATTN_TRY(check_interventions(c, n, options));
+    Hooks hooks(c, n, options.edits, options.capture);
+    Forward f{m, s, options, run, n, hooks.active() ? &hooks : nullptr};
     if (!f.layers(x, last_rows)) return fail(ErrorKind::Cancelled, "cancelled");
-    if (m.has_head && options.top_k > 0) {
-      RowVector cls(D);
-      layer_norm_row(x, cls.data(), m.final_gamma, m.final_beta, D, c.layer_norm_eps);
-      RowVector logits = cls * m.classifier;
-      logits += m.classifier_bias;
-      Prediction pred;
-      pred.position = 0;
-      pred.top = top_k(logits, options.top_k, nullptr, &c.labels);
-      for (const auto& cand : pred.top)
-        run.labels.push_back(cand.text + " (" + format_probability(cand.probability) + ")");
-      run.predictions.push_back(std::move(pred));
-    }
+    vit_head(m, x, options, run);
+    run.activations = hooks.take();
     warn_nonfinite(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while running the model");
+  }
+}
+
+Result<TransformerRun> TransformerRunner::rerun(const TransformerRun& base, const RunOptions& options_in) {
+  try {
+    const auto& m = model_->impl();
+    const auto& c = m.config;
+    if (!base.activations || base.activations->resid_pre.size() != static_cast<std::size_t>(c.layers) ||
+        base.attention.layers.size() != static_cast<std::size_t>(c.layers))
+      return fail(ErrorKind::Mismatch,
+                  "rerun: the base run kept no activations of this model (run it with capture and its maps)");
+    if (options_in.edits.empty()) return fail(ErrorKind::Mismatch, "rerun: no edits to make");
+    if (options_in.capture) return fail(ErrorKind::Unsupported, "rerun: a re-run captures nothing (the base does)");
+    const Index n = base.activations->resid_pre.front().rows();
+    RunOptions options = options_in;
+    if (options.keep == RunOptions::Keep::Auto) options.keep = RunOptions::Keep::Maps;
+    options.precision = base.attention.layers.front().maps.precision();  // the base's maps are copied
+    ATTN_TRY(check_memory(c, n, options));
+    ATTN_TRY(check_interventions(c, n, options));
+    TransformerRun run;
+    run.ids = base.ids;
+    run.type_ids = base.type_ids;
+    run.attention.tokens = base.attention.tokens;
+    run.attention.spans = base.attention.spans;
+    run.special_positions = base.special_positions;
+    run.grid_rows = base.grid_rows;
+    run.grid_cols = base.grid_cols;
+    run.warnings = base.warnings;
+    Hooks hooks(c, n, options.edits, false);
+    if (c.family == Family::Decoder) {
+      if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
+      ATTN_TRY(decoder_run(m, *scratch_->decoder, run, options, &hooks, &base));
+    } else {
+      auto& s = *scratch_;
+      float* x = s.x.get(static_cast<std::size_t>(gemm_rows(n) * c.hidden));
+      ATTN_TRY(set_key_bias(c, options, n, s));
+      Forward f{m, s, options, run, n, &hooks, &base};
+      if (!f.layers(x, std::nullopt)) return fail(ErrorKind::Cancelled, "cancelled");
+      if (c.family == Family::Vit) {
+        vit_head(m, x, options, run);
+      } else if (c.family == Family::Gpt2) {
+        gpt2_head(m, x, n, options, run);
+      } else {
+        masked_lm_head(m, x, n, options, run);
+      }
+    }
+    warn_nonfinite(run);
+    return run;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory while re-running the model");
   }
 }
 
