@@ -3,6 +3,7 @@
 #include "attn/io/safetensors.h"
 
 #include "../core/json_config.h"
+#include "../core/try.h"
 #include "attention_dump_parts.h"
 
 #include <nlohmann/json.hpp>
@@ -419,8 +420,10 @@ Result<AttentionDump> dump_from(const SafeTensors& st) {
                   file, kHeaderOffset);
     }
     if (auto read = dump_format::read_on_demand_layers(st, dump); !read) return std::unexpected(read.error());
+    ATTN_TRY(dump_format::read_logits(st, static_cast<Index>(trace.tokens.size()), dump));
     return dump;
   }
+  ATTN_TRY(dump_format::read_logits(st, static_cast<Index>(trace.tokens.size()), dump));
   for (const TensorInfo& t : st.tensors()) {
     if (!t.name.starts_with(kPrefix)) continue;  // other tensors may ride along (e.g. logits)
     if (auto read = read_layer_tensor(st, t, dump); !read) return std::unexpected(read.error());
@@ -459,7 +462,7 @@ Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std:
 }
 
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
-                                  const std::string& model, const std::vector<int>& ids) {
+                                  const std::string& model, const std::vector<int>& ids, const Matrix* logits) {
   const std::string file = path.string();
   auto metadata = dump_format::dump_metadata(trace, model, ids, file, kDumpVersion);
   if (!metadata) return std::unexpected(metadata.error());
@@ -506,11 +509,43 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
     tensors.push_back(std::move(t));
   }
   if (const auto missing = missing_layer(trace.layers)) return fail(ErrorKind::Malformed, *missing, file);
-
+  ATTN_TRY(dump_format::add_logits(logits, n_tokens, file, tensors));
   return write_safetensors(path, tensors, *metadata);
 }
 
 namespace dump_format {
+
+Result<void> add_logits(const Matrix* logits, Index tokens, const std::string& file, std::vector<TensorData>& tensors) {
+  if (!logits || logits->size() == 0) return {};
+  if (logits->rows() != tokens && logits->rows() != 1)
+    return fail(ErrorKind::Mismatch,
+                "logits of " + std::to_string(logits->rows()) + " rows for " + std::to_string(tokens) + " tokens",
+                file);
+  TensorData t;
+  t.name = "logits";
+  t.shape = {logits->rows(), logits->cols()};
+  t.dtype = DType::F32;
+  t.data = std::as_bytes(std::span<const float>(logits->data(), static_cast<std::size_t>(logits->size())));
+  tensors.push_back(std::move(t));
+  return {};
+}
+
+Result<void> read_logits(const SafeTensors& st, Index tokens, AttentionDump& dump) {
+  const TensorInfo* t = st.find("logits");
+  if (!t) return {};
+  if (t->dtype != DType::F32 || t->shape.size() != 2 || (t->shape[0] != tokens && t->shape[0] != 1) ||
+      t->shape[1] < 1) {
+    // Another writer's tensor of that name: it rides along unread, as any other tensor.
+    dump.warnings.push_back(st.name() + ": its \"logits\" tensor, " + std::string(to_string(t->dtype)) + " " +
+                            shape_text(t->shape) + ", is not F32 [" + std::to_string(tokens) +
+                            " tokens (or 1), outputs]: not read");
+    return {};
+  }
+  auto values = st.to_float(*t);
+  if (!values) return std::unexpected(values.error());
+  dump.logits = Eigen::Map<const Matrix>(values->data(), t->shape[0], t->shape[1]);
+  return {};
+}
 
 Result<std::map<std::string, std::string>> dump_metadata(const LayeredTrace& trace, const std::string& model,
                                                          const std::vector<int>& ids, const std::string& file,

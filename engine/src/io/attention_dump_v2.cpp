@@ -530,7 +530,8 @@ Result<void> read_on_demand_layers(const SafeTensors& st, AttentionDump& dump) {
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
                                   const std::vector<OnDemandLayer>& layers, const std::string& model,
                                   const std::vector<int>& ids,
-                                  const std::function<bool(double, const std::string&)>& progress) {
+                                  const std::function<bool(double, const std::string&)>& progress,
+                                  const Matrix* logits) {
   const std::string file = path.string();
   auto metadata = dump_format::dump_metadata(trace, model, ids, file, kOnDemandVersion);
   if (!metadata) return std::unexpected(metadata.error());
@@ -604,6 +605,7 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
               std::span<const Eigen::half>(overviews[li * static_cast<std::size_t>(H) + static_cast<std::size_t>(h)])));
     }
   }
+  if (auto ok = dump_format::add_logits(logits, n, file, tensors); !ok) return ok;
   json crc = json::object();
   for (const TensorData& t : tensors) crc[t.name] = hex8(crc_of(t.data));
   std::vector<Index> windows;

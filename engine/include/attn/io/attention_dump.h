@@ -8,6 +8,8 @@
 //   "cross_rows": JSON array, the rows of cross attention (when there is any),
 //   "spans": JSON array of [begin, end] byte spans (optional), "model": free text (optional),
 //   "ids": JSON array of the tokens' vocabulary ids, one per token (optional; written for model runs).
+// A tensor `logits`, F32 [tokens, outputs], may ride along (both versions): the model's logits at every position,
+// written for a model run with an output head (ViT: one row, the class token's).
 // The ten lines of Python that write one from Hugging Face's output_attentions are in docs/USING.md ("Attention
 // dumps").
 //
@@ -53,6 +55,7 @@ struct AttentionDump {
   LayeredTrace trace;
   std::string model;     // the "model" metadata entry, when present
   std::vector<int> ids;  // the "ids" entry: each token's vocabulary id (empty when the dump has none)
+  Matrix logits;         // the "logits" tensor [rows, outputs] (empty when the dump has none)
   // Non-fatal problems, each naming the file and the map: a map holding NaN or infinite weights loads (the
   // user may want to see it) with a warning here, and the views mark it.
   std::vector<std::string> warnings;
@@ -72,8 +75,10 @@ Result<AttentionDump> read_attention_dump(const std::filesystem::path& path);
 Result<AttentionDump> parse_attention_dump(std::vector<std::uint8_t> bytes, std::string name);
 // Maps are written in their stack's precision (F32 or F16).
 // `ids`, when given, has one vocabulary id per token (a model run's TransformerRun::ids).
+// `logits`, when given, is written as the "logits" tensor (rows: the tokens, or 1).
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
-                                  const std::string& model = {}, const std::vector<int>& ids = {});
+                                  const std::string& model = {}, const std::vector<int>& ids = {},
+                                  const Matrix* logits = nullptr);
 // A version-2 dump of a run kept on demand: `trace` gives the tokens and spans (its layers are not read), `layers`
 // the run's OnDemandLayer per layer (all the same heads, groups and head size). Computing the overviews is most of
 // the time (a whole map per head: about a second per head at 32,768 tokens); `progress(fraction, what)` is called
@@ -81,7 +86,8 @@ Result<void> write_attention_dump(const std::filesystem::path& path, const Layer
 Result<void> write_attention_dump(const std::filesystem::path& path, const LayeredTrace& trace,
                                   const std::vector<OnDemandLayer>& layers, const std::string& model = {},
                                   const std::vector<int>& ids = {},
-                                  const std::function<bool(double, const std::string&)>& progress = {});
+                                  const std::function<bool(double, const std::string&)>& progress = {},
+                                  const Matrix* logits = nullptr);
 // The overview's cell side for a map of `tokens`: the smallest power of two that puts it in 512 x 512 cells.
 Index dump_overview_factor(Index tokens);
 // True for names ending in ".attn.safetensors".
