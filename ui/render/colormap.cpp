@@ -23,13 +23,18 @@ constexpr std::array<QRgb, 10> kCividis = {0xff00224e, 0xff123570, 0xff3b496c, 0
 // Light for small weights, dark for large ones: reads well when printed.
 constexpr std::array<QRgb, 2> kGreys = {0xffffffff, 0xff111111};
 
-constexpr std::array<ColormapInfo, 6> kInfos = {{
+// ColorBrewer's RdBu (11 classes), blue to red: patching recoveries and differences of two runs, centred on 0.
+constexpr std::array<QRgb, 11> kRdBu = {0xff053061, 0xff2166ac, 0xff4393c3, 0xff92c5de, 0xffd1e5f0, 0xfff7f7f7,
+                                        0xfffddbc7, 0xfff4a582, 0xffd6604d, 0xffb2182b, 0xff67001f};
+
+constexpr std::array<ColormapInfo, 7> kInfos = {{
     {Colormap::Viridis, kColormapKeys[0].data(), "Viridis"},
     {Colormap::Magma, kColormapKeys[1].data(), "Magma"},
     {Colormap::Inferno, kColormapKeys[2].data(), "Inferno"},
     {Colormap::Plasma, kColormapKeys[3].data(), "Plasma"},
     {Colormap::Cividis, kColormapKeys[4].data(), "Cividis"},
     {Colormap::Greys, kColormapKeys[5].data(), "Greys"},
+    {Colormap::RdBu, kColormapKeys[6].data(), "Red-Blue (diverging)"},
 }};
 
 }  // namespace
@@ -58,6 +63,7 @@ std::span<const QRgb> colorStops(Colormap map) {
     case Colormap::Plasma: return kPlasma;
     case Colormap::Cividis: return kCividis;
     case Colormap::Greys: return kGreys;
+    case Colormap::RdBu: return kRdBu;
   }
   return kViridis;
 }
@@ -81,9 +87,9 @@ ColorTable::ColorTable(Colormap map) {
 
 const ColorTable& colorTable(Colormap map) {
   static const auto tables = [] {
-    std::array<ColorTable, kInfos.size()> out{ColorTable(kInfos[0].id), ColorTable(kInfos[1].id),
-                                              ColorTable(kInfos[2].id), ColorTable(kInfos[3].id),
-                                              ColorTable(kInfos[4].id), ColorTable(kInfos[5].id)};
+    std::array<ColorTable, kInfos.size()> out{
+        ColorTable(kInfos[0].id), ColorTable(kInfos[1].id), ColorTable(kInfos[2].id), ColorTable(kInfos[3].id),
+        ColorTable(kInfos[4].id), ColorTable(kInfos[5].id), ColorTable(kInfos[6].id)};
     return out;
   }();
   for (std::size_t i = 0; i < kInfos.size(); ++i) {

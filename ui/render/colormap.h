@@ -13,7 +13,8 @@
 
 namespace attn::ui::render {
 
-enum class Colormap { Viridis, Magma, Inferno, Plasma, Cividis, Greys };
+// RdBu is diverging (blue below the middle, white at it, red above): for values around 0, on a symmetric range.
+enum class Colormap { Viridis, Magma, Inferno, Plasma, Cividis, Greys, RdBu };
 
 struct ColormapInfo {
   Colormap id;

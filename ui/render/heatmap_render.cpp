@@ -19,7 +19,11 @@ ValueRange valueRange(const attn::Matrix& m, RangeMode mode) {
     hi = any ? std::max(hi, double(v)) : double(v);
     any = true;
   }
-  if (!any) return {0.0, 1.0};
+  if (!any) return mode == RangeMode::Symmetric ? ValueRange{-1.0, 1.0} : ValueRange{0.0, 1.0};
+  if (mode == RangeMode::Symmetric) {
+    const double m = std::max(std::abs(lo), std::abs(hi));
+    return m > 0.0 ? ValueRange{-m, m} : ValueRange{-1.0, 1.0};
+  }
   if (lo >= 0.0) lo = 0.0;  // weights: anchor the dark end at zero so colours mean the same across maps
   if (hi <= lo) hi = lo + 1.0;
   return {lo, hi};

@@ -20,8 +20,9 @@ struct ValueRange {
 };
 
 enum class RangeMode {
-  Data,  // 0 .. max for non-negative maps (attention weights), min .. max otherwise
-  Unit,  // 0 .. 1: compare maps by absolute weight (HeatmapView: distributions only; other maps keep Data)
+  Data,       // 0 .. max for non-negative maps (attention weights), min .. max otherwise
+  Unit,       // 0 .. 1: compare maps by absolute weight (HeatmapView: distributions only; other maps keep Data)
+  Symmetric,  // -m .. m with m the largest |value|: 0 in the middle of a diverging map (differences, recoveries)
 };
 
 // The colour range for `m`; never empty (a constant matrix gets a unit-wide range).

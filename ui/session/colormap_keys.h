@@ -8,7 +8,7 @@
 
 namespace attn::ui::render {
 
-inline constexpr std::array<std::string_view, 6> kColormapKeys = {"viridis", "magma",   "inferno",
-                                                                  "plasma",  "cividis", "greys"};
+inline constexpr std::array<std::string_view, 7> kColormapKeys = {"viridis", "magma", "inferno", "plasma",
+                                                                  "cividis", "greys", "rdbu"};
 
 }  // namespace attn::ui::render
