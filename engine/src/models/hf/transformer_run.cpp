@@ -861,6 +861,7 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
       if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
       if (auto ok = decoder_run(m, *scratch_->decoder, run, options); !ok) return std::unexpected(ok.error());
       warn_nonfinite(run);
+      warn_nonfinite_predictions(run);
       return run;
     }
     auto& s = *scratch_;
@@ -876,6 +877,7 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
       masked_lm_head(m, x, n, options, run);
     }
     warn_nonfinite(run);
+    warn_nonfinite_predictions(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge,
@@ -1048,6 +1050,7 @@ Result<TransformerRun> TransformerRunner::generate(const std::vector<int>& promp
     }
     if (!ok) return std::unexpected(ok.error());
     warn_nonfinite(run);
+    warn_nonfinite_predictions(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory: the prompt and the tokens to generate do not fit in memory");
@@ -1151,6 +1154,7 @@ Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const
       run.predictions.push_back(std::move(pred));
     }
     warn_nonfinite(run);
+    warn_nonfinite_predictions(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while running the model");
