@@ -96,6 +96,13 @@ QString alignModelList() {
 std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
   // Everything that needs no model first.
   if (auto checked = checkJob(job); !checked) return std::unexpected(checked.error());
+  // Audio for a model that reads text, from its config.json: refused before its weights or the file are read.
+  if (!job.wavPath.isEmpty()) {
+    if (const auto input = alignmentModelInput(job.model); input && !input->audio) {
+      return std::unexpected(
+          usageFailure(QObject::tr("--wav is for a speech model; %1 reads text (give it --text)").arg(input->name)));
+    }
+  }
 
   // One thread, as in the tab's worker: for these small models a team of threads costs more than it saves.
   omp_set_num_threads(1);

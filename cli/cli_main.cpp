@@ -313,6 +313,8 @@ int runLab(QCommandLineParser& parser, const Options& o) {
     auto [query, source] = attn::ui::splitQuerySource(QByteArray::fromStdString(*text));
     request.query = std::move(query);
     request.source = std::move(source);
+    // The budget's refusal names the file, as every refusal of an input does, unless both sentences were typed.
+    if (!parser.isSet(o.query) || !parser.isSet(o.source)) job.what = pathValue(parser, o.input).toStdString();
   }
   if (parser.isSet(o.query)) request.query = rawOption("query").value_or(parser.value(o.query).toStdString());
   if (parser.isSet(o.source)) request.source = rawOption("source").value_or(parser.value(o.source).toStdString());

@@ -67,7 +67,7 @@ std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job) {
                                          QObject::tr("the image size must be between 64 and 16384 pixels a side")});
   }
 
-  auto result = attn::lab::run_lab(job.request);
+  auto result = attn::lab::run_lab(job.request, {}, job.what);
   if (!result) {
     return std::unexpected(engineFailure(RenderFailure::Kind::Input, result.error()));
   }

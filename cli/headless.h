@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <expected>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace attn::ui {
@@ -30,6 +31,7 @@ struct RenderJob {
   QString imagePath;  // .png, .svg or .pdf; may be empty
   QString csvPath;    // may be empty; with map "all", one file per map: name-0.csv, name-1.csv, ...
   render::Colormap colormap = render::Colormap::Viridis;
+  std::string what{attn::lab::kInMemoryRequest};  // the file the sentences came from (--input), for refusals
 };
 
 std::expected<RenderReport, RenderFailure> renderLab(const RenderJob& job);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <vector>
 
 using namespace Qt::StringLiterals;
 
@@ -91,40 +92,91 @@ std::expected<Utterance, RenderFailure> say(const std::string& text, const audio
   return u;
 }
 
-std::expected<RenderReport, RenderFailure> runBatch(const SpeechJob& job) {
-  auto lines = io::read_file(job.batch.toStdString(), std::int64_t(256) << 20, "a JSON-lines file");
-  if (!lines) return std::unexpected(inputFailure(lines.error()));
-  if (!QDir().mkpath(job.outDir)) return std::unexpected(inputFailure(QObject::tr("cannot make %1").arg(job.outDir)));
-  std::vector<float> frames;
-  std::vector<std::int64_t> starts{0};
-  std::string manifest;
-  std::istringstream in(*lines);
+// A batch's totals. Each line is capped by synthesise() (4,096 bytes, 10 minutes), but 100,000 lines of 4 kB
+// would still run for days and hold terabytes of frames: the lines and their text are counted over the whole file
+// before espeak-ng says the first, and the speech (which only the synthesis knows: each line has its own rate) as
+// each line is said. Two hours of speech are 720,000 frames of 80 bands (230 MB of features held for the
+// safetensors file, about a minute of espeak-ng); 128 KiB of text is about that at its default rate of 175 words a
+// minute (4,000 bytes made 209 s; at 80 words a minute 438 s, which the speech's own cap stops).
+constexpr int kMaxBatchLines = 10000;
+constexpr std::int64_t kMaxBatchTextBytes = std::int64_t(128) << 10;
+constexpr double kMaxBatchSeconds = 2 * 3600.0;
+
+QString commas(std::int64_t n) { return QString::fromStdString(with_commas(static_cast<long long>(n))); }
+
+struct BatchLine {
+  int number = 0;  // in the file, counting blank lines
+  json text;       // the "text" string, written back as it came
+  audio::Voice voice;
+  double noise = 0.0;
+  unsigned seed = 0;
+};
+
+// Every line parsed and checked, and the batch's totals, before anything is said.
+std::expected<std::vector<BatchLine>, RenderFailure> readBatch(const SpeechJob& job, const std::string& lines) {
+  std::vector<BatchLine> batch;
+  std::int64_t bytes = 0;
+  std::istringstream in(lines);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto where = [&](const QString& what) {
-      return inputFailure(u"%1:%2: %3"_s.arg(job.batch).arg(number).arg(what));
+      return std::unexpected(inputFailure(u"%1:%2: %3"_s.arg(job.batch).arg(number).arg(what)));
     };
     json spec;
     try {
       spec = json::parse(line);
     } catch (const json::exception& e) {
-      return std::unexpected(where(QString::fromUtf8(e.what())));
+      return where(QString::fromUtf8(e.what()));
     }
     if (!spec.is_object() || !spec.contains("text") || !spec["text"].is_string())
-      return std::unexpected(where(u"expected an object with a \"text\" string"_s));
-    audio::Voice voice;
-    double noise = 0.0;
-    unsigned seed = 0;
-    if (auto problem = batchFields(spec, voice, noise, seed)) return std::unexpected(where(*problem));
-    auto u = say(spec["text"].get<std::string>(), voice, noise, seed);
+      return where(u"expected an object with a \"text\" string"_s);
+    BatchLine b;
+    b.number = number;
+    b.text = spec["text"];
+    if (auto problem = batchFields(spec, b.voice, b.noise, b.seed)) return where(*problem);
+    if (batch.size() == std::size_t(kMaxBatchLines))
+      return where(u"this is utterance %1 of the batch, over the %2 a batch says"_s.arg(commas(kMaxBatchLines + 1))
+                       .arg(commas(kMaxBatchLines)));
+    bytes += std::int64_t(b.text.get_ref<const std::string&>().size());
+    if (bytes > kMaxBatchTextBytes)
+      return where(
+          u"the batch's text comes to %1 bytes by this line, over the %2 bytes a batch says (about two hours "
+          u"of speech)"_s.arg(commas(bytes))
+              .arg(commas(kMaxBatchTextBytes)));
+    batch.push_back(std::move(b));
+  }
+  return batch;
+}
+
+std::expected<RenderReport, RenderFailure> runBatch(const SpeechJob& job) {
+  auto lines = io::read_file(job.batch.toStdString(), std::int64_t(256) << 20, "a JSON-lines file");
+  if (!lines) return std::unexpected(inputFailure(lines.error()));
+  auto batch = readBatch(job, *lines);
+  if (!batch) return std::unexpected(batch.error());
+  if (!QDir().mkpath(job.outDir)) return std::unexpected(inputFailure(QObject::tr("cannot make %1").arg(job.outDir)));
+  std::vector<float> frames;
+  std::vector<std::int64_t> starts{0};
+  std::string manifest;
+  double seconds = 0.0;
+  for (const BatchLine& b : *batch) {
+    const auto where = [&](const QString& what) {
+      return inputFailure(u"%1:%2: %3"_s.arg(job.batch).arg(b.number).arg(what));
+    };
+    auto u = say(b.text.get_ref<const std::string&>(), b.voice, b.noise, b.seed);
     if (!u) return std::unexpected(where(u.error().message));
+    seconds += u->audio.seconds();
+    if (seconds > kMaxBatchSeconds)
+      return std::unexpected(
+          where(u"the batch's speech comes to %1 s by this line, over the %2 s (two hours) a batch makes"_s
+                    .arg(seconds, 0, 'f', 1)
+                    .arg(commas(std::int64_t(kMaxBatchSeconds)))));
     frames.insert(frames.end(), u->features.data(), u->features.data() + u->features.size());
     starts.push_back(starts.back() + u->features.rows());
-    json record{{"text", spec["text"]},
-                {"voice", voice.name},
-                {"rate", voice.words_per_minute},
-                {"pitch", voice.pitch},
+    json record{{"text", b.text},
+                {"voice", b.voice.name},
+                {"rate", b.voice.words_per_minute},
+                {"pitch", b.voice.pitch},
                 {"frames", u->features.rows()},
                 {"seconds", u->audio.seconds()},
                 {"phonemes", phonemesJson(u->phonemes)}};

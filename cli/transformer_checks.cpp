@@ -55,23 +55,4 @@ std::optional<RenderFailure> refusedBeforeForward(const TransformerJob& job,
   return onDemandRefusal(job, spec, tokens);
 }
 
-void warnNonFinitePredictions(const attn::models::TransformerRun& run, RenderReport& report) {
-  int bad = 0, first = -1;
-  for (const auto& p : run.predictions) {
-    const bool finite =
-        std::all_of(p.top.begin(), p.top.end(), [](const auto& c) { return std::isfinite(c.probability); });
-    if (finite) continue;
-    if (first < 0) first = p.position;
-    ++bad;
-  }
-  if (bad > 0) {
-    report.warnings.append(QObject::tr("the predictions at %1 of the %2 positions are not finite (NaN or infinite "
-                                       "probabilities; the first at position %3): the model's logits are not finite, "
-                                       "so they predict nothing")
-                               .arg(bad)
-                               .arg(run.predictions.size())
-                               .arg(first));
-  }
-}
-
 }  // namespace attn::ui

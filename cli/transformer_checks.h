@@ -1,6 +1,5 @@
 // attnscope-cli run's checks that need no drawing: what a run kept on demand cannot draw, asked of the request before
-// the forward (issue 42: 100,000 tokens ran about 10 minutes only to be refused at the end), and predictions whose
-// probabilities are not finite, said as warnings.
+// the forward (issue 42: 100,000 tokens ran about 10 minutes only to be refused at the end).
 #pragma once
 
 #include "cli/transformer_cli.h"
@@ -23,9 +22,5 @@ std::optional<RenderFailure> onDemandRefusal(const TransformerJob& job, const Re
 std::optional<RenderFailure> refusedBeforeForward(const TransformerJob& job,
                                                   const attn::models::TransformerModel& model,
                                                   const std::optional<std::vector<int>>& ids);
-
-// A warning when any prediction's probabilities are not finite (logits of non-finite weights, or numbers that
-// overflowed), with how many positions and the first: printed as they are, they would pass for predictions.
-void warnNonFinitePredictions(const attn::models::TransformerRun& run, RenderReport& report);
 
 }  // namespace attn::ui

@@ -331,9 +331,17 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
   return out;
 }
 
-// The run's warnings, predictions and classes as notes.
+// The run's warnings, predictions and classes as notes; the engine's warning that the predictions are not finite
+// (engine/src/models/hf/prediction_checks.cpp) goes to stderr with the other warnings, once: printed among the
+// notes only, NaN probabilities would pass for predictions.
 void addRunNotes(const attn::models::TransformerRun& run, RenderReport& report) {
-  for (const auto& w : run.warnings) report.notes.append(u"warning: "_s + fromStd(w));
+  for (const auto& w : run.warnings) {
+    if (w.starts_with("the predictions at ") && w.find(" positions are not finite ") != std::string::npos) {
+      report.warnings.append(fromStd(w));
+    } else {
+      report.notes.append(u"warning: "_s + fromStd(w));
+    }
+  }
   for (const auto& p : run.predictions) {
     if (!run.labels.empty()) break;  // ViT: the classes below say the same
     QStringList top;
@@ -341,7 +349,6 @@ void addRunNotes(const attn::models::TransformerRun& run, RenderReport& report) 
     report.notes.append(QObject::tr("prediction at %1: %2").arg(p.position).arg(top.join(u", "_s)));
   }
   for (const auto& label : run.labels) report.notes.append(QObject::tr("class: %1").arg(fromStd(label)));
-  warnNonFinitePredictions(run, report);
 }
 
 // --dump: the run's attention written as a dump.

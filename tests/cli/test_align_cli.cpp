@@ -2,6 +2,7 @@
 // tests/data/classifier (and the bundled models when the build has them): the heatmap and the CSV of a
 // hypothesis, beam hypotheses, local-p's shading view, a classifier's word shading, an entailment model's pair
 // (tests/data/entailment), and bad inputs that exit with the reason (an unknown model name lists the bundled ones).
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
@@ -329,6 +330,36 @@ class TestAlignCli : public QObject {
           std::pair{u"entailment-wbw"_s, u"entailment"_s}, std::pair{u"speech-location"_s, u"speech"_s}}) {
       if (list.out.contains(key)) QCOMPARE(headingOf(key), kind);
     }
+  }
+
+  // Issue 42: audio for a model that reads text (--model sentiment-* --wav F) ran the classifier on no text ("text:
+  // nothing to classify"); it is refused before anything is loaded, naming the option and the model: a folder whose
+  // weights are not even a safetensors file is refused for the --wav alone, and the audio is never opened.
+  void audioForATextModelIsRefusedBeforeItLoads() {
+    const QString folder = dir_.filePath(u"reads-text"_s);
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(QFile::copy(classifier("pooling") + u"/config.json"_s, folder + u"/config.json"_s));
+    QFile weights(folder + u"/model.safetensors"_s);
+    QVERIFY(weights.open(QIODevice::WriteOnly));
+    weights.write("not weights");
+    weights.close();
+    const QString never = dir_.filePath(u"never.png"_s);
+    const QString noAudio = dir_.filePath(u"no-such.wav"_s);
+    const Run folderRun = runCli({u"align"_s, u"--model"_s, folder, u"--wav"_s, noAudio, u"--out"_s, never});
+    QCOMPARE(folderRun.exitCode, 2);
+    QVERIFY2(folderRun.err.contains(u"--wav is for a speech model; reads-text reads text (give it --text)"_s),
+             qPrintable(folderRun.err));
+    QVERIFY(!QFile::exists(never));
+
+    const Run list = runCli({u"align"_s, u"--list"_s});
+    if (!list.out.contains(u"sentiment-pooling"_s)) QSKIP("this build bundles no sentiment-pooling model");
+    const Run bundled = runCli({u"align"_s, u"--model"_s, u"sentiment-pooling"_s, u"--wav"_s,
+                                QStringLiteral(ATTN_TEST_DATA_DIR "/audio/fox-f2.wav"), u"--out"_s, never});
+    QCOMPARE(bundled.exitCode, 2);
+    QVERIFY2(bundled.err.contains(u"--wav is for a speech model; Reviews \u00b7 attention pooling (2 heads) reads "
+                                  u"text (give it --text)"_s),
+             qPrintable(bundled.err));
+    QVERIFY2(!bundled.err.contains(u"nothing to classify"_s), qPrintable(bundled.err));
   }
 
   void bundledModelsByName() {

@@ -225,6 +225,25 @@ class TestCli : public QObject {
              qPrintable(run.err));
   }
 
+  // Issue 42: a request over the Lab's budget read with --input is refused naming that file (it said "lab request").
+  void aRequestOverTheBudgetNamesItsInputFile() {
+    const QString input = dir_.filePath(u"heavy-notes.txt"_s);
+    QFile file(input);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    QByteArray words = "the query\n";
+    for (int i = 0; i < attn::lab::kMaxTokens; ++i) words += "w" + QByteArray::number(i) + ' ';
+    file.write(words);
+    file.close();
+    const QString out = dir_.filePath(u"heavy.png"_s);
+    const Run run = runCli(
+        {u"lab"_s, u"--input"_s, input, u"--mechanism"_s, u"multi-head"_s, u"--heads"_s, u"64"_s, u"--out"_s, out});
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(input + u": Multi-head self-attention over 2048 words: its maps and working memory"_s),
+             qPrintable(run.err));
+    QVERIFY2(!run.err.contains(u"lab request"_s), qPrintable(run.err));
+    QVERIFY(!QFile::exists(out));
+  }
+
   void badInputFails_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<int>("exitCode");

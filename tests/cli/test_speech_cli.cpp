@@ -1,6 +1,8 @@
 // attnscope-cli speech as a user runs it, with hostile options and batch lines (issue 42): a voice that is a path
 // (espeak-ng read it as a voice file, printed its lines and crashed), a noise of NaN (an all -32768 WAV), batch
-// fields of the wrong type (an uncaught exception ended the program), a text over the synthesis limit.
+// fields of the wrong type (an uncaught exception ended the program), a text over the synthesis limit, a batch over
+// its totals.
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -100,6 +102,34 @@ class TestSpeechCli : public QObject {
     QVERIFY2(run.err.contains(u"text: is 114,000 bytes; espeak-ng is given at most 4,096 bytes at a time"_s),
              qPrintable(run.err));
     QVERIFY(!QFileInfo::exists(json));
+  }
+
+  // Issue 42: each line was capped (4,096 bytes, 10 minutes) but not the batch: 100,000 lines of 4 kB would have run
+  // for days. The lines and their text are counted over the whole file before the first is said.
+  void aBatchOverItsTotalsIsRefusedBeforeSynthesis() {
+    QByteArray many;
+    for (int i = 0; i < 10001; ++i) many += "{\"text\": \"a\"}\n";
+    const QString lines = write(u"many.jsonl"_s, many);
+    const QString out = dir_.filePath(u"many"_s);
+    const Run tooMany = runCli({u"speech"_s, u"--batch"_s, lines, u"--out-dir"_s, out});
+    QCOMPARE(tooMany.exitCode, 1);
+    QVERIFY2(
+        tooMany.err.contains(lines + u":10001: this is utterance 10,001 of the batch, over the 10,000 a batch says"_s),
+        qPrintable(tooMany.err));
+    QVERIFY(!QFileInfo::exists(out));  // refused before anything was said or written
+
+    const QByteArray line = "{\"text\": \"" + QByteArray("word ").repeated(800) + "\"}\n";  // 4,000 bytes
+    const QString text = write(u"long-text.jsonl"_s, "\n" + line.repeated(33));
+    const QString textOut = dir_.filePath(u"long-text"_s);
+    QElapsedTimer clock;
+    clock.start();
+    const Run tooLong = runCli({u"speech"_s, u"--batch"_s, text, u"--out-dir"_s, textOut});
+    QCOMPARE(tooLong.exitCode, 1);
+    QVERIFY2(tooLong.err.contains(text + u":34: the batch's text comes to 132,000 bytes by this line, over the 131,072 "
+                                         u"bytes a batch says (about two hours of speech)"_s),
+             qPrintable(tooLong.err));
+    QVERIFY2(clock.elapsed() < 20000, "the batch was said before it was refused");  // 32 lines said: about a minute
+    QVERIFY(!QFileInfo::exists(textOut));
   }
 };
 

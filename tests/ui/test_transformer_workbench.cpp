@@ -8,6 +8,7 @@
 #include "views/qcustomplot.h"
 #include "render/head_grid_render.h"
 #include "render/overlay_render.h"
+#include "render/strings.h"
 #include "render/token_lines_render.h"
 #include "ui_test_support.h"
 #include "views/export.h"
@@ -945,6 +946,56 @@ class TestTransformerWorkbench : public QObject {
     QVERIFY2(wb.generationLabel()->text().contains(u"tion|att"_s), qPrintable(wb.generationLabel()->text()));
     QCOMPARE(wb.scrubber()->maximum(), 7);
     QCOMPARE(int(wb.outcome()->trace->tokens.size()), 25 + 8);  // the last step: every token
+  }
+
+  // Issue 42: the CLI warned that NaN predictions are no predictions, the tab listed them as it lists any. The
+  // engine's run now says so (prediction_checks.cpp), and the strip shows it with the run's other warnings.
+  void nonFinitePredictionsAreSaidInTheWarningStrip() {
+    TransformerWorkbench wb;
+    wb.resize(1300, 800);
+    wb.show();
+    wb.openPath(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/bad/models/gpt2-nan"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.warningStrip()->isVisible());
+    const QString strip = wb.warningStrip()->text();
+    QVERIFY2(strip.contains(u"the predictions at "_s) &&
+                 strip.contains(u"positions are not finite (NaN or infinite probabilities; the first at position "_s),
+             qPrintable(strip));
+    QCOMPARE(strip.count(u"the predictions at "_s), 1);
+    if (!qEnvironmentVariableIsEmpty("ATTN_SCREENSHOT_DIR")) {
+      wb.grab().save(QDir(qEnvironmentVariable("ATTN_SCREENSHOT_DIR")).filePath(u"transformer-nan-predictions.png"_s));
+    }
+    wb.openPath(fixture("gpt2"));  // finite predictions: not said
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY2(!wb.warningStrip()->text().contains(u"the predictions at "_s), qPrintable(wb.warningStrip()->text()));
+  }
+
+  // Issue 42: an accepted generation's memory estimate (checked before the first token) was in the CLI's notes
+  // only; the tab says it where it reports the generation.
+  void aGenerationSaysItsMemoryEstimate() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    wb.findChild<QPushButton*>(u"openDemo"_s)->click();
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto g = wb.generation();
+    g.max_new_tokens = 4;
+    wb.setGeneration(g);
+    wb.generateButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!wb.isGenerating(), 20000);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    const auto& run = *wb.outcome()->run;
+    QVERIFY(run.memory_estimate > 0);
+    const QString label = wb.generationLabel()->text();
+    const QString need = dataSize(qint64(run.memory_estimate));
+    const QString expected = run.memory_budget > 0
+                                 ? u"memory about %1 of %2 available"_s.arg(need, dataSize(qint64(run.memory_budget)))
+                                 : u"memory about %1"_s.arg(need);
+    QVERIFY2(label.contains(u"4 tokens in "_s) && label.contains(expected), qPrintable(label));
+    if (!qEnvironmentVariableIsEmpty("ATTN_SCREENSHOT_DIR")) {
+      wb.grab().save(
+          QDir(qEnvironmentVariable("ATTN_SCREENSHOT_DIR")).filePath(u"transformer-generation-memory.png"_s));
+    }
   }
 
   // Issue 17: in the tab's own split the statistics table cut its last columns off (a horizontal scroll bar

@@ -186,6 +186,11 @@ TEST(BadCorpus, NonFiniteWarningsNameTheTensorAndCount) {
     return w.find("the attention weights hold") != std::string::npos && w.find("left blank") != std::string::npos;
   });
   EXPECT_TRUE(warned) << (run->warnings.empty() ? std::string("no run warnings") : run->warnings.front());
+  // And its predictions, which the window listed as ordinary ones (issue 42): said once, by the engine.
+  EXPECT_EQ(std::count(run->warnings.begin(), run->warnings.end(),
+                       "the predictions at 1 of the 1 positions are not finite (NaN or infinite probabilities; the "
+                       "first at position 2): the model's logits are not finite, so they predict nothing"),
+            1);
   const auto dump = load("dumps/nan.attn.safetensors");
   ASSERT_EQ(dump.warnings.size(), 1u);
   EXPECT_NE(dump.warnings[0].find("attn.encoder.0 holds 1 non-finite weight"), std::string::npos) << dump.warnings[0];

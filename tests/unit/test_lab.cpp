@@ -359,6 +359,25 @@ TEST(LabBudget, RunsOverTheBudgetAreRefusedBeforeTheyAreBuilt) {
             "over the 67,108,864 the Lab draws; fewer classes, a smaller dimension or a shorter source");
 }
 
+// Issue 42: a request read from a file (attnscope-cli lab --input notes.txt) is refused naming that file, as every
+// other refusal names its file; a typed one (the GUI's) keeps "lab request".
+TEST(LabBudget, TheRefusalNamesTheFileTheRequestCameFrom) {
+  LabRequest heads = request(Mechanism::MultiHead, std::string(kDefaultQuery), numbered_words(kMaxTokens));
+  heads.params.heads = 64;
+  const auto from_file = run_lab(heads, {}, "notes.txt");
+  ASSERT_FALSE(from_file);
+  EXPECT_EQ(from_file.error().kind, ErrorKind::TooLarge);
+  EXPECT_EQ(from_file.error().file, "notes.txt");
+  EXPECT_TRUE(from_file.error().message().starts_with("notes.txt: Multi-head self-attention over 2048 words: "))
+      << from_file.error().message();
+  EXPECT_EQ(run_lab(heads).error().file, "lab request");
+
+  LabRequest routing = request(Mechanism::CapsuleRouting, std::string(kDefaultQuery), numbered_words(kMaxTokens));
+  routing.params.classes = 64;
+  routing.params.dim = 1024;
+  EXPECT_EQ(run_lab(routing, {}, "notes.txt").error().file, "notes.txt");  // the weights' budget too
+}
+
 // What the catalogue promises still runs: every mechanism on its defaults over the longest input it reads.
 TEST(LabBudget, EveryMechanismFitsOnItsDefaultsAtItsLongestInput) {
   for (const MechanismInfo& mi : mechanisms()) {

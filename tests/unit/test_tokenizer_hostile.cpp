@@ -1,5 +1,6 @@
 // Hostile tokenizer.json files: budgets on what normalizers and decoders write, PCRE2's limits, WordPiece's
-// per-word bound, the length of a Sequence, and WordLevel without its unknown token. Each file is built here.
+// per-word bound, the length of a Sequence, and WordLevel and Unigram without their unknown token. Each file is built
+// here.
 #include "attn/text/tokenizer.h"
 
 #include <gtest/gtest.h>
@@ -253,6 +254,51 @@ TEST(WordLevelUnknown, AWordMissingWithoutAnUnknownTokenIsRefusedWithItsPlace) {
             "model: the word at bytes 2 to 5 of the text is not in model.vocab, and neither is its unk_token "
             "\"<unk>\" (Hugging Face's tokenizers fail the same way: \"WordLevel error: Missing [UNK] token from the "
             "vocabulary\")");
+}
+
+json unigram(const json& unk_id) {
+  json model = {{"type", "Unigram"}};  // vocab: [piece, score] pairs, which an initializer list would make an object
+  model["vocab"] = json::array({json::array({"a", -1.0}), json::array({"b", -2.0}), json::array({"ab", -1.5})});
+  if (!unk_id.is_discarded()) model["unk_id"] = unk_id;
+  return {{"model", model}, {"pre_tokenizer", {{"type", "WhitespaceSplit"}}}};
+}
+
+// Hugging Face's Unigram fails the encoding at a character no piece starts with when unk_id is null or absent
+// ("Encountered an unknown token but `unk_id` is missing"); AttnScope dropped the character silently.
+TEST(UnigramUnknown, ACharacterMissingWithoutUnkIdIsRefusedWithItsByte) {
+  for (const json& unk_id : {json(nullptr), json(json::value_t::discarded)}) {
+    const auto t = parse_tokenizer_json(unigram(unk_id).dump(), "tokenizer.json");
+    ASSERT_TRUE(t.has_value()) << t.error().message();
+    EXPECT_EQ(ids_of(*(*t)->encode("ab a b")), (std::vector<int>{2, 0, 1}));
+    const auto tokens = (*t)->encode(
+        "ab \xC3\xA9"
+        "a");  // "ab éa": the é at byte 3
+    ASSERT_FALSE(tokens.has_value());
+    EXPECT_EQ(tokens.error().kind, ErrorKind::Mismatch);
+    EXPECT_EQ(tokens.error().file, "tokenizer.json");
+    EXPECT_EQ(tokens.error().offset, -1);  // the byte is the text's, named in the reason
+    EXPECT_EQ(tokens.error().reason,
+              "model: the character at byte 3 of the text is not in model.vocab, and the model has no unk_id to "
+              "stand for it (Hugging Face's tokenizers fail the same way: \"Encountered an unknown token but "
+              "`unk_id` is missing\")");
+  }
+  // With unk_id the character is the unknown piece, as before.
+  const auto with_unk = parse_tokenizer_json(unigram(1).dump(), "tokenizer.json");
+  ASSERT_TRUE(with_unk.has_value()) << with_unk.error().message();
+  EXPECT_EQ(ids_of(*(*with_unk)->encode("ab \xC3\xA9"
+                                        "a")),
+            (std::vector<int>{2, 1, 0}));
+}
+
+// An unk_id outside the vocabulary (the library's is an unsigned index into it) is refused at load, with the figure.
+TEST(UnigramUnknown, AnUnkIdOutsideTheVocabularyIsRefusedAtLoad) {
+  for (const auto& [unk_id, figure] : std::vector<std::pair<int, std::string>>{{3, "3"}, {-1, "-1"}}) {
+    const auto t = parse_tokenizer_json(unigram(unk_id).dump(), "tokenizer.json");
+    ASSERT_FALSE(t.has_value());
+    EXPECT_EQ(t.error().kind, ErrorKind::OutOfRange);
+    EXPECT_EQ(t.error().file, "tokenizer.json");
+    EXPECT_EQ(t.error().reason, "model.unk_id is " + figure + ", outside the vocabulary's 3 pieces (ids 0 to 2)");
+  }
 }
 
 }  // namespace

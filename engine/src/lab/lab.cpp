@@ -1038,7 +1038,7 @@ void add_token_spans(const LabSentences& sentences, LabResult& r) {
 
 }  // namespace
 
-Result<LabResult> run_lab(const LabRequest& request, const LabControl& control) {
+Result<LabResult> run_lab(const LabRequest& request, const LabControl& control, std::string_view what) {
   const auto t0 = std::chrono::steady_clock::now();
   const LabParams& p = request.params;
   if (auto ok = check(p); !ok) return std::unexpected(ok.error());
@@ -1046,7 +1046,7 @@ Result<LabResult> run_lab(const LabRequest& request, const LabControl& control) 
   if (!sentences) return std::unexpected(sentences.error());
   // What the mechanism will draw and hold, from the word counts, before anything is embedded or built.
   if (auto fits =
-          budget::check_budget(p, std::int64_t(sentences->query.size()), std::int64_t(sentences->source.size()));
+          budget::check_budget(p, std::int64_t(sentences->query.size()), std::int64_t(sentences->source.size()), what);
       !fits)
     return std::unexpected(fits.error());
 

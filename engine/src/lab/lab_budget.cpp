@@ -230,23 +230,23 @@ LabCost estimate_cost(const LabParams& p, std::int64_t query, std::int64_t sourc
   return {};
 }
 
-Result<void> check_budget(const LabParams& p, std::int64_t query, std::int64_t source) {
+Result<void> check_budget(const LabParams& p, std::int64_t query, std::int64_t source, std::string_view what) {
   const LabCost c = estimate_cost(p, query, source);
   const MechanismInfo& mi = info(p.mechanism);
   if (c.weights > kMaxLabWeights) {
     // Capsule routing's wording, as it has always said it.
-    const std::string what = p.mechanism == Mechanism::CapsuleRouting
-                                 ? "capsule routing draws a 16 x " + std::to_string(p.dim) + " W_ij for each of " +
-                                       std::to_string(p.classes) + " capsules and " + std::to_string(source) + " words"
-                                 : std::string(mi.name) + " over " + std::to_string(source) + " words at dimension " +
-                                       std::to_string(p.dim) + " draws its random weights";
+    const std::string drawn = p.mechanism == Mechanism::CapsuleRouting
+                                  ? "capsule routing draws a 16 x " + std::to_string(p.dim) + " W_ij for each of " +
+                                        std::to_string(p.classes) + " capsules and " + std::to_string(source) + " words"
+                                  : std::string(mi.name) + " over " + std::to_string(source) + " words at dimension " +
+                                        std::to_string(p.dim) + " draws its random weights";
     return fail(ErrorKind::TooLarge,
-                what + ": " + count_text(c.weights) + " weights, over the " + count_text(kMaxLabWeights) +
+                drawn + ": " + count_text(c.weights) + " weights, over the " + count_text(kMaxLabWeights) +
                     " the Lab draws; " +
                     (p.mechanism == Mechanism::CapsuleRouting
                          ? std::string("fewer classes, a smaller dimension or a shorter source")
                          : what_to_lower(mi)),
-                "lab request");
+                std::string(what));
   }
   if (c.working > kMaxLabWorkingFloats) {
     return fail(ErrorKind::TooLarge,
@@ -255,7 +255,7 @@ Result<void> check_budget(const LabParams& p, std::int64_t query, std::int64_t s
                     ": its maps and working memory come to about " + count_text(c.working) + " floats (" +
                     gigabytes_text(c.working) + "), over the " + count_text(kMaxLabWorkingFloats) + " (" +
                     gigabytes_text(kMaxLabWorkingFloats) + ") a Lab run may hold; " + what_to_lower(mi),
-                "lab request");
+                std::string(what));
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #include "attn/lab/lab.h"
 
 #include <cstdint>
+#include <string_view>
 
 namespace attn::lab::budget {
 
@@ -24,7 +25,9 @@ struct LabCost {
 // The cost of running `p.mechanism` on `query` and `source` words (the counts after truncation).
 LabCost estimate_cost(const LabParams& p, std::int64_t query, std::int64_t source);
 
-// Refuses a request over either budget, naming the mechanism, the figure, the limit and what to lower.
-Result<void> check_budget(const LabParams& p, std::int64_t query, std::int64_t source);
+// Refuses a request over either budget, naming the mechanism, the figure, the limit and what to lower; `what` is
+// where the request came from (the file of `attnscope-cli lab --input`), named as the refusal's file.
+Result<void> check_budget(const LabParams& p, std::int64_t query, std::int64_t source,
+                          std::string_view what = kInMemoryRequest);
 
 }  // namespace attn::lab::budget

@@ -111,7 +111,8 @@ class PreTokenizer {
 
 // One token of a piece: its id and the bytes of the piece it covers.
 struct PieceToken {
-  int id = 0;  // kMissingUnknown: a word the vocabulary lacks, and no unknown token to stand for it
+  // kMissingUnknown: a word (WordLevel) or a character (Unigram) the vocabulary lacks, and no unknown token.
+  int id = 0;
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
   bool surface = false;  // the token's text is the piece's bytes, not the entry (Unigram's unknown runs)

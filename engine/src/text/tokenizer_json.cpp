@@ -140,7 +140,19 @@ class JsonTokenizer final : public Tokenizer {
 
   // Hugging Face's WordLevel fails the whole encoding here (its error: "WordLevel error: Missing [UNK] token from
   // the vocabulary"), so AttnScope refuses too rather than drop the word, and says which word.
+  // Unigram without unk_id fails the same way ("Encountered an unknown token but `unk_id` is missing"), at the
+  // first character no piece starts with.
   std::unexpected<Error> missing_unknown(Span word) const {
+    if (kind_ == TokenizerKind::Unigram) {
+      return in_file({{},
+                      -1,
+                      -1,
+                      "model: the character at byte " + with_commas(word.begin) +
+                          " of the text is not in model.vocab, and the model has no unk_id to stand for it (Hugging "
+                          "Face's tokenizers fail the same way: \"Encountered an unknown token but `unk_id` is "
+                          "missing\")",
+                      ErrorKind::Mismatch});
+    }
     return in_file({{},
                     -1,
                     -1,

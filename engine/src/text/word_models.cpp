@@ -133,6 +133,10 @@ class Unigram final : public Model {
       if (!single) {
         const double score = best[pos] + unk_score_;
         if (from[next] < 0 || score > best[next]) {
+          if (!unk_) {  // the library fails the encoding as soon as its lattice takes the unknown node here
+            out.push_back({kMissingUnknown, static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(next)});
+            return;
+          }
           best[next] = score;
           from[next] = static_cast<std::int64_t>(pos);
           id[next] = -1;  // unknown
@@ -168,7 +172,7 @@ class Unigram final : public Model {
           continue;
         }
       }
-      if (unk_) out.push_back({*unk_, it->begin, it->end, true});
+      out.push_back({*unk_, it->begin, it->end, true});  // the lattice refused unknown runs without unk_
     }
   }
 
@@ -266,12 +270,19 @@ Result<BuiltModel> make_model(const Json& j, ModelParts parts, bool byte_level) 
       scores.push_back(score);
     }
     ATTN_ASSIGN(built.vocab, build_vocabulary(std::move(pairs), "model.vocab"));
+    // null or absent: no unknown piece, and a text with a character the vocabulary lacks is refused at encode.
     std::int64_t unk = -1;
+    const auto given = j.find("unk_id");
+    const bool named = given != j.end() && !given->is_null();
     ATTN_ASSIGN(unk, int_field(j, "unk_id", where, -1));
-    if (unk >= static_cast<std::int64_t>(scores.size())) {
-      return bad_field("model.unk_id", "is past the vocabulary", ErrorKind::OutOfRange);
+    const auto pieces = static_cast<std::int64_t>(scores.size());
+    if (named && (unk < 0 || unk >= pieces)) {
+      return bad_field("model.unk_id",
+                       "is " + with_commas(unk) + ", outside the vocabulary's " + with_commas(pieces) +
+                           " pieces (ids 0 to " + with_commas(pieces - 1) + ")",
+                       ErrorKind::OutOfRange);
     }
-    if (unk >= 0) built.unk = static_cast<int>(unk);
+    if (named) built.unk = static_cast<int>(unk);
     bool byte_fallback = false;
     ATTN_ASSIGN(byte_fallback, bool_field(j, "byte_fallback", where, false));
     built.model = std::make_unique<Unigram>(built.vocab, std::move(scores), built.unk, byte_fallback);

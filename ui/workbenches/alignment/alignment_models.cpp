@@ -238,6 +238,35 @@ attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder) {
   return *bundled ? loadBundled(**bundled) : loadFolder(nameOrFolder);
 }
 
+std::optional<AlignmentModelInput> alignmentModelInput(const QString& nameOrFolder) {
+  auto bundled = resolveModelName(nameOrFolder, bundledModels());
+  if (!bundled) return std::nullopt;
+  AlignmentModelInput input;
+  QString configPath;
+  ModelConfigFile config;
+  if (*bundled) {
+    input.name = (*bundled)->name;
+    configPath = (*bundled)->resource + u"/config.json"_s;
+    auto read = readModelConfig(configPath);
+    if (!read) return std::nullopt;
+    config = std::move(*read);
+  } else {
+    auto opened = openModelFolder(nameOrFolder);
+    if (!opened) return std::nullopt;
+    input.name = opened->name;
+    configPath = opened->configPath;
+    config = std::move(opened->config);
+  }
+  if (config.architecture == QLatin1String(kSeq2Seq)) {
+    auto parsed = attn::models::Seq2SeqConfig::parse(config.bytes.toStdString(), pathBytes(configPath).toStdString());
+    if (!parsed) return std::nullopt;
+    input.audio = parsed->frames;
+  } else if (config.architecture != QLatin1String(kClassifier) && config.architecture != QLatin1String(kEntailment)) {
+    return std::nullopt;  // not the tab's: loading refuses it by name
+  }
+  return input;
+}
+
 QString folderArchitecture(const QString& path) {
   const QString configPath = QDir(modelFolderOf(path)).filePath(u"config.json"_s);
   auto config = readModelConfig(configPath);

@@ -63,6 +63,15 @@ struct AlignmentModel {
 // path separator that is a bundled key means the bundled model.
 attn::Result<AlignmentModel> loadAlignmentModel(const QString& nameOrFolder);
 
+// What the model named reads, from its config.json alone (no weights are read), so that an input of the other kind
+// is refused before anything loads: its name as loadAlignmentModel gives it, and whether it hears audio (a seq2seq
+// model with "unit": "frame"). nullopt when the config cannot be read or parsed: loading then says why.
+struct AlignmentModelInput {
+  QString name;
+  bool audio = false;
+};
+std::optional<AlignmentModelInput> alignmentModelInput(const QString& nameOrFolder);
+
 // "architectures"[0] of a folder's config.json (or of the folder a config.json or model.safetensors is
 // in); empty when there is none or it cannot be read.
 QString folderArchitecture(const QString& path);

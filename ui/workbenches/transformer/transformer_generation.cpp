@@ -197,6 +197,15 @@ QString TransformerWorkbench::continuation(const attn::models::TransformerRun& r
   return tr("ids: %1").arg(ids.join(u' '));
 }
 
+// What the accepted generation was estimated to hold (its maps, hidden states and cache, checked before the first
+// token against the budget), as attnscope-cli's memory note says it: " · memory about 1.2 MiB of 18.4 GiB available".
+QString TransformerWorkbench::memoryText(const attn::models::TransformerRun& run) {
+  if (run.memory_estimate == 0) return {};
+  const QString need = dataSize(qint64(run.memory_estimate));
+  if (run.memory_budget == 0) return tr(" \u00b7 memory about %1").arg(need);
+  return tr(" \u00b7 memory about %1 of %2 available").arg(need, dataSize(qint64(run.memory_budget)));
+}
+
 // After an outcome: the scrubber spans its generated tokens (hidden for a plain run); a new run starts at its last
 // token, a step of the same run keeps the scrubber where it is.
 void TransformerWorkbench::updateScrubber() {
@@ -210,10 +219,11 @@ void TransformerWorkbench::updateScrubber() {
     return;
   }
   const double ms = outcome_->generationMs;
-  generationLabel_->setText(tr("%1 tokens in %2 ms \u00b7 %3 tokens/s (the prompt included)\n%4")
+  generationLabel_->setText(tr("%1 tokens in %2 ms \u00b7 %3 tokens/s (the prompt included)%4\n%5")
                                 .arg(generated)
                                 .arg(ms, 0, 'f', 0)
                                 .arg(ms > 0 ? 1000.0 * generated / ms : 0.0, 0, 'f', 0)
+                                .arg(memoryText(*run))
                                 .arg(lastChars(continuation(*run), 400)));
   const QSignalBlocker block(scrubber_);
   if (scrubbedRun_.lock() != run) {

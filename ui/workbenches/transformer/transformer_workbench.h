@@ -246,6 +246,7 @@ class TransformerWorkbench : public Workbench {
   bool generates() const;  // GPT-2 or a decoder, with its head: the Generate group applies
   bool readsLens() const;  // the lens tab is in view and the model has a next-token head
   QString continuation(const attn::models::TransformerRun& run) const;  // the generated tokens' text
+  static QString memoryText(const attn::models::TransformerRun& run);   // the generation's memory estimate
   QGroupBox* buildMatrixGroup(QWidget* panel);
   QGroupBox* buildDisplayGroup(QWidget* panel);
   void buildMainArea(QWidget* area);

@@ -166,9 +166,14 @@ struct LabControl {
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };
 
+// What a refusal of the request as a whole (the Lab's budgets) names as its file when the request was typed,
+// not read from one.
+inline constexpr std::string_view kInMemoryRequest = "lab request";
+
 // Validates both sentences (UTF-8, not empty when used; past kMaxTokens tokens truncated with a warning) and
-// runs the mechanism.
-Result<LabResult> run_lab(const LabRequest& request, const LabControl& control = {});
+// runs the mechanism. `what` names where the request came from: the file `attnscope-cli lab --input` read.
+Result<LabResult> run_lab(const LabRequest& request, const LabControl& control = {},
+                          std::string_view what = kInMemoryRequest);
 
 // The request as JSON (sentences and every parameter, mechanisms and scores by their command-line keys),
 // for settings and session files; and back, refusing unknown keys' values with a reason. Fields that

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn::detail {
@@ -96,6 +97,12 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& state, T
 // of the maps and leaves the last row's logits in run.logits. Stops at EOS, the context or on_token's word.
 Result<void> generate_with(const TransformerModel::Impl& m, TransformerRun& run, const GenerateOptions& generation,
                            const RunOptions& options, const std::function<Result<void>(Index p0, Index p1)>& extend);
+// Appends to run.warnings, when a prediction's probabilities are NaN or infinite, "the predictions at N of the M
+// positions are not finite (...)": how many, and the first position (prediction_checks.cpp). Every run that fills
+// run.predictions calls it beside warn_nonfinite; the window shows it with the run's other warnings.
+inline constexpr std::string_view kNonFinitePredictions = "the predictions at ";
+void warn_nonfinite_predictions(TransformerRun& run);
+
 // The decoder family's generation (after the same checks).
 Result<void> decoder_generate(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
                               const GenerateOptions& generation, const RunOptions& options);

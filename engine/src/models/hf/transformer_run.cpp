@@ -983,6 +983,7 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
       if (!ok) return std::unexpected(ok.error());
       run.activations = hooks.take();
       warn_nonfinite(run);
+      warn_nonfinite_predictions(run);
       return run;
     }
     auto& s = *scratch_;
@@ -998,6 +999,7 @@ Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in
     }
     run.activations = hooks.take();
     warn_nonfinite(run);
+    warn_nonfinite_predictions(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge,
@@ -1170,6 +1172,7 @@ Result<TransformerRun> TransformerRunner::generate(const std::vector<int>& promp
     }
     if (!ok) return std::unexpected(ok.error());
     warn_nonfinite(run);
+    warn_nonfinite_predictions(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory: the prompt and the tokens to generate do not fit in memory");
@@ -1266,6 +1269,7 @@ Result<TransformerRun> TransformerRunner::run_image(const Image& image_in, const
     vit_head(m, x, options, run);
     run.activations = hooks.take();
     warn_nonfinite(run);
+    warn_nonfinite_predictions(run);
     return run;
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while running the model");
