@@ -104,17 +104,17 @@ Result<TokenPool> token_pool(const text::Tokenizer& tokenizer, int vocab_size, c
 Result<void> check_options(const HeadDetectionOptions& o, const std::string& name) {
   if (o.sequence_length < 2) {
     return fail(ErrorKind::OutOfRange,
-                "head detectors: sequence length " + std::to_string(o.sequence_length) + " (at least 2)", name);
+                "head detectors: sequence length R = " + std::to_string(o.sequence_length) + " (at least 2)", name);
   }
   if (o.sequences < 1 || o.sequences > kMaxDetectionSequences) {
     return fail(ErrorKind::OutOfRange,
-                "head detectors: " + std::to_string(o.sequences) + " sequences (1 to " +
+                "head detectors: B = " + std::to_string(o.sequences) + " sequences (1 to " +
                     std::to_string(kMaxDetectionSequences) + ")",
                 name);
   }
   if (o.max_offset < 1 || o.max_offset >= o.sequence_length) {
     return fail(ErrorKind::OutOfRange,
-                "head detectors: largest induction offset " + std::to_string(o.max_offset) +
+                "head detectors: largest induction offset K = " + std::to_string(o.max_offset) +
                     " (1 to R-1 = " + std::to_string(o.sequence_length - 1) + ", R the sequence length)",
                 name);
   }
@@ -144,10 +144,10 @@ Result<DetectionFrame> detection_frame(const models::TransformerConfig& config, 
   if (tokens > config.context()) {
     const Index longest = (config.context() - out.layout.prefix - out.layout.suffix) / 2;
     return fail(ErrorKind::TooLarge,
-                "head detectors: sequence length " + std::to_string(length) + " makes inputs of " +
+                "head detectors: sequence length R = " + std::to_string(length) + " makes inputs of " +
                     std::to_string(tokens) + " tokens (" + std::to_string(out.layout.prefix) + " + 2 x " +
                     std::to_string(length) + " + " + std::to_string(out.layout.suffix) + "), over the model's " +
-                    std::to_string(config.context()) + " positions (sequence length at most " +
+                    std::to_string(config.context()) + " positions (R at most " +
                     std::to_string(std::max<Index>(longest, 0)) + ")",
                 name);
   }
@@ -230,9 +230,9 @@ Result<HeadDetection> detect_heads(const std::shared_ptr<const models::Transform
   if (!pool) return std::unexpected(pool.error());
   if (pool->ids.size() < std::size_t(options.sequence_length)) {
     return fail(ErrorKind::OutOfRange,
-                "head detectors: sequence length " + std::to_string(options.sequence_length) +
-                    " needs as many distinct tokens, but there are " + pool->description +
-                    " (sequence length at most " + std::to_string(pool->ids.size()) + ")",
+                "head detectors: sequence length R = " + std::to_string(options.sequence_length) +
+                    " needs as many distinct tokens, but there are " + pool->description + " (R at most " +
+                    std::to_string(pool->ids.size()) + ")",
                 name);
   }
   out.pool = pool->description;
