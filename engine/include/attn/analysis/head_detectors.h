@@ -8,8 +8,9 @@
 // with its own S (all from the one seeded generator: the same options give the same scores), and every score is the
 // mean of its B values. A = one head's attention map of one input (row i = query, column j = key).
 //   previous_token = mean over i in [P+1, P+2R) of A[i, i-1]          (both i and i-1 in S S)
-//   sink           = mean over i in [max(P, 1), P+2R) of A[i, 0]      (position 0: [CLS] / BOS, or S's first token;
-//                                                                     row 0 itself, which has only itself, is left out)
+//   sink           = mean over i in [max(P, 1), P+2R) of A[i, 0]      (the rows of S S; position 0 is [CLS] / BOS, or
+//                                                                     S's first token: its own row, which a causal
+//                                                                     model fills with 1, is left out)
 //   stripe(k)      = mean over i in [P+R, P+2R) of A[i, i-R+k]        (the second copy's rows; i-R is the earlier
 //                                                                     occurrence of the same token, i-R+k the k-th
 //                                                                     token after it)
