@@ -154,6 +154,13 @@ QByteArray headsCsv(const HeadDetection& found, const std::vector<HeadDetector>&
 }
 
 std::expected<RenderReport, RenderFailure> runHeads(const HeadsJob& job) {
+  if (!job.outPath.isEmpty()) {
+    const auto format = exportFormatFor(job.outPath);
+    if (!format || isMatrixFormat(*format)) {
+      return std::unexpected(
+          usageFailure(QObject::tr("--out %1: use a .png, .svg or .pdf file name").arg(job.outPath)));
+    }
+  }
   QElapsedTimer clock;
   clock.start();
   auto model = attn::models::TransformerModel::load(toPath(job.modelDir));

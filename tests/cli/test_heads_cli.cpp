@@ -103,6 +103,12 @@ class TestHeadsCli : public QObject {
                             << QStringList{u"offset K = 10"_s, u"1 to R-1 = 9"_s};
     QTest::newRow("no file") << QStringList{u"--model"_s, model("gpt2"), u"--detect"_s, u"induction"_s}
                              << QStringList{u"--csv"_s};
+    QTest::newRow("picture format") << QStringList{u"--model"_s,  model("gpt2"),
+                                                   u"--detect"_s, u"sink"_s,
+                                                   u"--length"_s, u"10"_s,
+                                                   u"--csv"_s,    csv,
+                                                   u"--out"_s,    dir_.filePath(u"h.jpg"_s)}
+                                    << QStringList{u"--out"_s, u"h.jpg"_s, u".png"_s};
     QTest::newRow("length not a number") << QStringList{u"--model"_s,  model("gpt2"), u"--detect"_s, u"sink"_s,
                                                         u"--length"_s, u"many"_s,     u"--csv"_s,    csv}
                                          << QStringList{u"--length"_s, u"'many'"_s};
