@@ -196,6 +196,27 @@ TEST(HeadDetectors, RunsTheFamilysDetectionInputsSeeded) {
   }
 }
 
+// A decoder (the bundled Llama, stories260k): BOS before S S, its 512-token SentencePiece vocabulary drawn whole (its
+// letters are not each one token).
+TEST(HeadDetectors, DecoderReadsBosThenSTwice) {
+  const auto model = load(fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "stories260k");
+  ASSERT_TRUE(model);
+  HeadDetectionOptions options;
+  options.sequences = 2;
+  auto found = detect_heads(model, options);
+  ASSERT_TRUE(found) << found.error().message();
+  EXPECT_EQ(found->scores.size(), std::size_t(model->config().layers * model->config().heads));
+  ASSERT_EQ(found->layout.prefix, 1);
+  EXPECT_EQ(found->layout.suffix, 0);
+  const auto bos = model->tokenizer()->specials().bos;
+  ASSERT_TRUE(bos);
+  for (const auto& ids : found->inputs) {
+    ASSERT_EQ(ids.size(), 41u);
+    EXPECT_EQ(ids.front(), *bos);
+    EXPECT_TRUE(std::equal(ids.begin() + 1, ids.begin() + 21, ids.begin() + 21));
+  }
+}
+
 TEST(HeadDetectors, AlphabetIsWhatSIsDrawnFrom) {
   const auto model = load(fixture("gpt2"));
   ASSERT_TRUE(model);

@@ -214,7 +214,8 @@ Result<HeadDetection> detect_heads(const std::shared_ptr<const models::Transform
   const text::Tokenizer* tokenizer = model->tokenizer();
   if (!tokenizer) {
     return fail(ErrorKind::Unsupported,
-                "head detectors need the model's tokenizer (tokenizer.json, vocab.txt or vocab.json + merges.txt) to "
+                "head detectors need the model's tokenizer (tokenizer.json, tokenizer.model, vocab.txt or vocab.json + "
+                "merges.txt) to "
                 "draw tokens from; the folder has none",
                 name);
   }
