@@ -8,6 +8,7 @@
 #include "cli/speech_cli.h"
 #include "cli/caption_cli.h"
 #include "cli/glimpse_cli.h"
+#include "cli/heads_cli.h"
 #include "cli/headless.h"
 #include "cli/transformer_cli.h"
 #include "app/versions.h"
@@ -254,6 +255,25 @@ struct Options {
                                u"Dim the image where attention is low (the paper's figures) instead "
                                "of drawing a colour map over it."_s};
   QCommandLineOption captionOut{u"out"_s, u"The grid to write: .png, .svg or .pdf."_s, u"file"_s};
+  // heads
+  QCommandLineOption detect{u"detect"_s,
+                            u"The detectors, separated by commas: previous-token, duplicate-token, induction, sink."_s,
+                            u"names"_s};
+  QCommandLineOption headsCsv{u"csv"_s,
+                              u"Write one row per head: layer,head,previous_token,duplicate_token,induction,"
+                              "induction_offset,sink (a detector not asked leaves its columns empty)."_s,
+                              u"file"_s};
+  QCommandLineOption headsOut{u"out"_s, u"Picture to write: .png (or .svg, .pdf), a layers x heads map per detector."_s,
+                              u"file"_s};
+  QCommandLineOption length{u"length"_s, u"Tokens in the random sequence S, which is repeated (default 20)."_s, u"R"_s};
+  QCommandLineOption sequences{u"sequences"_s, u"Random sequences averaged over (default 4, at most 256)."_s, u"B"_s};
+  QCommandLineOption headsSeed{u"seed"_s, u"Seed of the random sequences (default 0)."_s, u"S"_s};
+  QCommandLineOption maxOffset{
+      u"max-offset"_s, u"Induction: offsets 1 to K after the earlier occurrence are tried (default 3)."_s, u"K"_s};
+  QCommandLineOption alphabet{u"alphabet"_s,
+                              u"Draw S from this text's distinct tokens (default: every ordinary token; a vocabulary "
+                              "of at most 512 tokens: the letters a-z)."_s,
+                              u"text"_s};
 };
 
 template <class T>
@@ -601,6 +621,34 @@ int runSpeechCommand(QCommandLineParser& parser, const Options& o) {
   return reportRender(attn::ui::runSpeech(job));
 }
 
+int runHeadsCommand(QCommandLineParser& parser, const Options& o) {
+  attn::ui::HeadsJob job;
+  if (!parser.isSet(o.model)) return usageError(u"heads: give --model DIR"_s);
+  if (!parser.isSet(o.detect))
+    return usageError(u"heads: give --detect NAMES (previous-token, duplicate-token, induction, sink)"_s);
+  if (!parser.isSet(o.headsCsv) && !parser.isSet(o.headsOut))
+    return usageError(u"heads: give --csv FILE or --out FILE"_s);
+  job.modelDir = pathValue(parser, o.model);
+  auto detectors = attn::ui::parseDetectors(parser.value(o.detect));
+  if (!detectors) return usageError(detectors.error());
+  job.detectors = std::move(*detectors);
+  QString error;
+  auto& options = job.options;
+  if (!parseNumber(parser, o.length, options.sequence_length, error) ||
+      !parseNumber(parser, o.sequences, options.sequences, error) ||
+      !parseNumber(parser, o.headsSeed, options.seed, error) ||
+      !parseNumber(parser, o.maxOffset, options.max_offset, error)) {
+    return usageError(error);
+  }
+  if (parser.isSet(o.alphabet)) {
+    options.alphabet = rawOption("alphabet").value_or(parser.value(o.alphabet).toStdString());
+    if (options.alphabet.empty()) return usageError(u"--alphabet: give a text to draw tokens from"_s);
+  }
+  job.csvPath = pathValue(parser, o.headsCsv);
+  job.outPath = pathValue(parser, o.headsOut);
+  return reportRender(attn::ui::runHeads(job));
+}
+
 int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignList)) {
     const auto models = attn::ui::bundledCaptionModels();
@@ -687,6 +735,10 @@ QString commandsHelp() {
          "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
          "           attnscope-cli caption --image photo.jpg --per-row 4 --sigma 8 --light-mask --out grid.pdf\n"
          "           attnscope-cli caption --list\n"
+         "  heads    Score every head of a text transformer as a previous-token, duplicate-token, induction (with\n"
+         "           its offset) and sink head, on repeated random sequences; write a row per head and a map per\n"
+         "           detector: attnscope-cli heads --model DIR --detect previous-token,induction --csv h.csv --out "
+         "h.png\n"
          "  speech   Say a text with espeak-ng (or read an audio file) and write the 16 kHz audio, the phonemes' time\n"
          "           spans and the log-mel spectrogram a speech model hears:\n"
          "           attnscope-cli speech --text \"the quick brown fox\" --voice en-us+f2 --wav-out s.wav --json "
@@ -710,7 +762,8 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align, caption or speech"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align, caption, heads or speech"_s,
+                               u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QGuiApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -725,7 +778,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo, glimpse, run, align, caption or speech)"_s);
+    return usageError(u"no command given (lab, demo, glimpse, run, align, caption, heads or speech)"_s);
   }
 
   Options o;
@@ -763,6 +816,11 @@ int main(int argc, char* argv[]) {
                                  u"caption [options]"_s);
     parser.addOptions({o.captionModel, o.captionImage, o.scene, o.captionBeam, o.hypothesis, o.perRow, o.captionSigma,
                        o.opacity, o.threshold, o.lightMask, o.colormap, o.captionOut, o.alignList});
+  } else if (command == u"heads"_s) {
+    parser.addPositionalArgument(u"heads"_s, u"Score every head with the head detectors; write a CSV and a picture."_s,
+                                 u"heads [options]"_s);
+    parser.addOptions(
+        {o.model, o.detect, o.headsCsv, o.headsOut, o.length, o.sequences, o.headsSeed, o.maxOffset, o.alphabet});
   } else if (command == u"speech"_s) {
     parser.addPositionalArgument(
         u"speech"_s, u"Say a text with espeak-ng (or read an audio file); write what a speech model hears."_s,
@@ -770,7 +828,8 @@ int main(int argc, char* argv[]) {
     parser.addOptions({o.speechText, o.speechWav, o.voice, o.rate, o.pitch, o.noise, o.noiseSeed, o.wavOut,
                        o.speechJson, o.batch, o.batchDir});
   } else {
-    return usageError(u"unknown command '%1' (lab, demo, glimpse, run, align, caption or speech)"_s.arg(command));
+    return usageError(
+        u"unknown command '%1' (lab, demo, glimpse, run, align, caption, heads or speech)"_s.arg(command));
   }
   if (!parser.parse(QGuiApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -785,5 +844,6 @@ int main(int argc, char* argv[]) {
   if (command == u"align"_s) return runAlignCommand(parser, o);
   if (command == u"caption"_s) return runCaptionCommand(parser, o);
   if (command == u"speech"_s) return runSpeechCommand(parser, o);
+  if (command == u"heads"_s) return runHeadsCommand(parser, o);
   return command == u"lab"_s ? runLab(parser, o) : runDemo(parser, o);
 }

@@ -298,6 +298,52 @@ class TestRender : public QObject {
     figure.squareCells = true;
     QVERIFY(render::heatmapGridHeight({figure, figure}, 2, QSize(800, 600), QFont()) < 200);
   }
+
+  // The head detectors' offsets: a note per cell, dark ink on a light cell and light ink on a dark one, nothing on a
+  // cell without a note; the colour bar is labelled by the map's quantity, as the window's view labels it.
+  void heatmapFigureWritesCellTextInContrastingInk() {
+    auto map = std::make_shared<attn::AttentionMap>();
+    map->weights.resize(2, 2);
+    map->weights << 0.0f, 1.0f,  //
+        0.5f, 0.5f;
+    render::HeatmapFigure figure;
+    figure.map = map;
+    figure.rangeMode = render::RangeMode::Unit;
+    const auto paint = [&](const render::HeatmapFigure& f) {
+      QImage image(400, 400, QImage::Format_RGB32);
+      image.fill(Qt::white);
+      QPainter painter(&image);
+      render::paintHeatmapFigure(painter, image.rect(), f, QFont());
+      return image;
+    };
+    const QImage plain = paint(figure);
+    figure.cellText = {u"+1"_s, u"+2"_s, QString(), QString()};
+    const QImage noted = paint(figure);
+    const QRgb high = render::sample(render::Colormap::Viridis, 1.0);
+    const QRgb low = render::sample(render::Colormap::Viridis, 0.0);
+    const QRgb middle = render::sample(render::Colormap::Viridis, 0.5);
+    int darker = 0, lighter = 0, onMiddle = 0, elsewhere = 0;
+    for (int y = 0; y < plain.height(); ++y) {
+      for (int x = 0; x < plain.width(); ++x) {
+        const QRgb before = plain.pixel(x, y), after = noted.pixel(x, y);
+        if (before == after) continue;
+        if (before == high)
+          darker += qGray(after) < qGray(before);
+        else if (before == low)
+          lighter += qGray(after) > qGray(before);
+        else if (before == middle)
+          ++onMiddle;
+        else
+          ++elsewhere;
+      }
+    }
+    QVERIFY2(darker > 10 && lighter > 10, qPrintable(u"%1 %2"_s.arg(darker).arg(lighter)));
+    QCOMPARE(onMiddle, 0);
+    QCOMPARE(elsewhere, 0);
+    figure.cellText.clear();
+    map->quantity = "score";
+    QVERIFY(paint(figure) != plain);
+  }
 };
 
 QTEST_MAIN(TestRender)

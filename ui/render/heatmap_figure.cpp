@@ -208,6 +208,35 @@ Layout layOut(const QRect& area, const HeatmapFigure& figure, const Measures& m)
   return out;
 }
 
+// HeatmapFigure::cellText, in the tick labels' font, left out when a cell is smaller than a line of it (a pooled map
+// has other cells than the notes were written for).
+void paintCellText(QPainter& painter, const Layout& layout, const HeatmapFigure& figure, const QFont& font) {
+  const auto& weights = layout.map->weights;
+  if (layout.map->pooled || figure.cellText.size() != std::size_t(weights.size())) return;
+  const double cellWidth = layout.cells.width() / double(weights.cols());
+  const double cellHeight = layout.cells.height() / double(weights.rows());
+  const QFontMetricsF metrics(font);
+  if (cellHeight < metrics.height()) return;
+  painter.save();
+  painter.setFont(font);
+  const double span = std::max(1e-12, layout.range.upper - layout.range.lower);
+  for (Index r = 0; r < weights.rows(); ++r) {
+    for (Index c = 0; c < weights.cols(); ++c) {
+      const QString& text = figure.cellText[std::size_t(r * weights.cols() + c)];
+      if (text.isEmpty() || metrics.horizontalAdvance(text) > cellWidth - 2.0) continue;
+      const QColor under =
+          QColor::fromRgb(sample(figure.colormap, (double(weights(r, c)) - layout.range.lower) / span));
+      // Relative luminance (ITU-R BT.709 weights): viridis' yellow-green is light though its HSL lightness is 0.5.
+      const double luminance = 0.2126 * under.redF() + 0.7152 * under.greenF() + 0.0722 * under.blueF();
+      painter.setPen(luminance > 0.45 ? QColor(20, 20, 20) : QColor(250, 250, 250));
+      painter.drawText(QRectF(layout.cells.left() + double(c) * cellWidth, layout.cells.top() + double(r) * cellHeight,
+                              cellWidth, cellHeight),
+                       Qt::AlignCenter, text);
+    }
+  }
+  painter.restore();
+}
+
 void paintCells(QPainter& painter, const Layout& layout, const HeatmapFigure& figure) {
   const QImage image = matrixImage(layout.map->weights, figure.colormap, layout.range);
   painter.save();
@@ -317,7 +346,8 @@ void paintColorBar(QPainter& painter, const Layout& layout, const HeatmapFigure&
   painter.translate(x, bar.top());
   painter.rotate(90.0);
   painter.drawText(QRectF(0.0, -QFontMetricsF(m.axis).height(), double(bar.height()), QFontMetricsF(m.axis).height()),
-                   Qt::AlignHCenter | Qt::AlignBottom, QObject::tr("weight"));
+                   Qt::AlignHCenter | Qt::AlignBottom,
+                   layout.map->quantity.empty() ? QObject::tr("weight") : QString::fromStdString(layout.map->quantity));
   painter.restore();
 }
 
@@ -396,6 +426,7 @@ int paintHeatmapFigure(QPainter& painter, const QRect& area, const HeatmapFigure
     painter.drawText(QRectF(area.left(), area.top(), area.width(), titleHeight), Qt::AlignCenter, layout.title);
   }
   paintCells(painter, layout, figure);
+  paintCellText(painter, layout, figure, m.tick);
   paintAxes(painter, layout, m, palette);
   if (!figure.compact) paintAxisTitles(painter, area, layout, m, palette, titleHeight);
   if (!layout.bar.isEmpty()) paintColorBar(painter, layout, figure, m, palette);

@@ -32,6 +32,9 @@ struct HeatmapFigure {
   bool colorBar = true;      // compact tiles may go without one; a full figure always has it
   bool squareCells = false;  // cells never taller than wide: the room below them stays empty
   AlignmentOverlay overlay;  // drawn over the cells (the decoding step in view, local-p's windows)
+  // A short note per cell, row-major (empty, or rows x cols of the map): drawn centred in its cell, dark on light
+  // colours and light on dark ones, when the cells are tall and wide enough for it (the head detectors' offsets).
+  std::vector<QString> cellText;
 };
 
 // A map with more cells than its cells' pixels is drawn max-pooled to them, at every size, the axes saying so
