@@ -10,6 +10,7 @@
 #include "cli/glimpse_cli.h"
 #include "cli/heads_cli.h"
 #include "cli/headless.h"
+#include "cli/patch_cli.h"
 #include "cli/transformer_cli.h"
 #include "app/versions.h"
 #include "app/command_line.h"
@@ -168,6 +169,31 @@ struct Options {
   QCommandLineOption onDemand{u"on-demand"_s,
                               u"Text models: keep the attention on demand (queries, keys and row statistics; no maps) "
                               "however short the text, so that --dump writes a version-2 dump."_s};
+  QCommandLineOption ablate{u"ablate"_s,
+                            u"Ablate these heads: their output (z = A V, before the output projection) set to 0 (or, "
+                            "with --ablate-mode mean, to its mean over the positions) at every position; prints the "
+                            "predictions with and without. L.H[,L.H...], 0-based."_s,
+                            u"heads"_s};
+  QCommandLineOption ablateMode{u"ablate-mode"_s, u"zero (default) or mean."_s, u"mode"_s};
+  // patch
+  QCommandLineOption patchClean{u"clean"_s, u"The clean input: a text (a ViT: an image file)."_s, u"text"_s};
+  QCommandLineOption patchCorrupt{
+      u"corrupt"_s, u"The corrupted input, of the same token count: a text (a ViT: an image file)."_s, u"text"_s};
+  QCommandLineOption patchAnswer{u"answer"_s, u"The answer: one token of the model (a ViT: a class name or index)."_s,
+                                 u"token"_s};
+  QCommandLineOption patchWrong{u"wrong"_s, u"The wrong answer, for logit-diff: one token (or class)."_s, u"token"_s};
+  QCommandLineOption patchOver{u"over"_s,
+                               u"The sweep: heads, layers-positions, heads-positions, attn-out-positions or "
+                               "mlp-out-positions."_s,
+                               u"sweep"_s};
+  QCommandLineOption patchMetric{
+      u"metric"_s, u"logit-diff (default: answer minus wrong), logprob or logit (of the answer), kl."_s, u"name"_s};
+  QCommandLineOption patchPosition{
+      u"position"_s,
+      u"The measured position (0-based; default: the last token, BERT's first [MASK], ViT's class token)."_s, u"P"_s};
+  QCommandLineOption patchCsv{
+      u"csv"_s, u"Write the normalised recoveries: a header row, then one row per layer (or layer.head)."_s, u"file"_s};
+  QCommandLineOption patchOut{u"out"_s, u"Also draw them as a heatmap: .png, .svg or .pdf."_s, u"file"_s};
   // align
   QCommandLineOption alignModel{
       u"model"_s,
@@ -531,14 +557,70 @@ int runModel(QCommandLineParser& parser, const Options& o) {
       parser.isSet(o.genTemperature) || parser.isSet(o.topK) || parser.isSet(o.topP) || parser.isSet(o.genSeed);
   if (sampling && job.generate == 0)
     return usageError(u"--temperature, --top-k, --top-p and --seed go with --generate N"_s);
+  if (parser.isSet(o.ablate)) {
+    job.ablate = parser.value(o.ablate).toStdString();
+    if (job.ablate.empty()) return usageError(u"--ablate: give the heads as L.H[,L.H...] (0-based), e.g. 0.1,3.5"_s);
+    if (parser.isSet(o.dumpIn)) return usageError(u"--ablate runs a model (--model), not a dump"_s);
+    if (job.generate > 0) return usageError(u"--ablate goes with a run of the text, not with --generate"_s);
+    if (job.onDemand) return usageError(u"--ablate keeps the maps; --on-demand does not"_s);
+  }
+  if (parser.isSet(o.ablateMode)) {
+    const auto mode = attn::models::parse_ablation_mode(parser.value(o.ablateMode).toStdString());
+    if (!mode || *mode == attn::models::AblationMode::Resample)
+      return usageError(u"--ablate-mode: expected zero or mean, got '%1'"_s.arg(parser.value(o.ablateMode)));
+    if (job.ablate.empty()) return usageError(u"--ablate-mode goes with --ablate L.H[,L.H...]"_s);
+    job.ablateMode = *mode;
+  }
   // The model view draws every map, so --view model --out FILE is enough; other views need --render SPEC.
   const bool modelView = job.view == attn::ui::TransformerView::Model && !job.outPath.isEmpty();
-  if (job.dumpOut.isEmpty() && job.render.empty() && !modelView && job.generate == 0) {
+  if (job.dumpOut.isEmpty() && job.render.empty() && !modelView && job.generate == 0 && job.ablate.empty()) {
     return usageError(
-        u"run: give --generate N, --dump FILE and/or --render SPEC --out FILE (or --csv FILE), or "
+        u"run: give --generate N, --ablate L.H, --dump FILE and/or --render SPEC --out FILE (or --csv FILE), or "
         "--view model --out FILE"_s);
   }
   return reportRender(attn::ui::runTransformer(job));
+}
+
+int runPatchCommand(QCommandLineParser& parser, const Options& o) {
+  attn::ui::PatchJob job;
+  if (!parser.isSet(o.model)) return usageError(u"patch: give --model DIR"_s);
+  job.modelDir = pathValue(parser, o.model);
+  if (!parser.isSet(o.patchClean) || !parser.isSet(o.patchCorrupt))
+    return usageError(u"patch: give --clean and --corrupt (two inputs of the same token count)"_s);
+  job.clean = rawOption("clean").value_or(parser.value(o.patchClean).toStdString());
+  job.corrupt = rawOption("corrupt").value_or(parser.value(o.patchCorrupt).toStdString());
+  if (parser.isSet(o.patchAnswer)) job.answer = rawOption("answer").value_or(parser.value(o.patchAnswer).toStdString());
+  if (parser.isSet(o.patchWrong)) job.wrong = rawOption("wrong").value_or(parser.value(o.patchWrong).toStdString());
+  if (!parser.isSet(o.patchOver)) return usageError(u"patch: give --over heads|layers-positions|heads-positions"_s);
+  const auto over = attn::models::parse_sweep(parser.value(o.patchOver).toStdString());
+  if (!over)
+    return usageError(
+        u"--over: expected heads, layers-positions, heads-positions, attn-out-positions or "
+        "mlp-out-positions, got '%1'"_s.arg(parser.value(o.patchOver)));
+  job.over = *over;
+  if (parser.isSet(o.patchMetric)) {
+    const auto metric = attn::models::parse_metric(parser.value(o.patchMetric).toStdString());
+    if (!metric)
+      return usageError(
+          u"--metric: expected logit-diff, logprob, logit or kl, got '%1'"_s.arg(parser.value(o.patchMetric)));
+    job.metric = *metric;
+  }
+  if (parser.isSet(o.patchPosition)) {
+    bool whole = false;
+    job.position = parser.value(o.patchPosition).toInt(&whole);
+    if (!whole || job.position < 0)
+      return usageError(u"--position: '%1' is not a position (0 or more)"_s.arg(parser.value(o.patchPosition)));
+  }
+  if (!parser.isSet(o.patchCsv)) return usageError(u"patch: give --csv FILE (and --out FILE.png for a heatmap)"_s);
+  job.csvPath = pathValue(parser, o.patchCsv);
+  job.outPath = pathValue(parser, o.patchOut);
+  int width = 900;
+  int height = 700;
+  QString error;
+  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
+    return usageError(error);
+  job.size = QSize(width, height);
+  return reportRender(attn::ui::runPatch(job));
 }
 
 int runAlignCommand(QCommandLineParser& parser, const Options& o) {
@@ -718,6 +800,12 @@ QString commandsHelp() {
          "           attnscope-cli run --model DIR --ids 5,17,3 --render layer=0,head=mean --out m.png  (no "
          "tokenizer)\n"
          "           attnscope-cli run --dump-in run.attn.safetensors --render layer=0,head=mean --out m.png\n"
+         "           attnscope-cli run --model DIR --text \"...\" --ablate 0.1,1.3 [--ablate-mode mean]  (predictions "
+         "with and without)\n"
+         "  patch    Patch each head, layer or position from a clean run into a corrupted one (activation patching).\n"
+         "           attnscope-cli patch --model DIR --clean \"...\" --corrupt \"...\" --answer \" Mary\" --wrong \" "
+         "John\" "
+         "--over heads --csv p.csv [--out p.png]\n"
          "  align    Run a bundled date, review or entailment model (or a model folder) and write its alignment or "
          "word "
          "shading.\n"
@@ -762,7 +850,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, align, caption, heads or speech"_s,
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, patch, heads, align, caption or speech"_s,
                                u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QGuiApplication::arguments());
@@ -778,7 +866,7 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo, glimpse, run, align, caption, heads or speech)"_s);
+    return usageError(u"no command given (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s);
   }
 
   Options o;
@@ -800,9 +888,16 @@ int main(int argc, char* argv[]) {
     parser.addPositionalArgument(
         u"run"_s, u"Run a transformer or read an attention dump; write and draw its attention."_s, u"run [options]"_s);
     parser.addOption(o.ids);
-    parser.addOptions({o.model,          o.dumpIn, o.text,   o.textFile, o.pair,     o.runImage, o.dump,
-                       o.render,         o.view,   o.runOut, o.width,    o.height,   o.colormap, o.generate,
-                       o.genTemperature, o.topK,   o.topP,   o.genSeed,  o.onDemand, o.tile,     o.runCsv});
+    parser.addOptions({o.model, o.dumpIn,  o.text,     o.textFile, o.pair,     o.runImage, o.dump,           o.render,
+                       o.view,  o.runOut,  o.width,    o.height,   o.colormap, o.generate, o.genTemperature, o.topK,
+                       o.topP,  o.genSeed, o.onDemand, o.tile,     o.runCsv,   o.ablate,   o.ablateMode});
+  } else if (command == u"patch"_s) {
+    parser.addPositionalArgument(
+        u"patch"_s,
+        u"Patch each head, layer or position from a clean run into a corrupted one; write the recoveries."_s,
+        u"patch [options]"_s);
+    parser.addOptions({o.model, o.patchClean, o.patchCorrupt, o.patchAnswer, o.patchWrong, o.patchOver, o.patchMetric,
+                       o.patchPosition, o.patchCsv, o.patchOut, o.width, o.height});
   } else if (command == u"align"_s) {
     parser.addPositionalArgument(
         u"align"_s, u"Run a model of the Alignment tab (%1); write its alignment."_s.arg(attn::ui::alignKinds()),
@@ -829,7 +924,7 @@ int main(int argc, char* argv[]) {
                        o.speechJson, o.batch, o.batchDir});
   } else {
     return usageError(
-        u"unknown command '%1' (lab, demo, glimpse, run, align, caption, heads or speech)"_s.arg(command));
+        u"unknown command '%1' (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s.arg(command));
   }
   if (!parser.parse(QGuiApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -841,6 +936,7 @@ int main(int argc, char* argv[]) {
   }
   if (command == u"glimpse"_s) return runGlimpse(parser, o);
   if (command == u"run"_s) return runModel(parser, o);
+  if (command == u"patch"_s) return runPatchCommand(parser, o);
   if (command == u"align"_s) return runAlignCommand(parser, o);
   if (command == u"caption"_s) return runCaptionCommand(parser, o);
   if (command == u"speech"_s) return runSpeechCommand(parser, o);

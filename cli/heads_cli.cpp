@@ -137,7 +137,8 @@ std::expected<std::vector<HeadDetector>, QString> parseDetectors(const QString& 
 }
 
 QByteArray headsCsv(const HeadDetection& found, const std::vector<HeadDetector>& detectors) {
-  QString out = u"layer,head,previous_token,duplicate_token,induction,induction_offset,sink\n"_s;
+  // RFC 4180 lines (CRLF), as every CSV AttnScope writes.
+  QString out = u"layer,head,previous_token,duplicate_token,induction,induction_offset,sink\r\n"_s;
   const auto cell = [&](HeadDetector d, const QString& text) { return asked(detectors, d) ? text : QString(); };
   for (const auto& s : found.scores) {
     out += QStringList{QString::number(s.layer),
@@ -148,7 +149,7 @@ QByteArray headsCsv(const HeadDetection& found, const std::vector<HeadDetector>&
                        cell(HeadDetector::Induction, QString::number(s.induction_offset)),
                        cell(HeadDetector::Sink, score(s.sink))}
                .join(u',') +
-           u'\n';
+           u"\r\n"_s;
   }
   return out.toUtf8();
 }

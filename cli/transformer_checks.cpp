@@ -24,6 +24,22 @@ std::optional<RenderFailure> onDemandRefusal(const TransformerJob& job, const Re
   return std::nullopt;
 }
 
+std::optional<Index> jobTokens(const TransformerJob& job, const attn::models::TransformerModel& model,
+                               const std::optional<std::vector<int>>& ids) {
+  Index tokens = 0;
+  if (ids) {
+    tokens = Index(ids->size());
+  } else {
+    const auto* tokenizer = model.tokenizer();
+    if (tokenizer == nullptr) return std::nullopt;
+    auto encoded = tokenizer->encode_for_model(
+        job.text, job.pair.empty() ? std::nullopt : std::optional<std::string_view>(job.pair));
+    if (!encoded) return std::nullopt;
+    tokens = Index(encoded->tokens.size());
+  }
+  return std::min(tokens, model.config().context());
+}
+
 std::optional<RenderFailure> refusedBeforeForward(const TransformerJob& job,
                                                   const attn::models::TransformerModel& model,
                                                   const std::optional<std::vector<int>>& ids) {
@@ -35,18 +51,9 @@ std::optional<RenderFailure> refusedBeforeForward(const TransformerJob& job,
     if (!parsed) return std::nullopt;  // checkJob said so already
     spec = *parsed;
   }
-  Index tokens = 0;
-  if (ids) {
-    tokens = Index(ids->size());
-  } else {
-    const auto* tokenizer = model.tokenizer();
-    if (tokenizer == nullptr) return std::nullopt;
-    auto encoded = tokenizer->encode_for_model(
-        job.text, job.pair.empty() ? std::nullopt : std::optional<std::string_view>(job.pair));
-    if (!encoded) return std::nullopt;  // the run says why
-    tokens = Index(encoded->tokens.size());
-  }
-  tokens = std::min(tokens, model.config().context());
+  const auto counted = jobTokens(job, model, ids);
+  if (!counted) return std::nullopt;  // the run says why
+  const Index tokens = *counted;
   attn::models::RunOptions options;
   options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
   auto keep = options.keep;

@@ -146,6 +146,8 @@ using Step = std::expected<void, RenderFailure>;  // a step of the job that may 
 // The photo under a ViT overlay: the longer side at most this many pixels (a 10,000-pixel photo is not drawn
 // at full size).
 constexpr int kOverlayPhotoSide = 2048;
+// The most a dump's "logits" tensor may take: 512 MiB (SmolLM2's 49,152 outputs at 2,730 tokens).
+constexpr attn::Index kMaxDumpLogitsBytes = attn::Index{512} << 20;
 
 // The spec to render (none: --out is not asked for), checked with everything else that needs no engine.
 std::expected<std::optional<RenderSpec>, RenderFailure> checkJob(const TransformerJob& job) {
@@ -206,6 +208,8 @@ std::expected<std::optional<RenderSpec>, RenderFailure> checkJob(const Transform
 // header) and the photo a ViT ran on.
 struct JobRun {
   std::shared_ptr<attn::models::TransformerRun> run = std::make_shared<attn::models::TransformerRun>();
+  // --ablate: the same input without the ablation, for the notes' comparison (an error when it failed).
+  std::optional<attn::Result<attn::models::TransformerRun>> baseline;
   QString what;
   std::string modelName;
   QImage photo;
@@ -221,6 +225,7 @@ std::expected<JobRun, RenderFailure> readDump(const TransformerJob& job, RenderR
   out.run->attention = std::move(dump->trace);
   out.run->on_demand = std::move(dump->on_demand);  // version 2: the layers read from the mapped file
   out.run->ids = std::move(dump->ids);
+  out.run->logits = std::move(dump->logits);  // written again by --dump
   out.run->special_positions = TransformerWorker::specialPositions(out.run->attention.tokens);
   out.what = QObject::tr("dump");
   out.modelName = dump->model;
@@ -268,6 +273,19 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
   for (const auto& w : (*model)->warnings()) report.warnings.append(fromStd(w));
   attn::models::TransformerRunner session(*model);
   attn::Result<attn::models::TransformerRun> result = attn::fail(attn::ErrorKind::OutOfRange, "no input");
+  // --ablate: checked against the model before anything runs; the run then makes the edits (and, for the notes, the
+  // same input runs once without them).
+  attn::models::RunOptions options;
+  options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
+  if (!job.ablate.empty()) {
+    auto heads = attn::models::parse_heads(job.ablate, config);
+    if (!heads) return std::unexpected(usageFailure(QObject::tr("--ablate: %1").arg(fromStd(heads.error().reason))));
+    options.edits = attn::models::ablation_edits(*heads, job.ablateMode);
+    options.keep = attn::models::RunOptions::Keep::Maps;
+  }
+  // Every dump of a model with an output head carries its logits, every position's while they take at most
+  // kMaxDumpLogitsBytes (the last position's beyond: a note says so).
+  if (!job.dumpOut.isEmpty() && (*model)->has_prediction_head()) options.all_logits = true;
   if (job.onDemand && config.family == attn::models::Family::Vit) {
     return std::unexpected(
         usageFailure(QObject::tr("--on-demand: a ViT keeps its attention maps (attention on demand is for text)")));
@@ -290,7 +308,8 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
     QImage display(photo.width, photo.height, QImage::Format_RGBX8888);
     attn::image_to_u8(photo, display.bits(), display.bytesPerLine(), 4);
     out.photo = display.convertToFormat(QImage::Format_RGB32);
-    result = session.run_image((*images)[0]);
+    if (!options.edits.empty()) out.baseline = session.run_image((*images)[0]);
+    result = session.run_image((*images)[0], options);
   } else {
     if (!job.hasText && !job.hasIds) {
       return std::unexpected(usageFailure(QObject::tr("this model reads text: give --text \"...\" (or --ids 5,17,3)")));
@@ -315,9 +334,19 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
     } else {
       if (auto refused = refusedBeforeForward(job, **model, ids)) return std::unexpected(*refused);
       // As the GUI: a decoder whose maps would pass 1 GiB keeps its attention on demand (then --dump writes version 2).
-      attn::models::RunOptions options;
-      options.keep = job.onDemand ? attn::models::RunOptions::Keep::OnDemand : attn::models::RunOptions::Keep::Auto;
-      result = ids ? session.run_ids(*ids, {}, options) : session.run_text(job.text, job.pair, options);
+      const attn::Index tokens = jobTokens(job, **model, ids).value_or(0);
+      if (options.all_logits && tokens * attn::Index(config.vocab_size) * 4 > kMaxDumpLogitsBytes)
+        options.all_logits = false;  // the dump then says why it has no logits
+      const auto run = [&](const attn::models::RunOptions& o) {
+        return ids ? session.run_ids(*ids, {}, o) : session.run_text(job.text, job.pair, o);
+      };
+      if (!options.edits.empty()) {
+        attn::models::RunOptions plain = options;
+        plain.edits.clear();
+        plain.all_logits = false;
+        out.baseline = run(plain);
+      }
+      result = run(options);
     }
   }
   if (!result) {
@@ -329,6 +358,39 @@ std::expected<JobRun, RenderFailure> runModel(const TransformerJob& job, RenderR
   }
   *out.run = std::move(*result);
   return out;
+}
+
+// --ablate: what was ablated, and each prediction beside the unablated run's, with the change in probability.
+void addAblationNotes(const TransformerJob& job, const attn::Result<attn::models::TransformerRun>& baseline,
+                      const attn::models::TransformerRun& run, RenderReport& report) {
+  const QString mode = job.ablateMode == attn::models::AblationMode::Mean
+                           ? QObject::tr("replaced by its mean over the positions")
+                           : QObject::tr("set to 0");
+  report.notes.append(QObject::tr("ablated heads %1: each head's output (z = A V, before the output projection) %2 "
+                                  "at every position")
+                          .arg(fromStd(job.ablate), mode));
+  if (!baseline) {
+    report.notes.append(
+        QObject::tr("without the ablation: the run failed: %1").arg(fromStd(baseline.error().message())));
+    return;
+  }
+  for (const auto& before : baseline->predictions) {
+    const auto after = std::find_if(run.predictions.begin(), run.predictions.end(),
+                                    [&](const auto& p) { return p.position == before.position; });
+    QStringList top;
+    for (const auto& c : before.top) {
+      QString change;
+      if (after != run.predictions.end()) {
+        const auto same =
+            std::find_if(after->top.begin(), after->top.end(), [&](const auto& a) { return a.id == c.id; });
+        change = same == after->top.end() ? QObject::tr(", not in the ablated top %1").arg(after->top.size())
+                                          : u", ablated %1"_s.arg(double(same->probability), 0, 'f', 3);
+      }
+      top.append(u"%1 (%2%3)"_s.arg(fromStd(c.text)).arg(double(c.probability), 0, 'f', 3).arg(change));
+    }
+    report.notes.append(
+        QObject::tr("without the ablation, prediction at %1: %2").arg(before.position).arg(top.join(u", "_s)));
+  }
 }
 
 // The run's warnings, predictions and classes as notes; the engine's warning that the predictions are not finite
@@ -356,9 +418,18 @@ Step writeDump(const TransformerJob& job, const attn::models::TransformerRun& ru
                RenderReport& report) {
   // A model run's token ids go with it (a dump read back has ids only when it had them).
   const std::vector<int>& ids = run.ids.size() == run.attention.tokens.size() ? run.ids : std::vector<int>{};
+  // The logits ride along when the run kept every position's (ViT: its one row).
+  const auto tokens = attn::Index(run.attention.tokens.size());
+  const bool allLogits =
+      run.logits.rows() == tokens || (run.logits.rows() == 1 && (run.grid_rows > 0 || !job.dumpIn.isEmpty()));
+  const attn::Matrix* logits = allLogits ? &run.logits : nullptr;
+  if (!allLogits && run.logits.rows() > 0)
+    report.notes.append(QObject::tr("dump: no logits written: every position's would take %1 MB (more than %2 MB)")
+                            .arg(double(tokens) * double(run.logits.cols()) * 4 / 1e6, 0, 'f', 0)
+                            .arg(double(kMaxDumpLogitsBytes) / 1e6, 0, 'f', 0));
   attn::Result<void> written;
   if (run.on_demand.empty()) {
-    written = attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, modelName, ids);
+    written = attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, modelName, ids, logits);
   } else {
     // Version 2: each head's overview is its whole map computed once (about a second a head at 32,768 tokens), so
     // a long run's progress goes to stderr, a line per layer.
@@ -372,8 +443,8 @@ Step writeDump(const TransformerJob& job, const attn::models::TransformerRun& ru
       }
       return true;
     };
-    written =
-        attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, run.on_demand, modelName, ids, progress);
+    written = attn::io::write_attention_dump(toPath(job.dumpOut), run.attention, run.on_demand, modelName, ids,
+                                             progress, logits);
   }
   if (!written) return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   report.written.append(job.dumpOut);
@@ -673,6 +744,7 @@ std::expected<RenderReport, RenderFailure> runTransformer(const TransformerJob& 
                        .arg(onDemand ? QObject::tr(" \u00b7 attention kept on demand") : QString())
                        .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 1);
   addRunNotes(*run, report);
+  if (ran->baseline) addAblationNotes(job, *ran->baseline, *run, report);
 
   if (!job.dumpOut.isEmpty()) {
     if (auto written = writeDump(job, *run, ran->modelName, report); !written) return std::unexpected(written.error());

@@ -6,6 +6,7 @@
 
 #include "cli/headless.h"
 #include "attn/error.h"
+#include "attn/models/intervention.h"
 #include "attn/models/transformer.h"
 #include "render/colormap.h"
 
@@ -59,6 +60,8 @@ struct TransformerJob {
   render::Colormap colormap = render::Colormap::Viridis;
   int generate = 0;                        // decoders: tokens to generate after the text (0: a plain run)
   attn::models::GenerateOptions sampling;  // its temperature, top-k, top-p and seed
+  std::string ablate;                      // --ablate "L.H[,L.H...]": heads whose output is ablated (empty: none)
+  attn::models::AblationMode ablateMode = attn::models::AblationMode::Zero;  // zero or mean
 };
 
 // summary: "run: BERT · 12 tokens · 2 layers x 4 heads · 3.1 ms"; notes: warnings and predictions (with

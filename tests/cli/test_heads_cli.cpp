@@ -19,7 +19,9 @@ QString inductionModel() { return QStringLiteral(ATTN_SOURCE_DIR "/resources/mod
 QStringList readLines(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll()).split(u'\n', Qt::SkipEmptyParts);
+  const QString text = QString::fromUtf8(file.readAll());
+  if (!text.endsWith(u"\r\n"_s)) return {};  // RFC 4180: every line ends in CRLF
+  return text.split(u"\r\n"_s, Qt::SkipEmptyParts);
 }
 
 const QString kHeader = u"layer,head,previous_token,duplicate_token,induction,induction_offset,sink"_s;
