@@ -477,6 +477,26 @@ int runGlimpse(QCommandLineParser& parser, const Options& o) {
   return reportRender(attn::ui::renderGlimpse(job));
 }
 
+// run's --ablate and --ablate-mode into `job`; the usage error, or empty. (The heads are checked against the model
+// once it is loaded.)
+QString readAblation(const QCommandLineParser& parser, const Options& o, attn::ui::TransformerJob& job) {
+  if (parser.isSet(o.ablate)) {
+    job.ablate = parser.value(o.ablate).toStdString();
+    if (job.ablate.empty()) return u"--ablate: give the heads as L.H[,L.H...] (0-based), e.g. 0.1,3.5"_s;
+    if (parser.isSet(o.dumpIn)) return u"--ablate runs a model (--model), not a dump"_s;
+    if (job.generate > 0) return u"--ablate goes with a run of the text, not with --generate"_s;
+    if (job.onDemand) return u"--ablate keeps the maps; --on-demand does not"_s;
+  }
+  if (parser.isSet(o.ablateMode)) {
+    const auto mode = attn::models::parse_ablation_mode(parser.value(o.ablateMode).toStdString());
+    if (!mode || *mode == attn::models::AblationMode::Resample)
+      return u"--ablate-mode: expected zero or mean, got '%1'"_s.arg(parser.value(o.ablateMode));
+    if (job.ablate.empty()) return u"--ablate-mode goes with --ablate L.H[,L.H...]"_s;
+    job.ablateMode = *mode;
+  }
+  return {};
+}
+
 int runModel(QCommandLineParser& parser, const Options& o) {
   attn::ui::TransformerJob job;
   if (parser.isSet(o.model) == parser.isSet(o.dumpIn)) {
@@ -557,20 +577,7 @@ int runModel(QCommandLineParser& parser, const Options& o) {
       parser.isSet(o.genTemperature) || parser.isSet(o.topK) || parser.isSet(o.topP) || parser.isSet(o.genSeed);
   if (sampling && job.generate == 0)
     return usageError(u"--temperature, --top-k, --top-p and --seed go with --generate N"_s);
-  if (parser.isSet(o.ablate)) {
-    job.ablate = parser.value(o.ablate).toStdString();
-    if (job.ablate.empty()) return usageError(u"--ablate: give the heads as L.H[,L.H...] (0-based), e.g. 0.1,3.5"_s);
-    if (parser.isSet(o.dumpIn)) return usageError(u"--ablate runs a model (--model), not a dump"_s);
-    if (job.generate > 0) return usageError(u"--ablate goes with a run of the text, not with --generate"_s);
-    if (job.onDemand) return usageError(u"--ablate keeps the maps; --on-demand does not"_s);
-  }
-  if (parser.isSet(o.ablateMode)) {
-    const auto mode = attn::models::parse_ablation_mode(parser.value(o.ablateMode).toStdString());
-    if (!mode || *mode == attn::models::AblationMode::Resample)
-      return usageError(u"--ablate-mode: expected zero or mean, got '%1'"_s.arg(parser.value(o.ablateMode)));
-    if (job.ablate.empty()) return usageError(u"--ablate-mode goes with --ablate L.H[,L.H...]"_s);
-    job.ablateMode = *mode;
-  }
+  if (const QString error = readAblation(parser, o, job); !error.isEmpty()) return usageError(error);
   // The model view draws every map, so --view model --out FILE is enough; other views need --render SPEC.
   const bool modelView = job.view == attn::ui::TransformerView::Model && !job.outPath.isEmpty();
   if (job.dumpOut.isEmpty() && job.render.empty() && !modelView && job.generate == 0 && job.ablate.empty()) {
@@ -837,40 +844,8 @@ QString commandsHelp() {
 
 }  // namespace
 
-int main(int argc, char* argv[]) {
-  if (qEnvironmentVariableIsEmpty("ATTNSCOPE_DEBUG")) qInstallMessageHandler(quietMessageHandler);
-  attn::ui::useOffscreenPlatformWithoutDisplay();
-  QGuiApplication app(argc, argv);
-  attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
-  QGuiApplication::setApplicationName(u"attnscope-cli"_s);
-  QGuiApplication::setApplicationVersion(attn::ui::appVersion());
-
-  QCommandLineParser parser;
-  parser.setApplicationDescription(u"AttnScope without a window: renders attention views to files."_s);
-  const QCommandLineOption helpOption = parser.addHelpOption();
-  const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
-  parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, patch, heads, align, caption or speech"_s,
-                               u"<command>"_s);
-  // First pass: find the command; its own options are added below and checked in the second pass.
-  parser.parse(QGuiApplication::arguments());
-  const QStringList positional = parser.positionalArguments();
-  const QString command = positional.isEmpty() ? QString() : positional.front();
-
-  if (command.isEmpty()) {
-    if (parser.isSet(versionOption)) {
-      print(stdout, attn::ui::versionReport(u"attnscope-cli"_s));
-      return 0;
-    }
-    if (parser.isSet(helpOption)) {
-      print(stdout, parser.helpText() + u'\n' + commandsHelp());
-      return 0;
-    }
-    return usageError(u"no command given (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s);
-  }
-
-  Options o;
-  parser.clearPositionalArguments();
+// The command's own options (and its line in --help); false for a command there is not.
+bool addCommandOptions(QCommandLineParser& parser, const QString& command, const Options& o) {
   if (command == u"lab"_s) {
     parser.addPositionalArgument(u"lab"_s, u"Run a mechanism and write its view."_s, u"lab [options]"_s);
     parser.addOptions({o.mechanism, o.query, o.source, o.input,   o.score,     o.normaliser, o.temperature, o.window,
@@ -923,6 +898,46 @@ int main(int argc, char* argv[]) {
     parser.addOptions({o.speechText, o.speechWav, o.voice, o.rate, o.pitch, o.noise, o.noiseSeed, o.wavOut,
                        o.speechJson, o.batch, o.batchDir});
   } else {
+    return false;
+  }
+  return true;
+}
+
+int main(int argc, char* argv[]) {
+  if (qEnvironmentVariableIsEmpty("ATTNSCOPE_DEBUG")) qInstallMessageHandler(quietMessageHandler);
+  attn::ui::useOffscreenPlatformWithoutDisplay();
+  QGuiApplication app(argc, argv);
+  attn::app::setRawArguments(argc, argv);  // after Qt took its own options (-platform ...) out of argv
+  QGuiApplication::setApplicationName(u"attnscope-cli"_s);
+  QGuiApplication::setApplicationVersion(attn::ui::appVersion());
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(u"AttnScope without a window: renders attention views to files."_s);
+  const QCommandLineOption helpOption = parser.addHelpOption();
+  const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
+  parser.addOption(versionOption);
+  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, patch, heads, align, caption or speech"_s,
+                               u"<command>"_s);
+  // First pass: find the command; its own options are added below and checked in the second pass.
+  parser.parse(QGuiApplication::arguments());
+  const QStringList positional = parser.positionalArguments();
+  const QString command = positional.isEmpty() ? QString() : positional.front();
+
+  if (command.isEmpty()) {
+    if (parser.isSet(versionOption)) {
+      print(stdout, attn::ui::versionReport(u"attnscope-cli"_s));
+      return 0;
+    }
+    if (parser.isSet(helpOption)) {
+      print(stdout, parser.helpText() + u'\n' + commandsHelp());
+      return 0;
+    }
+    return usageError(u"no command given (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s);
+  }
+
+  Options o;
+  parser.clearPositionalArguments();
+  if (!addCommandOptions(parser, command, o)) {
     return usageError(
         u"unknown command '%1' (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s.arg(command));
   }
