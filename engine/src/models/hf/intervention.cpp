@@ -218,6 +218,8 @@ Result<double> Patching::metric_with(TransformerRunner& runner, const std::vecto
   o.top_k = 0;
   o.cancel = cancel;
   o.logits_position = runner.model().config().family == Family::Vit ? -1 : position_;
+  // A rerun needs what its base needed, which passed the check: no reading of /proc/meminfo for every cell.
+  o.memory_limit = std::numeric_limits<std::size_t>::max() / 2;
   TransformerRun run;
   ATTN_ASSIGN(run, runner.rerun(corrupt_, o));
   RowVector logits;
