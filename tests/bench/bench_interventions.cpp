@@ -1,36 +1,39 @@
 // Interventions (issue 43, "Speed"): the sweeps of attn/models/intervention.h and one ablated re-run after a click,
-// timed on random checkpoints of two real shapes. Not a Google Benchmark program: each case is one long loop (a
-// sweep of hundreds of re-runs), timed whole, `--repetitions` times; the median and the range are printed.
+// timed on random checkpoints of two real shapes. One iteration of a sweep's benchmark is the whole sweep (hundreds of
+// re-runs): run it with --benchmark_repetitions=N for several samples.
 //
 //   SmolLM2-135M shape (30 layers x 9 heads, 3 key/value heads, d 576; the BF16 checkpoint `bench_decoder --prepare`
 //   writes), 32 tokens: the clean input is token i = (7919 i + 13) mod vocab (bench_decoder's ids), the corrupted one
 //   the same with positions 3 and 17 changed (id + 4242 mod vocab); the metric is the logit difference of tokens
 //   1000 (answer) and 2000 (wrong) at the last position.
-//     ablation   for each of the 270 heads, a zero ablation of that head alone: TransformerRunner::rerun of the
-//                clean run (captured) with one Edit{Z, l, h, Zero}, its last position's logit difference
-//     heads      Patching::sweep(Sweep::Heads): 270 cells, each head's z taken from the clean run into the corrupted
-//     resid      Patching::sweep(Sweep::LayersPositions): 30 x 32 = 960 cells, the residual stream entering layer l
-//                at position p taken from the clean run
+//     BM_SweepAblation         for each of the 270 heads, a zero ablation of that head alone:
+//                              TransformerRunner::rerun of the clean run (captured) with one Edit{Z, l, h, Zero}, its
+//                              last position's logit difference
+//     BM_SweepHeads            Patching::sweep(Sweep::Heads): 270 cells, each head's z taken from the clean run into
+//                              the corrupted one
+//     BM_SweepLayersPositions  Patching::sweep(Sweep::LayersPositions): 30 x 32 = 960 cells, the residual stream
+//                              entering layer l at position p taken from the clean run
 //   GPT-2 small shape (12 layers x 12 heads, d 768; bench_models.h's make_gpt2), 128 tokens:
-//     click L    one ablated re-run after a click: the captured run re-run with head 0 of layer L zeroed (L = 0, 5,
-//                11); `view` is the time until on_layer delivers the layer in view (L + 1, the first whose maps the
-//                ablation changes; the last layer for L = 11), `total` the whole re-run. Target: under 100 ms.
+//     BM_ClickRerun/layer:L    one ablated re-run after a click: the captured run re-run with head 0 of layer L zeroed
+//                              (L = 0, 5, 11); the time is until on_layer delivers the layer in view (L + 1, the first
+//                              whose maps the ablation changes; the last layer for L = 11), the counter total_ms the
+//                              whole re-run. Target: under 100 ms.
+// The captured runs each case starts from are made once, before timing, and are not timed.
 //
-// torch_interventions_peer.py runs the same three loops TransformerLens's way (a full forward with hooks per cell)
+// torch_interventions_peer.py runs the same three sweeps TransformerLens's way (a full forward with hooks per cell)
 // on the same SmolLM2 file; run_interventions_vs_torch.sh runs both and prints the ratios.
 //
-//   bench_interventions [--threads=N] [--repetitions=R] [--cells=N] [--values=FILE] [--smol=DIR]
-//     --cells=N     SMOKE RUNS ONLY: each sweep stops after its first N cells (every output says so)
-//     --values=FILE the first repetition's values of each sweep as JSON (the peer compares its own with them)
-//
-// Output: human-readable lines, and one `RESULT <case> <median ms> <min ms> <max ms> <cells>` line per case for the
-// runner.
+//   bench_interventions [--threads=N] [--values=FILE] [--smol=DIR] [google-benchmark flags]
+//     --values=FILE  each sweep's values (its first run) as JSON, for the peer to compare with its own
+//     --smol=DIR     the SmolLM2 folder (default $ATTN_BENCH_DIR/smollm2-135m-bf16)
+//   ATTN_BENCH_CELLS=N (SMOKE RUNS ONLY): each sweep stops after its first N cells; the context says so.
 #include "attn/models/intervention.h"
 #include "attn/models/transformer.h"
 
 #include "bench_models.h"
 #include "bench_threads.h"
 
+#include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -42,7 +45,9 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,11 +66,24 @@ double ms_since(Clock::time_point start) {
 }
 
 struct Args {
-  int repetitions = 3;
-  int cells = 0;  // 0: every cell
   std::string values;
   fs::path smol;
 };
+Args g_args;
+
+// ATTN_BENCH_CELLS (smoke runs only): 0 when unset, every cell.
+int cell_limit() {
+  static const int n = [] {
+    const char* env = std::getenv("ATTN_BENCH_CELLS");
+    int v = 0;
+    if (env != nullptr && *env != '\0' && !attn::bench::parse_thread_count(env, v)) {
+      std::fprintf(stderr, "bench_interventions: ATTN_BENCH_CELLS=%s is not a positive integer\n", env);
+      std::exit(2);
+    }
+    return v;
+  }();
+  return n;
+}
 
 template <class T>
 T value_or_exit(attn::Result<T> r, const char* what) {
@@ -85,23 +103,6 @@ std::vector<int> clean_ids(int n, int vocab) {
 std::vector<int> corrupted_ids(std::vector<int> ids, int vocab) {
   for (const int p : kCorrupted) ids[static_cast<std::size_t>(p)] = (ids[static_cast<std::size_t>(p)] + 4242) % vocab;
   return ids;
-}
-
-struct Timing {
-  std::vector<double> ms;
-  int cells = 0;
-  double median() const {
-    auto v = ms;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  }
-};
-
-void report(const char* name, const char* what, const Timing& t) {
-  const auto [lo, hi] = std::minmax_element(t.ms.begin(), t.ms.end());
-  std::printf("%-10s %s: median %.1f ms (%.1f..%.1f over %zu), %d cells, %.2f ms per cell\n", name, what, t.median(),
-              *lo, *hi, t.ms.size(), t.cells, t.median() / std::max(1, t.cells));
-  std::printf("RESULT %s %.3f %.3f %.3f %d\n", name, t.median(), *lo, *hi, t.cells);
 }
 
 void write_values(std::ofstream& out, const char* name, const std::vector<double>& v, bool last) {
@@ -145,122 +146,151 @@ std::vector<double> patching_sweep(am::TransformerRunner& runner, const am::Patc
   return values;
 }
 
-int smol_cases(const Args& args) {
-  if (!fs::exists(args.smol / "model.safetensors")) {
-    std::fprintf(stderr, "bench_interventions: %s not found; write it with `bench_decoder --prepare`\n",
-                 (args.smol / "model.safetensors").c_str());
-    return 2;
-  }
-  const auto model = attn::bench::load_or_exit<am::TransformerModel>(args.smol, "bench_interventions");
-  const auto& c = model->config();
-  std::printf("model:    %s: %d layers x %d heads (%d key/value heads), d %d, vocab %d, random BF16 weights\n",
-              args.smol.c_str(), c.layers, c.heads, c.decoder.kv_heads, c.hidden, c.vocab_size);
-  std::printf(
-      "input:    %d tokens, token i = (7919 i + 13) mod vocab; corrupted at positions 3 and 17; metric "
-      "logit-diff of tokens %d and %d at the last position\n",
-      kTokens, kAnswer, kWrong);
-  am::TransformerRunner runner(model);
-  am::RunOptions capture;
-  capture.capture = true;
-  capture.top_k = 0;
-  const auto clean_in = clean_ids(kTokens, c.vocab_size);
-  const auto start = Clock::now();
-  auto clean = value_or_exit(runner.run_ids(clean_in, {}, capture), "clean run");
-  auto corrupt = value_or_exit(runner.run_ids(corrupted_ids(clean_in, c.vocab_size), {}, capture), "corrupted run");
-  std::printf("setup:    the clean and the corrupted runs with capture: %.1f ms (not in the sweeps' times)\n",
-              ms_since(start));
-  const am::MetricSpec metric{am::Metric::LogitDiff, kAnswer, kWrong};
-  const auto clean_row = value_or_exit(am::measured_logits(clean, -1), "clean logits");
-  const am::TransformerRun clean_base = clean;  // the ablation's base (Patching::make takes the runs)
-  const auto patching = value_or_exit(am::Patching::make(std::move(clean), std::move(corrupt), metric, -1), "patching");
-  std::printf("metric:   clean %.6f, corrupted %.6f\n", patching.clean_metric(), patching.corrupt_metric());
+// The SmolLM2 checkpoint, its clean and corrupted runs (captured) and the patching between them, made once.
+struct Smol {
+  std::shared_ptr<const am::TransformerModel> model;
+  std::unique_ptr<am::TransformerRunner> runner;
+  am::TransformerRun clean_base;
+  attn::RowVector clean_row;
+  am::MetricSpec metric{am::Metric::LogitDiff, kAnswer, kWrong};
+  std::optional<am::Patching> patching;
+  std::map<std::string, std::vector<double>> values;  // each sweep's first run
 
-  struct Case {
-    const char* name;
-    const char* what;
-    std::function<std::vector<double>()> run;
-  };
-  const Case cases[] = {
-      {"ablation", "zero ablation of each head alone (rerun per head)",
-       [&] { return ablation_sweep(runner, clean_base, metric, clean_row, args.cells); }},
-      {"heads", "Patching::sweep(Sweep::Heads)",
-       [&] { return patching_sweep(runner, patching, am::Sweep::Heads, args.cells); }},
-      {"resid", "Patching::sweep(Sweep::LayersPositions)",
-       [&] { return patching_sweep(runner, patching, am::Sweep::LayersPositions, args.cells); }},
-  };
-  std::vector<std::vector<double>> first(std::size(cases));
-  for (std::size_t k = 0; k < std::size(cases); ++k) {
-    Timing t;
-    for (int r = 0; r < args.repetitions; ++r) {
-      const auto t0 = Clock::now();
-      auto values = cases[k].run();
-      t.ms.push_back(ms_since(t0));
-      t.cells = static_cast<int>(values.size());
-      if (r == 0) first[k] = std::move(values);
-    }
-    report(cases[k].name, cases[k].what, t);
-  }
-  if (!args.values.empty()) {
-    std::ofstream out(args.values);
+  void write_values() const {
+    if (g_args.values.empty()) return;
+    std::ofstream out(g_args.values);
     char buf[96];
-    std::snprintf(buf, sizeof buf, "  \"clean_metric\": %.9g,\n  \"corrupt_metric\": %.9g,\n", patching.clean_metric(),
-                  patching.corrupt_metric());
+    std::snprintf(buf, sizeof buf, "  \"clean_metric\": %.9g,\n  \"corrupt_metric\": %.9g,\n", patching->clean_metric(),
+                  patching->corrupt_metric());
     out << "{\n" << buf;
-    for (std::size_t k = 0; k < std::size(cases); ++k)
-      write_values(out, cases[k].name, first[k], k + 1 == std::size(cases));
+    std::size_t k = 0;
+    for (const auto& [name, v] : values) ::write_values(out, name.c_str(), v, ++k == values.size());
     out << "}\n";
   }
-  return 0;
+};
+
+Smol& smol() {
+  static Smol s = [] {
+    Smol m;
+    if (!fs::exists(g_args.smol / "model.safetensors")) {
+      std::fprintf(stderr, "bench_interventions: %s not found; write it with `bench_decoder --prepare`\n",
+                   (g_args.smol / "model.safetensors").c_str());
+      std::exit(2);
+    }
+    m.model = attn::bench::load_or_exit<am::TransformerModel>(g_args.smol, "bench_interventions");
+    m.runner = std::make_unique<am::TransformerRunner>(m.model);
+    const int vocab = m.model->config().vocab_size;
+    am::RunOptions capture;
+    capture.capture = true;
+    capture.top_k = 0;
+    const auto ids = clean_ids(kTokens, vocab);
+    auto clean = value_or_exit(m.runner->run_ids(ids, {}, capture), "clean run");
+    auto corrupt = value_or_exit(m.runner->run_ids(corrupted_ids(ids, vocab), {}, capture), "corrupted run");
+    m.clean_row = value_or_exit(am::measured_logits(clean, -1), "clean logits");
+    m.clean_base = clean;  // the ablation's base (Patching::make takes the runs)
+    m.patching.emplace(
+        value_or_exit(am::Patching::make(std::move(clean), std::move(corrupt), m.metric, -1), "patching"));
+    std::fprintf(stderr, "bench_interventions: metric clean %.6f, corrupted %.6f\n", m.patching->clean_metric(),
+                 m.patching->corrupt_metric());
+    return m;
+  }();
+  return s;
 }
 
-// One ablated re-run after a click on GPT-2 small's shape: head 0 of layer L zeroed in the captured run.
-int click_cases(const Args& args) {
-  const fs::path dir = attn::bench::bench_dir() / "gpt2-small";
-  if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json")) attn::bench::make_gpt2(dir);
-  const auto model = attn::bench::load_or_exit<am::TransformerModel>(dir, "bench_interventions");
-  const auto& c = model->config();
-  std::printf("model:    %s: %d layers x %d heads, d %d, random weights; %d tokens (bench_transformer's ids)\n",
-              dir.c_str(), c.layers, c.heads, c.hidden, kGpt2Tokens);
-  std::vector<int> ids(kGpt2Tokens);
-  attn::SplitMix64 rng(99);
-  for (auto& id : ids) id = static_cast<int>(rng.uniform() * (c.vocab_size - 1));
-  am::TransformerRunner runner(model);
-  am::RunOptions capture;
-  capture.capture = true;
-  const auto t0 = Clock::now();
-  const auto base = value_or_exit(runner.run_ids(ids, {}, capture), "captured run");
-  std::printf("setup:    the captured run: %.1f ms (the run the click starts from; not timed below)\n", ms_since(t0));
-  const int reps = std::max(5, args.repetitions * 3);
-  for (const int layer : {0, c.layers / 2 - 1, c.layers - 1}) {
-    const int view = std::min(layer + 1, c.layers - 1);
-    Timing total, in_view;
-    for (int r = 0; r < reps; ++r) {
-      am::RunOptions o;
-      o.edits = {am::Edit{am::Site::Z, layer, 0, -1, am::Edit::Kind::Zero, nullptr}};
-      const auto start = Clock::now();
-      double view_ms = -1;
-      o.on_layer = [&](const attn::LayeredTrace& so_far) {
-        if (view_ms < 0 && static_cast<int>(so_far.layers.size()) > view) view_ms = ms_since(start);
-        return true;
-      };
-      const auto run = value_or_exit(runner.rerun(base, o), "ablated re-run");
-      total.ms.push_back(ms_since(start));
-      in_view.ms.push_back(view_ms);
-      if (static_cast<int>(run.attention.layers.size()) != c.layers) {
-        std::fprintf(stderr, "bench_interventions: the re-run holds %zu layers, not %d\n", run.attention.layers.size(),
-                     c.layers);
-        return 1;
-      }
+void run_sweep(benchmark::State& state, const char* name, const std::function<std::vector<double>(Smol&)>& sweep) {
+  Smol& m = smol();
+  std::size_t cells = 0;
+  double ms = 0;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto values = sweep(m);
+    ms += ms_since(start);
+    cells = values.size();
+    if (!m.values.contains(name)) {
+      m.values[name] = std::move(values);
+      m.write_values();
     }
-    total.cells = in_view.cells = 1;
-    const std::string name = "click_L" + std::to_string(layer);
-    std::printf("%s: head %d.0 zeroed; layer in view %d\n", name.c_str(), layer, view);
-    report((name + "_view").c_str(), "until on_layer delivers the layer in view", in_view);
-    report((name + "_total").c_str(), "the whole re-run", total);
-    std::printf("           target: under 100 ms: %s\n", total.median() < 100 ? "MET" : "NOT MET");
   }
-  return 0;
+  state.counters["cells"] = static_cast<double>(cells);
+  state.counters["ms_per_cell"] =
+      ms / static_cast<double>(state.iterations()) / static_cast<double>(std::max<std::size_t>(1, cells));
 }
+
+void BM_SweepAblation(benchmark::State& state) {
+  run_sweep(state, "ablation",
+            [](Smol& m) { return ablation_sweep(*m.runner, m.clean_base, m.metric, m.clean_row, cell_limit()); });
+}
+void BM_SweepHeads(benchmark::State& state) {
+  run_sweep(state, "heads",
+            [](Smol& m) { return patching_sweep(*m.runner, *m.patching, am::Sweep::Heads, cell_limit()); });
+}
+void BM_SweepLayersPositions(benchmark::State& state) {
+  run_sweep(state, "resid",
+            [](Smol& m) { return patching_sweep(*m.runner, *m.patching, am::Sweep::LayersPositions, cell_limit()); });
+}
+BENCHMARK(BM_SweepAblation)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SweepHeads)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SweepLayersPositions)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+struct Gpt2 {
+  std::shared_ptr<const am::TransformerModel> model;
+  std::unique_ptr<am::TransformerRunner> runner;
+  am::TransformerRun base;
+};
+
+Gpt2& gpt2() {
+  static Gpt2 g = [] {
+    Gpt2 m;
+    const fs::path dir = attn::bench::bench_dir() / "gpt2-small";
+    if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json")) attn::bench::make_gpt2(dir);
+    m.model = attn::bench::load_or_exit<am::TransformerModel>(dir, "bench_interventions");
+    m.runner = std::make_unique<am::TransformerRunner>(m.model);
+    std::vector<int> ids(kGpt2Tokens);
+    attn::SplitMix64 rng(99);  // bench_transformer's ids
+    for (auto& id : ids) id = static_cast<int>(rng.uniform() * (m.model->config().vocab_size - 1));
+    am::RunOptions capture;
+    capture.capture = true;
+    m.base = value_or_exit(m.runner->run_ids(ids, {}, capture), "captured run");
+    return m;
+  }();
+  return g;
+}
+
+// Head 0 of layer L zeroed in the captured run; the manual time is until the layer in view arrives.
+void BM_ClickRerun(benchmark::State& state) {
+  Gpt2& g = gpt2();
+  const int layers = g.model->config().layers;
+  const int layer = std::min(static_cast<int>(state.range(0)), layers - 1);
+  const int view = std::min(layer + 1, layers - 1);
+  double total = 0;
+  for (auto _ : state) {
+    am::RunOptions o;
+    o.edits = {am::Edit{am::Site::Z, layer, 0, -1, am::Edit::Kind::Zero, nullptr}};
+    const auto start = Clock::now();
+    double view_ms = -1;
+    o.on_layer = [&](const attn::LayeredTrace& so_far) {
+      if (view_ms < 0 && static_cast<int>(so_far.layers.size()) > view) view_ms = ms_since(start);
+      return true;
+    };
+    const auto run = value_or_exit(g.runner->rerun(g.base, o), "ablated re-run");
+    total += ms_since(start);
+    if (static_cast<int>(run.attention.layers.size()) != layers || view_ms < 0) {
+      state.SkipWithError("the re-run did not deliver every layer");
+      return;
+    }
+    state.SetIterationTime(view_ms / 1e3);
+  }
+  state.counters["view_layer"] = view;
+  state.counters["total_ms"] = benchmark::Counter(total, benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_ClickRerun)
+    ->ArgName("layer")
+    ->Arg(0)
+    ->Arg(5)
+    ->Arg(11)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->MinTime(0.5);
 
 }  // namespace
 
@@ -268,39 +298,31 @@ int main(int argc, char** argv) {
   const auto threads = attn::bench::take_threads(argc, argv, "bench_interventions");
   if (!threads) return 2;
   omp_set_num_threads(threads->count);
-  Args args;
-  args.smol = attn::bench::bench_dir() / "smollm2-135m-bf16";
+  g_args.smol = attn::bench::bench_dir() / "smollm2-135m-bf16";
+  int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    const auto number = [&](std::string_view prefix, int& out) {
-      if (!attn::bench::parse_thread_count(arg.substr(prefix.size()), out)) {
-        std::fprintf(stderr, "bench_interventions: %.*s needs a positive integer\n", static_cast<int>(prefix.size()),
-                     prefix.data());
-        std::exit(2);
-      }
-    };
-    if (arg.starts_with("--repetitions=")) {
-      number("--repetitions=", args.repetitions);
-    } else if (arg.starts_with("--cells=")) {
-      number("--cells=", args.cells);
-    } else if (arg.starts_with("--values=")) {
-      args.values = arg.substr(std::string_view("--values=").size());
+    if (arg.starts_with("--values=")) {
+      g_args.values = arg.substr(std::string_view("--values=").size());
     } else if (arg.starts_with("--smol=")) {
-      args.smol = arg.substr(std::string_view("--smol=").size());
+      g_args.smol = arg.substr(std::string_view("--smol=").size());
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_interventions [--threads=N] [--repetitions=R] [--cells=N] [--values=FILE] "
-                   "[--smol=DIR]\n");
-      return 2;
+      argv[kept++] = argv[i];
     }
   }
-  std::printf("threads:  %d (%s), omp_get_max_threads() %d\n", threads->count, threads->source.c_str(),
-              omp_get_max_threads());
-  if (args.cells > 0)
-    std::printf(
-        "SMOKE:    --cells=%d: each sweep stops after its first %d cells; these times are NOT the issue's "
-        "figures\n",
-        args.cells, args.cells);
-  if (const int rc = smol_cases(args); rc != 0) return rc;
-  return click_cases(args);
+  argc = kept;
+  benchmark::AddCustomContext("attn_threads", std::to_string(threads->count));
+  benchmark::AddCustomContext("attn_threads_source", threads->source);
+  benchmark::AddCustomContext("smollm2", g_args.smol.string() +
+                                             ", 32 tokens, corrupted at positions 3 and 17, "
+                                             "logit-diff of tokens 1000 and 2000");
+  benchmark::AddCustomContext("gpt2", "GPT-2 small shape, random weights, 128 tokens");
+  if (cell_limit() > 0)
+    benchmark::AddCustomContext("SMOKE", "ATTN_BENCH_CELLS=" + std::to_string(cell_limit()) +
+                                             ": each sweep stops after its first cells; NOT the issue's figures");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }

@@ -16,10 +16,10 @@ last position; recovery = (metric - corrupted) / (clean - corrupted). Each forwa
 logits only (TransformerLens computes every position's: this peer is the faster of the two).
 
   python3 -m tests.bench.torch_interventions_peer --checkpoint DIR [--threads 2] [--repetitions 3] [--cells N]
-      [--engine-values FILE]
+      [--values FILE]
 
---cells N (SMOKE RUNS ONLY) stops each sweep after its first N cells. --engine-values FILE (bench_interventions
---values) compares the first repetition's values with the engine's and reports the largest differences. JSON on
+--cells N (SMOKE RUNS ONLY) stops each sweep after its first N cells. --values FILE writes the metrics and the first
+repetition's values of each sweep as bench_interventions --values does (the runner compares the two). JSON on
 stdout. Refuses (exit 3) to time torch over the reference BLAS (see torch_mha_peer.check_torch_blas).
 """
 
@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--cells", type=int, default=0, help="smoke runs only: the first N cells of each sweep")
-    ap.add_argument("--engine-values", help="bench_interventions --values output, to compare with")
+    ap.add_argument("--values", help="write the metrics and each sweep's values here (as bench_interventions does)")
     args = ap.parse_args()
 
     import torch
@@ -155,18 +155,9 @@ def main():
             results[name] = {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
                              "cells": len(first[name])}
 
-    compare = None
-    if args.engine_values:
-        with open(args.engine_values) as f:
-            engine = json.load(f)
-        compare = {"clean_metric": abs(engine["clean_metric"] - clean_metric),
-                   "corrupt_metric": abs(engine["corrupt_metric"] - corrupt_metric)}
-        for name in results:
-            a, b = engine[name], first[name]
-            if len(a) != len(b):
-                compare[name] = f"cell counts differ: engine {len(a)}, torch {len(b)}"
-            else:
-                compare[name] = max((abs(x - y) for x, y in zip(a, b)), default=0.0)
+    if args.values:
+        with open(args.values, "w") as f:
+            json.dump(dict(clean_metric=clean_metric, corrupt_metric=corrupt_metric, **first), f)
     print(json.dumps({
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
@@ -178,7 +169,6 @@ def main():
         "clean_metric": clean_metric,
         "corrupt_metric": corrupt_metric,
         "results": results,
-        "max_abs_diff_vs_engine": compare,
     }, indent=1))
     return 0
 
