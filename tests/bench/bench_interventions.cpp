@@ -18,6 +18,8 @@
 //                              (L = 0, 5, 11); the time is until on_layer delivers the layer in view (L + 1, the first
 //                              whose maps the ablation changes; the last layer for L = 11), the counter total_ms the
 //                              whole re-run. Target: under 100 ms.
+//   BM_ResidCell/position:P    one cell of the layers x positions sweep (layer 0, position P): what skipping the rows
+//                              before the patched position buys (the engine alone; the runner does not run it)
 // The captured runs each case starts from are made once, before timing, and are not timed.
 //
 // torch_interventions_peer.py runs the same three sweeps TransformerLens's way (a full forward with hooks per cell)
@@ -231,6 +233,27 @@ void BM_SweepLayersPositions(benchmark::State& state) {
 BENCHMARK(BM_SweepAblation)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SweepHeads)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SweepLayersPositions)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Where a cell's time goes (not compared with torch): one cell of the layers x positions sweep at layer 0, position
+// P; a decoder recomputes rows P..31 of every layer only, so the time against P shows what skipping the rows before
+// the patched position buys.
+void BM_ResidCell(benchmark::State& state) {
+  Smol& m = smol();
+  const int position = static_cast<int>(state.range(0));
+  const auto edit = m.patching->edit(am::Sweep::LayersPositions, am::SweepCell{0, -1, position});
+  for (auto _ : state) benchmark::DoNotOptimize(value_or_exit(m.patching->metric_with(*m.runner, {edit}), "cell"));
+  state.counters["rows"] = kTokens - position;
+}
+BENCHMARK(BM_ResidCell)
+    ->ArgName("position")
+    ->Arg(0)
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(24)
+    ->Arg(28)
+    ->Arg(31)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 struct Gpt2 {
   std::shared_ptr<const am::TransformerModel> model;
