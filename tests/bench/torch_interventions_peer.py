@@ -85,7 +85,7 @@ def main():
         logits = forward_last(torch, model, ids)[0][0]
         return float(logits[ANSWER] - logits[WRONG])
 
-    def hooked(ids, module, hook, pre_layer=False):
+    def hooked(ids, module, hook):
         handle = module.register_forward_pre_hook(hook)
         try:
             return metric(ids)
