@@ -97,7 +97,7 @@ class TestTransformerIntervention : public QObject {
     // The plain run kept beside it (captured: the same sums in another order, within float rounding).
     QVERIFY(std::abs(probabilityOf(*wb.outcome()->plainRun, "i") - before) < 1e-5);
     const QStringList lines = listed(*wb.predictions());
-    QVERIFY2(lines.filter(u"0.541 \u2192 0.067"_s).size() == 1, qPrintable(lines.join(u'\n')));
+    QVERIFY2(lines.filter(u"0.541 \u2192 0.067  (-0.474)"_s).size() == 1, qPrintable(lines.join(u'\n')));
     QVERIFY2(wb.matrixTitle()->text().contains(u"ablated (zero): 1.1, 1.2, 1.3"_s),
              qPrintable(wb.matrixTitle()->text()));
     QVERIFY(wb.restoreButton()->isEnabled());
@@ -184,7 +184,7 @@ class TestTransformerIntervention : public QObject {
     QVERIFY(wb.matrixTitle()->text().contains(u"B \u2212 A"_s));
     // Both predictions side by side.
     const QStringList lines = listed(*wb.predictions());
-    QVERIFY2(lines.filter(u"A (position"_s).size() == 1 && lines.filter(u"|"_s).size() >= 5,
+    QVERIFY2(lines.filter(u"A at 19"_s).size() == 1 && lines.filter(u"\u2502"_s).size() >= 5,
              qPrintable(lines.join(u'\n')));
 
     // Side by side on demand: A in the matrix (its own colours), B beside it.

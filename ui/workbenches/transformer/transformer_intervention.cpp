@@ -9,6 +9,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFontDatabase>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -269,6 +270,12 @@ bool TransformerWorkbench::updateInterventionPredictions() {
     font.setBold(true);
     item->setFont(font);
   };
+  // Monospaced, so that the columns (before and after, A and B) line up.
+  const auto line = [this](const QString& text) {
+    auto* item = new QListWidgetItem(text, predictions_);
+    item->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    return item;
+  };
   const auto number = [](std::optional<double> p) { return p ? QString::number(*p, 'f', 3) : u"?"_s; };
   if (outcome_->plainRun) {
     const auto& plain = *outcome_->plainRun;
@@ -288,9 +295,9 @@ bool TransformerWorkbench::updateInterventionPredictions() {
       }
       for (const auto& [id, text] : tokens) {
         const auto p0 = probability(plain, before.position, id), p1 = probability(run, before.position, id);
-        predictions_->addItem(u"   %1   %2 \u2192 %3   (%4)"_s.arg(render::tokenLabel(text, 16))
-                                  .arg(number(p0), number(p1))
-                                  .arg(p0 && p1 ? QString::asprintf("%+.3f", *p1 - *p0) : QString()));
+        line(u"%1 %2 \u2192 %3  (%4)"_s.arg(render::tokenLabel(text, 12).leftJustified(6))
+                 .arg(number(p0), number(p1))
+                 .arg(p0 && p1 ? QString::asprintf("%+.3f", *p1 - *p0) : QString()));
       }
     }
   }
@@ -300,15 +307,19 @@ bool TransformerWorkbench::updateInterventionPredictions() {
     for (std::size_t i = 0; i < n; ++i) {
       const auto* pa = i < run.predictions.size() ? &run.predictions[i] : nullptr;
       const auto* pb = i < b.predictions.size() ? &b.predictions[i] : nullptr;
-      header(tr("A (position %1)   |   B (position %2)")
-                 .arg(pa ? QString::number(pa->position) : u"-"_s, pb ? QString::number(pb->position) : u"-"_s));
+      const auto at = [](const attn::models::Prediction* p) { return p ? QString::number(p->position) : u"-"_s; };
+      auto* top = line(u"%1 \u2502 %2"_s.arg(tr("A at %1").arg(at(pa)).leftJustified(14), tr("B at %1").arg(at(pb))));
+      QFont font = top->font();
+      font.setBold(true);
+      top->setFont(font);
       const std::size_t rows = std::max(pa ? pa->top.size() : 0, pb ? pb->top.size() : 0);
       const auto cell = [](const attn::models::Prediction* p, std::size_t r) {
         if (!p || r >= p->top.size()) return QString();
-        return u"%1 %2"_s.arg(render::tokenLabel(p->top[r].text, 12)).arg(double(p->top[r].probability), 0, 'f', 3);
+        return u"%1 %2"_s.arg(render::tokenLabel(p->top[r].text, 12).leftJustified(6))
+            .arg(double(p->top[r].probability), 0, 'f', 3);
       };
       for (std::size_t r = 0; r < rows; ++r) {
-        predictions_->addItem(u"   %1   |   %2"_s.arg(cell(pa, r).leftJustified(20), cell(pb, r)));
+        line(u"%1 \u2502 %2"_s.arg(cell(pa, r).leftJustified(14), cell(pb, r)));
       }
     }
   }
