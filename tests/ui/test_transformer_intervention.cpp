@@ -11,11 +11,15 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QStandardItemModel>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -118,6 +122,16 @@ class TestTransformerIntervention : public QObject {
     QVERIFY(magentaOnEdge(1, 2) > 5);
     QCOMPARE(magentaOnEdge(0, 2), 0);
 
+    // Another head: a re-run of the same captured plain run (nothing before the ablated layer recomputed).
+    const auto* captured = wb.outcome()->plainRun.get();
+    QVERIFY(captured->activations != nullptr);
+    wb.toggleAblation(1, 3);
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->request.ablated.size() == 2, 30000);
+    QCOMPARE(wb.outcome()->plainRun.get(), captured);
+    wb.toggleAblation(1, 3);
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->request.ablated.size() == 3, 30000);
+    QCOMPARE(probabilityOf(*wb.outcome()->run, "i"), after);
+
     // A new text keeps the ablated heads and runs again with them.
     wb.setText(QString::fromLatin1(kCorrupt));
     QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->request.text == kCorrupt, 30000);
@@ -154,6 +168,23 @@ class TestTransformerIntervention : public QObject {
     QVERIFY(items->item(resample)->toolTip().contains(u"Compare"_s));
     wb.setCompare(true, QString::fromLatin1(kCorrupt));
     QVERIFY(items->item(resample)->isEnabled());
+
+    // Resampled from B: the copying heads' outputs are B's, which read "x" where A has "i".
+    const double before = probabilityOf(*wb.outcome()->run, "i");
+    wb.setAblationMode(attn::models::AblationMode::Resample);
+    wb.setAblatedHeads({{1, 1}, {1, 2}, {1, 3}});
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->request.ablated.size() == 3, 30000);
+    QVERIFY2(wb.outcome()->interventionError.isEmpty(), qPrintable(wb.outcome()->interventionError));
+    QVERIFY(wb.outcome()->plainRun != nullptr);
+    QVERIFY(probabilityOf(*wb.outcome()->run, "x") > 0.2);
+    QVERIFY(probabilityOf(*wb.outcome()->run, "i") < before / 2);
+    QVERIFY(wb.matrixTitle()->text().contains(u"ablated (resample from B): 1.1, 1.2, 1.3"_s));
+
+    // B of another length cannot be resampled from: said, and the plain run shown.
+    wb.setCompare(true, QString::fromLatin1(kCorrupt) + u"z"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->request.compare == std::string(kCorrupt) + "z", 30000);
+    QVERIFY(wb.interventionNote()->text().contains(u"same token count: A is 20 tokens, B is 21"_s));
+    QCOMPARE(probabilityOf(*wb.outcome()->run, "i"), probabilityOf(*wb.outcome()->plainRun, "i"));
   }
 
   void compareShowsTheDifferenceOfTheTwoRuns() {
@@ -187,12 +218,30 @@ class TestTransformerIntervention : public QObject {
     QVERIFY2(lines.filter(u"A at 19"_s).size() == 1 && lines.filter(u"\u2502"_s).size() >= 5,
              qPrintable(lines.join(u'\n')));
 
+    // Exported as the tab's other views: the picture, and the difference as CSV.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    for (const char* name : {"diff.png", "diff.svg", "diff.pdf"}) {
+      const QString path = dir.filePath(QString::fromLatin1(name));
+      const auto ok = wb.exportView(path, TransformerWorkbench::View::Matrix);
+      QVERIFY2(ok.has_value(), ok ? "" : ok.error().message().c_str());
+      QVERIFY(QFileInfo(path).size() > 1000);
+    }
+    const QString csv = dir.filePath(u"diff.csv"_s);
+    QVERIFY(wb.exportMatrix(csv).has_value());
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(QString::fromUtf8(file.readAll()).contains(u",-0."_s));  // negative: a difference, not weights
+
     // Side by side on demand: A in the matrix (its own colours), B beside it.
     wb.setCompareShow(TransformerWorkbench::CompareShow::SideBySide);
     QVERIFY(wb.compareHeatmap()->isVisible());
     QCOMPARE(wb.heatmap()->colormap(), wb.colormap());
     QVERIFY(wb.compareHeatmap()->map()->weights == b->weights);
     QVERIFY(wb.currentMatrix()->weights == a->weights);
+    const QString both = dir.filePath(u"both.png"_s);
+    QVERIFY(wb.exportView(both, TransformerWorkbench::View::Matrix).has_value());
+    QVERIFY(QImage(both).width() >= wb.heatmap()->width() + wb.compareHeatmap()->width());
 
     // Off: the matrix is A's alone again.
     wb.setCompareShow(TransformerWorkbench::CompareShow::Difference);

@@ -217,6 +217,12 @@ void TransformerWorkbench::updateInterventionViews() {
   }
   QStringList notes;
   if (outcome_ && !outcome_->interventionError.isEmpty()) notes.append(outcome_->interventionError);
+  if ((!ablated_.empty() || comparing) && source_ && (!source_->model || source_->isVision())) {
+    notes.append(source_->model ? tr("ablation and Compare run on text models: this ViT's run is shown as it is")
+                                : tr("a dump holds attention only: nothing can be ablated or compared"));
+  } else if ((!ablated_.empty() || comparing) && outcome_ && outcome_->request.generation) {
+    notes.append(tr("a generated run is shown without ablation or Compare: change the text to run them"));
+  }
   const bool wasDifference = differenceShown_;
   differenceShown_ = false;
   bool sideBySide = false;
