@@ -4,7 +4,9 @@
 #include "session/session.h"
 #include "ui_test_support.h"
 #include "views/head_grid_view.h"
+#include "models/head_stats_model.h"
 #include "views/heatmap_view.h"
+#include "views/token_lines_view.h"
 #include "workbenches/transformer/transformer_workbench.h"
 #include "workbenches/transformer/transformer_worker.h"
 
@@ -121,6 +123,15 @@ class TestTransformerIntervention : public QObject {
     };
     QVERIFY(magentaOnEdge(1, 2) > 5);
     QCOMPARE(magentaOnEdge(0, 2), 0);
+    // ... in the head view's swatches of layer 1, and in the statistics table's rows.
+    wb.tokenLines()->setLayer(1);
+    QVERIFY(wb.tokenLines()->isHeadAblated(2) && !wb.tokenLines()->isHeadAblated(0));
+    wb.tokenLines()->setLayer(0);
+    QVERIFY(!wb.tokenLines()->isHeadAblated(2));
+    const int row = wb.statsModel()->rowOf(1, 2);
+    QVERIFY(row >= 0);
+    QVERIFY(wb.statsModel()->index(row, 0).data(Qt::BackgroundRole).isValid());
+    QVERIFY(!wb.statsModel()->index(wb.statsModel()->rowOf(0, 2), 0).data(Qt::BackgroundRole).isValid());
 
     // Another head: a re-run of the same captured plain run (nothing before the ablated layer recomputed).
     const auto* captured = wb.outcome()->plainRun.get();

@@ -3,9 +3,11 @@
 // worker's (transformer_intervention_worker.cpp); this draws what they return.
 #include "workbenches/transformer/transformer_workbench.h"
 
+#include "models/head_stats_model.h"
 #include "render/strings.h"
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
+#include "views/token_lines_view.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -205,6 +207,8 @@ void TransformerWorkbench::updateInterventionViews() {
   const bool comparing = compareCheck_->isChecked();
   std::vector<QPoint> outlined;
   for (const auto& h : ablated_) outlined.emplace_back(h.head, h.layer);
+  tokenLines_->setAblatedHeads(outlined);
+  statsModel_->setAblated(outlined);
   headGrid_->setAblated(std::move(outlined));
   restoreButton_->setEnabled(!ablated_.empty());
   compareEdit_->setEnabled(comparing);
