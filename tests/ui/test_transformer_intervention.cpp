@@ -275,6 +275,14 @@ class TestTransformerIntervention : public QObject {
              u"A is %1 tokens, B is %2: the maps cannot be aligned by position"_s.arg(nA).arg(nB));
     QVERIFY(wb.compareHeatmap()->isVisible());
     QVERIFY(wb.heatmap()->rangeMode() != render::RangeMode::Symmetric);
+
+    // A head the model does not have (a session of another model): said, nothing ablated, no frame drawn off grid.
+    wb.setAblatedHeads({{5, 0}});
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->request.ablated.size() == 1, 30000);
+    QVERIFY2(wb.interventionNote()->text().contains(
+                 u"head 5.0 is not in this model (2 layers x 4 heads): nothing is ablated"_s),
+             qPrintable(wb.interventionNote()->text()));
+    QCOMPARE(probabilityOf(*wb.outcome()->run, "i"), probabilityOf(*wb.outcome()->plainRun, "i"));
   }
 
   void aSessionKeepsTheInterventions() {

@@ -150,6 +150,7 @@ void paintHeadGrid(QPainter& painter, const HeadGridScene& scene, const HeadGrid
     painter.drawRect(QRectF(r).adjusted(-width / 2 - 1, -width / 2 - 1, width / 2 + 1, width / 2 + 1));
   };
   for (const QPoint& at : scene.ablated) {
+    if (at.y() < 0 || at.y() >= layout.layers || at.x() < 0 || at.x() >= layout.heads) continue;  // another model's
     const QRectF r = QRectF(layout.tileRect(at.y(), at.x())).adjusted(1.5, 1.5, -1.5, -1.5);
     painter.setBrush(Qt::NoBrush);
     painter.setPen(QPen(scene.ablation, 3.0, Qt::DashLine));
