@@ -109,6 +109,11 @@ Session sample() {
   t.seed = 123456789;
   t.generated = true;
   t.step = 5;
+  t.ablated = "1.1,1.2";
+  t.ablation = TransformerSection::Ablation::Resample;
+  t.compare = true;
+  t.compare_text = "abcdefghxjkl";
+  t.compare_show = TransformerSection::CompareShow::SideBySide;
   return s;
 }
 
@@ -571,6 +576,12 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
          j["tabs"]["transformer"]["image"] = {{"sample", "A B"}};
        },
        ErrorKind::OutOfRange, "\"sample\"", "\"transformer\""},
+      {"transformer ablation mode", [](ojson& j) { j["tabs"]["transformer"]["intervene"]["ablation"] = "half"; },
+       ErrorKind::OutOfRange, "\"ablation\"", "\"intervene\""},
+      {"transformer compare", [](ojson& j) { j["tabs"]["transformer"]["intervene"]["compare"] = "yes"; },
+       ErrorKind::Malformed, "\"compare\"", "\"intervene\""},
+      {"transformer compare show", [](ojson& j) { j["tabs"]["transformer"]["intervene"]["compare_show"] = 2; },
+       ErrorKind::Malformed, "\"compare_show\"", "\"intervene\""},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);

@@ -1,6 +1,9 @@
 #include "models/head_stats_model.h"
 #include "render/strings.h"
 
+#include <QColor>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -65,6 +68,11 @@ QVariant HeadStatsModel::data(const QModelIndex& index, int role) const {
       return std::isfinite(v) ? v : -std::numeric_limits<double>::infinity();
     }
     case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::BackgroundRole:
+      if (std::find(ablated_.begin(), ablated_.end(), QPoint(s.head, s.layer)) != ablated_.end()) {
+        return QColor(255, 200, 240);
+      }
+      return {};
     case Qt::ToolTipRole:
       if ((index.column() == Entropy || index.column() == MeanDistance) && !std::isfinite(number(index.column()))) {
         return tr("Not defined: this head has weights outside [0, 1], so its rows are not distributions");
@@ -106,6 +114,12 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, in
     }
   }
   return {};
+}
+
+void HeadStatsModel::setAblated(std::vector<QPoint> heads) {
+  if (heads == ablated_) return;
+  ablated_ = std::move(heads);
+  if (!stats_.empty()) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::BackgroundRole});
 }
 
 }  // namespace attn::ui

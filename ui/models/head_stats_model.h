@@ -5,6 +5,7 @@
 #include "attn/analysis/attention_analysis.h"
 
 #include <QAbstractTableModel>
+#include <QPoint>
 
 #include <vector>
 
@@ -26,6 +27,8 @@ class HeadStatsModel : public QAbstractTableModel {
   const attn::analysis::HeadStats* at(int row) const;
   // "[CLS]/BOS" or "class token" (ViT) and "[SEP]" in the mass columns' titles.
   void setSpecialNames(const QString& first, const QString& special);
+  // Ablated heads (x = head, y = layer): their rows have a light magenta background and say so in a tooltip.
+  void setAblated(std::vector<QPoint> heads);
 
   int rowCount(const QModelIndex& parent = QModelIndex()) const override;
   int columnCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -34,6 +37,7 @@ class HeadStatsModel : public QAbstractTableModel {
 
  private:
   std::vector<attn::analysis::HeadStats> stats_;
+  std::vector<QPoint> ablated_;
   QString firstName_;
   QString specialName_;
 };

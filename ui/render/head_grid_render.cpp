@@ -149,6 +149,17 @@ void paintHeadGrid(QPainter& painter, const HeadGridScene& scene, const HeadGrid
     painter.setBrush(Qt::NoBrush);
     painter.drawRect(QRectF(r).adjusted(-width / 2 - 1, -width / 2 - 1, width / 2 + 1, width / 2 + 1));
   };
+  for (const QPoint& at : scene.ablated) {
+    if (at.y() < 0 || at.y() >= layout.layers || at.x() < 0 || at.x() >= layout.heads) continue;  // another model's
+    const QRectF r = QRectF(layout.tileRect(at.y(), at.x())).adjusted(1.5, 1.5, -1.5, -1.5);
+    painter.setBrush(Qt::NoBrush);
+    painter.setPen(QPen(scene.ablation, 3.0, Qt::DashLine));
+    painter.drawRect(r);
+    const double side = std::max(4.0, std::min(r.width(), r.height()) / 4);
+    painter.setPen(QPen(scene.ablation, 2.0));
+    painter.drawLine(r.topLeft() + QPointF(2, 2), r.topLeft() + QPointF(side, side));
+    painter.drawLine(r.topLeft() + QPointF(side, 2), r.topLeft() + QPointF(2, side));
+  }
   frame(scene.hovered, scene.hover, 2.0);
   frame(scene.selected, scene.selection, 3.0);
   painter.restore();

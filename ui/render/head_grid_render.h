@@ -71,6 +71,10 @@ struct HeadGridScene {
   QColor text = QColor(20, 20, 20);
   QColor selection = QColor(230, 60, 30);
   QColor hover = QColor(40, 120, 220);
+  // Ablated heads (the Transformer tab's ablation): each outlined by a dashed frame inside its tile, a cross in a
+  // corner.
+  std::vector<QPoint> ablated;  // x = head, y = layer
+  QColor ablation = QColor(255, 0, 200);
 };
 
 void paintHeadGrid(QPainter& painter, const HeadGridScene& scene, const HeadGridLayout& layout, const QRect& clip);

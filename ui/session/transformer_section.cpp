@@ -15,6 +15,8 @@ constexpr std::array<std::string_view, 6> kViews = {"head", "model", "stats", "o
 constexpr std::array<std::string_view, 3> kMatrixModes = {"head", "layer-mean", "rollout"};
 constexpr std::array<std::string_view, 3> kFusions = {"mean", "max", "min"};
 constexpr std::array<std::string_view, 2> kOverlaySources = {"rollout", "head"};
+constexpr std::array<std::string_view, 3> kAblations = {"zero", "mean", "resample"};
+constexpr std::array<std::string_view, 2> kCompareShows = {"side-by-side", "difference"};
 }  // namespace
 
 ojson to_json(const TransformerSection& t) {
@@ -40,7 +42,13 @@ ojson to_json(const TransformerSection& t) {
             {"top_p", t.top_p},
             {"seed", t.seed},
             {"generated", t.generated},
-            {"step", t.step}}}};
+            {"step", t.step}}},
+          {"intervene",
+           {{"ablated", t.ablated},
+            {"ablation", kAblations[static_cast<std::size_t>(t.ablation)]},
+            {"compare", t.compare},
+            {"compare_text", t.compare_text},
+            {"compare_show", kCompareShows[static_cast<std::size_t>(t.compare_show)]}}}};
 }
 
 Result<TransformerSection> read_transformer_section(const io::SessionReader& reader, const nlohmann::json& j,
@@ -86,6 +94,17 @@ Result<TransformerSection> read_transformer_section(const io::SessionReader& rea
     ATTN_TRY(g.boolean("generated", s.generated));
     ATTN_TRY(g.whole("step", 0, 4095, s.step));
     g.warn_unknown(warnings);
+  }
+  const nlohmann::json* intervene = nullptr;
+  ATTN_ASSIGN(intervene, m.object("intervene"));
+  if (intervene) {
+    io::SessionMembers v(reader, *intervene, "tabs.transformer.intervene");
+    ATTN_TRY(v.text("ablated", io::kMaxSessionName, s.ablated));
+    ATTN_TRY(v.choice("ablation", kAblations, s.ablation));
+    ATTN_TRY(v.boolean("compare", s.compare));
+    ATTN_TRY(v.text("compare_text", io::kMaxSessionText, s.compare_text));
+    ATTN_TRY(v.choice("compare_show", kCompareShows, s.compare_show));
+    v.warn_unknown(warnings);
   }
   m.warn_unknown(warnings);
   return s;

@@ -43,6 +43,15 @@ struct TransformerSection {
   std::uint64_t seed = 0;    // [0, 1e9]
   bool generated = false;
   int step = 0;  // the scrubbed generated token (0: the first)
+  // Interventions ("intervene"; absent in older sessions: nothing ablated, Compare off): the ablated heads as
+  // "L.H,L.H", the ablation mode, and the Compare input, whether it is on and how its maps are shown.
+  enum class Ablation : std::uint8_t { Zero, Mean, Resample };
+  enum class CompareShow : std::uint8_t { SideBySide, Difference };
+  std::string ablated;
+  Ablation ablation = Ablation::Zero;
+  bool compare = false;
+  std::string compare_text;
+  CompareShow compare_show = CompareShow::Difference;
   friend bool operator==(const TransformerSection&, const TransformerSection&) = default;
 };
 

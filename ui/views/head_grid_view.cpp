@@ -1,6 +1,8 @@
 #include "views/head_grid_view.h"
 
+#include <QContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 
@@ -76,6 +78,7 @@ void HeadGridView::paintEvent(QPaintEvent* event) {
   scene.tiles = &images_;
   scene.selected = selected_;
   scene.hovered = hovered_;
+  scene.ablated = ablated_;
   scene.text = palette().color(QPalette::Text);
   render::paintHeadGrid(painter, scene, gridLayout(), event->rect());
 }
@@ -101,6 +104,10 @@ void HeadGridView::mousePressEvent(QMouseEvent* event) {
   const auto tile = gridLayout().tileAt(event->position().toPoint());
   if (!tile) return;
   setFocus(Qt::MouseFocusReason);
+  if (event->modifiers() & Qt::ControlModifier) {
+    emit ablationToggled(tile->y(), tile->x());
+    return;
+  }
   selected_ = tile;
   update();
   emit headActivated(tile->y(), tile->x());
@@ -117,6 +124,16 @@ void HeadGridView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_Right: at.rx() = std::min(heads() - 1, at.x() + 1); break;
     case Qt::Key_Up: at.ry() = std::max(0, at.y() - 1); break;
     case Qt::Key_Down: at.ry() = std::min(layers() - 1, at.y() + 1); break;
+    case Qt::Key_A:
+      if (selected_) emit ablationToggled(selected_->y(), selected_->x());
+      return;
+    case Qt::Key_Escape:
+      if (ablated_.empty()) {
+        QWidget::keyPressEvent(event);
+        return;
+      }
+      emit restoreRequested();
+      return;
     case Qt::Key_Return:
     case Qt::Key_Enter:
       selected_ = at;
@@ -133,7 +150,26 @@ QImage HeadGridView::renderImage(int width, const QString& title) const {
   render::HeadGridScene scene;
   scene.tiles = &images_;
   scene.selected = selected_;
+  scene.ablated = ablated_;
   return render::headGridImage(scene, layers(), heads(), width, title, font());
+}
+
+void HeadGridView::setAblated(std::vector<QPoint> heads) {
+  if (heads == ablated_) return;
+  ablated_ = std::move(heads);
+  update();
+}
+
+void HeadGridView::contextMenuEvent(QContextMenuEvent* event) {
+  const auto tile = gridLayout().tileAt(event->pos());
+  if (!tile) return;
+  QMenu menu(this);
+  const bool on = std::find(ablated_.begin(), ablated_.end(), *tile) != ablated_.end();
+  const QString name = QStringLiteral("%1.%2").arg(tile->y()).arg(tile->x());
+  menu.addAction(on ? tr("Restore head %1").arg(name) : tr("Ablate head %1").arg(name), this,
+                 [this, t = *tile] { emit ablationToggled(t.y(), t.x()); });
+  if (!ablated_.empty()) menu.addAction(tr("Restore all heads"), this, [this] { emit restoreRequested(); });
+  menu.exec(event->globalPos());
 }
 
 }  // namespace attn::ui

@@ -3,6 +3,9 @@
 // 12 x 12 model stays one cheap widget. Hovering highlights a tile; a click, or Enter on the keyboard
 // selection (arrow keys), opens that head. The tiles fill the widget (HeadGridLayout::fill), down to a
 // minimum size: put it in a QScrollArea with widgetResizable, and a big model scrolls.
+// Ablation (the Transformer tab): Ctrl+click on a tile, the context menu's "Ablate head L.H" or A on the keyboard
+// selection asks to toggle that head's ablation (ablationToggled); Escape asks to restore every head. The ablated heads
+// (setAblated) are outlined with a dashed magenta frame and a cross.
 #pragma once
 
 #include "render/colormap.h"
@@ -40,12 +43,17 @@ class HeadGridView : public QWidget {
   const std::vector<QImage>& tileImages() const { return images_; }
   QImage renderImage(int width, const QString& title) const;
 
+  void setAblated(std::vector<QPoint> heads);  // x = head, y = layer
+  const std::vector<QPoint>& ablated() const { return ablated_; }
+
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
  signals:
   void headActivated(int layer, int head);
   void headHovered(int layer, int head);  // -1, -1 when the pointer leaves the tiles
+  void ablationToggled(int layer, int head);
+  void restoreRequested();
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -54,6 +62,7 @@ class HeadGridView : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
   static constexpr int kMinTile = 28;
@@ -68,6 +77,7 @@ class HeadGridView : public QWidget {
   render::Colormap colormap_ = render::Colormap::Viridis;
   std::optional<QPoint> selected_;
   std::optional<QPoint> hovered_;
+  std::vector<QPoint> ablated_;
 };
 
 }  // namespace attn::ui

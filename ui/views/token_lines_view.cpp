@@ -102,6 +102,12 @@ class HeadSwatchBar : public QWidget {
       painter.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 3, 3);
       painter.setPen(on ? QColor(Qt::white) : palette().color(QPalette::Text));
       painter.drawText(r, Qt::AlignCenter, QString::number(h));
+      if (view_->isHeadAblated(h)) {
+        const QColor ablation(255, 0, 200);
+        painter.setBrush(Qt::NoBrush);
+        painter.setPen(QPen(ablation, 2.0, Qt::DashLine));
+        painter.drawRoundedRect(QRectF(r).adjusted(-1.5, -1.5, 1.5, 1.5), 3, 3);
+      }
     }
   }
   void mousePressEvent(QMouseEvent* event) override {
@@ -114,7 +120,9 @@ class HeadSwatchBar : public QWidget {
   }
   void mouseMoveEvent(QMouseEvent* event) override {
     const int head = headAt(event->position().toPoint());
-    setToolTip(head >= 0 ? QObject::tr("Head %1: click to show or hide, double-click to show it alone").arg(head)
+    setToolTip(head >= 0 ? QObject::tr("Head %1%2: click to show or hide, double-click to show it alone")
+                               .arg(head)
+                               .arg(view_->isHeadAblated(head) ? QObject::tr(" (ablated)") : QString())
                          : QString());
   }
 
@@ -361,6 +369,16 @@ QImage TokenLinesView::renderImage(int width) const {
   return render::tokenLinesImage(
       s, width, tr("Head view \u00b7 layer %1 \u00b7 %2 of %3 heads").arg(layer_).arg(s.heads.size()).arg(headCount()),
       font());
+}
+
+void TokenLinesView::setAblatedHeads(std::vector<QPoint> heads) {
+  if (heads == ablated_) return;
+  ablated_ = std::move(heads);
+  swatches_->update();
+}
+
+bool TokenLinesView::isHeadAblated(int head) const {
+  return std::find(ablated_.begin(), ablated_.end(), QPoint(head, layer_)) != ablated_.end();
 }
 
 }  // namespace attn::ui

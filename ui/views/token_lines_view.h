@@ -45,6 +45,10 @@ class TokenLinesView : public QWidget {
   std::vector<int> enabledHeads() const;
   void setAllHeadsEnabled(bool on);
   void soloHead(int head);  // only `head` drawn
+  // Ablated heads (x = head, y = layer; the Transformer tab's ablation): the swatches of the layer in view outline
+  // them in dashed magenta.
+  void setAblatedHeads(std::vector<QPoint> heads);
+  bool isHeadAblated(int head) const;
 
   // Hover isolation from outside (a hovered heatmap row): the same as hovering that token here.
   void setHoverToken(std::optional<render::TokenHit> hit);
@@ -92,6 +96,7 @@ class TokenLinesView : public QWidget {
   attn::Stage stage_ = attn::Stage::Encoder;
   int layer_ = 0;
   std::vector<bool> heads_;
+  std::vector<QPoint> ablated_;
   std::optional<render::TokenHit> hover_;
   std::optional<render::TokenHit> pinned_;
   float threshold_ = 0.01f;

@@ -418,6 +418,7 @@ void TransformerWorkbench::post() {
     }
     pendingGeneration_.reset();
   }
+  fillIntervention(request);
   ++submitted_;
   worker_->submit(submitted_, source_, std::move(request));
   armBusy();
@@ -572,7 +573,7 @@ void TransformerWorkbench::updateWarnings() {
 
 void TransformerWorkbench::updatePredictions() {
   predictions_->clear();
-  if (!outcome_) return;
+  if (!outcome_ || updateInterventionPredictions()) return;
   const auto& run = *outcome_->run;
   const auto& tokens = run.attention.tokens;
   // A generated step in view: the candidates the model chose that token among.

@@ -213,6 +213,34 @@ class TransformerWorkbench : public Workbench {
   QStringList restoreFrom(const attn::ui::Session& session, const QString& origin) override;
   attn::Result<void> exportCurrentView(const QString& path) const override;
 
+  // ---- interventions (transformer_intervention.cpp) ----
+  // Ablated heads: Ctrl+click a tile of the model view (its context menu, or A on its keyboard selection) toggles one;
+  // the run in view is then the ablated one (a re-run of the captured plain run from the first ablated layer), the
+  // predictions say each token's probability without and with the ablation, every view of heads outlines them.
+  // Escape in the model view, or Restore all heads, restores.
+  enum class CompareShow { SideBySide, Difference };
+  void toggleAblation(int layer, int head);
+  void setAblatedHeads(std::vector<attn::models::HeadRef> heads);
+  const std::vector<attn::models::HeadRef>& ablatedHeads() const { return ablated_; }
+  void restoreHeads();
+  void setAblationMode(attn::models::AblationMode mode);
+  attn::models::AblationMode ablationMode() const;
+  // Compare: a second input run beside the first; the matrix shows both maps of the head in view side by side, or
+  // B - A (RdBu, symmetric about 0) when their token counts match.
+  void setCompare(bool on, const QString& text);
+  bool isComparing() const;
+  QString compareText() const;
+  void setCompareShow(CompareShow show);
+  CompareShow compareShow() const;
+  // B's map (side by side), and what the Intervene group says (why a difference cannot be drawn, ...).
+  HeatmapView* compareHeatmap() const { return compareHeatmap_; }
+  QLabel* interventionNote() const { return interventionNote_; }
+  QComboBox* ablationModeBox() const { return ablationModeBox_; }
+  QPushButton* restoreButton() const { return restoreButton_; }
+  QCheckBox* compareCheck() const { return compareCheck_; }
+  QLineEdit* compareEdit() const { return compareEdit_; }
+  QLabel* matrixTitle() const { return matrixTitle_; }
+
  signals:
   // The head view and matrix show the layer in view of run `generation`, ahead of its outcome.
   void previewShown(quint64 generation);
@@ -380,6 +408,25 @@ class TransformerWorkbench : public Workbench {
   std::shared_ptr<const attn::models::TransformerRun> longMapRun_;  // the run longMap_'s tokens are of
   LogitLensView* lensView_ = nullptr;
   std::unique_ptr<QTemporaryDir> demoDir_;  // the demo model's files, written on first use
+
+  // Interventions (transformer_intervention.cpp).
+  QGroupBox* buildInterventionGroup(QWidget* panel);
+  QWidget* buildComparePane(QWidget* parent, QWidget* matrix);  // the matrix beside B's map
+  void fillIntervention(TransformerRequest& request) const;
+  void updateInterventionViews();        // outlines, the matrix title, B's map or the difference, the note
+  bool updateInterventionPredictions();  // false: no intervention in view, the plain list applies
+  void applyInterventionState(const attn::ui::TransformerSection& state);
+  void saveInterventionState(attn::ui::TransformerSection& state) const;
+  std::vector<attn::models::HeadRef> ablated_;
+  QComboBox* ablationModeBox_ = nullptr;
+  QPushButton* restoreButton_ = nullptr;
+  QCheckBox* compareCheck_ = nullptr;
+  QLineEdit* compareEdit_ = nullptr;
+  QComboBox* compareShowBox_ = nullptr;
+  QLabel* interventionNote_ = nullptr;
+  HeatmapView* compareHeatmap_ = nullptr;
+  QWidget* comparePane_ = nullptr;
+  bool differenceShown_ = false;  // heatmap_ holds B - A (RdBu, symmetric) rather than A
 };
 
 }  // namespace attn::ui

@@ -55,6 +55,7 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
   layout->addWidget(buildInputGroup(panel));
   layout->addWidget(buildGenerateGroup(panel));
   layout->addWidget(buildPredictionGroup(panel));
+  layout->addWidget(buildInterventionGroup(panel));
   layout->addWidget(buildMatrixGroup(panel));
   layout->addWidget(buildDisplayGroup(panel));
   layout->addStretch(1);
@@ -300,7 +301,7 @@ QWidget* TransformerWorkbench::buildMatrixPane(QWidget* parent) {
   longMap_ = new LongMapPanel(matrixStack_);
   longMap_->setObjectName(u"transformerLongMap"_s);
   matrixStack_->addWidget(longMap_);
-  matrixLayout->addWidget(matrixStack_, 1);
+  matrixLayout->addWidget(buildComparePane(matrixPane, matrixStack_), 1);
   return matrixPane;
 }
 

@@ -166,6 +166,7 @@ attn::ui::TransformerSection TransformerWorkbench::state() const {
     s.generated = true;
     s.step = scrubber_->value();
   }
+  saveInterventionState(s);
   return s;
 }
 
@@ -228,6 +229,7 @@ void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state)
       openPath(source);
     }
   }
+  applyInterventionState(state);
   post();  // a fresh result for the selection; a source still loading runs when it is in
 }
 
@@ -366,6 +368,7 @@ void TransformerWorkbench::updateMatrix() {
     heatmap_->setEmptyText(emptyMatrixText());
     heatmap_->clear();
     matrixTitle_->setText(tr("Matrix"));
+    updateInterventionViews();
     return;
   }
   const auto& trace = *outcome_->trace;
@@ -415,6 +418,7 @@ void TransformerWorkbench::updateMatrix() {
     heatmap_->setEmptyText(matrixTitle_->text());  // why there is nothing to draw
     heatmap_->clear();
   }
+  updateInterventionViews();
 }
 
 void TransformerWorkbench::setOverlaySource(OverlaySource source) {
@@ -549,6 +553,7 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
   switch (view) {
     case View::Matrix:
       if (isOnDemand()) return onScreen(*longMap_);
+      if (compareHeatmap_->isVisible()) return onScreen(*comparePane_);  // A beside B
       return exportHeatmapFigure(*heatmap_, path, chosen.isValid() ? chosen : heatmap_->plot()->size(), title, font());
     case View::Head: {
       auto image = tokenLines_->renderImage(chosen.isValid() ? chosen.width() : std::max(600, tokenLines_->width()));

@@ -202,6 +202,9 @@ bool reuseRun(TransformerOutcome& outcome, const TransformerOutcome& last,
   outcome.lens = last.lens;
   outcome.lensError = last.lensError;
   outcome.generationMs = last.generationMs;
+  outcome.plainRun = last.plainRun;
+  outcome.compareRun = last.compareRun;
+  outcome.interventionError = last.interventionError;
   outcome.reusedRun = true;
   const bool sameStep = last.request.step == outcome.request.step;
   if (!sameStep) {
@@ -486,7 +489,8 @@ attn::Result<attn::models::TransformerRun> TransformerWorker::runText(quint64 so
                                                                       const TransformerRequest& request,
                                                                       attn::models::RunOptions options) {
   // Typing at the end of a decoder's text: the tokens the last run shares are taken from it.
-  if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation) {
+  if (last_ && last_->sourceSerial == sourceSerial && last_->ok() && !last_->request.generation &&
+      last_->request.ablated.empty()) {
     options.previous = last_->run.get();
   }
   if (auto ids = typedIds(*source_->model, request.text)) {
@@ -530,10 +534,11 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
   timer.start();
 
   // The same input as the last run: only the rollout may have changed.
-  const bool sameInput =
-      last_ && last_->sourceSerial == sourceSerial && last_->ok() && last_->request.text == request.text &&
-      last_->request.pair == request.pair && sameImage(last_->request.image, request.image) &&
-      sameGeneration(last_->request.generation, request.generation) && (last_->lens || !request.lens);
+  const bool sameInput = last_ && last_->sourceSerial == sourceSerial && last_->ok() &&
+                         last_->request.text == request.text && last_->request.pair == request.pair &&
+                         sameImage(last_->request.image, request.image) &&
+                         sameGeneration(last_->request.generation, request.generation) &&
+                         (last_->lens || !request.lens) && sameIntervention(last_->request, request);
   if (sameInput) {
     if (reuseRun(*outcome, *last_, source_->model.get())) {
       last_ = outcome;
@@ -589,7 +594,8 @@ std::shared_ptr<const TransformerOutcome> TransformerWorker::compute(quint64 gen
       } else if (request.generation) {
         result = generate(generation, request, options, outcome->generationMs);
       } else {
-        result = runText(sourceSerial, request, options);
+        result = request.ablated.empty() && !request.compare ? runText(sourceSerial, request, options)
+                                                             : intervene(sourceSerial, request, options, *outcome);
       }
       modelRuns_.fetch_add(1);
       if (!result && cancelRun_.load() && !quitting_.load()) {

@@ -10,6 +10,7 @@
 #include "attn/analysis/attention_analysis.h"
 #include "attn/error.h"
 #include "attn/layered_trace.h"
+#include "attn/models/intervention.h"
 #include "attn/models/transformer.h"
 #include "attn/vision/image.h"
 #include "render/head_grid_render.h"
@@ -81,7 +82,14 @@ struct TransformerRequest {
   // up to that token (every map's top-left block, its last row the step's attention), the statistics are of that
   // row; the run, the lens and the scrubber keep every token.
   std::optional<int> step;
+  // Interventions (text runs; transformer_intervention_worker.cpp): these heads ablated (the plain run captured, then
+  // re-run from the first ablated layer), and a second input run beside this one (Compare; resample's source).
+  std::vector<attn::models::HeadRef> ablated;
+  attn::models::AblationMode ablationMode = attn::models::AblationMode::Zero;
+  std::optional<std::string> compare;
 };
+// Whether two requests ask the same interventions.
+bool sameIntervention(const TransformerRequest& a, const TransformerRequest& b);
 
 // The layer in view of a run still going: the new tokens and that layer's maps, every other layer an
 // empty stack. The views of one layer (head view, matrix) draw it at once; the model view, statistics
@@ -114,6 +122,11 @@ struct TransformerOutcome {
   bool reusedRun = false;  // only the rollout was recomputed
   double runMs = 0.0;
   double analysisMs = 0.0;
+  // Interventions: the run without the ablation (captured; `run` is the ablated one), the Compare input's run, and
+  // why an intervention could not be made (the plain run is then shown).
+  std::shared_ptr<const attn::models::TransformerRun> plainRun;
+  std::shared_ptr<const attn::models::TransformerRun> compareRun;
+  QString interventionError;
   bool ok() const { return run != nullptr; }
 };
 
@@ -187,6 +200,10 @@ class TransformerWorker : public QObject {
   // A text run: the text, or the ids typed as "ids: 5 17 3"; a decoder re-uses the tokens the last run shares.
   attn::Result<attn::models::TransformerRun> runText(quint64 sourceSerial, const TransformerRequest& request,
                                                      attn::models::RunOptions options);
+  // A text run with request.ablated or request.compare (transformer_intervention_worker.cpp): the plain run (re-used
+  // from the last outcome when only the interventions changed), the compare run, and the ablated re-run.
+  attn::Result<attn::models::TransformerRun> intervene(quint64 sourceSerial, const TransformerRequest& request,
+                                                       attn::models::RunOptions options, TransformerOutcome& outcome);
   // Null when a newer request stopped the run.
   std::shared_ptr<const TransformerOutcome> compute(quint64 generation, quint64 sourceSerial,
                                                     const TransformerRequest& request);
