@@ -40,7 +40,8 @@ ojson to_json(const TransformerSection& t) {
             {"top_p", t.top_p},
             {"seed", t.seed},
             {"generated", t.generated},
-            {"step", t.step}}}};
+            {"step", t.step}}},
+          {"causal", to_json(t.causal)}};
 }
 
 Result<TransformerSection> read_transformer_section(const io::SessionReader& reader, const nlohmann::json& j,
@@ -87,6 +88,9 @@ Result<TransformerSection> read_transformer_section(const io::SessionReader& rea
     ATTN_TRY(g.whole("step", 0, 4095, s.step));
     g.warn_unknown(warnings);
   }
+  const nlohmann::json* causal = nullptr;
+  ATTN_ASSIGN(causal, m.object("causal"));
+  if (causal) ATTN_ASSIGN(s.causal, read_causal_section(reader, *causal, warnings));
   m.warn_unknown(warnings);
   return s;
 }

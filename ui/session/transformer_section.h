@@ -3,6 +3,7 @@
 
 #include "attn/error.h"
 #include "attn/io/session.h"
+#include "session/causal_section.h"
 #include "session/session_values.h"
 
 #include <nlohmann/json.hpp>
@@ -42,7 +43,8 @@ struct TransformerSection {
   double top_p = 1.0;        // [0.01, 1]
   std::uint64_t seed = 0;    // [0, 1e9]
   bool generated = false;
-  int step = 0;  // the scrubbed generated token (0: the first)
+  int step = 0;          // the scrubbed generated token (0: the first)
+  CausalSection causal;  // the Patching and Head detectors views (absent in older files: empty)
   friend bool operator==(const TransformerSection&, const TransformerSection&) = default;
 };
 
