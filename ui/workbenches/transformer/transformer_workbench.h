@@ -60,6 +60,8 @@ class LongMapPanel;
 class HeatmapView;
 class ImageOverlayView;
 class TokenLinesView;
+class PatchingPanel;
+class DetectorsPanel;
 
 class TransformerWorkbench : public Workbench {
   Q_OBJECT
@@ -207,6 +209,8 @@ class TransformerWorkbench : public Workbench {
   QSlider* scrubber() const { return scrubber_; }
   QLabel* generationLabel() const { return generationLabel_; }
   QPushButton* generateButton() const { return generateButton_; }
+  PatchingPanel* patchingPanel() const { return patching_; }     // the Patching tab (transformer_patching.h)
+  DetectorsPanel* detectorsPanel() const { return detectors_; }  // the Head detectors tab
 
   // ---- Workbench ----
   void saveTo(attn::ui::Session& session) const override;
@@ -380,6 +384,8 @@ class TransformerWorkbench : public Workbench {
   std::shared_ptr<const attn::models::TransformerRun> longMapRun_;  // the run longMap_'s tokens are of
   LogitLensView* lensView_ = nullptr;
   std::unique_ptr<QTemporaryDir> demoDir_;  // the demo model's files, written on first use
+  PatchingPanel* patching_ = nullptr;
+  DetectorsPanel* detectors_ = nullptr;
 };
 
 }  // namespace attn::ui

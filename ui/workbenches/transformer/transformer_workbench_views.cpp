@@ -1,5 +1,7 @@
 // The Transformer tab's views: linked selection, matrix, ViT overlay, colour map, session section and exports.
 #include "workbenches/transformer/transformer_workbench.h"
+#include "workbenches/transformer/transformer_detectors.h"
+#include "workbenches/transformer/transformer_patching.h"
 #include "render/strings.h"
 
 #include "models/head_stats_model.h"
@@ -166,10 +168,14 @@ attn::ui::TransformerSection TransformerWorkbench::state() const {
     s.generated = true;
     s.step = scrubber_->value();
   }
+  patching_->saveTo(s.causal);
+  detectors_->saveTo(s.causal);
   return s;
 }
 
 void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state) {
+  patching_->restoreFrom(state.causal);
+  detectors_->restoreFrom(state.causal);
   using Section = attn::ui::TransformerSection;
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   setMatrixMode(state.matrix == Section::Matrix::Rollout     ? MatrixMode::Rollout
