@@ -361,7 +361,10 @@ void PatchingPanel::redraw() {
   auto figure = render::sweepFigure(*result_, tokens_, title_);
   // Every head alone: few cells, each with its recovery written in it.
   if (result_->kind == am::Sweep::Heads) {
-    for (double v : result_->values) figure.cellText.push_back(std::isnan(v) ? QString() : QString::number(v, 'f', 2));
+    for (double v : result_->values) {
+      // |v| < 0.005 reads "0.00", not "-0.00".
+      figure.cellText.push_back(std::isnan(v) ? QString() : QString::number(std::abs(v) < 0.005 ? 0.0 : v, 'f', 2));
+    }
   }
   view_->setFigure(std::move(figure));
 }
