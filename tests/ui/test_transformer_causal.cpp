@@ -126,6 +126,12 @@ class TestTransformerCausal : public QObject {
     QFile csv(dir.filePath(u"sweep.csv"_s));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QCOMPARE(csv.readAll(), render::sweepCsv(expected, panel->tokens()));
+    // File > Export View with the Patching tab in view exports the sweep.
+    const auto exported = wb.exportCurrentView(dir.filePath(u"view.csv"_s));
+    QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
+    QFile viewCsv(dir.filePath(u"view.csv"_s));
+    QVERIFY(viewCsv.open(QIODevice::ReadOnly));
+    QCOMPARE(viewCsv.readAll(), render::sweepCsv(expected, panel->tokens()));
     QVERIFY(panel->exportTo(dir.filePath(u"sweep.png"_s), QSize(600, 400)));
     QCOMPARE(QImage(dir.filePath(u"sweep.png"_s)).size(), QSize(600, 400));
     screenshot(wb, u"transformer-patching.png"_s);

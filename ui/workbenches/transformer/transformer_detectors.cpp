@@ -28,7 +28,7 @@ DetectorsPanel::DetectorsPanel(TransformerWorkbench* workbench, QWidget* parent)
     : QWidget(parent), workbench_(workbench) {
   auto* layout = new QVBoxLayout(this);
   auto* row = new QHBoxLayout;
-  detectButton_ = new QPushButton(tr("&Detect heads"), this);
+  detectButton_ = new QPushButton(tr("Detect heads"), this);
   cancelButton_ = new QPushButton(tr("Cancel"), this);
   exportButton_ = new QPushButton(tr("Export\u2026"), this);
   progress_ = new QProgressBar(this);

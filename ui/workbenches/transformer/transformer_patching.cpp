@@ -117,7 +117,7 @@ void PatchingPanel::buildControls() {
   auto* runRow = new QHBoxLayout;
   sweepBox_ = new QComboBox(this);
   sweepBox_->addItems({tr("every head"), tr("layers \u00d7 positions (residual)"), tr("heads \u00d7 positions")});
-  runButton_ = new QPushButton(tr("&Run sweep"), this);
+  runButton_ = new QPushButton(tr("Run sweep"), this);
   cancelButton_ = new QPushButton(tr("Cancel"), this);
   exportButton_ = new QPushButton(tr("Export\u2026"), this);
   progress_ = new QProgressBar(this);

@@ -355,9 +355,9 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   viewTabs_->addTab(overlay_, tr("&Image"));
   buildLensTab();
   patching_ = new PatchingPanel(this, viewTabs_);
-  viewTabs_->addTab(patching_, tr("&Patching"));
+  viewTabs_->addTab(patching_, tr("Patching"));
   detectors_ = new DetectorsPanel(this, viewTabs_);
-  viewTabs_->addTab(detectors_, tr("Head &detectors"));
+  viewTabs_->addTab(detectors_, tr("Head detectors"));
 
   views->addWidget(viewTabs_);
   views->addWidget(buildMatrixPane(views));

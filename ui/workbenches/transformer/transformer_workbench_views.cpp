@@ -572,6 +572,8 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
 }
 
 attn::Result<void> TransformerWorkbench::exportCurrentView(const QString& path) const {
+  if (!matrixActive_ && viewTabs_->currentWidget() == patching_) return patching_->exportTo(path);
+  if (!matrixActive_ && viewTabs_->currentWidget() == detectors_) return detectors_->exportTo(path);
   return exportView(path, currentView());
 }
 
