@@ -16,6 +16,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -93,6 +94,12 @@ class TestTransformerCausal : public QObject {
     panel->setCorruptText(kCorrupt);
     panel->setMetric(am::Metric::LogitDiff);
     panel->setSweep(am::Sweep::Heads);
+    // The prediction list's candidates carry their token text, which its context menu's "Use as answer" / "Use as
+    // wrong" put in the panel: the demo predicts "i" after this text.
+    bool offered = false;
+    for (int i = 0; i < wb.predictions()->count(); ++i)
+      offered |= wb.predictions()->item(i)->data(Qt::UserRole) == u"i"_s;
+    QVERIFY(offered);
     // A text of several tokens is refused, saying how it tokenises.
     panel->setAnswer(u"ij"_s);
     panel->setWrong(u"x"_s);
