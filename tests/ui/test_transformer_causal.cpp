@@ -309,6 +309,17 @@ class TestTransformerCausal : public QObject {
     QCOMPARE(found->scores[5].induction, wb.detectorsPanel()->result()->scores[5].induction);
     QCOMPARE(other.detectorsPanel()->view(attn::analysis::HeadDetector::Induction)->figure().cellText.at(5), u"+2"_s);
 
+    // The restored model opens: the restored views stay; another model clears them.
+    QVERIFY2(settle(other), qPrintable(other.lastError()));
+    QVERIFY(other.patchingPanel()->result());
+    QVERIFY(other.detectorsPanel()->result());
+    QSignalSpy loaded(&other, &TransformerWorkbench::sourceLoaded);
+    QVERIFY(other.openDemo(TransformerWorkbench::storyModelKey()));
+    QVERIFY(loaded.wait(20000));
+    QVERIFY(!other.patchingPanel()->result());
+    QVERIFY(!other.patchingPanel()->view()->hasMap());
+    QVERIFY(!other.detectorsPanel()->result());
+
     // A session written before these views: no "causal" member; both views start empty.
     auto old = nlohmann::json::parse(text);
     old["tabs"]["transformer"].erase("causal");

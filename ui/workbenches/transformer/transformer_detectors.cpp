@@ -55,6 +55,15 @@ DetectorsPanel::DetectorsPanel(TransformerWorkbench* workbench, QWidget* parent)
     grid->addWidget(v, int(d) / 2, int(d) % 2);
   }
   layout->addLayout(grid, 1);
+  connect(workbench_, &TransformerWorkbench::sourceLoaded, this, [this] {
+    if (workbench_->sourceKey() == resultSource_) return;
+    cancel();
+    ++serial_;
+    if (thread_) thread_->wait();
+    thread_ = nullptr;
+    progress_->setValue(0);
+    setResult(std::nullopt);
+  });
   connect(detectButton_, &QPushButton::clicked, this, [this] { detect(); });
   connect(cancelButton_, &QPushButton::clicked, this, &DetectorsPanel::cancel);
   connect(exportButton_, &QPushButton::clicked, this, [this] {
@@ -85,6 +94,7 @@ bool DetectorsPanel::detect() {
     return false;
   }
   const quint64 serial = ++serial_;
+  resultSource_ = workbench_->sourceKey();
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   progress_->setValue(0);
   note_->setText(tr("Detecting\u2026"));
@@ -207,8 +217,9 @@ void DetectorsPanel::saveTo(CausalSection& section) const {
   }
 }
 
-void DetectorsPanel::restoreFrom(const CausalSection& section) {
+void DetectorsPanel::restoreFrom(const CausalSection& section, const QString& source) {
   cancel();
+  resultSource_ = source;
   ++serial_;
   if (!section.heads) return setResult(std::nullopt);
   const auto& h = *section.heads;

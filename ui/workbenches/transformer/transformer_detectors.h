@@ -45,7 +45,8 @@ class DetectorsPanel : public QWidget {
 
   // The detection in view, into / from the session's section.
   void saveTo(attn::ui::CausalSection& section) const;
-  void restoreFrom(const attn::ui::CausalSection& section);
+  // `source`: the model the session's detection was made with (its key, as TransformerWorkbench::sourceKey).
+  void restoreFrom(const attn::ui::CausalSection& section, const QString& source);
 
   // The map of one detector (in the order of attn::analysis::head_detectors()).
   FigureMapView* view(attn::analysis::HeadDetector detector) const { return views_[std::size_t(detector)]; }
@@ -75,6 +76,7 @@ class DetectorsPanel : public QWidget {
   std::shared_ptr<std::atomic<bool>> cancel_;
   quint64 serial_ = 0;
   std::optional<attn::analysis::HeadDetection> result_;
+  QString resultSource_;  // the model the detection in view was made with: another model's opening clears it
 };
 
 }  // namespace attn::ui

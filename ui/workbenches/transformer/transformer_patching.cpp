@@ -76,6 +76,18 @@ PatchingPanel::PatchingPanel(TransformerWorkbench* workbench, QWidget* parent)
       workbench_->selectHead(cell.layer, workbench_->head());
   });
   view_->setToolTipText([this](int row, int column) { return cellText(row, column); });
+  // Another model: its heads and tokens are not the sweep's, so the sweep in view goes.
+  connect(workbench_, &TransformerWorkbench::sourceLoaded, this, [this] {
+    if (workbench_->sourceKey() == resultSource_) return;
+    cancel();
+    ++serial_;
+    if (thread_) thread_->wait();
+    thread_ = nullptr;
+    result_.reset();
+    view_->setFigure({});
+    note_->clear();
+    updateControls();
+  });
   // The prediction list offers its tokens as the answer and the wrong token.
   auto* list = workbench_->predictions();
   list->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -253,6 +265,7 @@ bool PatchingPanel::run() {
                       .arg(a->tokens.size())
                       .arg(b->tokens.size()));
   const quint64 serial = ++serial_;
+  resultSource_ = workbench_->sourceKey();
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   note_->setText(tr("Running the clean and the corrupted input\u2026"));
   progress_->setRange(0, 0);
@@ -414,8 +427,9 @@ void PatchingPanel::saveTo(CausalSection& section) const {
   r.corrupt_metric = corruptMetric_;
 }
 
-void PatchingPanel::restoreFrom(const CausalSection& section) {
+void PatchingPanel::restoreFrom(const CausalSection& section, const QString& source) {
   cancel();
+  resultSource_ = source;
   setCorruptText(QString::fromStdString(section.corrupt));
   if (const auto m = am::parse_metric(section.metric)) setMetric(*m);
   setAnswer(QString::fromStdString(section.answer));

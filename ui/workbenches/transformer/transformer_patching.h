@@ -62,7 +62,8 @@ class PatchingPanel : public QWidget {
 
   // The settings and the sweep in view, into / from the session's section.
   void saveTo(attn::ui::CausalSection& section) const;
-  void restoreFrom(const attn::ui::CausalSection& section);
+  // `source`: the model the session's sweep was made with (its key, as TransformerWorkbench::sourceKey).
+  void restoreFrom(const attn::ui::CausalSection& section, const QString& source);
 
   FigureMapView* view() const { return view_; }
   QProgressBar* progressBar() const { return progress_; }
@@ -106,6 +107,7 @@ class PatchingPanel : public QWidget {
   double cleanMetric_ = 0, corruptMetric_ = 0;
   int cells_ = 0;
   QString title_;
+  QString resultSource_;  // the model the sweep in view was made with: another model's opening clears it
 };
 
 }  // namespace attn::ui

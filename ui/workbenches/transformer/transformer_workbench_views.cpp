@@ -174,8 +174,9 @@ attn::ui::TransformerSection TransformerWorkbench::state() const {
 }
 
 void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state) {
-  patching_->restoreFrom(state.causal);
-  detectors_->restoreFrom(state.causal);
+  const QString causalSource = state.source.empty() ? sourceKey() : QString::fromStdString(state.source);
+  patching_->restoreFrom(state.causal, causalSource);
+  detectors_->restoreFrom(state.causal, causalSource);
   using Section = attn::ui::TransformerSection;
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   setMatrixMode(state.matrix == Section::Matrix::Rollout     ? MatrixMode::Rollout
