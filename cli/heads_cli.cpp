@@ -1,5 +1,6 @@
 #include "cli/heads_cli.h"
 
+#include "render/causal_figures.h"
 #include "render/figure_export.h"
 #include "render/heatmap_figure.h"
 #include "render/strings.h"
@@ -32,71 +33,20 @@ QString validNames() {
   return names.join(u", "_s);
 }
 
-float scoreOf(const HeadScore& s, HeadDetector d) {
-  switch (d) {
-    case HeadDetector::PreviousToken: return s.previous_token;
-    case HeadDetector::DuplicateToken: return s.duplicate_token;
-    case HeadDetector::Induction: return s.induction;
-    case HeadDetector::Sink: return s.sink;
-  }
-  return 0.0f;
-}
-
-QString titleOf(HeadDetector d) {
-  switch (d) {
-    case HeadDetector::PreviousToken: return QObject::tr("previous token");
-    case HeadDetector::DuplicateToken: return QObject::tr("duplicate token");
-    case HeadDetector::Induction: return QObject::tr("induction (cells: offset)");
-    case HeadDetector::Sink: return QObject::tr("sink (first token)");
-  }
-  return {};
-}
-
-QString score(float v) { return QString::number(double(v), 'f', 6); }
 
 // "induction: strongest layer 1 head 1 (0.848, offset +2)".
 QString strongestNote(const HeadDetection& found, HeadDetector d) {
-  const auto best = std::max_element(found.scores.begin(), found.scores.end(),
-                                     [d](const auto& a, const auto& b) { return scoreOf(a, d) < scoreOf(b, d); });
+  const auto best = std::max_element(found.scores.begin(), found.scores.end(), [d](const auto& a, const auto& b) {
+    return render::detectorScore(a, d) < render::detectorScore(b, d);
+  });
   if (best == found.scores.end()) return {};
   QString note = QObject::tr("%1: strongest layer %2 head %3 (%4")
                      .arg(fromStd(attn::analysis::to_string(d)))
                      .arg(best->layer)
                      .arg(best->head)
-                     .arg(double(scoreOf(*best, d)), 0, 'f', 3);
+                     .arg(double(render::detectorScore(*best, d)), 0, 'f', 3);
   if (d == HeadDetector::Induction) note += QObject::tr(", offset +%1").arg(best->induction_offset);
   return note + u')';
-}
-
-// One layers x heads map of a detector's scores, on 0..1, the induction offsets written in the cells.
-render::HeatmapFigure detectorFigure(const HeadDetection& found, HeadDetector d) {
-  auto map = std::make_shared<attn::AttentionMap>();
-  map->name = attn::analysis::to_string(d);
-  map->weights = attn::Matrix::Zero(found.layers, found.heads);
-  for (int l = 0; l < found.layers; ++l) map->row_labels.push_back(std::to_string(l));
-  for (int h = 0; h < found.heads; ++h) map->col_labels.push_back(std::to_string(h));
-  map->row_axis = "layer";
-  map->col_axis = "head";
-  map->quantity = "score";
-  render::HeatmapFigure figure;
-  for (const auto& s : found.scores) {
-    if (s.layer < found.layers && s.head < found.heads) map->weights(s.layer, s.head) = scoreOf(s, d);
-  }
-  if (d == HeadDetector::Induction) {
-    figure.cellText.resize(std::size_t(found.layers) * std::size_t(found.heads));
-    for (const auto& s : found.scores) {
-      if (s.layer < found.layers && s.head < found.heads) {
-        figure.cellText[std::size_t(s.layer) * std::size_t(found.heads) + std::size_t(s.head)] =
-            u"+%1"_s.arg(s.induction_offset);
-      }
-    }
-  }
-  figure.map = std::move(map);
-  figure.colormap = render::Colormap::Viridis;
-  figure.rangeMode = render::RangeMode::Unit;
-  figure.title = titleOf(d);
-  figure.squareCells = true;
-  return figure;
 }
 
 attn::Result<void> writePicture(const HeadDetection& found, const std::vector<HeadDetector>& detectors,
@@ -105,7 +55,7 @@ attn::Result<void> writePicture(const HeadDetection& found, const std::vector<He
   const int cell = std::clamp((kTileWidth - kFrame) / std::max(1, found.heads), 8, 40);
   const int tileHeight = std::clamp(found.layers * cell + 130, 240, 1600);
   std::vector<render::HeatmapFigure> tiles;
-  for (auto d : detectors) tiles.push_back(detectorFigure(found, d));
+  for (auto d : detectors) tiles.push_back(render::detectorFigure(found, d));
   const QSize size(kTileWidth * int(tiles.size()), tileHeight);
   const QFont font = QGuiApplication::font();
   return exportTitledDrawing(path, title, font, size, [&](QPainter& painter) {
@@ -137,21 +87,7 @@ std::expected<std::vector<HeadDetector>, QString> parseDetectors(const QString& 
 }
 
 QByteArray headsCsv(const HeadDetection& found, const std::vector<HeadDetector>& detectors) {
-  // RFC 4180 lines (CRLF), as every CSV AttnScope writes.
-  QString out = u"layer,head,previous_token,duplicate_token,induction,induction_offset,sink\r\n"_s;
-  const auto cell = [&](HeadDetector d, const QString& text) { return asked(detectors, d) ? text : QString(); };
-  for (const auto& s : found.scores) {
-    out += QStringList{QString::number(s.layer),
-                       QString::number(s.head),
-                       cell(HeadDetector::PreviousToken, score(s.previous_token)),
-                       cell(HeadDetector::DuplicateToken, score(s.duplicate_token)),
-                       cell(HeadDetector::Induction, score(s.induction)),
-                       cell(HeadDetector::Induction, QString::number(s.induction_offset)),
-                       cell(HeadDetector::Sink, score(s.sink))}
-               .join(u',') +
-           u"\r\n"_s;
-  }
-  return out.toUtf8();
+  return render::headsCsv(found, detectors);
 }
 
 std::expected<RenderReport, RenderFailure> runHeads(const HeadsJob& job) {

@@ -1,5 +1,6 @@
 #include "cli/patch_cli.h"
 
+#include "render/causal_figures.h"
 #include "render/figure_export.h"
 #include "render/heatmap_figure.h"
 #include "render/strings.h"
@@ -106,63 +107,15 @@ std::expected<int, RenderFailure> measuredPosition(const am::TransformerModel& m
       QObject::tr("--clean has no [MASK] token: a masked-language model is measured at one (or give --position P)")));
 }
 
-// The sweep as CSV: a header row (the positions' tokens, or the heads' indices), then one row per layer labelled by
-// it (heads x positions: per layer and head, "L.H"); the values are the recovery, %.9g.
-QByteArray sweepCsv(const am::SweepResult& r, const am::TransformerRun& run) {
-  QByteArray out = "layer";
-  if (r.kind == am::Sweep::Heads) {
-    for (int h = 0; h < r.heads; ++h) out += ',' + QByteArray::number(h);
-  } else {
-    for (int p = 0; p < r.positions; ++p) out += ',' + csvField(run.attention.tokens[std::size_t(p)]);
-  }
-  out += "\r\n";
-  char number[32];
-  const int rowHeads = r.kind == am::Sweep::HeadsPositions ? r.heads : 1;
-  for (int l = 0; l < r.layers; ++l) {
-    for (int h = 0; h < rowHeads; ++h) {
-      out += rowHeads > 1 ? QByteArray::number(l) + '.' + QByteArray::number(h) : QByteArray::number(l);
-      const int cols = r.kind == am::Sweep::Heads ? r.heads : r.positions;
-      for (int k = 0; k < cols; ++k) {
-        const double v = r.kind == am::Sweep::Heads ? r.at(l, k, 0) : r.at(l, h, k);
-        std::snprintf(number, sizeof number, "%.9g", v);
-        out += ',';
-        out += number;
-      }
-      out += "\r\n";
-    }
-  }
-  return out;
-}
-
-// The sweep as a heatmap: rows the layers (or layer.head), columns the heads or the positions' tokens, RdBu on a
-// range symmetric about 0.
+// The sweep as a heatmap (render::sweepFigure), its metric's clean and corrupted values in the title.
 Step writeHeatmap(const PatchJob& job, const am::SweepResult& r, const am::TransformerRun& run,
                   const am::Patching& patching) {
-  auto map = std::make_shared<attn::AttentionMap>();
-  const bool heads = r.kind == am::Sweep::Heads;
-  const int rowHeads = r.kind == am::Sweep::HeadsPositions ? r.heads : 1;
-  const int cols = heads ? r.heads : r.positions;
-  map->weights.resize(r.layers * rowHeads, cols);
-  for (int l = 0; l < r.layers; ++l) {
-    for (int h = 0; h < rowHeads; ++h) {
-      map->row_labels.push_back(rowHeads > 1 ? std::to_string(l) + "." + std::to_string(h) : std::to_string(l));
-      for (int k = 0; k < cols; ++k) map->weights(l * rowHeads + h, k) = float(heads ? r.at(l, k, 0) : r.at(l, h, k));
-    }
-  }
-  for (int k = 0; k < cols; ++k)
-    map->col_labels.push_back(heads ? std::to_string(k) : run.attention.tokens[std::size_t(k)]);
-  map->row_axis = rowHeads > 1 ? "layer.head" : "layer";
-  map->col_axis = heads ? "head" : "position";
-  map->quantity = "recovery";
-  map->name = am::sweep_name(r.kind);
-  render::HeatmapFigure figure;
-  figure.map = map;
-  figure.colormap = render::Colormap::RdBu;
-  figure.rangeMode = render::RangeMode::Symmetric;
-  figure.title = QObject::tr("Patching %1: recovery of the %2 (clean %3, corrupted %4)")
-                     .arg(QLatin1String(am::sweep_name(r.kind)), QLatin1String(am::metric_name(patching.metric().kind)))
-                     .arg(patching.clean_metric(), 0, 'f', 3)
-                     .arg(patching.corrupt_metric(), 0, 'f', 3);
+  const auto figure = render::sweepFigure(
+      r, run.attention.tokens,
+      QObject::tr("Patching %1: recovery of the %2 (clean %3, corrupted %4)")
+          .arg(QLatin1String(am::sweep_name(r.kind)), QLatin1String(am::metric_name(patching.metric().kind)))
+          .arg(patching.clean_metric(), 0, 'f', 3)
+          .arg(patching.corrupt_metric(), 0, 'f', 3));
   if (auto written = exportHeatmapFigure(figure, job.size, QGuiApplication::font(), job.outPath); !written)
     return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   return {};
@@ -280,7 +233,7 @@ std::expected<RenderReport, RenderFailure> runPatch(const PatchJob& job) {
           .arg(patching->corrupt_metric(), 0, 'f', 3)
           .arg(double(timer.nsecsElapsed()) / 1e6, 0, 'f', 0);
   addTopCells(*swept, job.over, tokens, report);
-  if (auto written = writeExport(job.csvPath, sweepCsv(*swept, patching->corrupt())); !written)
+  if (auto written = writeExport(job.csvPath, render::sweepCsv(*swept, patching->corrupt().attention.tokens)); !written)
     return std::unexpected(engineFailure(RenderFailure::Kind::Output, written.error()));
   report.written.append(job.csvPath);
   if (!job.outPath.isEmpty()) {

@@ -413,6 +413,12 @@ QSize heatmapFigureCellPixels(const QRect& area, const HeatmapFigure& figure, co
   return QSize(std::max(1, int(layout.cells.width())), std::max(1, int(layout.cells.height())));
 }
 
+QRectF heatmapFigureCellArea(const QRect& area, const HeatmapFigure& figure, const QFont& font) {
+  const Layout layout = layOut(area, figure, measuresFor(figure, font));
+  if (!layout.map || layout.map->weights.size() == 0) return {};
+  return layout.cells;
+}
+
 int paintHeatmapFigure(QPainter& painter, const QRect& area, const HeatmapFigure& figure, const QFont& font) {
   const Measures m = measuresFor(figure, font);
   const Layout layout = layOut(area, figure, m);

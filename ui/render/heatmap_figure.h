@@ -47,6 +47,9 @@ int heatmapFigureHeight(const QRect& area, const HeatmapFigure& figure, const QF
 // The whole pixels the cells take in `area` as paintHeatmapFigure lays them out (empty without a map): a caller
 // that pools a map itself (the CLI's on-demand heads) pools it to these, so the figure need not pool it again.
 QSize heatmapFigureCellPixels(const QRect& area, const HeatmapFigure& figure, const QFont& font);
+// Where the cells lie in `area` as paintHeatmapFigure lays them out (empty without a map): a widget that paints a
+// figure finds the cell under the mouse with it.
+QRectF heatmapFigureCellArea(const QRect& area, const HeatmapFigure& figure, const QFont& font);
 
 // Small multiples as MapGrid lays them out in `size`: `tiles` (compact figures) `columns` to a row, every row as tall
 // as its tallest tile needs (square cells need less than their share). heatmapGridHeight is the height used (at

@@ -48,7 +48,8 @@ ojson to_json(const TransformerSection& t) {
             {"ablation", kAblations[static_cast<std::size_t>(t.ablation)]},
             {"compare", t.compare},
             {"compare_text", t.compare_text},
-            {"compare_show", kCompareShows[static_cast<std::size_t>(t.compare_show)]}}}};
+            {"compare_show", kCompareShows[static_cast<std::size_t>(t.compare_show)]}}},
+          {"causal", to_json(t.causal)}};
 }
 
 Result<TransformerSection> read_transformer_section(const io::SessionReader& reader, const nlohmann::json& j,
@@ -106,6 +107,9 @@ Result<TransformerSection> read_transformer_section(const io::SessionReader& rea
     ATTN_TRY(v.choice("compare_show", kCompareShows, s.compare_show));
     v.warn_unknown(warnings);
   }
+  const nlohmann::json* causal = nullptr;
+  ATTN_ASSIGN(causal, m.object("causal"));
+  if (causal) ATTN_ASSIGN(s.causal, read_causal_section(reader, *causal, warnings));
   m.warn_unknown(warnings);
   return s;
 }

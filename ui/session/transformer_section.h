@@ -3,6 +3,7 @@
 
 #include "attn/error.h"
 #include "attn/io/session.h"
+#include "session/causal_section.h"
 #include "session/session_values.h"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,7 @@ struct TransformerSection {
   bool compare = false;
   std::string compare_text;
   CompareShow compare_show = CompareShow::Difference;
+  CausalSection causal;  // the Patching and Head detectors views (absent in older files: empty)
   friend bool operator==(const TransformerSection&, const TransformerSection&) = default;
 };
 

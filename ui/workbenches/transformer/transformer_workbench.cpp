@@ -596,6 +596,7 @@ void TransformerWorkbench::updatePredictions() {
       predictions_->addItem(u"   %1   %2%%3"_s.arg(render::tokenLabel(candidate.text, 24))
                                 .arg(100.0 * double(candidate.probability), 0, 'f', 1)
                                 .arg(candidate.id == chosen ? tr("   \u2190 generated") : QString()));
+      predictions_->item(predictions_->count() - 1)->setData(Qt::UserRole, fromStd(candidate.text));  // Patching
     }
     if (source_ && !(source_->model && source_->model->config().causal())) {
       header->setText(tr("[MASK] at position %1:").arg(prediction.position));

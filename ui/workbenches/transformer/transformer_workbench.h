@@ -60,6 +60,8 @@ class LongMapPanel;
 class HeatmapView;
 class ImageOverlayView;
 class TokenLinesView;
+class PatchingPanel;
+class DetectorsPanel;
 
 class TransformerWorkbench : public Workbench {
   Q_OBJECT
@@ -207,6 +209,8 @@ class TransformerWorkbench : public Workbench {
   QSlider* scrubber() const { return scrubber_; }
   QLabel* generationLabel() const { return generationLabel_; }
   QPushButton* generateButton() const { return generateButton_; }
+  PatchingPanel* patchingPanel() const { return patching_; }     // the Patching tab (transformer_patching.h)
+  DetectorsPanel* detectorsPanel() const { return detectors_; }  // the Head detectors tab
 
   // ---- Workbench ----
   void saveTo(attn::ui::Session& session) const override;
@@ -427,6 +431,8 @@ class TransformerWorkbench : public Workbench {
   HeatmapView* compareHeatmap_ = nullptr;
   QWidget* comparePane_ = nullptr;
   bool differenceShown_ = false;  // heatmap_ holds B - A (RdBu, symmetric) rather than A
+  PatchingPanel* patching_ = nullptr;
+  DetectorsPanel* detectors_ = nullptr;
 };
 
 }  // namespace attn::ui

@@ -1,5 +1,7 @@
 // The Transformer tab's widgets: the side panel's groups, the main area and their links of selection and hover.
 #include "workbenches/transformer/transformer_workbench.h"
+#include "workbenches/transformer/transformer_detectors.h"
+#include "workbenches/transformer/transformer_patching.h"
 #include "render/strings.h"
 
 #include "models/head_stats_model.h"
@@ -353,6 +355,10 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
          "Open a ViT model folder to use it."));
   viewTabs_->addTab(overlay_, tr("&Image"));
   buildLensTab();
+  patching_ = new PatchingPanel(this, viewTabs_);
+  viewTabs_->addTab(patching_, tr("Patching"));
+  detectors_ = new DetectorsPanel(this, viewTabs_);
+  viewTabs_->addTab(detectors_, tr("Head detectors"));
 
   views->addWidget(viewTabs_);
   views->addWidget(buildMatrixPane(views));

@@ -1,5 +1,7 @@
 // The Transformer tab's views: linked selection, matrix, ViT overlay, colour map, session section and exports.
 #include "workbenches/transformer/transformer_workbench.h"
+#include "workbenches/transformer/transformer_detectors.h"
+#include "workbenches/transformer/transformer_patching.h"
 #include "render/strings.h"
 
 #include "models/head_stats_model.h"
@@ -167,10 +169,15 @@ attn::ui::TransformerSection TransformerWorkbench::state() const {
     s.step = scrubber_->value();
   }
   saveInterventionState(s);
+  patching_->saveTo(s.causal);
+  detectors_->saveTo(s.causal);
   return s;
 }
 
 void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state) {
+  const QString causalSource = state.source.empty() ? sourceKey() : QString::fromStdString(state.source);
+  patching_->restoreFrom(state.causal, causalSource);
+  detectors_->restoreFrom(state.causal, causalSource);
   using Section = attn::ui::TransformerSection;
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
   setMatrixMode(state.matrix == Section::Matrix::Rollout     ? MatrixMode::Rollout
@@ -571,6 +578,8 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
 }
 
 attn::Result<void> TransformerWorkbench::exportCurrentView(const QString& path) const {
+  if (!matrixActive_ && viewTabs_->currentWidget() == patching_) return patching_->exportTo(path);
+  if (!matrixActive_ && viewTabs_->currentWidget() == detectors_) return detectors_->exportTo(path);
   return exportView(path, currentView());
 }
 
