@@ -50,9 +50,9 @@ std::optional<double> probability(const attn::models::TransformerRun& run, int p
   }
   const auto row = position - run.logits_from;
   if (row < 0 || row >= run.logits.rows() || id < 0 || id >= run.logits.cols()) return std::nullopt;
-  const auto logits = run.logits.row(row).cast<double>();
-  const double top = logits.maxCoeff();
-  return std::exp(logits(id) - top) / (logits.array() - top).exp().sum();
+  // The engine's log-softmax (attn/models/intervention.h), as the Patching view's logprob metric.
+  const attn::RowVector logits = run.logits.row(row);
+  return std::exp(attn::models::metric_value({attn::models::Metric::LogProb, id, -1}, logits, logits));
 }
 
 // B - A cell by cell (the same shape), labelled by A's tokens, "a→b" where the two differ.
