@@ -84,10 +84,11 @@ std::expected<int, RenderFailure> outputIndex(const am::TransformerModel& model,
 }
 
 // The measured position: --position, or the last token (causal), the first [MASK] (BERT), the class token (ViT).
-std::expected<int, RenderFailure> measuredPosition(const am::TransformerModel& model, const am::TransformerRun& clean,
+// `ids`: the clean text's tokens as the model reads them (empty for a ViT).
+std::expected<int, RenderFailure> measuredPosition(const am::TransformerModel& model, const std::vector<int>& ids,
                                                    int asked) {
   const auto& config = model.config();
-  const int n = int(clean.attention.tokens.size());
+  const int n = int(std::min<attn::Index>(attn::Index(ids.size()), config.context()));
   if (config.family == am::Family::Vit) {
     if (asked > 0)
       return std::unexpected(usageFailure(QObject::tr("--position: a ViT is measured at its class token (0)")));
@@ -100,8 +101,8 @@ std::expected<int, RenderFailure> measuredPosition(const am::TransformerModel& m
   if (config.family == am::Family::Gpt2 || config.family == am::Family::Decoder) return n - 1;
   const auto* tokenizer = model.tokenizer();
   if (tokenizer && tokenizer->specials().mask) {
-    const auto mask = std::find(clean.ids.begin(), clean.ids.end(), *tokenizer->specials().mask);
-    if (mask != clean.ids.end()) return int(mask - clean.ids.begin());
+    const auto mask = std::find(ids.begin(), ids.begin() + n, *tokenizer->specials().mask);
+    if (mask != ids.begin() + n) return int(mask - ids.begin());
   }
   return std::unexpected(usageFailure(
       QObject::tr("--clean has no [MASK] token: a masked-language model is measured at one (or give --position P)")));
@@ -172,10 +173,14 @@ std::expected<RenderReport, RenderFailure> runPatch(const PatchJob& job) {
                                             .arg(fromStd(model.description()))));
   auto metric = metricFor(model, job);
   if (!metric) return std::unexpected(metric.error());
-  // The two texts' token counts, before anything runs (a ViT's images always give the same).
+  // The two texts' token counts, before anything runs (a ViT's images always give the same), and the clean text's
+  // ids, where BERT's [MASK] is found.
+  std::vector<int> cleanIds;
   if (const auto* tokenizer = model.tokenizer(); tokenizer && model.config().family != am::Family::Vit) {
     auto a = tokenizer->encode_for_model(job.clean), b = tokenizer->encode_for_model(job.corrupt);
-    if (a && b && a->tokens.size() != b->tokens.size())
+    if (!a) return std::unexpected(engineFailure(RenderFailure::Kind::Input, a.error()));
+    for (const auto& t : a->tokens) cleanIds.push_back(t.id);
+    if (b && a->tokens.size() != b->tokens.size())
       return std::unexpected(usageFailure(QObject::tr("patch: --clean is %1 tokens and --corrupt %2: patching takes "
                                                       "each position's activation from the clean run, so both need "
                                                       "the same count")
@@ -183,10 +188,7 @@ std::expected<RenderReport, RenderFailure> runPatch(const PatchJob& job) {
                                               .arg(b->tokens.size())));
   }
   am::TransformerRunner runner(*loaded);
-  // The clean run first without a position (BERT's [MASK] is found in it), then both at the measured one.
-  auto probe = runInput(runner, job.clean, -1);
-  if (!probe) return std::unexpected(engineFailure(RenderFailure::Kind::Input, probe.error()));
-  auto position = measuredPosition(model, *probe, job.position);
+  auto position = measuredPosition(model, cleanIds, job.position);
   if (!position) return std::unexpected(position.error());
   auto clean = runInput(runner, job.clean, *position);
   if (!clean) return std::unexpected(engineFailure(RenderFailure::Kind::Input, clean.error()));
