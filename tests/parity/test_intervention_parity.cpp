@@ -134,6 +134,86 @@ TEST_P(Fixture, AblationsMatchTorch) {
     ASSERT_TRUE(again) << what << ": " << again.error().message();
     expect_logits(*measured_logits(*again, c->position), a["logits"], what + " (re-run from the clean run)");
   }
+
+  // Every ablation again, all in one call of rerun_cells (a decoder's batch: cells joining at different layers, a mean
+  // over every position beside edits of the whole rows).
+  std::vector<std::vector<Edit>> cells;
+  for (const json& a : c->fixture["ablations"]) {
+    std::vector<HeadRef> heads;
+    for (const json& h : a["heads"]) heads.push_back({h[0].get<int>(), h[1].get<int>()});
+    cells.push_back(
+        ablation_edits(heads, *parse_ablation_mode(a["mode"].get<std::string>()), corrupt->activations.get()));
+  }
+  std::size_t seen = 0;
+  auto batched =
+      runner.rerun_cells(*clean, cells, options_for(*c).logits_position, [&](std::size_t first, const Matrix& l) {
+        for (Index i = 0; i < l.rows(); ++i) {
+          const json& a = c->fixture["ablations"][first + static_cast<std::size_t>(i)];
+          expect_logits(l.row(i), a["logits"],
+                        std::string(GetParam()) + " ablation " + a["heads"].dump() + " " +
+                            a["mode"].get<std::string>() + " (rerun_cells)");
+          ++seen;
+        }
+        return true;
+      });
+  ASSERT_TRUE(batched) << batched.error().message();
+  EXPECT_EQ(seen, cells.size());
+}
+
+// rerun_cells against one rerun per cell (to float rounding: the products' row counts differ, and with them the
+// 16-bit weights' widening path and the sums' order; 1.7e-5 seen), on cells of every site at every layer, with the
+// measured position the fixture's and (causal models) three before the last: the batch's stacked rows, its rows that
+// stop at the measured one and its last layer of measured rows only give what the re-runs give.
+TEST_P(Fixture, BatchedCellsMatchReruns) {
+  auto c = load_case(GetParam());
+  ASSERT_TRUE(c);
+  TransformerRunner runner(c->model);
+  auto clean = run_input(runner, *c, "clean", options_for(*c));
+  ASSERT_TRUE(clean) << clean.error().message();
+  auto corrupt = run_input(runner, *c, "corrupt", options_for(*c));
+  ASSERT_TRUE(corrupt) << corrupt.error().message();
+  const auto& cfg = c->model->config();
+  const Index n = clean->activations->resid_pre.front().rows();
+  const bool vit = cfg.family == Family::Vit;
+  std::vector<int> positions{vit ? -1 : c->position};
+  if (cfg.family == Family::Decoder || cfg.family == Family::Gpt2) positions.push_back(static_cast<int>(n) - 3);
+  for (int position : positions) {
+    std::vector<std::vector<Edit>> cells;
+    for (int l = cfg.layers - 1; l >= 0; --l) {  // out of order: the batch sorts them by first layer
+      for (Site site : {Site::ResidPre, Site::Z, Site::AttnOut, Site::MlpOut}) {
+        for (int p : {0, static_cast<int>(n) / 2, static_cast<int>(n) - 1}) {
+          Edit e{site,
+                 l,
+                 site == Site::Z ? l % cfg.heads : -1,
+                 site == Site::Z && p == 0 ? -1 : p,
+                 Edit::Kind::Replace,
+                 &corrupt->activations->at(site)[static_cast<std::size_t>(l)]};
+          cells.push_back({e});
+        }
+      }
+      cells.push_back({Edit{Site::Z, l, 0, -1, Edit::Kind::Mean, nullptr},
+                       Edit{Site::ResidPre, l, -1, 1, Edit::Kind::Replace,
+                            &corrupt->activations->resid_pre[static_cast<std::size_t>(l)]}});
+    }
+    std::size_t seen = 0;
+    auto batched = runner.rerun_cells(*clean, cells, position, [&](std::size_t first, const Matrix& l) {
+      for (Index i = 0; i < l.rows(); ++i, ++seen) {
+        RunOptions o;
+        o.edits = cells[first + static_cast<std::size_t>(i)];
+        o.logits_position = position;
+        auto one = runner.rerun(*clean, o);
+        EXPECT_TRUE(one) << one.error().message();
+        if (!one) continue;
+        const RowVector expected = *measured_logits(*one, position);
+        const double worst = ((l.row(i) - expected).array().abs() / expected.array().abs().max(1.0f)).maxCoeff();
+        EXPECT_LE(worst, kTolerance) << GetParam() << ": cell " << first + static_cast<std::size_t>(i)
+                                     << " at position " << position;
+      }
+      return true;
+    });
+    ASSERT_TRUE(batched) << batched.error().message();
+    EXPECT_EQ(seen, cells.size());
+  }
 }
 
 void expect_sweep(const SweepResult& r, const json& expected, const std::string& what) {

@@ -236,6 +236,16 @@ class TransformerRunner {
   // head outputs or later sites are edited. The result equals run_ids (or run_image) of the same input with the same
   // edits. Used by the sweeps (attn/models/intervention.h), one re-run per cell.
   Result<TransformerRun> rerun(const TransformerRun& base, const RunOptions& options);
+  // Many re-runs of `base` (made with capture), one per entry of `cells` (each a non-empty set of edits), of which
+  // only the logits at `position` are kept (-1: the last position; ViT: the class logits, whatever `position`):
+  // `on_done(first, logits)` receives them batch by batch in the order of `cells`, row i of `logits` being cell
+  // first + i's, what rerun with logits_position = `position` gives at that position (to float rounding). A decoder
+  // stacks a batch's cells' rows into one product per weight and layer (and computes its last layer, the final norm
+  // and the output embedding for the measured rows only); the other families re-run each cell alone. False from
+  // on_done, or `cancel` set, stops after the batch in progress (a cancel within one layer of it).
+  using CellsDone = std::function<bool(std::size_t first, const Matrix& logits)>;
+  Result<void> rerun_cells(const TransformerRun& base, const std::vector<std::vector<Edit>>& cells, int position,
+                           const CellsDone& on_done, const std::atomic<bool>* cancel = nullptr);
 
  private:
   std::shared_ptr<const TransformerModel> model_;

@@ -27,6 +27,7 @@
 #include <numbers>
 #include <numeric>
 #include <optional>
+#include <span>
 
 namespace attn::models {
 
@@ -122,6 +123,94 @@ void gated(float* gu, Index n, Index f, GatedActivation act) {
     }
   });
 }
+
+// stored_linear over the rows in slices of kCancelRows, the cancel flag read before each: at 32,768 tokens one of a
+// layer's products takes up to a second here, longer than a cancel may (200 ms).
+constexpr Index kCancelRows = 4096;
+void sliced_linear(const float* x, Index n, Index ldx, const StoredMatrix& w, float* y, Index ldy,
+                   std::vector<float>& scratch, const std::atomic<bool>* cancel) {
+  for (Index r0 = 0; r0 < n; r0 += kCancelRows) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return;
+    stored_linear(x + r0 * ldx, std::min(kCancelRows, n - r0), ldx, w, y + r0 * ldy, ldy, scratch);
+  }
+}
+
+// A layer's products and per-row passes that do not depend on the rows' positions, shared by the extension of one
+// run (Extension) and the re-runs of many sweep cells at once (CellBatch), whose rows are stacked: the input norm
+// and the q/k/v products, and everything after the heads' outputs. `hook(site, rows, ld)` sees the attn_out and
+// mlp_out rows (the interventions' sites).
+struct LayerMath {
+  const TransformerConfig& c;
+  const DecoderSettings& s;
+  DecoderState& st;
+  const std::atomic<bool>* cancel;
+
+  bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+  void linear(const float* x, Index n, Index ldx, const StoredMatrix& w, float* y, Index ldy) const {
+    sliced_linear(x, n, ldx, w, y, ldy, st.convert, cancel);
+  }
+
+  // RMSNorm of n rows of x into xn, then qkv [n, q | k | v] with the biases.
+  void project_qkv(const DecoderLayerWeights& L, const float* x, float* xn, float* qkv, Index n) const {
+    const Index d = c.hidden, qn = c.heads * s.head_dim, kvn = s.kv_heads * s.head_dim, width = qn + 2 * kvn;
+    for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s.rms_eps); });
+    if (s.fused) {
+      linear(xn, n, d, L.q, qkv, width);
+      return;
+    }
+    linear(xn, n, d, L.q, qkv, width);
+    linear(xn, n, d, L.k, qkv + qn, width);
+    linear(xn, n, d, L.v, qkv + qn + kvn, width);
+    add_bias(qkv, n, width, 0, L.q_bias);
+    add_bias(qkv, n, width, qn, L.k_bias);
+    add_bias(qkv, n, width, qn + kvn, L.v_bias);
+  }
+
+  // q/k norms, RoPE (the row's position's cos and sin) and the query scale on one row of qkv.
+  void position_row(const DecoderLayerWeights& L, float* row, const float* cs, const float* sn, Index half) const {
+    const Index hd = s.head_dim, H = c.heads;
+    const float scale = static_cast<float>(s.query_scale);
+    for (Index h = 0; h < H + s.kv_heads; ++h) {
+      float* v = row + h * hd;  // query heads, then key heads
+      if (s.qk_norm) rms_norm(v, v, h < H ? L.q_norm : L.k_norm, hd, s.rms_eps);
+      rotate(v, cs, sn, half);
+      if (h < H) ArrayMap(v, hd) *= scale;
+    }
+  }
+
+  // After the heads' outputs ctx [n, heads * head_dim]: the output product, the residual, the MLP and its residual,
+  // on n rows of x (xn and the state's out and gu as scratch).
+  template <class Hook>
+  void finish(const DecoderLayerWeights& L, float* x, float* xn, const float* ctx, Index n, const Hook& hook) const {
+    const Index d = c.hidden, qn = c.heads * s.head_dim, f = c.intermediate;
+    float* out = grown(st.out, n * d);
+    linear(ctx, n, qn, L.o, out, d);
+    add_bias(out, n, d, 0, L.o_bias);
+    if (s.gemma)
+      for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s.rms_eps); });
+    hook(Site::AttnOut, out, d);
+    for_new_rows(n, [&](Index i) {
+      ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
+      rms_norm(x + i * d, xn + i * d, s.gemma ? L.pre_ffn_norm : L.post_attention_norm, d, s.rms_eps);
+    });
+    float* gu = grown(st.gu, n * 2 * f);
+    if (s.fused) {
+      linear(xn, n, d, L.gate, gu, 2 * f);
+    } else {
+      linear(xn, n, d, L.gate, gu, 2 * f);
+      linear(xn, n, d, L.up, gu + f, 2 * f);
+      add_bias(gu, n, 2 * f, 0, L.gate_bias);
+      add_bias(gu, n, 2 * f, f, L.up_bias);
+    }
+    if (cancelled()) return;
+    gated(gu, n, f, s.activation);
+    linear(gu, n, 2 * f, L.down, out, d);
+    add_bias(out, n, d, 0, L.down_bias);
+    if (s.gemma) for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s.rms_eps); });
+    hook(Site::MlpOut, out, d);
+    for_new_rows(n, [&](Index i) { ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d); });
+  }
+};
 
 // One extension of the cache: tokens [p0, p1) of run.ids, the cache holding [0, p0).
 class Extension {
@@ -256,20 +345,12 @@ class Extension {
     for (Index i = 0; i < n; ++i) h.row(p0 + i) = Eigen::Map<const RowVector>(x + i * c_.hidden, c_.hidden);
   }
 
-  // stored_linear over the new rows in slices of kCancelRows, the cancel flag read before each: at 32,768 tokens one
-  // of a layer's products takes up to a second here, longer than a cancel may (200 ms).
-  static constexpr Index kCancelRows = 4096;
-  void linear(const float* x, Index n, Index ldx, const StoredMatrix& w, float* y, Index ldy) {
-    for (Index r0 = 0; r0 < n; r0 += kCancelRows) {
-      if (cancelled()) return;
-      stored_linear(x + r0 * ldx, std::min(kCancelRows, n - r0), ldx, w, y + r0 * ldy, ldy, st_.convert);
-    }
-  }
+  LayerMath math() const { return {c_, s_, st_, cancel_}; }
 
   void layer(int l, Index p0, Index n, float* x) {
     const DecoderLayerWeights& L = w_.layers[static_cast<std::size_t>(l)];
-    const Index d = c_.hidden, hd = s_.head_dim, H = c_.heads, KV = s_.kv_heads;
-    const Index qn = H * hd, kvn = KV * hd, width = qn + 2 * kvn, f = c_.intermediate;
+    const Index d = c_.hidden, qn = c_.heads * s_.head_dim, width = qn + 2 * s_.kv_heads * s_.head_dim;
+    const LayerMath lm = math();
     if (hooks_) hooks_->at(Site::ResidPre, l, x, p0, n, d);
     float* xn = grown(st_.xn, n * d);
     float* ctx = grown(st_.ctx, n * qn);
@@ -277,18 +358,8 @@ class Extension {
       // Only the head outputs or later sites of this layer are edited: its attention is the base run's.
       Eigen::Map<Matrix>(ctx, n, qn) = base_->activations->z[static_cast<std::size_t>(l)].middleRows(p0, n);
     } else {
-      for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s_.rms_eps); });
       float* qkv = grown(st_.qkv, n * width);
-      if (s_.fused) {
-        linear(xn, n, d, L.q, qkv, width);
-      } else {
-        linear(xn, n, d, L.q, qkv, width);
-        linear(xn, n, d, L.k, qkv + qn, width);
-        linear(xn, n, d, L.v, qkv + qn + kvn, width);
-        add_bias(qkv, n, width, 0, L.q_bias);
-        add_bias(qkv, n, width, qn, L.k_bias);
-        add_bias(qkv, n, width, qn + kvn, L.v_bias);
-      }
+      lm.project_qkv(L, x, xn, qkv, n);
       position_queries_and_keys(l, L, p0, n, qkv);
       if (hooks_)
         hooks_->keep_cache(l, st_.keys[static_cast<std::size_t>(l)].data(),
@@ -297,32 +368,9 @@ class Extension {
       if (cancelled()) return;  // operator() fails the run
     }
     if (hooks_) hooks_->at(Site::Z, l, ctx, p0, n, qn);
-    float* out = grown(st_.out, n * d);
-    linear(ctx, n, qn, L.o, out, d);
-    add_bias(out, n, d, 0, L.o_bias);
-    if (s_.gemma)
-      for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s_.rms_eps); });
-    if (hooks_) hooks_->at(Site::AttnOut, l, out, p0, n, d);
-    for_new_rows(n, [&](Index i) {
-      ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
-      rms_norm(x + i * d, xn + i * d, s_.gemma ? L.pre_ffn_norm : L.post_attention_norm, d, s_.rms_eps);
+    lm.finish(L, x, xn, ctx, n, [&](Site site, float* rows, Index ld) {
+      if (hooks_) hooks_->at(site, l, rows, p0, n, ld);
     });
-    float* gu = grown(st_.gu, n * 2 * f);
-    if (s_.fused) {
-      linear(xn, n, d, L.gate, gu, 2 * f);
-    } else {
-      linear(xn, n, d, L.gate, gu, 2 * f);
-      linear(xn, n, d, L.up, gu + f, 2 * f);
-      add_bias(gu, n, 2 * f, 0, L.gate_bias);
-      add_bias(gu, n, 2 * f, f, L.up_bias);
-    }
-    if (cancelled()) return;
-    gated(gu, n, f, s_.activation);
-    linear(gu, n, 2 * f, L.down, out, d);
-    add_bias(out, n, d, 0, L.down_bias);
-    if (s_.gemma) for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s_.rms_eps); });
-    if (hooks_) hooks_->at(Site::MlpOut, l, out, p0, n, d);
-    for_new_rows(n, [&](Index i) { ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d); });
   }
 
   // q/k norms, RoPE and the query scale on the new rows; their keys and values into the cache.
@@ -333,20 +381,13 @@ class Extension {
     const Rope rope = rope_for(c_, p0 + n, local);
     const Index half = static_cast<Index>(rope.inv.size());
     rope_tables(rope, p0, n, cos_, sin_);
-    const float scale = static_cast<float>(s_.query_scale);
     float* keys = st_.keys[static_cast<std::size_t>(l)].data();
     float* values = st_.values[static_cast<std::size_t>(l)].data();
     const Index cap = st_.capacity;
+    const LayerMath lm = math();
     for_new_rows(n, [&](Index i) {
       float* row = qkv + i * width;
-      const float* cs = cos_.data() + i * half;
-      const float* sn = sin_.data() + i * half;
-      for (Index h = 0; h < H + KV; ++h) {
-        float* v = row + h * hd;  // query heads, then key heads
-        if (s_.qk_norm) rms_norm(v, v, h < H ? L.q_norm : L.k_norm, hd, s_.rms_eps);
-        rotate(v, cs, sn, half);
-        if (h < H) ArrayMap(v, hd) *= scale;
-      }
+      lm.position_row(L, row, cos_.data() + i * half, sin_.data() + i * half, half);
       for (Index g = 0; g < KV; ++g) {
         std::copy_n(row + qn + g * hd, hd, keys + (g * cap + p0 + i) * hd);
         std::copy_n(row + qn + kvn + g * hd, hd, values + (g * cap + p0 + i) * hd);
@@ -436,6 +477,191 @@ class Extension {
   int first_ = 0;
   bool base_attention_ = false;
   Index logits_row_ = -1;
+};
+
+// Re-runs of many sweep cells of one base run at once (decoder_rerun_cells). Each cell (a set of edits, its own
+// Hooks) joins at its first edited layer with the base's residual stream of its rows: from its first edited
+// position (a causal model's earlier rows are the base's) to the measured one (later rows cannot reach it), or to
+// the last when it takes a head's mean over every position. At each layer the rows of every cell that has joined are
+// stacked, so each weight is read and widened once per layer for all of them (one product of hundreds of rows, where
+// one re-run per cell makes a product of a few dozen rows per cell: the widening of a 16-bit matrix and the small
+// GEMMs' poor use of the cores cost more than the arithmetic); the positions' work (RoPE, the keys and values, the
+// attention) is per cell, its keys and values before its first row the base's. The last layer's output and the
+// final norm and output embedding are computed for the measured rows only.
+class CellBatch {
+ public:
+  struct Cell {
+    Hooks* hooks;
+    int first;            // the first edited layer
+    Index p0, rows;       // its rows [p0, p0 + rows) of the input
+    Index offset = 0;     // where its rows start in the stacked buffers
+    bool base_attention;  // its first layer's attention is the base's (only z or later sites edited there)
+  };
+
+  CellBatch(const TransformerModel::Impl& m, DecoderState& st, const TransformerRun& base, Index position,
+            const std::atomic<bool>* cancel)
+      : c_(m.config), s_(c_.decoder), w_(*m.lm_weights), st_(st), a_(*base.activations),
+        n_(a_.resid_pre.front().rows()), position_(position), cancel_(cancel) {}
+
+  // `cells` in the order of their first layers (of those joining at one layer, the ones whose attention there is
+  // the base's last); their logits at the measured position into `logits`, a row each.
+  Result<void> operator()(std::vector<Cell>& cells, Matrix& logits) {
+    const Index d = c_.hidden, hd = s_.head_dim, qn = c_.heads * hd, kvn = s_.kv_heads * hd;
+    const Index width = qn + 2 * kvn;
+    Index total = 0;
+    for (Cell& cell : cells) {
+      cell.offset = total;
+      total += cell.rows;
+    }
+    float* x = grown(st_.x, total * d);
+    float* xn = grown(st_.xn, total * d);
+    float* qkv = grown(st_.qkv, total * width);
+    float* ctx = grown(st_.ctx, total * qn);
+    keys_.resize(cells.size());
+    values_.resize(cells.size());
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      keys_[k].resize(static_cast<std::size_t>(s_.kv_heads * n_ * hd));
+      values_[k].resize(static_cast<std::size_t>(s_.kv_heads * n_ * hd));
+    }
+    const LayerMath lm{c_, s_, st_, cancel_};
+    std::size_t joined = 0;
+    for (int l = cells.front().first; l < c_.layers; ++l) {
+      const auto ul = static_cast<std::size_t>(l);
+      for (; joined < cells.size() && cells[joined].first == l; ++joined) {
+        const Cell& cell = cells[joined];
+        Eigen::Map<Matrix>(x + cell.offset * d, cell.rows, d) = a_.resid_pre[ul].middleRows(cell.p0, cell.rows);
+      }
+      const std::span<Cell> active(cells.data(), joined);
+      const Index rows = active.back().offset + active.back().rows;
+      for (Cell& cell : active) cell.hooks->at(Site::ResidPre, l, x + cell.offset * d, cell.p0, cell.rows, d);
+      const DecoderLayerWeights& L = w_.layers[ul];
+      // The cells that join here with the base's attention are the last ones (a sweep's cells of one layer all are):
+      // the rows before theirs are all that attend.
+      std::size_t attending = active.size();
+      while (attending > 0 && active[attending - 1].first == l && active[attending - 1].base_attention) --attending;
+      const std::span<Cell> attend = active.first(attending);
+      if (!attend.empty()) {
+        lm.project_qkv(L, x, xn, qkv, attend.back().offset + attend.back().rows);
+        if (lm.cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
+        position_and_cache(l, L, attend, qkv, lm);
+        attention(l, attend, qkv, ctx);
+      }
+      for (Cell& cell : active) {
+        if (cell.first == l && cell.base_attention)
+          Eigen::Map<Matrix>(ctx + cell.offset * qn, cell.rows, qn) = a_.z[ul].middleRows(cell.p0, cell.rows);
+        cell.hooks->at(Site::Z, l, ctx + cell.offset * qn, cell.p0, cell.rows, qn);
+      }
+      const auto each_cell = [&](Site site, float* at, Index ld) {
+        for (Cell& cell : active) cell.hooks->at(site, l, at + cell.offset * ld, cell.p0, cell.rows, ld);
+      };
+      if (l + 1 < c_.layers) {
+        lm.finish(L, x, xn, ctx, rows, each_cell);
+      } else {
+        // The last layer: only the measured rows go on (the others' keys and values were all it needed of them).
+        std::vector<Cell> measured(active.begin(), active.end());
+        for (std::size_t k = 0; k < measured.size(); ++k) {
+          const Cell& cell = active[k];
+          const Index from = cell.offset + position_ - cell.p0, to = static_cast<Index>(k);
+          std::copy_n(x + from * d, d, x + to * d);
+          std::copy_n(ctx + from * qn, qn, ctx + to * qn);
+          measured[k].offset = to;
+          measured[k].p0 = position_;
+          measured[k].rows = 1;
+        }
+        lm.finish(L, x, xn, ctx, static_cast<Index>(measured.size()), [&](Site site, float* at, Index ld) {
+          for (Cell& cell : measured) cell.hooks->at(site, l, at + cell.offset * ld, cell.p0, 1, ld);
+        });
+      }
+      if (lm.cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
+    }
+    const auto count = static_cast<Index>(cells.size());
+    for (Index k = 0; k < count; ++k) rms_norm(x + k * d, xn + k * d, w_.final_norm, d, s_.rms_eps);
+    logits.resize(count, c_.vocab_size);
+    stored_linear(xn, count, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
+    if (s_.final_softcap > 0.0f) logits.array() = (logits.array() / s_.final_softcap).tanh() * s_.final_softcap;
+    for (const io::SafeTensors& file : w_.files) ATTN_TRY(file.intact());
+    return {};
+  }
+
+ private:
+  // Each cell's rows positioned (RoPE at their positions in the input), their keys and values into the cell's cache
+  // of this layer after the base's keys and values of the rows before them.
+  void position_and_cache(int l, const DecoderLayerWeights& L, std::span<Cell> active, float* qkv,
+                          const LayerMath& lm) {
+    const Index hd = s_.head_dim, qn = c_.heads * hd, kvn = s_.kv_heads * hd, width = qn + 2 * kvn;
+    const bool local = s_.local_rope_theta && s_.sliding[static_cast<std::size_t>(l)];
+    const Rope rope = rope_for(c_, n_, local);  // the input's length, as the base run's (dynamic scaling)
+    const Index half = static_cast<Index>(rope.inv.size());
+    rope_tables(rope, 0, n_, cos_, sin_);
+    const Matrix& base_keys = a_.keys[static_cast<std::size_t>(l)];
+    const Matrix& base_values = a_.values[static_cast<std::size_t>(l)];
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t k = 0; k < active.size(); ++k) {
+      const Cell& cell = active[k];
+      float* keys = keys_[k].data();
+      float* values = values_[k].data();
+      for (Index i = 0; i < cell.rows; ++i) {
+        const Index p = cell.p0 + i;
+        float* row = qkv + (cell.offset + i) * width;
+        lm.position_row(L, row, cos_.data() + p * half, sin_.data() + p * half, half);
+        for (Index g = 0; g < s_.kv_heads; ++g) {
+          std::copy_n(row + qn + g * hd, hd, keys + (g * n_ + p) * hd);
+          std::copy_n(row + qn + kvn + g * hd, hd, values + (g * n_ + p) * hd);
+        }
+      }
+      for (Index g = 0; g < s_.kv_heads; ++g) {
+        for (Index p = 0; p < cell.p0; ++p) {
+          Eigen::Map<RowVector>(keys + (g * n_ + p) * hd, hd) = base_keys.row(p).segment(g * hd, hd);
+          Eigen::Map<RowVector>(values + (g * n_ + p) * hd, hd) = base_values.row(p).segment(g * hd, hd);
+        }
+      }
+    }
+  }
+
+  // Every cell's rows' attention over its cache (causal, the layer's window and soft-cap), their heads' outputs
+  // into ctx.
+  void attention(int l, std::span<Cell> active, const float* qkv, float* ctx) {
+    const Index hd = s_.head_dim, H = c_.heads, qn = H * hd, width = qn + 2 * s_.kv_heads * hd;
+    const Index group = H / s_.kv_heads;
+    const Index window = s_.sliding[static_cast<std::size_t>(l)] ? s_.window : 0;
+    std::vector<std::array<Index, 3>> tasks;  // cell, head, first row of a block
+    for (std::size_t k = 0; k < active.size(); ++k)
+      for (Index h = 0; h < H; ++h)
+        for (Index r0 = 0; r0 < active[k].rows; r0 += kScoreBlock) tasks.push_back({static_cast<Index>(k), h, r0});
+    const int threads = omp_get_max_threads();
+    if (st_.scores.size() < static_cast<std::size_t>(threads)) st_.scores.resize(static_cast<std::size_t>(threads));
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      const auto [k, h, r0] = tasks[t];
+      const Cell& cell = active[static_cast<std::size_t>(k)];
+      const Index rows = std::min(kScoreBlock, cell.rows - r0), g = h / group;
+      const Index keys_needed = cell.p0 + r0 + rows;
+      float* S = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], rows * keys_needed);
+      const float* keys = keys_[static_cast<std::size_t>(k)].data() + g * n_ * hd;
+      const float* values = values_[static_cast<std::size_t>(k)].data() + g * n_ * hd;
+      attention_scores(qkv + (cell.offset + r0) * width + h * hd, width, keys, hd, rows, keys_needed, hd, S,
+                       keys_needed, rows < 8);
+      for (Index i = 0; i < rows; ++i) {
+        const Index row = cell.p0 + r0 + i;
+        const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
+        softmax_row(S + i * keys_needed, row, lo, row, keys_needed, s_.attn_softcap);
+      }
+      Eigen::Map<const RowMajor> scores(S, rows, keys_needed);
+      Eigen::Map<const RowMajor> v(values, keys_needed, hd);
+      Eigen::Map<RowMajor, 0, Strided> out(ctx + (cell.offset + r0) * qn + h * hd, rows, hd, Strided(qn));
+      block_product(out, scores, v);
+    }
+  }
+
+  const TransformerConfig& c_;
+  const DecoderSettings& s_;
+  const DecoderWeights& w_;
+  DecoderState& st_;
+  const Activations& a_;
+  Index n_, position_;
+  const std::atomic<bool>* cancel_;
+  std::vector<std::vector<float>> keys_, values_;  // per cell: this layer's [kv_heads][tokens][head_dim]
+  std::vector<float> cos_, sin_;
 };
 
 // How many leading tokens of `run` the cache and `previous` can supply (0: none).
@@ -610,6 +836,32 @@ Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& st, Tran
       options.all_logits ? 0 : static_cast<int>(options.logits_position >= 0 ? options.logits_position : n - 1);
   run.reused_tokens = base ? 0 : static_cast<int>(keep);
   predict(m, run, options.top_k);
+  return {};
+}
+
+Result<void> decoder_rerun_cells(const TransformerModel::Impl& m, DecoderState& st, const TransformerRun& base,
+                                 const std::vector<std::vector<Edit>>& cells, Index position,
+                                 const std::atomic<bool>* cancel, Matrix& logits) {
+  const Index n = base.activations->resid_pre.front().rows();
+  std::vector<Hooks> hooks;
+  hooks.reserve(cells.size());
+  std::vector<CellBatch::Cell> batch;
+  for (const auto& edits : cells) {
+    Hooks& h = hooks.emplace_back(m.config, n, edits, false);
+    const bool mean = std::any_of(edits.begin(), edits.end(), [](const Edit& e) { return e.kind == Edit::Kind::Mean; });
+    const Index p0 = std::min<Index>(h.first_position(true), position);
+    batch.push_back({&h, h.first_layer(), p0, (mean ? n : position + 1) - p0, 0, h.attention_unchanged_at_first()});
+  }
+  // By first layer; of those joining at one layer, the ones with the base's attention there last (CellBatch).
+  std::stable_sort(batch.begin(), batch.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first, a.base_attention) < std::pair(b.first, b.base_attention);
+  });
+  Matrix sorted;
+  CellBatch run(m, st, base, position, cancel);
+  ATTN_TRY(run(batch, sorted));  // the cache is untouched (the cells keep their own keys and values)
+  logits.resize(sorted.rows(), sorted.cols());
+  for (std::size_t k = 0; k < batch.size(); ++k)
+    logits.row(batch[k].hooks - hooks.data()) = sorted.row(static_cast<Index>(k));
   return {};
 }
 

@@ -91,6 +91,11 @@ std::shared_ptr<DecoderState> make_decoder_state();
 class Hooks;
 Result<void> decoder_run(const TransformerModel::Impl& m, DecoderState& state, TransformerRun& run,
                          const RunOptions& options, Hooks* hooks = nullptr, const TransformerRun* base = nullptr);
+// TransformerRunner::rerun_cells for a decoder, on one batch: row k of `logits` is the logits at `position` of the
+// base re-run with cells[k] (each non-empty, checked). The runner's key/value cache is left as it was.
+Result<void> decoder_rerun_cells(const TransformerModel::Impl& m, DecoderState& state, const TransformerRun& base,
+                                 const std::vector<std::vector<Edit>>& cells, Index position,
+                                 const std::atomic<bool>* cancel, Matrix& logits);
 // Generation for every causal family, after the same checks (run.ids holds the prompt): sizes every layer's maps
 // (and hidden states) for the prompt and the tokens to come, calls extend(0, prompt), then per chosen token
 // extend(position, position + 1); `extend` runs those tokens with the family's key/value cache, writes their rows

@@ -6,6 +6,7 @@
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
 #include "hooks.h"
+#include "attn/models/intervention.h"
 #include "row_streams.h"
 #include "../../core/nonfinite.h"
 #include "../../core/try.h"
@@ -1321,6 +1322,87 @@ Result<TransformerRun> TransformerRunner::rerun(const TransformerRun& base, cons
     }
     warn_nonfinite(run);
     return run;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory while re-running the model");
+  }
+}
+
+namespace {
+
+// A decoder's cells per batch: up to kBatchFlops of products per layer (a layer of a batch then takes some 100 ms
+// here, the cancel's bound, and a sweep's heatmap fills in batch by batch), at most kBatchCells cells, their keys
+// and values at most kBatchCacheBytes.
+constexpr double kBatchFlops = 4e9;
+constexpr std::size_t kBatchCells = 256;
+constexpr double kBatchCacheBytes = 256.0 * 1024 * 1024;
+
+}  // namespace
+
+Result<void> TransformerRunner::rerun_cells(const TransformerRun& base, const std::vector<std::vector<Edit>>& cells,
+                                            int position, const CellsDone& on_done, const std::atomic<bool>* cancel) {
+  try {
+    const auto& m = model_->impl();
+    const auto& c = m.config;
+    if (!base.activations || base.activations->resid_pre.size() != static_cast<std::size_t>(c.layers) ||
+        base.attention.layers.size() != static_cast<std::size_t>(c.layers))
+      return fail(ErrorKind::Mismatch,
+                  "rerun: the base run kept no activations of this model (run it with capture and its maps)");
+    const Index n = base.activations->resid_pre.front().rows();
+    const bool vit = c.family == Family::Vit;
+    if (!vit && (position < -1 || position >= n))
+      return fail(ErrorKind::OutOfRange, "logits position " + std::to_string(position) + " is outside 0.." +
+                                             std::to_string(n - 1) + " (the input's tokens)");
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      if (cells[k].empty()) return fail(ErrorKind::Mismatch, "rerun: cell " + std::to_string(k) + " has no edits");
+      ATTN_TRY(check_edits(c, n, cells[k]));
+    }
+    if (c.family != Family::Decoder) {
+      RunOptions o;
+      o.top_k = 0;
+      o.cancel = cancel;
+      o.logits_position = vit ? -1 : position;
+      o.memory_limit = std::numeric_limits<std::size_t>::max() / 2;  // the base passed the check
+      Matrix row;
+      for (std::size_t k = 0; k < cells.size(); ++k) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) return fail(ErrorKind::Cancelled, "cancelled");
+        o.edits = cells[k];
+        TransformerRun run;
+        ATTN_ASSIGN(run, rerun(base, o));
+        RowVector logits;
+        ATTN_ASSIGN(logits, measured_logits(run, vit ? -1 : position));
+        row = logits;
+        if (!on_done(k, row)) return {};
+      }
+      return {};
+    }
+    if (!scratch_->decoder) scratch_->decoder = make_decoder_state();
+    const Index pos = position < 0 ? n - 1 : position;
+    const DecoderSettings& d = c.decoder;
+    const double row_flops = 2.0 * static_cast<double>(c.hidden) *
+                             (static_cast<double>(c.heads + 2 * d.kv_heads) * d.head_dim +
+                              static_cast<double>(c.heads) * d.head_dim + 3.0 * static_cast<double>(c.intermediate));
+    const double cache_bytes = 2.0 * 4.0 * static_cast<double>(d.kv_heads * d.head_dim) * static_cast<double>(n);
+    std::size_t first = 0;
+    while (first < cells.size()) {
+      std::size_t end = first;
+      double rows = 0;
+      while (end < cells.size() && end - first < kBatchCells) {
+        const Index p0 = std::min<Index>(Hooks(c, n, cells[end], false).first_position(true), pos);
+        const double more = static_cast<double>(n - p0);  // at most (a mean takes every row)
+        if (end > first && ((rows + more) * row_flops > kBatchFlops ||
+                            static_cast<double>(end - first + 1) * cache_bytes > kBatchCacheBytes))
+          break;
+        rows += more;
+        ++end;
+      }
+      const std::vector<std::vector<Edit>> batch(cells.begin() + static_cast<std::ptrdiff_t>(first),
+                                                 cells.begin() + static_cast<std::ptrdiff_t>(end));
+      Matrix logits;
+      ATTN_TRY(decoder_rerun_cells(m, *scratch_->decoder, base, batch, pos, cancel, logits));
+      if (!on_done(first, logits)) return {};
+      first = end;
+    }
+    return {};
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while re-running the model");
   }
