@@ -6,11 +6,11 @@
 //   writes), 32 tokens: the clean input is token i = (7919 i + 13) mod vocab (bench_decoder's ids), the corrupted one
 //   the same with positions 3 and 17 changed (id + 4242 mod vocab); the metric is the logit difference of tokens
 //   1000 (answer) and 2000 (wrong) at the last position.
-//     BM_SweepAblation         for each of the 270 heads, a zero ablation of that head alone:
-//                              TransformerRunner::rerun of the clean run (captured) with one Edit{Z, l, h, Zero}, its
-//                              last position's logit difference
-//     BM_SweepHeads            Patching::sweep(Sweep::Heads): 270 cells, each head's z taken from the clean run into
-//                              the corrupted one
+//     BM_SweepAblation         for each of the 270 heads, a zero ablation of that head alone: one
+//                              TransformerRunner::rerun_cells of the clean run (captured) over 270 cells, each one
+//                              Edit{Z, l, h, Zero}; each cell's last position's logit difference
+//     BM_SweepHeads            Patching::sweep(Sweep::Heads) (rerun_cells too): 270 cells, each head's z taken from
+//                              the clean run into the corrupted one
 //     BM_SweepLayersPositions  Patching::sweep(Sweep::LayersPositions): 30 x 32 = 960 cells, the residual stream
 //                              entering layer l at position p taken from the clean run
 //   GPT-2 small shape (12 layers x 12 heads, d 768; bench_models.h's make_gpt2), 128 tokens:
@@ -51,6 +51,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <string_view>
 #include <vector>
 
@@ -93,7 +94,7 @@ T value_or_exit(attn::Result<T> r, const char* what) {
     std::fprintf(stderr, "bench_interventions: %s: %s\n", what, r.error().message().c_str());
     std::exit(1);
   }
-  return std::move(*r);
+  if constexpr (!std::is_void_v<T>) return std::move(*r);
 }
 
 std::vector<int> clean_ids(int n, int vocab) {
@@ -117,21 +118,24 @@ void write_values(std::ofstream& out, const char* name, const std::vector<double
   out << "]" << (last ? "\n" : ",\n");
 }
 
-// Zero ablation of each head alone, the logit difference of each re-run (head-major within a layer).
+// Zero ablation of each head alone, the logit difference of each re-run (head-major within a layer): one
+// TransformerRunner::rerun_cells over the 270 cells, as the sweeps of attn/models/intervention.h run theirs.
 std::vector<double> ablation_sweep(am::TransformerRunner& runner, const am::TransformerRun& base,
                                    const am::MetricSpec& metric, const attn::RowVector& clean_row, int limit) {
   const auto& c = runner.model().config();
-  std::vector<double> values;
+  std::vector<std::vector<am::Edit>> cells;
   for (int l = 0; l < c.layers; ++l)
-    for (int h = 0; h < c.heads; ++h) {
-      if (limit > 0 && static_cast<int>(values.size()) >= limit) return values;
-      am::RunOptions o;
-      o.top_k = 0;
-      o.edits = {am::Edit{am::Site::Z, l, h, -1, am::Edit::Kind::Zero, nullptr}};
-      const auto run = value_or_exit(runner.rerun(base, o), "ablated re-run");
-      const auto row = value_or_exit(am::measured_logits(run, -1), "measured logits");
-      values.push_back(am::metric_value(metric, row, clean_row));
-    }
+    for (int h = 0; h < c.heads; ++h)
+      if (limit <= 0 || static_cast<int>(cells.size()) < limit)
+        cells.push_back({am::Edit{am::Site::Z, l, h, -1, am::Edit::Kind::Zero, nullptr}});
+  std::vector<double> values;
+  value_or_exit(runner.rerun_cells(base, cells, -1,
+                                   [&](std::size_t, const attn::Matrix& logits) {
+                                     for (attn::Index i = 0; i < logits.rows(); ++i)
+                                       values.push_back(am::metric_value(metric, logits.row(i), clean_row));
+                                     return true;
+                                   }),
+                "ablated re-runs");
   return values;
 }
 

@@ -241,24 +241,32 @@ Result<SweepResult> Patching::sweep(TransformerRunner& runner, Sweep sweep,
   r.heads = sweep == Sweep::Heads || sweep == Sweep::HeadsPositions ? c.heads : 1;
   r.positions = sweep == Sweep::Heads ? 1 : tokens();
   r.values.assign(static_cast<std::size_t>(r.layers) * r.heads * r.positions, kNaN);
+  std::vector<SweepCell> order;
+  std::vector<std::vector<Edit>> edits;
   for (int l = 0; l < r.layers; ++l) {
     for (int h = 0; h < r.heads; ++h) {
       for (int p = 0; p < r.positions; ++p) {
-        if (cancel && cancel->load(std::memory_order_relaxed)) return r;
         const SweepCell cell{l, r.heads > 1 || sweep == Sweep::Heads || sweep == Sweep::HeadsPositions ? h : -1,
                              sweep == Sweep::Heads ? -1 : p};
-        auto m = metric_with(runner, {edit(sweep, cell)}, cancel);
-        if (!m) {
-          if (m.error().kind == ErrorKind::Cancelled) return r;
-          return std::unexpected(m.error());
-        }
-        const double value = recovery(*m);
-        r.values[(static_cast<std::size_t>(l) * r.heads + h) * r.positions + p] = value;
-        ++r.done;
-        if (on_cell && !on_cell(cell, value, r)) return r;
+        order.push_back(cell);
+        edits.push_back({edit(sweep, cell)});
       }
     }
   }
+  const auto done = [&](std::size_t first, const Matrix& logits) {
+    for (Index i = 0; i < logits.rows(); ++i) {
+      const SweepCell& cell = order[first + static_cast<std::size_t>(i)];
+      const double value = recovery(metric_value(metric_, logits.row(i), clean_logits_));
+      r.values[(static_cast<std::size_t>(cell.layer) * r.heads + std::max(cell.head, 0)) * r.positions +
+               std::max(cell.position, 0)] = value;
+      ++r.done;
+      if (on_cell && !on_cell(cell, value, r)) return false;
+    }
+    return true;
+  };
+  const int position = runner.model().config().family == Family::Vit ? -1 : position_;
+  auto ran = runner.rerun_cells(corrupt_, edits, position, done, cancel);
+  if (!ran && ran.error().kind != ErrorKind::Cancelled) return std::unexpected(ran.error());
   return r;
 }
 
