@@ -68,14 +68,7 @@ attn::Result<am::TransformerRun> runText(am::TransformerRunner& runner, const st
 PatchingPanel::PatchingPanel(TransformerWorkbench* workbench, QWidget* parent)
     : QWidget(parent), workbench_(workbench) {
   buildControls();
-  connect(view_, &FigureMapView::cellClicked, this, [this](int row, int column) {
-    if (!result_) return;
-    const auto cell = render::sweepCellAt(*result_, row, column);
-    if (cell.head >= 0)
-      workbench_->openHead(cell.layer, cell.head);
-    else
-      workbench_->selectHead(cell.layer, workbench_->head());
-  });
+  connect(view_, &FigureMapView::cellClicked, this, &PatchingPanel::openCell);
   // One corrupted input (B): the line here shows the Intervene group's Compare box and writes into it.
   connect(workbench_->compareEdit(), &QLineEdit::textChanged, this, &PatchingPanel::syncCorruptText);
   connect(corruptEdit_, &QLineEdit::textEdited, this,
@@ -121,7 +114,8 @@ void PatchingPanel::buildControls() {
   corruptEdit_->setObjectName(u"patchingCorrupt"_s);
   corruptEdit_->setPlaceholderText(tr("B, the corrupted input: the same number of tokens as the text (A)"));
   corruptEdit_->setToolTip(
-      tr("The corrupted input is the Compare box's (B, in the Intervene group): typing here types there."));
+      tr("The corrupted input is the Compare box's (B, in the Intervene group): typing here types there, and a "
+         "click on a cell of the sweep shows that head's map of A and B side by side."));
   form->addRow(tr("Corrupted input (B):"), corruptEdit_);
   auto* row = new QHBoxLayout;
   metricBox_ = new QComboBox(this);
@@ -210,6 +204,20 @@ QString PatchingPanel::restoredCorrupt(const TransformerSection& state) {
   return state.compare ? compare : patching;
 }
 
+void PatchingPanel::openCell(int row, int column) {
+  if (!result_) return;
+  const auto cell = render::sweepCellAt(*result_, row, column);
+  // The matrix beside the tabs shows the cell's head of A and of B side by side (a layers x positions cell: its layer,
+  // with the head in view). The sweep stays in view, to click the next cell, and stays what File > Export View writes.
+  using Workbench = TransformerWorkbench;
+  workbench_->setMatrixMode(Workbench::MatrixMode::Head);
+  workbench_->setCompareShow(Workbench::CompareShow::SideBySide);
+  if (cell.head >= 0)
+    workbench_->openHead(cell.layer, cell.head);
+  else
+    workbench_->selectHead(cell.layer, workbench_->head());
+  if (!workbench_->isComparing()) workbench_->setCompare(true, corruptText());
+}
 void PatchingPanel::setAnswer(const QString& text) { answerEdit_->setText(text); }
 void PatchingPanel::setWrong(const QString& text) { wrongEdit_->setText(text); }
 QString PatchingPanel::answer() const { return answerEdit_->text(); }

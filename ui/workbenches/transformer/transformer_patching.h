@@ -5,7 +5,7 @@
 // (attn::models::Patching::sweep) with a progress bar and Cancel (stopped within one cell); the heatmap (RdBu,
 // centred on 0, the recovery on its colour bar) fills in as cells arrive, at most once a frame. The corrupted input
 // is B, the Compare box's (TransformerWorkbench::compareText): the panel's line shows it and types into it. A click
-// on a cell selects that layer and head in the tab's views.
+// on a cell opens that layer and head in the tab's views, its map of A and of B side by side in the matrix.
 #pragma once
 
 #include "attn/models/intervention.h"
@@ -47,6 +47,9 @@ class PatchingPanel : public QWidget {
   // this view had a line of its own. When both are set and differ, the one in use wins (the Compare box's with
   // Compare on, else the sweep's) and the note names the other.
   QString restoredCorrupt(const attn::ui::TransformerSection& state);
+  // What a click on cell (row, column) of the sweep does: that layer and head (a layers x positions cell: that layer,
+  // the head in view) selected, the matrix showing its map of A and of B side by side, Compare on.
+  void openCell(int row, int column);
   void setAnswer(const QString& text);  // one token of the model's tokenizer (or a ViT class)
   void setWrong(const QString& text);
   QString answer() const;
