@@ -6,6 +6,7 @@
 #include "ui_test_support.h"
 #include "../bench/frame_stats.h"
 #include "views/figure_map_view.h"
+#include "views/heatmap_view.h"
 #include "workbenches/transformer/transformer_detectors.h"
 #include "workbenches/transformer/transformer_patching.h"
 #include "workbenches/transformer/transformer_workbench.h"
@@ -16,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -24,6 +26,7 @@
 #include <QTimer>
 
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -141,7 +144,156 @@ class TestTransformerCausal : public QObject {
     QCOMPARE(viewCsv.readAll(), render::sweepCsv(expected, panel->tokens()));
     QVERIFY(panel->exportTo(dir.filePath(u"sweep.png"_s), QSize(600, 400)));
     QCOMPARE(QImage(dir.filePath(u"sweep.png"_s)).size(), QSize(600, 400));
+  }
+
+  // One corrupted input: the Patching view's line is the Compare box (B); typing in either types in both.
+  void theCorruptedInputIsTheCompareBox() {
+    TransformerWorkbench wb;
+    wb.resize(1320, 860);
+    wb.show();
+    auto* panel = wb.patchingPanel();
+    wb.viewTabs()->setCurrentWidget(panel);
+    auto* line = panel->findChild<QLineEdit*>(u"patchingCorrupt"_s);
+    QVERIFY(line);
+    QTest::keyClicks(line, kCorrupt);
+    QCOMPARE(wb.compareText(), kCorrupt);
+    QCOMPARE(wb.compareEdit()->text(), kCorrupt);
+    QCOMPARE(panel->corruptText(), kCorrupt);
+    QVERIFY(!wb.isComparing());  // typing B turns nothing on
+    wb.compareEdit()->setText(u"abcdefghyjklabcdefgh"_s);
+    QCOMPARE(line->text(), u"abcdefghyjklabcdefgh"_s);
+    wb.setCompare(false, u"abcdefghzjklabcdefgh"_s);  // sets the box with its signals blocked
+    QCOMPARE(line->text(), u"abcdefghzjklabcdefgh"_s);
+    panel->setCorruptText(kCorrupt);
+    QCOMPARE(wb.compareText(), kCorrupt);
+    QCOMPARE(line->text(), kCorrupt);
+    // A session keeps it once, as the Compare box's text, and as the corrupted input for older readers.
+    const auto state = wb.state();
+    QCOMPARE(QString::fromStdString(state.compare_text), kCorrupt);
+    QCOMPARE(QString::fromStdString(state.causal.corrupt), kCorrupt);
+  }
+
+  // A session written when the Patching view had a line of its own may hold two second inputs: the Compare box takes
+  // the patching one when it was empty; when both are set and differ, the one in use stays (the Compare box's with
+  // Compare on, else the sweep's) and the Patching view's note names the other, so that neither is lost.
+  void anOlderSessionsCorruptedInputIsKept_data() {
+    QTest::addColumn<bool>("compare");
+    QTest::addColumn<QString>("compareText");
+    QTest::addColumn<QString>("corrupt");
+    QTest::addColumn<QString>("kept");
+    QTest::addColumn<QString>("noted");
+    const QString y = u"abcdefghyjklabcdefgh"_s;
+    QTest::newRow("Compare box empty") << false << QString() << kCorrupt << kCorrupt << QString();
+    QTest::newRow("Compare box empty, on") << true << QString() << kCorrupt << kCorrupt << QString();
+    QTest::newRow("the same text") << true << kCorrupt << kCorrupt << kCorrupt << QString();
+    QTest::newRow("no corrupted input") << false << y << QString() << y << QString();
+    QTest::newRow("two, Compare on") << true << y << kCorrupt << y << kCorrupt;
+    QTest::newRow("two, Compare off") << false << y << kCorrupt << kCorrupt << y;
+  }
+  void anOlderSessionsCorruptedInputIsKept() {
+    QFETCH(bool, compare);
+    QFETCH(QString, compareText);
+    QFETCH(QString, corrupt);
+    QFETCH(QString, kept);
+    QFETCH(QString, noted);
+    TransformerSection section;
+    section.compare = compare;
+    section.compare_text = compareText.toStdString();
+    section.causal.corrupt = corrupt.toStdString();
+    Session session = default_session();
+    session.transformer = section;
+    auto read = read_session(to_json(session), "old.attnscope.json");
+    QVERIFY2(read, read ? "" : read.error().message().c_str());
+    TransformerWorkbench wb;
+    wb.restoreFrom(*read, u"old"_s);
+    QCOMPARE(wb.compareText(), kept);
+    QCOMPARE(wb.patchingPanel()->corruptText(), kept);
+    QCOMPARE(wb.patchingPanel()->findChild<QLineEdit*>(u"patchingCorrupt"_s)->text(), kept);
+    QCOMPARE(wb.isComparing(), compare);
+    const QString note = wb.patchingPanel()->note()->text();
+    if (noted.isEmpty()) {
+      QVERIFY2(note.isEmpty(), qPrintable(note));
+    } else {
+      QVERIFY2(note.contains(u"\u201c%1\u201d"_s.arg(noted)) && note.contains(u"\u201c%1\u201d"_s.arg(kept)),
+               qPrintable(note));
+    }
+  }
+
+  // A click on a cell of the sweep opens that head for both inputs: Compare on, side by side, the matrix beside the
+  // sweep showing the head's map of A and of B (B's the engine's own run of B), the sweep still in view to click the
+  // next cell. A layers x positions cell selects its layer and keeps the head in view.
+  void aClickOnACellOpensThatHeadsMapOfBothInputs() {
+    TransformerWorkbench wb;
+    wb.resize(1320, 860);
+    wb.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wb));
+    QVERIFY(wb.openDemo());
+    wb.setText(kClean);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto* panel = wb.patchingPanel();
+    wb.viewTabs()->setCurrentWidget(panel);
+    panel->setCorruptText(kCorrupt);
+    panel->setAnswer(u"i"_s);
+    panel->setWrong(u"x"_s);
+    panel->setMetric(am::Metric::LogitDiff);
+    panel->setSweep(am::Sweep::Heads);
+    QSignalSpy finished(panel, &PatchingPanel::finished);
+    QVERIFY(panel->run());
+    QVERIFY(finished.wait(30000));
+    QVERIFY(!wb.isComparing());
+    QCOMPARE(wb.compareShow(), TransformerWorkbench::CompareShow::Difference);
+    // A mouse click in cell (row 1, column 2): layer 1, head 2.
+    auto* view = panel->view();
+    std::optional<QPoint> at;
+    for (int y = 0; y < view->height() && !at; y += 2) {
+      for (int x = 0; x < view->width() && !at; x += 2) {
+        if (view->cellAt(QPointF(x, y)) == QPoint(2, 1)) at = QPoint(x + 4, y + 4);
+      }
+    }
+    QVERIFY(at && view->cellAt(QPointF(*at)) == QPoint(2, 1));
+    QTest::mouseClick(view, Qt::LeftButton, {}, *at);
+    QCOMPARE(wb.layer(), 1);
+    QCOMPARE(wb.head(), 2);
+    QVERIFY(wb.isComparing());
+    QCOMPARE(wb.compareText(), kCorrupt);
+    QCOMPARE(wb.compareShow(), TransformerWorkbench::CompareShow::SideBySide);
+    QCOMPARE(wb.matrixMode(), TransformerWorkbench::MatrixMode::Head);
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && wb.outcome()->compareRun != nullptr, 30000);
+    am::TransformerRunner runner(wb.source()->model);
+    const auto mapOf = [&](const QString& text, int layer, int head) {
+      auto run = runner.run_text(text.toStdString(), {}, am::RunOptions{});
+      return run ? run->attention.map(wb.outcome()->stage, layer, head) : nullptr;
+    };
+    const auto same = [](const attn::AttentionMap* shown, const std::shared_ptr<const attn::AttentionMap>& want) {
+      return shown && want && shown->weights.rows() == want->weights.rows() &&
+             shown->weights.cols() == want->weights.cols() &&
+             (shown->weights - want->weights).cwiseAbs().maxCoeff() < 1e-6f;
+    };
+    QVERIFY(same(wb.compareHeatmap()->map(), mapOf(kCorrupt, 1, 2)));
+    QVERIFY(same(wb.currentMatrix(), mapOf(kClean, 1, 2)));
+    QVERIFY(!same(wb.currentMatrix(), mapOf(kCorrupt, 1, 2)));  // two different maps
+    // Both in view: the matrix pane beside the tabs, A left and B right; the sweep stays the tab in view.
+    QVERIFY(wb.heatmap()->isVisible());
+    QVERIFY(wb.compareHeatmap()->isVisible());
+    QVERIFY2(wb.matrixTitle()->text().contains(u"layer 1 \u00b7 head 2"_s) &&
+                 wb.matrixTitle()->text().contains(u"left A, right B"_s),
+             qPrintable(wb.matrixTitle()->text()));
+    QCOMPARE(wb.viewTabs()->currentWidget(), panel);
+    QVERIFY(panel->isVisible());
     screenshot(wb, u"transformer-patching.png"_s);
+
+    // Layers x positions: a cell is a layer and a position; the head in view stays.
+    panel->setSweep(am::Sweep::LayersPositions);
+    QVERIFY(panel->run());
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(render::sweepCellAt(*panel->result(), 0, 5).layer, 0);
+    QCOMPARE(render::sweepCellAt(*panel->result(), 0, 5).head, -1);
+    emit view->cellClicked(0, 5);
+    QCOMPARE(wb.layer(), 0);
+    QCOMPARE(wb.head(), 2);
+    QVERIFY(wb.isComparing());
+    QTRY_VERIFY_WITH_TIMEOUT(settle(wb) && same(wb.compareHeatmap()->map(), mapOf(kCorrupt, 0, 2)), 30000);
+    QVERIFY(same(wb.currentMatrix(), mapOf(kClean, 0, 2)));
   }
 
   // Cancel during a sweep: the thread stops within 200 ms, the cells computed stay drawn, the others NaN.

@@ -8,6 +8,7 @@
 #include "views/head_grid_view.h"
 #include "views/heatmap_view.h"
 #include "views/token_lines_view.h"
+#include "workbenches/transformer/transformer_patching.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -176,6 +177,7 @@ void TransformerWorkbench::setCompare(bool on, const QString& text) {
     const QSignalBlocker block(compareEdit_);
     compareEdit_->setText(text);
   }
+  patching_->syncCorruptText();
   if (compareCheck_->isChecked() != on) {
     compareCheck_->setChecked(on);  // runs
   } else if (on) {
@@ -361,7 +363,8 @@ void TransformerWorkbench::applyInterventionState(const attn::ui::TransformerSec
                   : state.ablation == Section::Ablation::Resample ? AblationMode::Resample
                                                                   : AblationMode::Zero);
   compareCheck_->setChecked(state.compare);
-  compareEdit_->setText(QString::fromStdString(state.compare_text));
+  compareEdit_->setText(patching_->restoredCorrupt(state));  // B is also the Patching view's corrupted input
+  patching_->syncCorruptText();
   setCompareShow(state.compare_show == Section::CompareShow::SideBySide ? CompareShow::SideBySide
                                                                         : CompareShow::Difference);
   std::vector<HeadRef> heads;

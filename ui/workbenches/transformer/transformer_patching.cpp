@@ -3,6 +3,7 @@
 #include "render/causal_figures.h"
 #include "render/figure_export.h"
 #include "render/strings.h"
+#include "session/transformer_section.h"
 #include "views/figure_map_view.h"
 #include "workbenches/transformer/transformer_workbench.h"
 
@@ -67,14 +68,12 @@ attn::Result<am::TransformerRun> runText(am::TransformerRunner& runner, const st
 PatchingPanel::PatchingPanel(TransformerWorkbench* workbench, QWidget* parent)
     : QWidget(parent), workbench_(workbench) {
   buildControls();
-  connect(view_, &FigureMapView::cellClicked, this, [this](int row, int column) {
-    if (!result_) return;
-    const auto cell = render::sweepCellAt(*result_, row, column);
-    if (cell.head >= 0)
-      workbench_->openHead(cell.layer, cell.head);
-    else
-      workbench_->selectHead(cell.layer, workbench_->head());
-  });
+  connect(view_, &FigureMapView::cellClicked, this, &PatchingPanel::openCell);
+  // One corrupted input (B): the line here shows the Intervene group's Compare box and writes into it.
+  connect(workbench_->compareEdit(), &QLineEdit::textChanged, this, &PatchingPanel::syncCorruptText);
+  connect(corruptEdit_, &QLineEdit::textEdited, this,
+          [this](const QString& text) { workbench_->compareEdit()->setText(text); });
+  syncCorruptText();
   view_->setToolTipText([this](int row, int column) { return cellText(row, column); });
   // Another model: its heads and tokens are not the sweep's, so the sweep in view goes.
   connect(workbench_, &TransformerWorkbench::sourceLoaded, this, [this] {
@@ -112,8 +111,12 @@ void PatchingPanel::buildControls() {
   auto* layout = new QVBoxLayout(this);
   auto* form = new QFormLayout;
   corruptEdit_ = new QLineEdit(this);
-  corruptEdit_->setPlaceholderText(tr("The corrupted input: the same number of tokens as the text above"));
-  form->addRow(tr("Corrupted input:"), corruptEdit_);
+  corruptEdit_->setObjectName(u"patchingCorrupt"_s);
+  corruptEdit_->setPlaceholderText(tr("B, the corrupted input: the same number of tokens as the text (A)"));
+  corruptEdit_->setToolTip(
+      tr("The corrupted input is the Compare box's (B, in the Intervene group): typing here types there, and a "
+         "click on a cell of the sweep shows that head's map of A and B side by side."));
+  form->addRow(tr("Corrupted input (B):"), corruptEdit_);
   auto* row = new QHBoxLayout;
   metricBox_ = new QComboBox(this);
   metricBox_->addItems({tr("logit difference"), tr("log-probability"), tr("logit"), tr("KL divergence")});
@@ -180,8 +183,41 @@ void PatchingPanel::updateControls() {
   exportButton_->setEnabled(result_.has_value());
 }
 
-void PatchingPanel::setCorruptText(const QString& text) { corruptEdit_->setText(text); }
-QString PatchingPanel::corruptText() const { return corruptEdit_->text(); }
+void PatchingPanel::setCorruptText(const QString& text) { workbench_->compareEdit()->setText(text); }
+QString PatchingPanel::corruptText() const { return workbench_->compareText(); }
+
+void PatchingPanel::syncCorruptText() {
+  // Only when it differs: setting the text a user is typing would move the cursor to its end.
+  if (corruptEdit_->text() != workbench_->compareText()) corruptEdit_->setText(workbench_->compareText());
+}
+
+QString PatchingPanel::restoredCorrupt(const TransformerSection& state) {
+  const QString compare = QString::fromStdString(state.compare_text);
+  const QString patching = QString::fromStdString(state.causal.corrupt);
+  if (patching.isEmpty() || patching == compare) return compare;
+  if (compare.isEmpty()) return patching;
+  const QString box = tr("the Compare box\u2019s"), sweep = tr("the Patching view\u2019s");
+  note_->setText(tr("This session had two second inputs: %1 \u201c%2\u201d, kept as B (the one corrupted input of "
+                    "Compare and Patching), and %3 \u201c%4\u201d.")
+                     .arg(state.compare ? box : sweep, state.compare ? compare : patching)
+                     .arg(state.compare ? sweep : box, state.compare ? patching : compare));
+  return state.compare ? compare : patching;
+}
+
+void PatchingPanel::openCell(int row, int column) {
+  if (!result_) return;
+  const auto cell = render::sweepCellAt(*result_, row, column);
+  // The matrix beside the tabs shows the cell's head of A and of B side by side (a layers x positions cell: its layer,
+  // with the head in view). The sweep stays in view, to click the next cell, and stays what File > Export View writes.
+  using Workbench = TransformerWorkbench;
+  workbench_->setMatrixMode(Workbench::MatrixMode::Head);
+  workbench_->setCompareShow(Workbench::CompareShow::SideBySide);
+  if (cell.head >= 0)
+    workbench_->openHead(cell.layer, cell.head);
+  else
+    workbench_->selectHead(cell.layer, workbench_->head());
+  if (!workbench_->isComparing()) workbench_->setCompare(true, corruptText());
+}
 void PatchingPanel::setAnswer(const QString& text) { answerEdit_->setText(text); }
 void PatchingPanel::setWrong(const QString& text) { wrongEdit_->setText(text); }
 QString PatchingPanel::answer() const { return answerEdit_->text(); }
@@ -408,7 +444,7 @@ attn::Result<void> PatchingPanel::exportTo(const QString& path, QSize size) cons
 namespace attn::ui {
 
 void PatchingPanel::saveTo(CausalSection& section) const {
-  section.corrupt = corruptText().toStdString();
+  section.corrupt = corruptText().toStdString();  // the Compare box's, also in the session's compare_text
   section.metric = am::metric_name(metric());
   section.answer = answer().toStdString();
   section.wrong = wrong().toStdString();
@@ -430,7 +466,8 @@ void PatchingPanel::saveTo(CausalSection& section) const {
 void PatchingPanel::restoreFrom(const CausalSection& section, const QString& source) {
   cancel();
   resultSource_ = source;
-  setCorruptText(QString::fromStdString(section.corrupt));
+  // The corrupted input is the Compare box's: TransformerWorkbench::applyInterventionState restores it
+  // (restoredCorrupt).
   if (const auto m = am::parse_metric(section.metric)) setMetric(*m);
   setAnswer(QString::fromStdString(section.answer));
   setWrong(QString::fromStdString(section.wrong));

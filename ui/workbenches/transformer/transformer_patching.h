@@ -3,8 +3,9 @@
 // head x position), measured by a metric of the model's output (logit difference of an answer and a wrong token, the
 // answer's log-probability or logit, or the KL divergence from the clean run). The sweep runs on its own thread
 // (attn::models::Patching::sweep) with a progress bar and Cancel (stopped within one cell); the heatmap (RdBu,
-// centred on 0, the recovery on its colour bar) fills in as cells arrive, at most once a frame. A click on a cell
-// selects that layer and head in the tab's views.
+// centred on 0, the recovery on its colour bar) fills in as cells arrive, at most once a frame. The corrupted input
+// is B, the Compare box's (TransformerWorkbench::compareText): the panel's line shows it and types into it. A click
+// on a cell opens that layer and head in the tab's views, its map of A and of B side by side in the matrix.
 #pragma once
 
 #include "attn/models/intervention.h"
@@ -26,6 +27,7 @@ class QThread;
 
 namespace attn::ui {
 
+struct TransformerSection;
 class FigureMapView;
 class TransformerWorkbench;
 
@@ -36,8 +38,18 @@ class PatchingPanel : public QWidget {
   explicit PatchingPanel(TransformerWorkbench* workbench, QWidget* parent = nullptr);
   ~PatchingPanel() override;  // cancels a running sweep and waits for its thread
 
+  // The corrupted input: the Compare box's text (setting it sets the box; a run follows when Compare is on).
   void setCorruptText(const QString& text);
   QString corruptText() const;
+  // The panel's line shows the Compare box's text again (after the box was set with its signals blocked).
+  void syncCorruptText();
+  // The Compare box's text a session restores: its compare_text, or the corrupted input of a session written when
+  // this view had a line of its own. When both are set and differ, the one in use wins (the Compare box's with
+  // Compare on, else the sweep's) and the note names the other.
+  QString restoredCorrupt(const attn::ui::TransformerSection& state);
+  // What a click on cell (row, column) of the sweep does: that layer and head (a layers x positions cell: that layer,
+  // the head in view) selected, the matrix showing its map of A and of B side by side, Compare on.
+  void openCell(int row, int column);
   void setAnswer(const QString& text);  // one token of the model's tokenizer (or a ViT class)
   void setWrong(const QString& text);
   QString answer() const;
