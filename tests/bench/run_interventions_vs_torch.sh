@@ -1,8 +1,9 @@
 #!/bin/bash
 # Interventions (issue 43, "Speed"): on a SmolLM2-135M-shaped BF16 checkpoint at 32 tokens, the zero ablation of
 # each head alone (270 re-runs), the heads patching sweep (270 cells) and the layers x positions residual patching
-# sweep (960 cells), in the engine (bench_interventions: one TransformerRunner::rerun per cell, which recomputes
-# nothing before the patched layer nor, in a decoder, before the patched position) and in torch the TransformerLens
+# sweep (960 cells), in the engine (bench_interventions: TransformerRunner::rerun_cells, which recomputes nothing
+# before a cell's patched layer nor, in a decoder, before its patched position, and stacks the rows of a batch of
+# cells into one product per weight and layer) and in torch the TransformerLens
 # way (torch_interventions_peer.py: a full forward with hooks per cell under torch.no_grad), on the same file, in the
 # same run, with the same thread count; both sides' metric values compared. Then the engine alone: one ablated
 # re-run after a click on GPT-2 small's shape at 128 tokens (head 0 of layer 0, 5, 11 zeroed).

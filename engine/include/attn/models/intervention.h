@@ -12,8 +12,9 @@
 //   Metrics: logit = logits[answer]; logprob = log_softmax(logits)[answer]; logit_diff = logits[answer] -
 //     logits[wrong]; kl = KL(P_clean || P_run) (natural log). A patch's normalised recovery is
 //     (metric(patched) - metric(corrupted)) / (metric(clean) - metric(corrupted)); for kl metric(clean) = 0.
-// Each cell of a sweep is one TransformerRunner::rerun of the corrupted run: nothing before the patched layer (nor,
-// in a decoder, before the patched position) is recomputed.
+// A sweep's cells are re-runs of the corrupted run (TransformerRunner::rerun_cells): nothing before the patched layer
+// (nor, in a decoder, before the patched position) is recomputed, and a decoder runs its cells in batches, their rows
+// stacked into one product per weight and layer.
 #pragma once
 
 #include "attn/models/transformer.h"

@@ -234,7 +234,7 @@ class TransformerRunner {
   // is recomputed (its maps and hidden states are the base's), nor, in a decoder, the rows before the first edited
   // position (their keys and values come from the base's activations), nor the edited layer's attention when only its
   // head outputs or later sites are edited. The result equals run_ids (or run_image) of the same input with the same
-  // edits. Used by the sweeps (attn/models/intervention.h), one re-run per cell.
+  // edits. The tab's ablation after a click; the sweeps use rerun_cells.
   Result<TransformerRun> rerun(const TransformerRun& base, const RunOptions& options);
   // Many re-runs of `base` (made with capture), one per entry of `cells` (each a non-empty set of edits), of which
   // only the logits at `position` are kept (-1: the last position; ViT: the class logits, whatever `position`):
