@@ -116,7 +116,7 @@ void PatchingPanel::buildControls() {
   corruptEdit_->setToolTip(
       tr("The corrupted input is the Compare box's (B, in the Intervene group): typing here types there, and a "
          "click on a cell of the sweep shows that head's map of A and B side by side."));
-  form->addRow(tr("Corrupted input (B):"), corruptEdit_);
+  form->addRow(tr("Corrupted (B):"), corruptEdit_);  // short: the tab's minimum width is 1024
   auto* row = new QHBoxLayout;
   metricBox_ = new QComboBox(this);
   metricBox_->addItems({tr("logit difference"), tr("log-probability"), tr("logit"), tr("KL divergence")});
