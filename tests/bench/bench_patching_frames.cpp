@@ -8,9 +8,9 @@
 // timed from the input event to the end of the repaint. The clock's lateness, how long after its due time each tick
 // fires, is the event loop's latency: the partial results the sweep posts (redrawn at most once a frame,
 // PatchingPanel::partialShown) and everything else the GUI thread does between frames show there. A tick more than a
-// period late skips the periods it missed, as a display's vsync would. The GUI thread's CPU time in each frame is
-// printed too: a frame that took longer than that waited for a core (the sweep's threads share the machine's). The
-// same frames are first measured with the tab idle (--idle-frames), for comparison.
+// period late skips the periods it missed, as a display's vsync would. The GUI thread's CPU time is printed too, in
+// the frames and between them: time beyond it was spent waiting for a core (the sweep's threads share the machine's).
+// The same frames are first measured with the tab idle (--idle-frames), for comparison.
 //
 // The model: a decoder folder (--model DIR; by default the SmolLM2-135M-shaped random checkpoint that bench_decoder
 // --prepare writes, 30 layers x 9 heads, whose layers x positions sweep of a 32-token text takes seconds). A folder
@@ -39,6 +39,7 @@
 #include <QFile>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QMetaEnum>
 #include <QMouseEvent>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -205,21 +206,49 @@ bool waitIdle(TransformerWorkbench& w, int ms) {
   return true;
 }
 
-// The GUI thread's time in each delivery of the sweep's results to the panel (a queued call: a partial result
-// copied, its figure made and set; or the sweep's start or end).
+// What the GUI thread does between frames: the time of each delivery of the sweep's results to the panel (a queued
+// call: a partial result copied, its figure made and set; or the sweep's start or end), and the slowest events it
+// handled while the sweep's frames were made, other than the frames themselves.
 class BenchApplication : public QApplication {
  public:
+  struct Slow {
+    double ms;
+    const char* receiver;
+    int type;
+  };
   using QApplication::QApplication;
-  QObject* watched = nullptr;
+  QObject* watched = nullptr;  // the Patching panel
+  bool recording = false;      // the sweep's frames are being made
+  bool inFrame = false;        // a frame's tick ran inside the event being handled
   std::vector<double> deliveriesMs;
+  std::vector<Slow> slowest;  // the 5 slowest, slowest first
+
   bool notify(QObject* receiver, QEvent* event) override {
-    if (receiver != watched || event->type() != QEvent::MetaCall) return QApplication::notify(receiver, event);
+    const bool outer = depth_ == 0;
+    const bool delivery = receiver == watched && event->type() == QEvent::MetaCall;
+    if (!outer && !delivery) return QApplication::notify(receiver, event);
+    const Slow what{0, receiver->metaObject()->className(), int(event->type())};  // the receiver may be deleted
+    if (outer) inFrame = false;
+    ++depth_;
     QElapsedTimer t;
     t.start();
     const bool handled = QApplication::notify(receiver, event);
-    deliveriesMs.push_back(double(t.nsecsElapsed()) / 1e6);
+    const double ms = double(t.nsecsElapsed()) / 1e6;
+    --depth_;
+    if (delivery) deliveriesMs.push_back(ms);
+    if (outer && recording && !inFrame) keep({ms, what.receiver, what.type});
     return handled;
   }
+
+ private:
+  void keep(const Slow& slow) {
+    if (slowest.size() == 5 && slow.ms <= slowest.back().ms) return;
+    slowest.insert(std::upper_bound(slowest.begin(), slowest.end(), slow,
+                                    [](const Slow& a, const Slow& b) { return a.ms > b.ms; }),
+                   slow);
+    if (slowest.size() > 5) slowest.pop_back();
+  }
+  int depth_ = 0;
 };
 
 struct Frame {
@@ -228,6 +257,7 @@ struct Frame {
   double inputMs;  // the mouse move and the tool tip
   double paintMs;  // the window's repaint
   double cpuMs;    // the GUI thread's CPU time in the frame: below the frame's time, it waited for a core
+  double busyMs;   // the GUI thread's CPU time since the previous frame: a late tick with little, it waited for a core
   int skipped;     // whole periods the tick came too late for
   int partials;    // partial redraws of the heatmap so far
 };
@@ -247,10 +277,12 @@ void runFrames(QWidget& window, attn::ui::FigureMapView& map, bool sweeping, con
   clock.start();
   const auto now = [&] { return double(clock.nsecsElapsed()) / 1e6; };
   long long k = 1;
+  double lastCpu = threadCpuMs();
   std::function<void()> arm;
   const auto tick = [&] {
     const double due = double(k) * kPeriodMs;
-    Frame f{sweeping, now() - due, 0, 0, 0, 0, partials};
+    static_cast<BenchApplication*>(QCoreApplication::instance())->inFrame = true;
+    Frame f{sweeping, now() - due, 0, 0, 0, 0, 0, partials};
     // The pointer wanders over the heatmap, as a hovering user's does.
     const double n = double(frames.size());
     const QPointF at(map.width() * (0.1 + 0.8 * std::fmod(n * 0.0137, 1.0)),
@@ -258,6 +290,7 @@ void runFrames(QWidget& window, attn::ui::FigureMapView& map, bool sweeping, con
     const QPointF global = map.mapToGlobal(at);
     QElapsedTimer t;
     const double cpu = threadCpuMs();
+    f.busyMs = cpu - lastCpu;
     t.start();
     QMouseEvent move(QEvent::MouseMove, at, global, Qt::NoButton, Qt::NoButton, Qt::NoModifier);
     QApplication::sendEvent(&map, &move);
@@ -266,7 +299,8 @@ void runFrames(QWidget& window, attn::ui::FigureMapView& map, bool sweeping, con
     f.inputMs = double(t.nsecsElapsed()) / 1e6;
     window.repaint();
     f.paintMs = double(t.nsecsElapsed()) / 1e6 - f.inputMs;
-    f.cpuMs = threadCpuMs() - cpu;
+    lastCpu = threadCpuMs();
+    f.cpuMs = lastCpu - cpu;
     const long long next = std::max(k + 1, static_cast<long long>(std::floor(now() / kPeriodMs)) + 1);
     f.skipped = int(next - k - 1);
     k = next;
@@ -287,7 +321,7 @@ void runFrames(QWidget& window, attn::ui::FigureMapView& map, bool sweeping, con
 }
 
 struct Summary {
-  std::vector<double> frame, late, input, paint, cpu;
+  std::vector<double> frame, late, input, paint, cpu, busy;
   int skipped = 0, over = 0;
 };
 
@@ -300,6 +334,7 @@ Summary summarize(const std::vector<Frame>& frames, bool sweeping) {
     s.input.push_back(f.inputMs);
     s.paint.push_back(f.paintMs);
     s.cpu.push_back(f.cpuMs);
+    s.busy.push_back(f.busyMs);
     s.skipped += f.skipped;
     s.over += f.inputMs + f.paintMs > kFrameBudgetMs;
   }
@@ -324,6 +359,17 @@ void printSummary(const char* what, const Summary& s) {
       "  timer lateness (the 16.7 ms clock's tick after its due time): p50 %.2f  p90 %.2f  p99 %.2f  max %.2f "
       "ms;  periods missed: %d\n",
       percentile(s.late, 50), percentile(s.late, 90), percentile(s.late, 99), percentile(s.late, 100), s.skipped);
+  int lateTicks = 0;
+  double lateBusy = 0;
+  for (std::size_t i = 0; i < s.late.size(); ++i) {
+    if (s.late[i] <= kPeriodMs) continue;
+    ++lateTicks;
+    lateBusy = std::max(lateBusy, s.busy[i]);
+  }
+  std::printf(
+      "    the GUI thread's CPU time between frames: p50 %.2f  p99 %.2f  max %.2f ms; before the %d ticks later than "
+      "a period: at most %.2f ms (the rest of their lateness it waited for a core)\n",
+      percentile(s.busy, 50), percentile(s.busy, 99), percentile(s.busy, 100), lateTicks, lateBusy);
 }
 
 void writeCsv(const std::string& path, const std::vector<Frame>& frames) {
@@ -332,10 +378,10 @@ void writeCsv(const std::string& path, const std::vector<Frame>& frames) {
     std::fprintf(stderr, "%s: cannot write %s\n", kProgram, path.c_str());
     return;
   }
-  std::fputs("phase,late_ms,input_ms,paint_ms,frame_ms,cpu_ms,periods_missed,partial_redraws\n", f);
+  std::fputs("phase,late_ms,input_ms,paint_ms,frame_ms,cpu_ms,cpu_between_ms,periods_missed,partial_redraws\n", f);
   for (const auto& fr : frames) {
-    std::fprintf(f, "%s,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", fr.sweeping ? "sweep" : "idle", fr.lateMs, fr.inputMs,
-                 fr.paintMs, fr.inputMs + fr.paintMs, fr.cpuMs, fr.skipped, fr.partials);
+    std::fprintf(f, "%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", fr.sweeping ? "sweep" : "idle", fr.lateMs, fr.inputMs,
+                 fr.paintMs, fr.inputMs + fr.paintMs, fr.cpuMs, fr.busyMs, fr.skipped, fr.partials);
   }
   std::fclose(f);
 }
@@ -413,6 +459,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   bool timedOut = false;
+  app.recording = true;
   runFrames(
       w, *panel.view(), true, partials,
       [&] {
@@ -424,6 +471,7 @@ int main(int argc, char** argv) {
       },
       frames);
   const double wallS = double(wall.nsecsElapsed()) / 1e9;
+  app.recording = false;
   const auto* result = panel.result();
   const int cells = result ? int(result->values.size()) : 0;
 
@@ -448,6 +496,12 @@ int main(int argc, char** argv) {
       "  partial redraws seen: %d (the last with %d cells); the sweep's %zu deliveries to the panel on the GUI "
       "thread: p50 %.2f  p99 %.2f  max %.2f ms\n",
       partials, lastDone, d.size(), percentile(d, 50), percentile(d, 99), percentile(d, 100));
+  std::printf("  the slowest events the GUI thread handled between the sweep's frames:");
+  for (const auto& slow : app.slowest) {
+    const char* type = QMetaEnum::fromType<QEvent::Type>().valueToKey(slow.type);
+    std::printf(" %.2f ms %s to %s;", slow.ms, type ? type : "event", slow.receiver);
+  }
+  std::printf("\n");
   const Summary during = summarize(frames, true);
   const bool kept = percentile(during.frame, 99) < kFrameBudgetMs && percentile(during.late, 99) < kPeriodMs;
   std::printf("Frame rate kept during the sweep (p99 frame < %.0f ms and p99 lateness < %.1f ms): %s\n", kFrameBudgetMs,
