@@ -17,9 +17,11 @@ HeadStatsView::HeadStatsView(QWidget* parent) : QTableView(parent) {
 void HeadStatsView::setModel(QAbstractItemModel* model) {
   if (this->model()) disconnect(this->model(), nullptr, this, nullptr);
   QTableView::setModel(model);
+  columnsWidth_ = -1;
   if (!model) return;
   // New statistics (other numbers) or new titles (the ViT's "class token"): the columns may need more room.
   const auto changed = [this] {
+    columnsWidth_ = -1;
     updateGeometry();
     makeRoomLater();
   };
@@ -33,13 +35,23 @@ void HeadStatsView::setModel(QAbstractItemModel* model) {
 
 int HeadStatsView::columnsWidth() const {
   if (!model()) return 0;
-  int width = 2 * frameWidth() + verticalScrollBar()->sizeHint().width() +
-              (verticalHeader()->isVisible() ? verticalHeader()->width() : 0);
-  for (int c = 0; c < model()->columnCount(); ++c) {
-    if (isColumnHidden(c)) continue;
-    width += std::max(horizontalHeader()->sectionSizeHint(c), sizeHintForColumn(c));
+  if (columnsWidth_ < 0) {  // the cells' part, the costly one: every cell of every column measured
+    columnsWidth_ = 0;
+    for (int c = 0; c < model()->columnCount(); ++c) {
+      if (isColumnHidden(c)) continue;
+      columnsWidth_ += std::max(horizontalHeader()->sectionSizeHint(c), sizeHintForColumn(c));
+    }
   }
-  return width;
+  return columnsWidth_ + 2 * frameWidth() + verticalScrollBar()->sizeHint().width() +
+         (verticalHeader()->isVisible() ? verticalHeader()->width() : 0);
+}
+
+void HeadStatsView::changeEvent(QEvent* event) {
+  QTableView::changeEvent(event);
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) {
+    columnsWidth_ = -1;
+    updateGeometry();
+  }
 }
 
 QSize HeadStatsView::sizeHint() const { return QTableView::sizeHint().expandedTo(QSize(columnsWidth(), 0)); }
