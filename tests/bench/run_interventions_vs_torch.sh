@@ -145,8 +145,9 @@ for layer in sorted(int(k[4:]) for k in engine if k.startswith("view")):
     v, w = med(engine[f"view{layer}"]), med(engine[f"total{layer}"])
     print(f" {layer:5} | {v[0]:16.1f} | {w[0]:14.1f} | {'MET' if v[0] < 100 else 'NOT MET'}")
 print()
-print("frames:   not measured: no GUI view draws a sweep on this branch (the patching view comes with the"
-      " Transformer tab's sweep panel; bench_long_map_frames times the long map's frames, not a sweep)")
+print("frames:   the GUI's frames during a sweep are bench_patching_frames' (the Transformer tab's Patching view"
+      " running the layers x positions sweep of this checkpoint): QT_QPA_PLATFORM=offscreen"
+      " <build-dir>/tests/bench/bench_patching_frames --threads 2")
 if cells:
     print(f"SMOKE:    ATTN_BENCH_CELLS={cells}: NOT the issue's figures")
 if max(load_before, load_after) > 1.5:
