@@ -7,6 +7,7 @@
 #include "../bench/frame_stats.h"
 #include "views/figure_map_view.h"
 #include "views/heatmap_view.h"
+#include "workbenches/common/worker_thread.h"
 #include "workbenches/transformer/transformer_detectors.h"
 #include "workbenches/transformer/transformer_patching.h"
 #include "workbenches/transformer/transformer_workbench.h"
@@ -25,8 +26,13 @@
 #include <QTest>
 #include <QTimer>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -482,6 +488,24 @@ class TestTransformerCausal : public QObject {
     third.restoreFrom(*oldRead, u"old"_s);
     QVERIFY(!third.patchingPanel()->result());
     QVERIFY(!third.detectorsPanel()->result());
+  }
+
+  // A sweep's thread runs below the GUI thread (lowerThisThreadsPriority): the thread's own nice value goes up by the
+  // steps asked (at most to 19), the calling thread's, the GUI's, stays.
+  void aSweepsThreadYieldsToTheGuiThread() {
+    const int gui = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    int before = 0, after = 0;
+    bool lowered = false;
+    std::thread worker([&] {
+      before = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+      lowered = lowerThisThreadsPriority(3);
+      after = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    });
+    worker.join();
+    QVERIFY(lowered);
+    QCOMPARE(before, gui);
+    QCOMPARE(after, std::min(before + 3, 19));
+    QCOMPARE(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), gui);
   }
 
  private:

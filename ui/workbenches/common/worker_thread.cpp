@@ -4,6 +4,12 @@
 #include <QString>
 #include <QtGlobal>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
 #if defined(__SANITIZE_THREAD__)
 #include <QCoreApplication>
 #include <QtCore/private/qobject_p.h>  // QAbstractMetaCallEvent, the signal-spy hook (qt6-base-private-dev)
@@ -110,6 +116,14 @@ void WorkerThread::stop() {
   wait();
   // wait() has returned, so run() has too (or never started): this load pairs with its store.
   [[maybe_unused]] const bool ended = ended_.load(std::memory_order_acquire);
+}
+
+bool lowerThisThreadsPriority(int steps) {
+  const auto self = static_cast<id_t>(gettid());
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);
+  if (errno != 0) return false;
+  return setpriority(PRIO_PROCESS, self, std::min(now + steps, 19)) == 0;
 }
 
 }  // namespace attn::ui

@@ -56,4 +56,10 @@ class WorkerThread final : public QThread {
 // outside Qt. In a TSan build it also releases receiver, which the call's delivery acquires.
 void queueCall(QObject* receiver, const char* invokable);
 
+// The calling thread's nice value raised by `steps` (on Linux a thread's own; the OpenMP and OpenBLAS threads it
+// starts afterwards inherit it): long background work, such as a patching sweep that keeps every core busy for
+// minutes, then yields a core to the GUI thread whenever that has a frame to draw, and otherwise takes them all.
+// False (and nothing changed) where the system refuses.
+bool lowerThisThreadsPriority(int steps = 5);
+
 }  // namespace attn::ui

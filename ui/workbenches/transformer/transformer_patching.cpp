@@ -5,6 +5,7 @@
 #include "render/strings.h"
 #include "session/transformer_section.h"
 #include "views/figure_map_view.h"
+#include "workbenches/common/worker_thread.h"
 #include "workbenches/transformer/transformer_workbench.h"
 
 #include <QComboBox>
@@ -306,6 +307,8 @@ bool PatchingPanel::run() {
   note_->setText(tr("Running the clean and the corrupted input\u2026"));
   progress_->setRange(0, 0);
   thread_ = QThread::create([this, job, serial, cancel = cancel_] {
+    // Minutes of every core: the GUI thread keeps its frames (bench_patching_frames).
+    lowerThisThreadsPriority();
     am::TransformerRunner runner(job.model);
     const auto fail = [&](const QString& message) {
       QMetaObject::invokeMethod(
