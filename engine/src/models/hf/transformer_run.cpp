@@ -963,6 +963,15 @@ Result<void> check_interventions(const TransformerConfig& c, Index n, const RunO
   return check_edits(c, n, o.edits);
 }
 
+// A re-run's base: a run of this model made with capture (its activations and maps of every layer).
+Result<void> check_base(const TransformerConfig& c, const TransformerRun& base) {
+  if (!base.activations || base.activations->resid_pre.size() != static_cast<std::size_t>(c.layers) ||
+      base.attention.layers.size() != static_cast<std::size_t>(c.layers))
+    return fail(ErrorKind::Mismatch,
+                "rerun: the base run kept no activations of this model (run it with capture and its maps)");
+  return {};
+}
+
 }  // namespace
 
 Result<TransformerRun> TransformerRunner::run_ids(const std::vector<int>& ids_in, const std::vector<int>& type_ids_in,
@@ -1281,10 +1290,7 @@ Result<TransformerRun> TransformerRunner::rerun(const TransformerRun& base, cons
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    if (!base.activations || base.activations->resid_pre.size() != static_cast<std::size_t>(c.layers) ||
-        base.attention.layers.size() != static_cast<std::size_t>(c.layers))
-      return fail(ErrorKind::Mismatch,
-                  "rerun: the base run kept no activations of this model (run it with capture and its maps)");
+    ATTN_TRY(check_base(c, base));
     if (options_in.edits.empty()) return fail(ErrorKind::Mismatch, "rerun: no edits to make");
     if (options_in.capture) return fail(ErrorKind::Unsupported, "rerun: a re-run captures nothing (the base does)");
     const Index n = base.activations->resid_pre.front().rows();
@@ -1343,10 +1349,7 @@ Result<void> TransformerRunner::rerun_cells(const TransformerRun& base, const st
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    if (!base.activations || base.activations->resid_pre.size() != static_cast<std::size_t>(c.layers) ||
-        base.attention.layers.size() != static_cast<std::size_t>(c.layers))
-      return fail(ErrorKind::Mismatch,
-                  "rerun: the base run kept no activations of this model (run it with capture and its maps)");
+    ATTN_TRY(check_base(c, base));
     const Index n = base.activations->resid_pre.front().rows();
     const bool vit = c.family == Family::Vit;
     if (!vit && (position < -1 || position >= n))
