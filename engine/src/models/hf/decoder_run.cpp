@@ -8,6 +8,7 @@
 // key/value group, soft-capping, the causal (and sliding-window) mask, softmax written into the run's maps,
 // context = P V; the output product, the gated MLP, residuals (Gemma: normalised first).
 #include "decoder_impl.h"
+#include "norm_math.h"
 #include "row_streams.h"
 #include "transformer_impl.h"
 #include "hooks.h"
@@ -67,40 +68,9 @@ float* grown(DecoderState::Scratch& v, Index n) {
   return v.data();
 }
 
-// x / sqrt(mean(x^2) + eps) * w (Gemma's 1 + w is folded into w at load).
-void rms_norm(const float* in, float* out, const RowVector& w, Index d, float eps) {
-  ConstArrayMap x(in, d);
-  const double ms = x.cast<double>().square().sum() / static_cast<double>(d);
-  const float inv = static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
-  ArrayMap(out, d) = x * inv * w.transpose().array();
-}
-
 using Rope = RopeFrequencies;
 
 Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) { return rope_frequencies(c, seq_len, local); }
-
-// cos and sin [rows][half] for positions p0 .. p0 + rows - 1, already times the rope's factor.
-void rope_tables(const Rope& r, Index p0, Index rows, std::vector<float>& cos, std::vector<float>& sin) {
-  const Index half = static_cast<Index>(r.inv.size());
-  cos.resize(static_cast<std::size_t>(rows * half));
-  sin.resize(static_cast<std::size_t>(rows * half));
-  for (Index i = 0; i < rows; ++i) {
-    for (Index k = 0; k < half; ++k) {
-      const double a = static_cast<double>(p0 + i) * r.inv[static_cast<std::size_t>(k)];
-      cos[static_cast<std::size_t>(i * half + k)] = static_cast<float>(std::cos(a) * r.factor);
-      sin[static_cast<std::size_t>(i * half + k)] = static_cast<float>(std::sin(a) * r.factor);
-    }
-  }
-}
-
-// Rotate-half RoPE on the first 2 half dimensions of one head's vector.
-void rotate(float* v, const float* cos, const float* sin, Index half) {
-  for (Index k = 0; k < half; ++k) {
-    const float a = v[k], b = v[k + half];
-    v[k] = a * cos[k] - b * sin[k];
-    v[k + half] = b * cos[k] + a * sin[k];
-  }
-}
 
 void add_bias(float* rows, Index n, Index ld, Index offset, const RowVector& bias) {
   if (bias.size() == 0) return;

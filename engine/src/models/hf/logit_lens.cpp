@@ -2,31 +2,13 @@
 // there, read with the model's own final norm and output embedding.
 #include "transformer_impl.h"
 #include "decoder_impl.h"
+#include "norm_math.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 namespace attn::models {
-
-namespace {
-
-void layer_norm_into(const float* in, float* out, const RowVector& g, const RowVector& b, Index d, float eps) {
-  Eigen::Map<const Eigen::ArrayXf> x(in, d);
-  const float mean = x.sum() / static_cast<float>(d);
-  const float var = (x - mean).square().sum() / static_cast<float>(d);
-  const float inv = 1.0f / std::sqrt(var + eps);
-  Eigen::Map<Eigen::ArrayXf>(out, d) = (x - mean) * inv * g.transpose().array() + b.transpose().array();
-}
-
-void rms_norm_into(const float* in, float* out, const RowVector& w, Index d, float eps) {
-  Eigen::Map<const Eigen::ArrayXf> x(in, d);
-  const double ms = x.cast<double>().square().sum() / static_cast<double>(d);
-  const float inv = static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
-  Eigen::Map<Eigen::ArrayXf>(out, d) = x * inv * w.transpose().array();
-}
-
-}  // namespace
 
 Result<LogitLens> TransformerModel::logit_lens(const TransformerRun& run, const std::vector<int>& positions,
                                                int top) const {
@@ -61,9 +43,9 @@ Result<LogitLens> TransformerModel::logit_lens(const TransformerRun& run, const 
       if (last) {
         normed.row(i) = h.row(positions[static_cast<std::size_t>(i)]);
       } else if (c.family == Family::Decoder) {
-        rms_norm_into(row, normed.row(i).data(), m.lm_weights->final_norm, d, c.decoder.rms_eps);
+        rms_norm(row, normed.row(i).data(), m.lm_weights->final_norm, d, c.decoder.rms_eps);
       } else {
-        layer_norm_into(row, normed.row(i).data(), m.final_gamma, m.final_beta, d, c.layer_norm_eps);
+        layer_norm_row(row, normed.row(i).data(), m.final_gamma, m.final_beta, d, c.layer_norm_eps);
       }
     }
     if (c.family == Family::Decoder) {

@@ -4,6 +4,7 @@
 // normalised there (no copy for float32 maps). Everything between the GEMMs (biases, GELU, residuals,
 // layer norms) is one fused pass over the rows, parallel for long inputs.
 #include "attn/models/transformer.h"
+#include "norm_math.h"
 #include "transformer_impl.h"
 #include "hooks.h"
 #include "attn/models/intervention.h"
@@ -67,14 +68,6 @@ template <class F>
 void for_rows(Index n, const F& f) {
 #pragma omp parallel for schedule(static) if (n >= kParallelRows)
   for (Index i = 0; i < n; ++i) f(i);
-}
-
-void layer_norm_row(const float* in, float* out, const RowVector& g, const RowVector& b, Index d, float eps) {
-  ConstArrayMap x(in, d);
-  const float mean = x.sum() / static_cast<float>(d);
-  const float var = (x - mean).square().sum() / static_cast<float>(d);
-  const float inv = 1.0f / std::sqrt(var + eps);
-  ArrayMap(out, d) = (x - mean) * inv * g.transpose().array() + b.transpose().array();
 }
 
 void to_half(const float* src, Eigen::half* dst, Index n) {
