@@ -20,3 +20,9 @@
     if (!attn_assign_result_) return std::unexpected(attn_assign_result_.error()); \
     lhs = std::move(*attn_assign_result_);                                         \
   } while (false)
+
+// Declares `name` as a reference to the value of `expr` (a Result), or returns its error.
+#define ATTN_LET(name, expr)                                                      \
+  auto name##_result_ = (expr);                                                   \
+  if (!name##_result_) return std::unexpected(std::move(name##_result_).error()); \
+  auto& name = *name##_result_
