@@ -8,6 +8,7 @@
 #include "cli/speech_cli.h"
 #include "cli/caption_cli.h"
 #include "cli/glimpse_cli.h"
+#include "cli/attribute_cli.h"
 #include "cli/heads_cli.h"
 #include "cli/headless.h"
 #include "cli/patch_cli.h"
@@ -281,6 +282,28 @@ struct Options {
                                u"Dim the image where attention is low (the paper's figures) instead "
                                "of drawing a colour map over it."_s};
   QCommandLineOption captionOut{u"out"_s, u"The grid to write: .png, .svg or .pdf."_s, u"file"_s};
+  // attribute
+  QCommandLineOption attrMethod{u"method"_s,
+                                u"grad-x-input, integrated-gradients, attn-grad, attnlrp, rollout, flow, attention or "
+                                "random."_s,
+                                u"name"_s};
+  QCommandLineOption attrTarget{u"target"_s,
+                                u"The token explained: one token of the model (a ViT: a class name or index); default: "
+                                "the model's top prediction."_s,
+                                u"token"_s};
+  QCommandLineOption attrPosition{u"position"_s,
+                                  u"The position whose prediction is explained (default: the last token of a causal "
+                                  "model, the first [MASK] of BERT)."_s,
+                                  u"N"_s};
+  QCommandLineOption attrSteps{u"steps"_s, u"Integrated gradients: steps of the Riemann sum, 1 to 1024 (default 32)."_s,
+                               u"N"_s};
+  QCommandLineOption attrBaseline{u"baseline"_s,
+                                  u"Integrated gradients: zero (default) or pad (every token the pad or [MASK] "
+                                  "token)."_s,
+                                  u"zero|pad"_s};
+  QCommandLineOption attrCsv{u"csv"_s, u"Write index,token,score, one row per input token."_s, u"file"_s};
+  QCommandLineOption attrOut{
+      u"out"_s, u"Also draw the scores (per layer where the method has them): .png, .svg or .pdf."_s, u"file"_s};
   // heads
   QCommandLineOption detect{u"detect"_s,
                             u"The detectors, separated by commas: previous-token, duplicate-token, induction, sink."_s,
@@ -630,6 +653,45 @@ int runPatchCommand(QCommandLineParser& parser, const Options& o) {
   return reportRender(attn::ui::runPatch(job));
 }
 
+int runAttributeCommand(QCommandLineParser& parser, const Options& o) {
+  attn::ui::AttributeJob job;
+  if (!parser.isSet(o.model)) return usageError(u"attribute: give --model DIR"_s);
+  job.modelDir = pathValue(parser, o.model);
+  if (parser.isSet(o.text) == parser.isSet(o.runImage))
+    return usageError(u"attribute: give --text TEXT (a ViT: --image FILE)"_s);
+  job.input = parser.isSet(o.text) ? rawOption("text").value_or(parser.value(o.text).toStdString())
+                                   : pathValue(parser, o.runImage).toStdString();
+  if (!parser.isSet(o.attrMethod)) return usageError(u"attribute: give --method NAME"_s);
+  const auto method = attn::models::parse_method(parser.value(o.attrMethod).toStdString());
+  if (!method) return usageError(u"--method: "_s + QString::fromStdString(method.error().reason));
+  job.options.method = *method;
+  if (parser.isSet(o.attrTarget)) job.target = rawOption("target").value_or(parser.value(o.attrTarget).toStdString());
+  if (parser.isSet(o.attrPosition)) {
+    bool whole = false;
+    job.position = parser.value(o.attrPosition).toInt(&whole);
+    if (!whole || job.position < 0)
+      return usageError(u"--position: '%1' is not a position (0 or more)"_s.arg(parser.value(o.attrPosition)));
+  }
+  QString error;
+  if (!parseNumber(parser, o.attrSteps, job.options.steps, error)) return usageError(error);
+  if (job.options.steps < 1 || job.options.steps > attn::models::kMaxSteps)
+    return usageError(u"--steps: %1 is outside 1..%2"_s.arg(job.options.steps).arg(attn::models::kMaxSteps));
+  if (parser.isSet(o.attrBaseline)) {
+    const QString b = parser.value(o.attrBaseline);
+    if (b != u"zero"_s && b != u"pad"_s) return usageError(u"--baseline: expected zero or pad, got '%1'"_s.arg(b));
+    job.options.baseline =
+        b == u"pad"_s ? attn::models::AttributeOptions::Baseline::Pad : attn::models::AttributeOptions::Baseline::Zero;
+  }
+  if (!parser.isSet(o.attrCsv)) return usageError(u"attribute: give --csv FILE (and --out FILE.png for a picture)"_s);
+  job.csvPath = pathValue(parser, o.attrCsv);
+  job.outPath = pathValue(parser, o.attrOut);
+  int width = job.size.width(), height = job.size.height();
+  if (!parseNumber(parser, o.width, width, error) || !parseNumber(parser, o.height, height, error))
+    return usageError(error);
+  job.size = QSize(width, height);
+  return reportRender(attn::ui::runAttribute(job));
+}
+
 int runAlignCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignList)) {
     print(stdout, attn::ui::alignModelList());
@@ -830,6 +892,10 @@ QString commandsHelp() {
          "           attention: attnscope-cli caption --scene 7 --out grid.png [--model caption-hard] [--beam 3]\n"
          "           attnscope-cli caption --image photo.jpg --per-row 4 --sigma 8 --light-mask --out grid.pdf\n"
          "           attnscope-cli caption --list\n"
+         "  attribute Which input tokens a prediction depends on (gradient x input, integrated gradients,\n"
+         "           attention x gradient, AttnLRP, rollout, attention flow; a row per token):\n"
+         "           attnscope-cli attribute --model DIR --text \"The capital of France is\" --method attnlrp --csv "
+         "a.csv [--out a.png]\n"
          "  heads    Score every head of a text transformer as a previous-token, duplicate-token, induction (with\n"
          "           its offset) and sink head, on repeated random sequences; write a row per head and a map per\n"
          "           detector: attnscope-cli heads --model DIR --detect previous-token,induction --csv h.csv --out "
@@ -886,6 +952,12 @@ bool addCommandOptions(QCommandLineParser& parser, const QString& command, const
                                  u"caption [options]"_s);
     parser.addOptions({o.captionModel, o.captionImage, o.scene, o.captionBeam, o.hypothesis, o.perRow, o.captionSigma,
                        o.opacity, o.threshold, o.lightMask, o.colormap, o.captionOut, o.alignList});
+  } else if (command == u"attribute"_s) {
+    parser.addPositionalArgument(u"attribute"_s,
+                                 u"Which input tokens a prediction depends on: one method, a score per token."_s,
+                                 u"attribute [options]"_s);
+    parser.addOptions({o.model, o.text, o.runImage, o.attrMethod, o.attrTarget, o.attrPosition, o.attrSteps,
+                       o.attrBaseline, o.attrCsv, o.attrOut, o.width, o.height});
   } else if (command == u"heads"_s) {
     parser.addPositionalArgument(u"heads"_s, u"Score every head with the head detectors; write a CSV and a picture."_s,
                                  u"heads [options]"_s);
@@ -916,8 +988,8 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(u"command"_s, u"lab, demo, glimpse, run, patch, heads, align, caption or speech"_s,
-                               u"<command>"_s);
+  parser.addPositionalArgument(
+      u"command"_s, u"lab, demo, glimpse, run, patch, attribute, heads, align, caption or speech"_s, u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QGuiApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -932,14 +1004,16 @@ int main(int argc, char* argv[]) {
       print(stdout, parser.helpText() + u'\n' + commandsHelp());
       return 0;
     }
-    return usageError(u"no command given (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s);
+    return usageError(
+        u"no command given (lab, demo, glimpse, run, patch, attribute, heads, align, caption or speech)"_s);
   }
 
   Options o;
   parser.clearPositionalArguments();
   if (!addCommandOptions(parser, command, o)) {
     return usageError(
-        u"unknown command '%1' (lab, demo, glimpse, run, patch, heads, align, caption or speech)"_s.arg(command));
+        u"unknown command '%1' (lab, demo, glimpse, run, patch, attribute, heads, align, caption or speech)"_s.arg(
+            command));
   }
   if (!parser.parse(QGuiApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
@@ -956,5 +1030,6 @@ int main(int argc, char* argv[]) {
   if (command == u"caption"_s) return runCaptionCommand(parser, o);
   if (command == u"speech"_s) return runSpeechCommand(parser, o);
   if (command == u"heads"_s) return runHeadsCommand(parser, o);
+  if (command == u"attribute"_s) return runAttributeCommand(parser, o);
   return command == u"lab"_s ? runLab(parser, o) : runDemo(parser, o);
 }

@@ -19,11 +19,8 @@
 using namespace Qt::StringLiterals;
 
 namespace attn::ui {
-namespace {
 
 namespace am = attn::models;
-
-using Step = std::expected<void, RenderFailure>;
 
 // One input through the model with its activations kept: a text (its tokens with the model's special tokens) or, for
 // a ViT, an image file.
@@ -82,6 +79,10 @@ std::expected<int, RenderFailure> outputIndex(const am::TransformerModel& model,
                                           .arg(tokens->size())
                                           .arg(pieces.join(u" + "_s), hint)));
 }
+
+namespace {
+
+using Step = std::expected<void, RenderFailure>;
 
 // The measured position: --position, or the last token (causal), the first [MASK] (BERT), the class token (ViT).
 // `ids`: the clean text's tokens as the model reads them (empty for a ViT).

@@ -28,6 +28,15 @@ struct PatchJob {
   QSize size{900, 700};
 };
 
+// One input through the model with its activations kept (and its maps): a text (its tokens with the model's special
+// tokens), or for a ViT an image file; `position` is the run's logits position (-1: the family's own).
+attn::Result<attn::models::TransformerRun> runInput(attn::models::TransformerRunner& runner, const std::string& input,
+                                                    int position);
+// A token given as text (--answer, --target) as one output index: one token of the model's tokenizer (said how it
+// tokenises otherwise, and whether the text with a leading space is one), or a ViT's class by name or index.
+std::expected<int, RenderFailure> outputIndex(const attn::models::TransformerModel& model, const std::string& text,
+                                              const char* option);
+
 // summary: "patch: gpt2 · 12 tokens · heads (144 cells) · logit-diff clean 3.214, corrupted -1.020 · 812 ms";
 // notes: the cells that recover most; written: the files. Progress goes to stderr, a line per tenth of the cells.
 std::expected<RenderReport, RenderFailure> runPatch(const PatchJob& job);
