@@ -36,8 +36,9 @@ using Edge = FlowGraph::edge_descriptor;
 
 // Nanoseconds of one thread per edge of the pruned graph and per source. Measured on GPT-2 small's shape (12 layers,
 // random softmax rows, target the last token; a Release build, 2 threads under nice -n 19 on a shared 2-core
-// machine): 128 tokens 0.30 s causal / 0.63 s not, 256: 2.6 s / 3.1 s, 512: 19.4 s / 22.0 s, i.e. 33 to 63 ns
-// (causal inputs cost more per edge: each max-flow starts over the whole graph, most of it out of reach).
+// machine, two runs at different loads): 128 tokens 0.22-0.30 s causal / 0.29-0.63 s not, 256: 1.7-2.6 s /
+// 2.0-3.1 s, 512: 10.1-19.4 s / 14.8-22.0 s, i.e. 22 to 63 ns; the estimate takes the slow end. Causal inputs cost
+// more per edge: each max-flow starts over the whole graph, most of it out of the source's reach.
 constexpr double kNanosPerEdgeSource = 60.0;
 
 std::string layer_name(std::size_t l) { return "layer " + std::to_string(l + 1); }
