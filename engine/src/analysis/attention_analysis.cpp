@@ -10,17 +10,6 @@ namespace attn::analysis {
 
 namespace {
 
-// Heads fused into one [rows, cols] matrix.
-Matrix fuse(const HeadStack& stack, HeadFusion fusion) {
-  if (fusion == HeadFusion::Mean) return stack.mean();
-  Matrix out = stack.head(0);
-  for (int h = 1; h < stack.heads(); ++h) {
-    const Matrix m = stack.head(h);
-    out = fusion == HeadFusion::Max ? out.cwiseMax(m).eval() : out.cwiseMin(m).eval();
-  }
-  return out;
-}
-
 // Zeroes the k = floor(ratio x size) smallest weights of the layer (ties broken by position), except the
 // first entry (the class token's attention to itself), as vit-explain does.
 void discard_lowest(Matrix& a, float ratio) {
@@ -38,6 +27,35 @@ void discard_lowest(Matrix& a, float ratio) {
 }
 
 }  // namespace
+
+Matrix fuse_heads(const HeadStack& stack, HeadFusion fusion) {
+  if (fusion == HeadFusion::Mean) return stack.mean();
+  Matrix out = stack.head(0);
+  for (int h = 1; h < stack.heads(); ++h) {
+    const Matrix m = stack.head(h);
+    out = fusion == HeadFusion::Max ? out.cwiseMax(m).eval() : out.cwiseMin(m).eval();
+  }
+  return out;
+}
+
+Matrix with_residual(Matrix a, float discard_ratio, float residual) {
+  discard_lowest(a, discard_ratio);
+  a *= 1.0f - residual;
+  a.diagonal().array() += residual;
+  // Each row renormalised to sum 1 (vit-explain divides by a.sum(dim=-1) without keepdim, which scales
+  // columns instead). A row left with no weight at all (r = 0, everything discarded) keeps the token
+  // on itself rather than dividing by zero.
+  for (Index i = 0; i < a.rows(); ++i) {
+    const float sum = a.row(i).sum();
+    if (sum > 0.0f) {
+      a.row(i) /= sum;
+    } else if (!std::isnan(sum)) {  // NaN (non-finite maps) stays NaN: the run's warning covers it
+      a.row(i).setZero();
+      a(i, i) = 1.0f;
+    }
+  }
+  return a;
+}
 
 Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options) {
   if (!(options.discard_ratio >= 0.0f && options.discard_ratio < 1.0f)) {
@@ -86,22 +104,7 @@ Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options)
                                            (layers == 1 ? "" : "s") + "; it is computed up to " +
                                            with_commas(kRolloutMaxTokens) + " tokens");
     }
-    Matrix a = fuse(stack, options.fusion);
-    discard_lowest(a, options.discard_ratio);
-    a *= 1.0f - options.residual;
-    a.diagonal().array() += options.residual;
-    // Each row renormalised to sum 1 (vit-explain divides by a.sum(dim=-1) without keepdim, which scales
-    // columns instead). A row left with no weight at all (r = 0, everything discarded) keeps the token
-    // on itself rather than dividing by zero.
-    for (Index i = 0; i < a.rows(); ++i) {
-      const float sum = a.row(i).sum();
-      if (sum > 0.0f) {
-        a.row(i) /= sum;
-      } else if (!std::isnan(sum)) {  // NaN (non-finite maps) stays NaN: the run's warning covers it
-        a.row(i).setZero();
-        a(i, i) = 1.0f;
-      }
-    }
+    Matrix a = with_residual(fuse_heads(stack, options.fusion), options.discard_ratio, options.residual);
     if (result.size() == 0) {
       result = std::move(a);
     } else {

@@ -35,6 +35,11 @@ struct RolloutOptions {
 // refused with the figures (TooLarge), not left to run for minutes.
 inline constexpr Index kRolloutMaxTokens = 4096;
 Result<Matrix> rollout(const LayeredTrace& trace, const RolloutOptions& options = {});
+// One layer as rollout() sees it: the heads fused, the lowest weights discarded, the residual added
+// (A' = (1 - r) A + r I), each row renormalised to sum 1 (a row left with no weight keeps the token on itself).
+// Attention flow (attention_flow.h) builds its graph from the same A', so the two are comparable.
+Matrix fuse_heads(const HeadStack& stack, HeadFusion fusion);
+Matrix with_residual(Matrix fused, float discard_ratio, float residual);
 // One row of the rollout of a run kept on demand, where no map is stored and the whole product is out of reach:
 // query `query`'s row of R = A'_last ... A'_first with rollout()'s A' (heads fused, the residual, rows
 // renormalised), a row vector carried from the last layer down and multiplied by each layer's A', recomputed in
