@@ -109,11 +109,12 @@ std::expected<RenderReport, RenderFailure> runAttribute(const AttributeJob& job)
   auto a = am::attribute(**model, *run, target, job.options);
   if (!a) return std::unexpected(engineFailure(RenderFailure::Kind::Usage, a.error()));
   const auto& tokens = run->attention.tokens;
-  QString summary = QObject::tr("attribute: %1 · %2 · %3 tokens · %4 = %5")
-                        .arg(QLatin1String(am::method_name(a->method)), fromStd((*model)->description()))
-                        .arg(a->scores.size())
-                        .arg(targetText(**model, *a, target))
-                        .arg(double(a->value), 0, 'g', 6);
+  QString summary =
+      QObject::tr("attribute: %1 · %2 · %3 tokens · %4")
+          .arg(QLatin1String(am::method_name(a->method)), fromStd((*model)->description()))
+          .arg(a->scores.size())
+          .arg(a->token >= 0 ? targetText(**model, *a, target) : QObject::tr("position %1").arg(a->position));
+  if (std::isfinite(a->value)) summary += QObject::tr(" = %1").arg(double(a->value), 0, 'g', 6);
   if (std::isfinite(a->gap)) summary += QObject::tr(" · gap %1").arg(a->gap, 0, 'g', 3);
   report.summary = summary + QObject::tr(" · %1 s").arg(a->seconds, 0, 'f', 2);
   if (!a->note.empty()) report.notes << fromStd(a->note);

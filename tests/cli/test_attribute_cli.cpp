@@ -79,7 +79,7 @@ class TestAttributeCli : public QObject {
 
   void everyMethodOnBert() {
     for (const QString& method : {u"grad-x-input"_s, u"integrated-gradients"_s, u"attn-grad"_s, u"attnlrp"_s,
-                                  u"rollout"_s, u"attention"_s, u"random"_s}) {
+                                  u"rollout"_s, u"flow"_s, u"attention"_s, u"random"_s}) {
       const QString csv = dir_.filePath(method + u".csv"_s);
       const Run run = runCli(attribute(bertModel(), u"The cat sat on the [MASK] ."_s,
                                        {u"--method"_s, method, u"--steps"_s, u"8"_s, u"--csv"_s, csv}));

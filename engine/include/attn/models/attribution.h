@@ -116,14 +116,17 @@ struct Attribution {
   AttributionMethod method = AttributionMethod::GradXInput;
   std::vector<float> scores;  // one per token of the run
   int position = 0, token = 0;
-  float value = 0;  // F at the input
+  // F at the input; the attention-only methods (rollout, flow, attention, random) read it from the run's logits at
+  // the position (NaN when the run kept none there), and take the token from them when it was not given.
+  float value = 0;
   // Integrated gradients: |sum s - (F(x0) - F(baseline))|; AttnLRP: |sum s - F(x0)| (the conservation gap). NaN for
   // the methods without one.
   double gap = 0;
   float baseline_value = 0;  // integrated gradients: F at the baseline
   // Gradient x input and AttnLRP: [layers + 1, tokens], row l the relevance (activation x (modified) gradient summed
   // over d) at the residual stream entering layer l (the last row: after the last layer). Attention x gradient:
-  // [layers, tokens], row l the rollout row after layers 0 .. l... (see attribution.cpp). Empty for the others.
+  // [layers + 1, tokens], row l the target's row of (I + Ā_{L-1}) ... (I + Ā_l) (row L: the target alone; row 0: the
+  // scores). Empty for the others.
   Matrix per_layer;
   // Attention x gradient: [layers x heads, tokens], row l * heads + h the target row of (dF/dA ⊙ A)^+ of that head.
   Matrix per_head;

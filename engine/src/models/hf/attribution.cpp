@@ -3,6 +3,7 @@
 #include "attn/models/attribution.h"
 
 #include "attn/analysis/attention_analysis.h"
+#include "attn/analysis/attention_flow.h"
 #include "attn/random.h"
 #include "backward.h"
 #include "norm_math.h"
@@ -336,6 +337,25 @@ Result<Attribution> attention_gradient(const TransformerModel& model, const Tran
   return a;
 }
 
+// The attention-only methods run no head: the target's token and F come from the run's logits when it kept the
+// explained position's (the family's own position, as a run keeps by default), else F is NaN.
+void target_from_run(const TransformerRun& run, const Checked& k, const AttributionTarget& t, Attribution& a) {
+  a.position = k.position;
+  a.token = t.token;
+  a.value = std::numeric_limits<float>::quiet_NaN();
+  const Index row = k.position - run.logits_from;
+  if (run.logits.rows() == 0 || row < 0 || row >= run.logits.rows()) return;
+  const RowVector logits = run.logits.row(row);
+  if (a.token < 0) logits.maxCoeff(&a.token);
+  float value = logits(a.token);
+  if (t.kind == AttributionTarget::Kind::LogitDiff) value -= logits(t.other);
+  if (t.kind == AttributionTarget::Kind::LogProb) {
+    const float mx = logits.maxCoeff();
+    value -= mx + std::log((logits.array() - mx).exp().sum());
+  }
+  a.value = value;
+}
+
 // The attention-only methods read the run's maps.
 Result<void> check_maps(const TransformerRun& run, AttributionMethod method) {
   if (!run.attention.layers.empty() || !run.on_demand.empty()) return {};
@@ -350,8 +370,7 @@ Result<Attribution> from_maps(const TransformerModel& model, const TransformerRu
   ATTN_LET(k, check_request(m, run, t));
   ATTN_TRY(check_maps(run, o.method));
   Attribution a;
-  a.position = k.position;
-  a.token = t.token;
+  target_from_run(run, k, t, a);
   a.gap = std::numeric_limits<double>::quiet_NaN();
   const Index T = k.T;
   if (o.method == AttributionMethod::Attention) {
@@ -387,10 +406,25 @@ Result<Attribution> from_maps(const TransformerModel& model, const TransformerRu
   return a;
 }
 
-// Attention flow (Abnar and Zuidema 2020) over the run's maps.
-Result<Attribution> flow(const TransformerModel&, const TransformerRun&, const AttributionTarget&,
-                         const AttributeOptions&) {
-  return fail(ErrorKind::Unsupported, "attribute: attention flow is not built yet");
+// Attention flow (Abnar and Zuidema 2020) over the run's maps (analysis/attention_flow.h: one max-flow per input
+// token; refused past kFlowMaxTokens with the estimate).
+Result<Attribution> flow(const TransformerModel& model, const TransformerRun& run, const AttributionTarget& t,
+                         const AttributeOptions& o) {
+  ATTN_LET(k, check_request(model.impl(), run, t));
+  if (run.attention.layers.empty())
+    return fail(ErrorKind::Unsupported,
+                "attribute: attention flow needs every layer's maps, and the run kept its "
+                "attention on demand (a long input); flow is computed up to " +
+                    std::to_string(analysis::kFlowMaxTokens) + " tokens");
+  analysis::RolloutOptions ro;
+  ro.stage = model.config().causal() ? Stage::Decoder : Stage::Encoder;
+  ATTN_LET(f, analysis::attention_flow(run.attention, k.position, ro, o.cancel, o.progress));
+  Attribution a;
+  target_from_run(run, k, t, a);
+  a.gap = std::numeric_limits<double>::quiet_NaN();
+  a.scores = std::move(f.scores);
+  a.note = "attention flow: " + std::to_string(f.edges) + " edges, one max-flow per input token";
+  return a;
 }
 
 }  // namespace
@@ -410,8 +444,7 @@ Result<Attribution> attribute(const TransformerModel& model, const TransformerRu
     case AttributionMethod::Random: {
       ATTN_LET(k, check_request(model.impl(), run, target));
       Attribution r;
-      r.position = k.position;
-      r.token = target.token;
+      target_from_run(run, k, target, r);
       r.gap = std::numeric_limits<double>::quiet_NaN();
       SplitMix64 rng(options.seed);
       for (Index i = 0; i < k.T; ++i) r.scores.push_back(rng.uniform());
