@@ -60,7 +60,11 @@ struct BackwardOptions {
   // tokens^2 floats; refused past kMaxKeptAttentionBytes).
   bool keep_attention = false;
   const std::atomic<bool>* cancel = nullptr;
+  // Bytes of per-layer caches a pass may keep (0: kPassBudget); past it each layer's input alone is kept and the
+  // layer run again before its backward.
+  std::size_t budget = 0;
 };
+inline constexpr std::size_t kPassBudget = std::size_t{2} << 30;
 inline constexpr std::size_t kMaxKeptAttentionBytes = std::size_t{1} << 30;
 
 // What one backward pass gives. Rows are token positions of the run; for post-LN families (BERT, DistilBERT) the
@@ -107,6 +111,7 @@ struct AttributeOptions {
   int steps = 32;  // integrated gradients: 1 .. kMaxSteps
   enum class Baseline { Zero, Pad } baseline = Baseline::Zero;
   std::uint64_t seed = 0;  // Random
+  std::size_t budget = 0;  // BackwardOptions::budget; integrated gradients stacks as many steps as fit in it
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(int done, int of)> progress;
 };

@@ -20,9 +20,7 @@ namespace attn::models {
 
 namespace {
 
-// Above this many bytes of per-layer caches a pass keeps each layer's input only and runs the layer again before
-// its backward; integrated gradients stacks as many of its steps as fit.
-constexpr std::size_t kPassBudget = std::size_t{2} << 30;
+std::size_t budget_of(std::size_t asked) { return asked ? asked : kPassBudget; }
 
 struct MethodName {
   AttributionMethod method;
@@ -147,7 +145,7 @@ Result<Gradients> backward(const TransformerModel& model, const TransformerRun& 
   const auto plans = make_plans(m, k.T, 1);
   Gradients g;
   PassRequest q = request_for(k, target, options.rule, options);
-  q.checkpointed = pass_bytes(*plans, k.T, false) > kPassBudget;
+  q.checkpointed = pass_bytes(*plans, k.T, false) > budget_of(options.budget);
   q.keep = &g;
   if (options.keep_attention) {
     g.attention.assign(static_cast<std::size_t>(c.layers),
@@ -205,6 +203,7 @@ Result<Attribution> relevance(const TransformerModel& model, const TransformerRu
   BackwardOptions bo;
   bo.rule = rule;
   bo.cancel = o.cancel;
+  bo.budget = o.budget;
   ATTN_LET(g, backward(model, run, t, bo));
   Attribution a;
   a.position = g.position;
@@ -254,9 +253,10 @@ Result<Attribution> integrated_gradients(const TransformerModel& model, const Tr
   // passes as the budget allows.
   const int count = o.steps + 1;
   const auto one = make_plans(m, k.T, 1);
-  const bool checkpointed = pass_bytes(*one, k.T * count, false) > kPassBudget;
+  const std::size_t budget = budget_of(o.budget);
+  const bool checkpointed = pass_bytes(*one, k.T * count, false) > budget;
   const Index per_pass = std::clamp<Index>(
-      static_cast<Index>(kPassBudget / std::max<std::size_t>(1, pass_bytes(*one, k.T, checkpointed))), 1, count);
+      static_cast<Index>(budget / std::max<std::size_t>(1, pass_bytes(*one, k.T, checkpointed))), 1, count);
   Matrix sum = Matrix::Zero(x0.rows(), x0.cols());
   int token = t.token;
   for (int first = 0; first < count; first += static_cast<int>(per_pass)) {
