@@ -190,6 +190,12 @@ void block_weights(const AttentionShape& s, const float* qkv, Index b, Index h, 
 // Keys a block of query rows ending at row `end` (exclusive) sees.
 Index keys_of(const AttentionShape& s, Index end) { return s.causal ? end : s.T; }
 
+// Whether a layer's attention is worth a second thread: a few rows of a small model (a keystroke's work) run faster
+// on one than with a parallel region's wake-up, as decoder_run.cpp's attention decides.
+bool worth_threads(const AttentionShape& s) {
+  return static_cast<double>(s.B) * s.heads * static_cast<double>(s.T) * static_cast<double>(s.T) * s.dim > 2e6;
+}
+
 struct Scratch {
   std::vector<float> S, raw, dP, dS;
   float* get(std::vector<float>& v, Index n) {
@@ -204,7 +210,7 @@ void attention_forward(const AttentionShape& s, const float* qkv, float* z) {
   const Index W = s.width(), hd = s.dim, qn = s.heads * hd, kvn = s.kv_heads * hd, group = s.heads / s.kv_heads;
   const Index blocks = (s.T + kScoreBlock - 1) / kScoreBlock, tasks = s.B * s.heads * blocks;
   std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
-#pragma omp parallel for schedule(dynamic) if (tasks > 1 && s.T >= 8)
+#pragma omp parallel for schedule(dynamic) if (tasks > 1 && worth_threads(s))
   for (Index task = 0; task < tasks; ++task) {
     const Index b = task / (s.heads * blocks), h = (task / blocks) % s.heads, r0 = (task % blocks) * kScoreBlock;
     const Index rows = std::min(kScoreBlock, s.T - r0), keys = keys_of(s, r0 + rows), g = h / group;
@@ -269,7 +275,7 @@ void attention_backward(const AttentionShape& s, bool lrp, int layer, const floa
                         const BackwardOptions::AttentionBlock& on_block, const std::atomic<bool>* cancel) {
   const Index group = s.heads / s.kv_heads, tasks = s.B * s.kv_heads;
   std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
-#pragma omp parallel for schedule(dynamic) if (tasks > 1 && s.T >= 8)
+#pragma omp parallel for schedule(dynamic) if (tasks > 1 && worth_threads(s))
   for (Index task = 0; task < tasks; ++task) {
     if (cancel && cancel->load(std::memory_order_relaxed)) continue;
     const Index b = task / s.kv_heads, g = task % s.kv_heads;
