@@ -1,7 +1,7 @@
 // Attention flow (attn/analysis/attention_flow.h): the scores of networkx's max-flow on the paper's whole graph
-// (tests/data/parity/attention_flow.json, written by tools/parity/attention_flow_networkx.py), bounds every flow
-// obeys (one layer is its weight; the source's capacity, the sink's and the widest path bracket it), the trace entry
-// point against the matrices', the refusals with their figures, and cancelling.
+// (tests/data/attribution/attention_flow_networkx.json, written by tools/parity/attention_flow_networkx.py), bounds
+// every flow obeys (one layer is its weight; the source's capacity, the sink's and the widest path bracket it), the
+// trace entry point against the matrices', the refusals with their figures, and cancelling.
 #include "attn/analysis/attention_flow.h"
 
 #include <gtest/gtest.h>
@@ -65,8 +65,8 @@ LayeredTrace flow_trace(const std::vector<std::vector<Matrix>>& layers) {
 }
 
 TEST(AttentionFlow, MatchesNetworkxMaximumFlowValue) {
-  std::ifstream in(std::string(ATTN_PARITY_DIR) + "/attention_flow.json");
-  ASSERT_TRUE(in) << "tests/data/parity/attention_flow.json: run tools/parity/attention_flow_networkx.py";
+  std::ifstream in(std::string(ATTN_TEST_DATA_DIR) + "/attribution/attention_flow_networkx.json");
+  ASSERT_TRUE(in) << "tests/data/attribution/attention_flow_networkx.json: run tools/parity/attention_flow_networkx.py";
   const json doc = json::parse(in);
   int compared = 0;
   for (const auto& c : doc.at("cases")) {

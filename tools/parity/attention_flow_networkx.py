@@ -6,7 +6,7 @@ Regenerate (from the repository root; the fixture is committed, so only after ch
 
     /usr/bin/python3 tools/parity/attention_flow_networkx.py
 
-It writes tests/data/parity/attention_flow.json; engine_unit_tests (test_attention_flow.cpp) reads it and compares
+It writes tests/data/attribution/attention_flow_networkx.json; engine_unit_tests (test_attention_flow.cpp) reads it and compares
 the engine's push-relabel scores within 1e-5. networkx is a tool here only, never needed at run time.
 
 The graph is the paper's: a node (l, i) per layer input l = 0..L and token i, an edge (l, j) -> (l + 1, i) of
@@ -26,7 +26,7 @@ import networkx as nx
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "tests", "data", "parity", "attention_flow.json")
+OUT = os.path.join(ROOT, "tests", "data", "attribution", "attention_flow_networkx.json")
 RESIDUAL = 0.5
 
 
