@@ -174,6 +174,10 @@ class TestTransformerAttribution : public QObject {
 
     const QString shots = qEnvironmentVariable("ATTN_SCREENSHOT_DIR");
     if (!shots.isEmpty()) {
+      // The README's picture: AttnLRP, whose strongest positive token is the "i" after the first "h", the token the
+      // induction head in view (layer 1 head 1) copies.
+      panel->setMethod(am::AttributionMethod::AttnLrp);
+      QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
       QTest::qWait(200);
       wb.grab().save(QDir(shots).filePath(u"transformer-attribution.png"_s));
     }
@@ -204,6 +208,37 @@ class TestTransformerAttribution : public QObject {
     QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
     QCOMPARE(QString::fromStdString(wb.source()->model->tokenizer()->display(panel->result()->attribution.token)),
              second);
+  }
+
+  // Every method of the box either computes its scores (one per token) or says in the note why it cannot (flow's
+  // bound, a method the family cannot support): never a silent or stale view.
+  void everyMethodComputesOrSaysWhy() {
+    TransformerWorkbench wb;
+    wb.resize(1320, 860);
+    wb.show();
+    QVERIFY(wb.openDemo());
+    wb.setText(kText);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto* panel = wb.attributionPanel();
+    wb.viewTabs()->setCurrentWidget(panel);
+    QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
+    for (const auto method : am::all_methods()) {
+      if (method == am::AttributionMethod::GradXInput) continue;  // computed above
+      QSignalSpy finished(panel, &AttributionPanel::finished);
+      panel->setMethod(method);
+      QVERIFY(finished.wait(60000));
+      const bool ok = finished.back().front().toBool();
+      const std::string name(am::method_name(method));
+      if (ok) {
+        QCOMPARE(panel->result()->attribution.method, method);
+        QCOMPARE(panel->result()->attribution.scores.size(), std::size_t(kText.size()));
+        QVERIFY2(!panel->scoresView()->values().empty(), name.c_str());
+      } else {
+        QVERIFY2(!panel->result(), name.c_str());
+        QVERIFY2(!panel->note()->text().isEmpty(), name.c_str());
+        QVERIFY2(panel->scoresView()->values().empty(), name.c_str());
+      }
+    }
   }
 
   // The method, the target, the steps and the baseline go into the session and come back.

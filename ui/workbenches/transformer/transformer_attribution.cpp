@@ -456,6 +456,7 @@ void AttributionPanel::onEnded(quint64 serial, std::optional<AttributionResult> 
 void AttributionPanel::showResult() {
   if (!result_) {
     scores_->setTokens({});
+    scores_->setValues({}, 1.0f, true);
     scoresTitle_->setText(
         tr("Scores: none yet. The view computes them while it is shown, for the prediction of the "
            "text (or photo) in the tab."));
@@ -493,7 +494,8 @@ void AttributionPanel::showResult() {
                 .arg(a.gap, 0, 'g', 3)
                 .arg(a.value != 0 ? QString::number(100.0 * a.gap / std::abs(double(a.value)), 'f', 1) + u'%'
                                   : u"\u2013"_s);
-  line += tr(" \u00b7 %1 s (the method %2 s)").arg(result_->seconds, 0, 'f', 2).arg(a.seconds, 0, 'f', 2);
+  const auto time = [](double s) { return s < 1 ? u"%1 ms"_s.arg(1000 * s, 0, 'f', 1) : u"%1 s"_s.arg(s, 0, 'f', 2); };
+  line += tr(" \u00b7 %1 (the method %2, its runs the rest)").arg(time(result_->seconds), time(a.seconds));
   value_->setText(line);
   note_->setText(fromStd(a.note));
   if (a.per_layer.size() > 0) {
@@ -527,6 +529,7 @@ void AttributionPanel::showAttention() {
   const int layer = workbench_->layer(), head = workbench_->head();
   if (!result_ || result_->attentionRows.rows() == 0 || result_->heads == 0) {
     attention_->setTokens({});
+    attention_->setValues({}, 1.0f);
     attentionTitle_->setText(result_ ? tr("Attention: this run keeps its attention on demand, not as maps.")
                                      : tr("Attention of the head in view: after the scores."));
     return;
