@@ -241,6 +241,48 @@ class TestTransformerAttribution : public QObject {
     }
   }
 
+  // BERT explains its [MASK] (the engine's scores on the same ids), and its deletion curve replaces the top tokens by
+  // [MASK], never [CLS] or [SEP]; a ViT explains its class from the photo (the run made again with capture), with no
+  // deletion curve.
+  void bertExplainsItsMaskAndViTItsClass() {
+    TransformerWorkbench wb;
+    wb.resize(1320, 860);
+    wb.show();
+    wb.openPath(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/bert"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(u"the dog sat on the [MASK] ."_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    auto* panel = wb.attributionPanel();
+    wb.viewTabs()->setCurrentWidget(panel);
+    QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
+    const auto& run = *wb.outcome()->run;
+    const auto* tokenizer = wb.source()->model->tokenizer();
+    const int mask = int(std::find(run.ids.begin(), run.ids.end(), *tokenizer->specials().mask) - run.ids.begin());
+    const auto* result = panel->result();
+    QCOMPARE(result->attribution.position, mask);
+    auto expected = am::attribute(*wb.source()->model, run, {}, {});
+    QVERIFY(expected);
+    QCOMPARE(result->attribution.scores, expected->scores);
+    QVERIFY(result->deletion);
+    QCOMPARE(result->deletion->how, std::string("replaced by \u201c[MASK]\u201d"));
+    // Every token but [CLS], [SEP] and the [MASK] itself can be removed.
+    QCOMPARE(result->deletion->removed.back(), int(run.ids.size()) - 3);
+    const auto order = deletionOrder(result->attribution.scores, mask, run.special_positions);
+    QCOMPARE(int(order.size()), int(run.ids.size()) - 3);
+    QVERIFY(std::find(order.begin(), order.end(), 0) == order.end());
+    for (std::size_t i = 1; i < order.size(); ++i)
+      QVERIFY(result->attribution.scores[std::size_t(order[i - 1])] >=
+              result->attribution.scores[std::size_t(order[i])]);
+
+    wb.openPath(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/vit"));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(wb.source()->isVision());
+    QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
+    QCOMPARE(panel->result()->attribution.scores.size(), std::size_t(17));
+    QVERIFY(!panel->result()->deletion);
+    QVERIFY(panel->deletionPlot()->graph(0)->dataCount() == 0);
+  }
+
   // The method, the target, the steps and the baseline go into the session and come back.
   void aSessionKeepsTheSettings() {
     TransformerWorkbench wb;
