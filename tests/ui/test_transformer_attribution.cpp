@@ -17,6 +17,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSlider>
@@ -162,6 +163,12 @@ class TestTransformerAttribution : public QObject {
     auto written = wb.exportCurrentView(png);
     QVERIFY2(written, written ? "" : written.error().message().c_str());
     QVERIFY(testing::looksDrawn(QImage(png)));
+    for (const char* format : {"svg", "pdf"}) {
+      const QString path = dir.filePath(u"attribution."_s + QLatin1String(format));
+      written = wb.exportCurrentView(path);
+      QVERIFY2(written, written ? "" : written.error().message().c_str());
+      QVERIFY(QFileInfo(path).size() > 1000);
+    }
     written = wb.exportMatrix(csv);
     QVERIFY2(written, written ? "" : written.error().message().c_str());
     QFile file(csv);
@@ -208,6 +215,12 @@ class TestTransformerAttribution : public QObject {
     QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
     QCOMPARE(QString::fromStdString(wb.source()->model->tokenizer()->display(panel->result()->attribution.token)),
              second);
+    // An ablation changes the tab's run, not the model explained: the same scores, and the note says so.
+    const auto scores = panel->result()->attribution.scores;
+    wb.toggleAblation(1, 1);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QTRY_VERIFY_WITH_TIMEOUT(panel->note()->text().contains(u"ablated"_s), 5000);
+    QCOMPARE(panel->result()->attribution.scores, scores);
   }
 
   // Every method of the box either computes its scores (one per token) or says in the note why it cannot (flow's

@@ -383,7 +383,10 @@ bool AttributionPanel::run() {
     cancel();
     return true;
   }
-  if (key == lastKey_ && result_) return true;  // in view already
+  if (key == lastKey_ && result_) {  // in view already: only what the tab says around it may have changed
+    showResult();
+    return true;
+  }
   lastKey_ = key;
   const quint64 serial = ++serial_;
   cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -497,7 +500,11 @@ void AttributionPanel::showResult() {
   const auto time = [](double s) { return s < 1 ? u"%1 ms"_s.arg(1000 * s, 0, 'f', 1) : u"%1 s"_s.arg(s, 0, 'f', 2); };
   line += tr(" \u00b7 %1 (the method %2, its runs the rest)").arg(time(result_->seconds), time(a.seconds));
   value_->setText(line);
-  note_->setText(fromStd(a.note));
+  QString note = fromStd(a.note);
+  // The scores are of the model itself: an ablation in view changes the maps and predictions, not what is explained.
+  if (!workbench_->ablatedHeads().empty())
+    note += (note.isEmpty() ? QString() : u" \u00b7 "_s) + tr("of the model without the ablated heads");
+  note_->setText(note);
   if (a.per_layer.size() > 0) {
     auto map = std::make_shared<attn::AttentionMap>();
     map->weights = a.per_layer;
