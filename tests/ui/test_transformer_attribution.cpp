@@ -293,6 +293,7 @@ class TestTransformerAttribution : public QObject {
     QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
     QCOMPARE(panel->result()->attribution.scores.size(), std::size_t(17));
     QVERIFY(!panel->result()->deletion);
+    QCOMPARE(panel->result()->deletionNote, std::string("No deletion curve: a photo has no tokens"));
     QVERIFY(panel->deletionPlot()->graph(0)->dataCount() == 0);
   }
 

@@ -136,8 +136,7 @@ Result<AttributionResult> computeAttribution(const AttributionJob& job, const st
   result.attentionRows = explainedAttentionRows(*run, a->position, result.layers, result.heads);
   result.probability = targetProbability(*run, a->position, a->token);
   if (!job.deletion || vision || !job.model->tokenizer()) {
-    result.deletionNote = vision ? "The deletion curve removes tokens of a text: a photo has none to remove."
-                                 : "No deletion curve for this model: it reads no text through a tokenizer.";
+    result.deletionNote = vision ? "No deletion curve: a photo has no tokens" : "No deletion curve: no tokenizer";
   } else {
     const int n = int(run->ids.size());
     auto curve = deletionCurve(job, runner, *run, *a, result.probability, cancel,
