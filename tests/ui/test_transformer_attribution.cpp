@@ -293,8 +293,12 @@ class TestTransformerAttribution : public QObject {
     QVERIFY2(computed(*panel), qPrintable(panel->note()->text()));
     QCOMPARE(panel->result()->attribution.scores.size(), std::size_t(17));
     QVERIFY(!panel->result()->deletion);
-    QCOMPARE(panel->result()->deletionNote, std::string("No deletion curve: a photo has no tokens"));
+    QCOMPARE(panel->result()->deletionNote, std::string("a photo has no tokens to remove"));
     QVERIFY(panel->deletionPlot()->graph(0)->dataCount() == 0);
+    if (const QString shots = qEnvironmentVariable("ATTN_SCREENSHOT_DIR"); !shots.isEmpty()) {
+      QTest::qWait(200);  // the labels' new lines laid out
+      wb.grab().save(QDir(shots).filePath(u"transformer-attribution-vit.png"_s));
+    }
   }
 
   // The method, the target, the steps and the baseline go into the session and come back.

@@ -210,7 +210,6 @@ QWidget* AttributionPanel::buildFigures() {
   deletionTitle_ =
       new QCPTextElement(deletion_, tr("Deletion curve"), QFont(font().family(), font().pointSize(), QFont::Bold));
   deletion_->plotLayout()->addElement(0, 0, deletionTitle_);
-  deletion_->xAxis->setLabel(tr("tokens removed, top-ranked first"));
   // The texts are a few lines (scrolling when longer); the figures below take the room.
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
@@ -480,7 +479,8 @@ void AttributionPanel::showResult() {
   scores_->setMarked(a.position);
   const auto* tokenizer =
       workbench_->source() && workbench_->source()->model ? workbench_->source()->model->tokenizer() : nullptr;
-  const QString token = tokenizer ? render::tokenLabel(tokenizer->display(a.token)) : QString::number(a.token);
+  const QString token =
+      tokenizer ? render::tokenLabel(tokenizer->display(a.token)) : tr("class %1").arg(a.token);  // ViT: a class
   resultToken_ = u"\u201c%1\u201d"_s.arg(token);
   resultTarget_ = tr("%1 at position %2").arg(resultToken_).arg(a.position);
   scoresTitle_->setText(tr("<b>%1</b> for %2 (outlined): <span style='color:#b2182b'>red raises</span> F, "
@@ -576,10 +576,12 @@ void AttributionPanel::showDeletion() {
   }
   graph->setData(x, y);
   deletionTitle_->setText(curve ? tr("Deletion: top tokens %1").arg(fromStd(curve->how))
-                                : (result_ ? fromStd(result_->deletionNote) : tr("Deletion curve")));
+                                : (result_ ? tr("No deletion curve") : tr("Deletion curve")));
+  deletion_->xAxis->setLabel(result_ && !curve ? fromStd(result_->deletionNote)
+                                               : tr("tokens removed, top-ranked first"));
   deletion_->yAxis->setLabel(result_ ? tr("p(%1)").arg(resultToken_) : tr("probability"));
   deletion_->xAxis->setRange(0, x.isEmpty() ? 1.0 : std::max(1.0, x.back()));
-  deletion_->yAxis->setRange(0, std::min(1.0, top * 1.1));
+  deletion_->yAxis->setRange(0, curve ? std::min(1.0, top * 1.1) : 1.0);
   deletion_->replot();
 }
 

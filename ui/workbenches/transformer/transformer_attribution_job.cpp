@@ -136,7 +136,7 @@ Result<AttributionResult> computeAttribution(const AttributionJob& job, const st
   result.attentionRows = explainedAttentionRows(*run, a->position, result.layers, result.heads);
   result.probability = targetProbability(*run, a->position, a->token);
   if (!job.deletion || vision || !job.model->tokenizer()) {
-    result.deletionNote = vision ? "No deletion curve: a photo has no tokens" : "No deletion curve: no tokenizer";
+    result.deletionNote = vision ? "a photo has no tokens to remove" : "no tokenizer to replace tokens with";
   } else {
     const int n = int(run->ids.size());
     auto curve = deletionCurve(job, runner, *run, *a, result.probability, cancel,

@@ -46,7 +46,7 @@ struct AttributionResult {
   attn::Matrix attentionRows;
   double probability = 0;  // the target's probability at the input
   std::optional<DeletionCurve> deletion;
-  std::string deletionNote;  // why there is no curve (short: the plot's title line)
+  std::string deletionNote;  // why there is no curve (short: the plot's axis line)
   double seconds = 0;        // all of it: the run, the method and the curve
 };
 
