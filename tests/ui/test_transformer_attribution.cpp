@@ -301,6 +301,36 @@ class TestTransformerAttribution : public QObject {
     }
   }
 
+  // The worker's job stops on its cancel flag with an error of kind Cancelled (the panel's Cancel and a newer request
+  // set it), and without one it gives the same scores as the panel's first run.
+  void theJobStopsOnItsCancelFlag() {
+    TransformerWorkbench wb;
+    QVERIFY(wb.openDemo());
+    wb.setText(kText);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    AttributionJob job;
+    job.model = wb.source()->model;
+    job.ids = wb.outcome()->run->ids;
+    job.options.method = am::AttributionMethod::IntegratedGradients;
+    job.options.steps = 8;
+    std::atomic<bool> cancel{true};
+    int reports = 0;
+    auto stopped = computeAttribution(job, &cancel, [&](int, int) { ++reports; });
+    QVERIFY(!stopped);
+    QCOMPARE(stopped.error().kind, attn::ErrorKind::Cancelled);
+    cancel = false;
+    int last = -1, of = 0;
+    auto done = computeAttribution(job, &cancel, [&](int d, int o) {
+      QVERIFY(d >= last);
+      last = d;
+      of = o;
+    });
+    QVERIFY2(done, done ? "" : done.error().message().c_str());
+    QCOMPARE(last, of);  // the bar ends full
+    QCOMPARE(done->attribution.scores.size(), std::size_t(kText.size()));
+    QCOMPARE(int(done->deletion->removed.size()), int(kText.size()));  // k = 0 .. 19
+  }
+
   // The method, the target, the steps and the baseline go into the session and come back.
   void aSessionKeepsTheSettings() {
     TransformerWorkbench wb;
