@@ -16,6 +16,11 @@ using ojson = nlohmann::ordered_json;
 constexpr std::array<std::string_view, 4> kMetrics = {"logit-diff", "logprob", "logit", "kl"};
 constexpr std::array<std::string_view, 5> kSweeps = {"heads", "heads-positions", "layers-positions",
                                                      "attn-out-positions", "mlp-out-positions"};
+// attn::models::method_name of every method (attribution.h), and the target's kinds and baselines the view offers.
+constexpr std::array<std::string_view, 8> kMethods = {
+    "grad-x-input", "integrated-gradients", "attn-grad", "attnlrp", "rollout", "flow", "attention", "random"};
+constexpr std::array<std::string_view, 2> kKinds = {"logit", "logprob"};
+constexpr std::array<std::string_view, 2> kBaselines = {"zero", "pad"};
 
 ojson numbers(const std::vector<double>& values) {
   ojson out = ojson::array();
@@ -104,6 +109,28 @@ Result<void> read_heads(const io::SessionReader& reader, const json& j, HeadDete
   return {};
 }
 
+Result<void> read_attribution(const io::SessionReader& reader, const json& j, AttributionState& a,
+                              std::vector<Error>& warnings) {
+  io::SessionMembers m(reader, j, "tabs.transformer.causal.attribution");
+  std::size_t choice = 0;
+  if (m.find("method")) {
+    ATTN_TRY(m.choice("method", kMethods, choice));
+    a.method = kMethods[choice];
+  }
+  if (m.find("kind")) {
+    ATTN_TRY(m.choice("kind", kKinds, choice));
+    a.kind = kKinds[choice];
+  }
+  ATTN_TRY(m.text("token", io::kMaxSessionName, a.token));
+  ATTN_TRY(m.whole("steps", 1, 1024, a.steps));
+  if (m.find("baseline")) {
+    ATTN_TRY(m.choice("baseline", kBaselines, choice));
+    a.baseline = kBaselines[choice];
+  }
+  m.warn_unknown(warnings);
+  return {};
+}
+
 }  // namespace
 
 bool operator==(const PatchingSweepState& a, const PatchingSweepState& b) {
@@ -146,6 +173,9 @@ ojson to_json(const CausalSection& c) {
                     {"induction_offset", h.induction_offset},
                     {"sink", numbers(h.sink)}};
   }
+  const auto& a = c.attribution;
+  out["attribution"] = {
+      {"method", a.method}, {"kind", a.kind}, {"token", a.token}, {"steps", a.steps}, {"baseline", a.baseline}};
   return out;
 }
 
@@ -177,6 +207,9 @@ Result<CausalSection> read_causal_section(const io::SessionReader& reader, const
     c.heads.emplace();
     ATTN_TRY(read_heads(reader, *heads, *c.heads, warnings));
   }
+  const json* attribution = nullptr;
+  ATTN_ASSIGN(attribution, m.object("attribution"));
+  if (attribution) ATTN_TRY(read_attribution(reader, *attribution, c.attribution, warnings));
   m.warn_unknown(warnings);
   return c;
 }

@@ -1,6 +1,6 @@
 // The Transformer tab's Patching and Head detectors views in the session file (issue 43), under
 // "tabs.transformer.causal": the patching settings and the sweep in view (its cells, null where not computed), and
-// the head detection in view. Absent in older files: both views start empty.
+// the head detection in view, and the Attribution view's settings. Absent in older files: the views start empty.
 #pragma once
 
 #include "attn/error.h"
@@ -36,6 +36,17 @@ struct HeadDetectionState {
   friend bool operator==(const HeadDetectionState&, const HeadDetectionState&) = default;
 };
 
+// The Attribution view (issue 44): its method, target and integrated gradients' settings; the scores are computed
+// again when the session opens.
+struct AttributionState {
+  std::string method = "grad-x-input";  // attn::models::method_name
+  std::string kind = "logit";           // "logit" or "logprob"
+  std::string token;                    // the explained token's text; empty: the model's top prediction
+  int steps = 32;                       // integrated gradients, 1 .. 1024
+  std::string baseline = "zero";        // "zero" or "pad"
+  friend bool operator==(const AttributionState&, const AttributionState&) = default;
+};
+
 struct CausalSection {
   std::string corrupt;                // the corrupted input
   std::string metric = "logit-diff";  // attn::models::metric_name
@@ -43,6 +54,7 @@ struct CausalSection {
   std::string sweep = "heads";
   std::optional<PatchingSweepState> result;
   std::optional<HeadDetectionState> heads;
+  AttributionState attribution;  // absent in older files: the defaults
   friend bool operator==(const CausalSection&, const CausalSection&) = default;
 };
 

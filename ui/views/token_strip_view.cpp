@@ -30,10 +30,17 @@ void TokenStripView::setTokens(QStringList tokens) {
   viewport()->update();
 }
 
-void TokenStripView::setValues(std::vector<float> values, float max) {
+void TokenStripView::setValues(std::vector<float> values, float max, bool symmetric) {
   values_ = std::move(values);
   max_ = max > 0.0f ? max : 1.0f;
+  symmetric_ = symmetric;
   viewport()->update();
+}
+
+QColor TokenStripView::tokenColor(qint64 token) const {
+  const float v = token >= 0 && std::size_t(token) < values_.size() ? values_[std::size_t(token)] : 0.0f;
+  const float t = symmetric_ ? 0.5f + 0.5f * v / max_ : v / max_;
+  return QColor::fromRgba(render::colorTable(colormap_)(t));
 }
 
 void TokenStripView::setMarked(std::optional<qint64> token) {
@@ -107,13 +114,11 @@ void TokenStripView::paintEvent(QPaintEvent*) {
   const int top = verticalScrollBar()->value();
   const auto first = qint64(std::max(0.0, top / (lineHeight_ + kStripGap)));
   const auto last = qint64((top + viewport()->height()) / (lineHeight_ + kStripGap));
-  const auto& table = render::colorTable(colormap_);
   for (qint64 line = first; line <= last && line < qint64(lineStarts_.size()); ++line) {
     const qint64 end = line + 1 < qint64(lineStarts_.size()) ? lineStarts_[std::size_t(line + 1)] : tokens_.size();
     for (qint64 i = lineStarts_[std::size_t(line)]; i < end; ++i) {
       const QRectF r = boxes_[std::size_t(i)].translated(0, -top);
-      const float v = std::size_t(i) < values_.size() ? values_[std::size_t(i)] : 0.0f;
-      const QColor bg = QColor::fromRgba(table(v / max_));
+      const QColor bg = tokenColor(i);
       p.fillRect(r, bg);
       p.setPen(bg.lightnessF() < 0.55 ? Qt::white : Qt::black);
       p.drawText(r.adjusted(kStripPad, 0, -kStripPad, 0), Qt::AlignLeft | Qt::AlignVCenter, shown(i));

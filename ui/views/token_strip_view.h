@@ -7,6 +7,7 @@
 #include "render/colormap.h"
 
 #include <QAbstractScrollArea>
+#include <QColor>
 #include <QRectF>
 #include <QStringList>
 
@@ -22,8 +23,11 @@ class TokenStripView : public QAbstractScrollArea {
   explicit TokenStripView(QWidget* parent = nullptr);
 
   void setTokens(QStringList tokens);
-  // One value per token (fewer: the rest count as 0), coloured from 0 to `max` (> 0).
-  void setValues(std::vector<float> values, float max);
+  // One value per token (fewer: the rest count as 0), coloured from 0 to `max` (> 0), or, `symmetric`, from -max to
+  // max with 0 in the colour map's middle (signed scores on a diverging map such as RdBu).
+  void setValues(std::vector<float> values, float max, bool symmetric = false);
+  // The background a token is painted with.
+  QColor tokenColor(qint64 token) const;
   const std::vector<float>& values() const { return values_; }
   void setMarked(std::optional<qint64> token);  // outlined (the selected query)
   void setColormap(render::Colormap map);
@@ -51,6 +55,7 @@ class TokenStripView : public QAbstractScrollArea {
   QStringList tokens_;
   std::vector<float> values_;
   float max_ = 1.0f;
+  bool symmetric_ = false;
   std::optional<qint64> marked_;
   render::Colormap colormap_ = render::Colormap::Viridis;
   std::vector<QRectF> boxes_;  // per token, in content coordinates

@@ -61,6 +61,7 @@ class HeatmapView;
 class ImageOverlayView;
 class TokenLinesView;
 class PatchingPanel;
+class AttributionPanel;
 class DetectorsPanel;
 
 class TransformerWorkbench : public Workbench {
@@ -209,8 +210,9 @@ class TransformerWorkbench : public Workbench {
   QSlider* scrubber() const { return scrubber_; }
   QLabel* generationLabel() const { return generationLabel_; }
   QPushButton* generateButton() const { return generateButton_; }
-  PatchingPanel* patchingPanel() const { return patching_; }     // the Patching tab (transformer_patching.h)
-  DetectorsPanel* detectorsPanel() const { return detectors_; }  // the Head detectors tab
+  PatchingPanel* patchingPanel() const { return patching_; }           // the Patching tab (transformer_patching.h)
+  DetectorsPanel* detectorsPanel() const { return detectors_; }        // the Head detectors tab
+  AttributionPanel* attributionPanel() const { return attribution_; }  // the Attribution tab
 
   // ---- Workbench ----
   void saveTo(attn::ui::Session& session) const override;
@@ -432,6 +434,7 @@ class TransformerWorkbench : public Workbench {
   QWidget* comparePane_ = nullptr;
   bool differenceShown_ = false;  // heatmap_ holds B - A (RdBu, symmetric) rather than A
   PatchingPanel* patching_ = nullptr;
+  AttributionPanel* attribution_ = nullptr;
   DetectorsPanel* detectors_ = nullptr;
 };
 

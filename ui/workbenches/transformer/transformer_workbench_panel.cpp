@@ -1,6 +1,7 @@
 // The Transformer tab's widgets: the side panel's groups, the main area and their links of selection and hover.
 #include "workbenches/transformer/transformer_workbench.h"
 #include "workbenches/transformer/transformer_detectors.h"
+#include "workbenches/transformer/transformer_attribution.h"
 #include "workbenches/transformer/transformer_patching.h"
 #include "render/strings.h"
 
@@ -357,6 +358,8 @@ void TransformerWorkbench::buildMainArea(QWidget* area) {
   buildLensTab();
   patching_ = new PatchingPanel(this, viewTabs_);
   viewTabs_->addTab(patching_, tr("Patching"));
+  attribution_ = new AttributionPanel(this, viewTabs_);
+  viewTabs_->addTab(attribution_, tr("Attribution"));
   detectors_ = new DetectorsPanel(this, viewTabs_);
   viewTabs_->addTab(detectors_, tr("Head detectors"));
 

@@ -1,6 +1,7 @@
 // The Transformer tab's views: linked selection, matrix, ViT overlay, colour map, session section and exports.
 #include "workbenches/transformer/transformer_workbench.h"
 #include "workbenches/transformer/transformer_detectors.h"
+#include "workbenches/transformer/transformer_attribution.h"
 #include "workbenches/transformer/transformer_patching.h"
 #include "render/strings.h"
 
@@ -170,6 +171,7 @@ attn::ui::TransformerSection TransformerWorkbench::state() const {
   }
   saveInterventionState(s);
   patching_->saveTo(s.causal);
+  attribution_->saveTo(s.causal.attribution);
   detectors_->saveTo(s.causal);
   return s;
 }
@@ -177,6 +179,7 @@ attn::ui::TransformerSection TransformerWorkbench::state() const {
 void TransformerWorkbench::applyState(const attn::ui::TransformerSection& state) {
   const QString causalSource = state.source.empty() ? sourceKey() : QString::fromStdString(state.source);
   patching_->restoreFrom(state.causal, causalSource);
+  attribution_->restoreFrom(state.causal.attribution);
   detectors_->restoreFrom(state.causal, causalSource);
   using Section = attn::ui::TransformerSection;
   if (const auto map = render::findColormap(QString::fromStdString(state.colormap))) setColormap(*map);
@@ -580,11 +583,15 @@ attn::Result<void> TransformerWorkbench::exportView(const QString& path, View vi
 attn::Result<void> TransformerWorkbench::exportCurrentView(const QString& path) const {
   if (!matrixActive_ && viewTabs_->currentWidget() == patching_) return patching_->exportTo(path);
   if (!matrixActive_ && viewTabs_->currentWidget() == detectors_) return detectors_->exportTo(path);
+  if (!matrixActive_ && viewTabs_->currentWidget() == attribution_) return attribution_->exportTo(path);
   return exportView(path, currentView());
 }
 
 attn::Result<void> TransformerWorkbench::exportMatrix(const QString& path) const {
   const auto format = exportFormatFor(path);
+  // The Attribution view's table: index, token, score.
+  if (!matrixActive_ && viewTabs_->currentWidget() == attribution_ && format == ExportFormat::Csv)
+    return attribution_->exportTo(path);
   if (!format || !isMatrixFormat(*format)) {
     return std::unexpected(exportError(path, tr("a matrix can be saved as .csv or .npy")));
   }
