@@ -156,6 +156,21 @@ TEST(Faithfulness, BosIsNeverRemovedAndUnknownReplaces) {
   EXPECT_NE(curve->removal.find("<unk>"), std::string::npos);
 }
 
+// induction-gpt2's byte tokenizer names no special token: config.json's eos_token_id (byte 0) replaces.
+TEST(Faithfulness, ConfigEndOfTextReplacesWhenTheTokenizerHasNone) {
+  auto model = load(fs::path(ATTN_SOURCE_DIR) / "resources" / "models" / "induction-gpt2");
+  ASSERT_TRUE(model);
+  TransformerRunner runner(model);
+  auto run = runner.run_text("qwhdkqwh");
+  ASSERT_TRUE(run) << run.error().message();
+  std::vector<float> scores(run->ids.size(), 0.0f);
+  auto curve = insertion_curve(runner, *run, scores);
+  ASSERT_TRUE(curve) << curve.error().message();
+  EXPECT_EQ(curve->replacement, 0);
+  EXPECT_NE(curve->removal.find("eos_token_id"), std::string::npos);
+  EXPECT_EQ(curve->ranked, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+}
+
 TEST(Faithfulness, AopcOfAKnownCurve) {
   const std::vector<double> p{0.8, 0.5, 0.2, 0.1};
   // Samek et al. 2017: (1 / (K + 1)) sum_k (p_0 - p_k) = (0 + 0.3 + 0.6 + 0.7) / 4.

@@ -13,7 +13,8 @@
 // curve's points (k evenly spaced from 0 to K) instead of every k.
 //
 // Removal either replaces the token (Replace: by the tokenizer's [MASK] for BERT and DistilBERT, else its pad token,
-// else its unknown token, else the end-of-text token as transformers pads GPT-2; the curve says which) or deletes it
+// else its unknown token, else the end-of-text token, the tokenizer's or config.json's, as transformers pads
+// GPT-2; the curve says which) or deletes it
 // (Delete: the sequence shortens and the explained position moves left by the tokens deleted before it). Never
 // removed: the explained position itself (a causal model's prediction needs its query; BERT's is the [MASK] being
 // filled), the special tokens the run marks ([CLS], [SEP], BOS) and, in a causal model, every token after the

@@ -44,6 +44,10 @@ Result<std::pair<int, std::string>> replacement_for(const TransformerModel& mode
   if (sp.pad) return described(*sp.pad, "the tokenizer's pad token");
   if (sp.unk) return described(*sp.unk, "the tokenizer's unknown token, it has no pad token");
   if (sp.eos) return described(*sp.eos, "the end-of-text token, as transformers pads GPT-2; no pad or unknown token");
+  if (!c.decoder.eos.empty() && c.decoder.eos.front() >= 0 && c.decoder.eos.front() < c.vocab_size)
+    return described(c.decoder.eos.front(),
+                     "config.json's eos_token_id, as transformers pads GPT-2; the tokenizer "
+                     "has no pad, unknown or end-of-text token");
   return fail(ErrorKind::Unsupported,
               "faithfulness: the tokenizer has no pad, unknown or end-of-text token to "
               "replace with; give the replacement id");
