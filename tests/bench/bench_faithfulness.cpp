@@ -3,7 +3,8 @@
 // 95% bootstrap interval. Prints a Markdown table (docs/BENCHMARKS.md, "Which attribution to believe") and writes one
 // CSV row per input and method.
 //
-//   bench_faithfulness [--inputs N] [--fast] [--model induction-gpt2|stories260k] [--steps N] [--csv FILE]
+//   bench_faithfulness [--inputs N] [--fast] [--model induction-gpt2|stories260k] [--steps N]
+//                      [--removal replace|delete] [--csv FILE]
 //
 // Held-out inputs, generated here with fixed seeds (nothing is downloaded):
 //   induction-gpt2: a string S of 8 to 20 distinct random lowercase letters, then its first m letters again
@@ -13,7 +14,8 @@
 // Explained: the model's top next-token prediction at the last token, as a logit (AttributionTarget::Logit). Every
 // method of attn::models::all_methods() is tried on every input; one that fails is reported with its first error and
 // left out of the table (flow, until it exists). Removal: replacement by the tokenizer's pad, unknown or end-of-text
-// token (the table says which), deletion and insertion.
+// token (the table says which), or with --removal delete the tokens deleted; deletion and insertion curves alike.
+// --benchmark_list_tests: the models it would evaluate, one a line (the docs' command check).
 // --fast: 3 inputs per model and every 4th point of each curve (the smoke test in ctest).
 #include "attn/models/attribution.h"
 #include "attn/models/faithfulness.h"
@@ -44,12 +46,14 @@ struct Args {
   int steps = 0;
   std::vector<std::string> models;
   std::string csv = "faithfulness.csv";
+  FaithfulnessOptions::Removal removal = FaithfulnessOptions::Removal::Replace;
+  bool list = false;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "bench_faithfulness: %s\nusage: bench_faithfulness [--inputs N] [--fast] [--model "
-               "induction-gpt2|stories260k] [--steps N] [--csv FILE]\n",
+               "induction-gpt2|stories260k] [--steps N] [--removal replace|delete] [--csv FILE]\n",
                why.c_str());
   std::exit(2);
 }
@@ -85,6 +89,12 @@ Args parse(int argc, char** argv) {
       a.models.push_back(m);
     } else if (arg == "--csv") {
       a.csv = value();
+    } else if (arg == "--removal") {
+      const std::string r = value();
+      if (r != "replace" && r != "delete") usage("--removal " + r + ": replace or delete");
+      a.removal = r == "delete" ? FaithfulnessOptions::Removal::Delete : FaithfulnessOptions::Removal::Replace;
+    } else if (arg == "--benchmark_list_tests") {
+      a.list = true;
     } else {
       usage("unknown argument " + std::string(arg));
     }
@@ -186,6 +196,7 @@ void evaluate_input(TransformerRunner& runner, const std::string& name, int inde
     fo.position = position;
     fo.token = target.token;
     fo.steps = args.steps;
+    fo.removal = args.removal;
     auto del = deletion_curve(runner, *run, a->scores, fo);
     auto ins = insertion_curve(runner, *run, a->scores, fo);
     if (!del || !ins) usage((del ? ins.error() : del.error()).message());
@@ -265,6 +276,10 @@ void print_table(const std::string& name, const Evaluation& e) {
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  if (args.list) {  // what tests/cli/readme_commands.sh asks of a benchmark: its cases
+    for (const std::string& name : args.models) std::printf("%s\n", name.c_str());
+    return 0;
+  }
   std::ofstream csv(args.csv);
   if (!csv) usage("cannot write " + args.csv);
   csv << "model,input,method,tokens,removable,p0,deletion_aopc,insertion_auc\n";
