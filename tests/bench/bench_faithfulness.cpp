@@ -1,7 +1,8 @@
 // Which attribution to believe (issue 44): the deletion and insertion curves (attn/models/faithfulness.h) of every
 // attribution method over a held-out set of each bundled text transformer, their areas averaged over the inputs with a
-// 95% bootstrap interval. Prints a Markdown table (docs/BENCHMARKS.md, "Which attribution to believe") and writes one
-// CSV row per input and method.
+// 95% bootstrap interval, and each method's paired difference from AttnLRP's on the same inputs (its bootstrap
+// interval: a difference whose interval excludes 0 is one the inputs agree on). Prints a Markdown table
+// (docs/BENCHMARKS.md, "Which attribution to believe") and writes one CSV row per input and method.
 //
 //   bench_faithfulness [--inputs N] [--fast] [--model induction-gpt2|stories260k] [--steps N]
 //                      [--removal replace|delete] [--csv FILE]
@@ -247,26 +248,51 @@ Interval bootstrap(const std::vector<double>& x) {
   return r;
 }
 
+// One method's values per input (NaN where it did not run), for the paired differences.
+std::vector<double> per_input(const Evaluation& e, const std::string& method, bool insertion) {
+  std::vector<double> v(static_cast<std::size_t>(e.inputs), std::nan(""));
+  for (const Row& r : e.rows)
+    if (r.method == method) v[static_cast<std::size_t>(r.input)] = insertion ? r.insertion : r.deletion;
+  return v;
+}
+
+// "0.123 [0.100, 0.150]" of the values, and of their differences from the reference on the same inputs.
+std::pair<std::string, std::string> cells(const std::vector<double>& x, const std::vector<double>& reference) {
+  std::vector<double> values, differences;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) continue;
+    values.push_back(x[i]);
+    if (!std::isnan(reference[i])) differences.push_back(x[i] - reference[i]);
+  }
+  char a[96] = "", b[96] = "";
+  const Interval v = bootstrap(values);
+  std::snprintf(a, sizeof a, "%.3f [%.3f, %.3f]", v.mean, v.lo, v.hi);
+  if (!differences.empty()) {
+    const Interval d = bootstrap(differences);
+    std::snprintf(b, sizeof b, "%+.3f [%+.3f, %+.3f]", d.mean, d.lo, d.hi);
+  }
+  return {a, b};
+}
+
 void print_table(const std::string& name, const Evaluation& e) {
   std::printf("\n%s: %d inputs; removed tokens %s; %.0f s\n\n", name.c_str(), e.inputs, e.removal.c_str(), e.seconds);
-  std::printf("| method | deletion AOPC (higher: more faithful) | insertion AUC (higher: more faithful) | inputs |\n");
-  std::printf("|---|---|---|---|\n");
+  std::printf(
+      "| method | deletion AOPC | minus AttnLRP's (paired) | insertion AUC | minus AttnLRP's (paired) | inputs |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  const std::string reference(method_name(AttributionMethod::AttnLrp));
+  const auto del_ref = per_input(e, reference, false), ins_ref = per_input(e, reference, true);
   for (const AttributionMethod method : all_methods()) {
     const std::string m(method_name(method));
-    std::vector<double> del, ins;
-    for (const Row& r : e.rows)
-      if (r.method == m) {
-        del.push_back(r.deletion);
-        ins.push_back(r.insertion);
-      }
-    if (del.empty()) {
+    const auto count = std::count_if(e.rows.begin(), e.rows.end(), [&](const Row& r) { return r.method == m; });
+    if (count == 0) {
       const auto it = e.first_error.find(m);
-      std::printf("| %s | not run: %s | | 0 |\n", m.c_str(), it == e.first_error.end() ? "" : it->second.c_str());
+      std::printf("| %s | not run: %s | | | | 0 |\n", m.c_str(), it == e.first_error.end() ? "" : it->second.c_str());
       continue;
     }
-    const Interval d = bootstrap(del), i = bootstrap(ins);
-    std::printf("| %s | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %zu |\n", m.c_str(), d.mean, d.lo, d.hi, i.mean, i.lo,
-                i.hi, del.size());
+    const auto [d, dd] = cells(per_input(e, m, false), del_ref);
+    const auto [i, id] = cells(per_input(e, m, true), ins_ref);
+    std::printf("| %s | %s | %s | %s | %s | %ld |\n", m.c_str(), d.c_str(), m == reference ? "" : dd.c_str(), i.c_str(),
+                m == reference ? "" : id.c_str(), static_cast<long>(count));
   }
   for (const auto& [m, n] : e.errors)
     if (n > 0) std::printf("\n%s failed on %d inputs: %s\n", m.c_str(), n, e.first_error.at(m).c_str());
