@@ -277,15 +277,10 @@ class TestTransformerAttribution : public QObject {
     QVERIFY(expected);
     QCOMPARE(result->attribution.scores, expected->scores);
     QVERIFY(result->deletion);
-    QCOMPARE(result->deletion->how, std::string("replaced by \u201c[MASK]\u201d"));
-    // Every token but [CLS], [SEP] and the [MASK] itself can be removed.
+    // The engine's curve (models::deletion_curve, whose order its unit tests check): [MASK] put in, and every token
+    // but [CLS], [SEP] and the [MASK] itself removed by the last point.
+    QVERIFY2(result->deletion->how.find("[MASK]") != std::string::npos, result->deletion->how.c_str());
     QCOMPARE(result->deletion->removed.back(), int(run.ids.size()) - 3);
-    const auto order = deletionOrder(result->attribution.scores, mask, run.special_positions);
-    QCOMPARE(int(order.size()), int(run.ids.size()) - 3);
-    QVERIFY(std::find(order.begin(), order.end(), 0) == order.end());
-    for (std::size_t i = 1; i < order.size(); ++i)
-      QVERIFY(result->attribution.scores[std::size_t(order[i - 1])] >=
-              result->attribution.scores[std::size_t(order[i])]);
 
     wb.openPath(QStringLiteral(ATTN_SOURCE_DIR "/tests/data/transformers/vit"));
     QVERIFY2(settle(wb), qPrintable(wb.lastError()));

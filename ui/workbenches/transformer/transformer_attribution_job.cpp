@@ -1,5 +1,7 @@
 #include "workbenches/transformer/transformer_attribution_job.h"
 
+#include "attn/models/faithfulness.h"
+
 #include "attn/text/tokenizer.h"
 
 #include <algorithm>
@@ -43,73 +45,27 @@ Matrix explainedAttentionRows(const am::TransformerRun& run, int position, int& 
   return rows;
 }
 
-// k = 0 .. m, or kDeletionSteps + 1 points evenly spread over it.
-std::vector<int> deletionStepCounts(int m) {
-  std::vector<int> ks;
-  if (m <= kDeletionSteps) {
-    ks.resize(std::size_t(m) + 1);
-    std::iota(ks.begin(), ks.end(), 0);
-    return ks;
+// The deletion curve of this input (models::deletion_curve: the top-k tokens replaced, or deleted where the
+// tokenizer has no token to replace with; the explained position and the special tokens never removed), at most
+// kDeletionSteps + 1 points.
+Result<DeletionCurve> deletionCurve(am::TransformerRunner& runner, const am::TransformerRun& run,
+                                    const am::Attribution& a, const std::atomic<bool>* cancel) {
+  am::FaithfulnessOptions o;
+  o.position = a.position;
+  o.token = a.token;
+  o.steps = kDeletionSteps;
+  o.cancel = cancel;
+  auto curve = am::deletion_curve(runner, run, a.scores, o);
+  if (!curve) {
+    if (curve.error().kind != ErrorKind::Unsupported) return std::unexpected(curve.error());
+    o.removal = am::FaithfulnessOptions::Removal::Delete;  // no token to replace with
+    curve = am::deletion_curve(runner, run, a.scores, o);
+    if (!curve) return std::unexpected(curve.error());
   }
-  for (int i = 0; i <= kDeletionSteps; ++i) ks.push_back(int(std::lround(double(i) * m / kDeletionSteps)));
-  return ks;
-}
-
-Result<DeletionCurve> deletionCurve(const AttributionJob& job, am::TransformerRunner& runner,
-                                    const am::TransformerRun& run, const am::Attribution& a, double base,
-                                    const std::atomic<bool>* cancel, const std::function<void(int)>& step) {
-  const auto* tokenizer = job.model->tokenizer();
-  const auto& specials = tokenizer->specials();
-  // BERT reads a [MASK] as "unknown here"; a decoder's pad token (when its tokenizer has one) as little as any.
-  std::optional<int> replacement = job.model->config().causal() ? specials.pad : specials.mask;
-  if (!replacement) replacement = job.model->config().causal() ? specials.mask : specials.pad;
-  DeletionCurve curve;
-  curve.how = replacement ? "replaced by \u201c" + tokenizer->display(*replacement) + "\u201d" : "deleted";
-  const auto order = deletionOrder(a.scores, a.position, run.special_positions);
-  for (const int k : deletionStepCounts(int(order.size()))) {
-    if (cancel && cancel->load()) return fail(ErrorKind::Cancelled, "attribution: cancelled");
-    double p = base;
-    if (k > 0) {
-      std::vector<bool> gone(run.ids.size(), false);
-      for (int j = 0; j < k; ++j) gone[std::size_t(order[std::size_t(j)])] = true;
-      std::vector<int> ids, types;
-      int position = a.position;
-      for (std::size_t i = 0; i < run.ids.size(); ++i) {
-        const int type = i < run.type_ids.size() ? run.type_ids[i] : 0;
-        if (gone[i] && !replacement) {
-          if (int(i) < a.position) --position;
-          continue;
-        }
-        ids.push_back(gone[i] ? *replacement : run.ids[i]);
-        types.push_back(type);
-      }
-      am::RunOptions options;
-      options.top_k = 0;
-      options.keep = am::RunOptions::Keep::Auto;
-      options.logits_position = position;
-      options.cancel = cancel;
-      auto again = runner.run_ids(ids, run.type_ids.empty() ? std::vector<int>{} : types, options);
-      if (!again) return std::unexpected(again.error());
-      p = targetProbability(*again, position, a.token);
-    }
-    curve.removed.push_back(k);
-    curve.probability.push_back(p);
-    step(k);
-  }
-  return curve;
+  return DeletionCurve{std::move(curve->k), std::move(curve->probability), std::move(curve->removal)};
 }
 
 }  // namespace
-
-std::vector<int> deletionOrder(const std::vector<float>& scores, int position, const std::vector<int>& keep) {
-  std::vector<int> order;
-  for (int i = 0; i < int(scores.size()); ++i) {
-    if (i != position && std::find(keep.begin(), keep.end(), i) == keep.end()) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return scores[std::size_t(a)] > scores[std::size_t(b)]; });
-  return order;
-}
 
 Result<AttributionResult> computeAttribution(const AttributionJob& job, const std::atomic<bool>* cancel,
                                              const std::function<void(int, int)>& progress) {
@@ -138,9 +94,8 @@ Result<AttributionResult> computeAttribution(const AttributionJob& job, const st
   if (!job.deletion || vision || !job.model->tokenizer()) {
     result.deletionNote = vision ? "a photo has no tokens to remove" : "no tokenizer to replace tokens with";
   } else {
-    const int n = int(run->ids.size());
-    auto curve = deletionCurve(job, runner, *run, *a, result.probability, cancel,
-                               [&](int k) { progress(kMethodPart + (kBar - kMethodPart) * k / std::max(1, n), kBar); });
+    progress(kMethodPart, kBar);
+    auto curve = deletionCurve(runner, *run, *a, cancel);
     if (!curve) return std::unexpected(curve.error());
     result.deletion = std::move(*curve);
   }

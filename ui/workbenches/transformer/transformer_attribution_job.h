@@ -50,10 +50,6 @@ struct AttributionResult {
   double seconds = 0;        // all of it: the run, the method and the curve
 };
 
-// The tokens removed first, most important first: descending score, the explained position (and, for BERT, the
-// special tokens) never removed.
-std::vector<int> deletionOrder(const std::vector<float>& scores, int position, const std::vector<int>& keep);
-
 // Runs the job; `progress` (done, of) from this thread; `cancel` stops it with an error of kind Cancelled.
 attn::Result<AttributionResult> computeAttribution(const AttributionJob& job, const std::atomic<bool>* cancel,
                                                    const std::function<void(int, int)>& progress);
