@@ -479,18 +479,16 @@ Result<PassResult> run_pass(const detail_backward::Plans& plans, Matrix x0, cons
   r.values.resize(static_cast<std::size_t>(B));
   Matrix dx = Matrix::Zero(n, d);
   int token = q.token;
-  for (Index b = 0; b < B; ++b) {
-    HeadRow head;
-    head_forward(plans.head, x.row(b * T + q.position).data(), d, head, scratch);
-    if (b == 0 && token < 0) head.logits.maxCoeff(&token);  // the first sequence's own prediction
-    r.heads.push_back(head.logits);
-  }
-  if (token < 0 || token >= r.heads.back().size())
+  std::vector<HeadRow> heads(static_cast<std::size_t>(B));
+  for (Index b = 0; b < B; ++b)
+    head_forward(plans.head, x.row(b * T + q.position).data(), d, heads[static_cast<std::size_t>(b)], scratch);
+  if (token < 0) heads.front().logits.maxCoeff(&token);  // the first sequence's own prediction
+  const Index outputs = heads.front().logits.size();
+  if (token >= outputs)
     return fail(ErrorKind::OutOfRange, "attribute: token " + std::to_string(token) + " is out of the model's " +
-                                           std::to_string(r.heads.back().size()) + " outputs");
+                                           std::to_string(outputs) + " outputs");
   for (Index b = 0; b < B; ++b) {
-    HeadRow head;
-    head_forward(plans.head, x.row(b * T + q.position).data(), d, head, scratch);
+    const HeadRow& head = heads[static_cast<std::size_t>(b)];
     RowVector dlogits;
     r.values[static_cast<std::size_t>(b)] = target_value(q.target, token, head.logits, dlogits);
     head_backward(plans.head, lrp, head, dlogits, dx.row(b * T + q.position).data(), d, scratch);

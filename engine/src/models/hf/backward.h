@@ -30,8 +30,7 @@ struct PassRequest {
 };
 
 struct PassResult {
-  std::vector<float> values;     // F of each sequence
-  std::vector<RowVector> heads;  // each sequence's logits at the position
+  std::vector<float> values;  // F of each sequence
   int token = 0;
   Matrix dx0;  // [B T, d]: dF/dx0 (AttnLRP: the modified gradient)
 };
