@@ -7,6 +7,9 @@
 #include "attn/models/attribution.h"
 #include "attn/vision/image.h"
 
+#include "bundled_cases.h"
+#include "model_cases.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -23,23 +26,6 @@ using nlohmann::json;
 
 // float32 against float64, relative to the largest value of what is compared.
 constexpr double kTolerance = 1e-4;
-
-const char* const kCases[] = {"gpt2",
-                              "bert",
-                              "distilbert",
-                              "vit",
-                              "induction-gpt2",
-                              "llama",
-                              "llama-dynamic",
-                              "llama-tied-linear-bf16",
-                              "llama-yarn-bias-bf16",
-                              "llama3-rope-f16",
-                              "mistral-window",
-                              "phi3-fused-partial",
-                              "qwen2-bias",
-                              "qwen3-head-dim",
-                              "gemma2-softcap",
-                              "gemma3-local-global"};
 
 struct Case {
   json fixture;
@@ -135,7 +121,7 @@ void expect_value(double got, const json& expected, const std::string& what) {
   EXPECT_LE(std::abs(got - e) / std::max(1.0, std::abs(e)), kTolerance) << what << ": " << got << " vs " << e;
 }
 
-struct Attribution : ::testing::TestWithParam<const char*> {};
+struct Attribution : ::testing::TestWithParam<std::string> {};
 
 TEST_P(Attribution, BackwardMatchesTorchAutograd) {
   auto c = load_case(GetParam());
@@ -226,12 +212,7 @@ TEST_P(Attribution, CheckpointedPassesGiveTheSameNumbers) {
     EXPECT_NEAR(one->scores[i], split->scores[i], 1e-5 * std::max(1.0f, std::abs(one->scores[i])));
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Attribution, ::testing::ValuesIn(kCases), [](const auto& info) {
-  std::string name = info.param;
-  for (char& ch : name)
-    if (ch == '-') ch = '_';
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Cases, Attribution, ::testing::ValuesIn(parity::kModelCases), parity::case_test_name);
 
 }  // namespace
 }  // namespace attn::models::attribution_parity

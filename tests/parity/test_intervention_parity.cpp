@@ -9,6 +9,9 @@
 #include "attn/models/intervention.h"
 #include "attn/vision/image.h"
 
+#include "bundled_cases.h"
+#include "model_cases.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -25,23 +28,6 @@ using nlohmann::json;
 
 // float32 against float64: logits within 1e-4 of their size (qwen2-bias's reach 22), recoveries within 1e-4.
 constexpr double kTolerance = 1e-4;
-
-const char* const kCases[] = {"gpt2",
-                              "bert",
-                              "distilbert",
-                              "vit",
-                              "induction-gpt2",
-                              "llama",
-                              "llama-dynamic",
-                              "llama-tied-linear-bf16",
-                              "llama-yarn-bias-bf16",
-                              "llama3-rope-f16",
-                              "mistral-window",
-                              "phi3-fused-partial",
-                              "qwen2-bias",
-                              "qwen3-head-dim",
-                              "gemma2-softcap",
-                              "gemma3-local-global"};
 
 struct Case {
   json fixture;
@@ -102,7 +88,7 @@ void expect_logits(const RowVector& got, const json& expected, const std::string
   EXPECT_LE(worst, kTolerance) << what << ": worst at logit " << at;
 }
 
-struct Fixture : ::testing::TestWithParam<const char*> {};
+struct Fixture : ::testing::TestWithParam<std::string> {};
 
 TEST_P(Fixture, AblationsMatchTorch) {
   auto c = load_case(GetParam());
@@ -273,12 +259,7 @@ TEST_P(Fixture, EverySweepCellMatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Fixture, ::testing::ValuesIn(kCases), [](const auto& info) {
-  std::string name = info.param;
-  for (char& ch : name)
-    if (ch == '-') ch = '_';
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Cases, Fixture, ::testing::ValuesIn(parity::kModelCases), parity::case_test_name);
 
 }  // namespace
 }  // namespace attn::models::intervention_parity
