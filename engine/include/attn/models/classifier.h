@@ -7,6 +7,7 @@
 
 #include "attn/core.h"
 #include "attn/error.h"
+#include "attn/models/word_attribution.h"
 #include "attn/trace.h"
 
 #include <cstdint>
@@ -135,5 +136,12 @@ class ClassifierRunner {
   struct Scratch;
   std::unique_ptr<Scratch> scratch_;
 };
+
+// Attribution of one label's logit to the run's words (attn/models/word_attribution.h), by a hand-written
+// backward pass through the model's forward. `run` must come from a ClassifierRunner of `model`. A label
+// out of range, integrated gradients' steps outside 1 .. 1024, or a run of another model are errors; the
+// cancel flag is read between integrated gradients' steps (ErrorKind::Cancelled).
+Result<WordAttribution> attribute_words(const ClassifierModel& model, const ClassifierRun& run,
+                                        const WordAttributionOptions& options);
 
 }  // namespace attn::models

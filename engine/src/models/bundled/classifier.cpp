@@ -7,8 +7,7 @@
 #include "attn/models/classifier.h"
 
 #include "attn/io/safetensors.h"
-#include "attn/mechanisms/pooling.h"
-#include "layers.h"
+#include "classifier_impl.h"
 #include "../../core/nonfinite.h"
 
 #include <algorithm>
@@ -163,24 +162,6 @@ WordSplit split_words(std::string_view text) {
 
 // ---------------------------------------------------------------------------------------------------------
 // Model
-
-struct ClassifierModel::Impl {
-  ClassifierConfig config;
-  bundled::VocabMap index;
-  std::int64_t parameters = 0;
-  std::vector<std::string> warnings;
-
-  Matrix embedding;                 // [V, e]
-  bundled::BiGruWeights words;      // e -> h (flat: the only encoder)
-  PoolingWeights word_pool;         // W [a, 2h], b [a], w [r, a]
-  bundled::BiGruWeights sentences;  // hierarchical: r 2h -> h
-  PoolingWeights sentence_pool;     // hierarchical: w [1, a]
-  bundled::LstmWeights lstm;        // LSTM: e -> h (gates i, f, g, o)
-  Matrix conv_t;                    // CNN: [kernel e, channels], row (tap, input channel)
-  RowVector conv_b;                 // CNN: [channels]
-  Matrix classifier_t;              // [r 2h (flat), 2h (hierarchical), h (LSTM), channels (CNN); labels]
-  RowVector classifier_b;
-};
 
 namespace {
 
@@ -417,18 +398,13 @@ WordSplit truncate(const ClassifierConfig& c, WordSplit in, std::vector<std::str
 // and the saliency (written's column sums over its sum). Returns the last hidden state.
 RowVector run_lstm(const ClassifierModel::Impl& m, const Matrix& embedded, ClassifierRun& run, Matrix& gates) {
   const Index n = embedded.rows(), H = m.config.hidden;
-  gates.noalias() = embedded * m.lstm.w_ih_t;  // [n, 4H], the input half of every step at once
-  gates.rowwise() += m.lstm.b;
-  Matrix c = Matrix::Zero(1, H), h = Matrix::Zero(1, H), step(1, 4 * H);
+  RowVector h = classifier_forward::lstm(m, embedded, gates, nullptr);
+  const auto sigmoid = [](const auto& v) { return (1.0f + (-v).exp()).inverse(); };
   run.input_gate.resize(H, n);
   run.forget_gate.resize(H, n);
-  const auto sigmoid = [](const auto& v) { return (1.0f + (-v).exp()).inverse(); };
   for (Index t = 0; t < n; ++t) {
-    step = gates.row(t);
-    bundled::multiply(step, h, m.lstm.w_hh_t, true);
-    run.input_gate.col(t) = sigmoid(step.leftCols(H).array()).transpose();
-    run.forget_gate.col(t) = sigmoid(step.middleCols(H, H).array()).transpose();
-    bundled::lstm_gates(step, c, h);
+    run.input_gate.col(t) = sigmoid(gates.row(t).leftCols(H).array()).transpose();
+    run.forget_gate.col(t) = sigmoid(gates.row(t).middleCols(H, H).array()).transpose();
   }
   // written_t = i_t * prod_{s > t} f_s, from the last word back (the product for the last word is empty).
   run.written.resize(H, n);
@@ -440,33 +416,15 @@ RowVector run_lstm(const ClassifierModel::Impl& m, const Matrix& embedded, Class
   const Vector columns = run.written.colwise().sum().transpose();
   const float total = columns.sum();
   run.saliency = total > 0.0f ? Vector(columns / total) : Vector::Zero(n);
-  return h.row(0);
+  return h;
 }
 
 // The CNN's convolution and ReLU ([channels, words]) and its global max pooling: every channel's maximum
-// (the pooled vector) and winner, the first position that takes it.
+// (the pooled vector) and winner.
 RowVector run_cnn(const ClassifierModel::Impl& m, const Matrix& embedded, ClassifierRun& run, Matrix& windows) {
-  const Index n = embedded.rows(), e = embedded.cols(), k = m.config.kernel, pad = (k - 1) / 2;
-  windows = Matrix::Zero(n, k * e);  // row p: the k embeddings around word p, zero outside the text
-  for (Index p = 0; p < n; ++p) {
-    for (Index t = 0; t < k; ++t) {
-      const Index word = p + t - pad;
-      if (word >= 0 && word < n) windows.block(p, t * e, 1, e) = embedded.row(word);
-    }
-  }
-  Matrix conv(n, m.config.channels);
-  conv.noalias() = windows * m.conv_t;
-  conv.rowwise() += m.conv_b;
-  run.activations = conv.cwiseMax(0.0f).transpose();
-  const Index channels = run.activations.rows();
-  RowVector pooled(channels);
-  run.winners.assign(static_cast<std::size_t>(channels), 0);
-  for (Index ch = 0; ch < channels; ++ch) {
-    Index best = 0;
-    pooled(ch) = run.activations.row(ch).maxCoeff(&best);  // Eigen's maxCoeff keeps the first maximum
-    run.winners[static_cast<std::size_t>(ch)] = static_cast<int>(best);
-  }
-  return pooled;
+  classifier_forward::cnn_windows(embedded, m.config.kernel, windows);
+  run.activations = classifier_forward::cnn_activations(m, windows);
+  return classifier_forward::cnn_max_pool(run.activations, run.winners);
 }
 
 // The CNN's saliency once the prediction is known (the channel weights need it).
@@ -490,6 +448,65 @@ void cnn_saliency(const ClassifierModel::Impl& m, ClassifierRun& run) {
 
 }  // namespace
 
+namespace classifier_forward {
+
+void embed(const ClassifierModel::Impl& m, const std::vector<int>& ids, Matrix& out) {
+  out.resize(static_cast<Index>(ids.size()), m.config.embedding_size);
+  for (Index i = 0; i < out.rows(); ++i) out.row(i) = m.embedding.row(ids[static_cast<std::size_t>(i)]);
+}
+
+Index sentence_end(const std::vector<int>& sentence, Index begin, int k) {
+  Index end = begin;
+  while (end < static_cast<Index>(sentence.size()) && sentence[static_cast<std::size_t>(end)] == k) ++end;
+  return end;
+}
+
+RowVector lstm(const ClassifierModel::Impl& m, const MatrixCRef& embedded, Matrix& pre, Matrix* cells) {
+  const Index n = embedded.rows(), H = m.config.hidden;
+  pre.noalias() = embedded * m.lstm.w_ih_t;  // [n, 4H], the input half of every step at once
+  pre.rowwise() += m.lstm.b;
+  Matrix c = Matrix::Zero(1, H), h = Matrix::Zero(1, H);
+  if (cells) cells->resize(n, H);
+  for (Index t = 0; t < n; ++t) {
+    bundled::multiply(pre.row(t), h, m.lstm.w_hh_t, true);
+    bundled::lstm_gates(pre.row(t), c, h);
+    if (cells) cells->row(t) = c;
+  }
+  return h.row(0);
+}
+
+void cnn_windows(const MatrixCRef& embedded, Index kernel, Matrix& windows) {
+  const Index n = embedded.rows(), e = embedded.cols(), pad = (kernel - 1) / 2;
+  windows = Matrix::Zero(n, kernel * e);
+  for (Index p = 0; p < n; ++p) {
+    for (Index t = 0; t < kernel; ++t) {
+      const Index word = p + t - pad;
+      if (word >= 0 && word < n) windows.block(p, t * e, 1, e) = embedded.row(word);
+    }
+  }
+}
+
+Matrix cnn_activations(const ClassifierModel::Impl& m, const Matrix& windows) {
+  Matrix conv(windows.rows(), m.config.channels);
+  conv.noalias() = windows * m.conv_t;
+  conv.rowwise() += m.conv_b;
+  return conv.cwiseMax(0.0f).transpose();
+}
+
+RowVector cnn_max_pool(const Matrix& activations, std::vector<int>& winners) {
+  const Index channels = activations.rows();
+  RowVector pooled(channels);
+  winners.assign(static_cast<std::size_t>(channels), 0);
+  for (Index ch = 0; ch < channels; ++ch) {
+    Index best = 0;
+    pooled(ch) = activations.row(ch).maxCoeff(&best);  // Eigen's maxCoeff keeps the first maximum
+    winners[static_cast<std::size_t>(ch)] = static_cast<int>(best);
+  }
+  return pooled;
+}
+
+}  // namespace classifier_forward
+
 Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
   try {
     const auto& m = model_->impl();
@@ -507,8 +524,7 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
       run.ids.push_back(id);
       run.unknown.push_back(id == bundled::kUnknownId);
     }
-    s.embedded.resize(n, c.embedding_size);
-    for (Index i = 0; i < n; ++i) s.embedded.row(i) = m.embedding.row(run.ids[static_cast<std::size_t>(i)]);
+    classifier_forward::embed(m, run.ids, s.embedded);
 
     const PoolingParams params;
     RowVector pooled;
@@ -529,8 +545,7 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
       s.sentence_vectors.resize(sentences, c.heads * h2);
       Index begin = 0;
       for (int k = 0; k < sentences; ++k) {
-        Index end = begin;
-        while (end < n && run.input.sentence[static_cast<std::size_t>(end)] == k) ++end;
+        const Index end = classifier_forward::sentence_end(run.input.sentence, begin, k);
         // Each sentence is encoded on its own, from zero states (Yang et al.: the word level sees one
         // sentence at a time).
         bundled::bigru(m.words, s.embedded.middleRows(begin, end - begin), s.encoded, s.gru);

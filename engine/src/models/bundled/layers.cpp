@@ -248,7 +248,7 @@ void gru_gates(Eigen::Ref<Matrix> gi, const MatrixCRef& gh, const MatrixCRef& h,
       (1.0f - gi.middleCols(H, H).array()) * gi.rightCols(H).array() + gi.middleCols(H, H).array() * h.array();
 }
 
-void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& s) {
+void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& s, GruTape* tape) {
   const Index S = x.rows(), H = w.forward.hidden();
   out.resize(S, 2 * H);
   // The input halves of every step at once: one product per direction instead of one per step (as many
@@ -261,9 +261,14 @@ void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& 
   s.gi_backward.rowwise() += w.backward.b_ih;
   s.gh.resize(1, 3 * H);
   s.h = Matrix::Zero(1, H);
+  if (tape) {
+    tape->recurrent_forward.resize(S, H);
+    tape->recurrent_backward.resize(S, H);
+  }
   for (Index j = 0; j < S; ++j) {
     multiply(s.gh, s.h, w.forward.w_hh_t);
     s.gh += w.forward.b_hh;
+    if (tape) tape->recurrent_forward.row(j) = s.gh.rightCols(H);
     gru_gates(s.gi_forward.row(j), s.gh, s.h, s.h);
     out.row(j).head(H) = s.h;
   }
@@ -271,9 +276,60 @@ void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& 
   for (Index j = S - 1; j >= 0; --j) {
     multiply(s.gh, s.h, w.backward.w_hh_t);
     s.gh += w.backward.b_hh;
+    if (tape) tape->recurrent_backward.row(j) = s.gh.rightCols(H);
     gru_gates(s.gi_backward.row(j), s.gh, s.h, s.h);
     out.row(j).tail(H) = s.h;
   }
+  if (tape) {
+    // gru_gates left each step's gates in the input halves.
+    tape->gates_forward = s.gi_forward;
+    tape->gates_backward = s.gi_backward;
+  }
+}
+
+namespace {
+
+// One direction of bigru_backward(): `states` [S, H] is the direction's output, `order` +1 when it read
+// the words first to last, -1 when last to first. Step j started from the state of the word read before
+// it (zero for the first read). Adds each word's input gradient to d_x.
+void gru_direction_backward(const GruWeights& w, const Matrix& gates, const Matrix& recurrent, const MatrixCRef& states,
+                            const MatrixCRef& d_states, int order, Matrix& d_x) {
+  const Index S = states.rows(), H = w.hidden();
+  RowVector dh = RowVector::Zero(H), dgi(3 * H), dgh(3 * H), h_prev(H);
+  for (Index k = 0; k < S; ++k) {
+    // Steps in the reverse of the order they ran.
+    const Index j = order > 0 ? S - 1 - k : k, before = j - order;
+    if (before >= 0 && before < S) {
+      h_prev = states.row(before);
+    } else {
+      h_prev.setZero();
+    }
+    dh += d_states.row(j);
+    const auto r = gates.row(j).head(H).array(), z = gates.row(j).segment(H, H).array(),
+               n = gates.row(j).tail(H).array();
+    // h = (1 - z) n + z h_prev; n = tanh(gi_n + r gh_n); r, z = sigma(gi + gh).
+    const Eigen::Array<float, 1, Eigen::Dynamic> dn = dh.array() * (1.0f - z) * (1.0f - n * n);
+    dgi.head(H) = (dn * recurrent.row(j).array() * r * (1.0f - r)).matrix();
+    dgi.segment(H, H) = (dh.array() * (h_prev.array() - n) * z * (1.0f - z)).matrix();
+    dgi.tail(H) = dn.matrix();
+    dgh.head(2 * H) = dgi.head(2 * H);
+    dgh.tail(H) = (dn * r).matrix();
+    d_x.row(j).noalias() += dgi * w.w_ih_t.transpose();
+    dh = (dh.array() * z).matrix();
+    dh.noalias() += dgh * w.w_hh_t.transpose();
+  }
+}
+
+}  // namespace
+
+void bigru_backward(const BiGruWeights& w, const GruTape& tape, const MatrixCRef& out, const MatrixCRef& d_out,
+                    Matrix& d_x) {
+  const Index H = w.forward.hidden();
+  d_x = Matrix::Zero(out.rows(), w.forward.input());
+  gru_direction_backward(w.forward, tape.gates_forward, tape.recurrent_forward, out.leftCols(H), d_out.leftCols(H), 1,
+                         d_x);
+  gru_direction_backward(w.backward, tape.gates_backward, tape.recurrent_backward, out.rightCols(H), d_out.rightCols(H),
+                         -1, d_x);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -151,9 +151,22 @@ void gru_gates(Eigen::Ref<Matrix> gi, const MatrixCRef& gh, const MatrixCRef& h,
 struct GruScratch {
   Matrix gi_forward, gi_backward, gh, h;
 };
+// What bigru_backward() needs of a forward pass besides its output (whose rows are the states each step
+// started from): every step's gates r, z, n [S, 3H] and the recurrent half of n, h W_hn^T + b_hn [S, H],
+// per direction, row j for word j.
+struct GruTape {
+  Matrix gates_forward, gates_backward;
+  Matrix recurrent_forward, recurrent_backward;
+};
 // The bidirectional GRU over the rows of x [S, in] from zero states: out [S, 2H], row j =
-// [forward_j ; backward_j], as nn.GRU(bidirectional=True, batch_first=True) returns it.
-void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& scratch);
+// [forward_j ; backward_j], as nn.GRU(bidirectional=True, batch_first=True) returns it. With a tape, it
+// also keeps what the backward pass needs (the output is the same either way).
+void bigru(const BiGruWeights& w, const MatrixCRef& x, Matrix& out, GruScratch& scratch, GruTape* tape = nullptr);
+// The backward pass of bigru(): d_x [S, in] = d(out)/d(x)^T d_out, from the forward's out [S, 2H] and tape
+// and the gradient d_out [S, 2H] of a scalar with respect to out (backpropagation through time, both
+// directions).
+void bigru_backward(const BiGruWeights& w, const GruTape& tape, const MatrixCRef& out, const MatrixCRef& d_out,
+                    Matrix& d_x);
 
 // ---------------------------------------------------------------------------------------------------------
 // LSTM (torch nn.LSTMCell, gates i, f, g, o)
