@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -152,6 +153,71 @@ TEST(EntailmentTensors, MissingWrongAndUnusedTensors) {
             std::string::npos)
       << error_of(wrong);
   test::expect_unused_warning<EntailmentModel>(tiny().config, tiny().tensors, "attention.extra");
+}
+
+// Attribution (attn/models/word_attribution.h) on the tiny model, whose attention, final and classifier weights are
+// 0: every logit is its bias whatever the words, so every score is 0 and integrated gradients' values are the
+// bias. The numbers of trained weights are tests/parity/test_entailment_attribution_parity.cpp's.
+TEST(EntailmentAttribution, AConstantLogitHasZeroScoresAndItsBiasAsBothValues) {
+  Tiny m = tiny();
+  auto model = test::load_model<EntailmentModel>(m.config, m.tensors);
+  ASSERT_TRUE(model);
+  auto run = EntailmentRunner(model).run("a man is sleeping", "a man is not sleeping");
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  for (const auto method : {WordAttributionMethod::GradientXInput, WordAttributionMethod::IntegratedGradients}) {
+    SCOPED_TRACE(word_method_name(method));
+    WordAttributionOptions o;
+    o.method = method;
+    o.steps = 3;
+    auto a = attribute_words(*model, *run, o);
+    ASSERT_TRUE(a.has_value()) << a.error().message();
+    EXPECT_EQ(a->label, run->predicted);  // -1: the prediction
+    EXPECT_EQ(a->premise_words, 4);
+    ASSERT_EQ(a->scores.size(), 9);
+    EXPECT_EQ(a->scores.cwiseAbs().maxCoeff(), 0.0f);
+    EXPECT_NEAR(a->value, std::log(3.0f), 1e-6f);
+    const bool ig = method == WordAttributionMethod::IntegratedGradients;
+    EXPECT_NEAR(a->baseline_value, ig ? std::log(3.0f) : 0.0f, 1e-6f);
+    EXPECT_NEAR(a->gap, 0.0f, 1e-6f);
+  }
+}
+
+TEST(EntailmentAttribution, BadLabelsStepsAndACancelAreErrors) {
+  Tiny m = tiny();
+  auto model = test::load_model<EntailmentModel>(m.config, m.tensors);
+  ASSERT_TRUE(model);
+  auto run = EntailmentRunner(model).run("a man", "a man is sleeping");
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  const auto error_with = [&](const WordAttributionOptions& o) {
+    auto a = attribute_words(*model, *run, o);
+    EXPECT_FALSE(a.has_value());
+    return a.has_value() ? Error{} : a.error();
+  };
+  for (const int label : {3, -2}) {
+    WordAttributionOptions o;
+    o.label = label;
+    const Error e = error_with(o);
+    EXPECT_EQ(e.kind, ErrorKind::OutOfRange);
+    EXPECT_EQ(e.message(), "label " + std::to_string(label) +
+                               " is out of range: the model has 3 labels (0 .. 2, or -1 for the prediction)");
+  }
+  WordAttributionOptions o;
+  o.method = WordAttributionMethod::IntegratedGradients;
+  for (const int steps : {0, 1025}) {
+    o.steps = steps;
+    const Error e = error_with(o);
+    EXPECT_EQ(e.kind, ErrorKind::OutOfRange);
+    EXPECT_EQ(e.message(), "integrated gradients: steps must be 1 .. 1024, not " + std::to_string(steps));
+  }
+  o.steps = 1024;
+  EXPECT_TRUE(attribute_words(*model, *run, o).has_value());
+  const std::atomic<bool> cancel{true};
+  o.cancel = &cancel;
+  EXPECT_EQ(error_with(o).kind, ErrorKind::Cancelled);
+  EntailmentRun foreign = *run;
+  foreign.hypothesis_ids[1] = 7;  // the tiny vocabulary has 7 words
+  EXPECT_EQ(attribute_words(*model, foreign, WordAttributionOptions{}).error().message(),
+            "word id 7 is not in the model's vocabulary of 7 (a run of another model?)");
 }
 
 class EntailmentConfigErrors : public ::testing::TestWithParam<test::ConfigErrorCase> {};

@@ -8,6 +8,7 @@
 #include "attn/core.h"
 #include "attn/error.h"
 #include "attn/models/classifier.h"
+#include "attn/models/word_attribution.h"
 #include "attn/trace.h"
 
 #include <cstdint>
@@ -88,5 +89,11 @@ class EntailmentRunner {
   struct Scratch;
   std::unique_ptr<Scratch> scratch_;
 };
+
+// Attribution of one label's logit to the premise's and the hypothesis's words (attn/models/word_attribution.h).
+// A label other than -1 and 0 .. labels - 1, integrated gradients' steps outside 1 .. 1024 and a run of another
+// model (word ids outside the vocabulary) are errors; options.cancel stops integrated gradients between steps.
+Result<WordAttribution> attribute_words(const EntailmentModel& model, const EntailmentRun& run,
+                                        const WordAttributionOptions& options);
 
 }  // namespace attn::models

@@ -5,6 +5,7 @@
 
 #include "attn/io/safetensors.h"
 #include "attn/mechanisms/normalise.h"
+#include "entailment_impl.h"
 #include "layers.h"
 #include "../../core/nonfinite.h"
 
@@ -74,21 +75,6 @@ Result<EntailmentConfig> EntailmentConfig::parse(std::string_view text, const st
 
 // ---------------------------------------------------------------------------------------------------------
 // Model
-
-struct EntailmentModel::Impl {
-  EntailmentConfig config;
-  bundled::VocabMap index;
-  std::int64_t parameters = 0;
-  std::vector<std::string> warnings;
-
-  Matrix embedding;                          // [V, e]
-  bundled::LstmWeights premise, hypothesis;  // e -> k
-  Matrix W_y_t, W_h_t, W_r_t, W_t_t;         // [k, k], transposed (x W^T = x * W_t)
-  RowVector w;                               // [k]
-  Matrix W_p_t, W_x_t;                       // [k, k]
-  Matrix classifier_t;                       // [k, labels]
-  RowVector classifier_b;                    // [labels]
-};
 
 namespace {
 
@@ -166,13 +152,7 @@ std::shared_ptr<const AttentionMap> EntailmentRun::map() const {
   return map;
 }
 
-struct EntailmentRunner::Scratch {
-  Matrix gates, step;          // [n, 4k], [1, 4k]
-  Matrix c, h;                 // [1, k]
-  Matrix Y, H, Yw;             // [L, k], [N, k], [L, k]
-  Matrix query, tanh_rows, r;  // [1, k], [L, k], [1, k]
-  Matrix scores, recurrent;    // [1, L], [1, k]
-};
+struct EntailmentRunner::Scratch : entailment::Buffers {};
 
 EntailmentRunner::EntailmentRunner(std::shared_ptr<const EntailmentModel> model)
     : model_(std::move(model)), scratch_(std::make_unique<Scratch>()) {}
@@ -192,26 +172,91 @@ void look_up(const bundled::VocabMap& index, const Labels& words, std::vector<in
   }
 }
 
-// An LSTMCell over the words from the state (h, c), each step's h into the rows of `out`; (h, c) end as the
-// last word's state.
-void run_lstm(const bundled::LstmWeights& w, const Matrix& embedding, const std::vector<int>& ids, Matrix& out,
-              Matrix& gates, Matrix& step, Matrix& h, Matrix& c) {
-  const Index n = static_cast<Index>(ids.size()), e = embedding.cols();
-  Matrix x(n, e);
-  for (Index i = 0; i < n; ++i) x.row(i) = embedding.row(ids[static_cast<std::size_t>(i)]);
+// An LSTMCell over the embedded words x [n, e] from the state (h, c), each step's h into the rows of `out`; (h, c)
+// end as the last word's state. With `gates_out` and `cells_out`, each step's pre-activations and c too.
+void run_lstm(const bundled::LstmWeights& w, const MatrixCRef& x, Matrix& out, Matrix& gates, Matrix& step, Matrix& h,
+              Matrix& c, Matrix* gates_out, Matrix* cells_out) {
+  const Index n = x.rows();
   gates.resize(n, w.w_ih_t.cols());
   gates.noalias() = x * w.w_ih_t;  // the input half of every step at once
   gates.rowwise() += w.b;
   out.resize(n, w.hidden());
+  if (gates_out) gates_out->resize(n, gates.cols());
+  if (cells_out) cells_out->resize(n, w.hidden());
   for (Index t = 0; t < n; ++t) {
     step = gates.row(t);
     bundled::multiply(step, h, w.w_hh_t, true);
+    if (gates_out) gates_out->row(t) = step.row(0);
     bundled::lstm_gates(step, c, h);
     out.row(t) = h.row(0);
+    if (cells_out) cells_out->row(t) = c.row(0);
   }
 }
 
 }  // namespace
+
+namespace entailment {
+
+Matrix embed(const EntailmentModel::Impl& m, const std::vector<int>& ids) {
+  Matrix x(static_cast<Index>(ids.size()), m.embedding.cols());
+  for (Index i = 0; i < x.rows(); ++i) x.row(i) = m.embedding.row(ids[static_cast<std::size_t>(i)]);
+  return x;
+}
+
+RowVector forward(const EntailmentModel::Impl& m, const MatrixCRef& premise, const MatrixCRef& hypothesis, Buffers& s,
+                  Matrix& attention, Tape* tape) {
+  const Index k = m.config.hidden, L = premise.rows(), N = hypothesis.rows();
+  // The premise from zero states; the hypothesis from the premise's final (h, c).
+  s.h = Matrix::Zero(1, k);
+  s.c = Matrix::Zero(1, k);
+  run_lstm(m.premise, premise, s.Y, s.gates, s.step, s.h, s.c, tape ? &tape->premise_gates : nullptr,
+           tape ? &tape->premise_cells : nullptr);
+  run_lstm(m.hypothesis, hypothesis, s.H, s.gates, s.step, s.h, s.c, tape ? &tape->hypothesis_gates : nullptr,
+           tape ? &tape->hypothesis_cells : nullptr);
+
+  // Word by word: M_t = tanh(Y W^y + h_t W^h + r_{t-1} W^r), alpha_t = softmax(M_t w),
+  // r_t = alpha_t Y + tanh(r_{t-1} W^t).
+  s.Yw.resize(L, k);
+  s.Yw.noalias() = s.Y * m.W_y_t;
+  s.r = Matrix::Zero(1, k);
+  s.query.resize(1, k);
+  s.recurrent.resize(1, k);
+  s.scores.resize(1, L);
+  attention.resize(N, L);
+  if (tape) {
+    tape->tanh_rows.resize(static_cast<std::size_t>(N));
+    tape->recurrent.resize(N, k);
+    tape->r.resize(N + 1, k);
+    tape->r.row(0) = s.r.row(0);
+  }
+  for (Index t = 0; t < N; ++t) {
+    bundled::multiply(s.query, s.H.row(t), m.W_h_t);
+    bundled::multiply(s.query, s.r, m.W_r_t, true);
+    bundled::additive_scores(s.query, s.Yw, m.w, 1, s.tanh_rows, s.scores);
+    softmax_rows_inplace(s.scores);
+    attention.row(t) = s.scores.row(0);
+    bundled::multiply(s.recurrent, s.r, m.W_t_t);
+    s.recurrent = s.recurrent.array().tanh().matrix();
+    s.r.noalias() = s.scores * s.Y;
+    s.r += s.recurrent;
+    if (tape) {
+      tape->tanh_rows[static_cast<std::size_t>(t)] = s.tanh_rows;
+      tape->recurrent.row(t) = s.recurrent.row(0);
+      tape->r.row(t + 1) = s.r.row(0);
+    }
+  }
+  // h* = tanh(r_N W^p + h_N W^x); the labels' logits.
+  Matrix hstar(1, k);
+  bundled::multiply(hstar, s.r, m.W_p_t);
+  bundled::multiply(hstar, s.H.row(N - 1), m.W_x_t, true);
+  hstar = hstar.array().tanh().matrix();
+  if (tape) tape->hstar = hstar.row(0);
+  RowVector logits = hstar.row(0) * m.classifier_t;
+  logits += m.classifier_b;
+  return logits;
+}
+
+}  // namespace entailment
 
 Result<EntailmentRun> EntailmentRunner::run(std::string_view premise, std::string_view hypothesis) {
   try {
@@ -225,41 +270,8 @@ Result<EntailmentRun> EntailmentRunner::run(std::string_view premise, std::strin
     if (run.hypothesis.words.empty()) return fail(ErrorKind::OutOfRange, "the hypothesis has no words", "hypothesis");
     look_up(m.index, run.premise.words, run.premise_ids, run.premise_unknown);
     look_up(m.index, run.hypothesis.words, run.hypothesis_ids, run.hypothesis_unknown);
-    const Index k = cfg.hidden, L = static_cast<Index>(run.premise_ids.size()),
-                N = static_cast<Index>(run.hypothesis_ids.size());
-
-    // The premise from zero states; the hypothesis from the premise's final (h, c).
-    s.h = Matrix::Zero(1, k);
-    s.c = Matrix::Zero(1, k);
-    run_lstm(m.premise, m.embedding, run.premise_ids, s.Y, s.gates, s.step, s.h, s.c);
-    run_lstm(m.hypothesis, m.embedding, run.hypothesis_ids, s.H, s.gates, s.step, s.h, s.c);
-
-    // Word by word: M_t = tanh(Y W^y + h_t W^h + r_{t-1} W^r), alpha_t = softmax(M_t w),
-    // r_t = alpha_t Y + tanh(r_{t-1} W^t).
-    s.Yw.resize(L, k);
-    s.Yw.noalias() = s.Y * m.W_y_t;
-    s.r = Matrix::Zero(1, k);
-    s.query.resize(1, k);
-    s.recurrent.resize(1, k);
-    s.scores.resize(1, L);
-    run.attention.resize(N, L);
-    for (Index t = 0; t < N; ++t) {
-      bundled::multiply(s.query, s.H.row(t), m.W_h_t);
-      bundled::multiply(s.query, s.r, m.W_r_t, true);
-      bundled::additive_scores(s.query, s.Yw, m.w, 1, s.tanh_rows, s.scores);
-      softmax_rows_inplace(s.scores);
-      run.attention.row(t) = s.scores.row(0);
-      bundled::multiply(s.recurrent, s.r, m.W_t_t);
-      s.r.noalias() = s.scores * s.Y;
-      s.r.array() += s.recurrent.array().tanh();
-    }
-    // h* = tanh(r_N W^p + h_N W^x); the labels' softmax.
-    Matrix hstar(1, k);
-    bundled::multiply(hstar, s.r, m.W_p_t);
-    bundled::multiply(hstar, s.H.row(N - 1), m.W_x_t, true);
-    hstar = hstar.array().tanh().matrix();
-    RowVector logits = hstar.row(0) * m.classifier_t;
-    logits += m.classifier_b;
+    const RowVector logits = entailment::forward(m, entailment::embed(m, run.premise_ids),
+                                                 entailment::embed(m, run.hypothesis_ids), s, run.attention);
     bundled::softmax_into(logits, run.probabilities);
     Index best = 0;
     logits.maxCoeff(&best);
