@@ -282,6 +282,50 @@ ShadedText shadeWords(const attn::Labels& words, const std::vector<Span>& spans,
   return shaded;
 }
 
+// What an attribution's caption says after "Attribution of “label”": the logit, the method, the colours and scale.
+QString attributionDetails(const AttributionShading& shading, float scale) {
+  const auto& a = *shading.attribution;
+  QString method = fromStd(attn::models::word_method_name(shading.method));
+  if (shading.method == attn::models::WordAttributionMethod::IntegratedGradients) {
+    method = AlignmentRender::tr(
+                 "integrated gradients, %1 steps from the zero embedding (the scores sum to %2 of the "
+                 "logit's %3 above it)")
+                 .arg(shading.steps)
+                 .arg(double(a.value - a.baseline_value + a.gap), 0, 'f', 3)
+                 .arg(double(a.value - a.baseline_value), 0, 'f', 3);
+  } else {
+    method = AlignmentRender::tr("gradient \u00d7 input");
+  }
+  return AlignmentRender::tr("(logit %1) \u00b7 %2 \u00b7 red for it, blue against, \u00b1%3 at full colour")
+      .arg(double(a.value), 0, 'f', 3)
+      .arg(method)
+      .arg(double(scale), 0, 'g', 3);
+}
+
+// Words `first` .. `first + count - 1` of an attribution's scores as a row of weights.
+RowVector attributionScores(const attn::models::WordAttribution& a, int first, int count) {
+  RowVector row = RowVector::Zero(std::max(0, count));
+  for (int w = 0; w < count && first + w < int(a.scores.size()); ++w) row(w) = a.scores(first + w);
+  return row;
+}
+
+// An attribution's shading of one text: RdBu, signed, at `scale`.
+ShadedText signedShading(ShadedText shaded, float scale) {
+  shaded.colormap = Colormap::RdBu;
+  shaded.signedWeights = true;
+  shaded.scale = scale;
+  return shaded;
+}
+
+QString attributionTip() {
+  return u"\n"_s + AlignmentRender::tr("an attribution score: above 0 for the label, below 0 against it");
+}
+
+float largestScore(const attn::models::WordAttribution& a) {
+  const float top = a.scores.size() > 0 ? a.scores.cwiseAbs().maxCoeff() : 0.0f;
+  return std::isfinite(top) && top > 0.0f ? top : 1.0f;
+}
+
 // The review's text shaded by one weight per word.
 ShadedText shadeWords(const attn::models::ClassifierRun& run, const Utf16Text& text, const RowVector& weights,
                       const QString& caption, const std::function<QString(int)>& what) {
@@ -383,7 +427,8 @@ QString saliencyMeaning(attn::models::ClassifierKind kind) {
 }
 
 TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
-                        std::string_view input, Colormap colormap, const std::vector<SaliencyReading>& readings) {
+                        std::string_view input, Colormap colormap, const std::vector<SaliencyReading>& readings,
+                        const AttributionShading& attribution) {
   TextFigure figure;
   const float top =
       std::size_t(run.predicted) < run.probabilities.size() ? run.probabilities[std::size_t(run.predicted)] : 0.0f;
@@ -441,6 +486,19 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
       figure.elements.emplace_back(std::move(shaded));
     }
   }
+  if (attribution.attribution) {
+    const auto& a = *attribution.attribution;
+    const float scale = largestScore(a);
+    ShadedText shaded =
+        shadeWords(run, text, attributionScores(a, 0, int(run.input.words.size())),
+                   AlignmentRender::tr("Attribution of %1 %2")
+                       .arg(quoted(classLabel(config, a.label)), attributionDetails(attribution, scale)),
+                   [](int) { return attributionTip(); });
+    shaded.tail = rest;
+    figure.elements.emplace_back(signedShading(std::move(shaded), scale));
+  } else if (!attribution.note.isEmpty()) {
+    figure.elements.emplace_back(FigureNote{AlignmentRender::tr("No attribution: %1").arg(attribution.note), true});
+  }
   if (unknown > 0) figure.elements.emplace_back(unknownWordsNote(unknown));
   return figure;
 }
@@ -459,7 +517,8 @@ Utf16Text readText(std::string_view input, const attn::models::WordSplit& words)
 }  // namespace
 
 TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::models::EntailmentConfig& config,
-                            int step, std::string_view premise, std::string_view hypothesis, Colormap colormap) {
+                            int step, std::string_view premise, std::string_view hypothesis, Colormap colormap,
+                            const AttributionShading& attribution) {
   TextFigure figure;
   const auto label = [&](int i) {
     return i >= 0 && std::size_t(i) < config.labels.size() ? fromStd(config.labels[std::size_t(i)])
@@ -494,6 +553,27 @@ TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::
                    [&](int) { return AlignmentRender::tr(" from hypothesis word %1 (%2)").arg(step).arg(word); });
     p.colormap = colormap;
     figure.elements.emplace_back(std::move(p));
+  }
+  if (attribution.attribution) {
+    // Both sentences at one scale: the premise's words, then the hypothesis's (WordAttribution::premise_words).
+    const auto& a = *attribution.attribution;
+    const float scale = largestScore(a);
+    const auto score = [](int) { return attributionTip(); };
+    figure.elements.emplace_back(
+        signedShading(shadeWords(run.premise.words, run.premise.spans, run.premise_unknown,
+                                 readText(premise, run.premise), attributionScores(a, 0, int(run.premise.words.size())),
+                                 AlignmentRender::tr("Premise \u00b7 attribution of %1 %2")
+                                     .arg(quoted(label(a.label)), attributionDetails(attribution, scale)),
+                                 score),
+                      scale));
+    figure.elements.emplace_back(signedShading(
+        shadeWords(run.hypothesis.words, run.hypothesis.spans, run.hypothesis_unknown,
+                   readText(hypothesis, run.hypothesis),
+                   attributionScores(a, a.premise_words, int(run.hypothesis.words.size())),
+                   AlignmentRender::tr("Hypothesis \u00b7 the same attribution, at the same scale"), score),
+        scale));
+  } else if (!attribution.note.isEmpty()) {
+    figure.elements.emplace_back(FigureNote{AlignmentRender::tr("No attribution: %1").arg(attribution.note), true});
   }
   const auto count = [](const std::vector<bool>& v) { return int(std::count(v.begin(), v.end(), true)); };
   const int unknown = count(run.premise_unknown) + count(run.hypothesis_unknown);

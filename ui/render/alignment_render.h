@@ -9,6 +9,7 @@
 #include "attn/models/classifier.h"
 #include "attn/models/entailment.h"
 #include "attn/models/seq2seq.h"
+#include "attn/models/word_attribution.h"
 #include "render/colormap.h"
 #include "render/text_figure.h"
 
@@ -50,17 +51,30 @@ struct SaliencyReading {
 // What a classifier's saliency over the words is, in a line.
 QString saliencyMeaning(attn::models::ClassifierKind kind);
 
+// A word attribution as the review and entailment figures shade it: the scores of the predicted label's logit (RdBu,
+// centred on 0, red for the label and blue against it, the largest |score| at full colour) under the other shadings,
+// or, when the method refused the run, `note` as a warning.
+struct AttributionShading {
+  std::shared_ptr<const attn::models::WordAttribution> attribution;
+  attn::models::WordAttributionMethod method = attn::models::WordAttributionMethod::GradientXInput;
+  int steps = 0;  // integrated gradients
+  QString note;
+  bool requested() const { return attribution != nullptr || !note.isEmpty(); }
+};
+
 // A review: the predicted label and the class probabilities, the text shaded by each pooling head's word
 // weights (one hue per head when there are several) or by the LSTM's or the CNN's saliency, the
 // hierarchical model's sentence weights as bars; then, when `readings` has any, the same text shaded by
 // each reading's saliency with its prediction and its held-out share on the deciding words.
 TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::models::ClassifierConfig& config,
-                        std::string_view input, Colormap colormap, const std::vector<SaliencyReading>& readings = {});
+                        std::string_view input, Colormap colormap, const std::vector<SaliencyReading>& readings = {},
+                        const AttributionShading& attribution = {});
 
 // An entailment pair: the predicted label and the label probabilities, the hypothesis with word `step` outlined,
 // and the premise shaded by that word's attention row (weight / the row's largest weight); unknown words red
 // and underlined.
 TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::models::EntailmentConfig& config,
-                            int step, std::string_view premise, std::string_view hypothesis, Colormap colormap);
+                            int step, std::string_view premise, std::string_view hypothesis, Colormap colormap,
+                            const AttributionShading& attribution = {});
 
 }  // namespace attn::ui::render

@@ -48,7 +48,7 @@ float effectiveScale(const ShadedText& text) {
   if (text.scale > 0.0f) return text.scale;
   float top = 0.0f;
   for (const auto& r : text.ranges) {
-    if (std::isfinite(r.weight)) top = std::max(top, r.weight);
+    if (std::isfinite(r.weight)) top = std::max(top, text.signedWeights ? std::abs(r.weight) : r.weight);
   }
   return top > 0.0f ? top : 1.0f;
 }
@@ -160,7 +160,12 @@ Utf16Text toUtf16(std::string_view utf8) {
 }
 
 QColor rangeFill(const ShadedText& text, float weight, const FigureStyle& style) {
-  if (!std::isfinite(weight) || weight <= 0.0f) return QColor(0, 0, 0, 0);
+  if (!std::isfinite(weight) || weight == 0.0f || (weight < 0.0f && !text.signedWeights)) return QColor(0, 0, 0, 0);
+  if (text.signedWeights) {
+    const double w = std::clamp(double(weight) / double(effectiveScale(text)), -1.0, 1.0);
+    const QColor at = QColor::fromRgb(sample(text.colormap.value_or(Colormap::RdBu), 0.5 * (1.0 + w)));
+    return mix(style.background, at, std::abs(w));
+  }
   const double t = std::clamp(double(weight) / double(effectiveScale(text)), 0.0, 1.0);
   if (text.colormap) return mix(style.background, QColor::fromRgb(sample(*text.colormap, t)), t);
   return mix(style.background, text.tint, t);

@@ -49,7 +49,10 @@ struct ShadedText {
   // opacity w (one hue per pooling head).
   std::optional<Colormap> colormap;
   QColor tint = QColor(0x1f, 0x77, 0xb4);
-  float scale = 0.0f;  // the weight drawn at full strength; <= 0: the largest weight of the ranges
+  float scale = 0.0f;  // the weight drawn at full strength; <= 0: the largest weight (|weight|) of the ranges
+  // Signed weights (an attribution's scores, say): w / scale in -1 .. 1 is the colour map's colour at (1 + w / scale)
+  // / 2, faded into the background by |w| / scale, so 0 stays the background (with RdBu: blue below, red above).
+  bool signedWeights = false;
   QString tail;        // drawn after the text in the muted colour ("… 9,960 more characters not read")
   bool large = false;  // 1.6 x the font: short strings such as dates
 };
