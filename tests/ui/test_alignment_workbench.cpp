@@ -1147,6 +1147,121 @@ class TestAlignmentWorkbench : public QObject {
     QCOMPARE(shadedCount(wb.currentFigure()), 2 + 3);  // two heads, then the three readings
   }
 
+  // Issue 44: the review and entailment models' words shaded by an attribution of the predicted label (gradient x
+  // input or integrated gradients), signed on RdBu, exactly the engine's scores; the two kinds' rows keep one choice,
+  // which the session keeps.
+  void attributionShadesTheWordsOfReviewsAndPairs() {
+    for (const char* key : {"sentiment-lstm", "sentiment-hierarchical", "entailment-wbw"}) {
+      if (!findBundledModel(QString::fromLatin1(key))) QSKIP("this build does not bundle the word models");
+    }
+    AlignmentWorkbench wb;
+    wb.resize(1300, 820);
+    wb.show();
+    const auto visibleBox = [&]() -> QComboBox* {
+      for (auto* box : wb.findChildren<QComboBox*>(u"alignmentAttribution"_s)) {
+        if (box->isVisibleTo(&wb)) return box;
+      }
+      return nullptr;
+    };
+    wb.openModel(u"date-bahdanau"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY(visibleBox() == nullptr);  // a seq2seq model has no attribution row
+
+    wb.openModel(u"sentiment-lstm"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QComboBox* box = visibleBox();
+    QVERIFY(box);
+    QCOMPARE(box->currentIndex(), 0);
+    QVERIFY(!wb.outcome()->attribution);
+    const int plain = shadedCount(wb.currentFigure());
+    const QString text = u"Great actors, terrible script."_s;
+    wb.setText(text);
+    box->setCurrentIndex(1);
+    QVERIFY(settle(wb));
+    const auto* outcome = wb.outcome();
+    QVERIFY(outcome->attribution);
+    QCOMPARE(*outcome->request.attribution, attn::models::WordAttributionMethod::GradientXInput);
+    const auto& run = *outcome->classifier;
+    // The engine's own scores, computed apart from the tab.
+    attn::models::WordAttributionOptions options;
+    auto direct = attn::models::attribute_words(*wb.source()->model.classifier, run, options);
+    QVERIFY2(direct, direct ? "" : direct.error().message().c_str());
+    QCOMPARE(outcome->attribution->label, run.predicted);
+    QCOMPARE(outcome->attribution->scores.size(), attn::Index(run.input.words.size()));
+    const auto& figure = wb.currentFigure();
+    QCOMPARE(shadedCount(figure), plain + 1);
+    const auto* shaded = shadedElement(figure, shadedCount(figure) - 1);
+    QVERIFY2(shaded->caption.startsWith(u"Attribution of"_s), qPrintable(shaded->caption));
+    QVERIFY2(shaded->caption.contains(u"gradient \u00d7 input"_s), qPrintable(shaded->caption));
+    QVERIFY(shaded->signedWeights);
+    QCOMPARE(int(shaded->ranges.size()), int(run.input.words.size()));
+    bool positive = false, negative = false;
+    for (std::size_t w = 0; w < shaded->ranges.size(); ++w) {
+      const float score = shaded->ranges[w].weight;
+      QCOMPARE(score, direct->scores(attn::Index(w)));
+      const QColor fill = render::rangeFill(*shaded, score);
+      if (score > 0.25f * shaded->scale) {
+        positive = true;
+        QVERIFY2(fill.red() > fill.blue(), qPrintable(u"word %1: %2"_s.arg(w).arg(fill.name())));
+      } else if (score < -0.25f * shaded->scale) {
+        negative = true;
+        QVERIFY2(fill.blue() > fill.red(), qPrintable(u"word %1: %2"_s.arg(w).arg(fill.name())));
+      }
+    }
+    QVERIFY2(positive && negative, "a mixed review has words for and against its label");
+
+    // Integrated gradients: the steps and how far the scores' sum misses the logit's rise are said.
+    box->setCurrentIndex(2);
+    QVERIFY(settle(wb));
+    const auto& ig = *wb.outcome()->attribution;
+    QVERIFY(std::abs(ig.gap) < 0.05f * std::max(1.0f, std::abs(ig.value - ig.baseline_value)));
+    shaded = shadedElement(wb.currentFigure(), shadedCount(wb.currentFigure()) - 1);
+    QVERIFY2(shaded->caption.contains(u"%1 steps"_s.arg(kAlignmentAttributionSteps)), qPrintable(shaded->caption));
+    QCOMPARE(QString::fromStdString(wb.state().attribution), u"integrated-gradients"_s);
+
+    // A hierarchical model's words, across its sentences.
+    wb.openModel(u"sentiment-hierarchical"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    wb.setText(text + u" I would not see it again."_s);
+    QVERIFY(settle(wb));
+    QVERIFY(wb.outcome()->attribution);
+    QCOMPARE(wb.outcome()->attribution->scores.size(), attn::Index(wb.outcome()->classifier->input.words.size()));
+
+    // The entailment page's row shows the same choice; both sentences are shaded at one scale.
+    wb.openModel(u"entailment-wbw"_s);
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    box = visibleBox();
+    QVERIFY(box);
+    QCOMPARE(box->currentIndex(), 2);
+    wb.setText(u"A man is sleeping on the beach."_s);
+    wb.setPairText(u"the man is not sleeping"_s);
+    QVERIFY(settle(wb));
+    const auto& pair = *wb.outcome()->entailment;
+    const auto& a = *wb.outcome()->attribution;
+    QCOMPARE(a.premise_words, int(pair.premise.words.size()));
+    QCOMPARE(a.scores.size(), attn::Index(pair.premise.words.size() + pair.hypothesis.words.size()));
+    const int n = shadedCount(wb.currentFigure());
+    const auto* premise = shadedElement(wb.currentFigure(), n - 2);
+    const auto* hypothesis = shadedElement(wb.currentFigure(), n - 1);
+    QVERIFY2(premise->caption.startsWith(u"Premise \u00b7 attribution of"_s), qPrintable(premise->caption));
+    QVERIFY(premise->signedWeights && hypothesis->signedWeights);
+    QCOMPARE(premise->scale, hypothesis->scale);
+    QCOMPARE(hypothesis->ranges.back().weight, a.scores(a.scores.size() - 1));
+
+    // None: no attribution, nothing shaded by one; a saved state turns it on again.
+    box->setCurrentIndex(0);
+    QVERIFY(settle(wb));
+    QVERIFY(!wb.outcome()->attribution);
+    QCOMPARE(shadedCount(wb.currentFigure()), n - 2);
+    QCOMPARE(QString::fromStdString(wb.state().attribution), u"none"_s);
+    auto state = wb.state();
+    state.attribution = "grad-x-input";
+    wb.applyState(state);
+    QVERIFY(settle(wb));
+    QCOMPARE(visibleBox()->currentIndex(), 1);
+    QVERIFY(wb.outcome()->attribution);
+  }
+
   void unknownModelNamesListTheBundledOnes() {
     const auto result = loadAlignmentModel(u"no-such-model"_s);
     QVERIFY(!result);

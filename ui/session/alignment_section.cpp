@@ -11,6 +11,7 @@ namespace attn::ui {
 namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
+constexpr std::array<std::string_view, 3> kAttributions = {"none", "grad-x-input", "integrated-gradients"};
 }  // namespace
 
 // The kinds' session parts: alignment_kind_sessions.inc, written by ui/session/CMakeLists.txt, has one
@@ -38,6 +39,8 @@ json alignmentKindDefaults() {
 ojson to_json(const AlignmentSection& a) {
   ojson j = {{"model", a.model},           {"text", a.text}, {"beam", a.beam},
              {"hypothesis", a.hypothesis}, {"step", a.step}, {"colormap", a.colormap}};
+  // Only when on, so that a file written before the key existed writes back the same.
+  if (a.attribution != kAttributions[0]) j["attribution"] = a.attribution;
   for (const auto& [key, value] : a.kinds.items()) j[key] = ojson::parse(value.dump());
   return j;
 }
@@ -52,6 +55,9 @@ Result<AlignmentSection> read_alignment_section(const io::SessionReader& reader,
   ATTN_TRY(m.whole("hypothesis", 0, io::kMaxSessionBeam - 1, s.hypothesis));
   ATTN_TRY(m.whole("step", 0, io::kMaxSessionIndex, s.step));
   ATTN_TRY(read_colormap(m, "colormap", s.colormap));
+  std::size_t attribution = 0;  // "none" when absent
+  ATTN_TRY(m.choice("attribution", kAttributions, attribution));
+  s.attribution = kAttributions[attribution];
   for (const AlignmentKindSession* part : alignmentKindSessions()) ATTN_TRY(part->read(m, s.kinds, warnings));
   m.warn_unknown(warnings);
   return s;

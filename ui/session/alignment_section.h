@@ -39,6 +39,9 @@ struct AlignmentSection {
   int hypothesis = 0;
   int step = 0;  // the output step in view, 0-based
   std::string colormap = "viridis";
+  // The review and entailment models' attribution shading: "none", "grad-x-input" or "integrated-gradients"
+  // (attn::models::word_method_name).
+  std::string attribution = "none";
   // The kinds' own keys, key -> value (as written); each kind reads and sets its own through its session part.
   nlohmann::json kinds = alignmentKindDefaults();
   friend bool operator==(const AlignmentSection&, const AlignmentSection&) = default;

@@ -37,10 +37,11 @@ struct AlignmentTaskText {
 
 // Which of the tab's inputs and views a kind has (the tab shows and hides its widgets by these, not by the kind).
 struct AlignmentPageParts {
-  bool decodes = false;   // a seq2seq: beam width, hypotheses and output steps over a decoding view
-  bool pair = false;      // a second input (an entailment model's hypothesis), stepped over word by word
-  bool audio = false;     // it hears audio: the spectrogram, playback, Open Audio File and the shaping group
-  bool readings = false;  // the readings of saliency side by side (a review classifier's check box)
+  bool decodes = false;      // a seq2seq: beam width, hypotheses and output steps over a decoding view
+  bool pair = false;         // a second input (an entailment model's hypothesis), stepped over word by word
+  bool audio = false;        // it hears audio: the spectrogram, playback, Open Audio File and the shaping group
+  bool readings = false;     // the readings of saliency side by side (a review classifier's check box)
+  bool attribution = false;  // the words shaded by an attribution of the predicted label (reviews, entailment)
   bool steps() const { return decodes || pair; }  // the step slider and the heatmap page (else: the shading page)
 };
 

@@ -4,6 +4,22 @@
 
 namespace attn::ui {
 
+std::optional<attn::models::WordAttributionOptions> attributionOptions(const AlignmentRequest& request) {
+  if (!request.attribution) return std::nullopt;
+  attn::models::WordAttributionOptions options;
+  options.method = *request.attribution;
+  options.steps = kAlignmentAttributionSteps;
+  return options;
+}
+
+void setAttribution(attn::Result<attn::models::WordAttribution> result, AlignmentOutcome& outcome) {
+  if (result) {
+    outcome.attribution = std::make_shared<const attn::models::WordAttribution>(std::move(*result));
+  } else {
+    outcome.attributionNote = QString::fromStdString(result.error().message());
+  }
+}
+
 QStringList AlignmentOutcome::warnings() const {
   QStringList out = modelWarnings;
   const std::vector<std::string>* list = seq2seq      ? &seq2seq->warnings

@@ -7,6 +7,7 @@
 #include "attn/models/classifier.h"
 #include "attn/models/entailment.h"
 #include "attn/models/seq2seq.h"
+#include "attn/models/word_attribution.h"
 #include "attn/trace.h"
 #include "render/alignment_render.h"
 #include "workbenches/alignment/alignment_models.h"
@@ -38,7 +39,12 @@ struct AlignmentRequest {
   QString wavPath;              // a speech model: this audio file instead of `text` said by espeak-ng
   std::string voice = "en-us";  // a speech model: the espeak-ng voice `text` is said in
   attn::models::AttentionShaping shaping;  // a speech model: how its scores become weights (the defaults: its own)
+  // A review or entailment model: also explain the predicted label's logit by this method (integrated gradients:
+  // kAlignmentAttributionSteps steps from the zero embedding).
+  std::optional<attn::models::WordAttributionMethod> attribution;
 };
+
+inline constexpr int kAlignmentAttributionSteps = 256;
 
 // The bundled review classifiers whose saliency needs no query, in the order the tab shows them: attention
 // pooling, the LSTM's gates, the CNN's max pooling.
@@ -65,8 +71,11 @@ struct AlignmentOutcome {
   QStringList readingNotes;
   std::shared_ptr<const attn::models::EntailmentRun> entailment;
   std::shared_ptr<const attn::AttentionMap> entailmentMap;  // hypothesis words x premise words
-  std::optional<attn::Error> error;                         // the run was refused (nothing else is set)
-  QStringList modelWarnings;  // the model's load-time warnings: non-finite weights, tensors not used
+  // request.attribution: every word's score (an entailment pair's premise, then its hypothesis), or why there is none.
+  std::shared_ptr<const attn::models::WordAttribution> attribution;
+  QString attributionNote;
+  std::optional<attn::Error> error;  // the run was refused (nothing else is set)
+  QStringList modelWarnings;         // the model's load-time warnings: non-finite weights, tensors not used
   double runMs = 0.0;
   bool ok() const { return seq2seq != nullptr || classifier != nullptr || entailment != nullptr; }
   QStringList warnings() const;  // the model's, then the run's
@@ -88,6 +97,11 @@ class AlignmentRunner {
   // Runs `request`: sets the outcome's run and its maps, or its error.
   virtual void run(const AlignmentRequest& request, AlignmentOutcome& outcome) = 0;
 };
+
+// The options request.attribution asks for (the predicted label), or none.
+std::optional<attn::models::WordAttributionOptions> attributionOptions(const AlignmentRequest& request);
+// Sets outcome.attribution, or outcome.attributionNote with the reason it failed.
+void setAttribution(attn::Result<attn::models::WordAttribution> result, AlignmentOutcome& outcome);
 
 // Sets a seq2seq run and each hypothesis' alignments (and ConvS2S's layers') on `outcome`, or the run's error.
 void setSeq2SeqRun(attn::Result<attn::models::Seq2SeqRun> run, AlignmentOutcome& outcome);

@@ -25,7 +25,7 @@ class EntailmentPage final : public AlignmentPage {
             tr("words"),
             tr("Hypothesis &word:")};
   }
-  AlignmentPageParts parts() const override { return {.pair = true}; }
+  AlignmentPageParts parts() const override { return {.pair = true, .attribution = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeEntailmentRunner(model);
   }

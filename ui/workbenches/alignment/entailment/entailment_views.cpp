@@ -66,7 +66,8 @@ bool EntailmentViews::showStep(const AlignmentViewState& state) {
   if (words > 0) overlay.focusRow = step;
   steps_->heatmap()->setOverlay(overlay);
   steps_->setFigure(render::entailmentFigure(run, state.source->model.entailment->config(), step, outcome->request.text,
-                                             outcome->request.hypothesis, state.colormap));
+                                             outcome->request.hypothesis, state.colormap,
+                                             attributionShading(*outcome)));
   steps_->stepLabel()->setText(words > 0 ? tr("word %1 (0\u2013%2) \u00b7 %3")
                                                .arg(step)
                                                .arg(words - 1)
@@ -99,10 +100,12 @@ AlignmentInputCount EntailmentViews::inputCount(const AlignmentViewState& state)
 
 void EntailmentViews::save(AlignmentSection& section, const QString& pair) const {
   setEntailmentPair(section, pair.toStdString());
+  attribution_.save(section);
 }
 
 void EntailmentViews::restore(const AlignmentSection& section, QString& pair) {
   pair = QString::fromStdString(entailmentPair(section));
+  attribution_.restore(section);
 }
 
 }  // namespace attn::ui

@@ -23,7 +23,7 @@ class ReviewsPage final : public AlignmentPage {
                "last input."),
             tr("words")};
   }
-  AlignmentPageParts parts() const override { return {.readings = true}; }
+  AlignmentPageParts parts() const override { return {.readings = true, .attribution = true}; }
   std::unique_ptr<AlignmentRunner> runner(const AlignmentModel& model) const override {
     return makeReviewsRunner(model);
   }

@@ -21,6 +21,9 @@ class ReviewsRunner final : public AlignmentRunner {
     for (const auto& map : shared->maps()) outcome.maps.push_back(markUnknown(*shared, map));
     outcome.wordMap = outcome.maps.front();
     outcome.classifier = std::move(shared);
+    if (const auto options = attributionOptions(request)) {
+      setAttribution(attn::models::attribute_words(*model_, *outcome.classifier, *options), outcome);
+    }
     if (request.readings && !model_->config().hierarchical) runReadings(request, outcome);
   }
 

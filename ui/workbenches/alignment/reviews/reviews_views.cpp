@@ -38,6 +38,7 @@ void ReviewsViews::buildDisplay(QWidget* group, QFormLayout& form) {
          "deciding words"));
   form.addRow(readingsCheck_);
   connect(readingsCheck_, &QCheckBox::toggled, this, &AlignmentViews::inputChanged);
+  attribution_.build(group, form, this);
 }
 
 // The shaded text and, under it, the matrices behind a reading.
@@ -83,6 +84,7 @@ QWidget* ReviewsViews::ownPage() const { return reviewPage_; }
 
 void ReviewsViews::setOpen(bool open) {
   readingsCheck_->setVisible(open);
+  attribution_.setOpen(open);
   if (!open) return;
   outcome_.reset();
   reviewView_->clear();
@@ -94,14 +96,20 @@ void ReviewsViews::setPlaceholder(const QString& message) {
   reviewView_->setPlaceholder(message.isEmpty() ? tr("Classifying\u2026") : message);
 }
 
-void ReviewsViews::addToRequest(AlignmentRequest& request) const { request.readings = readingsCheck_->isChecked(); }
+void ReviewsViews::addToRequest(AlignmentRequest& request) const {
+  request.readings = readingsCheck_->isChecked();
+  attribution_.addToRequest(request);
+}
+
 void ReviewsViews::save(AlignmentSection& section, const QString& /*pair*/) const {
   setReviewsReadings(section, readingsCheck_->isChecked());
+  attribution_.save(section);
 }
 
 void ReviewsViews::restore(const AlignmentSection& section, QString& /*pair*/) {
   const QSignalBlocker block(readingsCheck_);  // the tab's run reads it
   readingsCheck_->setChecked(reviewsReadings(section));
+  attribution_.restore(section);
 }
 
 void ReviewsViews::showMaps(const AlignmentViewState& state) {
@@ -109,7 +117,7 @@ void ReviewsViews::showMaps(const AlignmentViewState& state) {
   if (!outcome || !outcome->classifier || !state.source || !state.source->model.classifier) return;
   outcome_ = outcome;
   figure_ = render::reviewFigure(*outcome->classifier, state.source->model.classifier->config(), outcome->request.text,
-                                 state.colormap, outcome->readings);
+                                 state.colormap, outcome->readings, attributionShading(*outcome));
   reviewView_->setFigure(figure_);
   // The matrix selector lists the run's matrices by name; the one in view stays when it is still there.
   const QString current = matrixBox_->currentText();

@@ -1,8 +1,10 @@
 // A review classifier's views: a page of its own with the predicted label and probabilities, the text shaded per
 // pooling head and the sentence weights (or the three readings of saliency side by side, a Display option of its
-// own) and, under it, the matrices behind a reading (the LSTM's gates, the CNN's activations), one at a time.
+// own), the words shaded by an attribution of the predicted label (a Display option shared with entailment) and, under
+// it, the matrices behind a reading (the LSTM's gates, the CNN's activations), one at a time.
 #pragma once
 
+#include "workbenches/alignment/alignment_attribution.h"
 #include "workbenches/alignment/alignment_views.h"
 
 class QCheckBox;
@@ -42,6 +44,7 @@ class ReviewsViews : public AlignmentViews {
   std::shared_ptr<const AlignmentOutcome> outcome_;  // the run the matrices are of
   render::TextFigure figure_;
   QCheckBox* readingsCheck_ = nullptr;
+  AttributionDisplay attribution_;
   QScrollArea* reviewScroll_ = nullptr;
   TextFigureView* reviewView_ = nullptr;
   QSplitter* reviewPage_ = nullptr;  // the figure over the matrix panel
