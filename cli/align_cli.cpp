@@ -124,6 +124,11 @@ std::expected<RenderReport, RenderFailure> runAlign(const AlignJob& job) {
         QObject::tr("--sharpen, --smooth, --top-k and --window shape a speech model's attention; %1 reads text")
             .arg(model->name)));
   }
+  if (job.attribution && !page.parts().attribution) {
+    return std::unexpected(
+        usageFailure(QObject::tr("--attribution is for the review and entailment models; %1 is a %2 model")
+                         .arg(model->name, page.name())));
+  }
   if (auto ran = page.runCli(job, *model, timer, report); !ran) return std::unexpected(ran.error());
   return report;
 }

@@ -223,6 +223,11 @@ struct Options {
       u"csv"_s,
       u"Also write the matrix as CSV (the alignment; a classifier's heads x words; hypothesis x premise words)."_s,
       u"file"_s};
+  QCommandLineOption alignAttribution{
+      u"attribution"_s,
+      u"A review or entailment model: also shade the words by an attribution of the predicted label, grad-x-input or "
+      "integrated-gradients (256 steps from the zero embedding)."_s,
+      u"method"_s};
   QCommandLineOption alignList{u"list"_s, u"List the bundled models."_s};
   QCommandLineOption alignWav{u"wav"_s, u"A speech model's audio file (WAV, FLAC, Ogg, AIFF), instead of --text."_s,
                               u"file"_s};
@@ -735,6 +740,16 @@ int runAlignCommand(QCommandLineParser& parser, const Options& o) {
     if (!map) return usageError(u"--colormap: unknown colour map '%1'"_s.arg(parser.value(o.colormap)));
     job.colormap = *map;
   }
+  if (parser.isSet(o.alignAttribution)) {
+    const QString name = parser.value(o.alignAttribution);
+    for (const auto method : {attn::models::WordAttributionMethod::GradientXInput,
+                              attn::models::WordAttributionMethod::IntegratedGradients}) {
+      if (name.toStdString() == attn::models::word_method_name(method)) job.attribution = method;
+    }
+    if (!job.attribution) {
+      return usageError(u"--attribution: expected grad-x-input or integrated-gradients, got '%1'"_s.arg(name));
+    }
+  }
   job.outPath = pathValue(parser, o.alignOut);
   job.csvPath = pathValue(parser, o.alignCsv);
   int width = 900;
@@ -943,9 +958,10 @@ bool addCommandOptions(QCommandLineParser& parser, const QString& command, const
     parser.addPositionalArgument(
         u"align"_s, u"Run a model of the Alignment tab (%1); write its alignment."_s.arg(attn::ui::alignKinds()),
         u"align [options]"_s);
-    parser.addOptions({o.alignModel, o.alignText,  o.pair,     o.beam,   o.hypothesis, o.step,        o.alignLayer,
-                       o.alignView,  o.alignOut,   o.alignCsv, o.width,  o.height,     o.colormap,    o.alignList,
-                       o.alignWav,   o.alignVoice, o.sharpen,  o.smooth, o.attendTopK, o.attendWindow});
+    parser.addOptions(
+        {o.alignModel, o.alignText,  o.pair,     o.beam,   o.hypothesis, o.step,         o.alignLayer,
+         o.alignView,  o.alignOut,   o.alignCsv, o.width,  o.height,     o.colormap,     o.alignList,
+         o.alignWav,   o.alignVoice, o.sharpen,  o.smooth, o.attendTopK, o.attendWindow, o.alignAttribution});
   } else if (command == u"caption"_s) {
     parser.addPositionalArgument(u"caption"_s,
                                  u"Caption an image or a scene; write the grid of each word's attention."_s,

@@ -245,6 +245,47 @@ class TestAlignCli : public QObject {
     QVERIFY2(beam.err.contains(u"--beam"_s), qPrintable(beam.err));
   }
 
+  // Issue 44: --attribution shades a review's or a pair's words by an attribution of the predicted label and says
+  // its largest scores each way; other kinds and unknown methods are refused.
+  void attributionShadesTheWords() {
+    const QString png = dir_.filePath(u"review-attribution.png"_s), plain = dir_.filePath(u"review-plain.png"_s);
+    const QString text = u"The film was great. The food was bad!"_s;
+    const Run run = runCli({u"align"_s, u"--model"_s, classifier("lstm"), u"--text"_s, text, u"--attribution"_s,
+                            u"grad-x-input"_s, u"--out"_s, png});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.contains(u"attribution (grad-x-input) of \u201c"_s), qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"for it: "_s) && run.out.contains(u"against it: "_s), qPrintable(run.out));
+    const Run without = runCli({u"align"_s, u"--model"_s, classifier("lstm"), u"--text"_s, text, u"--out"_s, plain});
+    QVERIFY2(without.exitCode == 0, qPrintable(without.err));
+    QVERIFY(!without.out.contains(u"attribution"_s));
+    QVERIFY(QImage(png).height() > QImage(plain).height());  // one more shaded block
+    // Integrated gradients says its steps and its completeness gap.
+    const Run ig = runCli({u"align"_s, u"--model"_s, classifier("hierarchical"), u"--text"_s, text, u"--attribution"_s,
+                           u"integrated-gradients"_s, u"--out"_s, png});
+    QVERIFY2(ig.exitCode == 0, qPrintable(ig.err));
+    QVERIFY2(ig.out.contains(u"256 steps from the zero embedding"_s) && ig.out.contains(u"completeness gap"_s),
+             qPrintable(ig.out));
+    // A pair: the premise's and the hypothesis's words.
+    const Run pair =
+        runCli({u"align"_s, u"--model"_s, QStringLiteral(ATTN_TEST_DATA_DIR "/entailment/random-entailment"),
+                u"--text"_s, u"A man is sleeping."_s, u"--pair"_s, u"the man is awake"_s, u"--attribution"_s,
+                u"grad-x-input"_s, u"--view"_s, u"shading"_s, u"--out"_s, png});
+    QVERIFY2(pair.exitCode == 0, qPrintable(pair.err));
+    QVERIFY2(pair.out.contains(u"attribution (grad-x-input)"_s), qPrintable(pair.out));
+
+    const QString never = dir_.filePath(u"never-attribution.png"_s);
+    const Run dates = runCli({u"align"_s, u"--model"_s, seq2seq("bahdanau"), u"--text"_s, u"1 May 2020"_s,
+                              u"--attribution"_s, u"grad-x-input"_s, u"--out"_s, never});
+    QCOMPARE(dates.exitCode, 2);
+    QVERIFY2(dates.err.contains(u"--attribution is for the review and entailment models"_s), qPrintable(dates.err));
+    const Run unknown = runCli({u"align"_s, u"--model"_s, classifier("lstm"), u"--text"_s, text, u"--attribution"_s,
+                                u"attnlrp"_s, u"--out"_s, never});
+    QCOMPARE(unknown.exitCode, 2);
+    QVERIFY2(unknown.err.contains(u"expected grad-x-input or integrated-gradients, got 'attnlrp'"_s),
+             qPrintable(unknown.err));
+    QVERIFY(!QFile::exists(never));
+  }
+
   void badInputsExitWithTheReason_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<int>("code");

@@ -86,6 +86,51 @@ QString probabilitiesNote(const std::vector<float>& probabilities, const std::fu
   return QObject::tr("probabilities: %1").arg(parts.join(u", "_s));
 }
 
+std::expected<render::AttributionShading, RenderFailure> alignAttribution(
+    const AlignJob& job,
+    const std::function<attn::Result<attn::models::WordAttribution>(const attn::models::WordAttributionOptions&)>&
+        compute,
+    const attn::Labels& words, const std::function<QString(int)>& label, RenderReport& report) {
+  render::AttributionShading shading;
+  if (!job.attribution) return shading;
+  AlignmentRequest request;
+  request.attribution = job.attribution;
+  auto result = compute(*attributionOptions(request));
+  if (!result) return std::unexpected(engineFailure(RenderFailure::Kind::Usage, result.error()));
+  const auto& a = *result;
+  // The words by score, each way: the three largest for the label and the three largest against it.
+  std::vector<int> order(std::size_t(a.scores.size()));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+  std::sort(order.begin(), order.end(), [&](int x, int y) { return a.scores(x) > a.scores(y); });
+  const auto list = [&](auto first, auto last, bool positive) {
+    QStringList out;
+    for (auto it = first; it != last && out.size() < 3; ++it) {
+      const float score = a.scores(*it);
+      if ((positive && score <= 0.0f) || (!positive && score >= 0.0f)) break;
+      out.append(
+          u"%1 %2"_s
+              .arg(std::size_t(*it) < words.size() ? quoted(fromStd(words[std::size_t(*it)])) : QString::number(*it))
+              .arg(double(score), 0, 'f', 4));
+    }
+    return out.isEmpty() ? QObject::tr("none") : out.join(u", "_s);
+  };
+  QString note = QObject::tr("attribution (%1) of %2: logit %3; for it: %4; against it: %5")
+                     .arg(fromStd(attn::models::word_method_name(*job.attribution)), quoted(label(a.label)))
+                     .arg(double(a.value), 0, 'f', 4)
+                     .arg(list(order.begin(), order.end(), true), list(order.rbegin(), order.rend(), false));
+  if (*job.attribution == attn::models::WordAttributionMethod::IntegratedGradients) {
+    note += QObject::tr("; %1 steps from the zero embedding (logit %2 there), completeness gap %3")
+                .arg(kAlignmentAttributionSteps)
+                .arg(double(a.baseline_value), 0, 'f', 4)
+                .arg(double(a.gap), 0, 'g', 3);
+  }
+  report.notes.append(note);
+  shading.method = *job.attribution;
+  shading.steps = kAlignmentAttributionSteps;
+  shading.attribution = std::make_shared<const attn::models::WordAttribution>(std::move(*result));
+  return shading;
+}
+
 void addWordRunNotes(std::ptrdiff_t unknown, const std::vector<std::string>& warnings, RenderReport& report) {
   if (unknown > 0) report.notes.append(QObject::tr("%1 words not in the vocabulary (read as <unk>)").arg(unknown));
   for (const auto& w : warnings) report.notes.append(u"warning: "_s + fromStd(w));

@@ -5,8 +5,10 @@
 #pragma once
 
 #include "attn/models/seq2seq.h"
+#include "attn/models/word_attribution.h"
 #include "attn/trace.h"
 #include "render/alignment_overlay.h"
+#include "render/alignment_render.h"
 #include "render/colormap.h"
 #include "workbenches/common/render_report.h"
 
@@ -18,6 +20,7 @@
 #include <expected>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,8 @@ struct AlignJob {
   QString csvPath;
   QSize size{900, 700};  // the heatmap exactly; the width of the shading figure
   render::Colormap colormap = render::Colormap::Viridis;
+  // A review or entailment model: the words also shaded by this attribution of the predicted label (--attribution).
+  std::optional<attn::models::WordAttributionMethod> attribution;
 };
 
 // A step of the job that may fail.
@@ -60,6 +65,14 @@ AlignStep writeAlignmentHeatmap(const AlignJob& job, const std::shared_ptr<const
                                 const render::AlignmentOverlay& overlay);
 // "probabilities: negative 0.0123, positive 0.9877".
 QString probabilitiesNote(const std::vector<float>& probabilities, const std::function<QString(int)>& label);
+// --attribution: `compute` run with the options the job asks for, as the figures shade it, and a note of the label's
+// logit and the words with the largest scores each way (`words`: the scores' words, `label`: a label's name); an
+// empty shading when the job asks for none. A refused attribution is the job's failure.
+std::expected<render::AttributionShading, RenderFailure> alignAttribution(
+    const AlignJob& job,
+    const std::function<attn::Result<attn::models::WordAttribution>(const attn::models::WordAttributionOptions&)>&
+        compute,
+    const attn::Labels& words, const std::function<QString(int)>& label, RenderReport& report);
 // A classifier's notes after its probabilities: how many words it read as <unk>, and the run's warnings.
 void addWordRunNotes(std::ptrdiff_t unknown, const std::vector<std::string>& warnings, RenderReport& report);
 

@@ -16,7 +16,8 @@ namespace {
 // --out: the heatmap with hypothesis word job.step outlined, or the figure of the premise shaded by it.
 AlignStep writeEntailmentView(const AlignJob& job, const attn::models::EntailmentRun& run,
                               const attn::models::EntailmentConfig& config,
-                              const std::shared_ptr<const attn::AttentionMap>& map) {
+                              const std::shared_ptr<const attn::AttentionMap>& map,
+                              const render::AttributionShading& shading) {
   if (job.view == AlignJob::View::Heatmap) {
     render::AlignmentOverlay overlay;
     overlay.rows = int(run.attention.rows());
@@ -24,7 +25,8 @@ AlignStep writeEntailmentView(const AlignJob& job, const attn::models::Entailmen
     if (job.step >= 0) overlay.focusRow = job.step;
     return writeAlignmentHeatmap(job, map, overlay);
   }
-  const auto figure = render::entailmentFigure(run, config, std::max(0, job.step), job.text, job.pair, job.colormap);
+  const auto figure =
+      render::entailmentFigure(run, config, std::max(0, job.step), job.text, job.pair, job.colormap, shading);
   if (auto written = exportFigure(figure, QGuiApplication::font(), job.size.width(), job.outPath); !written) {
     return std::unexpected(outputFailure(written.error()));
   }
@@ -70,9 +72,15 @@ AlignStep runEntailmentCli(const AlignJob& job, const AlignmentModel& model, con
   addWordRunNotes(std::count(run->premise_unknown.begin(), run->premise_unknown.end(), true) +
                       std::count(run->hypothesis_unknown.begin(), run->hypothesis_unknown.end(), true),
                   run->warnings, report);
+  attn::Labels both = run->premise.words;  // the attribution's order: the premise's words, then the hypothesis's
+  both.insert(both.end(), run->hypothesis.words.begin(), run->hypothesis.words.end());
+  const auto shading = alignAttribution(
+      job, [&](const auto& options) { return attn::models::attribute_words(*model.entailment, *run, options); }, both,
+      label, report);
+  if (!shading) return std::unexpected(shading.error());
   const auto map = run->map();
   if (!job.outPath.isEmpty()) {
-    if (auto written = writeEntailmentView(job, *run, config, map); !written) return written;
+    if (auto written = writeEntailmentView(job, *run, config, map, *shading); !written) return written;
     report.written.append(job.outPath);
   }
   return writeAlignmentCsv(job, *map, report);

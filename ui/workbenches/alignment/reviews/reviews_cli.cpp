@@ -50,8 +50,12 @@ AlignStep runReviewsCli(const AlignJob& job, const AlignmentModel& model, const 
         QObject::tr("sentence %1: weight %2").arg(s).arg(double(run->sentence_attention(s)), 0, 'f', 4));
   }
   addWordRunNotes(std::count(run->unknown.begin(), run->unknown.end(), true), run->warnings, report);
+  const auto shading = alignAttribution(
+      job, [&](const auto& options) { return attn::models::attribute_words(*model.classifier, *run, options); },
+      run->input.words, [&](int i) { return reviewLabel(config, i); }, report);
+  if (!shading) return std::unexpected(shading.error());
   if (!job.outPath.isEmpty()) {
-    const auto figure = render::reviewFigure(*run, config, job.text, job.colormap);
+    const auto figure = render::reviewFigure(*run, config, job.text, job.colormap, {}, *shading);
     if (auto written = exportFigure(figure, QGuiApplication::font(), job.size.width(), job.outPath); !written) {
       return std::unexpected(outputFailure(written.error()));
     }
