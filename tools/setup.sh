@@ -5,7 +5,7 @@
 #
 #   tools/setup.sh run       # GUI on the demo; without a display, renders the demo views to PNG instead
 #   tools/setup.sh test      # every test, with ctest (what .ci/run calls first)
-#   tools/setup.sh sanitize  # every test built with ASan + UBSan, then the UI tests with TSan (.ci/run's
+#   tools/setup.sh sanitize  # the tests under ASan + UBSan, then the threaded UI tests under TSan (.ci/run's
 #                            # second step; each in its own build tree, build/asan and build/tsan)
 #   tools/setup.sh package   # dist/attnscope_<version>_amd64.deb, for people who do not build: a Release tree for
 #                            # any x86-64 CPU (build/package, ATTN_NATIVE off), packed by cpack (packaging/)
@@ -86,7 +86,7 @@ if [ "$mode" = sanitize ]; then
   export OMP_NUM_THREADS=1
   cmake --preset asan
   cmake --build --preset asan -j "$jobs"
-  stage "ASan + UBSan build (every target but the benchmarks)"
+  stage "ASan + UBSan build (every target but the benchmarks and the threaded UI tests)"
   # Formatting, the README's commands and the package are checked by the suite (a package of an instrumented tree
   # is no package).
   ctest --preset asan -j "$jobs" -LE 'format|docs|package'
