@@ -1216,7 +1216,15 @@ class TestAlignmentWorkbench : public QObject {
     const auto& ig = *wb.outcome()->attribution;
     QVERIFY(std::abs(ig.gap) < 0.05f * std::max(1.0f, std::abs(ig.value - ig.baseline_value)));
     shaded = shadedElement(wb.currentFigure(), shadedCount(wb.currentFigure()) - 1);
-    QVERIFY2(shaded->caption.contains(u"%1 steps"_s.arg(kAlignmentAttributionSteps)), qPrintable(shaded->caption));
+    QVERIFY2(shaded->caption.contains(u"integrated gradients"_s), qPrintable(shaded->caption));
+    bool said = false;  // the steps and the completeness gap, in a note under the shading (a note wraps)
+    for (const auto& element : wb.currentFigure().elements) {
+      if (const auto* note = std::get_if<render::FigureNote>(&element)) {
+        said = said || (note->text.contains(u"%1 steps"_s.arg(kAlignmentAttributionSteps)) &&
+                        note->text.contains(u"completeness gap"_s));
+      }
+    }
+    QVERIFY(said);
     QCOMPARE(QString::fromStdString(wb.state().attribution), u"integrated-gradients"_s);
 
     // A hierarchical model's words, across its sentences.

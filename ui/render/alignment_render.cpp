@@ -282,24 +282,34 @@ ShadedText shadeWords(const attn::Labels& words, const std::vector<Span>& spans,
   return shaded;
 }
 
-// What an attribution's caption says after "Attribution of “label”": the logit, the method, the colours and scale.
+// What an attribution's caption says after "Attribution of “label”": the logit, the method, the colours, the scale.
 QString attributionDetails(const AttributionShading& shading, float scale) {
-  const auto& a = *shading.attribution;
-  QString method = fromStd(attn::models::word_method_name(shading.method));
-  if (shading.method == attn::models::WordAttributionMethod::IntegratedGradients) {
-    method = AlignmentRender::tr(
-                 "integrated gradients, %1 steps from the zero embedding (the scores sum to %2 of the "
-                 "logit's %3 above it)")
-                 .arg(shading.steps)
-                 .arg(double(a.value - a.baseline_value + a.gap), 0, 'f', 3)
-                 .arg(double(a.value - a.baseline_value), 0, 'f', 3);
-  } else {
-    method = AlignmentRender::tr("gradient \u00d7 input");
-  }
+  const QString method = shading.method == attn::models::WordAttributionMethod::IntegratedGradients
+                             ? AlignmentRender::tr("integrated gradients")
+                             : AlignmentRender::tr("gradient \u00d7 input");
   return AlignmentRender::tr("(logit %1) \u00b7 %2 \u00b7 red for it, blue against, \u00b1%3 at full colour")
-      .arg(double(a.value), 0, 'f', 3)
+      .arg(double(shading.attribution->value), 0, 'f', 3)
       .arg(method)
       .arg(double(scale), 0, 'g', 3);
+}
+
+// After the shading: integrated gradients' steps and how far the scores' sum misses the logit's rise (a note
+// wraps, a caption does not), or why there is no attribution.
+void addAttributionNote(const AttributionShading& shading, TextFigure& figure) {
+  if (shading.attribution && shading.method == attn::models::WordAttributionMethod::IntegratedGradients) {
+    const auto& a = *shading.attribution;
+    figure.elements.emplace_back(FigureNote{
+        AlignmentRender::tr("Integrated gradients: %1 steps from the zero embedding, where the logit is %2; the "
+                            "scores sum to %3 of the %4 between the two (completeness gap %5).")
+            .arg(shading.steps)
+            .arg(double(a.baseline_value), 0, 'f', 3)
+            .arg(double(a.value - a.baseline_value + a.gap), 0, 'f', 3)
+            .arg(double(a.value - a.baseline_value), 0, 'f', 3)
+            .arg(double(a.gap), 0, 'g', 3),
+        false});
+  } else if (!shading.attribution && !shading.note.isEmpty()) {
+    figure.elements.emplace_back(FigureNote{AlignmentRender::tr("No attribution: %1").arg(shading.note), true});
+  }
 }
 
 // Words `first` .. `first + count - 1` of an attribution's scores as a row of weights.
@@ -496,9 +506,8 @@ TextFigure reviewFigure(const attn::models::ClassifierRun& run, const attn::mode
                    [](int) { return attributionTip(); });
     shaded.tail = rest;
     figure.elements.emplace_back(signedShading(std::move(shaded), scale));
-  } else if (!attribution.note.isEmpty()) {
-    figure.elements.emplace_back(FigureNote{AlignmentRender::tr("No attribution: %1").arg(attribution.note), true});
   }
+  addAttributionNote(attribution, figure);
   if (unknown > 0) figure.elements.emplace_back(unknownWordsNote(unknown));
   return figure;
 }
@@ -572,9 +581,8 @@ TextFigure entailmentFigure(const attn::models::EntailmentRun& run, const attn::
                    attributionScores(a, a.premise_words, int(run.hypothesis.words.size())),
                    AlignmentRender::tr("Hypothesis \u00b7 the same attribution, at the same scale"), score),
         scale));
-  } else if (!attribution.note.isEmpty()) {
-    figure.elements.emplace_back(FigureNote{AlignmentRender::tr("No attribution: %1").arg(attribution.note), true});
   }
+  addAttributionNote(attribution, figure);
   const auto count = [](const std::vector<bool>& v) { return int(std::count(v.begin(), v.end(), true)); };
   const int unknown = count(run.premise_unknown) + count(run.hypothesis_unknown);
   if (unknown > 0) figure.elements.emplace_back(unknownWordsNote(unknown));
