@@ -59,7 +59,6 @@ struct AttributionShading {
   attn::models::WordAttributionMethod method = attn::models::WordAttributionMethod::GradientXInput;
   int steps = 0;  // integrated gradients
   QString note;
-  bool requested() const { return attribution != nullptr || !note.isEmpty(); }
 };
 
 // A review: the predicted label and the class probabilities, the text shaded by each pooling head's word
