@@ -130,6 +130,11 @@ class ClassifierRunner {
   // Empty text (no word) is an error; more words (or sentences) than the config allows are truncated
   // with a warning.
   Result<ClassifierRun> run(std::string_view text);
+  // The same words read as other ids (a perturbation: the faithfulness curves of attn/models/word_faithfulness.h
+  // put <unk> in for words): `input` a run's words after truncation, `ids` one per word, each in the vocabulary.
+  // Errors: a count or an id that does not fit, sentence indices that do not number the words in order, more words
+  // than the model reads.
+  Result<ClassifierRun> run_ids(WordSplit input, std::vector<int> ids);
 
  private:
   std::shared_ptr<const ClassifierModel> model_;

@@ -83,6 +83,11 @@ class EntailmentRunner {
   // A premise or hypothesis without a word is an error naming which; more words than max_words are
   // truncated with a warning.
   Result<EntailmentRun> run(std::string_view premise, std::string_view hypothesis);
+  // The same words read as other ids (a perturbation: the faithfulness curves of attn/models/word_faithfulness.h
+  // put <unk> in for words): a run's premise and hypothesis words, one id per word, each in the vocabulary.
+  // Errors name the sentence: no words, a count or an id that does not fit, more words than max_words.
+  Result<EntailmentRun> run_ids(WordSplit premise, WordSplit hypothesis, std::vector<int> premise_ids,
+                                std::vector<int> hypothesis_ids);
 
  private:
   std::shared_ptr<const EntailmentModel> model_;

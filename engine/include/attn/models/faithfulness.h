@@ -28,6 +28,7 @@
 #include "attn/models/transformer.h"
 
 #include <atomic>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,8 +47,8 @@ struct FaithfulnessOptions {
 
 struct FaithfulnessCurve {
   bool insertion = false;
-  int position = 0;  // the explained position in the full input
-  int token = 0;     // the explained token
+  int position = 0;  // the explained position in the full input (the word models: -1, they predict one label)
+  int token = 0;     // the explained token (the word models: the label)
   // The removable positions, ranked (highest score first); K = ranked.size().
   std::vector<int> ranked;
   std::vector<int> k;               // the tokens removed (deletion) or kept (insertion) at each point
@@ -63,6 +64,20 @@ Result<FaithfulnessCurve> deletion_curve(TransformerRunner& runner, const Transf
                                          std::span<const float> scores, const FaithfulnessOptions& options = {});
 Result<FaithfulnessCurve> insertion_curve(TransformerRunner& runner, const TransformerRun& run,
                                           std::span<const float> scores, const FaithfulnessOptions& options = {});
+
+// The model-independent steps every curve shares (the word models' curves of attn/models/word_faithfulness.h too):
+// the positions not `fixed` (a flag per position; positions past its end are removable), highest score first, ties
+// the earlier position first;
+std::vector<int> rank_removable(std::span<const float> scores, const std::vector<bool>& fixed);
+// the points k of a curve over K ranked positions: every k = 0 .. K, or with steps > 0 at most steps + 1 evenly
+// spaced (rounded, duplicates dropped);
+std::vector<int> curve_points(int K, int steps);
+// and the probability at each point, from `probability`, given a flag per position (n of them) for the positions
+// removed: the top k for deletion, all the ranked ones but the top k for insertion. Cancelled between points.
+using RemovedProbability = std::function<Result<double>(const std::vector<bool>& removed)>;
+Result<std::vector<double>> curve_probabilities(const std::vector<int>& ranked, const std::vector<int>& k, int n,
+                                                bool insertion, const RemovedProbability& probability,
+                                                const std::atomic<bool>* cancel);
 
 // Deletion: mean over the points of (p_0 - p_k), p_0 the first point's probability. Insertion: mean p_k. NaN for
 // an empty curve.

@@ -9,6 +9,7 @@
 #include "attn/io/safetensors.h"
 #include "classifier_impl.h"
 #include "../../core/nonfinite.h"
+#include "../../core/try.h"
 
 #include <algorithm>
 #include <cmath>
@@ -511,19 +512,55 @@ Result<ClassifierRun> ClassifierRunner::run(std::string_view text) {
   try {
     const auto& m = model_->impl();
     const auto& c = m.config;
-    Scratch& s = *scratch_;
-    ClassifierRun run;
     WordSplit split = split_words(text);
     if (split.words.empty()) return fail(ErrorKind::OutOfRange, "nothing to classify: the text has no words", "text");
-    run.input = truncate(c, std::move(split), run.warnings);
-    const auto& words = run.input.words;
-    const Index n = static_cast<Index>(words.size());
-    for (const auto& w : words) {
+    std::vector<std::string> warnings;
+    WordSplit input = truncate(c, std::move(split), warnings);
+    std::vector<int> ids;
+    for (const auto& w : input.words) {
       const auto it = m.index.find(w);
-      const int id = it == m.index.end() ? bundled::kUnknownId : it->second;
-      run.ids.push_back(id);
-      run.unknown.push_back(id == bundled::kUnknownId);
+      ids.push_back(it == m.index.end() ? bundled::kUnknownId : it->second);
     }
+    ATTN_LET(run, run_ids(std::move(input), std::move(ids)));
+    run.warnings.insert(run.warnings.begin(), warnings.begin(), warnings.end());
+    return run;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory while classifying", "text");
+  }
+}
+
+Result<ClassifierRun> ClassifierRunner::run_ids(WordSplit input, std::vector<int> ids) {
+  try {
+    const auto& m = model_->impl();
+    const auto& c = m.config;
+    Scratch& s = *scratch_;
+    const auto vocab = static_cast<int>(c.vocab.size());
+    if (input.words.empty()) return fail(ErrorKind::OutOfRange, "nothing to classify: the input has no words", "ids");
+    if (ids.size() != input.words.size())
+      return fail(ErrorKind::Mismatch,
+                  std::to_string(ids.size()) + " ids for " + std::to_string(input.words.size()) + " words", "ids");
+    bool consecutive = input.sentence.size() == input.words.size() && input.sentence.front() == 0 &&
+                       input.sentences == input.sentence.back() + 1;
+    for (std::size_t i = 1; consecutive && i < input.sentence.size(); ++i)
+      consecutive = input.sentence[i] == input.sentence[i - 1] || input.sentence[i] == input.sentence[i - 1] + 1;
+    if (!consecutive) return fail(ErrorKind::Mismatch, "the input's sentence indices do not number its words", "ids");
+    std::vector<std::string> longer;
+    if (truncate(c, input, longer).words.size() != input.words.size() || !longer.empty())
+      return fail(ErrorKind::OutOfRange,
+                  "the input has more words than the model reads" +
+                      (longer.empty() ? std::string() : " (" + longer.front() + ")"),
+                  "ids");
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] >= vocab)
+        return fail(ErrorKind::OutOfRange,
+                    "id " + std::to_string(ids[i]) + " of word " + std::to_string(i) +
+                        " is out of the vocabulary (0 .. " + std::to_string(vocab - 1) + ")",
+                    "ids");
+    ClassifierRun run;
+    run.input = std::move(input);
+    run.ids = std::move(ids);
+    for (const int id : run.ids) run.unknown.push_back(id == bundled::kUnknownId);
+    const Index n = static_cast<Index>(run.ids.size());
     classifier_forward::embed(m, run.ids, s.embedded);
 
     const PoolingParams params;

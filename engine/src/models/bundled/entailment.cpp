@@ -8,6 +8,7 @@
 #include "entailment_impl.h"
 #include "layers.h"
 #include "../../core/nonfinite.h"
+#include "../../core/try.h"
 
 #include <algorithm>
 
@@ -262,14 +263,56 @@ Result<EntailmentRun> EntailmentRunner::run(std::string_view premise, std::strin
   try {
     const auto& m = model_->impl();
     const auto& cfg = m.config;
+    std::vector<std::string> warnings;
+    WordSplit p = model_words(premise, cfg.max_words, "premise", warnings);
+    WordSplit h = model_words(hypothesis, cfg.max_words, "hypothesis", warnings);
+    if (p.words.empty()) return fail(ErrorKind::OutOfRange, "the premise has no words", "premise");
+    if (h.words.empty()) return fail(ErrorKind::OutOfRange, "the hypothesis has no words", "hypothesis");
+    std::vector<int> premise_ids, hypothesis_ids;
+    std::vector<bool> unknown;
+    look_up(m.index, p.words, premise_ids, unknown);
+    look_up(m.index, h.words, hypothesis_ids, unknown);
+    ATTN_LET(run, run_ids(std::move(p), std::move(h), std::move(premise_ids), std::move(hypothesis_ids)));
+    run.warnings.insert(run.warnings.begin(), warnings.begin(), warnings.end());
+    return run;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory while running the entailment model", "premise and hypothesis");
+  }
+}
+
+Result<EntailmentRun> EntailmentRunner::run_ids(WordSplit premise, WordSplit hypothesis, std::vector<int> premise_ids,
+                                                std::vector<int> hypothesis_ids) {
+  try {
+    const auto& m = model_->impl();
+    const auto& cfg = m.config;
     Scratch& s = *scratch_;
+    const auto vocab = static_cast<int>(cfg.vocab.size());
+    const auto check = [&](const WordSplit& words, const std::vector<int>& ids, const char* which) -> Result<void> {
+      if (words.words.empty()) return fail(ErrorKind::OutOfRange, std::string("the ") + which + " has no words", which);
+      if (ids.size() != words.words.size())
+        return fail(ErrorKind::Mismatch,
+                    std::to_string(ids.size()) + " ids for the " + std::to_string(words.words.size()) + " words",
+                    which);
+      if (static_cast<int>(ids.size()) > cfg.max_words)
+        return fail(ErrorKind::OutOfRange,
+                    std::to_string(ids.size()) + " words; the model reads " + std::to_string(cfg.max_words), which);
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= vocab)
+          return fail(ErrorKind::OutOfRange,
+                      "id " + std::to_string(ids[i]) + " of word " + std::to_string(i) +
+                          " is out of the vocabulary (0 .. " + std::to_string(vocab - 1) + ")",
+                      which);
+      return {};
+    };
+    ATTN_TRY(check(premise, premise_ids, "premise"));
+    ATTN_TRY(check(hypothesis, hypothesis_ids, "hypothesis"));
     EntailmentRun run;
-    run.premise = model_words(premise, cfg.max_words, "premise", run.warnings);
-    run.hypothesis = model_words(hypothesis, cfg.max_words, "hypothesis", run.warnings);
-    if (run.premise.words.empty()) return fail(ErrorKind::OutOfRange, "the premise has no words", "premise");
-    if (run.hypothesis.words.empty()) return fail(ErrorKind::OutOfRange, "the hypothesis has no words", "hypothesis");
-    look_up(m.index, run.premise.words, run.premise_ids, run.premise_unknown);
-    look_up(m.index, run.hypothesis.words, run.hypothesis_ids, run.hypothesis_unknown);
+    run.premise = std::move(premise);
+    run.hypothesis = std::move(hypothesis);
+    run.premise_ids = std::move(premise_ids);
+    run.hypothesis_ids = std::move(hypothesis_ids);
+    for (const int id : run.premise_ids) run.premise_unknown.push_back(id == bundled::kUnknownId);
+    for (const int id : run.hypothesis_ids) run.hypothesis_unknown.push_back(id == bundled::kUnknownId);
     const RowVector logits = entailment::forward(m, entailment::embed(m, run.premise_ids),
                                                  entailment::embed(m, run.hypothesis_ids), s, run.attention);
     bundled::softmax_into(logits, run.probabilities);

@@ -137,11 +137,7 @@ Result<Setup> setup(TransformerRunner& runner, const TransformerRun& run, std::s
   }
   if (c.causal())
     for (int i = s.position + 1; i < n; ++i) fixed[static_cast<std::size_t>(i)] = true;
-  for (int i = 0; i < n; ++i)
-    if (!fixed[static_cast<std::size_t>(i)]) s.ranked.push_back(i);
-  std::stable_sort(s.ranked.begin(), s.ranked.end(), [&](int a, int b) {
-    return scores[static_cast<std::size_t>(a)] > scores[static_cast<std::size_t>(b)];
-  });
+  s.ranked = rank_removable(scores, fixed);
 
   if (options.removal == FaithfulnessOptions::Removal::Replace) {
     ATTN_LET(r, replacement_for(model, options.replacement));
@@ -153,8 +149,51 @@ Result<Setup> setup(TransformerRunner& runner, const TransformerRun& run, std::s
   return s;
 }
 
-// k at each point: every k, or steps + 1 evenly spaced (rounded, duplicates dropped).
-std::vector<int> points(int K, int steps) {
+Result<FaithfulnessCurve> curve(TransformerRunner& runner, const TransformerRun& run, std::span<const float> scores,
+                                const FaithfulnessOptions& options, bool insertion) {
+  ATTN_LET(s, setup(runner, run, scores, options));
+  FaithfulnessCurve out;
+  out.insertion = insertion;
+  out.position = s.position;
+  out.token = s.token;
+  out.ranked = s.ranked;
+  out.replacement = s.replacement;
+  out.removal = s.removal;
+  out.k = curve_points(static_cast<int>(s.ranked.size()), options.steps);
+  const std::size_t n = run.ids.size();
+  std::vector<int> ids, types;
+  const auto probability_without = [&](const std::vector<bool>& removed) -> Result<double> {
+    ids.clear();
+    types.clear();
+    int position = s.position;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (removed[i] && s.replacement < 0) {
+        if (static_cast<int>(i) < s.position) --position;
+        continue;
+      }
+      ids.push_back(removed[i] ? s.replacement : run.ids[i]);
+      if (!run.type_ids.empty()) types.push_back(run.type_ids[i]);
+    }
+    return probability(runner, ids, types, position, s.token, options.cancel);
+  };
+  ATTN_ASSIGN(out.probability, curve_probabilities(out.ranked, out.k, static_cast<int>(n), insertion,
+                                                   probability_without, options.cancel));
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> rank_removable(std::span<const float> scores, const std::vector<bool>& fixed) {
+  std::vector<int> ranked;
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    if (i >= fixed.size() || !fixed[i]) ranked.push_back(static_cast<int>(i));
+  std::stable_sort(ranked.begin(), ranked.end(), [&](int a, int b) {
+    return scores[static_cast<std::size_t>(a)] > scores[static_cast<std::size_t>(b)];
+  });
+  return ranked;
+}
+
+std::vector<int> curve_points(int K, int steps) {
   std::vector<int> k;
   if (steps <= 0 || steps >= K) {
     k.resize(static_cast<std::size_t>(K + 1));
@@ -168,48 +207,26 @@ std::vector<int> points(int K, int steps) {
   return k;
 }
 
-Result<FaithfulnessCurve> curve(TransformerRunner& runner, const TransformerRun& run, std::span<const float> scores,
-                                const FaithfulnessOptions& options, bool insertion) {
-  ATTN_LET(s, setup(runner, run, scores, options));
-  FaithfulnessCurve out;
-  out.insertion = insertion;
-  out.position = s.position;
-  out.token = s.token;
-  out.ranked = s.ranked;
-  out.replacement = s.replacement;
-  out.removal = s.removal;
-  out.k = points(static_cast<int>(s.ranked.size()), options.steps);
-  const std::size_t n = run.ids.size();
-  std::vector<bool> removed(n);
-  std::vector<int> ids, types;
-  for (const int k : out.k) {
-    if (options.cancel && options.cancel->load()) return fail(ErrorKind::Cancelled, "faithfulness: cancelled");
+Result<std::vector<double>> curve_probabilities(const std::vector<int>& ranked, const std::vector<int>& k, int n,
+                                                bool insertion, const RemovedProbability& probability,
+                                                const std::atomic<bool>* cancel) {
+  std::vector<double> out;
+  std::vector<bool> removed(static_cast<std::size_t>(n));
+  for (const int points : k) {
+    if (cancel && cancel->load()) return fail(ErrorKind::Cancelled, "faithfulness: cancelled");
     std::fill(removed.begin(), removed.end(), false);
     if (insertion) {
       // Everything that may be removed is, except the top k.
-      for (std::size_t r = static_cast<std::size_t>(k); r < s.ranked.size(); ++r)
-        removed[static_cast<std::size_t>(s.ranked[r])] = true;
+      for (std::size_t r = static_cast<std::size_t>(points); r < ranked.size(); ++r)
+        removed[static_cast<std::size_t>(ranked[r])] = true;
     } else {
-      for (int r = 0; r < k; ++r) removed[static_cast<std::size_t>(s.ranked[static_cast<std::size_t>(r)])] = true;
+      for (int r = 0; r < points; ++r) removed[static_cast<std::size_t>(ranked[static_cast<std::size_t>(r)])] = true;
     }
-    ids.clear();
-    types.clear();
-    int position = s.position;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (removed[i] && s.replacement < 0) {
-        if (static_cast<int>(i) < s.position) --position;
-        continue;
-      }
-      ids.push_back(removed[i] ? s.replacement : run.ids[i]);
-      if (!run.type_ids.empty()) types.push_back(run.type_ids[i]);
-    }
-    ATTN_LET(p, probability(runner, ids, types, position, s.token, options.cancel));
-    out.probability.push_back(p);
+    ATTN_LET(p, probability(removed));
+    out.push_back(p);
   }
   return out;
 }
-
-}  // namespace
 
 Result<FaithfulnessCurve> deletion_curve(TransformerRunner& runner, const TransformerRun& run,
                                          std::span<const float> scores, const FaithfulnessOptions& options) {
