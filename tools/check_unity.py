@@ -18,7 +18,8 @@ TARGETS = ["engine/CMakeFiles/attn_engine.dir", "ui/render/CMakeFiles/attn_rende
            "ui/views/CMakeFiles/attn_views.dir", "ui/workbenches/CMakeFiles/attn_workbenches.dir",
            "ui/window/CMakeFiles/attn_window.dir", "cli/CMakeFiles/attn_cli.dir",
            "tests/unit/CMakeFiles/engine_unit_tests.dir", "tests/unit/CMakeFiles/session_tests.dir",
-           "tests/parity/CMakeFiles/engine_parity_tests.dir"]
+           "tests/parity/CMakeFiles/engine_parity_tests.dir", "tests/ui/CMakeFiles/attn_ui_tests.dir",
+           "tests/cli/CMakeFiles/attn_cli_tests.dir"]
 
 
 def main() -> int:

@@ -2,6 +2,7 @@
 // tests/data/classifier (and the bundled models when the build has them): the heatmap and the CSV of a
 // hypothesis, beam hypotheses, local-p's shading view, a classifier's word shading, an entailment model's pair
 // (tests/data/entailment), and bad inputs that exit with the reason (an unknown model name lists the bundled ones).
+#include "qt_test_registry.h"
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -17,6 +18,8 @@
 #include <utility>
 
 using namespace Qt::StringLiterals;
+
+namespace test_align_cli {
 
 namespace {
 
@@ -465,5 +468,7 @@ class TestAlignCli : public QObject {
   }
 };
 
-QTEST_MAIN(TestAlignCli)
+ATTN_QT_TEST(TestAlignCli, Gui);
+
+}  // namespace test_align_cli
 #include "test_align_cli.moc"

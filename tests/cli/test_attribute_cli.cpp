@@ -2,6 +2,7 @@
 // picture and the summary on the bundled induction-gpt2, whose copying circuit shows in AttnLRP's scores; every method
 // on a BERT at its [MASK]; and the usage errors (exit 2): a target of two tokens, a position out of range, steps 0
 // or 1025, an unknown method, a pad baseline where the tokenizer has no pad token.
+#include "qt_test_registry.h"
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -15,6 +16,8 @@
 #include <numeric>
 
 using namespace Qt::StringLiterals;
+
+namespace test_attribute_cli {
 
 namespace {
 
@@ -114,5 +117,7 @@ class TestAttributeCli : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestAttributeCli)
+ATTN_QT_TEST(TestAttributeCli, Core);
+
+}  // namespace test_attribute_cli
 #include "test_attribute_cli.moc"

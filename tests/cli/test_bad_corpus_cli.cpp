@@ -2,6 +2,7 @@
 // given to it as a user would; a refused one exits 1 with one error line that names the file and the kind
 // ("attnscope-cli: error (truncated): <file>: ..."), an input with non-finite values runs and warns on
 // stderr, and an odd but valid one runs.
+#include "qt_test_registry.h"
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
@@ -9,6 +10,8 @@
 #include "cli_run.h"
 
 using namespace Qt::StringLiterals;
+
+namespace test_bad_corpus_cli {
 
 namespace {
 
@@ -112,5 +115,7 @@ class BadCorpusCliTest : public QObject {
   QTemporaryDir dir_;
 };
 
-QTEST_GUILESS_MAIN(BadCorpusCliTest)
+ATTN_QT_TEST(BadCorpusCliTest, Core);
+
+}  // namespace test_bad_corpus_cli
 #include "test_bad_corpus_cli.moc"

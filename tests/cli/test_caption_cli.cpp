@@ -2,6 +2,7 @@
 // tests/data/captioner stand in when the build bundles none): the grid of a generated scene as PNG, SVG and
 // PDF, --per-row and the hard model, a bundled photo, and bad inputs that exit with a one-line reason (a
 // corrupt image names the file, an unknown model lists the bundled captioners).
+#include "qt_test_registry.h"
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -10,6 +11,8 @@
 #include "cli_run.h"
 
 using namespace Qt::StringLiterals;
+
+namespace test_caption_cli {
 
 namespace {
 
@@ -169,5 +172,7 @@ class TestCaptionCli : public QObject {
   }
 };
 
-QTEST_MAIN(TestCaptionCli)
+ATTN_QT_TEST(TestCaptionCli, Gui);
+
+}  // namespace test_caption_cli
 #include "test_caption_cli.moc"

@@ -1,5 +1,6 @@
 // attnscope-cli as a user runs it: PNG and CSV written and read back, rows of softmax maps sum to 1,
 // bad input exits non-zero with a message naming the input.
+#include "qt_test_registry.h"
 #include "attn/lab/lab.h"
 
 #include <QDir>
@@ -26,6 +27,8 @@
 #include <sys/stat.h>
 
 using namespace Qt::StringLiterals;
+
+namespace test_cli {
 
 namespace {
 
@@ -456,5 +459,7 @@ class TestCli : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCli)
+ATTN_QT_TEST(TestCli, Core);
+
+}  // namespace test_cli
 #include "test_cli.moc"

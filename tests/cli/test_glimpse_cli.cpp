@@ -1,6 +1,7 @@
 // attnscope-cli glimpse as a user runs it: the magnified glimpse is written at the right size with the
 // engine's pixels, --json reads back, and every file of the bad-input corpus exits 1 with a message that
 // names the file and the reason.
+#include "qt_test_registry.h"
 #include "attn/glimpse/gaussian.h"
 #include "attn/glimpse/settings.h"
 #include "attn/glimpse/stn.h"
@@ -18,6 +19,8 @@
 #include <cmath>
 
 using namespace Qt::StringLiterals;
+
+namespace test_glimpse_cli {
 
 namespace {
 
@@ -227,5 +230,7 @@ class TestGlimpseCli : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGlimpseCli)
+ATTN_QT_TEST(TestGlimpseCli, Core);
+
+}  // namespace test_glimpse_cli
 #include "test_glimpse_cli.moc"

@@ -1,6 +1,7 @@
 // attnscope-cli heads as a user runs it: the CSV's header and one row per head (a detector not asked leaves its
 // columns empty), the bundled induction-gpt2's copying heads at offset +2 in it, the picture, and the usage errors
 // (exit 2): an unknown detector, a ViT, a model without a tokenizer, a sequence longer than the model's positions.
+#include "qt_test_registry.h"
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -10,6 +11,8 @@
 #include "cli_run.h"
 
 using namespace Qt::StringLiterals;
+
+namespace test_heads_cli {
 
 namespace {
 
@@ -138,5 +141,7 @@ class TestHeadsCli : public QObject {
   }
 };
 
-QTEST_MAIN(TestHeadsCli)
+ATTN_QT_TEST(TestHeadsCli, Gui);
+
+}  // namespace test_heads_cli
 #include "test_heads_cli.moc"

@@ -3,6 +3,7 @@
 // values the recovery), patching the residual stream at the one corrupted position before layer 0 recovers it exactly,
 // the heatmap; ablating the copying heads moves the prediction, and a dump then carries the ablated run's logits; the
 // usage errors (exit 2) name the option and the value.
+#include "qt_test_registry.h"
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -13,6 +14,8 @@
 #include "cli_run.h"
 
 using namespace Qt::StringLiterals;
+
+namespace test_patch_cli {
 
 namespace {
 
@@ -150,5 +153,7 @@ class TestPatchCli : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestPatchCli)
+ATTN_QT_TEST(TestPatchCli, Core);
+
+}  // namespace test_patch_cli
 #include "test_patch_cli.moc"

@@ -2,6 +2,7 @@
 // (espeak-ng read it as a voice file, printed its lines and crashed), a noise of NaN (an all -32768 WAV), batch
 // fields of the wrong type (an uncaught exception ended the program), a text over the synthesis limit, a batch over
 // its totals.
+#include "qt_test_registry.h"
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -11,6 +12,8 @@
 #include "cli_run.h"
 
 using namespace Qt::StringLiterals;
+
+namespace test_speech_cli {
 
 class TestSpeechCli : public QObject {
   Q_OBJECT
@@ -133,5 +136,7 @@ class TestSpeechCli : public QObject {
   }
 };
 
-QTEST_MAIN(TestSpeechCli)
+ATTN_QT_TEST(TestSpeechCli, Gui);
+
+}  // namespace test_speech_cli
 #include "test_speech_cli.moc"

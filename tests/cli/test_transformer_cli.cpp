@@ -1,6 +1,7 @@
 // attnscope-cli run as a user runs it: --dump writes a dump the engine reads back with the run's shape,
 // --render writes a PNG of the asked size, --dump-in renders a dump, and bad inputs exit 1 with the
 // reason (a bad --render spec names the byte offset).
+#include "qt_test_registry.h"
 #include "attn/io/attention_dump.h"
 
 #include <QDir>
@@ -12,6 +13,8 @@
 #include "cli_run.h"
 
 using namespace Qt::StringLiterals;
+
+namespace test_transformer_cli {
 
 namespace {
 
@@ -412,5 +415,7 @@ class TestTransformerCli : public QObject {
   }
 };
 
-QTEST_MAIN(TestTransformerCli)
+ATTN_QT_TEST(TestTransformerCli, Gui);
+
+}  // namespace test_transformer_cli
 #include "test_transformer_cli.moc"

@@ -4,6 +4,7 @@
 // type -> run, the step slider and its row, beam hypotheses, local-p bands, unknown characters, an empty
 // and a 10,000-character input, a bad folder that keeps the previous model, review word shading, exports, and an
 // entailment model's two sentences (tests/data/entailment).
+#include "qt_test_registry.h"
 #include "cli/align_cli.h"
 #include "render/alignment_overlay.h"
 #include "render/alignment_render.h"
@@ -58,6 +59,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_alignment_workbench {
 
 namespace {
 
@@ -1714,5 +1717,7 @@ class TestAlignmentWorkbench : public QObject {
   }
 };
 
-QTEST_MAIN(TestAlignmentWorkbench)
+ATTN_QT_TEST(TestAlignmentWorkbench, Widgets);
+
+}  // namespace test_alignment_workbench
 #include "test_alignment_workbench.moc"

@@ -1,5 +1,6 @@
 // The shared busy row (workbenches/common/busy_row.h): the delay, the busy bar with the time so far, steps with the
 // time left, Cancel and Esc, and "Cancelling...".
+#include "qt_test_registry.h"
 #include "ui_test_support.h"
 #include "workbenches/common/busy_row.h"
 
@@ -14,6 +15,8 @@
 using namespace Qt::StringLiterals;
 using attn::ui::BusyRow;
 using attn::ui::testing::saveShot;
+
+namespace test_busy_row {
 
 class TestBusyRow : public QObject {
   Q_OBJECT
@@ -127,5 +130,7 @@ class TestBusyRow : public QObject {
   }
 };
 
-QTEST_MAIN(TestBusyRow)
+ATTN_QT_TEST(TestBusyRow, Widgets);
+
+}  // namespace test_busy_row
 #include "test_busy_row.moc"

@@ -5,6 +5,7 @@
 // keyed changes the overlay, beam hypotheses each with their own α, overlay settings that never caption
 // again, bad images that keep the previous view, odd images captioned, the grid as PNG, SVG and PDF, the
 // hard model's outlined cell, settings kept, and the main window's routing of images and folders.
+#include "qt_test_registry.h"
 #include "session/session.h"
 #include "window/main_window.h"
 #include "render/caption_render.h"
@@ -44,6 +45,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_caption_workbench {
 
 namespace {
 
@@ -864,5 +867,7 @@ class TestCaptionWorkbench : public QObject {
   }
 };
 
-QTEST_MAIN(TestCaptionWorkbench)
+ATTN_QT_TEST(TestCaptionWorkbench, Widgets);
+
+}  // namespace test_caption_workbench
 #include "test_caption_workbench.moc"

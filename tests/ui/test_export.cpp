@@ -1,4 +1,5 @@
 // Exports: PNG, SVG and PDF of the view and the matrix as CSV, each read back.
+#include "qt_test_registry.h"
 #include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/export.h"
@@ -12,6 +13,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_export {
 
 namespace {
 
@@ -204,5 +207,7 @@ class TestExport : public QObject {
   void cleanupTestCase() { view_.reset(); }
 };
 
-QTEST_MAIN(TestExport)
+ATTN_QT_TEST(TestExport, Widgets);
+
+}  // namespace test_export
 #include "test_export.moc"

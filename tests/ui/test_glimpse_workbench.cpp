@@ -5,6 +5,7 @@
 // compares the two glimpses; the canvas, the panel and the worker use the one geometry the settings resolve
 // to; previews during a drag give way to the exact glimpse; the main window routes image drops to the tab
 // and remembers its parameters.
+#include "qt_test_registry.h"
 #include "window/main_window.h"
 #include "attn/glimpse/convert.h"
 #include "attn/glimpse/gaussian.h"
@@ -45,6 +46,8 @@ using attn::glimpse::GlimpseSettings;
 #ifndef ATTN_SOURCE_DIR
 #define ATTN_SOURCE_DIR "."
 #endif
+
+namespace test_glimpse_workbench {
 
 namespace {
 
@@ -858,5 +861,7 @@ class TestGlimpseWorkbench : public QObject {
   void cleanupTestCase() { wb_.reset(); }
 };
 
-QTEST_MAIN(TestGlimpseWorkbench)
+ATTN_QT_TEST(TestGlimpseWorkbench, Widgets);
+
+}  // namespace test_glimpse_workbench
 #include "test_glimpse_workbench.moc"

@@ -5,6 +5,7 @@
 // On a mismatch the test writes <case>.actual.png and <case>.diff.png (differing pixels red over a faded
 // copy of the golden) to golden-out/ beside this program and says where. ATTN_UPDATE_GOLDEN=1 rewrites the
 // committed images instead (tests/data/golden/README.md).
+#include "qt_test_registry.h"
 #include "attn/layered_trace.h"
 #include "attn/vision/image.h"
 #include "render/alignment_overlay.h"
@@ -29,6 +30,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_golden {
 
 namespace {
 
@@ -343,5 +346,7 @@ class TestGolden : public QObject {
   }
 };
 
-QTEST_MAIN(TestGolden)
+ATTN_QT_TEST(TestGolden, Widgets);
+
+}  // namespace test_golden
 #include "test_golden.moc"

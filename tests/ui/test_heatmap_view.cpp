@@ -1,4 +1,5 @@
 // HeatmapView: holds the engine's matrix cell by cell, labels, tooltips, orientation, thinning, drawing.
+#include "qt_test_registry.h"
 #include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "attn/analysis/attention_analysis.h"
@@ -23,6 +24,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_heatmap_view {
 
 namespace {
 
@@ -558,5 +561,7 @@ class TestHeatmapView : public QObject {
   }
 };
 
-QTEST_MAIN(TestHeatmapView)
+ATTN_QT_TEST(TestHeatmapView, Widgets);
+
+}  // namespace test_heatmap_view
 #include "test_heatmap_view.moc"

@@ -1,5 +1,6 @@
 // The Mechanism Lab: typing recomputes off the GUI thread, the newest request wins, the view holds the
 // engine's matrix, bad input keeps the previous view, every mechanism of the catalogue draws.
+#include "qt_test_registry.h"
 #include "views/qcustomplot.h"
 #include "ui_test_support.h"
 #include "views/heatmap_view.h"
@@ -24,6 +25,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_lab_workbench {
 
 namespace {
 
@@ -656,5 +659,7 @@ class TestLabWorkbench : public QObject {
   void cleanupTestCase() { lab_.reset(); }
 };
 
-QTEST_MAIN(TestLabWorkbench)
+ATTN_QT_TEST(TestLabWorkbench, Widgets);
+
+}  // namespace test_lab_workbench
 #include "test_lab_workbench.moc"

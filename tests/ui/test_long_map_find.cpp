@@ -1,6 +1,7 @@
 // Find in the long map's text (issue 41, GUI finding 12): the pure matcher of views/long_map_find.h on byte-level,
 // WordPiece and SentencePiece pieces, and LongMapPanel's find box driven as a user would (typing, Enter,
 // Shift+Enter, F3, Shift+F3, the buttons).
+#include "qt_test_registry.h"
 #include "ui_test_support.h"
 #include "views/long_map_find.h"
 #include "views/long_map_panel.h"
@@ -23,6 +24,8 @@ using namespace attn::ui;
 using namespace Qt::StringLiterals;
 
 Q_DECLARE_METATYPE(std::vector<attn::ui::TextMatch>)
+
+namespace test_long_map_find {
 
 namespace {
 
@@ -301,5 +304,7 @@ class TestLongMapFind : public QObject {
   QTemporaryDir settingsDir_;
 };
 
-QTEST_MAIN(TestLongMapFind)
+ATTN_QT_TEST(TestLongMapFind, Widgets);
+
+}  // namespace test_long_map_find
 #include "test_long_map_find.moc"

@@ -1,6 +1,7 @@
 // The main window: its tabs (the Alignment tab first and in view on the first start), menus and shortcuts,
 // status bar messages, open / drop / recent files (model folders routed to the tab of their family),
 // exports, and geometry kept across sessions.
+#include "qt_test_registry.h"
 #include "window/help_dialogs.h"
 #include "window/main_window.h"
 #include "window/status_line.h"
@@ -37,6 +38,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_main_window {
 
 namespace {
 
@@ -462,5 +465,7 @@ class TestMainWindow : public QObject {
   void cleanupTestCase() { window_.reset(); }
 };
 
-QTEST_MAIN(TestMainWindow)
+ATTN_QT_TEST(TestMainWindow, Widgets);
+
+}  // namespace test_main_window
 #include "test_main_window.moc"

@@ -2,6 +2,7 @@
 // "Open with" and a double-click run) open the same tab with the same state, and a path that cannot be opened gives
 // the same message both ways (issue 41). The window's side is a drop on a fresh window; the command line's is the
 // built program (ATTNSCOPE_GUI) with a fresh configuration, its state read back from --screenshot-session.
+#include "qt_test_registry.h"
 #include "window/main_window.h"
 #include "attn/io/attention_dump.h"
 #include "session/session.h"
@@ -29,6 +30,8 @@ using namespace Qt::StringLiterals;
 using attn::ui::SessionTab;
 
 Q_DECLARE_METATYPE(attn::ui::SessionTab)
+
+namespace test_open_path {
 
 namespace {
 
@@ -238,5 +241,7 @@ class TestOpenPath : public QObject {
   }
 };
 
-QTEST_MAIN(TestOpenPath)
+ATTN_QT_TEST(TestOpenPath, Widgets);
+
+}  // namespace test_open_path
 #include "test_open_path.moc"

@@ -1,4 +1,5 @@
 // ui/render: the pure functions behind every heatmap.
+#include "qt_test_registry.h"
 #include "render/colormap.h"
 #include "render/figure_export.h"
 #include "render/heatmap_figure.h"
@@ -19,6 +20,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_render {
 
 class TestRender : public QObject {
   Q_OBJECT
@@ -346,5 +349,7 @@ class TestRender : public QObject {
   }
 };
 
-QTEST_MAIN(TestRender)
+ATTN_QT_TEST(TestRender, Widgets);
+
+}  // namespace test_render
 #include "test_render.moc"

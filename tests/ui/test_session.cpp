@@ -2,6 +2,7 @@
 // the file gives back the same state in every tab; the autosave timer writes (only when something changed);
 // a bad session file opens nothing and says why; a missing file in a session falls back with a message; a
 // failed save is reported; a *.attnscope.json dropped or opened with File > Open is opened as a session.
+#include "qt_test_registry.h"
 #include "session/session.h"
 #include "window/main_window.h"
 #include "ui_test_support.h"
@@ -34,7 +35,9 @@
 
 using namespace Qt::StringLiterals;
 
-namespace attn::ui {
+namespace test_session {
+using namespace attn::ui;
+namespace ui = attn::ui;
 namespace {
 
 constexpr int kTimeoutMs = 60000;
@@ -451,7 +454,7 @@ class TestSession : public QObject {
   }
 };
 
-}  // namespace attn::ui
+ATTN_QT_TEST(TestSession, Widgets);
+}  // namespace test_session
 
-QTEST_MAIN(attn::ui::TestSession)
 #include "test_session.moc"

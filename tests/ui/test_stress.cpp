@@ -4,6 +4,7 @@
 // No crash, every tab ends on the last input it was given, the heap in use and RSS grow less than stated bounds over
 // the run, and every cancelled load stops: the tab goes idle, the previous model still runs, and the worker sends no
 // late `loaded` for a cancelled serial.
+#include "qt_test_registry.h"
 #include "attn/io/attention_dump.h"
 #include "attn/io/safetensors.h"
 #include "attn/layered_trace.h"
@@ -43,6 +44,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_stress {
 
 namespace {
 
@@ -834,5 +837,7 @@ class TestStress : public QObject {
   void cleanupTestCase() { window_.reset(); }
 };
 
-QTEST_MAIN(TestStress)
+ATTN_QT_TEST(TestStress, Widgets);
+
+}  // namespace test_stress
 #include "test_stress.moc"

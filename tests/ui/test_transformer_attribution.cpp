@@ -2,6 +2,7 @@
 // after "abcdefghijklabcdefgh" is the engine's, the shaded text's colours follow the scores' signs, the per-layer map
 // and the deletion curve are drawn, the work runs on a thread of its own, exports write the scores, a session keeps the
 // settings, and a generated step is explained at the position that predicted it.
+#include "qt_test_registry.h"
 #include "session/session.h"
 #include "ui_test_support.h"
 #include "views/figure_map_view.h"
@@ -34,6 +35,8 @@
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
 namespace am = attn::models;
+
+namespace test_transformer_attribution {
 
 namespace {
 
@@ -400,5 +403,7 @@ class TestTransformerAttribution : public QObject {
   QTemporaryDir settingsDir_;
 };
 
-QTEST_MAIN(TestTransformerAttribution)
+ATTN_QT_TEST(TestTransformerAttribution, Widgets);
+
+}  // namespace test_transformer_attribution
 #include "test_transformer_attribution.moc"

@@ -1,6 +1,7 @@
 // The Transformer tab's Patching and Head detectors views (issue 43) on the bundled induction-gpt2: a heads sweep
 // gives the engine's recoveries, Cancel stops a sweep within 200 ms keeping what it computed, the detectors find the
 // model card's heads, and every result exports as the CLI writes it.
+#include "qt_test_registry.h"
 #include "render/causal_figures.h"
 #include "session/session.h"
 #include "ui_test_support.h"
@@ -39,6 +40,8 @@
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
 namespace am = attn::models;
+
+namespace test_transformer_causal {
 
 namespace {
 
@@ -514,5 +517,7 @@ class TestTransformerCausal : public QObject {
   QTemporaryDir settingsDir_;
 };
 
-QTEST_MAIN(TestTransformerCausal)
+ATTN_QT_TEST(TestTransformerCausal, Widgets);
+
+}  // namespace test_transformer_causal
 #include "test_transformer_causal.moc"

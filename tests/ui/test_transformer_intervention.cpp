@@ -1,5 +1,6 @@
 // The Transformer tab's interventions (issue 43) on the bundled induction-gpt2: head ablation from the model view
 // (the predictions before and after, the outlines, restore) and Compare (B - A, or side by side with the reason).
+#include "qt_test_registry.h"
 #include "attn/layered_trace.h"
 #include "session/session.h"
 #include "ui_test_support.h"
@@ -30,6 +31,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_transformer_intervention {
 
 namespace {
 
@@ -338,5 +341,7 @@ class TestTransformerIntervention : public QObject {
   }
 };
 
-QTEST_MAIN(TestTransformerIntervention)
+ATTN_QT_TEST(TestTransformerIntervention, Widgets);
+
+}  // namespace test_transformer_intervention
 #include "test_transformer_intervention.moc"

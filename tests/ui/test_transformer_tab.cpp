@@ -2,6 +2,7 @@
 // files (token ids typed as numbers, a refused generation that says so, no views left over from the previous model),
 // long runs that show their progress and can be cancelled, the logit lens that follows the scrubber, and the head
 // view's empty state and Export View. Screenshots go to $ATTN_SCREENSHOT_DIR when it is set.
+#include "qt_test_registry.h"
 #include "ui_test_support.h"
 #include "views/qcustomplot.h"
 #include "views/head_grid_view.h"
@@ -26,6 +27,8 @@
 
 using namespace attn::ui;
 using namespace Qt::StringLiterals;
+
+namespace test_transformer_tab {
 
 namespace {
 
@@ -321,5 +324,7 @@ class TestTransformerTab : public QObject {
   QTemporaryDir settingsDir_;
 };
 
-QTEST_MAIN(TestTransformerTab)
+ATTN_QT_TEST(TestTransformerTab, Widgets);
+
+}  // namespace test_transformer_tab
 #include "test_transformer_tab.moc"

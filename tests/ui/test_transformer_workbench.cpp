@@ -2,6 +2,7 @@
 // and head toggles, model-view clicks, the statistics table under QAbstractItemModelTester, the ViT
 // overlay), and the workbench end to end over attention dumps and the tiny fixture models in
 // tests/data/transformers (load, type -> run, a bad folder keeps the previous model, cancel).
+#include "qt_test_registry.h"
 #include "attn/analysis/attention_analysis.h"
 #include "attn/layered_trace.h"
 #include "models/head_stats_model.h"
@@ -54,6 +55,8 @@ using namespace attn::ui;
 using namespace Qt::StringLiterals;
 using render::TokenHit;
 using render::TokenSide;
+
+namespace test_transformer_workbench {
 
 namespace {
 
@@ -1310,5 +1313,7 @@ class TestTransformerWorkbench : public QObject {
   QTemporaryDir settingsDir_;
 };
 
-QTEST_MAIN(TestTransformerWorkbench)
+ATTN_QT_TEST(TestTransformerWorkbench, Widgets);
+
+}  // namespace test_transformer_workbench
 #include "test_transformer_workbench.moc"
