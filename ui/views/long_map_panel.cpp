@@ -326,24 +326,51 @@ void LongMapPanel::startRollout(qint64 query) {
   }
   if (rolloutJob_) rolloutJob_->cancel = true;
   auto job = std::make_shared<RolloutJob>();
+  job->query = query;
+  job->caption = caption();
   rolloutJob_ = job;
   // The strip keeps the last row until this one is there; the caption says what is coming.
-  rowLabel_->setText(caption() + tr(": computing\u2026"));
+  rowLabel_->setText(job->caption + tr(": computing\u2026"));
   const RolloutRow fn = rollout_;
-  rolloutPool().start([this, job, fn, query, caption] {
-    auto row = std::make_shared<attn::Result<std::vector<float>>>(
-        fn(query, &job->cancel, [this, job, caption](int done, int of) {
-          QMetaObject::invokeMethod(
-              this,
-              [this, job, caption, done, of] {
-                if (job == rolloutJob_)
-                  rowLabel_->setText(caption() + tr(": %1 of %2 layers done\u2026").arg(done).arg(of));
-              },
-              Qt::QueuedConnection);
-        }));
-    QMetaObject::invokeMethod(
-        this, [this, job, query, row] { rolloutDone(job, query, std::move(*row)); }, Qt::QueuedConnection);
+  rolloutPool().start([this, job, fn, query] {
+    attn::Result<std::vector<float>> row = fn(query, &job->cancel, [this, &job](int done, int of) {
+      {
+        const std::lock_guard lock(job->mutex);
+        job->done = done;
+        job->of = of;
+      }
+      QMetaObject::invokeMethod(this, "rolloutProgressed", Qt::QueuedConnection);
+    });
+    {
+      const std::lock_guard lock(job->mutex);
+      job->row = std::move(row);
+    }
+    QMetaObject::invokeMethod(this, "rolloutFinished", Qt::QueuedConnection);
   });
+}
+
+void LongMapPanel::rolloutProgressed() {
+  if (!rolloutJob_) return;
+  int done = 0, of = 0;
+  {
+    const std::lock_guard lock(rolloutJob_->mutex);
+    done = rolloutJob_->done;
+    of = rolloutJob_->of;
+  }
+  if (of > 0) rowLabel_->setText(rolloutJob_->caption + tr(": %1 of %2 layers done\u2026").arg(done).arg(of));
+}
+
+void LongMapPanel::rolloutFinished() {
+  // The current job's row, once it is there (a cancelled job's call finds a newer job, or none).
+  const std::shared_ptr<RolloutJob> job = rolloutJob_;
+  if (!job) return;
+  std::optional<attn::Result<std::vector<float>>> row;
+  {
+    const std::lock_guard lock(job->mutex);
+    row = std::move(job->row);
+    job->row.reset();
+  }
+  if (row) rolloutDone(job, job->query, std::move(*row));
 }
 
 void LongMapPanel::rolloutDone(const std::shared_ptr<RolloutJob>& job, qint64 query,

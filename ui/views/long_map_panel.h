@@ -12,12 +12,14 @@
 #include "render/colormap.h"
 #include "views/long_map_find.h"
 
+#include <QString>
 #include <QStringList>
 #include <QWidget>
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -101,9 +103,20 @@ class LongMapPanel : public QWidget {
   void rolloutArrived(qint64 query);
 
  private:
+  // A rollout row on the pool's thread. What the thread hands back (its progress, then the row) goes through
+  // `mutex`, and the thread posts only named calls (rolloutProgressed, rolloutFinished), whose arguments-free
+  // events Qt allocates itself: a posted lambda is copied into a call object by inline code, which the TSan build
+  // instruments, while Qt's event queue, which orders it, is not (a reported race, 2026-11-29).
   struct RolloutJob {
     std::atomic<bool> cancel{false};
+    qint64 query = 0;
+    QString caption;
+    std::mutex mutex;
+    int done = 0, of = 0;                                 // layers, under mutex
+    std::optional<attn::Result<std::vector<float>>> row;  // the result, under mutex
   };
+  Q_INVOKABLE void rolloutProgressed();
+  Q_INVOKABLE void rolloutFinished();
   bool eventFilter(QObject* watched, QEvent* event) override;
   void buildFindBar(QHBoxLayout* bar);
   void updateMatches(const QString& text);
