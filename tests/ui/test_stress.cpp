@@ -65,7 +65,10 @@ constexpr int kCancels = kScale > 1 ? 6 : 24;      // model loads cancelled at r
 // The synthetic model's layers (151 MB in Release: a load of 60-300 ms here; under a sanitizer a quarter, whose load
 // is still longer there, and the cancels land within whatever it takes).
 constexpr int kLargeLayers = 48 / kScale;
-constexpr int kStopMs = 2000;       // a cancelled load must be over within this
+// A cancelled load must be over within this. The requirement is 2 s, checked in the ci build; under a sanitizer the
+// bound only catches a load that never stops: a TSan run on the CI service (3fce564, two TSan tests side by side)
+// once took over 2 s where the slowest of 36 stops here, with two more TSan tests beside it, took 595 ms.
+constexpr int kStopMs = 2000 * kScale;
 constexpr int kLateMs = 300;        // how long we watch for a late `loaded` after a cancel
 constexpr int kSettleMs = 120'000;  // generous: the sanitizer builds are several times slower
 constexpr std::uint32_t kSeed = 20261122;
@@ -649,7 +652,12 @@ class TestStress : public QObject {
       }
       disconnect(progress);
       cancel();
-      QVERIFY2(QTest::qWaitFor([&] { return !t->isLoading(); }, kStopMs), "a cancelled load kept loading");
+      QVERIFY2(
+          QTest::qWaitFor([&] { return !t->isLoading(); }, kStopMs),
+          qPrintable(u"a cancelled load kept loading for %1 ms (round %2, progress %3%, %4)"_s.arg(stop.elapsed())
+                         .arg(i)
+                         .arg(t->progressBar()->value())
+                         .arg(i % 2 == 0 ? u"cancelled at a share of the progress"_s : u"cancelled after a delay"_s)));
       worstStopMs = std::max(worstStopMs, double(stop.nsecsElapsed()) / 1e6);
       QTest::qWait(kLateMs);  // nothing arrives late
       if (!failed.isEmpty()) {
