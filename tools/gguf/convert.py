@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Convert a Hugging Face Llama folder to GGUF as llama.cpp's convert_hf_to_gguf.py does (tools only).
+
+    /usr/bin/python3 tools/gguf/convert.py MODEL_DIR OUT.gguf --type F32|F16|BF16|Q8_0|Q4_K
+
+MODEL_DIR holds config.json (LlamaForCausalLM, which Mistral and SmolLM2 also use), model.safetensors and
+either a SentencePiece tokenizer.model (written as tokenizer.ggml.model "llama") or a byte-level BPE
+tokenizer.json (written as "gpt2" with its merges and llama.cpp's pre-tokenizer name).
+
+What follows llama.cpp (the release node-llama-cpp 3.22.1 ships; conversion/llama.py, conversion/base.py and
+src/llama-quant.cpp there):
+- tensor names token_embd, blk.N.attn_q/k/v/output, attn_norm, ffn_gate/up/down, ffn_norm, output_norm, output
+  (absent when the embeddings are tied and the folder has no lm_head);
+- q_proj and k_proj rows permuted per head as LlamaModel.permute does: Hugging Face rotates the halves of each
+  head, ggml's rope (mode 0) rotates adjacent pairs, so the converter interleaves the halves;
+- 1-D tensors (norms) stay F32 whatever the type;
+- F16, BF16 and Q8_0 are convert_hf_to_gguf's --outtype: every 2-D weight in that type, Q8_0 falling back to
+  F16 where a row is not a multiple of 32 (gguf-py's quantiser refuses it and the converter keeps F16);
+- Q4_K is what `llama-quantize --pure` makes with LLAMA_FTYPE_MOSTLY_Q4_K_S and no importance matrix (the
+  converter has no K-quant output): every 2-D weight in Q4_K through quantize_row_q4_K_ref, and where a row is
+  not a multiple of 256, tensor_type_fallback's Q5_0, then F16 where a row is not a multiple of 32 either.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import gguf_writer as gw  # noqa: E402
+from safetensors_io import read_safetensors  # noqa: E402
+
+# llama_token_type (include/llama.h), which gguf stores per token.
+TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = 1, 2, 3, 4, 5, 6
+
+
+def permute(w, n_head, n_head_kv):
+    """LlamaModel.permute: within each head, rows (half 0, half 1) become pairs (row i of half 0, row i of half 1)."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def storage_type(name, shape, requested):
+    """The ggml type a tensor is written in, for a file of the requested type."""
+    if len(shape) < 2 or requested == "F32":
+        return "F32"
+    row = shape[-1]
+    if requested == "Q8_0" and row % 32:
+        return "F16"
+    if requested == "Q4_K" and row % 256:
+        return "Q5_0" if row % 32 == 0 else "F16"
+    return requested
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Tokenizers
+
+
+def _varint(buf, pos):
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, pos
+
+
+def _fields(buf):
+    """(field number, wire type, value) of one protobuf message; length-delimited values as bytes."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 1:
+            value, pos = buf[pos:pos + 8], pos + 8
+        elif wire == 2:
+            n, pos = _varint(buf, pos)
+            value, pos = buf[pos:pos + n], pos + n
+        elif wire == 5:
+            value, pos = buf[pos:pos + 4], pos + 4
+        else:
+            raise ValueError(f"tokenizer.model: unsupported protobuf wire type {wire}")
+        yield field, wire, value
+
+
+def sentencepiece_vocab(path):
+    """(pieces, scores, types) of a tokenizer.model: ModelProto field 1 is the repeated SentencePiece
+    {1: piece, 2: score (float), 3: type (NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6, UNUSED 5)},
+    whose numbering is llama_token_type's, so the types pass through as the converter's IsUnknown/IsControl/...
+    chain gives them."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    pieces, scores, types = [], [], []
+    for field, wire, value in _fields(buf):
+        if field != 1 or wire != 2:
+            continue
+        piece, score, kind = "", 0.0, TOKEN_NORMAL
+        for f2, _, v2 in _fields(value):
+            if f2 == 1:
+                piece = v2.decode("utf-8")
+            elif f2 == 2:
+                (score,) = struct.unpack("<f", v2)
+            elif f2 == 3:
+                kind = v2
+        pieces.append(piece)
+        scores.append(score)
+        types.append(kind)
+    return pieces, scores, types
+
+
+def llama_pre_name(tokenizer):
+    """llama.cpp's tokenizer.ggml.pre for a tokenizer.json. convert_hf_to_gguf.py recognises a tokenizer by
+    hashing its tokens of a check text; here the pre-tokenizer itself is read, and only the ones these tools
+    convert are named: SmolLM's (single digits, then GPT-2's byte-level regex) is "smollm" (LLAMA_VOCAB_PRE_TYPE_SMOLLM)."""
+    pre = tokenizer.get("pre_tokenizer") or {}
+    parts = pre.get("pretokenizers", [pre])
+    kinds = [(p.get("type"), p.get("individual_digits"), p.get("use_regex")) for p in parts]
+    if kinds == [("Digits", True, None), ("ByteLevel", None, True)]:
+        return "smollm"
+    if kinds == [("ByteLevel", None, True)]:
+        return "gpt-2"
+    raise ValueError(f"no llama.cpp pre-tokenizer name known for {pre}; pass --pre")
+
+
+def add_tokenizer(w, folder, config, pre_override):
+    tok_config = {}
+    if os.path.exists(os.path.join(folder, "tokenizer_config.json")):
+        with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as f:
+            tok_config = json.load(f)
+    n_vocab = config["vocab_size"]
+    is_spm = os.path.exists(os.path.join(folder, "tokenizer.model"))
+    if is_spm:
+        pieces, scores, types = sentencepiece_vocab(os.path.join(folder, "tokenizer.model"))
+        if len(pieces) != n_vocab:
+            raise ValueError(f"{folder}: tokenizer.model has {len(pieces)} pieces, config says {n_vocab}")
+        w.add_string("tokenizer.ggml.model", "llama")
+        w.add_string("tokenizer.ggml.pre", "default")
+        w.add_array("tokenizer.ggml.tokens", gw.GGUF_STRING, pieces)
+        w.add_array("tokenizer.ggml.scores", gw.GGUF_FLOAT32, scores)
+        w.add_array("tokenizer.ggml.token_type", gw.GGUF_INT32, types)
+        ids = {p: i for i, p in enumerate(pieces)}
+        unk = types.index(TOKEN_UNKNOWN) if TOKEN_UNKNOWN in types else None
+    else:
+        with open(os.path.join(folder, "tokenizer.json"), encoding="utf-8") as f:
+            tokenizer = json.load(f)
+        vocab = tokenizer["model"]["vocab"]
+        ids = dict(vocab)
+        added = {a["id"]: a for a in tokenizer.get("added_tokens", [])}
+        for a in added.values():
+            ids[a["content"]] = a["id"]
+        by_id = {i: t for t, i in ids.items()}
+        tokens, types = [], []
+        for i in range(n_vocab):
+            if i not in by_id:
+                tokens.append(f"[PAD{i}]")
+                types.append(TOKEN_UNUSED)
+            else:
+                tokens.append(by_id[i])
+                types.append((TOKEN_CONTROL if added[i].get("special") else TOKEN_USER_DEFINED) if i in added
+                             else TOKEN_NORMAL)
+        merges = [m if isinstance(m, str) else " ".join(m) for m in tokenizer["model"].get("merges", [])]
+        w.add_string("tokenizer.ggml.model", "gpt2")
+        w.add_string("tokenizer.ggml.pre", pre_override or llama_pre_name(tokenizer))
+        w.add_array("tokenizer.ggml.tokens", gw.GGUF_STRING, tokens)
+        w.add_array("tokenizer.ggml.token_type", gw.GGUF_INT32, types)
+        w.add_array("tokenizer.ggml.merges", gw.GGUF_STRING, merges)
+        unk = None
+
+    def special(name):
+        value = tok_config.get(name)
+        if isinstance(value, dict):
+            value = value.get("content")
+        return ids.get(value) if value is not None else None
+
+    eos_cfg = config.get("eos_token_id")
+    found = {
+        "bos": special("bos_token") if special("bos_token") is not None else config.get("bos_token_id"),
+        "eos": special("eos_token") if special("eos_token") is not None else
+        (eos_cfg[0] if isinstance(eos_cfg, list) else eos_cfg),
+        "unknown": special("unk_token") if special("unk_token") is not None else unk,
+        "padding": special("pad_token"),
+    }
+    for key, value in found.items():
+        if value is not None:
+            w.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
+    # convert_hf_to_gguf.py copies add_bos_token/add_eos_token from tokenizer_config.json, and writes
+    # add_bos_token false for SmolLM's 49152-token vocabulary, whose tokenizer_config.json does not say.
+    add_bos = tok_config.get("add_bos_token")
+    if add_bos is None and not is_spm:
+        add_bos = False
+    if add_bos is not None:
+        w.add_bool("tokenizer.ggml.add_bos_token", add_bos)
+    if tok_config.get("add_eos_token") is not None:
+        w.add_bool("tokenizer.ggml.add_eos_token", tok_config["add_eos_token"])
+    if tok_config.get("chat_template"):
+        w.add_string("tokenizer.chat_template", tok_config["chat_template"])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def convert(folder, out_path, requested, pre_override=None, name=None):
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    if config.get("architectures", ["LlamaForCausalLM"])[0] not in ("LlamaForCausalLM", "MistralForCausalLM"):
+        raise ValueError(f"{folder}: only LlamaForCausalLM is converted, not {config.get('architectures')}")
+    tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
+    n_head = config["num_attention_heads"]
+    n_head_kv = config.get("num_key_value_heads", n_head)
+    n_embd = config["hidden_size"]
+    head_dim = config.get("head_dim") or n_embd // n_head
+    n_layer = config["num_hidden_layers"]
+
+    w = gw.GGUFWriter()
+    w.add_string("general.architecture", "llama")
+    w.add_string("general.name", name or os.path.basename(os.path.normpath(folder)))
+    w.add_uint32("llama.block_count", n_layer)
+    w.add_uint32("llama.context_length", config["max_position_embeddings"])
+    w.add_uint32("llama.embedding_length", n_embd)
+    w.add_uint32("llama.feed_forward_length", config["intermediate_size"])
+    w.add_uint32("llama.attention.head_count", n_head)
+    w.add_uint32("llama.attention.head_count_kv", n_head_kv)
+    w.add_float32("llama.rope.freq_base", config.get("rope_theta", 10000.0))
+    w.add_float32("llama.attention.layer_norm_rms_epsilon", config["rms_norm_eps"])
+    w.add_uint32("general.file_type", gw.LLAMA_FTYPES[requested])
+    w.add_uint32("llama.vocab_size", config["vocab_size"])
+    w.add_uint32("llama.rope.dimension_count", head_dim)
+    add_tokenizer(w, folder, config, pre_override)
+
+    names = [("model.embed_tokens.weight", "token_embd.weight")]
+    for i in range(n_layer):
+        p = f"model.layers.{i}."
+        names += [(p + "input_layernorm.weight", f"blk.{i}.attn_norm.weight"),
+                  (p + "self_attn.q_proj.weight", f"blk.{i}.attn_q.weight"),
+                  (p + "self_attn.k_proj.weight", f"blk.{i}.attn_k.weight"),
+                  (p + "self_attn.v_proj.weight", f"blk.{i}.attn_v.weight"),
+                  (p + "self_attn.o_proj.weight", f"blk.{i}.attn_output.weight"),
+                  (p + "post_attention_layernorm.weight", f"blk.{i}.ffn_norm.weight"),
+                  (p + "mlp.gate_proj.weight", f"blk.{i}.ffn_gate.weight"),
+                  (p + "mlp.up_proj.weight", f"blk.{i}.ffn_up.weight"),
+                  (p + "mlp.down_proj.weight", f"blk.{i}.ffn_down.weight")]
+    names.append(("model.norm.weight", "output_norm.weight"))
+    if "lm_head.weight" in tensors:
+        names.append(("lm_head.weight", "output.weight"))
+    unused = set(tensors) - {hf for hf, _ in names}
+    if unused:
+        raise ValueError(f"{folder}: tensors not converted: {sorted(unused)}")
+    for hf, gg in names:
+        data = tensors[hf].astype(np.float32)
+        if gg.endswith("attn_q.weight"):
+            data = permute(data, n_head, n_head)
+        elif gg.endswith("attn_k.weight"):
+            data = permute(data, n_head, n_head_kv)
+        kind = storage_type(gg, data.shape, requested)
+        w.add_tensor(gg, data.shape, kind, gw.encode_tensor(data, kind))
+    w.write(out_path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model_dir")
+    ap.add_argument("out")
+    ap.add_argument("--type", default="F32", choices=["F32", "F16", "BF16", "Q8_0", "Q4_K"])
+    ap.add_argument("--pre", help="tokenizer.ggml.pre to write for a tokenizer.json whose pre-tokenizer is not known")
+    ap.add_argument("--name", help="general.name (default: the folder's name)")
+    args = ap.parse_args()
+    convert(args.model_dir, args.out, args.type, args.pre, args.name)
+
+
+if __name__ == "__main__":
+    main()
