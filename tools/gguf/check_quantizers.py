@@ -80,8 +80,10 @@ def main():
         pairs = [
             ("F16 row", gw.encode_tensor(x, "F16"), ggml("ggml_fp32_to_fp16_row", x, x.size * 2)),
             ("BF16 row", gw.encode_tensor(x, "BF16"), ggml("ggml_fp32_to_bf16_row_ref", x, x.size * 2)),
-            ("Q8_0 ref", gw.encode_tensor(finite, "Q8_0"), ggml("quantize_row_q8_0_ref", finite, finite.size // 32 * 34)),
-            ("Q5_0 ref", gw.encode_tensor(finite, "Q5_0"), ggml("quantize_row_q5_0_ref", finite, finite.size // 32 * 22)),
+            ("Q8_0 ref", gw.encode_tensor(finite, "Q8_0"),
+             ggml("quantize_row_q8_0_ref", finite, finite.size // 32 * 34)),
+            ("Q5_0 ref", gw.encode_tensor(finite, "Q5_0"),
+             ggml("quantize_row_q5_0_ref", finite, finite.size // 32 * 22)),
             ("Q4_K ref", gw.encode_tensor(finite, "Q4_K"),
              ggml("quantize_row_q4_K_ref", finite, finite.size // 256 * 144)),
             ("Q8_0 chunk", gw.encode_tensor(finite, "Q8_0"), chunk("Q8_0", finite, 256)),

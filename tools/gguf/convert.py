@@ -120,7 +120,8 @@ def sentencepiece_vocab(path):
 def llama_pre_name(tokenizer):
     """llama.cpp's tokenizer.ggml.pre for a tokenizer.json. convert_hf_to_gguf.py recognises a tokenizer by
     hashing its tokens of a check text; here the pre-tokenizer itself is read, and only the ones these tools
-    convert are named: SmolLM's (single digits, then GPT-2's byte-level regex) is "smollm" (LLAMA_VOCAB_PRE_TYPE_SMOLLM)."""
+    convert are named: SmolLM's (single digits, then GPT-2's byte-level regex) is "smollm"
+    (LLAMA_VOCAB_PRE_TYPE_SMOLLM), GPT-2's alone "gpt-2"."""
     pre = tokenizer.get("pre_tokenizer") or {}
     parts = pre.get("pretokenizers", [pre])
     kinds = [(p.get("type"), p.get("individual_digits"), p.get("use_regex")) for p in parts]

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Compare the tensors of GGUF files written by convert.py with llama.cpp's quantisation of the F32 file.
+
+    /usr/bin/python3 tools/gguf/check_files.py F32.gguf OURS.gguf TYPE [--bin GGML_BIN_DIR]
+
+Quantises F32.gguf to TYPE with llama_model_quantize (llama_quantize.py: --pure, no importance matrix) into a
+temporary file and requires every tensor of OURS.gguf to have the same name, shape, ggml type and bytes. For
+Q8_0 this checks convert.py against llama-quantize rather than against convert_hf_to_gguf.py, whose Q8_0 comes
+from gguf-py; both implement quantize_row_q8_0_ref, which check_quantizers.py checks row by row.
+"""
+import argparse
+import os
+import struct
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gguf_writer as gw  # noqa: E402
+import llama_quantize  # noqa: E402
+
+_SIZES = {gw.GGUF_UINT8: 1, gw.GGUF_INT8: 1, gw.GGUF_UINT16: 2, gw.GGUF_INT16: 2, gw.GGUF_UINT32: 4,
+          gw.GGUF_INT32: 4, gw.GGUF_FLOAT32: 4, gw.GGUF_BOOL: 1, gw.GGUF_UINT64: 8, gw.GGUF_INT64: 8,
+          gw.GGUF_FLOAT64: 8}
+_NAMES = {v: k for k, v in gw.GGML_TYPES.items()}
+
+
+def read_tensors(path):
+    """name -> (type name, ne, bytes): just enough of a GGUF reader for files these tools and llama.cpp wrote."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", data, 0)
+    assert magic == b"GGUF" and version == 3, path
+    pos = 24
+    alignment = 32
+
+    def string(pos):
+        (n,) = struct.unpack_from("<Q", data, pos)
+        return data[pos + 8:pos + 8 + n].decode("utf-8"), pos + 8 + n
+
+    def skip(value_type, pos):
+        if value_type == gw.GGUF_STRING:
+            return string(pos)[1]
+        if value_type == gw.GGUF_ARRAY:
+            element_type, count = struct.unpack_from("<IQ", data, pos)
+            pos += 12
+            if element_type == gw.GGUF_STRING:
+                for _ in range(count):
+                    pos = string(pos)[1]
+                return pos
+            return pos + count * _SIZES[element_type]
+        return pos + _SIZES[value_type]
+
+    for _ in range(n_kv):
+        key, pos = string(pos)
+        (value_type,) = struct.unpack_from("<I", data, pos)
+        if key == "general.alignment":
+            (alignment,) = struct.unpack_from("<I", data, pos + 4)
+        pos = skip(value_type, pos + 4)
+    infos = []
+    for _ in range(n_tensors):
+        name, pos = string(pos)
+        (n_dims,) = struct.unpack_from("<I", data, pos)
+        ne = struct.unpack_from(f"<{n_dims}Q", data, pos + 4)
+        ggml_type, offset = struct.unpack_from("<IQ", data, pos + 4 + 8 * n_dims)
+        pos += 4 + 8 * n_dims + 12
+        infos.append((name, _NAMES[ggml_type], ne, offset))
+    base = pos + (-pos) % alignment
+    out = {}
+    for name, type_name, ne, offset in infos:
+        block, size = gw.GGML_BLOCKS[type_name]
+        n = 1
+        for d in ne:
+            n *= d
+        out[name] = (type_name, ne, data[base + offset:base + offset + n // block * size])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("f32")
+    ap.add_argument("ours")
+    ap.add_argument("type")
+    ap.add_argument("--bin", default=llama_quantize.DEFAULT_BIN)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs_path = os.path.join(tmp, "llama.gguf")
+        llama_quantize.quantize(args.f32, theirs_path, args.type, args.bin)
+        theirs = read_tensors(theirs_path)
+    ours = read_tensors(args.ours)
+    bad = 0
+    if sorted(ours) != sorted(theirs):
+        print(f"FAIL tensor names differ: {sorted(set(ours) ^ set(theirs))}")
+        bad += 1
+    for name in sorted(set(ours) & set(theirs)):
+        if ours[name] != theirs[name]:
+            bad += 1
+            print(f"FAIL {name}: ours {ours[name][0]} {ours[name][1]}, llama.cpp {theirs[name][0]} {theirs[name][1]}")
+    kinds = sorted({v[0] for v in ours.values()})
+    print(f"{args.ours}: {len(ours) - bad} of {len(ours)} tensors identical to llama.cpp's {args.type} "
+          f"({', '.join(kinds)})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
