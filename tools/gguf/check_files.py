@@ -19,44 +19,43 @@ sys.path.insert(0, HERE)
 import gguf_writer as gw  # noqa: E402
 import llama_quantize  # noqa: E402
 
-_SIZES = {gw.GGUF_UINT8: 1, gw.GGUF_INT8: 1, gw.GGUF_UINT16: 2, gw.GGUF_INT16: 2, gw.GGUF_UINT32: 4,
-          gw.GGUF_INT32: 4, gw.GGUF_FLOAT32: 4, gw.GGUF_BOOL: 1, gw.GGUF_UINT64: 8, gw.GGUF_INT64: 8,
-          gw.GGUF_FLOAT64: 8}
 _NAMES = {v: k for k, v in gw.GGML_TYPES.items()}
 
 
-def read_tensors(path):
-    """name -> (type name, ne, bytes): just enough of a GGUF reader for files these tools and llama.cpp wrote."""
+def read_gguf(path):
+    """(key/values, tensors) of a GGUF v3 file: just enough of a reader for the files these tools and llama.cpp
+    write. Key/values map to Python values (arrays to lists); tensors map name -> (type name, ne, bytes)."""
     with open(path, "rb") as f:
         data = f.read()
     magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", data, 0)
-    assert magic == b"GGUF" and version == 3, path
+    if magic != b"GGUF" or version != 3:
+        raise ValueError(f"{path}: not a GGUF v3 file")
     pos = 24
-    alignment = 32
 
     def string(pos):
         (n,) = struct.unpack_from("<Q", data, pos)
         return data[pos + 8:pos + 8 + n].decode("utf-8"), pos + 8 + n
 
-    def skip(value_type, pos):
+    def value(value_type, pos):
         if value_type == gw.GGUF_STRING:
-            return string(pos)[1]
+            return string(pos)
         if value_type == gw.GGUF_ARRAY:
             element_type, count = struct.unpack_from("<IQ", data, pos)
             pos += 12
-            if element_type == gw.GGUF_STRING:
-                for _ in range(count):
-                    pos = string(pos)[1]
-                return pos
-            return pos + count * _SIZES[element_type]
-        return pos + _SIZES[value_type]
+            items = []
+            for _ in range(count):
+                item, pos = value(element_type, pos)
+                items.append(item)
+            return items, pos
+        fmt = gw._SCALAR_FORMATS[value_type]
+        return struct.unpack_from(fmt, data, pos)[0], pos + struct.calcsize(fmt)
 
+    kv = {}
     for _ in range(n_kv):
         key, pos = string(pos)
         (value_type,) = struct.unpack_from("<I", data, pos)
-        if key == "general.alignment":
-            (alignment,) = struct.unpack_from("<I", data, pos + 4)
-        pos = skip(value_type, pos + 4)
+        kv[key], pos = value(value_type, pos + 4)
+    alignment = kv.get("general.alignment", 32)
     infos = []
     for _ in range(n_tensors):
         name, pos = string(pos)
@@ -66,14 +65,14 @@ def read_tensors(path):
         pos += 4 + 8 * n_dims + 12
         infos.append((name, _NAMES[ggml_type], ne, offset))
     base = pos + (-pos) % alignment
-    out = {}
+    tensors = {}
     for name, type_name, ne, offset in infos:
         block, size = gw.GGML_BLOCKS[type_name]
         n = 1
         for d in ne:
             n *= d
-        out[name] = (type_name, ne, data[base + offset:base + offset + n // block * size])
-    return out
+        tensors[name] = (type_name, ne, data[base + offset:base + offset + n // block * size])
+    return kv, tensors
 
 
 def main():
@@ -86,8 +85,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         theirs_path = os.path.join(tmp, "llama.gguf")
         llama_quantize.quantize(args.f32, theirs_path, args.type, args.bin)
-        theirs = read_tensors(theirs_path)
-    ours = read_tensors(args.ours)
+        theirs = read_gguf(theirs_path)[1]
+    ours = read_gguf(args.ours)[1]
     bad = 0
     if sorted(ours) != sorted(theirs):
         print(f"FAIL tensor names differ: {sorted(set(ours) ^ set(theirs))}")

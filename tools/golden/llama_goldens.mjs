@@ -1,7 +1,7 @@
 // llama.cpp's own outputs for GGUF files (issue 45), through node-llama-cpp (pinned in package.json), which ships
 // llama.cpp's prebuilt CPU binary. Tools only: nothing here runs in AttnScope.
 //
-//   cd tools/golden && npm install --ignore-scripts && node llama_goldens.mjs FILE.gguf [FILE.gguf ...]
+//   cd tools/golden && npm install --ignore-scripts && node llama_goldens.mjs [--kv-cache F16|F32] FILE.gguf ...
 //
 // For each file, writes FILE's stem + ".golden.json" beside it: for each prompt of PROMPTS, the prompt's token ids
 // as llama.cpp tokenizes them (the file's BOS first when its tokenizer.ggml.add_bos_token asks for it), the top-5
@@ -11,6 +11,10 @@
 // prompt in one batch: llama.cpp's sums then run in one fixed order, so a rerun gives the same numbers. Another
 // CPU may load another of ggml's CPU backend variants (the file records which features it had), whose kernels
 // can round differently in the last bits.
+//
+// The key/value cache is llama.cpp's default, F16: keys and values are rounded to half precision before
+// attention, which is most of the difference between llama.cpp on an F32 file and exact arithmetic (see
+// tools/gguf/README.md). --kv-cache F32 keeps them in float and writes FILE's stem + ".kv-f32.golden.json".
 import { readFileSync, writeFileSync } from 'fs';
 import { basename, dirname, join } from 'path';
 import { fileURLToPath } from 'url';
@@ -61,14 +65,14 @@ function margin(logits) {
   return first - second;
 }
 
-async function goldens(llama, path) {
+async function goldens(llama, path, kvCache) {
   const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: true });
   const out = {
     file: basename(path),
     producer: { 'node-llama-cpp': VERSION, 'llama.cpp release': RELEASE, gpu: false, threads: THREADS,
                 context: CONTEXT, sampling: 'greedy (temperature 0, no penalties)', n_generate: N_GENERATE,
                 // ggml loads the CPU backend variant that suits the machine; its kernels set the last bits.
-                cpu: llama.systemInfo.trim() },
+                kv_cache: kvCache, cpu: llama.systemInfo.trim() },
     bos: model.tokens.bos,
     eos: model.tokens.eos,
     add_bos: model.tokens.shouldPrependBosToken,
@@ -76,7 +80,9 @@ async function goldens(llama, path) {
   };
   for (const prompt of PROMPTS) {
     const context = await model.createContext({ contextSize: CONTEXT, batchSize: CONTEXT, threads: THREADS,
-                                                sequences: 1, flashAttention: false });
+                                                sequences: 1, flashAttention: false,
+                                                experimentalKvCacheKeyType: kvCache,
+                                                experimentalKvCacheValueType: kvCache });
     const sequence = context.getSequence();
     const tokens = [...(out.add_bos ? [model.tokens.bos] : []), ...model.tokenize(prompt, false)];
     const next = { token: true, logits: true, options: { temperature: 0 } };
@@ -108,15 +114,22 @@ async function goldens(llama, path) {
   return out;
 }
 
-const files = process.argv.slice(2);
-if (files.length === 0) {
-  console.error('usage: node llama_goldens.mjs FILE.gguf [FILE.gguf ...]');
+const args = process.argv.slice(2);
+let kvCache = 'F16';
+if (args[0] === '--kv-cache') {
+  kvCache = args[1];
+  args.splice(0, 2);
+}
+const files = args;
+if (files.length === 0 || !['F16', 'F32'].includes(kvCache)) {
+  console.error('usage: node llama_goldens.mjs [--kv-cache F16|F32] FILE.gguf [FILE.gguf ...]');
   process.exit(2);
 }
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: THREADS });
 for (const file of files) {
-  const golden = await goldens(llama, file);
-  const target = join(dirname(file), basename(file, '.gguf') + '.golden.json');
+  const golden = await goldens(llama, file, kvCache);
+  const suffix = kvCache === 'F16' ? '.golden.json' : '.kv-f32.golden.json';
+  const target = join(dirname(file), basename(file, '.gguf') + suffix);
   // One line per array of numbers and per top-5 entry keeps the files short and their diffs readable.
   const text = JSON.stringify(golden, null, 1)
     .replace(/\[\n\s*([-0-9.e+,\s]+?)\n\s*\]/g, (_, body) => `[${body.split(/,\s*/).join(', ')}]`)
