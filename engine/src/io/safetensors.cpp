@@ -5,6 +5,7 @@
 #include "../core/file_read_mapped.h"
 #include "../core/json_config.h"
 #include "../core/json_keys.h"
+#include "half.h"
 
 #include <nlohmann/json.hpp>
 
@@ -452,18 +453,6 @@ Result<Layout> read_layout(const std::uint8_t* data, std::size_t size, const std
   if (auto ok = read_entries(*header, keys, file, layout); !ok) return std::unexpected(ok.error());
   if (auto ok = check_tiling(layout, static_cast<std::int64_t>(size), file); !ok) return std::unexpected(ok.error());
   return layout;
-}
-
-// IEEE binary16 to binary32, exactly: every half is a float.
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1Fu;
-  const std::uint32_t mantissa = h & 0x3FFu;
-  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | mantissa << 13);  // inf, NaN payload kept
-  if (exponent != 0) return std::bit_cast<float>(sign | (exponent + 112) << 23 | mantissa << 13);
-  // Zero and subnormals: mantissa x 2^-24, exact in float.
-  const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-  return std::bit_cast<float>(sign | std::bit_cast<std::uint32_t>(magnitude));
 }
 
 std::uint16_t u16_at(const std::byte* p) {
