@@ -52,6 +52,7 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
 dict_for() {
   case "$1" in
     safetensors|attention_dump|attention_dump_v2) echo "$fuzz_src/safetensors.dict" ;;
+    gguf) echo "$fuzz_src/gguf.dict" ;;
     image) echo "$fuzz_src/image.dict" ;;
     audio) echo "$fuzz_src/audio.dict" ;;
     *) echo "$fuzz_src/json.dict" ;;

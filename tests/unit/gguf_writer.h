@@ -1,0 +1,90 @@
+// GGUF files written field by field for the tests (test_gguf.cpp, test_gguf_model.cpp): every field as given, so
+// that a test can write what no converter would (a wrong count, an unaligned offset, a nested array).
+#pragma once
+
+#include "attn/io/gguf.h"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::io::test {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// Little-endian fields, appended.
+struct Writer {
+  Bytes b;
+  template <class T>
+  Writer& put(T v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    b.insert(b.end(), p, p + sizeof(T));
+    return *this;
+  }
+  Writer& str(std::string_view s) {
+    put<std::uint64_t>(s.size());
+    b.insert(b.end(), s.begin(), s.end());
+    return *this;
+  }
+  Writer& type(GgufType t) { return put(static_cast<std::uint32_t>(t)); }
+};
+
+struct Tensor {
+  std::string name;
+  std::vector<std::uint64_t> ne;
+  std::uint32_t type = 0;  // F32
+  Bytes data;
+  std::int64_t offset = -1;  // -1: the next aligned offset
+};
+
+// A GGUF file: header, key/values (each written by a function), tensor infos, padding, data.
+struct File {
+  std::uint32_t version = 3;
+  std::uint32_t alignment = 32;
+  std::vector<std::function<void(Writer&)>> kvs;
+  std::vector<Tensor> tensors;
+  std::int64_t tensor_count = -1;  // -1: tensors.size()
+  std::int64_t kv_count = -1;
+
+  Bytes bytes() const {
+    Writer w;
+    w.put<std::uint32_t>(0x46554747).put(version);
+    w.put<std::uint64_t>(tensor_count < 0 ? tensors.size() : static_cast<std::uint64_t>(tensor_count));
+    w.put<std::uint64_t>(kv_count < 0 ? kvs.size() : static_cast<std::uint64_t>(kv_count));
+    for (const auto& kv : kvs) kv(w);
+    std::vector<std::int64_t> offsets;
+    std::int64_t next = 0;
+    for (const Tensor& t : tensors) {
+      const std::int64_t at = t.offset >= 0 ? t.offset : next;
+      offsets.push_back(at);
+      next = (at + static_cast<std::int64_t>(t.data.size()) + alignment - 1) / alignment * alignment;
+      w.str(t.name).put<std::uint32_t>(static_cast<std::uint32_t>(t.ne.size()));
+      for (auto n : t.ne) w.put<std::uint64_t>(n);
+      w.put(t.type).put<std::uint64_t>(static_cast<std::uint64_t>(at));
+    }
+    while (w.b.size() % alignment != 0) w.b.push_back(0);
+    const std::size_t data_start = w.b.size();
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const std::size_t at = data_start + static_cast<std::size_t>(offsets[i]);
+      if (w.b.size() < at + tensors[i].data.size()) w.b.resize(at + tensors[i].data.size(), 0);
+      std::memcpy(w.b.data() + at, tensors[i].data.data(), tensors[i].data.size());
+    }
+    return w.b;
+  }
+};
+
+inline std::function<void(Writer&)> kv_string(std::string key, std::string value) {
+  return [=](Writer& w) { w.str(key).type(GgufType::String).str(value); };
+}
+inline std::function<void(Writer&)> kv_u32(std::string key, std::uint32_t value) {
+  return [=](Writer& w) { w.str(key).type(GgufType::U32).put(value); };
+}
+
+inline std::function<void(Writer&)> kv_f32(std::string key, float value) {
+  return [=](Writer& w) { w.str(key).type(GgufType::F32).put(value); };
+}
+
+}  // namespace attn::io::test
