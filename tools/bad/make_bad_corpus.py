@@ -623,8 +623,8 @@ def model_cases():
           "io", "model-00002-of-00002.safetensors",
           "a sharded checkpoint whose index names model-00002-of-00002.safetensors, which is not in the folder")
     llama("gguf-checkpoint", {}, {"model.gguf": b"GGUF\x03\x00\x00\x00 a llama.cpp checkpoint stands here"},
-          "unsupported", "model.gguf", "only model.gguf (llama.cpp's format): named for what it is, with where to find "
-          "the safetensors")
+          "too-large", "model.gguf", "only model.gguf, which the folder then opens: text after a GGUF v3 header, whose "
+          "tensor count reads as 7 x 10^18, refused before anything is allocated")
     out.append(("pickled-checkpoint", {"config.json": json.dumps(GPT2, indent=2).encode(),
                                        "pytorch_model.bin": b"PK\x03\x04 a pickled torch checkpoint stands here"},
                 "unsupported", "pytorch_model.bin",

@@ -521,6 +521,10 @@ struct SafeTensors::Storage {
   std::vector<std::uint8_t> owned;                     // parse()
   std::shared_ptr<const detail::MappedFile> mapping;   // open(): survives the file's truncation (file_read_mapped.h)
   std::unordered_map<std::string, std::size_t> index;  // name -> position in tensors_
+  // from_views(): each tensor's bytes (by position), what keeps them alive, and what says whether they still are.
+  std::vector<std::span<const std::byte>> views;
+  std::shared_ptr<const void> keeper;
+  std::function<Result<void>()> check;
 };
 
 Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
@@ -567,6 +571,33 @@ Result<SafeTensors> SafeTensors::parse(std::vector<std::uint8_t> bytes, std::str
   return out;
 }
 
+Result<SafeTensors> SafeTensors::from_views(std::string name, std::vector<View> views,
+                                            std::shared_ptr<const void> keeper, std::function<Result<void>()> intact) {
+  auto storage = std::make_shared<Storage>();
+  SafeTensors out;
+  for (View& v : views) {
+    const std::int64_t elements = v.info.elements();
+    if (elements < 0 ||
+        static_cast<std::uint64_t>(v.bytes.size()) != static_cast<std::uint64_t>(elements) * dtype_size(v.info.dtype)) {
+      return fail(ErrorKind::Mismatch,
+                  "tensor " + quote(v.info.name) + " of shape " + shape_text(v.info.shape) + " has " +
+                      with_commas(static_cast<long long>(v.bytes.size())) + " bytes",
+                  name, v.info.begin);
+    }
+    if (!storage->index.emplace(v.info.name, out.tensors_.size()).second) {
+      return fail(ErrorKind::Malformed, "tensor " + quote(v.info.name) + " appears twice", name, v.info.begin);
+    }
+    v.info.end = v.info.begin + static_cast<std::int64_t>(v.bytes.size());
+    out.tensors_.push_back(std::move(v.info));
+    storage->views.push_back(v.bytes);
+  }
+  storage->keeper = std::move(keeper);
+  storage->check = std::move(intact);
+  out.name_ = std::move(name);
+  out.storage_ = std::move(storage);
+  return out;
+}
+
 const TensorInfo* SafeTensors::find(std::string_view tensor) const {
   if (!storage_) return nullptr;
   const auto it = storage_->index.find(std::string(tensor));
@@ -574,6 +605,16 @@ const TensorInfo* SafeTensors::find(std::string_view tensor) const {
 }
 
 std::span<const std::byte> SafeTensors::bytes(const TensorInfo& tensor) const {
+  if (storage_ && !storage_->views.empty()) {
+    // A view's bytes, by its position (this object's own TensorInfo) or its name (a copy's).
+    std::size_t i = static_cast<std::size_t>(&tensor - tensors_.data());
+    if (&tensor < tensors_.data() || i >= tensors_.size()) {
+      const auto it = storage_->index.find(tensor.name);
+      if (it == storage_->index.end()) return {};
+      i = it->second;
+    }
+    return storage_->views[i];
+  }
   if (!storage_ || tensor.begin < 0 || tensor.end < tensor.begin) return {};
   const auto data_size = static_cast<std::int64_t>(storage_->size) - data_start_;
   if (tensor.end > data_size) return {};  // not a tensor of this file
@@ -582,6 +623,7 @@ std::span<const std::byte> SafeTensors::bytes(const TensorInfo& tensor) const {
 }
 
 Result<void> SafeTensors::intact() const {
+  if (storage_ && storage_->check) return storage_->check();
   if (!storage_ || !storage_->mapping) return {};
   return storage_->mapping->intact();
 }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +56,17 @@ class SafeTensors {
   static Result<SafeTensors> open(const std::filesystem::path& path);
   // The same validation over bytes in memory (tests, fuzzing); `name` stands for the file in errors.
   static Result<SafeTensors> parse(std::vector<std::uint8_t> bytes, std::string name);
+  // A tensor held elsewhere in memory, for from_views: `info`'s name, dtype and shape, and its `begin` the byte of
+  // the tensor in the file it came from (errors name it); `bytes` its element count x dtype size.
+  struct View {
+    TensorInfo info;
+    std::span<const std::byte> bytes;
+  };
+  // Tensors of another container (a GGUF file's, as stored or converted) seen through this class: the loaders read
+  // them as they read a checkpoint's. `keeper` keeps every view's bytes alive, `intact` answers intact(), `name`
+  // stands for the file in errors. Names must be unique and each view's length its shape's.
+  static Result<SafeTensors> from_views(std::string name, std::vector<View> views, std::shared_ptr<const void> keeper,
+                                        std::function<Result<void>()> intact);
 
   const std::string& name() const { return name_; }                    // the path as given, for messages
   const std::vector<TensorInfo>& tensors() const { return tensors_; }  // in data order

@@ -166,14 +166,14 @@ struct LogitLens {
 class TransformerModel {
  public:
   // A folder with config.json, one or more *.safetensors (model.safetensors or a sharded index) and
-  // tokenizer files (none needed for ViT).
+  // tokenizer files (none needed for ViT); or a GGUF file (llama.cpp's: the llama, qwen2 and qwen3 architectures,
+  // quantised or not), or a folder whose only checkpoint is one.
   static Result<std::shared_ptr<const TransformerModel>> load(const std::filesystem::path& folder,
                                                               const Progress& progress = {});
   // From parts already in memory (tests, benchmarks); tokenizer may be null (ids-only runs, ViT).
-  static Result<std::shared_ptr<const TransformerModel>> from_parts(TransformerConfig config,
-                                                                    const io::SafeTensors& weights,
-                                                                    std::shared_ptr<const text::Tokenizer> tokenizer,
-                                                                    const Progress& progress = {});
+  static Result<std::shared_ptr<const TransformerModel>> from_parts(
+      TransformerConfig config, const io::SafeTensors& weights, std::shared_ptr<const text::Tokenizer> tokenizer,
+      const Progress& progress = {}, std::vector<std::string> warnings = {}, std::string card = {});
 
   ~TransformerModel();
   const TransformerConfig& config() const;
@@ -181,6 +181,9 @@ class TransformerModel {
   bool has_prediction_head() const;           // MLM head (BERT/DistilBERT), LM head (GPT-2), classifier (ViT)
   std::string description() const;            // "BERT · 12 layers · 12 heads · d 768 · 110 M parameters"
   std::vector<std::string> warnings() const;  // load-time notes, e.g. unused tensors
+  // Markdown about the file the model came from: a GGUF file's tensor types (its quantisation), chat template and
+  // metadata. Empty for a Hugging Face folder (its MODEL_CARD.md or README.md is the card).
+  const std::string& card() const;
   // Decoders and GPT-2: the logit lens at `positions` of a run made with hidden_states, top_k tokens per cell.
   Result<LogitLens> logit_lens(const TransformerRun& run, const std::vector<int>& positions, int top_k = 5) const;
 
@@ -271,10 +274,10 @@ Result<void> check_weight_map(const SafetensorsIndex& index, const std::vector<c
 // "pytorch_model.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl": refused with how to convert them.
 bool is_pickled_checkpoint(const std::filesystem::path& path);
 std::string pickled_checkpoint_message(const std::filesystem::path& path);
-// "*.gguf", "*.ggml": llama.cpp's files, refused with where to find the safetensors.
-bool is_gguf_checkpoint(const std::filesystem::path& path);
-// Why `path` is a checkpoint AttnScope does not read (pickled or GGUF), with how to get one it does; nullopt for
-// anything else.
+// "*.ggml", "*.ggjt": llama.cpp's files from before GGUF (2023), refused with how to convert them.
+bool is_legacy_ggml_checkpoint(const std::filesystem::path& path);
+// Why `path` is a checkpoint AttnScope does not read (pickled, or ggml from before GGUF), with how to get one it
+// does; nullopt for anything else.
 std::optional<std::string> foreign_checkpoint_message(const std::filesystem::path& path);
 
 }  // namespace attn::models

@@ -63,6 +63,7 @@ struct TransformerModel::Impl {
   std::unique_ptr<DecoderWeights> lm_weights;  // Family::Decoder: its weights instead of the fields above
 
   std::vector<std::string> warnings;
+  std::string card;  // Markdown about the file (a GGUF file's types and metadata); empty for a folder
   std::int64_t parameters = 0;
 
   const Matrix& output_embedding() const { return decoder.size() != 0 ? decoder : word; }

@@ -2,6 +2,8 @@
 #include "attn/io/safetensors.h"
 #include "attn/models/transformer.h"
 #include "transformer_impl.h"
+#include "gguf_load.h"
+#include "attn/io/gguf.h"
 #include "tensor_reader.h"
 #include "../../core/json_config.h"
 #include "../../core/json_keys.h"
@@ -438,6 +440,7 @@ const TransformerConfig& TransformerModel::config() const { return impl_->config
 const text::Tokenizer* TransformerModel::tokenizer() const { return impl_->tokenizer.get(); }
 bool TransformerModel::has_prediction_head() const { return impl_->has_head; }
 std::vector<std::string> TransformerModel::warnings() const { return impl_->warnings; }
+const std::string& TransformerModel::card() const { return impl_->card; }
 
 std::string TransformerModel::description() const {
   const auto& c = impl_->config;
@@ -461,10 +464,11 @@ std::string TransformerModel::description() const {
 
 Result<std::shared_ptr<const TransformerModel>> TransformerModel::from_parts(
     TransformerConfig config, const io::SafeTensors& weights, std::shared_ptr<const text::Tokenizer> tokenizer,
-    const Progress& progress) {
+    const Progress& progress, std::vector<std::string> warnings, std::string card) {
   try {
-    auto impl = build(std::move(config), {&weights}, std::move(tokenizer), progress, {});
+    auto impl = build(std::move(config), {&weights}, std::move(tokenizer), progress, std::move(warnings));
     if (!impl) return std::unexpected(impl.error());
+    (*impl)->card = std::move(card);
     return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while loading the model", weights.name());
@@ -475,6 +479,7 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
                                                                        const Progress& progress) {
   try {
     std::error_code ec;
+    if (fs::is_regular_file(folder, ec) && io::is_gguf_name(folder)) return load_gguf(folder, progress);
     if (fs::is_regular_file(folder, ec)) {
       if (auto foreign = foreign_checkpoint_message(folder)) {
         return fail(ErrorKind::Unsupported, *foreign, folder.string());
@@ -496,6 +501,12 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
     } else if (fs::exists(folder / "model.safetensors", ec)) {
       files.push_back(folder / "model.safetensors");
     } else {
+      // A folder whose only checkpoint is a GGUF file opens that file.
+      std::vector<fs::path> gguf;
+      for (const auto& e : fs::directory_iterator(folder, ec)) {
+        if (e.is_regular_file(ec) && io::is_gguf_name(e.path())) gguf.push_back(e.path());
+      }
+      if (gguf.size() == 1) return load_gguf(gguf.front(), progress);
       for (const auto& e : fs::directory_iterator(folder, ec)) {
         if (auto foreign = foreign_checkpoint_message(e.path())) {
           return fail(ErrorKind::Unsupported, *foreign, e.path().string());
@@ -567,21 +578,20 @@ std::string pickled_checkpoint_message(const fs::path& path) {
          "model.save_pretrained(folder, safe_serialization=True)";
 }
 
-bool is_gguf_checkpoint(const fs::path& path) {
+bool is_legacy_ggml_checkpoint(const fs::path& path) {
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return ext == ".gguf" || ext == ".ggml";
+  return ext == ".ggml" || ext == ".ggjt";
 }
 
 std::optional<std::string> foreign_checkpoint_message(const fs::path& path) {
   if (is_pickled_checkpoint(path)) return pickled_checkpoint_message(path);
-  if (is_gguf_checkpoint(path)) {
+  if (is_legacy_ggml_checkpoint(path)) {
     return path.filename().string() +
-           " is a GGUF file (llama.cpp's format, its weights often quantised to 4 or 8 bits); AttnScope reads Hugging "
-           "Face checkpoints: a folder with config.json and model.safetensors (or a model.safetensors.index.json with "
-           "its shards). Download the model's original repository (the GGUF's model card names it), e.g. with "
-           "huggingface-cli download <repo> --include '*.json' '*.safetensors' 'tokenizer.model' --local-dir DIR";
+           " is a ggml file from before GGUF (llama.cpp's format until August 2023), which AttnScope does not read. "
+           "Convert it to GGUF with llama.cpp's convert_llama_ggml_to_gguf.py, or open the model's Hugging Face "
+           "folder (config.json and model.safetensors)";
   }
   return std::nullopt;
 }

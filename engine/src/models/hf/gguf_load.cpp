@@ -1,0 +1,597 @@
+// A GGUF file (llama.cpp's) as a decoder checkpoint: its metadata read as the Hugging Face config it was converted
+// from, its tensors under the Hugging Face names the decoder loader asks for, its tokenizer rebuilt from the
+// vocabulary it carries. Everything then goes through the same checks and the same forward as a safetensors
+// folder, so the numbers are the engine's one implementation's.
+//
+// What llama.cpp's converter (convert_hf_to_gguf.py) changed is undone here:
+//   - names: token_embd, blk.N.attn_q, ffn_gate, output_norm, output ... back to model.embed_tokens, ...;
+//   - shapes: ggml lists a tensor's dimensions innermost first, so [in, out] in the file is PyTorch's [out, in];
+//   - the llama architecture's query and key rows: the converter permutes each head's rows from the "rotate half"
+//     layout (the first half of a head's dimensions pairs with the second) into adjacent pairs, for ggml's RoPE
+//     kernel; row 2i + j of a head (j in {0, 1}) is the original row j * head_dim / 2 + i. Qwen2 and Qwen3 are not
+//     permuted (llama.cpp runs them with the NeoX RoPE, the original layout).
+//   - quantised tensors are dequantised as ggml's dequantize_row_* does (io/ggml_types.h) into float32; F32, F16
+//     and BF16 tensors stay in the file's mapping, as a safetensors checkpoint's do.
+#include "gguf_load.h"
+
+#include "attn/io/gguf.h"
+#include "attn/io/safetensors.h"
+#include "attn/text/tokenizer.h"
+#include "../../core/json_config.h"
+#include "../../core/try.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace attn::models {
+
+namespace {
+
+using json = nlohmann::json;
+using detail::quote;
+
+// The architectures read, each with the Hugging Face model_type and class it came from, and whether the converter
+// permuted its query and key rows.
+struct Arch {
+  std::string_view gguf;
+  std::string_view model_type;
+  std::string_view hf_class;
+  bool permuted;
+};
+constexpr Arch kArchs[] = {
+    {"llama", "llama", "LlamaForCausalLM", true},
+    {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+};
+
+const Arch* find_arch(std::string_view name) {
+  for (const Arch& a : kArchs) {
+    if (a.gguf == name) return &a;
+  }
+  return nullptr;
+}
+
+std::string arch_list() {
+  std::string out;
+  for (const Arch& a : kArchs) out += (out.empty() ? "" : ", ") + std::string(a.gguf);
+  return out;
+}
+
+// A GGUF tensor name's Hugging Face name; empty for a name with no counterpart (left as it is, and reported unused).
+std::string hf_name(const std::string& name) {
+  static const std::map<std::string, std::string, std::less<>> kTop = {
+      {"token_embd.weight", "model.embed_tokens.weight"},
+      {"output_norm.weight", "model.norm.weight"},
+      {"output.weight", "lm_head.weight"},
+  };
+  static const std::map<std::string, std::string, std::less<>> kLayer = {
+      {"attn_norm.weight", "input_layernorm.weight"},    {"attn_q.weight", "self_attn.q_proj.weight"},
+      {"attn_k.weight", "self_attn.k_proj.weight"},      {"attn_v.weight", "self_attn.v_proj.weight"},
+      {"attn_q.bias", "self_attn.q_proj.bias"},          {"attn_k.bias", "self_attn.k_proj.bias"},
+      {"attn_v.bias", "self_attn.v_proj.bias"},          {"attn_output.weight", "self_attn.o_proj.weight"},
+      {"attn_output.bias", "self_attn.o_proj.bias"},     {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight"}, {"ffn_norm.weight", "post_attention_layernorm.weight"},
+      {"ffn_gate.weight", "mlp.gate_proj.weight"},       {"ffn_up.weight", "mlp.up_proj.weight"},
+      {"ffn_down.weight", "mlp.down_proj.weight"},
+  };
+  if (const auto it = kTop.find(name); it != kTop.end()) return it->second;
+  if (name.rfind("blk.", 0) != 0) return {};
+  const std::size_t dot = name.find('.', 4);
+  if (dot == std::string::npos || dot == 4) return {};
+  const std::string layer = name.substr(4, dot - 4);
+  if (layer.find_first_not_of("0123456789") != std::string::npos) return {};
+  const auto it = kLayer.find(std::string_view(name).substr(dot + 1));
+  if (it == kLayer.end()) return {};
+  return "model.layers." + layer + "." + it->second;
+}
+
+// The metadata read as a Hugging Face config.json: the config reader then checks every value as it checks a
+// folder's, and its errors name the Hugging Face key, under this file's name.
+Result<json> config_from_metadata(const io::GgufFile& f, const Arch& arch) {
+  const std::string a(arch.gguf);
+  json c;
+  c["model_type"] = arch.model_type;
+  c["architectures"] = json::array({arch.hf_class});
+  const auto put_int = [&](const std::string& key, const char* hf, bool required) -> Result<void> {
+    auto v = f.integer(a + "." + key);
+    if (!v) return std::unexpected(v.error());
+    if (!*v) {
+      if (required) return fail(ErrorKind::Mismatch, "the metadata has no " + a + "." + key, f.name());
+      return {};
+    }
+    c[hf] = **v;
+    return {};
+  };
+  const auto put_number = [&](const std::string& key, const char* hf) -> Result<void> {
+    auto v = f.number(a + "." + key);
+    if (!v) return std::unexpected(v.error());
+    if (*v) c[hf] = **v;
+    return {};
+  };
+  ATTN_TRY(put_int("embedding_length", "hidden_size", true));
+  ATTN_TRY(put_int("block_count", "num_hidden_layers", true));
+  ATTN_TRY(put_int("feed_forward_length", "intermediate_size", true));
+  ATTN_TRY(put_int("attention.head_count", "num_attention_heads", true));
+  ATTN_TRY(put_int("attention.head_count_kv", "num_key_value_heads", false));
+  ATTN_TRY(put_int("context_length", "max_position_embeddings", true));
+  ATTN_TRY(put_int("attention.key_length", "head_dim", false));
+  ATTN_TRY(put_number("attention.layer_norm_rms_epsilon", "rms_norm_eps"));
+  ATTN_TRY(put_number("rope.freq_base", "rope_theta"));
+  // RoPE on part of each head (rope.dimension_count under head_dim) is the config's partial_rotary_factor.
+  auto rotary = f.integer(a + ".rope.dimension_count");
+  if (!rotary) return std::unexpected(rotary.error());
+  if (*rotary) {
+    const std::int64_t head_dim =
+        c.contains("head_dim")
+            ? c["head_dim"].get<std::int64_t>()
+            : (c["num_attention_heads"].get<std::int64_t>() > 0
+                   ? c["hidden_size"].get<std::int64_t>() / c["num_attention_heads"].get<std::int64_t>()
+                   : 0);
+    if (head_dim > 0 && **rotary != head_dim) c["partial_rotary_factor"] = static_cast<double>(**rotary) / head_dim;
+  }
+  auto scaling = f.string(a + ".rope.scaling.type");
+  if (!scaling) return std::unexpected(scaling.error());
+  if (*scaling && **scaling != "none") {
+    auto factor = f.number(a + ".rope.scaling.factor");
+    if (!factor) return std::unexpected(factor.error());
+    if (**scaling != "linear") {
+      return std::unexpected(
+          f.error(a + ".rope.scaling.type", ErrorKind::Unsupported,
+                  "RoPE scaling " + quote(**scaling) + " in a GGUF file is not read yet; linear is"));
+    }
+    c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", factor->value_or(1.0)}};
+  }
+  if (f.find("rope_freqs.weight")) {
+    return fail(ErrorKind::Unsupported,
+                "the file holds rope_freqs.weight (Llama 3's RoPE scaling, as llama.cpp stores it), which AttnScope "
+                "does not read yet",
+                f.name(), f.find("rope_freqs.weight")->offset);
+  }
+  // The vocabulary's size is the embedding's rows; the output head is tied when the file has none.
+  const io::GgufTensor* embed = f.find("token_embd.weight");
+  if (!embed || embed->ne.size() != 2) {
+    return fail(ErrorKind::Mismatch, "the file has no token_embd.weight of two dimensions", f.name());
+  }
+  c["vocab_size"] = embed->ne[1];
+  c["tie_word_embeddings"] = f.find("output.weight") == nullptr;
+  for (const auto& [key, hf] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
+                                std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"}}) {
+    auto v = f.integer(key);
+    if (!v) return std::unexpected(v.error());
+    if (*v) c[hf] = **v;
+  }
+  return c;
+}
+
+// What keeps the views alive: the file's mapping and the tensors converted from it.
+struct Held {
+  io::GgufFile file;
+  std::vector<std::vector<std::byte>> owned;
+};
+
+// Each head's rows back from the converter's adjacent pairs to the "rotate half" layout (see the file's header).
+void unpermute_rows(std::span<const std::byte> in, std::span<std::byte> out, std::int64_t rows, std::int64_t heads) {
+  const std::size_t row_bytes = in.size() / static_cast<std::size_t>(rows);
+  const std::int64_t head_dim = rows / heads, half = head_dim / 2;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t i = 0; i < half; ++i) {
+      for (std::int64_t j = 0; j < 2; ++j) {
+        const std::int64_t from = h * head_dim + 2 * i + j, to = h * head_dim + j * half + i;
+        std::memcpy(out.data() + to * row_bytes, in.data() + from * row_bytes, row_bytes);
+      }
+    }
+  }
+}
+
+// Every tensor under its Hugging Face name: F32, F16 and BF16 as views of the mapping (or, when permuted, of a copy),
+// the others dequantised to float32.
+Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const Arch& arch, const json& config,
+                                              const Progress& progress) {
+  const io::GgufFile& f = held->file;
+  const std::int64_t heads = config["num_attention_heads"].get<std::int64_t>();
+  const std::int64_t kv_heads =
+      config.contains("num_key_value_heads") ? config["num_key_value_heads"].get<std::int64_t>() : heads;
+  std::vector<io::SafeTensors::View> views;
+  std::int64_t total = 0, done = 0;
+  for (const io::GgufTensor& t : f.tensors()) total += t.bytes;
+  for (const io::GgufTensor& t : f.tensors()) {
+    if (progress && !progress(0.5 * static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(1, total)),
+                              "reading " + t.name + " (" + t.type_name() + ")")) {
+      return fail(ErrorKind::Cancelled, "cancelled");
+    }
+    done += t.bytes;
+    std::string name = hf_name(t.name);
+    if (name.empty()) name = t.name;
+    io::SafeTensors::View v;
+    v.info.name = name;
+    v.info.shape = t.shape();
+    v.info.begin = t.offset;
+    std::span<const std::byte> bytes = f.bytes(t);
+    const bool q = t.name.ends_with("attn_q.weight"), k = t.name.ends_with("attn_k.weight");
+    const std::int64_t permute_heads = arch.permuted && (q || k) ? (q ? heads : kv_heads) : 0;
+    if (permute_heads > 0) {
+      const std::int64_t rows = t.rows();
+      if (permute_heads <= 0 || rows % permute_heads != 0 || (rows / permute_heads) % 2 != 0) {
+        return std::unexpected(f.error(t, ErrorKind::Mismatch,
+                                       "tensor " + quote(t.name) + " has " + std::to_string(rows) +
+                                           " rows, not an even number per head for " + std::to_string(permute_heads) +
+                                           " heads"));
+      }
+      std::vector<std::byte> rows_back(bytes.size());
+      unpermute_rows(bytes, rows_back, rows, permute_heads);
+      held->owned.push_back(std::move(rows_back));
+      bytes = held->owned.back();
+    }
+    const auto type = static_cast<io::GgmlType>(t.type);
+    if (type == io::GgmlType::F32 || type == io::GgmlType::F16 || type == io::GgmlType::BF16) {
+      v.info.dtype = type == io::GgmlType::F32   ? io::DType::F32
+                     : type == io::GgmlType::F16 ? io::DType::F16
+                                                 : io::DType::BF16;
+      v.bytes = bytes;
+    } else {
+      const auto info = io::ggml_type_info(t.type);
+      if (!info || !info->readable) {
+        return std::unexpected(f.error(t, ErrorKind::Unsupported,
+                                       "tensor " + quote(t.name) + " is " + t.type_name() +
+                                           ", a type AttnScope does not dequantise (it reads F32, F16, BF16, Q4_0, "
+                                           "Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K to Q6_K)"));
+      }
+      std::vector<std::byte> values(static_cast<std::size_t>(t.elements()) * sizeof(float));
+      const std::span<float> out(reinterpret_cast<float*>(values.data()), static_cast<std::size_t>(t.elements()));
+      if (!io::ggml_dequantize(type, bytes, out)) {
+        return std::unexpected(
+            f.error(t, ErrorKind::Mismatch, "tensor " + quote(t.name) + " could not be dequantised from its bytes"));
+      }
+      v.info.dtype = io::DType::F32;
+      held->owned.push_back(std::move(values));
+      v.bytes = held->owned.back();
+    }
+    views.push_back(std::move(v));
+  }
+  if (auto ok = f.intact(); !ok) return std::unexpected(ok.error());
+  const std::string name = f.name();
+  std::weak_ptr<const Held> watch = held;
+  auto intact = [watch]() -> Result<void> {
+    const auto h = watch.lock();
+    return h ? h->file.intact() : Result<void>{};
+  };
+  return io::SafeTensors::from_views(name, std::move(views), std::move(held), std::move(intact));
+}
+
+// Appends a protobuf varint.
+void varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void field_varint(std::string& out, int field, std::uint64_t v) {
+  varint(out, static_cast<std::uint64_t>(field) << 3);
+  varint(out, v);
+}
+void field_bytes(std::string& out, int field, std::string_view bytes) {
+  varint(out, (static_cast<std::uint64_t>(field) << 3) | 2);
+  varint(out, bytes.size());
+  out.append(bytes);
+}
+void field_float(std::string& out, int field, float v) {
+  varint(out, (static_cast<std::uint64_t>(field) << 3) | 5);
+  char b[4];
+  std::memcpy(b, &v, 4);
+  out.append(b, 4);
+}
+
+// A "llama" (SentencePiece) vocabulary as the ModelProto libsentencepiece reads (sentencepiece_model.proto): each
+// piece with its score and type (GGUF's token types are SentencePiece's numbers), a BPE model with byte fallback,
+// the identity normaliser that adds the leading space (tokenizer.ggml.add_space_prefix, true when absent) and
+// keeps runs of spaces, as llama.cpp's SentencePiece tokenizer does.
+Result<std::string> sentencepiece_proto(const io::GgufFile& f, const io::GgufValue& tokens) {
+  const io::GgufValue* scores = f.value("tokenizer.ggml.scores");
+  const io::GgufValue* types = f.value("tokenizer.ggml.token_type");
+  const std::size_t n = tokens.strings.size();
+  if (!scores || !scores->array || !scores->is_number() || scores->numbers.size() != n) {
+    return std::unexpected(f.error("tokenizer.ggml.scores", ErrorKind::Mismatch,
+                                   "a llama vocabulary needs tokenizer.ggml.scores: one f32 per token (" +
+                                       with_commas(static_cast<long long>(n)) + ")"));
+  }
+  if (types && (!types->array || !types->is_integer() || types->integers.size() != n)) {
+    return std::unexpected(f.error(
+        "tokenizer.ggml.token_type", ErrorKind::Mismatch,
+        "tokenizer.ggml.token_type must hold one integer per token (" + with_commas(static_cast<long long>(n)) + ")"));
+  }
+  std::string proto;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string piece;
+    field_bytes(piece, 1, tokens.strings[i]);
+    field_float(piece, 2, static_cast<float>(scores->numbers[i]));
+    std::int64_t type = types ? types->integers[i] : 1;
+    if (type < 1 || type > 6) type = 1;  // llama.cpp reads an undefined type (0) as normal
+    field_varint(piece, 3, static_cast<std::uint64_t>(type));
+    field_bytes(proto, 1, piece);
+  }
+  std::string trainer;
+  field_varint(trainer, 3, 2);   // model_type: BPE
+  field_varint(trainer, 35, 1);  // byte_fallback
+  const auto special = [&](const char* key, int field, std::int64_t fallback) -> Result<void> {
+    auto v = f.integer(key);
+    if (!v) return std::unexpected(v.error());
+    const std::int64_t id = v->value_or(fallback);
+    if (id < -1 || id >= static_cast<std::int64_t>(n)) {
+      return std::unexpected(f.error(key, ErrorKind::OutOfRange,
+                                     std::string(key) + " " + std::to_string(id) + " is not a token of the " +
+                                         with_commas(static_cast<long long>(n)) + " in the vocabulary"));
+    }
+    field_varint(trainer, field, static_cast<std::uint64_t>(static_cast<std::int32_t>(id)));
+    return {};
+  };
+  ATTN_TRY(special("tokenizer.ggml.unknown_token_id", 40, 0));
+  ATTN_TRY(special("tokenizer.ggml.bos_token_id", 41, 1));
+  ATTN_TRY(special("tokenizer.ggml.eos_token_id", 42, 2));
+  ATTN_TRY(special("tokenizer.ggml.padding_token_id", 43, -1));
+  field_bytes(proto, 2, trainer);
+  auto prefix = f.boolean("tokenizer.ggml.add_space_prefix");
+  if (!prefix) return std::unexpected(prefix.error());
+  std::string normalizer;
+  field_bytes(normalizer, 1, "identity");
+  field_varint(normalizer, 3, prefix->value_or(true) ? 1 : 0);
+  field_varint(normalizer, 4, 0);  // remove_extra_whitespaces
+  field_varint(normalizer, 5, 1);  // escape_whitespaces
+  field_bytes(proto, 3, normalizer);
+  return proto;
+}
+
+// The pre-tokenizer a "gpt2" vocabulary's tokenizer.ggml.pre names, as llama.cpp's llama-vocab.cpp splits: its
+// patterns in order, each splitting what the previous left.
+Result<std::vector<std::string>> pre_patterns(const io::GgufFile& f, const std::string& pre) {
+  static const std::string kGpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
+  if (pre == "default" || pre == "gpt-2" || pre == "gpt2" || pre == "mpt" || pre == "olmo" || pre == "jais") {
+    return std::vector<std::string>{kGpt2};
+  }
+  if (pre == "smollm" || pre == "starcoder" || pre == "refact" || pre == "command-r" || pre == "codeshell" ||
+      pre == "exaone") {
+    return std::vector<std::string>{R"(\p{N})", kGpt2};
+  }
+  if (pre == "llama3" || pre == "llama-bpe" || pre == "llama-v3" || pre == "falcon3" || pre == "pixtral" ||
+      pre == "granite-docling") {
+    return std::vector<std::string>{
+        R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+  }
+  if (pre == "qwen2" || pre == "stablelm2" || pre == "deepseek-r1-qwen" || pre == "hunyuan") {
+    return std::vector<std::string>{
+        R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+  }
+  return std::unexpected(f.error("tokenizer.ggml.pre", ErrorKind::Unsupported,
+                                 "the pre-tokenizer " + quote(pre) +
+                                     " is not read; AttnScope reads default (GPT-2), smollm, llama3 and qwen2 and "
+                                     "the names llama.cpp gives the same patterns"));
+}
+
+// A "gpt2" (byte-level BPE) vocabulary as the tokenizer.json Hugging Face's library would write for it: the BPE
+// model with the merges, the pre-tokenizer's patterns as Split steps before a ByteLevel without its own regex,
+// control and user-defined tokens as added tokens, BOS added in front when tokenizer.ggml.add_bos_token says so.
+Result<std::string> tokenizer_json(const io::GgufFile& f, const io::GgufValue& tokens, bool add_bos) {
+  const io::GgufValue* merges = f.value("tokenizer.ggml.merges");
+  if (!merges || !merges->array || merges->type != io::GgufType::String) {
+    return std::unexpected(f.error("tokenizer.ggml.merges", ErrorKind::Mismatch,
+                                   "a gpt2 vocabulary needs tokenizer.ggml.merges, an array of strings"));
+  }
+  const io::GgufValue* types = f.value("tokenizer.ggml.token_type");
+  const std::size_t n = tokens.strings.size();
+  if (types && (!types->array || !types->is_integer() || types->integers.size() != n)) {
+    return std::unexpected(f.error(
+        "tokenizer.ggml.token_type", ErrorKind::Mismatch,
+        "tokenizer.ggml.token_type must hold one integer per token (" + with_commas(static_cast<long long>(n)) + ")"));
+  }
+  auto pre = f.string("tokenizer.ggml.pre");
+  if (!pre) return std::unexpected(pre.error());
+  auto patterns = pre_patterns(f, pre->value_or("default"));
+  if (!patterns) return std::unexpected(patterns.error());
+  json vocab = json::object();
+  json added = json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    vocab[tokens.strings[i]] = i;
+    const std::int64_t type = types ? types->integers[i] : 1;
+    if (type == 3 || type == 4) {
+      added.push_back({{"id", i},
+                       {"content", tokens.strings[i]},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", type == 4},
+                       {"special", type == 3}});
+    }
+  }
+  json steps = json::array();
+  for (const std::string& p : *patterns) {
+    steps.push_back({{"type", "Split"}, {"pattern", {{"Regex", p}}}, {"behavior", "Isolated"}, {"invert", false}});
+  }
+  steps.push_back({{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}});
+  json t = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", steps}}},
+      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"vocab", vocab},
+        {"merges", merges->strings}}}};
+  if (add_bos) {
+    auto bos = f.integer("tokenizer.ggml.bos_token_id");
+    if (!bos) return std::unexpected(bos.error());
+    if (!*bos || **bos < 0 || **bos >= static_cast<std::int64_t>(n)) {
+      return std::unexpected(f.error("tokenizer.ggml.add_bos_token", ErrorKind::Mismatch,
+                                     "tokenizer.ggml.add_bos_token is set but tokenizer.ggml.bos_token_id names no "
+                                     "token of the vocabulary"));
+    }
+    const std::string b = tokens.strings[static_cast<std::size_t>(**bos)];
+    t["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single",
+         json::array({{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
+        {"pair", json::array({{{"SpecialToken", {{"id", b}, {"type_id", 0}}}},
+                              {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                              {{"SpecialToken", {{"id", b}, {"type_id", 1}}}},
+                              {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}})},
+        {"special_tokens", {{b, {{"id", b}, {"ids", json::array({**bos})}, {"tokens", json::array({b})}}}}}};
+  }
+  return t.dump();
+}
+
+// The tokenizer the file carries; nullopt-like (an error the caller turns into a warning) when it has none.
+Result<std::unique_ptr<text::Tokenizer>> tokenizer_from(const io::GgufFile& f) {
+  auto model = f.string("tokenizer.ggml.model");
+  if (!model) return std::unexpected(model.error());
+  if (!*model || **model == "none" || **model == "no_vocab") {
+    return fail(ErrorKind::Mismatch, "the file carries no vocabulary (tokenizer.ggml.model)", f.name());
+  }
+  const io::GgufValue* tokens = f.value("tokenizer.ggml.tokens");
+  if (!tokens || !tokens->array || tokens->type != io::GgufType::String) {
+    return std::unexpected(f.error("tokenizer.ggml.tokens", ErrorKind::Mismatch,
+                                   "the vocabulary needs tokenizer.ggml.tokens, an array of strings"));
+  }
+  auto add_bos = f.boolean("tokenizer.ggml.add_bos_token");
+  if (!add_bos) return std::unexpected(add_bos.error());
+  auto add_eos = f.boolean("tokenizer.ggml.add_eos_token");
+  if (!add_eos) return std::unexpected(add_eos.error());
+  const std::string name = f.name() + " (its vocabulary)";
+  if (**model == "llama") {
+    auto proto = sentencepiece_proto(f, *tokens);
+    if (!proto) return std::unexpected(proto.error());
+    return text::parse_sentencepiece(*proto, name, add_bos->value_or(true), add_eos->value_or(false));
+  }
+  if (**model == "gpt2") {
+    auto text = tokenizer_json(f, *tokens, add_bos->value_or(false));
+    if (!text) return std::unexpected(text.error());
+    return text::parse_tokenizer_json(*text, name);
+  }
+  return std::unexpected(f.error("tokenizer.ggml.model", ErrorKind::Unsupported,
+                                 "tokenizer.ggml.model " + quote(**model) +
+                                     " is not read; AttnScope reads llama (SentencePiece) and gpt2 (byte-level BPE)"));
+}
+
+// "12.3 MB", "1.02 GB": a size in the card.
+std::string size_text(std::int64_t bytes) {
+  char buf[32];
+  if (bytes >= 1'000'000'000) {
+    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  } else if (bytes >= 1'000'000) {
+    std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f kB", static_cast<double>(bytes) / 1e3);
+  }
+  return buf;
+}
+
+// A key's value as one cell of the card's table: a scalar as it is (a string cut at 120 bytes), an array as its
+// length and element type with its first elements.
+std::string value_text(const io::GgufValue& v) {
+  const auto cut = [](const std::string& s) {
+    std::size_t end = std::min<std::size_t>(s.size(), 120);
+    while (end < s.size() && end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;  // whole characters
+    std::string out =
+        end < s.size() ? s.substr(0, end) + "\xE2\x80\xA6 (" + with_commas(static_cast<long long>(s.size())) + " bytes)"
+                       : s;
+    for (char& ch : out) {
+      if (ch == '\n' || ch == '\r' || ch == '|') ch = ' ';
+    }
+    return out;
+  };
+  const auto element = [&](std::size_t i) {
+    if (v.type == io::GgufType::String) return cut(v.strings[i]);
+    if (v.is_number()) return json(v.numbers[i]).dump();
+    if (v.type == io::GgufType::Bool) return std::string(v.integers[i] ? "true" : "false");
+    return std::to_string(v.integers[i]);
+  };
+  if (!v.array) return element(0);
+  std::string out = with_commas(static_cast<long long>(v.size())) + " " + std::string(io::to_string(v.type)) + ": ";
+  for (std::size_t i = 0; i < std::min<std::size_t>(v.size(), 5); ++i) out += (i ? ", " : "") + element(i);
+  if (v.size() > 5) out += ", \xE2\x80\xA6";
+  return out;
+}
+
+// The card: what the file is, its tensors by type (the quantisation), the chat template, every key.
+std::string card_of(const io::GgufFile& f) {
+  const auto name = f.string("general.name");
+  std::string md = "# " + (name && *name ? **name : std::filesystem::path(f.name()).filename().string()) + "\n\n";
+  const auto arch = f.string("general.architecture");
+  md += "A GGUF file (version " + std::to_string(f.version()) + ") of the " + (arch && *arch ? **arch : "?") +
+        " architecture, " + size_text(f.file_size()) + ", " + with_commas(static_cast<long long>(f.tensors().size())) +
+        " tensors.\n\n## Tensor types\n\n| type | tensors | parameters | bytes |\n|---|---:|---:|---:|\n";
+  std::map<std::string, std::array<std::int64_t, 3>> types;
+  for (const io::GgufTensor& t : f.tensors()) {
+    auto& row = types[t.type_name()];
+    row[0] += 1;
+    row[1] += t.elements();
+    row[2] += t.bytes;
+  }
+  for (const auto& [type, row] : types) {
+    md += "| " + type + " | " + with_commas(row[0]) + " | " + with_commas(row[1]) + " | " + size_text(row[2]) + " |\n";
+  }
+  if (const auto chat = f.string("tokenizer.chat_template"); chat && *chat) {
+    md += "\n## Chat template\n\n```jinja\n" + **chat + "\n```\n";
+  }
+  md += "\n## Metadata\n\n| key | value |\n|---|---|\n";
+  for (const std::string& key : f.keys()) {
+    if (key == "tokenizer.chat_template") continue;
+    md += "| " + key + " | " + value_text(*f.value(key)) + " |\n";
+  }
+  return md;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem::path& path, const Progress& progress) {
+  if (progress && !progress(0.0, "opening " + path.filename().string())) {
+    return fail(ErrorKind::Cancelled, "cancelled");
+  }
+  auto file = io::GgufFile::open(path);
+  if (!file) return std::unexpected(file.error());
+  auto arch_name = file->string("general.architecture");
+  if (!arch_name) return std::unexpected(arch_name.error());
+  if (!*arch_name) return fail(ErrorKind::Mismatch, "the metadata has no general.architecture", file->name());
+  const Arch* arch = find_arch(**arch_name);
+  if (!arch) {
+    return std::unexpected(file->error(
+        "general.architecture", ErrorKind::Unsupported,
+        "the architecture " + quote(**arch_name) + " is not read; AttnScope reads " + arch_list() + " GGUF files"));
+  }
+  auto config_json = config_from_metadata(*file, *arch);
+  if (!config_json) return std::unexpected(config_json.error());
+  auto config = parse_config(config_json->dump(), file->name() + " (its metadata read as config.json)");
+  if (!config) return std::unexpected(config.error());
+
+  std::shared_ptr<const text::Tokenizer> tokenizer;
+  std::string tokenizer_note;
+  if (auto tok = tokenizer_from(*file)) {
+    tokenizer = std::shared_ptr<const text::Tokenizer>(std::move(*tok));
+  } else {
+    tokenizer_note = "no tokenizer (" + tok.error().message() + "): only token ids can be run";
+  }
+
+  std::string card = card_of(*file);
+  auto held = std::make_shared<Held>();
+  held->file = std::move(*file);
+  auto weights = tensors_as_checkpoint(held, *arch, *config_json, progress);
+  if (!weights) return std::unexpected(weights.error());
+  const Progress second_half = [&progress](double fraction, const std::string& what) {
+    return !progress || progress(0.5 + 0.5 * fraction, what);
+  };
+  std::vector<std::string> warnings;
+  if (!tokenizer_note.empty()) warnings.push_back(std::move(tokenizer_note));
+  return TransformerModel::from_parts(std::move(*config), *weights, std::move(tokenizer), second_half,
+                                      std::move(warnings), std::move(card));
+}
+
+}  // namespace attn::models
