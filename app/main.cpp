@@ -149,7 +149,7 @@ struct Flags {
     parser.addPositionalArgument(
         u"path"_s,
         u"A file or folder to open as a drop on the window opens it: a session (*.attnscope.json); a model folder, "
-        "*.safetensors or *.attn.safetensors dump (the tab its config.json names); an "
+        "*.safetensors, a llama.cpp *.gguf model or an *.attn.safetensors dump (the tab its config.json names); an "
         "image (the Glimpse tab); any other file as text into the lab (first non-empty line = query, rest = "
         "source)."_s,
         u"[path]"_s);

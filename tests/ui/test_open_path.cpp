@@ -214,7 +214,8 @@ class TestOpenPath : public QObject {
     QTest::newRow("no such file") << files_.filePath(u"no-such.txt"_s) << true << u"does not exist"_s;
     QTest::newRow("no such photo") << files_.filePath(u"no-such.png"_s) << true << u"does not exist"_s;
     QTest::newRow("no such model file") << files_.filePath(u"gone/model.safetensors"_s) << true << u"does not exist"_s;
-    QTest::newRow("gguf") << files_.filePath(u"model.gguf"_s) << false << u"is a GGUF file"_s;
+    QTest::newRow("gguf cut short") << files_.filePath(u"model.gguf"_s) << false
+                                    << u"model.gguf: byte 4: the file ends inside the version"_s;
     QTest::newRow("folder without a model") << files_.filePath(u"empty-folder"_s) << false << u"config.json"_s;
   }
   void aBadPathGivesTheSameMessage() {

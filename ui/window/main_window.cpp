@@ -183,6 +183,11 @@ void MainWindow::createActions() {
          "tab, a transformer (config.json + *.safetensors + tokenizer) into the Transformer "
          "tab"));
   connect(openModelAction_, &QAction::triggered, this, &MainWindow::openModelDialog);
+  openGgufAction_ = new QAction(tr("Open &GGUF Model\u2026"), this);
+  openGgufAction_->setStatusTip(
+      tr("Open a llama.cpp model file (*.gguf, quantised or not: llama, Mistral, Qwen 2 and 3) into the Transformer "
+         "tab"));
+  connect(openGgufAction_, &QAction::triggered, this, &MainWindow::openGgufDialog);
   openDumpAction_ = new QAction(tr("Open Attention &Dump\u2026"), this);
   openDumpAction_->setStatusTip(tr("Open any model's attention saved as *.attn.safetensors into the Transformer tab"));
   connect(openDumpAction_, &QAction::triggered, this, &MainWindow::openDumpDialog);
@@ -311,6 +316,7 @@ void MainWindow::createMenus() {
   }
   file->addSeparator();
   file->addAction(openModelAction_);
+  file->addAction(openGgufAction_);
   file->addAction(openDumpAction_);
   recentModelsMenu_ = file->addMenu(tr("Open Recent Mo&del"));
   file->addSeparator();

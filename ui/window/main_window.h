@@ -165,6 +165,7 @@ class MainWindow : public QMainWindow {
   void openImageDialog();
   void openModelDialog();
   void openDumpDialog();
+  void openGgufDialog();
   void exportViewDialog();
   void exportCsvDialog();
   void exportLayerDialog();
@@ -197,6 +198,7 @@ class MainWindow : public QMainWindow {
   QAction* openImageAction_ = nullptr;
   QAction* openModelAction_ = nullptr;
   QAction* openDumpAction_ = nullptr;
+  QAction* openGgufAction_ = nullptr;
   QAction* exportAction_ = nullptr;
   QAction* exportCsvAction_ = nullptr;
   QAction* exportLayerAction_ = nullptr;

@@ -5,6 +5,7 @@
 
 #include "window/recent_files.h"
 #include "window/status_line.h"
+#include "attn/io/gguf.h"
 #include "attn/io/read_file.h"
 #include "attn/models/transformer.h"
 #include "render/strings.h"
@@ -28,10 +29,12 @@ using namespace Qt::StringLiterals;
 namespace attn::ui {
 namespace {
 
-// A checkpoint only the Transformer tab reads, or names the problem of: a dump, a GGUF or a pickled file (the
-// engine says how to convert those two). The Alignment and the Captioning tab would only say "no config.json".
+// A checkpoint only the Transformer tab reads, or names the problem of: a dump, a GGUF file, a pickled or a
+// pre-GGUF ggml file (the engine says how to convert those two). The Alignment and the Captioning tab would only say
+// "no config.json".
 bool isTransformerOnlyFile(const QString& path) {
-  return TransformerWorkbench::isDumpFileName(path) || attn::models::foreign_checkpoint_message(toPath(path));
+  return TransformerWorkbench::isDumpFileName(path) || attn::io::is_gguf_name(toPath(path)) ||
+         attn::models::foreign_checkpoint_message(toPath(path));
 }
 
 // What openModel takes: a folder, a *.safetensors file (it stands for its folder) or one of the above.
@@ -191,6 +194,18 @@ void MainWindow::openModelDialog() {
       QFileDialog::getExistingDirectory(this, tr("Open Model Folder (config.json + *.safetensors)"), dir);
   if (path.isEmpty()) return;
   settings.setValue(u"paths/openModel"_s, QFileInfo(path).absolutePath());
+  openModel(path);
+}
+
+void MainWindow::openGgufDialog() {
+  QSettings settings;
+  const QString dir =
+      settings.value(u"paths/openGguf"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+          .toString();
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open GGUF Model"), dir, tr("GGUF models (*.gguf);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue(u"paths/openGguf"_s, QFileInfo(path).absolutePath());
   openModel(path);
 }
 

@@ -184,6 +184,7 @@ void TransformerWorkbench::onLoaded(std::shared_ptr<const TransformerSource> sou
   errorBanner_->setVisible(false);
   lastError_.clear();
   modelLabel_->setText(source_->description + u"\n"_s + QDir::toNativeSeparators(source_->path));
+  aboutModel_->setVisible(!source_->card.isEmpty());
   modelLabel_->setToolTip(source_->path);
   const bool textChanged = takeTextForSource();
   updateInputControls();

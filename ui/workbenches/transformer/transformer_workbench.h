@@ -202,6 +202,7 @@ class TransformerWorkbench : public Workbench {
   QLabel* errorBanner() const { return errorBanner_; }
   QProgressBar* progressBar() const { return loadProgress_; }
   QPushButton* cancelButton() const { return cancelButton_; }
+  QPushButton* aboutModelButton() const { return aboutModel_; }
   QListWidget* predictions() const { return predictions_; }
   QComboBox* matrixModeBox() const { return matrixModeBox_; }
   QTabWidget* viewTabs() const { return viewTabs_; }
@@ -352,6 +353,7 @@ class TransformerWorkbench : public Workbench {
   QLabel* modelLabel_ = nullptr;
   QProgressBar* loadProgress_ = nullptr;
   QPushButton* cancelButton_ = nullptr;
+  QPushButton* aboutModel_ = nullptr;  // the open model's card, when it has one
   QLabel* loadNote_ = nullptr;
   QGroupBox* inputGroup_ = nullptr;
   QPlainTextEdit* textEdit_ = nullptr;

@@ -68,8 +68,8 @@ void TransformerWorkbench::buildSidePanel(QWidget* panel) {
 QGroupBox* TransformerWorkbench::buildModelGroup(QWidget* panel) {
   auto* modelGroup = new QGroupBox(tr("Model"), panel);
   auto* modelLayout = new QVBoxLayout(modelGroup);
-  modelLabel_ = new QLabel(tr("No model: open a model folder (config.json + *.safetensors) or an attention dump "
-                              "(*.attn.safetensors)."),
+  modelLabel_ = new QLabel(tr("No model: open a model folder (config.json + *.safetensors), a llama.cpp model "
+                              "(*.gguf) or an attention dump (*.attn.safetensors)."),
                            modelGroup);
   modelLabel_->setObjectName(u"modelDescription"_s);
   modelLabel_->setWordWrap(true);
@@ -83,8 +83,18 @@ QGroupBox* TransformerWorkbench::buildModelGroup(QWidget* panel) {
   auto* openDump = new QPushButton(tr("Open Dump\u2026"), modelGroup);
   openDump->setToolTip(tr("Any model's attention saved as *.attn.safetensors (docs/USING.md: ten lines of Python)"));
   connect(openDump, &QPushButton::clicked, this, &TransformerWorkbench::openDumpRequested);
+  aboutModel_ = new QPushButton(tr("About Model\u2026"), modelGroup);
+  aboutModel_->setObjectName(u"aboutModel"_s);
+  aboutModel_->setToolTip(
+      tr("The open model's card: a GGUF file's quantisation by tensor type, chat template and "
+         "metadata, or a folder's MODEL_CARD.md"));
+  aboutModel_->setVisible(false);
+  connect(aboutModel_, &QPushButton::clicked, this, [this] {
+    if (source_ && !source_->card.isEmpty()) showModelCard(this, source_->name, source_->card);
+  });
   buttons->addWidget(openModel);
   buttons->addWidget(openDump);
+  buttons->addWidget(aboutModel_);
   modelLayout->addLayout(buttons);
   auto* demo = new QPushButton(tr("Open the Demo Model"), modelGroup);
   demo->setObjectName(u"openDemo"_s);

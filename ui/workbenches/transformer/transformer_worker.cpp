@@ -1,5 +1,6 @@
 #include "workbenches/transformer/transformer_worker.h"
 #include "render/strings.h"
+#include "workbenches/common/model_files.h"
 
 #include "attn/io/attention_dump.h"
 #include "attn/text/token_ids.h"
@@ -409,6 +410,8 @@ void TransformerWorker::runLoad(quint64 serial, const QString& path) {
     source->model = std::move(*model);
     source->description = fromStd(source->model->description());
     for (const auto& w : source->model->warnings()) source->warnings.append(fromStd(w));
+    source->card = fromStd(source->model->card());
+    if (source->card.isEmpty()) source->card = readModelCard(source->path);
   }
   source->loadMs = msSince(timer);
   use(source);

@@ -49,6 +49,9 @@ struct TransformerSource {
   // process may truncate it, and what was read of it then is zeros, to be refused, not drawn.
   std::function<attn::Result<void>()> dumpIntact;
   QStringList warnings;
+  // Markdown about the model: a GGUF file's types, chat template and metadata, or a folder's MODEL_CARD.md; empty
+  // when there is none.
+  QString card;
   double loadMs = 0.0;
 
   bool isVision() const;
