@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How far llama.cpp's goldens are from exact arithmetic on the same file's weights (tools only).
 
-    /usr/bin/python3 tools/gguf/check_dequantised.py FILE.gguf [GOLDEN.json] [--bin GGML_BIN_DIR]
+    /usr/bin/python3 -m tools.gguf.check_dequantised FILE.gguf [GOLDEN.json] [--bin GGML_BIN_DIR]
 
 Dequantises every tensor of FILE.gguf with ggml's own dequantize_row_* (libggml-base.so), undoes the converter's
 q/k permutation, loads the result into tools/parity/decoder_torch.py's Llama in float64 and runs the golden's
@@ -17,18 +17,13 @@ import argparse
 import ctypes
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", ".."))
-import gguf_writer as gw  # noqa: E402
-from check_files import read_gguf  # noqa: E402
-from llama_quantize import DEFAULT_BIN  # noqa: E402
-from tools.parity.decoder_torch import build  # noqa: E402
+from tools.gguf.check_files import read_gguf
+from tools.gguf.llama_quantize import DEFAULT_BIN
+from tools.parity.decoder_torch import build
 
 
 def dequantise(lib, type_name, ne, raw):

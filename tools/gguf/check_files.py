@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare the tensors of GGUF files written by convert.py with llama.cpp's quantisation of the F32 file.
 
-    /usr/bin/python3 tools/gguf/check_files.py F32.gguf OURS.gguf TYPE [--bin GGML_BIN_DIR]
+    /usr/bin/python3 -m tools.gguf.check_files F32.gguf OURS.gguf TYPE [--bin GGML_BIN_DIR]
 
 Quantises F32.gguf to TYPE with llama_model_quantize (llama_quantize.py: --pure, no importance matrix) into a
 temporary file and requires every tensor of OURS.gguf to have the same name, shape, ggml type and bytes. For
@@ -14,10 +14,8 @@ import struct
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import gguf_writer as gw  # noqa: E402
-import llama_quantize  # noqa: E402
+from tools.gguf import gguf_writer as gw
+from tools.gguf import llama_quantize
 
 _NAMES = {v: k for k, v in gw.GGML_TYPES.items()}
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare gguf_writer's quantisers with ggml's own, byte for byte (tools only).
 
-    /usr/bin/python3 tools/gguf/check_quantizers.py [GGML_BIN_DIR]
+    /usr/bin/python3 -m tools.gguf.check_quantizers [GGML_BIN_DIR]
 
 GGML_BIN_DIR holds libggml-base.so of node-llama-cpp's prebuilt llama.cpp (default: tools/golden's
 node_modules/@node-llama-cpp/linux-x64/bins/linux-x64). Each case quantises the same random float32 rows with
@@ -16,11 +16,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gguf_writer as gw  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_BIN = os.path.join(HERE, "..", "golden", "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+from tools.gguf import gguf_writer as gw
+from tools.gguf.llama_quantize import DEFAULT_BIN
 
 
 def cases(rng):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Convert a Hugging Face Llama folder to GGUF as llama.cpp's convert_hf_to_gguf.py does (tools only).
 
-    /usr/bin/python3 tools/gguf/convert.py MODEL_DIR OUT.gguf --type F32|F16|BF16|Q8_0|Q4_K
+    /usr/bin/python3 -m tools.gguf.convert MODEL_DIR OUT.gguf --type F32|F16|BF16|Q8_0|Q4_K
 
 MODEL_DIR holds config.json (LlamaForCausalLM, which Mistral and SmolLM2 also use), model.safetensors and
 either a SentencePiece tokenizer.model (written as tokenizer.ggml.model "llama") or a byte-level BPE
@@ -24,15 +24,11 @@ import argparse
 import json
 import os
 import struct
-import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, ".."))
-import gguf_writer as gw  # noqa: E402
-from safetensors_io import read_safetensors  # noqa: E402
+from tools.gguf import gguf_writer as gw
+from tools.safetensors_io import read_safetensors
 
 # llama_token_type (include/llama.h), which gguf stores per token.
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = 1, 2, 3, 4, 5, 6

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Quantise a GGUF file with llama.cpp's own quantiser (tools only): the bytes are llama.cpp's, not ours.
 
-    /usr/bin/python3 tools/gguf/llama_quantize.py IN.gguf OUT.gguf TYPE [--bin GGML_BIN_DIR]
+    /usr/bin/python3 -m tools.gguf.llama_quantize IN.gguf OUT.gguf TYPE [--bin GGML_BIN_DIR]
 
 TYPE is one of F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K. This calls
 llama_model_quantize(fname_inp, fname_out, &params) (include/llama.h) from libllama of node-llama-cpp's prebuilt
@@ -14,12 +14,10 @@ quantised without --imatrix.
 import argparse
 import ctypes
 import os
-import sys
+
+from tools.gguf import gguf_writer as gw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import gguf_writer as gw  # noqa: E402
-
 DEFAULT_BIN = os.path.join(HERE, "..", "golden", "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
 
 

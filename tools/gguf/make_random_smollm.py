@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A random Hugging Face checkpoint shaped like SmolLM2, small enough to commit as GGUF (tools only).
 
-    /usr/bin/python3 tools/gguf/make_random_smollm.py OUT_DIR [--tokenizer DIR]
+    /usr/bin/python3 -m tools.gguf.make_random_smollm OUT_DIR [--tokenizer DIR]
 
 Writes OUT_DIR/config.json, model.safetensors, tokenizer.json, tokenizer_config.json. SmolLM2's architecture
 (LlamaForCausalLM, tied embeddings, RoPE theta 100000, grouped-query attention, RMSNorm eps 1e-5, SiLU MLP) at
@@ -24,13 +24,10 @@ import argparse
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
-from safetensors_io import write_model_folder  # noqa: E402
+from tools.safetensors_io import write_model_folder
 
 VOCAB = 384
 HIDDEN = 256

@@ -14,28 +14,30 @@ root=$(cd "$here/../.." && pwd)
 if [ "${1:-}" = gguf ]; then
   # numpy is in the system Python, not in every python3 on PATH.
   py=${PYTHON:-/usr/bin/python3}
-  tools="$root/tools/gguf"
+  # The scripts are modules of the tools package: found through the repository root, so that a relative
+  # SMOLLM_TOKENIZER_DIR still means one relative to where this was started.
+  export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
   out="$root/tests/data/gguf"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   mkdir -p "$out"
   rm -f "$out"/*.gguf "$out"/*.golden.json
-  "$py" "$tools/check_quantizers.py" > "$work/quantizers.txt" || { cat "$work/quantizers.txt"; exit 1; }
+  "$py" -m tools.gguf.check_quantizers > "$work/quantizers.txt" || { cat "$work/quantizers.txt"; exit 1; }
   tail -n 1 "$work/quantizers.txt"
-  "$py" "$tools/make_random_smollm.py" "$work/smollm2-random" ${2:+--tokenizer "$2"}
+  "$py" -m tools.gguf.make_random_smollm "$work/smollm2-random" ${2:+--tokenizer "$2"}
   for model in "$root/resources/models/stories260k" "$work/smollm2-random"; do
     name=$(basename "$model")
     for type in F32 F16 Q8_0 Q4_K; do
-      "$py" "$tools/convert.py" "$model" "$out/$name-$type.gguf" --type "$type" --name "$name"
+      "$py" -m tools.gguf.convert "$model" "$out/$name-$type.gguf" --type "$type" --name "$name"
     done
     # Our F16, Q8_0 and Q4_K must be llama-quantize's bytes for the same F32 file.
     for type in F16 Q8_0 Q4_K; do
-      "$py" "$tools/check_files.py" "$out/$name-F32.gguf" "$out/$name-$type.gguf" "$type" 2> /dev/null
+      "$py" -m tools.gguf.check_files "$out/$name-F32.gguf" "$out/$name-$type.gguf" "$type" 2> /dev/null
     done
   done
   # The types only llama.cpp writes here, from the SmolLM2-shaped F32 file.
   for type in Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K Q6_K; do
-    "$py" "$tools/llama_quantize.py" "$out/smollm2-random-F32.gguf" "$out/smollm2-random-llama-$type.gguf" "$type" \
+    "$py" -m tools.gguf.llama_quantize "$out/smollm2-random-F32.gguf" "$out/smollm2-random-llama-$type.gguf" "$type" \
       2> /dev/null
   done
   node "$here/llama_goldens.mjs" "$out"/*.gguf
