@@ -178,6 +178,7 @@ TEST(GgufModel, StoriesInF32IsTheFolder) {
   EXPECT_EQ((*m)->tokenizer(), nullptr);
   ASSERT_FALSE((*m)->warnings().empty());
   EXPECT_NE((*m)->warnings().front().find("no tokenizer"), std::string::npos) << (*m)->warnings().front();
+  EXPECT_TRUE((*m)->description().ends_with(" \xC2\xB7 GGUF F32")) << (*m)->description();
   // The card: the tensors by type and every key.
   const std::string& card = (*m)->card();
   EXPECT_NE(card.find("A GGUF file (version 3) of the llama architecture"), std::string::npos) << card;

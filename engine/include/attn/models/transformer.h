@@ -163,6 +163,13 @@ struct LogitLens {
   std::vector<std::vector<int>> final_rank;
 };
 
+// What a loader knows about the file a model came from, beyond its config and weights (a GGUF file's).
+struct SourceNotes {
+  std::vector<std::string> warnings;  // load-time notes
+  std::string card;                   // Markdown: TransformerModel::card()
+  std::string format;                 // "GGUF Q4_K": appended to description()
+};
+
 class TransformerModel {
  public:
   // A folder with config.json, one or more *.safetensors (model.safetensors or a sharded index) and
@@ -171,9 +178,11 @@ class TransformerModel {
   static Result<std::shared_ptr<const TransformerModel>> load(const std::filesystem::path& folder,
                                                               const Progress& progress = {});
   // From parts already in memory (tests, benchmarks); tokenizer may be null (ids-only runs, ViT).
-  static Result<std::shared_ptr<const TransformerModel>> from_parts(
-      TransformerConfig config, const io::SafeTensors& weights, std::shared_ptr<const text::Tokenizer> tokenizer,
-      const Progress& progress = {}, std::vector<std::string> warnings = {}, std::string card = {});
+  static Result<std::shared_ptr<const TransformerModel>> from_parts(TransformerConfig config,
+                                                                    const io::SafeTensors& weights,
+                                                                    std::shared_ptr<const text::Tokenizer> tokenizer,
+                                                                    const Progress& progress = {},
+                                                                    SourceNotes notes = {});
 
   ~TransformerModel();
   const TransformerConfig& config() const;

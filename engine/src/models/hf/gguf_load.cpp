@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -521,6 +522,17 @@ std::string value_text(const io::GgufValue& v) {
   return out;
 }
 
+// The type most of the matrices' bytes are in ("Q4_K"): what the file is called by.
+std::string main_type(const io::GgufFile& f) {
+  std::map<std::string, std::int64_t> bytes;
+  for (const io::GgufTensor& t : f.tensors()) {
+    if (t.ne.size() >= 2) bytes[t.type_name()] += t.bytes;
+  }
+  if (bytes.empty()) return "F32";
+  return std::max_element(bytes.begin(), bytes.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
 // The card: what the file is, its tensors by type (the quantisation), the chat template, every key.
 std::string card_of(const io::GgufFile& f) {
   const auto name = f.string("general.name");
@@ -588,10 +600,12 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   const Progress second_half = [&progress](double fraction, const std::string& what) {
     return !progress || progress(0.5 + 0.5 * fraction, what);
   };
-  std::vector<std::string> warnings;
-  if (!tokenizer_note.empty()) warnings.push_back(std::move(tokenizer_note));
+  SourceNotes notes;
+  if (!tokenizer_note.empty()) notes.warnings.push_back(std::move(tokenizer_note));
+  notes.card = std::move(card);
+  notes.format = "GGUF " + main_type(held->file);
   return TransformerModel::from_parts(std::move(*config), *weights, std::move(tokenizer), second_half,
-                                      std::move(warnings), std::move(card));
+                                      std::move(notes));
 }
 
 }  // namespace attn::models

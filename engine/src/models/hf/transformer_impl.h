@@ -63,7 +63,8 @@ struct TransformerModel::Impl {
   std::unique_ptr<DecoderWeights> lm_weights;  // Family::Decoder: its weights instead of the fields above
 
   std::vector<std::string> warnings;
-  std::string card;  // Markdown about the file (a GGUF file's types and metadata); empty for a folder
+  std::string card;    // Markdown about the file (a GGUF file's types and metadata); empty for a folder
+  std::string format;  // "GGUF Q4_K", shown in the description; empty for a folder
   std::int64_t parameters = 0;
 
   const Matrix& output_embedding() const { return decoder.size() != 0 ? decoder : word; }

@@ -458,17 +458,19 @@ std::string TransformerModel::description() const {
   const std::string kv = c.family == Family::Decoder && c.decoder.kv_heads != c.heads
                              ? " (" + std::to_string(c.decoder.kv_heads) + " key/value)"
                              : std::string();
+  const std::string format = impl_->format.empty() ? std::string() : " \xC2\xB7 " + impl_->format;
   return family + " \xC2\xB7 " + std::to_string(c.layers) + " layers \xC2\xB7 " + std::to_string(c.heads) + " heads" +
-         kv + " \xC2\xB7 d " + std::to_string(c.hidden) + " \xC2\xB7 " + params + " parameters";
+         kv + " \xC2\xB7 d " + std::to_string(c.hidden) + " \xC2\xB7 " + params + " parameters" + format;
 }
 
 Result<std::shared_ptr<const TransformerModel>> TransformerModel::from_parts(
     TransformerConfig config, const io::SafeTensors& weights, std::shared_ptr<const text::Tokenizer> tokenizer,
-    const Progress& progress, std::vector<std::string> warnings, std::string card) {
+    const Progress& progress, SourceNotes notes) {
   try {
-    auto impl = build(std::move(config), {&weights}, std::move(tokenizer), progress, std::move(warnings));
+    auto impl = build(std::move(config), {&weights}, std::move(tokenizer), progress, std::move(notes.warnings));
     if (!impl) return std::unexpected(impl.error());
-    (*impl)->card = std::move(card);
+    (*impl)->card = std::move(notes.card);
+    (*impl)->format = std::move(notes.format);
     return std::shared_ptr<const TransformerModel>(new TransformerModel(std::move(*impl)));
   } catch (const std::bad_alloc&) {
     return fail(ErrorKind::TooLarge, "out of memory while loading the model", weights.name());
