@@ -345,6 +345,52 @@ def make_decoder_config():
             put("decoder_config", name + ".json", read(decoders, name, "config.json"))
 
 
+# ---------------------------------------------------------------------------------------------------------
+# GGUF by hand: small files with every value type and a tensor of each block geometry the reader checks
+# (tools/gguf/gguf_writer.py writes whole models; the seeds stay a few hundred bytes so the fuzzer mutates headers)
+
+def gguf_string(s):
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf(kvs, tensors, version=3, alignment=32):
+    """kvs: [(key, type, payload bytes)]; tensors: [(name, ne, ggml type, data bytes)]."""
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs))
+    for key, vtype, payload in kvs:
+        out += gguf_string(key) + struct.pack("<I", vtype) + payload
+    offsets, at = [], 0
+    for name, ne, gtype, data in tensors:
+        offsets.append(at)
+        out += gguf_string(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne)
+        out += struct.pack("<IQ", gtype, at)
+        at = (at + len(data) + alignment - 1) // alignment * alignment
+    out += b"\0" * (-len(out) % alignment)
+    start = len(out)
+    for (name, ne, gtype, data), off in zip(tensors, offsets):
+        out += b"\0" * (start + off - len(out)) + data
+    return out
+
+
+def make_gguf():
+    kvs = [("general.architecture", 8, gguf_string("llama")), ("llama.block_count", 4, struct.pack("<I", 1)),
+           ("llama.rope.freq_base", 6, struct.pack("<f", 10000.0)),
+           ("tokenizer.ggml.add_bos_token", 7, b"\x01"), ("general.count", 10, struct.pack("<Q", 1 << 40)),
+           ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 3) + gguf_string("<unk>") + gguf_string("a") +
+            gguf_string("\xe2\x96\x81b")),
+           ("tokenizer.ggml.scores", 9, struct.pack("<IQ3f", 6, 3, 0.0, -1.0, -2.0))]
+    f32 = struct.pack("<8f", *range(8))
+    f16 = struct.pack("<4H", 0x3C00, 0xC000, 0x7C00, 0x0001)
+    q8_0 = struct.pack("<H", 0x3C00) + bytes(range(32))                     # one block: f16 scale, 32 int8
+    q4_k = struct.pack("<HH", 0x3C00, 0x3800) + bytes(range(12)) + bytes(128)  # one super-block of 256
+    put("gguf", "f32-f16.gguf", gguf(kvs, [("token_embd.weight", [4, 2], 0, f32), ("output_norm.weight", [4], 1, f16)]))
+    put("gguf", "q8_0.gguf", gguf(kvs[:2], [("blk.0.attn_q.weight", [32, 1], 8, q8_0)]))
+    put("gguf", "q4_k.gguf", gguf(kvs[:1], [("blk.0.ffn_down.weight", [256, 1], 12, q4_k)], version=2))
+    put("gguf", "aligned-64.gguf", gguf(kvs[:1] + [("general.alignment", 4, struct.pack("<I", 64))],
+                                        [("a", [8], 0, f32), ("b", [8], 0, f32)], alignment=64))
+    put("gguf", "no-tensors.gguf", gguf(kvs, []))
+
+
 def main():
     keep = {}
     image_dir = os.path.join(OUT, "image")
@@ -354,7 +400,7 @@ def main():
                 keep[name] = read(image_dir, name)
     for target in ["safetensors", "config", "wordpiece", "bpe", "tokenizer_json", "attention_dump", "image",
                    "glimpse_settings", "lab_request", "session", "tokenizer_config", "sharded_index", "decoder_config",
-                   "tokenizer_model"]:
+                   "tokenizer_model", "gguf"]:
         shutil.rmtree(os.path.join(OUT, target), ignore_errors=True)
     make_safetensors()
     make_config()
@@ -372,6 +418,7 @@ def main():
     make_sharded_index()
     make_decoder_config()
     make_tokenizer_model()
+    make_gguf()
 
 
 if __name__ == "__main__":

@@ -318,6 +318,22 @@ TEST(Gguf, RefusesASparseFileOfFourGibibytesInBoundedMemory) {
   EXPECT_NE(s.error().reason.find("tensor info 1 has an empty name"), std::string::npos) << s.error().message();
 }
 
+// The fuzzer's seeds (tests/fuzz/make_corpus.py) are valid files, so that its mutations start from what the reader
+// accepts: every one opens and every tensor dequantises.
+TEST(Gguf, TheFuzzSeedsAreValid) {
+  int seeds = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(ATTN_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "gguf")) {
+    const auto f = GgufFile::open(e.path());
+    ASSERT_TRUE(f.has_value()) << f.error().message();
+    for (const GgufTensor& t : f->tensors()) {
+      const auto values = f->to_float(t);
+      EXPECT_TRUE(values.has_value()) << e.path() << " " << t.name << ": " << values.error().message();
+    }
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 5);
+}
+
 TEST(Gguf, NamesTheExtension) {
   EXPECT_TRUE(is_gguf_name("model.gguf"));
   EXPECT_TRUE(is_gguf_name("/a/b/Model.Q4_K_M.GGUF"));
