@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -495,6 +497,23 @@ std::string size_text(std::int64_t bytes) {
   return buf;
 }
 
+// Text as it must stand in a Markdown table cell to show as itself: line breaks as spaces, every ASCII punctuation
+// mark escaped (tokens such as "<s>" or "<|im_end|>" would otherwise be read as HTML or as the cell's end).
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    if (ch == '\n' || ch == '\r' || ch == '\t') {
+      out += ' ';
+    } else if (std::ispunct(static_cast<unsigned char>(ch))) {
+      out += '\\';
+      out += ch;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 // A key's value as one cell of the card's table: a scalar as it is (a string cut at 120 bytes), an array as its
 // length and element type with its first elements.
 std::string value_text(const io::GgufValue& v) {
@@ -504,14 +523,18 @@ std::string value_text(const io::GgufValue& v) {
     std::string out =
         end < s.size() ? s.substr(0, end) + "\xE2\x80\xA6 (" + with_commas(static_cast<long long>(s.size())) + " bytes)"
                        : s;
-    for (char& ch : out) {
-      if (ch == '\n' || ch == '\r' || ch == '|') ch = ' ';
-    }
     return out;
   };
   const auto element = [&](std::size_t i) {
     if (v.type == io::GgufType::String) return cut(v.strings[i]);
-    if (v.is_number()) return json(v.numbers[i]).dump();
+    if (v.is_number()) {
+      // The shortest text that reads back as the stored value: 1e-05 for an f32 1e-5, not its double's digits.
+      char buf[32];
+      const auto end = v.type == io::GgufType::F32
+                           ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v.numbers[i])).ptr
+                           : std::to_chars(buf, buf + sizeof buf, v.numbers[i]).ptr;
+      return std::string(buf, end);
+    }
     if (v.type == io::GgufType::Bool) return std::string(v.integers[i] ? "true" : "false");
     return std::to_string(v.integers[i]);
   };
@@ -557,7 +580,7 @@ std::string card_of(const io::GgufFile& f) {
   md += "\n## Metadata\n\n| key | value |\n|---|---|\n";
   for (const std::string& key : f.keys()) {
     if (key == "tokenizer.chat_template") continue;
-    md += "| " + key + " | " + value_text(*f.value(key)) + " |\n";
+    md += "| " + markdown_cell(key) + " | " + markdown_cell(value_text(*f.value(key))) + " |\n";
   }
   return md;
 }
