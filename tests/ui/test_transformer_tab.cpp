@@ -20,6 +20,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QTextBrowser>
 #include <QTest>
 
 #include <algorithm>
@@ -117,6 +118,33 @@ class TestTransformerTab : public QObject {
     QVERIFY(settle(wb));
     QVERIFY2(wb.lastError().contains(u"no tokenizer"_s) && wb.lastError().contains(u"ids: 5 17 3"_s),
              qPrintable(wb.lastError()));
+  }
+
+  // A GGUF file opens like a folder; its description names its quantisation, and About Model shows its card (the
+  // tensors by type, the metadata). The bundled demo's card is its MODEL_CARD.md.
+  void aGgufFileOpensWithItsCard() {
+    TransformerWorkbench wb;
+    wb.resize(1400, 900);
+    wb.show();
+    QSignalSpy loaded(&wb, &TransformerWorkbench::sourceLoaded);
+    wb.openPath(QDir(QStringLiteral(ATTN_TEST_DATA_DIR)).filePath(u"gguf/stories260k-Q8_0.gguf"_s));
+    QVERIFY(loaded.wait(20000));
+    QVERIFY2(settle(wb), qPrintable(wb.lastError()));
+    QVERIFY2(wb.source()->description.endsWith(u"GGUF Q8_0"_s), qPrintable(wb.source()->description));
+    QVERIFY(wb.aboutModelButton()->isVisible());
+    wb.aboutModelButton()->click();
+    auto* browser = wb.findChild<QTextBrowser*>();
+    QVERIFY(browser);
+    const QString card = browser->toPlainText();
+    QVERIFY2(card.contains(u"Tensor types"_s) && card.contains(u"Q8_0"_s) && card.contains(u"llama.block_count"_s),
+             qPrintable(card));
+    screenshot(*browser->window(), u"transformer-gguf-card.png"_s);
+    browser->window()->close();
+
+    QVERIFY(wb.openDemo());
+    QVERIFY(loaded.wait(20000));
+    QVERIFY(wb.aboutModelButton()->isVisible());
+    QVERIFY(wb.source()->card.contains(u"induction"_s));
   }
 
   // Finding 1: Generate on a text the model cannot read says why and is done (it said "Generating..." forever with
