@@ -15,17 +15,20 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace attn::io {
-namespace {
+// A named namespace, not an anonymous one: in the unity build this file shares a translation unit with
+// test_safetensors.cpp, whose anonymous namespace in attn::io has helpers of the same names.
+namespace ggml_types_tests {
 
 namespace fs = std::filesystem;
 
-fs::path data(const std::string& name) { return fs::path(ATTN_TEST_DATA_DIR) / "gguf_blocks" / name; }
+fs::path golden(const std::string& name) { return fs::path(ATTN_TEST_DATA_DIR) / "gguf_blocks" / name; }
 
 std::vector<std::byte> read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -45,7 +48,7 @@ std::vector<float> read_floats(const fs::path& path) {
 // The MANIFEST's lines starting with `key`, split at spaces; the last field keeps the rest of the line (ggml's
 // names of its retired types have spaces in them).
 std::vector<std::vector<std::string>> manifest(const std::string& key, std::size_t fields) {
-  std::ifstream in(data("MANIFEST"));
+  std::ifstream in(golden("MANIFEST"));
   std::vector<std::vector<std::string>> rows;
   for (std::string line; std::getline(in, line);) {
     std::istringstream words(line);
@@ -83,6 +86,9 @@ struct Case {
   std::uint32_t number = 0;
   std::size_t elements = 0;
 };
+
+// gtest names a failing case by its type rather than by its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.type; }
 
 std::vector<Case> cases() {
   std::vector<Case> out;
@@ -161,8 +167,8 @@ class GgmlDequantize : public ::testing::TestWithParam<Case> {};
 // The blocks sit one byte past an aligned address, as a tensor may in a GGUF file: scales are read byte-wise.
 TEST_P(GgmlDequantize, IsGgmlsBitForBit) {
   const Case& c = GetParam();
-  const auto blocks = read_bytes(data(c.type + ".bin"));
-  const auto expected = read_floats(data(c.type + ".f32"));
+  const auto blocks = read_bytes(golden(c.type + ".bin"));
+  const auto expected = read_floats(golden(c.type + ".f32"));
   ASSERT_EQ(expected.size(), c.elements);
   ASSERT_EQ(static_cast<std::int64_t>(blocks.size()), ggml_bytes(c.number, static_cast<std::int64_t>(c.elements)));
   std::vector<std::byte> shifted(blocks.size() + 1);
@@ -175,8 +181,8 @@ TEST_P(GgmlDequantize, IsGgmlsBitForBit) {
 // Enough copies of the blocks that the OpenMP threads share them: the same bits again.
 TEST_P(GgmlDequantize, IsTheSameShared) {
   const Case& c = GetParam();
-  const auto blocks = read_bytes(data(c.type + ".bin"));
-  const auto expected = read_floats(data(c.type + ".f32"));
+  const auto blocks = read_bytes(golden(c.type + ".bin"));
+  const auto expected = read_floats(golden(c.type + ".f32"));
   const std::size_t copies = (std::size_t{1} << 18) / c.elements + 2;
   std::vector<std::byte> many;
   std::vector<float> want;
@@ -219,5 +225,5 @@ TEST(GgmlDequantizeRefuses, WrongSizesAndUnreadableTypes) {
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == 0.0f; }));
 }
 
-}  // namespace
+}  // namespace ggml_types_tests
 }  // namespace attn::io
