@@ -516,15 +516,27 @@ struct GgufFile::Storage {
   std::shared_ptr<const detail::MappedFile> mapping;  // open()
 };
 
-template <class L>
-void GgufFile::adopt(L&& layout) {
-  version_ = layout.version;
-  alignment_ = layout.alignment;
-  data_start_ = layout.data_start;
-  tensors_ = std::move(layout.tensors);
-  keys_ = std::move(layout.keys);
-  values_ = std::move(layout.values);
-  for (std::size_t i = 0; i < tensors_.size(); ++i) index_.emplace(tensors_[i].name, i);
+Result<GgufFile> GgufFile::from_storage(std::shared_ptr<Storage> storage, std::string name) {
+  Result<Layout> layout;
+  try {
+    layout = read_layout(storage->data, storage->size, name);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorKind::TooLarge, "out of memory while reading the GGUF header", name);
+  }
+  // A header read while another process cut the file short reads zeros: that is the error, not what they parse to.
+  if (storage->mapping) ATTN_TRY(storage->mapping->intact());
+  if (!layout) return std::unexpected(layout.error());
+  GgufFile out;
+  out.name_ = std::move(name);
+  out.version_ = layout->version;
+  out.alignment_ = layout->alignment;
+  out.data_start_ = layout->data_start;
+  out.tensors_ = std::move(layout->tensors);
+  out.keys_ = std::move(layout->keys);
+  out.values_ = std::move(layout->values);
+  for (std::size_t i = 0; i < out.tensors_.size(); ++i) out.index_.emplace(out.tensors_[i].name, i);
+  out.storage_ = std::move(storage);
+  return out;
 }
 
 Result<GgufFile> GgufFile::open(const std::filesystem::path& path) {
@@ -537,20 +549,7 @@ Result<GgufFile> GgufFile::open(const std::filesystem::path& path) {
   storage->mapping = std::move(*mapping);
   storage->size = storage->mapping->size();
   storage->data = storage->mapping->data();
-  Result<Layout> layout;
-  try {
-    layout = read_layout(storage->data, storage->size, name);
-  } catch (const std::bad_alloc&) {
-    return fail(ErrorKind::TooLarge, "out of memory while reading the GGUF header", name);
-  }
-  // A header read while another process cut the file short reads zeros: that is the error, not what they parse to.
-  if (auto ok = storage->mapping->intact(); !ok) return std::unexpected(ok.error());
-  if (!layout) return std::unexpected(layout.error());
-  GgufFile out;
-  out.name_ = std::move(name);
-  out.adopt(std::move(*layout));
-  out.storage_ = std::move(storage);
-  return out;
+  return from_storage(std::move(storage), std::move(name));
 }
 
 Result<GgufFile> GgufFile::parse(std::vector<std::uint8_t> bytes, std::string name) {
@@ -558,18 +557,7 @@ Result<GgufFile> GgufFile::parse(std::vector<std::uint8_t> bytes, std::string na
   storage->owned = std::move(bytes);
   storage->data = storage->owned.data();
   storage->size = storage->owned.size();
-  Result<Layout> layout;
-  try {
-    layout = read_layout(storage->data, storage->size, name);
-  } catch (const std::bad_alloc&) {
-    return fail(ErrorKind::TooLarge, "out of memory while reading the GGUF header", name);
-  }
-  if (!layout) return std::unexpected(layout.error());
-  GgufFile out;
-  out.name_ = std::move(name);
-  out.adopt(std::move(*layout));
-  out.storage_ = std::move(storage);
-  return out;
+  return from_storage(std::move(storage), std::move(name));
 }
 
 std::int64_t GgufFile::file_size() const { return storage_ ? static_cast<std::int64_t>(storage_->size) : 0; }
@@ -584,15 +572,17 @@ const GgufValue* GgufFile::value(std::string_view key) const {
   return it == values_.end() ? nullptr : &it->second;
 }
 
+Error GgufFile::wrong_type(std::string_view key, const GgufValue& v, std::string_view wanted) const {
+  return error(key, ErrorKind::Malformed,
+               std::string(key) + " is " + (v.array ? "an array" : "a " + std::string(to_string(v.type))) + ", not " +
+                   std::string(wanted));
+}
+
 Result<std::optional<std::int64_t>> GgufFile::integer(std::string_view key) const {
   const GgufValue* v = value(key);
   if (!v) return std::nullopt;
-  if (v->array || !v->is_integer() || v->type == GgufType::Bool) {
-    return std::unexpected(error(key, ErrorKind::Malformed,
-                                 std::string(key) + " is " +
-                                     (v->array ? "an array" : "a " + std::string(to_string(v->type))) +
-                                     ", not an integer"));
-  }
+  if (v->array || !v->is_integer() || v->type == GgufType::Bool)
+    return std::unexpected(wrong_type(key, *v, "an integer"));
   return v->integers.front();
 }
 
@@ -601,31 +591,20 @@ Result<std::optional<double>> GgufFile::number(std::string_view key) const {
   if (!v) return std::nullopt;
   if (!v->array && v->is_number()) return v->numbers.front();
   if (!v->array && v->is_integer() && v->type != GgufType::Bool) return static_cast<double>(v->integers.front());
-  return std::unexpected(error(
-      key, ErrorKind::Malformed,
-      std::string(key) + " is " + (v->array ? "an array" : "a " + std::string(to_string(v->type))) + ", not a number"));
+  return std::unexpected(wrong_type(key, *v, "a number"));
 }
 
 Result<std::optional<std::string>> GgufFile::string(std::string_view key) const {
   const GgufValue* v = value(key);
   if (!v) return std::nullopt;
-  if (v->array || v->type != GgufType::String) {
-    return std::unexpected(error(key, ErrorKind::Malformed,
-                                 std::string(key) + " is " +
-                                     (v->array ? "an array" : "a " + std::string(to_string(v->type))) +
-                                     ", not a string"));
-  }
+  if (v->array || v->type != GgufType::String) return std::unexpected(wrong_type(key, *v, "a string"));
   return v->strings.front();
 }
 
 Result<std::optional<bool>> GgufFile::boolean(std::string_view key) const {
   const GgufValue* v = value(key);
   if (!v) return std::nullopt;
-  if (v->array || v->type != GgufType::Bool) {
-    return std::unexpected(error(
-        key, ErrorKind::Malformed,
-        std::string(key) + " is " + (v->array ? "an array" : "a " + std::string(to_string(v->type))) + ", not a bool"));
-  }
+  if (v->array || v->type != GgufType::Bool) return std::unexpected(wrong_type(key, *v, "a bool"));
   return v->integers.front() != 0;
 }
 

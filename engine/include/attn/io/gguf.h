@@ -118,8 +118,10 @@ class GgufFile {
 
  private:
   struct Storage;
-  template <class Layout>
-  void adopt(Layout&& layout);  // the checked header's parts
+  // The header read from `storage` and checked; the object holding it.
+  static Result<GgufFile> from_storage(std::shared_ptr<Storage> storage, std::string name);
+  // "key is a string, not an integer", at the key's byte.
+  Error wrong_type(std::string_view key, const GgufValue& v, std::string_view wanted) const;
   std::shared_ptr<const Storage> storage_;
   std::string name_;
   std::uint32_t version_ = 0;
