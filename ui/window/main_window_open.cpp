@@ -42,6 +42,18 @@ bool isModelPath(const QString& path) {
   return isFolderPath(path) || path.endsWith(u".safetensors"_s, Qt::CaseInsensitive) || isTransformerOnlyFile(path);
 }
 
+// A file (or, without a filter, a folder) chosen in a dialog that starts where the last one of its kind was
+// chosen (`key` in QSettings, Documents the first time); empty when cancelled.
+QString askForPath(QWidget* parent, const QString& key, const QString& title, const QString& filter = {}) {
+  QSettings settings;
+  const QString dir =
+      settings.value(key, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+  const QString path = filter.isEmpty() ? QFileDialog::getExistingDirectory(parent, title, dir)
+                                        : QFileDialog::getOpenFileName(parent, title, dir, filter);
+  if (!path.isEmpty()) settings.setValue(key, QFileInfo(path).absolutePath());
+  return path;
+}
+
 }  // namespace
 
 bool MainWindow::openPath(const QString& path) {
@@ -186,39 +198,20 @@ bool MainWindow::openModel(const QString& path) {
 }
 
 void MainWindow::openModelDialog() {
-  QSettings settings;
-  const QString dir =
-      settings.value(u"paths/openModel"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
-          .toString();
-  const QString path =
-      QFileDialog::getExistingDirectory(this, tr("Open Model Folder (config.json + *.safetensors)"), dir);
-  if (path.isEmpty()) return;
-  settings.setValue(u"paths/openModel"_s, QFileInfo(path).absolutePath());
-  openModel(path);
+  const QString path = askForPath(this, u"paths/openModel"_s, tr("Open Model Folder (config.json + *.safetensors)"));
+  if (!path.isEmpty()) openModel(path);
 }
 
 void MainWindow::openGgufDialog() {
-  QSettings settings;
-  const QString dir =
-      settings.value(u"paths/openGguf"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
-          .toString();
   const QString path =
-      QFileDialog::getOpenFileName(this, tr("Open GGUF Model"), dir, tr("GGUF models (*.gguf);;All files (*)"));
-  if (path.isEmpty()) return;
-  settings.setValue(u"paths/openGguf"_s, QFileInfo(path).absolutePath());
-  openModel(path);
+      askForPath(this, u"paths/openGguf"_s, tr("Open GGUF Model"), tr("GGUF models (*.gguf);;All files (*)"));
+  if (!path.isEmpty()) openModel(path);
 }
 
 void MainWindow::openDumpDialog() {
-  QSettings settings;
-  const QString dir =
-      settings.value(u"paths/openDump"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
-          .toString();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Attention Dump"), dir,
-                                                    tr("Attention dumps (*.attn.safetensors);;All files (*)"));
-  if (path.isEmpty()) return;
-  settings.setValue(u"paths/openDump"_s, QFileInfo(path).absolutePath());
-  openModel(path);
+  const QString path = askForPath(this, u"paths/openDump"_s, tr("Open Attention Dump"),
+                                  tr("Attention dumps (*.attn.safetensors);;All files (*)"));
+  if (!path.isEmpty()) openModel(path);
 }
 
 }  // namespace attn::ui
