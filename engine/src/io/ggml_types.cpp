@@ -3,10 +3,13 @@
 #include "attn/io/safetensors.h"
 #include "half.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace attn::io {
 
@@ -320,4 +323,137 @@ bool ggml_dequantize(GgmlType type, std::span<const std::byte> blocks, std::span
   return true;
 }
 
+std::optional<GgmlType> ggml_vec_dot_type(GgmlType weights) {
+  switch (weights) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16: return weights;
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
+    case GgmlType::Q8_0: return GgmlType::Q8_0;
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1: return GgmlType::Q8_1;
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K: return GgmlType::Q8_K;
+    default: return std::nullopt;
+  }
+}
+
+namespace {
+
+// A rounded quant as x86's cvtps_epi32 and saturating packs make it: NaN (an activation that is not finite) becomes
+// -128, as there; finite values are within [-127, 127] by construction.
+std::uint8_t to_int8(float r) {
+  if (std::isnan(r)) return 0x80;
+  return static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp(r, -128.0f, 127.0f)));
+}
+
+// quantize_row_q8_0 on x86 (ggml-cpu/arch/x86/quants.c; Q8_1's d and quants are the same): d = max|x| / 127
+// stored as f16, q = round-to-even(x 127 / max|x|). A 34-byte Q8_0 block per 32 values.
+void quantize_q8_0(const float* x, std::int64_t n, std::uint8_t* out) {
+  for (std::int64_t b = 0; b < n; b += 32, out += 34) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b + j]));
+    const std::uint16_t d = float_to_half(amax / 127.0f);
+    std::memcpy(out, &d, 2);
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    for (int j = 0; j < 32; ++j) out[2 + j] = to_int8(std::nearbyint(x[b + j] * id));
+  }
+}
+
+// quantize_row_q8_K_ref: float d = 1 / (-127 / x_max), x_max the first value of largest magnitude; q =
+// min(127, round-to-even(x (-127 / x_max))); the 16 sums of 16 quants. A 292-byte block per 256 values.
+void quantize_q8_k(const float* x, std::int64_t n, std::uint8_t* out) {
+  for (std::int64_t b = 0; b < n; b += QK_K, out += 292) {
+    float amax = 0.0f, max = 0.0f;
+    for (std::int64_t j = 0; j < QK_K; ++j) {
+      if (std::fabs(x[b + j]) > amax) {
+        amax = std::fabs(x[b + j]);
+        max = x[b + j];
+      }
+    }
+    std::memset(out, 0, 292);
+    if (amax == 0.0f) continue;
+    const float iscale = -127.0f / max, d = 1.0f / iscale;
+    std::memcpy(out, &d, 4);
+    std::uint8_t* q = out + 4;
+    for (std::int64_t j = 0; j < QK_K; ++j) q[j] = to_int8(std::nearbyint(iscale * x[b + j]));
+    for (int g = 0; g < 16; ++g) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += static_cast<std::int8_t>(q[g * 16 + j]);
+      const auto sum16 = static_cast<std::int16_t>(sum);
+      std::memcpy(out + 260 + 2 * g, &sum16, 2);
+    }
+  }
+}
+
+}  // namespace
+
+bool ggml_quantize_activations(GgmlType vec_dot_type, std::span<const float> x, std::span<std::byte> out) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  const auto bytes = ggml_bytes(static_cast<std::uint32_t>(vec_dot_type), n);
+  if (!bytes || (vec_dot_type != GgmlType::Q8_0 && vec_dot_type != GgmlType::Q8_K) ||
+      static_cast<std::uint64_t>(*bytes) != out.size()) {
+    return false;
+  }
+  auto* o = reinterpret_cast<std::uint8_t*>(out.data());
+  if (vec_dot_type == GgmlType::Q8_0) {
+    quantize_q8_0(x.data(), n, o);
+  } else {
+    quantize_q8_k(x.data(), n, o);
+  }
+  return true;
+}
+
+bool ggml_q8_1_offsets(std::span<const float> x, std::span<float> out) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  if (n % 32 != 0 || out.size() != static_cast<std::size_t>(n / 32)) return false;
+  std::uint8_t block[34];
+  for (std::int64_t b = 0; b < n; b += 32) {
+    quantize_q8_0(x.data() + b, 32, block);
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b + j]));
+    std::uint16_t h;
+    std::memcpy(&h, block, 2);
+    const float d = half_to_float(h);
+    int sum = 0;
+    float rounded = 0.0f;
+    for (int j = 0; j < 32; ++j) {
+      const int q = static_cast<std::int8_t>(block[2 + j]);
+      sum += q;
+      rounded += d * static_cast<float>(q);
+    }
+    // x86's quantize_row_q8_1: s = f16(d sum q) with the float d = max|x| / 127, not the stored f16 one.
+    const float s = half_to_float(float_to_half(amax / 127.0f * static_cast<float>(sum)));
+    out[static_cast<std::size_t>(b / 32)] = s - rounded;
+  }
+  return true;
+}
+
+bool ggml_round_activations(GgmlType weights, std::span<float> x) {
+  const auto type = ggml_vec_dot_type(weights);
+  if (!type) return false;
+  const auto n = static_cast<std::int64_t>(x.size());
+  float* p = x.data();
+  switch (*type) {
+    case GgmlType::F32: return true;
+    case GgmlType::F16: round_to_half(p, n); return true;
+    case GgmlType::BF16:
+      for (std::int64_t i = 0; i < n; ++i) p[i] = bf16_to_float(float_to_bf16(p[i]));
+      return true;
+    default: break;
+  }
+  // Q8_1's d and quants are Q8_0's; its f16 block sum s = f16(d sum q), which ggml's Q4_1/Q5_1 products use for the
+  // weights' offsets m, is not a property of a value: a float product over the rounded values takes m's term with
+  // f16(d) sum q instead (a relative difference within 2^-11 of that term).
+  const GgmlType blocks = *type == GgmlType::Q8_K ? GgmlType::Q8_K : GgmlType::Q8_0;
+  const auto size = ggml_bytes(static_cast<std::uint32_t>(blocks), n);
+  if (!size) return false;
+  thread_local std::vector<std::byte> q;
+  q.resize(static_cast<std::size_t>(*size));
+  return ggml_quantize_activations(blocks, x, q) && ggml_dequantize(blocks, q, x);
+}
 }  // namespace attn::io

@@ -1,5 +1,7 @@
 #include "attn/io/safetensors.h"
 
+#include "attn/io/ggml_types.h"
+
 #include "../core/atomic_write.h"
 #include "../core/file_read.h"
 #include "../core/file_read_mapped.h"
@@ -465,7 +467,7 @@ std::string_view to_string(DType dtype) {
   for (const auto& d : kDTypes) {
     if (d.dtype == dtype) return d.name;
   }
-  return "unknown";
+  return dtype == DType::GGML ? "GGML" : "unknown";
 }
 
 std::size_t dtype_size(DType dtype) {
@@ -577,8 +579,9 @@ Result<SafeTensors> SafeTensors::from_views(std::string name, std::vector<View> 
   SafeTensors out;
   for (View& v : views) {
     const std::int64_t elements = v.info.elements();
-    if (elements < 0 ||
-        static_cast<std::uint64_t>(v.bytes.size()) != static_cast<std::uint64_t>(elements) * dtype_size(v.info.dtype)) {
+    const std::optional<std::int64_t> size =
+        v.info.dtype == DType::GGML ? ggml_bytes(v.info.ggml_type, elements) : byte_count(v.info.shape, v.info.dtype);
+    if (elements < 0 || !size || static_cast<std::uint64_t>(v.bytes.size()) != static_cast<std::uint64_t>(*size)) {
       return fail(ErrorKind::Mismatch,
                   "tensor " + quote(v.info.name) + " of shape " + shape_text(v.info.shape) + " has " +
                       with_commas(static_cast<long long>(v.bytes.size())) + " bytes",
@@ -634,9 +637,21 @@ Error SafeTensors::error(const TensorInfo& tensor, ErrorKind kind, std::string r
 
 Result<void> SafeTensors::require_float(const TensorInfo& tensor) const {
   if (is_float(tensor.dtype)) return {};
+  if (tensor.dtype == DType::GGML) {
+    const auto info = ggml_type_info(tensor.ggml_type);
+    if (info && info->readable) return {};
+    return std::unexpected(error(tensor, ErrorKind::Unsupported,
+                                 "tensor " + quote(tensor.name) + " is " + ggml_type_name(tensor.ggml_type) +
+                                     ", which AttnScope does not dequantise"));
+  }
   return std::unexpected(error(tensor, ErrorKind::Unsupported,
                                "tensor " + quote(tensor.name) + " is " + std::string(io::to_string(tensor.dtype)) +
                                    "; only F32, F16, BF16 and F64 convert to float32"));
+}
+
+bool SafeTensors::widen(const TensorInfo& tensor, std::span<float> out) const {
+  if (tensor.dtype == DType::GGML) return ggml_dequantize(static_cast<GgmlType>(tensor.ggml_type), bytes(tensor), out);
+  return convert_to_float(tensor.dtype, bytes(tensor), out);
 }
 
 Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const {
@@ -649,7 +664,7 @@ Result<std::vector<float>> SafeTensors::to_float(const TensorInfo& tensor) const
         tensor, ErrorKind::TooLarge,
         "not enough memory for the " + std::to_string(tensor.elements()) + " values of tensor " + quote(tensor.name)));
   }
-  if (!convert_to_float(tensor.dtype, bytes(tensor), out)) {
+  if (!widen(tensor, out)) {
     return std::unexpected(
         error(tensor, ErrorKind::Mismatch, "tensor " + quote(tensor.name) + " is not a tensor of this file"));
   }
@@ -674,7 +689,7 @@ Result<Matrix> SafeTensors::matrix(std::string_view name, Index rows, Index cols
   } catch (const std::bad_alloc&) {
     return std::unexpected(error(*t, ErrorKind::TooLarge, "not enough memory for tensor " + quote(name)));
   }
-  if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(m.data(), static_cast<std::size_t>(m.size())))) {
+  if (!widen(*t, std::span<float>(m.data(), static_cast<std::size_t>(m.size())))) {
     return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
   if (auto ok = intact(); !ok) return std::unexpected(ok.error());
@@ -696,7 +711,7 @@ Result<Vector> SafeTensors::vector(std::string_view name, Index n) const {
   } catch (const std::bad_alloc&) {
     return std::unexpected(error(*t, ErrorKind::TooLarge, "not enough memory for tensor " + quote(name)));
   }
-  if (!convert_to_float(t->dtype, bytes(*t), std::span<float>(v.data(), static_cast<std::size_t>(v.size())))) {
+  if (!widen(*t, std::span<float>(v.data(), static_cast<std::size_t>(v.size())))) {
     return std::unexpected(error(*t, ErrorKind::Mismatch, "tensor " + quote(name) + " is not a tensor of this file"));
   }
   if (auto ok = intact(); !ok) return std::unexpected(ok.error());

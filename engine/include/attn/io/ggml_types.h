@@ -92,4 +92,26 @@ std::optional<std::int64_t> ggml_bytes(std::uint32_t type, std::int64_t elements
 // disagree.
 bool ggml_dequantize(GgmlType type, std::span<const std::byte> blocks, std::span<float> out);
 
+// The type ggml's CPU backend turns a product's activations into before it multiplies them with rows of `weights`
+// (type_traits_cpu's vec_dot_type): F32 for F32, F16 for F16, BF16 for BF16, Q8_0 for Q4_0, Q5_0 and Q8_0, Q8_1
+// for Q4_1 and Q5_1, Q8_K for the K-quants; nullopt for a type ggml_dequantize does not read.
+std::optional<GgmlType> ggml_vec_dot_type(GgmlType weights);
+// Rounds `x` (a whole number of blocks of the vec_dot type) in place to what llama.cpp's CPU backend multiplies
+// with rows of `weights`: each value replaced by the dequantised value of its quantisation. F16 and BF16 round to
+// nearest even; Q8_0 and Q8_1 as the x86 quantize_row_q8_0/q8_1 (ggml-cpu/arch/x86/quants.c: d = max|x| / 127
+// stored as f16, q = round-to-even(x 127 / max|x|)); Q8_K as quantize_row_q8_K_ref (float d = 1 / (-127 / x_max),
+// x_max the first value of largest magnitude). So a float product of the rounded activations with the dequantised
+// weights is ggml's integer block sums, to float rounding (Q8_1's f16 block sum s aside: see the .cpp). false for a
+// type without a vec_dot type or a length that is not a whole number of its blocks.
+bool ggml_round_activations(GgmlType weights, std::span<float> x);
+// Q4_1 and Q5_1 products take each weight block's offset m times the activations' Q8_1 block sum s = f16(d sum q)
+// (d the unrounded max|x| / 127), not times the sum of the rounded values: out[b] = s - sum of block b's rounded
+// values, so that a float product with the rounded activations plus sum_b m_b out[b] is ggml's. false unless x is
+// a whole number of 32-value blocks and out has one value per block.
+bool ggml_q8_1_offsets(std::span<const float> x, std::span<float> out);
+// x quantised into `out` as ggml's blocks of `vec_dot_type` (Q8_0 or Q8_K only; Q8_1's quants are Q8_0's), as
+// ggml_round_activations describes; false for another type or sizes that disagree (out must be ggml_bytes(type,
+// x.size()) bytes).
+bool ggml_quantize_activations(GgmlType vec_dot_type, std::span<const float> x, std::span<std::byte> out);
+
 }  // namespace attn::io

@@ -28,8 +28,10 @@
 
 namespace attn::io {
 
-// The reference implementation's dtypes. Only F32, F16, BF16 and F64 convert to float32.
-enum class DType { BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, F8_E4M3, F8_E5M2 };
+// The reference implementation's dtypes. Only F32, F16, BF16 and F64 convert to float32. GGML is not one of them
+// (no header names it): a tensor from_views() holds as ggml's blocks, of the type TensorInfo::ggml_type says, which
+// to_float(), matrix() and vector() dequantise as ggml does (io/ggml_types.h).
+enum class DType { BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, F8_E4M3, F8_E5M2, GGML };
 std::string_view to_string(DType dtype);
 std::size_t dtype_size(DType dtype);
 // Little-endian `bytes` of a float dtype (F32, F16, BF16, F64) to float32, bit-exact for F16 and BF16;
@@ -42,6 +44,7 @@ struct TensorInfo {
   std::vector<std::int64_t> shape;
   std::int64_t begin = 0;  // byte offsets relative to the start of the data section
   std::int64_t end = 0;
+  std::uint32_t ggml_type = 0;  // dtype GGML: ggml's type number (io/ggml_types.h's GgmlType)
   std::int64_t elements() const;
 };
 
@@ -79,10 +82,10 @@ class SafeTensors {
   // What keeps those bytes alive (the mapping, or the bytes given to parse): a view of them that outlives
   // this object holds it.
   std::shared_ptr<const void> keeper() const { return storage_; }
-  // Whether the tensor converts to float32 (F32, F16, BF16, F64), from the header alone; the error names
-  // the tensor and its dtype.
+  // Whether the tensor converts to float32 (F32, F16, BF16, F64, ggml blocks that ggml_dequantize reads), from the
+  // header alone; the error names the tensor and its dtype.
   Result<void> require_float(const TensorInfo& tensor) const;
-  // The tensor converted to float32 (F32, F16, BF16, F64); other dtypes are an error naming the tensor.
+  // The tensor converted to float32 (as require_float says); other dtypes are an error naming the tensor.
   Result<std::vector<float>> to_float(const TensorInfo& tensor) const;
   // The named tensor as a [rows, cols] matrix (a rank-1 tensor is [1, n]); the shape must match exactly,
   // else the error names the tensor, both shapes and the tensor's file offset.
@@ -96,6 +99,8 @@ class SafeTensors {
   Error error(const TensorInfo& tensor, ErrorKind kind, std::string reason) const;
 
  private:
+  // The tensor's bytes widened into out (its element count): converted or dequantised; false when they disagree.
+  bool widen(const TensorInfo& tensor, std::span<float> out) const;
   struct Storage;
   std::shared_ptr<const Storage> storage_;
   std::string name_;
