@@ -2,15 +2,17 @@
 // quantiser, goldens by tools/golden/llama_goldens.mjs through node-llama-cpp 3.22.1): for each file and 4 prompts,
 // the prompt's token ids, the top-5 next-token log-probabilities and the 32-token greedy continuation.
 //
-// How close each kind of file can be, and why (measured by tools/gguf/check_dequantised.py, float64 arithmetic on
-// each file's own weights against llama.cpp's numbers):
-//   - F32 files with llama.cpp's key/value cache in float (the *.kv-f32 goldens): llama.cpp is within 2.4e-6 of exact
-//     arithmetic, so the engine must be within 1e-3 and continue identically;
-//   - F32 and F16 files with llama.cpp's default F16 cache: llama.cpp rounds keys, values, queries and attention
-//     weights to 16 bits, 2.6e-3 to 3.7e-3 from exact; the engine (in float) within 1e-2;
-//   - quantised files: llama.cpp also rounds every activation to 8 bits (Q8_0, Q8_K) before each product with the
-//     quantised weights, 0.11 to 0.22 from exact on these random weights; the engine (the dequantised weights in
-//     float) within 0.5, which a wrong dequantiser (a scale, a nibble order, a sign) exceeds by far.
+// The engine computes a GGUF file as llama.cpp's CPU backend does (DecoderSettings::ggml_arithmetic and
+// ggml_f16_cache): each product's activations rounded to the type ggml multiplies the weights with (F16 for F16
+// weights, Q8_0/Q8_1/Q8_K for quantised ones; tests/unit/test_ggml_products.cpp checks each product against ggml's
+// vec_dot within 7.4e-7), and, with llama.cpp's default F16 key/value cache, keys, values, queries and attention
+// weights rounded to F16. The allowances: 1e-3 for F32 and F16 files, 2e-2 for quantised ones; the
+// float-cache goldens (*.kv-f32) of the F32 files within 1e-4. Measured (2026-11-30): F32 files 3.7e-6 and 8.2e-6
+// (float cache), 9.9e-5 and 1.17e-3 (F16 cache); Q8_0, Q4_0, Q4_K, Q2_K, Q3_K, Q6_K within 2e-6 (SmolLM2-shaped and
+// stories260K Q4_K). Not yet llama.cpp's numbers, each held to what it measures (the reason is open): the F16 files
+// (1.5e-3 and 2.6e-3 with a float cache, 3.6e-3 and 2.9e-3 with the F16 one), stories260K's F32 file with the F16
+// cache (1.17e-3), and the Q4_1, Q5_0, Q5_1, Q5_K and stories260K Q8_0 files (3.7e-2 to 0.16). Before the rounding
+// the distances were 2.6e-3 to 3.7e-3 (F32/F16) and 0.11 to 0.22 (quantised).
 // Every file's measured distance is printed.
 #include "attn/models/transformer.h"
 #include "attn/text/tokenizer.h"
@@ -57,9 +59,12 @@ std::vector<Golden> goldens() {
 double tolerance(const Golden& g) {
   const std::string file = g.data["file"].get<std::string>();
   const bool float_cache = g.data["producer"]["kv_cache"] == "F32";
-  if (file.ends_with("-F32.gguf")) return float_cache ? 1e-3 : 1e-2;
-  if (file.ends_with("-F16.gguf")) return 1e-2;
-  return 0.5;
+  if (file.ends_with("-F16.gguf")) return 5e-3;  // open: 3.6e-3 at most
+  if (file.ends_with("-F32.gguf")) return float_cache ? 1e-4 : file.starts_with("stories") ? 2e-3 : 1e-3;
+  for (const char* open : {"-Q4_1.gguf", "-Q5_0.gguf", "-Q5_1.gguf", "-Q5_K.gguf", "stories260k-Q8_0.gguf"}) {
+    if (file.ends_with(open)) return 0.25;  // open: 0.16 at most
+  }
+  return 2e-2;
 }
 
 std::vector<double> log_softmax(const RowVector& logits) {
@@ -75,13 +80,13 @@ TEST(GgufParity, EveryFileAgainstLlamaCpp) {
   ASSERT_GE(all.size(), 18u) << "the goldens of tests/data/gguf";
   for (const Golden& g : all) {
     SCOPED_TRACE(g.name);
-    auto model = TransformerModel::load(g.model);
+    const bool float_cache = g.data["producer"]["kv_cache"] == "F32";
+    auto model = TransformerModel::load(g.model, {}, LoadOptions{.gguf_f16_cache = !float_cache});
     ASSERT_TRUE(model.has_value()) << model.error().message();
     const text::Tokenizer* tok = (*model)->tokenizer();
     ASSERT_NE(tok, nullptr);
     TransformerRunner runner(*model);
     const double tol = tolerance(g);
-    const bool float_cache = g.data["producer"]["kv_cache"] == "F32";
     double worst = 0;
     int continued = 0, of = 0;
     for (const json& c : g.data["cases"]) {
@@ -120,10 +125,8 @@ TEST(GgufParity, EveryFileAgainstLlamaCpp) {
       of += static_cast<int>(greedy.size());
       std::size_t must = 0;
       while (must < margins.size() && margins[must] >= 2 * tol) ++must;
-      if (float_cache || tol <= 1e-2) {
-        EXPECT_GE(same, must) << "the continuation parts from llama.cpp's at token " << same
-                              << " where llama.cpp's margin is " << margins[std::min(same, margins.size() - 1)];
-      }
+      EXPECT_GE(same, must) << "the continuation parts from llama.cpp's at token " << same
+                            << " where llama.cpp's margin is " << margins[std::min(same, margins.size() - 1)];
     }
     std::printf(
         "%-44s top-5 log-probabilities within %.2e of llama.cpp's (allowed %.0e); greedy: %d of %d tokens "

@@ -137,9 +137,11 @@ Written write_stories(const fs::path& dir, std::uint32_t type, const std::functi
 // The same weights through the same forward agree to the last bits, not always to every bit: Eigen's vectorised
 // sums start with the elements before the first aligned address, so where the allocator puts a buffer decides the
 // order of a sum's last additions (measured: 5e-8 to 2e-6 on maps and logits between two loads of one file). A wrong
-// permutation, name, shape or type moves them by tenths.
+// permutation, name, shape or type moves them by tenths. The file is read in float arithmetic, as the folder is
+// (LoadOptions); in llama.cpp's (the default: its F16 cache and, for F16 weights, F16 activations) the logits move by
+// about 1e-2 here, which the last lines check.
 void expect_same_runs(const fs::path& gguf, const fs::path& folder) {
-  auto a = models::TransformerModel::load(gguf);
+  auto a = models::TransformerModel::load(gguf, {}, models::LoadOptions{.gguf_llama_cpp_arithmetic = false});
   ASSERT_TRUE(a.has_value()) << a.error().message();
   auto b = models::TransformerModel::load(folder);
   ASSERT_TRUE(b.has_value()) << b.error().message();
@@ -166,6 +168,15 @@ void expect_same_runs(const fs::path& gguf, const fs::path& folder) {
       EXPECT_LT((p.head(h) - q.head(h)).cwiseAbs().maxCoeff(), 1e-5f) << "layer " << l << " head " << h;
     }
   }
+  auto c = models::TransformerModel::load(gguf);
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_TRUE((*c)->config().decoder.ggml_arithmetic && (*c)->config().decoder.ggml_f16_cache);
+  models::TransformerRunner rc(*c);
+  auto z = rc.run_ids(ids, {}, options);
+  ASSERT_TRUE(z.has_value()) << z.error().message();
+  const float moved = (z->logits - y->logits).cwiseAbs().maxCoeff();
+  EXPECT_GT(moved, 1e-4f);
+  EXPECT_LT(moved, 0.1f);
 }
 
 TEST(GgufModel, StoriesInF32IsTheFolder) {

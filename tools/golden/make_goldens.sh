@@ -41,9 +41,9 @@ if [ "${1:-}" = gguf ]; then
       2> /dev/null
   done
   node "$here/llama_goldens.mjs" "$out"/*.gguf
-  # The F32 files again with a float key/value cache: llama.cpp without its half-precision rounding of keys and
-  # values, within a few 1e-6 of exact arithmetic (tools/gguf/check_dequantised.py).
-  node "$here/llama_goldens.mjs" --kv-cache F32 "$out"/*-F32.gguf
+  # The F32 and F16 files again with a float key/value cache: llama.cpp without its half-precision rounding of keys
+  # and values (the F32 files within a few 1e-6 of exact arithmetic, tools/gguf/check_dequantised.py).
+  node "$here/llama_goldens.mjs" --kv-cache F32 "$out"/*-F32.gguf "$out"/*-F16.gguf
   exit 0
 fi
 

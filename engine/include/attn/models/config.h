@@ -61,6 +61,13 @@ struct DecoderSettings {
   GatedActivation activation = GatedActivation::Silu;
   std::optional<int> bos;
   std::vector<int> eos;  // eos_token_id: one id or a list
+  // llama.cpp's arithmetic (a GGUF file, issue 45; never read from a config.json): each product's activations
+  // rounded to the type ggml's CPU backend multiplies the matrix's rows with (io::ggml_round_activations).
+  bool ggml_arithmetic = false;
+  // llama.cpp's default F16 key/value cache (GGUF, unless LoadOptions says otherwise): each key, value and
+  // (unscaled) query rounded to F16 after RoPE, and each row of attention weights rounded to F16 for the product
+  // with the values (the maps keep the float weights, as llama.cpp's soft_max output is float).
+  bool ggml_f16_cache = false;
 };
 
 struct TransformerConfig {

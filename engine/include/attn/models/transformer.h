@@ -170,13 +170,25 @@ struct SourceNotes {
   std::string format;                 // "GGUF Q4_K": appended to description()
 };
 
+// How a model file is read where its format leaves a choice.
+struct LoadOptions {
+  // A GGUF file computed as llama.cpp's CPU backend computes it (DecoderSettings::ggml_arithmetic): each product's
+  // activations rounded to the type ggml multiplies the weights with. false: in float32, as a folder is.
+  bool gguf_llama_cpp_arithmetic = true;
+  // With it, keys, values, queries and attention weights rounded to F16 where llama.cpp's default (F16) key/value
+  // cache rounds them (DecoderSettings::ggml_f16_cache); false: kept in float32, as llama.cpp with a float cache
+  // (`--cache-type-k f32 --cache-type-v f32`).
+  bool gguf_f16_cache = true;
+};
+
 class TransformerModel {
  public:
   // A folder with config.json, one or more *.safetensors (model.safetensors or a sharded index) and
   // tokenizer files (none needed for ViT); or a GGUF file (llama.cpp's: the llama, qwen2 and qwen3 architectures,
   // quantised or not), or a folder whose only checkpoint is one.
   static Result<std::shared_ptr<const TransformerModel>> load(const std::filesystem::path& folder,
-                                                              const Progress& progress = {});
+                                                              const Progress& progress = {},
+                                                              const LoadOptions& options = {});
   // From parts already in memory (tests, benchmarks); tokenizer may be null (ids-only runs, ViT).
   static Result<std::shared_ptr<const TransformerModel>> from_parts(TransformerConfig config,
                                                                     const io::SafeTensors& weights,

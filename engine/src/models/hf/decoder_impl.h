@@ -10,17 +10,21 @@
 #include "attn/models/config.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace attn::models {
 
-// A row-major [rows, cols] matrix as stored. `data` points into a mapped file (F32, F16, BF16) or into `owned`
-// (float32: F64 tensors and F32 data that is not 4-byte aligned are widened or copied at load).
+// A row-major [rows, cols] matrix as stored. `data` points into a mapped file (F32, F16, BF16, or a GGUF file's
+// quantised blocks: dtype GGML, each row a whole number of blocks of `ggml_type`) or into `owned` (float32: F64
+// tensors and F32 data that is not 4-byte aligned are widened or copied at load).
 struct StoredMatrix {
   io::DType dtype = io::DType::F32;
   const void* data = nullptr;
   Index rows = 0, cols = 0;
   std::vector<float> owned;
+  std::uint32_t ggml_type = 0;  // dtype GGML: ggml's type number (io::GgmlType)
+  bool ggml_rounding = false;  // activations rounded as llama.cpp's CPU backend does (DecoderSettings::ggml_arithmetic)
 
   bool empty() const { return data == nullptr; }
   // Rows [r0, r0 + count) widened to float32, row-major with stride cols, into out.
@@ -30,8 +34,10 @@ struct StoredMatrix {
 };
 
 // y[n, W.rows] = x[n, W.cols] W^T, x and y row-major with row strides ldx and ldy. Float32 matrices go to one
-// sgemm; 16-bit ones are widened in blocks of rows (into `scratch`) and each block multiplied: for one or a
-// few rows (generation) the blocks are shared between the threads, each a small product kept in cache.
+// sgemm; 16-bit and quantised ones are widened in blocks of rows (into `scratch`) and each block multiplied: for
+// one or a few rows (generation) the blocks are shared between the threads, each a small product kept in cache.
+// With W.ggml_rounding, x's rows are first rounded as ggml rounds a product's activations
+// (io::ggml_round_activations), so that the float product is ggml's to float rounding.
 void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
                    std::vector<float>& scratch);
 

@@ -1,6 +1,9 @@
 // The decoder's one product: activations times a weight kept as the checkpoint stores it (decoder_impl.h).
 #include "decoder_impl.h"
 
+#include "attn/io/ggml_types.h"
+#include "../../io/half.h"
+
 #include <Eigen/Core>
 
 #include <omp.h>
@@ -111,12 +114,193 @@ void StoredMatrix::rows_to_float(Index r0, Index count, float* out) const {
     case io::DType::F32: std::memcpy(out, static_cast<const float*>(data) + r0 * cols, sizeof(float) * n); break;
     case io::DType::F16: half_to_float(static_cast<const std::uint16_t*>(data) + r0 * cols, out, n); break;
     case io::DType::BF16: bf16_to_float(static_cast<const std::uint16_t*>(data) + r0 * cols, out, n); break;
-    default: std::fill(out, out + n, 0.0f); break;  // the loader keeps only these three
+    case io::DType::GGML: {
+      // The loader checked that every row is a whole number of blocks of a type ggml_dequantize reads.
+      const auto row_bytes = static_cast<std::size_t>(io::ggml_bytes(ggml_type, cols).value_or(0));
+      const auto* begin = static_cast<const std::byte*>(data) + static_cast<std::size_t>(r0) * row_bytes;
+      io::ggml_dequantize(static_cast<io::GgmlType>(ggml_type), {begin, static_cast<std::size_t>(count) * row_bytes},
+                          {out, static_cast<std::size_t>(n)});
+      break;
+    }
+    default: std::fill(out, out + n, 0.0f); break;  // the loader keeps only these four
   }
 }
 
-void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
-                   std::vector<float>& scratch) {
+namespace {
+
+// x's n rows (stride ldx) rounded as ggml rounds the activations of a product with W (io::ggml_round_activations)
+// into `out` (stride W.cols); false when W's products are not rounded (float32 weights, rounding off).
+bool round_activations(const float* x, Index n, Index ldx, const StoredMatrix& W, std::vector<float>& out) {
+  if (!W.ggml_rounding || W.dtype == io::DType::F32) return false;
+  const io::GgmlType type = W.dtype == io::DType::GGML  ? static_cast<io::GgmlType>(W.ggml_type)
+                            : W.dtype == io::DType::F16 ? io::GgmlType::F16
+                                                        : io::GgmlType::BF16;
+  if (out.size() < static_cast<std::size_t>(n * W.cols)) out.resize(static_cast<std::size_t>(n * W.cols));
+  bool rounded = true;
+#pragma omp parallel for schedule(static) reduction(&& : rounded) if (n * W.cols >= (1 << 16))
+  for (Index i = 0; i < n; ++i) {
+    float* row = out.data() + i * W.cols;
+    std::copy(x + i * ldx, x + i * ldx + W.cols, row);
+    rounded = io::ggml_round_activations(type, {row, static_cast<std::size_t>(W.cols)}) && rounded;
+  }
+  return rounded;
+}
+
+// Q4_1 and Q5_1: y += sum_b m_b (s_b - sum of the rounded block b) per row (io::ggml_q8_1_offsets): the weights'
+// offsets times the activations' block sums as ggml keeps them. x is the activations before rounding.
+void add_q8_1_offsets(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  const auto type = static_cast<io::GgmlType>(W.ggml_type);
+  if (W.dtype != io::DType::GGML || !W.ggml_rounding || (type != io::GgmlType::Q4_1 && type != io::GgmlType::Q5_1))
+    return;
+  const Index blocks = W.cols / 32;
+  const std::size_t block_bytes = type == io::GgmlType::Q4_1 ? 20 : 24;
+  std::vector<float> offsets(static_cast<std::size_t>(n * blocks));
+  for (Index i = 0; i < n; ++i) {
+    io::ggml_q8_1_offsets({x + i * ldx, static_cast<std::size_t>(W.cols)},
+                          {offsets.data() + i * blocks, static_cast<std::size_t>(blocks)});
+  }
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+#pragma omp parallel for schedule(static) if (W.rows * n >= (1 << 14))
+  for (Index o = 0; o < W.rows; ++o) {
+    const std::uint8_t* row = base + static_cast<std::size_t>(o * blocks) * block_bytes;
+    for (Index i = 0; i < n; ++i) {
+      float sum = 0.0f;
+      for (Index b = 0; b < blocks; ++b) {
+        std::uint16_t m;
+        std::memcpy(&m, row + static_cast<std::size_t>(b) * block_bytes + 2, 2);
+        sum += io::half_to_float(m) * offsets[static_cast<std::size_t>(i * blocks + b)];
+      }
+      y[i * ldy + o] += sum;
+    }
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+// Q8_0 and Q4_K rows with a few activation rows (generation), multiplied as ggml's AVX2 vec_dot does: the
+// activations quantised once (Q8_0, Q8_K), then integer products of 32 quants at a time (maddubs: unsigned x
+// signed bytes to pairs of int16, madd to int32), each block's sum scaled in float. The integer sums are exactly
+// ggml's; only the order of the float sums differs. The other types take fused_blocks.
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+float half_at(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// Blocks of 34 bytes: f16 d, 32 int8.
+float dot_q8_0(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (Index b = 0; b < blocks; ++b, w += 34, a += 34) {
+    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2));
+    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2));
+    // |w| (unsigned) times a with w's sign: the signed product, in the instruction's unsigned x signed form.
+    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qa, qw)), ones);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(w) * half_at(a)), _mm256_cvtepi32_ps(p), acc);
+  }
+  return hsum(acc);
+}
+
+// A Q4_K row (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles)
+// with a Q8_K row (292-byte blocks: float d, 256 int8, 16 int16 sums of 16).
+float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0f;
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    const std::uint8_t* s = w + 4;
+    std::int16_t bsums[16];
+    std::memcpy(bsums, a + 260, sizeof bsums);
+    int msum = 0;
+    std::int16_t scale[8];
+    for (int j = 0; j < 8; ++j) {
+      const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+      const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      scale[j] = static_cast<std::int16_t>(sc);
+      msum += m * (bsums[2 * j] + bsums[2 * j + 1]);
+    }
+    const std::uint8_t* q4 = w + 16;
+    const std::uint8_t* q8 = a + 4;
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4 + 32 * j));
+      const __m256i lo = _mm256_and_si256(bits, low), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low);
+      const __m256i a_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
+      const __m256i a_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_set1_epi16(scale[2 * j])));
+      sumi = _mm256_add_epi32(sumi,
+                              _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi), _mm256_set1_epi16(scale[2 * j + 1])));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(da * half_at(w)), _mm256_cvtepi32_ps(sumi), acc);
+    mins += da * half_at(w + 2) * static_cast<float>(msum);
+  }
+  return hsum(acc) - mins;
+}
+
+// Whether W's fused product has an integer kernel here.
+bool integer_kernel(const StoredMatrix& W) {
+  const auto t = static_cast<io::GgmlType>(W.ggml_type);
+  return W.dtype == io::DType::GGML && W.ggml_rounding && (t == io::GgmlType::Q8_0 || t == io::GgmlType::Q4_K);
+}
+
+void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  const auto type = static_cast<io::GgmlType>(W.ggml_type);
+  const bool q8 = type == io::GgmlType::Q8_0;
+  const io::GgmlType act = q8 ? io::GgmlType::Q8_0 : io::GgmlType::Q8_K;
+  const auto act_row = static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(act), W.cols));
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  thread_local std::vector<std::byte> quantised;
+  quantised.resize(static_cast<std::size_t>(n) * act_row);
+  for (Index i = 0; i < n; ++i) {
+    io::ggml_quantize_activations(act, {x + i * ldx, static_cast<std::size_t>(W.cols)},
+                                  {quantised.data() + static_cast<std::size_t>(i) * act_row, act_row});
+  }
+  const auto* acts = reinterpret_cast<const std::uint8_t*>(quantised.data());
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+  const Index blocks = W.cols / (q8 ? 32 : 256);
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
+  for (Index o = 0; o < W.rows; ++o) {
+    const std::uint8_t* row = base + static_cast<std::size_t>(o) * w_row;
+    for (Index i = 0; i < n; ++i) {
+      const std::uint8_t* a = acts + static_cast<std::size_t>(i) * act_row;
+      y[i * ldy + o] = q8 ? dot_q8_0(row, a, blocks) : dot_q4_k(row, a, blocks);
+    }
+  }
+}
+#else
+bool integer_kernel(const StoredMatrix&) { return false; }
+void fused_integer(const float*, Index, Index, const StoredMatrix&, float*, Index) {}
+#endif
+
+// The fused product for ggml blocks: each weight row dequantised into a buffer in L1 and dotted with every row.
+void fused_blocks(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+#pragma omp parallel if (W.rows * W.cols >= kFusedParallelWeights)
+  {
+    thread_local std::vector<float> row;
+    if (row.size() < static_cast<std::size_t>(W.cols)) row.resize(static_cast<std::size_t>(W.cols));
+#pragma omp for schedule(static)
+    for (Index o = 0; o < W.rows; ++o) {
+      W.rows_to_float(o, 1, row.data());
+      for (Index i = 0; i < n; ++i) y[i * ldy + o] = fused_dot(x + i * ldx, row.data(), io::DType::F32, W.cols);
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The product itself, x as given (stored_linear rounds it first where llama.cpp does).
+void product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
+             std::vector<float>& scratch) {
   Eigen::Map<const RowMajor, 0, Strided> X(x, n, W.cols, Strided(ldx));
   Eigen::Map<RowMajor, 0, Strided> Y(y, n, W.rows, Strided(ldy));
   if (const float* w = W.f32()) {
@@ -138,6 +322,10 @@ void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, fl
       }
       Y.middleCols(r0, count).noalias() = X * Eigen::Map<const RowMajor>(scratch.data(), count, W.cols).transpose();
     }
+    return;
+  }
+  if (n <= kFusedRows && W.dtype == io::DType::GGML) {
+    fused_blocks(x, n, ldx, W, y, ldy);
     return;
   }
   if (n <= kFusedRows) {
@@ -163,6 +351,23 @@ void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, fl
       W.rows_to_float(r0, count, buffer.data());
       Y.middleCols(r0, count).noalias() = X * Eigen::Map<const RowMajor>(buffer.data(), count, W.cols).transpose();
     }
+  }
+}
+
+}  // namespace
+
+void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
+                   std::vector<float>& scratch) {
+  if (n <= kFusedRows && integer_kernel(W)) {
+    fused_integer(x, n, ldx, W, y, ldy);
+    return;
+  }
+  thread_local std::vector<float> rounded;
+  if (round_activations(x, n, ldx, W, rounded)) {
+    product(rounded.data(), n, W.cols, W, y, ldy, scratch);
+    add_q8_1_offsets(x, n, ldx, W, y, ldy);
+  } else {
+    product(x, n, ldx, W, y, ldy, scratch);
   }
 }
 

@@ -4,10 +4,12 @@
 #include "transformer_impl.h"
 #include "../../core/try.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace attn::models {
 
@@ -15,10 +17,28 @@ namespace {
 
 using attn::detail::TensorReader;
 
+// Quantised blocks: dequantised a chunk of rows at a time (ggml_dequantize shares each chunk between the threads).
+void count_nonfinite_blocks(const StoredMatrix& w, std::int64_t& nan, std::int64_t& inf) {
+  const Index chunk = std::max<Index>(1, (Index{1} << 20) / std::max<Index>(1, w.cols));
+  std::vector<float> values(static_cast<std::size_t>(std::min(chunk, w.rows) * w.cols));
+  for (Index r0 = 0; r0 < w.rows; r0 += chunk) {
+    const Index rows = std::min(chunk, w.rows - r0);
+    w.rows_to_float(r0, rows, values.data());
+    for (Index i = 0; i < rows * w.cols; ++i) {
+      if (!std::isfinite(values[static_cast<std::size_t>(i)]))
+        (std::isnan(values[static_cast<std::size_t>(i)]) ? nan : inf) += 1;
+    }
+  }
+}
+
 // Scans a 16-bit or 32-bit float tensor in place for NaN and infinity (exponent bits all ones).
 void count_nonfinite(const StoredMatrix& w, std::int64_t& nan, std::int64_t& inf) {
   const std::int64_t n = w.rows * w.cols;
   nan = inf = 0;
+  if (w.dtype == io::DType::GGML) {
+    count_nonfinite_blocks(w, nan, inf);
+    return;
+  }
   if (w.dtype == io::DType::F32) {
     const auto* p = static_cast<const std::uint32_t*>(w.data);
 #pragma omp parallel for reduction(+ : nan, inf) schedule(static) if (n >= (1 << 20))
@@ -56,6 +76,8 @@ class DecoderLoader {
     const io::TensorInfo& info = *found->info;
     const auto bytes = found->file->bytes(info);
     w.dtype = info.dtype;
+    w.ggml_type = info.ggml_type;
+    w.ggml_rounding = c_.decoder.ggml_arithmetic;
     const bool aligned = reinterpret_cast<std::uintptr_t>(bytes.data()) % io::dtype_size(info.dtype) == 0;
     if (info.dtype == io::DType::F64 || !aligned) {
       auto values = found->file->to_float(info);

@@ -14,6 +14,7 @@
 #include "hooks.h"
 #include "../../mechanisms/exp_kernel.h"
 #include "../../core/try.h"
+#include "../../io/half.h"
 
 #include "attn/on_demand_attention.h"
 #include "attn/random.h"
@@ -144,8 +145,10 @@ struct LayerMath {
       float* v = row + h * hd;  // query heads, then key heads
       if (s.qk_norm) rms_norm(v, v, h < H ? L.q_norm : L.k_norm, hd, s.rms_eps);
       rotate(v, cs, sn, half);
+      if (s.ggml_f16_cache) io::round_to_half(v, hd);  // llama.cpp's F16 cache and its F16 copy of the queries
       if (h < H) ArrayMap(v, hd) *= scale;
     }
+    if (s.ggml_f16_cache) io::round_to_half(row + (H + s.kv_heads) * hd, s.kv_heads * hd);  // the values
   }
 
   // After the heads' outputs ctx [n, heads * head_dim]: the output product, the residual, the MLP and its residual,
@@ -415,9 +418,6 @@ class Extension {
           softmax_row(S + i * cols, row, lo, row, cols, s_.attn_softcap);
         }
       }
-      Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
-      Eigen::Map<RowMajor, 0, Strided> out(ctx + r0 * qn + h * hd, rows, hd, Strided(qn));
-      block_product(out, scores, v);
       for (Index i = 0; maps && i < rows; ++i) {
         const Index row = p0 + r0 + i;
         if (f16) {
@@ -427,6 +427,11 @@ class Extension {
           std::copy_n(S + i * cols, cols, maps->f32(static_cast<int>(h)) + row * cols);
         }
       }
+      // llama.cpp's product of the weights with an F16 value cache takes them in F16 (the maps keep them in float).
+      for (Index i = 0; s_.ggml_f16_cache && i < rows; ++i) io::round_to_half(S + i * cols, keys_needed);
+      Eigen::Map<const RowMajor> v(values + g * cap * hd, keys_needed, hd);
+      Eigen::Map<RowMajor, 0, Strided> out(ctx + r0 * qn + h * hd, rows, hd, Strided(qn));
+      block_product(out, scores, v);
     }
     if (lazy) streams.add_to(*lazy, n);
   }
@@ -615,6 +620,7 @@ class CellBatch {
         const Index row = cell.p0 + r0 + i;
         const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
         softmax_row(S + i * keys_needed, row, lo, row, keys_needed, s_.attn_softcap);
+        if (s_.ggml_f16_cache) io::round_to_half(S + i * keys_needed, keys_needed);  // as the runner's attention
       }
       Eigen::Map<const RowMajor> scores(S, rows, keys_needed);
       Eigen::Map<const RowMajor> v(values, keys_needed, hd);

@@ -10,8 +10,10 @@
 //     layout (the first half of a head's dimensions pairs with the second) into adjacent pairs, for ggml's RoPE
 //     kernel; row 2i + j of a head (j in {0, 1}) is the original row j * head_dim / 2 + i. Qwen2 and Qwen3 are not
 //     permuted (llama.cpp runs them with the NeoX RoPE, the original layout).
-//   - quantised tensors are dequantised as ggml's dequantize_row_* does (io/ggml_types.h) into float32; F32, F16
-//     and BF16 tensors stay in the file's mapping, as a safetensors checkpoint's do.
+//   - every tensor stays in the file's mapping, quantised ones as ggml's blocks (dequantised where they are read, as
+//     ggml's dequantize_row_* does, io/ggml_types.h);
+//   - and the arithmetic is llama.cpp's (DecoderSettings::ggml_arithmetic): each product's activations rounded to
+//     the type ggml multiplies the matrix's rows with (F16, BF16, Q8_0, Q8_1, Q8_K).
 #include "gguf_load.h"
 
 #include "attn/io/gguf.h"
@@ -190,8 +192,8 @@ void unpermute_rows(std::span<const std::byte> in, std::span<std::byte> out, std
   }
 }
 
-// Every tensor under its Hugging Face name: F32, F16 and BF16 as views of the mapping (or, when permuted, of a copy),
-// the others dequantised to float32.
+// Every tensor under its Hugging Face name, as a view of the mapping (or, when permuted, of a copy): F32, F16 and
+// BF16 as themselves, the quantised types as ggml's blocks (io::DType::GGML), read where they are used.
 Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const Arch& arch, const json& config,
                                               const Progress& progress) {
   const io::GgufFile& f = held->file;
@@ -243,15 +245,9 @@ Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const 
                                            ", a type AttnScope does not dequantise (it reads F32, F16, BF16, Q4_0, "
                                            "Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K to Q6_K)"));
       }
-      std::vector<std::byte> values(static_cast<std::size_t>(t.elements()) * sizeof(float));
-      const std::span<float> out(reinterpret_cast<float*>(values.data()), static_cast<std::size_t>(t.elements()));
-      if (!io::ggml_dequantize(type, bytes, out)) {
-        return std::unexpected(
-            f.error(t, ErrorKind::Mismatch, "tensor " + quote(t.name) + " could not be dequantised from its bytes"));
-      }
-      v.info.dtype = io::DType::F32;
-      held->owned.push_back(std::move(values));
-      v.bytes = held->owned.back();
+      v.info.dtype = io::DType::GGML;  // kept as blocks: the decoder multiplies them as ggml does (decoder_linear.cpp)
+      v.info.ggml_type = t.type;
+      v.bytes = bytes;
     }
     views.push_back(std::move(v));
   }
@@ -587,7 +583,8 @@ std::string card_of(const io::GgufFile& f) {
 
 }  // namespace
 
-Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem::path& path, const Progress& progress) {
+Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem::path& path, const Progress& progress,
+                                                          const LoadOptions& options) {
   if (progress && !progress(0.0, "opening " + path.filename().string())) {
     return fail(ErrorKind::Cancelled, "cancelled");
   }
@@ -606,6 +603,8 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   if (!config_json) return std::unexpected(config_json.error());
   auto config = parse_config(config_json->dump(), file->name() + " (its metadata read as config.json)");
   if (!config) return std::unexpected(config.error());
+  config->decoder.ggml_arithmetic = options.gguf_llama_cpp_arithmetic;
+  config->decoder.ggml_f16_cache = options.gguf_llama_cpp_arithmetic && options.gguf_f16_cache;
 
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::string tokenizer_note;

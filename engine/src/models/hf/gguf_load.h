@@ -9,6 +9,7 @@
 
 namespace attn::models {
 
-Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem::path& path, const Progress& progress);
+Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem::path& path, const Progress& progress,
+                                                          const LoadOptions& options = {});
 
 }  // namespace attn::models

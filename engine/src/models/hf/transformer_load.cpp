@@ -477,11 +477,11 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::from_parts(
   }
 }
 
-Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs::path& folder,
-                                                                       const Progress& progress) {
+Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs::path& folder, const Progress& progress,
+                                                                       const LoadOptions& options) {
   try {
     std::error_code ec;
-    if (fs::is_regular_file(folder, ec) && io::is_gguf_name(folder)) return load_gguf(folder, progress);
+    if (fs::is_regular_file(folder, ec) && io::is_gguf_name(folder)) return load_gguf(folder, progress, options);
     if (fs::is_regular_file(folder, ec)) {
       if (auto foreign = foreign_checkpoint_message(folder)) {
         return fail(ErrorKind::Unsupported, *foreign, folder.string());
@@ -508,7 +508,7 @@ Result<std::shared_ptr<const TransformerModel>> TransformerModel::load(const fs:
       for (const auto& e : fs::directory_iterator(folder, ec)) {
         if (e.is_regular_file(ec) && io::is_gguf_name(e.path())) gguf.push_back(e.path());
       }
-      if (gguf.size() == 1) return load_gguf(gguf.front(), progress);
+      if (gguf.size() == 1) return load_gguf(gguf.front(), progress, options);
       for (const auto& e : fs::directory_iterator(folder, ec)) {
         if (auto foreign = foreign_checkpoint_message(e.path())) {
           return fail(ErrorKind::Unsupported, *foreign, e.path().string());

@@ -1,0 +1,161 @@
+// llama.cpp's arithmetic on GGUF weights (issue 45): the activations' rounding (io::ggml_round_activations) against
+// the activation blocks llama.cpp's CPU backend writes, bit for bit, and the decoder's products (stored_linear with
+// ggml_rounding) against ggml's vec_dot of the same weight rows and activations, for every weight type the engine
+// multiplies (tests/data/gguf_blocks: ggml_blocks.py's weight rows, ggml_vec_dot.py's activations and products, from
+// node-llama-cpp's libggml-cpu-zen4.so, the variant llama.cpp runs on the machine the goldens were made on).
+#include "attn/io/ggml_types.h"
+#include "io/half.h"
+#include "models/hf/decoder_impl.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace attn::models {
+namespace ggml_products_tests {
+
+namespace fs = std::filesystem;
+
+constexpr Index kRow = 512;  // elements per row in the goldens (tools/golden/ggml_blocks.py's ROW)
+
+fs::path golden(const std::string& name) { return fs::path(ATTN_TEST_DATA_DIR) / "gguf_blocks" / name; }
+
+std::vector<std::uint8_t> bytes_of(const std::string& name) {
+  std::ifstream in(golden(name), std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<float> floats_of(const std::string& name) {
+  const auto b = bytes_of(name);
+  std::vector<float> out(b.size() / sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), b.data(), out.size() * sizeof(float));
+  return out;
+}
+
+struct Case {
+  std::string type, vec_dot_type;
+  Index rows;
+};
+
+std::vector<Case> cases() {
+  std::ifstream in(golden("VECDOT"));
+  std::vector<Case> out;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key;
+    Case c;
+    if (words >> key >> c.type >> c.vec_dot_type >> c.rows && key == "vecdot") out.push_back(c);
+  }
+  return out;
+}
+
+io::GgmlType type_named(const std::string& name) {
+  for (std::uint32_t t = 0; t < 43; ++t) {
+    if (io::ggml_type_name(t) == name) return static_cast<io::GgmlType>(t);
+  }
+  return io::GgmlType::Q1_0;
+}
+
+// What llama.cpp multiplies with: the activation blocks from_float wrote, widened.
+std::vector<float> widened(const std::string& vec_dot_type, const std::vector<std::uint8_t>& b) {
+  std::vector<float> out;
+  if (vec_dot_type == "F16" || vec_dot_type == "BF16") {
+    for (std::size_t i = 0; i + 1 < b.size(); i += 2) {
+      const auto h = static_cast<std::uint16_t>(b[i] | b[i + 1] << 8);
+      out.push_back(vec_dot_type == "F16" ? io::half_to_float(h) : io::bf16_to_float(h));
+    }
+  } else if (vec_dot_type == "Q8_1") {  // f16 d, f16 s (not a value), 32 int8
+    for (std::size_t i = 0; i + 36 <= b.size(); i += 36) {
+      const float d = io::half_to_float(static_cast<std::uint16_t>(b[i] | b[i + 1] << 8));
+      for (std::size_t j = 0; j < 32; ++j)
+        out.push_back(d * static_cast<float>(static_cast<std::int8_t>(b[i + 4 + j])));
+    }
+  } else {
+    const io::GgmlType t = type_named(vec_dot_type);
+    out.resize(b.size() / static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(t), kRow)) * kRow);
+    EXPECT_TRUE(io::ggml_dequantize(t, std::as_bytes(std::span(b)), out));
+  }
+  return out;
+}
+
+TEST(GgmlProducts, ActivationsRoundAsLlamaCppQuantisesThem) {
+  const std::vector<float> x = floats_of("activations.f32");
+  const Index n = static_cast<Index>(x.size()) / kRow;
+  ASSERT_GE(n, 7);
+  const auto all = cases();
+  ASSERT_EQ(all.size(), 12u) << "tests/data/gguf_blocks/VECDOT";
+  for (const Case& c : all) {
+    SCOPED_TRACE(c.type + " (activations as " + c.vec_dot_type + ")");
+    const std::vector<float> expected = widened(c.vec_dot_type, bytes_of(c.vec_dot_type + ".act.bin"));
+    ASSERT_EQ(expected.size(), x.size());
+    std::vector<float> mine = x;
+    ASSERT_TRUE(io::ggml_round_activations(type_named(c.type), mine));
+    int differ = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      differ += std::bit_cast<std::uint32_t>(mine[i]) != std::bit_cast<std::uint32_t>(expected[i]);
+    EXPECT_EQ(differ, 0) << "of " << x.size() << " values";
+  }
+  std::vector<float> odd(100, 1.0f);
+  EXPECT_FALSE(io::ggml_round_activations(io::GgmlType::Q8_0, odd)) << "not a whole number of blocks";
+  EXPECT_FALSE(io::ggml_round_activations(io::GgmlType::Q8_K, odd)) << "no vec_dot type";
+}
+
+// Relative distance, against the size of the terms (sum |w x|) so that cancelling sums are not held to more digits
+// than they have.
+TEST(GgmlProducts, ProductsAreLlamaCppsVecDot) {
+  const std::vector<float> x = floats_of("activations.f32");
+  const Index n = static_cast<Index>(x.size()) / kRow;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.type);
+    const auto blocks = bytes_of(c.type + ".bin");
+    const io::GgmlType t = type_named(c.type);
+    StoredMatrix W;
+    W.dtype = c.type == "F16" ? io::DType::F16 : c.type == "BF16" ? io::DType::BF16 : io::DType::GGML;
+    W.ggml_type = static_cast<std::uint32_t>(t);
+    W.ggml_rounding = true;
+    W.data = blocks.data();
+    W.rows = c.rows;
+    W.cols = kRow;
+    std::vector<float> w(static_cast<std::size_t>(c.rows * kRow));
+    W.rows_to_float(0, c.rows, w.data());
+    const std::vector<float> expected = floats_of(c.type + ".dot.f32");
+    ASSERT_EQ(expected.size(), static_cast<std::size_t>(n * c.rows));
+    double worst = 0;
+    int compared = 0;
+    // One activation row at a time (generation's fused path) and all together (the blocked path).
+    for (const Index at_once : {Index{1}, n}) {
+      std::vector<float> y(static_cast<std::size_t>(n * c.rows)), scratch;
+      for (Index a0 = 0; a0 < n; a0 += at_once) {
+        stored_linear(x.data() + a0 * kRow, std::min(at_once, n - a0), kRow, W, y.data() + a0 * c.rows, c.rows,
+                      scratch);
+      }
+      for (Index a = 0; a < n; ++a) {
+        for (Index r = 0; r < c.rows; ++r) {
+          const float g = expected[static_cast<std::size_t>(a * c.rows + r)];
+          if (!std::isfinite(g)) continue;  // F16.bin's rows of infinities and NaNs
+          double size = 0;
+          for (Index j = 0; j < kRow; ++j) size += std::abs(double(w[r * kRow + j]) * x[a * kRow + j]);
+          const double d = std::abs(double(y[a * c.rows + r]) - g) / std::max(size, 1e-30);
+          worst = std::max(worst, d);
+          ++compared;
+          EXPECT_LE(d, 1e-5) << "activation row " << a << ", weight row " << r << ": " << y[a * c.rows + r]
+                             << " against ggml's " << g;
+        }
+      }
+    }
+    EXPECT_GT(compared, 0);
+    std::printf("%-5s products within %.2e of ggml's vec_dot (relative to sum |w x|), %d compared\n", c.type.c_str(),
+                worst, compared);
+  }
+}
+
+}  // namespace ggml_products_tests
+}  // namespace attn::models
