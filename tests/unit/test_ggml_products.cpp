@@ -157,5 +157,22 @@ TEST(GgmlProducts, ProductsAreLlamaCppsVecDot) {
   }
 }
 
+// A GGUF matrix's NaN and infinities are found from its blocks' scales: Q8_0 blocks with a NaN scale (32 NaN), an
+// infinite scale over quants with two zeros (30 infinities, 2 NaN: inf x 0) and a finite one.
+TEST(GgmlProducts, NonFiniteValuesAreCountedFromTheScales) {
+  std::vector<std::uint8_t> blocks(3 * 34, 0);
+  const std::uint16_t scales[3] = {0x7E00, 0x7C00, 0x3C00};  // NaN, infinity, 1
+  for (int b = 0; b < 3; ++b) {
+    std::memcpy(blocks.data() + b * 34, &scales[b], 2);
+    for (int j = 2; j < 32; ++j) blocks[static_cast<std::size_t>(b * 34 + 2 + j)] = static_cast<std::uint8_t>(j);
+  }
+  std::int64_t nan = 0, inf = 0;
+  ASSERT_TRUE(io::ggml_count_nonfinite(io::GgmlType::Q8_0, std::as_bytes(std::span(blocks)), nan, inf));
+  EXPECT_EQ(nan, 32 + 2);
+  EXPECT_EQ(inf, 30);
+  EXPECT_FALSE(io::ggml_count_nonfinite(io::GgmlType::Q8_0, std::as_bytes(std::span(blocks)).first(40), nan, inf));
+  EXPECT_FALSE(io::ggml_count_nonfinite(io::GgmlType::F16, std::as_bytes(std::span(blocks)), nan, inf));
+}
+
 }  // namespace ggml_products_tests
 }  // namespace attn::models

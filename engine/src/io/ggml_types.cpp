@@ -268,7 +268,13 @@ void dequantize_blocks(std::span<const std::byte> blocks, std::span<float> out, 
   const std::int64_t count = static_cast<std::int64_t>(out.size()) / info.block_elements;
   const std::int64_t bytes = info.block_bytes;
   const std::int64_t elements = info.block_elements;
-#pragma omp parallel for schedule(static) if (count * elements >= kParallelElements)
+  if (count * elements < kParallelElements) {
+    // Not even an inactive parallel region: the decoder widens one row at a time while generating, over a
+    // hundred thousand calls per token, and entering a region (if false included) costs more than a row.
+    for (std::int64_t i = 0; i < count; ++i) Block(in + i * bytes, y + i * elements);
+    return;
+  }
+#pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < count; ++i) Block(in + i * bytes, y + i * elements);
 }
 
@@ -404,6 +410,51 @@ bool ggml_quantize_activations(GgmlType vec_dot_type, std::span<const float> x, 
     quantize_q8_0(x.data(), n, o);
   } else {
     quantize_q8_k(x.data(), n, o);
+  }
+  return true;
+}
+
+namespace {
+
+// Byte offsets of each block's f16 scales (ggml-common.h); Q8_K's one scale is a float at 0.
+std::span<const int> f16_scales(GgmlType type) {
+  static constexpr int kD[] = {0}, kDM[] = {0, 2}, kQ2K[] = {80, 82}, kQ3K[] = {108}, kQ6K[] = {208};
+  switch (type) {
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
+    case GgmlType::Q8_0: return kD;
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K: return kDM;
+    case GgmlType::Q2_K: return kQ2K;
+    case GgmlType::Q3_K: return kQ3K;
+    case GgmlType::Q6_K: return kQ6K;
+    default: return {};
+  }
+}
+
+}  // namespace
+
+bool ggml_count_nonfinite(GgmlType type, std::span<const std::byte> blocks, std::int64_t& nan, std::int64_t& inf) {
+  const auto info = ggml_type_info(static_cast<std::uint32_t>(type));
+  if (!info || !info->readable || info->block_elements <= 1 || blocks.size() % info->block_bytes != 0) return false;
+  const auto* p = reinterpret_cast<const std::uint8_t*>(blocks.data());
+  const auto scales = f16_scales(type);
+  for (std::size_t at = 0; at < blocks.size(); at += static_cast<std::size_t>(info->block_bytes)) {
+    bool finite = true;
+    if (type == GgmlType::Q8_K) {
+      float d;
+      std::memcpy(&d, p + at, 4);
+      finite = std::isfinite(d);
+    }
+    for (const int off : scales) finite = finite && std::isfinite(f16_at(p + at + off));
+    if (finite) continue;  // integer quants times finite scales: every value finite
+    std::vector<float> values(static_cast<std::size_t>(info->block_elements));
+    ggml_dequantize(type, blocks.subspan(at, static_cast<std::size_t>(info->block_bytes)), values);
+    for (const float v : values) {
+      if (!std::isfinite(v)) (std::isnan(v) ? nan : inf) += 1;
+    }
   }
   return true;
 }

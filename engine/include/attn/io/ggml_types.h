@@ -104,6 +104,10 @@ std::optional<GgmlType> ggml_vec_dot_type(GgmlType weights);
 // weights is ggml's integer block sums, to float rounding (Q8_1's f16 block sum s aside: see the .cpp). false for a
 // type without a vec_dot type or a length that is not a whole number of its blocks.
 bool ggml_round_activations(GgmlType weights, std::span<float> x);
+// Adds to nan and inf the NaN and infinite values the quantised blocks hold, reading only each block's scales (its
+// quants are integers, so a block with finite scales has finite values) and dequantising the blocks whose scales are
+// not finite. false for a type that is not a readable block type or a span that is not whole blocks.
+bool ggml_count_nonfinite(GgmlType type, std::span<const std::byte> blocks, std::int64_t& nan, std::int64_t& inf);
 // Q4_1 and Q5_1 products take each weight block's offset m times the activations' Q8_1 block sum s = f16(d sum q)
 // (d the unrounded max|x| / 127), not times the sum of the rounded values: out[b] = s - sum of block b's rounded
 // values, so that a float product with the rounded activations plus sum_b m_b out[b] is ggml's. false unless x is

@@ -176,8 +176,8 @@ void add_q8_1_offsets(const float* x, Index n, Index ldx, const StoredMatrix& W,
 }
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-// Q8_0 and Q4_K rows with a few activation rows (generation), multiplied as ggml's AVX2 vec_dot does: the
-// activations quantised once (Q8_0, Q8_K), then integer products of 32 quants at a time (maddubs: unsigned x
+// Q8_0, Q4_0, Q5_0 and Q4_K rows with a few activation rows (generation), multiplied as ggml's AVX2 vec_dot does:
+// the activations quantised once (Q8_0, Q8_K), then integer products of 32 quants at a time (maddubs: unsigned x
 // signed bytes to pairs of int16, madd to int32), each block's sum scaled in float. The integer sums are exactly
 // ggml's; only the order of the float sums differs. The other types take fused_blocks.
 
@@ -193,12 +193,33 @@ float half_at(const std::uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
-// Blocks of 34 bytes: f16 d, 32 int8.
-float dot_q8_0(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+// The 32 quants of a Q4_0/Q5_0 block as signed bytes: nibble j (element j low, j + 16 high), minus 8 (Q4_0); with
+// Q5_0's fifth bit (bit j of qh) it is nibble + 16 bit - 16, i.e. the nibble with 0xF0 or'd in where the bit is 0.
+__m256i nibbles(const std::uint8_t* qs) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+}
+__m256i q4_0_quants(const std::uint8_t* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); }
+__m256i q5_0_quants(const std::uint8_t* b) {
+  std::uint32_t qh;
+  std::memcpy(&qh, b + 2, 4);
+  // Byte j of `set` is 0xFF where bit j of qh is set (each byte keeps its own bit of the broadcast word).
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(qh)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+  const __m256i set =
+      _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
+  return _mm256_or_si256(nibbles(b + 6), _mm256_andnot_si256(set, _mm256_set1_epi8(static_cast<char>(0xF0))));
+}
+__m256i q8_0_quants(const std::uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)); }
+
+// A row of 32-element blocks (f16 d first, then the quants Quants reads) with a Q8_0 row (34-byte blocks).
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+float dot_blocks32(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   __m256 acc = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
-  for (Index b = 0; b < blocks; ++b, w += 34, a += 34) {
-    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2));
+  for (Index b = 0; b < blocks; ++b, w += kBytes, a += 34) {
+    const __m256i qw = Quants(w);
     const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2));
     // |w| (unsigned) times a with w's sign: the signed product, in the instruction's unsigned x signed form.
     const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qa, qw)), ones);
@@ -245,16 +266,29 @@ float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   return hsum(acc) - mins;
 }
 
-// Whether W's fused product has an integer kernel here.
+using RowDot = float (*)(const std::uint8_t*, const std::uint8_t*, Index);
+
+// W's integer kernel and the activations' type, or nullptr.
+RowDot integer_dot(const StoredMatrix& W, io::GgmlType& activations) {
+  if (W.dtype != io::DType::GGML || !W.ggml_rounding) return nullptr;
+  activations = io::GgmlType::Q8_0;
+  switch (static_cast<io::GgmlType>(W.ggml_type)) {
+    case io::GgmlType::Q8_0: return dot_blocks32<q8_0_quants, 34>;
+    case io::GgmlType::Q4_0: return dot_blocks32<q4_0_quants, 18>;
+    case io::GgmlType::Q5_0: return dot_blocks32<q5_0_quants, 22>;
+    case io::GgmlType::Q4_K: activations = io::GgmlType::Q8_K; return dot_q4_k;
+    default: return nullptr;
+  }
+}
+
 bool integer_kernel(const StoredMatrix& W) {
-  const auto t = static_cast<io::GgmlType>(W.ggml_type);
-  return W.dtype == io::DType::GGML && W.ggml_rounding && (t == io::GgmlType::Q8_0 || t == io::GgmlType::Q4_K);
+  io::GgmlType unused;
+  return integer_dot(W, unused) != nullptr;
 }
 
 void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
-  const auto type = static_cast<io::GgmlType>(W.ggml_type);
-  const bool q8 = type == io::GgmlType::Q8_0;
-  const io::GgmlType act = q8 ? io::GgmlType::Q8_0 : io::GgmlType::Q8_K;
+  io::GgmlType act;
+  const RowDot dot = integer_dot(W, act);
   const auto act_row = static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(act), W.cols));
   const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
   thread_local std::vector<std::byte> quantised;
@@ -265,14 +299,11 @@ void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, fl
   }
   const auto* acts = reinterpret_cast<const std::uint8_t*>(quantised.data());
   const auto* base = static_cast<const std::uint8_t*>(W.data);
-  const Index blocks = W.cols / (q8 ? 32 : 256);
+  const Index blocks = W.cols / (act == io::GgmlType::Q8_K ? 256 : 32);
 #pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
   for (Index o = 0; o < W.rows; ++o) {
     const std::uint8_t* row = base + static_cast<std::size_t>(o) * w_row;
-    for (Index i = 0; i < n; ++i) {
-      const std::uint8_t* a = acts + static_cast<std::size_t>(i) * act_row;
-      y[i * ldy + o] = q8 ? dot_q8_0(row, a, blocks) : dot_q4_k(row, a, blocks);
-    }
+    for (Index i = 0; i < n; ++i) y[i * ldy + o] = dot(row, acts + static_cast<std::size_t>(i) * act_row, blocks);
   }
 }
 #else

@@ -1,5 +1,7 @@
 // Loading a decoder checkpoint: every projection kept as stored (decoder_impl.h), norms and biases widened.
 #include "decoder_impl.h"
+
+#include "attn/io/ggml_types.h"
 #include "tensor_reader.h"
 #include "transformer_impl.h"
 #include "../../core/try.h"
@@ -17,17 +19,14 @@ namespace {
 
 using attn::detail::TensorReader;
 
-// Quantised blocks: dequantised a chunk of rows at a time (ggml_dequantize shares each chunk between the threads).
+// Quantised blocks: their scales read (io::ggml_count_nonfinite), shared between the threads by rows.
 void count_nonfinite_blocks(const StoredMatrix& w, std::int64_t& nan, std::int64_t& inf) {
-  const Index chunk = std::max<Index>(1, (Index{1} << 20) / std::max<Index>(1, w.cols));
-  std::vector<float> values(static_cast<std::size_t>(std::min(chunk, w.rows) * w.cols));
-  for (Index r0 = 0; r0 < w.rows; r0 += chunk) {
-    const Index rows = std::min(chunk, w.rows - r0);
-    w.rows_to_float(r0, rows, values.data());
-    for (Index i = 0; i < rows * w.cols; ++i) {
-      if (!std::isfinite(values[static_cast<std::size_t>(i)]))
-        (std::isnan(values[static_cast<std::size_t>(i)]) ? nan : inf) += 1;
-    }
+  const auto row = static_cast<std::size_t>(io::ggml_bytes(w.ggml_type, w.cols).value_or(0));
+  const auto* base = static_cast<const std::byte*>(w.data);
+#pragma omp parallel for reduction(+ : nan, inf) schedule(static) if (w.rows * w.cols >= (1 << 20))
+  for (Index r = 0; r < w.rows; ++r) {
+    io::ggml_count_nonfinite(static_cast<io::GgmlType>(w.ggml_type), {base + static_cast<std::size_t>(r) * row, row},
+                             nan, inf);
   }
 }
 
