@@ -193,6 +193,7 @@ TEST(GgufModel, StoriesInF32IsTheFolder) {
   // The card: the tensors by type and every key.
   const std::string& card = (*m)->card();
   EXPECT_NE(card.find("A GGUF file (version 3) of the llama architecture"), std::string::npos) << card;
+  EXPECT_NE(card.find("Computed as llama.cpp's CPU backend computes it"), std::string::npos) << card;
   EXPECT_NE(card.find("| F32 | 47 | 260,032 | 1.0 MB |"), std::string::npos) << card;
   EXPECT_NE(card.find("| llama\\.block\\_count | 5 |"), std::string::npos) << card;
   EXPECT_NE(card.find("| llama\\.rope\\.freq\\_base | 10000 |"), std::string::npos) << card;

@@ -615,6 +615,17 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   }
 
   std::string card = card_of(*file);
+  // Under the first paragraph: how the numbers are computed (LoadOptions).
+  const std::string arithmetic =
+      !options.gguf_llama_cpp_arithmetic
+          ? "Computed in float32, as a Hugging Face folder is (not as llama.cpp rounds).\n\n"
+          : std::string(
+                "Computed as llama.cpp's CPU backend computes it: each product's activations rounded to the "
+                "type ggml multiplies the weights with (F16, BF16, Q8_0, Q8_1, Q8_K)") +
+                (options.gguf_f16_cache ? "; keys, values, queries and attention weights rounded to F16 as its "
+                                          "default key/value cache does.\n\n"
+                                        : "; keys and values kept in float32.\n\n");
+  if (const auto at = card.find("\n\n## Tensor types"); at != std::string::npos) card.insert(at + 2, arithmetic);
   auto held = std::make_shared<Held>();
   held->file = std::move(*file);
   auto weights = tensors_as_checkpoint(held, *arch, *config_json, progress);
