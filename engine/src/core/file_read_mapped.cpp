@@ -113,6 +113,12 @@ std::string mmap_error_text(int e) { return std::strerror(e ? e : EIO); }
 
 }  // namespace
 
+Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path, std::string_view noun) {
+  auto file = open_regular_file(path, noun);
+  if (!file) return std::unexpected(std::move(file.error()));
+  return map(std::move(*file), path.string());
+}
+
 Result<std::shared_ptr<const MappedFile>> MappedFile::map(RegularFile file, std::string name) {
   std::shared_ptr<MappedFile> out(new MappedFile());
   out->name_ = std::move(name);

@@ -22,8 +22,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace attn::detail {
 
@@ -35,6 +37,8 @@ class MappedFile {
   // `file` mapped read-only (its whole size when opened), or, when it is empty or the registry is full, read into
   // memory. `name` names the file in errors.
   static Result<std::shared_ptr<const MappedFile>> map(RegularFile file, std::string name);
+  // open_regular_file(path, noun) then map(): the file readers' one way in (safetensors, GGUF).
+  static Result<std::shared_ptr<const MappedFile>> open(const std::filesystem::path& path, std::string_view noun);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -541,10 +541,8 @@ Result<GgufFile> GgufFile::from_storage(std::shared_ptr<Storage> storage, std::s
 
 Result<GgufFile> GgufFile::open(const std::filesystem::path& path) {
   std::string name = path.string();
-  auto file = detail::open_regular_file(path, "a GGUF file");
-  if (!file) return std::unexpected(std::move(file.error()));
   auto storage = std::make_shared<Storage>();
-  auto mapping = detail::MappedFile::map(std::move(*file), name);
+  auto mapping = detail::MappedFile::open(path, "a GGUF file");
   if (!mapping) return std::unexpected(std::move(mapping.error()));
   storage->mapping = std::move(*mapping);
   storage->size = storage->mapping->size();

@@ -531,11 +531,8 @@ struct SafeTensors::Storage {
 
 Result<SafeTensors> SafeTensors::open(const std::filesystem::path& path) {
   std::string name = path.string();
-  auto file = detail::open_regular_file(path, "a safetensors file");
-  if (!file) return std::unexpected(std::move(file.error()));
-
   auto storage = std::make_shared<Storage>();
-  auto mapping = detail::MappedFile::map(std::move(*file), name);
+  auto mapping = detail::MappedFile::open(path, "a safetensors file");
   if (!mapping) return std::unexpected(std::move(mapping.error()));
   storage->mapping = std::move(*mapping);
   storage->size = storage->mapping->size();
