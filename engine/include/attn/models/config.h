@@ -68,6 +68,9 @@ struct DecoderSettings {
   // (unscaled) query rounded to F16 after RoPE, and each row of attention weights rounded to F16 for the product
   // with the values (the maps keep the float weights, as llama.cpp's soft_max output is float).
   bool ggml_f16_cache = false;
+  // The file's query and key rows are llama.cpp's RoPE pairs (2i, 2i + 1), which the loader put back in the
+  // rotate-half order (i, i + head_dim / 2): llama.cpp's dot products of queries and keys run in the file's order.
+  bool ggml_rope_pairs = false;
 };
 
 struct TransformerConfig {

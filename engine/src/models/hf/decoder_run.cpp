@@ -8,6 +8,7 @@
 // key/value group, soft-capping, the causal (and sliding-window) mask, softmax written into the run's maps,
 // context = P V; the output product, the gated MLP, residuals (Gemma: normalised first).
 #include "decoder_impl.h"
+#include "ggml_math.h"
 #include "norm_math.h"
 #include "row_streams.h"
 #include "transformer_impl.h"
@@ -73,14 +74,52 @@ using Rope = RopeFrequencies;
 
 Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) { return rope_frequencies(c, seq_len, local); }
 
+// RMSNorm of one row: llama.cpp's arithmetic for a GGUF file (ggml::rms_norm), the engine's otherwise.
+void norm(const DecoderSettings& s, const float* in, float* out, const RowVector& w, Index d) {
+  if (s.ggml_arithmetic) {
+    ggml::rms_norm(in, out, w.data(), d, s.rms_eps);
+  } else {
+    rms_norm(in, out, w, d, s.rms_eps);
+  }
+}
+
+// Whether a GGUF file's attention is llama.cpp's operation for operation (ggml::attention_row): with its F16 cache
+// and no soft-capping. The queries then stay unscaled (llama.cpp scales the scores).
+bool ggml_attention(const DecoderSettings& s) { return s.ggml_f16_cache && s.attn_softcap == 0.0f; }
+
+// llama.cpp's score scale, 1 / sqrtf(head_dim) in float (query_scale squared is 1 / head_dim).
+float ggml_scale(const DecoderSettings& s) {
+  return 1.0f / std::sqrt(static_cast<float>(1.0 / (s.query_scale * s.query_scale)));
+}
+
+// The cos and sin of positions [p0, p0 + rows): llama.cpp's tables (ggml::rope_tables) for a GGUF file's plain,
+// linear or local RoPE, the engine's otherwise.
+void position_tables(const TransformerConfig& c, const Rope& rope, bool local, Index p0, Index rows,
+                     std::vector<float>& cos, std::vector<float>& sin) {
+  const DecoderSettings& s = c.decoder;
+  if (s.ggml_arithmetic && rope.factor == 1.0 &&
+      (local || s.rope == RopeScaling::Default || s.rope == RopeScaling::Linear)) {
+    const bool linear = !local && s.rope == RopeScaling::Linear;
+    const float freq_scale = linear ? 1.0f / static_cast<float>(s.rope_factor) : 1.0f;
+    ggml::rope_tables(local ? *s.local_rope_theta : s.rope_theta, freq_scale, 2 * static_cast<Index>(rope.inv.size()),
+                      p0, rows, cos, sin);
+    return;
+  }
+  rope_tables(rope, p0, rows, cos, sin);
+}
+
 void add_bias(float* rows, Index n, Index ld, Index offset, const RowVector& bias) {
   if (bias.size() == 0) return;
   for (Index i = 0; i < n; ++i) ArrayMap(rows + i * ld + offset, bias.size()) += bias.transpose().array();
 }
 
 // act(gate) * up, in place over the gate half of each [gate | up] row.
-void gated(float* gu, Index n, Index f, GatedActivation act) {
+void gated(float* gu, Index n, Index f, GatedActivation act, bool ggml_arithmetic) {
   for_new_rows(n, [&](Index i) {
+    if (ggml_arithmetic && act == GatedActivation::Silu) {
+      ggml::swiglu(gu + i * 2 * f, gu + i * 2 * f + f, f);
+      return;
+    }
     ArrayMap g(gu + i * 2 * f, f);
     ConstArrayMap u(gu + i * 2 * f + f, f);
     switch (act) {
@@ -124,7 +163,7 @@ struct LayerMath {
   // RMSNorm of n rows of x into xn, then qkv [n, q | k | v] with the biases.
   void project_qkv(const DecoderLayerWeights& L, const float* x, float* xn, float* qkv, Index n) const {
     const Index d = c.hidden, qn = c.heads * s.head_dim, kvn = s.kv_heads * s.head_dim, width = qn + 2 * kvn;
-    for_new_rows(n, [&](Index i) { rms_norm(x + i * d, xn + i * d, L.input_norm, d, s.rms_eps); });
+    for_new_rows(n, [&](Index i) { norm(s, x + i * d, xn + i * d, L.input_norm, d); });
     if (s.fused) {
       linear(xn, n, d, L.q, qkv, width);
       return;
@@ -138,15 +177,21 @@ struct LayerMath {
   }
 
   // q/k norms, RoPE (the row's position's cos and sin) and the query scale on one row of qkv.
-  void position_row(const DecoderLayerWeights& L, float* row, const float* cs, const float* sn, Index half) const {
+  // `scale_queries` false (ggml_attention): the queries stay unscaled for ggml::attention_row.
+  void position_row(const DecoderLayerWeights& L, float* row, const float* cs, const float* sn, Index half,
+                    bool scale_queries = true) const {
     const Index hd = s.head_dim, H = c.heads;
     const float scale = static_cast<float>(s.query_scale);
     for (Index h = 0; h < H + s.kv_heads; ++h) {
       float* v = row + h * hd;  // query heads, then key heads
-      if (s.qk_norm) rms_norm(v, v, h < H ? L.q_norm : L.k_norm, hd, s.rms_eps);
-      rotate(v, cs, sn, half);
+      if (s.qk_norm) norm(s, v, v, h < H ? L.q_norm : L.k_norm, hd);
+      if (s.ggml_arithmetic) {
+        ggml::rotate(v, cs, sn, half);
+      } else {
+        rotate(v, cs, sn, half);
+      }
       if (s.ggml_f16_cache) io::round_to_half(v, hd);  // llama.cpp's F16 cache and its F16 copy of the queries
-      if (h < H) ArrayMap(v, hd) *= scale;
+      if (h < H && scale_queries) ArrayMap(v, hd) *= scale;
     }
     if (s.ggml_f16_cache) io::round_to_half(row + (H + s.kv_heads) * hd, s.kv_heads * hd);  // the values
   }
@@ -159,12 +204,11 @@ struct LayerMath {
     float* out = grown(st.out, n * d);
     linear(ctx, n, qn, L.o, out, d);
     add_bias(out, n, d, 0, L.o_bias);
-    if (s.gemma)
-      for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_attention_norm, d, s.rms_eps); });
+    if (s.gemma) for_new_rows(n, [&](Index i) { norm(s, out + i * d, out + i * d, L.post_attention_norm, d); });
     hook(Site::AttnOut, out, d);
     for_new_rows(n, [&](Index i) {
       ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
-      rms_norm(x + i * d, xn + i * d, s.gemma ? L.pre_ffn_norm : L.post_attention_norm, d, s.rms_eps);
+      norm(s, x + i * d, xn + i * d, s.gemma ? L.pre_ffn_norm : L.post_attention_norm, d);
     });
     float* gu = grown(st.gu, n * 2 * f);
     if (s.fused) {
@@ -176,10 +220,10 @@ struct LayerMath {
       add_bias(gu, n, 2 * f, f, L.up_bias);
     }
     if (cancelled()) return;
-    gated(gu, n, f, s.activation);
+    gated(gu, n, f, s.activation, s.ggml_arithmetic);
     linear(gu, n, 2 * f, L.down, out, d);
     add_bias(out, n, d, 0, L.down_bias);
-    if (s.gemma) for_new_rows(n, [&](Index i) { rms_norm(out + i * d, out + i * d, L.post_ffn_norm, d, s.rms_eps); });
+    if (s.gemma) for_new_rows(n, [&](Index i) { norm(s, out + i * d, out + i * d, L.post_ffn_norm, d); });
     hook(Site::MlpOut, out, d);
     for_new_rows(n, [&](Index i) { ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d); });
   }
@@ -240,10 +284,10 @@ class Extension {
     const Index first = all_logits ? 0 : logits_row_ >= p0 ? logits_row_ - p0 : n - 1;
     const Index rows = all_logits ? n : 1;
     float* xn = grown(st_.xn, rows * d);
-    for (Index i = 0; i < rows; ++i) rms_norm(x + (first + i) * d, xn + i * d, w_.final_norm, d, s_.rms_eps);
+    for (Index i = 0; i < rows; ++i) norm(s_, x + (first + i) * d, xn + i * d, w_.final_norm, d);
     if (hidden_) {
       Matrix& h = hidden_->back();
-      for (Index i = 0; i < n; ++i) rms_norm(x + i * d, h.row(p0 + i).data(), w_.final_norm, d, s_.rms_eps);
+      for (Index i = 0; i < n; ++i) norm(s_, x + i * d, h.row(p0 + i).data(), w_.final_norm, d);
     }
     logits.resize(rows, c_.vocab_size);
     stored_linear(xn, rows, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
@@ -353,14 +397,15 @@ class Extension {
     const bool local = s_.local_rope_theta && s_.sliding[static_cast<std::size_t>(l)];
     const Rope rope = rope_for(c_, p0 + n, local);
     const Index half = static_cast<Index>(rope.inv.size());
-    rope_tables(rope, p0, n, cos_, sin_);
+    position_tables(c_, rope, local, p0, n, cos_, sin_);
     float* keys = st_.keys[static_cast<std::size_t>(l)].data();
     float* values = st_.values[static_cast<std::size_t>(l)].data();
     const Index cap = st_.capacity;
     const LayerMath lm = math();
+    const bool exact = ggml_attention(s_) && !lazy_;  // attention() then takes llama.cpp's path, unscaled queries
     for_new_rows(n, [&](Index i) {
       float* row = qkv + i * width;
-      lm.position_row(L, row, cos_.data() + i * half, sin_.data() + i * half, half);
+      lm.position_row(L, row, cos_.data() + i * half, sin_.data() + i * half, half, !exact);
       for (Index g = 0; g < KV; ++g) {
         std::copy_n(row + qn + g * hd, hd, keys + (g * cap + p0 + i) * hd);
         std::copy_n(row + qn + kvn + g * hd, hd, values + (g * cap + p0 + i) * hd);
@@ -389,6 +434,10 @@ class Extension {
     const int threads = omp_get_max_threads();
     if (st_.scores.size() < static_cast<std::size_t>(threads)) st_.scores.resize(static_cast<std::size_t>(threads));
     if (st_.capped.size() < static_cast<std::size_t>(threads)) st_.capped.resize(static_cast<std::size_t>(threads));
+    if (ggml_attention(s_) && !lazy) {
+      ggml_attention_rows(l, p0, n, qkv, ctx, *maps);
+      return;
+    }
     RowStreams streams;
     if (lazy) streams.reset(threads, H, cols);
     // A few new rows (generation, a keystroke) stay on one thread: see decoder_linear.cpp's kFusedParallelWeights.
@@ -436,12 +485,54 @@ class Extension {
     if (lazy) streams.add_to(*lazy, n);
   }
 
+  // A GGUF file's attention as llama.cpp computes it (ggml::attention_row), row by row; the maps get its softmax's
+  // weights. The n new rows are llama.cpp's batch: it picks the order of the products as llama.cpp's does.
+  void ggml_attention_rows(int l, Index p0, Index n, const float* qkv, float* ctx, HeadStack& maps) {
+    const Index hd = s_.head_dim, H = c_.heads, qn = H * hd, width = qn + 2 * s_.kv_heads * hd;
+    const Index group = H / s_.kv_heads, cap = st_.capacity, cols = maps.cols();
+    const Index window = s_.sliding[static_cast<std::size_t>(l)] ? s_.window : 0;
+    const bool f16 = maps.precision() == Precision::F16;
+    const float* keys = st_.keys[static_cast<std::size_t>(l)].data();
+    const float* values = st_.values[static_cast<std::size_t>(l)].data();
+    const float scale = ggml_scale(s_);
+    const bool pairs = s_.ggml_rope_pairs;  // the dot products of queries and keys in the file's order
+    if (pairs) {
+      paired_keys_.resize(static_cast<std::size_t>(s_.kv_heads * cap * hd));
+      for (Index g = 0; g < s_.kv_heads; ++g)
+        ggml::to_pairs(keys + g * cap * hd, paired_keys_.data() + g * cap * hd, p0 + n, hd);
+      keys = paired_keys_.data();
+    }
+    const bool parallel =
+        n >= 8 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
+#pragma omp parallel for schedule(dynamic, 4) if (parallel)
+    for (Index task = 0; task < H * n; ++task) {
+      if (cancelled()) continue;  // the layer's result is dropped
+      const Index h = task / n, i = task % n, row = p0 + i, g = h / group;
+      float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], cols + 65 * hd);
+      const ggml::AttentionRow a{keys + g * cap * hd, values + g * cap * hd, hd, scale, n};
+      const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
+      const float* q = qkv + i * width + h * hd;
+      if (pairs) {
+        ggml::to_pairs(q, p + cols + 64 * hd, 1, hd);
+        q = p + cols + 64 * hd;
+      }
+      ggml::attention_row(a, q, lo, row, p, ctx + i * qn + h * hd, p + cols);
+      std::fill(p + row + 1, p + cols, 0.0f);
+      if (f16) {
+        for (Index j = 0; j < cols; ++j) maps.f16(static_cast<int>(h))[row * cols + j] = Eigen::half(p[j]);
+      } else {
+        std::copy_n(p, cols, maps.f32(static_cast<int>(h)) + row * cols);
+      }
+    }
+  }
+
   const TransformerModel::Impl& m_;
   const TransformerConfig& c_;
   const DecoderSettings& s_;
   const DecoderWeights& w_;
   DecoderState& st_;
   TransformerRun& run_;
+  std::vector<float> paired_keys_;  // ggml_attention_rows: the layer's keys in the file's order
   std::vector<HeadStack*> maps_;
   std::vector<OnDemandLayer>* lazy_ = nullptr;  // on demand: the layers' queries, keys and row statistics
   std::vector<Matrix>* hidden_;
@@ -550,7 +641,7 @@ class CellBatch {
       if (lm.cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
     }
     const auto count = static_cast<Index>(cells.size());
-    for (Index k = 0; k < count; ++k) rms_norm(x + k * d, xn + k * d, w_.final_norm, d, s_.rms_eps);
+    for (Index k = 0; k < count; ++k) norm(s_, x + k * d, xn + k * d, w_.final_norm, d);
     logits.resize(count, c_.vocab_size);
     stored_linear(xn, count, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
     if (s_.final_softcap > 0.0f) logits.array() = (logits.array() / s_.final_softcap).tanh() * s_.final_softcap;
@@ -567,7 +658,7 @@ class CellBatch {
     const bool local = s_.local_rope_theta && s_.sliding[static_cast<std::size_t>(l)];
     const Rope rope = rope_for(c_, n_, local);  // the input's length, as the base run's (dynamic scaling)
     const Index half = static_cast<Index>(rope.inv.size());
-    rope_tables(rope, 0, n_, cos_, sin_);
+    position_tables(c_, rope, local, 0, n_, cos_, sin_);
     const Matrix& base_keys = a_.keys[static_cast<std::size_t>(l)];
     const Matrix& base_values = a_.values[static_cast<std::size_t>(l)];
 #pragma omp parallel for schedule(dynamic)
@@ -578,7 +669,7 @@ class CellBatch {
       for (Index i = 0; i < cell.rows; ++i) {
         const Index p = cell.p0 + i;
         float* row = qkv + (cell.offset + i) * width;
-        lm.position_row(L, row, cos_.data() + p * half, sin_.data() + p * half, half);
+        lm.position_row(L, row, cos_.data() + p * half, sin_.data() + p * half, half, !ggml_attention(s_));
         for (Index g = 0; g < s_.kv_heads; ++g) {
           std::copy_n(row + qn + g * hd, hd, keys + (g * n_ + p) * hd);
           std::copy_n(row + qn + kvn + g * hd, hd, values + (g * n_ + p) * hd);
@@ -614,6 +705,26 @@ class CellBatch {
       float* S = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], rows * keys_needed);
       const float* keys = keys_[static_cast<std::size_t>(k)].data() + g * n_ * hd;
       const float* values = values_[static_cast<std::size_t>(k)].data() + g * n_ * hd;
+      if (ggml_attention(s_)) {
+        // llama.cpp's arithmetic, its batch the whole input's (as run_ids of the edited input).
+        // The file's order of the query and key dimensions (ggml_rope_pairs): a paired copy of the keys.
+        const Index extra = s_.ggml_rope_pairs ? (keys_needed + 1) * hd : 0;
+        float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], keys_needed + 64 * hd + extra);
+        float* paired = p + keys_needed + 64 * hd;
+        if (extra) ggml::to_pairs(keys, paired + hd, keys_needed, hd);
+        const ggml::AttentionRow a{extra ? paired + hd : keys, values, hd, ggml_scale(s_), n_};
+        for (Index i = 0; i < rows; ++i) {
+          const Index row = cell.p0 + r0 + i;
+          const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
+          const float* q = qkv + (cell.offset + r0 + i) * width + h * hd;
+          if (extra) {
+            ggml::to_pairs(q, paired, 1, hd);
+            q = paired;
+          }
+          ggml::attention_row(a, q, lo, row, p, ctx + (cell.offset + r0 + i) * qn + h * hd, p + keys_needed);
+        }
+        continue;
+      }
       attention_scores(qkv + (cell.offset + r0) * width + h * hd, width, keys, hd, rows, keys_needed, hd, S,
                        keys_needed, rows < 8);
       for (Index i = 0; i < rows; ++i) {

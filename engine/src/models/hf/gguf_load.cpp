@@ -605,6 +605,7 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   if (!config) return std::unexpected(config.error());
   config->decoder.ggml_arithmetic = options.gguf_llama_cpp_arithmetic;
   config->decoder.ggml_f16_cache = options.gguf_llama_cpp_arithmetic && options.gguf_f16_cache;
+  config->decoder.ggml_rope_pairs = arch->permuted;
 
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::string tokenizer_note;
