@@ -5,18 +5,18 @@
 // The engine computes a GGUF file as llama.cpp's CPU backend does (DecoderSettings::ggml_arithmetic and
 // ggml_f16_cache): each product's activations rounded to the type ggml multiplies the weights with (F16 for F16
 // weights, Q8_0/Q8_1/Q8_K for quantised ones; tests/unit/test_ggml_products.cpp checks each product against ggml's
-// vec_dot within 7.4e-7), and llama.cpp's per-row float arithmetic operation for operation (ggml_math.h: RMSNorm,
-// RoPE tables and rotation, SwiGLU, and with the F16 cache the whole attention: scores in the order llama.cpp's
-// matrix product sums them, its softmax, the F16 weights times the values), checked bit for bit against llama.cpp's
-// intermediate tensors. The allowances: 1e-3 for F32 and F16 files, 2e-2 for quantised ones; the
-// float-cache goldens (*.kv-f32) of the F32 files within 1e-4. Measured (2026-11-30, `engine_parity_tests
-// --gtest_filter='GgufParity*'`): F32 files 7.6e-6 and 3.0e-6 (float cache), 2.4e-4 and 9.3e-4 (F16 cache); Q8_0,
-// Q4_0, Q4_K, Q2_K, Q3_K within 2e-6 (SmolLM2-shaped and stories260K Q4_K); every greedy continuation the same as
-// llama.cpp's, 128 of 128 tokens per file. Not yet llama.cpp's numbers, each held to what it measures: the products
-// are within an ulp of ggml's but not yet summed in its order (tinyBLAS's lanes for a batch, vec_dot's for one row),
-// and where an ulp moves a value across an F16 or 8-bit rounding step the difference grows: the F16 files (3.6e-3
-// and 3.3e-3; 8.2e-4 and 1.6e-3 with a float cache), and the Q4_1, Q5_0, Q5_1, Q5_K, Q6_K and stories260K Q8_0
-// files (5.1e-2 to 0.16 on one or two prompts of four; the other prompts within 5e-6).
+// vec_dot within 7.4e-7), F32 and F16 products summed in llama.cpp's order (decoder_linear.cpp), and llama.cpp's
+// per-row float arithmetic operation for operation (ggml_math.h: RMSNorm, RoPE, SwiGLU, and with the F16 cache the
+// whole attention), checked bit for bit against llama.cpp's intermediate tensors (tests/unit/test_ggml_math.cpp).
+// The allowances: 1e-3 for F32 and F16 files, 2e-2 for quantised ones; the float-cache goldens (*.kv-f32)
+// of the F32 files within 1e-4. Measured (2026-11-30, `engine_parity_tests --gtest_filter='GgufParity*'`): F32
+// files 1.8e-6 and 2.8e-6 (4.7e-6 and 3.1e-6 with a float cache); F16 files 3.0e-4 and 1.8e-15 (stories260K bit
+// for bit); Q8_0, Q4_0, Q4_K, Q2_K, Q3_K within 2e-6 (SmolLM2-shaped and stories260K Q4_K); every greedy
+// continuation the same as llama.cpp's, 128 of 128 tokens per file. Not yet llama.cpp's numbers, each held to what
+// it measures: the quantised products are within an ulp of ggml's but not yet summed in its order for a batch, and
+// where an ulp moves a value across an F16 or 8-bit rounding step the difference grows: the Q4_1, Q5_0, Q5_1, Q5_K,
+// Q6_K and stories260K Q8_0 files (5.1e-2 to 0.16 on one or two prompts of four; the other prompts within 5e-6); the
+// F16 files with a float cache (8.4e-4 and 1.5e-3: that cache's attention is not yet llama.cpp's order).
 // Every file's measured distance is printed.
 #include "attn/models/transformer.h"
 #include "attn/text/tokenizer.h"
@@ -63,7 +63,7 @@ std::vector<Golden> goldens() {
 double tolerance(const Golden& g) {
   const std::string file = g.data["file"].get<std::string>();
   const bool float_cache = g.data["producer"]["kv_cache"] == "F32";
-  if (file.ends_with("-F16.gguf")) return 5e-3;  // open: 3.6e-3 at most
+  if (file.ends_with("-F16.gguf")) return float_cache ? 2e-3 : 1e-3;  // float cache: open, 1.5e-3 at most
   if (file.ends_with("-F32.gguf")) return float_cache ? 1e-4 : 1e-3;
   for (const char* open :
        {"-Q4_1.gguf", "-Q5_0.gguf", "-Q5_1.gguf", "-Q5_K.gguf", "-Q6_K.gguf", "stories260k-Q8_0.gguf"}) {

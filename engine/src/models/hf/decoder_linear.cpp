@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__AVX2__) && defined(__F16C__)
 #include <immintrin.h>
@@ -306,9 +308,120 @@ void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, fl
     for (Index i = 0; i < n; ++i) y[i * ldy + o] = dot(row, acts + static_cast<std::size_t>(i) * act_row, blocks);
   }
 }
+
+// llama.cpp's products with F32 and F16 weights (ggml_compute_forward_mul_mat), summed in its order: tinyBLAS
+// (llamafile_sgemm) for a batch of two or more rows whose length is a multiple of 16: 16 lanes of fused
+// multiply-adds, 16 values apart, reduced as _mm512_reduce_add_ps; otherwise ggml_vec_dot_f16 / ggml_vec_dot_f32
+// for each output: 4 x 16 lanes over blocks of 64, the lanes added pairwise and reduced, then the rest added (in
+// double for F16, in float for F32). Each 16 lanes are two 8-lane halves here: a fused multiply-add rounds once at
+// any width, so the sums are the AVX-512 build's. Checked against llama.cpp in tests/parity/test_gguf_parity.cpp.
+void load16(const float* p, __m256& lo, __m256& hi) {
+  lo = _mm256_loadu_ps(p);
+  hi = _mm256_loadu_ps(p + 8);
+}
+void load16(const std::uint16_t* p, __m256& lo, __m256& hi) {
+  lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+}
+float reduce16(__m256 lo, __m256 hi) { return hsum(_mm256_add_ps(lo, hi)); }
+float widen(std::uint16_t h) { return _cvtsh_ss(h); }
+
+// tinyBLAS's tile: 2 outputs of 2 rows each, every output its own 16 lanes.
+template <class W>
+void lanes_2x2(const float* x0, const float* x1, const W* w0, const W* w1, Index k, float* y, Index ldy) {
+  __m256 a[2][2][2] = {};  // [row][weight][half]
+  for (Index l = 0; l < k; l += 16) {
+    __m256 wl[2], wh[2], xl[2], xh[2];
+    load16(w0 + l, wl[0], wh[0]);
+    load16(w1 + l, wl[1], wh[1]);
+    load16(x0 + l, xl[0], xh[0]);
+    load16(x1 + l, xl[1], xh[1]);
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        a[i][j][0] = _mm256_fmadd_ps(wl[j], xl[i], a[i][j][0]);
+        a[i][j][1] = _mm256_fmadd_ps(wh[j], xh[i], a[i][j][1]);
+      }
+    }
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) y[i * ldy + j] = reduce16(a[i][j][0], a[i][j][1]);
+}
+template <class W>
+float lanes_1x1(const float* x, const W* w, Index k) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  for (Index l = 0; l < k; l += 16) {
+    __m256 wl, wh, xl, xh;
+    load16(w + l, wl, wh);
+    load16(x + l, xl, xh);
+    lo = _mm256_fmadd_ps(wl, xl, lo);
+    hi = _mm256_fmadd_ps(wh, xh, hi);
+  }
+  return reduce16(lo, hi);
+}
+template <class W>
+float vec_dot(const float* x, const W* w, Index k) {
+  const Index np = k & ~Index{63};
+  __m256 lo[4] = {}, hi[4] = {};
+  for (Index i = 0; i < np; i += 64) {
+    for (int c = 0; c < 4; ++c) {
+      __m256 wl, wh, xl, xh;
+      load16(w + i + 16 * c, wl, wh);
+      load16(x + i + 16 * c, xl, xh);
+      lo[c] = _mm256_fmadd_ps(xl, wl, lo[c]);
+      hi[c] = _mm256_fmadd_ps(xh, wh, hi[c]);
+    }
+  }
+  const float r = reduce16(_mm256_add_ps(_mm256_add_ps(lo[0], lo[2]), _mm256_add_ps(lo[1], lo[3])),
+                           _mm256_add_ps(_mm256_add_ps(hi[0], hi[2]), _mm256_add_ps(hi[1], hi[3])));
+  if constexpr (std::is_same_v<W, std::uint16_t>) {
+    double sum = r;
+    for (Index i = np; i < k; ++i) sum += static_cast<double>(x[i] * widen(w[i]));
+    return static_cast<float>(sum);
+  } else {
+    float sum = r;
+    for (Index i = np; i < k; ++i) sum += x[i] * w[i];  // not contracted (ISO C++: -ffp-contract=off)
+    return sum;
+  }
+}
+
+template <class W>
+void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index rows, Index k, float* y, Index ldy) {
+  if (n < 2 || k % 16 != 0) {
+#pragma omp parallel for schedule(static) if (rows * k >= kFusedParallelWeights || n >= 2)
+    for (Index o = 0; o < rows; ++o) {
+      for (Index i = 0; i < n; ++i) y[i * ldy + o] = vec_dot(x + i * ldx, w + o * k, k);
+    }
+    return;
+  }
+  const Index pairs = (rows + 1) / 2;
+#pragma omp parallel for schedule(static) if (rows * k * n >= (1 << 16))
+  for (Index p = 0; p < pairs; ++p) {
+    const Index o = 2 * p;
+    Index i = 0;
+    if (o + 1 < rows) {
+      for (; i + 1 < n; i += 2)
+        lanes_2x2(x + i * ldx, x + (i + 1) * ldx, w + o * k, w + (o + 1) * k, k, y + i * ldy + o, ldy);
+    }
+    for (; i < n; ++i) {
+      for (Index r = o; r < std::min(o + 2, rows); ++r) y[i * ldy + r] = lanes_1x1(x + i * ldx, w + r * k, k);
+    }
+  }
+}
+
+bool ggml_float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  if (!W.ggml_rounding) return false;
+  if (const float* w = W.f32()) {
+    ggml_float_product(x, n, ldx, w, W.rows, W.cols, y, ldy);
+    return true;
+  }
+  if (W.dtype != io::DType::F16) return false;
+  ggml_float_product(x, n, ldx, static_cast<const std::uint16_t*>(W.data), W.rows, W.cols, y, ldy);
+  return true;
+}
 #else
 bool integer_kernel(const StoredMatrix&) { return false; }
 void fused_integer(const float*, Index, Index, const StoredMatrix&, float*, Index) {}
+bool ggml_float_product(const float*, Index, Index, const StoredMatrix&, float*, Index) { return false; }
 #endif
 
 // The fused product for ggml blocks: each weight row dequantised into a buffer in L1 and dotted with every row.
@@ -332,6 +445,7 @@ namespace {
 // The product itself, x as given (stored_linear rounds it first where llama.cpp does).
 void product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
              std::vector<float>& scratch) {
+  if (ggml_float_product(x, n, ldx, W, y, ldy)) return;  // a GGUF file's F32 or F16 matrix: llama.cpp's sums
   Eigen::Map<const RowMajor, 0, Strided> X(x, n, W.cols, Strided(ldx));
   Eigen::Map<RowMajor, 0, Strided> Y(y, n, W.rows, Strided(ldy));
   if (const float* w = W.f32()) {
