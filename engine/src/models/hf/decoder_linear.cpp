@@ -326,26 +326,53 @@ void load16(const std::uint16_t* p, __m256& lo, __m256& hi) {
 float reduce16(__m256 lo, __m256 hi) { return hsum(_mm256_add_ps(lo, hi)); }
 float widen(std::uint16_t h) { return _cvtsh_ss(h); }
 
-// tinyBLAS's tile: 2 outputs of 2 rows each, every output its own 16 lanes.
+// tinyBLAS's tile: kTileTokens activation rows times kTileRows weight rows, every output its own 16 lanes (one
+// AVX-512 register, or two AVX2 halves).
+#if defined(__AVX512F__)
+constexpr Index kTileRows = 3, kTileTokens = 4;
+__m512 load16z(const float* p) { return _mm512_loadu_ps(p); }
+__m512 load16z(const std::uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
 template <class W>
-void lanes_2x2(const float* x0, const float* x1, const W* w0, const W* w1, Index k, float* y, Index ldy) {
-  __m256 a[2][2][2] = {};  // [row][weight][half]
+void lanes_tile(const float* x, Index ldx, const W* w, Index k, float* y, Index ldy) {
+  __m512 a[kTileTokens][kTileRows];
+  for (auto& row : a)
+    for (__m512& v : row) v = _mm512_setzero_ps();
   for (Index l = 0; l < k; l += 16) {
-    __m256 wl[2], wh[2], xl[2], xh[2];
-    load16(w0 + l, wl[0], wh[0]);
-    load16(w1 + l, wl[1], wh[1]);
-    load16(x0 + l, xl[0], xh[0]);
-    load16(x1 + l, xl[1], xh[1]);
-    for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) {
-        a[i][j][0] = _mm256_fmadd_ps(wl[j], xl[i], a[i][j][0]);
-        a[i][j][1] = _mm256_fmadd_ps(wh[j], xh[i], a[i][j][1]);
+    __m512 wv[kTileRows];
+    for (Index r = 0; r < kTileRows; ++r) wv[r] = load16z(w + r * k + l);
+    for (Index t = 0; t < kTileTokens; ++t) {
+      const __m512 xv = _mm512_loadu_ps(x + t * ldx + l);
+      for (Index r = 0; r < kTileRows; ++r) a[t][r] = _mm512_fmadd_ps(wv[r], xv, a[t][r]);
+    }
+  }
+  for (Index t = 0; t < kTileTokens; ++t)
+    for (Index r = 0; r < kTileRows; ++r) y[t * ldy + r] = _mm512_reduce_add_ps(a[t][r]);
+}
+#else
+constexpr Index kTileRows = 2, kTileTokens = 2;
+template <class W>
+void lanes_tile(const float* x, Index ldx, const W* w, Index k, float* y, Index ldy) {
+  __m256 a[kTileTokens][kTileRows][2];
+  for (auto& t : a)
+    for (auto& r : t) r[0] = r[1] = _mm256_setzero_ps();
+  for (Index l = 0; l < k; l += 16) {
+    __m256 wl[kTileRows], wh[kTileRows];
+    for (Index r = 0; r < kTileRows; ++r) load16(w + r * k + l, wl[r], wh[r]);
+    for (Index t = 0; t < kTileTokens; ++t) {
+      __m256 xl, xh;
+      load16(x + t * ldx + l, xl, xh);
+      for (Index r = 0; r < kTileRows; ++r) {
+        a[t][r][0] = _mm256_fmadd_ps(wl[r], xl, a[t][r][0]);
+        a[t][r][1] = _mm256_fmadd_ps(wh[r], xh, a[t][r][1]);
       }
     }
   }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) y[i * ldy + j] = reduce16(a[i][j][0], a[i][j][1]);
+  for (Index t = 0; t < kTileTokens; ++t)
+    for (Index r = 0; r < kTileRows; ++r) y[t * ldy + r] = reduce16(a[t][r][0], a[t][r][1]);
 }
+#endif
 template <class W>
 float lanes_1x1(const float* x, const W* w, Index k) {
   __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
@@ -393,17 +420,16 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
     }
     return;
   }
-  const Index pairs = (rows + 1) / 2;
+  const Index groups = (rows + kTileRows - 1) / kTileRows;
 #pragma omp parallel for schedule(static) if (rows * k * n >= (1 << 16))
-  for (Index p = 0; p < pairs; ++p) {
-    const Index o = 2 * p;
+  for (Index g = 0; g < groups; ++g) {
+    const Index o = g * kTileRows;
     Index i = 0;
-    if (o + 1 < rows) {
-      for (; i + 1 < n; i += 2)
-        lanes_2x2(x + i * ldx, x + (i + 1) * ldx, w + o * k, w + (o + 1) * k, k, y + i * ldy + o, ldy);
+    if (o + kTileRows <= rows) {
+      for (; i + kTileTokens <= n; i += kTileTokens) lanes_tile(x + i * ldx, ldx, w + o * k, k, y + i * ldy + o, ldy);
     }
     for (; i < n; ++i) {
-      for (Index r = o; r < std::min(o + 2, rows); ++r) y[i * ldy + r] = lanes_1x1(x + i * ldx, w + r * k, k);
+      for (Index r = o; r < std::min(o + kTileRows, rows); ++r) y[i * ldy + r] = lanes_1x1(x + i * ldx, w + r * k, k);
     }
   }
 }

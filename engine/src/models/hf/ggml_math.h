@@ -9,7 +9,9 @@
 
 #include "attn/core.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstddef>
 #include <vector>
 
@@ -26,7 +28,10 @@ inline float expf(float x) {
   const float j =
       std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
                std::fma(0x1.ffffecp-1f, b, 1.0f));
-  return std::ldexp(j, static_cast<int>(n));
+  // _mm512_scalef_ps(j, n): j 2^n rounded once; 2^n as a float's exponent bits where it is a normal float.
+  const int e = static_cast<int>(n);
+  if (e >= -126 && e <= 127) return j * std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23);
+  return std::ldexp(j, e);
 }
 
 // _mm512_reduce_add_ps: 16 lanes added as halves, then quarters, then pairs.
