@@ -61,6 +61,9 @@ struct DecoderSettings {
   GatedActivation activation = GatedActivation::Silu;
   std::optional<int> bos;
   std::vector<int> eos;  // eos_token_id: one id or a list
+  // A Gemma GGUF file (issue 45; never read from a config.json): llama.cpp's converter stored each norm's 1 + w,
+  // so the loader takes the weights as they are instead of adding 1.
+  bool norms_hold_one = false;
   // llama.cpp's arithmetic (a GGUF file, issue 45; never read from a config.json): each product's activations
   // rounded to the type ggml's CPU backend multiplies the matrix's rows with (io::ggml_round_activations).
   bool ggml_arithmetic = false;

@@ -184,8 +184,8 @@ struct LoadOptions {
 class TransformerModel {
  public:
   // A folder with config.json, one or more *.safetensors (model.safetensors or a sharded index) and
-  // tokenizer files (none needed for ViT); or a GGUF file (llama.cpp's: the llama, qwen2 and qwen3 architectures,
-  // quantised or not), or a folder whose only checkpoint is one.
+  // tokenizer files (none needed for ViT); or a GGUF file (llama.cpp's: the llama, qwen2, qwen3, gemma2, gemma3
+  // and phi3 architectures, quantised or not), or a folder whose only checkpoint is one.
   static Result<std::shared_ptr<const TransformerModel>> load(const std::filesystem::path& folder,
                                                               const Progress& progress = {},
                                                               const LoadOptions& options = {});

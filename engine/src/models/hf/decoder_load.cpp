@@ -109,7 +109,8 @@ class DecoderLoader {
     auto& w = *m_.lm_weights;
     const Index d = c_.hidden, hd = s.head_dim, q_out = c_.heads * hd, kv_out = s.kv_heads * hd;
     const Index f = c_.intermediate;
-    const bool g = s.gemma;
+    // Gemma's norms scale by 1 + w: the 1 added here unless the file already holds it (a GGUF file).
+    const bool g = s.gemma, plus_one = g && !s.norms_hold_one;
     // Gemma 3's multimodal checkpoints put the text model under language_model.
     const std::string root = r_.has("language_model.model.embed_tokens.weight") ? "language_model." : "";
     const std::string prefix = root + "model.";
@@ -131,8 +132,8 @@ class DecoderLoader {
       ATTN_ASSIGN(L.o, matrix(a + "o_proj.weight", d, q_out));
       ATTN_ASSIGN(L.o_bias, bias(a + "o_proj.bias", d, s.o_bias));
       if (s.qk_norm) {
-        ATTN_ASSIGN(L.q_norm, vector(a + "q_norm.weight", hd, g));
-        ATTN_ASSIGN(L.k_norm, vector(a + "k_norm.weight", hd, g));
+        ATTN_ASSIGN(L.q_norm, vector(a + "q_norm.weight", hd, plus_one));
+        ATTN_ASSIGN(L.k_norm, vector(a + "k_norm.weight", hd, plus_one));
       }
       const std::string mlp = p + "mlp.";
       if (s.fused) {
@@ -145,16 +146,16 @@ class DecoderLoader {
       }
       ATTN_ASSIGN(L.down, matrix(mlp + "down_proj.weight", d, f));
       ATTN_ASSIGN(L.down_bias, bias(mlp + "down_proj.bias", d, s.mlp_bias));
-      ATTN_ASSIGN(L.input_norm, vector(p + "input_layernorm.weight", d, g));
-      ATTN_ASSIGN(L.post_attention_norm, vector(p + "post_attention_layernorm.weight", d, g));
+      ATTN_ASSIGN(L.input_norm, vector(p + "input_layernorm.weight", d, plus_one));
+      ATTN_ASSIGN(L.post_attention_norm, vector(p + "post_attention_layernorm.weight", d, plus_one));
       if (g) {
-        ATTN_ASSIGN(L.pre_ffn_norm, vector(p + "pre_feedforward_layernorm.weight", d, g));
-        ATTN_ASSIGN(L.post_ffn_norm, vector(p + "post_feedforward_layernorm.weight", d, g));
+        ATTN_ASSIGN(L.pre_ffn_norm, vector(p + "pre_feedforward_layernorm.weight", d, plus_one));
+        ATTN_ASSIGN(L.post_ffn_norm, vector(p + "post_feedforward_layernorm.weight", d, plus_one));
       }
       w.layers.push_back(std::move(L));
       ATTN_TRY(layer_done(i));
     }
-    ATTN_ASSIGN(w.final_norm, vector(prefix + "norm.weight", d, g));
+    ATTN_ASSIGN(w.final_norm, vector(prefix + "norm.weight", d, plus_one));
     if (!s.tied) {
       ATTN_ASSIGN(w.lm_head, matrix(root + "lm_head.weight", c_.vocab_size, d));
     } else if (r_.has(root + "lm_head.weight")) {

@@ -3,8 +3,15 @@
 // vocabulary it carries. Everything then goes through the same checks and the same forward as a safetensors
 // folder, so the numbers are the engine's one implementation's.
 //
+// The architectures read (kArchs): llama, qwen2, qwen3, gemma2, gemma3 (Gemma 3's text model) and phi3; gpt2 and
+// the others are refused naming the architecture. Where llama.cpp reads the metadata otherwise than transformers
+// reads the config it came from, the file means what llama.cpp computes (put_gemma, apply_arch_settings).
+//
 // What llama.cpp's converter (convert_hf_to_gguf.py) changed is undone here:
-//   - names: token_embd, blk.N.attn_q, ffn_gate, output_norm, output ... back to model.embed_tokens, ...;
+//   - names: token_embd, blk.N.attn_q, ffn_gate, output_norm, output ... back to model.embed_tokens, ...; Gemma's
+//     post_attention_norm, ffn_norm (its pre-feed-forward norm), post_ffw_norm; Phi-3's fused attn_qkv and ffn_up;
+//   - Gemma's norms: the converter stored 1 + w (Hugging Face's Gemma RMSNorm scales by 1 + w, llama.cpp's by the
+//     weight), which the loader takes as it is (DecoderSettings::norms_hold_one);
 //   - shapes: ggml lists a tensor's dimensions innermost first, so [in, out] in the file is PyTorch's [out, in];
 //   - the llama architecture's query and key rows: the converter permutes each head's rows from the "rotate half"
 //     layout (the first half of a head's dimensions pairs with the second) into adjacent pairs, for ggml's RoPE
@@ -28,6 +35,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -48,10 +56,12 @@ struct Arch {
   bool permuted;
 };
 constexpr Arch kArchs[] = {
-    {"llama", "llama", "LlamaForCausalLM", true},
-    {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+    {"llama", "llama", "LlamaForCausalLM", true},          {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},         {"gemma2", "gemma2", "Gemma2ForCausalLM", false},
+    {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false}, {"phi3", "phi3", "Phi3ForCausalLM", false},
 };
+
+bool is_gemma(const Arch& arch) { return arch.gguf == "gemma2" || arch.gguf == "gemma3"; }
 
 const Arch* find_arch(std::string_view name) {
   for (const Arch& a : kArchs) {
@@ -67,7 +77,8 @@ std::string arch_list() {
 }
 
 // A GGUF tensor name's Hugging Face name; empty for a name with no counterpart (left as it is, and reported unused).
-std::string hf_name(const std::string& name) {
+// Gemma's four norms a layer and Phi-3's fused products have names of their own (gguf-py's tensor_mapping.py).
+std::string hf_name(const std::string& name, const Arch& arch) {
   static const std::map<std::string, std::string, std::less<>> kTop = {
       {"token_embd.weight", "model.embed_tokens.weight"},
       {"output_norm.weight", "model.norm.weight"},
@@ -83,15 +94,149 @@ std::string hf_name(const std::string& name) {
       {"ffn_gate.weight", "mlp.gate_proj.weight"},       {"ffn_up.weight", "mlp.up_proj.weight"},
       {"ffn_down.weight", "mlp.down_proj.weight"},
   };
+  static const std::map<std::string, std::string, std::less<>> kGemmaLayer = {
+      {"post_attention_norm.weight", "post_attention_layernorm.weight"},
+      {"ffn_norm.weight", "pre_feedforward_layernorm.weight"},
+      {"post_ffw_norm.weight", "post_feedforward_layernorm.weight"},
+  };
+  static const std::map<std::string, std::string, std::less<>> kPhi3Layer = {
+      {"attn_qkv.weight", "self_attn.qkv_proj.weight"},
+      {"ffn_up.weight", "mlp.gate_up_proj.weight"},
+  };
   if (const auto it = kTop.find(name); it != kTop.end()) return it->second;
   if (name.rfind("blk.", 0) != 0) return {};
   const std::size_t dot = name.find('.', 4);
   if (dot == std::string::npos || dot == 4) return {};
   const std::string layer = name.substr(4, dot - 4);
   if (layer.find_first_not_of("0123456789") != std::string::npos) return {};
-  const auto it = kLayer.find(std::string_view(name).substr(dot + 1));
+  const std::string_view rest = std::string_view(name).substr(dot + 1);
+  static const std::map<std::string, std::string, std::less<>> kNone;
+  const auto& own = is_gemma(arch) ? kGemmaLayer : arch.gguf == "phi3" ? kPhi3Layer : kNone;
+  if (const auto it = own.find(rest); it != own.end()) return "model.layers." + layer + "." + it->second;
+  const auto it = kLayer.find(rest);
   if (it == kLayer.end()) return {};
   return "model.layers." + layer + "." + it->second;
+}
+
+// The head size the metadata gives: attention.key_length, else embedding_length / head_count (as llama.cpp).
+std::int64_t head_dim_of(const json& c) {
+  if (c.contains("head_dim")) return c["head_dim"].get<std::int64_t>();
+  const std::int64_t heads = c["num_attention_heads"].get<std::int64_t>();
+  return heads > 0 ? c["hidden_size"].get<std::int64_t>() / heads : 0;
+}
+
+// RoPE: the rotary part of each head (rope.dimension_count under head_dim is the config's partial_rotary_factor)
+// and the scaling. llama.cpp takes a factor without a type as linear scaling; LongRoPE's and Llama 3's factors,
+// which it keeps as tensors, are refused by name.
+Result<void> put_rope(const io::GgufFile& f, const std::string& a, json& c) {
+  auto rotary = f.integer(a + ".rope.dimension_count");
+  if (!rotary) return std::unexpected(rotary.error());
+  const std::int64_t head_dim = head_dim_of(c);
+  if (*rotary && head_dim > 0 && **rotary != head_dim) {
+    c["partial_rotary_factor"] = static_cast<double>(**rotary) / static_cast<double>(head_dim);
+  }
+  for (const auto& [tensor, what] : {std::pair{"rope_freqs.weight", "Llama 3's RoPE scaling"},
+                                     std::pair{"rope_factors_long.weight", "Phi-3's LongRoPE factors"},
+                                     std::pair{"rope_factors_short.weight", "Phi-3's LongRoPE factors"}}) {
+    if (const io::GgufTensor* t = f.find(tensor)) {
+      return fail(ErrorKind::Unsupported,
+                  "the file holds " + std::string(tensor) + " (" + what +
+                      ", as llama.cpp stores them), which AttnScope does not read yet",
+                  f.name(), t->offset);
+    }
+  }
+  auto scaling = f.string(a + ".rope.scaling.type");
+  if (!scaling) return std::unexpected(scaling.error());
+  auto factor = f.number(a + ".rope.scaling.factor");
+  if (!factor) return std::unexpected(factor.error());
+  const std::string type = scaling->value_or(*factor ? "linear" : "none");
+  if (type == "none") return {};
+  if (type != "linear") {
+    return std::unexpected(f.error(a + ".rope.scaling.type", ErrorKind::Unsupported,
+                                   "RoPE scaling " + quote(type) + " in a GGUF file is not read yet; linear is"));
+  }
+  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", factor->value_or(1.0)}};
+  return {};
+}
+
+// A positive number a key holds, or `fallback` when it is absent (nullopt fallback: absent stays absent).
+Result<std::optional<double>> positive(const io::GgufFile& f, const std::string& key, std::optional<double> fallback) {
+  auto v = f.number(key);
+  if (!v) return std::unexpected(v.error());
+  if (!*v) return fallback;
+  if (!(**v > 0) || !std::isfinite(**v)) {
+    return std::unexpected(
+        f.error(key, ErrorKind::OutOfRange, key + " is " + json(**v).dump() + "; it must be a positive number"));
+  }
+  return *v;
+}
+
+// Gemma's sliding layers as the config's layer_types: attention.sliding_window_pattern, one flag per layer or a
+// period n (layer i slides unless i % n == n - 1; 0: every layer), else the arch's period (Gemma 2's 2, Gemma 3's
+// 6), as llama.cpp's load_swa_pattern reads it.
+Result<void> put_gemma_pattern(const io::GgufFile& f, const std::string& a, std::int64_t period, json& c) {
+  const std::string key = a + ".attention.sliding_window_pattern";
+  const std::int64_t layers = c["num_hidden_layers"].get<std::int64_t>();
+  std::vector<bool> sliding(static_cast<std::size_t>(std::max<std::int64_t>(0, layers)));
+  const io::GgufValue* v = f.value(key);
+  if (v && v->array) {
+    if (!v->is_integer() || static_cast<std::int64_t>(v->integers.size()) != layers) {
+      return std::unexpected(
+          f.error(key, ErrorKind::Mismatch, key + " must hold one flag per layer (" + std::to_string(layers) + ")"));
+    }
+    for (std::size_t i = 0; i < sliding.size(); ++i) sliding[i] = v->integers[i] != 0;
+  } else {
+    auto n = f.integer(key);
+    if (!n) return std::unexpected(n.error());
+    if (*n) period = **n;
+    if (period < 0 || period > layers + 1'000'000) {
+      return std::unexpected(f.error(key, ErrorKind::OutOfRange,
+                                     key + " is " + std::to_string(period) + "; a period of layers is at least 0"));
+    }
+    for (std::size_t i = 0; i < sliding.size(); ++i) {
+      sliding[i] = period == 0 || static_cast<std::int64_t>(i) % period < period - 1;
+    }
+  }
+  json types = json::array();
+  for (const bool s : sliding) types.push_back(s ? "sliding_attention" : "full_attention");
+  c["layer_types"] = std::move(types);
+  return {};
+}
+
+// Gemma 2 and 3 as llama.cpp reads them (src/models/gemma2.cpp, gemma3.cpp): Gemma 2's soft caps and window with
+// its defaults (50, 30, 4096) when absent; Gemma 3 slides only with a positive window, caps no scores and caps the
+// logits only when the key says so; the query scaled by 1 / sqrt(head_dim), or 1 / sqrt(hidden / heads) for the
+// 27B models (46 and 62 layers), whatever the original config's query_pre_attn_scalar was.
+Result<void> put_gemma(const io::GgufFile& f, const Arch& arch, json& c) {
+  const std::string a(arch.gguf);
+  const bool two = a == "gemma2";
+  std::optional<double> v;
+  ATTN_ASSIGN(v, positive(f, a + ".attn_logit_softcapping", two ? std::optional(50.0) : std::nullopt));
+  if (two) c["attn_logit_softcapping"] = *v;
+  ATTN_ASSIGN(v, positive(f, a + ".final_logit_softcapping", two ? std::optional(30.0) : std::nullopt));
+  if (v) c["final_logit_softcapping"] = *v;
+  const std::string window_key = a + ".attention.sliding_window";
+  auto window = f.integer(window_key);
+  if (!window) return std::unexpected(window.error());
+  const std::int64_t w = window->value_or(two ? 4096 : 0);
+  if (w < 0 || (two && w == 0)) {
+    return std::unexpected(f.error(
+        window_key, ErrorKind::OutOfRange,
+        window_key + " is " + std::to_string(w) + "; a window of keys is at least 1" + (two ? "" : " (0: none)")));
+  }
+  if (w > 0) {
+    c["sliding_window"] = w;
+    ATTN_TRY(put_gemma_pattern(f, a, two ? 2 : 6, c));
+  }
+  if (!two) {
+    ATTN_ASSIGN(v, positive(f, a + ".rope.freq_base_swa", 10000.0));
+    c["rope_local_base_freq"] = *v;
+  }
+  const std::int64_t heads = c["num_attention_heads"].get<std::int64_t>();
+  const bool big = c["num_hidden_layers"].get<std::int64_t>() == (two ? 46 : 62);
+  c["query_pre_attn_scalar"] = big && heads > 0 ? c["hidden_size"].get<std::int64_t>() / heads : head_dim_of(c);
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  return {};
 }
 
 // The metadata read as a Hugging Face config.json: the config reader then checks every value as it checks a
@@ -126,43 +271,17 @@ Result<json> config_from_metadata(const io::GgufFile& f, const Arch& arch) {
   ATTN_TRY(put_int("attention.key_length", "head_dim", false));
   ATTN_TRY(put_number("attention.layer_norm_rms_epsilon", "rms_norm_eps"));
   ATTN_TRY(put_number("rope.freq_base", "rope_theta"));
-  // RoPE on part of each head (rope.dimension_count under head_dim) is the config's partial_rotary_factor.
-  auto rotary = f.integer(a + ".rope.dimension_count");
-  if (!rotary) return std::unexpected(rotary.error());
-  if (*rotary) {
-    const std::int64_t head_dim =
-        c.contains("head_dim")
-            ? c["head_dim"].get<std::int64_t>()
-            : (c["num_attention_heads"].get<std::int64_t>() > 0
-                   ? c["hidden_size"].get<std::int64_t>() / c["num_attention_heads"].get<std::int64_t>()
-                   : 0);
-    if (head_dim > 0 && **rotary != head_dim) c["partial_rotary_factor"] = static_cast<double>(**rotary) / head_dim;
-  }
-  auto scaling = f.string(a + ".rope.scaling.type");
-  if (!scaling) return std::unexpected(scaling.error());
-  if (*scaling && **scaling != "none") {
-    auto factor = f.number(a + ".rope.scaling.factor");
-    if (!factor) return std::unexpected(factor.error());
-    if (**scaling != "linear") {
-      return std::unexpected(
-          f.error(a + ".rope.scaling.type", ErrorKind::Unsupported,
-                  "RoPE scaling " + quote(**scaling) + " in a GGUF file is not read yet; linear is"));
-    }
-    c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", factor->value_or(1.0)}};
-  }
-  if (f.find("rope_freqs.weight")) {
-    return fail(ErrorKind::Unsupported,
-                "the file holds rope_freqs.weight (Llama 3's RoPE scaling, as llama.cpp stores it), which AttnScope "
-                "does not read yet",
-                f.name(), f.find("rope_freqs.weight")->offset);
-  }
-  // The vocabulary's size is the embedding's rows; the output head is tied when the file has none.
+  ATTN_TRY(put_rope(f, a, c));
+  if (is_gemma(arch)) ATTN_TRY(put_gemma(f, arch, c));
+  // (Phi-3's attention.sliding_window is not read: llama.cpp runs Phi-3 without it; load_gguf notes it.)
+  // The vocabulary's size is the embedding's rows; the output head is tied when the file has none (always for
+  // Gemma 2, whose output llama.cpp takes from the embedding even when the file has an output.weight).
   const io::GgufTensor* embed = f.find("token_embd.weight");
   if (!embed || embed->ne.size() != 2) {
     return fail(ErrorKind::Mismatch, "the file has no token_embd.weight of two dimensions", f.name());
   }
   c["vocab_size"] = embed->ne[1];
-  c["tie_word_embeddings"] = f.find("output.weight") == nullptr;
+  c["tie_word_embeddings"] = a == "gemma2" || f.find("output.weight") == nullptr;
   for (const auto& [key, hf] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
                                 std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"}}) {
     auto v = f.integer(key);
@@ -170,6 +289,37 @@ Result<json> config_from_metadata(const io::GgufFile& f, const Arch& arch) {
     if (*v) c[hf] = **v;
   }
   return c;
+}
+
+// What a config.json cannot say: Gemma's norms stored as 1 + w (the converter added the 1); Gemma 2's sliding
+// layers' own RoPE base (rope.freq_base_swa, which llama.cpp reads for Gemma 2 too, defaulting to the global one);
+// and a note that Phi-3's sliding window is not applied, as llama.cpp does not apply it (src/models/phi3.cpp).
+Result<void> apply_arch_settings(const io::GgufFile& f, const Arch& arch, DecoderSettings& d,
+                                 std::vector<std::string>& warnings) {
+  const std::string a(arch.gguf);
+  d.norms_hold_one = is_gemma(arch);
+  if (a == "gemma2") {
+    auto base = positive(f, a + ".rope.freq_base_swa", std::nullopt);
+    if (!base) return std::unexpected(base.error());
+    if (*base && **base != d.rope_theta) {
+      if (d.rope_factor != 1.0) {  // llama.cpp scales Gemma 2's sliding layers too; the engine's local base is not
+        return std::unexpected(f.error(a + ".rope.freq_base_swa", ErrorKind::Unsupported,
+                                       "a Gemma 2 file with both RoPE scaling and its own sliding-layer base is "
+                                       "not read yet"));
+      }
+      d.local_rope_theta = **base;
+    }
+  }
+  if (a == "phi3") {
+    auto window = f.integer(a + ".attention.sliding_window");
+    if (!window) return std::unexpected(window.error());
+    if (*window && **window > 0) {
+      warnings.push_back("phi3.attention.sliding_window " + std::to_string(**window) +
+                         " is not applied: every layer sees the whole context, as in llama.cpp, which runs Phi-3 "
+                         "without its window");
+    }
+  }
+  return {};
 }
 
 // What keeps the views alive: the file's mapping and the tensors converted from it.
@@ -209,7 +359,7 @@ Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const 
       return fail(ErrorKind::Cancelled, "cancelled");
     }
     done += t.bytes;
-    std::string name = hf_name(t.name);
+    std::string name = hf_name(t.name, arch);
     if (name.empty()) name = t.name;
     io::SafeTensors::View v;
     v.info.name = name;
@@ -606,6 +756,8 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   config->decoder.ggml_arithmetic = options.gguf_llama_cpp_arithmetic;
   config->decoder.ggml_f16_cache = options.gguf_llama_cpp_arithmetic && options.gguf_f16_cache;
   config->decoder.ggml_rope_pairs = arch->permuted;
+  std::vector<std::string> warnings;
+  ATTN_TRY(apply_arch_settings(*file, *arch, config->decoder, warnings));
 
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::string tokenizer_note;
@@ -635,6 +787,7 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
     return !progress || progress(0.5 + 0.5 * fraction, what);
   };
   SourceNotes notes;
+  notes.warnings = std::move(warnings);
   if (!tokenizer_note.empty()) notes.warnings.push_back(std::move(tokenizer_note));
   notes.card = std::move(card);
   notes.format = "GGUF " + main_type(held->file);
