@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""Convert a Hugging Face Llama folder to GGUF as llama.cpp's convert_hf_to_gguf.py does (tools only).
+"""Convert a Hugging Face decoder folder to GGUF as llama.cpp's convert_hf_to_gguf.py does (tools only).
 
     /usr/bin/python3 -m tools.gguf.convert MODEL_DIR OUT.gguf --type F32|F16|BF16|Q8_0|Q4_K
 
-MODEL_DIR holds config.json (LlamaForCausalLM, which Mistral and SmolLM2 also use), model.safetensors and
-either a SentencePiece tokenizer.model (written as tokenizer.ggml.model "llama") or a byte-level BPE
+MODEL_DIR holds config.json (LlamaForCausalLM, which Mistral and SmolLM2 also use; Gemma2ForCausalLM,
+Gemma3ForCausalLM or Phi3ForCausalLM), model.safetensors and either a SentencePiece tokenizer.model (written as tokenizer.ggml.model "llama") or a byte-level BPE
 tokenizer.json (written as "gpt2" with its merges and llama.cpp's pre-tokenizer name).
 
 What follows llama.cpp (the release node-llama-cpp 3.22.1 ships; conversion/llama.py, conversion/base.py and
 src/llama-quant.cpp there):
 - tensor names token_embd, blk.N.attn_q/k/v/output, attn_norm, ffn_gate/up/down, ffn_norm, output_norm, output
-  (absent when the embeddings are tied and the folder has no lm_head);
-- q_proj and k_proj rows permuted per head as LlamaModel.permute does: Hugging Face rotates the halves of each
-  head, ggml's rope (mode 0) rotates adjacent pairs, so the converter interleaves the halves;
+  (absent when the embeddings are tied and the folder has no lm_head); Gemma's post_attention_norm, ffn_norm (its
+  pre_feedforward_layernorm), post_ffw_norm, attn_q_norm and attn_k_norm; Phi-3's fused attn_qkv and ffn_up (its
+  gate_up_proj, gate rows first);
+- the metadata each arch's converter class writes (add_hparams), e.g. no RoPE base for Gemma 2, Gemma 3's
+  sliding-layer base and linear scaling, Phi-3's rope.dimension_count for partial RoPE and its sliding window;
+- Gemma's norm weights stored as 1 + w (conversion/gemma.py adds 1 to every tensor named *norm.weight: Hugging
+  Face's Gemma RMSNorm scales by 1 + w, llama.cpp's by the weight);
+- for llama only, q_proj and k_proj rows permuted per head as LlamaModel.permute does: Hugging Face rotates the
+  halves of each head, ggml's rope (mode 0) rotates adjacent pairs, so the converter interleaves the halves (the
+  other archs run ggml's NeoX rope, which rotates the halves as Hugging Face does);
 - 1-D tensors (norms) stay F32 whatever the type;
 - F16, BF16 and Q8_0 are convert_hf_to_gguf's --outtype: every 2-D weight in that type, Q8_0 falling back to
   F16 where a row is not a multiple of 32 (gguf-py's quantiser refuses it and the converter keeps F16);
@@ -205,58 +212,127 @@ def add_tokenizer(w, folder, config, pre_override):
 # ----------------------------------------------------------------------------------------------------------------
 
 
+# The architectures written: general.architecture and the Hugging Face classes converted to it.
+ARCHS = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama", "Gemma2ForCausalLM": "gemma2",
+         "Gemma3ForCausalLM": "gemma3", "Phi3ForCausalLM": "phi3"}
+
+
+def add_hparams(w, arch, config):
+    """The metadata each architecture's converter class writes (conversion/llama.py LlamaModel, gemma.py
+    Gemma2Model and Gemma3Model, phi.py Phi3MiniModel), in their order where it matters to no one."""
+    a = arch
+    n_head = config["num_attention_heads"]
+    n_embd = config["hidden_size"]
+    head_dim = config.get("head_dim") or n_embd // n_head
+    w.add_uint32(f"{a}.block_count", config["num_hidden_layers"])
+    w.add_uint32(f"{a}.context_length", config["max_position_embeddings"])
+    w.add_uint32(f"{a}.embedding_length", n_embd)
+    w.add_uint32(f"{a}.feed_forward_length", config["intermediate_size"])
+    w.add_uint32(f"{a}.attention.head_count", n_head)
+    w.add_uint32(f"{a}.attention.head_count_kv", config.get("num_key_value_heads", n_head))
+    if arch == "llama":  # (in the order these tools always wrote it: the files' bytes stay the same)
+        w.add_float32("llama.rope.freq_base", config.get("rope_theta", 10000.0))
+    w.add_float32(f"{a}.attention.layer_norm_rms_epsilon", config["rms_norm_eps"])
+    if arch == "gemma2":
+        # Gemma2Model writes no RoPE base (llama.cpp's default 10000 is Gemma 2's) and always both caps.
+        w.add_uint32("gemma2.attention.key_length", head_dim)
+        w.add_uint32("gemma2.attention.value_length", head_dim)
+        w.add_float32("gemma2.attn_logit_softcapping", config["attn_logit_softcapping"])
+        w.add_float32("gemma2.final_logit_softcapping", config["final_logit_softcapping"])
+        w.add_uint32("gemma2.attention.sliding_window", config["sliding_window"])
+    elif arch == "gemma3":
+        w.add_float32("gemma3.rope.freq_base", config.get("rope_theta", 1000000.0))
+        if config.get("rope_local_base_freq") is not None:
+            w.add_float32("gemma3.rope.freq_base_swa", config["rope_local_base_freq"])
+        scaling = config.get("rope_scaling") or {}
+        if scaling.get("rope_type", scaling.get("type")) == "linear" and scaling.get("factor") is not None:
+            w.add_string("gemma3.rope.scaling.type", "linear")
+            w.add_float32("gemma3.rope.scaling.factor", scaling["factor"])
+        w.add_uint32("gemma3.attention.key_length", head_dim)
+        w.add_uint32("gemma3.attention.value_length", head_dim)
+        if config.get("final_logit_softcapping"):
+            w.add_float32("gemma3.final_logit_softcapping", config["final_logit_softcapping"])
+        if config.get("sliding_window_pattern") != 1:
+            w.add_uint32("gemma3.attention.sliding_window", config["sliding_window"])
+    elif arch == "phi3":
+        rot = config.get("partial_rotary_factor", 1.0)
+        w.add_uint32("phi3.rope.scaling.original_context_length", config["original_max_position_embeddings"])
+        w.add_uint32("phi3.rope.dimension_count", int(rot * n_embd) // n_head)
+        w.add_float32("phi3.rope.freq_base", config.get("rope_theta", 10000.0))
+        w.add_uint32("phi3.attention.sliding_window", config.get("sliding_window") or 0)
+        if (config.get("rope_scaling") or {}).get("long_factor"):
+            raise ValueError("Phi-3 LongRoPE (rope_factors_long/short) is not converted here")
+
+
+def tensor_names(arch, config, tensors):
+    """(Hugging Face name, GGUF name) of every tensor written (gguf-py's tensor_mapping.py for the arch)."""
+    gemma = arch in ("gemma2", "gemma3")
+    names = [("model.embed_tokens.weight", "token_embd.weight")]
+    for i in range(config["num_hidden_layers"]):
+        p, b = f"model.layers.{i}.", f"blk.{i}."
+        layer = [("input_layernorm.weight", "attn_norm.weight")]
+        if arch == "phi3":
+            layer.append(("self_attn.qkv_proj.weight", "attn_qkv.weight"))
+        else:
+            layer += [("self_attn.q_proj.weight", "attn_q.weight"), ("self_attn.k_proj.weight", "attn_k.weight"),
+                      ("self_attn.v_proj.weight", "attn_v.weight")]
+        layer.append(("self_attn.o_proj.weight", "attn_output.weight"))
+        if arch == "gemma3":
+            layer += [("self_attn.q_norm.weight", "attn_q_norm.weight"),
+                      ("self_attn.k_norm.weight", "attn_k_norm.weight")]
+        if gemma:
+            layer += [("post_attention_layernorm.weight", "post_attention_norm.weight"),
+                      ("pre_feedforward_layernorm.weight", "ffn_norm.weight")]
+        else:
+            layer.append(("post_attention_layernorm.weight", "ffn_norm.weight"))
+        if arch == "phi3":
+            layer.append(("mlp.gate_up_proj.weight", "ffn_up.weight"))
+        else:
+            layer += [("mlp.gate_proj.weight", "ffn_gate.weight"), ("mlp.up_proj.weight", "ffn_up.weight")]
+        layer.append(("mlp.down_proj.weight", "ffn_down.weight"))
+        if gemma:
+            layer.append(("post_feedforward_layernorm.weight", "post_ffw_norm.weight"))
+        names += [(p + hf, b + gg) for hf, gg in layer]
+    names.append(("model.norm.weight", "output_norm.weight"))
+    # Gemma 2's converter skips lm_head (llama.cpp takes the output from the embedding).
+    if "lm_head.weight" in tensors and arch != "gemma2":
+        names.append(("lm_head.weight", "output.weight"))
+    return names
+
+
 def convert(folder, out_path, requested, pre_override=None, name=None):
     with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
-    if config.get("architectures", ["LlamaForCausalLM"])[0] not in ("LlamaForCausalLM", "MistralForCausalLM"):
-        raise ValueError(f"{folder}: only LlamaForCausalLM is converted, not {config.get('architectures')}")
+    hf_class = config.get("architectures", ["LlamaForCausalLM"])[0]
+    if hf_class not in ARCHS:
+        raise ValueError(f"{folder}: {hf_class} is not converted; these are: {sorted(ARCHS)}")
+    arch = ARCHS[hf_class]
     tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
     n_head = config["num_attention_heads"]
     n_head_kv = config.get("num_key_value_heads", n_head)
-    n_embd = config["hidden_size"]
-    head_dim = config.get("head_dim") or n_embd // n_head
-    n_layer = config["num_hidden_layers"]
 
     w = gw.GGUFWriter()
-    w.add_string("general.architecture", "llama")
+    w.add_string("general.architecture", arch)
     w.add_string("general.name", name or os.path.basename(os.path.normpath(folder)))
-    w.add_uint32("llama.block_count", n_layer)
-    w.add_uint32("llama.context_length", config["max_position_embeddings"])
-    w.add_uint32("llama.embedding_length", n_embd)
-    w.add_uint32("llama.feed_forward_length", config["intermediate_size"])
-    w.add_uint32("llama.attention.head_count", n_head)
-    w.add_uint32("llama.attention.head_count_kv", n_head_kv)
-    w.add_float32("llama.rope.freq_base", config.get("rope_theta", 10000.0))
-    w.add_float32("llama.attention.layer_norm_rms_epsilon", config["rms_norm_eps"])
+    add_hparams(w, arch, config)
     w.add_uint32("general.file_type", gw.LLAMA_FTYPES[requested])
-    w.add_uint32("llama.vocab_size", config["vocab_size"])
-    w.add_uint32("llama.rope.dimension_count", head_dim)
+    w.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
+    if arch == "llama":
+        w.add_uint32("llama.rope.dimension_count", config.get("head_dim") or config["hidden_size"] // n_head)
     add_tokenizer(w, folder, config, pre_override)
 
-    names = [("model.embed_tokens.weight", "token_embd.weight")]
-    for i in range(n_layer):
-        p = f"model.layers.{i}."
-        names += [(p + "input_layernorm.weight", f"blk.{i}.attn_norm.weight"),
-                  (p + "self_attn.q_proj.weight", f"blk.{i}.attn_q.weight"),
-                  (p + "self_attn.k_proj.weight", f"blk.{i}.attn_k.weight"),
-                  (p + "self_attn.v_proj.weight", f"blk.{i}.attn_v.weight"),
-                  (p + "self_attn.o_proj.weight", f"blk.{i}.attn_output.weight"),
-                  (p + "post_attention_layernorm.weight", f"blk.{i}.ffn_norm.weight"),
-                  (p + "mlp.gate_proj.weight", f"blk.{i}.ffn_gate.weight"),
-                  (p + "mlp.up_proj.weight", f"blk.{i}.ffn_up.weight"),
-                  (p + "mlp.down_proj.weight", f"blk.{i}.ffn_down.weight")]
-    names.append(("model.norm.weight", "output_norm.weight"))
-    if "lm_head.weight" in tensors:
-        names.append(("lm_head.weight", "output.weight"))
-    unused = set(tensors) - {hf for hf, _ in names}
+    names = tensor_names(arch, config, tensors)
+    unused = set(tensors) - {hf for hf, _ in names} - ({"lm_head.weight"} if arch == "gemma2" else set())
     if unused:
         raise ValueError(f"{folder}: tensors not converted: {sorted(unused)}")
     for hf, gg in names:
         data = tensors[hf].astype(np.float32)
-        if gg.endswith("attn_q.weight"):
+        if arch == "llama" and gg.endswith("attn_q.weight"):
             data = permute(data, n_head, n_head)
-        elif gg.endswith("attn_k.weight"):
+        elif arch == "llama" and gg.endswith("attn_k.weight"):
             data = permute(data, n_head, n_head_kv)
+        elif arch in ("gemma2", "gemma3") and hf.endswith("norm.weight"):
+            data = data + np.float32(1)  # Gemma's RMSNorm scales by 1 + w: the converter stores 1 + w
         kind = storage_type(gg, data.shape, requested)
         w.add_tensor(gg, data.shape, kind, gw.encode_tensor(data, kind))
     w.write(out_path)

@@ -35,6 +35,17 @@ if [ "${1:-}" = gguf ]; then
       "$py" -m tools.gguf.check_files "$out/$name-F32.gguf" "$out/$name-$type.gguf" "$type" 2> /dev/null
     done
   done
+  # Gemma 2, Gemma 3 and Phi-3 (random checkpoints, tools/gguf/make_random_archs.py) in F32, Gemma 2 in Q8_0 too.
+  # Phi-3's general.name must not contain "phi3" or "phi-3": llama.cpp then gives Phi-3's special tokens (</s>,
+  # <s>, <unk>, <|endoftext|>) attributes, and fails to load a vocabulary without them.
+  "$py" -m tools.gguf.make_random_archs "$work" ${2:+--tokenizer "$2"}
+  for arch in gemma2 gemma3 phi3; do
+    name=$arch-random
+    [ "$arch" = phi3 ] && name=random-phi-three
+    "$py" -m tools.gguf.convert "$work/$arch-random" "$out/$arch-random-F32.gguf" --type F32 --name "$name"
+  done
+  "$py" -m tools.gguf.convert "$work/gemma2-random" "$out/gemma2-random-Q8_0.gguf" --type Q8_0 --name gemma2-random
+  "$py" -m tools.gguf.check_files "$out/gemma2-random-F32.gguf" "$out/gemma2-random-Q8_0.gguf" Q8_0 2> /dev/null
   # The types only llama.cpp writes here, from the SmolLM2-shaped F32 file.
   for type in Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K Q6_K; do
     "$py" -m tools.gguf.llama_quantize "$out/smollm2-random-F32.gguf" "$out/smollm2-random-llama-$type.gguf" "$type" \
