@@ -1,0 +1,359 @@
+// Gemma 2, Gemma 3 and Phi-3 GGUF files (issue 45): the random checkpoints of tests/data/gguf (written by
+// tools/gguf/convert.py as llama.cpp's converter writes them; tests/data/gguf/SOURCES.md) read onto the decoder's
+// settings as llama.cpp reads their metadata, and each the same model as its Hugging Face folder: the folder is
+// rebuilt here from the file (the names back, Gemma's norms back from the 1 + w the converter stored) and both run
+// in float arithmetic. Then the metadata llama.cpp would take differently or not at all, each refused naming its
+// key or tensor, or read with llama.cpp's defaults. (llama.cpp's own numbers: tests/parity/test_gguf_parity.cpp.)
+#include "attn/io/gguf.h"
+#include "attn/io/safetensors.h"
+#include "attn/models/config.h"
+#include "attn/models/transformer.h"
+#include "gguf_writer.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn::io {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Bytes;
+using test::Writer;
+
+const fs::path kDir = fs::path(ATTN_TEST_DATA_DIR) / "gguf";
+
+void put_element(Writer& w, const GgufValue& v, std::size_t i) {
+  switch (v.type) {
+    case GgufType::String: w.str(v.strings[i]); break;
+    case GgufType::F32: w.put(static_cast<float>(v.numbers[i])); break;
+    case GgufType::F64: w.put(v.numbers[i]); break;
+    case GgufType::U8:
+    case GgufType::I8:
+    case GgufType::Bool: w.put(static_cast<std::uint8_t>(v.integers[i])); break;
+    case GgufType::U16:
+    case GgufType::I16: w.put(static_cast<std::uint16_t>(v.integers[i])); break;
+    case GgufType::U32:
+    case GgufType::I32: w.put(static_cast<std::uint32_t>(v.integers[i])); break;
+    default: w.put(static_cast<std::uint64_t>(v.integers[i])); break;
+  }
+}
+
+// A GGUF file's keys and tensors, to change and write again.
+struct Editable {
+  std::vector<std::pair<std::string, std::function<void(Writer&)>>> kvs;
+  std::vector<test::Tensor> tensors;
+
+  explicit Editable(const fs::path& path) {
+    auto f = GgufFile::open(path);
+    EXPECT_TRUE(f.has_value());
+    for (const std::string& key : f->keys()) {
+      const GgufValue v = *f->value(key);
+      kvs.emplace_back(key, [key, v](Writer& w) {
+        w.str(key);
+        if (v.array) {
+          w.type(GgufType::Array).type(v.type).put<std::uint64_t>(v.size());
+        } else {
+          w.type(v.type);
+        }
+        for (std::size_t i = 0; i < v.size(); ++i) put_element(w, v, i);
+      });
+    }
+    for (const GgufTensor& t : f->tensors()) {
+      const auto bytes = f->bytes(t);
+      const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
+      tensors.push_back({t.name, {t.ne.begin(), t.ne.end()}, t.type, Bytes(p, p + bytes.size())});
+    }
+  }
+  void set(const std::string& key, std::function<void(Writer&)> kv) {
+    erase(key);
+    kvs.emplace_back(key, std::move(kv));
+  }
+  void erase(const std::string& key) {
+    std::erase_if(kvs, [&](const auto& kv) { return kv.first == key; });
+  }
+  fs::path write(const fs::path& path) const {
+    test::File f;
+    for (const auto& kv : kvs) f.kvs.push_back(kv.second);
+    f.tensors = tensors;
+    const Bytes bytes = f.bytes();
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return path;
+  }
+};
+
+std::function<void(Writer&)> kv_i32(std::string key, std::int32_t value) {
+  return [=](Writer& w) { w.str(key).type(GgufType::I32).put(value); };
+}
+std::function<void(Writer&)> kv_bools(std::string key, std::vector<bool> flags) {
+  return [=](Writer& w) {
+    w.str(key).type(GgufType::Array).type(GgufType::Bool).put<std::uint64_t>(flags.size());
+    for (const bool b : flags) w.put<std::uint8_t>(b ? 1 : 0);
+  };
+}
+
+models::DecoderSettings settings_of(const fs::path& path) {
+  auto m = models::TransformerModel::load(path);
+  EXPECT_TRUE(m.has_value()) << m.error().message();
+  return m ? (*m)->config().decoder : models::DecoderSettings{};
+}
+
+void expect_refused(const fs::path& path, std::string_view fragment) {
+  auto m = models::TransformerModel::load(path);
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message().find(fragment), std::string::npos) << m.error().message();
+  EXPECT_NE(m.error().message().find(path.filename().string()), std::string::npos) << m.error().message();
+}
+
+TEST(GgufArchs, Gemma2MetadataAsLlamaCppReadsIt) {
+  auto m = models::TransformerModel::load(kDir / "gemma2-random-F32.gguf");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  const models::TransformerConfig& c = (*m)->config();
+  const models::DecoderSettings& d = c.decoder;
+  EXPECT_EQ(d.model_type, "gemma2");
+  EXPECT_EQ(c.hidden, 64);
+  EXPECT_EQ(c.layers, 2);
+  EXPECT_EQ(c.heads, 4);
+  EXPECT_EQ(d.kv_heads, 2);
+  EXPECT_EQ(d.head_dim, 16);
+  EXPECT_EQ(c.intermediate, 128);
+  EXPECT_EQ(c.max_positions, 8192);
+  EXPECT_TRUE(d.gemma && d.norms_hold_one && d.tied && !d.qk_norm && !d.fused);
+  EXPECT_FLOAT_EQ(d.rms_eps, 1e-6f);
+  EXPECT_DOUBLE_EQ(d.rope_theta, 10000.0);  // Gemma 2's converter writes no base: llama.cpp's default
+  EXPECT_FALSE(d.local_rope_theta.has_value());
+  EXPECT_FLOAT_EQ(d.attn_softcap, 2.0f);
+  EXPECT_FLOAT_EQ(d.final_softcap, 15.0f);
+  EXPECT_DOUBLE_EQ(d.query_scale, 0.25);  // 1 / sqrt(head_dim 16)
+  EXPECT_EQ(d.window, 4);
+  EXPECT_EQ(d.sliding, (std::vector<bool>{true, false}));
+  EXPECT_EQ(d.activation, models::GatedActivation::GeluTanh);
+  EXPECT_TRUE((*m)->warnings().empty()) << (*m)->warnings().front();
+}
+
+TEST(GgufArchs, Gemma3MetadataAsLlamaCppReadsIt) {
+  const models::DecoderSettings d = settings_of(kDir / "gemma3-random-F32.gguf");
+  EXPECT_EQ(d.model_type, "gemma3_text");
+  EXPECT_TRUE(d.gemma && d.norms_hold_one && d.qk_norm && d.tied);
+  EXPECT_DOUBLE_EQ(d.rope_theta, 1e6);
+  ASSERT_TRUE(d.local_rope_theta.has_value());
+  EXPECT_DOUBLE_EQ(*d.local_rope_theta, 10000.0);
+  EXPECT_EQ(d.rope, models::RopeScaling::Linear);
+  EXPECT_DOUBLE_EQ(d.rope_factor, 2.0);
+  EXPECT_FLOAT_EQ(d.attn_softcap, 0.0f);
+  EXPECT_FLOAT_EQ(d.final_softcap, 0.0f);
+  EXPECT_DOUBLE_EQ(d.query_scale, 0.25);
+  EXPECT_EQ(d.window, 4);
+  EXPECT_EQ(d.sliding, (std::vector<bool>{true, true, true, true, true, false}));
+}
+
+TEST(GgufArchs, Phi3MetadataAsLlamaCppReadsIt) {
+  auto m = models::TransformerModel::load(kDir / "phi3-random-F32.gguf");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  const models::DecoderSettings& d = (*m)->config().decoder;
+  EXPECT_EQ(d.model_type, "phi3");
+  EXPECT_TRUE(d.fused && !d.gemma && !d.norms_hold_one && !d.tied);
+  EXPECT_DOUBLE_EQ(d.partial_rotary, 0.5);  // rope.dimension_count 8 of head_dim 16
+  EXPECT_FLOAT_EQ(d.rms_eps, 1e-5f);
+  // The file's window (2047) is not applied, as llama.cpp does not apply it; the load says so.
+  EXPECT_EQ(d.window, 0);
+  EXPECT_EQ(d.sliding, (std::vector<bool>{false, false}));
+  ASSERT_FALSE((*m)->warnings().empty());
+  EXPECT_NE((*m)->warnings().front().find("phi3.attention.sliding_window 2047 is not applied"), std::string::npos)
+      << (*m)->warnings().front();
+}
+
+// The Hugging Face folder a file was converted from, rebuilt from it: the test's own statement of the converter's
+// names (gguf-py's tensor_mapping.py), Gemma's norms back to w of 1 + w.
+void write_folder(const fs::path& gguf, const fs::path& folder, const std::string& config) {
+  static const std::map<std::string, std::string> kNames = {
+      {"attn_norm", "input_layernorm"},
+      {"attn_q", "self_attn.q_proj"},
+      {"attn_k", "self_attn.k_proj"},
+      {"attn_v", "self_attn.v_proj"},
+      {"attn_qkv", "self_attn.qkv_proj"},
+      {"attn_output", "self_attn.o_proj"},
+      {"attn_q_norm", "self_attn.q_norm"},
+      {"attn_k_norm", "self_attn.k_norm"},
+      {"ffn_gate", "mlp.gate_proj"},
+      {"ffn_down", "mlp.down_proj"},
+      {"post_ffw_norm", "post_feedforward_layernorm"},
+  };
+  const bool gemma = config.find("gemma") != std::string::npos;
+  auto f = GgufFile::open(gguf);
+  ASSERT_TRUE(f.has_value());
+  std::vector<std::vector<float>> values;
+  values.reserve(f->tensors().size());
+  std::vector<TensorData> out;
+  for (const GgufTensor& t : f->tensors()) {
+    auto v = f->to_float(t);
+    ASSERT_TRUE(v.has_value());
+    std::string name = t.name == "token_embd.weight"    ? "model.embed_tokens.weight"
+                       : t.name == "output_norm.weight" ? "model.norm.weight"
+                       : t.name == "output.weight"      ? "lm_head.weight"
+                                                        : "";
+    if (name.empty()) {
+      const std::size_t dot = t.name.find('.', 4);
+      const std::string layer = t.name.substr(4, dot - 4), what = t.name.substr(dot + 1, t.name.size() - dot - 8);
+      std::string hf = kNames.contains(what) ? kNames.at(what) : "";
+      if (what == "ffn_up") hf = config.find("phi3") != std::string::npos ? "mlp.gate_up_proj" : "mlp.up_proj";
+      if (what == "ffn_norm") hf = gemma ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+      if (what == "post_attention_norm") hf = "post_attention_layernorm";
+      ASSERT_FALSE(hf.empty()) << t.name;
+      name = "model.layers." + layer + "." + hf + ".weight";
+    }
+    if (gemma && t.ne.size() == 1) {
+      for (float& x : *v) x -= 1.0f;
+    }
+    values.push_back(std::move(*v));
+    out.push_back(f32_tensor(name, t.shape(), values.back()));
+  }
+  fs::create_directories(folder);
+  ASSERT_TRUE(write_safetensors(folder / "model.safetensors", out).has_value());
+  std::ofstream(folder / "config.json") << config;
+}
+
+// The file and its folder, both in float arithmetic: every logit and attention weight the same to float rounding.
+// `first_slides`: layer 0 is a sliding layer (window 4), so its last query sees no key older than 3 positions.
+void expect_file_is_folder(const std::string& file, const std::string& config, bool first_slides) {
+  attn::test::TempDir dir;
+  write_folder(kDir / file, dir.path() / "folder", config);
+  auto a = models::TransformerModel::load(kDir / file, {}, models::LoadOptions{.gguf_llama_cpp_arithmetic = false});
+  ASSERT_TRUE(a.has_value()) << a.error().message();
+  auto b = models::TransformerModel::load(dir.path() / "folder");
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  models::TransformerRunner ra(*a), rb(*b);
+  std::vector<int> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back((37 * i + 5) % 384);
+  models::RunOptions options;
+  options.all_logits = true;
+  auto x = ra.run_ids(ids, {}, options);
+  ASSERT_TRUE(x.has_value()) << x.error().message();
+  auto y = rb.run_ids(ids, {}, options);
+  ASSERT_TRUE(y.has_value()) << y.error().message();
+  ASSERT_EQ(x->logits.rows(), y->logits.rows());
+  EXPECT_LT((x->logits - y->logits).cwiseAbs().maxCoeff(), 1e-4f);
+  ASSERT_EQ(x->attention.layers.size(), y->attention.layers.size());
+  for (std::size_t l = 0; l < x->attention.layers.size(); ++l) {
+    for (int h = 0; h < x->attention.layers[l].maps.heads(); ++h) {
+      const Matrix p = x->attention.layers[l].maps.head(h), q = y->attention.layers[l].maps.head(h);
+      EXPECT_LT((p - q).cwiseAbs().maxCoeff(), 1e-5f) << "layer " << l << " head " << h;
+      if (l == 0) {
+        EXPECT_EQ(p(11, 0) == 0.0f, first_slides) << "head " << h;
+      }
+    }
+  }
+}
+
+TEST(GgufArchs, Gemma2FileIsItsFolder) {
+  expect_file_is_folder("gemma2-random-F32.gguf", R"({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 384, "max_position_embeddings": 8192,
+    "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "query_pre_attn_scalar": 16, "sliding_window": 4,
+    "attn_logit_softcapping": 2.0, "final_logit_softcapping": 15.0})",
+                        true);
+}
+
+TEST(GgufArchs, Gemma3FileIsItsFolder) {
+  expect_file_is_folder("gemma3-random-F32.gguf", R"({"architectures": ["Gemma3ForCausalLM"],
+    "model_type": "gemma3_text", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 6,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 384,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "rope_local_base_freq": 10000.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+    "query_pre_attn_scalar": 16, "sliding_window": 4, "sliding_window_pattern": 6})",
+                        true);
+}
+
+TEST(GgufArchs, Phi3FileIsItsFolder) {
+  expect_file_is_folder("phi3-random-F32.gguf", R"({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "vocab_size": 384, "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
+    "rope_theta": 10000.0, "partial_rotary_factor": 0.5, "tie_word_embeddings": false})",
+                        false);
+}
+
+TEST(GgufArchs, GemmaMetadataLlamaCppDefaultsOrRefuses) {
+  attn::test::TempDir dir;
+  const fs::path gemma2 = kDir / "gemma2-random-F32.gguf", gemma3 = kDir / "gemma3-random-F32.gguf";
+  const auto changed = [&](const fs::path& from, const std::string& name, const std::function<void(Editable&)>& f) {
+    Editable e(from);
+    f(e);
+    return e.write(dir.path() / name);
+  };
+  // Gemma 2 without its caps and window: llama.cpp's defaults, Gemma 2's (50, 30, 4096).
+  models::DecoderSettings d = settings_of(changed(gemma2, "no-caps.gguf", [](Editable& e) {
+    for (const char* k :
+         {"gemma2.attn_logit_softcapping", "gemma2.final_logit_softcapping", "gemma2.attention.sliding_window"}) {
+      e.erase(k);
+    }
+  }));
+  EXPECT_FLOAT_EQ(d.attn_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(d.final_softcap, 30.0f);
+  EXPECT_EQ(d.window, 4096);
+  expect_refused(changed(gemma2, "negative-window.gguf",
+                         [](Editable& e) {
+                           e.set("gemma2.attention.sliding_window", kv_i32("gemma2.attention.sliding_window", -4));
+                         }),
+                 "gemma2.attention.sliding_window is -4; a window of keys is at least 1");
+  expect_refused(changed(gemma2, "zero-window.gguf",
+                         [](Editable& e) {
+                           e.set("gemma2.attention.sliding_window", test::kv_u32("gemma2.attention.sliding_window", 0));
+                         }),
+                 "gemma2.attention.sliding_window is 0");
+  expect_refused(changed(gemma2, "negative-cap.gguf",
+                         [](Editable& e) {
+                           e.set("gemma2.final_logit_softcapping",
+                                 test::kv_f32("gemma2.final_logit_softcapping", -1.0f));
+                         }),
+                 "gemma2.final_logit_softcapping is -1.0; it must be a positive number");
+  // Gemma 3 with no window slides nowhere; a window of 0 is llama.cpp's "none" too.
+  d = settings_of(changed(gemma3, "no-window.gguf", [](Editable& e) { e.erase("gemma3.attention.sliding_window"); }));
+  EXPECT_EQ(d.sliding, std::vector<bool>(6, false));
+  d = settings_of(changed(gemma3, "window-0.gguf", [](Editable& e) {
+    e.set("gemma3.attention.sliding_window", test::kv_u32("gemma3.attention.sliding_window", 0));
+  }));
+  EXPECT_EQ(d.sliding, std::vector<bool>(6, false));
+  // attention.sliding_window_pattern: a period, or one flag per layer.
+  const std::string pattern = "gemma3.attention.sliding_window_pattern";
+  d = settings_of(changed(gemma3, "period-2.gguf", [&](Editable& e) { e.set(pattern, test::kv_u32(pattern, 2)); }));
+  EXPECT_EQ(d.sliding, (std::vector<bool>{true, false, true, false, true, false}));
+  const std::vector<bool> flags{false, true, true, false, true, true};
+  d = settings_of(changed(gemma3, "flags.gguf", [&](Editable& e) { e.set(pattern, kv_bools(pattern, flags)); }));
+  EXPECT_EQ(d.sliding, flags);
+  expect_refused(changed(gemma3, "flags-5.gguf",
+                         [&](Editable& e) {
+                           e.set(pattern, kv_bools(pattern, {true, true, true, true, false}));
+                         }),
+                 "gemma3.attention.sliding_window_pattern must hold one flag per layer (6)");
+  expect_refused(changed(gemma3, "period-negative.gguf", [&](Editable& e) { e.set(pattern, kv_i32(pattern, -1)); }),
+                 "gemma3.attention.sliding_window_pattern is -1");
+}
+
+TEST(GgufArchs, RefusesWhatLlamaCppStoresAndTheEngineDoesNotRead) {
+  attn::test::TempDir dir;
+  // Phi-3's LongRoPE: its factors are tensors, named with their offset.
+  Editable e(kDir / "phi3-random-F32.gguf");
+  e.tensors.push_back({"rope_factors_long.weight", {4}, 0, Bytes(16, 0)});
+  const fs::path longrope = e.write(dir.path() / "longrope.gguf");
+  expect_refused(longrope, "the file holds rope_factors_long.weight (Phi-3's LongRoPE factors");
+  auto m = models::TransformerModel::load(longrope);
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message().find("byte"), std::string::npos) << m.error().message();
+  Editable s(kDir / "phi3-random-F32.gguf");
+  s.set("phi3.rope.scaling.type", test::kv_string("phi3.rope.scaling.type", "longrope"));
+  expect_refused(s.write(dir.path() / "longrope-type.gguf"), "RoPE scaling \"longrope\" in a GGUF file is not read");
+  // GPT-2: its Conv1D weights are not read from GGUF yet.
+  Editable g(kDir / "phi3-random-F32.gguf");
+  g.set("general.architecture", test::kv_string("general.architecture", "gpt2"));
+  expect_refused(g.write(dir.path() / "gpt2.gguf"),
+                 "the architecture \"gpt2\" is not read; AttnScope reads llama, qwen2, qwen3, gemma2, gemma3, phi3");
+}
+
+}  // namespace
+}  // namespace attn::io
