@@ -351,8 +351,10 @@ TEST(GgufArchs, RefusesWhatLlamaCppStoresAndTheEngineDoesNotRead) {
   // GPT-2: its Conv1D weights are not read from GGUF yet.
   Editable g(kDir / "phi3-random-F32.gguf");
   g.set("general.architecture", test::kv_string("general.architecture", "gpt2"));
-  expect_refused(g.write(dir.path() / "gpt2.gguf"),
+  const fs::path gpt2 = g.write(dir.path() / "gpt2.gguf");
+  expect_refused(gpt2,
                  "the architecture \"gpt2\" is not read; AttnScope reads llama, qwen2, qwen3, gemma2, gemma3, phi3");
+  expect_refused(gpt2, "GPT-2's Conv1D weights as [out, in] rows");
 }
 
 }  // namespace

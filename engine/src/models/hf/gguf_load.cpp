@@ -747,7 +747,11 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   if (!arch) {
     return std::unexpected(file->error(
         "general.architecture", ErrorKind::Unsupported,
-        "the architecture " + quote(**arch_name) + " is not read; AttnScope reads " + arch_list() + " GGUF files"));
+        "the architecture " + quote(**arch_name) + " is not read; AttnScope reads " + arch_list() + " GGUF files" +
+            (**arch_name == "gpt2" ? " (llama.cpp stores GPT-2's Conv1D weights as [out, in] rows, possibly "
+                                     "quantised, which AttnScope's GPT-2 does not take yet: open its Hugging Face "
+                                     "folder instead)"
+                                   : "")));
   }
   auto config_json = config_from_metadata(*file, *arch);
   if (!config_json) return std::unexpected(config_json.error());
