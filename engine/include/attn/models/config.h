@@ -74,6 +74,9 @@ struct DecoderSettings {
   // The file's query and key rows are llama.cpp's RoPE pairs (2i, 2i + 1), which the loader put back in the
   // rotate-half order (i, i + head_dim / 2): llama.cpp's dot products of queries and keys run in the file's order.
   bool ggml_rope_pairs = false;
+  // llama.cpp scales this architecture's queries before the cache's F16 (Gemma 2 and 3, Phi-3: ggml_scale on Qcur,
+  // the scores then unscaled); the others scale the scores.
+  bool ggml_scaled_queries = false;
 };
 
 struct TransformerConfig {

@@ -85,12 +85,15 @@ void norm(const DecoderSettings& s, const float* in, float* out, const RowVector
 
 // Whether a GGUF file's attention is llama.cpp's operation for operation (ggml::attention_row): with its F16 cache
 // and no soft-capping. The queries then stay unscaled (llama.cpp scales the scores).
-bool ggml_attention(const DecoderSettings& s) { return s.ggml_f16_cache && s.attn_softcap == 0.0f; }
+bool ggml_attention(const DecoderSettings& s) { return s.ggml_f16_cache; }
 
-// llama.cpp's score scale, 1 / sqrtf(head_dim) in float (query_scale squared is 1 / head_dim).
-float ggml_scale(const DecoderSettings& s) {
+// llama.cpp's query scale, 1 / sqrtf(head_dim) in float (query_scale squared is 1 / head_dim).
+float ggml_query_scale(const DecoderSettings& s) {
   return 1.0f / std::sqrt(static_cast<float>(1.0 / (s.query_scale * s.query_scale)));
 }
+
+// The scale llama.cpp's softmax applies to the scores: 1 where it scaled the queries (ggml_scaled_queries).
+float ggml_score_scale(const DecoderSettings& s) { return s.ggml_scaled_queries ? 1.0f : ggml_query_scale(s); }
 
 // The cos and sin of positions [p0, p0 + rows): llama.cpp's tables (ggml::rope_tables) for a GGUF file's plain,
 // linear or local RoPE, the engine's otherwise.
@@ -118,6 +121,10 @@ void gated(float* gu, Index n, Index f, GatedActivation act, bool ggml_arithmeti
   for_new_rows(n, [&](Index i) {
     if (ggml_arithmetic && act == GatedActivation::Silu) {
       ggml::swiglu(gu + i * 2 * f, gu + i * 2 * f + f, f);
+      return;
+    }
+    if (ggml_arithmetic && act == GatedActivation::GeluTanh) {
+      ggml::geglu(gu + i * 2 * f, gu + i * 2 * f + f, f);
       return;
     }
     ArrayMap g(gu + i * 2 * f, f);
@@ -190,8 +197,11 @@ struct LayerMath {
       } else {
         rotate(v, cs, sn, half);
       }
-      if (s.ggml_f16_cache) io::round_to_half(v, hd);  // llama.cpp's F16 cache and its F16 copy of the queries
-      if (h < H && scale_queries) ArrayMap(v, hd) *= scale;
+      // llama.cpp's F16 cache and its F16 copy of the queries, scaled first where llama.cpp scales them.
+      const bool pre = h < H && s.ggml_f16_cache && s.ggml_scaled_queries;
+      if (pre) ArrayMap(v, hd) *= ggml_query_scale(s);
+      if (s.ggml_f16_cache) io::round_to_half(v, hd);
+      if (h < H && scale_queries && !pre) ArrayMap(v, hd) *= scale;
     }
     if (s.ggml_f16_cache) io::round_to_half(row + (H + s.kv_heads) * hd, s.kv_heads * hd);  // the values
   }
@@ -494,7 +504,7 @@ class Extension {
     const bool f16 = maps.precision() == Precision::F16;
     const float* keys = st_.keys[static_cast<std::size_t>(l)].data();
     const float* values = st_.values[static_cast<std::size_t>(l)].data();
-    const float scale = ggml_scale(s_);
+    const float scale = ggml_score_scale(s_);
     const bool pairs = s_.ggml_rope_pairs;  // the dot products of queries and keys in the file's order
     if (pairs) {
       paired_keys_.resize(static_cast<std::size_t>(s_.kv_heads * cap * hd));
@@ -509,7 +519,7 @@ class Extension {
       if (cancelled()) continue;  // the layer's result is dropped
       const Index h = task / n, i = task % n, row = p0 + i, g = h / group;
       float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], cols + 65 * hd);
-      const ggml::AttentionRow a{keys + g * cap * hd, values + g * cap * hd, hd, scale, n};
+      const ggml::AttentionRow a{keys + g * cap * hd, values + g * cap * hd, hd, scale, n, s_.attn_softcap};
       const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
       const float* q = qkv + i * width + h * hd;
       if (pairs) {
@@ -712,7 +722,7 @@ class CellBatch {
         float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], keys_needed + 64 * hd + extra);
         float* paired = p + keys_needed + 64 * hd;
         if (extra) ggml::to_pairs(keys, paired + hd, keys_needed, hd);
-        const ggml::AttentionRow a{extra ? paired + hd : keys, values, hd, ggml_scale(s_), n_};
+        const ggml::AttentionRow a{extra ? paired + hd : keys, values, hd, ggml_score_scale(s_), n_, s_.attn_softcap};
         for (Index i = 0; i < rows; ++i) {
           const Index row = cell.p0 + r0 + i;
           const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;

@@ -26,6 +26,30 @@ void rope_tables(double base, double freq_scale, Index dims, Index p0, Index row
   }
 }
 
+void geglu(float* g, const float* u, Index f) {
+  static const std::vector<std::uint16_t> table = [] {
+    std::vector<std::uint16_t> t(1 << 16);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const float x = io::half_to_float(static_cast<std::uint16_t>(i));
+      // ggml_gelu_f32
+      const float y =
+          0.5f * x * (1.0f + std::tanh(0.79788456080286535587989211986876f * x * (1.0f + 0.044715f * x * x)));
+      t[i] = io::float_to_half(y);
+    }
+    return t;
+  }();
+  for (Index i = 0; i < f; ++i) {
+    const float x = g[i];
+    if (x <= -10.0f) {
+      g[i] = 0.0f;
+    } else if (x >= 10.0f) {
+      g[i] = x * u[i];
+    } else {
+      g[i] = io::half_to_float(table[io::float_to_half(x)]) * u[i];
+    }
+  }
+}
+
 float dot_lanes(const float* a, const float* b, Index k) {
   float acc[16] = {};
   for (Index i = 0; i < k; i += 16) {
@@ -82,6 +106,10 @@ void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, fl
   std::fill(p, p + lo, 0.0f);
   for (Index j = lo; j <= hi; ++j) {
     p[j] = lanes ? dot_lanes(q, a.keys + j * hd, hd) : vec_dot_f16(q, a.keys + j * hd, hd);
+  }
+  if (a.softcap > 0.0f) {
+    const float inv = 1.0f / a.softcap;
+    for (Index j = lo; j <= hi; ++j) p[j] = std::tanh(p[j] * inv) * a.softcap;
   }
   softmax(p, lo, hi, a.scale);
   // The weights times the values: ggml_mul_mat(v, kq) with the weights converted to F16. tinyBLAS (a batch of two

@@ -78,6 +78,10 @@ inline void swiglu(float* g, const float* u, Index f) {
   }
 }
 
+// ggml_vec_geglu_f32 as the CPU backend builds it (GGML_GELU_FP16) over one row: gelu(g) u, gelu read from a table
+// of F16 values (ggml_gelu_f32, tanh's approximation, at every F16) at g rounded to F16; 0 from g <= -10, g from 10.
+void geglu(float* g, const float* u, Index f);
+
 // A dot product of vectors holding F16 values (products exact in float), in the order of the routine llama.cpp's
 // matrix product picks: tinyBLAS (llamafile_sgemm: two or more rows in the batch and k a multiple of 16; 16 lanes of
 // fused multiply-adds, then reduce16) or ggml_vec_dot_f16 (one row, or k not a multiple of 16: 4 x 16 lanes over
@@ -108,6 +112,7 @@ struct AttentionRow {
   Index hd;
   float scale;
   Index batch;
+  float softcap = 0.0f;  // > 0 (Gemma 2): each score s first cap tanhf(s (1 / cap))
 };
 void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, float* p, float* out, float* scratch);
 

@@ -760,6 +760,7 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   config->decoder.ggml_arithmetic = options.gguf_llama_cpp_arithmetic;
   config->decoder.ggml_f16_cache = options.gguf_llama_cpp_arithmetic && options.gguf_f16_cache;
   config->decoder.ggml_rope_pairs = arch->permuted;
+  config->decoder.ggml_scaled_queries = is_gemma(*arch) || arch->gguf == "phi3";
   std::vector<std::string> warnings;
   ATTN_TRY(apply_arch_settings(*file, *arch, config->decoder, warnings));
 
