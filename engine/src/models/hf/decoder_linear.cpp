@@ -420,16 +420,23 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
     }
     return;
   }
+  // Blocks of kTokenBlock activation rows stay in L2 while every weight row passes (the activations, not the
+  // weights, would otherwise be read from memory once per group of weight rows).
+  constexpr Index kTokenBlock = 64;
   const Index groups = (rows + kTileRows - 1) / kTileRows;
-#pragma omp parallel for schedule(static) if (rows * k * n >= (1 << 16))
-  for (Index g = 0; g < groups; ++g) {
-    const Index o = g * kTileRows;
-    Index i = 0;
-    if (o + kTileRows <= rows) {
-      for (; i + kTileTokens <= n; i += kTileTokens) lanes_tile(x + i * ldx, ldx, w + o * k, k, y + i * ldy + o, ldy);
-    }
-    for (; i < n; ++i) {
-      for (Index r = o; r < std::min(o + kTileRows, rows); ++r) y[i * ldy + r] = lanes_1x1(x + i * ldx, w + r * k, k);
+  for (Index i0 = 0; i0 < n; i0 += kTokenBlock) {
+    const Index i1 = std::min(n, i0 + kTokenBlock);
+#pragma omp parallel for schedule(static) if (rows * k * (i1 - i0) >= (1 << 16))
+    for (Index g = 0; g < groups; ++g) {
+      const Index o = g * kTileRows;
+      Index i = i0;
+      if (o + kTileRows <= rows) {
+        for (; i + kTileTokens <= i1; i += kTileTokens)
+          lanes_tile(x + i * ldx, ldx, w + o * k, k, y + i * ldy + o, ldy);
+      }
+      for (; i < i1; ++i) {
+        for (Index r = o; r < std::min(o + kTileRows, rows); ++r) y[i * ldy + r] = lanes_1x1(x + i * ldx, w + r * k, k);
+      }
     }
   }
 }

@@ -512,6 +512,13 @@ class Extension {
         ggml::to_pairs(keys + g * cap * hd, paired_keys_.data() + g * cap * hd, p0 + n, hd);
       keys = paired_keys_.data();
     }
+    // The keys transposed for ggml::attention_row's 8-key scores, 8 zero columns past the last.
+    const Index ld = p0 + n + 8;
+    keys_t_.assign(static_cast<std::size_t>(s_.kv_heads * hd * ld), 0.0f);
+    for (Index g = 0; g < s_.kv_heads; ++g)
+      for (Index j = 0; j < p0 + n; ++j)
+        for (Index d = 0; d < hd; ++d)
+          keys_t_[static_cast<std::size_t>((g * hd + d) * ld + j)] = keys[(g * cap + j) * hd + d];
     const bool parallel =
         n >= 8 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
 #pragma omp parallel for schedule(dynamic, 4) if (parallel)
@@ -519,7 +526,8 @@ class Extension {
       if (cancelled()) continue;  // the layer's result is dropped
       const Index h = task / n, i = task % n, row = p0 + i, g = h / group;
       float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], cols + 65 * hd);
-      const ggml::AttentionRow a{keys + g * cap * hd, values + g * cap * hd, hd, scale, n, s_.attn_softcap};
+      const ggml::AttentionRow a{keys + g * cap * hd, values + g * cap * hd,        hd, scale, n,
+                                 s_.attn_softcap,     keys_t_.data() + g * hd * ld, ld};
       const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
       const float* q = qkv + i * width + h * hd;
       if (pairs) {
@@ -543,6 +551,7 @@ class Extension {
   DecoderState& st_;
   TransformerRun& run_;
   std::vector<float> paired_keys_;  // ggml_attention_rows: the layer's keys in the file's order
+  std::vector<float> keys_t_;       // ggml_attention_rows: the layer's keys transposed
   std::vector<HeadStack*> maps_;
   std::vector<OnDemandLayer>* lazy_ = nullptr;  // on demand: the layers' queries, keys and row statistics
   std::vector<Matrix>* hidden_;

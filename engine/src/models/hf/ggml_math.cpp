@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 namespace attn::models::ggml {
 
 void rope_tables(double base, double freq_scale, Index dims, Index p0, Index rows, std::vector<float>& cos,
@@ -75,6 +79,53 @@ float vec_dot_f16(const float* a, const float* b, Index k) {
 
 namespace {
 
+#if defined(__AVX2__) && defined(__FMA__)
+// ggml::expf on 8 lanes (the AVX-512 polynomial and scale, in AVX2); false where a lane's 2^n is not a normal float
+// (the caller takes those lanes one by one).
+bool expf8(const float* x, float* y) {
+  const __m256 v = _mm256_loadu_ps(x), r = _mm256_set1_ps(0x1.8p23f);
+  const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(v, _mm256_set1_ps(0x1.715476p+0f), r), r);
+  const __m256 out = _mm256_or_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-126.0f), _CMP_LT_OQ),
+                                  _mm256_cmp_ps(n, _mm256_set1_ps(127.0f), _CMP_GT_OQ));
+  if (_mm256_movemask_ps(out) != 0) return false;
+  const __m256 b =
+      _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), v));
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = _mm256_fmadd_ps(
+      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                      _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+      u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  _mm256_storeu_ps(y, _mm256_mul_ps(j, _mm256_castsi256_ps(e)));
+  return true;
+}
+
+// The scores of keys [j0, j0 + 8) from the transposed keys, 8 keys to a vector: in tinyBLAS's order (`lanes`) or
+// ggml_vec_dot_f16's (hd a multiple of 64); each key's 16 lanes reduced as reduce16, lane by lane across the keys.
+void scores8(const float* q, const float* kt, Index ld, Index hd, bool lanes, Index j0, float* out) {
+  __m256 s[16];
+  for (int l = 0; l < 16; ++l) {
+    if (lanes) {
+      s[l] = _mm256_setzero_ps();
+      for (Index c = 0; c < hd; c += 16)
+        s[l] = _mm256_fmadd_ps(_mm256_set1_ps(q[c + l]), _mm256_loadu_ps(kt + (c + l) * ld + j0), s[l]);
+    } else {
+      __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+      for (Index i = 0; i < hd; i += 64) {
+        for (int c = 0; c < 4; ++c) {
+          const Index d = i + 16 * c + l;
+          a[c] = _mm256_fmadd_ps(_mm256_set1_ps(q[d]), _mm256_loadu_ps(kt + d * ld + j0), a[c]);
+        }
+      }
+      s[l] = _mm256_add_ps(_mm256_add_ps(a[0], a[2]), _mm256_add_ps(a[1], a[3]));
+    }
+  }
+  for (int l = 0; l < 8; ++l) s[l] = _mm256_add_ps(s[l], s[l + 8]);
+  for (int l = 0; l < 4; ++l) s[l] = _mm256_add_ps(s[l], s[l + 4]);
+  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3])));
+}
+#endif
+
 // soft_max_ext over keys [lo, hi] of one row of scores (p holds them on entry, the weights on return).
 void softmax(float* p, Index lo, Index hi, float scale) {
   float max = -INFINITY;
@@ -82,7 +133,16 @@ void softmax(float* p, Index lo, Index hi, float scale) {
     p[j] *= scale;
     max = std::max(max, p[j]);
   }
-  for (Index j = lo; j <= hi; ++j) p[j] = ggml::expf(p[j] - max);
+  for (Index j = lo; j <= hi; ++j) p[j] -= max;
+  Index j = lo;
+#if defined(__AVX2__) && defined(__FMA__)
+  for (; j + 8 <= hi + 1; j += 8) {
+    if (!expf8(p + j, p + j)) {
+      for (Index k = j; k < j + 8; ++k) p[k] = ggml::expf(p[k]);
+    }
+  }
+#endif
+  for (; j <= hi; ++j) p[j] = ggml::expf(p[j]);
   // ggml_vec_soft_max_f32 sums 16 keys at a time from key 0, each block reduced in float, in double across blocks
   // (the masked keys are exact zeros).
   double sum = 0.0;
@@ -100,13 +160,40 @@ void softmax(float* p, Index lo, Index hi, float scale) {
 
 }  // namespace
 
+void swiglu(float* g, const float* u, Index f) {
+  const Index vec = f - f % 16;
+  Index i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  for (; i < vec; i += 8) {
+    float x[8], e[8];
+    for (int l = 0; l < 8; ++l) x[l] = -g[i + l];
+    if (!expf8(x, e)) {
+      for (int l = 0; l < 8; ++l) e[l] = ggml::expf(x[l]);
+    }
+    for (int l = 0; l < 8; ++l) g[i + l] = g[i + l] / (1.0f + e[l]) * u[i + l];
+  }
+#endif
+  for (; i < f; ++i) {
+    const float e = i < vec ? ggml::expf(-g[i]) : ::expf(-g[i]);
+    g[i] = g[i] / (1.0f + e) * u[i];
+  }
+}
+
 void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, float* p, float* out, float* scratch) {
   const Index hd = a.hd;
   const bool lanes = a.batch >= 2 && hd % 16 == 0;  // llamafile_sgemm takes the product, else ggml_vec_dot_f16
   std::fill(p, p + lo, 0.0f);
-  for (Index j = lo; j <= hi; ++j) {
-    p[j] = lanes ? dot_lanes(q, a.keys + j * hd, hd) : vec_dot_f16(q, a.keys + j * hd, hd);
+  Index j = lo;
+#if defined(__AVX2__) && defined(__FMA__)
+  if (a.keys_t && (lanes || hd % 64 == 0)) {
+    for (; j <= hi; j += 8) {
+      float eight[8];
+      scores8(q, a.keys_t, a.keys_t_ld, hd, lanes, j, eight);
+      std::copy_n(eight, std::min<Index>(8, hi + 1 - j), p + j);
+    }
   }
+#endif
+  for (; j <= hi; ++j) p[j] = lanes ? dot_lanes(q, a.keys + j * hd, hd) : vec_dot_f16(q, a.keys + j * hd, hd);
   if (a.softcap > 0.0f) {
     const float inv = 1.0f / a.softcap;
     for (Index j = lo; j <= hi; ++j) p[j] = std::tanh(p[j] * inv) * a.softcap;
@@ -117,20 +204,27 @@ void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, fl
   // blocks then added pairwise. Keys outside [lo, hi] weigh exactly 0 and change no lane.
   const Index slots = a.batch >= 2 ? 16 : 64;
   std::fill(scratch, scratch + slots * hd, 0.0f);
-  for (Index j = lo; j <= hi; ++j) {
-    const float w = io::half_to_float(io::float_to_half(p[j]));
-    float* acc = scratch + (j % slots) * hd;
-    const float* v = a.values + j * hd;
-    for (Index d = 0; d < hd; ++d) acc[d] = std::fma(w, v[d], acc[d]);
-  }
-  for (Index d = 0; d < hd; ++d) {
-    float s[16];
-    for (int l = 0; l < 16; ++l) {
-      const auto at = [&](Index slot) { return scratch[slot * hd + d]; };
-      s[l] = slots == 16 ? at(l) : (at(l) + at(32 + l)) + (at(16 + l) + at(48 + l));
+  for (Index j0 = lo; j0 <= hi; j0 += 8) {
+    const Index count = std::min<Index>(8, hi + 1 - j0);
+    float w[8];
+    std::copy_n(p + j0, count, w);
+    io::round_to_half(w, count);  // the weights in F16, 8 at a time
+    for (Index k = 0; k < count; ++k) {
+      float* acc = scratch + ((j0 + k) % slots) * hd;
+      const float* v = a.values + (j0 + k) * hd;
+      for (Index d = 0; d < hd; ++d) acc[d] = std::fma(w[k], v[d], acc[d]);
     }
-    out[d] = reduce16(s);
   }
+  // Each output's lanes reduced (reduce16, after vec_dot's pairwise blocks), for every d at once.
+  const auto slot = [&](Index l) { return scratch + l * hd; };
+  for (Index l = 0; slots == 64 && l < 16; ++l) {
+    for (Index d = 0; d < hd; ++d) slot(l)[d] = (slot(l)[d] + slot(32 + l)[d]) + (slot(16 + l)[d] + slot(48 + l)[d]);
+  }
+  for (Index l = 0; l < 8; ++l)
+    for (Index d = 0; d < hd; ++d) slot(l)[d] += slot(l + 8)[d];
+  for (Index l = 0; l < 4; ++l)
+    for (Index d = 0; d < hd; ++d) slot(l)[d] += slot(l + 4)[d];
+  for (Index d = 0; d < hd; ++d) out[d] = (slot(0)[d] + slot(2)[d]) + (slot(1)[d] + slot(3)[d]);
 }
 
 }  // namespace attn::models::ggml

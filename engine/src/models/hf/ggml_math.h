@@ -70,13 +70,7 @@ inline void rotate(float* v, const float* cos, const float* sin, Index half) {
 
 // ggml_vec_swiglu_f32 over one row: silu(g) u with ggml_v_silu (g / (1 + expf(-g)), the polynomial exp) on the
 // 16-lane blocks and libm's expf on the last f mod 16 values, as ggml_silu_f32.
-inline void swiglu(float* g, const float* u, Index f) {
-  const Index vec = f - f % 16;
-  for (Index i = 0; i < f; ++i) {
-    const float e = i < vec ? ggml::expf(-g[i]) : ::expf(-g[i]);
-    g[i] = g[i] / (1.0f + e) * u[i];
-  }
-}
+void swiglu(float* g, const float* u, Index f);
 
 // ggml_vec_geglu_f32 as the CPU backend builds it (GGML_GELU_FP16) over one row: gelu(g) u, gelu read from a table
 // of F16 values (ggml_gelu_f32, tanh's approximation, at every F16) at g rounded to F16; 0 from g <= -10, g from 10.
@@ -113,6 +107,10 @@ struct AttentionRow {
   float scale;
   Index batch;
   float softcap = 0.0f;  // > 0 (Gemma 2): each score s first cap tanhf(s (1 / cap))
+  // Optional, for speed: the keys transposed, [hd][keys_t_ld] (in the order the scores sum them: the file's RoPE
+  // pairs where ggml_rope_pairs), readable 8 keys past the row's last; the scores then go 8 keys at a time.
+  const float* keys_t = nullptr;
+  Index keys_t_ld = 0;
 };
 void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, float* p, float* out, float* scratch);
 

@@ -20,7 +20,10 @@
 //   - every tensor stays in the file's mapping, quantised ones as ggml's blocks (dequantised where they are read, as
 //     ggml's dequantize_row_* does, io/ggml_types.h);
 //   - and the arithmetic is llama.cpp's (DecoderSettings::ggml_arithmetic): each product's activations rounded to
-//     the type ggml multiplies the matrix's rows with (F16, BF16, Q8_0, Q8_1, Q8_K).
+//     the type ggml multiplies the matrix's rows with (F16, BF16, Q8_0, Q8_1, Q8_K), F32 and F16 products summed in
+//     its order, its norms, RoPE, activations and F16-cache attention operation for operation (ggml_math.h), the
+//     queries scaled where its graph scales them (ggml_scaled_queries: Gemma, Phi-3), the llama arch's query-key
+//     dot products in the file's RoPE-pair order (ggml_rope_pairs).
 #include "gguf_load.h"
 
 #include "attn/io/gguf.h"
@@ -779,9 +782,10 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
           ? "Computed in float32, as a Hugging Face folder is (not as llama.cpp rounds).\n\n"
           : std::string(
                 "Computed as llama.cpp's CPU backend computes it: each product's activations rounded to the "
-                "type ggml multiplies the weights with (F16, BF16, Q8_0, Q8_1, Q8_K)") +
+                "type ggml multiplies the weights with (F16, BF16, Q8_0, Q8_1, Q8_K), F32 and F16 products summed "
+                "in its order, norms, RoPE and activations operation for operation") +
                 (options.gguf_f16_cache ? "; keys, values, queries and attention weights rounded to F16 as its "
-                                          "default key/value cache does.\n\n"
+                                          "default key/value cache does, the attention summed in its order.\n\n"
                                         : "; keys and values kept in float32.\n\n");
   if (const auto at = card.find("\n\n## Tensor types"); at != std::string::npos) card.insert(at + 2, arithmetic);
   auto held = std::make_shared<Held>();
