@@ -5,24 +5,22 @@
 // The engine computes a GGUF file as llama.cpp's CPU backend does (DecoderSettings::ggml_arithmetic and
 // ggml_f16_cache): each product's activations rounded to the type ggml multiplies the weights with (F16 for F16
 // weights, Q8_0/Q8_1/Q8_K for quantised ones; tests/unit/test_ggml_products.cpp checks each product against ggml's
-// vec_dot within 7.4e-7), F32 and F16 products summed in llama.cpp's order (decoder_linear.cpp), and llama.cpp's
-// per-row float arithmetic operation for operation (ggml_math.h: RMSNorm, RoPE, SwiGLU, and with the F16 cache the
-// whole attention), checked bit for bit against llama.cpp's intermediate tensors (tests/unit/test_ggml_math.cpp).
-// The allowances: 1e-3 for F32 and F16 files, 2e-2 for quantised ones; the float-cache goldens (*.kv-f32)
-// of the F32 files within 1e-4. Measured (2026-11-30, `engine_parity_tests --gtest_filter='GgufParity*'`): F32
-// files 1.8e-6 and 2.8e-6 (4.7e-6 and 3.1e-6 with a float cache); F16 files 3.0e-4 and 1.8e-15 (stories260K bit
-// for bit); Q8_0, Q4_0, Q4_K, Q2_K, Q3_K within 2e-6 (SmolLM2-shaped and stories260K Q4_K); every greedy
-// continuation the same as llama.cpp's, 128 of 128 tokens per file. Not yet llama.cpp's numbers, each held to what
-// it measures: the quantised products are within an ulp of ggml's but not yet summed in its order for a batch, and
-// where an ulp moves a value across an F16 or 8-bit rounding step the difference grows: the Q4_1, Q5_0, Q5_1, Q5_K,
-// Q6_K and stories260K Q8_0 files (5.1e-2 to 0.16 on one or two prompts of four; the other prompts within 5e-6); the
-// F16 files with a float cache (8.4e-4 and 1.5e-3: that cache's attention is not yet llama.cpp's order).
-// Gemma 2, Gemma 3 and Phi-3 (random checkpoints, tests/data/gguf/SOURCES.md; measured 2026-11-30 with
-// `build/ci/tests/parity/engine_parity_tests --gtest_filter='GgufParity*'`), with llama.cpp's F16-table GELU
-// (ggml::geglu; tools/gguf/check_gelu_table.py showed it was the whole distance before), its scaled queries and
-// Gemma 2's soft cap in the F16-cache attention: gemma2-random-F32 1.1e-6 (4.8e-6 with a float cache),
-// gemma2-random-Q8_0 8.3e-7, gemma3-random-F32 1.4e-6 (1.3e-5), phi3-random-F32 2.4e-6 (4.2e-6); every greedy
-// continuation llama.cpp's.
+// vec_dot within 7.4e-7), F32 and F16 products summed in llama.cpp's order (decoder_linear.cpp), the last layer's
+// MLP of the row read computed alone (llama.cpp's inp_out_ids), and llama.cpp's per-row float arithmetic operation
+// for operation (ggml_math.h: RMSNorm, RoPE, SwiGLU, table GELU, and with the F16 cache the whole attention),
+// checked bit for bit against llama.cpp's intermediate tensors (tests/unit/test_ggml_math.cpp). The issue's
+// allowances: 1e-3 for F32 and F16 files, 2e-2 for quantised ones. Measured (2026-11-30, `engine_parity_tests
+// --gtest_filter='GgufParity*'`), with llama.cpp's default F16 cache: the F32 and F16 files of stories260K, the
+// SmolLM2 shape, Gemma 3 and Phi-3 within 2.3e-15 (llama.cpp's numbers, to double rounding of the log-softmax),
+// Gemma 2 F32 6.4e-7, so they are held to 1e-5; Q8_0, Q4_0, Q4_K, Q2_K, Q3_K within 3.2e-6 (gemma2-random-Q8_0
+// 8.3e-7); every greedy continuation llama.cpp's, 128 of 128 tokens per file. With a float cache (*.kv-f32: its
+// attention is not yet in llama.cpp's order) the F32 files within 1.3e-5 (allowed 1e-4) and the F16 files 8.4e-4
+// and 1.5e-3 (allowed 2e-3, open). Open, each held to what it measures: the Q4_1, Q5_0, Q5_1, Q5_K, Q6_K and
+// stories260K Q8_0 files (5.1e-2 to 0.16 on one or two prompts of four, the others within 5e-6): their products are
+// within an ulp of ggml's but not summed in its order for a batch, and where an ulp moves a value across an 8-bit
+// or F16 rounding step the difference grows.
+// Gemma 2, Gemma 3 and Phi-3 are random checkpoints (tests/data/gguf/SOURCES.md); tools/gguf/check_gelu_table.py
+// showed their distance was llama.cpp's F16-table GELU before ggml::geglu.
 // Every file's measured distance is printed.
 #include "attn/models/transformer.h"
 #include "attn/text/tokenizer.h"
@@ -69,8 +67,8 @@ std::vector<Golden> goldens() {
 double tolerance(const Golden& g) {
   const std::string file = g.data["file"].get<std::string>();
   const bool float_cache = g.data["producer"]["kv_cache"] == "F32";
-  if (file.ends_with("-F16.gguf")) return float_cache ? 2e-3 : 1e-3;  // float cache: open, 1.5e-3 at most
-  if (file.ends_with("-F32.gguf")) return float_cache ? 1e-4 : 1e-3;
+  if (file.ends_with("-F16.gguf")) return float_cache ? 2e-3 : 1e-5;  // float cache: open, 1.5e-3 at most
+  if (file.ends_with("-F32.gguf")) return float_cache ? 1e-4 : 1e-5;
   for (const char* open :
        {"-Q4_1.gguf", "-Q5_0.gguf", "-Q5_1.gguf", "-Q5_K.gguf", "-Q6_K.gguf", "stories260k-Q8_0.gguf"}) {
     if (file.ends_with(open)) return 0.25;  // open: 0.16 at most

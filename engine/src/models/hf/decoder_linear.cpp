@@ -331,9 +331,6 @@ float widen(std::uint16_t h) { return _cvtsh_ss(h); }
 #if defined(__AVX512F__)
 constexpr Index kTileRows = 3, kTileTokens = 4;
 __m512 load16z(const float* p) { return _mm512_loadu_ps(p); }
-__m512 load16z(const std::uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
 template <class W>
 void lanes_tile(const float* x, Index ldx, const W* w, Index k, float* y, Index ldy) {
   __m512 a[kTileTokens][kTileRows];
@@ -428,14 +425,23 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
     const Index i1 = std::min(n, i0 + kTokenBlock);
 #pragma omp parallel for schedule(static) if (rows * k * (i1 - i0) >= (1 << 16))
     for (Index g = 0; g < groups; ++g) {
-      const Index o = g * kTileRows;
+      const Index o = g * kTileRows, count = std::min(kTileRows, rows - o);
+      // F16 rows widened once per block of activation rows (exactly: the products are the same), not per tile.
+      const float* wf = nullptr;
+      if constexpr (std::is_same_v<W, std::uint16_t>) {
+        thread_local std::vector<float> widened;
+        widened.resize(static_cast<std::size_t>(kTileRows * k));
+        half_to_float(w + o * k, widened.data(), count * k);
+        wf = widened.data();
+      } else {
+        wf = w + o * k;
+      }
       Index i = i0;
-      if (o + kTileRows <= rows) {
-        for (; i + kTileTokens <= i1; i += kTileTokens)
-          lanes_tile(x + i * ldx, ldx, w + o * k, k, y + i * ldy + o, ldy);
+      if (count == kTileRows) {
+        for (; i + kTileTokens <= i1; i += kTileTokens) lanes_tile(x + i * ldx, ldx, wf, k, y + i * ldy + o, ldy);
       }
       for (; i < i1; ++i) {
-        for (Index r = o; r < std::min(o + kTileRows, rows); ++r) y[i * ldy + r] = lanes_1x1(x + i * ldx, w + r * k, k);
+        for (Index r = 0; r < count; ++r) y[i * ldy + o + r] = lanes_1x1(x + i * ldx, wf + r * k, k);
       }
     }
   }

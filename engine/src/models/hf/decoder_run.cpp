@@ -208,9 +208,12 @@ struct LayerMath {
 
   // After the heads' outputs ctx [n, heads * head_dim]: the output product, the residual, the MLP and its residual,
   // on n rows of x (xn and the state's out and gu as scratch).
+  // `alone` (>= 0): the row whose logits are read, its MLP computed by itself, as llama.cpp's last layer computes
+  // only the rows it outputs (inp_out_ids; its products then sum in one row's order). The hook then sees no rows.
   template <class Hook>
-  void finish(const DecoderLayerWeights& L, float* x, float* xn, const float* ctx, Index n, const Hook& hook) const {
-    const Index d = c.hidden, qn = c.heads * s.head_dim, f = c.intermediate;
+  void finish(const DecoderLayerWeights& L, float* x, float* xn, const float* ctx, Index n, const Hook& hook,
+              Index alone = -1) const {
+    const Index d = c.hidden, qn = c.heads * s.head_dim;
     float* out = grown(st.out, n * d);
     linear(ctx, n, qn, L.o, out, d);
     add_bias(out, n, d, 0, L.o_bias);
@@ -220,6 +223,22 @@ struct LayerMath {
       ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
       norm(s, x + i * d, xn + i * d, s.gemma ? L.pre_ffn_norm : L.post_attention_norm, d);
     });
+    if (alone < 0 || n < 2) {
+      mlp(L, x, xn, n, hook);
+      return;
+    }
+    const auto none = [](Site, float*, Index) {};
+    mlp(L, x, xn, alone, none);
+    mlp(L, x + alone * d, xn + alone * d, 1, none);
+    mlp(L, x + (alone + 1) * d, xn + (alone + 1) * d, n - alone - 1, none);
+  }
+
+  // The MLP of n rows of x (their norms in xn) and its residual.
+  template <class Hook>
+  void mlp(const DecoderLayerWeights& L, float* x, const float* xn, Index n, const Hook& hook) const {
+    if (n == 0) return;
+    const Index d = c.hidden, f = c.intermediate;
+    float* out = grown(st.out, n * d);
     float* gu = grown(st.gu, n * 2 * f);
     if (s.fused) {
       linear(xn, n, d, L.gate, gu, 2 * f);
@@ -283,6 +302,8 @@ class Extension {
       });
       keep_hidden(0, p0, n, x);
     }
+    // llama.cpp computes the last layer's MLP only for the rows it outputs: the one row read (see LayerMath::finish).
+    alone_ = s_.ggml_arithmetic && !all_logits && !hooks_ ? (logits_row_ >= p0 ? logits_row_ - p0 : n - 1) : -1;
     for (int l = first_; l < c_.layers; ++l) {
       if (before_layer) before_layer(l);
       layer(l, p0, n, x);
@@ -395,9 +416,12 @@ class Extension {
       if (cancelled()) return;  // operator() fails the run
     }
     if (hooks_) hooks_->at(Site::Z, l, ctx, p0, n, qn);
-    lm.finish(L, x, xn, ctx, n, [&](Site site, float* rows, Index ld) {
-      if (hooks_) hooks_->at(site, l, rows, p0, n, ld);
-    });
+    lm.finish(
+        L, x, xn, ctx, n,
+        [&](Site site, float* rows, Index ld) {
+          if (hooks_) hooks_->at(site, l, rows, p0, n, ld);
+        },
+        l == c_.layers - 1 ? alone_ : -1);
   }
 
   // q/k norms, RoPE and the query scale on the new rows; their keys and values into the cache.
@@ -552,6 +576,7 @@ class Extension {
   TransformerRun& run_;
   std::vector<float> paired_keys_;  // ggml_attention_rows: the layer's keys in the file's order
   std::vector<float> keys_t_;       // ggml_attention_rows: the layer's keys transposed
+  Index alone_ = -1;                // operator(): the row whose MLP the last layer computes alone
   std::vector<HeadStack*> maps_;
   std::vector<OnDemandLayer>* lazy_ = nullptr;  // on demand: the layers' queries, keys and row statistics
   std::vector<Matrix>* hidden_;
