@@ -84,7 +84,7 @@ void norm(const DecoderSettings& s, const float* in, float* out, const RowVector
 }
 
 // Whether a GGUF file's attention is llama.cpp's operation for operation (ggml::attention_row): with its F16 cache
-// and no soft-capping. The queries then stay unscaled (llama.cpp scales the scores).
+// (soft-capping included). The queries then stay unscaled where llama.cpp scales the scores.
 bool ggml_attention(const DecoderSettings& s) { return s.ggml_f16_cache; }
 
 // llama.cpp's query scale, 1 / sqrtf(head_dim) in float (query_scale squared is 1 / head_dim).
