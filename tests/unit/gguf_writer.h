@@ -3,9 +3,13 @@
 #pragma once
 
 #include "attn/io/gguf.h"
+#include "attn/models/transformer.h"
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -85,6 +89,14 @@ inline std::function<void(Writer&)> kv_u32(std::string key, std::uint32_t value)
 
 inline std::function<void(Writer&)> kv_f32(std::string key, float value) {
   return [=](Writer& w) { w.str(key).type(GgufType::F32).put(value); };
+}
+
+// A model file the loader must refuse, with a message naming the file and saying `fragment`.
+inline void expect_load_refused(const std::filesystem::path& path, std::string_view fragment) {
+  auto m = models::TransformerModel::load(path);
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message().find(fragment), std::string::npos) << m.error().message();
+  EXPECT_NE(m.error().message().find(path.filename().string()), std::string::npos) << m.error().message();
 }
 
 }  // namespace attn::io::test

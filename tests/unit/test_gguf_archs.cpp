@@ -104,13 +104,6 @@ models::DecoderSettings settings_of(const fs::path& path) {
   return m ? (*m)->config().decoder : models::DecoderSettings{};
 }
 
-void expect_refused(const fs::path& path, std::string_view fragment) {
-  auto m = models::TransformerModel::load(path);
-  ASSERT_FALSE(m.has_value());
-  EXPECT_NE(m.error().message().find(fragment), std::string::npos) << m.error().message();
-  EXPECT_NE(m.error().message().find(path.filename().string()), std::string::npos) << m.error().message();
-}
-
 TEST(GgufArchs, Gemma2MetadataAsLlamaCppReadsIt) {
   auto m = models::TransformerModel::load(kDir / "gemma2-random-F32.gguf");
   ASSERT_TRUE(m.has_value()) << m.error().message();
@@ -296,22 +289,23 @@ TEST(GgufArchs, GemmaMetadataLlamaCppDefaultsOrRefuses) {
   EXPECT_FLOAT_EQ(d.attn_softcap, 50.0f);
   EXPECT_FLOAT_EQ(d.final_softcap, 30.0f);
   EXPECT_EQ(d.window, 4096);
-  expect_refused(changed(gemma2, "negative-window.gguf",
-                         [](Editable& e) {
-                           e.set("gemma2.attention.sliding_window", kv_i32("gemma2.attention.sliding_window", -4));
-                         }),
-                 "gemma2.attention.sliding_window is -4; a window of keys is at least 1");
-  expect_refused(changed(gemma2, "zero-window.gguf",
-                         [](Editable& e) {
-                           e.set("gemma2.attention.sliding_window", test::kv_u32("gemma2.attention.sliding_window", 0));
-                         }),
-                 "gemma2.attention.sliding_window is 0");
-  expect_refused(changed(gemma2, "negative-cap.gguf",
-                         [](Editable& e) {
-                           e.set("gemma2.final_logit_softcapping",
-                                 test::kv_f32("gemma2.final_logit_softcapping", -1.0f));
-                         }),
-                 "gemma2.final_logit_softcapping is -1.0; it must be a positive number");
+  test::expect_load_refused(
+      changed(
+          gemma2, "negative-window.gguf",
+          [](Editable& e) { e.set("gemma2.attention.sliding_window", kv_i32("gemma2.attention.sliding_window", -4)); }),
+      "gemma2.attention.sliding_window is -4; a window of keys is at least 1");
+  test::expect_load_refused(changed(gemma2, "zero-window.gguf",
+                                    [](Editable& e) {
+                                      e.set("gemma2.attention.sliding_window",
+                                            test::kv_u32("gemma2.attention.sliding_window", 0));
+                                    }),
+                            "gemma2.attention.sliding_window is 0");
+  test::expect_load_refused(changed(gemma2, "negative-cap.gguf",
+                                    [](Editable& e) {
+                                      e.set("gemma2.final_logit_softcapping",
+                                            test::kv_f32("gemma2.final_logit_softcapping", -1.0f));
+                                    }),
+                            "gemma2.final_logit_softcapping is -1.0; it must be a positive number");
   // Gemma 3 with no window slides nowhere; a window of 0 is llama.cpp's "none" too.
   d = settings_of(changed(gemma3, "no-window.gguf", [](Editable& e) { e.erase("gemma3.attention.sliding_window"); }));
   EXPECT_EQ(d.sliding, std::vector<bool>(6, false));
@@ -326,13 +320,14 @@ TEST(GgufArchs, GemmaMetadataLlamaCppDefaultsOrRefuses) {
   const std::vector<bool> flags{false, true, true, false, true, true};
   d = settings_of(changed(gemma3, "flags.gguf", [&](Editable& e) { e.set(pattern, kv_bools(pattern, flags)); }));
   EXPECT_EQ(d.sliding, flags);
-  expect_refused(changed(gemma3, "flags-5.gguf",
-                         [&](Editable& e) {
-                           e.set(pattern, kv_bools(pattern, {true, true, true, true, false}));
-                         }),
-                 "gemma3.attention.sliding_window_pattern must hold one flag per layer (6)");
-  expect_refused(changed(gemma3, "period-negative.gguf", [&](Editable& e) { e.set(pattern, kv_i32(pattern, -1)); }),
-                 "gemma3.attention.sliding_window_pattern is -1");
+  test::expect_load_refused(changed(gemma3, "flags-5.gguf",
+                                    [&](Editable& e) {
+                                      e.set(pattern, kv_bools(pattern, {true, true, true, true, false}));
+                                    }),
+                            "gemma3.attention.sliding_window_pattern must hold one flag per layer (6)");
+  test::expect_load_refused(
+      changed(gemma3, "period-negative.gguf", [&](Editable& e) { e.set(pattern, kv_i32(pattern, -1)); }),
+      "gemma3.attention.sliding_window_pattern is -1");
 }
 
 TEST(GgufArchs, RefusesWhatLlamaCppStoresAndTheEngineDoesNotRead) {
@@ -341,20 +336,21 @@ TEST(GgufArchs, RefusesWhatLlamaCppStoresAndTheEngineDoesNotRead) {
   Editable e(kDir / "phi3-random-F32.gguf");
   e.tensors.push_back({"rope_factors_long.weight", {4}, 0, Bytes(16, 0)});
   const fs::path longrope = e.write(dir.path() / "longrope.gguf");
-  expect_refused(longrope, "the file holds rope_factors_long.weight (Phi-3's LongRoPE factors");
+  test::expect_load_refused(longrope, "the file holds rope_factors_long.weight (Phi-3's LongRoPE factors");
   auto m = models::TransformerModel::load(longrope);
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().message().find("byte"), std::string::npos) << m.error().message();
   Editable s(kDir / "phi3-random-F32.gguf");
   s.set("phi3.rope.scaling.type", test::kv_string("phi3.rope.scaling.type", "longrope"));
-  expect_refused(s.write(dir.path() / "longrope-type.gguf"), "RoPE scaling \"longrope\" in a GGUF file is not read");
+  test::expect_load_refused(s.write(dir.path() / "longrope-type.gguf"),
+                            "RoPE scaling \"longrope\" in a GGUF file is not read");
   // GPT-2: its Conv1D weights are not read from GGUF yet.
   Editable g(kDir / "phi3-random-F32.gguf");
   g.set("general.architecture", test::kv_string("general.architecture", "gpt2"));
   const fs::path gpt2 = g.write(dir.path() / "gpt2.gguf");
-  expect_refused(gpt2,
-                 "the architecture \"gpt2\" is not read; AttnScope reads llama, qwen2, qwen3, gemma2, gemma3, phi3");
-  expect_refused(gpt2, "GPT-2's Conv1D weights as [out, in] rows");
+  test::expect_load_refused(
+      gpt2, "the architecture \"gpt2\" is not read; AttnScope reads llama, qwen2, qwen3, gemma2, gemma3, phi3");
+  test::expect_load_refused(gpt2, "GPT-2's Conv1D weights as [out, in] rows");
 }
 
 }  // namespace

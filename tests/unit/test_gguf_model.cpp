@@ -217,44 +217,38 @@ TEST(GgufModel, AFolderWhoseOnlyCheckpointIsAGgufOpensIt) {
   EXPECT_EQ((*m)->config().layers, 5);
 }
 
-void expect_load_refused(const fs::path& path, std::string_view fragment) {
-  auto m = models::TransformerModel::load(path);
-  ASSERT_FALSE(m.has_value());
-  EXPECT_NE(m.error().message().find(fragment), std::string::npos) << m.error().message();
-  EXPECT_NE(m.error().message().find(path.filename().string()), std::string::npos) << m.error().message();
-}
-
 TEST(GgufModel, RefusesWhatTheMappingCannotTake) {
   attn::test::TempDir dir;
   const auto with = [&](const std::function<void(File&)>& change) { return write_stories(dir.path(), 0, change).gguf; };
-  expect_load_refused(with([](File& f) { f.kvs[0] = test::kv_string("general.architecture", "mamba"); }),
-                      "the architecture \"mamba\" is not read; AttnScope reads llama, qwen2, qwen3");
-  expect_load_refused(with([](File& f) { f.kvs.erase(f.kvs.begin() + 3); }), "the metadata has no llama.block_count");
-  expect_load_refused(with([](File& f) { f.kvs[3] = test::kv_string("llama.block_count", "five"); }),
-                      "llama.block_count is a string, not an integer");
+  test::expect_load_refused(with([](File& f) { f.kvs[0] = test::kv_string("general.architecture", "mamba"); }),
+                            "the architecture \"mamba\" is not read; AttnScope reads llama, qwen2, qwen3");
+  test::expect_load_refused(with([](File& f) { f.kvs.erase(f.kvs.begin() + 3); }),
+                            "the metadata has no llama.block_count");
+  test::expect_load_refused(with([](File& f) { f.kvs[3] = test::kv_string("llama.block_count", "five"); }),
+                            "llama.block_count is a string, not an integer");
   // The config reader's own checks, on the metadata read as config.json.
-  expect_load_refused(with([](File& f) { f.kvs[6] = test::kv_u32("llama.attention.head_count_kv", 3); }),
-                      "num_key_value_heads 3 does not divide num_attention_heads 8");
+  test::expect_load_refused(with([](File& f) { f.kvs[6] = test::kv_u32("llama.attention.head_count_kv", 3); }),
+                            "num_key_value_heads 3 does not divide num_attention_heads 8");
   // A tensor the config implies, missing; one of the wrong shape.
-  expect_load_refused(
+  test::expect_load_refused(
       with([](File& f) { std::erase_if(f.tensors, [](const auto& t) { return t.name == "blk.2.ffn_up.weight"; }); }),
       "missing tensor 'model.layers.2.mlp.up_proj.weight'");
-  expect_load_refused(with([](File& f) {
-                        for (auto& t : f.tensors) {
-                          if (t.name == "blk.0.attn_v.weight") t.ne = {32, 64};
-                        }
-                      }),
-                      "has shape [64, 32], the config implies [32, 64]");
+  test::expect_load_refused(with([](File& f) {
+                              for (auto& t : f.tensors) {
+                                if (t.name == "blk.0.attn_v.weight") t.ne = {32, 64};
+                              }
+                            }),
+                            "has shape [64, 32], the config implies [32, 64]");
   // A type ggml has that the engine does not dequantise (IQ4_NL, 20: blocks of 32 in 18 bytes).
-  expect_load_refused(with([](File& f) {
-                        for (auto& t : f.tensors) {
-                          if (t.name == "blk.1.attn_q.weight") {
-                            t.type = 20;
-                            t.data.assign(64 * 64 / 32 * 18, 0);
-                          }
-                        }
-                      }),
-                      "tensor \"blk.1.attn_q.weight\" is IQ4_NL, a type AttnScope does not dequantise");
+  test::expect_load_refused(with([](File& f) {
+                              for (auto& t : f.tensors) {
+                                if (t.name == "blk.1.attn_q.weight") {
+                                  t.type = 20;
+                                  t.data.assign(64 * 64 / 32 * 18, 0);
+                                }
+                              }
+                            }),
+                            "tensor \"blk.1.attn_q.weight\" is IQ4_NL, a type AttnScope does not dequantise");
 }
 
 }  // namespace
