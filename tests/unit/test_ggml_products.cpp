@@ -108,8 +108,21 @@ TEST(GgmlProducts, ActivationsRoundAsLlamaCppQuantisesThem) {
   EXPECT_FALSE(io::ggml_round_activations(io::GgmlType::Q8_K, odd)) << "no vec_dot type";
 }
 
+// The types whose products the engine computes in ggml's own integer lanes and float order (decoder_linear.cpp's
+// integer kernels, in builds with AVX2, FMA and F16C): llama.cpp's vec_dot for them, to the bit, one activation row
+// at a time and in a batch (tinyBLAS_Q0's outputs are vec_dot's for Q8_0 and Q5_0).
+bool bit_exact(const std::string& type) {
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+  for (const char* t : {"Q8_0", "Q5_0", "Q4_1", "Q5_1", "Q5_K", "Q6_K"}) {
+    if (type == t) return true;
+  }
+#endif
+  (void)type;
+  return false;
+}
+
 // Relative distance, against the size of the terms (sum |w x|) so that cancelling sums are not held to more digits
-// than they have.
+// than they have; and for bit_exact's types, equality.
 TEST(GgmlProducts, ProductsAreLlamaCppsVecDot) {
   const std::vector<float> x = floats_of("activations.f32");
   const Index n = static_cast<Index>(x.size()) / kRow;
@@ -148,6 +161,10 @@ TEST(GgmlProducts, ProductsAreLlamaCppsVecDot) {
           ++compared;
           EXPECT_LE(d, 1e-5) << "activation row " << a << ", weight row " << r << ": " << y[a * c.rows + r]
                              << " against ggml's " << g;
+          if (bit_exact(c.type)) {
+            EXPECT_EQ(y[a * c.rows + r], g) << "activation row " << a << ", weight row " << r << " (" << at_once
+                                            << " at once): not ggml's integer lanes and float order";
+          }
         }
       }
     }

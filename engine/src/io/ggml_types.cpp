@@ -370,6 +370,23 @@ void quantize_q8_0(const float* x, std::int64_t n, std::uint8_t* out) {
   }
 }
 
+// quantize_row_q8_1 on x86: Q8_0's d and quants, then s = f16(d sum q) with the float d = max|x| / 127 (not the
+// stored f16 one). A 36-byte block (d, s, 32 quants) per 32 values.
+void quantize_q8_1(const float* x, std::int64_t n, std::uint8_t* out) {
+  std::uint8_t block[34];
+  for (std::int64_t b = 0; b < n; b += 32, out += 36) {
+    quantize_q8_0(x + b, 32, block);
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b + j]));
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) sum += static_cast<std::int8_t>(block[2 + j]);
+    const std::uint16_t s = float_to_half(amax / 127.0f * static_cast<float>(sum));
+    std::memcpy(out, block, 2);
+    std::memcpy(out + 2, &s, 2);
+    std::memcpy(out + 4, block + 2, 32);
+  }
+}
+
 // quantize_row_q8_K_ref: float d = 1 / (-127 / x_max), x_max the first value of largest magnitude; q =
 // min(127, round-to-even(x (-127 / x_max))); the 16 sums of 16 quants. A 292-byte block per 256 values.
 void quantize_q8_k(const float* x, std::int64_t n, std::uint8_t* out) {
@@ -401,17 +418,14 @@ void quantize_q8_k(const float* x, std::int64_t n, std::uint8_t* out) {
 bool ggml_quantize_activations(GgmlType vec_dot_type, std::span<const float> x, std::span<std::byte> out) {
   const auto n = static_cast<std::int64_t>(x.size());
   const auto bytes = ggml_bytes(static_cast<std::uint32_t>(vec_dot_type), n);
-  if (!bytes || (vec_dot_type != GgmlType::Q8_0 && vec_dot_type != GgmlType::Q8_K) ||
-      static_cast<std::uint64_t>(*bytes) != out.size()) {
-    return false;
-  }
+  if (!bytes || static_cast<std::uint64_t>(*bytes) != out.size()) return false;
   auto* o = reinterpret_cast<std::uint8_t*>(out.data());
-  if (vec_dot_type == GgmlType::Q8_0) {
-    quantize_q8_0(x.data(), n, o);
-  } else {
-    quantize_q8_k(x.data(), n, o);
+  switch (vec_dot_type) {
+    case GgmlType::Q8_0: quantize_q8_0(x.data(), n, o); return true;
+    case GgmlType::Q8_1: quantize_q8_1(x.data(), n, o); return true;
+    case GgmlType::Q8_K: quantize_q8_k(x.data(), n, o); return true;
+    default: return false;
   }
-  return true;
 }
 
 namespace {

@@ -49,6 +49,17 @@ inline std::uint16_t float_to_bf16(float f) {
 
 inline float bf16_to_float(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
 
+// n halves widened into out: 8 at a time with F16C.
+inline void half_to_float(const std::uint16_t* p, float* out, std::int64_t n) {
+  std::int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+  }
+#endif
+  for (; i < n; ++i) out[i] = half_to_float(p[i]);
+}
+
 // Each of n floats rounded to the nearest half (float_to_half) and widened back, in place: 8 at a time with F16C.
 inline void round_to_half(float* v, std::int64_t n) {
   std::int64_t i = 0;

@@ -113,7 +113,7 @@ bool ggml_count_nonfinite(GgmlType type, std::span<const std::byte> blocks, std:
 // values, so that a float product with the rounded activations plus sum_b m_b out[b] is ggml's. false unless x is
 // a whole number of 32-value blocks and out has one value per block.
 bool ggml_q8_1_offsets(std::span<const float> x, std::span<float> out);
-// x quantised into `out` as ggml's blocks of `vec_dot_type` (Q8_0 or Q8_K only; Q8_1's quants are Q8_0's), as
+// x quantised into `out` as ggml's blocks of `vec_dot_type` (Q8_0, Q8_1 or Q8_K), as
 // ggml_round_activations describes; false for another type or sizes that disagree (out must be ggml_bytes(type,
 // x.size()) bytes).
 bool ggml_quantize_activations(GgmlType vec_dot_type, std::span<const float> x, std::span<std::byte> out);

@@ -33,6 +33,16 @@ struct StoredMatrix {
   const float* f32() const { return dtype == io::DType::F32 ? static_cast<const float*>(data) : nullptr; }
 };
 
+// Up to this many activation rows (generation's one, a keystroke's few), the product is fused: each weight row is
+// widened in registers and dotted with every activation row, one pass over the weights (which dominate: 270 MB of
+// BF16 per token for a SmolLM2-135M), no second pass through a buffer and no BLAS call per block.
+inline constexpr Index kFusedRows = 4;
+// A fused product shares its rows between the threads only from this many weights on (the output embedding):
+// measured here, a generated token's 200-odd small products (q, k, v, o, gate, up, down of 30 layers) each in its
+// own parallel region ran 5x slower on 2 threads than on one, the threads' wake-ups costing more than the
+// products.
+inline constexpr Index kFusedParallelWeights = Index{1} << 22;
+
 // y[n, W.rows] = x[n, W.cols] W^T, x and y row-major with row strides ldx and ldy. Float32 matrices go to one
 // sgemm; 16-bit and quantised ones are widened in blocks of rows (into `scratch`) and each block multiplied: for
 // one or a few rows (generation) the blocks are shared between the threads, each a small product kept in cache.

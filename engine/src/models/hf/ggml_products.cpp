@@ -1,0 +1,696 @@
+// The integer and float kernels of ggml_products.h.
+#include "ggml_products.h"
+
+#include "attn/io/ggml_types.h"
+#include "../../io/half.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define ATTN_GGML_KERNELS 1
+#endif
+
+namespace attn::models::ggml {
+
+namespace {
+
+#if defined(ATTN_GGML_KERNELS)
+// The quantised products: the activations quantised once (Q8_0, Q8_1, Q8_K), then integer products of 32 quants at a
+// time (maddubs: unsigned x signed bytes to pairs of int16, madd to int32; or one VNNI instruction), each block's
+// eight int32 lanes converted and scaled in float, as ggml's x86 vec_dot does for each type: the same lanes and the
+// same float operations in the same order, so the same bits (Q4_0's and Q4_K's kernels: the same integers, another
+// float order). Types without a kernel (Q2_K, Q3_K) take decoder_linear.cpp's float product over rounded activations.
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+float half_at(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// The 32 quants of a Q4_0/Q5_0 block as signed bytes: nibble j (element j low, j + 16 high), minus 8 (Q4_0); with
+// Q5_0's fifth bit (bit j of qh) it is nibble + 16 bit - 16, i.e. the nibble with 0xF0 or'd in where the bit is 0.
+__m256i nibbles(const std::uint8_t* qs) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+}
+__m256i q4_0_quants(const std::uint8_t* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); }
+// Byte j is 0xFF where bit j of the little-endian 32-bit word at p is set (each byte keeps its own bit of the
+// broadcast word).
+__m256i bit_bytes(const std::uint8_t* p) {
+  std::uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+  return _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
+}
+__m256i q5_0_quants(const std::uint8_t* b) {
+  return _mm256_or_si256(nibbles(b + 6),
+                         _mm256_andnot_si256(bit_bytes(b + 2), _mm256_set1_epi8(static_cast<char>(0xF0))));
+}
+__m256i q8_0_quants(const std::uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)); }
+
+// A row of 32-element blocks (f16 d first, then the quants Quants reads) with a Q8_0 row (34-byte blocks).
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+float dot_blocks32(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (Index b = 0; b < blocks; ++b, w += kBytes, a += 34) {
+    const __m256i qw = Quants(w);
+    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2));
+    // |w| (unsigned) times a with w's sign: the signed product, in the instruction's unsigned x signed form.
+    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qa, qw)), ones);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(w) * half_at(a)), _mm256_cvtepi32_ps(p), acc);
+  }
+  return hsum(acc);
+}
+
+// A Q4_K row (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles)
+// with a Q8_K row (292-byte blocks: float d, 256 int8, 16 int16 sums of 16).
+float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0f;
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    const std::uint8_t* s = w + 4;
+    std::int16_t bsums[16];
+    std::memcpy(bsums, a + 260, sizeof bsums);
+    int msum = 0;
+    std::int16_t scale[8];
+    for (int j = 0; j < 8; ++j) {
+      const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+      const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      scale[j] = static_cast<std::int16_t>(sc);
+      msum += m * (bsums[2 * j] + bsums[2 * j + 1]);
+    }
+    const std::uint8_t* q4 = w + 16;
+    const std::uint8_t* q8 = a + 4;
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4 + 32 * j));
+      const __m256i lo = _mm256_and_si256(bits, low), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low);
+      const __m256i a_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
+      const __m256i a_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_set1_epi16(scale[2 * j])));
+      sumi = _mm256_add_epi32(sumi,
+                              _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi), _mm256_set1_epi16(scale[2 * j + 1])));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(da * half_at(w)), _mm256_cvtepi32_ps(sumi), acc);
+    mins += da * half_at(w + 2) * static_cast<float>(msum);
+  }
+  return hsum(acc) - mins;
+}
+
+// A Q6_K row (210-byte super-blocks: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 group scales, f16 d)
+// with a Q8_K row, summed as ggml's x86 vec_dot sums it: per super-block eight int32 lanes (lane k holds bytes 4k to
+// 4k + 3 of each 32-quant chunk times their group's scale, less 32 x the scaled activation sums of groups 2k and
+// 2k + 1: the quants are stored + 32), converted and fused-multiply-added with d_a d_w; the lanes reduced at the end.
+float dot_q6_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m15 = _mm256_set1_epi8(15);
+  auto load = [](const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  for (Index b = 0; b < blocks; ++b, w += 210, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    const float d = da * half_at(w + 208);
+    const auto* scales = reinterpret_cast<const std::int8_t*>(w + 192);
+    const __m256i offsets = _mm256_slli_epi32(
+        _mm256_madd_epi16(load(a + 260),
+                          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)))),
+        5);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int half = 0; half < 2; ++half) {
+      const __m256i lo0 = load(w + 64 * half), lo1 = load(w + 64 * half + 32), hi = load(w + 128 + 32 * half);
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(lo0, m15), _mm256_slli_epi16(_mm256_and_si256(hi, _mm256_set1_epi8(3)), 4)),
+          _mm256_or_si256(_mm256_and_si256(lo1, m15), _mm256_slli_epi16(_mm256_and_si256(hi, _mm256_set1_epi8(12)), 2)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lo0, 4), m15), _mm256_and_si256(hi, _mm256_set1_epi8(48))),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lo1, 4), m15),
+                          _mm256_srli_epi16(_mm256_and_si256(hi, _mm256_set1_epi8(static_cast<char>(0xC0))), 2))};
+      for (int c = 0; c < 4; ++c) {
+        const int g = 8 * half + 2 * c;  // the chunk's two groups of 16
+        const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(scales[g + 1]), _mm_set1_epi16(scales[g]));
+        const __m256i p = _mm256_maddubs_epi16(q[c], load(a + 4 + 128 * half + 32 * c));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(sc, p));
+      }
+    }
+    sumi = _mm256_sub_epi32(sumi, offsets);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc);
+}
+
+// Eight int32 sums of four unsigned x signed byte products each: one VNNI instruction where the CPU has it, else
+// maddubs (pairs to int16, which cannot saturate: |w| <= 127 and |a| <= 127) and madd; the same integers either way.
+inline __m256i unsigned_dot(__m256i u, __m256i s) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#elif defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+// ggml's scalar sum of a block term, s + a b, as the x86 build compiles it: GCC's default fp-contract for C makes
+// it one fused multiply-add (objdump of node-llama-cpp's libggml-cpu-zen4.so: one vfmadd..ss in each of the Q4_1,
+// Q5_1 and Q5_K vec_dots).
+inline float offset_sum(float a, float b, float s) { return std::fma(a, b, s); }
+
+// Q4_1 and Q5_1 rows (d, m, [qh,] nibbles) with a Q8_1 row (36-byte blocks: d, s = d sum q, 32 quants), as ggml's
+// x86 vec_dot: each block's unsigned quants dotted with the activations' (eight int32 lanes) and fused-multiply-added
+// with d_w d_a; the offsets m_w s_a summed apart, in block order, and added to the reduced lanes at the end.
+template <bool kFifthBit>
+float dot_q4_1_q5_1(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  constexpr std::size_t kBytes = kFifthBit ? 24 : 20;
+  __m256 acc = _mm256_setzero_ps();
+  float offsets = 0.0f;
+  for (Index b = 0; b < blocks; ++b, w += kBytes, a += 36) {
+    offsets = offset_sum(half_at(w + 2), half_at(a + 2), offsets);
+    __m256i qw = nibbles(w + (kFifthBit ? 8 : 4));
+    if constexpr (kFifthBit) qw = _mm256_or_si256(qw, _mm256_and_si256(bit_bytes(w + 4), _mm256_set1_epi8(0x10)));
+    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 4));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(w) * half_at(a)), _mm256_cvtepi32_ps(unsigned_dot(qw, qa)), acc);
+  }
+  return hsum(acc) + offsets;
+}
+
+// A Q5_K row (176-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 32 bytes of fifth bits,
+// 128 of nibbles) with a Q8_K row, as ggml's x86 vec_dot: per super-block eight int32 lanes (sub-block s's 32
+// quants, nibble + 16 x bit s of qh, times its scale), converted and fused-multiply-added with d_a d_w; the mins'
+// term -d_a dmin sum_s m_s (sum of sub-block s's activations) summed apart and added at the end.
+float dot_q5_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0f;
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  auto load = [](const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  for (Index b = 0; b < blocks; ++b, w += 176, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    const float d = da * half_at(w), dmin = -da * half_at(w + 2);
+    const std::uint8_t* s = w + 4;
+    std::int16_t bsums[16];
+    std::memcpy(bsums, a + 260, sizeof bsums);
+    int msum = 0;
+    std::int16_t scale[8];
+    for (int j = 0; j < 8; ++j) {
+      const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+      const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      scale[j] = static_cast<std::int16_t>(sc);
+      msum += m * (bsums[2 * j] + bsums[2 * j + 1]);
+    }
+    mins = offset_sum(dmin, static_cast<float>(msum), mins);
+    const __m256i qh = load(w + 16);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bits = load(w + 48 + 32 * j);
+      for (int half = 0; half < 2; ++half) {
+        const int sub = 2 * j + half;
+        const __m256i fifth = _mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(1 << sub)));
+        const __m256i q = _mm256_add_epi8(_mm256_and_si256(half ? _mm256_srli_epi16(bits, 4) : bits, low),
+                                          _mm256_slli_epi16(_mm256_srli_epi16(fifth, sub), 4));
+        const __m256i p = _mm256_maddubs_epi16(q, load(a + 4 + 64 * j + 32 * half));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_set1_epi16(scale[sub]), p));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc) + mins;
+}
+
+// tinyBLAS_Q0 (llamafile_sgemm), which llama.cpp's x86 build uses for a batch of Q8_0 and Q5_0 products, computes each
+// output exactly as dot_blocks32 does (one block's int32 lanes converted, fused-multiply-added with the two scales'
+// float product, the 8 lanes reduced at the end); it only shares loads between a tile of outputs. So does this: kRows
+// weight rows times kTokens activation rows, each weight block's quants unpacked once for the tile.
+constexpr int kQ0Rows = 4, kQ0Tokens = 3;
+
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes, int kRows, int kTokens>
+void tile_blocks32(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* a, std::size_t a_row, Index blocks,
+                   float* y, Index ldy) {
+  __m256 acc[kTokens][kRows] = {};
+  for (Index b = 0; b < blocks; ++b) {
+    __m256i qw[kRows], mag[kRows];
+    float dw[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const std::uint8_t* blk = w + r * w_row + static_cast<std::size_t>(b) * kBytes;
+      qw[r] = Quants(blk);
+      mag[r] = _mm256_sign_epi8(qw[r], qw[r]);
+      dw[r] = half_at(blk);
+    }
+    for (int t = 0; t < kTokens; ++t) {
+      const std::uint8_t* blk = a + t * a_row + static_cast<std::size_t>(b) * 34;
+      const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+      const float da = half_at(blk);
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i p = unsigned_dot(mag[r], _mm256_sign_epi8(qa, qw[r]));
+        acc[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(p), acc[t][r]);
+      }
+    }
+  }
+  for (int t = 0; t < kTokens; ++t) {
+    for (int r = 0; r < kRows; ++r) y[t * ldy + r] = hsum(acc[t][r]);
+  }
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+// The same outputs, two activation rows to a 512-bit register (rows 2p and 2p + 1 in its halves), without the sign
+// trick (AVX-512 has no vpsignb): the activations' quants are stored offset by 128 (unsigned, q8_offset) and each
+// weight block's eight lane sums of 128 w subtracted as the dot's starting value, which leaves every int32 lane
+// exactly the signed sum that tinyBLAS converts, so every float operation and its operands are tinyBLAS's.
+// a[i] and y[i] are activation row i's blocks and output row (y[i] null: computed, not stored).
+constexpr int kQ0Pairs = 3;
+
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes, int kRows, int kPairs>
+void tile_pairs32(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* const* a, float* const* y,
+                  Index blocks) {
+  __m512 acc[kPairs][kRows];
+  for (auto& pair : acc) {
+    for (auto& v : pair) v = _mm512_setzero_ps();
+  }
+  const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (Index b = 0; b < blocks; ++b) {
+    __m512i qw[kRows], start[kRows];
+    __m512 dw[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const std::uint8_t* blk = w + r * w_row + static_cast<std::size_t>(b) * kBytes;
+      const __m256i q = Quants(blk);
+      qw[r] = _mm512_broadcast_i64x4(q);
+      const __m256i offset = _mm256_dpbusd_epi32(_mm256_setzero_si256(), k128, q);
+      start[r] = _mm512_broadcast_i64x4(_mm256_sub_epi32(_mm256_setzero_si256(), offset));
+      dw[r] = _mm512_set1_ps(half_at(blk));
+    }
+    for (int p = 0; p < kPairs; ++p) {
+      const std::uint8_t* lo = a[2 * p] + static_cast<std::size_t>(b) * 34;
+      const std::uint8_t* hi = a[2 * p + 1] + static_cast<std::size_t>(b) * 34;
+      const __m512i qa =
+          _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo + 2))),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hi + 2)), 1);
+      const __m512 da =
+          _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(half_at(lo)))),
+                                              _mm256_castps_pd(_mm256_set1_ps(half_at(hi))), 1));
+      for (int r = 0; r < kRows; ++r) {
+        const __m512i sums = _mm512_dpbusd_epi32(start[r], qa, qw[r]);
+        acc[p][r] = _mm512_fmadd_ps(_mm512_mul_ps(dw[r], da), _mm512_cvtepi32_ps(sums), acc[p][r]);
+      }
+    }
+  }
+  for (int p = 0; p < kPairs; ++p) {
+    for (int r = 0; r < kRows; ++r) {
+      const __m512d v = _mm512_castps_pd(acc[p][r]);
+      if (y[2 * p]) y[2 * p][r] = hsum(_mm256_castpd_ps(_mm512_castpd512_pd256(v)));
+      if (y[2 * p + 1]) y[2 * p + 1][r] = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(v, 1)));
+    }
+  }
+}
+
+// Q8_0 activation rows (34-byte blocks) with their quants offset by 128, as tile_pairs32 reads them.
+void q8_offset(std::uint8_t* blocks, std::size_t count) {
+  for (std::size_t b = 0; b < count; ++b) {
+    std::uint8_t* q = blocks + b * 34 + 2;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
+                        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)),
+                                         _mm256_set1_epi8(static_cast<char>(0x80))));
+  }
+}
+#endif
+
+using RowDot = float (*)(const std::uint8_t*, const std::uint8_t*, Index);
+
+// W's integer kernel and the activations' type, or nullptr.
+RowDot integer_dot(const StoredMatrix& W, io::GgmlType& activations) {
+  if (W.dtype != io::DType::GGML || !W.ggml_rounding) return nullptr;
+  activations = io::GgmlType::Q8_0;
+  switch (static_cast<io::GgmlType>(W.ggml_type)) {
+    case io::GgmlType::Q8_0: return dot_blocks32<q8_0_quants, 34>;
+    case io::GgmlType::Q4_0: return dot_blocks32<q4_0_quants, 18>;
+    case io::GgmlType::Q5_0: return dot_blocks32<q5_0_quants, 22>;
+    case io::GgmlType::Q4_K: activations = io::GgmlType::Q8_K; return dot_q4_k;
+    case io::GgmlType::Q6_K: activations = io::GgmlType::Q8_K; return dot_q6_k;
+    case io::GgmlType::Q5_K: activations = io::GgmlType::Q8_K; return dot_q5_k;
+    case io::GgmlType::Q4_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<false>;
+    case io::GgmlType::Q5_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<true>;
+    default: return nullptr;
+  }
+}
+
+bool integer_kernel(const StoredMatrix& W) {
+  io::GgmlType unused;
+  return integer_dot(W, unused) != nullptr;
+}
+
+void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  io::GgmlType act;
+  const RowDot dot = integer_dot(W, act);
+  const auto act_row = static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(act), W.cols));
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  thread_local std::vector<std::byte> quantised;
+  quantised.resize(static_cast<std::size_t>(n) * act_row);
+  for (Index i = 0; i < n; ++i) {
+    io::ggml_quantize_activations(act, {x + i * ldx, static_cast<std::size_t>(W.cols)},
+                                  {quantised.data() + static_cast<std::size_t>(i) * act_row, act_row});
+  }
+  const auto* acts = reinterpret_cast<const std::uint8_t*>(quantised.data());
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+  const Index blocks = W.cols / (act == io::GgmlType::Q8_K ? 256 : 32);
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
+  for (Index o = 0; o < W.rows; ++o) {
+    const std::uint8_t* row = base + static_cast<std::size_t>(o) * w_row;
+    for (Index i = 0; i < n; ++i) y[i * ldy + o] = dot(row, acts + static_cast<std::size_t>(i) * act_row, blocks);
+  }
+}
+
+// llama.cpp's products with F32 and F16 weights (ggml_compute_forward_mul_mat), summed in its order: tinyBLAS
+// (llamafile_sgemm) for a batch of two or more rows whose length is a multiple of 16: 16 lanes of fused
+// multiply-adds, 16 values apart, reduced as _mm512_reduce_add_ps; otherwise ggml_vec_dot_f16 / ggml_vec_dot_f32
+// for each output: 4 x 16 lanes over blocks of 64, the lanes added pairwise and reduced, then the rest added (in
+// double for F16, in float for F32). Each 16 lanes are two 8-lane halves here: a fused multiply-add rounds once at
+// any width, so the sums are the AVX-512 build's. Checked against llama.cpp in tests/parity/test_gguf_parity.cpp.
+void load16(const float* p, __m256& lo, __m256& hi) {
+  lo = _mm256_loadu_ps(p);
+  hi = _mm256_loadu_ps(p + 8);
+}
+void load16(const std::uint16_t* p, __m256& lo, __m256& hi) {
+  lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+}
+float reduce16(__m256 lo, __m256 hi) { return hsum(_mm256_add_ps(lo, hi)); }
+float widen(std::uint16_t h) { return _cvtsh_ss(h); }
+
+// tinyBLAS's tile: kTileTokens activation rows times kTileRows weight rows, every output its own 16 lanes (one
+// AVX-512 register, or two AVX2 halves).
+#if defined(__AVX512F__)
+constexpr Index kTileRows = 3, kTileTokens = 4;
+__m512 load16z(const float* p) { return _mm512_loadu_ps(p); }
+template <class W>
+void lanes_tile(const float* x, Index ldx, const W* w, Index k, float* y, Index ldy) {
+  __m512 a[kTileTokens][kTileRows];
+  for (auto& row : a)
+    for (__m512& v : row) v = _mm512_setzero_ps();
+  for (Index l = 0; l < k; l += 16) {
+    __m512 wv[kTileRows];
+    for (Index r = 0; r < kTileRows; ++r) wv[r] = load16z(w + r * k + l);
+    for (Index t = 0; t < kTileTokens; ++t) {
+      const __m512 xv = _mm512_loadu_ps(x + t * ldx + l);
+      for (Index r = 0; r < kTileRows; ++r) a[t][r] = _mm512_fmadd_ps(wv[r], xv, a[t][r]);
+    }
+  }
+  for (Index t = 0; t < kTileTokens; ++t)
+    for (Index r = 0; r < kTileRows; ++r) y[t * ldy + r] = _mm512_reduce_add_ps(a[t][r]);
+}
+#else
+constexpr Index kTileRows = 2, kTileTokens = 2;
+template <class W>
+void lanes_tile(const float* x, Index ldx, const W* w, Index k, float* y, Index ldy) {
+  __m256 a[kTileTokens][kTileRows][2];
+  for (auto& t : a)
+    for (auto& r : t) r[0] = r[1] = _mm256_setzero_ps();
+  for (Index l = 0; l < k; l += 16) {
+    __m256 wl[kTileRows], wh[kTileRows];
+    for (Index r = 0; r < kTileRows; ++r) load16(w + r * k + l, wl[r], wh[r]);
+    for (Index t = 0; t < kTileTokens; ++t) {
+      __m256 xl, xh;
+      load16(x + t * ldx + l, xl, xh);
+      for (Index r = 0; r < kTileRows; ++r) {
+        a[t][r][0] = _mm256_fmadd_ps(wl[r], xl, a[t][r][0]);
+        a[t][r][1] = _mm256_fmadd_ps(wh[r], xh, a[t][r][1]);
+      }
+    }
+  }
+  for (Index t = 0; t < kTileTokens; ++t)
+    for (Index r = 0; r < kTileRows; ++r) y[t * ldy + r] = reduce16(a[t][r][0], a[t][r][1]);
+}
+#endif
+template <class W>
+float lanes_1x1(const float* x, const W* w, Index k) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  for (Index l = 0; l < k; l += 16) {
+    __m256 wl, wh, xl, xh;
+    load16(w + l, wl, wh);
+    load16(x + l, xl, xh);
+    lo = _mm256_fmadd_ps(wl, xl, lo);
+    hi = _mm256_fmadd_ps(wh, xh, hi);
+  }
+  return reduce16(lo, hi);
+}
+template <class W>
+float vec_dot(const float* x, const W* w, Index k) {
+  const Index np = k & ~Index{63};
+  __m256 lo[4] = {}, hi[4] = {};
+  for (Index i = 0; i < np; i += 64) {
+    for (int c = 0; c < 4; ++c) {
+      __m256 wl, wh, xl, xh;
+      load16(w + i + 16 * c, wl, wh);
+      load16(x + i + 16 * c, xl, xh);
+      lo[c] = _mm256_fmadd_ps(xl, wl, lo[c]);
+      hi[c] = _mm256_fmadd_ps(xh, wh, hi[c]);
+    }
+  }
+  const float r = reduce16(_mm256_add_ps(_mm256_add_ps(lo[0], lo[2]), _mm256_add_ps(lo[1], lo[3])),
+                           _mm256_add_ps(_mm256_add_ps(hi[0], hi[2]), _mm256_add_ps(hi[1], hi[3])));
+  if constexpr (std::is_same_v<W, std::uint16_t>) {
+    double sum = r;
+    for (Index i = np; i < k; ++i) sum += static_cast<double>(x[i] * widen(w[i]));
+    return static_cast<float>(sum);
+  } else {
+    float sum = r;
+    for (Index i = np; i < k; ++i) sum += x[i] * w[i];  // not contracted (ISO C++: -ffp-contract=off)
+    return sum;
+  }
+}
+
+template <class W>
+void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index rows, Index k, float* y, Index ldy) {
+  if (n < 2 || k % 16 != 0) {
+#pragma omp parallel for schedule(static) if (rows * k >= kFusedParallelWeights || n >= 2)
+    for (Index o = 0; o < rows; ++o) {
+      for (Index i = 0; i < n; ++i) y[i * ldy + o] = vec_dot(x + i * ldx, w + o * k, k);
+    }
+    return;
+  }
+  // Blocks of kTokenBlock activation rows stay in L2 while every weight row passes (the activations, not the
+  // weights, would otherwise be read from memory once per group of weight rows).
+  // Each thread takes a contiguous share of the weight rows for every block (one parallel region per product, no
+  // barrier between blocks).
+  constexpr Index kTokenBlock = 64;
+  const Index groups = (rows + kTileRows - 1) / kTileRows;
+#pragma omp parallel if (rows * k * n >= (1 << 16))
+  {
+    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const Index g0 = groups * me / threads, g1 = groups * (me + 1) / threads;
+    for (Index i0 = 0; i0 < n; i0 += kTokenBlock) {
+      const Index i1 = std::min(n, i0 + kTokenBlock);
+      for (Index g = g0; g < g1; ++g) {
+        const Index o = g * kTileRows, count = std::min(kTileRows, rows - o);
+        // F16 rows widened once per block of activation rows (exactly: the products are the same), not per tile.
+        const float* wf = nullptr;
+        if constexpr (std::is_same_v<W, std::uint16_t>) {
+          thread_local std::vector<float> widened;
+          widened.resize(static_cast<std::size_t>(kTileRows * k));
+          io::half_to_float(w + o * k, widened.data(), count * k);
+          wf = widened.data();
+        } else {
+          wf = w + o * k;
+        }
+        Index i = i0;
+        if (count == kTileRows) {
+          for (; i + kTileTokens <= i1; i += kTileTokens) lanes_tile(x + i * ldx, ldx, wf, k, y + i * ldy + o, ldy);
+        }
+        for (; i < i1; ++i) {
+          for (Index r = 0; r < count; ++r) y[i * ldy + o + r] = lanes_1x1(x + i * ldx, wf + r * k, k);
+        }
+      }
+    }
+  }
+}
+
+bool ggml_float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  if (!W.ggml_rounding) return false;
+  if (const float* w = W.f32()) {
+    ggml_float_product(x, n, ldx, w, W.rows, W.cols, y, ldy);
+    return true;
+  }
+  if (W.dtype != io::DType::F16) return false;
+  ggml_float_product(x, n, ldx, static_cast<const std::uint16_t*>(W.data), W.rows, W.cols, y, ldy);
+  return true;
+}
+// Outputs [i0, i1) x [o, o + rows) of a batch product (rows <= kQ0Rows): W's rows from w, the quantised activation
+// rows from acts.
+struct Q0Span {
+  const std::uint8_t* w;
+  std::size_t w_row;
+  Index rows;
+  const std::uint8_t* acts;
+  std::size_t act_row;
+  Index i0, i1, blocks;
+  float* y;  // output (i0, o)
+  Index ldy;
+};
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+constexpr bool kQ0Offset = true;  // the activations' quants offset by 128 (tile_pairs32)
+
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+void q0_span(const Q0Span& s) {
+  const std::uint8_t* a[2 * kQ0Pairs];
+  float* y[2 * kQ0Pairs];
+  auto row = [&](Index i) { return s.acts + static_cast<std::size_t>(i) * s.act_row; };
+  auto out = [&](Index i) { return s.y + (i - s.i0) * s.ldy; };
+  Index i = s.i0;
+  if (s.rows == kQ0Rows) {
+    for (; i + 2 * kQ0Pairs <= s.i1; i += 2 * kQ0Pairs) {
+      for (int t = 0; t < 2 * kQ0Pairs; ++t) a[t] = row(i + t), y[t] = out(i + t);
+      tile_pairs32<Quants, kBytes, kQ0Rows, kQ0Pairs>(s.w, s.w_row, a, y, s.blocks);
+    }
+  }
+  // The rest a pair at a time (an odd last row paired with itself, its twin not stored).
+  for (; i < s.i1; i += 2) {
+    a[0] = row(i), y[0] = out(i);
+    a[1] = i + 1 < s.i1 ? row(i + 1) : a[0], y[1] = i + 1 < s.i1 ? out(i + 1) : nullptr;
+    if (s.rows == kQ0Rows) {
+      tile_pairs32<Quants, kBytes, kQ0Rows, 1>(s.w, s.w_row, a, y, s.blocks);
+      continue;
+    }
+    for (Index r = 0; r < s.rows; ++r) {
+      float* yr[2] = {y[0] + r, y[1] ? y[1] + r : nullptr};
+      tile_pairs32<Quants, kBytes, 1, 1>(s.w + r * s.w_row, s.w_row, a, yr, s.blocks);
+    }
+  }
+}
+#else
+constexpr bool kQ0Offset = false;
+
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+void q0_span(const Q0Span& s) {
+  Index i = s.i0;
+  if (s.rows == kQ0Rows) {
+    for (; i + kQ0Tokens <= s.i1; i += kQ0Tokens) {
+      tile_blocks32<Quants, kBytes, kQ0Rows, kQ0Tokens>(s.w, s.w_row, s.acts + static_cast<std::size_t>(i) * s.act_row,
+                                                        s.act_row, s.blocks, s.y + (i - s.i0) * s.ldy, s.ldy);
+    }
+  }
+  for (; i < s.i1; ++i) {
+    for (Index r = 0; r < s.rows; ++r) {
+      s.y[(i - s.i0) * s.ldy + r] =
+          dot_blocks32<Quants, kBytes>(s.w + r * s.w_row, s.acts + static_cast<std::size_t>(i) * s.act_row, s.blocks);
+    }
+  }
+}
+#endif
+
+// Types llama.cpp's x86 build multiplies with vec_dot for a batch too: every output its own row dot.
+template <RowDot kDot>
+void dot_span(const Q0Span& s) {
+  for (Index i = s.i0; i < s.i1; ++i) {
+    const std::uint8_t* a = s.acts + static_cast<std::size_t>(i) * s.act_row;
+    for (Index r = 0; r < s.rows; ++r) s.y[(i - s.i0) * s.ldy + r] = kDot(s.w + r * s.w_row, a, s.blocks);
+  }
+}
+
+using SpanFn = void (*)(const Q0Span&);
+
+// How llama.cpp's x86 build multiplies a batch with W, where the engine does the same: the activations' type, the
+// kernel, and the elements per activation block.
+struct BatchKernel {
+  io::GgmlType activations;
+  SpanFn span;
+  Index block;
+  bool offset;  // the Q8_0 activations' quants offset by 128 (tile_pairs32)
+};
+
+// tinyBLAS_Q0 for Q8_0 and Q5_0; vec_dot for Q4_1, Q5_1, Q5_K and Q6_K. (llama.cpp repacks Q4_0 and Q4_K, and on
+// AVX-512 Q2_K, into interleaved rows, summed in another order; Q3_K has no kernel here yet.)
+std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
+  if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
+  switch (static_cast<io::GgmlType>(W.ggml_type)) {
+    case io::GgmlType::Q8_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q8_0_quants, 34>, 32, kQ0Offset};
+    case io::GgmlType::Q5_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q5_0_quants, 22>, 32, kQ0Offset};
+    case io::GgmlType::Q6_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q6_k>, 256, false};
+    case io::GgmlType::Q5_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q5_k>, 256, false};
+    case io::GgmlType::Q4_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<false>>, 32, false};
+    case io::GgmlType::Q5_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<true>>, 32, false};
+    default: return std::nullopt;
+  }
+}
+
+// A batch of products in llama.cpp's arithmetic (batch_kernel): the activations quantised once, then each thread's
+// share of the weight rows against blocks of 64 activation rows (which stay in L2), kQ0Rows weight rows at a time.
+void integer_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, const BatchKernel& k, float* y,
+                   Index ldy) {
+  const auto act_row = static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(k.activations), W.cols));
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  const Index blocks = W.cols / k.block, groups = (W.rows + kQ0Rows - 1) / kQ0Rows;
+  thread_local std::vector<std::byte> quantised;
+  quantised.resize(static_cast<std::size_t>(n) * act_row);
+  // (quantised is this thread's: the parallel loops below use the pointer, not the name.)
+  std::byte* const out = quantised.data();
+  const auto* acts = reinterpret_cast<const std::uint8_t*>(out);
+#pragma omp parallel for schedule(static) if (n * W.cols >= (1 << 16))
+  for (Index i = 0; i < n; ++i) {
+    std::byte* row = out + static_cast<std::size_t>(i) * act_row;
+    io::ggml_quantize_activations(k.activations, {x + i * ldx, static_cast<std::size_t>(W.cols)}, {row, act_row});
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+    if (k.offset) q8_offset(reinterpret_cast<std::uint8_t*>(row), static_cast<std::size_t>(blocks));
+#endif
+  }
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+  constexpr Index kChunk = 64;
+#pragma omp parallel if (n * W.rows * W.cols >= (1 << 20))
+  {
+    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const Index g0 = groups * me / threads, g1 = groups * (me + 1) / threads;
+    for (Index c0 = 0; c0 < n; c0 += kChunk) {
+      for (Index g = g0; g < g1; ++g) {
+        const Index o = g * kQ0Rows;
+        k.span({base + static_cast<std::size_t>(o) * w_row, w_row, std::min<Index>(kQ0Rows, W.rows - o), acts, act_row,
+                c0, std::min(n, c0 + kChunk), blocks, y + c0 * ldy + o, ldy});
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+#if defined(ATTN_GGML_KERNELS)
+  if (n <= kFusedRows && integer_kernel(W)) {
+    fused_integer(x, n, ldx, W, y, ldy);
+    return true;
+  }
+  if (const auto kernel = batch_kernel(W)) {
+    integer_batch(x, n, ldx, W, *kernel, y, ldy);
+    return true;
+  }
+#else
+  (void)x, (void)n, (void)ldx, (void)W, (void)y, (void)ldy;
+#endif
+  return false;
+}
+
+bool float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+#if defined(ATTN_GGML_KERNELS)
+  return ggml_float_product(x, n, ldx, W, y, ldy);
+#else
+  (void)x, (void)n, (void)ldx, (void)W, (void)y, (void)ldy;
+  return false;
+#endif
+}
+
+}  // namespace attn::models::ggml

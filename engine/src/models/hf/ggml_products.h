@@ -1,0 +1,24 @@
+// A GGUF file's matrix products as llama.cpp's x86 CPU backend computes them (DecoderSettings::ggml_arithmetic):
+// the quantised types in ggml's integer lanes and float order (vec_dot for one activation row; for a batch,
+// tinyBLAS_Q0 for Q8_0 and Q5_0, vec_dot for Q4_1, Q5_1, Q5_K and Q6_K), F32 and F16 in tinyBLAS's or vec_dot's
+// order of sums. Each routine names the ggml code it follows (ggml/src/ggml-cpu: arch/x86/quants.c,
+// llamafile/sgemm.cpp, vec.h, of the release node-llama-cpp 3.22.1 ships). Checked bit for bit against ggml's own
+// vec_dot (tests/unit/test_ggml_products.cpp) and llama.cpp's logits (tests/parity/test_gguf_parity.cpp).
+// Internal to engine/src/models.
+#pragma once
+
+#include "decoder_impl.h"
+
+namespace attn::models::ggml {
+
+// y[n, W.rows] = x[n, W.cols] W^T (strides ldx, ldy) with x's rows quantised as ggml quantises a product's
+// activations (Q8_0, Q8_1 or Q8_K) and multiplied in integer kernels, where W is a GGUF file's quantised matrix with
+// llama.cpp's arithmetic on and this build has a kernel for its type and for n rows (AVX2, FMA and F16C; Q4_0 and
+// Q4_K for n <= kFusedRows only: llama.cpp repacks them for a batch). False, y untouched, otherwise.
+bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy);
+
+// The same for a GGUF file's F32 or F16 matrix, x already rounded (io::ggml_round_activations): the float products
+// summed in llama.cpp's order. False, y untouched, for any other matrix.
+bool float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy);
+
+}  // namespace attn::models::ggml
