@@ -80,6 +80,23 @@ float dot_blocks32(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   return hsum(acc);
 }
 
+// Q4_K's and Q5_K's eight 6-bit sub-block scales and mins (12 bytes at s, ggml's get_scale_min_k4).
+void k4_scales(const std::uint8_t* s, std::int16_t* scale, std::int16_t* min) {
+  for (int j = 0; j < 8; ++j) {
+    scale[j] = static_cast<std::int16_t>(j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+    min[j] = static_cast<std::int16_t>(j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+  }
+}
+
+// sum_j min_j (the activations' sum over sub-block j), from a Q8_K block's sums of 16 (at a + 260).
+int k4_min_sum(const std::int16_t* min, const std::uint8_t* a) {
+  std::int16_t bsums[16];
+  std::memcpy(bsums, a + 260, sizeof bsums);
+  int sum = 0;
+  for (int j = 0; j < 8; ++j) sum += min[j] * (bsums[2 * j] + bsums[2 * j + 1]);
+  return sum;
+}
+
 // A Q4_K row (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles)
 // with a Q8_K row (292-byte blocks: float d, 256 int8, 16 int16 sums of 16).
 float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
@@ -89,17 +106,9 @@ float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
     float da;
     std::memcpy(&da, a, 4);
-    const std::uint8_t* s = w + 4;
-    std::int16_t bsums[16];
-    std::memcpy(bsums, a + 260, sizeof bsums);
-    int msum = 0;
-    std::int16_t scale[8];
-    for (int j = 0; j < 8; ++j) {
-      const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-      const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-      scale[j] = static_cast<std::int16_t>(sc);
-      msum += m * (bsums[2 * j] + bsums[2 * j + 1]);
-    }
+    std::int16_t scale[8], min[8];
+    k4_scales(w + 4, scale, min);
+    const int msum = k4_min_sum(min, a);
     const std::uint8_t* q4 = w + 16;
     const std::uint8_t* q8 = a + 4;
     __m256i sumi = _mm256_setzero_si256();
@@ -205,18 +214,9 @@ float dot_q5_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
     float da;
     std::memcpy(&da, a, 4);
     const float d = da * half_at(w), dmin = -da * half_at(w + 2);
-    const std::uint8_t* s = w + 4;
-    std::int16_t bsums[16];
-    std::memcpy(bsums, a + 260, sizeof bsums);
-    int msum = 0;
-    std::int16_t scale[8];
-    for (int j = 0; j < 8; ++j) {
-      const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-      const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-      scale[j] = static_cast<std::int16_t>(sc);
-      msum += m * (bsums[2 * j] + bsums[2 * j + 1]);
-    }
-    mins = offset_sum(dmin, static_cast<float>(msum), mins);
+    std::int16_t scale[8], min[8];
+    k4_scales(w + 4, scale, min);
+    mins = offset_sum(dmin, static_cast<float>(k4_min_sum(min, a)), mins);
     const __m256i qh = load(w + 16);
     __m256i sumi = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {
