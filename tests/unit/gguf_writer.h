@@ -11,8 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attn::io::test {
@@ -97,6 +100,37 @@ inline void expect_load_refused(const std::filesystem::path& path, std::string_v
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().message().find(fragment), std::string::npos) << m.error().message();
   EXPECT_NE(m.error().message().find(path.filename().string()), std::string::npos) << m.error().message();
+}
+
+// a and b (the same weights through the same forward) run on ids, every position's logits kept: the same shapes,
+// logits within 1e-4 and every map within 1e-5 (test_gguf_model.cpp's expect_same_runs says why not to the bit).
+// The two runs, or nullopt after a failure.
+inline std::optional<std::pair<models::TransformerRun, models::TransformerRun>> expect_same_runs_of(
+    std::shared_ptr<const models::TransformerModel> a, std::shared_ptr<const models::TransformerModel> b,
+    const std::vector<int>& ids) {
+  models::TransformerRunner ra(std::move(a)), rb(std::move(b));
+  models::RunOptions options;
+  options.all_logits = true;
+  auto x = ra.run_ids(ids, {}, options);
+  auto y = rb.run_ids(ids, {}, options);
+  if (!x || !y) {
+    ADD_FAILURE() << (x ? y.error().message() : x.error().message());
+    return std::nullopt;
+  }
+  EXPECT_EQ(x->logits.rows(), static_cast<Index>(ids.size()));
+  if (x->logits.rows() != y->logits.rows() || x->attention.layers.size() != y->attention.layers.size()) {
+    ADD_FAILURE() << "the runs differ in shape";
+    return std::nullopt;
+  }
+  EXPECT_LT((x->logits - y->logits).cwiseAbs().maxCoeff(), 1e-4f);
+  for (std::size_t l = 0; l < x->attention.layers.size(); ++l) {
+    const HeadStack &p = x->attention.layers[l].maps, &q = y->attention.layers[l].maps;
+    EXPECT_EQ(p.heads(), q.heads());
+    for (int h = 0; h < std::min(p.heads(), q.heads()); ++h) {
+      EXPECT_LT((p.head(h) - q.head(h)).cwiseAbs().maxCoeff(), 1e-5f) << "layer " << l << " head " << h;
+    }
+  }
+  return std::pair{std::move(*x), std::move(*y)};
 }
 
 }  // namespace attn::io::test
