@@ -28,7 +28,7 @@ namespace {
 // time (maddubs: unsigned x signed bytes to pairs of int16, madd to int32; or one VNNI instruction), each block's
 // eight int32 lanes converted and scaled in float, as ggml's x86 vec_dot does for each type: the same lanes and the
 // same float operations in the same order, so the same bits (Q4_0's and Q4_K's kernels: the same integers, another
-// float order). Types without a kernel (Q2_K, Q3_K) take decoder_linear.cpp's float product over rounded activations.
+// float order). Q2_K, without a kernel, takes decoder_linear.cpp's float product over rounded activations.
 
 float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -173,6 +173,48 @@ float dot_q6_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
       }
     }
     sumi = _mm256_sub_epi32(sumi, offsets);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc);
+}
+
+// A Q3_K row (110-byte super-blocks: 32 bytes of high bits, 64 of low bit pairs, 12 bytes of 6-bit scales stored
+// + 32, f16 d) with a Q8_K row, as ggml's x86 vec_dot: per super-block eight int32 lanes (each 32-quant chunk's
+// low bit pairs dotted with the activations, less 4 x the activations where the high bit is clear, in int16 pairs,
+// times the scales of its two groups of 16), converted and fused-multiply-added with d_a d_w; reduced at the end.
+float dot_q3_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  __m256 acc = _mm256_setzero_ps();
+  const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+  auto load = [](const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  for (Index b = 0; b < blocks; ++b, w += 110, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    const float d = da * half_at(w + 108);
+    // The sixteen scales: low four bits from bytes 0-7's nibbles, top two from byte 8 + i % 4's bit pair i / 4.
+    constexpr std::uint32_t k4 = 0x0f0f0f0f, k2 = 0x03030303;
+    std::uint32_t aux[3];
+    std::memcpy(aux, w + 96, 12);
+    const std::uint32_t packed[4] = {(aux[0] & k4) | ((aux[2] & k2) << 4), (aux[1] & k4) | (((aux[2] >> 2) & k2) << 4),
+                                     ((aux[0] >> 4) & k4) | (((aux[2] >> 4) & k2) << 4),
+                                     ((aux[1] >> 4) & k4) | (((aux[2] >> 6) & k2) << 4)};
+    std::uint8_t stored[16];
+    std::memcpy(stored, packed, 16);
+    const __m256i hbits = load(w);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 2; ++j) {
+      const __m256i bits = load(w + 32 + 32 * j);
+      for (int k = 0; k < 4; ++k) {
+        const int bit = 4 * j + k, g = 8 * j + 2 * k;  // the high bit's index; the chunk's first group of 16
+        const __m256i low = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * k), m3);
+        const __m256i high =
+            _mm256_slli_epi16(_mm256_srli_epi16(_mm256_andnot_si256(hbits, _mm256_slli_epi16(one, bit)), bit), 2);
+        const __m256i q8 = load(a + 4 + 128 * j + 32 * k);
+        const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(low, q8), _mm256_maddubs_epi16(high, q8));
+        const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(static_cast<std::int16_t>(stored[g + 1] - 32)),
+                                            _mm_set1_epi16(static_cast<std::int16_t>(stored[g] - 32)));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(sc, p));
+      }
+    }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
   return hsum(acc);
@@ -355,6 +397,7 @@ RowDot integer_dot(const StoredMatrix& W, io::GgmlType& activations) {
     case io::GgmlType::Q5_0: return dot_blocks32<q5_0_quants, 22>;
     case io::GgmlType::Q4_K: activations = io::GgmlType::Q8_K; return dot_q4_k;
     case io::GgmlType::Q6_K: activations = io::GgmlType::Q8_K; return dot_q6_k;
+    case io::GgmlType::Q3_K: activations = io::GgmlType::Q8_K; return dot_q3_k;
     case io::GgmlType::Q5_K: activations = io::GgmlType::Q8_K; return dot_q5_k;
     case io::GgmlType::Q4_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<false>;
     case io::GgmlType::Q5_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<true>;
@@ -626,14 +669,15 @@ struct BatchKernel {
   bool offset;  // the Q8_0 activations' quants offset by 128 (tile_pairs32)
 };
 
-// tinyBLAS_Q0 for Q8_0 and Q5_0; vec_dot for Q4_1, Q5_1, Q5_K and Q6_K. (llama.cpp repacks Q4_0 and Q4_K, and on
-// AVX-512 Q2_K, into interleaved rows, summed in another order; Q3_K has no kernel here yet.)
+// tinyBLAS_Q0 for Q8_0 and Q5_0; vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K. (llama.cpp repacks Q4_0 and Q4_K,
+// and on AVX-512 Q2_K, into interleaved rows, summed in another order.)
 std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {
     case io::GgmlType::Q8_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q8_0_quants, 34>, 32, kQ0Offset};
     case io::GgmlType::Q5_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q5_0_quants, 22>, 32, kQ0Offset};
     case io::GgmlType::Q6_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q6_k>, 256, false};
+    case io::GgmlType::Q3_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q3_k>, 256, false};
     case io::GgmlType::Q5_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q5_k>, 256, false};
     case io::GgmlType::Q4_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<false>>, 32, false};
     case io::GgmlType::Q5_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<true>>, 32, false};

@@ -1,6 +1,6 @@
 // A GGUF file's matrix products as llama.cpp's x86 CPU backend computes them (DecoderSettings::ggml_arithmetic):
 // the quantised types in ggml's integer lanes and float order (vec_dot for one activation row; for a batch,
-// tinyBLAS_Q0 for Q8_0 and Q5_0, vec_dot for Q4_1, Q5_1, Q5_K and Q6_K), F32 and F16 in tinyBLAS's or vec_dot's
+// tinyBLAS_Q0 for Q8_0 and Q5_0, vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K), F32 and F16 in tinyBLAS's or vec_dot's
 // order of sums. Each routine names the ggml code it follows (ggml/src/ggml-cpu: arch/x86/quants.c,
 // llamafile/sgemm.cpp, vec.h, of the release node-llama-cpp 3.22.1 ships). Checked bit for bit against ggml's own
 // vec_dot (tests/unit/test_ggml_products.cpp) and llama.cpp's logits (tests/parity/test_gguf_parity.cpp).
