@@ -83,6 +83,19 @@ void norm(const DecoderSettings& s, const float* in, float* out, const RowVector
   }
 }
 
+// Gemma 2's final soft cap, cap tanh(logit / cap), on every logit: for a GGUF file as llama.cpp's graph computes it
+// (ggml_scale by the float 1 / cap, then libm's tanhf, ggml_scale by cap), else as the Hugging Face model does.
+void soft_cap_logits(const DecoderSettings& s, Matrix& logits) {
+  const float cap = s.final_softcap;
+  if (cap <= 0.0f) return;
+  if (s.ggml_arithmetic) {
+    const float inv = 1.0f / cap;
+    for (float& v : logits.reshaped()) v = std::tanh(v * inv) * cap;
+  } else {
+    logits.array() = (logits.array() / cap).tanh() * cap;
+  }
+}
+
 // Whether a GGUF file's attention is llama.cpp's operation for operation (ggml::attention_row): with its F16 cache
 // (soft-capping included). The queries then stay unscaled where llama.cpp scales the scores.
 bool ggml_attention(const DecoderSettings& s) { return s.ggml_f16_cache; }
@@ -322,10 +335,7 @@ class Extension {
     }
     logits.resize(rows, c_.vocab_size);
     stored_linear(xn, rows, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
-    if (s_.final_softcap > 0.0f) {
-      const float cap = s_.final_softcap;
-      logits.array() = (logits.array() / cap).tanh() * cap;
-    }
+    soft_cap_logits(s_, logits);
     st_.ids.assign(run_.ids.begin(), run_.ids.begin() + p1);
     // The weights were read from the files' mappings: a file another process cut short meanwhile read zeros
     // (core/file_read_mapped.h), and this extension's maps and logits are refused, naming the file.
@@ -688,7 +698,7 @@ class CellBatch {
     for (Index k = 0; k < count; ++k) norm(s_, x + k * d, xn + k * d, w_.final_norm, d);
     logits.resize(count, c_.vocab_size);
     stored_linear(xn, count, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
-    if (s_.final_softcap > 0.0f) logits.array() = (logits.array() / s_.final_softcap).tanh() * s_.final_softcap;
+    soft_cap_logits(s_, logits);
     for (const io::SafeTensors& file : w_.files) ATTN_TRY(file.intact());
     return {};
   }
