@@ -113,7 +113,7 @@ TEST(GgmlProducts, ActivationsRoundAsLlamaCppQuantisesThem) {
 // at a time and in a batch (tinyBLAS_Q0's outputs are vec_dot's for Q8_0 and Q5_0).
 bool bit_exact(const std::string& type) {
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-  for (const char* t : {"Q8_0", "Q5_0", "Q4_1", "Q5_1", "Q3_K", "Q5_K", "Q6_K"}) {
+  for (const char* t : {"Q8_0", "Q4_0", "Q5_0", "Q4_1", "Q5_1", "Q3_K", "Q5_K", "Q6_K"}) {
     if (type == t) return true;
   }
 #endif

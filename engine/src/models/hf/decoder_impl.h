@@ -25,6 +25,10 @@ struct StoredMatrix {
   std::vector<float> owned;
   std::uint32_t ggml_type = 0;  // dtype GGML: ggml's type number (io::GgmlType)
   bool ggml_rounding = false;  // activations rounded as llama.cpp's CPU backend does (DecoderSettings::ggml_arithmetic)
+  // With ggml_rounding: a weight llama.cpp's CPU backend may repack into interleaved rows (its CPU_REPACK buffer,
+  // for the types that have such a layout): every matrix product's weight, the tied output's too (llama.cpp loads
+  // the embedding table a second time for it, TENSOR_DUPLICATED, into the output's buffer).
+  bool ggml_repacked = false;
 
   bool empty() const { return data == nullptr; }
   // Rows [r0, r0 + count) widened to float32, row-major with stride cols, into out.

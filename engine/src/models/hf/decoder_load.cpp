@@ -77,6 +77,7 @@ class DecoderLoader {
     w.dtype = info.dtype;
     w.ggml_type = info.ggml_type;
     w.ggml_rounding = c_.decoder.ggml_arithmetic;
+    w.ggml_repacked = w.ggml_rounding;
     const bool aligned = reinterpret_cast<std::uintptr_t>(bytes.data()) % io::dtype_size(info.dtype) == 0;
     if (info.dtype == io::DType::F64 || !aligned) {
       auto values = found->file->to_float(info);
