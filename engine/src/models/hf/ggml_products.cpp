@@ -27,13 +27,20 @@ namespace {
 // The quantised products: the activations quantised once (Q8_0, Q8_1, Q8_K), then integer products of 32 quants at a
 // time (maddubs: unsigned x signed bytes to pairs of int16, madd to int32; or one VNNI instruction), each block's
 // eight int32 lanes converted and scaled in float, as ggml's x86 vec_dot does for each type: the same lanes and the
-// same float operations in the same order, so the same bits (Q4_0's and Q4_K's kernels: the same integers, another
-// float order). Q2_K, without a kernel, takes decoder_linear.cpp's float product over rounded activations.
+// same float operations in the same order, so the same bits (Q4_K's kernel: the same integers, another float
+// order). Q2_K, without a kernel, takes decoder_linear.cpp's float product over rounded activations.
 
 float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// The sum of four int32 lanes (exact).
+int hsum_i32(__m128i v) {
+  v = _mm_add_epi32(v, _mm_unpackhi_epi64(v, v));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 1));
+  return _mm_cvtsi128_si32(v);
 }
 
 float half_at(const std::uint8_t* p) {
@@ -103,10 +110,7 @@ struct K4Scales {
 [[gnu::always_inline]] inline int k4_min_sum(const std::uint8_t* min, const std::uint8_t* a) {
   const __m256i sums16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 260));
   const __m128i pairs = _mm_hadd_epi16(_mm256_castsi256_si128(sums16), _mm256_extracti128_si256(sums16, 1));
-  __m128i prod = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(min))), pairs);
-  prod = _mm_add_epi32(prod, _mm_unpackhi_epi64(prod, prod));
-  prod = _mm_add_epi32(prod, _mm_shuffle_epi32(prod, 1));
-  return _mm_cvtsi128_si32(prod);
+  return hsum_i32(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(min))), pairs));
 }
 
 // A Q4_K row (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles)
@@ -241,10 +245,8 @@ float dot_q4_0_repacked(const std::uint8_t* w, const std::uint8_t* a, Index bloc
     const __m256i qw = q4_0_quants(w);
     const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2));
     const __m256i lanes = unsigned_dot(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qa, qw));
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
-    acc = std::fma(static_cast<float>(_mm_cvtsi128_si32(s)), half_at(w) * half_at(a), acc);
+    const int sum = hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1)));
+    acc = std::fma(static_cast<float>(sum), half_at(w) * half_at(a), acc);
   }
   return acc;
 }
@@ -430,20 +432,40 @@ bool integer_kernel(const StoredMatrix& W) {
   return integer_dot(W, unused) != nullptr;
 }
 
+// Bytes per row of `cols` activations quantised to `act`, and blocks per row.
+std::size_t act_row_bytes(io::GgmlType act, Index cols) {
+  return static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(act), cols));
+}
+Index act_blocks(io::GgmlType act, Index cols) { return cols / (act == io::GgmlType::Q8_K ? 256 : 32); }
+
+// x's n rows (stride ldx, `cols` values) quantised as ggml quantises a product's activations (`act`), each row
+// act_row_bytes long; with `offset` (Q8_0 only) the quants stored + 128, as tile_pairs32 reads them. The rows live
+// in the calling thread's buffer until its next call.
+const std::uint8_t* quantised_rows(io::GgmlType act, const float* x, Index n, Index ldx, Index cols, bool offset) {
+  const std::size_t row_bytes = act_row_bytes(act, cols);
+  thread_local std::vector<std::byte> quantised;
+  quantised.resize(static_cast<std::size_t>(n) * row_bytes);
+  std::byte* const out = quantised.data();  // the parallel loop uses the pointer: quantised is this thread's
+#pragma omp parallel for schedule(static) if (n * cols >= (1 << 16))
+  for (Index i = 0; i < n; ++i) {
+    std::byte* row = out + static_cast<std::size_t>(i) * row_bytes;
+    io::ggml_quantize_activations(act, {x + i * ldx, static_cast<std::size_t>(cols)}, {row, row_bytes});
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+    if (offset) q8_offset(reinterpret_cast<std::uint8_t*>(row), static_cast<std::size_t>(act_blocks(act, cols)));
+#endif
+  }
+  (void)offset;
+  return reinterpret_cast<const std::uint8_t*>(out);
+}
+
 void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
   io::GgmlType act;
   const RowDot dot = integer_dot(W, act);
-  const auto act_row = static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(act), W.cols));
+  const std::size_t act_row = act_row_bytes(act, W.cols);
   const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
-  thread_local std::vector<std::byte> quantised;
-  quantised.resize(static_cast<std::size_t>(n) * act_row);
-  for (Index i = 0; i < n; ++i) {
-    io::ggml_quantize_activations(act, {x + i * ldx, static_cast<std::size_t>(W.cols)},
-                                  {quantised.data() + static_cast<std::size_t>(i) * act_row, act_row});
-  }
-  const auto* acts = reinterpret_cast<const std::uint8_t*>(quantised.data());
+  const std::uint8_t* acts = quantised_rows(act, x, n, ldx, W.cols, false);
   const auto* base = static_cast<const std::uint8_t*>(W.data);
-  const Index blocks = W.cols / (act == io::GgmlType::Q8_K ? 256 : 32);
+  const Index blocks = act_blocks(act, W.cols);
 #pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
   for (Index o = 0; o < W.rows; ++o) {
     const std::uint8_t* row = base + static_cast<std::size_t>(o) * w_row;
@@ -685,28 +707,27 @@ using SpanFn = void (*)(const Q0Span&);
 struct BatchKernel {
   io::GgmlType activations;
   SpanFn span;
-  Index block;
   bool offset;  // the Q8_0 activations' quants offset by 128 (tile_pairs32)
 };
 
-// tinyBLAS_Q0 for Q8_0, Q5_0 and Q4_0 not repacked; the repacked Q4_0 rows' order; vec_dot for Q4_1, Q5_1, Q3_K,
-// Q5_K and Q6_K. (llama.cpp also repacks Q4_K, and on AVX-512 Q2_K, into interleaved rows: not yet in their order.)
+// tinyBLAS_Q0 for Q8_0, Q5_0 and Q4_0 not repacked; vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K. (llama.cpp also
+// repacks Q4_K, and on AVX-512 Q2_K, into interleaved rows: not yet in their order.)
 std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {
-    case io::GgmlType::Q8_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q8_0_quants, 34>, 32, kQ0Offset};
-    case io::GgmlType::Q5_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q5_0_quants, 22>, 32, kQ0Offset};
+    case io::GgmlType::Q8_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q8_0_quants, 34>, kQ0Offset};
+    case io::GgmlType::Q5_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q5_0_quants, 22>, kQ0Offset};
     case io::GgmlType::Q4_0:
       // Repacked rows: their order one output at a time measured 0.28x llama.cpp's interleaved gemm on a 512-token
       // prompt (SmolLM2-135M shape; the float product 0.58x), so a batch takes the float product: ulps off
       // llama.cpp's, which the test files' F16 cache absorbs (within 2.2e-15 of its logits).
       if (q4_0_repacked(W)) return std::nullopt;
-      return BatchKernel{io::GgmlType::Q8_0, q0_span<q4_0_quants, 18>, 32, kQ0Offset};
-    case io::GgmlType::Q6_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q6_k>, 256, false};
-    case io::GgmlType::Q3_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q3_k>, 256, false};
-    case io::GgmlType::Q5_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q5_k>, 256, false};
-    case io::GgmlType::Q4_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<false>>, 32, false};
-    case io::GgmlType::Q5_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<true>>, 32, false};
+      return BatchKernel{io::GgmlType::Q8_0, q0_span<q4_0_quants, 18>, kQ0Offset};
+    case io::GgmlType::Q6_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q6_k>, false};
+    case io::GgmlType::Q3_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q3_k>, false};
+    case io::GgmlType::Q5_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q5_k>, false};
+    case io::GgmlType::Q4_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<false>>, false};
+    case io::GgmlType::Q5_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<true>>, false};
     default: return std::nullopt;
   }
 }
@@ -715,22 +736,10 @@ std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
 // share of the weight rows against blocks of 64 activation rows (which stay in L2), kQ0Rows weight rows at a time.
 void integer_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, const BatchKernel& k, float* y,
                    Index ldy) {
-  const auto act_row = static_cast<std::size_t>(*io::ggml_bytes(static_cast<std::uint32_t>(k.activations), W.cols));
+  const std::size_t act_row = act_row_bytes(k.activations, W.cols);
   const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
-  const Index blocks = W.cols / k.block, groups = (W.rows + kQ0Rows - 1) / kQ0Rows;
-  thread_local std::vector<std::byte> quantised;
-  quantised.resize(static_cast<std::size_t>(n) * act_row);
-  // (quantised is this thread's: the parallel loops below use the pointer, not the name.)
-  std::byte* const out = quantised.data();
-  const auto* acts = reinterpret_cast<const std::uint8_t*>(out);
-#pragma omp parallel for schedule(static) if (n * W.cols >= (1 << 16))
-  for (Index i = 0; i < n; ++i) {
-    std::byte* row = out + static_cast<std::size_t>(i) * act_row;
-    io::ggml_quantize_activations(k.activations, {x + i * ldx, static_cast<std::size_t>(W.cols)}, {row, act_row});
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
-    if (k.offset) q8_offset(reinterpret_cast<std::uint8_t*>(row), static_cast<std::size_t>(blocks));
-#endif
-  }
+  const Index blocks = act_blocks(k.activations, W.cols), groups = (W.rows + kQ0Rows - 1) / kQ0Rows;
+  const std::uint8_t* acts = quantised_rows(k.activations, x, n, ldx, W.cols, k.offset);
   const auto* base = static_cast<const std::uint8_t*>(W.data);
   constexpr Index kChunk = 64;
 #pragma omp parallel if (n * W.rows * W.cols >= (1 << 20))
