@@ -17,6 +17,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn::models {
@@ -108,7 +109,35 @@ TEST(GgmlProducts, ActivationsRoundAsLlamaCppQuantisesThem) {
   EXPECT_FALSE(io::ggml_round_activations(io::GgmlType::Q8_K, odd)) << "no vec_dot type";
 }
 
-// The types whose products the engine computes in ggml's own integer lanes and float order (decoder_linear.cpp's
+// The activations' blocks as the integer kernels read them are ggml's from_float output, byte for byte (Q8_1's
+// sum s included); Q8_1's offsets (s minus the rounded block's float sum, which the float product of non-AVX2 builds
+// adds) follow from those bytes.
+TEST(GgmlProducts, ActivationBlocksAreLlamaCppsBytes) {
+  const std::vector<float> x = floats_of("activations.f32");
+  for (const auto& [name, type] : {std::pair{"Q8_0", io::GgmlType::Q8_0}, std::pair{"Q8_1", io::GgmlType::Q8_1},
+                                   std::pair{"Q8_K", io::GgmlType::Q8_K}}) {
+    SCOPED_TRACE(name);
+    const std::vector<std::uint8_t> expected = bytes_of(std::string(name) + ".act.bin");
+    std::vector<std::byte> mine(expected.size());
+    ASSERT_TRUE(io::ggml_quantize_activations(type, x, mine));
+    EXPECT_EQ(std::memcmp(mine.data(), expected.data(), expected.size()), 0);
+    if (type != io::GgmlType::Q8_1) continue;
+    std::vector<float> offsets(x.size() / 32);
+    ASSERT_TRUE(io::ggml_q8_1_offsets(x, offsets));
+    for (std::size_t b = 0; b < offsets.size(); ++b) {
+      const std::uint8_t* block = expected.data() + 36 * b;
+      std::uint16_t d, sum;
+      std::memcpy(&d, block, 2);
+      std::memcpy(&sum, block + 2, 2);
+      float rounded = 0.0f;
+      for (int j = 0; j < 32; ++j)
+        rounded += io::half_to_float(d) * static_cast<float>(static_cast<std::int8_t>(block[4 + j]));
+      EXPECT_EQ(offsets[b], io::half_to_float(sum) - rounded) << "block " << b;
+    }
+  }
+}
+
+// The types whose products the engine computes in ggml's own integer lanes and float order (ggml_products.cpp's
 // integer kernels, in builds with AVX2, FMA and F16C): llama.cpp's vec_dot for them, to the bit, one activation row
 // at a time and in a batch (tinyBLAS_Q0's outputs are vec_dot's for Q8_0 and Q5_0).
 bool bit_exact(const std::string& type) {

@@ -476,23 +476,16 @@ bool ggml_count_nonfinite(GgmlType type, std::span<const std::byte> blocks, std:
 bool ggml_q8_1_offsets(std::span<const float> x, std::span<float> out) {
   const auto n = static_cast<std::int64_t>(x.size());
   if (n % 32 != 0 || out.size() != static_cast<std::size_t>(n / 32)) return false;
-  std::uint8_t block[34];
+  std::uint8_t block[36];  // a Q8_1 block: d, s, 32 quants
   for (std::int64_t b = 0; b < n; b += 32) {
-    quantize_q8_0(x.data() + b, 32, block);
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b + j]));
+    quantize_q8_1(x.data() + b, 32, block);
     std::uint16_t h;
     std::memcpy(&h, block, 2);
     const float d = half_to_float(h);
-    int sum = 0;
     float rounded = 0.0f;
-    for (int j = 0; j < 32; ++j) {
-      const int q = static_cast<std::int8_t>(block[2 + j]);
-      sum += q;
-      rounded += d * static_cast<float>(q);
-    }
-    // x86's quantize_row_q8_1: s = f16(d sum q) with the float d = max|x| / 127, not the stored f16 one.
-    const float s = half_to_float(float_to_half(amax / 127.0f * static_cast<float>(sum)));
+    for (int j = 0; j < 32; ++j) rounded += d * static_cast<float>(static_cast<std::int8_t>(block[4 + j]));
+    std::memcpy(&h, block + 2, 2);
+    const float s = half_to_float(h);
     out[static_cast<std::size_t>(b / 32)] = s - rounded;
   }
   return true;
