@@ -82,7 +82,7 @@ TEST(GgmlMath, RopeIsLlamaCpps) {
     const Tensor before = read(dir(c, "prompt") / "Qcur-0.f32"), after = read(dir(c, "prompt") / "Qcur-0#2.f32");
     const Index hd = c.head_dim, half = hd / 2, tokens = before.ne[1], heads = before.ne[0] / hd;
     std::vector<float> cos, sin;
-    ggml::rope_tables(c.rope_base, 1.0f, hd, 0, tokens, cos, sin);
+    ggml::rope_tables(c.rope_base, 1.0f, {}, hd, 0, tokens, cos, sin);
     // llama.cpp rotates the file's pairs (2i, 2i + 1); the engine the same pairs as (i, i + hd / 2).
     std::vector<float> out(before.v.size()), head(static_cast<std::size_t>(hd));
     for (Index t = 0; t < tokens; ++t) {

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
@@ -314,6 +316,54 @@ TEST(GgufArchs, GemmaMetadataLlamaCppDefaultsOrRefuses) {
   test::expect_load_refused(
       changed(gemma3, "period-negative.gguf", [&](Editable& e) { e.set(pattern, kv_i32(pattern, -1)); }),
       "gemma3.attention.sliding_window_pattern is -1");
+}
+
+// Llama 3's RoPE scaling as llama.cpp's converter stores it: rope_freqs.weight, one F32 factor per rotary pair
+// (tools/gguf/convert.py's llama3_rope_factors for the file's rope_scaling: factor 8, low 1, high 4, original 64).
+TEST(GgufArchs, Llama3RopeFactorsAsLlamaCppReadsThem) {
+  const fs::path file = kDir / "llama3-random-F32.gguf";
+  auto m = models::TransformerModel::load(file);
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  const models::DecoderSettings& d = (*m)->config().decoder;
+  EXPECT_EQ(d.rope, models::RopeScaling::Default);
+  ASSERT_EQ(d.rope_freq_factors.size(), 8u);  // head_dim 16
+  EXPECT_EQ(d.rope_freq_factors.front(), 1.0f);
+  EXPECT_NEAR(d.rope_freq_factors[1], 1.29398f, 1e-5f);
+  EXPECT_EQ(d.rope_freq_factors.back(), 8.0f);
+  // Read into the settings, not left as an unused tensor.
+  for (const std::string& w : (*m)->warnings()) EXPECT_EQ(w.find("rope_freqs"), std::string::npos) << w;
+  // Each pair's inverse frequency divided by its factor (the engine's own arithmetic, as transformers' llama3).
+  const models::RopeFrequencies r = models::rope_frequencies((*m)->config(), 16, false);
+  ASSERT_EQ(r.inv.size(), 8u);
+  EXPECT_DOUBLE_EQ(r.inv[7], 1.0 / std::pow(10000.0, 14.0 / 16.0) / 8.0);
+
+  attn::test::TempDir dir;
+  const auto with_factors = [&](const std::string& name, std::uint32_t type, std::vector<std::uint64_t> ne,
+                                Bytes bytes) {
+    Editable e(file);
+    for (test::Tensor& t : e.tensors) {
+      if (t.name == "rope_freqs.weight") t = test::Tensor{t.name, ne, type, bytes};
+    }
+    return e.write(dir.path() / name);
+  };
+  const auto f32 = [](std::vector<float> v) {
+    Bytes b(4 * v.size());
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  test::expect_load_refused(with_factors("four.gguf", 0, {4}, f32({1, 1, 1, 1})),
+                            "rope_freqs.weight is F32 of 4 values; llama.cpp reads one F32 factor per rotary pair, 8");
+  test::expect_load_refused(with_factors("f16.gguf", 1, {8}, Bytes(16, 0)), "rope_freqs.weight is F16 of 8 values");
+  test::expect_load_refused(with_factors("zero.gguf", 0, {8}, f32({1, 1, 0, 8, 8, 8, 8, 8})),
+                            "rope_freqs.weight[2] is 0.000000: a RoPE frequency factor must be finite and positive");
+  test::expect_load_refused(with_factors("nan.gguf", 0, {8}, f32({1, 1, 1, 8, 8, 8, 8, std::nanf("")})),
+                            "rope_freqs.weight[7] is nan");
+  // In another architecture llama.cpp would not load it: refused by name.
+  Editable q(kDir / "phi3-random-F32.gguf");
+  q.tensors.push_back({"rope_freqs.weight", {4}, 0, f32({1, 1, 1, 1})});
+  test::expect_load_refused(q.write(dir.path() / "phi3-freqs.gguf"),
+                            "the file holds rope_freqs.weight (Llama 3's RoPE scaling), which llama.cpp reads for the "
+                            "llama architecture only, not phi3");
 }
 
 TEST(GgufArchs, RefusesWhatLlamaCppStoresAndTheEngineDoesNotRead) {

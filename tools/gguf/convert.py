@@ -25,10 +25,13 @@ src/llama-quant.cpp there):
   F16 where a row is not a multiple of 32 (gguf-py's quantiser refuses it and the converter keeps F16);
 - Q4_K is what `llama-quantize --pure` makes with LLAMA_FTYPE_MOSTLY_Q4_K_S and no importance matrix (the
   converter has no K-quant output): every 2-D weight in Q4_K through quantize_row_q4_K_ref, and where a row is
-  not a multiple of 256, tensor_type_fallback's Q5_0, then F16 where a row is not a multiple of 32 either.
+  not a multiple of 256, tensor_type_fallback's Q5_0, then F16 where a row is not a multiple of 32 either;
+- a Llama 3 RoPE scaling (rope_scaling's rope_type "llama3") as the tensor rope_freqs.weight, one factor per rotary
+  pair (LlamaModel.generate_extra_tensors), and no rope.scaling metadata.
 """
 import argparse
 import json
+import math
 import os
 import struct
 
@@ -264,6 +267,34 @@ def add_hparams(w, arch, config):
             raise ValueError("Phi-3 LongRoPE (rope_factors_long/short) is not converted here")
 
 
+def llama3_rope_factors(config):
+    """rope_freqs.weight for a Llama 3 RoPE scaling (rope_type "llama3"), as conversion/llama.py's
+    generate_extra_tensors computes it: the pairs' frequencies in float32, then per pair 1 (wavelength under
+    original_max_position_embeddings / high_freq_factor), the factor (over ... / low_freq_factor), or
+    1 / ((1 - smooth) / factor + smooth) between; None for any other scaling. llama.cpp divides each pair's angle
+    by its factor, and the file then has no rope.scaling.type."""
+    scaling = config.get("rope_scaling") or {}
+    if str(scaling.get("rope_type", scaling.get("type", ""))).lower() != "llama3":
+        return None
+    base = config.get("rope_theta", 10000.0)
+    dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    freqs = np.float32(1.0) / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    factor = scaling.get("factor", 8.0)
+    low, high = scaling.get("low_freq_factor", 1.0), scaling.get("high_freq_factor", 4.0)
+    old = scaling.get("original_max_position_embeddings", 8192)
+    factors = []
+    for freq in freqs.astype(np.float32):
+        wavelen = 2 * math.pi / float(freq)
+        if wavelen < old / high:
+            factors.append(1.0)
+        elif wavelen > old / low:
+            factors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
 def tensor_names(arch, config, tensors):
     """(Hugging Face name, GGUF name) of every tensor written (gguf-py's tensor_mapping.py for the arch)."""
     gemma = arch in ("gemma2", "gemma3")
@@ -325,6 +356,10 @@ def convert(folder, out_path, requested, pre_override=None, name=None):
     unused = set(tensors) - {hf for hf, _ in names} - ({"lm_head.weight"} if arch == "gemma2" else set())
     if unused:
         raise ValueError(f"{folder}: tensors not converted: {sorted(unused)}")
+    # The converter's extra tensors come first (ModelBase.prepare_tensors).
+    factors = llama3_rope_factors(config) if arch == "llama" else None
+    if factors is not None:
+        w.add_tensor("rope_freqs.weight", factors.shape, "F32", gw.encode_tensor(factors, "F32"))
     for hf, gg in names:
         data = tensors[hf].astype(np.float32)
         if arch == "llama" and gg.endswith("attn_q.weight"):

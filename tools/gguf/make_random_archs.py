@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Random Hugging Face checkpoints of Gemma 2, Gemma 3 and Phi-3, small enough to commit as GGUF (tools only).
+"""Random Gemma 2, Gemma 3, Phi-3 and Llama 3 checkpoints, small enough to commit as GGUF (tools only).
 
     /usr/bin/python3 -m tools.gguf.make_random_archs OUT_DIR [--tokenizer DIR]
 
-Writes OUT_DIR/gemma2-random, gemma3-random and phi3-random, each a folder with config.json (the fields
-transformers writes for Gemma2ForCausalLM, Gemma3ForCausalLM and Phi3ForCausalLM), model.safetensors and the
+Writes OUT_DIR/gemma2-random, gemma3-random, phi3-random and llama3-random, each a folder with config.json (the
+fields transformers writes for Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM and LlamaForCausalLM),
+model.safetensors and the
 trimmed SmolLM tokenizer of make_random_smollm.py (384 ids, byte-level BPE: llama.cpp takes any vocabulary for
 any architecture, and Gemma 3's converter writes a tokenizer.json folder as "gpt2" too).
 
@@ -15,6 +16,9 @@ What each exercises, at hidden 64 (32 for Gemma 3, whose 6 layers would otherwis
 - gemma3-random: 6 layers (layers 0-4 slide, 5 is global: Gemma 3's default period, the one llama.cpp's converter
   relies on), window 4, the sliding layers' RoPE base 10000 against the global 1000000, linear RoPE scaling 2 on
   the global layer only (as Gemma 3 4B's factor 8), per-head q/k norms, no soft caps.
+- llama3-random: Llama 3's RoPE scaling (rope_type llama3, factor 8) with original_max_position_embeddings 64, so
+  that over a test prompt's positions the pairs' three cases all occur (the first pair kept, the second and third
+  between, the rest divided by 8; llama.cpp stores the factors as rope_freqs.weight); 2 layers, grouped queries.
 - phi3-random: 2 layers with the fused qkv_proj and gate_up_proj, RoPE on half of each head
   (partial_rotary_factor 0.5, as Phi-4-mini's 0.75 is less than 1), an untied lm_head and a sliding_window that
   llama.cpp does not apply.
@@ -41,6 +45,8 @@ ARCHS = {
     "gemma2-random": dict(hidden=64, heads=4, kv_heads=2, intermediate=128, layers=2),
     "gemma3-random": dict(hidden=32, heads=2, kv_heads=1, intermediate=64, layers=6),
     "phi3-random": dict(hidden=64, heads=4, kv_heads=2, intermediate=128, layers=2),
+    # (last: the others' weights come from the generator first, as before it was added)
+    "llama3-random": dict(hidden=64, heads=4, kv_heads=2, intermediate=128, layers=2),
 }
 
 
@@ -71,6 +77,12 @@ def config_of(name, s):
                 "sliding_window": 4, "sliding_window_pattern": 6,
                 "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
                 "final_logit_softcapping": None, "attn_logit_softcapping": None, "tie_word_embeddings": True}
+    if name.startswith("llama3"):
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", **common,
+                "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+                "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+                "hidden_act": "silu", "tie_word_embeddings": True}
     return {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", **common,
             "max_position_embeddings": 4096, "original_max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
             "rope_theta": 10000.0, "partial_rotary_factor": 0.5, "rope_scaling": None, "hidden_act": "silu",

@@ -35,11 +35,12 @@ if [ "${1:-}" = gguf ]; then
       "$py" -m tools.gguf.check_files "$out/$name-F32.gguf" "$out/$name-$type.gguf" "$type" 2> /dev/null
     done
   done
-  # Gemma 2, Gemma 3 and Phi-3 (random checkpoints, tools/gguf/make_random_archs.py) in F32, Gemma 2 in Q8_0 too.
+  # Gemma 2, Gemma 3, Phi-3 and Llama 3 (RoPE factors: rope_freqs.weight) as random checkpoints
+  # (tools/gguf/make_random_archs.py) in F32, Gemma 2 in Q8_0 too.
   # Phi-3's general.name must not contain "phi3" or "phi-3": llama.cpp then gives Phi-3's special tokens (</s>,
   # <s>, <unk>, <|endoftext|>) attributes, and fails to load a vocabulary without them.
   "$py" -m tools.gguf.make_random_archs "$work" ${2:+--tokenizer "$2"}
-  for arch in gemma2 gemma3 phi3; do
+  for arch in gemma2 gemma3 phi3 llama3; do
     name=$arch-random
     [ "$arch" = phi3 ] && name=random-phi-three
     "$py" -m tools.gguf.convert "$work/$arch-random" "$out/$arch-random-F32.gguf" --type F32 --name "$name"

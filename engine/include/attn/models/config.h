@@ -77,6 +77,10 @@ struct DecoderSettings {
   // llama.cpp scales this architecture's queries before the cache's F16 (Gemma 2 and 3, Phi-3: ggml_scale on Qcur,
   // the scores then unscaled); the others scale the scores.
   bool ggml_scaled_queries = false;
+  // A GGUF file's rope_freqs.weight (never read from a config.json): Llama 3's RoPE scaling as llama.cpp's converter
+  // stores it, one factor per rotary pair, each pair's frequency divided by its factor in every layer (the file's
+  // rope.scaling.type is then absent: rope stays Default).
+  std::vector<float> rope_freq_factors;
 };
 
 struct TransformerConfig {

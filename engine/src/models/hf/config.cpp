@@ -706,6 +706,8 @@ RopeFrequencies rope_frequencies(const TransformerConfig& c, Index seq_len, bool
   const auto exponent = [&](Index i) { return static_cast<double>(2 * i) / static_cast<double>(dim); };
   for (Index i = 0; i < dim / 2; ++i) r.inv.push_back(1.0 / std::pow(base, exponent(i)));
   if (local) return r;
+  // A GGUF file's factors (the loader checked one per pair); the scaling is then Default.
+  for (std::size_t i = 0; i < s.rope_freq_factors.size() && i < r.inv.size(); ++i) r.inv[i] /= s.rope_freq_factors[i];
   const double f = s.rope_factor;
   switch (s.rope) {
     case RopeScaling::Default: break;

@@ -117,8 +117,9 @@ void position_tables(const TransformerConfig& c, const Rope& rope, bool local, I
       (local || s.rope == RopeScaling::Default || s.rope == RopeScaling::Linear)) {
     const bool linear = !local && s.rope == RopeScaling::Linear;
     const float freq_scale = linear ? 1.0f / static_cast<float>(s.rope_factor) : 1.0f;
-    ggml::rope_tables(local ? *s.local_rope_theta : s.rope_theta, freq_scale, 2 * static_cast<Index>(rope.inv.size()),
-                      p0, rows, cos, sin);
+    ggml::rope_tables(local ? *s.local_rope_theta : s.rope_theta, freq_scale,
+                      local ? std::span<const float>() : std::span<const float>(s.rope_freq_factors),
+                      2 * static_cast<Index>(rope.inv.size()), p0, rows, cos, sin);
     return;
   }
   rope_tables(rope, p0, rows, cos, sin);

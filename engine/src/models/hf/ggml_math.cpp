@@ -12,8 +12,8 @@
 
 namespace attn::models::ggml {
 
-void rope_tables(double base, double freq_scale, Index dims, Index p0, Index rows, std::vector<float>& cos,
-                 std::vector<float>& sin) {
+void rope_tables(double base, double freq_scale, std::span<const float> factors, Index dims, Index p0, Index rows,
+                 std::vector<float>& cos, std::vector<float>& sin) {
   const Index half = dims / 2;
   const float theta_scale = std::pow(static_cast<float>(base), -2.0f / static_cast<float>(dims));
   const auto scale = static_cast<float>(freq_scale);
@@ -22,7 +22,7 @@ void rope_tables(double base, double freq_scale, Index dims, Index p0, Index row
   for (Index i = 0; i < rows; ++i) {
     float theta = static_cast<float>(p0 + i);
     for (Index k = 0; k < half; ++k) {
-      const float t = scale * theta;
+      const float t = scale * (factors.empty() ? theta : theta / factors[static_cast<std::size_t>(k)]);
       cos[static_cast<std::size_t>(i * half + k)] = std::cos(t);
       sin[static_cast<std::size_t>(i * half + k)] = std::sin(t);
       theta *= theta_scale;

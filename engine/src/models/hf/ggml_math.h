@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace attn::models::ggml {
@@ -53,10 +54,11 @@ inline void rms_norm(const float* in, float* out, const float* w, Index d, float
 }
 
 // ggml_rope_cache_init with rope_yarn (no extrapolation mix, attention factor 1): for each position, theta starts at
-// the position and is multiplied by base^(-2 / dims) in float from one pair to the next; theta * freq_scale gives
-// cosf and sinf. cos and sin [rows][dims / 2].
-void rope_tables(double base, double freq_scale, Index dims, Index p0, Index rows, std::vector<float>& cos,
-                 std::vector<float>& sin);
+// the position and is multiplied by base^(-2 / dims) in float from one pair to the next; freq_scale * (theta / the
+// pair's factor) gives cosf and sinf. `factors`: one per pair (rope_freqs.weight), or empty for none. cos and sin
+// [rows][dims / 2].
+void rope_tables(double base, double freq_scale, std::span<const float> factors, Index dims, Index p0, Index rows,
+                 std::vector<float>& cos, std::vector<float>& sin);
 
 // ggml_rope's rotation of a pair (x0, x1) as the x86 build compiles it (contracted to fused multiply-adds):
 // x0 cos - x1 sin and x0 sin + x1 cos; the pairs are (k, k + half) in the engine's rotate-half layout.

@@ -129,8 +129,9 @@ std::int64_t head_dim_of(const json& c) {
 }
 
 // RoPE: the rotary part of each head (rope.dimension_count under head_dim is the config's partial_rotary_factor)
-// and the scaling. llama.cpp takes a factor without a type as linear scaling; LongRoPE's and Llama 3's factors,
-// which it keeps as tensors, are refused by name.
+// and the scaling. llama.cpp takes a factor without a type as linear scaling; Llama 3's factors, which it keeps as a
+// tensor (rope_freqs.weight), are the llama architecture's (read by rope_freq_factors); Phi-3's LongRoPE factors,
+// and factors in another architecture (which llama.cpp would not load), are refused by name.
 Result<void> put_rope(const io::GgufFile& f, const std::string& a, json& c) {
   auto rotary = f.integer(a + ".rope.dimension_count");
   if (!rotary) return std::unexpected(rotary.error());
@@ -138,13 +139,18 @@ Result<void> put_rope(const io::GgufFile& f, const std::string& a, json& c) {
   if (*rotary && head_dim > 0 && **rotary != head_dim) {
     c["partial_rotary_factor"] = static_cast<double>(**rotary) / static_cast<double>(head_dim);
   }
-  for (const auto& [tensor, what] : {std::pair{"rope_freqs.weight", "Llama 3's RoPE scaling"},
-                                     std::pair{"rope_factors_long.weight", "Phi-3's LongRoPE factors"},
-                                     std::pair{"rope_factors_short.weight", "Phi-3's LongRoPE factors"}}) {
+  if (const io::GgufTensor* t = f.find("rope_freqs.weight"); t && a != "llama") {
+    const std::string why =
+        "the file holds rope_freqs.weight (Llama 3's RoPE scaling), which llama.cpp reads for "
+        "the llama architecture only, not " +
+        a;
+    return fail(ErrorKind::Unsupported, why, f.name(), t->offset);
+  }
+  for (const char* tensor : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
     if (const io::GgufTensor* t = f.find(tensor)) {
       return fail(ErrorKind::Unsupported,
-                  "the file holds " + std::string(tensor) + " (" + what +
-                      ", as llama.cpp stores them), which AttnScope does not read yet",
+                  "the file holds " + std::string(tensor) +
+                      " (Phi-3's LongRoPE factors, as llama.cpp stores them), which AttnScope does not read yet",
                   f.name(), t->offset);
     }
   }
@@ -294,13 +300,43 @@ Result<json> config_from_metadata(const io::GgufFile& f, const Arch& arch) {
   return c;
 }
 
+// The llama architecture's rope_freqs.weight (Llama 3's RoPE scaling as llama.cpp's converter writes it): F32, one
+// factor per rotary pair, each finite and positive (llama.cpp divides each pair's angle by it), as
+// DecoderSettings::rope_freq_factors.
+Result<void> read_rope_freq_factors(const io::GgufFile& f, DecoderSettings& d) {
+  const io::GgufTensor* t = f.find("rope_freqs.weight");
+  if (!t) return {};
+  const auto pairs = static_cast<std::int64_t>(static_cast<double>(d.head_dim) * d.partial_rotary) / 2;
+  if (static_cast<io::GgmlType>(t->type) != io::GgmlType::F32 || t->ne.size() != 1 || t->ne[0] != pairs) {
+    return std::unexpected(f.error(*t, ErrorKind::Mismatch,
+                                   "rope_freqs.weight is " + t->type_name() + " of " + std::to_string(t->elements()) +
+                                       " values; llama.cpp reads one F32 factor per rotary pair, " +
+                                       std::to_string(pairs) + " here"));
+  }
+  auto factors = f.to_float(*t);
+  if (!factors) return std::unexpected(factors.error());
+  for (std::size_t i = 0; i < factors->size(); ++i) {
+    const float v = (*factors)[i];
+    if (!std::isfinite(v) || !(v > 0.0f)) {
+      return fail(ErrorKind::OutOfRange,
+                  "rope_freqs.weight[" + std::to_string(i) + "] is " + std::to_string(v) +
+                      ": a RoPE frequency factor must be finite and positive",
+                  f.name(), t->offset + static_cast<std::int64_t>(4 * i));
+    }
+  }
+  d.rope_freq_factors = std::move(*factors);
+  return {};
+}
+
 // What a config.json cannot say: Gemma's norms stored as 1 + w (the converter added the 1); Gemma 2's sliding
 // layers' own RoPE base (rope.freq_base_swa, which llama.cpp reads for Gemma 2 too, defaulting to the global one);
-// and a note that Phi-3's sliding window is not applied, as llama.cpp does not apply it (src/models/phi3.cpp).
+// the llama architecture's RoPE factors (read_rope_freq_factors); and a note that Phi-3's sliding window is not
+// applied, as llama.cpp does not apply it (src/models/phi3.cpp).
 Result<void> apply_arch_settings(const io::GgufFile& f, const Arch& arch, DecoderSettings& d,
                                  std::vector<std::string>& warnings) {
   const std::string a(arch.gguf);
   d.norms_hold_one = is_gemma(arch);
+  if (a == "llama") ATTN_TRY(read_rope_freq_factors(f, d));
   if (a == "gemma2") {
     auto base = positive(f, a + ".rope.freq_base_swa", std::nullopt);
     if (!base) return std::unexpected(base.error());
@@ -362,6 +398,8 @@ Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const 
       return fail(ErrorKind::Cancelled, "cancelled");
     }
     done += t.bytes;
+    // (rope_freqs.weight is read into the settings: apply_arch_settings.)
+    if (arch.gguf == "llama" && t.name == "rope_freqs.weight") continue;
     std::string name = hf_name(t.name, arch);
     if (name.empty()) name = t.name;
     io::SafeTensors::View v;
