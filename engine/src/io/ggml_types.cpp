@@ -455,15 +455,23 @@ bool ggml_count_nonfinite(GgmlType type, std::span<const std::byte> blocks, std:
   if (!info || !info->readable || info->block_elements <= 1 || blocks.size() % info->block_bytes != 0) return false;
   const auto* p = reinterpret_cast<const std::uint8_t*>(blocks.data());
   const auto scales = f16_scales(type);
-  for (std::size_t at = 0; at < blocks.size(); at += static_cast<std::size_t>(info->block_bytes)) {
-    bool finite = true;
+  // A scale's exponent bits tested as they are (all ones: NaN or infinity), without widening it to float: the load
+  // scans every block of a file, and widening each scale was a third of opening a 1.17 GB Q8_0 file.
+  const auto finite_scales = [&](const std::uint8_t* b) {
     if (type == GgmlType::Q8_K) {
-      float d;
-      std::memcpy(&d, p + at, 4);
-      finite = std::isfinite(d);
+      std::uint32_t d;
+      std::memcpy(&d, b, 4);
+      if ((d & 0x7F800000u) == 0x7F800000u) return false;
     }
-    for (const int off : scales) finite = finite && std::isfinite(f16_at(p + at + off));
-    if (finite) continue;  // integer quants times finite scales: every value finite
+    for (const int off : scales) {
+      std::uint16_t h;
+      std::memcpy(&h, b + off, 2);
+      if ((h & 0x7C00u) == 0x7C00u) return false;
+    }
+    return true;
+  };
+  for (std::size_t at = 0; at < blocks.size(); at += static_cast<std::size_t>(info->block_bytes)) {
+    if (finite_scales(p + at)) continue;  // integer quants times finite scales: every value finite
     std::vector<float> values(static_cast<std::size_t>(info->block_elements));
     ggml_dequantize(type, blocks.subspan(at, static_cast<std::size_t>(info->block_bytes)), values);
     for (const float v : values) {
