@@ -283,7 +283,7 @@ def llama3_rope_factors(config):
     low, high = scaling.get("low_freq_factor", 1.0), scaling.get("high_freq_factor", 4.0)
     old = scaling.get("original_max_position_embeddings", 8192)
     factors = []
-    for freq in freqs.astype(np.float32):
+    for freq in freqs:
         wavelen = 2 * math.pi / float(freq)
         if wavelen < old / high:
             factors.append(1.0)
