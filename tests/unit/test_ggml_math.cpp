@@ -2,8 +2,10 @@
 // tools/golden/llama_tensors.sh through node-llama-cpp's prebuilt CPU library): layer 0 of a prompt (a batch of
 // tokens: tinyBLAS's order where head_dim is a multiple of 16) and of the token generated after it (one row:
 // ggml_vec_dot_f16's order), for stories260k-Q8_0 (head_dim 8, a feed-forward width of 172: libm's expf on its last
-// 12) and the SmolLM2-shaped Q6_K file (head_dim 64, llama's RoPE pairs). Every value must be llama.cpp's, bit for bit:
-// given llama.cpp's inputs, the RMSNorm, RoPE, SwiGLU and attention give its outputs exactly.
+// 12) and the SmolLM2-shaped Q6_K file (head_dim 64, llama's RoPE pairs); GPT-2's LayerNorm and table GELU from
+// gpt2-random-F32. Every value must be llama.cpp's, bit for bit: given llama.cpp's inputs, the RMSNorm, LayerNorm,
+// RoPE, SwiGLU, GELU and attention give its outputs exactly.
+#include "attn/io/gguf.h"
 #include "io/half.h"
 #include "models/hf/ggml_math.h"
 
@@ -73,6 +75,43 @@ TEST(GgmlMath, RmsNormAndSwigluAreLlamaCpps) {
       for (Index r = 0; r < gate.rows(); ++r) ggml::swiglu(g.data() + r * f, up.v.data() + r * f, f);
       EXPECT_EQ(differing(g, swiglu.v), 0);
     }
+  }
+}
+
+// GPT-2's norms (ggml_norm, then the weight's ggml_mul and the bias's ggml_add, each rounded: one fused
+// multiply-add, as GCC would make of the C++ unless kept apart, moves 12 of 64 values by an ulp) and its ungated
+// table GELU, on the prompt's 10 rows and the next token's one.
+TEST(GgmlMath, LayerNormAndGeluAreLlamaCpps) {
+  const fs::path data = fs::path(ATTN_TEST_DATA_DIR) / "ggml_tensors" / "gpt2-random-F32";
+  auto file = io::GgufFile::open(fs::path(ATTN_TEST_DATA_DIR) / "gguf" / "gpt2-random-F32.gguf");
+  ASSERT_TRUE(file.has_value()) << file.error().message();
+  auto eps = file->number("gpt2.attention.layer_norm_epsilon");
+  ASSERT_TRUE(eps && *eps);
+  const auto vector = [&](const char* name) {
+    const io::GgufTensor* t = file->find(name);
+    EXPECT_NE(t, nullptr) << name;
+    return t ? file->to_float(*t).value_or(std::vector<float>()) : std::vector<float>();
+  };
+  const std::vector<float> w = vector("blk.0.attn_norm.weight"), b = vector("blk.0.attn_norm.bias");
+  for (const char* part : {"prompt", "step"}) {
+    SCOPED_TRACE(part);
+    const Tensor x = read(data / part / "inpL.f32"), norm = read(data / part / "norm-0.f32");
+    const Tensor out_ref = read(data / part / "attn_norm-0.f32");
+    const Index d = x.ne[0];
+    ASSERT_EQ(static_cast<Index>(w.size()), d);
+    std::vector<float> plain(x.v.size()), out(x.v.size()), ones(static_cast<std::size_t>(d), 1.0f),
+        zeros(static_cast<std::size_t>(d), 0.0f);
+    for (Index r = 0; r < x.rows(); ++r) {
+      ggml::layer_norm(x.v.data() + r * d, plain.data() + r * d, ones.data(), zeros.data(), d,
+                       static_cast<float>(**eps));
+      ggml::layer_norm(x.v.data() + r * d, out.data() + r * d, w.data(), b.data(), d, static_cast<float>(**eps));
+    }
+    EXPECT_EQ(differing(plain, norm.v), 0);
+    EXPECT_EQ(differing(out, out_ref.v), 0);
+    const Tensor up = read(data / part / "ffn_up_b-0.f32"), gelu = read(data / part / "ffn_gelu-0.f32");
+    std::vector<float> g = up.v;
+    ggml::gelu(g.data(), static_cast<Index>(g.size()));
+    EXPECT_EQ(differing(g, gelu.v), 0);
   }
 }
 

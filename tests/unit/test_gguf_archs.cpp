@@ -1,11 +1,12 @@
-// Gemma 2, Gemma 3 and Phi-3 GGUF files (issue 45): the random checkpoints of tests/data/gguf (written by
-// tools/gguf/convert.py as llama.cpp's converter writes them; tests/data/gguf/SOURCES.md) read onto the decoder's
+// Gemma 2, Gemma 3, Phi-3, Llama 3 and GPT-2 GGUF files (issue 45): the random checkpoints of tests/data/gguf (written
+// by tools/gguf/convert.py as llama.cpp's converter writes them; tests/data/gguf/SOURCES.md) read onto the decoder's
 // settings as llama.cpp reads their metadata, and each the same model as its Hugging Face folder: the folder is
 // rebuilt here from the file (the names back, Gemma's norms back from the 1 + w the converter stored) and both run
 // in float arithmetic. Then the metadata llama.cpp would take differently or not at all, each refused naming its
 // key or tensor, or read with llama.cpp's defaults. (llama.cpp's own numbers: tests/parity/test_gguf_parity.cpp.)
 #include "attn/io/gguf.h"
 #include "attn/io/safetensors.h"
+#include "attn/models/attribution.h"
 #include "attn/models/config.h"
 #include "attn/models/transformer.h"
 #include "gguf_writer.h"
@@ -164,23 +165,12 @@ TEST(GgufArchs, Phi3MetadataAsLlamaCppReadsIt) {
       << (*m)->warnings().front();
 }
 
-// The Hugging Face folder a file was converted from, rebuilt from it: the test's own statement of the converter's
-// names (gguf-py's tensor_mapping.py), Gemma's norms back to w of 1 + w.
-void write_folder(const fs::path& gguf, const fs::path& folder, const std::string& config) {
-  static const std::map<std::string, std::string> kNames = {
-      {"attn_norm", "input_layernorm"},
-      {"attn_q", "self_attn.q_proj"},
-      {"attn_k", "self_attn.k_proj"},
-      {"attn_v", "self_attn.v_proj"},
-      {"attn_qkv", "self_attn.qkv_proj"},
-      {"attn_output", "self_attn.o_proj"},
-      {"attn_q_norm", "self_attn.q_norm"},
-      {"attn_k_norm", "self_attn.k_norm"},
-      {"ffn_gate", "mlp.gate_proj"},
-      {"ffn_down", "mlp.down_proj"},
-      {"post_ffw_norm", "post_feedforward_layernorm"},
-  };
-  const bool gemma = config.find("gemma") != std::string::npos;
+// One of a file's tensors as the Hugging Face folder it was converted from holds it: its name (empty: unknown), its
+// values and shape changed back where the converter changed them.
+using Unconvert = std::function<std::string(const GgufTensor&, std::vector<float>&, std::vector<std::int64_t>&)>;
+
+// The Hugging Face folder a file was converted from, rebuilt from it with `unconvert` and `config`.
+void write_folder(const fs::path& gguf, const fs::path& folder, const std::string& config, const Unconvert& unconvert) {
   auto f = GgufFile::open(gguf);
   ASSERT_TRUE(f.has_value());
   std::vector<std::vector<float>> values;
@@ -189,36 +179,79 @@ void write_folder(const fs::path& gguf, const fs::path& folder, const std::strin
   for (const GgufTensor& t : f->tensors()) {
     auto v = f->to_float(t);
     ASSERT_TRUE(v.has_value());
-    std::string name = t.name == "token_embd.weight"    ? "model.embed_tokens.weight"
-                       : t.name == "output_norm.weight" ? "model.norm.weight"
-                       : t.name == "output.weight"      ? "lm_head.weight"
-                                                        : "";
-    if (name.empty()) {
-      const std::size_t dot = t.name.find('.', 4);
-      const std::string layer = t.name.substr(4, dot - 4), what = t.name.substr(dot + 1, t.name.size() - dot - 8);
-      std::string hf = kNames.contains(what) ? kNames.at(what) : "";
-      if (what == "ffn_up") hf = config.find("phi3") != std::string::npos ? "mlp.gate_up_proj" : "mlp.up_proj";
-      if (what == "ffn_norm") hf = gemma ? "pre_feedforward_layernorm" : "post_attention_layernorm";
-      if (what == "post_attention_norm") hf = "post_attention_layernorm";
-      ASSERT_FALSE(hf.empty()) << t.name;
-      name = "model.layers." + layer + "." + hf + ".weight";
-    }
-    if (gemma && t.ne.size() == 1) {
-      for (float& x : *v) x -= 1.0f;
-    }
+    std::vector<std::int64_t> shape = t.shape();
+    const std::string name = unconvert(t, *v, shape);
+    ASSERT_FALSE(name.empty()) << t.name;
     values.push_back(std::move(*v));
-    out.push_back(f32_tensor(name, t.shape(), values.back()));
+    out.push_back(f32_tensor(name, shape, values.back()));
   }
   fs::create_directories(folder);
   ASSERT_TRUE(write_safetensors(folder / "model.safetensors", out).has_value());
   std::ofstream(folder / "config.json") << config;
 }
 
+// The decoders' unconversion: the test's own statement of the converter's names (gguf-py's tensor_mapping.py),
+// Gemma's norms back to w of 1 + w.
+Unconvert decoder_names(const std::string& config) {
+  return [config](const GgufTensor& t, std::vector<float>& v, std::vector<std::int64_t>&) -> std::string {
+    static const std::map<std::string, std::string> kNames = {
+        {"attn_norm", "input_layernorm"},
+        {"attn_q", "self_attn.q_proj"},
+        {"attn_k", "self_attn.k_proj"},
+        {"attn_v", "self_attn.v_proj"},
+        {"attn_qkv", "self_attn.qkv_proj"},
+        {"attn_output", "self_attn.o_proj"},
+        {"attn_q_norm", "self_attn.q_norm"},
+        {"attn_k_norm", "self_attn.k_norm"},
+        {"ffn_gate", "mlp.gate_proj"},
+        {"ffn_down", "mlp.down_proj"},
+        {"post_ffw_norm", "post_feedforward_layernorm"},
+    };
+    const bool gemma = config.find("gemma") != std::string::npos;
+    if (gemma && t.ne.size() == 1) {
+      for (float& x : v) x -= 1.0f;
+    }
+    if (t.name == "token_embd.weight") return "model.embed_tokens.weight";
+    if (t.name == "output_norm.weight") return "model.norm.weight";
+    if (t.name == "output.weight") return "lm_head.weight";
+    const std::size_t dot = t.name.find('.', 4);
+    const std::string layer = t.name.substr(4, dot - 4), what = t.name.substr(dot + 1, t.name.size() - dot - 8);
+    std::string hf = kNames.contains(what) ? kNames.at(what) : "";
+    if (what == "ffn_up") hf = config.find("phi3") != std::string::npos ? "mlp.gate_up_proj" : "mlp.up_proj";
+    if (what == "ffn_norm") hf = gemma ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+    if (what == "post_attention_norm") hf = "post_attention_layernorm";
+    return hf.empty() ? "" : "model.layers." + layer + "." + hf + ".weight";
+  };
+}
+
+// GPT-2's: GPT2LMHeadModel's names, each Conv1D weight back from [out, in] rows to [in, out].
+std::string gpt2_name(const GgufTensor& t, std::vector<float>& v, std::vector<std::int64_t>& shape) {
+  static const std::map<std::string, std::string> kNames = {
+      {"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
+      {"ffn_norm", "ln_2"},  {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"},
+      {"token_embd", "wte"}, {"position_embd", "wpe"},    {"output_norm", "ln_f"},
+  };
+  const std::size_t dot = t.name.rfind('.');
+  const std::string stem = t.name.substr(0, dot), kind = t.name.substr(dot + 1);
+  if (!stem.starts_with("blk.")) return kNames.contains(stem) ? "transformer." + kNames.at(stem) + "." + kind : "";
+  const std::size_t at = stem.find('.', 4);
+  const std::string what = stem.substr(at + 1);
+  if (!kNames.contains(what)) return "";
+  if (shape.size() == 2) {
+    std::vector<float> turned(v.size());
+    for (std::int64_t r = 0; r < shape[0]; ++r)
+      for (std::int64_t k = 0; k < shape[1]; ++k) turned[k * shape[0] + r] = v[r * shape[1] + k];
+    v = std::move(turned);
+    std::swap(shape[0], shape[1]);
+  }
+  return "transformer.h." + stem.substr(4, at - 4) + "." + kNames.at(what) + "." + kind;
+}
+
 // The file and its folder, both in float arithmetic: every logit and attention weight the same to float rounding.
 // `first_slides`: layer 0 is a sliding layer (window 4), so its last query sees no key older than 3 positions.
 void expect_file_is_folder(const std::string& file, const std::string& config, bool first_slides) {
   attn::test::TempDir dir;
-  write_folder(kDir / file, dir.path() / "folder", config);
+  write_folder(kDir / file, dir.path() / "folder", config, decoder_names(config));
   auto a = models::TransformerModel::load(kDir / file, {}, models::LoadOptions{.gguf_llama_cpp_arithmetic = false});
   ASSERT_TRUE(a.has_value()) << a.error().message();
   auto b = models::TransformerModel::load(dir.path() / "folder");
@@ -257,6 +290,59 @@ TEST(GgufArchs, Phi3FileIsItsFolder) {
     "num_key_value_heads": 2, "vocab_size": 384, "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
     "rope_theta": 10000.0, "partial_rotary_factor": 0.5, "tie_word_embeddings": false})",
                         false);
+}
+
+// A gpt2 file (llama.cpp's converter: Conv1D weights turned into [out, in] rows, the output tied to token_embd) is
+// a decoder with GPT-2's switches, and the same model as its Hugging Face GPT-2 folder, which the engine runs with
+// its own GPT-2 (Family::Gpt2, checked against torch in tests/parity): the folder rebuilt here, each Conv1D weight
+// transposed back.
+TEST(GgufArchs, Gpt2MetadataAsLlamaCppReadsIt) {
+  auto m = models::TransformerModel::load(kDir / "gpt2-random-F32.gguf");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  const models::TransformerConfig& c = (*m)->config();
+  const models::DecoderSettings& d = c.decoder;
+  EXPECT_EQ(c.family, models::Family::Decoder);
+  EXPECT_EQ(d.model_type, "gpt2");
+  EXPECT_TRUE(d.gpt2 && d.tied && d.qkv_bias && d.o_bias && d.mlp_bias && !d.fused && !d.gemma);
+  EXPECT_EQ(d.partial_rotary, 0.0);  // learned positions, no RoPE
+  EXPECT_EQ(d.activation, models::GatedActivation::GeluTanh);
+  EXPECT_FLOAT_EQ(d.rms_eps, 1e-5f);  // gpt2.attention.layer_norm_epsilon
+  EXPECT_EQ(c.max_positions, 256);    // gpt2.context_length: the position table's rows
+  EXPECT_EQ(c.intermediate, 256);     // 4 x n_embd
+  EXPECT_EQ(d.head_dim, 16);
+  EXPECT_TRUE((*m)->warnings().empty()) << (*m)->warnings().front();  // every tensor read
+}
+
+TEST(GgufArchs, Gpt2FileIsItsFolder) {
+  attn::test::TempDir dir;
+  write_folder(kDir / "gpt2-random-F32.gguf", dir.path() / "folder", R"({"architectures": ["GPT2LMHeadModel"],
+    "model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 256, "n_inner": null,
+    "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05, "vocab_size": 384})",
+               gpt2_name);
+  auto a = models::TransformerModel::load(kDir / "gpt2-random-F32.gguf", {},
+                                          models::LoadOptions{.gguf_llama_cpp_arithmetic = false});
+  ASSERT_TRUE(a.has_value()) << a.error().message();
+  auto b = models::TransformerModel::load(dir.path() / "folder");
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  ASSERT_EQ((*b)->config().family, models::Family::Gpt2);
+  std::vector<int> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back((37 * i + 5) % 384);
+  const auto runs = attn::io::test::expect_same_runs_of(*a, *b, ids);
+  ASSERT_TRUE(runs.has_value());
+  // The backward pass through GPT-2's switches (its LayerNorms, positions, ungated MLP): gradient x input and AttnLRP
+  // the GPT-2 family's, score for score.
+  for (const auto method : {models::AttributionMethod::GradXInput, models::AttributionMethod::AttnLrp}) {
+    models::AttributeOptions options;
+    options.method = method;
+    auto x = models::attribute(**a, runs->first, {}, options);
+    auto y = models::attribute(**b, runs->second, {}, options);
+    ASSERT_TRUE(x && y) << (x ? y.error().message() : x.error().message());
+    ASSERT_EQ(x->scores.size(), y->scores.size());
+    for (std::size_t i = 0; i < x->scores.size(); ++i) {
+      EXPECT_NEAR(x->scores[i], y->scores[i], 1e-4 * (1.0 + std::abs(y->scores[i])))
+          << models::method_name(method) << " token " << i;
+    }
+  }
 }
 
 TEST(GgufArchs, GemmaMetadataLlamaCppDefaultsOrRefuses) {
@@ -380,13 +466,22 @@ TEST(GgufArchs, RefusesWhatLlamaCppStoresAndTheEngineDoesNotRead) {
   s.set("phi3.rope.scaling.type", test::kv_string("phi3.rope.scaling.type", "longrope"));
   test::expect_load_refused(s.write(dir.path() / "longrope-type.gguf"),
                             "RoPE scaling \"longrope\" in a GGUF file is not read");
-  // GPT-2: its Conv1D weights are not read from GGUF yet.
+  // An architecture not read, by name.
   Editable g(kDir / "phi3-random-F32.gguf");
-  g.set("general.architecture", test::kv_string("general.architecture", "gpt2"));
-  const fs::path gpt2 = g.write(dir.path() / "gpt2.gguf");
+  g.set("general.architecture", test::kv_string("general.architecture", "falcon"));
   test::expect_load_refused(
-      gpt2, "the architecture \"gpt2\" is not read; AttnScope reads llama, qwen2, qwen3, gemma2, gemma3, phi3");
-  test::expect_load_refused(gpt2, "GPT-2's Conv1D weights as [out, in] rows");
+      g.write(dir.path() / "falcon.gguf"),
+      "the architecture \"falcon\" is not read; AttnScope reads llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2");
+  // GPT-2 without its LayerNorm epsilon, which llama.cpp requires.
+  Editable n(kDir / "gpt2-random-F32.gguf");
+  n.erase("gpt2.attention.layer_norm_epsilon");
+  test::expect_load_refused(n.write(dir.path() / "gpt2-eps.gguf"),
+                            "the metadata has no gpt2.attention.layer_norm_epsilon");
+  // ... or with one that is not a positive number, named with its key.
+  Editable z(kDir / "gpt2-random-F32.gguf");
+  z.set("gpt2.attention.layer_norm_epsilon",
+        [](Writer& w) { w.str("gpt2.attention.layer_norm_epsilon").type(GgufType::F32).put(-1.0f); });
+  test::expect_load_refused(z.write(dir.path() / "gpt2-eps-negative.gguf"), "gpt2.attention.layer_norm_epsilon is -1");
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
     /usr/bin/python3 -m tools.gguf.convert MODEL_DIR OUT.gguf --type F32|F16|BF16|Q8_0|Q4_K
 
 MODEL_DIR holds config.json (LlamaForCausalLM, which Mistral and SmolLM2 also use; Gemma2ForCausalLM,
-Gemma3ForCausalLM or Phi3ForCausalLM), model.safetensors and either a SentencePiece tokenizer.model (written as tokenizer.ggml.model "llama") or a byte-level BPE
+Gemma3ForCausalLM, Phi3ForCausalLM or GPT2LMHeadModel), model.safetensors and either a SentencePiece tokenizer.model (written as tokenizer.ggml.model "llama") or a byte-level BPE
 tokenizer.json (written as "gpt2" with its merges and llama.cpp's pre-tokenizer name).
 
 What follows llama.cpp (the release node-llama-cpp 3.22.1 ships; conversion/llama.py, conversion/base.py and
@@ -20,7 +20,9 @@ src/llama-quant.cpp there):
 - for llama only, q_proj and k_proj rows permuted per head as LlamaModel.permute does: Hugging Face rotates the
   halves of each head, ggml's rope (mode 0) rotates adjacent pairs, so the converter interleaves the halves (the
   other archs run ggml's NeoX rope, which rotates the halves as Hugging Face does);
-- 1-D tensors (norms) stay F32 whatever the type;
+- GPT-2's position_embd, attn_qkv (its Conv1D weights transposed to [out, in], as GPT2Model.modify_tensors does)
+  and the biases of its LayerNorms and products; its metadata's feed_forward_length 4 x n_embd;
+- 1-D tensors (norms, biases) and a position table stay F32 whatever the type;
 - F16, BF16 and Q8_0 are convert_hf_to_gguf's --outtype: every 2-D weight in that type, Q8_0 falling back to
   F16 where a row is not a multiple of 32 (gguf-py's quantiser refuses it and the converter keeps F16);
 - Q4_K is what `llama-quantize --pure` makes with LLAMA_FTYPE_MOSTLY_Q4_K_S and no importance matrix (the
@@ -54,6 +56,10 @@ def permute(w, n_head, n_head_kv):
 def storage_type(name, shape, requested):
     """The ggml type a tensor is written in, for a file of the requested type."""
     if len(shape) < 2 or requested == "F32":
+        return "F32"
+    # The converter keeps a position table in F32 whatever the type (base.py's POS_EMBD); llama-quantize's Q4_K
+    # does not (its exception is for ".position_embd", a vision tower's).
+    if name == "position_embd.weight" and requested != "Q4_K":
         return "F32"
     row = shape[-1]
     if requested == "Q8_0" and row % 32:
@@ -217,7 +223,29 @@ def add_tokenizer(w, folder, config, pre_override):
 
 # The architectures written: general.architecture and the Hugging Face classes converted to it.
 ARCHS = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama", "Gemma2ForCausalLM": "gemma2",
-         "Gemma3ForCausalLM": "gemma3", "Phi3ForCausalLM": "phi3"}
+         "Gemma3ForCausalLM": "gemma3", "Phi3ForCausalLM": "phi3", "GPT2LMHeadModel": "gpt2"}
+
+
+def add_gpt2_hparams(w, config):
+    """conversion/gpt2.py GPT2Model.set_gguf_parameters: the context is n_ctx, the feed-forward 4 x n_embd."""
+    w.add_uint32("gpt2.block_count", config["n_layer"])
+    w.add_uint32("gpt2.context_length", config["n_ctx"])
+    w.add_uint32("gpt2.embedding_length", config["n_embd"])
+    w.add_uint32("gpt2.feed_forward_length", 4 * config["n_embd"])
+    w.add_uint32("gpt2.attention.head_count", config["n_head"])
+    w.add_float32("gpt2.attention.layer_norm_epsilon", config["layer_norm_epsilon"])
+
+
+def gpt2_tensor_names(config):
+    """(Hugging Face name, GGUF name) for GPT2LMHeadModel (gguf-py's tensor_mapping.py)."""
+    names = [("transformer.wte.weight", "token_embd.weight"), ("transformer.wpe.weight", "position_embd.weight")]
+    layer = [("ln_1", "attn_norm"), ("attn.c_attn", "attn_qkv"), ("attn.c_proj", "attn_output"), ("ln_2", "ffn_norm"),
+             ("mlp.c_fc", "ffn_up"), ("mlp.c_proj", "ffn_down")]
+    for i in range(config["n_layer"]):
+        names += [(f"transformer.h.{i}.{hf}.{kind}", f"blk.{i}.{gg}.{kind}") for hf, gg in layer
+                  for kind in ("weight", "bias")]
+    names += [("transformer.ln_f.weight", "output_norm.weight"), ("transformer.ln_f.bias", "output_norm.bias")]
+    return names
 
 
 def add_hparams(w, arch, config):
@@ -339,20 +367,25 @@ def convert(folder, out_path, requested, pre_override=None, name=None):
         raise ValueError(f"{folder}: {hf_class} is not converted; these are: {sorted(ARCHS)}")
     arch = ARCHS[hf_class]
     tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
-    n_head = config["num_attention_heads"]
+    n_head = config.get("num_attention_heads", config.get("n_head"))
     n_head_kv = config.get("num_key_value_heads", n_head)
 
     w = gw.GGUFWriter()
     w.add_string("general.architecture", arch)
     w.add_string("general.name", name or os.path.basename(os.path.normpath(folder)))
-    add_hparams(w, arch, config)
+    if arch == "gpt2":
+        if config.get("n_inner") not in (None, 4 * config["n_embd"]):
+            raise ValueError(f"{folder}: n_inner {config['n_inner']}: llama.cpp's converter writes 4 x n_embd")
+        add_gpt2_hparams(w, config)
+    else:
+        add_hparams(w, arch, config)
     w.add_uint32("general.file_type", gw.LLAMA_FTYPES[requested])
     w.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
     if arch == "llama":
         w.add_uint32("llama.rope.dimension_count", config.get("head_dim") or config["hidden_size"] // n_head)
     add_tokenizer(w, folder, config, pre_override)
 
-    names = tensor_names(arch, config, tensors)
+    names = gpt2_tensor_names(config) if arch == "gpt2" else tensor_names(arch, config, tensors)
     unused = set(tensors) - {hf for hf, _ in names} - ({"lm_head.weight"} if arch == "gemma2" else set())
     if unused:
         raise ValueError(f"{folder}: tensors not converted: {sorted(unused)}")
@@ -368,6 +401,8 @@ def convert(folder, out_path, requested, pre_override=None, name=None):
             data = permute(data, n_head, n_head_kv)
         elif arch in ("gemma2", "gemma3") and hf.endswith("norm.weight"):
             data = data + np.float32(1)  # Gemma's RMSNorm scales by 1 + w: the converter stores 1 + w
+        elif arch == "gpt2" and data.ndim == 2 and hf.endswith(("c_attn.weight", "c_proj.weight", "c_fc.weight")):
+            data = np.ascontiguousarray(data.T)  # Conv1D [in, out] to [out, in] rows (GPT2Model.modify_tensors)
         kind = storage_type(gg, data.shape, requested)
         w.add_tensor(gg, data.shape, kind, gw.encode_tensor(data, kind))
     w.write(out_path)

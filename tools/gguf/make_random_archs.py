@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Random Gemma 2, Gemma 3, Phi-3 and Llama 3 checkpoints, small enough to commit as GGUF (tools only).
+"""Random Gemma 2, Gemma 3, Phi-3, Llama 3 and GPT-2 checkpoints, small enough to commit as GGUF (tools only).
 
     /usr/bin/python3 -m tools.gguf.make_random_archs OUT_DIR [--tokenizer DIR]
 
-Writes OUT_DIR/gemma2-random, gemma3-random, phi3-random and llama3-random, each a folder with config.json (the
-fields transformers writes for Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM and LlamaForCausalLM),
+Writes OUT_DIR/gemma2-random, gemma3-random, phi3-random, llama3-random and gpt2-random, each a folder with
+config.json (the fields transformers writes for Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM,
+LlamaForCausalLM and GPT2LMHeadModel),
 model.safetensors and the
 trimmed SmolLM tokenizer of make_random_smollm.py (384 ids, byte-level BPE: llama.cpp takes any vocabulary for
 any architecture, and Gemma 3's converter writes a tokenizer.json folder as "gpt2" too).
@@ -19,6 +20,8 @@ What each exercises, at hidden 64 (32 for Gemma 3, whose 6 layers would otherwis
 - llama3-random: Llama 3's RoPE scaling (rope_type llama3, factor 8) with original_max_position_embeddings 64, so
   that over a test prompt's positions the pairs' three cases all occur (the first pair kept, the second and third
   between, the rest divided by 8; llama.cpp stores the factors as rope_freqs.weight); 2 layers, grouped queries.
+- gpt2-random: 2 layers of GPT-2 (LayerNorms with biases, Conv1D weights, a 256-position table, the tanh GELU,
+  the output tied to the embedding), heads of 16.
 - phi3-random: 2 layers with the fused qkv_proj and gate_up_proj, RoPE on half of each head
   (partial_rotary_factor 0.5, as Phi-4-mini's 0.75 is less than 1), an untied lm_head and a sliding_window that
   llama.cpp does not apply.
@@ -47,10 +50,19 @@ ARCHS = {
     "phi3-random": dict(hidden=64, heads=4, kv_heads=2, intermediate=128, layers=2),
     # (last: the others' weights come from the generator first, as before it was added)
     "llama3-random": dict(hidden=64, heads=4, kv_heads=2, intermediate=128, layers=2),
+    # (after llama3-random for the same reason; GPT-2's MLP is 4 x hidden and its heads all key/value heads)
+    "gpt2-random": dict(hidden=64, heads=4, kv_heads=4, intermediate=256, layers=2),
 }
+GPT2_POSITIONS = 256
 
 
 def config_of(name, s):
+    if name.startswith("gpt2"):  # GPT2LMHeadModel's config.json
+        return {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": s["hidden"],
+                "n_layer": s["layers"], "n_head": s["heads"], "n_positions": GPT2_POSITIONS, "n_ctx": GPT2_POSITIONS,
+                "n_inner": None, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05,
+                "vocab_size": VOCAB, "bos_token_id": 0, "eos_token_id": 0, "tie_word_embeddings": True,
+                "torch_dtype": "float32"}
     common = {
         "hidden_size": s["hidden"],
         "intermediate_size": s["intermediate"],
@@ -89,7 +101,36 @@ def config_of(name, s):
             "sliding_window": 2047, "tie_word_embeddings": False}
 
 
+def gpt2_weights(s, rng):
+    """GPT2LMHeadModel's tensors: Conv1D weights [in, out], LayerNorms with biases, a learned position table."""
+    d, f = s["hidden"], s["intermediate"]
+
+    def normal(shape, std):
+        return (rng.standard_normal(shape) * std).astype(np.float32)
+
+    t = {"transformer.wte.weight": normal((VOCAB, d), 0.1), "transformer.wpe.weight": normal((GPT2_POSITIONS, d), 0.05)}
+    for i in range(s["layers"]):
+        p = f"transformer.h.{i}."
+        for ln in ("ln_1", "ln_2"):
+            t[p + ln + ".weight"] = (1.0 + normal((d,), 0.1)).astype(np.float32)
+            t[p + ln + ".bias"] = normal((d,), 0.05)
+        t[p + "attn.c_attn.weight"] = normal((d, 3 * d), 0.15)
+        t[p + "attn.c_attn.bias"] = normal((3 * d,), 0.05)
+        t[p + "attn.c_proj.weight"] = normal((d, d), 0.15)
+        t[p + "attn.c_proj.bias"] = normal((d,), 0.05)
+        t[p + "mlp.c_fc.weight"] = normal((d, f), 0.15)
+        t[p + "mlp.c_fc.bias"] = normal((f,), 0.05)
+        t[p + "mlp.c_proj.weight"] = normal((f, d), 0.15)
+        t[p + "mlp.c_proj.bias"] = normal((d,), 0.05)
+    # A final norm of a few units, as the other archs'.
+    t["transformer.ln_f.weight"] = (3.0 + normal((d,), 0.2)).astype(np.float32)
+    t["transformer.ln_f.bias"] = normal((d,), 0.05)
+    return t
+
+
 def weights(name, s, rng):
+    if name.startswith("gpt2"):
+        return gpt2_weights(s, rng)
     d, f, hd = s["hidden"], s["intermediate"], HEAD_DIM
     q, kv = s["heads"] * hd, s["kv_heads"] * hd
     gemma = name.startswith("gemma")

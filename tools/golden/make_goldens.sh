@@ -35,18 +35,20 @@ if [ "${1:-}" = gguf ]; then
       "$py" -m tools.gguf.check_files "$out/$name-F32.gguf" "$out/$name-$type.gguf" "$type" 2> /dev/null
     done
   done
-  # Gemma 2, Gemma 3, Phi-3 and Llama 3 (RoPE factors: rope_freqs.weight) as random checkpoints
-  # (tools/gguf/make_random_archs.py) in F32, Gemma 2 in Q8_0 too.
+  # Gemma 2, Gemma 3, Phi-3, Llama 3 (RoPE factors: rope_freqs.weight) and GPT-2 as random checkpoints
+  # (tools/gguf/make_random_archs.py) in F32, Gemma 2 and GPT-2 in Q8_0 too (GPT-2's as the converter writes it, its
+  # position table in F32, which llama-quantize would quantise: no check_files for it).
   # Phi-3's general.name must not contain "phi3" or "phi-3": llama.cpp then gives Phi-3's special tokens (</s>,
   # <s>, <unk>, <|endoftext|>) attributes, and fails to load a vocabulary without them.
   "$py" -m tools.gguf.make_random_archs "$work" ${2:+--tokenizer "$2"}
-  for arch in gemma2 gemma3 phi3 llama3; do
+  for arch in gemma2 gemma3 phi3 llama3 gpt2; do
     name=$arch-random
     [ "$arch" = phi3 ] && name=random-phi-three
     "$py" -m tools.gguf.convert "$work/$arch-random" "$out/$arch-random-F32.gguf" --type F32 --name "$name"
   done
   "$py" -m tools.gguf.convert "$work/gemma2-random" "$out/gemma2-random-Q8_0.gguf" --type Q8_0 --name gemma2-random
   "$py" -m tools.gguf.check_files "$out/gemma2-random-F32.gguf" "$out/gemma2-random-Q8_0.gguf" Q8_0 2> /dev/null
+  "$py" -m tools.gguf.convert "$work/gpt2-random" "$out/gpt2-random-Q8_0.gguf" --type Q8_0 --name gpt2-random
   # The types only llama.cpp writes here, from the SmolLM2-shaped F32 file.
   for type in Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K Q6_K; do
     "$py" -m tools.gguf.llama_quantize "$out/smollm2-random-F32.gguf" "$out/smollm2-random-llama-$type.gguf" "$type" \

@@ -35,7 +35,7 @@ enum class GatedActivation { Silu, GeluTanh, GeluErf };  // act(gate(x)) * up(x)
 // The switches of the decoder family, read from config.json the way each family's configuration class in
 // transformers reads them (tools/parity/decoder_torch.py is the reference, written from the same classes).
 struct DecoderSettings {
-  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3 (gpt2: a GGUF file)
   int kv_heads = 0;        // num_key_value_heads (default: num_attention_heads)
   int head_dim = 0;        // head_dim (default: hidden_size / num_attention_heads)
   float rms_eps = 1e-6f;
@@ -81,6 +81,11 @@ struct DecoderSettings {
   // stores it, one factor per rotary pair, each pair's frequency divided by its factor in every layer (the file's
   // rope.scaling.type is then absent: rope stays Default).
   std::vector<float> rope_freq_factors;
+  // A GGUF file of llama.cpp's gpt2 architecture (never read from a config.json; a Hugging Face GPT-2 folder is
+  // Family::Gpt2): LayerNorm with a bias (rms_eps its epsilon) for the input, post-attention and final norms instead of
+  // RMSNorm; a learned position table added to the token embedding and no RoPE (partial_rotary 0); q, k and v as
+  // one fused product with one bias (as Phi-3's, plus the bias); and an ungated MLP, down(act(up x + b)) + b.
+  bool gpt2 = false;
 };
 
 struct TransformerConfig {

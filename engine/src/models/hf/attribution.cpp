@@ -55,6 +55,11 @@ Matrix embeddings(const TransformerModel::Impl& m, const TransformerRun& run, in
     if (c.family == Family::Decoder) {
       m.lm_weights->embed.rows_to_float(id, 1, x.row(i).data());
       if (c.decoder.gemma) x.row(i) *= static_cast<float>(std::sqrt(static_cast<double>(d)));
+      if (c.decoder.gpt2) {  // its learned position
+        RowVector position(d);
+        m.lm_weights->positions.rows_to_float(i, 1, position.data());
+        x.row(i) += position;
+      }
       continue;
     }
     x.row(i) = m.word.row(id) + m.positions.row(i);

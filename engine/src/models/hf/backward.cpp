@@ -276,8 +276,12 @@ void decoder_layer_plan(const TransformerModel::Impl& m, int l, Index T, LayerPl
   const Index hd = s.head_dim, qn = c.heads * hd, kvn = s.kv_heads * hd;
   p.norm1 = rms(L.input_norm);
   p.norm2 = rms(s.gemma ? L.pre_ffn_norm : L.post_attention_norm);
-  if (s.fused) {
-    p.qkv = {{Linear{&L.q, nullptr, nullptr}, 0}};
+  if (s.gpt2) {  // LayerNorms with biases
+    p.norm1 = Norm{false, &L.input_norm, &L.input_norm_bias, s.rms_eps};
+    p.norm2 = Norm{false, &L.post_attention_norm, &L.post_attention_norm_bias, s.rms_eps};
+  }
+  if (s.fused || s.gpt2) {
+    p.qkv = {{Linear{&L.q, nullptr, L.q_bias.size() ? &L.q_bias : nullptr}, 0}};
   } else {
     p.qkv = {{Linear{&L.q, nullptr, &L.q_bias}, 0},
              {Linear{&L.k, nullptr, &L.k_bias}, qn},
@@ -299,9 +303,11 @@ void decoder_layer_plan(const TransformerModel::Impl& m, int l, Index T, LayerPl
     p.post_attn = rms(L.post_attention_norm);
     p.post_ffn = rms(L.post_ffn_norm);
   }
-  p.gated = true;
+  p.gated = !s.gpt2;
   p.ffn = c.intermediate;
-  if (s.fused) {
+  if (s.gpt2) {
+    p.up = {{Linear{&L.up, nullptr, &L.up_bias}, 0}};
+  } else if (s.fused) {
     p.up = {{Linear{&L.gate, nullptr, nullptr}, 0}};
   } else {
     p.up = {{Linear{&L.gate, nullptr, &L.gate_bias}, 0}, {Linear{&L.up, nullptr, &L.up_bias}, p.ffn}};
@@ -331,7 +337,9 @@ void head_plan(const TransformerModel::Impl& m, HeadPlan& h) {
   const float eps = c.layer_norm_eps;
   switch (c.family) {
     case Family::Decoder:
-      h.norm1 = Norm{true, &m.lm_weights->final_norm, nullptr, c.decoder.rms_eps};
+      h.norm1 = c.decoder.gpt2
+                    ? Norm{false, &m.lm_weights->final_norm, &m.lm_weights->final_norm_bias, c.decoder.rms_eps}
+                    : Norm{true, &m.lm_weights->final_norm, nullptr, c.decoder.rms_eps};
       h.out = Linear{&m.lm_weights->output(), nullptr, nullptr};
       h.softcap = c.decoder.final_softcap;
       break;

@@ -62,6 +62,9 @@ struct DecoderLayerWeights {
   RowVector q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;  // empty when absent
   // RMSNorm weights, Gemma's (1 + w) already added.
   RowVector input_norm, post_attention_norm, pre_ffn_norm, post_ffn_norm, q_norm, k_norm;
+  // GPT-2 (DecoderSettings::gpt2): the two norms are LayerNorms with these biases; q_bias is then the fused
+  // product's bias, and `up` (with up_bias) the ungated MLP's first product.
+  RowVector input_norm_bias, post_attention_norm_bias;
 };
 
 struct DecoderWeights {
@@ -69,7 +72,9 @@ struct DecoderWeights {
   StoredMatrix embed;                  // [vocab, d]
   std::vector<DecoderLayerWeights> layers;
   RowVector final_norm;
-  StoredMatrix lm_head;  // empty when tied to `embed`
+  RowVector final_norm_bias;  // GPT-2: the final LayerNorm's bias
+  StoredMatrix positions;     // GPT-2: the learned position table [max_positions, d], added to the embedding
+  StoredMatrix lm_head;       // empty when tied to `embed`
   const StoredMatrix& output() const { return lm_head.empty() ? embed : lm_head; }
 };
 

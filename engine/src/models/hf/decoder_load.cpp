@@ -120,8 +120,9 @@ class DecoderLoader {
       DecoderLayerWeights L;
       const std::string p = prefix + "layers." + std::to_string(i) + ".";
       const std::string a = p + "self_attn.";
-      if (s.fused) {
+      if (s.fused || s.gpt2) {
         ATTN_ASSIGN(L.q, matrix(a + "qkv_proj.weight", q_out + 2 * kv_out, d));
+        ATTN_ASSIGN(L.q_bias, bias(a + "qkv_proj.bias", q_out + 2 * kv_out, s.gpt2));
       } else {
         ATTN_ASSIGN(L.q, matrix(a + "q_proj.weight", q_out, d));
         ATTN_ASSIGN(L.k, matrix(a + "k_proj.weight", kv_out, d));
@@ -139,6 +140,9 @@ class DecoderLoader {
       const std::string mlp = p + "mlp.";
       if (s.fused) {
         ATTN_ASSIGN(L.gate, matrix(mlp + "gate_up_proj.weight", 2 * f, d));
+      } else if (s.gpt2) {
+        ATTN_ASSIGN(L.up, matrix(mlp + "up_proj.weight", f, d));
+        ATTN_ASSIGN(L.up_bias, bias(mlp + "up_proj.bias", f, s.mlp_bias));
       } else {
         ATTN_ASSIGN(L.gate, matrix(mlp + "gate_proj.weight", f, d));
         ATTN_ASSIGN(L.up, matrix(mlp + "up_proj.weight", f, d));
@@ -149,6 +153,8 @@ class DecoderLoader {
       ATTN_ASSIGN(L.down_bias, bias(mlp + "down_proj.bias", d, s.mlp_bias));
       ATTN_ASSIGN(L.input_norm, vector(p + "input_layernorm.weight", d, plus_one));
       ATTN_ASSIGN(L.post_attention_norm, vector(p + "post_attention_layernorm.weight", d, plus_one));
+      ATTN_ASSIGN(L.input_norm_bias, bias(p + "input_layernorm.bias", d, s.gpt2));
+      ATTN_ASSIGN(L.post_attention_norm_bias, bias(p + "post_attention_layernorm.bias", d, s.gpt2));
       if (g) {
         ATTN_ASSIGN(L.pre_ffn_norm, vector(p + "pre_feedforward_layernorm.weight", d, plus_one));
         ATTN_ASSIGN(L.post_ffn_norm, vector(p + "post_feedforward_layernorm.weight", d, plus_one));
@@ -157,6 +163,8 @@ class DecoderLoader {
       ATTN_TRY(layer_done(i));
     }
     ATTN_ASSIGN(w.final_norm, vector(prefix + "norm.weight", d, plus_one));
+    ATTN_ASSIGN(w.final_norm_bias, bias(prefix + "norm.bias", d, s.gpt2));
+    if (s.gpt2) ATTN_ASSIGN(w.positions, matrix(prefix + "embed_positions.weight", c_.max_positions, d));
     if (!s.tied) {
       ATTN_ASSIGN(w.lm_head, matrix(root + "lm_head.weight", c_.vocab_size, d));
     } else if (r_.has(root + "lm_head.weight")) {

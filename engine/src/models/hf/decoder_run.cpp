@@ -74,8 +74,18 @@ using Rope = RopeFrequencies;
 
 Rope rope_for(const TransformerConfig& c, Index seq_len, bool local) { return rope_frequencies(c, seq_len, local); }
 
-// RMSNorm of one row: llama.cpp's arithmetic for a GGUF file (ggml::rms_norm), the engine's otherwise.
-void norm(const DecoderSettings& s, const float* in, float* out, const RowVector& w, Index d) {
+// RMSNorm of one row: llama.cpp's arithmetic for a GGUF file (ggml::rms_norm), the engine's otherwise. With a bias
+// (GPT-2's input, post-attention and final norms) a LayerNorm: ggml::layer_norm, or the engine's.
+void norm(const DecoderSettings& s, const float* in, float* out, const RowVector& w, Index d,
+          const RowVector* bias = nullptr) {
+  if (bias && bias->size()) {
+    if (s.ggml_arithmetic) {
+      ggml::layer_norm(in, out, w.data(), bias->data(), d, s.rms_eps);
+    } else {
+      layer_norm_row(in, out, w, *bias, d, s.rms_eps);
+    }
+    return;
+  }
   if (s.ggml_arithmetic) {
     ggml::rms_norm(in, out, w.data(), d, s.rms_eps);
   } else {
@@ -125,6 +135,13 @@ void position_tables(const TransformerConfig& c, const Rope& rope, bool local, I
   rope_tables(rope, p0, rows, cos, sin);
 }
 
+// GPT-2's learned position: row `position` of the table added to one embedded row (llama.cpp's ggml_add, in float).
+void add_position(const DecoderWeights& w, Index position, float* x, Index d) {
+  std::vector<float> row(static_cast<std::size_t>(d));
+  w.positions.rows_to_float(position, 1, row.data());
+  ArrayMap(x, d) += ConstArrayMap(row.data(), d);
+}
+
 void add_bias(float* rows, Index n, Index ld, Index offset, const RowVector& bias) {
   if (bias.size() == 0) return;
   for (Index i = 0; i < n; ++i) ArrayMap(rows + i * ld + offset, bias.size()) += bias.transpose().array();
@@ -153,6 +170,24 @@ void gated(float* gu, Index n, Index f, GatedActivation act, bool ggml_arithmeti
       case GatedActivation::GeluErf: g = 0.5f * g * (1.0f + (g * 0.70710678118654752f).erf()) * u; break;
     }
   });
+}
+
+// act(h) in place over one row of f values (GPT-2's ungated MLP): llama.cpp's table GELU for a GGUF file.
+void activate(float* h, Index f, GatedActivation act, bool ggml_arithmetic) {
+  if (ggml_arithmetic && act == GatedActivation::GeluTanh) {
+    ggml::gelu(h, f);
+    return;
+  }
+  ArrayMap g(h, f);
+  switch (act) {
+    case GatedActivation::Silu: g = g / (1.0f + (-g).exp()); break;
+    case GatedActivation::GeluTanh: {
+      constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+      g = 0.5f * g * (1.0f + (k * (g + 0.044715f * g.cube())).tanh());
+      break;
+    }
+    case GatedActivation::GeluErf: g = 0.5f * g * (1.0f + (g * 0.70710678118654752f).erf()); break;
+  }
 }
 
 // stored_linear over the rows in slices of kCancelRows, the cancel flag read before each: at 32,768 tokens one of a
@@ -184,9 +219,10 @@ struct LayerMath {
   // RMSNorm of n rows of x into xn, then qkv [n, q | k | v] with the biases.
   void project_qkv(const DecoderLayerWeights& L, const float* x, float* xn, float* qkv, Index n) const {
     const Index d = c.hidden, qn = c.heads * s.head_dim, kvn = s.kv_heads * s.head_dim, width = qn + 2 * kvn;
-    for_new_rows(n, [&](Index i) { norm(s, x + i * d, xn + i * d, L.input_norm, d); });
-    if (s.fused) {
+    for_new_rows(n, [&](Index i) { norm(s, x + i * d, xn + i * d, L.input_norm, d, &L.input_norm_bias); });
+    if (s.fused || s.gpt2) {
       linear(xn, n, d, L.q, qkv, width);
+      add_bias(qkv, n, width, 0, L.q_bias);  // GPT-2's fused bias (Phi-3 has none)
       return;
     }
     linear(xn, n, d, L.q, qkv, width);
@@ -235,7 +271,7 @@ struct LayerMath {
     hook(Site::AttnOut, out, d);
     for_new_rows(n, [&](Index i) {
       ArrayMap(x + i * d, d) += ConstArrayMap(out + i * d, d);
-      norm(s, x + i * d, xn + i * d, s.gemma ? L.pre_ffn_norm : L.post_attention_norm, d);
+      norm(s, x + i * d, xn + i * d, s.gemma ? L.pre_ffn_norm : L.post_attention_norm, d, &L.post_attention_norm_bias);
     });
     if (alone < 0 || n < 2) {
       mlp(L, x, xn, n, hook);
@@ -247,6 +283,15 @@ struct LayerMath {
     mlp(L, x + (alone + 1) * d, xn + (alone + 1) * d, n - alone - 1, none);
   }
 
+  // GPT-2's first product and activation, act(up xn + b), into n rows of f floats.
+  void ungated(const DecoderLayerWeights& L, const float* xn, Index n, float* h) const {
+    const Index d = c.hidden, f = c.intermediate;
+    linear(xn, n, d, L.up, h, f);
+    add_bias(h, n, f, 0, L.up_bias);
+    if (cancelled()) return;
+    for_new_rows(n, [&](Index i) { activate(h + i * f, f, s.activation, s.ggml_arithmetic); });
+  }
+
   // The MLP of n rows of x (their norms in xn) and its residual.
   template <class Hook>
   void mlp(const DecoderLayerWeights& L, float* x, const float* xn, Index n, const Hook& hook) const {
@@ -254,7 +299,9 @@ struct LayerMath {
     const Index d = c.hidden, f = c.intermediate;
     float* out = grown(st.out, n * d);
     float* gu = grown(st.gu, n * 2 * f);
-    if (s.fused) {
+    if (s.gpt2) {
+      ungated(L, xn, n, gu);
+    } else if (s.fused) {
       linear(xn, n, d, L.gate, gu, 2 * f);
     } else {
       linear(xn, n, d, L.gate, gu, 2 * f);
@@ -263,8 +310,8 @@ struct LayerMath {
       add_bias(gu, n, 2 * f, f, L.up_bias);
     }
     if (cancelled()) return;
-    gated(gu, n, f, s.activation, s.ggml_arithmetic);
-    linear(gu, n, 2 * f, L.down, out, d);
+    if (!s.gpt2) gated(gu, n, f, s.activation, s.ggml_arithmetic);
+    linear(gu, n, s.gpt2 ? f : 2 * f, L.down, out, d);
     add_bias(out, n, d, 0, L.down_bias);
     if (s.gemma) for_new_rows(n, [&](Index i) { norm(s, out + i * d, out + i * d, L.post_ffn_norm, d); });
     hook(Site::MlpOut, out, d);
@@ -313,6 +360,7 @@ class Extension {
       for_new_rows(n, [&](Index i) {
         w_.embed.rows_to_float(run_.ids[static_cast<std::size_t>(p0 + i)], 1, x + i * d);
         if (s_.gemma) ArrayMap(x + i * d, d) *= scale;
+        if (s_.gpt2) add_position(w_, p0 + i, x + i * d, d);
       });
       keep_hidden(0, p0, n, x);
     }
@@ -329,10 +377,10 @@ class Extension {
     const Index first = all_logits ? 0 : logits_row_ >= p0 ? logits_row_ - p0 : n - 1;
     const Index rows = all_logits ? n : 1;
     float* xn = grown(st_.xn, rows * d);
-    for (Index i = 0; i < rows; ++i) norm(s_, x + (first + i) * d, xn + i * d, w_.final_norm, d);
+    for (Index i = 0; i < rows; ++i) norm(s_, x + (first + i) * d, xn + i * d, w_.final_norm, d, &w_.final_norm_bias);
     if (hidden_) {
       Matrix& h = hidden_->back();
-      for (Index i = 0; i < n; ++i) norm(s_, x + i * d, h.row(p0 + i).data(), w_.final_norm, d);
+      for (Index i = 0; i < n; ++i) norm(s_, x + i * d, h.row(p0 + i).data(), w_.final_norm, d, &w_.final_norm_bias);
     }
     logits.resize(rows, c_.vocab_size);
     stored_linear(xn, rows, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
@@ -696,7 +744,7 @@ class CellBatch {
       if (lm.cancelled()) return fail(ErrorKind::Cancelled, "cancelled");
     }
     const auto count = static_cast<Index>(cells.size());
-    for (Index k = 0; k < count; ++k) norm(s_, x + k * d, xn + k * d, w_.final_norm, d);
+    for (Index k = 0; k < count; ++k) norm(s_, x + k * d, xn + k * d, w_.final_norm, d, &w_.final_norm_bias);
     logits.resize(count, c_.vocab_size);
     stored_linear(xn, count, d, w_.output(), logits.data(), c_.vocab_size, st_.convert);
     soft_cap_logits(s_, logits);

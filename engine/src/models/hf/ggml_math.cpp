@@ -30,28 +30,74 @@ void rope_tables(double base, double freq_scale, std::span<const float> factors,
   }
 }
 
-void geglu(float* g, const float* u, Index f) {
+namespace {
+
+// ggml_gelu_f32 (tanh's approximation) at every F16 value, as F16: ggml's table (GGML_GELU_FP16).
+float gelu_from_table(float x) {
   static const std::vector<std::uint16_t> table = [] {
     std::vector<std::uint16_t> t(1 << 16);
     for (std::size_t i = 0; i < t.size(); ++i) {
-      const float x = io::half_to_float(static_cast<std::uint16_t>(i));
+      const float v = io::half_to_float(static_cast<std::uint16_t>(i));
       // ggml_gelu_f32
       const float y =
-          0.5f * x * (1.0f + std::tanh(0.79788456080286535587989211986876f * x * (1.0f + 0.044715f * x * x)));
+          0.5f * v * (1.0f + std::tanh(0.79788456080286535587989211986876f * v * (1.0f + 0.044715f * v * v)));
       t[i] = io::float_to_half(y);
     }
     return t;
   }();
-  for (Index i = 0; i < f; ++i) {
-    const float x = g[i];
-    if (x <= -10.0f) {
-      g[i] = 0.0f;
-    } else if (x >= 10.0f) {
-      g[i] = x * u[i];
-    } else {
-      g[i] = io::half_to_float(table[io::float_to_half(x)]) * u[i];
+  return io::half_to_float(table[io::float_to_half(x)]);
+}
+
+// ggml_vec_gelu_f32's value of x: 0 from x <= -10, x from 10, the table between.
+float gelu_value(float x) {
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  return gelu_from_table(x);
+}
+
+}  // namespace
+
+void geglu(float* g, const float* u, Index f) {
+  for (Index i = 0; i < f; ++i) g[i] = gelu_value(g[i]) * u[i];
+}
+
+void gelu(float* x, Index n) {
+  for (Index i = 0; i < n; ++i) x[i] = gelu_value(x[i]);
+}
+
+void layer_norm(const float* in, float* out, const float* w, const float* b, Index d, float eps) {
+  // ggml_vec_sum_f32: in double, then float; the mean a float divided by the count.
+  double total = 0.0;
+  for (Index i = 0; i < d; ++i) total += static_cast<double>(in[i]);
+  const float mean = static_cast<float>(total) / static_cast<float>(d);
+  // ggml_vec_cvar_f32 (AVX-512): 16 lanes of (x - mean)^2 reduced in float, the blocks summed in double, the rest
+  // one by one; the variance the double sum over the count, as float.
+  double sum = 0.0;
+  Index i = 0;
+  for (; i + 15 < d; i += 16) {
+    float sq[16];
+    for (int l = 0; l < 16; ++l) {
+      out[i + l] = in[i + l] - mean;
+      sq[l] = out[i + l] * out[i + l];
     }
+    // The squares rounded before they are added: without this barrier GCC fuses a square into the reduction's first
+    // sums (x x + y, one rounding), where ggml's _mm512_mul_ps rounds each square first.
+    asm volatile("" : : "r"(sq) : "memory");
+    sum += static_cast<double>(reduce16(sq));
   }
+  for (; i < d; ++i) {
+    const float v = in[i] - mean;
+    out[i] = v;
+    sum += static_cast<double>(v * v);
+  }
+  const auto variance = static_cast<float>(sum / static_cast<double>(d));
+  const float scale = 1.0f / std::sqrt(variance + eps);
+  // ggml_vec_scale_f32, then the graph's ggml_mul by the weight and ggml_add of the bias: three operations, each
+  // rounded. Three loops through memory, so that GCC (whose C++ default is -ffp-contract=fast) does not fuse the
+  // product and the sum into one multiply-add as it did in one loop (1 ulp off llama.cpp in 12 of 64 values).
+  for (Index k = 0; k < d; ++k) out[k] *= scale;
+  for (Index k = 0; k < d; ++k) out[k] *= w[k];
+  for (Index k = 0; k < d; ++k) out[k] += b[k];
 }
 
 float dot_lanes(const float* a, const float* b, Index k) {

@@ -77,6 +77,13 @@ void swiglu(float* g, const float* u, Index f);
 // ggml_vec_geglu_f32 as the CPU backend builds it (GGML_GELU_FP16) over one row: gelu(g) u, gelu read from a table
 // of F16 values (ggml_gelu_f32, tanh's approximation, at every F16) at g rounded to F16; 0 from g <= -10, g from 10.
 void geglu(float* g, const float* u, Index f);
+// ggml_vec_gelu_f32 in place over n values: the same table (GPT-2's ungated MLP).
+void gelu(float* x, Index n);
+
+// ggml_compute_forward_norm_f32 (AVX-512 build) and the graph's ggml_mul by w and ggml_add of b (llama.cpp's
+// LLM_NORM, GPT-2): the mean in double then float, x - mean, the variance's 16-lane blocks reduced in float and
+// summed in double, 1 / sqrtf(variance + eps) in float, each product and sum rounded to float. in and out may alias.
+void layer_norm(const float* in, float* out, const float* w, const float* b, Index d, float eps);
 
 // A dot product of vectors holding F16 values (products exact in float), in the order of the routine llama.cpp's
 // matrix product picks: tinyBLAS (llamafile_sgemm: two or more rows in the batch and k a multiple of 16; 16 lanes of

@@ -3,13 +3,17 @@
 // vocabulary it carries. Everything then goes through the same checks and the same forward as a safetensors
 // folder, so the numbers are the engine's one implementation's.
 //
-// The architectures read (kArchs): llama, qwen2, qwen3, gemma2, gemma3 (Gemma 3's text model) and phi3; gpt2 and
-// the others are refused naming the architecture. Where llama.cpp reads the metadata otherwise than transformers
-// reads the config it came from, the file means what llama.cpp computes (put_gemma, apply_arch_settings).
+// The architectures read (kArchs): llama, qwen2, qwen3, gemma2, gemma3 (Gemma 3's text model), phi3 and gpt2; the
+// others are refused naming the architecture. Where llama.cpp reads the metadata otherwise than transformers
+// reads the config it came from, the file means what llama.cpp computes (put_gemma, apply_arch_settings). A gpt2
+// file is a decoder too (DecoderSettings::gpt2: LayerNorms with biases, learned positions, an ungated GELU MLP, as
+// llama.cpp's src/models/gpt2.cpp builds it), so that its products are ggml's on the blocks like every other
+// file's; the converter had already turned GPT-2's Conv1D weights [in, out] into [out, in] rows.
 //
 // What llama.cpp's converter (convert_hf_to_gguf.py) changed is undone here:
 //   - names: token_embd, blk.N.attn_q, ffn_gate, output_norm, output ... back to model.embed_tokens, ...; Gemma's
 //     post_attention_norm, ffn_norm (its pre-feed-forward norm), post_ffw_norm; Phi-3's fused attn_qkv and ffn_up;
+//     GPT-2's position_embd (model.embed_positions), fused attn_qkv and the norms' and products' biases;
 //   - Gemma's norms: the converter stored 1 + w (Hugging Face's Gemma RMSNorm scales by 1 + w, llama.cpp's by the
 //     weight), which the loader takes as it is (DecoderSettings::norms_hold_one);
 //   - shapes: ggml lists a tensor's dimensions innermost first, so [in, out] in the file is PyTorch's [out, in];
@@ -60,9 +64,14 @@ struct Arch {
   bool permuted;
 };
 constexpr Arch kArchs[] = {
-    {"llama", "llama", "LlamaForCausalLM", true},          {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},         {"gemma2", "gemma2", "Gemma2ForCausalLM", false},
-    {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false}, {"phi3", "phi3", "Phi3ForCausalLM", false},
+    {"llama", "llama", "LlamaForCausalLM", true},
+    {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+    {"gemma2", "gemma2", "Gemma2ForCausalLM", false},
+    {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false},
+    {"phi3", "phi3", "Phi3ForCausalLM", false},
+    // (a decoder config with GPT-2's switches set after it is read: apply_arch_settings)
+    {"gpt2", "llama", "LlamaForCausalLM", false},
 };
 
 bool is_gemma(const Arch& arch) { return arch.gguf == "gemma2" || arch.gguf == "gemma3"; }
@@ -87,6 +96,8 @@ std::string hf_name(const std::string& name, const Arch& arch) {
       {"token_embd.weight", "model.embed_tokens.weight"},
       {"output_norm.weight", "model.norm.weight"},
       {"output.weight", "lm_head.weight"},
+      {"output_norm.bias", "model.norm.bias"},
+      {"position_embd.weight", "model.embed_positions.weight"},
   };
   static const std::map<std::string, std::string, std::less<>> kLayer = {
       {"attn_norm.weight", "input_layernorm.weight"},    {"attn_q.weight", "self_attn.q_proj.weight"},
@@ -107,6 +118,14 @@ std::string hf_name(const std::string& name, const Arch& arch) {
       {"attn_qkv.weight", "self_attn.qkv_proj.weight"},
       {"ffn_up.weight", "mlp.gate_up_proj.weight"},
   };
+  static const std::map<std::string, std::string, std::less<>> kGpt2Layer = {
+      {"attn_qkv.weight", "self_attn.qkv_proj.weight"},
+      {"attn_qkv.bias", "self_attn.qkv_proj.bias"},
+      {"attn_norm.bias", "input_layernorm.bias"},
+      {"ffn_norm.bias", "post_attention_layernorm.bias"},
+      {"ffn_up.bias", "mlp.up_proj.bias"},
+      {"ffn_down.bias", "mlp.down_proj.bias"},
+  };
   if (const auto it = kTop.find(name); it != kTop.end()) return it->second;
   if (name.rfind("blk.", 0) != 0) return {};
   const std::size_t dot = name.find('.', 4);
@@ -115,7 +134,10 @@ std::string hf_name(const std::string& name, const Arch& arch) {
   if (layer.find_first_not_of("0123456789") != std::string::npos) return {};
   const std::string_view rest = std::string_view(name).substr(dot + 1);
   static const std::map<std::string, std::string, std::less<>> kNone;
-  const auto& own = is_gemma(arch) ? kGemmaLayer : arch.gguf == "phi3" ? kPhi3Layer : kNone;
+  const auto& own = is_gemma(arch)        ? kGemmaLayer
+                    : arch.gguf == "phi3" ? kPhi3Layer
+                    : arch.gguf == "gpt2" ? kGpt2Layer
+                                          : kNone;
   if (const auto it = own.find(rest); it != own.end()) return "model.layers." + layer + "." + it->second;
   const auto it = kLayer.find(rest);
   if (it == kLayer.end()) return {};
@@ -279,9 +301,20 @@ Result<json> config_from_metadata(const io::GgufFile& f, const Arch& arch) {
   ATTN_TRY(put_int("attention.head_count_kv", "num_key_value_heads", false));
   ATTN_TRY(put_int("context_length", "max_position_embeddings", true));
   ATTN_TRY(put_int("attention.key_length", "head_dim", false));
-  ATTN_TRY(put_number("attention.layer_norm_rms_epsilon", "rms_norm_eps"));
-  ATTN_TRY(put_number("rope.freq_base", "rope_theta"));
-  ATTN_TRY(put_rope(f, a, c));
+  if (a == "gpt2") {
+    // LayerNorm's epsilon (llama.cpp requires it), GPT-2's GELU (tanh's approximation) and its biases; no RoPE.
+    auto eps = positive(f, a + ".attention.layer_norm_epsilon", std::nullopt);
+    if (!eps) return std::unexpected(eps.error());
+    if (!*eps) return fail(ErrorKind::Mismatch, "the metadata has no gpt2.attention.layer_norm_epsilon", f.name());
+    c["rms_norm_eps"] = **eps;
+    c["hidden_act"] = "gelu_new";
+    c["attention_bias"] = true;
+    c["mlp_bias"] = true;
+  } else {
+    ATTN_TRY(put_number("attention.layer_norm_rms_epsilon", "rms_norm_eps"));
+    ATTN_TRY(put_number("rope.freq_base", "rope_theta"));
+    ATTN_TRY(put_rope(f, a, c));
+  }
   if (is_gemma(arch)) ATTN_TRY(put_gemma(f, arch, c));
   // (Phi-3's attention.sliding_window is not read: llama.cpp runs Phi-3 without it; load_gguf notes it.)
   // The vocabulary's size is the embedding's rows; the output head is tied when the file has none (always for
@@ -338,6 +371,11 @@ Result<void> apply_arch_settings(const io::GgufFile& f, const Arch& arch, Decode
   const std::string a(arch.gguf);
   d.norms_hold_one = is_gemma(arch);
   if (a == "llama") ATTN_TRY(read_rope_freq_factors(f, d));
+  if (a == "gpt2") {
+    d.model_type = "gpt2";
+    d.gpt2 = true;
+    d.partial_rotary = 0.0;  // learned positions: no dimension rotates
+  }
   if (a == "gemma2") {
     auto base = positive(f, a + ".rope.freq_base_swa", std::nullopt);
     if (!base) return std::unexpected(base.error());
@@ -792,11 +830,7 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   if (!arch) {
     return std::unexpected(file->error(
         "general.architecture", ErrorKind::Unsupported,
-        "the architecture " + quote(**arch_name) + " is not read; AttnScope reads " + arch_list() + " GGUF files" +
-            (**arch_name == "gpt2" ? " (llama.cpp stores GPT-2's Conv1D weights as [out, in] rows, possibly "
-                                     "quantised, which AttnScope's GPT-2 does not take yet: open its Hugging Face "
-                                     "folder instead)"
-                                   : "")));
+        "the architecture " + quote(**arch_name) + " is not read; AttnScope reads " + arch_list() + " GGUF files"));
   }
   auto config_json = config_from_metadata(*file, *arch);
   if (!config_json) return std::unexpected(config_json.error());

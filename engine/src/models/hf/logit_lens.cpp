@@ -42,6 +42,9 @@ Result<LogitLens> TransformerModel::logit_lens(const TransformerRun& run, const 
       const float* row = h.row(positions[static_cast<std::size_t>(i)]).data();
       if (last) {
         normed.row(i) = h.row(positions[static_cast<std::size_t>(i)]);
+      } else if (c.family == Family::Decoder && c.decoder.gpt2) {
+        layer_norm_row(row, normed.row(i).data(), m.lm_weights->final_norm, m.lm_weights->final_norm_bias, d,
+                       c.decoder.rms_eps);
       } else if (c.family == Family::Decoder) {
         rms_norm(row, normed.row(i).data(), m.lm_weights->final_norm, d, c.decoder.rms_eps);
       } else {

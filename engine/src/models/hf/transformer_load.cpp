@@ -51,6 +51,7 @@ std::string decoder_family_name(const std::string& model_type) {
   if (model_type == "gemma2") return "Gemma 2";
   if (model_type == "gemma3_text") return "Gemma 3";
   if (model_type == "phi3") return "Phi-3";
+  if (model_type == "gpt2") return "GPT-2";  // a GGUF file (DecoderSettings::gpt2)
   return model_type;
 }
 
