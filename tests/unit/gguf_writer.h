@@ -3,10 +3,12 @@
 #pragma once
 
 #include "attn/io/gguf.h"
+#include "attn/models/attribution.h"
 #include "attn/models/transformer.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -131,6 +133,23 @@ inline std::optional<std::pair<models::TransformerRun, models::TransformerRun>> 
     }
   }
   return std::pair{std::move(*x), std::move(*y)};
+}
+
+// Gradient x input and AttnLRP of the same model (read two ways) on the same run: the same scores to float rounding.
+inline void expect_same_attributions(const models::TransformerModel& a, const models::TransformerModel& b,
+                                     const models::TransformerRun& ra, const models::TransformerRun& rb) {
+  for (const auto method : {models::AttributionMethod::GradXInput, models::AttributionMethod::AttnLrp}) {
+    models::AttributeOptions options;
+    options.method = method;
+    auto x = models::attribute(a, ra, {}, options);
+    auto y = models::attribute(b, rb, {}, options);
+    ASSERT_TRUE(x && y) << (x ? y.error().message() : x.error().message());
+    ASSERT_EQ(x->scores.size(), y->scores.size());
+    for (std::size_t i = 0; i < x->scores.size(); ++i) {
+      EXPECT_NEAR(x->scores[i], y->scores[i], 1e-4 * (1.0 + std::abs(y->scores[i])))
+          << models::method_name(method) << " token " << i;
+    }
+  }
 }
 
 }  // namespace attn::io::test

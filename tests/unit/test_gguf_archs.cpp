@@ -6,7 +6,6 @@
 // key or tensor, or read with llama.cpp's defaults. (llama.cpp's own numbers: tests/parity/test_gguf_parity.cpp.)
 #include "attn/io/gguf.h"
 #include "attn/io/safetensors.h"
-#include "attn/models/attribution.h"
 #include "attn/models/config.h"
 #include "attn/models/transformer.h"
 #include "gguf_writer.h"
@@ -329,20 +328,8 @@ TEST(GgufArchs, Gpt2FileIsItsFolder) {
   for (int i = 0; i < 12; ++i) ids.push_back((37 * i + 5) % 384);
   const auto runs = attn::io::test::expect_same_runs_of(*a, *b, ids);
   ASSERT_TRUE(runs.has_value());
-  // The backward pass through GPT-2's switches (its LayerNorms, positions, ungated MLP): gradient x input and AttnLRP
-  // the GPT-2 family's, score for score.
-  for (const auto method : {models::AttributionMethod::GradXInput, models::AttributionMethod::AttnLrp}) {
-    models::AttributeOptions options;
-    options.method = method;
-    auto x = models::attribute(**a, runs->first, {}, options);
-    auto y = models::attribute(**b, runs->second, {}, options);
-    ASSERT_TRUE(x && y) << (x ? y.error().message() : x.error().message());
-    ASSERT_EQ(x->scores.size(), y->scores.size());
-    for (std::size_t i = 0; i < x->scores.size(); ++i) {
-      EXPECT_NEAR(x->scores[i], y->scores[i], 1e-4 * (1.0 + std::abs(y->scores[i])))
-          << models::method_name(method) << " token " << i;
-    }
-  }
+  // The backward pass through GPT-2's switches (its LayerNorms, positions, ungated MLP).
+  attn::io::test::expect_same_attributions(**a, **b, runs->first, runs->second);
 }
 
 TEST(GgufArchs, GemmaMetadataLlamaCppDefaultsOrRefuses) {

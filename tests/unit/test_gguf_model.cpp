@@ -150,6 +150,8 @@ void expect_same_runs(const fs::path& gguf, const fs::path& folder) {
   const std::vector<int> ids{1, 403, 407, 261, 378, 284, 426, 430, 271, 30, 2, 17};
   const auto runs = test::expect_same_runs_of(*a, *b, ids);
   ASSERT_TRUE(runs.has_value());
+  // The backward too: the file's query and key rows read in its RoPE-pair order (StoredMatrix::file_rows).
+  test::expect_same_attributions(**a, **b, runs->first, runs->second);
   ASSERT_EQ(runs->first.attention.layers.size(), 5u);
   EXPECT_EQ(runs->first.attention.layers.front().maps.heads(), 8);
   auto c = models::TransformerModel::load(gguf);

@@ -29,12 +29,30 @@ struct StoredMatrix {
   // for the types that have such a layout): every matrix product's weight, the tied output's too (llama.cpp loads
   // the embedding table a second time for it, TENSOR_DUPLICATED, into the output's buffer).
   bool ggml_repacked = false;
+  // Rows in another order than stored: row m of the matrix is the stored row file_rows[m] (a GGUF file's llama query
+  // and key rows, which llama.cpp's converter interleaved into RoPE pairs); empty when the order is the stored one.
+  // Products multiply the stored rows and gather their outputs, so the file's bytes are used in place, uncopied.
+  std::vector<Index> file_rows;
 
   bool empty() const { return data == nullptr; }
   // Rows [r0, r0 + count) widened to float32, row-major with stride cols, into out.
   void rows_to_float(Index r0, Index count, float* out) const;
-  // The float32 rows in place when the matrix is float32 (nullptr otherwise).
-  const float* f32() const { return dtype == io::DType::F32 ? static_cast<const float*>(data) : nullptr; }
+  // The float32 rows in place when the matrix is float32 and in its stored order (nullptr otherwise).
+  const float* f32() const {
+    return dtype == io::DType::F32 && file_rows.empty() ? static_cast<const float*>(data) : nullptr;
+  }
+  // The same bytes as a matrix of the stored rows in their stored order (a view: nothing owned, nothing copied).
+  StoredMatrix in_stored_order() const {
+    StoredMatrix v;
+    v.dtype = dtype;
+    v.data = data;
+    v.rows = rows;
+    v.cols = cols;
+    v.ggml_type = ggml_type;
+    v.ggml_rounding = ggml_rounding;
+    v.ggml_repacked = ggml_repacked;
+    return v;
+  }
 };
 
 // Up to this many activation rows (generation's one, a keystroke's few), the product is fused: each weight row is

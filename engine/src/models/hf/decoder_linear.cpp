@@ -89,6 +89,11 @@ inline float fused_dot(const float* x, const void* w, io::DType dtype, Index n) 
 }  // namespace
 
 void StoredMatrix::rows_to_float(Index r0, Index count, float* out) const {
+  if (!file_rows.empty()) {
+    for (Index k = 0; k < count; ++k)
+      in_stored_order().rows_to_float(file_rows[static_cast<std::size_t>(r0 + k)], 1, out + k * cols);
+    return;
+  }
   const Index n = count * cols;
   switch (dtype) {
     case io::DType::F32: std::memcpy(out, static_cast<const float*>(data) + r0 * cols, sizeof(float) * n); break;
@@ -234,6 +239,18 @@ void product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y
 
 void stored_linear(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
                    std::vector<float>& scratch) {
+  if (!W.file_rows.empty()) {
+    // The stored rows' outputs, then each of the matrix's rows gathered from its stored row's.
+    thread_local std::vector<float> stored;
+    if (stored.size() < static_cast<std::size_t>(n * W.rows)) stored.resize(static_cast<std::size_t>(n * W.rows));
+    stored_linear(x, n, ldx, W.in_stored_order(), stored.data(), W.rows, scratch);
+    for (Index i = 0; i < n; ++i) {
+      const float* from = stored.data() + i * W.rows;
+      float* to = y + i * ldy;
+      for (Index m = 0; m < W.rows; ++m) to[m] = from[W.file_rows[static_cast<std::size_t>(m)]];
+    }
+    return;
+  }
   if (ggml::integer_product(x, n, ldx, W, y, ldy)) return;  // a GGUF file's quantised matrix: ggml's integer sums
   thread_local std::vector<float> rounded;
   if (round_activations(x, n, ldx, W, rounded)) {

@@ -60,6 +60,21 @@ void count_nonfinite(const StoredMatrix& w, std::int64_t& nan, std::int64_t& inf
   }
 }
 
+// A GGUF file's llama query or key rows (DecoderSettings::ggml_rope_pairs): llama.cpp's converter stored each head's
+// row j * half + i (the "rotate half" layout, j in {0, 1}) as its row 2i + j (adjacent RoPE pairs, for ggml's kernel).
+// The matrix's row m is the stored row this gives for it (StoredMatrix::file_rows).
+std::vector<Index> rope_pair_rows(Index rows, Index heads) {
+  std::vector<Index> order(static_cast<std::size_t>(rows));
+  const Index head_dim = rows / heads, half = head_dim / 2;
+  for (Index h = 0; h < heads; ++h) {
+    for (Index i = 0; i < half; ++i) {
+      for (Index j = 0; j < 2; ++j)
+        order[static_cast<std::size_t>(h * head_dim + j * half + i)] = h * head_dim + 2 * i + j;
+    }
+  }
+  return order;
+}
+
 class DecoderLoader {
  public:
   DecoderLoader(TransformerModel::Impl& m, TensorReader& r) : m_(m), c_(m.config), r_(r) {}
@@ -87,6 +102,9 @@ class DecoderLoader {
       w.data = w.owned.data();
     } else {
       w.data = bytes.data();
+    }
+    if (c_.decoder.ggml_rope_pairs && (name.ends_with("q_proj.weight") || name.ends_with("k_proj.weight"))) {
+      w.file_rows = rope_pair_rows(out, name.ends_with("q_proj.weight") ? c_.heads : c_.decoder.kv_heads);
     }
     std::int64_t nan = 0, inf = 0;
     count_nonfinite(w, nan, inf);

@@ -19,8 +19,9 @@
 //   - shapes: ggml lists a tensor's dimensions innermost first, so [in, out] in the file is PyTorch's [out, in];
 //   - the llama architecture's query and key rows: the converter permutes each head's rows from the "rotate half"
 //     layout (the first half of a head's dimensions pairs with the second) into adjacent pairs, for ggml's RoPE
-//     kernel; row 2i + j of a head (j in {0, 1}) is the original row j * head_dim / 2 + i. Qwen2 and Qwen3 are not
-//     permuted (llama.cpp runs them with the NeoX RoPE, the original layout).
+//     kernel; row 2i + j of a head (j in {0, 1}) is the original row j * head_dim / 2 + i. The decoder reads them
+//     in place through that order (StoredMatrix::file_rows), nothing copied. Qwen2 and Qwen3 are not permuted
+//     (llama.cpp runs them with the NeoX RoPE, the original layout).
 //   - every tensor stays in the file's mapping, quantised ones as ggml's blocks (dequantised where they are read, as
 //     ggml's dequantize_row_* does, io/ggml_types.h);
 //   - and the arithmetic is llama.cpp's (DecoderSettings::ggml_arithmetic): each product's activations rounded to
@@ -400,28 +401,14 @@ Result<void> apply_arch_settings(const io::GgufFile& f, const Arch& arch, Decode
   return {};
 }
 
-// What keeps the views alive: the file's mapping and the tensors converted from it.
+// What keeps the views alive: the file's mapping.
 struct Held {
   io::GgufFile file;
-  std::vector<detail::MapBuffer> owned;
 };
 
-// Each head's rows back from the converter's adjacent pairs to the "rotate half" layout (see the file's header).
-void unpermute_rows(std::span<const std::byte> in, std::span<std::byte> out, std::int64_t rows, std::int64_t heads) {
-  const std::size_t row_bytes = in.size() / static_cast<std::size_t>(rows);
-  const std::int64_t head_dim = rows / heads, half = head_dim / 2;
-  for (std::int64_t h = 0; h < heads; ++h) {
-    for (std::int64_t i = 0; i < half; ++i) {
-      for (std::int64_t j = 0; j < 2; ++j) {
-        const std::int64_t from = h * head_dim + 2 * i + j, to = h * head_dim + j * half + i;
-        std::memcpy(out.data() + to * row_bytes, in.data() + from * row_bytes, row_bytes);
-      }
-    }
-  }
-}
-
-// Every tensor under its Hugging Face name, as a view of the mapping (or, when permuted, of a copy): F32, F16 and
-// BF16 as themselves, the quantised types as ggml's blocks (io::DType::GGML), read where they are used.
+// Every tensor under its Hugging Face name, as a view of the mapping: F32, F16 and BF16 as themselves, the quantised
+// types as ggml's blocks (io::DType::GGML), read where they are used. (The llama arch's query and key rows stay in
+// the file's RoPE-pair order: the decoder loader reads them through it, decoder_load.cpp's rope_pair_rows.)
 Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const Arch& arch, const json& config,
                                               const Progress& progress) {
   const io::GgufFile& f = held->file;
@@ -445,7 +432,7 @@ Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const 
     v.info.name = name;
     v.info.shape = t.shape();
     v.info.begin = t.offset;
-    std::span<const std::byte> bytes = f.bytes(t);
+    const std::span<const std::byte> bytes = f.bytes(t);
     const bool q = t.name.ends_with("attn_q.weight"), k = t.name.ends_with("attn_k.weight");
     const std::int64_t permute_heads = arch.permuted && (q || k) ? (q ? heads : kv_heads) : 0;
     if (permute_heads > 0) {
@@ -456,13 +443,6 @@ Result<io::SafeTensors> tensors_as_checkpoint(std::shared_ptr<Held> held, const 
                                            " rows, not an even number per head for " + std::to_string(permute_heads) +
                                            " heads"));
       }
-      // Uninitialised, on huge pages where it is large (MapBuffer): zeroing fresh small pages first was a sixth of
-      // opening a 1.17 GB Q8_0 file (TinyLlama's 110 MB of query and key rows, mostly in the page faults).
-      detail::MapBuffer rows_back(bytes.size(), false);
-      const std::span<std::byte> out(static_cast<std::byte*>(rows_back.data()), bytes.size());
-      unpermute_rows(bytes, out, rows, permute_heads);
-      held->owned.push_back(std::move(rows_back));
-      bytes = out;
     }
     const auto type = static_cast<io::GgmlType>(t.type);
     if (type == io::GgmlType::F32 || type == io::GgmlType::F16 || type == io::GgmlType::BF16) {
