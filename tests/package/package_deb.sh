@@ -33,7 +33,7 @@ ok "packed $(basename "$deb") ($(du -m "$deb" | cut -f1) MB) in $packing s"
 
 # The control fields: the libraries from dpkg-shlibdeps, with versions, and the font the labels need.
 control=$(dpkg-deb -f "$deb" Package Depends Recommends)
-for needed in "Package: attnscope" "libqt6widgets6 (>=" "libqt6svg6 (>=" "libopencv-core" "fonts-dejavu-core"; do
+for needed in "Package: attnscope" "libqt6widgets6 (>=" "libqt6svg6 (>=" "libopencv-core" "libopencv-imgcodecs406" "fonts-dejavu-core"; do
   if grep -qF -- "$needed" <<<"$control"; then ok "control names $needed"; else fail "control lacks $needed: $control"; fi
 done
 

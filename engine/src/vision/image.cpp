@@ -1,10 +1,11 @@
 #include "attn/vision/image.h"
 
+#include "imgcodecs.h"
 #include "../core/atomic_write.h"
 #include "../core/file_read.h"
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgcodecs.hpp>  // the flags' values; the functions come through imgcodecs.h
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -784,7 +785,9 @@ Result<std::vector<Image>> decode_image_sizes(std::span<const std::uint8_t> byte
     const cv::Mat buffer(1, static_cast<int>(input.size()), CV_8U, const_cast<std::uint8_t*>(input.data()));
     // IMREAD_ANYCOLOR: colour as 3 channels, grey as 1 (replicated when read, not stored three times), alpha
     // dropped, EXIF orientation applied; ANYDEPTH keeps 16-bit and float samples instead of cutting them to 8 bits.
-    cv::Mat decoded = cv::imdecode(buffer, cv::IMREAD_ANYCOLOR | cv::IMREAD_ANYDEPTH);
+    auto read = vision::imgcodecs::decode(buffer, cv::IMREAD_ANYCOLOR | cv::IMREAD_ANYDEPTH);
+    if (!read) return fail(read.error().kind, read.error().reason, std::string(name));
+    cv::Mat decoded = std::move(*read);
     without_profile = {};
     if (decoded.empty()) return fail(ErrorKind::Malformed, "could not decode the " + what + " data", std::string(name));
     if (auto ok = check_decoded(decoded, std::string(name), info->format); !ok) return std::unexpected(ok.error());
@@ -949,9 +952,9 @@ Result<void> save_image(const Image& image, const fs::path& path) {
     std::vector<int> params;
     if (ext == ".jpg" || ext == ".jpeg") params = {cv::IMWRITE_JPEG_QUALITY, 95};
     if (ext == ".webp") params = {cv::IMWRITE_WEBP_QUALITY, 101};  // above 100: lossless
-    if (!cv::imencode(ext, pixels, encoded, params)) {
-      return fail(ErrorKind::Io, "could not encode the image as " + ext, name);
-    }
+    auto written = vision::imgcodecs::encode(ext, pixels, encoded, params);
+    if (!written) return fail(written.error().kind, written.error().reason, name);
+    if (!*written) return fail(ErrorKind::Io, "could not encode the image as " + ext, name);
   } catch (const cv::Exception& e) {
     return fail(ErrorKind::Io, "could not encode the image as " + ext + ": " + e.err, name);
   } catch (const std::bad_alloc&) {
