@@ -456,8 +456,24 @@ bool ggml_count_nonfinite(GgmlType type, std::span<const std::byte> blocks, std:
   const auto* p = reinterpret_cast<const std::uint8_t*>(blocks.data());
   const auto scales = f16_scales(type);
   // A scale's exponent bits tested as they are (all ones: NaN or infinity), without widening it to float: the load
-  // scans every block of a file (opening a 1.17 GB Q8_0 file, the scan is a third of the time, most of it the
-  // memory's).
+  // scans every block of a file. First every block's scales in one branch-free pass: a tested bit is OR-ed in, not
+  // branched on (opening a 1.17 GB Q8_0 file, the branching test per block took 0.3 s of CPU, a sixth of the wall
+  // time); only where some scale is not finite are the blocks dequantised and counted, below.
+  const std::size_t step = static_cast<std::size_t>(info->block_bytes);
+  std::uint32_t any = 0;
+  for (std::size_t at = 0; at < blocks.size(); at += step) {
+    for (const int off : scales) {
+      std::uint16_t h;
+      std::memcpy(&h, p + at + static_cast<std::size_t>(off), 2);
+      any |= static_cast<std::uint32_t>((h & 0x7C00u) == 0x7C00u);
+    }
+    if (type == GgmlType::Q8_K) {
+      std::uint32_t d;
+      std::memcpy(&d, p + at, 4);
+      any |= static_cast<std::uint32_t>((d & 0x7F800000u) == 0x7F800000u);
+    }
+  }
+  if (any == 0) return true;
   const auto finite_scales = [&](const std::uint8_t* b) {
     if (type == GgmlType::Q8_K) {
       std::uint32_t d;
