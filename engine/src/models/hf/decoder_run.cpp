@@ -147,32 +147,8 @@ void add_bias(float* rows, Index n, Index ld, Index offset, const RowVector& bia
   for (Index i = 0; i < n; ++i) ArrayMap(rows + i * ld + offset, bias.size()) += bias.transpose().array();
 }
 
-// act(gate) * up, in place over the gate half of each [gate | up] row.
-void gated(float* gu, Index n, Index f, GatedActivation act, bool ggml_arithmetic) {
-  for_new_rows(n, [&](Index i) {
-    if (ggml_arithmetic && act == GatedActivation::Silu) {
-      ggml::swiglu(gu + i * 2 * f, gu + i * 2 * f + f, f);
-      return;
-    }
-    if (ggml_arithmetic && act == GatedActivation::GeluTanh) {
-      ggml::geglu(gu + i * 2 * f, gu + i * 2 * f + f, f);
-      return;
-    }
-    ArrayMap g(gu + i * 2 * f, f);
-    ConstArrayMap u(gu + i * 2 * f + f, f);
-    switch (act) {
-      case GatedActivation::Silu: g = g / (1.0f + (-g).exp()) * u; break;
-      case GatedActivation::GeluTanh: {
-        constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
-        g = 0.5f * g * (1.0f + (k * (g + 0.044715f * g.cube())).tanh()) * u;
-        break;
-      }
-      case GatedActivation::GeluErf: g = 0.5f * g * (1.0f + (g * 0.70710678118654752f).erf()) * u; break;
-    }
-  });
-}
-
-// act(h) in place over one row of f values (GPT-2's ungated MLP): llama.cpp's table GELU for a GGUF file.
+// act(h) in place over one row of f values (GPT-2's ungated MLP, and the gate of a gated one): llama.cpp's table GELU
+// for a GGUF file.
 void activate(float* h, Index f, GatedActivation act, bool ggml_arithmetic) {
   if (ggml_arithmetic && act == GatedActivation::GeluTanh) {
     ggml::gelu(h, f);
@@ -188,6 +164,24 @@ void activate(float* h, Index f, GatedActivation act, bool ggml_arithmetic) {
     }
     case GatedActivation::GeluErf: g = 0.5f * g * (1.0f + (g * 0.70710678118654752f).erf()); break;
   }
+}
+
+// act(gate) * up, in place over the gate half of each [gate | up] row: llama.cpp's fused SwiGLU and GeGLU for a GGUF
+// file, else the activation then the product.
+void gated(float* gu, Index n, Index f, GatedActivation act, bool ggml_arithmetic) {
+  for_new_rows(n, [&](Index i) {
+    float* g = gu + i * 2 * f;
+    if (ggml_arithmetic && act == GatedActivation::Silu) {
+      ggml::swiglu(g, g + f, f);
+      return;
+    }
+    if (ggml_arithmetic && act == GatedActivation::GeluTanh) {
+      ggml::geglu(g, g + f, f);
+      return;
+    }
+    activate(g, f, act, false);
+    ArrayMap(g, f) *= ConstArrayMap(g + f, f);
+  });
 }
 
 // stored_linear over the rows in slices of kCancelRows, the cancel flag read before each: at 32,768 tokens one of a
