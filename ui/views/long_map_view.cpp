@@ -261,9 +261,21 @@ void LongMapView::startNext() {
     } catch (const std::exception&) {
       cells.reset();
     }
-    QMetaObject::invokeMethod(
-        this, [this, serial, job, cells] { arrived(serial, job.key, job.exact, cells); }, Qt::QueuedConnection);
+    {
+      const std::lock_guard lock(arrivalsMutex_);
+      arrivals_.push_back({serial, job.key, job.exact, std::move(cells)});
+    }
+    QMetaObject::invokeMethod(this, "takeArrivals", Qt::QueuedConnection);
   });
+}
+
+void LongMapView::takeArrivals() {
+  std::vector<Arrival> got;
+  {
+    const std::lock_guard lock(arrivalsMutex_);
+    got.swap(arrivals_);
+  }
+  for (Arrival& a : got) arrived(a.serial, a.key, a.exact, std::move(a.cells));
 }
 
 void LongMapView::arrived(quint64 serial, Key key, bool exact, std::shared_ptr<std::vector<float>> cells) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -132,6 +133,16 @@ class LongMapView : public QWidget {
   void schedule();
   void startNext();
   void arrived(quint64 serial, Key key, bool exact, std::shared_ptr<std::vector<float>> cells);
+  // A tile computed on the pool's thread, handed over under arrivalsMutex_ (an ordering ThreadSanitizer sees, where
+  // it cannot see Qt's event queue) and taken on the GUI thread by takeArrivals(), a call queued by name (which,
+  // unlike a queued functor, writes nothing outside Qt: ui/workbenches/common/worker_thread.h's queueCall).
+  struct Arrival {
+    quint64 serial = 0;
+    Key key;
+    bool exact = false;
+    std::shared_ptr<std::vector<float>> cells;
+  };
+  Q_INVOKABLE void takeArrivals();
   // An exact tile made from the exact tiles of a finer level in the cache (2, 4 or 8 times finer), without the
   // engine: a max-pooled cell is the largest of the finer cells it covers, a mean-pooled one their mean weighted by
   // the weights each covers. False when a finer tile it needs is missing or not exact.
@@ -165,6 +176,8 @@ class LongMapView : public QWidget {
   std::list<Key> recent_;  // least recently drawn first
   static constexpr int kMaxTiles = 320;
   std::vector<Job> wanted_;
+  std::mutex arrivalsMutex_;
+  std::vector<Arrival> arrivals_;
   bool running_ = false;
   bool exactInView_ = false;
   int tilesComputed_ = 0;
