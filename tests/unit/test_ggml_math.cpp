@@ -7,6 +7,7 @@
 // RoPE, SwiGLU, GELU and attention give its outputs exactly.
 #include "attn/io/gguf.h"
 #include "io/half.h"
+#include "models/hf/decoder_impl.h"
 #include "models/hf/ggml_math.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,39 @@ TEST(GgmlMath, LayerNormAndGeluAreLlamaCpps) {
     std::vector<float> g = up.v;
     ggml::gelu(g.data(), static_cast<Index>(g.size()));
     EXPECT_EQ(differing(g, gelu.v), 0);
+  }
+}
+
+// A Q4_K product of one row as llama.cpp's x86 build computes it on the rows it repacks eight at a time
+// (ggml_gemv_q4_K_8x8_q8_K): the engine's product of llama.cpp's own input, bit for bit; in ggml's vec_dot order
+// (rows it does not repack) some outputs are ulps away. The file has one layer, so the prompt's MLP too is of its
+// last row alone (llama.cpp's inp_out_ids), a gemv like the generated token's.
+TEST(GgmlMath, Q4KRowProductIsLlamaCppsRepackedGemv) {
+  const fs::path dir = fs::path(ATTN_TEST_DATA_DIR) / "ggml_tensors" / "smollm2-random-Q4_K";
+  auto file = io::GgufFile::open(fs::path(ATTN_TEST_DATA_DIR) / "gguf" / "smollm2-random-Q4_K.gguf");
+  ASSERT_TRUE(file.has_value()) << file.error().message();
+  const io::GgufTensor* t = file->find("blk.0.ffn_up.weight");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(static_cast<io::GgmlType>(t->type), io::GgmlType::Q4_K);
+  StoredMatrix w;
+  w.dtype = io::DType::GGML;
+  w.ggml_type = t->type;
+  w.data = file->bytes(*t).data();
+  w.rows = t->rows();
+  w.cols = t->ne[0];
+  w.ggml_rounding = true;  // llama.cpp's arithmetic: the activations quantised to Q8_K
+  for (const char* part : {"prompt", "step"}) {
+    SCOPED_TRACE(part);
+    const Tensor x = read(dir / part / "ffn_norm-0.f32"), y = read(dir / part / "ffn_up-0.f32");
+    ASSERT_EQ(x.rows(), 1);
+    ASSERT_EQ(x.ne[0], w.cols);
+    std::vector<float> out(static_cast<std::size_t>(w.rows)), scratch;
+    w.ggml_repacked = true;
+    stored_linear(x.v.data(), 1, w.cols, w, out.data(), w.rows, scratch);
+    EXPECT_EQ(differing(out, y.v), 0);
+    w.ggml_repacked = false;
+    stored_linear(x.v.data(), 1, w.cols, w, out.data(), w.rows, scratch);
+    EXPECT_GT(differing(out, y.v), 0);
   }
 }
 

@@ -143,6 +143,40 @@ float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   return hsum(acc) - mins;
 }
 
+// Q4_K rows as llama.cpp's x86 build multiplies them once repacked eight at a time (ggml_gemv_q4_K_8x8_q8_K, and
+// ggml_gemm_q4_K_8x8_q8_K in the same order): per super-block the exact integer sums, of the quants times their
+// sub-block scales and of the activations' sub-block sums times the mins, each converted and fused-multiply-added
+// with d_w d_a (dmin_w d_a) into its own float, super-block after super-block; the mins' float subtracted at the end
+// (no lanes to reduce). Used for the rows a product computes one at a time (generation; the row whose logits are
+// read); a batch takes the float product, faster than this per output (see batch_kernel).
+float dot_q4_k_repacked(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  float acc = 0.0f, mins = 0.0f;
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    const K4Scales k = k4_scales(w + 4);
+    const int msum = k4_min_sum(k.min, a);
+    const std::uint8_t* q4 = w + 16;
+    const std::uint8_t* q8 = a + 4;
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4 + 32 * j));
+      const __m256i lo = _mm256_and_si256(bits, low), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low);
+      const __m256i a_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
+      const __m256i a_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
+      sumi =
+          _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_set1_epi16(k.scale[2 * j])));
+      sumi = _mm256_add_epi32(sumi,
+                              _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi), _mm256_set1_epi16(k.scale[2 * j + 1])));
+    }
+    const int total = hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1)));
+    acc = std::fma(static_cast<float>(total), half_at(w) * da, acc);
+    mins = std::fma(static_cast<float>(msum), half_at(w + 2) * da, mins);
+  }
+  return acc - mins;
+}
+
 // A Q6_K row (210-byte super-blocks: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 group scales, f16 d)
 // with a Q8_K row, summed as ggml's x86 vec_dot sums it: per super-block eight int32 lanes (lane k holds bytes 4k to
 // 4k + 3 of each 32-quant chunk times their group's scale, less 32 x the scaled activation sums of groups 2k and
@@ -251,8 +285,9 @@ float dot_q4_0_repacked(const std::uint8_t* w, const std::uint8_t* a, Index bloc
   return acc;
 }
 
-// Whether llama.cpp's x86 build holds W's Q4_0 rows repacked (its optimal repack type needs rows % 8 == 0).
+// Whether llama.cpp's x86 build holds W's Q4_0 (or Q4_K) rows repacked (its optimal repack type needs rows % 8 == 0).
 bool q4_0_repacked(const StoredMatrix& W) { return W.ggml_repacked && W.rows % 8 == 0; }
+bool q4_k_repacked(const StoredMatrix& W) { return W.ggml_repacked && W.rows % 8 == 0; }
 
 // ggml's scalar sum of a block term, s + a b, as the x86 build compiles it: GCC's default fp-contract for C makes
 // it one fused multiply-add (objdump of node-llama-cpp's libggml-cpu-zen4.so: one vfmadd..ss in each of the Q4_1,
@@ -417,7 +452,7 @@ RowDot integer_dot(const StoredMatrix& W, io::GgmlType& activations) {
     case io::GgmlType::Q8_0: return dot_blocks32<q8_0_quants, 34>;
     case io::GgmlType::Q4_0: return q4_0_repacked(W) ? dot_q4_0_repacked : dot_blocks32<q4_0_quants, 18>;
     case io::GgmlType::Q5_0: return dot_blocks32<q5_0_quants, 22>;
-    case io::GgmlType::Q4_K: activations = io::GgmlType::Q8_K; return dot_q4_k;
+    case io::GgmlType::Q4_K: activations = io::GgmlType::Q8_K; return q4_k_repacked(W) ? dot_q4_k_repacked : dot_q4_k;
     case io::GgmlType::Q6_K: activations = io::GgmlType::Q8_K; return dot_q6_k;
     case io::GgmlType::Q3_K: activations = io::GgmlType::Q8_K; return dot_q3_k;
     case io::GgmlType::Q5_K: activations = io::GgmlType::Q8_K; return dot_q5_k;
@@ -711,7 +746,8 @@ struct BatchKernel {
 };
 
 // tinyBLAS_Q0 for Q8_0, Q5_0 and Q4_0 not repacked; vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K. (llama.cpp also
-// repacks Q4_K, and on AVX-512 Q2_K, into interleaved rows: not yet in their order.)
+// repacks Q4_K, and on AVX-512 Q2_K, into interleaved rows: a batch of Q4_K rows takes the float product, faster than
+// dot_q4_k_repacked per output; Q2_K not yet in their order.)
 std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {

@@ -14,7 +14,8 @@ namespace attn::models::ggml {
 // y[n, W.rows] = x[n, W.cols] W^T (strides ldx, ldy) with x's rows quantised as ggml quantises a product's
 // activations (Q8_0, Q8_1 or Q8_K) and multiplied in integer kernels, where W is a GGUF file's quantised matrix with
 // llama.cpp's arithmetic on and this build has a kernel for its type and for n rows (AVX2, FMA and F16C; Q4_K for
-// n <= kFusedRows only). Q4_0 in llama.cpp's repacked order where it repacks (StoredMatrix::ggml_repacked). False, y
+// n <= kFusedRows only). Q4_0, and Q4_K one row at a time, in llama.cpp's repacked order where it repacks
+// (StoredMatrix::ggml_repacked). False, y
 // untouched, otherwise.
 bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy);
 
