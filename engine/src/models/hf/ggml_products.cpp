@@ -113,32 +113,50 @@ struct K4Scales {
   return hsum_i32(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(min))), pairs));
 }
 
+// One Q4_K super-block's quants (w: its 144 bytes) times a Q8_K block's (a: its 292 bytes), each sub-block's
+// products times its 6-bit scale: eight int32 lanes whose total is the exact sum (ggml's vec_dot lanes).
+[[gnu::always_inline]] inline __m256i k4_quant_lanes(const std::uint8_t* w, const std::uint8_t* a, const K4Scales& k) {
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  const std::uint8_t* q4 = w + 16;
+  const std::uint8_t* q8 = a + 4;
+  __m256i sumi = _mm256_setzero_si256();
+  for (int j = 0; j < 4; ++j) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4 + 32 * j));
+    const __m256i lo = _mm256_and_si256(bits, low), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low);
+    const __m256i a_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
+    const __m256i a_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_set1_epi16(k.scale[2 * j])));
+    sumi = _mm256_add_epi32(sumi,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi), _mm256_set1_epi16(k.scale[2 * j + 1])));
+  }
+  return sumi;
+}
+
+// What both Q4_K orders take of a super-block and its Q8_K block: the activations' scale, sum_j min_j (their sum over
+// sub-block j) and the scaled quant products' lanes.
+struct K4Block {
+  float da;
+  int min_sum;
+  __m256i lanes;
+};
+[[gnu::always_inline]] inline K4Block k4_block(const std::uint8_t* w, const std::uint8_t* a) {
+  K4Block b;
+  std::memcpy(&b.da, a, 4);
+  const K4Scales k = k4_scales(w + 4);
+  b.min_sum = k4_min_sum(k.min, a);
+  b.lanes = k4_quant_lanes(w, a, k);
+  return b;
+}
+
 // A Q4_K row (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles)
 // with a Q8_K row (292-byte blocks: float d, 256 int8, 16 int16 sums of 16).
 float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   __m256 acc = _mm256_setzero_ps();
   float mins = 0.0f;
-  const __m256i low = _mm256_set1_epi8(0x0F);
   for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
-    float da;
-    std::memcpy(&da, a, 4);
-    const K4Scales k = k4_scales(w + 4);
-    const int msum = k4_min_sum(k.min, a);
-    const std::uint8_t* scale = k.scale;
-    const std::uint8_t* q4 = w + 16;
-    const std::uint8_t* q8 = a + 4;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int j = 0; j < 4; ++j) {
-      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4 + 32 * j));
-      const __m256i lo = _mm256_and_si256(bits, low), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low);
-      const __m256i a_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
-      const __m256i a_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_set1_epi16(scale[2 * j])));
-      sumi = _mm256_add_epi32(sumi,
-                              _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi), _mm256_set1_epi16(scale[2 * j + 1])));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(da * half_at(w)), _mm256_cvtepi32_ps(sumi), acc);
-    mins += da * half_at(w + 2) * static_cast<float>(msum);
+    const K4Block blk = k4_block(w, a);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(blk.da * half_at(w)), _mm256_cvtepi32_ps(blk.lanes), acc);
+    mins += blk.da * half_at(w + 2) * static_cast<float>(blk.min_sum);
   }
   return hsum(acc) - mins;
 }
@@ -151,28 +169,12 @@ float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
 // read); a batch takes the float product, faster than this per output (see batch_kernel).
 float dot_q4_k_repacked(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   float acc = 0.0f, mins = 0.0f;
-  const __m256i low = _mm256_set1_epi8(0x0F);
   for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
-    float da;
-    std::memcpy(&da, a, 4);
-    const K4Scales k = k4_scales(w + 4);
-    const int msum = k4_min_sum(k.min, a);
-    const std::uint8_t* q4 = w + 16;
-    const std::uint8_t* q8 = a + 4;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int j = 0; j < 4; ++j) {
-      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4 + 32 * j));
-      const __m256i lo = _mm256_and_si256(bits, low), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low);
-      const __m256i a_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j));
-      const __m256i a_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * j + 32));
-      sumi =
-          _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_set1_epi16(k.scale[2 * j])));
-      sumi = _mm256_add_epi32(sumi,
-                              _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi), _mm256_set1_epi16(k.scale[2 * j + 1])));
-    }
-    const int total = hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1)));
-    acc = std::fma(static_cast<float>(total), half_at(w) * da, acc);
-    mins = std::fma(static_cast<float>(msum), half_at(w + 2) * da, mins);
+    const K4Block blk = k4_block(w, a);
+    const int total =
+        hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(blk.lanes), _mm256_extracti128_si256(blk.lanes, 1)));
+    acc = std::fma(static_cast<float>(total), half_at(w) * blk.da, acc);
+    mins = std::fma(static_cast<float>(blk.min_sum), half_at(w + 2) * blk.da, mins);
   }
   return acc - mins;
 }
