@@ -53,13 +53,7 @@ Matrix embeddings(const TransformerModel::Impl& m, const TransformerRun& run, in
   for (Index i = 0; i < T; ++i) {
     const int id = all >= 0 ? all : run.ids[static_cast<std::size_t>(i)];
     if (c.family == Family::Decoder) {
-      m.lm_weights->embed.rows_to_float(id, 1, x.row(i).data());
-      if (c.decoder.gemma) x.row(i) *= static_cast<float>(std::sqrt(static_cast<double>(d)));
-      if (c.decoder.gpt2) {  // its learned position
-        RowVector position(d);
-        m.lm_weights->positions.rows_to_float(i, 1, position.data());
-        x.row(i) += position;
-      }
+      m.lm_weights->embed_token(c.decoder, id, i, x.row(i).data());
       continue;
     }
     x.row(i) = m.word.row(id) + m.positions.row(i);

@@ -86,6 +86,10 @@ struct DecoderLayerWeights {
 };
 
 struct DecoderWeights {
+  // Token `id` at `position` as the first layer takes it, d floats into out: the embedding row, Gemma's times sqrt(d),
+  // GPT-2's plus its position's row (the forward's and the backward's embedding layer).
+  void embed_token(const DecoderSettings& s, int id, Index position, float* out) const;
+
   std::vector<io::SafeTensors> files;  // the mappings the matrices point into
   StoredMatrix embed;                  // [vocab, d]
   std::vector<DecoderLayerWeights> layers;

@@ -49,6 +49,19 @@ struct DecoderState {
 
 std::shared_ptr<DecoderState> make_decoder_state() { return std::make_shared<DecoderState>(); }
 
+void DecoderWeights::embed_token(const DecoderSettings& s, int id, Index position, float* out) const {
+  const Index d = embed.cols;
+  embed.rows_to_float(id, 1, out);
+  Eigen::Map<Eigen::ArrayXf> x(out, d);
+  if (s.gemma) x *= static_cast<float>(std::sqrt(static_cast<double>(d)));
+  if (s.gpt2) {  // llama.cpp's ggml_add of the position's row, in float
+    thread_local std::vector<float> row;
+    row.resize(static_cast<std::size_t>(d));
+    positions.rows_to_float(position, 1, row.data());
+    x += Eigen::Map<const Eigen::ArrayXf>(row.data(), d);
+  }
+}
+
 namespace {
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -133,13 +146,6 @@ void position_tables(const TransformerConfig& c, const Rope& rope, bool local, I
     return;
   }
   rope_tables(rope, p0, rows, cos, sin);
-}
-
-// GPT-2's learned position: row `position` of the table added to one embedded row (llama.cpp's ggml_add, in float).
-void add_position(const DecoderWeights& w, Index position, float* x, Index d) {
-  std::vector<float> row(static_cast<std::size_t>(d));
-  w.positions.rows_to_float(position, 1, row.data());
-  ArrayMap(x, d) += ConstArrayMap(row.data(), d);
 }
 
 void add_bias(float* rows, Index n, Index ld, Index offset, const RowVector& bias) {
@@ -350,12 +356,8 @@ class Extension {
         }
       }
     } else {
-      const float scale = s_.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
-      for_new_rows(n, [&](Index i) {
-        w_.embed.rows_to_float(run_.ids[static_cast<std::size_t>(p0 + i)], 1, x + i * d);
-        if (s_.gemma) ArrayMap(x + i * d, d) *= scale;
-        if (s_.gpt2) add_position(w_, p0 + i, x + i * d, d);
-      });
+      for_new_rows(n,
+                   [&](Index i) { w_.embed_token(s_, run_.ids[static_cast<std::size_t>(p0 + i)], p0 + i, x + i * d); });
       keep_hidden(0, p0, n, x);
     }
     // llama.cpp computes the last layer's MLP only for the rows it outputs: the one row read (see LayerMath::finish).
