@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -201,6 +202,53 @@ TEST(GgmlProducts, ProductsAreLlamaCppsVecDot) {
     std::printf("%-5s products within %.2e of ggml's vec_dot (relative to sum |w x|), %d compared\n", c.type.c_str(),
                 worst, compared);
   }
+}
+
+// Repacked Q4_K rows (llama.cpp repacks them where rows % 8 == 0): a batch's outputs are the one-row product's
+// (dot_q4_k_repacked, llama.cpp's gemv, which its gemm matches output for output), bit for bit, for a batch longer
+// than the kernel's tiles and not a multiple of them, and rows not a multiple of its sixteen lanes.
+TEST(GgmlProducts, RepackedQ4KBatchIsItsRowProduct) {
+  const std::vector<std::uint8_t> golden_rows = bytes_of("Q4_K.bin");
+  const std::size_t row_bytes = golden_rows.size() / 9;
+  ASSERT_EQ(row_bytes, 2u * 144);
+  std::vector<std::uint8_t> blocks;
+  for (int r = 0; r < 24; ++r) {  // 24 rows: the golden's 9, repeated
+    const auto* row = golden_rows.data() + static_cast<std::size_t>(r % 9) * row_bytes;
+    blocks.insert(blocks.end(), row, row + row_bytes);
+  }
+  const std::vector<float> golden_x = floats_of("activations.f32");
+  const Index golden_n = static_cast<Index>(golden_x.size()) / kRow, n = 77;
+  std::vector<float> x(static_cast<std::size_t>(n * kRow));
+  for (Index i = 0; i < n; ++i) {  // the golden's rows, each pass scaled and shifted
+    for (Index j = 0; j < kRow; ++j) {
+      const float v = golden_x[static_cast<std::size_t>((i % golden_n) * kRow + j)];
+      x[static_cast<std::size_t>(i * kRow + j)] =
+          v * (1.0f + 0.37f * static_cast<float>(i / golden_n)) + 0.01f * static_cast<float>(i / golden_n);
+    }
+  }
+  StoredMatrix W;
+  W.dtype = io::DType::GGML;
+  W.ggml_type = static_cast<std::uint32_t>(io::GgmlType::Q4_K);
+  W.ggml_rounding = true;
+  W.ggml_repacked = true;
+  W.data = blocks.data();
+  W.rows = 24;
+  W.cols = kRow;
+  std::vector<float> one(static_cast<std::size_t>(n * W.rows)), batch(one.size()), scratch;
+  for (Index i = 0; i < n; ++i)
+    stored_linear(x.data() + i * kRow, 1, kRow, W, one.data() + i * W.rows, W.rows, scratch);
+  stored_linear(x.data(), n, kRow, W, batch.data(), W.rows, scratch);
+  int differ = 0;
+  for (std::size_t i = 0; i < one.size(); ++i)
+    differ += std::bit_cast<std::uint32_t>(one[i]) != std::bit_cast<std::uint32_t>(batch[i]);
+  EXPECT_EQ(differ, 0) << "of " << one.size() << " outputs";
+  // Not repacked, a batch takes the float product of the dequantised rows: other bits.
+  W.ggml_repacked = false;
+  stored_linear(x.data(), n, kRow, W, batch.data(), W.rows, scratch);
+  differ = 0;
+  for (std::size_t i = 0; i < one.size(); ++i)
+    differ += std::bit_cast<std::uint32_t>(one[i]) != std::bit_cast<std::uint32_t>(batch[i]);
+  EXPECT_GT(differ, 0);
 }
 
 // A GGUF matrix's NaN and infinities are found from its blocks' scales: Q8_0 blocks with a NaN scale (32 NaN), an

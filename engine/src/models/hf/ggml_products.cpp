@@ -166,7 +166,7 @@ float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
 // sub-block scales and of the activations' sub-block sums times the mins, each converted and fused-multiply-added
 // with d_w d_a (dmin_w d_a) into its own float, super-block after super-block; the mins' float subtracted at the end
 // (no lanes to reduce). Used for the rows a product computes one at a time (generation; the row whose logits are
-// read); a batch takes the float product, faster than this per output (see batch_kernel).
+// read); a batch is q4_k_batch's, sixteen rows at a time, the same outputs.
 float dot_q4_k_repacked(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   float acc = 0.0f, mins = 0.0f;
   for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
@@ -440,6 +440,83 @@ void q8_offset(std::uint8_t* blocks, std::size_t count) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
                         _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)),
                                          _mm256_set1_epi8(static_cast<char>(0x80))));
+  }
+}
+
+// A batch of Q4_K rows in llama.cpp's repacked order (ggml_gemm_q4_K_8x8_q8_K sums each output as
+// dot_q4_k_repacked does): sixteen weight rows at a time in the 32-bit lanes of a 512-bit register, as llama.cpp's
+// repacking interleaves them, so one VNNI instruction multiplies four elements of sixteen rows by one token's four
+// activations (broadcast) and each sub-block's sums are scaled per lane, with no horizontal sum. The integers are
+// exact whatever their order; the float operations per output are dot_q4_k_repacked's, super-block after
+// super-block.
+constexpr int kK4Lanes = 16, kK4Tokens = 8;
+
+// One super-block of sixteen rows (row r in lane r; rows past the matrix repeat its last).
+struct K4Unpacked {
+  __m512i quants[64];  // element group g: row r's quants of elements 4g to 4g + 3 in lane r (unsigned bytes)
+  __m512i scale[8];    // sub-block j's 6-bit scale
+  __m512i mins[4];     // the mins of sub-blocks 2p and 2p + 1 as two int16
+  __m512 d, dmin;
+};
+
+// Super-block b of the rows at w (w_row bytes apart, `rows` of them, at most kK4Lanes).
+void k4_unpack(const std::uint8_t* w, std::size_t w_row, Index rows, Index b, K4Unpacked& u) {
+  alignas(64) std::int32_t offset[kK4Lanes], scale[8][kK4Lanes], mins[4][kK4Lanes];
+  alignas(64) float d[kK4Lanes], dmin[kK4Lanes];
+  const std::uint8_t* blocks = w + static_cast<std::size_t>(b) * 144;
+  for (int r = 0; r < kK4Lanes; ++r) {
+    offset[r] = static_cast<std::int32_t>(static_cast<std::size_t>(std::min<Index>(r, rows - 1)) * w_row);
+    const std::uint8_t* blk = blocks + offset[r];
+    d[r] = half_at(blk);
+    dmin[r] = half_at(blk + 2);
+    const K4Scales k = k4_scales(blk + 4);
+    for (int j = 0; j < 8; ++j) scale[j][r] = k.scale[j];
+    for (int p = 0; p < 4; ++p) mins[p][r] = k.min[2 * p] | (k.min[2 * p + 1] << 16);
+  }
+  const __m512i index = _mm512_load_si512(offset), low = _mm512_set1_epi8(0x0F);
+  // Byte 4q of the quants holds elements 64 (q / 8) + 4 (q % 8) (low nibbles) and 32 further on (high nibbles).
+  for (int q = 0; q < 32; ++q) {
+    const __m512i v = _mm512_i32gather_epi32(index, blocks + 16 + 4 * q, 1);
+    const int g = 16 * (q / 8) + q % 8;
+    u.quants[g] = _mm512_and_si512(v, low);
+    u.quants[g + 8] = _mm512_and_si512(_mm512_srli_epi32(v, 4), low);
+  }
+  for (int j = 0; j < 8; ++j) u.scale[j] = _mm512_load_si512(scale[j]);
+  for (int p = 0; p < 4; ++p) u.mins[p] = _mm512_load_si512(mins[p]);
+  u.d = _mm512_load_ps(d);
+  u.dmin = _mm512_load_ps(dmin);
+}
+
+// kTokens activation rows' Q8_K blocks (a[t]; pairs[t]: their four sums of sub-blocks 2p and 2p + 1 as int16
+// pairs) times the unpacked super-block, fused-multiply-added into sixteen outputs each (acc[t], mins[t]).
+template <int kTokens>
+void k4_tokens(const K4Unpacked& u, const std::uint8_t* const* a, const std::int32_t* const* pairs, __m512* acc,
+               __m512* mins) {
+  __m512i total[kTokens];
+  for (auto& v : total) v = _mm512_setzero_si512();
+  for (int j = 0; j < 8; ++j) {
+    __m512i part[kTokens];
+    for (auto& v : part) v = _mm512_setzero_si512();
+    for (int k = 0; k < 8; ++k) {
+      const __m512i q = u.quants[8 * j + k];
+      for (int t = 0; t < kTokens; ++t) {
+        std::int32_t four;
+        std::memcpy(&four, a[t] + 4 + 32 * j + 4 * k, 4);
+        part[t] = _mm512_dpbusd_epi32(part[t], q, _mm512_set1_epi32(four));
+      }
+    }
+    for (int t = 0; t < kTokens; ++t) total[t] = _mm512_add_epi32(total[t], _mm512_mullo_epi32(part[t], u.scale[j]));
+  }
+  for (int t = 0; t < kTokens; ++t) {
+    __m512i min_sum = _mm512_madd_epi16(u.mins[0], _mm512_set1_epi32(pairs[t][0]));
+    for (int p = 1; p < 4; ++p) {
+      min_sum = _mm512_add_epi32(min_sum, _mm512_madd_epi16(u.mins[p], _mm512_set1_epi32(pairs[t][p])));
+    }
+    float da;
+    std::memcpy(&da, a[t], 4);
+    const __m512 scale = _mm512_set1_ps(da);
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(u.d, scale), acc[t]);
+    mins[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(min_sum), _mm512_mul_ps(u.dmin, scale), mins[t]);
   }
 }
 #endif
@@ -747,9 +824,8 @@ struct BatchKernel {
   bool offset;  // the Q8_0 activations' quants offset by 128 (tile_pairs32)
 };
 
-// tinyBLAS_Q0 for Q8_0, Q5_0 and Q4_0 not repacked; vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K. (llama.cpp also
-// repacks Q4_K, and on AVX-512 Q2_K, into interleaved rows: a batch of Q4_K rows takes the float product, faster than
-// dot_q4_k_repacked per output; Q2_K not yet in their order.)
+// tinyBLAS_Q0 for Q8_0, Q5_0 and Q4_0 not repacked; vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K. (Repacked Q4_K
+// rows have their own kernel, q4_k_batch; llama.cpp on AVX-512 repacks Q2_K too, not yet in its order here.)
 std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {
@@ -793,6 +869,71 @@ void integer_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, co
     }
   }
 }
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+// A batch of products with repacked Q4_K rows (k4_tokens): the activations quantised to Q8_K once, then each
+// thread's share of sixteen-row groups against blocks of 64 activation rows, each super-block of a group unpacked
+// once per block of rows.
+void q4_k_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  const std::size_t act_row = act_row_bytes(io::GgmlType::Q8_K, W.cols);
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  const Index blocks = W.cols / 256, groups = (W.rows + kK4Lanes - 1) / kK4Lanes;
+  const std::uint8_t* acts = quantised_rows(io::GgmlType::Q8_K, x, n, ldx, W.cols, false);
+  // Each Q8_K block's sums of its eight sub-blocks (two sums of 16 each), paired as k4_tokens reads them.
+  std::vector<std::int32_t> pairs(static_cast<std::size_t>(n * blocks) * 4);
+  for (Index i = 0; i < n * blocks; ++i) {
+    std::int16_t sums[16];
+    std::memcpy(sums, acts + static_cast<std::size_t>(i / blocks) * act_row + (i % blocks) * 292 + 260, 32);
+    for (int p = 0; p < 4; ++p) {
+      const auto lo = static_cast<std::uint16_t>(sums[4 * p] + sums[4 * p + 1]);
+      const auto hi = static_cast<std::uint16_t>(sums[4 * p + 2] + sums[4 * p + 3]);
+      pairs[static_cast<std::size_t>(i) * 4 + p] =
+          static_cast<std::int32_t>(lo | (static_cast<std::uint32_t>(hi) << 16));
+    }
+  }
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+  constexpr Index kChunk = 64;
+#pragma omp parallel if (n * W.rows * W.cols >= (1 << 20))
+  {
+    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const Index g0 = groups * me / threads, g1 = groups * (me + 1) / threads;
+    K4Unpacked u;
+    __m512 acc[2 * kChunk];  // each token's two sums (quants, mins) of its sixteen outputs
+    for (Index c0 = 0; c0 < n; c0 += kChunk) {
+      const Index tokens = std::min(kChunk, n - c0);
+      for (Index g = g0; g < g1; ++g) {
+        const Index o = g * kK4Lanes, rows = std::min<Index>(kK4Lanes, W.rows - o);
+        std::fill(std::begin(acc), std::end(acc), _mm512_setzero_ps());
+        for (Index b = 0; b < blocks; ++b) {
+          k4_unpack(base + static_cast<std::size_t>(o) * w_row, w_row, rows, b, u);
+          const std::uint8_t* a[kK4Tokens];
+          const std::int32_t* p[kK4Tokens];
+          auto point = [&](Index t0, int count) {
+            for (int t = 0; t < count; ++t) {
+              const Index i = c0 + t0 + t;
+              a[t] = acts + static_cast<std::size_t>(i) * act_row + static_cast<std::size_t>(b) * 292;
+              p[t] = pairs.data() + static_cast<std::size_t>(i * blocks + b) * 4;
+            }
+          };
+          Index t0 = 0;
+          for (; t0 + kK4Tokens <= tokens; t0 += kK4Tokens) {
+            point(t0, kK4Tokens);
+            k4_tokens<kK4Tokens>(u, a, p, acc + t0, acc + kChunk + t0);
+          }
+          for (; t0 < tokens; ++t0) {
+            point(t0, 1);
+            k4_tokens<1>(u, a, p, acc + t0, acc + kChunk + t0);
+          }
+        }
+        const __mmask16 keep = static_cast<__mmask16>((1u << rows) - 1);
+        for (Index t = 0; t < tokens; ++t) {
+          _mm512_mask_storeu_ps(y + (c0 + t) * ldy + o, keep, _mm512_sub_ps(acc[t], acc[kChunk + t]));
+        }
+      }
+    }
+  }
+}
+#endif
 #endif
 
 }  // namespace
@@ -803,6 +944,13 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
     fused_integer(x, n, ldx, W, y, ldy);
     return true;
   }
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+  if (W.dtype == io::DType::GGML && W.ggml_rounding && static_cast<io::GgmlType>(W.ggml_type) == io::GgmlType::Q4_K &&
+      q4_k_repacked(W)) {
+    q4_k_batch(x, n, ldx, W, y, ldy);
+    return true;
+  }
+#endif
   if (const auto kernel = batch_kernel(W)) {
     integer_batch(x, n, ldx, W, *kernel, y, ldy);
     return true;

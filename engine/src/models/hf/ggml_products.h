@@ -13,10 +13,9 @@ namespace attn::models::ggml {
 
 // y[n, W.rows] = x[n, W.cols] W^T (strides ldx, ldy) with x's rows quantised as ggml quantises a product's
 // activations (Q8_0, Q8_1 or Q8_K) and multiplied in integer kernels, where W is a GGUF file's quantised matrix with
-// llama.cpp's arithmetic on and this build has a kernel for its type and for n rows (AVX2, FMA and F16C; Q4_K for
-// n <= kFusedRows only). Q4_0, and Q4_K one row at a time, in llama.cpp's repacked order where it repacks
-// (StoredMatrix::ggml_repacked). False, y
-// untouched, otherwise.
+// llama.cpp's arithmetic on and this build has a kernel for its type and for n rows (AVX2, FMA and F16C; a batch of
+// Q4_K rows needs AVX-512 VNNI). Q4_0 one row at a time, and Q4_K, in llama.cpp's repacked order where it repacks
+// (StoredMatrix::ggml_repacked). False, y untouched, otherwise.
 bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy);
 
 // The same for a GGUF file's F32 or F16 matrix, x already rounded (io::ggml_round_activations): the float products
