@@ -132,6 +132,7 @@ struct TransformerRun {
   std::vector<std::string> labels;      // ViT: top classes "label (p)" when a classifier head is loaded
   std::vector<int> special_positions;   // [CLS]/[SEP]/BOS/class-token positions, for head statistics
   std::vector<std::string> warnings;    // e.g. "text truncated to 512 tokens (the model's positions)"
+  int truncated_tokens = 0;             // run_text: the text's tokens cut off at the positions or max_tokens
   int grid_rows = 0, grid_cols = 0;     // ViT: patch grid (token 0 is the class token)
   // The logits of positions logits_from, logits_from + 1, ...: one row (RunOptions::logits_position or the family's
   // own) or every position (all_logits); ViT: the classifier's, one row for the class token. Empty without a head.

@@ -1018,6 +1018,7 @@ struct PreparedText {
   Labels labels;
   std::vector<Span> spans;
   std::string warning;
+  int dropped = 0;  // tokens cut off at the limit
 };
 
 // A decoder's text: the tokens its tokenizer gives the model (tokenizer.json's post-processor, or
@@ -1031,6 +1032,7 @@ Result<PreparedText> prepare_decoder_text(const text::Tokenizer& tok, std::strin
   const std::size_t given = encoded->tokens.size();
   if (static_cast<Index>(given) > limit) {
     encoded->tokens.resize(static_cast<std::size_t>(limit));
+    p.dropped = static_cast<int>(given - static_cast<std::size_t>(limit));
     p.warning = "text truncated to " + std::to_string(limit) + " tokens (" + std::to_string(given - limit) +
                 " dropped; " + (context ? "the model's context" : "the token limit") + ")";
   }
@@ -1124,7 +1126,8 @@ Result<PreparedText> prepare_text(const TransformerModel::Impl& m, std::string_v
     warning = "text truncated to " + std::to_string(ids.size()) + " tokens (" + std::to_string(given - kept) +
               " dropped; " + (limit == c.context() ? "the model's context" : "the token limit") + ")";
   }
-  return PreparedText{std::move(ids), std::move(types), std::move(labels), std::move(spans), std::move(warning)};
+  return PreparedText{std::move(ids),   std::move(types),   std::move(labels),
+                      std::move(spans), std::move(warning), static_cast<int>(given - kept)};
 }
 
 }  // namespace
@@ -1140,6 +1143,7 @@ Result<TransformerRun> TransformerRunner::run_text(std::string_view text, std::s
   run->attention.tokens = std::move(p.labels);
   run->attention.spans = std::move(p.spans);
   if (c.family == Family::Bert) run->type_ids = std::move(p.types);
+  run->truncated_tokens = p.dropped;
   if (!p.warning.empty()) run->warnings.insert(run->warnings.begin(), p.warning);
   return run;
 }
