@@ -42,7 +42,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev libgl-dev fonts-dejavu-core fonts-wqy-microhei fonts-noto-color-emoji
   libqcustomplot-dev libqcustomplot2.1-qt6
-  libeigen3-dev libboost-graph-dev libopencv-dev nlohmann-json3-dev libutf8proc-dev libpcre2-dev libsentencepiece-dev zlib1g-dev
+  libeigen3-dev libsqlite3-dev libboost-graph-dev libopencv-dev nlohmann-json3-dev libutf8proc-dev libpcre2-dev libsentencepiece-dev zlib1g-dev
   libsndfile1-dev libsamplerate0-dev libespeak-ng-dev espeak-ng-data
   qt6-multimedia-dev
   libopenblas0-openmp libopenblas-openmp-dev

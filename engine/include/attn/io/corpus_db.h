@@ -1,0 +1,83 @@
+// A corpus run's database (issue 46): one SQLite file per shard, each input committed as it is done (a killed job
+// loses only the inputs in flight), resumed by skipping the ids it holds, merged by `merge_corpus`.
+//
+// Tables (schema version 1, in meta):
+//   meta(key TEXT PRIMARY KEY, value TEXT): CorpusMeta's fields, one row each
+//   inputs(id INTEGER PRIMARY KEY, text TEXT, pair TEXT, tokens INTEGER, truncated INTEGER)
+//   head_stats(input_id, layer, head, entropy, mean_distance, first_token_mass, max_weight, previous_token,
+//              duplicate_token, induction)                       one row per input, layer and head
+//   top_pairs(input_id, layer, head, rank, query, key, weight, query_token, key_token)
+//   skipped(id INTEGER PRIMARY KEY, empty INTEGER, reason TEXT)    the lines of the shard that are not inputs
+// Ids are the corpus file's line numbers (attn/analysis/corpus.h); layers, heads, positions and ranks from 0.
+#pragma once
+
+#include "attn/analysis/corpus.h"
+#include "attn/error.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::io {
+
+// What a database records of the run that wrote it. A run resumes a database, and shards merge, only when every field
+// but `shard` agrees.
+struct CorpusMeta {
+  std::string model;              // as given on the command line
+  std::string model_description;  // TransformerModel::description()
+  std::string model_fingerprint;  // analysis::file_fingerprint of the model
+  std::string input;              // the corpus file's name
+  std::string input_fingerprint;
+  int max_tokens = 0;  // 0: the model's positions
+  int top_k = 5;
+  std::string shard;  // "i/N"; a merge: "merged from N files"
+};
+
+struct CorpusCounts {
+  std::int64_t inputs = 0, empty = 0, invalid = 0, truncated = 0;
+};
+
+class CorpusDb {
+ public:
+  // Opens `path` for a run: a new database with `meta`, or an existing one with the same meta (resume), refused
+  // otherwise naming the first field that differs and both values.
+  static Result<CorpusDb> open_for_run(const std::filesystem::path& path, const CorpusMeta& meta);
+  // An existing database, read only.
+  static Result<CorpusDb> open_read(const std::filesystem::path& path);
+
+  CorpusDb(CorpusDb&&) noexcept;
+  CorpusDb& operator=(CorpusDb&&) noexcept;
+  ~CorpusDb();
+
+  const CorpusMeta& meta() const;
+  // Whether line `id` is done: an input or a skipped line.
+  Result<bool> has(std::int64_t id);
+  // One input and its figures, or a skipped line, committed before returning.
+  Result<void> add(const analysis::CorpusRecord& record);
+  Result<void> add(const analysis::SkippedLine& line);
+  Result<CorpusCounts> counts();
+  // Leaves one file (the write-ahead log folded back in).
+  Result<void> close();
+
+  struct Impl;
+
+ private:
+  explicit CorpusDb(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct MergeReport {
+  CorpusCounts counts;
+  int files = 0;
+};
+
+// Writes the shards' union to `out` (through a temporary file beside it, renamed when complete: `out` is either the
+// whole merge or untouched). Refused: no shard, `out` among the shards, a file that is not a corpus database, shards
+// of different meta (model, input, options), two shards holding the same id. progress(done, files) after each file.
+Result<MergeReport> merge_corpus(const std::filesystem::path& out, const std::vector<std::filesystem::path>& shards,
+                                 const std::function<void(int done, int files)>& progress = {});
+
+}  // namespace attn::io

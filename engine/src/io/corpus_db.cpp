@@ -1,0 +1,435 @@
+// The corpus run's SQLite database (attn/io/corpus_db.h), through SQLite's C API.
+#include "attn/io/corpus_db.h"
+
+#include <sqlite3.h>
+
+#include <unistd.h>
+
+#include <array>
+#include <system_error>
+#include <utility>
+
+namespace attn::io {
+
+namespace fs = std::filesystem;
+
+// Owners of SQLite's handles (named, not anonymous: CorpusDb::Impl holds them).
+namespace sqlite {
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct StmtCloser {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+}  // namespace sqlite
+using Db = std::unique_ptr<sqlite3, sqlite::DbCloser>;
+using Stmt = std::unique_ptr<sqlite3_stmt, sqlite::StmtCloser>;
+
+namespace {
+
+constexpr const char* kSchemaVersion = "1";
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS inputs(id INTEGER PRIMARY KEY, text TEXT NOT NULL, pair TEXT, tokens INTEGER NOT NULL,
+                                  truncated INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS head_stats(input_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,
+                                      entropy REAL, mean_distance REAL, first_token_mass REAL, max_weight REAL,
+                                      previous_token REAL, duplicate_token REAL, induction REAL,
+                                      PRIMARY KEY(input_id, layer, head)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS top_pairs(input_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,
+                                     rank INTEGER NOT NULL, query INTEGER NOT NULL, key INTEGER NOT NULL,
+                                     weight REAL NOT NULL, query_token TEXT, key_token TEXT,
+                                     PRIMARY KEY(input_id, layer, head, rank)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS skipped(id INTEGER PRIMARY KEY, empty INTEGER NOT NULL, reason TEXT NOT NULL);
+)sql";
+
+std::unexpected<Error> sql_error(sqlite3* db, const fs::path& path, const std::string& what) {
+  const int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
+  const ErrorKind kind = (code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT ? ErrorKind::Malformed
+                         : (code & 0xff) == SQLITE_FULL || (code & 0xff) == SQLITE_IOERR ||
+                                 (code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY
+                             ? ErrorKind::Io
+                             : ErrorKind::Malformed;
+  return fail(kind, what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), path.string());
+}
+
+Result<void> exec(sqlite3* db, const fs::path& path, const char* sql) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return sql_error(db, path, "SQLite");
+  return {};
+}
+
+Result<Stmt> prepare(sqlite3* db, const fs::path& path, const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
+    return sql_error(db, path, "SQLite");
+  }
+  return Stmt(s);
+}
+
+// Runs a statement that returns no rows (or ignores them), then resets it for the next binding.
+bool step_done(sqlite3_stmt* s) {
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {}
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return rc == SQLITE_DONE;
+}
+
+void bind_text(sqlite3_stmt* s, int i, const std::string& t) {
+  sqlite3_bind_text(s, i, t.data(), static_cast<int>(t.size()), SQLITE_TRANSIENT);
+}
+void bind_optional(sqlite3_stmt* s, int i, const std::optional<float>& v) {
+  if (v) {
+    sqlite3_bind_double(s, i, *v);
+  } else {
+    sqlite3_bind_null(s, i);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> meta_rows(const CorpusMeta& m) {
+  return {{"schema", kSchemaVersion},
+          {"model", m.model},
+          {"model_description", m.model_description},
+          {"model_fingerprint", m.model_fingerprint},
+          {"input", m.input},
+          {"input_fingerprint", m.input_fingerprint},
+          {"max_tokens", std::to_string(m.max_tokens)},
+          {"top_k", std::to_string(m.top_k)},
+          {"shard", m.shard}};
+}
+
+// The meta table of `schema` ("main" or an attached name), or why the file is not a corpus database.
+Result<CorpusMeta> read_meta(sqlite3* db, const fs::path& path, const std::string& schema) {
+  auto stmt = prepare(db, path, ("SELECT key, value FROM " + schema + ".meta").c_str());
+  if (!stmt) return fail(ErrorKind::Malformed, "not an AttnScope corpus database (no meta table)", path.string());
+  CorpusMeta m;
+  std::string version;
+  int rc;
+  while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW) {
+    const std::string key = reinterpret_cast<const char*>(sqlite3_column_text(stmt->get(), 0));
+    const auto* text = sqlite3_column_text(stmt->get(), 1);
+    const std::string value = text ? reinterpret_cast<const char*>(text) : "";
+    if (key == "schema") version = value;
+    if (key == "model") m.model = value;
+    if (key == "model_description") m.model_description = value;
+    if (key == "model_fingerprint") m.model_fingerprint = value;
+    if (key == "input") m.input = value;
+    if (key == "input_fingerprint") m.input_fingerprint = value;
+    if (key == "max_tokens") m.max_tokens = std::atoi(value.c_str());
+    if (key == "top_k") m.top_k = std::atoi(value.c_str());
+    if (key == "shard") m.shard = value;
+  }
+  if (rc != SQLITE_DONE) return sql_error(db, path, "reading meta");
+  if (version != kSchemaVersion) {
+    return fail(ErrorKind::Unsupported,
+                version.empty() ? "not an AttnScope corpus database (no schema version in meta)"
+                                : "corpus database schema " + version + ", this AttnScope reads " + kSchemaVersion,
+                path.string());
+  }
+  return m;
+}
+
+// The first field (but the shard, unless `with_shard`) in which a and b differ: "model_fingerprint: A against B".
+std::optional<std::string> meta_difference(const CorpusMeta& a, const CorpusMeta& b, bool with_shard) {
+  const auto ra = meta_rows(a), rb = meta_rows(b);
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    if (ra[i].first == "shard" && !with_shard) continue;
+    if (ra[i].second != rb[i].second) return ra[i].first + " '" + ra[i].second + "' against '" + rb[i].second + "'";
+  }
+  return std::nullopt;
+}
+
+Result<Db> open_db(const fs::path& path, int flags) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  Db db(raw);
+  if (rc != SQLITE_OK) return sql_error(db.get(), path, "cannot open");
+  sqlite3_busy_timeout(db.get(), 5000);
+  sqlite3_extended_result_codes(db.get(), 1);
+  return db;
+}
+
+Result<void> write_meta(sqlite3* db, const fs::path& path, const CorpusMeta& meta) {
+  auto put = prepare(db, path, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+  if (!put) return std::unexpected(put.error());
+  for (const auto& [k, v] : meta_rows(meta)) {
+    bind_text(put->get(), 1, k);
+    bind_text(put->get(), 2, v);
+    if (!step_done(put->get())) return sql_error(db, path, "writing meta");
+  }
+  return {};
+}
+
+}  // namespace
+
+struct CorpusDb::Impl {
+  fs::path path;
+  Db db;
+  CorpusMeta meta;
+  Stmt has, input, head, pair, skip;
+};
+
+CorpusDb::CorpusDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CorpusDb::CorpusDb(CorpusDb&&) noexcept = default;
+CorpusDb& CorpusDb::operator=(CorpusDb&&) noexcept = default;
+CorpusDb::~CorpusDb() {
+  if (impl_) (void)close();
+}
+
+const CorpusMeta& CorpusDb::meta() const { return impl_->meta; }
+
+Result<CorpusDb> CorpusDb::open_for_run(const fs::path& path, const CorpusMeta& meta) {
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
+  auto db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!db) return std::unexpected(db.error());
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->db = std::move(*db);
+  sqlite3* d = impl->db.get();
+  // Write-ahead log: a commit per input without a sync per commit; a crash keeps every committed input.
+  if (auto ok = exec(d, path, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  if (existed && fs::file_size(path, ec) > 0) {
+    auto old = read_meta(d, path, "main");
+    if (!old) return std::unexpected(old.error());
+    if (auto diff = meta_difference(meta, *old, true)) {
+      return fail(ErrorKind::Mismatch, "written by another run (" + *diff + "): resume it with the same options",
+                  path.string());
+    }
+  } else {
+    if (auto ok = exec(d, path, kSchema); !ok) return std::unexpected(ok.error());
+    if (auto ok = write_meta(d, path, meta); !ok) return std::unexpected(ok.error());
+  }
+  impl->meta = meta;
+  const std::array<std::pair<Stmt*, const char*>, 5> statements{{
+      {&impl->has, "SELECT EXISTS(SELECT 1 FROM inputs WHERE id = ?1) OR EXISTS(SELECT 1 FROM skipped WHERE id = ?1)"},
+      {&impl->input, "INSERT INTO inputs(id, text, pair, tokens, truncated) VALUES(?1, ?2, ?3, ?4, ?5)"},
+      {&impl->head, "INSERT INTO head_stats VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
+      {&impl->pair, "INSERT INTO top_pairs VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+      {&impl->skip, "INSERT INTO skipped(id, empty, reason) VALUES(?1, ?2, ?3)"},
+  }};
+  for (const auto& [stmt, sql] : statements) {
+    auto s = prepare(d, path, sql);
+    if (!s) return std::unexpected(s.error());
+    *stmt = std::move(*s);
+  }
+  return CorpusDb(std::move(impl));
+}
+
+Result<CorpusDb> CorpusDb::open_read(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return fail(ErrorKind::Io, "no such file", path.string());
+  auto db = open_db(path, SQLITE_OPEN_READONLY);
+  if (!db) return std::unexpected(db.error());
+  auto meta = read_meta(db->get(), path, "main");
+  if (!meta) return std::unexpected(meta.error());
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->db = std::move(*db);
+  impl->meta = std::move(*meta);
+  return CorpusDb(std::move(impl));
+}
+
+Result<bool> CorpusDb::has(std::int64_t id) {
+  sqlite3_stmt* s = impl_->has.get();
+  if (!s) return fail(ErrorKind::Unsupported, "opened read only", impl_->path.string());
+  sqlite3_bind_int64(s, 1, id);
+  const int rc = sqlite3_step(s);
+  const bool found = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+  sqlite3_reset(s);
+  if (rc != SQLITE_ROW) return sql_error(impl_->db.get(), impl_->path, "looking up an input");
+  return found;
+}
+
+Result<void> CorpusDb::add(const analysis::CorpusRecord& r) {
+  sqlite3* d = impl_->db.get();
+  if (!impl_->input) return fail(ErrorKind::Unsupported, "opened read only", impl_->path.string());
+  if (auto ok = exec(d, impl_->path, "BEGIN"); !ok) return ok;
+  auto failed = [&](const char* what) {
+    auto e = sql_error(d, impl_->path, what);
+    sqlite3_exec(d, "ROLLBACK", nullptr, nullptr, nullptr);
+    return e;
+  };
+  sqlite3_stmt* in = impl_->input.get();
+  sqlite3_bind_int64(in, 1, r.id);
+  bind_text(in, 2, r.text);
+  if (r.pair.empty()) {
+    sqlite3_bind_null(in, 3);
+  } else {
+    bind_text(in, 3, r.pair);
+  }
+  sqlite3_bind_int(in, 4, r.tokens);
+  sqlite3_bind_int(in, 5, r.truncated);
+  if (!step_done(in)) return failed("writing input");
+  sqlite3_stmt* h = impl_->head.get();
+  for (const auto& row : r.heads) {
+    sqlite3_bind_int64(h, 1, r.id);
+    sqlite3_bind_int(h, 2, row.layer);
+    sqlite3_bind_int(h, 3, row.head);
+    const float values[] = {row.entropy, row.mean_distance, row.first_token_mass, row.max_weight, row.previous_token};
+    for (int i = 0; i < 5; ++i) sqlite3_bind_double(h, 4 + i, values[i]);
+    bind_optional(h, 9, row.duplicate_token);
+    bind_optional(h, 10, row.induction);
+    if (!step_done(h)) return failed("writing head statistics");
+  }
+  sqlite3_stmt* p = impl_->pair.get();
+  auto token = [&](int i) {
+    return i >= 0 && static_cast<std::size_t>(i) < r.token_text.size() ? r.token_text[static_cast<std::size_t>(i)]
+                                                                       : std::string();
+  };
+  for (const auto& pair : r.pairs) {
+    const int ints[] = {pair.layer, pair.head, pair.rank, pair.query, pair.key};
+    sqlite3_bind_int64(p, 1, r.id);
+    for (int i = 0; i < 5; ++i) sqlite3_bind_int(p, 2 + i, ints[i]);
+    sqlite3_bind_double(p, 7, pair.weight);
+    bind_text(p, 8, token(pair.query));
+    bind_text(p, 9, token(pair.key));
+    if (!step_done(p)) return failed("writing top pairs");
+  }
+  if (auto ok = exec(d, impl_->path, "COMMIT"); !ok) return failed("committing");
+  return {};
+}
+
+Result<void> CorpusDb::add(const analysis::SkippedLine& line) {
+  sqlite3_stmt* s = impl_->skip.get();
+  if (!s) return fail(ErrorKind::Unsupported, "opened read only", impl_->path.string());
+  sqlite3_bind_int64(s, 1, line.id);
+  sqlite3_bind_int(s, 2, line.empty ? 1 : 0);
+  bind_text(s, 3, line.reason);
+  if (!step_done(s)) return sql_error(impl_->db.get(), impl_->path, "writing a skipped line");
+  return {};
+}
+
+Result<CorpusCounts> CorpusDb::counts() {
+  auto s = prepare(impl_->db.get(), impl_->path,
+                   "SELECT (SELECT count(*) FROM inputs), (SELECT count(*) FROM skipped WHERE empty = 1), "
+                   "(SELECT count(*) FROM skipped WHERE empty = 0), (SELECT count(*) FROM inputs WHERE truncated > 0)");
+  if (!s) return std::unexpected(s.error());
+  if (sqlite3_step(s->get()) != SQLITE_ROW) return sql_error(impl_->db.get(), impl_->path, "counting");
+  CorpusCounts c;
+  c.inputs = sqlite3_column_int64(s->get(), 0);
+  c.empty = sqlite3_column_int64(s->get(), 1);
+  c.invalid = sqlite3_column_int64(s->get(), 2);
+  c.truncated = sqlite3_column_int64(s->get(), 3);
+  return c;
+}
+
+Result<void> CorpusDb::close() {
+  if (!impl_ || !impl_->db) return {};
+  impl_->has.reset();
+  impl_->input.reset();
+  impl_->head.reset();
+  impl_->pair.reset();
+  impl_->skip.reset();
+  Result<void> ok;
+  if (!sqlite3_db_readonly(impl_->db.get(), "main")) {
+    ok = exec(impl_->db.get(), impl_->path, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  }
+  impl_->db.reset();
+  return ok;
+}
+
+namespace {
+
+// Shard `path` attached as "s" to the merge `d`, checked (meta, overlaps) and copied in one transaction.
+Result<CorpusMeta> merge_one(sqlite3* d, const fs::path& out, const fs::path& path, const CorpusMeta* first) {
+  auto attach = prepare(d, out, "ATTACH DATABASE ?1 AS s");
+  if (!attach) return std::unexpected(attach.error());
+  const std::string uri = path.string();
+  bind_text(attach->get(), 1, uri);
+  if (!step_done(attach->get())) return sql_error(d, path, "not an AttnScope corpus database");
+  attach->reset();
+  auto detach = [&] { sqlite3_exec(d, "DETACH DATABASE s", nullptr, nullptr, nullptr); };
+  auto meta = read_meta(d, path, "s");
+  if (!meta) {
+    detach();
+    return meta;
+  }
+  if (first) {
+    if (auto diff = meta_difference(*meta, *first, false)) {
+      detach();
+      return fail(ErrorKind::Mismatch, "not a shard of the same run as the first file (" + *diff + ")", path.string());
+    }
+  }
+  auto overlap = prepare(d, out,
+                         "SELECT min(id) FROM (SELECT id FROM s.inputs UNION ALL SELECT id FROM s.skipped) "
+                         "WHERE id IN (SELECT id FROM main.inputs UNION ALL SELECT id FROM main.skipped)");
+  if (!overlap) {
+    detach();
+    return std::unexpected(overlap.error());
+  }
+  if (sqlite3_step(overlap->get()) == SQLITE_ROW && sqlite3_column_type(overlap->get(), 0) != SQLITE_NULL) {
+    const auto id = sqlite3_column_int64(overlap->get(), 0);
+    overlap->reset();
+    detach();
+    return fail(ErrorKind::Mismatch, "holds line " + std::to_string(id) + ", which an earlier shard holds too",
+                path.string());
+  }
+  overlap->reset();
+  auto copied = exec(d, out,
+                     "BEGIN; INSERT INTO main.inputs SELECT * FROM s.inputs; INSERT INTO main.head_stats SELECT * FROM "
+                     "s.head_stats; INSERT INTO main.top_pairs SELECT * FROM s.top_pairs; INSERT INTO main.skipped "
+                     "SELECT * FROM s.skipped; COMMIT;");
+  if (!copied) sqlite3_exec(d, "ROLLBACK", nullptr, nullptr, nullptr);
+  detach();
+  if (!copied) return std::unexpected(copied.error());
+  return meta;
+}
+
+}  // namespace
+
+Result<MergeReport> merge_corpus(const fs::path& out, const std::vector<fs::path>& shards,
+                                 const std::function<void(int, int)>& progress) {
+  if (shards.empty()) return fail(ErrorKind::OutOfRange, "merge: no shard files given", out.string());
+  std::error_code ec;
+  for (const auto& s : shards) {
+    if (fs::exists(out, ec) && fs::equivalent(out, s, ec)) {
+      return fail(ErrorKind::OutOfRange, "merge: the output is one of the shards", out.string());
+    }
+    if (!fs::is_regular_file(s, ec)) return fail(ErrorKind::Io, "no such file", s.string());
+  }
+  const fs::path partial = fs::path(out.string() + ".partial-" + std::to_string(::getpid()));
+  fs::remove(partial, ec);
+  MergeReport report;
+  {
+    auto db = open_db(partial, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (!db) return std::unexpected(db.error());
+    sqlite3* d = db->get();
+    auto cleanup = [&](Error e) {
+      db->reset();
+      fs::remove(partial, ec);
+      return std::unexpected(std::move(e));
+    };
+    if (auto ok = exec(d, partial, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"); !ok) return cleanup(ok.error());
+    if (auto ok = exec(d, partial, kSchema); !ok) return cleanup(ok.error());
+    std::optional<CorpusMeta> first;
+    for (const auto& s : shards) {
+      auto meta = merge_one(d, partial, s, first ? &*first : nullptr);
+      if (!meta) return cleanup(meta.error());
+      if (!first) first = *meta;
+      ++report.files;
+      if (progress) progress(report.files, static_cast<int>(shards.size()));
+    }
+    first->shard = "merged from " + std::to_string(shards.size()) + (shards.size() == 1 ? " file" : " files");
+    if (auto ok = write_meta(d, partial, *first); !ok) return cleanup(ok.error());
+  }
+  {
+    auto merged = CorpusDb::open_read(partial);
+    if (!merged) return std::unexpected(merged.error());
+    auto counts = merged->counts();
+    if (!counts) return std::unexpected(counts.error());
+    report.counts = *counts;
+  }
+  fs::rename(partial, out, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(partial, ec);
+    return fail(ErrorKind::Io, "cannot write: " + why, out.string());
+  }
+  return report;
+}
+
+}  // namespace attn::io
