@@ -9,6 +9,7 @@
 #include "cli/caption_cli.h"
 #include "cli/glimpse_cli.h"
 #include "cli/attribute_cli.h"
+#include "cli/corpus_cli.h"
 #include "cli/heads_cli.h"
 #include "cli/headless.h"
 #include "cli/patch_cli.h"
@@ -324,6 +325,22 @@ struct Options {
   QCommandLineOption headsSeed{u"seed"_s, u"Seed of the random sequences (default 0)."_s, u"S"_s};
   QCommandLineOption maxOffset{
       u"max-offset"_s, u"Induction: offsets 1 to K after the earlier occurrence are tried (default 3)."_s, u"K"_s};
+  // corpus
+  QCommandLineOption corpusInput{u"input"_s,
+                                 u"The corpus: a text file (one input per line) or JSON Lines (.jsonl: {\"text\": "
+                                 "...} or {\"text\": ..., \"pair\": ...})."_s,
+                                 u"file"_s};
+  QCommandLineOption corpusDb{u"db"_s,
+                              u"The SQLite database written (a run: created, or resumed when it exists; merge: the "
+                              "output)."_s,
+                              u"file"_s};
+  QCommandLineOption corpusShard{u"shard"_s, u"Take only the inputs whose line number mod N is i (default 0/1)."_s,
+                                 u"i/N"_s};
+  QCommandLineOption corpusMaxTokens{
+      u"max-tokens"_s, u"Truncate each input to K tokens (default: the model's positions); counted in the summary."_s,
+      u"K"_s};
+  QCommandLineOption corpusTopK{u"top-k"_s, u"Strongest query -> key pairs kept per head and input (default 5)."_s,
+                                u"K"_s};
   QCommandLineOption alphabet{u"alphabet"_s,
                               u"Draw S from this text's distinct tokens (default: every ordinary token; a vocabulary "
                               "of at most 512 tokens: the letters a-z)."_s,
@@ -815,6 +832,40 @@ int runHeadsCommand(QCommandLineParser& parser, const Options& o) {
   return reportRender(attn::ui::runHeads(job));
 }
 
+// attnscope-cli corpus --model M --input F --db D [--shard i/N] [--max-tokens K] [--top-k K], or
+// attnscope-cli corpus merge --db OUT SHARD...
+int runCorpusCommand(QCommandLineParser& parser, const Options& o) {
+  const QStringList positional = parser.positionalArguments();
+  if (!parser.isSet(o.corpusDb)) return usageError(u"corpus: give --db FILE.sqlite"_s);
+  if (positional.size() > 1 && positional.at(1) == u"merge"_s) {
+    if (positional.size() < 3) return usageError(u"corpus merge: give the shard files after --db OUT.sqlite"_s);
+    return reportRender(attn::ui::runCorpusMerge(pathValue(parser, o.corpusDb), positional.mid(2)));
+  }
+  if (positional.size() > 1) return usageError(u"unexpected argument '%1' (corpus merge?)"_s.arg(positional.at(1)));
+  if (!parser.isSet(o.model)) return usageError(u"corpus: give --model DIR (or a .gguf file)"_s);
+  if (!parser.isSet(o.corpusInput)) return usageError(u"corpus: give --input FILE (.txt or .jsonl)"_s);
+  attn::ui::CorpusJob job;
+  job.modelPath = pathValue(parser, o.model);
+  job.inputPath = pathValue(parser, o.corpusInput);
+  job.dbPath = pathValue(parser, o.corpusDb);
+  if (parser.isSet(o.corpusShard)) {
+    auto shard = attn::analysis::parse_shard(parser.value(o.corpusShard).toStdString());
+    if (!shard) return usageError(QString::fromStdString(shard.error().reason));
+    job.shard = *shard;
+  }
+  QString error;
+  if (!parseNumber(parser, o.corpusMaxTokens, job.maxTokens, error) ||
+      !parseNumber(parser, o.corpusTopK, job.topK, error)) {
+    return usageError(error);
+  }
+  if (parser.isSet(o.corpusMaxTokens) && job.maxTokens < 1) return usageError(u"--max-tokens: give 1 or more"_s);
+  if (job.topK < 0 || job.topK > 100) return usageError(u"--top-k: give 0 to 100"_s);
+  auto outcome = attn::ui::runCorpus(job);
+  if (!outcome) return reportRender(std::unexpected(outcome.error()));
+  const int code = reportRender(outcome->report);
+  return outcome->interrupted ? 130 : code;
+}
+
 int runCaptionCommand(QCommandLineParser& parser, const Options& o) {
   if (parser.isSet(o.alignList)) {
     const auto models = attn::ui::bundledCaptionModels();
@@ -915,6 +966,9 @@ QString commandsHelp() {
          "           its offset) and sink head, on repeated random sequences; write a row per head and a map per\n"
          "           detector: attnscope-cli heads --model DIR --detect previous-token,induction --csv h.csv --out "
          "h.png\n"
+         "  corpus   Every head's statistics over a corpus (a line or JSON line per input) into SQLite; shards,\n"
+         "           resumes, merges: attnscope-cli corpus --model DIR --input c.txt --db c.sqlite [--shard 0/4]\n"
+         "           attnscope-cli corpus merge --db all.sqlite c0.sqlite c1.sqlite ...\n"
          "  speech   Say a text with espeak-ng (or read an audio file) and write the 16 kHz audio, the phonemes' time\n"
          "           spans and the log-mel spectrogram a speech model hears:\n"
          "           attnscope-cli speech --text \"the quick brown fox\" --voice en-us+f2 --wav-out s.wav --json "
@@ -979,6 +1033,12 @@ bool addCommandOptions(QCommandLineParser& parser, const QString& command, const
                                  u"heads [options]"_s);
     parser.addOptions(
         {o.model, o.detect, o.headsCsv, o.headsOut, o.length, o.sequences, o.headsSeed, o.maxOffset, o.alphabet});
+  } else if (command == u"corpus"_s) {
+    parser.addPositionalArgument(u"corpus"_s,
+                                 u"Every head's statistics over a corpus, into SQLite (or: corpus merge --db OUT "
+                                 "SHARD...)."_s,
+                                 u"corpus [merge SHARD...] [options]"_s);
+    parser.addOptions({o.model, o.corpusInput, o.corpusDb, o.corpusShard, o.corpusMaxTokens, o.corpusTopK});
   } else if (command == u"speech"_s) {
     parser.addPositionalArgument(
         u"speech"_s, u"Say a text with espeak-ng (or read an audio file); write what a speech model hears."_s,
@@ -1004,8 +1064,9 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption helpOption = parser.addHelpOption();
   const QCommandLineOption versionOption(u"version"_s, u"Print the versions of AttnScope and its libraries."_s);
   parser.addOption(versionOption);
-  parser.addPositionalArgument(
-      u"command"_s, u"lab, demo, glimpse, run, patch, attribute, heads, align, caption or speech"_s, u"<command>"_s);
+  parser.addPositionalArgument(u"command"_s,
+                               u"lab, demo, glimpse, run, patch, attribute, heads, corpus, align, caption or speech"_s,
+                               u"<command>"_s);
   // First pass: find the command; its own options are added below and checked in the second pass.
   parser.parse(QGuiApplication::arguments());
   const QStringList positional = parser.positionalArguments();
@@ -1021,21 +1082,22 @@ int main(int argc, char* argv[]) {
       return 0;
     }
     return usageError(
-        u"no command given (lab, demo, glimpse, run, patch, attribute, heads, align, caption or speech)"_s);
+        u"no command given (lab, demo, glimpse, run, patch, attribute, heads, corpus, align, caption or speech)"_s);
   }
 
   Options o;
   parser.clearPositionalArguments();
   if (!addCommandOptions(parser, command, o)) {
     return usageError(
-        u"unknown command '%1' (lab, demo, glimpse, run, patch, attribute, heads, align, caption or speech)"_s.arg(
-            command));
+        u"unknown command '%1' (lab, demo, glimpse, run, patch, attribute, heads, corpus, align, caption or speech)"_s
+            .arg(command));
   }
   if (!parser.parse(QGuiApplication::arguments())) return usageError(parser.errorText());
   if (parser.isSet(helpOption)) {
     print(stdout, parser.helpText());
     return 0;
   }
+  if (command == u"corpus"_s) return runCorpusCommand(parser, o);
   if (parser.positionalArguments().size() > 1) {
     return usageError(u"unexpected argument '%1'"_s.arg(parser.positionalArguments().at(1)));
   }
