@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -934,23 +935,137 @@ void q4_k_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float
   }
 }
 #endif
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+// A few activation rows times repacked Q4_K rows (generation), four weight rows at a time, each row's super-block
+// read 64 bytes at a time: the low nibbles of quant bytes 0-63 are sub-blocks 0 and 2, the high ones 1 and 3 (bytes
+// 64-127: 4 and 6, 5 and 7), so the activations are rearranged once per row into that order (K4Activations) and
+// each 512-bit maddubs multiplies two sub-blocks, its int16 pairs scaled by their sub-blocks' scales (one shuffle of
+// the broadcast scales) in a madd. The four rows' exact totals and min sums are reduced together and take
+// dot_q4_k_repacked's float operations, four lanes at a time: the same outputs.
+constexpr std::size_t kK4ActBytes = 320;
+constexpr std::size_t kK4PrefetchRows = 4;  // a rearranged block: 256 quants, 8 int16 sub-block sums, float d
+
+// Q8_K rows (act_row bytes apart) rearranged, each `blocks` blocks of kK4ActBytes, into out.
+void k4_activations(const std::uint8_t* q8k, Index n, std::size_t act_row, Index blocks, std::uint8_t* out) {
+  static constexpr int kOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+  for (Index i = 0; i < n; ++i) {
+    for (Index b = 0; b < blocks; ++b) {
+      const std::uint8_t* a = q8k + static_cast<std::size_t>(i) * act_row + static_cast<std::size_t>(b) * 292;
+      std::uint8_t* o = out + static_cast<std::size_t>(i * blocks + b) * kK4ActBytes;
+      for (int s = 0; s < 8; ++s) std::memcpy(o + 32 * s, a + 4 + 32 * kOrder[s], 32);
+      std::int16_t sums16[16], sums[8];
+      std::memcpy(sums16, a + 260, 32);
+      for (int s = 0; s < 8; ++s) sums[s] = static_cast<std::int16_t>(sums16[2 * s] + sums16[2 * s + 1]);
+      std::memcpy(o + 256, sums, 16);
+      std::memcpy(o + 272, a, 4);
+    }
+  }
+}
+
+// For each of the four 512-bit products, the byte pairs that spread the broadcast scales (int16 lane s of every
+// 128-bit lane: scale s) over its two sub-blocks' int16 pairs: sub-blocks 0 and 2, 1 and 3, 4 and 6, 5 and 7.
+constexpr auto kK4PickTable = [] {
+  std::array<std::int8_t, 256> t{};
+  constexpr int kSub[4][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7}};
+  for (int p = 0; p < 4; ++p) {
+    for (int i = 0; i < 64; ++i) t[64 * p + i] = static_cast<std::int8_t>(2 * kSub[p][i < 32 ? 0 : 1] + (i & 1));
+  }
+  return t;
+}();
+alignas(64) constexpr std::array<std::int8_t, 256> kK4PickScaleArray = kK4PickTable;
+const std::int8_t* const kK4PickScale = kK4PickScaleArray.data();
+
+// Rows w, w + w_row, w + 2 w_row, w + 3 w_row times one rearranged activation row: y[0..3].
+void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* act, Index blocks, float* y) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512i pick_scale[4];
+  for (int p = 0; p < 4; ++p) pick_scale[p] = _mm512_load_si512(kK4PickScale + 64 * p);
+  __m128 acc = _mm_setzero_ps(), mins = _mm_setzero_ps();
+  for (Index b = 0; b < blocks; ++b) {
+    const std::uint8_t* a = act + static_cast<std::size_t>(b) * kK4ActBytes;
+    const __m128i sub_sums = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 256));
+    float da;
+    std::memcpy(&da, a + 272, 4);
+    __m128i totals[4], min_sums[4];
+    alignas(16) std::uint16_t d[8] = {}, dmin[8] = {};
+    for (int r = 0; r < 4; ++r) {
+      const std::uint8_t* blk = w + static_cast<std::size_t>(r) * w_row + static_cast<std::size_t>(b) * 144;
+      // The next four rows' block, fetched while these are multiplied (the rows stream from memory in generation).
+      for (int line = 0; line < 144; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(blk + kK4PrefetchRows * w_row + line), _MM_HINT_T0);
+      }
+      std::memcpy(&d[r], blk, 2);
+      std::memcpy(&dmin[r], blk + 2, 2);
+      const K4Scales k = k4_scales(blk + 4);
+      const __m512i scales =
+          _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.scale))));
+      const __m512i q0 = _mm512_loadu_si512(blk + 16), q1 = _mm512_loadu_si512(blk + 80);
+      const __m512i nib[4] = {_mm512_and_si512(q0, m4), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
+                              _mm512_and_si512(q1, m4), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4)};
+      __m512i sum = _mm512_setzero_si512();
+      for (int p = 0; p < 4; ++p) {
+        const __m512i pairs = _mm512_maddubs_epi16(nib[p], _mm512_loadu_si512(a + 64 * p));
+        sum = _mm512_add_epi32(sum, _mm512_madd_epi16(pairs, _mm512_shuffle_epi8(scales, pick_scale[p])));
+      }
+      const __m256i half = _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+      totals[r] = _mm_add_epi32(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+      min_sums[r] =
+          _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.min))), sub_sums);
+    }
+    const __m128i total = _mm_hadd_epi32(_mm_hadd_epi32(totals[0], totals[1]), _mm_hadd_epi32(totals[2], totals[3]));
+    const __m128i min_sum =
+        _mm_hadd_epi32(_mm_hadd_epi32(min_sums[0], min_sums[1]), _mm_hadd_epi32(min_sums[2], min_sums[3]));
+    const __m128 scale = _mm_set1_ps(da);
+    const __m128 dw = _mm_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
+    const __m128 dm = _mm_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin)));
+    acc = _mm_fmadd_ps(_mm_cvtepi32_ps(total), _mm_mul_ps(dw, scale), acc);
+    mins = _mm_fmadd_ps(_mm_cvtepi32_ps(min_sum), _mm_mul_ps(dm, scale), mins);
+  }
+  _mm_storeu_ps(y, _mm_sub_ps(acc, mins));
+}
+#endif
 #endif
 
 }  // namespace
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+// Up to kFusedRows activation rows times repacked Q4_K rows (q4_k_rows4), the weight rows shared among the threads.
+void fused_q4_k(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  const std::size_t act_row = act_row_bytes(io::GgmlType::Q8_K, W.cols);
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  const Index blocks = W.cols / 256;
+  const std::uint8_t* q8k = quantised_rows(io::GgmlType::Q8_K, x, n, ldx, W.cols, false);
+  thread_local std::vector<std::uint8_t> rearranged;
+  rearranged.resize(static_cast<std::size_t>(n * blocks) * kK4ActBytes);
+  k4_activations(q8k, n, act_row, blocks, rearranged.data());
+  const std::uint8_t* acts = rearranged.data();
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
+  for (Index g = 0; g < W.rows / 4; ++g) {
+    for (Index i = 0; i < n; ++i) {
+      float out[4];
+      q4_k_rows4(base + static_cast<std::size_t>(4 * g) * w_row, w_row,
+                 acts + static_cast<std::size_t>(i * blocks) * kK4ActBytes, blocks, out);
+      std::copy(out, out + 4, y + i * ldy + 4 * g);
+    }
+  }
+}
+#endif
+
 bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
 #if defined(ATTN_GGML_KERNELS)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+  if (W.dtype == io::DType::GGML && W.ggml_rounding && static_cast<io::GgmlType>(W.ggml_type) == io::GgmlType::Q4_K &&
+      q4_k_repacked(W)) {
+    (n <= kFusedRows ? fused_q4_k : q4_k_batch)(x, n, ldx, W, y, ldy);
+    return true;
+  }
+#endif
   if (n <= kFusedRows && integer_kernel(W)) {
     fused_integer(x, n, ldx, W, y, ldy);
     return true;
   }
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
-  if (W.dtype == io::DType::GGML && W.ggml_rounding && static_cast<io::GgmlType>(W.ggml_type) == io::GgmlType::Q4_K &&
-      q4_k_repacked(W)) {
-    q4_k_batch(x, n, ldx, W, y, ldy);
-    return true;
-  }
-#endif
   if (const auto kernel = batch_kernel(W)) {
     integer_batch(x, n, ldx, W, *kernel, y, ldy);
     return true;
