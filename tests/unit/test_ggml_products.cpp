@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -202,6 +203,36 @@ TEST(GgmlProducts, ProductsAreLlamaCppsVecDot) {
     std::printf("%-5s products within %.2e of ggml's vec_dot (relative to sum |w x|), %d compared\n", c.type.c_str(),
                 worst, compared);
   }
+}
+
+// Q8_K's scale comes from the first value of largest magnitude (quantize_row_q8_K_ref): -3 before +3 gives a positive
+// d and -3 at -127; a block holding a NaN or an infinity takes the reference's scalar path (NaN quants are 0x80).
+TEST(GgmlProducts, Q8KTakesTheFirstLargestValue) {
+  std::vector<float> x(512, 0.5f);
+  x[5] = -3.0f;
+  x[200] = 3.0f;
+  x[256 + 7] = 3.0f;
+  x[256 + 9] = -3.0f;
+  std::vector<std::byte> q(2 * 292);
+  ASSERT_TRUE(io::ggml_quantize_activations(io::GgmlType::Q8_K, x, q));
+  const auto* b = reinterpret_cast<const std::uint8_t*>(q.data());
+  float d0, d1;
+  std::memcpy(&d0, b, 4);
+  std::memcpy(&d1, b + 292, 4);
+  EXPECT_GT(d0, 0.0f);
+  EXPECT_EQ(static_cast<std::int8_t>(b[4 + 5]), -127);
+  EXPECT_EQ(static_cast<std::int8_t>(b[4 + 200]), 127);
+  EXPECT_LT(d1, 0.0f);
+  EXPECT_EQ(static_cast<std::int8_t>(b[292 + 4 + 7]), -127);
+  std::int16_t sum0;
+  std::memcpy(&sum0, b + 260, 2);
+  int expected = 0;
+  for (int j = 0; j < 16; ++j) expected += static_cast<std::int8_t>(b[4 + j]);
+  EXPECT_EQ(sum0, expected);
+  x[300] = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_TRUE(io::ggml_quantize_activations(io::GgmlType::Q8_K, x, q));
+  EXPECT_EQ(b[292 + 4 + 300 - 256], 0x80);
+  EXPECT_EQ(static_cast<std::int8_t>(b[4 + 5]), -127) << "the finite block before it as before";
 }
 
 // Repacked Q4_K rows (llama.cpp repacks them where rows % 8 == 0): a batch's outputs are the one-row product's
