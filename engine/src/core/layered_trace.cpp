@@ -1,6 +1,7 @@
 #include "attn/layered_trace.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,11 +23,20 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
 
-// Large stacks freed are kept (up to kPoolBytes in all, the oldest let go first) for the next run's stacks of the
+// Large stacks freed are kept (up to pool_bytes() in all, the oldest let go first) for the next run's stacks of the
 // same size: their pages are already faulted in. A run writes its maps into fresh memory otherwise, and the kernel
 // zeroes every page first: 283 MB for a 512-token prompt through the SmolLM2-135M shape, measured at 15% of that
-// run (perf, clear_page_erms). Off under AddressSanitizer, whose use-after-free checks need the memory freed.
-constexpr std::size_t kPoolBytes = std::size_t{512} << 20;
+// run (perf, clear_page_erms); 738 MB for the TinyLlama-1.1B shape, 15% too. Off under AddressSanitizer, whose
+// use-after-free checks need the memory freed.
+std::size_t pool_bytes() {
+  static const std::size_t bytes = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const std::size_t eighth =
+        pages > 0 && page > 0 ? static_cast<std::size_t>(pages) / 8 * static_cast<std::size_t>(page) : 0;
+    return std::clamp(eighth, std::size_t{512} << 20, std::size_t{2} << 30);  // an eighth of the memory
+  }();
+  return bytes;
+}
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kPool = false;
 #else
@@ -49,11 +59,11 @@ class HugePool {
   // Keeps `p` (bytes long) or frees it.
   void give(void* p, std::size_t bytes) {
     const std::lock_guard lock(mutex_);
-    if (bytes > kPoolBytes) {
+    if (bytes > pool_bytes()) {
       std::free(p);
       return;
     }
-    while (total_ + bytes > kPoolBytes) {
+    while (total_ + bytes > pool_bytes()) {
       std::free(blocks_.front().second);
       total_ -= blocks_.front().first;
       blocks_.erase(blocks_.begin());
