@@ -52,6 +52,10 @@ packages=(
   dpkg-dev desktop-file-utils
 )
 
+# The suite's corpus tests: a real single-node Slurm (tests/slurm/slurm_corpus.sh) and GNU parallel (the README's
+# one-liner, run by readme_commands).
+[ "$mode" = test ] && packages+=(slurm-wlm munge parallel)
+
 # The ThreadSanitizer build models Qt's event queue with Qt's private headers (ui/workbenches/common/worker_thread.cpp).
 [ "$mode" = sanitize ] && packages+=(qt6-base-private-dev)
 

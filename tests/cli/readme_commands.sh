@@ -35,6 +35,9 @@
 #   build/*/tests/bench/NAME [...] minutes, and a timing on a machine running the suite is no figure. Checked: built
 #                                  in this tree (a tree without benchmarks fails: ATTN_BUILD_BENCH=ON) and it lists
 #                                  its cases (--benchmark_list_tests).
+#   tools/slurm/corpus.sbatch ... needs a Slurm cluster. Checked: it parses, and the suite's slurm_corpus test
+#                                  submits it to a real single-node Slurm it starts (tests/slurm/slurm_corpus.sh).
+#   (GNU parallel's one-liner runs for real, with this tree's attnscope-cli first on PATH.)
 #   /usr/bin/python3 -m tools.X, /usr/bin/python3 tools/X.py
 #                                  needs python3-torch (not a build dependency) and trains or measures for minutes.
 #                                  Checked: the module exists and compiles (py_compile).
@@ -229,6 +232,21 @@ for cmd in "${commands[@]}"; do
           fi ;;
         *) fail "unknown mode '${2:-}'" ;;
       esac
+      ;;
+    parallel)  # GNU parallel's one-liner: run for real, attnscope-cli on PATH being this tree's
+      if ! command -v parallel >/dev/null; then
+        fail "GNU parallel is not installed (tools/setup.sh test installs it)"
+      else
+        mkdir -p "$work/.bin" && ln -sf "$build/app/attnscope-cli" "$work/.bin/attnscope-cli"
+        if PATH="$work/.bin:$PATH" run_logged "$@"; then pass; else fail "exited non-zero"; fi
+      fi
+      ;;
+    tools/slurm/corpus.sbatch)
+      if bash -n "$src/$first" && grep -q 'tools/slurm/corpus.sbatch' "$src/tests/slurm/slurm_corpus.sh"; then
+        listed "needs a Slurm cluster; parses, and the slurm_corpus test submits it to a single-node Slurm"
+      else
+        fail "does not parse, or tests/slurm/slurm_corpus.sh no longer runs it"
+      fi
       ;;
     tests/fuzz/run.sh) check_fuzz "$@" ;;
     tests/bench/run_*.sh) check_bench_script "$@" ;;
