@@ -64,6 +64,14 @@ inline constexpr Index kFusedRows = 4;
 // own parallel region ran 5x slower on 2 threads than on one, the threads' wake-ups costing more than the
 // products.
 inline constexpr Index kFusedParallelWeights = Index{1} << 22;
+// A fused product asks for the weight row this many rows ahead while it multiplies one (prefetch_bytes): one
+// activation row's products wait on the weights streaming from memory, not on arithmetic. Measured on a 2-core Xeon
+// (bench_gguf, SmolLM2-135M shape, generating 128 tokens): Q8_0 48 -> 73 tokens/s, the Q4_K file 40 -> 95; 2 and 4
+// rows ahead alike.
+inline constexpr Index kFusedPrefetchRows = 2;
+inline void prefetch_bytes(const void* p, std::size_t bytes) {
+  for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(static_cast<const char*>(p) + line, 0, 3);
+}
 
 // y[n, W.rows] = x[n, W.cols] W^T, x and y row-major with row strides ldx and ldy. Float32 matrices go to one
 // sgemm; 16-bit and quantised ones are widened in blocks of rows (into `scratch`) and each block multiplied: for

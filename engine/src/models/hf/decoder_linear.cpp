@@ -215,6 +215,9 @@ void product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y
 #pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
     for (Index o = 0; o < W.rows; ++o) {
       const void* row = base + static_cast<std::size_t>(o * W.cols) * element;
+      const std::size_t row_bytes = static_cast<std::size_t>(W.cols) * element;
+      if (o + kFusedPrefetchRows < W.rows)
+        prefetch_bytes(base + (o + kFusedPrefetchRows) * W.cols * element, row_bytes);
       for (Index i = 0; i < n; ++i) y[i * ldy + o] = fused_dot(x + i * ldx, row, W.dtype, W.cols);
     }
     return;

@@ -584,6 +584,7 @@ void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, fl
 #pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
   for (Index o = 0; o < W.rows; ++o) {
     const std::uint8_t* row = base + static_cast<std::size_t>(o) * w_row;
+    if (o + kFusedPrefetchRows < W.rows) prefetch_bytes(row + kFusedPrefetchRows * w_row, w_row);
     for (Index i = 0; i < n; ++i) y[i * ldy + o] = dot(row, acts + static_cast<std::size_t>(i) * act_row, blocks);
   }
 }
