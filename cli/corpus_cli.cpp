@@ -35,6 +35,7 @@ class StopOnSignals {
     g_stop.store(false);
     struct sigaction action = {};
     action.sa_handler = stopCorpus;
+    action.sa_flags = SA_RESTART;  // a read the signal interrupts goes on: the loop sees the flag between inputs
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &oldInt_);
     sigaction(SIGTERM, &action, &oldTerm_);
