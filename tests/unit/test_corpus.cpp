@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -303,6 +304,65 @@ TEST_F(CorpusFiles, ShardsMergeToTheUnsharded) {
   EXPECT_FALSE(io::merge_corpus(out, {}).has_value());
   EXPECT_FALSE(fs::exists(dir_ / "o.sqlite"));
   EXPECT_EQ(rows_of(out, "SELECT count(*) FROM inputs").front(), "7|") << "a refused merge touched nothing";
+}
+
+// A record whose one head has entropy = id and, for even ids only, an induction score of id / 10.
+CorpusRecord varied(std::int64_t id) {
+  CorpusRecord r = record_of(id);
+  r.heads[0].entropy = static_cast<float>(id);
+  r.heads[0].induction = id % 2 ? std::nullopt : std::optional<float>(static_cast<float>(id) / 10.0f);
+  return r;
+}
+
+void expect_summary(io::CorpusDb& db, const char* when) {
+  SCOPED_TRACE(when);
+  const auto entropy = db.head_summary("entropy");
+  ASSERT_TRUE(entropy.has_value()) << entropy.error().message();
+  ASSERT_EQ(entropy->size(), 1u);
+  const io::HeadSummary& e = entropy->front();
+  EXPECT_EQ(e.n, 5);
+  EXPECT_DOUBLE_EQ(e.mean, 2.0);  // ids 0..4
+  EXPECT_NEAR(e.sd, std::sqrt(2.0), 1e-12);
+  EXPECT_EQ(e.min, 0.0);
+  EXPECT_EQ(e.max, 4.0);
+  const auto induction = db.head_summary("induction");
+  ASSERT_TRUE(induction.has_value());
+  EXPECT_EQ(induction->front().n, 3) << "NULLs are not inputs of the mean";
+  EXPECT_NEAR(induction->front().mean, 0.2, 1e-7);
+}
+
+TEST_F(CorpusFiles, HeadSummariesAreTheInputsFigures) {
+  const fs::path p = dir_ / "s.sqlite";
+  auto db = io::CorpusDb::open_for_run(p, meta_of("0/1"));
+  ASSERT_TRUE(db.has_value());
+  for (std::int64_t id = 0; id < 5; ++id) ASSERT_TRUE(db->add(varied(id)).has_value());
+  expect_summary(*db, "before close: computed from head_stats");
+  ASSERT_TRUE(db->close().has_value());
+  EXPECT_EQ(rows_of(p, "SELECT count(*) FROM head_sums").front(), "7|") << "a row per statistic of the one head";
+  auto read = io::CorpusDb::open_read(p);
+  ASSERT_TRUE(read.has_value());
+  expect_summary(*read, "after close: head_sums");
+  const auto values = read->head_values(0, 0, "entropy");
+  ASSERT_TRUE(values.has_value());
+  EXPECT_EQ(*values, (std::vector<float>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(read->head_values(0, 0, "induction")->size(), 3u);
+  EXPECT_TRUE(read->head_values(0, 1, "entropy")->empty()) << "no such head";
+  const auto unknown = read->head_summary("sink");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::OutOfRange);
+  EXPECT_NE(unknown.error().reason.find("first_token_mass"), std::string::npos) << "names the statistics there are";
+  EXPECT_FALSE(read->head_values(0, 0, "entropy; DROP TABLE inputs").has_value());
+  // Two shards merged: the same figures.
+  const fs::path a = dir_ / "a.sqlite", b = dir_ / "b.sqlite", out = dir_ / "m.sqlite";
+  {
+    auto s0 = io::CorpusDb::open_for_run(a, meta_of("0/2"));
+    auto s1 = io::CorpusDb::open_for_run(b, meta_of("1/2"));
+    for (std::int64_t id = 0; id < 5; ++id) ASSERT_TRUE((id % 2 ? *s1 : *s0).add(varied(id)).has_value());
+  }
+  ASSERT_TRUE(io::merge_corpus(out, {a, b}).has_value());
+  auto merged = io::CorpusDb::open_read(out);
+  ASSERT_TRUE(merged.has_value());
+  expect_summary(*merged, "merged");
 }
 
 // A writer killed without closing (SIGKILL: no handler, no clean-up) keeps every input it committed.

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <system_error>
 #include <utility>
 
@@ -42,7 +44,40 @@ CREATE TABLE IF NOT EXISTS top_pairs(input_id INTEGER NOT NULL, layer INTEGER NO
                                      weight REAL NOT NULL, query_token TEXT, key_token TEXT,
                                      PRIMARY KEY(input_id, layer, head, rank)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS skipped(id INTEGER PRIMARY KEY, empty INTEGER NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS head_sums(layer INTEGER NOT NULL, head INTEGER NOT NULL, statistic TEXT NOT NULL,
+                                     n INTEGER NOT NULL, sum REAL, sum_sq REAL, min REAL, max REAL,
+                                     PRIMARY KEY(layer, head, statistic)) WITHOUT ROWID;
 )sql";
+
+constexpr std::string_view kStatistics[] = {"entropy",        "mean_distance",   "first_token_mass", "max_weight",
+                                            "previous_token", "duplicate_token", "induction"};
+
+bool is_statistic(std::string_view name) {
+  return std::find(std::begin(kStatistics), std::end(kStatistics), name) != std::end(kStatistics);
+}
+
+// SELECT layer, head, 'stat', n, sum, sum of squares, min, max FROM head_stats GROUP BY layer, head, for every
+// statistic (or the one named), in layer, head order.
+std::string sums_select(std::string_view only = {}) {
+  std::string sql;
+  for (const std::string_view stat : kStatistics) {
+    if (!only.empty() && stat != only) continue;
+    const std::string c(stat);
+    if (!sql.empty()) sql += " UNION ALL ";
+    sql += "SELECT layer, head, '" + c + "', count(" + c + "), total(" + c + "), total(" + c + " * " + c + "), min(" +
+           c + "), max(" + c + ") FROM head_stats GROUP BY layer, head";
+  }
+  return sql;
+}
+
+// head_sums rewritten from head_stats, the count of inputs they cover in meta, and the index a viewer reads one head
+// through.
+constexpr const char* kSummaryInputs = "summary_inputs";
+std::string summary_sql() {
+  return "DELETE FROM head_sums; INSERT INTO head_sums " + sums_select() +
+         "; INSERT OR REPLACE INTO meta(key, value) VALUES('" + kSummaryInputs +
+         "', (SELECT count(*) FROM inputs)); CREATE INDEX IF NOT EXISTS head_stats_by_head ON head_stats(layer, head);";
+}
 
 std::unexpected<Error> sql_error(sqlite3* db, const fs::path& path, const std::string& what) {
   const int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
@@ -162,6 +197,8 @@ Result<void> write_meta(sqlite3* db, const fs::path& path, const CorpusMeta& met
 }
 
 }  // namespace
+
+std::span<const std::string_view> corpus_statistics() { return kStatistics; }
 
 struct CorpusDb::Impl {
   fs::path path;
@@ -317,6 +354,67 @@ Result<CorpusCounts> CorpusDb::counts() {
   return c;
 }
 
+Result<std::vector<HeadSummary>> CorpusDb::head_summary(std::string_view statistic) {
+  sqlite3* d = impl_->db.get();
+  if (!is_statistic(statistic)) {
+    std::string names;
+    for (const auto n : kStatistics) names += (names.empty() ? "" : ", ") + std::string(n);
+    return fail(ErrorKind::OutOfRange, "no statistic '" + std::string(statistic) + "' (there are " + names + ")",
+                impl_->path.string());
+  }
+  // head_sums is current when it covers every input (a run stopped before close has not written it).
+  auto current = prepare(
+      d, impl_->path, "SELECT (SELECT value FROM meta WHERE key = 'summary_inputs') = (SELECT count(*) FROM inputs)");
+  if (!current) return std::unexpected(current.error());
+  const bool stored = sqlite3_step(current->get()) == SQLITE_ROW && sqlite3_column_int(current->get(), 0) == 1;
+  const std::string sql =
+      stored ? "SELECT layer, head, statistic, n, sum, sum_sq, min, max FROM head_sums WHERE statistic = '" +
+                   std::string(statistic) + "' ORDER BY layer, head"
+             : sums_select(statistic) + " ORDER BY 1, 2";
+  auto rows = prepare(d, impl_->path, sql.c_str());
+  if (!rows) return std::unexpected(rows.error());
+  std::vector<HeadSummary> out;
+  int rc;
+  while ((rc = sqlite3_step(rows->get())) == SQLITE_ROW) {
+    sqlite3_stmt* r = rows->get();
+    HeadSummary h;
+    h.layer = sqlite3_column_int(r, 0);
+    h.head = sqlite3_column_int(r, 1);
+    h.n = sqlite3_column_int64(r, 3);
+    if (h.n > 0) {
+      const double n = static_cast<double>(h.n);
+      h.mean = sqlite3_column_double(r, 4) / n;
+      h.sd = std::sqrt(std::max(0.0, sqlite3_column_double(r, 5) / n - h.mean * h.mean));
+      h.min = sqlite3_column_double(r, 6);
+      h.max = sqlite3_column_double(r, 7);
+    }
+    out.push_back(h);
+  }
+  if (rc != SQLITE_DONE) return sql_error(d, impl_->path, "reading head sums");
+  return out;
+}
+
+Result<std::vector<float>> CorpusDb::head_values(int layer, int head, std::string_view statistic) {
+  if (!is_statistic(statistic)) {
+    return fail(ErrorKind::OutOfRange, "no statistic '" + std::string(statistic) + "'", impl_->path.string());
+  }
+  const std::string c(statistic);
+  auto rows = prepare(
+      impl_->db.get(), impl_->path,
+      ("SELECT " + c + " FROM head_stats WHERE layer = ?1 AND head = ?2 AND " + c + " IS NOT NULL ORDER BY input_id")
+          .c_str());
+  if (!rows) return std::unexpected(rows.error());
+  sqlite3_bind_int(rows->get(), 1, layer);
+  sqlite3_bind_int(rows->get(), 2, head);
+  std::vector<float> out;
+  int rc;
+  while ((rc = sqlite3_step(rows->get())) == SQLITE_ROW) {
+    out.push_back(static_cast<float>(sqlite3_column_double(rows->get(), 0)));
+  }
+  if (rc != SQLITE_DONE) return sql_error(impl_->db.get(), impl_->path, "reading a head's values");
+  return out;
+}
+
 Result<void> CorpusDb::close() {
   if (!impl_ || !impl_->db) return {};
   impl_->has.reset();
@@ -326,7 +424,8 @@ Result<void> CorpusDb::close() {
   impl_->skip.reset();
   Result<void> ok;
   if (!sqlite3_db_readonly(impl_->db.get(), "main")) {
-    ok = exec(impl_->db.get(), impl_->path, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+    ok = exec(impl_->db.get(), impl_->path, ("BEGIN; " + summary_sql() + " COMMIT;").c_str());
+    if (ok) ok = exec(impl_->db.get(), impl_->path, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
   }
   impl_->db.reset();
   return ok;
@@ -415,6 +514,7 @@ Result<MergeReport> merge_corpus(const fs::path& out, const std::vector<fs::path
     }
     first->shard = "merged from " + std::to_string(shards.size()) + (shards.size() == 1 ? " file" : " files");
     if (auto ok = write_meta(d, partial, *first); !ok) return cleanup(ok.error());
+    if (auto ok = exec(d, partial, summary_sql().c_str()); !ok) return cleanup(ok.error());
   }
   {
     auto merged = CorpusDb::open_read(partial);

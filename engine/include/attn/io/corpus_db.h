@@ -8,6 +8,8 @@
 //              duplicate_token, induction)                       one row per input, layer and head
 //   top_pairs(input_id, layer, head, rank, query, key, weight, query_token, key_token)
 //   skipped(id INTEGER PRIMARY KEY, empty INTEGER, reason TEXT)    the lines of the shard that are not inputs
+//   head_sums(layer, head, statistic, n, sum, sum_sq, min, max)     per head and statistic over every input: what a
+//              viewer opens with, without reading head_stats (current when meta's summary_inputs is the inputs' count)
 // Ids are the corpus file's line numbers (attn/analysis/corpus.h); layers, heads, positions and ranks from 0.
 #pragma once
 
@@ -18,6 +20,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,18 @@ struct CorpusMeta {
   int max_tokens = 0;  // 0: the model's positions
   int top_k = 5;
   std::string shard;  // "i/N"; a merge: "merged from N files"
+};
+
+// The statistics head_stats holds per input and head, by column name: entropy, mean_distance, first_token_mass,
+// max_weight, previous_token, duplicate_token, induction.
+std::span<const std::string_view> corpus_statistics();
+
+// One head's figures of one statistic over a corpus: n inputs (those where it is defined), mean, standard deviation
+// (population), min, max.
+struct HeadSummary {
+  int layer = 0, head = 0;
+  std::int64_t n = 0;
+  double mean = 0, sd = 0, min = 0, max = 0;
 };
 
 struct CorpusCounts {
@@ -59,7 +75,14 @@ class CorpusDb {
   Result<void> add(const analysis::CorpusRecord& record);
   Result<void> add(const analysis::SkippedLine& line);
   Result<CorpusCounts> counts();
-  // Leaves one file (the write-ahead log folded back in).
+  // Every head's figures of one statistic (a name of corpus_statistics()) over the database's inputs, layer-major:
+  // from the head_sums table where it is current (written at close and by merge_corpus), otherwise computed from
+  // head_stats (a run stopped before close). Unknown statistic: OutOfRange, naming the ones there are.
+  Result<std::vector<HeadSummary>> head_summary(std::string_view statistic);
+  // One head's values of a statistic, input by input (NULLs left out), in input order.
+  Result<std::vector<float>> head_values(int layer, int head, std::string_view statistic);
+  // Writes head_sums and the index by head (what a viewer reads), then leaves one file (the write-ahead log folded
+  // back in).
   Result<void> close();
 
   struct Impl;
