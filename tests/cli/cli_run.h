@@ -1,10 +1,13 @@
 // Runs the built attnscope-cli (ATTNSCOPE_CLI) as a user would and keeps what it printed.
 #pragma once
 
+#include <QByteArray>
+#include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 
 struct Run {
   int exitCode = -1;  // -1: it crashed or did not finish within two minutes
@@ -29,4 +32,12 @@ inline Run runCli(const QStringList& arguments) {
   run.out = QString::fromLocal8Bit(process.readAllStandardOutput());
   run.err = QString::fromLocal8Bit(process.readAllStandardError());
   return run;
+}
+
+// `bytes` written to `name` in `dir`: its path, or empty when it cannot be written.
+inline QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
+  const QString path = dir.filePath(name);
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size()) return {};
+  return path;
 }

@@ -75,12 +75,7 @@ class TestCorpusCli : public QObject {
  private:
   QTemporaryDir dir_;
 
-  QString write(const QString& name, const QByteArray& content) {
-    const QString path = dir_.filePath(name);
-    QFile f(path);
-    if (f.open(QIODevice::WriteOnly)) f.write(content);
-    return path;
-  }
+  QString write(const QString& name, const QByteArray& bytes) { return writeFile(dir_, name, bytes); }
   QStringList corpus(const QString& input, const QString& db, const QStringList& more = {}) {
     return QStringList{u"corpus"_s, u"--model"_s, inductionModel(), u"--input"_s, input, u"--db"_s, db} + more;
   }

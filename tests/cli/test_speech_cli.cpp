@@ -21,13 +21,7 @@ class TestSpeechCli : public QObject {
  private:
   QTemporaryDir dir_;
 
-  QString write(const QString& name, const QByteArray& bytes) {
-    const QString path = dir_.filePath(name);
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write(bytes);
-    return path;
-  }
+  QString write(const QString& name, const QByteArray& bytes) { return writeFile(dir_, name, bytes); }
 
  private slots:
   void saysTheTextAndWritesTheWav() {
