@@ -966,7 +966,7 @@ void k4_activations(const std::uint8_t* q8k, Index n, std::size_t act_row, Index
 
 // For each of the four 512-bit products, the byte pairs that spread the broadcast scales (int16 lane s of every
 // 128-bit lane: scale s) over its two sub-blocks' int16 pairs: sub-blocks 0 and 2, 1 and 3, 4 and 6, 5 and 7.
-constexpr auto kK4PickTable = [] {
+alignas(64) constexpr std::array<std::int8_t, 256> kK4PickScale = [] {
   std::array<std::int8_t, 256> t{};
   constexpr int kSub[4][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7}};
   for (int p = 0; p < 4; ++p) {
@@ -974,14 +974,12 @@ constexpr auto kK4PickTable = [] {
   }
   return t;
 }();
-alignas(64) constexpr std::array<std::int8_t, 256> kK4PickScaleArray = kK4PickTable;
-const std::int8_t* const kK4PickScale = kK4PickScaleArray.data();
 
 // Rows w, w + w_row, w + 2 w_row, w + 3 w_row times one rearranged activation row: y[0..3].
 void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* act, Index blocks, float* y) {
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   __m512i pick_scale[4];
-  for (int p = 0; p < 4; ++p) pick_scale[p] = _mm512_load_si512(kK4PickScale + 64 * p);
+  for (int p = 0; p < 4; ++p) pick_scale[p] = _mm512_load_si512(kK4PickScale.data() + 64 * p);
   __m128 acc = _mm_setzero_ps(), mins = _mm_setzero_ps();
   for (Index b = 0; b < blocks; ++b) {
     const std::uint8_t* a = act + static_cast<std::size_t>(b) * kK4ActBytes;
@@ -993,9 +991,7 @@ void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* ac
     for (int r = 0; r < 4; ++r) {
       const std::uint8_t* blk = w + static_cast<std::size_t>(r) * w_row + static_cast<std::size_t>(b) * 144;
       // The next four rows' block, fetched while these are multiplied (the rows stream from memory in generation).
-      for (int line = 0; line < 144; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(blk + kK4PrefetchRows * w_row + line), _MM_HINT_T0);
-      }
+      prefetch_bytes(blk + kK4PrefetchRows * w_row, 144);
       std::memcpy(&d[r], blk, 2);
       std::memcpy(&dmin[r], blk + 2, 2);
       const K4Scales k = k4_scales(blk + 4);
