@@ -7,11 +7,32 @@
 # With "gguf" it rebuilds tests/data/gguf/ instead (issue 45; tools/gguf/README.md): the GGUF files, written by
 # tools/gguf/convert.py and by llama.cpp's own quantiser, checked against llama.cpp, and llama.cpp's goldens.
 #   cd tools/golden && npm install --ignore-scripts && ./make_goldens.sh gguf [SMOLLM_TOKENIZER_DIR]
+#
+# llama.cpp's x86 CPU backend loads another build on a CPU with AMX-INT8 (ggml-cpu/amx), which sums in another order:
+# tests/data/gguf's goldens are its AVX-512 build's (made on a CPU without AMX, which "gguf" insists on), and
+# tests/data/gguf/amx's its AMX build's, for the same files, made on a CPU with AMX by
+#   cd tools/golden && npm install --ignore-scripts && ./make_goldens.sh gguf-amx
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+has_amx() { grep -qw amx_int8 /proc/cpuinfo; }
+
+if [ "${1:-}" = gguf-amx ]; then
+  has_amx || { echo "make_goldens.sh gguf-amx: this CPU has no AMX-INT8; llama.cpp would not run its AMX build" >&2; exit 1; }
+  out="$root/tests/data/gguf/amx"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  ln -s "$root"/tests/data/gguf/*.gguf "$work/"
+  node "$here/llama_goldens.mjs" "$work"/*.gguf
+  node "$here/llama_goldens.mjs" --kv-cache F32 "$work"/*-F32.gguf "$work"/*-F16.gguf
+  mkdir -p "$out"
+  rm -f "$out"/*.golden.json
+  cp "$work"/*.golden.json "$out/"
+  exit 0
+fi
 
 if [ "${1:-}" = gguf ]; then
+  ! has_amx || { echo "make_goldens.sh gguf: this CPU has AMX-INT8; its goldens are gguf-amx's" >&2; exit 1; }
   # numpy is in the system Python, not in every python3 on PATH.
   py=${PYTHON:-/usr/bin/python3}
   # The scripts are modules of the tools package: found through the repository root, so that a relative

@@ -11,6 +11,14 @@
 #include <limits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -585,4 +593,20 @@ bool ggml_round_activations(GgmlType weights, std::span<float> x) {
   q.resize(static_cast<std::size_t>(*size));
   return ggml_quantize_activations(blocks, x, q) && ggml_dequantize(blocks, q, x);
 }
+bool cpu_has_amx() {
+  static const bool amx = [] {
+#if defined(__x86_64__) && defined(__linux__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool vnni = (c >> 11) & 1u, amx_tile = (d >> 24) & 1u, amx_int8 = (d >> 25) & 1u;
+    if (!vnni || !amx_tile || !amx_int8) return false;
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // <asm/prctl.h>, the kernel's xfeature number
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return amx;
+}
+
 }  // namespace attn::io

@@ -118,4 +118,8 @@ bool ggml_q8_1_offsets(std::span<const float> x, std::span<float> out);
 // x.size()) bytes).
 bool ggml_quantize_activations(GgmlType vec_dot_type, std::span<const float> x, std::span<std::byte> out);
 
+// Whether llama.cpp's CPU backend runs its AMX build here (ggml-cpu/amx): an x86 CPU with AMX-INT8 and AVX-512 VNNI
+// whose kernel grants this process the tiles' state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, as ggml asks).
+bool cpu_has_amx();
+
 }  // namespace attn::io

@@ -67,6 +67,10 @@ struct DecoderSettings {
   // llama.cpp's arithmetic (a GGUF file, issue 45; never read from a config.json): each product's activations
   // rounded to the type ggml's CPU backend multiplies the matrix's rows with (io::ggml_round_activations).
   bool ggml_arithmetic = false;
+  // With it, the order of sums of llama.cpp's AMX build (ggml-cpu/amx/mmq.cpp), which an x86 CPU with AMX-INT8 loads:
+  // the products whose weights its AMX buffer holds (StoredMatrix::ggml_amx) summed block by block as its tiles
+  // and VNNI kernels sum them, F16 weights' activations unrounded. false: its AVX-512 build's order.
+  bool ggml_amx = false;
   // llama.cpp's default F16 key/value cache (GGUF, unless LoadOptions says otherwise): each key, value and
   // (unscaled) query rounded to F16 after RoPE, and each row of attention weights rounded to F16 for the product
   // with the values (the maps keep the float weights, as llama.cpp's soft_max output is float).

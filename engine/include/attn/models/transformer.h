@@ -180,6 +180,11 @@ struct LoadOptions {
   // cache rounds them (DecoderSettings::ggml_f16_cache); false: kept in float32, as llama.cpp with a float cache
   // (`--cache-type-k f32 --cache-type-v f32`).
   bool gguf_f16_cache = true;
+  // Whose order of sums llama.cpp's arithmetic follows: the build llama.cpp's CPU backend loads on this machine
+  // (its AMX build where the CPU has AMX-INT8 and the kernel lets the process use the tiles:
+  // io::cpu_has_amx), or one named, to compare with goldens made on another machine.
+  enum class GgmlBuild : std::uint8_t { ThisMachine, Avx512, Amx };
+  GgmlBuild gguf_build = GgmlBuild::ThisMachine;
 };
 
 class TransformerModel {

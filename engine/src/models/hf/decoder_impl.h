@@ -29,6 +29,9 @@ struct StoredMatrix {
   // for the types that have such a layout): every matrix product's weight, the tied output's too (llama.cpp loads
   // the embedding table a second time for it, TENSOR_DUPLICATED, into the output's buffer).
   bool ggml_repacked = false;
+  // With ggml_rounding and DecoderSettings::ggml_amx: a weight llama.cpp's AMX buffer holds instead (ggml_amx_holds),
+  // its products summed in that build's order.
+  bool ggml_amx = false;
   // Rows in another order than stored: row m of the matrix is the stored row file_rows[m] (a GGUF file's llama query
   // and key rows, which llama.cpp's converter interleaved into RoPE pairs); empty when the order is the stored one.
   // Products multiply the stored rows and gather their outputs, so the file's bytes are used in place, uncopied.
@@ -51,6 +54,7 @@ struct StoredMatrix {
     v.ggml_type = ggml_type;
     v.ggml_rounding = ggml_rounding;
     v.ggml_repacked = ggml_repacked;
+    v.ggml_amx = ggml_amx;
     return v;
   }
 };

@@ -116,7 +116,8 @@ namespace {
 // x's n rows (stride ldx) rounded as ggml rounds the activations of a product with W (io::ggml_round_activations)
 // into `out` (stride W.cols); false when W's products are not rounded (float32 weights, rounding off).
 bool round_activations(const float* x, Index n, Index ldx, const StoredMatrix& W, std::vector<float>& out) {
-  if (!W.ggml_rounding || W.dtype == io::DType::F32) return false;
+  // llama.cpp's AMX build multiplies F16 matrices with the float activations (ggml_products.cpp).
+  if (!W.ggml_rounding || W.dtype == io::DType::F32 || (W.ggml_amx && W.dtype == io::DType::F16)) return false;
   const io::GgmlType type = W.dtype == io::DType::GGML  ? static_cast<io::GgmlType>(W.ggml_type)
                             : W.dtype == io::DType::F16 ? io::GgmlType::F16
                                                         : io::GgmlType::BF16;

@@ -1,5 +1,6 @@
 // Loading a decoder checkpoint: every projection kept as stored (decoder_impl.h), norms and biases widened.
 #include "decoder_impl.h"
+#include "ggml_products.h"
 
 #include "attn/io/ggml_types.h"
 #include "tensor_reader.h"
@@ -93,6 +94,7 @@ class DecoderLoader {
     w.ggml_type = info.ggml_type;
     w.ggml_rounding = c_.decoder.ggml_arithmetic;
     w.ggml_repacked = w.ggml_rounding;
+    w.ggml_amx = w.ggml_rounding && c_.decoder.ggml_amx && ggml::ggml_amx_holds(info.dtype, info.ggml_type, out, in);
     const bool aligned = reinterpret_cast<std::uintptr_t>(bytes.data()) % io::dtype_size(info.dtype) == 0;
     if (info.dtype == io::DType::F64 || !aligned) {
       auto values = found->file->to_float(info);

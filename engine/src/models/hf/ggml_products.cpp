@@ -44,6 +44,9 @@ int hsum_i32(__m128i v) {
   return _mm_cvtsi128_si32(v);
 }
 
+// The exact total of eight int32 lanes.
+int total_i32(__m256i v) { return hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))); }
+
 float half_at(const std::uint8_t* p) {
   std::uint16_t h;
   std::memcpy(&h, p, 2);
@@ -168,14 +171,23 @@ float dot_q4_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
 // with d_w d_a (dmin_w d_a) into its own float, super-block after super-block; the mins' float subtracted at the end
 // (no lanes to reduce). Used for the rows a product computes one at a time (generation; the row whose logits are
 // read); a batch is q4_k_batch's, sixteen rows at a time, the same outputs.
-float dot_q4_k_repacked(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+//
+// llama.cpp's AMX build (ggml-cpu/amx/mmq.cpp: its tiles' acc_C for a batch, tinygemm_kernel_vnni for one row) takes
+// the same two integers per super-block into one float: the quants' term fused-multiply-added, then the mins' term
+// fused-multiply-subtracted (kAmx).
+template <bool kAmx>
+float dot_q4_k_sums(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   float acc = 0.0f, mins = 0.0f;
   for (Index b = 0; b < blocks; ++b, w += 144, a += 292) {
     const K4Block blk = k4_block(w, a);
     const int total =
         hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(blk.lanes), _mm256_extracti128_si256(blk.lanes, 1)));
     acc = std::fma(static_cast<float>(total), half_at(w) * blk.da, acc);
-    mins = std::fma(static_cast<float>(blk.min_sum), half_at(w + 2) * blk.da, mins);
+    if constexpr (kAmx) {
+      acc = std::fma(-static_cast<float>(blk.min_sum), half_at(w + 2) * blk.da, acc);
+    } else {
+      mins = std::fma(static_cast<float>(blk.min_sum), half_at(w + 2) * blk.da, mins);
+    }
   }
   return acc - mins;
 }
@@ -184,8 +196,11 @@ float dot_q4_k_repacked(const std::uint8_t* w, const std::uint8_t* a, Index bloc
 // with a Q8_K row, summed as ggml's x86 vec_dot sums it: per super-block eight int32 lanes (lane k holds bytes 4k to
 // 4k + 3 of each 32-quant chunk times their group's scale, less 32 x the scaled activation sums of groups 2k and
 // 2k + 1: the quants are stored + 32), converted and fused-multiply-added with d_a d_w; the lanes reduced at the end.
+// llama.cpp's AMX build (kAmx) takes each super-block's exact total instead, fused-multiply-added into one float.
+template <bool kAmx>
 float dot_q6_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   __m256 acc = _mm256_setzero_ps();
+  float amx = 0.0f;
   const __m256i m15 = _mm256_set1_epi8(15);
   auto load = [](const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
   for (Index b = 0; b < blocks; ++b, w += 210, a += 292) {
@@ -214,9 +229,13 @@ float dot_q6_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
       }
     }
     sumi = _mm256_sub_epi32(sumi, offsets);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    if constexpr (kAmx) {
+      amx = std::fma(static_cast<float>(total_i32(sumi)), d, amx);
+    } else {
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
   }
-  return hsum(acc);
+  return kAmx ? amx : hsum(acc);
 }
 
 // A Q3_K row (110-byte super-blocks: 32 bytes of high bits, 64 of low bit pairs, 12 bytes of 6-bit scales stored
@@ -275,11 +294,13 @@ inline __m256i unsigned_dot(__m256i u, __m256i s) {
 
 // Q4_0 rows as llama.cpp's x86 build multiplies them once repacked eight at a time (ggml_gemv_q4_0_8x8_q8_0 and
 // ggml_gemm_q4_0_8x8_q8_0, one row or a batch): each block's exact integer dot converted and fused-multiply-added
-// with d_w d_a into one float per output, block after block (no lanes to reduce).
-float dot_q4_0_repacked(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+// with d_w d_a into one float per output, block after block (no lanes to reduce). Its AMX build sums Q4_0 and Q8_0
+// rows so too (ggml-cpu/amx/mmq.cpp: acc_C after each tile's block, tinygemm_kernel_vnni for one row).
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+float dot_block_sums(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   float acc = 0.0f;
-  for (Index b = 0; b < blocks; ++b, w += 18, a += 34) {
-    const __m256i qw = q4_0_quants(w);
+  for (Index b = 0; b < blocks; ++b, w += kBytes, a += 34) {
+    const __m256i qw = Quants(w);
     const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2));
     const __m256i lanes = unsigned_dot(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qa, qw));
     const int sum = hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1)));
@@ -289,8 +310,9 @@ float dot_q4_0_repacked(const std::uint8_t* w, const std::uint8_t* a, Index bloc
 }
 
 // Whether llama.cpp's x86 build holds W's Q4_0 (or Q4_K) rows repacked (its optimal repack type needs rows % 8 == 0).
-bool q4_0_repacked(const StoredMatrix& W) { return W.ggml_repacked && W.rows % 8 == 0; }
-bool q4_k_repacked(const StoredMatrix& W) { return W.ggml_repacked && W.rows % 8 == 0; }
+// (Not where its AMX buffer holds them: that buffer comes first.)
+bool q4_0_repacked(const StoredMatrix& W) { return W.ggml_repacked && !W.ggml_amx && W.rows % 8 == 0; }
+bool q4_k_repacked(const StoredMatrix& W) { return W.ggml_repacked && !W.ggml_amx && W.rows % 8 == 0; }
 
 // ggml's scalar sum of a block term, s + a b, as the x86 build compiles it: GCC's default fp-contract for C makes
 // it one fused multiply-add (objdump of node-llama-cpp's libggml-cpu-zen4.so: one vfmadd..ss in each of the Q4_1,
@@ -315,13 +337,28 @@ float dot_q4_1_q5_1(const std::uint8_t* w, const std::uint8_t* a, Index blocks) 
   return hsum(acc) + offsets;
 }
 
+// Q4_1 rows as llama.cpp's AMX build multiplies them (acc_C for a tile's block, tinygemm_kernel_vnni for one row):
+// each block's exact integer dot fused-multiply-added with d_w d_a, then m_w s_a fused-multiply-added, into one float.
+float dot_q4_1_amx(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  float acc = 0.0f;
+  for (Index b = 0; b < blocks; ++b, w += 20, a += 36) {
+    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 4));
+    acc = std::fma(static_cast<float>(total_i32(unsigned_dot(nibbles(w + 4), qa))), half_at(w) * half_at(a), acc);
+    acc = std::fma(half_at(w + 2), half_at(a + 2), acc);
+  }
+  return acc;
+}
+
 // A Q5_K row (176-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 32 bytes of fifth bits,
 // 128 of nibbles) with a Q8_K row, as ggml's x86 vec_dot: per super-block eight int32 lanes (sub-block s's 32
 // quants, nibble + 16 x bit s of qh, times its scale), converted and fused-multiply-added with d_a d_w; the mins'
 // term -d_a dmin sum_s m_s (sum of sub-block s's activations) summed apart and added at the end.
+// llama.cpp's AMX build (kAmx) takes each super-block's two exact integers into one float, as for Q4_K
+// (dot_q4_k_sums).
+template <bool kAmx>
 float dot_q5_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
   __m256 acc = _mm256_setzero_ps();
-  float mins = 0.0f;
+  float mins = 0.0f, amx = 0.0f;
   const __m256i low = _mm256_set1_epi8(0x0F);
   auto load = [](const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
   for (Index b = 0; b < blocks; ++b, w += 176, a += 292) {
@@ -330,7 +367,8 @@ float dot_q5_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
     const float d = da * half_at(w), dmin = -da * half_at(w + 2);
     const K4Scales k = k4_scales(w + 4);
     const std::uint8_t* scale = k.scale;
-    mins = offset_sum(dmin, static_cast<float>(k4_min_sum(k.min, a)), mins);
+    const int min_sum = k4_min_sum(k.min, a);
+    if constexpr (!kAmx) mins = offset_sum(dmin, static_cast<float>(min_sum), mins);
     const __m256i qh = load(w + 16);
     __m256i sumi = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {
@@ -344,9 +382,14 @@ float dot_q5_k(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
         sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_set1_epi16(scale[sub]), p));
       }
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    if constexpr (kAmx) {
+      amx = std::fma(static_cast<float>(total_i32(sumi)), d, amx);
+      amx = std::fma(static_cast<float>(min_sum), dmin, amx);
+    } else {
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
   }
-  return hsum(acc) + mins;
+  return kAmx ? amx : hsum(acc) + mins;
 }
 
 // tinyBLAS_Q0 (llamafile_sgemm), which llama.cpp's x86 build uses for a batch of Q8_0 and Q5_0 products, computes each
@@ -492,7 +535,7 @@ void k4_unpack(const std::uint8_t* w, std::size_t w_row, Index rows, Index b, K4
 // pairs) times the unpacked super-block, fused-multiply-added into sixteen outputs each (acc[t], mins[t]).
 template <int kTokens>
 void k4_tokens(const K4Unpacked& u, const std::uint8_t* const* a, const std::int32_t* const* pairs, __m512* acc,
-               __m512* mins) {
+               __m512* mins, bool amx) {
   __m512i total[kTokens];
   for (auto& v : total) v = _mm512_setzero_si512();
   for (int j = 0; j < 8; ++j) {
@@ -517,7 +560,11 @@ void k4_tokens(const K4Unpacked& u, const std::uint8_t* const* a, const std::int
     std::memcpy(&da, a[t], 4);
     const __m512 scale = _mm512_set1_ps(da);
     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(u.d, scale), acc[t]);
-    mins[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(min_sum), _mm512_mul_ps(u.dmin, scale), mins[t]);
+    if (amx) {
+      acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(min_sum), _mm512_mul_ps(u.dmin, scale), acc[t]);
+    } else {
+      mins[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(min_sum), _mm512_mul_ps(u.dmin, scale), mins[t]);
+    }
   }
 }
 #endif
@@ -529,14 +576,17 @@ RowDot integer_dot(const StoredMatrix& W, io::GgmlType& activations) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return nullptr;
   activations = io::GgmlType::Q8_0;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {
-    case io::GgmlType::Q8_0: return dot_blocks32<q8_0_quants, 34>;
-    case io::GgmlType::Q4_0: return q4_0_repacked(W) ? dot_q4_0_repacked : dot_blocks32<q4_0_quants, 18>;
+    case io::GgmlType::Q8_0: return W.ggml_amx ? dot_block_sums<q8_0_quants, 34> : dot_blocks32<q8_0_quants, 34>;
+    case io::GgmlType::Q4_0:
+      return q4_0_repacked(W) || W.ggml_amx ? dot_block_sums<q4_0_quants, 18> : dot_blocks32<q4_0_quants, 18>;
     case io::GgmlType::Q5_0: return dot_blocks32<q5_0_quants, 22>;
-    case io::GgmlType::Q4_K: activations = io::GgmlType::Q8_K; return q4_k_repacked(W) ? dot_q4_k_repacked : dot_q4_k;
-    case io::GgmlType::Q6_K: activations = io::GgmlType::Q8_K; return dot_q6_k;
+    case io::GgmlType::Q4_K:
+      activations = io::GgmlType::Q8_K;
+      return W.ggml_amx ? dot_q4_k_sums<true> : q4_k_repacked(W) ? dot_q4_k_sums<false> : dot_q4_k;
+    case io::GgmlType::Q6_K: activations = io::GgmlType::Q8_K; return W.ggml_amx ? dot_q6_k<true> : dot_q6_k<false>;
     case io::GgmlType::Q3_K: activations = io::GgmlType::Q8_K; return dot_q3_k;
-    case io::GgmlType::Q5_K: activations = io::GgmlType::Q8_K; return dot_q5_k;
-    case io::GgmlType::Q4_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<false>;
+    case io::GgmlType::Q5_K: activations = io::GgmlType::Q8_K; return W.ggml_amx ? dot_q5_k<true> : dot_q5_k<false>;
+    case io::GgmlType::Q4_1: activations = io::GgmlType::Q8_1; return W.ggml_amx ? dot_q4_1_amx : dot_q4_1_q5_1<false>;
     case io::GgmlType::Q5_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<true>;
     default: return nullptr;
   }
@@ -688,9 +738,12 @@ float vec_dot(const float* x, const W* w, Index k) {
   }
 }
 
+// llama.cpp's AMX build multiplies the F16 matrices its AMX buffer holds (StoredMatrix::ggml_amx) with the float
+// activations, unrounded, in tinyBLAS's 16 lanes for any number of rows (tinygemm_kernel_avx): `amx`.
 template <class W>
-void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index rows, Index k, float* y, Index ldy) {
-  if (n < 2 || k % 16 != 0) {
+void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index rows, Index k, float* y, Index ldy,
+                        bool amx) {
+  if ((n < 2 && !amx) || k % 16 != 0) {
 #pragma omp parallel for schedule(static) if (rows * k >= kFusedParallelWeights || n >= 2)
     for (Index o = 0; o < rows; ++o) {
       for (Index i = 0; i < n; ++i) y[i * ldy + o] = vec_dot(x + i * ldx, w + o * k, k);
@@ -736,11 +789,11 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
 bool ggml_float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
   if (!W.ggml_rounding) return false;
   if (const float* w = W.f32()) {
-    ggml_float_product(x, n, ldx, w, W.rows, W.cols, y, ldy);
+    ggml_float_product(x, n, ldx, w, W.rows, W.cols, y, ldy, false);
     return true;
   }
   if (W.dtype != io::DType::F16) return false;
-  ggml_float_product(x, n, ldx, static_cast<const std::uint16_t*>(W.data), W.rows, W.cols, y, ldy);
+  ggml_float_product(x, n, ldx, static_cast<const std::uint16_t*>(W.data), W.rows, W.cols, y, ldy, W.ggml_amx);
   return true;
 }
 // Outputs [i0, i1) x [o, o + rows) of a batch product (rows <= kQ0Rows): W's rows from w, the quantised activation
@@ -831,18 +884,25 @@ struct BatchKernel {
 std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {
-    case io::GgmlType::Q8_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q8_0_quants, 34>, kQ0Offset};
+    case io::GgmlType::Q8_0:
+      if (W.ggml_amx) return BatchKernel{io::GgmlType::Q8_0, dot_span<dot_block_sums<q8_0_quants, 34>>, false};
+      return BatchKernel{io::GgmlType::Q8_0, q0_span<q8_0_quants, 34>, kQ0Offset};
     case io::GgmlType::Q5_0: return BatchKernel{io::GgmlType::Q8_0, q0_span<q5_0_quants, 22>, kQ0Offset};
     case io::GgmlType::Q4_0:
       // Repacked rows: their order one output at a time measured 0.28x llama.cpp's interleaved gemm on a 512-token
       // prompt (SmolLM2-135M shape; the float product 0.58x), so a batch takes the float product: ulps off
       // llama.cpp's, which the test files' F16 cache absorbs (within 2.2e-15 of its logits).
       if (q4_0_repacked(W)) return std::nullopt;
+      if (W.ggml_amx) return BatchKernel{io::GgmlType::Q8_0, dot_span<dot_block_sums<q4_0_quants, 18>>, false};
       return BatchKernel{io::GgmlType::Q8_0, q0_span<q4_0_quants, 18>, kQ0Offset};
-    case io::GgmlType::Q6_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q6_k>, false};
+    case io::GgmlType::Q6_K:
+      return BatchKernel{io::GgmlType::Q8_K, W.ggml_amx ? dot_span<dot_q6_k<true>> : dot_span<dot_q6_k<false>>, false};
     case io::GgmlType::Q3_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q3_k>, false};
-    case io::GgmlType::Q5_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q5_k>, false};
-    case io::GgmlType::Q4_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<false>>, false};
+    case io::GgmlType::Q5_K:
+      return BatchKernel{io::GgmlType::Q8_K, W.ggml_amx ? dot_span<dot_q5_k<true>> : dot_span<dot_q5_k<false>>, false};
+    case io::GgmlType::Q4_1:
+      return BatchKernel{io::GgmlType::Q8_1, W.ggml_amx ? dot_span<dot_q4_1_amx> : dot_span<dot_q4_1_q5_1<false>>,
+                         false};
     case io::GgmlType::Q5_1: return BatchKernel{io::GgmlType::Q8_1, dot_span<dot_q4_1_q5_1<true>>, false};
     default: return std::nullopt;
   }
@@ -920,11 +980,11 @@ void q4_k_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float
           Index t0 = 0;
           for (; t0 + kK4Tokens <= tokens; t0 += kK4Tokens) {
             point(t0, kK4Tokens);
-            k4_tokens<kK4Tokens>(u, a, p, acc + t0, acc + kChunk + t0);
+            k4_tokens<kK4Tokens>(u, a, p, acc + t0, acc + kChunk + t0, W.ggml_amx);
           }
           for (; t0 < tokens; ++t0) {
             point(t0, 1);
-            k4_tokens<1>(u, a, p, acc + t0, acc + kChunk + t0);
+            k4_tokens<1>(u, a, p, acc + t0, acc + kChunk + t0, W.ggml_amx);
           }
         }
         const __mmask16 keep = static_cast<__mmask16>((1u << rows) - 1);
@@ -976,7 +1036,7 @@ alignas(64) constexpr std::array<std::int8_t, 256> kK4PickScale = [] {
 }();
 
 // Rows w, w + w_row, w + 2 w_row, w + 3 w_row times one rearranged activation row: y[0..3].
-void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* act, Index blocks, float* y) {
+void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* act, Index blocks, float* y, bool amx) {
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   __m512i pick_scale[4];
   for (int p = 0; p < 4; ++p) pick_scale[p] = _mm512_load_si512(kK4PickScale.data() + 64 * p);
@@ -1017,7 +1077,11 @@ void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* ac
     const __m128 dw = _mm_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
     const __m128 dm = _mm_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin)));
     acc = _mm_fmadd_ps(_mm_cvtepi32_ps(total), _mm_mul_ps(dw, scale), acc);
-    mins = _mm_fmadd_ps(_mm_cvtepi32_ps(min_sum), _mm_mul_ps(dm, scale), mins);
+    if (amx) {
+      acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(min_sum), _mm_mul_ps(dm, scale), acc);
+    } else {
+      mins = _mm_fmadd_ps(_mm_cvtepi32_ps(min_sum), _mm_mul_ps(dm, scale), mins);
+    }
   }
   _mm_storeu_ps(y, _mm_sub_ps(acc, mins));
 }
@@ -1043,7 +1107,7 @@ void fused_q4_k(const float* x, Index n, Index ldx, const StoredMatrix& W, float
     for (Index i = 0; i < n; ++i) {
       float out[4];
       q4_k_rows4(base + static_cast<std::size_t>(4 * g) * w_row, w_row,
-                 acts + static_cast<std::size_t>(i * blocks) * kK4ActBytes, blocks, out);
+                 acts + static_cast<std::size_t>(i * blocks) * kK4ActBytes, blocks, out, W.ggml_amx);
       std::copy(out, out + 4, y + i * ldy + 4 * g);
     }
   }
@@ -1054,7 +1118,7 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
 #if defined(ATTN_GGML_KERNELS)
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
   if (W.dtype == io::DType::GGML && W.ggml_rounding && static_cast<io::GgmlType>(W.ggml_type) == io::GgmlType::Q4_K &&
-      q4_k_repacked(W)) {
+      (q4_k_repacked(W) || W.ggml_amx)) {
     (n <= kFusedRows ? fused_q4_k : q4_k_batch)(x, n, ldx, W, y, ldy);
     return true;
   }
@@ -1071,6 +1135,21 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
   (void)x, (void)n, (void)ldx, (void)W, (void)y, (void)ldy;
 #endif
   return false;
+}
+
+bool ggml_amx_holds(io::DType dtype, std::uint32_t ggml_type, Index rows, Index cols) {
+  if (rows % 32 != 0) return false;
+  if (dtype == io::DType::F16) return cols % 16 == 0;
+  if (dtype != io::DType::GGML) return false;
+  switch (static_cast<io::GgmlType>(ggml_type)) {
+    case io::GgmlType::Q4_0:
+    case io::GgmlType::Q4_1:
+    case io::GgmlType::Q8_0: return cols % 32 == 0;
+    case io::GgmlType::Q4_K:
+    case io::GgmlType::Q5_K:
+    case io::GgmlType::Q6_K: return cols % 256 == 0;
+    default: return false;
+  }
 }
 
 bool float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {

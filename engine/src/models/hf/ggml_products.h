@@ -3,13 +3,22 @@
 // tinyBLAS_Q0 for Q8_0 and Q5_0, vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K), F32 and F16 in tinyBLAS's or vec_dot's
 // order of sums. Each routine names the ggml code it follows (ggml/src/ggml-cpu: arch/x86/quants.c,
 // llamafile/sgemm.cpp, vec.h, of the release node-llama-cpp 3.22.1 ships). Checked bit for bit against ggml's own
-// vec_dot (tests/unit/test_ggml_products.cpp) and llama.cpp's logits (tests/parity/test_gguf_parity.cpp).
+// vec_dot (tests/unit/test_ggml_products.cpp) and llama.cpp's logits (tests/parity/test_gguf_parity.cpp). Where the
+// AMX build's buffer holds a matrix (StoredMatrix::ggml_amx: llama.cpp on a CPU with AMX-INT8), its order instead
+// (ggml-cpu/amx/mmq.cpp: each block's or super-block's exact integer sums fused-multiply-added into one float per
+// output), checked against goldens made on such a CPU (tests/data/gguf/amx).
 // Internal to engine/src/models.
 #pragma once
 
 #include "decoder_impl.h"
 
 namespace attn::models::ggml {
+
+// Whether llama.cpp's AMX build holds a matrix of this type and shape in its AMX buffer, which takes a product's
+// weights before its repacking buffer does (ggml-cpu/amx/amx.cpp, supports_op): Q4_0, Q4_1, Q8_0 rows of whole
+// 32-element blocks, Q4_K, Q5_K, Q6_K rows of whole super-blocks, F16 rows of a multiple of 16, rows a multiple of
+// 32.
+bool ggml_amx_holds(io::DType dtype, std::uint32_t ggml_type, Index rows, Index cols);
 
 // y[n, W.rows] = x[n, W.cols] W^T (strides ldx, ldy) with x's rows quantised as ggml quantises a product's
 // activations (Q8_0, Q8_1 or Q8_K) and multiplied in integer kernels, where W is a GGUF file's quantised matrix with

@@ -818,6 +818,10 @@ Result<std::shared_ptr<const TransformerModel>> load_gguf(const std::filesystem:
   if (!config) return std::unexpected(config.error());
   config->decoder.ggml_arithmetic = options.gguf_llama_cpp_arithmetic;
   config->decoder.ggml_f16_cache = options.gguf_llama_cpp_arithmetic && options.gguf_f16_cache;
+  config->decoder.ggml_amx =
+      options.gguf_llama_cpp_arithmetic &&
+      (options.gguf_build == LoadOptions::GgmlBuild::ThisMachine ? io::cpu_has_amx()
+                                                                 : options.gguf_build == LoadOptions::GgmlBuild::Amx);
   config->decoder.ggml_rope_pairs = arch->permuted;
   config->decoder.ggml_scaled_queries = is_gemma(*arch) || arch->gguf == "phi3";
   std::vector<std::string> warnings;
