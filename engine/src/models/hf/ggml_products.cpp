@@ -1088,6 +1088,121 @@ void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* ac
 #endif
 #endif
 
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
+    defined(__AVX512VNNI__)
+#define ATTN_AMX_TILES 1
+// A batch of Q8_0 products on AMX tiles, in llama.cpp's AMX order (dot_block_sums: each block's exact integer dot
+// fused-multiply-added with d_w d_a into one float per output, block after block), as its AMX build computes them:
+// one tile instruction multiplies a block of 16 activation rows by the same block of 16 weight rows (16 x 16 x 32),
+// and its 256 integer sums are converted and accumulated in float by AVX-512. Two weight tiles and two activation
+// tiles give four sum tiles (32 x 32 outputs) per block.
+constexpr int kAmxRows = 16;
+
+// Tiles 0-1: weights, 8 rows of 64 bytes (16 weight rows' 4-byte groups, group by group); 2-3: activations, 16
+// rows of 32 bytes; 4-7: sums, 16 rows of 16 int32. Set once per thread (the tile configuration is thread state).
+void amx_configure() {
+  thread_local bool configured = false;
+  if (configured) return;
+  struct alignas(64) Config {
+    std::uint8_t palette = 1, start_row = 0;
+    std::uint8_t reserved[14] = {};
+    std::uint16_t colsb[16] = {};
+    std::uint8_t rows[16] = {};
+  } c;
+  for (int t = 0; t < 8; ++t) {
+    c.rows[t] = t < 2 ? 8 : 16;
+    c.colsb[t] = t == 2 || t == 3 ? 32 : 64;
+  }
+  _tile_loadconfig(&c);
+  configured = true;
+}
+
+// Weight rows o to o + 32 (w: row o, w_row bytes apart) in the weight tiles' layout, block after block: for each
+// block and half, 8 x 16 dwords (group q of row r at [q][r]) then the 16 rows' scales as float.
+constexpr std::size_t kAmxPackBytes = 2 * (512 + 64);
+void amx_pack_q8_0(const std::uint8_t* w, std::size_t w_row, Index blocks, std::uint8_t* out) {
+  alignas(64) std::int32_t offset[kAmxRows];
+  for (int h = 0; h < 2; ++h) {
+    for (int r = 0; r < kAmxRows; ++r)
+      offset[r] = static_cast<std::int32_t>(static_cast<std::size_t>(h * kAmxRows + r) * w_row);
+    const __m512i index = _mm512_load_si512(offset);
+    for (Index b = 0; b < blocks; ++b) {
+      const std::uint8_t* blk = w + static_cast<std::size_t>(b) * 34;
+      std::uint8_t* o = out + static_cast<std::size_t>(b) * kAmxPackBytes + static_cast<std::size_t>(h) * 576;
+      for (int q = 0; q < 8; ++q) _mm512_storeu_si512(o + 64 * q, _mm512_i32gather_epi32(index, blk + 2 + 4 * q, 1));
+      float d[kAmxRows];
+      for (int r = 0; r < kAmxRows; ++r) d[r] = half_at(blk + offset[r]);
+      std::memcpy(o + 512, d, 64);
+    }
+  }
+}
+
+// Outputs [t0, t0 + 32) x 32 of the packed rows: acts (rows act_row bytes apart, at least 32 of them) times pack.
+void amx_q8_0_tile(const std::uint8_t* pack, const std::uint8_t* acts, std::size_t act_row, Index blocks,
+                   float (*acc)[32]) {
+  alignas(64) std::int32_t sums[4][kAmxRows * kAmxRows];
+  for (Index b = 0; b < blocks; ++b) {
+    const std::uint8_t* p = pack + static_cast<std::size_t>(b) * kAmxPackBytes;
+    const std::uint8_t* a = acts + static_cast<std::size_t>(b) * 34;
+    _tile_loadd(0, p, 64);
+    _tile_loadd(1, p + 576, 64);
+    _tile_loadd(2, a + 2, static_cast<long>(act_row));
+    _tile_loadd(3, a + 2 + kAmxRows * act_row, static_cast<long>(act_row));
+    _tile_zero(4);
+    _tile_zero(5);
+    _tile_zero(6);
+    _tile_zero(7);
+    _tile_dpbssd(4, 2, 0);
+    _tile_dpbssd(5, 2, 1);
+    _tile_dpbssd(6, 3, 0);
+    _tile_dpbssd(7, 3, 1);
+    _tile_stored(4, sums[0], 64);
+    _tile_stored(5, sums[1], 64);
+    _tile_stored(6, sums[2], 64);
+    _tile_stored(7, sums[3], 64);
+    const __m512 dw[2] = {_mm512_loadu_ps(p + 512), _mm512_loadu_ps(p + 576 + 512)};
+    for (int t = 0; t < 2 * kAmxRows; ++t) {
+      const __m512 da = _mm512_set1_ps(half_at(a + static_cast<std::size_t>(t) * act_row));
+      for (int h = 0; h < 2; ++h) {
+        const std::int32_t* sum = sums[2 * (t / kAmxRows) + h] + (t % kAmxRows) * kAmxRows;
+        const __m512 v = _mm512_cvtepi32_ps(_mm512_load_si512(sum));
+        _mm512_storeu_ps(acc[t] + 16 * h,
+                         _mm512_fmadd_ps(v, _mm512_mul_ps(dw[h], da), _mm512_loadu_ps(acc[t] + 16 * h)));
+      }
+    }
+  }
+}
+
+// y[n, W.rows] = x W^T for a Q8_0 matrix llama.cpp's AMX buffer holds (W.rows a multiple of 32), on AMX tiles: each
+// thread's share of 32-row groups packed once and multiplied by every 32 activation rows (the last ones padded with
+// zero rows).
+void q8_0_amx_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  const std::size_t act_row = act_row_bytes(io::GgmlType::Q8_0, W.cols);
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  const Index blocks = W.cols / 32, groups = W.rows / 32, padded = (n + 31) / 32 * 32;
+  const std::uint8_t* q = quantised_rows(io::GgmlType::Q8_0, x, n, ldx, W.cols, false);
+  std::vector<std::uint8_t> acts(static_cast<std::size_t>(padded) * act_row, 0);
+  std::memcpy(acts.data(), q, static_cast<std::size_t>(n) * act_row);
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+#pragma omp parallel if (n * W.rows * W.cols >= (1 << 20))
+  {
+    amx_configure();
+    thread_local std::vector<std::uint8_t> pack;
+    pack.resize(static_cast<std::size_t>(blocks) * kAmxPackBytes);
+    alignas(64) float acc[32][32];
+#pragma omp for schedule(static)
+    for (Index g = 0; g < groups; ++g) {
+      amx_pack_q8_0(base + static_cast<std::size_t>(32 * g) * w_row, w_row, blocks, pack.data());
+      for (Index t0 = 0; t0 < n; t0 += 32) {
+        std::memset(acc, 0, sizeof(acc));
+        amx_q8_0_tile(pack.data(), acts.data() + static_cast<std::size_t>(t0) * act_row, act_row, blocks, acc);
+        for (Index t = t0; t < std::min(n, t0 + 32); ++t)
+          std::copy(acc[t - t0], acc[t - t0] + 32, y + t * ldy + 32 * g);
+      }
+    }
+  }
+}
+#endif
 }  // namespace
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
@@ -1127,6 +1242,13 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
     fused_integer(x, n, ldx, W, y, ldy);
     return true;
   }
+#if defined(ATTN_AMX_TILES)
+  if (W.dtype == io::DType::GGML && W.ggml_amx && static_cast<io::GgmlType>(W.ggml_type) == io::GgmlType::Q8_0 &&
+      io::cpu_has_amx()) {
+    q8_0_amx_batch(x, n, ldx, W, y, ldy);
+    return true;
+  }
+#endif
   if (const auto kernel = batch_kernel(W)) {
     integer_batch(x, n, ldx, W, *kernel, y, ldy);
     return true;
