@@ -282,63 +282,72 @@ TEST(GgmlProducts, RepackedQ4KBatchIsItsRowProduct) {
   EXPECT_GT(differ, 0);
 }
 
-// Q8_0 rows llama.cpp's AMX buffer holds (StoredMatrix::ggml_amx): one row or a batch (on AMX tiles where the CPU has
-// them), every output is each block's exact integer dot fused-multiply-added with d_w d_a into one float, block after
-// block (ggml-cpu/amx/mmq.cpp), computed here from the bytes; for 77 activation rows (two tiles of 32 and a padded
-// rest) and 64 weight rows. Without ggml_amx, the AVX-512 build's lanes: other bits.
-TEST(GgmlProducts, AmxQ8_0ProductsSumBlockAfterBlock) {
+// Q8_0 and Q4_0 rows llama.cpp's AMX buffer holds (StoredMatrix::ggml_amx): one row or a batch (on AMX tiles where the
+// CPU has them), every output is each block's exact integer dot fused-multiply-added with d_w d_a into one float,
+// block after block (ggml-cpu/amx/mmq.cpp), computed here from the bytes; for 77 activation rows (two tiles of 32 and
+// a padded rest) and 64 weight rows. Without ggml_amx, the AVX-512 build's lanes: other bits.
+TEST(GgmlProducts, AmxQ8_0AndQ4_0ProductsSumBlockAfterBlock) {
   constexpr Index kRows = 64, kN = 77, kBlocks = kRow / 32;
-  std::vector<std::uint8_t> blocks(static_cast<std::size_t>(kRows * kBlocks) * 34);
   std::uint32_t state = 12345;
   auto next = [&state] { return state = state * 1664525u + 1013904223u; };
-  for (std::size_t b = 0; b < blocks.size() / 34; ++b) {
-    const std::uint16_t d = io::float_to_half(0.001f + static_cast<float>(next() % 1000) * 1e-5f);
-    std::memcpy(blocks.data() + 34 * b, &d, 2);
-    for (int j = 0; j < 32; ++j) blocks[34 * b + 2 + j] = static_cast<std::uint8_t>(next() >> 24);
-  }
   std::vector<float> x(static_cast<std::size_t>(kN * kRow));
   for (float& v : x) v = static_cast<float>(static_cast<int>(next() % 2001) - 1000) * 1e-3f;
-  StoredMatrix W;
-  W.dtype = io::DType::GGML;
-  W.ggml_type = static_cast<std::uint32_t>(io::GgmlType::Q8_0);
-  W.ggml_rounding = W.ggml_repacked = W.ggml_amx = true;
-  W.data = blocks.data();
-  W.rows = kRows;
-  W.cols = kRow;
-  std::vector<float> expected(static_cast<std::size_t>(kN * kRows)), one(expected.size()), batch(expected.size()),
-      scratch;
-  std::vector<std::byte> q(static_cast<std::size_t>(kBlocks) * 34);
-  for (Index i = 0; i < kN; ++i) {
-    ASSERT_TRUE(io::ggml_quantize_activations(io::GgmlType::Q8_0, {x.data() + i * kRow, kRow}, q));
-    const auto* a = reinterpret_cast<const std::uint8_t*>(q.data());
-    for (Index o = 0; o < kRows; ++o) {
-      float acc = 0.0f;
-      for (Index b = 0; b < kBlocks; ++b) {
-        const std::uint8_t* wb = blocks.data() + static_cast<std::size_t>(o * kBlocks + b) * 34;
-        const std::uint8_t* ab = a + static_cast<std::size_t>(b) * 34;
-        int sum = 0;
-        for (int j = 0; j < 32; ++j) sum += static_cast<std::int8_t>(wb[2 + j]) * static_cast<std::int8_t>(ab[2 + j]);
-        std::uint16_t dw, da;
-        std::memcpy(&dw, wb, 2);
-        std::memcpy(&da, ab, 2);
-        acc = std::fma(static_cast<float>(sum), io::half_to_float(dw) * io::half_to_float(da), acc);
-      }
-      expected[static_cast<std::size_t>(i * kRows + o)] = acc;
+  for (const io::GgmlType type : {io::GgmlType::Q8_0, io::GgmlType::Q4_0}) {
+    SCOPED_TRACE(io::ggml_type_name(static_cast<std::uint32_t>(type)));
+    const std::size_t bytes = type == io::GgmlType::Q8_0 ? 34 : 18;
+    // Element j of a block: Q8_0's byte j; Q4_0's nibble j (low nibbles first) less 8.
+    auto quant = [&](const std::uint8_t* blk, int j) {
+      if (type == io::GgmlType::Q8_0) return static_cast<int>(static_cast<std::int8_t>(blk[2 + j]));
+      return (j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4) - 8;
+    };
+    std::vector<std::uint8_t> blocks(static_cast<std::size_t>(kRows * kBlocks) * bytes);
+    for (std::size_t b = 0; b < blocks.size() / bytes; ++b) {
+      const std::uint16_t d = io::float_to_half(0.001f + static_cast<float>(next() % 1000) * 1e-5f);
+      std::memcpy(blocks.data() + bytes * b, &d, 2);
+      for (std::size_t j = 2; j < bytes; ++j) blocks[bytes * b + j] = static_cast<std::uint8_t>(next() >> 24);
     }
-    stored_linear(x.data() + i * kRow, 1, kRow, W, one.data() + i * kRows, kRows, scratch);
+    StoredMatrix W;
+    W.dtype = io::DType::GGML;
+    W.ggml_type = static_cast<std::uint32_t>(type);
+    W.ggml_rounding = W.ggml_amx = true;
+    W.data = blocks.data();
+    W.rows = kRows;
+    W.cols = kRow;
+    std::vector<float> expected(static_cast<std::size_t>(kN * kRows)), one(expected.size()), batch(expected.size()),
+        scratch;
+    std::vector<std::byte> q(static_cast<std::size_t>(kBlocks) * 34);
+    for (Index i = 0; i < kN; ++i) {
+      ASSERT_TRUE(io::ggml_quantize_activations(io::GgmlType::Q8_0, {x.data() + i * kRow, kRow}, q));
+      const auto* a = reinterpret_cast<const std::uint8_t*>(q.data());
+      for (Index o = 0; o < kRows; ++o) {
+        float acc = 0.0f;
+        for (Index b = 0; b < kBlocks; ++b) {
+          const std::uint8_t* wb = blocks.data() + static_cast<std::size_t>(o * kBlocks + b) * bytes;
+          const std::uint8_t* ab = a + static_cast<std::size_t>(b) * 34;
+          int sum = 0;
+          for (int j = 0; j < 32; ++j) sum += quant(wb, j) * static_cast<std::int8_t>(ab[2 + j]);
+          std::uint16_t dw, da;
+          std::memcpy(&dw, wb, 2);
+          std::memcpy(&da, ab, 2);
+          acc = std::fma(static_cast<float>(sum), io::half_to_float(dw) * io::half_to_float(da), acc);
+        }
+        expected[static_cast<std::size_t>(i * kRows + o)] = acc;
+      }
+      stored_linear(x.data() + i * kRow, 1, kRow, W, one.data() + i * kRows, kRows, scratch);
+    }
+    stored_linear(x.data(), kN, kRow, W, batch.data(), kRows, scratch);
+    auto differing = [&](const std::vector<float>& y) {
+      int differ = 0;
+      for (std::size_t i = 0; i < y.size(); ++i)
+        differ += std::bit_cast<std::uint32_t>(y[i]) != std::bit_cast<std::uint32_t>(expected[i]);
+      return differ;
+    };
+    EXPECT_EQ(differing(one), 0) << "of " << one.size() << " outputs, one row at a time";
+    EXPECT_EQ(differing(batch), 0) << "of " << batch.size() << " outputs, as a batch";
+    W.ggml_amx = false;  // Q8_0: tinyBLAS's lanes; Q4_0 (not repacked here): the lanes of its vec_dot
+    stored_linear(x.data(), kN, kRow, W, batch.data(), kRows, scratch);
+    EXPECT_GT(differing(batch), 0);
   }
-  stored_linear(x.data(), kN, kRow, W, batch.data(), kRows, scratch);
-  auto differing = [&](const std::vector<float>& y) {
-    int differ = 0;
-    for (std::size_t i = 0; i < y.size(); ++i)
-      differ += std::bit_cast<std::uint32_t>(y[i]) != std::bit_cast<std::uint32_t>(expected[i]);
-    return differ;
-  };
-  EXPECT_EQ(differing(one), 0) << "of " << one.size() << " outputs, one row at a time";
-  EXPECT_EQ(differing(batch), 0) << "of " << batch.size() << " outputs, as a batch";
-  W.ggml_amx = false;
-  stored_linear(x.data(), kN, kRow, W, batch.data(), kRows, scratch);
-  EXPECT_GT(differing(batch), 0);
 }
 
 // A GGUF matrix's NaN and infinities are found from its blocks' scales: Q8_0 blocks with a NaN scale (32 NaN), an

@@ -750,6 +750,11 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
     }
     return;
   }
+  if (n < 2) {  // the AMX build's lanes for one row (generation): threads only for the large products, as above
+#pragma omp parallel for schedule(static) if (rows * k >= kFusedParallelWeights)
+    for (Index o = 0; o < rows; ++o) y[o] = lanes_1x1(x, w + o * k, k);
+    return;
+  }
   // Blocks of kTokenBlock activation rows stay in L2 while every weight row passes (the activations, not the
   // weights, would otherwise be read from memory once per group of weight rows).
   // Each thread takes a contiguous share of the weight rows for every block (one parallel region per product, no
@@ -1091,8 +1096,8 @@ void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* ac
 #if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
     defined(__AVX512VNNI__)
 #define ATTN_AMX_TILES 1
-// A batch of Q8_0 products on AMX tiles, in llama.cpp's AMX order (dot_block_sums: each block's exact integer dot
-// fused-multiply-added with d_w d_a into one float per output, block after block), as its AMX build computes them:
+// A batch of Q8_0 (or Q4_0) products on AMX tiles, in llama.cpp's AMX order (dot_block_sums: each block's exact integer
+// dot fused-multiply-added with d_w d_a into one float per output, block after block), as its AMX build computes them:
 // one tile instruction multiplies a block of 16 activation rows by the same block of 16 weight rows (16 x 16 x 32),
 // and its 256 integer sums are converted and accumulated in float by AVX-512. Two weight tiles and two activation
 // tiles give four sum tiles (32 x 32 outputs) per block.
@@ -1117,29 +1122,34 @@ void amx_configure() {
   configured = true;
 }
 
-// Weight rows o to o + 32 (w: row o, w_row bytes apart) in the weight tiles' layout, block after block: for each
-// block and half, 8 x 16 dwords (group q of row r at [q][r]) then the 16 rows' scales as float.
+// Weight rows o to o + 32 (w: row o, w_row bytes apart; blocks of kBytes, quants as signed bytes by Quants) in the
+// weight tiles' layout, block after block: for each block and half, 8 x 16 dwords (group q of row r at [q][r]) then
+// the 16 rows' scales as float.
 constexpr std::size_t kAmxPackBytes = 2 * (512 + 64);
-void amx_pack_q8_0(const std::uint8_t* w, std::size_t w_row, Index blocks, std::uint8_t* out) {
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+void amx_pack(const std::uint8_t* w, std::size_t w_row, Index blocks, std::uint8_t* out) {
+  alignas(64) std::uint8_t quants[kAmxRows][32];
   alignas(64) std::int32_t offset[kAmxRows];
+  for (int r = 0; r < kAmxRows; ++r) offset[r] = 32 * r;
+  const __m512i index = _mm512_load_si512(offset);
   for (int h = 0; h < 2; ++h) {
-    for (int r = 0; r < kAmxRows; ++r)
-      offset[r] = static_cast<std::int32_t>(static_cast<std::size_t>(h * kAmxRows + r) * w_row);
-    const __m512i index = _mm512_load_si512(offset);
     for (Index b = 0; b < blocks; ++b) {
-      const std::uint8_t* blk = w + static_cast<std::size_t>(b) * 34;
       std::uint8_t* o = out + static_cast<std::size_t>(b) * kAmxPackBytes + static_cast<std::size_t>(h) * 576;
-      for (int q = 0; q < 8; ++q) _mm512_storeu_si512(o + 64 * q, _mm512_i32gather_epi32(index, blk + 2 + 4 * q, 1));
       float d[kAmxRows];
-      for (int r = 0; r < kAmxRows; ++r) d[r] = half_at(blk + offset[r]);
+      for (int r = 0; r < kAmxRows; ++r) {
+        const std::uint8_t* blk =
+            w + static_cast<std::size_t>(h * kAmxRows + r) * w_row + static_cast<std::size_t>(b) * kBytes;
+        _mm256_store_si256(reinterpret_cast<__m256i*>(quants[r]), Quants(blk));
+        d[r] = half_at(blk);
+      }
+      for (int q = 0; q < 8; ++q) _mm512_storeu_si512(o + 64 * q, _mm512_i32gather_epi32(index, quants[0] + 4 * q, 1));
       std::memcpy(o + 512, d, 64);
     }
   }
 }
 
 // Outputs [t0, t0 + 32) x 32 of the packed rows: acts (rows act_row bytes apart, at least 32 of them) times pack.
-void amx_q8_0_tile(const std::uint8_t* pack, const std::uint8_t* acts, std::size_t act_row, Index blocks,
-                   float (*acc)[32]) {
+void amx_tile(const std::uint8_t* pack, const std::uint8_t* acts, std::size_t act_row, Index blocks, float (*acc)[32]) {
   alignas(64) std::int32_t sums[4][kAmxRows * kAmxRows];
   for (Index b = 0; b < blocks; ++b) {
     const std::uint8_t* p = pack + static_cast<std::size_t>(b) * kAmxPackBytes;
@@ -1173,10 +1183,11 @@ void amx_q8_0_tile(const std::uint8_t* pack, const std::uint8_t* acts, std::size
   }
 }
 
-// y[n, W.rows] = x W^T for a Q8_0 matrix llama.cpp's AMX buffer holds (W.rows a multiple of 32), on AMX tiles: each
-// thread's share of 32-row groups packed once and multiplied by every 32 activation rows (the last ones padded with
-// zero rows).
-void q8_0_amx_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+// y[n, W.rows] = x W^T for a Q8_0 or Q4_0 matrix llama.cpp's AMX buffer holds (W.rows a multiple of 32), on AMX
+// tiles: each thread's share of 32-row groups packed once and multiplied by every 32 activation rows (the last ones
+// padded with zero rows).
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+void amx_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
   const std::size_t act_row = act_row_bytes(io::GgmlType::Q8_0, W.cols);
   const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
   const Index blocks = W.cols / 32, groups = W.rows / 32, padded = (n + 31) / 32 * 32;
@@ -1192,10 +1203,10 @@ void q8_0_amx_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, f
     alignas(64) float acc[32][32];
 #pragma omp for schedule(static)
     for (Index g = 0; g < groups; ++g) {
-      amx_pack_q8_0(base + static_cast<std::size_t>(32 * g) * w_row, w_row, blocks, pack.data());
+      amx_pack<Quants, kBytes>(base + static_cast<std::size_t>(32 * g) * w_row, w_row, blocks, pack.data());
       for (Index t0 = 0; t0 < n; t0 += 32) {
         std::memset(acc, 0, sizeof(acc));
-        amx_q8_0_tile(pack.data(), acts.data() + static_cast<std::size_t>(t0) * act_row, act_row, blocks, acc);
+        amx_tile(pack.data(), acts.data() + static_cast<std::size_t>(t0) * act_row, act_row, blocks, acc);
         for (Index t = t0; t < std::min(n, t0 + 32); ++t)
           std::copy(acc[t - t0], acc[t - t0] + 32, y + t * ldy + 32 * g);
       }
@@ -1243,10 +1254,12 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
     return true;
   }
 #if defined(ATTN_AMX_TILES)
-  if (W.dtype == io::DType::GGML && W.ggml_amx && static_cast<io::GgmlType>(W.ggml_type) == io::GgmlType::Q8_0 &&
-      io::cpu_has_amx()) {
-    q8_0_amx_batch(x, n, ldx, W, y, ldy);
-    return true;
+  if (W.dtype == io::DType::GGML && W.ggml_amx && io::cpu_has_amx()) {
+    const auto type = static_cast<io::GgmlType>(W.ggml_type);
+    if (type == io::GgmlType::Q8_0 || type == io::GgmlType::Q4_0) {
+      (type == io::GgmlType::Q8_0 ? amx_batch<q8_0_quants, 34> : amx_batch<q4_0_quants, 18>)(x, n, ldx, W, y, ldy);
+      return true;
+    }
   }
 #endif
   if (const auto kernel = batch_kernel(W)) {
