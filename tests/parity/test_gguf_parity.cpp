@@ -15,8 +15,8 @@
 // double rounding of the log-softmax), held to the 1e-3 (the sanitizer trees' -O1 build measures 1.2e-4 on
 // stories260K's F32 file: open); the Q8_0 (Gemma 2's and GPT-2's too), Q4_0, Q5_0, Q4_1, Q5_1, Q3_K, Q5_K and Q6_K
 // files within 9.4e-15 (their products in ggml's integer lanes and float order, ggml_products.cpp), Q4_K and Q2_K
-// within 1.7e-6 (repacked into interleaved rows by llama.cpp's x86 build: a batch summed in another order, Q4_K's
-// single rows in its own since 60b6afd, Q2_K's not yet); every
+// within 9.8e-15 (repacked into interleaved rows by llama.cpp's x86 build and summed in that order: Q4_K since
+// 987da78, Q2_K since its dot_q2_k_repacked; 1.3e-5 before); every
 // greedy continuation llama.cpp's, 128 of 128 tokens per file. With a float cache (*.kv-f32: its attention is not yet
 // in llama.cpp's order) the F32 files within 1.3e-5 (allowed 1e-4; GPT-2's 1.3e-4, allowed 1e-3: see tolerance()) and
 // the F16 files 8.4e-4 and 1.5e-3 (2.0e-3 at -O1; allowed 3e-3, open). Gemma 2, Gemma 3, Phi-3, Llama 3 and GPT-2 are
@@ -27,8 +27,8 @@
 // Q5_K, Q6_K and F16 weights sum in another order (F16 ones over unrounded activations): its goldens there differ from
 // the AVX-512 build's by up to 9.8e-2 (stories260K's Q8_0 file; its F16 files 5.0e-3). tests/data/gguf/amx holds that
 // build's goldens for the same files, checked here with the engine in that build's order (LoadOptions::gguf_build):
-// measured (2026-11-30, Intel Xeon with AMX) within 1.1e-14 but for Q2_K (1.3e-5, repacked as above) and
-// stories260K's F32 file (1.2e-4 on this CPU, as against the AVX-512 goldens: open).
+// measured (2026-11-30, Intel Xeon with AMX) within 1.1e-14 but for stories260K's F32 file (1.2e-4 on this CPU, as
+// against the AVX-512 goldens: open).
 #include "attn/models/transformer.h"
 #include "attn/text/tokenizer.h"
 

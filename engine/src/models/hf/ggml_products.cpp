@@ -29,7 +29,8 @@ namespace {
 // time (maddubs: unsigned x signed bytes to pairs of int16, madd to int32; or one VNNI instruction), each block's
 // eight int32 lanes converted and scaled in float, as ggml's x86 vec_dot does for each type: the same lanes and the
 // same float operations in the same order, so the same bits (Q4_K's kernel: the same integers, another float
-// order). Q2_K, without a kernel, takes decoder_linear.cpp's float product over rounded activations.
+// order). Q2_K rows llama.cpp does not repack (rows % 8 != 0), without a kernel, take decoder_linear.cpp's float
+// product over rounded activations.
 
 float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -309,10 +310,44 @@ float dot_block_sums(const std::uint8_t* w, const std::uint8_t* a, Index blocks)
   return acc;
 }
 
+// Q2_K rows as llama.cpp's x86 build multiplies them once repacked eight at a time (ggml_gemv_q2_K_8x8_q8_K, its
+// gemm alike): per super-block (84 bytes: 16 scale|min nibble pairs, 64 bytes of 2-bit quants, f16 d, f16 dmin) the
+// exact sums of each 16-element sub-block's quants times the activations times its 4-bit scale, and of its 4-bit
+// min times the activations' sum of 16, each fused-multiply-added with d_w d_a (dmin_w d_a) into its own float; the
+// mins' float subtracted at the end. Quant byte 32h + l holds, at bits 2j, element 128h + 32j + l.
+float dot_q2_k_repacked(const std::uint8_t* w, const std::uint8_t* a, Index blocks) {
+  float acc = 0.0f, mins = 0.0f;
+  const __m256i m3 = _mm256_set1_epi8(3);
+  for (Index b = 0; b < blocks; ++b, w += 84, a += 292) {
+    float da;
+    std::memcpy(&da, a, 4);
+    __m256i lanes = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 + 32 * h));
+      for (int j = 0; j < 4; ++j) {
+        const int sub = 8 * h + 2 * j;  // elements 0-15 of the 32: sub-block sub, 16-31: sub + 1
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
+        const __m256i act = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 4 + 128 * h + 32 * j));
+        const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(w[sub + 1] & 15)),
+                                               _mm_set1_epi16(static_cast<short>(w[sub] & 15)));
+        lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(_mm256_maddubs_epi16(q, act), scale));
+      }
+    }
+    const __m256i mins16 = _mm256_cvtepu8_epi16(
+        _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)), 4), _mm_set1_epi8(15)));
+    const int min_sum =
+        total_i32(_mm256_madd_epi16(mins16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 260))));
+    acc = std::fma(static_cast<float>(total_i32(lanes)), half_at(w + 80) * da, acc);
+    mins = std::fma(static_cast<float>(min_sum), half_at(w + 82) * da, mins);
+  }
+  return acc - mins;
+}
+
 // Whether llama.cpp's x86 build holds W's Q4_0 (or Q4_K) rows repacked (its optimal repack type needs rows % 8 == 0).
 // (Not where its AMX buffer holds them: that buffer comes first.)
 bool q4_0_repacked(const StoredMatrix& W) { return W.ggml_repacked && !W.ggml_amx && W.rows % 8 == 0; }
 bool q4_k_repacked(const StoredMatrix& W) { return W.ggml_repacked && !W.ggml_amx && W.rows % 8 == 0; }
+bool q2_k_repacked(const StoredMatrix& W) { return W.ggml_repacked && W.rows % 8 == 0; }
 
 // ggml's scalar sum of a block term, s + a b, as the x86 build compiles it: GCC's default fp-contract for C makes
 // it one fused multiply-add (objdump of node-llama-cpp's libggml-cpu-zen4.so: one vfmadd..ss in each of the Q4_1,
@@ -585,6 +620,7 @@ RowDot integer_dot(const StoredMatrix& W, io::GgmlType& activations) {
       return W.ggml_amx ? dot_q4_k_sums<true> : q4_k_repacked(W) ? dot_q4_k_sums<false> : dot_q4_k;
     case io::GgmlType::Q6_K: activations = io::GgmlType::Q8_K; return W.ggml_amx ? dot_q6_k<true> : dot_q6_k<false>;
     case io::GgmlType::Q3_K: activations = io::GgmlType::Q8_K; return dot_q3_k;
+    case io::GgmlType::Q2_K: activations = io::GgmlType::Q8_K; return q2_k_repacked(W) ? dot_q2_k_repacked : nullptr;
     case io::GgmlType::Q5_K: activations = io::GgmlType::Q8_K; return W.ggml_amx ? dot_q5_k<true> : dot_q5_k<false>;
     case io::GgmlType::Q4_1: activations = io::GgmlType::Q8_1; return W.ggml_amx ? dot_q4_1_amx : dot_q4_1_q5_1<false>;
     case io::GgmlType::Q5_1: activations = io::GgmlType::Q8_1; return dot_q4_1_q5_1<true>;
@@ -885,7 +921,7 @@ struct BatchKernel {
 };
 
 // tinyBLAS_Q0 for Q8_0, Q5_0 and Q4_0 not repacked; vec_dot for Q4_1, Q5_1, Q3_K, Q5_K and Q6_K. (Repacked Q4_K
-// rows have their own kernel, q4_k_batch; llama.cpp on AVX-512 repacks Q2_K too, not yet in its order here.)
+// rows have their own kernel, q4_k_batch; repacked Q2_K rows sum as one row does, dot_q2_k_repacked.)
 std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
   if (W.dtype != io::DType::GGML || !W.ggml_rounding) return std::nullopt;
   switch (static_cast<io::GgmlType>(W.ggml_type)) {
@@ -903,6 +939,9 @@ std::optional<BatchKernel> batch_kernel(const StoredMatrix& W) {
     case io::GgmlType::Q6_K:
       return BatchKernel{io::GgmlType::Q8_K, W.ggml_amx ? dot_span<dot_q6_k<true>> : dot_span<dot_q6_k<false>>, false};
     case io::GgmlType::Q3_K: return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q3_k>, false};
+    case io::GgmlType::Q2_K:
+      if (!q2_k_repacked(W)) return std::nullopt;
+      return BatchKernel{io::GgmlType::Q8_K, dot_span<dot_q2_k_repacked>, false};
     case io::GgmlType::Q5_K:
       return BatchKernel{io::GgmlType::Q8_K, W.ggml_amx ? dot_span<dot_q5_k<true>> : dot_span<dot_q5_k<false>>, false};
     case io::GgmlType::Q4_1:
