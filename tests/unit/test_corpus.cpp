@@ -365,6 +365,77 @@ TEST_F(CorpusFiles, HeadSummariesAreTheInputsFigures) {
   expect_summary(*merged, "merged");
 }
 
+// Input id of head (0, 0): entropy 10 - id, max_weight id / 10, first_token_mass (id % 3) / 3, and one top pair
+// whose query token is "▁She" for even ids and "he" for odd ones, of weight id / 10.
+CorpusRecord searchable(std::int64_t id) {
+  CorpusRecord r;
+  r.id = id;
+  r.text = "text " + std::to_string(id);
+  r.tokens = 3;
+  r.token_text = {"<s>", id % 2 ? "he" : "\u2581She", "\u2581went"};
+  CorpusHeadRow row;
+  row.entropy = 10.0f - static_cast<float>(id);
+  row.max_weight = static_cast<float>(id) / 10.0f;
+  row.first_token_mass = static_cast<float>(id % 3) / 3.0f;
+  r.heads = {row};
+  r.pairs = {CorpusPair{0, 0, 0, 1, 2, static_cast<float>(id) / 10.0f}};
+  return r;
+}
+
+TEST_F(CorpusFiles, SearchFindsWhereAHeadIsStrongest) {
+  const fs::path p = dir_ / "s.sqlite";
+  {
+    auto db = io::CorpusDb::open_for_run(p, meta_of("0/1"));
+    ASSERT_TRUE(db.has_value());
+    for (std::int64_t id = 0; id < 6; ++id) ASSERT_TRUE(db->add(searchable(id)).has_value());
+    ASSERT_TRUE(db->close().has_value());
+  }
+  auto db = io::CorpusDb::open_read(p);
+  ASSERT_TRUE(db.has_value());
+  const auto weight = db->strongest_inputs(0, 0, io::CorpusSearch::MaxWeight, 2);
+  ASSERT_TRUE(weight.has_value()) << weight.error().message();
+  ASSERT_EQ(weight->size(), 2u);
+  EXPECT_EQ((*weight)[0].input, 5);
+  EXPECT_EQ((*weight)[1].input, 4);
+  EXPECT_EQ((*weight)[0].text, "text 5");
+  EXPECT_NEAR((*weight)[0].value, 0.5, 1e-6);
+  EXPECT_EQ((*weight)[0].query, 1);
+  EXPECT_EQ((*weight)[0].key, 2);
+  EXPECT_EQ((*weight)[0].query_token, "he");
+  EXPECT_EQ((*weight)[0].key_token, "\u2581went");
+  const auto entropy = db->strongest_inputs(0, 0, io::CorpusSearch::LowEntropy, 10);
+  ASSERT_TRUE(entropy.has_value());
+  ASSERT_EQ(entropy->size(), 6u);
+  EXPECT_EQ(entropy->front().input, 5) << "lowest entropy first";
+  EXPECT_NEAR(entropy->front().value, 5.0, 1e-6);
+  const auto sink = db->strongest_inputs(0, 0, io::CorpusSearch::SinkMass, 10);
+  ASSERT_TRUE(sink.has_value());
+  EXPECT_EQ(sink->front().input, 2) << "first_token_mass 2/3 at ids 2 and 5, the earlier first";
+  EXPECT_EQ((*sink)[1].input, 5);
+  EXPECT_TRUE(db->strongest_inputs(1, 0, io::CorpusSearch::MaxWeight, 5)->empty()) << "no such head";
+
+  const auto she = db->pairs_from_token(0, 0, "she", 10);
+  ASSERT_TRUE(she.has_value()) << she.error().message();
+  ASSERT_EQ(she->size(), 3u) << "ids 0, 2, 4: the word-start mark and the case do not count";
+  EXPECT_EQ(she->front().input, 4) << "strongest first";
+  EXPECT_EQ(she->front().query_token, "\u2581She");
+  EXPECT_EQ(db->pairs_from_token(0, 0, " He", 10)->size(), 3u);
+  EXPECT_TRUE(db->pairs_from_token(0, 0, "sh", 10)->empty()) << "whole tokens, not prefixes";
+  EXPECT_TRUE(db->pairs_from_token(0, 0, "'; DROP TABLE inputs; --", 10)->empty());
+
+  const auto one = db->input(3);
+  ASSERT_TRUE(one.has_value() && one->has_value());
+  EXPECT_EQ((*one)->text, "text 3");
+  EXPECT_FALSE(db->input(99)->has_value());
+  const auto sample = db->sample_inputs(3);
+  ASSERT_TRUE(sample.has_value());
+  ASSERT_EQ(sample->size(), 3u);
+  EXPECT_EQ((*sample)[0].id, 0);
+  EXPECT_EQ((*sample)[1].id, 2);
+  EXPECT_EQ((*sample)[2].id, 4);
+  EXPECT_EQ(db->sample_inputs(50)->size(), 6u) << "every input when the sample is bigger";
+}
+
 // A writer killed without closing (SIGKILL: no handler, no clean-up) keeps every input it committed.
 TEST_F(CorpusFiles, AKilledWriterKeepsWhatItCommitted) {
   const fs::path p = dir_ / "k.sqlite";

@@ -415,6 +415,116 @@ Result<std::vector<float>> CorpusDb::head_values(int layer, int head, std::strin
   return out;
 }
 
+namespace {
+
+std::string column_text(sqlite3_stmt* s, int i) {
+  const auto* t = sqlite3_column_text(s, i);
+  return t ? reinterpret_cast<const char*>(t) : std::string();
+}
+
+// The rows of a search: input_id, text, pair, value, query, key, weight, query_token, key_token.
+Result<std::vector<CorpusHit>> read_hits(sqlite3* db, const fs::path& path, sqlite3_stmt* s) {
+  std::vector<CorpusHit> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    CorpusHit h;
+    h.input = sqlite3_column_int64(s, 0);
+    h.text = column_text(s, 1);
+    h.pair = column_text(s, 2);
+    h.value = sqlite3_column_double(s, 3);
+    if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+      h.query = sqlite3_column_int(s, 4);
+      h.key = sqlite3_column_int(s, 5);
+      h.weight = static_cast<float>(sqlite3_column_double(s, 6));
+      h.query_token = column_text(s, 7);
+      h.key_token = column_text(s, 8);
+    }
+    out.push_back(std::move(h));
+  }
+  if (rc != SQLITE_DONE) return sql_error(db, path, "searching");
+  return out;
+}
+
+Result<std::vector<CorpusText>> read_texts(sqlite3* db, const fs::path& path, sqlite3_stmt* s) {
+  std::vector<CorpusText> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    out.push_back(CorpusText{sqlite3_column_int64(s, 0), column_text(s, 1), column_text(s, 2)});
+  }
+  if (rc != SQLITE_DONE) return sql_error(db, path, "reading inputs");
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<CorpusHit>> CorpusDb::strongest_inputs(int layer, int head, CorpusSearch by, int limit) {
+  const char* column = by == CorpusSearch::MaxWeight  ? "max_weight"
+                       : by == CorpusSearch::SinkMass ? "first_token_mass"
+                                                      : "entropy";
+  const char* order = by == CorpusSearch::LowEntropy ? "ASC" : "DESC";
+  const std::string sql =
+      std::string("SELECT s.input_id, i.text, i.pair, s.") + column +
+      ", p.query, p.key, p.weight, p.query_token, p.key_token FROM head_stats s JOIN inputs i ON i.id = s.input_id "
+      "LEFT JOIN top_pairs p ON p.input_id = s.input_id AND p.layer = s.layer AND p.head = s.head AND p.rank = 0 "
+      "WHERE s.layer = ?1 AND s.head = ?2 AND s." +
+      column + " IS NOT NULL ORDER BY s." + column + " " + order + ", s.input_id LIMIT ?3";
+  auto rows = prepare(impl_->db.get(), impl_->path, sql.c_str());
+  if (!rows) return std::unexpected(rows.error());
+  sqlite3_bind_int(rows->get(), 1, layer);
+  sqlite3_bind_int(rows->get(), 2, head);
+  sqlite3_bind_int(rows->get(), 3, std::max(0, limit));
+  return read_hits(impl_->db.get(), impl_->path, rows->get());
+}
+
+Result<std::vector<CorpusHit>> CorpusDb::pairs_from_token(int layer, int head, std::string_view token, int limit) {
+  // ltrim's second argument is a set of characters (UTF-8 aware): a space, U+2581 (SentencePiece), U+0120 (GPT-2).
+  auto rows =
+      prepare(impl_->db.get(), impl_->path,
+              "SELECT p.input_id, i.text, i.pair, p.weight, p.query, p.key, p.weight, p.query_token, "
+              "p.key_token FROM top_pairs p JOIN inputs i ON i.id = p.input_id WHERE p.layer = ?1 AND "
+              "p.head = ?2 AND lower(ltrim(p.query_token, ' \u2581\u0120')) = lower(ltrim(?3, ' \u2581\u0120')) "
+              "ORDER BY p.weight DESC, p.input_id, p.rank LIMIT ?4");
+  if (!rows) return std::unexpected(rows.error());
+  sqlite3_bind_int(rows->get(), 1, layer);
+  sqlite3_bind_int(rows->get(), 2, head);
+  sqlite3_bind_text(rows->get(), 3, token.data(), static_cast<int>(token.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_int(rows->get(), 4, std::max(0, limit));
+  return read_hits(impl_->db.get(), impl_->path, rows->get());
+}
+
+Result<std::optional<CorpusText>> CorpusDb::input(std::int64_t id) {
+  auto rows = prepare(impl_->db.get(), impl_->path, "SELECT id, text, pair FROM inputs WHERE id = ?1");
+  if (!rows) return std::unexpected(rows.error());
+  sqlite3_bind_int64(rows->get(), 1, id);
+  auto texts = read_texts(impl_->db.get(), impl_->path, rows->get());
+  if (!texts) return std::unexpected(texts.error());
+  if (texts->empty()) return std::optional<CorpusText>();
+  return std::optional<CorpusText>(std::move(texts->front()));
+}
+
+Result<std::vector<CorpusText>> CorpusDb::sample_inputs(int n) {
+  auto ids = prepare(impl_->db.get(), impl_->path, "SELECT id FROM inputs ORDER BY id");
+  if (!ids) return std::unexpected(ids.error());
+  std::vector<std::int64_t> all;
+  int rc;
+  while ((rc = sqlite3_step(ids->get())) == SQLITE_ROW) all.push_back(sqlite3_column_int64(ids->get(), 0));
+  if (rc != SQLITE_DONE) return sql_error(impl_->db.get(), impl_->path, "reading inputs");
+  std::vector<std::int64_t> picked;
+  const std::size_t count = all.size(), want = static_cast<std::size_t>(std::max(0, n));
+  if (want >= count) {
+    picked = all;
+  } else {
+    for (std::size_t i = 0; i < want; ++i) picked.push_back(all[i * count / want]);
+  }
+  std::vector<CorpusText> out;
+  for (const std::int64_t id : picked) {
+    auto one = input(id);
+    if (!one) return std::unexpected(one.error());
+    if (*one) out.push_back(std::move(**one));
+  }
+  return out;
+}
+
 Result<void> CorpusDb::close() {
   if (!impl_ || !impl_->db) return {};
   impl_->has.reset();

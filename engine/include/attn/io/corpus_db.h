@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <string>
@@ -52,6 +53,29 @@ struct HeadSummary {
   double mean = 0, sd = 0, min = 0, max = 0;
 };
 
+// What a viewer searches one head for (exBERT): the inputs where it puts the most weight on one query -> key pair
+// (max_weight, highest first), attends most sharply (entropy, lowest first) or most to the first token
+// (first_token_mass, highest first).
+enum class CorpusSearch { MaxWeight, LowEntropy, SinkMass };
+
+// One input found for a head: its text, the figure it was found by (the statistic searched on, or a pair's weight)
+// and a query -> key pair of the head in it (its strongest, top_pairs rank 0, or the pair a token search matched;
+// query -1 when the database holds none).
+struct CorpusHit {
+  std::int64_t input = 0;
+  std::string text, pair;
+  double value = 0;
+  int query = -1, key = -1;
+  float weight = 0;
+  std::string query_token, key_token;
+};
+
+// An input's text as the run read it.
+struct CorpusText {
+  std::int64_t id = 0;
+  std::string text, pair;
+};
+
 struct CorpusCounts {
   std::int64_t inputs = 0, empty = 0, invalid = 0, truncated = 0;
 };
@@ -81,6 +105,17 @@ class CorpusDb {
   Result<std::vector<HeadSummary>> head_summary(std::string_view statistic);
   // One head's values of a statistic, input by input (NULLs left out), in input order.
   Result<std::vector<float>> head_values(int layer, int head, std::string_view statistic);
+  // The `limit` inputs where head (layer, head) is strongest by `by` (ties: the earlier input first), each with the
+  // head's strongest pair in it.
+  Result<std::vector<CorpusHit>> strongest_inputs(int layer, int head, CorpusSearch by, int limit);
+  // The head's top pairs whose query token is `token` ("where does L3.H2 attend from 'she'?"), strongest first:
+  // compared without the tokenizers' word-start marks (a leading space, U+2581, U+0120) and ASCII case. value is
+  // the pair's weight.
+  Result<std::vector<CorpusHit>> pairs_from_token(int layer, int head, std::string_view token, int limit);
+  // Input `id`; nullopt when the database holds none.
+  Result<std::optional<CorpusText>> input(std::int64_t id);
+  // `n` inputs spread evenly over the database's ids in order (every input when it holds n or fewer): a sample.
+  Result<std::vector<CorpusText>> sample_inputs(int n);
   // Writes head_sums and the index by head (what a viewer reads), then leaves one file (the write-ahead log folded
   // back in).
   Result<void> close();
