@@ -365,8 +365,8 @@ TEST_F(CorpusFiles, HeadSummariesAreTheInputsFigures) {
   expect_summary(*merged, "merged");
 }
 
-// Input id of head (0, 0): entropy 10 - id, max_weight id / 10, first_token_mass (id % 3) / 3, and one top pair
-// whose query token is "▁She" for even ids and "he" for odd ones, of weight id / 10.
+// Input id of head (0, 0): entropy 10 - id, max_weight 1 (a causal model's row 0), first_token_mass (id % 3) / 3,
+// and one top pair whose query token is "▁She" for even ids and "he" for odd ones, of weight id / 10.
 CorpusRecord searchable(std::int64_t id) {
   CorpusRecord r;
   r.id = id;
@@ -375,7 +375,7 @@ CorpusRecord searchable(std::int64_t id) {
   r.token_text = {"<s>", id % 2 ? "he" : "\u2581She", "\u2581went"};
   CorpusHeadRow row;
   row.entropy = 10.0f - static_cast<float>(id);
-  row.max_weight = static_cast<float>(id) / 10.0f;
+  row.max_weight = 1.0f;
   row.first_token_mass = static_cast<float>(id % 3) / 3.0f;
   r.heads = {row};
   r.pairs = {CorpusPair{0, 0, 0, 1, 2, static_cast<float>(id) / 10.0f}};
@@ -398,7 +398,7 @@ TEST_F(CorpusFiles, SearchFindsWhereAHeadIsStrongest) {
   EXPECT_EQ((*weight)[0].input, 5);
   EXPECT_EQ((*weight)[1].input, 4);
   EXPECT_EQ((*weight)[0].text, "text 5");
-  EXPECT_NEAR((*weight)[0].value, 0.5, 1e-6);
+  EXPECT_NEAR((*weight)[0].value, 0.5, 1e-6) << "the strongest pair's weight, not max_weight";
   EXPECT_EQ((*weight)[0].query, 1);
   EXPECT_EQ((*weight)[0].key, 2);
   EXPECT_EQ((*weight)[0].query_token, "he");

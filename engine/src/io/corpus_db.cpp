@@ -458,16 +458,18 @@ Result<std::vector<CorpusText>> read_texts(sqlite3* db, const fs::path& path, sq
 }  // namespace
 
 Result<std::vector<CorpusHit>> CorpusDb::strongest_inputs(int layer, int head, CorpusSearch by, int limit) {
-  const char* column = by == CorpusSearch::MaxWeight  ? "max_weight"
-                       : by == CorpusSearch::SinkMass ? "first_token_mass"
-                                                      : "entropy";
+  // The highest weight on a pair is the head's strongest top pair, not max_weight: a causal model's row 0 has one key
+  // of weight 1, which every input's max_weight holds and top_pairs leaves out.
+  const std::string value = by == CorpusSearch::MaxWeight  ? "p.weight"
+                            : by == CorpusSearch::SinkMass ? "s.first_token_mass"
+                                                           : "s.entropy";
   const char* order = by == CorpusSearch::LowEntropy ? "ASC" : "DESC";
   const std::string sql =
-      std::string("SELECT s.input_id, i.text, i.pair, s.") + column +
+      "SELECT s.input_id, i.text, i.pair, " + value +
       ", p.query, p.key, p.weight, p.query_token, p.key_token FROM head_stats s JOIN inputs i ON i.id = s.input_id "
       "LEFT JOIN top_pairs p ON p.input_id = s.input_id AND p.layer = s.layer AND p.head = s.head AND p.rank = 0 "
-      "WHERE s.layer = ?1 AND s.head = ?2 AND s." +
-      column + " IS NOT NULL ORDER BY s." + column + " " + order + ", s.input_id LIMIT ?3";
+      "WHERE s.layer = ?1 AND s.head = ?2 AND " +
+      value + " IS NOT NULL ORDER BY " + value + " " + order + ", s.input_id LIMIT ?3";
   auto rows = prepare(impl_->db.get(), impl_->path, sql.c_str());
   if (!rows) return std::unexpected(rows.error());
   sqlite3_bind_int(rows->get(), 1, layer);

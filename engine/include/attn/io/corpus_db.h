@@ -54,8 +54,9 @@ struct HeadSummary {
 };
 
 // What a viewer searches one head for (exBERT): the inputs where it puts the most weight on one query -> key pair
-// (max_weight, highest first), attends most sharply (entropy, lowest first) or most to the first token
-// (first_token_mass, highest first).
+// (its strongest top pair's weight, highest first: max_weight would be 1 for every input of a causal model, whose
+// row 0 has one key), attends most sharply (entropy, lowest first) or most to the first token (first_token_mass,
+// highest first).
 enum class CorpusSearch { MaxWeight, LowEntropy, SinkMass };
 
 // One input found for a head: its text, the figure it was found by (the statistic searched on, or a pair's weight)
