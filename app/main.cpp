@@ -6,6 +6,7 @@
 #include "app/window_options.h"
 #include "app/platform.h"
 #include "app/versions.h"
+#include "attn/io/corpus_db.h"
 #include "attn/io/read_file.h"
 #include "render/strings.h"
 #include "workbenches/alignment/alignment_models.h"
@@ -58,8 +59,9 @@ struct Flags {
       u"session"_s,
       u"Open this session file (*.attnscope.json): every tab as it was saved. The other options apply on top of it."_s,
       u"file"_s};
-  QCommandLineOption tab{
-      u"tab"_s, u"Start on this tab: alignment (the default), caption, lab, glimpse or transformer."_s, u"name"_s};
+  QCommandLineOption tab{u"tab"_s,
+                         u"Start on this tab: alignment (the default), caption, lab, glimpse, transformer or corpus."_s,
+                         u"name"_s};
   QCommandLineOption image{
       u"image"_s,
       u"Open this image in the Glimpse tab, or with --tab transformer as the ViT's input, or with --tab caption as "
@@ -94,6 +96,18 @@ struct Flags {
   QCommandLineOption view{u"view"_s, u"The Transformer tab's view: head, model, matrix, overlay, stats or lens."_s,
                           u"name"_s};
   QCommandLineOption head{u"head"_s, u"The Transformer tab's selected head as layer,head (0-based)."_s, u"L,H"_s};
+  QCommandLineOption corpus{u"corpus"_s,
+                            u"Open this corpus database (attnscope-cli corpus --db) in the Corpus tab; --model then "
+                            "chooses the model of its re-runs and embedding instead of the one it names."_s,
+                            u"file"_s};
+  QCommandLineOption statistic{
+      u"statistic"_s,
+      u"The Corpus tab's heads map: entropy, mean_distance, first_token_mass, max_weight, previous_token, "
+      "duplicate_token or induction."_s,
+      u"name"_s};
+  QCommandLineOption token{u"token"_s, u"The Corpus tab's token search: where the head attends from this token."_s,
+                           u"text"_s};
+  QCommandLineOption embed{u"embed"_s, u"The Corpus tab: the query/key embedding of the head over N inputs."_s, u"N"_s};
   QCommandLineOption generate{u"generate"_s, u"The Transformer tab: generate N tokens after the text (decoders)."_s,
                               u"N"_s};
   QCommandLineOption scrub{u"scrub"_s, u"With --generate: the generated token in view (0 = the first)."_s, u"S"_s};
@@ -140,6 +154,10 @@ struct Flags {
                                        &sessionAlias,
                                        &generate,
                                        &scrub,
+                                       &corpus,
+                                       &statistic,
+                                       &token,
+                                       &embed,
                                        &textFile,
                                        &screenshotTimeout,
                                        &screenshotZoomed,
@@ -177,6 +195,9 @@ std::optional<SessionTab> chooseTab(const QCommandLineParser& parser, const Flag
                                 attn::ui::isCaptionArchitecture(architecture));
   const bool alignmentModel = parser.isSet(f.model) && ((named && attn::ui::findBundledModel(modelArg)) ||
                                                         attn::ui::isAlignmentArchitecture(architecture));
+  if (parser.isSet(f.corpus) || parser.isSet(f.statistic) || parser.isSet(f.token) || parser.isSet(f.embed)) {
+    return SessionTab::Corpus;
+  }
   if (captionModel || parser.isSet(f.scene) || parser.isSet(f.word) || parser.isSet(f.lightMask)) {
     return SessionTab::Caption;
   }
@@ -293,6 +314,40 @@ Parsed parseTransformer(const QCommandLineParser& parser, const Flags& f, Option
   return options;
 }
 
+std::optional<std::pair<int, int>> parseHead(const QString& value) {
+  const QStringList parts = value.split(u',');
+  const auto layer = parseInt(parts.value(0), 0, INT32_MAX);
+  const auto head = parseInt(parts.value(1), 0, INT32_MAX);
+  if (parts.size() != 2 || !layer || !head) return std::nullopt;
+  return std::pair(*layer, *head);
+}
+
+Parsed parseCorpus(const QCommandLineParser& parser, const Flags& f, Options options) {
+  CorpusOptions& o = options.corpus;
+  if (parser.isSet(f.corpus)) o.database = attn::ui::absolutePath(attn::app::pathValue(parser, f.corpus));
+  if (parser.isSet(f.model)) o.model = modelPath(attn::app::pathValue(parser, f.model), false);
+  if (parser.isSet(f.statistic)) {
+    o.statistic = parser.value(f.statistic);
+    const auto names = attn::io::corpus_statistics();
+    if (std::ranges::find(names, o.statistic->toStdString()) == names.end()) {
+      return bad(
+          u"unknown statistic '%1' (entropy, mean_distance, first_token_mass, max_weight, previous_token, "
+          "duplicate_token or induction)"_s.arg(*o.statistic));
+    }
+  }
+  if (parser.isSet(f.head)) {
+    o.head = parseHead(parser.value(f.head));
+    if (!o.head) return bad(u"--head expects layer,head (0-based numbers)"_s);
+  }
+  if (parser.isSet(f.token)) o.token = parser.value(f.token);
+  if (parser.isSet(f.embed)) {
+    o.embed = parseInt(parser.value(f.embed), 1, attn::ui::CorpusSection::kMaxSample);
+    if (!o.embed)
+      return bad(u"--embed expects a number of inputs from 1 to %1"_s.arg(attn::ui::CorpusSection::kMaxSample));
+  }
+  return options;
+}
+
 Parsed parseGlimpse(const QCommandLineParser& parser, const Flags& f, Options options) {
   GlimpseOptions& o = options.glimpse;
   o.image = attn::app::pathValue(parser, f.image);
@@ -325,7 +380,8 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   if (parser.isSet(f.tab)) {
     options.tab = attn::ui::session_tab_named(parser.value(f.tab).toStdString());
     if (!options.tab) {
-      return bad(u"unknown tab '%1' (alignment, caption, lab, glimpse or transformer)"_s.arg(parser.value(f.tab)));
+      return bad(
+          u"unknown tab '%1' (alignment, caption, lab, glimpse, transformer or corpus)"_s.arg(parser.value(f.tab)));
     }
   } else {
     options.tab = chooseTab(parser, f);
@@ -339,6 +395,7 @@ Parsed parseOptions(const QCommandLineParser& parser, const Flags& f) {
   switch (options.tab.value_or(SessionTab::Lab)) {
     case SessionTab::Caption: return parseCaption(parser, f, std::move(options));
     case SessionTab::Transformer: return parseTransformer(parser, f, std::move(options));
+    case SessionTab::Corpus: return parseCorpus(parser, f, std::move(options));
     case SessionTab::Alignment: {
       Parsed parsed = parseAlignment(parser, f, std::move(options));
       return parsed ? parseGlimpse(parser, f, std::move(*parsed)) : parsed;

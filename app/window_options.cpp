@@ -9,6 +9,7 @@
 #include "attn/lab/lab.h"
 #include "workbenches/alignment/alignment_workbench.h"
 #include "workbenches/caption/caption_workbench.h"
+#include "workbenches/corpus/corpus_workbench.h"
 #include "workbenches/glimpse/glimpse_workbench.h"
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/transformer/transformer_workbench.h"
@@ -99,6 +100,17 @@ void applyTransformer(attn::ui::MainWindow& window, const TransformerOptions& o)
         [step](auto* t) { t->scrubber()->setValue(*step); });
   }
   if (o.model) window.openModel(*o.model);
+}
+
+// The head, the token search and the embedding are asked for before the database is open: the tab keeps them until
+// it is (and the screenshot waits for every answer: CorpusWorkbench::showsNewest).
+void applyCorpus(attn::ui::CorpusWorkbench* tab, const CorpusOptions& o) {
+  if (o.model) tab->setModel(*o.model);
+  if (o.statistic) tab->setStatistic(*o.statistic);
+  if (o.head) tab->selectHead(o.head->first, o.head->second);
+  if (o.token) tab->searchToken(*o.token);
+  if (o.embed) tab->embed(*o.embed);
+  if (o.database) tab->openDatabase(*o.database);
 }
 
 // --generate: the screenshot waits for the generated run (and, in the lens view, its lens).
@@ -234,6 +246,7 @@ bool applyOptions(attn::ui::MainWindow& window, const Options& options, const st
     case SessionTab::Alignment: applyAlignment(window.alignment(), options.alignment); break;
     case SessionTab::Caption: applyCaption(window.caption(), options.caption); break;
     case SessionTab::Transformer: applyTransformer(window, options.transformer); break;
+    case SessionTab::Corpus: applyCorpus(window.corpus(), options.corpus); break;
     case SessionTab::Glimpse:
     case SessionTab::Lab: break;
   }

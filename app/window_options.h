@@ -46,6 +46,14 @@ struct TransformerOptions {
   std::optional<int> generate;  // new tokens
   std::optional<int> scrub;     // the generated token in view
 };
+struct CorpusOptions {
+  std::optional<QString> database;
+  std::optional<QString> model;  // instead of the database's
+  std::optional<QString> statistic;
+  std::optional<std::pair<int, int>> head;  // layer, head (0-based)
+  std::optional<QString> token;
+  std::optional<int> embed;  // inputs of the embedding's sample
+};
 struct GlimpseOptions {
   QString image;  // a file or a ":/" resource; empty: the one open
   QString gaussian;
@@ -65,6 +73,7 @@ struct Options {
   AlignmentOptions alignment;
   CaptionOptions caption;
   TransformerOptions transformer;
+  CorpusOptions corpus;
   GlimpseOptions glimpse;
   std::optional<QString> screenshot;
   int screenshotTimeout = 60;

@@ -11,6 +11,7 @@
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/alignment/alignment_workbench.h"
 #include "workbenches/caption/caption_workbench.h"
+#include "workbenches/corpus/corpus_workbench.h"
 #include "workbenches/glimpse/glimpse_workbench.h"
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/transformer/transformer_workbench.h"
@@ -83,12 +84,13 @@ class TestMainWindow : public QObject {
   void alignmentTabFirstThenCaptionLabGlimpseTransformer() {
     auto* tabs = window_->findChild<QTabWidget*>();
     QVERIFY(tabs);
-    QCOMPARE(tabs->count(), 5);
+    QCOMPARE(tabs->count(), 6);
     QCOMPARE(tabs->widget(0), static_cast<QWidget*>(window_->alignment()));
     QCOMPARE(tabs->widget(1), static_cast<QWidget*>(window_->caption()));
     QCOMPARE(tabs->widget(2), window_->lab());
     QCOMPARE(tabs->widget(3), static_cast<QWidget*>(window_->glimpse()));
     QCOMPARE(tabs->widget(4), static_cast<QWidget*>(window_->transformer()));
+    QCOMPARE(tabs->widget(5), static_cast<QWidget*>(window_->corpus()));
     // A first start lands on the Alignment tab with the bundled Bahdanau model and a date.
     QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(window_->alignment()));
     QCOMPARE(window_->alignment()->text(), defaultDateText());

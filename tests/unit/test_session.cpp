@@ -169,8 +169,17 @@ TEST(Session, DefaultsRoundTripAndEveryInputKind) {
   s.caption->seed = kMaxSessionSeed;
   s.caption->input = CaptionSection::Input::Scene;
   s.caption->image.clear();
-  for (const auto tab :
-       {SessionTab::Alignment, SessionTab::Caption, SessionTab::Lab, SessionTab::Glimpse, SessionTab::Transformer}) {
+  s.corpus->database = "/tmp/stories.sqlite";
+  s.corpus->model = "resources/models/stories260k";
+  s.corpus->statistic = "first_token_mass";
+  s.corpus->layer = 3;
+  s.corpus->head = 5;
+  s.corpus->search = CorpusSection::Search::SinkMass;
+  s.corpus->token = "she";
+  s.corpus->sample = 40;
+  s.corpus->colour = CorpusSection::Colour::Kind;
+  for (const auto tab : {SessionTab::Alignment, SessionTab::Caption, SessionTab::Lab, SessionTab::Glimpse,
+                         SessionTab::Transformer, SessionTab::Corpus}) {
     s.tab = tab;
     const auto back = read_session(to_json(s), "s");
     ASSERT_TRUE(back) << back.error().message();
@@ -250,8 +259,8 @@ TEST(Session, MissingAndUnknownSectionsFallBackWithAWarning) {
   // No "tabs" at all: every tab falls back, each with its warning.
   const auto bare = read_session(R"({"format": "attnscope.session", "version": 1})", "s");
   ASSERT_TRUE(bare) << bare.error().message();
-  EXPECT_EQ(bare->warnings.size(), 5u);
-  EXPECT_FALSE(bare->alignment || bare->caption || bare->lab || bare->glimpse || bare->transformer);
+  EXPECT_EQ(bare->warnings.size(), 6u);
+  EXPECT_FALSE(bare->alignment || bare->caption || bare->lab || bare->glimpse || bare->transformer || bare->corpus);
   // Absent fields inside a section keep their defaults.
   const auto partial =
       read_session(R"({"format": "attnscope.session", "version": 1, "tabs": {"alignment": {"beam": 3}}})", "s");
@@ -345,7 +354,7 @@ TEST(Session, KindsKeysOfAnEarlierFileReadAndWriteBackTheSame) {
 })";
   const auto r = read_session(text, "s");
   ASSERT_TRUE(r) << r.error().message();
-  ASSERT_EQ(r->warnings.size(), 4u);  // the four other tabs' sections, and no unknown key
+  ASSERT_EQ(r->warnings.size(), 5u);  // the five other tabs' sections, and no unknown key
   for (const auto& w : r->warnings)
     EXPECT_NE(w.reason.find("starts with its defaults"), std::string::npos) << w.message();
   ASSERT_TRUE(r->alignment);
@@ -424,6 +433,12 @@ TEST(Session, RefusesEveryBadValueAtItsKey) {
        ErrorKind::Malformed, "\"model\"", "\"alignment\""},
       {"beam 0", [](ojson& j) { j["tabs"]["alignment"]["beam"] = 0; }, ErrorKind::OutOfRange, "\"beam\"",
        "\"alignment\""},
+      {"corpus statistic unknown", [](ojson& j) { j["tabs"]["corpus"]["statistic"] = "sink"; }, ErrorKind::OutOfRange,
+       "\"statistic\"", "\"corpus\""},
+      {"corpus sample 0", [](ojson& j) { j["tabs"]["corpus"]["sample"] = 0; }, ErrorKind::OutOfRange, "\"sample\"",
+       "\"corpus\""},
+      {"corpus search unknown", [](ojson& j) { j["tabs"]["corpus"]["search"] = "max"; }, ErrorKind::OutOfRange,
+       "\"search\"", "\"corpus\""},
       {"beam 17", [](ojson& j) { j["tabs"]["alignment"]["beam"] = 17; }, ErrorKind::OutOfRange, "\"beam\"",
        "\"alignment\""},
       {"beam 2.5", [](ojson& j) { j["tabs"]["alignment"]["beam"] = 2.5; }, ErrorKind::Malformed, "\"beam\"",

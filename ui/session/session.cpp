@@ -16,12 +16,14 @@ using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
 // The sections in the file's order, with what warnings call each tab.
-constexpr std::array kSections = {
-    io::SessionSectionName{"alignment", "the Alignment tab"}, io::SessionSectionName{"caption", "the Captioning tab"},
-    io::SessionSectionName{"lab", "the Mechanism Lab"}, io::SessionSectionName{"glimpse", "the Glimpse tab"},
-    io::SessionSectionName{"transformer", "the Transformer tab"}};
-constexpr std::array kTabs = {SessionTab::Alignment, SessionTab::Caption, SessionTab::Lab, SessionTab::Glimpse,
-                              SessionTab::Transformer};
+constexpr std::array kSections = {io::SessionSectionName{"alignment", "the Alignment tab"},
+                                  io::SessionSectionName{"caption", "the Captioning tab"},
+                                  io::SessionSectionName{"lab", "the Mechanism Lab"},
+                                  io::SessionSectionName{"glimpse", "the Glimpse tab"},
+                                  io::SessionSectionName{"transformer", "the Transformer tab"},
+                                  io::SessionSectionName{"corpus", "the Corpus tab"}};
+constexpr std::array kTabs = {SessionTab::Alignment, SessionTab::Caption,     SessionTab::Lab,
+                              SessionTab::Glimpse,   SessionTab::Transformer, SessionTab::Corpus};
 
 const io::SessionSectionName& section_name(SessionTab tab) { return kSections[static_cast<std::size_t>(tab)]; }
 
@@ -46,6 +48,7 @@ Session default_session() {
   s.lab.emplace();
   s.glimpse.emplace();
   s.transformer.emplace();
+  s.corpus.emplace();
   return s;
 }
 
@@ -56,6 +59,7 @@ std::string to_json(const Session& session) {
   if (session.lab) tabs["lab"] = to_json(*session.lab);
   if (session.glimpse) tabs["glimpse"] = to_json(*session.glimpse);
   if (session.transformer) tabs["transformer"] = to_json(*session.transformer);
+  if (session.corpus) tabs["corpus"] = to_json(*session.corpus);
   return io::session_document_text(to_string(session.tab), tabs);
 }
 
@@ -82,6 +86,7 @@ Result<Session> read_session(std::string_view bytes, const std::string& name) {
         case SessionTab::Transformer:
           ATTN_ASSIGN(session.transformer, read_transformer_section(reader, *section, warnings));
           break;
+        case SessionTab::Corpus: ATTN_ASSIGN(session.corpus, read_corpus_section(reader, *section, warnings)); break;
       }
     }
     doc.warn_unknown(kSections, warnings);

@@ -1,7 +1,8 @@
 // The session file (*.attnscope.json): what every tab has open and every parameter it was left with, so a
 // window comes back as it was (autosave, File > Save Session) and a session can be handed to someone else.
 //   {"format": "attnscope.session", "version": 1, "tab": "alignment",
-//    "tabs": {"alignment": {...}, "caption": {...}, "lab": {...}, "glimpse": {...}, "transformer": {...}}}
+//    "tabs": {"alignment": {...}, "caption": {...}, "lab": {...}, "glimpse": {...}, "transformer": {...},
+//             "corpus": {...}}}
 // One typed section per tab, each defined, read and written beside this file (<tab>_section.h); the engine
 // (attn/io/session.h) reads and writes the frame around them (size, UTF-8, depth, format, version, the atomic
 // write) and knows no tab. A missing or unknown section leaves that tab to its defaults with a warning, so one
@@ -13,6 +14,7 @@
 #include "attn/io/session.h"
 #include "session/alignment_section.h"
 #include "session/caption_section.h"
+#include "session/corpus_section.h"
 #include "session/glimpse_section.h"
 #include "session/lab_section.h"
 #include "session/session_values.h"
@@ -33,8 +35,8 @@ using io::kMaxSessionName;
 using io::kMaxSessionSeed;
 using io::kMaxSessionText;
 
-enum class SessionTab : std::uint8_t { Alignment, Caption, Lab, Glimpse, Transformer };
-// "alignment", "caption", "lab", "glimpse", "transformer"
+enum class SessionTab : std::uint8_t { Alignment, Caption, Lab, Glimpse, Transformer, Corpus };
+// "alignment", "caption", "lab", "glimpse", "transformer", "corpus"
 std::string_view to_string(SessionTab tab);
 std::optional<SessionTab> session_tab_named(std::string_view key);
 
@@ -47,13 +49,14 @@ struct Session {
   std::optional<LabSection> lab;
   std::optional<GlimpseSection> glimpse;
   std::optional<TransformerSection> transformer;
+  std::optional<CorpusSection> corpus;
   // What read_session let pass but the user should hear of (a missing section, an unknown key), each naming
   // the file and the byte. Not written, not compared.
   std::vector<Error> warnings;
 
   friend bool operator==(const Session& a, const Session& b) {
     return a.tab == b.tab && a.alignment == b.alignment && a.caption == b.caption && a.lab == b.lab &&
-           a.glimpse == b.glimpse && a.transformer == b.transformer;
+           a.glimpse == b.glimpse && a.transformer == b.transformer && a.corpus == b.corpus;
   }
 };
 

@@ -11,6 +11,7 @@
 #include "workbenches/alignment/alignment_workbench.h"
 #include "workbenches/caption/caption_models.h"
 #include "workbenches/caption/caption_workbench.h"
+#include "workbenches/corpus/corpus_workbench.h"
 #include "workbenches/glimpse/glimpse_workbench.h"
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/common/sample_images.h"
@@ -68,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   addWorkbench(lab_ = new LabWorkbench(tabs_));
   addWorkbench(glimpse_ = new GlimpseWorkbench(tabs_));
   addWorkbench(transformer_ = new TransformerWorkbench(tabs_));
+  addWorkbench(corpus_ = new CorpusWorkbench(tabs_));
   setCentralWidget(tabs_);
   connectWorkbenches();
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateForTab);
@@ -158,7 +160,9 @@ void MainWindow::connectWorkbenches() {
 void MainWindow::createActions() {
   openAction_ = new QAction(QIcon::fromTheme(u"document-open"_s), tr("&Open Text\u2026"), this);
   openAction_->setShortcut(QKeySequence::Open);
-  openAction_->setStatusTip(tr("Open a .txt file into the lab: first non-empty line = query, the rest = source"));
+  openAction_->setStatusTip(
+      tr("Open a .txt file into the lab (first non-empty line = query, the rest = source), a "
+         "session, or a corpus database (*.sqlite) into the Corpus tab"));
   connect(openAction_, &QAction::triggered, this, &MainWindow::openDialog);
 
   openImageAction_ = new QAction(QIcon::fromTheme(u"image-x-generic"_s), tr("Open &Image\u2026"), this);

@@ -35,6 +35,7 @@ namespace attn::ui {
 
 class AlignmentWorkbench;
 class CaptionWorkbench;
+class CorpusWorkbench;
 class GlimpseWorkbench;
 class LabWorkbench;
 class RecentList;
@@ -63,22 +64,28 @@ class MainWindow : public QMainWindow {
   LabWorkbench* lab() const { return lab_; }
   GlimpseWorkbench* glimpse() const { return glimpse_; }
   TransformerWorkbench* transformer() const { return transformer_; }
+  CorpusWorkbench* corpus() const { return corpus_; }
   QTabWidget* tabs() const { return tabs_; }
   void showAlignment() { showTab(attn::ui::SessionTab::Alignment); }
   void showCaption() { showTab(attn::ui::SessionTab::Caption); }
   void showGlimpse() { showTab(attn::ui::SessionTab::Glimpse); }
   void showLab() { showTab(attn::ui::SessionTab::Lab); }
   void showTransformer() { showTab(attn::ui::SessionTab::Transformer); }
+  void showCorpus() { showTab(attn::ui::SessionTab::Corpus); }
   QLabel* runLabel() const { return runLabel_; }
 
   // ---- opening ----
   // The one way from a path to the tab that opens it, taken by a drop, by `attnscope PATH` and so by a desktop's
   // "Open with" and a double-click: a session (*.attnscope.json) is restored; a folder, a *.safetensors file (its
   // folder; a *.attn.safetensors dump), a GGUF or a pickled checkpoint go to openModel (the tab its config.json
-  // names; the Transformer tab says why it reads no GGUF or pickle); an image to openImage; anything else to
+  // names; the Transformer tab says why it reads no GGUF or pickle); a corpus database to openCorpus; an image to
+  // openImage; anything else to
   // openFile (the lab). False, with the reason on the status bar, when it failed at once (no such file, not
   // readable); a model or an image that fails later says so in its tab.
   bool openPath(const QString& path);
+  // Opens a corpus database (*.sqlite, *.sqlite3, *.db, written by attnscope-cli corpus) into the Corpus tab; a file
+  // that is not one is refused there, saying why. False when the file does not exist.
+  bool openCorpus(const QString& path);
   // Opens a text file into the lab (first non-empty line = query, the rest = source).
   bool openFile(const QString& path);
   QStringList recentFiles() const;
@@ -188,6 +195,7 @@ class MainWindow : public QMainWindow {
   LabWorkbench* lab_ = nullptr;
   GlimpseWorkbench* glimpse_ = nullptr;
   TransformerWorkbench* transformer_ = nullptr;
+  CorpusWorkbench* corpus_ = nullptr;
   QLabel* runLabel_ = nullptr;
   TabMessages* messages_ = nullptr;  // the status line: each tab's own message
 

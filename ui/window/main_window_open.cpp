@@ -13,6 +13,7 @@
 #include "workbenches/alignment/alignment_workbench.h"
 #include "workbenches/caption/caption_models.h"
 #include "workbenches/caption/caption_workbench.h"
+#include "workbenches/corpus/corpus_workbench.h"
 #include "workbenches/glimpse/glimpse_workbench.h"
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/transformer/transformer_workbench.h"
@@ -60,6 +61,7 @@ bool MainWindow::openPath(const QString& path) {
   // By name first, so that a missing file is reported by the opener of its kind (and leaves its recent list).
   if (isSessionFileName(path) && !isFolderPath(path)) return openSession(path);
   if (isModelPath(path)) return openModel(path);
+  if (CorpusWorkbench::isCorpusFileName(path)) return openCorpus(path);
   if (GlimpseWorkbench::isImageFileName(path)) return openImage(path);
   return openFile(path);
 }
@@ -75,9 +77,21 @@ void MainWindow::reportMissing(RecentList* list, const QString& path, const QStr
                   8000);
 }
 
+bool MainWindow::openCorpus(const QString& path) {
+  if (!pathExists(path)) {
+    reportMissing(recentFiles_, path, tr("files"));
+    return false;
+  }
+  showCorpus();
+  recentFiles_->add(path);
+  corpus_->openDatabase(path);
+  return true;
+}
+
 bool MainWindow::openFile(const QString& path) {
   // std::filesystem on the path's bytes, not QFileInfo: a name that is not UTF-8 must still be found.
   if (isSessionFileName(path) && isFilePath(path)) return openSession(path);
+  if (CorpusWorkbench::isCorpusFileName(path)) return openCorpus(path);
   const QString name = fileNameOf(path);
   if (!pathExists(path)) {
     reportMissing(recentFiles_, path, tr("files"));
@@ -99,9 +113,9 @@ void MainWindow::openDialog() {
   const QString dir =
       settings.value(u"paths/open"_s, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
   const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open Text into the Lab"), dir,
+      this, tr("Open Text, Session or Corpus Database"), dir,
       tr("Text: first non-empty line = query, rest = source (*.txt);;AttnScope sessions (*.attnscope.json);;"
-         "All files (*)"));
+         "Corpus databases (*.sqlite *.sqlite3 *.db);;All files (*)"));
   if (path.isEmpty()) return;
   settings.setValue(u"paths/open"_s, QFileInfo(path).absolutePath());
   openFile(path);
