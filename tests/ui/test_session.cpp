@@ -10,6 +10,9 @@
 #include "workbenches/alignment/alignment_models.h"
 #include "workbenches/alignment/alignment_workbench.h"
 #include "workbenches/caption/caption_workbench.h"
+#include "workbenches/corpus/corpus_workbench.h"
+#include "attn/io/corpus_db.h"
+#include "render/strings.h"
 #include "workbenches/glimpse/glimpse_workbench.h"
 #include "workbenches/lab/lab_workbench.h"
 #include "workbenches/common/sample_images.h"
@@ -49,7 +52,8 @@ bool settleAll(MainWindow& w) {
   return QTest::qWaitFor(
       [&w] {
         return w.alignment()->isIdle() && w.lab()->settled() == w.lab()->submitted() && !w.glimpse()->isLoading() &&
-               w.glimpse()->settled() == w.glimpse()->submitted() && w.transformer()->isIdle() && w.caption()->isIdle();
+               w.glimpse()->settled() == w.glimpse()->submitted() && w.transformer()->isIdle() &&
+               w.caption()->isIdle() && w.corpus()->isIdle();
       },
       kTimeoutMs);
 }
@@ -153,6 +157,34 @@ class TestSession : public QObject {
     QVERIFY(settleAll(w));
     transformer->selectHead(1, 1);
 
+    // A corpus database of two inputs of a 1 x 2 heads model, written here (no model is run: the heads map only).
+    const QString corpus = files_.filePath(u"tiny corpus.sqlite"_s);
+    {
+      attn::io::CorpusMeta meta;
+      meta.model = "no-model-needed";
+      meta.shard = "0/1";
+      auto db = attn::io::CorpusDb::open_for_run(toPath(corpus), meta);
+      QVERIFY(db.has_value());
+      for (std::int64_t id = 0; id < 2; ++id) {
+        attn::analysis::CorpusRecord r;
+        r.id = id;
+        r.text = "input";
+        r.tokens = 2;
+        r.heads.resize(2);
+        r.heads[1].head = 1;
+        QVERIFY(db->add(r).has_value());
+      }
+      QVERIFY(db->close().has_value());
+    }
+    auto* c = w.corpus();
+    c->setStatistic(u"mean_distance"_s);
+    c->setSearch(attn::io::CorpusSearch::SinkMass);
+    c->setModel(files_.filePath(u"another model"_s));
+    c->selectHead(0, 1);
+    c->openDatabase(corpus);
+    QVERIFY(settleAll(w));
+    QVERIFY2(c->overview(), qPrintable(c->lastError()));
+
     w.showGlimpse();
     QVERIFY(settleAll(w));
   }
@@ -193,6 +225,9 @@ class TestSession : public QObject {
     QCOMPARE(fromStd(saved_.transformer->source), TransformerWorkbench::demoModelKey());
     QCOMPARE(saved_.transformer->layer, 1);
     QCOMPARE(saved_.transformer->view, ui::TransformerSection::View::Statistics);
+    QVERIFY(saved_.corpus != defaults.corpus);
+    QCOMPARE(saved_.corpus->head, 1);
+    QCOMPARE(saved_.corpus->statistic, std::string("mean_distance"));
     // What was written is what the window held.
     const auto file = ui::load_session(QFile::encodeName(sessionPath_).toStdString());
     QVERIFY2(file, file ? "" : file.error().message().c_str());
@@ -217,6 +252,7 @@ class TestSession : public QObject {
     QVERIFY2(back.lab == saved_.lab, describe(back).c_str());
     QVERIFY2(back.glimpse == saved_.glimpse, describe(back).c_str());
     QVERIFY2(back.transformer == saved_.transformer, describe(back).c_str());
+    QVERIFY2(back.corpus == saved_.corpus, describe(back).c_str());
     QCOMPARE(back.tab, saved_.tab);
     // And what the widgets show agrees (not only the state the tab reports).
     QCOMPARE(w.alignment()->source()->model.key, u"date-luong-general"_s);
@@ -224,6 +260,8 @@ class TestSession : public QObject {
     QCOMPARE(w.lab()->currentMapIndex(), 2);
     QCOMPARE(w.transformer()->layer(), 1);
     QCOMPARE(w.transformer()->head(), saved_.transformer->head);
+    QVERIFY(w.corpus()->overview() != nullptr);
+    QCOMPARE(w.corpus()->head(), 1);
     QCOMPARE(w.caption()->word(), saved_.caption->word);
     QVERIFY(w.glimpse()->settings() == saved_.glimpse->settings);
   }
