@@ -234,6 +234,8 @@ void TestCorpusTab::tokenSearchAndRerun() {
   QCOMPARE(wb.rerunView()->map()->weights.rows(), records_[std::size_t(input)].tokens);
   QCOMPARE(wb.rerunView()->map()->layer, layer);
   QCOMPARE(wb.rerunView()->map()->head, head);
+  wb.resize(1400, 900);
+  testing::saveShot(wb.grab().toImage(), u"corpus_rerun"_s);
 }
 
 void TestCorpusTab::embeddingHasAPointPerQueryAndKey() {

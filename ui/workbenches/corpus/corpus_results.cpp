@@ -82,10 +82,11 @@ void CorpusWorkbench::applyOne(const CorpusOutcome& outcome) {
         if (!tokenHits_.empty()) searchTabs_->setCurrentWidget(tokenList_);
         break;
       case CorpusJob::Rerun:
-        rerunView_->setTitle(tr("L%1.H%2 \u00b7 input %3")
-                                 .arg(outcome.request.layer)
-                                 .arg(outcome.request.head)
-                                 .arg(outcome.request.input));
+        // A full HeatmapView has no title: the tab says which head and input the map is.
+        searchTabs_->setTabText(searchTabs_->indexOf(rerunView_), tr("Attention map: L%1.H%2, input %3")
+                                                                      .arg(outcome.request.layer)
+                                                                      .arg(outcome.request.head)
+                                                                      .arg(outcome.request.input));
         rerunView_->setMap(outcome.map);
         searchTabs_->setCurrentWidget(rerunView_);
         emit statusMessage(tr("Input %1 run again: %2").arg(outcome.request.input).arg(outcome.text.left(80)), 6000);

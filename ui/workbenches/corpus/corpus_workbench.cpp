@@ -245,6 +245,7 @@ void CorpusWorkbench::buildMainArea(QWidget* area) {
   bottom->addWidget(embeddingView_);
   bottom->setStretchFactor(0, 1);
   bottom->setStretchFactor(1, 1);
+  bottom->setSizes({1000, 1000});  // halves, whatever the lists' size hints ask
   rows->addWidget(top);
   rows->addWidget(bottom);
   layout->addWidget(rows, 1);
