@@ -256,6 +256,13 @@ void TestCorpusTab::embeddingHasAPointPerQueryAndKey() {
   QVERIFY2(tip.startsWith(u"query"_s) && tip.contains(u"<b>"_s), qPrintable(tip));
   QVERIFY(wb.embeddingView()->pointToolTip(wb.embeddingView()->pointCount() - 1).startsWith(u"key"_s));
   testing::saveShot(wb.grab().toImage(), u"corpus_embedding"_s);
+  // A re-run asked for while an embedding runs leaves the embedding be: both arrive.
+  wb.embed(6);
+  wb.rerunRow(0);
+  QVERIFY(settle(wb));
+  QVERIFY2(wb.embeddingView()->embedding() && wb.embeddingView()->embedding()->inputs.size() == 6,
+           qPrintable(wb.note()->text()));
+  QVERIFY(wb.rerunView()->map() != nullptr);
 }
 
 void TestCorpusTab::refusesWhatIsNotACorpus() {

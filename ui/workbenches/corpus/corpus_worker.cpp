@@ -49,10 +49,9 @@ CorpusWorker::~CorpusWorker() = default;
 void CorpusWorker::submit(quint64 generation, CorpusRequest request) {
   mailbox_.post([&] {
     const auto job = static_cast<std::size_t>(request.job);
-    // A newer embedding or re-run makes the one running stale.
-    if (request.job == CorpusJob::Embed || request.job == CorpusJob::Rerun || request.job == CorpusJob::Open) {
-      cancel_.store(true);
-    }
+    // A newer request of the kind running makes it stale (a re-run asked for during an embedding leaves the embedding
+    // be), and a new database every request of the old one.
+    if (request.job == CorpusJob::Open || int(request.job) == running_.load()) cancel_.store(true);
     pending_[job].put(Pending{generation, std::move(request)});
   });
 }
@@ -62,7 +61,8 @@ void CorpusWorker::drain() {
   while (mailbox_.next([&] {
     for (auto& slot : pending_) {  // in job order: an open before what reads the database
       if ((next = slot.take())) {
-        cancel_.store(false);
+        cancel_.store(false);  // under the lock, as running_: a newer request of its kind can only cancel it now
+        running_.store(int(next->request.job));
         return true;
       }
     }
@@ -72,6 +72,7 @@ void CorpusWorker::drain() {
     outcome.generation = next->generation;
     outcome.request = std::move(next->request);
     run(outcome);
+    mailbox_.locked([this] { running_.store(-1); });
     emit finished(std::move(outcome));
   }
 }

@@ -114,6 +114,7 @@ class CorpusWorker : public QObject {
   Mailbox mailbox_{this};
   std::array<Latest<Pending>, kCorpusJobs> pending_;  // guarded by mailbox_
   std::atomic<bool> cancel_{false};
+  std::atomic<int> running_{-1};  // the CorpusJob running, -1 none
 
   // On the worker thread only.
   std::optional<attn::io::CorpusDb> db_;
