@@ -659,6 +659,51 @@ const std::uint8_t* quantised_rows(io::GgmlType act, const float* x, Index n, In
   return reinterpret_cast<const std::uint8_t*>(out);
 }
 
+// Four rows of 32-element blocks (Quants) times one Q8_0 activation row (a) in dot_block_sums' order: each block's
+// four exact integer dots reduced together and fused-multiply-added with their d_w d_a, four outputs at a time (one
+// row at a time, the horizontal sum per block and row was a fifth of a generated token), the next rows prefetched.
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+void block_sums_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* a, Index blocks, float* y) {
+  __m128 acc = _mm_setzero_ps();
+  for (Index b = 0; b < blocks; ++b, a += 34) {
+    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2));
+    __m256i lanes[4];
+    alignas(16) float dw[4];
+    for (int r = 0; r < 4; ++r) {
+      const std::uint8_t* blk = w + static_cast<std::size_t>(r) * w_row + static_cast<std::size_t>(b) * kBytes;
+      prefetch_bytes(blk + 4 * w_row, kBytes);
+      const __m256i qw = Quants(blk);
+      lanes[r] = unsigned_dot(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qa, qw));
+      dw[r] = half_at(blk);
+    }
+    const __m256i sums =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(lanes[0], lanes[1]), _mm256_hadd_epi32(lanes[2], lanes[3]));
+    const __m128i total = _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+    acc = _mm_fmadd_ps(_mm_cvtepi32_ps(total), _mm_mul_ps(_mm_load_ps(dw), _mm_set1_ps(half_at(a))), acc);
+  }
+  _mm_storeu_ps(y, acc);
+}
+
+// Up to kFusedRows activation rows times a Q8_0 or Q4_0 matrix llama.cpp's AMX buffer holds (rows a multiple of 32),
+// four weight rows at a time (block_sums_rows4), the rows shared among the threads as fused_integer shares them.
+template <__m256i (*Quants)(const std::uint8_t*), std::size_t kBytes>
+void fused_block_sums(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
+  const std::size_t act_row = act_row_bytes(io::GgmlType::Q8_0, W.cols);
+  const auto w_row = static_cast<std::size_t>(*io::ggml_bytes(W.ggml_type, W.cols));
+  const std::uint8_t* acts = quantised_rows(io::GgmlType::Q8_0, x, n, ldx, W.cols, false);
+  const auto* base = static_cast<const std::uint8_t*>(W.data);
+  const Index blocks = W.cols / 32;
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= kFusedParallelWeights)
+  for (Index g = 0; g < W.rows / 4; ++g) {
+    for (Index i = 0; i < n; ++i) {
+      float out[4];
+      block_sums_rows4<Quants, kBytes>(base + static_cast<std::size_t>(4 * g) * w_row, w_row,
+                                       acts + static_cast<std::size_t>(i) * act_row, blocks, out);
+      std::copy(out, out + 4, y + i * ldy + 4 * g);
+    }
+  }
+}
+
 void fused_integer(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
   io::GgmlType act;
   const RowDot dot = integer_dot(W, act);
@@ -748,6 +793,24 @@ float lanes_1x1(const float* x, const W* w, Index k) {
   }
   return reduce16(lo, hi);
 }
+// Four weight rows (k apart) times one activation row, each output lanes_1x1's (its own 16 lanes, the same fused
+// multiply-adds in the same order), four chains at once (one at a time, each add waited on the one before).
+template <class W>
+void lanes_4x1(const float* x, const W* w, Index k, float* y) {
+  __m256 lo[4], hi[4];
+  for (int r = 0; r < 4; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  for (Index l = 0; l < k; l += 16) {
+    __m256 xl, xh;
+    load16(x + l, xl, xh);
+    for (int r = 0; r < 4; ++r) {
+      __m256 wl, wh;
+      load16(w + r * k + l, wl, wh);
+      lo[r] = _mm256_fmadd_ps(wl, xl, lo[r]);
+      hi[r] = _mm256_fmadd_ps(wh, xh, hi[r]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) y[r] = reduce16(lo[r], hi[r]);
+}
 template <class W>
 float vec_dot(const float* x, const W* w, Index k) {
   const Index np = k & ~Index{63};
@@ -806,7 +869,12 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
   }
   if (n < 2) {  // the AMX build's lanes for one row (generation): threads only for the large products, as above
 #pragma omp parallel for schedule(static) if (rows * k >= kFusedParallelWeights)
-    for (Index o = 0; o < rows; ++o) y[o] = lanes_1x1(x, w + o * k, k);
+    for (Index g = 0; g < rows / 4; ++g) {
+      if (4 * g + kFusedPrefetchRows * 4 < rows)
+        prefetch_bytes(w + (4 * g + 4 * kFusedPrefetchRows) * k, static_cast<std::size_t>(4 * k) * sizeof(W));
+      lanes_4x1(x, w + 4 * g * k, k, y + 4 * g);
+    }
+    for (Index o = rows / 4 * 4; o < rows; ++o) y[o] = lanes_1x1(x, w + o * k, k);
     return;
   }
   // Blocks of kTokenBlock activation rows stay in L2 while every weight row passes (the activations, not the
@@ -1311,6 +1379,14 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
     return true;
   }
 #endif
+  if (n <= kFusedRows && W.dtype == io::DType::GGML && W.ggml_rounding && W.ggml_amx) {
+    const auto type = static_cast<io::GgmlType>(W.ggml_type);
+    if (type == io::GgmlType::Q8_0 || type == io::GgmlType::Q4_0) {
+      (type == io::GgmlType::Q8_0 ? fused_block_sums<q8_0_quants, 34> : fused_block_sums<q4_0_quants, 18>)(x, n, ldx, W,
+                                                                                                           y, ldy);
+      return true;
+    }
+  }
   if (n <= kFusedRows && integer_kernel(W)) {
     fused_integer(x, n, ldx, W, y, ldy);
     return true;
