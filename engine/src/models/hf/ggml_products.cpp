@@ -1,6 +1,8 @@
 // The integer and float kernels of ggml_products.h.
 #include "ggml_products.h"
 
+#include "amx_tiles.h"
+
 #include "attn/io/ggml_types.h"
 #include "../../io/half.h"
 
@@ -1218,9 +1220,7 @@ void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* ac
 #endif
 #endif
 
-#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
-    defined(__AVX512VNNI__)
-#define ATTN_AMX_TILES 1
+#if defined(ATTN_AMX_TILES)
 // A batch of Q8_0 (or Q4_0) products on AMX tiles, in llama.cpp's AMX order (dot_block_sums: each block's exact integer
 // dot fused-multiply-added with d_w d_a into one float per output, block after block), as its AMX build computes them:
 // one tile instruction multiplies a block of 16 activation rows by the same block of 16 weight rows (16 x 16 x 32),
@@ -1229,23 +1229,8 @@ void q4_k_rows4(const std::uint8_t* w, std::size_t w_row, const std::uint8_t* ac
 constexpr int kAmxRows = 16;
 
 // Tiles 0-1: weights, 8 rows of 64 bytes (16 weight rows' 4-byte groups, group by group); 2-3: activations, 16
-// rows of 32 bytes; 4-7: sums, 16 rows of 16 int32. Set once per thread (the tile configuration is thread state).
-void amx_configure() {
-  thread_local bool configured = false;
-  if (configured) return;
-  struct alignas(64) Config {
-    std::uint8_t palette = 1, start_row = 0;
-    std::uint8_t reserved[14] = {};
-    std::uint16_t colsb[16] = {};
-    std::uint8_t rows[16] = {};
-  } c;
-  for (int t = 0; t < 8; ++t) {
-    c.rows[t] = t < 2 ? 8 : 16;
-    c.colsb[t] = t == 2 || t == 3 ? 32 : 64;
-  }
-  _tile_loadconfig(&c);
-  configured = true;
-}
+// rows of 32 bytes; 4-7: sums, 16 rows of 16 int32.
+constexpr amx::TileShapes kQ0Tiles = {{8, 8, 16, 16, 16, 16, 16, 16}, {64, 64, 32, 32, 64, 64, 64, 64}};
 
 // Weight rows o to o + 32 (w: row o, w_row bytes apart; blocks of kBytes, quants as signed bytes by Quants) in the
 // weight tiles' layout, block after block: for each block and half, 8 x 16 dwords (group q of row r at [q][r]) then
@@ -1327,7 +1312,7 @@ void amx_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float*
   const auto* base = static_cast<const std::uint8_t*>(W.data);
 #pragma omp parallel if (n * W.rows * W.cols >= (1 << 20))
   {
-    amx_configure();
+    amx::configure(kQ0Tiles);
     thread_local std::vector<std::uint8_t> pack;
     pack.resize(static_cast<std::size_t>(blocks) * kAmxPackBytes);
     alignas(64) float acc[32][32];
