@@ -55,17 +55,41 @@ void split(const float* x, Index n, Index ldx, Index cols, Index rows, std::uint
   }
 }
 
+// r[j] = column j of the 16 x 16 dwords r[0..15] (rows in, columns out): pairs, then quads within each 128-bit lane,
+// then the lanes.
+void transpose16(__m512i* r) {
+  __m512i a[16], b[16];
+  for (int i = 0; i < 8; ++i) {
+    a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // b[4i + c], lane L: column 4L + c of rows 4i to 4i + 3
+    b[4 * i] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+    b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i x = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44), y = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xEE);
+    const __m512i u = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44);
+    const __m512i v = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xEE);
+    r[c] = _mm512_shuffle_i32x4(x, u, 0x88);
+    r[4 + c] = _mm512_shuffle_i32x4(x, u, 0xDD);
+    r[8 + c] = _mm512_shuffle_i32x4(y, v, 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(y, v, 0xDD);
+  }
+}
+
 // Weight rows w (cols BF16 each) of one group in the weight tiles' layout, 32 elements after 32: for each, two tiles
-// of 16 x 16 dwords (pair p of row r at [p][r]).
+// of 16 x 16 dwords (pair p of row r at [p][r]): 16 rows' 64 bytes transposed in registers.
 void pack(const std::uint16_t* w, Index cols, std::uint8_t* out) {
-  alignas(64) std::int32_t offset[16];
-  for (int r = 0; r < 16; ++r) offset[r] = static_cast<std::int32_t>(r * cols * 2);
-  const __m512i index = _mm512_load_si512(offset);
   for (Index kb = 0; kb < cols / 32; ++kb) {
     for (int h = 0; h < 2; ++h) {
-      const auto* base = reinterpret_cast<const std::uint8_t*>(w + (16 * h) * cols + 32 * kb);
+      __m512i r[16];
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(w + (16 * h + i) * cols + 32 * kb);
+      transpose16(r);
       std::uint8_t* o = out + static_cast<std::size_t>(kb) * kPackBytes + static_cast<std::size_t>(h) * 1024;
-      for (int p = 0; p < 16; ++p) _mm512_storeu_si512(o + 64 * p, _mm512_i32gather_epi32(index, base + 4 * p, 1));
+      for (int p = 0; p < 16; ++p) _mm512_storeu_si512(o + 64 * p, r[p]);
     }
   }
 }
