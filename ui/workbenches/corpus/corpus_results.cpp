@@ -25,12 +25,7 @@ namespace attn::ui {
 
 namespace {
 
-QString corpusToken(const std::string& token) {
-  QString t = fromStd(token);
-  t.replace(QChar(0x2581), u' ');
-  t.replace(QChar(0x0120), u' ');
-  return quoted(t.trimmed());
-}
+QString corpusToken(const std::string& token) { return quoted(tokenText(token).trimmed()); }
 
 }  // namespace
 

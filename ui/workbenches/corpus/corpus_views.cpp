@@ -16,15 +16,14 @@ using namespace Qt::StringLiterals;
 
 namespace attn::ui {
 
-namespace {
-
-// A token as read: the tokenizers' word-start marks (U+2581, U+0120) as spaces.
 QString tokenText(const std::string& token) {
   QString t = fromStd(token);
   t.replace(QChar(0x2581), u' ');
   t.replace(QChar(0x0120), u' ');
   return t;
 }
+
+namespace {
 
 QCustomPlot* makePlot(QWidget* parent) {
   auto* layout = new QVBoxLayout(parent);

@@ -11,12 +11,16 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 class QCustomPlot;
 class QCPStatisticalBox;
 
 namespace attn::ui {
+
+// A token as read: the tokenizers' word-start marks (U+2581, U+0120) as spaces.
+QString tokenText(const std::string& token);
 
 class CorpusBoxPlot : public QWidget {
   Q_OBJECT

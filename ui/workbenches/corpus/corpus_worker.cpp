@@ -170,6 +170,14 @@ attn::Result<std::shared_ptr<const attn::models::TransformerModel>> CorpusWorker
   return model_;
 }
 
+attn::models::RunOptions CorpusWorker::runOptions() const {
+  attn::models::RunOptions options;
+  options.top_k = 0;
+  if (db_->meta().max_tokens > 0) options.max_tokens = db_->meta().max_tokens;
+  options.cancel = &cancel_;
+  return options;
+}
+
 void CorpusWorker::rerun(CorpusOutcome& outcome) {
   const CorpusRequest& r = outcome.request;
   auto input = db_->input(r.input);
@@ -184,11 +192,7 @@ void CorpusWorker::rerun(CorpusOutcome& outcome) {
     return;
   }
   attn::models::TransformerRunner runner(*m);
-  attn::models::RunOptions options;
-  options.top_k = 0;
-  if (db_->meta().max_tokens > 0) options.max_tokens = db_->meta().max_tokens;
-  options.cancel = &cancel_;
-  auto run = runner.run_text((*input)->text, (*input)->pair, options);
+  auto run = runner.run_text((*input)->text, (*input)->pair, runOptions());
   if (!run) {
     outcome.error = run.error();
     return;
@@ -220,11 +224,8 @@ void CorpusWorker::embed(CorpusOutcome& outcome) {
     return;
   }
   attn::models::TransformerRunner runner(*m);
-  attn::models::RunOptions options;
-  options.top_k = 0;
+  attn::models::RunOptions options = runOptions();
   options.keep = attn::models::RunOptions::Keep::OnDemand;
-  if (db_->meta().max_tokens > 0) options.max_tokens = db_->meta().max_tokens;
-  options.cancel = &cancel_;
   std::vector<attn::models::TransformerRun> runs;
   auto result = std::make_shared<CorpusEmbedding>();
   const int of = int(sample->size());

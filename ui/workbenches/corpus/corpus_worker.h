@@ -8,6 +8,7 @@
 
 #include "attn/analysis/qk_embedding.h"
 #include "attn/io/corpus_db.h"
+#include "attn/models/transformer.h"
 #include "attn/trace.h"
 #include "workbenches/common/mailbox.h"
 
@@ -106,6 +107,8 @@ class CorpusWorker : public QObject {
   void rerun(CorpusOutcome& outcome);
   void embed(CorpusOutcome& outcome);
   attn::Result<std::shared_ptr<const attn::models::TransformerModel>> model(const QString& chosen);
+  // A re-run's options: no predictions, the database's --max-tokens, cancelled with the worker.
+  attn::models::RunOptions runOptions() const;
 
   struct Pending {
     quint64 generation;
