@@ -236,7 +236,7 @@ TEST(GgmlProducts, Q8KTakesTheFirstLargestValue) {
 }
 
 // Repacked Q4_K rows (llama.cpp repacks them where rows % 8 == 0): a batch's outputs are the one-row product's
-// (dot_q4_k_repacked, llama.cpp's gemv, which its gemm matches output for output), bit for bit, for a batch longer
+// (dot_q4_k_sums<false>, llama.cpp's gemv, which its gemm matches output for output), bit for bit, for a batch longer
 // than the kernel's tiles and not a multiple of them, and rows not a multiple of its sixteen lanes.
 TEST(GgmlProducts, RepackedQ4KBatchIsItsRowProduct) {
   const std::vector<std::uint8_t> golden_rows = bytes_of("Q4_K.bin");

@@ -525,10 +525,10 @@ void q8_offset(std::uint8_t* blocks, std::size_t count) {
 }
 
 // A batch of Q4_K rows in llama.cpp's repacked order (ggml_gemm_q4_K_8x8_q8_K sums each output as
-// dot_q4_k_repacked does): sixteen weight rows at a time in the 32-bit lanes of a 512-bit register, as llama.cpp's
+// dot_q4_k_sums does): sixteen weight rows at a time in the 32-bit lanes of a 512-bit register, as llama.cpp's
 // repacking interleaves them, so one VNNI instruction multiplies four elements of sixteen rows by one token's four
 // activations (broadcast) and each sub-block's sums are scaled per lane, with no horizontal sum. The integers are
-// exact whatever their order; the float operations per output are dot_q4_k_repacked's, super-block after
+// exact whatever their order; the float operations per output are dot_q4_k_sums', super-block after
 // super-block.
 constexpr int kK4Lanes = 16, kK4Tokens = 8;
 
@@ -1135,7 +1135,7 @@ void q4_k_batch(const float* x, Index n, Index ldx, const StoredMatrix& W, float
 // 64-127: 4 and 6, 5 and 7), so the activations are rearranged once per row into that order (K4Activations) and
 // each 512-bit maddubs multiplies two sub-blocks, its int16 pairs scaled by their sub-blocks' scales (one shuffle of
 // the broadcast scales) in a madd. The four rows' exact totals and min sums are reduced together and take
-// dot_q4_k_repacked's float operations, four lanes at a time: the same outputs.
+// dot_q4_k_sums' float operations, four lanes at a time: the same outputs.
 constexpr std::size_t kK4ActBytes = 320;
 constexpr std::size_t kK4PrefetchRows = 4;  // a rearranged block: 256 quants, 8 int16 sub-block sums, float d
 
