@@ -436,11 +436,21 @@ TEST_F(CorpusFiles, SearchFindsWhereAHeadIsStrongest) {
   EXPECT_EQ(db->sample_inputs(50)->size(), 6u) << "every input when the sample is bigger";
 }
 
-// A writer killed without closing (SIGKILL: no handler, no clean-up) keeps every input it committed.
+// A writer killed without closing (SIGKILL: no handler, no clean-up) keeps every input it committed; resuming a
+// closed database, it leaves no summary a viewer would take for current.
 TEST_F(CorpusFiles, AKilledWriterKeepsWhatItCommitted) {
   const fs::path p = dir_ / "k.sqlite";
+  {
+    auto first = io::CorpusDb::open_for_run(p, meta_of("0/1"));
+    ASSERT_TRUE(first.has_value());
+    ASSERT_TRUE(first->add(record_of(0)).has_value());
+    ASSERT_TRUE(first->add(SkippedLine{1, true, "empty"}).has_value());
+    ASSERT_TRUE(first->close().has_value());
+  }
+  EXPECT_EQ(rows_of(p, "SELECT value FROM meta WHERE key = 'summary_counts'").front(), "1 1 0 0|")
+      << "closed: the counts head_sums covers";
   std::vector<CorpusRecord> records;  // made before the fork: the child runs no OpenMP region
-  for (std::int64_t id = 0; id < 5; ++id) records.push_back(record_of(id));
+  for (std::int64_t id = 2; id < 6; ++id) records.push_back(record_of(id));
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   const pid_t child = ::fork();
@@ -464,6 +474,13 @@ TEST_F(CorpusFiles, AKilledWriterKeepsWhatItCommitted) {
   int status = 0;
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(rows_of(p, "SELECT value FROM meta WHERE key = 'summary_counts'").empty()) << "deleted on resuming";
+  auto read = io::CorpusDb::open_read(p);
+  ASSERT_TRUE(read.has_value()) << read.error().message();
+  EXPECT_EQ(read->counts()->inputs, 5) << "counted, not the closed run's 1";
+  EXPECT_EQ(read->counts()->empty, 1);
+  EXPECT_EQ(read->head_summary("entropy")->front().n, 5) << "from head_stats, not the stale head_sums";
+  read->close();
   auto db = io::CorpusDb::open_for_run(p, meta_of("0/1"));
   ASSERT_TRUE(db.has_value()) << db.error().message();
   EXPECT_EQ(db->counts()->inputs, 5);

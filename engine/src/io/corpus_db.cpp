@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <system_error>
 #include <utility>
 
@@ -70,13 +72,21 @@ std::string sums_select(std::string_view only = {}) {
   return sql;
 }
 
-// head_sums rewritten from head_stats, the count of inputs they cover in meta, and the index a viewer reads one head
-// through.
-constexpr const char* kSummaryInputs = "summary_inputs";
+// The counts of CorpusDb::counts(): inputs, empty lines, invalid lines, truncated inputs. Each a scan of inputs or
+// skipped (seconds on a million inputs).
+constexpr std::array<const char*, 4> kCounts = {
+    "(SELECT count(*) FROM inputs)", "(SELECT count(*) FROM skipped WHERE empty = 1)",
+    "(SELECT count(*) FROM skipped WHERE empty = 0)", "(SELECT count(*) FROM inputs WHERE truncated > 0)"};
+
+// head_sums rewritten from head_stats, the counts they cover in meta ("inputs empty invalid truncated"), and the index
+// a viewer reads one head through. A run that opens the database for more inputs deletes the counts first: a
+// database holding them holds a current head_sums, and the viewer reads both without a scan.
+constexpr const char* kSummaryCounts = "summary_counts";
 std::string summary_sql() {
   return "DELETE FROM head_sums; INSERT INTO head_sums " + sums_select() +
-         "; INSERT OR REPLACE INTO meta(key, value) VALUES('" + kSummaryInputs +
-         "', (SELECT count(*) FROM inputs)); CREATE INDEX IF NOT EXISTS head_stats_by_head ON head_stats(layer, head);";
+         "; INSERT OR REPLACE INTO meta(key, value) VALUES('" + kSummaryCounts + "', " + kCounts[0] + " || ' ' || " +
+         kCounts[1] + " || ' ' || " + kCounts[2] + " || ' ' || " + kCounts[3] +
+         "); CREATE INDEX IF NOT EXISTS head_stats_by_head ON head_stats(layer, head);";
 }
 
 std::unexpected<Error> sql_error(sqlite3* db, const fs::path& path, const std::string& what) {
@@ -120,6 +130,20 @@ void bind_optional(sqlite3_stmt* s, int i, const std::optional<float>& v) {
   } else {
     sqlite3_bind_null(s, i);
   }
+}
+
+// The counts head_sums covers, when meta holds them (see summary_sql).
+Result<std::optional<CorpusCounts>> read_summary_counts(sqlite3* db, const fs::path& path) {
+  auto stmt = prepare(db, path, (std::string("SELECT value FROM meta WHERE key = '") + kSummaryCounts + "'").c_str());
+  if (!stmt) return std::unexpected(stmt.error());
+  if (sqlite3_step(stmt->get()) != SQLITE_ROW) return std::optional<CorpusCounts>{};
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt->get(), 0));
+  CorpusCounts c;
+  if (!text || std::sscanf(text, "%" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64, &c.inputs, &c.empty, &c.invalid,
+                           &c.truncated) != 4) {
+    return fail(ErrorKind::Malformed, std::string("meta's ") + kSummaryCounts + " is not four counts", path.string());
+  }
+  return std::optional<CorpusCounts>{c};
 }
 
 std::vector<std::pair<std::string, std::string>> meta_rows(const CorpusMeta& m) {
@@ -204,6 +228,7 @@ struct CorpusDb::Impl {
   fs::path path;
   Db db;
   CorpusMeta meta;
+  std::optional<CorpusCounts> summary;  // read only: the counts a current head_sums covers
   Stmt has, input, head, pair, skip;
 };
 
@@ -236,6 +261,10 @@ Result<CorpusDb> CorpusDb::open_for_run(const fs::path& path, const CorpusMeta& 
       return fail(ErrorKind::Mismatch, "written by another run (" + *diff + "): resume it with the same options",
                   path.string());
     }
+    // More inputs may come: head_sums is current again only when close() rewrites it.
+    if (auto ok = exec(d, path, (std::string("DELETE FROM meta WHERE key = '") + kSummaryCounts + "'").c_str()); !ok) {
+      return std::unexpected(ok.error());
+    }
   } else {
     if (auto ok = exec(d, path, kSchema); !ok) return std::unexpected(ok.error());
     if (auto ok = write_meta(d, path, meta); !ok) return std::unexpected(ok.error());
@@ -267,6 +296,9 @@ Result<CorpusDb> CorpusDb::open_read(const fs::path& path) {
   impl->path = path;
   impl->db = std::move(*db);
   impl->meta = std::move(*meta);
+  auto summary = read_summary_counts(impl->db.get(), path);
+  if (!summary) return std::unexpected(summary.error());
+  impl->summary = *summary;
   return CorpusDb(std::move(impl));
 }
 
@@ -341,9 +373,10 @@ Result<void> CorpusDb::add(const analysis::SkippedLine& line) {
 }
 
 Result<CorpusCounts> CorpusDb::counts() {
-  auto s = prepare(impl_->db.get(), impl_->path,
-                   "SELECT (SELECT count(*) FROM inputs), (SELECT count(*) FROM skipped WHERE empty = 1), "
-                   "(SELECT count(*) FROM skipped WHERE empty = 0), (SELECT count(*) FROM inputs WHERE truncated > 0)");
+  if (impl_->summary) return *impl_->summary;
+  auto s = prepare(
+      impl_->db.get(), impl_->path,
+      (std::string("SELECT ") + kCounts[0] + ", " + kCounts[1] + ", " + kCounts[2] + ", " + kCounts[3]).c_str());
   if (!s) return std::unexpected(s.error());
   if (sqlite3_step(s->get()) != SQLITE_ROW) return sql_error(impl_->db.get(), impl_->path, "counting");
   CorpusCounts c;
@@ -362,11 +395,8 @@ Result<std::vector<HeadSummary>> CorpusDb::head_summary(std::string_view statist
     return fail(ErrorKind::OutOfRange, "no statistic '" + std::string(statistic) + "' (there are " + names + ")",
                 impl_->path.string());
   }
-  // head_sums is current when it covers every input (a run stopped before close has not written it).
-  auto current = prepare(
-      d, impl_->path, "SELECT (SELECT value FROM meta WHERE key = 'summary_inputs') = (SELECT count(*) FROM inputs)");
-  if (!current) return std::unexpected(current.error());
-  const bool stored = sqlite3_step(current->get()) == SQLITE_ROW && sqlite3_column_int(current->get(), 0) == 1;
+  // head_sums is current when meta holds the counts it covers (a run stopped before close has not written them).
+  const bool stored = impl_->summary.has_value();
   const std::string sql =
       stored ? "SELECT layer, head, statistic, n, sum, sum_sq, min, max FROM head_sums WHERE statistic = '" +
                    std::string(statistic) + "' ORDER BY layer, head"

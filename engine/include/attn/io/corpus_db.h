@@ -9,7 +9,8 @@
 //   top_pairs(input_id, layer, head, rank, query, key, weight, query_token, key_token)
 //   skipped(id INTEGER PRIMARY KEY, empty INTEGER, reason TEXT)    the lines of the shard that are not inputs
 //   head_sums(layer, head, statistic, n, sum, sum_sq, min, max)     per head and statistic over every input: what a
-//              viewer opens with, without reading head_stats (current when meta's summary_inputs is the inputs' count)
+//              viewer opens with, without reading head_stats (current when meta holds summary_counts, "inputs
+//              empty invalid truncated": written with it at close and by a merge, deleted when a run resumes)
 // Ids are the corpus file's line numbers (attn/analysis/corpus.h); layers, heads, positions and ranks from 0.
 #pragma once
 
