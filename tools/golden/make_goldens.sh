@@ -48,11 +48,11 @@ if [ "${1:-}" = gguf ]; then
   "$py" -m tools.gguf.make_random_smollm "$work/smollm2-random" ${2:+--tokenizer "$2"}
   for model in "$root/resources/models/stories260k" "$work/smollm2-random"; do
     name=$(basename "$model")
-    for type in F32 F16 Q8_0 Q4_K; do
+    for type in F32 F16 BF16 Q8_0 Q4_K; do
       "$py" -m tools.gguf.convert "$model" "$out/$name-$type.gguf" --type "$type" --name "$name"
     done
-    # Our F16, Q8_0 and Q4_K must be llama-quantize's bytes for the same F32 file.
-    for type in F16 Q8_0 Q4_K; do
+    # Our F16, BF16, Q8_0 and Q4_K must be llama-quantize's bytes for the same F32 file.
+    for type in F16 BF16 Q8_0 Q4_K; do
       "$py" -m tools.gguf.check_files "$out/$name-F32.gguf" "$out/$name-$type.gguf" "$type" 2> /dev/null
     done
   done

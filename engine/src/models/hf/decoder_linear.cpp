@@ -184,6 +184,7 @@ namespace {
 void product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy,
              std::vector<float>& scratch) {
   if (ggml::float_product(x, n, ldx, W, y, ldy)) return;  // a GGUF file's F32 or F16 matrix: llama.cpp's sums
+  if (ggml::bf16_product(x, n, ldx, W, y, ldy)) return;   // its BF16 matrix, where the CPU multiplies BF16
   if (amx_bf16_product(x, n, ldx, W, y, ldy)) return;     // BF16 rows on AMX tiles, where the CPU has them
   Eigen::Map<const RowMajor, 0, Strided> X(x, n, W.cols, Strided(ldx));
   Eigen::Map<RowMajor, 0, Strided> Y(y, n, W.rows, Strided(ldy));

@@ -31,4 +31,8 @@ bool integer_product(const float* x, Index n, Index ldx, const StoredMatrix& W, 
 // summed in llama.cpp's order. False, y untouched, for any other matrix.
 bool float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy);
 
+// The same for a GGUF file's BF16 matrix, x already rounded to BF16, where the CPU has AVX512-BF16 (ggml_bf16.cpp):
+// ggml_vec_dot_bf16's sums for one row, tinyBLAS's for more. False, y untouched, for any other matrix or CPU.
+bool bf16_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy);
+
 }  // namespace attn::models::ggml
