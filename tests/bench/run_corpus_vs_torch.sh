@@ -10,19 +10,22 @@
 #   3. Merging 100 shard files of 10,000 inputs each (stories260K on resources/samples/corpus/stories.txt's 60 lines
 #      repeated to 1,000,000: each input's rows are one per head and five pairs per head whatever its length; the
 #      shards written by `attnscope-cli corpus --shard i/100`, two at a time: minutes): the merge's time and the
-#      merged file's size, then the Corpus tab opening it to its first picture (`attnscope --screenshot`, time of
-#      the whole process).
+#      merged file's size, then the Corpus tab opening it: bench_corpus_open's time from openDatabase to the heads
+#      map painted (the first picture) and to the first head's figures, the page cache dropped first where this
+#      user may (root: /proc/sys/vm/drop_caches) and then warm; and `attnscope --screenshot` as a whole process.
+#      ATTN_KEEP_SHARDS=1 keeps the shards and the merged file.
 # Statistics agreement: the first inputs' head_stats of both sides printed as their largest difference.
 #
 #   tests/bench/run_corpus_vs_torch.sh <build-dir> [rounds] [parts]      parts: any of speed,memory,merge (default all)
 #
-# Needs <build-dir>/app/attnscope-cli and attnscope, <build-dir>/tests/bench/bench_decoder (for --prepare),
+# Needs <build-dir>/app/attnscope-cli and attnscope, <build-dir>/tests/bench/bench_decoder (for --prepare) and
+# bench_corpus_open,
 # Debian's python3-torch, python3-numpy and python3-sentencepiece, tools/golden/node_modules (cd tools/golden && npm
 # install --ignore-scripts): the peer takes its ids from Hugging Face's tokenizer (SmolLM's tokenizer.json) and
 # SentencePiece (stories260K's tokenizer.model, BOS first as its tokenizer_config.json asks), as the engine's
 # tokenizers give them (their golden tests); /work/shared/data/tokenizers/modern/smollm
 # (or ATTN_SMOLLM_TOKENIZER). Work files under $ATTN_BENCH_DIR (default /tmp/attnscope-bench; the merge part
-# writes about 5 GB there and removes it).
+# writes about 20 GB there and removes it).
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 3 ]]; then
@@ -159,11 +162,16 @@ if [[ ",$PARTS," == *,merge,* ]]; then
     "$SHARDS"/shard-*.sqlite > "$WORK/merge.out" 2>&1
   echo "   merge: $(cat "$WORK/merge.time"); merged file $(du -h "$SHARDS/merged.sqlite" | cut -f1)" \
        "(load $(load))"
+  cold="warm page cache"
+  if sync && echo 3 2> /dev/null > /proc/sys/vm/drop_caches; then cold="page cache dropped before round 1"; fi
+  echo "   the Corpus tab opening the merged file, in the program ($cold; load $(load)):"
+  QT_QPA_PLATFORM=offscreen "$BUILD_DIR/tests/bench/bench_corpus_open" "$SHARDS/merged.sqlite" --rounds 3 2> /dev/null
   for try in 1 2; do
     /usr/bin/time -f "%e" -o "$WORK/open.time" env QT_QPA_PLATFORM=offscreen "$APP" --tab corpus \
       --corpus "$SHARDS/merged.sqlite" --model "$STORIES" --screenshot "$WORK/open.png" > /dev/null 2>&1
-    echo "   the Corpus tab on the merged file to its first picture (whole process, try $try): $(cat "$WORK/open.time") s"
+    echo "   attnscope --tab corpus on the merged file, its screenshot written (whole process, try $try):" \
+         "$(cat "$WORK/open.time") s"
   done
-  rm -rf "$SHARDS"
+  [[ "${ATTN_KEEP_SHARDS:-}" == 1 ]] || rm -rf "$SHARDS"
 fi
 echo "load:     $(load) after"
