@@ -10,7 +10,8 @@
 #
 # Needs: <build-dir>/tests/bench/bench_gguf and bench_decoder, tools/golden/node_modules (cd tools/golden && npm
 # install --ignore-scripts), Debian's python3 with numpy. The GGUF files are written once under $ATTN_BENCH_DIR
-# (default /tmp/attnscope-bench; about 1 GB in all) and reused. The tokenizer folder defaults to
+# (default /tmp/attnscope-bench; about 1 GB in all) and reused. ATTN_GGUF_TYPES (default "F16 BF16 Q8_0 Q4_K")
+# chooses the files. The tokenizer folder defaults to
 # /work/shared/data/tokenizers/modern/smollm (SmolLM's tokenizer.json: the bench checkpoint's 49,152 ids).
 set -euo pipefail
 
@@ -27,7 +28,7 @@ PY=/usr/bin/python3
 THREADS=2
 REPS=${ATTN_BENCH_REPETITIONS:-3}
 BENCH_DIR=${ATTN_BENCH_DIR:-/tmp/attnscope-bench}
-TYPES=(F16 BF16 Q8_0 Q4_K)
+read -ra TYPES <<< "${ATTN_GGUF_TYPES:-F16 BF16 Q8_0 Q4_K}"  # ATTN_GGUF_TYPES="BF16" for one type
 
 for program in bench_gguf bench_decoder; do
   if [[ ! -x "$BUILD_DIR/tests/bench/$program" ]]; then

@@ -83,29 +83,18 @@ void one_row(const std::uint16_t* x, const std::uint16_t* w, Index rows, Index k
   }
 }
 
-// Blocks of kTokenBlock activation rows stay in L2 while each thread's share of the weight rows passes.
+// Blocks of activation rows stay in L2 while each thread's share of the weight rows passes.
 void batch(const std::uint16_t* x, Index n, const std::uint16_t* w, Index rows, Index k, float* y, Index ldy) {
-  constexpr Index kTokenBlock = 96;
-  const Index groups = (rows + kRows - 1) / kRows;
-#pragma omp parallel if (rows * k * n >= (1 << 16))
-  {
-    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
-    const Index g0 = groups * me / threads, g1 = groups * (me + 1) / threads;
-    for (Index i0 = 0; i0 < n; i0 += kTokenBlock) {
-      const Index i1 = std::min(n, i0 + kTokenBlock);
-      for (Index g = g0; g < g1; ++g) {
-        const Index o = g * kRows, count = std::min(kRows, rows - o);
-        const std::uint16_t* wg = w + o * k;
-        Index i = i0;
-        if (count == kRows) {
-          for (; i + kTokens <= i1; i += kTokens) tile<kRows, kTokens>(x + i * k, k, wg, k, y + i * ldy + o, ldy);
-        }
-        for (; i < i1; ++i) {
-          for (Index r = 0; r < count; ++r) tile<1, 1>(x + i * k, k, wg + r * k, k, y + i * ldy + o + r, ldy);
-        }
-      }
+  blocked_rows(n, rows, kRows, 16 * kTokens, rows * k * n >= (1 << 16), [&](Index o, Index count, Index i0, Index i1) {
+    const std::uint16_t* wg = w + o * k;
+    Index i = i0;
+    if (count == kRows) {
+      for (; i + kTokens <= i1; i += kTokens) tile<kRows, kTokens>(x + i * k, k, wg, k, y + i * ldy + o, ldy);
     }
-  }
+    for (; i < i1; ++i) {
+      for (Index r = 0; r < count; ++r) tile<1, 1>(x + i * k, k, wg + r * k, k, y + i * ldy + o + r, ldy);
+    }
+  });
 }
 
 }  // namespace

@@ -742,7 +742,7 @@ float widen(std::uint16_t h) { return _cvtsh_ss(h); }
 // tinyBLAS's tile: kTileTokens activation rows times kTileRows weight rows, every output its own 16 lanes (one
 // AVX-512 register, or two AVX2 halves).
 #if defined(__AVX512F__)
-constexpr Index kTileRows = 3, kTileTokens = 4;
+constexpr Index kTileRows = 4, kTileTokens = 6;
 __m512 load16z(const float* p) { return _mm512_loadu_ps(p); }
 template <class W>
 void lanes_tile(const float* x, Index ldx, const W* w, Index k, float* y, Index ldy) {
@@ -879,40 +879,31 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
     for (Index o = rows / 4 * 4; o < rows; ++o) y[o] = lanes_1x1(x, w + o * k, k);
     return;
   }
-  // Blocks of kTokenBlock activation rows stay in L2 while every weight row passes (the activations, not the
-  // weights, would otherwise be read from memory once per group of weight rows).
-  // Each thread takes a contiguous share of the weight rows for every block (one parallel region per product, no
-  // barrier between blocks).
-  constexpr Index kTokenBlock = 64;
-  const Index groups = (rows + kTileRows - 1) / kTileRows;
-#pragma omp parallel if (rows * k * n >= (1 << 16))
-  {
-    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
-    const Index g0 = groups * me / threads, g1 = groups * (me + 1) / threads;
-    for (Index i0 = 0; i0 < n; i0 += kTokenBlock) {
-      const Index i1 = std::min(n, i0 + kTokenBlock);
-      for (Index g = g0; g < g1; ++g) {
-        const Index o = g * kTileRows, count = std::min(kTileRows, rows - o);
-        // F16 rows widened once per block of activation rows (exactly: the products are the same), not per tile.
-        const float* wf = nullptr;
-        if constexpr (std::is_same_v<W, std::uint16_t>) {
-          thread_local std::vector<float> widened;
-          widened.resize(static_cast<std::size_t>(kTileRows * k));
-          io::half_to_float(w + o * k, widened.data(), count * k);
-          wf = widened.data();
-        } else {
-          wf = w + o * k;
-        }
-        Index i = i0;
-        if (count == kTileRows) {
-          for (; i + kTileTokens <= i1; i += kTileTokens) lanes_tile(x + i * ldx, ldx, wf, k, y + i * ldy + o, ldy);
-        }
-        for (; i < i1; ++i) {
-          for (Index r = 0; r < count; ++r) y[i * ldy + o + r] = lanes_1x1(x + i * ldx, wf + r * k, k);
-        }
-      }
-    }
-  }
+  // Blocks of activation rows stay in L2 while every weight row passes (the activations, not the weights, would
+  // otherwise be read from memory once per group of weight rows).
+  constexpr Index kTokenBlock = kTileTokens * ((64 + kTileTokens - 1) / kTileTokens);  // whole tiles
+  blocked_rows(n, rows, kTileRows, kTokenBlock, rows * k * n >= (1 << 16),
+               [&](Index o, Index count, Index i0, Index i1) {
+                 // F16 rows widened once per block of activation rows (exactly: the products are the same), not per
+                 // tile.
+                 const float* wf = nullptr;
+                 if constexpr (std::is_same_v<W, std::uint16_t>) {
+                   thread_local std::vector<float> widened;
+                   widened.resize(static_cast<std::size_t>(kTileRows * k));
+                   io::half_to_float(w + o * k, widened.data(), count * k);
+                   wf = widened.data();
+                 } else {
+                   wf = w + o * k;
+                 }
+                 Index i = i0;
+                 if (count == kTileRows) {
+                   for (; i + kTileTokens <= i1; i += kTileTokens)
+                     lanes_tile(x + i * ldx, ldx, wf, k, y + i * ldy + o, ldy);
+                 }
+                 for (; i < i1; ++i) {
+                   for (Index r = 0; r < count; ++r) y[i * ldy + o + r] = lanes_1x1(x + i * ldx, wf + r * k, k);
+                 }
+               });
 }
 
 bool ggml_float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {

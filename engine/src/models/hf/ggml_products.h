@@ -12,7 +12,28 @@
 
 #include "decoder_impl.h"
 
+#include <omp.h>
+
+#include <algorithm>
+
 namespace attn::models::ggml {
+
+// A batch product's loop: blocks of `token_block` activation rows stay in L2 while each thread's contiguous share of
+// the weight rows passes, `group` rows at a time (one parallel region, no barrier between blocks): fn(o, count, i0,
+// i1) for weight rows [o, o + count) and activation rows [i0, i1).
+template <class Fn>
+void blocked_rows(Index n, Index rows, Index group, Index token_block, bool parallel, Fn&& fn) {
+  const Index groups = (rows + group - 1) / group;
+#pragma omp parallel if (parallel)
+  {
+    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const Index g0 = groups * me / threads, g1 = groups * (me + 1) / threads;
+    for (Index i0 = 0; i0 < n; i0 += token_block) {
+      const Index i1 = std::min(n, i0 + token_block);
+      for (Index g = g0; g < g1; ++g) fn(g * group, std::min(group, rows - g * group), i0, i1);
+    }
+  }
+}
 
 // Whether llama.cpp's AMX build holds a matrix of this type and shape in its AMX buffer, which takes a product's
 // weights before its repacking buffer does (ggml-cpu/amx/amx.cpp, supports_op): Q4_0, Q4_1, Q8_0 rows of whole
