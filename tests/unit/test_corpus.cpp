@@ -339,6 +339,13 @@ TEST_F(CorpusFiles, HeadSummariesAreTheInputsFigures) {
   expect_summary(*db, "before close: computed from head_stats");
   ASSERT_TRUE(db->close().has_value());
   EXPECT_EQ(rows_of(p, "SELECT count(*) FROM head_sums").front(), "7|") << "a row per statistic of the one head";
+  // The viewer's indexes, one head's values read from one of them alone.
+  EXPECT_EQ(rows_of(p, "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"),
+            (std::vector<std::string>{"head_stats_of_head|", "top_pairs_strongest|"}));
+  const auto plan = rows_of(p,
+                            "EXPLAIN QUERY PLAN SELECT entropy FROM head_stats WHERE layer = 0 AND head = 0 AND "
+                            "entropy IS NOT NULL ORDER BY input_id");
+  EXPECT_NE(plan.back().find("COVERING INDEX head_stats_of_head"), std::string::npos) << plan.back();
   auto read = io::CorpusDb::open_read(p);
   ASSERT_TRUE(read.has_value());
   expect_summary(*read, "after close: head_sums");

@@ -11,6 +11,8 @@
 //   head_sums(layer, head, statistic, n, sum, sum_sq, min, max)     per head and statistic over every input: what a
 //              viewer opens with, without reading head_stats (current when meta holds summary_counts, "inputs
 //              empty invalid truncated": written with it at close and by a merge, deleted when a run resumes)
+// Indexes, made with head_sums: head_stats_of_head (layer, head, input_id and every statistic: one head's rows in one
+// run) and top_pairs_strongest (layer, head, weight of each input's strongest pair, rank 0).
 // Ids are the corpus file's line numbers (attn/analysis/corpus.h); layers, heads, positions and ranks from 0.
 #pragma once
 
