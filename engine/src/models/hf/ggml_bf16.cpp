@@ -53,8 +53,34 @@ void vec_dot_4x1(const std::uint16_t* x, const std::uint16_t* w, Index k, float*
   }
 }
 
+// out[j] = _mm512_reduce_add_ps(v[j]) for 16 vectors, bit for bit: the same pairs added in the same tree (GCC's
+// reduction: the upper 8 lanes onto the lower, then 4, then 2, then 1), each level on the 16 vectors at once.
+void reduce_add_16(const __m512* v, float* out) {
+  __m512 l1[8], l2[4], l3[2];
+  for (int p = 0; p < 8; ++p) {  // [a lanes i + i+8, b lanes i + i+8]
+    const __m512 a = v[2 * p], b = v[2 * p + 1];
+    l1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  for (int q = 0; q < 4; ++q) {  // a quarter per vector: lanes i + i+4
+    const __m512 c = l1[2 * q], d = l1[2 * q + 1];
+    l2[q] = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  for (int r = 0; r < 2; ++r) {  // in each quarter: lanes i + i+2 of two vectors
+    const __m512 e = l2[2 * r], f = l2[2 * r + 1];
+    l3[r] = _mm512_add_ps(_mm512_shuffle_ps(e, f, _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_ps(e, f, _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  // Lane 0 + lane 1: quarter m holds vectors m, 4 + m, 8 + m, 12 + m.
+  const __m512 sums = _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_ps(out, _mm512_permutexvar_ps(order, sums));
+}
+
 // tinyBLAS's tile: kTokens activation rows times kRows weight rows (or fewer), one accumulator per output.
-constexpr Index kRows = 4, kTokens = 6;
+constexpr Index kRows = 4, kTokens = 4;
 template <Index R, Index T>
 void tile(const std::uint16_t* x, Index ldx, const std::uint16_t* w, Index k, float* y, Index ldy) {
   __m512 c[T][R];
@@ -68,8 +94,15 @@ void tile(const std::uint16_t* x, Index ldx, const std::uint16_t* w, Index k, fl
       for (Index r = 0; r < R; ++r) c[t][r] = _mm512_dpbf16_ps(c[t][r], wv[r], xv);
     }
   }
-  for (Index t = 0; t < T; ++t)
-    for (Index r = 0; r < R; ++r) y[t * ldy + r] = _mm512_reduce_add_ps(c[t][r]);
+  if constexpr (R * T == 16) {
+    alignas(64) float sums[16];
+    reduce_add_16(&c[0][0], sums);
+    for (Index t = 0; t < T; ++t)
+      for (Index r = 0; r < R; ++r) y[t * ldy + r] = sums[t * R + r];
+  } else {
+    for (Index t = 0; t < T; ++t)
+      for (Index r = 0; r < R; ++r) y[t * ldy + r] = _mm512_reduce_add_ps(c[t][r]);
+  }
 }
 
 void one_row(const std::uint16_t* x, const std::uint16_t* w, Index rows, Index k, float* y) {
