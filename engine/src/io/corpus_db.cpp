@@ -93,9 +93,10 @@ constexpr const char* kIndexes =
 // database holding them holds a current head_sums, and the viewer reads both without a scan.
 constexpr const char* kSummaryCounts = "summary_counts";
 std::string summary_sql() {
-  return "DELETE FROM head_sums; INSERT INTO head_sums " + sums_select() +
+  // The indexes first: each statistic's sums then read head_stats_of_head in (layer, head) order, without a sort.
+  return std::string(kIndexes) + " DELETE FROM head_sums; INSERT INTO head_sums " + sums_select() +
          "; INSERT OR REPLACE INTO meta(key, value) VALUES('" + kSummaryCounts + "', " + kCounts[0] + " || ' ' || " +
-         kCounts[1] + " || ' ' || " + kCounts[2] + " || ' ' || " + kCounts[3] + "); " + kIndexes;
+         kCounts[1] + " || ' ' || " + kCounts[2] + " || ' ' || " + kCounts[3] + ");";
 }
 
 std::unexpected<Error> sql_error(sqlite3* db, const fs::path& path, const std::string& what) {
