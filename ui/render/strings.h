@@ -103,6 +103,9 @@ inline QString statText(double value, int decimals) {
   return std::abs(value) >= 1e6 ? QString::number(value, 'g', 4) : QString::number(value, 'f', decimals);
 }
 
+// A count as the user's locale writes it ("1,000,000" in English; as in the Transformer tab's token counts).
+inline QString countText(qint64 n) { return QLocale().toString(n); }
+
 // A memory or file size as the user reads it: "3.5 GiB".
 inline QString dataSize(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1); }
 

@@ -125,16 +125,16 @@ void CorpusWorkbench::showOverview(std::shared_ptr<const CorpusOverview> overvie
   overview_ = std::move(overview);
   const auto& o = *overview_;
   summaryLabel_->setText(tr("%1 inputs (%2 empty, %3 unreadable lines; %4 truncated)\nModel: %5\n%6")
-                             .arg(o.counts.inputs)
-                             .arg(o.counts.empty)
-                             .arg(o.counts.invalid)
-                             .arg(o.counts.truncated)
+                             .arg(countText(o.counts.inputs))
+                             .arg(countText(o.counts.empty))
+                             .arg(countText(o.counts.invalid))
+                             .arg(countText(o.counts.truncated))
                              .arg(fromStd(o.meta.model), fromStd(o.meta.model_description)));
   modelEdit_->setPlaceholderText(tr("the database's: %1").arg(fromStd(o.meta.model)));
   note_->setText(tr("Click a head in the map, or pick it here"));
   setRunSummary(tr("corpus: %1 \u00b7 %2 inputs \u00b7 %3 x %4 heads")
                     .arg(fileNameOf(database_))
-                    .arg(o.counts.inputs)
+                    .arg(countText(o.counts.inputs))
                     .arg(o.layers)
                     .arg(o.heads));
   headsModel_->setOverview(overview_);
@@ -154,7 +154,7 @@ void CorpusWorkbench::showOverview(std::shared_ptr<const CorpusOverview> overvie
   requestHead();
   if (!tokenEdit_->text().trimmed().isEmpty()) searchToken(tokenEdit_->text());
   if (const auto n = std::exchange(embedWanted_, std::nullopt)) embed(*n);
-  emit statusMessage(tr("Opened %1: %2 inputs").arg(fileNameOf(database_)).arg(o.counts.inputs), 6000);
+  emit statusMessage(tr("Opened %1: %2 inputs").arg(fileNameOf(database_)).arg(countText(o.counts.inputs)), 6000);
 }
 
 void CorpusWorkbench::showMap() {
@@ -183,7 +183,7 @@ void CorpusWorkbench::showMap() {
   figure.rangeMode = render::RangeMode::Data;
   figure.title = tr("%1: mean over %2 inputs (\u25b8 L%3.H%4)")
                      .arg(statisticBox_->currentText())
-                     .arg(o.counts.inputs)
+                     .arg(countText(o.counts.inputs))
                      .arg(layer_)
                      .arg(head_);
   headsMap_->setFigure(std::move(figure));
@@ -213,7 +213,7 @@ void CorpusWorkbench::showHead(const CorpusOutcome& outcome) {
                           .arg(r.layer)
                           .arg(r.head)
                           .arg(fromStd(r.statistic.toStdString()).replace(u'_', u' '))
-                          .arg(outcome.values.size()),
+                          .arg(countText(qint64(outcome.values.size()))),
                       QString(r.statistic).replace(u'_', u' '));
   searchHits_ = outcome.hits;
   showHits(searchList_, searchHits_, false);

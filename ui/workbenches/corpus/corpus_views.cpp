@@ -249,7 +249,7 @@ QVariant CorpusHeadsModel::data(const QModelIndex& index, int role) const {
         .arg(found->sd, 0, 'g', 3)
         .arg(found->min, 0, 'g', 4)
         .arg(found->max, 0, 'g', 4)
-        .arg(found->n);
+        .arg(countText(found->n));
   }
   return QString::number(found->mean, 'f', 3);
 }
