@@ -882,28 +882,26 @@ void ggml_float_product(const float* x, Index n, Index ldx, const W* w, Index ro
   // Blocks of activation rows stay in L2 while every weight row passes (the activations, not the weights, would
   // otherwise be read from memory once per group of weight rows).
   constexpr Index kTokenBlock = kTileTokens * ((64 + kTileTokens - 1) / kTileTokens);  // whole tiles
-  blocked_rows(n, rows, kTileRows, kTokenBlock, rows * k * n >= (1 << 16),
-               [&](Index o, Index count, Index i0, Index i1) {
-                 // F16 rows widened once per block of activation rows (exactly: the products are the same), not per
-                 // tile.
-                 const float* wf = nullptr;
-                 if constexpr (std::is_same_v<W, std::uint16_t>) {
-                   thread_local std::vector<float> widened;
-                   widened.resize(static_cast<std::size_t>(kTileRows * k));
-                   io::half_to_float(w + o * k, widened.data(), count * k);
-                   wf = widened.data();
-                 } else {
-                   wf = w + o * k;
-                 }
-                 Index i = i0;
-                 if (count == kTileRows) {
-                   for (; i + kTileTokens <= i1; i += kTileTokens)
-                     lanes_tile(x + i * ldx, ldx, wf, k, y + i * ldy + o, ldy);
-                 }
-                 for (; i < i1; ++i) {
-                   for (Index r = 0; r < count; ++r) y[i * ldy + o + r] = lanes_1x1(x + i * ldx, wf + r * k, k);
-                 }
-               });
+  const auto block = [&](Index o, Index count, Index i0, Index i1) {
+    // F16 rows widened once per block of activation rows (exactly: the products are the same), not per tile.
+    const float* wf = nullptr;
+    if constexpr (std::is_same_v<W, std::uint16_t>) {
+      thread_local std::vector<float> widened;
+      widened.resize(static_cast<std::size_t>(kTileRows * k));
+      io::half_to_float(w + o * k, widened.data(), count * k);
+      wf = widened.data();
+    } else {
+      wf = w + o * k;
+    }
+    Index i = i0;
+    if (count == kTileRows) {
+      for (; i + kTileTokens <= i1; i += kTileTokens) lanes_tile(x + i * ldx, ldx, wf, k, y + i * ldy + o, ldy);
+    }
+    for (; i < i1; ++i) {
+      for (Index r = 0; r < count; ++r) y[i * ldy + o + r] = lanes_1x1(x + i * ldx, wf + r * k, k);
+    }
+  };
+  blocked_rows(n, rows, kTileRows, kTokenBlock, rows * k * n >= (1 << 16), block);
 }
 
 bool ggml_float_product(const float* x, Index n, Index ldx, const StoredMatrix& W, float* y, Index ldy) {
