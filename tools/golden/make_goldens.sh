@@ -9,13 +9,33 @@
 #   cd tools/golden && npm install --ignore-scripts && ./make_goldens.sh gguf [SMOLLM_TOKENIZER_DIR]
 #
 # llama.cpp's x86 CPU backend loads another build on a CPU with AMX-INT8 (ggml-cpu/amx), which sums in another order:
-# tests/data/gguf's goldens are its AVX-512 build's (made on a CPU without AMX, which "gguf" insists on), and
-# tests/data/gguf/amx's its AMX build's, for the same files, made on a CPU with AMX by
+# tests/data/gguf's goldens are its AVX-512 build's (zen4's, the best it has for a CPU without AMX and with
+# AVX512-BF16), and tests/data/gguf/amx's its AMX build's (sapphirerapids'), for the same files, made on a CPU with AMX by
 #   cd tools/golden && npm install --ignore-scripts && ./make_goldens.sh gguf-amx
+# On a CPU with AMX, "gguf" runs llama.cpp from a copy of node-llama-cpp without its AMX build (without_amx), so that
+# it loads the AVX-512 one: this reproduced all 32 AVX-512 goldens of an AMD EPYC byte for byte (2026-12-01).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 has_amx() { grep -qw amx_int8 /proc/cpuinfo; }
+
+# A copy of this directory's scripts and node_modules in $1 whose llama.cpp has no AMX build (libggml-cpu-
+# sapphirerapids.so, the one CPU build of llama.cpp's with AMX-INT8): node-llama-cpp and its x64 binaries copied,
+# every other package a link. Checks that llama.cpp then reports no AMX.
+without_amx() {
+  mkdir -p "$1/node_modules/@node-llama-cpp"
+  cp "$here"/*.mjs "$here/package.json" "$1/"
+  for entry in "$here"/node_modules/* "$here"/node_modules/.[!.]*; do
+    [ -e "$entry" ] || continue
+    case $(basename "$entry") in
+      node-llama-cpp) cp -r "$entry" "$1/node_modules/" ;;
+      @node-llama-cpp) ;;
+      *) ln -s "$entry" "$1/node_modules/" ;;
+    esac
+  done
+  cp -r "$here/node_modules/@node-llama-cpp/linux-x64" "$1/node_modules/@node-llama-cpp/"
+  rm "$1/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-cpu-sapphirerapids.so"
+}
 
 if [ "${1:-}" = gguf-amx ]; then
   has_amx || { echo "make_goldens.sh gguf-amx: this CPU has no AMX-INT8; llama.cpp would not run its AMX build" >&2; exit 1; }
@@ -32,7 +52,6 @@ if [ "${1:-}" = gguf-amx ]; then
 fi
 
 if [ "${1:-}" = gguf ]; then
-  ! has_amx || { echo "make_goldens.sh gguf: this CPU has AMX-INT8; its goldens are gguf-amx's" >&2; exit 1; }
   # numpy is in the system Python, not in every python3 on PATH.
   py=${PYTHON:-/usr/bin/python3}
   # The scripts are modules of the tools package: found through the repository root, so that a relative
@@ -42,6 +61,11 @@ if [ "${1:-}" = gguf ]; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   mkdir -p "$out"
+  llama=$here
+  if has_amx; then
+    llama=$work/golden
+    without_amx "$llama"
+  fi
   rm -f "$out"/*.gguf "$out"/*.golden.json
   "$py" -m tools.gguf.check_quantizers > "$work/quantizers.txt" || { cat "$work/quantizers.txt"; exit 1; }
   tail -n 1 "$work/quantizers.txt"
@@ -75,10 +99,14 @@ if [ "${1:-}" = gguf ]; then
     "$py" -m tools.gguf.llama_quantize "$out/smollm2-random-F32.gguf" "$out/smollm2-random-llama-$type.gguf" "$type" \
       2> /dev/null
   done
-  node "$here/llama_goldens.mjs" "$out"/*.gguf
+  node "$llama/llama_goldens.mjs" "$out"/*.gguf
   # The F32 and F16 files again with a float key/value cache: llama.cpp without its half-precision rounding of keys
   # and values (the F32 files within a few 1e-6 of exact arithmetic, tools/gguf/check_dequantised.py).
-  node "$here/llama_goldens.mjs" --kv-cache F32 "$out"/*-F32.gguf "$out"/*-F16.gguf
+  node "$llama/llama_goldens.mjs" --kv-cache F32 "$out"/*-F32.gguf "$out"/*-F16.gguf
+  if grep -l AMX_INT8 "$out"/*.golden.json; then
+    echo "make_goldens.sh gguf: llama.cpp ran its AMX build for the goldens above" >&2
+    exit 1
+  fi
   exit 0
 fi
 
