@@ -119,9 +119,9 @@ void soft_cap_logits(const DecoderSettings& s, Matrix& logits) {
   }
 }
 
-// Whether a GGUF file's attention is llama.cpp's operation for operation (ggml::attention_row): with its F16 cache
-// (soft-capping included). The queries then stay unscaled where llama.cpp scales the scores.
-bool ggml_attention(const DecoderSettings& s) { return s.ggml_f16_cache; }
+// Whether a GGUF file's attention is llama.cpp's operation for operation (ggml::attention_row), with its F16 or F32
+// cache (soft-capping included). The queries then stay unscaled where llama.cpp scales the scores.
+bool ggml_attention(const DecoderSettings& s) { return s.ggml_arithmetic; }
 
 // llama.cpp's query scale, 1 / sqrtf(head_dim) in float (query_scale squared is 1 / head_dim).
 float ggml_query_scale(const DecoderSettings& s) {
@@ -247,8 +247,8 @@ struct LayerMath {
       } else {
         rotate(v, cs, sn, half);
       }
-      // llama.cpp's F16 cache and its F16 copy of the queries, scaled first where llama.cpp scales them.
-      const bool pre = h < H && s.ggml_f16_cache && s.ggml_scaled_queries;
+      // llama.cpp's queries, scaled first where llama.cpp scales them; with its F16 cache, an F16 copy.
+      const bool pre = h < H && s.ggml_arithmetic && s.ggml_scaled_queries;
       if (pre) ArrayMap(v, hd) *= ggml_query_scale(s);
       if (s.ggml_f16_cache) io::round_to_half(v, hd);
       if (h < H && scale_queries && !pre) ArrayMap(v, hd) *= scale;
@@ -605,8 +605,9 @@ class Extension {
       if (cancelled()) continue;  // the layer's result is dropped
       const Index h = task / n, i = task % n, row = p0 + i, g = h / group;
       float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], cols + 65 * hd);
-      const ggml::AttentionRow a{keys + g * cap * hd, values + g * cap * hd,        hd, scale, n,
-                                 s_.attn_softcap,     keys_t_.data() + g * hd * ld, ld};
+      const ggml::AttentionRow a{
+          keys + g * cap * hd, values + g * cap * hd, hd, scale, n, s_.attn_softcap, keys_t_.data() + g * hd * ld, ld,
+          s_.ggml_f16_cache};
       const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
       const float* q = qkv + i * width + h * hd;
       if (pairs) {
@@ -811,7 +812,9 @@ class CellBatch {
         float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], keys_needed + 64 * hd + extra);
         float* paired = p + keys_needed + 64 * hd;
         if (extra) ggml::to_pairs(keys, paired + hd, keys_needed, hd);
-        const ggml::AttentionRow a{extra ? paired + hd : keys, values, hd, ggml_score_scale(s_), n_, s_.attn_softcap};
+        const ggml::AttentionRow a{
+            extra ? paired + hd : keys, values, hd, ggml_score_scale(s_), n_, s_.attn_softcap, nullptr, Index{0},
+            s_.ggml_f16_cache};
         for (Index i = 0; i < rows; ++i) {
           const Index row = cell.p0 + r0 + i;
           const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;

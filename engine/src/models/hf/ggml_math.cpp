@@ -123,6 +123,24 @@ float vec_dot_f16(const float* a, const float* b, Index k) {
   return static_cast<float>(sum);
 }
 
+float vec_dot_f32(const float* a, const float* b, Index k) {
+  const Index np = k & ~Index{63};
+  float acc[4][16] = {};
+  for (Index i = 0; i < np; i += 64) {
+    for (int c = 0; c < 4; ++c) {
+      for (int l = 0; l < 16; ++l) acc[c][l] = std::fma(a[i + 16 * c + l], b[i + 16 * c + l], acc[c][l]);
+    }
+  }
+  float s[16];
+  for (int l = 0; l < 16; ++l) s[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
+  float sum = reduce16(s);
+  for (Index i = np; i < k; ++i) {
+    const float product = a[i] * b[i];  // rounded, then added: vmulps, vaddss in libggml-cpu-zen4.so
+    sum += product;
+  }
+  return sum;
+}
+
 namespace {
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -227,7 +245,9 @@ void swiglu(float* g, const float* u, Index f) {
 
 void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, float* p, float* out, float* scratch) {
   const Index hd = a.hd;
-  const bool lanes = a.batch >= 2 && hd % 16 == 0;  // llamafile_sgemm takes the product, else ggml_vec_dot_f16
+  // llamafile_sgemm takes the product, else ggml_vec_dot_f16; with F32 keys always vec_dot_f32 (mul_mat tries
+  // llamafile_sgemm only with a contiguous or converted src1, and the permuted queries are neither).
+  const bool lanes = a.f16 && a.batch >= 2 && hd % 16 == 0;
   std::fill(p, p + lo, 0.0f);
   Index j = lo;
 #if defined(__AVX2__) && defined(__FMA__)
@@ -239,7 +259,8 @@ void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, fl
     }
   }
 #endif
-  for (; j <= hi; ++j) p[j] = lanes ? dot_lanes(q, a.keys + j * hd, hd) : vec_dot_f16(q, a.keys + j * hd, hd);
+  const auto one_row = a.f16 ? vec_dot_f16 : vec_dot_f32;
+  for (; j <= hi; ++j) p[j] = lanes ? dot_lanes(q, a.keys + j * hd, hd) : one_row(q, a.keys + j * hd, hd);
   if (a.softcap > 0.0f) {
     const float inv = 1.0f / a.softcap;
     for (Index j = lo; j <= hi; ++j) p[j] = std::tanh(p[j] * inv) * a.softcap;
@@ -254,7 +275,7 @@ void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, fl
     const Index count = std::min<Index>(8, hi + 1 - j0);
     float w[8];
     std::copy_n(p + j0, count, w);
-    io::round_to_half(w, count);  // the weights in F16, 8 at a time
+    if (a.f16) io::round_to_half(w, count);  // the weights in F16, 8 at a time
     for (Index k = 0; k < count; ++k) {
       float* acc = scratch + ((j0 + k) % slots) * hd;
       const float* v = a.values + (j0 + k) * hd;

@@ -91,6 +91,8 @@ void layer_norm(const float* in, float* out, const float* w, const float* b, Ind
 // blocks of 64, the lanes reduced, then the remaining products added in double).
 float dot_lanes(const float* a, const float* b, Index k);
 float vec_dot_f16(const float* a, const float* b, Index k);
+// ggml_vec_dot_f32's order for float vectors: the same lanes, the remaining products rounded and added in float.
+float vec_dot_f32(const float* a, const float* b, Index k);
 
 // Heads of hd floats from the rotate-half order (i, i + hd / 2) to llama.cpp's RoPE pairs (2i, 2i + 1).
 inline void to_pairs(const float* in, float* out, Index heads, Index hd) {
@@ -102,13 +104,14 @@ inline void to_pairs(const float* in, float* out, Index heads, Index hd) {
   }
 }
 
-// One row of llama.cpp's attention with an F16 key/value cache (build_attn_mha without flash attention): scores
-// q . k_j of the keys [lo, hi] (q and keys already F16 values), soft_max_ext (scores times `scale`, the masked keys
-// out, ggml_vec_soft_max_f32: expf of the shifted scores, 16-key blocks from key 0 reduced in float and summed in
-// double, 1 / sum in double then float), written to p[0 .. hi] (zero outside [lo, hi]); then the weights rounded to
-// F16 and their product with the values into out[0 .. hd). `batch` is the number of rows the forward computes at
-// once (llama.cpp's ubatch), which picks the products' order as llama.cpp's matrix product does. keys and values are
-// rows of hd floats, one per key position; scratch holds 64 x hd floats.
+// One row of llama.cpp's attention (build_attn_mha without flash attention): scores q . k_j of the keys [lo, hi] (q
+// and keys already F16 values with an F16 cache), soft_max_ext (scores times `scale`, the masked keys out,
+// ggml_vec_soft_max_f32: expf of the shifted scores, 16-key blocks from key 0 reduced in float and summed in double,
+// 1 / sum in double then float), written to p[0 .. hi] (zero outside [lo, hi]); then the weights (rounded to F16
+// with an F16 cache) and their product with the values into out[0 .. hd). With a float cache (`f16` false) the
+// same matrix products in float: tinyBLAS's lanes alike, vec_dot_f32's for one row. `batch` is the number of rows the
+// forward computes at once (llama.cpp's ubatch), which picks the products' order as llama.cpp's matrix product does.
+// keys and values are rows of hd floats, one per key position; scratch holds 64 x hd floats.
 struct AttentionRow {
   const float* keys;
   const float* values;
@@ -120,6 +123,7 @@ struct AttentionRow {
   // pairs where ggml_rope_pairs), readable 8 keys past the row's last; the scores then go 8 keys at a time.
   const float* keys_t = nullptr;
   Index keys_t_ld = 0;
+  bool f16 = true;  // llama.cpp's F16 cache (false: its F32 one)
 };
 void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, float* p, float* out, float* scratch);
 
