@@ -10,6 +10,7 @@
 #include "attn/models/transformer.h"
 #include "render/strings.h"
 #include "views/figure_map_view.h"
+#include "workbenches/common/busy_row.h"
 #include "views/heatmap_view.h"
 #include "workbenches/corpus/corpus_views.h"
 #include "workbenches/corpus/corpus_workbench.h"
@@ -209,7 +210,11 @@ void TestCorpusTab::tokenSearchAndRerun() {
   QVERIFY(settle(wb));
   wb.selectHead(layer, head);
   wb.searchToken(u"she"_s);
+  // The search says what it does while it is out (shown past the row's delay: a million inputs take seconds).
+  QVERIFY(wb.busyRow()->isRunning());
+  QVERIFY2(wb.busyRow()->label()->text().contains(u"\u201cshe\u201d"_s), qPrintable(wb.busyRow()->label()->text()));
   QVERIFY(settle(wb));
+  QVERIFY2(!wb.busyRow()->isRunning(), "the row goes once every request is answered");
   // The head's top pairs whose query token is "she", from the records.
   std::multiset<std::int64_t> expected;
   for (const auto& r : records_) {

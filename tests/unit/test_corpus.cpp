@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -387,6 +388,36 @@ CorpusRecord searchable(std::int64_t id) {
   r.heads = {row};
   r.pairs = {CorpusPair{0, 0, 0, 1, 2, static_cast<float>(id) / 10.0f}};
   return r;
+}
+
+// A viewer's search stops when its flag is set (Cancel, or a newer search): answered as Cancelled, and the database
+// answers again once the flag is down.
+TEST_F(CorpusFiles, ASearchStopsWhenItsFlagIsSet) {
+  const fs::path p = dir_ / "c.sqlite";
+  {
+    auto db = io::CorpusDb::open_for_run(p, meta_of("0/1"));
+    ASSERT_TRUE(db.has_value());
+    for (std::int64_t id = 0; id < 600; ++id) ASSERT_TRUE(db->add(searchable(id)).has_value());
+    ASSERT_TRUE(db->close().has_value());
+  }
+  auto db = io::CorpusDb::open_read(p);
+  ASSERT_TRUE(db.has_value());
+  std::atomic<bool> stop{false};
+  db->interrupt_when(&stop);
+  EXPECT_EQ(db->pairs_from_token(0, 0, "she", 1000)->size(), 300u);
+  stop = true;
+  const auto token = db->pairs_from_token(0, 0, "she", 1000);
+  ASSERT_FALSE(token.has_value()) << "600 rows scanned: past the handler's step count";
+  EXPECT_EQ(token.error().kind, ErrorKind::Cancelled) << token.error().message();
+  EXPECT_NE(token.error().message().find("cancelled"), std::string::npos) << token.error().message();
+  const auto entropy = db->strongest_inputs(0, 0, io::CorpusSearch::LowEntropy, 1000);
+  ASSERT_FALSE(entropy.has_value());
+  EXPECT_EQ(entropy.error().kind, ErrorKind::Cancelled);
+  stop = false;
+  EXPECT_EQ(db->pairs_from_token(0, 0, "she", 1000)->size(), 300u) << "answers again once the flag is down";
+  stop = true;
+  db->interrupt_when(nullptr);
+  EXPECT_EQ(db->pairs_from_token(0, 0, "she", 1000)->size(), 300u) << "no flag: never stopped";
 }
 
 TEST_F(CorpusFiles, SearchFindsWhereAHeadIsStrongest) {

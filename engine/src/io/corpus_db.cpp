@@ -101,6 +101,7 @@ std::string summary_sql() {
 
 std::unexpected<Error> sql_error(sqlite3* db, const fs::path& path, const std::string& what) {
   const int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
+  if (code == SQLITE_INTERRUPT) return fail(ErrorKind::Cancelled, what + ": cancelled", path.string());
   const ErrorKind kind = (code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT ? ErrorKind::Malformed
                          : (code & 0xff) == SQLITE_FULL || (code & 0xff) == SQLITE_IOERR ||
                                  (code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY
@@ -250,6 +251,12 @@ CorpusDb::~CorpusDb() {
 }
 
 const CorpusMeta& CorpusDb::meta() const { return impl_->meta; }
+
+void CorpusDb::interrupt_when(const std::atomic<bool>* flag) {
+  const auto stop = [](void* f) { return static_cast<const std::atomic<bool>*>(f)->load() ? 1 : 0; };
+  sqlite3_progress_handler(impl_->db.get(), flag ? 4096 : 0, flag ? +stop : nullptr,
+                           const_cast<void*>(static_cast<const void*>(flag)));
+}
 
 Result<CorpusDb> CorpusDb::open_for_run(const fs::path& path, const CorpusMeta& meta) {
   std::error_code ec;

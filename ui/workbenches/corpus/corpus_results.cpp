@@ -53,12 +53,7 @@ void CorpusWorkbench::applyPending() {
 void CorpusWorkbench::applyOne(const CorpusOutcome& outcome) {
   const auto job = outcome.request.job;
   answered_[std::size_t(job)] = outcome.generation;
-  if (job == CorpusJob::Rerun || job == CorpusJob::Embed) {
-    const bool otherBusy = job == CorpusJob::Rerun
-                               ? answered_[std::size_t(CorpusJob::Embed)] < latest_[std::size_t(CorpusJob::Embed)]
-                               : answered_[std::size_t(CorpusJob::Rerun)] < latest_[std::size_t(CorpusJob::Rerun)];
-    if (!otherBusy) busyRow_->stop();
-  }
+  if (!outstanding()) busyRow_->stop();
   if (!outcome.ok()) {
     showError(outcome);
   } else {

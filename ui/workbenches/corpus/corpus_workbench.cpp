@@ -254,9 +254,19 @@ void CorpusWorkbench::buildMainArea(QWidget* area) {
 void CorpusWorkbench::submit(CorpusRequest request) {
   const auto job = std::size_t(request.job);
   latest_[job] = ++submitted_;
-  if (request.job == CorpusJob::Rerun || request.job == CorpusJob::Embed) {
-    busyRow_->start(request.job == CorpusJob::Embed ? tr("Running the sample for the embedding\u2026")
-                                                    : tr("Running the input again\u2026"));
+  // Every job says what it does where it takes longer than the row's delay (a token search scans every top pair of
+  // a million-input corpus: 10 s); the row goes once every job is answered (applyOne).
+  switch (request.job) {
+    case CorpusJob::Open: busyRow_->start(tr("Opening %1\u2026").arg(fileNameOf(request.database))); break;
+    case CorpusJob::Head: busyRow_->start(tr("Reading L%1.H%2 over the corpus\u2026").arg(layer_).arg(head_)); break;
+    case CorpusJob::Token:
+      busyRow_->start(tr("Searching L%1.H%2's top pairs for the query %3\u2026")
+                          .arg(layer_)
+                          .arg(head_)
+                          .arg(quoted(request.token.trimmed())));
+      break;
+    case CorpusJob::Embed: busyRow_->start(tr("Running the sample for the embedding\u2026")); break;
+    case CorpusJob::Rerun: busyRow_->start(tr("Running the input again\u2026")); break;
   }
   worker_->submit(submitted_, std::move(request));
 }

@@ -81,6 +81,7 @@ class CorpusWorkbench : public Workbench {
   HeatmapView* rerunView() const { return rerunView_; }
   CorpusEmbeddingView* embeddingView() const { return embeddingView_; }
   QLabel* note() const { return note_; }
+  BusyRow* busyRow() const { return busyRow_; }
 
   bool isIdle() const override;
   bool showsNewest(quint64 generation) const override;

@@ -98,6 +98,7 @@ void CorpusWorker::open(CorpusOutcome& outcome) {
     outcome.error = db.error();
     return;
   }
+  db->interrupt_when(&cancel_);  // its searches stop at Cancel or when superseded
   auto overview = std::make_shared<CorpusOverview>();
   overview->meta = db->meta();
   auto counts = db->counts();

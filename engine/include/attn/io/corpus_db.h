@@ -19,6 +19,7 @@
 #include "attn/analysis/corpus.h"
 #include "attn/error.h"
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -97,6 +98,9 @@ class CorpusDb {
   ~CorpusDb();
 
   const CorpusMeta& meta() const;
+  // From now on a query of this database stops within a few thousand SQLite steps of *flag becoming true (a viewer's
+  // search superseded or cancelled), answered as Cancelled; nullptr: never. The flag must outlive the database.
+  void interrupt_when(const std::atomic<bool>* flag);
   // Whether line `id` is done: an input or a skipped line.
   Result<bool> has(std::int64_t id);
   // One input and its figures, or a skipped line, committed before returning.
