@@ -591,8 +591,8 @@ class Extension {
         ggml::to_pairs(keys + g * cap * hd, paired_keys_.data() + g * cap * hd, p0 + n, hd);
       keys = paired_keys_.data();
     }
-    // The keys transposed for ggml::attention_row's 8-key scores, 8 zero columns past the last.
-    const Index ld = p0 + n + 8;
+    // The keys transposed for ggml::attention_row's 16-key scores, 16 zero columns past the last.
+    const Index ld = p0 + n + 16;
     keys_t_.assign(static_cast<std::size_t>(s_.kv_heads * hd * ld), 0.0f);
     for (Index g = 0; g < s_.kv_heads; ++g)
       for (Index j = 0; j < p0 + n; ++j)

@@ -164,6 +164,7 @@ bool expf8(const float* x, float* y) {
   return true;
 }
 
+#if !defined(__AVX512F__)
 // The scores of keys [j0, j0 + 8) from the transposed keys, 8 keys to a vector: in tinyBLAS's order (`lanes`) or
 // ggml_vec_dot_f16's (hd a multiple of 64); each key's 16 lanes reduced as reduce16, lane by lane across the keys.
 void scores8(const float* q, const float* kt, Index ld, Index hd, bool lanes, Index j0, float* out) {
@@ -189,11 +190,83 @@ void scores8(const float* q, const float* kt, Index ld, Index hd, bool lanes, In
   _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3])));
 }
 #endif
+#endif
+
+#if defined(__AVX512F__)
+// scores8 for 16 keys at a time: the same lanes and sums per key, in 512-bit registers.
+void scores16(const float* q, const float* kt, Index ld, Index hd, bool lanes, Index j0, float* out) {
+  __m512 s[16];
+  for (int l = 0; l < 16; ++l) {
+    if (lanes) {
+      s[l] = _mm512_setzero_ps();
+    } else {
+      __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+      for (Index i = 0; i < hd; i += 64) {
+        for (int c = 0; c < 4; ++c) {
+          const Index d = i + 16 * c + l;
+          a[c] = _mm512_fmadd_ps(_mm512_set1_ps(q[d]), _mm512_loadu_ps(kt + d * ld + j0), a[c]);
+        }
+      }
+      s[l] = _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3]));
+    }
+  }
+  // tinyBLAS's lanes: 16 independent sums, each over its dimensions in order.
+  for (Index c = 0; lanes && c < hd; c += 16) {
+    for (int l = 0; l < 16; ++l)
+      s[l] = _mm512_fmadd_ps(_mm512_set1_ps(q[c + l]), _mm512_loadu_ps(kt + (c + l) * ld + j0), s[l]);
+  }
+  for (int l = 0; l < 8; ++l) s[l] = _mm512_add_ps(s[l], s[l + 8]);
+  for (int l = 0; l < 4; ++l) s[l] = _mm512_add_ps(s[l], s[l + 4]);
+  _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(s[0], s[2]), _mm512_add_ps(s[1], s[3])));
+}
+
+// tinyBLAS's product of the weights p[lo .. hi] (rounded to F16 where `f16`) with the values (rows of hd floats, hd a
+// multiple of 16), key j into lane j mod 16 of each output, the lanes reduced as _mm512_reduce_add_ps does: the 16
+// lanes of 16 outputs at a time in registers (the same fused multiply-adds per lane, in key order, as the slots in
+// memory of attention_row's general loop).
+void weighted_values16(const float* p, const float* values, Index hd, Index lo, Index hi, bool f16, float* out) {
+  for (Index c = 0; c < hd; c += 16) {
+    __m512 acc[16];
+    for (auto& v : acc) v = _mm512_setzero_ps();
+    for (Index j0 = lo - lo % 16; j0 <= hi; j0 += 16) {
+      const Index first = std::max<Index>(lo, j0), last = std::min<Index>(hi, j0 + 15);
+      const auto mask = static_cast<__mmask16>(((1u << (last - first + 1)) - 1u) << (first - j0));
+      __m512 w = _mm512_maskz_loadu_ps(mask, p + j0);
+      if (f16) w = _mm512_cvtph_ps(_mm512_cvtps_ph(w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      alignas(64) float ws[16];
+      _mm512_store_ps(ws, w);
+      const float* v = values + j0 * hd + c;
+      if (mask == 0xFFFF) {
+        for (int k = 0; k < 16; ++k)
+          acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(ws[k]), _mm512_loadu_ps(v + k * hd), acc[k]);
+      } else {
+        for (int k = 0; k < 16; ++k) {
+          if (mask >> k & 1) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(ws[k]), _mm512_loadu_ps(v + k * hd), acc[k]);
+        }
+      }
+    }
+    for (int l = 0; l < 8; ++l) acc[l] = _mm512_add_ps(acc[l], acc[l + 8]);
+    for (int l = 0; l < 4; ++l) acc[l] = _mm512_add_ps(acc[l], acc[l + 4]);
+    _mm512_storeu_ps(out + c, _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3])));
+  }
+}
+#endif
 
 // soft_max_ext over keys [lo, hi] of one row of scores (p holds them on entry, the weights on return).
 void softmax(float* p, Index lo, Index hi, float scale) {
   float max = -INFINITY;
-  for (Index j = lo; j <= hi; ++j) {
+  Index first = lo;
+#if defined(__AVX512F__)
+  // The same products; the maximum is exact in any order (a signed zero's sign does not change p - max below).
+  __m512 top = _mm512_set1_ps(-INFINITY);
+  for (; first + 16 <= hi + 1; first += 16) {
+    const __m512 v = _mm512_mul_ps(_mm512_loadu_ps(p + first), _mm512_set1_ps(scale));
+    _mm512_storeu_ps(p + first, v);
+    top = _mm512_max_ps(top, v);
+  }
+  max = _mm512_reduce_max_ps(top);
+#endif
+  for (Index j = first; j <= hi; ++j) {
     p[j] *= scale;
     max = std::max(max, p[j]);
   }
@@ -250,7 +323,15 @@ void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, fl
   const bool lanes = a.f16 && a.batch >= 2 && hd % 16 == 0;
   std::fill(p, p + lo, 0.0f);
   Index j = lo;
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__AVX512F__)
+  if (a.keys_t && (lanes || hd % 64 == 0)) {
+    for (; j <= hi; j += 16) {
+      float sixteen[16];
+      scores16(q, a.keys_t, a.keys_t_ld, hd, lanes, j, sixteen);
+      std::copy_n(sixteen, std::min<Index>(16, hi + 1 - j), p + j);
+    }
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
   if (a.keys_t && (lanes || hd % 64 == 0)) {
     for (; j <= hi; j += 8) {
       float eight[8];
@@ -270,6 +351,12 @@ void attention_row(const AttentionRow& a, const float* q, Index lo, Index hi, fl
   // or more rows) sums key j into lane j mod 16; ggml_vec_dot_f16 (one row) into lane j mod 64 of 4 x 16, the
   // blocks then added pairwise. Keys outside [lo, hi] weigh exactly 0 and change no lane.
   const Index slots = a.batch >= 2 ? 16 : 64;
+#if defined(__AVX512F__)
+  if (slots == 16 && hd % 16 == 0) {
+    weighted_values16(p, a.values, hd, lo, hi, a.f16, out);
+    return;
+  }
+#endif
   std::fill(scratch, scratch + slots * hd, 0.0f);
   for (Index j0 = lo; j0 <= hi; j0 += 8) {
     const Index count = std::min<Index>(8, hi + 1 - j0);

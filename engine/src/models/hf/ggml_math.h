@@ -120,7 +120,8 @@ struct AttentionRow {
   Index batch;
   float softcap = 0.0f;  // > 0 (Gemma 2): each score s first cap tanhf(s (1 / cap))
   // Optional, for speed: the keys transposed, [hd][keys_t_ld] (in the order the scores sum them: the file's RoPE
-  // pairs where ggml_rope_pairs), readable 8 keys past the row's last; the scores then go 8 keys at a time.
+  // pairs where ggml_rope_pairs), readable 16 keys past the row's last; the scores then go 16 (AVX-512) or 8 keys
+  // at a time.
   const float* keys_t = nullptr;
   Index keys_t_ld = 0;
   bool f16 = true;  // llama.cpp's F16 cache (false: its F32 one)
