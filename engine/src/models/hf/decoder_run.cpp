@@ -591,23 +591,34 @@ class Extension {
         ggml::to_pairs(keys + g * cap * hd, paired_keys_.data() + g * cap * hd, p0 + n, hd);
       keys = paired_keys_.data();
     }
-    // The keys transposed for ggml::attention_row's 16-key scores, 16 zero columns past the last.
+    // The keys transposed for ggml::attention_row's 16-key scores, 16 zero columns past the last, for a batch of 8
+    // rows or more: for fewer (a generated token) the copy would cost as much as the scores it speeds up.
     const Index ld = p0 + n + 16;
-    keys_t_.assign(static_cast<std::size_t>(s_.kv_heads * hd * ld), 0.0f);
-    for (Index g = 0; g < s_.kv_heads; ++g)
-      for (Index j = 0; j < p0 + n; ++j)
-        for (Index d = 0; d < hd; ++d)
-          keys_t_[static_cast<std::size_t>((g * hd + d) * ld + j)] = keys[(g * cap + j) * hd + d];
-    const bool parallel =
-        n >= 8 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) > 2e5;
+    const bool transposed = n >= 8;
+    if (transposed) {
+      keys_t_.assign(static_cast<std::size_t>(s_.kv_heads * hd * ld), 0.0f);
+      for (Index g = 0; g < s_.kv_heads; ++g)
+        for (Index j = 0; j < p0 + n; ++j)
+          for (Index d = 0; d < hd; ++d)
+            keys_t_[static_cast<std::size_t>((g * hd + d) * ld + j)] = keys[(g * cap + j) * hd + d];
+    }
+    // A generated token's heads in parallel too once its context is long enough to pay for the hand-over.
+    const bool parallel = H * n >= 2 && static_cast<double>(n) * static_cast<double>(p0 + n) * static_cast<double>(qn) >
+                                            (transposed ? 2e5 : 5e4);
 #pragma omp parallel for schedule(dynamic, 4) if (parallel)
     for (Index task = 0; task < H * n; ++task) {
       if (cancelled()) continue;  // the layer's result is dropped
       const Index h = task / n, i = task % n, row = p0 + i, g = h / group;
       float* p = grown(st_.scores[static_cast<std::size_t>(omp_get_thread_num())], cols + 65 * hd);
-      const ggml::AttentionRow a{
-          keys + g * cap * hd, values + g * cap * hd, hd, scale, n, s_.attn_softcap, keys_t_.data() + g * hd * ld, ld,
-          s_.ggml_f16_cache};
+      const ggml::AttentionRow a{keys + g * cap * hd,
+                                 values + g * cap * hd,
+                                 hd,
+                                 scale,
+                                 n,
+                                 s_.attn_softcap,
+                                 transposed ? keys_t_.data() + g * hd * ld : nullptr,
+                                 ld,
+                                 s_.ggml_f16_cache};
       const Index lo = window > 0 ? std::max<Index>(0, row - window + 1) : 0;
       const float* q = qkv + i * width + h * hd;
       if (pairs) {
