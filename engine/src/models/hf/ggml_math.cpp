@@ -108,8 +108,11 @@ float dot_lanes(const float* a, const float* b, Index k) {
   return reduce16(acc);
 }
 
-float vec_dot_f16(const float* a, const float* b, Index k) {
-  const Index np = k & ~Index{63};
+namespace {
+
+// ggml_vec_dot_f16's and ggml_vec_dot_f32's lanes (GGML_F32_STEP 64: 4 x 16 lanes of fused multiply-adds) over the
+// first np elements, reduced (GGML_F32_VEC_REDUCE): their sum before the remaining products.
+float lanes64(const float* a, const float* b, Index np) {
   float acc[4][16] = {};
   for (Index i = 0; i < np; i += 64) {
     for (int c = 0; c < 4; ++c) {
@@ -118,22 +121,21 @@ float vec_dot_f16(const float* a, const float* b, Index k) {
   }
   float s[16];
   for (int l = 0; l < 16; ++l) s[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
-  double sum = reduce16(s);
+  return reduce16(s);
+}
+
+}  // namespace
+
+float vec_dot_f16(const float* a, const float* b, Index k) {
+  const Index np = k & ~Index{63};
+  double sum = lanes64(a, b, np);
   for (Index i = np; i < k; ++i) sum += static_cast<double>(a[i] * b[i]);
   return static_cast<float>(sum);
 }
 
 float vec_dot_f32(const float* a, const float* b, Index k) {
   const Index np = k & ~Index{63};
-  float acc[4][16] = {};
-  for (Index i = 0; i < np; i += 64) {
-    for (int c = 0; c < 4; ++c) {
-      for (int l = 0; l < 16; ++l) acc[c][l] = std::fma(a[i + 16 * c + l], b[i + 16 * c + l], acc[c][l]);
-    }
-  }
-  float s[16];
-  for (int l = 0; l < 16; ++l) s[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
-  float sum = reduce16(s);
+  float sum = lanes64(a, b, np);
   for (Index i = np; i < k; ++i) {
     const float product = a[i] * b[i];  // rounded, then added: vmulps, vaddss in libggml-cpu-zen4.so
     sum += product;
