@@ -208,10 +208,16 @@ void TestCorpusTab::tokenSearchAndRerun() {
   CorpusWorkbench wb;
   wb.openDatabase(db_);
   QVERIFY(settle(wb));
+  wb.resize(1200, 800);
+  wb.show();
   wb.selectHead(layer, head);
+  QVERIFY(settle(wb));
+  QVERIFY2(!wb.busyRow()->isRunning(), "the row goes once every request is answered");
+  wb.busyRow()->setDelay(0);
   wb.searchToken(u"she"_s);
   // The search says what it does while it is out (shown past the row's delay: a million inputs take seconds).
   QVERIFY(wb.busyRow()->isRunning());
+  testing::saveShot(wb.grab().toImage(), u"corpus-token-search-busy"_s);
   QVERIFY2(wb.busyRow()->label()->text().contains(u"\u201cshe\u201d"_s), qPrintable(wb.busyRow()->label()->text()));
   QVERIFY(settle(wb));
   QVERIFY2(!wb.busyRow()->isRunning(), "the row goes once every request is answered");
