@@ -101,7 +101,11 @@ void CorpusWorkbench::applyOne(const CorpusOutcome& outcome) {
 void CorpusWorkbench::showError(const CorpusOutcome& outcome) {
   const QString message = fromStd(outcome.error->message());
   if (outcome.error->kind == attn::ErrorKind::Cancelled) {
-    note_->setText(tr("Cancelled"));
+    // A cancelled open leaves the tab as openDatabase cleared it: nothing open.
+    if (outcome.request.job == CorpusJob::Open) databaseLabel_->setText(tr("none open"));
+    note_->setText(outcome.request.job == CorpusJob::Open
+                       ? tr("Opening %1 cancelled").arg(fileNameOf(outcome.request.database))
+                       : tr("Cancelled"));
     return;
   }
   lastError_ = message;
