@@ -61,6 +61,11 @@ QString duration(double seconds) {
 
 QString count(long long n) { return QString::fromStdString(attn::with_commas(n)); }
 
+// "1 input", "2 inputs", "1,000 inputs".
+QString counted(long long n, const QString& one, const QString& many) {
+  return u"%1 %2"_s.arg(count(n), n == 1 ? one : many);
+}
+
 // The terminal's progress line: rewritten in place on a terminal (twice a second), a line every 10 s otherwise
 // (a batch job's log).
 class ProgressLine {
@@ -147,16 +152,17 @@ std::expected<CorpusRecord, std::string> runOne(attn::models::TransformerRunner&
 
 QStringList tallyNotes(const Tally& tally, const attn::io::CorpusCounts& totals, const QString& db) {
   QStringList notes;
-  if (tally.empty) notes << QObject::tr("%1 empty lines skipped").arg(count(tally.empty));
+  if (tally.empty) notes << QObject::tr("%1 skipped").arg(counted(tally.empty, u"empty line"_s, u"empty lines"_s));
   if (tally.invalid) {
-    notes << QObject::tr("%1 lines not run (%2%3)")
-                 .arg(count(tally.invalid))
+    notes << QObject::tr("%1 not run (%2%3)")
+                 .arg(counted(tally.invalid, u"line"_s, u"lines"_s))
                  .arg(tally.invalidNotes.join(u"; "_s))
                  .arg(tally.invalid > tally.invalidNotes.size() ? u"; …"_s : QString());
   }
-  if (tally.truncated) notes << QObject::tr("%1 inputs truncated to the token limit").arg(count(tally.truncated));
-  notes << QObject::tr("%1 holds %2 inputs, %3 empty and %4 unreadable lines")
-               .arg(db, count(totals.inputs), count(totals.empty), count(totals.invalid));
+  if (tally.truncated)
+    notes << QObject::tr("%1 truncated to the token limit").arg(counted(tally.truncated, u"input"_s, u"inputs"_s));
+  notes << QObject::tr("%1 holds %2; lines skipped: %3 empty, %4 unreadable")
+               .arg(db, counted(totals.inputs, u"input"_s, u"inputs"_s), count(totals.empty), count(totals.invalid));
   return notes;
 }
 
@@ -226,9 +232,9 @@ std::expected<CorpusOutcome, RenderFailure> runCorpus(const CorpusJob& job) {
   outcome.interrupted = g_stop.load();
   const double seconds = progress.seconds();
   outcome.report.summary =
-      QObject::tr("corpus: %1 · shard %2 · %3 new inputs, %4 already done · %5 inputs/s · %6")
+      QObject::tr("corpus: %1 · shard %2 · %3, %4 already done · %5 inputs/s · %6")
           .arg(QString::fromStdString((*model)->description()), QString::fromStdString(job.shard.to_string()),
-               count(tally.added), count(tally.resumed))
+               counted(tally.added, u"new input"_s, u"new inputs"_s), count(tally.resumed))
           .arg(seconds > 0 ? double(tally.added) / seconds : 0.0, 0, 'f', 2)
           .arg(duration(seconds));
   if (outcome.interrupted) {
@@ -252,10 +258,11 @@ std::expected<RenderReport, RenderFailure> runCorpusMerge(const QString& out, co
   if (::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
   if (!merged) return std::unexpected(engineFailure(RenderFailure::Kind::Input, merged.error()));
   RenderReport report;
-  report.summary = QObject::tr("corpus merge: %1 files · %2 inputs, %3 empty and %4 unreadable lines · %5")
-                       .arg(merged->files)
-                       .arg(count(merged->counts.inputs), count(merged->counts.empty), count(merged->counts.invalid))
-                       .arg(duration(double(clock.nsecsElapsed()) / 1e9));
+  report.summary =
+      QObject::tr("corpus merge: %1 · %2; lines skipped: %3 empty, %4 unreadable · %5")
+          .arg(counted(merged->files, u"file"_s, u"files"_s), counted(merged->counts.inputs, u"input"_s, u"inputs"_s),
+               count(merged->counts.empty), count(merged->counts.invalid))
+          .arg(duration(double(clock.nsecsElapsed()) / 1e9));
   report.written << out;
   return report;
 }

@@ -87,8 +87,8 @@ class TestCorpusCli : public QObject {
     Run run = runCli(corpus(input, whole));
     QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
     QVERIFY2(run.out.contains(u"39 new inputs, 0 already done"_s), qPrintable(run.out));
-    QVERIFY2(run.out.contains(u"1 empty lines skipped"_s), qPrintable(run.out));
-    QVERIFY2(run.out.contains(u"1 inputs truncated"_s), qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"1 empty line skipped"_s), qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"1 input truncated"_s), qPrintable(run.out));
     QCOMPARE(rows(whole, u"SELECT tokens, truncated FROM inputs WHERE id = 5"_s), QStringList{u"128|272|"_s});
     // induction-gpt2: 2 layers x 4 heads, 5 pairs each; every line but 7 repeats a letter (a duplicate-token and
     // induction score).
@@ -112,7 +112,7 @@ class TestCorpusCli : public QObject {
     const QString merged = dir_.filePath(u"merged.sqlite"_s);
     run = runCli(QStringList{u"corpus"_s, u"merge"_s, u"--db"_s, merged} + shards);
     QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
-    QVERIFY2(run.out.contains(u"3 files · 39 inputs, 1 empty"_s), qPrintable(run.out));
+    QVERIFY2(run.out.contains(u"3 files · 39 inputs; lines skipped: 1 empty, 0 unreadable"_s), qPrintable(run.out));
     for (const QString& sql : kTables) QCOMPARE(rows(merged, sql), rows(whole, sql));
 
     // Refused: a shard twice (overlap), the whole run with a shard, a shard of another model.

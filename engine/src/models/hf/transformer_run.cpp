@@ -1025,7 +1025,9 @@ struct PreparedText {
 // tokenizer_config.json's add_bos_token: Llama's <s>, nothing for Qwen), the start kept when it is too long.
 Result<PreparedText> prepare_decoder_text(const text::Tokenizer& tok, std::string_view text, std::string_view pair,
                                           Index limit, bool context) {
-  if (!pair.empty()) return fail(ErrorKind::Unsupported, "run_text: a decoder reads one text; a second one is BERT's");
+  if (!pair.empty())
+    return fail(ErrorKind::Unsupported,
+                "a second text (a pair) is for models that read two, such as BERT; this decoder reads one");
   auto encoded = tok.encode_for_model(text);
   if (!encoded) return std::unexpected(encoded.error());
   PreparedText p;
