@@ -51,9 +51,9 @@ class TokenTicker : public QCPAxisTicker {
 // QCustomPlot lays out axes from tick labels generated before the layout; the label stride depends on
 // the cell size that layout produces. Re-running the layout once when the stride changes makes every
 // replot and every export (which lays out at the export size) settle on the right labels.
-class TokenPlot : public QCustomPlot {
+class TokenPlot : public Plot {
  public:
-  using QCustomPlot::QCustomPlot;
+  using Plot::Plot;
   std::function<void()> beforeLayout;
   std::function<bool()> afterLayout;  // true: something changed that needs the layout again
 

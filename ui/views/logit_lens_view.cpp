@@ -180,7 +180,7 @@ LogitLensView::LogitLensView(QWidget* parent) : QWidget(parent) {
   // The labels are painted where the view starts: scrolling repaints the grid rather than shifting pixels.
   connect(scroll_->horizontalScrollBar(), &QScrollBar::valueChanged, grid_, qOverload<>(&QWidget::update));
   layout->addWidget(scroll_);
-  plot_ = new QCustomPlot(this);
+  plot_ = new Plot(this);
   plot_->setObjectName(u"logitLensRanks"_s);
   plot_->setMinimumHeight(160);
   plot_->addGraph();

@@ -28,7 +28,7 @@ namespace {
 QCustomPlot* makePlot(QWidget* parent) {
   auto* layout = new QVBoxLayout(parent);
   layout->setContentsMargins(0, 0, 0, 0);
-  auto* plot = new QCustomPlot(parent);
+  auto* plot = new Plot(parent);
   plot->setMinimumSize(200, 160);
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(plot->font().family(), 10)));

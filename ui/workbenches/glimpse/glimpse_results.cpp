@@ -148,10 +148,10 @@ void GlimpseWorkbench::buildRightColumn(QWidget* column) {
   auto* curvesLayout = new QVBoxLayout(curves);
   curvesLayout->setContentsMargins(0, 2, 0, 0);
   curvesLayout->setSpacing(2);
-  fxPlot_ = new QCustomPlot(curves);
+  fxPlot_ = new Plot(curves);
   fxPlot_->setObjectName(u"fxPlot"_s);
   setupPlot(fxPlot_, tr("Fx"), tr("x (px)"));
-  fyPlot_ = new QCustomPlot(curves);
+  fyPlot_ = new Plot(curves);
   fyPlot_->setObjectName(u"fyPlot"_s);
   setupPlot(fyPlot_, tr("Fy"), tr("y (px)"));
   curvesLayout->addWidget(fxPlot_, 1);
@@ -160,7 +160,7 @@ void GlimpseWorkbench::buildRightColumn(QWidget* column) {
   curvesLayout->addWidget(plotNote_);
   plotTabs_->addTab(curves, tr("Filterbank curves"));
 
-  bankMapPlot_ = new QCustomPlot(plotTabs_);
+  bankMapPlot_ = new Plot(plotTabs_);
   bankMapPlot_->setObjectName(u"bankMaps"_s);
   bankMapPlot_->plotLayout()->clear();
   for (int k = 0; k < 2; ++k) {

@@ -200,7 +200,7 @@ QWidget* AttributionPanel::buildFigures() {
   auto* plots = new QSplitter(Qt::Horizontal, split);
   layers_ = new FigureMapView(plots);
   layers_->setMinimumWidth(120);
-  deletion_ = new QCustomPlot(plots);
+  deletion_ = new Plot(plots);
   deletion_->setMinimumWidth(120);
   deletion_->addGraph();
   deletion_->graph(0)->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 2));
