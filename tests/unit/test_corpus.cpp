@@ -131,6 +131,24 @@ TEST_F(CorpusFiles, RefusesWhatIsNotAFile) {
   EXPECT_EQ(CorpusReader::open(dir_).error().kind, ErrorKind::Io);
 }
 
+TEST_F(CorpusFiles, SaysWhyAFileIsNotACorpusDatabase) {
+  // A text file and a damaged database are not SQLite; an SQLite file of something else has no meta table.
+  auto text = attn::io::CorpusDb::open_read(write("text.sqlite", std::string(4096, 'x')));
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.error().kind, ErrorKind::Malformed);
+  EXPECT_NE(text.error().message().find("not an SQLite database"), std::string::npos) << text.error().message();
+  const fs::path other = dir_ / "other.sqlite";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto some = attn::io::CorpusDb::open_read(other);
+  ASSERT_FALSE(some);
+  EXPECT_NE(some.error().message().find("no meta table"), std::string::npos) << some.error().message();
+}
+
 // A causal 4-token layer of one head with hand-picked rows, ids {7, 8, 7, 8}: token 2 repeats token 0, token 3
 // repeats token 1.
 LayeredTrace causal_trace() {

@@ -172,7 +172,16 @@ std::vector<std::pair<std::string, std::string>> meta_rows(const CorpusMeta& m) 
 // The meta table of `schema` ("main" or an attached name), or why the file is not a corpus database.
 Result<CorpusMeta> read_meta(sqlite3* db, const fs::path& path, const std::string& schema) {
   auto stmt = prepare(db, path, ("SELECT key, value FROM " + schema + ".meta").c_str());
-  if (!stmt) return fail(ErrorKind::Malformed, "not an AttnScope corpus database (no meta table)", path.string());
+  if (!stmt) {
+    // Not SQLite at all, or a damaged file, says so ("file is not a database"); an SQLite file of something else
+    // has no meta table.
+    const int code = sqlite3_errcode(db);
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+      return fail(ErrorKind::Malformed, std::string("not an SQLite database, or a damaged one: ") + sqlite3_errmsg(db),
+                  path.string());
+    }
+    return fail(ErrorKind::Malformed, "not an AttnScope corpus database (no meta table)", path.string());
+  }
   CorpusMeta m;
   std::string version;
   int rc;
