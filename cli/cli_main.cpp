@@ -341,6 +341,10 @@ struct Options {
       u"K"_s};
   QCommandLineOption corpusTopK{u"top-k"_s, u"Strongest query -> key pairs kept per head and input (default 5)."_s,
                                 u"K"_s};
+  QCommandLineOption corpusThreads{u"threads"_s,
+                                   u"Threads of this run (default: every core; 1 where shards run side by side, a "
+                                   "shard per core, as GNU parallel runs them)."_s,
+                                   u"N"_s};
   QCommandLineOption alphabet{u"alphabet"_s,
                               u"Draw S from this text's distinct tokens (default: every ordinary token; a vocabulary "
                               "of at most 512 tokens: the letters a-z)."_s,
@@ -832,7 +836,7 @@ int runHeadsCommand(QCommandLineParser& parser, const Options& o) {
   return reportRender(attn::ui::runHeads(job));
 }
 
-// attnscope-cli corpus --model M --input F --db D [--shard i/N] [--max-tokens K] [--top-k K], or
+// attnscope-cli corpus --model M --input F --db D [--shard i/N] [--max-tokens K] [--top-k K] [--threads N], or
 // attnscope-cli corpus merge --db OUT SHARD...
 int runCorpusCommand(QCommandLineParser& parser, const Options& o) {
   const QStringList positional = parser.positionalArguments();
@@ -855,8 +859,12 @@ int runCorpusCommand(QCommandLineParser& parser, const Options& o) {
   }
   QString error;
   if (!parseNumber(parser, o.corpusMaxTokens, job.maxTokens, error) ||
-      !parseNumber(parser, o.corpusTopK, job.topK, error)) {
+      !parseNumber(parser, o.corpusTopK, job.topK, error) ||
+      !parseNumber(parser, o.corpusThreads, job.threads, error)) {
     return usageError(error);
+  }
+  if (parser.isSet(o.corpusThreads) && (job.threads < 1 || job.threads > 1024)) {
+    return usageError(u"--threads: give 1 to 1024"_s);
   }
   if (parser.isSet(o.corpusMaxTokens) && job.maxTokens < 1) return usageError(u"--max-tokens: give 1 or more"_s);
   if (job.topK < 0 || job.topK > 100) return usageError(u"--top-k: give 0 to 100"_s);
@@ -1038,7 +1046,8 @@ bool addCommandOptions(QCommandLineParser& parser, const QString& command, const
                                  u"Every head's statistics over a corpus, into SQLite (or: corpus merge --db OUT "
                                  "SHARD...)."_s,
                                  u"corpus [merge SHARD...] [options]"_s);
-    parser.addOptions({o.model, o.corpusInput, o.corpusDb, o.corpusShard, o.corpusMaxTokens, o.corpusTopK});
+    parser.addOptions(
+        {o.model, o.corpusInput, o.corpusDb, o.corpusShard, o.corpusMaxTokens, o.corpusTopK, o.corpusThreads});
   } else if (command == u"speech"_s) {
     parser.addPositionalArgument(
         u"speech"_s, u"Say a text with espeak-ng (or read an audio file); write what a speech model hears."_s,

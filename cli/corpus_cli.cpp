@@ -6,6 +6,7 @@
 
 #include <QElapsedTimer>
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -169,6 +170,7 @@ QStringList tallyNotes(const Tally& tally, const attn::io::CorpusCounts& totals,
 }  // namespace
 
 std::expected<CorpusOutcome, RenderFailure> runCorpus(const CorpusJob& job) {
+  if (job.threads > 0) omp_set_num_threads(job.threads);  // before the model: OpenBLAS follows it too
   auto model = attn::models::TransformerModel::load(toPath(job.modelPath));
   if (!model) return std::unexpected(engineFailure(RenderFailure::Kind::Input, model.error()));
   if (!(*model)->tokenizer()) {
@@ -232,11 +234,11 @@ std::expected<CorpusOutcome, RenderFailure> runCorpus(const CorpusJob& job) {
   outcome.interrupted = g_stop.load();
   const double seconds = progress.seconds();
   outcome.report.summary =
-      QObject::tr("corpus: %1 · shard %2 · %3, %4 already done · %5 inputs/s · %6")
+      QObject::tr("corpus: %1 · shard %2 · %3, %4 already done · %5 inputs/s on %6 · %7")
           .arg(QString::fromStdString((*model)->description()), QString::fromStdString(job.shard.to_string()),
                counted(tally.added, u"new input"_s, u"new inputs"_s), count(tally.resumed))
           .arg(seconds > 0 ? double(tally.added) / seconds : 0.0, 0, 'f', 2)
-          .arg(duration(seconds));
+          .arg(counted(omp_get_max_threads(), u"thread"_s, u"threads"_s), duration(seconds));
   if (outcome.interrupted) {
     outcome.report.notes << QObject::tr(
         "stopped by a signal: every input done so far is kept; the same command "

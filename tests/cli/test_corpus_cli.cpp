@@ -189,6 +189,19 @@ class TestCorpusCli : public QObject {
     QVERIFY2(run.exitCode == 2, qPrintable(run.err));
     run = runCli({u"corpus"_s, u"merge"_s, u"--db"_s, dir_.filePath(u"m.sqlite"_s), input});
     QVERIFY2(run.exitCode != 0 && run.err.contains(u"not an AttnScope corpus database"_s), qPrintable(run.err));
+    for (const QString& threads : {u"0"_s, u"1025"_s, u"two"_s}) {
+      run = runCli(corpus(input, dir_.filePath(u"u.sqlite"_s), {u"--threads"_s, threads}));
+      QVERIFY2(run.exitCode == 2 && run.err.contains(u"--threads"_s), qPrintable(run.err));
+    }
+  }
+
+  // A shard per core wants a thread each (GNU parallel's line in the README): the summary says how many ran.
+  void threadsAreSetAndSaid() {
+    const QString input = write(u"t.txt"_s, "abcabc\nxyzxyz\n");
+    Run run = runCli(corpus(input, dir_.filePath(u"t1.sqlite"_s), {u"--threads"_s, u"1"_s}));
+    QVERIFY2(run.exitCode == 0 && run.out.contains(u"inputs/s on 1 thread ·"_s), qPrintable(run.err + run.out));
+    run = runCli(corpus(input, dir_.filePath(u"t2.sqlite"_s), {u"--threads"_s, u"2"_s}));
+    QVERIFY2(run.exitCode == 0 && run.out.contains(u"inputs/s on 2 threads ·"_s), qPrintable(run.err + run.out));
   }
 };
 

@@ -117,8 +117,13 @@ done
 [ "$state" = COMPLETED ] || fail "the merge job ended $state"
 for i in 0 1; do [ -f "$work/out/shard-$i-of-2.sqlite" ] || fail "no shard-$i-of-2.sqlite"; done
 echo "ok:   two shard tasks and the merge job completed"
+for log in "$work"/out/attnscope-corpus-*_[01].out; do
+  grep -q "inputs/s on 2 threads" "$log" || fail "a shard task did not run on its task's 2 CPUs: $(cat "$log")"
+done
+echo "ok:   each shard task ran on its --cpus-per-task (2 threads)"
 
-"$cli" corpus --model "$model" --input "$work/corpus.txt" --db "$work/whole.sqlite" >"$work/whole.log" 2>&1 ||
+# With the shards' threads (the recipe's --cpus-per-task): the thread count moves the sums' last bits.
+"$cli" corpus --model "$model" --input "$work/corpus.txt" --db "$work/whole.sqlite" --threads 2 >"$work/whole.log" 2>&1 ||
   fail "the unsharded run failed: $(cat "$work/whole.log")"
 python3 - "$work/out/corpus.sqlite" "$work/whole.sqlite" <<'PY' || fail "the merged database is not the unsharded run"
 import sqlite3, sys
