@@ -22,8 +22,8 @@ namespace attn::ui {
 
 // QCustomPlot replots at every resize, an empty size too (a page of a tab not yet shown, a pane collapsed): its
 // paint buffer is then a null pixmap, and Qt warns twice for each layer on stderr ("QPainter::begin: Paint device
-// returned engine == 0"; 13 to 20 lines each time a tab opened). An empty plot shows nothing, so it keeps its last
-// viewport until a size with area arrives, which replots. Every plot of the app is a Plot (or derives from it).
+// returned engine == 0"; 13 to 20 lines at each --screenshot of a tab). An empty plot shows nothing, so it keeps its
+// last viewport until a size with area arrives, which replots. Every plot of the app is a Plot (or derives from it).
 class Plot : public QCustomPlot {
  public:
   using QCustomPlot::QCustomPlot;
